@@ -1,0 +1,99 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func twoPools(t *testing.T) *Cluster {
+	t.Helper()
+	c, err := New([]PoolSpec{
+		{Name: "a", Nodes: 2, GPUsPerNode: 4, MilliCPU: 32000, MemoryMiB: 128 << 10, GPUModel: "A100"},
+		{Name: "cpu", Nodes: 1, MilliCPU: 16000, MemoryMiB: 64 << 10},
+	})
+	require.NoError(t, err)
+	return c
+}
+
+func TestAllocateReleaseWholeGPUs(t *testing.T) {
+	c := twoPools(t)
+	pod := PodSpec{MilliCPU: 8000, MemoryMiB: 1024, GPUs: 3}
+	pl, err := c.Allocate(0, 0, &pod)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0b0111), pl.GPUs, "lowest free GPUs")
+	require.Equal(t, int32(1), c.Nodes[0].FreeWhole)
+	require.Equal(t, []int32{0, 1, 0, 0, 1}, c.Pools[0].FreeByWhole, "node 0 has 1 free, node 1 has 4")
+	require.False(t, c.Fits(0, &pod), "only one GPU left on node 0")
+	require.True(t, c.Fits(1, &pod))
+
+	_, err = c.Allocate(0, 0, &pod)
+	var oc *OverCommitError
+	require.ErrorAs(t, err, &oc)
+
+	// 3 GPUs held from t=0 to t=1000 ms on a pool supplying 8 GPUs.
+	require.NoError(t, c.Release(1000, pl, &pod))
+	c.Advance(2000)
+	alloc, supply := c.Integrals(0)
+	require.Equal(t, int64(3*MilliGPU*1000), alloc)
+	require.Equal(t, int64(8*MilliGPU*2000), supply)
+	require.Equal(t, []int32{0, 0, 0, 0, 2}, c.Pools[0].FreeByWhole)
+	require.Equal(t, int64(32000), c.Nodes[0].FreeCPU)
+}
+
+func TestSharesBestFit(t *testing.T) {
+	c := twoPools(t)
+	a := PodSpec{GPUMilli: 600}
+	b := PodSpec{GPUMilli: 300}
+	pa, err := c.Allocate(0, 0, &a)
+	require.NoError(t, err)
+	require.Equal(t, int8(0), pa.Share)
+	require.Equal(t, int32(3), c.Nodes[0].FreeWhole)
+	// 300 fits in the 400 left on GPU 0: best fit keeps whole GPUs whole.
+	pb, err := c.Allocate(0, 0, &b)
+	require.NoError(t, err)
+	require.Equal(t, int8(0), pb.Share)
+	require.Equal(t, []int32{100, 1000, 1000, 1000}, c.GPUFree(0))
+	require.Equal(t, int64(900), c.Pools[0].AllocMilli)
+	// A whole-GPU pod no longer fits 4 GPUs on node 0.
+	require.False(t, c.Fits(0, &PodSpec{GPUs: 4}))
+	require.NoError(t, c.Release(10, pa, &a))
+	require.NoError(t, c.Release(10, pb, &b))
+	require.Equal(t, int32(4), c.Nodes[0].FreeWhole)
+	require.Equal(t, int32(MilliGPU), c.Nodes[0].MaxShare)
+	require.Error(t, c.Release(10, pb, &b), "double release is caught")
+}
+
+func TestStatementDiscardRestoresState(t *testing.T) {
+	c := twoPools(t)
+	pod := PodSpec{MilliCPU: 1000, GPUs: 4}
+	var st Statement
+	st.Begin(c)
+	require.NoError(t, st.Allocate(5, 0, &pod))
+	require.NoError(t, st.Allocate(5, 1, &pod))
+	require.Equal(t, 2, st.Len())
+	require.Error(t, st.Allocate(5, 1, &pod))
+	require.NoError(t, st.Discard(5))
+	for _, n := range c.Nodes[:2] {
+		require.Equal(t, int32(4), n.FreeWhole)
+	}
+	c.Advance(100)
+	alloc, _ := c.Integrals(0)
+	require.Zero(t, alloc, "an allocation discarded at the same instant holds nothing")
+}
+
+func TestTolerationsAndSelectors(t *testing.T) {
+	taint := Taint{Key: "gpu", Value: "training", Effect: NoSchedule}
+	require.True(t, Toleration{Key: "gpu", Value: "training", Effect: NoSchedule}.Tolerates(taint))
+	require.True(t, Toleration{Key: "gpu", Operator: "Exists"}.Tolerates(taint))
+	require.True(t, Toleration{Operator: "Exists"}.Tolerates(taint))
+	require.False(t, Toleration{Key: "gpu", Value: "serving"}.Tolerates(taint))
+	require.False(t, Toleration{Key: "gpu", Operator: "Exists", Effect: NoExecute}.Tolerates(taint))
+
+	labels := map[string]string{"zone": "a", "gpus": "8"}
+	require.True(t, Requirement{Key: "zone", Op: OpIn, Values: []string{"a", "b"}}.Matches(labels))
+	require.False(t, Requirement{Key: "zone", Op: OpNotIn, Values: []string{"a"}}.Matches(labels))
+	require.True(t, Requirement{Key: "spot", Op: OpDoesNotExist}.Matches(labels))
+	require.True(t, Requirement{Key: "gpus", Op: OpGt, Values: []string{"4"}}.Matches(labels))
+	require.False(t, Requirement{Key: "gpus", Op: OpLt, Values: []string{"4"}}.Matches(labels))
+}

@@ -1,0 +1,290 @@
+package cluster
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Time is virtual time in milliseconds.
+type Time = int64
+
+// MilliGPU is one whole GPU in the milli-GPU unit used for shares.
+const MilliGPU = 1000
+
+// MaxGPUsPerNode bounds the GPUs one node may have (a bitmask tracks them).
+const MaxGPUsPerNode = 64
+
+// Well-known node labels every pool carries.
+const (
+	LabelPool         = "gpuplan.dev/pool"
+	LabelGPUModel     = "gpuplan.dev/gpu-model"
+	LabelInstanceType = "node.kubernetes.io/instance-type"
+)
+
+// TaintEffect is a Kubernetes taint effect.
+type TaintEffect string
+
+const (
+	NoSchedule       TaintEffect = "NoSchedule"
+	PreferNoSchedule TaintEffect = "PreferNoSchedule"
+	NoExecute        TaintEffect = "NoExecute"
+)
+
+// Taint repels pods that do not tolerate it.
+type Taint struct {
+	Key    string
+	Value  string
+	Effect TaintEffect
+}
+
+func (t Taint) String() string {
+	if t.Value == "" {
+		return fmt.Sprintf("%s:%s", t.Key, t.Effect)
+	}
+	return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect)
+}
+
+// Toleration follows core/v1 semantics: operator Equal (default) or Exists;
+// an empty key with Exists tolerates every taint; an empty effect matches
+// every effect.
+type Toleration struct {
+	Key      string
+	Operator string
+	Value    string
+	Effect   TaintEffect
+}
+
+// Tolerates reports whether the toleration matches the taint.
+func (tol Toleration) Tolerates(t Taint) bool {
+	if tol.Effect != "" && tol.Effect != t.Effect {
+		return false
+	}
+	if tol.Key == "" {
+		return tol.Operator == "Exists"
+	}
+	if tol.Key != t.Key {
+		return false
+	}
+	if tol.Operator == "Exists" {
+		return true
+	}
+	return tol.Value == t.Value
+}
+
+// SelectorOp is a node selector requirement operator.
+type SelectorOp string
+
+const (
+	OpIn           SelectorOp = "In"
+	OpNotIn        SelectorOp = "NotIn"
+	OpExists       SelectorOp = "Exists"
+	OpDoesNotExist SelectorOp = "DoesNotExist"
+	OpGt           SelectorOp = "Gt"
+	OpLt           SelectorOp = "Lt"
+)
+
+// Requirement is one node selector requirement (key, operator, values).
+type Requirement struct {
+	Key    string
+	Op     SelectorOp
+	Values []string
+}
+
+// Matches evaluates the requirement against a label set.
+func (r Requirement) Matches(labels map[string]string) bool {
+	v, ok := labels[r.Key]
+	switch r.Op {
+	case OpIn:
+		if !ok {
+			return false
+		}
+		for _, x := range r.Values {
+			if x == v {
+				return true
+			}
+		}
+		return false
+	case OpNotIn:
+		if !ok {
+			return true
+		}
+		for _, x := range r.Values {
+			if x == v {
+				return false
+			}
+		}
+		return true
+	case OpExists:
+		return ok
+	case OpDoesNotExist:
+		return !ok
+	case OpGt, OpLt:
+		if !ok || len(r.Values) != 1 {
+			return false
+		}
+		a, err1 := strconv.ParseInt(v, 10, 64)
+		b, err2 := strconv.ParseInt(r.Values[0], 10, 64)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		if r.Op == OpGt {
+			return a > b
+		}
+		return a < b
+	}
+	return false
+}
+
+// NodeSelectorTerm is a list of requirements that must all hold.
+type NodeSelectorTerm []Requirement
+
+// Constraints say where a pod may run. Jobs with the same constraints share
+// one *Constraints, so per-constraint work is done once.
+type Constraints struct {
+	// NodeSelector labels must all be present with these values.
+	NodeSelector map[string]string
+	// Affinity is required node affinity: the node must match at least one
+	// term (terms are ORed, requirements within a term ANDed). Empty: any.
+	Affinity []NodeSelectorTerm
+	// Tolerations for the node pool taints.
+	Tolerations []Toleration
+}
+
+// Key is a canonical text form, used to share identical constraints.
+func (c *Constraints) Key() string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	keys := make([]string, 0, len(c.NodeSelector))
+	for k := range c.NodeSelector {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "s:%s=%s;", k, c.NodeSelector[k])
+	}
+	for _, t := range c.Affinity {
+		b.WriteString("t:")
+		for _, r := range t {
+			fmt.Fprintf(&b, "%s %s %s,", r.Key, r.Op, strings.Join(r.Values, "|"))
+		}
+		b.WriteString(";")
+	}
+	for _, t := range c.Tolerations {
+		fmt.Fprintf(&b, "o:%s/%s/%s/%s;", t.Key, t.Operator, t.Value, t.Effect)
+	}
+	return b.String()
+}
+
+// PodSpec is the resource request of one pod (requests equal limits).
+// A pod asks either for GPUs whole devices, or (GPUs == 0) for GPUMilli
+// thousandths of one device, shared with other pods.
+type PodSpec struct {
+	MilliCPU  int64
+	MemoryMiB int64
+	GPUs      int32
+	GPUMilli  int32
+}
+
+// MilliGPUs is the pod's GPU request in milli-GPUs.
+func (p PodSpec) MilliGPUs() int64 { return int64(p.GPUs)*MilliGPU + int64(p.GPUMilli) }
+
+// Shared reports whether the pod asks for a share of one GPU.
+func (p PodSpec) Shared() bool { return p.GPUs == 0 && p.GPUMilli > 0 }
+
+// Validate checks the request is well formed.
+func (p PodSpec) Validate() error {
+	switch {
+	case p.MilliCPU < 0:
+		return fmt.Errorf("cpu request is negative")
+	case p.MemoryMiB < 0:
+		return fmt.Errorf("memory request is negative")
+	case p.GPUs < 0:
+		return fmt.Errorf("gpu request is negative")
+	case p.GPUs > MaxGPUsPerNode:
+		return fmt.Errorf("gpu request %d is over the %d a node can have", p.GPUs, MaxGPUsPerNode)
+	case p.GPUMilli < 0 || p.GPUMilli >= MilliGPU:
+		return fmt.Errorf("gpu share %d milli is outside 0..999", p.GPUMilli)
+	case p.GPUs > 0 && p.GPUMilli > 0:
+		return fmt.Errorf("a pod asks for whole GPUs or a share of one, not both")
+	}
+	return nil
+}
+
+// JobFlag marks how a job came out of its source.
+type JobFlag uint8
+
+const (
+	// FlagNoRecordedRun: the source trace never ran the job (for example an
+	// openb pod still Pending when deleted); its Duration is an upper bound
+	// and its Deadline is when it was deleted.
+	FlagNoRecordedRun JobFlag = 1 << iota
+)
+
+// JobSpec is one job of a workload: Replicas identical pods, bound together
+// when the scheduler runs a gang plugin.
+type JobSpec struct {
+	Name     string
+	Queue    string
+	Submit   Time
+	Duration Time
+	// Deadline, when non-zero, is the absolute time the job is deleted,
+	// whether it is still pending or running by then.
+	Deadline    Time
+	Replicas    int32
+	Priority    int32
+	Pod         PodSpec
+	Constraints *Constraints
+	Flags       JobFlag
+}
+
+// Validate checks the job is well formed.
+func (j *JobSpec) Validate() error {
+	switch {
+	case j.Submit < 0:
+		return fmt.Errorf("submit time is negative")
+	case j.Duration <= 0:
+		return fmt.Errorf("duration must be positive")
+	case j.Replicas < 1:
+		return fmt.Errorf("replicas must be at least 1")
+	case j.Deadline != 0 && j.Deadline < j.Submit:
+		return fmt.Errorf("deadline is before the submit time")
+	}
+	if err := j.Pod.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// PoolSpec describes a group of identical nodes.
+type PoolSpec struct {
+	Name         string
+	InstanceType string
+	GPUModel     string
+	Nodes        int
+	GPUsPerNode  int32
+	MilliCPU     int64
+	MemoryMiB    int64
+	Labels       map[string]string
+	Taints       []Taint
+}
+
+// Validate checks the pool is well formed.
+func (p *PoolSpec) Validate() error {
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("pool has no name")
+	case p.Nodes < 0:
+		return fmt.Errorf("node count is negative")
+	case p.GPUsPerNode < 0 || p.GPUsPerNode > MaxGPUsPerNode:
+		return fmt.Errorf("gpus per node %d is outside 0..%d", p.GPUsPerNode, MaxGPUsPerNode)
+	case p.MilliCPU <= 0:
+		return fmt.Errorf("cpu must be positive")
+	case p.MemoryMiB <= 0:
+		return fmt.Errorf("memory must be positive")
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+)
+
+// Time is virtual time in milliseconds.
+type Time = cluster.Time
+
+// Common durations in virtual time.
+const (
+	Millisecond Time = 1
+	Second           = 1000 * Millisecond
+	Minute           = 60 * Second
+	Hour             = 60 * Minute
+)
+
+// JobSource yields a workload's jobs in non-decreasing submit order, one at
+// a time, so a trace can stream from disk.
+type JobSource interface {
+	// Next fills j with the next job; ok is false once the source is done.
+	Next(j *cluster.JobSpec) (ok bool, err error)
+}
+
+// SliceSource serves jobs from memory.
+type SliceSource struct {
+	Jobs []cluster.JobSpec
+	i    int
+}
+
+// Next implements JobSource.
+func (s *SliceSource) Next(j *cluster.JobSpec) (bool, error) {
+	if s.i >= len(s.Jobs) {
+		return false, nil
+	}
+	*j = s.Jobs[s.i]
+	s.i++
+	return true, nil
+}
+
+// Progress is a snapshot handed to Config.Progress during a run.
+type Progress struct {
+	Now       Time
+	Submitted int
+	Finished  int
+	Events    uint64
+}
+
+// Config is everything one simulation needs.
+type Config struct {
+	Seed uint64
+	// Horizon ends the run (0: run until every job has finished or can make
+	// no progress). Jobs submitted at or after it are not read.
+	Horizon Time
+	Pools   []cluster.PoolSpec
+	// Workload is read incrementally during the run.
+	Workload JobSource
+	// Plugins is the scheduler profile (plugins.Default() when empty).
+	Plugins []scheduler.PluginConfig
+	Queue   scheduler.QueueConfig
+	// TimelineInterval is the width of a timeline bucket (default 1h).
+	TimelineInterval Time
+	// Progress, when set, is called every ProgressEvery events.
+	Progress      func(Progress)
+	ProgressEvery uint64
+}
+
+// InvariantError is a broken invariant: a bug in the simulator, not bad input.
+type InvariantError struct{ Err error }
+
+func (e *InvariantError) Error() string { return "invariant violated (a gpuplan bug): " + e.Err.Error() }
+func (e *InvariantError) Unwrap() error { return e.Err }
+
+// WorkloadError is a job the workload source gave that cannot be simulated.
+type WorkloadError struct {
+	Job  int
+	Name string
+	Err  error
+}
+
+func (e *WorkloadError) Error() string {
+	return fmt.Sprintf("workload job %d (%s): %v", e.Job+1, e.Name, e.Err)
+}
+func (e *WorkloadError) Unwrap() error { return e.Err }
+
+func invariant(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ie *InvariantError
+	if errors.As(err, &ie) {
+		return err
+	}
+	return &InvariantError{Err: err}
+}

@@ -1,0 +1,13 @@
+// Package sim runs one simulation: it replays a workload against a
+// cluster, turning arrivals, completions and deletions into engine events
+// and running a scheduling pass after each instant at which something
+// changed. The input is a Config (pools, a streaming JobSource, the
+// scheduler profile and queue policy); the output is a Result (one record
+// per job, GPU-hour ledgers per pool, a timeline) that reports and validate
+// read without reaching back into the engine.
+//
+// Run checks the cluster's books as it goes (every allocation against free
+// capacity, every gang bound whole) and once more at the end (free capacity
+// plus live placements equals capacity on every node); a failure is an
+// InvariantError, a bug rather than bad input.
+package sim

@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"fmt"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// finish closes the books at the end of the run and builds the Result.
+func (r *runner) finish() (*Result, error) {
+	end := r.lastEvent
+	if r.cfg.Horizon > 0 {
+		end = r.cfg.Horizon
+	}
+	// Remaining whole buckets, then the partial last one.
+	for b := r.lastTick + r.tl.Interval; b <= end; b += r.tl.Interval {
+		r.c.Advance(b)
+		r.integrate(b)
+		r.closeBucket()
+		r.lastTick = b
+	}
+	r.c.Advance(end)
+	r.integrate(end)
+	if end > r.lastTick {
+		r.closeBucket()
+	}
+	if err := r.checkBooks(); err != nil {
+		return nil, invariant(err)
+	}
+	res := &Result{
+		Seed:      r.cfg.Seed,
+		Horizon:   r.cfg.Horizon,
+		End:       end,
+		Reasons:   nil,
+		Timeline:  r.tl,
+		Truncated: r.truncated || r.hasNext,
+	}
+	res.Queue.Backfill = r.cfg.Queue.Backfill
+	res.Queue.BackfillDepth = r.cfg.Queue.BackfillDepth
+	for i := range r.c.Pools {
+		a, s := r.c.Integrals(i)
+		res.Pools = append(res.Pools, PoolResult{Spec: r.c.Pools[i].Spec, AllocatedMilliMs: a, SuppliedMilliMs: s})
+	}
+	diag := map[string]string{}
+	res.Jobs = make([]JobRecord, r.njobs)
+	for id := int32(0); id < r.njobs; id++ {
+		j := r.job(id)
+		rec := &res.Jobs[id]
+		*rec = JobRecord{
+			ID: id, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
+			Replicas: j.spec.Replicas, PodsBound: j.info.Bound, Pod: j.spec.Pod,
+			Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
+			Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
+			Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag, HeldMilliMs: j.held,
+		}
+		if j.finished {
+			continue
+		}
+		m := j.spec.Pod.MilliGPUs()
+		for _, pl := range j.placed {
+			rec.HeldMilliMs += m * (end - pl.At)
+		}
+		if j.start >= 0 {
+			rec.Outcome = Running
+			continue
+		}
+		rec.Outcome = Pending
+		key := fmt.Sprintf("%p|%+v|%d", j.spec.Constraints, j.spec.Pod, j.info.Remaining())
+		msg, ok := diag[key]
+		if !ok {
+			d, err := r.fw.Diagnose(end, &j.info, false)
+			if err != nil {
+				return nil, invariant(err)
+			}
+			msg = d.Message()
+			diag[key] = msg
+		}
+		rec.Diagnosis = msg
+	}
+	res.Reasons = r.fw.Reasons()
+	res.Stats = r.stats
+	res.Stats.Attempts = r.sched.Attempts
+	res.Stats.Skipped = r.sched.Skipped
+	return res, nil
+}
+
+// checkBooks recomputes every node's usage from the live placements and
+// compares it with the cluster's free counters.
+func (r *runner) checkBooks() error {
+	type use struct {
+		cpu, mem, milli int64
+		pods            int32
+	}
+	used := make([]use, len(r.c.Nodes))
+	poolMilli := make([]int64, len(r.c.Pools))
+	for id := int32(0); id < r.njobs; id++ {
+		j := r.job(id)
+		if j.finished && len(j.placed) > 0 {
+			return fmt.Errorf("finished job %d still holds %d placements", id, len(j.placed))
+		}
+		p := &j.spec.Pod
+		for _, pl := range j.placed {
+			u := &used[pl.Node]
+			u.cpu += p.MilliCPU
+			u.mem += p.MemoryMiB
+			u.milli += p.MilliGPUs()
+			u.pods++
+			poolMilli[r.c.Nodes[pl.Node].Pool] += p.MilliGPUs()
+		}
+		if j.start >= 0 && !j.finished && int32(len(j.placed)) != j.spec.Replicas {
+			return fmt.Errorf("running job %d has %d of %d pods placed", id, len(j.placed), j.spec.Replicas)
+		}
+	}
+	for n := range r.c.Nodes {
+		nd := &r.c.Nodes[n]
+		spec := &r.c.Pools[nd.Pool].Spec
+		u := used[n]
+		if nd.FreeCPU+u.cpu != spec.MilliCPU || nd.FreeMem+u.mem != spec.MemoryMiB ||
+			nd.FreeMilli+u.milli != int64(spec.GPUsPerNode)*cluster.MilliGPU || nd.Pods != u.pods {
+			return fmt.Errorf("node %d of pool %s: free counters do not match its live pods", n, spec.Name)
+		}
+		if nd.FreeCPU < 0 || nd.FreeMem < 0 || nd.FreeMilli < 0 {
+			return fmt.Errorf("node %d of pool %s is over capacity", n, spec.Name)
+		}
+	}
+	for p := range r.c.Pools {
+		if r.c.Pools[p].AllocMilli != poolMilli[p] {
+			return fmt.Errorf("pool %s counts %d milli-GPU allocated, its pods hold %d", r.c.Pools[p].Spec.Name, r.c.Pools[p].AllocMilli, poolMilli[p])
+		}
+	}
+	return nil
+}

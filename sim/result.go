@@ -1,0 +1,155 @@
+package sim
+
+import "gpuplan.dev/gpuplan/sim/cluster"
+
+// Outcome is how a job ended up.
+type Outcome uint8
+
+const (
+	// Completed: ran for its whole duration.
+	Completed Outcome = iota
+	// Deleted: running when its deadline (the trace's deletion time) came.
+	Deleted
+	// Abandoned: still pending when its deadline came.
+	Abandoned
+	// Unschedulable: no pool could ever hold it (too large or no pool its
+	// constraints allow); it was never queued.
+	Unschedulable
+	// Running: still running at the end of the run.
+	Running
+	// Pending: still waiting at the end of the run.
+	Pending
+	numOutcomes
+)
+
+var outcomeNames = [...]string{"completed", "deleted", "abandoned", "unschedulable", "running", "pending"}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// Outcomes lists every outcome in order.
+func Outcomes() []Outcome {
+	out := make([]Outcome, numOutcomes)
+	for i := range out {
+		out[i] = Outcome(i)
+	}
+	return out
+}
+
+// JobRecord is what happened to one job. Times are virtual milliseconds;
+// Start and End are -1 when the job never started or has not ended.
+type JobRecord struct {
+	ID        int32
+	Name      string
+	Queue     string
+	Priority  int32
+	Replicas  int32
+	PodsBound int32
+	Pod       cluster.PodSpec
+	Submit    Time
+	Start     Time
+	End       Time
+	Duration  Time
+	Deadline  Time
+	Flags     cluster.JobFlag
+	Outcome   Outcome
+	// Pool is the index of the pool of the job's first pod (-1: none).
+	Pool int32
+	// Reason indexes Result.Reasons: why the job first had to wait (-1: it
+	// never waited for want of capacity).
+	Reason int32
+	// Diagnosis explains a job left pending or unschedulable, as
+	// kube-scheduler would ("0/N nodes are available: ...").
+	Diagnosis string
+	// HeldMilliMs is milli-GPU x ms the job's pods held GPUs, partly bound
+	// pods included.
+	HeldMilliMs int64
+}
+
+// Wait is the time from submit to start (-1 if it never started).
+func (r *JobRecord) Wait() Time {
+	if r.Start < 0 {
+		return -1
+	}
+	return r.Start - r.Submit
+}
+
+// JCT is the job completion time, submit to end (-1 if it has not ended).
+func (r *JobRecord) JCT() Time {
+	if r.End < 0 {
+		return -1
+	}
+	return r.End - r.Submit
+}
+
+// PoolResult is one pool's GPU ledger over the run.
+type PoolResult struct {
+	Spec cluster.PoolSpec
+	// AllocatedMilliMs and SuppliedMilliMs are milli-GPU x ms: GPUs held by
+	// pods, and GPUs present, integrated over [0, End].
+	AllocatedMilliMs int64
+	SuppliedMilliMs  int64
+}
+
+// Timeline holds time-bucketed series: bucket i covers
+// [i*Interval, (i+1)*Interval), the last one cut at Result.End.
+type Timeline struct {
+	Interval Time
+	// Allocated[p][i] is pool p's milli-GPU x ms allocated in bucket i.
+	Allocated [][]int64
+	// PendingJobMs[i] is pending-job x ms in bucket i (mean queue length =
+	// PendingJobMs / bucket width).
+	PendingJobMs []int64
+	// RunningJobMs[i] is running-job x ms in bucket i.
+	RunningJobMs []int64
+}
+
+// Width is the length of bucket i given the run's end.
+func (t *Timeline) Width(i int, end Time) Time {
+	lo := Time(i) * t.Interval
+	hi := lo + t.Interval
+	if hi > end {
+		hi = end
+	}
+	return hi - lo
+}
+
+// Stats counts the work a run did.
+type Stats struct {
+	Events   uint64
+	Passes   uint64
+	Attempts uint64
+	Skipped  uint64
+}
+
+// Result is the outcome of one simulation.
+type Result struct {
+	Seed     uint64
+	Horizon  Time
+	End      Time
+	Pools    []PoolResult
+	Jobs     []JobRecord
+	Reasons  []string
+	Timeline Timeline
+	Stats    Stats
+	// Profile lists the enabled scheduler plugins per extension point.
+	Profile map[string][]string
+	Queue   struct {
+		Backfill      bool
+		BackfillDepth int
+	}
+	// Truncated is set when the horizon cut the workload short.
+	Truncated bool
+}
+
+// Reason returns the text of a reason id ("" for -1).
+func (r *Result) Reason(id int32) string {
+	if id < 0 || int(id) >= len(r.Reasons) {
+		return ""
+	}
+	return r.Reasons[id]
+}

@@ -1,0 +1,410 @@
+package sim
+
+import (
+	"fmt"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/engine"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+)
+
+type evKind uint8
+
+const (
+	evArrival evKind = iota
+	evFinish
+	evDeadline
+	evTick
+)
+
+type event struct {
+	kind evKind
+	job  int32
+}
+
+type jobState struct {
+	info     scheduler.JobInfo
+	spec     cluster.JobSpec
+	placed   []cluster.Placement
+	start    Time
+	end      Time
+	outcome  Outcome
+	finished bool
+	deadline engine.Handle
+	held     int64
+	diag     string
+	pool     int32 // pool of the first bound pod, -1 before
+}
+
+const chunkBits = 12
+
+type runner struct {
+	cfg   Config
+	q     *engine.Queue[event]
+	c     *cluster.Cluster
+	sched *scheduler.Scheduler
+	fw    *scheduler.Framework
+
+	chunks [][]jobState
+	njobs  int32
+
+	next      cluster.JobSpec // the job read but not yet arrived
+	hasNext   bool
+	lastSub   Time
+	truncated bool
+
+	live     int // pending non-tick events
+	finished int
+	freed    bool
+	dirty    bool
+	now      Time
+
+	// queue-length and running-job integrals
+	pending, running int64
+	qLast            Time
+	pendInt, runInt  int64
+
+	tl        Timeline
+	lastTick  Time
+	tlAlloc   []int64 // pool allocation integrals at the last tick
+	tlPend    int64
+	tlRun     int64
+	slabs     [65][][]cluster.Placement
+	stats     Stats
+	lastEvent Time
+}
+
+func (r *runner) job(id int32) *jobState {
+	return &r.chunks[id>>chunkBits][id&(1<<chunkBits-1)]
+}
+
+func (r *runner) newJob() *jobState {
+	id := r.njobs
+	if int(id>>chunkBits) == len(r.chunks) {
+		r.chunks = append(r.chunks, make([]jobState, 1<<chunkBits))
+	}
+	r.njobs++
+	j := r.job(id)
+	j.info.ID = id
+	j.info.Spec = &j.spec
+	j.start, j.end = -1, -1
+	j.pool = -1
+	return j
+}
+
+// Run simulates cfg and returns its result.
+func Run(cfg Config) (*Result, error) {
+	if cfg.Workload == nil {
+		return nil, fmt.Errorf("simulation has no workload")
+	}
+	if cfg.Horizon < 0 {
+		return nil, fmt.Errorf("horizon is negative")
+	}
+	if cfg.TimelineInterval <= 0 {
+		cfg.TimelineInterval = Hour
+	}
+	if cfg.ProgressEvery == 0 {
+		cfg.ProgressEvery = 1 << 16
+	}
+	c, err := cluster.New(cfg.Pools)
+	if err != nil {
+		return nil, err
+	}
+	pcfg := cfg.Plugins
+	if len(pcfg) == 0 {
+		pcfg = plugins.Default()
+	}
+	prof, err := plugins.NewProfile(pcfg)
+	if err != nil {
+		return nil, err
+	}
+	fw, err := scheduler.NewFramework(prof, c)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{
+		cfg:   cfg,
+		q:     engine.New[event](1024),
+		c:     c,
+		fw:    fw,
+		sched: scheduler.New(fw, cfg.Queue),
+	}
+	r.tl.Interval = cfg.TimelineInterval
+	r.tl.Allocated = make([][]int64, len(c.Pools))
+	r.tlAlloc = make([]int64, len(c.Pools))
+	if err := r.readNext(); err != nil {
+		return nil, err
+	}
+	r.push(0, event{kind: evTick})
+	if err := r.loop(); err != nil {
+		return nil, err
+	}
+	res, err := r.finish()
+	if err != nil {
+		return nil, err
+	}
+	res.Profile = prof.Names()
+	return res, nil
+}
+
+func (r *runner) push(at Time, ev event) engine.Handle {
+	if ev.kind != evTick {
+		r.live++
+	}
+	return r.q.Push(at, ev)
+}
+
+func (r *runner) readNext() error {
+	r.hasNext = false
+	var j cluster.JobSpec
+	ok, err := r.cfg.Workload.Next(&j)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nil
+	}
+	if r.cfg.Horizon > 0 && j.Submit >= r.cfg.Horizon {
+		r.truncated = true
+		return nil
+	}
+	idx := int(r.njobs)
+	if err := j.Validate(); err != nil {
+		return &WorkloadError{Job: idx, Name: j.Name, Err: err}
+	}
+	if j.Submit < r.lastSub {
+		return &WorkloadError{Job: idx, Name: j.Name, Err: fmt.Errorf("submitted at %d ms, before the previous job (%d ms): the workload must be in submit order", j.Submit, r.lastSub)}
+	}
+	r.lastSub = j.Submit
+	r.next = j
+	r.hasNext = true
+	r.push(j.Submit, event{kind: evArrival})
+	return nil
+}
+
+func (r *runner) integrate(now Time) {
+	if dt := now - r.qLast; dt > 0 {
+		r.pendInt += r.pending * dt
+		r.runInt += r.running * dt
+		r.qLast = now
+	}
+}
+
+func (r *runner) loop() error {
+	h := r.cfg.Horizon
+	for {
+		t, ok := r.q.PeekTime()
+		if !ok || (h > 0 && t > h) {
+			break
+		}
+		if r.live == 0 && !r.hasNext {
+			break // only ticks left
+		}
+		for {
+			t2, ok := r.q.PeekTime()
+			if !ok || t2 != t {
+				break
+			}
+			_, ev, _ := r.q.Pop()
+			r.stats.Events++
+			if ev.kind != evTick {
+				r.live--
+				r.lastEvent = t
+			}
+			r.now = t
+			if err := r.handle(t, ev); err != nil {
+				return err
+			}
+			if r.cfg.Progress != nil && r.stats.Events%r.cfg.ProgressEvery == 0 {
+				r.cfg.Progress(Progress{Now: t, Submitted: int(r.njobs), Finished: r.finished, Events: r.stats.Events})
+			}
+		}
+		if r.dirty {
+			r.stats.Passes++
+			if err := r.sched.Pass(t, r.freed, r); err != nil {
+				return invariant(err)
+			}
+			r.dirty, r.freed = false, false
+		}
+	}
+	return nil
+}
+
+func (r *runner) handle(t Time, ev event) error {
+	switch ev.kind {
+	case evArrival:
+		return r.arrive(t)
+	case evFinish:
+		return r.complete(t, r.job(ev.job))
+	case evDeadline:
+		return r.expire(t, r.job(ev.job))
+	case evTick:
+		r.tick(t)
+	}
+	return nil
+}
+
+func (r *runner) arrive(t Time) error {
+	j := r.newJob()
+	j.spec = r.next
+	j.info.FirstReason, j.info.LastReason = -1, -1
+	if ok, why := r.fw.FitsEmpty(&j.info); !ok {
+		j.outcome = Unschedulable
+		j.finished = true
+		j.info.Done = true
+		d, err := r.fw.Diagnose(t, &j.info, true)
+		if err != nil {
+			return invariant(err)
+		}
+		rejected := 0
+		for _, n := range d.Reasons {
+			rejected += n
+		}
+		switch {
+		case rejected >= d.Nodes:
+			why = d.Message()
+		case rejected > 0:
+			why += "; " + d.Message()
+		}
+		j.diag = why
+		r.finished++
+	} else {
+		r.integrate(t)
+		r.pending++
+		r.sched.Enqueue(&j.info)
+		r.dirty = true
+		if j.spec.Deadline > 0 {
+			j.deadline = r.push(j.spec.Deadline, event{kind: evDeadline, job: j.info.ID})
+		}
+	}
+	return r.readNext()
+}
+
+// Bind implements scheduler.Binder: the framework committed placements.
+func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
+	j := r.job(info.ID)
+	if j.placed == nil {
+		j.placed = r.alloc(j.spec.Replicas)
+	}
+	if j.pool < 0 && len(pls) > 0 {
+		j.pool = r.c.Nodes[pls[0].Node].Pool
+	}
+	j.placed = append(j.placed, pls...)
+	if int32(len(j.placed)) != info.Bound || info.Bound > j.spec.Replicas {
+		return &InvariantError{Err: fmt.Errorf("job %d has %d placements for %d bound pods of %d", info.ID, len(j.placed), info.Bound, j.spec.Replicas)}
+	}
+	if info.Bound < j.spec.Replicas {
+		return nil
+	}
+	// Every pod is bound: the job starts.
+	t := r.now
+	r.integrate(t)
+	r.pending--
+	r.running++
+	j.start = t
+	end := t + j.spec.Duration
+	if d := j.spec.Deadline; d > 0 && d < end {
+		end = d
+	}
+	if j.deadline.Valid() {
+		r.q.Cancel(j.deadline)
+		r.live--
+		j.deadline = engine.Handle{}
+	}
+	if info.FirstReason < 0 && t > j.spec.Submit {
+		info.FirstReason = r.sched.BlockedReason()
+	}
+	r.push(end, event{kind: evFinish, job: info.ID})
+	return nil
+}
+
+func (r *runner) alloc(n int32) []cluster.Placement {
+	if int(n) < len(r.slabs) {
+		if s := r.slabs[n]; len(s) > 0 {
+			p := s[len(s)-1]
+			r.slabs[n] = s[:len(s)-1]
+			return p[:0]
+		}
+	}
+	return make([]cluster.Placement, 0, n)
+}
+
+func (r *runner) releaseAll(t Time, j *jobState) error {
+	pod := &j.spec.Pod
+	m := pod.MilliGPUs()
+	for _, pl := range j.placed {
+		if err := r.c.Release(t, pl, pod); err != nil {
+			return invariant(err)
+		}
+		j.held += m * (t - pl.At)
+	}
+	if n := j.spec.Replicas; int(n) < len(r.slabs) && j.placed != nil {
+		r.slabs[n] = append(r.slabs[n], j.placed[:0])
+	}
+	j.placed = nil
+	r.freed, r.dirty = true, true
+	return nil
+}
+
+func (r *runner) complete(t Time, j *jobState) error {
+	if err := r.releaseAll(t, j); err != nil {
+		return err
+	}
+	r.integrate(t)
+	r.running--
+	j.end = t
+	j.finished = true
+	j.outcome = Completed
+	if t < j.start+j.spec.Duration {
+		j.outcome = Deleted
+	}
+	r.finished++
+	return nil
+}
+
+func (r *runner) expire(t Time, j *jobState) error {
+	j.deadline = engine.Handle{}
+	if j.finished || j.start >= 0 {
+		return nil
+	}
+	if len(j.placed) > 0 {
+		if err := r.releaseAll(t, j); err != nil {
+			return err
+		}
+	}
+	r.integrate(t)
+	r.pending--
+	j.info.Done = true
+	j.finished = true
+	j.outcome = Abandoned
+	j.end = t
+	r.finished++
+	r.dirty = true // a strict FIFO head may have gone
+	return nil
+}
+
+func (r *runner) tick(t Time) {
+	r.c.Advance(t)
+	r.integrate(t)
+	if t > 0 {
+		r.closeBucket()
+	}
+	r.lastTick = t
+	next := t + r.tl.Interval
+	if r.cfg.Horizon > 0 && next > r.cfg.Horizon {
+		return
+	}
+	r.push(next, event{kind: evTick})
+}
+
+func (r *runner) closeBucket() {
+	for p := range r.c.Pools {
+		a, _ := r.c.Integrals(p)
+		r.tl.Allocated[p] = append(r.tl.Allocated[p], a-r.tlAlloc[p])
+		r.tlAlloc[p] = a
+	}
+	r.tl.PendingJobMs = append(r.tl.PendingJobMs, r.pendInt-r.tlPend)
+	r.tl.RunningJobMs = append(r.tl.RunningJobMs, r.runInt-r.tlRun)
+	r.tlPend, r.tlRun = r.pendInt, r.runInt
+}

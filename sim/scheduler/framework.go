@@ -1,0 +1,434 @@
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// WeightedScore is a score plugin with its weight in the sum.
+type WeightedScore struct {
+	Plugin ScorePlugin
+	Weight int64
+}
+
+// Profile is the set of plugins enabled at each extension point, in order.
+type Profile struct {
+	QueueSort QueueSortPlugin
+	PreFilter []PreFilterPlugin
+	Filter    []FilterPlugin
+	Score     []WeightedScore
+	Reserve   []ReservePlugin
+	Permit    []PermitPlugin
+	MinMember MinMemberPlugin
+}
+
+// Names lists the enabled plugins per extension point (for reports).
+func (p *Profile) Names() map[string][]string {
+	m := map[string][]string{}
+	if p.QueueSort != nil {
+		m["queueSort"] = []string{p.QueueSort.Name()}
+	}
+	for _, x := range p.PreFilter {
+		m["preFilter"] = append(m["preFilter"], x.Name())
+	}
+	for _, x := range p.Filter {
+		m["filter"] = append(m["filter"], x.Name())
+	}
+	for _, x := range p.Score {
+		m["score"] = append(m["score"], fmt.Sprintf("%s(weight %d)", x.Plugin.Name(), x.Weight))
+	}
+	for _, x := range p.Reserve {
+		m["reserve"] = append(m["reserve"], x.Name())
+	}
+	for _, x := range p.Permit {
+		m["permit"] = append(m["permit"], x.Name())
+	}
+	return m
+}
+
+// Framework runs the extension points of a profile for one job at a time.
+type Framework struct {
+	prof    *Profile
+	c       *cluster.Cluster
+	st      CycleState
+	stmt    cluster.Statement
+	reasons reasonTable
+	// lastEmptied is the filter plugin that last rejected every candidate.
+	lastEmptied string
+	statuses    map[string]*Status
+}
+
+// NewFramework binds a profile to a cluster.
+func NewFramework(p *Profile, c *cluster.Cluster) (*Framework, error) {
+	if p.QueueSort == nil {
+		return nil, fmt.Errorf("scheduler profile has no QueueSort plugin")
+	}
+	return &Framework{prof: p, c: c, reasons: newReasonTable(), statuses: map[string]*Status{}}, nil
+}
+
+// Reason returns the text of a reason id (-1: empty).
+func (f *Framework) Reason(id int32) string { return f.reasons.text(id) }
+
+// Reasons returns the reason table, indexed by id.
+func (f *Framework) Reasons() []string { return append([]string(nil), f.reasons.texts...) }
+
+func (f *Framework) preFilter(now cluster.Time, job *JobInfo, diagnosing bool) *Status {
+	st := &f.st
+	st.reset(f.c, now, job)
+	st.Diagnosing = diagnosing
+	if f.prof.MinMember != nil {
+		st.MinPods = f.prof.MinMember.MinMember(job)
+	}
+	for _, p := range f.prof.PreFilter {
+		if s := p.PreFilter(st, job); !s.IsSuccess() {
+			return s
+		}
+		if len(st.Pools) == 0 {
+			return NewStatus(UnschedulableAndUnresolvable, p.Name(), "no node pool left after "+p.Name())
+		}
+	}
+	return nil
+}
+
+func (f *Framework) candidates() []int32 {
+	st := &f.st
+	nodes := st.nodes[:0]
+	for _, p := range st.Pools {
+		pl := &f.c.Pools[p]
+		for n := pl.First; n < pl.First+pl.Count; n++ {
+			nodes = append(nodes, n)
+		}
+	}
+	st.nodes = nodes
+	return nodes
+}
+
+func (f *Framework) filter(pod *cluster.PodSpec, nodes []int32) []int32 {
+	for _, p := range f.prof.Filter {
+		if len(nodes) == 0 {
+			break
+		}
+		nodes = p.FilterBatch(&f.st, pod, nodes)
+		if len(nodes) == 0 {
+			f.lastEmptied = p.Name()
+		}
+	}
+	return nodes
+}
+
+func (f *Framework) score(pod *cluster.PodSpec, nodes []int32, total []int64) {
+	for i := range total {
+		total[i] = 0
+	}
+	if cap(f.st.tmp) < len(nodes) {
+		f.st.tmp = make([]int64, len(nodes), 2*len(nodes))
+	}
+	tmp := f.st.tmp[:len(nodes)]
+	for _, s := range f.prof.Score {
+		s.Plugin.ScoreBatch(&f.st, pod, nodes, tmp)
+		for i, v := range tmp {
+			total[i] += s.Weight * v
+		}
+	}
+}
+
+// Attempt tries to place job's remaining pods. It returns the number of
+// pods bound (through b) and, when none could be bound, the status that
+// stopped it.
+func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *Status, error) {
+	job.Attempted = true
+	f.lastEmptied = ""
+	if s := f.preFilter(now, job, false); !s.IsSuccess() {
+		return 0, s, s.Err()
+	}
+	st := &f.st
+	pod := &job.Spec.Pod
+	want := job.Remaining()
+	nodes := f.filter(pod, f.candidates())
+	if cap(st.scores) < len(nodes) {
+		st.scores = make([]int64, len(nodes), 2*len(nodes))
+	}
+	scores := st.scores[:len(nodes)]
+	f.score(pod, nodes, scores)
+	f.stmt.Begin(f.c)
+	var placed int32
+	for placed < want && len(nodes) > 0 {
+		best := 0
+		for i := 1; i < len(nodes); i++ {
+			if scores[i] > scores[best] {
+				best = i
+			}
+		}
+		n := nodes[best]
+		if err := f.stmt.Allocate(now, n, pod); err != nil {
+			return 0, nil, err
+		}
+		for _, r := range f.prof.Reserve {
+			if s := r.Reserve(st, job, n); !s.IsSuccess() {
+				if err := f.discard(now, job); err != nil {
+					return 0, nil, err
+				}
+				return 0, s, s.Err()
+			}
+		}
+		placed++
+		if placed == want {
+			break
+		}
+		// Only node n changed: re-filter and rescore it alone.
+		one := f.filter(pod, nodes[best:best+1])
+		if len(one) == 0 {
+			copy(nodes[best:], nodes[best+1:])
+			copy(scores[best:], scores[best+1:])
+			nodes = nodes[:len(nodes)-1]
+			scores = scores[:len(scores)-1]
+		} else {
+			f.score(pod, nodes[best:best+1], scores[best:best+1])
+		}
+	}
+	var status *Status
+	for _, p := range f.prof.Permit {
+		if s := p.Permit(st, job, placed); !s.IsSuccess() {
+			status = s
+			break
+		}
+	}
+	if status == nil && placed < st.MinPods {
+		status = f.cached(f.lastEmptied, "only part of the job's pods fit at once")
+	}
+	if status == nil && placed == 0 {
+		status = f.cached(f.lastEmptied, "no eligible node has room for the pod now")
+	}
+	if status != nil {
+		if err := f.discard(now, job); err != nil {
+			return 0, nil, err
+		}
+		return 0, status, status.Err()
+	}
+	job.Bound += placed
+	if err := b.Bind(job, f.stmt.Placements()); err != nil {
+		return 0, nil, err
+	}
+	return placed, nil, nil
+}
+
+// cached returns one shared status per (plugin, text): failures on the hot
+// path allocate nothing.
+func (f *Framework) cached(plugin, text string) *Status {
+	key := plugin + "\x00" + text
+	if s, ok := f.statuses[key]; ok {
+		return s
+	}
+	msg := text
+	if plugin != "" {
+		msg = text + " (" + plugin + ")"
+	}
+	s := NewStatus(Unschedulable, plugin, msg)
+	f.statuses[key] = s
+	return s
+}
+
+func (f *Framework) discard(now cluster.Time, job *JobInfo) error {
+	for _, pl := range f.stmt.Placements() {
+		for _, r := range f.prof.Reserve {
+			r.Unreserve(&f.st, job, pl.Node)
+		}
+	}
+	return f.stmt.Discard(now)
+}
+
+// FitsEmpty reports whether the job could ever be placed: its pods pass the
+// static PreFilter checks of some pool and the job fits the pools' total
+// size when every node is empty. The reason is given when it cannot.
+func (f *Framework) FitsEmpty(job *JobInfo) (bool, string) {
+	st := &f.st
+	st.reset(f.c, 0, job)
+	st.Diagnosing = true
+	if f.prof.MinMember != nil {
+		st.MinPods = f.prof.MinMember.MinMember(job)
+	}
+	for _, p := range f.prof.PreFilter {
+		if s := p.PreFilter(st, job); !s.IsSuccess() {
+			return false, s.Message()
+		}
+		if len(st.Pools) == 0 {
+			return false, "no node pool left after " + p.Name()
+		}
+	}
+	pod := &job.Spec.Pod
+	var capacity int64
+	for _, p := range st.Pools {
+		pl := &f.c.Pools[p]
+		if !f.c.FitsEmpty(int(p), pod) {
+			continue
+		}
+		capacity += int64(pl.Count) * podsPerEmptyNode(&pl.Spec, pod)
+	}
+	if capacity == 0 {
+		return false, "no node pool has nodes large enough for the pod"
+	}
+	if capacity < int64(st.MinPods) {
+		return false, fmt.Sprintf("gang of %d pods is larger than the %d such pods the eligible pools hold when empty", st.MinPods, capacity)
+	}
+	return true, ""
+}
+
+func podsPerEmptyNode(s *cluster.PoolSpec, p *cluster.PodSpec) int64 {
+	n := int64(1 << 30)
+	if p.MilliCPU > 0 {
+		n = min(n, s.MilliCPU/p.MilliCPU)
+	}
+	if p.MemoryMiB > 0 {
+		n = min(n, s.MemoryMiB/p.MemoryMiB)
+	}
+	if p.GPUs > 0 {
+		n = min(n, int64(s.GPUsPerNode/p.GPUs))
+	}
+	if p.GPUMilli > 0 {
+		n = min(n, int64(s.GPUsPerNode)*(cluster.MilliGPU/int64(p.GPUMilli)))
+	}
+	return n
+}
+
+// Diagnosis explains why a job cannot be placed now, kube-scheduler style:
+// of all nodes, how many were rejected for each reason.
+type Diagnosis struct {
+	Nodes   int
+	Reasons map[string]int
+	// Placeable is how many of the job's remaining pods fit right now.
+	Placeable int32
+	Remaining int32
+}
+
+// Message renders the diagnosis like "0/12 nodes are available: 8
+// Insufficient nvidia.com/gpu, 4 node(s) had untolerated taint {...}."
+func (d Diagnosis) Message() string {
+	type kv struct {
+		k string
+		v int
+	}
+	var list []kv
+	for k, v := range d.Reasons {
+		list = append(list, kv{k, v})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].v != list[j].v {
+			return list[i].v > list[j].v
+		}
+		return list[i].k < list[j].k
+	})
+	parts := make([]string, len(list))
+	for i, x := range list {
+		parts[i] = fmt.Sprintf("%d %s", x.v, x.k)
+	}
+	msg := fmt.Sprintf("0/%d nodes are available", d.Nodes)
+	if len(parts) > 0 {
+		msg += ": " + strings.Join(parts, ", ")
+	}
+	if d.Remaining > 1 && d.Placeable > 0 && d.Placeable < d.Remaining {
+		msg = fmt.Sprintf("gang: %d of %d pods can be placed now; %s", d.Placeable, d.Remaining, msg)
+	} else if d.Placeable >= d.Remaining && d.Remaining > 0 {
+		msg = fmt.Sprintf("fits now: %d of %d pods can be placed", d.Placeable, d.Remaining)
+	}
+	return msg + "."
+}
+
+// Diagnose explains, without changing the cluster, why job does not fit.
+// Every node is counted once per reason it fails (a node short of both CPU
+// and GPUs counts under both, as kube-scheduler reports). With static set
+// only the pool-level checks against empty nodes run: why a job can never fit.
+func (f *Framework) Diagnose(now cluster.Time, job *JobInfo, static bool) (Diagnosis, error) {
+	d := Diagnosis{Nodes: len(f.c.Nodes), Reasons: map[string]int{}, Remaining: job.Remaining()}
+	pod := &job.Spec.Pod
+	eligible := []int32{}
+	for pi := range f.c.Pools {
+		pl := &f.c.Pools[pi]
+		if pl.Count == 0 {
+			continue
+		}
+		st := &f.st
+		st.reset(f.c, now, job)
+		st.Diagnosing = true
+		st.Pools = append(st.Pools[:0], int32(pi))
+		dropped := false
+		for _, p := range f.prof.PreFilter {
+			s := p.PreFilter(st, job)
+			if !s.IsSuccess() || len(st.Pools) == 0 {
+				reason := "node(s) rejected by " + p.Name()
+				if !s.IsSuccess() {
+					reason = s.Message()
+				}
+				d.Reasons[reason] += int(pl.Count)
+				dropped = true
+				break
+			}
+		}
+		if !dropped {
+			eligible = append(eligible, int32(pi))
+		}
+	}
+	if static {
+		return d, nil
+	}
+	for _, pi := range eligible {
+		pl := &f.c.Pools[pi]
+		for n := pl.First; n < pl.First+pl.Count; n++ {
+			for _, p := range f.prof.Filter {
+				if s := p.Filter(&f.st, pod, n); !s.IsSuccess() {
+					for _, r := range s.Reasons {
+						d.Reasons[r]++
+					}
+					break
+				}
+			}
+		}
+	}
+	// Count how many pods fit now with a dry run on a statement.
+	if len(eligible) > 0 {
+		st := &f.st
+		st.reset(f.c, now, job)
+		st.Pools = append(st.Pools[:0], eligible...)
+		f.stmt.Begin(f.c)
+		for d.Placeable < d.Remaining {
+			nodes := f.filter(pod, f.candidates())
+			if len(nodes) == 0 {
+				break
+			}
+			if err := f.stmt.Allocate(now, nodes[0], pod); err != nil {
+				return d, err
+			}
+			d.Placeable++
+		}
+		if err := f.stmt.Discard(now); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+type reasonTable struct {
+	ids   map[string]int32
+	texts []string
+}
+
+func newReasonTable() reasonTable { return reasonTable{ids: map[string]int32{}} }
+
+func (t *reasonTable) intern(s string) int32 {
+	if id, ok := t.ids[s]; ok {
+		return id
+	}
+	id := int32(len(t.texts))
+	t.ids[s] = id
+	t.texts = append(t.texts, s)
+	return id
+}
+
+func (t *reasonTable) text(id int32) string {
+	if id < 0 || int(id) >= len(t.texts) {
+		return ""
+	}
+	return t.texts[id]
+}

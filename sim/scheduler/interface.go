@@ -1,0 +1,156 @@
+package scheduler
+
+import (
+	"fmt"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// MaxNodeScore is the highest score a Score plugin returns for a node.
+const MaxNodeScore int64 = 100
+
+// Code is the outcome of a plugin call.
+type Code int
+
+const (
+	// Success: the plugin has no objection.
+	Success Code = iota
+	// Unschedulable: not now; it may fit once capacity frees up.
+	Unschedulable
+	// UnschedulableAndUnresolvable: it can never fit where it was tried.
+	UnschedulableAndUnresolvable
+	// Error: the plugin failed; the run stops.
+	Error
+)
+
+// Status is the result of a plugin call; a nil *Status means success.
+type Status struct {
+	Code    Code
+	Plugin  string
+	Reasons []string
+}
+
+// NewStatus returns a status with one or more reasons.
+func NewStatus(code Code, plugin string, reasons ...string) *Status {
+	return &Status{Code: code, Plugin: plugin, Reasons: reasons}
+}
+
+// IsSuccess reports whether s is nil or Success.
+func (s *Status) IsSuccess() bool { return s == nil || s.Code == Success }
+
+// Message joins the reasons.
+func (s *Status) Message() string {
+	if s == nil {
+		return ""
+	}
+	switch len(s.Reasons) {
+	case 0:
+		return s.Plugin
+	case 1:
+		return s.Reasons[0]
+	}
+	m := s.Reasons[0]
+	for _, r := range s.Reasons[1:] {
+		m += ", " + r
+	}
+	return m
+}
+
+// Err turns an Error status into a Go error.
+func (s *Status) Err() error {
+	if s == nil || s.Code != Error {
+		return nil
+	}
+	return fmt.Errorf("plugin %s: %s", s.Plugin, s.Message())
+}
+
+// JobInfo is a job as the scheduler sees it.
+type JobInfo struct {
+	ID   int32
+	Spec *cluster.JobSpec
+	// Bound is the number of the job's pods bound so far.
+	Bound int32
+	// FirstReason and LastReason index the scheduler's reason table (-1:
+	// none): why the job was not placed the first and the latest time.
+	FirstReason, LastReason int32
+	// Attempted is set once the framework has tried the job.
+	Attempted bool
+	// Done is set when the job leaves the queue (bound or deleted).
+	Done bool
+}
+
+// Remaining is the number of pods still to bind.
+func (j *JobInfo) Remaining() int32 { return j.Spec.Replicas - j.Bound }
+
+// Plugin is the base of every extension point.
+type Plugin interface {
+	Name() string
+}
+
+// QueueSortPlugin orders the pending queue.
+type QueueSortPlugin interface {
+	Plugin
+	Less(a, b *JobInfo) bool
+}
+
+// PreFilterPlugin checks a job before any node is looked at and narrows
+// CycleState.Pools to the pools that may hold its pods. A plugin that drops
+// every pool returns the reason.
+type PreFilterPlugin interface {
+	Plugin
+	PreFilter(st *CycleState, job *JobInfo) *Status
+}
+
+// FilterPlugin rejects nodes that cannot hold a pod now. FilterBatch keeps
+// the nodes that pass, in order, in a prefix of nodes and returns it;
+// Filter explains one node (used for diagnosis, not on the hot path).
+type FilterPlugin interface {
+	Plugin
+	FilterBatch(st *CycleState, pod *cluster.PodSpec, nodes []int32) []int32
+	Filter(st *CycleState, pod *cluster.PodSpec, node int32) *Status
+}
+
+// ScorePlugin ranks feasible nodes: out[i] is in 0..MaxNodeScore for
+// nodes[i]. The score may depend only on the pod and that node's state.
+type ScorePlugin interface {
+	Plugin
+	ScoreBatch(st *CycleState, pod *cluster.PodSpec, nodes []int32, out []int64)
+}
+
+// ReservePlugin is told of each pod reserved on a node and of each
+// reservation undone when the job's statement is discarded.
+type ReservePlugin interface {
+	Plugin
+	Reserve(st *CycleState, job *JobInfo, node int32) *Status
+	Unreserve(st *CycleState, job *JobInfo, node int32)
+}
+
+// PermitPlugin approves or rejects the placement of a job's pods as a whole
+// after as many as fit have been reserved (placed of them).
+type PermitPlugin interface {
+	Plugin
+	Permit(st *CycleState, job *JobInfo, placed int32) *Status
+}
+
+// MinMemberPlugin says how many of a job's remaining pods must be placed in
+// one cycle for any to be bound (a gang's minMember). Without one, pods
+// bind as they fit.
+type MinMemberPlugin interface {
+	Plugin
+	MinMember(job *JobInfo) int32
+}
+
+// Binder receives each committed placement of a job's pods.
+type Binder interface {
+	Bind(job *JobInfo, placements []cluster.Placement) error
+}
+
+// PluginConfig enables one plugin in a profile.
+type PluginConfig struct {
+	Name string
+	// Weight multiplies a score plugin's score (default 1).
+	Weight int64
+	// Resources weights resources for allocation scoring plugins
+	// ("cpu", "memory", "nvidia.com/gpu").
+	Resources map[string]int64
+}
