@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func newRootCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gpuplan",
+		Short: "Simulate and plan Kubernetes GPU clusters offline",
+		Long: `gpuplan replays GPU workload traces (or synthetic workloads) against modelled
+Kubernetes node pools in a deterministic discrete-event simulation, and reports
+GPU allocation, idle GPU-hours, queue waits, completion times and why jobs waited.
+
+Exit status: 0 success, 1 a failed assertion, 2 bad input or usage.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	root.SetIn(in)
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	root.AddCommand(newSimulateCmd(out, errOut), newScenarioCmd(out))
+	return root
+}
+
+// argsUsage wraps a cobra argument check so a mistake exits 2.
+func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+		}
+		return nil
+	}
+}

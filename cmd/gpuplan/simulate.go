@@ -1,0 +1,200 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/validate"
+)
+
+type simulateOptions struct {
+	scenario    string
+	seed        uint64
+	seedSet     bool
+	out         string
+	output      string
+	trace       string
+	traceFormat string
+	pendingPods string
+	progress    string
+
+	stdout, stderr io.Writer
+}
+
+func newSimulateCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &simulateOptions{stdout: stdout, stderr: stderr}
+	c := &cobra.Command{
+		Use:   "simulate [SCENARIO]",
+		Short: "Run a scenario (the built-in default when none is given) and report",
+		Long: `Run one simulation of a scenario file (kind: Scenario, apiVersion gpuplan.dev/v1alpha1)
+or, with no file, of the built-in default scenario, and print a summary.
+
+With --out DIR it writes DIR/summary.json (schemaVersion 1), DIR/jobs.csv (one row
+per job), DIR/timeline.csv (allocation and queue length per interval) and
+DIR/report.md. --trace replaces the scenario's workload with a trace file replayed
+against the scenario's cluster (the default scenario's cluster when none is given).
+The same scenario and seed give byte-identical files.`,
+		Example: `  gpuplan simulate
+  gpuplan simulate scenarios/examples/openb-replay.yaml --out out/openb
+  gpuplan simulate --trace jobs.csv --trace-format csv --output json
+  gpuplan simulate my.yaml --seed 7 --output markdown`,
+		Args: argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(cmd, args); err != nil {
+				return err
+			}
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return o.run()
+		},
+	}
+	f := c.Flags()
+	f.Uint64Var(&o.seed, "seed", 0, "random seed (overrides spec.seed)")
+	f.StringVar(&o.out, "out", "", "folder to write summary.json, jobs.csv, timeline.csv and report.md into")
+	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or markdown")
+	f.StringVar(&o.trace, "trace", "", "trace file to replay instead of the scenario's workload (.gz read directly)")
+	f.StringVar(&o.traceFormat, "trace-format", "", "format of --trace: csv, jsonl or openb")
+	f.StringVar(&o.pendingPods, "pending-pods", "", "openb pods that never ran in the source: replay (default) or exclude")
+	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	return c
+}
+
+func (o *simulateOptions) complete(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.scenario = args[0]
+	}
+	o.seedSet = cmd.Flags().Changed("seed")
+	return nil
+}
+
+func (o *simulateOptions) validate() error {
+	switch o.output {
+	case "table", "json", "markdown":
+	default:
+		return usageError{fmt.Errorf("--output is %q; want table, json or markdown", o.output)}
+	}
+	switch o.progress {
+	case "auto", "always", "never":
+	default:
+		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", o.progress)}
+	}
+	if (o.trace == "") != (o.traceFormat == "") {
+		return usageError{errors.New("--trace and --trace-format go together")}
+	}
+	if o.pendingPods != "" && o.trace == "" {
+		return usageError{errors.New("--pending-pods applies to --trace")}
+	}
+	return nil
+}
+
+func (o *simulateOptions) run() error {
+	var sc *scenarios.Scenario
+	var err error
+	if o.scenario == "" {
+		sc, err = scenarios.Default()
+	} else {
+		sc, err = scenarios.LoadFile(o.scenario)
+	}
+	if err != nil {
+		return err
+	}
+	opts := scenarios.Options{}
+	if o.seedSet {
+		opts.Seed = &o.seed
+	}
+	if o.trace != "" {
+		opts.Trace = &scenarios.TraceSpec{Path: o.trace, Format: o.traceFormat, PendingPods: o.pendingPods}
+	}
+	built, err := sc.Build(opts)
+	if err != nil {
+		return err
+	}
+	defer built.Close()
+	finish := o.startProgress(&built.Config)
+	res, err := sim.Run(built.Config)
+	finish()
+	if err != nil {
+		return inputOrBug(err)
+	}
+	if err := validate.Invariants(res); err != nil {
+		return err
+	}
+	assumptions := append([]string{}, built.Assumptions...)
+	if n, ok := built.Config.Workload.(interface{ Notes() []string }); ok {
+		assumptions = append(assumptions, n.Notes()...)
+	}
+	sum := reports.Summarize(res, reports.Meta{
+		Scenario: sc.Metadata.Name, File: sc.File(), Description: sc.Metadata.Description,
+		Workload: built.Workload, Assumptions: assumptions,
+	})
+	if o.out != "" {
+		if err := reports.WriteDir(o.out, res, sum); err != nil {
+			return err
+		}
+	}
+	switch o.output {
+	case "json":
+		return reports.WriteJSON(o.stdout, sum)
+	case "markdown":
+		return reports.WriteMarkdown(o.stdout, sum)
+	}
+	if err := reports.WriteTable(o.stdout, sum); err != nil {
+		return err
+	}
+	if o.out != "" {
+		fmt.Fprintf(o.stdout, "\nWrote %s/{%s,%s,%s,%s}\n", o.out, reports.FileSummary, reports.FileJobs, reports.FileTimeline, reports.FileReport)
+	}
+	return nil
+}
+
+// inputOrBug gives a workload problem exit status 2; anything else is a bug.
+func inputOrBug(err error) error {
+	var we *sim.WorkloadError
+	if errors.As(err, &we) {
+		return usageError{err}
+	}
+	return err
+}
+
+func (o *simulateOptions) startProgress(cfg *sim.Config) func() {
+	show := o.progress == "always"
+	if o.progress == "auto" {
+		f, ok := o.stderr.(*os.File)
+		show = ok && term.IsTerminal(int(f.Fd()))
+	}
+	if !show {
+		return func() {}
+	}
+	max := int64(-1)
+	if cfg.Horizon > 0 {
+		max = cfg.Horizon / 1000
+	}
+	bar := progressbar.NewOptions64(max,
+		progressbar.OptionSetWriter(o.stderr),
+		progressbar.OptionSetDescription("simulating"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSpinnerType(14),
+	)
+	cfg.Progress = func(p sim.Progress) {
+		bar.Describe(fmt.Sprintf("simulated %s, %d jobs in, %d done", reports.Human(float64(p.Now)/1000), p.Submitted, p.Finished))
+		if max > 0 {
+			_ = bar.Set64(p.Now / 1000)
+		} else {
+			_ = bar.Add(1)
+		}
+	}
+	return func() { _ = bar.Finish(); _ = bar.Clear() }
+}

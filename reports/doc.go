@@ -1,0 +1,7 @@
+// Package reports turns a sim.Result into what people and programs read:
+// the summary (summary.json, with a schemaVersion), the per-job table
+// (jobs.csv), the allocation timeline (timeline.csv), a Markdown report and
+// a terminal table. It computes statistics from the result's records and
+// never re-runs or reaches into the simulation. Files are written
+// atomically: a temporary file in the same folder, renamed into place.
+package reports

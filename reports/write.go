@@ -1,0 +1,178 @@
+package reports
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gpuplan.dev/gpuplan/sim"
+)
+
+// WriteFileAtomic writes a file through a temporary file in the same
+// folder and renames it into place, so a reader never sees half a file.
+func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	if err = write(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Files are the names written into an output folder.
+const (
+	FileSummary  = "summary.json"
+	FileJobs     = "jobs.csv"
+	FileTimeline = "timeline.csv"
+	FileReport   = "report.md"
+)
+
+// WriteDir writes summary.json, jobs.csv, timeline.csv and report.md into dir.
+func WriteDir(dir string, res *sim.Result, s *Summary) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	steps := []struct {
+		name string
+		fn   func(io.Writer) error
+	}{
+		{FileJobs, func(w io.Writer) error { return WriteJobsCSV(w, res) }},
+		{FileTimeline, func(w io.Writer) error { return WriteTimelineCSV(w, res) }},
+		{FileReport, func(w io.Writer) error { return WriteMarkdown(w, s) }},
+		// summary.json last: its presence says the rest is complete.
+		{FileSummary, func(w io.Writer) error { return WriteJSON(w, s) }},
+	}
+	for _, st := range steps {
+		if err := WriteFileAtomic(filepath.Join(dir, st.name), st.fn); err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, st.name), err)
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes the summary as indented JSON.
+func WriteJSON(w io.Writer, s *Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// JobsHeader is the header of jobs.csv. Times are seconds from the start of
+// the run (empty when the job never started or has not ended).
+func JobsHeader() []string {
+	return []string{"id", "name", "queue", "priority", "replicas", "pods_bound", "gpus_per_pod", "cpu_milli", "memory_mib",
+		"submit_s", "start_s", "end_s", "wait_s", "jct_s", "duration_s", "outcome", "pool", "gpu_hours", "wait_reason", "diagnosis"}
+}
+
+func msText(ms sim.Time) string {
+	if ms < 0 {
+		return ""
+	}
+	return strconv.FormatInt(ms/1000, 10) + "." + fmt.Sprintf("%03d", ms%1000)
+}
+
+// WriteJobsCSV writes one row per job.
+func WriteJobsCSV(w io.Writer, res *sim.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(JobsHeader()); err != nil {
+		return err
+	}
+	row := make([]string, len(JobsHeader()))
+	for i := range res.Jobs {
+		j := &res.Jobs[i]
+		pool := ""
+		if j.Pool >= 0 {
+			pool = res.Pools[j.Pool].Spec.Name
+		}
+		gpus := strconv.Itoa(int(j.Pod.GPUs))
+		if j.Pod.Shared() {
+			gpus = "0." + fmt.Sprintf("%03d", j.Pod.GPUMilli)
+		}
+		row = append(row[:0],
+			strconv.Itoa(int(j.ID)), j.Name, j.Queue, strconv.Itoa(int(j.Priority)),
+			strconv.Itoa(int(j.Replicas)), strconv.Itoa(int(j.PodsBound)), gpus,
+			strconv.FormatInt(j.Pod.MilliCPU, 10), strconv.FormatInt(j.Pod.MemoryMiB, 10),
+			msText(j.Submit), msText(j.Start), msText(j.End), msText(j.Wait()), msText(j.JCT()),
+			msText(j.Duration), j.Outcome.String(), pool,
+			strconv.FormatFloat(gpuHours(j.HeldMilliMs), 'f', 3, 64),
+			res.Reason(j.Reason), j.Diagnosis,
+		)
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteTimelineCSV writes, per bucket, each pool's mean allocated GPUs and
+// the mean numbers of pending and running jobs.
+func WriteTimelineCSV(w io.Writer, res *sim.Result) error {
+	cw := csv.NewWriter(w)
+	header := []string{"start_s", "end_s"}
+	for _, p := range res.Pools {
+		header = append(header, "alloc_gpus:"+p.Spec.Name)
+	}
+	header = append(header, "alloc_gpus:cluster", "allocation:cluster", "pending_jobs", "running_jobs")
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	tl := &res.Timeline
+	gpus := 0
+	for _, p := range res.Pools {
+		gpus += p.Spec.Nodes * int(p.Spec.GPUsPerNode)
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+	for i := range tl.PendingJobMs {
+		width := tl.Width(i, res.End)
+		if width <= 0 {
+			continue
+		}
+		lo := sim.Time(i) * tl.Interval
+		row := []string{msText(lo), msText(lo + width)}
+		var total int64
+		for p := range res.Pools {
+			a := tl.Allocated[p][i]
+			total += a
+			row = append(row, f(float64(a)/1000/float64(width)))
+		}
+		alloc := 0.0
+		if gpus > 0 {
+			alloc = float64(total) / 1000 / float64(width) / float64(gpus)
+		}
+		row = append(row, f(float64(total)/1000/float64(width)), strconv.FormatFloat(alloc, 'f', 4, 64),
+			f(float64(tl.PendingJobMs[i])/float64(width)), f(float64(tl.RunningJobMs[i])/float64(width)))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

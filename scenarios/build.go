@@ -1,0 +1,214 @@
+package scenarios
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+)
+
+// Options override parts of a scenario from the command line.
+type Options struct {
+	// Seed replaces spec.seed when set.
+	Seed *uint64
+	// Trace replaces spec.workload with a trace (its path as given, not
+	// relative to the scenario file).
+	Trace *TraceSpec
+}
+
+// Built is a scenario ready to run.
+type Built struct {
+	Config sim.Config
+	// Workload describes the job source in words, for reports.
+	Workload string
+	// Assumptions lists what the run assumed that the input did not say.
+	Assumptions []string
+	closers     []func() error
+}
+
+// Close releases the files the workload streams from.
+func (b *Built) Close() error {
+	var first error
+	for _, c := range b.closers {
+		if err := c(); err != nil && first == nil {
+			first = err
+		}
+	}
+	b.closers = nil
+	return first
+}
+
+func (s *Scenario) path(p string) string {
+	if filepath.IsAbs(p) || s.dir == "" {
+		return p
+	}
+	return filepath.Join(s.dir, p)
+}
+
+func (s *Scenario) pluginConfigs() []scheduler.PluginConfig {
+	var out []scheduler.PluginConfig
+	for _, p := range s.Spec.Scheduler.Plugins {
+		out = append(out, scheduler.PluginConfig{Name: p.Name, Weight: p.Weight, Resources: p.Resources})
+	}
+	return out
+}
+
+// Seed is the scenario's seed (1 when it gives none).
+func (s *Scenario) Seed() uint64 {
+	if s.Spec.Seed != nil {
+		return *s.Spec.Seed
+	}
+	return 1
+}
+
+// Pools returns the cluster's pools, importing the node list if any.
+func (s *Scenario) Pools() ([]cluster.PoolSpec, error) {
+	var pools []cluster.PoolSpec
+	for _, p := range s.Spec.Cluster.Pools {
+		ps := cluster.PoolSpec{
+			Name: p.Name, InstanceType: p.InstanceType, GPUModel: p.GPUModel,
+			Nodes: p.Count, GPUsPerNode: p.GPUsPerNode,
+			MilliCPU: p.CPU.MilliValue(), MemoryMiB: p.Memory.Value() >> 20,
+			Labels: p.Labels,
+		}
+		for _, t := range p.Taints {
+			ps.Taints = append(ps.Taints, cluster.Taint{Key: t.Key, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
+		}
+		pools = append(pools, ps)
+	}
+	if nl := s.Spec.Cluster.NodeList; nl != nil {
+		imported, err := ReadOpenbNodes(s.path(nl.Path))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range imported {
+			for _, q := range pools {
+				if q.Name == p.Name {
+					return nil, s.errAt("spec.cluster.nodeList", "imported pool %q has the name of a pool given inline", p.Name)
+				}
+			}
+		}
+		pools = append(pools, imported...)
+	}
+	return pools, nil
+}
+
+// Build turns the scenario into a simulation config. The caller must Close
+// the result when the run is over.
+func (s *Scenario) Build(opts Options) (*Built, error) {
+	pools, err := s.Pools()
+	if err != nil {
+		return nil, err
+	}
+	b := &Built{Config: sim.Config{
+		Seed:    s.Seed(),
+		Pools:   pools,
+		Plugins: s.pluginConfigs(),
+		Queue: scheduler.QueueConfig{
+			Backfill:      s.Spec.Queueing.Backfill,
+			BackfillDepth: s.Spec.Queueing.BackfillDepth,
+		},
+	}}
+	if opts.Seed != nil {
+		b.Config.Seed = *opts.Seed
+	}
+	if s.Spec.Horizon != nil {
+		b.Config.Horizon = s.Spec.Horizon.Millis()
+	}
+	if t := s.Spec.Output.TimelineInterval; t != nil {
+		b.Config.TimelineInterval = t.Millis()
+	}
+	trace := s.Spec.Workload.Trace
+	traceFile := ""
+	if trace != nil {
+		traceFile = s.path(trace.Path)
+	}
+	if opts.Trace != nil {
+		trace = opts.Trace
+		traceFile = trace.Path
+		if err := (&Scenario{file: "--trace"}).validateTrace(trace, "--trace"); err != nil {
+			return nil, err
+		}
+	}
+	if trace != nil {
+		src, err := OpenTrace(traceFile, trace.Format, TraceOptions{PendingPods: trace.PendingPods})
+		if err != nil {
+			return nil, err
+		}
+		b.closers = append(b.closers, src.Close)
+		b.Config.Workload = src
+		b.Workload = fmt.Sprintf("trace %s (format %s)", traceFile, trace.Format)
+		return b, nil
+	}
+	gen, err := s.generator(b.Config.Seed, b.Config.Horizon)
+	if err != nil {
+		return nil, err
+	}
+	b.Config.Workload = gen
+	var names []string
+	for _, c := range s.Spec.Workload.Synthetic.Classes {
+		names = append(names, c.Name)
+	}
+	b.Workload = fmt.Sprintf("synthetic, classes %s", strings.Join(names, ", "))
+	return b, nil
+}
+
+func constraintsFrom(sel map[string]string, terms []TermSpec, tols []TolerationSpec) (*cluster.Constraints, error) {
+	if len(sel) == 0 && len(terms) == 0 && len(tols) == 0 {
+		return nil, nil
+	}
+	c := &cluster.Constraints{NodeSelector: sel}
+	for i, t := range terms {
+		var term cluster.NodeSelectorTerm
+		for j, r := range t.MatchExpressions {
+			op := cluster.SelectorOp(r.Operator)
+			switch op {
+			case cluster.OpIn, cluster.OpNotIn:
+				if len(r.Values) == 0 {
+					return nil, fmt.Errorf("affinity[%d].matchExpressions[%d]: %s needs values", i, j, op)
+				}
+			case cluster.OpExists, cluster.OpDoesNotExist:
+				if len(r.Values) != 0 {
+					return nil, fmt.Errorf("affinity[%d].matchExpressions[%d]: %s takes no values", i, j, op)
+				}
+			case cluster.OpGt, cluster.OpLt:
+				if len(r.Values) != 1 {
+					return nil, fmt.Errorf("affinity[%d].matchExpressions[%d]: %s takes one value", i, j, op)
+				}
+			default:
+				return nil, fmt.Errorf("affinity[%d].matchExpressions[%d].operator: %q is not In, NotIn, Exists, DoesNotExist, Gt or Lt", i, j, r.Operator)
+			}
+			if r.Key == "" {
+				return nil, fmt.Errorf("affinity[%d].matchExpressions[%d].key is required", i, j)
+			}
+			term = append(term, cluster.Requirement{Key: r.Key, Op: op, Values: r.Values})
+		}
+		c.Affinity = append(c.Affinity, term)
+	}
+	for i, t := range tols {
+		tol := cluster.Toleration{Key: t.Key, Operator: t.Operator, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)}
+		switch t.Operator {
+		case "", "Equal":
+			tol.Operator = "Equal"
+			if t.Key == "" {
+				return nil, fmt.Errorf("tolerations[%d]: operator Equal needs a key", i)
+			}
+		case "Exists":
+			if t.Value != "" {
+				return nil, fmt.Errorf("tolerations[%d]: operator Exists takes no value", i)
+			}
+		default:
+			return nil, fmt.Errorf("tolerations[%d].operator: %q is not Equal or Exists", i, t.Operator)
+		}
+		switch tol.Effect {
+		case "", cluster.NoSchedule, cluster.PreferNoSchedule, cluster.NoExecute:
+		default:
+			return nil, fmt.Errorf("tolerations[%d].effect: %q is not NoSchedule, PreferNoSchedule or NoExecute", i, t.Effect)
+		}
+		c.Tolerations = append(c.Tolerations, tol)
+	}
+	return c, nil
+}

@@ -1,0 +1,238 @@
+package scenarios
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultName is how the embedded default scenario is named in messages.
+const DefaultName = "<built-in default scenario>"
+
+// DefaultYAML returns the text of the embedded default scenario.
+func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
+
+// Default returns the embedded default scenario: a mixed cluster of
+// H100 training nodes and A10G nodes, with training gangs, fine-tuning
+// jobs and short interactive jobs over three days.
+func Default() (*Scenario, error) { return Parse(DefaultName, "", defaultYAML) }
+
+// LoadFile reads, strictly decodes and validates a scenario file.
+func LoadFile(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{File: path, Msg: readErr(err)}
+	}
+	return Parse(path, filepath.Dir(path), data)
+}
+
+func readErr(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no such file"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Parse decodes and validates a scenario; file names it in errors and dir
+// resolves the relative paths inside it.
+func Parse(file, dir string, data []byte) (*Scenario, error) {
+	s := &Scenario{}
+	pos, err := decodeStrict(file, data, s)
+	if err != nil {
+		return nil, err
+	}
+	s.file, s.dir, s.pos = file, dir, pos
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// File is where the scenario was loaded from.
+func (s *Scenario) File() string { return s.file }
+
+// errAt is an InputError at a field path, placed at the line of the
+// nearest enclosing field the file has.
+func (s *Scenario) errAt(path, format string, args ...any) *InputError {
+	e := &InputError{File: s.file, Field: path, Msg: fmt.Sprintf(format, args...)}
+	for p := path; ; {
+		if lc, ok := s.pos[p]; ok {
+			e.Line, e.Column = lc[0], lc[1]
+			break
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			if lc, ok := s.pos[""]; ok {
+				e.Line, e.Column = lc[0], lc[1]
+			}
+			break
+		}
+		p = p[:i]
+	}
+	return e
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
+// Validate checks the scenario's meaning (its shape was checked on decoding).
+func (s *Scenario) Validate() error {
+	if s.APIVersion != APIVersion {
+		return s.errAt("apiVersion", "is %q, want %q", s.APIVersion, APIVersion)
+	}
+	if s.Kind != Kind {
+		return s.errAt("kind", "is %q, want %q", s.Kind, Kind)
+	}
+	if s.Metadata.Name == "" {
+		return s.errAt("metadata.name", "a scenario needs a name")
+	}
+	sp := &s.Spec
+	if sp.Horizon != nil && sp.Horizon.Duration <= 0 {
+		return s.errAt("spec.horizon", "must be positive")
+	}
+	if len(sp.Cluster.Pools) == 0 && sp.Cluster.NodeList == nil {
+		return s.errAt("spec.cluster", "give at least one pool, or a nodeList")
+	}
+	seen := map[string]bool{}
+	for i := range sp.Cluster.Pools {
+		if err := s.validatePool(i, seen); err != nil {
+			return err
+		}
+	}
+	if nl := sp.Cluster.NodeList; nl != nil {
+		if nl.Path == "" {
+			return s.errAt("spec.cluster.nodeList.path", "is required")
+		}
+		if nl.Format != "openb" {
+			return s.errAt("spec.cluster.nodeList.format", "is %q; the known node list format is openb", nl.Format)
+		}
+	}
+	if err := s.validateWorkload(); err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for _, n := range plugins.Names() {
+		names[n] = true
+	}
+	for i, p := range sp.Scheduler.Plugins {
+		if !names[p.Name] {
+			return s.errAt(fmt.Sprintf("spec.scheduler.plugins[%d].name", i), "unknown plugin %q (known: %s)", p.Name, strings.Join(plugins.Names(), ", "))
+		}
+	}
+	if len(sp.Scheduler.Plugins) > 0 {
+		if _, err := plugins.NewProfile(s.pluginConfigs()); err != nil {
+			return s.errAt("spec.scheduler.plugins", "%v", err)
+		}
+	}
+	switch sp.Queueing.Policy {
+	case "", "FIFO":
+	default:
+		return s.errAt("spec.queueing.policy", "is %q; the known policy is FIFO (with backfill: true or false)", sp.Queueing.Policy)
+	}
+	if sp.Queueing.BackfillDepth < 0 {
+		return s.errAt("spec.queueing.backfillDepth", "must not be negative")
+	}
+	if sp.Output.TimelineInterval != nil && sp.Output.TimelineInterval.Duration < 1e6 {
+		return s.errAt("spec.output.timelineInterval", "must be at least 1ms")
+	}
+	return nil
+}
+
+func (s *Scenario) validatePool(i int, seen map[string]bool) error {
+	p := &s.Spec.Cluster.Pools[i]
+	at := func(f string) string { return fmt.Sprintf("spec.cluster.pools[%d].%s", i, f) }
+	if !nameRE.MatchString(p.Name) {
+		return s.errAt(at("name"), "%q is not a valid pool name (lower-case letters, digits, '-' and '.')", p.Name)
+	}
+	if seen[p.Name] {
+		return s.errAt(at("name"), "pool %q is defined twice", p.Name)
+	}
+	seen[p.Name] = true
+	if p.Count < 0 {
+		return s.errAt(at("count"), "must not be negative")
+	}
+	if p.GPUsPerNode < 0 || p.GPUsPerNode > cluster.MaxGPUsPerNode {
+		return s.errAt(at("gpusPerNode"), "must be between 0 and %d", cluster.MaxGPUsPerNode)
+	}
+	if p.GPUsPerNode > 0 && p.GPUModel == "" {
+		return s.errAt(at("gpuModel"), "a pool with GPUs needs a gpuModel")
+	}
+	if p.CPU.MilliValue() <= 0 {
+		return s.errAt(at("cpu"), "must be positive")
+	}
+	if p.Memory.Value() <= 0 {
+		return s.errAt(at("memory"), "must be positive")
+	}
+	for j, t := range p.Taints {
+		if t.Key == "" {
+			return s.errAt(fmt.Sprintf("%s[%d].key", at("taints"), j), "is required")
+		}
+		switch cluster.TaintEffect(t.Effect) {
+		case cluster.NoSchedule, cluster.PreferNoSchedule, cluster.NoExecute:
+		default:
+			return s.errAt(fmt.Sprintf("%s[%d].effect", at("taints"), j), "is %q; want NoSchedule, PreferNoSchedule or NoExecute", t.Effect)
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) validateWorkload() error {
+	w := &s.Spec.Workload
+	if (w.Trace == nil) == (w.Synthetic == nil) {
+		return s.errAt("spec.workload", "give exactly one of trace or synthetic")
+	}
+	if t := w.Trace; t != nil {
+		return s.validateTrace(t, "spec.workload.trace")
+	}
+	sy := w.Synthetic
+	if len(sy.Classes) == 0 {
+		return s.errAt("spec.workload.synthetic.classes", "give at least one job class")
+	}
+	if sy.Jobs < 0 {
+		return s.errAt("spec.workload.synthetic.jobs", "must not be negative")
+	}
+	if sy.Jobs == 0 && s.Spec.Horizon == nil {
+		return s.errAt("spec.workload.synthetic", "a synthetic workload needs spec.horizon or a jobs limit, or it never ends")
+	}
+	names := map[string]bool{}
+	for i := range sy.Classes {
+		if _, err := s.classGen(i, 0); err != nil {
+			return err
+		}
+		n := sy.Classes[i].Name
+		if names[n] {
+			return s.errAt(fmt.Sprintf("spec.workload.synthetic.classes[%d].name", i), "class %q is defined twice", n)
+		}
+		names[n] = true
+	}
+	return nil
+}
+
+func (s *Scenario) validateTrace(t *TraceSpec, at string) error {
+	if t.Path == "" {
+		return s.errAt(at+".path", "is required")
+	}
+	if !knownFormat(t.Format) {
+		return s.errAt(at+".format", "is %q; known trace formats: %s", t.Format, strings.Join(TraceFormats(), ", "))
+	}
+	switch t.PendingPods {
+	case "", PendingReplay, PendingExclude:
+	default:
+		return s.errAt(at+".pendingPods", "is %q; want %s or %s", t.PendingPods, PendingReplay, PendingExclude)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+const minimal = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: tiny
+spec:
+  horizon: 2h
+  cluster:
+    pools:
+    - name: gpu
+      count: 2
+      gpuModel: A100-80GB
+      gpusPerNode: 8
+      cpu: "96"
+      memory: 1152Gi
+  workload:
+    synthetic:
+      classes:
+      - name: train
+        arrival: {process: fixed, ratePerHour: 2}
+        replicas: 2
+        pod: {cpu: "8", memory: 64Gi, gpus: 4}
+        duration: 30m
+`
+
+func TestMinimalScenarioBuildsWhatItSays(t *testing.T) {
+	s, err := LoadFile(writeFile(t, "tiny.yaml", minimal))
+	require.NoError(t, err)
+	b, err := s.Build(Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	require.Equal(t, uint64(1), b.Config.Seed, "default seed")
+	require.Equal(t, 2*sim.Hour, b.Config.Horizon)
+	require.Equal(t, []cluster.PoolSpec{{Name: "gpu", GPUModel: "A100-80GB", Nodes: 2, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1152 * 1024}}, b.Config.Pools)
+	// fixed arrivals at 2/h from t=0 over a 2 h horizon: 0, 30m, 60m, 90m.
+	var jobs []cluster.JobSpec
+	for {
+		var j cluster.JobSpec
+		ok, err := b.Config.Workload.Next(&j)
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		jobs = append(jobs, j)
+	}
+	require.Len(t, jobs, 4)
+	for i, j := range jobs {
+		require.Equal(t, int64(i)*30*sim.Minute, j.Submit)
+		require.Equal(t, 30*sim.Minute, j.Duration)
+		require.Equal(t, int32(2), j.Replicas)
+		require.Equal(t, cluster.PodSpec{MilliCPU: 8000, MemoryMiB: 64 * 1024, GPUs: 4}, j.Pod)
+		require.Equal(t, "train", j.Queue)
+	}
+	require.Equal(t, "train-0", jobs[0].Name)
+}
+
+func TestDefaultScenarioLoads(t *testing.T) {
+	s, err := Default()
+	require.NoError(t, err)
+	require.Equal(t, "default-mixed-cluster", s.Metadata.Name)
+	b, err := s.Build(Options{})
+	require.NoError(t, err)
+	require.Len(t, b.Config.Pools, 2)
+	require.Equal(t, 72*sim.Hour, b.Config.Horizon)
+}
+
+func TestExampleScenariosLoad(t *testing.T) {
+	files, err := filepath.Glob("examples/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		s, err := LoadFile(f)
+		require.NoError(t, err, f)
+		_, err = s.Pools()
+		require.NoError(t, err, f)
+	}
+}
+
+// Each bad scenario must fail with the file, the line and the field path.
+func TestStrictLoadingNamesFileLineAndField(t *testing.T) {
+	cases := []struct {
+		name, from, to, want string
+	}{
+		{"typo in a field name", "      gpusPerNode: 8", "      gpusPerNod: 8",
+			`:12:7: spec.cluster.pools[0].gpusPerNod: unknown field "gpusPerNod" (did you mean "gpusPerNode"?)`},
+		{"number as text", "      count: 2", "      count: two",
+			`:10:14: spec.cluster.pools[0].count: expected a whole number, got "two"`},
+		{"bad quantity", `      memory: 1152Gi`, `      memory: lots`,
+			`:14:15: spec.cluster.pools[0].memory: "lots" is not a quantity`},
+		{"unknown field in a nested mapping", "arrival: {process: fixed, ratePerHour: 2}", "arrival: {process: fixed, rate: 2}",
+			`:19:35: spec.workload.synthetic.classes[0].arrival.rate: unknown field "rate"`},
+		{"semantic error keeps the line", "        replicas: 2", "        replicas: 0",
+			`:20:19: spec.workload.synthetic.classes[0].replicas: a job has at least one pod, got 0`},
+		{"bad kind", "kind: Scenario", "kind: Scenaro", `:2:7: kind: is "Scenaro", want "Scenario"`},
+		{"list where a mapping goes", "  cluster:\n", "  cluster: [1, 2]\n  clusterx:\n", `:7:12: spec.cluster: expected a mapping, got a list`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body := strings.Replace(minimal, c.from, c.to, 1)
+			require.NotEqual(t, minimal, body)
+			p := writeFile(t, "bad.yaml", body)
+			_, err := LoadFile(p)
+			require.Error(t, err)
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+			require.Equal(t, p, ie.File)
+			require.Contains(t, err.Error(), p+c.want)
+		})
+	}
+}
+
+func TestSyntaxErrorsAndEmptyFiles(t *testing.T) {
+	_, err := LoadFile(writeFile(t, "e.yaml", ""))
+	require.ErrorContains(t, err, "e.yaml: the file is empty")
+	_, err = LoadFile(writeFile(t, "s.yaml", "apiVersion: x\n  kind: : y\n"))
+	require.ErrorContains(t, err, "s.yaml:2: invalid YAML")
+	_, err = LoadFile(writeFile(t, "two.yaml", minimal+"---\n"+minimal))
+	require.ErrorContains(t, err, "more than one YAML document")
+	_, err = LoadFile(filepath.Join(t.TempDir(), "missing.yaml"))
+	require.ErrorContains(t, err, "missing.yaml: no such file")
+}
+
+func TestDurations(t *testing.T) {
+	for in, want := range map[string]string{"90s": "1m30s", "3d": "72h0m0s", "1d12h": "36h0m0s", "0.5d": "12h0m0s"} {
+		d, err := ParseDuration(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, d.String(), in)
+	}
+	_, err := ParseDuration("soon")
+	require.Error(t, err)
+}

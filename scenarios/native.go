@@ -1,0 +1,471 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// NativeColumns lists the native CSV columns. submit and duration are
+// required; the rest default.
+//
+//	name           job name (default job-<row>)
+//	queue          queue or tenant (default "default")
+//	submit         submit time, seconds from the trace start (decimals allowed)
+//	duration       run time in seconds once every pod is bound (> 0)
+//	replicas       pods in the job, a gang when > 1 (default 1)
+//	gpus           GPUs per pod: a whole number, or below 1 for a share of one GPU (default 0)
+//	cpu            CPU per pod, a Kubernetes quantity such as 8 or 500m (default 0)
+//	memory         memory per pod, a quantity such as 64Gi (default 0)
+//	priority       integer priority, higher first (default 0)
+//	deadline       absolute deletion time in seconds, empty for none
+//	node_selector  key=value pairs separated by ';'
+//	tolerations    key[=value][:Effect] entries separated by ';' (no value: operator Exists)
+func NativeColumns() []string {
+	return []string{"name", "queue", "submit", "duration", "replicas", "gpus", "cpu", "memory", "priority", "deadline", "node_selector", "tolerations"}
+}
+
+type csvSource struct {
+	file   string
+	r      *csv.Reader
+	closer func() error
+	col    map[string]int
+	row    int
+	order  orderCheck
+	in     interner
+	qty    map[string]int64
+	done   bool
+}
+
+func newCSVSource(file string, r io.Reader, closer func() error) (*csvSource, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.Comment = '#'
+	header, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, inputErr(file, 1, "", "the trace is empty; it needs a header row (%s)", strings.Join(NativeColumns(), ","))
+		}
+		return nil, csvErr(file, err)
+	}
+	known := map[string]bool{}
+	for _, c := range NativeColumns() {
+		known[c] = true
+	}
+	s := &csvSource{file: file, r: cr, closer: closer, col: map[string]int{}, in: interner{}, qty: map[string]int64{}}
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		if !known[h] {
+			return nil, &InputError{File: file, Line: 1, Column: i + 1, Field: h, Msg: fmt.Sprintf("unknown column (known: %s)", strings.Join(NativeColumns(), ", "))}
+		}
+		if _, dup := s.col[h]; dup {
+			return nil, &InputError{File: file, Line: 1, Column: i + 1, Field: h, Msg: "column is given twice"}
+		}
+		s.col[h] = i
+	}
+	for _, req := range []string{"submit", "duration"} {
+		if _, ok := s.col[req]; !ok {
+			return nil, inputErr(file, 1, req, "required column is missing")
+		}
+	}
+	cr.FieldsPerRecord = len(header)
+	return s, nil
+}
+
+func csvErr(file string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Err.Error()
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			msg = "wrong number of fields (the header has a different count)"
+		}
+		return &InputError{File: file, Line: pe.Line, Column: pe.Column, Msg: msg}
+	}
+	return &InputError{File: file, Msg: err.Error()}
+}
+
+func (s *csvSource) Close() error    { return s.closer() }
+func (s *csvSource) Notes() []string { return nil }
+
+func (s *csvSource) field(rec []string, name string) string {
+	if i, ok := s.col[name]; ok {
+		return strings.TrimSpace(rec[i])
+	}
+	return ""
+}
+
+func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
+	if s.done {
+		return false, nil
+	}
+	rec, err := s.r.Read()
+	if errors.Is(err, io.EOF) {
+		s.done = true
+		return false, nil
+	}
+	if err != nil {
+		return false, csvErr(s.file, err)
+	}
+	s.row++
+	line, _ := s.r.FieldPos(0)
+	bad := func(field, format string, args ...any) error {
+		col := 0
+		if i, ok := s.col[field]; ok {
+			_, col = s.r.FieldPos(i)
+		}
+		return &InputError{File: s.file, Line: line, Column: col, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	*j = cluster.JobSpec{Name: s.field(rec, "name"), Queue: s.field(rec, "queue"), Replicas: 1}
+	if j.Name == "" {
+		j.Name = "job-" + strconv.Itoa(s.row)
+	}
+	if j.Queue == "" {
+		j.Queue = "default"
+	}
+	if j.Submit, err = seconds(s.field(rec, "submit"), true); err != nil {
+		return false, bad("submit", "%v", err)
+	}
+	if j.Duration, err = seconds(s.field(rec, "duration"), true); err != nil {
+		return false, bad("duration", "%v", err)
+	}
+	if j.Duration <= 0 {
+		return false, bad("duration", "must be positive")
+	}
+	if v := s.field(rec, "deadline"); v != "" {
+		if j.Deadline, err = seconds(v, true); err != nil {
+			return false, bad("deadline", "%v", err)
+		}
+		if j.Deadline < j.Submit {
+			return false, bad("deadline", "is before submit")
+		}
+	}
+	if v := s.field(rec, "replicas"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 1 {
+			return false, bad("replicas", "%q is not a whole number of at least 1", v)
+		}
+		j.Replicas = int32(n)
+	}
+	if v := s.field(rec, "priority"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return false, bad("priority", "%q is not a whole number", v)
+		}
+		j.Priority = int32(n)
+	}
+	if v := s.field(rec, "gpus"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return false, bad("gpus", "%q is not a number", v)
+		}
+		if j.Pod.GPUs, j.Pod.GPUMilli, err = gpuRequest(f); err != nil {
+			return false, bad("gpus", "%v", err)
+		}
+	}
+	if v := s.field(rec, "cpu"); v != "" {
+		if j.Pod.MilliCPU, err = s.quantity(v, true); err != nil {
+			return false, bad("cpu", "%v", err)
+		}
+	}
+	if v := s.field(rec, "memory"); v != "" {
+		if j.Pod.MemoryMiB, err = s.quantity(v, false); err != nil {
+			return false, bad("memory", "%v", err)
+		}
+	}
+	if sel, tol := s.field(rec, "node_selector"), s.field(rec, "tolerations"); sel != "" || tol != "" {
+		j.Constraints, err = s.in.get(sel+"\x00"+tol, func() (*cluster.Constraints, error) {
+			return parseConstraintText(sel, tol)
+		})
+		if err != nil {
+			field := "tolerations"
+			if strings.HasPrefix(err.Error(), "node selector") {
+				field = "node_selector"
+			}
+			return false, bad(field, "%v", err)
+		}
+	}
+	if !s.order.ok(j.Submit) {
+		return false, bad("submit", "rows must be in submit order; this one is earlier than the row before")
+	}
+	return true, nil
+}
+
+// quantity parses a Kubernetes quantity to millicores (cpu) or MiB.
+func (s *csvSource) quantity(v string, cpu bool) (int64, error) {
+	key := v
+	if cpu {
+		key = "c" + v
+	}
+	if n, ok := s.qty[key]; ok {
+		return n, nil
+	}
+	n, err := parseQuantity(v, cpu)
+	if err != nil {
+		return 0, err
+	}
+	if len(s.qty) < 1<<16 {
+		s.qty[key] = n
+	}
+	return n, nil
+}
+
+func parseQuantity(v string, cpu bool) (int64, error) {
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		if cpu {
+			return 0, fmt.Errorf("%q is not a CPU quantity (examples: 8, 0.5, 500m)", v)
+		}
+		return 0, fmt.Errorf("%q is not a memory quantity (examples: 64Gi, 512Mi)", v)
+	}
+	if q.Sign() < 0 {
+		return 0, fmt.Errorf("%q is negative", v)
+	}
+	if cpu {
+		return q.MilliValue(), nil
+	}
+	return (q.Value() + (1<<20 - 1)) >> 20, nil
+}
+
+// seconds parses decimal seconds to milliseconds.
+func seconds(v string, required bool) (int64, error) {
+	if v == "" {
+		if required {
+			return 0, fmt.Errorf("is required")
+		}
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a number of seconds", v)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("%q is negative", v)
+	}
+	if f > 9e12 {
+		return 0, fmt.Errorf("%q is out of range", v)
+	}
+	return int64(math.Round(f * 1000)), nil
+}
+
+// gpuRequest splits a GPUs-per-pod number into whole GPUs or a share.
+func gpuRequest(f float64) (int32, int32, error) {
+	switch {
+	case math.IsNaN(f) || f < 0:
+		return 0, 0, fmt.Errorf("%g is not a GPU count", f)
+	case f == 0:
+		return 0, 0, nil
+	case f < 1:
+		m := int32(math.Round(f * cluster.MilliGPU))
+		if m < 1 {
+			return 0, 0, fmt.Errorf("a share of %g GPU is below 1/1000", f)
+		}
+		if m >= cluster.MilliGPU {
+			return 1, 0, nil
+		}
+		return 0, m, nil
+	case f != math.Trunc(f):
+		return 0, 0, fmt.Errorf("%g GPUs: ask for whole GPUs, or a share below 1 of one GPU", f)
+	case f > cluster.MaxGPUsPerNode:
+		return 0, 0, fmt.Errorf("%g GPUs is more than a node can have (%d)", f, cluster.MaxGPUsPerNode)
+	}
+	return int32(f), 0, nil
+}
+
+// parseConstraintText reads "k=v;k2=v2" selectors and "key=value:Effect;key"
+// tolerations.
+func parseConstraintText(sel, tol string) (*cluster.Constraints, error) {
+	c := &cluster.Constraints{}
+	for _, kv := range splitList(sel) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("node selector %q is not key=value", kv)
+		}
+		if c.NodeSelector == nil {
+			c.NodeSelector = map[string]string{}
+		}
+		c.NodeSelector[k] = v
+	}
+	for _, t := range splitList(tol) {
+		body, effect, _ := strings.Cut(t, ":")
+		k, v, hasValue := strings.Cut(body, "=")
+		tt := cluster.Toleration{Key: k, Value: v, Effect: cluster.TaintEffect(effect), Operator: "Equal"}
+		if !hasValue {
+			tt.Operator = "Exists"
+		}
+		switch tt.Effect {
+		case "", cluster.NoSchedule, cluster.PreferNoSchedule, cluster.NoExecute:
+		default:
+			return nil, fmt.Errorf("toleration %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t, effect)
+		}
+		if k == "" && hasValue {
+			return nil, fmt.Errorf("toleration %q has a value but no key", t)
+		}
+		c.Tolerations = append(c.Tolerations, tt)
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ";") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// jsonJob is one line of the native JSONL format: the CSV columns with the
+// same meaning, plus structured constraints.
+type jsonJob struct {
+	Name         string             `json:"name"`
+	Queue        string             `json:"queue"`
+	Submit       *float64           `json:"submit"`
+	Duration     *float64           `json:"duration"`
+	Replicas     *int32             `json:"replicas"`
+	GPUs         float64            `json:"gpus"`
+	CPU          *resource.Quantity `json:"cpu"`
+	Memory       *resource.Quantity `json:"memory"`
+	Priority     int32              `json:"priority"`
+	Deadline     *float64           `json:"deadline"`
+	NodeSelector map[string]string  `json:"nodeSelector"`
+	Affinity     []TermSpec         `json:"affinity"`
+	Tolerations  []TolerationSpec   `json:"tolerations"`
+}
+
+type jsonlSource struct {
+	file   string
+	sc     *bufio.Scanner
+	closer func() error
+	line   int
+	order  orderCheck
+	in     interner
+}
+
+func newJSONLSource(file string, r io.Reader, closer func() error) *jsonlSource {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
+	return &jsonlSource{file: file, sc: sc, closer: closer, in: interner{}}
+}
+
+func (s *jsonlSource) Close() error    { return s.closer() }
+func (s *jsonlSource) Notes() []string { return nil }
+
+func (s *jsonlSource) Next(j *cluster.JobSpec) (bool, error) {
+	for {
+		if !s.sc.Scan() {
+			if err := s.sc.Err(); err != nil {
+				return false, inputErr(s.file, s.line+1, "", "%v", err)
+			}
+			return false, nil
+		}
+		s.line++
+		b := bytes.TrimSpace(s.sc.Bytes())
+		if len(b) == 0 || b[0] == '#' {
+			continue
+		}
+		return true, s.parse(b, j)
+	}
+}
+
+func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
+	bad := func(field, format string, args ...any) error {
+		return inputErr(s.file, s.line, field, format, args...)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var x jsonJob
+	if err := dec.Decode(&x); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return bad(ute.Field, "expected %s, got a JSON %s", ute.Type, ute.Value)
+		}
+		msg := err.Error()
+		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+			return bad(strings.Trim(f, `"`), "unknown field")
+		}
+		return bad("", "not a JSON object: %s", msg)
+	}
+	if dec.More() {
+		return bad("", "more than one JSON value on the line")
+	}
+	*j = cluster.JobSpec{Name: x.Name, Queue: x.Queue, Replicas: 1, Priority: x.Priority}
+	if j.Name == "" {
+		j.Name = "job-" + strconv.Itoa(s.line)
+	}
+	if j.Queue == "" {
+		j.Queue = "default"
+	}
+	ms := func(p *float64, field string) (int64, error) {
+		if p == nil {
+			return 0, bad(field, "is required")
+		}
+		v, err := seconds(strconv.FormatFloat(*p, 'g', -1, 64), true)
+		if err != nil {
+			return 0, bad(field, "%v", err)
+		}
+		return v, nil
+	}
+	var err error
+	if j.Submit, err = ms(x.Submit, "submit"); err != nil {
+		return err
+	}
+	if j.Duration, err = ms(x.Duration, "duration"); err != nil {
+		return err
+	}
+	if j.Duration <= 0 {
+		return bad("duration", "must be positive")
+	}
+	if x.Deadline != nil {
+		if j.Deadline, err = ms(x.Deadline, "deadline"); err != nil {
+			return err
+		}
+		if j.Deadline < j.Submit {
+			return bad("deadline", "is before submit")
+		}
+	}
+	if x.Replicas != nil {
+		if *x.Replicas < 1 {
+			return bad("replicas", "must be at least 1")
+		}
+		j.Replicas = *x.Replicas
+	}
+	if j.Pod.GPUs, j.Pod.GPUMilli, err = gpuRequest(x.GPUs); err != nil {
+		return bad("gpus", "%v", err)
+	}
+	if x.CPU != nil {
+		if x.CPU.Sign() < 0 {
+			return bad("cpu", "is negative")
+		}
+		j.Pod.MilliCPU = x.CPU.MilliValue()
+	}
+	if x.Memory != nil {
+		if x.Memory.Sign() < 0 {
+			return bad("memory", "is negative")
+		}
+		j.Pod.MemoryMiB = (x.Memory.Value() + (1<<20 - 1)) >> 20
+	}
+	c, err := constraintsFrom(x.NodeSelector, x.Affinity, x.Tolerations)
+	if err != nil {
+		return bad("", "%v", err)
+	}
+	if c != nil {
+		key := c.Key()
+		j.Constraints, _ = s.in.get(key, func() (*cluster.Constraints, error) { return c, nil })
+	}
+	if !s.order.ok(j.Submit) {
+		return bad("submit", "lines must be in submit order; this one is earlier than the line before")
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+package scenarios
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// The openb trace (Alibaba cluster-trace-gpu-v2023, used by the FGD paper).
+//
+// Pods: name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
+// creation_time,deletion_time,scheduled_time, times in seconds from the
+// trace start. Each pod becomes a one-pod job:
+//
+//	submit     creation_time
+//	duration   deletion_time - scheduled_time (the time it ran)
+//	gpus       num_gpu whole GPUs; num_gpu = 1 with gpu_milli < 1000 is a
+//	           share of gpu_milli/1000 of one GPU
+//	cpu, mem   cpu_milli, memory_mib
+//	affinity   gpu_spec "A|B" -> node label gpuplan.dev/gpu-model In [A, B]
+//	queue      qos (LS, BE, Burstable, Guaranteed)
+//
+// Pods that never ran in the source (no scheduled_time, phase Pending) are
+// submitted with their deletion time as a deadline and the time from
+// creation to deletion as an upper bound on their run (pendingPods:
+// replay), or set aside and counted (pendingPods: exclude). A pod whose
+// lifetime is 0 s is given 1 ms and counted.
+//
+// Nodes: sn,cpu_milli,memory_mib,gpu,model; identical nodes form one pool.
+
+type openbSource struct {
+	file    string
+	r       *csv.Reader
+	closer  func() error
+	col     map[string]int
+	order   orderCheck
+	in      interner
+	exclude bool
+	done    bool
+
+	pods, gpuPods, pending, excluded, zero int
+	phases                                 map[string]int
+}
+
+
+func newOpenbSource(file string, r io.Reader, closer func() error, opts TraceOptions) (*openbSource, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, inputErr(file, 1, "", "the trace is empty")
+		}
+		return nil, csvErr(file, err)
+	}
+	s := &openbSource{file: file, r: cr, closer: closer, col: map[string]int{}, in: interner{},
+		exclude: opts.PendingPods == PendingExclude, phases: map[string]int{}}
+	for i, h := range header {
+		s.col[strings.TrimSpace(h)] = i
+	}
+	required := []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}
+	for _, c := range required {
+		if _, ok := s.col[c]; !ok {
+			return nil, inputErr(file, 1, c, "required openb pod column is missing (the header must have %s)", strings.Join(required, ","))
+		}
+	}
+	for _, c := range []string{"creation_time", "deletion_time", "scheduled_time"} {
+		if _, ok := s.col[c]; !ok {
+			return nil, inputErr(file, 1, c, "column is missing: this openb pod list has no times, so it cannot be replayed in time (it is an input for the inflation experiment)")
+		}
+	}
+	cr.FieldsPerRecord = len(header)
+	return s, nil
+}
+
+func (s *openbSource) Close() error { return s.closer() }
+
+func (s *openbSource) Notes() []string {
+	var out []string
+	out = append(out, fmt.Sprintf("openb: %d pods read, %d of them ask for GPUs", s.pods, s.gpuPods))
+	if s.pending > 0 {
+		if s.exclude {
+			out = append(out, fmt.Sprintf("openb: %d pods never ran in the source trace (Pending, no scheduled_time) and were excluded (pendingPods: exclude)", s.pending))
+		} else {
+			out = append(out, fmt.Sprintf("openb: %d pods never ran in the source trace (Pending, no scheduled_time); they were submitted with their deletion time as a deadline (pendingPods: replay)", s.pending))
+		}
+	}
+	if s.zero > 0 {
+		out = append(out, fmt.Sprintf("openb: %d pods with a zero-second run were given 1 ms", s.zero))
+	}
+	var parts []string
+	for _, k := range sortedKeys(s.phases) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, s.phases[k]))
+	}
+	if len(parts) > 0 {
+		out = append(out, "openb: pod phases in the source: "+strings.Join(parts, ", "))
+	}
+	return out
+}
+
+func (s *openbSource) Next(j *cluster.JobSpec) (bool, error) {
+	for {
+		if s.done {
+			return false, nil
+		}
+		rec, err := s.r.Read()
+		if errors.Is(err, io.EOF) {
+			s.done = true
+			return false, nil
+		}
+		if err != nil {
+			return false, csvErr(s.file, err)
+		}
+		skip, err := s.parse(rec, j)
+		if err != nil || !skip {
+			return err == nil, err
+		}
+	}
+}
+
+func (s *openbSource) get(rec []string, name string) string {
+	if i, ok := s.col[name]; ok {
+		return strings.TrimSpace(rec[i])
+	}
+	return ""
+}
+
+func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err error) {
+	line, _ := s.r.FieldPos(0)
+	bad := func(field, format string, args ...any) error {
+		col := 0
+		if i, ok := s.col[field]; ok {
+			_, col = s.r.FieldPos(i)
+		}
+		return &InputError{File: s.file, Line: line, Column: col, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	num := func(field string, required bool) (int64, bool, error) {
+		v := s.get(rec, field)
+		if v == "" {
+			if required {
+				return 0, false, bad(field, "is empty")
+			}
+			return 0, false, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, false, bad(field, "%q is not a non-negative whole number", v)
+		}
+		return n, true, nil
+	}
+	var cpu, mem, ngpu, milli, created, deleted, scheduled int64
+	var hasSched bool
+	if cpu, _, err = num("cpu_milli", true); err != nil {
+		return false, err
+	}
+	if mem, _, err = num("memory_mib", true); err != nil {
+		return false, err
+	}
+	if ngpu, _, err = num("num_gpu", true); err != nil {
+		return false, err
+	}
+	if milli, _, err = num("gpu_milli", true); err != nil {
+		return false, err
+	}
+	if created, _, err = num("creation_time", true); err != nil {
+		return false, err
+	}
+	if deleted, _, err = num("deletion_time", true); err != nil {
+		return false, err
+	}
+	if scheduled, hasSched, err = num("scheduled_time", false); err != nil {
+		return false, err
+	}
+	if ngpu > cluster.MaxGPUsPerNode {
+		return false, bad("num_gpu", "%d GPUs is more than a node can have", ngpu)
+	}
+	if milli > cluster.MilliGPU {
+		return false, bad("gpu_milli", "%d is over 1000 (one whole GPU)", milli)
+	}
+	if deleted < created {
+		return false, bad("deletion_time", "is before creation_time")
+	}
+	if hasSched && (scheduled < created || scheduled > deleted) {
+		return false, bad("scheduled_time", "is outside creation_time..deletion_time")
+	}
+	if !s.order.ok(created) {
+		return false, bad("creation_time", "rows must be in creation order; this one is earlier than the row before")
+	}
+	s.pods++
+	if ngpu > 0 {
+		s.gpuPods++
+	}
+	s.phases[s.get(rec, "pod_phase")]++
+	if !hasSched {
+		s.pending++
+		if s.exclude {
+			s.excluded++
+			return true, nil
+		}
+	}
+	*j = cluster.JobSpec{
+		Name:     s.get(rec, "name"),
+		Queue:    s.get(rec, "qos"),
+		Submit:   created * 1000,
+		Replicas: 1,
+		Pod:      cluster.PodSpec{MilliCPU: cpu, MemoryMiB: mem},
+	}
+	if j.Queue == "" {
+		j.Queue = "default"
+	}
+	switch {
+	case ngpu == 1 && milli > 0 && milli < cluster.MilliGPU:
+		j.Pod.GPUMilli = int32(milli)
+	case ngpu > 0:
+		j.Pod.GPUs = int32(ngpu)
+	}
+	if hasSched {
+		j.Duration = (deleted - scheduled) * 1000
+	} else {
+		j.Duration = (deleted - created) * 1000
+		j.Deadline = deleted * 1000
+		j.Flags |= cluster.FlagNoRecordedRun
+	}
+	if j.Duration == 0 {
+		j.Duration = 1
+		s.zero++
+	}
+	if spec := s.get(rec, "gpu_spec"); spec != "" {
+		j.Constraints, _ = s.in.get(spec, func() (*cluster.Constraints, error) {
+			models := strings.Split(spec, "|")
+			return &cluster.Constraints{Affinity: []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: models}}}}, nil
+		})
+	}
+	return false, nil
+}
+
+// ReadOpenbNodes reads an openb node list (sn,cpu_milli,memory_mib,gpu,model)
+// into pools of identical nodes, in order of first appearance.
+func ReadOpenbNodes(path string) ([]cluster.PoolSpec, error) {
+	r, closer, err := openMaybeGzip(path)
+	if err != nil {
+		return nil, err
+	}
+	defer closer()
+	return parseOpenbNodes(path, r)
+}
+
+func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, inputErr(path, 1, "", "the node list is empty")
+		}
+		return nil, csvErr(path, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, c := range []string{"cpu_milli", "memory_mib", "gpu", "model"} {
+		if _, ok := col[c]; !ok {
+			return nil, inputErr(path, 1, c, "required column is missing (the header must have sn,cpu_milli,memory_mib,gpu,model)")
+		}
+	}
+	cr.FieldsPerRecord = len(header)
+	type key struct {
+		model         string
+		gpu, cpu, mem int64
+	}
+	index := map[key]int{}
+	var pools []cluster.PoolSpec
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, csvErr(path, err)
+		}
+		line, _ := cr.FieldPos(0)
+		var k key
+		k.model = strings.TrimSpace(rec[col["model"]])
+		for _, f := range []struct {
+			name string
+			dst  *int64
+		}{{"cpu_milli", &k.cpu}, {"memory_mib", &k.mem}, {"gpu", &k.gpu}} {
+			v := strings.TrimSpace(rec[col[f.name]])
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				_, c := cr.FieldPos(col[f.name])
+				return nil, &InputError{File: path, Line: line, Column: c, Field: f.name, Msg: fmt.Sprintf("%q is not a non-negative whole number", v)}
+			}
+			*f.dst = n
+		}
+		if k.cpu == 0 || k.mem == 0 {
+			return nil, inputErr(path, line, "cpu_milli", "a node needs CPU and memory")
+		}
+		if k.gpu > cluster.MaxGPUsPerNode {
+			return nil, inputErr(path, line, "gpu", "%d GPUs is more than %d", k.gpu, cluster.MaxGPUsPerNode)
+		}
+		if k.gpu > 0 && k.model == "" {
+			return nil, inputErr(path, line, "model", "a node with GPUs needs a model")
+		}
+		i, ok := index[k]
+		if !ok {
+			name := strings.ToLower(k.model)
+			if name == "" {
+				name = "cpu"
+			}
+			name = fmt.Sprintf("%s-%dgpu-%dcpu-%dgi", name, k.gpu, k.cpu/1000, k.mem/1024)
+			i = len(pools)
+			index[k] = i
+			pools = append(pools, cluster.PoolSpec{
+				Name: name, GPUModel: k.model, GPUsPerNode: int32(k.gpu),
+				MilliCPU: k.cpu, MemoryMiB: k.mem,
+			})
+		}
+		pools[i].Nodes++
+	}
+	if len(pools) == 0 {
+		return nil, inputErr(path, 2, "", "the node list has no nodes")
+	}
+	return pools, nil
+}

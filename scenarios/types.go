@@ -1,0 +1,188 @@
+package scenarios
+
+import "k8s.io/apimachinery/pkg/api/resource"
+
+// APIVersion and Kind identify a scenario document.
+const (
+	APIVersion = "gpuplan.dev/v1alpha1"
+	Kind       = "Scenario"
+)
+
+// Scenario is the versioned, Kubernetes-style scenario document.
+type Scenario struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+
+	// file is where it was loaded from ("" for built in); dir resolves
+	// relative paths; pos maps field paths to lines.
+	file string
+	dir  string
+	pos  positions
+}
+
+// Metadata names and describes a scenario.
+type Metadata struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+}
+
+// Spec is the body of a scenario.
+type Spec struct {
+	// Seed drives every random stream of the run (default 1).
+	Seed *uint64 `json:"seed,omitempty"`
+	// Horizon ends the run; empty means run until the workload drains.
+	Horizon   *Duration     `json:"horizon,omitempty"`
+	Cluster   ClusterSpec   `json:"cluster"`
+	Workload  WorkloadSpec  `json:"workload"`
+	Scheduler SchedulerSpec `json:"scheduler,omitempty"`
+	Queueing  QueueingSpec  `json:"queueing,omitempty"`
+	Output    OutputSpec    `json:"output,omitempty"`
+}
+
+// ClusterSpec lists node pools, given inline or imported from a node list.
+type ClusterSpec struct {
+	Pools    []PoolSpec    `json:"pools,omitempty"`
+	NodeList *NodeListSpec `json:"nodeList,omitempty"`
+}
+
+// PoolSpec is a group of identical nodes.
+type PoolSpec struct {
+	Name         string            `json:"name"`
+	Count        int               `json:"count"`
+	InstanceType string            `json:"instanceType,omitempty"`
+	GPUModel     string            `json:"gpuModel,omitempty"`
+	GPUsPerNode  int32             `json:"gpusPerNode,omitempty"`
+	CPU          resource.Quantity `json:"cpu"`
+	Memory       resource.Quantity `json:"memory"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Taints       []TaintSpec       `json:"taints,omitempty"`
+}
+
+// TaintSpec is a core/v1 taint.
+type TaintSpec struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+// NodeListSpec imports pools from a node list file (format openb: the
+// openb_node_list_*.csv of the Alibaba trace), grouping identical nodes.
+type NodeListSpec struct {
+	Path   string `json:"path"`
+	Format string `json:"format"`
+}
+
+// WorkloadSpec is a trace or a synthetic generator (exactly one).
+type WorkloadSpec struct {
+	Trace     *TraceSpec     `json:"trace,omitempty"`
+	Synthetic *SyntheticSpec `json:"synthetic,omitempty"`
+}
+
+// TraceSpec replays a trace file.
+type TraceSpec struct {
+	Path string `json:"path"`
+	// Format is csv, jsonl (the native formats) or openb.
+	Format string `json:"format"`
+	// PendingPods says what to do with openb pods that never ran in the
+	// source trace: replay (default: submit them; they are deleted at their
+	// deletion time, running or not) or exclude (count and report them only).
+	PendingPods string `json:"pendingPods,omitempty"`
+}
+
+// SyntheticSpec generates jobs from classes, each its own arrival stream.
+type SyntheticSpec struct {
+	// Jobs caps the number of jobs generated (0: until the horizon).
+	Jobs    int         `json:"jobs,omitempty"`
+	Classes []ClassSpec `json:"classes"`
+}
+
+// ClassSpec is one kind of job in a synthetic workload.
+type ClassSpec struct {
+	Name     string       `json:"name"`
+	Queue    string       `json:"queue,omitempty"`
+	Priority int32        `json:"priority,omitempty"`
+	Arrival  ArrivalSpec  `json:"arrival"`
+	Replicas *NumDist     `json:"replicas,omitempty"`
+	Pod      PodTemplate  `json:"pod"`
+	Duration DurationDist `json:"duration"`
+	// NodeSelector, Affinity and Tolerations place the class's pods.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	Affinity     []TermSpec        `json:"affinity,omitempty"`
+	Tolerations  []TolerationSpec  `json:"tolerations,omitempty"`
+}
+
+// ArrivalSpec is an arrival process.
+type ArrivalSpec struct {
+	// Process is poisson (exponential gaps) or fixed (constant gaps).
+	Process     string  `json:"process"`
+	RatePerHour float64 `json:"ratePerHour"`
+	// Diurnal modulates a poisson rate: rate x (1 + amplitude cos(2 pi (h - peakHour)/24)).
+	Diurnal *DiurnalSpec `json:"diurnal,omitempty"`
+	// Start delays the class's first arrival.
+	Start *Duration `json:"start,omitempty"`
+}
+
+// DiurnalSpec is a daily cycle of the arrival rate.
+type DiurnalSpec struct {
+	Amplitude float64 `json:"amplitude"`
+	PeakHour  float64 `json:"peakHour"`
+}
+
+// PodTemplate is a pod's requests (equal to its limits).
+type PodTemplate struct {
+	CPU    resource.Quantity `json:"cpu"`
+	Memory resource.Quantity `json:"memory"`
+	// GPUs per pod: whole GPUs, or a value below 1 for a share of one GPU.
+	GPUs *NumDist `json:"gpus,omitempty"`
+}
+
+// TermSpec is a required node affinity term: all its expressions hold.
+type TermSpec struct {
+	MatchExpressions []RequirementSpec `json:"matchExpressions"`
+}
+
+// RequirementSpec is a node selector requirement.
+type RequirementSpec struct {
+	Key      string   `json:"key"`
+	Operator string   `json:"operator"`
+	Values   []string `json:"values,omitempty"`
+}
+
+// TolerationSpec is a core/v1 toleration.
+type TolerationSpec struct {
+	Key      string `json:"key,omitempty"`
+	Operator string `json:"operator,omitempty"`
+	Value    string `json:"value,omitempty"`
+	Effect   string `json:"effect,omitempty"`
+}
+
+// SchedulerSpec is the scheduler profile: the enabled plugins in order.
+type SchedulerSpec struct {
+	Plugins []PluginSpec `json:"plugins,omitempty"`
+}
+
+// PluginSpec enables one plugin.
+type PluginSpec struct {
+	Name      string           `json:"name"`
+	Weight    int64            `json:"weight,omitempty"`
+	Resources map[string]int64 `json:"resources,omitempty"`
+}
+
+// QueueingSpec is how the pending queue is served.
+type QueueingSpec struct {
+	// Policy is FIFO (in QueueSort order: priority, then submit time).
+	Policy string `json:"policy,omitempty"`
+	// Backfill lets later jobs start past one that does not fit.
+	Backfill bool `json:"backfill,omitempty"`
+	// BackfillDepth bounds how many jobs past a blocked one are tried (0: all).
+	BackfillDepth int `json:"backfillDepth,omitempty"`
+}
+
+// OutputSpec tunes the results.
+type OutputSpec struct {
+	// TimelineInterval is the bucket width of the allocation timeline (default 1h).
+	TimelineInterval *Duration `json:"timelineInterval,omitempty"`
+}

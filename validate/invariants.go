@@ -1,0 +1,149 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// InvariantError lists broken invariants: a bug, not bad input.
+type InvariantError struct{ Violations []string }
+
+func (e *InvariantError) Error() string {
+	const show = 10
+	v := e.Violations
+	more := ""
+	if len(v) > show {
+		more = fmt.Sprintf("\n  ... and %d more", len(v)-show)
+		v = v[:show]
+	}
+	return fmt.Sprintf("invariant violated (a gpuplan bug), %d problem(s):\n  %s%s", len(e.Violations), strings.Join(v, "\n  "), more)
+}
+
+// ExitCode is 1: a failed assertion.
+func (e *InvariantError) ExitCode() int { return 1 }
+
+// Invariants checks a result's books. It returns nil or an *InvariantError.
+func Invariants(res *sim.Result) error {
+	var v []string
+	bad := func(format string, args ...any) { v = append(v, fmt.Sprintf(format, args...)) }
+	gang := false
+	for _, p := range res.Profile["permit"] {
+		if p == "Gang" {
+			gang = true
+		}
+	}
+	var held int64
+	for i := range res.Jobs {
+		j := &res.Jobs[i]
+		if int(j.ID) != i {
+			bad("job record %d has id %d: jobs must be recorded once each, in order", i, j.ID)
+			continue
+		}
+		held += j.HeldMilliMs
+		checkJob(res, j, gang, bad)
+	}
+	var alloc int64
+	for pi := range res.Pools {
+		p := &res.Pools[pi]
+		alloc += p.AllocatedMilliMs
+		gpus := int64(p.Spec.Nodes) * int64(p.Spec.GPUsPerNode) * cluster.MilliGPU
+		if want := gpus * res.End; p.SuppliedMilliMs != want {
+			bad("pool %s supplied %d milli-GPU ms, its %d GPUs over %d ms supply %d", p.Spec.Name, p.SuppliedMilliMs, gpus/cluster.MilliGPU, res.End, want)
+		}
+		if p.AllocatedMilliMs < 0 || p.AllocatedMilliMs > p.SuppliedMilliMs {
+			bad("pool %s allocated %d milli-GPU ms of %d supplied", p.Spec.Name, p.AllocatedMilliMs, p.SuppliedMilliMs)
+		}
+		if pi < len(res.Timeline.Allocated) {
+			var sum int64
+			for b, a := range res.Timeline.Allocated[pi] {
+				sum += a
+				if w := res.Timeline.Width(b, res.End); a > gpus*w || a < 0 {
+					bad("pool %s allocated %d milli-GPU ms in timeline bucket %d of width %d ms: over its capacity", p.Spec.Name, a, b, w)
+				}
+			}
+			if sum != p.AllocatedMilliMs {
+				bad("pool %s: timeline buckets add to %d milli-GPU ms, the ledger says %d", p.Spec.Name, sum, p.AllocatedMilliMs)
+			}
+		}
+	}
+	if held != alloc {
+		bad("jobs held %d milli-GPU ms of GPUs but pools allocated %d: GPU time is not conserved", held, alloc)
+	}
+	if len(v) > 0 {
+		return &InvariantError{Violations: v}
+	}
+	return nil
+}
+
+func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...any)) {
+	name := fmt.Sprintf("job %d (%s)", j.ID, j.Name)
+	m := j.Pod.MilliGPUs() * int64(j.Replicas)
+	started := j.Start >= 0
+	if started && j.Start < j.Submit {
+		bad("%s started at %d before it was submitted at %d", name, j.Start, j.Submit)
+	}
+	if started && j.PodsBound != j.Replicas {
+		bad("%s started with %d of %d pods bound", name, j.PodsBound, j.Replicas)
+	}
+	if gang && !started && j.PodsBound != 0 {
+		bad("%s has %d of %d pods bound but has not started: a gang was partly bound", name, j.PodsBound, j.Replicas)
+	}
+	if j.PodsBound < 0 || j.PodsBound > j.Replicas {
+		bad("%s has %d pods bound of %d", name, j.PodsBound, j.Replicas)
+	}
+	if j.HeldMilliMs < 0 {
+		bad("%s held negative GPU time", name)
+	}
+	switch j.Outcome {
+	case sim.Completed:
+		if !started || j.End != j.Start+j.Duration {
+			bad("%s completed but ran from %d to %d for a duration of %d", name, j.Start, j.End, j.Duration)
+		}
+	case sim.Deleted:
+		if !started || j.Deadline == 0 || j.End != j.Deadline || j.End >= j.Start+j.Duration {
+			bad("%s deleted while running, but start %d end %d deadline %d duration %d do not agree", name, j.Start, j.End, j.Deadline, j.Duration)
+		}
+	case sim.Abandoned:
+		if started || j.Deadline == 0 || j.End != j.Deadline {
+			bad("%s abandoned, but start %d end %d deadline %d do not agree", name, j.Start, j.End, j.Deadline)
+		}
+	case sim.Unschedulable:
+		if started || j.End >= 0 || j.HeldMilliMs != 0 || j.PodsBound != 0 || j.Diagnosis == "" {
+			bad("%s is unschedulable but started, ended, held GPUs or has no diagnosis", name)
+		}
+	case sim.Running:
+		endAt := j.Start + j.Duration
+		if j.Deadline > 0 && j.Deadline < endAt {
+			endAt = j.Deadline
+		}
+		if !started || j.End >= 0 || endAt <= res.End {
+			bad("%s is running at the end (%d ms) but started at %d ms for %d ms", name, res.End, j.Start, j.Duration)
+		}
+	case sim.Pending:
+		if started || j.End >= 0 {
+			bad("%s is pending at the end but started or ended", name)
+		}
+		if j.Diagnosis == "" {
+			bad("%s is pending at the end without a diagnosis", name)
+		}
+	default:
+		bad("%s has no known outcome", name)
+	}
+	if j.End >= 0 && started && (j.Outcome == sim.Completed || j.Outcome == sim.Deleted) {
+		// Pods hold GPUs at least while the job runs (longer if bound early without a gang).
+		if min := m * (j.End - j.Start); j.HeldMilliMs < min || (gang && j.HeldMilliMs != min) {
+			bad("%s held %d milli-GPU ms; running %d pods of %d milli-GPU for %d ms holds %d", name, j.HeldMilliMs, j.Replicas, j.Pod.MilliGPUs(), j.End-j.Start, min)
+		}
+	}
+}
+
+// IsInvariant reports whether err is a broken invariant (from here or the engine).
+func IsInvariant(err error) bool {
+	var a *InvariantError
+	var b *sim.InvariantError
+	return errors.As(err, &a) || errors.As(err, &b)
+}
