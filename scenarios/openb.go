@@ -47,7 +47,6 @@ type openbSource struct {
 	phases                                 map[string]int
 }
 
-
 func newOpenbSource(file string, r io.Reader, closer func() error, opts TraceOptions) (*openbSource, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true

@@ -72,7 +72,9 @@ type Config struct {
 // InvariantError is a broken invariant: a bug in the simulator, not bad input.
 type InvariantError struct{ Err error }
 
-func (e *InvariantError) Error() string { return "invariant violated (a gpuplan bug): " + e.Err.Error() }
+func (e *InvariantError) Error() string {
+	return "invariant violated (a gpuplan bug): " + e.Err.Error()
+}
 func (e *InvariantError) Unwrap() error { return e.Err }
 
 // WorkloadError is a job the workload source gave that cannot be simulated.
