@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -15,8 +16,12 @@ type Options struct {
 	// Seed replaces spec.seed when set.
 	Seed *uint64
 	// Trace replaces spec.workload with a trace (its path as given, not
-	// relative to the scenario file).
+	// relative to the scenario file). The scenario's horizon belongs to its
+	// own workload: with Trace the whole trace is replayed unless Horizon
+	// is set.
 	Trace *TraceSpec
+	// Horizon replaces spec.horizon when set (0: run until drained).
+	Horizon *time.Duration
 }
 
 // Built is a scenario ready to run.
@@ -129,9 +134,19 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 	if opts.Trace != nil {
 		trace = opts.Trace
 		traceFile = trace.Path
+		b.Config.Horizon = 0
 		if err := (&Scenario{file: "--trace"}).validateTrace(trace, "--trace"); err != nil {
 			return nil, err
 		}
+	}
+	if opts.Horizon != nil {
+		if *opts.Horizon < 0 {
+			return nil, &InputError{File: "--horizon", Msg: "must not be negative"}
+		}
+		b.Config.Horizon = opts.Horizon.Milliseconds()
+	}
+	if trace == nil && b.Config.Horizon == 0 && s.Spec.Workload.Synthetic.Jobs == 0 {
+		return nil, &InputError{File: "--horizon", Msg: "a synthetic workload without a jobs limit needs a horizon"}
 	}
 	if trace != nil {
 		src, err := OpenTrace(traceFile, trace.Format, TraceOptions{PendingPods: trace.PendingPods})

@@ -157,8 +157,8 @@ func (r *runner) push(at Time, ev event) engine.Handle {
 
 func (r *runner) readNext() error {
 	r.hasNext = false
-	var j cluster.JobSpec
-	ok, err := r.cfg.Workload.Next(&j)
+	j := &r.next
+	ok, err := r.cfg.Workload.Next(j)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,6 @@ func (r *runner) readNext() error {
 		return &WorkloadError{Job: idx, Name: j.Name, Err: fmt.Errorf("submitted at %d ms, before the previous job (%d ms): the workload must be in submit order", j.Submit, r.lastSub)}
 	}
 	r.lastSub = j.Submit
-	r.next = j
 	r.hasNext = true
 	r.push(j.Submit, event{kind: evArrival})
 	return nil

@@ -10,11 +10,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // exitCoder is an error that knows its exit status.
@@ -25,14 +26,14 @@ type usageError struct{ error }
 
 func (usageError) ExitCode() int { return 2 }
 
-func run(args []string) int {
-	root := newRootCmd(os.Stdin, os.Stdout, os.Stderr)
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "gpuplan: "+err.Error())
+	fmt.Fprintln(stderr, "gpuplan: "+err.Error())
 	return exitCode(err)
 }
 

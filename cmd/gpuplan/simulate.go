@@ -27,6 +27,7 @@ type simulateOptions struct {
 	traceFormat string
 	pendingPods string
 	progress    string
+	horizon     string
 
 	stdout, stderr io.Writer
 }
@@ -42,8 +43,9 @@ or, with no file, of the built-in default scenario, and print a summary.
 With --out DIR it writes DIR/summary.json (schemaVersion 1), DIR/jobs.csv (one row
 per job), DIR/timeline.csv (allocation and queue length per interval) and
 DIR/report.md. --trace replaces the scenario's workload with a trace file replayed
-against the scenario's cluster (the default scenario's cluster when none is given).
-The same scenario and seed give byte-identical files.`,
+against the scenario's cluster (the default scenario's cluster when none is given);
+the whole trace runs unless --horizon cuts it. The same scenario and seed give
+byte-identical files.`,
 		Example: `  gpuplan simulate
   gpuplan simulate scenarios/examples/openb-replay.yaml --out out/openb
   gpuplan simulate --trace jobs.csv --trace-format csv --output json
@@ -66,6 +68,7 @@ The same scenario and seed give byte-identical files.`,
 	f.StringVar(&o.trace, "trace", "", "trace file to replay instead of the scenario's workload (.gz read directly)")
 	f.StringVar(&o.traceFormat, "trace-format", "", "format of --trace: csv, jsonl or openb")
 	f.StringVar(&o.pendingPods, "pending-pods", "", "openb pods that never ran in the source: replay (default) or exclude")
+	f.StringVar(&o.horizon, "horizon", "", "end the run at this simulated time, e.g. 72h or 30d (0: run until the workload drains); with --trace the whole trace runs unless this is given")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 	return c
 }
@@ -115,6 +118,13 @@ func (o *simulateOptions) run() error {
 	}
 	if o.trace != "" {
 		opts.Trace = &scenarios.TraceSpec{Path: o.trace, Format: o.traceFormat, PendingPods: o.pendingPods}
+	}
+	if o.horizon != "" {
+		h, err := scenarios.ParseDuration(o.horizon)
+		if err != nil || h < 0 {
+			return usageError{fmt.Errorf("--horizon %q is not a duration (examples: 72h, 30d, 0)", o.horizon)}
+		}
+		opts.Horizon = &h
 	}
 	built, err := sc.Build(opts)
 	if err != nil {

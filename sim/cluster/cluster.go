@@ -17,6 +17,8 @@ type Pool struct {
 	FreeByWhole []int32
 	// AllocMilli is the milli-GPUs allocated on the pool right now.
 	AllocMilli int64
+	// byFree[k] lists the nodes with exactly k whole GPUs free (any order).
+	byFree [][]int32
 
 	supplyMilli    int64 // milli-GPUs supplied right now
 	allocIntegral  int64 // milli-GPU x ms allocated so far
@@ -37,6 +39,7 @@ type Node struct {
 	Pods      int32
 	gpuBase   int32
 	gpuN      int32
+	bucket    int32 // position of the node in its pool's byFree[FreeWhole]
 }
 
 // Placement records where one pod is bound: its node, the whole GPUs it
@@ -96,6 +99,8 @@ func New(pools []PoolSpec) (*Cluster, error) {
 			supplyMilli: int64(p.Nodes) * int64(p.GPUsPerNode) * MilliGPU,
 		}
 		pl.FreeByWhole[p.GPUsPerNode] = int32(p.Nodes)
+		pl.byFree = make([][]int32, p.GPUsPerNode+1)
+		pl.byFree[p.GPUsPerNode] = make([]int32, 0, p.Nodes)
 		for n := 0; n < p.Nodes; n++ {
 			node := Node{
 				Pool:      int32(i),
@@ -112,6 +117,8 @@ func New(pools []PoolSpec) (*Cluster, error) {
 			for g := int32(0); g < p.GPUsPerNode; g++ {
 				c.gpuFree = append(c.gpuFree, MilliGPU)
 			}
+			node.bucket = int32(len(pl.byFree[p.GPUsPerNode]))
+			pl.byFree[p.GPUsPerNode] = append(pl.byFree[p.GPUsPerNode], int32(len(c.Nodes)))
 			c.Nodes = append(c.Nodes, node)
 		}
 		c.Pools[i] = pl
@@ -180,6 +187,36 @@ func (c *Cluster) Integrals(i int) (allocated, supplied int64) {
 	return c.Pools[i].allocIntegral, c.Pools[i].supplyIntegral
 }
 
+// move re-files node n after its free whole GPUs changed from before.
+func (c *Cluster) move(pool *Pool, n int32, before int32) {
+	nd := &c.Nodes[n]
+	pool.FreeByWhole[before]--
+	pool.FreeByWhole[nd.FreeWhole]++
+	old := pool.byFree[before]
+	last := old[len(old)-1]
+	old[nd.bucket] = last
+	c.Nodes[last].bucket = nd.bucket
+	pool.byFree[before] = old[:len(old)-1]
+	nd.bucket = int32(len(pool.byFree[nd.FreeWhole]))
+	pool.byFree[nd.FreeWhole] = append(pool.byFree[nd.FreeWhole], n)
+}
+
+// AppendNodesWithFree appends to dst the nodes of pool i that have at least
+// minWhole whole GPUs free, in no particular order, and returns it.
+func (c *Cluster) AppendNodesWithFree(i int32, minWhole int32, dst []int32) []int32 {
+	pl := &c.Pools[i]
+	if minWhole <= 0 {
+		for n := pl.First; n < pl.First+pl.Count; n++ {
+			dst = append(dst, n)
+		}
+		return dst
+	}
+	for k := minWhole; k < int32(len(pl.byFree)); k++ {
+		dst = append(dst, pl.byFree[k]...)
+	}
+	return dst
+}
+
 func (c *Cluster) refreshShare(nd *Node) {
 	m := int32(0)
 	for _, f := range c.gpuFree[nd.gpuBase : nd.gpuBase+nd.gpuN] {
@@ -236,8 +273,7 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec) (Placement, error) {
 		pool.AllocMilli += int64(p.GPUs) * MilliGPU
 	}
 	if wholeBefore != nd.FreeWhole {
-		pool.FreeByWhole[wholeBefore]--
-		pool.FreeByWhole[nd.FreeWhole]++
+		c.move(pool, n, wholeBefore)
 	}
 	nd.FreeCPU -= p.MilliCPU
 	nd.FreeMem -= p.MemoryMiB
@@ -278,8 +314,7 @@ func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 	}
 	c.refreshShare(nd)
 	if wholeBefore != nd.FreeWhole {
-		pool.FreeByWhole[wholeBefore]--
-		pool.FreeByWhole[nd.FreeWhole]++
+		c.move(pool, pl.Node, wholeBefore)
 	}
 	nd.FreeCPU += p.MilliCPU
 	nd.FreeMem += p.MemoryMiB

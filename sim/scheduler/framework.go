@@ -93,14 +93,13 @@ func (f *Framework) preFilter(now cluster.Time, job *JobInfo, diagnosing bool) *
 	return nil
 }
 
-func (f *Framework) candidates() []int32 {
+// candidates lists the nodes of the eligible pools that have enough whole
+// GPUs free for pod (every node for pods without whole GPUs).
+func (f *Framework) candidates(pod *cluster.PodSpec) []int32 {
 	st := &f.st
 	nodes := st.nodes[:0]
 	for _, p := range st.Pools {
-		pl := &f.c.Pools[p]
-		for n := pl.First; n < pl.First+pl.Count; n++ {
-			nodes = append(nodes, n)
-		}
+		nodes = f.c.AppendNodesWithFree(p, pod.GPUs, nodes)
 	}
 	st.nodes = nodes
 	return nodes
@@ -147,7 +146,7 @@ func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *S
 	st := &f.st
 	pod := &job.Spec.Pod
 	want := job.Remaining()
-	nodes := f.filter(pod, f.candidates())
+	nodes := f.filter(pod, f.candidates(pod))
 	if cap(st.scores) < len(nodes) {
 		st.scores = make([]int64, len(nodes), 2*len(nodes))
 	}
@@ -156,9 +155,11 @@ func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *S
 	f.stmt.Begin(f.c)
 	var placed int32
 	for placed < want && len(nodes) > 0 {
+		// Highest score; ties go to the lowest node index, whatever the
+		// order candidates came in.
 		best := 0
 		for i := 1; i < len(nodes); i++ {
-			if scores[i] > scores[best] {
+			if scores[i] > scores[best] || (scores[i] == scores[best] && nodes[i] < nodes[best]) {
 				best = i
 			}
 		}
@@ -196,11 +197,11 @@ func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *S
 			break
 		}
 	}
+	if status == nil && placed == 0 {
+		status = f.cached(f.lastEmptied, "no eligible node has the free cpu, memory and GPUs the pod asks for")
+	}
 	if status == nil && placed < st.MinPods {
 		status = f.cached(f.lastEmptied, "only part of the job's pods fit at once")
-	}
-	if status == nil && placed == 0 {
-		status = f.cached(f.lastEmptied, "no eligible node has room for the pod now")
 	}
 	if status != nil {
 		if err := f.discard(now, job); err != nil {
@@ -357,11 +358,13 @@ func (f *Framework) Diagnose(now cluster.Time, job *JobInfo, static bool) (Diagn
 		for _, p := range f.prof.PreFilter {
 			s := p.PreFilter(st, job)
 			if !s.IsSuccess() || len(st.Pools) == 0 {
-				reason := "node(s) rejected by " + p.Name()
-				if !s.IsSuccess() {
-					reason = s.Message()
+				reasons := []string{"node(s) rejected by " + p.Name()}
+				if !s.IsSuccess() && len(s.Reasons) > 0 {
+					reasons = s.Reasons
 				}
-				d.Reasons[reason] += int(pl.Count)
+				for _, r := range reasons {
+					d.Reasons[r] += int(pl.Count)
+				}
 				dropped = true
 				break
 			}
@@ -393,7 +396,7 @@ func (f *Framework) Diagnose(now cluster.Time, job *JobInfo, static bool) (Diagn
 		st.Pools = append(st.Pools[:0], eligible...)
 		f.stmt.Begin(f.c)
 		for d.Placeable < d.Remaining {
-			nodes := f.filter(pod, f.candidates())
+			nodes := f.filter(pod, f.candidates(pod))
 			if len(nodes) == 0 {
 				break
 			}

@@ -1,7 +1,7 @@
 package scheduler
 
 import (
-	"sort"
+	"slices"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -22,6 +22,7 @@ type Scheduler struct {
 	fw       *Framework
 	cfg      QueueConfig
 	less     func(a, b *JobInfo) bool
+	cmp      func(a, b *JobInfo) int
 	queue    []*JobInfo
 	arrivals []*JobInfo
 	memo     shapeMemo
@@ -34,7 +35,16 @@ type Scheduler struct {
 
 // New returns a scheduler over fw.
 func New(fw *Framework, cfg QueueConfig) *Scheduler {
-	s := &Scheduler{fw: fw, cfg: cfg, less: fw.prof.QueueSort.Less}
+	less := fw.prof.QueueSort.Less
+	s := &Scheduler{fw: fw, cfg: cfg, less: less, cmp: func(a, b *JobInfo) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	}}
 	s.blocked = fw.reasons.intern("waiting behind an earlier job that does not fit")
 	return s
 }
@@ -72,14 +82,23 @@ func (s *Scheduler) merge() {
 	if len(s.arrivals) == 0 {
 		return
 	}
-	sort.SliceStable(s.arrivals, func(a, b int) bool { return s.less(s.arrivals[a], s.arrivals[b]) })
+	slices.SortStableFunc(s.arrivals, s.cmp)
 	for _, j := range s.arrivals {
 		n := len(s.queue)
 		if n == 0 || !s.less(j, s.queue[n-1]) {
 			s.queue = append(s.queue, j)
 			continue
 		}
-		i := sort.Search(n, func(i int) bool { return s.less(j, s.queue[i]) })
+		// First queued job that j goes before.
+		i, hi := 0, n
+		for i < hi {
+			m := int(uint(i+hi) >> 1)
+			if s.less(j, s.queue[m]) {
+				hi = m
+			} else {
+				i = m + 1
+			}
+		}
 		s.queue = append(s.queue, nil)
 		copy(s.queue[i+1:], s.queue[i:])
 		s.queue[i] = j
@@ -100,7 +119,7 @@ func (s *Scheduler) fail(j *JobInfo, reason int32) {
 func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 	s.memo.reset()
 	if s.cfg.Backfill && !freed {
-		sort.SliceStable(s.arrivals, func(a, b int) bool { return s.less(s.arrivals[a], s.arrivals[b]) })
+		slices.SortStableFunc(s.arrivals, s.cmp)
 		for _, j := range s.arrivals {
 			if j.Done {
 				continue

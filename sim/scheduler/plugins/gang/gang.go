@@ -31,9 +31,10 @@ func (*Gang) Name() string { return Name }
 // MinMember is the whole job: every remaining pod.
 func (*Gang) MinMember(job *scheduler.JobInfo) int32 { return job.Remaining() }
 
-// Permit rejects a partial placement.
+// Permit rejects a partial placement. When no pod fits at all the
+// framework reports why the first pod did not fit instead.
 func (g *Gang) Permit(_ *scheduler.CycleState, job *scheduler.JobInfo, placed int32) *scheduler.Status {
-	if placed < job.Remaining() {
+	if placed > 0 && placed < job.Remaining() {
 		return g.reject
 	}
 	return nil
