@@ -374,7 +374,7 @@ func (r *runner) expire(t Time, j *jobState) error {
 	}
 	r.integrate(t)
 	r.pending--
-	j.info.Done = true
+	r.sched.Remove(&j.info)
 	j.finished = true
 	j.outcome = Abandoned
 	j.end = t

@@ -208,3 +208,29 @@ func TestMMcMeanWaitMatchesErlangC(t *testing.T) {
 	t.Logf("mean wait: simulated %.4f h, Erlang C %.4f h", got, want)
 	require.InEpsilon(t, want, got, 0.04)
 }
+
+// The hot path allocates nothing per event: doubling the jobs must not
+// double the allocations (only slices that grow, amortised, may allocate).
+func TestAllocationsDoNotGrowWithJobs(t *testing.T) {
+	mk := func(n int) []cluster.JobSpec {
+		r := models.NewStream(3, 1)
+		jobs := make([]cluster.JobSpec, n)
+		var at float64
+		for i := range jobs {
+			at += models.Exponential{MeanValue: float64(Minute)}.Sample(r)
+			jobs[i] = job("j", Time(at), Time(models.Exponential{MeanValue: float64(10 * Minute)}.Sample(r))+1, 1+int32(i%2), 1+int32(i%4))
+		}
+		return jobs
+	}
+	allocs := func(jobs []cluster.JobSpec) float64 {
+		return testing.AllocsPerRun(3, func() {
+			_, err := Run(Config{Pools: []cluster.PoolSpec{pool("p", 8, 8)}, Queue: scheduler.QueueConfig{Backfill: true}, Workload: &SliceSource{Jobs: jobs}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(mk(20000)), allocs(mk(40000))
+	t.Logf("allocations per run: %.0f for 20k jobs, %.0f for 40k jobs", small, large)
+	require.Less(t, large-small, 200.0, "allocations grow with the number of jobs")
+}

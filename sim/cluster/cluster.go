@@ -201,6 +201,21 @@ func (c *Cluster) move(pool *Pool, n int32, before int32) {
 	pool.byFree[nd.FreeWhole] = append(pool.byFree[nd.FreeWhole], n)
 }
 
+// MaxFreeWhole is the most whole GPUs free on any one node.
+func (c *Cluster) MaxFreeWhole() int32 {
+	best := int32(0)
+	for i := range c.Pools {
+		h := c.Pools[i].FreeByWhole
+		for k := int32(len(h)) - 1; k > best; k-- {
+			if h[k] > 0 {
+				best = k
+				break
+			}
+		}
+	}
+	return best
+}
+
 // AppendNodesWithFree appends to dst the nodes of pool i that have at least
 // minWhole whole GPUs free, in no particular order, and returns it.
 func (c *Cluster) AppendNodesWithFree(i int32, minWhole int32, dst []int32) []int32 {

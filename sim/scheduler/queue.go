@@ -28,6 +28,17 @@ type Scheduler struct {
 	memo     shapeMemo
 	blocked  int32 // reason id: waiting behind a blocked job (strict FIFO)
 
+	// done counts queued jobs marked Done since the last compaction.
+	done int
+	// minWhole is a lower bound on the whole GPUs every queued pod asks
+	// for, valid while nonWhole (queued jobs asking for no whole GPU, an
+	// upper bound) is zero. A pass stops early when no node has minWhole
+	// GPUs free.
+	minWhole int32
+	nonWhole int
+	full     int32 // reason id for jobs cut off by that early stop
+	untried  int   // upper bound on queued jobs never attempted
+
 	// Attempts counts framework attempts; Skipped counts jobs not tried
 	// because a smaller job of the same constraints had just failed.
 	Attempts, Skipped uint64
@@ -46,6 +57,8 @@ func New(fw *Framework, cfg QueueConfig) *Scheduler {
 		return 0
 	}}
 	s.blocked = fw.reasons.intern("waiting behind an earlier job that does not fit")
+	s.full = fw.reasons.intern("Insufficient nvidia.com/gpu: no node has as many GPUs free as the smallest queued pod asks for")
+	s.minWhole = 1 << 30
 	return s
 }
 
@@ -60,6 +73,27 @@ func (s *Scheduler) Framework() *Framework { return s.fw }
 func (s *Scheduler) Enqueue(j *JobInfo) {
 	j.FirstReason, j.LastReason = -1, -1
 	s.arrivals = append(s.arrivals, j)
+}
+
+// Remove takes a queued job out (it was deleted while pending).
+func (s *Scheduler) Remove(j *JobInfo) {
+	if !j.Done {
+		j.Done = true
+		s.done++
+	}
+}
+
+func (s *Scheduler) markDone(j *JobInfo) {
+	j.Done = true
+	s.done++
+}
+
+func (s *Scheduler) track(j *JobInfo) {
+	if g := j.Spec.Pod.GPUs; g > 0 {
+		s.minWhole = min(s.minWhole, g)
+	} else {
+		s.nonWhole++
+	}
 }
 
 // Pending returns the queued jobs in queue order (including those enqueued
@@ -84,6 +118,11 @@ func (s *Scheduler) merge() {
 	}
 	slices.SortStableFunc(s.arrivals, s.cmp)
 	for _, j := range s.arrivals {
+		if j.Done {
+			s.done++ // counted when compaction drops it
+		}
+		s.track(j)
+		s.untried++
 		n := len(s.queue)
 		if n == 0 || !s.less(j, s.queue[n-1]) {
 			s.queue = append(s.queue, j)
@@ -143,6 +182,11 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 			if !s.cfg.Backfill || (s.cfg.BackfillDepth > 0 && i-blockedAt > s.cfg.BackfillDepth) {
 				break
 			}
+			if s.nonWhole == 0 && s.fw.c.MaxFreeWhole() < s.minWhole {
+				// Nothing queued can fit anywhere: stop scanning.
+				s.cutOff(s.queue[i:])
+				break
+			}
 		}
 		if !s.cfg.Backfill && !freed && j.Attempted {
 			// The head failed against at least this much capacity.
@@ -160,6 +204,18 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 	return nil
 }
 
+// cutOff gives the jobs an early stop skipped, if never tried, a reason.
+func (s *Scheduler) cutOff(rest []*JobInfo) {
+	if s.untried == 0 {
+		return
+	}
+	for _, j := range rest {
+		if !j.Done && !j.Attempted && j.FirstReason < 0 {
+			s.fail(j, s.full)
+		}
+	}
+}
+
 func (s *Scheduler) try(now cluster.Time, j *JobInfo, b Binder) error {
 	if r, ok := s.memo.dominated(j); ok && j.Attempted {
 		s.Skipped++
@@ -172,7 +228,7 @@ func (s *Scheduler) try(now cluster.Time, j *JobInfo, b Binder) error {
 		return err
 	}
 	if j.Remaining() == 0 {
-		j.Done = true
+		s.markDone(j)
 		return nil
 	}
 	r := s.fw.reasons.intern(st.Message())
@@ -186,17 +242,29 @@ func (s *Scheduler) try(now cluster.Time, j *JobInfo, b Binder) error {
 	return nil
 }
 
+// compact drops Done jobs once they are a quarter of the queue (so a pass
+// that looks at few jobs does not pay for the whole queue) and refreshes
+// the queue-wide bounds.
 func (s *Scheduler) compact() {
+	if s.done == 0 || s.done*4 < len(s.queue) {
+		return
+	}
 	out := s.queue[:0]
+	s.minWhole, s.nonWhole, s.untried = 1<<30, 0, 0
 	for _, j := range s.queue {
 		if !j.Done {
 			out = append(out, j)
+			s.track(j)
+			if !j.Attempted {
+				s.untried++
+			}
 		}
 	}
 	for i := len(out); i < len(s.queue); i++ {
 		s.queue[i] = nil
 	}
 	s.queue = out
+	s.done = 0
 }
 
 // shapeMemo remembers the smallest jobs that failed in this pass, per

@@ -1,0 +1,40 @@
+# gpuplan: make run | make test | make bench
+GO      ?= go
+BIN     := bin/gpuplan
+PKGS    := ./...
+# Fuzz seed corpora run as part of the normal tests; FUZZTIME explores further.
+FUZZTIME ?= 30s
+
+.PHONY: all build run test bench fuzz vet fmt clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/gpuplan
+
+# The main job: the built-in default scenario, summary on stdout, files in out/default.
+run: build
+	./$(BIN) simulate --out out/default
+
+test:
+	$(GO) vet $(PKGS)
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	$(GO) test -count=1 $(PKGS)
+
+# Performance benchmarks (not part of make test): median of 5 runs each.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./benchmarks/ ./sim/engine/
+
+fuzz:
+	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes; do \
+	  $(GO) test ./scenarios/ -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; done
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,126 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"testing"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// Every parser must turn any input into jobs that validate or an
+// *InputError, never a panic. The seed corpora run in make test.
+
+func requireInputError(t *testing.T, err error) {
+	t.Helper()
+	var ie *InputError
+	if err != nil && !errors.As(err, &ie) {
+		t.Fatalf("error is not an InputError: %T %v", err, err)
+	}
+	if ie != nil && ie.File == "" {
+		t.Fatalf("error names no file: %v", err)
+	}
+}
+
+func drain(t *testing.T, src interface {
+	Next(*cluster.JobSpec) (bool, error)
+}) {
+	t.Helper()
+	for i := 0; i < 1<<16; i++ {
+		var j cluster.JobSpec
+		ok, err := src.Next(&j)
+		if err != nil {
+			requireInputError(t, err)
+			return
+		}
+		if !ok {
+			return
+		}
+		if err := j.Validate(); err != nil {
+			t.Fatalf("parser produced an invalid job %+v: %v", j, err)
+		}
+	}
+}
+
+func seed(f *testing.F, files ...string) {
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+func nop() error { return nil }
+
+func FuzzScenario(f *testing.F) {
+	f.Add([]byte(minimal))
+	f.Add(defaultYAML)
+	seed(f, "examples/openb-replay.yaml")
+	f.Add([]byte("apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nspec: {cluster: {pools: [{name: a, count: -1}]}}\n"))
+	f.Add([]byte("a: &x [1]\nb: *x\n"))
+	f.Add([]byte("spec:\n  horizon: 3q\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("fuzz.yaml", "", data)
+		requireInputError(t, err)
+		if err == nil && s.Spec.Cluster.NodeList == nil && s.Spec.Workload.Trace == nil {
+			if _, err := s.Build(Options{}); err != nil {
+				requireInputError(t, err)
+			}
+		}
+	})
+}
+
+func FuzzNativeCSV(f *testing.F) {
+	seed(f, "testdata/native.csv")
+	f.Add([]byte("submit,duration\n1,2\n0,1\n"))
+	f.Add([]byte("submit,duration,gpus,cpu,memory,tolerations,node_selector\n1,2,0.5,1,1Gi,a:NoSchedule,b=c\n"))
+	f.Add([]byte("submit,duration\n\"1,2\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src, err := newCSVSource("fuzz.csv", bytes.NewReader(data), nop)
+		if err != nil {
+			requireInputError(t, err)
+			return
+		}
+		drain(t, src)
+	})
+}
+
+func FuzzNativeJSONL(f *testing.F) {
+	seed(f, "testdata/native.jsonl")
+	f.Add([]byte(`{"submit": 1e300, "duration": -1}`))
+	f.Add([]byte(`{"submit": 1, "duration": 1, "cpu": "1e9999"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		drain(t, newJSONLSource("fuzz.jsonl", bytes.NewReader(data), nop))
+	})
+}
+
+func FuzzOpenbPods(f *testing.F) {
+	seed(f, "testdata/openb_pods.csv")
+	f.Add([]byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,99,1000,,LS,Running,0,1,0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src, err := newOpenbSource("fuzz.csv", bytes.NewReader(data), nop, TraceOptions{})
+		if err != nil {
+			requireInputError(t, err)
+			return
+		}
+		drain(t, src)
+	})
+}
+
+func FuzzOpenbNodes(f *testing.F) {
+	seed(f, "testdata/openb_nodes.csv")
+	f.Add([]byte("sn,cpu_milli,memory_mib,gpu,model\nn,1,1,65,X\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pools, err := parseOpenbNodes("fuzz.csv", io.Reader(bytes.NewReader(data)))
+		requireInputError(t, err)
+		for _, p := range pools {
+			if err := p.Validate(); err != nil {
+				t.Fatalf("invalid pool %+v: %v", p, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,82 @@
+package plugins
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/leastallocated"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/mostallocated"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/noderesources"
+)
+
+type binds struct{ nodes []int32 }
+
+func (b *binds) Bind(_ *scheduler.JobInfo, pls []cluster.Placement) error {
+	for _, p := range pls {
+		b.nodes = append(b.nodes, p.Node)
+	}
+	return nil
+}
+
+// Node 0 has 6 of 8 GPUs taken, node 1 none. A 2-GPU pod goes to node 0
+// under MostAllocated and to node 1 under LeastAllocated.
+func TestMostVersusLeastAllocated(t *testing.T) {
+	for _, tc := range []struct {
+		score string
+		want  int32
+	}{{mostallocated.Name, 0}, {leastallocated.Name, 1}} {
+		c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 2, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 1 << 20}})
+		require.NoError(t, err)
+		_, err = c.Allocate(0, 0, &cluster.PodSpec{GPUs: 6})
+		require.NoError(t, err)
+		prof, err := NewProfile([]scheduler.PluginConfig{{Name: noderesources.Name}, {Name: tc.score, Resources: map[string]int64{"nvidia.com/gpu": 1}}})
+		require.NoError(t, err)
+		fw, err := scheduler.NewFramework(prof, c)
+		require.NoError(t, err)
+		spec := &cluster.JobSpec{Replicas: 1, Duration: 1, Pod: cluster.PodSpec{GPUs: 2}}
+		var b binds
+		placed, st, err := fw.Attempt(0, &scheduler.JobInfo{Spec: spec}, &b)
+		require.NoError(t, err)
+		require.True(t, st.IsSuccess())
+		require.Equal(t, int32(1), placed)
+		require.Equal(t, []int32{tc.want}, b.nodes, tc.score)
+	}
+}
+
+// The used-fraction score by hand: node with 96 of 192 CPUs, 1 of 2 TiB and
+// 4 of 8 GPUs used, pod asking 48 CPUs, 512 GiB, 2 GPUs: after placing,
+// cpu 144/192 = 75, memory 1536/2048 = 75, gpu 6/8 = 75; weights 1, 1, 2.
+func TestUsedFractionScoreByHand(t *testing.T) {
+	c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 1, GPUsPerNode: 8, MilliCPU: 192000, MemoryMiB: 2 << 20}})
+	require.NoError(t, err)
+	_, err = c.Allocate(0, 0, &cluster.PodSpec{MilliCPU: 96000, MemoryMiB: 1 << 20, GPUs: 4})
+	require.NoError(t, err)
+	st := &scheduler.CycleState{Cluster: c}
+	pod := &cluster.PodSpec{MilliCPU: 48000, MemoryMiB: 512 << 10, GPUs: 2}
+	out := make([]int64, 1)
+	noderesources.UsedFractionScores(st, noderesources.ResourceWeights{CPU: 1, Memory: 1, GPU: 2}, pod, []int32{0}, out, true)
+	require.Equal(t, int64(75), out[0])
+	noderesources.UsedFractionScores(st, noderesources.ResourceWeights{CPU: 1, Memory: 1, GPU: 2}, pod, []int32{0}, out, false)
+	require.Equal(t, int64(25), out[0])
+}
+
+func TestProfileErrors(t *testing.T) {
+	_, err := NewProfile([]scheduler.PluginConfig{{Name: "MostAllocated"}})
+	require.ErrorContains(t, err, "must enable NodeResourcesFit")
+	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit"}, {Name: "Bogus"}})
+	require.ErrorContains(t, err, `unknown scheduler plugin "Bogus"`)
+	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit"}, {Name: "NodeResourcesFit"}})
+	require.ErrorContains(t, err, "listed twice")
+	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit", Weight: 3}})
+	require.ErrorContains(t, err, "takes no weight")
+	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit"}, {Name: "MostAllocated", Resources: map[string]int64{"tpu": 1}}})
+	require.ErrorContains(t, err, `unknown resource "tpu"`)
+	p, err := NewProfile(Default())
+	require.NoError(t, err)
+	require.Equal(t, "PrioritySort", p.QueueSort.Name())
+	require.Len(t, p.PreFilter, 3)
+	require.NotNil(t, p.MinMember)
+}
