@@ -66,3 +66,10 @@ func benchRun(b *testing.B, path string) {
 func BenchmarkSimulate100kJobs1000Nodes(b *testing.B) {
 	benchRun(b, "testdata/synthetic-100k.yaml")
 }
+
+// BenchmarkSimulate100kJobsOverloaded runs the same jobs on 600 nodes: the
+// queue grows to tens of thousands of jobs, the case where a scheduling
+// pass must not cost in proportion to the backlog.
+func BenchmarkSimulate100kJobsOverloaded(b *testing.B) {
+	benchRun(b, "testdata/synthetic-100k-overloaded.yaml")
+}

@@ -216,6 +216,19 @@ func (c *Cluster) MaxFreeWhole() int32 {
 	return best
 }
 
+// PodsPlaceable is how many pods of g whole GPUs the free GPUs of all
+// nodes could hold, counting GPUs only.
+func (c *Cluster) PodsPlaceable(g int32) int64 {
+	var n int64
+	for i := range c.Pools {
+		h := c.Pools[i].FreeByWhole
+		for k := g; k < int32(len(h)); k++ {
+			n += int64(h[k]) * int64(k/g)
+		}
+	}
+	return n
+}
+
 // AppendNodesWithFree appends to dst the nodes of pool i that have at least
 // minWhole whole GPUs free, in no particular order, and returns it.
 func (c *Cluster) AppendNodesWithFree(i int32, minWhole int32, dst []int32) []int32 {

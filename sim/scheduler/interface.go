@@ -77,6 +77,8 @@ type JobInfo struct {
 	Attempted bool
 	// Done is set when the job leaves the queue (bound or deleted).
 	Done bool
+	// queued is set while the job sits in a queue bucket.
+	queued bool
 }
 
 // Remaining is the number of pods still to bind.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math/bits"
 	"slices"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -12,32 +13,51 @@ type QueueConfig struct {
 	// kube-scheduler and BestEffortFIFO behaviour). Without it the queue is
 	// strict FIFO: the first job that does not fit blocks every job behind it.
 	Backfill bool
-	// BackfillDepth, when positive, bounds how many jobs past the first
-	// blocked one a pass tries (Slurm's bf_max_job_test).
+	// BackfillDepth, when positive, bounds how many jobs a pass tries after
+	// the first one that did not fit (Slurm's bf_max_job_test).
 	BackfillDepth int
 }
 
+// Buckets are keyed by the whole GPUs a job's pods ask for (0: a share of a
+// GPU, or none) and the job's size class (replicas 1, 2-3, 4-7, ... 64+).
+const (
+	sizeClasses = 8
+	numBuckets  = (cluster.MaxGPUsPerNode + 1) * sizeClasses
+	maskWords   = (numBuckets + 63) / 64
+)
+
+func sizeClass(replicas int32) int { return min(bits.Len32(uint32(replicas))-1, sizeClasses-1) }
+
+// bucket holds the queued jobs of one (GPUs per pod, size class) key, in
+// queue order. Jobs marked Done stay until the bucket is compacted.
+type bucket struct {
+	jobs []*JobInfo
+	done int
+}
+
 // Scheduler owns the pending queue and runs scheduling passes over it.
+//
+// The queue is kept as one sorted list per (whole GPUs per pod, job size
+// class). A pass walks the lists merged in queue order, so jobs are tried
+// exactly in QueueSort order, but a list whose jobs cannot fit is not
+// visited at all: no node has g GPUs free, or (for gangs) the free GPUs
+// cannot hold as many g-GPU pods as the smallest job of the list has.
+// This keeps a pass proportional to the jobs that could fit, not to the
+// backlog.
 type Scheduler struct {
 	fw       *Framework
 	cfg      QueueConfig
 	less     func(a, b *JobInfo) bool
 	cmp      func(a, b *JobInfo) int
-	queue    []*JobInfo
+	buckets  [numBuckets]bucket
+	occupied [maskWords]uint64 // bit b: bucket b has jobs
+	fits     [cluster.MaxGPUsPerNode + 1]int64 // pods of g GPUs the free GPUs hold; -1 unknown
 	arrivals []*JobInfo
+	merged   []*JobInfo // jobs merged in the current pass
+	cursor   [numBuckets]int
 	memo     shapeMemo
-	blocked  int32 // reason id: waiting behind a blocked job (strict FIFO)
-
-	// done counts queued jobs marked Done since the last compaction.
-	done int
-	// minWhole is a lower bound on the whole GPUs every queued pod asks
-	// for, valid while nonWhole (queued jobs asking for no whole GPU, an
-	// upper bound) is zero. A pass stops early when no node has minWhole
-	// GPUs free.
-	minWhole int32
-	nonWhole int
-	full     int32 // reason id for jobs cut off by that early stop
-	untried  int   // upper bound on queued jobs never attempted
+	blocked  int32 // reason id: waited behind a blocked job without being tried
+	full     int32 // reason id: skipped because no node had the GPUs free
 
 	// Attempts counts framework attempts; Skipped counts jobs not tried
 	// because a smaller job of the same constraints had just failed.
@@ -57,8 +77,7 @@ func New(fw *Framework, cfg QueueConfig) *Scheduler {
 		return 0
 	}}
 	s.blocked = fw.reasons.intern("waiting behind an earlier job that does not fit")
-	s.full = fw.reasons.intern("Insufficient nvidia.com/gpu: no node has as many GPUs free as the smallest queued pod asks for")
-	s.minWhole = 1 << 30
+	s.full = fw.reasons.intern("Insufficient nvidia.com/gpu: no node has that many GPUs free")
 	return s
 }
 
@@ -75,42 +94,46 @@ func (s *Scheduler) Enqueue(j *JobInfo) {
 	s.arrivals = append(s.arrivals, j)
 }
 
-// Remove takes a queued job out (it was deleted while pending).
-func (s *Scheduler) Remove(j *JobInfo) {
-	if !j.Done {
-		j.Done = true
-		s.done++
+func bucketOf(j *JobInfo) int {
+	return int(j.Spec.Pod.GPUs)*sizeClasses + sizeClass(j.Spec.Replicas)
+}
+
+// canHold reports whether bucket bi's jobs might fit now: a whole-GPU pod
+// needs a node with that many GPUs free, and a gang needs room for at
+// least as many pods as the smallest job of its size class.
+func (s *Scheduler) canHold(bi int) bool {
+	g := bi / sizeClasses
+	if g == 0 {
+		return true
+	}
+	if s.fits[g] < 0 {
+		s.fits[g] = s.fw.c.PodsPlaceable(int32(g))
+	}
+	need := int64(1)
+	if s.fw.prof.MinMember != nil {
+		need = 1 << (bi % sizeClasses)
+	}
+	return s.fits[g] >= need
+}
+
+func (s *Scheduler) forgetFits() {
+	for i := range s.fits {
+		s.fits[i] = -1
 	}
 }
+
+// Remove takes a job out of the queue (it was deleted while pending).
+func (s *Scheduler) Remove(j *JobInfo) { s.markDone(j) }
 
 func (s *Scheduler) markDone(j *JobInfo) {
+	if j.Done {
+		return
+	}
 	j.Done = true
-	s.done++
-}
-
-func (s *Scheduler) track(j *JobInfo) {
-	if g := j.Spec.Pod.GPUs; g > 0 {
-		s.minWhole = min(s.minWhole, g)
-	} else {
-		s.nonWhole++
+	if j.queued {
+		s.buckets[bucketOf(j)].done++
 	}
 }
-
-// Pending returns the queued jobs in queue order (including those enqueued
-// since the last pass), skipping those marked Done.
-func (s *Scheduler) Pending() []*JobInfo {
-	s.merge()
-	out := make([]*JobInfo, 0, len(s.queue))
-	for _, j := range s.queue {
-		if !j.Done {
-			out = append(out, j)
-		}
-	}
-	return out
-}
-
-// Len is the number of queued jobs not yet Done (an upper bound between passes).
-func (s *Scheduler) Len() int { return len(s.queue) + len(s.arrivals) }
 
 func (s *Scheduler) merge() {
 	if len(s.arrivals) == 0 {
@@ -119,29 +142,33 @@ func (s *Scheduler) merge() {
 	slices.SortStableFunc(s.arrivals, s.cmp)
 	for _, j := range s.arrivals {
 		if j.Done {
-			s.done++ // counted when compaction drops it
+			continue
 		}
-		s.track(j)
-		s.untried++
-		n := len(s.queue)
-		if n == 0 || !s.less(j, s.queue[n-1]) {
-			s.queue = append(s.queue, j)
+		j.queued = true
+		s.merged = append(s.merged, j)
+		b := bucketOf(j)
+		bk := &s.buckets[b]
+		s.occupied[b>>6] |= 1 << (b & 63)
+		n := len(bk.jobs)
+		if n == 0 || !s.less(j, bk.jobs[n-1]) {
+			bk.jobs = append(bk.jobs, j)
 			continue
 		}
 		// First queued job that j goes before.
 		i, hi := 0, n
 		for i < hi {
 			m := int(uint(i+hi) >> 1)
-			if s.less(j, s.queue[m]) {
+			if s.less(j, bk.jobs[m]) {
 				hi = m
 			} else {
 				i = m + 1
 			}
 		}
-		s.queue = append(s.queue, nil)
-		copy(s.queue[i+1:], s.queue[i:])
-		s.queue[i] = j
+		bk.jobs = append(bk.jobs, nil)
+		copy(bk.jobs[i+1:], bk.jobs[i:])
+		bk.jobs[i] = j
 	}
+	clear(s.arrivals)
 	s.arrivals = s.arrivals[:0]
 }
 
@@ -158,6 +185,8 @@ func (s *Scheduler) fail(j *JobInfo, reason int32) {
 func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 	s.memo.reset()
 	if s.cfg.Backfill && !freed {
+		// Only the new arrivals can fit: everything queued failed against
+		// at least the capacity there is now.
 		slices.SortStableFunc(s.arrivals, s.cmp)
 		for _, j := range s.arrivals {
 			if j.Done {
@@ -168,50 +197,105 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 			}
 		}
 		s.merge()
-		s.compact()
+		s.finishPass()
 		return nil
 	}
 	s.merge()
-	blockedAt := -1
-	for i, j := range s.queue {
-		if j.Done {
-			continue
-		}
-		if blockedAt >= 0 {
-			// Strict FIFO: everything behind the head waits (BlockedReason).
-			if !s.cfg.Backfill || (s.cfg.BackfillDepth > 0 && i-blockedAt > s.cfg.BackfillDepth) {
-				break
+	for i := range s.cursor {
+		s.cursor[i] = 0
+	}
+	s.forgetFits()
+	maxFree := s.fw.c.MaxFreeWhole()
+	blocked, tried := false, 0
+	for {
+		// The earliest job, in queue order, of the buckets that can fit.
+		var next *JobInfo
+		nb := -1
+	scan:
+		for w := 0; w < maskWords; w++ {
+			for m := s.occupied[w]; m != 0; m &= m - 1 {
+				bi := w<<6 | bits.TrailingZeros64(m)
+				if s.cfg.Backfill {
+					if bi/sizeClasses > int(maxFree) {
+						break scan // buckets are in increasing GPU count
+					}
+					if !s.canHold(bi) {
+						continue
+					}
+				}
+				bk := &s.buckets[bi]
+				for s.cursor[bi] < len(bk.jobs) && bk.jobs[s.cursor[bi]].Done {
+					s.cursor[bi]++
+				}
+				if s.cursor[bi] == len(bk.jobs) {
+					continue
+				}
+				if j := bk.jobs[s.cursor[bi]]; next == nil || s.less(j, next) {
+					next, nb = j, bi
+				}
 			}
-			if s.nonWhole == 0 && s.fw.c.MaxFreeWhole() < s.minWhole {
-				// Nothing queued can fit anywhere: stop scanning.
-				s.cutOff(s.queue[i:])
-				break
-			}
 		}
-		if !s.cfg.Backfill && !freed && j.Attempted {
-			// The head failed against at least this much capacity.
-			blockedAt = i
-			continue
+		if next == nil {
+			break
 		}
-		if err := s.try(now, j, b); err != nil {
+		s.cursor[nb]++
+		if blocked && (!s.cfg.Backfill || (s.cfg.BackfillDepth > 0 && tried >= s.cfg.BackfillDepth)) {
+			break // strict FIFO, or backfill depth used up: the rest wait
+		}
+		if !s.cfg.Backfill && !freed && next.Attempted {
+			break // the head failed against at least this much capacity
+		}
+		if blocked {
+			tried++
+		}
+		if err := s.try(now, next, b); err != nil {
 			return err
 		}
-		if !j.Done && blockedAt < 0 {
-			blockedAt = i
+		if next.Done {
+			maxFree = s.fw.c.MaxFreeWhole()
+			s.forgetFits()
+		} else {
+			blocked = true
 		}
 	}
-	s.compact()
+	s.finishPass()
 	return nil
 }
 
-// cutOff gives the jobs an early stop skipped, if never tried, a reason.
-func (s *Scheduler) cutOff(rest []*JobInfo) {
-	if s.untried == 0 {
-		return
-	}
-	for _, j := range rest {
+// finishPass gives jobs merged this pass that were never tried a reason,
+// and compacts buckets that are a quarter Done.
+func (s *Scheduler) finishPass() {
+	for _, j := range s.merged {
 		if !j.Done && !j.Attempted && j.FirstReason < 0 {
-			s.fail(j, s.full)
+			if s.cfg.Backfill {
+				s.fail(j, s.full)
+			} else {
+				s.fail(j, s.blocked)
+			}
+		}
+	}
+	clear(s.merged)
+	s.merged = s.merged[:0]
+	for w := 0; w < maskWords; w++ {
+		for m := s.occupied[w]; m != 0; m &= m - 1 {
+			bi := w<<6 | bits.TrailingZeros64(m)
+			bk := &s.buckets[bi]
+			if bk.done == 0 || bk.done*4 < len(bk.jobs) {
+				continue
+			}
+			out := bk.jobs[:0]
+			for _, j := range bk.jobs {
+				if !j.Done {
+					out = append(out, j)
+				} else {
+					j.queued = false
+				}
+			}
+			clear(bk.jobs[len(out):])
+			bk.jobs, bk.done = out, 0
+			if len(out) == 0 {
+				s.occupied[w] &^= 1 << (bi & 63)
+			}
 		}
 	}
 }
@@ -232,39 +316,11 @@ func (s *Scheduler) try(now cluster.Time, j *JobInfo, b Binder) error {
 		return nil
 	}
 	r := s.fw.reasons.intern(st.Message())
+	s.fail(j, r)
 	if placed == 0 {
-		s.fail(j, r)
 		s.memo.add(j, r)
-	} else {
-		// Partly bound (no gang): nothing more of this shape fits.
-		s.fail(j, r)
 	}
 	return nil
-}
-
-// compact drops Done jobs once they are a quarter of the queue (so a pass
-// that looks at few jobs does not pay for the whole queue) and refreshes
-// the queue-wide bounds.
-func (s *Scheduler) compact() {
-	if s.done == 0 || s.done*4 < len(s.queue) {
-		return
-	}
-	out := s.queue[:0]
-	s.minWhole, s.nonWhole, s.untried = 1<<30, 0, 0
-	for _, j := range s.queue {
-		if !j.Done {
-			out = append(out, j)
-			s.track(j)
-			if !j.Attempted {
-				s.untried++
-			}
-		}
-	}
-	for i := len(out); i < len(s.queue); i++ {
-		s.queue[i] = nil
-	}
-	s.queue = out
-	s.done = 0
 }
 
 // shapeMemo remembers the smallest jobs that failed in this pass, per
