@@ -3,7 +3,6 @@ package scenarios
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,153 +36,101 @@ func NativeColumns() []string {
 }
 
 type csvSource struct {
-	file   string
-	r      *csv.Reader
+	*csvTable
 	closer func() error
-	col    map[string]int
 	row    int
 	order  orderCheck
 	in     interner
 	qty    map[string]int64
-	done   bool
 }
 
 func newCSVSource(file string, r io.Reader, closer func() error) (*csvSource, error) {
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = true
-	cr.Comment = '#'
-	header, err := cr.Read()
+	t, header, err := openCSVTable(file, r, '#', "the trace is empty; it needs a header row ("+strings.Join(NativeColumns(), ",")+")")
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, inputErr(file, 1, "", "the trace is empty; it needs a header row (%s)", strings.Join(NativeColumns(), ","))
-		}
-		return nil, csvErr(file, err)
+		return nil, err
 	}
 	known := map[string]bool{}
 	for _, c := range NativeColumns() {
 		known[c] = true
 	}
-	s := &csvSource{file: file, r: cr, closer: closer, col: map[string]int{}, in: interner{}, qty: map[string]int64{}}
 	for i, h := range header {
-		h = strings.TrimSpace(h)
 		if !known[h] {
 			return nil, &InputError{File: file, Line: 1, Column: i + 1, Field: h, Msg: fmt.Sprintf("unknown column (known: %s)", strings.Join(NativeColumns(), ", "))}
 		}
-		if _, dup := s.col[h]; dup {
-			return nil, &InputError{File: file, Line: 1, Column: i + 1, Field: h, Msg: "column is given twice"}
-		}
-		s.col[h] = i
 	}
-	for _, req := range []string{"submit", "duration"} {
-		if _, ok := s.col[req]; !ok {
-			return nil, inputErr(file, 1, req, "required column is missing")
-		}
+	if err := t.require("required column is missing", "submit", "duration"); err != nil {
+		return nil, err
 	}
-	cr.FieldsPerRecord = len(header)
-	return s, nil
-}
-
-func csvErr(file string, err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		msg := pe.Err.Error()
-		if errors.Is(pe.Err, csv.ErrFieldCount) {
-			msg = "wrong number of fields (the header has a different count)"
-		}
-		return &InputError{File: file, Line: pe.Line, Column: pe.Column, Msg: msg}
-	}
-	return &InputError{File: file, Msg: err.Error()}
+	return &csvSource{csvTable: t, closer: closer, in: interner{}, qty: map[string]int64{}}, nil
 }
 
 func (s *csvSource) Close() error    { return s.closer() }
 func (s *csvSource) Notes() []string { return nil }
 
-func (s *csvSource) field(rec []string, name string) string {
-	if i, ok := s.col[name]; ok {
-		return strings.TrimSpace(rec[i])
-	}
-	return ""
-}
-
 func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
-	if s.done {
-		return false, nil
-	}
-	rec, err := s.r.Read()
-	if errors.Is(err, io.EOF) {
-		s.done = true
-		return false, nil
-	}
-	if err != nil {
-		return false, csvErr(s.file, err)
+	rec, ok, err := s.next()
+	if !ok || err != nil {
+		return false, err
 	}
 	s.row++
-	line, _ := s.r.FieldPos(0)
-	bad := func(field, format string, args ...any) error {
-		col := 0
-		if i, ok := s.col[field]; ok {
-			_, col = s.r.FieldPos(i)
-		}
-		return &InputError{File: s.file, Line: line, Column: col, Field: field, Msg: fmt.Sprintf(format, args...)}
-	}
-	*j = cluster.JobSpec{Name: s.field(rec, "name"), Queue: s.field(rec, "queue"), Replicas: 1}
+	*j = cluster.JobSpec{Name: s.get(rec, "name"), Queue: s.get(rec, "queue"), Replicas: 1}
 	if j.Name == "" {
 		j.Name = "job-" + strconv.Itoa(s.row)
 	}
 	if j.Queue == "" {
 		j.Queue = "default"
 	}
-	if j.Submit, err = seconds(s.field(rec, "submit"), true); err != nil {
-		return false, bad("submit", "%v", err)
+	if j.Submit, err = seconds(s.get(rec, "submit"), true); err != nil {
+		return false, s.bad("submit", "%v", err)
 	}
-	if j.Duration, err = seconds(s.field(rec, "duration"), true); err != nil {
-		return false, bad("duration", "%v", err)
+	if j.Duration, err = seconds(s.get(rec, "duration"), true); err != nil {
+		return false, s.bad("duration", "%v", err)
 	}
 	if j.Duration <= 0 {
-		return false, bad("duration", "must be positive")
+		return false, s.bad("duration", "must be positive")
 	}
-	if v := s.field(rec, "deadline"); v != "" {
+	if v := s.get(rec, "deadline"); v != "" {
 		if j.Deadline, err = seconds(v, true); err != nil {
-			return false, bad("deadline", "%v", err)
+			return false, s.bad("deadline", "%v", err)
 		}
 		if j.Deadline < j.Submit {
-			return false, bad("deadline", "is before submit")
+			return false, s.bad("deadline", "is before submit")
 		}
 	}
-	if v := s.field(rec, "replicas"); v != "" {
+	if v := s.get(rec, "replicas"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < 1 {
-			return false, bad("replicas", "%q is not a whole number of at least 1", v)
+			return false, s.bad("replicas", "%q is not a whole number of at least 1", v)
 		}
 		j.Replicas = int32(n)
 	}
-	if v := s.field(rec, "priority"); v != "" {
+	if v := s.get(rec, "priority"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil {
-			return false, bad("priority", "%q is not a whole number", v)
+			return false, s.bad("priority", "%q is not a whole number", v)
 		}
 		j.Priority = int32(n)
 	}
-	if v := s.field(rec, "gpus"); v != "" {
+	if v := s.get(rec, "gpus"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return false, bad("gpus", "%q is not a number", v)
+			return false, s.bad("gpus", "%q is not a number", v)
 		}
 		if j.Pod.GPUs, j.Pod.GPUMilli, err = gpuRequest(f); err != nil {
-			return false, bad("gpus", "%v", err)
+			return false, s.bad("gpus", "%v", err)
 		}
 	}
-	if v := s.field(rec, "cpu"); v != "" {
+	if v := s.get(rec, "cpu"); v != "" {
 		if j.Pod.MilliCPU, err = s.quantity(v, true); err != nil {
-			return false, bad("cpu", "%v", err)
+			return false, s.bad("cpu", "%v", err)
 		}
 	}
-	if v := s.field(rec, "memory"); v != "" {
+	if v := s.get(rec, "memory"); v != "" {
 		if j.Pod.MemoryMiB, err = s.quantity(v, false); err != nil {
-			return false, bad("memory", "%v", err)
+			return false, s.bad("memory", "%v", err)
 		}
 	}
-	if sel, tol := s.field(rec, "node_selector"), s.field(rec, "tolerations"); sel != "" || tol != "" {
+	if sel, tol := s.get(rec, "node_selector"), s.get(rec, "tolerations"); sel != "" || tol != "" {
 		j.Constraints, err = s.in.get(sel+"\x00"+tol, func() (*cluster.Constraints, error) {
 			return parseConstraintText(sel, tol)
 		})
@@ -192,11 +139,11 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 			if strings.HasPrefix(err.Error(), "node selector") {
 				field = "node_selector"
 			}
-			return false, bad(field, "%v", err)
+			return false, s.bad(field, "%v", err)
 		}
 	}
 	if !s.order.ok(j.Submit) {
-		return false, bad("submit", "rows must be in submit order; this one is earlier than the row before")
+		return false, s.bad("submit", "rows must be in submit order; this one is earlier than the row before")
 	}
 	return true, nil
 }

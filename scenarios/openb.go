@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -34,47 +32,30 @@ import (
 // Nodes: sn,cpu_milli,memory_mib,gpu,model; identical nodes form one pool.
 
 type openbSource struct {
-	file    string
-	r       *csv.Reader
+	*csvTable
 	closer  func() error
-	col     map[string]int
 	order   orderCheck
 	in      interner
 	exclude bool
-	done    bool
 
-	pods, gpuPods, pending, excluded, zero int
-	phases                                 map[string]int
+	pods, gpuPods, pending, zero int
+	phases                       map[string]int
 }
 
 func newOpenbSource(file string, r io.Reader, closer func() error, opts TraceOptions) (*openbSource, error) {
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = true
-	header, err := cr.Read()
+	t, _, err := openCSVTable(file, r, 0, "the trace is empty")
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, inputErr(file, 1, "", "the trace is empty")
-		}
-		return nil, csvErr(file, err)
+		return nil, err
 	}
-	s := &openbSource{file: file, r: cr, closer: closer, col: map[string]int{}, in: interner{},
-		exclude: opts.PendingPods == PendingExclude, phases: map[string]int{}}
-	for i, h := range header {
-		s.col[strings.TrimSpace(h)] = i
+	if err := t.require("required openb pod column is missing (the header must have name,cpu_milli,memory_mib,num_gpu,gpu_milli)",
+		"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"); err != nil {
+		return nil, err
 	}
-	required := []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}
-	for _, c := range required {
-		if _, ok := s.col[c]; !ok {
-			return nil, inputErr(file, 1, c, "required openb pod column is missing (the header must have %s)", strings.Join(required, ","))
-		}
+	if err := t.require("column is missing: this openb pod list has no times, so it cannot be replayed in time (it is an input for the inflation experiment)",
+		"creation_time", "deletion_time", "scheduled_time"); err != nil {
+		return nil, err
 	}
-	for _, c := range []string{"creation_time", "deletion_time", "scheduled_time"} {
-		if _, ok := s.col[c]; !ok {
-			return nil, inputErr(file, 1, c, "column is missing: this openb pod list has no times, so it cannot be replayed in time (it is an input for the inflation experiment)")
-		}
-	}
-	cr.FieldsPerRecord = len(header)
-	return s, nil
+	return &openbSource{csvTable: t, closer: closer, in: interner{}, exclude: opts.PendingPods == PendingExclude, phases: map[string]int{}}, nil
 }
 
 func (s *openbSource) Close() error { return s.closer() }
@@ -104,16 +85,9 @@ func (s *openbSource) Notes() []string {
 
 func (s *openbSource) Next(j *cluster.JobSpec) (bool, error) {
 	for {
-		if s.done {
-			return false, nil
-		}
-		rec, err := s.r.Read()
-		if errors.Is(err, io.EOF) {
-			s.done = true
-			return false, nil
-		}
-		if err != nil {
-			return false, csvErr(s.file, err)
+		rec, ok, err := s.next()
+		if !ok || err != nil {
+			return false, err
 		}
 		skip, err := s.parse(rec, j)
 		if err != nil || !skip {
@@ -122,22 +96,8 @@ func (s *openbSource) Next(j *cluster.JobSpec) (bool, error) {
 	}
 }
 
-func (s *openbSource) get(rec []string, name string) string {
-	if i, ok := s.col[name]; ok {
-		return strings.TrimSpace(rec[i])
-	}
-	return ""
-}
-
 func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err error) {
-	line, _ := s.r.FieldPos(0)
-	bad := func(field, format string, args ...any) error {
-		col := 0
-		if i, ok := s.col[field]; ok {
-			_, col = s.r.FieldPos(i)
-		}
-		return &InputError{File: s.file, Line: line, Column: col, Field: field, Msg: fmt.Sprintf(format, args...)}
-	}
+	bad := s.bad
 	num := func(field string, required bool) (int64, bool, error) {
 		v := s.get(rec, field)
 		if v == "" {
@@ -198,7 +158,6 @@ func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err er
 	if !hasSched {
 		s.pending++
 		if s.exclude {
-			s.excluded++
 			return true, nil
 		}
 	}
@@ -250,25 +209,13 @@ func ReadOpenbNodes(path string) ([]cluster.PoolSpec, error) {
 }
 
 func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = true
-	header, err := cr.Read()
+	t, _, err := openCSVTable(path, r, 0, "the node list is empty")
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, inputErr(path, 1, "", "the node list is empty")
-		}
-		return nil, csvErr(path, err)
+		return nil, err
 	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
+	if err := t.require("required column is missing (the header must have sn,cpu_milli,memory_mib,gpu,model)", "cpu_milli", "memory_mib", "gpu", "model"); err != nil {
+		return nil, err
 	}
-	for _, c := range []string{"cpu_milli", "memory_mib", "gpu", "model"} {
-		if _, ok := col[c]; !ok {
-			return nil, inputErr(path, 1, c, "required column is missing (the header must have sn,cpu_milli,memory_mib,gpu,model)")
-		}
-	}
-	cr.FieldsPerRecord = len(header)
 	type key struct {
 		model         string
 		gpu, cpu, mem int64
@@ -276,39 +223,36 @@ func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 	index := map[key]int{}
 	var pools []cluster.PoolSpec
 	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
+		rec, ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			break
 		}
-		if err != nil {
-			return nil, csvErr(path, err)
-		}
-		line, _ := cr.FieldPos(0)
 		var k key
-		k.model = strings.TrimSpace(rec[col["model"]])
+		k.model = t.get(rec, "model")
 		for _, f := range []struct {
 			name string
 			dst  *int64
 		}{{"cpu_milli", &k.cpu}, {"memory_mib", &k.mem}, {"gpu", &k.gpu}} {
-			v := strings.TrimSpace(rec[col[f.name]])
+			v := t.get(rec, f.name)
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				_, c := cr.FieldPos(col[f.name])
-				return nil, &InputError{File: path, Line: line, Column: c, Field: f.name, Msg: fmt.Sprintf("%q is not a non-negative whole number", v)}
+				return nil, t.bad(f.name, "%q is not a non-negative whole number", v)
 			}
 			*f.dst = n
 		}
-		if k.cpu == 0 || k.mem == 0 {
-			return nil, inputErr(path, line, "cpu_milli", "a node needs CPU and memory")
+		switch {
+		case k.cpu == 0 || k.mem == 0:
+			return nil, t.bad("cpu_milli", "a node needs CPU and memory")
+		case k.gpu > cluster.MaxGPUsPerNode:
+			return nil, t.bad("gpu", "%d GPUs is more than %d", k.gpu, cluster.MaxGPUsPerNode)
+		case k.gpu > 0 && k.model == "":
+			return nil, t.bad("model", "a node with GPUs needs a model")
 		}
-		if k.gpu > cluster.MaxGPUsPerNode {
-			return nil, inputErr(path, line, "gpu", "%d GPUs is more than %d", k.gpu, cluster.MaxGPUsPerNode)
-		}
-		if k.gpu > 0 && k.model == "" {
-			return nil, inputErr(path, line, "model", "a node with GPUs needs a model")
-		}
-		i, ok := index[k]
-		if !ok {
+		i, seen := index[k]
+		if !seen {
 			name := strings.ToLower(k.model)
 			if name == "" {
 				name = "cpu"

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"bufio"
 	"compress/gzip"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -130,4 +132,95 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// csvTable reads a CSV file with a header row, by column name, and places
+// errors at the row and column they are about.
+type csvTable struct {
+	file string
+	r    *csv.Reader
+	col  map[string]int
+	done bool
+}
+
+// openCSVTable reads the header. emptyMsg is the error for a file with no
+// header row.
+func openCSVTable(file string, r io.Reader, comment rune, emptyMsg string) (*csvTable, []string, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.Comment = comment
+	header, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, inputErr(file, 1, "", "%s", emptyMsg)
+		}
+		return nil, nil, csvErr(file, err)
+	}
+	header = append([]string(nil), header...)
+	t := &csvTable{file: file, r: cr, col: map[string]int{}}
+	for i, h := range header {
+		header[i] = strings.TrimSpace(h)
+		if _, dup := t.col[header[i]]; dup {
+			return nil, nil, &InputError{File: file, Line: 1, Column: i + 1, Field: header[i], Msg: "column is given twice"}
+		}
+		t.col[header[i]] = i
+	}
+	cr.FieldsPerRecord = len(header)
+	return t, header, nil
+}
+
+// require fails unless every named column is in the header.
+func (t *csvTable) require(msg string, names ...string) error {
+	for _, c := range names {
+		if _, ok := t.col[c]; !ok {
+			return inputErr(t.file, 1, c, "%s", msg)
+		}
+	}
+	return nil
+}
+
+// next returns the next row (ok false at the end).
+func (t *csvTable) next() (rec []string, ok bool, err error) {
+	if t.done {
+		return nil, false, nil
+	}
+	rec, err = t.r.Read()
+	if errors.Is(err, io.EOF) {
+		t.done = true
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, csvErr(t.file, err)
+	}
+	return rec, true, nil
+}
+
+// get is the trimmed value of a column of the current row ("" if absent).
+func (t *csvTable) get(rec []string, name string) string {
+	if i, ok := t.col[name]; ok {
+		return strings.TrimSpace(rec[i])
+	}
+	return ""
+}
+
+// bad is an InputError at the current row and the field's column.
+func (t *csvTable) bad(field, format string, args ...any) error {
+	line, _ := t.r.FieldPos(0)
+	col := 0
+	if i, ok := t.col[field]; ok {
+		_, col = t.r.FieldPos(i)
+	}
+	return &InputError{File: t.file, Line: line, Column: col, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+func csvErr(file string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Err.Error()
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			msg = "wrong number of fields (the header has a different count)"
+		}
+		return &InputError{File: file, Line: pe.Line, Column: pe.Column, Msg: msg}
+	}
+	return &InputError{File: file, Msg: err.Error()}
 }

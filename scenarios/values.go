@@ -80,15 +80,15 @@ func (n *NumDist) UnmarshalJSON(b []byte) error {
 		*n = NumDist{Value: &v}
 		return nil
 	}
-	type plain NumDist
+	type plain NumDist // no UnmarshalJSON: decodes the mapping form
+	return strictJSON(b, (*plain)(n))
+}
+
+// strictJSON decodes b into v, rejecting unknown fields.
+func strictJSON(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var p plain
-	if err := dec.Decode(&p); err != nil {
-		return err
-	}
-	*n = NumDist(p)
-	return nil
+	return dec.Decode(v)
 }
 
 // sampler builds the distribution; integer requires whole values.
@@ -182,14 +182,7 @@ func (d *DurationDist) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	type plain DurationDist
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var p plain
-	if err := dec.Decode(&p); err != nil {
-		return err
-	}
-	*d = DurationDist(p)
-	return nil
+	return strictJSON(b, (*plain)(d))
 }
 
 // sampler builds the distribution, in milliseconds.

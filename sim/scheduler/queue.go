@@ -50,7 +50,7 @@ type Scheduler struct {
 	less     func(a, b *JobInfo) bool
 	cmp      func(a, b *JobInfo) int
 	buckets  [numBuckets]bucket
-	occupied [maskWords]uint64 // bit b: bucket b has jobs
+	occupied [maskWords]uint64                 // bit b: bucket b has jobs
 	fits     [cluster.MaxGPUsPerNode + 1]int64 // pods of g GPUs the free GPUs hold; -1 unknown
 	arrivals []*JobInfo
 	merged   []*JobInfo // jobs merged in the current pass
