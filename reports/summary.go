@@ -40,7 +40,15 @@ type Summary struct {
 	PendingAtEnd     []ReasonCount `json:"pendingAtEnd"`
 	Scheduler        SchedulerInfo `json:"scheduler"`
 	Assumptions      []string      `json:"assumptions"`
-	Engine           sim.Stats     `json:"engine"`
+	Engine           EngineStats   `json:"engine"`
+}
+
+// EngineStats counts the work the simulation did.
+type EngineStats struct {
+	Events   uint64 `json:"events"`
+	Passes   uint64 `json:"schedulingPasses"`
+	Attempts uint64 `json:"placementAttempts"`
+	Skipped  uint64 `json:"attemptsSkipped"`
 }
 
 // ScenarioInfo names what was run.
@@ -176,7 +184,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		},
 		SimulatedSeconds: secs(res.End),
 		Assumptions:      append([]string{}, meta.Assumptions...),
-		Engine:           res.Stats,
+		Engine:           EngineStats(res.Stats),
 		Scheduler: SchedulerInfo{
 			Plugins: res.Profile, Policy: "FIFO",
 			Backfill: res.Queue.Backfill, BackfillDepth: res.Queue.BackfillDepth,

@@ -81,6 +81,7 @@ func WriteDir(dir string, res *sim.Result, s *Summary) error {
 func WriteJSON(w io.Writer, s *Summary) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(s)
 }
 

@@ -144,8 +144,9 @@ func (o *simulateOptions) run() error {
 	if n, ok := built.Config.Workload.(interface{ Notes() []string }); ok {
 		assumptions = append(assumptions, n.Notes()...)
 	}
+	file := o.scenario // empty for the built-in default
 	sum := reports.Summarize(res, reports.Meta{
-		Scenario: sc.Metadata.Name, File: sc.File(), Description: sc.Metadata.Description,
+		Scenario: sc.Metadata.Name, File: file, Description: sc.Metadata.Description,
 		Workload: built.Workload, Assumptions: assumptions,
 	})
 	if o.out != "" {
