@@ -134,7 +134,7 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	if len(sp.Scheduler.Plugins) > 0 {
-		if _, err := plugins.NewProfile(s.pluginConfigs()); err != nil {
+		if _, err := plugins.NewProfile(s.pluginConfigs(), nil); err != nil {
 			return s.errAt("spec.scheduler.plugins", "%v", err)
 		}
 	}

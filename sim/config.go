@@ -62,6 +62,9 @@ type Config struct {
 	// Plugins is the scheduler profile (plugins.Default() when empty).
 	Plugins []scheduler.PluginConfig
 	Queue   scheduler.QueueConfig
+	// TieBreak chooses between nodes of equal score: lowestIndex (default)
+	// or random (kube-scheduler's behaviour, from the run's seed).
+	TieBreak string
 	// TimelineInterval is the width of a timeline bucket (default 1h).
 	TimelineInterval Time
 	// Progress, when set, is called every ProgressEvery events.

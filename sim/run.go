@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/engine"
 	"gpuplan.dev/gpuplan/sim/scheduler"
@@ -40,11 +42,15 @@ type jobState struct {
 const chunkBits = 12
 
 type runner struct {
-	cfg   Config
-	q     *engine.Queue[event]
-	c     *cluster.Cluster
-	sched *scheduler.Scheduler
-	fw    *scheduler.Framework
+	cfg  Config
+	plug *scheduler.Handle
+	// shapes counts the pod shapes arrived so far; the handle's mix (for
+	// fragmentation-aware plugins) is refreshed from it as jobs arrive.
+	shapes map[models.PodShape]int
+	q      *engine.Queue[event]
+	c      *cluster.Cluster
+	sched  *scheduler.Scheduler
+	fw     *scheduler.Framework
 
 	chunks [][]jobState
 	njobs  int32
@@ -115,7 +121,8 @@ func Run(cfg Config) (*Result, error) {
 	if len(pcfg) == 0 {
 		pcfg = plugins.Default()
 	}
-	prof, err := plugins.NewProfile(pcfg)
+	handle := &scheduler.Handle{Rand: models.NewStream(cfg.Seed, streamScheduler)}
+	prof, err := plugins.NewProfile(pcfg, handle)
 	if err != nil {
 		return nil, err
 	}
@@ -123,12 +130,21 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch cfg.TieBreak {
+	case "", TieBreakLowestIndex:
+	case TieBreakRandom:
+		fw.SetRandomTieBreak(handle.Rand)
+	default:
+		return nil, fmt.Errorf("unknown tie break %q (want %s or %s)", cfg.TieBreak, TieBreakLowestIndex, TieBreakRandom)
+	}
 	r := &runner{
-		cfg:   cfg,
-		q:     engine.New[event](1024),
-		c:     c,
-		fw:    fw,
-		sched: scheduler.New(fw, cfg.Queue),
+		plug:   handle,
+		shapes: map[models.PodShape]int{},
+		cfg:    cfg,
+		q:      engine.New[event](1024),
+		c:      c,
+		fw:     fw,
+		sched:  scheduler.New(fw, cfg.Queue),
 	}
 	r.tl.Interval = cfg.TimelineInterval
 	r.tl.Allocated = make([][]int64, len(c.Pools))
@@ -247,6 +263,12 @@ func (r *runner) handle(t Time, ev event) error {
 func (r *runner) arrive(t Time) error {
 	j := r.newJob()
 	j.spec = r.next
+	if r.plug.NeedsMix {
+		if err := r.countShape(&j.spec); err != nil {
+			return err
+		}
+	}
+
 	j.info.FirstReason, j.info.LastReason = -1, -1
 	if ok, why := r.fw.FitsEmpty(&j.info); !ok {
 		j.outcome = Unschedulable
@@ -278,6 +300,21 @@ func (r *runner) arrive(t Time) error {
 		}
 	}
 	return r.readNext()
+}
+
+// countShape adds a job to the pod mix seen so far and refreshes the mix
+// plugins read at 1, 2, 4, ... jobs, then every mixRefresh jobs.
+func (r *runner) countShape(j *cluster.JobSpec) error {
+	r.shapes[ShapeOf(j)] += int(j.Replicas)
+	if n := r.njobs; n&(n-1) == 0 || n%mixRefresh == 0 {
+		mix, err := models.NewPodMix(r.shapes, MixCoverage)
+		if err != nil {
+			return invariant(err)
+		}
+		r.plug.Mix = mix
+		r.plug.MixVersion++
+	}
+	return nil
 }
 
 // Bind implements scheduler.Binder: the framework committed placements.
@@ -406,4 +443,43 @@ func (r *runner) closeBucket() {
 	r.tl.PendingJobMs = append(r.tl.PendingJobMs, r.pendInt-r.tlPend)
 	r.tl.RunningJobMs = append(r.tl.RunningJobMs, r.runInt-r.tlRun)
 	r.tlPend, r.tlRun = r.pendInt, r.runInt
+}
+
+// Random streams of a run, from its seed.
+const (
+	streamScheduler = 1
+	streamInflation = 2
+	streamShuffle   = 3
+)
+
+// MixCoverage is the share of pods the typical pod mix covers (as in FGD).
+const MixCoverage = 0.95
+
+const mixRefresh = 1024
+
+// Tie breaks between nodes of equal score.
+const (
+	TieBreakLowestIndex = "lowestIndex"
+	TieBreakRandom      = "random"
+)
+
+// ShapeOf is the fragmentation shape of a job's pods.
+func ShapeOf(j *cluster.JobSpec) models.PodShape {
+	s := models.PodShape{MilliCPU: j.Pod.MilliCPU}
+	switch {
+	case j.Pod.GPUMilli > 0:
+		s.GPUs, s.GPUMilli = 1, j.Pod.GPUMilli
+	case j.Pod.GPUs > 0:
+		s.GPUs, s.GPUMilli = j.Pod.GPUs, models.MilliGPU
+	}
+	if c := j.Constraints; c != nil {
+		for _, term := range c.Affinity {
+			for _, r := range term {
+				if r.Key == cluster.LabelGPUModel && r.Op == cluster.OpIn && len(c.Affinity) == 1 {
+					s.Models = strings.Join(r.Values, "|")
+				}
+			}
+		}
+	}
+	return s
 }

@@ -40,6 +40,8 @@ type Node struct {
 	gpuBase   int32
 	gpuN      int32
 	bucket    int32 // position of the node in its pool's byFree[FreeWhole]
+	// Version changes whenever the node's free capacity does.
+	Version uint32
 }
 
 // Placement records where one pod is bound: its node, the whole GPUs it
@@ -256,9 +258,10 @@ func (c *Cluster) refreshShare(nd *Node) {
 }
 
 // Allocate binds pod p to node n at time now and returns the placement.
-// Whole GPUs are the lowest-indexed free ones; a share goes to the GPU with
-// the least free capacity that still holds it (ties: lowest index).
-func (c *Cluster) Allocate(now Time, n int32, p *PodSpec) (Placement, error) {
+// Whole GPUs are the lowest-indexed free ones; a share goes to GPU gpu when
+// gpu >= 0, else to the GPU with the least free capacity that still holds
+// it (ties: lowest index).
+func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, error) {
 	if !c.Fits(n, p) {
 		return Placement{}, &OverCommitError{Node: n, Pod: *p}
 	}
@@ -270,8 +273,14 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec) (Placement, error) {
 	wholeBefore := nd.FreeWhole
 	if p.GPUMilli > 0 {
 		best := -1
+		if gpu >= 0 {
+			if gpu >= len(gf) || gf[gpu] < p.GPUMilli {
+				return Placement{}, &OverCommitError{Node: n, Pod: *p}
+			}
+			best = gpu
+		}
 		for g, f := range gf {
-			if f >= p.GPUMilli && (best < 0 || f < gf[best]) {
+			if gpu < 0 && f >= p.GPUMilli && (best < 0 || f < gf[best]) {
 				best = g
 			}
 		}
@@ -307,6 +316,7 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec) (Placement, error) {
 	nd.FreeMem -= p.MemoryMiB
 	nd.FreeMilli -= p.MilliGPUs()
 	nd.Pods++
+	nd.Version++
 	return pl, nil
 }
 
@@ -348,6 +358,7 @@ func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 	nd.FreeMem += p.MemoryMiB
 	nd.FreeMilli += p.MilliGPUs()
 	nd.Pods--
+	nd.Version++
 	if nd.FreeCPU > pool.Spec.MilliCPU || nd.FreeMem > pool.Spec.MemoryMiB || nd.Pods < 0 {
 		return fmt.Errorf("invariant violated: node %d has more free than its capacity after a release", pl.Node)
 	}
@@ -370,8 +381,8 @@ func (s *Statement) Begin(c *Cluster) {
 }
 
 // Allocate binds one pod inside the statement.
-func (s *Statement) Allocate(now Time, n int32, p *PodSpec) error {
-	pl, err := s.c.Allocate(now, n, p)
+func (s *Statement) Allocate(now Time, n int32, p *PodSpec, gpu int) error {
+	pl, err := s.c.Allocate(now, n, p, gpu)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func twoPools(t *testing.T) *Cluster {
 func TestAllocateReleaseWholeGPUs(t *testing.T) {
 	c := twoPools(t)
 	pod := PodSpec{MilliCPU: 8000, MemoryMiB: 1024, GPUs: 3}
-	pl, err := c.Allocate(0, 0, &pod)
+	pl, err := c.Allocate(0, 0, &pod, -1)
 	require.NoError(t, err)
 	require.Equal(t, uint64(0b0111), pl.GPUs, "lowest free GPUs")
 	require.Equal(t, int32(1), c.Nodes[0].FreeWhole)
@@ -27,7 +27,7 @@ func TestAllocateReleaseWholeGPUs(t *testing.T) {
 	require.False(t, c.Fits(0, &pod), "only one GPU left on node 0")
 	require.True(t, c.Fits(1, &pod))
 
-	_, err = c.Allocate(0, 0, &pod)
+	_, err = c.Allocate(0, 0, &pod, -1)
 	var oc *OverCommitError
 	require.ErrorAs(t, err, &oc)
 
@@ -45,12 +45,12 @@ func TestSharesBestFit(t *testing.T) {
 	c := twoPools(t)
 	a := PodSpec{GPUMilli: 600}
 	b := PodSpec{GPUMilli: 300}
-	pa, err := c.Allocate(0, 0, &a)
+	pa, err := c.Allocate(0, 0, &a, -1)
 	require.NoError(t, err)
 	require.Equal(t, int8(0), pa.Share)
 	require.Equal(t, int32(3), c.Nodes[0].FreeWhole)
 	// 300 fits in the 400 left on GPU 0: best fit keeps whole GPUs whole.
-	pb, err := c.Allocate(0, 0, &b)
+	pb, err := c.Allocate(0, 0, &b, -1)
 	require.NoError(t, err)
 	require.Equal(t, int8(0), pb.Share)
 	require.Equal(t, []int32{100, 1000, 1000, 1000}, c.GPUFree(0))
@@ -69,10 +69,10 @@ func TestStatementDiscardRestoresState(t *testing.T) {
 	pod := PodSpec{MilliCPU: 1000, GPUs: 4}
 	var st Statement
 	st.Begin(c)
-	require.NoError(t, st.Allocate(5, 0, &pod))
-	require.NoError(t, st.Allocate(5, 1, &pod))
+	require.NoError(t, st.Allocate(5, 0, &pod, -1))
+	require.NoError(t, st.Allocate(5, 1, &pod, -1))
 	require.Equal(t, 2, st.Len())
-	require.Error(t, st.Allocate(5, 1, &pod))
+	require.Error(t, st.Allocate(5, 1, &pod, -1))
 	require.NoError(t, st.Discard(5))
 	for _, n := range c.Nodes[:2] {
 		require.Equal(t, int32(4), n.FreeWhole)

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +25,8 @@ type Profile struct {
 	Reserve   []ReservePlugin
 	Permit    []PermitPlugin
 	MinMember MinMemberPlugin
+	// GPUSelect places shared pods on a GPU of the chosen node (nil: least free that fits).
+	GPUSelect GPUSelectPlugin
 }
 
 // Names lists the enabled plugins per extension point (for reports).
@@ -59,6 +63,36 @@ type Framework struct {
 	// lastEmptied is the filter plugin that last rejected every candidate.
 	lastEmptied string
 	statuses    map[string]*Status
+	// tieRand, when set, breaks score ties uniformly at random (as
+	// kube-scheduler does) instead of by lowest node index.
+	tieRand *rand.Rand
+}
+
+// SetRandomTieBreak makes equal top scores be broken uniformly at random
+// with r (kube-scheduler's behaviour); nil restores lowest node index.
+func (f *Framework) SetRandomTieBreak(r *rand.Rand) { f.tieRand = r }
+
+// best is the index of the highest score; ties go to the lowest node
+// index or, with a random tie break, to a uniformly random one.
+func (f *Framework) best(nodes []int32, scores []int64) int {
+	best := 0
+	ties := 1
+	for i := 1; i < len(nodes); i++ {
+		switch {
+		case scores[i] > scores[best]:
+			best, ties = i, 1
+		case scores[i] == scores[best]:
+			if f.tieRand != nil {
+				ties++
+				if f.tieRand.IntN(ties) == 0 {
+					best = i
+				}
+			} else if nodes[i] < nodes[best] {
+				best = i
+			}
+		}
+	}
+	return best
 }
 
 // NewFramework binds a profile to a cluster.
@@ -155,16 +189,13 @@ func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *S
 	f.stmt.Begin(f.c)
 	var placed int32
 	for placed < want && len(nodes) > 0 {
-		// Highest score; ties go to the lowest node index, whatever the
-		// order candidates came in.
-		best := 0
-		for i := 1; i < len(nodes); i++ {
-			if scores[i] > scores[best] || (scores[i] == scores[best] && nodes[i] < nodes[best]) {
-				best = i
-			}
-		}
+		best := f.best(nodes, scores)
 		n := nodes[best]
-		if err := f.stmt.Allocate(now, n, pod); err != nil {
+		gpu := -1
+		if pod.GPUMilli > 0 && f.prof.GPUSelect != nil {
+			gpu = f.prof.GPUSelect.SelectGPU(st, pod, n)
+		}
+		if err := f.stmt.Allocate(now, n, pod, gpu); err != nil {
 			return 0, nil, err
 		}
 		for _, r := range f.prof.Reserve {
@@ -400,7 +431,7 @@ func (f *Framework) Diagnose(now cluster.Time, job *JobInfo, static bool) (Diagn
 			if len(nodes) == 0 {
 				break
 			}
-			if err := f.stmt.Allocate(now, nodes[0], pod); err != nil {
+			if err := f.stmt.Allocate(now, slices.Min(nodes), pod, -1); err != nil {
 				return d, err
 			}
 			d.Placeable++

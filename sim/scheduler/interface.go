@@ -2,7 +2,9 @@ package scheduler
 
 import (
 	"fmt"
+	"math/rand/v2"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -140,6 +142,24 @@ type PermitPlugin interface {
 type MinMemberPlugin interface {
 	Plugin
 	MinMember(job *JobInfo) int32
+}
+
+// GPUSelectPlugin chooses which GPU of a node a pod asking for a share of
+// one GPU goes to (-1: the default, the GPU with least free that fits).
+type GPUSelectPlugin interface {
+	Plugin
+	SelectGPU(st *CycleState, pod *cluster.PodSpec, node int32) int
+}
+
+// Handle is what plugins may use besides the cycle state: the scheduler's
+// own random stream and, for fragmentation-aware plugins, the workload's
+// pod mix. Mix may be replaced during a run; MixVersion changes when it is.
+type Handle struct {
+	Rand       *rand.Rand
+	Mix        *models.PodMix
+	MixVersion int
+	// NeedsMix is set by a plugin that reads Mix, so the runner keeps it up to date.
+	NeedsMix bool
 }
 
 // Binder receives each committed placement of a job's pods.

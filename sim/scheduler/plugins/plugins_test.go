@@ -30,9 +30,9 @@ func TestMostVersusLeastAllocated(t *testing.T) {
 	}{{mostallocated.Name, 0}, {leastallocated.Name, 1}} {
 		c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 2, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 1 << 20}})
 		require.NoError(t, err)
-		_, err = c.Allocate(0, 0, &cluster.PodSpec{GPUs: 6})
+		_, err = c.Allocate(0, 0, &cluster.PodSpec{GPUs: 6}, -1)
 		require.NoError(t, err)
-		prof, err := NewProfile([]scheduler.PluginConfig{{Name: noderesources.Name}, {Name: tc.score, Resources: map[string]int64{"nvidia.com/gpu": 1}}})
+		prof, err := NewProfile([]scheduler.PluginConfig{{Name: noderesources.Name}, {Name: tc.score, Resources: map[string]int64{"nvidia.com/gpu": 1}}}, nil)
 		require.NoError(t, err)
 		fw, err := scheduler.NewFramework(prof, c)
 		require.NoError(t, err)
@@ -52,7 +52,7 @@ func TestMostVersusLeastAllocated(t *testing.T) {
 func TestUsedFractionScoreByHand(t *testing.T) {
 	c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 1, GPUsPerNode: 8, MilliCPU: 192000, MemoryMiB: 2 << 20}})
 	require.NoError(t, err)
-	_, err = c.Allocate(0, 0, &cluster.PodSpec{MilliCPU: 96000, MemoryMiB: 1 << 20, GPUs: 4})
+	_, err = c.Allocate(0, 0, &cluster.PodSpec{MilliCPU: 96000, MemoryMiB: 1 << 20, GPUs: 4}, -1)
 	require.NoError(t, err)
 	st := &scheduler.CycleState{Cluster: c}
 	pod := &cluster.PodSpec{MilliCPU: 48000, MemoryMiB: 512 << 10, GPUs: 2}
@@ -64,17 +64,17 @@ func TestUsedFractionScoreByHand(t *testing.T) {
 }
 
 func TestProfileErrors(t *testing.T) {
-	_, err := NewProfile([]scheduler.PluginConfig{{Name: "MostAllocated"}})
+	_, err := NewProfile([]scheduler.PluginConfig{{Name: "MostAllocated"}}, nil)
 	require.ErrorContains(t, err, "must enable NodeResourcesFit")
-	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit"}, {Name: "Bogus"}})
+	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit"}, {Name: "Bogus"}}, nil)
 	require.ErrorContains(t, err, `unknown scheduler plugin "Bogus"`)
-	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit"}, {Name: "NodeResourcesFit"}})
+	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit"}, {Name: "NodeResourcesFit"}}, nil)
 	require.ErrorContains(t, err, "listed twice")
-	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit", Weight: 3}})
+	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit", Weight: 3}}, nil)
 	require.ErrorContains(t, err, "takes no weight")
-	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit"}, {Name: "MostAllocated", Resources: map[string]int64{"tpu": 1}}})
+	_, err = NewProfile([]scheduler.PluginConfig{{Name: "NodeResourcesFit"}, {Name: "MostAllocated", Resources: map[string]int64{"tpu": 1}}}, nil)
 	require.ErrorContains(t, err, `unknown resource "tpu"`)
-	p, err := NewProfile(Default())
+	p, err := NewProfile(Default(), nil)
 	require.NoError(t, err)
 	require.Equal(t, "PrioritySort", p.QueueSort.Name())
 	require.Len(t, p.PreFilter, 3)

@@ -16,7 +16,7 @@ import (
 )
 
 // Factory builds a plugin from its configuration.
-type Factory func(scheduler.PluginConfig) (scheduler.Plugin, error)
+type Factory func(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error)
 
 // Registry returns every known plugin by name.
 func Registry() map[string]Factory {
@@ -56,10 +56,14 @@ func Default() []scheduler.PluginConfig {
 
 // NewProfile builds a profile from plugin configurations: each plugin is
 // added, in the order given, to every extension point it implements.
-func NewProfile(cfgs []scheduler.PluginConfig) (*scheduler.Profile, error) {
+func NewProfile(cfgs []scheduler.PluginConfig, h *scheduler.Handle) (*scheduler.Profile, error) {
+	if h == nil {
+		h = &scheduler.Handle{}
+	}
 	reg := Registry()
 	p := &scheduler.Profile{}
 	seen := map[string]bool{}
+	var selWeight int64
 	for _, cfg := range cfgs {
 		f, ok := reg[cfg.Name]
 		if !ok {
@@ -69,7 +73,7 @@ func NewProfile(cfgs []scheduler.PluginConfig) (*scheduler.Profile, error) {
 			return nil, fmt.Errorf("scheduler plugin %q is listed twice", cfg.Name)
 		}
 		seen[cfg.Name] = true
-		pl, err := f(cfg)
+		pl, err := f(cfg, h)
 		if err != nil {
 			return nil, fmt.Errorf("scheduler plugin %s: %w", cfg.Name, err)
 		}
@@ -104,6 +108,13 @@ func NewProfile(cfgs []scheduler.PluginConfig) (*scheduler.Profile, error) {
 		if x, ok := pl.(scheduler.PermitPlugin); ok {
 			p.Permit, used = append(p.Permit, x), true
 		}
+		if x, ok := pl.(scheduler.GPUSelectPlugin); ok {
+			// The highest-weight score plugin that chooses GPUs chooses them.
+			if p.GPUSelect == nil || cfg.Weight > selWeight {
+				p.GPUSelect, selWeight = x, cfg.Weight
+			}
+			used = true
+		}
 		if x, ok := pl.(scheduler.MinMemberPlugin); ok {
 			p.MinMember, used = x, true
 		}
@@ -115,7 +126,7 @@ func NewProfile(cfgs []scheduler.PluginConfig) (*scheduler.Profile, error) {
 		return nil, fmt.Errorf("scheduler profile must enable %s: without it pods would be placed beyond node capacity", noderesources.Name)
 	}
 	if p.QueueSort == nil {
-		qs, _ := queuesort.New(scheduler.PluginConfig{})
+		qs, _ := queuesort.New(scheduler.PluginConfig{}, h)
 		p.QueueSort = qs.(scheduler.QueueSortPlugin)
 	}
 	return p, nil

@@ -21,7 +21,7 @@ var (
 )
 
 // New returns the plugin.
-func New(scheduler.PluginConfig) (scheduler.Plugin, error) {
+func New(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error) {
 	return &Gang{reject: scheduler.NewStatus(scheduler.Unschedulable, Name,
 		"gang: not every pod of the job fits at once")}, nil
 }

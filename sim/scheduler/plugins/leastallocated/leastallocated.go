@@ -18,7 +18,7 @@ type LeastAllocated struct{ w noderesources.ResourceWeights }
 var _ scheduler.ScorePlugin = &LeastAllocated{}
 
 // New returns the plugin with cfg.Resources as resource weights.
-func New(cfg scheduler.PluginConfig) (scheduler.Plugin, error) {
+func New(cfg scheduler.PluginConfig, _ *scheduler.Handle) (scheduler.Plugin, error) {
 	w, err := noderesources.ParseWeights(cfg.Resources)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ type NodeAffinity struct{ mismatch *scheduler.Status }
 var _ scheduler.PreFilterPlugin = &NodeAffinity{}
 
 // New returns the plugin.
-func New(scheduler.PluginConfig) (scheduler.Plugin, error) {
+func New(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error) {
 	return &NodeAffinity{mismatch: scheduler.NewStatus(scheduler.UnschedulableAndUnresolvable, Name, ReasonMismatch)}, nil
 }
 

@@ -39,7 +39,7 @@ var (
 )
 
 // New returns the plugin.
-func New(scheduler.PluginConfig) (scheduler.Plugin, error) {
+func New(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error) {
 	return &Fit{
 		tooSmall:    map[string]*scheduler.Status{},
 		insuffGPU:   scheduler.NewStatus(scheduler.Unschedulable, Name, "Insufficient "+ResourceGPU),

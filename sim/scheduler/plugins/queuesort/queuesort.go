@@ -14,7 +14,9 @@ type PrioritySort struct{}
 var _ scheduler.QueueSortPlugin = &PrioritySort{}
 
 // New returns the plugin.
-func New(scheduler.PluginConfig) (scheduler.Plugin, error) { return &PrioritySort{}, nil }
+func New(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error) {
+	return &PrioritySort{}, nil
+}
 
 func (*PrioritySort) Name() string { return Name }
 

@@ -21,7 +21,7 @@ type TaintToleration struct {
 var _ scheduler.PreFilterPlugin = &TaintToleration{}
 
 // New returns the plugin.
-func New(scheduler.PluginConfig) (scheduler.Plugin, error) {
+func New(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error) {
 	return &TaintToleration{statuses: map[cluster.Taint]*scheduler.Status{}}, nil
 }
 
