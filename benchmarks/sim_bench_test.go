@@ -6,6 +6,7 @@ import (
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
 )
 
 // loadJobs materialises a scenario's workload so the benchmark times the
@@ -72,4 +73,35 @@ func BenchmarkSimulate100kJobs1000Nodes(b *testing.B) {
 // pass must not cost in proportion to the backlog.
 func BenchmarkSimulate100kJobsOverloaded(b *testing.B) {
 	benchRun(b, "testdata/synthetic-100k-overloaded.yaml")
+}
+
+// BenchmarkInflateOpenb is one inflation run of the FGD paper on the openb
+// default trace (1,213 nodes, 6,212 GPUs, to 130% of capacity) per policy.
+func BenchmarkInflateOpenb(b *testing.B) {
+	pools, err := scenarios.ReadOpenbNodes("../testdata/openb/openb_node_list_gpu_node.csv")
+	if err != nil {
+		b.Fatal(err)
+	}
+	pods, err := scenarios.ReadOpenbPods("../testdata/openb/openb_pod_list_default.csv")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, policy := range plugins.PolicyNames() {
+		b.Run(policy, func(b *testing.B) {
+			prof, err := plugins.PolicyProfile(policy)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			var res *sim.InflateResult
+			for i := 0; i < b.N; i++ {
+				res, err = sim.Inflate(sim.InflateConfig{Pools: pools, Pods: pods, Plugins: prof, Seed: 42, Target: 1.3})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Pods*b.N)/b.Elapsed().Seconds(), "pods/s")
+			b.ReportMetric(res.Points[len(res.Points)-1].AllocationRatio, "gpu-alloc")
+		})
+	}
 }

@@ -96,75 +96,42 @@ func (s *openbSource) Next(j *cluster.JobSpec) (bool, error) {
 	}
 }
 
-func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err error) {
-	bad := s.bad
-	num := func(field string, required bool) (int64, bool, error) {
-		v := s.get(rec, field)
-		if v == "" {
-			if required {
-				return 0, false, bad(field, "is empty")
-			}
-			return 0, false, nil
+// openbNum parses a non-negative whole number column; ok is false when empty.
+func openbNum(t *csvTable, rec []string, field string, required bool) (n int64, ok bool, err error) {
+	v := t.get(rec, field)
+	if v == "" {
+		if required {
+			return 0, false, t.bad(field, "is empty")
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return 0, false, bad(field, "%q is not a non-negative whole number", v)
+		return 0, false, nil
+	}
+	n, err = strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false, t.bad(field, "%q is not a non-negative whole number", v)
+	}
+	return n, true, nil
+}
+
+// openbPod reads a row's name, queue, requests and GPU models into a one-pod job.
+func openbPod(t *csvTable, in interner, rec []string, j *cluster.JobSpec) error {
+	var v [4]int64
+	for i, f := range []string{"cpu_milli", "memory_mib", "num_gpu", "gpu_milli"} {
+		n, _, err := openbNum(t, rec, f, true)
+		if err != nil {
+			return err
 		}
-		return n, true, nil
+		v[i] = n
 	}
-	var cpu, mem, ngpu, milli, created, deleted, scheduled int64
-	var hasSched bool
-	if cpu, _, err = num("cpu_milli", true); err != nil {
-		return false, err
-	}
-	if mem, _, err = num("memory_mib", true); err != nil {
-		return false, err
-	}
-	if ngpu, _, err = num("num_gpu", true); err != nil {
-		return false, err
-	}
-	if milli, _, err = num("gpu_milli", true); err != nil {
-		return false, err
-	}
-	if created, _, err = num("creation_time", true); err != nil {
-		return false, err
-	}
-	if deleted, _, err = num("deletion_time", true); err != nil {
-		return false, err
-	}
-	if scheduled, hasSched, err = num("scheduled_time", false); err != nil {
-		return false, err
-	}
+	cpu, mem, ngpu, milli := v[0], v[1], v[2], v[3]
 	if ngpu > cluster.MaxGPUsPerNode {
-		return false, bad("num_gpu", "%d GPUs is more than a node can have", ngpu)
+		return t.bad("num_gpu", "%d GPUs is more than a node can have", ngpu)
 	}
 	if milli > cluster.MilliGPU {
-		return false, bad("gpu_milli", "%d is over 1000 (one whole GPU)", milli)
-	}
-	if deleted < created {
-		return false, bad("deletion_time", "is before creation_time")
-	}
-	if hasSched && (scheduled < created || scheduled > deleted) {
-		return false, bad("scheduled_time", "is outside creation_time..deletion_time")
-	}
-	if !s.order.ok(created) {
-		return false, bad("creation_time", "rows must be in creation order; this one is earlier than the row before")
-	}
-	s.pods++
-	if ngpu > 0 {
-		s.gpuPods++
-	}
-	s.phases[s.get(rec, "pod_phase")]++
-	if !hasSched {
-		s.pending++
-		if s.exclude {
-			return true, nil
-		}
+		return t.bad("gpu_milli", "%d is over 1000 (one whole GPU)", milli)
 	}
 	*j = cluster.JobSpec{
-		Name:     s.get(rec, "name"),
-		Queue:    s.get(rec, "qos"),
-		Submit:   created * 1000,
+		Name:     t.get(rec, "name"),
+		Queue:    t.get(rec, "qos"),
 		Replicas: 1,
 		Pod:      cluster.PodSpec{MilliCPU: cpu, MemoryMiB: mem},
 	}
@@ -177,6 +144,50 @@ func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err er
 	case ngpu > 0:
 		j.Pod.GPUs = int32(ngpu)
 	}
+	if spec := t.get(rec, "gpu_spec"); spec != "" {
+		j.Constraints, _ = in.get(spec, func() (*cluster.Constraints, error) {
+			return &cluster.Constraints{Affinity: []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: strings.Split(spec, "|")}}}}, nil
+		})
+	}
+	return nil
+}
+
+func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err error) {
+	if err := openbPod(s.csvTable, s.in, rec, j); err != nil {
+		return false, err
+	}
+	var created, deleted, scheduled int64
+	var hasSched bool
+	if created, _, err = openbNum(s.csvTable, rec, "creation_time", true); err != nil {
+		return false, err
+	}
+	if deleted, _, err = openbNum(s.csvTable, rec, "deletion_time", true); err != nil {
+		return false, err
+	}
+	if scheduled, hasSched, err = openbNum(s.csvTable, rec, "scheduled_time", false); err != nil {
+		return false, err
+	}
+	if deleted < created {
+		return false, s.bad("deletion_time", "is before creation_time")
+	}
+	if hasSched && (scheduled < created || scheduled > deleted) {
+		return false, s.bad("scheduled_time", "is outside creation_time..deletion_time")
+	}
+	if !s.order.ok(created) {
+		return false, s.bad("creation_time", "rows must be in creation order; this one is earlier than the row before")
+	}
+	s.pods++
+	if j.Pod.MilliGPUs() > 0 {
+		s.gpuPods++
+	}
+	s.phases[s.get(rec, "pod_phase")]++
+	if !hasSched {
+		s.pending++
+		if s.exclude {
+			return true, nil
+		}
+	}
+	j.Submit = created * 1000
 	if hasSched {
 		j.Duration = (deleted - scheduled) * 1000
 	} else {
@@ -188,13 +199,50 @@ func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err er
 		j.Duration = 1
 		s.zero++
 	}
-	if spec := s.get(rec, "gpu_spec"); spec != "" {
-		j.Constraints, _ = s.in.get(spec, func() (*cluster.Constraints, error) {
-			models := strings.Split(spec, "|")
-			return &cluster.Constraints{Affinity: []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: models}}}}, nil
-		})
-	}
 	return false, nil
+}
+
+// ReadOpenbPods reads every pod of an openb pod list (times, if any, are
+// ignored): the input of the inflation experiment.
+func ReadOpenbPods(path string) ([]cluster.JobSpec, error) {
+	r, closer, err := openMaybeGzip(path)
+	if err != nil {
+		return nil, err
+	}
+	defer closer()
+	return parseOpenbPods(path, r)
+}
+
+func parseOpenbPods(path string, r io.Reader) ([]cluster.JobSpec, error) {
+	t, _, err := openCSVTable(path, r, 0, "the pod list is empty")
+	if err != nil {
+		return nil, err
+	}
+	if err := t.require("required openb pod column is missing (the header must have name,cpu_milli,memory_mib,num_gpu,gpu_milli)",
+		"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"); err != nil {
+		return nil, err
+	}
+	in := interner{}
+	var out []cluster.JobSpec
+	for {
+		rec, ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		var j cluster.JobSpec
+		if err := openbPod(t, in, rec, &j); err != nil {
+			return nil, err
+		}
+		j.Duration = 1
+		out = append(out, j)
+	}
+	if len(out) == 0 {
+		return nil, inputErr(path, 2, "", "the pod list has no pods")
+	}
+	return out, nil
 }
 
 // ReadOpenbNodes reads an openb node list (sn,cpu_milli,memory_mib,gpu,model)

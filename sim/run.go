@@ -134,8 +134,10 @@ func Run(cfg Config) (*Result, error) {
 	case "", TieBreakLowestIndex:
 	case TieBreakRandom:
 		fw.SetRandomTieBreak(handle.Rand)
+	case TieBreakNodeOrder:
+		fw.SetTieOrder(models.NewStream(cfg.Seed, streamNodeOrder))
 	default:
-		return nil, fmt.Errorf("unknown tie break %q (want %s or %s)", cfg.TieBreak, TieBreakLowestIndex, TieBreakRandom)
+		return nil, fmt.Errorf("unknown tie break %q (want %s, %s or %s)", cfg.TieBreak, TieBreakLowestIndex, TieBreakRandom, TieBreakNodeOrder)
 	}
 	r := &runner{
 		plug:   handle,
@@ -450,6 +452,7 @@ const (
 	streamScheduler = 1
 	streamInflation = 2
 	streamShuffle   = 3
+	streamNodeOrder = 4
 )
 
 // MixCoverage is the share of pods the typical pod mix covers (as in FGD).
@@ -461,6 +464,8 @@ const mixRefresh = 1024
 const (
 	TieBreakLowestIndex = "lowestIndex"
 	TieBreakRandom      = "random"
+	// TieBreakNodeOrder prefers nodes in a fixed random order drawn from the seed.
+	TieBreakNodeOrder = "nodeOrder"
 )
 
 // ShapeOf is the fragmentation shape of a job's pods.

@@ -3,6 +3,8 @@ package cluster
 import (
 	"fmt"
 	"math/bits"
+
+	"gpuplan.dev/gpuplan/models"
 )
 
 // Pool is a pool's spec plus its live aggregates.
@@ -42,6 +44,37 @@ type Node struct {
 	bucket    int32 // position of the node in its pool's byFree[FreeWhole]
 	// Version changes whenever the node's free capacity does.
 	Version uint32
+	// Classes counts the node's pods by GPU request class (ClassOf).
+	Classes [NumClasses]int16
+}
+
+// GPU request classes of pods, as the FGD paper's GPU-clustering policy
+// groups them.
+const (
+	ClassNoGPU = iota
+	ClassShare
+	ClassOne
+	ClassTwo
+	ClassFour
+	ClassEight
+	NumClasses
+)
+
+// ClassOf is a pod's GPU request class: none, a share, 1, 2, up to 4, or more.
+func ClassOf(p *PodSpec) int {
+	switch {
+	case p.GPUMilli > 0:
+		return ClassShare
+	case p.GPUs == 0:
+		return ClassNoGPU
+	case p.GPUs == 1:
+		return ClassOne
+	case p.GPUs == 2:
+		return ClassTwo
+	case p.GPUs <= 4:
+		return ClassFour
+	}
+	return ClassEight
 }
 
 // Placement records where one pod is bound: its node, the whole GPUs it
@@ -126,6 +159,12 @@ func New(pools []PoolSpec) (*Cluster, error) {
 		c.Pools[i] = pl
 	}
 	return c, nil
+}
+
+// FragState is node n as GPU fragmentation sees it (GPUFree is shared: read only).
+func (c *Cluster) FragState(n int32) models.NodeState {
+	nd := &c.Nodes[n]
+	return models.NodeState{MilliCPU: nd.FreeCPU, GPUFree: c.GPUFree(n), Model: c.Pools[nd.Pool].Spec.GPUModel}
 }
 
 // GPUFree returns the free milli-GPU of each GPU of node n (read only).
@@ -316,6 +355,7 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 	nd.FreeMem -= p.MemoryMiB
 	nd.FreeMilli -= p.MilliGPUs()
 	nd.Pods++
+	nd.Classes[ClassOf(p)]++
 	nd.Version++
 	return pl, nil
 }
@@ -358,6 +398,7 @@ func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 	nd.FreeMem += p.MemoryMiB
 	nd.FreeMilli += p.MilliGPUs()
 	nd.Pods--
+	nd.Classes[ClassOf(p)]--
 	nd.Version++
 	if nd.FreeCPU > pool.Spec.MilliCPU || nd.FreeMem > pool.Spec.MemoryMiB || nd.Pods < 0 {
 		return fmt.Errorf("invariant violated: node %d has more free than its capacity after a release", pl.Node)

@@ -66,11 +66,24 @@ type Framework struct {
 	// tieRand, when set, breaks score ties uniformly at random (as
 	// kube-scheduler does) instead of by lowest node index.
 	tieRand *rand.Rand
+	// rank, when set, breaks ties by a fixed order of the nodes.
+	rank []int32
+}
+
+// SetTieOrder breaks score ties by a fixed random order of the nodes drawn
+// from r: the node earliest in the order wins (the FGD paper's simulator
+// names nodes by a seeded permutation and so breaks ties this way).
+func (f *Framework) SetTieOrder(r *rand.Rand) {
+	f.tieRand = nil
+	f.rank = make([]int32, len(f.c.Nodes))
+	for i, p := range r.Perm(len(f.c.Nodes)) {
+		f.rank[i] = int32(p)
+	}
 }
 
 // SetRandomTieBreak makes equal top scores be broken uniformly at random
 // with r (kube-scheduler's behaviour); nil restores lowest node index.
-func (f *Framework) SetRandomTieBreak(r *rand.Rand) { f.tieRand = r }
+func (f *Framework) SetRandomTieBreak(r *rand.Rand) { f.tieRand, f.rank = r, nil }
 
 // best is the index of the highest score; ties go to the lowest node
 // index or, with a random tie break, to a uniformly random one.
@@ -85,6 +98,10 @@ func (f *Framework) best(nodes []int32, scores []int64) int {
 			if f.tieRand != nil {
 				ties++
 				if f.tieRand.IntN(ties) == 0 {
+					best = i
+				}
+			} else if f.rank != nil {
+				if f.rank[nodes[i]] < f.rank[nodes[best]] {
 					best = i
 				}
 			} else if nodes[i] < nodes[best] {

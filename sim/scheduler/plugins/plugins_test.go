@@ -5,8 +5,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/fgd"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/leastallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/mostallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/noderesources"
@@ -79,4 +81,25 @@ func TestProfileErrors(t *testing.T) {
 	require.Equal(t, "PrioritySort", p.QueueSort.Name())
 	require.Len(t, p.PreFilter, 3)
 	require.NotNil(t, p.MinMember)
+}
+
+// FGD by hand. Every pod of the mix is a whole GPU. Node 0 has one GPU
+// wholly free; node 1 one GPU with 500 milli free. A 500-milli share:
+//   - on node 0: before, a whole-GPU pod fits: fragmentation 0; after, 500
+//     free that no whole pod can use: 500. Score 100*sigmoid(-0.5) = 37.75 -> 37.
+//   - on node 1: before, its 500 free are unusable: 500; after, 0 free: 0.
+//     Score 100*sigmoid(0.5) = 62.25 -> 62.
+func TestFGDFillsTheFragment(t *testing.T) {
+	c, err := cluster.New([]cluster.PoolSpec{{Name: "p", GPUModel: "T4", Nodes: 2, GPUsPerNode: 1, MilliCPU: 8000, MemoryMiB: 1 << 16}})
+	require.NoError(t, err)
+	_, err = c.Allocate(0, 1, &cluster.PodSpec{GPUMilli: 500}, -1)
+	require.NoError(t, err)
+	h := &scheduler.Handle{Mix: &models.PodMix{Shapes: []models.PodShape{{MilliCPU: 1000, GPUs: 1, GPUMilli: 1000}}, Weights: []float64{1}}, MixVersion: 1}
+	pl, err := fgd.New(scheduler.PluginConfig{}, h)
+	require.NoError(t, err)
+	require.True(t, h.NeedsMix)
+	out := make([]int64, 2)
+	pod := &cluster.PodSpec{MilliCPU: 1000, GPUMilli: 500}
+	pl.(scheduler.ScorePlugin).ScoreBatch(&scheduler.CycleState{Cluster: c}, pod, []int32{0, 1}, out)
+	require.Equal(t, []int64{37, 62}, out)
 }

@@ -6,12 +6,18 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/bestfit"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/dotprod"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/fgd"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/gang"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/gpuclustering"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/gpupacking"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/leastallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/mostallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/nodeaffinity"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/noderesources"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/queuesort"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/random"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/tainttoleration"
 )
 
@@ -28,7 +34,53 @@ func Registry() map[string]Factory {
 		mostallocated.Name:   mostallocated.New,
 		leastallocated.Name:  leastallocated.New,
 		gang.Name:            gang.New,
+		fgd.Name:             fgd.New,
+		bestfit.Name:         bestfit.New,
+		dotprod.Name:         dotprod.New,
+		gpupacking.Name:      gpupacking.New,
+		gpuclustering.Name:   gpuclustering.New,
+		random.Name:          random.New,
 	}
+}
+
+// Policies maps the GPU placement policies of the FGD paper, by their
+// command-line names, to their score plugins.
+func Policies() map[string]string {
+	return map[string]string{
+		"fgd":           fgd.Name,
+		"bestfit":       bestfit.Name,
+		"dotprod":       dotprod.Name,
+		"gpupacking":    gpupacking.Name,
+		"gpuclustering": gpuclustering.Name,
+		"random":        random.Name,
+	}
+}
+
+// PolicyNames lists the policy names, sorted.
+func PolicyNames() []string {
+	var out []string
+	for k := range Policies() {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PolicyProfile is the default profile with a policy's score plugin in
+// place of MostAllocated.
+func PolicyProfile(policy string) ([]scheduler.PluginConfig, error) {
+	name, ok := Policies()[policy]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", policy, strings.Join(PolicyNames(), ", "))
+	}
+	var out []scheduler.PluginConfig
+	for _, p := range Default() {
+		if p.Name == mostallocated.Name {
+			p = scheduler.PluginConfig{Name: name, Weight: 1}
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Names lists the registered plugin names, sorted.
