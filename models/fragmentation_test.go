@@ -30,8 +30,10 @@ func TestPodMixKeepsTheCommonShapes(t *testing.T) {
 //   - a 600-milli share, 16 CPUs: not enough CPU: 1700.
 //   - a 300-milli share, 1 CPU: fits; GPUs below 300 free: 200 + 0 = 200.
 //   - CPU-only pod: uses no GPU: 1700.
+//
 // With shares 0.4, 0.1, 0.1, 0.3, 0.1:
-//   0.4*700 + 0.1*1700 + 0.1*1700 + 0.3*200 + 0.1*1700 = 280+170+170+60+170 = 850.
+//
+//	0.4*700 + 0.1*1700 + 0.1*1700 + 0.3*200 + 0.1*1700 = 280+170+170+60+170 = 850.
 func TestFragmentationByHand(t *testing.T) {
 	mix := &PodMix{
 		Shapes: []PodShape{
