@@ -9,7 +9,21 @@ import (
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
 )
+
+func tieBreaks() []string {
+	return []string{sim.TieBreakLowestIndex, sim.TieBreakRandom, sim.TieBreakNodeOrder}
+}
+
+func knownTieBreak(t string) bool {
+	for _, k := range tieBreaks() {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
 
 // Options override parts of a scenario from the command line.
 type Options struct {
@@ -22,6 +36,10 @@ type Options struct {
 	Trace *TraceSpec
 	// Horizon replaces spec.horizon when set (0: run until drained).
 	Horizon *time.Duration
+	// Policy replaces the scheduler profile with a placement policy's.
+	Policy string
+	// TieBreak replaces spec.scheduler.tieBreak.
+	TieBreak string
 }
 
 // Built is a scenario ready to run.
@@ -54,6 +72,10 @@ func (s *Scenario) path(p string) string {
 }
 
 func (s *Scenario) pluginConfigs() []scheduler.PluginConfig {
+	if p := s.Spec.Scheduler.Policy; p != "" {
+		out, _ := plugins.PolicyProfile(p) // validated on load
+		return out
+	}
 	var out []scheduler.PluginConfig
 	for _, p := range s.Spec.Scheduler.Plugins {
 		out = append(out, scheduler.PluginConfig{Name: p.Name, Weight: p.Weight, Resources: p.Resources})
@@ -117,8 +139,22 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 			BackfillDepth: s.Spec.Queueing.BackfillDepth,
 		},
 	}}
+	b.Config.TieBreak = s.Spec.Scheduler.TieBreak
 	if opts.Seed != nil {
 		b.Config.Seed = *opts.Seed
+	}
+	if opts.Policy != "" {
+		prof, err := plugins.PolicyProfile(opts.Policy)
+		if err != nil {
+			return nil, &InputError{File: "--policy", Msg: err.Error()}
+		}
+		b.Config.Plugins = prof
+	}
+	if opts.TieBreak != "" {
+		if !knownTieBreak(opts.TieBreak) {
+			return nil, &InputError{File: "--tie-break", Msg: fmt.Sprintf("%q is not one of %s", opts.TieBreak, strings.Join(tieBreaks(), ", "))}
+		}
+		b.Config.TieBreak = opts.TieBreak
 	}
 	if s.Spec.Horizon != nil {
 		b.Config.Horizon = s.Spec.Horizon.Millis()

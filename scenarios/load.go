@@ -128,6 +128,17 @@ func (s *Scenario) Validate() error {
 	for _, n := range plugins.Names() {
 		names[n] = true
 	}
+	if pol := sp.Scheduler.Policy; pol != "" {
+		if len(sp.Scheduler.Plugins) > 0 {
+			return s.errAt("spec.scheduler.policy", "give a policy or a plugin list, not both")
+		}
+		if _, ok := plugins.Policies()[pol]; !ok {
+			return s.errAt("spec.scheduler.policy", "unknown policy %q (known: %s)", pol, strings.Join(plugins.PolicyNames(), ", "))
+		}
+	}
+	if tb := sp.Scheduler.TieBreak; tb != "" && !knownTieBreak(tb) {
+		return s.errAt("spec.scheduler.tieBreak", "is %q; want one of %s", tb, strings.Join(tieBreaks(), ", "))
+	}
 	for i, p := range sp.Scheduler.Plugins {
 		if !names[p.Name] {
 			return s.errAt(fmt.Sprintf("spec.scheduler.plugins[%d].name", i), "unknown plugin %q (known: %s)", p.Name, strings.Join(plugins.Names(), ", "))

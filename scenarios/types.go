@@ -159,9 +159,17 @@ type TolerationSpec struct {
 	Effect   string `json:"effect,omitempty"`
 }
 
-// SchedulerSpec is the scheduler profile: the enabled plugins in order.
+// SchedulerSpec is the scheduler profile: the enabled plugins in order, or
+// a GPU placement policy by name (the default profile with that policy's
+// score plugin in place of MostAllocated).
 type SchedulerSpec struct {
 	Plugins []PluginSpec `json:"plugins,omitempty"`
+	// Policy is one of fgd, bestfit, dotprod, gpupacking, gpuclustering, random.
+	Policy string `json:"policy,omitempty"`
+	// TieBreak between nodes of equal score: lowestIndex (default), random
+	// (uniform per decision, as kube-scheduler) or nodeOrder (a fixed random
+	// order of the nodes from the seed).
+	TieBreak string `json:"tieBreak,omitempty"`
 }
 
 // PluginSpec enables one plugin.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -14,6 +15,7 @@ import (
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
 	"gpuplan.dev/gpuplan/validate"
 )
 
@@ -28,6 +30,8 @@ type simulateOptions struct {
 	pendingPods string
 	progress    string
 	horizon     string
+	policy      string
+	tieBreak    string
 
 	stdout, stderr io.Writer
 }
@@ -69,6 +73,8 @@ byte-identical files.`,
 	f.StringVar(&o.traceFormat, "trace-format", "", "format of --trace: csv, jsonl or openb")
 	f.StringVar(&o.pendingPods, "pending-pods", "", "openb pods that never ran in the source: replay (default) or exclude")
 	f.StringVar(&o.horizon, "horizon", "", "end the run at this simulated time, e.g. 72h or 30d (0: run until the workload drains); with --trace the whole trace runs unless this is given")
+	f.StringVar(&o.policy, "policy", "", "GPU placement policy replacing the scenario's scheduler profile: "+strings.Join(plugins.PolicyNames(), ", "))
+	f.StringVar(&o.tieBreak, "tie-break", "", "between nodes of equal score: lowestIndex, random or nodeOrder (overrides spec.scheduler.tieBreak)")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 	return c
 }
@@ -112,7 +118,7 @@ func (o *simulateOptions) run() error {
 	if err != nil {
 		return err
 	}
-	opts := scenarios.Options{}
+	opts := scenarios.Options{Policy: o.policy, TieBreak: o.tieBreak}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}
