@@ -52,13 +52,13 @@ func (r *runner) finish() (*Result, error) {
 			Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
 			Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
 			Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag, HeldMilliMs: j.held,
+			AllocMilli: j.allocMilli, Slowed: j.slowed,
 		}
 		if j.finished {
 			continue
 		}
-		m := j.spec.Pod.MilliGPUs()
 		for _, pl := range j.placed {
-			rec.HeldMilliMs += m * (end - pl.At)
+			rec.HeldMilliMs += int64(pl.Milli) * (end - pl.At)
 		}
 		if j.start >= 0 {
 			rec.Outcome = Running
@@ -103,9 +103,9 @@ func (r *runner) checkBooks() error {
 			u := &used[pl.Node]
 			u.cpu += p.MilliCPU
 			u.mem += p.MemoryMiB
-			u.milli += p.MilliGPUs()
+			u.milli += int64(pl.Milli)
 			u.pods++
-			poolMilli[r.c.Nodes[pl.Node].Pool] += p.MilliGPUs()
+			poolMilli[r.c.Nodes[pl.Node].Pool] += int64(pl.Milli)
 		}
 		if j.start >= 0 && !j.finished && int32(len(j.placed)) != j.spec.Replicas {
 			return fmt.Errorf("running job %d has %d of %d pods placed", id, len(j.placed), j.spec.Replicas)

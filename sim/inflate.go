@@ -199,7 +199,7 @@ type inflation struct {
 // fragmentation of the changed node up to date.
 func (in *inflation) Bind(job *scheduler.JobInfo, pls []cluster.Placement) error {
 	for _, pl := range pls {
-		in.alloc += job.Spec.Pod.MilliGPUs()
+		in.alloc += int64(pl.Milli)
 		n := pl.Node
 		in.frag -= in.nodeFrag[n]
 		in.nodeFrag[n] = models.Fragmentation(in.c.FragState(n), in.mix)

@@ -19,10 +19,13 @@ const (
 	Running
 	// Pending: still waiting at the end of the run.
 	Pending
+	// OOMKilled: started on time-sliced GPUs whose sharers together declare
+	// more GPU memory than the GPU has; it failed at once.
+	OOMKilled
 	numOutcomes
 )
 
-var outcomeNames = [...]string{"completed", "deleted", "abandoned", "unschedulable", "running", "pending"}
+var outcomeNames = [...]string{"completed", "deleted", "abandoned", "unschedulable", "running", "pending", "oom-killed"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
@@ -68,6 +71,12 @@ type JobRecord struct {
 	// HeldMilliMs is milli-GPU x ms the job's pods held GPUs, partly bound
 	// pods included.
 	HeldMilliMs int64
+	// AllocMilli is the milli-GPU the job's pods hold while it runs (a MIG
+	// instance or a time-slicing replica holds its share of a GPU).
+	AllocMilli int64
+	// Slowed is set when the job shared time-sliced GPUs and so ran longer
+	// than its duration.
+	Slowed bool
 }
 
 // Wait is the time from submit to start (-1 if it never started).

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"gpuplan.dev/gpuplan/models"
@@ -37,6 +38,16 @@ type jobState struct {
 	held     int64
 	diag     string
 	pool     int32 // pool of the first bound pod, -1 before
+
+	allocMilli int64
+	finishH    engine.Handle
+	// On time-sliced GPUs a job progresses at rate (1 / most sharers of any
+	// of its GPUs) and work is the full-speed time it still needs.
+	sliced bool
+	slowed bool
+	work   float64
+	rate   float64
+	rated  Time
 }
 
 const chunkBits = 12
@@ -47,10 +58,12 @@ type runner struct {
 	// shapes counts the pod shapes arrived so far; the handle's mix (for
 	// fragmentation-aware plugins) is refreshed from it as jobs arrive.
 	shapes map[models.PodShape]int
-	q      *engine.Queue[event]
-	c      *cluster.Cluster
-	sched  *scheduler.Scheduler
-	fw     *scheduler.Framework
+	// onGPU lists the running jobs on each time-sliced physical GPU.
+	onGPU [][]int32
+	q     *engine.Queue[event]
+	c     *cluster.Cluster
+	sched *scheduler.Scheduler
+	fw    *scheduler.Framework
 
 	chunks [][]jobState
 	njobs  int32
@@ -140,6 +153,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("unknown tie break %q (want %s, %s or %s)", cfg.TieBreak, TieBreakLowestIndex, TieBreakRandom, TieBreakNodeOrder)
 	}
 	r := &runner{
+		onGPU:  make([][]int32, c.PhysGPUs()),
 		plug:   handle,
 		shapes: map[models.PodShape]int{},
 		cfg:    cfg,
@@ -353,7 +367,17 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	if info.FirstReason < 0 && t > j.spec.Submit {
 		info.FirstReason = r.sched.BlockedReason()
 	}
-	r.push(end, event{kind: evFinish, job: info.ID})
+	j.allocMilli = 0
+	for _, pl := range j.placed {
+		j.allocMilli += int64(pl.Milli)
+		if r.c.TimeSliced(pl.Node) {
+			j.sliced = true
+		}
+	}
+	if j.sliced {
+		return r.startSliced(t, j)
+	}
+	j.finishH = r.push(end, event{kind: evFinish, job: info.ID})
 	return nil
 }
 
@@ -370,12 +394,11 @@ func (r *runner) alloc(n int32) []cluster.Placement {
 
 func (r *runner) releaseAll(t Time, j *jobState) error {
 	pod := &j.spec.Pod
-	m := pod.MilliGPUs()
 	for _, pl := range j.placed {
 		if err := r.c.Release(t, pl, pod); err != nil {
 			return invariant(err)
 		}
-		j.held += m * (t - pl.At)
+		j.held += int64(pl.Milli) * (t - pl.At)
 	}
 	if n := j.spec.Replicas; int(n) < len(r.slabs) && j.placed != nil {
 		r.slabs[n] = append(r.slabs[n], j.placed[:0])
@@ -386,15 +409,25 @@ func (r *runner) releaseAll(t Time, j *jobState) error {
 }
 
 func (r *runner) complete(t Time, j *jobState) error {
+	gpus := r.slicedGPUs(j)
 	if err := r.releaseAll(t, j); err != nil {
 		return err
+	}
+	if j.sliced {
+		if err := r.unregister(t, j, gpus); err != nil {
+			return err
+		}
 	}
 	r.integrate(t)
 	r.running--
 	j.end = t
 	j.finished = true
 	j.outcome = Completed
-	if t < j.start+j.spec.Duration {
+	left := j.start + j.spec.Duration - t // work left when not time-sliced
+	if j.sliced {
+		left = Time(math.Round(j.work - float64(t-j.rated)*j.rate))
+	}
+	if j.spec.Deadline > 0 && t == j.spec.Deadline && left > 0 {
 		j.outcome = Deleted
 	}
 	r.finished++

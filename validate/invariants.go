@@ -81,7 +81,7 @@ func Invariants(res *sim.Result) error {
 
 func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...any)) {
 	name := fmt.Sprintf("job %d (%s)", j.ID, j.Name)
-	m := j.Pod.MilliGPUs() * int64(j.Replicas)
+	m := j.AllocMilli
 	started := j.Start >= 0
 	if started && j.Start < j.Submit {
 		bad("%s started at %d before it was submitted at %d", name, j.Start, j.Submit)
@@ -100,12 +100,17 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 	}
 	switch j.Outcome {
 	case sim.Completed:
-		if !started || j.End != j.Start+j.Duration {
+		// A job sharing time-sliced GPUs runs longer than its duration.
+		if !started || j.End < j.Start+j.Duration || (!j.Slowed && j.End != j.Start+j.Duration) {
 			bad("%s completed but ran from %d to %d for a duration of %d", name, j.Start, j.End, j.Duration)
 		}
 	case sim.Deleted:
-		if !started || j.Deadline == 0 || j.End != j.Deadline || j.End >= j.Start+j.Duration {
+		if !started || j.Deadline == 0 || j.End != j.Deadline || (!j.Slowed && j.End >= j.Start+j.Duration) {
 			bad("%s deleted while running, but start %d end %d deadline %d duration %d do not agree", name, j.Start, j.End, j.Deadline, j.Duration)
+		}
+	case sim.OOMKilled:
+		if !started || j.End != j.Start || j.HeldMilliMs != 0 || j.Diagnosis == "" {
+			bad("%s was OOM-killed, so it ends as it starts and holds nothing, with a diagnosis", name)
 		}
 	case sim.Abandoned:
 		if started || j.Deadline == 0 || j.End != j.Deadline {
@@ -119,6 +124,9 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 		endAt := j.Start + j.Duration
 		if j.Deadline > 0 && j.Deadline < endAt {
 			endAt = j.Deadline
+		}
+		if j.Slowed {
+			endAt = res.End + 1 // a slowed job may run past its duration
 		}
 		if !started || j.End >= 0 || endAt <= res.End {
 			bad("%s is running at the end (%d ms) but started at %d ms for %d ms", name, res.End, j.Start, j.Duration)
@@ -136,7 +144,7 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 	if j.End >= 0 && started && (j.Outcome == sim.Completed || j.Outcome == sim.Deleted) {
 		// Pods hold GPUs at least while the job runs (longer if bound early without a gang).
 		if min := m * (j.End - j.Start); j.HeldMilliMs < min || (gang && j.HeldMilliMs != min) {
-			bad("%s held %d milli-GPU ms; running %d pods of %d milli-GPU for %d ms holds %d", name, j.HeldMilliMs, j.Replicas, j.Pod.MilliGPUs(), j.End-j.Start, min)
+			bad("%s held %d milli-GPU ms; running pods holding %d milli-GPU for %d ms holds %d", name, j.HeldMilliMs, m, j.End-j.Start, min)
 		}
 	}
 }

@@ -7,6 +7,15 @@ import (
 	"gpuplan.dev/gpuplan/models"
 )
 
+// Device kinds: what one advertised GPU device of a pool is.
+type devKind uint8
+
+const (
+	devPlain devKind = iota // a whole GPU, which shares may split
+	devSlice                // one time-slicing replica of a GPU
+	devMIG                  // one MIG instance
+)
+
 // Pool is a pool's spec plus its live aggregates.
 type Pool struct {
 	Spec PoolSpec
@@ -15,12 +24,23 @@ type Pool struct {
 	Labels map[string]string
 	// First and Count give the pool's nodes: Nodes[First : First+Count].
 	First, Count int32
-	// FreeByWhole[k] is the number of nodes with exactly k whole GPUs free.
+	// FreeByWhole[k] is the number of nodes with exactly k generic devices
+	// (nvidia.com/gpu) free.
 	FreeByWhole []int32
 	// AllocMilli is the milli-GPUs allocated on the pool right now.
 	AllocMilli int64
-	// byFree[k] lists the nodes with exactly k whole GPUs free (any order).
+	// DevicesPerNode is the GPU devices a node advertises: its GPUs, or
+	// GPUs x replicas when time-sliced, or GPUs x instances under MIG.
+	DevicesPerNode int32
+	// byFree[k] lists the nodes with exactly k generic devices free (any order).
 	byFree [][]int32
+
+	kind      devKind
+	generic   bool     // devices answer nvidia.com/gpu requests
+	perGPU    int32    // devices per physical GPU
+	caps      []int32  // milli-GPU of each device of a node
+	profiles  []string // MIG profile of each device of a node (mixed)
+	migCounts map[string]int32
 
 	supplyMilli    int64 // milli-GPUs supplied right now
 	allocIntegral  int64 // milli-GPU x ms allocated so far
@@ -33,14 +53,16 @@ type Node struct {
 	Pool      int32
 	FreeCPU   int64
 	FreeMem   int64
-	FreeWhole int32 // GPUs with nothing allocated on them
-	// MaxShare is the largest free milli-GPU on any one GPU of the node.
+	FreeWhole int32 // generic devices with nothing allocated on them
+	// MaxShare is the largest free milli-GPU on any one GPU of the node
+	// (whole GPUs only: time-sliced and MIG devices take no shares).
 	MaxShare int32
-	// FreeMilli is the free milli-GPU summed over the node's GPUs.
+	// FreeMilli is the free milli-GPU summed over the node's devices.
 	FreeMilli int64
 	Pods      int32
-	gpuBase   int32
-	gpuN      int32
+	gpuBase   int32 // first device in Cluster.devFree
+	gpuN      int32 // devices
+	physBase  int32 // first physical GPU in Cluster.physBusy
 	bucket    int32 // position of the node in its pool's byFree[FreeWhole]
 	// Version changes whenever the node's free capacity does.
 	Version uint32
@@ -77,26 +99,45 @@ func ClassOf(p *PodSpec) int {
 	return ClassEight
 }
 
-// Placement records where one pod is bound: its node, the whole GPUs it
-// holds (a bitmask over the node's GPUs) or the GPU it shares.
+// Placement records where one pod is bound: its node, the devices it
+// holds (a bitmask over the node's devices) or the GPU it shares, and the
+// milli-GPU it holds.
 type Placement struct {
 	Node  int32
-	Share int8 // index of the shared GPU, -1 when the pod holds whole GPUs
+	Share int8 // index of the shared GPU, -1 when the pod holds devices
+	Milli int32
 	GPUs  uint64
 	At    Time // when the pod was bound
 }
 
 // Cluster is the live state of every node.
 type Cluster struct {
-	Pools   []Pool
-	Nodes   []Node
-	gpuFree []int32 // free milli-GPU of each GPU, nodes' GPUs contiguous
+	Pools    []Pool
+	Nodes    []Node
+	devFree  []int32 // free milli-GPU of each device, nodes' devices contiguous
+	devCap   []int32
+	physBusy []int16 // devices taken on each physical GPU
+	physMem  []int64 // GPU memory declared by the pods on each physical GPU
 }
 
-// New builds an empty cluster from pool specs (validated by the caller).
+// splitMilli divides one GPU's 1000 milli over devices with the given
+// compute weights (of total), exactly: the parts add up to
+// 1000 x sum(weights) / total.
+func splitMilli(weights []int, total int) []int32 {
+	out := make([]int32, len(weights))
+	cum, prev := 0, 0
+	for i, w := range weights {
+		cum += w
+		next := cum * MilliGPU / total
+		out[i] = int32(next - prev)
+		prev = next
+	}
+	return out
+}
+
+// New builds an empty cluster from pool specs (validated here).
 func New(pools []PoolSpec) (*Cluster, error) {
 	c := &Cluster{Pools: make([]Pool, len(pools))}
-	total, gpus := 0, 0
 	seen := map[string]bool{}
 	for i := range pools {
 		p := &pools[i]
@@ -107,11 +148,7 @@ func New(pools []PoolSpec) (*Cluster, error) {
 			return nil, fmt.Errorf("pool %q is defined twice", p.Name)
 		}
 		seen[p.Name] = true
-		total += p.Nodes
-		gpus += p.Nodes * int(p.GPUsPerNode)
 	}
-	c.Nodes = make([]Node, 0, total)
-	c.gpuFree = make([]int32, 0, gpus)
 	for i := range pools {
 		p := pools[i]
 		labels := make(map[string]string, len(p.Labels)+3)
@@ -130,35 +167,107 @@ func New(pools []PoolSpec) (*Cluster, error) {
 			Labels:      labels,
 			First:       int32(len(c.Nodes)),
 			Count:       int32(p.Nodes),
-			FreeByWhole: make([]int32, p.GPUsPerNode+1),
 			supplyMilli: int64(p.Nodes) * int64(p.GPUsPerNode) * MilliGPU,
+			generic:     true,
+			perGPU:      1,
+			migCounts:   map[string]int32{},
 		}
-		pl.FreeByWhole[p.GPUsPerNode] = int32(p.Nodes)
-		pl.byFree = make([][]int32, p.GPUsPerNode+1)
-		pl.byFree[p.GPUsPerNode] = make([]int32, 0, p.Nodes)
+		var perGPUCaps []int32
+		var perGPUProfiles []string
+		switch sh := p.Sharing; {
+		case sh.TimeSlicing > 1:
+			pl.kind, pl.perGPU = devSlice, sh.TimeSlicing
+			w := make([]int, sh.TimeSlicing)
+			for k := range w {
+				w[k] = 1
+			}
+			perGPUCaps = splitMilli(w, len(w))
+		case sh.MIGStrategy != "":
+			pl.kind, pl.perGPU = devMIG, int32(len(sh.MIGLayout))
+			placed, err := models.PlaceMIG(p.GPUModel, sh.MIGLayout)
+			if err != nil {
+				return nil, fmt.Errorf("pool %q: %w", p.Name, err)
+			}
+			var w []int
+			for _, x := range placed {
+				w = append(w, x.Profile.Compute)
+				perGPUProfiles = append(perGPUProfiles, x.Profile.Name)
+			}
+			perGPUCaps = splitMilli(w, 7)
+			pl.generic = sh.MIGStrategy == MIGSingle
+		default:
+			perGPUCaps = []int32{MilliGPU}
+			perGPUProfiles = nil
+		}
+		for g := int32(0); g < p.GPUsPerNode; g++ {
+			pl.caps = append(pl.caps, perGPUCaps...)
+			if perGPUProfiles != nil {
+				pl.profiles = append(pl.profiles, perGPUProfiles...)
+				for _, name := range perGPUProfiles {
+					pl.migCounts[name]++
+				}
+			}
+		}
+		pl.DevicesPerNode = int32(len(pl.caps))
+		genericFree := pl.DevicesPerNode
+		if !pl.generic {
+			genericFree = 0
+		}
+		pl.FreeByWhole = make([]int32, genericFree+1)
+		pl.FreeByWhole[genericFree] = int32(p.Nodes)
+		pl.byFree = make([][]int32, genericFree+1)
+		pl.byFree[genericFree] = make([]int32, 0, p.Nodes)
+		var capSum int64
+		for _, x := range pl.caps {
+			capSum += int64(x)
+		}
 		for n := 0; n < p.Nodes; n++ {
 			node := Node{
 				Pool:      int32(i),
 				FreeCPU:   p.MilliCPU,
 				FreeMem:   p.MemoryMiB,
-				FreeWhole: p.GPUsPerNode,
-				gpuBase:   int32(len(c.gpuFree)),
-				gpuN:      p.GPUsPerNode,
-				FreeMilli: int64(p.GPUsPerNode) * MilliGPU,
+				FreeWhole: genericFree,
+				gpuBase:   int32(len(c.devFree)),
+				gpuN:      pl.DevicesPerNode,
+				physBase:  int32(len(c.physBusy)),
+				FreeMilli: capSum,
 			}
-			if p.GPUsPerNode > 0 {
-				node.MaxShare = MilliGPU
-			}
+			c.devFree = append(c.devFree, pl.caps...)
+			c.devCap = append(c.devCap, pl.caps...)
 			for g := int32(0); g < p.GPUsPerNode; g++ {
-				c.gpuFree = append(c.gpuFree, MilliGPU)
+				c.physBusy = append(c.physBusy, 0)
+				c.physMem = append(c.physMem, 0)
 			}
-			node.bucket = int32(len(pl.byFree[p.GPUsPerNode]))
-			pl.byFree[p.GPUsPerNode] = append(pl.byFree[p.GPUsPerNode], int32(len(c.Nodes)))
+			c.refreshShare(&node)
+			node.bucket = int32(len(pl.byFree[genericFree]))
+			pl.byFree[genericFree] = append(pl.byFree[genericFree], int32(len(c.Nodes)))
 			c.Nodes = append(c.Nodes, node)
 		}
 		c.Pools[i] = pl
 	}
 	return c, nil
+}
+
+// PhysGPUs is the number of physical GPUs in the cluster.
+func (c *Cluster) PhysGPUs() int { return len(c.physBusy) }
+
+// TimeSliced reports whether node n's GPUs are time-sliced.
+func (c *Cluster) TimeSliced(n int32) bool { return c.Pools[c.Nodes[n].Pool].kind == devSlice }
+
+// PhysGPU is the cluster-wide index of the physical GPU that device d of
+// node n belongs to.
+func (c *Cluster) PhysGPU(n int32, d int) int32 {
+	nd := &c.Nodes[n]
+	return nd.physBase + int32(d)/c.Pools[nd.Pool].perGPU
+}
+
+// Sharers is the number of devices taken on physical GPU g.
+func (c *Cluster) Sharers(g int32) int32 { return int32(c.physBusy[g]) }
+
+// GPUMemory is physical GPU g's declared memory in use and its capacity
+// (0 when the pool does not say).
+func (c *Cluster) GPUMemory(g int32, n int32) (used, capacity int64) {
+	return c.physMem[g], c.Pools[c.Nodes[n].Pool].Spec.GPUMemoryMiB
 }
 
 // FragState is node n as GPU fragmentation sees it (GPUFree is shared: read only).
@@ -167,10 +276,34 @@ func (c *Cluster) FragState(n int32) models.NodeState {
 	return models.NodeState{MilliCPU: nd.FreeCPU, GPUFree: c.GPUFree(n), Model: c.Pools[nd.Pool].Spec.GPUModel}
 }
 
-// GPUFree returns the free milli-GPU of each GPU of node n (read only).
+// GPUFree returns the free milli-GPU of each device of node n (read only).
 func (c *Cluster) GPUFree(n int32) []int32 {
 	nd := &c.Nodes[n]
-	return c.gpuFree[nd.gpuBase : nd.gpuBase+nd.gpuN]
+	return c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN]
+}
+
+// freeMIG counts node n's free MIG instances of a profile.
+func (c *Cluster) freeMIG(n int32, profile string) int32 {
+	nd := &c.Nodes[n]
+	pl := &c.Pools[nd.Pool]
+	if pl.kind != devMIG || pl.generic {
+		return 0
+	}
+	var k int32
+	for d, f := range c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN] {
+		if f > 0 && pl.profiles[d] == profile {
+			k++
+		}
+	}
+	return k
+}
+
+// FreeDevices is how many of the devices pod p asks for node n has free.
+func (c *Cluster) FreeDevices(n int32, p *PodSpec) int32 {
+	if p.MIG != "" {
+		return c.freeMIG(n, p.MIG)
+	}
+	return c.Nodes[n].FreeWhole
 }
 
 // Fits reports whether pod p fits node n's free capacity now.
@@ -182,19 +315,50 @@ func (c *Cluster) Fits(n int32, p *PodSpec) bool {
 	if p.GPUMilli > 0 {
 		return nd.MaxShare >= p.GPUMilli
 	}
-	return nd.FreeWhole >= p.GPUs
+	if p.GPUs == 0 {
+		return true
+	}
+	return c.FreeDevices(n, p) >= p.GPUs
 }
 
 // FitsEmpty reports whether pod p fits an empty node of pool i.
 func (c *Cluster) FitsEmpty(i int, p *PodSpec) bool {
-	s := &c.Pools[i].Spec
+	pl := &c.Pools[i]
+	s := &pl.Spec
 	if s.MilliCPU < p.MilliCPU || s.MemoryMiB < p.MemoryMiB {
 		return false
 	}
-	if p.GPUMilli > 0 {
-		return s.GPUsPerNode >= 1
+	switch {
+	case p.GPUMilli > 0:
+		return pl.kind == devPlain && s.GPUsPerNode >= 1
+	case p.MIG != "":
+		return !pl.generic && pl.migCounts[p.MIG] >= p.GPUs
+	case p.GPUs == 0:
+		return true
 	}
-	return s.GPUsPerNode >= p.GPUs
+	return pl.generic && pl.DevicesPerNode >= p.GPUs
+}
+
+// PodsPerEmptyNode is how many pods like p an empty node of pool i holds.
+func (c *Cluster) PodsPerEmptyNode(i int, p *PodSpec) int64 {
+	pl := &c.Pools[i]
+	s := &pl.Spec
+	n := int64(1 << 30)
+	if p.MilliCPU > 0 {
+		n = min(n, s.MilliCPU/p.MilliCPU)
+	}
+	if p.MemoryMiB > 0 {
+		n = min(n, s.MemoryMiB/p.MemoryMiB)
+	}
+	switch {
+	case p.GPUMilli > 0:
+		n = min(n, int64(s.GPUsPerNode)*(MilliGPU/int64(p.GPUMilli)))
+	case p.MIG != "":
+		n = min(n, int64(pl.migCounts[p.MIG]/p.GPUs))
+	case p.GPUs > 0:
+		n = min(n, int64(pl.DevicesPerNode/p.GPUs))
+	}
+	return n
 }
 
 // OverCommitError is an allocation the node cannot hold: a scheduler bug.
@@ -287,8 +451,12 @@ func (c *Cluster) AppendNodesWithFree(i int32, minWhole int32, dst []int32) []in
 }
 
 func (c *Cluster) refreshShare(nd *Node) {
+	if c.Pools[nd.Pool].kind != devPlain {
+		nd.MaxShare = 0
+		return
+	}
 	m := int32(0)
-	for _, f := range c.gpuFree[nd.gpuBase : nd.gpuBase+nd.gpuN] {
+	for _, f := range c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN] {
 		if f > m {
 			m = f
 		}
@@ -296,10 +464,56 @@ func (c *Cluster) refreshShare(nd *Node) {
 	nd.MaxShare = m
 }
 
+// takeDevices picks the devices for a pod asking for whole devices:
+// the lowest-indexed free ones (of the pod's MIG profile, if any); on
+// time-sliced GPUs, replicas of the least-shared GPUs first, one per GPU
+// while they last.
+func (c *Cluster) takeDevices(n int32, p *PodSpec) uint64 {
+	nd := &c.Nodes[n]
+	pool := &c.Pools[nd.Pool]
+	gf := c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN]
+	gc := c.devCap[nd.gpuBase : nd.gpuBase+nd.gpuN]
+	var mask uint64
+	need := p.GPUs
+	if pool.kind == devSlice {
+		// Each replica goes to the GPU with the fewest taken replicas,
+		// counting the ones this pod has taken (ties: lowest index).
+		per := int(pool.perGPU)
+		for ; need > 0; need-- {
+			best, bestBusy := -1, 0
+			for d := range gf {
+				if gf[d] != gc[d] || mask&(1<<uint(d)) != 0 {
+					continue
+				}
+				g := d / per
+				busy := int(c.physBusy[nd.physBase+int32(g)]) + bits.OnesCount64(mask>>uint(g*per)&(1<<uint(per)-1))
+				if best < 0 || busy < bestBusy {
+					best, bestBusy = d, busy
+				}
+			}
+			mask |= 1 << uint(best)
+		}
+		return mask
+	}
+	for d := range gf {
+		if need == 0 {
+			break
+		}
+		if gf[d] != gc[d] || gc[d] == 0 {
+			continue
+		}
+		if p.MIG != "" && pool.profiles[d] != p.MIG {
+			continue
+		}
+		mask |= 1 << uint(d)
+		need--
+	}
+	return mask
+}
+
 // Allocate binds pod p to node n at time now and returns the placement.
-// Whole GPUs are the lowest-indexed free ones; a share goes to GPU gpu when
-// gpu >= 0, else to the GPU with the least free capacity that still holds
-// it (ties: lowest index).
+// A share goes to GPU gpu when gpu >= 0, else to the GPU with the least free
+// capacity that still holds it (ties: lowest index).
 func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, error) {
 	if !c.Fits(n, p) {
 		return Placement{}, &OverCommitError{Node: n, Pod: *p}
@@ -308,7 +522,7 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 	pool := &c.Pools[nd.Pool]
 	c.advance(pool, now)
 	pl := Placement{Node: n, Share: -1, At: now}
-	gf := c.gpuFree[nd.gpuBase : nd.gpuBase+nd.gpuN]
+	gf := c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN]
 	wholeBefore := nd.FreeWhole
 	if p.GPUMilli > 0 {
 		best := -1
@@ -328,32 +542,34 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 		}
 		gf[best] -= p.GPUMilli
 		pl.Share = int8(best)
+		pl.Milli = p.GPUMilli
 		c.refreshShare(nd)
-		pool.AllocMilli += int64(p.GPUMilli)
 	} else if p.GPUs > 0 {
-		need := p.GPUs
-		for g := range gf {
-			if need == 0 {
-				break
-			}
-			if gf[g] == MilliGPU {
-				gf[g] = 0
-				pl.GPUs |= 1 << uint(g)
-				need--
+		pl.GPUs = c.takeDevices(n, p)
+		for m := pl.GPUs; m != 0; m &= m - 1 {
+			d := bits.TrailingZeros64(m)
+			pl.Milli += gf[d]
+			gf[d] = 0
+			if pool.kind == devSlice {
+				g := c.PhysGPU(n, d)
+				c.physBusy[g]++
+				c.physMem[g] += p.GPUMemMiB
 			}
 		}
-		nd.FreeWhole -= p.GPUs
+		if pool.generic {
+			nd.FreeWhole -= p.GPUs
+		}
 		if nd.FreeWhole == 0 || nd.MaxShare == MilliGPU {
 			c.refreshShare(nd)
 		}
-		pool.AllocMilli += int64(p.GPUs) * MilliGPU
 	}
+	pool.AllocMilli += int64(pl.Milli)
 	if wholeBefore != nd.FreeWhole {
 		c.move(pool, n, wholeBefore)
 	}
 	nd.FreeCPU -= p.MilliCPU
 	nd.FreeMem -= p.MemoryMiB
-	nd.FreeMilli -= p.MilliGPUs()
+	nd.FreeMilli -= int64(pl.Milli)
 	nd.Pods++
 	nd.Classes[ClassOf(p)]++
 	nd.Version++
@@ -365,38 +581,50 @@ func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 	nd := &c.Nodes[pl.Node]
 	pool := &c.Pools[nd.Pool]
 	c.advance(pool, now)
-	gf := c.gpuFree[nd.gpuBase : nd.gpuBase+nd.gpuN]
+	gf := c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN]
+	gc := c.devCap[nd.gpuBase : nd.gpuBase+nd.gpuN]
 	wholeBefore := nd.FreeWhole
 	if p.GPUMilli > 0 {
-		if pl.Share < 0 || int32(pl.Share) >= nd.gpuN || gf[pl.Share]+p.GPUMilli > MilliGPU {
+		if pl.Share < 0 || int32(pl.Share) >= nd.gpuN || gf[pl.Share]+p.GPUMilli > gc[pl.Share] || pl.Milli != p.GPUMilli {
 			return fmt.Errorf("invariant violated: releasing share %d of GPU %d on node %d frees more than it holds", p.GPUMilli, pl.Share, pl.Node)
 		}
 		gf[pl.Share] += p.GPUMilli
 		if gf[pl.Share] == MilliGPU {
 			nd.FreeWhole++
 		}
-		pool.AllocMilli -= int64(p.GPUMilli)
 	} else if p.GPUs > 0 {
 		if int32(bits.OnesCount64(pl.GPUs)) != p.GPUs {
 			return fmt.Errorf("invariant violated: placement on node %d holds %d GPUs, pod asked %d", pl.Node, bits.OnesCount64(pl.GPUs), p.GPUs)
 		}
+		var milli int32
 		for m := pl.GPUs; m != 0; m &= m - 1 {
-			g := bits.TrailingZeros64(m)
-			if gf[g] != 0 {
-				return fmt.Errorf("invariant violated: GPU %d of node %d released but not fully held", g, pl.Node)
+			d := bits.TrailingZeros64(m)
+			if gf[d] != 0 {
+				return fmt.Errorf("invariant violated: GPU device %d of node %d released but not fully held", d, pl.Node)
 			}
-			gf[g] = MilliGPU
+			gf[d] = gc[d]
+			milli += gc[d]
+			if pool.kind == devSlice {
+				g := c.PhysGPU(pl.Node, d)
+				c.physBusy[g]--
+				c.physMem[g] -= p.GPUMemMiB
+			}
 		}
-		nd.FreeWhole += p.GPUs
-		pool.AllocMilli -= int64(p.GPUs) * MilliGPU
+		if milli != pl.Milli {
+			return fmt.Errorf("invariant violated: placement on node %d records %d milli-GPU, its devices hold %d", pl.Node, pl.Milli, milli)
+		}
+		if pool.generic {
+			nd.FreeWhole += p.GPUs
+		}
 	}
+	pool.AllocMilli -= int64(pl.Milli)
 	c.refreshShare(nd)
 	if wholeBefore != nd.FreeWhole {
 		c.move(pool, pl.Node, wholeBefore)
 	}
 	nd.FreeCPU += p.MilliCPU
 	nd.FreeMem += p.MemoryMiB
-	nd.FreeMilli += p.MilliGPUs()
+	nd.FreeMilli += int64(pl.Milli)
 	nd.Pods--
 	nd.Classes[ClassOf(p)]--
 	nd.Version++

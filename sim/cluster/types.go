@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"gpuplan.dev/gpuplan/models"
 )
 
 // Time is virtual time in milliseconds.
@@ -187,6 +189,12 @@ type PodSpec struct {
 	MemoryMiB int64
 	GPUs      int32
 	GPUMilli  int32
+	// MIG, when set, is the MIG profile (e.g. "1g.10gb") the pod's GPUs
+	// must be: the nvidia.com/mig-<profile> resource of the mixed strategy.
+	MIG string
+	// GPUMemMiB is the GPU memory each of the pod's GPUs needs. Only
+	// time-sliced GPUs, which do not isolate memory, check it.
+	GPUMemMiB int64
 }
 
 // MilliGPUs is the pod's GPU request in milli-GPUs.
@@ -210,8 +218,20 @@ func (p PodSpec) Validate() error {
 		return fmt.Errorf("gpu share %d milli is outside 0..999", p.GPUMilli)
 	case p.GPUs > 0 && p.GPUMilli > 0:
 		return fmt.Errorf("a pod asks for whole GPUs or a share of one, not both")
+	case p.MIG != "" && p.GPUs == 0:
+		return fmt.Errorf("a pod asking for MIG instances asks for at least one")
+	case p.GPUMemMiB < 0:
+		return fmt.Errorf("gpu memory is negative")
 	}
 	return nil
+}
+
+// GPUResource is the Kubernetes resource the pod's GPUs are.
+func (p PodSpec) GPUResource() string {
+	if p.MIG != "" {
+		return "nvidia.com/mig-" + p.MIG
+	}
+	return "nvidia.com/gpu"
 }
 
 // JobFlag marks how a job came out of its source.
@@ -259,6 +279,26 @@ func (j *JobSpec) Validate() error {
 	return nil
 }
 
+// MIG strategies of the NVIDIA device plugin.
+const (
+	// MIGSingle: every GPU of the node has the same layout of one profile;
+	// each instance is advertised as nvidia.com/gpu.
+	MIGSingle = "single"
+	// MIGMixed: instances are advertised as nvidia.com/mig-<profile>.
+	MIGMixed = "mixed"
+)
+
+// Sharing is how a pool's GPUs are shared.
+type Sharing struct {
+	// TimeSlicing advertises each GPU this many times (the device plugin's
+	// replicas); 0 or 1 means no time slicing.
+	TimeSlicing int32
+	// MIGStrategy is "", MIGSingle or MIGMixed; MIGLayout the instances of
+	// every GPU (models.MIGLayout expands mig-parted names).
+	MIGStrategy string
+	MIGLayout   []string
+}
+
 // PoolSpec describes a group of identical nodes.
 type PoolSpec struct {
 	Name         string
@@ -268,6 +308,9 @@ type PoolSpec struct {
 	GPUsPerNode  int32
 	MilliCPU     int64
 	MemoryMiB    int64
+	// GPUMemoryMiB is each GPU's memory (0: unknown; time-sliced pools need it).
+	GPUMemoryMiB int64
+	Sharing      Sharing
 	Labels       map[string]string
 	Taints       []Taint
 }
@@ -285,6 +328,43 @@ func (p *PoolSpec) Validate() error {
 		return fmt.Errorf("cpu must be positive")
 	case p.MemoryMiB <= 0:
 		return fmt.Errorf("memory must be positive")
+	case p.GPUMemoryMiB < 0:
+		return fmt.Errorf("gpu memory is negative")
+	}
+	sh := &p.Sharing
+	if sh.TimeSlicing > 1 && sh.MIGStrategy != "" {
+		return fmt.Errorf("a pool's GPUs are time-sliced or MIG-partitioned, not both")
+	}
+	if sh.TimeSlicing < 0 {
+		return fmt.Errorf("time-slicing replicas must not be negative")
+	}
+	if sh.TimeSlicing > 1 && int64(sh.TimeSlicing)*int64(p.GPUsPerNode) > MaxGPUsPerNode {
+		return fmt.Errorf("%d GPUs x %d replicas is more than the %d devices a node can advertise", p.GPUsPerNode, sh.TimeSlicing, MaxGPUsPerNode)
+	}
+	switch sh.MIGStrategy {
+	case "":
+		if len(sh.MIGLayout) > 0 {
+			return fmt.Errorf("a MIG layout needs a MIG strategy (single or mixed)")
+		}
+	case MIGSingle, MIGMixed:
+		if _, err := models.PlaceMIG(p.GPUModel, sh.MIGLayout); err != nil {
+			return err
+		}
+		if len(sh.MIGLayout) == 0 {
+			return fmt.Errorf("a MIG pool needs a layout")
+		}
+		if sh.MIGStrategy == MIGSingle {
+			for _, x := range sh.MIGLayout {
+				if x != sh.MIGLayout[0] {
+					return fmt.Errorf("the single MIG strategy needs one profile on every GPU, the layout has %s and %s", sh.MIGLayout[0], x)
+				}
+			}
+		}
+		if len(sh.MIGLayout)*int(p.GPUsPerNode) > MaxGPUsPerNode {
+			return fmt.Errorf("%d GPUs x %d MIG instances is more than the %d devices a node can advertise", p.GPUsPerNode, len(sh.MIGLayout), MaxGPUsPerNode)
+		}
+	default:
+		return fmt.Errorf("MIG strategy %q is not single or mixed", sh.MIGStrategy)
 	}
 	return nil
 }

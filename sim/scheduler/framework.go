@@ -149,8 +149,12 @@ func (f *Framework) preFilter(now cluster.Time, job *JobInfo, diagnosing bool) *
 func (f *Framework) candidates(pod *cluster.PodSpec) []int32 {
 	st := &f.st
 	nodes := st.nodes[:0]
+	need := pod.GPUs
+	if pod.MIG != "" {
+		need = 0 // MIG instances are not in the free-GPU buckets
+	}
 	for _, p := range st.Pools {
-		nodes = f.c.AppendNodesWithFree(p, pod.GPUs, nodes)
+		nodes = f.c.AppendNodesWithFree(p, need, nodes)
 	}
 	st.nodes = nodes
 	return nodes
@@ -314,7 +318,7 @@ func (f *Framework) FitsEmpty(job *JobInfo) (bool, string) {
 		if !f.c.FitsEmpty(int(p), pod) {
 			continue
 		}
-		capacity += int64(pl.Count) * podsPerEmptyNode(&pl.Spec, pod)
+		capacity += int64(pl.Count) * f.c.PodsPerEmptyNode(int(p), pod)
 	}
 	if capacity == 0 {
 		return false, "no node pool has nodes large enough for the pod"
@@ -323,23 +327,6 @@ func (f *Framework) FitsEmpty(job *JobInfo) (bool, string) {
 		return false, fmt.Sprintf("gang of %d pods is larger than the %d such pods the eligible pools hold when empty", st.MinPods, capacity)
 	}
 	return true, ""
-}
-
-func podsPerEmptyNode(s *cluster.PoolSpec, p *cluster.PodSpec) int64 {
-	n := int64(1 << 30)
-	if p.MilliCPU > 0 {
-		n = min(n, s.MilliCPU/p.MilliCPU)
-	}
-	if p.MemoryMiB > 0 {
-		n = min(n, s.MemoryMiB/p.MemoryMiB)
-	}
-	if p.GPUs > 0 {
-		n = min(n, int64(s.GPUsPerNode/p.GPUs))
-	}
-	if p.GPUMilli > 0 {
-		n = min(n, int64(s.GPUsPerNode)*(cluster.MilliGPU/int64(p.GPUMilli)))
-	}
-	return n
 }
 
 // Diagnosis explains why a job cannot be placed now, kube-scheduler style:

@@ -95,7 +95,11 @@ func (s *Scheduler) Enqueue(j *JobInfo) {
 }
 
 func bucketOf(j *JobInfo) int {
-	return int(j.Spec.Pod.GPUs)*sizeClasses + sizeClass(j.Spec.Replicas)
+	g := int(j.Spec.Pod.GPUs)
+	if j.Spec.Pod.MIG != "" {
+		g = 0 // MIG instances are not counted by the free-GPU histograms
+	}
+	return g*sizeClasses + sizeClass(j.Spec.Replicas)
 }
 
 // canHold reports whether bucket bi's jobs might fit now: a whole-GPU pod
@@ -343,6 +347,9 @@ func (m *shapeMemo) reset() { m.n = 0 }
 func covers(a *failedShape, j *JobInfo) bool {
 	p := &j.Spec.Pod
 	if a.c != j.Spec.Constraints || p.MilliCPU < a.pod.MilliCPU || p.MemoryMiB < a.pod.MemoryMiB || j.Remaining() < a.replicas {
+		return false
+	}
+	if p.MIG != a.pod.MIG {
 		return false
 	}
 	if a.pod.GPUMilli > 0 {

@@ -50,8 +50,9 @@ func New(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error) {
 func (*Fit) Name() string { return Name }
 
 // Insufficient lists the resources free falls short of for pod, in
-// kube-scheduler's wording ("Insufficient cpu", ...).
-func Insufficient(freeCPU, freeMem int64, freeWhole, maxShare int32, p *cluster.PodSpec) []string {
+// kube-scheduler's wording ("Insufficient cpu", ...). freeDevices are the
+// free devices of the kind the pod asks for.
+func Insufficient(freeCPU, freeMem int64, freeDevices, maxShare int32, p *cluster.PodSpec) []string {
 	var out []string
 	if freeCPU < p.MilliCPU {
 		out = append(out, "Insufficient "+ResourceCPU)
@@ -59,8 +60,8 @@ func Insufficient(freeCPU, freeMem int64, freeWhole, maxShare int32, p *cluster.
 	if freeMem < p.MemoryMiB {
 		out = append(out, "Insufficient "+ResourceMemory)
 	}
-	if (p.GPUMilli > 0 && maxShare < p.GPUMilli) || (p.GPUMilli == 0 && freeWhole < p.GPUs) {
-		out = append(out, "Insufficient "+ResourceGPU)
+	if (p.GPUMilli > 0 && maxShare < p.GPUMilli) || (p.GPUMilli == 0 && freeDevices < p.GPUs) {
+		out = append(out, "Insufficient "+p.GPUResource())
 	}
 	return out
 }
@@ -88,18 +89,25 @@ func (f *Fit) PreFilter(st *scheduler.CycleState, job *scheduler.JobInfo) *sched
 		}
 		if static == nil {
 			s := &c.Pools[pool].Spec
-			share := int32(0)
-			if s.GPUsPerNode > 0 {
-				share = cluster.MilliGPU
+			if s.MilliCPU < pod.MilliCPU {
+				static = append(static, "Insufficient "+ResourceCPU)
 			}
-			static = Insufficient(s.MilliCPU, s.MemoryMiB, s.GPUsPerNode, share, pod)
+			if s.MemoryMiB < pod.MemoryMiB {
+				static = append(static, "Insufficient "+ResourceMemory)
+			}
+			gpuOnly := *pod
+			gpuOnly.MilliCPU, gpuOnly.MemoryMiB = 0, 0
+			if !c.FitsEmpty(int(pool), &gpuOnly) {
+				// Too few GPUs, or not of the kind the pod asks for.
+				static = append(static, "Insufficient "+pod.GPUResource())
+			}
 		}
 		return false
 	})
 	if len(st.Pools) == 0 {
 		return f.staticStatus(static)
 	}
-	if st.Diagnosing || pod.GPUs == 0 {
+	if st.Diagnosing || pod.GPUs == 0 || pod.MIG != "" {
 		return nil
 	}
 	// Whole-GPU pods: how many could the eligible pools take, by free GPUs alone?
@@ -123,6 +131,14 @@ func (f *Fit) PreFilter(st *scheduler.CycleState, job *scheduler.JobInfo) *sched
 func (f *Fit) FilterBatch(st *scheduler.CycleState, pod *cluster.PodSpec, nodes []int32) []int32 {
 	ns := st.Cluster.Nodes
 	out := nodes[:0]
+	if pod.MIG != "" {
+		for _, n := range nodes {
+			if st.Cluster.Fits(n, pod) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
 	if pod.GPUMilli > 0 {
 		for _, n := range nodes {
 			nd := &ns[n]
@@ -143,7 +159,7 @@ func (f *Fit) FilterBatch(st *scheduler.CycleState, pod *cluster.PodSpec, nodes 
 
 func (f *Fit) Filter(st *scheduler.CycleState, pod *cluster.PodSpec, node int32) *scheduler.Status {
 	nd := &st.Cluster.Nodes[node]
-	if r := Insufficient(nd.FreeCPU, nd.FreeMem, nd.FreeWhole, nd.MaxShare, pod); len(r) > 0 {
+	if r := Insufficient(nd.FreeCPU, nd.FreeMem, st.Cluster.FreeDevices(node, pod), nd.MaxShare, pod); len(r) > 0 {
 		return scheduler.NewStatus(scheduler.Unschedulable, Name, r...)
 	}
 	return nil

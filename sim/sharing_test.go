@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+)
+
+// Time-slicing by hand. One GPU advertised 4 times, 16 GiB of memory.
+//   - A (10 min of work, 6 GiB) starts at 0 alone: full speed.
+//   - B (4 min, 6 GiB) starts at 2 min: two sharers, each at half speed.
+//     A has 8 min left, B 4: B ends at 2 + 8 = 10 min.
+//   - then A runs alone again with 8 - 4 = 4 min left: it ends at 14 min.
+//   - C (8 GiB) at 3 min would bring the GPU to 20 GiB of 16: OOM-killed.
+func TestTimeSlicingSlowdownAndOOM(t *testing.T) {
+	p := pool("ts", 1, 1)
+	p.GPUModel = "T4"
+	p.GPUMemoryMiB = 16 << 10
+	p.Sharing.TimeSlicing = 4
+	mk := func(name string, submit, dur Time, mem int64) cluster.JobSpec {
+		j := job(name, submit, dur, 1, 1)
+		j.Pod.GPUMemMiB = mem
+		return j
+	}
+	res := run(t, Config{Pools: []cluster.PoolSpec{p}, Queue: scheduler.QueueConfig{Backfill: true}},
+		mk("A", 0, 10*Minute, 6<<10), mk("B", 2*Minute, 4*Minute, 6<<10), mk("C", 3*Minute, Minute, 8<<10))
+	tm := times(res)
+	require.Equal(t, timing{0, 14 * Minute}, tm["A"])
+	require.Equal(t, timing{2 * Minute, 10 * Minute}, tm["B"])
+	require.True(t, res.Jobs[0].Slowed)
+	require.Equal(t, Completed, res.Jobs[0].Outcome)
+	require.Equal(t, OOMKilled, res.Jobs[2].Outcome)
+	require.Equal(t, timing{3 * Minute, 3 * Minute}, tm["C"])
+	require.Contains(t, res.Jobs[2].Diagnosis, "20480 MiB of the GPU's 16384 MiB")
+	// A replica holds a quarter of the GPU: A 250 milli for 14 min.
+	require.Equal(t, int64(250*14*Minute), res.Jobs[0].HeldMilliMs)
+	require.Equal(t, int64(250), res.Jobs[0].AllocMilli)
+}
+
+func TestMIGMixedAndSingle(t *testing.T) {
+	mixed := pool("mig", 1, 1)
+	mixed.GPUModel = "H100-80GB"
+	mixed.Sharing.MIGStrategy = cluster.MIGMixed
+	layout, err := models.MIGLayout("H100-80GB", "all-balanced")
+	require.NoError(t, err)
+	mixed.Sharing.MIGLayout = layout
+	mig := func(name string, submit Time, profile string) cluster.JobSpec {
+		j := job(name, submit, 10*Second, 1, 1)
+		j.Pod.MIG = profile
+		return j
+	}
+	res := run(t, Config{Pools: []cluster.PoolSpec{mixed}, Queue: scheduler.QueueConfig{Backfill: true}},
+		mig("a", 0, "1g.10gb"), mig("b", 0, "1g.10gb"), mig("c", 0, "1g.10gb"), mig("d", 0, "3g.40gb"),
+		job("whole", 0, Second, 1, 1), mig("big", 0, "7g.80gb"))
+	tm := times(res)
+	require.Equal(t, Time(0), tm["a"].start)
+	require.Equal(t, Time(0), tm["b"].start)
+	require.Equal(t, 10*Second, tm["c"].start, "only two 1g instances in the balanced layout")
+	require.Equal(t, Time(0), tm["d"].start)
+	// Balanced on H100: 2g@0, 1g@2, 1g@3, 3g@4; a 1g instance is 1/7 of the GPU.
+	require.Equal(t, int64(143), res.Jobs[0].AllocMilli)
+	require.Equal(t, int64(429), res.Jobs[3].AllocMilli)
+	require.Equal(t, Unschedulable, res.Jobs[4].Outcome)
+	require.Contains(t, res.Jobs[4].Diagnosis, "Insufficient nvidia.com/gpu")
+	require.Equal(t, Unschedulable, res.Jobs[5].Outcome)
+	require.Contains(t, res.Jobs[5].Diagnosis, "Insufficient nvidia.com/mig-7g.80gb")
+
+	single := pool("single", 1, 1)
+	single.GPUModel = "A100-40GB"
+	single.Sharing.MIGStrategy = cluster.MIGSingle
+	single.Sharing.MIGLayout, err = models.MIGLayout("A100-40GB", "all-1g.5gb")
+	require.NoError(t, err)
+	res = run(t, Config{Pools: []cluster.PoolSpec{single}}, job("seven", 0, Second, 1, 7), job("eight", 0, Second, 1, 8))
+	require.Equal(t, Completed, res.Jobs[0].Outcome)
+	require.Equal(t, int64(1000), res.Jobs[0].AllocMilli, "7 x 1/7 of the GPU")
+	require.Equal(t, Unschedulable, res.Jobs[1].Outcome)
+
+	bad := single
+	bad.Sharing.MIGLayout = []string{"1g.5gb", "2g.10gb"}
+	_, err = Run(Config{Pools: []cluster.PoolSpec{bad}, Workload: &SliceSource{}})
+	require.ErrorContains(t, err, "single MIG strategy needs one profile")
+}

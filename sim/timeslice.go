@@ -1,0 +1,108 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Time-slicing: the device plugin advertises each GPU several times and
+// the pods on one GPU take turns. A job on time-sliced GPUs progresses at
+// 1/k of full speed, where k is the most pods sharing any of its GPUs, so
+// each change of sharers re-times the jobs on that GPU. Memory is not
+// isolated: a job whose start takes a GPU's declared memory past its
+// capacity is OOM-killed at once.
+
+// slicedGPUs lists the time-sliced physical GPUs job j's pods are on.
+func (r *runner) slicedGPUs(j *jobState) []int32 {
+	if !j.sliced {
+		return nil
+	}
+	var out []int32
+	for _, pl := range j.placed {
+		if !r.c.TimeSliced(pl.Node) {
+			continue
+		}
+		for m := pl.GPUs; m != 0; m &= m - 1 {
+			g := r.c.PhysGPU(pl.Node, bits.TrailingZeros64(m))
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// startSliced starts a job whose pods are on time-sliced GPUs.
+func (r *runner) startSliced(t Time, j *jobState) error {
+	gpus := r.slicedGPUs(j)
+	node := j.placed[0].Node
+	for _, g := range gpus {
+		if used, capacity := r.c.GPUMemory(g, node); capacity > 0 && used > capacity {
+			return r.oomKill(t, j, g, used, capacity)
+		}
+	}
+	j.work = float64(j.spec.Duration)
+	j.rate, j.rated = 1, t
+	for _, g := range gpus {
+		r.onGPU[g] = append(r.onGPU[g], j.info.ID)
+	}
+	return r.retime(t, gpus)
+}
+
+// oomKill ends a job that would overfill a GPU's memory.
+func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) error {
+	if err := r.releaseAll(t, j); err != nil {
+		return err
+	}
+	r.integrate(t)
+	r.running--
+	j.end = t
+	j.finished = true
+	j.outcome = OOMKilled
+	j.diag = fmt.Sprintf("OOM: the pods sharing its time-sliced GPU declare %d MiB of the GPU's %d MiB", used, capacity)
+	r.finished++
+	return nil
+}
+
+// unregister removes a finished job from its GPUs and re-times the rest.
+func (r *runner) unregister(t Time, j *jobState, gpus []int32) error {
+	for _, g := range gpus {
+		r.onGPU[g] = slices.DeleteFunc(r.onGPU[g], func(id int32) bool { return id == j.info.ID })
+	}
+	return r.retime(t, gpus)
+}
+
+// retime brings every running job on the given GPUs to its new rate and
+// moves its finish event.
+func (r *runner) retime(t Time, gpus []int32) error {
+	for _, g := range gpus {
+		for _, id := range r.onGPU[g] {
+			j := r.job(id)
+			rate := 1.0
+			for _, h := range r.slicedGPUs(j) {
+				if k := r.c.Sharers(h); k > 1 {
+					rate = min(rate, 1/float64(k))
+				}
+			}
+			j.work -= float64(t-j.rated) * j.rate
+			j.work = max(j.work, 0)
+			j.rate, j.rated = rate, t
+			if rate < 1 {
+				j.slowed = true
+			}
+			end := t + Time(math.Ceil(j.work/rate))
+			if d := j.spec.Deadline; d > 0 && d < end {
+				end = d
+			}
+			if j.finishH.Valid() {
+				if r.q.Cancel(j.finishH) {
+					r.live--
+				}
+			}
+			j.finishH = r.push(end, event{kind: evFinish, job: id})
+		}
+	}
+	return nil
+}
