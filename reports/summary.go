@@ -38,9 +38,14 @@ type Summary struct {
 	PendingReasons   []ReasonCount `json:"pendingReasons"`
 	Unschedulable    []ReasonCount `json:"unschedulable"`
 	PendingAtEnd     []ReasonCount `json:"pendingAtEnd"`
-	Scheduler        SchedulerInfo `json:"scheduler"`
-	Assumptions      []string      `json:"assumptions"`
-	Engine           EngineStats   `json:"engine"`
+	// OOMKilled counts jobs that overfilled a time-sliced GPU's memory.
+	OOMKilled int `json:"oomKilled"`
+	// Fragmentation, when sampled: the cluster's fragmented GPUs (FGD
+	// measure) over the timeline's interval ends.
+	Fragmentation *FragSummary  `json:"fragmentation,omitempty"`
+	Scheduler     SchedulerInfo `json:"scheduler"`
+	Assumptions   []string      `json:"assumptions"`
+	Engine        EngineStats   `json:"engine"`
 }
 
 // EngineStats counts the work the simulation did.
@@ -103,6 +108,12 @@ type QueueStats struct {
 	GPUHoursAllocated float64 `json:"gpuHoursAllocated"`
 	QueueWait         Stats   `json:"queueWait"`
 	JCT               Stats   `json:"jct"`
+}
+
+// FragSummary summarises the sampled fragmentation.
+type FragSummary struct {
+	MeanFragGPUs float64 `json:"meanFragGPUs"`
+	MaxFragGPUs  float64 `json:"maxFragGPUs"`
 }
 
 // ReasonCount is how many jobs a reason applied to.
@@ -250,6 +261,8 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 			unsched[j.Diagnosis]++
 		case sim.Pending:
 			pending[j.Diagnosis]++
+		case sim.OOMKilled:
+			s.OOMKilled++
 		}
 	}
 	s.QueueWait = Describe(waits)
@@ -265,6 +278,20 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		qa.q.JCT = Describe(qa.jct)
 		qa.q.GPUHoursAllocated = gpuHours(qa.held)
 		s.Queues = append(s.Queues, qa.q)
+	}
+	if fm := res.Timeline.FragMilli; fm != nil && len(res.Pools) > 0 && len(fm[0]) > 0 {
+		fs := &FragSummary{}
+		for i := range fm[0] {
+			var sum int64
+			for p := range fm {
+				sum += fm[p][i]
+			}
+			g := float64(sum) / cluster.MilliGPU
+			fs.MeanFragGPUs += g / float64(len(fm[0]))
+			fs.MaxFragGPUs = max(fs.MaxFragGPUs, g)
+		}
+		fs.MeanFragGPUs, fs.MaxFragGPUs = round(fs.MeanFragGPUs, 3), round(fs.MaxFragGPUs, 3)
+		s.Fragmentation = fs
 	}
 	s.PendingReasons = countReasons(waited)
 	s.Unschedulable = countReasons(unsched)

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"gpuplan.dev/gpuplan/sim"
 )
 
 // Human formats seconds for people: 42.0s, 12.5m, 3.40h, 2.10d.
@@ -31,11 +33,10 @@ func statRow(name string, st Stats) []string {
 }
 
 func outcomeOrder(s *Summary) []string {
-	order := []string{"completed", "deleted", "abandoned", "unschedulable", "running", "pending"}
 	var out []string
-	for _, o := range order {
-		if _, ok := s.Jobs.ByOutcome[o]; ok {
-			out = append(out, o)
+	for _, o := range sim.Outcomes() {
+		if _, ok := s.Jobs.ByOutcome[o.String()]; ok {
+			out = append(out, o.String())
 		}
 	}
 	return out
@@ -151,6 +152,12 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	rows = append(rows, []string{"total", fmt.Sprint(s.Jobs.Total)})
 	mdTable(w, []string{"outcome", "jobs"}, rows)
 	fmt.Fprintf(w, "%d jobs ask for GPUs; %d pods in all.\n\n", s.Jobs.GPUJobs, s.Jobs.Pods)
+	if s.OOMKilled > 0 {
+		fmt.Fprintf(w, "%d jobs were OOM-killed: their time-sliced GPU's sharers declared more GPU memory than it has.\n\n", s.OOMKilled)
+	}
+	if f := s.Fragmentation; f != nil {
+		fmt.Fprintf(w, "Fragmented GPUs (FGD measure, at each timeline interval's end): mean %.1f, max %.1f.\n\n", f.MeanFragGPUs, f.MaxFragGPUs)
+	}
 	fmt.Fprintf(w, "## Waiting and completion\n\n")
 	mdTable(w, []string{"", "jobs", "mean", "p50", "p95", "p99", "max"}, [][]string{statRow("queue wait (started jobs)", s.QueueWait), statRow("completion time (completed jobs)", s.JCT)})
 	fmt.Fprintf(w, "## Queues\n\n")

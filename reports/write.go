@@ -142,6 +142,13 @@ func WriteTimelineCSV(w io.Writer, res *sim.Result) error {
 		header = append(header, "alloc_gpus:"+p.Spec.Name)
 	}
 	header = append(header, "alloc_gpus:cluster", "allocation:cluster", "pending_jobs", "running_jobs")
+	frag := res.Timeline.FragMilli != nil
+	if frag {
+		for _, p := range res.Pools {
+			header = append(header, "frag_gpus:"+p.Spec.Name)
+		}
+		header = append(header, "frag_gpus:cluster")
+	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -170,6 +177,14 @@ func WriteTimelineCSV(w io.Writer, res *sim.Result) error {
 		}
 		row = append(row, f(float64(total)/1000/float64(width)), strconv.FormatFloat(alloc, 'f', 4, 64),
 			f(float64(tl.PendingJobMs[i])/float64(width)), f(float64(tl.RunningJobMs[i])/float64(width)))
+		if frag {
+			var sum int64
+			for p := range res.Pools {
+				sum += tl.FragMilli[p][i]
+				row = append(row, f(float64(tl.FragMilli[p][i])/1000))
+			}
+			row = append(row, f(float64(sum)/1000))
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
@@ -94,7 +95,7 @@ func (s *Scenario) Seed() uint64 {
 // Pools returns the cluster's pools, importing the node list if any.
 func (s *Scenario) Pools() ([]cluster.PoolSpec, error) {
 	var pools []cluster.PoolSpec
-	for _, p := range s.Spec.Cluster.Pools {
+	for i, p := range s.Spec.Cluster.Pools {
 		ps := cluster.PoolSpec{
 			Name: p.Name, InstanceType: p.InstanceType, GPUModel: p.GPUModel,
 			Nodes: p.Count, GPUsPerNode: p.GPUsPerNode,
@@ -103,6 +104,29 @@ func (s *Scenario) Pools() ([]cluster.PoolSpec, error) {
 		}
 		for _, t := range p.Taints {
 			ps.Taints = append(ps.Taints, cluster.Taint{Key: t.Key, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
+		}
+		ps.GPUMemoryMiB = models.GPUMemoryMiB(p.GPUModel)
+		if p.GPUMemory != nil {
+			ps.GPUMemoryMiB = p.GPUMemory.Value() >> 20
+		}
+		if sh := p.Sharing; sh != nil {
+			if sh.TimeSlicing != nil {
+				ps.Sharing.TimeSlicing = sh.TimeSlicing.Replicas
+			}
+			if m := sh.MIG; m != nil {
+				ps.Sharing.MIGStrategy = m.Strategy
+				ps.Sharing.MIGLayout = m.Profiles
+				if m.Layout != "" {
+					l, err := models.MIGLayout(p.GPUModel, m.Layout)
+					if err != nil {
+						return nil, s.errAt(fmt.Sprintf("spec.cluster.pools[%d].sharing.mig.layout", i), "%v", err)
+					}
+					ps.Sharing.MIGLayout = l
+				}
+			}
+		}
+		if err := ps.Validate(); err != nil {
+			return nil, s.errAt(fmt.Sprintf("spec.cluster.pools[%d]", i), "%v", err)
 		}
 		pools = append(pools, ps)
 	}
@@ -162,6 +186,7 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 	if t := s.Spec.Output.TimelineInterval; t != nil {
 		b.Config.TimelineInterval = t.Millis()
 	}
+	b.Config.Fragmentation = s.Spec.Output.Fragmentation
 	trace := s.Spec.Workload.Trace
 	traceFile := ""
 	if trace != nil {

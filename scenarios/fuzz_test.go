@@ -59,7 +59,7 @@ func nop() error { return nil }
 func FuzzScenario(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add(defaultYAML)
-	seed(f, "examples/openb-replay.yaml")
+	seed(f, "examples/openb-replay.yaml", "examples/gpu-sharing.yaml")
 	f.Add([]byte("apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nspec: {cluster: {pools: [{name: a, count: -1}]}}\n"))
 	f.Add([]byte("a: &x [1]\nb: *x\n"))
 	f.Add([]byte("spec:\n  horizon: 3q\n"))

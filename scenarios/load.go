@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
 )
@@ -187,6 +188,26 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 	}
 	if p.Memory.Value() <= 0 {
 		return s.errAt(at("memory"), "must be positive")
+	}
+	if sh := p.Sharing; sh != nil {
+		at := at("sharing")
+		if (sh.TimeSlicing == nil) == (sh.MIG == nil) {
+			return s.errAt(at, "give one of timeSlicing or mig")
+		}
+		if ts := sh.TimeSlicing; ts != nil && ts.Replicas < 2 {
+			return s.errAt(at+".timeSlicing.replicas", "must be at least 2")
+		}
+		if m := sh.MIG; m != nil {
+			if m.Strategy != cluster.MIGSingle && m.Strategy != cluster.MIGMixed {
+				return s.errAt(at+".mig.strategy", "is %q; want single or mixed", m.Strategy)
+			}
+			if (m.Layout == "") == (len(m.Profiles) == 0) {
+				return s.errAt(at+".mig", "give one of layout or profiles")
+			}
+			if models.MIGProfiles(p.GPUModel) == nil {
+				return s.errAt(at+".mig", "gpuModel %q has no MIG support (MIG models: %s)", p.GPUModel, strings.Join(models.MIGModels(), ", "))
+			}
+		}
 	}
 	for j, t := range p.Taints {
 		if t.Key == "" {

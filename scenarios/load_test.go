@@ -51,7 +51,7 @@ func TestMinimalScenarioBuildsWhatItSays(t *testing.T) {
 	defer b.Close()
 	require.Equal(t, uint64(1), b.Config.Seed, "default seed")
 	require.Equal(t, 2*sim.Hour, b.Config.Horizon)
-	require.Equal(t, []cluster.PoolSpec{{Name: "gpu", GPUModel: "A100-80GB", Nodes: 2, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1152 * 1024}}, b.Config.Pools)
+	require.Equal(t, []cluster.PoolSpec{{Name: "gpu", GPUModel: "A100-80GB", Nodes: 2, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1152 * 1024, GPUMemoryMiB: 80 * 1024}}, b.Config.Pools)
 	// fixed arrivals at 2/h from t=0 over a 2 h horizon: 0, 30m, 60m, 90m.
 	var jobs []cluster.JobSpec
 	for {
@@ -148,4 +148,38 @@ func TestDurations(t *testing.T) {
 	}
 	_, err := ParseDuration("soon")
 	require.Error(t, err)
+}
+
+func TestSharingPools(t *testing.T) {
+	s, err := LoadFile("examples/gpu-sharing.yaml")
+	require.NoError(t, err)
+	pools, err := s.Pools()
+	require.NoError(t, err)
+	require.Equal(t, cluster.Sharing{MIGStrategy: cluster.MIGMixed, MIGLayout: []string{"1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"}}, pools[0].Sharing)
+	require.Equal(t, int64(80<<10), pools[0].GPUMemoryMiB)
+	require.Equal(t, int32(4), pools[1].Sharing.TimeSlicing)
+	require.Equal(t, int64(24<<10), pools[1].GPUMemoryMiB)
+
+	mixed := strings.Replace(minimal, "      memory: 1152Gi\n", "      memory: 1152Gi\n      sharing:\n        mig: {strategy: mixed, layout: all-3g.40gb}\n", 1)
+	p := writeFile(t, "mig.yaml", mixed)
+	s, err = LoadFile(p)
+	require.NoError(t, err)
+	pools, err = s.Pools()
+	require.NoError(t, err)
+	require.Equal(t, []string{"3g.40gb", "3g.40gb"}, pools[0].Sharing.MIGLayout)
+
+	for body, want := range map[string]string{
+		"mig: {strategy: mixed, layout: all-9g.90gb}":           `spec.cluster.pools[0].sharing.mig.layout: A100-80GB has no MIG profile "9g.90gb"`,
+		"mig: {strategy: both, layout: all-3g.40gb}":            `spec.cluster.pools[0].sharing.mig.strategy: is "both"`,
+		"timeSlicing: {replicas: 1}":                            "spec.cluster.pools[0].sharing.timeSlicing.replicas: must be at least 2",
+		"mig: {strategy: single, profiles: [1g.10gb, 3g.40gb]}": "single MIG strategy needs one profile",
+	} {
+		bad := strings.Replace(minimal, "      memory: 1152Gi\n", "      memory: 1152Gi\n      sharing:\n        "+body+"\n", 1)
+		p := writeFile(t, "bad.yaml", bad)
+		s, err := LoadFile(p)
+		if err == nil {
+			_, err = s.Pools()
+		}
+		require.ErrorContains(t, err, want, body)
+	}
 }

@@ -31,8 +31,10 @@ import (
 //	deadline       absolute deletion time in seconds, empty for none
 //	node_selector  key=value pairs separated by ';'
 //	tolerations    key[=value][:Effect] entries separated by ';' (no value: operator Exists)
+//	mig            MIG profile the pod's gpus are (e.g. 1g.10gb), empty for nvidia.com/gpu
+//	gpu_memory     GPU memory each GPU of the pod uses, a quantity (checked on time-sliced GPUs)
 func NativeColumns() []string {
-	return []string{"name", "queue", "submit", "duration", "replicas", "gpus", "cpu", "memory", "priority", "deadline", "node_selector", "tolerations"}
+	return []string{"name", "queue", "submit", "duration", "replicas", "gpus", "cpu", "memory", "priority", "deadline", "node_selector", "tolerations", "mig", "gpu_memory"}
 }
 
 type csvSource struct {
@@ -129,6 +131,17 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 		if j.Pod.MemoryMiB, err = s.quantity(v, false); err != nil {
 			return false, s.bad("memory", "%v", err)
 		}
+	}
+	if v := s.get(rec, "gpu_memory"); v != "" {
+		if j.Pod.GPUMemMiB, err = s.quantity(v, false); err != nil {
+			return false, s.bad("gpu_memory", "%v", err)
+		}
+	}
+	if v := s.get(rec, "mig"); v != "" {
+		if j.Pod.GPUs < 1 {
+			return false, s.bad("mig", "a pod asking for MIG instances asks for at least one in gpus")
+		}
+		j.Pod.MIG = v
 	}
 	if sel, tol := s.get(rec, "node_selector"), s.get(rec, "tolerations"); sel != "" || tol != "" {
 		j.Constraints, err = s.in.get(sel+"\x00"+tol, func() (*cluster.Constraints, error) {
@@ -289,6 +302,8 @@ type jsonJob struct {
 	NodeSelector map[string]string  `json:"nodeSelector"`
 	Affinity     []TermSpec         `json:"affinity"`
 	Tolerations  []TolerationSpec   `json:"tolerations"`
+	MIG          string             `json:"mig"`
+	GPUMemory    *resource.Quantity `json:"gpuMemory"`
 }
 
 type jsonlSource struct {
@@ -402,6 +417,18 @@ func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
 			return bad("memory", "is negative")
 		}
 		j.Pod.MemoryMiB = (x.Memory.Value() + (1<<20 - 1)) >> 20
+	}
+	if x.GPUMemory != nil {
+		if x.GPUMemory.Sign() < 0 {
+			return bad("gpuMemory", "is negative")
+		}
+		j.Pod.GPUMemMiB = (x.GPUMemory.Value() + (1<<20 - 1)) >> 20
+	}
+	if x.MIG != "" {
+		if j.Pod.GPUs < 1 {
+			return bad("mig", "a pod asking for MIG instances asks for at least one in gpus")
+		}
+		j.Pod.MIG = x.MIG
 	}
 	c, err := constraintsFrom(x.NodeSelector, x.Affinity, x.Tolerations)
 	if err != nil {

@@ -31,6 +31,8 @@ type classGen struct {
 	duration    models.Sampler
 	cpuMilli    int64
 	memMiB      int64
+	mig         string
+	gpuMemMiB   int64
 	constraints *cluster.Constraints
 
 	rng  *rand.Rand
@@ -95,6 +97,18 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 	}
 	if g.duration, err = c.Duration.sampler(); err != nil {
 		return nil, s.errAt(at+".duration", "%v", err)
+	}
+	g.mig = c.Pod.MIG
+	if g.mig != "" && c.Pod.GPUs == nil {
+		return nil, s.errAt(at+".pod.gpus", "a pod asking for MIG instances says how many (gpus)")
+	}
+	if g.mig != "" {
+		if lo := c.Pod.GPUs.lowest(); lo < 1 {
+			return nil, s.errAt(at+".pod.gpus", "MIG instances are whole: at least 1")
+		}
+	}
+	if c.Pod.GPUMemory != nil {
+		g.gpuMemMiB = (c.Pod.GPUMemory.Value() + (1<<20 - 1)) >> 20
 	}
 	g.cpuMilli = c.Pod.CPU.MilliValue()
 	g.memMiB = (c.Pod.Memory.Value() + (1<<20 - 1)) >> 20
@@ -178,7 +192,7 @@ func (g *classGen) job(j *cluster.JobSpec) {
 		Submit:      int64(g.next),
 		Replicas:    int32(g.replicas.Sample(g.rng)),
 		Constraints: g.constraints,
-		Pod:         cluster.PodSpec{MilliCPU: g.cpuMilli, MemoryMiB: g.memMiB},
+		Pod:         cluster.PodSpec{MilliCPU: g.cpuMilli, MemoryMiB: g.memMiB, MIG: g.mig, GPUMemMiB: g.gpuMemMiB},
 	}
 	gp := g.gpus.Sample(g.rng)
 	if gp >= 1 {

@@ -174,3 +174,15 @@ func TestOpenbNodesGroupIntoPools(t *testing.T) {
 	_, err = parseOpenbNodes("n.csv", strings.NewReader("sn,cpu_milli,memory_mib,gpu,model\nn0,96000,x,8,G2\n"))
 	require.ErrorContains(t, err, `n.csv:2:10: memory_mib: "x" is not a non-negative whole number`)
 }
+
+func TestNativeMIGAndGPUMemoryColumns(t *testing.T) {
+	p := writeFile(t, "mig.csv", "submit,duration,gpus,mig,gpu_memory\n0,60,2,1g.10gb,\n1,60,1,,8Gi\n")
+	jobs, _ := readAll(t, p, FormatCSV, TraceOptions{})
+	require.Equal(t, cluster.PodSpec{GPUs: 2, MIG: "1g.10gb"}, jobs[0].Pod)
+	require.Equal(t, cluster.PodSpec{GPUs: 1, GPUMemMiB: 8192}, jobs[1].Pod)
+	p = writeFile(t, "mig.jsonl", `{"submit": 0, "duration": 60, "gpus": 1, "mig": "3g.40gb", "gpuMemory": "20Gi"}`)
+	jobs, _ = readAll(t, p, FormatJSONL, TraceOptions{})
+	require.Equal(t, cluster.PodSpec{GPUs: 1, MIG: "3g.40gb", GPUMemMiB: 20480}, jobs[0].Pod)
+	err := firstError(t, FormatCSV, "submit,duration,mig\n0,60,1g.10gb\n")
+	require.ErrorContains(t, err, "mig: a pod asking for MIG instances asks for at least one in gpus")
+}

@@ -59,6 +59,35 @@ type PoolSpec struct {
 	Memory       resource.Quantity `json:"memory"`
 	Labels       map[string]string `json:"labels,omitempty"`
 	Taints       []TaintSpec       `json:"taints,omitempty"`
+	// GPUMemory is each GPU's memory (default: the model's, when known).
+	GPUMemory *resource.Quantity `json:"gpuMemory,omitempty"`
+	// Sharing shares the pool's GPUs by time-slicing or MIG.
+	Sharing *SharingSpec `json:"sharing,omitempty"`
+}
+
+// SharingSpec is how a pool's GPUs are shared (one of the two).
+type SharingSpec struct {
+	// TimeSlicing is the device plugin's time-slicing: each GPU advertised
+	// replicas times.
+	TimeSlicing *TimeSlicingSpec `json:"timeSlicing,omitempty"`
+	// MIG partitions every GPU the same way.
+	MIG *MIGSpec `json:"mig,omitempty"`
+}
+
+// TimeSlicingSpec is the device plugin's sharing.timeSlicing.
+type TimeSlicingSpec struct {
+	Replicas int32 `json:"replicas"`
+}
+
+// MIGSpec is a static MIG layout, mig-parted style.
+type MIGSpec struct {
+	// Strategy is single (instances advertised as nvidia.com/gpu) or mixed
+	// (as nvidia.com/mig-<profile>).
+	Strategy string `json:"strategy"`
+	// Layout is a mig-parted name: all-<profile> or all-balanced.
+	Layout string `json:"layout,omitempty"`
+	// Profiles lists each GPU's instances instead of a layout name.
+	Profiles []string `json:"profiles,omitempty"`
 }
 
 // TaintSpec is a core/v1 taint.
@@ -137,6 +166,11 @@ type PodTemplate struct {
 	Memory resource.Quantity `json:"memory"`
 	// GPUs per pod: whole GPUs, or a value below 1 for a share of one GPU.
 	GPUs *NumDist `json:"gpus,omitempty"`
+	// MIG asks for gpus MIG instances of this profile (mixed strategy).
+	MIG string `json:"mig,omitempty"`
+	// GPUMemory is the GPU memory each GPU of the pod uses (checked on
+	// time-sliced GPUs, which do not isolate it).
+	GPUMemory *resource.Quantity `json:"gpuMemory,omitempty"`
 }
 
 // TermSpec is a required node affinity term: all its expressions hold.
@@ -193,4 +227,7 @@ type QueueingSpec struct {
 type OutputSpec struct {
 	// TimelineInterval is the bucket width of the allocation timeline (default 1h).
 	TimelineInterval *Duration `json:"timelineInterval,omitempty"`
+	// Fragmentation samples each pool's GPU fragmentation (FGD measure) at
+	// every timeline interval (on anyway with the fgd policy).
+	Fragmentation bool `json:"fragmentation,omitempty"`
 }

@@ -67,6 +67,10 @@ type Config struct {
 	TieBreak string
 	// TimelineInterval is the width of a timeline bucket (default 1h).
 	TimelineInterval Time
+	// Fragmentation samples each pool's FGD fragmentation (for the pod mix
+	// seen so far) at every timeline bucket end; always on when a plugin
+	// uses the pod mix.
+	Fragmentation bool
 	// Progress, when set, is called every ProgressEvery events.
 	Progress      func(Progress)
 	ProgressEvery uint64

@@ -115,6 +115,9 @@ type Timeline struct {
 	PendingJobMs []int64
 	// RunningJobMs[i] is running-job x ms in bucket i.
 	RunningJobMs []int64
+	// FragMilli[p][i], when sampled, is pool p's fragmented GPU capacity
+	// (milli-GPU, the FGD measure) at the end of bucket i.
+	FragMilli [][]int64
 }
 
 // Width is the length of bucket i given the run's end.

@@ -60,6 +60,7 @@ type runner struct {
 	shapes map[models.PodShape]int
 	// onGPU lists the running jobs on each time-sliced physical GPU.
 	onGPU [][]int32
+	frag  *fragTracker // nil unless fragmentation is sampled
 	q     *engine.Queue[event]
 	c     *cluster.Cluster
 	sched *scheduler.Scheduler
@@ -164,6 +165,13 @@ func Run(cfg Config) (*Result, error) {
 	}
 	r.tl.Interval = cfg.TimelineInterval
 	r.tl.Allocated = make([][]int64, len(c.Pools))
+	if cfg.Fragmentation {
+		handle.NeedsMix = true
+	}
+	if handle.NeedsMix {
+		r.frag = &fragTracker{}
+		r.tl.FragMilli = make([][]int64, len(c.Pools))
+	}
 	r.tlAlloc = make([]int64, len(c.Pools))
 	if err := r.readNext(); err != nil {
 		return nil, err
@@ -478,6 +486,46 @@ func (r *runner) closeBucket() {
 	r.tl.PendingJobMs = append(r.tl.PendingJobMs, r.pendInt-r.tlPend)
 	r.tl.RunningJobMs = append(r.tl.RunningJobMs, r.runInt-r.tlRun)
 	r.tlPend, r.tlRun = r.pendInt, r.runInt
+	if r.frag != nil {
+		r.frag.sample(r)
+	}
+}
+
+// fragTracker samples the FGD fragmentation of every pool at each bucket
+// end, recomputing only the nodes that changed since the last sample.
+// Time-sliced and MIG pools count 0: the measure is defined for whole GPUs
+// and shares of them.
+type fragTracker struct {
+	version int
+	nodeVer []uint32 // node version + 1 at the last computation
+	node    []float64
+}
+
+func (f *fragTracker) sample(r *runner) {
+	c := r.c
+	if f.node == nil {
+		f.node = make([]float64, len(c.Nodes))
+		f.nodeVer = make([]uint32, len(c.Nodes))
+	}
+	if f.version != r.plug.MixVersion {
+		clear(f.nodeVer)
+		f.version = r.plug.MixVersion
+	}
+	per := make([]int64, len(c.Pools))
+	for n := range c.Nodes {
+		nd := &c.Nodes[n]
+		if sh := c.Pools[nd.Pool].Spec.Sharing; sh.TimeSlicing > 1 || sh.MIGStrategy != "" {
+			continue // the measure is for whole GPUs and their shares
+		}
+		if f.nodeVer[n] != nd.Version+1 {
+			f.node[n] = models.Fragmentation(c.FragState(int32(n)), r.plug.Mix)
+			f.nodeVer[n] = nd.Version + 1
+		}
+		per[nd.Pool] += int64(math.Round(f.node[n]))
+	}
+	for p := range per {
+		r.tl.FragMilli[p] = append(r.tl.FragMilli[p], per[p])
+	}
 }
 
 // Random streams of a run, from its seed.
