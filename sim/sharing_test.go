@@ -84,3 +84,16 @@ func TestMIGMixedAndSingle(t *testing.T) {
 	_, err = Run(Config{Pools: []cluster.PoolSpec{bad}, Workload: &SliceSource{}})
 	require.ErrorContains(t, err, "single MIG strategy needs one profile")
 }
+
+// Fragmentation sampled over time, by hand: one node of 2 GPUs. A holds a
+// whole GPU, B a 500-milli share of the other; the mix is half of each.
+// A whole-GPU pod finds no free GPU: all 500 free milli are fragmented,
+// weighted 0.5; a 500-milli share fits (nothing below 500 free but the
+// full GPU's 0): 0. Fragmentation = 250 milli at the first interval's end.
+func TestFragmentationTimeline(t *testing.T) {
+	a := job("A", 0, 3*Hour, 1, 1)
+	b := job("B", 0, 3*Hour, 1, 0)
+	b.Pod.GPUMilli = 500
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 2)}, Fragmentation: true, Horizon: 2 * Hour}, a, b)
+	require.Equal(t, []int64{250, 250}, res.Timeline.FragMilli[0])
+}
