@@ -54,6 +54,8 @@ type EngineStats struct {
 	Passes   uint64 `json:"schedulingPasses"`
 	Attempts uint64 `json:"placementAttempts"`
 	Skipped  uint64 `json:"attemptsSkipped"`
+	// Relayouts counts MIG re-layouts of idle GPUs.
+	Relayouts uint64 `json:"migRelayouts"`
 }
 
 // ScenarioInfo names what was run.

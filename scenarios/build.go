@@ -116,6 +116,10 @@ func (s *Scenario) Pools() ([]cluster.PoolSpec, error) {
 			if m := sh.MIG; m != nil {
 				ps.Sharing.MIGStrategy = m.Strategy
 				ps.Sharing.MIGLayout = m.Profiles
+				if rl := m.Relayout; rl != nil {
+					ps.Sharing.MIGRelayout = true
+					ps.Sharing.MIGDrain, ps.Sharing.MIGReconfigure = rl.Drain.Millis(), rl.Reconfigure.Millis()
+				}
 				if m.Layout != "" {
 					l, err := models.MIGLayout(p.GPUModel, m.Layout)
 					if err != nil {

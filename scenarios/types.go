@@ -88,6 +88,15 @@ type MIGSpec struct {
 	Layout string `json:"layout,omitempty"`
 	// Profiles lists each GPU's instances instead of a layout name.
 	Profiles []string `json:"profiles,omitempty"`
+	// Relayout lets an idle GPU be re-partitioned as all-<profile> when
+	// jobs wait for a profile no GPU offers (mixed strategy).
+	Relayout *RelayoutSpec `json:"relayout,omitempty"`
+}
+
+// RelayoutSpec is how long a GPU is out of service for a re-layout.
+type RelayoutSpec struct {
+	Drain       Duration `json:"drain"`
+	Reconfigure Duration `json:"reconfigure"`
 }
 
 // TaintSpec is a core/v1 taint.

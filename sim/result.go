@@ -136,6 +136,8 @@ type Stats struct {
 	Passes   uint64
 	Attempts uint64
 	Skipped  uint64
+	// Relayouts counts MIG re-layouts of idle GPUs.
+	Relayouts uint64
 }
 
 // Result is the outcome of one simulation.

@@ -19,6 +19,7 @@ const (
 	evFinish
 	evDeadline
 	evTick
+	evRelayout
 )
 
 type event struct {
@@ -61,10 +62,14 @@ type runner struct {
 	// onGPU lists the running jobs on each time-sliced physical GPU.
 	onGPU [][]int32
 	frag  *fragTracker // nil unless fragmentation is sampled
-	q     *engine.Queue[event]
-	c     *cluster.Cluster
-	sched *scheduler.Scheduler
-	fw    *scheduler.Framework
+
+	canRelayout bool
+	relayouts   []relayoutOp
+	inFlight    map[string]bool
+	q           *engine.Queue[event]
+	c           *cluster.Cluster
+	sched       *scheduler.Scheduler
+	fw          *scheduler.Framework
 
 	chunks [][]jobState
 	njobs  int32
@@ -168,6 +173,12 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Fragmentation {
 		handle.NeedsMix = true
 	}
+	for i := range c.Pools {
+		if c.CanRelayout(i) {
+			r.canRelayout = true
+			r.inFlight = map[string]bool{}
+		}
+	}
 	if handle.NeedsMix {
 		r.frag = &fragTracker{}
 		r.tl.FragMilli = make([][]int64, len(c.Pools))
@@ -265,6 +276,11 @@ func (r *runner) loop() error {
 				return invariant(err)
 			}
 			r.dirty, r.freed = false, false
+			if r.canRelayout {
+				if err := r.relayout(t); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
@@ -280,6 +296,13 @@ func (r *runner) handle(t Time, ev event) error {
 		return r.expire(t, r.job(ev.job))
 	case evTick:
 		r.tick(t)
+	case evRelayout:
+		op := r.relayouts[ev.job]
+		if err := r.c.EndRelayout(t, op.node, op.gpu, op.layout); err != nil {
+			return invariant(err)
+		}
+		delete(r.inFlight, op.profile)
+		r.dirty, r.freed = true, true
 	}
 	return nil
 }

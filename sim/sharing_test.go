@@ -97,3 +97,34 @@ func TestFragmentationTimeline(t *testing.T) {
 	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 2)}, Fragmentation: true, Horizon: 2 * Hour}, a, b)
 	require.Equal(t, []int64{250, 250}, res.Timeline.FragMilli[0])
 }
+
+// MIG re-layout: two H100s as one 7g instance each; re-layout on demand
+// with a 30 s drain and a 90 s reconfigure.
+//   - X (7g, 1 h) takes GPU 0 at 0.
+//   - A (1g, at 0) finds no 1g instance: idle GPU 1 leaves service and is
+//     back at 2 min as seven 1g instances; A starts then.
+//   - B (1g, at 1 min) waits for that same re-layout and starts at 2 min.
+//   - C (7g, at 3 min) finds no idle GPU to re-lay; when A and B end at
+//     12 min GPU 1 is idle again and is re-laid as a 7g: C starts at 14 min,
+//     long before X frees GPU 0 at 1 h.
+func TestMIGRelayout(t *testing.T) {
+	p := pool("mig", 1, 2)
+	p.GPUModel = "H100-80GB"
+	p.Sharing = cluster.Sharing{MIGStrategy: cluster.MIGMixed, MIGLayout: []string{"7g.80gb"},
+		MIGRelayout: true, MIGDrain: 30 * Second, MIGReconfigure: 90 * Second}
+	mig := func(name string, submit, dur Time, profile string) cluster.JobSpec {
+		j := job(name, submit, dur, 1, 1)
+		j.Pod.MIG = profile
+		return j
+	}
+	res := run(t, Config{Pools: []cluster.PoolSpec{p}, Queue: scheduler.QueueConfig{Backfill: true}},
+		mig("X", 0, Hour, "7g.80gb"), mig("A", 0, 10*Minute, "1g.10gb"), mig("B", Minute, 10*Minute, "1g.10gb"), mig("C", 3*Minute, Minute, "7g.80gb"))
+	tm := times(res)
+	require.Equal(t, Time(0), tm["X"].start)
+	require.Equal(t, 2*Minute, tm["A"].start)
+	require.Equal(t, 2*Minute, tm["B"].start)
+	require.Equal(t, 14*Minute, tm["C"].start)
+	require.Equal(t, uint64(2), res.Stats.Relayouts)
+	// Seven 1g instances split the GPU exactly: 142 + 6 x 143 = 1000 milli.
+	require.Equal(t, int64(142), res.Jobs[1].AllocMilli, "the first 1g instance of the new layout")
+}

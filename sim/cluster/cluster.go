@@ -36,11 +36,12 @@ type Pool struct {
 	byFree [][]int32
 
 	kind      devKind
-	generic   bool     // devices answer nvidia.com/gpu requests
-	perGPU    int32    // devices per physical GPU
-	caps      []int32  // milli-GPU of each device of a node
-	profiles  []string // MIG profile of each device of a node (mixed)
-	migCounts map[string]int32
+	generic   bool    // devices answer nvidia.com/gpu requests
+	perGPU    int32   // devices per physical GPU
+	caps      []int32 // milli-GPU of each device of a new node
+	profiles  []string
+	relayout  bool
+	migCounts map[string]int32 // instances of each profile a node can have
 
 	supplyMilli    int64 // milli-GPUs supplied right now
 	allocIntegral  int64 // milli-GPU x ms allocated so far
@@ -112,12 +113,14 @@ type Placement struct {
 
 // Cluster is the live state of every node.
 type Cluster struct {
-	Pools    []Pool
-	Nodes    []Node
-	devFree  []int32 // free milli-GPU of each device, nodes' devices contiguous
-	devCap   []int32
-	physBusy []int16 // devices taken on each physical GPU
-	physMem  []int64 // GPU memory declared by the pods on each physical GPU
+	Pools      []Pool
+	Nodes      []Node
+	devFree    []int32 // free milli-GPU of each device, nodes' devices contiguous
+	devCap     []int32
+	devProfile []string // MIG profile of each device ("" for others)
+	physBusy   []int16  // devices taken on each physical GPU
+	physMem    []int64  // GPU memory declared by the pods on each physical GPU
+	physOut    []bool   // a GPU out of service for a MIG re-layout
 }
 
 // splitMilli divides one GPU's 1000 milli over devices with the given
@@ -184,17 +187,20 @@ func New(pools []PoolSpec) (*Cluster, error) {
 			perGPUCaps = splitMilli(w, len(w))
 		case sh.MIGStrategy != "":
 			pl.kind, pl.perGPU = devMIG, int32(len(sh.MIGLayout))
-			placed, err := models.PlaceMIG(p.GPUModel, sh.MIGLayout)
+			var err error
+			perGPUCaps, perGPUProfiles, err = migDevices(p.GPUModel, sh.MIGLayout)
 			if err != nil {
 				return nil, fmt.Errorf("pool %q: %w", p.Name, err)
 			}
-			var w []int
-			for _, x := range placed {
-				w = append(w, x.Profile.Compute)
-				perGPUProfiles = append(perGPUProfiles, x.Profile.Name)
-			}
-			perGPUCaps = splitMilli(w, 7)
 			pl.generic = sh.MIGStrategy == MIGSingle
+			if sh.MIGRelayout {
+				// Room for the largest layout (7 instances) on every GPU.
+				pl.relayout, pl.perGPU = true, 7
+				for len(perGPUCaps) < 7 {
+					perGPUCaps = append(perGPUCaps, 0)
+					perGPUProfiles = append(perGPUProfiles, "")
+				}
+			}
 		default:
 			perGPUCaps = []int32{MilliGPU}
 			perGPUProfiles = nil
@@ -204,8 +210,15 @@ func New(pools []PoolSpec) (*Cluster, error) {
 			if perGPUProfiles != nil {
 				pl.profiles = append(pl.profiles, perGPUProfiles...)
 				for _, name := range perGPUProfiles {
-					pl.migCounts[name]++
+					if name != "" {
+						pl.migCounts[name]++
+					}
 				}
+			}
+		}
+		if pl.relayout {
+			for _, mp := range models.MIGProfiles(p.GPUModel) {
+				pl.migCounts[mp.Name] = max(pl.migCounts[mp.Name], int32(mp.Max)*p.GPUsPerNode)
 			}
 		}
 		pl.DevicesPerNode = int32(len(pl.caps))
@@ -234,9 +247,15 @@ func New(pools []PoolSpec) (*Cluster, error) {
 			}
 			c.devFree = append(c.devFree, pl.caps...)
 			c.devCap = append(c.devCap, pl.caps...)
+			if pl.profiles != nil {
+				c.devProfile = append(c.devProfile, pl.profiles...)
+			} else {
+				c.devProfile = append(c.devProfile, make([]string, len(pl.caps))...)
+			}
 			for g := int32(0); g < p.GPUsPerNode; g++ {
 				c.physBusy = append(c.physBusy, 0)
 				c.physMem = append(c.physMem, 0)
+				c.physOut = append(c.physOut, false)
 			}
 			c.refreshShare(&node)
 			node.bucket = int32(len(pl.byFree[genericFree]))
@@ -250,6 +269,103 @@ func New(pools []PoolSpec) (*Cluster, error) {
 
 // PhysGPUs is the number of physical GPUs in the cluster.
 func (c *Cluster) PhysGPUs() int { return len(c.physBusy) }
+
+// migDevices lays out one GPU: each instance's milli-GPU and profile, in
+// placement order.
+func migDevices(model string, layout []string) ([]int32, []string, error) {
+	placed, err := models.PlaceMIG(model, layout)
+	if err != nil {
+		return nil, nil, err
+	}
+	var w []int
+	var names []string
+	for _, x := range placed {
+		w = append(w, x.Profile.Compute)
+		names = append(names, x.Profile.Name)
+	}
+	return splitMilli(w, 7), names, nil
+}
+
+// CanRelayout reports whether pool i re-partitions idle GPUs on demand.
+func (c *Cluster) CanRelayout(i int) bool { return c.Pools[i].relayout }
+
+// IdleMIGGPU is a GPU of node n (a re-layout pool) whose instances are
+// all free and that is in service, lowest index first; -1 if none.
+func (c *Cluster) IdleMIGGPU(n int32) int {
+	nd := &c.Nodes[n]
+	pl := &c.Pools[nd.Pool]
+	if !pl.relayout {
+		return -1
+	}
+	per := int(pl.perGPU)
+	for g := 0; g < int(pl.Spec.GPUsPerNode); g++ {
+		if c.physOut[nd.physBase+int32(g)] || c.physBusy[nd.physBase+int32(g)] != 0 {
+			continue
+		}
+		idle := true
+		for d := g * per; d < (g+1)*per; d++ {
+			if i := nd.gpuBase + int32(d); c.devFree[i] != c.devCap[i] {
+				idle = false
+				break
+			}
+		}
+		if idle {
+			return g
+		}
+	}
+	return -1
+}
+
+// BeginRelayout takes idle GPU g of node n out of service: its instances
+// go away until EndRelayout.
+func (c *Cluster) BeginRelayout(now Time, n int32, g int) error {
+	nd := &c.Nodes[n]
+	pl := &c.Pools[nd.Pool]
+	if c.IdleMIGGPU(n) < 0 || g < 0 || g >= int(pl.Spec.GPUsPerNode) || c.physOut[nd.physBase+int32(g)] {
+		return fmt.Errorf("invariant violated: re-layout of GPU %d of node %d, which is not idle", g, n)
+	}
+	c.advance(pl, now)
+	per := int(pl.perGPU)
+	for d := g * per; d < (g+1)*per; d++ {
+		i := nd.gpuBase + int32(d)
+		if c.devFree[i] != c.devCap[i] {
+			return fmt.Errorf("invariant violated: re-layout of GPU %d of node %d, which holds pods", g, n)
+		}
+		nd.FreeMilli -= int64(c.devCap[i])
+		c.devFree[i], c.devCap[i], c.devProfile[i] = 0, 0, ""
+	}
+	c.physOut[nd.physBase+int32(g)] = true
+	nd.Version++
+	return nil
+}
+
+// EndRelayout returns GPU g of node n to service with a new layout.
+func (c *Cluster) EndRelayout(now Time, n int32, g int, layout []string) error {
+	nd := &c.Nodes[n]
+	pl := &c.Pools[nd.Pool]
+	if !c.physOut[nd.physBase+int32(g)] {
+		return fmt.Errorf("invariant violated: GPU %d of node %d ends a re-layout it did not begin", g, n)
+	}
+	caps, names, err := migDevices(pl.Spec.GPUModel, layout)
+	if err != nil {
+		return err
+	}
+	if len(caps) > int(pl.perGPU) {
+		return fmt.Errorf("layout %v has more instances than a GPU has room for", layout)
+	}
+	c.advance(pl, now)
+	per := int(pl.perGPU)
+	for k := 0; k < per; k++ {
+		i := nd.gpuBase + int32(g*per+k)
+		if k < len(caps) {
+			c.devFree[i], c.devCap[i], c.devProfile[i] = caps[k], caps[k], names[k]
+			nd.FreeMilli += int64(caps[k])
+		}
+	}
+	c.physOut[nd.physBase+int32(g)] = false
+	nd.Version++
+	return nil
+}
 
 // TimeSliced reports whether node n's GPUs are time-sliced.
 func (c *Cluster) TimeSliced(n int32) bool { return c.Pools[c.Nodes[n].Pool].kind == devSlice }
@@ -290,8 +406,9 @@ func (c *Cluster) freeMIG(n int32, profile string) int32 {
 		return 0
 	}
 	var k int32
+	prof := c.devProfile[nd.gpuBase : nd.gpuBase+nd.gpuN]
 	for d, f := range c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN] {
-		if f > 0 && pl.profiles[d] == profile {
+		if f > 0 && prof[d] == profile {
 			k++
 		}
 	}
@@ -500,9 +617,9 @@ func (c *Cluster) takeDevices(n int32, p *PodSpec) uint64 {
 			break
 		}
 		if gf[d] != gc[d] || gc[d] == 0 {
-			continue
+			continue // taken, or an empty slot of a re-layout pool
 		}
-		if p.MIG != "" && pool.profiles[d] != p.MIG {
+		if p.MIG != "" && c.devProfile[nd.gpuBase+int32(d)] != p.MIG {
 			continue
 		}
 		mask |= 1 << uint(d)

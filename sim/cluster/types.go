@@ -297,6 +297,12 @@ type Sharing struct {
 	// every GPU (models.MIGLayout expands mig-parted names).
 	MIGStrategy string
 	MIGLayout   []string
+	// MIGRelayout, when set (mixed strategy only), lets an idle GPU be
+	// re-partitioned for a pending pod's profile: the GPU leaves service for
+	// MIGDrain + MIGReconfigure and returns as all-<profile>.
+	MIGRelayout    bool
+	MIGDrain       Time
+	MIGReconfigure Time
 }
 
 // PoolSpec describes a group of identical nodes.
@@ -365,6 +371,12 @@ func (p *PoolSpec) Validate() error {
 		}
 	default:
 		return fmt.Errorf("MIG strategy %q is not single or mixed", sh.MIGStrategy)
+	}
+	if sh.MIGRelayout && sh.MIGStrategy != MIGMixed {
+		return fmt.Errorf("MIG re-layout needs the mixed strategy")
+	}
+	if sh.MIGDrain < 0 || sh.MIGReconfigure < 0 {
+		return fmt.Errorf("MIG drain and reconfigure delays must not be negative")
 	}
 	return nil
 }

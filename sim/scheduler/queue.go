@@ -62,7 +62,13 @@ type Scheduler struct {
 	// Attempts counts framework attempts; Skipped counts jobs not tried
 	// because a smaller job of the same constraints had just failed.
 	Attempts, Skipped uint64
+
+	wantMIG []string // MIG profiles of jobs that did not fit in this pass
 }
+
+// WantedMIG lists, in the order first seen, the MIG profiles of the jobs
+// that did not fit in the last pass.
+func (s *Scheduler) WantedMIG() []string { return s.wantMIG }
 
 // New returns a scheduler over fw.
 func New(fw *Framework, cfg QueueConfig) *Scheduler {
@@ -181,6 +187,9 @@ func (s *Scheduler) fail(j *JobInfo, reason int32) {
 	if j.FirstReason < 0 {
 		j.FirstReason = reason
 	}
+	if m := j.Spec.Pod.MIG; m != "" && !slices.Contains(s.wantMIG, m) {
+		s.wantMIG = append(s.wantMIG, m)
+	}
 }
 
 // Pass runs one scheduling pass at time now. freed says whether capacity
@@ -188,6 +197,7 @@ func (s *Scheduler) fail(j *JobInfo, reason int32) {
 // failed cannot fit now (capacity only shrank) and are not tried again.
 func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 	s.memo.reset()
+	s.wantMIG = s.wantMIG[:0]
 	if s.cfg.Backfill && !freed {
 		// Only the new arrivals can fit: everything queued failed against
 		// at least the capacity there is now.
