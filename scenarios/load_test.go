@@ -155,7 +155,8 @@ func TestSharingPools(t *testing.T) {
 	require.NoError(t, err)
 	pools, err := s.Pools()
 	require.NoError(t, err)
-	require.Equal(t, cluster.Sharing{MIGStrategy: cluster.MIGMixed, MIGLayout: []string{"1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"}}, pools[0].Sharing)
+	require.Equal(t, cluster.Sharing{MIGStrategy: cluster.MIGMixed, MIGLayout: []string{"1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"},
+		MIGRelayout: true, MIGDrain: 30 * 1000, MIGReconfigure: 120 * 1000}, pools[0].Sharing)
 	require.Equal(t, int64(80<<10), pools[0].GPUMemoryMiB)
 	require.Equal(t, int32(4), pools[1].Sharing.TimeSlicing)
 	require.Equal(t, int64(24<<10), pools[1].GPUMemoryMiB)
