@@ -52,6 +52,8 @@ const (
 	FileJobs     = "jobs.csv"
 	FileTimeline = "timeline.csv"
 	FileReport   = "report.md"
+	// FileNodes is written when fragmentation is sampled.
+	FileNodes = "nodes.csv"
 )
 
 // WriteDir writes summary.json, jobs.csv, timeline.csv and report.md into dir.
@@ -66,10 +68,14 @@ func WriteDir(dir string, res *sim.Result, s *Summary) error {
 		{FileJobs, func(w io.Writer) error { return WriteJobsCSV(w, res) }},
 		{FileTimeline, func(w io.Writer) error { return WriteTimelineCSV(w, res) }},
 		{FileReport, func(w io.Writer) error { return WriteMarkdown(w, s) }},
+		{FileNodes, func(w io.Writer) error { return WriteNodesCSV(w, res) }},
 		// summary.json last: its presence says the rest is complete.
 		{FileSummary, func(w io.Writer) error { return WriteJSON(w, s) }},
 	}
 	for _, st := range steps {
+		if st.name == FileNodes && res.Nodes == nil {
+			continue
+		}
 		if err := WriteFileAtomic(filepath.Join(dir, st.name), st.fn); err != nil {
 			return fmt.Errorf("writing %s: %w", filepath.Join(dir, st.name), err)
 		}
@@ -186,6 +192,23 @@ func WriteTimelineCSV(w io.Writer, res *sim.Result) error {
 			row = append(row, f(float64(sum)/1000))
 		}
 		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteNodesCSV writes every node's state at the end of the run.
+func WriteNodesCSV(w io.Writer, res *sim.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"node", "pool", "pods", "free_cpu_milli", "free_memory_mib", "free_gpus", "frag_gpus"}); err != nil {
+		return err
+	}
+	f := func(milli int64) string { return strconv.FormatFloat(float64(milli)/1000, 'f', 3, 64) }
+	for i, n := range res.Nodes {
+		if err := cw.Write([]string{strconv.Itoa(i), res.Pools[n.Pool].Spec.Name, strconv.Itoa(int(n.Pods)),
+			strconv.FormatInt(n.FreeMilliCPU, 10), strconv.FormatInt(n.FreeMemoryMiB, 10), f(n.FreeMilliGPU), f(n.FragMilliGPU)}); err != nil {
 			return err
 		}
 	}

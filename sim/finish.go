@@ -2,6 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"math"
+
+	"gpuplan.dev/gpuplan/models"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -77,6 +80,9 @@ func (r *runner) finish() (*Result, error) {
 		}
 		rec.Diagnosis = msg
 	}
+	if r.frag != nil {
+		res.Nodes = r.nodeStates()
+	}
 	res.Reasons = r.fw.Reasons()
 	res.Stats = r.stats
 	res.Stats.Attempts = r.sched.Attempts
@@ -129,4 +135,17 @@ func (r *runner) checkBooks() error {
 		}
 	}
 	return nil
+}
+
+// nodeStates is every node's free capacity and fragmentation at the end.
+func (r *runner) nodeStates() []NodeState {
+	out := make([]NodeState, len(r.c.Nodes))
+	for n := range r.c.Nodes {
+		nd := &r.c.Nodes[n]
+		out[n] = NodeState{Pool: nd.Pool, FreeMilliCPU: nd.FreeCPU, FreeMemoryMiB: nd.FreeMem, FreeMilliGPU: nd.FreeMilli, Pods: nd.Pods}
+		if sh := r.c.Pools[nd.Pool].Spec.Sharing; sh.TimeSlicing <= 1 && sh.MIGStrategy == "" {
+			out[n].FragMilliGPU = int64(math.Round(models.Fragmentation(r.c.FragState(int32(n)), r.plug.Mix)))
+		}
+	}
+	return out
 }

@@ -158,6 +158,19 @@ type Result struct {
 	}
 	// Truncated is set when the horizon cut the workload short.
 	Truncated bool
+	// Nodes, when fragmentation is sampled, is every node at the end.
+	Nodes []NodeState
+}
+
+// NodeState is one node's free capacity and GPU fragmentation (the FGD
+// measure, for the pod mix seen) at the end of a run.
+type NodeState struct {
+	Pool          int32
+	FreeMilliCPU  int64
+	FreeMemoryMiB int64
+	FreeMilliGPU  int64
+	FragMilliGPU  int64
+	Pods          int32
 }
 
 // Reason returns the text of a reason id ("" for -1).

@@ -96,6 +96,7 @@ func TestFragmentationTimeline(t *testing.T) {
 	b.Pod.GPUMilli = 500
 	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 2)}, Fragmentation: true, Horizon: 2 * Hour}, a, b)
 	require.Equal(t, []int64{250, 250}, res.Timeline.FragMilli[0])
+	require.Equal(t, int64(250), res.Nodes[0].FragMilliGPU, "per node at the end")
 }
 
 // MIG re-layout: two H100s as one 7g instance each; re-layout on demand
