@@ -112,6 +112,7 @@ func (s *Scenario) Pools() ([]cluster.PoolSpec, error) {
 		if sh := p.Sharing; sh != nil {
 			if sh.TimeSlicing != nil {
 				ps.Sharing.TimeSlicing = sh.TimeSlicing.Replicas
+				ps.Sharing.SliceOverhead = sh.TimeSlicing.Overhead
 			}
 			if m := sh.MIG; m != nil {
 				ps.Sharing.MIGStrategy = m.Strategy

@@ -77,6 +77,9 @@ type SharingSpec struct {
 // TimeSlicingSpec is the device plugin's sharing.timeSlicing.
 type TimeSlicingSpec struct {
 	Replicas int32 `json:"replicas"`
+	// Overhead is the share of the GPU lost to context switching when it is
+	// shared (default 0: each of k sharers runs at 1/k).
+	Overhead float64 `json:"overhead,omitempty"`
 }
 
 // MIGSpec is a static MIG layout, mig-parted style.

@@ -129,3 +129,16 @@ func TestMIGRelayout(t *testing.T) {
 	// Seven 1g instances split the GPU exactly: 142 + 6 x 143 = 1000 milli.
 	require.Equal(t, int64(142), res.Jobs[1].AllocMilli, "the first 1g instance of the new layout")
 }
+
+// With a 20% context-switch overhead two sharers each run at 0.8/2 = 0.4:
+// A (10 min) alone for 2 min, then with B (2 min of work) at 0.4: B takes
+// 5 min (ends at 7), A does 2 of its 8 left; then 6 min alone: ends at 13.
+func TestTimeSlicingOverhead(t *testing.T) {
+	p := pool("ts", 1, 1)
+	p.Sharing.TimeSlicing, p.Sharing.SliceOverhead = 2, 0.2
+	res := run(t, Config{Pools: []cluster.PoolSpec{p}, Queue: scheduler.QueueConfig{Backfill: true}},
+		job("A", 0, 10*Minute, 1, 1), job("B", 2*Minute, 2*Minute, 1, 1))
+	tm := times(res)
+	require.Equal(t, timing{2 * Minute, 7 * Minute}, tm["B"])
+	require.Equal(t, timing{0, 13 * Minute}, tm["A"])
+}

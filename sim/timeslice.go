@@ -9,7 +9,8 @@ import (
 
 // Time-slicing: the device plugin advertises each GPU several times and
 // the pods on one GPU take turns. A job on time-sliced GPUs progresses at
-// 1/k of full speed, where k is the most pods sharing any of its GPUs, so
+// 1/k of full speed (less the pool's context-switch overhead), where k is
+// the most pods sharing any of its GPUs, so
 // each change of sharers re-times the jobs on that GPU. Memory is not
 // isolated: a job whose start takes a GPU's declared memory past its
 // capacity is OOM-killed at once.
@@ -81,10 +82,9 @@ func (r *runner) retime(t Time, gpus []int32) error {
 		for _, id := range r.onGPU[g] {
 			j := r.job(id)
 			rate := 1.0
+			node := j.placed[0].Node
 			for _, h := range r.slicedGPUs(j) {
-				if k := r.c.Sharers(h); k > 1 {
-					rate = min(rate, 1/float64(k))
-				}
+				rate = min(rate, r.c.SliceRate(node, r.c.Sharers(h)))
 			}
 			j.work -= float64(t-j.rated) * j.rate
 			j.work = max(j.work, 0)

@@ -377,6 +377,15 @@ func (c *Cluster) PhysGPU(n int32, d int) int32 {
 	return nd.physBase + int32(d)/c.Pools[nd.Pool].perGPU
 }
 
+// SliceRate is the speed of each of k pods sharing a time-sliced GPU of
+// node n's pool: 1/k, less the pool's context-switch overhead.
+func (c *Cluster) SliceRate(n int32, k int32) float64 {
+	if k <= 1 {
+		return 1
+	}
+	return (1 - c.Pools[c.Nodes[n].Pool].Spec.Sharing.SliceOverhead) / float64(k)
+}
+
 // Sharers is the number of devices taken on physical GPU g.
 func (c *Cluster) Sharers(g int32) int32 { return int32(c.physBusy[g]) }
 

@@ -293,6 +293,10 @@ type Sharing struct {
 	// TimeSlicing advertises each GPU this many times (the device plugin's
 	// replicas); 0 or 1 means no time slicing.
 	TimeSlicing int32
+	// SliceOverhead is the share of a time-sliced GPU lost to context
+	// switching when two or more pods share it: each of k sharers runs at
+	// (1 - SliceOverhead) / k instead of 1/k.
+	SliceOverhead float64
 	// MIGStrategy is "", MIGSingle or MIGMixed; MIGLayout the instances of
 	// every GPU (models.MIGLayout expands mig-parted names).
 	MIGStrategy string
@@ -343,6 +347,9 @@ func (p *PoolSpec) Validate() error {
 	}
 	if sh.TimeSlicing < 0 {
 		return fmt.Errorf("time-slicing replicas must not be negative")
+	}
+	if sh.SliceOverhead < 0 || sh.SliceOverhead >= 1 {
+		return fmt.Errorf("time-slicing overhead %g is outside [0, 1)", sh.SliceOverhead)
 	}
 	if sh.TimeSlicing > 1 && int64(sh.TimeSlicing)*int64(p.GPUsPerNode) > MaxGPUsPerNode {
 		return fmt.Errorf("%d GPUs x %d replicas is more than the %d devices a node can advertise", p.GPUsPerNode, sh.TimeSlicing, MaxGPUsPerNode)
