@@ -9,7 +9,6 @@ import (
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
-	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
 )
 
 // InflateConfig is the FGD paper's workload-inflation experiment: pods are
@@ -93,26 +92,9 @@ func Inflate(cfg InflateConfig) (*InflateResult, error) {
 		return nil, err
 	}
 	handle := &scheduler.Handle{Rand: models.NewStream(cfg.Seed, streamScheduler), Mix: mix, MixVersion: 1}
-	pcfg := cfg.Plugins
-	if len(pcfg) == 0 {
-		pcfg = plugins.Default()
-	}
-	prof, err := plugins.NewProfile(pcfg, handle)
+	fw, err := newFramework(c, cfg.Plugins, handle, cfg.Seed, cfg.TieBreak, TieBreakNodeOrder)
 	if err != nil {
 		return nil, err
-	}
-	fw, err := scheduler.NewFramework(prof, c)
-	if err != nil {
-		return nil, err
-	}
-	switch cfg.TieBreak {
-	case "", TieBreakNodeOrder:
-		fw.SetTieOrder(models.NewStream(cfg.Seed, streamNodeOrder))
-	case TieBreakRandom:
-		fw.SetRandomTieBreak(handle.Rand)
-	case TieBreakLowestIndex:
-	default:
-		return nil, fmt.Errorf("unknown tie break %q (want %s, %s or %s)", cfg.TieBreak, TieBreakNodeOrder, TieBreakLowestIndex, TieBreakRandom)
 	}
 
 	// Originals in name order, shuffled; then clones drawn from the name

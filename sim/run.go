@@ -136,27 +136,10 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	pcfg := cfg.Plugins
-	if len(pcfg) == 0 {
-		pcfg = plugins.Default()
-	}
 	handle := &scheduler.Handle{Rand: models.NewStream(cfg.Seed, streamScheduler)}
-	prof, err := plugins.NewProfile(pcfg, handle)
+	fw, err := newFramework(c, cfg.Plugins, handle, cfg.Seed, cfg.TieBreak, TieBreakLowestIndex)
 	if err != nil {
 		return nil, err
-	}
-	fw, err := scheduler.NewFramework(prof, c)
-	if err != nil {
-		return nil, err
-	}
-	switch cfg.TieBreak {
-	case "", TieBreakLowestIndex:
-	case TieBreakRandom:
-		fw.SetRandomTieBreak(handle.Rand)
-	case TieBreakNodeOrder:
-		fw.SetTieOrder(models.NewStream(cfg.Seed, streamNodeOrder))
-	default:
-		return nil, fmt.Errorf("unknown tie break %q (want %s, %s or %s)", cfg.TieBreak, TieBreakLowestIndex, TieBreakRandom, TieBreakNodeOrder)
 	}
 	r := &runner{
 		onGPU:  make([][]int32, c.PhysGPUs()),
@@ -195,7 +178,7 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Profile = prof.Names()
+	res.Profile = fw.Profile().Names()
 	return res, nil
 }
 
@@ -591,4 +574,34 @@ func ShapeOf(j *cluster.JobSpec) models.PodShape {
 		}
 	}
 	return s
+}
+
+// newFramework builds the scheduling framework of a run from its plugin
+// configuration (the default profile when empty) and its tie-break rule;
+// an empty tieBreak means def.
+func newFramework(c *cluster.Cluster, pcfg []scheduler.PluginConfig, handle *scheduler.Handle, seed uint64, tieBreak, def string) (*scheduler.Framework, error) {
+	if len(pcfg) == 0 {
+		pcfg = plugins.Default()
+	}
+	prof, err := plugins.NewProfile(pcfg, handle)
+	if err != nil {
+		return nil, err
+	}
+	fw, err := scheduler.NewFramework(prof, c)
+	if err != nil {
+		return nil, err
+	}
+	if tieBreak == "" {
+		tieBreak = def
+	}
+	switch tieBreak {
+	case TieBreakLowestIndex:
+	case TieBreakRandom:
+		fw.SetRandomTieBreak(handle.Rand)
+	case TieBreakNodeOrder:
+		fw.SetTieOrder(models.NewStream(seed, streamNodeOrder))
+	default:
+		return nil, fmt.Errorf("unknown tie break %q (want %s, %s or %s)", tieBreak, TieBreakLowestIndex, TieBreakRandom, TieBreakNodeOrder)
+	}
+	return fw, nil
 }

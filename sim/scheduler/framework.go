@@ -120,6 +120,9 @@ func NewFramework(p *Profile, c *cluster.Cluster) (*Framework, error) {
 	return &Framework{prof: p, c: c, reasons: newReasonTable(), statuses: map[string]*Status{}}, nil
 }
 
+// Profile returns the profile the framework runs.
+func (f *Framework) Profile() *Profile { return f.prof }
+
 // Reason returns the text of a reason id (-1: empty).
 func (f *Framework) Reason(id int32) string { return f.reasons.text(id) }
 
