@@ -17,6 +17,7 @@ import (
 type inflateOptions struct {
 	nodes, pods string
 	policy      string
+	tieBreak    string
 	seed        uint64
 	target      float64
 	output      string
@@ -26,6 +27,7 @@ type inflateOptions struct {
 // inflateReport is the JSON the command prints.
 type inflateReport struct {
 	Policy       string             `json:"policy"`
+	TieBreak     string             `json:"tie_break"`
 	Seed         uint64             `json:"seed"`
 	Target       float64            `json:"target"`
 	CapacityGPUs int64              `json:"capacity_gpus"`
@@ -48,8 +50,10 @@ capacity that arrives it reports the GPU allocation ratio, the fragmented GPUs
 (the FGD measure for the pod list's typical pods) and the fragmentation ratio
 (fragmented over unallocated GPU capacity); ratios are in 0..1.
 
-Policies: ` + strings.Join(plugins.PolicyNames(), ", ") + `. Ties between equal scores are broken at
-random from the seed, as kube-scheduler does.`,
+Policies: ` + strings.Join(plugins.PolicyNames(), ", ") + `. Ties between equal scores follow a fixed
+random order of the nodes drawn from the seed (--tie-break nodeOrder), as the
+paper's simulator does; random breaks each tie uniformly, as kube-scheduler
+does, and lowestIndex takes the first node of the list.`,
 		Example: `  gpuplan inflate --nodes testdata/openb/openb_node_list_gpu_node.csv \
     --pods testdata/openb/openb_pod_list_default.csv --policy fgd --seed 42 --target 1.3 --output json`,
 		Args: argsUsage(cobra.NoArgs),
@@ -66,6 +70,7 @@ random from the seed, as kube-scheduler does.`,
 	f.StringVar(&o.policy, "policy", "fgd", "placement policy: "+strings.Join(plugins.PolicyNames(), ", "))
 	f.Uint64Var(&o.seed, "seed", 42, "random seed (shuffle, clones, ties)")
 	f.Float64Var(&o.target, "target", 1.3, "arrived GPU demand to stop at, as a multiple of the cluster's GPUs")
+	f.StringVar(&o.tieBreak, "tie-break", sim.TieBreakNodeOrder, "between nodes of equal score: nodeOrder, random or lowestIndex")
 	f.StringVarP(&o.output, "output", "o", "table", "what to print: table or json")
 	return c
 }
@@ -79,6 +84,11 @@ func (o *inflateOptions) validate() error {
 	}
 	if !(o.target > 0) || o.target > 100 {
 		return usageError{fmt.Errorf("--target %g must be in (0, 100]", o.target)}
+	}
+	switch o.tieBreak {
+	case sim.TieBreakNodeOrder, sim.TieBreakRandom, sim.TieBreakLowestIndex:
+	default:
+		return usageError{fmt.Errorf("--tie-break is %q; want nodeOrder, random or lowestIndex", o.tieBreak)}
 	}
 	switch o.output {
 	case "table", "json":
@@ -101,11 +111,11 @@ func (o *inflateOptions) run() error {
 	if err != nil {
 		return err
 	}
-	res, err := sim.Inflate(sim.InflateConfig{Pools: pools, Pods: pods, Plugins: profile, Seed: o.seed, Target: o.target})
+	res, err := sim.Inflate(sim.InflateConfig{Pools: pools, Pods: pods, Plugins: profile, Seed: o.seed, Target: o.target, TieBreak: o.tieBreak})
 	if err != nil {
 		return err
 	}
-	rep := inflateReport{Policy: o.policy, Seed: o.seed, Target: o.target, CapacityGPUs: res.CapacityGPUs,
+	rep := inflateReport{Policy: o.policy, TieBreak: o.tieBreak, Seed: o.seed, Target: o.target, CapacityGPUs: res.CapacityGPUs,
 		Pods: res.Pods, Clones: res.Clones, Failed: res.Failed, Points: res.Points}
 	if o.output == "json" {
 		enc := json.NewEncoder(o.stdout)

@@ -47,12 +47,16 @@ func TestInflationMatchesThePaper(t *testing.T) {
 func TestInflationIsDeterministicAndChecksInput(t *testing.T) {
 	a, b := inflateRun(t, "fgd", "7"), inflateRun(t, "fgd", "7")
 	require.Equal(t, a, b)
+	require.Equal(t, "nodeOrder", a.TieBreak, "the paper's tie break is the default")
 	// Before the cluster saturates every pod fits: allocation equals arrival.
 	require.InDelta(t, 0.50, a.Points[50].AllocationRatio, 0.01)
 	require.Equal(t, 6212, int(a.CapacityGPUs))
 	code, _, errOut := gpuplan(t, "inflate", "--nodes", "x.csv", "--pods", "y.csv", "--policy", "best")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `--policy "best" is not one of bestfit, dotprod, fgd, gpuclustering, gpupacking, random`)
+	code, _, errOut = gpuplan(t, "inflate", "--nodes", "x.csv", "--pods", "y.csv", "--tie-break", "first")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `--tie-break is "first"`)
 	code, _, errOut = gpuplan(t, "inflate", "--nodes", "missing.csv", "--pods", "y.csv")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "missing.csv: no such file")
