@@ -1,0 +1,421 @@
+package scenarios
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gpuplan.dev/gpuplan/models"
+)
+
+//go:embed catalog/*.csv
+var catalogFS embed.FS
+
+// DefaultCatalogFiles are the embedded price files, in the order they are
+// read (catalog/PROVENANCE.md says where each comes from).
+func DefaultCatalogFiles() []string {
+	return []string{
+		"catalog/aws_instance_specs.csv",
+		"catalog/aws_gpu_subset.csv",
+		"catalog/aws_ondemand_karpenter_us-east-1_gpu.csv",
+		"catalog/azure_gpu_vms.csv",
+		"catalog/gcp_gpu_host_vms.csv",
+		"catalog/gcp_gpu_accelerators.csv",
+	}
+}
+
+// DefaultCatalogSnapshot says which snapshot the embedded catalog is.
+const DefaultCatalogSnapshot = "embedded catalog: AWS SkyPilot v7 (pre-June-2025) with Karpenter us-east-1 on-demand list of 2026-01-19; Azure and GCP SkyPilot-format of 2026-05-20"
+
+// DefaultCatalog reads the embedded price catalog.
+func DefaultCatalog() (*models.PriceCatalog, error) { return LoadCatalog() }
+
+// LoadCatalog reads the embedded catalog, then the given price files over
+// it (a later row for the same instance type and zone wins).
+func LoadCatalog(paths ...string) (*models.PriceCatalog, error) {
+	b := newCatalogBuilder()
+	for _, f := range DefaultCatalogFiles() {
+		data, err := catalogFS.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.read("(embedded) "+f, bytes.NewReader(data)); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range paths {
+		r, closer, err := openMaybeGzip(p)
+		if err != nil {
+			return nil, err
+		}
+		err = b.read(p, r)
+		closer()
+		if err != nil {
+			return nil, err
+		}
+		b.sources = append(b.sources, p)
+	}
+	b.sources = append([]string{DefaultCatalogSnapshot}, b.sources...)
+	return b.finish()
+}
+
+// ReadPriceFile reads one price file on its own (for tests and tools).
+func ReadPriceFile(name string, r io.Reader) (*models.PriceCatalog, error) {
+	b := newCatalogBuilder()
+	if err := b.read(name, r); err != nil {
+		return nil, err
+	}
+	return b.finish()
+}
+
+// ReadPriceFilePath reads one price file from disk.
+func ReadPriceFilePath(path string) (*models.PriceCatalog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &InputError{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	return ReadPriceFile(path, f)
+}
+
+// gcpHost is a GCP VM row without its GPUs.
+type gcpHost struct {
+	name, region, zone string
+	vcpus, mem         float64
+	price, spot        float64
+	file               string
+	line               int
+}
+
+type gcpGPU struct {
+	count      int32
+	mem        int64
+	price      float64
+	spot       float64
+	hasP, hasS bool
+}
+
+// catalogBuilder gathers rows of SkyPilot-format files (AWS, Azure and GCP
+// layouts, read by column name), Karpenter on-demand lists and spec tables.
+type catalogBuilder struct {
+	cat     *models.PriceCatalog
+	offers  map[[3]string]models.Offering
+	order   [][3]string
+	hosts   []gcpHost
+	gpus    map[string]gcpGPU // accel|count|region|zone
+	sources []string
+	notes   map[string]int
+}
+
+func newCatalogBuilder() *catalogBuilder {
+	return &catalogBuilder{cat: models.NewPriceCatalog(), offers: map[[3]string]models.Offering{}, gpus: map[string]gcpGPU{}, notes: map[string]int{}}
+}
+
+// gpuInfoMiB reads the GPU memory out of a SkyPilot GpuInfo cell such as
+// {'Gpus': [{'MemoryInfo': {'SizeInMiB': 40960}}]} (0 when absent).
+func gpuInfoMiB(info string) int64 {
+	i := strings.Index(info, "SizeInMiB")
+	if i < 0 {
+		return 0
+	}
+	rest := strings.TrimLeft(info[i+len("SizeInMiB"):], "'\": ")
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	v, err := strconv.ParseInt(rest[:j], 10, 64)
+	if err != nil || v > 1<<22 {
+		return 0
+	}
+	return v
+}
+
+// cloudOf tells the cloud from the instance name.
+func cloudOf(name string) string {
+	switch {
+	case strings.HasPrefix(name, "Standard_"):
+		return models.Azure
+	case gcpFamily(name) != "":
+		return models.GCP
+	}
+	return models.AWS
+}
+
+// gcpFamily is the accelerator a GCP GPU host family carries ("" if none).
+func gcpFamily(name string) string {
+	for _, f := range []struct{ prefix, accel string }{
+		{"a2-highgpu-", "A100"}, {"a2-megagpu-", "A100"}, {"a2-ultragpu-", "A100-80GB"},
+		{"a3-highgpu-", "H100"}, {"a3-edgegpu-", "H100"}, {"a3-megagpu-", "H100-MEGA"},
+		{"a3-ultragpu-", "H200"}, {"a4-highgpu-", "B200"}, {"g2-standard-", "L4"},
+	} {
+		if strings.HasPrefix(name, f.prefix) {
+			return f.accel
+		}
+	}
+	return ""
+}
+
+// gcpGPUCount is the GPUs of a GCP GPU host: the -Ng suffix, or for g2 the
+// machine size (g2-standard-4 to -32: 1, -24: 2, -48: 4, -96: 8).
+func gcpGPUCount(name string) int32 {
+	if strings.HasPrefix(name, "g2-standard-") {
+		switch strings.TrimPrefix(name, "g2-standard-") {
+		case "24":
+			return 2
+		case "48":
+			return 4
+		case "96":
+			return 8
+		}
+		return 1
+	}
+	parts := strings.Split(name, "-")
+	if len(parts) >= 3 {
+		s := parts[2]
+		if n, err := strconv.Atoi(strings.TrimSuffix(s, "g")); err == nil && strings.HasSuffix(s, "g") {
+			return int32(n)
+		}
+	}
+	return 0
+}
+
+func (b *catalogBuilder) note(format string, args ...any) { b.notes[fmt.Sprintf(format, args...)]++ }
+
+func (b *catalogBuilder) read(file string, r io.Reader) error {
+	t, header, err := openCSVTable(file, r, '#', "the price file is empty; it needs a header row")
+	if err != nil {
+		return err
+	}
+	t.r.FieldsPerRecord = -1 // Azure's Generation column may hold an unquoted comma
+	cols := len(header)
+	has := func(c string) bool { _, ok := t.col[c]; return ok }
+	switch {
+	case has("OnDemandUSDPerHour"):
+		if err := t.require("required column is missing (a Karpenter price list has InstanceType,OnDemandUSDPerHour,Region)", "InstanceType", "OnDemandUSDPerHour", "Region"); err != nil {
+			return err
+		}
+		return b.readKarpenter(t, cols)
+	case has("Price"):
+		if err := t.require("required column is missing (a SkyPilot catalog has InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region)",
+			"InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice", "Region"); err != nil {
+			return err
+		}
+		return b.readSkyPilot(t, cols)
+	default:
+		if err := t.require("required column is missing (a spec table has InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB; a price file also Price,SpotPrice,Region)",
+			"InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB"); err != nil {
+			return err
+		}
+		return b.readSkyPilot(t, cols)
+	}
+}
+
+// row reads the next record, checking it has at least the header's fields
+// (more only where the last column spilled).
+func (b *catalogBuilder) row(t *csvTable, cols int) ([]string, bool, error) {
+	rec, ok, err := t.next()
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	if len(rec) < cols {
+		line, _ := t.r.FieldPos(0)
+		return nil, false, &InputError{File: t.file, Line: line, Msg: fmt.Sprintf("%d fields, the header has %d", len(rec), cols)}
+	}
+	return rec, true, nil
+}
+
+func (b *catalogBuilder) price(t *csvTable, rec []string, col string) (float64, bool, error) {
+	v := t.get(rec, col)
+	if v == "" {
+		return 0, false, nil
+	}
+	p, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(p) || math.IsInf(p, 0) || p < 0 || p > 1e5 {
+		return 0, false, t.bad(col, "price %q is not a number of dollars per hour in 0..100000", v)
+	}
+	return p, true, nil
+}
+
+func (b *catalogBuilder) number(t *csvTable, rec []string, col string, max float64) (float64, error) {
+	v := t.get(rec, col)
+	if v == "" {
+		return 0, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || x < 0 || x > max {
+		return 0, t.bad(col, "%q is not a number in 0..%g", v, max)
+	}
+	return x, nil
+}
+
+func (b *catalogBuilder) readKarpenter(t *csvTable, cols int) error {
+	generated := ""
+	for {
+		rec, ok, err := b.row(t, cols)
+		if err != nil || !ok {
+			return err
+		}
+		name, region := t.get(rec, "InstanceType"), t.get(rec, "Region")
+		if name == "" {
+			return t.bad("InstanceType", "is empty")
+		}
+		if region == "" {
+			return t.bad("Region", "is empty")
+		}
+		p, okp, err := b.price(t, rec, "OnDemandUSDPerHour")
+		if err != nil {
+			return err
+		}
+		if !okp {
+			return t.bad("OnDemandUSDPerHour", "is empty")
+		}
+		if s := t.get(rec, "Source"); strings.Contains(s, "(generated ") {
+			generated = " (" + strings.TrimSuffix(s[strings.Index(s, "(generated ")+1:], ")") + ")"
+		}
+		b.cat.SetOnDemand(name, region, p, "Karpenter on-demand list"+generated+" "+region)
+	}
+}
+
+func (b *catalogBuilder) readSkyPilot(t *csvTable, cols int) error {
+	for {
+		rec, ok, err := b.row(t, cols)
+		if err != nil || !ok {
+			return err
+		}
+		name := t.get(rec, "InstanceType")
+		accel := t.get(rec, "AcceleratorName")
+		countText := t.get(rec, "AcceleratorCount")
+		count := 0.0
+		if countText != "" {
+			if count, err = strconv.ParseFloat(countText, 64); err != nil || count < 0 || count > 64 || math.IsNaN(count) {
+				return t.bad("AcceleratorCount", "%q is not a GPU count in 0..64", countText)
+			}
+		}
+		vcpus, err := b.number(t, rec, "vCPUs", 1e4)
+		if err != nil {
+			return err
+		}
+		mem, err := b.number(t, rec, "MemoryGiB", 1e6)
+		if err != nil {
+			return err
+		}
+		var gpuMem int64
+		if v := t.get(rec, "GpuMemMiBPerGpu"); v != "" {
+			x, err := b.number(t, rec, "GpuMemMiBPerGpu", 1<<22)
+			if err != nil {
+				return err
+			}
+			gpuMem = int64(x)
+		} else {
+			gpuMem = gpuInfoMiB(t.get(rec, "GpuInfo"))
+		}
+		region, zone := t.get(rec, "Region"), t.get(rec, "AvailabilityZone")
+		var od, spot float64
+		var hasOD, hasSpot bool
+		if _, priced := t.col["Price"]; priced {
+			if region == "" {
+				return t.bad("Region", "is empty")
+			}
+			if od, hasOD, err = b.price(t, rec, "Price"); err != nil {
+				return err
+			}
+			if spot, hasSpot, err = b.price(t, rec, "SpotPrice"); err != nil {
+				return err
+			}
+			if !hasOD {
+				b.note("rows with no on-demand price (capacity blocks only)")
+			}
+			if !hasSpot {
+				b.note("rows with no spot offer")
+			}
+			if hasOD && hasSpot && spot >= od {
+				b.note("rows with spot at or above on-demand")
+			}
+		}
+		line, _ := t.r.FieldPos(0)
+		switch {
+		case name == "" && accel != "":
+			// A GCP GPU attachment: the price of count GPUs.
+			if count != math.Trunc(count) || count < 1 {
+				return t.bad("AcceleratorCount", "a GPU attachment row needs a whole count, not %q", countText)
+			}
+			key := fmt.Sprintf("%s|%d|%s|%s", accel, int32(count), region, zone)
+			b.gpus[key] = gcpGPU{count: int32(count), mem: gpuMem, price: od, spot: spot, hasP: hasOD, hasS: hasSpot}
+			continue
+		case name == "":
+			return t.bad("InstanceType", "is empty (and the row is not a GPU attachment: AcceleratorName is empty too)")
+		case accel == "" && gcpFamily(name) != "":
+			b.hosts = append(b.hosts, gcpHost{name: name, region: region, zone: zone, vcpus: vcpus, mem: mem, price: od, spot: spot, file: t.file, line: line})
+			continue
+		}
+		if count != math.Trunc(count) {
+			b.note("rows of VMs with a fractional GPU, left out")
+			continue
+		}
+		if _, known := b.cat.Instance(name); !known || accel != "" {
+			model := models.CatalogGPUModel(accel, gpuMem)
+			if gpuMem == 0 {
+				gpuMem = models.GPUMemoryMiB(model)
+			}
+			b.cat.AddInstance(models.InstanceType{Name: name, Cloud: cloudOf(name), GPUModel: model,
+				GPUs: int32(count), VCPUs: vcpus, MemoryGiB: mem, GPUMemoryMiB: gpuMem})
+		}
+		if _, priced := t.col["Price"]; priced {
+			b.offer(models.Offering{InstanceType: name, Region: region, Zone: zone, OnDemand: od, Spot: spot})
+		}
+	}
+}
+
+func (b *catalogBuilder) offer(o models.Offering) {
+	key := [3]string{o.InstanceType, o.Region, o.Zone}
+	if _, dup := b.offers[key]; dup {
+		b.note("duplicate rows (same type and zone): the later one kept")
+	} else {
+		b.order = append(b.order, key)
+	}
+	b.offers[key] = o
+}
+
+// finish prices the GCP hosts with their GPUs and builds the catalog.
+func (b *catalogBuilder) finish() (*models.PriceCatalog, error) {
+	for _, h := range b.hosts {
+		accel, n := gcpFamily(h.name), gcpGPUCount(h.name)
+		if n == 0 {
+			return nil, &InputError{File: h.file, Line: h.line, Field: "InstanceType", Msg: fmt.Sprintf("cannot tell how many GPUs %s has", h.name)}
+		}
+		g, ok := b.gpus[fmt.Sprintf("%s|%d|%s|%s", accel, n, h.region, h.zone)]
+		if !ok {
+			b.note("GCP host rows with no GPU row in their zone, left out")
+			continue
+		}
+		od, spot := 0.0, 0.0
+		if h.price > 0 && g.hasP {
+			od = h.price + g.price
+		}
+		if h.spot > 0 && g.hasS {
+			spot = h.spot + g.spot
+		}
+		b.cat.AddInstance(models.InstanceType{Name: h.name, Cloud: models.GCP, GPUModel: models.CatalogGPUModel(accel, g.mem),
+			GPUs: n, VCPUs: h.vcpus, MemoryGiB: h.mem, GPUMemoryMiB: g.mem})
+		b.offer(models.Offering{InstanceType: h.name, Region: h.region, Zone: h.zone, OnDemand: od, Spot: spot})
+	}
+	for _, k := range b.order {
+		b.cat.AddOffering(b.offers[k])
+	}
+	keys := make([]string, 0, len(b.notes))
+	for k := range b.notes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.cat.Notes = append(b.cat.Notes, fmt.Sprintf("%d %s", b.notes[k], k))
+	}
+	b.cat.Sources = append(b.cat.Sources, b.sources...)
+	return b.cat, nil
+}
