@@ -197,7 +197,8 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		},
 		SimulatedSeconds: secs(res.End),
 		Assumptions:      append([]string{}, meta.Assumptions...),
-		Engine:           EngineStats(res.Stats),
+		Engine: EngineStats{Events: res.Stats.Events, Passes: res.Stats.Passes, Attempts: res.Stats.Attempts,
+			Skipped: res.Stats.Skipped, Relayouts: res.Stats.Relayouts},
 		Scheduler: SchedulerInfo{
 			Plugins: res.Profile, Policy: "FIFO",
 			Backfill: res.Queue.Backfill, BackfillDepth: res.Queue.BackfillDepth,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
 )
@@ -71,6 +72,9 @@ type Config struct {
 	// seen so far) at every timeline bucket end; always on when a plugin
 	// uses the pod mix.
 	Fragmentation bool
+	// Capacity, when set, makes nodes come and go: spot interruptions,
+	// failures, autoscaling (one entry per pool, same order).
+	Capacity *capacity.Spec
 	// Progress, when set, is called every ProgressEvery events.
 	Progress      func(Progress)
 	ProgressEvery uint64

@@ -37,13 +37,37 @@ func (r *runner) finish() (*Result, error) {
 		Reasons:   nil,
 		Timeline:  r.tl,
 		Truncated: r.truncated || r.hasNext,
+		Dynamic:   r.capacity != nil,
 	}
 	res.Queue.Backfill = r.cfg.Queue.Backfill
 	res.Queue.BackfillDepth = r.cfg.Queue.BackfillDepth
 	for i := range r.c.Pools {
 		a, s := r.c.Integrals(i)
-		res.Pools = append(res.Pools, PoolResult{Spec: r.c.Pools[i].Spec, AllocatedMilliMs: a, SuppliedMilliMs: s})
+		pr := PoolResult{Spec: r.c.Pools[i].Spec, AllocatedMilliMs: a, SuppliedMilliMs: s, Usage: r.c.Usage(i)}
+		if r.capacity != nil {
+			pr.Capacity = r.capacity.Stats[i]
+		}
+		res.Pools = append(res.Pools, pr)
 	}
+	// Jobs still holding pods: their usage up to the end.
+	nUsage := 0
+	for id := int32(0); id < r.njobs; id++ {
+		j := r.job(id)
+		if !j.finished {
+			for _, pl := range j.placed {
+				u := r.usageOf(j, r.c.Nodes[pl.Node].Pool)
+				dt := end - pl.At
+				p := &j.spec.Pod
+				u.Held[ResGPU] += int64(pl.Milli) * dt
+				u.Held[ResCPU] += p.MilliCPU * dt
+				u.Held[ResMem] += p.MemoryMiB * dt
+			}
+		}
+		if j.usage0.Pool >= 0 {
+			nUsage += 1 + len(j.usageMore)
+		}
+	}
+	usage := make([]PoolUsage, 0, nUsage)
 	diag := map[string]string{}
 	res.Jobs = make([]JobRecord, r.njobs)
 	for id := int32(0); id < r.njobs; id++ {
@@ -56,6 +80,13 @@ func (r *runner) finish() (*Result, error) {
 			Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
 			Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag, HeldMilliMs: j.held,
 			AllocMilli: j.allocMilli, Slowed: j.slowed,
+			Attempts: int32(j.attempts), Disruptions: j.disruptions, Failures: j.failures,
+			LostMs: j.lostMs, CheckpointMs: j.ckptMs, Recovery: j.spec.Recovery,
+		}
+		if j.usage0.Pool >= 0 {
+			k := len(usage)
+			usage = append(append(usage, j.usage0), j.usageMore...)
+			rec.Usage = usage[k:len(usage):len(usage)]
 		}
 		if j.finished {
 			continue
@@ -85,6 +116,8 @@ func (r *runner) finish() (*Result, error) {
 	}
 	res.Reasons = r.fw.Reasons()
 	res.Stats = r.stats
+	res.Stats.Disruptions = r.dstats.byCause
+	res.Stats.JobsFailed = r.dstats.failed
 	res.Stats.Attempts = r.sched.Attempts
 	res.Stats.Skipped = r.sched.Skipped
 	return res, nil

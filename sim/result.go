@@ -1,6 +1,9 @@
 package sim
 
-import "gpuplan.dev/gpuplan/sim/cluster"
+import (
+	"gpuplan.dev/gpuplan/sim/capacity"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
 
 // Outcome is how a job ended up.
 type Outcome uint8
@@ -22,10 +25,13 @@ const (
 	// OOMKilled: started on time-sliced GPUs whose sharers together declare
 	// more GPU memory than the GPU has; it failed at once.
 	OOMKilled
+	// Failed: lost its nodes more often than its backoff limit allows, or
+	// passed its activeDeadlineSeconds.
+	Failed
 	numOutcomes
 )
 
-var outcomeNames = [...]string{"completed", "deleted", "abandoned", "unschedulable", "running", "pending", "oom-killed"}
+var outcomeNames = [...]string{"completed", "deleted", "abandoned", "unschedulable", "running", "pending", "oom-killed", "failed"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
@@ -77,6 +83,30 @@ type JobRecord struct {
 	// Slowed is set when the job shared time-sliced GPUs and so ran longer
 	// than its duration.
 	Slowed bool
+	// Attempts counts the job's starts; Disruptions the times a lost node
+	// stopped it, Failures those that counted towards its backoff limit.
+	Attempts, Disruptions, Failures int32
+	// LostMs is job time lost to disruptions (work since the last
+	// checkpoint, restores); CheckpointMs time spent writing checkpoints.
+	LostMs, CheckpointMs Time
+	// Usage is the resource time the job's pods held, per pool.
+	Usage []PoolUsage
+	// Recovery is the job's checkpoint and restart settings (nil: none).
+	Recovery *cluster.Recovery
+}
+
+// Resources of a PoolUsage, in its arrays.
+const (
+	ResGPU = iota // milli-GPU x ms
+	ResCPU        // milli-CPU x ms
+	ResMem        // MiB x ms
+)
+
+// PoolUsage is the resource time one job's pods held in one pool: Held in
+// all, of which Lost to disruptions and spent on Checkpoint writes.
+type PoolUsage struct {
+	Pool                   int32
+	Held, Lost, Checkpoint [3]int64
 }
 
 // Wait is the time from submit to start (-1 if it never started).
@@ -102,14 +132,21 @@ type PoolResult struct {
 	// pods, and GPUs present, integrated over [0, End].
 	AllocatedMilliMs int64
 	SuppliedMilliMs  int64
+	// Usage is the pool's node-hours present (paid for) and the CPU and
+	// memory its pods held.
+	Usage cluster.Usage
+	// Capacity is what its capacity controller did (zero without one).
+	Capacity capacity.PoolStats
 }
 
 // Timeline holds time-bucketed series: bucket i covers
 // [i*Interval, (i+1)*Interval), the last one cut at Result.End.
 type Timeline struct {
 	Interval Time
-	// Allocated[p][i] is pool p's milli-GPU x ms allocated in bucket i.
+	// Allocated[p][i] is pool p's milli-GPU x ms allocated in bucket i,
+	// Supplied[p][i] the milli-GPU x ms of the nodes present.
 	Allocated [][]int64
+	Supplied  [][]int64
 	// PendingJobMs[i] is pending-job x ms in bucket i (mean queue length =
 	// PendingJobMs / bucket width).
 	PendingJobMs []int64
@@ -138,6 +175,11 @@ type Stats struct {
 	Skipped  uint64
 	// Relayouts counts MIG re-layouts of idle GPUs.
 	Relayouts uint64
+	// Disruptions counts jobs stopped by losing a node, by cause (spot
+	// interruption, node failure, consolidation); JobsFailed those that
+	// then failed past their backoff limit.
+	Disruptions [3]int64
+	JobsFailed  int64
 }
 
 // Result is the outcome of one simulation.
@@ -158,6 +200,8 @@ type Result struct {
 	}
 	// Truncated is set when the horizon cut the workload short.
 	Truncated bool
+	// Dynamic is set when a capacity controller made nodes come and go.
+	Dynamic bool
 	// Nodes, when fragmentation is sampled, is every node at the end.
 	Nodes []NodeState
 }

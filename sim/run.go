@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/engine"
 	"gpuplan.dev/gpuplan/sim/scheduler"
@@ -20,11 +21,16 @@ const (
 	evDeadline
 	evTick
 	evRelayout
+	evCapacity // sub: a capacity.EventKind; job: its index
+	evRequeue  // a disrupted job goes back to the queue after its backoff
+	evExit     // a job that checkpointed on notice stops (stamp: attempt)
 )
 
 type event struct {
-	kind evKind
-	job  int32
+	kind  evKind
+	sub   uint8
+	job   int32
+	stamp uint32
 }
 
 type jobState struct {
@@ -42,6 +48,31 @@ type jobState struct {
 
 	allocMilli int64
 	finishH    engine.Handle
+	// Disruption: running is set while the job's current attempt runs;
+	// aStart is when it started, restore the restore time it pays first,
+	// plannedEnd when it would finish, saved the work its checkpoints
+	// committed. deadlineAt is the effective deadline (trace deletion or
+	// activeDeadline, whichever comes first; failOnDeadline for the latter).
+	running        bool
+	exiting        bool
+	attempts       uint32
+	aStart         Time
+	restore        Time
+	plannedEnd     Time
+	saved          Time
+	deadlineAt     Time
+	failOnDeadline bool
+	failures       int32
+	disruptions    int32
+	lostMs, ckptMs Time
+	exitWork       Time // work the checkpoint on notice commits
+	exitWrites     Time
+	exitLost       Time
+	exitCause      capacity.Cause
+	// usage0 is the job's usage of its first pool (Pool -1 before any);
+	// usageMore of any others.
+	usage0    PoolUsage
+	usageMore []PoolUsage
 	// On time-sliced GPUs a job progresses at rate (1 / most sharers of any
 	// of its GPUs) and work is the full-speed time it still needs.
 	sliced bool
@@ -74,6 +105,12 @@ type runner struct {
 	chunks [][]jobState
 	njobs  int32
 
+	// capacity, when set, makes nodes come and go; onNode then lists the
+	// jobs with a pod on each node.
+	capacity *capacity.Controller
+	onNode   [][]int32
+	dstats   disruptionStats
+
 	next      cluster.JobSpec // the job read but not yet arrived
 	hasNext   bool
 	lastSub   Time
@@ -93,6 +130,7 @@ type runner struct {
 	tl        Timeline
 	lastTick  Time
 	tlAlloc   []int64 // pool allocation integrals at the last tick
+	tlSup     []int64 // pool supply integrals at the last tick
 	tlPend    int64
 	tlRun     int64
 	slabs     [65][][]cluster.Placement
@@ -115,6 +153,7 @@ func (r *runner) newJob() *jobState {
 	j.info.Spec = &j.spec
 	j.start, j.end = -1, -1
 	j.pool = -1
+	j.usage0.Pool = -1
 	return j
 }
 
@@ -167,6 +206,17 @@ func Run(cfg Config) (*Result, error) {
 		r.tl.FragMilli = make([][]int64, len(c.Pools))
 	}
 	r.tlAlloc = make([]int64, len(c.Pools))
+	r.tlSup = make([]int64, len(c.Pools))
+	r.tl.Supplied = make([][]int64, len(c.Pools))
+	if cfg.Capacity != nil {
+		k, err := capacity.New(*cfg.Capacity, c, r, cfg.Seed)
+		if err != nil {
+			return nil, err
+		}
+		r.capacity = k
+		r.onNode = make([][]int32, len(c.Nodes))
+		k.Start()
+	}
 	if err := r.readNext(); err != nil {
 		return nil, err
 	}
@@ -183,10 +233,23 @@ func Run(cfg Config) (*Result, error) {
 }
 
 func (r *runner) push(at Time, ev event) engine.Handle {
-	if ev.kind != evTick {
+	if ev.live() {
 		r.live++
 	}
 	return r.q.Push(at, ev)
+}
+
+// live reports whether the event is progress the run waits for: not a
+// timeline tick, nor a capacity event (an interruption, a scale-down) that
+// would come whether or not any job is left.
+func (ev event) live() bool {
+	switch ev.kind {
+	case evTick:
+		return false
+	case evCapacity:
+		return capacity.EventKind(ev.sub).Live()
+	}
+	return true
 }
 
 func (r *runner) readNext() error {
@@ -241,7 +304,7 @@ func (r *runner) loop() error {
 			}
 			_, ev, _ := r.q.Pop()
 			r.stats.Events++
-			if ev.kind != evTick {
+			if ev.live() {
 				r.live--
 				r.lastEvent = t
 			}
@@ -263,6 +326,9 @@ func (r *runner) loop() error {
 				if err := r.relayout(t); err != nil {
 					return err
 				}
+			}
+			if r.capacity != nil {
+				r.capacity.AfterPass(t)
 			}
 		}
 	}
@@ -286,6 +352,15 @@ func (r *runner) handle(t Time, ev event) error {
 		}
 		delete(r.inFlight, op.profile)
 		r.dirty, r.freed = true, true
+	case evCapacity:
+		return invariant(r.capacity.Handle(t, capacity.Event{Kind: capacity.EventKind(ev.sub), Index: ev.job, Stamp: ev.stamp}))
+	case evRequeue:
+		return r.requeue(t, r.job(ev.job))
+	case evExit:
+		j := r.job(ev.job)
+		if j.running && j.exiting && j.attempts == ev.stamp {
+			return r.disrupt(t, j, j.exitCause, true)
+		}
 	}
 	return nil
 }
@@ -325,8 +400,14 @@ func (r *runner) arrive(t Time) error {
 		r.pending++
 		r.sched.Enqueue(&j.info)
 		r.dirty = true
-		if j.spec.Deadline > 0 {
-			j.deadline = r.push(j.spec.Deadline, event{kind: evDeadline, job: j.info.ID})
+		j.deadlineAt = j.spec.Deadline
+		if rec := j.spec.Recovery; rec != nil && rec.ActiveDeadline > 0 {
+			if ad := j.spec.Submit + rec.ActiveDeadline; j.deadlineAt == 0 || ad < j.deadlineAt {
+				j.deadlineAt, j.failOnDeadline = ad, true
+			}
+		}
+		if j.deadlineAt > 0 {
+			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
 		}
 	}
 	return r.readNext()
@@ -360,17 +441,30 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	if int32(len(j.placed)) != info.Bound || info.Bound > j.spec.Replicas {
 		return &InvariantError{Err: fmt.Errorf("job %d has %d placements for %d bound pods of %d", info.ID, len(j.placed), info.Bound, j.spec.Replicas)}
 	}
+	if r.capacity != nil {
+		r.placedOn(j, pls)
+	}
 	if info.Bound < j.spec.Replicas {
 		return nil
 	}
-	// Every pod is bound: the job starts.
+	// Every pod is bound: the job starts (again, after a disruption).
 	t := r.now
 	r.integrate(t)
 	r.pending--
 	r.running++
-	j.start = t
-	end := t + j.spec.Duration
-	if d := j.spec.Deadline; d > 0 && d < end {
+	if j.attempts == 0 {
+		j.start = t
+	}
+	j.attempts++
+	j.running, j.exiting = true, false
+	j.aStart, j.restore = t, 0
+	rec := j.spec.Recovery
+	if j.saved > 0 && rec != nil {
+		j.restore = rec.RestoreCost
+	}
+	j.plannedEnd = t + j.restore + wallTime(j.spec.Duration-j.saved, rec)
+	end := j.plannedEnd
+	if d := j.deadlineAt; d > 0 && d < end {
 		end = d
 	}
 	if j.deadline.Valid() {
@@ -406,13 +500,27 @@ func (r *runner) alloc(n int32) []cluster.Placement {
 	return make([]cluster.Placement, 0, n)
 }
 
-func (r *runner) releaseAll(t Time, j *jobState) error {
+// releaseAll frees every pod of job j. Of the time since the current
+// attempt started, lost was lost to a disruption and ckpt spent writing
+// checkpoints: the job's usage records them per pool.
+func (r *runner) releaseAll(t Time, j *jobState, lost, ckpt Time) error {
 	pod := &j.spec.Pod
 	for _, pl := range j.placed {
 		if err := r.c.Release(t, pl, pod); err != nil {
 			return invariant(err)
 		}
-		j.held += int64(pl.Milli) * (t - pl.At)
+		dt := t - pl.At
+		j.held += int64(pl.Milli) * dt
+		u := r.usageOf(j, r.c.Nodes[pl.Node].Pool)
+		res := [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}
+		for k, x := range res {
+			u.Held[k] += x * dt
+			u.Lost[k] += x * min(lost, dt)
+			u.Checkpoint[k] += x * min(ckpt, dt)
+		}
+	}
+	if r.capacity != nil {
+		r.releasedFrom(j)
 	}
 	if n := j.spec.Replicas; int(n) < len(r.slabs) && j.placed != nil {
 		r.slabs[n] = append(r.slabs[n], j.placed[:0])
@@ -422,9 +530,44 @@ func (r *runner) releaseAll(t Time, j *jobState) error {
 	return nil
 }
 
+// usageOf is job j's usage entry for pool p, made on first use.
+func (r *runner) usageOf(j *jobState, p int32) *PoolUsage {
+	if j.usage0.Pool == p {
+		return &j.usage0
+	}
+	if j.usage0.Pool < 0 {
+		j.usage0.Pool = p
+		return &j.usage0
+	}
+	for i := range j.usageMore {
+		if j.usageMore[i].Pool == p {
+			return &j.usageMore[i]
+		}
+	}
+	j.usageMore = append(j.usageMore, PoolUsage{Pool: p})
+	return &j.usageMore[len(j.usageMore)-1]
+}
+
 func (r *runner) complete(t Time, j *jobState) error {
 	gpus := r.slicedGPUs(j)
-	if err := r.releaseAll(t, j); err != nil {
+	left := j.plannedEnd - t // work left when not time-sliced
+	if j.sliced {
+		left = Time(math.Round(j.work - float64(t-j.rated)*j.rate))
+	}
+	// A whole attempt spends its restore and its checkpoint writes; one cut
+	// short by the deadline wrote the checkpoints it had reached.
+	var writes Time
+	if rec := j.spec.Recovery; rec != nil && !j.sliced {
+		if left <= 0 {
+			writes = checkpoints(j.spec.Duration-j.saved, rec.CheckpointInterval) * rec.CheckpointCost
+		} else {
+			_, writes, _ = progress(j, t)
+		}
+	}
+	restore := min(j.restore, t-j.aStart)
+	j.lostMs += restore
+	j.ckptMs += writes
+	if err := r.releaseAll(t, j, restore, writes); err != nil {
 		return err
 	}
 	if j.sliced {
@@ -434,15 +577,16 @@ func (r *runner) complete(t Time, j *jobState) error {
 	}
 	r.integrate(t)
 	r.running--
+	j.running = false
 	j.end = t
 	j.finished = true
 	j.outcome = Completed
-	left := j.start + j.spec.Duration - t // work left when not time-sliced
-	if j.sliced {
-		left = Time(math.Round(j.work - float64(t-j.rated)*j.rate))
-	}
-	if j.spec.Deadline > 0 && t == j.spec.Deadline && left > 0 {
+	if j.deadlineAt > 0 && t == j.deadlineAt && left > 0 {
 		j.outcome = Deleted
+		if j.failOnDeadline {
+			j.outcome = Failed
+			j.diag = "DeadlineExceeded: the job was active longer than its activeDeadlineSeconds"
+		}
 	}
 	r.finished++
 	return nil
@@ -450,11 +594,11 @@ func (r *runner) complete(t Time, j *jobState) error {
 
 func (r *runner) expire(t Time, j *jobState) error {
 	j.deadline = engine.Handle{}
-	if j.finished || j.start >= 0 {
+	if j.finished || j.running {
 		return nil
 	}
 	if len(j.placed) > 0 {
-		if err := r.releaseAll(t, j); err != nil {
+		if err := r.releaseAll(t, j, 0, 0); err != nil {
 			return err
 		}
 	}
@@ -463,6 +607,10 @@ func (r *runner) expire(t Time, j *jobState) error {
 	r.sched.Remove(&j.info)
 	j.finished = true
 	j.outcome = Abandoned
+	if j.failOnDeadline {
+		j.outcome = Failed
+		j.diag = "DeadlineExceeded: the job was active longer than its activeDeadlineSeconds"
+	}
 	j.end = t
 	r.finished++
 	r.dirty = true // a strict FIFO head may have gone
@@ -485,9 +633,10 @@ func (r *runner) tick(t Time) {
 
 func (r *runner) closeBucket() {
 	for p := range r.c.Pools {
-		a, _ := r.c.Integrals(p)
+		a, sup := r.c.Integrals(p)
 		r.tl.Allocated[p] = append(r.tl.Allocated[p], a-r.tlAlloc[p])
-		r.tlAlloc[p] = a
+		r.tl.Supplied[p] = append(r.tl.Supplied[p], sup-r.tlSup[p])
+		r.tlAlloc[p], r.tlSup[p] = a, sup
 	}
 	r.tl.PendingJobMs = append(r.tl.PendingJobMs, r.pendInt-r.tlPend)
 	r.tl.RunningJobMs = append(r.tl.RunningJobMs, r.runInt-r.tlRun)
@@ -520,8 +669,8 @@ func (f *fragTracker) sample(r *runner) {
 	per := make([]int64, len(c.Pools))
 	for n := range c.Nodes {
 		nd := &c.Nodes[n]
-		if sh := c.Pools[nd.Pool].Spec.Sharing; sh.TimeSlicing > 1 || sh.MIGStrategy != "" {
-			continue // the measure is for whole GPUs and their shares
+		if sh := c.Pools[nd.Pool].Spec.Sharing; sh.TimeSlicing > 1 || sh.MIGStrategy != "" || nd.State == cluster.NodeAbsent {
+			continue // the measure is for whole GPUs and their shares, of nodes present
 		}
 		if f.nodeVer[n] != nd.Version+1 {
 			f.node[n] = models.Fragmentation(c.FragState(int32(n)), r.plug.Mix)

@@ -44,7 +44,7 @@ func (r *runner) startSliced(t Time, j *jobState) error {
 			return r.oomKill(t, j, g, used, capacity)
 		}
 	}
-	j.work = float64(j.spec.Duration)
+	j.work = float64(j.spec.Duration - j.saved)
 	j.rate, j.rated = 1, t
 	for _, g := range gpus {
 		r.onGPU[g] = append(r.onGPU[g], j.info.ID)
@@ -54,11 +54,12 @@ func (r *runner) startSliced(t Time, j *jobState) error {
 
 // oomKill ends a job that would overfill a GPU's memory.
 func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) error {
-	if err := r.releaseAll(t, j); err != nil {
+	if err := r.releaseAll(t, j, 0, 0); err != nil {
 		return err
 	}
 	r.integrate(t)
 	r.running--
+	j.running = false
 	j.end = t
 	j.finished = true
 	j.outcome = OOMKilled
@@ -93,7 +94,7 @@ func (r *runner) retime(t Time, gpus []int32) error {
 				j.slowed = true
 			}
 			end := t + Time(math.Ceil(j.work/rate))
-			if d := j.spec.Deadline; d > 0 && d < end {
+			if d := j.deadlineAt; d > 0 && d < end {
 				end = d
 			}
 			if j.finishH.Valid() {

@@ -50,23 +50,32 @@ func Invariants(res *sim.Result) error {
 	for pi := range res.Pools {
 		p := &res.Pools[pi]
 		alloc += p.AllocatedMilliMs
-		gpus := int64(p.Spec.Nodes) * int64(p.Spec.GPUsPerNode) * cluster.MilliGPU
-		if want := gpus * res.End; p.SuppliedMilliMs != want {
-			bad("pool %s supplied %d milli-GPU ms, its %d GPUs over %d ms supply %d", p.Spec.Name, p.SuppliedMilliMs, gpus/cluster.MilliGPU, res.End, want)
+		gpus := int64(p.Spec.Slots()) * int64(p.Spec.GPUsPerNode) * cluster.MilliGPU
+		if static := int64(p.Spec.Nodes) * int64(p.Spec.GPUsPerNode) * cluster.MilliGPU; !res.Dynamic && p.SuppliedMilliMs != static*res.End {
+			bad("pool %s supplied %d milli-GPU ms, its %d GPUs over %d ms supply %d", p.Spec.Name, p.SuppliedMilliMs, static/cluster.MilliGPU, res.End, static*res.End)
+		}
+		if p.SuppliedMilliMs < 0 || p.SuppliedMilliMs > gpus*res.End {
+			bad("pool %s supplied %d milli-GPU ms, more than its %d node slots could", p.Spec.Name, p.SuppliedMilliMs, p.Spec.Slots())
 		}
 		if p.AllocatedMilliMs < 0 || p.AllocatedMilliMs > p.SuppliedMilliMs {
 			bad("pool %s allocated %d milli-GPU ms of %d supplied", p.Spec.Name, p.AllocatedMilliMs, p.SuppliedMilliMs)
 		}
-		if pi < len(res.Timeline.Allocated) {
-			var sum int64
+		if pi < len(res.Timeline.Allocated) && pi < len(res.Timeline.Supplied) {
+			var sum, supSum int64
+			sup := res.Timeline.Supplied[pi]
 			for b, a := range res.Timeline.Allocated[pi] {
 				sum += a
-				if w := res.Timeline.Width(b, res.End); a > gpus*w || a < 0 {
-					bad("pool %s allocated %d milli-GPU ms in timeline bucket %d of width %d ms: over its capacity", p.Spec.Name, a, b, w)
+				if b >= len(sup) {
+					bad("pool %s has %d allocation buckets but %d supply buckets", p.Spec.Name, len(res.Timeline.Allocated[pi]), len(sup))
+					break
+				}
+				supSum += sup[b]
+				if w := res.Timeline.Width(b, res.End); a > sup[b] || a < 0 || sup[b] > gpus*w {
+					bad("pool %s allocated %d milli-GPU ms in timeline bucket %d of width %d ms with %d supplied: over its capacity", p.Spec.Name, a, b, w, sup[b])
 				}
 			}
-			if sum != p.AllocatedMilliMs {
-				bad("pool %s: timeline buckets add to %d milli-GPU ms, the ledger says %d", p.Spec.Name, sum, p.AllocatedMilliMs)
+			if sum != p.AllocatedMilliMs || supSum != p.SuppliedMilliMs {
+				bad("pool %s: timeline buckets add to %d allocated and %d supplied milli-GPU ms, the ledger says %d and %d", p.Spec.Name, sum, supSum, p.AllocatedMilliMs, p.SuppliedMilliMs)
 			}
 		}
 	}
@@ -86,7 +95,7 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 	if started && j.Start < j.Submit {
 		bad("%s started at %d before it was submitted at %d", name, j.Start, j.Submit)
 	}
-	if started && j.PodsBound != j.Replicas {
+	if started && j.PodsBound != j.Replicas && (j.Outcome == sim.Completed || j.Outcome == sim.Deleted || j.Outcome == sim.Running) {
 		bad("%s started with %d of %d pods bound", name, j.PodsBound, j.Replicas)
 	}
 	if gang && !started && j.PodsBound != 0 {
@@ -100,13 +109,20 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 	}
 	switch j.Outcome {
 	case sim.Completed:
-		// A job sharing time-sliced GPUs runs longer than its duration.
-		if !started || j.End < j.Start+j.Duration || (!j.Slowed && j.End != j.Start+j.Duration) {
-			bad("%s completed but ran from %d to %d for a duration of %d", name, j.Start, j.End, j.Duration)
+		// Its attempts took the work, the checkpoint writes and the time
+		// lost to disruptions; one attempt takes exactly that, unless the
+		// job shared time-sliced GPUs and ran slower.
+		run := j.Duration + j.CheckpointMs + j.LostMs
+		if !started || j.End < j.Start+run || (!j.Slowed && j.Attempts == 1 && j.End != j.Start+run) {
+			bad("%s completed but ran from %d to %d for %d of work, %d of checkpoints and %d lost", name, j.Start, j.End, j.Duration, j.CheckpointMs, j.LostMs)
 		}
 	case sim.Deleted:
-		if !started || j.Deadline == 0 || j.End != j.Deadline || (!j.Slowed && j.End >= j.Start+j.Duration) {
+		if !started || j.Deadline == 0 || j.End > j.Deadline || (!j.Slowed && j.Attempts == 1 && (j.End != j.Deadline || j.End >= j.Start+j.Duration+j.CheckpointMs)) {
 			bad("%s deleted while running, but start %d end %d deadline %d duration %d do not agree", name, j.Start, j.End, j.Deadline, j.Duration)
+		}
+	case sim.Failed:
+		if j.End < 0 || j.Diagnosis == "" || (j.Disruptions == 0 && !strings.HasPrefix(j.Diagnosis, "DeadlineExceeded")) || j.Failures > j.Disruptions {
+			bad("%s failed but has no end, no diagnosis, or no disruption or deadline to fail on", name)
 		}
 	case sim.OOMKilled:
 		if !started || j.End != j.Start || j.HeldMilliMs != 0 || j.Diagnosis == "" {
@@ -121,12 +137,12 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 			bad("%s is unschedulable but started, ended, held GPUs or has no diagnosis", name)
 		}
 	case sim.Running:
-		endAt := j.Start + j.Duration
+		endAt := j.Start + j.Duration + j.CheckpointMs
 		if j.Deadline > 0 && j.Deadline < endAt {
 			endAt = j.Deadline
 		}
-		if j.Slowed {
-			endAt = res.End + 1 // a slowed job may run past its duration
+		if j.Slowed || j.Attempts > 1 || j.Recovery != nil {
+			endAt = res.End + 1 // slowed, restarted or checkpointing: it may run past its duration
 		}
 		if !started || j.End >= 0 || endAt <= res.End {
 			bad("%s is running at the end (%d ms) but started at %d ms for %d ms", name, res.End, j.Start, j.Duration)
@@ -141,11 +157,26 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 	default:
 		bad("%s has no known outcome", name)
 	}
-	if j.End >= 0 && started && (j.Outcome == sim.Completed || j.Outcome == sim.Deleted) {
+	if j.End >= 0 && started && j.Attempts == 1 && (j.Outcome == sim.Completed || j.Outcome == sim.Deleted) {
 		// Pods hold GPUs at least while the job runs (longer if bound early without a gang).
 		if min := m * (j.End - j.Start); j.HeldMilliMs < min || (gang && j.HeldMilliMs != min) {
 			bad("%s held %d milli-GPU ms; running pods holding %d milli-GPU for %d ms holds %d", name, j.HeldMilliMs, m, j.End-j.Start, min)
 		}
+	}
+	var held int64
+	for _, u := range j.Usage {
+		held += u.Held[sim.ResGPU]
+		for k := range u.Held {
+			if u.Lost[k] < 0 || u.Checkpoint[k] < 0 || u.Lost[k]+u.Checkpoint[k] > u.Held[k] {
+				bad("%s: in pool %d its lost (%d) and checkpoint (%d) resource time exceed what it held (%d)", name, u.Pool, u.Lost[k], u.Checkpoint[k], u.Held[k])
+			}
+		}
+	}
+	if held != j.HeldMilliMs {
+		bad("%s held %d milli-GPU ms, its per-pool usage adds to %d", name, j.HeldMilliMs, held)
+	}
+	if j.LostMs < 0 || j.CheckpointMs < 0 || j.Failures > j.Disruptions || (j.Attempts > 1 && j.Disruptions == 0) {
+		bad("%s: %d attempts, %d disruptions, %d failures, %d ms lost and %d ms checkpointing do not agree", name, j.Attempts, j.Disruptions, j.Failures, j.LostMs, j.CheckpointMs)
 	}
 }
 

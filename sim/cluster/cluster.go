@@ -22,8 +22,12 @@ type Pool struct {
 	// Labels are the spec labels plus the well-known ones (pool name, GPU
 	// model, instance type).
 	Labels map[string]string
-	// First and Count give the pool's nodes: Nodes[First : First+Count].
+	// First and Count give the pool's node slots: Nodes[First :
+	// First+Count]. A slot holds a node only while it is present (Booting,
+	// Ready or Cordoned).
 	First, Count int32
+	// Present and Ready count the pool's nodes in those states.
+	Present, Ready int32
 	// FreeByWhole[k] is the number of nodes with exactly k generic devices
 	// (nvidia.com/gpu) free.
 	FreeByWhole []int32
@@ -46,12 +50,36 @@ type Pool struct {
 	supplyMilli    int64 // milli-GPUs supplied right now
 	allocIntegral  int64 // milli-GPU x ms allocated so far
 	supplyIntegral int64
-	last           Time
+	// allocCPU and allocMem are the CPU (milli) and memory (MiB) pods hold;
+	// their integrals, and that of the present nodes, are in x hours.
+	allocCPU, allocMem         int64
+	cpuHours, memHours, nodeMs float64
+	last                       Time
 }
+
+// NodeState is where a node slot is in its life.
+type NodeState uint8
+
+const (
+	// NodeAbsent: the slot holds no node (never launched, or removed).
+	NodeAbsent NodeState = iota
+	// NodeBooting: launched (and paid for) but not Ready yet.
+	NodeBooting
+	// NodeReady: in service; the scheduler places pods on it.
+	NodeReady
+	// NodeCordoned: still present and running its pods, but takes no new
+	// ones (a spot notice, a drain).
+	NodeCordoned
+)
+
+var nodeStateNames = [...]string{"absent", "booting", "ready", "cordoned"}
+
+func (s NodeState) String() string { return nodeStateNames[s] }
 
 // Node is one node's live free capacity.
 type Node struct {
 	Pool      int32
+	State     NodeState
 	FreeCPU   int64
 	FreeMem   int64
 	FreeWhole int32 // generic devices with nothing allocated on them
@@ -169,7 +197,9 @@ func New(pools []PoolSpec) (*Cluster, error) {
 			Spec:        p,
 			Labels:      labels,
 			First:       int32(len(c.Nodes)),
-			Count:       int32(p.Nodes),
+			Count:       int32(p.Slots()),
+			Present:     int32(p.Nodes),
+			Ready:       int32(p.Nodes),
 			supplyMilli: int64(p.Nodes) * int64(p.GPUsPerNode) * MilliGPU,
 			generic:     true,
 			perGPU:      1,
@@ -229,14 +259,15 @@ func New(pools []PoolSpec) (*Cluster, error) {
 		pl.FreeByWhole = make([]int32, genericFree+1)
 		pl.FreeByWhole[genericFree] = int32(p.Nodes)
 		pl.byFree = make([][]int32, genericFree+1)
-		pl.byFree[genericFree] = make([]int32, 0, p.Nodes)
+		pl.byFree[genericFree] = make([]int32, 0, p.Slots())
 		var capSum int64
 		for _, x := range pl.caps {
 			capSum += int64(x)
 		}
-		for n := 0; n < p.Nodes; n++ {
+		for n := 0; n < p.Slots(); n++ {
 			node := Node{
 				Pool:      int32(i),
+				State:     NodeAbsent,
 				FreeCPU:   p.MilliCPU,
 				FreeMem:   p.MemoryMiB,
 				FreeWhole: genericFree,
@@ -258,8 +289,11 @@ func New(pools []PoolSpec) (*Cluster, error) {
 				c.physOut = append(c.physOut, false)
 			}
 			c.refreshShare(&node)
-			node.bucket = int32(len(pl.byFree[genericFree]))
-			pl.byFree[genericFree] = append(pl.byFree[genericFree], int32(len(c.Nodes)))
+			if n < p.Nodes {
+				node.State = NodeReady
+				node.bucket = int32(len(pl.byFree[genericFree]))
+				pl.byFree[genericFree] = append(pl.byFree[genericFree], int32(len(c.Nodes)))
+			}
 			c.Nodes = append(c.Nodes, node)
 		}
 		c.Pools[i] = pl
@@ -294,7 +328,7 @@ func (c *Cluster) CanRelayout(i int) bool { return c.Pools[i].relayout }
 func (c *Cluster) IdleMIGGPU(n int32) int {
 	nd := &c.Nodes[n]
 	pl := &c.Pools[nd.Pool]
-	if !pl.relayout {
+	if !pl.relayout || nd.State != NodeReady {
 		return -1
 	}
 	per := int(pl.perGPU)
@@ -501,8 +535,25 @@ func (c *Cluster) advance(pl *Pool, now Time) {
 	if dt := now - pl.last; dt > 0 {
 		pl.allocIntegral += pl.AllocMilli * dt
 		pl.supplyIntegral += pl.supplyMilli * dt
+		h := float64(dt) / 3.6e6
+		pl.cpuHours += float64(pl.allocCPU) * h
+		pl.memHours += float64(pl.allocMem) * h
+		pl.nodeMs += float64(pl.Present) * float64(dt)
 		pl.last = now
 	}
+}
+
+// Usage is a pool's resource time up to the last Advance: node-hours
+// present (billed), and CPU (milli-CPU-hours) and memory (MiB-hours) held
+// by pods.
+type Usage struct {
+	NodeHours, MilliCPUHours, MemMiBHours float64
+}
+
+// Usage returns pool i's resource time so far.
+func (c *Cluster) Usage(i int) Usage {
+	pl := &c.Pools[i]
+	return Usage{NodeHours: pl.nodeMs / 3.6e6, MilliCPUHours: pl.cpuHours, MemMiBHours: pl.memHours}
 }
 
 // Advance brings every pool's time integrals up to now.
@@ -520,16 +571,8 @@ func (c *Cluster) Integrals(i int) (allocated, supplied int64) {
 
 // move re-files node n after its free whole GPUs changed from before.
 func (c *Cluster) move(pool *Pool, n int32, before int32) {
-	nd := &c.Nodes[n]
-	pool.FreeByWhole[before]--
-	pool.FreeByWhole[nd.FreeWhole]++
-	old := pool.byFree[before]
-	last := old[len(old)-1]
-	old[nd.bucket] = last
-	c.Nodes[last].bucket = nd.bucket
-	pool.byFree[before] = old[:len(old)-1]
-	nd.bucket = int32(len(pool.byFree[nd.FreeWhole]))
-	pool.byFree[nd.FreeWhole] = append(pool.byFree[nd.FreeWhole], n)
+	c.unfile(pool, n, before)
+	c.file(pool, n)
 }
 
 // MaxFreeWhole is the most whole GPUs free on any one node.
@@ -566,7 +609,9 @@ func (c *Cluster) AppendNodesWithFree(i int32, minWhole int32, dst []int32) []in
 	pl := &c.Pools[i]
 	if minWhole <= 0 {
 		for n := pl.First; n < pl.First+pl.Count; n++ {
-			dst = append(dst, n)
+			if c.Nodes[n].State == NodeReady {
+				dst = append(dst, n)
+			}
 		}
 		return dst
 	}
@@ -690,7 +735,9 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 		}
 	}
 	pool.AllocMilli += int64(pl.Milli)
-	if wholeBefore != nd.FreeWhole {
+	pool.allocCPU += p.MilliCPU
+	pool.allocMem += p.MemoryMiB
+	if wholeBefore != nd.FreeWhole && nd.State == NodeReady {
 		c.move(pool, n, wholeBefore)
 	}
 	nd.FreeCPU -= p.MilliCPU
@@ -744,8 +791,10 @@ func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 		}
 	}
 	pool.AllocMilli -= int64(pl.Milli)
+	pool.allocCPU -= p.MilliCPU
+	pool.allocMem -= p.MemoryMiB
 	c.refreshShare(nd)
-	if wholeBefore != nd.FreeWhole {
+	if wholeBefore != nd.FreeWhole && nd.State == NodeReady {
 		c.move(pool, pl.Node, wholeBefore)
 	}
 	nd.FreeCPU += p.MilliCPU

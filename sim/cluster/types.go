@@ -259,6 +259,49 @@ type JobSpec struct {
 	Pod         PodSpec
 	Constraints *Constraints
 	Flags       JobFlag
+	// Recovery says how the job survives losing a node (nil: no
+	// checkpoints, Kubernetes' default backoff limit of 6).
+	Recovery *Recovery
+}
+
+// DefaultBackoffLimit is a Kubernetes Job's default spec.backoffLimit.
+const DefaultBackoffLimit = 6
+
+// Recovery is how a job checkpoints and restarts when a node it runs on
+// is lost. Jobs of one class share one *Recovery.
+type Recovery struct {
+	// CheckpointInterval is the work between checkpoints (0: none);
+	// CheckpointCost the time one takes to write, during which the job
+	// makes no progress; RestoreCost the time to load one on a restart.
+	CheckpointInterval, CheckpointCost, RestoreCost Time
+	// BackoffLimit is how many failures the job survives; one more and it
+	// fails (Kubernetes spec.backoffLimit).
+	BackoffLimit int32
+	// IgnoreDisruptions is a podFailurePolicy rule with action Ignore on
+	// the DisruptionTarget condition: losing a node does not count
+	// towards the backoff limit (and restarts without backoff delay).
+	IgnoreDisruptions bool
+	// ActiveDeadline, when positive, fails the job that long after its
+	// submission, running or not (spec.activeDeadlineSeconds).
+	ActiveDeadline Time
+	// DoNotDisrupt keeps consolidation off the job's nodes (the
+	// karpenter.sh/do-not-disrupt annotation).
+	DoNotDisrupt bool
+}
+
+// Validate checks the recovery settings.
+func (r *Recovery) Validate() error {
+	switch {
+	case r.CheckpointInterval < 0 || r.CheckpointCost < 0 || r.RestoreCost < 0:
+		return fmt.Errorf("checkpoint interval, checkpoint cost and restore cost must not be negative")
+	case r.CheckpointCost > 0 && r.CheckpointInterval == 0:
+		return fmt.Errorf("a checkpoint cost needs a checkpoint interval")
+	case r.BackoffLimit < 0:
+		return fmt.Errorf("backoff limit must not be negative")
+	case r.ActiveDeadline < 0:
+		return fmt.Errorf("active deadline must not be negative")
+	}
+	return nil
 }
 
 // Validate checks the job is well formed.
@@ -275,6 +318,9 @@ func (j *JobSpec) Validate() error {
 	}
 	if err := j.Pod.Validate(); err != nil {
 		return err
+	}
+	if j.Recovery != nil {
+		return j.Recovery.Validate()
 	}
 	return nil
 }
@@ -314,16 +360,23 @@ type PoolSpec struct {
 	Name         string
 	InstanceType string
 	GPUModel     string
-	Nodes        int
-	GPUsPerNode  int32
-	MilliCPU     int64
-	MemoryMiB    int64
+	// Nodes are Ready at time 0; MaxNodes (at least Nodes; 0 means Nodes)
+	// is how many the pool can ever have at once: the slots a capacity
+	// controller launches nodes into.
+	Nodes       int
+	MaxNodes    int
+	GPUsPerNode int32
+	MilliCPU    int64
+	MemoryMiB   int64
 	// GPUMemoryMiB is each GPU's memory (0: unknown; time-sliced pools need it).
 	GPUMemoryMiB int64
 	Sharing      Sharing
 	Labels       map[string]string
 	Taints       []Taint
 }
+
+// Slots is the most nodes the pool can have at once.
+func (p *PoolSpec) Slots() int { return max(p.Nodes, p.MaxNodes) }
 
 // Validate checks the pool is well formed.
 func (p *PoolSpec) Validate() error {
@@ -332,6 +385,8 @@ func (p *PoolSpec) Validate() error {
 		return fmt.Errorf("pool has no name")
 	case p.Nodes < 0:
 		return fmt.Errorf("node count is negative")
+	case p.MaxNodes != 0 && p.MaxNodes < p.Nodes:
+		return fmt.Errorf("the pool starts with %d nodes, more than its maximum %d", p.Nodes, p.MaxNodes)
 	case p.GPUsPerNode < 0 || p.GPUsPerNode > MaxGPUsPerNode:
 		return fmt.Errorf("gpus per node %d is outside 0..%d", p.GPUsPerNode, MaxGPUsPerNode)
 	case p.MilliCPU <= 0:

@@ -332,6 +332,26 @@ func (f *Framework) FitsEmpty(job *JobInfo) (bool, string) {
 	return true, ""
 }
 
+// EligiblePools appends to dst the pools whose empty nodes could hold one of
+// the job's pods: they pass the PreFilter checks (taints, affinity, ...)
+// and are large enough. A capacity controller launches nodes only there.
+func (f *Framework) EligiblePools(job *JobInfo, dst []int32) []int32 {
+	st := &f.st
+	st.reset(f.c, 0, job)
+	st.Diagnosing = true
+	for _, p := range f.prof.PreFilter {
+		if s := p.PreFilter(st, job); !s.IsSuccess() || len(st.Pools) == 0 {
+			return dst
+		}
+	}
+	for _, p := range st.Pools {
+		if f.c.FitsEmpty(int(p), &job.Spec.Pod) {
+			dst = append(dst, p)
+		}
+	}
+	return dst
+}
+
 // Diagnosis explains why a job cannot be placed now, kube-scheduler style:
 // of all nodes, how many were rejected for each reason.
 type Diagnosis struct {
@@ -380,7 +400,7 @@ func (d Diagnosis) Message() string {
 // and GPUs counts under both, as kube-scheduler reports). With static set
 // only the pool-level checks against empty nodes run: why a job can never fit.
 func (f *Framework) Diagnose(now cluster.Time, job *JobInfo, static bool) (Diagnosis, error) {
-	d := Diagnosis{Nodes: len(f.c.Nodes), Reasons: map[string]int{}, Remaining: job.Remaining()}
+	d := Diagnosis{Nodes: f.c.PresentNodes(), Reasons: map[string]int{}, Remaining: job.Remaining()}
 	pod := &job.Spec.Pod
 	eligible := []int32{}
 	for pi := range f.c.Pools {
@@ -401,7 +421,9 @@ func (f *Framework) Diagnose(now cluster.Time, job *JobInfo, static bool) (Diagn
 					reasons = s.Reasons
 				}
 				for _, r := range reasons {
-					d.Reasons[r] += int(pl.Count)
+					if pl.Present > 0 {
+						d.Reasons[r] += int(pl.Present)
+					}
 				}
 				dropped = true
 				break
@@ -417,6 +439,16 @@ func (f *Framework) Diagnose(now cluster.Time, job *JobInfo, static bool) (Diagn
 	for _, pi := range eligible {
 		pl := &f.c.Pools[pi]
 		for n := pl.First; n < pl.First+pl.Count; n++ {
+			switch f.c.Nodes[n].State {
+			case cluster.NodeAbsent:
+				continue
+			case cluster.NodeBooting:
+				d.Reasons["node(s) had untolerated taint {node.kubernetes.io/not-ready: }"]++
+				continue
+			case cluster.NodeCordoned:
+				d.Reasons["node(s) were unschedulable"]++
+				continue
+			}
 			for _, p := range f.prof.Filter {
 				if s := p.Filter(&f.st, pod, n); !s.IsSuccess() {
 					for _, r := range s.Reasons {

@@ -132,6 +132,51 @@ func (s *Scheduler) forgetFits() {
 	}
 }
 
+// Requeue puts a job that was bound back in the queue (its pods were
+// lost): it keeps its place in queue order and is tried at the next pass.
+func (s *Scheduler) Requeue(j *JobInfo) {
+	j.Bound, j.Attempted = 0, false
+	if !j.Done {
+		return
+	}
+	j.Done = false
+	if j.queued {
+		// Still in its bucket, marked done: count it live again.
+		s.buckets[bucketOf(j)].done--
+		return
+	}
+	s.arrivals = append(s.arrivals, j)
+}
+
+// Waiting calls fn for each queued job that was tried and did not fit, in
+// queue order, until fn returns false.
+func (s *Scheduler) Waiting(fn func(*JobInfo) bool) {
+	var cur [numBuckets]int
+	for {
+		var next *JobInfo
+		nb := -1
+		for w := 0; w < maskWords; w++ {
+			for m := s.occupied[w]; m != 0; m &= m - 1 {
+				bi := w<<6 | bits.TrailingZeros64(m)
+				bk := &s.buckets[bi]
+				for cur[bi] < len(bk.jobs) && (bk.jobs[cur[bi]].Done || !bk.jobs[cur[bi]].Attempted) {
+					cur[bi]++
+				}
+				if cur[bi] == len(bk.jobs) {
+					continue
+				}
+				if j := bk.jobs[cur[bi]]; next == nil || s.less(j, next) {
+					next, nb = j, bi
+				}
+			}
+		}
+		if next == nil || !fn(next) {
+			return
+		}
+		cur[nb]++
+	}
+}
+
 // Remove takes a job out of the queue (it was deleted while pending).
 func (s *Scheduler) Remove(j *JobInfo) { s.markDone(j) }
 

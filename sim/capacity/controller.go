@@ -1,0 +1,647 @@
+package capacity
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+)
+
+// EventKind is the kind of a capacity event.
+type EventKind uint8
+
+const (
+	// EvReady: node Index has finished provisioning.
+	EvReady EventKind = iota
+	// EvNotice: node Index gets its spot interruption notice.
+	EvNotice
+	// EvReclaim: node Index is reclaimed (spot).
+	EvReclaim
+	// EvFail: node Index fails.
+	EvFail
+	// EvTrace: the Stamp-th time of pool Index's interruption trace.
+	EvTrace
+	// EvScaleUp: time for a scale-up decision.
+	EvScaleUp
+	// EvIdle: node Index may have been unneeded long enough.
+	EvIdle
+	// EvConsolidate: group Index looks for an underused node to remove.
+	EvConsolidate
+)
+
+// Live reports whether the event can let waiting jobs progress: a run does
+// not end while one is due. Interruptions and scale-downs far in the
+// future do not keep a finished run going.
+func (k EventKind) Live() bool { return k == EvReady || k == EvScaleUp }
+
+// Event is a capacity event, scheduled by the host and handed back to
+// Handle when due. Stamp tells stale node events (from a node since
+// removed) from current ones.
+type Event struct {
+	Kind  EventKind
+	Index int32
+	Stamp uint32
+}
+
+// Cause is why a node goes away.
+type Cause uint8
+
+const (
+	CauseSpot Cause = iota
+	CauseFailure
+	CauseConsolidation
+)
+
+func (c Cause) String() string {
+	return [...]string{"spot interruption", "node failure", "consolidation"}[c]
+}
+
+// ConsolidationGrace is how long a consolidated node's pods get to stop
+// (Kubernetes' default terminationGracePeriodSeconds).
+const ConsolidationGrace = 30 * 1000
+
+// iceTTL is how long Karpenter avoids an offering that failed to launch
+// for want of capacity.
+const iceTTL = 3 * 60 * 1000
+
+// Host is the simulation the controller acts on.
+type Host interface {
+	// Schedule queues ev for time at.
+	Schedule(at Time, ev Event)
+	// Notice warns that node n goes away at reclaim, for cause: its jobs
+	// may write a checkpoint and stop before then.
+	Notice(now Time, n int32, reclaim Time, cause Cause) error
+	// Evict ends, now, every job with a pod on node n, which then goes.
+	Evict(now Time, n int32, cause Cause) error
+	// CapacityChanged says a node became Ready.
+	CapacityChanged()
+	// Waiting calls fn for each queued job that did not fit, in queue
+	// order, until fn returns false.
+	Waiting(fn func(job *scheduler.JobInfo) bool)
+	// EligiblePools appends the pools an empty node of which could hold
+	// one of the job's pods.
+	EligiblePools(job *scheduler.JobInfo, dst []int32) []int32
+	// Movable reports whether every job on node n may be disrupted and
+	// would fit on the other Ready nodes now.
+	Movable(now Time, n int32) bool
+}
+
+// PoolStats counts what happened to one pool's nodes.
+type PoolStats struct {
+	Launched      int64
+	Interrupted   int64 // spot interruptions (notices, or reclaims without one)
+	Failed        int64
+	ScaledDown    int64 // removed by an Autoscaler as unneeded
+	Consolidated  int64 // removed by a NodePool's consolidation
+	SpotFallbacks int64 // spot launches refused for want of capacity
+	MaxPresent    int32
+}
+
+// Random streams, offset by the node slot or pool index.
+const (
+	streamLife = 1 << 40
+	streamFail = 2 << 40
+	streamPool = 3 << 40
+)
+
+// Controller decides when nodes come and go.
+type Controller struct {
+	spec Spec
+	c    *cluster.Cluster
+	host Host
+	seed uint64
+
+	gen        []uint32 // per node slot: launches so far
+	emptyEpoch []uint32 // per node slot: bumped when it empties or fills
+	empty      []bool
+	lastChange []Time
+	noticed    []bool
+	cause      []Cause      // why a noticed node goes
+	life, fail []*rand.Rand // per node slot, made on first use
+	pick       []*rand.Rand // per pool
+	iceUntil   []Time
+	lastAdd    []Time // per group
+	scaleUpAt  Time
+	lastScale  Time
+	stmt       cluster.Statement
+	eligible   []int32
+	cands      []int32
+
+	// Stats are per pool.
+	Stats []PoolStats
+}
+
+// New returns a controller for cluster c. Call Start before the run.
+func New(spec Spec, c *cluster.Cluster, host Host, seed uint64) (*Controller, error) {
+	pools := make([]cluster.PoolSpec, len(c.Pools))
+	for i := range c.Pools {
+		pools[i] = c.Pools[i].Spec
+	}
+	if err := spec.Validate(pools); err != nil {
+		return nil, err
+	}
+	n := len(c.Nodes)
+	k := &Controller{
+		spec: spec, c: c, host: host, seed: seed,
+		gen: make([]uint32, n), emptyEpoch: make([]uint32, n), empty: make([]bool, n),
+		lastChange: make([]Time, n), noticed: make([]bool, n), cause: make([]Cause, n),
+		life: make([]*rand.Rand, n), fail: make([]*rand.Rand, n),
+		pick: make([]*rand.Rand, len(c.Pools)), iceUntil: make([]Time, len(c.Pools)),
+		lastAdd: make([]Time, len(spec.Groups)), scaleUpAt: -1, lastScale: -1 << 62,
+		Stats: make([]PoolStats, len(c.Pools)),
+	}
+	for i := range k.pick {
+		k.pick[i] = models.NewStream(seed, streamPool+uint64(i))
+	}
+	for g := range k.lastAdd {
+		k.lastAdd[g] = -1 << 62
+	}
+	return k, nil
+}
+
+// Spec returns the controller's spec.
+func (k *Controller) Spec() *Spec { return &k.spec }
+
+// Start draws the lifetimes of the nodes present at time 0 and schedules
+// the traces and consolidation sweeps.
+func (k *Controller) Start() {
+	for p := range k.c.Pools {
+		pl := &k.c.Pools[p]
+		for n := pl.First; n < pl.First+pl.Count; n++ {
+			if k.c.Nodes[n].State != cluster.NodeAbsent {
+				k.present(0, n)
+				k.empty[n] = true
+				k.scheduleIdle(0, n)
+			}
+		}
+		if ts := k.spec.Pools[p].Interruptions.Times; len(ts) > 0 {
+			k.host.Schedule(ts[0], Event{Kind: EvTrace, Index: int32(p), Stamp: 0})
+		}
+	}
+	for g := range k.spec.Groups {
+		if gr := &k.spec.Groups[g]; gr.Kind == NodePool && gr.Consolidation == WhenEmptyOrUnderutilized {
+			k.host.Schedule(max(gr.ConsolidateAfter, 60*1000), Event{Kind: EvConsolidate, Index: int32(g)})
+		}
+	}
+	k.observe()
+}
+
+func (k *Controller) observe() {
+	for p := range k.c.Pools {
+		if pr := k.c.Pools[p].Present; pr > k.Stats[p].MaxPresent {
+			k.Stats[p].MaxPresent = pr
+		}
+	}
+}
+
+func stream(s []*rand.Rand, i int32, seed, base uint64) *rand.Rand {
+	if s[i] == nil {
+		s[i] = models.NewStream(seed, base+uint64(i))
+	}
+	return s[i]
+}
+
+// expMs draws an exponential lifetime of the given mean, in ms (at least 1).
+func expMs(r *rand.Rand, meanMs float64) Time {
+	return Time(r.ExpFloat64()*meanMs) + 1
+}
+
+// present starts a node's interruption and failure clocks.
+func (k *Controller) present(now Time, n int32) {
+	k.gen[n]++
+	k.noticed[n] = false
+	ps := &k.spec.Pools[k.c.Nodes[n].Pool]
+	if r := ps.Interruptions.RatePerHour; r > 0 {
+		at := now + expMs(stream(k.life, n, k.seed, streamLife), 3.6e6/r)
+		kind := EvNotice
+		if ps.Interruptions.Notice == 0 {
+			kind = EvReclaim
+		}
+		k.host.Schedule(at, Event{Kind: kind, Index: n, Stamp: k.gen[n]})
+	}
+	if ps.FailureMTBF > 0 {
+		at := now + expMs(stream(k.fail, n, k.seed, streamFail), float64(ps.FailureMTBF))
+		k.host.Schedule(at, Event{Kind: EvFail, Index: n, Stamp: k.gen[n]})
+	}
+}
+
+// launch brings a node up in pool p; it is Ready after the pool's
+// provisioning time.
+func (k *Controller) launch(now Time, p int32) (int32, error) {
+	n := k.c.FreeSlot(int(p))
+	if n < 0 {
+		return -1, fmt.Errorf("invariant violated: launch into full pool %d", p)
+	}
+	if err := k.c.Launch(now, n); err != nil {
+		return -1, err
+	}
+	k.present(now, n)
+	k.empty[n] = true
+	k.emptyEpoch[n]++
+	k.Stats[p].Launched++
+	if g := k.spec.Pools[p].Group; g >= 0 {
+		k.lastAdd[g] = now
+	}
+	k.host.Schedule(now+k.spec.Pools[p].Provisioning, Event{Kind: EvReady, Index: n, Stamp: k.gen[n]})
+	k.observe()
+	return n, nil
+}
+
+func (k *Controller) stale(ev Event) bool {
+	return k.c.Nodes[ev.Index].State == cluster.NodeAbsent || k.gen[ev.Index] != ev.Stamp
+}
+
+// Handle carries out a due capacity event.
+func (k *Controller) Handle(now Time, ev Event) error {
+	switch ev.Kind {
+	case EvReady:
+		if k.stale(ev) || k.c.Nodes[ev.Index].State != cluster.NodeBooting {
+			return nil
+		}
+		if err := k.c.SetReady(now, ev.Index); err != nil {
+			return err
+		}
+		k.host.CapacityChanged()
+		if k.c.Nodes[ev.Index].Pods == 0 {
+			k.scheduleIdle(now, ev.Index)
+		}
+	case EvNotice:
+		if k.stale(ev) || k.noticed[ev.Index] {
+			return nil
+		}
+		return k.notice(now, ev.Index)
+	case EvReclaim, EvFail:
+		if k.stale(ev) {
+			return nil
+		}
+		n := ev.Index
+		cause := CauseSpot
+		switch {
+		case ev.Kind == EvFail:
+			cause = CauseFailure
+			k.Stats[k.c.Nodes[n].Pool].Failed++
+		case k.noticed[n]:
+			cause = k.cause[n]
+		default:
+			k.Stats[k.c.Nodes[n].Pool].Interrupted++
+		}
+		return k.remove(now, n, cause)
+	case EvTrace:
+		p := ev.Index
+		ts := k.spec.Pools[p].Interruptions.Times
+		if next := int(ev.Stamp) + 1; next < len(ts) {
+			k.host.Schedule(ts[next], Event{Kind: EvTrace, Index: p, Stamp: uint32(next)})
+		}
+		var victims []int32
+		pl := &k.c.Pools[p]
+		for n := pl.First; n < pl.First+pl.Count; n++ {
+			if st := k.c.Nodes[n].State; st != cluster.NodeAbsent && !k.noticed[n] {
+				victims = append(victims, n)
+			}
+		}
+		if len(victims) == 0 {
+			return nil
+		}
+		n := victims[k.pick[p].IntN(len(victims))]
+		if k.spec.Pools[p].Interruptions.Notice == 0 {
+			k.Stats[p].Interrupted++
+			return k.remove(now, n, CauseSpot)
+		}
+		return k.notice(now, n)
+	case EvScaleUp:
+		k.scaleUpAt = -1
+		return k.scaleUp(now)
+	case EvIdle:
+		return k.idle(now, ev)
+	case EvConsolidate:
+		return k.consolidate(now, ev.Index)
+	}
+	return nil
+}
+
+// notice cordons node n and schedules its reclaim after the notice.
+func (k *Controller) notice(now Time, n int32) error {
+	nd := &k.c.Nodes[n]
+	p := nd.Pool
+	k.Stats[p].Interrupted++
+	notice := k.spec.Pools[p].Interruptions.Notice
+	if nd.State == cluster.NodeBooting {
+		return k.remove(now, n, CauseSpot) // nothing runs on it yet
+	}
+	k.noticed[n], k.cause[n] = true, CauseSpot
+	if nd.State == cluster.NodeReady {
+		if err := k.c.Cordon(now, n); err != nil {
+			return err
+		}
+	}
+	if err := k.host.Notice(now, n, now+notice, CauseSpot); err != nil {
+		return err
+	}
+	k.host.Schedule(now+notice, Event{Kind: EvReclaim, Index: n, Stamp: k.gen[n]})
+	return nil
+}
+
+// remove evicts node n's jobs, removes it, and replaces it where the pool
+// keeps its size.
+func (k *Controller) remove(now Time, n int32, cause Cause) error {
+	if err := k.host.Evict(now, n, cause); err != nil {
+		return err
+	}
+	if err := k.c.Remove(now, n); err != nil {
+		return err
+	}
+	k.noticed[n] = false
+	p := k.c.Nodes[n].Pool
+	ps := &k.spec.Pools[p]
+	if (cause == CauseSpot || cause == CauseFailure) && ps.Group < 0 && ps.Replace {
+		if _, err := k.launch(now, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PodsChanged is called after pods were bound to or released from node n.
+func (k *Controller) PodsChanged(now Time, n int32) {
+	k.lastChange[n] = now
+	e := k.c.Nodes[n].Pods == 0
+	if e == k.empty[n] {
+		return
+	}
+	k.empty[n] = e
+	k.emptyEpoch[n]++
+	if e {
+		k.scheduleIdle(now, n)
+	}
+}
+
+// idleDelay is how long node n must stay empty before it goes (0: never).
+func (k *Controller) idleDelay(n int32) Time {
+	g := k.spec.Pools[k.c.Nodes[n].Pool].Group
+	if g < 0 {
+		return 0
+	}
+	gr := &k.spec.Groups[g]
+	switch {
+	case gr.Kind == Autoscaler:
+		return gr.ScaleDownUnneeded
+	case gr.Consolidation != "":
+		return max(gr.ConsolidateAfter, 1)
+	}
+	return 0
+}
+
+func (k *Controller) scheduleIdle(now Time, n int32) {
+	if d := k.idleDelay(n); d > 0 {
+		k.host.Schedule(now+d, Event{Kind: EvIdle, Index: n, Stamp: k.emptyEpoch[n]})
+	}
+}
+
+func (k *Controller) groupNodes(g int32) (nodes int, gpus int64) {
+	for _, p := range k.spec.Groups[g].Pools {
+		pl := &k.c.Pools[p]
+		nodes += int(pl.Present)
+		gpus += int64(pl.Present) * int64(pl.Spec.GPUsPerNode)
+	}
+	return
+}
+
+// idle removes an empty node whose group no longer needs it.
+func (k *Controller) idle(now Time, ev Event) error {
+	n := ev.Index
+	nd := &k.c.Nodes[n]
+	if k.emptyEpoch[n] != ev.Stamp || nd.State != cluster.NodeReady || nd.Pods != 0 {
+		return nil
+	}
+	p := nd.Pool
+	g := k.spec.Pools[p].Group
+	gr := &k.spec.Groups[g]
+	if gr.Kind == Autoscaler {
+		if nodes, _ := k.groupNodes(g); nodes <= gr.MinNodes {
+			return nil
+		}
+		if wait := k.lastAdd[g] + gr.ScaleDownDelayAfterAdd; now < wait {
+			k.host.Schedule(wait, ev)
+			return nil
+		}
+		k.Stats[p].ScaledDown++
+	} else {
+		k.Stats[p].Consolidated++
+	}
+	return k.c.Remove(now, n)
+}
+
+// consolidate removes one underused node of a NodePool whose jobs fit on
+// the other nodes (WhenEmptyOrUnderutilized), then looks again later.
+func (k *Controller) consolidate(now Time, g int32) error {
+	gr := &k.spec.Groups[g]
+	after := max(gr.ConsolidateAfter, 60*1000)
+	defer k.host.Schedule(now+after, Event{Kind: EvConsolidate, Index: g})
+	best, bestMilli := int32(-1), int64(0)
+	for _, p := range gr.Pools {
+		pl := &k.c.Pools[p]
+		for n := pl.First; n < pl.First+pl.Count; n++ {
+			nd := &k.c.Nodes[n]
+			if nd.State != cluster.NodeReady || nd.Pods == 0 || now-k.lastChange[n] < gr.ConsolidateAfter {
+				continue
+			}
+			used := int64(pl.Spec.GPUsPerNode)*cluster.MilliGPU - nd.FreeMilli
+			if best >= 0 && used >= bestMilli {
+				continue
+			}
+			if k.host.Movable(now, n) {
+				best, bestMilli = n, used
+			}
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	k.Stats[k.c.Nodes[best].Pool].Consolidated++
+	if err := k.c.Cordon(now, best); err != nil {
+		return err
+	}
+	if err := k.host.Notice(now, best, now+ConsolidationGrace, CauseConsolidation); err != nil {
+		return err
+	}
+	k.noticed[best], k.cause[best] = true, CauseConsolidation
+	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvReclaim, Index: best, Stamp: k.gen[best]})
+	return nil
+}
+
+// AfterPass is called after each scheduling pass: when jobs wait, a
+// scale-up decision is due (at most one per scan interval).
+func (k *Controller) AfterPass(now Time) {
+	if len(k.spec.Groups) == 0 || k.scaleUpAt >= 0 {
+		return
+	}
+	waiting := false
+	k.host.Waiting(func(*scheduler.JobInfo) bool { waiting = true; return false })
+	if !waiting {
+		return
+	}
+	scan := Time(10 * 1000)
+	for g := range k.spec.Groups {
+		if s := k.spec.Groups[g].ScanInterval; s > 0 {
+			scan = min(scan, s)
+		}
+	}
+	at := max(now, k.lastScale+scan)
+	k.scaleUpAt = at
+	k.host.Schedule(at, Event{Kind: EvScaleUp})
+}
+
+// maxScaleUpJobs bounds the waiting jobs one scale-up decision looks at.
+const maxScaleUpJobs = 4096
+
+// scaleUp packs the waiting jobs, in queue order, onto the nodes still
+// booting and then onto new nodes, chosen per group, until the jobs are
+// covered or the groups are at their limits. The packing is a dry run;
+// only the launches are real.
+func (k *Controller) scaleUp(now Time) error {
+	k.lastScale = now
+	c := k.c
+	k.stmt.Begin(c)
+	var err error
+	seen := 0
+	k.host.Waiting(func(job *scheduler.JobInfo) bool {
+		if seen++; seen > maxScaleUpJobs {
+			return false
+		}
+		pod := &job.Spec.Pod
+		need := job.Remaining()
+		k.eligible = k.host.EligiblePools(job, k.eligible[:0])
+		for _, p := range k.eligible {
+			pl := &c.Pools[p]
+			for n := pl.First; n < pl.First+pl.Count && need > 0; n++ {
+				for need > 0 && c.Nodes[n].State == cluster.NodeBooting && c.Fits(n, pod) {
+					if err = k.stmt.Allocate(now, n, pod, -1); err != nil {
+						return false
+					}
+					need--
+				}
+			}
+		}
+		for need > 0 {
+			p := k.choose(now, pod, need)
+			if p < 0 {
+				break
+			}
+			var n int32
+			if n, err = k.launch(now, p); err != nil {
+				return false
+			}
+			placed := false
+			for need > 0 && c.Fits(n, pod) {
+				if err = k.stmt.Allocate(now, n, pod, -1); err != nil {
+					return false
+				}
+				need--
+				placed = true
+			}
+			if !placed {
+				err = fmt.Errorf("invariant violated: a new node of pool %d does not hold the pod it was launched for", p)
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return k.stmt.Discard(now)
+}
+
+// room reports whether group pool p can take one more node.
+func (k *Controller) room(now Time, p int32) bool {
+	ps := &k.spec.Pools[p]
+	pl := &k.c.Pools[p]
+	if ps.Group < 0 || pl.Present >= pl.Count || k.iceUntil[p] > now {
+		return false
+	}
+	gr := &k.spec.Groups[ps.Group]
+	nodes, gpus := k.groupNodes(ps.Group)
+	if gr.MaxNodes > 0 && nodes >= gr.MaxNodes {
+		return false
+	}
+	return gr.MaxGPUs == 0 || gpus+int64(pl.Spec.GPUsPerNode) <= gr.MaxGPUs
+}
+
+// choose picks the pool to grow for a pod of which need are still
+// unplaced: the first group (in order) with room in an eligible pool,
+// and within it the pool its rule prefers. -1 when none can grow.
+func (k *Controller) choose(now Time, pod *cluster.PodSpec, need int32) int32 {
+	for {
+		g := int32(-1)
+		k.cands = k.cands[:0]
+		for _, p := range k.eligible {
+			if !k.room(now, p) {
+				continue
+			}
+			pg := k.spec.Pools[p].Group
+			if g < 0 || pg < g {
+				g, k.cands = pg, k.cands[:0]
+			}
+			if pg == g {
+				k.cands = append(k.cands, p)
+			}
+		}
+		if g < 0 {
+			return -1
+		}
+		gr := &k.spec.Groups[g]
+		p := k.rank(gr, pod, need)
+		if gr.Kind == NodePool && k.spec.Pools[p].CapacityType == models.Spot && gr.SpotLaunchFailure > 0 &&
+			k.pick[p].Float64() < gr.SpotLaunchFailure {
+			k.Stats[p].SpotFallbacks++
+			k.iceUntil[p] = now + iceTTL
+			continue
+		}
+		return p
+	}
+}
+
+// rank applies a group's rule to the candidate pools.
+func (k *Controller) rank(gr *Group, pod *cluster.PodSpec, need int32) int32 {
+	c := k.c
+	perPod := func(p int32) float64 {
+		fit := min(c.PodsPerEmptyNode(int(p), pod), int64(need))
+		return k.spec.Pools[p].PricePerHour / float64(max(fit, 1))
+	}
+	best := k.cands[0]
+	switch {
+	case gr.Kind == NodePool:
+		// Spot before on-demand; then the cheapest per pod placed.
+		for _, p := range k.cands[1:] {
+			bs, ps := k.spec.Pools[best].CapacityType == models.Spot, k.spec.Pools[p].CapacityType == models.Spot
+			if (ps && !bs) || (ps == bs && perPod(p) < perPod(best)) {
+				best = p
+			}
+		}
+	case gr.Expander == ExpanderPrice:
+		for _, p := range k.cands[1:] {
+			if perPod(p) < perPod(best) {
+				best = p
+			}
+		}
+	case gr.Expander == ExpanderLeastWaste:
+		waste := func(p int32) float64 {
+			s := &c.Pools[p].Spec
+			fit := float64(min(c.PodsPerEmptyNode(int(p), pod), int64(need)))
+			if s.GPUsPerNode > 0 {
+				return 1 - fit*float64(pod.MilliGPUs())/float64(int64(s.GPUsPerNode)*cluster.MilliGPU)
+			}
+			return 1 - fit*float64(pod.MilliCPU)/float64(s.MilliCPU)
+		}
+		for _, p := range k.cands[1:] {
+			if waste(p) < waste(best) {
+				best = p
+			}
+		}
+	default:
+		best = k.cands[k.pick[k.cands[0]].IntN(len(k.cands))]
+	}
+	return best
+}

@@ -1,0 +1,14 @@
+// Package capacity owns node supply over time: static pools that replace
+// lost nodes, cluster-autoscaler-like node groups (min/max, scale-down of
+// unneeded nodes), Karpenter-like NodePools (several instance types, spot
+// first with on-demand fallback, limits, consolidation), spot
+// interruptions with their notice, and node failures.
+//
+// The Controller decides when nodes come and go; the simulation (its Host)
+// carries out what that means for the jobs on them. Every random draw comes
+// from a stream of the run's seed: each node slot has its own, so the same
+// slot sees the same sequence of lifetimes whatever the jobs do.
+//
+// It prices nothing: a pool's hourly price is an input that orders
+// Karpenter's choice of instance type.
+package capacity

@@ -1,0 +1,166 @@
+package capacity
+
+import (
+	"fmt"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// Time is virtual time in milliseconds.
+type Time = cluster.Time
+
+// Spec is the capacity behaviour of a cluster: one Pool per cluster pool
+// (same index) and the autoscaling groups that launch into them.
+type Spec struct {
+	Pools  []Pool
+	Groups []Group
+}
+
+// Pool is how one cluster pool's nodes come and go.
+type Pool struct {
+	// CapacityType is models.OnDemand (default) or models.Spot.
+	CapacityType string
+	// PricePerHour is the node's price; Karpenter picks the cheapest fit.
+	PricePerHour float64
+	// Provisioning is the time from a launch to the node being Ready
+	// (instance start, boot, kubelet registration, image pull).
+	Provisioning Time
+	// Replace relaunches a lost node of a pool outside any group at once
+	// (a managed node group keeping its desired size).
+	Replace bool
+	// Interruptions is the spot reclaim process (spot pools only).
+	Interruptions Process
+	// FailureMTBF, when positive, fails nodes (any capacity type) after
+	// exponential lifetimes of this mean, without notice.
+	FailureMTBF Time
+	// Group is the index of the autoscaling group the pool belongs to (-1:
+	// none, its node count is fixed).
+	Group int32
+}
+
+// Process is a spot interruption process.
+type Process struct {
+	// RatePerHour, when positive, interrupts each node after an
+	// exponential lifetime of mean 1/rate hours.
+	RatePerHour float64
+	// Times, when set, is a trace: at each time one node of the pool,
+	// drawn uniformly from those present, is interrupted.
+	Times []Time
+	// Notice is the warning before the reclaim (AWS 2 min, GCP and Azure
+	// 30 s): the node is cordoned and jobs may checkpoint.
+	Notice Time
+	// Assumption says in words which model and figures this is.
+	Assumption string
+}
+
+// Active reports whether the process interrupts anything.
+func (p *Process) Active() bool { return p.RatePerHour > 0 || len(p.Times) > 0 }
+
+// GroupKind is the kind of autoscaler.
+type GroupKind uint8
+
+const (
+	// Autoscaler is a cluster-autoscaler node group.
+	Autoscaler GroupKind = iota
+	// NodePool is a Karpenter NodePool.
+	NodePool
+)
+
+// Expanders of a cluster-autoscaler group choose which pool grows.
+const (
+	ExpanderRandom     = "random"
+	ExpanderLeastWaste = "least-waste"
+	ExpanderPrice      = "price"
+)
+
+// Karpenter consolidation policies.
+const (
+	WhenEmpty                = "WhenEmpty"
+	WhenEmptyOrUnderutilized = "WhenEmptyOrUnderutilized"
+)
+
+// Group is an autoscaler over one or more pools.
+type Group struct {
+	Name  string
+	Kind  GroupKind
+	Pools []int32
+	// MinNodes and MaxNodes bound an Autoscaler group's nodes.
+	MinNodes, MaxNodes int
+	// MaxGPUs, when positive, caps the GPUs of a NodePool (limits).
+	MaxGPUs int64
+	// Expander picks the pool an Autoscaler grows: random (the
+	// cluster-autoscaler default), least-waste or price.
+	Expander string
+	// ScaleDownUnneeded is how long an Autoscaler node stays empty before
+	// it is removed (--scale-down-unneeded-time, 10 min); none within
+	// ScaleDownDelayAfterAdd of a scale-up (10 min). Zero: no scale-down.
+	ScaleDownUnneeded, ScaleDownDelayAfterAdd Time
+	// Consolidation is a NodePool's policy: WhenEmpty or
+	// WhenEmptyOrUnderutilized; ConsolidateAfter how long a node must be
+	// empty (or unchanged and underused) first.
+	Consolidation    string
+	ConsolidateAfter Time
+	// SpotLaunchFailure is the chance a spot launch of a NodePool fails
+	// for want of capacity; Karpenter then falls back to the next offering
+	// (on-demand) and avoids that one for three minutes.
+	SpotLaunchFailure float64
+	// ScanInterval is the shortest time between two scale-up decisions
+	// (the autoscaler's scan interval, 10 s).
+	ScanInterval Time
+}
+
+// Validate checks the spec against the cluster's pools.
+func (s *Spec) Validate(pools []cluster.PoolSpec) error {
+	if len(s.Pools) != len(pools) {
+		return fmt.Errorf("capacity spec has %d pools, the cluster %d", len(s.Pools), len(pools))
+	}
+	for i := range s.Pools {
+		p := &s.Pools[i]
+		name := pools[i].Name
+		switch p.CapacityType {
+		case "", models.OnDemand, models.Spot:
+		default:
+			return fmt.Errorf("pool %s: capacity type %q is not %s or %s", name, p.CapacityType, models.OnDemand, models.Spot)
+		}
+		if p.Interruptions.Active() && p.CapacityType != models.Spot {
+			return fmt.Errorf("pool %s: spot interruptions on a %s pool", name, p.CapacityType)
+		}
+		if p.PricePerHour < 0 || p.Provisioning < 0 || p.FailureMTBF < 0 || p.Interruptions.RatePerHour < 0 || p.Interruptions.Notice < 0 {
+			return fmt.Errorf("pool %s: price, provisioning time, MTBF, rate and notice must not be negative", name)
+		}
+		for k, t := range p.Interruptions.Times {
+			if t < 0 || (k > 0 && t < p.Interruptions.Times[k-1]) {
+				return fmt.Errorf("pool %s: interruption times must be non-negative and in order", name)
+			}
+		}
+		if p.Group < -1 || int(p.Group) >= len(s.Groups) {
+			return fmt.Errorf("pool %s: group %d does not exist", name, p.Group)
+		}
+	}
+	for gi := range s.Groups {
+		g := &s.Groups[gi]
+		for _, p := range g.Pools {
+			if p < 0 || int(p) >= len(pools) || s.Pools[p].Group != int32(gi) {
+				return fmt.Errorf("group %s: pool %d is not one of its pools", g.Name, p)
+			}
+		}
+		switch g.Expander {
+		case "", ExpanderRandom, ExpanderLeastWaste, ExpanderPrice:
+		default:
+			return fmt.Errorf("group %s: expander %q is not random, least-waste or price", g.Name, g.Expander)
+		}
+		switch g.Consolidation {
+		case "", WhenEmpty, WhenEmptyOrUnderutilized:
+		default:
+			return fmt.Errorf("group %s: consolidation policy %q is not WhenEmpty or WhenEmptyOrUnderutilized", g.Name, g.Consolidation)
+		}
+		if g.MinNodes < 0 || (g.MaxNodes > 0 && g.MaxNodes < g.MinNodes) || g.MaxGPUs < 0 {
+			return fmt.Errorf("group %s: min %d and max %d nodes are inconsistent", g.Name, g.MinNodes, g.MaxNodes)
+		}
+		if g.SpotLaunchFailure < 0 || g.SpotLaunchFailure > 1 {
+			return fmt.Errorf("group %s: spot launch failure %g is outside 0..1", g.Name, g.SpotLaunchFailure)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"gpuplan.dev/gpuplan/sim/capacity"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/engine"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+)
+
+// Jobs under disruption. A job with a checkpoint interval tau and cost
+// delta runs tau of work, writes for delta, runs tau, ... and needs no
+// write at the very end. An attempt that restarts from a checkpoint first
+// restores it. When a node the job runs on is lost, the work since the
+// last completed checkpoint is lost; on a notice long enough for a write
+// (delta <= notice) the job checkpoints everything it has done and stops.
+// The job then goes back to the queue, after the Job controller's backoff
+// (10 s doubling to 6 min) unless its podFailurePolicy ignores
+// disruptions, and fails once its failures pass its backoff limit.
+
+// checkpoints is how many checkpoints a run of work w writes: one per
+// tau of work except at the end.
+func checkpoints(w, tau Time) Time {
+	if tau <= 0 || w <= 0 {
+		return 0
+	}
+	return (w+tau-1)/tau - 1
+}
+
+// wallTime is how long work w takes with the job's checkpoints.
+func wallTime(w Time, rec *cluster.Recovery) Time {
+	if rec == nil {
+		return w
+	}
+	return w + checkpoints(w, rec.CheckpointInterval)*rec.CheckpointCost
+}
+
+// progress splits job j's current attempt up to t into work committed by
+// checkpoints, time spent writing them, and time lost (the restore and
+// everything since the last completed checkpoint).
+func progress(j *jobState, t Time) (work, writes, lost Time) {
+	d := t - j.aStart
+	rec := j.spec.Recovery
+	if rec == nil || rec.CheckpointInterval <= 0 || j.sliced {
+		return 0, 0, d
+	}
+	tau, delta := rec.CheckpointInterval, rec.CheckpointCost
+	e := d - min(j.restore, d)
+	k := e / (tau + delta)
+	// The job never commits its last segment by a checkpoint: it ends.
+	k = min(k, checkpoints(j.spec.Duration-j.saved, tau))
+	work, writes = k*tau, k*delta
+	return work, writes, d - work - writes
+}
+
+// disruptionStats counts disruptions by cause.
+type disruptionStats struct {
+	byCause [3]int64
+	failed  int64
+}
+
+// placedOn records the nodes of newly bound pods.
+func (r *runner) placedOn(j *jobState, pls []cluster.Placement) {
+	for _, pl := range pls {
+		if l := r.onNode[pl.Node]; !slices.Contains(l, j.info.ID) {
+			r.onNode[pl.Node] = append(l, j.info.ID)
+		}
+		r.capacity.PodsChanged(r.now, pl.Node)
+	}
+}
+
+// releasedFrom forgets the nodes of job j's pods, just released.
+func (r *runner) releasedFrom(j *jobState) {
+	for _, pl := range j.placed {
+		id := j.info.ID
+		r.onNode[pl.Node] = slices.DeleteFunc(r.onNode[pl.Node], func(x int32) bool { return x == id })
+		r.capacity.PodsChanged(r.now, pl.Node)
+	}
+}
+
+// Schedule implements capacity.Host.
+func (r *runner) Schedule(at Time, ev capacity.Event) {
+	r.push(at, event{kind: evCapacity, sub: uint8(ev.Kind), job: ev.Index, stamp: ev.Stamp})
+}
+
+// CapacityChanged implements capacity.Host.
+func (r *runner) CapacityChanged() { r.dirty, r.freed = true, true }
+
+// Waiting implements capacity.Host.
+func (r *runner) Waiting(fn func(*scheduler.JobInfo) bool) { r.sched.Waiting(fn) }
+
+// EligiblePools implements capacity.Host.
+func (r *runner) EligiblePools(job *scheduler.JobInfo, dst []int32) []int32 {
+	return r.fw.EligiblePools(job, dst)
+}
+
+// Notice implements capacity.Host: node n is drained now and goes at
+// reclaim. A running job that would not finish by then checkpoints and
+// stops if a write fits in the notice, and stops at once otherwise; pods
+// of jobs not yet started are released.
+func (r *runner) Notice(now Time, n int32, reclaim Time, cause capacity.Cause) error {
+	for _, id := range slices.Clone(r.onNode[n]) {
+		j := r.job(id)
+		switch {
+		case j.finished:
+		case !j.running:
+			if err := r.releasePending(now, j); err != nil {
+				return err
+			}
+		case j.exiting || (!j.sliced && j.plannedEnd <= reclaim):
+			// Checkpointing already, or done before the reclaim.
+		default:
+			rec := j.spec.Recovery
+			if rec != nil && rec.CheckpointInterval > 0 && !j.sliced && rec.CheckpointCost <= reclaim-now {
+				work, writes, lost := progress(j, now)
+				restore := min(j.restore, now-j.aStart)
+				// Everything computed since the last checkpoint is saved;
+				// a periodic write cut short is lost.
+				computed := min(lost-restore, rec.CheckpointInterval)
+				j.exitWork = work + computed
+				j.exitWrites = writes + rec.CheckpointCost
+				j.exitLost = lost - computed
+				j.exiting, j.exitCause = true, cause
+				if j.finishH.Valid() && r.q.Cancel(j.finishH) {
+					r.live--
+				}
+				j.finishH = r.push(now+rec.CheckpointCost, event{kind: evExit, job: id, stamp: j.attempts})
+				continue
+			}
+			if err := r.disrupt(now, j, cause, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Evict implements capacity.Host: every job with a pod on node n stops now.
+func (r *runner) Evict(now Time, n int32, cause capacity.Cause) error {
+	for _, id := range slices.Clone(r.onNode[n]) {
+		j := r.job(id)
+		switch {
+		case j.finished:
+		case !j.running:
+			if err := r.releasePending(now, j); err != nil {
+				return err
+			}
+		default:
+			if err := r.disrupt(now, j, cause, false); err != nil {
+				return err
+			}
+		}
+	}
+	if len(r.onNode[n]) > 0 {
+		return fmt.Errorf("invariant violated: node %d still lists jobs after its eviction", n)
+	}
+	return nil
+}
+
+// releasePending frees the pods a queued job has bound so far; it stays
+// in the queue.
+func (r *runner) releasePending(now Time, j *jobState) error {
+	if err := r.releaseAll(now, j, 0, 0); err != nil {
+		return err
+	}
+	j.info.Bound = 0
+	return nil
+}
+
+// Movable implements capacity.Host: every job on node n may be disrupted
+// (not do-not-disrupt, all its pods on n) and its pods fit on the other
+// Ready nodes of their eligible pools now.
+func (r *runner) Movable(now Time, n int32) bool {
+	c := r.c
+	var stmt cluster.Statement
+	stmt.Begin(c)
+	ok := true
+	var pools []int32
+jobs:
+	for _, id := range r.onNode[n] {
+		j := r.job(id)
+		if !j.running || j.exiting || (j.spec.Recovery != nil && j.spec.Recovery.DoNotDisrupt) {
+			ok = false
+			break
+		}
+		for _, pl := range j.placed {
+			if pl.Node != n {
+				ok = false
+				break jobs
+			}
+		}
+		pools = r.fw.EligiblePools(&j.info, pools[:0])
+		pod := &j.spec.Pod
+		for range j.spec.Replicas {
+			placed := false
+			for _, p := range pools {
+				pl := &c.Pools[p]
+				for m := pl.First; m < pl.First+pl.Count && !placed; m++ {
+					if m != n && c.Schedulable(m) && c.Fits(m, pod) {
+						if stmt.Allocate(now, m, pod, -1) != nil {
+							ok = false
+							break jobs
+						}
+						placed = true
+					}
+				}
+			}
+			if !placed {
+				ok = false
+				break jobs
+			}
+		}
+	}
+	if err := stmt.Discard(now); err != nil {
+		return false
+	}
+	return ok
+}
+
+// disrupt stops job j's running attempt at t: it keeps what its
+// checkpoints saved (all it computed, when it checkpointed on notice) and
+// goes back to the queue, or fails past its backoff limit.
+func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice bool) error {
+	var work, writes, lost Time
+	if onNotice {
+		work, writes, lost = j.exitWork, j.exitWrites, j.exitLost
+	} else {
+		work, writes, lost = progress(j, t)
+	}
+	gpus := r.slicedGPUs(j)
+	if j.finishH.Valid() && r.q.Cancel(j.finishH) {
+		r.live--
+	}
+	j.finishH = engine.Handle{}
+	j.saved += work
+	j.ckptMs += writes
+	j.lostMs += lost
+	if err := r.releaseAll(t, j, lost, writes); err != nil {
+		return err
+	}
+	if j.sliced {
+		if err := r.unregister(t, j, gpus); err != nil {
+			return err
+		}
+		j.sliced = false
+	}
+	r.integrate(t)
+	r.running--
+	j.running, j.exiting = false, false
+	j.info.Bound = 0
+	j.disruptions++
+	r.dstats.byCause[cause]++
+	rec := j.spec.Recovery
+	limit := int32(cluster.DefaultBackoffLimit)
+	ignore := false
+	if rec != nil {
+		limit, ignore = rec.BackoffLimit, rec.IgnoreDisruptions
+	}
+	if ignore {
+		return r.requeue(t, j)
+	}
+	j.failures++
+	if j.failures > limit {
+		j.finished = true
+		j.outcome = Failed
+		j.end = t
+		j.diag = fmt.Sprintf("BackoffLimitExceeded: %d failures (the last a %s) with a backoff limit of %d", j.failures, cause, limit)
+		r.finished++
+		r.dstats.failed++
+		return nil
+	}
+	delay := min(10*Second<<min(j.failures-1, 10), 6*Minute)
+	r.push(t+delay, event{kind: evRequeue, job: j.info.ID})
+	return nil
+}
+
+// requeue puts a disrupted job back in the queue, unless its deadline
+// passed meanwhile.
+func (r *runner) requeue(t Time, j *jobState) error {
+	if j.finished {
+		return nil
+	}
+	if j.deadlineAt > 0 && t >= j.deadlineAt {
+		j.finished = true
+		j.end = t
+		j.outcome = Deleted
+		if j.failOnDeadline {
+			j.outcome = Failed
+			j.diag = "DeadlineExceeded: the job was active longer than its activeDeadlineSeconds"
+		}
+		r.finished++
+		return nil
+	}
+	r.integrate(t)
+	r.pending++
+	r.sched.Requeue(&j.info)
+	r.dirty, r.freed = true, true
+	if j.deadlineAt > 0 {
+		j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+	}
+	return nil
+}
