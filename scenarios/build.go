@@ -8,6 +8,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
@@ -50,7 +51,11 @@ type Built struct {
 	Workload string
 	// Assumptions lists what the run assumed that the input did not say.
 	Assumptions []string
-	closers     []func() error
+	// Prices is what each pool's nodes cost; BaseRates split a node's
+	// price over its resources.
+	Prices    []PoolPrice
+	BaseRates models.BaseRates
+	closers   []func() error
 }
 
 // Close releases the files the workload streams from.
@@ -94,13 +99,49 @@ func (s *Scenario) Seed() uint64 {
 
 // Pools returns the cluster's pools, importing the node list if any.
 func (s *Scenario) Pools() ([]cluster.PoolSpec, error) {
-	var pools []cluster.PoolSpec
+	c, err := s.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	return c.Pools, nil
+}
+
+// ClusterModel is the cluster a scenario describes: its pools (NodePools
+// expanded into one pool per instance type and capacity type), their
+// prices, and the capacity behaviour (nil when every pool is a fixed set
+// of on-demand nodes).
+type ClusterModel struct {
+	Pools    []cluster.PoolSpec
+	Prices   []PoolPrice
+	Capacity *capacity.Spec
+}
+
+// Cluster builds the scenario's cluster model, reading the price catalog
+// for pools that name an instance type.
+func (s *Scenario) Cluster() (*ClusterModel, error) {
+	m := &ClusterModel{}
+	var caps []capacity.Pool
+	var groups []capacity.Group
 	for i, p := range s.Spec.Cluster.Pools {
+		at := fmt.Sprintf("spec.cluster.pools[%d]", i)
+		res, err := s.instance(p.InstanceType)
+		if err != nil {
+			return nil, err
+		}
 		ps := cluster.PoolSpec{
 			Name: p.Name, InstanceType: p.InstanceType, GPUModel: p.GPUModel,
 			Nodes: p.Count, GPUsPerNode: p.GPUsPerNode,
 			MilliCPU: p.CPU.MilliValue(), MemoryMiB: p.Memory.Value() >> 20,
-			Labels: p.Labels,
+			Labels: map[string]string{LabelCapacityType: capacityType(p.CapacityType)},
+		}
+		if p.InstanceType != "" {
+			ps.Labels[LabelRegion] = s.region(p.Region)
+			if p.Zone != "" {
+				ps.Labels[LabelZone] = p.Zone
+			}
+		}
+		for k, v := range p.Labels {
+			ps.Labels[k] = v
 		}
 		for _, t := range p.Taints {
 			ps.Taints = append(ps.Taints, cluster.Taint{Key: t.Key, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
@@ -109,12 +150,25 @@ func (s *Scenario) Pools() ([]cluster.PoolSpec, error) {
 		if p.GPUMemory != nil {
 			ps.GPUMemoryMiB = p.GPUMemory.Value() >> 20
 		}
+		fillFromCatalog(&ps, res, p.GPUModel != "", p.GPUsPerNode != 0, !p.CPU.IsZero(), !p.Memory.IsZero())
+		if p.InstanceType != "" && !res.ok && (p.CPU.IsZero() || p.Memory.IsZero()) {
+			return nil, s.errAt(at+".instanceType", "instance type %q is not in the price catalog: give cpu and memory (and gpuModel, gpusPerNode)", p.InstanceType)
+		}
+		if ps.GPUsPerNode > 0 && ps.GPUModel == "" {
+			return nil, s.errAt(at+".gpuModel", "a pool with GPUs needs a gpuModel")
+		}
+		if a := p.Autoscaling; a != nil {
+			ps.MaxNodes = a.MaxNodes
+		}
 		if sh := p.Sharing; sh != nil {
 			if sh.TimeSlicing != nil {
 				ps.Sharing.TimeSlicing = sh.TimeSlicing.Replicas
 				ps.Sharing.SliceOverhead = sh.TimeSlicing.Overhead
 			}
 			if m := sh.MIG; m != nil {
+				if models.MIGProfiles(ps.GPUModel) == nil {
+					return nil, s.errAt(at+".sharing.mig", "gpuModel %q has no MIG support (MIG models: %s)", ps.GPUModel, strings.Join(models.MIGModels(), ", "))
+				}
 				ps.Sharing.MIGStrategy = m.Strategy
 				ps.Sharing.MIGLayout = m.Profiles
 				if rl := m.Relayout; rl != nil {
@@ -122,46 +176,72 @@ func (s *Scenario) Pools() ([]cluster.PoolSpec, error) {
 					ps.Sharing.MIGDrain, ps.Sharing.MIGReconfigure = rl.Drain.Millis(), rl.Reconfigure.Millis()
 				}
 				if m.Layout != "" {
-					l, err := models.MIGLayout(p.GPUModel, m.Layout)
+					l, err := models.MIGLayout(ps.GPUModel, m.Layout)
 					if err != nil {
-						return nil, s.errAt(fmt.Sprintf("spec.cluster.pools[%d].sharing.mig.layout", i), "%v", err)
+						return nil, s.errAt(at+".sharing.mig.layout", "%v", err)
 					}
 					ps.Sharing.MIGLayout = l
 				}
 			}
 		}
 		if err := ps.Validate(); err != nil {
-			return nil, s.errAt(fmt.Sprintf("spec.cluster.pools[%d]", i), "%v", err)
+			return nil, s.errAt(at, "%v", err)
 		}
-		pools = append(pools, ps)
+		cp, price, err := s.poolCapacity(i, &ps, res, &groups)
+		if err != nil {
+			return nil, err
+		}
+		m.Pools = append(m.Pools, ps)
+		caps = append(caps, cp)
+		m.Prices = append(m.Prices, price)
 	}
+	npPools, npCaps, npPrices, npGroups, err := s.nodePools(len(m.Pools))
+	if err != nil {
+		return nil, err
+	}
+	for k := range npCaps {
+		npCaps[k].Group += int32(len(groups))
+	}
+	m.Pools = append(m.Pools, npPools...)
+	caps = append(caps, npCaps...)
+	m.Prices = append(m.Prices, npPrices...)
+	groups = append(groups, npGroups...)
 	if nl := s.Spec.Cluster.NodeList; nl != nil {
 		imported, err := ReadOpenbNodes(s.path(nl.Path))
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range imported {
-			for _, q := range pools {
+			for _, q := range m.Pools {
 				if q.Name == p.Name {
 					return nil, s.errAt("spec.cluster.nodeList", "imported pool %q has the name of a pool given inline", p.Name)
 				}
 			}
+			m.Pools = append(m.Pools, p)
+			caps = append(caps, capacity.Pool{CapacityType: models.OnDemand, Group: -1})
+			m.Prices = append(m.Prices, PoolPrice{Pool: p.Name, CapacityType: models.OnDemand, Basis: "no price (imported node list)"})
 		}
-		pools = append(pools, imported...)
 	}
-	return pools, nil
+	if s.capacityNeeded() {
+		m.Capacity = &capacity.Spec{Pools: caps, Groups: groups}
+		if err := m.Capacity.Validate(m.Pools); err != nil {
+			return nil, s.errAt("spec.cluster", "%v", err)
+		}
+	}
+	return m, nil
 }
 
 // Build turns the scenario into a simulation config. The caller must Close
 // the result when the run is over.
 func (s *Scenario) Build(opts Options) (*Built, error) {
-	pools, err := s.Pools()
+	cm, err := s.Cluster()
 	if err != nil {
 		return nil, err
 	}
-	b := &Built{Config: sim.Config{
-		Seed:    s.Seed(),
-		Pools:   pools,
+	b := &Built{Prices: cm.Prices, BaseRates: s.BaseRates(), Config: sim.Config{
+		Seed:     s.Seed(),
+		Pools:    cm.Pools,
+		Capacity: cm.Capacity,
 		Plugins: s.pluginConfigs(),
 		Queue: scheduler.QueueConfig{
 			Backfill:      s.Spec.Queueing.Backfill,
@@ -221,6 +301,13 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		}
 		b.closers = append(b.closers, src.Close)
 		b.Config.Workload = src
+		rec, err := s.recovery("spec.workload.recovery", s.Spec.Workload.Recovery)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			b.Config.Workload = withRecovery{src, rec}
+		}
 		b.Workload = fmt.Sprintf("trace %s (format %s)", traceFile, trace.Format)
 		return b, nil
 	}
@@ -235,6 +322,20 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 	}
 	b.Workload = fmt.Sprintf("synthetic, classes %s", strings.Join(names, ", "))
 	return b, nil
+}
+
+// withRecovery gives trace jobs the scenario's recovery settings.
+type withRecovery struct {
+	sim.JobSource
+	rec *cluster.Recovery
+}
+
+func (w withRecovery) Next(j *cluster.JobSpec) (bool, error) {
+	ok, err := w.JobSource.Next(j)
+	if ok && j.Recovery == nil {
+		j.Recovery = w.rec
+	}
+	return ok, err
 }
 
 func constraintsFrom(sel map[string]string, terms []TermSpec, tols []TolerationSpec) (*cluster.Constraints, error) {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
 )
@@ -105,14 +107,32 @@ func (s *Scenario) Validate() error {
 	if sp.Horizon != nil && sp.Horizon.Duration <= 0 {
 		return s.errAt("spec.horizon", "must be positive")
 	}
-	if len(sp.Cluster.Pools) == 0 && sp.Cluster.NodeList == nil {
-		return s.errAt("spec.cluster", "give at least one pool, or a nodeList")
+	if len(sp.Cluster.Pools) == 0 && len(sp.Cluster.NodePools) == 0 && sp.Cluster.NodeList == nil {
+		return s.errAt("spec.cluster", "give at least one pool or NodePool, or a nodeList")
 	}
 	seen := map[string]bool{}
 	for i := range sp.Cluster.Pools {
 		if err := s.validatePool(i, seen); err != nil {
 			return err
 		}
+	}
+	for i := range sp.Cluster.NodePools {
+		if err := s.validateNodePool(i, seen); err != nil {
+			return err
+		}
+	}
+	if r := sp.Pricing.BaseRates; r != nil {
+		for _, x := range []float64{r.GPU, r.CPU, r.Memory} {
+			if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+				return s.errAt("spec.pricing.baseRates", "rates must not be negative")
+			}
+		}
+		if r.GPU+r.CPU+r.Memory == 0 {
+			return s.errAt("spec.pricing.baseRates", "give at least one positive rate")
+		}
+	}
+	if _, err := s.recovery("spec.workload.recovery", sp.Workload.Recovery); err != nil {
+		return err
 	}
 	if nl := sp.Cluster.NodeList; nl != nil {
 		if nl.Path == "" {
@@ -180,14 +200,42 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 	if p.GPUsPerNode < 0 || p.GPUsPerNode > cluster.MaxGPUsPerNode {
 		return s.errAt(at("gpusPerNode"), "must be between 0 and %d", cluster.MaxGPUsPerNode)
 	}
-	if p.GPUsPerNode > 0 && p.GPUModel == "" {
+	// An instance type the catalog knows fills in what the pool leaves out
+	// (checked when the cluster is built).
+	byType := p.InstanceType != ""
+	if p.GPUsPerNode > 0 && p.GPUModel == "" && !byType {
 		return s.errAt(at("gpuModel"), "a pool with GPUs needs a gpuModel")
 	}
-	if p.CPU.MilliValue() <= 0 {
+	if p.CPU.MilliValue() < 0 || (p.CPU.MilliValue() == 0 && !byType) {
 		return s.errAt(at("cpu"), "must be positive")
 	}
-	if p.Memory.Value() <= 0 {
+	if p.Memory.Value() < 0 || (p.Memory.Value() == 0 && !byType) {
 		return s.errAt(at("memory"), "must be positive")
+	}
+	if err := s.validateCapacity(fmt.Sprintf("spec.cluster.pools[%d]", i), &p.CapacitySpec); err != nil {
+		return err
+	}
+	if a := p.Autoscaling; a != nil {
+		switch {
+		case a.MinNodes < 0:
+			return s.errAt(at("autoscaling.minNodes"), "must not be negative")
+		case a.MaxNodes < 1 || a.MaxNodes < a.MinNodes || a.MaxNodes < p.Count:
+			return s.errAt(at("autoscaling.maxNodes"), "must be at least 1, minNodes and count")
+		case p.Count < a.MinNodes:
+			return s.errAt(at("count"), "the initial count %d is below minNodes %d", p.Count, a.MinNodes)
+		case p.Replace != nil:
+			return s.errAt(at("replace"), "an autoscaled pool replaces lost nodes by scaling up; replace is for fixed pools")
+		}
+		switch a.Expander {
+		case "", capacity.ExpanderRandom, capacity.ExpanderLeastWaste, capacity.ExpanderPrice:
+		default:
+			return s.errAt(at("autoscaling.expander"), "is %q; want random, least-waste or price", a.Expander)
+		}
+		for f, d := range map[string]*Duration{"scaleDownUnneededTime": a.ScaleDownUnneededTime, "scaleDownDelayAfterAdd": a.ScaleDownDelayAfterAdd} {
+			if d != nil && d.Duration < 0 {
+				return s.errAt(at("autoscaling."+f), "must not be negative")
+			}
+		}
 	}
 	if sh := p.Sharing; sh != nil {
 		at := at("sharing")
@@ -204,7 +252,7 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 			if (m.Layout == "") == (len(m.Profiles) == 0) {
 				return s.errAt(at+".mig", "give one of layout or profiles")
 			}
-			if models.MIGProfiles(p.GPUModel) == nil {
+			if p.GPUModel != "" && models.MIGProfiles(p.GPUModel) == nil {
 				return s.errAt(at+".mig", "gpuModel %q has no MIG support (MIG models: %s)", p.GPUModel, strings.Join(models.MIGModels(), ", "))
 			}
 		}

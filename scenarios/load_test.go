@@ -51,7 +51,8 @@ func TestMinimalScenarioBuildsWhatItSays(t *testing.T) {
 	defer b.Close()
 	require.Equal(t, uint64(1), b.Config.Seed, "default seed")
 	require.Equal(t, 2*sim.Hour, b.Config.Horizon)
-	require.Equal(t, []cluster.PoolSpec{{Name: "gpu", GPUModel: "A100-80GB", Nodes: 2, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1152 * 1024, GPUMemoryMiB: 80 * 1024}}, b.Config.Pools)
+	require.Equal(t, []cluster.PoolSpec{{Name: "gpu", GPUModel: "A100-80GB", Nodes: 2, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1152 * 1024, GPUMemoryMiB: 80 * 1024,
+		Labels: map[string]string{"gpuplan.dev/capacity-type": "on-demand"}}}, b.Config.Pools)
 	// fixed arrivals at 2/h from t=0 over a 2 h horizon: 0, 30m, 60m, 90m.
 	var jobs []cluster.JobSpec
 	for {

@@ -34,6 +34,7 @@ type classGen struct {
 	mig         string
 	gpuMemMiB   int64
 	constraints *cluster.Constraints
+	recovery    *cluster.Recovery
 
 	rng  *rand.Rand
 	next float64 // ms
@@ -118,6 +119,13 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 	if g.constraints, err = constraintsFrom(c.NodeSelector, c.Affinity, c.Tolerations); err != nil {
 		return nil, s.errAt(at, "%v", err)
 	}
+	rec := c.Recovery
+	if rec == nil {
+		rec = s.Spec.Workload.Recovery
+	}
+	if g.recovery, err = s.recovery(at+".recovery", rec); err != nil {
+		return nil, err
+	}
 	g.rng = models.NewStream(seed, streamSynthetic+uint64(i))
 	g.next = g.start
 	g.advance()
@@ -192,6 +200,7 @@ func (g *classGen) job(j *cluster.JobSpec) {
 		Submit:      int64(g.next),
 		Replicas:    int32(g.replicas.Sample(g.rng)),
 		Constraints: g.constraints,
+		Recovery:    g.recovery,
 		Pod:         cluster.PodSpec{MilliCPU: g.cpuMilli, MemoryMiB: g.memMiB, MIG: g.mig, GPUMemMiB: g.gpuMemMiB},
 	}
 	gp := g.gpus.Sample(g.rng)

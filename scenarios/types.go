@@ -1,6 +1,10 @@
 package scenarios
 
-import "k8s.io/apimachinery/pkg/api/resource"
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"gpuplan.dev/gpuplan/models"
+)
 
 // APIVersion and Kind identify a scenario document.
 const (
@@ -20,6 +24,7 @@ type Scenario struct {
 	file string
 	dir  string
 	pos  positions
+	cat  *models.PriceCatalog // loaded on first use
 }
 
 // Metadata names and describes a scenario.
@@ -36,16 +41,143 @@ type Spec struct {
 	// Horizon ends the run; empty means run until the workload drains.
 	Horizon   *Duration     `json:"horizon,omitempty"`
 	Cluster   ClusterSpec   `json:"cluster"`
+	Pricing   PricingSpec   `json:"pricing,omitempty"`
 	Workload  WorkloadSpec  `json:"workload"`
 	Scheduler SchedulerSpec `json:"scheduler,omitempty"`
 	Queueing  QueueingSpec  `json:"queueing,omitempty"`
 	Output    OutputSpec    `json:"output,omitempty"`
 }
 
-// ClusterSpec lists node pools, given inline or imported from a node list.
+// ClusterSpec lists node pools, given inline or imported from a node list,
+// and Karpenter-like NodePools.
 type ClusterSpec struct {
-	Pools    []PoolSpec    `json:"pools,omitempty"`
-	NodeList *NodeListSpec `json:"nodeList,omitempty"`
+	Pools     []PoolSpec     `json:"pools,omitempty"`
+	NodePools []NodePoolSpec `json:"nodePools,omitempty"`
+	NodeList  *NodeListSpec  `json:"nodeList,omitempty"`
+}
+
+// PricingSpec says where prices come from.
+type PricingSpec struct {
+	// Region prices pools that name no region (default us-east-1).
+	Region string `json:"region,omitempty"`
+	// Catalogs are SkyPilot-format price files read over the embedded
+	// catalog.
+	Catalogs []string `json:"catalogs,omitempty"`
+	// BaseRates set how a node's price is split over GPUs, vCPUs and
+	// memory (OpenCost's ratios by default).
+	BaseRates *BaseRatesSpec `json:"baseRates,omitempty"`
+}
+
+// BaseRatesSpec are USD per GPU-hour, vCPU-hour and GiB-hour, as ratios.
+type BaseRatesSpec struct {
+	GPU    float64 `json:"gpu"`
+	CPU    float64 `json:"cpu"`
+	Memory float64 `json:"memory"`
+}
+
+// CapacitySpec is how a pool's (or NodePool's) nodes are bought and lost.
+type CapacitySpec struct {
+	// CapacityType is on-demand (default) or spot.
+	CapacityType string `json:"capacityType,omitempty"`
+	// Region and Zone price the nodes (Region defaults to spec.pricing's).
+	Region string `json:"region,omitempty"`
+	Zone   string `json:"zone,omitempty"`
+	// PricePerHour overrides the catalog's price of a node.
+	PricePerHour *float64 `json:"pricePerHour,omitempty"`
+	// Provisioning is the time from a launch to the node being Ready,
+	// image pull included (default 5m).
+	Provisioning *Duration `json:"provisioning,omitempty"`
+	// Interruptions is the spot reclaim process of spot nodes.
+	Interruptions *InterruptionSpec `json:"interruptions,omitempty"`
+	// Failures fails nodes of any capacity type, without notice.
+	Failures *FailureSpec `json:"failures,omitempty"`
+}
+
+// InterruptionSpec is one of a rate, an MTBF, an AWS Spot Advisor band
+// (a label such as "<5%", or auto: the band of the pool's instance type
+// and region) or a trace of times.
+type InterruptionSpec struct {
+	RatePerHour *float64 `json:"ratePerHour,omitempty"`
+	MTBF        *Duration `json:"mtbf,omitempty"`
+	Band        string    `json:"band,omitempty"`
+	// Times and Path are a trace: at each time one node is interrupted.
+	// Path is a CSV file with a time column (seconds from the start).
+	Times []Duration `json:"times,omitempty"`
+	Path  string     `json:"path,omitempty"`
+	// Notice before the reclaim (default: AWS 2m, GCP and Azure 30s).
+	Notice *Duration `json:"notice,omitempty"`
+}
+
+// FailureSpec is node failures with a mean time between them per node.
+type FailureSpec struct {
+	MTBF Duration `json:"mtbf"`
+}
+
+// AutoscalingSpec makes a pool a cluster-autoscaler node group.
+type AutoscalingSpec struct {
+	MinNodes int `json:"minNodes,omitempty"`
+	MaxNodes int `json:"maxNodes"`
+	// ScaleDownUnneededTime and ScaleDownDelayAfterAdd default to 10m.
+	ScaleDownUnneededTime  *Duration `json:"scaleDownUnneededTime,omitempty"`
+	ScaleDownDelayAfterAdd *Duration `json:"scaleDownDelayAfterAdd,omitempty"`
+	// Expander is random (default), least-waste or price.
+	Expander string `json:"expander,omitempty"`
+}
+
+// NodePoolSpec is a Karpenter NodePool: nodes of several instance types
+// and capacity types, launched for pending pods up to its limits.
+type NodePoolSpec struct {
+	Name          string   `json:"name"`
+	InstanceTypes []string `json:"instanceTypes"`
+	// CapacityTypes allowed (default [on-demand]); spot is preferred when
+	// allowed, on-demand is the fallback.
+	CapacityTypes []string `json:"capacityTypes,omitempty"`
+	Region        string   `json:"region,omitempty"`
+	Zone          string   `json:"zone,omitempty"`
+	// PricePerHour overrides catalog prices: instance type -> capacity type -> USD/h.
+	PricePerHour map[string]map[string]float64 `json:"pricePerHour,omitempty"`
+	Limits        NodePoolLimits               `json:"limits"`
+	Provisioning  *Duration                    `json:"provisioning,omitempty"`
+	Consolidation *ConsolidationSpec           `json:"consolidation,omitempty"`
+	// SpotLaunchFailure is the chance a spot launch finds no capacity.
+	SpotLaunchFailure float64           `json:"spotLaunchFailure,omitempty"`
+	Interruptions     *InterruptionSpec `json:"interruptions,omitempty"`
+	Failures          *FailureSpec      `json:"failures,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	Taints            []TaintSpec       `json:"taints,omitempty"`
+}
+
+// NodePoolLimits cap a NodePool's nodes (spec.limits).
+type NodePoolLimits struct {
+	GPUs  int64 `json:"nvidia.com/gpu,omitempty"`
+	Nodes int   `json:"nodes,omitempty"`
+}
+
+// ConsolidationSpec is a NodePool's disruption policy.
+type ConsolidationSpec struct {
+	// Policy is WhenEmpty or WhenEmptyOrUnderutilized.
+	Policy           string   `json:"policy"`
+	ConsolidateAfter Duration `json:"consolidateAfter"`
+}
+
+// RecoverySpec is how jobs survive losing a node.
+type RecoverySpec struct {
+	Checkpoint *CheckpointSpec `json:"checkpoint,omitempty"`
+	// BackoffLimit is the Job's spec.backoffLimit (default 6).
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+	// IgnoreDisruptions is a podFailurePolicy rule Ignore on DisruptionTarget.
+	IgnoreDisruptions bool `json:"ignoreDisruptions,omitempty"`
+	// ActiveDeadline is spec.activeDeadlineSeconds, from submission.
+	ActiveDeadline *Duration `json:"activeDeadline,omitempty"`
+	// DoNotDisrupt is the karpenter.sh/do-not-disrupt annotation.
+	DoNotDisrupt bool `json:"doNotDisrupt,omitempty"`
+}
+
+// CheckpointSpec is a job's checkpointing.
+type CheckpointSpec struct {
+	Interval Duration  `json:"interval"`
+	Cost     *Duration `json:"cost,omitempty"`
+	Restore  *Duration `json:"restore,omitempty"`
 }
 
 // PoolSpec is a group of identical nodes.
@@ -63,6 +195,13 @@ type PoolSpec struct {
 	GPUMemory *resource.Quantity `json:"gpuMemory,omitempty"`
 	// Sharing shares the pool's GPUs by time-slicing or MIG.
 	Sharing *SharingSpec `json:"sharing,omitempty"`
+	// CapacitySpec: capacity type, price, provisioning, interruptions.
+	CapacitySpec `json:",inline"`
+	// Replace relaunches lost nodes of a pool without autoscaling (default true).
+	Replace *bool `json:"replace,omitempty"`
+	// Autoscaling makes the pool a cluster-autoscaler node group; count is
+	// then its initial size.
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
 }
 
 // SharingSpec is how a pool's GPUs are shared (one of the two).
@@ -120,6 +259,8 @@ type NodeListSpec struct {
 type WorkloadSpec struct {
 	Trace     *TraceSpec     `json:"trace,omitempty"`
 	Synthetic *SyntheticSpec `json:"synthetic,omitempty"`
+	// Recovery applies to every job that does not say its own.
+	Recovery *RecoverySpec `json:"recovery,omitempty"`
 }
 
 // TraceSpec replays a trace file.
@@ -153,6 +294,8 @@ type ClassSpec struct {
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	Affinity     []TermSpec        `json:"affinity,omitempty"`
 	Tolerations  []TolerationSpec  `json:"tolerations,omitempty"`
+	// Recovery is how the class's jobs checkpoint and restart.
+	Recovery *RecoverySpec `json:"recovery,omitempty"`
 }
 
 // ArrivalSpec is an arrival process.

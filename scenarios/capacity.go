@@ -1,0 +1,596 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim/capacity"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// Defaults of the capacity model.
+const (
+	DefaultRegion       = "us-east-1"
+	DefaultProvisioning = 5 * 60 * 1000 // ms: launch to Ready, image pull included
+	LabelCapacityType   = "gpuplan.dev/capacity-type"
+	LabelKarpenterCT    = "karpenter.sh/capacity-type"
+	LabelNodePool       = "karpenter.sh/nodepool"
+	LabelRegion         = "topology.kubernetes.io/region"
+	LabelZone           = "topology.kubernetes.io/zone"
+	spotAdvisorFile     = "catalog/aws_spot_advisor_gpu_linux.csv"
+	spotAdvisorSnapshot = "AWS Spot Instance Advisor, snapshot 2025-06-28"
+)
+
+// DefaultSpotAdvisor reads the embedded Spot Advisor bands.
+func DefaultSpotAdvisor() (*models.SpotAdvisor, error) {
+	data, err := catalogFS.ReadFile(spotAdvisorFile)
+	if err != nil {
+		return nil, err
+	}
+	return ReadSpotAdvisor("(embedded) "+spotAdvisorFile, bytes.NewReader(data))
+}
+
+// ReadSpotAdvisor reads Spot Advisor rows
+// (Region,InstanceType,SavingsPctVsOnDemand,InterruptionBandIndex,InterruptionBand).
+func ReadSpotAdvisor(file string, r io.Reader) (*models.SpotAdvisor, error) {
+	t, _, err := openCSVTable(file, r, '#', "the Spot Advisor file is empty")
+	if err != nil {
+		return nil, err
+	}
+	if err := t.require("required column is missing (Region,InstanceType,SavingsPctVsOnDemand,InterruptionBand)", "Region", "InstanceType", "InterruptionBand"); err != nil {
+		return nil, err
+	}
+	adv := models.NewSpotAdvisor(spotAdvisorSnapshot)
+	labels := models.SpotBandLabels()
+	for {
+		rec, ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return adv, nil
+		}
+		region, it, band := t.get(rec, "Region"), t.get(rec, "InstanceType"), t.get(rec, "InterruptionBand")
+		if region == "" || it == "" {
+			return nil, t.bad("Region", "region and instance type are required")
+		}
+		known := false
+		for _, l := range labels {
+			known = known || l == band
+		}
+		if !known {
+			return nil, t.bad("InterruptionBand", "%q is not one of %s", band, strings.Join(labels, ", "))
+		}
+		a := models.SpotAdvice{Band: band}
+		if v := t.get(rec, "SavingsPctVsOnDemand"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 100 {
+				return nil, t.bad("SavingsPctVsOnDemand", "%q is not a percentage", v)
+			}
+			a.Savings = n
+		}
+		adv.Add(region, it, a)
+	}
+}
+
+// ReadInterruptionTimes reads a trace of interruptions: a CSV file with a
+// time column, seconds from the start of the run (decimals allowed), in
+// order.
+func ReadInterruptionTimes(file string, r io.Reader) ([]cluster.Time, error) {
+	t, _, err := openCSVTable(file, r, '#', "the interruption trace is empty; it needs a header row with a time column")
+	if err != nil {
+		return nil, err
+	}
+	if err := t.require("required column is missing", "time"); err != nil {
+		return nil, err
+	}
+	var out []cluster.Time
+	for {
+		rec, ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return out, nil
+		}
+		ms, err := seconds(t.get(rec, "time"), true)
+		if err != nil {
+			return nil, t.bad("time", "%v", err)
+		}
+		if len(out) > 0 && ms < out[len(out)-1] {
+			return nil, t.bad("time", "is before the previous row's: the trace must be in time order")
+		}
+		out = append(out, ms)
+	}
+}
+
+// PoolPrice is what one cluster pool's nodes cost and how it was found.
+type PoolPrice struct {
+	Pool         string
+	CapacityType string
+	// PerHour is a node's price (0 when unknown).
+	PerHour float64
+	Basis   string
+	// Group is the autoscaler or NodePool the pool belongs to ("" none).
+	Group string
+	// Interruptions and Failures say which model was used ("" none).
+	Interruptions, Failures string
+}
+
+// capacityNeeded reports whether any pool needs the capacity controller.
+func (s *Scenario) capacityNeeded() bool {
+	sp := &s.Spec.Cluster
+	if len(sp.NodePools) > 0 {
+		return true
+	}
+	for i := range sp.Pools {
+		p := &sp.Pools[i]
+		if p.CapacityType == models.Spot || p.Interruptions != nil || p.Failures != nil || p.Autoscaling != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// resources is where a catalog fills in a pool's size.
+type resources struct {
+	it models.InstanceType
+	ok bool
+}
+
+func (s *Scenario) instance(name string) (resources, error) {
+	if name == "" {
+		return resources{}, nil
+	}
+	cat, err := s.catalog()
+	if err != nil {
+		return resources{}, err
+	}
+	it, ok := cat.Instance(name)
+	return resources{it: it, ok: ok}, nil
+}
+
+// catalog loads the scenario's price catalog once.
+func (s *Scenario) catalog() (*models.PriceCatalog, error) {
+	if s.cat != nil {
+		return s.cat, nil
+	}
+	var paths []string
+	for _, p := range s.Spec.Pricing.Catalogs {
+		paths = append(paths, s.path(p))
+	}
+	cat, err := LoadCatalog(paths...)
+	if err != nil {
+		return nil, err
+	}
+	s.cat = cat
+	return cat, nil
+}
+
+func (s *Scenario) region(r string) string {
+	switch {
+	case r != "":
+		return r
+	case s.Spec.Pricing.Region != "":
+		return s.Spec.Pricing.Region
+	}
+	return DefaultRegion
+}
+
+// BaseRates are the scenario's ratios for splitting a node's price.
+func (s *Scenario) BaseRates() models.BaseRates {
+	if b := s.Spec.Pricing.BaseRates; b != nil {
+		return models.BaseRates{GPU: b.GPU, VCPU: b.CPU, GiB: b.Memory}
+	}
+	return models.DefaultBaseRates()
+}
+
+// quote prices a pool's node: an override, else the catalog (a pool with
+// no instance type, or one the catalog does not know, has no price).
+func (s *Scenario) quote(at, instanceType string, cs *CapacitySpec, ct string, override *float64) (float64, string, error) {
+	if override != nil {
+		return *override, "scenario price", nil
+	}
+	if instanceType == "" {
+		return 0, "no price (no instance type)", nil
+	}
+	cat, err := s.catalog()
+	if err != nil {
+		return 0, "", err
+	}
+	q, err := cat.Quote(instanceType, s.region(cs.Region), cs.Zone, ct)
+	if err != nil {
+		if _, known := cat.Instance(instanceType); !known {
+			return 0, fmt.Sprintf("no price (%s is not in the catalog)", instanceType), nil
+		}
+		return 0, "", s.errAt(at, "%v; give pricePerHour or another region or zone", err)
+	}
+	return q.PerHour, q.Basis, nil
+}
+
+func noticeFor(it models.InstanceType, known bool) (cluster.Time, string) {
+	if known && (it.Cloud == models.GCP || it.Cloud == models.Azure) {
+		return 30 * 1000, "30 s (" + it.Cloud + ")"
+	}
+	return 2 * 60 * 1000, "2 min (AWS)"
+}
+
+// interruptions builds a spot pool's reclaim process.
+func (s *Scenario) interruptions(at, instanceType, region string, spec *InterruptionSpec, res resources) (capacity.Process, error) {
+	var p capacity.Process
+	notice, noticeText := noticeFor(res.it, res.ok)
+	if spec != nil && spec.Notice != nil {
+		notice, noticeText = spec.Notice.Millis(), spec.Notice.Duration.String()
+	}
+	p.Notice = notice
+	set := 0
+	if spec != nil {
+		for _, b := range []bool{spec.RatePerHour != nil, spec.MTBF != nil, spec.Band != "", len(spec.Times) > 0 || spec.Path != ""} {
+			if b {
+				set++
+			}
+		}
+	}
+	if set > 1 {
+		return p, s.errAt(at, "give one of ratePerHour, mtbf, band or a trace (times, path)")
+	}
+	band := "auto"
+	switch {
+	case spec != nil && spec.RatePerHour != nil:
+		if *spec.RatePerHour < 0 || math.IsNaN(*spec.RatePerHour) {
+			return p, s.errAt(at+".ratePerHour", "must not be negative")
+		}
+		p.RatePerHour = *spec.RatePerHour
+		p.Assumption = fmt.Sprintf("exponential, %g per node-hour (MTBF %.3g h)", p.RatePerHour, 1/p.RatePerHour)
+	case spec != nil && spec.MTBF != nil:
+		if spec.MTBF.Duration <= 0 {
+			return p, s.errAt(at+".mtbf", "must be positive")
+		}
+		p.RatePerHour = 3.6e6 / float64(spec.MTBF.Millis())
+		p.Assumption = fmt.Sprintf("exponential, MTBF %s per node", spec.MTBF.Duration)
+	case spec != nil && (len(spec.Times) > 0 || spec.Path != ""):
+		for _, d := range spec.Times {
+			p.Times = append(p.Times, d.Millis())
+		}
+		if spec.Path != "" {
+			r, closer, err := openMaybeGzip(s.path(spec.Path))
+			if err != nil {
+				return p, err
+			}
+			ts, err := ReadInterruptionTimes(s.path(spec.Path), r)
+			closer()
+			if err != nil {
+				return p, err
+			}
+			p.Times = append(p.Times, ts...)
+		}
+		sort.Slice(p.Times, func(i, j int) bool { return p.Times[i] < p.Times[j] })
+		p.Assumption = fmt.Sprintf("a trace of %d interruptions", len(p.Times))
+	case spec != nil && spec.Band != "":
+		band = spec.Band
+		fallthrough
+	default:
+		label := band
+		if band == "auto" {
+			adv, err := DefaultSpotAdvisor()
+			if err != nil {
+				return p, err
+			}
+			a, ok := adv.Lookup(region, instanceType)
+			if !ok {
+				return p, s.errAt(at, "the Spot Advisor data has no band for %q in %s: give interruptions (ratePerHour, mtbf, band or times)", instanceType, region)
+			}
+			label = a.Band
+		}
+		rate, why, err := models.SpotBandRate(label)
+		if err != nil {
+			return p, s.errAt(at+".band", "%v", err)
+		}
+		p.RatePerHour = rate
+		p.Assumption = why
+		if band == "auto" {
+			p.Assumption = fmt.Sprintf("%s in %s: %s", instanceType, region, why)
+		}
+	}
+	p.Assumption += ", notice " + noticeText
+	return p, nil
+}
+
+// failures builds a pool's node-failure MTBF.
+func (s *Scenario) failures(at string, f *FailureSpec) (cluster.Time, string, error) {
+	if f == nil {
+		return 0, "", nil
+	}
+	if f.MTBF.Duration <= 0 {
+		return 0, "", s.errAt(at+".mtbf", "must be positive")
+	}
+	return f.MTBF.Millis(), fmt.Sprintf("exponential node failures, MTBF %s, no notice", f.MTBF.Duration), nil
+}
+
+func capacityType(ct string) string {
+	if ct == "" {
+		return models.OnDemand
+	}
+	return ct
+}
+
+func validCapacityType(ct string) bool { return ct == "" || ct == models.OnDemand || ct == models.Spot }
+
+// fillFromCatalog completes a pool's size from its instance type.
+func fillFromCatalog(ps *cluster.PoolSpec, res resources, gpuModelSet, gpusSet, cpuSet, memSet bool) {
+	if !res.ok {
+		return
+	}
+	it := res.it
+	if !gpuModelSet {
+		ps.GPUModel = it.GPUModel
+	}
+	if !gpusSet {
+		ps.GPUsPerNode = it.GPUs
+	}
+	if !cpuSet {
+		ps.MilliCPU = int64(it.VCPUs * 1000)
+	}
+	if !memSet {
+		ps.MemoryMiB = int64(it.MemoryGiB * 1024)
+	}
+	if ps.GPUMemoryMiB == 0 {
+		ps.GPUMemoryMiB = it.GPUMemoryMiB
+	}
+}
+
+// poolCapacity is one inline pool's capacity behaviour.
+func (s *Scenario) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups *[]capacity.Group) (capacity.Pool, PoolPrice, error) {
+	p := &s.Spec.Cluster.Pools[i]
+	at := fmt.Sprintf("spec.cluster.pools[%d]", i)
+	ct := capacityType(p.CapacityType)
+	cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Replace: true, Group: -1}
+	price := PoolPrice{Pool: p.Name, CapacityType: ct}
+	var err error
+	if cp.PricePerHour, price.Basis, err = s.quote(at+".instanceType", p.InstanceType, &p.CapacitySpec, ct, p.PricePerHour); err != nil {
+		return cp, price, err
+	}
+	price.PerHour = cp.PricePerHour
+	if p.Provisioning != nil {
+		cp.Provisioning = p.Provisioning.Millis()
+	}
+	if p.Replace != nil {
+		cp.Replace = *p.Replace
+	}
+	if ct == models.Spot {
+		if cp.Interruptions, err = s.interruptions(at+".interruptions", p.InstanceType, s.region(p.Region), p.Interruptions, res); err != nil {
+			return cp, price, err
+		}
+		price.Interruptions = cp.Interruptions.Assumption
+	}
+	if cp.FailureMTBF, price.Failures, err = s.failures(at+".failures", p.Failures); err != nil {
+		return cp, price, err
+	}
+	if a := p.Autoscaling; a != nil {
+		g := capacity.Group{Name: p.Name, Kind: capacity.Autoscaler, Pools: []int32{int32(i)}, MinNodes: a.MinNodes, MaxNodes: a.MaxNodes,
+			Expander: a.Expander, ScaleDownUnneeded: 10 * 60 * 1000, ScaleDownDelayAfterAdd: 10 * 60 * 1000, ScanInterval: 10 * 1000}
+		if a.ScaleDownUnneededTime != nil {
+			g.ScaleDownUnneeded = a.ScaleDownUnneededTime.Millis()
+		}
+		if a.ScaleDownDelayAfterAdd != nil {
+			g.ScaleDownDelayAfterAdd = a.ScaleDownDelayAfterAdd.Millis()
+		}
+		cp.Group = int32(len(*groups))
+		*groups = append(*groups, g)
+		price.Group = p.Name
+	}
+	return cp, price, nil
+}
+
+// nodePools expands the NodePools into cluster pools, one per instance
+// type and capacity type, and their group.
+func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []PoolPrice, []capacity.Group, error) {
+	var pools []cluster.PoolSpec
+	var caps []capacity.Pool
+	var prices []PoolPrice
+	var groups []capacity.Group
+	for ni := range s.Spec.Cluster.NodePools {
+		np := &s.Spec.Cluster.NodePools[ni]
+		at := fmt.Sprintf("spec.cluster.nodePools[%d]", ni)
+		cts := np.CapacityTypes
+		if len(cts) == 0 {
+			cts = []string{models.OnDemand}
+		}
+		g := capacity.Group{Name: np.Name, Kind: capacity.NodePool, MaxGPUs: np.Limits.GPUs, MaxNodes: np.Limits.Nodes,
+			SpotLaunchFailure: np.SpotLaunchFailure, ScanInterval: 10 * 1000}
+		if c := np.Consolidation; c != nil {
+			g.Consolidation, g.ConsolidateAfter = c.Policy, c.ConsolidateAfter.Millis()
+		}
+		gi := int32(len(groups))
+		region := s.region(np.Region)
+		for ti, it := range np.InstanceTypes {
+			res, err := s.instance(it)
+			if err != nil {
+				return nil, nil, nil, nil, err
+			}
+			if !res.ok {
+				return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "instance type %q is not in the price catalog (add it with spec.pricing.catalogs)", it)
+			}
+			for _, ct := range cts {
+				ps := cluster.PoolSpec{Name: fmt.Sprintf("%s/%s/%s", np.Name, it, ct), InstanceType: it}
+				fillFromCatalog(&ps, res, false, false, false, false)
+				switch {
+				case np.Limits.GPUs > 0 && ps.GPUsPerNode > 0:
+					ps.MaxNodes = int((np.Limits.GPUs + int64(ps.GPUsPerNode) - 1) / int64(ps.GPUsPerNode))
+				case np.Limits.Nodes > 0:
+					ps.MaxNodes = np.Limits.Nodes
+				}
+				if np.Limits.Nodes > 0 {
+					ps.MaxNodes = min(ps.MaxNodes, np.Limits.Nodes)
+				}
+				ps.Labels = map[string]string{LabelNodePool: np.Name, LabelKarpenterCT: ct, LabelCapacityType: ct, LabelRegion: region}
+				if np.Zone != "" {
+					ps.Labels[LabelZone] = np.Zone
+				}
+				for k, v := range np.Labels {
+					ps.Labels[k] = v
+				}
+				for _, t := range np.Taints {
+					ps.Taints = append(ps.Taints, cluster.Taint{Key: t.Key, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
+				}
+				if err := ps.Validate(); err != nil {
+					return nil, nil, nil, nil, s.errAt(at, "instance type %s: %v", it, err)
+				}
+				cs := CapacitySpec{Region: np.Region, Zone: np.Zone}
+				var override *float64
+				if m, ok := np.PricePerHour[it]; ok {
+					if v, ok := m[ct]; ok {
+						override = &v
+					}
+				}
+				cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Group: gi}
+				price := PoolPrice{Pool: ps.Name, CapacityType: ct, Group: np.Name}
+				if cp.PricePerHour, price.Basis, err = s.quote(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), it, &cs, ct, override); err != nil {
+					return nil, nil, nil, nil, err
+				}
+				price.PerHour = cp.PricePerHour
+				if np.Provisioning != nil {
+					cp.Provisioning = np.Provisioning.Millis()
+				}
+				if ct == models.Spot {
+					if cp.Interruptions, err = s.interruptions(at+".interruptions", it, region, np.Interruptions, res); err != nil {
+						return nil, nil, nil, nil, err
+					}
+					price.Interruptions = cp.Interruptions.Assumption
+				}
+				if cp.FailureMTBF, price.Failures, err = s.failures(at+".failures", np.Failures); err != nil {
+					return nil, nil, nil, nil, err
+				}
+				g.Pools = append(g.Pools, int32(first+len(pools)))
+				pools = append(pools, ps)
+				caps = append(caps, cp)
+				prices = append(prices, price)
+			}
+		}
+		groups = append(groups, g)
+	}
+	return pools, caps, prices, groups, nil
+}
+
+func (s *Scenario) validateCapacity(at string, cs *CapacitySpec) error {
+	if !validCapacityType(cs.CapacityType) {
+		return s.errAt(at+".capacityType", "is %q; want %s or %s", cs.CapacityType, models.OnDemand, models.Spot)
+	}
+	if cs.PricePerHour != nil && (*cs.PricePerHour < 0 || math.IsNaN(*cs.PricePerHour) || math.IsInf(*cs.PricePerHour, 0)) {
+		return s.errAt(at+".pricePerHour", "must be a price, not negative")
+	}
+	if cs.Provisioning != nil && cs.Provisioning.Duration < 0 {
+		return s.errAt(at+".provisioning", "must not be negative")
+	}
+	if cs.Interruptions != nil && cs.CapacityType != models.Spot {
+		return s.errAt(at+".interruptions", "only spot nodes are interrupted; set capacityType: spot")
+	}
+	return validateInterruptions(s, at+".interruptions", cs.Interruptions)
+}
+
+func validateInterruptions(s *Scenario, at string, in *InterruptionSpec) error {
+	if in == nil {
+		return nil
+	}
+	if in.Notice != nil && in.Notice.Duration < 0 {
+		return s.errAt(at+".notice", "must not be negative")
+	}
+	for k, t := range in.Times {
+		if t.Duration < 0 {
+			return s.errAt(fmt.Sprintf("%s.times[%d]", at, k), "must not be negative")
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) validateNodePool(i int, seen map[string]bool) error {
+	np := &s.Spec.Cluster.NodePools[i]
+	at := fmt.Sprintf("spec.cluster.nodePools[%d]", i)
+	if !nameRE.MatchString(np.Name) {
+		return s.errAt(at+".name", "%q is not a valid name (lower-case letters, digits, '-' and '.')", np.Name)
+	}
+	if seen[np.Name] {
+		return s.errAt(at+".name", "%q is the name of another pool or NodePool", np.Name)
+	}
+	seen[np.Name] = true
+	if len(np.InstanceTypes) == 0 {
+		return s.errAt(at+".instanceTypes", "give at least one instance type")
+	}
+	for k, ct := range np.CapacityTypes {
+		if ct != models.OnDemand && ct != models.Spot {
+			return s.errAt(fmt.Sprintf("%s.capacityTypes[%d]", at, k), "is %q; want %s or %s", ct, models.OnDemand, models.Spot)
+		}
+	}
+	if np.Limits.GPUs <= 0 && np.Limits.Nodes <= 0 {
+		return s.errAt(at+".limits", "a NodePool needs limits (nvidia.com/gpu or nodes) so the simulation can bound it")
+	}
+	if np.Limits.GPUs < 0 || np.Limits.Nodes < 0 {
+		return s.errAt(at+".limits", "must not be negative")
+	}
+	if np.SpotLaunchFailure < 0 || np.SpotLaunchFailure > 1 || math.IsNaN(np.SpotLaunchFailure) {
+		return s.errAt(at+".spotLaunchFailure", "is a probability, 0 to 1")
+	}
+	if c := np.Consolidation; c != nil {
+		if c.Policy != capacity.WhenEmpty && c.Policy != capacity.WhenEmptyOrUnderutilized {
+			return s.errAt(at+".consolidation.policy", "is %q; want %s or %s", c.Policy, capacity.WhenEmpty, capacity.WhenEmptyOrUnderutilized)
+		}
+		if c.ConsolidateAfter.Duration < 0 {
+			return s.errAt(at+".consolidation.consolidateAfter", "must not be negative")
+		}
+	}
+	if np.Provisioning != nil && np.Provisioning.Duration < 0 {
+		return s.errAt(at+".provisioning", "must not be negative")
+	}
+	spot := false
+	for _, ct := range np.CapacityTypes {
+		spot = spot || ct == models.Spot
+	}
+	if np.Interruptions != nil && !spot {
+		return s.errAt(at+".interruptions", "only spot nodes are interrupted; allow spot in capacityTypes")
+	}
+	for j, t := range np.Taints {
+		if t.Key == "" {
+			return s.errAt(fmt.Sprintf("%s.taints[%d].key", at, j), "is required")
+		}
+	}
+	return validateInterruptions(s, at+".interruptions", np.Interruptions)
+}
+
+// recovery turns a RecoverySpec into the simulator's.
+func (s *Scenario) recovery(at string, r *RecoverySpec) (*cluster.Recovery, error) {
+	if r == nil {
+		return nil, nil
+	}
+	out := &cluster.Recovery{BackoffLimit: cluster.DefaultBackoffLimit, IgnoreDisruptions: r.IgnoreDisruptions, DoNotDisrupt: r.DoNotDisrupt}
+	if r.BackoffLimit != nil {
+		out.BackoffLimit = *r.BackoffLimit
+	}
+	if c := r.Checkpoint; c != nil {
+		if c.Interval.Duration <= 0 {
+			return nil, s.errAt(at+".checkpoint.interval", "must be positive")
+		}
+		out.CheckpointInterval = c.Interval.Millis()
+		if c.Cost != nil {
+			out.CheckpointCost = c.Cost.Millis()
+		}
+		if c.Restore != nil {
+			out.RestoreCost = c.Restore.Millis()
+		}
+	}
+	if r.ActiveDeadline != nil {
+		if r.ActiveDeadline.Duration <= 0 {
+			return nil, s.errAt(at+".activeDeadline", "must be positive")
+		}
+		out.ActiveDeadline = r.ActiveDeadline.Millis()
+	}
+	if err := out.Validate(); err != nil {
+		return nil, s.errAt(at, "%v", err)
+	}
+	return out, nil
+}
