@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -22,6 +23,8 @@ type Meta struct {
 	Description string
 	Workload    string
 	Assumptions []string
+	// Pricing, when set, prices the run (cost section).
+	Pricing *Pricing
 }
 
 // Summary is the content of summary.json.
@@ -44,8 +47,49 @@ type Summary struct {
 	// measure) over the timeline's interval ends.
 	Fragmentation *FragSummary  `json:"fragmentation,omitempty"`
 	Scheduler     SchedulerInfo `json:"scheduler"`
-	Assumptions   []string      `json:"assumptions"`
-	Engine        EngineStats   `json:"engine"`
+	// Capacity is what happened to the nodes, when they came and went.
+	Capacity []CapacityLine `json:"capacity,omitempty"`
+	// Disruptions summarises jobs stopped by lost nodes.
+	Disruptions *DisruptionSummary `json:"disruptions,omitempty"`
+	// Cost is the FinOps view, when pools have prices.
+	Cost *CostSummary `json:"cost,omitempty"`
+	// SpotVsOnDemand compares the run with the same run on on-demand
+	// nodes only, when the run used spot.
+	SpotVsOnDemand *SpotComparison `json:"spotVsOnDemand,omitempty"`
+	Assumptions    []string        `json:"assumptions"`
+	Engine         EngineStats     `json:"engine"`
+
+	pricing *Pricing // for the per-job costs of jobs.csv
+}
+
+// CapacityLine is one pool's node supply over the run.
+type CapacityLine struct {
+	Pool          string  `json:"pool"`
+	CapacityType  string  `json:"capacityType"`
+	Group         string  `json:"group,omitempty"`
+	InitialNodes  int     `json:"initialNodes"`
+	MaxNodes      int32   `json:"maxNodes"`
+	NodeHours     float64 `json:"nodeHours"`
+	Launched      int64   `json:"launched"`
+	Interrupted   int64   `json:"interrupted"`
+	Failed        int64   `json:"failed"`
+	ScaledDown    int64   `json:"scaledDown"`
+	Consolidated  int64   `json:"consolidated"`
+	SpotFallbacks int64   `json:"spotFallbacks"`
+	Interruptions string  `json:"interruptionModel,omitempty"`
+	Failures      string  `json:"failureModel,omitempty"`
+}
+
+// DisruptionSummary counts jobs stopped by losing a node.
+type DisruptionSummary struct {
+	// ByCause counts disruptions: spot interruption, node failure,
+	// consolidation.
+	ByCause            map[string]int64 `json:"byCause"`
+	JobsDisrupted      int              `json:"jobsDisrupted"`
+	Restarts           int64            `json:"restarts"`
+	JobsFailed         int64            `json:"jobsFailed"`
+	LostGPUHours       float64          `json:"lostGPUHours"`
+	CheckpointGPUHours float64          `json:"checkpointGPUHours"`
 }
 
 // EngineStats counts the work the simulation did.
@@ -299,5 +343,108 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	s.PendingReasons = countReasons(waited)
 	s.Unschedulable = countReasons(unsched)
 	s.PendingAtEnd = countReasons(pending)
+	s.capacity(res, meta.Pricing)
+	if meta.Pricing != nil {
+		priced := false
+		for _, p := range meta.Pricing.Pools {
+			priced = priced || p.PerHour > 0
+		}
+		if priced {
+			s.Cost = Cost(res, meta.Pricing)
+			s.pricing = meta.Pricing
+		}
+	}
 	return s
+}
+
+// capacity fills the capacity and disruption sections of a dynamic run.
+func (s *Summary) capacity(res *sim.Result, pr *Pricing) {
+	if !res.Dynamic {
+		return
+	}
+	for i := range res.Pools {
+		p := &res.Pools[i]
+		c := p.Capacity
+		l := CapacityLine{Pool: p.Spec.Name, InitialNodes: p.Spec.Nodes, MaxNodes: max(c.MaxPresent, int32(p.Spec.Nodes)),
+			NodeHours: round(p.Usage.NodeHours, 4), Launched: c.Launched, Interrupted: c.Interrupted, Failed: c.Failed,
+			ScaledDown: c.ScaledDown, Consolidated: c.Consolidated, SpotFallbacks: c.SpotFallbacks}
+		if pr != nil && i < len(pr.Pools) {
+			pp := pr.Pools[i]
+			l.CapacityType, l.Group, l.Interruptions, l.Failures = pp.CapacityType, pp.Group, pp.Interruptions, pp.Failures
+		}
+		s.Capacity = append(s.Capacity, l)
+	}
+	d := &DisruptionSummary{ByCause: map[string]int64{}}
+	for c, n := range res.Stats.Disruptions {
+		d.ByCause[capacity.Cause(c).String()] = n
+	}
+	d.JobsFailed = res.Stats.JobsFailed
+	const gpuMs = float64(sim.Hour) * 1000
+	for i := range res.Jobs {
+		j := &res.Jobs[i]
+		if j.Disruptions > 0 {
+			d.JobsDisrupted++
+		}
+		if j.Attempts > 1 {
+			d.Restarts += int64(j.Attempts - 1)
+		}
+		for _, u := range j.Usage {
+			d.LostGPUHours += float64(u.Lost[sim.ResGPU]) / gpuMs
+			d.CheckpointGPUHours += float64(u.Checkpoint[sim.ResGPU]) / gpuMs
+		}
+	}
+	d.LostGPUHours, d.CheckpointGPUHours = round(d.LostGPUHours, 4), round(d.CheckpointGPUHours, 4)
+	s.Disruptions = d
+}
+
+// SpotComparison sets a run on spot beside the same run on on-demand nodes.
+type SpotComparison struct {
+	Spot     RunFigures `json:"spot"`
+	OnDemand RunFigures `json:"onDemand"`
+	// Savings is on-demand cost minus spot cost (negative: spot cost more).
+	Savings    float64 `json:"savings"`
+	SavingsPct float64 `json:"savingsPct"`
+}
+
+// RunFigures are the headline figures of one run, for comparisons.
+type RunFigures struct {
+	Name                 string  `json:"name"`
+	Cost                 float64 `json:"cost"`
+	IdleCost             float64 `json:"idleCost"`
+	LostGPUHours         float64 `json:"lostGPUHours"`
+	LostCost             float64 `json:"lostCost"`
+	CostPerUsefulGPUHour float64 `json:"costPerUsefulGPUHour"`
+	Completed            int     `json:"completed"`
+	Failed               int     `json:"failed"`
+	Disruptions          int64   `json:"disruptions"`
+	WaitP95              float64 `json:"waitP95Seconds"`
+	JCTP50               float64 `json:"jctP50Seconds"`
+	JCTP95               float64 `json:"jctP95Seconds"`
+	Allocation           float64 `json:"allocation"`
+}
+
+// Figures extracts a summary's headline figures.
+func Figures(name string, s *Summary) RunFigures {
+	f := RunFigures{Name: name, Completed: s.Jobs.ByOutcome[sim.Completed.String()], Failed: s.Jobs.ByOutcome[sim.Failed.String()],
+		WaitP95: s.QueueWait.P95, JCTP50: s.JCT.P50, JCTP95: s.JCT.P95, Allocation: s.Cluster.Allocation}
+	if c := s.Cost; c != nil {
+		f.Cost, f.IdleCost, f.LostCost, f.CostPerUsefulGPUHour = c.Total, c.Idle, c.LostCost, c.CostPerUsefulGPUHour
+	}
+	if d := s.Disruptions; d != nil {
+		f.LostGPUHours = d.LostGPUHours
+		for _, n := range d.ByCause {
+			f.Disruptions += n
+		}
+	}
+	return f
+}
+
+// CompareSpot sets the spot run's summary beside the on-demand one's.
+func CompareSpot(spot, onDemand *Summary) *SpotComparison {
+	c := &SpotComparison{Spot: Figures("as given (spot)", spot), OnDemand: Figures("all on-demand", onDemand)}
+	c.Savings = round(c.OnDemand.Cost-c.Spot.Cost, 4)
+	if c.OnDemand.Cost > 0 {
+		c.SavingsPct = round(100*c.Savings/c.OnDemand.Cost, 2)
+	}
+	return c
 }

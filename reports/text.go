@@ -113,6 +113,112 @@ func reasonRows(rc []ReasonCount, limit int) [][]string {
 	return rows
 }
 
+func money(x float64) string {
+	if x < 0 {
+		return "-" + money(-x)
+	}
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("$%.2fM", x/1e6)
+	case x >= 1e4:
+		return fmt.Sprintf("$%.0f", x)
+	}
+	return fmt.Sprintf("$%.2f", x)
+}
+
+func costRows(c *CostSummary) [][]string {
+	var rows [][]string
+	for _, l := range c.ByPool {
+		price := "-"
+		if l.PricePerHour > 0 {
+			price = fmt.Sprintf("%.4g", l.PricePerHour)
+		}
+		rows = append(rows, []string{l.Name, l.CapacityType, price, fmt.Sprintf("%.1f", l.NodeHours), money(l.Cost), money(l.Allocated), money(l.Idle), money(l.IdleGPU), money(l.LostCost)})
+	}
+	rows = append(rows, []string{"all pools", "", "", "", money(c.Total), money(c.Allocated), money(c.Idle), money(c.IdleGPU), money(c.LostCost)})
+	return rows
+}
+
+func costLineRows(lines []CostLine) [][]string {
+	var rows [][]string
+	for _, l := range lines {
+		rows = append(rows, []string{l.Name, fmt.Sprintf("%.1f", l.GPUHours), money(l.Cost), money(l.Idle), money(l.LostCost)})
+	}
+	return rows
+}
+
+func capacityRows(s *Summary) [][]string {
+	var rows [][]string
+	for _, c := range s.Capacity {
+		rows = append(rows, []string{c.Pool, c.CapacityType, fmt.Sprint(c.InitialNodes), fmt.Sprint(c.MaxNodes), fmt.Sprintf("%.1f", c.NodeHours),
+			fmt.Sprint(c.Launched), fmt.Sprint(c.Interrupted), fmt.Sprint(c.Failed), fmt.Sprint(c.ScaledDown + c.Consolidated), fmt.Sprint(c.SpotFallbacks)})
+	}
+	return rows
+}
+
+func spotRows(c *SpotComparison) [][]string {
+	row := func(f RunFigures) []string {
+		return []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
+			fmt.Sprintf("%.2f", f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Disruptions), Human(f.JCTP50), Human(f.JCTP95)}
+	}
+	return [][]string{row(c.Spot), row(c.OnDemand)}
+}
+
+func spotHeader() []string {
+	return []string{"run", "cost", "idle", "GPU-h lost", "lost cost", "$/useful GPU-h", "completed", "disruptions", "p50 JCT", "p95 JCT"}
+}
+
+// writeCapacityAndCost writes the capacity, disruption and cost sections.
+func writeCapacityAndCost(w io.Writer, s *Summary) {
+	if len(s.Capacity) > 0 {
+		fmt.Fprintf(w, "## Node supply\n\n")
+		mdTable(w, []string{"pool", "capacity", "initial nodes", "max nodes", "node-h", "launched", "interrupted", "failed", "scaled in", "spot fallbacks"}, capacityRows(s))
+		for _, c := range s.Capacity {
+			if c.Interruptions != "" {
+				fmt.Fprintf(w, "- %s interruptions: %s\n", c.Pool, c.Interruptions)
+			}
+			if c.Failures != "" {
+				fmt.Fprintf(w, "- %s failures: %s\n", c.Pool, c.Failures)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if d := s.Disruptions; d != nil {
+		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes (%d restarts; %d spot, %d failure, %d consolidation); %d failed past their backoff limit. "+
+			"GPU-hours lost to them: %.1f; spent writing checkpoints: %.1f.\n\n",
+			d.JobsDisrupted, d.Restarts, d.ByCause["spot interruption"], d.ByCause["node failure"], d.ByCause["consolidation"], d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours)
+	}
+	if c := s.Cost; c != nil {
+		fmt.Fprintf(w, "## Cost (USD)\n\n")
+		mdTable(w, []string{"pool", "capacity", "$/node-h", "node-h", "cost", "allocated", "idle", "idle GPU", "lost to disruptions"}, costRows(c))
+		fmt.Fprintf(w, "Useful GPU-hours (completed jobs' work): %.1f, at %s each. Checkpoint writes cost %s.\n\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), money(c.CheckpointCost))
+		fmt.Fprintf(w, "By capacity type:\n\n")
+		mdTable(w, []string{"capacity", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByCapacityType))
+		fmt.Fprintf(w, "By instance type:\n\n")
+		mdTable(w, []string{"instance", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByInstanceType))
+		if len(c.ByGroup) > 0 {
+			fmt.Fprintf(w, "By NodePool or node group:\n\n")
+			mdTable(w, []string{"group", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByGroup))
+		}
+		fmt.Fprintf(w, "By queue (what its pods paid):\n\n")
+		mdTable(w, []string{"queue", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByQueue))
+		for _, p := range c.ByPool {
+			if p.PriceBasis != "" {
+				fmt.Fprintf(w, "- %s: %s\n", p.Name, p.PriceBasis)
+			}
+		}
+		if len(c.Unpriced) > 0 {
+			fmt.Fprintf(w, "- no price, not counted: %s\n", strings.Join(c.Unpriced, ", "))
+		}
+		fmt.Fprintf(w, "- %s.\n\n", c.Model)
+	}
+	if sc := s.SpotVsOnDemand; sc != nil {
+		fmt.Fprintf(w, "## Spot against on-demand\n\nThe same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).\n\n")
+		mdTable(w, spotHeader(), spotRows(sc))
+		fmt.Fprintf(w, "Spot saves %s (%.1f%%) against all on-demand.\n\n", money(sc.Savings), sc.SavingsPct)
+	}
+}
+
 func header(s *Summary) []string {
 	sc := s.Scenario
 	lines := []string{}
@@ -174,6 +280,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		fmt.Fprintf(w, "## Never schedulable\n\nJobs no pool could hold even when empty; they were not queued.\n\n")
 		mdTable(w, []string{"diagnosis", "jobs"}, reasonRows(s.Unschedulable, 20))
 	}
+	writeCapacityAndCost(w, s)
 	fmt.Fprintf(w, "## Scheduler\n\n")
 	fmt.Fprintf(w, "Queue policy %s, backfill %v", s.Scheduler.Policy, s.Scheduler.Backfill)
 	if s.Scheduler.BackfillDepth > 0 {
@@ -241,6 +348,29 @@ func WriteTable(w io.Writer, s *Summary) error {
 		for _, r := range reasonRows(rc, 5) {
 			fmt.Fprintf(w, "  %6s  %s\n", r[1], r[0])
 		}
+	}
+	if c := s.Cost; c != nil {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "COST (USD)\tCAPACITY\t$/NODE-H\tNODE-H\tCOST\tALLOCATED\tIDLE\tIDLE GPU\tLOST")
+		for _, r := range costRows(c) {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "Useful GPU-hours %.1f at %s each; GPU-hours lost to disruptions %.1f (%s).\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), c.LostGPUHours, money(c.LostCost))
+	}
+	if d := s.Disruptions; d != nil {
+		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes, %d restarts, %d failed.\n", d.JobsDisrupted, d.Restarts, d.JobsFailed)
+	}
+	if sc := s.SpotVsOnDemand; sc != nil {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(spotHeader(), "\t")))
+		for _, r := range spotRows(sc) {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "Spot saves %s (%.1f%%) against all on-demand.\n", money(sc.Savings), sc.SavingsPct)
 	}
 	list("Why jobs waited (first reason, jobs):", s.PendingReasons)
 	list("Still pending at the end (jobs):", s.PendingAtEnd)

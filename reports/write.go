@@ -65,7 +65,7 @@ func WriteDir(dir string, res *sim.Result, s *Summary) error {
 		name string
 		fn   func(io.Writer) error
 	}{
-		{FileJobs, func(w io.Writer) error { return WriteJobsCSV(w, res) }},
+		{FileJobs, func(w io.Writer) error { return WriteJobsCSV(w, res, s.pricing) }},
 		{FileTimeline, func(w io.Writer) error { return WriteTimelineCSV(w, res) }},
 		{FileReport, func(w io.Writer) error { return WriteMarkdown(w, s) }},
 		{FileNodes, func(w io.Writer) error { return WriteNodesCSV(w, res) }},
@@ -95,7 +95,8 @@ func WriteJSON(w io.Writer, s *Summary) error {
 // the run (empty when the job never started or has not ended).
 func JobsHeader() []string {
 	return []string{"id", "name", "queue", "priority", "replicas", "pods_bound", "gpus_per_pod", "cpu_milli", "memory_mib",
-		"submit_s", "start_s", "end_s", "wait_s", "jct_s", "duration_s", "outcome", "pool", "gpu_hours", "wait_reason", "diagnosis"}
+		"submit_s", "start_s", "end_s", "wait_s", "jct_s", "duration_s", "outcome", "pool", "gpu_hours", "wait_reason", "diagnosis",
+		"attempts", "disruptions", "lost_s", "checkpoint_s", "cost_usd", "lost_cost_usd"}
 }
 
 func msText(ms sim.Time) string {
@@ -105,8 +106,19 @@ func msText(ms sim.Time) string {
 	return strconv.FormatInt(ms/1000, 10) + "." + fmt.Sprintf("%03d", ms%1000)
 }
 
-// WriteJobsCSV writes one row per job.
-func WriteJobsCSV(w io.Writer, res *sim.Result) error {
+// WriteJobsCSV writes one row per job; with pricing, its cost (else the
+// cost columns are empty).
+func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing) error {
+	var cost, lost []float64
+	if pr != nil {
+		cost, lost = JobCosts(res, pr)
+	}
+	money := func(v []float64, i int) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(v[i], 'f', 4, 64)
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(JobsHeader()); err != nil {
 		return err
@@ -130,6 +142,8 @@ func WriteJobsCSV(w io.Writer, res *sim.Result) error {
 			msText(j.Duration), j.Outcome.String(), pool,
 			strconv.FormatFloat(gpuHours(j.HeldMilliMs), 'f', 3, 64),
 			res.Reason(j.Reason), j.Diagnosis,
+			strconv.Itoa(int(j.Attempts)), strconv.Itoa(int(j.Disruptions)), msText(j.LostMs), msText(j.CheckpointMs),
+			money(cost, i), money(lost, i),
 		)
 		if err := cw.Write(row); err != nil {
 			return err

@@ -55,7 +55,9 @@ type Built struct {
 	// price over its resources.
 	Prices    []PoolPrice
 	BaseRates models.BaseRates
-	closers   []func() error
+	// PriceSources describe the price catalog, when one was read.
+	PriceSources []string
+	closers      []func() error
 }
 
 // Close releases the files the workload streams from.
@@ -248,6 +250,9 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 			BackfillDepth: s.Spec.Queueing.BackfillDepth,
 		},
 	}}
+	if s.cat != nil {
+		b.PriceSources = s.cat.Sources
+	}
 	b.Config.TieBreak = s.Spec.Scheduler.TieBreak
 	if opts.Seed != nil {
 		b.Config.Seed = *opts.Seed
@@ -328,6 +333,14 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 type withRecovery struct {
 	sim.JobSource
 	rec *cluster.Recovery
+}
+
+// Notes passes on the trace reader's notes.
+func (w withRecovery) Notes() []string {
+	if n, ok := w.JobSource.(interface{ Notes() []string }); ok {
+		return n.Notes()
+	}
+	return nil
 }
 
 func (w withRecovery) Next(j *cluster.JobSpec) (bool, error) {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -485,6 +486,9 @@ func (s *Scenario) validateCapacity(at string, cs *CapacitySpec) error {
 	if cs.PricePerHour != nil && (*cs.PricePerHour < 0 || math.IsNaN(*cs.PricePerHour) || math.IsInf(*cs.PricePerHour, 0)) {
 		return s.errAt(at+".pricePerHour", "must be a price, not negative")
 	}
+	if v := cs.OnDemandPricePerHour; v != nil && (cs.CapacityType != models.Spot || *v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
+		return s.errAt(at+".onDemandPricePerHour", "is for spot pools: a price, not negative")
+	}
 	if cs.Provisioning != nil && cs.Provisioning.Duration < 0 {
 		return s.errAt(at+".provisioning", "must not be negative")
 	}
@@ -593,4 +597,55 @@ func (s *Scenario) recovery(at string, r *RecoverySpec) (*cluster.Recovery, erro
 		return nil, s.errAt(at, "%v", err)
 	}
 	return out, nil
+}
+
+// UsesSpot reports whether any pool or NodePool buys spot nodes.
+func (s *Scenario) UsesSpot() bool {
+	for _, p := range s.Spec.Cluster.Pools {
+		if p.CapacityType == models.Spot {
+			return true
+		}
+	}
+	for _, np := range s.Spec.Cluster.NodePools {
+		for _, ct := range np.CapacityTypes {
+			if ct == models.Spot {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// OnDemandOnly is the same scenario with every spot node bought
+// on-demand: spot pools become on-demand (priced at their
+// onDemandPricePerHour or the catalog's on-demand price) and lose their
+// interruptions; NodePools allow on-demand only. Node failures stay.
+func (s *Scenario) OnDemandOnly() (*Scenario, error) {
+	data, err := json.Marshal(s.Spec)
+	if err != nil {
+		return nil, err
+	}
+	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir, pos: s.pos, cat: s.cat}
+	if err := json.Unmarshal(data, &c.Spec); err != nil {
+		return nil, err
+	}
+	for i := range c.Spec.Cluster.Pools {
+		p := &c.Spec.Cluster.Pools[i]
+		if p.CapacityType != models.Spot {
+			continue
+		}
+		p.CapacityType, p.Interruptions = models.OnDemand, nil
+		p.PricePerHour = p.OnDemandPricePerHour
+	}
+	for i := range c.Spec.Cluster.NodePools {
+		np := &c.Spec.Cluster.NodePools[i]
+		np.CapacityTypes, np.Interruptions, np.SpotLaunchFailure = []string{models.OnDemand}, nil, 0
+		for it, m := range np.PricePerHour {
+			delete(m, models.Spot)
+			if len(m) == 0 {
+				delete(np.PricePerHour, it)
+			}
+		}
+	}
+	return c, nil
 }

@@ -84,6 +84,10 @@ type CapacitySpec struct {
 	Zone   string `json:"zone,omitempty"`
 	// PricePerHour overrides the catalog's price of a node.
 	PricePerHour *float64 `json:"pricePerHour,omitempty"`
+	// OnDemandPricePerHour is what a spot pool's node would cost
+	// on-demand, for the spot-against-on-demand comparison (default: the
+	// catalog's price).
+	OnDemandPricePerHour *float64 `json:"onDemandPricePerHour,omitempty"`
 	// Provisioning is the time from a launch to the node being Ready,
 	// image pull included (default 5m).
 	Provisioning *Duration `json:"provisioning,omitempty"`

@@ -132,29 +132,21 @@ func (o *simulateOptions) run() error {
 		}
 		opts.Horizon = &h
 	}
-	built, err := sc.Build(opts)
+	res, sum, err := o.runScenario(sc, opts, true)
 	if err != nil {
 		return err
 	}
-	defer built.Close()
-	finish := o.startProgress(&built.Config)
-	res, err := sim.Run(built.Config)
-	finish()
-	if err != nil {
-		return inputOrBug(err)
+	if sc.UsesSpot() {
+		od, err := sc.OnDemandOnly()
+		if err != nil {
+			return err
+		}
+		_, odSum, err := o.runScenario(od, opts, false)
+		if err != nil {
+			return fmt.Errorf("the all-on-demand comparison run: %w", err)
+		}
+		sum.SpotVsOnDemand = reports.CompareSpot(sum, odSum)
 	}
-	if err := validate.Invariants(res); err != nil {
-		return err
-	}
-	assumptions := append([]string{}, built.Assumptions...)
-	if n, ok := built.Config.Workload.(interface{ Notes() []string }); ok {
-		assumptions = append(assumptions, n.Notes()...)
-	}
-	file := o.scenario // empty for the built-in default
-	sum := reports.Summarize(res, reports.Meta{
-		Scenario: sc.Metadata.Name, File: file, Description: sc.Metadata.Description,
-		Workload: built.Workload, Assumptions: assumptions,
-	})
 	if o.out != "" {
 		if err := reports.WriteDir(o.out, res, sum); err != nil {
 			return err
@@ -173,6 +165,42 @@ func (o *simulateOptions) run() error {
 		fmt.Fprintf(o.stdout, "\nWrote %s/{%s,%s,%s,%s}\n", o.out, reports.FileSummary, reports.FileJobs, reports.FileTimeline, reports.FileReport)
 	}
 	return nil
+}
+
+// runScenario builds and runs one scenario, checks its invariants and
+// summarises it (with progress when asked).
+func (o *simulateOptions) runScenario(sc *scenarios.Scenario, opts scenarios.Options, progress bool) (*sim.Result, *reports.Summary, error) {
+	built, err := sc.Build(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer built.Close()
+	finish := func() {}
+	if progress {
+		finish = o.startProgress(&built.Config)
+	}
+	res, err := sim.Run(built.Config)
+	finish()
+	if err != nil {
+		return nil, nil, inputOrBug(err)
+	}
+	if err := validate.Invariants(res); err != nil {
+		return nil, nil, err
+	}
+	assumptions := append([]string{}, built.Assumptions...)
+	if n, ok := built.Config.Workload.(interface{ Notes() []string }); ok {
+		assumptions = append(assumptions, n.Notes()...)
+	}
+	pr := &reports.Pricing{BaseRates: built.BaseRates, Sources: built.PriceSources}
+	for _, p := range built.Prices {
+		pr.Pools = append(pr.Pools, reports.PoolPricing{PerHour: p.PerHour, CapacityType: p.CapacityType, Basis: p.Basis,
+			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures})
+	}
+	sum := reports.Summarize(res, reports.Meta{
+		Scenario: sc.Metadata.Name, File: o.scenario, Description: sc.Metadata.Description,
+		Workload: built.Workload, Assumptions: assumptions, Pricing: pr,
+	})
+	return res, sum, nil
 }
 
 // inputOrBug gives a workload problem exit status 2; anything else is a bug.

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/reports"
+)
+
+// Every line of the FinOps report of testdata/cost-two-nodes.yaml, by hand.
+//
+// od ($10/h, split exactly by the base rates: $2/GPU-h, $0.0625/vCPU-h,
+// $0.015625/GiB-h): 4 h = $40. train holds 2 GPUs, 8 vCPUs, 32 GiB for 2 h:
+// 2 x (2x2 + 8x0.0625 + 32x0.015625) = 2 x 5 = $10. Idle $30, of which GPUs
+// (16 - 4 GPU-h) x $2 = $24.
+//
+// spot ($3/h, the same ratios scaled by 0.3: $0.6/GPU-h, $0.01875/vCPU-h,
+// $0.0046875/GiB-h): 4 h = $12. web holds 1 GPU, 4 vCPUs, 16 GiB for 1 h:
+// 0.6 + 0.075 + 0.075 = $0.75. Idle $11.25, GPUs (16 - 1) x 0.6 = $9.
+//
+// Total $52, allocated $10.75, idle $41.25 (GPU $33); useful GPU-hours
+// 2x2 + 1x1 = 5, so $10.40 each. All on-demand the spot node costs $10/h:
+// $80 in all, so spot saves $28 (35%).
+func TestCostReportByHand(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := gpuplan(t, "simulate", "testdata/cost-two-nodes.yaml", "--out", dir, "--output", "json")
+	require.Equal(t, 0, code, errOut)
+	s := readSummary(t, dir)
+	c := s.Cost
+	require.NotNil(t, c)
+	require.Equal(t, 52.0, c.Total)
+	require.Equal(t, 10.75, c.Allocated)
+	require.Equal(t, 41.25, c.Idle)
+	require.Equal(t, 33.0, c.IdleGPU)
+	require.Equal(t, 5.0, c.UsefulGPUHours)
+	require.Equal(t, 10.4, c.CostPerUsefulGPUHour)
+	require.Equal(t, 0.0, c.LostCost)
+	line := func(name string, l reports.CostLine, cost, alloc, idle, idleGPU, nodeH, gpuH float64) {
+		t.Helper()
+		require.Equal(t, name, l.Name)
+		require.Equal(t, [6]float64{cost, alloc, idle, idleGPU, nodeH, gpuH}, [6]float64{l.Cost, l.Allocated, l.Idle, l.IdleGPU, l.NodeHours, l.GPUHours}, name)
+	}
+	require.Len(t, c.ByPool, 2)
+	line("od", c.ByPool[0], 40, 10, 30, 24, 4, 16)
+	line("spot", c.ByPool[1], 12, 0.75, 11.25, 9, 4, 16)
+	require.Equal(t, "scenario price", c.ByPool[0].PriceBasis)
+	line("on-demand", c.ByCapacityType[0], 40, 10, 30, 24, 4, 16)
+	line("spot", c.ByCapacityType[1], 12, 0.75, 11.25, 9, 4, 16)
+	line("(none)", c.ByInstanceType[0], 52, 10.75, 41.25, 33, 8, 32)
+	require.Len(t, c.ByQueue, 2)
+	line("train", c.ByQueue[0], 10, 10, 0, 0, 0, 4)
+	line("web", c.ByQueue[1], 0.75, 0.75, 0, 0, 0, 1)
+
+	sv := s.SpotVsOnDemand
+	require.NotNil(t, sv)
+	require.Equal(t, 52.0, sv.Spot.Cost)
+	require.Equal(t, 80.0, sv.OnDemand.Cost)
+	require.Equal(t, 28.0, sv.Savings)
+	require.Equal(t, 35.0, sv.SavingsPct)
+
+	// jobs.csv carries each job's cost.
+	rows := readCSV(t, dir, "jobs.csv")
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	require.Contains(t, col, "cost_usd")
+	require.Equal(t, "10.0000", rows[1][col["cost_usd"]])
+	require.Equal(t, "0.7500", rows[2][col["cost_usd"]])
+}
+
+func readCSV(t *testing.T, dir, name string) [][]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, name))
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	return rows
+}

@@ -1,0 +1,244 @@
+package reports
+
+import (
+	"sort"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim"
+)
+
+// Pricing is what a run's nodes cost: one entry per pool of the result,
+// and the ratios that split a node's price over its resources.
+type Pricing struct {
+	Pools     []PoolPricing
+	BaseRates models.BaseRates
+	// Sources describe the price catalog.
+	Sources []string
+}
+
+// PoolPricing is one pool's node price and how it was found.
+type PoolPricing struct {
+	PerHour      float64
+	CapacityType string
+	Basis        string
+	// Group is the autoscaler or NodePool of the pool ("" none).
+	Group string
+	// Interruptions and Failures name the models used ("" none).
+	Interruptions, Failures string
+}
+
+// CostSummary is the FinOps view of a run, in USD. Allocation follows
+// OpenCost: a node's price is split over its GPUs, vCPUs and memory by the
+// base rates; a pod pays for what it requests (its usage is its request
+// here) for as long as it holds it, a GPU share or MIG instance its
+// fraction of the GPU; what no pod holds is idle.
+type CostSummary struct {
+	Currency string  `json:"currency"`
+	Total    float64 `json:"total"`
+	// Allocated is what the pods pay; Idle the rest, IdleGPU its GPU part.
+	Allocated float64 `json:"allocated"`
+	Idle      float64 `json:"idle"`
+	IdleGPU   float64 `json:"idleGPU"`
+	// UsefulGPUHours is the GPU-hours of work completed jobs needed;
+	// CostPerUsefulGPUHour divides the total by it.
+	UsefulGPUHours       float64 `json:"usefulGPUHours"`
+	CostPerUsefulGPUHour float64 `json:"costPerUsefulGPUHour"`
+	// Lost is work lost to disruptions (since the last checkpoint, and
+	// restores); Checkpoint the time spent writing checkpoints.
+	LostGPUHours       float64 `json:"lostGPUHours"`
+	LostCost           float64 `json:"lostCost"`
+	CheckpointGPUHours float64 `json:"checkpointGPUHours"`
+	CheckpointCost     float64 `json:"checkpointCost"`
+	ByPool             []CostLine `json:"byPool"`
+	ByCapacityType     []CostLine `json:"byCapacityType"`
+	ByInstanceType     []CostLine `json:"byInstanceType"`
+	ByGroup            []CostLine `json:"byGroup,omitempty"`
+	ByQueue            []CostLine `json:"byQueue"`
+	// Unpriced lists pools with no price: their cost is not counted.
+	Unpriced []string `json:"unpriced,omitempty"`
+	Model    string   `json:"model"`
+	Sources  []string `json:"sources,omitempty"`
+}
+
+// CostLine is one line of a cost breakdown.
+type CostLine struct {
+	Name         string  `json:"name"`
+	CapacityType string  `json:"capacityType,omitempty"`
+	InstanceType string  `json:"instanceType,omitempty"`
+	PricePerHour float64 `json:"pricePerHour,omitempty"`
+	PriceBasis   string  `json:"priceBasis,omitempty"`
+	NodeHours    float64 `json:"nodeHours,omitempty"`
+	GPUHours     float64 `json:"gpuHours"`
+	Cost         float64 `json:"cost"`
+	Allocated    float64 `json:"allocated"`
+	Idle         float64 `json:"idle"`
+	IdleGPU      float64 `json:"idleGPU"`
+	LostCost     float64 `json:"lostCost"`
+}
+
+// CostModel says in words how cost is allocated.
+const CostModel = "OpenCost allocation: node price split over GPU, vCPU and memory by base rates; pods pay their requests (usage = requests) while held; GPU shares and MIG instances pay their fraction; the rest is idle"
+
+// poolRates is one pool's price per resource-ms: milli-GPU, milli-CPU, MiB.
+type poolRates [3]float64
+
+func ratesOf(p *sim.PoolResult, price float64, b models.BaseRates) poolRates {
+	s := p.Spec
+	split := b.Split(price, s.GPUsPerNode, float64(s.MilliCPU)/1000, float64(s.MemoryMiB)/1024)
+	const ms = float64(sim.Hour)
+	return poolRates{split.PerGPU / 1000 / ms, split.PerVCPU / 1000 / ms, split.PerGiB / 1024 / ms}
+}
+
+func (r poolRates) price(x [3]int64) float64 {
+	return r[0]*float64(x[0]) + r[1]*float64(x[1]) + r[2]*float64(x[2])
+}
+
+func allRates(res *sim.Result, pr *Pricing) []poolRates {
+	rates := make([]poolRates, len(res.Pools))
+	for i := range res.Pools {
+		if i < len(pr.Pools) {
+			rates[i] = ratesOf(&res.Pools[i], pr.Pools[i].PerHour, pr.BaseRates)
+		}
+	}
+	return rates
+}
+
+// JobCosts prices each job of a run: what it paid, and the part lost to
+// disruptions. Jobs that held nothing cost 0.
+func JobCosts(res *sim.Result, pr *Pricing) (cost, lost []float64) {
+	rates := allRates(res, pr)
+	cost, lost = make([]float64, len(res.Jobs)), make([]float64, len(res.Jobs))
+	for i := range res.Jobs {
+		for _, u := range res.Jobs[i].Usage {
+			cost[i] += rates[u.Pool].price(u.Held)
+			lost[i] += rates[u.Pool].price(u.Lost)
+		}
+	}
+	return cost, lost
+}
+
+// Cost computes the FinOps summary of a run.
+func Cost(res *sim.Result, pr *Pricing) *CostSummary {
+	cs := &CostSummary{Currency: "USD", Model: CostModel, Sources: pr.Sources}
+	jobCost, jobLost := JobCosts(res, pr)
+	type acc struct {
+		line  CostLine
+		order int
+	}
+	group := func(m map[string]*acc, key string, order int) *CostLine {
+		a := m[key]
+		if a == nil {
+			a = &acc{line: CostLine{Name: key}, order: order}
+			m[key] = a
+		}
+		return &a.line
+	}
+	byCT, byIT, byGroup, byQueue := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}, map[string]*acc{}
+	add := func(dst *CostLine, l *CostLine) {
+		dst.NodeHours += l.NodeHours
+		dst.GPUHours += l.GPUHours
+		dst.Cost += l.Cost
+		dst.Allocated += l.Allocated
+		dst.Idle += l.Idle
+		dst.IdleGPU += l.IdleGPU
+		dst.LostCost += l.LostCost
+	}
+	// Pods' cost per pool, from the jobs' usage.
+	poolAlloc := make([]float64, len(res.Pools))
+	poolLost := make([]float64, len(res.Pools))
+	rates := allRates(res, pr)
+	const gpuMs = float64(sim.Hour) * 1000
+	for i := range res.Jobs {
+		j := &res.Jobs[i]
+		q := group(byQueue, j.Queue, 0)
+		q.Cost += jobCost[i]
+		q.Allocated += jobCost[i]
+		q.LostCost += jobLost[i]
+		for _, u := range j.Usage {
+			poolAlloc[u.Pool] += rates[u.Pool].price(u.Held)
+			poolLost[u.Pool] += rates[u.Pool].price(u.Lost)
+			q.GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
+			cs.LostGPUHours += float64(u.Lost[sim.ResGPU]) / gpuMs
+			cs.CheckpointGPUHours += float64(u.Checkpoint[sim.ResGPU]) / gpuMs
+			cs.CheckpointCost += rates[u.Pool].price(u.Checkpoint)
+		}
+		if j.Outcome == sim.Completed {
+			cs.UsefulGPUHours += float64(j.Duration) * float64(j.AllocMilli) / gpuMs
+		}
+	}
+	for i := range res.Pools {
+		p := &res.Pools[i]
+		var pp PoolPricing
+		if i < len(pr.Pools) {
+			pp = pr.Pools[i]
+		}
+		if pp.PerHour == 0 {
+			cs.Unpriced = append(cs.Unpriced, p.Spec.Name)
+		}
+		l := CostLine{Name: p.Spec.Name, CapacityType: pp.CapacityType, InstanceType: p.Spec.InstanceType,
+			PricePerHour: pp.PerHour, PriceBasis: pp.Basis, NodeHours: p.Usage.NodeHours,
+			GPUHours: float64(p.SuppliedMilliMs) / gpuMs}
+		l.Cost = p.Usage.NodeHours * pp.PerHour
+		l.Allocated = poolAlloc[i]
+		l.Idle = l.Cost - l.Allocated
+		l.IdleGPU = rates[i][0] * float64(p.SuppliedMilliMs-p.AllocatedMilliMs)
+		l.LostCost = poolLost[i]
+		cs.ByPool = append(cs.ByPool, l)
+		cs.Total += l.Cost
+		cs.Allocated += l.Allocated
+		cs.Idle += l.Idle
+		cs.IdleGPU += l.IdleGPU
+		cs.LostCost += l.LostCost
+		ct := pp.CapacityType
+		if ct == "" {
+			ct = models.OnDemand
+		}
+		add(group(byCT, ct, 0), &l)
+		it := p.Spec.InstanceType
+		if it == "" {
+			it = "(none)"
+		}
+		add(group(byIT, it, 0), &l)
+		if pp.Group != "" {
+			add(group(byGroup, pp.Group, i), &l)
+		}
+	}
+	if cs.UsefulGPUHours > 0 {
+		cs.CostPerUsefulGPUHour = cs.Total / cs.UsefulGPUHours
+	}
+	lines := func(m map[string]*acc, byOrder bool) []CostLine {
+		out := make([]*acc, 0, len(m))
+		for _, a := range m {
+			out = append(out, a)
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if byOrder && out[i].order != out[j].order {
+				return out[i].order < out[j].order
+			}
+			return out[i].line.Name < out[j].line.Name
+		})
+		res := make([]CostLine, len(out))
+		for i, a := range out {
+			res[i] = roundLine(a.line)
+		}
+		return res
+	}
+	cs.ByCapacityType = lines(byCT, false)
+	cs.ByInstanceType = lines(byIT, false)
+	cs.ByGroup = lines(byGroup, true)
+	cs.ByQueue = lines(byQueue, false)
+	for i := range cs.ByPool {
+		cs.ByPool[i] = roundLine(cs.ByPool[i])
+	}
+	cs.Total, cs.Allocated, cs.Idle, cs.IdleGPU = round(cs.Total, 4), round(cs.Allocated, 4), round(cs.Idle, 4), round(cs.IdleGPU, 4)
+	cs.LostCost, cs.CheckpointCost = round(cs.LostCost, 4), round(cs.CheckpointCost, 4)
+	cs.LostGPUHours, cs.CheckpointGPUHours = round(cs.LostGPUHours, 4), round(cs.CheckpointGPUHours, 4)
+	cs.UsefulGPUHours, cs.CostPerUsefulGPUHour = round(cs.UsefulGPUHours, 4), round(cs.CostPerUsefulGPUHour, 4)
+	return cs
+}
+
+func roundLine(l CostLine) CostLine {
+	l.NodeHours, l.GPUHours = round(l.NodeHours, 4), round(l.GPUHours, 4)
+	l.Cost, l.Allocated, l.Idle, l.IdleGPU, l.LostCost = round(l.Cost, 4), round(l.Allocated, 4), round(l.Idle, 4), round(l.IdleGPU, 4), round(l.LostCost, 4)
+	return l
+}
