@@ -45,10 +45,10 @@ type CostSummary struct {
 	CostPerUsefulGPUHour float64 `json:"costPerUsefulGPUHour"`
 	// Lost is work lost to disruptions (since the last checkpoint, and
 	// restores); Checkpoint the time spent writing checkpoints.
-	LostGPUHours       float64 `json:"lostGPUHours"`
-	LostCost           float64 `json:"lostCost"`
-	CheckpointGPUHours float64 `json:"checkpointGPUHours"`
-	CheckpointCost     float64 `json:"checkpointCost"`
+	LostGPUHours       float64    `json:"lostGPUHours"`
+	LostCost           float64    `json:"lostCost"`
+	CheckpointGPUHours float64    `json:"checkpointGPUHours"`
+	CheckpointCost     float64    `json:"checkpointCost"`
 	ByPool             []CostLine `json:"byPool"`
 	ByCapacityType     []CostLine `json:"byCapacityType"`
 	ByInstanceType     []CostLine `json:"byInstanceType"`

@@ -244,7 +244,7 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		Seed:     s.Seed(),
 		Pools:    cm.Pools,
 		Capacity: cm.Capacity,
-		Plugins: s.pluginConfigs(),
+		Plugins:  s.pluginConfigs(),
 		Queue: scheduler.QueueConfig{
 			Backfill:      s.Spec.Queueing.Backfill,
 			BackfillDepth: s.Spec.Queueing.BackfillDepth,

@@ -101,7 +101,7 @@ type CapacitySpec struct {
 // (a label such as "<5%", or auto: the band of the pool's instance type
 // and region) or a trace of times.
 type InterruptionSpec struct {
-	RatePerHour *float64 `json:"ratePerHour,omitempty"`
+	RatePerHour *float64  `json:"ratePerHour,omitempty"`
 	MTBF        *Duration `json:"mtbf,omitempty"`
 	Band        string    `json:"band,omitempty"`
 	// Times and Path are a trace: at each time one node is interrupted.
@@ -139,10 +139,10 @@ type NodePoolSpec struct {
 	Region        string   `json:"region,omitempty"`
 	Zone          string   `json:"zone,omitempty"`
 	// PricePerHour overrides catalog prices: instance type -> capacity type -> USD/h.
-	PricePerHour map[string]map[string]float64 `json:"pricePerHour,omitempty"`
-	Limits        NodePoolLimits               `json:"limits"`
-	Provisioning  *Duration                    `json:"provisioning,omitempty"`
-	Consolidation *ConsolidationSpec           `json:"consolidation,omitempty"`
+	PricePerHour  map[string]map[string]float64 `json:"pricePerHour,omitempty"`
+	Limits        NodePoolLimits                `json:"limits"`
+	Provisioning  *Duration                     `json:"provisioning,omitempty"`
+	Consolidation *ConsolidationSpec            `json:"consolidation,omitempty"`
 	// SpotLaunchFailure is the chance a spot launch finds no capacity.
 	SpotLaunchFailure float64           `json:"spotLaunchFailure,omitempty"`
 	Interruptions     *InterruptionSpec `json:"interruptions,omitempty"`
