@@ -63,3 +63,16 @@ func TestBaseRatesSplit(t *testing.T) {
 	require.InEpsilon(t, 21.957642, 8*s.PerGPU+96*s.PerVCPU+1152*s.PerGiB, 1e-12)
 	require.Equal(t, NodePriceSplit{}, DefaultBaseRates().Split(1, 0, 0, 0))
 }
+
+func TestParabolaVertex(t *testing.T) {
+	// y = 3 (x - 2)^2 + 1, sampled exactly: the vertex is 2.
+	var x, y []float64
+	for v := -1.0; v <= 5; v++ {
+		x, y = append(x, v), append(y, 3*(v-2)*(v-2)+1)
+	}
+	v, ok := ParabolaVertex(x, y)
+	require.True(t, ok)
+	require.InDelta(t, 2, v, 1e-9)
+	_, ok = ParabolaVertex([]float64{0, 1, 2}, []float64{0, 1, 0})
+	require.False(t, ok, "opens downwards: no minimum")
+}

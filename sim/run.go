@@ -82,7 +82,12 @@ type jobState struct {
 	rated  Time
 }
 
-const chunkBits = 12
+// Jobs live in chunks that never move: the first holds firstChunk jobs (a
+// small run allocates little), the others 1<<chunkBits each.
+const (
+	chunkBits  = 12
+	firstChunk = 64
+)
 
 type runner struct {
 	cfg  Config
@@ -139,12 +144,19 @@ type runner struct {
 }
 
 func (r *runner) job(id int32) *jobState {
-	return &r.chunks[id>>chunkBits][id&(1<<chunkBits-1)]
+	if id < firstChunk {
+		return &r.chunks[0][id]
+	}
+	id -= firstChunk
+	return &r.chunks[1+id>>chunkBits][id&(1<<chunkBits-1)]
 }
 
 func (r *runner) newJob() *jobState {
 	id := r.njobs
-	if int(id>>chunkBits) == len(r.chunks) {
+	switch {
+	case len(r.chunks) == 0:
+		r.chunks = append(r.chunks, make([]jobState, firstChunk))
+	case id >= firstChunk && int(1+(id-firstChunk)>>chunkBits) == len(r.chunks):
 		r.chunks = append(r.chunks, make([]jobState, 1<<chunkBits))
 	}
 	r.njobs++
