@@ -49,7 +49,7 @@ func SpotBandRate(band string) (perHour float64, assumption string, err error) {
 // band and savings in a region.
 type SpotAdvice struct {
 	Band    string
-	Savings int // percent below on-demand
+	Savings int // percent below on-demand (negative: spot costs more)
 }
 
 // SpotAdvisor holds Spot Advisor rows by region and instance type.

@@ -56,6 +56,8 @@ type Summary struct {
 	// SpotVsOnDemand compares the run with the same run on on-demand
 	// nodes only, when the run used spot.
 	SpotVsOnDemand *SpotComparison `json:"spotVsOnDemand,omitempty"`
+	// Variants sets the scenario as given beside its what-if variants.
+	Variants []RunFigures `json:"variants,omitempty"`
 	Assumptions    []string        `json:"assumptions"`
 	Engine         EngineStats     `json:"engine"`
 

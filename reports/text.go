@@ -164,6 +164,20 @@ func spotRows(c *SpotComparison) [][]string {
 	return [][]string{row(c.Spot), row(c.OnDemand)}
 }
 
+func variantHeader() []string {
+	return []string{"run", "cost", "idle", "GPU-h lost", "lost cost", "$/useful GPU-h", "completed", "failed", "disruptions", "p95 wait", "p50 JCT", "p95 JCT", "allocation"}
+}
+
+func variantRows(vs []RunFigures) [][]string {
+	var rows [][]string
+	for _, f := range vs {
+		rows = append(rows, []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
+			fmt.Sprintf("%.2f", f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Failed), fmt.Sprint(f.Disruptions),
+			Human(f.WaitP95), Human(f.JCTP50), Human(f.JCTP95), pct(f.Allocation)})
+	}
+	return rows
+}
+
 func spotHeader() []string {
 	return []string{"run", "cost", "idle", "GPU-h lost", "lost cost", "$/useful GPU-h", "completed", "disruptions", "p50 JCT", "p95 JCT"}
 }
@@ -211,6 +225,10 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 			fmt.Fprintf(w, "- no price, not counted: %s\n", strings.Join(c.Unpriced, ", "))
 		}
 		fmt.Fprintf(w, "- %s.\n\n", c.Model)
+	}
+	if len(s.Variants) > 0 {
+		fmt.Fprintf(w, "## What-if variants\n\nThe scenario as given and each of its variants, same seed and workload.\n\n")
+		mdTable(w, variantHeader(), variantRows(s.Variants))
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintf(w, "## Spot against on-demand\n\nThe same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).\n\n")
@@ -361,6 +379,15 @@ func WriteTable(w io.Writer, s *Summary) error {
 	}
 	if d := s.Disruptions; d != nil {
 		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes, %d restarts, %d failed.\n", d.JobsDisrupted, d.Restarts, d.JobsFailed)
+	}
+	if len(s.Variants) > 0 {
+		fmt.Fprintln(w, "\nWhat-if variants (same seed and workload):")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(variantHeader(), "\t")))
+		for _, r := range variantRows(s.Variants) {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		tw.Flush()
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintln(w)

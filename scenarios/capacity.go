@@ -71,8 +71,8 @@ func ReadSpotAdvisor(file string, r io.Reader) (*models.SpotAdvisor, error) {
 		a := models.SpotAdvice{Band: band}
 		if v := t.get(rec, "SavingsPctVsOnDemand"); v != "" {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > 100 {
-				return nil, t.bad("SavingsPctVsOnDemand", "%q is not a percentage", v)
+			if err != nil || n < -1000 || n > 100 {
+				return nil, t.bad("SavingsPctVsOnDemand", "%q is not a percentage (at most 100; negative when spot costs more)", v)
 			}
 			a.Savings = n
 		}
@@ -599,10 +599,10 @@ func (s *Scenario) recovery(at string, r *RecoverySpec) (*cluster.Recovery, erro
 	return out, nil
 }
 
-// UsesSpot reports whether any pool or NodePool buys spot nodes.
+// UsesSpot reports whether any pool or NodePool can buy spot nodes.
 func (s *Scenario) UsesSpot() bool {
 	for _, p := range s.Spec.Cluster.Pools {
-		if p.CapacityType == models.Spot {
+		if p.CapacityType == models.Spot && (p.Count > 0 || p.Autoscaling != nil) {
 			return true
 		}
 	}

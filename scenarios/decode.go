@@ -75,7 +75,9 @@ type walker struct {
 }
 
 var (
-	quantityType = reflect.TypeOf(resource.Quantity{})
+	specPatchType = reflect.TypeOf(SpecPatch{})
+	specType      = reflect.TypeOf(Spec{})
+	quantityType  = reflect.TypeOf(resource.Quantity{})
 	unmarshaler  = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
 )
 
@@ -112,11 +114,11 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		if strings.Contains(opts, "inline") || (f.Anonymous && name == "") {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && (strings.Contains(opts, "inline") || (f.Anonymous && name == "")) {
 			for k, v := range jsonFields(ft) {
 				out[k] = v
 			}
@@ -141,6 +143,9 @@ func (w *walker) walk(n *yamlv3.Node, t reflect.Type, path string) error {
 	if n.Tag == "!!null" {
 		return nil
 	}
+	if t == specPatchType {
+		return w.walkPatch(n, specType, path)
+	}
 	custom := reflect.PointerTo(t).Implements(unmarshaler)
 	if t == quantityType {
 		if n.Kind != yamlv3.ScalarNode {
@@ -151,8 +156,14 @@ func (w *walker) walk(n *yamlv3.Node, t reflect.Type, path string) error {
 		}
 		return nil
 	}
-	if custom && n.Kind == yamlv3.ScalarNode {
-		return nil // the type's own decoder checks the scalar form
+	if custom {
+		if n.Kind == yamlv3.ScalarNode {
+			return nil // the type's own decoder checks the scalar form
+		}
+		if t.Kind() == reflect.Struct && len(jsonFields(t)) == 0 {
+			// A scalar-only type such as Duration.
+			return w.fail(n, path, "expected a single value, got %s", kindName(n))
+		}
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -229,6 +240,45 @@ func (w *walker) walk(n *yamlv3.Node, t reflect.Type, path string) error {
 		// free-form
 	}
 	return nil
+}
+
+// walkPatch checks a patch against the type it patches: the same fields
+// and kinds, any of them absent, $patch: delete allowed on list items.
+func (w *walker) walkPatch(n *yamlv3.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yamlv3.MappingNode && t.Kind() == reflect.Struct {
+		w.pos[path] = [2]int{n.Line, n.Column}
+		fields := jsonFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			fp := join(path, k.Value)
+			if k.Value == "$patch" {
+				if v.Value != "delete" {
+					return w.fail(v, fp, "the only $patch directive is delete")
+				}
+				continue
+			}
+			ft, ok := fields[k.Value]
+			if !ok {
+				return w.fail(k, fp, "unknown field %q%s", k.Value, suggest(k.Value, fields))
+			}
+			if err := w.walkPatch(v, ft, fp); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind == yamlv3.SequenceNode && t.Kind() == reflect.Slice {
+		for i, v := range n.Content {
+			if err := w.walkPatch(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return w.walk(n, t, path)
 }
 
 func join(path, k string) string {

@@ -181,6 +181,22 @@ func (s *Scenario) Validate() error {
 	if sp.Output.TimelineInterval != nil && sp.Output.TimelineInterval.Duration < 1e6 {
 		return s.errAt("spec.output.timelineInterval", "must be at least 1ms")
 	}
+	vnames := map[string]bool{}
+	for i, v := range sp.Variants {
+		if !nameRE.MatchString(v.Name) {
+			return s.errAt(fmt.Sprintf("spec.variants[%d].name", i), "%q is not a valid variant name (lower-case letters, digits, '-' and '.')", v.Name)
+		}
+		if vnames[v.Name] {
+			return s.errAt(fmt.Sprintf("spec.variants[%d].name", i), "variant %q is defined twice", v.Name)
+		}
+		vnames[v.Name] = true
+		if v.Patch.raw == nil || string(v.Patch.raw) == "null" {
+			return s.errAt(fmt.Sprintf("spec.variants[%d].patch", i), "a variant needs a patch")
+		}
+		if _, err := s.Variant(v.Name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

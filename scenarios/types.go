@@ -46,6 +46,38 @@ type Spec struct {
 	Scheduler SchedulerSpec `json:"scheduler,omitempty"`
 	Queueing  QueueingSpec  `json:"queueing,omitempty"`
 	Output    OutputSpec    `json:"output,omitempty"`
+	// Variants are what-ifs of the same scenario, run beside it.
+	Variants []VariantSpec `json:"variants,omitempty"`
+}
+
+// VariantSpec is a what-if: the scenario's spec changed by a patch.
+type VariantSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Patch is a JSON merge patch (RFC 7386) over spec, except that lists
+	// of named items (pools, nodePools, classes) merge item by item by
+	// name, as Kubernetes' strategic merge does: a named item not in the
+	// list is added, {name: x, $patch: delete} removes one, null removes a
+	// field.
+	Patch SpecPatch `json:"patch"`
+}
+
+// SpecPatch holds a patch's JSON; it is checked against Spec's fields
+// when the scenario is read.
+type SpecPatch struct{ raw []byte }
+
+// UnmarshalJSON keeps the patch as it is.
+func (p *SpecPatch) UnmarshalJSON(b []byte) error {
+	p.raw = append([]byte(nil), b...)
+	return nil
+}
+
+// MarshalJSON writes the patch back.
+func (p SpecPatch) MarshalJSON() ([]byte, error) {
+	if p.raw == nil {
+		return []byte("null"), nil
+	}
+	return p.raw, nil
 }
 
 // ClusterSpec lists node pools, given inline or imported from a node list,

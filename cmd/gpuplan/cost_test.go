@@ -82,3 +82,41 @@ func readCSV(t *testing.T, dir, name string) [][]string {
 	require.NoError(t, err)
 	return rows
 }
+
+// The FinOps what-if example: the same week of jobs all on-demand, all
+// spot (a tight market, and the Spot Advisor's rate) and half and half.
+// Nodes are present all week (a reclaimed spot node's replacement is paid
+// for from its launch), so each run's cost is its node-hours times the
+// catalog prices: 4 x 168 h x 21.957642 = $14,755.54 on-demand, x 6.7915 =
+// $4,563.89 spot, 2 x 168 x (21.957642 + 6.7915) = $9,659.71 mixed.
+func TestSpotWhatIfExample(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/examples/spot-what-if.yaml", "--out", dir, "--output", "json")
+	require.Equal(t, 0, code, errOut)
+	s := readSummary(t, dir)
+	require.Len(t, s.Variants, 4)
+	byName := map[string]reports.RunFigures{}
+	for _, v := range s.Variants {
+		byName[v.Name] = v
+	}
+	od, tight, advisor, mix := byName["(as given)"], byName["all-spot-tight"], byName["all-spot-advisor"], byName["mix-tight"]
+	require.InDelta(t, 4*168*21.957642, od.Cost, 0.01)
+	require.InDelta(t, 4*168*6.7915, tight.Cost, 0.01)
+	require.InDelta(t, 4*168*6.7915, advisor.Cost, 0.01)
+	require.InDelta(t, 2*168*(21.957642+6.7915), mix.Cost, 0.01)
+	// A tight market costs work and time; the Spot Advisor's band (an
+	// MTBF of thousands of node-hours) hardly any.
+	require.Zero(t, od.LostGPUHours)
+	require.Greater(t, tight.LostGPUHours, 50.0)
+	require.Greater(t, tight.Disruptions, int64(20))
+	require.Less(t, advisor.LostGPUHours, tight.LostGPUHours/10)
+	require.Greater(t, mix.LostGPUHours, 0.0)
+	require.Less(t, mix.LostGPUHours, tight.LostGPUHours)
+	require.Greater(t, tight.JCTP95, od.JCTP95, "lost work shows in completion times")
+	// Each variant's own files.
+	for _, v := range []string{"all-spot-tight", "all-spot-advisor", "mix-tight"} {
+		vs := readSummary(t, dir+"/variants/"+v)
+		require.Equal(t, "spot-what-if/"+v, vs.Scenario.Name)
+		require.NotNil(t, vs.Cost)
+	}
+}

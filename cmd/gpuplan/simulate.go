@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ type simulateOptions struct {
 	horizon     string
 	policy      string
 	tieBreak    string
+	variant     string
 
 	stdout, stderr io.Writer
 }
@@ -46,7 +48,12 @@ or, with no file, of the built-in default scenario, and print a summary.
 
 With --out DIR it writes DIR/summary.json (schemaVersion 1), DIR/jobs.csv (one row
 per job), DIR/timeline.csv (allocation and queue length per interval) and
-DIR/report.md. --trace replaces the scenario's workload with a trace file replayed
+DIR/report.md. Pools with prices (an instance type from the price catalog, or
+pricePerHour) add a FinOps section: cost by pool, capacity type, instance type and
+queue, idle cost, work lost to interruptions; a run with spot nodes is repeated
+with every spot node bought on-demand and the two are set side by side. A
+scenario with spec.variants runs each what-if variant too and compares them
+(their files go to DIR/variants/NAME); --variant runs one alone. --trace replaces the scenario's workload with a trace file replayed
 against the scenario's cluster (the default scenario's cluster when none is given);
 the whole trace runs unless --horizon cuts it. The same scenario and seed give
 byte-identical files.`,
@@ -75,6 +82,7 @@ byte-identical files.`,
 	f.StringVar(&o.horizon, "horizon", "", "end the run at this simulated time, e.g. 72h or 30d (0: run until the workload drains); with --trace the whole trace runs unless this is given")
 	f.StringVar(&o.policy, "policy", "", "GPU placement policy replacing the scenario's scheduler profile: "+strings.Join(plugins.PolicyNames(), ", "))
 	f.StringVar(&o.tieBreak, "tie-break", "", "between nodes of equal score: lowestIndex, random or nodeOrder (overrides spec.scheduler.tieBreak)")
+	f.StringVar(&o.variant, "variant", "", "run only this what-if variant of the scenario (spec.variants) instead of the scenario and all its variants")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 	return c
 }
@@ -132,9 +140,34 @@ func (o *simulateOptions) run() error {
 		}
 		opts.Horizon = &h
 	}
+	base := sc
+	if o.variant != "" {
+		if sc, err = sc.Variant(o.variant); err != nil {
+			return err
+		}
+	}
 	res, sum, err := o.runScenario(sc, opts, true)
 	if err != nil {
 		return err
+	}
+	if o.variant == "" && len(base.Spec.Variants) > 0 {
+		sum.Variants = []reports.RunFigures{reports.Figures("(as given)", sum)}
+		for _, name := range base.VariantNames() {
+			v, err := base.Variant(name)
+			if err != nil {
+				return err
+			}
+			vres, vsum, err := o.runScenario(v, opts, true)
+			if err != nil {
+				return fmt.Errorf("variant %s: %w", name, err)
+			}
+			sum.Variants = append(sum.Variants, reports.Figures(name, vsum))
+			if o.out != "" {
+				if err := reports.WriteDir(filepath.Join(o.out, "variants", name), vres, vsum); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if sc.UsesSpot() {
 		od, err := sc.OnDemandOnly()
