@@ -57,9 +57,9 @@ type Summary struct {
 	// nodes only, when the run used spot.
 	SpotVsOnDemand *SpotComparison `json:"spotVsOnDemand,omitempty"`
 	// Variants sets the scenario as given beside its what-if variants.
-	Variants []RunFigures `json:"variants,omitempty"`
-	Assumptions    []string        `json:"assumptions"`
-	Engine         EngineStats     `json:"engine"`
+	Variants    []RunFigures `json:"variants,omitempty"`
+	Assumptions []string     `json:"assumptions"`
+	Engine      EngineStats  `json:"engine"`
 
 	pricing *Pricing // for the per-job costs of jobs.csv
 }

@@ -78,7 +78,7 @@ var (
 	specPatchType = reflect.TypeOf(SpecPatch{})
 	specType      = reflect.TypeOf(Spec{})
 	quantityType  = reflect.TypeOf(resource.Quantity{})
-	unmarshaler  = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+	unmarshaler   = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
 )
 
 func (w *walker) fail(n *yamlv3.Node, path, format string, args ...any) error {
