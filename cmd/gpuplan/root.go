@@ -15,8 +15,10 @@ func newRootCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
 		Use:   "gpuplan",
 		Short: "Simulate and plan Kubernetes GPU clusters offline",
 		Long: `gpuplan replays GPU workload traces (or synthetic workloads) against modelled
-Kubernetes node pools in a deterministic discrete-event simulation, and reports
-GPU allocation, idle GPU-hours, queue waits, completion times and why jobs waited.
+Kubernetes node pools in a deterministic discrete-event simulation (spot
+interruptions, failures, autoscaling and checkpointing jobs included), and reports
+GPU allocation, idle GPU-hours, queue waits, completion times, why jobs waited and,
+for priced pools, what it all costs.
 
 Exit status: 0 success, 1 a failed assertion, 2 bad input or usage.`,
 		SilenceUsage:  true,
