@@ -361,6 +361,9 @@ func (s *Scenario) poolCapacity(i int, ps *cluster.PoolSpec, res resources, grou
 	if p.Provisioning != nil {
 		cp.Provisioning = p.Provisioning.Millis()
 	}
+	if p.ImagePull != nil {
+		cp.Provisioning += p.ImagePull.Millis()
+	}
 	if p.Replace != nil {
 		cp.Replace = *p.Replace
 	}
@@ -381,6 +384,9 @@ func (s *Scenario) poolCapacity(i int, ps *cluster.PoolSpec, res resources, grou
 		}
 		if a.ScaleDownDelayAfterAdd != nil {
 			g.ScaleDownDelayAfterAdd = a.ScaleDownDelayAfterAdd.Millis()
+		}
+		if a.ScanInterval != nil {
+			g.ScanInterval = a.ScanInterval.Millis()
 		}
 		cp.Group = int32(len(*groups))
 		*groups = append(*groups, g)
@@ -459,6 +465,9 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 				if np.Provisioning != nil {
 					cp.Provisioning = np.Provisioning.Millis()
 				}
+				if np.ImagePull != nil {
+					cp.Provisioning += np.ImagePull.Millis()
+				}
 				if ct == models.Spot {
 					if cp.Interruptions, err = s.interruptions(at+".interruptions", it, region, np.Interruptions, res); err != nil {
 						return nil, nil, nil, nil, err
@@ -491,6 +500,9 @@ func (s *Scenario) validateCapacity(at string, cs *CapacitySpec) error {
 	}
 	if cs.Provisioning != nil && cs.Provisioning.Duration < 0 {
 		return s.errAt(at+".provisioning", "must not be negative")
+	}
+	if cs.ImagePull != nil && cs.ImagePull.Duration < 0 {
+		return s.errAt(at+".imagePull", "must not be negative")
 	}
 	if cs.Interruptions != nil && cs.CapacityType != models.Spot {
 		return s.errAt(at+".interruptions", "only spot nodes are interrupted; set capacityType: spot")
@@ -550,6 +562,9 @@ func (s *Scenario) validateNodePool(i int, seen map[string]bool) error {
 	}
 	if np.Provisioning != nil && np.Provisioning.Duration < 0 {
 		return s.errAt(at+".provisioning", "must not be negative")
+	}
+	if np.ImagePull != nil && np.ImagePull.Duration < 0 {
+		return s.errAt(at+".imagePull", "must not be negative")
 	}
 	spot := false
 	for _, ct := range np.CapacityTypes {

@@ -32,7 +32,8 @@ spec:
     - name: ca
       count: 0
       instanceType: g5.12xlarge
-      autoscaling: {maxNodes: 3, expander: least-waste}
+      autoscaling: {maxNodes: 3, expander: least-waste, scanInterval: 30s}
+      imagePull: 2m
     nodePools:
     - name: burst
       instanceTypes: [p5.48xlarge, g5.12xlarge]
@@ -85,7 +86,8 @@ func TestCapacityScenarioBuilds(t *testing.T) {
 	// The autoscaled pool is a cluster-autoscaler group of its own.
 	require.Equal(t, int32(0), c.Pools[2].Group)
 	require.Equal(t, capacity.Group{Name: "ca", Kind: capacity.Autoscaler, Pools: []int32{2}, MaxNodes: 3, Expander: "least-waste",
-		ScaleDownUnneeded: 600000, ScaleDownDelayAfterAdd: 600000, ScanInterval: 10000}, c.Groups[0])
+		ScaleDownUnneeded: 600000, ScaleDownDelayAfterAdd: 600000, ScanInterval: 30000}, c.Groups[0])
+	require.Equal(t, cluster.Time(DefaultProvisioning+2*60*1000), c.Pools[2].Provisioning, "image pull added")
 	require.Equal(t, 3, m.Pools[2].MaxNodes)
 	// The NodePool: one pool per offering, slots from the GPU limit.
 	np := c.Groups[1]
@@ -116,9 +118,9 @@ func TestCapacityErrors(t *testing.T) {
 	cases := []struct{ from, to, want string }{
 		{"      capacityType: spot\n      failures", "      capacityType: preemptible\n      failures", `:15:21: spec.cluster.pools[1].capacityType: is "preemptible"; want on-demand or spot`},
 		{"      instanceType: g5.12xlarge\n", "      instanceType: g5.12xlarge\n      interruptions: {mtbf: 1h}\n", `:20:22: spec.cluster.pools[2].interruptions: only spot nodes are interrupted`},
-		{"      limits: {nvidia.com/gpu: 16}", "      limits: {}", `:25:15: spec.cluster.nodePools[0].limits: a NodePool needs limits`},
-		{"      autoscaling: {maxNodes: 3, expander: least-waste}", "      autoscaling: {maxNodes: 3, expander: cheapest}", `spec.cluster.pools[2].autoscaling.expander: is "cheapest"`},
-		{"      autoscaling: {maxNodes: 3, expander: least-waste}", "      count: 5\n      autoscaling: {maxNodes: 3}", `spec.cluster.pools[2].count: field "count" is given twice`},
+		{"      limits: {nvidia.com/gpu: 16}", "      limits: {}", `:26:15: spec.cluster.nodePools[0].limits: a NodePool needs limits`},
+		{"      autoscaling: {maxNodes: 3, expander: least-waste, scanInterval: 30s}", "      autoscaling: {maxNodes: 3, expander: cheapest}", `spec.cluster.pools[2].autoscaling.expander: is "cheapest"`},
+		{"      autoscaling: {maxNodes: 3, expander: least-waste, scanInterval: 30s}", "      count: 5\n      autoscaling: {maxNodes: 3}", `spec.cluster.pools[2].count: field "count" is given twice`},
 		{"[p5.48xlarge, g5.12xlarge]", "[p5.48xlarge, x9.huge]", `spec.cluster.nodePools[0].instanceTypes[1]: instance type "x9.huge" is not in the price catalog`},
 		{"      interruptions: {ratePerHour: 0.5, notice: 30s}", "      interruptions: {ratePerHour: 0.5, band: \"<5%\"}", `spec.cluster.nodePools[0].interruptions: give one of ratePerHour, mtbf, band or a trace`},
 		{"checkpoint: {interval: 30m, cost: 2m}", "checkpoint: {interval: 0s, cost: 2m}", `spec.workload.recovery.checkpoint.interval: must be positive`},

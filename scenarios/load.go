@@ -247,7 +247,7 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 		default:
 			return s.errAt(at("autoscaling.expander"), "is %q; want random, least-waste or price", a.Expander)
 		}
-		for f, d := range map[string]*Duration{"scaleDownUnneededTime": a.ScaleDownUnneededTime, "scaleDownDelayAfterAdd": a.ScaleDownDelayAfterAdd} {
+		for f, d := range map[string]*Duration{"scaleDownUnneededTime": a.ScaleDownUnneededTime, "scaleDownDelayAfterAdd": a.ScaleDownDelayAfterAdd, "scanInterval": a.ScanInterval} {
 			if d != nil && d.Duration < 0 {
 				return s.errAt(at("autoscaling."+f), "must not be negative")
 			}

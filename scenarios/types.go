@@ -120,9 +120,11 @@ type CapacitySpec struct {
 	// on-demand, for the spot-against-on-demand comparison (default: the
 	// catalog's price).
 	OnDemandPricePerHour *float64 `json:"onDemandPricePerHour,omitempty"`
-	// Provisioning is the time from a launch to the node being Ready,
-	// image pull included (default 5m).
+	// Provisioning is the time from a launch to the node being Ready
+	// (default 5m); ImagePull, when given, is added to it (the first pod's
+	// image pull on a fresh node).
 	Provisioning *Duration `json:"provisioning,omitempty"`
+	ImagePull    *Duration `json:"imagePull,omitempty"`
 	// Interruptions is the spot reclaim process of spot nodes.
 	Interruptions *InterruptionSpec `json:"interruptions,omitempty"`
 	// Failures fails nodes of any capacity type, without notice.
@@ -158,6 +160,9 @@ type AutoscalingSpec struct {
 	ScaleDownDelayAfterAdd *Duration `json:"scaleDownDelayAfterAdd,omitempty"`
 	// Expander is random (default), least-waste or price.
 	Expander string `json:"expander,omitempty"`
+	// ScanInterval is how often the autoscaler looks at pending pods: the
+	// delay before a scale-up (default 10s).
+	ScanInterval *Duration `json:"scanInterval,omitempty"`
 }
 
 // NodePoolSpec is a Karpenter NodePool: nodes of several instance types
@@ -174,6 +179,7 @@ type NodePoolSpec struct {
 	PricePerHour  map[string]map[string]float64 `json:"pricePerHour,omitempty"`
 	Limits        NodePoolLimits                `json:"limits"`
 	Provisioning  *Duration                     `json:"provisioning,omitempty"`
+	ImagePull     *Duration                     `json:"imagePull,omitempty"`
 	Consolidation *ConsolidationSpec            `json:"consolidation,omitempty"`
 	// SpotLaunchFailure is the chance a spot launch finds no capacity.
 	SpotLaunchFailure float64           `json:"spotLaunchFailure,omitempty"`
