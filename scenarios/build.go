@@ -145,9 +145,7 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 		for k, v := range p.Labels {
 			ps.Labels[k] = v
 		}
-		for _, t := range p.Taints {
-			ps.Taints = append(ps.Taints, cluster.Taint{Key: t.Key, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
-		}
+		ps.Taints = taintsFrom(p.Taints)
 		ps.GPUMemoryMiB = models.GPUMemoryMiB(p.GPUModel)
 		if p.GPUMemory != nil {
 			ps.GPUMemoryMiB = p.GPUMemory.Value() >> 20
@@ -327,6 +325,14 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 	}
 	b.Workload = fmt.Sprintf("synthetic, classes %s", strings.Join(names, ", "))
 	return b, nil
+}
+
+func taintsFrom(ts []TaintSpec) []cluster.Taint {
+	var out []cluster.Taint
+	for _, t := range ts {
+		out = append(out, cluster.Taint{Key: t.Key, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
+	}
+	return out
 }
 
 // withRecovery gives trace jobs the scenario's recovery settings.

@@ -443,9 +443,7 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 				for k, v := range np.Labels {
 					ps.Labels[k] = v
 				}
-				for _, t := range np.Taints {
-					ps.Taints = append(ps.Taints, cluster.Taint{Key: t.Key, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
-				}
+				ps.Taints = taintsFrom(np.Taints)
 				if err := ps.Validate(); err != nil {
 					return nil, nil, nil, nil, s.errAt(at, "instance type %s: %v", it, err)
 				}

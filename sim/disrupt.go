@@ -235,20 +235,10 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 	}
 	j.finishH = engine.Handle{}
 	j.saved += work
-	j.ckptMs += writes
-	j.lostMs += lost
-	if err := r.releaseAll(t, j, lost, writes); err != nil {
+	if err := r.endAttempt(t, j, gpus, lost, writes); err != nil {
 		return err
 	}
-	if j.sliced {
-		if err := r.unregister(t, j, gpus); err != nil {
-			return err
-		}
-		j.sliced = false
-	}
-	r.integrate(t)
-	r.running--
-	j.running, j.exiting = false, false
+	j.sliced, j.exiting = false, false
 	j.info.Bound = 0
 	j.disruptions++
 	r.dstats.byCause[cause]++

@@ -560,6 +560,26 @@ func (r *runner) usageOf(j *jobState, p int32) *PoolUsage {
 	return &j.usageMore[len(j.usageMore)-1]
 }
 
+// endAttempt stops job j's running attempt at t: its pods are released,
+// lost and writes (of the attempt's time) booked, its GPUs' other sharers
+// re-timed.
+func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time) error {
+	j.lostMs += lost
+	j.ckptMs += writes
+	if err := r.releaseAll(t, j, lost, writes); err != nil {
+		return err
+	}
+	if j.sliced {
+		if err := r.unregister(t, j, gpus); err != nil {
+			return err
+		}
+	}
+	r.integrate(t)
+	r.running--
+	j.running = false
+	return nil
+}
+
 func (r *runner) complete(t Time, j *jobState) error {
 	gpus := r.slicedGPUs(j)
 	left := j.plannedEnd - t // work left when not time-sliced
@@ -576,20 +596,9 @@ func (r *runner) complete(t Time, j *jobState) error {
 			_, writes, _ = progress(j, t)
 		}
 	}
-	restore := min(j.restore, t-j.aStart)
-	j.lostMs += restore
-	j.ckptMs += writes
-	if err := r.releaseAll(t, j, restore, writes); err != nil {
+	if err := r.endAttempt(t, j, gpus, min(j.restore, t-j.aStart), writes); err != nil {
 		return err
 	}
-	if j.sliced {
-		if err := r.unregister(t, j, gpus); err != nil {
-			return err
-		}
-	}
-	r.integrate(t)
-	r.running--
-	j.running = false
 	j.end = t
 	j.finished = true
 	j.outcome = Completed

@@ -161,9 +161,6 @@ func New(spec Spec, c *cluster.Cluster, host Host, seed uint64) (*Controller, er
 	return k, nil
 }
 
-// Spec returns the controller's spec.
-func (k *Controller) Spec() *Spec { return &k.spec }
-
 // Start draws the lifetimes of the nodes present at time 0 and schedules
 // the traces and consolidation sweeps.
 func (k *Controller) Start() {
