@@ -207,7 +207,11 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 	m.Prices = append(m.Prices, npPrices...)
 	groups = append(groups, npGroups...)
 	if nl := s.Spec.Cluster.NodeList; nl != nil {
-		imported, err := ReadOpenbNodes(s.path(nl.Path))
+		read := ReadOpenbNodes
+		if nl.Format == FormatPAI {
+			read = ReadPAIMachines
+		}
+		imported, err := read(s.path(nl.Path))
 		if err != nil {
 			return nil, err
 		}
@@ -298,7 +302,11 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		return nil, &InputError{File: "--horizon", Msg: "a synthetic workload without a jobs limit needs a horizon"}
 	}
 	if trace != nil {
-		src, err := OpenTrace(traceFile, trace.Format, TraceOptions{PendingPods: trace.PendingPods})
+		jobTable := trace.JobTable
+		if jobTable != "" && opts.Trace == nil {
+			jobTable = s.path(jobTable)
+		}
+		src, err := OpenTrace(traceFile, trace.Format, TraceOptions{PendingPods: trace.PendingPods, GPUsPerNode: trace.GPUsPerNode, JobTable: jobTable})
 		if err != nil {
 			return nil, err
 		}

@@ -144,3 +144,47 @@ func FuzzOpenbNodes(f *testing.F) {
 		}
 	})
 }
+
+func fuzzTrace(f *testing.F, format string, seeds ...string) {
+	seed(f, seeds...)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src, err := openTraceReader("fuzz", format, bytes.NewReader(data), TraceOptions{})
+		if err != nil {
+			requireInputError(t, err)
+			return
+		}
+		drain(t, src)
+	})
+}
+
+func FuzzPhilly(f *testing.F) {
+	f.Add([]byte("timestamp,duration,num_gpus\n2017-10-03 00:00:00,1,65537\n"))
+	fuzzTrace(f, FormatPhilly, "testdata/philly.csv")
+}
+
+func FuzzHelios(f *testing.F) {
+	f.Add([]byte("job_id,vc,gpu_num,cpu_num,node_num,submit_time,duration\n1,a,7,3,5,2020-04-01 00:00:00,5\n"))
+	fuzzTrace(f, FormatHelios, "testdata/helios.csv")
+}
+
+func FuzzPhillyRaw(f *testing.F) {
+	f.Add([]byte(`[{"submitted_time": "2017-10-03 00:00:00", "attempts": [{"start_time": "2017-10-03 00:00:00", "end_time": "2017-10-02 00:00:00"}]}]`))
+	fuzzTrace(f, FormatPhillyRaw, "testdata/philly_raw.json")
+}
+
+func FuzzPAITasks(f *testing.F) {
+	fuzzTrace(f, FormatPAI, "testdata/pai_task_table.csv")
+}
+
+func FuzzPAIMachines(f *testing.F) {
+	seed(f, "testdata/pai_machine_spec.csv")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pools, err := parsePAIMachines("fuzz.csv", bytes.NewReader(data))
+		requireInputError(t, err)
+		for _, p := range pools {
+			if err := p.Validate(); err != nil {
+				t.Fatalf("invalid pool %+v: %v", p, err)
+			}
+		}
+	})
+}

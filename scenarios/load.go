@@ -138,8 +138,8 @@ func (s *Scenario) Validate() error {
 		if nl.Path == "" {
 			return s.errAt("spec.cluster.nodeList.path", "is required")
 		}
-		if nl.Format != "openb" {
-			return s.errAt("spec.cluster.nodeList.format", "is %q; the known node list format is openb", nl.Format)
+		if nl.Format != FormatOpenb && nl.Format != FormatPAI {
+			return s.errAt("spec.cluster.nodeList.format", "is %q; the known node list formats are openb (openb_node_list) and pai (pai_machine_spec)", nl.Format)
 		}
 	}
 	if err := s.validateWorkload(); err != nil {
@@ -329,6 +329,12 @@ func (s *Scenario) validateTrace(t *TraceSpec, at string) error {
 	case "", PendingReplay, PendingExclude:
 	default:
 		return s.errAt(at+".pendingPods", "is %q; want %s or %s", t.PendingPods, PendingReplay, PendingExclude)
+	}
+	if t.GPUsPerNode < 0 || t.GPUsPerNode > cluster.MaxGPUsPerNode {
+		return s.errAt(at+".gpusPerNode", "must be between 1 and %d", cluster.MaxGPUsPerNode)
+	}
+	if t.JobTable != "" && t.Format != FormatPAI {
+		return s.errAt(at+".jobTable", "is for the pai format")
 	}
 	return nil
 }

@@ -16,9 +16,14 @@ import (
 
 // Trace formats.
 const (
-	FormatCSV   = "csv"
-	FormatJSONL = "jsonl"
-	FormatOpenb = "openb"
+	FormatCSV       = "csv"
+	FormatJSONL     = "jsonl"
+	FormatNative    = "native" // csv, or jsonl for a .jsonl file
+	FormatOpenb     = "openb"
+	FormatPhilly    = "philly"
+	FormatPhillyRaw = "philly-raw"
+	FormatHelios    = "helios"
+	FormatPAI       = "pai"
 )
 
 // What to do with openb pods that never ran in the source trace.
@@ -28,7 +33,9 @@ const (
 )
 
 // TraceFormats lists the trace formats OpenTrace reads.
-func TraceFormats() []string { return []string{FormatCSV, FormatJSONL, FormatOpenb} }
+func TraceFormats() []string {
+	return []string{FormatNative, FormatCSV, FormatJSONL, FormatOpenb, FormatPhilly, FormatPhillyRaw, FormatHelios, FormatPAI}
+}
 
 func knownFormat(f string) bool {
 	for _, k := range TraceFormats() {
@@ -43,6 +50,19 @@ func knownFormat(f string) bool {
 type TraceOptions struct {
 	// PendingPods is replay (default) or exclude, for openb.
 	PendingPods string
+	// GPUsPerNode splits jobs given as a GPU total (Philly, Helios) into
+	// pods of at most this many GPUs (default 8).
+	GPUsPerNode int64
+	// JobTable is the PAI job table (for users as queues), optional.
+	JobTable string
+	users    map[string]string
+}
+
+func (o TraceOptions) gpusPerNode() int64 {
+	if o.GPUsPerNode > 0 {
+		return o.GPUsPerNode
+	}
+	return 8
 }
 
 // TraceSource streams a trace's jobs in submit order. Rows out of order,
@@ -59,24 +79,72 @@ func OpenTrace(path, format string, opts TraceOptions) (TraceSource, error) {
 	if !knownFormat(format) {
 		return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown trace format %q (known: %s)", format, strings.Join(TraceFormats(), ", "))}
 	}
+	if format == FormatNative {
+		format = FormatCSV
+		if p := strings.TrimSuffix(path, ".gz"); strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json") {
+			format = FormatJSONL
+		}
+	}
+	if format == FormatPAI && opts.JobTable != "" {
+		r, closer, err := openMaybeGzip(opts.JobTable)
+		if err != nil {
+			return nil, err
+		}
+		opts.users, err = ReadPAIUsers(opts.JobTable, r)
+		closer()
+		if err != nil {
+			return nil, err
+		}
+	}
 	r, closer, err := openMaybeGzip(path)
 	if err != nil {
 		return nil, err
 	}
-	var src TraceSource
-	switch format {
-	case FormatCSV:
-		src, err = newCSVSource(path, r, closer)
-	case FormatJSONL:
-		src, err = newJSONLSource(path, r, closer), nil
-	case FormatOpenb:
-		src, err = newOpenbSource(path, r, closer, opts)
-	}
+	src, err := newTraceSource(path, format, r, closer, opts)
 	if err != nil {
-		closer()
+		if format != FormatPAI && format != FormatPhillyRaw {
+			closer()
+		}
 		return nil, err
 	}
 	return src, nil
+}
+
+// openTraceReader reads a trace from r (file names it in errors).
+func openTraceReader(file, format string, r io.Reader, opts TraceOptions) (TraceSource, error) {
+	return newTraceSource(file, format, r, func() error { return nil }, opts)
+}
+
+func newTraceSource(path, format string, r io.Reader, closer func() error, opts TraceOptions) (TraceSource, error) {
+	switch format {
+	case FormatCSV:
+		return newCSVSource(path, r, closer)
+	case FormatJSONL:
+		return newJSONLSource(path, r, closer), nil
+	case FormatOpenb:
+		return newOpenbSource(path, r, closer, opts)
+	case FormatPhilly:
+		return newPhillySource(path, r, closer, opts)
+	case FormatHelios:
+		return newHeliosSource(path, r, closer, opts)
+	case FormatPhillyRaw, FormatPAI:
+		// Read whole and sorted: the file is done with at once.
+		var b *batchSource
+		var err error
+		if format == FormatPAI {
+			b, err = readPAITasks(path, r, opts.users)
+		} else {
+			b, err = readPhillyRaw(path, r)
+		}
+		if cerr := closer(); err == nil && cerr != nil {
+			err = &InputError{File: path, Msg: cerr.Error()}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown trace format %q (known: %s)", format, strings.Join(TraceFormats(), ", "))}
 }
 
 func openMaybeGzip(path string) (io.Reader, func() error, error) {

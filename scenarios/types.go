@@ -308,8 +308,14 @@ type WorkloadSpec struct {
 // TraceSpec replays a trace file.
 type TraceSpec struct {
 	Path string `json:"path"`
-	// Format is csv, jsonl (the native formats) or openb.
+	// Format is native (csv, or jsonl for .jsonl files), csv, jsonl, openb,
+	// philly, philly-raw, helios or pai.
 	Format string `json:"format"`
+	// GPUsPerNode splits jobs given as a GPU total (philly, helios) into
+	// pods of at most this many GPUs (default 8).
+	GPUsPerNode int64 `json:"gpusPerNode,omitempty"`
+	// JobTable is PAI's pai_job_table.csv: its users become the queues.
+	JobTable string `json:"jobTable,omitempty"`
 	// PendingPods says what to do with openb pods that never ran in the
 	// source trace: replay (default: submit them; they are deleted at their
 	// deletion time, running or not) or exclude (count and report them only).

@@ -1,0 +1,324 @@
+package scenarios
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// Public GPU cluster traces, read as published. Each row becomes a gpuplan
+// job; times become milliseconds from the trace's first submission. Rows
+// may be a little out of time order: a reorder buffer of ReorderWindow
+// rows puts them back in order, and a row later than that is an error.
+//
+// Philly (Microsoft, ATC'19), the processed form of the Pollux and Sia
+// simulators: timestamp,duration,num_gpus,gpu_time,cluster
+//
+//	submit     timestamp (YYYY-MM-DD HH:MM:SS)
+//	duration   duration, seconds
+//	pods       num_gpus split into the fewest equal pods of at most
+//	           GPUsPerNode (8) GPUs each: 16 -> 2 x 8, 12 -> 2 x 6
+//	queue      cluster (the virtual cluster)
+//	cpu, mem   none (the trace has none)
+//
+// Helios (SenseTime, SC'21) cluster_log.csv:
+// job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,
+// end_time,duration,queue
+//
+//	name       job_id; queue vc
+//	submit     submit_time (YYYY-MM-DD HH:MM:SS)
+//	duration   duration, seconds (0 -> 1 ms, counted)
+//	pods       node_num pods (at least 1) sharing gpu_num GPUs and cpu_num
+//	           CPUs equally (split further when they do not divide)
+//	(the queue column is the job's wait in the source, in seconds: not used)
+
+// ReorderWindow is how many rows a trace may be out of time order by.
+const ReorderWindow = 4096
+
+// TraceTimeLayout is the wall-clock layout of Philly and Helios times.
+const TraceTimeLayout = "2006-01-02 15:04:05"
+
+func parseWallTime(v string) (int64, error) {
+	t, err := time.Parse(TraceTimeLayout, v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a time like 2017-10-03 04:52:56", v)
+	}
+	return t.UnixMilli(), nil
+}
+
+// splitPods divides n GPUs over at least minPods pods of at most perNode
+// GPUs each, all equal: the fewest such pods.
+func splitPods(n, minPods, perNode int64) (pods, each int64) {
+	if n <= 0 {
+		return max(minPods, 1), 0
+	}
+	k := max(minPods, 1, (n+perNode-1)/perNode)
+	for n%k != 0 {
+		k++
+	}
+	return k, n / k
+}
+
+// absJob is a job with an absolute submit time (ms since the epoch) and
+// where it was read, waiting in the reorder buffer.
+type absJob struct {
+	job  cluster.JobSpec
+	at   int64
+	line int
+	seq  int
+}
+
+type jobHeap []absJob
+
+func (h jobHeap) Len() int { return len(h) }
+func (h jobHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h jobHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *jobHeap) Push(x any)   { *h = append(*h, x.(absJob)) }
+func (h *jobHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// reorderer turns rows with absolute times into jobs in submit order,
+// relative to the earliest submission.
+type reorderer struct {
+	file    string
+	window  int
+	h       jobHeap
+	seq     int
+	base    int64
+	started bool
+	last    int64
+	done    bool
+}
+
+// push adds a row's job; pop takes the next job out once the buffer is
+// full (or, when drain is set, whatever is left).
+func (r *reorderer) push(j absJob) {
+	j.seq = r.seq
+	r.seq++
+	heap.Push(&r.h, j)
+}
+
+func (r *reorderer) ready(drain bool) bool {
+	return len(r.h) > 0 && (drain || len(r.h) > r.window)
+}
+
+func (r *reorderer) pop(out *cluster.JobSpec) error {
+	x := heap.Pop(&r.h).(absJob)
+	if !r.started {
+		r.base, r.started = x.at, true
+	}
+	if x.at < r.last {
+		return &InputError{File: r.file, Line: x.line, Field: "submit time",
+			Msg: fmt.Sprintf("is %s before a job already replayed: the trace is out of time order by more than %d rows; sort it first (gpuplan trace convert --sort)", time.Duration(r.last-x.at)*time.Millisecond, r.window)}
+	}
+	r.last = x.at
+	*out = x.job
+	out.Submit = x.at - r.base
+	if out.Deadline > 0 {
+		out.Deadline -= r.base
+	}
+	return nil
+}
+
+// rowTrace streams a CSV trace whose rows parse into absolute-time jobs.
+type rowTrace struct {
+	*csvTable
+	closer func() error
+	ro     reorderer
+	parse  func(rec []string, j *absJob) (skip bool, err error)
+	notes  func() []string
+}
+
+func (s *rowTrace) Close() error    { return s.closer() }
+func (s *rowTrace) Notes() []string { return s.notes() }
+
+func (s *rowTrace) Next(j *cluster.JobSpec) (bool, error) {
+	for !s.ro.ready(s.ro.done) {
+		if s.ro.done {
+			return false, nil
+		}
+		rec, ok, err := s.next()
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			s.ro.done = true
+			continue
+		}
+		var a absJob
+		a.line, _ = s.r.FieldPos(0)
+		skip, err := s.parse(rec, &a)
+		if err != nil {
+			return false, err
+		}
+		if !skip {
+			s.ro.push(a)
+		}
+	}
+	return true, s.ro.pop(j)
+}
+
+// wholeSeconds reads a non-negative number of seconds as ms.
+func wholeSeconds(t *csvTable, rec []string, field string) (int64, error) {
+	v := t.get(rec, field)
+	ms, err := seconds(v, true)
+	if err != nil {
+		return 0, t.bad(field, "%v", err)
+	}
+	return ms, nil
+}
+
+func count(t *csvTable, rec []string, field string, max int64) (int64, error) {
+	v := t.get(rec, field)
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > float64(max) || f != math.Trunc(f) {
+		return 0, t.bad(field, "%q is not a whole number in 0..%d", v, max)
+	}
+	return int64(f), nil
+}
+
+// maxTraceGPUs bounds a job's GPUs in a trace (a job that big is rejected).
+const maxTraceGPUs = 1 << 16
+
+func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOptions) (*rowTrace, error) {
+	t, _, err := openCSVTable(file, r, '#', "the trace is empty; it needs a header row (timestamp,duration,num_gpus,gpu_time,cluster)")
+	if err != nil {
+		return nil, err
+	}
+	if err := t.require("required Philly column is missing (the header is timestamp,duration,num_gpus,gpu_time,cluster)", "timestamp", "duration", "num_gpus"); err != nil {
+		return nil, err
+	}
+	per := opts.gpusPerNode()
+	rows, zero := 0, 0
+	s := &rowTrace{csvTable: t, closer: closer, ro: reorderer{file: file, window: ReorderWindow}}
+	s.parse = func(rec []string, a *absJob) (bool, error) {
+		rows++
+		at, err := parseWallTime(t.get(rec, "timestamp"))
+		if err != nil {
+			return false, t.bad("timestamp", "%v", err)
+		}
+		dur, err := wholeSeconds(t, rec, "duration")
+		if err != nil {
+			return false, err
+		}
+		if dur == 0 {
+			dur, zero = 1, zero+1
+		}
+		n, err := count(t, rec, "num_gpus", maxTraceGPUs)
+		if err != nil {
+			return false, err
+		}
+		pods, each := splitPods(n, 1, per)
+		q := t.get(rec, "cluster")
+		if q == "" {
+			q = "philly"
+		}
+		a.at = at
+		a.job = cluster.JobSpec{Name: "philly-" + strconv.Itoa(rows), Queue: q, Duration: dur, Replicas: int32(pods), Pod: cluster.PodSpec{GPUs: int32(each)}}
+		return false, nil
+	}
+	s.notes = func() []string {
+		out := []string{fmt.Sprintf("philly: %d jobs read; no CPU or memory requests in the trace; jobs over %d GPUs split into equal pods", rows, per)}
+		if zero > 0 {
+			out = append(out, fmt.Sprintf("philly: %d jobs with a zero duration were given 1 ms", zero))
+		}
+		return out
+	}
+	return s, nil
+}
+
+func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOptions) (*rowTrace, error) {
+	t, _, err := openCSVTable(file, r, '#', "the trace is empty; it needs a header row (job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue)")
+	if err != nil {
+		return nil, err
+	}
+	if err := t.require("required Helios column is missing (cluster_log.csv has job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue)",
+		"job_id", "vc", "gpu_num", "cpu_num", "node_num", "submit_time", "duration"); err != nil {
+		return nil, err
+	}
+	per := opts.gpusPerNode()
+	rows, zero, gpuJobs := 0, 0, 0
+	states := map[string]int{}
+	s := &rowTrace{csvTable: t, closer: closer, ro: reorderer{file: file, window: ReorderWindow}}
+	s.parse = func(rec []string, a *absJob) (bool, error) {
+		rows++
+		at, err := parseWallTime(t.get(rec, "submit_time"))
+		if err != nil {
+			return false, t.bad("submit_time", "%v", err)
+		}
+		dur, err := wholeSeconds(t, rec, "duration")
+		if err != nil {
+			return false, err
+		}
+		if dur == 0 {
+			dur, zero = 1, zero+1
+		}
+		gpus, err := count(t, rec, "gpu_num", maxTraceGPUs)
+		if err != nil {
+			return false, err
+		}
+		cpus, err := count(t, rec, "cpu_num", 1<<20)
+		if err != nil {
+			return false, err
+		}
+		nodes, err := count(t, rec, "node_num", 1<<12)
+		if err != nil {
+			return false, err
+		}
+		pods, each := splitPods(gpus, nodes, per)
+		if gpus == 0 {
+			pods = max(nodes, 1)
+		}
+		if gpus > 0 {
+			gpuJobs++
+		}
+		if st := t.get(rec, "state"); st != "" {
+			states[st]++
+		}
+		name := t.get(rec, "job_id")
+		if name == "" {
+			name = "helios-" + strconv.Itoa(rows)
+		}
+		q := t.get(rec, "vc")
+		if q == "" {
+			q = "helios"
+		}
+		a.at = at
+		a.job = cluster.JobSpec{Name: name, Queue: q, Duration: dur, Replicas: int32(pods),
+			Pod: cluster.PodSpec{GPUs: int32(each), MilliCPU: cpus * 1000 / pods}}
+		return false, nil
+	}
+	s.notes = func() []string {
+		out := []string{fmt.Sprintf("helios: %d jobs read, %d of them ask for GPUs; no memory requests in the trace", rows, gpuJobs)}
+		if zero > 0 {
+			out = append(out, fmt.Sprintf("helios: %d jobs with a zero duration were given 1 ms", zero))
+		}
+		var parts []string
+		for _, k := range sortedKeys(states) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, states[k]))
+		}
+		if len(parts) > 0 {
+			out = append(out, "helios: job states in the source: "+strings.Join(parts, ", "))
+		}
+		return out
+	}
+	return s, nil
+}
