@@ -42,6 +42,10 @@ type Options struct {
 	Policy string
 	// TieBreak replaces spec.scheduler.tieBreak.
 	TieBreak string
+	// Pools, when set, replace the scenario's cluster (fixed on-demand
+	// pools, no prices); ClusterNotes say where they came from.
+	Pools        []cluster.PoolSpec
+	ClusterNotes []string
 }
 
 // Built is a scenario ready to run.
@@ -242,7 +246,13 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Built{Prices: cm.Prices, BaseRates: s.BaseRates(), Config: sim.Config{
+	if opts.Pools != nil {
+		cm = &ClusterModel{Pools: opts.Pools}
+		for _, p := range opts.Pools {
+			cm.Prices = append(cm.Prices, PoolPrice{Pool: p.Name, CapacityType: "on-demand", Basis: "no price (derived cluster)"})
+		}
+	}
+	b := &Built{Assumptions: append([]string(nil), opts.ClusterNotes...), Prices: cm.Prices, BaseRates: s.BaseRates(), Config: sim.Config{
 		Seed:     s.Seed(),
 		Pools:    cm.Pools,
 		Capacity: cm.Capacity,

@@ -33,8 +33,9 @@ import (
 //	tolerations    key[=value][:Effect] entries separated by ';' (no value: operator Exists)
 //	mig            MIG profile the pod's gpus are (e.g. 1g.10gb), empty for nvidia.com/gpu
 //	gpu_memory     GPU memory each GPU of the pod uses, a quantity (checked on time-sliced GPUs)
+//	gpu_model      GPU models the pod may run on, separated by '|' (node affinity on gpuplan.dev/gpu-model)
 func NativeColumns() []string {
-	return []string{"name", "queue", "submit", "duration", "replicas", "gpus", "cpu", "memory", "priority", "deadline", "node_selector", "tolerations", "mig", "gpu_memory"}
+	return []string{"name", "queue", "submit", "duration", "replicas", "gpus", "cpu", "memory", "priority", "deadline", "node_selector", "tolerations", "mig", "gpu_memory", "gpu_model"}
 }
 
 type csvSource struct {
@@ -143,9 +144,13 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 		}
 		j.Pod.MIG = v
 	}
-	if sel, tol := s.get(rec, "node_selector"), s.get(rec, "tolerations"); sel != "" || tol != "" {
-		j.Constraints, err = s.in.get(sel+"\x00"+tol, func() (*cluster.Constraints, error) {
-			return parseConstraintText(sel, tol)
+	if sel, tol, models := s.get(rec, "node_selector"), s.get(rec, "tolerations"), s.get(rec, "gpu_model"); sel != "" || tol != "" || models != "" {
+		j.Constraints, err = s.in.get(sel+"\x00"+tol+"\x00"+models, func() (*cluster.Constraints, error) {
+			c, err := parseConstraintText(sel, tol)
+			if err == nil && models != "" {
+				c.Affinity = []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: strings.Split(models, "|")}}}
+			}
+			return c, err
 		})
 		if err != nil {
 			field := "tolerations"

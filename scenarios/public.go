@@ -124,7 +124,7 @@ func (r *reorderer) pop(out *cluster.JobSpec) error {
 	}
 	if x.at < r.last {
 		return &InputError{File: r.file, Line: x.line, Field: "submit time",
-			Msg: fmt.Sprintf("is %s before a job already replayed: the trace is out of time order by more than %d rows; sort it first (gpuplan trace convert --sort)", time.Duration(r.last-x.at)*time.Millisecond, r.window)}
+			Msg: fmt.Sprintf("is %s before a job already replayed: the trace is out of time order by more than %d rows; sort the file by submit time first", time.Duration(r.last-x.at)*time.Millisecond, r.window)}
 	}
 	r.last = x.at
 	*out = x.job

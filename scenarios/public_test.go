@@ -104,7 +104,7 @@ func TestPAI(t *testing.T) {
 	require.Equal(t, []cluster.PoolSpec{
 		{Name: "pai-v100-0", GPUModel: "V100", Nodes: 2, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 512 << 10},
 		{Name: "pai-t4-1", GPUModel: "T4", Nodes: 1, GPUsPerNode: 2, MilliCPU: 64000, MemoryMiB: 256 << 10},
-		{Name: "pai-p100-2", GPUModel: "P100", Nodes: 1, GPUsPerNode: 2, MilliCPU: 64000, MemoryMiB: 512 << 10},
+		{Name: "pai-p100-2", GPUModel: "P100", Nodes: 1, GPUsPerNode: 4, MilliCPU: 64000, MemoryMiB: 512 << 10},
 		{Name: "pai-cpu-3", Nodes: 1, MilliCPU: 96000, MemoryMiB: 512 << 10},
 	}, pools)
 }

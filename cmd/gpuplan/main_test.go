@@ -147,7 +147,7 @@ func TestOpenbReplay(t *testing.T) {
 // and memory; 44 also by GPUs), counted from the CSV.
 func TestOpenbOnSmallClusterReportsPodsThatNeverFit(t *testing.T) {
 	dir := t.TempDir()
-	code, _, errOut := gpuplan(t, "simulate", "--trace", "../../testdata/openb/openb_pod_list_default.csv", "--trace-format", "openb", "--out", dir)
+	code, _, errOut := gpuplan(t, "simulate", "--trace", "../../testdata/openb/openb_pod_list_default.csv", "--trace-format", "openb", "--cluster", "scenario", "--out", dir)
 	require.Equal(t, 0, code, errOut)
 	s := readSummary(t, dir)
 	require.Equal(t, 47, s.Jobs.ByOutcome["unschedulable"])

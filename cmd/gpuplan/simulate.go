@@ -34,6 +34,7 @@ type simulateOptions struct {
 	policy      string
 	tieBreak    string
 	variant     string
+	clusterFrom string
 
 	stdout, stderr io.Writer
 }
@@ -45,6 +46,11 @@ func newSimulateCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run a scenario (the built-in default when none is given) and report",
 		Long: `Run one simulation of a scenario file (kind: Scenario, apiVersion gpuplan.dev/v1alpha1)
 or, with no file, of the built-in default scenario, and print a summary.
+
+With --trace and no scenario file the cluster is sized from the trace (one pool per
+GPU model its jobs ask for, nodes of 8 GPUs, enough for the most the jobs would hold
+at once had each started on arrival; the report says so); --cluster scenario runs
+the trace on the built-in default's cluster instead.
 
 With --out DIR it writes DIR/summary.json (schemaVersion 1), DIR/jobs.csv (one row
 per job), DIR/timeline.csv (allocation and queue length per interval) and
@@ -77,7 +83,8 @@ byte-identical files.`,
 	f.StringVar(&o.out, "out", "", "folder to write summary.json, jobs.csv, timeline.csv and report.md into")
 	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or markdown")
 	f.StringVar(&o.trace, "trace", "", "trace file to replay instead of the scenario's workload (.gz read directly)")
-	f.StringVar(&o.traceFormat, "trace-format", "", "format of --trace: csv, jsonl or openb")
+	f.StringVar(&o.traceFormat, "trace-format", "", "format of --trace: "+strings.Join(scenarios.TraceFormats(), ", "))
+	f.StringVar(&o.clusterFrom, "cluster", "", "the cluster to run on: scenario (the scenario's, or the built-in default's) or derive (sized from the --trace); default derive for --trace without a scenario file, else scenario")
 	f.StringVar(&o.pendingPods, "pending-pods", "", "openb pods that never ran in the source: replay (default) or exclude")
 	f.StringVar(&o.horizon, "horizon", "", "end the run at this simulated time, e.g. 72h or 30d (0: run until the workload drains); with --trace the whole trace runs unless this is given")
 	f.StringVar(&o.policy, "policy", "", "GPU placement policy replacing the scenario's scheduler profile: "+strings.Join(plugins.PolicyNames(), ", "))
@@ -112,6 +119,20 @@ func (o *simulateOptions) validate() error {
 	if o.pendingPods != "" && o.trace == "" {
 		return usageError{errors.New("--pending-pods applies to --trace")}
 	}
+	switch o.clusterFrom {
+	case "":
+		o.clusterFrom = "scenario"
+		if o.trace != "" && o.scenario == "" {
+			o.clusterFrom = "derive"
+		}
+	case "scenario":
+	case "derive":
+		if o.trace == "" {
+			return usageError{errors.New("--cluster derive sizes a cluster for --trace; give one")}
+		}
+	default:
+		return usageError{fmt.Errorf("--cluster is %q; want scenario or derive", o.clusterFrom)}
+	}
 	return nil
 }
 
@@ -132,6 +153,19 @@ func (o *simulateOptions) run() error {
 	}
 	if o.trace != "" {
 		opts.Trace = &scenarios.TraceSpec{Path: o.trace, Format: o.traceFormat, PendingPods: o.pendingPods}
+		if o.clusterFrom == "derive" {
+			src, err := scenarios.OpenTrace(o.trace, o.traceFormat, scenarios.TraceOptions{PendingPods: o.pendingPods})
+			if err != nil {
+				return err
+			}
+			cs, done := withProgress(src, o.progress, o.stderr, "sizing a cluster for the trace")
+			opts.Pools, opts.ClusterNotes, err = scenarios.DeriveCluster(cs)
+			done()
+			src.Close()
+			if err != nil {
+				return usageError{err}
+			}
+		}
 	}
 	if o.horizon != "" {
 		h, err := scenarios.ParseDuration(o.horizon)

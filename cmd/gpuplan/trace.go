@@ -1,0 +1,319 @@
+package main
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "trace",
+		Short: "Describe, convert and generate workload traces",
+		Long: `Work with trace files: stats describes one, convert rewrites one in the native
+format (with filters and transforms), generate writes a synthetic one.
+
+Formats: ` + strings.Join(scenarios.TraceFormats(), ", ") + `. .gz files are read (and written) directly.`,
+	}
+	c.AddCommand(newTraceStatsCmd(stdout, stderr), newTraceConvertCmd(stdout, stderr), newTraceGenerateCmd(stdout, stderr))
+	return c
+}
+
+// traceInput is the flags every command reading a trace shares.
+type traceInput struct {
+	format, jobTable string
+	gpusPerNode      int64
+	progress         string
+	stderr           io.Writer
+}
+
+func (t *traceInput) flags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&t.format, "format", "", "trace format: "+strings.Join(scenarios.TraceFormats(), ", "))
+	f.StringVar(&t.jobTable, "job-table", "", "pai: pai_job_table.csv, whose users become the queues")
+	f.Int64Var(&t.gpusPerNode, "gpus-per-node", 8, "philly, helios: split jobs into pods of at most this many GPUs")
+	f.StringVar(&t.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+}
+
+func (t *traceInput) open(path string) (scenarios.TraceSource, error) {
+	if t.format == "" {
+		return nil, usageError{fmt.Errorf("--format is required (%s)", strings.Join(scenarios.TraceFormats(), ", "))}
+	}
+	if t.gpusPerNode < 1 || t.gpusPerNode > cluster.MaxGPUsPerNode {
+		return nil, usageError{fmt.Errorf("--gpus-per-node %d must be in 1..%d", t.gpusPerNode, cluster.MaxGPUsPerNode)}
+	}
+	switch t.progress {
+	case "auto", "always", "never":
+	default:
+		return nil, usageError{fmt.Errorf("--progress is %q; want auto, always or never", t.progress)}
+	}
+	return scenarios.OpenTrace(path, t.format, scenarios.TraceOptions{GPUsPerNode: t.gpusPerNode, JobTable: t.jobTable})
+}
+
+// counted wraps a trace source with a progress spinner on a terminal.
+type counted struct {
+	scenarios.TraceSource
+	bar *progressbar.ProgressBar
+	n   int
+}
+
+func (c *counted) Next(j *cluster.JobSpec) (bool, error) {
+	ok, err := c.TraceSource.Next(j)
+	if ok && c.bar != nil {
+		if c.n++; c.n%4096 == 0 {
+			c.bar.Describe(fmt.Sprintf("%d jobs", c.n))
+			_ = c.bar.Add(4096)
+		}
+	}
+	return ok, err
+}
+
+func showProgress(mode string, w io.Writer) bool {
+	if mode == "always" {
+		return true
+	}
+	f, ok := w.(*os.File)
+	return mode == "auto" && ok && term.IsTerminal(int(f.Fd()))
+}
+
+func withProgress(src scenarios.TraceSource, mode string, w io.Writer, what string) (*counted, func()) {
+	c := &counted{TraceSource: src}
+	if !showProgress(mode, w) {
+		return c, func() {}
+	}
+	c.bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionSpinnerType(14))
+	return c, func() { _ = c.bar.Finish(); _ = c.bar.Clear() }
+}
+
+func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
+	in := &traceInput{stderr: stderr}
+	var output string
+	c := &cobra.Command{
+		Use:   "stats FILE --format F",
+		Short: "Describe a trace: jobs, GPU-hours, sizes, durations, span, queues",
+		Example: `  gpuplan trace stats testdata/openb/openb_pod_list_default.csv --format openb
+  gpuplan trace stats cluster_log.csv --format helios --output json`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if output != "table" && output != "json" {
+				return usageError{fmt.Errorf("--output is %q; want table or json", output)}
+			}
+			src, err := in.open(args[0])
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			cs, done := withProgress(src, in.progress, stderr, "reading")
+			st, err := scenarios.ComputeTraceStats(cs)
+			done()
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			return writeTraceStats(stdout, args[0], in.format, st)
+		},
+	}
+	in.flags(c)
+	c.Flags().StringVarP(&output, "output", "o", "table", "what to print: table or json")
+	return c
+}
+
+func writeTraceStats(w io.Writer, file, format string, st *scenarios.TraceStats) error {
+	fmt.Fprintf(w, "Trace %s (format %s)\n", file, format)
+	fmt.Fprintf(w, "Jobs %d (%d ask for GPUs), %d pods, %.1f GPU-hours, submissions over %s.\n", st.Jobs, st.GPUJobs, st.Pods, st.GPUHours, reports.Human(st.SpanSeconds))
+	fmt.Fprintf(w, "At most %.0f GPUs busy at once if every job started on arrival.\n\n", st.PeakGPUs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "GPU JOBS\tMEAN\tP50\tP90\tP99\tMAX\t")
+	g, d := st.GPUsPerJob, st.DurationSeconds
+	fmt.Fprintf(tw, "GPUs per job\t%.2f\t%.3g\t%.3g\t%.3g\t%.3g\t\n", g.Mean, g.P50, g.P90, g.P99, g.Max)
+	fmt.Fprintf(tw, "duration\t%s\t%s\t%s\t%s\t%s\t\n", reports.Human(d.Mean), reports.Human(d.P50), reports.Human(d.P90), reports.Human(d.P99), reports.Human(d.Max))
+	fmt.Fprintln(tw, "\t\t\t\t\t\t")
+	fmt.Fprintln(tw, "QUEUE\tJOBS\tGPU JOBS\tGPU-H\t\t\t")
+	for i, q := range st.Queues {
+		if i == 30 {
+			fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\n", len(st.Queues)-i)
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t\t\t\n", q.Name, q.Jobs, q.GPUJobs, q.GPUHours)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range st.Notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+	return nil
+}
+
+// writeTrace writes a native trace to path atomically: JSON lines for
+// .jsonl, CSV otherwise, gzip-compressed for .gz.
+func writeTrace(path string, fill func(w *scenarios.NativeWriter) error) error {
+	base := strings.TrimSuffix(path, ".gz")
+	jsonl := strings.HasSuffix(base, ".jsonl")
+	return reports.WriteFileAtomic(path, func(w io.Writer) error {
+		var zw *gzip.Writer
+		if strings.HasSuffix(path, ".gz") {
+			zw = gzip.NewWriter(w)
+			w = zw
+		}
+		nw, err := scenarios.NewNativeWriter(w, jsonl)
+		if err != nil {
+			return err
+		}
+		if err := fill(nw); err != nil {
+			return err
+		}
+		if zw != nil {
+			return zw.Close()
+		}
+		return nil
+	})
+}
+
+func newTraceConvertCmd(stdout, stderr io.Writer) *cobra.Command {
+	in := &traceInput{stderr: stderr}
+	var out, from, to, queues string
+	var minGPUs, arrival, duration float64
+	var maxJobs int
+	c := &cobra.Command{
+		Use:   "convert FILE --format F --out OUT",
+		Short: "Rewrite a trace in the native format, with filters and transforms",
+		Long: `Read a trace in any supported format and write it in the native format: CSV, or
+JSON lines when OUT ends in .jsonl (it keeps any node affinity), gzip-compressed when
+OUT ends in .gz. Filters keep jobs submitted in [--from, --to) (durations from the
+trace start; kept jobs are shifted to start at 0), of the given --queue list, asking
+for at least --min-gpus GPUs, up to --max-jobs. Transforms: --arrival-scale 2 halves
+the gaps between submissions (twice the arrival rate), --duration-scale scales run
+times. The output is written atomically.`,
+		Example: `  gpuplan trace convert cluster_log.csv --format helios --out helios-week1.csv.gz --to 7d --min-gpus 1
+  gpuplan trace convert philly.csv --format philly --out fast.csv --arrival-scale 1.5`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if out == "" {
+				return usageError{fmt.Errorf("--out is required")}
+			}
+			var f scenarios.TraceFilter
+			for _, d := range []struct {
+				flag, v string
+				dst     *int64
+			}{{"from", from, &f.From}, {"to", to, &f.To}} {
+				if d.v == "" {
+					continue
+				}
+				x, err := scenarios.ParseDuration(d.v)
+				if err != nil || x < 0 {
+					return usageError{fmt.Errorf("--%s %q is not a duration from the trace start (examples: 12h, 7d)", d.flag, d.v)}
+				}
+				*d.dst = x.Milliseconds()
+			}
+			if f.To > 0 && f.To <= f.From {
+				return usageError{fmt.Errorf("--to must be after --from")}
+			}
+			if queues != "" {
+				f.Queues = map[string]bool{}
+				for _, q := range strings.Split(queues, ",") {
+					f.Queues[strings.TrimSpace(q)] = true
+				}
+			}
+			if arrival <= 0 || duration <= 0 || minGPUs < 0 || maxJobs < 0 {
+				return usageError{fmt.Errorf("--arrival-scale and --duration-scale must be positive, --min-gpus and --max-jobs not negative")}
+			}
+			f.MinGPUs, f.MaxJobs, f.ArrivalScale, f.DurationScale = minGPUs, maxJobs, arrival, duration
+			src, err := in.open(args[0])
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			cs, done := withProgress(src, in.progress, stderr, "converting")
+			var kept, read int
+			err = writeTrace(out, func(w *scenarios.NativeWriter) error {
+				var err error
+				kept, read, err = scenarios.ConvertTrace(cs, f, w)
+				return err
+			})
+			done()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "Wrote %s: %d of %d jobs read.\n", out, kept, read)
+			return nil
+		},
+	}
+	in.flags(c)
+	fl := c.Flags()
+	fl.StringVar(&out, "out", "", "native trace to write (.csv, .jsonl, optionally .gz)")
+	fl.StringVar(&from, "from", "", "keep jobs submitted at or after this time from the trace start")
+	fl.StringVar(&to, "to", "", "keep jobs submitted before this time from the trace start")
+	fl.StringVar(&queues, "queue", "", "keep these queues (virtual clusters) only, comma-separated")
+	fl.Float64Var(&minGPUs, "min-gpus", 0, "keep jobs asking for at least this many GPUs in all")
+	fl.IntVar(&maxJobs, "max-jobs", 0, "stop after this many jobs (0: all)")
+	fl.Float64Var(&arrival, "arrival-scale", 1, "divide the gaps between submissions by this (2: twice the rate)")
+	fl.Float64Var(&duration, "duration-scale", 1, "multiply run times by this")
+	return c
+}
+
+func newTraceGenerateCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o scenarios.GenerateOptions
+	var out, progress string
+	c := &cobra.Command{
+		Use:   "generate --jobs N --out FILE",
+		Short: "Write a reproducible synthetic trace in the native format",
+		Long: `Write --jobs jobs, reproducibly from --seed: three quarters single-node jobs of 1, 2,
+4 or 8 GPUs (lognormal durations, median 1 h, at most 72 h; diurnal arrivals), one
+quarter gangs of 2 to 64 pods of 8 GPUs (median 3 h, at most 96 h), arriving at the
+rate that offers --load of a --gpus cluster's GPU-hours. CSV, JSON lines for .jsonl,
+gzip for .gz; written atomically.`,
+		Example: `  gpuplan trace generate --jobs 1000000 --seed 1 --out 1m.csv.gz
+  gpuplan simulate --trace 1m.csv.gz --trace-format native`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			if out == "" {
+				return usageError{fmt.Errorf("--out is required")}
+			}
+			if o.Jobs <= 0 || o.GPUs < 8 || !(o.Load > 0) || o.Load > 10 {
+				return usageError{fmt.Errorf("--jobs must be positive, --gpus at least 8 and --load in (0, 10]")}
+			}
+			var bar *progressbar.ProgressBar
+			if showProgress(progress, stderr) {
+				bar = progressbar.NewOptions64(int64(o.Jobs), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("generating"),
+					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+			}
+			err := writeTrace(out, func(w *scenarios.NativeWriter) error { return scenarios.GenerateTrace(o, w) })
+			if bar != nil {
+				_ = bar.Finish()
+				_ = bar.Clear()
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "Wrote %s: %d jobs (seed %d, for %d GPUs at %.0f%% load).\n", out, o.Jobs, o.Seed, o.GPUs, 100*o.Load)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&o.Jobs, "jobs", 0, "jobs to generate")
+	f.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	f.IntVar(&o.GPUs, "gpus", 10000, "GPUs of the cluster the trace is sized for")
+	f.Float64Var(&o.Load, "load", 0.85, "offered share of the cluster's GPU-hours")
+	f.StringVar(&out, "out", "", "trace to write (.csv, .jsonl, optionally .gz)")
+	f.StringVar(&progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	return c
+}

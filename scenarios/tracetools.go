@@ -1,0 +1,513 @@
+package scenarios
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// NativeWriter writes jobs in a native format: CSV (NativeColumns) or,
+// for full fidelity of node affinity, JSON lines.
+type NativeWriter struct {
+	csv   *csv.Writer
+	enc   *json.Encoder
+	row   []string
+	count int
+}
+
+// NewNativeWriter writes CSV, or JSON lines when jsonl is set.
+func NewNativeWriter(w io.Writer, jsonl bool) (*NativeWriter, error) {
+	if jsonl {
+		return &NativeWriter{enc: json.NewEncoder(w)}, nil
+	}
+	cw := csv.NewWriter(w)
+	return &NativeWriter{csv: cw}, cw.Write(NativeColumns())
+}
+
+func secondsText(ms int64) string {
+	if ms%1000 == 0 {
+		return strconv.FormatInt(ms/1000, 10)
+	}
+	return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
+}
+
+func gpusText(p *cluster.PodSpec) string {
+	if p.GPUMilli > 0 {
+		return strconv.FormatFloat(float64(p.GPUMilli)/1000, 'f', 3, 64)
+	}
+	return strconv.Itoa(int(p.GPUs))
+}
+
+// gpuModels returns the models of a single gpu-model In term, and whether
+// the constraints' affinity is only that.
+func gpuModels(c *cluster.Constraints) (string, bool) {
+	if c == nil || len(c.Affinity) == 0 {
+		return "", true
+	}
+	if len(c.Affinity) == 1 && len(c.Affinity[0]) == 1 {
+		if r := c.Affinity[0][0]; r.Key == cluster.LabelGPUModel && r.Op == cluster.OpIn {
+			return strings.Join(r.Values, "|"), true
+		}
+	}
+	return "", false
+}
+
+// Write writes one job (times in seconds).
+func (w *NativeWriter) Write(j *cluster.JobSpec) error {
+	w.count++
+	if w.enc != nil {
+		x := map[string]any{"name": j.Name, "queue": j.Queue, "submit": float64(j.Submit) / 1000, "duration": float64(j.Duration) / 1000,
+			"replicas": j.Replicas, "gpus": float64(j.Pod.MilliGPUs()) / 1000}
+		if j.Pod.MilliCPU > 0 {
+			x["cpu"] = strconv.FormatInt(j.Pod.MilliCPU, 10) + "m"
+		}
+		if j.Pod.MemoryMiB > 0 {
+			x["memory"] = strconv.FormatInt(j.Pod.MemoryMiB, 10) + "Mi"
+		}
+		if j.Priority != 0 {
+			x["priority"] = j.Priority
+		}
+		if j.Deadline > 0 {
+			x["deadline"] = float64(j.Deadline) / 1000
+		}
+		if j.Pod.MIG != "" {
+			x["mig"] = j.Pod.MIG
+		}
+		if j.Pod.GPUMemMiB > 0 {
+			x["gpuMemory"] = strconv.FormatInt(j.Pod.GPUMemMiB, 10) + "Mi"
+		}
+		if c := j.Constraints; c != nil {
+			if len(c.NodeSelector) > 0 {
+				x["nodeSelector"] = c.NodeSelector
+			}
+			var terms []TermSpec
+			for _, t := range c.Affinity {
+				var ts TermSpec
+				for _, r := range t {
+					ts.MatchExpressions = append(ts.MatchExpressions, RequirementSpec{Key: r.Key, Operator: string(r.Op), Values: r.Values})
+				}
+				terms = append(terms, ts)
+			}
+			if terms != nil {
+				x["affinity"] = terms
+			}
+			var tols []TolerationSpec
+			for _, t := range c.Tolerations {
+				tols = append(tols, TolerationSpec{Key: t.Key, Operator: t.Operator, Value: t.Value, Effect: string(t.Effect)})
+			}
+			if tols != nil {
+				x["tolerations"] = tols
+			}
+		}
+		return w.enc.Encode(x)
+	}
+	models, ok := gpuModels(j.Constraints)
+	if !ok {
+		return fmt.Errorf("job %s has node affinity the CSV format cannot hold; write JSON lines (.jsonl)", j.Name)
+	}
+	var sel, tol []string
+	if c := j.Constraints; c != nil {
+		keys := make([]string, 0, len(c.NodeSelector))
+		for k := range c.NodeSelector {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			sel = append(sel, k+"="+c.NodeSelector[k])
+		}
+		for _, t := range c.Tolerations {
+			s := t.Key
+			if t.Operator != "Exists" {
+				s += "=" + t.Value
+			}
+			if t.Effect != "" {
+				s += ":" + string(t.Effect)
+			}
+			tol = append(tol, s)
+		}
+	}
+	deadline := ""
+	if j.Deadline > 0 {
+		deadline = secondsText(j.Deadline)
+	}
+	cpu, mem, gmem := "", "", ""
+	if j.Pod.MilliCPU > 0 {
+		cpu = strconv.FormatInt(j.Pod.MilliCPU, 10) + "m"
+	}
+	if j.Pod.MemoryMiB > 0 {
+		mem = strconv.FormatInt(j.Pod.MemoryMiB, 10) + "Mi"
+	}
+	if j.Pod.GPUMemMiB > 0 {
+		gmem = strconv.FormatInt(j.Pod.GPUMemMiB, 10) + "Mi"
+	}
+	w.row = append(w.row[:0], j.Name, j.Queue, secondsText(j.Submit), secondsText(j.Duration), strconv.Itoa(int(j.Replicas)),
+		gpusText(&j.Pod), cpu, mem, strconv.Itoa(int(j.Priority)), deadline, strings.Join(sel, ";"), strings.Join(tol, ";"),
+		j.Pod.MIG, gmem, models)
+	return w.csv.Write(w.row)
+}
+
+// Flush finishes the output.
+func (w *NativeWriter) Flush() error {
+	if w.csv != nil {
+		w.csv.Flush()
+		return w.csv.Error()
+	}
+	return nil
+}
+
+// Count is the number of jobs written.
+func (w *NativeWriter) Count() int { return w.count }
+
+// TraceStats describe a trace.
+type TraceStats struct {
+	Jobs     int     `json:"jobs"`
+	GPUJobs  int     `json:"gpuJobs"`
+	Pods     int64   `json:"pods"`
+	GPUHours float64 `json:"gpuHours"`
+	// SpanSeconds is from the first submission to the last.
+	SpanSeconds float64 `json:"spanSeconds"`
+	// GPUsPerJob and DurationSeconds are quantiles over the GPU jobs.
+	GPUsPerJob      Quantiles    `json:"gpusPerJob"`
+	DurationSeconds Quantiles    `json:"durationSeconds"`
+	Queues          []QueueCount `json:"queues"`
+	// PeakGPUs is the most GPUs the jobs would hold at once if each ran
+	// from its submission for its duration.
+	PeakGPUs float64  `json:"peakGPUsIfStartedOnArrival"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
+// Quantiles of a sample.
+type Quantiles struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// QueueCount is one queue's (virtual cluster's) share of a trace.
+type QueueCount struct {
+	Name     string  `json:"name"`
+	Jobs     int     `json:"jobs"`
+	GPUJobs  int     `json:"gpuJobs"`
+	GPUHours float64 `json:"gpuHours"`
+}
+
+func quantiles(x []float64) Quantiles {
+	if len(x) == 0 {
+		return Quantiles{}
+	}
+	sort.Float64s(x)
+	q := func(p float64) float64 { return stat.Quantile(p, stat.Empirical, x, nil) }
+	return Quantiles{P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: x[len(x)-1], Mean: stat.Mean(x, nil)}
+}
+
+// ComputeTraceStats reads a trace through and describes it.
+func ComputeTraceStats(src TraceSource) (*TraceStats, error) {
+	st := &TraceStats{}
+	queues := map[string]*QueueCount{}
+	var gpus, durs []float64
+	type edge struct {
+		at    int64
+		milli int64
+	}
+	var edges []edge
+	var first, last int64
+	for {
+		var j cluster.JobSpec
+		ok, err := src.Next(&j)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if st.Jobs == 0 {
+			first = j.Submit
+		}
+		last = j.Submit
+		st.Jobs++
+		st.Pods += int64(j.Replicas)
+		q := queues[j.Queue]
+		if q == nil {
+			q = &QueueCount{Name: j.Queue}
+			queues[j.Queue] = q
+		}
+		q.Jobs++
+		milli := int64(j.Replicas) * j.Pod.MilliGPUs()
+		if milli > 0 {
+			st.GPUJobs++
+			q.GPUJobs++
+			h := float64(milli) / 1000 * float64(j.Duration) / 3.6e6
+			st.GPUHours += h
+			q.GPUHours += h
+			gpus = append(gpus, float64(milli)/1000)
+			durs = append(durs, float64(j.Duration)/1000)
+			edges = append(edges, edge{j.Submit, milli}, edge{j.Submit + j.Duration, -milli})
+		}
+	}
+	st.SpanSeconds = float64(last-first) / 1000
+	st.GPUsPerJob, st.DurationSeconds = quantiles(gpus), quantiles(durs)
+	sort.Slice(edges, func(a, b int) bool {
+		if edges[a].at != edges[b].at {
+			return edges[a].at < edges[b].at
+		}
+		return edges[a].milli < edges[b].milli // ends before starts at the same instant
+	})
+	var cur, peak int64
+	for _, e := range edges {
+		cur += e.milli
+		peak = max(peak, cur)
+	}
+	st.PeakGPUs = float64(peak) / 1000
+	names := make([]string, 0, len(queues))
+	for k := range queues {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		q := *queues[n]
+		q.GPUHours = math.Round(q.GPUHours*1000) / 1000
+		st.Queues = append(st.Queues, q)
+	}
+	st.GPUHours = math.Round(st.GPUHours*1000) / 1000
+	st.Notes = src.Notes()
+	return st, nil
+}
+
+// TraceFilter selects and transforms jobs on the way to a native trace.
+type TraceFilter struct {
+	// From and To keep jobs submitted in [From, To) (To 0: no end), ms from
+	// the trace start; kept jobs are shifted so the first is at From - From.
+	From, To int64
+	// Queues, when set, keeps these queues only.
+	Queues map[string]bool
+	// MinGPUs keeps jobs asking for at least this many GPUs in all.
+	MinGPUs float64
+	// MaxJobs stops after this many jobs (0: all).
+	MaxJobs int
+	// ArrivalScale divides the gaps between submissions (2: twice the
+	// rate); DurationScale multiplies durations. 0 means 1.
+	ArrivalScale, DurationScale float64
+}
+
+// ConvertTrace copies src's jobs through f to w. It returns how many were
+// kept and how many read.
+func ConvertTrace(src TraceSource, f TraceFilter, w *NativeWriter) (kept, read int, err error) {
+	as, ds := f.ArrivalScale, f.DurationScale
+	if as == 0 {
+		as = 1
+	}
+	if ds == 0 {
+		ds = 1
+	}
+	if as < 0 || ds < 0 || math.IsNaN(as) || math.IsNaN(ds) {
+		return 0, 0, fmt.Errorf("arrival and duration scales must be positive")
+	}
+	for f.MaxJobs == 0 || kept < f.MaxJobs {
+		var j cluster.JobSpec
+		ok, err := src.Next(&j)
+		if err != nil {
+			return kept, read, err
+		}
+		if !ok {
+			break
+		}
+		read++
+		if j.Submit < f.From || (f.To > 0 && j.Submit >= f.To) {
+			if f.To > 0 && j.Submit >= f.To {
+				break // submit order: nothing later is in the window
+			}
+			continue
+		}
+		if f.Queues != nil && !f.Queues[j.Queue] {
+			continue
+		}
+		if float64(int64(j.Replicas)*j.Pod.MilliGPUs())/1000 < f.MinGPUs {
+			continue
+		}
+		off := j.Submit - f.From
+		j.Submit = int64(math.Round(float64(off) / as))
+		if j.Deadline > 0 {
+			j.Deadline = j.Submit + int64(math.Round(float64(j.Deadline-f.From-off)*ds))
+		}
+		j.Duration = max(int64(math.Round(float64(j.Duration)*ds)), 1)
+		if err := w.Write(&j); err != nil {
+			return kept, read, err
+		}
+		kept++
+	}
+	return kept, read, w.Flush()
+}
+
+// GenerateOptions size a generated trace.
+type GenerateOptions struct {
+	Jobs int
+	Seed uint64
+	// GPUs is the cluster the trace is meant for (nodes of 8 GPUs) and Load
+	// the share of its GPU-hours the jobs offer.
+	GPUs int
+	Load float64
+}
+
+// The generated mix: three quarters single-node jobs (1, 2, 4 or 8 GPUs,
+// lognormal durations of median 1 h, sigma 1.2, at most 72 h, diurnal
+// arrivals peaking at 14:00), one quarter gangs of 2 to 64 pods of 8 GPUs
+// (median 3 h, sigma 1.0, at most 96 h). Mean GPU-hours per job, from the
+// distributions' means: single 2.7 GPUs x 2.054 h, gang 53.76 GPUs x
+// 4.946 h.
+const generatedScenario = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: generated
+  description: a generated trace of %d jobs, seed %d, for %d GPUs at %.0f%%%% load
+spec:
+  seed: %d
+  cluster:
+    pools:
+    - name: gpu
+      count: %d
+      gpuModel: H100-80GB
+      gpusPerNode: 8
+      cpu: "192"
+      memory: 2048Gi
+  workload:
+    synthetic:
+      jobs: %d
+      classes:
+      - name: single
+        queue: %s
+        arrival: {process: poisson, ratePerHour: %g, diurnal: {amplitude: 0.4, peakHour: 14}}
+        pod:
+          cpu: "16"
+          memory: 128Gi
+          gpus: {values: [1, 2, 4, 8], weights: [0.5, 0.2, 0.15, 0.15]}
+        duration: {distribution: lognormal, median: 1h, sigma: 1.2, max: 72h}
+      - name: gang
+        queue: training
+        arrival: {process: poisson, ratePerHour: %g}
+        replicas: {values: [2, 4, 8, 16, 32, 64], weights: [0.4, 0.3, 0.15, 0.1, 0.04, 0.01]}
+        pod: {cpu: "96", memory: 1024Gi, gpus: 8}
+        duration: {distribution: lognormal, median: 3h, sigma: 1.0, max: 96h}
+  queueing:
+    backfill: true
+`
+
+// GeneratedScenario is the scenario of a generated trace: its cluster and
+// its synthetic workload.
+func GeneratedScenario(o GenerateOptions) (*Scenario, error) {
+	if o.Jobs <= 0 || o.GPUs < 8 || !(o.Load > 0) || o.Load > 10 {
+		return nil, fmt.Errorf("generate: jobs must be positive, GPUs at least 8 and load in (0, 10]")
+	}
+	single := 2.7 * 1.0 * math.Exp(1.2*1.2/2)
+	gang := 53.76 * 3.0 * math.Exp(0.5)
+	perJob := 0.75*single + 0.25*gang
+	rate := o.Load * float64(o.GPUs) / perJob // jobs per hour
+	text := fmt.Sprintf(generatedScenario, o.Jobs, o.Seed, o.GPUs, 100*o.Load, o.Seed, o.GPUs/8, o.Jobs, "interactive", 0.75*rate, 0.25*rate)
+	return Parse("<generated>", "", []byte(text))
+}
+
+// GenerateTrace writes a generated trace.
+func GenerateTrace(o GenerateOptions, w *NativeWriter) error {
+	s, err := GeneratedScenario(o)
+	if err != nil {
+		return err
+	}
+	gen, err := s.generator(s.Seed(), 0)
+	if err != nil {
+		return err
+	}
+	for {
+		var j cluster.JobSpec
+		ok, err := gen.Next(&j)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return w.Flush()
+		}
+		if err := w.Write(&j); err != nil {
+			return err
+		}
+	}
+}
+
+// DeriveCluster sizes a cluster for a trace that comes without one: one
+// pool per GPU model the jobs ask for (by node affinity on
+// gpuplan.dev/gpu-model; "generic" for the rest), nodes of 8 GPUs (more
+// if a pod needs more), each pool large enough for the most GPUs, CPU and
+// memory its jobs would hold at once if every job started on arrival and
+// ran its recorded duration. It returns the pools and what it assumed.
+func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
+	type acc struct {
+		edges                []struct{ at, gpu, cpu, mem int64 }
+		maxPodGPU            int32
+		maxPodCPU, maxPodMem int64
+		jobs                 int
+	}
+	pools := map[string]*acc{}
+	var order []string
+	for {
+		var j cluster.JobSpec
+		ok, err := src.Next(&j)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			break
+		}
+		model := "generic"
+		if m, ok := gpuModels(j.Constraints); ok && m != "" {
+			model = strings.SplitN(m, "|", 2)[0]
+		}
+		a := pools[model]
+		if a == nil {
+			a = &acc{}
+			pools[model] = a
+			order = append(order, model)
+		}
+		a.jobs++
+		n := int64(j.Replicas)
+		g, c, m := n*j.Pod.MilliGPUs(), n*j.Pod.MilliCPU, n*j.Pod.MemoryMiB
+		a.edges = append(a.edges, struct{ at, gpu, cpu, mem int64 }{j.Submit, g, c, m}, struct{ at, gpu, cpu, mem int64 }{j.Submit + j.Duration, -g, -c, -m})
+		a.maxPodGPU = max(a.maxPodGPU, j.Pod.GPUs, min(1, j.Pod.GPUMilli))
+		a.maxPodCPU, a.maxPodMem = max(a.maxPodCPU, j.Pod.MilliCPU), max(a.maxPodMem, j.Pod.MemoryMiB)
+	}
+	if len(order) == 0 {
+		return nil, nil, fmt.Errorf("the trace has no jobs to size a cluster for")
+	}
+	var out []cluster.PoolSpec
+	var notes []string
+	for _, model := range order {
+		a := pools[model]
+		sort.Slice(a.edges, func(x, y int) bool {
+			if a.edges[x].at != a.edges[y].at {
+				return a.edges[x].at < a.edges[y].at
+			}
+			return a.edges[x].gpu < a.edges[y].gpu
+		})
+		var g, c, m, pg, pc, pm int64
+		for _, e := range a.edges {
+			g, c, m = g+e.gpu, c+e.cpu, m+e.mem
+			pg, pc, pm = max(pg, g), max(pc, c), max(pm, m)
+		}
+		per := max(int32(8), a.maxPodGPU)
+		cpu := max(int64(96000), a.maxPodCPU)
+		mem := max(int64(1<<20), a.maxPodMem)
+		nodes := max(int64(1), (pg+int64(per)*1000-1)/(int64(per)*1000), (pc+cpu-1)/cpu, (pm+mem-1)/mem)
+		name := "derived-" + strings.ToLower(model)
+		out = append(out, cluster.PoolSpec{Name: name, GPUModel: model, Nodes: int(nodes), GPUsPerNode: per, MilliCPU: cpu, MemoryMiB: mem})
+		notes = append(notes, fmt.Sprintf("cluster derived from the trace: pool %s, %d nodes of %d %s GPUs, %d CPUs and %d GiB, for the %.0f GPUs its %d jobs would hold at once if each started on arrival",
+			name, nodes, per, model, cpu/1000, mem>>10, float64(pg)/1000, a.jobs))
+	}
+	return out, notes, nil
+}
