@@ -1,6 +1,12 @@
 package benchmarks
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"gpuplan.dev/gpuplan/scenarios"
@@ -102,6 +108,91 @@ func BenchmarkInflateOpenb(b *testing.B) {
 			}
 			b.ReportMetric(float64(res.Pods*b.N)/b.Elapsed().Seconds(), "pods/s")
 			b.ReportMetric(res.Points[len(res.Points)-1].AllocationRatio, "gpu-alloc")
+		})
+	}
+}
+
+// peakRSS resets the process's peak resident set size (Linux) and returns
+// a function that reads it back in MiB (0 where /proc is not there).
+func peakRSS() func() float64 {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	return func() float64 {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return 0
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				return kb / 1024
+			}
+		}
+		return 0
+	}
+}
+
+// BenchmarkReplay is issue 3's scale target: a generated trace (gangs of
+// up to 64 pods) streamed from disk and replayed on 1,250 nodes of 8 GPUs
+// (10,000 GPUs) at 85% offered load. It reports the wall time per run,
+// events and jobs per second and the peak resident memory of the run
+// (trace reading, simulation and the result together).
+func BenchmarkReplay(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "trace.csv")
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, err := scenarios.NewNativeWriter(f, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			o := scenarios.GenerateOptions{Jobs: n, Seed: 1, GPUs: 10_000, Load: 0.85}
+			if err := scenarios.GenerateTrace(o, w); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+			s, err := scenarios.GeneratedScenario(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			built, err := s.Build(scenarios.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := built.Config
+			b.ReportAllocs()
+			runtime.GC()
+			peak := peakRSS()
+			b.ResetTimer()
+			var events uint64
+			var res *sim.Result
+			for i := 0; i < b.N; i++ {
+				src, err := scenarios.OpenTrace(path, scenarios.FormatNative, scenarios.TraceOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg.Workload = src
+				if res, err = sim.Run(cfg); err != nil {
+					b.Fatal(err)
+				}
+				src.Close()
+				events += res.Stats.Events
+			}
+			b.StopTimer()
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(float64(events)/sec, "events/s")
+			b.ReportMetric(float64(n*b.N)/sec, "jobs/s")
+			b.ReportMetric(peak(), "peak-RSS-MiB")
+			var alloc, sup int64
+			for _, p := range res.Pools {
+				alloc += p.AllocatedMilliMs
+				sup += p.SuppliedMilliMs
+			}
+			b.ReportMetric(float64(alloc)/float64(sup), "gpu-alloc")
 		})
 	}
 }

@@ -38,13 +38,35 @@ func NativeColumns() []string {
 	return []string{"name", "queue", "submit", "duration", "replicas", "gpus", "cpu", "memory", "priority", "deadline", "node_selector", "tolerations", "mig", "gpu_memory", "gpu_model"}
 }
 
+// Native CSV columns by position in NativeColumns.
+const (
+	cName = iota
+	cQueue
+	cSubmit
+	cDuration
+	cReplicas
+	cGPUs
+	cCPU
+	cMemory
+	cPriority
+	cDeadline
+	cNodeSelector
+	cTolerations
+	cMIG
+	cGPUMemory
+	cGPUModel
+	numNativeColumns
+)
+
 type csvSource struct {
 	*csvTable
+	cols   [numNativeColumns]int // record index of each column, -1 when absent
 	closer func() error
 	row    int
 	order  orderCheck
 	in     interner
 	qty    map[string]int64
+	queues map[string]string // one string per queue name
 }
 
 func newCSVSource(file string, r io.Reader, closer func() error) (*csvSource, error) {
@@ -64,7 +86,22 @@ func newCSVSource(file string, r io.Reader, closer func() error) (*csvSource, er
 	if err := t.require("required column is missing", "submit", "duration"); err != nil {
 		return nil, err
 	}
-	return &csvSource{csvTable: t, closer: closer, in: interner{}, qty: map[string]int64{}}, nil
+	src := &csvSource{csvTable: t, closer: closer, in: interner{}, qty: map[string]int64{}, queues: map[string]string{}}
+	for c, name := range NativeColumns() {
+		src.cols[c] = -1
+		if i, ok := t.col[name]; ok {
+			src.cols[c] = i
+		}
+	}
+	return src, nil
+}
+
+// v is column c of the row, trimmed ("" when the file has no such column).
+func (s *csvSource) v(rec []string, c int) string {
+	if i := s.cols[c]; i >= 0 {
+		return strings.TrimSpace(rec[i])
+	}
+	return ""
 }
 
 func (s *csvSource) Close() error    { return s.closer() }
@@ -76,23 +113,32 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 		return false, err
 	}
 	s.row++
-	*j = cluster.JobSpec{Name: s.get(rec, "name"), Queue: s.get(rec, "queue"), Replicas: 1}
+	q := s.v(rec, cQueue)
+	if iq, ok := s.queues[q]; ok {
+		q = iq
+	} else if len(s.queues) < 1<<16 {
+		q = strings.Clone(q)
+		s.queues[q] = q
+	}
+	// The fields share one string per row: clone the name, so a job keeps
+	// only its own bytes alive.
+	*j = cluster.JobSpec{Name: strings.Clone(s.v(rec, cName)), Queue: q, Replicas: 1}
 	if j.Name == "" {
 		j.Name = "job-" + strconv.Itoa(s.row)
 	}
 	if j.Queue == "" {
 		j.Queue = "default"
 	}
-	if j.Submit, err = seconds(s.get(rec, "submit"), true); err != nil {
+	if j.Submit, err = seconds(s.v(rec, cSubmit), true); err != nil {
 		return false, s.bad("submit", "%v", err)
 	}
-	if j.Duration, err = seconds(s.get(rec, "duration"), true); err != nil {
+	if j.Duration, err = seconds(s.v(rec, cDuration), true); err != nil {
 		return false, s.bad("duration", "%v", err)
 	}
 	if j.Duration <= 0 {
 		return false, s.bad("duration", "must be positive")
 	}
-	if v := s.get(rec, "deadline"); v != "" {
+	if v := s.v(rec, cDeadline); v != "" {
 		if j.Deadline, err = seconds(v, true); err != nil {
 			return false, s.bad("deadline", "%v", err)
 		}
@@ -100,21 +146,21 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 			return false, s.bad("deadline", "is before submit")
 		}
 	}
-	if v := s.get(rec, "replicas"); v != "" {
+	if v := s.v(rec, cReplicas); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < 1 {
 			return false, s.bad("replicas", "%q is not a whole number of at least 1", v)
 		}
 		j.Replicas = int32(n)
 	}
-	if v := s.get(rec, "priority"); v != "" {
+	if v := s.v(rec, cPriority); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil {
 			return false, s.bad("priority", "%q is not a whole number", v)
 		}
 		j.Priority = int32(n)
 	}
-	if v := s.get(rec, "gpus"); v != "" {
+	if v := s.v(rec, cGPUs); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
 			return false, s.bad("gpus", "%q is not a number", v)
@@ -123,28 +169,28 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 			return false, s.bad("gpus", "%v", err)
 		}
 	}
-	if v := s.get(rec, "cpu"); v != "" {
+	if v := s.v(rec, cCPU); v != "" {
 		if j.Pod.MilliCPU, err = s.quantity(v, true); err != nil {
 			return false, s.bad("cpu", "%v", err)
 		}
 	}
-	if v := s.get(rec, "memory"); v != "" {
+	if v := s.v(rec, cMemory); v != "" {
 		if j.Pod.MemoryMiB, err = s.quantity(v, false); err != nil {
 			return false, s.bad("memory", "%v", err)
 		}
 	}
-	if v := s.get(rec, "gpu_memory"); v != "" {
+	if v := s.v(rec, cGPUMemory); v != "" {
 		if j.Pod.GPUMemMiB, err = s.quantity(v, false); err != nil {
 			return false, s.bad("gpu_memory", "%v", err)
 		}
 	}
-	if v := s.get(rec, "mig"); v != "" {
+	if v := s.v(rec, cMIG); v != "" {
 		if j.Pod.GPUs < 1 {
 			return false, s.bad("mig", "a pod asking for MIG instances asks for at least one in gpus")
 		}
 		j.Pod.MIG = v
 	}
-	if sel, tol, models := s.get(rec, "node_selector"), s.get(rec, "tolerations"), s.get(rec, "gpu_model"); sel != "" || tol != "" || models != "" {
+	if sel, tol, models := s.v(rec, cNodeSelector), s.v(rec, cTolerations), s.v(rec, cGPUModel); sel != "" || tol != "" || models != "" {
 		j.Constraints, err = s.in.get(sel+"\x00"+tol+"\x00"+models, func() (*cluster.Constraints, error) {
 			c, err := parseConstraintText(sel, tol)
 			if err == nil && models != "" {

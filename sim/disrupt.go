@@ -47,10 +47,10 @@ func progress(j *jobState, t Time) (work, writes, lost Time) {
 		return 0, 0, d
 	}
 	tau, delta := rec.CheckpointInterval, rec.CheckpointCost
-	e := d - min(j.restore, d)
+	e := d - min(j.restoreTime(), d)
 	k := e / (tau + delta)
 	// The job never commits its last segment by a checkpoint: it ends.
-	k = min(k, checkpoints(j.spec.Duration-j.saved, tau))
+	k = min(k, checkpoints(j.spec.Duration-j.savedWork(), tau))
 	work, writes = k*tau, k*delta
 	return work, writes, d - work - writes
 }
@@ -109,20 +109,21 @@ func (r *runner) Notice(now Time, n int32, reclaim Time, cause capacity.Cause) e
 			if err := r.releasePending(now, j); err != nil {
 				return err
 			}
-		case j.exiting || (!j.sliced && j.plannedEnd <= reclaim):
+		case j.isExiting() || (!j.sliced && j.plannedEnd <= reclaim):
 			// Checkpointing already, or done before the reclaim.
 		default:
 			rec := j.spec.Recovery
 			if rec != nil && rec.CheckpointInterval > 0 && !j.sliced && rec.CheckpointCost <= reclaim-now {
 				work, writes, lost := progress(j, now)
-				restore := min(j.restore, now-j.aStart)
+				restore := min(j.restoreTime(), now-j.aStart)
 				// Everything computed since the last checkpoint is saved;
 				// a periodic write cut short is lost.
 				computed := min(lost-restore, rec.CheckpointInterval)
-				j.exitWork = work + computed
-				j.exitWrites = writes + rec.CheckpointCost
-				j.exitLost = lost - computed
-				j.exiting, j.exitCause = true, cause
+				x := j.ext()
+				x.exitWork = work + computed
+				x.exitWrites = writes + rec.CheckpointCost
+				x.exitLost = lost - computed
+				x.exiting, x.exitCause = true, cause
 				if j.finishH.Valid() && r.q.Cancel(j.finishH) {
 					r.live--
 				}
@@ -181,7 +182,7 @@ func (r *runner) Movable(now Time, n int32) bool {
 jobs:
 	for _, id := range r.onNode[n] {
 		j := r.job(id)
-		if !j.running || j.exiting || (j.spec.Recovery != nil && j.spec.Recovery.DoNotDisrupt) {
+		if !j.running || j.isExiting() || (j.spec.Recovery != nil && j.spec.Recovery.DoNotDisrupt) {
 			ok = false
 			break
 		}
@@ -225,7 +226,7 @@ jobs:
 func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice bool) error {
 	var work, writes, lost Time
 	if onNotice {
-		work, writes, lost = j.exitWork, j.exitWrites, j.exitLost
+		work, writes, lost = j.x.exitWork, j.x.exitWrites, j.x.exitLost
 	} else {
 		work, writes, lost = progress(j, t)
 	}
@@ -234,13 +235,14 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 		r.live--
 	}
 	j.finishH = engine.Handle{}
-	j.saved += work
+	x := j.ext()
+	x.saved += work
 	if err := r.endAttempt(t, j, gpus, lost, writes); err != nil {
 		return err
 	}
-	j.sliced, j.exiting = false, false
+	j.sliced, x.exiting = false, false
 	j.info.Bound = 0
-	j.disruptions++
+	x.disruptions++
 	r.dstats.byCause[cause]++
 	rec := j.spec.Recovery
 	limit := int32(cluster.DefaultBackoffLimit)
@@ -251,17 +253,17 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 	if ignore {
 		return r.requeue(t, j)
 	}
-	j.failures++
-	if j.failures > limit {
+	x.failures++
+	if x.failures > limit {
 		j.finished = true
 		j.outcome = Failed
 		j.end = t
-		j.diag = fmt.Sprintf("BackoffLimitExceeded: %d failures (the last a %s) with a backoff limit of %d", j.failures, cause, limit)
+		j.diag = fmt.Sprintf("BackoffLimitExceeded: %d failures (the last a %s) with a backoff limit of %d", x.failures, cause, limit)
 		r.finished++
 		r.dstats.failed++
 		return nil
 	}
-	delay := min(10*Second<<min(j.failures-1, 10), 6*Minute)
+	delay := min(10*Second<<min(x.failures-1, 10), 6*Minute)
 	r.push(t+delay, event{kind: evRequeue, job: j.info.ID})
 	return nil
 }

@@ -49,50 +49,50 @@ func (r *runner) finish() (*Result, error) {
 		}
 		res.Pools = append(res.Pools, pr)
 	}
-	// Jobs still holding pods: their usage up to the end.
-	nUsage := 0
-	for id := int32(0); id < r.njobs; id++ {
-		j := r.job(id)
-		if !j.finished {
-			for _, pl := range j.placed {
-				u := r.usageOf(j, r.c.Nodes[pl.Node].Pool)
-				dt := end - pl.At
-				p := &j.spec.Pod
-				u.Held[ResGPU] += int64(pl.Milli) * dt
-				u.Held[ResCPU] += p.MilliCPU * dt
-				u.Held[ResMem] += p.MemoryMiB * dt
-			}
-		}
-		if j.usage0.Pool >= 0 {
-			nUsage += 1 + len(j.usageMore)
-		}
-	}
-	usage := make([]PoolUsage, 0, nUsage)
+	// One pass over the jobs: their records, with the usage of pods still
+	// held up to the end. Most jobs use one pool; usage has room for one
+	// each, and a job with more appends (earlier records keep their
+	// slices if that moves the array).
+	usage := make([]PoolUsage, 0, r.njobs)
 	diag := map[string]string{}
 	res.Jobs = make([]JobRecord, r.njobs)
 	for id := int32(0); id < r.njobs; id++ {
 		j := r.job(id)
+		if !j.finished {
+			p := &j.spec.Pod
+			for _, pl := range j.placed {
+				r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), p.MilliCPU, p.MemoryMiB}, end-pl.At, 0, 0)
+			}
+		}
 		rec := &res.Jobs[id]
 		*rec = JobRecord{
 			ID: id, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
 			Replicas: j.spec.Replicas, PodsBound: j.info.Bound, Pod: j.spec.Pod,
 			Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
 			Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
-			Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag, HeldMilliMs: j.held,
-			AllocMilli: j.allocMilli, Slowed: j.slowed,
-			Attempts: int32(j.attempts), Disruptions: j.disruptions, Failures: j.failures,
-			LostMs: j.lostMs, CheckpointMs: j.ckptMs, Recovery: j.spec.Recovery,
+			Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag,
+			AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts), Recovery: j.spec.Recovery,
 		}
-		if j.usage0.Pool >= 0 {
+		if j.usePool >= 0 {
 			k := len(usage)
-			usage = append(append(usage, j.usage0), j.usageMore...)
+			u := PoolUsage{Pool: j.usePool, Held: j.useHeld}
+			if x := j.x; x != nil {
+				u.Lost, u.Checkpoint = x.lost0, x.ckpt0
+			}
+			usage = append(usage, u)
+			if x := j.x; x != nil {
+				usage = append(usage, x.more...)
+			}
 			rec.Usage = usage[k:len(usage):len(usage)]
+			for _, u := range rec.Usage {
+				rec.HeldMilliMs += u.Held[ResGPU]
+			}
+		}
+		if x := j.x; x != nil {
+			rec.Disruptions, rec.Failures, rec.LostMs, rec.CheckpointMs = x.disruptions, x.failures, x.lostMs, x.ckptMs
 		}
 		if j.finished {
 			continue
-		}
-		for _, pl := range j.placed {
-			rec.HeldMilliMs += int64(pl.Milli) * (end - pl.At)
 		}
 		if j.start >= 0 {
 			rec.Outcome = Running

@@ -39,48 +39,76 @@ type jobState struct {
 	placed   []cluster.Placement
 	start    Time
 	end      Time
-	outcome  Outcome
-	finished bool
 	deadline engine.Handle
-	held     int64
+	finishH  engine.Handle
 	diag     string
-	pool     int32 // pool of the first bound pod, -1 before
 
 	allocMilli int64
-	finishH    engine.Handle
-	// Disruption: running is set while the job's current attempt runs;
-	// aStart is when it started, restore the restore time it pays first,
-	// plannedEnd when it would finish, saved the work its checkpoints
-	// committed. deadlineAt is the effective deadline (trace deletion or
+	// The current attempt started at aStart and finishes at plannedEnd;
+	// deadlineAt is the effective deadline (trace deletion or
 	// activeDeadline, whichever comes first; failOnDeadline for the latter).
-	running        bool
-	exiting        bool
-	attempts       uint32
-	aStart         Time
-	restore        Time
-	plannedEnd     Time
-	saved          Time
-	deadlineAt     Time
+	aStart, plannedEnd, deadlineAt Time
+	// useHeld is the resource time (milli-GPU, milli-CPU, MiB x ms) the
+	// job's pods held in its first pool, usePool (-1 before any).
+	useHeld  [3]int64
+	usePool  int32
+	pool     int32 // pool of the first bound pod, -1 before
+	attempts uint32
+	outcome  Outcome
+	finished bool
+	running  bool // the current attempt runs
+	sliced   bool // on time-sliced GPUs
+	slowed   bool
 	failOnDeadline bool
-	failures       int32
-	disruptions    int32
-	lostMs, ckptMs Time
-	exitWork       Time // work the checkpoint on notice commits
-	exitWrites     Time
-	exitLost       Time
-	exitCause      capacity.Cause
-	// usage0 is the job's usage of its first pool (Pool -1 before any);
-	// usageMore of any others.
-	usage0    PoolUsage
-	usageMore []PoolUsage
+	// x holds what few jobs need (disruptions, time-slicing, a second
+	// pool): nil for the rest, which keeps a million jobs small.
+	x *jobExtra
+}
+
+// jobExtra is the part of a job's state most jobs never use.
+type jobExtra struct {
+	// Disruption: restore is what the current attempt pays first, saved
+	// the work checkpoints committed; a job checkpointing on notice is
+	// exiting and commits exitWork when it stops.
+	exiting                        bool
+	exitCause                      capacity.Cause
+	restore, saved                 Time
+	failures, disruptions          int32
+	lostMs, ckptMs                 Time
+	exitWork, exitWrites, exitLost Time
+	// lost0 and ckpt0 are the lost and checkpoint resource time of the
+	// first pool; more is the usage of any other pools.
+	lost0, ckpt0 [3]int64
+	more         []PoolUsage
 	// On time-sliced GPUs a job progresses at rate (1 / most sharers of any
 	// of its GPUs) and work is the full-speed time it still needs.
-	sliced bool
-	slowed bool
-	work   float64
-	rate   float64
-	rated  Time
+	work, rate float64
+	rated      Time
 }
+
+// ext is the job's extra state, made on first use.
+func (j *jobState) ext() *jobExtra {
+	if j.x == nil {
+		j.x = &jobExtra{}
+	}
+	return j.x
+}
+
+func (j *jobState) savedWork() Time {
+	if j.x == nil {
+		return 0
+	}
+	return j.x.saved
+}
+
+func (j *jobState) restoreTime() Time {
+	if j.x == nil {
+		return 0
+	}
+	return j.x.restore
+}
+
+func (j *jobState) isExiting() bool { return j.x != nil && j.x.exiting }
 
 // Jobs live in chunks that never move: the first holds firstChunk jobs (a
 // small run allocates little), the others 1<<chunkBits each.
@@ -165,7 +193,7 @@ func (r *runner) newJob() *jobState {
 	j.info.Spec = &j.spec
 	j.start, j.end = -1, -1
 	j.pool = -1
-	j.usage0.Pool = -1
+	j.usePool = -1
 	return j
 }
 
@@ -370,8 +398,8 @@ func (r *runner) handle(t Time, ev event) error {
 		return r.requeue(t, r.job(ev.job))
 	case evExit:
 		j := r.job(ev.job)
-		if j.running && j.exiting && j.attempts == ev.stamp {
-			return r.disrupt(t, j, j.exitCause, true)
+		if j.running && j.isExiting() && j.attempts == ev.stamp {
+			return r.disrupt(t, j, j.x.exitCause, true)
 		}
 	}
 	return nil
@@ -468,13 +496,16 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 		j.start = t
 	}
 	j.attempts++
-	j.running, j.exiting = true, false
-	j.aStart, j.restore = t, 0
-	rec := j.spec.Recovery
-	if j.saved > 0 && rec != nil {
-		j.restore = rec.RestoreCost
+	j.running = true
+	j.aStart = t
+	if x := j.x; x != nil {
+		x.exiting, x.restore = false, 0
 	}
-	j.plannedEnd = t + j.restore + wallTime(j.spec.Duration-j.saved, rec)
+	rec := j.spec.Recovery
+	if j.savedWork() > 0 && rec != nil {
+		j.ext().restore = rec.RestoreCost
+	}
+	j.plannedEnd = t + j.restoreTime() + wallTime(j.spec.Duration-j.savedWork(), rec)
 	end := j.plannedEnd
 	if d := j.deadlineAt; d > 0 && d < end {
 		end = d
@@ -521,15 +552,7 @@ func (r *runner) releaseAll(t Time, j *jobState, lost, ckpt Time) error {
 		if err := r.c.Release(t, pl, pod); err != nil {
 			return invariant(err)
 		}
-		dt := t - pl.At
-		j.held += int64(pl.Milli) * dt
-		u := r.usageOf(j, r.c.Nodes[pl.Node].Pool)
-		res := [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}
-		for k, x := range res {
-			u.Held[k] += x * dt
-			u.Lost[k] += x * min(lost, dt)
-			u.Checkpoint[k] += x * min(ckpt, dt)
-		}
+		r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}, t-pl.At, lost, ckpt)
 	}
 	if r.capacity != nil {
 		r.releasedFrom(j)
@@ -542,30 +565,54 @@ func (r *runner) releaseAll(t Time, j *jobState, lost, ckpt Time) error {
 	return nil
 }
 
-// usageOf is job j's usage entry for pool p, made on first use.
-func (r *runner) usageOf(j *jobState, p int32) *PoolUsage {
-	if j.usage0.Pool == p {
-		return &j.usage0
+// book adds to job j's usage in pool p: resources res held for dt, of
+// which lost and ckpt (capped at dt) were lost to a disruption and spent
+// writing checkpoints.
+func (r *runner) book(j *jobState, p int32, res [3]int64, dt, lost, ckpt Time) {
+	lost, ckpt = min(lost, dt), min(ckpt, dt)
+	if j.usePool < 0 {
+		j.usePool = p
 	}
-	if j.usage0.Pool < 0 {
-		j.usage0.Pool = p
-		return &j.usage0
+	if p == j.usePool {
+		for k, v := range res {
+			j.useHeld[k] += v * dt
+		}
+		if lost > 0 || ckpt > 0 {
+			x := j.ext()
+			for k, v := range res {
+				x.lost0[k] += v * lost
+				x.ckpt0[k] += v * ckpt
+			}
+		}
+		return
 	}
-	for i := range j.usageMore {
-		if j.usageMore[i].Pool == p {
-			return &j.usageMore[i]
+	x := j.ext()
+	var u *PoolUsage
+	for i := range x.more {
+		if x.more[i].Pool == p {
+			u = &x.more[i]
 		}
 	}
-	j.usageMore = append(j.usageMore, PoolUsage{Pool: p})
-	return &j.usageMore[len(j.usageMore)-1]
+	if u == nil {
+		x.more = append(x.more, PoolUsage{Pool: p})
+		u = &x.more[len(x.more)-1]
+	}
+	for k, v := range res {
+		u.Held[k] += v * dt
+		u.Lost[k] += v * lost
+		u.Checkpoint[k] += v * ckpt
+	}
 }
 
 // endAttempt stops job j's running attempt at t: its pods are released,
 // lost and writes (of the attempt's time) booked, its GPUs' other sharers
 // re-timed.
 func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time) error {
-	j.lostMs += lost
-	j.ckptMs += writes
+	if lost > 0 || writes > 0 {
+		x := j.ext()
+		x.lostMs += lost
+		x.ckptMs += writes
+	}
 	if err := r.releaseAll(t, j, lost, writes); err != nil {
 		return err
 	}
@@ -584,19 +631,19 @@ func (r *runner) complete(t Time, j *jobState) error {
 	gpus := r.slicedGPUs(j)
 	left := j.plannedEnd - t // work left when not time-sliced
 	if j.sliced {
-		left = Time(math.Round(j.work - float64(t-j.rated)*j.rate))
+		left = Time(math.Round(j.x.work - float64(t-j.x.rated)*j.x.rate))
 	}
 	// A whole attempt spends its restore and its checkpoint writes; one cut
 	// short by the deadline wrote the checkpoints it had reached.
 	var writes Time
 	if rec := j.spec.Recovery; rec != nil && !j.sliced {
 		if left <= 0 {
-			writes = checkpoints(j.spec.Duration-j.saved, rec.CheckpointInterval) * rec.CheckpointCost
+			writes = checkpoints(j.spec.Duration-j.savedWork(), rec.CheckpointInterval) * rec.CheckpointCost
 		} else {
 			_, writes, _ = progress(j, t)
 		}
 	}
-	if err := r.endAttempt(t, j, gpus, min(j.restore, t-j.aStart), writes); err != nil {
+	if err := r.endAttempt(t, j, gpus, min(j.restoreTime(), t-j.aStart), writes); err != nil {
 		return err
 	}
 	j.end = t

@@ -44,8 +44,9 @@ func (r *runner) startSliced(t Time, j *jobState) error {
 			return r.oomKill(t, j, g, used, capacity)
 		}
 	}
-	j.work = float64(j.spec.Duration - j.saved)
-	j.rate, j.rated = 1, t
+	x := j.ext()
+	x.work = float64(j.spec.Duration - j.savedWork())
+	x.rate, x.rated = 1, t
 	for _, g := range gpus {
 		r.onGPU[g] = append(r.onGPU[g], j.info.ID)
 	}
@@ -87,13 +88,14 @@ func (r *runner) retime(t Time, gpus []int32) error {
 			for _, h := range r.slicedGPUs(j) {
 				rate = min(rate, r.c.SliceRate(node, r.c.Sharers(h)))
 			}
-			j.work -= float64(t-j.rated) * j.rate
-			j.work = max(j.work, 0)
-			j.rate, j.rated = rate, t
+			x := j.x
+			x.work -= float64(t-x.rated) * x.rate
+			x.work = max(x.work, 0)
+			x.rate, x.rated = rate, t
 			if rate < 1 {
 				j.slowed = true
 			}
-			end := t + Time(math.Ceil(j.work/rate))
+			end := t + Time(math.Ceil(x.work/rate))
 			if d := j.deadlineAt; d > 0 && d < end {
 				end = d
 			}
