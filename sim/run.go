@@ -50,15 +50,15 @@ type jobState struct {
 	aStart, plannedEnd, deadlineAt Time
 	// useHeld is the resource time (milli-GPU, milli-CPU, MiB x ms) the
 	// job's pods held in its first pool, usePool (-1 before any).
-	useHeld  [3]int64
-	usePool  int32
-	pool     int32 // pool of the first bound pod, -1 before
-	attempts uint32
-	outcome  Outcome
-	finished bool
-	running  bool // the current attempt runs
-	sliced   bool // on time-sliced GPUs
-	slowed   bool
+	useHeld        [3]int64
+	usePool        int32
+	pool           int32 // pool of the first bound pod, -1 before
+	attempts       uint32
+	outcome        Outcome
+	finished       bool
+	running        bool // the current attempt runs
+	sliced         bool // on time-sliced GPUs
+	slowed         bool
 	failOnDeadline bool
 	// x holds what few jobs need (disruptions, time-slicing, a second
 	// pool): nil for the rest, which keeps a million jobs small.
