@@ -27,7 +27,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./benchmarks/ ./sim/engine/
 
 fuzz:
-	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes; do \
+	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes FuzzPhilly FuzzPhillyRaw FuzzHelios FuzzPAITasks FuzzPAIMachines FuzzPriceFile FuzzSpotAdvisor FuzzInterruptionTimes; do \
 	  $(GO) test ./scenarios/ -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; done
 
 vet:
