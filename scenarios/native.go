@@ -65,7 +65,8 @@ type csvSource struct {
 	row    int
 	order  orderCheck
 	in     interner
-	qty    map[string]int64
+	qty    map[string]int64  // memory quantities seen, in MiB
+	cpuQty map[string]int64  // CPU quantities seen, in millicores
 	queues map[string]string // one string per queue name
 }
 
@@ -86,7 +87,7 @@ func newCSVSource(file string, r io.Reader, closer func() error) (*csvSource, er
 	if err := t.require("required column is missing", "submit", "duration"); err != nil {
 		return nil, err
 	}
-	src := &csvSource{csvTable: t, closer: closer, in: interner{}, qty: map[string]int64{}, queues: map[string]string{}}
+	src := &csvSource{csvTable: t, closer: closer, in: interner{}, qty: map[string]int64{}, cpuQty: map[string]int64{}, queues: map[string]string{}}
 	for c, name := range NativeColumns() {
 		src.cols[c] = -1
 		if i, ok := t.col[name]; ok {
@@ -212,21 +213,22 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 	return true, nil
 }
 
-// quantity parses a Kubernetes quantity to millicores (cpu) or MiB.
+// quantity parses a Kubernetes quantity to millicores (cpu) or MiB,
+// remembering the texts it has seen.
 func (s *csvSource) quantity(v string, cpu bool) (int64, error) {
-	key := v
+	m := s.qty
 	if cpu {
-		key = "c" + v
+		m = s.cpuQty
 	}
-	if n, ok := s.qty[key]; ok {
+	if n, ok := m[v]; ok {
 		return n, nil
 	}
 	n, err := parseQuantity(v, cpu)
 	if err != nil {
 		return 0, err
 	}
-	if len(s.qty) < 1<<16 {
-		s.qty[key] = n
+	if len(m) < 1<<16 {
+		m[strings.Clone(v)] = n
 	}
 	return n, nil
 }
