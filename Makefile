@@ -4,6 +4,8 @@ BIN     := bin/gpuplan
 PKGS    := ./...
 # Fuzz seed corpora run as part of the normal tests; FUZZTIME explores further.
 FUZZTIME ?= 30s
+# go-nvml's cgo bindings use NVML functions marked deprecated: keep gcc quiet about it.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: all build run test bench fuzz vet fmt clean
 
@@ -27,8 +29,9 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./benchmarks/ ./sim/engine/
 
 fuzz:
-	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes FuzzPhilly FuzzPhillyRaw FuzzHelios FuzzPAITasks FuzzPAIMachines FuzzPriceFile FuzzSpotAdvisor FuzzInterruptionTimes; do \
+	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes FuzzPhilly FuzzPhillyRaw FuzzHelios FuzzPAITasks FuzzPAIMachines FuzzPriceFile FuzzSpotAdvisor FuzzInterruptionTimes FuzzProfile; do \
 	  $(GO) test ./scenarios/ -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; done
+	$(GO) test ./benchmarks/calibrate/ -run '^$$' -fuzz '^FuzzParseOutput$$' -fuzztime $(FUZZTIME)
 
 vet:
 	$(GO) vet $(PKGS)

@@ -56,6 +56,8 @@ type Summary struct {
 	// SpotVsOnDemand compares the run with the same run on on-demand
 	// nodes only, when the run used spot.
 	SpotVsOnDemand *SpotComparison `json:"spotVsOnDemand,omitempty"`
+	// Training summarises data-parallel training jobs by placement.
+	Training []TrainingLine `json:"training,omitempty"`
 	// Variants sets the scenario as given beside its what-if variants.
 	Variants    []RunFigures `json:"variants,omitempty"`
 	Assumptions []string     `json:"assumptions"`
@@ -346,6 +348,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	s.Unschedulable = countReasons(unsched)
 	s.PendingAtEnd = countReasons(pending)
 	s.capacity(res, meta.Pricing)
+	s.Training = trainingLines(res)
 	if meta.Pricing != nil {
 		priced := false
 		for _, p := range meta.Pricing.Pools {
@@ -399,6 +402,65 @@ func (s *Summary) capacity(res *sim.Result, pr *Pricing) {
 	s.Disruptions = d
 }
 
+// TrainingLine is the training jobs of one placement shape: the fabric
+// their all-reduce was limited by, nodes, ranks and the fewest GPUs on a
+// node; their mean step, and the share of it spent communicating.
+type TrainingLine struct {
+	Fabric      string  `json:"fabric"`
+	Nodes       int     `json:"nodes"`
+	Ranks       int     `json:"ranks"`
+	GPUsPerNode int     `json:"gpusPerNode"`
+	Jobs        int     `json:"jobs"`
+	StepSeconds float64 `json:"meanStepSeconds"`
+	CommSeconds float64 `json:"meanCommSeconds"`
+	CommShare   float64 `json:"commShare"`
+}
+
+func trainingLines(res *sim.Result) []TrainingLine {
+	type key struct {
+		f             string
+		n, r, perNode int
+	}
+	acc := map[key]*TrainingLine{}
+	var keys []key
+	for i := range res.Jobs {
+		st := res.Jobs[i].Step
+		if st == nil {
+			continue
+		}
+		k := key{st.Fabric, st.Nodes, st.Ranks, st.GPUsPerNode}
+		l := acc[k]
+		if l == nil {
+			l = &TrainingLine{Fabric: st.Fabric, Nodes: st.Nodes, Ranks: st.Ranks, GPUsPerNode: st.GPUsPerNode}
+			acc[k] = l
+			keys = append(keys, k)
+		}
+		l.Jobs++
+		l.StepSeconds += (st.ComputeMs + st.CommMs) / 1000
+		l.CommSeconds += st.CommMs / 1000
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		x, y := keys[a], keys[b]
+		if x.r != y.r {
+			return x.r < y.r
+		}
+		if x.n != y.n {
+			return x.n < y.n
+		}
+		return x.f < y.f
+	})
+	var out []TrainingLine
+	for _, k := range keys {
+		l := *acc[k]
+		l.StepSeconds, l.CommSeconds = round(l.StepSeconds/float64(l.Jobs), 4), round(l.CommSeconds/float64(l.Jobs), 4)
+		if l.StepSeconds > 0 {
+			l.CommShare = round(l.CommSeconds/l.StepSeconds, 4)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // SpotComparison sets a run on spot beside the same run on on-demand nodes.
 type SpotComparison struct {
 	Spot     RunFigures `json:"spot"`
@@ -420,9 +482,11 @@ type RunFigures struct {
 	Failed               int     `json:"failed"`
 	Disruptions          int64   `json:"disruptions"`
 	WaitP95              float64 `json:"waitP95Seconds"`
-	JCTP50               float64 `json:"jctP50Seconds"`
-	JCTP95               float64 `json:"jctP95Seconds"`
-	Allocation           float64 `json:"allocation"`
+	// StepSeconds is the training jobs' mean step (0 without any).
+	StepSeconds float64 `json:"meanStepSeconds,omitempty"`
+	JCTP50      float64 `json:"jctP50Seconds"`
+	JCTP95      float64 `json:"jctP95Seconds"`
+	Allocation  float64 `json:"allocation"`
 }
 
 // Figures extracts a summary's headline figures.
@@ -431,6 +495,14 @@ func Figures(name string, s *Summary) RunFigures {
 		WaitP95: s.QueueWait.P95, JCTP50: s.JCT.P50, JCTP95: s.JCT.P95, Allocation: s.Cluster.Allocation}
 	if c := s.Cost; c != nil {
 		f.Cost, f.IdleCost, f.LostCost, f.CostPerUsefulGPUHour = c.Total, c.Idle, c.LostCost, c.CostPerUsefulGPUHour
+	}
+	var steps, jobs float64
+	for _, t := range s.Training {
+		steps += t.StepSeconds * float64(t.Jobs)
+		jobs += float64(t.Jobs)
+	}
+	if jobs > 0 {
+		f.StepSeconds = round(steps/jobs, 4)
 	}
 	if d := s.Disruptions; d != nil {
 		f.LostGPUHours = d.LostGPUHours

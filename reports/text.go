@@ -171,11 +171,32 @@ func variantHeader() []string {
 func variantRows(vs []RunFigures) [][]string {
 	var rows [][]string
 	for _, f := range vs {
-		rows = append(rows, []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
+		r := []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
 			fmt.Sprintf("%.2f", f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Failed), fmt.Sprint(f.Disruptions),
-			Human(f.WaitP95), Human(f.JCTP50), Human(f.JCTP95), pct(f.Allocation)})
+			Human(f.WaitP95), Human(f.JCTP50), Human(f.JCTP95), pct(f.Allocation)}
+		if hasSteps(vs) {
+			r = append(r, fmt.Sprintf("%.3f s", f.StepSeconds))
+		}
+		rows = append(rows, r)
 	}
 	return rows
+}
+
+func hasSteps(vs []RunFigures) bool {
+	for _, f := range vs {
+		if f.StepSeconds > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func variantHeaderFor(vs []RunFigures) []string {
+	h := variantHeader()
+	if hasSteps(vs) {
+		h = append(h, "mean step")
+	}
+	return h
 }
 
 func spotHeader() []string {
@@ -226,9 +247,22 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		}
 		fmt.Fprintf(w, "- %s.\n\n", c.Model)
 	}
+	if len(s.Training) > 0 {
+		fmt.Fprintf(w, "## Distributed training\n\nEach training job's step: compute plus the all-reduce of its gradients, limited by the fabric shown (the network's bus bandwidth scaled by the share of a node's rails the job uses).\n\n")
+		var rows [][]string
+		for _, t := range s.Training {
+			f := t.Fabric
+			if f == "" {
+				f = "(one GPU)"
+			}
+			rows = append(rows, []string{f, fmt.Sprint(t.Nodes), fmt.Sprint(t.Ranks), fmt.Sprint(t.GPUsPerNode), fmt.Sprint(t.Jobs),
+				fmt.Sprintf("%.3f s", t.StepSeconds), fmt.Sprintf("%.3f s", t.CommSeconds), pct(t.CommShare)})
+		}
+		mdTable(w, []string{"fabric", "nodes", "GPUs", "GPUs per node", "jobs", "mean step", "all-reduce", "communicating"}, rows)
+	}
 	if len(s.Variants) > 0 {
 		fmt.Fprintf(w, "## What-if variants\n\nThe scenario as given and each of its variants, same seed and workload.\n\n")
-		mdTable(w, variantHeader(), variantRows(s.Variants))
+		mdTable(w, variantHeaderFor(s.Variants), variantRows(s.Variants))
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintf(w, "## Spot against on-demand\n\nThe same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).\n\n")
@@ -380,10 +414,19 @@ func WriteTable(w io.Writer, s *Summary) error {
 	if d := s.Disruptions; d != nil {
 		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes, %d restarts, %d failed.\n", d.JobsDisrupted, d.Restarts, d.JobsFailed)
 	}
+	if len(s.Training) > 0 {
+		fmt.Fprintln(w, "\nTraining steps (compute + all-reduce) by placement:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "FABRIC\tNODES\tGPUS\tGPUS/NODE\tJOBS\tMEAN STEP\tALL-REDUCE\tCOMM")
+		for _, t := range s.Training {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.3f s\t%.3f s\t%s\n", t.Fabric, t.Nodes, t.Ranks, t.GPUsPerNode, t.Jobs, t.StepSeconds, t.CommSeconds, pct(t.CommShare))
+		}
+		tw.Flush()
+	}
 	if len(s.Variants) > 0 {
 		fmt.Fprintln(w, "\nWhat-if variants (same seed and workload):")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.ToUpper(strings.Join(variantHeader(), "\t")))
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(variantHeaderFor(s.Variants), "\t")))
 		for _, r := range variantRows(s.Variants) {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}

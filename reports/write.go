@@ -96,7 +96,8 @@ func WriteJSON(w io.Writer, s *Summary) error {
 func JobsHeader() []string {
 	return []string{"id", "name", "queue", "priority", "replicas", "pods_bound", "gpus_per_pod", "cpu_milli", "memory_mib",
 		"submit_s", "start_s", "end_s", "wait_s", "jct_s", "duration_s", "outcome", "pool", "gpu_hours", "wait_reason", "diagnosis",
-		"attempts", "disruptions", "lost_s", "checkpoint_s", "cost_usd", "lost_cost_usd"}
+		"attempts", "disruptions", "lost_s", "checkpoint_s", "cost_usd", "lost_cost_usd",
+		"step_s", "comm_s", "fabric", "nodes_spanned"}
 }
 
 func msText(ms sim.Time) string {
@@ -145,6 +146,12 @@ func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing) error {
 			strconv.Itoa(int(j.Attempts)), strconv.Itoa(int(j.Disruptions)), msText(j.LostMs), msText(j.CheckpointMs),
 			money(cost, i), money(lost, i),
 		)
+		if st := j.Step; st != nil {
+			row = append(row, strconv.FormatFloat((st.ComputeMs+st.CommMs)/1000, 'f', 4, 64), strconv.FormatFloat(st.CommMs/1000, 'f', 4, 64),
+				st.Fabric, strconv.Itoa(st.Nodes))
+		} else {
+			row = append(row, "", "", "", "")
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -139,6 +139,7 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 			Nodes: p.Count, GPUsPerNode: p.GPUsPerNode,
 			MilliCPU: p.CPU.MilliValue(), MemoryMiB: p.Memory.Value() >> 20,
 			Labels: map[string]string{LabelCapacityType: capacityType(p.CapacityType)},
+			Fabric: p.Fabric, Network: p.Network,
 		}
 		if p.InstanceType != "" {
 			ps.Labels[LabelRegion] = s.region(p.Region)
@@ -264,6 +265,24 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 	}}
 	if s.cat != nil {
 		b.PriceSources = s.cat.Sources
+	}
+	if s.hasTraining() || s.Spec.Calibration != "" {
+		names := map[string]bool{}
+		var named []string
+		for _, p := range cm.Pools {
+			for _, n := range []string{p.Fabric, p.Network} {
+				if n != "" {
+					names[n] = true
+					named = append(named, p.Name)
+				}
+			}
+		}
+		fabs, from, err := s.fabrics(named, names)
+		if err != nil {
+			return nil, err
+		}
+		b.Config.Fabrics = fabs
+		b.Assumptions = append(b.Assumptions, "training jobs communicate over "+from+"; across nodes the network's bus bandwidth is scaled by the share of a node's rails a job uses")
 	}
 	b.Config.TieBreak = s.Spec.Scheduler.TieBreak
 	if opts.Seed != nil {

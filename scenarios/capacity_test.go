@@ -209,3 +209,19 @@ func TestSpotAdvisorData(t *testing.T) {
 	_, err = ReadInterruptionTimes("t.csv", strings.NewReader("time\n90\n30\n"))
 	require.ErrorContains(t, err, "t.csv:3:1: time: is before the previous row's")
 }
+
+func FuzzProfile(f *testing.F) {
+	f.Add([]byte("apiVersion: gpuplan.dev/v1alpha1\nkind: CalibrationProfile\nfabrics:\n- {name: nvlink, kind: nvlink, collective: all_reduce, ranks: 8, nodes: 1, alpha_us: 20, busbw_gbps: 230, peak_busbw_gbps: 232}\n"))
+	f.Add([]byte("kind: CalibrationProfile\nfabrics: [{name: x, kind: wifi}]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParseProfile("fuzz.yaml", data)
+		requireInputError(t, err)
+		if err == nil {
+			for _, fb := range p.Fabrics {
+				if !(fb.BusBWGBps > 0) {
+					t.Fatalf("accepted fabric %+v", fb)
+				}
+			}
+		}
+	})
+}

@@ -35,6 +35,7 @@ type classGen struct {
 	gpuMemMiB   int64
 	constraints *cluster.Constraints
 	recovery    *cluster.Recovery
+	training    *cluster.Training
 
 	rng  *rand.Rand
 	next float64 // ms
@@ -96,7 +97,20 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 			return nil, s.errAt(at+".pod.gpus", "%v", err)
 		}
 	}
-	if g.duration, err = c.Duration.sampler(); err != nil {
+	if tr := c.Training; tr != nil {
+		switch {
+		case c.Duration != (DurationDist{}):
+			return nil, s.errAt(at+".duration", "a training class's run time comes from its steps: give training or duration, not both")
+		case tr.Steps <= 0:
+			return nil, s.errAt(at+".training.steps", "must be positive")
+		case tr.ComputePerStep.Duration <= 0:
+			return nil, s.errAt(at+".training.computePerStep", "must be positive")
+		case tr.GradientBytes.Sign() < 0:
+			return nil, s.errAt(at+".training.gradientBytes", "must not be negative")
+		}
+		g.training = &cluster.Training{Steps: tr.Steps, ComputePerStep: tr.ComputePerStep.Millis(), GradientBytes: tr.GradientBytes.Value()}
+		g.duration = models.Constant{Value: float64(tr.Steps * tr.ComputePerStep.Millis())}
+	} else if g.duration, err = c.Duration.sampler(); err != nil {
 		return nil, s.errAt(at+".duration", "%v", err)
 	}
 	g.mig = c.Pod.MIG
@@ -201,6 +215,7 @@ func (g *classGen) job(j *cluster.JobSpec) {
 		Replicas:    int32(g.replicas.Sample(g.rng)),
 		Constraints: g.constraints,
 		Recovery:    g.recovery,
+		Training:    g.training,
 		Pod:         cluster.PodSpec{MilliCPU: g.cpuMilli, MemoryMiB: g.memMiB, MIG: g.mig, GPUMemMiB: g.gpuMemMiB},
 	}
 	gp := g.gpus.Sample(g.rng)

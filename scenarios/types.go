@@ -39,13 +39,16 @@ type Spec struct {
 	// Seed drives every random stream of the run (default 1).
 	Seed *uint64 `json:"seed,omitempty"`
 	// Horizon ends the run; empty means run until the workload drains.
-	Horizon   *Duration     `json:"horizon,omitempty"`
-	Cluster   ClusterSpec   `json:"cluster"`
-	Pricing   PricingSpec   `json:"pricing,omitempty"`
-	Workload  WorkloadSpec  `json:"workload"`
-	Scheduler SchedulerSpec `json:"scheduler,omitempty"`
-	Queueing  QueueingSpec  `json:"queueing,omitempty"`
-	Output    OutputSpec    `json:"output,omitempty"`
+	Horizon *Duration   `json:"horizon,omitempty"`
+	Cluster ClusterSpec `json:"cluster"`
+	Pricing PricingSpec `json:"pricing,omitempty"`
+	// Calibration is a calibration profile (gpuplan calibrate) whose
+	// fabrics add to and replace the built-in ones.
+	Calibration string        `json:"calibration,omitempty"`
+	Workload    WorkloadSpec  `json:"workload"`
+	Scheduler   SchedulerSpec `json:"scheduler,omitempty"`
+	Queueing    QueueingSpec  `json:"queueing,omitempty"`
+	Output      OutputSpec    `json:"output,omitempty"`
 	// Variants are what-ifs of the same scenario, run beside it.
 	Variants []VariantSpec `json:"variants,omitempty"`
 }
@@ -237,6 +240,11 @@ type PoolSpec struct {
 	GPUMemory *resource.Quantity `json:"gpuMemory,omitempty"`
 	// Sharing shares the pool's GPUs by time-slicing or MIG.
 	Sharing *SharingSpec `json:"sharing,omitempty"`
+	// Fabric and Network name the interconnects within and between the
+	// pool's nodes (spec.calibration's fabrics or the built-in ones;
+	// default: the GPU model's, and ib-ndr-400).
+	Fabric  string `json:"fabric,omitempty"`
+	Network string `json:"network,omitempty"`
 	// CapacitySpec: capacity type, price, provisioning, interruptions.
 	CapacitySpec `json:",inline"`
 	// Replace relaunches lost nodes of a pool without autoscaling (default true).
@@ -337,13 +345,24 @@ type ClassSpec struct {
 	Arrival  ArrivalSpec  `json:"arrival"`
 	Replicas *NumDist     `json:"replicas,omitempty"`
 	Pod      PodTemplate  `json:"pod"`
-	Duration DurationDist `json:"duration"`
+	Duration DurationDist `json:"duration,omitempty"`
 	// NodeSelector, Affinity and Tolerations place the class's pods.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	Affinity     []TermSpec        `json:"affinity,omitempty"`
 	Tolerations  []TolerationSpec  `json:"tolerations,omitempty"`
 	// Recovery is how the class's jobs checkpoint and restart.
 	Recovery *RecoverySpec `json:"recovery,omitempty"`
+	// Training makes the class data-parallel training: its run time is
+	// steps x (computePerStep + the all-reduce of gradientBytes over its
+	// placement); duration is then not given.
+	Training *TrainingSpec `json:"training,omitempty"`
+}
+
+// TrainingSpec is a data-parallel training job's steps.
+type TrainingSpec struct {
+	Steps          int64             `json:"steps"`
+	ComputePerStep Duration          `json:"computePerStep"`
+	GradientBytes  resource.Quantity `json:"gradientBytes"`
 }
 
 // ArrivalSpec is an arrival process.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
@@ -72,6 +73,9 @@ type Config struct {
 	// seen so far) at every timeline bucket end; always on when a plugin
 	// uses the pod mix.
 	Fragmentation bool
+	// Fabrics are the interconnects training jobs communicate over, by
+	// name (nil: models.DefaultFabrics()).
+	Fabrics map[string]models.Fabric
 	// Capacity, when set, makes nodes come and go: spot interruptions,
 	// failures, autoscaling (one entry per pool, same order).
 	Capacity *capacity.Spec

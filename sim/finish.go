@@ -90,6 +90,7 @@ func (r *runner) finish() (*Result, error) {
 		}
 		if x := j.x; x != nil {
 			rec.Disruptions, rec.Failures, rec.LostMs, rec.CheckpointMs = x.disruptions, x.failures, x.lostMs, x.ckptMs
+			rec.Step = x.step
 		}
 		if j.finished {
 			continue

@@ -93,6 +93,19 @@ type JobRecord struct {
 	Usage []PoolUsage
 	// Recovery is the job's checkpoint and restart settings (nil: none).
 	Recovery *cluster.Recovery
+	// Step is how a training job's steps went (nil for other jobs).
+	Step *StepRecord
+}
+
+// StepRecord is a training job's step time on its (first) placement.
+type StepRecord struct {
+	Steps int64
+	// ComputeMs and CommMs are one step's compute and all-reduce, in ms.
+	ComputeMs, CommMs float64
+	// Fabric is the fabric the all-reduce was limited by; Nodes and Ranks
+	// the placement's nodes and GPUs; GPUsPerNode the fewest on a node.
+	Fabric                    string
+	Nodes, Ranks, GPUsPerNode int
 }
 
 // Resources of a PoolUsage, in its arrays.

@@ -84,6 +84,8 @@ type jobExtra struct {
 	// of its GPUs) and work is the full-speed time it still needs.
 	work, rate float64
 	rated      Time
+	// step is a training job's step time on its first placement.
+	step *StepRecord
 }
 
 // ext is the job's extra state, made on first use.
@@ -142,6 +144,7 @@ type runner struct {
 	// jobs with a pod on each node.
 	capacity *capacity.Controller
 	onNode   [][]int32
+	fabrics  map[string]models.Fabric
 	dstats   disruptionStats
 
 	next      cluster.JobSpec // the job read but not yet arrived
@@ -229,6 +232,10 @@ func Run(cfg Config) (*Result, error) {
 		c:      c,
 		fw:     fw,
 		sched:  scheduler.New(fw, cfg.Queue),
+	}
+	r.fabrics = cfg.Fabrics
+	if r.fabrics == nil {
+		r.fabrics = models.DefaultFabrics()
 	}
 	r.tl.Interval = cfg.TimelineInterval
 	r.tl.Allocated = make([][]int64, len(c.Pools))
@@ -494,6 +501,11 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	r.running++
 	if j.attempts == 0 {
 		j.start = t
+		if j.spec.Training != nil {
+			if err := r.startTraining(j); err != nil {
+				return err
+			}
+		}
 	}
 	j.attempts++
 	j.running = true

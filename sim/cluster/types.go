@@ -262,6 +262,19 @@ type JobSpec struct {
 	// Recovery says how the job survives losing a node (nil: no
 	// checkpoints, Kubernetes' default backoff limit of 6).
 	Recovery *Recovery
+	// Training, when set, makes the job data-parallel training whose run
+	// time depends on where it lands: Steps x (compute + the all-reduce of
+	// its gradients over its placement). Duration is then the run time
+	// with no communication, until the job starts.
+	Training *Training
+}
+
+// Training describes a data-parallel training job: each step computes for
+// ComputePerStep and all-reduces GradientBytes over all its GPUs.
+type Training struct {
+	Steps          int64
+	ComputePerStep Time
+	GradientBytes  int64
 }
 
 // DefaultBackoffLimit is a Kubernetes Job's default spec.backoffLimit.
@@ -370,9 +383,13 @@ type PoolSpec struct {
 	MemoryMiB   int64
 	// GPUMemoryMiB is each GPU's memory (0: unknown; time-sliced pools need it).
 	GPUMemoryMiB int64
-	Sharing      Sharing
-	Labels       map[string]string
-	Taints       []Taint
+	// Fabric names the GPUs' interconnect within a node and Network the
+	// one between nodes, in the run's fabrics (calibration profile or
+	// defaults); empty: the GPU model's default.
+	Fabric, Network string
+	Sharing         Sharing
+	Labels          map[string]string
+	Taints          []Taint
 }
 
 // Slots is the most nodes the pool can have at once.

@@ -1,0 +1,103 @@
+package scenarios
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"gpuplan.dev/gpuplan/models"
+)
+
+// LoadProfile reads a calibration profile (kind CalibrationProfile, as
+// gpuplan calibrate writes it), strictly: unknown fields are errors with
+// their line.
+func LoadProfile(path string) (*models.CalibrationProfile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{File: path, Msg: readErr(err)}
+	}
+	return ParseProfile(path, data)
+}
+
+// ParseProfile decodes and checks a calibration profile.
+func ParseProfile(file string, data []byte) (*models.CalibrationProfile, error) {
+	p := &models.CalibrationProfile{}
+	pos, err := decodeStrict(file, data, p)
+	if err != nil {
+		return nil, err
+	}
+	at := func(path, format string, args ...any) error {
+		e := &InputError{File: file, Field: path, Msg: fmt.Sprintf(format, args...)}
+		if lc, ok := pos[path]; ok {
+			e.Line, e.Column = lc[0], lc[1]
+		}
+		return e
+	}
+	if p.APIVersion != models.ProfileAPIVersion || p.Kind != models.ProfileKind {
+		return nil, at("kind", "want apiVersion %s, kind %s", models.ProfileAPIVersion, models.ProfileKind)
+	}
+	seen := map[string]bool{}
+	for i, f := range p.Fabrics {
+		path := fmt.Sprintf("fabrics[%d]", i)
+		switch {
+		case f.Name == "":
+			return nil, at(path+".name", "is required")
+		case seen[f.Name]:
+			return nil, at(path+".name", "fabric %q is given twice", f.Name)
+		case f.Kind != models.FabricNVLink && f.Kind != models.FabricPCIe && f.Kind != models.FabricNetwork:
+			return nil, at(path+".kind", "is %q; want nvlink, pcie or network", f.Kind)
+		case !(f.BusBWGBps > 0) || f.AlphaUS < 0 || f.Ranks < 1 || f.Nodes < 0:
+			return nil, at(path, "needs a positive busbw_gbps and ranks, and a non-negative alpha_us")
+		}
+		seen[f.Name] = true
+	}
+	return p, nil
+}
+
+// fabrics is the run's fabrics: the built-in ones, replaced and added to
+// by the scenario's calibration profile; it also says which were used.
+func (s *Scenario) fabrics(pools []string, names map[string]bool) (map[string]models.Fabric, string, error) {
+	fabs := models.DefaultFabrics()
+	from := "built-in fabrics (fits of published nccl-tests outputs)"
+	if c := s.Spec.Calibration; c != "" {
+		p, err := LoadProfile(s.path(c))
+		if err != nil {
+			return nil, "", err
+		}
+		var got []string
+		for _, f := range p.Fabrics {
+			fabs[f.Name] = f
+			got = append(got, f.Name)
+		}
+		from = fmt.Sprintf("calibration profile %s (%s) over the built-in fabrics", c, strings.Join(got, ", "))
+	}
+	var missing []string
+	for n := range names {
+		if _, ok := fabs[n]; !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		known := make([]string, 0, len(fabs))
+		for k := range fabs {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		return nil, "", s.errAt("spec.cluster", "pools %s name fabrics %s that are not known (known: %s)", strings.Join(pools, ", "), strings.Join(missing, ", "), strings.Join(known, ", "))
+	}
+	return fabs, from, nil
+}
+
+// hasTraining reports whether a synthetic class is data-parallel training.
+func (s *Scenario) hasTraining() bool {
+	if sy := s.Spec.Workload.Synthetic; sy != nil {
+		for _, c := range sy.Classes {
+			if c.Training != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
