@@ -326,3 +326,11 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// DecodeStrictYAML decodes one YAML document into out (a pointer to a
+// struct with json tags) as scenarios are: unknown or mistyped fields are
+// InputErrors naming the line, column and field path. It returns where
+// each field path is, for errors found later.
+func DecodeStrictYAML(file string, data []byte, out any) (map[string][2]int, error) {
+	return decodeStrict(file, data, out)
+}

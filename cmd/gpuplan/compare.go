@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"gpuplan.dev/gpuplan/reports"
+)
+
+type comparison struct {
+	A, B reports.RunFigures
+	Rows []compareRow
+}
+
+type compareRow struct {
+	Metric string  `json:"metric"`
+	A      float64 `json:"a"`
+	B      float64 `json:"b"`
+	Change float64 `json:"change"`
+	// RelativeChange is change / a (0 when a is 0).
+	RelativeChange float64 `json:"relativeChange"`
+	seconds        bool
+}
+
+func readSummaryFile(path string) (*reports.Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	var s reports.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, usageError{fmt.Errorf("%s: not a gpuplan summary.json: %v", path, err)}
+	}
+	if s.SchemaVersion != reports.SchemaVersion {
+		return nil, usageError{fmt.Errorf("%s: schemaVersion %d, this gpuplan reads %d", path, s.SchemaVersion, reports.SchemaVersion)}
+	}
+	return &s, nil
+}
+
+func newCompareCmd(stdout io.Writer) *cobra.Command {
+	var output string
+	c := &cobra.Command{
+		Use:   "compare A/summary.json B/summary.json",
+		Short: "Set two runs' key figures side by side",
+		Example: `  gpuplan simulate a.yaml --out out/a && gpuplan simulate b.yaml --out out/b
+  gpuplan compare out/a/summary.json out/b/summary.json`,
+		Args: argsUsage(cobra.ExactArgs(2)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			a, err := readSummaryFile(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := readSummaryFile(args[1])
+			if err != nil {
+				return err
+			}
+			fa, fb := reports.Figures(args[0], a), reports.Figures(args[1], b)
+			cmp := comparison{A: fa, B: fb}
+			add := func(name string, x, y float64, seconds bool) {
+				r := compareRow{Metric: name, A: x, B: y, Change: y - x, seconds: seconds}
+				if x != 0 {
+					r.RelativeChange = (y - x) / x
+				}
+				cmp.Rows = append(cmp.Rows, r)
+			}
+			add("jobs completed", float64(fa.Completed), float64(fb.Completed), false)
+			add("jobs failed", float64(fa.Failed), float64(fb.Failed), false)
+			add("GPU allocation", fa.Allocation, fb.Allocation, false)
+			add("p95 queue wait", fa.WaitP95, fb.WaitP95, true)
+			add("p50 completion time", fa.JCTP50, fb.JCTP50, true)
+			add("p95 completion time", fa.JCTP95, fb.JCTP95, true)
+			add("cost (USD)", fa.Cost, fb.Cost, false)
+			add("idle cost (USD)", fa.IdleCost, fb.IdleCost, false)
+			add("cost per useful GPU-hour", fa.CostPerUsefulGPUHour, fb.CostPerUsefulGPUHour, false)
+			add("GPU-hours lost to disruptions", fa.LostGPUHours, fb.LostGPUHours, false)
+			add("disruptions", float64(fa.Disruptions), float64(fb.Disruptions), false)
+			if fa.StepSeconds > 0 || fb.StepSeconds > 0 {
+				add("mean training step", fa.StepSeconds, fb.StepSeconds, true)
+			}
+			switch output {
+			case "json":
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(cmp.Rows)
+			case "table", "markdown":
+			default:
+				return usageError{fmt.Errorf("--output is %q; want table, json or markdown", output)}
+			}
+			val := func(r compareRow, x float64) string {
+				if r.seconds {
+					return reports.Human(x)
+				}
+				return fmt.Sprintf("%.4g", x)
+			}
+			rows := [][]string{}
+			for _, r := range cmp.Rows {
+				rel := ""
+				if r.A != 0 {
+					rel = fmt.Sprintf("%+.1f%%", 100*r.RelativeChange)
+				}
+				rows = append(rows, []string{r.Metric, val(r, r.A), val(r, r.B), rel})
+			}
+			if output == "markdown" {
+				fmt.Fprintf(stdout, "| | %s | %s | change |\n|---|---:|---:|---:|\n", a.Scenario.Name, b.Scenario.Name)
+				for _, r := range rows {
+					fmt.Fprintf(stdout, "| %s |\n", strings.Join(r, " | "))
+				}
+				return nil
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintf(tw, "\tA: %s\tB: %s\tCHANGE\n", a.Scenario.Name, b.Scenario.Name)
+			for _, r := range rows {
+				fmt.Fprintln(tw, strings.Join(r, "\t"))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().StringVarP(&output, "output", "o", "table", "table, json or markdown")
+	return c
+}

@@ -1,0 +1,219 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/scenarios"
+)
+
+const head = "apiVersion: gpuplan.dev/v1alpha1\nkind: Assertions\n"
+
+func TestParseAssertionsThresholds(t *testing.T) {
+	a, err := ParseAssertions("r.yaml", []byte(head+`replications: 3
+rules:
+- {metric: queue.team-a.wait.p95, op: "<=", value: 30m}
+- {metric: cost.total, of: relativeChange, op: "<=", value: 5%}
+- {metric: allocation, op: ">=", value: 70%}
+- {metric: allocation, op: ">=", value: 0.7}
+- {metric: jct.p50, of: change, op: "<", value: 90s}
+- {metric: jobs.completed, op: ">", value: 1000}
+`))
+	require.NoError(t, err)
+	require.Len(t, a.Rules, 6)
+	want := []float64{1800, 0.05, 0.7, 0.7, 90, 1000}
+	for i, w := range want {
+		assert.InDelta(t, w, a.Rules[i].threshold, 1e-12, "rule %d", i)
+	}
+	assert.Equal(t, OfCandidate, a.Rules[0].Of, "of defaults to the candidate")
+	assert.Equal(t, 3, a.Replications)
+}
+
+func TestParseAssertionsErrorsNameLineAndField(t *testing.T) {
+	cases := []struct{ body, field, line string }{
+		{"rules:\n- {metric: allocaton, op: '>=', value: 0.7}\n", "rules[0].metric", ":4:"},
+		{"rules:\n- {metric: allocation, op: '=>', value: 0.7}\n", "rules[0].op", ":4:"},
+		{"rules:\n- {metric: allocation, of: delta, op: '>=', value: 0.7}\n", "rules[0].of", ":4:"},
+		{"rules:\n- metric: wait.p95\n  op: '<='\n  value: 5%\n", "rules[0].value", ":6:"},
+		{"rules:\n- {metric: cost.total, op: '<=', value: lots}\n", "rules[0].value", ":4:"},
+		{"rules: []\n", "rules", ":3:"},
+		{"replications: -1\nrules:\n- {metric: allocation, op: '>=', value: 1}\n", "replications", ":3:"},
+		{"rules:\n- {metric: allocation, op: '>=', value: 1, bogus: 2}\n", "bogus", ""},
+	}
+	for _, c := range cases {
+		_, err := ParseAssertions("rules.yaml", []byte(head+c.body))
+		var ie *scenarios.InputError
+		require.True(t, errors.As(err, &ie), "%q: %v", c.body, err)
+		assert.Contains(t, err.Error(), "rules.yaml", c.body)
+		assert.Contains(t, err.Error(), c.field, c.body)
+		if c.line != "" {
+			assert.Contains(t, err.Error(), "rules.yaml"+c.line, c.body)
+		}
+		assert.Equal(t, 2, ie.ExitCode())
+	}
+	_, err := ParseAssertions("s.yaml", []byte("apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nrules: []\n"))
+	assert.ErrorContains(t, err, "kind Assertions")
+}
+
+func FuzzParseAssertions(f *testing.F) {
+	for _, s := range []string{
+		head + "rules:\n- {metric: allocation, op: '>=', value: 0.7}\n",
+		head + "rules:\n- {metric: queue.a.b.wait.p99, of: change, op: '<', value: 2h}\n",
+		head + "rules:\n- {metric: cost.total, of: relativeChange, op: '==', value: '-5%'}\n",
+		head + "replications: 9\nrules:\n- {metric: jobs.failed, op: '<=', value: 0}\n",
+		"rules: {",
+	} {
+		f.Add([]byte(s))
+	}
+	if data, err := os.ReadFile("../scenarios/examples/validate/rules.yaml"); err == nil {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := ParseAssertions("f.yaml", data)
+		if err != nil {
+			var ie *scenarios.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("not an InputError: %T %v", err, err)
+			}
+			return
+		}
+		for _, r := range a.Rules {
+			if _, err := MetricUnit(r.Metric); err != nil || math.IsNaN(r.threshold) {
+				t.Fatalf("accepted a bad rule %+v", r)
+			}
+		}
+	})
+}
+
+// fake gives each side's summaries from fixed per-seed figures.
+func fake(base, cand []float64, set func(*reports.Summary, float64)) RunFunc {
+	return func(side Side, seed uint64) (*reports.Summary, error) {
+		v := base
+		if side == Candidate {
+			v = cand
+		}
+		s := &reports.Summary{Jobs: reports.JobCounts{ByOutcome: map[string]int{}}}
+		set(s, v[int(seed-10)])
+		return s, nil
+	}
+}
+
+func TestEvaluateConfidenceIntervalByHand(t *testing.T) {
+	// Candidate allocations 0.60 .. 0.80 over five seeds: mean 0.70,
+	// sample sd sqrt(0.025)/... worked out: deviations -0.1,-0.05,0,0.05,0.1,
+	// sum of squares 0.025, variance 0.025/4 = 0.00625, sd 0.0790569.
+	// t(0.975, 4) = 2.776445; half-width 2.776445*0.0790569/sqrt(5) = 0.098161.
+	a, err := ParseAssertions("r.yaml", []byte(head+"rules:\n- {metric: allocation, op: '>=', value: 0.65}\n- {metric: allocation, op: '>=', value: 0.75}\n"))
+	require.NoError(t, err)
+	set := func(s *reports.Summary, v float64) { s.Cluster.Allocation = v }
+	res, err := Evaluate(a, 5, 10, fake([]float64{0, 0, 0, 0, 0}, []float64{0.6, 0.65, 0.7, 0.75, 0.8}, set))
+	require.NoError(t, err)
+	require.Len(t, res.Verdicts, 2)
+	v := res.Verdicts[0]
+	assert.InDelta(t, 0.70, v.Mean, 1e-12)
+	assert.InDelta(t, 0.70-0.098161, v.Low, 1e-5)
+	assert.InDelta(t, 0.70+0.098161, v.High, 1e-5)
+	assert.True(t, v.Pass, "mean 0.70 >= 0.65")
+	assert.False(t, v.Certain, "the interval 0.60..0.80 crosses 0.65")
+	assert.False(t, res.Verdicts[1].Pass, "mean 0.70 < 0.75")
+	assert.False(t, res.Pass)
+	assert.Equal(t, []uint64{10, 11, 12, 13, 14}, res.Seeds)
+}
+
+func TestEvaluatePairedChange(t *testing.T) {
+	// Costs vary a lot by seed but the candidate is always 4 to 6% dearer:
+	// the paired change is 4,5,6 (mean 5, sd 1, half-width
+	// t(0.975,2)=4.302653 * 1/sqrt(3) = 2.484138) over a mean baseline of 100.
+	set := func(s *reports.Summary, v float64) { s.Cost = &reports.CostSummary{Total: v} }
+	run := fake([]float64{50, 100, 150}, []float64{54, 105, 156}, set)
+	a, err := ParseAssertions("r.yaml", []byte(head+`rules:
+- {name: cost up at most 5%, metric: cost.total, of: relativeChange, op: "<=", value: 5%}
+- {name: cost up at most 4%, metric: cost.total, of: relativeChange, op: "<=", value: 4%}
+- {metric: cost.total, of: change, op: "<", value: 10}
+- {metric: cost.total, of: baseline, op: "==", value: 100}
+`))
+	require.NoError(t, err)
+	res, err := Evaluate(a, 3, 10, run)
+	require.NoError(t, err)
+	rel := res.Verdicts[0]
+	assert.InDelta(t, 0.05, rel.Mean, 1e-12)
+	assert.InDelta(t, 0.05-0.02484138, rel.Low, 1e-6)
+	assert.True(t, rel.Pass, "5% <= 5%")
+	assert.False(t, res.Verdicts[1].Pass, "5% > 4%")
+	assert.InDelta(t, 5, res.Verdicts[2].Mean, 1e-12)
+	assert.True(t, res.Verdicts[2].Pass)
+	assert.True(t, res.Verdicts[2].Certain, "5 +- 2.48 is all below 10")
+	assert.True(t, res.Verdicts[3].Pass, "the baseline's mean is 100")
+
+	var md bytes.Buffer
+	require.NoError(t, res.WriteMarkdown(&md, "a.yaml", "b.yaml"))
+	out := md.String()
+	assert.Contains(t, out, "### gpuplan validate: FAILED")
+	assert.Contains(t, out, "1 of 4 rules failed")
+	assert.Contains(t, out, "| **FAIL** (uncertain) | cost up at most 4% (relativeChange of cost.total) | +5.00% (+2.52% to +7.48%) | <= 4% |")
+
+	var j bytes.Buffer
+	require.NoError(t, res.WriteJUnit(&j, 1500*time.Millisecond))
+	var suites junitSuites
+	require.NoError(t, xml.Unmarshal(j.Bytes(), &suites))
+	require.Len(t, suites.Suites, 1)
+	s := suites.Suites[0]
+	assert.Equal(t, 4, s.Tests)
+	assert.Equal(t, 1, s.Failures)
+	assert.Equal(t, "1.500", s.Time)
+	require.NotNil(t, s.Cases[1].Failure)
+	assert.Equal(t, "cost up at most 4%", s.Cases[1].Name)
+	assert.Nil(t, s.Cases[0].Failure)
+}
+
+func TestEvaluateRelativeChangeOfZeroBaseline(t *testing.T) {
+	set := func(s *reports.Summary, v float64) { s.Cost = &reports.CostSummary{Total: v} }
+	a, err := ParseAssertions("r.yaml", []byte(head+"rules:\n- {metric: cost.total, of: relativeChange, op: '<=', value: 5%}\n"))
+	require.NoError(t, err)
+	_, err = Evaluate(a, 2, 10, fake([]float64{0, 0}, []float64{1, 1}, set))
+	assert.ErrorContains(t, err, "undefined")
+}
+
+func TestMetricNames(t *testing.T) {
+	s := &reports.Summary{
+		Cluster:   reports.PoolSummary{Allocation: 0.5, GPUHoursIdle: 7},
+		QueueWait: reports.Stats{P95: 60},
+		Jobs:      reports.JobCounts{Total: 9, ByOutcome: map[string]int{"completed": 8}},
+		Queues:    []reports.QueueStats{{Name: "team.a", Completed: 3, QueueWait: reports.Stats{P99: 42}}},
+	}
+	for name, want := range map[string]float64{
+		"allocation": 0.5, "gpuHours.idle": 7, "wait.p95": 60, "jobs.total": 9, "jobs.completed": 8,
+		"queue.team.a.wait.p99": 42, "queue.team.a.completed": 3,
+	} {
+		got, err := Metric(s, name)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, got, name)
+	}
+	for name, msg := range map[string]string{
+		"queue.team-b.wait.p95": "no queue \"team-b\" (queues: team.a)",
+		"jobs.lost":             "no outcome",
+		"cost.total":            "no prices",
+		"fragmentation.mean":    "output.fragmentation",
+	} {
+		_, err := Metric(s, name)
+		assert.ErrorContains(t, err, msg, name)
+	}
+	_, err := MetricUnit("wait.p42")
+	assert.ErrorContains(t, err, "unknown metric")
+}
+
+func TestUnnamedRuleLabel(t *testing.T) {
+	a, err := ParseAssertions("r.yaml", []byte(head+"rules:\n- {metric: cost.total, of: change, op: '<', value: 10}\n- {metric: allocation, op: '>=', value: 0.5}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "change of cost.total < 10", a.Rules[0].label())
+	assert.Equal(t, "allocation >= 0.5", a.Rules[1].label())
+}
