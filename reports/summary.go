@@ -3,6 +3,7 @@ package reports
 import (
 	"math"
 	"sort"
+	"time"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -25,6 +26,9 @@ type Meta struct {
 	Assumptions []string
 	// Pricing, when set, prices the run (cost section).
 	Pricing *Pricing
+	// Start is the wall-clock time of simulated time 0, for the metric
+	// series' timestamps (zero: the scenarios' default).
+	Start time.Time
 }
 
 // Summary is the content of summary.json.
@@ -63,7 +67,8 @@ type Summary struct {
 	Assumptions []string     `json:"assumptions"`
 	Engine      EngineStats  `json:"engine"`
 
-	pricing *Pricing // for the per-job costs of jobs.csv
+	pricing *Pricing  // for the per-job costs of jobs.csv
+	start   time.Time // for the metric series
 }
 
 // CapacityLine is one pool's node supply over the run.
@@ -238,6 +243,7 @@ func countReasons(m map[string]int) []ReasonCount {
 // Summarize computes the summary of a result.
 func Summarize(res *sim.Result, meta Meta) *Summary {
 	s := &Summary{
+		start:         meta.Start,
 		SchemaVersion: SchemaVersion,
 		Scenario: ScenarioInfo{
 			Name: meta.Scenario, File: meta.File, Description: meta.Description,

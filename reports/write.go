@@ -54,13 +54,31 @@ const (
 	FileReport   = "report.md"
 	// FileNodes is written when fragmentation is sampled.
 	FileNodes = "nodes.csv"
+	// FileHTML is the self-contained HTML report; DirPlots holds each plot
+	// as NAME.png and NAME.svg.
+	FileHTML = "report.html"
+	DirPlots = "plots"
 )
 
-// WriteDir writes summary.json, jobs.csv, timeline.csv and report.md into dir.
+// WriteDir writes summary.json, jobs.csv, timeline.csv, report.md, the
+// plots and report.html into dir.
 func WriteDir(dir string, res *sim.Result, s *Summary) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, DirPlots), 0o755); err != nil {
 		return err
 	}
+	plots, err := Plots(res, s)
+	if err != nil {
+		return err
+	}
+	for _, p := range plots {
+		for ext, data := range map[string][]byte{".png": p.PNG, ".svg": p.SVG} {
+			path := filepath.Join(dir, DirPlots, p.Name+ext)
+			if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+				return fmt.Errorf("writing %s: %w", path, err)
+			}
+		}
+	}
+	times, fams := MetricSeries(res, s)
 	steps := []struct {
 		name string
 		fn   func(io.Writer) error
@@ -69,6 +87,10 @@ func WriteDir(dir string, res *sim.Result, s *Summary) error {
 		{FileTimeline, func(w io.Writer) error { return WriteTimelineCSV(w, res) }},
 		{FileReport, func(w io.Writer) error { return WriteMarkdown(w, s) }},
 		{FileNodes, func(w io.Writer) error { return WriteNodesCSV(w, res) }},
+		{FileHTML, func(w io.Writer) error { return WriteHTML(w, s, plots) }},
+		{FileMetricsCSV, func(w io.Writer) error { return WriteMetricsCSV(w, s.start, times, fams) }},
+		{FileMetricsProm, func(w io.Writer) error { return WritePrometheus(w, s.start, times, fams) }},
+		{FileMetricsOpenMetrics, func(w io.Writer) error { return WriteOpenMetrics(w, s.start, times, fams) }},
 		// summary.json last: its presence says the rest is complete.
 		{FileSummary, func(w io.Writer) error { return WriteJSON(w, s) }},
 	}

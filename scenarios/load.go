@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/capacity"
@@ -180,6 +181,11 @@ func (s *Scenario) Validate() error {
 	}
 	if sp.Output.TimelineInterval != nil && sp.Output.TimelineInterval.Duration < 1e6 {
 		return s.errAt("spec.output.timelineInterval", "must be at least 1ms")
+	}
+	if st := sp.Output.StartTime; st != "" {
+		if _, err := time.Parse(time.RFC3339, st); err != nil {
+			return s.errAt("spec.output.startTime", "%q is not an RFC 3339 time (2026-01-01T00:00:00Z)", st)
+		}
 	}
 	vnames := map[string]bool{}
 	for i, v := range sp.Variants {

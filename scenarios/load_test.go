@@ -113,6 +113,8 @@ func TestStrictLoadingNamesFileLineAndField(t *testing.T) {
 		{"semantic error keeps the line", "        replicas: 2", "        replicas: 0",
 			`:20:19: spec.workload.synthetic.classes[0].replicas: a job has at least one pod, got 0`},
 		{"bad kind", "kind: Scenario", "kind: Scenaro", `:2:7: kind: is "Scenaro", want "Scenario"`},
+		{"start time not RFC 3339", "  horizon: 2h\n", "  horizon: 2h\n  output: {startTime: 2026-13-01}\n",
+			`:7:23: spec.output.startTime: "2026-13-01" is not an RFC 3339 time`},
 		{"list where a mapping goes", "  cluster:\n", "  cluster: [1, 2]\n  clusterx:\n", `:7:12: spec.cluster: expected a mapping, got a list`},
 	}
 	for _, c := range cases {

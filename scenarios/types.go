@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"gpuplan.dev/gpuplan/models"
@@ -452,4 +454,25 @@ type OutputSpec struct {
 	// Fragmentation samples each pool's GPU fragmentation (FGD measure) at
 	// every timeline interval (on anyway with the fgd policy).
 	Fragmentation bool `json:"fragmentation,omitempty"`
+	// StartTime is the wall-clock time (RFC 3339) simulated time 0 stands
+	// for in the metric series' timestamps (default 2026-01-01T00:00:00Z).
+	StartTime string `json:"startTime,omitempty"`
+}
+
+// DefaultStartTime is the wall-clock time simulated time 0 stands for when
+// spec.output.startTime is not given.
+const DefaultStartTime = "2026-01-01T00:00:00Z"
+
+// Start is the wall-clock time of simulated time 0 (the default when
+// startTime does not parse; loading rejects such a file).
+func (o *OutputSpec) Start() time.Time {
+	st := o.StartTime
+	if st == "" {
+		st = DefaultStartTime
+	}
+	t, err := time.Parse(time.RFC3339, st)
+	if err != nil {
+		t, _ = time.Parse(time.RFC3339, DefaultStartTime)
+	}
+	return t.UTC()
 }

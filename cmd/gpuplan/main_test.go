@@ -57,7 +57,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 		code, _, errOut := gpuplan(t, "simulate", "--seed", "9", "--out", dir, "--output", "json")
 		require.Equal(t, 0, code, errOut)
 	}
-	for _, f := range []string{"summary.json", "jobs.csv", "timeline.csv", "report.md"} {
+	for _, f := range []string{"summary.json", "jobs.csv", "timeline.csv", "report.md", "report.html", "metrics.prom", "metrics.csv", "plots/allocation.png", "plots/allocation.svg", "plots/cost.png", "plots/wait-cdf.svg"} {
 		x, err := os.ReadFile(filepath.Join(a, f))
 		require.NoError(t, err)
 		y, err := os.ReadFile(filepath.Join(b, f))
@@ -72,9 +72,15 @@ func TestSameSeedSameBytes(t *testing.T) {
 	y, _ := os.ReadFile(filepath.Join(c, "jobs.csv"))
 	require.False(t, bytes.Equal(x, y))
 	// No temporary files are left behind.
-	entries, err := os.ReadDir(a)
-	require.NoError(t, err)
-	require.Len(t, entries, 4)
+	var names []string
+	require.NoError(t, filepath.WalkDir(a, func(path string, d os.DirEntry, err error) error {
+		rel, _ := filepath.Rel(a, path)
+		names = append(names, rel)
+		return err
+	}))
+	require.Equal(t, []string{".", "jobs.csv", "metrics.csv", "metrics.om.txt", "metrics.prom", "plots", "plots/allocation.png", "plots/allocation.svg", "plots/cost.png", "plots/cost.svg",
+		"plots/jct-cdf.png", "plots/jct-cdf.svg", "plots/queue.png", "plots/queue.svg", "plots/wait-cdf.png", "plots/wait-cdf.svg",
+		"report.html", "report.md", "summary.json", "timeline.csv"}, names)
 }
 
 // The jobs table and the summary agree with each other and with the ledger.

@@ -53,8 +53,13 @@ at once had each started on arrival; the report says so); --cluster scenario run
 the trace on the built-in default's cluster instead.
 
 With --out DIR it writes DIR/summary.json (schemaVersion 1), DIR/jobs.csv (one row
-per job), DIR/timeline.csv (allocation and queue length per interval) and
-DIR/report.md. Pools with prices (an instance type from the price catalog, or
+per job), DIR/timeline.csv (allocation and queue length per interval),
+DIR/report.md, DIR/report.html (one self-contained file: summary, tables and
+plots), DIR/plots/*.png and *.svg (GPUs allocated per pool, jobs pending and
+running, wait and completion-time CDFs, cost by pool), and the metric series
+DIR/metrics.prom (Prometheus text), DIR/metrics.om.txt (OpenMetrics, for promtool
+backfill) and DIR/metrics.csv: DCGM_FI_DEV_GPU_UTIL per pool, ml_training_jobs_*
+per queue, GPUs allocated and present, cumulative cost. Pools with prices (an instance type from the price catalog, or
 pricePerHour) add a FinOps section: cost by pool, capacity type, instance type and
 queue, idle cost, work lost to interruptions; a run with spot nodes is repeated
 with every spot node bought on-demand and the two are set side by side. A
@@ -80,7 +85,7 @@ byte-identical files.`,
 	}
 	f := c.Flags()
 	f.Uint64Var(&o.seed, "seed", 0, "random seed (overrides spec.seed)")
-	f.StringVar(&o.out, "out", "", "folder to write summary.json, jobs.csv, timeline.csv and report.md into")
+	f.StringVar(&o.out, "out", "", "folder to write summary.json, jobs.csv, timeline.csv, report.md, report.html, plots/ and the metric series into")
 	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or markdown")
 	f.StringVar(&o.trace, "trace", "", "trace file to replay instead of the scenario's workload (.gz read directly)")
 	f.StringVar(&o.traceFormat, "trace-format", "", "format of --trace: "+strings.Join(scenarios.TraceFormats(), ", "))
@@ -266,6 +271,7 @@ func (o *simulateOptions) runScenario(sc *scenarios.Scenario, opts scenarios.Opt
 	sum := reports.Summarize(res, reports.Meta{
 		Scenario: sc.Metadata.Name, File: o.scenario, Description: sc.Metadata.Description,
 		Workload: built.Workload, Assumptions: assumptions, Pricing: pr,
+		Start: sc.Spec.Output.Start(),
 	})
 	return res, sum, nil
 }

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/reports"
+)
+
+// browser finds a headless-capable Chromium: $GPUPLAN_BROWSER, else the
+// usual names on PATH.
+func browser() string {
+	if b := os.Getenv("GPUPLAN_BROWSER"); b != "" {
+		return b
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+func screenshot(t *testing.T, bin, page, shot string) image.Image {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+		"--no-first-run", "--user-data-dir="+filepath.Join(t.TempDir(), "profile"),
+		"--window-size=1280,2200", "--screenshot="+shot, "file://"+page)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	f, err := os.Open(shot)
+	require.NoError(t, err, "%s", out)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	return img
+}
+
+// near counts the pixels within a small distance of c.
+func near(img image.Image, c color.NRGBA) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			d := func(a uint32, b uint8) int {
+				v := int(a>>8) - int(b)
+				if v < 0 {
+					return -v
+				}
+				return v
+			}
+			if d(r, c.R) <= 12 && d(g, c.G) <= 12 && d(bl, c.B) <= 12 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// The HTML report opens in a real browser and its plots render: the
+// screenshot holds the plots' series colours in quantity, and the same page
+// with its images taken out holds almost none (the page's own styles use
+// only greys).
+func TestHTMLReportRendersInChromium(t *testing.T) {
+	bin := browser()
+	if bin == "" && os.Getenv("GPUPLAN_REQUIRE_BROWSER") != "" {
+		t.Fatal("GPUPLAN_REQUIRE_BROWSER is set but no Chromium was found")
+	}
+	if bin == "" {
+		t.Skip("no Chromium on this machine (install Debian's chromium, as .ci/run does, or set GPUPLAN_BROWSER): the HTML report was not opened in a browser")
+	}
+	dir := t.TempDir()
+	code, _, errOut := gpuplan(t, "simulate", "--out", dir, "--output", "json")
+	require.Equal(t, 0, code, errOut)
+	page := filepath.Join(dir, reports.FileHTML)
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+
+	img := screenshot(t, bin, page, filepath.Join(dir, "shot.png"))
+	blue, orange := near(img, reports.PlotColor(0)), near(img, reports.PlotColor(1))
+	t.Logf("screenshot %v: %d pixels of the first series colour, %d of the second", img.Bounds().Size(), blue, orange)
+	// The cost plot's useful-spend bar alone is about 90x120 screen pixels
+	// of the first colour (16,000 in all when written); the bare page
+	// below has under 200.
+	assert.Greater(t, blue, 5000, "first series colour (allocation lines, CDF lines, cost bars)")
+	assert.Greater(t, orange, 1000, "second series colour")
+
+	bare := regexp.MustCompile(`src="data:image/png;base64,[^"]*"`).ReplaceAll(html, []byte(`src=""`))
+	barePage := filepath.Join(dir, "bare.html")
+	require.NoError(t, os.WriteFile(barePage, bare, 0o644))
+	img = screenshot(t, bin, barePage, filepath.Join(dir, "bare.png"))
+	assert.Less(t, near(img, reports.PlotColor(0)), 200, "without its images the page has no plot colour")
+}
+
+// The report needs nothing beside it: no external scripts, styles or
+// images; every plot is inlined and every figure of the summary is there.
+func TestHTMLReportSelfContained(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := gpuplan(t, "simulate", "--out", dir, "--output", "json")
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(filepath.Join(dir, reports.FileHTML))
+	require.NoError(t, err)
+	html := string(b)
+	for _, bad := range []string{`src="http`, `href="http`, `<script`, `<link`, `url(`} {
+		assert.NotContains(t, html, bad)
+	}
+	for _, name := range []string{"allocation", "queue", "wait-cdf", "jct-cdf", "cost"} {
+		assert.Contains(t, html, `id="plot-`+name+`"><img src="data:image/png;base64,`, name)
+		for _, ext := range []string{".png", ".svg"} {
+			st, err := os.Stat(filepath.Join(dir, reports.DirPlots, name+ext))
+			require.NoError(t, err)
+			assert.Greater(t, st.Size(), int64(2000), name+ext)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, reports.DirPlots, "allocation.svg"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(svg), "<?xml") || strings.HasPrefix(string(svg), "<svg"))
+	s := readSummary(t, dir)
+	assert.Contains(t, html, "<td>h100-train</td>")
+	assert.Contains(t, html, ">77.1%<", "the cluster's allocation KPI")
+	assert.Contains(t, html, reports.Human(s.QueueWait.P95))
+	assert.Equal(t, 1, strings.Count(html, "<h2>Cost (USD)</h2>"))
+}

@@ -1,0 +1,189 @@
+package reports
+
+import (
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strings"
+)
+
+//go:embed report.html.tmpl
+var reportTemplate string
+
+type htmlTable struct {
+	Caption string
+	Header  []string
+	Rows    [][]string
+}
+
+type htmlSection struct {
+	Title  string
+	Intro  string
+	Tables []htmlTable
+	Notes  []string
+}
+
+type htmlKPI struct{ Label, Value, Detail string }
+
+type htmlPlot struct {
+	Name, Title string
+	// PNG is a data: URI, so the file needs nothing beside it.
+	PNG template.URL
+}
+
+type htmlPage struct {
+	Title    string
+	Header   []string
+	KPIs     []htmlKPI
+	Plots    []htmlPlot
+	Sections []htmlSection
+	Engine   string
+}
+
+// WriteHTML writes the report as one self-contained HTML file: the
+// summary, its tables and the plots, inlined as PNG data URIs.
+func WriteHTML(w io.Writer, s *Summary, plots []Plot) error {
+	t, err := template.New("report").Parse(reportTemplate)
+	if err != nil {
+		return err
+	}
+	return t.Execute(w, htmlModel(s, plots))
+}
+
+func htmlModel(s *Summary, plots []Plot) htmlPage {
+	pg := htmlPage{Title: "gpuplan report: " + s.Scenario.Name, Header: header(s)}
+	completed := s.Jobs.ByOutcome["completed"]
+	pg.KPIs = []htmlKPI{
+		{"GPU allocation", pct(s.Cluster.Allocation), fmt.Sprintf("%.0f of %.0f GPU-hours", s.Cluster.GPUHoursAllocated, s.Cluster.GPUHoursSupplied)},
+		{"jobs completed", fmt.Sprint(completed), fmt.Sprintf("of %d", s.Jobs.Total)},
+		{"p95 queue wait", Human(s.QueueWait.P95), "mean " + Human(s.QueueWait.Mean)},
+		{"p95 completion time", Human(s.JCT.P95), "p50 " + Human(s.JCT.P50)},
+	}
+	if c := s.Cost; c != nil {
+		pg.KPIs = append(pg.KPIs,
+			htmlKPI{"cost", money(c.Total), fmt.Sprintf("%s per useful GPU-hour", money(c.CostPerUsefulGPUHour))},
+			htmlKPI{"idle cost", money(c.Idle), fmt.Sprintf("%.1f%% of the bill", 100*safeDiv(c.Idle, c.Total))})
+		if c.LostCost > 0 {
+			pg.KPIs = append(pg.KPIs, htmlKPI{"lost to disruptions", money(c.LostCost), fmt.Sprintf("%.1f GPU-hours", c.LostGPUHours)})
+		}
+	}
+	for _, p := range plots {
+		pg.Plots = append(pg.Plots, htmlPlot{Name: p.Name, Title: p.Title,
+			PNG: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(p.PNG))})
+	}
+	add := func(sec htmlSection) { pg.Sections = append(pg.Sections, sec) }
+	add(htmlSection{Title: "GPU supply and allocation", Tables: []htmlTable{{
+		Header: []string{"pool", "instance", "GPU", "nodes", "GPUs", "GPU-h supplied", "GPU-h allocated", "GPU-h idle", "allocation"}, Rows: poolRows(s)}}})
+	var outcomes [][]string
+	for _, o := range outcomeOrder(s) {
+		outcomes = append(outcomes, []string{o, fmt.Sprint(s.Jobs.ByOutcome[o])})
+	}
+	outcomes = append(outcomes, []string{"total", fmt.Sprint(s.Jobs.Total)})
+	jobs := htmlSection{Title: "Jobs", Tables: []htmlTable{
+		{Header: []string{"outcome", "jobs"}, Rows: outcomes},
+		{Header: []string{"", "jobs", "mean", "p50", "p95", "p99", "max"}, Rows: [][]string{statRow("queue wait (started jobs)", s.QueueWait), statRow("completion time (completed jobs)", s.JCT)}},
+		{Caption: "Queues", Header: []string{"queue", "jobs", "completed", "GPU-h", "mean wait", "p95 wait", "p50 JCT", "p95 JCT"}, Rows: queueRows(s)},
+	}, Notes: []string{fmt.Sprintf("%d jobs ask for GPUs; %d pods in all.", s.Jobs.GPUJobs, s.Jobs.Pods)}}
+	if f := s.Fragmentation; f != nil {
+		jobs.Notes = append(jobs.Notes, fmt.Sprintf("Fragmented GPUs (FGD measure): mean %.1f, max %.1f.", f.MeanFragGPUs, f.MaxFragGPUs))
+	}
+	add(jobs)
+	if len(s.PendingReasons) > 0 || len(s.PendingAtEnd) > 0 || len(s.Unschedulable) > 0 {
+		sec := htmlSection{Title: "Why jobs waited", Intro: "The first reason the scheduler gave for each job that could not start on arrival, and the diagnoses of jobs left waiting."}
+		if len(s.PendingReasons) > 0 {
+			sec.Tables = append(sec.Tables, htmlTable{Header: []string{"first reason", "jobs"}, Rows: reasonRows(s.PendingReasons, 20)})
+		}
+		if len(s.PendingAtEnd) > 0 {
+			sec.Tables = append(sec.Tables, htmlTable{Caption: "Still pending at the end", Header: []string{"diagnosis", "jobs"}, Rows: reasonRows(s.PendingAtEnd, 20)})
+		}
+		if len(s.Unschedulable) > 0 {
+			sec.Tables = append(sec.Tables, htmlTable{Caption: "Never schedulable", Header: []string{"diagnosis", "jobs"}, Rows: reasonRows(s.Unschedulable, 20)})
+		}
+		add(sec)
+	}
+	if len(s.Capacity) > 0 {
+		sec := htmlSection{Title: "Node supply", Tables: []htmlTable{{Header: []string{"pool", "capacity", "initial nodes", "max nodes", "node-h", "launched", "interrupted", "failed", "scaled in", "spot fallbacks"}, Rows: capacityRows(s)}}}
+		for _, c := range s.Capacity {
+			if c.Interruptions != "" {
+				sec.Notes = append(sec.Notes, c.Pool+" interruptions: "+c.Interruptions)
+			}
+			if c.Failures != "" {
+				sec.Notes = append(sec.Notes, c.Pool+" failures: "+c.Failures)
+			}
+		}
+		if d := s.Disruptions; d != nil {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("%d jobs stopped by lost nodes (%d restarts); %d failed past their backoff limit; %.1f GPU-hours lost, %.1f spent writing checkpoints.",
+				d.JobsDisrupted, d.Restarts, d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours))
+		}
+		add(sec)
+	}
+	if c := s.Cost; c != nil {
+		sec := htmlSection{Title: "Cost (USD)", Tables: []htmlTable{
+			{Header: []string{"pool", "capacity", "$/node-h", "node-h", "cost", "allocated", "idle", "idle GPU", "lost to disruptions"}, Rows: costRows(c)},
+			{Caption: "By capacity type", Header: []string{"capacity", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByCapacityType)},
+			{Caption: "By instance type", Header: []string{"instance", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByInstanceType)},
+			{Caption: "By queue (what its pods paid)", Header: []string{"queue", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByQueue)},
+		}, Notes: []string{fmt.Sprintf("Useful GPU-hours (completed jobs' work): %.1f, at %s each. Checkpoint writes cost %s.", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), money(c.CheckpointCost))}}
+		if len(c.ByGroup) > 0 {
+			sec.Tables = append(sec.Tables, htmlTable{Caption: "By NodePool or node group", Header: []string{"group", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByGroup)})
+		}
+		for _, p := range c.ByPool {
+			if p.PriceBasis != "" {
+				sec.Notes = append(sec.Notes, p.Name+": "+p.PriceBasis)
+			}
+		}
+		if len(c.Unpriced) > 0 {
+			sec.Notes = append(sec.Notes, "No price, not counted: "+strings.Join(c.Unpriced, ", "))
+		}
+		sec.Notes = append(sec.Notes, c.Model+".")
+		add(sec)
+	}
+	if sc := s.SpotVsOnDemand; sc != nil {
+		add(htmlSection{Title: "Spot against on-demand", Intro: "The same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).",
+			Tables: []htmlTable{{Header: spotHeader(), Rows: spotRows(sc)}},
+			Notes:  []string{fmt.Sprintf("Spot saves %s (%.1f%%) against all on-demand.", money(sc.Savings), sc.SavingsPct)}})
+	}
+	if len(s.Training) > 0 {
+		var rows [][]string
+		for _, t := range s.Training {
+			f := t.Fabric
+			if f == "" {
+				f = "(one GPU)"
+			}
+			rows = append(rows, []string{f, fmt.Sprint(t.Nodes), fmt.Sprint(t.Ranks), fmt.Sprint(t.GPUsPerNode), fmt.Sprint(t.Jobs),
+				fmt.Sprintf("%.3f s", t.StepSeconds), fmt.Sprintf("%.3f s", t.CommSeconds), pct(t.CommShare)})
+		}
+		add(htmlSection{Title: "Distributed training", Intro: "Each training job's step: compute plus the all-reduce of its gradients, limited by the fabric shown.",
+			Tables: []htmlTable{{Header: []string{"fabric", "nodes", "GPUs", "GPUs per node", "jobs", "mean step", "all-reduce", "communicating"}, Rows: rows}}})
+	}
+	if len(s.Variants) > 0 {
+		add(htmlSection{Title: "What-if variants", Intro: "The scenario as given and each of its variants, same seed and workload.",
+			Tables: []htmlTable{{Header: variantHeaderFor(s.Variants), Rows: variantRows(s.Variants)}}})
+	}
+	sched := htmlSection{Title: "Scheduler", Intro: fmt.Sprintf("Queue policy %s, backfill %v.", s.Scheduler.Policy, s.Scheduler.Backfill)}
+	points := make([]string, 0, len(s.Scheduler.Plugins))
+	for k := range s.Scheduler.Plugins {
+		points = append(points, k)
+	}
+	sort.Strings(points)
+	for _, k := range points {
+		sched.Notes = append(sched.Notes, k+": "+strings.Join(s.Scheduler.Plugins[k], ", "))
+	}
+	add(sched)
+	if len(s.Assumptions) > 0 {
+		add(htmlSection{Title: "Assumptions", Notes: s.Assumptions})
+	}
+	e := s.Engine
+	pg.Engine = fmt.Sprintf("Engine: %d events, %d scheduling passes, %d placement attempts (%d skipped as dominated).", e.Events, e.Passes, e.Attempts, e.Skipped)
+	return pg
+}
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
