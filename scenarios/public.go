@@ -53,12 +53,13 @@ func parseWallTime(v string) (int64, error) {
 }
 
 // splitPods divides n GPUs over at least minPods pods of at most perNode
-// GPUs each, all equal: the fewest such pods.
+// GPUs each, all equal: the fewest such pods. A job on more nodes than it
+// has GPUs gets one pod per GPU.
 func splitPods(n, minPods, perNode int64) (pods, each int64) {
 	if n <= 0 {
 		return max(minPods, 1), 0
 	}
-	k := max(minPods, 1, (n+perNode-1)/perNode)
+	k := min(max(minPods, 1, (n+perNode-1)/perNode), n)
 	for n%k != 0 {
 		k++
 	}

@@ -158,3 +158,21 @@ func TestReorderWindow(t *testing.T) {
 	}
 	require.ErrorContains(t, err, "late.csv:4100: submit time: is 2h0m0s before a job already replayed")
 }
+
+// TestSplitPods: GPUs split evenly over the fewest pods that respect the
+// node count and the GPUs per node; a job on more nodes than GPUs (a
+// Helios row the fuzzer found, which used to loop for ever) gets a pod per
+// GPU.
+func TestSplitPods(t *testing.T) {
+	for _, c := range []struct{ n, nodes, per, pods, each int64 }{
+		{16, 1, 8, 2, 8},
+		{12, 1, 8, 2, 6},
+		{6, 4, 8, 6, 1},
+		{8, 2, 8, 2, 4},
+		{2, 3, 8, 2, 1},
+		{0, 3, 8, 3, 0},
+	} {
+		pods, each := splitPods(c.n, c.nodes, c.per)
+		require.Equal(t, [2]int64{c.pods, c.each}, [2]int64{pods, each}, "%d GPUs over %d nodes", c.n, c.nodes)
+	}
+}

@@ -31,7 +31,7 @@ Exit status: 0 success, 1 a failed assertion, 2 bad input or usage.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	root.AddCommand(newSimulateCmd(out, errOut), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, errOut), newCompareCmd(out))
+	root.AddCommand(newSimulateCmd(out, errOut), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, errOut), newCompareCmd(out), newManifestsCmd(out))
 	return root
 }
 

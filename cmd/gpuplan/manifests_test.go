@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/reports/manifests"
+)
+
+// TestManifestsCommand writes the gpu-sharing example's manifests and
+// reads every file back strictly; the files themselves are golden-tested
+// in reports/manifests.
+func TestManifestsCommand(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := gpuplan(t, "manifests", "../../scenarios/examples/gpu-sharing.yaml", "--out", dir, "--namespace", "inference", "--cluster-name", "prod-gpu")
+	require.Equal(t, 0, code, errOut)
+	var files []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	}))
+	require.Len(t, files, strings.Count(out, "wrote "))
+	for _, want := range []string{"karpenter/nodepools.yaml", "karpenter/ec2nodeclass.yaml", "gpu-operator.yaml", "kueue.yaml", "prometheusrule.yaml", "jobs/inference-small.yaml"} {
+		require.Contains(t, out, filepath.Join(dir, want))
+	}
+	for _, p := range files {
+		require.NotContains(t, filepath.Base(p), ".tmp-", "no temporary file left behind")
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		_, err = manifests.Decode(p, b)
+		require.NoError(t, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "karpenter", "ec2nodeclass.yaml"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "karpenter.sh/discovery: prod-gpu")
+	b, err = os.ReadFile(filepath.Join(dir, "kueue.yaml"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "namespace: inference")
+}
+
+func TestManifestsBadInputExits2(t *testing.T) {
+	code, _, errOut := gpuplan(t, "manifests")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--out DIR is required")
+	code, _, errOut = gpuplan(t, "manifests", "../../scenarios/examples/openb-replay.yaml", "--out", t.TempDir())
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "spec.cluster.nodeList")
+	code, _, errOut = gpuplan(t, "manifests", "--out", t.TempDir(), "--variant", "nope")
+	require.Equal(t, 2, code, errOut)
+}

@@ -1,0 +1,129 @@
+package manifests
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/yaml"
+)
+
+// newObject returns an empty typed object for an apiVersion and kind this
+// package writes, or nil.
+func newObject(apiVersion, kind string) any {
+	switch apiVersion + " " + kind {
+	case "v1 Namespace":
+		return &corev1.Namespace{}
+	case "v1 ConfigMap":
+		return &corev1.ConfigMap{}
+	case "v1 Service":
+		return &corev1.Service{}
+	case "v1 PersistentVolumeClaim":
+		return &corev1.PersistentVolumeClaim{}
+	case "batch/v1 Job":
+		return &batchv1.Job{}
+	case "scheduling.k8s.io/v1 PriorityClass":
+		return &schedulingv1.PriorityClass{}
+	case "karpenter.sh/v1 NodePool":
+		return &karpv1.NodePool{}
+	case "karpenter.k8s.aws/v1 EC2NodeClass":
+		return &EC2NodeClass{}
+	case kueue.GroupVersion.String() + " ResourceFlavor":
+		return &kueue.ResourceFlavor{}
+	case kueue.GroupVersion.String() + " ClusterQueue":
+		return &kueue.ClusterQueue{}
+	case kueue.GroupVersion.String() + " LocalQueue":
+		return &kueue.LocalQueue{}
+	case "monitoring.coreos.com/v1 PrometheusRule":
+		return &monitoringv1.PrometheusRule{}
+	}
+	return nil
+}
+
+// Decode reads a generated file back: every document strictly into its
+// type (an unknown or misspelt field is an error naming the document),
+// and the device-plugin and mig-parted configurations inside the GPU
+// Operator's ConfigMaps strictly into theirs.
+func Decode(file string, data []byte) ([]any, error) {
+	var out []any
+	for i, doc := range splitDocuments(data) {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %v", file, i+1, err)
+		}
+		obj := newObject(tm.APIVersion, tm.Kind)
+		if obj == nil {
+			return nil, fmt.Errorf("%s: document %d: apiVersion %q kind %q is not one gpuplan writes", file, i+1, tm.APIVersion, tm.Kind)
+		}
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+			return nil, fmt.Errorf("%s: document %d (%s): %v", file, i+1, tm.Kind, err)
+		}
+		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			if err := decodeConfigData(cm); err != nil {
+				return nil, fmt.Errorf("%s: document %d (ConfigMap %s): %v", file, i+1, cm.Name, err)
+			}
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+func decodeConfigData(cm *corev1.ConfigMap) error {
+	for key, v := range cm.Data {
+		var err error
+		switch cm.Name {
+		case DevicePluginConfigMap:
+			var c DevicePluginConfig
+			err = yaml.UnmarshalStrict([]byte(v), &c)
+			if err == nil && c.Version != "v1" {
+				err = fmt.Errorf("version %q, want v1", c.Version)
+			}
+		case MigConfigMap:
+			var c MigPartedConfig
+			err = yaml.UnmarshalStrict([]byte(v), &c)
+			if err == nil && c.Version != "v1" {
+				err = fmt.Errorf("version %q, want v1", c.Version)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("data[%s]: %v", key, err)
+		}
+	}
+	return nil
+}
+
+// splitDocuments splits multi-document YAML on "---" lines, dropping
+// documents that hold only comments.
+func splitDocuments(data []byte) [][]byte {
+	var docs [][]byte
+	var cur bytes.Buffer
+	flush := func() {
+		keep := false
+		for _, l := range strings.Split(cur.String(), "\n") {
+			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+				keep = true
+				break
+			}
+		}
+		if keep {
+			docs = append(docs, append([]byte(nil), cur.Bytes()...))
+		}
+		cur.Reset()
+	}
+	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+		if t := bytes.TrimRight(l, " \r\n"); bytes.Equal(t, []byte("---")) {
+			flush()
+			continue
+		}
+		cur.Write(l)
+	}
+	flush()
+	return docs
+}

@@ -1,0 +1,19 @@
+// Package manifests renders a scenario as the Kubernetes objects that put
+// it into practice on a real cluster: Karpenter NodePools and an
+// EC2NodeClass for its pools, the NVIDIA device plugin's time-slicing and
+// MIG configuration, Kueue ResourceFlavors, a ClusterQueue and LocalQueues,
+// PriorityClasses, a Job template per workload class and a PrometheusRule
+// for idle GPUs.
+//
+// Every object is built from its project's own Go API type where the Go
+// module proxy serves one (k8s.io/api, sigs.k8s.io/karpenter,
+// sigs.k8s.io/kueue, prometheus-operator's monitoring/v1) and, where it
+// does not (Karpenter's AWS EC2NodeClass, whose module pulls in the AWS
+// SDK; NVIDIA's device-plugin and mig-parted configurations, not served),
+// from small typed structs here that follow the published schema. Decode
+// reads each file back strictly into the same types, so a field this
+// package writes and the type does not know fails a test.
+//
+// The package reads a scenario and its resolved cluster model; it never
+// runs the simulation.
+package manifests

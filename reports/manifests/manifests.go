@@ -1,0 +1,1054 @@
+package manifests
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/yaml"
+
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// Names of the objects and labels the generated files share.
+const (
+	// GPUOperatorNamespace holds the device-plugin and MIG ConfigMaps.
+	GPUOperatorNamespace = "gpu-operator"
+	// DevicePluginConfigMap holds one device-plugin config per pool that
+	// shares its GPUs; point the GPU Operator's ClusterPolicy
+	// devicePlugin.config.name at it.
+	DevicePluginConfigMap = "device-plugin-config"
+	// MigConfigMap holds the mig-parted layouts; point the ClusterPolicy's
+	// migManager.config.name at it.
+	MigConfigMap = "custom-mig-config"
+	// LabelDevicePluginConfig and LabelMigConfig are the node labels the
+	// GPU Operator reads to pick a node's device-plugin config and MIG
+	// layout.
+	LabelDevicePluginConfig = "nvidia.com/device-plugin.config"
+	LabelMigConfig          = "nvidia.com/mig.config"
+	// LabelQueueName is Kueue's label naming a Job's LocalQueue.
+	LabelQueueName = "kueue.x-k8s.io/queue-name"
+	// AnnotationDoNotDisrupt keeps Karpenter from disrupting a pod's node.
+	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	// ResourceGPU is the device plugin's GPU resource.
+	ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
+
+	generatedBy = "gpuplan.dev/generated-from"
+)
+
+// Options are the cluster facts a scenario does not hold.
+type Options struct {
+	// ClusterName tags the subnets and security groups Karpenter uses
+	// (karpenter.sh/discovery) and names the node IAM role
+	// (KarpenterNodeRole-NAME); default: the scenario's name.
+	ClusterName string
+	// Namespace is where the Jobs, their LocalQueues and claims go
+	// (default "gpuplan").
+	Namespace string
+	// Image is the container image of the Job templates.
+	Image string
+	// CheckpointStorage sizes each class's checkpoint volume claim
+	// (default 500Gi).
+	CheckpointStorage string
+}
+
+// Defaults of Options.
+const (
+	DefaultNamespace         = "gpuplan"
+	DefaultImage             = "nvcr.io/nvidia/pytorch:25.01-py3"
+	DefaultCheckpointStorage = "500Gi"
+)
+
+// File is one generated file: its path under the output folder and the
+// objects it holds, in order.
+type File struct {
+	Path    string
+	Comment []string
+	Objects []any
+}
+
+// Generate builds the manifests of scenario s, whose resolved cluster is m
+// (s.Cluster()).
+func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]File, error) {
+	if o.ClusterName == "" {
+		o.ClusterName = kubeName(s.Metadata.Name)
+	}
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	if o.CheckpointStorage == "" {
+		o.CheckpointStorage = DefaultCheckpointStorage
+	}
+	ckpt, err := resource.ParseQuantity(o.CheckpointStorage)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint storage %q: %v", o.CheckpointStorage, err)
+	}
+	for what, v := range map[string]string{"cluster name": o.ClusterName, "namespace": o.Namespace} {
+		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
+			return nil, fmt.Errorf("%s %q: %s", what, v, strings.Join(errs, "; "))
+		}
+	}
+	g := &gen{s: s, m: m, o: o, ckpt: ckpt, source: filepath.Base(s.File())}
+	if g.source == "." || g.source == "" {
+		g.source = s.Metadata.Name
+	}
+	if err := g.gatherPools(); err != nil {
+		return nil, err
+	}
+	var files []File
+	add := func(f File, err error) error {
+		if err != nil {
+			return err
+		}
+		if len(f.Objects) > 0 {
+			files = append(files, f)
+		}
+		return nil
+	}
+	steps := []func() (File, error){
+		g.namespaces, g.nodeClass, g.nodePools, g.gpuOperator, g.priorityClasses, g.kueue, g.alerts,
+	}
+	for _, step := range steps {
+		if err := add(step()); err != nil {
+			return nil, err
+		}
+	}
+	jobs, err := g.jobs()
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, jobs...)
+	return files, nil
+}
+
+// Encode writes f as multi-document YAML, its comment lines first.
+func (f File) Encode(w io.Writer) error {
+	var buf bytes.Buffer
+	for _, c := range f.Comment {
+		for _, l := range wrap(c, 98) {
+			buf.WriteString(strings.TrimRight("# "+l, " ") + "\n")
+		}
+	}
+	for i, obj := range f.Objects {
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		b, err := marshal(obj)
+		if err != nil {
+			return fmt.Errorf("%s: %v", f.Path, err)
+		}
+		buf.Write(b)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// wrap breaks text into lines of at most width characters at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
+}
+
+// marshal writes an object as YAML without the fields a typed object
+// always carries when empty (status, creationTimestamp).
+func marshal(obj any) ([]byte, error) {
+	b, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "status") // generated objects are desired state only
+	prune(m)
+	return yaml.Marshal(m)
+}
+
+// prune drops null creation timestamps and the empty metadata and
+// resources sections they leave, at any depth (pod templates carry their
+// own metadata).
+func prune(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			switch {
+			case k == "creationTimestamp" && x == nil:
+				delete(t, k)
+			default:
+				prune(x)
+				if (k == "metadata" || k == "resources") && isEmpty(t[k]) {
+					delete(t, k)
+				}
+			}
+		}
+	case []any:
+		for _, x := range t {
+			prune(x)
+		}
+	}
+}
+
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for _, x := range t {
+			if !isEmpty(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// pool is a scenario pool or Karpenter NodePool as the generated objects
+// need it: one NodePool, one ResourceFlavor.
+type pool struct {
+	name          string
+	instanceTypes []string
+	capacityTypes []string
+	zone          string
+	gpuModel      string
+	gpusPerNode   int32 // most of any instance type
+	labels        map[string]string
+	taints        []corev1.Taint
+	// maxNodes bounds the pool (its count, autoscaling maximum or limit).
+	maxNodes int
+	gpuLimit int64
+	// per node, the most of any instance type
+	milliCPU, memMiB int64
+	sharing          cluster.Sharing
+	consolidation    *scenarios.ConsolidationSpec
+	scaleDown        time.Duration
+	// fixed pools keep their nodes: a static NodePool (spec.replicas).
+	fixed bool
+	nodes int
+}
+
+type gen struct {
+	s      *scenarios.Scenario
+	m      *scenarios.ClusterModel
+	o      Options
+	ckpt   resource.Quantity
+	source string
+	pools  []pool
+}
+
+func meta(name, ns string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: ns}
+}
+
+func (g *gen) header(what ...string) []string {
+	c := []string{fmt.Sprintf("Generated by gpuplan manifests from scenario %s (%s).", g.s.Metadata.Name, g.source)}
+	return append(c, what...)
+}
+
+// userLabels are the labels a NodePool may set on its nodes: the pool's
+// own, without the well-known ones the cloud or Karpenter set.
+func userLabels(in map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range in {
+		switch {
+		case k == scenarios.LabelCapacityType, k == scenarios.LabelRegion, k == scenarios.LabelZone,
+			strings.HasPrefix(k, "karpenter.sh/"), strings.HasPrefix(k, "karpenter.k8s.aws/"),
+			strings.HasPrefix(k, "node.kubernetes.io/"), strings.HasPrefix(k, "kubernetes.io/"):
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func taints(ts []cluster.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range ts {
+		out = append(out, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+	}
+	return out
+}
+
+// pools gathers the scenario's pools and NodePools with their resolved
+// sizes.
+func (g *gen) gatherPools() error {
+	spec := g.s.Spec.Cluster
+	if spec.NodeList != nil {
+		return fmt.Errorf("spec.cluster.nodeList: an imported node list has no instance types to provision; manifests need pools or nodePools")
+	}
+	for i, p := range spec.Pools {
+		r := g.m.Pools[i]
+		if p.InstanceType == "" {
+			return fmt.Errorf("spec.cluster.pools[%d] (%s): a NodePool needs an instanceType", i, p.Name)
+		}
+		ct := p.CapacityType
+		if ct == "" {
+			ct = "on-demand"
+		}
+		q := pool{
+			name: p.Name, instanceTypes: []string{p.InstanceType}, capacityTypes: []string{ct}, zone: p.Zone,
+			gpuModel: r.GPUModel, gpusPerNode: r.GPUsPerNode, labels: userLabels(r.Labels), taints: taints(r.Taints),
+			maxNodes: r.Slots(), milliCPU: r.MilliCPU, memMiB: r.MemoryMiB, sharing: r.Sharing,
+			fixed: p.Autoscaling == nil, nodes: p.Count,
+		}
+		q.gpuLimit = int64(q.maxNodes) * int64(q.gpusPerNode)
+		if a := p.Autoscaling; a != nil {
+			q.scaleDown = 10 * time.Minute
+			if a.ScaleDownUnneededTime != nil {
+				q.scaleDown = a.ScaleDownUnneededTime.Duration
+			}
+		}
+		g.pools = append(g.pools, q)
+	}
+	expanded := g.m.Pools[len(spec.Pools):]
+	for _, np := range spec.NodePools {
+		q := pool{
+			name: np.Name, instanceTypes: np.InstanceTypes, capacityTypes: np.CapacityTypes, zone: np.Zone,
+			labels: userLabels(np.Labels), consolidation: np.Consolidation,
+		}
+		if len(q.capacityTypes) == 0 {
+			q.capacityTypes = []string{"on-demand"}
+		}
+		for _, t := range np.Taints {
+			q.taints = append(q.taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+		}
+		minGPUs := int32(math.MaxInt32)
+		for _, r := range expanded {
+			if r.Labels[scenarios.LabelNodePool] != np.Name {
+				continue
+			}
+			q.gpuModel = r.GPUModel
+			q.gpusPerNode = max(q.gpusPerNode, r.GPUsPerNode)
+			minGPUs = min(minGPUs, r.GPUsPerNode)
+			q.milliCPU = max(q.milliCPU, r.MilliCPU)
+			q.memMiB = max(q.memMiB, r.MemoryMiB)
+			q.sharing = r.Sharing
+		}
+		q.maxNodes, q.gpuLimit = np.Limits.Nodes, np.Limits.GPUs
+		if q.maxNodes == 0 && minGPUs > 0 && minGPUs != math.MaxInt32 {
+			q.maxNodes = int((q.gpuLimit + int64(minGPUs) - 1) / int64(minGPUs))
+		}
+		if q.gpuLimit == 0 {
+			q.gpuLimit = int64(q.maxNodes) * int64(q.gpusPerNode)
+		}
+		g.pools = append(g.pools, q)
+	}
+	for _, q := range g.pools {
+		if errs := validation.IsDNS1123Subdomain(q.name); len(errs) > 0 {
+			return fmt.Errorf("pool %q is not a valid Kubernetes name: %s", q.name, strings.Join(errs, "; "))
+		}
+	}
+	return nil
+}
+
+func (g *gen) namespaces() (File, error) {
+	f := File{Path: "namespaces.yaml", Comment: g.header("Namespaces of the Jobs and of the NVIDIA GPU Operator's configuration.")}
+	for _, ns := range []string{g.o.Namespace, GPUOperatorNamespace} {
+		f.Objects = append(f.Objects, &corev1.Namespace{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+		})
+	}
+	return f, nil
+}
+
+// nodeClassName is the EC2NodeClass every NodePool launches from.
+const nodeClassName = "gpu"
+
+func (g *gen) nodeClass() (File, error) {
+	disc := map[string]string{"karpenter.sh/discovery": g.o.ClusterName}
+	nc := &EC2NodeClass{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "karpenter.k8s.aws/v1", Kind: "EC2NodeClass"},
+		ObjectMeta: metav1.ObjectMeta{Name: nodeClassName},
+		Spec: EC2NodeClassSpec{
+			Role:                       "KarpenterNodeRole-" + g.o.ClusterName,
+			AMISelectorTerms:           []AMISelectorTerm{{Alias: "al2023@latest"}},
+			SubnetSelectorTerms:        []SelectorTerm{{Tags: disc}},
+			SecurityGroupSelectorTerms: []SelectorTerm{{Tags: disc}},
+			BlockDeviceMappings: []BlockDeviceMapping{{
+				DeviceName: "/dev/xvda", RootVolume: true,
+				EBS: BlockDeviceEBS{VolumeSize: "200Gi", VolumeType: "gp3", Encrypted: true, DeleteOnTermination: true},
+			}},
+			Tags: map[string]string{generatedBy: g.s.Metadata.Name},
+		},
+	}
+	return File{Path: "karpenter/ec2nodeclass.yaml", Objects: []any{nc}, Comment: g.header(
+		"The AWS node class of every NodePool: the EKS-optimised AL2023 image (Karpenter picks its NVIDIA",
+		"variant for GPU instances), subnets and security groups tagged karpenter.sh/discovery, and a",
+		"200 GiB gp3 root volume for container images.",
+	)}, nil
+}
+
+// sharingLabels are the node labels that pick a pool's device-plugin
+// config and MIG layout.
+func (q *pool) sharingLabels() map[string]string {
+	l := map[string]string{}
+	if q.sharing.TimeSlicing > 1 || q.sharing.MIGStrategy != "" {
+		l[LabelDevicePluginConfig] = q.name
+	}
+	if q.sharing.MIGStrategy != "" {
+		l[LabelMigConfig] = migConfigName(q.name)
+	}
+	return l
+}
+
+func migConfigName(pool string) string { return "gpuplan-" + pool }
+
+func (g *gen) nodePools() (File, error) {
+	f := File{Path: "karpenter/nodepools.yaml", Comment: g.header(
+		"One Karpenter NodePool per scenario pool. A fixed pool is a static NodePool (spec.replicas, alpha:",
+		"start Karpenter with the feature gate StaticCapacity=true) that keeps its node count as the",
+		"simulation did; the others launch nodes for pending pods within their GPU and node limits.",
+	)}
+	for _, q := range g.pools {
+		if !q.fixed && (q.sharing.TimeSlicing > 1 || q.sharing.MIGStrategy != "") {
+			f.Comment = append(f.Comment, fmt.Sprintf("Pool %s shares its GPUs but scales: Karpenter sizes nodes by whole GPUs, not by the MIG instances or time-slice replicas the device plugin will advertise.", q.name))
+		}
+	}
+	for _, q := range g.pools {
+		req := []karpv1.NodeSelectorRequirementWithMinValues{
+			{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: q.instanceTypes},
+			{Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: q.capacityTypes},
+		}
+		if q.zone != "" {
+			req = append(req, karpv1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{q.zone}})
+		}
+		labels := map[string]string{cluster.LabelPool: q.name}
+		for k, v := range q.labels {
+			labels[k] = v
+		}
+		for k, v := range q.sharingLabels() {
+			labels[k] = v
+		}
+		limits := karpv1.Limits{}
+		if q.gpuLimit > 0 && !q.fixed {
+			limits[ResourceGPU] = *resource.NewQuantity(q.gpuLimit, resource.DecimalSI)
+		}
+		if q.maxNodes > 0 {
+			limits["nodes"] = *resource.NewQuantity(int64(q.maxNodes), resource.DecimalSI)
+		}
+		dis := karpv1.Disruption{ConsolidationPolicy: karpv1.ConsolidationPolicyWhenEmpty}
+		switch {
+		case q.consolidation != nil:
+			if q.consolidation.Policy == string(karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized) {
+				dis.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized
+			}
+			dis.ConsolidateAfter = karpv1.MustParseNillableDuration(q.consolidation.ConsolidateAfter.Duration.String())
+		case q.scaleDown > 0:
+			// A cluster-autoscaler pool: empty nodes go after the
+			// scale-down unneeded time.
+			dis.ConsolidateAfter = karpv1.MustParseNillableDuration(q.scaleDown.String())
+		default:
+			// A fixed pool, or a NodePool the scenario never consolidates.
+			dis.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
+		}
+		np := &karpv1.NodePool{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "karpenter.sh/v1", Kind: "NodePool"},
+			ObjectMeta: metav1.ObjectMeta{Name: q.name},
+			Spec: karpv1.NodePoolSpec{
+				Template: karpv1.NodeClaimTemplate{
+					ObjectMeta: karpv1.ObjectMeta{Labels: labels},
+					Spec: karpv1.NodeClaimTemplateSpec{
+						Taints:       q.taints,
+						Requirements: req,
+						NodeClassRef: &karpv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: nodeClassName},
+						ExpireAfter:  karpv1.MustParseNillableDuration("720h"),
+					},
+				},
+				Disruption: dis,
+				Limits:     limits,
+			},
+		}
+		if q.fixed {
+			np.Spec.Replicas = ptr(int64(q.nodes))
+		}
+		f.Objects = append(f.Objects, np)
+	}
+	return f, nil
+}
+
+// resources is what one node of the pool advertises.
+func (q *pool) resources() map[corev1.ResourceName]int64 {
+	r := map[corev1.ResourceName]int64{}
+	sh := q.sharing
+	switch {
+	case sh.MIGStrategy == cluster.MIGMixed:
+		for _, p := range sh.MIGLayout {
+			r[corev1.ResourceName("nvidia.com/mig-"+p)] += int64(q.gpusPerNode)
+		}
+	case sh.MIGStrategy == cluster.MIGSingle:
+		r[ResourceGPU] = int64(q.gpusPerNode) * int64(len(sh.MIGLayout))
+	case sh.TimeSlicing > 1:
+		r[ResourceGPU] = int64(q.gpusPerNode) * int64(sh.TimeSlicing)
+	default:
+		r[ResourceGPU] = int64(q.gpusPerNode)
+	}
+	return r
+}
+
+func (g *gen) gpuOperator() (File, error) {
+	f := File{Path: "gpu-operator.yaml", Comment: g.header(
+		"NVIDIA GPU Operator configuration: one device-plugin config per pool that shares its GPUs",
+		"(set ClusterPolicy devicePlugin.config.name to "+DevicePluginConfigMap+") and the MIG layouts",
+		"(set ClusterPolicy migManager.config.name to "+MigConfigMap+"). Each pool's NodePool labels its",
+		"nodes "+LabelDevicePluginConfig+" and "+LabelMigConfig+" to pick them.",
+	)}
+	dp := map[string]string{}
+	mig := MigPartedConfig{Version: "v1", MigConfigs: map[string][]MigDeviceSet{}}
+	for _, q := range g.pools {
+		sh := q.sharing
+		if sh.TimeSlicing <= 1 && sh.MIGStrategy == "" {
+			continue
+		}
+		c := DevicePluginConfig{Version: "v1", Flags: DevicePluginFlags{MigStrategy: "none"}}
+		if sh.MIGStrategy != "" {
+			c.Flags.MigStrategy = sh.MIGStrategy
+			counts := map[string]int{}
+			for _, p := range sh.MIGLayout {
+				counts[p]++
+			}
+			mig.MigConfigs[migConfigName(q.name)] = []MigDeviceSet{{Devices: "all", MigEnabled: true, MigDevices: counts}}
+		} else {
+			c.Sharing = &Sharing{TimeSlicing: TimeSlicing{Resources: []TimeSlicingResource{{Name: string(ResourceGPU), Replicas: sh.TimeSlicing}}}}
+		}
+		b, err := yaml.Marshal(c)
+		if err != nil {
+			return f, err
+		}
+		dp[q.name] = string(b)
+	}
+	if len(dp) > 0 {
+		f.Objects = append(f.Objects, &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: meta(DevicePluginConfigMap, GPUOperatorNamespace),
+			Data:       dp,
+		})
+	}
+	if len(mig.MigConfigs) > 0 {
+		// mig-parted's own all-disabled layout, which the MIG manager
+		// applies to nodes with no label.
+		mig.MigConfigs["all-disabled"] = []MigDeviceSet{{Devices: "all", MigEnabled: false}}
+		b, err := yaml.Marshal(mig)
+		if err != nil {
+			return f, err
+		}
+		f.Objects = append(f.Objects, &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: meta(MigConfigMap, GPUOperatorNamespace),
+			Data:       map[string]string{"config.yaml": string(b)},
+		})
+	}
+	return f, nil
+}
+
+// classes returns the workload classes (a trace workload has none: one
+// generic class stands for it).
+func (g *gen) classes() []scenarios.ClassSpec {
+	if sy := g.s.Spec.Workload.Synthetic; sy != nil {
+		return sy.Classes
+	}
+	one := 1.0
+	return []scenarios.ClassSpec{{Name: "trace-job", Pod: scenarios.PodTemplate{
+		CPU: resource.MustParse("8"), Memory: resource.MustParse("64Gi"), GPUs: &scenarios.NumDist{Value: &one},
+	}}}
+}
+
+func priorityClassName(p int32) string {
+	if p < 0 {
+		return fmt.Sprintf("gpuplan-priority-minus-%d", -int64(p))
+	}
+	return fmt.Sprintf("gpuplan-priority-%d", p)
+}
+
+// hasPriorities says whether any class sets a priority.
+func (g *gen) hasPriorities() bool {
+	for _, c := range g.classes() {
+		if c.Priority != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *gen) priorityClasses() (File, error) {
+	f := File{Path: "priorityclasses.yaml", Comment: g.header(
+		"One PriorityClass per priority the workload classes use. The simulation orders its queue by",
+		"priority and does not preempt, so each has preemptionPolicy Never.",
+	)}
+	if !g.hasPriorities() {
+		return f, nil
+	}
+	var ps []int32
+	users := map[int32][]string{}
+	for _, c := range g.classes() {
+		if !slices.Contains(ps, c.Priority) {
+			ps = append(ps, c.Priority)
+		}
+		users[c.Priority] = append(users[c.Priority], c.Name)
+	}
+	slices.Sort(ps)
+	never := corev1.PreemptNever
+	for _, p := range ps {
+		f.Objects = append(f.Objects, &schedulingv1.PriorityClass{
+			TypeMeta:         metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+			ObjectMeta:       metav1.ObjectMeta{Name: priorityClassName(p)},
+			Value:            p,
+			PreemptionPolicy: &never,
+			Description:      plural(len(users[p]), "Workload class ", "Workload classes ") + strings.Join(users[p], ", ") + " of gpuplan scenario " + g.s.Metadata.Name + ".",
+		})
+	}
+	return f, nil
+}
+
+// queues are the LocalQueue names the classes use.
+func (g *gen) queues() []string {
+	var qs []string
+	for _, c := range g.classes() {
+		q := queueOf(c)
+		if !slices.Contains(qs, q) {
+			qs = append(qs, q)
+		}
+	}
+	sort.Strings(qs)
+	return qs
+}
+
+func queueOf(c scenarios.ClassSpec) string {
+	if c.Queue == "" {
+		return "default"
+	}
+	return c.Queue
+}
+
+func (g *gen) kueue() (File, error) {
+	strategy := kueue.StrictFIFO
+	words := "StrictFIFO: the scenario's queue is FIFO without backfill"
+	if g.s.Spec.Queueing.Backfill {
+		strategy = kueue.BestEffortFIFO
+		words = "BestEffortFIFO: the scenario backfills, letting a smaller job past one that does not fit"
+	}
+	f := File{Path: "kueue.yaml", Comment: g.header(
+		"Kueue: a ResourceFlavor per pool, one ClusterQueue holding the whole cluster (the simulation has",
+		"one queue and no quotas) with "+words+", and a LocalQueue per workload queue.",
+	)}
+	covered := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
+	extra := map[corev1.ResourceName]bool{}
+	for _, q := range g.pools {
+		for r := range q.resources() {
+			extra[r] = true
+		}
+	}
+	var names []corev1.ResourceName
+	for r := range extra {
+		names = append(names, r)
+	}
+	slices.Sort(names)
+	covered = append(covered, names...)
+	var flavors []kueue.FlavorQuotas
+	for _, q := range g.pools {
+		fl := &kueue.ResourceFlavor{
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ResourceFlavor"},
+			ObjectMeta: metav1.ObjectMeta{Name: q.name},
+			Spec: kueue.ResourceFlavorSpec{
+				NodeLabels: map[string]string{karpv1.NodePoolLabelKey: q.name},
+				NodeTaints: q.taints,
+			},
+		}
+		f.Objects = append(f.Objects, fl)
+		n := int64(q.maxNodes)
+		per := q.resources()
+		fq := kueue.FlavorQuotas{Name: kueue.ResourceFlavorReference(q.name)}
+		for _, r := range covered {
+			var v resource.Quantity
+			switch r {
+			case corev1.ResourceCPU:
+				v = *resource.NewMilliQuantity(n*q.milliCPU, resource.DecimalSI)
+			case corev1.ResourceMemory:
+				v = *resource.NewQuantity(n*q.memMiB<<20, resource.BinarySI)
+			default:
+				v = *resource.NewQuantity(n*per[r], resource.DecimalSI)
+				if r == ResourceGPU && q.sharing.TimeSlicing <= 1 && q.sharing.MIGStrategy == "" && q.gpuLimit > 0 {
+					v = *resource.NewQuantity(q.gpuLimit, resource.DecimalSI)
+				}
+			}
+			fq.Resources = append(fq.Resources, kueue.ResourceQuota{Name: r, NominalQuota: v})
+		}
+		flavors = append(flavors, fq)
+	}
+	cq := &kueue.ClusterQueue{
+		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ClusterQueue"},
+		ObjectMeta: metav1.ObjectMeta{Name: g.queueName()},
+		Spec: kueue.ClusterQueueSpec{
+			ResourceGroups:    []kueue.ResourceGroup{{CoveredResources: covered, Flavors: flavors}},
+			QueueingStrategy:  strategy,
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: g.o.Namespace}},
+		},
+	}
+	f.Objects = append(f.Objects, cq)
+	for _, q := range g.queues() {
+		f.Objects = append(f.Objects, &kueue.LocalQueue{
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "LocalQueue"},
+			ObjectMeta: meta(q, g.o.Namespace),
+			Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(g.queueName())},
+		})
+	}
+	return f, nil
+}
+
+// queueName names the ClusterQueue after the scenario.
+func (g *gen) queueName() string { return kubeName(g.s.Metadata.Name) }
+
+// kubeName turns a scenario name (a variant's is SCENARIO/VARIANT) into a
+// DNS-1123 label: lower case, other characters as '-'.
+func kubeName(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			b[i] = '-'
+		}
+	}
+	out := strings.Trim(string(b), "-")
+	if len(out) > 63 {
+		out = strings.Trim(out[:63], "-")
+	}
+	if out == "" {
+		out = "gpuplan"
+	}
+	return out
+}
+
+func (g *gen) alerts() (File, error) {
+	pr := &monitoringv1.PrometheusRule{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule"},
+		ObjectMeta: meta("gpuplan-gpu-utilisation", GPUOperatorNamespace),
+		Spec: monitoringv1.PrometheusRuleSpec{Groups: []monitoringv1.RuleGroup{{
+			Name: "gpuplan.gpu-utilisation",
+			Rules: []monitoringv1.Rule{{
+				Alert: "GPUUnderutilised",
+				Expr:  intstr.FromString("DCGM_FI_DEV_GPU_UTIL < 50"),
+				For:   ptr(monitoringv1.Duration("30m")),
+				Labels: map[string]string{
+					"severity": "warning",
+				},
+				Annotations: map[string]string{
+					"summary":     "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has been under 50% utilised for 30 minutes.",
+					"description": "DCGM_FI_DEV_GPU_UTIL is {{ $value }}%. An idle or starved GPU still costs its full hourly price.",
+				},
+			}},
+		}}},
+	}
+	return File{Path: "prometheusrule.yaml", Objects: []any{pr}, Comment: g.header(
+		"Alert on any GPU whose DCGM utilisation stays under 50% for 30 minutes (dcgm-exporter's metric).",
+	)}, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// largest is the biggest value a count distribution can take: a
+// template must fit the largest job of its class.
+func largest(n *scenarios.NumDist, def int64) int64 {
+	switch {
+	case n == nil:
+		return def
+	case n.Value != nil:
+		return int64(math.Ceil(*n.Value))
+	case len(n.Values) > 0:
+		return int64(math.Ceil(slices.Max(n.Values)))
+	case n.Max != nil:
+		return int64(math.Ceil(*n.Max))
+	}
+	return def
+}
+
+func describe(n *scenarios.NumDist) string {
+	switch {
+	case n == nil:
+		return "1"
+	case n.Value != nil:
+		return fmt.Sprint(*n.Value)
+	case len(n.Values) > 0:
+		var s []string
+		for _, v := range n.Values {
+			s = append(s, fmt.Sprint(v))
+		}
+		return strings.Join(s, " or ")
+	case n.Min != nil && n.Max != nil:
+		return fmt.Sprintf("%g to %g", *n.Min, *n.Max)
+	}
+	return "?"
+}
+
+// capacityKey maps the simulator's capacity-type label to Karpenter's.
+func capacityKey(k string) string {
+	if k == scenarios.LabelCapacityType {
+		return karpv1.CapacityTypeLabelKey
+	}
+	return k
+}
+
+func (g *gen) jobs() ([]File, error) {
+	var files []File
+	spot := false
+	for _, q := range g.pools {
+		if slices.Contains(q.capacityTypes, "spot") {
+			spot = true
+		}
+	}
+	for i, c := range g.classes() {
+		if errs := validation.IsDNS1123Label(c.Name); len(errs) > 0 {
+			return nil, fmt.Errorf("spec.workload.synthetic.classes[%d].name %q is not a valid Kubernetes name: %s", i, c.Name, strings.Join(errs, "; "))
+		}
+		f, err := g.job(c, spot)
+		if err != nil {
+			return nil, fmt.Errorf("spec.workload.synthetic.classes[%d] (%s): %v", i, c.Name, err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+func (g *gen) recovery(c scenarios.ClassSpec) *scenarios.RecoverySpec {
+	if c.Recovery != nil {
+		return c.Recovery
+	}
+	return g.s.Spec.Workload.Recovery
+}
+
+func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
+	ns := g.o.Namespace
+	replicas := int32(largest(c.Replicas, 1))
+	gpus := largest(c.Pod.GPUs, 0)
+	rec := g.recovery(c)
+	res := corev1.ResourceList{corev1.ResourceCPU: c.Pod.CPU, corev1.ResourceMemory: c.Pod.Memory}
+	var migPools []string
+	if gpus > 0 {
+		name := ResourceGPU
+		if c.Pod.MIG != "" {
+			mixed := false
+			for _, q := range g.pools {
+				if slices.Contains(q.sharing.MIGLayout, c.Pod.MIG) || q.sharing.MIGRelayout {
+					migPools = append(migPools, q.name)
+					mixed = mixed || q.sharing.MIGStrategy == cluster.MIGMixed
+				}
+			}
+			if len(migPools) == 0 {
+				return File{}, fmt.Errorf("no pool offers MIG profile %s", c.Pod.MIG)
+			}
+			if mixed {
+				name = corev1.ResourceName("nvidia.com/mig-" + c.Pod.MIG)
+				migPools = nil
+			}
+		}
+		res[name] = *resource.NewQuantity(gpus, resource.DecimalSI)
+	}
+	labels := map[string]string{
+		"app.kubernetes.io/name":       c.Name,
+		"app.kubernetes.io/managed-by": "gpuplan",
+		LabelQueueName:                 queueOf(c),
+	}
+	podLabels := map[string]string{"app.kubernetes.io/name": c.Name}
+	ann := map[string]string{
+		generatedBy: g.s.Metadata.Name,
+		"gpuplan.dev/sizes": fmt.Sprintf("replicas %s; gpus per pod %s (the template asks for the largest)",
+			describe(c.Replicas), describe(c.Pod.GPUs)),
+	}
+	podAnn := map[string]string{}
+	if rec != nil && rec.DoNotDisrupt {
+		podAnn[AnnotationDoNotDisrupt] = "true"
+	}
+	sel := map[string]string{}
+	for k, v := range c.NodeSelector {
+		sel[capacityKey(k)] = v
+	}
+	var aff *corev1.Affinity
+	var terms []corev1.NodeSelectorTerm
+	for _, t := range c.Affinity {
+		var term corev1.NodeSelectorTerm
+		for _, r := range t.MatchExpressions {
+			term.MatchExpressions = append(term.MatchExpressions, corev1.NodeSelectorRequirement{
+				Key: capacityKey(r.Key), Operator: corev1.NodeSelectorOperator(r.Operator), Values: r.Values,
+			})
+		}
+		terms = append(terms, term)
+	}
+	if len(migPools) > 0 {
+		req := corev1.NodeSelectorRequirement{Key: karpv1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: migPools}
+		if len(terms) == 0 {
+			terms = []corev1.NodeSelectorTerm{{}}
+		}
+		for k := range terms {
+			terms[k].MatchExpressions = append(terms[k].MatchExpressions, req)
+		}
+	}
+	if len(terms) > 0 {
+		aff = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
+		}}
+	}
+	var tols []corev1.Toleration
+	for _, t := range c.Tolerations {
+		tols = append(tols, corev1.Toleration{
+			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value, Effect: corev1.TaintEffect(t.Effect),
+		})
+	}
+	// /dev/shm: PyTorch's data loaders and NCCL's shared-memory transport
+	// outgrow the runtime's 64 MiB default; half the pod's memory, as
+	// memory-backed emptyDir counts against the pod's limit.
+	shm := resource.NewQuantity(c.Pod.Memory.Value()/2, resource.BinarySI)
+	shm = roundGi(shm)
+	vols := []corev1.Volume{{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: shm}}}}
+	mounts := []corev1.VolumeMount{{Name: "dshm", MountPath: "/dev/shm"}}
+	env := []corev1.EnvVar{{Name: "GPUPLAN_CLASS", Value: c.Name}}
+	grace := int64(30)
+	var objects []any
+	comment := []string{fmt.Sprintf("Workload class %s: %s.", c.Name, ann["gpuplan.dev/sizes"])}
+	if rec != nil && rec.Checkpoint != nil {
+		ck := rec.Checkpoint
+		claim := c.Name + "-checkpoints"
+		objects = append(objects, &corev1.PersistentVolumeClaim{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+			ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": c.Name}},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: g.ckpt}},
+			},
+		})
+		vols = append(vols, corev1.Volume{Name: "checkpoints", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "checkpoints", MountPath: "/checkpoints"})
+		env = append(env,
+			corev1.EnvVar{Name: "CHECKPOINT_DIR", Value: "/checkpoints"},
+			corev1.EnvVar{Name: "CHECKPOINT_INTERVAL_SECONDS", Value: fmt.Sprint(int64(ck.Interval.Seconds()))},
+		)
+		// The grace period lets a pod write one checkpoint after SIGTERM
+		// (the simulation checkpoints on a spot notice when the write fits),
+		// bounded by the two minutes of an EC2 spot notice.
+		if ck.Cost != nil {
+			grace = max(grace, int64(math.Ceil(ck.Cost.Seconds()))+30)
+			if spot {
+				grace = min(grace, 120)
+			}
+		}
+		comment = append(comment, fmt.Sprintf("Checkpoints every %s to the claim %s; terminationGracePeriodSeconds %d leaves time for a last write.", ck.Interval.Duration, claim, grace))
+	}
+	pod := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnn},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: &grace,
+			NodeSelector:                  sel,
+			Affinity:                      aff,
+			Tolerations:                   tols,
+			Containers: []corev1.Container{{
+				Name:         "main",
+				Image:        g.o.Image,
+				Env:          env,
+				Resources:    corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
+				VolumeMounts: mounts,
+			}},
+			Volumes: vols,
+		},
+	}
+	if len(podAnn) == 0 {
+		pod.Annotations = nil
+	}
+	if len(sel) == 0 {
+		pod.Spec.NodeSelector = nil
+	}
+	if g.hasPriorities() {
+		pod.Spec.PriorityClassName = priorityClassName(c.Priority)
+	}
+	job := &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns, Labels: labels, Annotations: ann},
+		Spec: batchv1.JobSpec{
+			Parallelism: &replicas,
+			Completions: &replicas,
+			// Kueue admits the Job suspended and unsuspends it when the
+			// whole workload fits.
+			Suspend:  ptr(true),
+			Template: pod,
+		},
+	}
+	if rec != nil && rec.BackoffLimit != nil {
+		job.Spec.BackoffLimit = ptr(*rec.BackoffLimit)
+	}
+	if rec != nil && rec.IgnoreDisruptions {
+		// A pod lost to a disruption (spot reclaim, drain, preemption) does
+		// not count against the backoff limit, as in the simulation.
+		job.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+			Action:          batchv1.PodFailurePolicyActionIgnore,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+		}}}
+	}
+	if rec != nil && rec.ActiveDeadline != nil {
+		job.Spec.ActiveDeadlineSeconds = ptr(int64(rec.ActiveDeadline.Seconds()))
+	}
+	if replicas > 1 {
+		// A gang: indexed pods with stable host names for the rendezvous.
+		job.Spec.CompletionMode = ptr(batchv1.IndexedCompletion)
+		job.Spec.Template.Spec.Subdomain = c.Name
+		job.Spec.Template.Spec.Containers[0].Env = append(job.Spec.Template.Spec.Containers[0].Env,
+			corev1.EnvVar{Name: "WORLD_SIZE", Value: fmt.Sprint(replicas)},
+			corev1.EnvVar{Name: "MASTER_ADDR", Value: fmt.Sprintf("%s-0.%s", c.Name, c.Name)},
+			corev1.EnvVar{Name: "MASTER_PORT", Value: "29500"},
+		)
+		objects = append(objects, &corev1.Service{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+			ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": c.Name}},
+			Spec: corev1.ServiceSpec{
+				ClusterIP:                corev1.ClusterIPNone,
+				Selector:                 map[string]string{"app.kubernetes.io/name": c.Name},
+				PublishNotReadyAddresses: true,
+				Ports:                    []corev1.ServicePort{{Name: "rendezvous", Port: 29500, TargetPort: intstr.FromInt32(29500)}},
+			},
+		})
+		comment = append(comment, fmt.Sprintf("A gang of %d indexed pods behind the headless Service %s; Kueue admits all of them or none.", replicas, c.Name))
+	}
+	objects = append(objects, job)
+	return File{Path: "jobs/" + c.Name + ".yaml", Objects: objects, Comment: g.header(comment...)}, nil
+}
+
+// roundGi rounds a size down to whole GiB (at least 1 GiB).
+func roundGi(q *resource.Quantity) *resource.Quantity {
+	gi := max(q.Value()>>30, 1)
+	return resource.NewQuantity(gi<<30, resource.BinarySI)
+}
