@@ -1,0 +1,638 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Strategy is a ClusterQueue's queueingStrategy.
+type Strategy uint8
+
+const (
+	// BestEffortFIFO: a head that does not fit steps aside and the next
+	// workload is tried.
+	BestEffortFIFO Strategy = iota
+	// StrictFIFO: a head that does not fit blocks every workload behind it.
+	StrictFIFO
+)
+
+func (s Strategy) String() string {
+	if s == StrictFIFO {
+		return "StrictFIFO"
+	}
+	return "BestEffortFIFO"
+}
+
+// Policy is a preemption policy.
+type Policy uint8
+
+const (
+	// Never preempts.
+	Never Policy = iota
+	// LowerPriority preempts workloads of lower priority.
+	LowerPriority
+	// LowerOrNewerEqualPriority also preempts workloads of equal priority
+	// created later.
+	LowerOrNewerEqualPriority
+	// Any preempts whatever the priority (reclaimWithinCohort only).
+	Any
+)
+
+var policyNames = []string{"Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any"}
+
+func (p Policy) String() string { return policyNames[p] }
+
+// ParsePolicy reads a Kueue preemption policy name ("" is Never).
+func ParsePolicy(s string) (Policy, error) {
+	if s == "" {
+		return Never, nil
+	}
+	for i, n := range policyNames {
+		if n == s {
+			return Policy(i), nil
+		}
+	}
+	return Never, fmt.Errorf("preemption policy %q is not one of %s", s, strings.Join(policyNames, ", "))
+}
+
+// NoLimit marks an unset borrowing or lending limit.
+const NoLimit int64 = -1
+
+// Quota is one resource's quota in one flavor of a ClusterQueue.
+type Quota struct {
+	Nominal int64
+	// BorrowingLimit caps what the queue may borrow above Nominal from its
+	// cohort; LendingLimit caps what of Nominal the cohort may use
+	// (NoLimit: unbounded, that is all of it).
+	BorrowingLimit, LendingLimit int64
+}
+
+// FlavorQuotas are a flavor's quotas, one per covered resource of the
+// group, in the group's order.
+type FlavorQuotas struct {
+	Flavor    string
+	Resources []Quota
+}
+
+// ResourceGroup is a set of resources whose quotas come from the same
+// flavors, tried in order.
+type ResourceGroup struct {
+	Covered []string
+	Flavors []FlavorQuotas
+}
+
+// Preemption is a ClusterQueue's preemption policy.
+type Preemption struct {
+	WithinClusterQueue  Policy
+	ReclaimWithinCohort Policy
+	BorrowWithinCohort  Policy
+}
+
+// ClusterQueue is a pool of quota workloads are admitted against.
+type ClusterQueue struct {
+	Name     string
+	Cohort   string
+	Strategy Strategy
+	Groups   []ResourceGroup
+	Preempt  Preemption
+}
+
+// Flavor is a ResourceFlavor: the node labels an admitted workload's pods
+// are steered to, and the taints they tolerate there.
+type Flavor struct {
+	Name        string
+	NodeLabels  map[string]string
+	Tolerations []Toleration
+}
+
+// Toleration is a toleration a flavor gives its workloads.
+type Toleration struct {
+	Key, Operator, Value, Effect string
+}
+
+// LocalQueue is where workloads are submitted; it feeds one ClusterQueue.
+type LocalQueue struct {
+	Name         string
+	ClusterQueue string
+}
+
+// Spec is an admission policy.
+type Spec struct {
+	Flavors       []Flavor
+	ClusterQueues []ClusterQueue
+	LocalQueues   []LocalQueue
+}
+
+// Request is an amount of one resource, for the whole workload.
+type Request struct {
+	Resource string
+	Amount   int64
+}
+
+// Workload is a job as Kueue sees it: all its pods' requests together.
+type Workload struct {
+	ID       int32
+	Queue    string // LocalQueue
+	Priority int32
+	Created  int64
+	Requests []Request
+}
+
+// Decision is one change a cycle made.
+type Decision struct {
+	ID int32
+	// Preempted: the workload lost its admission to By and is pending
+	// again; otherwise it was admitted to Flavors (one per resource group
+	// it asks for, indices into Spec.Flavors).
+	Preempted bool
+	By        int32
+	// Reclaim says the preemption took back quota another queue of the
+	// cohort had borrowed.
+	Reclaim bool
+	Flavors []int
+}
+
+type wl struct {
+	Workload
+	cq       int
+	req      []int64 // per resource index
+	admitted bool
+	assign   []int // per group of its queue: flavor index in the group, -1 unused
+	seq      int64 // admission order
+	reason   string
+}
+
+type cqState struct {
+	ClusterQueue
+	cohort  int
+	groupOf []int   // resource index -> group, -1 not covered
+	flavors [][]int // group -> flavor indices in Spec.Flavors
+	// quota and usage per [group][flavor in group][covered resource]
+	quota   [][][]Quota
+	usage   [][][]int64
+	pending []*wl // queue order
+	nAdm    int
+}
+
+// Controller admits workloads against the quotas.
+type Controller struct {
+	spec     Spec
+	res      map[string]int
+	resName  []string
+	flavor   map[string]int
+	cqs      []*cqState
+	cqByName map[string]int
+	lq       map[string]int
+	cohorts  [][]int
+	wls      map[int32]*wl
+	seq      int64
+}
+
+// New checks a spec and returns its controller.
+func New(spec Spec) (*Controller, error) {
+	c := &Controller{spec: spec, res: map[string]int{}, flavor: map[string]int{}, cqByName: map[string]int{}, lq: map[string]int{}, wls: map[int32]*wl{}}
+	for i, f := range spec.Flavors {
+		if _, dup := c.flavor[f.Name]; dup || f.Name == "" {
+			return nil, fmt.Errorf("ResourceFlavor %q: missing or duplicate name", f.Name)
+		}
+		c.flavor[f.Name] = i
+	}
+	cohorts := map[string]int{}
+	for qi, q := range spec.ClusterQueues {
+		if _, dup := c.cqByName[q.Name]; dup || q.Name == "" {
+			return nil, fmt.Errorf("ClusterQueue %q: missing or duplicate name", q.Name)
+		}
+		c.cqByName[q.Name] = qi
+		st := &cqState{ClusterQueue: q, cohort: -1}
+		if q.Cohort != "" {
+			k, ok := cohorts[q.Cohort]
+			if !ok {
+				k = len(c.cohorts)
+				cohorts[q.Cohort] = k
+				c.cohorts = append(c.cohorts, nil)
+			}
+			c.cohorts[k] = append(c.cohorts[k], qi)
+			st.cohort = k
+		}
+		seen := map[string]bool{}
+		for gi, g := range q.Groups {
+			var fl []int
+			var quota [][]Quota
+			var usage [][]int64
+			for _, r := range g.Covered {
+				if seen[r] {
+					return nil, fmt.Errorf("ClusterQueue %s: resource %s is in two resource groups", q.Name, r)
+				}
+				seen[r] = true
+				if _, ok := c.res[r]; !ok {
+					c.res[r] = len(c.resName)
+					c.resName = append(c.resName, r)
+				}
+			}
+			for _, f := range g.Flavors {
+				fi, ok := c.flavor[f.Flavor]
+				if !ok {
+					return nil, fmt.Errorf("ClusterQueue %s: resourceGroups[%d] names flavor %q, which no ResourceFlavor defines", q.Name, gi, f.Flavor)
+				}
+				if len(f.Resources) != len(g.Covered) {
+					return nil, fmt.Errorf("ClusterQueue %s: flavor %s lists %d resources, the group covers %d", q.Name, f.Flavor, len(f.Resources), len(g.Covered))
+				}
+				for ri, rq := range f.Resources {
+					if rq.Nominal < 0 || rq.BorrowingLimit < NoLimit || rq.LendingLimit < NoLimit {
+						return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: negative quota", q.Name, f.Flavor, g.Covered[ri])
+					}
+					if rq.LendingLimit > rq.Nominal {
+						return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: lendingLimit %d is more than nominalQuota %d", q.Name, f.Flavor, g.Covered[ri], rq.LendingLimit, rq.Nominal)
+					}
+					if q.Cohort == "" && (rq.BorrowingLimit != NoLimit || rq.LendingLimit != NoLimit) {
+						return nil, fmt.Errorf("ClusterQueue %s: borrowingLimit and lendingLimit need a cohort", q.Name)
+					}
+				}
+				fl = append(fl, fi)
+				quota = append(quota, f.Resources)
+				usage = append(usage, make([]int64, len(g.Covered)))
+			}
+			st.flavors = append(st.flavors, fl)
+			st.quota = append(st.quota, quota)
+			st.usage = append(st.usage, usage)
+		}
+		c.cqs = append(c.cqs, st)
+	}
+	for _, st := range c.cqs {
+		st.groupOf = make([]int, len(c.resName))
+		for i := range st.groupOf {
+			st.groupOf[i] = -1
+		}
+		for gi, g := range st.Groups {
+			for _, r := range g.Covered {
+				st.groupOf[c.res[r]] = gi
+			}
+		}
+	}
+	for _, l := range spec.LocalQueues {
+		qi, ok := c.cqByName[l.ClusterQueue]
+		if !ok {
+			return nil, fmt.Errorf("LocalQueue %s points at ClusterQueue %q, which is not defined", l.Name, l.ClusterQueue)
+		}
+		if _, dup := c.lq[l.Name]; dup {
+			return nil, fmt.Errorf("LocalQueue %q is defined twice", l.Name)
+		}
+		c.lq[l.Name] = qi
+	}
+	return c, nil
+}
+
+// Spec returns the policy the controller enforces.
+func (c *Controller) Spec() *Spec { return &c.spec }
+
+// ErrNoQueue is returned by Submit for a workload whose LocalQueue does
+// not exist.
+var ErrNoQueue = errors.New("no such LocalQueue")
+
+// Submit adds a pending workload (or one preempted before, re-added by
+// the caller: it keeps its creation time).
+func (c *Controller) Submit(w Workload) error {
+	qi, ok := c.lq[w.Queue]
+	if !ok {
+		return fmt.Errorf("%w %q", ErrNoQueue, w.Queue)
+	}
+	if _, dup := c.wls[w.ID]; dup {
+		return fmt.Errorf("workload %d submitted twice", w.ID)
+	}
+	x := &wl{Workload: w, cq: qi, req: make([]int64, len(c.resName))}
+	st := c.cqs[qi]
+	var missing []string
+	for _, r := range w.Requests {
+		if r.Amount <= 0 {
+			continue
+		}
+		ri, ok := c.res[r.Resource]
+		if !ok || st.groupOf[ri] < 0 {
+			missing = append(missing, r.Resource)
+			continue
+		}
+		x.req[ri] += r.Amount
+	}
+	if len(missing) > 0 {
+		x.reason = fmt.Sprintf("resource %s unavailable in ClusterQueue %s", strings.Join(missing, ", "), st.Name)
+	}
+	c.wls[w.ID] = x
+	c.insert(st, x)
+	return nil
+}
+
+// less is queue order: higher priority first, then older, then by id.
+func less(a, b *wl) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if a.Created != b.Created {
+		return a.Created < b.Created
+	}
+	return a.ID < b.ID
+}
+
+func (c *Controller) insert(st *cqState, x *wl) {
+	i := sort.Search(len(st.pending), func(i int) bool { return less(x, st.pending[i]) })
+	st.pending = slices.Insert(st.pending, i, x)
+}
+
+func (c *Controller) removePending(st *cqState, x *wl) {
+	if i := slices.Index(st.pending, x); i >= 0 {
+		st.pending = slices.Delete(st.pending, i, i+1)
+	}
+}
+
+// Finish forgets a workload that completed, failed or was deleted,
+// releasing its quota if it was admitted.
+func (c *Controller) Finish(id int32) {
+	x, ok := c.wls[id]
+	if !ok {
+		return
+	}
+	st := c.cqs[x.cq]
+	if x.admitted {
+		c.release(x)
+	} else {
+		c.removePending(st, x)
+	}
+	delete(c.wls, id)
+}
+
+// Admitted says whether a workload holds quota.
+func (c *Controller) Admitted(id int32) bool {
+	x, ok := c.wls[id]
+	return ok && x.admitted
+}
+
+// Reason is why a pending workload was not admitted at the last cycle.
+func (c *Controller) Reason(id int32) string {
+	if x, ok := c.wls[id]; ok {
+		return x.reason
+	}
+	return ""
+}
+
+// ClusterQueueOf names the ClusterQueue a LocalQueue feeds ("" if none).
+func (c *Controller) ClusterQueueOf(localQueue string) string {
+	if qi, ok := c.lq[localQueue]; ok {
+		return c.cqs[qi].Name
+	}
+	return ""
+}
+
+func (c *Controller) charge(x *wl, sign int64) {
+	st := c.cqs[x.cq]
+	for ri, a := range x.req {
+		if a == 0 {
+			continue
+		}
+		g := st.groupOf[ri]
+		f := x.assign[g]
+		st.usage[g][f][slices.Index(st.Groups[g].Covered, c.resName[ri])] += sign * a
+	}
+}
+
+func (c *Controller) release(x *wl) {
+	c.charge(x, -1)
+	x.admitted = false
+	c.cqs[x.cq].nAdm--
+}
+
+func lendable(q Quota) int64 {
+	if q.LendingLimit == NoLimit {
+		return q.Nominal
+	}
+	return q.LendingLimit
+}
+
+// slot names one quota: a queue's resource in one flavor.
+type slot struct{ cq, g, f, r int }
+
+// flavorIndex is the flavor's position in Spec.Flavors.
+func (c *Controller) flavorIndex(st *cqState, g, f int) int { return st.flavors[g][f] }
+
+// cohortFlavor finds, in queue q, the position of a flavor and resource
+// (by global flavor index and resource name) or ok false.
+func (c *Controller) find(q *cqState, flavor int, res string) (g, f, r int, ok bool) {
+	ri, known := c.res[res]
+	if !known {
+		return 0, 0, 0, false
+	}
+	g = q.groupOf[ri]
+	if g < 0 {
+		return 0, 0, 0, false
+	}
+	f = slices.Index(q.flavors[g], flavor)
+	if f < 0 {
+		return 0, 0, 0, false
+	}
+	return g, f, slices.Index(q.Groups[g].Covered, res), true
+}
+
+// fits says whether extra more of one slot fits: within the queue's
+// nominal quota plus its borrowing limit, and within what the cohort can
+// lend (every member's usage beyond its guaranteed part, that is nominal
+// minus lendable, within the sum of what members lend). allowBorrow false
+// keeps the queue within its nominal quota.
+func (c *Controller) fits(st *cqState, g, f, r int, extra int64, allowBorrow bool) (bool, int64) {
+	q := st.quota[g][f][r]
+	u := st.usage[g][f][r] + extra
+	if u <= q.Nominal && st.cohort < 0 {
+		return true, 0
+	}
+	if st.cohort < 0 {
+		return false, u - q.Nominal
+	}
+	if u > q.Nominal {
+		if !allowBorrow {
+			return false, u - q.Nominal
+		}
+		if q.BorrowingLimit != NoLimit && u > q.Nominal+q.BorrowingLimit {
+			return false, u - q.Nominal - q.BorrowingLimit
+		}
+	}
+	flavor := st.flavors[g][f]
+	res := st.Groups[g].Covered[r]
+	var pool, used int64
+	for _, mi := range c.cohorts[st.cohort] {
+		m := c.cqs[mi]
+		mg, mf, mr, ok := c.find(m, flavor, res)
+		if !ok {
+			continue
+		}
+		mq := m.quota[mg][mf][mr]
+		mu := m.usage[mg][mf][mr]
+		if m == st {
+			mu = u
+		}
+		guaranteed := mq.Nominal - lendable(mq)
+		pool += lendable(mq)
+		used += max(0, mu-guaranteed)
+	}
+	if used > pool {
+		return false, used - pool
+	}
+	return true, 0
+}
+
+// borrows says whether queue st uses more than its nominal quota of any
+// resource in a flavor (or, with extra, would).
+func (st *cqState) borrowing(g, f int) bool {
+	for r, u := range st.usage[g][f] {
+		if u > st.quota[g][f][r].Nominal {
+			return true
+		}
+	}
+	return false
+}
+
+// assignment finds a flavor per group for x, first fit in order.
+// borrow reports whether it borrows; ok false gives a reason and the first
+// group that did not fit.
+func (c *Controller) assignment(x *wl, allowBorrow bool) (assign []int, borrow bool, failed int, reason string) {
+	st := c.cqs[x.cq]
+	assign = make([]int, len(st.Groups))
+	failed = -1
+	for g := range st.Groups {
+		assign[g] = -1
+		asks := false
+		for ri, a := range x.req {
+			if a > 0 && st.groupOf[ri] == g {
+				asks = true
+			}
+		}
+		if !asks {
+			continue
+		}
+		var why []string
+		for f := range st.flavors[g] {
+			ok, b := true, false
+			for ri, a := range x.req {
+				if a == 0 || st.groupOf[ri] != g {
+					continue
+				}
+				r := slices.Index(st.Groups[g].Covered, c.resName[ri])
+				fit, short := c.fits(st, g, f, r, a, allowBorrow)
+				if !fit {
+					ok = false
+					why = append(why, fmt.Sprintf("insufficient unused quota for %s in flavor %s, %d more needed", c.resName[ri], c.spec.Flavors[st.flavors[g][f]].Name, short))
+					break
+				}
+				if st.usage[g][f][r]+a > st.quota[g][f][r].Nominal {
+					b = true
+				}
+			}
+			if ok {
+				assign[g] = f
+				borrow = borrow || b
+				break
+			}
+		}
+		if assign[g] < 0 {
+			if failed < 0 {
+				failed = g
+			}
+			if len(why) == 0 {
+				why = append(why, "no flavor")
+			}
+			reason = "couldn't assign flavors: " + strings.Join(why, "; ")
+		}
+	}
+	if failed >= 0 {
+		return nil, false, failed, reason
+	}
+	return assign, borrow, -1, ""
+}
+
+func (c *Controller) admit(x *wl, assign []int) Decision {
+	x.assign = assign
+	x.admitted = true
+	c.seq++
+	x.seq = c.seq
+	x.reason = ""
+	st := c.cqs[x.cq]
+	c.removePending(st, x)
+	st.nAdm++
+	c.charge(x, +1)
+	d := Decision{ID: x.ID}
+	for g, f := range assign {
+		if f >= 0 {
+			d.Flavors = append(d.Flavors, c.flavorIndex(st, g, f))
+		}
+	}
+	return d
+}
+
+type head struct {
+	x      *wl
+	borrow bool
+}
+
+// Cycle admits what fits, preempting where the queues' policies allow,
+// until nothing more can be admitted; it returns the decisions in order.
+func (c *Controller) Cycle() []Decision {
+	var out []Decision
+	skip := map[*wl]bool{} // tried this cycle and set aside
+	blocked := make([]bool, len(c.cqs))
+	for {
+		var heads []head
+		for qi, st := range c.cqs {
+			if blocked[qi] {
+				continue
+			}
+			for _, x := range st.pending {
+				if skip[x] {
+					continue
+				}
+				_, b, _, _ := c.assignment(x, true)
+				heads = append(heads, head{x, b})
+				break
+			}
+		}
+		if len(heads) == 0 {
+			return out
+		}
+		sort.SliceStable(heads, func(i, j int) bool {
+			if heads[i].borrow != heads[j].borrow {
+				return !heads[i].borrow
+			}
+			return less(heads[i].x, heads[j].x)
+		})
+		for _, h := range heads {
+			x := h.x
+			st := c.cqs[x.cq]
+			if x.reason != "" && strings.HasPrefix(x.reason, "resource ") {
+				c.setAside(st, x, skip, blocked)
+				continue
+			}
+			if assign, _, _, why := c.assignment(x, true); assign != nil {
+				out = append(out, c.admit(x, assign))
+				continue
+			} else {
+				x.reason = why
+			}
+			if ds := c.preempt(x); ds != nil {
+				for _, d := range ds {
+					if d.Preempted {
+						skip[c.wls[d.ID]] = true // not re-admitted in the cycle that evicted it
+					}
+				}
+				out = append(out, ds...)
+				continue
+			}
+			c.setAside(st, x, skip, blocked)
+		}
+	}
+}
+
+func (c *Controller) setAside(st *cqState, x *wl, skip map[*wl]bool, blocked []bool) {
+	if st.Strategy == StrictFIFO {
+		blocked[x.cq] = true
+		return
+	}
+	skip[x] = true
+}

@@ -1,0 +1,276 @@
+package admission
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const gpu = "nvidia.com/gpu"
+
+func q(nominal int64) Quota { return Quota{Nominal: nominal, BorrowingLimit: NoLimit, LendingLimit: NoLimit} }
+
+func cq(name, cohort string, quota Quota, opts ...func(*ClusterQueue)) ClusterQueue {
+	c := ClusterQueue{Name: name, Cohort: cohort, Groups: []ResourceGroup{{
+		Covered: []string{gpu},
+		Flavors: []FlavorQuotas{{Flavor: "gpu", Resources: []Quota{quota}}},
+	}}}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+func controller(t *testing.T, cqs ...ClusterQueue) *Controller {
+	t.Helper()
+	s := Spec{Flavors: []Flavor{{Name: "gpu", NodeLabels: map[string]string{"pool": "gpu"}}}, ClusterQueues: cqs}
+	for _, c := range cqs {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	return c
+}
+
+func submit(t *testing.T, c *Controller, id int32, queue string, gpus int64, prio int32) {
+	t.Helper()
+	require.NoError(t, c.Submit(Workload{ID: id, Queue: queue, Priority: prio, Created: int64(id), Requests: []Request{{gpu, gpus}}}))
+}
+
+// admitted lists the admitted ids of a cycle's decisions; preempted the
+// evicted ones.
+func cycle(c *Controller) (admitted, preempted []int32) {
+	for _, d := range c.Cycle() {
+		if d.Preempted {
+			preempted = append(preempted, d.ID)
+		} else {
+			admitted = append(admitted, d.ID)
+		}
+	}
+	return
+}
+
+// Borrowing: team-b (nominal 2) runs a 5-GPU job on 3 GPUs team-a
+// (nominal 4) does not use; team-a's 2-GPU job then finds the cohort's 6
+// GPUs holding 7 and waits until the borrower ends.
+func TestBorrowing(t *testing.T) {
+	c := controller(t, cq("team-a", "org", q(4)), cq("team-b", "org", q(2)))
+	submit(t, c, 1, "team-b", 5, 0)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{1}, a)
+	submit(t, c, 2, "team-a", 2, 0)
+	a, p := cycle(c)
+	require.Empty(t, a)
+	require.Empty(t, p, "no preemption configured")
+	require.Equal(t, "couldn't assign flavors: insufficient unused quota for nvidia.com/gpu in flavor gpu, 1 more needed", c.Reason(2))
+	c.Finish(1)
+	a, _ = cycle(c)
+	require.Equal(t, []int32{2}, a)
+
+	// Without a cohort there is nothing to borrow: 5 > 2.
+	c = controller(t, cq("team-b", "", q(2)))
+	submit(t, c, 1, "team-b", 5, 0)
+	a, _ = cycle(c)
+	require.Empty(t, a)
+	require.Contains(t, c.Reason(1), "3 more needed")
+}
+
+// borrowingLimit 2 lets team-b reach 2 + 2 = 4 GPUs, not 5.
+func TestBorrowingLimit(t *testing.T) {
+	lim := q(2)
+	lim.BorrowingLimit = 2
+	c := controller(t, cq("team-a", "org", q(4)), cq("team-b", "org", lim))
+	submit(t, c, 1, "team-b", 5, 0)
+	a, _ := cycle(c)
+	require.Empty(t, a)
+	require.Contains(t, c.Reason(1), "1 more needed")
+	c.Finish(1)
+	submit(t, c, 2, "team-b", 4, 0)
+	a, _ = cycle(c)
+	require.Equal(t, []int32{2}, a)
+}
+
+// lendingLimit 1 keeps 3 of team-a's 4 GPUs for team-a: the cohort lends
+// at most 1 (team-a) + 2 (team-b's own) = 3 to team-b, and team-a's 3-GPU
+// job is admitted beside team-b's 3 without any preemption.
+func TestLendingLimit(t *testing.T) {
+	lend := q(4)
+	lend.LendingLimit = 1
+	c := controller(t, cq("team-a", "org", lend), cq("team-b", "org", q(2)))
+	submit(t, c, 1, "team-b", 4, 0)
+	a, _ := cycle(c)
+	require.Empty(t, a, "4 > the 3 team-b can reach")
+	c.Finish(1)
+	submit(t, c, 2, "team-b", 3, 0)
+	submit(t, c, 3, "team-a", 3, 0)
+	a, _ = cycle(c)
+	require.ElementsMatch(t, []int32{2, 3}, a)
+	// All 6 GPUs are in use: team-a's fourth is the one it lends, and
+	// team-b holds it; neither queue gets more.
+	submit(t, c, 4, "team-b", 1, 0)
+	submit(t, c, 5, "team-a", 1, 0)
+	a, _ = cycle(c)
+	require.Empty(t, a)
+	require.Contains(t, c.Reason(5), "1 more needed")
+	c.Finish(2) // team-b's 3 go: team-a's 1 and team-b's 1 both fit
+	a, _ = cycle(c)
+	require.ElementsMatch(t, []int32{4, 5}, a)
+}
+
+// Reclaim: team-a takes back what team-b borrowed, evicting only what it
+// needs, newest admission first.
+func TestReclaimWithinCohort(t *testing.T) {
+	reclaim := func(c *ClusterQueue) { c.Preempt.ReclaimWithinCohort = Any }
+	// team-b admitted a 1-GPU and then a 4-GPU job (5 of the 6, borrowing
+	// 3); team-a's 2 GPUs: evicting the 4-GPU job (the newest) is enough.
+	c := controller(t, cq("team-a", "org", q(4), reclaim), cq("team-b", "org", q(2)))
+	submit(t, c, 1, "team-b", 1, 0)
+	cycle(c)
+	submit(t, c, 2, "team-b", 4, 0)
+	cycle(c)
+	submit(t, c, 3, "team-a", 2, 0)
+	a, p := cycle(c)
+	require.Equal(t, []int32{2}, p)
+	require.Equal(t, []int32{3}, a)
+	require.True(t, c.Admitted(1))
+	require.Contains(t, c.Reason(2), "Preempted to accommodate a workload (UID: 3) due to reclamation within the cohort")
+
+	// Admitted the other way round (4 then 1), the newest is the 1-GPU
+	// job, and evicting it is enough: team-b keeps 4 (still borrowing 2),
+	// team-a gets 2, the cohort's 6 are full.
+	c = controller(t, cq("team-a", "org", q(4), reclaim), cq("team-b", "org", q(2)))
+	submit(t, c, 1, "team-b", 4, 0)
+	cycle(c)
+	submit(t, c, 2, "team-b", 1, 0)
+	cycle(c)
+	submit(t, c, 3, "team-a", 2, 0)
+	a, p = cycle(c)
+	require.Equal(t, []int32{2}, p)
+	require.Equal(t, []int32{3}, a)
+
+	// team-a asking for more than its nominal quota cannot reclaim: it
+	// would borrow itself.
+	c = controller(t, cq("team-a", "org", q(4), reclaim), cq("team-b", "org", q(2)))
+	submit(t, c, 1, "team-b", 4, 0)
+	cycle(c)
+	submit(t, c, 2, "team-a", 5, 0)
+	a, p = cycle(c)
+	require.Empty(t, a)
+	require.Empty(t, p)
+}
+
+// StrictFIFO: a head that does not fit blocks the small job behind it;
+// BestEffortFIFO admits the small one past it.
+func TestStrictFIFOBlocksBestEffortDoesNot(t *testing.T) {
+	for _, c := range []struct {
+		s    Strategy
+		want []int32
+	}{{StrictFIFO, nil}, {BestEffortFIFO, []int32{3}}} {
+		ctl := controller(t, cq("q", "", q(4), func(q *ClusterQueue) { q.Strategy = c.s }))
+		submit(t, ctl, 1, "q", 3, 0)
+		cycle(ctl)
+		submit(t, ctl, 2, "q", 2, 0) // needs 2, 1 free
+		submit(t, ctl, 3, "q", 1, 0)
+		a, _ := cycle(ctl)
+		require.Equal(t, c.want, a, c.s.String())
+		ctl.Finish(1)
+		a, _ = cycle(ctl)
+		if c.s == StrictFIFO {
+			require.Equal(t, []int32{2, 3}, a)
+		} else {
+			require.Equal(t, []int32{2}, a)
+		}
+	}
+}
+
+// withinClusterQueue LowerPriority: a priority-10 job evicts the newest
+// of two priority-0 jobs; with Never it waits; equal priority never
+// preempts under LowerPriority.
+func TestPreemptionWithinClusterQueue(t *testing.T) {
+	lower := func(c *ClusterQueue) { c.Preempt.WithinClusterQueue = LowerPriority }
+	c := controller(t, cq("q", "", q(4), lower))
+	submit(t, c, 1, "q", 2, 0)
+	submit(t, c, 2, "q", 2, 0)
+	cycle(c)
+	submit(t, c, 3, "q", 2, 10)
+	a, p := cycle(c)
+	require.Equal(t, []int32{2}, p)
+	require.Equal(t, []int32{3}, a)
+	require.Contains(t, c.Reason(2), "prioritization in the ClusterQueue")
+	// The evicted job is pending again, first in line when room frees.
+	c.Finish(1)
+	a, _ = cycle(c)
+	require.Equal(t, []int32{2}, a)
+
+	c = controller(t, cq("q", "", q(4), lower))
+	submit(t, c, 1, "q", 2, 10)
+	submit(t, c, 2, "q", 2, 10)
+	cycle(c)
+	submit(t, c, 3, "q", 2, 10)
+	a, p = cycle(c)
+	require.Empty(t, a, "equal priority does not preempt")
+	require.Empty(t, p)
+
+	c = controller(t, cq("q", "", q(4)))
+	submit(t, c, 1, "q", 4, 0)
+	cycle(c)
+	submit(t, c, 2, "q", 2, 10)
+	a, p = cycle(c)
+	require.Empty(t, a)
+	require.Empty(t, p)
+}
+
+// Heads that do not borrow go first: with one GPU free in the cohort,
+// team-a's job within its quota is admitted before team-b's older job
+// that would borrow.
+func TestNonBorrowingHeadsFirst(t *testing.T) {
+	c := controller(t, cq("team-a", "org", q(1)), cq("team-b", "org", q(1)))
+	submit(t, c, 1, "team-b", 1, 0)
+	cycle(c)
+	submit(t, c, 2, "team-b", 1, 0)
+	submit(t, c, 3, "team-a", 1, 0)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{3}, a)
+}
+
+func TestFlavorsInOrderAndUncoveredResources(t *testing.T) {
+	s := Spec{
+		Flavors: []Flavor{{Name: "a100"}, {Name: "h100"}},
+		ClusterQueues: []ClusterQueue{{Name: "q", Groups: []ResourceGroup{{
+			Covered: []string{"cpu", gpu},
+			Flavors: []FlavorQuotas{
+				{Flavor: "a100", Resources: []Quota{q(100), q(2)}},
+				{Flavor: "h100", Resources: []Quota{q(100), q(8)}},
+			},
+		}}}},
+		LocalQueues: []LocalQueue{{Name: "lq", ClusterQueue: "q"}},
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "lq", Requests: []Request{{"cpu", 10}, {gpu, 2}}}))
+	require.NoError(t, c.Submit(Workload{ID: 2, Queue: "lq", Requests: []Request{{"cpu", 10}, {gpu, 2}}}))
+	require.NoError(t, c.Submit(Workload{ID: 3, Queue: "lq", Requests: []Request{{"memory", 10}}}))
+	ds := c.Cycle()
+	require.Len(t, ds, 2)
+	require.Equal(t, []int{0}, ds[0].Flavors, "first flavor that fits")
+	require.Equal(t, []int{1}, ds[1].Flavors, "a100 full: the next flavor")
+	require.Equal(t, "resource memory unavailable in ClusterQueue q", c.Reason(3))
+	require.ErrorIs(t, c.Submit(Workload{ID: 4, Queue: "nope"}), ErrNoQueue)
+}
+
+func TestSpecErrors(t *testing.T) {
+	bad := q(2)
+	bad.LendingLimit = 3
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{ClusterQueues: []ClusterQueue{cq("a", "", q(1))}}, `names flavor "gpu", which no ResourceFlavor defines`},
+		{Spec{Flavors: []Flavor{{Name: "gpu"}}, ClusterQueues: []ClusterQueue{cq("a", "org", bad)}}, "lendingLimit 3 is more than nominalQuota 2"},
+		{Spec{Flavors: []Flavor{{Name: "gpu"}}, ClusterQueues: []ClusterQueue{cq("a", "", Quota{Nominal: 1, BorrowingLimit: 1, LendingLimit: NoLimit})}}, "need a cohort"},
+		{Spec{Flavors: []Flavor{{Name: "gpu"}}, LocalQueues: []LocalQueue{{Name: "l", ClusterQueue: "x"}}}, `points at ClusterQueue "x"`},
+	} {
+		_, err := New(c.spec)
+		require.ErrorContains(t, err, c.want)
+	}
+}

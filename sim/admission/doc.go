@@ -1,0 +1,22 @@
+// Package admission models Kueue's quota-based admission in front of the
+// scheduler: ResourceFlavors, ClusterQueues with resource groups and
+// per-flavor nominal quotas, borrowing and lending limits, cohorts,
+// StrictFIFO and BestEffortFIFO queueing, workload priority and Kueue's
+// classic preemption (withinClusterQueue, reclaimWithinCohort,
+// borrowWithinCohort).
+//
+// A workload is admitted whole or not at all: every resource it asks for
+// must fit the quota of one flavor per resource group. An admitted
+// workload holds its quota until it finishes or is preempted, whether or
+// not its pods have been placed yet; the flavor's node labels then steer
+// its pods to the flavor's nodes.
+//
+// The model follows Kueue's documented behaviour, without Kueue's code:
+// quotas are integers in the simulator's units (whole GPUs or MIG
+// instances, milli-CPU, MiB), a cycle admits the heads of every
+// ClusterQueue (workloads that do not borrow first, then by priority,
+// then by creation time) until nothing more fits, and evictions release
+// their quota at once (pod termination is not modelled). The package is
+// pure: it keeps no clock and no random state, and the same calls give
+// the same decisions.
+package admission

@@ -1,0 +1,222 @@
+package admission
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+)
+
+// preempt tries to make room for x by evicting admitted workloads, as
+// Kueue's classic preemption does: when x's queue is under its nominal
+// quota where x falls short, it may take back what other queues of the
+// cohort borrowed (reclaimWithinCohort) and evict lower-priority
+// workloads of its own queue (withinClusterQueue), x then staying within
+// its nominal quota; otherwise only its own queue's workloads (and, with
+// borrowWithinCohort, lower-priority borrowers of the cohort) are
+// candidates and x may borrow. Candidates from other queues go first, then
+// lower priority, then the most recently admitted; the greedy set is then
+// trimmed of those x does not need. It returns nil when nothing works.
+func (c *Controller) preempt(x *wl) []Decision {
+	st := c.cqs[x.cq]
+	assign, _, g, _ := c.assignment(x, true)
+	if assign != nil || g < 0 {
+		return nil
+	}
+	p := st.Preempt
+	if p.WithinClusterQueue == Never && p.ReclaimWithinCohort == Never && p.BorrowWithinCohort == Never {
+		return nil
+	}
+	for f := range st.flavors[g] {
+		short := c.shortResources(x, g, f)
+		under := true
+		for _, r := range short {
+			if st.usage[g][f][r] >= st.quota[g][f][r].Nominal {
+				under = false
+			}
+		}
+		var targets []*wl
+		if under && st.cohort >= 0 && p.ReclaimWithinCohort != Never {
+			targets = c.minimal(x, g, f, c.candidates(x, g, f, short, p.ReclaimWithinCohort, p.WithinClusterQueue), false)
+		}
+		if targets == nil {
+			cohortPolicy := Never
+			if p.BorrowWithinCohort != Never {
+				cohortPolicy = LowerPriority
+			}
+			targets = c.minimal(x, g, f, c.candidates(x, g, f, short, cohortPolicy, p.WithinClusterQueue), true)
+		}
+		if targets == nil {
+			continue
+		}
+		var out []Decision
+		for _, t := range targets {
+			reclaim := t.cq != x.cq
+			c.release(t)
+			t.reason = "Preempted to accommodate a workload (UID: " + itoa(x.ID) + ") due to " + map[bool]string{true: "reclamation within the cohort", false: "prioritization in the ClusterQueue"}[reclaim]
+			c.insert(c.cqs[t.cq], t)
+			out = append(out, Decision{ID: t.ID, Preempted: true, By: x.ID, Reclaim: reclaim})
+		}
+		assign, _, _, _ := c.assignment(x, true)
+		if assign == nil {
+			return nil // cannot happen: minimal checked the fit
+		}
+		return append(out, c.admit(x, assign))
+	}
+	return nil
+}
+
+func itoa(v int32) string { return strconv.Itoa(int(v)) }
+
+// shortResources are the covered resources of group g, flavor f, that x
+// does not fit.
+func (c *Controller) shortResources(x *wl, g, f int) []int {
+	st := c.cqs[x.cq]
+	var out []int
+	for ri, a := range x.req {
+		if a == 0 || st.groupOf[ri] != g {
+			continue
+		}
+		r := slices.Index(st.Groups[g].Covered, c.resName[ri])
+		if ok, _ := c.fits(st, g, f, r, a, true); !ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func allowed(p Policy, x, t *wl) bool {
+	switch p {
+	case LowerPriority:
+		return t.Priority < x.Priority
+	case LowerOrNewerEqualPriority:
+		return t.Priority < x.Priority || (t.Priority == x.Priority && t.Created > x.Created)
+	case Any:
+		return true
+	}
+	return false
+}
+
+// candidates are the admitted workloads on group g's flavor f of x's
+// queue that use a short resource: x's own queue's as within allows, the
+// cohort's as cohort allows.
+func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Policy) []*wl {
+	st := c.cqs[x.cq]
+	flavor := st.flavors[g][f]
+	var out []*wl
+	ids := make([]int32, 0, len(c.wls))
+	for id, t := range c.wls {
+		if t.admitted && t != x {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		t := c.wls[id]
+		q := c.cqs[t.cq]
+		if t.cq != x.cq && (st.cohort < 0 || q.cohort != st.cohort) {
+			continue
+		}
+		uses := false
+		for _, r := range short {
+			name := st.Groups[g].Covered[r]
+			tg, tf, _, ok := c.find(q, flavor, name)
+			if ok && t.assign[tg] == tf && t.req[c.res[name]] > 0 {
+				uses = true
+			}
+		}
+		switch {
+		case !uses:
+		case t.cq == x.cq:
+			if allowed(within, x, t) {
+				out = append(out, t)
+			}
+		case allowed(cohort, x, t):
+			out = append(out, t)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.cq != x.cq) != (b.cq != x.cq) {
+			return a.cq != x.cq
+		}
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.seq > b.seq
+	})
+	return out
+}
+
+// minimal removes candidates greedily until x fits, skipping a cohort
+// candidate whose queue no longer borrows, then puts back those x does not
+// need, newest first. nil: x does not fit even with all of them gone.
+func (c *Controller) minimal(x *wl, g, f int, cands []*wl, allowBorrow bool) []*wl {
+	if len(cands) == 0 {
+		return nil
+	}
+	st := c.cqs[x.cq]
+	flavor := st.flavors[g][f]
+	var removed []*wl
+	fit := false
+	for _, t := range cands {
+		if t.cq != x.cq && !c.borrowsOn(t, flavor) {
+			continue
+		}
+		c.charge(t, -1)
+		removed = append(removed, t)
+		if c.fitsIn(x, g, f, allowBorrow) {
+			fit = true
+			break
+		}
+	}
+	if !fit {
+		for _, t := range removed {
+			c.charge(t, +1)
+		}
+		return nil
+	}
+	// Put back what is not needed, all but the last removed, newest
+	// removal first.
+	keep := removed[len(removed)-1:]
+	for i := len(removed) - 2; i >= 0; i-- {
+		t := removed[i]
+		c.charge(t, +1)
+		if c.fitsIn(x, g, f, allowBorrow) {
+			continue // not needed
+		}
+		c.charge(t, -1)
+		keep = append(keep, t)
+	}
+	for _, t := range keep {
+		c.charge(t, +1) // the caller releases them for good
+	}
+	slices.Reverse(keep)
+	return keep
+}
+
+// borrowsOn says whether t's queue uses more than its nominal quota of any
+// resource in the flavor.
+func (c *Controller) borrowsOn(t *wl, flavor int) bool {
+	q := c.cqs[t.cq]
+	for g := range q.Groups {
+		if f := slices.Index(q.flavors[g], flavor); f >= 0 && q.borrowing(g, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// fitsIn says whether x fits group g's flavor f as the usage stands.
+func (c *Controller) fitsIn(x *wl, g, f int, allowBorrow bool) bool {
+	st := c.cqs[x.cq]
+	for ri, a := range x.req {
+		if a == 0 || st.groupOf[ri] != g {
+			continue
+		}
+		r := slices.Index(st.Groups[g].Covered, c.resName[ri])
+		if ok, _ := c.fits(st, g, f, r, a, allowBorrow); !ok {
+			return false
+		}
+	}
+	return true
+}
