@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
@@ -79,6 +80,9 @@ type Config struct {
 	// Capacity, when set, makes nodes come and go: spot interruptions,
 	// failures, autoscaling (one entry per pool, same order).
 	Capacity *capacity.Spec
+	// Admission, when set, puts Kueue-style quota admission in front of the
+	// scheduler: every job's Queue names a LocalQueue of the policy.
+	Admission *admission.Spec
 	// Progress, when set, is called every ProgressEvery events.
 	Progress      func(Progress)
 	ProgressEvery uint64

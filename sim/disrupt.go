@@ -261,6 +261,7 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 		j.diag = fmt.Sprintf("BackoffLimitExceeded: %d failures (the last a %s) with a backoff limit of %d", x.failures, cause, limit)
 		r.finished++
 		r.dstats.failed++
+		r.admFinish(t, j)
 		return nil
 	}
 	delay := min(10*Second<<min(x.failures-1, 10), 6*Minute)
@@ -271,8 +272,8 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 // requeue puts a disrupted job back in the queue, unless its deadline
 // passed meanwhile.
 func (r *runner) requeue(t Time, j *jobState) error {
-	if j.finished {
-		return nil
+	if j.finished || j.awaitingAdmission() {
+		return nil // admission preempted it meanwhile: it waits there
 	}
 	if j.deadlineAt > 0 && t >= j.deadlineAt {
 		j.finished = true
@@ -283,6 +284,7 @@ func (r *runner) requeue(t Time, j *jobState) error {
 			j.diag = "DeadlineExceeded: the job was active longer than its activeDeadlineSeconds"
 		}
 		r.finished++
+		r.admFinish(t, j)
 		return nil
 	}
 	r.integrate(t)

@@ -72,6 +72,10 @@ func (r *runner) finish() (*Result, error) {
 			Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
 			Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag,
 			AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts), Recovery: j.spec.Recovery,
+			Admitted: -1,
+		}
+		if x := j.x; x != nil && r.adm != nil {
+			rec.Admitted, rec.Preemptions = x.admitAt, x.preempted
 		}
 		if j.usePool >= 0 {
 			k := len(usage)
@@ -100,6 +104,13 @@ func (r *runner) finish() (*Result, error) {
 			continue
 		}
 		rec.Outcome = Pending
+		if j.awaitingAdmission() {
+			rec.Diagnosis = r.adm.ctl.Reason(id)
+			if rec.Diagnosis == "" {
+				rec.Diagnosis = "waiting for admission: ClusterQueue " + r.adm.ctl.ClusterQueueOf(j.spec.Queue) + " is StrictFIFO and its head does not fit"
+			}
+			continue
+		}
 		key := fmt.Sprintf("%p|%+v|%d", j.spec.Constraints, j.spec.Pod, j.info.Remaining())
 		msg, ok := diag[key]
 		if !ok {
@@ -117,6 +128,9 @@ func (r *runner) finish() (*Result, error) {
 	}
 	res.Reasons = r.fw.Reasons()
 	res.Stats = r.stats
+	if r.adm != nil {
+		res.Admission = r.adm.result(end)
+	}
 	res.Stats.Disruptions = r.dstats.byCause
 	res.Stats.JobsFailed = r.dstats.failed
 	res.Stats.Attempts = r.sched.Attempts

@@ -95,6 +95,19 @@ type JobRecord struct {
 	Recovery *cluster.Recovery
 	// Step is how a training job's steps went (nil for other jobs).
 	Step *StepRecord
+	// Admitted is when admission first admitted the job (-1: never, or no
+	// admission policy); Preemptions the times admission evicted it.
+	Admitted    Time
+	Preemptions int32
+}
+
+// AdmissionWait is the time from submit to first admission (-1 if never
+// admitted).
+func (r *JobRecord) AdmissionWait() Time {
+	if r.Admitted < 0 {
+		return -1
+	}
+	return r.Admitted - r.Submit
 }
 
 // StepRecord is a training job's step time on its (first) placement.
@@ -215,6 +228,8 @@ type Result struct {
 	Truncated bool
 	// Dynamic is set when a capacity controller made nodes come and go.
 	Dynamic bool
+	// Admission is what the admission policy did (nil without one).
+	Admission *AdmissionResult
 	// Nodes, when fragmentation is sampled, is every node at the end.
 	Nodes []NodeState
 }

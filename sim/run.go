@@ -86,6 +86,14 @@ type jobExtra struct {
 	rated      Time
 	// step is a training job's step time on its first placement.
 	step *StepRecord
+	// Admission: awaiting while the job waits for (re-)admission;
+	// admitAt is the first admission (-1 before), baseCons the job's own
+	// constraints (admission adds its flavor's), preempted the times
+	// admission evicted it.
+	awaiting              bool
+	admitAt               Time
+	baseCons              *cluster.Constraints
+	admissions, preempted int32
 }
 
 // ext is the job's extra state, made on first use.
@@ -146,6 +154,7 @@ type runner struct {
 	onNode   [][]int32
 	fabrics  map[string]models.Fabric
 	dstats   disruptionStats
+	adm      *admState // nil without an admission policy
 
 	next      cluster.JobSpec // the job read but not yet arrived
 	hasNext   bool
@@ -264,6 +273,11 @@ func Run(cfg Config) (*Result, error) {
 		r.onNode = make([][]int32, len(c.Nodes))
 		k.Start()
 	}
+	if cfg.Admission != nil {
+		if r.adm, err = newAdmState(cfg.Admission); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.readNext(); err != nil {
 		return nil, err
 	}
@@ -363,6 +377,11 @@ func (r *runner) loop() error {
 				r.cfg.Progress(Progress{Now: t, Submitted: int(r.njobs), Finished: r.finished, Events: r.stats.Events})
 			}
 		}
+		if r.adm != nil && r.adm.dirty {
+			if err := r.admitCycle(t); err != nil {
+				return err
+			}
+		}
 		if r.dirty {
 			r.stats.Passes++
 			if err := r.sched.Pass(t, r.freed, r); err != nil {
@@ -445,8 +464,14 @@ func (r *runner) arrive(t Time) error {
 	} else {
 		r.integrate(t)
 		r.pending++
-		r.sched.Enqueue(&j.info)
-		r.dirty = true
+		if r.adm != nil {
+			if err := r.submit(t, j); err != nil {
+				return err
+			}
+		} else {
+			r.sched.Enqueue(&j.info)
+			r.dirty = true
+		}
 		j.deadlineAt = j.spec.Deadline
 		if rec := j.spec.Recovery; rec != nil && rec.ActiveDeadline > 0 {
 			if ad := j.spec.Submit + rec.ActiveDeadline; j.deadlineAt == 0 || ad < j.deadlineAt {
@@ -669,6 +694,7 @@ func (r *runner) complete(t Time, j *jobState) error {
 		}
 	}
 	r.finished++
+	r.admFinish(t, j)
 	return nil
 }
 
@@ -693,6 +719,7 @@ func (r *runner) expire(t Time, j *jobState) error {
 	}
 	j.end = t
 	r.finished++
+	r.admFinish(t, j)
 	r.dirty = true // a strict FIFO head may have gone
 	return nil
 }

@@ -66,6 +66,7 @@ func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) err
 	j.outcome = OOMKilled
 	j.diag = fmt.Sprintf("OOM: the pods sharing its time-sliced GPU declare %d MiB of the GPU's %d MiB", used, capacity)
 	r.finished++
+	r.admFinish(t, j)
 	return nil
 }
 

@@ -153,6 +153,10 @@ type Decision struct {
 	// cohort had borrowed.
 	Reclaim bool
 	Flavors []int
+	// Waiting: the workload was tried and not admitted, for Reason (given
+	// when the reason changed).
+	Waiting bool
+	Reason  string
 }
 
 type wl struct {
@@ -317,7 +321,7 @@ func (c *Controller) Submit(w Workload) error {
 		x.req[ri] += r.Amount
 	}
 	if len(missing) > 0 {
-		x.reason = fmt.Sprintf("resource %s unavailable in ClusterQueue %s", strings.Join(missing, ", "), st.Name)
+		x.reason = fmt.Sprintf("ClusterQueue %s: resource %s unavailable", st.Name, strings.Join(missing, ", "))
 	}
 	c.wls[w.ID] = x
 	c.insert(st, x)
@@ -605,15 +609,16 @@ func (c *Controller) Cycle() []Decision {
 		for _, h := range heads {
 			x := h.x
 			st := c.cqs[x.cq]
-			if x.reason != "" && strings.HasPrefix(x.reason, "resource ") {
+			if strings.Contains(x.reason, ": resource ") && strings.HasSuffix(x.reason, " unavailable") {
 				c.setAside(st, x, skip, blocked)
 				continue
 			}
+			before := x.reason
 			if assign, _, _, why := c.assignment(x, true); assign != nil {
 				out = append(out, c.admit(x, assign))
 				continue
 			} else {
-				x.reason = why
+				x.reason = "ClusterQueue " + st.Name + ": " + why
 			}
 			if ds := c.preempt(x); ds != nil {
 				for _, d := range ds {
@@ -623,6 +628,9 @@ func (c *Controller) Cycle() []Decision {
 				}
 				out = append(out, ds...)
 				continue
+			}
+			if x.reason != before {
+				out = append(out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
 			}
 			c.setAside(st, x, skip, blocked)
 		}
@@ -635,4 +643,105 @@ func (c *Controller) setAside(st *cqState, x *wl, skip map[*wl]bool, blocked []b
 		return
 	}
 	skip[x] = true
+}
+
+// Standing is one ClusterQueue's GPUs (every nvidia.com/ resource, whole
+// GPUs and MIG instances alike) at this moment.
+type Standing struct {
+	Nominal, Used int64
+	// Borrowed is what the queue uses beyond its nominal quota; Lent the
+	// part of the cohort's borrowing that comes out of this queue's unused
+	// lendable quota (borrowing is shared among the lenders in proportion
+	// to what each leaves unused).
+	Borrowed, Lent float64
+}
+
+// IsGPU says whether a resource counts as GPUs in Standing.
+func IsGPU(resource string) bool { return strings.HasPrefix(resource, "nvidia.com/") }
+
+// Standings returns every ClusterQueue's standing, in spec order.
+func (c *Controller) Standings() []Standing {
+	out := make([]Standing, len(c.cqs))
+	type key struct{ flavor, res int }
+	for qi, st := range c.cqs {
+		for g, grp := range st.Groups {
+			for f := range st.flavors[g] {
+				for r, name := range grp.Covered {
+					if !IsGPU(name) {
+						continue
+					}
+					qt, u := st.quota[g][f][r], st.usage[g][f][r]
+					out[qi].Nominal += qt.Nominal
+					out[qi].Used += u
+					out[qi].Borrowed += float64(max(0, u-qt.Nominal))
+				}
+			}
+		}
+	}
+	for _, members := range c.cohorts {
+		seen := map[key]bool{}
+		for _, mi := range members {
+			m := c.cqs[mi]
+			for g, grp := range m.Groups {
+				for _, fl := range m.flavors[g] {
+					for _, name := range grp.Covered {
+						k := key{fl, c.res[name]}
+						if !IsGPU(name) || seen[k] {
+							continue
+						}
+						seen[k] = true
+						var borrowed, unused float64
+						lendOf := make([]float64, len(members))
+						for i, oi := range members {
+							o := c.cqs[oi]
+							og, of, or, ok := c.find(o, fl, name)
+							if !ok {
+								continue
+							}
+							qt, u := o.quota[og][of][or], o.usage[og][of][or]
+							borrowed += float64(max(0, u-qt.Nominal))
+							lendOf[i] = float64(min(lendable(qt), max(0, qt.Nominal-u)))
+							unused += lendOf[i]
+						}
+						if borrowed == 0 || unused == 0 {
+							continue
+						}
+						for i, oi := range members {
+							out[oi].Lent += borrowed * lendOf[i] / unused
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Names of the ClusterQueues, in spec order, with their cohorts and
+// strategies.
+func (c *Controller) Queues() []ClusterQueue {
+	out := make([]ClusterQueue, len(c.cqs))
+	for i, st := range c.cqs {
+		out[i] = st.ClusterQueue
+	}
+	return out
+}
+
+// QueueIndex is the position of the ClusterQueue a LocalQueue feeds (-1).
+func (c *Controller) QueueIndex(localQueue string) int {
+	if qi, ok := c.lq[localQueue]; ok {
+		return qi
+	}
+	return -1
+}
+
+// Covers says whether the ClusterQueue fed by a LocalQueue has quota for
+// a resource.
+func (c *Controller) Covers(localQueue, resource string) bool {
+	qi, ok := c.lq[localQueue]
+	if !ok {
+		return false
+	}
+	ri, ok := c.res[resource]
+	return ok && c.cqs[qi].groupOf[ri] >= 0
 }

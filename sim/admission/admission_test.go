@@ -41,6 +41,9 @@ func submit(t *testing.T, c *Controller, id int32, queue string, gpus int64, pri
 // evicted ones.
 func cycle(c *Controller) (admitted, preempted []int32) {
 	for _, d := range c.Cycle() {
+		if d.Waiting {
+			continue
+		}
 		if d.Preempted {
 			preempted = append(preempted, d.ID)
 		} else {
@@ -62,7 +65,7 @@ func TestBorrowing(t *testing.T) {
 	a, p := cycle(c)
 	require.Empty(t, a)
 	require.Empty(t, p, "no preemption configured")
-	require.Equal(t, "couldn't assign flavors: insufficient unused quota for nvidia.com/gpu in flavor gpu, 1 more needed", c.Reason(2))
+	require.Equal(t, "ClusterQueue team-a: couldn't assign flavors: insufficient unused quota for nvidia.com/gpu in flavor gpu, 1 more needed", c.Reason(2))
 	c.Finish(1)
 	a, _ = cycle(c)
 	require.Equal(t, []int32{2}, a)
@@ -250,11 +253,16 @@ func TestFlavorsInOrderAndUncoveredResources(t *testing.T) {
 	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "lq", Requests: []Request{{"cpu", 10}, {gpu, 2}}}))
 	require.NoError(t, c.Submit(Workload{ID: 2, Queue: "lq", Requests: []Request{{"cpu", 10}, {gpu, 2}}}))
 	require.NoError(t, c.Submit(Workload{ID: 3, Queue: "lq", Requests: []Request{{"memory", 10}}}))
-	ds := c.Cycle()
+	var ds []Decision
+	for _, d := range c.Cycle() {
+		if !d.Waiting {
+			ds = append(ds, d)
+		}
+	}
 	require.Len(t, ds, 2)
 	require.Equal(t, []int{0}, ds[0].Flavors, "first flavor that fits")
 	require.Equal(t, []int{1}, ds[1].Flavors, "a100 full: the next flavor")
-	require.Equal(t, "resource memory unavailable in ClusterQueue q", c.Reason(3))
+	require.Equal(t, "ClusterQueue q: resource memory unavailable", c.Reason(3))
 	require.ErrorIs(t, c.Submit(Workload{ID: 4, Queue: "nope"}), ErrNoQueue)
 }
 
@@ -273,4 +281,22 @@ func TestSpecErrors(t *testing.T) {
 		_, err := New(c.spec)
 		require.ErrorContains(t, err, c.want)
 	}
+}
+
+// Standings: team-b's 5 GPUs on a nominal 2 borrow 3, all lent by
+// team-a, whose 4 are unused; with team-a on 1 its 3 unused cover the 3.
+func TestStandings(t *testing.T) {
+	c := controller(t, cq("team-a", "org", q(4)), cq("team-b", "org", q(2)))
+	submit(t, c, 1, "team-b", 5, 0)
+	cycle(c)
+	s := c.Standings()
+	require.Equal(t, Standing{Nominal: 4, Used: 0, Borrowed: 0, Lent: 3}, s[0])
+	require.Equal(t, Standing{Nominal: 2, Used: 5, Borrowed: 3, Lent: 0}, s[1])
+	c.Finish(1)
+	submit(t, c, 2, "team-b", 3, 0)
+	submit(t, c, 3, "team-a", 1, 0)
+	cycle(c)
+	s = c.Standings()
+	require.Equal(t, Standing{Nominal: 4, Used: 1, Borrowed: 0, Lent: 1}, s[0])
+	require.Equal(t, Standing{Nominal: 2, Used: 3, Borrowed: 1, Lent: 0}, s[1])
 }

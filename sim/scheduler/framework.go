@@ -127,6 +127,11 @@ func (f *Framework) Profile() *Profile { return f.prof }
 func (f *Framework) Reason(id int32) string { return f.reasons.text(id) }
 
 // Reasons returns the reason table, indexed by id.
+// InternReason adds a reason given outside the framework (admission's)
+// to the reason table.
+func (f *Framework) InternReason(s string) int32 { return f.reasons.intern(s) }
+
+// Reasons returns the reason table.
 func (f *Framework) Reasons() []string { return append([]string(nil), f.reasons.texts...) }
 
 func (f *Framework) preFilter(now cluster.Time, job *JobInfo, diagnosing bool) *Status {

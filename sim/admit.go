@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gpuplan.dev/gpuplan/sim/admission"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/engine"
+)
+
+// Admission in front of the scheduler (Config.Admission): a job arrives as
+// a Kueue workload in its queue's LocalQueue; once admitted it holds its
+// quota, its pods are steered to the admitted flavor's nodes and it joins
+// the scheduler's queue. A job preempted by admission stops (keeping what
+// its checkpoints saved, as after a disruption, but with no failure
+// counted and no backoff) and is a pending workload again.
+
+// AdmissionResult is what admission did, per ClusterQueue.
+type AdmissionResult struct {
+	Queues []QueueAdmission
+	// LocalQueues maps each LocalQueue to its ClusterQueue.
+	LocalQueues map[string]string
+}
+
+// QueueAdmission is one ClusterQueue's record over the run.
+type QueueAdmission struct {
+	Name, Cohort, Strategy string
+	// NominalGPUs is the queue's GPU quota (GPUs and MIG instances of every
+	// flavor); the rest are integrals over the run in GPU x ms.
+	NominalGPUs                       int64
+	UsedGPUMs, BorrowedGPUMs, LentGPUMs float64
+	// Admissions counts admissions (a preempted job readmitted counts
+	// again); PreemptionsCaused the evictions its workloads caused, of
+	// which Reclaims took back quota another queue had borrowed.
+	Admissions, PreemptionsCaused, Reclaims int
+}
+
+type admState struct {
+	ctl     *admission.Controller
+	dirty   bool
+	last    Time
+	acc     []QueueAdmission
+	cons    map[consKey]*cluster.Constraints
+	flavors []admission.Flavor
+}
+
+type consKey struct {
+	base    *cluster.Constraints
+	flavors string
+}
+
+func newAdmState(spec *admission.Spec) (*admState, error) {
+	ctl, err := admission.New(*spec)
+	if err != nil {
+		return nil, fmt.Errorf("admission policy: %w", err)
+	}
+	a := &admState{ctl: ctl, cons: map[consKey]*cluster.Constraints{}, flavors: spec.Flavors}
+	for _, q := range ctl.Queues() {
+		a.acc = append(a.acc, QueueAdmission{Name: q.Name, Cohort: q.Cohort, Strategy: q.Strategy.String()})
+	}
+	for i, s := range ctl.Standings() {
+		a.acc[i].NominalGPUs = s.Nominal
+	}
+	return a, nil
+}
+
+// integrate adds the queues' standings since the last change.
+func (a *admState) integrate(t Time) {
+	dt := float64(t - a.last)
+	if dt > 0 {
+		for i, s := range a.ctl.Standings() {
+			q := &a.acc[i]
+			q.UsedGPUMs += float64(s.Used) * dt
+			q.BorrowedGPUMs += s.Borrowed * dt
+			q.LentGPUMs += s.Lent * dt
+		}
+	}
+	a.last = t
+}
+
+// requests are a job's resources as Kueue counts them: every pod's
+// requests together, GPUs as the device plugin's resources.
+func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
+	n := int64(j.Replicas)
+	p := &j.Pod
+	out := []admission.Request{{Resource: "cpu", Amount: n * p.MilliCPU}, {Resource: "memory", Amount: n * p.MemoryMiB}}
+	gpus := int64(p.GPUs)
+	if p.Shared() {
+		gpus = 1 // one time-slice replica or share
+	}
+	if gpus > 0 {
+		res := "nvidia.com/gpu"
+		if p.MIG != "" && a.ctl.Covers(j.Queue, "nvidia.com/mig-"+p.MIG) {
+			res = "nvidia.com/mig-" + p.MIG
+		}
+		out = append(out, admission.Request{Resource: res, Amount: n * gpus})
+	}
+	return out
+}
+
+// submit hands an arrived job to admission.
+func (r *runner) submit(t Time, j *jobState) error {
+	a := r.adm
+	a.integrate(t)
+	w := admission.Workload{ID: j.info.ID, Queue: j.spec.Queue, Priority: j.spec.Priority, Created: j.spec.Submit, Requests: a.requests(&j.spec)}
+	if err := a.ctl.Submit(w); err != nil {
+		return &WorkloadError{Job: int(j.info.ID), Name: j.spec.Name, Err: fmt.Errorf("queue %q: %w (every job's queue must be a LocalQueue of the admission policy)", j.spec.Queue, err)}
+	}
+	x := j.ext()
+	x.awaiting, x.admitAt, x.baseCons = true, -1, j.spec.Constraints
+	a.dirty = true
+	return nil
+}
+
+// admitCycle runs admission and applies its decisions.
+func (r *runner) admitCycle(t Time) error {
+	a := r.adm
+	a.dirty = false
+	a.integrate(t)
+	for _, d := range a.ctl.Cycle() {
+		j := r.job(d.ID)
+		switch {
+		case d.Waiting:
+			id := r.fw.InternReason(d.Reason)
+			if j.info.FirstReason < 0 {
+				j.info.FirstReason = id
+			}
+			j.info.LastReason = id
+		case d.Preempted:
+			by := r.job(d.By)
+			q := &a.acc[a.ctl.QueueIndex(by.spec.Queue)]
+			q.PreemptionsCaused++
+			if d.Reclaim {
+				q.Reclaims++
+			}
+			if err := r.evict(t, j); err != nil {
+				return err
+			}
+		default:
+			a.acc[a.ctl.QueueIndex(j.spec.Queue)].Admissions++
+			r.admitted(t, j, d.Flavors)
+		}
+	}
+	return nil
+}
+
+// admitted sends an admitted job to the scheduler, its pods steered to
+// the flavors' nodes.
+func (r *runner) admitted(t Time, j *jobState, flavors []int) {
+	x := j.ext()
+	x.awaiting = false
+	if x.admitAt < 0 {
+		x.admitAt = t
+	}
+	j.spec.Constraints = r.adm.constraints(x.baseCons, flavors)
+	if x.admissions == 0 {
+		first, last := j.info.FirstReason, j.info.LastReason
+		r.sched.Enqueue(&j.info)
+		// Enqueue clears the reasons; keep admission's.
+		j.info.FirstReason, j.info.LastReason = first, last
+	} else {
+		r.sched.Requeue(&j.info)
+	}
+	x.admissions++
+	r.dirty = true
+}
+
+// constraints adds the flavors' node labels and tolerations to a job's own
+// constraints (shared by every job with the same base and flavors).
+func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluster.Constraints {
+	var sb strings.Builder
+	for _, f := range flavors {
+		sb.WriteString(strconv.Itoa(f))
+		sb.WriteByte(',')
+	}
+	k := consKey{base, sb.String()}
+	if c, ok := a.cons[k]; ok {
+		return c
+	}
+	c := &cluster.Constraints{NodeSelector: map[string]string{}}
+	if base != nil {
+		for k, v := range base.NodeSelector {
+			c.NodeSelector[k] = v
+		}
+		c.Affinity = base.Affinity
+		c.Tolerations = append(c.Tolerations, base.Tolerations...)
+	}
+	for _, fi := range flavors {
+		f := &a.flavors[fi]
+		for k, v := range f.NodeLabels {
+			c.NodeSelector[k] = v
+		}
+		for _, t := range f.Tolerations {
+			c.Tolerations = append(c.Tolerations, cluster.Toleration{Key: t.Key, Operator: t.Operator, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
+		}
+	}
+	a.cons[k] = c
+	return c
+}
+
+// evict stops a job admission preempted: a running attempt ends, keeping
+// what its checkpoints saved; a queued job leaves the scheduler's queue;
+// the job waits for admission again.
+func (r *runner) evict(t Time, j *jobState) error {
+	x := j.ext()
+	x.preempted++
+	switch {
+	case j.running:
+		work, writes, lost := progress(j, t)
+		gpus := r.slicedGPUs(j)
+		if j.finishH.Valid() && r.q.Cancel(j.finishH) {
+			r.live--
+		}
+		j.finishH = engine.Handle{}
+		x.saved += work
+		if err := r.endAttempt(t, j, gpus, lost, writes); err != nil {
+			return err
+		}
+		j.sliced, x.exiting = false, false
+		j.info.Bound = 0
+		r.integrate(t)
+		r.pending++
+		if j.deadlineAt > t {
+			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+		}
+	case j.info.Done:
+		// Waiting out a backoff after a disruption: requeue will find it
+		// awaiting admission.
+		r.integrate(t)
+		r.pending++
+		if j.deadlineAt > t && !j.deadline.Valid() {
+			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+		}
+	default:
+		if len(j.placed) > 0 {
+			if err := r.releasePending(t, j); err != nil {
+				return err
+			}
+		}
+		r.sched.Remove(&j.info)
+	}
+	x.awaiting = true
+	j.spec.Constraints = x.baseCons
+	return nil
+}
+
+// admFinish releases a job's quota once it has ended.
+func (r *runner) admFinish(t Time, j *jobState) {
+	if r.adm == nil {
+		return
+	}
+	r.adm.integrate(t)
+	r.adm.ctl.Finish(j.info.ID)
+	r.adm.dirty = true
+}
+
+func (j *jobState) awaitingAdmission() bool { return j.x != nil && j.x.awaiting }
+
+// result is the admission record at the end of the run.
+func (a *admState) result(end Time) *AdmissionResult {
+	a.integrate(end)
+	res := &AdmissionResult{Queues: append([]QueueAdmission(nil), a.acc...), LocalQueues: map[string]string{}}
+	for _, l := range a.ctl.Spec().LocalQueues {
+		res.LocalQueues[l.Name] = l.ClusterQueue
+	}
+	return res
+}

@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim/admission"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+func quota(n int64) admission.Quota {
+	return admission.Quota{Nominal: n, BorrowingLimit: admission.NoLimit, LendingLimit: admission.NoLimit}
+}
+
+// twoTeams is one flavor (the pool's nodes) shared by team-a (4 GPUs) and
+// team-b (2 GPUs).
+func twoTeams(cohort string, strategy admission.Strategy, reclaim admission.Policy) *admission.Spec {
+	cq := func(name string, gpus int64) admission.ClusterQueue {
+		return admission.ClusterQueue{Name: name, Cohort: cohort, Strategy: strategy,
+			Preempt: admission.Preemption{ReclaimWithinCohort: reclaim},
+			Groups: []admission.ResourceGroup{{
+				Covered: []string{"cpu", "memory", "nvidia.com/gpu"},
+				Flavors: []admission.FlavorQuotas{{Flavor: "gpu", Resources: []admission.Quota{quota(1 << 20), quota(1 << 30), quota(gpus)}}},
+			}}}
+	}
+	return &admission.Spec{
+		Flavors:       []admission.Flavor{{Name: "gpu", NodeLabels: map[string]string{cluster.LabelPool: "p"}}},
+		ClusterQueues: []admission.ClusterQueue{cq("team-a", 4), cq("team-b", 2)},
+		LocalQueues:   []admission.LocalQueue{{Name: "team-a", ClusterQueue: "team-a"}, {Name: "team-b", ClusterQueue: "team-b"}},
+	}
+}
+
+func queued(j cluster.JobSpec, q string) cluster.JobSpec { j.Queue = q; return j }
+
+// The two-team example worked by hand: team-b's two-worker job b2 needs
+// both of team-b's GPUs. Under BestEffortFIFO the one-GPU b3 behind it is
+// admitted at once (2-5 min) and b2 waits for b1 (10 min); under
+// StrictFIFO b3 waits behind b2 and runs 15-18 min. team-a's job runs
+// 0-20 min either way.
+func TestTwoTeamsBestEffortVersusStrict(t *testing.T) {
+	jobs := []cluster.JobSpec{
+		queued(job("a1", 0, 20*Minute, 2, 2), "team-a"),
+		queued(job("b1", 0, 10*Minute, 1, 1), "team-b"),
+		queued(job("b2", 1*Minute, 5*Minute, 2, 1), "team-b"),
+		queued(job("b3", 2*Minute, 3*Minute, 1, 1), "team-b"),
+	}
+	pools := []cluster.PoolSpec{pool("p", 3, 2)}
+	best := run(t, Config{Pools: pools, Admission: twoTeams("", admission.BestEffortFIFO, admission.Never)}, jobs...)
+	tm := times(best)
+	require.Equal(t, timing{0, 20 * Minute}, tm["a1"])
+	require.Equal(t, timing{0, 10 * Minute}, tm["b1"])
+	require.Equal(t, timing{2 * Minute, 5 * Minute}, tm["b3"])
+	require.Equal(t, timing{10 * Minute, 15 * Minute}, tm["b2"])
+	b2 := best.Jobs[2]
+	require.Equal(t, 10*Minute, b2.Admitted, "admitted only when both of team-b's GPUs are free")
+	require.Equal(t, "ClusterQueue team-b: couldn't assign flavors: insufficient unused quota for nvidia.com/gpu in flavor gpu, 1 more needed", best.Reasons[b2.Reason])
+
+	strict := times(run(t, Config{Pools: pools, Admission: twoTeams("", admission.StrictFIFO, admission.Never)}, jobs...))
+	require.Equal(t, timing{10 * Minute, 15 * Minute}, strict["b2"])
+	require.Equal(t, timing{15 * Minute, 18 * Minute}, strict["b3"])
+	require.Equal(t, timing{0, 20 * Minute}, strict["a1"])
+}
+
+// Reclaim at run time: team-b's 6-GPU training job borrows team-a's 4
+// GPUs; at 25 min team-a asks for 2 and takes them back. The job
+// checkpointed at 10 and 20 min, so it loses 5 min, waits for team-a's job
+// (25-35 min) to end, and finishes its last 40 min at 75 min. team-b
+// borrowed 4 GPUs for 25 min and 4 for 40 min: 65 min x 4 GPUs.
+func TestReclaimEvictsAndResumesFromCheckpoint(t *testing.T) {
+	b1 := queued(job("b1", 0, 60*Minute, 3, 2), "team-b")
+	b1.Recovery = &cluster.Recovery{CheckpointInterval: 10 * Minute, BackoffLimit: 6}
+	a1 := queued(job("a1", 25*Minute, 10*Minute, 1, 2), "team-a")
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 3, 2)}, Admission: twoTeams("org", admission.BestEffortFIFO, admission.Any)}, b1, a1)
+	tm := times(res)
+	require.Equal(t, timing{25 * Minute, 35 * Minute}, tm["a1"])
+	require.Equal(t, timing{0, 75 * Minute}, tm["b1"])
+	rb := res.Jobs[0]
+	require.Equal(t, int32(1), rb.Preemptions)
+	require.Equal(t, 5*Minute, rb.LostMs)
+	require.Equal(t, int32(2), rb.Attempts)
+	require.Equal(t, Completed, rb.Outcome)
+	qa, qb := res.Admission.Queues[0], res.Admission.Queues[1]
+	require.Equal(t, 1, qa.PreemptionsCaused)
+	require.Equal(t, 1, qa.Reclaims)
+	require.Equal(t, 2, qb.Admissions)
+	require.InDelta(t, float64(65*Minute*4), qb.BorrowedGPUMs, 1e-6)
+	require.InDelta(t, float64(65*Minute*4), qa.LentGPUMs, 1e-6)
+	require.InDelta(t, float64(10*Minute*2), qa.UsedGPUMs, 1e-6)
+}
+
+func TestUnknownLocalQueueIsAnError(t *testing.T) {
+	_, err := Run(Config{Pools: []cluster.PoolSpec{pool("p", 1, 2)}, Admission: twoTeams("", admission.BestEffortFIFO, admission.Never),
+		Workload: &SliceSource{Jobs: []cluster.JobSpec{queued(job("x", 0, Minute, 1, 1), "team-c")}}})
+	require.ErrorContains(t, err, `queue "team-c": no such LocalQueue "team-c"`)
+}
