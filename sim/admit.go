@@ -29,7 +29,7 @@ type QueueAdmission struct {
 	Name, Cohort, Strategy string
 	// NominalGPUs is the queue's GPU quota (GPUs and MIG instances of every
 	// flavor); the rest are integrals over the run in GPU x ms.
-	NominalGPUs                       int64
+	NominalGPUs                         int64
 	UsedGPUMs, BorrowedGPUMs, LentGPUMs float64
 	// Admissions counts admissions (a preempted job readmitted counts
 	// again); PreemptionsCaused the evictions its workloads caused, of

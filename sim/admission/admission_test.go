@@ -8,7 +8,9 @@ import (
 
 const gpu = "nvidia.com/gpu"
 
-func q(nominal int64) Quota { return Quota{Nominal: nominal, BorrowingLimit: NoLimit, LendingLimit: NoLimit} }
+func q(nominal int64) Quota {
+	return Quota{Nominal: nominal, BorrowingLimit: NoLimit, LendingLimit: NoLimit}
+}
 
 func cq(name, cohort string, quota Quota, opts ...func(*ClusterQueue)) ClusterQueue {
 	c := ClusterQueue{Name: name, Cohort: cohort, Groups: []ResourceGroup{{
