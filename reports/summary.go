@@ -60,6 +60,8 @@ type Summary struct {
 	// SpotVsOnDemand compares the run with the same run on on-demand
 	// nodes only, when the run used spot.
 	SpotVsOnDemand *SpotComparison `json:"spotVsOnDemand,omitempty"`
+	// Admission is each Kueue ClusterQueue's record, with a policy.
+	Admission []AdmissionLine `json:"admission,omitempty"`
 	// Training summarises data-parallel training jobs by placement.
 	Training []TrainingLine `json:"training,omitempty"`
 	// Variants sets the scenario as given beside its what-if variants.
@@ -323,6 +325,9 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		}
 	}
 	s.QueueWait = Describe(waits)
+	if res.Admission != nil {
+		s.Admission = summarizeAdmission(res)
+	}
 	s.JCT = Describe(jcts)
 	names := make([]string, 0, len(queues))
 	for k := range queues {

@@ -332,6 +332,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		fmt.Fprintf(w, "## Never schedulable\n\nJobs no pool could hold even when empty; they were not queued.\n\n")
 		mdTable(w, []string{"diagnosis", "jobs"}, reasonRows(s.Unschedulable, 20))
 	}
+	writeAdmissionMarkdown(w, s)
 	writeCapacityAndCost(w, s)
 	fmt.Fprintf(w, "## Scheduler\n\n")
 	fmt.Fprintf(w, "Queue policy %s, backfill %v", s.Scheduler.Policy, s.Scheduler.Backfill)
@@ -401,6 +402,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintf(w, "  %6s  %s\n", r[1], r[0])
 		}
 	}
+	writeAdmissionTable(w, s)
 	if c := s.Cost; c != nil {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

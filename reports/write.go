@@ -119,7 +119,7 @@ func JobsHeader() []string {
 	return []string{"id", "name", "queue", "priority", "replicas", "pods_bound", "gpus_per_pod", "cpu_milli", "memory_mib",
 		"submit_s", "start_s", "end_s", "wait_s", "jct_s", "duration_s", "outcome", "pool", "gpu_hours", "wait_reason", "diagnosis",
 		"attempts", "disruptions", "lost_s", "checkpoint_s", "cost_usd", "lost_cost_usd",
-		"step_s", "comm_s", "fabric", "nodes_spanned"}
+		"step_s", "comm_s", "fabric", "nodes_spanned", "admitted_s", "admission_wait_s", "preemptions"}
 }
 
 func msText(ms sim.Time) string {
@@ -174,6 +174,7 @@ func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing) error {
 		} else {
 			row = append(row, "", "", "", "")
 		}
+		row = append(row, msText(j.Admitted), msText(j.AdmissionWait()), strconv.Itoa(int(j.Preemptions)))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

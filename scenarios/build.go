@@ -46,6 +46,9 @@ type Options struct {
 	// pools, no prices); ClusterNotes say where they came from.
 	Pools        []cluster.PoolSpec
 	ClusterNotes []string
+	// PolicyManifests, when set, replace spec.policy.manifests (paths as
+	// given, not relative to the scenario).
+	PolicyManifests []string
 }
 
 // Built is a scenario ready to run.
@@ -349,6 +352,9 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 			b.Config.Workload = withRecovery{src, rec}
 		}
 		b.Workload = fmt.Sprintf("trace %s (format %s)", traceFile, trace.Format)
+		if err := s.policy(b, opts); err != nil {
+			return nil, err
+		}
 		return b, nil
 	}
 	gen, err := s.generator(b.Config.Seed, b.Config.Horizon)
@@ -361,6 +367,9 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		names = append(names, c.Name)
 	}
 	b.Workload = fmt.Sprintf("synthetic, classes %s", strings.Join(names, ", "))
+	if err := s.policy(b, opts); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 

@@ -171,6 +171,9 @@ func (s *Scenario) Validate() error {
 			return s.errAt("spec.scheduler.plugins", "%v", err)
 		}
 	}
+	if p := sp.Policy; p != nil && len(p.Manifests) == 0 {
+		return s.errAt("spec.policy.manifests", "name the files or folders of Kueue manifests")
+	}
 	switch sp.Queueing.Policy {
 	case "", "FIFO":
 	default:

@@ -50,7 +50,10 @@ type Spec struct {
 	Workload    WorkloadSpec  `json:"workload"`
 	Scheduler   SchedulerSpec `json:"scheduler,omitempty"`
 	Queueing    QueueingSpec  `json:"queueing,omitempty"`
-	Output      OutputSpec    `json:"output,omitempty"`
+	// Policy puts Kueue admission, read from manifests, in front of the
+	// scheduler.
+	Policy *PolicySpec `json:"policy,omitempty"`
+	Output OutputSpec  `json:"output,omitempty"`
 	// Variants are what-ifs of the same scenario, run beside it.
 	Variants []VariantSpec `json:"variants,omitempty"`
 }
@@ -445,6 +448,20 @@ type QueueingSpec struct {
 	Backfill bool `json:"backfill,omitempty"`
 	// BackfillDepth bounds how many jobs past a blocked one are tried (0: all).
 	BackfillDepth int `json:"backfillDepth,omitempty"`
+}
+
+// PolicySpec is an admission policy given as Kubernetes manifests.
+type PolicySpec struct {
+	// Manifests are YAML files or folders (relative to the scenario) of
+	// Kueue ResourceFlavors, ClusterQueues, LocalQueues, Cohorts and
+	// priority classes.
+	Manifests []string `json:"manifests"`
+	// Queues maps a job's queue (a class's queue, a trace's VC) to a
+	// LocalQueue; a queue not mapped is itself a LocalQueue's name.
+	Queues map[string]string `json:"queues,omitempty"`
+	// DefaultQueue takes the jobs whose queue is neither mapped nor a
+	// LocalQueue (empty: such a job stops the run with an error).
+	DefaultQueue string `json:"defaultQueue,omitempty"`
 }
 
 // OutputSpec tunes the results.

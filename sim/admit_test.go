@@ -54,7 +54,7 @@ func TestTwoTeamsBestEffortVersusStrict(t *testing.T) {
 	require.Equal(t, timing{10 * Minute, 15 * Minute}, tm["b2"])
 	b2 := best.Jobs[2]
 	require.Equal(t, 10*Minute, b2.Admitted, "admitted only when both of team-b's GPUs are free")
-	require.Equal(t, "ClusterQueue team-b: couldn't assign flavors: insufficient unused quota for nvidia.com/gpu in flavor gpu, 1 more needed", best.Reasons[b2.Reason])
+	require.Equal(t, "ClusterQueue team-b: couldn't assign flavors: insufficient unused quota in flavor gpu for nvidia.com/gpu (1 more needed)", best.Reasons[b2.Reason])
 
 	strict := times(run(t, Config{Pools: pools, Admission: twoTeams("", admission.StrictFIFO, admission.Never)}, jobs...))
 	require.Equal(t, timing{10 * Minute, 15 * Minute}, strict["b2"])

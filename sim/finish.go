@@ -99,7 +99,7 @@ func (r *runner) finish() (*Result, error) {
 		if j.finished {
 			continue
 		}
-		if j.start >= 0 {
+		if j.start >= 0 && !j.awaitingAdmission() {
 			rec.Outcome = Running
 			continue
 		}

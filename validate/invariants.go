@@ -148,8 +148,8 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 			bad("%s is running at the end (%d ms) but started at %d ms for %d ms", name, res.End, j.Start, j.Duration)
 		}
 	case sim.Pending:
-		if started || j.End >= 0 {
-			bad("%s is pending at the end but started or ended", name)
+		if (started && j.Preemptions == 0) || j.End >= 0 {
+			bad("%s is pending at the end but started (and was never preempted) or ended", name)
 		}
 		if j.Diagnosis == "" {
 			bad("%s is pending at the end without a diagnosis", name)
@@ -175,8 +175,8 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 	if held != j.HeldMilliMs {
 		bad("%s held %d milli-GPU ms, its per-pool usage adds to %d", name, j.HeldMilliMs, held)
 	}
-	if j.LostMs < 0 || j.CheckpointMs < 0 || j.Failures > j.Disruptions || (j.Attempts > 1 && j.Disruptions == 0) {
-		bad("%s: %d attempts, %d disruptions, %d failures, %d ms lost and %d ms checkpointing do not agree", name, j.Attempts, j.Disruptions, j.Failures, j.LostMs, j.CheckpointMs)
+	if j.LostMs < 0 || j.CheckpointMs < 0 || j.Failures > j.Disruptions || (j.Attempts > 1 && j.Disruptions+j.Preemptions == 0) || j.Attempts > 1+j.Disruptions+j.Preemptions {
+		bad("%s: %d attempts, %d disruptions, %d preemptions, %d failures, %d ms lost and %d ms checkpointing do not agree", name, j.Attempts, j.Disruptions, j.Preemptions, j.Failures, j.LostMs, j.CheckpointMs)
 	}
 }
 

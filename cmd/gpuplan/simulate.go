@@ -92,7 +92,7 @@ byte-identical files.`,
 	f.StringVar(&o.clusterFrom, "cluster", "", "the cluster to run on: scenario (the scenario's, or the built-in default's) or derive (sized from the --trace); default derive for --trace without a scenario file, else scenario")
 	f.StringVar(&o.pendingPods, "pending-pods", "", "openb pods that never ran in the source: replay (default) or exclude")
 	f.StringVar(&o.horizon, "horizon", "", "end the run at this simulated time, e.g. 72h or 30d (0: run until the workload drains); with --trace the whole trace runs unless this is given")
-	f.StringVar(&o.policy, "policy", "", "GPU placement policy replacing the scenario's scheduler profile: "+strings.Join(plugins.PolicyNames(), ", "))
+	f.StringVar(&o.policy, "policy", "", "a GPU placement policy replacing the scenario's scheduler profile ("+strings.Join(plugins.PolicyNames(), ", ")+"), or a file or folder of Kueue manifests replacing spec.policy (admission)")
 	f.StringVar(&o.tieBreak, "tie-break", "", "between nodes of equal score: lowestIndex, random or nodeOrder (overrides spec.scheduler.tieBreak)")
 	f.StringVar(&o.variant, "variant", "", "run only this what-if variant of the scenario (spec.variants) instead of the scenario and all its variants")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
@@ -152,7 +152,14 @@ func (o *simulateOptions) run() error {
 	if err != nil {
 		return err
 	}
-	opts := scenarios.Options{Policy: o.policy, TieBreak: o.tieBreak}
+	opts := scenarios.Options{TieBreak: o.tieBreak}
+	if _, placement := plugins.Policies()[o.policy]; placement || o.policy == "" {
+		opts.Policy = o.policy
+	} else if _, err := os.Stat(o.policy); err == nil {
+		opts.PolicyManifests = []string{o.policy}
+	} else {
+		return usageError{fmt.Errorf("--policy %q is neither a placement policy (%s) nor a file or folder of Kueue manifests", o.policy, strings.Join(plugins.PolicyNames(), ", "))}
+	}
 	if o.seedSet {
 		opts.Seed = &o.seed
 	}

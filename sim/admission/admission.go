@@ -515,20 +515,24 @@ func (c *Controller) assignment(x *wl, allowBorrow bool) (assign []int, borrow b
 		var why []string
 		for f := range st.flavors[g] {
 			ok, b := true, false
-			for ri, a := range x.req {
-				if a == 0 || st.groupOf[ri] != g {
+			var shorts []string
+			for r, name := range st.Groups[g].Covered {
+				a := x.req[c.res[name]]
+				if a == 0 {
 					continue
 				}
-				r := slices.Index(st.Groups[g].Covered, c.resName[ri])
 				fit, short := c.fits(st, g, f, r, a, allowBorrow)
 				if !fit {
 					ok = false
-					why = append(why, fmt.Sprintf("insufficient unused quota for %s in flavor %s, %d more needed", c.resName[ri], c.spec.Flavors[st.flavors[g][f]].Name, short))
-					break
+					shorts = append(shorts, fmt.Sprintf("%s (%s more needed)", name, Amount(name, short)))
+					continue
 				}
 				if st.usage[g][f][r]+a > st.quota[g][f][r].Nominal {
 					b = true
 				}
+			}
+			if !ok {
+				why = append(why, fmt.Sprintf("insufficient unused quota in flavor %s for %s", c.spec.Flavors[st.flavors[g][f]].Name, strings.Join(shorts, ", ")))
 			}
 			if ok {
 				assign[g] = f
@@ -654,6 +658,22 @@ type Standing struct {
 	// lendable quota (borrowing is shared among the lenders in proportion
 	// to what each leaves unused).
 	Borrowed, Lent float64
+}
+
+// Amount writes an amount in the simulator's units the Kubernetes way:
+// cpu from milli-CPU, memory from MiB, counts as they are.
+func Amount(resource string, v int64) string {
+	switch {
+	case resource == "cpu" && v%1000 == 0:
+		return fmt.Sprint(v / 1000)
+	case resource == "cpu":
+		return fmt.Sprintf("%dm", v)
+	case resource == "memory" && v%1024 == 0:
+		return fmt.Sprintf("%dGi", v/1024)
+	case resource == "memory":
+		return fmt.Sprintf("%dMi", v)
+	}
+	return fmt.Sprint(v)
 }
 
 // IsGPU says whether a resource counts as GPUs in Standing.

@@ -67,7 +67,7 @@ func TestBorrowing(t *testing.T) {
 	a, p := cycle(c)
 	require.Empty(t, a)
 	require.Empty(t, p, "no preemption configured")
-	require.Equal(t, "ClusterQueue team-a: couldn't assign flavors: insufficient unused quota for nvidia.com/gpu in flavor gpu, 1 more needed", c.Reason(2))
+	require.Equal(t, "ClusterQueue team-a: couldn't assign flavors: insufficient unused quota in flavor gpu for nvidia.com/gpu (1 more needed)", c.Reason(2))
 	c.Finish(1)
 	a, _ = cycle(c)
 	require.Equal(t, []int32{2}, a)
@@ -77,7 +77,7 @@ func TestBorrowing(t *testing.T) {
 	submit(t, c, 1, "team-b", 5, 0)
 	a, _ = cycle(c)
 	require.Empty(t, a)
-	require.Contains(t, c.Reason(1), "3 more needed")
+	require.Contains(t, c.Reason(1), "nvidia.com/gpu (3 more needed)")
 }
 
 // borrowingLimit 2 lets team-b reach 2 + 2 = 4 GPUs, not 5.
@@ -88,7 +88,7 @@ func TestBorrowingLimit(t *testing.T) {
 	submit(t, c, 1, "team-b", 5, 0)
 	a, _ := cycle(c)
 	require.Empty(t, a)
-	require.Contains(t, c.Reason(1), "1 more needed")
+	require.Contains(t, c.Reason(1), "(1 more needed)")
 	c.Finish(1)
 	submit(t, c, 2, "team-b", 4, 0)
 	a, _ = cycle(c)
@@ -116,7 +116,7 @@ func TestLendingLimit(t *testing.T) {
 	submit(t, c, 5, "team-a", 1, 0)
 	a, _ = cycle(c)
 	require.Empty(t, a)
-	require.Contains(t, c.Reason(5), "1 more needed")
+	require.Contains(t, c.Reason(5), "(1 more needed)")
 	c.Finish(2) // team-b's 3 go: team-a's 1 and team-b's 1 both fit
 	a, _ = cycle(c)
 	require.ElementsMatch(t, []int32{4, 5}, a)

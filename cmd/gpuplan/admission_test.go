@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// meanAdmissionWait is the mean submit-to-admission time, in hours, of the
+// admitted jobs whose name starts with class.
+func meanAdmissionWait(t *testing.T, jobsCSV, class string) float64 {
+	t.Helper()
+	f, err := os.Open(jobsCSV)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	var sum float64
+	n := 0
+	for _, r := range rows[1:] {
+		if !strings.HasPrefix(r[col["name"]], class+"-") || r[col["admission_wait_s"]] == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(r[col["admission_wait_s"]], 64)
+		require.NoError(t, err)
+		sum += v
+		n++
+	}
+	require.Positive(t, n, class)
+	return sum / float64(n) / 3600
+}
+
+// The two-team example: under BestEffortFIFO one-GPU jobs pass team-b's
+// two-worker jobs, which wait far longer to be admitted; StrictFIFO makes
+// the one-GPU jobs wait behind them instead; a shared cohort with reclaim
+// lets team-b borrow team-a's idle GPUs and team-a take them back.
+func TestTwoTeamsExampleReport(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := gpuplan(t, "simulate", "../../scenarios/examples/two-teams/scenario.yaml", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "CLUSTERQUEUE")
+	pair := meanAdmissionWait(t, filepath.Join(dir, "jobs.csv"), "b-pair")
+	single := meanAdmissionWait(t, filepath.Join(dir, "jobs.csv"), "b-single")
+	require.Greater(t, pair, 2*single, "BestEffortFIFO: pairs %.2fh, singles %.2fh", pair, single)
+
+	strict := filepath.Join(dir, "variants", "strict-fifo", "jobs.csv")
+	require.Greater(t, meanAdmissionWait(t, strict, "b-single"), 2*single, "StrictFIFO holds singles behind pairs")
+
+	s := readSummary(t, filepath.Join(dir, "variants", "cohort-reclaim"))
+	require.Len(t, s.Admission, 2)
+	a, b := s.Admission[0], s.Admission[1]
+	require.Equal(t, "team-a", a.Name)
+	require.Positive(t, b.BorrowedGPUHours)
+	require.InDelta(t, b.BorrowedGPUHours, a.LentGPUHours, 0.01, "what team-b borrowed came out of team-a's quota")
+	require.Positive(t, a.Reclaims)
+	require.Equal(t, a.PreemptionsCaused, b.PreemptionsSuffered)
+	require.InDelta(t, 4.0/6, a.NominalShare, 1e-4)
+	require.Less(t, meanAdmissionWait(t, filepath.Join(dir, "variants", "cohort-reclaim", "jobs.csv"), "b-pair"), pair)
+
+	// Same seed, same bytes, admission included.
+	other := t.TempDir()
+	code, _, errOut = gpuplan(t, "simulate", "../../scenarios/examples/two-teams/scenario.yaml", "--out", other)
+	require.Equal(t, 0, code, errOut)
+	for _, f := range []string{"summary.json", "jobs.csv", "variants/cohort-reclaim/jobs.csv"} {
+		x, _ := os.ReadFile(filepath.Join(dir, f))
+		y, _ := os.ReadFile(filepath.Join(other, f))
+		require.True(t, bytes.Equal(x, y), f)
+	}
+}
+
+func TestPolicyFlag(t *testing.T) {
+	code, out, errOut := gpuplan(t, "simulate", "../../scenarios/examples/two-teams/scenario.yaml", "--policy", "../../scenarios/examples/two-teams/policy-strict", "--output", "json")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"strategy": "StrictFIFO"`)
+	code, _, errOut = gpuplan(t, "simulate", "--policy", "no-such-dir")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "neither a placement policy")
+	code, _, errOut = gpuplan(t, "simulate", "--policy", "../../scenarios/testdata/kueue/site/minimal-cq.yaml")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `unknown field "spec.flavorFallbackStrategy"`)
+}

@@ -1,0 +1,534 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/yaml"
+
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/admission"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// Policy is an admission policy read from Kubernetes manifests.
+type Policy struct {
+	Spec admission.Spec
+	// PriorityClasses are the values of the PriorityClasses and Kueue
+	// WorkloadPriorityClasses read, by name.
+	PriorityClasses map[string]int32
+	// Notes name every field read but not modelled, and every object
+	// skipped, each with its file and line.
+	Notes []string
+	// Files are the manifest files read, in order.
+	Files []string
+}
+
+// policyDoc is one YAML document of a manifest file.
+type policyDoc struct {
+	file string
+	line int
+	data []byte
+	tm   metav1.TypeMeta
+	root *yamlv3.Node
+}
+
+// LoadPolicy reads multi-document YAML manifests (files, or folders whose
+// .yaml and .yml files are read in name order) of Kueue ResourceFlavors,
+// ClusterQueues, LocalQueues, Cohorts and WorkloadPriorityClasses
+// (v1beta1 or v1beta2) and PriorityClasses, each decoded strictly into its
+// project's Go type. Volcano Queues, Karpenter NodePools and other kinds
+// are listed in Notes as not read.
+func LoadPolicy(paths []string) (*Policy, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, &InputError{File: p, Msg: "cannot read the policy: " + strings.TrimPrefix(err.Error(), "stat "+p+": ")}
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		var in []string
+		for _, pat := range []string{"*.yaml", "*.yml"} {
+			m, _ := filepath.Glob(filepath.Join(p, pat))
+			in = append(in, m...)
+		}
+		sort.Strings(in)
+		if len(in) == 0 {
+			return nil, &InputError{File: p, Msg: "the policy folder has no .yaml or .yml files"}
+		}
+		files = append(files, in...)
+	}
+	pol := &Policy{PriorityClasses: map[string]int32{}, Files: files}
+	var docs []policyDoc
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, &InputError{File: f, Msg: err.Error()}
+		}
+		ds, err := splitManifests(f, b)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, ds...)
+	}
+	if err := pol.read(docs); err != nil {
+		return nil, err
+	}
+	return pol, nil
+}
+
+// ParsePolicy reads one manifest file's bytes as a policy.
+func ParsePolicy(file string, data []byte) (*Policy, error) {
+	docs, err := splitManifests(file, data)
+	if err != nil {
+		return nil, err
+	}
+	pol := &Policy{PriorityClasses: map[string]int32{}, Files: []string{file}}
+	if err := pol.read(docs); err != nil {
+		return nil, err
+	}
+	return pol, nil
+}
+
+// splitManifests splits a file into its YAML documents with their lines.
+func splitManifests(file string, data []byte) ([]policyDoc, error) {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	var out []policyDoc
+	for {
+		var n yamlv3.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, yamlSyntaxError(file, err)
+		}
+		if len(n.Content) == 0 || n.Content[0].Kind == yamlv3.ScalarNode && n.Content[0].Tag == "!!null" {
+			continue // an empty document
+		}
+		root := n.Content[0]
+		if root.Kind != yamlv3.MappingNode {
+			return nil, inputErr(file, root.Line, "", "a manifest is a mapping with apiVersion and kind")
+		}
+		b, err := yamlv3.Marshal(root)
+		if err != nil {
+			return nil, inputErr(file, root.Line, "", "%v", err)
+		}
+		d := policyDoc{file: file, line: root.Line, data: b, root: root}
+		if err := yaml.Unmarshal(b, &d.tm); err != nil {
+			return nil, inputErr(file, root.Line, "", "%v", err)
+		}
+		if d.tm.APIVersion == "" || d.tm.Kind == "" {
+			return nil, inputErr(file, root.Line, "", "a manifest needs apiVersion and kind")
+		}
+		out = append(out, d)
+	}
+}
+
+func (d policyDoc) errorf(format string, args ...any) *InputError {
+	return inputErr(d.file, d.line, d.tm.Kind, format, args...)
+}
+
+func (d policyDoc) where(name string) string {
+	return fmt.Sprintf("%s:%d: %s %s", d.file, d.line, d.tm.Kind, name)
+}
+
+// strict decodes a document into out, naming an unknown field.
+func (d policyDoc) strict(out any) error {
+	if err := yaml.UnmarshalStrict(d.data, out); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")
+		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+			name := strings.Trim(f, `"`)
+			if path, line := findKey(d.root, name, ""); line > 0 {
+				return inputErr(d.file, line, d.tm.Kind, "unknown field %q", path)
+			}
+			return d.errorf("unknown field %q", name)
+		}
+		return d.errorf("%s", strings.TrimPrefix(msg, "json: "))
+	}
+	return nil
+}
+
+// findKey finds the first mapping key called name, depth first, with its
+// dotted path and line.
+func findKey(n *yamlv3.Node, name, path string) (string, int) {
+	if n == nil {
+		return "", 0
+	}
+	switch n.Kind {
+	case yamlv3.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			if k.Value == name {
+				return p, k.Line
+			}
+			if fp, l := findKey(n.Content[i+1], name, p); l > 0 {
+				return fp, l
+			}
+		}
+	case yamlv3.SequenceNode:
+		for i, c := range n.Content {
+			if fp, l := findKey(c, name, fmt.Sprintf("%s[%d]", path, i)); l > 0 {
+				return fp, l
+			}
+		}
+	}
+	return "", 0
+}
+
+// notModelled notes fields a type knows that the simulation ignores.
+func (p *Policy) notModelled(d policyDoc, name string, fields ...string) {
+	for _, f := range fields {
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: %s is read but not modelled", d.where(name), f))
+	}
+}
+
+const (
+	kueueV1beta1 = "kueue.x-k8s.io/v1beta1"
+	kueueV1beta2 = "kueue.x-k8s.io/v1beta2"
+)
+
+func (p *Policy) read(docs []policyDoc) error {
+	seenCohort := map[string]bool{}
+	for _, d := range docs {
+		kind, api := d.tm.Kind, d.tm.APIVersion
+		switch {
+		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "ResourceFlavor":
+			if err := p.flavor(d); err != nil {
+				return err
+			}
+		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "ClusterQueue":
+			if err := p.clusterQueue(d); err != nil {
+				return err
+			}
+		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "LocalQueue":
+			var lq kueue.LocalQueue
+			if err := d.strict(&lq); err != nil {
+				return err
+			}
+			if lq.Spec.StopPolicy != nil || lq.Spec.FairSharing != nil {
+				p.notModelled(d, lq.Name, "spec.stopPolicy or spec.fairSharing")
+			}
+			p.Spec.LocalQueues = append(p.Spec.LocalQueues, admission.LocalQueue{Name: lq.Name, ClusterQueue: string(lq.Spec.ClusterQueue)})
+		case api == kueueV1beta2 && kind == "Cohort", api == "kueue.x-k8s.io/v1alpha1" && kind == "Cohort":
+			var c kueue.Cohort
+			if err := d.strict(&c); err != nil {
+				return err
+			}
+			seenCohort[c.Name] = true
+			if c.Spec.ParentName != "" {
+				p.notModelled(d, c.Name, "spec.parentName (hierarchical cohorts: this cohort is modelled as a root)")
+			}
+			if len(c.Spec.ResourceGroups) > 0 {
+				p.notModelled(d, c.Name, "spec.resourceGroups (quota held by a cohort itself)")
+			}
+			if c.Spec.FairSharing != nil {
+				p.notModelled(d, c.Name, "spec.fairSharing")
+			}
+		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "WorkloadPriorityClass":
+			var w kueue.WorkloadPriorityClass
+			if err := d.strict(&w); err != nil {
+				return err
+			}
+			p.PriorityClasses[w.Name] = w.Value
+		case api == "scheduling.k8s.io/v1" && kind == "PriorityClass":
+			var pc schedulingv1.PriorityClass
+			if err := d.strict(&pc); err != nil {
+				return err
+			}
+			p.PriorityClasses[pc.Name] = pc.Value
+			if pc.PreemptionPolicy != nil && *pc.PreemptionPolicy != corev1.PreemptNever {
+				p.Notes = append(p.Notes, d.where(pc.Name)+": preemptionPolicy "+string(*pc.PreemptionPolicy)+": the scheduler's own preemption is not modelled; admission preempts as the ClusterQueues say")
+			}
+		default:
+			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass and PriorityClass", d.file, d.line, kind, api))
+		}
+	}
+	return p.check()
+}
+
+func (p *Policy) check() error {
+	flavors := map[string]bool{}
+	for _, f := range p.Spec.Flavors {
+		flavors[f.Name] = true
+	}
+	if _, err := admission.New(p.Spec); err != nil {
+		return &InputError{File: strings.Join(p.Files, ", "), Msg: err.Error()}
+	}
+	if len(p.Spec.ClusterQueues) == 0 {
+		return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy has no ClusterQueue"}
+	}
+	return nil
+}
+
+func (p *Policy) flavor(d policyDoc) error {
+	var f admission.Flavor
+	var taints []corev1.Taint
+	var tols []corev1.Toleration
+	if d.tm.APIVersion == kueueV1beta1 {
+		var rf kueuev1beta1.ResourceFlavor
+		if err := d.strict(&rf); err != nil {
+			return err
+		}
+		f.Name, f.NodeLabels, taints, tols = rf.Name, rf.Spec.NodeLabels, rf.Spec.NodeTaints, rf.Spec.Tolerations
+		if rf.Spec.TopologyName != nil {
+			p.notModelled(d, rf.Name, "spec.topologyName (topology-aware scheduling)")
+		}
+	} else {
+		var rf kueue.ResourceFlavor
+		if err := d.strict(&rf); err != nil {
+			return err
+		}
+		f.Name, f.NodeLabels, taints, tols = rf.Name, rf.Spec.NodeLabels, rf.Spec.NodeTaints, rf.Spec.Tolerations
+		if rf.Spec.TopologyName != nil {
+			p.notModelled(d, rf.Name, "spec.topologyName (topology-aware scheduling)")
+		}
+	}
+	if len(taints) > 0 {
+		p.Notes = append(p.Notes, d.where(f.Name)+": spec.nodeTaints: admission does not check tolerations against them; the pools' own taints still apply when pods are placed")
+	}
+	for _, t := range tols {
+		f.Tolerations = append(f.Tolerations, admission.Toleration{Key: t.Key, Operator: string(t.Operator), Value: t.Value, Effect: string(t.Effect)})
+	}
+	p.Spec.Flavors = append(p.Spec.Flavors, f)
+	return nil
+}
+
+// quantity turns a quota into the simulator's units: milli-CPU, MiB of
+// memory, a count of anything else.
+func quantity(res string, q resource.Quantity) int64 {
+	switch res {
+	case "cpu":
+		return q.MilliValue()
+	case "memory":
+		return q.Value() >> 20
+	}
+	return q.Value()
+}
+
+func limit(res string, q *resource.Quantity) int64 {
+	if q == nil {
+		return admission.NoLimit
+	}
+	return quantity(res, *q)
+}
+
+func (p *Policy) clusterQueue(d policyDoc) error {
+	var cq kueue.ClusterQueue
+	if d.tm.APIVersion == kueueV1beta1 {
+		var old kueuev1beta1.ClusterQueue
+		if err := d.strict(&old); err != nil {
+			return err
+		}
+		// The fields gpuplan reads have the same shape in both versions;
+		// v1beta1's cohort is v1beta2's cohortName.
+		b, err := yaml.Marshal(old)
+		if err != nil {
+			return d.errorf("%v", err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			return d.errorf("%v", err)
+		}
+		spec, _ := m["spec"].(map[string]any)
+		if c, ok := spec["cohort"]; ok {
+			spec["cohortName"] = c
+			delete(spec, "cohort")
+		}
+		delete(m, "status")
+		m["apiVersion"] = kueueV1beta2
+		b, _ = yaml.Marshal(m)
+		if err := yaml.Unmarshal(b, &cq); err != nil {
+			return d.errorf("%v (converting v1beta1 to v1beta2)", err)
+		}
+	} else if err := d.strict(&cq); err != nil {
+		return err
+	}
+	s := cq.Spec
+	q := admission.ClusterQueue{Name: cq.Name, Cohort: string(s.CohortName)}
+	switch s.QueueingStrategy {
+	case kueue.StrictFIFO:
+		q.Strategy = admission.StrictFIFO
+	case kueue.BestEffortFIFO, "":
+		q.Strategy = admission.BestEffortFIFO
+	default:
+		return d.errorf("spec.queueingStrategy %q is not StrictFIFO or BestEffortFIFO", s.QueueingStrategy)
+	}
+	for gi, g := range s.ResourceGroups {
+		rg := admission.ResourceGroup{}
+		for _, r := range g.CoveredResources {
+			rg.Covered = append(rg.Covered, string(r))
+		}
+		for _, f := range g.Flavors {
+			fq := admission.FlavorQuotas{Flavor: string(f.Name)}
+			if len(f.Resources) != len(g.CoveredResources) {
+				return d.errorf("spec.resourceGroups[%d].flavors[%s]: %d resources for %d covered resources", gi, f.Name, len(f.Resources), len(g.CoveredResources))
+			}
+			for ri, r := range f.Resources {
+				name := string(r.Name)
+				if name != rg.Covered[ri] {
+					return d.errorf("spec.resourceGroups[%d].flavors[%s].resources[%d] is %s; the covered resources' order gives %s", gi, f.Name, ri, name, rg.Covered[ri])
+				}
+				fq.Resources = append(fq.Resources, admission.Quota{
+					Nominal:        quantity(name, r.NominalQuota),
+					BorrowingLimit: limit(name, r.BorrowingLimit),
+					LendingLimit:   limit(name, r.LendingLimit),
+				})
+			}
+			rg.Flavors = append(rg.Flavors, fq)
+		}
+		q.Groups = append(q.Groups, rg)
+	}
+	if pr := s.Preemption; pr != nil {
+		var err error
+		if q.Preempt.WithinClusterQueue, err = admission.ParsePolicy(string(pr.WithinClusterQueue)); err != nil {
+			return d.errorf("spec.preemption.withinClusterQueue: %v", err)
+		}
+		if q.Preempt.ReclaimWithinCohort, err = admission.ParsePolicy(string(pr.ReclaimWithinCohort)); err != nil {
+			return d.errorf("spec.preemption.reclaimWithinCohort: %v", err)
+		}
+		if b := pr.BorrowWithinCohort; b != nil {
+			if q.Preempt.BorrowWithinCohort, err = admission.ParsePolicy(string(b.Policy)); err != nil {
+				return d.errorf("spec.preemption.borrowWithinCohort.policy: %v", err)
+			}
+			if b.MaxPriorityThreshold != nil {
+				p.notModelled(d, cq.Name, "spec.preemption.borrowWithinCohort.maxPriorityThreshold")
+			}
+		}
+	}
+	if ff := s.FlavorFungibility; ff != nil {
+		if (ff.WhenCanBorrow != "" && ff.WhenCanBorrow != kueue.MayStopSearch && ff.WhenCanBorrow != "Borrow") ||
+			(ff.WhenCanPreempt != "" && ff.WhenCanPreempt != kueue.TryNextFlavor) {
+			p.notModelled(d, cq.Name, fmt.Sprintf("spec.flavorFungibility {whenCanBorrow: %s, whenCanPreempt: %s} (gpuplan takes the first flavor that fits, borrowing allowed, and preempts only when none fits)", ff.WhenCanBorrow, ff.WhenCanPreempt))
+		}
+	}
+	if s.AdmissionChecksStrategy != nil && len(s.AdmissionChecksStrategy.AdmissionChecks) > 0 {
+		p.notModelled(d, cq.Name, "spec.admissionChecksStrategy")
+	}
+	if s.StopPolicy != nil && *s.StopPolicy != kueue.None {
+		p.notModelled(d, cq.Name, "spec.stopPolicy")
+	}
+	if s.FairSharing != nil {
+		p.notModelled(d, cq.Name, "spec.fairSharing (fair-sharing weights)")
+	}
+	if s.NamespaceSelector == nil {
+		p.Notes = append(p.Notes, d.where(cq.Name)+": spec.namespaceSelector is unset, which admits no namespace in Kueue; gpuplan has no namespaces and admits every LocalQueue that points here")
+	}
+	p.Spec.ClusterQueues = append(p.Spec.ClusterQueues, q)
+	return nil
+}
+
+// queueMapper sends each job to its LocalQueue: the scenario's mapping,
+// else the job's queue when it is a LocalQueue, else the default queue;
+// a job's priority class name, when the policy defines it, gives its
+// priority.
+type queueMapper struct {
+	sim.JobSource
+	m       map[string]string
+	known   map[string]bool
+	def     string
+	unknown map[string]int
+}
+
+func (q *queueMapper) Next(j *cluster.JobSpec) (bool, error) {
+	ok, err := q.JobSource.Next(j)
+	if !ok || err != nil {
+		return ok, err
+	}
+	if to, ok := q.m[j.Queue]; ok {
+		j.Queue = to
+	} else if !q.known[j.Queue] && q.def != "" {
+		q.unknown[j.Queue]++
+		j.Queue = q.def
+	}
+	return true, nil
+}
+
+// Notes passes on the source's notes and says how queues were mapped.
+func (q *queueMapper) Notes() []string {
+	var out []string
+	if n, ok := q.JobSource.(interface{ Notes() []string }); ok {
+		out = n.Notes()
+	}
+	var names []string
+	for k := range q.unknown {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		out = append(out, fmt.Sprintf("%d jobs of queue %q went to the default LocalQueue %s", q.unknown[k], k, q.def))
+	}
+	return out
+}
+
+// policy reads the scenario's admission policy (manifests replaced by
+// opts.PolicyManifests when given) and wraps the workload to map queues.
+func (s *Scenario) policy(b *Built, opts Options) error {
+	ps := s.Spec.Policy
+	manifests := opts.PolicyManifests
+	if manifests == nil && ps != nil {
+		for _, m := range ps.Manifests {
+			manifests = append(manifests, s.path(m))
+		}
+	}
+	if manifests == nil {
+		return nil
+	}
+	pol, err := LoadPolicy(manifests)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, l := range pol.Spec.LocalQueues {
+		known[l.Name] = true
+	}
+	qm := &queueMapper{JobSource: b.Config.Workload, m: map[string]string{}, known: known, unknown: map[string]int{}}
+	if ps != nil {
+		for from, to := range ps.Queues {
+			if !known[to] {
+				return s.errAt("spec.policy.queues."+from, "LocalQueue %q is not in the policy (%s)", to, strings.Join(boolKeys(known), ", "))
+			}
+			qm.m[from] = to
+		}
+		if ps.DefaultQueue != "" {
+			if !known[ps.DefaultQueue] {
+				return s.errAt("spec.policy.defaultQueue", "LocalQueue %q is not in the policy (%s)", ps.DefaultQueue, strings.Join(boolKeys(known), ", "))
+			}
+			qm.def = ps.DefaultQueue
+		}
+	}
+	b.Config.Workload = qm
+	b.Config.Admission = &pol.Spec
+	b.Assumptions = append(b.Assumptions, fmt.Sprintf("admission: Kueue policy from %s (%d ClusterQueues, %d LocalQueues); evicted workloads release their quota at once", strings.Join(pol.Files, ", "), len(pol.Spec.ClusterQueues), len(pol.Spec.LocalQueues)))
+	b.Assumptions = append(b.Assumptions, pol.Notes...)
+	return nil
+}
+
+func boolKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,115 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim/admission"
+)
+
+// Kueue's own documentation samples load into the admission model, with
+// their quotas in the simulator's units.
+func TestKueueSiteSamplesLoad(t *testing.T) {
+	p, err := LoadPolicy([]string{"testdata/kueue/site/single-clusterqueue-setup.yaml"})
+	require.NoError(t, err)
+	require.Len(t, p.Spec.ClusterQueues, 1)
+	cq := p.Spec.ClusterQueues[0]
+	require.Equal(t, "cluster-queue", cq.Name)
+	require.Equal(t, admission.BestEffortFIFO, cq.Strategy, "Kueue's default")
+	require.Equal(t, []string{"cpu", "memory"}, cq.Groups[0].Covered)
+	q := cq.Groups[0].Flavors[0].Resources
+	require.Equal(t, int64(9000), q[0].Nominal, "9 CPUs in milli-CPU")
+	require.Equal(t, int64(36*1024), q[1].Nominal, "36Gi in MiB")
+	require.Equal(t, admission.NoLimit, q[0].BorrowingLimit)
+	require.Equal(t, []admission.LocalQueue{{Name: "user-queue", ClusterQueue: "cluster-queue"}}, p.Spec.LocalQueues)
+
+	p, err = LoadPolicy([]string{"testdata/kueue/site/shared-quota-setup.yaml"})
+	require.NoError(t, err)
+	require.Len(t, p.Spec.ClusterQueues[0].Groups, 2)
+	require.Equal(t, int64(14), p.Spec.ClusterQueues[0].Groups[1].Flavors[0].Resources[0].Nominal)
+
+	// A flavor alone is no policy.
+	_, err = LoadPolicy([]string{"testdata/kueue/site/resource-flavor-taints.yaml"})
+	require.ErrorContains(t, err, "the policy has no ClusterQueue")
+
+	// The documentation's minimal-cq uses a field v1beta1 does not have.
+	_, err = LoadPolicy([]string{"testdata/kueue/site/minimal-cq.yaml"})
+	require.ErrorContains(t, err, `testdata/kueue/site/minimal-cq.yaml:7: ClusterQueue: unknown field "spec.flavorFallbackStrategy"`)
+}
+
+// The kueueviz examples (hierarchical cohorts, flavorFungibility,
+// borrowWithinCohort, priority classes) load, and every field gpuplan reads
+// but does not model is named with its file and line.
+func TestKueuevizExamplesLoadWithNotes(t *testing.T) {
+	p, err := LoadPolicy([]string{"testdata/kueue/kueueviz"})
+	require.NoError(t, err)
+	require.Len(t, p.Files, 5)
+	names := []string{}
+	for _, c := range p.Spec.ClusterQueues {
+		names = append(names, c.Name)
+	}
+	require.Contains(t, names, "emergency-cluster-queue")
+	var em admission.ClusterQueue
+	for _, c := range p.Spec.ClusterQueues {
+		if c.Name == "emergency-cluster-queue" {
+			em = c
+		}
+	}
+	require.Equal(t, "ai-for-humanity-foundation", em.Cohort)
+	require.Equal(t, admission.Preemption{WithinClusterQueue: admission.LowerPriority, ReclaimWithinCohort: admission.Any, BorrowWithinCohort: admission.LowerPriority}, em.Preempt)
+	require.Equal(t, int32(1000000), p.PriorityClasses["human-critical"])
+	notes := strings.Join(p.Notes, "\n")
+	require.Contains(t, notes, "testdata/kueue/kueueviz/01.5-cohorts.yaml:24: Cohort research: spec.parentName (hierarchical cohorts: this cohort is modelled as a root) is read but not modelled")
+	require.Contains(t, notes, "emergency-cluster-queue: spec.flavorFungibility {whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch}")
+	require.Contains(t, notes, "ResourceFlavor spot: spec.nodeTaints")
+}
+
+func TestPolicyErrorsNameFileLineAndField(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) string {
+		p := filepath.Join(dir, "p.yaml")
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	head := "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n"
+	cq := "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: f\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 4}\n"
+	_, err := LoadPolicy([]string{write(head + cq)})
+	require.NoError(t, err)
+	for _, c := range []struct{ from, to, want string }{
+		{"resourceGroups:", "resourceGroup:", `p.yaml:9: ClusterQueue: unknown field "spec.resourceGroup"`},
+		{"name: f\n      resources", "name: g\n      resources", `flavor "g", which no ResourceFlavor defines`},
+		{"nominalQuota: 4}", "nominalQuota: 4, lendingLimit: 5}", "lendingLimit 5 is more than nominalQuota 4"},
+		{"spec:\n", "spec:\n  queueingStrategy: LIFO\n", `spec.queueingStrategy "LIFO" is not StrictFIFO or BestEffortFIFO`},
+		{"metadata: {name: q}", "metadata: {name: q}\nbogus: [", "p.yaml:"},
+	} {
+		body := strings.Replace(head+cq, c.from, c.to, 1)
+		_, err := LoadPolicy([]string{write(body)})
+		require.ErrorContains(t, err, c.want, c.to)
+	}
+	_, err = LoadPolicy([]string{filepath.Join(dir, "missing")})
+	require.ErrorContains(t, err, "cannot read the policy")
+}
+
+// The two-team example: its policy loads, queues map to LocalQueues, and
+// BestEffortFIFO makes team-b's two-worker jobs wait longer than its
+// one-GPU jobs, which pass them.
+func TestTwoTeamsExample(t *testing.T) {
+	s, err := LoadFile("examples/two-teams/scenario.yaml")
+	require.NoError(t, err)
+	for _, v := range append([]string{""}, s.VariantNames()...) {
+		sc := s
+		if v != "" {
+			sc, err = s.Variant(v)
+			require.NoError(t, err)
+		}
+		b, err := sc.Build(Options{})
+		require.NoError(t, err, v)
+		require.NotNil(t, b.Config.Admission, v)
+		require.Len(t, b.Config.Admission.ClusterQueues, 2)
+		b.Close()
+	}
+}
