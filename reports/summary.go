@@ -165,6 +165,10 @@ type QueueStats struct {
 	GPUHoursAllocated float64 `json:"gpuHoursAllocated"`
 	QueueWait         Stats   `json:"queueWait"`
 	JCT               Stats   `json:"jct"`
+	// Preempted counts evictions its jobs suffered (admission or the
+	// scheduler); Preempting the evictions the scheduler made for them.
+	Preempted  int `json:"preempted,omitempty"`
+	Preempting int `json:"preempting,omitempty"`
 }
 
 // FragSummary summarises the sampled fragmentation.
@@ -303,6 +307,8 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		}
 		qa.q.Jobs++
 		qa.held += j.HeldMilliMs
+		qa.q.Preempted += int(j.Preemptions)
+		qa.q.Preempting += int(j.PreemptionsCaused)
 		if w := j.Wait(); w >= 0 {
 			waits = append(waits, float64(w))
 			qa.wait = append(qa.wait, float64(w))
@@ -376,6 +382,9 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 // capacity fills the capacity and disruption sections of a dynamic run.
 func (s *Summary) capacity(res *sim.Result, pr *Pricing) {
 	if !res.Dynamic {
+		if res.Stats.Disruptions[capacity.CausePreemption] > 0 {
+			s.disruptions(res)
+		}
 		return
 	}
 	for i := range res.Pools {
@@ -390,6 +399,12 @@ func (s *Summary) capacity(res *sim.Result, pr *Pricing) {
 		}
 		s.Capacity = append(s.Capacity, l)
 	}
+	s.disruptions(res)
+}
+
+// disruptions fills the disruption section: jobs stopped by lost nodes or
+// scheduler preemption.
+func (s *Summary) disruptions(res *sim.Result) {
 	d := &DisruptionSummary{ByCause: map[string]int64{}}
 	for c, n := range res.Stats.Disruptions {
 		d.ByCause[capacity.Cause(c).String()] = n

@@ -288,6 +288,7 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		b.Assumptions = append(b.Assumptions, "training jobs communicate over "+from+"; across nodes the network's bus bandwidth is scaled by the share of a node's rails a job uses")
 	}
 	b.Config.TieBreak = s.Spec.Scheduler.TieBreak
+	b.Config.Preemption = s.Spec.Scheduler.Preemption
 	if opts.Seed != nil {
 		b.Config.Seed = *opts.Seed
 	}

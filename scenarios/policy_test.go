@@ -113,3 +113,14 @@ func TestTwoTeamsExample(t *testing.T) {
 		b.Close()
 	}
 }
+
+func TestPreemptionPolicyField(t *testing.T) {
+	body, err := os.ReadFile("examples/priority-preemption.yaml")
+	require.NoError(t, err)
+	bad := strings.Replace(string(body), "        priority: 10000\n", "        priority: 10000\n        preemptionPolicy: Sometimes\n", 1)
+	s, err := Parse("p.yaml", "", []byte(bad))
+	if err == nil {
+		_, err = s.Build(Options{})
+	}
+	require.ErrorContains(t, err, `preemptionPolicy: is "Sometimes"; want PreemptLowerPriority or Never`)
+}

@@ -21,6 +21,7 @@ type classGen struct {
 	name        string
 	queue       string
 	priority    int32
+	flags       cluster.JobFlag
 	process     string
 	ratePerMs   float64
 	amplitude   float64
@@ -50,6 +51,13 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 		return nil, s.errAt(at+".name", "%q is not a valid class name (lower-case letters, digits, '-' and '.')", c.Name)
 	}
 	g := &classGen{name: c.Name, queue: c.Queue, priority: c.Priority}
+	switch c.PreemptionPolicy {
+	case "", PreemptLowerPriority:
+	case PreemptNever:
+		g.flags |= cluster.FlagPreemptNever
+	default:
+		return nil, s.errAt(at+".preemptionPolicy", "is %q; want %s or %s", c.PreemptionPolicy, PreemptLowerPriority, PreemptNever)
+	}
 	if g.queue == "" {
 		g.queue = c.Name
 	}
@@ -211,6 +219,7 @@ func (g *classGen) job(j *cluster.JobSpec) {
 		Name:        g.name + "-" + strconv.Itoa(g.n),
 		Queue:       g.queue,
 		Priority:    g.priority,
+		Flags:       g.flags,
 		Submit:      int64(g.next),
 		Replicas:    int32(g.replicas.Sample(g.rng)),
 		Constraints: g.constraints,

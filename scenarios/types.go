@@ -344,13 +344,17 @@ type SyntheticSpec struct {
 
 // ClassSpec is one kind of job in a synthetic workload.
 type ClassSpec struct {
-	Name     string       `json:"name"`
-	Queue    string       `json:"queue,omitempty"`
-	Priority int32        `json:"priority,omitempty"`
-	Arrival  ArrivalSpec  `json:"arrival"`
-	Replicas *NumDist     `json:"replicas,omitempty"`
-	Pod      PodTemplate  `json:"pod"`
-	Duration DurationDist `json:"duration,omitempty"`
+	Name     string `json:"name"`
+	Queue    string `json:"queue,omitempty"`
+	Priority int32  `json:"priority,omitempty"`
+	// PreemptionPolicy is the class's PriorityClass preemptionPolicy:
+	// PreemptLowerPriority (default) or Never; it matters when
+	// spec.scheduler.preemption is on.
+	PreemptionPolicy string       `json:"preemptionPolicy,omitempty"`
+	Arrival          ArrivalSpec  `json:"arrival"`
+	Replicas         *NumDist     `json:"replicas,omitempty"`
+	Pod              PodTemplate  `json:"pod"`
+	Duration         DurationDist `json:"duration,omitempty"`
 	// NodeSelector, Affinity and Tolerations place the class's pods.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	Affinity     []TermSpec        `json:"affinity,omitempty"`
@@ -431,7 +435,16 @@ type SchedulerSpec struct {
 	// (uniform per decision, as kube-scheduler) or nodeOrder (a fixed random
 	// order of the nodes from the seed).
 	TieBreak string `json:"tieBreak,omitempty"`
+	// Preemption lets a pending job evict running jobs of lower priority,
+	// as kube-scheduler's DefaultPreemption does (default off).
+	Preemption bool `json:"preemption,omitempty"`
 }
+
+// Preemption policies of a PriorityClass.
+const (
+	PreemptLowerPriority = "PreemptLowerPriority"
+	PreemptNever         = "Never"
+)
 
 // PluginSpec enables one plugin.
 type PluginSpec struct {

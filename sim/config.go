@@ -80,6 +80,10 @@ type Config struct {
 	// Capacity, when set, makes nodes come and go: spot interruptions,
 	// failures, autoscaling (one entry per pool, same order).
 	Capacity *capacity.Spec
+	// Preemption lets a pending job evict running jobs of lower priority
+	// (kube-scheduler's DefaultPreemption), unless its PreemptNever flag
+	// is set.
+	Preemption bool
 	// Admission, when set, puts Kueue-style quota admission in front of the
 	// scheduler: every job's Queue names a LocalQueue of the policy.
 	Admission *admission.Spec

@@ -57,7 +57,7 @@ func progress(j *jobState, t Time) (work, writes, lost Time) {
 
 // disruptionStats counts disruptions by cause.
 type disruptionStats struct {
-	byCause [3]int64
+	byCause [capacity.NumCauses]int64
 	failed  int64
 }
 
@@ -67,7 +67,9 @@ func (r *runner) placedOn(j *jobState, pls []cluster.Placement) {
 		if l := r.onNode[pl.Node]; !slices.Contains(l, j.info.ID) {
 			r.onNode[pl.Node] = append(l, j.info.ID)
 		}
-		r.capacity.PodsChanged(r.now, pl.Node)
+		if r.capacity != nil {
+			r.capacity.PodsChanged(r.now, pl.Node)
+		}
 	}
 }
 
@@ -76,7 +78,9 @@ func (r *runner) releasedFrom(j *jobState) {
 	for _, pl := range j.placed {
 		id := j.info.ID
 		r.onNode[pl.Node] = slices.DeleteFunc(r.onNode[pl.Node], func(x int32) bool { return x == id })
-		r.capacity.PodsChanged(r.now, pl.Node)
+		if r.capacity != nil {
+			r.capacity.PodsChanged(r.now, pl.Node)
+		}
 	}
 }
 

@@ -74,8 +74,11 @@ func (r *runner) finish() (*Result, error) {
 			AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts), Recovery: j.spec.Recovery,
 			Admitted: -1,
 		}
-		if x := j.x; x != nil && r.adm != nil {
-			rec.Admitted, rec.Preemptions = x.admitAt, x.preempted
+		if x := j.x; x != nil {
+			rec.Preemptions, rec.PreemptionsCaused = x.preempted, x.preempting
+			if r.adm != nil {
+				rec.Admitted = x.admitAt
+			}
 		}
 		if j.usePool >= 0 {
 			k := len(usage)

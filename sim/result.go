@@ -96,9 +96,12 @@ type JobRecord struct {
 	// Step is how a training job's steps went (nil for other jobs).
 	Step *StepRecord
 	// Admitted is when admission first admitted the job (-1: never, or no
-	// admission policy); Preemptions the times admission evicted it.
+	// admission policy); Preemptions the times admission or the scheduler
+	// evicted it.
 	Admitted    Time
 	Preemptions int32
+	// PreemptionsCaused counts the jobs the scheduler evicted for this one.
+	PreemptionsCaused int32
 }
 
 // AdmissionWait is the time from submit to first admission (-1 if never
@@ -204,7 +207,7 @@ type Stats struct {
 	// Disruptions counts jobs stopped by losing a node, by cause (spot
 	// interruption, node failure, consolidation); JobsFailed those that
 	// then failed past their backoff limit.
-	Disruptions [3]int64
+	Disruptions [capacity.NumCauses]int64
 	JobsFailed  int64
 }
 

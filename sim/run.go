@@ -94,6 +94,8 @@ type jobExtra struct {
 	admitAt               Time
 	baseCons              *cluster.Constraints
 	admissions, preempted int32
+	// preempting counts the jobs the scheduler evicted for this one.
+	preempting int32
 }
 
 // ext is the job's extra state, made on first use.
@@ -155,6 +157,9 @@ type runner struct {
 	fabrics  map[string]models.Fabric
 	dstats   disruptionStats
 	adm      *admState // nil without an admission policy
+	// preemptOn: the scheduler preempts lower-priority jobs for pending
+	// ones (kube-scheduler's DefaultPreemption).
+	preemptOn bool
 
 	next      cluster.JobSpec // the job read but not yet arrived
 	hasNext   bool
@@ -273,6 +278,12 @@ func Run(cfg Config) (*Result, error) {
 		r.onNode = make([][]int32, len(c.Nodes))
 		k.Start()
 	}
+	if cfg.Preemption {
+		r.preemptOn = true
+		if r.onNode == nil {
+			r.onNode = make([][]int32, len(c.Nodes))
+		}
+	}
 	if cfg.Admission != nil {
 		if r.adm, err = newAdmState(cfg.Admission); err != nil {
 			return nil, err
@@ -388,6 +399,11 @@ func (r *runner) loop() error {
 				return invariant(err)
 			}
 			r.dirty, r.freed = false, false
+			if r.preemptOn {
+				if err := r.preemptPass(t); err != nil {
+					return err
+				}
+			}
 			if r.canRelayout {
 				if err := r.relayout(t); err != nil {
 					return err
@@ -513,7 +529,7 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	if int32(len(j.placed)) != info.Bound || info.Bound > j.spec.Replicas {
 		return &InvariantError{Err: fmt.Errorf("job %d has %d placements for %d bound pods of %d", info.ID, len(j.placed), info.Bound, j.spec.Replicas)}
 	}
-	if r.capacity != nil {
+	if r.onNode != nil {
 		r.placedOn(j, pls)
 	}
 	if info.Bound < j.spec.Replicas {
@@ -591,7 +607,7 @@ func (r *runner) releaseAll(t Time, j *jobState, lost, ckpt Time) error {
 		}
 		r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}, t-pl.At, lost, ckpt)
 	}
-	if r.capacity != nil {
+	if r.onNode != nil {
 		r.releasedFrom(j)
 	}
 	if n := j.spec.Replicas; int(n) < len(r.slabs) && j.placed != nil {

@@ -89,3 +89,34 @@ func TestPolicyFlag(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `unknown field "spec.flavorFallbackStrategy"`)
 }
+
+// The preemption example: without preemption inference waits behind
+// training; with kube-scheduler's preemption it never waits, training
+// pays in evictions, and checkpointing every 2 hours instead of every 30
+// minutes loses more of training's work to them.
+func TestPriorityPreemptionExample(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/examples/priority-preemption.yaml", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	queue := func(sub, name string) (wait float64, preempted, preempting int) {
+		s := readSummary(t, filepath.Join(dir, sub))
+		for _, q := range s.Queues {
+			if q.Name == name {
+				return q.QueueWait.Mean, q.Preempted, q.Preempting
+			}
+		}
+		t.Fatalf("no queue %s", name)
+		return
+	}
+	off, _, _ := queue("", "inference")
+	on, _, caused := queue("variants/preemption", "inference")
+	_, suffered, _ := queue("variants/preemption", "research")
+	require.Positive(t, off)
+	require.Zero(t, on)
+	require.Positive(t, caused)
+	require.Equal(t, caused, suffered)
+	dense := readSummary(t, filepath.Join(dir, "variants", "preemption")).Disruptions
+	sparse := readSummary(t, filepath.Join(dir, "variants", "preemption-sparse-checkpoints")).Disruptions
+	require.Equal(t, int64(caused), dense.ByCause["preemption"])
+	require.Greater(t, sparse.LostGPUHours, 2*dense.LostGPUHours)
+}

@@ -603,9 +603,13 @@ func (g *gen) hasPriorities() bool {
 }
 
 func (g *gen) priorityClasses() (File, error) {
+	words := "priority and does not preempt, so each has preemptionPolicy Never."
+	if g.s.Spec.Scheduler.Preemption {
+		words = "priority and preempts lower-priority jobs (spec.scheduler.preemption), so each has preemptionPolicy PreemptLowerPriority unless its classes say Never."
+	}
 	f := File{Path: "priorityclasses.yaml", Comment: g.header(
 		"One PriorityClass per priority the workload classes use. The simulation orders its queue by",
-		"priority and does not preempt, so each has preemptionPolicy Never.",
+		words,
 	)}
 	if !g.hasPriorities() {
 		return f, nil
@@ -619,8 +623,17 @@ func (g *gen) priorityClasses() (File, error) {
 		users[c.Priority] = append(users[c.Priority], c.Name)
 	}
 	slices.Sort(ps)
-	never := corev1.PreemptNever
+	preempts := map[int32]bool{}
+	for _, c := range g.classes() {
+		if g.s.Spec.Scheduler.Preemption && c.PreemptionPolicy != scenarios.PreemptNever {
+			preempts[c.Priority] = true
+		}
+	}
 	for _, p := range ps {
+		never := corev1.PreemptNever
+		if preempts[p] {
+			never = corev1.PreemptLowerPriority
+		}
 		f.Objects = append(f.Objects, &schedulingv1.PriorityClass{
 			TypeMeta:         metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
 			ObjectMeta:       metav1.ObjectMeta{Name: priorityClassName(p)},

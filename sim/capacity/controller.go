@@ -52,10 +52,15 @@ const (
 	CauseSpot Cause = iota
 	CauseFailure
 	CauseConsolidation
+	// CausePreemption: the scheduler evicted the job's pods for a pending
+	// job of higher priority (set by the simulation, not by capacity).
+	CausePreemption
+	// NumCauses counts the causes.
+	NumCauses
 )
 
 func (c Cause) String() string {
-	return [...]string{"spot interruption", "node failure", "consolidation"}[c]
+	return [...]string{"spot interruption", "node failure", "consolidation", "preemption"}[c]
 }
 
 // ConsolidationGrace is how long a consolidated node's pods get to stop

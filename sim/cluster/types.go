@@ -242,6 +242,9 @@ const (
 	// openb pod still Pending when deleted); its Duration is an upper bound
 	// and its Deadline is when it was deleted.
 	FlagNoRecordedRun JobFlag = 1 << iota
+	// FlagPreemptNever: the job's PriorityClass has preemptionPolicy
+	// Never; it waits rather than evict lower-priority jobs.
+	FlagPreemptNever
 )
 
 // JobSpec is one job of a workload: Replicas identical pods, bound together

@@ -1,0 +1,194 @@
+package sim
+
+import (
+	"slices"
+
+	"gpuplan.dev/gpuplan/sim/capacity"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+)
+
+// Scheduler preemption (Config.Preemption), after kube-scheduler's
+// DefaultPreemption: a job still waiting after a pass may evict running
+// jobs of lower priority when that lets every pod it has left fit. For
+// each such pod, on each node its constraints allow, all lower-priority
+// jobs on the node are candidate victims; those not needed are spared,
+// highest priority first; the node chosen is the one whose victims have
+// the lowest highest priority, then the lowest sum of priorities, then
+// are fewest, then the lowest index. A victim job loses all its pods (as
+// a Job whose pod is deleted restarts it): it is disrupted, with cause
+// preemption, and resumes from its last checkpoint; a podFailurePolicy
+// that ignores disruptions keeps it from counting as a failure. Pods on
+// time-sliced, MIG or shared GPUs are not preempted for.
+
+type victimSet struct {
+	jobs             []int32
+	maxPrio, sumPrio int64
+	node             int32
+}
+
+// preemptPass tries preemption for the jobs left waiting, in queue order,
+// and runs another pass when it evicted.
+func (r *runner) preemptPass(t Time) error {
+	var waiting []int32
+	r.sched.Waiting(func(info *scheduler.JobInfo) bool {
+		j := r.job(info.ID)
+		if j.spec.Flags&cluster.FlagPreemptNever == 0 && !j.running && !j.finished && !j.awaitingAdmission() {
+			waiting = append(waiting, info.ID)
+		}
+		return true
+	})
+	evicted := false
+	for _, id := range waiting {
+		ok, err := r.preemptFor(t, r.job(id))
+		if err != nil {
+			return err
+		}
+		evicted = evicted || ok
+	}
+	if evicted {
+		r.stats.Passes++
+		if err := r.sched.Pass(t, true, r); err != nil {
+			return invariant(err)
+		}
+		r.dirty, r.freed = false, false
+	}
+	return nil
+}
+
+type res3 struct{ cpu, mem, gpu int64 }
+
+func (a res3) add(b res3) res3 { return res3{a.cpu + b.cpu, a.mem + b.mem, a.gpu + b.gpu} }
+func (a res3) sub(b res3) res3 { return res3{a.cpu - b.cpu, a.mem - b.mem, a.gpu - b.gpu} }
+
+// heldOn is what job v's pods hold on node n, whole GPUs counted.
+func (r *runner) heldOn(v *jobState, n int32) res3 {
+	var h res3
+	for _, pl := range v.placed {
+		if pl.Node == n {
+			h = h.add(res3{v.spec.Pod.MilliCPU, v.spec.Pod.MemoryMiB, int64(pl.Milli) / cluster.MilliGPU})
+		}
+	}
+	return h
+}
+
+// preemptFor evicts the jobs p needs gone, if evicting lower-priority jobs
+// lets all its remaining pods fit; it reports whether it evicted.
+func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
+	pod := &p.spec.Pod
+	if pod.Shared() || pod.MIG != "" {
+		return false, nil
+	}
+	want := res3{pod.MilliCPU, pod.MemoryMiB, int64(pod.GPUs)}
+	fits := func(a res3) bool { return a.cpu >= want.cpu && a.mem >= want.mem && a.gpu >= want.gpu }
+	pools := r.fw.EligiblePools(&p.info, nil)
+	chosen := map[int32]bool{}
+	used := map[int32]res3{}
+	avail := func(n int32) res3 {
+		nd := &r.c.Nodes[n]
+		a := res3{nd.FreeCPU, nd.FreeMem, int64(r.c.FreeDevices(n, pod))}
+		for _, id := range r.onNode[n] {
+			if chosen[id] {
+				a = a.add(r.heldOn(r.job(id), n))
+			}
+		}
+		return a.sub(used[n])
+	}
+	for k := p.info.Bound; k < p.spec.Replicas; k++ {
+		var best *victimSet
+	search:
+		for _, pi := range pools {
+			pl := &r.c.Pools[pi]
+			if sh := pl.Spec.Sharing; sh.TimeSlicing > 1 || sh.MIGStrategy != "" {
+				continue
+			}
+			for n := pl.First; n < pl.First+pl.Count; n++ {
+				if !r.c.Schedulable(n) {
+					continue
+				}
+				a := avail(n)
+				if fits(a) {
+					best = &victimSet{node: n}
+					break search
+				}
+				var cands []int32
+				total := a
+				for _, id := range r.onNode[n] {
+					v := r.job(id)
+					if chosen[id] || id == p.info.ID || !v.running || v.isExiting() || v.spec.Priority >= p.spec.Priority {
+						continue
+					}
+					cands = append(cands, id)
+					total = total.add(r.heldOn(v, n))
+				}
+				if len(cands) == 0 || !fits(total) {
+					continue
+				}
+				// Spare the victims not needed, highest priority first and,
+				// among equals, the latest started first.
+				slices.SortStableFunc(cands, func(x, y int32) int {
+					a, b := r.job(x), r.job(y)
+					if a.spec.Priority != b.spec.Priority {
+						return int(b.spec.Priority) - int(a.spec.Priority)
+					}
+					return int(b.aStart - a.aStart)
+				})
+				vs := &victimSet{node: n, maxPrio: -1 << 40}
+				for _, id := range cands {
+					h := r.heldOn(r.job(id), n)
+					if fits(total.sub(h)) {
+						total = total.sub(h)
+						continue
+					}
+					pr := int64(r.job(id).spec.Priority)
+					vs.jobs = append(vs.jobs, id)
+					vs.maxPrio = max(vs.maxPrio, pr)
+					vs.sumPrio += pr
+				}
+				if best == nil || better(vs, best) {
+					best = vs
+				}
+			}
+		}
+		if best == nil {
+			return false, nil
+		}
+		for _, id := range best.jobs {
+			chosen[id] = true
+		}
+		used[best.node] = used[best.node].add(want)
+	}
+	if len(chosen) == 0 {
+		return false, nil
+	}
+	ids := make([]int32, 0, len(chosen))
+	for id := range chosen {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		v := r.job(id)
+		v.ext().preempted++
+		p.ext().preempting++
+		if err := r.disrupt(t, v, capacity.CausePreemption, false); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// better orders candidate nodes as kube-scheduler does: the lowest
+// highest victim priority, then the lowest sum, then fewest victims.
+func better(a, b *victimSet) bool {
+	switch {
+	case len(a.jobs) == 0 || len(b.jobs) == 0:
+		return len(a.jobs) == 0 && len(b.jobs) != 0
+	case a.maxPrio != b.maxPrio:
+		return a.maxPrio < b.maxPrio
+	case a.sumPrio != b.sumPrio:
+		return a.sumPrio < b.sumPrio
+	case len(a.jobs) != len(b.jobs):
+		return len(a.jobs) < len(b.jobs)
+	}
+	return a.node < b.node
+}
