@@ -35,6 +35,9 @@ type Policy struct {
 	Notes []string
 	// Files are the manifest files read, in order.
 	Files []string
+	// Volcano are the Volcano Queues read; they become ClusterQueues once
+	// the cluster's size is known (VolcanoSpec).
+	Volcano []VolcanoQueue
 }
 
 // policyDoc is one YAML document of a manifest file.
@@ -209,7 +212,13 @@ const (
 )
 
 func (p *Policy) read(docs []policyDoc) error {
-	seenCohort := map[string]bool{}
+	if err := p.readDocs(docs, map[string]bool{}); err != nil {
+		return err
+	}
+	return p.check()
+}
+
+func (p *Policy) readDocs(docs []policyDoc, seenCohort map[string]bool) error {
 	for _, d := range docs {
 		kind, api := d.tm.Kind, d.tm.APIVersion
 		switch {
@@ -251,6 +260,34 @@ func (p *Policy) read(docs []policyDoc) error {
 				return err
 			}
 			p.PriorityClasses[w.Name] = w.Value
+		case api == "v1" && kind == "List":
+			var l struct {
+				metav1.TypeMeta `json:",inline"`
+				metav1.ListMeta `json:"metadata,omitempty"`
+				Items           []map[string]any `json:"items"`
+			}
+			if err := d.strict(&l); err != nil {
+				return err
+			}
+			var items []policyDoc
+			for i, it := range l.Items {
+				b, err := yaml.Marshal(it)
+				if err != nil {
+					return d.errorf("items[%d]: %v", i, err)
+				}
+				sub := policyDoc{file: d.file, line: d.line, data: b, root: d.root}
+				if err := yaml.Unmarshal(b, &sub.tm); err != nil {
+					return d.errorf("items[%d]: %v", i, err)
+				}
+				items = append(items, sub)
+			}
+			if err := p.readDocs(items, seenCohort); err != nil {
+				return err
+			}
+		case api == volcanoAPI && kind == "Queue":
+			if err := p.volcanoQueue(d); err != nil {
+				return err
+			}
 		case api == "scheduling.k8s.io/v1" && kind == "PriorityClass":
 			var pc schedulingv1.PriorityClass
 			if err := d.strict(&pc); err != nil {
@@ -261,10 +298,10 @@ func (p *Policy) read(docs []policyDoc) error {
 				p.Notes = append(p.Notes, d.where(pc.Name)+": preemptionPolicy "+string(*pc.PreemptionPolicy)+": the scheduler's own preemption is not modelled; admission preempts as the ClusterQueues say")
 			}
 		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass and PriorityClass", d.file, d.line, kind, api))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue and PriorityClass", d.file, d.line, kind, api))
 		}
 	}
-	return p.check()
+	return nil
 }
 
 func (p *Policy) check() error {
@@ -272,8 +309,16 @@ func (p *Policy) check() error {
 	for _, f := range p.Spec.Flavors {
 		flavors[f.Name] = true
 	}
-	if _, err := admission.New(p.Spec); err != nil {
-		return &InputError{File: strings.Join(p.Files, ", "), Msg: err.Error()}
+	if len(p.Volcano) == 0 {
+		if _, err := admission.New(p.Spec); err != nil {
+			return &InputError{File: strings.Join(p.Files, ", "), Msg: err.Error()}
+		}
+	}
+	if len(p.Volcano) > 0 {
+		if len(p.Spec.ClusterQueues) > 0 || len(p.Spec.LocalQueues) > 0 {
+			return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy mixes Kueue ClusterQueues and Volcano Queues; give one or the other"}
+		}
+		return nil
 	}
 	if len(p.Spec.ClusterQueues) == 0 {
 		return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy has no ClusterQueue"}
@@ -498,6 +543,15 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if len(pol.Volcano) > 0 {
+		spec, notes := volcanoSpec(pol.Volcano, b.Config.Pools)
+		pol.Spec = spec
+		pol.Notes = append(pol.Notes, notes...)
+		pol.Notes = append(pol.Notes, "Volcano queues share one cohort over the whole cluster; the reclaim action (off in Volcano's default configuration) is not modelled")
+		if _, err := admission.New(pol.Spec); err != nil {
+			return &InputError{File: strings.Join(pol.Files, ", "), Msg: err.Error()}
+		}
+	}
 	known := map[string]bool{}
 	for _, l := range pol.Spec.LocalQueues {
 		known[l.Name] = true
@@ -519,7 +573,11 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 	}
 	b.Config.Workload = qm
 	b.Config.Admission = &pol.Spec
-	b.Assumptions = append(b.Assumptions, fmt.Sprintf("admission: Kueue policy from %s (%d ClusterQueues, %d LocalQueues); evicted workloads release their quota at once", strings.Join(pol.Files, ", "), len(pol.Spec.ClusterQueues), len(pol.Spec.LocalQueues)))
+	kind := "Kueue"
+	if len(pol.Volcano) > 0 {
+		kind = "Volcano"
+	}
+	b.Assumptions = append(b.Assumptions, fmt.Sprintf("admission: "+kind+" policy from %s (%d ClusterQueues, %d LocalQueues); evicted workloads release their quota at once", strings.Join(pol.Files, ", "), len(pol.Spec.ClusterQueues), len(pol.Spec.LocalQueues)))
 	b.Assumptions = append(b.Assumptions, pol.Notes...)
 	return nil
 }

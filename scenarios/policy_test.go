@@ -7,8 +7,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"gpuplan.dev/gpuplan/sim/admission"
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // Kueue's own documentation samples load into the admission model, with
@@ -109,7 +113,7 @@ func TestTwoTeamsExample(t *testing.T) {
 		b, err := sc.Build(Options{})
 		require.NoError(t, err, v)
 		require.NotNil(t, b.Config.Admission, v)
-		require.Len(t, b.Config.Admission.ClusterQueues, 2)
+		require.Len(t, b.Config.Admission.ClusterQueues, 2, v)
 		b.Close()
 	}
 }
@@ -123,4 +127,50 @@ func TestPreemptionPolicyField(t *testing.T) {
 		_, err = s.Build(Options{})
 	}
 	require.ErrorContains(t, err, `preemptionPolicy: is "Sometimes"; want PreemptLowerPriority or Never`)
+}
+
+// Volcano's own sample Queues load; what gpuplan does not model (hierarchy
+// and dequeue-strategy annotations) is named per queue; on a cluster the
+// weights give each queue its deserved share.
+func TestVolcanoSamplesLoad(t *testing.T) {
+	p, err := LoadPolicy([]string{"testdata/volcano/hierarchical-jobs-queues.yaml"})
+	require.NoError(t, err)
+	require.Len(t, p.Volcano, 4)
+	notes := strings.Join(p.Notes, "\n")
+	require.Contains(t, notes, "hierarchical-jobs-queues.yaml:1: Queue root-eng-prod: annotation volcano.sh/hierarchy is read but not modelled")
+
+	p, err = LoadPolicy([]string{"testdata/volcano/dequeue-strategies-queues.yaml"})
+	require.NoError(t, err)
+	require.Len(t, p.Volcano, 3, "a v1 List of Queues")
+	require.Contains(t, strings.Join(p.Notes, "\n"), "Queue fifo-queue: annotation volcano.sh/dequeue-strategy is read but not modelled")
+
+	p, err = LoadPolicy([]string{"testdata/volcano/deployment-queue.yaml"})
+	require.NoError(t, err)
+	q := p.Volcano[0]
+	require.Equal(t, int32(1), q.Spec.Weight)
+	require.False(t, *q.Spec.Reclaimable)
+
+	// Two queues, weights 3:1, on 2 nodes of 8 GPUs, 64 CPUs, 512 GiB:
+	// deserved 12 and 4 GPUs; the first capped at 10 by its capability
+	// (so it cannot borrow), the second free to borrow; the first
+	// guarantees 6 of its 10.
+	pools := []cluster.PoolSpec{{Name: "p", Nodes: 2, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 512 << 10}}
+	ten := resource.MustParse("10")
+	six := resource.MustParse("6")
+	a := VolcanoQueue{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: VolcanoQueueSpec{Weight: 3, Capability: corev1.ResourceList{"nvidia.com/gpu": ten}}}
+	a.Spec.Guarantee.Resource = corev1.ResourceList{"nvidia.com/gpu": six}
+	b := VolcanoQueue{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: VolcanoQueueSpec{Weight: 1}}
+	spec, _ := volcanoSpec([]VolcanoQueue{a, b}, pools)
+	ga := spec.ClusterQueues[0].Groups[0].Flavors[0].Resources[2]
+	gb := spec.ClusterQueues[1].Groups[0].Flavors[0].Resources[2]
+	require.Equal(t, admission.Quota{Nominal: 10, BorrowingLimit: 0, LendingLimit: 4}, ga)
+	require.Equal(t, admission.Quota{Nominal: 4, BorrowingLimit: admission.NoLimit, LendingLimit: admission.NoLimit}, gb)
+	require.Equal(t, int64(96000), spec.ClusterQueues[0].Groups[0].Flavors[0].Resources[0].Nominal, "3/4 of 128 CPUs")
+
+	mixed := t.TempDir() + "/m.yaml"
+	k, _ := os.ReadFile("testdata/kueue/site/single-clusterqueue-setup.yaml")
+	v, _ := os.ReadFile("testdata/volcano/deployment-queue.yaml")
+	require.NoError(t, os.WriteFile(mixed, append(append(k, []byte("\n---\n")...), v...), 0o644))
+	_, err = LoadPolicy([]string{mixed})
+	require.ErrorContains(t, err, "mixes Kueue ClusterQueues and Volcano Queues")
 }

@@ -67,6 +67,12 @@ func TestTwoTeamsExampleReport(t *testing.T) {
 	require.InDelta(t, 4.0/6, a.NominalShare, 1e-4)
 	require.Less(t, meanAdmissionWait(t, filepath.Join(dir, "variants", "cohort-reclaim", "jobs.csv"), "b-pair"), pair)
 
+	// The same quotas written as Volcano Queues admit every job at the
+	// same times: jobs.csv differs only in the flavor's name in reasons.
+	x, _ := os.ReadFile(filepath.Join(dir, "jobs.csv"))
+	y, _ := os.ReadFile(filepath.Join(dir, "variants", "volcano", "jobs.csv"))
+	require.Equal(t, string(x), strings.ReplaceAll(string(y), "flavor volcano-cluster", "flavor l4"))
+
 	// Same seed, same bytes, admission included.
 	other := t.TempDir()
 	code, _, errOut = gpuplan(t, "simulate", "../../scenarios/examples/two-teams/scenario.yaml", "--out", other)

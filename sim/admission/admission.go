@@ -98,6 +98,9 @@ type ClusterQueue struct {
 	Strategy Strategy
 	Groups   []ResourceGroup
 	Preempt  Preemption
+	// NotReclaimable keeps the cohort from reclaiming what this queue
+	// borrowed (a Volcano Queue with reclaimable: false).
+	NotReclaimable bool
 }
 
 // Flavor is a ResourceFlavor: the node labels an admitted workload's pods

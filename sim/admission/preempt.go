@@ -113,7 +113,7 @@ func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Pol
 	for _, id := range ids {
 		t := c.wls[id]
 		q := c.cqs[t.cq]
-		if t.cq != x.cq && (st.cohort < 0 || q.cohort != st.cohort) {
+		if t.cq != x.cq && (st.cohort < 0 || q.cohort != st.cohort || q.NotReclaimable) {
 			continue
 		}
 		uses := false
