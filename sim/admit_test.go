@@ -87,6 +87,16 @@ func TestReclaimEvictsAndResumesFromCheckpoint(t *testing.T) {
 	require.InDelta(t, float64(65*Minute*4), qb.BorrowedGPUMs, 1e-6)
 	require.InDelta(t, float64(65*Minute*4), qa.LentGPUMs, 1e-6)
 	require.InDelta(t, float64(10*Minute*2), qa.UsedGPUMs, 1e-6)
+
+	// Cut at 30 min, while b1 waits for admission again: it is pending,
+	// started once and preempted once (the books of a run cut there
+	// balance: a bug once called it running with no pods).
+	res = run(t, Config{Pools: []cluster.PoolSpec{pool("p", 3, 2)}, Horizon: 30 * Minute, Admission: twoTeams("org", admission.BestEffortFIFO, admission.Any)}, b1, a1)
+	rb = res.Jobs[0]
+	require.Equal(t, Pending, rb.Outcome)
+	require.Equal(t, Time(0), rb.Start)
+	require.Equal(t, int32(1), rb.Preemptions)
+	require.Contains(t, rb.Diagnosis, "Preempted to accommodate a workload (UID: 1) due to reclamation within the cohort")
 }
 
 func TestUnknownLocalQueueIsAnError(t *testing.T) {

@@ -164,7 +164,7 @@ func (r *runner) checkBooks() error {
 			u.pods++
 			poolMilli[r.c.Nodes[pl.Node].Pool] += int64(pl.Milli)
 		}
-		if j.start >= 0 && !j.finished && int32(len(j.placed)) != j.spec.Replicas {
+		if j.running && int32(len(j.placed)) != j.spec.Replicas {
 			return fmt.Errorf("running job %d has %d of %d pods placed", id, len(j.placed), j.spec.Replicas)
 		}
 	}

@@ -126,3 +126,32 @@ func TestPriorityPreemptionExample(t *testing.T) {
 	require.Equal(t, int64(caused), dense.ByCause["preemption"])
 	require.Greater(t, sparse.LostGPUHours, 2*dense.LostGPUHours)
 }
+
+// A policy change given as manifests goes through the CI gate like any
+// other: the candidate points at the cohort policy; team-b's p95 wait
+// falls and team-a keeps its one-hour p50 admission bound.
+func TestValidatePolicyChange(t *testing.T) {
+	dir := t.TempDir()
+	base, err := os.ReadFile("../../scenarios/examples/two-teams/scenario.yaml")
+	require.NoError(t, err)
+	ex, err := filepath.Abs("../../scenarios/examples/two-teams")
+	require.NoError(t, err)
+	write := func(name, policy string) string {
+		body := strings.Replace(string(base), "manifests: [policy/]", "manifests: ["+filepath.Join(ex, policy)+"]", 1)
+		body = body[:strings.Index(body, "  variants:")]
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	rules := filepath.Join(dir, "rules.yaml")
+	require.NoError(t, os.WriteFile(rules, []byte(`apiVersion: gpuplan.dev/v1alpha1
+kind: Assertions
+replications: 3
+rules:
+- {name: team-b waits less, metric: queue.team-b.wait.p95, of: relativeChange, op: "<", value: 0%}
+- {name: team-a still admitted within the hour at the median, metric: queue.team-a.wait.p50, op: "<=", value: 1h}
+`), 0o644))
+	code, out, errOut := gpuplan(t, "validate", "--baseline", write("base.yaml", "policy"), "--candidate", write("cand.yaml", "policy-cohort"), "--assert", rules)
+	require.Equal(t, 0, code, out+errOut)
+	require.Contains(t, out, "team-b waits less")
+}

@@ -66,12 +66,20 @@ with every spot node bought on-demand and the two are set side by side. A
 scenario with spec.variants runs each what-if variant too and compares them
 (their files go to DIR/variants/NAME); --variant runs one alone. --trace replaces the scenario's workload with a trace file replayed
 against the scenario's cluster (the default scenario's cluster when none is given);
-the whole trace runs unless --horizon cuts it. The same scenario and seed give
-byte-identical files.`,
+the whole trace runs unless --horizon cuts it.
+
+A scenario's spec.policy, or --policy DIR (a file or folder of Kueue
+ResourceFlavors, ClusterQueues, LocalQueues, Cohorts and priority classes, or of
+Volcano Queues), puts quota admission in front of the scheduler: the report adds
+each ClusterQueue's time to admission, borrowed and lent GPU-hours and
+preemptions; --policy NAME with a placement policy (fgd, bestfit, ...) replaces the
+scheduler's scoring instead. spec.scheduler.preemption turns on kube-scheduler's
+priority preemption. The same scenario and seed give byte-identical files.`,
 		Example: `  gpuplan simulate
   gpuplan simulate scenarios/examples/openb-replay.yaml --out out/openb
   gpuplan simulate --trace jobs.csv --trace-format csv --output json
-  gpuplan simulate my.yaml --seed 7 --output markdown`,
+  gpuplan simulate my.yaml --seed 7 --output markdown
+  gpuplan simulate scenarios/examples/two-teams/scenario.yaml --policy scenarios/examples/two-teams/policy-strict`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.complete(cmd, args); err != nil {
