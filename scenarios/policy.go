@@ -30,6 +30,8 @@ type Policy struct {
 	// PriorityClasses are the values of the PriorityClasses and Kueue
 	// WorkloadPriorityClasses read, by name.
 	PriorityClasses map[string]int32
+	// PreemptNever names the PriorityClasses with preemptionPolicy Never.
+	PreemptNever map[string]bool
 	// Notes name every field read but not modelled, and every object
 	// skipped, each with its file and line.
 	Notes []string
@@ -77,7 +79,7 @@ func LoadPolicy(paths []string) (*Policy, error) {
 		}
 		files = append(files, in...)
 	}
-	pol := &Policy{PriorityClasses: map[string]int32{}, Files: files}
+	pol := &Policy{PriorityClasses: map[string]int32{}, PreemptNever: map[string]bool{}, Files: files}
 	var docs []policyDoc
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -102,7 +104,7 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol := &Policy{PriorityClasses: map[string]int32{}, Files: []string{file}}
+	pol := &Policy{PriorityClasses: map[string]int32{}, PreemptNever: map[string]bool{}, Files: []string{file}}
 	if err := pol.read(docs); err != nil {
 		return nil, err
 	}
@@ -294,8 +296,8 @@ func (p *Policy) readDocs(docs []policyDoc, seenCohort map[string]bool) error {
 				return err
 			}
 			p.PriorityClasses[pc.Name] = pc.Value
-			if pc.PreemptionPolicy != nil && *pc.PreemptionPolicy != corev1.PreemptNever {
-				p.Notes = append(p.Notes, d.where(pc.Name)+": preemptionPolicy "+string(*pc.PreemptionPolicy)+": the scheduler's own preemption is not modelled; admission preempts as the ClusterQueues say")
+			if pc.PreemptionPolicy != nil && *pc.PreemptionPolicy == corev1.PreemptNever {
+				p.PreemptNever[pc.Name] = true
 			}
 		default:
 			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue and PriorityClass", d.file, d.line, kind, api))
@@ -493,12 +495,21 @@ type queueMapper struct {
 	known   map[string]bool
 	def     string
 	unknown map[string]int
+	// prio gives a queue's jobs a priority (and maybe the Never flag).
+	prio  map[string]int32
+	never map[string]bool
 }
 
 func (q *queueMapper) Next(j *cluster.JobSpec) (bool, error) {
 	ok, err := q.JobSource.Next(j)
 	if !ok || err != nil {
 		return ok, err
+	}
+	if p, ok := q.prio[j.Queue]; ok {
+		j.Priority = p
+		if q.never[j.Queue] {
+			j.Flags |= cluster.FlagPreemptNever
+		}
 	}
 	if to, ok := q.m[j.Queue]; ok {
 		j.Queue = to
@@ -556,8 +567,15 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 	for _, l := range pol.Spec.LocalQueues {
 		known[l.Name] = true
 	}
-	qm := &queueMapper{JobSource: b.Config.Workload, m: map[string]string{}, known: known, unknown: map[string]int{}}
+	qm := &queueMapper{JobSource: b.Config.Workload, m: map[string]string{}, known: known, unknown: map[string]int{}, prio: map[string]int32{}, never: map[string]bool{}}
 	if ps != nil {
+		for queue, class := range ps.PriorityClasses {
+			v, ok := pol.PriorityClasses[class]
+			if !ok {
+				return s.errAt("spec.policy.priorityClasses."+queue, "priority class %q is not in the policy's manifests", class)
+			}
+			qm.prio[queue], qm.never[queue] = v, pol.PreemptNever[class]
+		}
 		for from, to := range ps.Queues {
 			if !known[to] {
 				return s.errAt("spec.policy.queues."+from, "LocalQueue %q is not in the policy (%s)", to, strings.Join(boolKeys(known), ", "))

@@ -174,3 +174,36 @@ func TestVolcanoSamplesLoad(t *testing.T) {
 	_, err = LoadPolicy([]string{mixed})
 	require.ErrorContains(t, err, "mixes Kueue ClusterQueues and Volcano Queues")
 }
+
+// A queue's jobs take a PriorityClass of the policy by rule.
+func TestPriorityClassesByQueue(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pc.yaml"), []byte("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: urgent}\nvalue: 5000\npreemptionPolicy: Never\n"), 0o644))
+	body, err := os.ReadFile("examples/two-teams/scenario.yaml")
+	require.NoError(t, err)
+	ex, _ := filepath.Abs("examples/two-teams/policy")
+	b := strings.Replace(string(body), "    manifests: [policy/]\n", "    manifests: ["+ex+", "+filepath.Join(dir, "pc.yaml")+"]\n    priorityClasses: {team-b: urgent}\n", 1)
+	s, err := Parse("s.yaml", "", []byte(b))
+	require.NoError(t, err)
+	built, err := s.Build(Options{})
+	require.NoError(t, err)
+	defer built.Close()
+	var j cluster.JobSpec
+	seen := map[string]int32{}
+	for {
+		ok, err := built.Config.Workload.Next(&j)
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		seen[j.Queue] = j.Priority
+		require.Equal(t, j.Queue == "team-b", j.Flags&cluster.FlagPreemptNever != 0)
+	}
+	require.Equal(t, map[string]int32{"team-a": 0, "team-b": 5000}, seen)
+
+	bad := strings.Replace(b, "{team-b: urgent}", "{team-b: nope}", 1)
+	s, err = Parse("s.yaml", "", []byte(bad))
+	require.NoError(t, err)
+	_, err = s.Build(Options{})
+	require.ErrorContains(t, err, `spec.policy.priorityClasses.team-b: priority class "nope" is not in the policy's manifests`)
+}

@@ -475,6 +475,10 @@ type PolicySpec struct {
 	// DefaultQueue takes the jobs whose queue is neither mapped nor a
 	// LocalQueue (empty: such a job stops the run with an error).
 	DefaultQueue string `json:"defaultQueue,omitempty"`
+	// PriorityClasses gives the jobs of a queue (before mapping) the
+	// priority of a PriorityClass or WorkloadPriorityClass of the policy,
+	// and its preemptionPolicy.
+	PriorityClasses map[string]string `json:"priorityClasses,omitempty"`
 }
 
 // OutputSpec tunes the results.
