@@ -61,6 +61,9 @@ func Parse(file, dir string, data []byte) (*Scenario, error) {
 		return nil, err
 	}
 	s.file, s.dir, s.pos = file, dir, pos
+	if err := s.importNodePools(); err != nil {
+		return nil, err
+	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

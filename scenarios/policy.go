@@ -37,6 +37,8 @@ type Policy struct {
 	Notes []string
 	// Files are the manifest files read, in order.
 	Files []string
+	// NodePools are the Karpenter NodePools read, as scenario NodePools.
+	NodePools []NodePoolSpec
 	// Volcano are the Volcano Queues read; they become ClusterQueues once
 	// the cluster's size is known (VolcanoSpec).
 	Volcano []VolcanoQueue
@@ -286,6 +288,10 @@ func (p *Policy) readDocs(docs []policyDoc, seenCohort map[string]bool) error {
 			if err := p.readDocs(items, seenCohort); err != nil {
 				return err
 			}
+		case api == "karpenter.sh/v1" && kind == "NodePool":
+			if err := p.nodePool(d); err != nil {
+				return err
+			}
 		case api == volcanoAPI && kind == "Queue":
 			if err := p.volcanoQueue(d); err != nil {
 				return err
@@ -300,7 +306,7 @@ func (p *Policy) readDocs(docs []policyDoc, seenCohort map[string]bool) error {
 				p.PreemptNever[pc.Name] = true
 			}
 		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue and PriorityClass", d.file, d.line, kind, api))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue, Karpenter NodePool and PriorityClass", d.file, d.line, kind, api))
 		}
 	}
 	return nil
@@ -322,8 +328,8 @@ func (p *Policy) check() error {
 		}
 		return nil
 	}
-	if len(p.Spec.ClusterQueues) == 0 {
-		return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy has no ClusterQueue"}
+	if len(p.Spec.ClusterQueues) == 0 && len(p.NodePools) == 0 {
+		return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy has no ClusterQueue, Volcano Queue or NodePool"}
 	}
 	return nil
 }
@@ -588,6 +594,9 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 			}
 			qm.def = ps.DefaultQueue
 		}
+	}
+	if len(pol.Spec.ClusterQueues) == 0 {
+		return nil // NodePools only: read when the scenario loaded
 	}
 	b.Config.Workload = qm
 	b.Config.Admission = &pol.Spec

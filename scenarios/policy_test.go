@@ -183,7 +183,7 @@ func TestPriorityClassesByQueue(t *testing.T) {
 	require.NoError(t, err)
 	ex, _ := filepath.Abs("examples/two-teams/policy")
 	b := strings.Replace(string(body), "    manifests: [policy/]\n", "    manifests: ["+ex+", "+filepath.Join(dir, "pc.yaml")+"]\n    priorityClasses: {team-b: urgent}\n", 1)
-	s, err := Parse("s.yaml", "", []byte(b))
+	s, err := Parse("s.yaml", "examples/two-teams", []byte(b))
 	require.NoError(t, err)
 	built, err := s.Build(Options{})
 	require.NoError(t, err)
@@ -202,8 +202,52 @@ func TestPriorityClassesByQueue(t *testing.T) {
 	require.Equal(t, map[string]int32{"team-a": 0, "team-b": 5000}, seen)
 
 	bad := strings.Replace(b, "{team-b: urgent}", "{team-b: nope}", 1)
-	s, err = Parse("s.yaml", "", []byte(bad))
+	s, err = Parse("s.yaml", "examples/two-teams", []byte(bad))
 	require.NoError(t, err)
 	_, err = s.Build(Options{})
 	require.ErrorContains(t, err, `spec.policy.priorityClasses.team-b: priority class "nope" is not in the policy's manifests`)
+}
+
+// Karpenter NodePools in the policy manifests join the cluster: here the
+// NodePools gpuplan manifests wrote for its elastic test scenario.
+func TestNodePoolsFromManifests(t *testing.T) {
+	np, err := filepath.Abs("../reports/manifests/testdata/golden/elastic/karpenter/nodepools.yaml")
+	require.NoError(t, err)
+	body := `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: imported}
+spec:
+  horizon: 1h
+  policy:
+    manifests: [` + np + `]
+  workload:
+    synthetic:
+      classes:
+      - name: j
+        arrival: {process: fixed, ratePerHour: 1}
+        pod: {cpu: "1", memory: 1Gi, gpus: 1}
+        duration: 10m
+`
+	s, err := Parse("s.yaml", "", []byte(body))
+	require.NoError(t, err)
+	var names []string
+	for _, n := range s.Spec.Cluster.NodePools {
+		names = append(names, n.Name)
+	}
+	require.Equal(t, []string{"a100-mig", "g5-ca", "burst"}, names)
+	burst := s.Spec.Cluster.NodePools[2]
+	require.Equal(t, []string{"p5.48xlarge", "p4d.24xlarge"}, burst.InstanceTypes)
+	require.Equal(t, []string{"on-demand", "spot"}, burst.CapacityTypes)
+	require.Equal(t, NodePoolLimits{GPUs: 32, Nodes: 4}, burst.Limits)
+	require.Equal(t, "WhenEmptyOrUnderutilized", burst.Consolidation.Policy)
+	require.Equal(t, "5m0s", burst.Consolidation.ConsolidateAfter.Duration.String())
+	require.Equal(t, []TaintSpec{{Key: "nvidia.com/gpu", Effect: "NoSchedule"}}, burst.Taints)
+	require.Equal(t, "research", burst.Labels["team"])
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	require.Len(t, m.Pools, 1+1+4, "a100-mig and g5-ca one type each, burst two types x two capacity types")
+	// The static NodePools' replicas are noted as not modelled.
+	pol, err := LoadPolicy([]string{np})
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(pol.Notes, "\n"), "NodePool a100-mig: spec.replicas (static NodePools) is read but not modelled")
 }

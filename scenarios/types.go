@@ -27,6 +27,8 @@ type Scenario struct {
 	dir  string
 	pos  positions
 	cat  *models.PriceCatalog // loaded on first use
+	// imported names the NodePools read from spec.policy's manifests.
+	imported []string
 }
 
 // Metadata names and describes a scenario.

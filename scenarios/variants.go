@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"sigs.k8s.io/yaml"
 )
@@ -33,6 +34,9 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	at := fmt.Sprintf("spec.variants[%d]", vi)
 	base := s.Spec
 	base.Variants = nil
+	// NodePools read from the policy's manifests are read again from the
+	// variant's policy.
+	base.Cluster.NodePools = slices.DeleteFunc(slices.Clone(base.Cluster.NodePools), func(np NodePoolSpec) bool { return slices.Contains(s.imported, np.Name) })
 	data, err := json.Marshal(base)
 	if err != nil {
 		return nil, err
@@ -56,6 +60,9 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	c.pos = positions{"": s.pos[at]}
 	if err := yaml.UnmarshalStrict(merged, &c.Spec); err != nil {
 		return nil, s.errAt(at+".patch", "the patched spec does not decode: %v", err)
+	}
+	if err := c.importNodePools(); err != nil {
+		return nil, err
 	}
 	if err := c.Validate(); err != nil {
 		if ie, ok := err.(*InputError); ok {
