@@ -139,6 +139,11 @@ func (r *runner) admitCycle(t Time) error {
 				return err
 			}
 		default:
+			if d.Reason != "" && j.info.FirstReason < 0 && t > j.spec.Submit {
+				// It waited behind a workload of its shape that did not fit.
+				j.info.FirstReason = r.fw.InternReason(d.Reason)
+				j.info.LastReason = j.info.FirstReason
+			}
 			a.acc[a.ctl.QueueIndex(j.spec.Queue)].Admissions++
 			r.admitted(t, j, d.Flavors)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -170,6 +171,58 @@ type wl struct {
 	assign   []int // per group of its queue: flavor index in the group, -1 unused
 	seq      int64 // admission order
 	reason   string
+	// Pending: its bucket and the generation of its live entry there;
+	// admitted: its index in the queue's admitted list.
+	bucket  *bucket
+	gen     int64
+	pending bool
+	admIdx  int
+}
+
+// bucket holds a queue's pending workloads of one shape (priority and
+// requests) in queue order: they fit or fail together, so a cycle tries
+// only the first of each.
+type bucket struct {
+	entries []entry
+	head    int
+	// reason is why the bucket's first workload last failed.
+	reason string
+}
+
+type entry struct {
+	x   *wl
+	gen int64
+}
+
+// first is the bucket's first live workload, or nil.
+func (b *bucket) first() *wl {
+	for b.head < len(b.entries) {
+		e := b.entries[b.head]
+		if e.x.pending && e.x.gen == e.gen {
+			return e.x
+		}
+		b.head++
+	}
+	if b.head > 0 {
+		b.entries, b.head = b.entries[:0], 0
+	}
+	return nil
+}
+
+func (b *bucket) add(x *wl) {
+	b.first()
+	if b.head > 64 && b.head > len(b.entries)/2 {
+		n := copy(b.entries, b.entries[b.head:])
+		b.entries, b.head = b.entries[:n], 0
+	}
+	e := entry{x, x.gen}
+	live := b.entries[b.head:]
+	if n := len(live); n == 0 || !less(x, live[n-1].x) {
+		b.entries = append(b.entries, e)
+		return
+	}
+	i := b.head + sort.Search(len(live), func(i int) bool { return less(x, live[i].x) })
+	b.entries = slices.Insert(b.entries, i, e)
 }
 
 type cqState struct {
@@ -178,10 +231,12 @@ type cqState struct {
 	groupOf []int   // resource index -> group, -1 not covered
 	flavors [][]int // group -> flavor indices in Spec.Flavors
 	// quota and usage per [group][flavor in group][covered resource]
-	quota   [][][]Quota
-	usage   [][][]int64
-	pending []*wl // queue order
-	nAdm    int
+	quota    [][][]Quota
+	usage    [][][]int64
+	buckets  map[string]*bucket
+	bucketsL []*bucket // in creation order
+	admitted []*wl
+	nAdm     int
 }
 
 // Controller admits workloads against the quotas.
@@ -196,6 +251,8 @@ type Controller struct {
 	cohorts  [][]int
 	wls      map[int32]*wl
 	seq      int64
+	// evicted wait for the end of the cycle that evicted them.
+	evicted []*wl
 }
 
 // New checks a spec and returns its controller.
@@ -343,14 +400,36 @@ func less(a, b *wl) bool {
 }
 
 func (c *Controller) insert(st *cqState, x *wl) {
-	i := sort.Search(len(st.pending), func(i int) bool { return less(x, st.pending[i]) })
-	st.pending = slices.Insert(st.pending, i, x)
+	if x.bucket == nil {
+		k := shapeKey(x)
+		b, ok := st.buckets[k]
+		if !ok {
+			if st.buckets == nil {
+				st.buckets = map[string]*bucket{}
+			}
+			b = &bucket{}
+			st.buckets[k] = b
+			st.bucketsL = append(st.bucketsL, b)
+		}
+		x.bucket = b
+	}
+	x.gen++
+	x.pending = true
+	x.bucket.add(x)
+}
+
+func shapeKey(x *wl) string {
+	var sb strings.Builder
+	sb.WriteString(strconv.Itoa(int(x.Priority)))
+	for _, a := range x.req {
+		sb.WriteByte(',')
+		sb.WriteString(strconv.FormatInt(a, 10))
+	}
+	return sb.String()
 }
 
 func (c *Controller) removePending(st *cqState, x *wl) {
-	if i := slices.Index(st.pending, x); i >= 0 {
-		st.pending = slices.Delete(st.pending, i, i+1)
-	}
+	x.pending = false
 }
 
 // Finish forgets a workload that completed, failed or was deleted,
@@ -375,9 +454,13 @@ func (c *Controller) Admitted(id int32) bool {
 	return ok && x.admitted
 }
 
-// Reason is why a pending workload was not admitted at the last cycle.
+// Reason is why a pending workload was not admitted at the last cycle
+// (or, if it was never tried, why the first workload of its shape was not).
 func (c *Controller) Reason(id int32) string {
 	if x, ok := c.wls[id]; ok {
+		if x.reason == "" && x.pending && x.bucket != nil {
+			return x.bucket.reason
+		}
 		return x.reason
 	}
 	return ""
@@ -406,7 +489,12 @@ func (c *Controller) charge(x *wl, sign int64) {
 func (c *Controller) release(x *wl) {
 	c.charge(x, -1)
 	x.admitted = false
-	c.cqs[x.cq].nAdm--
+	st := c.cqs[x.cq]
+	st.nAdm--
+	last := st.admitted[len(st.admitted)-1]
+	st.admitted[x.admIdx] = last
+	last.admIdx = x.admIdx
+	st.admitted = st.admitted[:len(st.admitted)-1]
 }
 
 func lendable(q Quota) int64 {
@@ -568,6 +656,8 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 	st := c.cqs[x.cq]
 	c.removePending(st, x)
 	st.nAdm++
+	x.admIdx = len(st.admitted)
+	st.admitted = append(st.admitted, x)
 	c.charge(x, +1)
 	d := Decision{ID: x.ID}
 	for g, f := range assign {
@@ -585,9 +675,10 @@ type head struct {
 
 // Cycle admits what fits, preempting where the queues' policies allow,
 // until nothing more can be admitted; it returns the decisions in order.
+// Workloads it evicts wait until the next cycle.
 func (c *Controller) Cycle() []Decision {
 	var out []Decision
-	skip := map[*wl]bool{} // tried this cycle and set aside
+	skip := map[*bucket]bool{} // tried this cycle and set aside
 	blocked := make([]bool, len(c.cqs))
 	for {
 		var heads []head
@@ -595,17 +686,22 @@ func (c *Controller) Cycle() []Decision {
 			if blocked[qi] {
 				continue
 			}
-			for _, x := range st.pending {
-				if skip[x] {
+			var first *wl
+			for _, b := range st.bucketsL {
+				if skip[b] {
 					continue
 				}
-				_, b, _, _ := c.assignment(x, true)
-				heads = append(heads, head{x, b})
-				break
+				if x := b.first(); x != nil && (first == nil || less(x, first)) {
+					first = x
+				}
+			}
+			if first != nil {
+				_, bw, _, _ := c.assignment(first, true)
+				heads = append(heads, head{first, bw})
 			}
 		}
 		if len(heads) == 0 {
-			return out
+			break
 		}
 		sort.SliceStable(heads, func(i, j int) bool {
 			if heads[i].borrow != heads[j].borrow {
@@ -616,23 +712,26 @@ func (c *Controller) Cycle() []Decision {
 		for _, h := range heads {
 			x := h.x
 			st := c.cqs[x.cq]
+			if !x.pending {
+				continue
+			}
 			if strings.Contains(x.reason, ": resource ") && strings.HasSuffix(x.reason, " unavailable") {
 				c.setAside(st, x, skip, blocked)
 				continue
 			}
 			before := x.reason
 			if assign, _, _, why := c.assignment(x, true); assign != nil {
-				out = append(out, c.admit(x, assign))
+				d := c.admit(x, assign)
+				if before == "" {
+					d.Reason = x.bucket.reason
+				}
+				out = append(out, d)
 				continue
 			} else {
 				x.reason = "ClusterQueue " + st.Name + ": " + why
+				x.bucket.reason = x.reason
 			}
 			if ds := c.preempt(x); ds != nil {
-				for _, d := range ds {
-					if d.Preempted {
-						skip[c.wls[d.ID]] = true // not re-admitted in the cycle that evicted it
-					}
-				}
 				out = append(out, ds...)
 				continue
 			}
@@ -642,14 +741,19 @@ func (c *Controller) Cycle() []Decision {
 			c.setAside(st, x, skip, blocked)
 		}
 	}
+	for _, x := range c.evicted {
+		c.insert(c.cqs[x.cq], x)
+	}
+	c.evicted = c.evicted[:0]
+	return out
 }
 
-func (c *Controller) setAside(st *cqState, x *wl, skip map[*wl]bool, blocked []bool) {
+func (c *Controller) setAside(st *cqState, x *wl, skip map[*bucket]bool, blocked []bool) {
 	if st.Strategy == StrictFIFO {
 		blocked[x.cq] = true
 		return
 	}
-	skip[x] = true
+	skip[x.bucket] = true
 }
 
 // Standing is one ClusterQueue's GPUs (every nvidia.com/ resource, whole

@@ -53,7 +53,7 @@ func (c *Controller) preempt(x *wl) []Decision {
 			reclaim := t.cq != x.cq
 			c.release(t)
 			t.reason = "Preempted to accommodate a workload (UID: " + itoa(x.ID) + ") due to " + map[bool]string{true: "reclamation within the cohort", false: "prioritization in the ClusterQueue"}[reclaim]
-			c.insert(c.cqs[t.cq], t)
+			c.evicted = append(c.evicted, t)
 			out = append(out, Decision{ID: t.ID, Preempted: true, By: x.ID, Reclaim: reclaim})
 		}
 		assign, _, _, _ := c.assignment(x, true)
@@ -103,15 +103,17 @@ func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Pol
 	st := c.cqs[x.cq]
 	flavor := st.flavors[g][f]
 	var out []*wl
-	ids := make([]int32, 0, len(c.wls))
-	for id, t := range c.wls {
-		if t.admitted && t != x {
-			ids = append(ids, id)
+	var pool []*wl
+	pool = append(pool, st.admitted...)
+	if st.cohort >= 0 {
+		for _, mi := range c.cohorts[st.cohort] {
+			if mi != x.cq {
+				pool = append(pool, c.cqs[mi].admitted...)
+			}
 		}
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		t := c.wls[id]
+	slices.SortFunc(pool, func(a, b *wl) int { return int(a.ID) - int(b.ID) })
+	for _, t := range pool {
 		q := c.cqs[t.cq]
 		if t.cq != x.cq && (st.cohort < 0 || q.cohort != st.cohort || q.NotReclaimable) {
 			continue
