@@ -103,40 +103,54 @@ func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Pol
 	st := c.cqs[x.cq]
 	flavor := st.flavors[g][f]
 	var out []*wl
-	var pool []*wl
-	pool = append(pool, st.admitted...)
-	if st.cohort >= 0 {
-		for _, mi := range c.cohorts[st.cohort] {
-			if mi != x.cq {
-				pool = append(pool, c.cqs[mi].admitted...)
-			}
+	scan := func(q *cqState, p Policy) {
+		if p == Never {
+			return
 		}
-	}
-	slices.SortFunc(pool, func(a, b *wl) int { return int(a.ID) - int(b.ID) })
-	for _, t := range pool {
-		q := c.cqs[t.cq]
-		if t.cq != x.cq && (st.cohort < 0 || q.cohort != st.cohort || q.NotReclaimable) {
-			continue
-		}
-		uses := false
+		// Where each short resource sits in q: workloads use it when
+		// they were assigned that flavor in that group.
+		type at struct{ g, f, ri int }
+		var where []at
 		for _, r := range short {
 			name := st.Groups[g].Covered[r]
-			tg, tf, _, ok := c.find(q, flavor, name)
-			if ok && t.assign[tg] == tf && t.req[c.res[name]] > 0 {
-				uses = true
+			if tg, tf, _, ok := c.find(q, flavor, name); ok {
+				where = append(where, at{tg, tf, c.res[name]})
 			}
 		}
-		switch {
-		case !uses:
-		case t.cq == x.cq:
-			if allowed(within, x, t) {
-				out = append(out, t)
+		if len(where) == 0 {
+			return
+		}
+		for _, t := range q.admitted {
+			if t == x || !allowed(p, x, t) {
+				continue
 			}
-		case allowed(cohort, x, t):
-			out = append(out, t)
+			for _, w := range where {
+				if t.assign[w.g] == w.f && t.req[w.ri] > 0 {
+					out = append(out, t)
+					break
+				}
+			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
+	scan(st, within)
+	if st.cohort >= 0 && cohort != Never {
+		for _, mi := range c.cohorts[st.cohort] {
+			q := c.cqs[mi]
+			if mi == x.cq || q.NotReclaimable {
+				continue
+			}
+			borrows := false
+			for qg := range q.Groups {
+				if qf := slices.Index(q.flavors[qg], flavor); qf >= 0 && q.borrowing(qg, qf) {
+					borrows = true
+				}
+			}
+			if borrows {
+				scan(q, cohort)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if (a.cq != x.cq) != (b.cq != x.cq) {
 			return a.cq != x.cq
@@ -144,7 +158,10 @@ func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Pol
 		if a.Priority != b.Priority {
 			return a.Priority < b.Priority
 		}
-		return a.seq > b.seq
+		if a.seq != b.seq {
+			return a.seq > b.seq
+		}
+		return a.ID < b.ID
 	})
 	return out
 }
