@@ -338,24 +338,23 @@ func (p *Policy) flavor(d policyDoc) error {
 	var f admission.Flavor
 	var taints []corev1.Taint
 	var tols []corev1.Toleration
+	// The two versions' ResourceFlavor specs are the same: v1beta1 is
+	// checked strictly against its own type, then read as v1beta2.
+	var rf kueue.ResourceFlavor
 	if d.tm.APIVersion == kueueV1beta1 {
-		var rf kueuev1beta1.ResourceFlavor
-		if err := d.strict(&rf); err != nil {
+		var old kueuev1beta1.ResourceFlavor
+		if err := d.strict(&old); err != nil {
 			return err
 		}
-		f.Name, f.NodeLabels, taints, tols = rf.Name, rf.Spec.NodeLabels, rf.Spec.NodeTaints, rf.Spec.Tolerations
-		if rf.Spec.TopologyName != nil {
-			p.notModelled(d, rf.Name, "spec.topologyName (topology-aware scheduling)")
+		if err := yaml.Unmarshal(d.data, &rf); err != nil {
+			return d.errorf("%v", err)
 		}
-	} else {
-		var rf kueue.ResourceFlavor
-		if err := d.strict(&rf); err != nil {
-			return err
-		}
-		f.Name, f.NodeLabels, taints, tols = rf.Name, rf.Spec.NodeLabels, rf.Spec.NodeTaints, rf.Spec.Tolerations
-		if rf.Spec.TopologyName != nil {
-			p.notModelled(d, rf.Name, "spec.topologyName (topology-aware scheduling)")
-		}
+	} else if err := d.strict(&rf); err != nil {
+		return err
+	}
+	f.Name, f.NodeLabels, taints, tols = rf.Name, rf.Spec.NodeLabels, rf.Spec.NodeTaints, rf.Spec.Tolerations
+	if rf.Spec.TopologyName != nil {
+		p.notModelled(d, rf.Name, "spec.topologyName (topology-aware scheduling)")
 	}
 	if len(taints) > 0 {
 		p.Notes = append(p.Notes, d.where(f.Name)+": spec.nodeTaints: admission does not check tolerations against them; the pools' own taints still apply when pods are placed")
@@ -584,13 +583,13 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 		}
 		for from, to := range ps.Queues {
 			if !known[to] {
-				return s.errAt("spec.policy.queues."+from, "LocalQueue %q is not in the policy (%s)", to, strings.Join(boolKeys(known), ", "))
+				return s.errAt("spec.policy.queues."+from, "LocalQueue %q is not in the policy (%s)", to, strings.Join(sortedKeys(known), ", "))
 			}
 			qm.m[from] = to
 		}
 		if ps.DefaultQueue != "" {
 			if !known[ps.DefaultQueue] {
-				return s.errAt("spec.policy.defaultQueue", "LocalQueue %q is not in the policy (%s)", ps.DefaultQueue, strings.Join(boolKeys(known), ", "))
+				return s.errAt("spec.policy.defaultQueue", "LocalQueue %q is not in the policy (%s)", ps.DefaultQueue, strings.Join(sortedKeys(known), ", "))
 			}
 			qm.def = ps.DefaultQueue
 		}
@@ -607,13 +606,4 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 	b.Assumptions = append(b.Assumptions, fmt.Sprintf("admission: "+kind+" policy from %s (%d ClusterQueues, %d LocalQueues); evicted workloads release their quota at once", strings.Join(pol.Files, ", "), len(pol.Spec.ClusterQueues), len(pol.Spec.LocalQueues)))
 	b.Assumptions = append(b.Assumptions, pol.Notes...)
 	return nil
-}
-
-func boolKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -193,7 +193,7 @@ func (o *orderCheck) ok(t int64) bool {
 	return true
 }
 
-func sortedKeys(m map[string]int) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

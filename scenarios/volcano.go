@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -119,7 +120,7 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 			words = append(words, fmt.Sprintf("%s %s", r, admission.Amount(r, qt.Nominal)))
 		}
 		for r := range q.Spec.Capability {
-			if !contains(names[:], string(r)) {
+			if !slices.Contains(names[:], string(r)) {
 				notes = append(notes, fmt.Sprintf("%s: capability of %s is not modelled (gpuplan counts cpu, memory and nvidia.com/gpu)", q.Spec.where, r))
 			}
 		}
@@ -131,13 +132,4 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 		spec.LocalQueues = append(spec.LocalQueues, admission.LocalQueue{Name: q.Name, ClusterQueue: q.Name})
 	}
 	return spec, notes
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
