@@ -249,7 +249,7 @@ func (o *simulateOptions) run() error {
 		return err
 	}
 	if o.out != "" {
-		fmt.Fprintf(o.stdout, "\nWrote %s/{%s,%s,%s,%s}\n", o.out, reports.FileSummary, reports.FileJobs, reports.FileTimeline, reports.FileReport)
+		fmt.Fprintf(o.stdout, "\nWrote %s/{%s,%s,%s,%s,%s}, plots/ and the metric series\n", o.out, reports.FileSummary, reports.FileJobs, reports.FileTimeline, reports.FileReport, reports.FileHTML)
 	}
 	return nil
 }
