@@ -356,8 +356,8 @@ func (p *Policy) flavor(d policyDoc) error {
 	if rf.Spec.TopologyName != nil {
 		p.notModelled(d, rf.Name, "spec.topologyName (topology-aware scheduling)")
 	}
-	if len(taints) > 0 {
-		p.Notes = append(p.Notes, d.where(f.Name)+": spec.nodeTaints: admission does not check tolerations against them; the pools' own taints still apply when pods are placed")
+	for _, t := range taints {
+		f.NodeTaints = append(f.NodeTaints, cluster.Taint{Key: t.Key, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
 	}
 	for _, t := range tols {
 		f.Tolerations = append(f.Tolerations, admission.Toleration{Key: t.Key, Operator: string(t.Operator), Value: t.Value, Effect: string(t.Effect)})

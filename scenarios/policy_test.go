@@ -69,7 +69,12 @@ func TestKueuevizExamplesLoadWithNotes(t *testing.T) {
 	notes := strings.Join(p.Notes, "\n")
 	require.Contains(t, notes, "testdata/kueue/kueueviz/01.5-cohorts.yaml:24: Cohort research: spec.parentName (hierarchical cohorts: this cohort is modelled as a root) is read but not modelled")
 	require.Contains(t, notes, "emergency-cluster-queue: spec.flavorFungibility {whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch}")
-	require.Contains(t, notes, "ResourceFlavor spot: spec.nodeTaints")
+	for _, f := range p.Spec.Flavors {
+		if f.Name == "spot" {
+			require.Equal(t, []cluster.Taint{{Key: "spot", Value: "true", Effect: cluster.NoSchedule}}, f.NodeTaints)
+			require.Equal(t, []admission.Toleration{{Key: "spot-taint", Operator: "Exists", Effect: "NoSchedule"}}, f.Tolerations)
+		}
+	}
 }
 
 func TestPolicyErrorsNameFileLineAndField(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // Strategy is a ClusterQueue's queueingStrategy.
@@ -110,6 +112,9 @@ type Flavor struct {
 	Name        string
 	NodeLabels  map[string]string
 	Tolerations []Toleration
+	// NodeTaints must be tolerated by a workload for it to be assigned
+	// the flavor (NoSchedule and NoExecute; PreferNoSchedule is ignored).
+	NodeTaints []cluster.Taint
 }
 
 // Toleration is a toleration a flavor gives its workloads.
@@ -143,6 +148,9 @@ type Workload struct {
 	Priority int32
 	Created  int64
 	Requests []Request
+	// Tolerations are the workload's pods' (checked against flavors'
+	// nodeTaints).
+	Tolerations []cluster.Toleration
 }
 
 // Decision is one change a cycle made.
@@ -605,6 +613,10 @@ func (c *Controller) assignment(x *wl, allowBorrow bool) (assign []int, borrow b
 		}
 		var why []string
 		for f := range st.flavors[g] {
+			if t, bad := untolerated(&c.spec.Flavors[st.flavors[g][f]], x.Tolerations); bad {
+				why = append(why, fmt.Sprintf("untolerated taint {%s} in flavor %s", t, c.spec.Flavors[st.flavors[g][f]].Name))
+				continue
+			}
 			ok, b := true, false
 			var shorts []string
 			for r, name := range st.Groups[g].Covered {
@@ -765,6 +777,26 @@ type Standing struct {
 	// lendable quota (borrowing is shared among the lenders in proportion
 	// to what each leaves unused).
 	Borrowed, Lent float64
+}
+
+// untolerated finds a flavor taint the tolerations do not cover.
+func untolerated(f *Flavor, tols []cluster.Toleration) (string, bool) {
+	for _, t := range f.NodeTaints {
+		if t.Effect != cluster.NoSchedule && t.Effect != cluster.NoExecute {
+			continue
+		}
+		ok := false
+		for _, tol := range tols {
+			if tol.Tolerates(t) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect), true
+		}
+	}
+	return "", false
 }
 
 // Amount writes an amount in the simulator's units the Kubernetes way:

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 const gpu = "nvidia.com/gpu"
@@ -301,4 +303,38 @@ func TestStandings(t *testing.T) {
 	s = c.Standings()
 	require.Equal(t, Standing{Nominal: 4, Used: 1, Borrowed: 0, Lent: 1}, s[0])
 	require.Equal(t, Standing{Nominal: 2, Used: 3, Borrowed: 1, Lent: 0}, s[1])
+}
+
+// A flavor's nodeTaints keep workloads that do not tolerate them off it:
+// the spot flavor is skipped for the intolerant workload, which takes
+// on-demand; the tolerant one gets the first flavor, spot.
+func TestFlavorTaints(t *testing.T) {
+	spot := cluster.Taint{Key: "spot", Value: "true", Effect: cluster.NoSchedule}
+	s := Spec{
+		Flavors: []Flavor{{Name: "spot", NodeTaints: []cluster.Taint{spot}}, {Name: "on-demand"}},
+		ClusterQueues: []ClusterQueue{{Name: "q", Groups: []ResourceGroup{{Covered: []string{gpu}, Flavors: []FlavorQuotas{
+			{Flavor: "spot", Resources: []Quota{q(4)}}, {Flavor: "on-demand", Resources: []Quota{q(4)}},
+		}}}}},
+		LocalQueues: []LocalQueue{{Name: "q", ClusterQueue: "q"}},
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "q", Requests: []Request{{gpu, 1}}}))
+	require.NoError(t, c.Submit(Workload{ID: 2, Queue: "q", Created: 1, Requests: []Request{{gpu, 1}},
+		Tolerations: []cluster.Toleration{{Key: "spot", Operator: "Exists", Effect: cluster.NoSchedule}}}))
+	var flavors []int
+	for _, d := range c.Cycle() {
+		if !d.Waiting {
+			flavors = append(flavors, d.Flavors[0])
+		}
+	}
+	require.Equal(t, []int{1, 0}, flavors)
+	// Only the spot flavor: the intolerant workload waits, saying why.
+	s.ClusterQueues[0].Groups[0].Flavors = s.ClusterQueues[0].Groups[0].Flavors[:1]
+	s.Flavors = s.Flavors[:1]
+	c, err = New(s)
+	require.NoError(t, err)
+	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "q", Requests: []Request{{gpu, 1}}}))
+	c.Cycle()
+	require.Equal(t, "ClusterQueue q: couldn't assign flavors: untolerated taint {spot=true:NoSchedule} in flavor spot", c.Reason(1))
 }
