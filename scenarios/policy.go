@@ -36,7 +36,9 @@ type Policy struct {
 	// skipped, each with its file and line.
 	Notes []string
 	// Files are the manifest files read, in order.
-	Files []string
+	Files       []string
+	cohorts     map[string]cohortDef
+	cohortOrder []string
 	// NodePools are the Karpenter NodePools read, as scenario NodePools.
 	NodePools []NodePoolSpec
 	// Volcano are the Volcano Queues read; they become ClusterQueues once
@@ -215,8 +217,21 @@ const (
 	kueueV1beta2 = "kueue.x-k8s.io/v1beta2"
 )
 
+// cohortDef is a Cohort object: its parent and the quota it holds.
+type cohortDef struct {
+	parent string
+	groups []admission.ResourceGroup
+	where  string
+}
+
 func (p *Policy) read(docs []policyDoc) error {
+	if p.cohorts == nil {
+		p.cohorts = map[string]cohortDef{}
+	}
 	if err := p.readDocs(docs, map[string]bool{}); err != nil {
+		return err
+	}
+	if err := p.flattenCohorts(); err != nil {
 		return err
 	}
 	return p.check()
@@ -249,12 +264,24 @@ func (p *Policy) readDocs(docs []policyDoc, seenCohort map[string]bool) error {
 				return err
 			}
 			seenCohort[c.Name] = true
-			if c.Spec.ParentName != "" {
-				p.notModelled(d, c.Name, "spec.parentName (hierarchical cohorts: this cohort is modelled as a root)")
+			groups, err := resourceGroups(d, c.Spec.ResourceGroups)
+			if err != nil {
+				return err
 			}
-			if len(c.Spec.ResourceGroups) > 0 {
-				p.notModelled(d, c.Name, "spec.resourceGroups (quota held by a cohort itself)")
+			for _, g := range groups {
+				for _, f := range g.Flavors {
+					for _, q := range f.Resources {
+						if q.BorrowingLimit != admission.NoLimit || q.LendingLimit != admission.NoLimit {
+							p.notModelled(d, c.Name, "cohort-level borrowingLimit and lendingLimit")
+						}
+					}
+				}
 			}
+			if _, dup := p.cohorts[c.Name]; dup {
+				return d.errorf("Cohort %s is defined twice", c.Name)
+			}
+			p.cohorts[c.Name] = cohortDef{parent: string(c.Spec.ParentName), groups: groups, where: d.where(c.Name)}
+			p.cohortOrder = append(p.cohortOrder, c.Name)
 			if c.Spec.FairSharing != nil {
 				p.notModelled(d, c.Name, "spec.fairSharing")
 			}
@@ -426,31 +453,11 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 	default:
 		return d.errorf("spec.queueingStrategy %q is not StrictFIFO or BestEffortFIFO", s.QueueingStrategy)
 	}
-	for gi, g := range s.ResourceGroups {
-		rg := admission.ResourceGroup{}
-		for _, r := range g.CoveredResources {
-			rg.Covered = append(rg.Covered, string(r))
-		}
-		for _, f := range g.Flavors {
-			fq := admission.FlavorQuotas{Flavor: string(f.Name)}
-			if len(f.Resources) != len(g.CoveredResources) {
-				return d.errorf("spec.resourceGroups[%d].flavors[%s]: %d resources for %d covered resources", gi, f.Name, len(f.Resources), len(g.CoveredResources))
-			}
-			for ri, r := range f.Resources {
-				name := string(r.Name)
-				if name != rg.Covered[ri] {
-					return d.errorf("spec.resourceGroups[%d].flavors[%s].resources[%d] is %s; the covered resources' order gives %s", gi, f.Name, ri, name, rg.Covered[ri])
-				}
-				fq.Resources = append(fq.Resources, admission.Quota{
-					Nominal:        quantity(name, r.NominalQuota),
-					BorrowingLimit: limit(name, r.BorrowingLimit),
-					LendingLimit:   limit(name, r.LendingLimit),
-				})
-			}
-			rg.Flavors = append(rg.Flavors, fq)
-		}
-		q.Groups = append(q.Groups, rg)
+	groups, err := resourceGroups(d, s.ResourceGroups)
+	if err != nil {
+		return err
 	}
+	q.Groups = groups
 	if pr := s.Preemption; pr != nil {
 		var err error
 		if q.Preempt.WithinClusterQueue, err = admission.ParsePolicy(string(pr.WithinClusterQueue)); err != nil {
@@ -487,6 +494,86 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 		p.Notes = append(p.Notes, d.where(cq.Name)+": spec.namespaceSelector is unset, which admits no namespace in Kueue; gpuplan has no namespaces and admits every LocalQueue that points here")
 	}
 	p.Spec.ClusterQueues = append(p.Spec.ClusterQueues, q)
+	return nil
+}
+
+// resourceGroups converts Kueue resource groups (of a ClusterQueue or a
+// Cohort) into the simulator's units.
+func resourceGroups(d policyDoc, in []kueue.ResourceGroup) ([]admission.ResourceGroup, error) {
+	var out []admission.ResourceGroup
+	for gi, g := range in {
+		rg := admission.ResourceGroup{}
+		for _, r := range g.CoveredResources {
+			rg.Covered = append(rg.Covered, string(r))
+		}
+		for _, f := range g.Flavors {
+			fq := admission.FlavorQuotas{Flavor: string(f.Name)}
+			if len(f.Resources) != len(g.CoveredResources) {
+				return nil, d.errorf("spec.resourceGroups[%d].flavors[%s]: %d resources for %d covered resources", gi, f.Name, len(f.Resources), len(g.CoveredResources))
+			}
+			for ri, r := range f.Resources {
+				name := string(r.Name)
+				if name != rg.Covered[ri] {
+					return nil, d.errorf("spec.resourceGroups[%d].flavors[%s].resources[%d] is %s; the covered resources' order gives %s", gi, f.Name, ri, name, rg.Covered[ri])
+				}
+				fq.Resources = append(fq.Resources, admission.Quota{
+					Nominal:        quantity(name, r.NominalQuota),
+					BorrowingLimit: limit(name, r.BorrowingLimit),
+					LendingLimit:   limit(name, r.LendingLimit),
+				})
+			}
+			rg.Flavors = append(rg.Flavors, fq)
+		}
+		out = append(out, rg)
+	}
+	return out, nil
+}
+
+// flattenCohorts puts every ClusterQueue in the root of its cohort tree:
+// without cohort-level borrowing and lending limits, a queue may borrow
+// from anywhere in its tree, which is one flat cohort. Quota a Cohort
+// holds itself becomes a ClusterQueue "cohort/NAME" of the root that only
+// lends.
+func (p *Policy) flattenCohorts() error {
+	root := func(name string) (string, error) {
+		seen := map[string]bool{}
+		for {
+			c, ok := p.cohorts[name]
+			if !ok || c.parent == "" {
+				return name, nil
+			}
+			if seen[name] {
+				return "", &InputError{File: c.where, Msg: fmt.Sprintf("Cohort %s is in a cycle of parents", name)}
+			}
+			seen[name] = true
+			name = c.parent
+		}
+	}
+	for i := range p.Spec.ClusterQueues {
+		q := &p.Spec.ClusterQueues[i]
+		if q.Cohort == "" {
+			continue
+		}
+		r, err := root(q.Cohort)
+		if err != nil {
+			return err
+		}
+		if r != q.Cohort {
+			p.Notes = append(p.Notes, fmt.Sprintf("ClusterQueue %s: cohort %s is under %s; it borrows and lends across the whole tree (cohort-level limits are not modelled)", q.Name, q.Cohort, r))
+		}
+		q.Cohort = r
+	}
+	for _, name := range p.cohortOrder {
+		c := p.cohorts[name]
+		if len(c.groups) == 0 {
+			continue
+		}
+		r, err := root(name)
+		if err != nil {
+			return err
+		}
+		p.Spec.ClusterQueues = append(p.Spec.ClusterQueues, admission.ClusterQueue{Name: "cohort/" + name, Cohort: r, Groups: c.groups})
+	}
 	return nil
 }
 

@@ -67,7 +67,6 @@ func TestKueuevizExamplesLoadWithNotes(t *testing.T) {
 	require.Equal(t, admission.Preemption{WithinClusterQueue: admission.LowerPriority, ReclaimWithinCohort: admission.Any, BorrowWithinCohort: admission.LowerPriority}, em.Preempt)
 	require.Equal(t, int32(1000000), p.PriorityClasses["human-critical"])
 	notes := strings.Join(p.Notes, "\n")
-	require.Contains(t, notes, "testdata/kueue/kueueviz/01.5-cohorts.yaml:24: Cohort research: spec.parentName (hierarchical cohorts: this cohort is modelled as a root) is read but not modelled")
 	require.Contains(t, notes, "emergency-cluster-queue: spec.flavorFungibility {whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch}")
 	for _, f := range p.Spec.Flavors {
 		if f.Name == "spot" {
@@ -255,4 +254,42 @@ spec:
 	pol, err := LoadPolicy([]string{np})
 	require.NoError(t, err)
 	require.Contains(t, strings.Join(pol.Notes, "\n"), "NodePool a100-mig: spec.replicas (static NodePools) is read but not modelled")
+}
+
+// Hierarchical cohorts: team-a (cohort research) and team-b (cohort
+// engineering) sit under org, which holds 2 GPUs itself. Without
+// cohort-level limits the tree is one pool of 2 + 2 + 2: team-a's 6-GPU
+// job is admitted, borrowing team-b's 2 and org's 2.
+func TestHierarchicalCohorts(t *testing.T) {
+	gpuCQ := func(name, cohort string) string {
+		return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: " + name + "}\nspec:\n  cohortName: " + cohort +
+			"\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: f\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 2}\n---\n"
+	}
+	body := "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n" +
+		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: org}\nspec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: f\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 2}\n---\n" +
+		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: research}\nspec: {parentName: org}\n---\n" +
+		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: engineering}\nspec: {parentName: org}\n---\n" +
+		gpuCQ("team-a", "research") + gpuCQ("team-b", "engineering") +
+		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: a}\nspec: {clusterQueue: team-a}\n"
+	p, err := ParsePolicy("h.yaml", []byte(body))
+	require.NoError(t, err)
+	var names, cohorts []string
+	for _, q := range p.Spec.ClusterQueues {
+		names, cohorts = append(names, q.Name), append(cohorts, q.Cohort)
+	}
+	require.Equal(t, []string{"team-a", "team-b", "cohort/org"}, names)
+	require.Equal(t, []string{"org", "org", "org"}, cohorts)
+	require.Contains(t, strings.Join(p.Notes, "\n"), "ClusterQueue team-a: cohort research is under org")
+	c, err := admission.New(p.Spec)
+	require.NoError(t, err)
+	require.NoError(t, c.Submit(admission.Workload{ID: 1, Queue: "a", Requests: []admission.Request{{Resource: "nvidia.com/gpu", Amount: 6}}}))
+	require.NoError(t, c.Submit(admission.Workload{ID: 2, Queue: "a", Created: 1, Requests: []admission.Request{{Resource: "nvidia.com/gpu", Amount: 1}}}))
+	ds := c.Cycle()
+	require.Equal(t, int32(1), ds[0].ID)
+	require.True(t, c.Admitted(1))
+	require.False(t, c.Admitted(2), "the tree's 6 GPUs are in use")
+
+	cycle := strings.Replace(body, "metadata: {name: org}\nspec:\n", "metadata: {name: org}\nspec:\n  parentName: research\n", 1)
+	_, err = ParsePolicy("h.yaml", []byte(cycle))
+	require.ErrorContains(t, err, "is in a cycle of parents")
 }
