@@ -228,7 +228,7 @@ func (p *Policy) read(docs []policyDoc) error {
 	if p.cohorts == nil {
 		p.cohorts = map[string]cohortDef{}
 	}
-	if err := p.readDocs(docs, map[string]bool{}); err != nil {
+	if err := p.readDocs(docs); err != nil {
 		return err
 	}
 	if err := p.flattenCohorts(); err != nil {
@@ -237,7 +237,7 @@ func (p *Policy) read(docs []policyDoc) error {
 	return p.check()
 }
 
-func (p *Policy) readDocs(docs []policyDoc, seenCohort map[string]bool) error {
+func (p *Policy) readDocs(docs []policyDoc) error {
 	for _, d := range docs {
 		kind, api := d.tm.Kind, d.tm.APIVersion
 		switch {
@@ -263,7 +263,6 @@ func (p *Policy) readDocs(docs []policyDoc, seenCohort map[string]bool) error {
 			if err := d.strict(&c); err != nil {
 				return err
 			}
-			seenCohort[c.Name] = true
 			groups, err := resourceGroups(d, c.Spec.ResourceGroups)
 			if err != nil {
 				return err
@@ -312,7 +311,7 @@ func (p *Policy) readDocs(docs []policyDoc, seenCohort map[string]bool) error {
 				}
 				items = append(items, sub)
 			}
-			if err := p.readDocs(items, seenCohort); err != nil {
+			if err := p.readDocs(items); err != nil {
 				return err
 			}
 		case api == "karpenter.sh/v1" && kind == "NodePool":
@@ -340,10 +339,6 @@ func (p *Policy) readDocs(docs []policyDoc, seenCohort map[string]bool) error {
 }
 
 func (p *Policy) check() error {
-	flavors := map[string]bool{}
-	for _, f := range p.Spec.Flavors {
-		flavors[f.Name] = true
-	}
 	if len(p.Volcano) == 0 {
 		if _, err := admission.New(p.Spec); err != nil {
 			return &InputError{File: strings.Join(p.Files, ", "), Msg: err.Error()}

@@ -38,12 +38,11 @@ type QueueAdmission struct {
 }
 
 type admState struct {
-	ctl     *admission.Controller
-	dirty   bool
-	last    Time
-	acc     []QueueAdmission
-	cons    map[consKey]*cluster.Constraints
-	flavors []admission.Flavor
+	ctl   *admission.Controller
+	dirty bool
+	last  Time
+	acc   []QueueAdmission
+	cons  map[consKey]*cluster.Constraints
 }
 
 type consKey struct {
@@ -56,7 +55,7 @@ func newAdmState(spec *admission.Spec) (*admState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admission policy: %w", err)
 	}
-	a := &admState{ctl: ctl, cons: map[consKey]*cluster.Constraints{}, flavors: spec.Flavors}
+	a := &admState{ctl: ctl, cons: map[consKey]*cluster.Constraints{}}
 	for _, q := range ctl.Queues() {
 		a.acc = append(a.acc, QueueAdmission{Name: q.Name, Cohort: q.Cohort, Strategy: q.Strategy.String()})
 	}
@@ -196,7 +195,7 @@ func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluste
 		c.Tolerations = append(c.Tolerations, base.Tolerations...)
 	}
 	for _, fi := range flavors {
-		f := &a.flavors[fi]
+		f := &a.ctl.Spec().Flavors[fi]
 		for k, v := range f.NodeLabels {
 			c.NodeSelector[k] = v
 		}

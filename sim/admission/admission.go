@@ -244,7 +244,6 @@ type cqState struct {
 	buckets  map[string]*bucket
 	bucketsL []*bucket // in creation order
 	admitted []*wl
-	nAdm     int
 }
 
 // Controller admits workloads against the quotas.
@@ -436,10 +435,6 @@ func shapeKey(x *wl) string {
 	return sb.String()
 }
 
-func (c *Controller) removePending(st *cqState, x *wl) {
-	x.pending = false
-}
-
 // Finish forgets a workload that completed, failed or was deleted,
 // releasing its quota if it was admitted.
 func (c *Controller) Finish(id int32) {
@@ -447,11 +442,10 @@ func (c *Controller) Finish(id int32) {
 	if !ok {
 		return
 	}
-	st := c.cqs[x.cq]
 	if x.admitted {
 		c.release(x)
 	} else {
-		c.removePending(st, x)
+		x.pending = false // its bucket entry goes stale
 	}
 	delete(c.wls, id)
 }
@@ -498,7 +492,6 @@ func (c *Controller) release(x *wl) {
 	c.charge(x, -1)
 	x.admitted = false
 	st := c.cqs[x.cq]
-	st.nAdm--
 	last := st.admitted[len(st.admitted)-1]
 	st.admitted[x.admIdx] = last
 	last.admIdx = x.admIdx
@@ -666,8 +659,7 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 	x.seq = c.seq
 	x.reason = ""
 	st := c.cqs[x.cq]
-	c.removePending(st, x)
-	st.nAdm++
+	x.pending = false // its bucket entry goes stale
 	x.admIdx = len(st.admitted)
 	st.admitted = append(st.admitted, x)
 	c.charge(x, +1)

@@ -52,7 +52,11 @@ func (c *Controller) preempt(x *wl) []Decision {
 		for _, t := range targets {
 			reclaim := t.cq != x.cq
 			c.release(t)
-			t.reason = "Preempted to accommodate a workload (UID: " + itoa(x.ID) + ") due to " + map[bool]string{true: "reclamation within the cohort", false: "prioritization in the ClusterQueue"}[reclaim]
+			why := "prioritization in the ClusterQueue"
+			if reclaim {
+				why = "reclamation within the cohort"
+			}
+			t.reason = "Preempted to accommodate a workload (UID: " + strconv.Itoa(int(x.ID)) + ") due to " + why
 			c.evicted = append(c.evicted, t)
 			out = append(out, Decision{ID: t.ID, Preempted: true, By: x.ID, Reclaim: reclaim})
 		}
@@ -64,8 +68,6 @@ func (c *Controller) preempt(x *wl) []Decision {
 	}
 	return nil
 }
-
-func itoa(v int32) string { return strconv.Itoa(int(v)) }
 
 // shortResources are the covered resources of group g, flavor f, that x
 // does not fit.
@@ -139,13 +141,7 @@ func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Pol
 			if mi == x.cq || q.NotReclaimable {
 				continue
 			}
-			borrows := false
-			for qg := range q.Groups {
-				if qf := slices.Index(q.flavors[qg], flavor); qf >= 0 && q.borrowing(qg, qf) {
-					borrows = true
-				}
-			}
-			if borrows {
+			if q.borrowsOn(flavor) {
 				scan(q, cohort)
 			}
 		}
@@ -178,7 +174,7 @@ func (c *Controller) minimal(x *wl, g, f int, cands []*wl, allowBorrow bool) []*
 	var removed []*wl
 	fit := false
 	for _, t := range cands {
-		if t.cq != x.cq && !c.borrowsOn(t, flavor) {
+		if t.cq != x.cq && !c.cqs[t.cq].borrowsOn(flavor) {
 			continue
 		}
 		c.charge(t, -1)
@@ -215,8 +211,7 @@ func (c *Controller) minimal(x *wl, g, f int, cands []*wl, allowBorrow bool) []*
 
 // borrowsOn says whether t's queue uses more than its nominal quota of any
 // resource in the flavor.
-func (c *Controller) borrowsOn(t *wl, flavor int) bool {
-	q := c.cqs[t.cq]
+func (q *cqState) borrowsOn(flavor int) bool {
 	for g := range q.Groups {
 		if f := slices.Index(q.flavors[g], flavor); f >= 0 && q.borrowing(g, f) {
 			return true
