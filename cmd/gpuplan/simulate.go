@@ -70,7 +70,8 @@ the whole trace runs unless --horizon cuts it.
 
 A scenario's spec.policy, or --policy DIR (a file or folder of Kueue
 ResourceFlavors, ClusterQueues, LocalQueues, Cohorts and priority classes, or of
-Volcano Queues), puts quota admission in front of the scheduler: the report adds
+Volcano Queues; Karpenter NodePools in spec.policy's manifests join the cluster),
+puts quota admission in front of the scheduler: the report adds
 each ClusterQueue's time to admission, borrowed and lent GPU-hours and
 preemptions; --policy NAME with a placement policy (fgd, bestfit, ...) replaces the
 scheduler's scoring instead. spec.scheduler.preemption turns on kube-scheduler's
