@@ -23,6 +23,15 @@ type AdmissionLine struct {
 	// share in proportion to quota would give it).
 	CohortShare  float64 `json:"cohortShare,omitempty"`
 	NominalShare float64 `json:"nominalShare,omitempty"`
+	// FairShare is its part of the GPUs a weighted max-min division of
+	// the cohort among the queues' demands (used plus pending) would have
+	// given, moment by moment: each queue its demand up to its nominal
+	// quota, then what others leave unused by weight, within borrowing
+	// and lending limits. MeanFairGPUs is that division's mean for it.
+	FairShare    float64 `json:"fairShare,omitempty"`
+	MeanFairGPUs float64 `json:"meanFairGPUs"`
+	// Weight is its fair-sharing weight (given when fair sharing is on).
+	Weight *float64 `json:"weight,omitempty"`
 	// BorrowedGPUHours were used beyond nominal quota; LentGPUHours are
 	// the cohort's borrowing out of this queue's unused quota.
 	BorrowedGPUHours float64 `json:"borrowedGPUHours"`
@@ -53,6 +62,11 @@ func summarizeAdmission(res *sim.Result) []AdmissionLine {
 			Admissions: q.Admissions, PreemptionsCaused: q.PreemptionsCaused, Reclaims: q.Reclaims}
 		if span > 0 {
 			l.MeanGPUsUsed = round(q.UsedGPUMs/span, 3)
+			l.MeanFairGPUs = round(q.FairGPUMs/span, 3)
+		}
+		if a.FairSharing != nil {
+			w := q.Weight
+			l.Weight = &w
 		}
 		lines[i] = l
 	}
@@ -60,15 +74,19 @@ func summarizeAdmission(res *sim.Result) []AdmissionLine {
 		if lines[c].Cohort == "" {
 			continue
 		}
-		var used, nominal float64
+		var used, nominal, fair float64
 		for k, q := range a.Queues {
 			if lines[k].Cohort == lines[c].Cohort {
 				used += q.UsedGPUMs
 				nominal += float64(q.NominalGPUs)
+				fair += q.FairGPUMs
 			}
 		}
 		if used > 0 {
 			lines[c].CohortShare = round(a.Queues[c].UsedGPUMs/used, 4)
+		}
+		if fair > 0 {
+			lines[c].FairShare = round(a.Queues[c].FairGPUMs/fair, 4)
 		}
 		if nominal > 0 {
 			lines[c].NominalShare = round(float64(a.Queues[c].NominalGPUs)/nominal, 4)
@@ -95,7 +113,7 @@ func summarizeAdmission(res *sim.Result) []AdmissionLine {
 }
 
 func admissionHeader() []string {
-	return []string{"ClusterQueue", "cohort", "strategy", "nominal GPUs", "mean GPUs used", "cohort share (nominal)", "borrowed GPU-h", "lent GPU-h",
+	return []string{"ClusterQueue", "cohort", "strategy", "nominal GPUs", "mean GPUs used", "cohort share: used / fair (nominal)", "borrowed GPU-h", "lent GPU-h",
 		"jobs", "admission p50", "p95", "p99", "preempted", "preempting (reclaims)", "never admitted"}
 }
 
@@ -104,7 +122,7 @@ func admissionRows(ls []AdmissionLine) [][]string {
 	for _, l := range ls {
 		share := "-"
 		if l.Cohort != "" {
-			share = fmt.Sprintf("%s (%s)", pct(l.CohortShare), pct(l.NominalShare))
+			share = fmt.Sprintf("%s / %s (%s)", pct(l.CohortShare), pct(l.FairShare), pct(l.NominalShare))
 		}
 		cohort := l.Cohort
 		if cohort == "" {
@@ -123,8 +141,11 @@ func writeAdmissionMarkdown(w io.Writer, s *Summary) {
 		return
 	}
 	fmt.Fprintf(w, "## Admission (Kueue)\n\n")
+	if s.FairSharing != nil {
+		fmt.Fprintf(w, "%s\n\n", fairNote(s))
+	}
 	mdTable(w, admissionHeader(), admissionRows(s.Admission))
-	fmt.Fprintf(w, "Time to admission is submit to first admission. Cohort share is the queue's part of the GPUs its cohort used, beside its part of the cohort's nominal quota.\n\n")
+	fmt.Fprintf(w, "%s\n\n", admissionNote)
 }
 
 func writeAdmissionTable(w io.Writer, s *Summary) {
@@ -132,6 +153,9 @@ func writeAdmissionTable(w io.Writer, s *Summary) {
 		return
 	}
 	fmt.Fprintln(w)
+	if s.FairSharing != nil {
+		fmt.Fprintln(w, fairNote(s))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	h := admissionHeader()
 	for i := range h {
@@ -142,4 +166,28 @@ func writeAdmissionTable(w io.Writer, s *Summary) {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
+}
+
+// weights lists the queues' fair-sharing weights.
+func weights(ls []AdmissionLine) string {
+	var out []string
+	for _, l := range ls {
+		if l.Weight != nil && !strings.HasPrefix(l.Name, "cohort/") {
+			out = append(out, fmt.Sprintf("%s %g", l.Name, *l.Weight))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+const admissionNote = "Time to admission is submit to first admission. Cohort share is the queue's part of the GPUs its cohort used, then its part of a fair division (moment by moment, a weighted max-min division of the cohort's quota among the queues' demands, used plus pending, each first getting its demand up to its nominal quota), then its part of the cohort's nominal quota."
+
+func fairNote(s *Summary) string {
+	return fmt.Sprintf("Fair sharing is on (preemption strategies %s); weights: %s.", strings.Join(s.FairSharing, ", "), weights(s.Admission))
+}
+
+func admissionNotes(s *Summary) []string {
+	if s.FairSharing != nil {
+		return []string{fairNote(s), admissionNote}
+	}
+	return []string{admissionNote}
 }

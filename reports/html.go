@@ -106,7 +106,7 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	}
 	if len(s.Admission) > 0 {
 		add(htmlSection{Title: "Admission (Kueue)", Tables: []htmlTable{{Header: admissionHeader(), Rows: admissionRows(s.Admission)}},
-			Notes: []string{"Time to admission is submit to first admission. Cohort share is the queue's part of the GPUs its cohort used, beside its part of the cohort's nominal quota."}})
+			Notes: admissionNotes(s)})
 	}
 	if len(s.Capacity) > 0 {
 		sec := htmlSection{Title: "Node supply", Tables: []htmlTable{{Header: []string{"pool", "capacity", "initial nodes", "max nodes", "node-h", "launched", "interrupted", "failed", "scaled in", "spot fallbacks"}, Rows: capacityRows(s)}}}

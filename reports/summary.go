@@ -62,6 +62,9 @@ type Summary struct {
 	SpotVsOnDemand *SpotComparison `json:"spotVsOnDemand,omitempty"`
 	// Admission is each Kueue ClusterQueue's record, with a policy.
 	Admission []AdmissionLine `json:"admission,omitempty"`
+	// FairSharing lists the fair-sharing preemption strategies when
+	// Kueue's fair sharing is on.
+	FairSharing []string `json:"fairSharing,omitempty"`
 	// Training summarises data-parallel training jobs by placement.
 	Training []TrainingLine `json:"training,omitempty"`
 	// Variants sets the scenario as given beside its what-if variants.
@@ -333,6 +336,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	s.QueueWait = Describe(waits)
 	if res.Admission != nil {
 		s.Admission = summarizeAdmission(res)
+		s.FairSharing = res.Admission.FairSharing
 	}
 	s.JCT = Describe(jcts)
 	names := make([]string, 0, len(queues))

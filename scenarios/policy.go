@@ -15,6 +15,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kueuecfgv1beta1 "sigs.k8s.io/kueue/apis/config/v1beta1"
+	kueuecfg "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
@@ -44,6 +46,8 @@ type Policy struct {
 	// Volcano are the Volcano Queues read; they become ClusterQueues once
 	// the cluster's size is known (VolcanoSpec).
 	Volcano []VolcanoQueue
+	// weighted names a ClusterQueue with a fair-sharing weight.
+	weighted string
 }
 
 // policyDoc is one YAML document of a manifest file.
@@ -58,9 +62,10 @@ type policyDoc struct {
 // LoadPolicy reads multi-document YAML manifests (files, or folders whose
 // .yaml and .yml files are read in name order) of Kueue ResourceFlavors,
 // ClusterQueues, LocalQueues, Cohorts and WorkloadPriorityClasses
-// (v1beta1 or v1beta2) and PriorityClasses, each decoded strictly into its
-// project's Go type. Volcano Queues, Karpenter NodePools and other kinds
-// are listed in Notes as not read.
+// (v1beta1 or v1beta2), PriorityClasses, Karpenter NodePools and Kueue's
+// Configuration (alone or in a ConfigMap: its fairSharing), each decoded
+// strictly into its project's Go type, and Volcano Queues; other kinds are
+// listed in Notes as not read.
 func LoadPolicy(paths []string) (*Policy, error) {
 	var files []string
 	for _, p := range paths {
@@ -282,7 +287,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			p.cohorts[c.Name] = cohortDef{parent: string(c.Spec.ParentName), groups: groups, where: d.where(c.Name)}
 			p.cohortOrder = append(p.cohortOrder, c.Name)
 			if c.Spec.FairSharing != nil {
-				p.notModelled(d, c.Name, "spec.fairSharing")
+				p.notModelled(d, c.Name, "spec.fairSharing (cohorts are flattened to their root, so a Cohort's weight has no sibling to weigh against)")
 			}
 		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "WorkloadPriorityClass":
 			var w kueue.WorkloadPriorityClass
@@ -314,6 +319,14 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if err := p.readDocs(items); err != nil {
 				return err
 			}
+		case (api == kueueConfigV1beta1 || api == kueueConfigV1beta2) && kind == "Configuration":
+			if err := p.kueueConfig(d); err != nil {
+				return err
+			}
+		case api == "v1" && kind == "ConfigMap":
+			if err := p.configMap(d); err != nil {
+				return err
+			}
 		case api == "karpenter.sh/v1" && kind == "NodePool":
 			if err := p.nodePool(d); err != nil {
 				return err
@@ -338,7 +351,99 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 	return nil
 }
 
+const (
+	kueueConfigV1beta1 = "config.kueue.x-k8s.io/v1beta1"
+	kueueConfigV1beta2 = "config.kueue.x-k8s.io/v1beta2"
+)
+
+// kueueConfig reads Kueue's own Configuration for its fair-sharing
+// settings; every other top-level setting it gives is noted as not
+// modelled.
+func (p *Policy) kueueConfig(d policyDoc) error {
+	var strategies []string
+	on := false
+	if d.tm.APIVersion == kueueConfigV1beta1 {
+		var c kueuecfgv1beta1.Configuration
+		if err := d.strict(&c); err != nil {
+			return err
+		}
+		if fs := c.FairSharing; fs != nil && fs.Enable {
+			on = true
+			for _, s := range fs.PreemptionStrategies {
+				strategies = append(strategies, string(s))
+			}
+		}
+	} else {
+		var c kueuecfg.Configuration
+		if err := d.strict(&c); err != nil {
+			return err
+		}
+		if fs := c.FairSharing; fs != nil {
+			on = true
+			for _, s := range fs.PreemptionStrategies {
+				strategies = append(strategies, string(s))
+			}
+		}
+	}
+	if on {
+		fs := &admission.FairSharing{}
+		for i, name := range strategies {
+			st, err := admission.ParseFairStrategy(name)
+			if err != nil {
+				return d.errorf("fairSharing.preemptionStrategies[%d]: %v", i, err)
+			}
+			fs.Strategies = append(fs.Strategies, st)
+		}
+		p.Spec.FairSharing = fs
+	}
+	var skipped []string
+	for i := 0; i+1 < len(d.root.Content); i += 2 {
+		switch k := d.root.Content[i].Value; k {
+		case "apiVersion", "kind", "fairSharing":
+		default:
+			skipped = append(skipped, k)
+		}
+	}
+	if len(skipped) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: Kueue Configuration: %s read but not modelled (gpuplan takes only fairSharing from it)", d.file, d.line, strings.Join(skipped, ", ")))
+	}
+	return nil
+}
+
+// configMap reads the Kueue Configuration a ConfigMap carries (as Kueue's
+// own kueue-manager-config does, under controller_manager_config.yaml);
+// any other ConfigMap is noted as not read.
+func (p *Policy) configMap(d policyDoc) error {
+	var cm corev1.ConfigMap
+	if err := d.strict(&cm); err != nil {
+		return err
+	}
+	keys := sortedKeys(cm.Data)
+	found := false
+	for _, k := range keys {
+		inner, err := splitManifests(fmt.Sprintf("%s (ConfigMap %s, data.%s)", d.file, cm.Name, k), []byte(cm.Data[k]))
+		if err != nil {
+			continue // not YAML manifests
+		}
+		for _, in := range inner {
+			if in.tm.Kind == "Configuration" && (in.tm.APIVersion == kueueConfigV1beta1 || in.tm.APIVersion == kueueConfigV1beta2) {
+				if err := p.kueueConfig(in); err != nil {
+					return err
+				}
+				found = true
+			}
+		}
+	}
+	if !found {
+		p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: ConfigMap %s is not read: it holds no Kueue Configuration", d.file, d.line, cm.Name))
+	}
+	return nil
+}
+
 func (p *Policy) check() error {
+	if p.weighted != "" && p.Spec.FairSharing == nil {
+		p.Notes = append(p.Notes, p.weighted+": spec.fairSharing.weight has no effect while fair sharing is off (a Kueue Configuration with fairSharing turns it on)")
+	}
 	if len(p.Volcano) == 0 {
 		if _, err := admission.New(p.Spec); err != nil {
 			return &InputError{File: strings.Join(p.Files, ", "), Msg: err.Error()}
@@ -482,8 +587,17 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 	if s.StopPolicy != nil && *s.StopPolicy != kueue.None {
 		p.notModelled(d, cq.Name, "spec.stopPolicy")
 	}
-	if s.FairSharing != nil {
-		p.notModelled(d, cq.Name, "spec.fairSharing (fair-sharing weights)")
+	if fs := s.FairSharing; fs != nil && fs.Weight != nil {
+		q.FairWeight = fs.Weight.MilliValue()
+		if fs.Weight.Sign() < 0 {
+			return d.errorf("spec.fairSharing.weight %s is negative", fs.Weight.String())
+		}
+		if q.FairWeight == 0 {
+			q.FairWeight = admission.ZeroWeight
+		}
+		if p.weighted == "" {
+			p.weighted = d.where(cq.Name)
+		}
 	}
 	if s.NamespaceSelector == nil {
 		p.Notes = append(p.Notes, d.where(cq.Name)+": spec.namespaceSelector is unset, which admits no namespace in Kueue; gpuplan has no namespaces and admits every LocalQueue that points here")

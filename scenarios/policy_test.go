@@ -293,3 +293,52 @@ func TestHierarchicalCohorts(t *testing.T) {
 	_, err = ParsePolicy("h.yaml", []byte(cycle))
 	require.ErrorContains(t, err, "is in a cycle of parents")
 }
+
+// Kueue's own controller configuration: as shipped, fair sharing is off
+// and the settings gpuplan does not model are named; with its
+// commented-out fairSharing block restored, fair sharing is on with the
+// two strategies. A ClusterQueue weight reads as thousandths (0.5 is 500,
+// 0 an explicit zero), and a weight without fair sharing is noted.
+func TestKueueConfiguration(t *testing.T) {
+	const cfg = "testdata/kueue/config/controller_manager_config.yaml"
+	const queues = "examples/fair-sharing/policy/kueue.yaml"
+	p, err := LoadPolicy([]string{cfg, queues})
+	require.NoError(t, err)
+	require.Nil(t, p.Spec.FairSharing)
+	require.Contains(t, strings.Join(p.Notes, "\n"), cfg+":1: Kueue Configuration: health, metrics, webhook, leaderElection, controller, clientConnection, integrations read but not modelled")
+
+	body, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	on := strings.Replace(string(body), "#fairSharing:\n#  enable: true\n#  preemptionStrategies:", "fairSharing:\n  enable: true\n  preemptionStrategies:", 1)
+	qs, err := os.ReadFile(queues)
+	require.NoError(t, err)
+	weighted := strings.Replace(string(qs), "  name: team-b\nspec:\n", "  name: team-b\nspec:\n  fairSharing:\n    weight: 500m\n", 1)
+	weighted = strings.Replace(weighted, "  name: team-c\nspec:\n", "  name: team-c\nspec:\n  fairSharing:\n    weight: \"0\"\n", 1)
+	p, err = ParsePolicy("all.yaml", []byte(on+"---\n"+weighted))
+	require.NoError(t, err)
+	require.Equal(t, &admission.FairSharing{Strategies: []admission.FairStrategy{admission.LessThanOrEqualToFinalShare, admission.LessThanInitialShare}}, p.Spec.FairSharing)
+	w := map[string]int64{}
+	for _, q := range p.Spec.ClusterQueues {
+		w[q.Name] = q.FairWeight
+	}
+	require.Equal(t, map[string]int64{"team-a": 0, "team-b": 500, "team-c": admission.ZeroWeight, "cohort/research": 0}, w)
+
+	// The same weights with fair sharing off are noted.
+	p, err = ParsePolicy("q.yaml", []byte(weighted))
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(p.Notes, "\n"), "spec.fairSharing.weight has no effect while fair sharing is off")
+
+	// A bad strategy is named with its place; a ConfigMap without a
+	// Kueue Configuration is noted as not read.
+	bad := strings.Replace(on, "[LessThanOrEqualToFinalShare, LessThanInitialShare]", "[Fairest]", 1)
+	_, err = ParsePolicy("bad.yaml", []byte(bad+"---\n"+weighted))
+	require.ErrorContains(t, err, `bad.yaml:1: Configuration: fairSharing.preemptionStrategies[0]: preemption strategy "Fairest" is not one of LessThanOrEqualToFinalShare, LessThanInitialShare`)
+	p, err = ParsePolicy("cm.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\ndata: {a: b}\n---\n"+weighted))
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(p.Notes, "\n"), "cm.yaml:1: ConfigMap other is not read: it holds no Kueue Configuration")
+
+	// The example's ConfigMap, as Kueue ships it, turns fair sharing on.
+	p, err = LoadPolicy([]string{"examples/fair-sharing/policy-fair/"})
+	require.NoError(t, err)
+	require.NotNil(t, p.Spec.FairSharing)
+}

@@ -22,6 +22,9 @@ type AdmissionResult struct {
 	Queues []QueueAdmission
 	// LocalQueues maps each LocalQueue to its ClusterQueue.
 	LocalQueues map[string]string
+	// FairSharing lists the fair-sharing preemption strategies (nil:
+	// fair sharing is off).
+	FairSharing []string
 }
 
 // QueueAdmission is one ClusterQueue's record over the run.
@@ -31,6 +34,11 @@ type QueueAdmission struct {
 	// flavor); the rest are integrals over the run in GPU x ms.
 	NominalGPUs                         int64
 	UsedGPUMs, BorrowedGPUMs, LentGPUMs float64
+	// FairGPUMs integrates the GPUs a weighted max-min division of the
+	// cohort among the queues' demands would give the queue
+	// (admission.Controller.FairShares); Weight is its fair-sharing weight.
+	FairGPUMs float64
+	Weight    float64
 	// Admissions counts admissions (a preempted job readmitted counts
 	// again); PreemptionsCaused the evictions its workloads caused, of
 	// which Reclaims took back quota another queue had borrowed.
@@ -57,7 +65,15 @@ func newAdmState(spec *admission.Spec) (*admState, error) {
 	}
 	a := &admState{ctl: ctl, cons: map[consKey]*cluster.Constraints{}}
 	for _, q := range ctl.Queues() {
-		a.acc = append(a.acc, QueueAdmission{Name: q.Name, Cohort: q.Cohort, Strategy: q.Strategy.String()})
+		w := 1.0
+		switch q.FairWeight {
+		case admission.ZeroWeight:
+			w = 0
+		case 0:
+		default:
+			w = float64(q.FairWeight) / 1000
+		}
+		a.acc = append(a.acc, QueueAdmission{Name: q.Name, Cohort: q.Cohort, Strategy: q.Strategy.String(), Weight: w})
 	}
 	for i, s := range ctl.Standings() {
 		a.acc[i].NominalGPUs = s.Nominal
@@ -69,11 +85,14 @@ func newAdmState(spec *admission.Spec) (*admState, error) {
 func (a *admState) integrate(t Time) {
 	dt := float64(t - a.last)
 	if dt > 0 {
-		for i, s := range a.ctl.Standings() {
+		st := a.ctl.Standings()
+		fair := a.ctl.FairShares(st)
+		for i, s := range st {
 			q := &a.acc[i]
 			q.UsedGPUMs += float64(s.Used) * dt
 			q.BorrowedGPUMs += s.Borrowed * dt
 			q.LentGPUMs += s.Lent * dt
+			q.FairGPUMs += fair[i] * dt
 		}
 	}
 	a.last = t
@@ -271,6 +290,11 @@ func (a *admState) result(end Time) *AdmissionResult {
 	res := &AdmissionResult{Queues: append([]QueueAdmission(nil), a.acc...), LocalQueues: map[string]string{}}
 	for _, l := range a.ctl.Spec().LocalQueues {
 		res.LocalQueues[l.Name] = l.ClusterQueue
+	}
+	if fs := a.ctl.Spec().FairSharing; fs != nil {
+		for _, s := range fs.Strategies {
+			res.FairSharing = append(res.FairSharing, s.String())
+		}
 	}
 	return res
 }

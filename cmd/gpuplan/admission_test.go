@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/reports"
 )
 
 // meanAdmissionWait is the mean submit-to-admission time, in hours, of the
@@ -154,4 +156,43 @@ rules:
 	code, out, errOut := gpuplan(t, "validate", "--baseline", write("base.yaml", "policy"), "--candidate", write("cand.yaml", "policy-cohort"), "--assert", rules)
 	require.Equal(t, 0, code, out+errOut)
 	require.Contains(t, out, "team-b waits less")
+}
+
+// The fair-sharing example: with classic Kueue team-a's flood of one-GPU
+// jobs holds the shared pool and team-c's four-GPU jobs, which must
+// borrow, are hardly ever admitted (far below its fair share); with fair
+// sharing every team-c job is admitted, team-a's borrowed jobs are
+// preempted for team-b and team-c, and each of b and c uses within a few
+// points of its fair share of the cohort.
+func TestFairSharingExample(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := gpuplan(t, "simulate", "../../scenarios/examples/fair-sharing/scenario.yaml", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "CLUSTERQUEUE")
+	md, err := os.ReadFile(filepath.Join(dir, "variants", "fair-sharing", "report.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(md), "Fair sharing is on (preemption strategies LessThanOrEqualToFinalShare, LessThanInitialShare); weights: team-a 1, team-b 1, team-c 2.")
+	classic := readSummary(t, dir)
+	fair := readSummary(t, filepath.Join(dir, "variants", "fair-sharing"))
+	require.Nil(t, classic.FairSharing)
+	require.Equal(t, []string{"LessThanOrEqualToFinalShare", "LessThanInitialShare"}, fair.FairSharing)
+	byName := func(s *reports.Summary) map[string]reports.AdmissionLine {
+		m := map[string]reports.AdmissionLine{}
+		for _, l := range s.Admission {
+			m[l.Name] = l
+		}
+		return m
+	}
+	c, f := byName(&classic), byName(&fair)
+	require.Greater(t, c["team-c"].PendingAtEnd, c["team-c"].Jobs/2, "classic: team-c's borrowing jobs starve")
+	require.Less(t, c["team-c"].CohortShare, c["team-c"].FairShare/4)
+	require.Zero(t, f["team-c"].PendingAtEnd)
+	require.Positive(t, f["team-a"].PreemptionsSuffered)
+	require.Equal(t, f["team-a"].PreemptionsSuffered+f["team-b"].PreemptionsSuffered+f["team-c"].PreemptionsSuffered,
+		f["team-b"].PreemptionsCaused+f["team-c"].PreemptionsCaused+f["team-a"].PreemptionsCaused)
+	for _, q := range []string{"team-b", "team-c"} {
+		require.InDelta(t, f[q].FairShare, f[q].CohortShare, 0.06, q)
+	}
+	require.NotNil(t, f["team-c"].Weight)
+	require.Equal(t, 2.0, *f["team-c"].Weight)
 }

@@ -69,11 +69,12 @@ against the scenario's cluster (the default scenario's cluster when none is give
 the whole trace runs unless --horizon cuts it.
 
 A scenario's spec.policy, or --policy DIR (a file or folder of Kueue
-ResourceFlavors, ClusterQueues, LocalQueues, Cohorts and priority classes, or of
-Volcano Queues; Karpenter NodePools in spec.policy's manifests join the cluster),
+ResourceFlavors, ClusterQueues, LocalQueues, Cohorts, priority classes and Kueue's
+Configuration, whose fairSharing turns on fair sharing, or of Volcano Queues;
+Karpenter NodePools in spec.policy's manifests join the cluster),
 puts quota admission in front of the scheduler: the report adds
-each ClusterQueue's time to admission, borrowed and lent GPU-hours and
-preemptions; --policy NAME with a placement policy (fgd, bestfit, ...) replaces the
+each ClusterQueue's time to admission, share of its cohort used against its fair
+share, borrowed and lent GPU-hours and preemptions; --policy NAME with a placement policy (fgd, bestfit, ...) replaces the
 scheduler's scoring instead. spec.scheduler.preemption turns on kube-scheduler's
 priority preemption. The same scenario and seed give byte-identical files.`,
 		Example: `  gpuplan simulate

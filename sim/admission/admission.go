@@ -104,6 +104,66 @@ type ClusterQueue struct {
 	// NotReclaimable keeps the cohort from reclaiming what this queue
 	// borrowed (a Volcano Queue with reclaimable: false).
 	NotReclaimable bool
+	// FairWeight is the queue's fair-sharing weight in thousandths (0:
+	// the default weight 1; ZeroWeight: an explicit weight 0, an
+	// infinite share).
+	FairWeight int64
+}
+
+// ZeroWeight is an explicit fair-sharing weight of 0.
+const ZeroWeight int64 = -1
+
+// weight is the queue's fair-sharing weight in thousandths.
+func (q *ClusterQueue) weight() int64 {
+	switch q.FairWeight {
+	case 0:
+		return 1000
+	case ZeroWeight:
+		return 0
+	}
+	return q.FairWeight
+}
+
+// FairStrategy is a fair-sharing preemption strategy: whether a workload
+// of another queue may be preempted, given the preemptor queue's share
+// with the new workload and the target queue's share before and after.
+type FairStrategy uint8
+
+const (
+	// LessThanOrEqualToFinalShare (Kueue's rule S2-a): the preemptor's
+	// new share is at most the target's share without the workload.
+	LessThanOrEqualToFinalShare FairStrategy = iota
+	// LessThanInitialShare (S2-b): the preemptor's new share is below
+	// the target's share as it stands.
+	LessThanInitialShare
+)
+
+var strategyNames = []string{"LessThanOrEqualToFinalShare", "LessThanInitialShare"}
+
+func (s FairStrategy) String() string { return strategyNames[s] }
+
+// ParseFairStrategy reads a Kueue preemption strategy name.
+func ParseFairStrategy(s string) (FairStrategy, error) {
+	for i, n := range strategyNames {
+		if n == s {
+			return FairStrategy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("preemption strategy %q is not one of %s", s, strings.Join(strategyNames, ", "))
+}
+
+func (s FairStrategy) allows(preemptorNew, targetOld, targetNew int64) bool {
+	if s == LessThanInitialShare {
+		return preemptorNew < targetOld
+	}
+	return preemptorNew <= targetNew
+}
+
+// FairSharing turns on Kueue's fair sharing: heads are admitted lowest
+// share first, and preemption across a cohort follows the strategies, in
+// order (none given: both, as Kueue's default).
+type FairSharing struct {
+	Strategies []FairStrategy
 }
 
 // Flavor is a ResourceFlavor: the node labels an admitted workload's pods
@@ -133,6 +193,9 @@ type Spec struct {
 	Flavors       []Flavor
 	ClusterQueues []ClusterQueue
 	LocalQueues   []LocalQueue
+	// FairSharing, when set, replaces classic admission order and
+	// cross-queue preemption by Kueue's fair sharing.
+	FairSharing *FairSharing
 }
 
 // Request is an amount of one resource, for the whole workload.
@@ -175,6 +238,7 @@ type wl struct {
 	Workload
 	cq       int
 	req      []int64 // per resource index
+	gpus     int64   // of every nvidia.com/ resource
 	admitted bool
 	assign   []int // per group of its queue: flavor index in the group, -1 unused
 	seq      int64 // admission order
@@ -244,6 +308,11 @@ type cqState struct {
 	buckets  map[string]*bucket
 	bucketsL []*bucket // in creation order
 	admitted []*wl
+	// pendingGPUs are the GPUs pending workloads ask for; gpuLend and
+	// gpuBorrow (NoLimit: unbounded) sum the queue's lendable and
+	// borrowable GPUs over flavors.
+	pendingGPUs        int64
+	gpuLend, gpuBorrow int64
 }
 
 // Controller admits workloads against the quotas.
@@ -256,6 +325,9 @@ type Controller struct {
 	cqByName map[string]int
 	lq       map[string]int
 	cohorts  [][]int
+	// lendable is each cohort's lendable quota per resource index, over
+	// every member and flavor (the denominator of a share).
+	lendable [][]int64
 	wls      map[int32]*wl
 	seq      int64
 	// evicted wait for the end of the cycle that evicted them.
@@ -343,6 +415,43 @@ func New(spec Spec) (*Controller, error) {
 			}
 		}
 	}
+	c.lendable = make([][]int64, len(c.cohorts))
+	for k := range c.lendable {
+		c.lendable[k] = make([]int64, len(c.resName))
+	}
+	for _, st := range c.cqs {
+		st.gpuBorrow = 0
+		for g, grp := range st.Groups {
+			for f := range st.flavors[g] {
+				for r, name := range grp.Covered {
+					qt := st.quota[g][f][r]
+					if st.cohort >= 0 {
+						c.lendable[st.cohort][c.res[name]] += lendable(qt)
+					}
+					if !IsGPU(name) {
+						continue
+					}
+					st.gpuLend += lendable(qt)
+					if qt.BorrowingLimit == NoLimit || st.gpuBorrow == NoLimit {
+						st.gpuBorrow = NoLimit
+					} else {
+						st.gpuBorrow += qt.BorrowingLimit
+					}
+				}
+			}
+		}
+		if st.cohort < 0 {
+			st.gpuLend, st.gpuBorrow = 0, 0
+		}
+	}
+	if f := spec.FairSharing; f != nil && len(f.Strategies) == 0 {
+		c.spec.FairSharing = &FairSharing{Strategies: []FairStrategy{LessThanOrEqualToFinalShare, LessThanInitialShare}}
+	}
+	for _, q := range spec.ClusterQueues {
+		if q.FairWeight < ZeroWeight {
+			return nil, fmt.Errorf("ClusterQueue %s: negative fair-sharing weight", q.Name)
+		}
+	}
 	for _, l := range spec.LocalQueues {
 		qi, ok := c.cqByName[l.ClusterQueue]
 		if !ok {
@@ -386,6 +495,9 @@ func (c *Controller) Submit(w Workload) error {
 			continue
 		}
 		x.req[ri] += r.Amount
+		if IsGPU(r.Resource) {
+			x.gpus += r.Amount
+		}
 	}
 	if len(missing) > 0 {
 		x.reason = fmt.Sprintf("ClusterQueue %s: resource %s unavailable", st.Name, strings.Join(missing, ", "))
@@ -422,6 +534,7 @@ func (c *Controller) insert(st *cqState, x *wl) {
 	}
 	x.gen++
 	x.pending = true
+	st.pendingGPUs += x.gpus
 	x.bucket.add(x)
 }
 
@@ -444,8 +557,9 @@ func (c *Controller) Finish(id int32) {
 	}
 	if x.admitted {
 		c.release(x)
-	} else {
+	} else if x.pending {
 		x.pending = false // its bucket entry goes stale
+		c.cqs[x.cq].pendingGPUs -= x.gpus
 	}
 	delete(c.wls, id)
 }
@@ -660,6 +774,7 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 	x.reason = ""
 	st := c.cqs[x.cq]
 	x.pending = false // its bucket entry goes stale
+	st.pendingGPUs -= x.gpus
 	x.admIdx = len(st.admitted)
 	st.admitted = append(st.admitted, x)
 	c.charge(x, +1)
@@ -675,6 +790,9 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 type head struct {
 	x      *wl
 	borrow bool
+	// share is the queue's share with the workload admitted (fair
+	// sharing only).
+	share int64
 }
 
 // Cycle admits what fits, preempting where the queues' policies allow,
@@ -684,6 +802,7 @@ func (c *Controller) Cycle() []Decision {
 	var out []Decision
 	skip := map[*bucket]bool{} // tried this cycle and set aside
 	blocked := make([]bool, len(c.cqs))
+	fair := c.spec.FairSharing != nil
 	for {
 		var heads []head
 		for qi, st := range c.cqs {
@@ -700,15 +819,23 @@ func (c *Controller) Cycle() []Decision {
 				}
 			}
 			if first != nil {
-				_, bw, _, _ := c.assignment(first, true)
-				heads = append(heads, head{first, bw})
+				as, bw, _, _ := c.assignment(first, true)
+				h := head{x: first, borrow: bw}
+				if fair {
+					h.share = c.shareWith(first, as)
+				}
+				heads = append(heads, h)
 			}
 		}
 		if len(heads) == 0 {
 			break
 		}
 		sort.SliceStable(heads, func(i, j int) bool {
-			if heads[i].borrow != heads[j].borrow {
+			if fair {
+				if heads[i].share != heads[j].share {
+					return heads[i].share < heads[j].share
+				}
+			} else if heads[i].borrow != heads[j].borrow {
 				return !heads[i].borrow
 			}
 			return less(heads[i].x, heads[j].x)
@@ -764,6 +891,13 @@ func (c *Controller) setAside(st *cqState, x *wl, skip map[*bucket]bool, blocked
 // GPUs and MIG instances alike) at this moment.
 type Standing struct {
 	Nominal, Used int64
+	// Demand is what it uses plus what its pending workloads ask for.
+	Demand int64
+	// Share is its weighted share, as Kueue's fair sharing counts it:
+	// the largest, over resources, of what it borrows per thousand of
+	// what its cohort can lend, per unit of weight (0 outside a cohort
+	// or when it does not borrow; math.MaxInt64 for weight 0).
+	Share int64
 	// Borrowed is what the queue uses beyond its nominal quota; Lent the
 	// part of the cohort's borrowing that comes out of this queue's unused
 	// lendable quota (borrowing is shared among the lenders in proportion
@@ -815,6 +949,8 @@ func (c *Controller) Standings() []Standing {
 	out := make([]Standing, len(c.cqs))
 	type key struct{ flavor, res int }
 	for qi, st := range c.cqs {
+		out[qi].Share = c.share(st)
+		out[qi].Demand = st.pendingGPUs
 		for g, grp := range st.Groups {
 			for f := range st.flavors[g] {
 				for r, name := range grp.Covered {
@@ -824,6 +960,7 @@ func (c *Controller) Standings() []Standing {
 					qt, u := st.quota[g][f][r], st.usage[g][f][r]
 					out[qi].Nominal += qt.Nominal
 					out[qi].Used += u
+					out[qi].Demand += u
 					out[qi].Borrowed += float64(max(0, u-qt.Nominal))
 				}
 			}

@@ -288,21 +288,24 @@ func TestSpecErrors(t *testing.T) {
 }
 
 // Standings: team-b's 5 GPUs on a nominal 2 borrow 3, all lent by
-// team-a, whose 4 are unused; with team-a on 1 its 3 unused cover the 3.
+// team-a, whose 4 are unused (a share of 3 of the cohort's 6 lendable,
+// 500 per thousand); with team-a on 1 its 3 unused cover the 1 borrowed,
+// and a pending 2-GPU workload of team-b adds to its demand.
 func TestStandings(t *testing.T) {
 	c := controller(t, cq("team-a", "org", q(4)), cq("team-b", "org", q(2)))
 	submit(t, c, 1, "team-b", 5, 0)
 	cycle(c)
 	s := c.Standings()
 	require.Equal(t, Standing{Nominal: 4, Used: 0, Borrowed: 0, Lent: 3}, s[0])
-	require.Equal(t, Standing{Nominal: 2, Used: 5, Borrowed: 3, Lent: 0}, s[1])
+	require.Equal(t, Standing{Nominal: 2, Used: 5, Demand: 5, Share: 500, Borrowed: 3, Lent: 0}, s[1])
 	c.Finish(1)
 	submit(t, c, 2, "team-b", 3, 0)
 	submit(t, c, 3, "team-a", 1, 0)
 	cycle(c)
+	submit(t, c, 4, "team-b", 2, 0)
 	s = c.Standings()
-	require.Equal(t, Standing{Nominal: 4, Used: 1, Borrowed: 0, Lent: 1}, s[0])
-	require.Equal(t, Standing{Nominal: 2, Used: 3, Borrowed: 1, Lent: 0}, s[1])
+	require.Equal(t, Standing{Nominal: 4, Used: 1, Demand: 1, Borrowed: 0, Lent: 1}, s[0])
+	require.Equal(t, Standing{Nominal: 2, Used: 3, Demand: 5, Share: 166, Borrowed: 1, Lent: 0}, s[1])
 }
 
 // A flavor's nodeTaints keep workloads that do not tolerate them off it:

@@ -17,6 +17,9 @@ import (
 // lower priority, then the most recently admitted; the greedy set is then
 // trimmed of those x does not need. It returns nil when nothing works.
 func (c *Controller) preempt(x *wl) []Decision {
+	if c.spec.FairSharing != nil {
+		return c.preemptFair(x)
+	}
 	st := c.cqs[x.cq]
 	assign, _, g, _ := c.assignment(x, true)
 	if assign != nil || g < 0 {

@@ -1,0 +1,202 @@
+package admission
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func fairController(t *testing.T, strategies []FairStrategy, cqs ...ClusterQueue) *Controller {
+	t.Helper()
+	s := Spec{Flavors: []Flavor{{Name: "gpu"}}, ClusterQueues: cqs, FairSharing: &FairSharing{Strategies: strategies}}
+	for _, c := range cqs {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	return c
+}
+
+func weight(milli int64) func(*ClusterQueue) {
+	return func(q *ClusterQueue) { q.FairWeight = milli }
+}
+
+func reclaimAny(q *ClusterQueue) { q.Preempt.ReclaimWithinCohort = Any }
+
+// Share values: the cohort lends 6+2+2 = 10 GPUs; team-b running 5 on a
+// nominal 2 borrows 3, 300 per thousand of what the cohort lends; with
+// weight 2 its share is 150, with weight 0 infinite.
+func TestShareValue(t *testing.T) {
+	for _, tc := range []struct {
+		weight int64
+		want   int64
+	}{{0, 300}, {1000, 300}, {2000, 150}, {500, 600}, {ZeroWeight, math.MaxInt64}} {
+		c := fairController(t, nil, cq("a", "org", q(6)), cq("b", "org", q(2), weight(tc.weight)), cq("c", "org", q(2)))
+		submit(t, c, 1, "b", 5, 0)
+		a, _ := cycle(c)
+		require.Equal(t, []int32{1}, a)
+		s := c.Standings()
+		require.Equal(t, tc.want, s[1].Share, "weight %d", tc.weight)
+		require.Zero(t, s[0].Share, "a lends, it does not borrow")
+	}
+}
+
+// Admission order: team-a (share 750 with 6 of the lender's 8 GPUs) and
+// team-b (share 0) each have a 2-GPU head and 2 GPUs are free. Classic
+// admission takes the older head, team-a's; fair sharing takes team-b's,
+// whose share with it (250) is lower than team-a's would be (1000).
+func TestFairAdmissionOrder(t *testing.T) {
+	setup := func(c *Controller) {
+		submit(t, c, 1, "a", 6, 0)
+		a, _ := cycle(c)
+		require.Equal(t, []int32{1}, a)
+		submit(t, c, 2, "a", 2, 0)
+		submit(t, c, 3, "b", 2, 0)
+	}
+	queues := []ClusterQueue{cq("lender", "org", q(8)), cq("a", "org", q(0)), cq("b", "org", q(0))}
+	classic := controller(t, queues...)
+	setup(classic)
+	a, _ := cycle(classic)
+	require.Equal(t, []int32{2}, a)
+
+	fair := fairController(t, nil, queues...)
+	setup(fair)
+	a, _ = cycle(fair)
+	require.Equal(t, []int32{3}, a)
+	require.Equal(t, int64(250), fair.Standings()[2].Share)
+}
+
+// LessThanOrEqualToFinalShare evens out borrowing: team-a holds all 8 of
+// the lender's GPUs in four 2-GPU workloads (share 1000). team-b's first
+// 2-GPU workload would give it 250 <= 750, a's share without a workload,
+// so a's newest goes; the second gives 500 <= 500 and another goes; the
+// third would give 750 > 250 (and 750 is not below a's 500), so the
+// cohort settles at 4 and 4. Classic preemption does nothing: team-b is
+// not under its nominal quota and does not preempt to borrow.
+func TestFairPreemptionEvensBorrowing(t *testing.T) {
+	queues := []ClusterQueue{cq("lender", "org", q(8)), cq("a", "org", q(0), reclaimAny), cq("b", "org", q(0), reclaimAny)}
+	run := func(c *Controller) (preempted []int32) {
+		for id := int32(1); id <= 4; id++ {
+			submit(t, c, id, "a", 2, 0)
+		}
+		a, _ := cycle(c)
+		require.Equal(t, []int32{1, 2, 3, 4}, a)
+		for id := int32(5); id <= 7; id++ {
+			submit(t, c, id, "b", 2, 0)
+			_, p := cycle(c)
+			preempted = append(preempted, p...)
+		}
+		return preempted
+	}
+	for _, strategies := range [][]FairStrategy{{LessThanOrEqualToFinalShare}, nil} {
+		fair := fairController(t, strategies, queues...)
+		require.Equal(t, []int32{4, 3}, run(fair))
+		s := fair.Standings()
+		require.Equal(t, int64(4), s[1].Used)
+		require.Equal(t, int64(4), s[2].Used)
+		require.False(t, fair.Admitted(7))
+		require.True(t, fair.Admitted(5) && fair.Admitted(6))
+	}
+
+	require.Empty(t, run(controller(t, queues...)))
+}
+
+// LessThanInitialShare lets a small workload break up a greedy one:
+// team-a's single 8-GPU workload (share 1000) would leave a at 0 if
+// preempted, and team-b's 250 is not <= 0, so LessThanOrEqualToFinalShare
+// alone refuses; 250 < 1000 and the default pair of strategies preempts.
+func TestFairPreemptionGreedyWorkload(t *testing.T) {
+	queues := []ClusterQueue{cq("lender", "org", q(8)), cq("a", "org", q(0), reclaimAny), cq("b", "org", q(0), reclaimAny)}
+	for _, tc := range []struct {
+		strategies []FairStrategy
+		preempted  []int32
+	}{
+		{[]FairStrategy{LessThanOrEqualToFinalShare}, nil},
+		{[]FairStrategy{LessThanInitialShare}, []int32{1}},
+		{nil, []int32{1}},
+	} {
+		c := fairController(t, tc.strategies, queues...)
+		submit(t, c, 1, "a", 8, 0)
+		cycle(c)
+		submit(t, c, 2, "b", 2, 0)
+		admitted, p := cycle(c)
+		require.Equal(t, tc.preempted, p, "%v", tc.strategies)
+		if p != nil {
+			require.Equal(t, []int32{2}, admitted)
+		}
+	}
+}
+
+// Weights: team-a (weight 3) holds 8 borrowed GPUs, share 1000/3 = 333.
+// team-b's first 2 GPUs give it 250, a without a workload 750/3 = 250:
+// 250 <= 250, one goes. The second would give b 500 against a's 500/3 =
+// 166 after: refused. a keeps 6 and b gets 2, 3 to 1.
+func TestFairPreemptionWeights(t *testing.T) {
+	c := fairController(t, []FairStrategy{LessThanOrEqualToFinalShare}, cq("lender", "org", q(8)), cq("a", "org", q(0), reclaimAny, weight(3000)), cq("b", "org", q(0), reclaimAny))
+	for id := int32(1); id <= 4; id++ {
+		submit(t, c, id, "a", 2, 0)
+	}
+	cycle(c)
+	require.Equal(t, int64(333), c.Standings()[1].Share)
+	submit(t, c, 5, "b", 2, 0)
+	_, p := cycle(c)
+	require.Equal(t, []int32{4}, p)
+	submit(t, c, 6, "b", 2, 0)
+	_, p = cycle(c)
+	require.Empty(t, p)
+	s := c.Standings()
+	require.Equal(t, []int64{6, 2}, []int64{s[1].Used, s[2].Used})
+}
+
+// Reclaim under fair sharing: team-a, within its nominal 4, takes back
+// what team-b borrowed whatever the shares; without reclaimWithinCohort it
+// cannot.
+func TestFairReclaim(t *testing.T) {
+	for _, tc := range []struct {
+		opts      []func(*ClusterQueue)
+		preempted []int32
+	}{{[]func(*ClusterQueue){reclaimAny}, []int32{4}}, {nil, nil}} {
+		c := fairController(t, nil, cq("a", "org", q(4), tc.opts...), cq("b", "org", q(4)))
+		for id := int32(1); id <= 4; id++ {
+			submit(t, c, id, "b", 2, 0)
+		}
+		cycle(c)
+		submit(t, c, 5, "a", 2, 0)
+		_, p := cycle(c)
+		require.Equal(t, tc.preempted, p)
+	}
+}
+
+// FairShares: a cohort of a (nominal 4), b (2) and c (2, weight 2)
+// asking for 1, 6 and 6 GPUs. Each first gets its demand up to its
+// nominal quota (1, 2, 2); a leaves 3 unused, shared 1:2 between b and c
+// (3 and 4). A lending limit of 2 on a leaves 2 to share (b 2+2/3, c
+// 2+4/3); a borrowing limit of 1 on c gives it 3 and b the rest, 4.
+func TestFairShares(t *testing.T) {
+	demand := func(c *Controller) []Standing {
+		submit(t, c, 1, "a", 1, 0)
+		submit(t, c, 2, "b", 6, 0)
+		submit(t, c, 3, "c", 6, 0)
+		return c.Standings()
+	}
+	c := controller(t, cq("a", "org", q(4)), cq("b", "org", q(2)), cq("c", "org", q(2), weight(2000)))
+	require.InDeltaSlice(t, []float64{1, 3, 4}, c.FairShares(demand(c)), 1e-9)
+
+	lend := q(4)
+	lend.LendingLimit = 2
+	c = controller(t, cq("a", "org", lend), cq("b", "org", q(2)), cq("c", "org", q(2), weight(2000)))
+	require.InDeltaSlice(t, []float64{1, 2 + 2.0/3, 2 + 4.0/3}, c.FairShares(demand(c)), 1e-9)
+
+	borrow := q(2)
+	borrow.BorrowingLimit = 1
+	c = controller(t, cq("a", "org", q(4)), cq("b", "org", q(2)), cq("c", "org", borrow, weight(2000)))
+	require.InDeltaSlice(t, []float64{1, 4, 3}, c.FairShares(demand(c)), 1e-9)
+
+	// Weight 0 gets only what the others leave: c asks for 6, b for 3.
+	c = controller(t, cq("a", "org", q(4)), cq("b", "org", q(2)), cq("c", "org", q(2), weight(ZeroWeight)))
+	submit(t, c, 1, "a", 1, 0)
+	submit(t, c, 2, "b", 3, 0)
+	submit(t, c, 3, "c", 6, 0)
+	require.InDeltaSlice(t, []float64{1, 3, 4}, c.FairShares(c.Standings()), 1e-9)
+}
