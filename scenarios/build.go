@@ -349,8 +349,12 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		if err != nil {
 			return nil, err
 		}
-		if rec != nil {
-			b.Config.Workload = withRecovery{src, rec}
+		rec, minAvail, err := s.volcano("spec.workload.volcano", s.Spec.Workload.Volcano, s.Spec.Workload.Recovery, rec)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil || minAvail > 0 {
+			b.Config.Workload = withRecovery{src, rec, minAvail}
 		}
 		b.Workload = fmt.Sprintf("trace %s (format %s)", traceFile, trace.Format)
 		if err := s.policy(b, opts); err != nil {
@@ -382,10 +386,12 @@ func taintsFrom(ts []TaintSpec) []cluster.Taint {
 	return out
 }
 
-// withRecovery gives trace jobs the scenario's recovery settings.
+// withRecovery gives trace jobs the scenario's recovery settings and
+// Volcano gang size.
 type withRecovery struct {
 	sim.JobSource
-	rec *cluster.Recovery
+	rec          *cluster.Recovery
+	minAvailable int32
 }
 
 // Notes passes on the trace reader's notes.
@@ -400,6 +406,9 @@ func (w withRecovery) Next(j *cluster.JobSpec) (bool, error) {
 	ok, err := w.JobSource.Next(j)
 	if ok && j.Recovery == nil {
 		j.Recovery = w.rec
+	}
+	if ok && j.MinAvailable == 0 {
+		j.MinAvailable = w.minAvailable
 	}
 	return ok, err
 }

@@ -612,6 +612,79 @@ func (s *Scenario) recovery(at string, r *RecoverySpec) (*cluster.Recovery, erro
 	return out, nil
 }
 
+// volcano applies a Volcano Job spec to a job's recovery settings (a copy;
+// nil v: rec as it is) and gives its minAvailable (0: the whole job).
+func (s *Scenario) volcano(at string, v *VolcanoJobSpec, spec *RecoverySpec, rec *cluster.Recovery) (*cluster.Recovery, int32, error) {
+	if v == nil {
+		return rec, 0, nil
+	}
+	if spec != nil && (spec.BackoffLimit != nil || spec.IgnoreDisruptions) {
+		return nil, 0, s.errAt(at, "recovery.backoffLimit and recovery.ignoreDisruptions are a Kubernetes Job's; a Volcano Job restarts by its policies and maxRetry")
+	}
+	out := &cluster.Recovery{}
+	if rec != nil {
+		*out = *rec
+	}
+	vp := &cluster.VolcanoPolicies{MaxRetry: cluster.DefaultMaxRetry}
+	if v.MaxRetry != nil {
+		if *v.MaxRetry < 1 {
+			return nil, 0, s.errAt(at+".maxRetry", "must be at least 1")
+		}
+		vp.MaxRetry = *v.MaxRetry
+	}
+	seen := map[string]bool{}
+	for i, p := range v.Policies {
+		pat := fmt.Sprintf("%s.policies[%d]", at, i)
+		if p.ExitCode != nil {
+			return nil, 0, s.errAt(pat+".exitCode", "exit-code policies are not modelled: gpuplan's pods do not exit with codes")
+		}
+		if p.Timeout != nil {
+			return nil, 0, s.errAt(pat+".timeout", "policy timeouts are not modelled: the action is taken at once")
+		}
+		a, err := cluster.ParseVolcanoAction(p.Action)
+		if err != nil {
+			return nil, 0, s.errAt(pat+".action", "%v", err)
+		}
+		events := p.Events
+		if p.Event != "" {
+			events = append([]string{p.Event}, events...)
+		}
+		if len(events) == 0 {
+			return nil, 0, s.errAt(pat, "a policy needs an event or events")
+		}
+		for _, e := range events {
+			switch e {
+			case "PodEvicted", "PodFailed", "*":
+			default:
+				return nil, 0, s.errAt(pat+".event", "event %q is not one gpuplan produces: PodEvicted (a node lost or reclaimed, a pod preempted), PodFailed (an OOM kill on a shared GPU) or * (any)", e)
+			}
+			for _, k := range []string{"PodEvicted", "PodFailed"} {
+				if e != k && e != "*" {
+					continue
+				}
+				if seen[k] {
+					return nil, 0, s.errAt(pat, "a second policy for %s", k)
+				}
+				seen[k] = true
+				if k == "PodEvicted" {
+					vp.OnEvicted = a
+				} else {
+					vp.OnFailed = a
+				}
+			}
+		}
+	}
+	out.Volcano = vp
+	var minAvail int32
+	if v.MinAvailable != nil {
+		if *v.MinAvailable < 1 {
+			return nil, 0, s.errAt(at+".minAvailable", "must be at least 1")
+		}
+		minAvail = *v.MinAvailable
+	}
+	return out, minAvail, nil
+}
+
 // UsesSpot reports whether any pool or NodePool can buy spot nodes.
 func (s *Scenario) UsesSpot() bool {
 	for _, p := range s.Spec.Cluster.Pools {

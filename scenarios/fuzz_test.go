@@ -59,7 +59,7 @@ func nop() error { return nil }
 func FuzzScenario(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add(defaultYAML)
-	seed(f, "examples/openb-replay.yaml", "examples/gpu-sharing.yaml", "examples/spot-what-if.yaml")
+	seed(f, "examples/openb-replay.yaml", "examples/gpu-sharing.yaml", "examples/spot-what-if.yaml", "examples/volcano-jobs.yaml", "examples/fair-sharing/scenario.yaml")
 	f.Add([]byte(capacityScenario))
 	f.Add([]byte("apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nspec: {cluster: {pools: [{name: a, count: -1}]}}\n"))
 	f.Add([]byte("a: &x [1]\nb: *x\n"))

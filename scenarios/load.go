@@ -135,7 +135,11 @@ func (s *Scenario) Validate() error {
 			return s.errAt("spec.pricing.baseRates", "give at least one positive rate")
 		}
 	}
-	if _, err := s.recovery("spec.workload.recovery", sp.Workload.Recovery); err != nil {
+	rec, err := s.recovery("spec.workload.recovery", sp.Workload.Recovery)
+	if err != nil {
+		return err
+	}
+	if _, _, err := s.volcano("spec.workload.volcano", sp.Workload.Volcano, sp.Workload.Recovery, rec); err != nil {
 		return err
 	}
 	if nl := sp.Cluster.NodeList; nl != nil {

@@ -37,6 +37,8 @@ type classGen struct {
 	constraints *cluster.Constraints
 	recovery    *cluster.Recovery
 	training    *cluster.Training
+	// minAvailable is the class's Volcano gang size (0: whole jobs).
+	minAvailable int32
 
 	rng  *rand.Rand
 	next float64 // ms
@@ -148,6 +150,13 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 	if g.recovery, err = s.recovery(at+".recovery", rec); err != nil {
 		return nil, err
 	}
+	vat, vol := at+".volcano", c.Volcano
+	if vol == nil {
+		vat, vol = "spec.workload.volcano", s.Spec.Workload.Volcano
+	}
+	if g.recovery, g.minAvailable, err = s.volcano(vat, vol, rec, g.recovery); err != nil {
+		return nil, err
+	}
 	g.rng = models.NewStream(seed, streamSynthetic+uint64(i))
 	g.next = g.start
 	g.advance()
@@ -216,16 +225,17 @@ func (g *classGen) advance() {
 
 func (g *classGen) job(j *cluster.JobSpec) {
 	*j = cluster.JobSpec{
-		Name:        g.name + "-" + strconv.Itoa(g.n),
-		Queue:       g.queue,
-		Priority:    g.priority,
-		Flags:       g.flags,
-		Submit:      int64(g.next),
-		Replicas:    int32(g.replicas.Sample(g.rng)),
-		Constraints: g.constraints,
-		Recovery:    g.recovery,
-		Training:    g.training,
-		Pod:         cluster.PodSpec{MilliCPU: g.cpuMilli, MemoryMiB: g.memMiB, MIG: g.mig, GPUMemMiB: g.gpuMemMiB},
+		Name:         g.name + "-" + strconv.Itoa(g.n),
+		Queue:        g.queue,
+		Priority:     g.priority,
+		Flags:        g.flags,
+		Submit:       int64(g.next),
+		Replicas:     int32(g.replicas.Sample(g.rng)),
+		Constraints:  g.constraints,
+		Recovery:     g.recovery,
+		Training:     g.training,
+		MinAvailable: g.minAvailable,
+		Pod:          cluster.PodSpec{MilliCPU: g.cpuMilli, MemoryMiB: g.memMiB, MIG: g.mig, GPUMemMiB: g.gpuMemMiB},
 	}
 	gp := g.gpus.Sample(g.rng)
 	if gp >= 1 {

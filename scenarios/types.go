@@ -318,6 +318,33 @@ type WorkloadSpec struct {
 	Synthetic *SyntheticSpec `json:"synthetic,omitempty"`
 	// Recovery applies to every job that does not say its own.
 	Recovery *RecoverySpec `json:"recovery,omitempty"`
+	// Volcano runs every job that does not say its own as a Volcano Job.
+	Volcano *VolcanoJobSpec `json:"volcano,omitempty"`
+}
+
+// VolcanoJobSpec is how jobs run as Volcano Jobs (batch.volcano.sh/v1alpha1):
+// the fields of a Job's spec that change what happens to it.
+type VolcanoJobSpec struct {
+	// MinAvailable is the PodGroup's minMember: pods that must be placeable
+	// together before any binds (default: all of the job's; capped at its
+	// size). The job runs once all its pods are bound.
+	MinAvailable *int32 `json:"minAvailable,omitempty"`
+	// MaxRetry: the job fails when its RestartJob retries reach it
+	// (default 3).
+	MaxRetry *int32 `json:"maxRetry,omitempty"`
+	// Policies are the Job's lifecycle policies.
+	Policies []VolcanoPolicySpec `json:"policies,omitempty"`
+}
+
+// VolcanoPolicySpec is one lifecycle policy: on event (or any of events),
+// take action.
+type VolcanoPolicySpec struct {
+	Event  string   `json:"event,omitempty"`
+	Events []string `json:"events,omitempty"`
+	Action string   `json:"action"`
+	// ExitCode and Timeout are read to refuse them with a clear message.
+	ExitCode *int32    `json:"exitCode,omitempty"`
+	Timeout  *Duration `json:"timeout,omitempty"`
 }
 
 // TraceSpec replays a trace file.
@@ -363,6 +390,9 @@ type ClassSpec struct {
 	Tolerations  []TolerationSpec  `json:"tolerations,omitempty"`
 	// Recovery is how the class's jobs checkpoint and restart.
 	Recovery *RecoverySpec `json:"recovery,omitempty"`
+	// Volcano runs the class's jobs as Volcano Jobs (default: the
+	// workload's spec.workload.volcano).
+	Volcano *VolcanoJobSpec `json:"volcano,omitempty"`
 	// Training makes the class data-parallel training: its run time is
 	// steps x (computePerStep + the all-reduce of gradientBytes over its
 	// placement); duration is then not given.

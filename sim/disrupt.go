@@ -249,6 +249,9 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 	x.disruptions++
 	r.dstats.byCause[cause]++
 	rec := j.spec.Recovery
+	if rec != nil && rec.Volcano != nil {
+		return r.volcanoEvent(t, j, rec.Volcano.OnEvicted, "PodEvicted", cause.String(), false)
+	}
 	limit := int32(cluster.DefaultBackoffLimit)
 	ignore := false
 	if rec != nil {
@@ -299,4 +302,40 @@ func (r *runner) requeue(t Time, j *jobState) error {
 		j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
 	}
 	return nil
+}
+
+// volcanoEvent applies a Volcano Job's lifecycle policy for a pod event
+// to job j, whose attempt has just ended (what it saved kept): it
+// restarts, counting a retry for RestartJob and failing when its retries
+// reach maxRetry, or ends as the action says. inPass (the event came
+// while the scheduler was binding) requeues it by an event at t, so that
+// another pass tries it.
+func (r *runner) volcanoEvent(t Time, j *jobState, a cluster.VolcanoAction, podEvent, what string, inPass bool) error {
+	x := j.ext()
+	end := func(o Outcome, diag string) error {
+		j.finished = true
+		j.outcome = o
+		j.end = t
+		j.diag = diag
+		r.finished++
+		r.dstats.failed++
+		r.admFinish(t, j)
+		return nil
+	}
+	switch a {
+	case cluster.VolcanoRestartJob:
+		x.failures++
+		if limit := j.spec.Recovery.Volcano.MaxRetry; x.failures >= limit {
+			return end(Failed, fmt.Sprintf("Volcano Job Failed: %s (%s) with policy RestartJob reached maxRetry %d", podEvent, what, limit))
+		}
+	case cluster.VolcanoAbortJob:
+		return end(Failed, fmt.Sprintf("Volcano Job Aborted: %s (%s) with policy AbortJob", podEvent, what))
+	case cluster.VolcanoTerminateJob:
+		return end(Failed, fmt.Sprintf("Volcano Job Terminated: %s (%s) with policy TerminateJob", podEvent, what))
+	}
+	if inPass {
+		r.push(t, event{kind: evRequeue, job: j.info.ID})
+		return nil
+	}
+	return r.requeue(t, j)
 }

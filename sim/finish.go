@@ -67,7 +67,7 @@ func (r *runner) finish() (*Result, error) {
 		rec := &res.Jobs[id]
 		*rec = JobRecord{
 			ID: id, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
-			Replicas: j.spec.Replicas, PodsBound: j.info.Bound, Pod: j.spec.Pod,
+			Replicas: j.spec.Replicas, PodsBound: j.info.Bound, MinAvailable: minAvailable(&j.spec), Pod: j.spec.Pod,
 			Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
 			Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
 			Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag,
@@ -199,4 +199,12 @@ func (r *runner) nodeStates() []NodeState {
 		}
 	}
 	return out
+}
+
+// minAvailable is a job's gang size when it is below the job's (0: all).
+func minAvailable(j *cluster.JobSpec) int32 {
+	if j.MinAvailable > 0 && j.MinAvailable < j.Replicas {
+		return j.MinAvailable
+	}
+	return 0
 }

@@ -58,14 +58,16 @@ type JobRecord struct {
 	Priority  int32
 	Replicas  int32
 	PodsBound int32
-	Pod       cluster.PodSpec
-	Submit    Time
-	Start     Time
-	End       Time
-	Duration  Time
-	Deadline  Time
-	Flags     cluster.JobFlag
-	Outcome   Outcome
+	// MinAvailable is the job's gang size when below Replicas (0: all).
+	MinAvailable int32
+	Pod          cluster.PodSpec
+	Submit       Time
+	Start        Time
+	End          Time
+	Duration     Time
+	Deadline     Time
+	Flags        cluster.JobFlag
+	Outcome      Outcome
 	// Pool is the index of the pool of the job's first pod (-1: none).
 	Pool int32
 	// Reason indexes Result.Reasons: why the job first had to wait (-1: it
@@ -84,7 +86,8 @@ type JobRecord struct {
 	// than its duration.
 	Slowed bool
 	// Attempts counts the job's starts; Disruptions the times a lost node
-	// stopped it, Failures those that counted towards its backoff limit.
+	// (or, under a Volcano PodFailed policy, an OOM kill) stopped it,
+	// Failures those that counted towards its backoff limit or maxRetry.
 	Attempts, Disruptions, Failures int32
 	// LostMs is job time lost to disruptions (work since the last
 	// checkpoint, restores); CheckpointMs time spent writing checkpoints.

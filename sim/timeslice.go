@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // Time-slicing: the device plugin advertises each GPU several times and
@@ -53,7 +55,8 @@ func (r *runner) startSliced(t Time, j *jobState) error {
 	return r.retime(t, gpus)
 }
 
-// oomKill ends a job that would overfill a GPU's memory.
+// oomKill ends a job that would overfill a GPU's memory (or, under a
+// Volcano PodFailed policy, acts as it says).
 func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) error {
 	if err := r.releaseAll(t, j, 0, 0); err != nil {
 		return err
@@ -61,6 +64,13 @@ func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) err
 	r.integrate(t)
 	r.running--
 	j.running = false
+	if rec := j.spec.Recovery; rec != nil && rec.Volcano != nil && rec.Volcano.OnFailed != cluster.VolcanoSync {
+		// Its pods stay counted bound until the pass ends (the scheduler
+		// then lets it go); the requeue event resets them.
+		j.sliced = false
+		j.ext().disruptions++
+		return r.volcanoEvent(t, j, rec.Volcano.OnFailed, "PodFailed", fmt.Sprintf("OOM on a time-sliced GPU: %d of %d MiB declared", used, capacity), true)
+	}
 	j.end = t
 	j.finished = true
 	j.outcome = OOMKilled

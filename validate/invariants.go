@@ -90,6 +90,9 @@ func Invariants(res *sim.Result) error {
 
 func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...any)) {
 	name := fmt.Sprintf("job %d (%s)", j.ID, j.Name)
+	// A gang smaller than the job (minAvailable) binds its other pods as
+	// they fit.
+	gang = gang && j.MinAvailable == 0
 	m := j.AllocMilli
 	started := j.Start >= 0
 	if started && j.Start < j.Submit {

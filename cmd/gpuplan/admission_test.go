@@ -196,3 +196,22 @@ func TestFairSharingExample(t *testing.T) {
 	require.NotNil(t, f["team-c"].Weight)
 	require.Equal(t, 2.0, *f["team-c"].Weight)
 }
+
+// The Volcano Job example: RestartJob with maxRetry 3 fails the jobs
+// reclaimed three times, maxRetry 10 fails none (and then equals no
+// policy at all, which restarts the same way without counting), AbortJob
+// fails every job at its first eviction.
+func TestVolcanoJobsExample(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/examples/volcano-jobs.yaml", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	base := readSummary(t, dir)
+	run := func(v string) reports.Summary { return readSummary(t, filepath.Join(dir, "variants", v)) }
+	retry10, abort, none := run("max-retry-10"), run("abort-on-eviction"), run("no-policy")
+	o := func(s reports.Summary, k string) int { return s.Jobs.ByOutcome[k] }
+	require.Positive(t, o(base, "failed"))
+	require.Zero(t, o(retry10, "failed"))
+	require.Equal(t, retry10.Jobs, none.Jobs)
+	require.Greater(t, o(abort, "failed"), o(base, "failed"))
+	require.Less(t, o(abort, "completed"), o(base, "completed"))
+}

@@ -27,15 +27,17 @@ and workload (the embedded default scenario when none is given):
                                the mig-parted layouts, picked per node by label
   priorityclasses.yaml         a PriorityClass per priority the classes use
   kueue.yaml                   a ResourceFlavor per pool, a ClusterQueue, LocalQueues
+  volcano-queues.yaml          instead, when every class is a Volcano Job: a Queue each
   prometheusrule.yaml          alert: a GPU under 50% utilised for 30 minutes
   jobs/CLASS.yaml              a suspended Job per workload class (GPU requests equal
                                to limits, tolerations, nodeSelector, /dev/shm, a
                                checkpoint claim, grace period; gangs as Indexed Jobs
-                               with a headless Service)
+                               with a headless Service), or a Volcano Job for a class
+                               with volcano (minAvailable, maxRetry, policies)
 
 Objects are built with the projects' API types (k8s.io/api, Karpenter, Kueue,
-prometheus-operator); NVIDIA's configs and the EC2NodeClass follow their published
-schemas. Each file is written atomically.`,
+prometheus-operator); NVIDIA's configs, the EC2NodeClass and Volcano's Job and Queue
+follow their published schemas. Each file is written atomically.`,
 		Example: `  gpuplan manifests scenarios/examples/gpu-sharing.yaml --out manifests/
   gpuplan manifests scenarios/examples/spot-what-if.yaml --variant all-spot-tight --out m/
   kubectl apply --dry-run=server -R -f manifests/`,

@@ -3,6 +3,7 @@ package manifests
 import (
 	"bytes"
 	"fmt"
+	"gpuplan.dev/gpuplan/scenarios"
 	"strings"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -43,6 +44,10 @@ func newObject(apiVersion, kind string) any {
 		return &kueue.LocalQueue{}
 	case "monitoring.coreos.com/v1 PrometheusRule":
 		return &monitoringv1.PrometheusRule{}
+	case VolcanoAPIVersion + " Job":
+		return &VolcanoJob{}
+	case VolcanoQueueAPIVersion + " Queue":
+		return &scenarios.VolcanoQueue{}
 	}
 	return nil
 }

@@ -666,6 +666,9 @@ func queueOf(c scenarios.ClassSpec) string {
 }
 
 func (g *gen) kueue() (File, error) {
+	if g.allVolcano() {
+		return g.volcanoQueues()
+	}
 	strategy := kueue.StrictFIFO
 	words := "StrictFIFO: the scenario's queue is FIFO without backfill"
 	if g.s.Spec.Queueing.Backfill {
@@ -1008,6 +1011,24 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
 	}
 	if g.hasPriorities() {
 		pod.Spec.PriorityClassName = priorityClassName(c.Priority)
+	}
+	if v := g.volcanoSpec(c); v != nil {
+		// A Volcano Job: the Volcano scheduler gangs it (minAvailable), its
+		// svc plugin gives the pods host names <job>-worker-<i>.<job>, and
+		// its lifecycle policies replace the Job's backoff limit.
+		delete(labels, LabelQueueName)
+		pod.Spec.SchedulerName = "volcano"
+		if replicas > 1 {
+			pod.Spec.Containers[0].Env = append(pod.Spec.Containers[0].Env,
+				corev1.EnvVar{Name: "WORLD_SIZE", Value: fmt.Sprint(replicas)},
+				corev1.EnvVar{Name: "MASTER_ADDR", Value: fmt.Sprintf("%s-worker-0.%s", c.Name, c.Name)},
+				corev1.EnvVar{Name: "MASTER_PORT", Value: "29500"},
+			)
+		}
+		vj := volcanoJob(c, v, metav1.ObjectMeta{Name: c.Name, Namespace: ns, Labels: labels, Annotations: ann}, pod, replicas)
+		comment = append(comment, fmt.Sprintf("A Volcano Job in queue %s: the scheduler binds its pods once %d of %d fit; maxRetry %d.", vj.Spec.Queue, vj.Spec.MinAvailable, replicas, vj.Spec.MaxRetry))
+		objects = append(objects, vj)
+		return File{Path: "jobs/" + c.Name + ".yaml", Objects: objects, Comment: g.header(comment...)}, nil
 	}
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},

@@ -31,6 +31,7 @@ var goldenCases = []goldenCase{
 	{name: "gpu-sharing", scenario: "../../scenarios/examples/gpu-sharing.yaml"},
 	{name: "spot-mix", scenario: "../../scenarios/examples/spot-what-if.yaml", variant: "mix-tight"},
 	{name: "elastic", scenario: "testdata/scenarios/elastic.yaml"},
+	{name: "volcano", scenario: "../../scenarios/examples/volcano-jobs.yaml", variant: "min-available-4"},
 }
 
 func generate(t *testing.T, c goldenCase) []File {

@@ -270,6 +270,11 @@ type JobSpec struct {
 	// its gradients over its placement). Duration is then the run time
 	// with no communication, until the job starts.
 	Training *Training
+	// MinAvailable is the job's gang size (a Volcano PodGroup's
+	// minMember): under the Gang plugin this many pods must be placeable
+	// together before any binds, the rest then bind as they fit; the job
+	// runs once every pod is bound. 0 (or Replicas): the whole job.
+	MinAvailable int32
 }
 
 // Training describes a data-parallel training job: each step computes for
@@ -303,6 +308,68 @@ type Recovery struct {
 	// DoNotDisrupt keeps consolidation off the job's nodes (the
 	// karpenter.sh/do-not-disrupt annotation).
 	DoNotDisrupt bool
+	// Volcano, when set, replaces the Kubernetes Job's backoff limit and
+	// podFailurePolicy by a Volcano Job's lifecycle policies.
+	Volcano *VolcanoPolicies
+}
+
+// VolcanoAction is what a Volcano Job does on a pod event.
+type VolcanoAction uint8
+
+const (
+	// VolcanoSync: no policy for the event; the job controller recreates
+	// the pod. In gpuplan the job restarts from its last checkpoint, with
+	// no retry counted and no backoff.
+	VolcanoSync VolcanoAction = iota
+	// VolcanoRestartJob (RestartJob, and RestartTask or RestartPod, which
+	// for a one-task data-parallel job restart it whole): every pod is
+	// killed and recreated, the job resumes from its last checkpoint, and
+	// one retry is counted; at maxRetry retries the job fails.
+	VolcanoRestartJob
+	// VolcanoAbortJob: the job stops (Aborted), its work done so far lost.
+	VolcanoAbortJob
+	// VolcanoTerminateJob: the job stops for good (Terminated).
+	VolcanoTerminateJob
+)
+
+var volcanoActionNames = []string{"", "RestartJob", "AbortJob", "TerminateJob"}
+
+func (a VolcanoAction) String() string {
+	if a == VolcanoSync {
+		return "none"
+	}
+	return volcanoActionNames[a]
+}
+
+// ParseVolcanoAction reads a Volcano action name.
+func ParseVolcanoAction(s string) (VolcanoAction, error) {
+	switch s {
+	case "RestartTask", "RestartPod":
+		return VolcanoRestartJob, nil
+	case "":
+		return VolcanoSync, fmt.Errorf("an action is required")
+	case "CompleteJob":
+		return VolcanoSync, fmt.Errorf("CompleteJob on a pod event is not modelled: it would mark the job Completed with its work undone")
+	}
+	for i, n := range volcanoActionNames {
+		if i > 0 && n == s {
+			return VolcanoAction(i), nil
+		}
+	}
+	return VolcanoSync, fmt.Errorf("action %q is not one of RestartJob, RestartTask, RestartPod, AbortJob, TerminateJob", s)
+}
+
+// DefaultMaxRetry is a Volcano Job's default spec.maxRetry.
+const DefaultMaxRetry = 3
+
+// VolcanoPolicies are a Volcano Job's lifecycle policies for the pod
+// events gpuplan produces: PodEvicted (a node lost, reclaimed or
+// drained, or a pod preempted) and PodFailed (an OOM kill on shared
+// GPUs).
+type VolcanoPolicies struct {
+	OnEvicted, OnFailed VolcanoAction
+	// MaxRetry: the job fails when its retry count reaches it.
+	MaxRetry int32
 }
 
 // Validate checks the recovery settings.
@@ -316,6 +383,8 @@ func (r *Recovery) Validate() error {
 		return fmt.Errorf("backoff limit must not be negative")
 	case r.ActiveDeadline < 0:
 		return fmt.Errorf("active deadline must not be negative")
+	case r.Volcano != nil && r.Volcano.MaxRetry < 1:
+		return fmt.Errorf("Volcano maxRetry must be at least 1")
 	}
 	return nil
 }
@@ -331,6 +400,8 @@ func (j *JobSpec) Validate() error {
 		return fmt.Errorf("replicas must be at least 1")
 	case j.Deadline != 0 && j.Deadline < j.Submit:
 		return fmt.Errorf("deadline is before the submit time")
+	case j.MinAvailable < 0:
+		return fmt.Errorf("minAvailable must not be negative")
 	}
 	if err := j.Pod.Validate(); err != nil {
 		return err

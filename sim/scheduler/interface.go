@@ -86,6 +86,17 @@ type JobInfo struct {
 // Remaining is the number of pods still to bind.
 func (j *JobInfo) Remaining() int32 { return j.Spec.Replicas - j.Bound }
 
+// GangNeed is how many of the remaining pods a gang must place together:
+// every remaining pod, or with a MinAvailable below the job's size, what
+// is still missing of it (at least one).
+func (j *JobInfo) GangNeed() int32 {
+	m := j.Spec.MinAvailable
+	if m <= 0 || m >= j.Spec.Replicas {
+		return j.Remaining()
+	}
+	return min(max(1, m-j.Bound), j.Remaining())
+}
+
 // Plugin is the base of every extension point.
 type Plugin interface {
 	Name() string

@@ -105,7 +105,11 @@ func bucketOf(j *JobInfo) int {
 	if j.Spec.Pod.MIG != "" {
 		g = 0 // MIG instances are not counted by the free-GPU histograms
 	}
-	return g*sizeClasses + sizeClass(j.Spec.Replicas)
+	n := j.Spec.Replicas
+	if m := j.Spec.MinAvailable; m > 0 && m < n {
+		n = 1 // once its gang is bound, its pods bind one by one
+	}
+	return g*sizeClasses + sizeClass(n)
 }
 
 // canHold reports whether bucket bi's jobs might fit now: a whole-GPU pod
@@ -401,7 +405,7 @@ func (m *shapeMemo) reset() { m.n = 0 }
 
 func covers(a *failedShape, j *JobInfo) bool {
 	p := &j.Spec.Pod
-	if a.c != j.Spec.Constraints || p.MilliCPU < a.pod.MilliCPU || p.MemoryMiB < a.pod.MemoryMiB || j.Remaining() < a.replicas {
+	if a.c != j.Spec.Constraints || p.MilliCPU < a.pod.MilliCPU || p.MemoryMiB < a.pod.MemoryMiB || j.GangNeed() < a.replicas {
 		return false
 	}
 	if p.MIG != a.pod.MIG {
@@ -426,6 +430,6 @@ func (m *shapeMemo) add(j *JobInfo, reason int32) {
 	if m.n == len(m.shapes) {
 		return
 	}
-	m.shapes[m.n] = failedShape{c: j.Spec.Constraints, pod: j.Spec.Pod, replicas: j.Remaining(), reason: reason}
+	m.shapes[m.n] = failedShape{c: j.Spec.Constraints, pod: j.Spec.Pod, replicas: j.GangNeed(), reason: reason}
 	m.n++
 }

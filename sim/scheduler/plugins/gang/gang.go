@@ -1,7 +1,9 @@
 // Package gang is all-or-nothing placement for multi-pod jobs
 // (coscheduling, Volcano's gang plugin): every remaining pod of a job is
 // placed in the same cycle or none is, so a half-placed job never holds
-// GPUs it cannot use. Without this plugin pods bind one by one as they fit
+// GPUs it cannot use. A job with a MinAvailable below its size (a
+// PodGroup's minMember) needs that many placed together; its other pods
+// then bind as they fit. Without this plugin pods bind one by one as they fit
 // and a job starts once its last pod is bound.
 package gang
 
@@ -28,13 +30,14 @@ func New(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error) {
 
 func (*Gang) Name() string { return Name }
 
-// MinMember is the whole job: every remaining pod.
-func (*Gang) MinMember(job *scheduler.JobInfo) int32 { return job.Remaining() }
+// MinMember is the whole job (every remaining pod), or with the job's
+// MinAvailable (a PodGroup's minMember) what is missing of it.
+func (*Gang) MinMember(job *scheduler.JobInfo) int32 { return job.GangNeed() }
 
-// Permit rejects a partial placement. When no pod fits at all the
-// framework reports why the first pod did not fit instead.
+// Permit rejects a placement short of the gang. When no pod fits at all
+// the framework reports why the first pod did not fit instead.
 func (g *Gang) Permit(_ *scheduler.CycleState, job *scheduler.JobInfo, placed int32) *scheduler.Status {
-	if placed > 0 && placed < job.Remaining() {
+	if placed > 0 && placed < job.GangNeed() {
 		return g.reject
 	}
 	return nil
