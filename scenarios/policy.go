@@ -236,7 +236,7 @@ func (p *Policy) read(docs []policyDoc) error {
 	if err := p.readDocs(docs); err != nil {
 		return err
 	}
-	if err := p.flattenCohorts(); err != nil {
+	if err := p.cohortTree(); err != nil {
 		return err
 	}
 	return p.check()
@@ -272,22 +272,13 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if err != nil {
 				return err
 			}
-			for _, g := range groups {
-				for _, f := range g.Flavors {
-					for _, q := range f.Resources {
-						if q.BorrowingLimit != admission.NoLimit || q.LendingLimit != admission.NoLimit {
-							p.notModelled(d, c.Name, "cohort-level borrowingLimit and lendingLimit")
-						}
-					}
-				}
-			}
 			if _, dup := p.cohorts[c.Name]; dup {
 				return d.errorf("Cohort %s is defined twice", c.Name)
 			}
 			p.cohorts[c.Name] = cohortDef{parent: string(c.Spec.ParentName), groups: groups, where: d.where(c.Name)}
 			p.cohortOrder = append(p.cohortOrder, c.Name)
 			if c.Spec.FairSharing != nil {
-				p.notModelled(d, c.Name, "spec.fairSharing (cohorts are flattened to their root, so a Cohort's weight has no sibling to weigh against)")
+				p.notModelled(d, c.Name, "spec.fairSharing (fair sharing compares queues' shares across the whole tree, without Cohort weights)")
 			}
 		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "WorkloadPriorityClass":
 			var w kueue.WorkloadPriorityClass
@@ -638,50 +629,19 @@ func resourceGroups(d policyDoc, in []kueue.ResourceGroup) ([]admission.Resource
 	return out, nil
 }
 
-// flattenCohorts puts every ClusterQueue in the root of its cohort tree:
-// without cohort-level borrowing and lending limits, a queue may borrow
-// from anywhere in its tree, which is one flat cohort. Quota a Cohort
-// holds itself becomes a ClusterQueue "cohort/NAME" of the root that only
-// lends.
-func (p *Policy) flattenCohorts() error {
-	root := func(name string) (string, error) {
-		seen := map[string]bool{}
-		for {
-			c, ok := p.cohorts[name]
-			if !ok || c.parent == "" {
-				return name, nil
-			}
-			if seen[name] {
-				return "", &InputError{File: c.where, Msg: fmt.Sprintf("Cohort %s is in a cycle of parents", name)}
-			}
-			seen[name] = true
-			name = c.parent
-		}
-	}
-	for i := range p.Spec.ClusterQueues {
-		q := &p.Spec.ClusterQueues[i]
-		if q.Cohort == "" {
-			continue
-		}
-		r, err := root(q.Cohort)
-		if err != nil {
-			return err
-		}
-		if r != q.Cohort {
-			p.Notes = append(p.Notes, fmt.Sprintf("ClusterQueue %s: cohort %s is under %s; it borrows and lends across the whole tree (cohort-level limits are not modelled)", q.Name, q.Cohort, r))
-		}
-		q.Cohort = r
-	}
+// cohortTree passes the Cohorts read to the admission model (which
+// builds the trees), refusing a cycle of parents with its place.
+func (p *Policy) cohortTree() error {
 	for _, name := range p.cohortOrder {
+		seen := map[string]bool{}
+		for n := name; n != ""; n = p.cohorts[n].parent {
+			if seen[n] {
+				return &InputError{File: p.cohorts[name].where, Msg: fmt.Sprintf("Cohort %s is in a cycle of parents", name)}
+			}
+			seen[n] = true
+		}
 		c := p.cohorts[name]
-		if len(c.groups) == 0 {
-			continue
-		}
-		r, err := root(name)
-		if err != nil {
-			return err
-		}
-		p.Spec.ClusterQueues = append(p.Spec.ClusterQueues, admission.ClusterQueue{Name: "cohort/" + name, Cohort: r, Groups: c.groups})
+		p.Spec.Cohorts = append(p.Spec.Cohorts, admission.Cohort{Name: name, Parent: c.parent, Groups: c.groups})
 	}
 	return nil
 }

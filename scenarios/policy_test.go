@@ -256,42 +256,82 @@ spec:
 	require.Contains(t, strings.Join(pol.Notes, "\n"), "NodePool a100-mig: spec.replicas (static NodePools) is read but not modelled")
 }
 
-// Hierarchical cohorts: team-a (cohort research) and team-b (cohort
-// engineering) sit under org, which holds 2 GPUs itself. Without
-// cohort-level limits the tree is one pool of 2 + 2 + 2: team-a's 6-GPU
-// job is admitted, borrowing team-b's 2 and org's 2.
+// Hierarchical cohorts: org holds 2 GPUs and parents research (team-a,
+// nominal 2) and engineering (team-b, nominal 2). By hand, with no
+// limits the tree holds 6 and team-a may use all of them. With
+// engineering's lendingLimit 0 its 2 stay in the department: org's subtree
+// is 2 + 2 = 4, so team-a gets at most 4 and team-b still its 2. With
+// research's borrowingLimit 1, team-a gets its 2 plus 1 from org: 3.
 func TestHierarchicalCohorts(t *testing.T) {
 	gpuCQ := func(name, cohort string) string {
 		return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: " + name + "}\nspec:\n  cohortName: " + cohort +
 			"\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: f\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 2}\n---\n"
 	}
-	body := "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n" +
-		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: org}\nspec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: f\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 2}\n---\n" +
-		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: research}\nspec: {parentName: org}\n---\n" +
-		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: engineering}\nspec: {parentName: org}\n---\n" +
-		gpuCQ("team-a", "research") + gpuCQ("team-b", "engineering") +
-		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: a}\nspec: {clusterQueue: team-a}\n"
-	p, err := ParsePolicy("h.yaml", []byte(body))
+	cohort := func(name, parent, quota string) string {
+		spec := "spec:\n"
+		if parent != "" {
+			spec += "  parentName: " + parent + "\n"
+		}
+		if quota != "" {
+			spec += "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: f\n      resources:\n      - {name: nvidia.com/gpu, " + quota + "}\n"
+		}
+		return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: " + name + "}\n" + spec + "---\n"
+	}
+	policy := func(research, engineering string) string {
+		return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n" +
+			cohort("org", "", "nominalQuota: 2") + cohort("research", "org", research) + cohort("engineering", "org", engineering) +
+			gpuCQ("team-a", "research") + gpuCQ("team-b", "engineering") +
+			"apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: a}\nspec: {clusterQueue: team-a}\n---\n" +
+			"apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: b}\nspec: {clusterQueue: team-b}\n"
+	}
+	most := func(body string) int64 {
+		t.Helper()
+		p, err := ParsePolicy("h.yaml", []byte(body))
+		require.NoError(t, err)
+		require.Len(t, p.Spec.ClusterQueues, 2)
+		require.Len(t, p.Spec.Cohorts, 3)
+		// The largest one-workload team-a can be admitted with.
+		for n := int64(8); n > 0; n-- {
+			c, err := admission.New(p.Spec)
+			require.NoError(t, err)
+			require.NoError(t, c.Submit(admission.Workload{ID: 1, Queue: "a", Requests: []admission.Request{{Resource: "nvidia.com/gpu", Amount: n}}}))
+			c.Cycle()
+			if c.Admitted(1) {
+				// team-b's 2 are still there for it.
+				require.NoError(t, c.Submit(admission.Workload{ID: 2, Queue: "b", Requests: []admission.Request{{Resource: "nvidia.com/gpu", Amount: 2}}}))
+				c.Cycle()
+				if n == 6 {
+					require.False(t, c.Admitted(2), "team-a holds the whole tree")
+				} else {
+					require.True(t, c.Admitted(2), "team-b's quota stays in engineering")
+				}
+				return n
+			}
+		}
+		return 0
+	}
+	require.Equal(t, int64(6), most(policy("", "")))
+	require.Equal(t, int64(4), most(policy("", "nominalQuota: 0, lendingLimit: 0")))
+	require.Equal(t, int64(3), most(policy("nominalQuota: 0, borrowingLimit: 1", "")))
+
+	// The reports name the tree by its root and list org's own quota.
+	p, err := ParsePolicy("h.yaml", []byte(policy("", "")))
+	require.NoError(t, err)
+	c, err := admission.New(p.Spec)
 	require.NoError(t, err)
 	var names, cohorts []string
-	for _, q := range p.Spec.ClusterQueues {
+	for _, q := range c.Queues() {
 		names, cohorts = append(names, q.Name), append(cohorts, q.Cohort)
 	}
 	require.Equal(t, []string{"team-a", "team-b", "cohort/org"}, names)
 	require.Equal(t, []string{"org", "org", "org"}, cohorts)
-	require.Contains(t, strings.Join(p.Notes, "\n"), "ClusterQueue team-a: cohort research is under org")
-	c, err := admission.New(p.Spec)
-	require.NoError(t, err)
-	require.NoError(t, c.Submit(admission.Workload{ID: 1, Queue: "a", Requests: []admission.Request{{Resource: "nvidia.com/gpu", Amount: 6}}}))
-	require.NoError(t, c.Submit(admission.Workload{ID: 2, Queue: "a", Created: 1, Requests: []admission.Request{{Resource: "nvidia.com/gpu", Amount: 1}}}))
-	ds := c.Cycle()
-	require.Equal(t, int32(1), ds[0].ID)
-	require.True(t, c.Admitted(1))
-	require.False(t, c.Admitted(2), "the tree's 6 GPUs are in use")
 
-	cycle := strings.Replace(body, "metadata: {name: org}\nspec:\n", "metadata: {name: org}\nspec:\n  parentName: research\n", 1)
-	_, err = ParsePolicy("h.yaml", []byte(cycle))
+	bad := strings.Replace(policy("", ""), "metadata: {name: org}\nspec:\n", "metadata: {name: org}\nspec:\n  parentName: research\n", 1)
+	_, err = ParsePolicy("h.yaml", []byte(bad))
 	require.ErrorContains(t, err, "is in a cycle of parents")
+	bad = strings.Replace(policy("", ""), "nominalQuota: 2}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: research}", "nominalQuota: 2, lendingLimit: 1}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: research}", 1)
+	_, err = ParsePolicy("h.yaml", []byte(bad))
+	require.ErrorContains(t, err, "Cohort org: borrowingLimit and lendingLimit need a parent Cohort")
 }
 
 // Kueue's own controller configuration: as shipped, fair sharing is off
@@ -321,7 +361,7 @@ func TestKueueConfiguration(t *testing.T) {
 	for _, q := range p.Spec.ClusterQueues {
 		w[q.Name] = q.FairWeight
 	}
-	require.Equal(t, map[string]int64{"team-a": 0, "team-b": 500, "team-c": admission.ZeroWeight, "cohort/research": 0}, w)
+	require.Equal(t, map[string]int64{"team-a": 0, "team-b": 500, "team-c": admission.ZeroWeight}, w)
 
 	// The same weights with fair sharing off are noted.
 	p, err = ParsePolicy("q.yaml", []byte(weighted))

@@ -193,6 +193,9 @@ type Spec struct {
 	Flavors       []Flavor
 	ClusterQueues []ClusterQueue
 	LocalQueues   []LocalQueue
+	// Cohorts are the cohort trees' inner nodes; a cohort a queue or a
+	// parent names without defining it has no quota of its own.
+	Cohorts []Cohort
 	// FairSharing, when set, replaces classic admission order and
 	// cross-queue preemption by Kueue's fair sharing.
 	FairSharing *FairSharing
@@ -313,6 +316,11 @@ type cqState struct {
 	// borrowable GPUs over flavors.
 	pendingGPUs        int64
 	gpuLend, gpuBorrow int64
+	// node is the queue's leaf in its cohort tree; shareDen, per resource
+	// index, what its parent's subtree holds (the denominator of its
+	// fair-sharing share).
+	node     int
+	shareDen []int64
 }
 
 // Controller admits workloads against the quotas.
@@ -324,11 +332,14 @@ type Controller struct {
 	cqs      []*cqState
 	cqByName map[string]int
 	lq       map[string]int
+	// cohorts lists each cohort tree's ClusterQueues (a queue's cohort
+	// field indexes it); rootNode is each tree's root node.
 	cohorts  [][]int
-	// lendable is each cohort's lendable quota per resource index, over
-	// every member and flavor (the denominator of a share).
-	lendable [][]int64
-	wls      map[int32]*wl
+	rootNode []int
+	nodes    []*cnode
+	// lenders are the Cohort nodes that hold quota of their own.
+	lenders []int
+	wls     map[int32]*wl
 	seq      int64
 	// evicted wait for the end of the cycle that evicted them.
 	evicted []*wl
@@ -343,23 +354,12 @@ func New(spec Spec) (*Controller, error) {
 		}
 		c.flavor[f.Name] = i
 	}
-	cohorts := map[string]int{}
 	for qi, q := range spec.ClusterQueues {
 		if _, dup := c.cqByName[q.Name]; dup || q.Name == "" {
 			return nil, fmt.Errorf("ClusterQueue %q: missing or duplicate name", q.Name)
 		}
 		c.cqByName[q.Name] = qi
 		st := &cqState{ClusterQueue: q, cohort: -1}
-		if q.Cohort != "" {
-			k, ok := cohorts[q.Cohort]
-			if !ok {
-				k = len(c.cohorts)
-				cohorts[q.Cohort] = k
-				c.cohorts = append(c.cohorts, nil)
-			}
-			c.cohorts[k] = append(c.cohorts[k], qi)
-			st.cohort = k
-		}
 		seen := map[string]bool{}
 		for gi, g := range q.Groups {
 			var fl []int
@@ -415,19 +415,23 @@ func New(spec Spec) (*Controller, error) {
 			}
 		}
 	}
-	c.lendable = make([][]int64, len(c.cohorts))
-	for k := range c.lendable {
-		c.lendable[k] = make([]int64, len(c.resName))
+	if err := c.buildTree(&c.spec); err != nil {
+		return nil, err
 	}
 	for _, st := range c.cqs {
 		st.gpuBorrow = 0
+		st.shareDen = make([]int64, len(c.resName))
+		if p := c.nodes[st.node].parent; p >= 0 {
+			for fi := range spec.Flavors {
+				for ri := range c.resName {
+					st.shareDen[ri] += c.nodes[p].subtree[c.frKey(fi, ri)]
+				}
+			}
+		}
 		for g, grp := range st.Groups {
 			for f := range st.flavors[g] {
 				for r, name := range grp.Covered {
 					qt := st.quota[g][f][r]
-					if st.cohort >= 0 {
-						c.lendable[st.cohort][c.res[name]] += lendable(qt)
-					}
 					if !IsGPU(name) {
 						continue
 					}
@@ -599,6 +603,7 @@ func (c *Controller) charge(x *wl, sign int64) {
 		g := st.groupOf[ri]
 		f := x.assign[g]
 		st.usage[g][f][slices.Index(st.Groups[g].Covered, c.resName[ri])] += sign * a
+		c.addUsage(st.node, c.frKey(st.flavors[g][f], ri), sign*a)
 	}
 }
 
@@ -644,47 +649,22 @@ func (c *Controller) find(q *cqState, flavor int, res string) (g, f, r int, ok b
 }
 
 // fits says whether extra more of one slot fits: within the queue's
-// nominal quota plus its borrowing limit, and within what the cohort can
-// lend (every member's usage beyond its guaranteed part, that is nominal
-// minus lendable, within the sum of what members lend). allowBorrow false
-// keeps the queue within its nominal quota.
+// nominal quota (allowBorrow false) or its borrowing limit, and within
+// what its cohort tree has available to it (its unused guaranteed quota
+// and what its ancestors have, within their limits). The second value is
+// how much is missing.
 func (c *Controller) fits(st *cqState, g, f, r int, extra int64, allowBorrow bool) (bool, int64) {
 	q := st.quota[g][f][r]
 	u := st.usage[g][f][r] + extra
-	if u <= q.Nominal && st.cohort < 0 {
-		return true, 0
-	}
-	if st.cohort < 0 {
+	if u > q.Nominal && (st.cohort < 0 || !allowBorrow) {
 		return false, u - q.Nominal
 	}
-	if u > q.Nominal {
-		if !allowBorrow {
-			return false, u - q.Nominal
-		}
-		if q.BorrowingLimit != NoLimit && u > q.Nominal+q.BorrowingLimit {
-			return false, u - q.Nominal - q.BorrowingLimit
-		}
+	if st.cohort < 0 {
+		return true, 0
 	}
-	flavor := st.flavors[g][f]
-	res := st.Groups[g].Covered[r]
-	var pool, used int64
-	for _, mi := range c.cohorts[st.cohort] {
-		m := c.cqs[mi]
-		mg, mf, mr, ok := c.find(m, flavor, res)
-		if !ok {
-			continue
-		}
-		mq := m.quota[mg][mf][mr]
-		mu := m.usage[mg][mf][mr]
-		if m == st {
-			mu = u
-		}
-		guaranteed := mq.Nominal - lendable(mq)
-		pool += lendable(mq)
-		used += max(0, mu-guaranteed)
-	}
-	if used > pool {
-		return false, used - pool
+	avail := c.available(st.node, c.frKey(st.flavors[g][f], c.res[st.Groups[g].Covered[r]]))
+	if extra > avail {
+		return false, extra - avail
 	}
 	return true, 0
 }
@@ -944,10 +924,10 @@ func Amount(resource string, v int64) string {
 // IsGPU says whether a resource counts as GPUs in Standing.
 func IsGPU(resource string) bool { return strings.HasPrefix(resource, "nvidia.com/") }
 
-// Standings returns every ClusterQueue's standing, in spec order.
+// Standings returns every ClusterQueue's standing, in spec order, then
+// each quota-holding Cohort's (as Queues lists them).
 func (c *Controller) Standings() []Standing {
-	out := make([]Standing, len(c.cqs))
-	type key struct{ flavor, res int }
+	out := make([]Standing, len(c.cqs)+len(c.lenders))
 	for qi, st := range c.cqs {
 		out[qi].Share = c.share(st)
 		out[qi].Demand = st.pendingGPUs
@@ -966,38 +946,50 @@ func (c *Controller) Standings() []Standing {
 			}
 		}
 	}
-	for _, members := range c.cohorts {
-		seen := map[key]bool{}
-		for _, mi := range members {
-			m := c.cqs[mi]
-			for g, grp := range m.Groups {
-				for _, fl := range m.flavors[g] {
-					for _, name := range grp.Covered {
-						k := key{fl, c.res[name]}
-						if !IsGPU(name) || seen[k] {
-							continue
-						}
-						seen[k] = true
-						var borrowed, unused float64
-						lendOf := make([]float64, len(members))
-						for i, oi := range members {
-							o := c.cqs[oi]
-							og, of, or, ok := c.find(o, fl, name)
-							if !ok {
-								continue
-							}
-							qt, u := o.quota[og][of][or], o.usage[og][of][or]
-							borrowed += float64(max(0, u-qt.Nominal))
-							lendOf[i] = float64(min(lendable(qt), max(0, qt.Nominal-u)))
-							unused += lendOf[i]
-						}
-						if borrowed == 0 || unused == 0 {
-							continue
-						}
-						for i, oi := range members {
-							out[oi].Lent += borrowed * lendOf[i] / unused
-						}
+	for li, n := range c.lenders {
+		out[len(c.cqs)+li].Nominal, _ = c.ownGPUs(n)
+	}
+	// What the tree's queues borrow, per flavor and GPU resource, is lent
+	// by those with lendable quota unused (queues, and Cohorts holding
+	// quota) in proportion to it.
+	for k, members := range c.cohorts {
+		var lenders []int
+		for li, n := range c.lenders {
+			if c.rootIndex(n) == k {
+				lenders = append(lenders, li)
+			}
+		}
+		for fi := range c.spec.Flavors {
+			for ri, name := range c.resName {
+				if !IsGPU(name) {
+					continue
+				}
+				key := c.frKey(fi, ri)
+				var borrowed, unused float64
+				lendOf := make([]float64, len(members)+len(lenders))
+				for i, oi := range members {
+					o := c.cqs[oi]
+					og, of, or, ok := c.find(o, fi, name)
+					if !ok {
+						continue
 					}
+					qt, u := o.quota[og][of][or], o.usage[og][of][or]
+					borrowed += float64(max(0, u-qt.Nominal))
+					lendOf[i] = float64(min(lendable(qt), max(0, qt.Nominal-u)))
+					unused += lendOf[i]
+				}
+				for j, li := range lenders {
+					lendOf[len(members)+j] = float64(lendable(c.nodes[c.lenders[li]].own[key]))
+					unused += lendOf[len(members)+j]
+				}
+				if borrowed == 0 || unused == 0 {
+					continue
+				}
+				for i, oi := range members {
+					out[oi].Lent += borrowed * lendOf[i] / unused
+				}
+				for j, li := range lenders {
+					out[len(c.cqs)+li].Lent += borrowed * lendOf[len(members)+j] / unused
 				}
 			}
 		}
@@ -1005,12 +997,19 @@ func (c *Controller) Standings() []Standing {
 	return out
 }
 
-// Names of the ClusterQueues, in spec order, with their cohorts and
-// strategies.
+// Queues are the ClusterQueues, in spec order, then a row "cohort/NAME"
+// for each Cohort that holds quota of its own; Cohort names each one's
+// tree by its root.
 func (c *Controller) Queues() []ClusterQueue {
-	out := make([]ClusterQueue, len(c.cqs))
+	out := make([]ClusterQueue, len(c.cqs), len(c.cqs)+len(c.lenders))
 	for i, st := range c.cqs {
 		out[i] = st.ClusterQueue
+		if st.cohort >= 0 {
+			out[i].Cohort = c.nodes[c.rootNode[st.cohort]].name
+		}
+	}
+	for _, n := range c.lenders {
+		out = append(out, ClusterQueue{Name: "cohort/" + c.nodes[n].name, Cohort: c.nodes[c.rootNode[c.rootIndex(n)]].name, Groups: c.nodes[n].groups})
 	}
 	return out
 }

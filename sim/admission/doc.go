@@ -1,9 +1,11 @@
 // Package admission models Kueue's quota-based admission in front of the
 // scheduler: ResourceFlavors, ClusterQueues with resource groups and
-// per-flavor nominal quotas, borrowing and lending limits, cohorts,
-// StrictFIFO and BestEffortFIFO queueing, workload priority and Kueue's
-// classic preemption (withinClusterQueue, reclaimWithinCohort,
-// borrowWithinCohort).
+// per-flavor nominal quotas, borrowing and lending limits, cohorts and
+// hierarchical cohorts (trees of Cohorts that may hold quota and limits of
+// their own: tree.go), StrictFIFO and BestEffortFIFO queueing, workload
+// priority, Kueue's classic preemption (withinClusterQueue,
+// reclaimWithinCohort, borrowWithinCohort) and fair sharing (weighted
+// dominant-resource shares: fair.go).
 //
 // A workload is admitted whole or not at all: every resource it asks for
 // must fit the quota of one flavor per resource group. An admitted

@@ -7,10 +7,12 @@ import (
 	"strconv"
 )
 
-// Fair sharing (Spec.FairSharing) follows Kueue's design (KEP-1714) on a
-// flat cohort: a queue's share is the largest, over resources, of what it
-// uses above its nominal quota (over every flavor) per thousand of what
-// the whole cohort can lend, divided by its weight. A cycle admits the
+// Fair sharing (Spec.FairSharing) follows Kueue's design (KEP-1714): a
+// queue's share is the largest, over resources, of what it uses above its
+// nominal quota (over every flavor) per thousand of what its parent
+// cohort's subtree holds, divided by its weight. Shares are compared
+// across the whole tree (Kueue holds a tournament level by level, with
+// Cohort weights; for a tree of depth one the two agree). A cycle admits the
 // head whose queue would have the lowest share with it first. When a
 // workload does not fit, candidates come from its own queue (as
 // withinClusterQueue allows) and from borrowing queues of the cohort (as
@@ -29,7 +31,7 @@ func (c *Controller) share(st *cqState) int64 {
 		return math.MaxInt64
 	}
 	var drs int64
-	lend := c.lendable[st.cohort]
+	lend := st.shareDen
 	for g, grp := range st.Groups {
 		for r, name := range grp.Covered {
 			var borrowed int64
@@ -270,19 +272,28 @@ func fillBack(c *Controller, x *wl, g, f int, removed []*wl) []*wl {
 }
 
 // FairShares gives each ClusterQueue the GPUs a weighted max-min division
-// of its cohort would give it at this moment, from the standings: every
+// of its cohort tree would give it at this moment, from the standings
+// (quota-holding Cohorts' rows get none): every
 // queue first gets its demand up to its nominal quota; what the others
 // leave unused of their lendable quota then goes to queues with unmet
 // demand in proportion to their weights, each up to its demand and
-// borrowing limit (weight-0 queues share only what the rest leave). A
-// queue outside any cohort gets min(demand, nominal).
+// borrowing limit (weight-0 queues share only what the rest leave); what
+// Cohorts hold of their own joins what is shared. A queue outside any
+// cohort gets min(demand, nominal). Limits of inner Cohorts are not
+// applied.
 func (c *Controller) FairShares(s []Standing) []float64 {
-	out := make([]float64, len(c.cqs))
+	out := make([]float64, len(s))
 	for qi := range c.cqs {
 		out[qi] = float64(min(s[qi].Demand, s[qi].Nominal))
 	}
-	for _, members := range c.cohorts {
+	for k, members := range c.cohorts {
 		var pool float64
+		for _, n := range c.lenders {
+			if c.rootIndex(n) == k {
+				_, lend := c.ownGPUs(n)
+				pool += float64(lend)
+			}
+		}
 		want := map[int]float64{}
 		for _, mi := range members {
 			st := c.cqs[mi]

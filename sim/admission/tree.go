@@ -1,0 +1,258 @@
+package admission
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Cohorts form trees (Kueue's hierarchical cohorts): ClusterQueues are the
+// leaves, Cohorts the inner nodes, and a Cohort may hold quota of its own.
+// Every node has, per flavor and resource, a subtree quota (its own nominal
+// quota and what its children lend up to it), a guaranteed part it keeps
+// from its parent (subtree quota less its lendingLimit; none without one)
+// and a usage (for a Cohort, what its children use beyond their
+// guaranteed parts). What a node may still use is its unused guaranteed
+// part plus what its parent has available, capped by its borrowingLimit;
+// a root has its subtree quota less its usage. A flat cohort is the tree
+// of depth one.
+
+// Cohort is an inner node of a cohort tree.
+type Cohort struct {
+	Name string
+	// Parent is the parent Cohort ("" for a root).
+	Parent string
+	// Groups is quota the Cohort holds itself, with limits towards its
+	// parent; Covered lists resources, Flavors their quotas.
+	Groups []ResourceGroup
+}
+
+// cnode is a node of a cohort tree: a ClusterQueue (cq >= 0) or a Cohort.
+type cnode struct {
+	name     string
+	parent   int // node index, -1 for a root
+	cq       int // ClusterQueue index, -1 for a Cohort
+	depth    int
+	own      []Quota // per flavor-resource key; Nominal 0 and no limits where unset
+	subtree  []int64
+	usage    []int64
+	hasQuota bool // a Cohort holding quota of its own
+	groups   []ResourceGroup
+}
+
+// frKey is a flavor and resource's index into a node's slices.
+func (c *Controller) frKey(flavor, res int) int { return flavor*len(c.resName) + res }
+
+func (n *cnode) guaranteed(k int) int64 {
+	if l := n.own[k].LendingLimit; l != NoLimit {
+		return max(0, n.subtree[k]-l)
+	}
+	return 0
+}
+
+func (n *cnode) contrib(k int) int64 { return max(0, n.usage[k]-n.guaranteed(k)) }
+
+// addUsage changes a node's usage and passes the change in what it uses
+// of its parent up the tree.
+func (c *Controller) addUsage(i, k int, d int64) {
+	for i >= 0 && d != 0 {
+		n := c.nodes[i]
+		before := n.contrib(k)
+		n.usage[k] += d
+		d = n.contrib(k) - before
+		i = n.parent
+	}
+}
+
+// available is what node i may still use of a flavor-resource.
+func (c *Controller) available(i, k int) int64 {
+	n := c.nodes[i]
+	if n.parent < 0 {
+		return n.subtree[k] - n.usage[k]
+	}
+	g := n.guaranteed(k)
+	local := max(0, g-n.usage[k])
+	fromParent := c.available(n.parent, k)
+	if bl := n.own[k].BorrowingLimit; bl != NoLimit {
+		stored := n.subtree[k] - g
+		usedInParent := max(0, n.usage[k]-g)
+		fromParent = min(fromParent, stored-usedInParent+bl)
+	}
+	return local + max(0, fromParent)
+}
+
+// buildTree makes the cohort tree's nodes: one per ClusterQueue, one per
+// Cohort defined or named by a queue or as a parent; it fills each
+// queue's root (st.cohort) and each root's members (c.cohorts).
+func (c *Controller) buildTree(spec *Spec) error {
+	byName := map[string]int{}
+	defined := map[string]*Cohort{}
+	for i := range spec.Cohorts {
+		ch := &spec.Cohorts[i]
+		if ch.Name == "" || defined[ch.Name] != nil {
+			return fmt.Errorf("Cohort %q: missing or duplicate name", ch.Name)
+		}
+		defined[ch.Name] = ch
+		for _, g := range ch.Groups {
+			for _, r := range g.Covered {
+				if _, ok := c.res[r]; !ok {
+					c.res[r] = len(c.resName)
+					c.resName = append(c.resName, r)
+				}
+			}
+		}
+	}
+	nk := len(spec.Flavors) * len(c.resName)
+	newNode := func(name string, cq int) int {
+		n := &cnode{name: name, parent: -1, cq: cq, own: make([]Quota, nk), subtree: make([]int64, nk), usage: make([]int64, nk)}
+		for k := range n.own {
+			n.own[k] = Quota{BorrowingLimit: NoLimit, LendingLimit: NoLimit}
+		}
+		c.nodes = append(c.nodes, n)
+		return len(c.nodes) - 1
+	}
+	var cohortNode func(name string, trail []string) (int, error)
+	cohortNode = func(name string, trail []string) (int, error) {
+		if i, ok := byName[name]; ok {
+			return i, nil
+		}
+		if slices.Contains(trail, name) {
+			return 0, fmt.Errorf("Cohort %s is in a cycle of parents (%v)", name, append(trail, name))
+		}
+		i := newNode(name, -1)
+		byName[name] = i
+		ch := defined[name]
+		if ch == nil {
+			return i, nil
+		}
+		n := c.nodes[i]
+		n.groups = ch.Groups
+		for gi, g := range ch.Groups {
+			for _, f := range g.Flavors {
+				fi, ok := c.flavor[f.Flavor]
+				if !ok {
+					return 0, fmt.Errorf("Cohort %s: resourceGroups[%d] names flavor %q, which no ResourceFlavor defines", name, gi, f.Flavor)
+				}
+				if len(f.Resources) != len(g.Covered) {
+					return 0, fmt.Errorf("Cohort %s: flavor %s lists %d resources, the group covers %d", name, f.Flavor, len(f.Resources), len(g.Covered))
+				}
+				for ri, q := range f.Resources {
+					if q.Nominal < 0 || q.BorrowingLimit < NoLimit || q.LendingLimit < NoLimit {
+						return 0, fmt.Errorf("Cohort %s: flavor %s resource %s: negative quota", name, f.Flavor, g.Covered[ri])
+					}
+					if ch.Parent == "" && (q.BorrowingLimit != NoLimit || q.LendingLimit != NoLimit) {
+						return 0, fmt.Errorf("Cohort %s: borrowingLimit and lendingLimit need a parent Cohort", name)
+					}
+					n.own[c.frKey(fi, c.res[g.Covered[ri]])] = q
+					n.hasQuota = n.hasQuota || q.Nominal > 0
+				}
+			}
+		}
+		if ch.Parent != "" {
+			p, err := cohortNode(ch.Parent, append(trail, name))
+			if err != nil {
+				return 0, err
+			}
+			c.nodes[i].parent = p
+		}
+		return i, nil
+	}
+	for _, ch := range spec.Cohorts {
+		if _, err := cohortNode(ch.Name, nil); err != nil {
+			return err
+		}
+	}
+	for qi, st := range c.cqs {
+		i := newNode(st.Name, qi)
+		st.node = i
+		n := c.nodes[i]
+		for g, grp := range st.Groups {
+			for f, fl := range st.flavors[g] {
+				for r, name := range grp.Covered {
+					n.own[c.frKey(fl, c.res[name])] = st.quota[g][f][r]
+				}
+			}
+		}
+		if st.Cohort != "" {
+			p, err := cohortNode(st.Cohort, nil)
+			if err != nil {
+				return err
+			}
+			n.parent = p
+		}
+	}
+	// Depths, subtree quotas bottom-up (deepest first), roots.
+	order := make([]int, len(c.nodes))
+	for i, n := range c.nodes {
+		order[i] = i
+		for p := n.parent; p >= 0; p = c.nodes[p].parent {
+			n.depth++
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return c.nodes[b].depth - c.nodes[a].depth })
+	for _, i := range order {
+		n := c.nodes[i]
+		for k := range n.subtree {
+			n.subtree[k] += n.own[k].Nominal
+		}
+		if n.parent >= 0 {
+			p := c.nodes[n.parent]
+			for k := range n.subtree {
+				p.subtree[k] += n.subtree[k] - n.guaranteed(k)
+			}
+		}
+	}
+	rootOf := func(i int) int {
+		for c.nodes[i].parent >= 0 {
+			i = c.nodes[i].parent
+		}
+		return i
+	}
+	roots := map[int]int{}
+	for i, n := range c.nodes {
+		if n.cq < 0 && n.parent < 0 {
+			roots[i] = len(c.cohorts)
+			c.rootNode = append(c.rootNode, i)
+			c.cohorts = append(c.cohorts, nil)
+		}
+	}
+	for qi, st := range c.cqs {
+		if st.Cohort == "" {
+			st.cohort = -1
+			continue
+		}
+		k := roots[rootOf(st.node)]
+		st.cohort = k
+		c.cohorts[k] = append(c.cohorts[k], qi)
+	}
+	for i, n := range c.nodes {
+		if n.cq < 0 && n.hasQuota {
+			c.lenders = append(c.lenders, i)
+		}
+	}
+	return nil
+}
+
+// root is the tree (index into c.cohorts) a Cohort node belongs to.
+func (c *Controller) rootIndex(i int) int {
+	for c.nodes[i].parent >= 0 {
+		i = c.nodes[i].parent
+	}
+	return slices.Index(c.rootNode, i)
+}
+
+// ownGPUs is a Cohort's own quota of GPUs, over flavors, and what of it
+// it may lend (its lending limit).
+func (c *Controller) ownGPUs(i int) (nominal, lend int64) {
+	n := c.nodes[i]
+	for fi := range c.spec.Flavors {
+		for ri, name := range c.resName {
+			if !IsGPU(name) {
+				continue
+			}
+			q := n.own[c.frKey(fi, ri)]
+			nominal += q.Nominal
+			lend += lendable(q)
+		}
+	}
+	return nominal, lend
+}
