@@ -340,7 +340,7 @@ type Controller struct {
 	// lenders are the Cohort nodes that hold quota of their own.
 	lenders []int
 	wls     map[int32]*wl
-	seq      int64
+	seq     int64
 	// evicted wait for the end of the cycle that evicted them.
 	evicted []*wl
 }
