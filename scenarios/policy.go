@@ -567,9 +567,22 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 		}
 	}
 	if ff := s.FlavorFungibility; ff != nil {
-		if (ff.WhenCanBorrow != "" && ff.WhenCanBorrow != kueue.MayStopSearch && ff.WhenCanBorrow != "Borrow") ||
-			(ff.WhenCanPreempt != "" && ff.WhenCanPreempt != kueue.TryNextFlavor) {
-			p.notModelled(d, cq.Name, fmt.Sprintf("spec.flavorFungibility {whenCanBorrow: %s, whenCanPreempt: %s} (gpuplan takes the first flavor that fits, borrowing allowed, and preempts only when none fits)", ff.WhenCanBorrow, ff.WhenCanPreempt))
+		switch ff.WhenCanBorrow {
+		case "", kueue.MayStopSearch, "Borrow":
+		case kueue.TryNextFlavor:
+			q.Fungibility.TryNextOnBorrow = true
+		default:
+			return d.errorf("spec.flavorFungibility.whenCanBorrow %q is not MayStopSearch, Borrow or TryNextFlavor", ff.WhenCanBorrow)
+		}
+		switch ff.WhenCanPreempt {
+		case "", kueue.TryNextFlavor:
+		case kueue.MayStopSearch, "Preempt":
+			q.Fungibility.StopOnPreempt = true
+		default:
+			return d.errorf("spec.flavorFungibility.whenCanPreempt %q is not MayStopSearch, Preempt or TryNextFlavor", ff.WhenCanPreempt)
+		}
+		if ff.Preference != nil {
+			p.notModelled(d, cq.Name, "spec.flavorFungibility.preference (gpuplan takes the first flavor that fits without borrowing, then the first that fits by borrowing)")
 		}
 	}
 	if s.AdmissionChecksStrategy != nil && len(s.AdmissionChecksStrategy.AdmissionChecks) > 0 {

@@ -46,8 +46,8 @@ func TestKueueSiteSamplesLoad(t *testing.T) {
 }
 
 // The kueueviz examples (hierarchical cohorts, flavorFungibility,
-// borrowWithinCohort, priority classes) load, and every field gpuplan reads
-// but does not model is named with its file and line.
+// borrowWithinCohort, priority classes) load, with their
+// flavorFungibility and preemption read.
 func TestKueuevizExamplesLoadWithNotes(t *testing.T) {
 	p, err := LoadPolicy([]string{"testdata/kueue/kueueviz"})
 	require.NoError(t, err)
@@ -66,8 +66,8 @@ func TestKueuevizExamplesLoadWithNotes(t *testing.T) {
 	require.Equal(t, "ai-for-humanity-foundation", em.Cohort)
 	require.Equal(t, admission.Preemption{WithinClusterQueue: admission.LowerPriority, ReclaimWithinCohort: admission.Any, BorrowWithinCohort: admission.LowerPriority}, em.Preempt)
 	require.Equal(t, int32(1000000), p.PriorityClasses["human-critical"])
-	notes := strings.Join(p.Notes, "\n")
-	require.Contains(t, notes, "emergency-cluster-queue: spec.flavorFungibility {whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch}")
+	require.Equal(t, admission.Fungibility{StopOnPreempt: true}, em.Fungibility, "whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch")
+	require.Len(t, p.Spec.Cohorts, 5, "ai-for-humanity-foundation, orphan-cohort-for-testing, organization and its research and engineering")
 	for _, f := range p.Spec.Flavors {
 		if f.Name == "spot" {
 			require.Equal(t, []cluster.Taint{{Key: "spot", Value: "true", Effect: cluster.NoSchedule}}, f.NodeTaints)

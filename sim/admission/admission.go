@@ -104,10 +104,27 @@ type ClusterQueue struct {
 	// NotReclaimable keeps the cohort from reclaiming what this queue
 	// borrowed (a Volcano Queue with reclaimable: false).
 	NotReclaimable bool
+	// Fungibility is the queue's flavorFungibility.
+	Fungibility Fungibility
 	// FairWeight is the queue's fair-sharing weight in thousandths (0:
 	// the default weight 1; ZeroWeight: an explicit weight 0, an
 	// infinite share).
 	FairWeight int64
+}
+
+// Fungibility is how a queue searches its flavors (Kueue's
+// flavorFungibility). The zero value is Kueue's default: take the first
+// flavor where the workload fits, borrowing or not; where it would need
+// preemption, try the next flavors and preempt only when none fits.
+type Fungibility struct {
+	// TryNextOnBorrow (whenCanBorrow: TryNextFlavor): a flavor where the
+	// workload fits only by borrowing is taken only when no later flavor
+	// fits without.
+	TryNextOnBorrow bool
+	// StopOnPreempt (whenCanPreempt: MayStopSearch): a flavor where
+	// preemption would make room ends the search, and the workload
+	// preempts there even if a later flavor has room.
+	StopOnPreempt bool
 }
 
 // ZeroWeight is an explicit fair-sharing weight of 0.
@@ -680,9 +697,11 @@ func (st *cqState) borrowing(g, f int) bool {
 	return false
 }
 
-// assignment finds a flavor per group for x, first fit in order.
-// borrow reports whether it borrows; ok false gives a reason and the first
-// group that did not fit.
+// assignment finds a flavor per group for x, in order, as the queue's
+// flavorFungibility says. borrow reports whether it borrows; ok false
+// gives a reason and the first group that did not fit (a group stopped at
+// a flavor where preemption would make room also fails, so the caller
+// preempts there).
 func (c *Controller) assignment(x *wl, allowBorrow bool) (assign []int, borrow bool, failed int, reason string) {
 	st := c.cqs[x.cq]
 	assign = make([]int, len(st.Groups))
@@ -699,6 +718,8 @@ func (c *Controller) assignment(x *wl, allowBorrow bool) (assign []int, borrow b
 			continue
 		}
 		var why []string
+		borrowAt := -1 // the first flavor that fits by borrowing, when trying on
+		stopped := false
 		for f := range st.flavors[g] {
 			if t, bad := untolerated(&c.spec.Flavors[st.flavors[g][f]], x.Tolerations); bad {
 				why = append(why, fmt.Sprintf("untolerated taint {%s} in flavor %s", t, c.spec.Flavors[st.flavors[g][f]].Name))
@@ -723,12 +744,25 @@ func (c *Controller) assignment(x *wl, allowBorrow bool) (assign []int, borrow b
 			}
 			if !ok {
 				why = append(why, fmt.Sprintf("insufficient unused quota in flavor %s for %s", c.spec.Flavors[st.flavors[g][f]].Name, strings.Join(shorts, ", ")))
+				if st.Fungibility.StopOnPreempt && borrowAt < 0 && c.targetsFor(x, g, f) != nil {
+					stopped = true
+					break
+				}
+				continue
 			}
-			if ok {
-				assign[g] = f
-				borrow = borrow || b
-				break
+			if b && st.Fungibility.TryNextOnBorrow {
+				if borrowAt < 0 {
+					borrowAt = f
+				}
+				continue
 			}
+			assign[g] = f
+			borrow = borrow || b
+			break
+		}
+		if assign[g] < 0 && borrowAt >= 0 && !stopped {
+			assign[g] = borrowAt
+			borrow = true
 		}
 		if assign[g] < 0 {
 			if failed < 0 {

@@ -120,9 +120,10 @@ func (c *Controller) preemptFair(x *wl) []Decision {
 		return nil
 	}
 	for f := range st.flavors[g] {
-		short := c.shortResources(x, g, f)
-		cands := c.candidates(x, g, f, short, p.ReclaimWithinCohort, p.WithinClusterQueue)
-		targets := c.fairTargets(x, g, f, cands)
+		if _, bad := untolerated(&c.spec.Flavors[st.flavors[g][f]], x.Tolerations); bad {
+			continue
+		}
+		targets := c.targetsFor(x, g, f)
 		if targets == nil {
 			continue
 		}

@@ -30,24 +30,10 @@ func (c *Controller) preempt(x *wl) []Decision {
 		return nil
 	}
 	for f := range st.flavors[g] {
-		short := c.shortResources(x, g, f)
-		under := true
-		for _, r := range short {
-			if st.usage[g][f][r] >= st.quota[g][f][r].Nominal {
-				under = false
-			}
+		if _, bad := untolerated(&c.spec.Flavors[st.flavors[g][f]], x.Tolerations); bad {
+			continue
 		}
-		var targets []*wl
-		if under && st.cohort >= 0 && p.ReclaimWithinCohort != Never {
-			targets = c.minimal(x, g, f, c.candidates(x, g, f, short, p.ReclaimWithinCohort, p.WithinClusterQueue), false)
-		}
-		if targets == nil {
-			cohortPolicy := Never
-			if p.BorrowWithinCohort != Never {
-				cohortPolicy = LowerPriority
-			}
-			targets = c.minimal(x, g, f, c.candidates(x, g, f, short, cohortPolicy, p.WithinClusterQueue), true)
-		}
+		targets := c.classicTargets(x, g, f)
 		if targets == nil {
 			continue
 		}
@@ -70,6 +56,50 @@ func (c *Controller) preempt(x *wl) []Decision {
 		return append(out, c.admit(x, assign))
 	}
 	return nil
+}
+
+// targetsFor are the workloads whose preemption would let x into group
+// g's flavor f (nil: none would), the usage left as it was.
+func (c *Controller) targetsFor(x *wl, g, f int) []*wl {
+	st := c.cqs[x.cq]
+	p := st.Preempt
+	if c.spec.FairSharing != nil {
+		if p.WithinClusterQueue == Never && p.ReclaimWithinCohort == Never {
+			return nil
+		}
+		return c.fairTargets(x, g, f, c.candidates(x, g, f, c.shortResources(x, g, f), p.ReclaimWithinCohort, p.WithinClusterQueue))
+	}
+	if p.WithinClusterQueue == Never && p.ReclaimWithinCohort == Never && p.BorrowWithinCohort == Never {
+		return nil
+	}
+	return c.classicTargets(x, g, f)
+}
+
+// classicTargets is classic preemption's choice on group g's flavor f:
+// reclaim (x within its nominal quota where it falls short), else within
+// the queue and, with borrowWithinCohort, from lower-priority borrowers.
+func (c *Controller) classicTargets(x *wl, g, f int) []*wl {
+	st := c.cqs[x.cq]
+	p := st.Preempt
+	short := c.shortResources(x, g, f)
+	under := true
+	for _, r := range short {
+		if st.usage[g][f][r] >= st.quota[g][f][r].Nominal {
+			under = false
+		}
+	}
+	var targets []*wl
+	if under && st.cohort >= 0 && p.ReclaimWithinCohort != Never {
+		targets = c.minimal(x, g, f, c.candidates(x, g, f, short, p.ReclaimWithinCohort, p.WithinClusterQueue), false)
+	}
+	if targets == nil {
+		cohortPolicy := Never
+		if p.BorrowWithinCohort != Never {
+			cohortPolicy = LowerPriority
+		}
+		targets = c.minimal(x, g, f, c.candidates(x, g, f, short, cohortPolicy, p.WithinClusterQueue), true)
+	}
+	return targets
 }
 
 // shortResources are the covered resources of group g, flavor f, that x

@@ -1,0 +1,97 @@
+package admission
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// twoFlavors is a queue with quota in flavor reserved, then spot.
+func twoFlavors(name, cohort string, reserved, spot int64, opts ...func(*ClusterQueue)) ClusterQueue {
+	c := ClusterQueue{Name: name, Cohort: cohort, Groups: []ResourceGroup{{
+		Covered: []string{gpu},
+		Flavors: []FlavorQuotas{{Flavor: "reserved", Resources: []Quota{q(reserved)}}, {Flavor: "spot", Resources: []Quota{q(spot)}}},
+	}}}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+func fungible(t *testing.T, cqs ...ClusterQueue) *Controller {
+	t.Helper()
+	s := Spec{Flavors: []Flavor{{Name: "reserved"}, {Name: "spot"}}, ClusterQueues: cqs}
+	for _, c := range cqs {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	return c
+}
+
+func flavorOf(t *testing.T, c *Controller, id int32, ds []Decision) string {
+	t.Helper()
+	for _, d := range ds {
+		if d.ID == id && !d.Preempted && !d.Waiting {
+			return c.Spec().Flavors[d.Flavors[0]].Name
+		}
+	}
+	t.Fatalf("workload %d not admitted in %+v", id, ds)
+	return ""
+}
+
+// whenCanBorrow: team has 2 reserved and 4 spot GPUs; the cohort's lender
+// has 4 reserved. A 3-GPU workload fits in reserved by borrowing 1: by
+// default it stops there; with TryNextFlavor it goes on to spot, where it
+// fits without borrowing.
+func TestFungibilityWhenCanBorrow(t *testing.T) {
+	for _, tc := range []struct {
+		tryNext bool
+		want    string
+	}{{false, "reserved"}, {true, "spot"}} {
+		c := fungible(t, twoFlavors("team", "org", 2, 4, func(q *ClusterQueue) { q.Fungibility.TryNextOnBorrow = tc.tryNext }),
+			twoFlavors("lender", "org", 4, 0))
+		submit(t, c, 1, "team", 3, 0)
+		require.Equal(t, tc.want, flavorOf(t, c, 1, c.Cycle()))
+	}
+	// With spot full as well, TryNextFlavor falls back to borrowing in
+	// reserved.
+	c := fungible(t, twoFlavors("team", "org", 2, 4, func(q *ClusterQueue) { q.Fungibility.TryNextOnBorrow = true }), twoFlavors("lender", "org", 4, 0))
+	submit(t, c, 1, "team", 4, 0)
+	require.Equal(t, "spot", flavorOf(t, c, 1, c.Cycle()))
+	submit(t, c, 2, "team", 3, 0)
+	require.Equal(t, "reserved", flavorOf(t, c, 2, c.Cycle()))
+}
+
+// whenCanPreempt: team has 2 reserved and 2 spot GPUs and preempts lower
+// priority within the queue. A low-priority 2-GPU workload holds
+// reserved. A high-priority 2-GPU workload, by default, takes spot; with
+// MayStopSearch it preempts the low one in reserved, which then goes to
+// spot.
+func TestFungibilityWhenCanPreempt(t *testing.T) {
+	for _, tc := range []struct {
+		stop      bool
+		preempted []int32
+		want      string
+	}{{false, nil, "spot"}, {true, []int32{1}, "reserved"}} {
+		c := fungible(t, twoFlavors("team", "", 2, 2, func(q *ClusterQueue) {
+			q.Preempt.WithinClusterQueue = LowerPriority
+			q.Fungibility.StopOnPreempt = tc.stop
+		}))
+		submit(t, c, 1, "team", 2, 0)
+		require.Equal(t, "reserved", flavorOf(t, c, 1, c.Cycle()))
+		submit(t, c, 2, "team", 2, 100)
+		ds := c.Cycle()
+		var preempted []int32
+		for _, d := range ds {
+			if d.Preempted {
+				preempted = append(preempted, d.ID)
+			}
+		}
+		require.Equal(t, tc.preempted, preempted)
+		require.Equal(t, tc.want, flavorOf(t, c, 2, ds))
+		if tc.stop {
+			require.Equal(t, "spot", flavorOf(t, c, 1, c.Cycle()), "the preempted workload finds spot")
+		}
+	}
+}
