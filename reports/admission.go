@@ -43,6 +43,10 @@ type AdmissionLine struct {
 	PreemptionsSuffered int `json:"preemptionsSuffered"`
 	PreemptionsCaused   int `json:"preemptionsCaused"`
 	Reclaims            int `json:"reclaims"`
+	// PodsReadyTimeouts are waitForPodsReady's evictions of its workloads,
+	// Deactivated those given up after the backoff limit.
+	PodsReadyTimeouts int `json:"podsReadyTimeouts,omitempty"`
+	Deactivated       int `json:"deactivated,omitempty"`
 	// TimeToAdmission is submit to first admission, over the jobs
 	// admitted; PendingAtEnd the jobs never admitted.
 	TimeToAdmission Stats `json:"timeToAdmission"`
@@ -59,7 +63,8 @@ func summarizeAdmission(res *sim.Result) []AdmissionLine {
 		idx[q.Name] = i
 		l := AdmissionLine{Name: q.Name, Cohort: q.Cohort, Strategy: q.Strategy, NominalGPUs: q.NominalGPUs,
 			BorrowedGPUHours: round(q.BorrowedGPUMs/float64(sim.Hour), 3), LentGPUHours: round(q.LentGPUMs/float64(sim.Hour), 3),
-			Admissions: q.Admissions, PreemptionsCaused: q.PreemptionsCaused, Reclaims: q.Reclaims}
+			Admissions: q.Admissions, PreemptionsCaused: q.PreemptionsCaused, Reclaims: q.Reclaims,
+			PodsReadyTimeouts: q.PodsReadyTimeouts, Deactivated: q.Deactivated}
 		if span > 0 {
 			l.MeanGPUsUsed = round(q.UsedGPUMs/span, 3)
 			l.MeanFairGPUs = round(q.FairGPUMs/span, 3)
@@ -146,6 +151,9 @@ func writeAdmissionMarkdown(w io.Writer, s *Summary) {
 	}
 	mdTable(w, admissionHeader(), admissionRows(s.Admission))
 	fmt.Fprintf(w, "%s\n\n", admissionNote)
+	if n := podsReadyNote(s.Admission); n != "" {
+		fmt.Fprintf(w, "%s\n\n", n)
+	}
 }
 
 func writeAdmissionTable(w io.Writer, s *Summary) {
@@ -186,8 +194,27 @@ func fairNote(s *Summary) string {
 }
 
 func admissionNotes(s *Summary) []string {
+	out := []string{admissionNote}
 	if s.FairSharing != nil {
-		return []string{fairNote(s), admissionNote}
+		out = []string{fairNote(s), admissionNote}
 	}
-	return []string{admissionNote}
+	if n := podsReadyNote(s.Admission); n != "" {
+		out = append(out, n)
+	}
+	return out
+}
+
+// podsReadyNote counts waitForPodsReady's evictions per queue ("" when
+// there were none).
+func podsReadyNote(ls []AdmissionLine) string {
+	var parts []string
+	for _, l := range ls {
+		if l.PodsReadyTimeouts > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d (%d deactivated)", l.Name, l.PodsReadyTimeouts, l.Deactivated))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Evicted by waitForPodsReady (pods not all running within the timeout), then requeued: " + strings.Join(parts, ", ") + "."
 }

@@ -353,6 +353,7 @@ const (
 func (p *Policy) kueueConfig(d policyDoc) error {
 	var strategies []string
 	on := false
+	var wait *kueuecfg.WaitForPodsReady
 	if d.tm.APIVersion == kueueConfigV1beta1 {
 		var c kueuecfgv1beta1.Configuration
 		if err := d.strict(&c); err != nil {
@@ -362,6 +363,19 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 			on = true
 			for _, s := range fs.PreemptionStrategies {
 				strategies = append(strategies, string(s))
+			}
+		}
+		if w := c.WaitForPodsReady; w != nil && w.Enable {
+			wait = &kueuecfg.WaitForPodsReady{BlockAdmission: w.BlockAdmission, RecoveryTimeout: w.RecoveryTimeout}
+			if w.Timeout != nil {
+				wait.Timeout = *w.Timeout
+			}
+			if rs := w.RequeuingStrategy; rs != nil {
+				wait.RequeuingStrategy = &kueuecfg.RequeuingStrategy{BackoffLimitCount: rs.BackoffLimitCount, BackoffBaseSeconds: rs.BackoffBaseSeconds, BackoffMaxSeconds: rs.BackoffMaxSeconds}
+				if rs.Timestamp != nil {
+					ts := kueuecfg.RequeuingTimestamp(*rs.Timestamp)
+					wait.RequeuingStrategy.Timestamp = &ts
+				}
 			}
 		}
 	} else {
@@ -374,6 +388,17 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 			for _, s := range fs.PreemptionStrategies {
 				strategies = append(strategies, string(s))
 			}
+		}
+		wait = c.WaitForPodsReady
+	}
+	if wait != nil {
+		wf, err := waitForPodsReady(d, wait)
+		if err != nil {
+			return err
+		}
+		p.Spec.WaitForPodsReady = wf
+		if wait.RecoveryTimeout != nil {
+			p.notModelled(d, "", "waitForPodsReady.recoveryTimeout (a running job that loses pods restarts as its recovery settings say)")
 		}
 	}
 	if on {
@@ -390,15 +415,58 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 	var skipped []string
 	for i := 0; i+1 < len(d.root.Content); i += 2 {
 		switch k := d.root.Content[i].Value; k {
-		case "apiVersion", "kind", "fairSharing":
+		case "apiVersion", "kind", "fairSharing", "waitForPodsReady":
 		default:
 			skipped = append(skipped, k)
 		}
 	}
 	if len(skipped) > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: Kueue Configuration: %s read but not modelled (gpuplan takes only fairSharing from it)", d.file, d.line, strings.Join(skipped, ", ")))
+		p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: Kueue Configuration: %s read but not modelled (gpuplan takes only fairSharing and waitForPodsReady from it)", d.file, d.line, strings.Join(skipped, ", ")))
 	}
 	return nil
+}
+
+// waitForPodsReady converts Kueue's waitForPodsReady, with its defaults:
+// a 5-minute timeout, no blocking, requeue from the eviction after 60 s
+// doubling to an hour, without limit.
+func waitForPodsReady(d policyDoc, w *kueuecfg.WaitForPodsReady) (*admission.WaitForPodsReady, error) {
+	out := &admission.WaitForPodsReady{Timeout: 5 * 60 * 1000, BackoffBase: 60 * 1000, BackoffMax: 3600 * 1000, BackoffLimit: -1}
+	if w.Timeout.Duration > 0 {
+		out.Timeout = w.Timeout.Milliseconds()
+	}
+	if w.BlockAdmission != nil {
+		out.BlockAdmission = *w.BlockAdmission
+	}
+	if rs := w.RequeuingStrategy; rs != nil {
+		if rs.Timestamp != nil {
+			switch *rs.Timestamp {
+			case kueuecfg.CreationTimestamp:
+				out.RequeueAtCreation = true
+			case kueuecfg.EvictionTimestamp:
+			default:
+				return nil, d.errorf("waitForPodsReady.requeuingStrategy.timestamp %q is not Eviction or Creation", *rs.Timestamp)
+			}
+		}
+		if n := rs.BackoffLimitCount; n != nil {
+			if *n < 0 {
+				return nil, d.errorf("waitForPodsReady.requeuingStrategy.backoffLimitCount must not be negative")
+			}
+			out.BackoffLimit = *n
+		}
+		if b := rs.BackoffBaseSeconds; b != nil {
+			if *b < 0 {
+				return nil, d.errorf("waitForPodsReady.requeuingStrategy.backoffBaseSeconds must not be negative")
+			}
+			out.BackoffBase = int64(*b) * 1000
+		}
+		if m := rs.BackoffMaxSeconds; m != nil {
+			if *m < 0 {
+				return nil, d.errorf("waitForPodsReady.requeuingStrategy.backoffMaxSeconds must not be negative")
+			}
+			out.BackoffMax = int64(*m) * 1000
+		}
+	}
+	return out, nil
 }
 
 // configMap reads the Kueue Configuration a ConfigMap carries (as Kueue's

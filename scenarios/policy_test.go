@@ -377,6 +377,18 @@ func TestKueueConfiguration(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, strings.Join(p.Notes, "\n"), "cm.yaml:1: ConfigMap other is not read: it holds no Kueue Configuration")
 
+	// waitForPodsReady, commented out as shipped: enabled with its
+	// requeuing strategy it is read with Kueue's defaults filled in.
+	wait := strings.Replace(string(body), "#waitForPodsReady:\n#  enable: false\n#  timeout: 5m\n#  blockAdmission: false\n#  requeuingStrategy:\n#    timestamp: Eviction\n#    backoffLimitCount: null # null indicates infinite requeuing\n#    backoffBaseSeconds: 60\n#    backoffMaxSeconds: 3600\n",
+		"waitForPodsReady:\n  enable: true\n  timeout: 10m\n  blockAdmission: true\n  requeuingStrategy:\n    timestamp: Creation\n    backoffLimitCount: 5\n", 1)
+	require.NotEqual(t, string(body), wait)
+	p, err = ParsePolicy("w.yaml", []byte(wait+"---\n"+string(qs)))
+	require.NoError(t, err)
+	require.Equal(t, &admission.WaitForPodsReady{Timeout: 10 * 60 * 1000, BlockAdmission: true, RequeueAtCreation: true, BackoffLimit: 5, BackoffBase: 60 * 1000, BackoffMax: 3600 * 1000}, p.Spec.WaitForPodsReady)
+	p, err = ParsePolicy("w.yaml", []byte(strings.Replace(wait, "  enable: true\n", "  enable: false\n", 1)+"---\n"+string(qs)))
+	require.NoError(t, err)
+	require.Nil(t, p.Spec.WaitForPodsReady)
+
 	// The example's ConfigMap, as Kueue ships it, turns fair sharing on.
 	p, err = LoadPolicy([]string{"examples/fair-sharing/policy-fair/"})
 	require.NoError(t, err)

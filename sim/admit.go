@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -43,14 +44,21 @@ type QueueAdmission struct {
 	// again); PreemptionsCaused the evictions its workloads caused, of
 	// which Reclaims took back quota another queue had borrowed.
 	Admissions, PreemptionsCaused, Reclaims int
+	// PodsReadyTimeouts counts its workloads evicted by waitForPodsReady,
+	// Deactivated those it then gave up on.
+	PodsReadyTimeouts, Deactivated int
 }
 
 type admState struct {
 	ctl   *admission.Controller
 	dirty bool
-	last  Time
-	acc   []QueueAdmission
-	cons  map[consKey]*cluster.Constraints
+	// wfpr is waitForPodsReady (nil: off); blocking counts admitted jobs
+	// not yet running while it blocks admission.
+	wfpr     *admission.WaitForPodsReady
+	blocking int
+	last     Time
+	acc      []QueueAdmission
+	cons     map[consKey]*cluster.Constraints
 }
 
 type consKey struct {
@@ -63,7 +71,7 @@ func newAdmState(spec *admission.Spec) (*admState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admission policy: %w", err)
 	}
-	a := &admState{ctl: ctl, cons: map[consKey]*cluster.Constraints{}}
+	a := &admState{ctl: ctl, cons: map[consKey]*cluster.Constraints{}, wfpr: spec.WaitForPodsReady}
 	for _, q := range ctl.Queues() {
 		w := 1.0
 		switch q.FairWeight {
@@ -139,6 +147,9 @@ func (r *runner) submit(t Time, j *jobState) error {
 func (r *runner) admitCycle(t Time) error {
 	a := r.adm
 	a.dirty = false
+	if a.blocking > 0 {
+		return nil // blockAdmission: an admitted job is not running yet
+	}
 	a.integrate(t)
 	for _, d := range a.ctl.Cycle() {
 		j := r.job(d.ID)
@@ -181,6 +192,14 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 		x.admitAt = t
 	}
 	j.spec.Constraints = r.adm.constraints(x.baseCons, flavors)
+	if w := r.adm.wfpr; w != nil {
+		x.notReady = true
+		x.readyStamp++
+		if w.BlockAdmission {
+			r.adm.blocking++
+		}
+		r.push(t+w.Timeout, event{kind: evPodsReady, job: j.info.ID, stamp: x.readyStamp})
+	}
 	if x.admissions == 0 {
 		first, last := j.info.FirstReason, j.info.LastReason
 		r.sched.Enqueue(&j.info)
@@ -232,6 +251,17 @@ func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluste
 func (r *runner) evict(t Time, j *jobState) error {
 	x := j.ext()
 	x.preempted++
+	if x.notReady {
+		r.podsReady(j)
+	}
+	return r.unadmit(t, j)
+}
+
+// unadmit takes a job out of the scheduler's hands (a running attempt
+// ends, keeping what its checkpoints saved; a queued job leaves the
+// queue) to wait for admission again.
+func (r *runner) unadmit(t Time, j *jobState) error {
+	x := j.ext()
 	switch {
 	case j.running:
 		work, writes, lost := progress(j, t)
@@ -277,6 +307,9 @@ func (r *runner) admFinish(t Time, j *jobState) {
 	if r.adm == nil {
 		return
 	}
+	if j.x != nil && j.x.notReady {
+		r.podsReady(j)
+	}
 	r.adm.integrate(t)
 	r.adm.ctl.Finish(j.info.ID)
 	r.adm.dirty = true
@@ -298,3 +331,72 @@ func (a *admState) result(end Time) *AdmissionResult {
 	}
 	return res
 }
+
+// podsReady ends a job's wait for its pods (they all run, or it left).
+func (r *runner) podsReady(j *jobState) {
+	j.x.notReady = false
+	if r.adm.wfpr.BlockAdmission {
+		r.adm.blocking--
+		// Bound in a pass, after this instant's admission cycle: another
+		// cycle now.
+		r.push(r.now, event{kind: evAdmitCycle})
+	}
+}
+
+// podsReadyTimeout evicts an admitted job whose pods are not all running
+// waitForPodsReady's timeout after its admission, and requeues it after
+// the backoff, or deactivates it past the backoff limit.
+func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
+	x := j.x
+	if j.finished || x == nil || !x.notReady || x.readyStamp != stamp {
+		return nil
+	}
+	a := r.adm
+	r.podsReady(j)
+	if err := r.unadmit(t, j); err != nil {
+		return err
+	}
+	a.integrate(t)
+	a.ctl.Evict(j.info.ID)
+	a.dirty = true
+	q := &a.acc[a.ctl.QueueIndex(j.spec.Queue)]
+	q.PodsReadyTimeouts++
+	x.requeues++
+	x.evictedAt = t
+	w := a.wfpr
+	if w.BackoffLimit >= 0 && x.requeues > w.BackoffLimit {
+		q.Deactivated++
+		r.integrate(t)
+		r.pending--
+		j.finished = true
+		j.outcome = Failed
+		j.end = t
+		j.diag = fmt.Sprintf("Deactivated by Kueue: not PodsReady within %s %d times (waitForPodsReady backoffLimitCount %d)", durationText(w.Timeout), x.requeues, w.BackoffLimit)
+		r.finished++
+		a.ctl.Finish(j.info.ID)
+		if j.deadline.Valid() && r.q.Cancel(j.deadline) {
+			r.live--
+		}
+		j.deadline = engine.Handle{}
+		return nil
+	}
+	r.push(t+w.Backoff(x.requeues), event{kind: evAdmitRequeue, job: j.info.ID})
+	return nil
+}
+
+// admitRequeue makes a job evicted by waitForPodsReady pending again.
+func (r *runner) admitRequeue(t Time, j *jobState) {
+	if j.finished {
+		return
+	}
+	at := j.x.evictedAt
+	if r.adm.wfpr.RequeueAtCreation {
+		at = j.spec.Submit
+	}
+	r.adm.integrate(t)
+	r.adm.ctl.Requeue(j.info.ID, at)
+	r.adm.dirty = true
+}
+
+// durationText writes a duration in ms the way Go does.
+func durationText(ms Time) string { return (time.Duration(ms) * time.Millisecond).String() }

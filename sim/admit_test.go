@@ -6,7 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/sim/admission"
+	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
 )
 
 func quota(n int64) admission.Quota {
@@ -103,4 +105,71 @@ func TestUnknownLocalQueueIsAnError(t *testing.T) {
 	_, err := Run(Config{Pools: []cluster.PoolSpec{pool("p", 1, 2)}, Admission: twoTeams("", admission.BestEffortFIFO, admission.Never),
 		Workload: &SliceSource{Jobs: []cluster.JobSpec{queued(job("x", 0, Minute, 1, 1), "team-c")}}})
 	require.ErrorContains(t, err, `queue "team-c": no such LocalQueue "team-c"`)
+}
+
+// waitForPodsReady: team-a's 8-GPU job is admitted at once, but its node
+// takes 10 min to boot in an empty autoscaled pool. With Kueue's 5-minute
+// timeout it is evicted at 5, requeued after 60 s and admitted at 6, and
+// runs from 10 when the node is Ready. With 2 minutes it is evicted at 2
+// (readmitted at 3), 5 (at 5 + 120 s = 7) and 9 (at 9 + 240 s = 13), and
+// runs from 13. With backoffLimitCount 2 the third eviction, at 9,
+// deactivates it.
+func TestWaitForPodsReady(t *testing.T) {
+	spec := &capacity.Spec{
+		Pools:  []capacity.Pool{{Provisioning: 10 * Minute, Group: 0}},
+		Groups: []capacity.Group{{Name: "ca", Kind: capacity.Autoscaler, MaxNodes: 1, ScaleDownUnneeded: 10 * Minute, ScaleDownDelayAfterAdd: 10 * Minute}},
+	}
+	p := pool("p", 0, 8)
+	p.MaxNodes = 1
+	for _, tc := range []struct {
+		timeout  Time
+		limit    int32
+		start    Time
+		timeouts int
+		outcome  Outcome
+	}{
+		{5 * Minute, -1, 10 * Minute, 1, Completed},
+		{2 * Minute, -1, 13 * Minute, 3, Completed},
+		{2 * Minute, 2, -1, 3, Failed},
+	} {
+		adm := twoTeams("", admission.BestEffortFIFO, admission.Never)
+		adm.ClusterQueues[0].Groups[0].Flavors[0].Resources[2] = quota(8)
+		adm.WaitForPodsReady = &admission.WaitForPodsReady{Timeout: tc.timeout, BackoffBase: Minute, BackoffMax: Hour, BackoffLimit: tc.limit}
+		res := run(t, Config{Pools: []cluster.PoolSpec{p}, Capacity: spec, Admission: adm}, queued(job("big", 0, Hour, 1, 8), "team-a"))
+		j := res.Jobs[0]
+		require.Equal(t, tc.outcome, j.Outcome, "timeout %d", tc.timeout)
+		require.Equal(t, tc.start, j.Start)
+		require.Equal(t, tc.timeouts, res.Admission.Queues[0].PodsReadyTimeouts)
+		if tc.outcome == Failed {
+			require.Equal(t, 9*Minute, j.End)
+			require.Equal(t, "Deactivated by Kueue: not PodsReady within 2m0s 3 times (waitForPodsReady backoffLimitCount 2)", j.Diagnosis)
+			require.Equal(t, 1, res.Admission.Queues[0].Deactivated)
+		}
+	}
+}
+
+// blockAdmission: with two 8-GPU jobs and nodes that boot in 10 min, the
+// second is admitted only once the first runs (10 min); its node is then
+// launched and it runs from 20. Without blocking both are admitted at
+// once, two nodes launch together, and both run from 10.
+func TestWaitForPodsReadyBlockAdmission(t *testing.T) {
+	spec := &capacity.Spec{
+		Pools:  []capacity.Pool{{Provisioning: 10 * Minute, Group: 0}},
+		Groups: []capacity.Group{{Name: "ca", Kind: capacity.Autoscaler, MaxNodes: 2, ScaleDownUnneeded: 10 * Minute, ScaleDownDelayAfterAdd: 10 * Minute}},
+	}
+	p := pool("p", 0, 8)
+	p.MaxNodes = 2
+	for _, block := range []bool{false, true} {
+		adm := twoTeams("", admission.BestEffortFIFO, admission.Never)
+		adm.ClusterQueues[0].Groups[0].Flavors[0].Resources[2] = quota(16)
+		adm.WaitForPodsReady = &admission.WaitForPodsReady{Timeout: Hour, BackoffBase: Minute, BackoffMax: Hour, BackoffLimit: -1, BlockAdmission: block}
+		res := run(t, Config{Pools: []cluster.PoolSpec{p}, Capacity: spec, Admission: adm, Queue: scheduler.QueueConfig{Backfill: true}},
+			queued(job("one", 0, Hour, 1, 8), "team-a"), queued(job("two", 0, Hour, 1, 8), "team-a"))
+		two := res.Jobs[1]
+		if block {
+			require.Equal(t, [2]Time{10 * Minute, 20 * Minute}, [2]Time{two.Admitted, two.Start})
+		} else {
+			require.Equal(t, [2]Time{0, 10 * Minute}, [2]Time{two.Admitted, two.Start})
+		}
+	}
 }

@@ -21,9 +21,12 @@ const (
 	evDeadline
 	evTick
 	evRelayout
-	evCapacity // sub: a capacity.EventKind; job: its index
-	evRequeue  // a disrupted job goes back to the queue after its backoff
-	evExit     // a job that checkpointed on notice stops (stamp: attempt)
+	evCapacity     // sub: a capacity.EventKind; job: its index
+	evRequeue      // a disrupted job goes back to the queue after its backoff
+	evExit         // a job that checkpointed on notice stops (stamp: attempt)
+	evPodsReady    // waitForPodsReady's timeout for an admission (stamp: admission)
+	evAdmitRequeue // a workload evicted by waitForPodsReady is pending again
+	evAdmitCycle   // blockAdmission lifted during a pass: run admission again
 )
 
 type event struct {
@@ -96,6 +99,12 @@ type jobExtra struct {
 	admissions, preempted int32
 	// preempting counts the jobs the scheduler evicted for this one.
 	preempting int32
+	// waitForPodsReady: notReady while admitted and not yet running;
+	// readyStamp numbers its timeouts; requeues counts its evictions.
+	notReady   bool
+	readyStamp uint32
+	requeues   int32
+	evictedAt  Time
 }
 
 // ext is the job's extra state, made on first use.
@@ -438,6 +447,12 @@ func (r *runner) handle(t Time, ev event) error {
 		return invariant(r.capacity.Handle(t, capacity.Event{Kind: capacity.EventKind(ev.sub), Index: ev.job, Stamp: ev.stamp}))
 	case evRequeue:
 		return r.requeue(t, r.job(ev.job))
+	case evPodsReady:
+		return r.podsReadyTimeout(t, r.job(ev.job), ev.stamp)
+	case evAdmitRequeue:
+		r.admitRequeue(t, r.job(ev.job))
+	case evAdmitCycle:
+		r.adm.dirty = true
 	case evExit:
 		j := r.job(ev.job)
 		if j.running && j.isExiting() && j.attempts == ev.stamp {
@@ -537,6 +552,9 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	}
 	// Every pod is bound: the job starts (again, after a disruption).
 	t := r.now
+	if j.x != nil && j.x.notReady {
+		r.podsReady(j)
+	}
 	r.integrate(t)
 	r.pending--
 	r.running++

@@ -124,7 +124,7 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 			bad("%s deleted while running, but start %d end %d deadline %d duration %d do not agree", name, j.Start, j.End, j.Deadline, j.Duration)
 		}
 	case sim.Failed:
-		if j.End < 0 || j.Diagnosis == "" || (j.Disruptions == 0 && !strings.HasPrefix(j.Diagnosis, "DeadlineExceeded")) || j.Failures > j.Disruptions {
+		if j.End < 0 || j.Diagnosis == "" || (j.Disruptions == 0 && !strings.HasPrefix(j.Diagnosis, "DeadlineExceeded") && !strings.HasPrefix(j.Diagnosis, "Deactivated by Kueue")) || j.Failures > j.Disruptions {
 			bad("%s failed but has no end, no diagnosis, or no disruption or deadline to fail on", name)
 		}
 	case sim.OOMKilled:

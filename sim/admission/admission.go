@@ -216,6 +216,35 @@ type Spec struct {
 	// FairSharing, when set, replaces classic admission order and
 	// cross-queue preemption by Kueue's fair sharing.
 	FairSharing *FairSharing
+	// WaitForPodsReady, when set, is Kueue's waitForPodsReady; the
+	// controller only carries it: its caller keeps the time (Evict,
+	// Requeue).
+	WaitForPodsReady *WaitForPodsReady
+}
+
+// WaitForPodsReady is Kueue's waitForPodsReady, times in milliseconds: an
+// admitted workload whose pods are not all running within Timeout is
+// evicted and requeued after a backoff of BackoffBase x 2^(n-1), at most
+// BackoffMax (Kueue adds a random jitter; gpuplan does not), and
+// deactivated after BackoffLimit requeues (-1: never). BlockAdmission
+// admits nothing while an admitted workload is not ready.
+type WaitForPodsReady struct {
+	Timeout, BackoffBase, BackoffMax int64
+	BackoffLimit                     int32
+	BlockAdmission                   bool
+	// RequeueAtCreation keeps a requeued workload's place by its creation
+	// time (requeuingStrategy.timestamp: Creation); by default it queues
+	// from its eviction.
+	RequeueAtCreation bool
+}
+
+// Backoff is the delay before the n-th requeue (n from 1).
+func (w *WaitForPodsReady) Backoff(n int32) int64 {
+	d := w.BackoffBase
+	for i := int32(1); i < n && d < w.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, w.BackoffMax)
 }
 
 // Request is an amount of one resource, for the whole workload.
@@ -585,6 +614,26 @@ func (c *Controller) Finish(id int32) {
 	delete(c.wls, id)
 }
 
+// Evict takes back an admitted workload's quota; it is then neither
+// admitted nor pending until Requeue (waitForPodsReady's eviction).
+func (c *Controller) Evict(id int32) {
+	if x, ok := c.wls[id]; ok && x.admitted {
+		c.release(x)
+		x.reason = "Evicted: the workload did not reach PodsReady within waitForPodsReady's timeout"
+	}
+}
+
+// Requeue makes an evicted workload pending again, queued as created at
+// created.
+func (c *Controller) Requeue(id int32, created int64) {
+	x, ok := c.wls[id]
+	if !ok || x.admitted || x.pending {
+		return
+	}
+	x.Created = created
+	c.insert(c.cqs[x.cq], x)
+}
+
 // Admitted says whether a workload holds quota.
 func (c *Controller) Admitted(id int32) bool {
 	x, ok := c.wls[id]
@@ -817,6 +866,10 @@ func (c *Controller) Cycle() []Decision {
 	skip := map[*bucket]bool{} // tried this cycle and set aside
 	blocked := make([]bool, len(c.cqs))
 	fair := c.spec.FairSharing != nil
+	// blockAdmission: one admission, then none until its pods are ready
+	// (the caller holds the next cycle back).
+	block := c.spec.WaitForPodsReady != nil && c.spec.WaitForPodsReady.BlockAdmission
+loop:
 	for {
 		var heads []head
 		for qi, st := range c.cqs {
@@ -871,6 +924,9 @@ func (c *Controller) Cycle() []Decision {
 					d.Reason = x.bucket.reason
 				}
 				out = append(out, d)
+				if block {
+					break loop
+				}
 				continue
 			} else {
 				x.reason = "ClusterQueue " + st.Name + ": " + why
@@ -878,6 +934,9 @@ func (c *Controller) Cycle() []Decision {
 			}
 			if ds := c.preempt(x); ds != nil {
 				out = append(out, ds...)
+				if block {
+					break loop
+				}
 				continue
 			}
 			if x.reason != before {

@@ -341,3 +341,27 @@ func TestFlavorTaints(t *testing.T) {
 	c.Cycle()
 	require.Equal(t, "ClusterQueue q: couldn't assign flavors: untolerated taint {spot=true:NoSchedule} in flavor spot", c.Reason(1))
 }
+
+// waitForPodsReady's controller side: an evicted workload frees its
+// quota at once and waits outside the queue until requeued; requeued at
+// its eviction time it queues behind a workload created before that. The
+// backoff doubles from its base up to its cap.
+func TestEvictAndRequeue(t *testing.T) {
+	c := controller(t, cq("team", "", q(2)))
+	submit(t, c, 1, "team", 2, 0)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{1}, a)
+	c.Evict(1)
+	require.False(t, c.Admitted(1))
+	submit(t, c, 2, "team", 2, 0) // created at 2
+	a, _ = cycle(c)
+	require.Equal(t, []int32{2}, a, "the evicted workload is not pending")
+	c.Requeue(1, 5)
+	c.Finish(2)
+	submit(t, c, 3, "team", 2, 0) // created at 3, before the requeue at 5
+	a, _ = cycle(c)
+	require.Equal(t, []int32{3}, a)
+
+	w := WaitForPodsReady{BackoffBase: 60, BackoffMax: 200}
+	require.Equal(t, []int64{60, 120, 200, 200}, []int64{w.Backoff(1), w.Backoff(2), w.Backoff(3), w.Backoff(4)})
+}
