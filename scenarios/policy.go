@@ -46,6 +46,9 @@ type Policy struct {
 	// Volcano are the Volcano Queues read; they become ClusterQueues once
 	// the cluster's size is known (VolcanoSpec).
 	Volcano []VolcanoQueue
+	// VolcanoScheduler is the Volcano scheduler's configuration, when a
+	// volcano-scheduler.conf was read (nil: Volcano's defaults).
+	VolcanoScheduler *VolcanoSchedulerConf
 	// weighted names a ClusterQueue with a fair-sharing weight.
 	weighted string
 }
@@ -479,6 +482,14 @@ func (p *Policy) configMap(d policyDoc) error {
 	}
 	keys := sortedKeys(cm.Data)
 	found := false
+	if conf, ok := cm.Data["volcano-scheduler.conf"]; ok {
+		vs, err := parseVolcanoScheduler(fmt.Sprintf("%s (ConfigMap %s, data.volcano-scheduler.conf)", d.file, cm.Name), []byte(conf))
+		if err != nil {
+			return err
+		}
+		p.VolcanoScheduler = vs
+		found = true
+	}
 	for _, k := range keys {
 		inner, err := splitManifests(fmt.Sprintf("%s (ConfigMap %s, data.%s)", d.file, cm.Name, k), []byte(cm.Data[k]))
 		if err != nil {
@@ -494,12 +505,15 @@ func (p *Policy) configMap(d policyDoc) error {
 		}
 	}
 	if !found {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: ConfigMap %s is not read: it holds no Kueue Configuration", d.file, d.line, cm.Name))
+		p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: ConfigMap %s is not read: it holds no Kueue Configuration or volcano-scheduler.conf", d.file, d.line, cm.Name))
 	}
 	return nil
 }
 
 func (p *Policy) check() error {
+	if p.VolcanoScheduler != nil && len(p.Volcano) == 0 {
+		p.Notes = append(p.Notes, p.VolcanoScheduler.where+": the Volcano scheduler's configuration is read, but there are no Volcano Queues to apply it to")
+	}
 	if p.weighted != "" && p.Spec.FairSharing == nil {
 		p.Notes = append(p.Notes, p.weighted+": spec.fairSharing.weight has no effect while fair sharing is off (a Kueue Configuration with fairSharing turns it on)")
 	}
@@ -800,7 +814,7 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 		spec, notes := volcanoSpec(pol.Volcano, b.Config.Pools)
 		pol.Spec = spec
 		pol.Notes = append(pol.Notes, notes...)
-		pol.Notes = append(pol.Notes, "Volcano queues share one cohort over the whole cluster; the reclaim action (off in Volcano's default configuration) is not modelled")
+		pol.Notes = append(pol.Notes, pol.VolcanoScheduler.apply(&pol.Spec)...)
 		if _, err := admission.New(pol.Spec); err != nil {
 			return &InputError{File: strings.Join(pol.Files, ", "), Msg: err.Error()}
 		}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -73,9 +74,9 @@ func (p *Policy) volcanoQueue(d policyDoc) error {
 // the whole cluster, as Volcano's proportion plugin shares it: a queue's
 // deserved resources (its weight's share of the cluster, or spec.deserved)
 // are its nominal quota, it may use more while others leave theirs idle
-// (borrowing), up to its capability; its guarantee is never lent. Volcano
-// reclaims only when its reclaim action is configured, which it is not by
-// default: queues do not preempt each other here.
+// (borrowing), up to its capability; its guarantee is never lent. Queues
+// reclaim from each other only with the scheduler's reclaim action
+// (VolcanoSchedulerConf.apply), which is off by default.
 func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, []string) {
 	var total [3]int64 // cpu milli, memory MiB, GPUs
 	for _, p := range pools {
@@ -132,4 +133,91 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 		spec.LocalQueues = append(spec.LocalQueues, admission.LocalQueue{Name: q.Name, ClusterQueue: q.Name})
 	}
 	return spec, notes
+}
+
+// VolcanoSchedulerConf is the Volcano scheduler's configuration
+// (volcano-scheduler.conf in the volcano-scheduler-configmap ConfigMap):
+// its actions and the plugins of its tiers.
+type VolcanoSchedulerConf struct {
+	Actions []string
+	Plugins []string
+	where   string
+}
+
+type volcanoConfFile struct {
+	Actions string `json:"actions"`
+	Tiers   []struct {
+		Plugins []map[string]any `json:"plugins"`
+	} `json:"tiers"`
+	Configurations []map[string]any `json:"configurations,omitempty"`
+	Metrics        map[string]any   `json:"metrics,omitempty"`
+}
+
+// parseVolcanoScheduler reads a volcano-scheduler.conf.
+func parseVolcanoScheduler(where string, data []byte) (*VolcanoSchedulerConf, error) {
+	var f volcanoConfFile
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, &InputError{File: where, Msg: strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")}
+	}
+	out := &VolcanoSchedulerConf{where: where}
+	for _, a := range strings.Split(f.Actions, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out.Actions = append(out.Actions, a)
+		}
+	}
+	if len(out.Actions) == 0 {
+		return nil, &InputError{File: where, Msg: "actions: no scheduler actions listed"}
+	}
+	for ti, t := range f.Tiers {
+		for pi, pl := range t.Plugins {
+			name, _ := pl["name"].(string)
+			if name == "" {
+				return nil, &InputError{File: where, Msg: fmt.Sprintf("tiers[%d].plugins[%d]: a plugin needs a name", ti, pi)}
+			}
+			out.Plugins = append(out.Plugins, name)
+		}
+	}
+	return out, nil
+}
+
+// apply sets the Volcano queues' preemption from the scheduler's actions
+// (nil: Volcano's default actions, enqueue, allocate and backfill): reclaim
+// lets a queue below its deserved share take back what queues above
+// theirs use (reclaimWithinCohort), preempt lets a job evict lower-priority
+// jobs of its own queue (withinClusterQueue). It returns notes for what
+// is not modelled.
+func (v *VolcanoSchedulerConf) apply(spec *admission.Spec) []string {
+	if v == nil {
+		return []string{"Volcano queues share one cohort over the whole cluster; with Volcano's default actions (enqueue, allocate, backfill) queues do not reclaim from each other and jobs do not preempt"}
+	}
+	notes := []string{"Volcano queues share one cohort over the whole cluster"}
+	var skipped []string
+	for _, a := range v.Actions {
+		switch a {
+		case "enqueue", "allocate", "backfill":
+		case "reclaim":
+			for i := range spec.ClusterQueues {
+				spec.ClusterQueues[i].Preempt.ReclaimWithinCohort = admission.Any
+			}
+			notes = append(notes, v.where+": action reclaim: a queue below its deserved share reclaims from queues above theirs (not from reclaimable: false queues)")
+		case "preempt":
+			for i := range spec.ClusterQueues {
+				spec.ClusterQueues[i].Preempt.WithinClusterQueue = admission.LowerPriority
+			}
+			notes = append(notes, v.where+": action preempt: a job preempts lower-priority jobs of its own queue")
+		default:
+			skipped = append(skipped, "action "+a)
+		}
+	}
+	for _, p := range v.Plugins {
+		switch p {
+		case "priority", "gang", "proportion", "capacity", "predicates", "conformance":
+		default:
+			skipped = append(skipped, "plugin "+p)
+		}
+	}
+	if len(skipped) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %s read but not modelled (node scoring and gangs follow the scenario's scheduler profile)", v.where, strings.Join(skipped, ", ")))
+	}
+	return notes
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -72,3 +73,33 @@ func TestVolcanoJobSpecErrors(t *testing.T) {
 	_, err = Parse("v.yaml", "examples", []byte(bad))
 	require.ErrorContains(t, err, "spec.workload.volcano.maxRetry: must be at least 1")
 }
+
+// Volcano's scheduler configuration, as its Helm chart ships it: the
+// default actions (enqueue, allocate, backfill) leave queues without
+// reclaim or preemption; the CI configuration's reclaim and preempt
+// actions turn on reclaim between queues and priority preemption within
+// one. Plugins gpuplan does not model are named.
+func TestVolcanoSchedulerConf(t *testing.T) {
+	s, err := LoadFile("examples/two-teams/scenario.yaml")
+	require.NoError(t, err)
+	build := func(conf string) (*admissionSpecView, string) {
+		b, err := s.Build(Options{PolicyManifests: []string{"examples/two-teams/policy-volcano", conf}})
+		require.NoError(t, err)
+		defer b.Close()
+		return &admissionSpecView{b.Config.Admission.ClusterQueues[0].Preempt.ReclaimWithinCohort, b.Config.Admission.ClusterQueues[0].Preempt.WithinClusterQueue}, strings.Join(b.Assumptions, "\n")
+	}
+	v, notes := build("testdata/volcano/scheduler-configmap.yaml")
+	require.Equal(t, &admissionSpecView{admission.Never, admission.Never}, v)
+	require.Contains(t, notes, "plugin overcommit, plugin drf, plugin nodeorder, plugin binpack read but not modelled")
+	v, notes = build("testdata/volcano/scheduler-ci-configmap.yaml")
+	require.Equal(t, &admissionSpecView{admission.Any, admission.LowerPriority}, v)
+	require.Contains(t, notes, "action reclaim: a queue below its deserved share reclaims from queues above theirs")
+	require.Contains(t, notes, "plugin sla")
+
+	_, err = parseVolcanoScheduler("v.conf", []byte("actions: \"\"\n"))
+	require.ErrorContains(t, err, "v.conf: actions: no scheduler actions listed")
+	_, err = parseVolcanoScheduler("v.conf", []byte("actions: allocate\ntier: []\n"))
+	require.ErrorContains(t, err, `unknown field "tier"`)
+}
+
+type admissionSpecView struct{ reclaim, within admission.Policy }
