@@ -17,11 +17,16 @@ import (
 
 // loadJobs materialises a scenario's workload so the benchmark times the
 // simulation, not the generator.
-func loadJobs(b *testing.B, path string) (sim.Config, []cluster.JobSpec) {
+func loadJobs(b *testing.B, path, variant string) (sim.Config, []cluster.JobSpec) {
 	b.Helper()
 	s, err := scenarios.LoadFile(path)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if variant != "" {
+		if s, err = s.Variant(variant); err != nil {
+			b.Fatal(err)
+		}
 	}
 	built, err := s.Build(scenarios.Options{})
 	if err != nil {
@@ -42,8 +47,10 @@ func loadJobs(b *testing.B, path string) (sim.Config, []cluster.JobSpec) {
 	return built.Config, jobs
 }
 
-func benchRun(b *testing.B, path string) {
-	cfg, jobs := loadJobs(b, path)
+func benchRun(b *testing.B, path string) { benchVariant(b, path, "") }
+
+func benchVariant(b *testing.B, path, variant string) {
+	cfg, jobs := loadJobs(b, path, variant)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var events uint64
@@ -72,6 +79,17 @@ func benchRun(b *testing.B, path string) {
 // 100,000-job synthetic trace on a 1,000-node (8,000-GPU) cluster.
 func BenchmarkSimulate100kJobs1000Nodes(b *testing.B) {
 	benchRun(b, "testdata/synthetic-100k.yaml")
+}
+
+// BenchmarkSimulate100kJobsKueue runs the same jobs through Kueue
+// admission: two ClusterQueues of a cohort that borrow and reclaim.
+func BenchmarkSimulate100kJobsKueue(b *testing.B) {
+	benchRun(b, "testdata/synthetic-100k-kueue.yaml")
+}
+
+// BenchmarkSimulate100kJobsKueueFairSharing adds Kueue's fair sharing.
+func BenchmarkSimulate100kJobsKueueFairSharing(b *testing.B) {
+	benchVariant(b, "testdata/synthetic-100k-kueue.yaml", "fair-sharing")
 }
 
 // BenchmarkSimulate100kJobsOverloaded runs the same jobs on 600 nodes: the
