@@ -133,15 +133,30 @@ func TestPreemptionPolicyField(t *testing.T) {
 	require.ErrorContains(t, err, `preemptionPolicy: is "Sometimes"; want PreemptLowerPriority or Never`)
 }
 
-// Volcano's own sample Queues load; what gpuplan does not model (hierarchy
-// and dequeue-strategy annotations) is named per queue; on a cluster the
-// weights give each queue its deserved share.
+// Volcano's own sample Queues load; what gpuplan does not model (the
+// dequeue-strategy annotation) is named per queue; on a cluster the
+// weights give each queue its deserved share, level by level in a
+// hierarchy.
 func TestVolcanoSamplesLoad(t *testing.T) {
 	p, err := LoadPolicy([]string{"testdata/volcano/hierarchical-jobs-queues.yaml"})
 	require.NoError(t, err)
 	require.Len(t, p.Volcano, 4)
-	notes := strings.Join(p.Notes, "\n")
-	require.Contains(t, notes, "hierarchical-jobs-queues.yaml:1: Queue root-eng-prod: annotation volcano.sh/hierarchy is read but not modelled")
+	// The hierarchy annotations on 100 GPUs: eng and sci weigh 2 and 8
+	// (20 and 80 GPUs), prod and dev within each 8 and 2: eng-prod 16,
+	// eng-dev 4, sci-prod 64, sci-dev 16, in Cohorts root/eng and root/sci.
+	hpools := []cluster.PoolSpec{{Name: "p", Nodes: 25, GPUsPerNode: 4, MilliCPU: 64000, MemoryMiB: 512 << 10}}
+	hs, _ := volcanoSpec(p.Volcano, hpools)
+	got := map[string]int64{}
+	parents := map[string]string{}
+	for _, q := range hs.ClusterQueues {
+		got[q.Name] = q.Groups[0].Flavors[0].Resources[2].Nominal
+		parents[q.Name] = q.Cohort
+	}
+	require.Equal(t, map[string]int64{"root-eng-prod": 16, "root-eng-dev": 4, "root-sci-prod": 64, "root-sci-dev": 16}, got)
+	require.Equal(t, "root/eng", parents["root-eng-dev"])
+	require.Len(t, hs.Cohorts, 3)
+	_, err = admission.New(hs)
+	require.NoError(t, err)
 
 	p, err = LoadPolicy([]string{"testdata/volcano/dequeue-strategies-queues.yaml"})
 	require.NoError(t, err)
@@ -170,6 +185,28 @@ func TestVolcanoSamplesLoad(t *testing.T) {
 	require.Equal(t, admission.Quota{Nominal: 10, BorrowingLimit: 0, LendingLimit: 4}, ga)
 	require.Equal(t, admission.Quota{Nominal: 4, BorrowingLimit: admission.NoLimit, LendingLimit: admission.NoLimit}, gb)
 	require.Equal(t, int64(96000), spec.ClusterQueues[0].Groups[0].Flavors[0].Resources[0].Nominal, "3/4 of 128 CPUs")
+
+	// spec.parent: eng (weight 1, capability 40 GPUs) and sci (3) on 80
+	// GPUs deserve 20 and 60; eng's children prod (3) and dev (1) 15 and
+	// 5. eng is a Cohort: prod, borrowing freely, is held to eng's 40.
+	forty := resource.MustParse("40")
+	eng := VolcanoQueue{ObjectMeta: metav1.ObjectMeta{Name: "eng"}, Spec: VolcanoQueueSpec{Weight: 1, Capability: corev1.ResourceList{"nvidia.com/gpu": forty}}}
+	sci := VolcanoQueue{ObjectMeta: metav1.ObjectMeta{Name: "sci"}, Spec: VolcanoQueueSpec{Weight: 3}}
+	prod := VolcanoQueue{ObjectMeta: metav1.ObjectMeta{Name: "prod"}, Spec: VolcanoQueueSpec{Weight: 3, Parent: "eng"}}
+	dev := VolcanoQueue{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: VolcanoQueueSpec{Weight: 1, Parent: "eng"}}
+	ps, _ := volcanoSpec([]VolcanoQueue{eng, sci, prod, dev}, []cluster.PoolSpec{{Name: "p", Nodes: 10, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 512 << 10}})
+	got = map[string]int64{}
+	for _, q := range ps.ClusterQueues {
+		got[q.Name] = q.Groups[0].Flavors[0].Resources[2].Nominal
+	}
+	require.Equal(t, map[string]int64{"sci": 60, "prod": 15, "dev": 5}, got)
+	for _, n := range []int64{41, 40} {
+		c, err := admission.New(ps)
+		require.NoError(t, err)
+		require.NoError(t, c.Submit(admission.Workload{ID: 1, Queue: "prod", Requests: []admission.Request{{Resource: "nvidia.com/gpu", Amount: n}}}))
+		c.Cycle()
+		require.Equal(t, n == 40, c.Admitted(1), "%d GPUs", n)
+	}
 
 	mixed := t.TempDir() + "/m.yaml"
 	k, _ := os.ReadFile("testdata/kueue/site/single-clusterqueue-setup.yaml")

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,13 +53,8 @@ func (p *Policy) volcanoQueue(d policyDoc) error {
 	}
 	q.Spec.where = d.where(q.Name)
 	s := &q.Spec
-	if s.Parent != "" && s.Parent != "root" {
-		p.notModelled(d, q.Name, "spec.parent (hierarchical queues: this queue is modelled beside the others)")
-	}
-	for k := range q.Annotations {
-		if strings.HasPrefix(k, "volcano.sh/hierarchy") || k == "volcano.sh/dequeue-strategy" {
-			p.notModelled(d, q.Name, "annotation "+k)
-		}
+	if q.Annotations["volcano.sh/dequeue-strategy"] != "" {
+		p.notModelled(d, q.Name, "annotation volcano.sh/dequeue-strategy")
 	}
 	if s.Priority != 0 || s.Affinity != nil || len(s.ExtendClusters) > 0 || s.Type != "" || s.DequeueStrategy != "" {
 		p.notModelled(d, q.Name, "spec.priority, affinity, extendClusters, type or dequeueStrategy")
@@ -70,11 +66,28 @@ func (p *Policy) volcanoQueue(d policyDoc) error {
 	return nil
 }
 
-// volcanoSpec turns Volcano Queues into ClusterQueues of one cohort over
-// the whole cluster, as Volcano's proportion plugin shares it: a queue's
-// deserved resources (its weight's share of the cluster, or spec.deserved)
-// are its nominal quota, it may use more while others leave theirs idle
-// (borrowing), up to its capability; its guarantee is never lent. Queues
+// vqNode is a node of the Volcano queue tree: a Queue, or an inner level
+// of the hierarchy annotations.
+type vqNode struct {
+	name     string
+	parent   int // -1: under the root
+	weight   int64
+	q        *VolcanoQueue // nil for an annotation level
+	children []int
+	deserved [3]int64
+}
+
+var volcanoResources = [3]string{"cpu", "memory", "nvidia.com/gpu"}
+
+// volcanoSpec turns Volcano Queues into ClusterQueues of a cohort tree
+// over the whole cluster, as Volcano's proportion and capacity plugins
+// share it: a queue's deserved resources (its weight's share of its
+// parent's, the cluster's at the top, or spec.deserved) are its nominal
+// quota; it may use more while others leave theirs idle (borrowing), up
+// to its capability; its guarantee is never lent. Queues with children
+// (spec.parent) and the inner levels of the volcano.sh/hierarchy
+// annotations (weights from volcano.sh/hierarchy-weights) are Cohorts
+// whose capability caps their subtree; jobs go to the leaves. Queues
 // reclaim from each other only with the scheduler's reclaim action
 // (VolcanoSchedulerConf.apply), which is off by default.
 func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, []string) {
@@ -89,48 +102,173 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 		}
 		total[2] += n * g
 	}
-	names := [3]string{"cpu", "memory", "nvidia.com/gpu"}
-	var weights int64
-	for _, q := range qs {
-		weights += int64(max(q.Spec.Weight, 1))
-	}
-	spec := admission.Spec{Flavors: []admission.Flavor{{Name: "volcano-cluster"}}}
 	var notes []string
-	for _, q := range qs {
-		w := int64(max(q.Spec.Weight, 1))
-		cq := admission.ClusterQueue{Name: q.Name, Cohort: "volcano", NotReclaimable: q.Spec.Reclaimable != nil && !*q.Spec.Reclaimable}
+	var nodes []*vqNode
+	byName := map[string]int{}
+	add := func(n *vqNode) int {
+		nodes = append(nodes, n)
+		byName[n.name] = len(nodes) - 1
+		return len(nodes) - 1
+	}
+	for i := range qs {
+		q := &qs[i]
+		add(&vqNode{name: q.Name, parent: -1, weight: int64(max(q.Spec.Weight, 1)), q: q})
+	}
+	// Parents: spec.parent, else the hierarchy annotation's path.
+	for i := range qs {
+		q := &qs[i]
+		n := nodes[byName[q.Name]]
+		if par := q.Spec.Parent; par != "" && par != "root" {
+			if pi, ok := byName[par]; ok && nodes[pi].q != nil {
+				n.parent = pi
+			} else {
+				notes = append(notes, fmt.Sprintf("%s: spec.parent %s is not a Queue of the policy; the queue is put at the top", q.Spec.where, par))
+			}
+			continue
+		}
+		path := strings.Split(q.Annotations["volcano.sh/hierarchy"], "/")
+		if len(path) < 2 || path[0] != "root" {
+			continue
+		}
+		var ws []string
+		if w := q.Annotations["volcano.sh/hierarchy-weights"]; w != "" {
+			ws = strings.Split(w, "/")
+		}
+		weightAt := func(k int) int64 {
+			if k < len(ws) {
+				if v, err := strconv.ParseInt(strings.TrimSpace(ws[k]), 10, 64); err == nil && v > 0 {
+					return v
+				}
+			}
+			return 1
+		}
+		parent := -1
+		for k := 1; k < len(path)-1; k++ {
+			name := strings.Join(path[:k+1], "/")
+			pi, ok := byName[name]
+			if !ok {
+				pi = add(&vqNode{name: name, parent: parent, weight: weightAt(k)})
+			}
+			parent = pi
+		}
+		n.parent = parent
+		n.weight = weightAt(len(path) - 1)
+	}
+	for i, n := range nodes {
+		if n.parent >= 0 {
+			nodes[n.parent].children = append(nodes[n.parent].children, i)
+		}
+	}
+	// A parent cycle (a is b's parent, b is a's) would loop below; such
+	// queues are put at the top.
+	for i, n := range nodes {
+		seen := map[int]bool{i: true}
+		for p := n.parent; p >= 0; p = nodes[p].parent {
+			if seen[p] {
+				notes = append(notes, fmt.Sprintf("Queue %s is in a cycle of parents; it is put at the top", n.name))
+				nodes[p].children = slices.DeleteFunc(nodes[p].children, func(c int) bool { return c == i })
+				n.parent = -1
+				break
+			}
+			seen[p] = true
+		}
+	}
+	// Deserved, top down: a share of the parent's by weight among
+	// siblings, unless spec.deserved says.
+	var share func(parent int, of [3]int64)
+	share = func(parent int, of [3]int64) {
+		var sib []int
+		for i, n := range nodes {
+			if n.parent == parent {
+				sib = append(sib, i)
+			}
+		}
+		var weights int64
+		for _, i := range sib {
+			weights += nodes[i].weight
+		}
+		for _, i := range sib {
+			n := nodes[i]
+			for r, name := range volcanoResources {
+				n.deserved[r] = of[r] * n.weight / weights
+				if n.q != nil {
+					if v, ok := n.q.Spec.Deserved[corev1.ResourceName(name)]; ok {
+						n.deserved[r] = quantity(name, v)
+					}
+				}
+			}
+			share(i, n.deserved)
+		}
+	}
+	share(-1, total)
+	quotaOf := func(n *vqNode) (admission.FlavorQuotas, []string) {
 		fq := admission.FlavorQuotas{Flavor: "volcano-cluster"}
 		var words []string
-		for i, r := range names {
-			nominal := total[i] * w / weights
-			if v, ok := q.Spec.Deserved[corev1.ResourceName(r)]; ok {
-				nominal = quantity(r, v)
-			}
-			qt := admission.Quota{Nominal: nominal, BorrowingLimit: admission.NoLimit, LendingLimit: admission.NoLimit}
-			if v, ok := q.Spec.Capability[corev1.ResourceName(r)]; ok {
-				c := quantity(r, v)
-				if c < qt.Nominal {
-					qt.Nominal = c
+		for r, name := range volcanoResources {
+			qt := admission.Quota{Nominal: n.deserved[r], BorrowingLimit: admission.NoLimit, LendingLimit: admission.NoLimit}
+			if n.q != nil {
+				if v, ok := n.q.Spec.Capability[corev1.ResourceName(name)]; ok {
+					c := quantity(name, v)
+					if c < qt.Nominal {
+						qt.Nominal = c
+					}
+					qt.BorrowingLimit = c - qt.Nominal
 				}
-				qt.BorrowingLimit = c - qt.Nominal
-			}
-			if v, ok := q.Spec.Guarantee.Resource[corev1.ResourceName(r)]; ok {
-				qt.LendingLimit = max(0, qt.Nominal-min(quantity(r, v), qt.Nominal))
+				if v, ok := n.q.Spec.Guarantee.Resource[corev1.ResourceName(name)]; ok {
+					qt.LendingLimit = max(0, qt.Nominal-min(quantity(name, v), qt.Nominal))
+				}
 			}
 			fq.Resources = append(fq.Resources, qt)
-			words = append(words, fmt.Sprintf("%s %s", r, admission.Amount(r, qt.Nominal)))
+			words = append(words, fmt.Sprintf("%s %s", name, admission.Amount(name, qt.Nominal)))
 		}
-		for r := range q.Spec.Capability {
-			if !slices.Contains(names[:], string(r)) {
-				notes = append(notes, fmt.Sprintf("%s: capability of %s is not modelled (gpuplan counts cpu, memory and nvidia.com/gpu)", q.Spec.where, r))
+		return fq, words
+	}
+	spec := admission.Spec{Flavors: []admission.Flavor{{Name: "volcano-cluster"}}}
+	cohortOf := func(n *vqNode) string {
+		if n.parent < 0 {
+			return "volcano"
+		}
+		return nodes[n.parent].name
+	}
+	spec.Cohorts = append(spec.Cohorts, admission.Cohort{Name: "volcano"})
+	for _, n := range nodes {
+		fq, words := quotaOf(n)
+		where := "hierarchy level " + n.name
+		if n.q != nil {
+			where = n.q.Spec.where
+			for r := range n.q.Spec.Capability {
+				if !slices.Contains(volcanoResources[:], string(r)) {
+					notes = append(notes, fmt.Sprintf("%s: capability of %s is not modelled (gpuplan counts cpu, memory and nvidia.com/gpu)", where, r))
+				}
 			}
 		}
-		cq.Groups = []admission.ResourceGroup{{Covered: names[:], Flavors: []admission.FlavorQuotas{fq}}}
+		if len(n.children) > 0 {
+			// An inner node holds no quota of its own: its children's
+			// deserved make its subtree; its capability caps what the
+			// subtree uses beyond them, its guarantee what it lends.
+			for r := range fq.Resources {
+				qt := &fq.Resources[r]
+				var kids int64
+				for _, c := range n.children {
+					kids += nodes[c].deserved[r]
+				}
+				if qt.BorrowingLimit != admission.NoLimit {
+					qt.BorrowingLimit = max(0, qt.Nominal+qt.BorrowingLimit-kids)
+				}
+				if qt.LendingLimit != admission.NoLimit {
+					qt.LendingLimit = max(0, kids-(qt.Nominal-qt.LendingLimit))
+				}
+				qt.Nominal = 0
+			}
+			spec.Cohorts = append(spec.Cohorts, admission.Cohort{Name: n.name, Parent: cohortOf(n), Groups: []admission.ResourceGroup{{Covered: volcanoResources[:], Flavors: []admission.FlavorQuotas{fq}}}})
+			notes = append(notes, fmt.Sprintf("%s: a parent queue, deserved %s for its children (weight %d)", where, strings.Join(words, ", "), n.weight))
+			continue
+		}
+		cq := admission.ClusterQueue{Name: n.name, Cohort: cohortOf(n), NotReclaimable: n.q.Spec.Reclaimable != nil && !*n.q.Spec.Reclaimable}
+		cq.Groups = []admission.ResourceGroup{{Covered: volcanoResources[:], Flavors: []admission.FlavorQuotas{fq}}}
 		spec.ClusterQueues = append(spec.ClusterQueues, cq)
-		notes = append(notes, fmt.Sprintf("%s: deserved %s (weight %d of %d)", q.Spec.where, strings.Join(words, ", "), w, weights))
-	}
-	for _, q := range qs {
-		spec.LocalQueues = append(spec.LocalQueues, admission.LocalQueue{Name: q.Name, ClusterQueue: q.Name})
+		spec.LocalQueues = append(spec.LocalQueues, admission.LocalQueue{Name: n.name, ClusterQueue: n.name})
+		notes = append(notes, fmt.Sprintf("%s: deserved %s (weight %d)", where, strings.Join(words, ", "), n.weight))
 	}
 	return spec, notes
 }
