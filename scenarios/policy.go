@@ -230,6 +230,7 @@ type cohortDef struct {
 	parent string
 	groups []admission.ResourceGroup
 	where  string
+	weight int64
 }
 
 func (p *Policy) read(docs []policyDoc) error {
@@ -278,11 +279,19 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if _, dup := p.cohorts[c.Name]; dup {
 				return d.errorf("Cohort %s is defined twice", c.Name)
 			}
-			p.cohorts[c.Name] = cohortDef{parent: string(c.Spec.ParentName), groups: groups, where: d.where(c.Name)}
-			p.cohortOrder = append(p.cohortOrder, c.Name)
-			if c.Spec.FairSharing != nil {
-				p.notModelled(d, c.Name, "spec.fairSharing (fair sharing compares queues' shares across the whole tree, without Cohort weights)")
+			def := cohortDef{parent: string(c.Spec.ParentName), groups: groups, where: d.where(c.Name)}
+			if fs := c.Spec.FairSharing; fs != nil && fs.Weight != nil {
+				w, err := fairWeight(d, fs.Weight)
+				if err != nil {
+					return err
+				}
+				def.weight = w
+				if p.weighted == "" {
+					p.weighted = d.where(c.Name)
+				}
 			}
+			p.cohorts[c.Name] = def
+			p.cohortOrder = append(p.cohortOrder, c.Name)
 		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "WorkloadPriorityClass":
 			var w kueue.WorkloadPriorityClass
 			if err := d.strict(&w); err != nil {
@@ -674,13 +683,11 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 		p.notModelled(d, cq.Name, "spec.stopPolicy")
 	}
 	if fs := s.FairSharing; fs != nil && fs.Weight != nil {
-		q.FairWeight = fs.Weight.MilliValue()
-		if fs.Weight.Sign() < 0 {
-			return d.errorf("spec.fairSharing.weight %s is negative", fs.Weight.String())
+		w, err := fairWeight(d, fs.Weight)
+		if err != nil {
+			return err
 		}
-		if q.FairWeight == 0 {
-			q.FairWeight = admission.ZeroWeight
-		}
+		q.FairWeight = w
 		if p.weighted == "" {
 			p.weighted = d.where(cq.Name)
 		}
@@ -690,6 +697,18 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 	}
 	p.Spec.ClusterQueues = append(p.Spec.ClusterQueues, q)
 	return nil
+}
+
+// fairWeight reads a fair-sharing weight in thousandths (an explicit 0 is
+// admission.ZeroWeight).
+func fairWeight(d policyDoc, w *resource.Quantity) (int64, error) {
+	if w.Sign() < 0 {
+		return 0, d.errorf("spec.fairSharing.weight %s is negative", w.String())
+	}
+	if v := w.MilliValue(); v > 0 {
+		return v, nil
+	}
+	return admission.ZeroWeight, nil
 }
 
 // resourceGroups converts Kueue resource groups (of a ClusterQueue or a
@@ -736,7 +755,7 @@ func (p *Policy) cohortTree() error {
 			seen[n] = true
 		}
 		c := p.cohorts[name]
-		p.Spec.Cohorts = append(p.Spec.Cohorts, admission.Cohort{Name: name, Parent: c.parent, Groups: c.groups})
+		p.Spec.Cohorts = append(p.Spec.Cohorts, admission.Cohort{Name: name, Parent: c.parent, Groups: c.groups, FairWeight: c.weight})
 	}
 	return nil
 }

@@ -362,11 +362,8 @@ type cqState struct {
 	// borrowable GPUs over flavors.
 	pendingGPUs        int64
 	gpuLend, gpuBorrow int64
-	// node is the queue's leaf in its cohort tree; shareDen, per resource
-	// index, what its parent's subtree holds (the denominator of its
-	// fair-sharing share).
-	node     int
-	shareDen []int64
+	// node is the queue's leaf in its cohort tree.
+	node int
 }
 
 // Controller admits workloads against the quotas.
@@ -466,14 +463,6 @@ func New(spec Spec) (*Controller, error) {
 	}
 	for _, st := range c.cqs {
 		st.gpuBorrow = 0
-		st.shareDen = make([]int64, len(c.resName))
-		if p := c.nodes[st.node].parent; p >= 0 {
-			for fi := range spec.Flavors {
-				for ri := range c.resName {
-					st.shareDen[ri] += c.nodes[p].subtree[c.frKey(fi, ri)]
-				}
-			}
-		}
 		for g, grp := range st.Groups {
 			for f := range st.flavors[g] {
 				for r, name := range grp.Covered {
@@ -853,9 +842,10 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 type head struct {
 	x      *wl
 	borrow bool
-	// share is the queue's share with the workload admitted (fair
-	// sharing only).
-	share int64
+	// path and shares: the queue's tree path and the shares along it with
+	// the workload admitted (fair sharing only).
+	path   []int
+	shares []int64
 }
 
 // Cycle admits what fits, preempting where the queues' policies allow,
@@ -889,7 +879,7 @@ loop:
 				as, bw, _, _ := c.assignment(first, true)
 				h := head{x: first, borrow: bw}
 				if fair {
-					h.share = c.shareWith(first, as)
+					h.path, h.shares = c.headShares(first, as)
 				}
 				heads = append(heads, h)
 			}
@@ -899,8 +889,11 @@ loop:
 		}
 		sort.SliceStable(heads, func(i, j int) bool {
 			if fair {
-				if heads[i].share != heads[j].share {
-					return heads[i].share < heads[j].share
+				if fairBefore(&heads[i], &heads[j]) {
+					return true
+				}
+				if fairBefore(&heads[j], &heads[i]) {
+					return false
 				}
 			} else if heads[i].borrow != heads[j].borrow {
 				return !heads[i].borrow
@@ -927,6 +920,9 @@ loop:
 				if block {
 					break loop
 				}
+				if fair {
+					continue loop // shares changed: a new tournament
+				}
 				continue
 			} else {
 				x.reason = "ClusterQueue " + st.Name + ": " + why
@@ -936,6 +932,9 @@ loop:
 				out = append(out, ds...)
 				if block {
 					break loop
+				}
+				if fair {
+					continue loop
 				}
 				continue
 			}
@@ -968,8 +967,8 @@ type Standing struct {
 	Demand int64
 	// Share is its weighted share, as Kueue's fair sharing counts it:
 	// the largest, over resources, of what it borrows per thousand of
-	// what its cohort can lend, per unit of weight (0 outside a cohort
-	// or when it does not borrow; math.MaxInt64 for weight 0).
+	// what its parent Cohort could use, per unit of weight (0 outside a
+	// cohort or when it does not borrow; math.MaxInt64 for weight 0).
 	Share int64
 	// Borrowed is what the queue uses beyond its nominal quota; Lent the
 	// part of the cohort's borrowing that comes out of this queue's unused

@@ -4,8 +4,9 @@
 // hierarchical cohorts (trees of Cohorts that may hold quota and limits of
 // their own: tree.go), StrictFIFO and BestEffortFIFO queueing, workload
 // priority, Kueue's classic preemption (withinClusterQueue,
-// reclaimWithinCohort, borrowWithinCohort) and fair sharing (weighted
-// dominant-resource shares: fair.go).
+// reclaimWithinCohort, borrowWithinCohort), flavorFungibility, fair
+// sharing (weighted dominant-resource shares compared root to leaves:
+// fair.go) and the controller side of waitForPodsReady (Evict, Requeue).
 //
 // A workload is admitted whole or not at all: every resource it asks for
 // must fit the quota of one flavor per resource group. An admitted

@@ -7,76 +7,146 @@ import (
 	"strconv"
 )
 
-// Fair sharing (Spec.FairSharing) follows Kueue's design (KEP-1714): a
-// queue's share is the largest, over resources, of what it uses above its
-// nominal quota (over every flavor) per thousand of what its parent
-// cohort's subtree holds, divided by its weight. Shares are compared
-// across the whole tree (Kueue holds a tournament level by level, with
-// Cohort weights; for a tree of depth one the two agree). A cycle admits the
-// head whose queue would have the lowest share with it first. When a
-// workload does not fit, candidates come from its own queue (as
-// withinClusterQueue allows) and from borrowing queues of the cohort (as
-// reclaimWithinCohort allows); the queue with the highest share gives up
-// a workload first. Another queue's workload goes when the preemptor would
-// then stay within its nominal quota (reclaim), or when the strategy
-// allows it; those the first strategy refuses are tried with the next.
+// Fair sharing (Spec.FairSharing) follows Kueue's design (KEP-1714). A
+// node's share (a ClusterQueue's or a Cohort's) is the largest, over
+// resources, of what it uses above its subtree quota (over every flavor)
+// per thousand of what its parent's subtree holds, divided by its weight.
+// Decisions go root to leaves: two heads are ordered by the shares, each
+// with its workload admitted, of the two different children of their
+// lowest common ancestor (the lower first), as Kueue's tournament does;
+// in a flat cohort that is the queues' own shares. When a workload does
+// not fit, candidates come from its own queue (as withinClusterQueue
+// allows) and from queues of the tree that borrow all the way up to just
+// below the common ancestor (as reclaimWithinCohort allows); the queue
+// whose path from the root has the highest shares gives up a workload
+// first. Another queue's workload goes when the preemptor's side of the
+// common ancestor would not borrow with the new workload (reclaim), or
+// when the strategy allows it, comparing the two sides' shares; those the
+// first strategy refuses are tried with the next.
+
+// nodeWeight is a tree node's fair-sharing weight in thousandths.
+func (c *Controller) nodeWeight(i int) int64 {
+	n := c.nodes[i]
+	if n.cq >= 0 {
+		return c.cqs[n.cq].weight()
+	}
+	return n.weight
+}
+
+// nodeShare is a node's weighted share as the usage stands: per resource,
+// what it uses beyond its subtree quota over every flavor, per thousand
+// of what its parent could use at most (its potential available, Kueue's
+// calculateLendable); the largest over resources, divided by its weight
+// (weight 0: infinite, once it borrows).
+func (c *Controller) nodeShare(i int) int64 {
+	n := c.nodes[i]
+	if n.parent < 0 {
+		return 0
+	}
+	var drs int64
+	borrowing := false
+	nr := len(c.resName)
+	for ri := 0; ri < nr; ri++ {
+		var borrowed, den int64
+		for k := ri; k < len(n.usage); k += nr {
+			borrowed += max(0, n.usage[k]-n.subtree[k])
+			den += c.potential(n.parent, k)
+		}
+		if borrowed > 0 {
+			borrowing = true
+			if den > 0 {
+				drs = max(drs, borrowed*1000/den)
+			}
+		}
+	}
+	if !borrowing {
+		return 0
+	}
+	w := c.nodeWeight(i)
+	if w == 0 {
+		return math.MaxInt64
+	}
+	return drs * 1000 / w
+}
 
 // share is a queue's weighted share as its usage stands.
 func (c *Controller) share(st *cqState) int64 {
 	if st.cohort < 0 {
 		return 0
 	}
-	w := st.weight()
-	if w == 0 {
-		return math.MaxInt64
-	}
-	var drs int64
-	lend := st.shareDen
-	for g, grp := range st.Groups {
-		for r, name := range grp.Covered {
-			var borrowed int64
-			for f := range st.flavors[g] {
-				borrowed += max(0, st.usage[g][f][r]-st.quota[g][f][r].Nominal)
-			}
-			if l := lend[c.res[name]]; borrowed > 0 && l > 0 {
-				drs = max(drs, borrowed*1000/l)
-			}
-		}
-	}
-	return drs * 1000 / w
+	return c.nodeShare(st.node)
 }
 
-// shareWith is x's queue's share with x admitted to assign (nil: as the
-// usage stands).
-func (c *Controller) shareWith(x *wl, assign []int) int64 {
-	st := c.cqs[x.cq]
-	if assign == nil {
-		return c.share(st)
+// path lists a queue's tree nodes from just below the root down to its
+// leaf.
+func (c *Controller) path(st *cqState) []int {
+	var out []int
+	for i := st.node; c.nodes[i].parent >= 0; i = c.nodes[i].parent {
+		out = append(out, i)
 	}
+	slices.Reverse(out)
+	return out
+}
+
+// pathShares are the shares of a path's nodes as the usage stands.
+func (c *Controller) pathShares(p []int) []int64 {
+	out := make([]int64, len(p))
+	for k, i := range p {
+		out[k] = c.nodeShare(i)
+	}
+	return out
+}
+
+// withCharged runs fn with x charged to assign (one flavor per group, -1
+// unused), and takes the charge back.
+func (c *Controller) withCharged(x *wl, assign []int, fn func()) {
 	saved := x.assign
 	x.assign = assign
-	c.charge(x, +1)
-	s := c.share(st)
-	c.charge(x, -1)
+	for g, f := range assign {
+		if f >= 0 {
+			c.chargeGroup(x, g, +1)
+		}
+	}
+	fn()
+	for g, f := range assign {
+		if f >= 0 {
+			c.chargeGroup(x, g, -1)
+		}
+	}
 	x.assign = saved
-	return s
 }
 
-// shareWithIn is x's queue's share with x's group g resources on flavor f.
-func (c *Controller) shareWithIn(x *wl, g, f int) int64 {
+// headShares are the shares along x's queue's path with x admitted to
+// assign (as they stand when assign is nil).
+func (c *Controller) headShares(x *wl, assign []int) (path []int, shares []int64) {
 	st := c.cqs[x.cq]
+	path = c.path(st)
+	if assign == nil {
+		return path, c.pathShares(path)
+	}
+	c.withCharged(x, assign, func() { shares = c.pathShares(path) })
+	return path, shares
+}
+
+// fairBefore orders two heads by the shares of their sides of their
+// lowest common ancestor.
+func fairBefore(a, b *head) bool {
+	for k := 0; k < len(a.path) && k < len(b.path); k++ {
+		if a.path[k] != b.path[k] {
+			return a.shares[k] < b.shares[k]
+		}
+	}
+	return false
+}
+
+// groupAssign is an assignment of x's group g to flavor f only.
+func groupAssign(st *cqState, g, f int) []int {
 	assign := make([]int, len(st.Groups))
 	for i := range assign {
 		assign[i] = -1
 	}
 	assign[g] = f
-	saved := x.assign
-	x.assign = assign
-	c.chargeGroup(x, g, +1)
-	s := c.share(st)
-	c.chargeGroup(x, g, -1)
-	x.assign = saved
-	return s
+	return assign
 }
 
 // chargeGroup adds (or takes away) x's requests of group g on its
@@ -89,23 +159,30 @@ func (c *Controller) chargeGroup(x *wl, g int, sign int64) {
 			continue
 		}
 		st.usage[g][f][slices.Index(st.Groups[g].Covered, c.resName[ri])] += sign * a
+		c.addUsage(st.node, c.frKey(st.flavors[g][f], ri), sign*a)
 	}
 }
 
-// withinNominal says whether x, added to group g's flavor f, would keep
-// its queue within its nominal quota there.
-func (c *Controller) withinNominal(x *wl, g, f int) bool {
-	st := c.cqs[x.cq]
-	for ri, a := range x.req {
-		if a == 0 || st.groupOf[ri] != g {
-			continue
-		}
-		r := slices.Index(st.Groups[g].Covered, c.resName[ri])
-		if st.usage[g][f][r]+a > st.quota[g][f][r].Nominal {
-			return false
+// lca gives the positions in the two paths of the children of their
+// lowest common ancestor (its own two sides).
+func lca(px, py []int) (int, int) {
+	k := 0
+	for k < len(px) && k < len(py) && px[k] == py[k] {
+		k++
+	}
+	return min(k, len(px)-1), min(k, len(py)-1)
+}
+
+// borrowingOn says whether a node uses more than its subtree quota of any
+// resource in the flavor.
+func (c *Controller) borrowingOn(i, flavor int) bool {
+	n := c.nodes[i]
+	for ri := range c.resName {
+		if k := c.frKey(flavor, ri); n.usage[k] > n.subtree[k] {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // preemptFair is preempt under fair sharing.
@@ -156,6 +233,8 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 	}
 	st := c.cqs[x.cq]
 	flavor := st.flavors[g][f]
+	assign := groupAssign(st, g, f)
+	xPath := c.path(st)
 	// Each queue's candidates, lowest priority then newest first.
 	byQueue := map[int][]*wl{}
 	var queues []int
@@ -173,6 +252,21 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 			return l[i].seq > l[j].seq
 		})
 	}
+	paths := map[int][]int{}
+	for _, q := range queues {
+		paths[q] = c.path(c.cqs[q])
+	}
+	// eligible: a queue of the tree gives up workloads only while it and
+	// every Cohort above it up to its side of the common ancestor borrow.
+	eligible := func(q int) bool {
+		_, ky := lca(xPath, paths[q])
+		for k := len(paths[q]) - 1; k >= ky; k-- {
+			if !c.borrowingOn(paths[q][k], flavor) {
+				return false
+			}
+		}
+		return true
+	}
 	var removed []*wl
 	take := func(t *wl) bool {
 		c.charge(t, -1)
@@ -183,7 +277,7 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 	for si, strat := range c.spec.FairSharing.Strategies {
 		retry := map[int][]*wl{}
 		for !fit {
-			// The queue with the highest share that still has candidates.
+			// The queue whose path from the root has the highest shares.
 			order := make([]int, 0, len(queues))
 			for _, q := range queues {
 				if len(byQueue[q]) > 0 {
@@ -193,11 +287,13 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 			if len(order) == 0 {
 				break
 			}
-			sh := make(map[int]int64, len(order))
+			sh := make(map[int][]int64, len(order))
 			for _, q := range order {
-				sh[q] = c.share(c.cqs[q])
+				sh[q] = c.pathShares(paths[q])
 			}
-			sort.SliceStable(order, func(i, j int) bool { return sh[order[i]] > sh[order[j]] })
+			sort.SliceStable(order, func(i, j int) bool {
+				return slices.Compare(sh[order[i]], sh[order[j]]) > 0
+			})
 			progressed := false
 			for _, q := range order {
 				l := byQueue[q]
@@ -206,18 +302,24 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 					fit, progressed = take(l[0]), true
 					break
 				}
-				if !c.cqs[q].borrowsOn(flavor) {
+				if !eligible(q) {
 					byQueue[q] = nil
 					continue
 				}
-				reclaim := c.withinNominal(x, g, f)
-				mine := c.shareWithIn(x, g, f)
+				kx, ky := lca(xPath, paths[q])
+				mySide, theirSide := xPath[kx], paths[q][ky]
+				var reclaim bool
+				var mine int64
+				c.withCharged(x, assign, func() {
+					reclaim = !c.borrowingOn(mySide, flavor)
+					mine = c.nodeShare(mySide)
+				})
 				for len(l) > 0 {
 					t := l[0]
 					l = l[1:]
-					old := sh[q]
+					old := c.nodeShare(theirSide)
 					c.charge(t, -1)
-					after := c.share(c.cqs[q])
+					after := c.nodeShare(theirSide)
 					c.charge(t, +1)
 					if reclaim || strat.allows(mine, old, after) {
 						fit, progressed = take(t), true

@@ -200,3 +200,72 @@ func TestFairShares(t *testing.T) {
 	submit(t, c, 3, "c", 6, 0)
 	require.InDeltaSlice(t, []float64{1, 3, 4}, c.FairShares(c.Standings()), 1e-9)
 }
+
+// Hierarchical fair sharing, KEP-1714's story 3: a shared ClusterQueue
+// holds 300 GPUs in Cohort CS; Cohort C1 holds queues 1a, 1b and 1c (1c
+// weighs 3), Cohort C2 holds 2a, all with no quota of their own and long
+// backlogs. Shares are compared root to leaves: C1 and C2 get 150 each,
+// and within C1 1a, 1b and 1c get 30, 30 and 90. A flat comparison of the
+// queues' own shares would give 2a only its weight's part of four
+// (about 50), not half.
+func TestHierarchicalFairSharing(t *testing.T) {
+	s := Spec{
+		Flavors: []Flavor{{Name: "gpu"}},
+		Cohorts: []Cohort{{Name: "org"}, {Name: "CS", Parent: "org"}, {Name: "C1", Parent: "org"}, {Name: "C2", Parent: "org"}},
+		ClusterQueues: []ClusterQueue{cq("shared", "CS", q(300)), cq("1a", "C1", q(0)), cq("1b", "C1", q(0)),
+			cq("1c", "C1", q(0), weight(3000)), cq("2a", "C2", q(0))},
+		FairSharing: &FairSharing{},
+	}
+	for _, c := range s.ClusterQueues {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	id := int32(0)
+	for n := 0; n < 40; n++ {
+		for _, q := range []string{"1a", "1b", "1c", "2a"} {
+			id++
+			submit(t, c, id, q, 10, 0)
+		}
+	}
+	c.Cycle()
+	st := c.Standings()
+	require.Equal(t, []int64{0, 30, 30, 90, 150}, []int64{st[0].Used, st[1].Used, st[2].Used, st[3].Used, st[4].Used})
+}
+
+// Preemption across subtrees compares the two sides of the common
+// ancestor: Cohort D1 (weight 3) holds 1a, D2 (weight 1) holds 2a; a
+// lender holds the 8 GPUs. 1a runs four 2-GPU workloads (D1's share
+// 1000/3 = 333). 2a's first 2 GPUs give D2 250, and D1 without one
+// workload 750/3 = 250: 250 <= 250, one goes. The second would give D2
+// 500 against D1's 500/3 = 166 after (250 before): refused. D1 keeps 6
+// to D2's 2, the Cohorts' 3 to 1; without Cohort weights it would be 4
+// and 4.
+func TestHierarchicalFairPreemption(t *testing.T) {
+	for _, tc := range []struct {
+		weight int64
+		want   []int64
+	}{{3000, []int64{6, 2}}, {0, []int64{4, 4}}} {
+		s := Spec{
+			Flavors: []Flavor{{Name: "gpu"}},
+			Cohorts: []Cohort{{Name: "org"}, {Name: "CS", Parent: "org"}, {Name: "D1", Parent: "org", FairWeight: tc.weight}, {Name: "D2", Parent: "org"}},
+			ClusterQueues: []ClusterQueue{cq("lender", "CS", q(8)), cq("1a", "D1", q(0), reclaimAny), cq("2a", "D2", q(0), reclaimAny)},
+			FairSharing:   &FairSharing{Strategies: []FairStrategy{LessThanOrEqualToFinalShare}},
+		}
+		for _, c := range s.ClusterQueues {
+			s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+		}
+		c, err := New(s)
+		require.NoError(t, err)
+		for id := int32(1); id <= 4; id++ {
+			submit(t, c, id, "1a", 2, 0)
+		}
+		c.Cycle()
+		for id := int32(5); id <= 7; id++ {
+			submit(t, c, id, "2a", 2, 0)
+			c.Cycle()
+		}
+		st := c.Standings()
+		require.Equal(t, tc.want, []int64{st[1].Used, st[2].Used}, "D1 weight %d", tc.weight)
+	}
+}

@@ -24,6 +24,9 @@ type Cohort struct {
 	// Groups is quota the Cohort holds itself, with limits towards its
 	// parent; Covered lists resources, Flavors their quotas.
 	Groups []ResourceGroup
+	// FairWeight is the Cohort's fair-sharing weight against its
+	// siblings, as a ClusterQueue's.
+	FairWeight int64
 }
 
 // cnode is a node of a cohort tree: a ClusterQueue (cq >= 0) or a Cohort.
@@ -37,6 +40,7 @@ type cnode struct {
 	usage    []int64
 	hasQuota bool // a Cohort holding quota of its own
 	groups   []ResourceGroup
+	weight   int64 // a Cohort's fair-sharing weight in thousandths
 }
 
 // frKey is a flavor and resource's index into a node's slices.
@@ -80,6 +84,22 @@ func (c *Controller) available(i, k int) int64 {
 	return local + max(0, fromParent)
 }
 
+// potential is the most node i could use of a flavor-resource with
+// nothing in use: its guaranteed part plus what its ancestors could give
+// it within its borrowing limit.
+func (c *Controller) potential(i, k int) int64 {
+	n := c.nodes[i]
+	if n.parent < 0 {
+		return n.subtree[k]
+	}
+	g := n.guaranteed(k)
+	fromParent := c.potential(n.parent, k)
+	if bl := n.own[k].BorrowingLimit; bl != NoLimit {
+		fromParent = min(fromParent, n.subtree[k]-g+bl)
+	}
+	return g + fromParent
+}
+
 // buildTree makes the cohort tree's nodes: one per ClusterQueue, one per
 // Cohort defined or named by a queue or as a parent; it fills each
 // queue's root (st.cohort) and each root's members (c.cohorts).
@@ -120,12 +140,14 @@ func (c *Controller) buildTree(spec *Spec) error {
 		}
 		i := newNode(name, -1)
 		byName[name] = i
+		c.nodes[i].weight = 1000
 		ch := defined[name]
 		if ch == nil {
 			return i, nil
 		}
 		n := c.nodes[i]
 		n.groups = ch.Groups
+		n.weight = (&ClusterQueue{FairWeight: ch.FairWeight}).weight()
 		for gi, g := range ch.Groups {
 			for _, f := range g.Flavors {
 				fi, ok := c.flavor[f.Flavor]
