@@ -247,8 +247,8 @@ func TestHierarchicalFairPreemption(t *testing.T) {
 		want   []int64
 	}{{3000, []int64{6, 2}}, {0, []int64{4, 4}}} {
 		s := Spec{
-			Flavors: []Flavor{{Name: "gpu"}},
-			Cohorts: []Cohort{{Name: "org"}, {Name: "CS", Parent: "org"}, {Name: "D1", Parent: "org", FairWeight: tc.weight}, {Name: "D2", Parent: "org"}},
+			Flavors:       []Flavor{{Name: "gpu"}},
+			Cohorts:       []Cohort{{Name: "org"}, {Name: "CS", Parent: "org"}, {Name: "D1", Parent: "org", FairWeight: tc.weight}, {Name: "D2", Parent: "org"}},
 			ClusterQueues: []ClusterQueue{cq("lender", "CS", q(8)), cq("1a", "D1", q(0), reclaimAny), cq("2a", "D2", q(0), reclaimAny)},
 			FairSharing:   &FairSharing{Strategies: []FairStrategy{LessThanOrEqualToFinalShare}},
 		}
