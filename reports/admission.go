@@ -187,7 +187,7 @@ func weights(ls []AdmissionLine) string {
 	return strings.Join(out, ", ")
 }
 
-const admissionNote = "Time to admission is submit to first admission. Cohort share is the queue's part of the GPUs its cohort used, then its part of a fair division (moment by moment, a weighted max-min division of the cohort's quota among the queues' demands, used plus pending, each first getting its demand up to its nominal quota), then its part of the cohort's nominal quota."
+const admissionNote = "Time to admission is submit to first admission. Cohort share is the queue's part of the GPUs its cohort used, then its part of a fair division (moment by moment, a weighted max-min division of the cohort tree's quota among the queues' demands, used plus pending, root to leaves, each first getting its demand up to its own quota), then its part of the cohort's nominal quota."
 
 func fairNote(s *Summary) string {
 	return fmt.Sprintf("Fair sharing is on (preemption strategies %s); weights: %s.", strings.Join(s.FairSharing, ", "), weights(s.Admission))

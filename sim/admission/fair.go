@@ -376,72 +376,123 @@ func fillBack(c *Controller, x *wl, g, f int, removed []*wl) []*wl {
 
 // FairShares gives each ClusterQueue the GPUs a weighted max-min division
 // of its cohort tree would give it at this moment, from the standings
-// (quota-holding Cohorts' rows get none): every
-// queue first gets its demand up to its nominal quota; what the others
-// leave unused of their lendable quota then goes to queues with unmet
-// demand in proportion to their weights, each up to its demand and
-// borrowing limit (weight-0 queues share only what the rest leave); what
-// Cohorts hold of their own joins what is shared. A queue outside any
-// cohort gets min(demand, nominal). Limits of inner Cohorts are not
-// applied.
+// (quota-holding Cohorts' rows get none). It works root to leaves: a
+// node's GPUs (the root's: the whole tree's quota) go first to each child
+// up to its demand within its own quota (a child's unused guaranteed part,
+// what a lending limit keeps back, stays with it); the rest goes to the
+// children still short, in proportion to their weights, each up to its
+// demand and its quota plus borrowing limit (weight-0 nodes share only
+// what the rest leave); each child then divides what it got among its own
+// children. A queue outside any cohort gets min(demand, nominal).
 func (c *Controller) FairShares(s []Standing) []float64 {
 	out := make([]float64, len(s))
 	for qi := range c.cqs {
 		out[qi] = float64(min(s[qi].Demand, s[qi].Nominal))
 	}
-	for k, members := range c.cohorts {
-		var pool float64
-		for _, n := range c.lenders {
-			if c.rootIndex(n) == k {
-				_, lend := c.ownGPUs(n)
-				pool += float64(lend)
+	nn := len(c.nodes)
+	quota := make([]float64, nn)
+	lend := make([]float64, nn)
+	limit := make([]float64, nn) // quota plus borrowing limit
+	demand := make([]float64, nn)
+	children := make([][]int, nn)
+	order := make([]int, nn) // deepest first
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return c.nodes[b].depth - c.nodes[a].depth })
+	for i, n := range c.nodes {
+		if n.parent >= 0 {
+			children[n.parent] = append(children[n.parent], i)
+		}
+	}
+	for _, i := range order {
+		n := c.nodes[i]
+		var own, ll, bl float64
+		llSet, blUnbounded := false, false
+		for fi := range c.spec.Flavors {
+			for ri, name := range c.resName {
+				if !IsGPU(name) {
+					continue
+				}
+				q := n.own[c.frKey(fi, ri)]
+				own += float64(q.Nominal)
+				if q.LendingLimit != NoLimit {
+					llSet = true
+					ll += float64(q.LendingLimit)
+				}
+				if q.BorrowingLimit == NoLimit {
+					blUnbounded = true
+				} else {
+					bl += float64(q.BorrowingLimit)
+				}
 			}
 		}
-		want := map[int]float64{}
-		for _, mi := range members {
-			st := c.cqs[mi]
-			g := out[mi]
-			pool += math.Min(float64(st.gpuLend), float64(s[mi].Nominal)-g)
-			limit := math.Inf(1)
-			if st.gpuBorrow != NoLimit {
-				limit = float64(st.gpuBorrow)
+		quota[i] = own
+		for _, ch := range children[i] {
+			quota[i] += quota[ch]
+			demand[i] += demand[ch]
+		}
+		if n.cq >= 0 {
+			demand[i] = float64(s[n.cq].Demand)
+		}
+		lend[i] = quota[i]
+		if llSet {
+			lend[i] = min(quota[i], ll)
+		}
+		limit[i] = math.Inf(1)
+		if !blUnbounded && n.parent >= 0 {
+			limit[i] = quota[i] + bl
+		}
+	}
+	var divide func(i int, have float64)
+	divide = func(i int, have float64) {
+		kids := children[i]
+		if len(kids) == 0 {
+			if q := c.nodes[i].cq; q >= 0 {
+				out[q] = have
 			}
-			if w := math.Min(float64(s[mi].Demand)-g, limit); w > 0 && float64(s[mi].Demand) > float64(s[mi].Nominal) {
-				want[mi] = w
-			}
+			return
+		}
+		give := make([]float64, len(kids))
+		want := make([]float64, len(kids))
+		pool := have
+		for k, ch := range kids {
+			give[k] = min(demand[ch], quota[ch])
+			reserved := max(0, quota[ch]-lend[ch]-give[k]) // unused guaranteed
+			pool -= give[k] + reserved
+			want[k] = max(0, min(demand[ch], limit[ch])-give[k])
 		}
 		for _, zero := range []bool{false, true} {
 			for pool > 1e-9 {
-				var active []int
 				var wsum float64
-				for _, mi := range members {
-					w := c.cqs[mi].weight()
-					if want[mi] <= 1e-9 || (w == 0) != zero {
-						continue
+				for k, ch := range kids {
+					if want[k] > 1e-9 && (c.nodeWeight(ch) == 0) == zero {
+						wsum += max(float64(c.nodeWeight(ch)), 1)
 					}
-					if zero {
-						w = 1
-					}
-					active = append(active, mi)
-					wsum += float64(w)
 				}
-				if len(active) == 0 {
+				if wsum == 0 {
 					break
 				}
 				given := 0.0
-				for _, mi := range active {
-					w := float64(c.cqs[mi].weight())
-					if zero {
-						w = 1
+				for k, ch := range kids {
+					w := float64(c.nodeWeight(ch))
+					if want[k] <= 1e-9 || (w == 0) != zero {
+						continue
 					}
-					d := math.Min(pool*w/wsum, want[mi])
-					out[mi] += d
-					want[mi] -= d
+					d := min(pool*max(w, 1)/wsum, want[k])
+					give[k] += d
+					want[k] -= d
 					given += d
 				}
 				pool -= given
 			}
 		}
+		for k, ch := range kids {
+			divide(ch, give[k])
+		}
+	}
+	for _, r := range c.rootNode {
+		divide(r, quota[r])
 	}
 	return out
 }

@@ -228,6 +228,9 @@ func TestHierarchicalFairSharing(t *testing.T) {
 			submit(t, c, id, q, 10, 0)
 		}
 	}
+	// The reported fair division of the demand agrees, before any
+	// admission.
+	require.InDeltaSlice(t, []float64{0, 30, 30, 90, 150}, c.FairShares(c.Standings()), 1e-9)
 	c.Cycle()
 	st := c.Standings()
 	require.Equal(t, []int64{0, 30, 30, 90, 150}, []int64{st[0].Used, st[1].Used, st[2].Used, st[3].Used, st[4].Used})
