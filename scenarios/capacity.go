@@ -606,6 +606,13 @@ func (s *Scenario) recovery(at string, r *RecoverySpec) (*cluster.Recovery, erro
 		}
 		out.ActiveDeadline = r.ActiveDeadline.Millis()
 	}
+	if g := r.TerminationGracePeriod; g != nil {
+		if g.Duration < 0 {
+			return nil, s.errAt(at+".terminationGracePeriod", "must not be negative")
+		}
+		// 0 s still lets a write of no time through.
+		out.TerminationGrace = max(g.Millis(), 1)
+	}
 	if err := out.Validate(); err != nil {
 		return nil, s.errAt(at, "%v", err)
 	}

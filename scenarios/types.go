@@ -223,6 +223,11 @@ type RecoverySpec struct {
 	ActiveDeadline *Duration `json:"activeDeadline,omitempty"`
 	// DoNotDisrupt is the karpenter.sh/do-not-disrupt annotation.
 	DoNotDisrupt bool `json:"doNotDisrupt,omitempty"`
+	// TerminationGracePeriod is the pods' terminationGracePeriodSeconds
+	// (default: long enough for a checkpoint write, as gpuplan manifests
+	// writes it): a preempted or drained job whose write fits in it (and
+	// in a spot notice) checkpoints before its pods go.
+	TerminationGracePeriod *Duration `json:"terminationGracePeriod,omitempty"`
 }
 
 // CheckpointSpec is a job's checkpointing.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/sim/admission"
+	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/engine"
 )
@@ -254,7 +255,47 @@ func (r *runner) evict(t Time, j *jobState) error {
 	if x.notReady {
 		r.podsReady(j)
 	}
+	if j.running && r.beginExit(t, j, capacity.CausePreemption, -1, true) {
+		// It writes a last checkpoint in its grace period, its pods on
+		// their nodes: out of admission's queue until it has stopped.
+		r.adm.ctl.Withdraw(j.info.ID)
+		return nil
+	}
 	return r.unadmit(t, j)
+}
+
+// endEvict finishes the graceful stop of a job admission evicted: the
+// attempt ends keeping what it saved (everything, when the write was done:
+// done), and the job is pending in admission again.
+func (r *runner) endEvict(t Time, j *jobState, done bool) error {
+	x := j.x
+	x.exitEvict = false
+	if done {
+		gpus := r.slicedGPUs(j)
+		j.finishH = engine.Handle{}
+		x.saved += x.exitWork
+		if err := r.endAttempt(t, j, gpus, x.exitLost, x.exitWrites); err != nil {
+			return err
+		}
+		j.sliced, x.exiting = false, false
+		j.info.Bound = 0
+		r.integrate(t)
+		r.pending++
+		if j.deadlineAt > t {
+			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+		}
+		x.awaiting = true
+		j.spec.Constraints = x.baseCons
+	} else {
+		x.exiting = false
+		if err := r.unadmit(t, j); err != nil {
+			return err
+		}
+	}
+	r.adm.integrate(t)
+	r.adm.ctl.Requeue(j.info.ID, j.spec.Submit)
+	r.adm.dirty = true
+	return nil
 }
 
 // unadmit takes a job out of the scheduler's hands (a running attempt

@@ -64,31 +64,48 @@ func TestTwoTeamsBestEffortVersusStrict(t *testing.T) {
 	require.Equal(t, timing{0, 20 * Minute}, strict["a1"])
 }
 
-// Reclaim at run time: team-b's 6-GPU training job borrows team-a's 4
-// GPUs; at 25 min team-a asks for 2 and takes them back. The job
-// checkpointed at 10 and 20 min, so it loses 5 min, waits for team-a's job
-// (25-35 min) to end, and finishes its last 40 min at 75 min. team-b
-// borrowed 4 GPUs for 25 min and 4 for 40 min: 65 min x 4 GPUs.
+// Reclaim at run time: team-b's 6-GPU training job (60 min of work, a
+// checkpoint every 10 min that takes 1 min to write) borrows team-a's 4
+// GPUs; at 25 min team-a asks for 2 and takes them back. By hand: b1 wrote
+// at 10-11 and 21-22 and computed 3 min more. Its pods given 30 s, too
+// short for a write, it stops at once keeping 20 min and losing 3; a1
+// runs 25-35; b1, readmitted when a1 ends, runs its last 40 min and 3
+// writes from 35 to 78. team-b borrowed 4 GPUs for 25 + 43 min. Given the
+// default grace, b1 writes everything (23 min) by 26 with its pods still
+// on the nodes: a1, admitted at 25, runs 26-36, and b1 its last 37 min (3
+// writes) from 36 to 76, losing nothing.
 func TestReclaimEvictsAndResumesFromCheckpoint(t *testing.T) {
 	b1 := queued(job("b1", 0, 60*Minute, 3, 2), "team-b")
-	b1.Recovery = &cluster.Recovery{CheckpointInterval: 10 * Minute, BackoffLimit: 6}
+	b1.Recovery = &cluster.Recovery{CheckpointInterval: 10 * Minute, CheckpointCost: Minute, BackoffLimit: 6, TerminationGrace: 30 * Second}
 	a1 := queued(job("a1", 25*Minute, 10*Minute, 1, 2), "team-a")
 	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 3, 2)}, Admission: twoTeams("org", admission.BestEffortFIFO, admission.Any)}, b1, a1)
 	tm := times(res)
 	require.Equal(t, timing{25 * Minute, 35 * Minute}, tm["a1"])
-	require.Equal(t, timing{0, 75 * Minute}, tm["b1"])
+	require.Equal(t, timing{0, 78 * Minute}, tm["b1"])
 	rb := res.Jobs[0]
 	require.Equal(t, int32(1), rb.Preemptions)
-	require.Equal(t, 5*Minute, rb.LostMs)
+	require.Equal(t, 3*Minute, rb.LostMs)
 	require.Equal(t, int32(2), rb.Attempts)
 	require.Equal(t, Completed, rb.Outcome)
 	qa, qb := res.Admission.Queues[0], res.Admission.Queues[1]
 	require.Equal(t, 1, qa.PreemptionsCaused)
 	require.Equal(t, 1, qa.Reclaims)
 	require.Equal(t, 2, qb.Admissions)
-	require.InDelta(t, float64(65*Minute*4), qb.BorrowedGPUMs, 1e-6)
-	require.InDelta(t, float64(65*Minute*4), qa.LentGPUMs, 1e-6)
+	require.InDelta(t, float64(68*Minute*4), qb.BorrowedGPUMs, 1e-6)
+	require.InDelta(t, float64(68*Minute*4), qa.LentGPUMs, 1e-6)
 	require.InDelta(t, float64(10*Minute*2), qa.UsedGPUMs, 1e-6)
+
+	graceful := b1
+	gr := *b1.Recovery
+	gr.TerminationGrace = 0
+	graceful.Recovery = &gr
+	res = run(t, Config{Pools: []cluster.PoolSpec{pool("p", 3, 2)}, Admission: twoTeams("org", admission.BestEffortFIFO, admission.Any)}, graceful, a1)
+	tm = times(res)
+	require.Equal(t, timing{26 * Minute, 36 * Minute}, tm["a1"])
+	require.Equal(t, timing{0, 76 * Minute}, tm["b1"])
+	require.Equal(t, Time(0), res.Jobs[0].LostMs)
+	require.Equal(t, int32(2), res.Jobs[0].Attempts)
+	require.Equal(t, int32(1), res.Jobs[0].Preemptions)
 
 	// Cut at 30 min, while b1 waits for admission again: it is pending,
 	// started once and preempted once (the books of a run cut there

@@ -116,22 +116,7 @@ func (r *runner) Notice(now Time, n int32, reclaim Time, cause capacity.Cause) e
 		case j.isExiting() || (!j.sliced && j.plannedEnd <= reclaim):
 			// Checkpointing already, or done before the reclaim.
 		default:
-			rec := j.spec.Recovery
-			if rec != nil && rec.CheckpointInterval > 0 && !j.sliced && rec.CheckpointCost <= reclaim-now {
-				work, writes, lost := progress(j, now)
-				restore := min(j.restoreTime(), now-j.aStart)
-				// Everything computed since the last checkpoint is saved;
-				// a periodic write cut short is lost.
-				computed := min(lost-restore, rec.CheckpointInterval)
-				x := j.ext()
-				x.exitWork = work + computed
-				x.exitWrites = writes + rec.CheckpointCost
-				x.exitLost = lost - computed
-				x.exiting, x.exitCause = true, cause
-				if j.finishH.Valid() && r.q.Cancel(j.finishH) {
-					r.live--
-				}
-				j.finishH = r.push(now+rec.CheckpointCost, event{kind: evExit, job: id, stamp: j.attempts})
+			if r.beginExit(now, j, cause, reclaim-now, false) {
 				continue
 			}
 			if err := r.disrupt(now, j, cause, false); err != nil {
@@ -140,6 +125,34 @@ func (r *runner) Notice(now Time, n int32, reclaim Time, cause capacity.Cause) e
 		}
 	}
 	return nil
+}
+
+// beginExit starts a running job's graceful stop: when it checkpoints and
+// a write fits both in its pods' termination grace period and in window
+// (a notice; -1 for none), it writes everything it computed and stops
+// when the write ends (an evExit); its pods hold their nodes meanwhile.
+// evict marks a stop admission asked for. It reports whether it began.
+func (r *runner) beginExit(now Time, j *jobState, cause capacity.Cause, window Time, evict bool) bool {
+	rec := j.spec.Recovery
+	if rec == nil || rec.CheckpointInterval <= 0 || j.sliced || j.isExiting() ||
+		(rec.TerminationGrace > 0 && rec.CheckpointCost > rec.TerminationGrace) || (window >= 0 && rec.CheckpointCost > window) {
+		return false
+	}
+	work, writes, lost := progress(j, now)
+	restore := min(j.restoreTime(), now-j.aStart)
+	// Everything computed since the last checkpoint is saved; a periodic
+	// write cut short is lost.
+	computed := min(lost-restore, rec.CheckpointInterval)
+	x := j.ext()
+	x.exitWork = work + computed
+	x.exitWrites = writes + rec.CheckpointCost
+	x.exitLost = lost - computed
+	x.exiting, x.exitCause, x.exitEvict = true, cause, evict
+	if j.finishH.Valid() && r.q.Cancel(j.finishH) {
+		r.live--
+	}
+	j.finishH = r.push(now+rec.CheckpointCost, event{kind: evExit, job: j.info.ID, stamp: j.attempts})
+	return true
 }
 
 // Evict implements capacity.Host: every job with a pod on node n stops now.
@@ -228,6 +241,11 @@ jobs:
 // checkpoints saved (all it computed, when it checkpointed on notice) and
 // goes back to the queue, or fails past its backoff limit.
 func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice bool) error {
+	if j.x != nil && j.x.exitEvict {
+		// Admission evicted it and it was writing its last checkpoint: it
+		// goes back to admission, with the write if it was done.
+		return r.endEvict(t, j, onNotice)
+	}
 	var work, writes, lost Time
 	if onNotice {
 		work, writes, lost = j.x.exitWork, j.x.exitWrites, j.x.exitLost

@@ -18,7 +18,10 @@ import (
 // are fewest, then the lowest index. A victim job loses all its pods (as
 // a Job whose pod is deleted restarts it): it is disrupted, with cause
 // preemption, and resumes from its last checkpoint; a podFailurePolicy
-// that ignores disruptions keeps it from counting as a failure. Pods on
+// that ignores disruptions keeps it from counting as a failure. A victim
+// whose checkpoint write fits in its termination grace period first
+// writes what it computed, its pods on their nodes; the preemptor waits
+// for it rather than preempting others. Pods on
 // time-sliced, MIG or shared GPUs are not preempted for.
 
 type victimSet struct {
@@ -88,8 +91,11 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 		nd := &r.c.Nodes[n]
 		a := res3{nd.FreeCPU, nd.FreeMem, int64(r.c.FreeDevices(n, pod))}
 		for _, id := range r.onNode[n] {
-			if chosen[id] {
-				a = a.add(r.heldOn(r.job(id), n))
+			// Chosen victims, and lower-priority jobs already stopping
+			// (victims terminating: kube-scheduler waits for them rather
+			// than preempting more).
+			if v := r.job(id); chosen[id] || (v.isExiting() && v.spec.Priority < p.spec.Priority) {
+				a = a.add(r.heldOn(v, n))
 			}
 		}
 		return a.sub(used[n])
@@ -170,6 +176,9 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 		v := r.job(id)
 		v.ext().preempted++
 		p.ext().preempting++
+		if r.beginExit(t, v, capacity.CausePreemption, -1, false) {
+			continue // it checkpoints in its grace period, then goes
+		}
 		if err := r.disrupt(t, v, capacity.CausePreemption, false); err != nil {
 			return false, err
 		}

@@ -11,27 +11,43 @@ import (
 
 func prio(j cluster.JobSpec, p int32) cluster.JobSpec { j.Priority = p; return j }
 
-// One node of 4 GPUs: L (priority 0, all 4 GPUs, 60 min, a checkpoint
-// every 10 min) runs; at 25 min H (priority 10, 2 GPUs, 10 min) arrives.
-// With preemption L is evicted at 25 min, keeps the 20 min its
-// checkpoints saved, H runs 25-35 min and L its last 40 min from 35 to 75.
-// Without, H waits for L: 60-70 min.
+// One node of 4 GPUs: L (priority 0, all 4 GPUs, 60 min of work, a
+// checkpoint every 10 min of work that takes 1 min to write) runs; at 25
+// min H (priority 10, 2 GPUs, 10 min) arrives. By hand: L wrote at 10-11
+// and 21-22 and has computed 3 min more. Its pods given 30 s to stop, too
+// short for a write, L is evicted at once, keeps 20 min, loses 3; H runs
+// 25-35 and L, back after the Job controller's 10 s backoff, its last 40
+// min (and 3 writes) from 35 to 78. Given the default grace, L writes
+// everything (23 min) by 26 and stops: H runs 26-36 and L its last 37
+// min (3 writes) from 36 to 76, losing nothing. Without preemption H waits
+// for L: 60-70 min (L writes 5 times: 65-75).
 func TestPriorityPreemptionByHand(t *testing.T) {
 	l := prio(job("L", 0, 60*Minute, 1, 4), 0)
-	l.Recovery = &cluster.Recovery{CheckpointInterval: 10 * Minute, BackoffLimit: 6}
+	l.Recovery = &cluster.Recovery{CheckpointInterval: 10 * Minute, CheckpointCost: Minute, BackoffLimit: 6, TerminationGrace: 30 * Second}
 	h := prio(job("H", 25*Minute, 10*Minute, 1, 2), 10)
 	pools := []cluster.PoolSpec{pool("p", 1, 4)}
 
 	res := run(t, Config{Pools: pools, Preemption: true}, l, h)
 	tm := times(res)
 	require.Equal(t, timing{25 * Minute, 35 * Minute}, tm["H"])
-	require.Equal(t, timing{0, 75 * Minute}, tm["L"])
+	require.Equal(t, timing{0, 78 * Minute}, tm["L"])
 	rl, rh := res.Jobs[0], res.Jobs[1]
 	require.Equal(t, int32(1), rl.Preemptions)
 	require.Equal(t, int32(1), rl.Failures, "a preempted pod counts against the backoff limit without a podFailurePolicy")
-	require.Equal(t, 5*Minute, rl.LostMs)
+	require.Equal(t, 3*Minute, rl.LostMs)
 	require.Equal(t, int32(1), rh.PreemptionsCaused)
 	require.Equal(t, int64(1), res.Stats.Disruptions[capacity.CausePreemption])
+
+	graceful := l
+	gr := *l.Recovery
+	gr.TerminationGrace = 0
+	graceful.Recovery = &gr
+	res = run(t, Config{Pools: pools, Preemption: true}, graceful, h)
+	tm = times(res)
+	require.Equal(t, timing{26 * Minute, 36 * Minute}, tm["H"])
+	require.Equal(t, timing{0, 76 * Minute}, tm["L"])
+	require.Equal(t, Time(0), res.Jobs[0].LostMs)
+	require.Equal(t, 6*Minute, res.Jobs[0].CheckpointMs, "2 writes, the last one on SIGTERM, then 3")
 
 	// An Ignore rule on DisruptionTarget keeps the failure off the count.
 	ig := *l.Recovery
@@ -40,15 +56,15 @@ func TestPriorityPreemptionByHand(t *testing.T) {
 	l2.Recovery = &ig
 	res = run(t, Config{Pools: pools, Preemption: true}, l2, h)
 	require.Equal(t, int32(0), res.Jobs[0].Failures)
-	require.Equal(t, timing{0, 75 * Minute}, times(res)["L"])
+	require.Equal(t, timing{0, 78 * Minute}, times(res)["L"], "no backoff, but the node is H's until 35")
 
 	// No preemption, or preemptionPolicy Never: H waits.
-	require.Equal(t, timing{60 * Minute, 70 * Minute}, times(run(t, Config{Pools: pools}, l, h))["H"])
+	require.Equal(t, timing{65 * Minute, 75 * Minute}, times(run(t, Config{Pools: pools}, l, h))["H"])
 	never := h
 	never.Flags |= cluster.FlagPreemptNever
-	require.Equal(t, timing{60 * Minute, 70 * Minute}, times(run(t, Config{Pools: pools, Preemption: true}, l, never))["H"])
+	require.Equal(t, timing{65 * Minute, 75 * Minute}, times(run(t, Config{Pools: pools, Preemption: true}, l, never))["H"])
 	// Equal priority never preempts.
-	require.Equal(t, timing{60 * Minute, 70 * Minute}, times(run(t, Config{Pools: pools, Preemption: true}, l, prio(h, 0)))["H"])
+	require.Equal(t, timing{65 * Minute, 75 * Minute}, times(run(t, Config{Pools: pools, Preemption: true}, l, prio(h, 0)))["H"])
 }
 
 // Victims as kube-scheduler picks them: the node whose victims have the

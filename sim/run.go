@@ -73,8 +73,11 @@ type jobExtra struct {
 	// Disruption: restore is what the current attempt pays first, saved
 	// the work checkpoints committed; a job checkpointing on notice is
 	// exiting and commits exitWork when it stops.
-	exiting                        bool
-	exitCause                      capacity.Cause
+	exiting   bool
+	exitCause capacity.Cause
+	// exitEvict: the stop was admission's eviction; the job goes back to
+	// admission when it has stopped.
+	exitEvict                      bool
 	restore, saved                 Time
 	failures, disruptions          int32
 	lostMs, ckptMs                 Time

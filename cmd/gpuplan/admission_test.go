@@ -101,7 +101,8 @@ func TestPolicyFlag(t *testing.T) {
 // The preemption example: without preemption inference waits behind
 // training; with kube-scheduler's preemption it never waits, training
 // pays in evictions, and checkpointing every 2 hours instead of every 30
-// minutes loses more of training's work to them.
+// minutes loses more of training's work to them; a grace period long
+// enough for a last checkpoint write loses almost nothing.
 func TestPriorityPreemptionExample(t *testing.T) {
 	dir := t.TempDir()
 	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/examples/priority-preemption.yaml", "--out", dir)
@@ -127,6 +128,19 @@ func TestPriorityPreemptionExample(t *testing.T) {
 	sparse := readSummary(t, filepath.Join(dir, "variants", "preemption-sparse-checkpoints")).Disruptions
 	require.Equal(t, int64(caused), dense.ByCause["preemption"])
 	require.Greater(t, sparse.LostGPUHours, 2*dense.LostGPUHours)
+	// Given 3 minutes, training writes a last checkpoint when preempted:
+	// it loses only its restores (3 min x 8 GPUs per eviction), and
+	// inference waits at most the 2-minute write.
+	graceful := readSummary(t, filepath.Join(dir, "variants", "preemption-checkpoint-on-sigterm"))
+	evictions := graceful.Disruptions.ByCause["preemption"]
+	require.Positive(t, evictions)
+	require.LessOrEqual(t, graceful.Disruptions.LostGPUHours, float64(evictions)*3.0/60*8+1e-6)
+	for _, q := range graceful.Queues {
+		if q.Name == "inference" {
+			require.LessOrEqual(t, q.QueueWait.Max, 120.0)
+			require.Positive(t, q.QueueWait.Max)
+		}
+	}
 }
 
 // A policy change given as manifests goes through the CI gate like any

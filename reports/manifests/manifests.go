@@ -983,7 +983,14 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
 				grace = min(grace, 120)
 			}
 		}
-		comment = append(comment, fmt.Sprintf("Checkpoints every %s to the claim %s; terminationGracePeriodSeconds %d leaves time for a last write.", ck.Interval.Duration, claim, grace))
+		if rec.TerminationGracePeriod != nil {
+			comment = append(comment, fmt.Sprintf("Checkpoints every %s to the claim %s; terminationGracePeriodSeconds %d as the scenario gives it.", ck.Interval.Duration, claim, int64(rec.TerminationGracePeriod.Seconds())))
+		} else {
+			comment = append(comment, fmt.Sprintf("Checkpoints every %s to the claim %s; terminationGracePeriodSeconds %d leaves time for a last write.", ck.Interval.Duration, claim, grace))
+		}
+	}
+	if rec != nil && rec.TerminationGracePeriod != nil {
+		grace = int64(rec.TerminationGracePeriod.Seconds())
 	}
 	pod := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnn},

@@ -612,6 +612,24 @@ func (c *Controller) Evict(id int32) {
 	}
 }
 
+// Withdraw takes a pending workload out of the queue (not admitted, not
+// pending) until Requeue: a preempted workload whose pods are still
+// stopping.
+func (c *Controller) Withdraw(id int32) {
+	x, ok := c.wls[id]
+	if !ok || x.admitted {
+		return
+	}
+	if i := slices.Index(c.evicted, x); i >= 0 {
+		c.evicted = slices.Delete(c.evicted, i, i+1)
+		return
+	}
+	if x.pending {
+		x.pending = false // its bucket entry goes stale
+		c.cqs[x.cq].pendingGPUs -= x.gpus
+	}
+}
+
 // Requeue makes an evicted workload pending again, queued as created at
 // created.
 func (c *Controller) Requeue(id int32, created int64) {

@@ -19,7 +19,9 @@
 // instances, milli-CPU, MiB), a cycle admits the heads of every
 // ClusterQueue (workloads that do not borrow first, then by priority,
 // then by creation time) until nothing more fits, and evictions release
-// their quota at once (pod termination is not modelled). The package is
+// their quota at once (the simulator keeps a victim's pods on their nodes
+// while it writes a last checkpoint, Withdraw keeping it out of the queue
+// meanwhile). The package is
 // pure: it keeps no clock and no random state, and the same calls give
 // the same decisions.
 package admission

@@ -311,6 +311,11 @@ type Recovery struct {
 	// Volcano, when set, replaces the Kubernetes Job's backoff limit and
 	// podFailurePolicy by a Volcano Job's lifecycle policies.
 	Volcano *VolcanoPolicies
+	// TerminationGrace is the pods' terminationGracePeriodSeconds: a job
+	// preempted or drained whose checkpoint write fits in it (and in a
+	// spot notice) checkpoints what it computed before its pods go (0:
+	// long enough for the write, as gpuplan manifests sets it).
+	TerminationGrace Time
 }
 
 // VolcanoAction is what a Volcano Job does on a pod event.
