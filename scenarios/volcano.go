@@ -236,8 +236,13 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 		where := "hierarchy level " + n.name
 		if n.q != nil {
 			where = n.q.Spec.where
+			names := make([]string, 0, len(n.q.Spec.Capability))
 			for r := range n.q.Spec.Capability {
-				if !slices.Contains(volcanoResources[:], string(r)) {
+				names = append(names, string(r))
+			}
+			slices.Sort(names)
+			for _, r := range names {
+				if !slices.Contains(volcanoResources[:], r) {
 					notes = append(notes, fmt.Sprintf("%s: capability of %s is not modelled (gpuplan counts cpu, memory and nvidia.com/gpu)", where, r))
 				}
 			}
