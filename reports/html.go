@@ -119,7 +119,7 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			}
 		}
 		if d := s.Disruptions; d != nil {
-			sec.Notes = append(sec.Notes, fmt.Sprintf("%d jobs stopped by lost nodes (%d restarts); %d failed past their backoff limit; %.1f GPU-hours lost, %.1f spent writing checkpoints.",
+			sec.Notes = append(sec.Notes, fmt.Sprintf("%d jobs stopped by lost nodes (%d restarts); %d failed (past a backoff limit or Volcano maxRetry, or by a Volcano policy); %.1f GPU-hours lost, %.1f spent writing checkpoints.",
 				d.JobsDisrupted, d.Restarts, d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours))
 		}
 		add(sec)

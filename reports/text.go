@@ -219,7 +219,7 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		fmt.Fprintln(w)
 	}
 	if d := s.Disruptions; d != nil {
-		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes or preemption (%d restarts; %d spot, %d failure, %d consolidation, %d preemption); %d failed past their backoff limit. "+
+		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes or preemption (%d restarts; %d spot, %d failure, %d consolidation, %d preemption); %d failed (past a backoff limit or Volcano maxRetry, or by a Volcano policy). "+
 			"GPU-hours lost to them: %.1f; spent writing checkpoints: %.1f.\n\n",
 			d.JobsDisrupted, d.Restarts, d.ByCause["spot interruption"], d.ByCause["node failure"], d.ByCause["consolidation"], d.ByCause["preemption"], d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours)
 	}
