@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 )
 
 // Fair sharing (Spec.FairSharing) follows Kueue's design (KEP-1714). A
@@ -183,45 +182,6 @@ func (c *Controller) borrowingOn(i, flavor int) bool {
 		}
 	}
 	return false
-}
-
-// preemptFair is preempt under fair sharing.
-func (c *Controller) preemptFair(x *wl) []Decision {
-	st := c.cqs[x.cq]
-	assign, _, g, _ := c.assignment(x, true)
-	if assign != nil || g < 0 {
-		return nil
-	}
-	p := st.Preempt
-	if p.WithinClusterQueue == Never && p.ReclaimWithinCohort == Never {
-		return nil
-	}
-	for f := range st.flavors[g] {
-		if _, bad := untolerated(&c.spec.Flavors[st.flavors[g][f]], x.Tolerations); bad {
-			continue
-		}
-		targets := c.targetsFor(x, g, f)
-		if targets == nil {
-			continue
-		}
-		var out []Decision
-		for _, t := range targets {
-			reclaim := t.cq != x.cq
-			c.release(t)
-			why := "prioritization in the ClusterQueue"
-			if reclaim {
-				why = "fair sharing within the cohort"
-			}
-			t.reason = "Preempted to accommodate a workload (UID: " + strconv.Itoa(int(x.ID)) + ") due to " + why
-			c.evicted = append(c.evicted, t)
-			out = append(out, Decision{ID: t.ID, Preempted: true, By: x.ID, Reclaim: reclaim})
-		}
-		if assign, _, _, _ := c.assignment(x, true); assign != nil {
-			return append(out, c.admit(x, assign))
-		}
-		return nil // cannot happen: fairTargets checked the fit
-	}
-	return nil
 }
 
 // fairTargets picks, from the candidates, workloads to preempt so that x

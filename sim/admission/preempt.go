@@ -6,8 +6,10 @@ import (
 	"strconv"
 )
 
-// preempt tries to make room for x by evicting admitted workloads, as
-// Kueue's classic preemption does: when x's queue is under its nominal
+// preempt tries to make room for x by evicting admitted workloads, in the
+// first flavor (in order, tolerated) where preemption makes room: the
+// targets are fair sharing's (fairTargets) or, by default, those of
+// Kueue's classic preemption (classicTargets): when x's queue is under its nominal
 // quota where x falls short, it may take back what other queues of the
 // cohort borrowed (reclaimWithinCohort) and evict lower-priority
 // workloads of its own queue (withinClusterQueue), x then staying within
@@ -17,23 +19,20 @@ import (
 // lower priority, then the most recently admitted; the greedy set is then
 // trimmed of those x does not need. It returns nil when nothing works.
 func (c *Controller) preempt(x *wl) []Decision {
-	if c.spec.FairSharing != nil {
-		return c.preemptFair(x)
-	}
 	st := c.cqs[x.cq]
 	assign, _, g, _ := c.assignment(x, true)
 	if assign != nil || g < 0 {
 		return nil
 	}
-	p := st.Preempt
-	if p.WithinClusterQueue == Never && p.ReclaimWithinCohort == Never && p.BorrowWithinCohort == Never {
-		return nil
+	cross := "reclamation within the cohort"
+	if c.spec.FairSharing != nil {
+		cross = "fair sharing within the cohort"
 	}
 	for f := range st.flavors[g] {
 		if _, bad := untolerated(&c.spec.Flavors[st.flavors[g][f]], x.Tolerations); bad {
 			continue
 		}
-		targets := c.classicTargets(x, g, f)
+		targets := c.targetsFor(x, g, f)
 		if targets == nil {
 			continue
 		}
@@ -43,7 +42,7 @@ func (c *Controller) preempt(x *wl) []Decision {
 			c.release(t)
 			why := "prioritization in the ClusterQueue"
 			if reclaim {
-				why = "reclamation within the cohort"
+				why = cross
 			}
 			t.reason = "Preempted to accommodate a workload (UID: " + strconv.Itoa(int(x.ID)) + ") due to " + why
 			c.evicted = append(c.evicted, t)
@@ -51,7 +50,7 @@ func (c *Controller) preempt(x *wl) []Decision {
 		}
 		assign, _, _, _ := c.assignment(x, true)
 		if assign == nil {
-			return nil // cannot happen: minimal checked the fit
+			return nil // cannot happen: the targets were chosen to make x fit
 		}
 		return append(out, c.admit(x, assign))
 	}
