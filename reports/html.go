@@ -151,17 +151,8 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			Notes:  []string{fmt.Sprintf("Spot saves %s (%.1f%%) against all on-demand.", money(sc.Savings), sc.SavingsPct)}})
 	}
 	if len(s.Training) > 0 {
-		var rows [][]string
-		for _, t := range s.Training {
-			f := t.Fabric
-			if f == "" {
-				f = "(one GPU)"
-			}
-			rows = append(rows, []string{f, fmt.Sprint(t.Nodes), fmt.Sprint(t.Ranks), fmt.Sprint(t.GPUsPerNode), fmt.Sprint(t.Jobs),
-				fmt.Sprintf("%.3f s", t.StepSeconds), fmt.Sprintf("%.3f s", t.CommSeconds), pct(t.CommShare)})
-		}
 		add(htmlSection{Title: "Distributed training", Intro: "Each training job's step: compute plus the all-reduce of its gradients, limited by the fabric shown.",
-			Tables: []htmlTable{{Header: []string{"fabric", "nodes", "GPUs", "GPUs per node", "jobs", "mean step", "all-reduce", "communicating"}, Rows: rows}}})
+			Tables: []htmlTable{{Header: trainingHeader(), Rows: trainingRows(s)}}})
 	}
 	if len(s.Variants) > 0 {
 		add(htmlSection{Title: "What-if variants", Intro: "The scenario as given and each of its variants, same seed and workload.",

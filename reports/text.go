@@ -249,16 +249,7 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 	}
 	if len(s.Training) > 0 {
 		fmt.Fprintf(w, "## Distributed training\n\nEach training job's step: compute plus the all-reduce of its gradients, limited by the fabric shown (the network's bus bandwidth scaled by the share of a node's rails the job uses).\n\n")
-		var rows [][]string
-		for _, t := range s.Training {
-			f := t.Fabric
-			if f == "" {
-				f = "(one GPU)"
-			}
-			rows = append(rows, []string{f, fmt.Sprint(t.Nodes), fmt.Sprint(t.Ranks), fmt.Sprint(t.GPUsPerNode), fmt.Sprint(t.Jobs),
-				fmt.Sprintf("%.3f s", t.StepSeconds), fmt.Sprintf("%.3f s", t.CommSeconds), pct(t.CommShare)})
-		}
-		mdTable(w, []string{"fabric", "nodes", "GPUs", "GPUs per node", "jobs", "mean step", "all-reduce", "communicating"}, rows)
+		mdTable(w, trainingHeader(), trainingRows(s))
 	}
 	if len(s.Variants) > 0 {
 		fmt.Fprintf(w, "## What-if variants\n\nThe scenario as given and each of its variants, same seed and workload.\n\n")
@@ -454,4 +445,22 @@ func WriteTable(w io.Writer, s *Summary) error {
 		fmt.Fprintf(w, "  - %s\n", a)
 	}
 	return nil
+}
+
+func trainingHeader() []string {
+	return []string{"fabric", "nodes", "GPUs", "GPUs per node", "jobs", "mean step", "all-reduce", "communicating"}
+}
+
+// trainingRows are the distributed-training table's rows.
+func trainingRows(s *Summary) [][]string {
+	var rows [][]string
+	for _, t := range s.Training {
+		f := t.Fabric
+		if f == "" {
+			f = "(one GPU)"
+		}
+		rows = append(rows, []string{f, fmt.Sprint(t.Nodes), fmt.Sprint(t.Ranks), fmt.Sprint(t.GPUsPerNode), fmt.Sprint(t.Jobs),
+			fmt.Sprintf("%.3f s", t.StepSeconds), fmt.Sprintf("%.3f s", t.CommSeconds), pct(t.CommShare)})
+	}
+	return rows
 }

@@ -268,29 +268,9 @@ func (r *runner) evict(t Time, j *jobState) error {
 // attempt ends keeping what it saved (everything, when the write was done:
 // done), and the job is pending in admission again.
 func (r *runner) endEvict(t Time, j *jobState, done bool) error {
-	x := j.x
-	x.exitEvict = false
-	if done {
-		gpus := r.slicedGPUs(j)
-		j.finishH = engine.Handle{}
-		x.saved += x.exitWork
-		if err := r.endAttempt(t, j, gpus, x.exitLost, x.exitWrites); err != nil {
-			return err
-		}
-		j.sliced, x.exiting = false, false
-		j.info.Bound = 0
-		r.integrate(t)
-		r.pending++
-		if j.deadlineAt > t {
-			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
-		}
-		x.awaiting = true
-		j.spec.Constraints = x.baseCons
-	} else {
-		x.exiting = false
-		if err := r.unadmit(t, j); err != nil {
-			return err
-		}
+	j.x.exitEvict = false
+	if err := r.unadmitAt(t, j, done); err != nil {
+		return err
 	}
 	r.adm.integrate(t)
 	r.adm.ctl.Requeue(j.info.ID, j.spec.Submit)
@@ -301,11 +281,18 @@ func (r *runner) endEvict(t Time, j *jobState, done bool) error {
 // unadmit takes a job out of the scheduler's hands (a running attempt
 // ends, keeping what its checkpoints saved; a queued job leaves the
 // queue) to wait for admission again.
-func (r *runner) unadmit(t Time, j *jobState) error {
+func (r *runner) unadmit(t Time, j *jobState) error { return r.unadmitAt(t, j, false) }
+
+// unadmitAt is unadmit; exited says a running job has just written its
+// last checkpoint (its exit figures stand) rather than stopping as it is.
+func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 	x := j.ext()
 	switch {
 	case j.running:
 		work, writes, lost := progress(j, t)
+		if exited {
+			work, writes, lost = x.exitWork, x.exitWrites, x.exitLost
+		}
 		gpus := r.slicedGPUs(j)
 		if j.finishH.Valid() && r.q.Cancel(j.finishH) {
 			r.live--
