@@ -668,15 +668,10 @@ func (c *Controller) ClusterQueueOf(localQueue string) string {
 }
 
 func (c *Controller) charge(x *wl, sign int64) {
-	st := c.cqs[x.cq]
-	for ri, a := range x.req {
-		if a == 0 {
-			continue
+	for g, f := range x.assign {
+		if f >= 0 {
+			c.chargeGroup(x, g, sign)
 		}
-		g := st.groupOf[ri]
-		f := x.assign[g]
-		st.usage[g][f][slices.Index(st.Groups[g].Covered, c.resName[ri])] += sign * a
-		c.addUsage(st.node, c.frKey(st.flavors[g][f], ri), sign*a)
 	}
 }
 
@@ -697,13 +692,10 @@ func lendable(q Quota) int64 {
 	return q.LendingLimit
 }
 
-// slot names one quota: a queue's resource in one flavor.
-type slot struct{ cq, g, f, r int }
-
 // flavorIndex is the flavor's position in Spec.Flavors.
 func (c *Controller) flavorIndex(st *cqState, g, f int) int { return st.flavors[g][f] }
 
-// cohortFlavor finds, in queue q, the position of a flavor and resource
+// find finds, in queue q, the position of a flavor and resource
 // (by global flavor index and resource name) or ok false.
 func (c *Controller) find(q *cqState, flavor int, res string) (g, f, r int, ok bool) {
 	ri, known := c.res[res]
@@ -721,7 +713,8 @@ func (c *Controller) find(q *cqState, flavor int, res string) (g, f, r int, ok b
 	return g, f, slices.Index(q.Groups[g].Covered, res), true
 }
 
-// fits says whether extra more of one slot fits: within the queue's
+// fits says whether extra more of one quota (queue st's resource r of
+// group g's flavor f) fits: within the queue's
 // nominal quota (allowBorrow false) or its borrowing limit, and within
 // what its cohort tree has available to it (its unused guaranteed quota
 // and what its ancestors have, within their limits). The second value is
@@ -740,17 +733,6 @@ func (c *Controller) fits(st *cqState, g, f, r int, extra int64, allowBorrow boo
 		return false, extra - avail
 	}
 	return true, 0
-}
-
-// borrows says whether queue st uses more than its nominal quota of any
-// resource in a flavor (or, with extra, would).
-func (st *cqState) borrowing(g, f int) bool {
-	for r, u := range st.usage[g][f] {
-		if u > st.quota[g][f][r].Nominal {
-			return true
-		}
-	}
-	return false
 }
 
 // assignment finds a flavor per group for x, in order, as the queue's
@@ -1057,7 +1039,7 @@ func (c *Controller) Standings() []Standing {
 		}
 	}
 	for li, n := range c.lenders {
-		out[len(c.cqs)+li].Nominal, _ = c.ownGPUs(n)
+		out[len(c.cqs)+li].Nominal = c.ownGPUs(n)
 	}
 	// What the tree's queues borrow, per flavor and GPU resource, is lent
 	// by those with lendable quota unused (queues, and Cohorts holding

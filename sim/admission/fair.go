@@ -9,7 +9,7 @@ import (
 // Fair sharing (Spec.FairSharing) follows Kueue's design (KEP-1714). A
 // node's share (a ClusterQueue's or a Cohort's) is the largest, over
 // resources, of what it uses above its subtree quota (over every flavor)
-// per thousand of what its parent's subtree holds, divided by its weight.
+// per thousand of what its parent could use at most, divided by its weight.
 // Decisions go root to leaves: two heads are ordered by the shares, each
 // with its workload admitted, of the two different children of their
 // lowest common ancestor (the lower first), as Kueue's tournament does;
@@ -49,7 +49,7 @@ func (c *Controller) nodeShare(i int) int64 {
 		var borrowed, den int64
 		for k := ri; k < len(n.usage); k += nr {
 			borrowed += max(0, n.usage[k]-n.subtree[k])
-			den += c.potential(n.parent, k)
+			den += c.nodes[n.parent].potential[k]
 		}
 		if borrowed > 0 {
 			borrowing = true

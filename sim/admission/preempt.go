@@ -173,7 +173,7 @@ func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Pol
 			if mi == x.cq || q.NotReclaimable {
 				continue
 			}
-			if q.borrowsOn(flavor) {
+			if c.borrowingOn(q.node, flavor) {
 				scan(q, cohort)
 			}
 		}
@@ -206,7 +206,7 @@ func (c *Controller) minimal(x *wl, g, f int, cands []*wl, allowBorrow bool) []*
 	var removed []*wl
 	fit := false
 	for _, t := range cands {
-		if t.cq != x.cq && !c.cqs[t.cq].borrowsOn(flavor) {
+		if t.cq != x.cq && !c.borrowingOn(c.cqs[t.cq].node, flavor) {
 			continue
 		}
 		c.charge(t, -1)
@@ -239,17 +239,6 @@ func (c *Controller) minimal(x *wl, g, f int, cands []*wl, allowBorrow bool) []*
 	}
 	slices.Reverse(keep)
 	return keep
-}
-
-// borrowsOn says whether t's queue uses more than its nominal quota of any
-// resource in the flavor.
-func (q *cqState) borrowsOn(flavor int) bool {
-	for g := range q.Groups {
-		if f := slices.Index(q.flavors[g], flavor); f >= 0 && q.borrowing(g, f) {
-			return true
-		}
-	}
-	return false
 }
 
 // fitsIn says whether x fits group g's flavor f as the usage stands.

@@ -31,16 +31,19 @@ type Cohort struct {
 
 // cnode is a node of a cohort tree: a ClusterQueue (cq >= 0) or a Cohort.
 type cnode struct {
-	name     string
-	parent   int // node index, -1 for a root
-	cq       int // ClusterQueue index, -1 for a Cohort
-	depth    int
-	own      []Quota // per flavor-resource key; Nominal 0 and no limits where unset
-	subtree  []int64
-	usage    []int64
-	hasQuota bool // a Cohort holding quota of its own
-	groups   []ResourceGroup
-	weight   int64 // a Cohort's fair-sharing weight in thousandths
+	name    string
+	parent  int // node index, -1 for a root
+	cq      int // ClusterQueue index, -1 for a Cohort
+	depth   int
+	own     []Quota // per flavor-resource key; Nominal 0 and no limits where unset
+	subtree []int64
+	usage   []int64
+	// potential is, per key, the most the node could use with nothing in
+	// use (fixed by the quotas: filled once the tree is built).
+	potential []int64
+	hasQuota  bool // a Cohort holding quota of its own
+	groups    []ResourceGroup
+	weight    int64 // a Cohort's fair-sharing weight in thousandths
 }
 
 // frKey is a flavor and resource's index into a node's slices.
@@ -84,16 +87,16 @@ func (c *Controller) available(i, k int) int64 {
 	return local + max(0, fromParent)
 }
 
-// potential is the most node i could use of a flavor-resource with
+// potentialOf is the most node i could use of a flavor-resource with
 // nothing in use: its guaranteed part plus what its ancestors could give
 // it within its borrowing limit.
-func (c *Controller) potential(i, k int) int64 {
+func (c *Controller) potentialOf(i, k int) int64 {
 	n := c.nodes[i]
 	if n.parent < 0 {
 		return n.subtree[k]
 	}
 	g := n.guaranteed(k)
-	fromParent := c.potential(n.parent, k)
+	fromParent := c.potentialOf(n.parent, k)
 	if bl := n.own[k].BorrowingLimit; bl != NoLimit {
 		fromParent = min(fromParent, n.subtree[k]-g+bl)
 	}
@@ -223,6 +226,12 @@ func (c *Controller) buildTree(spec *Spec) error {
 			}
 		}
 	}
+	for i, n := range c.nodes {
+		n.potential = make([]int64, nk)
+		for k := range n.potential {
+			n.potential[k] = c.potentialOf(i, k)
+		}
+	}
 	rootOf := func(i int) int {
 		for c.nodes[i].parent >= 0 {
 			i = c.nodes[i].parent
@@ -262,19 +271,16 @@ func (c *Controller) rootIndex(i int) int {
 	return slices.Index(c.rootNode, i)
 }
 
-// ownGPUs is a Cohort's own quota of GPUs, over flavors, and what of it
-// it may lend (its lending limit).
-func (c *Controller) ownGPUs(i int) (nominal, lend int64) {
+// ownGPUs is a Cohort's own quota of GPUs, over flavors.
+func (c *Controller) ownGPUs(i int) int64 {
 	n := c.nodes[i]
+	var nominal int64
 	for fi := range c.spec.Flavors {
 		for ri, name := range c.resName {
-			if !IsGPU(name) {
-				continue
+			if IsGPU(name) {
+				nominal += n.own[c.frKey(fi, ri)].Nominal
 			}
-			q := n.own[c.frKey(fi, ri)]
-			nominal += q.Nominal
-			lend += lendable(q)
 		}
 	}
-	return nominal, lend
+	return nominal
 }
