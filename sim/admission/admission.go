@@ -382,6 +382,7 @@ type Controller struct {
 	nodes    []*cnode
 	// lenders are the Cohort nodes that hold quota of their own.
 	lenders []int
+	fair    fairDivision
 	wls     map[int32]*wl
 	seq     int64
 	// evicted wait for the end of the cycle that evicted them.

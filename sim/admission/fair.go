@@ -349,23 +349,97 @@ func (c *Controller) FairShares(s []Standing) []float64 {
 	for qi := range c.cqs {
 		out[qi] = float64(min(s[qi].Demand, s[qi].Nominal))
 	}
-	nn := len(c.nodes)
-	quota := make([]float64, nn)
-	lend := make([]float64, nn)
-	limit := make([]float64, nn) // quota plus borrowing limit
-	demand := make([]float64, nn)
-	children := make([][]int, nn)
-	order := make([]int, nn) // deepest first
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return c.nodes[b].depth - c.nodes[a].depth })
-	for i, n := range c.nodes {
-		if n.parent >= 0 {
-			children[n.parent] = append(children[n.parent], i)
+	f := &c.fair
+	// Demands bottom up (deepest first).
+	for _, i := range f.order {
+		n := c.nodes[i]
+		f.demand[i] = 0
+		if n.cq >= 0 {
+			f.demand[i] = float64(s[n.cq].Demand)
+		}
+		for _, ch := range f.children[i] {
+			f.demand[i] += f.demand[ch]
 		}
 	}
-	for _, i := range order {
+	var divide func(i int, have float64)
+	divide = func(i int, have float64) {
+		kids := f.children[i]
+		if len(kids) == 0 {
+			if q := c.nodes[i].cq; q >= 0 {
+				out[q] = have
+			}
+			return
+		}
+		give, want := f.give, f.want
+		pool := have
+		for _, ch := range kids {
+			give[ch] = min(f.demand[ch], f.quota[ch])
+			reserved := max(0, f.quota[ch]-f.lend[ch]-give[ch]) // unused guaranteed
+			pool -= give[ch] + reserved
+			want[ch] = max(0, min(f.demand[ch], f.limit[ch])-give[ch])
+		}
+		for _, zero := range []bool{false, true} {
+			for pool > 1e-9 {
+				var wsum float64
+				for _, ch := range kids {
+					if want[ch] > 1e-9 && (c.nodeWeight(ch) == 0) == zero {
+						wsum += max(float64(c.nodeWeight(ch)), 1)
+					}
+				}
+				if wsum == 0 {
+					break
+				}
+				given := 0.0
+				for _, ch := range kids {
+					w := float64(c.nodeWeight(ch))
+					if want[ch] <= 1e-9 || (w == 0) != zero {
+						continue
+					}
+					d := min(pool*max(w, 1)/wsum, want[ch])
+					give[ch] += d
+					want[ch] -= d
+					given += d
+				}
+				pool -= given
+			}
+		}
+		for _, ch := range kids {
+			divide(ch, give[ch])
+		}
+	}
+	for _, r := range c.rootNode {
+		divide(r, f.quota[r])
+	}
+	return out
+}
+
+// fairDivision holds what FairShares needs of the tree: per node, its GPU
+// quota over its subtree, what of it it lends, its quota plus borrowing
+// limit, its children and the nodes deepest first (all fixed by the
+// quotas), and scratch for the demands and the division.
+type fairDivision struct {
+	quota, lend, limit []float64
+	children           [][]int
+	order              []int
+	demand, give, want []float64
+}
+
+// buildFairDivision fills c.fair once the tree is built.
+func (c *Controller) buildFairDivision() {
+	nn := len(c.nodes)
+	f := &c.fair
+	f.quota, f.lend, f.limit = make([]float64, nn), make([]float64, nn), make([]float64, nn)
+	f.demand, f.give, f.want = make([]float64, nn), make([]float64, nn), make([]float64, nn)
+	f.children = make([][]int, nn)
+	f.order = make([]int, nn)
+	for i, n := range c.nodes {
+		f.order[i] = i
+		if n.parent >= 0 {
+			f.children[n.parent] = append(f.children[n.parent], i)
+		}
+	}
+	slices.SortStableFunc(f.order, func(a, b int) int { return c.nodes[b].depth - c.nodes[a].depth })
+	for _, i := range f.order {
 		n := c.nodes[i]
 		var own, ll, bl float64
 		llSet, blUnbounded := false, false
@@ -387,72 +461,17 @@ func (c *Controller) FairShares(s []Standing) []float64 {
 				}
 			}
 		}
-		quota[i] = own
-		for _, ch := range children[i] {
-			quota[i] += quota[ch]
-			demand[i] += demand[ch]
+		f.quota[i] = own
+		for _, ch := range f.children[i] {
+			f.quota[i] += f.quota[ch]
 		}
-		if n.cq >= 0 {
-			demand[i] = float64(s[n.cq].Demand)
-		}
-		lend[i] = quota[i]
+		f.lend[i] = f.quota[i]
 		if llSet {
-			lend[i] = min(quota[i], ll)
+			f.lend[i] = min(f.quota[i], ll)
 		}
-		limit[i] = math.Inf(1)
+		f.limit[i] = math.Inf(1)
 		if !blUnbounded && n.parent >= 0 {
-			limit[i] = quota[i] + bl
+			f.limit[i] = f.quota[i] + bl
 		}
 	}
-	var divide func(i int, have float64)
-	divide = func(i int, have float64) {
-		kids := children[i]
-		if len(kids) == 0 {
-			if q := c.nodes[i].cq; q >= 0 {
-				out[q] = have
-			}
-			return
-		}
-		give := make([]float64, len(kids))
-		want := make([]float64, len(kids))
-		pool := have
-		for k, ch := range kids {
-			give[k] = min(demand[ch], quota[ch])
-			reserved := max(0, quota[ch]-lend[ch]-give[k]) // unused guaranteed
-			pool -= give[k] + reserved
-			want[k] = max(0, min(demand[ch], limit[ch])-give[k])
-		}
-		for _, zero := range []bool{false, true} {
-			for pool > 1e-9 {
-				var wsum float64
-				for k, ch := range kids {
-					if want[k] > 1e-9 && (c.nodeWeight(ch) == 0) == zero {
-						wsum += max(float64(c.nodeWeight(ch)), 1)
-					}
-				}
-				if wsum == 0 {
-					break
-				}
-				given := 0.0
-				for k, ch := range kids {
-					w := float64(c.nodeWeight(ch))
-					if want[k] <= 1e-9 || (w == 0) != zero {
-						continue
-					}
-					d := min(pool*max(w, 1)/wsum, want[k])
-					give[k] += d
-					want[k] -= d
-					given += d
-				}
-				pool -= given
-			}
-		}
-		for k, ch := range kids {
-			divide(ch, give[k])
-		}
-	}
-	for _, r := range c.rootNode {
-		divide(r, quota[r])
-	}
-	return out
 }

@@ -260,6 +260,7 @@ func (c *Controller) buildTree(spec *Spec) error {
 			c.lenders = append(c.lenders, i)
 		}
 	}
+	c.buildFairDivision()
 	return nil
 }
 
