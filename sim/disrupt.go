@@ -290,6 +290,7 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 		return nil
 	}
 	delay := min(10*Second<<min(x.failures-1, 10), 6*Minute)
+	x.backoffUntil = t + delay
 	r.push(t+delay, event{kind: evRequeue, job: j.info.ID})
 	return nil
 }
@@ -352,6 +353,7 @@ func (r *runner) volcanoEvent(t Time, j *jobState, a cluster.VolcanoAction, podE
 		return end(Failed, fmt.Sprintf("Volcano Job Terminated: %s (%s) with policy TerminateJob", podEvent, what))
 	}
 	if inPass {
+		x.backoffUntil = t
 		r.push(t, event{kind: evRequeue, job: j.info.ID})
 		return nil
 	}

@@ -102,11 +102,18 @@ func (r *runner) finish() (*Result, error) {
 		if j.finished {
 			continue
 		}
-		if j.start >= 0 && !j.awaitingAdmission() {
+		// Running only while an attempt runs: a job that started once and
+		// was disrupted or preempted since waits again (in its restart
+		// backoff, or in the queue) and is pending.
+		if j.running && !j.awaitingAdmission() {
 			rec.Outcome = Running
 			continue
 		}
 		rec.Outcome = Pending
+		if x := j.x; x != nil && x.backoffUntil > 0 {
+			rec.Diagnosis = fmt.Sprintf("BackOff: disrupted %d time(s); its pods are recreated after the restart backoff, at %s", x.disruptions, durationText(x.backoffUntil))
+			continue
+		}
 		if j.awaitingAdmission() {
 			rec.Diagnosis = r.adm.ctl.Reason(id)
 			if rec.Diagnosis == "" {

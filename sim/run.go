@@ -108,6 +108,9 @@ type jobExtra struct {
 	readyStamp uint32
 	requeues   int32
 	evictedAt  Time
+	// backoffUntil: a disrupted job waits for its pods to be recreated
+	// until then (evRequeue), neither running nor queued.
+	backoffUntil Time
 }
 
 // ext is the job's extra state, made on first use.
@@ -449,7 +452,9 @@ func (r *runner) handle(t Time, ev event) error {
 	case evCapacity:
 		return invariant(r.capacity.Handle(t, capacity.Event{Kind: capacity.EventKind(ev.sub), Index: ev.job, Stamp: ev.stamp}))
 	case evRequeue:
-		return r.requeue(t, r.job(ev.job))
+		j := r.job(ev.job)
+		j.x.backoffUntil = 0
+		return r.requeue(t, j)
 	case evPodsReady:
 		return r.podsReadyTimeout(t, r.job(ev.job), ev.stamp)
 	case evAdmitRequeue:

@@ -151,8 +151,8 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 			bad("%s is running at the end (%d ms) but started at %d ms for %d ms", name, res.End, j.Start, j.Duration)
 		}
 	case sim.Pending:
-		if (started && j.Preemptions == 0) || j.End >= 0 {
-			bad("%s is pending at the end but started (and was never preempted) or ended", name)
+		if (started && j.Preemptions == 0 && j.Disruptions == 0) || j.End >= 0 {
+			bad("%s is pending at the end but started (and was never preempted nor disrupted) or ended", name)
 		}
 		if j.Diagnosis == "" {
 			bad("%s is pending at the end without a diagnosis", name)

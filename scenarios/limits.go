@@ -1,0 +1,151 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Bounds on what gpuplan reads. Every size taken from input is checked
+// against one of these before anything is allocated for it, so that a typo
+// (a count with three zeros too many, a quantity in exabytes) is an error
+// naming the file, line and field rather than an out-of-memory crash or a
+// silent overflow.
+const (
+	// MaxLineBytes is the longest line any reader accepts (CSV row,
+	// JSON line, nccl-tests output line).
+	MaxLineBytes = 1 << 20
+	// MaxQuote is how many bytes of input an error message quotes.
+	MaxQuote = 80
+	// MaxFileBytes bounds a scenario, policy, price or profile file read
+	// whole (traces stream and have no such bound).
+	MaxFileBytes = 64 << 20
+
+	// MaxPodMilliCPU and MaxPodMemoryMiB bound one pod's (or one node's)
+	// CPU and memory: well above the largest instances sold (448 vCPU,
+	// 24 TiB), far below where milli-units overflow.
+	MaxPodMilliCPU  = 4096 * 1000
+	MaxPodMemoryMiB = 64 << 20 // 64 TiB
+	// MaxPodGPUs bounds the GPUs of one pod or one node.
+	MaxPodGPUs = 64
+	// MaxReplicas bounds the pods of one job.
+	MaxReplicas = 100_000
+	// MaxJobs bounds the jobs of one run (synthetic counts, trace rows,
+	// arrivals generated over the horizon).
+	MaxJobs = 20_000_000
+	// MaxNodes bounds the nodes of one cluster (every pool at its largest).
+	MaxNodes = 1_000_000
+	// MaxTimelineBuckets bounds the timeline's intervals over the horizon.
+	MaxTimelineBuckets = 1_000_000
+	// MaxDescriptionBytes bounds free text carried into reports.
+	MaxDescriptionBytes = 64 << 10
+)
+
+// Quote quotes at most MaxQuote bytes of input, escaped as Go does, with
+// the length of what was left out: error messages never carry more of
+// what they were given than that.
+func Quote(s string) string {
+	if len(s) <= MaxQuote {
+		return strconv.Quote(s)
+	}
+	cut := MaxQuote
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
+
+// quantityIn converts a Kubernetes quantity to whole units of 1/scale
+// (scale 1000 for milli-units, 1/2^20 for MiB: pass unit), refusing NaN,
+// negative values and anything above max before converting, so the
+// conversion cannot overflow.
+func quantityIn(q resource.Quantity, milli bool, unitBytes int64, max int64, what string) (int64, error) {
+	f := q.AsApproximateFloat64()
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%s %s is not a finite quantity", what, Quote(q.String()))
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("%s %s is negative", what, Quote(q.String()))
+	}
+	var v float64
+	switch {
+	case milli:
+		v = f * 1000
+	case unitBytes > 1:
+		v = f / float64(unitBytes)
+	default:
+		v = f
+	}
+	if v > float64(max) {
+		return 0, fmt.Errorf("%s %s is more than any node holds (at most %s)", what, Quote(q.String()), maxText(milli, unitBytes, max))
+	}
+	switch {
+	case milli:
+		return q.MilliValue(), nil
+	case unitBytes > 1:
+		return (q.Value() + unitBytes - 1) / unitBytes, nil
+	}
+	return q.Value(), nil
+}
+
+func maxText(milli bool, unitBytes, max int64) string {
+	switch {
+	case milli:
+		return fmt.Sprintf("%d cores", max/1000)
+	case unitBytes == 1<<20:
+		return fmt.Sprintf("%d TiB", max>>20)
+	}
+	return strconv.FormatInt(max, 10)
+}
+
+// MilliCPU is a CPU quantity in millicores, bounded by MaxPodMilliCPU.
+func MilliCPU(q resource.Quantity) (int64, error) {
+	return quantityIn(q, true, 0, MaxPodMilliCPU, "cpu")
+}
+
+// MemoryMiB is a memory quantity in MiB (rounded up), bounded by
+// MaxPodMemoryMiB.
+func MemoryMiB(q resource.Quantity) (int64, error) {
+	return quantityIn(q, false, 1<<20, MaxPodMemoryMiB, "memory")
+}
+
+// regularFile opens path for reading, refusing devices, FIFOs, sockets
+// and folders: reading /dev/zero or a pipe never ends.
+func regularFile(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (%s): gpuplan reads files, not devices, pipes or folders", path, st.Mode().Type())
+	}
+	return f, nil
+}
+
+// ReadFileBounded reads a whole regular file of at most MaxFileBytes.
+func ReadFileBounded(path string) ([]byte, error) {
+	f, err := regularFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB; gpuplan reads files of that kind whole and refuses larger ones", path, MaxFileBytes>>20)
+	}
+	return data, nil
+}
