@@ -60,8 +60,29 @@ const (
 	DirPlots = "plots"
 )
 
+// writeFile writes one file of an output folder. The folder is being
+// built aside (see reports/outdir) and appears whole, so its files need no
+// rename of their own.
+func writeFile(path string, write func(w io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // WriteDir writes summary.json, jobs.csv, timeline.csv, report.md, the
-// plots and report.html into dir.
+// plots and report.html into dir, a folder being built aside: write a
+// run's folder through scenarios/pipeline, which puts it in place whole.
 func WriteDir(dir string, res *sim.Result, s *Summary) error {
 	if err := os.MkdirAll(filepath.Join(dir, DirPlots), 0o755); err != nil {
 		return err
@@ -73,7 +94,7 @@ func WriteDir(dir string, res *sim.Result, s *Summary) error {
 	for _, p := range plots {
 		for ext, data := range map[string][]byte{".png": p.PNG, ".svg": p.SVG} {
 			path := filepath.Join(dir, DirPlots, p.Name+ext)
-			if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			if err := writeFile(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 				return fmt.Errorf("writing %s: %w", path, err)
 			}
 		}
@@ -98,7 +119,7 @@ func WriteDir(dir string, res *sim.Result, s *Summary) error {
 		if st.name == FileNodes && res.Nodes == nil {
 			continue
 		}
-		if err := WriteFileAtomic(filepath.Join(dir, st.name), st.fn); err != nil {
+		if err := writeFile(filepath.Join(dir, st.name), st.fn); err != nil {
 			return fmt.Errorf("writing %s: %w", filepath.Join(dir, st.name), err)
 		}
 	}

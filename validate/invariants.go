@@ -23,8 +23,8 @@ func (e *InvariantError) Error() string {
 	return fmt.Sprintf("invariant violated (a gpuplan bug), %d problem(s):\n  %s%s", len(e.Violations), strings.Join(v, "\n  "), more)
 }
 
-// ExitCode is 1: a failed assertion.
-func (e *InvariantError) ExitCode() int { return 1 }
+// ExitCode is 4: a broken invariant, a gpuplan bug.
+func (e *InvariantError) ExitCode() int { return 4 }
 
 // Invariants checks a result's books. It returns nil or an *InvariantError.
 func Invariants(res *sim.Result) error {

@@ -53,7 +53,7 @@ func TestInvariantsCatchBrokenBooks(t *testing.T) {
 			require.Contains(t, err.Error(), c.want)
 			var ie *InvariantError
 			require.ErrorAs(t, err, &ie)
-			require.Equal(t, 1, ie.ExitCode())
+			require.Equal(t, 4, ie.ExitCode(), "a broken invariant is a gpuplan bug: exit 4")
 		})
 	}
 }

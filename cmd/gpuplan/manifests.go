@@ -1,7 +1,10 @@
 package main
 
 import (
+	"slices"
+
 	"fmt"
+	"gpuplan.dev/gpuplan/reports/outdir"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -10,7 +13,7 @@ import (
 	"gpuplan.dev/gpuplan/scenarios"
 )
 
-func newManifestsCmd(stdout io.Writer) *cobra.Command {
+func newManifestsCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
 	var out, variant string
 	var o manifests.Options
 	c := &cobra.Command{
@@ -69,7 +72,11 @@ follow their published schemas. Each file is written atomically.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if err := manifests.WriteDir(out, files); err != nil {
+			// The folder appears whole: built aside, put in place at once.
+			folder := outdir.Options{Kind: "manifests", Tracker: t, Ours: func(names []string) bool {
+				return slices.Contains(names, "namespaces.yaml")
+			}}
+			if err := outdir.Write(out, folder, func(staging string) error { return manifests.WriteDir(staging, files) }); err != nil {
 				return err
 			}
 			for _, f := range files {

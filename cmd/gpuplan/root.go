@@ -5,12 +5,14 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"gpuplan.dev/gpuplan/reports/outdir"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-func newRootCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
+func newRootCmd(in io.Reader, out, errOut io.Writer, t *outdir.Tracker) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gpuplan",
 		Short: "Simulate and plan Kubernetes GPU clusters offline",
@@ -20,7 +22,11 @@ interruptions, failures, autoscaling and checkpointing jobs included), and repor
 GPU allocation, idle GPU-hours, queue waits, completion times, why jobs waited and,
 for priced pools, what it all costs.
 
-Exit status: 0 success, 1 a failed assertion, 2 bad input or usage.`,
+Exit status: 0 success; 1 a failed assertion (validate); 2 bad input or usage
+(the message names the file, line and field); 3 an I/O or environment failure
+(an unwritable folder, a full disk); 4 a broken invariant, a bug in gpuplan (the
+message gives the seed to report it with). An output folder (--out) is built
+aside and put in place whole: it holds the earlier run or the new one, never a mix.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
@@ -31,7 +37,7 @@ Exit status: 0 success, 1 a failed assertion, 2 bad input or usage.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	root.AddCommand(newSimulateCmd(out, errOut), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, errOut), newCompareCmd(out), newManifestsCmd(out))
+	root.AddCommand(newSimulateCmd(out, errOut, t), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, errOut), newCompareCmd(out), newManifestsCmd(out, t))
 	return root
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,10 +13,11 @@ import (
 	"golang.org/x/term"
 
 	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/reports/outdir"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/pipeline"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
-	"gpuplan.dev/gpuplan/validate"
 )
 
 type simulateOptions struct {
@@ -37,10 +37,12 @@ type simulateOptions struct {
 	clusterFrom string
 
 	stdout, stderr io.Writer
+	// tracker holds the output folder being built, for the signal handler.
+	tracker *outdir.Tracker
 }
 
-func newSimulateCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := &simulateOptions{stdout: stdout, stderr: stderr}
+func newSimulateCmd(stdout, stderr io.Writer, t *outdir.Tracker) *cobra.Command {
+	o := &simulateOptions{stdout: stdout, stderr: stderr, tracker: t}
 	c := &cobra.Command{
 		Use:   "simulate [SCENARIO]",
 		Short: "Run a scenario (the built-in default when none is given) and report",
@@ -196,51 +198,17 @@ func (o *simulateOptions) run() error {
 		}
 		opts.Horizon = &h
 	}
-	base := sc
-	if o.variant != "" {
-		if sc, err = sc.Variant(o.variant); err != nil {
-			return err
-		}
-	}
-	res, sum, err := o.runScenario(sc, opts, true)
+	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.variant, Progress: o.progressFunc()}
+	outcome, err := pipeline.Scenario(sc, popts)
 	if err != nil {
 		return err
 	}
-	if o.variant == "" && len(base.Spec.Variants) > 0 {
-		sum.Variants = []reports.RunFigures{reports.Figures("(as given)", sum)}
-		for _, name := range base.VariantNames() {
-			v, err := base.Variant(name)
-			if err != nil {
-				return err
-			}
-			vres, vsum, err := o.runScenario(v, opts, true)
-			if err != nil {
-				return fmt.Errorf("variant %s: %w", name, err)
-			}
-			sum.Variants = append(sum.Variants, reports.Figures(name, vsum))
-			if o.out != "" {
-				if err := reports.WriteDir(filepath.Join(o.out, "variants", name), vres, vsum); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if sc.UsesSpot() {
-		od, err := sc.OnDemandOnly()
-		if err != nil {
-			return err
-		}
-		_, odSum, err := o.runScenario(od, opts, false)
-		if err != nil {
-			return fmt.Errorf("the all-on-demand comparison run: %w", err)
-		}
-		sum.SpotVsOnDemand = reports.CompareSpot(sum, odSum)
-	}
 	if o.out != "" {
-		if err := reports.WriteDir(o.out, res, sum); err != nil {
+		if err := outcome.WriteDir(o.out, o.tracker); err != nil {
 			return err
 		}
 	}
+	sum := outcome.Main.Summary
 	switch o.output {
 	case "json":
 		return reports.WriteJSON(o.stdout, sum)
@@ -256,50 +224,10 @@ func (o *simulateOptions) run() error {
 	return nil
 }
 
-// runScenario builds and runs one scenario, checks its invariants and
-// summarises it (with progress when asked).
-func (o *simulateOptions) runScenario(sc *scenarios.Scenario, opts scenarios.Options, progress bool) (*sim.Result, *reports.Summary, error) {
-	built, err := sc.Build(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer built.Close()
-	finish := func() {}
-	if progress {
-		finish = o.startProgress(&built.Config)
-	}
-	res, err := sim.Run(built.Config)
-	finish()
-	if err != nil {
-		return nil, nil, inputOrBug(err)
-	}
-	if err := validate.Invariants(res); err != nil {
-		return nil, nil, err
-	}
-	assumptions := append([]string{}, built.Assumptions...)
-	if n, ok := built.Config.Workload.(interface{ Notes() []string }); ok {
-		assumptions = append(assumptions, n.Notes()...)
-	}
-	pr := &reports.Pricing{BaseRates: built.BaseRates, Sources: built.PriceSources}
-	for _, p := range built.Prices {
-		pr.Pools = append(pr.Pools, reports.PoolPricing{PerHour: p.PerHour, CapacityType: p.CapacityType, Basis: p.Basis,
-			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures})
-	}
-	sum := reports.Summarize(res, reports.Meta{
-		Scenario: sc.Metadata.Name, File: o.scenario, Description: sc.Metadata.Description,
-		Workload: built.Workload, Assumptions: assumptions, Pricing: pr,
-		Start: sc.Spec.Output.Start(),
-	})
-	return res, sum, nil
-}
-
-// inputOrBug gives a workload problem exit status 2; anything else is a bug.
-func inputOrBug(err error) error {
-	var we *sim.WorkloadError
-	if errors.As(err, &we) {
-		return usageError{err}
-	}
-	return err
+// progressFunc shows a progress bar on stderr for each run, when asked
+// (or on a terminal).
+func (o *simulateOptions) progressFunc() func(string, *sim.Config) func() {
+	return func(_ string, cfg *sim.Config) func() { return o.startProgress(cfg) }
 }
 
 func (o *simulateOptions) startProgress(cfg *sim.Config) func() {

@@ -13,6 +13,7 @@ import (
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/pipeline"
 	"gpuplan.dev/gpuplan/validate"
 )
 
@@ -61,7 +62,7 @@ one fails, 2 on bad input.`,
 			if reps < 0 || reps > 1000 {
 				return usageError{fmt.Errorf("--replications %d must be in 1..1000", reps)}
 			}
-			data, err := os.ReadFile(rules)
+			data, err := scenarios.ReadFileBounded(rules)
 			if err != nil {
 				return usageError{err}
 			}
@@ -78,12 +79,14 @@ one fails, 2 on bad input.`,
 			if !cmd.Flags().Changed("seed") {
 				seed = sides[validate.Baseline].Seed()
 			}
-			runner := &simulateOptions{stdout: io.Discard, stderr: stderr, progress: "never"}
 			start := time.Now()
 			res, err := validate.Evaluate(a, reps, seed, func(side validate.Side, s uint64) (*reports.Summary, error) {
-				runner.scenario = map[validate.Side]string{validate.Baseline: baseline, validate.Candidate: candidate}[side]
-				_, sum, err := runner.runScenario(sides[side], scenarios.Options{Seed: &s}, false)
-				return sum, err
+				file := map[validate.Side]string{validate.Baseline: baseline, validate.Candidate: candidate}[side]
+				r, err := pipeline.One(sides[side], pipeline.Options{Build: scenarios.Options{Seed: &s}, File: file}, string(side), false)
+				if err != nil {
+					return nil, err
+				}
+				return r.Summary, nil
 			})
 			if err != nil {
 				return err

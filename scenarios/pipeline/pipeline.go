@@ -1,0 +1,198 @@
+// Package pipeline is the run pipeline every command uses: build a loaded
+// scenario, run it on the engine, check its invariants, price and
+// summarise it, run its what-if variants and its all-on-demand twin, and
+// write the whole run into one output folder that appears whole or not at
+// all.
+//
+// No caller can skip the invariant checks: Run checks them inside every
+// run and turns a violation into a *BugError (exit status 4) that names
+// the scenario and seed to report.
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+
+	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/validate"
+)
+
+// Options says how to run a scenario.
+type Options struct {
+	// Build is passed to Scenario.Build (seed, trace, horizon, policy...).
+	Build scenarios.Options
+	// File is the scenario's path as the user gave it, for the reports.
+	File string
+	// Variant, when set, runs only that what-if variant.
+	Variant string
+	// Progress, when set, is called before each run and returns the
+	// function to call after it; it may set cfg.Progress.
+	Progress func(name string, cfg *sim.Config) (done func())
+	// NoVariants skips spec.variants (validate compares whole scenarios).
+	NoVariants bool
+	// NoSpotTwin skips the all-on-demand comparison run.
+	NoSpotTwin bool
+}
+
+// Run is one simulated run: its result and its summary.
+type Run struct {
+	Name    string
+	Result  *sim.Result
+	Summary *reports.Summary
+}
+
+// Outcome is a scenario's runs: the main one (the scenario as given, or
+// the one variant asked for), then every variant when the scenario has
+// some. Main.Summary carries the variants' figures and the spot
+// comparison.
+type Outcome struct {
+	Main     Run
+	Variants []Run
+}
+
+// BugError is a broken invariant: a bug in gpuplan, not bad input. It
+// carries what a bug report needs.
+type BugError struct {
+	Scenario string
+	Seed     uint64
+	Run      string
+	Err      error
+}
+
+func (e *BugError) Error() string {
+	run := ""
+	if e.Run != "" {
+		run = " (" + e.Run + ")"
+	}
+	return fmt.Sprintf("%v\nThis is a bug in gpuplan, not in your input. Please report it with the scenario file%s and seed %d (rerun: gpuplan simulate %s --seed %d).",
+		e.Err, run, e.Seed, e.Scenario, e.Seed)
+}
+
+func (e *BugError) Unwrap() error { return e.Err }
+
+// ExitCode is 4: a broken invariant.
+func (e *BugError) ExitCode() int { return 4 }
+
+// InputError is a workload the engine refused: bad input, exit 2.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ExitCode is 2: bad input.
+func (e *InputError) ExitCode() int { return 2 }
+
+func scenarioName(o *Options) string {
+	if o.File == "" {
+		return "(the built-in default)"
+	}
+	return o.File
+}
+
+// One builds and runs one scenario, checks its invariants and summarises
+// it.
+func One(sc *scenarios.Scenario, o Options, name string, progress bool) (*Run, error) {
+	built, res, err := simulate(sc, o, name, progress)
+	if err != nil {
+		return nil, err
+	}
+	defer built.Close()
+	assumptions := append([]string{}, built.Assumptions...)
+	if n, ok := built.Config.Workload.(interface{ Notes() []string }); ok {
+		assumptions = append(assumptions, n.Notes()...)
+	}
+	pr := &reports.Pricing{BaseRates: built.BaseRates, Sources: built.PriceSources}
+	for _, p := range built.Prices {
+		pr.Pools = append(pr.Pools, reports.PoolPricing{PerHour: p.PerHour, CapacityType: p.CapacityType, Basis: p.Basis,
+			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures})
+	}
+	sum := reports.Summarize(res, reports.Meta{
+		Scenario: sc.Metadata.Name, File: o.File, Description: sc.Metadata.Description,
+		Workload: built.Workload, Assumptions: assumptions, Pricing: pr,
+		Start: sc.Spec.Output.Start(),
+	})
+	return &Run{Name: name, Result: res, Summary: sum}, nil
+}
+
+// simulate builds and runs one scenario and checks its invariants; the
+// caller closes what was built.
+func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*scenarios.Built, *sim.Result, error) {
+	built, err := sc.Build(o.Build)
+	if err != nil {
+		return nil, nil, err
+	}
+	done := func() {}
+	if progress && o.Progress != nil {
+		done = o.Progress(name, &built.Config)
+	}
+	res, err := sim.Run(built.Config)
+	done()
+	seed := built.Config.Seed
+	if err == nil {
+		err = validate.Invariants(res)
+	}
+	if err != nil {
+		built.Close()
+		var we *sim.WorkloadError
+		switch {
+		case errors.As(err, &we):
+			return nil, nil, &InputError{err}
+		case validate.IsInvariant(err):
+			return nil, nil, &BugError{Scenario: scenarioName(&o), Seed: seed, Run: name, Err: err}
+		}
+		return nil, nil, err
+	}
+	return built, res, nil
+}
+
+// Scenario runs a scenario as `gpuplan simulate` does: the scenario (or
+// the one variant asked for), then each variant, then, when it uses spot
+// nodes, the same run with every spot node bought on-demand.
+func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
+	base := sc
+	if o.Variant != "" {
+		v, err := sc.Variant(o.Variant)
+		if err != nil {
+			return nil, err
+		}
+		sc = v
+	}
+	main, err := One(sc, o, o.Variant, true)
+	if err != nil {
+		if o.Variant != "" {
+			return nil, fmt.Errorf("variant %s: %w", o.Variant, err)
+		}
+		return nil, err
+	}
+	out := &Outcome{Main: *main}
+	if o.Variant == "" && !o.NoVariants && len(base.Spec.Variants) > 0 {
+		main.Summary.Variants = []reports.RunFigures{reports.Figures("(as given)", main.Summary)}
+		for _, name := range base.VariantNames() {
+			v, err := base.Variant(name)
+			if err != nil {
+				return nil, err
+			}
+			vr, err := One(v, o, name, true)
+			if err != nil {
+				return nil, fmt.Errorf("variant %s: %w", name, err)
+			}
+			main.Summary.Variants = append(main.Summary.Variants, reports.Figures(name, vr.Summary))
+			out.Variants = append(out.Variants, *vr)
+		}
+		out.Main.Summary = main.Summary
+	}
+	if !o.NoSpotTwin && sc.UsesSpot() {
+		od, err := sc.OnDemandOnly()
+		if err != nil {
+			return nil, err
+		}
+		twin, err := One(od, o, "all on-demand", false)
+		if err != nil {
+			return nil, fmt.Errorf("the all-on-demand comparison run: %w", err)
+		}
+		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, twin.Summary)
+	}
+	return out, nil
+}
