@@ -3,7 +3,10 @@ GO      ?= go
 BIN     := bin/gpuplan
 PKGS    := ./...
 # Fuzz seed corpora run as part of the normal tests; FUZZTIME explores further.
+# Minimising each new input may take at most FUZZMINIMIZE: Go's default (60s)
+# let minimisation eat the whole of a 30s budget on slow targets.
 FUZZTIME ?= 30s
+FUZZMINIMIZE ?= 2s
 # go-nvml's cgo bindings use NVML functions marked deprecated: keep gcc quiet about it.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
@@ -30,10 +33,10 @@ bench:
 
 fuzz:
 	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes FuzzPhilly FuzzPhillyRaw FuzzHelios FuzzPAITasks FuzzPAIMachines FuzzPriceFile FuzzSpotAdvisor FuzzInterruptionTimes FuzzProfile FuzzPolicy; do \
-	  $(GO) test ./scenarios/ -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; done
-	$(GO) test ./benchmarks/calibrate/ -run '^$$' -fuzz '^FuzzParseOutput$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./validate/ -run '^$$' -fuzz '^FuzzParseAssertions$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./reports/manifests/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	  $(GO) test ./scenarios/ -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) || exit 1; done
+	$(GO) test ./benchmarks/calibrate/ -run '^$$' -fuzz '^FuzzParseOutput$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(GO) test ./validate/ -run '^$$' -fuzz '^FuzzParseAssertions$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(GO) test ./reports/manifests/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 
 vet:
 	$(GO) vet $(PKGS)

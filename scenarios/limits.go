@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"gpuplan.dev/gpuplan/sim"
 )
 
 // Bounds on what gpuplan reads. Every size taken from input is checked
@@ -37,7 +39,7 @@ const (
 	MaxReplicas = 100_000
 	// MaxJobs bounds the jobs of one run (synthetic counts, trace rows,
 	// arrivals generated over the horizon).
-	MaxJobs = 20_000_000
+	MaxJobs = sim.MaxJobs
 	// MaxNodes bounds the nodes of one cluster (every pool at its largest).
 	MaxNodes = 1_000_000
 	// MaxTimelineBuckets bounds the timeline's intervals over the horizon.

@@ -240,6 +240,11 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.TimelineInterval <= 0 {
 		cfg.TimelineInterval = Hour
 	}
+	if cfg.Horizon > 0 {
+		if err := timelineFits(cfg.Horizon, cfg.TimelineInterval, len(cfg.Pools)); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.ProgressEvery == 0 {
 		cfg.ProgressEvery = 1 << 16
 	}
@@ -441,7 +446,7 @@ func (r *runner) handle(t Time, ev event) error {
 	case evDeadline:
 		return r.expire(t, r.job(ev.job))
 	case evTick:
-		r.tick(t)
+		return r.tick(t)
 	case evRelayout:
 		op := r.relayouts[ev.job]
 		if err := r.c.EndRelayout(t, op.node, op.gpu, op.layout); err != nil {
@@ -470,7 +475,14 @@ func (r *runner) handle(t Time, ev event) error {
 	return nil
 }
 
+// MaxJobs bounds the jobs of one run: each costs about 600 bytes of state
+// and record, so 20 million is some 12 GB.
+const MaxJobs = 20_000_000
+
 func (r *runner) arrive(t Time) error {
+	if r.njobs >= MaxJobs {
+		return &WorkloadError{Job: int(r.njobs), Name: r.next.Name, Err: fmt.Errorf("the workload has more than %d jobs, the most one run holds; cut it with a horizon or split the trace", MaxJobs)}
+	}
 	j := r.newJob()
 	j.spec = r.next
 	if r.plug.NeedsMix {
@@ -766,7 +778,41 @@ func (r *runner) expire(t Time, j *jobState) error {
 	return nil
 }
 
-func (r *runner) tick(t Time) {
+// MaxTimelineCells bounds the timeline's memory: buckets x (two series a
+// pool, two for the jobs), 8 bytes each (64 MiB).
+const MaxTimelineCells = 8 << 20
+
+// TimelineError is a timeline interval too fine for the run: more buckets
+// than MaxTimelineCells allows. It is bad input.
+type TimelineError struct {
+	Interval, Reached Time
+	Buckets           int64
+}
+
+func (e *TimelineError) Error() string {
+	return fmt.Sprintf("output.timelineInterval %s makes more than %d timeline buckets by %s of simulated time; use an interval of at least %s",
+		durationText(e.Interval), e.Buckets, durationText(e.Reached), durationText(e.Reached/e.Buckets+1))
+}
+
+// ExitCode is 2: bad input.
+func (e *TimelineError) ExitCode() int { return 2 }
+
+func maxBuckets(pools int) int64 { return MaxTimelineCells / int64(2*pools+2) }
+
+// timelineFits refuses a horizon and interval whose timeline would not
+// fit, before anything is allocated.
+func timelineFits(horizon, interval Time, pools int) error {
+	if n := maxBuckets(pools); horizon/interval > n {
+		return &TimelineError{Interval: interval, Reached: horizon, Buckets: n}
+	}
+	return nil
+}
+
+func (r *runner) tick(t Time) error {
+	if n := maxBuckets(len(r.c.Pools)); int64(len(r.tl.PendingJobMs)) >= n {
+		// A run without a horizon went on longer than its timeline holds.
+		return &TimelineError{Interval: r.tl.Interval, Reached: t, Buckets: n}
+	}
 	r.c.Advance(t)
 	r.integrate(t)
 	if t > 0 {
@@ -775,9 +821,10 @@ func (r *runner) tick(t Time) {
 	r.lastTick = t
 	next := t + r.tl.Interval
 	if r.cfg.Horizon > 0 && next > r.cfg.Horizon {
-		return
+		return nil
 	}
 	r.push(next, event{kind: evTick})
+	return nil
 }
 
 func (r *runner) closeBucket() {
