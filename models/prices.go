@@ -217,3 +217,73 @@ func (b BaseRates) Split(price float64, gpus int32, vcpus, gib float64) NodePric
 	k := price / base
 	return NodePriceSplit{PerGPU: b.GPU * k, PerVCPU: b.VCPU * k, PerGiB: b.GiB * k}
 }
+
+// CPUMemoryRates are what a vCPU-hour and a GiB-hour of memory cost on a
+// provider's GPU-less instances. They price the CPU and memory of a GPU
+// instance so that its GPUs carry the rest of its price: a GPU node's
+// cost is mostly its GPUs, and a split by fixed base rates (OpenCost's
+// defaults) puts about two thirds of a p5.48xlarge on its CPUs and memory.
+type CPUMemoryRates struct {
+	VCPU, GiB float64
+	// Basis says where the rates come from.
+	Basis string
+}
+
+// InstancePrice is one GPU-less instance type and its on-demand price.
+type InstancePrice struct {
+	Name      string
+	VCPUs     float64
+	GiB       float64
+	PerHour   float64
+	Reference bool
+}
+
+// FitCPUMemoryRates fits price = vcpu x VCPU + gib x GiB over the
+// instances by least squares on relative error (each size weighs the
+// same), with no intercept: the normal equations of two unknowns.
+func FitCPUMemoryRates(rows []InstancePrice) (CPUMemoryRates, bool) {
+	var svv, svg, sgg, svp, sgp float64
+	for _, r := range rows {
+		if r.PerHour <= 0 {
+			continue
+		}
+		v, g := r.VCPUs/r.PerHour, r.GiB/r.PerHour
+		svv += v * v
+		svg += v * g
+		sgg += g * g
+		svp += v
+		sgp += g
+	}
+	det := svv*sgg - svg*svg
+	if det <= 0 {
+		return CPUMemoryRates{}, false
+	}
+	a := (svp*sgg - sgp*svg) / det
+	b := (sgp*svv - svp*svg) / det
+	if a <= 0 || b <= 0 {
+		return CPUMemoryRates{}, false
+	}
+	return CPUMemoryRates{VCPU: a, GiB: b}, true
+}
+
+// SplitGPUResidual divides a GPU node's hourly price: its vCPUs and memory
+// cost what they cost on GPU-less instances, at the node's own discount
+// (price over onDemand, so a spot node's CPU is as cheap as its GPUs), and
+// its GPUs carry the rest. A node without GPUs, or whose CPU and memory
+// alone would cost more than its price, falls back to the base rates'
+// ratio.
+func SplitGPUResidual(r CPUMemoryRates, fallback BaseRates, price, onDemand float64, gpus int32, vcpus, gib float64) NodePriceSplit {
+	if onDemand <= 0 {
+		onDemand = price
+	}
+	hostOD := r.VCPU*vcpus + r.GiB*gib
+	if gpus <= 0 || onDemand <= 0 || hostOD >= onDemand || r.VCPU <= 0 {
+		return fallback.Split(price, gpus, vcpus, gib)
+	}
+	k := price / onDemand
+	return NodePriceSplit{
+		PerGPU:  k * (onDemand - hostOD) / float64(gpus),
+		PerVCPU: k * r.VCPU,
+		PerGiB:  k * r.GiB,
+	}
+}

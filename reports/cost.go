@@ -12,15 +12,23 @@ import (
 type Pricing struct {
 	Pools     []PoolPricing
 	BaseRates models.BaseRates
+	// CPUMemory, when set (VCPU > 0), splits a GPU node's price so that
+	// its vCPUs and memory cost what they cost on GPU-less instances and
+	// its GPUs carry the rest; otherwise the base rates set the ratio
+	// (OpenCost's way).
+	CPUMemory models.CPUMemoryRates
 	// Sources describe the price catalog.
 	Sources []string
 }
 
 // PoolPricing is one pool's node price and how it was found.
 type PoolPricing struct {
-	PerHour      float64
-	CapacityType string
-	Basis        string
+	PerHour float64
+	// OnDemandPerHour is the node's on-demand price when known (0: take
+	// PerHour): a spot node's CPU and memory get the node's discount.
+	OnDemandPerHour float64
+	CapacityType    string
+	Basis           string
 	// Group is the autoscaler or NodePool of the pool ("" none).
 	Group string
 	// Interruptions and Failures name the models used ("" none).
@@ -56,8 +64,11 @@ type CostSummary struct {
 	ByQueue            []CostLine `json:"byQueue"`
 	// Unpriced lists pools with no price: their cost is not counted.
 	Unpriced []string `json:"unpriced,omitempty"`
-	Model    string   `json:"model"`
-	Sources  []string `json:"sources,omitempty"`
+	// GPURates is the effective price of a GPU-hour each pool's split
+	// used, by GPU model and capacity type.
+	GPURates []GPURate `json:"gpuRates,omitempty"`
+	Model    string    `json:"model"`
+	Sources  []string  `json:"sources,omitempty"`
 }
 
 // CostLine is one line of a cost breakdown.
@@ -76,15 +87,39 @@ type CostLine struct {
 	LostCost     float64 `json:"lostCost"`
 }
 
-// CostModel says in words how cost is allocated.
+// GPURate is the price of one GPU-hour in a pool, after the split.
+type GPURate struct {
+	GPUModel     string  `json:"gpuModel"`
+	CapacityType string  `json:"capacityType"`
+	Pool         string  `json:"pool"`
+	NodePerHour  float64 `json:"nodePricePerHour"`
+	PerGPUHour   float64 `json:"perGPUHour"`
+	// GPUShare is the part of the node's price its GPUs carry.
+	GPUShare float64 `json:"gpuShare"`
+}
+
+// CostModel says in words how cost is allocated with OpenCost's split.
 const CostModel = "OpenCost allocation: node price split over GPU, vCPU and memory by base rates; pods pay their requests (usage = requests) while held; GPU shares and MIG instances pay their fraction; the rest is idle"
+
+// CostModelGPUResidual says it for the split that puts a GPU node's cost
+// on its GPUs.
+const CostModelGPUResidual = "GPU nodes' prices split so the GPUs carry what they cost: vCPUs and memory at the rates of GPU-less instances of the same provider (at the node's own discount), the GPUs the rest; nodes without GPUs split by OpenCost's base rates; pods pay their requests (usage = requests) while held; GPU shares and MIG instances pay their fraction; the rest is idle"
 
 // poolRates is one pool's price per resource-ms: milli-GPU, milli-CPU, MiB.
 type poolRates [3]float64
 
-func ratesOf(p *sim.PoolResult, price float64, b models.BaseRates) poolRates {
+// splitOf is how a pool's node price divides over its resources.
+func splitOf(p *sim.PoolResult, pp PoolPricing, pr *Pricing) models.NodePriceSplit {
 	s := p.Spec
-	split := b.Split(price, s.GPUsPerNode, float64(s.MilliCPU)/1000, float64(s.MemoryMiB)/1024)
+	vcpus, gib := float64(s.MilliCPU)/1000, float64(s.MemoryMiB)/1024
+	if pr.CPUMemory.VCPU > 0 {
+		return models.SplitGPUResidual(pr.CPUMemory, pr.BaseRates, pp.PerHour, pp.OnDemandPerHour, s.GPUsPerNode, vcpus, gib)
+	}
+	return pr.BaseRates.Split(pp.PerHour, s.GPUsPerNode, vcpus, gib)
+}
+
+func ratesOf(p *sim.PoolResult, pp PoolPricing, pr *Pricing) poolRates {
+	split := splitOf(p, pp, pr)
 	const ms = float64(sim.Hour)
 	return poolRates{split.PerGPU / 1000 / ms, split.PerVCPU / 1000 / ms, split.PerGiB / 1024 / ms}
 }
@@ -97,7 +132,7 @@ func allRates(res *sim.Result, pr *Pricing) []poolRates {
 	rates := make([]poolRates, len(res.Pools))
 	for i := range res.Pools {
 		if i < len(pr.Pools) {
-			rates[i] = ratesOf(&res.Pools[i], pr.Pools[i].PerHour, pr.BaseRates)
+			rates[i] = ratesOf(&res.Pools[i], pr.Pools[i], pr)
 		}
 	}
 	return rates
@@ -120,6 +155,9 @@ func JobCosts(res *sim.Result, pr *Pricing) (cost, lost []float64) {
 // Cost computes the FinOps summary of a run.
 func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 	cs := &CostSummary{Currency: "USD", Model: CostModel, Sources: pr.Sources}
+	if pr.CPUMemory.VCPU > 0 {
+		cs.Model = CostModelGPUResidual + " (" + pr.CPUMemory.Basis + ")"
+	}
 	jobCost, jobLost := JobCosts(res, pr)
 	type acc struct {
 		line  CostLine
@@ -184,6 +222,15 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 		l.IdleGPU = rates[i][0] * float64(p.SuppliedMilliMs-p.AllocatedMilliMs)
 		l.LostCost = poolLost[i]
 		cs.ByPool = append(cs.ByPool, l)
+		if g := p.Spec.GPUsPerNode; g > 0 && pp.PerHour > 0 {
+			split := splitOf(p, pp, pr)
+			ct := pp.CapacityType
+			if ct == "" {
+				ct = models.OnDemand
+			}
+			cs.GPURates = append(cs.GPURates, GPURate{GPUModel: p.Spec.GPUModel, CapacityType: ct, Pool: p.Spec.Name,
+				NodePerHour: pp.PerHour, PerGPUHour: round(split.PerGPU, 4), GPUShare: round(split.PerGPU*float64(g)/pp.PerHour, 4)})
+		}
 		cs.Total += l.Cost
 		cs.Allocated += l.Allocated
 		cs.Idle += l.Idle

@@ -143,12 +143,15 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			sec.Notes = append(sec.Notes, "No price, not counted: "+strings.Join(c.Unpriced, ", "))
 		}
 		sec.Notes = append(sec.Notes, c.Model+".")
+		if len(c.GPURates) > 0 {
+			sec.Tables = append(sec.Tables, htmlTable{Caption: "Effective GPU-hour price", Header: gpuRateHeader(), Rows: gpuRateRows(c)})
+		}
 		add(sec)
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		add(htmlSection{Title: "Spot against on-demand", Intro: "The same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).",
 			Tables: []htmlTable{{Header: spotHeader(), Rows: spotRows(sc)}},
-			Notes:  []string{fmt.Sprintf("Spot saves %s (%.1f%%) against all on-demand.", money(sc.Savings), sc.SavingsPct)}})
+			Notes:  nonEmpty(sameWorkText(sc), pairedText(sc.Paired))})
 	}
 	if len(s.Training) > 0 {
 		add(htmlSection{Title: "Distributed training", Intro: "Each training job's step: compute plus the all-reduce of its gradients, limited by the fabric shown.",
@@ -181,4 +184,14 @@ func safeDiv(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+func nonEmpty(xs ...string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -495,9 +495,15 @@ func trainingLines(res *sim.Result) []TrainingLine {
 type SpotComparison struct {
 	Spot     RunFigures `json:"spot"`
 	OnDemand RunFigures `json:"onDemand"`
-	// Savings is on-demand cost minus spot cost (negative: spot cost more).
+	// Savings is on-demand cost minus spot cost (negative: spot cost more):
+	// the bills, for whatever work each run completed.
 	Savings    float64 `json:"savings"`
 	SavingsPct float64 `json:"savingsPct"`
+	// SameWorkSavingsPct is what spot saves for the same completed work:
+	// one minus the ratio of the runs' costs per useful GPU-hour.
+	SameWorkSavingsPct float64 `json:"sameWorkSavingsPct"`
+	// Paired compares the runs' completion times job by job (spot first).
+	Paired *PairedJCT `json:"paired,omitempty"`
 }
 
 // RunFigures are the headline figures of one run, for comparisons.
@@ -543,12 +549,20 @@ func Figures(name string, s *Summary) RunFigures {
 	return f
 }
 
-// CompareSpot sets the spot run's summary beside the on-demand one's.
-func CompareSpot(spot, onDemand *Summary) *SpotComparison {
+// CompareSpot sets the spot run beside the same workload on on-demand
+// nodes: the bills, the cost for the same work, and completion times job
+// by job (the results may be nil: no pairing).
+func CompareSpot(spot, onDemand *Summary, spotRes, onDemandRes *sim.Result) *SpotComparison {
 	c := &SpotComparison{Spot: Figures("as given (spot)", spot), OnDemand: Figures("all on-demand", onDemand)}
 	c.Savings = round(c.OnDemand.Cost-c.Spot.Cost, 4)
 	if c.OnDemand.Cost > 0 {
 		c.SavingsPct = round(100*c.Savings/c.OnDemand.Cost, 2)
+	}
+	if s, o := c.Spot.CostPerUsefulGPUHour, c.OnDemand.CostPerUsefulGPUHour; s > 0 && o > 0 {
+		c.SameWorkSavingsPct = round(100*(1-s/o), 2)
+	}
+	if spotRes != nil && onDemandRes != nil {
+		c.Paired = PairJCT(spotRes, onDemandRes)
 	}
 	return c
 }

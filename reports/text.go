@@ -3,7 +3,9 @@ package reports
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -113,17 +115,44 @@ func reasonRows(rc []ReasonCount, limit int) [][]string {
 	return rows
 }
 
-func money(x float64) string {
+func gpuRateHeader() []string {
+	return []string{"pool", "GPU", "capacity", "$/node-h", "$/GPU-h", "GPUs' share of the node"}
+}
+
+func gpuRateRows(c *CostSummary) [][]string {
+	var rows [][]string
+	for _, g := range c.GPURates {
+		rows = append(rows, []string{g.Pool, g.GPUModel, g.CapacityType, money(g.NodePerHour), money(g.PerGPUHour), fmt.Sprintf("%.1f%%", 100*g.GPUShare)})
+	}
+	return rows
+}
+
+func money(x float64) string { return Money(x) }
+
+// Money is the one way gpuplan writes dollars: cents below $1,000, whole
+// dollars with thousands separators from $1,000 up ($23,777), never
+// scientific notation.
+func Money(x float64) string {
 	if x < 0 {
-		return "-" + money(-x)
+		return "-" + Money(-x)
 	}
-	switch {
-	case x >= 1e6:
-		return fmt.Sprintf("$%.2fM", x/1e6)
-	case x >= 1e4:
-		return fmt.Sprintf("$%.0f", x)
+	if x < 999.995 {
+		return fmt.Sprintf("$%.2f", x)
 	}
-	return fmt.Sprintf("$%.2f", x)
+	return "$" + thousands(int64(math.Round(x)))
+}
+
+// thousands writes n with comma separators.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func costRows(c *CostSummary) [][]string {
@@ -246,6 +275,10 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 			fmt.Fprintf(w, "- no price, not counted: %s\n", strings.Join(c.Unpriced, ", "))
 		}
 		fmt.Fprintf(w, "- %s.\n\n", c.Model)
+		if len(c.GPURates) > 0 {
+			fmt.Fprintf(w, "Effective GPU-hour price (what idle and allocated GPU time is charged at):\n\n")
+			mdTable(w, gpuRateHeader(), gpuRateRows(c))
+		}
 	}
 	if len(s.Training) > 0 {
 		fmt.Fprintf(w, "## Distributed training\n\nEach training job's step: compute plus the all-reduce of its gradients, limited by the fabric shown (the network's bus bandwidth scaled by the share of a node's rails the job uses).\n\n")
@@ -258,7 +291,10 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintf(w, "## Spot against on-demand\n\nThe same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).\n\n")
 		mdTable(w, spotHeader(), spotRows(sc))
-		fmt.Fprintf(w, "Spot saves %s (%.1f%%) against all on-demand.\n\n", money(sc.Savings), sc.SavingsPct)
+		fmt.Fprintf(w, "%s\n\n", sameWorkText(sc))
+		if sc.Paired != nil {
+			fmt.Fprintf(w, "%s\n\n", pairedText(sc.Paired))
+		}
 	}
 }
 
@@ -433,7 +469,10 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "Spot saves %s (%.1f%%) against all on-demand.\n", money(sc.Savings), sc.SavingsPct)
+		fmt.Fprintf(w, "%s\n", sameWorkText(sc))
+		if sc.Paired != nil {
+			fmt.Fprintf(w, "%s\n", pairedText(sc.Paired))
+		}
 	}
 	list("Why jobs waited (first reason, jobs):", s.PendingReasons)
 	list("Still pending at the end (jobs):", s.PendingAtEnd)

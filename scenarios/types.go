@@ -106,8 +106,18 @@ type PricingSpec struct {
 	// catalog.
 	Catalogs []string `json:"catalogs,omitempty"`
 	// BaseRates set how a node's price is split over GPUs, vCPUs and
-	// memory (OpenCost's ratios by default).
+	// memory with split: opencost, and for nodes without GPUs (OpenCost's
+	// ratios by default).
 	BaseRates *BaseRatesSpec `json:"baseRates,omitempty"`
+	// Split is how a GPU node's price divides over its resources:
+	// gpu-residual (the default: vCPUs and memory at GPU-less instances'
+	// rates, the GPUs the rest) or opencost (the base rates' ratio, as an
+	// OpenCost install with default custom pricing does).
+	Split string `json:"split,omitempty"`
+	// CPUMemoryRates, with the gpu-residual split, are what a vCPU-hour
+	// and a GiB-hour cost on the provider's GPU-less instances (default:
+	// fitted over AWS's c7i, m7i and r7i on-demand prices).
+	CPUMemoryRates *BaseRatesSpec `json:"cpuMemoryRates,omitempty"`
 }
 
 // BaseRatesSpec are USD per GPU-hour, vCPU-hour and GiB-hour, as ratios.

@@ -25,7 +25,9 @@ type compareRow struct {
 	Change float64 `json:"change"`
 	// RelativeChange is change / a (0 when a is 0).
 	RelativeChange float64 `json:"relativeChange"`
-	seconds        bool
+	// Unit says what the figures are: count, seconds, usd, usd-per-gpu-hour,
+	// gpu-hours or fraction (a change of a fraction is in percentage points).
+	Unit string `json:"unit"`
 }
 
 func readSummaryFile(path string) (*reports.Summary, error) {
@@ -62,26 +64,26 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 			}
 			fa, fb := reports.Figures(args[0], a), reports.Figures(args[1], b)
 			cmp := comparison{A: fa, B: fb}
-			add := func(name string, x, y float64, seconds bool) {
-				r := compareRow{Metric: name, A: x, B: y, Change: y - x, seconds: seconds}
+			add := func(name string, x, y float64, unit string) {
+				r := compareRow{Metric: name, A: x, B: y, Change: y - x, Unit: unit}
 				if x != 0 {
 					r.RelativeChange = (y - x) / x
 				}
 				cmp.Rows = append(cmp.Rows, r)
 			}
-			add("jobs completed", float64(fa.Completed), float64(fb.Completed), false)
-			add("jobs failed", float64(fa.Failed), float64(fb.Failed), false)
-			add("GPU allocation", fa.Allocation, fb.Allocation, false)
-			add("p95 queue wait", fa.WaitP95, fb.WaitP95, true)
-			add("p50 completion time", fa.JCTP50, fb.JCTP50, true)
-			add("p95 completion time", fa.JCTP95, fb.JCTP95, true)
-			add("cost (USD)", fa.Cost, fb.Cost, false)
-			add("idle cost (USD)", fa.IdleCost, fb.IdleCost, false)
-			add("cost per useful GPU-hour", fa.CostPerUsefulGPUHour, fb.CostPerUsefulGPUHour, false)
-			add("GPU-hours lost to disruptions", fa.LostGPUHours, fb.LostGPUHours, false)
-			add("disruptions", float64(fa.Disruptions), float64(fb.Disruptions), false)
+			add("jobs completed", float64(fa.Completed), float64(fb.Completed), "count")
+			add("jobs failed", float64(fa.Failed), float64(fb.Failed), "count")
+			add("GPU allocation", fa.Allocation, fb.Allocation, "fraction")
+			add("p95 queue wait", fa.WaitP95, fb.WaitP95, "seconds")
+			add("p50 completion time", fa.JCTP50, fb.JCTP50, "seconds")
+			add("p95 completion time", fa.JCTP95, fb.JCTP95, "seconds")
+			add("cost (USD)", fa.Cost, fb.Cost, "usd")
+			add("idle cost (USD)", fa.IdleCost, fb.IdleCost, "usd")
+			add("cost per useful GPU-hour", fa.CostPerUsefulGPUHour, fb.CostPerUsefulGPUHour, "usd-per-gpu-hour")
+			add("GPU-hours lost to disruptions", fa.LostGPUHours, fb.LostGPUHours, "gpu-hours")
+			add("disruptions", float64(fa.Disruptions), float64(fb.Disruptions), "count")
 			if fa.StepSeconds > 0 || fb.StepSeconds > 0 {
-				add("mean training step", fa.StepSeconds, fb.StepSeconds, true)
+				add("mean training step", fa.StepSeconds, fb.StepSeconds, "seconds")
 			}
 			switch output {
 			case "json":
@@ -93,15 +95,27 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 				return usageError{fmt.Errorf("--output is %q; want table, json or markdown", output)}
 			}
 			val := func(r compareRow, x float64) string {
-				if r.seconds {
+				switch r.Unit {
+				case "seconds":
 					return reports.Human(x)
+				case "usd", "usd-per-gpu-hour":
+					return reports.Money(x)
+				case "fraction":
+					return fmt.Sprintf("%.1f%%", 100*x)
+				case "gpu-hours":
+					return fmt.Sprintf("%.1f", x)
 				}
-				return fmt.Sprintf("%.4g", x)
+				return fmt.Sprintf("%.0f", x)
 			}
 			rows := [][]string{}
 			for _, r := range cmp.Rows {
+				// A share changes by percentage points; anything else by
+				// percent of A.
 				rel := ""
-				if r.A != 0 {
+				switch {
+				case r.Unit == "fraction":
+					rel = fmt.Sprintf("%+.1f pp", 100*r.Change)
+				case r.A != 0:
 					rel = fmt.Sprintf("%+.1f%%", 100*r.RelativeChange)
 				}
 				rows = append(rows, []string{r.Metric, val(r, r.A), val(r, r.B), rel})

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"gpuplan.dev/gpuplan/reports"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,6 +141,10 @@ func TestCompareSummaries(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "A: baseline-8-a10g")
 	assert.Contains(t, out, "-3.0%")
+	// Money as money, and a share's change in percentage points.
+	assert.Contains(t, out, reports.Money(sa.Cost.Total))
+	assert.NotContains(t, out, "e+0")
+	assert.Regexp(t, `GPU allocation\s+\d+\.\d%\s+\d+\.\d%\s+[+-]\d+\.\d pp`, out)
 	code, _, errOut = gpuplan(t, "compare", filepath.Join(a, "summary.json"), exDir+"rules.yaml")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "not a gpuplan summary.json")

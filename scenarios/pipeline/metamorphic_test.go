@@ -93,6 +93,8 @@ kind: Scenario
 metadata: {name: priced}
 spec:
   horizon: 72h
+  pricing:
+    cpuMemoryRates: {cpu: %[3]g, memory: %[4]g}
   cluster:
     pools:
     - {name: od, count: 2, gpuModel: A100, gpusPerNode: 8, cpu: "96", memory: 1152Gi, pricePerHour: %[1]g}
@@ -129,6 +131,7 @@ spec:
 var moneyKeys = map[string]bool{
 	"total": true, "allocated": true, "idle": true, "idleGPU": true, "costPerUsefulGPUHour": true,
 	"lostCost": true, "checkpointCost": true, "pricePerHour": true, "cost": true, "idleCost": true, "savings": true,
+	"nodePricePerHour": true, "perGPUHour": true,
 }
 
 // scaled checks b against a: money scaled by k to the cent, everything
@@ -142,6 +145,9 @@ func scaled(t *testing.T, path string, a, b any, k float64) {
 		for key, x := range av {
 			y, ok := bv[key]
 			require.True(t, ok, "%s.%s missing", path, key)
+			if key == "model" {
+				continue // words, quoting the CPU and memory rates
+			}
 			if f, isNum := x.(float64); isNum && moneyKeys[key] {
 				require.InDelta(t, k*f, y.(float64), 0.005+1e-9*math.Abs(k*f), "%s.%s: $%.4f x %g", path, key, f, k)
 				continue
@@ -169,16 +175,17 @@ func costJSON(t *testing.T, o *Outcome) any {
 	return v
 }
 
-// Scaling every price by k scales every cost in the report by k, to the
-// cent, and changes nothing else (the simulation never looks at prices
-// here: no Karpenter price choice).
+// Scaling every price by k (the nodes' and the CPU and memory rates that
+// split them) scales every cost in the report by k, to the cent, and
+// changes nothing else (the simulation never looks at prices here: no
+// Karpenter price choice).
 func TestScalingPricesScalesEveryCost(t *testing.T) {
-	base := runText(t, fmt.Sprintf(pricedCluster, 32.77, 11.34), 4)
+	base := runText(t, fmt.Sprintf(pricedCluster, 32.77, 11.34, 0.037, 0.0036), 4)
 	require.NotNil(t, base.Main.Summary.Cost)
 	require.NotNil(t, base.Main.Summary.SpotVsOnDemand)
 	require.Greater(t, base.Main.Summary.Cost.Total, 1000.0)
 	for _, k := range []float64{3, 0.25, 7.5} {
-		run := runText(t, fmt.Sprintf(pricedCluster, 32.77*k, 11.34*k), 4)
+		run := runText(t, fmt.Sprintf(pricedCluster, 32.77*k, 11.34*k, 0.037*k, 0.0036*k), 4)
 		scaled(t, "summary", costJSON(t, base), costJSON(t, run), k)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/sim"
@@ -103,10 +104,9 @@ func One(sc *scenarios.Scenario, o Options, name string, progress bool) (*Run, e
 	if n, ok := built.Config.Workload.(interface{ Notes() []string }); ok {
 		assumptions = append(assumptions, n.Notes()...)
 	}
-	pr := &reports.Pricing{BaseRates: built.BaseRates, Sources: built.PriceSources}
-	for _, p := range built.Prices {
-		pr.Pools = append(pr.Pools, reports.PoolPricing{PerHour: p.PerHour, CapacityType: p.CapacityType, Basis: p.Basis,
-			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures})
+	pr, err := pricing(sc, built, res)
+	if err != nil {
+		return nil, err
 	}
 	sum := reports.Summarize(res, reports.Meta{
 		Scenario: sc.Metadata.Name, File: o.File, Description: sc.Metadata.Description,
@@ -114,6 +114,46 @@ func One(sc *scenarios.Scenario, o Options, name string, progress bool) (*Run, e
 		Start: sc.Spec.Output.Start(),
 	})
 	return &Run{Name: name, Result: res, Summary: sum}, nil
+}
+
+// pricing is what the run's nodes cost and how their prices split: GPU
+// nodes' CPUs and memory at GPU-less instances' rates, the GPUs the rest
+// (pricing.split: opencost keeps OpenCost's base-rate ratio).
+func pricing(sc *scenarios.Scenario, built *scenarios.Built, res *sim.Result) (*reports.Pricing, error) {
+	pr := &reports.Pricing{BaseRates: built.BaseRates, Sources: built.PriceSources}
+	opencost, err := sc.OpenCostSplit()
+	if err != nil {
+		return nil, err
+	}
+	if !opencost {
+		rates, err := sc.CPUMemoryRates()
+		if err != nil {
+			return nil, err
+		}
+		pr.CPUMemory = rates
+	}
+	var cat *models.PriceCatalog
+	for i, p := range built.Prices {
+		pp := reports.PoolPricing{PerHour: p.PerHour, CapacityType: p.CapacityType, Basis: p.Basis,
+			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures}
+		if p.CapacityType == models.Spot && i < len(res.Pools) {
+			pp.OnDemandPerHour = sc.OnDemandPriceOf(res.Pools[i].Spec.Name)
+		}
+		if p.CapacityType == models.Spot && pp.OnDemandPerHour == 0 && i < len(res.Pools) && res.Pools[i].Spec.InstanceType != "" {
+			if cat == nil {
+				c, err := scenarios.DefaultCatalog()
+				if err != nil {
+					return nil, err
+				}
+				cat = c
+			}
+			if q, err := cat.Quote(res.Pools[i].Spec.InstanceType, sc.PricingRegion(), "", models.OnDemand); err == nil {
+				pp.OnDemandPerHour = q.PerHour
+			}
+		}
+		pr.Pools = append(pr.Pools, pp)
+	}
+	return pr, nil
 }
 
 // simulate builds and runs one scenario and checks its invariants; the
@@ -192,7 +232,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the all-on-demand comparison run: %w", err)
 		}
-		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, twin.Summary)
+		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, twin.Summary, out.Main.Result, twin.Result)
 	}
 	return out, nil
 }

@@ -1,0 +1,150 @@
+package scenarios
+
+import (
+	"bytes"
+	"embed"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gpuplan.dev/gpuplan/models"
+)
+
+//go:embed catalog/karpenter/aws_instance_types.csv catalog/karpenter/aws_ondemand_prices.csv
+var karpenterFS embed.FS
+
+// cpuMemoryFamilies are the GPU-less families whose prices set the rates
+// of a vCPU and a GiB: 7th-generation Intel compute-optimised (2 GiB a
+// vCPU), general-purpose (4) and memory-optimised (8), so that the fit
+// sees both resources vary.
+var cpuMemoryFamilies = map[string]bool{"c7i": true, "m7i": true, "r7i": true}
+
+// AWSCPUMemoryRates fits the per-vCPU and per-GiB on-demand rates of AWS's
+// GPU-less instances (c7i, m7i and r7i, metal and flex sizes left out)
+// from Karpenter's instance types and price table, embedded.
+func AWSCPUMemoryRates() (models.CPUMemoryRates, error) {
+	rows, err := awsInstancePrices(func(family, size string) bool {
+		return cpuMemoryFamilies[family] && !strings.HasPrefix(size, "metal")
+	})
+	if err != nil {
+		return models.CPUMemoryRates{}, err
+	}
+	r, ok := models.FitCPUMemoryRates(rows)
+	if !ok {
+		return models.CPUMemoryRates{}, fmt.Errorf("no CPU and memory rates fit the embedded AWS prices")
+	}
+	r.Basis = fmt.Sprintf("vCPU $%.4f/h and GiB $%.5f/h, fitted over %d AWS c7i/m7i/r7i on-demand prices (us-east-1, Karpenter's table)", r.VCPU, r.GiB, len(rows))
+	return r, nil
+}
+
+// awsInstancePrices joins Karpenter's instance types with its on-demand
+// prices for the GPU-less types keep accepts.
+func awsInstancePrices(keep func(family, size string) bool) ([]models.InstancePrice, error) {
+	read := func(name string) ([][]string, error) {
+		b, err := karpenterFS.ReadFile("catalog/karpenter/" + name)
+		if err != nil {
+			return nil, err
+		}
+		return csv.NewReader(bytes.NewReader(b)).ReadAll()
+	}
+	prices, err := read("aws_ondemand_prices.csv")
+	if err != nil {
+		return nil, err
+	}
+	price := map[string]float64{}
+	for _, r := range prices[1:] {
+		if v, err := strconv.ParseFloat(r[1], 64); err == nil {
+			price[r[0]] = v
+		}
+	}
+	types, err := read("aws_instance_types.csv")
+	if err != nil {
+		return nil, err
+	}
+	col := map[string]int{}
+	for i, h := range types[0] {
+		col[h] = i
+	}
+	const k = "karpenter.k8s.aws/"
+	for _, c := range []string{"instance_type", k + "instance-family", k + "instance-size", k + "instance-cpu", k + "instance-memory", k + "instance-gpu-count", k + "instance-capability-flex"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("embedded Karpenter instance types lack the column %s", c)
+		}
+	}
+	var out []models.InstancePrice
+	for _, r := range types[1:] {
+		name, fam, size := r[col["instance_type"]], r[col[k+"instance-family"]], r[col[k+"instance-size"]]
+		if r[col[k+"instance-gpu-count"]] != "" || r[col[k+"instance-capability-flex"]] == "true" || !keep(fam, size) {
+			continue
+		}
+		p, ok := price[name]
+		if !ok {
+			continue
+		}
+		cpu, err1 := strconv.ParseFloat(r[col[k+"instance-cpu"]], 64)
+		mib, err2 := strconv.ParseFloat(r[col[k+"instance-memory"]], 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		out = append(out, models.InstancePrice{Name: name, VCPUs: cpu, GiB: mib / 1024, PerHour: p})
+	}
+	return out, nil
+}
+
+// Price split rules (spec.pricing.split).
+const (
+	SplitGPUResidual = "gpu-residual"
+	SplitOpenCost    = "opencost"
+)
+
+// OpenCostSplit reports whether the scenario asks for OpenCost's base-rate
+// split of node prices instead of the GPU-residual one.
+func (s *Scenario) OpenCostSplit() (bool, error) {
+	if err := validateSplit(s.Spec.Pricing.Split); err != nil {
+		return false, s.errAt("spec.pricing.split", "%v", err)
+	}
+	return s.Spec.Pricing.Split == SplitOpenCost, nil
+}
+
+// PricingRegion is the region pools without one are priced in.
+func (s *Scenario) PricingRegion() string { return s.region("") }
+
+// validateSplit checks spec.pricing.split.
+func validateSplit(v string) error {
+	switch v {
+	case "", SplitGPUResidual, SplitOpenCost:
+		return nil
+	}
+	return fmt.Errorf("%s is not a split rule (gpu-residual, opencost)", Quote(v))
+}
+
+// CPUMemoryRates are the rates that price a GPU node's vCPUs and memory
+// under the gpu-residual split: the scenario's pricing.cpuMemoryRates, or
+// those fitted over AWS's GPU-less instances.
+func (s *Scenario) CPUMemoryRates() (models.CPUMemoryRates, error) {
+	if r := s.Spec.Pricing.CPUMemoryRates; r != nil {
+		if !(r.CPU > 0 && r.Memory > 0) || math.IsInf(r.CPU, 0) || math.IsInf(r.Memory, 0) {
+			return models.CPUMemoryRates{}, s.errAt("spec.pricing.cpuMemoryRates", "cpu and memory must be positive USD per vCPU-hour and GiB-hour")
+		}
+		return models.CPUMemoryRates{VCPU: r.CPU, GiB: r.Memory,
+			Basis: fmt.Sprintf("vCPU $%.4f/h and GiB $%.5f/h, from the scenario's pricing.cpuMemoryRates", r.CPU, r.Memory)}, nil
+	}
+	return AWSCPUMemoryRates()
+}
+
+// OnDemandPriceOf is the on-demand price the scenario gives a pool
+// (onDemandPricePerHour, or pricePerHour of an on-demand pool), 0 if none.
+func (s *Scenario) OnDemandPriceOf(pool string) float64 {
+	for i := range s.Spec.Cluster.Pools {
+		p := &s.Spec.Cluster.Pools[i]
+		if p.Name != pool {
+			continue
+		}
+		if p.OnDemandPricePerHour != nil {
+			return *p.OnDemandPricePerHour
+		}
+	}
+	return 0
+}
