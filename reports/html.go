@@ -151,7 +151,7 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	if sc := s.SpotVsOnDemand; sc != nil {
 		add(htmlSection{Title: "Spot against on-demand", Intro: "The same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).",
 			Tables: []htmlTable{{Header: spotHeader(), Rows: spotRows(sc)}},
-			Notes:  nonEmpty(sameWorkText(sc), pairedText(sc.Paired))})
+			Notes:  nonEmpty(sameWorkText(sc), pairedText(sc.Paired), censoredNote)})
 	}
 	if len(s.Training) > 0 {
 		add(htmlSection{Title: "Distributed training", Intro: "Each training job's step: compute plus the all-reduce of its gradients, limited by the fabric shown.",
@@ -159,7 +159,9 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	}
 	if len(s.Variants) > 0 {
 		add(htmlSection{Title: "What-if variants", Intro: "The scenario as given and each of its variants, same seed and workload.",
-			Tables: []htmlTable{{Header: variantHeaderFor(s.Variants), Rows: variantRows(s.Variants)}}})
+			Tables: []htmlTable{{Header: variantHeaderFor(s.Variants), Rows: variantRows(s.Variants)},
+				{Caption: "Like for like against the scenario as given: jobs both runs completed, cost for the same work", Header: pairedHeader(), Rows: pairedRows(s.Variants)}},
+			Notes: []string{censoredNote}})
 	}
 	sched := htmlSection{Title: "Scheduler", Intro: fmt.Sprintf("Queue policy %s, backfill %v.", s.Scheduler.Policy, s.Scheduler.Backfill)}
 	points := make([]string, 0, len(s.Scheduler.Plugins))

@@ -60,11 +60,34 @@ func PairJCT(a, b *sim.Result) *PairedJCT {
 	return p
 }
 
-// kmMedian is the Kaplan-Meier median time from submission to completion:
-// a job that completed is an event at its completion time; any other
-// (running, pending, failed) is censored at the end of the run, or at its
-// end when it ended without completing.
-func kmMedian(res *sim.Result) float64 {
+// CensoredStats are completion-time quantiles over every job of a run,
+// Kaplan-Meier estimates with the unfinished jobs censored; -1 where more
+// than that share of the jobs never completed.
+type CensoredStats struct {
+	Jobs     int     `json:"count"`
+	Censored int     `json:"censored"`
+	P50      float64 `json:"p50Seconds"`
+	P95      float64 `json:"p95Seconds"`
+}
+
+func censoredJCT(res *sim.Result) CensoredStats {
+	c := CensoredStats{Jobs: len(res.Jobs), P50: kmQuantile(res, 0.5), P95: kmQuantile(res, 0.95)}
+	for i := range res.Jobs {
+		if res.Jobs[i].Outcome != sim.Completed {
+			c.Censored++
+		}
+	}
+	return c
+}
+
+// kmMedian is the Kaplan-Meier median time from submission to completion.
+func kmMedian(res *sim.Result) float64 { return kmQuantile(res, 0.5) }
+
+// kmQuantile is the Kaplan-Meier q-quantile of the time from submission
+// to completion: a job that completed is an event at its completion time;
+// any other (running, pending, failed) is censored at the end of the run,
+// or at its end when it ended without completing. -1: not reached.
+func kmQuantile(res *sim.Result, q float64) float64 {
 	type obs struct {
 		t     int64
 		event bool
@@ -99,7 +122,7 @@ func kmMedian(res *sim.Result) float64 {
 		}
 		if d > 0 {
 			s *= 1 - d/atRisk
-			if s <= 0.5 {
+			if s <= 1-q+1e-12 {
 				return float64(xs[i].t) / 1000
 			}
 		}

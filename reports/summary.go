@@ -41,10 +41,14 @@ type Summary struct {
 	Jobs             JobCounts     `json:"jobs"`
 	QueueWait        Stats         `json:"queueWait"`
 	JCT              Stats         `json:"jct"`
-	Queues           []QueueStats  `json:"queues"`
-	PendingReasons   []ReasonCount `json:"pendingReasons"`
-	Unschedulable    []ReasonCount `json:"unschedulable"`
-	PendingAtEnd     []ReasonCount `json:"pendingAtEnd"`
+	// JCTAllJobs is completion time over every job, the unfinished ones
+	// censored at the end of the run (Kaplan-Meier): JCT over completed
+	// jobs alone flatters a run that completed less.
+	JCTAllJobs     CensoredStats `json:"jctAllJobs"`
+	Queues         []QueueStats  `json:"queues"`
+	PendingReasons []ReasonCount `json:"pendingReasons"`
+	Unschedulable  []ReasonCount `json:"unschedulable"`
+	PendingAtEnd   []ReasonCount `json:"pendingAtEnd"`
 	// OOMKilled counts jobs that overfilled a time-sliced GPU's memory.
 	OOMKilled int `json:"oomKilled"`
 	// Fragmentation, when sampled: the cluster's fragmented GPUs (FGD
@@ -339,6 +343,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		s.FairSharing = res.Admission.FairSharing
 	}
 	s.JCT = Describe(jcts)
+	s.JCTAllJobs = censoredJCT(res)
 	names := make([]string, 0, len(queues))
 	for k := range queues {
 		names = append(names, k)
@@ -522,13 +527,24 @@ type RunFigures struct {
 	StepSeconds float64 `json:"meanStepSeconds,omitempty"`
 	JCTP50      float64 `json:"jctP50Seconds"`
 	JCTP95      float64 `json:"jctP95Seconds"`
-	Allocation  float64 `json:"allocation"`
+	// JCTAllP50 and JCTAllP95 count every job, unfinished ones censored
+	// (-1: more than that share never completed).
+	JCTAllP50  float64 `json:"jctAllJobsP50Seconds"`
+	JCTAllP95  float64 `json:"jctAllJobsP95Seconds"`
+	Allocation float64 `json:"allocation"`
+	// Paired compares this run with the scenario as given, job by job
+	// (variants only).
+	Paired *PairedJCT `json:"pairedWithBase,omitempty"`
+	// SameWorkVsBasePct is what this run saves against the scenario as
+	// given for the same completed work (cost per useful GPU-hour).
+	SameWorkVsBasePct float64 `json:"sameWorkSavingsVsBasePct,omitempty"`
 }
 
 // Figures extracts a summary's headline figures.
 func Figures(name string, s *Summary) RunFigures {
 	f := RunFigures{Name: name, Completed: s.Jobs.ByOutcome[sim.Completed.String()], Failed: s.Jobs.ByOutcome[sim.Failed.String()],
-		WaitP95: s.QueueWait.P95, JCTP50: s.JCT.P50, JCTP95: s.JCT.P95, Allocation: s.Cluster.Allocation}
+		WaitP95: s.QueueWait.P95, JCTP50: s.JCT.P50, JCTP95: s.JCT.P95, Allocation: s.Cluster.Allocation,
+		JCTAllP50: s.JCTAllJobs.P50, JCTAllP95: s.JCTAllJobs.P95}
 	if c := s.Cost; c != nil {
 		f.Cost, f.IdleCost, f.LostCost, f.CostPerUsefulGPUHour = c.Total, c.Idle, c.LostCost, c.CostPerUsefulGPUHour
 	}
@@ -565,4 +581,14 @@ func CompareSpot(spot, onDemand *Summary, spotRes, onDemandRes *sim.Result) *Spo
 		c.Paired = PairJCT(spotRes, onDemandRes)
 	}
 	return c
+}
+
+// PairWithBase sets f's job-by-job comparison with the scenario as given
+// (res against base, the same workload) and its savings for the same
+// work.
+func PairWithBase(f *RunFigures, base *RunFigures, res, baseRes *sim.Result) {
+	f.Paired = PairJCT(res, baseRes)
+	if s, o := f.CostPerUsefulGPUHour, base.CostPerUsefulGPUHour; s > 0 && o > 0 {
+		f.SameWorkVsBasePct = round(100*(1-s/o), 2)
+	}
 }

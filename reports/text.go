@@ -188,21 +188,50 @@ func capacityRows(s *Summary) [][]string {
 func spotRows(c *SpotComparison) [][]string {
 	row := func(f RunFigures) []string {
 		return []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
-			fmt.Sprintf("%.2f", f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Disruptions), Human(f.JCTP50), Human(f.JCTP95)}
+			money(f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Disruptions), kmText(f.JCTAllP50), kmText(f.JCTAllP95)}
 	}
 	return [][]string{row(c.Spot), row(c.OnDemand)}
 }
 
 func variantHeader() []string {
-	return []string{"run", "cost", "idle", "GPU-h lost", "lost cost", "$/useful GPU-h", "completed", "failed", "disruptions", "p95 wait", "p50 JCT", "p95 JCT", "allocation"}
+	return []string{"run", "cost", "idle", "GPU-h lost", "lost cost", "$/useful GPU-h", "completed", "failed", "disruptions", "p95 wait", "p50 JCT*", "p95 JCT*", "allocation"}
+}
+
+// censoredNote explains the starred completion times.
+const censoredNote = "* Completion time over every job, the unfinished ones counted as censored at the end of the run (Kaplan-Meier), not dropped; \"not reached\" when more than that share never completed."
+
+// kmText writes a censored quantile.
+func kmText(x float64) string {
+	if x < 0 {
+		return "not reached"
+	}
+	return Human(x)
+}
+
+func pairedHeader() []string {
+	return []string{"run", "completed", "both completed", "mean JCT, both", "as given, both", "slower", "only this", "only as given", "$/useful GPU-h", "same-work saving"}
+}
+
+// pairedRows compares each variant with the scenario as given, job by job.
+func pairedRows(vs []RunFigures) [][]string {
+	var rows [][]string
+	for _, f := range vs {
+		p := f.Paired
+		if p == nil {
+			continue
+		}
+		rows = append(rows, []string{f.Name, fmt.Sprint(f.Completed), fmt.Sprint(p.Both), Human(p.MeanSeconds), Human(p.OtherMeanSecs),
+			fmt.Sprint(p.Slower), fmt.Sprint(p.OnlyThis), fmt.Sprint(p.OnlyOther), Money(f.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", f.SameWorkVsBasePct)})
+	}
+	return rows
 }
 
 func variantRows(vs []RunFigures) [][]string {
 	var rows [][]string
 	for _, f := range vs {
 		r := []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
-			fmt.Sprintf("%.2f", f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Failed), fmt.Sprint(f.Disruptions),
-			Human(f.WaitP95), Human(f.JCTP50), Human(f.JCTP95), pct(f.Allocation)}
+			money(f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Failed), fmt.Sprint(f.Disruptions),
+			Human(f.WaitP95), kmText(f.JCTAllP50), kmText(f.JCTAllP95), pct(f.Allocation)}
 		if hasSteps(vs) {
 			r = append(r, fmt.Sprintf("%.3f s", f.StepSeconds))
 		}
@@ -229,7 +258,7 @@ func variantHeaderFor(vs []RunFigures) []string {
 }
 
 func spotHeader() []string {
-	return []string{"run", "cost", "idle", "GPU-h lost", "lost cost", "$/useful GPU-h", "completed", "disruptions", "p50 JCT", "p95 JCT"}
+	return []string{"run", "cost", "idle", "GPU-h lost", "lost cost", "$/useful GPU-h", "completed", "disruptions", "p50 JCT*", "p95 JCT*"}
 }
 
 // writeCapacityAndCost writes the capacity, disruption and cost sections.
@@ -287,10 +316,16 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 	if len(s.Variants) > 0 {
 		fmt.Fprintf(w, "## What-if variants\n\nThe scenario as given and each of its variants, same seed and workload.\n\n")
 		mdTable(w, variantHeaderFor(s.Variants), variantRows(s.Variants))
+		fmt.Fprintf(w, "%s\n\n", censoredNote)
+		if rows := pairedRows(s.Variants); len(rows) > 0 {
+			fmt.Fprintf(w, "Like for like against the scenario as given: completion times over the jobs both runs completed, and cost for the same completed work.\n\n")
+			mdTable(w, pairedHeader(), rows)
+		}
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintf(w, "## Spot against on-demand\n\nThe same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).\n\n")
 		mdTable(w, spotHeader(), spotRows(sc))
+		fmt.Fprintf(w, "%s\n\n", censoredNote)
 		fmt.Fprintf(w, "%s\n\n", sameWorkText(sc))
 		if sc.Paired != nil {
 			fmt.Fprintf(w, "%s\n\n", pairedText(sc.Paired))
@@ -460,6 +495,16 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}
 		tw.Flush()
+		if rows := pairedRows(s.Variants); len(rows) > 0 {
+			fmt.Fprintln(w, "\nLike for like against the scenario as given (jobs both runs completed; cost for the same work):")
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, strings.ToUpper(strings.Join(pairedHeader(), "\t")))
+			for _, r := range rows {
+				fmt.Fprintln(tw, strings.Join(r, "\t"))
+			}
+			tw.Flush()
+		}
+		fmt.Fprintln(w, censoredNote)
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintln(w)

@@ -28,46 +28,69 @@ import (
 	"sync"
 )
 
-// Tracker holds the staging paths in use, so that a signal handler can
-// remove them before the process exits.
+// Tracker holds the output folders being written, so that a signal
+// handler can remove their staging folders before the process exits.
 type Tracker struct {
-	mu    sync.Mutex
-	paths map[string]struct{}
+	mu      sync.Mutex
+	targets map[string]int
+	// closing is set by RemoveAll: no staging folder is made after it.
+	closing bool
 }
 
-func (t *Tracker) add(p string) {
+// mkdirTemp makes a staging folder unless the process is being stopped.
+func (t *Tracker) mkdirTemp(parent, pattern string) (string, error) {
+	if t == nil {
+		return os.MkdirTemp(parent, pattern)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closing {
+		return "", errors.New("stopped by a signal")
+	}
+	return os.MkdirTemp(parent, pattern)
+}
+
+func (t *Tracker) add(dir string) {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.paths == nil {
-		t.paths = map[string]struct{}{}
+	if t.targets == nil {
+		t.targets = map[string]int{}
 	}
-	t.paths[p] = struct{}{}
+	t.targets[dir]++
 }
 
-func (t *Tracker) done(p string) {
+func (t *Tracker) done(dir string) {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.paths, p)
+	if t.targets[dir]--; t.targets[dir] <= 0 {
+		delete(t.targets, dir)
+	}
 }
 
-// RemoveAll removes every staging path still in use; a signal handler
-// calls it before exiting.
+// RemoveAll removes the staging folders of every output folder being
+// written; a signal handler calls it before exiting. The writer may still
+// be adding files while it runs, so each removal is tried a few times.
 func (t *Tracker) RemoveAll() {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for p := range t.paths {
-		os.RemoveAll(p)
+	t.closing = true
+	for dir := range t.targets {
+		for try := 0; try < 20; try++ {
+			if removeStale(filepath.Dir(dir), filepath.Base(dir)) {
+				break
+			}
+		}
 	}
-	t.paths = nil
+	t.targets = nil
 }
 
 // Error is a failure to write the folder: the environment's (disk full,
@@ -143,12 +166,14 @@ func Write(dir string, o Options, fill func(staging string) error) error {
 		return &Error{dir, err}
 	}
 	removeStale(parent, base)
-	staging, err := os.MkdirTemp(parent, "."+base+stagingInfix)
+	// Tracked before the staging folder exists, so that a signal at any
+	// point finds it.
+	o.Tracker.add(dir)
+	defer o.Tracker.done(dir)
+	staging, err := o.Tracker.mkdirTemp(parent, "."+base+stagingInfix)
 	if err != nil {
 		return &Error{dir, err}
 	}
-	o.Tracker.add(staging)
-	defer o.Tracker.done(staging)
 	if err := os.Chmod(staging, 0o755); err != nil {
 		os.RemoveAll(staging)
 		return &Error{dir, err}
@@ -192,11 +217,12 @@ func swap(staging, dir string) error {
 }
 
 // removeStale removes staging folders of base left in parent by runs that
-// were killed before they could clean up.
-func removeStale(parent, base string) {
+// were killed before they could clean up; it reports whether none is
+// left.
+func removeStale(parent, base string) bool {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return
+		return true
 	}
 	var stale []string
 	prefix := "." + base + stagingInfix
@@ -206,7 +232,11 @@ func removeStale(parent, base string) {
 		}
 	}
 	sort.Strings(stale)
+	clean := true
 	for _, p := range stale {
-		os.RemoveAll(p)
+		if os.RemoveAll(p) != nil {
+			clean = false
+		}
 	}
+	return clean
 }

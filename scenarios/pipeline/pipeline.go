@@ -218,7 +218,9 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 			if err != nil {
 				return nil, fmt.Errorf("variant %s: %w", name, err)
 			}
-			main.Summary.Variants = append(main.Summary.Variants, reports.Figures(name, vr.Summary))
+			f := reports.Figures(name, vr.Summary)
+			reports.PairWithBase(&f, &main.Summary.Variants[0], vr.Result, main.Result)
+			main.Summary.Variants = append(main.Summary.Variants, f)
 			out.Variants = append(out.Variants, *vr)
 		}
 		out.Main.Summary = main.Summary
