@@ -153,6 +153,13 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			Tables: []htmlTable{{Header: spotHeader(), Rows: spotRows(sc)}},
 			Notes:  nonEmpty(sameWorkText(sc), pairedText(sc.Paired), censoredNote)})
 	}
+	for i := range s.SpotSensitivity {
+		c := &s.SpotSensitivity[i]
+		add(htmlSection{Title: "Spot savings against the interruption rate: " + c.Run,
+			Intro:  "What spot saves for the same completed work, against the same workload all on-demand, when every spot node is interrupted at each mean time between interruptions.",
+			Tables: []htmlTable{{Header: spotCurveHeader(), Rows: spotCurveRows(c)}},
+			Notes:  []string{spotCurveText(c)}})
+	}
 	if len(s.Training) > 0 {
 		add(htmlSection{Title: "Distributed training", Intro: "Each training job's step: compute plus the all-reduce of its gradients, limited by the fabric shown.",
 			Tables: []htmlTable{{Header: trainingHeader(), Rows: trainingRows(s)}}})

@@ -64,6 +64,9 @@ type Summary struct {
 	// SpotVsOnDemand compares the run with the same run on on-demand
 	// nodes only, when the run used spot.
 	SpotVsOnDemand *SpotComparison `json:"spotVsOnDemand,omitempty"`
+	// SpotSensitivity is, for each run that buys spot (the scenario as
+	// given or a variant), what spot saves at each interruption rate.
+	SpotSensitivity []SpotCurve `json:"spotSensitivity,omitempty"`
 	// Admission is each Kueue ClusterQueue's record, with a policy.
 	Admission []AdmissionLine `json:"admission,omitempty"`
 	// FairSharing lists the fair-sharing preemption strategies when

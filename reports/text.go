@@ -331,6 +331,12 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 			fmt.Fprintf(w, "%s\n\n", pairedText(sc.Paired))
 		}
 	}
+	for i := range s.SpotSensitivity {
+		c := &s.SpotSensitivity[i]
+		fmt.Fprintf(w, "## Spot savings against the interruption rate: %s\n\n", c.Run)
+		mdTable(w, spotCurveHeader(), spotCurveRows(c))
+		fmt.Fprintf(w, "%s\n\n", spotCurveText(c))
+	}
 }
 
 func header(s *Summary) []string {
@@ -518,6 +524,9 @@ func WriteTable(w io.Writer, s *Summary) error {
 		if sc.Paired != nil {
 			fmt.Fprintf(w, "%s\n", pairedText(sc.Paired))
 		}
+	}
+	for i := range s.SpotSensitivity {
+		fmt.Fprintf(w, "\nSpot break-even: %s\n", spotCurveText(&s.SpotSensitivity[i]))
 	}
 	list("Why jobs waited (first reason, jobs):", s.PendingReasons)
 	list("Still pending at the end (jobs):", s.PendingAtEnd)

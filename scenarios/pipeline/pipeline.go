@@ -35,6 +35,8 @@ type Options struct {
 	NoVariants bool
 	// NoSpotTwin skips the all-on-demand comparison run.
 	NoSpotTwin bool
+	// NoSensitivity skips the spot-savings curve over interruption rates.
+	NoSensitivity bool
 }
 
 // Run is one simulated run: its result and its summary.
@@ -207,6 +209,10 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{Main: *main}
+	spotRuns := []namedScenario{}
+	if sc.UsesSpot() {
+		spotRuns = append(spotRuns, namedScenario{nameOr(o.Variant, "as given"), sc})
+	}
 	if o.Variant == "" && !o.NoVariants && len(base.Spec.Variants) > 0 {
 		main.Summary.Variants = []reports.RunFigures{reports.Figures("(as given)", main.Summary)}
 		for _, name := range base.VariantNames() {
@@ -217,6 +223,9 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 			vr, err := One(v, o, name, true)
 			if err != nil {
 				return nil, fmt.Errorf("variant %s: %w", name, err)
+			}
+			if v.UsesSpot() {
+				spotRuns = append(spotRuns, namedScenario{name, v})
 			}
 			f := reports.Figures(name, vr.Summary)
 			reports.PairWithBase(&f, &main.Summary.Variants[0], vr.Result, main.Result)
@@ -236,5 +245,26 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		}
 		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, twin.Summary, out.Main.Result, twin.Result)
 	}
+	if !o.NoSensitivity {
+		for _, r := range spotRuns {
+			curve, err := SpotSensitivity(r.name, r.sc, o, reports.SpotMTBFGrid())
+			if err != nil {
+				return nil, fmt.Errorf("the spot sensitivity of %s: %w", r.name, err)
+			}
+			out.Main.Summary.SpotSensitivity = append(out.Main.Summary.SpotSensitivity, *curve)
+		}
+	}
 	return out, nil
+}
+
+type namedScenario struct {
+	name string
+	sc   *scenarios.Scenario
+}
+
+func nameOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -1,0 +1,70 @@
+package pipeline
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/reports"
+)
+
+// The break-even MTBF the report gives (interpolated on its 16-point
+// grid) against a bisection over full runs: the MTBF, between 15 minutes
+// and a year, at which spot's saving for the same work crosses zero,
+// bisected in log MTBF to a factor of 1.05. They agree within one step of
+// the grid (a factor of about 1.8).
+func TestSpotBreakEvenAgainstBisection(t *testing.T) {
+	sc := load(t, "../examples/spot-what-if.yaml")
+	v, err := sc.Variant("all-spot-tight")
+	require.NoError(t, err)
+	o := Options{}
+	grid := reports.SpotMTBFGrid()
+	curve, err := SpotSensitivity("all-spot-tight", v, o, grid)
+	require.NoError(t, err)
+	require.Greater(t, curve.BreakEvenHours, 0.0, "spot stops paying somewhere on the curve")
+
+	saving := func(h float64) float64 {
+		var p reports.SpotPoint
+		require.NoError(t, spotPoint(v, o, "bisect", time.Duration(h*float64(time.Hour)).Round(time.Second), curve.OnDemand.CostPerUsefulGPUHour, &p))
+		return p.SavingPct
+	}
+	lo, hi := grid[0].Hours(), grid[len(grid)-1].Hours()
+	require.Less(t, saving(lo), 0.0)
+	require.Greater(t, saving(hi), 0.0)
+	for hi/lo > 1.05 {
+		mid := math.Sqrt(lo * hi)
+		if saving(mid) < 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	bisect := math.Sqrt(lo * hi)
+	step := grid[1].Hours() / grid[0].Hours()
+	ratio := curve.BreakEvenHours / bisect
+	require.True(t, ratio < step && ratio > 1/step, "grid break-even %.3f h, bisection %.3f h, grid step x%.2f", curve.BreakEvenHours, bisect, step)
+	t.Logf("break-even MTBF: grid %.3f h, bisection %.3f h", curve.BreakEvenHours, bisect)
+
+	// The curve runs on every core; its points do not depend on how many.
+	again, err := SpotSensitivity("all-spot-tight", v, o, grid[:4])
+	require.NoError(t, err)
+	require.Equal(t, curve.Points[:4], again.Points)
+}
+
+// WithSpotMTBF sets every spot pool's interruptions and nothing else.
+func TestWithSpotMTBF(t *testing.T) {
+	sc := load(t, "../examples/spot-what-if.yaml")
+	v, err := sc.Variant("mix-tight")
+	require.NoError(t, err)
+	w, err := v.WithSpotMTBF(90 * time.Minute)
+	require.NoError(t, err)
+	for i, p := range w.Spec.Cluster.Pools {
+		if p.CapacityType == "spot" {
+			require.Equal(t, 90*time.Minute, p.Interruptions.MTBF.Duration)
+		} else {
+			require.Equal(t, v.Spec.Cluster.Pools[i].Interruptions, p.Interruptions)
+		}
+	}
+}
