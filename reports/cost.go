@@ -19,6 +19,11 @@ type Pricing struct {
 	CPUMemory models.CPUMemoryRates
 	// Sources describe the price catalog.
 	Sources []string
+	// IdleDistribution is how the showback spreads idle cost over teams
+	// (IdleByAllocation, the default, or IdleEven); Budgets are USD per
+	// team (queue) for 30 days, prorated to the run.
+	IdleDistribution string
+	Budgets          map[string]float64
 }
 
 // PoolPricing is one pool's node price and how it was found.
@@ -64,6 +69,8 @@ type CostSummary struct {
 	ByQueue            []CostLine `json:"byQueue"`
 	// Unpriced lists pools with no price: their cost is not counted.
 	Unpriced []string `json:"unpriced,omitempty"`
+	// Showback is the bill shown back to teams, idle cost included.
+	Showback *Showback `json:"showback,omitempty"`
 	// GPURates is the effective price of a GPU-hour each pool's split
 	// used, by GPU model and capacity type.
 	GPURates []GPURate `json:"gpuRates,omitempty"`
@@ -281,6 +288,12 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 	cs.LostCost, cs.CheckpointCost = round(cs.LostCost, 4), round(cs.CheckpointCost, 4)
 	cs.LostGPUHours, cs.CheckpointGPUHours = round(cs.LostGPUHours, 4), round(cs.CheckpointGPUHours, 4)
 	cs.UsefulGPUHours, cs.CostPerUsefulGPUHour = round(cs.UsefulGPUHours, 4), round(cs.CostPerUsefulGPUHour, 4)
+	budgets := map[string]float64{}
+	for t, b := range pr.Budgets {
+		budgets[t] = round(b*float64(res.End)/float64(30*24*sim.Hour), 2)
+	}
+	// The rule was checked when the scenario was read.
+	cs.Showback, _ = ShowbackOf(cs, pr.IdleDistribution, budgets)
 	return cs
 }
 

@@ -143,6 +143,10 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			sec.Notes = append(sec.Notes, "No price, not counted: "+strings.Join(c.Unpriced, ", "))
 		}
 		sec.Notes = append(sec.Notes, c.Model+".")
+		if sb := c.Showback; sb != nil && len(sb.Teams) > 0 {
+			sec.Tables = append(sec.Tables, htmlTable{Caption: "Showback by team (queue), the whole bill", Header: showbackHeader(sb), Rows: showbackRows(sb)})
+			sec.Notes = append(sec.Notes, showbackText(sb))
+		}
 		if len(c.GPURates) > 0 {
 			sec.Tables = append(sec.Tables, htmlTable{Caption: "Effective GPU-hour price", Header: gpuRateHeader(), Rows: gpuRateRows(c)})
 		}
@@ -150,7 +154,7 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		add(htmlSection{Title: "Spot against on-demand", Intro: "The same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).",
-			Tables: []htmlTable{{Header: spotHeader(), Rows: spotRows(sc)}},
+			Tables: []htmlTable{{Header: spotHeader(), Rows: spotRows(sc)}, {Caption: "Each team's showback with spot and all on-demand", Header: teamSpotHeader(), Rows: teamSpotRows(sc)}},
 			Notes:  nonEmpty(sameWorkText(sc), pairedText(sc.Paired), censoredNote)})
 	}
 	for i := range s.SpotSensitivity {

@@ -512,6 +512,16 @@ type SpotComparison struct {
 	SameWorkSavingsPct float64 `json:"sameWorkSavingsPct"`
 	// Paired compares the runs' completion times job by job (spot first).
 	Paired *PairedJCT `json:"paired,omitempty"`
+	// ByTeam is each team's showback in both runs: the effect of spot on
+	// each team.
+	ByTeam []TeamSpot `json:"byTeam,omitempty"`
+}
+
+// TeamSpot is one team's showback with spot and all on-demand.
+type TeamSpot struct {
+	Team     string  `json:"team"`
+	Spot     float64 `json:"spot"`
+	OnDemand float64 `json:"onDemand"`
 }
 
 // RunFigures are the headline figures of one run, for comparisons.
@@ -582,6 +592,15 @@ func CompareSpot(spot, onDemand *Summary, spotRes, onDemandRes *sim.Result) *Spo
 	}
 	if spotRes != nil && onDemandRes != nil {
 		c.Paired = PairJCT(spotRes, onDemandRes)
+	}
+	if spot.Cost != nil && onDemand.Cost != nil && spot.Cost.Showback != nil && onDemand.Cost.Showback != nil {
+		od := map[string]float64{}
+		for _, t := range onDemand.Cost.Showback.Teams {
+			od[t.Team] = t.Total
+		}
+		for _, t := range spot.Cost.Showback.Teams {
+			c.ByTeam = append(c.ByTeam, TeamSpot{Team: t.Team, Spot: t.Total, OnDemand: od[t.Team]})
+		}
 	}
 	return c
 }

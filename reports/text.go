@@ -115,6 +115,22 @@ func reasonRows(rc []ReasonCount, limit int) [][]string {
 	return rows
 }
 
+func teamSpotHeader() []string {
+	return []string{"team", "with spot", "all on-demand", "change"}
+}
+
+func teamSpotRows(sc *SpotComparison) [][]string {
+	var rows [][]string
+	for _, t := range sc.ByTeam {
+		ch := ""
+		if t.OnDemand > 0 {
+			ch = fmt.Sprintf("%+.1f%%", 100*(t.Spot-t.OnDemand)/t.OnDemand)
+		}
+		rows = append(rows, []string{t.Team, Money(t.Spot), Money(t.OnDemand), ch})
+	}
+	return rows
+}
+
 func gpuRateHeader() []string {
 	return []string{"pool", "GPU", "capacity", "$/node-h", "$/GPU-h", "GPUs' share of the node"}
 }
@@ -295,6 +311,11 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		}
 		fmt.Fprintf(w, "By queue (what its pods paid):\n\n")
 		mdTable(w, []string{"queue", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByQueue))
+		if sb := c.Showback; sb != nil && len(sb.Teams) > 0 {
+			fmt.Fprintf(w, "Showback by team (queue), the whole bill:\n\n")
+			mdTable(w, showbackHeader(sb), showbackRows(sb))
+			fmt.Fprintf(w, "%s\n\n", showbackText(sb))
+		}
 		for _, p := range c.ByPool {
 			if p.PriceBasis != "" {
 				fmt.Fprintf(w, "- %s: %s\n", p.Name, p.PriceBasis)
@@ -327,6 +348,10 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		mdTable(w, spotHeader(), spotRows(sc))
 		fmt.Fprintf(w, "%s\n\n", censoredNote)
 		fmt.Fprintf(w, "%s\n\n", sameWorkText(sc))
+		if len(sc.ByTeam) > 0 {
+			fmt.Fprintf(w, "Each team's showback with spot and all on-demand:\n\n")
+			mdTable(w, teamSpotHeader(), teamSpotRows(sc))
+		}
 		if sc.Paired != nil {
 			fmt.Fprintf(w, "%s\n\n", pairedText(sc.Paired))
 		}

@@ -104,7 +104,7 @@ func WriteDir(dir string, res *sim.Result, s *Summary) error {
 		name string
 		fn   func(io.Writer) error
 	}{
-		{FileJobs, func(w io.Writer) error { return WriteJobsCSV(w, res, s.pricing) }},
+		{FileJobs, func(w io.Writer) error { return WriteJobsCSV(w, res, s.pricing, showbackOf(s)) }},
 		{FileTimeline, func(w io.Writer) error { return WriteTimelineCSV(w, res) }},
 		{FileReport, func(w io.Writer) error { return WriteMarkdown(w, s) }},
 		{FileNodes, func(w io.Writer) error { return WriteNodesCSV(w, res) }},
@@ -140,7 +140,14 @@ func JobsHeader() []string {
 	return []string{"id", "name", "queue", "priority", "replicas", "pods_bound", "gpus_per_pod", "cpu_milli", "memory_mib",
 		"submit_s", "start_s", "end_s", "wait_s", "jct_s", "duration_s", "outcome", "pool", "gpu_hours", "wait_reason", "diagnosis",
 		"attempts", "disruptions", "lost_s", "checkpoint_s", "cost_usd", "lost_cost_usd",
-		"step_s", "comm_s", "fabric", "nodes_spanned", "admitted_s", "admission_wait_s", "preemptions"}
+		"step_s", "comm_s", "fabric", "nodes_spanned", "admitted_s", "admission_wait_s", "preemptions", "showback_usd"}
+}
+
+func showbackOf(s *Summary) *Showback {
+	if s.Cost == nil {
+		return nil
+	}
+	return s.Cost.Showback
 }
 
 func msText(ms sim.Time) string {
@@ -151,11 +158,21 @@ func msText(ms sim.Time) string {
 }
 
 // WriteJobsCSV writes one row per job; with pricing, its cost (else the
-// cost columns are empty).
-func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing) error {
+// cost columns are empty) and, with a showback, its cost with its share
+// of its team's idle cost (what it paid times its team's showback over
+// what the team's pods paid).
+func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing, sb *Showback) error {
 	var cost, lost []float64
 	if pr != nil {
 		cost, lost = JobCosts(res, pr)
+	}
+	factor := map[string]float64{}
+	if sb != nil {
+		for _, t := range sb.Teams {
+			if t.Allocated > 0 {
+				factor[t.Team] = t.Total / t.Allocated
+			}
+		}
 	}
 	money := func(v []float64, i int) string {
 		if v == nil {
@@ -196,6 +213,11 @@ func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing) error {
 			row = append(row, "", "", "", "")
 		}
 		row = append(row, msText(j.Admitted), msText(j.AdmissionWait()), strconv.Itoa(int(j.Preemptions)))
+		if sb != nil && cost != nil {
+			row = append(row, strconv.FormatFloat(cost[i]*factor[j.Queue], 'f', 4, 64))
+		} else {
+			row = append(row, "")
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

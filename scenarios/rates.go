@@ -148,3 +148,20 @@ func (s *Scenario) OnDemandPriceOf(pool string) float64 {
 	}
 	return 0
 }
+
+// Showback is the scenario's idle-distribution rule and budgets
+// (spec.pricing), checked.
+func (s *Scenario) Showback() (string, map[string]float64, error) {
+	p := &s.Spec.Pricing
+	switch p.IdleDistribution {
+	case "", "allocation", "even":
+	default:
+		return "", nil, s.errAt("spec.pricing.idleDistribution", "%s is not a rule (allocation, even)", Quote(p.IdleDistribution))
+	}
+	for team, b := range p.Budgets {
+		if !(b >= 0) || math.IsInf(b, 0) {
+			return "", nil, s.errAt("spec.pricing.budgets."+team, "a budget is a non-negative number of USD, got %v", b)
+		}
+	}
+	return p.IdleDistribution, p.Budgets, nil
+}

@@ -118,6 +118,13 @@ type PricingSpec struct {
 	// and a GiB-hour cost on the provider's GPU-less instances (default:
 	// fitted over AWS's c7i, m7i and r7i on-demand prices).
 	CPUMemoryRates *BaseRatesSpec `json:"cpuMemoryRates,omitempty"`
+	// IdleDistribution is how the showback spreads idle cost over the
+	// teams (queues): allocation (in proportion to what their pods paid,
+	// the default) or even.
+	IdleDistribution string `json:"idleDistribution,omitempty"`
+	// Budgets are USD per team (queue) for 30 days, prorated to the run,
+	// shown beside each team's showback.
+	Budgets map[string]float64 `json:"budgets,omitempty"`
 }
 
 // BaseRatesSpec are USD per GPU-hour, vCPU-hour and GiB-hour, as ratios.

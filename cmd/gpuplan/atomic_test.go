@@ -136,8 +136,10 @@ func TestKilledRunLeavesOldOrNewFolderWhole(t *testing.T) {
 		}
 		if sig == syscall.SIGTERM {
 			// SIGTERM cleans up at once; exit 143 unless it had finished.
+			// (-1: the signal came before the handler was installed, at
+			// start-up, before any folder was made.)
 			if err != nil {
-				require.Equal(t, 143, c.ProcessState.ExitCode())
+				require.Contains(t, []int{143, -1}, c.ProcessState.ExitCode())
 			}
 			require.Empty(t, staging(t, root), "SIGTERM left a staging folder")
 		}

@@ -61,6 +61,12 @@ func TestCostReportByHand(t *testing.T) {
 	require.Equal(t, 80.0, sv.OnDemand.Cost)
 	require.Equal(t, 28.0, sv.Savings)
 	require.Equal(t, 35.0, sv.SavingsPct)
+	// Each team's showback with spot and all on-demand. All on-demand both
+	// nodes cost $10/h ($80): train still pays $10; web holds 1 GPU, 4
+	// vCPUs and 16 GiB of a $10 node for 1 h: 2 + 0.25 + 0.25 = $2.50.
+	// Idle $80 - $12.50 = $67.50, shared 10 : 2.5: train $54, web $13.50;
+	// showback train $64, web $16.
+	require.Equal(t, []reports.TeamSpot{{Team: "train", Spot: 48.37, OnDemand: 64}, {Team: "web", Spot: 3.63, OnDemand: 16}}, sv.ByTeam)
 
 	// jobs.csv carries each job's cost.
 	rows := readCSV(t, dir, "jobs.csv")
@@ -71,6 +77,19 @@ func TestCostReportByHand(t *testing.T) {
 	require.Contains(t, col, "cost_usd")
 	require.Equal(t, "10.0000", rows[1][col["cost_usd"]])
 	require.Equal(t, "0.7500", rows[2][col["cost_usd"]])
+
+	// The showback: idle cost by allocation share (reports' showback test
+	// works it out): train $48.37, web $3.63, the whole $52 bill; each
+	// job's row carries its team's.
+	sb := c.Showback
+	require.NotNil(t, sb)
+	require.Equal(t, "allocation", sb.IdleDistribution)
+	require.Equal(t, []reports.TeamCost{
+		{Team: "train", Allocated: 10, IdleShare: 38.37, Total: 48.37},
+		{Team: "web", Allocated: 0.75, IdleShare: 2.88, Total: 3.63},
+	}, sb.Teams)
+	require.Equal(t, "48.3700", rows[1][col["showback_usd"]])
+	require.Equal(t, "3.6300", rows[2][col["showback_usd"]])
 }
 
 func readCSV(t *testing.T, dir, name string) [][]string {

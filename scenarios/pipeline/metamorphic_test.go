@@ -131,7 +131,7 @@ spec:
 var moneyKeys = map[string]bool{
 	"total": true, "allocated": true, "idle": true, "idleGPU": true, "costPerUsefulGPUHour": true,
 	"lostCost": true, "checkpointCost": true, "pricePerHour": true, "cost": true, "idleCost": true, "savings": true,
-	"nodePricePerHour": true, "perGPUHour": true,
+	"nodePricePerHour": true, "perGPUHour": true, "idleShare": true, "spot": true, "onDemand": true, "budget": true,
 }
 
 // scaled checks b against a: money scaled by k to the cent, everything
@@ -149,7 +149,9 @@ func scaled(t *testing.T, path string, a, b any, k float64) {
 				continue // words, quoting the CPU and memory rates
 			}
 			if f, isNum := x.(float64); isNum && moneyKeys[key] {
-				require.InDelta(t, k*f, y.(float64), 0.005+1e-9*math.Abs(k*f), "%s.%s: $%.4f x %g", path, key, f, k)
+				// Each figure is rounded (to 1/10,000 of a dollar, the
+				// showback to the cent) before and after scaling.
+				require.InDelta(t, k*f, y.(float64), 0.005*(1+k)+1e-9*math.Abs(k*f), "%s.%s: $%.4f x %g", path, key, f, k)
 				continue
 			}
 			scaled(t, path+"."+key, x, y, k)

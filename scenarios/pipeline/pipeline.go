@@ -123,6 +123,11 @@ func One(sc *scenarios.Scenario, o Options, name string, progress bool) (*Run, e
 // (pricing.split: opencost keeps OpenCost's base-rate ratio).
 func pricing(sc *scenarios.Scenario, built *scenarios.Built, res *sim.Result) (*reports.Pricing, error) {
 	pr := &reports.Pricing{BaseRates: built.BaseRates, Sources: built.PriceSources}
+	rule, budgets, err := sc.Showback()
+	if err != nil {
+		return nil, err
+	}
+	pr.IdleDistribution, pr.Budgets = rule, budgets
 	opencost, err := sc.OpenCostSplit()
 	if err != nil {
 		return nil, err
