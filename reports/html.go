@@ -35,12 +35,16 @@ type htmlPlot struct {
 }
 
 type htmlPage struct {
-	Title    string
-	Header   []string
-	KPIs     []htmlKPI
-	Plots    []htmlPlot
-	Sections []htmlSection
-	Engine   string
+	Title  string
+	Header []string
+	// Lead is what the page opens with: for a scenario with variants, the
+	// comparison (its chart and tables).
+	LeadPlots []htmlPlot
+	Lead      []htmlSection
+	KPIs      []htmlKPI
+	Plots     []htmlPlot
+	Sections  []htmlSection
+	Engine    string
 }
 
 // WriteHTML writes the report as one self-contained HTML file: the
@@ -71,6 +75,11 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 		}
 	}
 	for _, p := range plots {
+		if p.Name == "compare" {
+			pg.LeadPlots = append(pg.LeadPlots, htmlPlot{Name: p.Name, Title: p.Title,
+				PNG: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(p.PNG))})
+			continue
+		}
 		pg.Plots = append(pg.Plots, htmlPlot{Name: p.Name, Title: p.Title,
 			PNG: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(p.PNG))})
 	}
@@ -169,10 +178,15 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			Tables: []htmlTable{{Header: trainingHeader(), Rows: trainingRows(s)}}})
 	}
 	if len(s.Variants) > 0 {
-		add(htmlSection{Title: "What-if variants", Intro: "The scenario as given and each of its variants, same seed and workload.",
+		// The page opens with the comparison.
+		pg.Lead = append(pg.Lead, htmlSection{Title: "What-if variants compared", Intro: "The scenario as given and each of its variants, same seed and workload. The rest of the page is the scenario as given.",
 			Tables: []htmlTable{{Header: variantHeaderFor(s.Variants), Rows: variantRows(s.Variants)},
 				{Caption: "Like for like against the scenario as given: jobs both runs completed, cost for the same work", Header: pairedHeader(), Rows: pairedRows(s.Variants)}},
 			Notes: []string{censoredNote}})
+		for i := range s.SpotSensitivity {
+			c := &s.SpotSensitivity[i]
+			pg.Lead[0].Notes = append(pg.Lead[0].Notes, "Spot break-even: "+spotCurveText(c))
+		}
 	}
 	sched := htmlSection{Title: "Scheduler", Intro: fmt.Sprintf("Queue policy %s, backfill %v.", s.Scheduler.Policy, s.Scheduler.Backfill)}
 	points := make([]string, 0, len(s.Scheduler.Plugins))

@@ -111,6 +111,25 @@ func Plots(res *sim.Result, s *Summary) ([]Plot, error) {
 			return nil, err
 		}
 	}
+	for _, extra := range []struct {
+		name, title string
+		make        func() (*plot.Plot, error)
+	}{
+		{"compare", "What-if variants: cost against p95 wait", func() (*plot.Plot, error) { return comparePlot(s) }},
+		{"cost-time", "Cost so far per pool", func() (*plot.Plot, error) { return costTimePlot(res, s) }},
+		{"team-cost", "Cost by team", func() (*plot.Plot, error) { return teamCostPlot(s) }},
+	} {
+		p, err := extra.make()
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			continue
+		}
+		if err := add(extra.name, extra.title, p); err != nil {
+			return nil, err
+		}
+	}
 	if s.Cost != nil && len(s.Cost.ByPool) > 0 {
 		p, err := costPlot(s.Cost)
 		if err != nil {
@@ -148,16 +167,17 @@ func line(xy plotter.XYs, c color.Color, dashed bool) (*plotter.Line, error) {
 	return l, nil
 }
 
-// steps turns per-bucket means into a step line over hours.
-func steps(tl *sim.Timeline, end sim.Time, v func(i int) float64) plotter.XYs {
+// steps turns per-bucket means into a step line over hours (div 1) or
+// days (div 24).
+func steps(tl *sim.Timeline, end sim.Time, div float64, v func(i int) float64) plotter.XYs {
 	var xy plotter.XYs
 	for i := range tl.PendingJobMs {
 		w := tl.Width(i, end)
 		if w <= 0 {
 			continue
 		}
-		lo := float64(sim.Time(i)*tl.Interval) / 3.6e6
-		hi := lo + float64(w)/3.6e6
+		lo := float64(sim.Time(i)*tl.Interval) / 3.6e6 / div
+		hi := lo + float64(w)/3.6e6/div
 		y := v(i)
 		xy = append(xy, plotter.XY{X: lo, Y: y}, plotter.XY{X: hi, Y: y})
 	}
@@ -166,11 +186,12 @@ func steps(tl *sim.Timeline, end sim.Time, v func(i int) float64) plotter.XYs {
 
 func allocationPlot(res *sim.Result) (*plot.Plot, error) {
 	tl := &res.Timeline
-	p := newPlot("GPUs allocated per pool (dashed: GPUs present)", "simulated time (h)", "GPUs")
+	div, xl := timeAxis(res.End)
+	p := newPlot("GPUs allocated per pool (dashed: GPUs present)", xl, "GPUs")
 	top := 0.0
 	for pi, pool := range res.Pools {
 		c := PlotColor(pi)
-		alloc := steps(tl, res.End, func(i int) float64 {
+		alloc := steps(tl, res.End, div, func(i int) float64 {
 			return float64(tl.Allocated[pi][i]) / 1000 / float64(tl.Width(i, res.End))
 		})
 		l, err := line(alloc, c, false)
@@ -183,7 +204,7 @@ func allocationPlot(res *sim.Result) (*plot.Plot, error) {
 			top = math.Max(top, q.Y)
 		}
 		if tl.Supplied != nil {
-			sup := steps(tl, res.End, func(i int) float64 {
+			sup := steps(tl, res.End, div, func(i int) float64 {
 				return float64(tl.Supplied[pi][i]) / 1000 / float64(tl.Width(i, res.End))
 			})
 			for _, q := range sup {
@@ -203,13 +224,14 @@ func allocationPlot(res *sim.Result) (*plot.Plot, error) {
 
 func queuePlot(res *sim.Result) (*plot.Plot, error) {
 	tl := &res.Timeline
-	p := newPlot("Jobs pending and running (interval means)", "simulated time (h)", "jobs")
+	div, xl := timeAxis(res.End)
+	p := newPlot("Jobs pending and running (interval means)", xl, "jobs")
 	top := 0.0
 	for k, s := range []struct {
 		name string
 		v    []int64
 	}{{"pending", tl.PendingJobMs}, {"running", tl.RunningJobMs}} {
-		xy := steps(tl, res.End, func(i int) float64 { return float64(s.v[i]) / float64(tl.Width(i, res.End)) })
+		xy := steps(tl, res.End, div, func(i int) float64 { return float64(s.v[i]) / float64(tl.Width(i, res.End)) })
 		l, err := line(xy, PlotColor(k), false)
 		if err != nil {
 			return nil, err
@@ -266,13 +288,13 @@ func cdfPlot(res *sim.Result, which string) (*plot.Plot, error) {
 	if len(queues) > maxQueuesPlotted {
 		queues = queues[:maxQueuesPlotted]
 	}
-	title, xl := "Queue wait, started jobs", "wait (s, log scale; under 1 s drawn at 1 s)"
+	title, xl := "Queue wait, started jobs", "wait (log scale; under 1 s drawn at 1 s)"
 	if which == "jct" {
-		title, xl = "Completion time, completed jobs", "submit to end (s, log scale)"
+		title, xl = "Completion time, completed jobs", "submit to end (log scale)"
 	}
 	p := newPlot(title, xl, "fraction of jobs")
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = humanTicks{}
 	lo, hi := all[0], all[0]
 	for _, x := range all {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -361,6 +383,7 @@ func costPlot(c *CostSummary) (*plot.Plot, error) {
 		p.Legend.Add(part.name, b)
 	}
 	p.NominalX(names...)
+	rotateNames(p, len(names))
 	p.Legend.Left = false
 	p.X.Min, p.X.Max = -0.75, float64(len(c.ByPool))-0.25
 	p.Y.Min, p.Y.Max = 0, math.Max(1, top*1.4)

@@ -30,6 +30,6 @@ func TestStepsAreIntervalMeans(t *testing.T) {
 	// Two buckets of an hour, the last cut at 1.5 h: 3 GPUs for the first
 	// hour, 1 GPU for the half hour.
 	tl := &sim.Timeline{Interval: 3600_000, PendingJobMs: []int64{0, 0}}
-	got := steps(tl, 5400_000, func(i int) float64 { return []float64{3, 1}[i] })
+	got := steps(tl, 5400_000, 1, func(i int) float64 { return []float64{3, 1}[i] })
 	assert.Equal(t, plotter.XYs{{X: 0, Y: 3}, {X: 1, Y: 3}, {X: 1, Y: 1}, {X: 1.5, Y: 1}}, got)
 }
