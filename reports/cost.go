@@ -84,7 +84,9 @@ type CostLine struct {
 	CapacityType string  `json:"capacityType,omitempty"`
 	InstanceType string  `json:"instanceType,omitempty"`
 	PricePerHour float64 `json:"pricePerHour,omitempty"`
-	PriceBasis   string  `json:"priceBasis,omitempty"`
+	// OnDemandPricePerHour is a spot pool's on-demand price, when known.
+	OnDemandPricePerHour float64 `json:"onDemandPricePerHour,omitempty"`
+	PriceBasis           string  `json:"priceBasis,omitempty"`
 	NodeHours    float64 `json:"nodeHours,omitempty"`
 	GPUHours     float64 `json:"gpuHours"`
 	Cost         float64 `json:"cost"`
@@ -220,7 +222,7 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 		if pp.PerHour == 0 {
 			cs.Unpriced = append(cs.Unpriced, p.Spec.Name)
 		}
-		l := CostLine{Name: p.Spec.Name, CapacityType: pp.CapacityType, InstanceType: p.Spec.InstanceType,
+		l := CostLine{Name: p.Spec.Name, CapacityType: pp.CapacityType, InstanceType: p.Spec.InstanceType, OnDemandPricePerHour: pp.OnDemandPerHour,
 			PricePerHour: pp.PerHour, PriceBasis: pp.Basis, NodeHours: p.Usage.NodeHours,
 			GPUHours: float64(p.SuppliedMilliMs) / gpuMs}
 		l.Cost = p.Usage.NodeHours * pp.PerHour

@@ -163,14 +163,14 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		add(htmlSection{Title: "Spot against on-demand", Intro: "The same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).",
-			Tables: []htmlTable{{Header: spotHeader(), Rows: spotRows(sc)}, {Caption: "Each team's showback with spot and all on-demand", Header: teamSpotHeader(), Rows: teamSpotRows(sc)}},
+			Tables: []htmlTable{{Header: spotHeader(), Rows: spotRows(sc)}, {Caption: "From the all-on-demand bill to the spot bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(sc.Waterfall)}, {Caption: "Each team's showback with spot and all on-demand", Header: teamSpotHeader(), Rows: teamSpotRows(sc)}},
 			Notes:  nonEmpty(sameWorkText(sc), pairedText(sc.Paired), censoredNote)})
 	}
 	for i := range s.SpotSensitivity {
 		c := &s.SpotSensitivity[i]
 		add(htmlSection{Title: "Spot savings against the interruption rate: " + c.Run,
 			Intro:  "What spot saves for the same completed work, against the same workload all on-demand, when every spot node is interrupted at each mean time between interruptions.",
-			Tables: []htmlTable{{Header: spotCurveHeader(), Rows: spotCurveRows(c)}},
+			Tables: []htmlTable{{Header: spotCurveHeader(), Rows: spotCurveRows(c)}, {Caption: "From the all-on-demand bill to this run's bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(c.Waterfall)}},
 			Notes:  []string{spotCurveText(c)}})
 	}
 	if len(s.Training) > 0 {

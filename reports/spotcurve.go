@@ -17,6 +17,8 @@ type SpotCurve struct {
 	BreakEvenHours float64      `json:"breakEvenMTBFHours"`
 	Note           string       `json:"note"`
 	OnDemand       SpotOnDemand `json:"onDemand"`
+	// Waterfall goes from the all-on-demand bill to this run's spot bill.
+	Waterfall []WaterfallStep `json:"waterfall,omitempty"`
 }
 
 // SpotOnDemand is the all-on-demand run the curve compares with.

@@ -515,6 +515,46 @@ type SpotComparison struct {
 	// ByTeam is each team's showback in both runs: the effect of spot on
 	// each team.
 	ByTeam []TeamSpot `json:"byTeam,omitempty"`
+	// Waterfall goes from the all-on-demand bill to the spot bill.
+	Waterfall []WaterfallStep `json:"waterfall,omitempty"`
+}
+
+// WaterfallStep is one step from the all-on-demand bill to the spot
+// bill: a change (Delta) or a total.
+type WaterfallStep struct {
+	Name  string  `json:"name"`
+	Delta float64 `json:"delta"`
+	Total float64 `json:"total"`
+	// Of marks a part of the spot bill shown beside it, not a step.
+	Of bool `json:"partOfSpotBill,omitempty"`
+}
+
+// SpotWaterfall explains the spot bill from the all-on-demand one: the
+// node-hours each run bought (priced on demand), the spot discount on
+// the spot run's nodes, and, as parts of the spot bill, what went to
+// work lost to interruptions and to checkpoint writes. It needs every
+// spot pool's on-demand price; nil without.
+func SpotWaterfall(spot, od *CostSummary) []WaterfallStep {
+	var atOD float64
+	for _, l := range spot.ByPool {
+		switch {
+		case l.CapacityType != "spot":
+			atOD += l.Cost
+		case l.OnDemandPricePerHour > 0:
+			atOD += l.NodeHours * l.OnDemandPricePerHour
+		case l.NodeHours > 0:
+			return nil
+		}
+	}
+	r := func(x float64) float64 { return round(x, 2) }
+	return []WaterfallStep{
+		{Name: "all on-demand bill", Total: r(od.Total)},
+		{Name: "node-hours bought differ (at on-demand prices)", Delta: r(atOD - od.Total), Total: r(atOD)},
+		{Name: "spot discount", Delta: r(spot.Total - atOD), Total: r(spot.Total)},
+		{Name: "spot bill", Total: r(spot.Total)},
+		{Name: "of which work lost to interruptions", Delta: r(spot.LostCost), Of: true},
+		{Name: "of which checkpoint writes", Delta: r(spot.CheckpointCost), Of: true},
+	}
 }
 
 // TeamSpot is one team's showback with spot and all on-demand.
@@ -592,6 +632,9 @@ func CompareSpot(spot, onDemand *Summary, spotRes, onDemandRes *sim.Result) *Spo
 	}
 	if spotRes != nil && onDemandRes != nil {
 		c.Paired = PairJCT(spotRes, onDemandRes)
+	}
+	if spot.Cost != nil && onDemand.Cost != nil {
+		c.Waterfall = SpotWaterfall(spot.Cost, onDemand.Cost)
 	}
 	if spot.Cost != nil && onDemand.Cost != nil && spot.Cost.Showback != nil && onDemand.Cost.Showback != nil {
 		od := map[string]float64{}

@@ -115,6 +115,25 @@ func reasonRows(rc []ReasonCount, limit int) [][]string {
 	return rows
 }
 
+func waterfallRows(ws []WaterfallStep) [][]string {
+	var rows [][]string
+	for _, s := range ws {
+		switch {
+		case s.Of:
+			rows = append(rows, []string{s.Name, Money(s.Delta), ""})
+		case s.Delta == 0 && (s.Name == "all on-demand bill" || s.Name == "spot bill"):
+			rows = append(rows, []string{s.Name, "", Money(s.Total)})
+		default:
+			sign := "+"
+			if s.Delta < 0 {
+				sign = ""
+			}
+			rows = append(rows, []string{s.Name, sign + Money(s.Delta), Money(s.Total)})
+		}
+	}
+	return rows
+}
+
 func teamSpotHeader() []string {
 	return []string{"team", "with spot", "all on-demand", "change"}
 }
@@ -348,6 +367,10 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		mdTable(w, spotHeader(), spotRows(sc))
 		fmt.Fprintf(w, "%s\n\n", censoredNote)
 		fmt.Fprintf(w, "%s\n\n", sameWorkText(sc))
+		if len(sc.Waterfall) > 0 {
+			fmt.Fprintf(w, "From the all-on-demand bill to the spot bill:\n\n")
+			mdTable(w, []string{"step", "change", "running total"}, waterfallRows(sc.Waterfall))
+		}
 		if len(sc.ByTeam) > 0 {
 			fmt.Fprintf(w, "Each team's showback with spot and all on-demand:\n\n")
 			mdTable(w, teamSpotHeader(), teamSpotRows(sc))
@@ -361,6 +384,10 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		fmt.Fprintf(w, "## Spot savings against the interruption rate: %s\n\n", c.Run)
 		mdTable(w, spotCurveHeader(), spotCurveRows(c))
 		fmt.Fprintf(w, "%s\n\n", spotCurveText(c))
+		if len(c.Waterfall) > 0 {
+			fmt.Fprintf(w, "From the all-on-demand bill to this run's bill:\n\n")
+			mdTable(w, []string{"step", "change", "running total"}, waterfallRows(c.Waterfall))
+		}
 	}
 }
 

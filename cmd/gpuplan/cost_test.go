@@ -66,6 +66,17 @@ func TestCostReportByHand(t *testing.T) {
 	// vCPUs and 16 GiB of a $10 node for 1 h: 2 + 0.25 + 0.25 = $2.50.
 	// Idle $80 - $12.50 = $67.50, shared 10 : 2.5: train $54, web $13.50;
 	// showback train $64, web $16.
+	// The waterfall: the spot node's 4 h at its $10 on-demand price, so
+	// the same node-hours as all on-demand ($80); the spot discount 4 x
+	// ($10 - $3) = $28; the spot bill $52; nothing lost, no checkpoints.
+	require.Equal(t, []reports.WaterfallStep{
+		{Name: "all on-demand bill", Total: 80},
+		{Name: "node-hours bought differ (at on-demand prices)", Delta: 0, Total: 80},
+		{Name: "spot discount", Delta: -28, Total: 52},
+		{Name: "spot bill", Total: 52},
+		{Name: "of which work lost to interruptions", Delta: 0, Of: true},
+		{Name: "of which checkpoint writes", Delta: 0, Of: true},
+	}, sv.Waterfall)
 	require.Equal(t, []reports.TeamSpot{{Team: "train", Spot: 48.37, OnDemand: 64}, {Team: "web", Spot: 3.63, OnDemand: 16}}, sv.ByTeam)
 
 	// jobs.csv carries each job's cost.

@@ -216,7 +216,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	out := &Outcome{Main: *main}
 	spotRuns := []namedScenario{}
 	if sc.UsesSpot() {
-		spotRuns = append(spotRuns, namedScenario{nameOr(o.Variant, "as given"), sc})
+		spotRuns = append(spotRuns, namedScenario{nameOr(o.Variant, "as given"), sc, main.Summary})
 	}
 	if o.Variant == "" && !o.NoVariants && len(base.Spec.Variants) > 0 {
 		main.Summary.Variants = []reports.RunFigures{reports.Figures("(as given)", main.Summary)}
@@ -230,7 +230,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 				return nil, fmt.Errorf("variant %s: %w", name, err)
 			}
 			if v.UsesSpot() {
-				spotRuns = append(spotRuns, namedScenario{name, v})
+				spotRuns = append(spotRuns, namedScenario{name, v, vr.Summary})
 			}
 			f := reports.Figures(name, vr.Summary)
 			reports.PairWithBase(&f, &main.Summary.Variants[0], vr.Result, main.Result)
@@ -252,7 +252,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	}
 	if !o.NoSensitivity {
 		for _, r := range spotRuns {
-			curve, err := SpotSensitivity(r.name, r.sc, o, reports.SpotMTBFGrid())
+			curve, err := SpotSensitivity(r.name, r.sc, o, reports.SpotMTBFGrid(), r.sum)
 			if err != nil {
 				return nil, fmt.Errorf("the spot sensitivity of %s: %w", r.name, err)
 			}
@@ -265,6 +265,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 type namedScenario struct {
 	name string
 	sc   *scenarios.Scenario
+	sum  *reports.Summary
 }
 
 func nameOr(s, def string) string {

@@ -14,7 +14,10 @@ import (
 // of grid, and the same workload all on-demand, and reports what spot
 // saves at each for the same completed work, and the break-even MTBF.
 // The points run on all cores; the result does not depend on how many.
-func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time.Duration) (*reports.SpotCurve, error) {
+//
+// spot, when given, is the run's own summary: the curve then carries the
+// waterfall from the all-on-demand bill to its bill.
+func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time.Duration, spot *reports.Summary) (*reports.SpotCurve, error) {
 	od, err := sc.OnDemandOnly()
 	if err != nil {
 		return nil, err
@@ -53,6 +56,9 @@ func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time
 		}
 	}
 	curve.BreakEvenHours = curve.BreakEven()
+	if spot != nil && spot.Cost != nil && odRun.Summary.Cost != nil {
+		curve.Waterfall = reports.SpotWaterfall(spot.Cost, odRun.Summary.Cost)
+	}
 	return curve, nil
 }
 

@@ -21,7 +21,7 @@ func TestSpotBreakEvenAgainstBisection(t *testing.T) {
 	require.NoError(t, err)
 	o := Options{}
 	grid := reports.SpotMTBFGrid()
-	curve, err := SpotSensitivity("all-spot-tight", v, o, grid)
+	curve, err := SpotSensitivity("all-spot-tight", v, o, grid, nil)
 	require.NoError(t, err)
 	require.Greater(t, curve.BreakEvenHours, 0.0, "spot stops paying somewhere on the curve")
 
@@ -48,7 +48,7 @@ func TestSpotBreakEvenAgainstBisection(t *testing.T) {
 	t.Logf("break-even MTBF: grid %.3f h, bisection %.3f h", curve.BreakEvenHours, bisect)
 
 	// The curve runs on every core; its points do not depend on how many.
-	again, err := SpotSensitivity("all-spot-tight", v, o, grid[:4])
+	again, err := SpotSensitivity("all-spot-tight", v, o, grid[:4], nil)
 	require.NoError(t, err)
 	require.Equal(t, curve.Points[:4], again.Points)
 }
