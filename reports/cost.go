@@ -87,13 +87,13 @@ type CostLine struct {
 	// OnDemandPricePerHour is a spot pool's on-demand price, when known.
 	OnDemandPricePerHour float64 `json:"onDemandPricePerHour,omitempty"`
 	PriceBasis           string  `json:"priceBasis,omitempty"`
-	NodeHours    float64 `json:"nodeHours,omitempty"`
-	GPUHours     float64 `json:"gpuHours"`
-	Cost         float64 `json:"cost"`
-	Allocated    float64 `json:"allocated"`
-	Idle         float64 `json:"idle"`
-	IdleGPU      float64 `json:"idleGPU"`
-	LostCost     float64 `json:"lostCost"`
+	NodeHours            float64 `json:"nodeHours,omitempty"`
+	GPUHours             float64 `json:"gpuHours"`
+	Cost                 float64 `json:"cost"`
+	Allocated            float64 `json:"allocated"`
+	Idle                 float64 `json:"idle"`
+	IdleGPU              float64 `json:"idleGPU"`
+	LostCost             float64 `json:"lostCost"`
 }
 
 // GPURate is the price of one GPU-hour in a pool, after the split.

@@ -132,6 +132,7 @@ var moneyKeys = map[string]bool{
 	"total": true, "allocated": true, "idle": true, "idleGPU": true, "costPerUsefulGPUHour": true,
 	"lostCost": true, "checkpointCost": true, "pricePerHour": true, "cost": true, "idleCost": true, "savings": true,
 	"nodePricePerHour": true, "perGPUHour": true, "idleShare": true, "spot": true, "onDemand": true, "budget": true,
+	"onDemandPricePerHour": true, "delta": true,
 }
 
 // scaled checks b against a: money scaled by k to the cent, everything
