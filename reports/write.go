@@ -112,11 +112,12 @@ func WriteDir(dir string, res *sim.Result, s *Summary) error {
 		{FileMetricsCSV, func(w io.Writer) error { return WriteMetricsCSV(w, s.start, times, fams) }},
 		{FileMetricsProm, func(w io.Writer) error { return WritePrometheus(w, s.start, times, fams) }},
 		{FileMetricsOpenMetrics, func(w io.Writer) error { return WriteOpenMetrics(w, s.start, times, fams) }},
+		{FileFOCUS, func(w io.Writer) error { return WriteFOCUS(w, res, s) }},
 		// summary.json last: its presence says the rest is complete.
 		{FileSummary, func(w io.Writer) error { return WriteJSON(w, s) }},
 	}
 	for _, st := range steps {
-		if st.name == FileNodes && res.Nodes == nil {
+		if st.name == FileNodes && res.Nodes == nil || st.name == FileFOCUS && s.Cost == nil {
 			continue
 		}
 		if err := writeFile(filepath.Join(dir, st.name), st.fn); err != nil {

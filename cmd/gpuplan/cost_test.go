@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/reports/focus"
 )
 
 // Every line of the FinOps report of testdata/cost-two-nodes.yaml, by hand.
@@ -148,5 +149,45 @@ func TestSpotWhatIfExample(t *testing.T) {
 		vs := readSummary(t, dir+"/variants/"+v)
 		require.Equal(t, "spot-what-if/"+v, vs.Scenario.Name)
 		require.NotNil(t, vs.Cost)
+	}
+}
+
+// The FOCUS export of the default scenario reads back against the
+// specification's columns and types (reports/focus checks every
+// Mandatory column, the types, the allowed values) and adds up to the
+// report's total; spot nodes are Dynamic pricing.
+func TestFOCUSExportReadsBackAndAddsUp(t *testing.T) {
+	for _, c := range []struct{ args []string }{
+		{[]string{"simulate"}},
+		{[]string{"simulate", "../../scenarios/examples/spot-what-if.yaml", "--variant", "mix-tight"}},
+	} {
+		dir := t.TempDir()
+		code, _, errOut := gpuplan(t, append(c.args, "--out", dir)...)
+		require.Equal(t, 0, code, errOut)
+		f, err := os.Open(filepath.Join(dir, "focus.csv"))
+		require.NoError(t, err)
+		header, rows, err := focus.ReadTable(f)
+		f.Close()
+		require.NoError(t, err)
+		require.NoError(t, focus.Check(header, rows))
+		for _, col := range focus.Spec() {
+			if col.FeatureLevel == "Mandatory" {
+				require.Contains(t, header, col.ID)
+			}
+		}
+		var billed float64
+		categories := map[string]int{}
+		for _, r := range rows {
+			v, err := focus.ParseDecimal(r["BilledCost"])
+			require.NoError(t, err)
+			billed += v
+			categories[r["PricingCategory"]]++
+		}
+		s := readSummary(t, dir)
+		require.InDelta(t, s.Cost.Total, billed, 0.01, "the FOCUS rows add up to the report's total")
+		require.Greater(t, categories["Standard"], 0)
+		if len(c.args) > 1 {
+			require.Greater(t, categories["Dynamic"], 0, "spot nodes are Dynamic pricing")
+		}
 	}
 }

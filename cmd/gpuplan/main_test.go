@@ -78,7 +78,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 		names = append(names, rel)
 		return err
 	}))
-	require.Equal(t, []string{".", "jobs.csv", "metrics.csv", "metrics.om.txt", "metrics.prom", "plots", "plots/allocation.png", "plots/allocation.svg", "plots/cost-time.png", "plots/cost-time.svg", "plots/cost.png", "plots/cost.svg",
+	require.Equal(t, []string{".", "focus.csv", "jobs.csv", "metrics.csv", "metrics.om.txt", "metrics.prom", "plots", "plots/allocation.png", "plots/allocation.svg", "plots/cost-time.png", "plots/cost-time.svg", "plots/cost.png", "plots/cost.svg",
 		"plots/jct-cdf.png", "plots/jct-cdf.svg", "plots/queue.png", "plots/queue.svg", "plots/team-cost.png", "plots/team-cost.svg", "plots/wait-cdf.png", "plots/wait-cdf.svg",
 		"report.html", "report.md", "summary.json", "timeline.csv"}, names)
 }

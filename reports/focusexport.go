@@ -1,0 +1,120 @@
+package reports
+
+import (
+	"io"
+	"strings"
+	"time"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/reports/focus"
+	"gpuplan.dev/gpuplan/sim"
+)
+
+// FileFOCUS is the run's bill in the FinOps Open Cost and Usage
+// Specification's format (FOCUS 1.2), for tools that read real bills.
+const FileFOCUS = "focus.csv"
+
+// FOCUSCharges is a run's bill as FOCUS charges: one row per job and pool
+// it held (what its pods paid, tagged with its team, queue and job), and
+// one idle row per pool (the rest of the pool's cost). They add up to the
+// report's total. Quantities are node-hours (what the job paid over the
+// node's price); list prices are on-demand prices.
+func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
+	pr := s.pricing
+	if pr == nil || s.Cost == nil {
+		return nil
+	}
+	rates := allRates(res, pr)
+	at := func(t sim.Time) time.Time { return s.start.Add(time.Duration(t) * time.Millisecond) }
+	end := at(res.End)
+	base := make([]focus.Charge, len(res.Pools))
+	for i := range res.Pools {
+		p := &res.Pools[i]
+		var pp PoolPricing
+		if i < len(pr.Pools) {
+			pp = pr.Pools[i]
+		}
+		ct := pp.CapacityType
+		if ct == "" {
+			ct = models.OnDemand
+		}
+		list := pp.PerHour
+		if ct == models.Spot && pp.OnDemandPerHour > 0 {
+			list = pp.OnDemandPerHour
+		}
+		it := p.Spec.InstanceType
+		if it == "" {
+			it = "gpuplan-pool/" + p.Spec.Name
+		}
+		base[i] = focus.Charge{Provider: providerOf(p.Spec.InstanceType), Pool: p.Spec.Name, InstanceType: it,
+			CapacityType: ct, GPUModel: p.Spec.GPUModel, UnitPrice: pp.PerHour, ListUnitPrice: list}
+	}
+	charge := func(pool int, cost float64, from, to time.Time) focus.Charge {
+		c := base[pool]
+		c.Start, c.End, c.Cost = from, to, cost
+		if c.UnitPrice > 0 {
+			c.Quantity = cost / c.UnitPrice
+		}
+		c.ListCost = c.Quantity * c.ListUnitPrice
+		return c
+	}
+	var out []focus.Charge
+	alloc := make([]float64, len(res.Pools))
+	for i := range res.Jobs {
+		j := &res.Jobs[i]
+		if j.Start < 0 {
+			continue
+		}
+		to := end
+		if j.End >= 0 {
+			to = at(j.End)
+		}
+		for _, u := range j.Usage {
+			cost := rates[u.Pool].price(u.Held)
+			if cost <= 0 || base[u.Pool].UnitPrice <= 0 {
+				continue
+			}
+			alloc[u.Pool] += cost
+			c := charge(int(u.Pool), cost, at(j.Start), to)
+			c.Team, c.Job = j.Queue, j.Name
+			out = append(out, c)
+		}
+	}
+	for i, l := range s.Cost.ByPool {
+		if i >= len(base) || base[i].UnitPrice <= 0 {
+			continue
+		}
+		cost := l.NodeHours*l.PricePerHour - alloc[i]
+		if cost <= 0 {
+			continue
+		}
+		c := charge(i, cost, s.start, end)
+		c.Idle = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// providerOf names the cloud an instance type belongs to, by the shape of
+// its name ("" when it is none of the three).
+func providerOf(it string) string {
+	switch {
+	case strings.HasPrefix(it, "Standard_"):
+		return "Microsoft Azure"
+	case strings.Contains(it, "."):
+		return "AWS"
+	case strings.Count(it, "-") >= 2:
+		return "Google Cloud"
+	}
+	return ""
+}
+
+// WriteFOCUS writes the run's bill as a FOCUS 1.2 CSV.
+func WriteFOCUS(w io.Writer, res *sim.Result, s *Summary) error {
+	end := s.start.Add(time.Duration(res.End) * time.Millisecond)
+	if end.Truncate(time.Second) != end {
+		end = end.Truncate(time.Second).Add(time.Second)
+	}
+	return focus.Write(w, focus.Options{BillingAccountID: "gpuplan-simulation", BillingAccountName: "gpuplan simulation",
+		Scenario: s.Scenario.Name, BillingStart: s.start, BillingEnd: end}, FOCUSCharges(res, s))
+}
