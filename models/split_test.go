@@ -67,3 +67,14 @@ func TestSplitGPUResidualByHand(t *testing.T) {
 	require.Equal(t, DefaultBaseRates().Split(1, 0, 4, 16), SplitGPUResidual(r, DefaultBaseRates(), 1, 1, 0, 4, 16))
 	require.Equal(t, DefaultBaseRates().Split(0.5, 1, 48, 192), SplitGPUResidual(r, DefaultBaseRates(), 0.5, 0.5, 1, 48, 192))
 }
+
+// The published-measurements preset: a preemption every 1.5 to 4 hours,
+// an MTBF of sqrt(1.5 x 4) = 2.449 h.
+func TestPublishedGPUSpotPreset(t *testing.T) {
+	rate, why, err := SpotBandRate(PublishedGPUPreset)
+	require.NoError(t, err)
+	require.InDelta(t, 1/2.449490, rate, 1e-6)
+	require.Contains(t, why, "NSDI '24")
+	_, _, err = SpotBandRate("published")
+	require.ErrorContains(t, err, `nor "published-gpu-2023"`)
+}

@@ -2,6 +2,8 @@ package reports
 
 import (
 	"fmt"
+
+	"gpuplan.dev/gpuplan/models"
 	"math"
 	"time"
 )
@@ -85,7 +87,7 @@ func spotCurveHeader() []string {
 var PublishedSpotGPU = struct {
 	Source             string
 	MinHours, MaxHours float64
-}{"single-node V100 spot preemptions in SkyPilot's 2023 traces (Wu et al., NSDI '24)", 1.5, 4}
+}{"single-node V100 spot preemptions in SkyPilot's 2023 traces (Wu et al., NSDI '24)", models.PublishedGPUMinHours, models.PublishedGPUMaxHours}
 
 // SavingAt interpolates the curve's saving at an MTBF (log MTBF, linear
 // saving); ok is false outside the curve.
