@@ -61,16 +61,16 @@ const (
 type csvSource struct {
 	*csvTable
 	cols   [numNativeColumns]int // record index of each column, -1 when absent
-	closer func() error
-	row    int
-	order  orderCheck
 	in     interner
 	qty    map[string]int64  // memory quantities seen, in MiB
 	cpuQty map[string]int64  // CPU quantities seen, in millicores
+	gpuQty map[string]int64  // GPU memory quantities seen, in MiB
 	queues map[string]string // one string per queue name
 }
 
-func newCSVSource(file string, r io.Reader, closer func() error) (*csvSource, error) {
+// newCSVSource reads a native CSV trace. Rows a little out of submit
+// order (within ReorderWindow rows) are put back in order.
+func newCSVSource(file string, r io.Reader, closer func() error) (*streamTrace, error) {
 	t, header, err := openCSVTable(file, r, '#', "the trace is empty; it needs a header row ("+strings.Join(NativeColumns(), ",")+")")
 	if err != nil {
 		return nil, err
@@ -81,20 +81,22 @@ func newCSVSource(file string, r io.Reader, closer func() error) (*csvSource, er
 	}
 	for i, h := range header {
 		if !known[h] {
-			return nil, &InputError{File: file, Line: 1, Column: i + 1, Field: h, Msg: fmt.Sprintf("unknown column (known: %s)", strings.Join(NativeColumns(), ", "))}
+			line, _ := t.r.FieldPos(0)
+			_, col := t.r.FieldPos(i)
+			return nil, &InputError{File: file, Line: line, Column: col, Field: colName(h), Msg: fmt.Sprintf("unknown column (known: %s)", strings.Join(NativeColumns(), ", "))}
 		}
 	}
 	if err := t.require("required column is missing", "submit", "duration"); err != nil {
 		return nil, err
 	}
-	src := &csvSource{csvTable: t, closer: closer, in: interner{}, qty: map[string]int64{}, cpuQty: map[string]int64{}, queues: map[string]string{}}
+	src := &csvSource{csvTable: t, in: interner{}, qty: map[string]int64{}, cpuQty: map[string]int64{}, gpuQty: map[string]int64{}, queues: map[string]string{}}
 	for c, name := range NativeColumns() {
 		src.cols[c] = -1
 		if i, ok := t.col[name]; ok {
 			src.cols[c] = i
 		}
 	}
-	return src, nil
+	return csvStream(t, FormatCSV, closer, "submit", true, src.parse), nil
 }
 
 // v is column c of the row, trimmed ("" when the file has no such column).
@@ -105,27 +107,31 @@ func (s *csvSource) v(rec []string, c int) string {
 	return ""
 }
 
-func (s *csvSource) Close() error    { return s.closer() }
-func (s *csvSource) Notes() []string { return nil }
-
-func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
-	rec, ok, err := s.next()
-	if !ok || err != nil {
-		return false, err
-	}
-	s.row++
+func (s *csvSource) parse(rec []string, a *absJob) (bool, error) {
+	j := &a.job
+	var err error
 	q := s.v(rec, cQueue)
+	for _, c := range []struct {
+		col  int
+		name string
+	}{{cName, "name"}, {cQueue, "queue"}, {cNodeSelector, "node_selector"}, {cTolerations, "tolerations"}, {cGPUModel, "gpu_model"}, {cMIG, "mig"}} {
+		if err := checkText(s.v(rec, c.col)); err != nil {
+			return false, s.bad(c.name, "%v", err)
+		}
+	}
 	if iq, ok := s.queues[q]; ok {
 		q = iq
 	} else if len(s.queues) < 1<<16 {
 		q = strings.Clone(q)
 		s.queues[q] = q
+	} else {
+		q = strings.Clone(q)
 	}
 	// The fields share one string per row: clone the name, so a job keeps
 	// only its own bytes alive.
 	*j = cluster.JobSpec{Name: strings.Clone(s.v(rec, cName)), Queue: q, Replicas: 1}
 	if j.Name == "" {
-		j.Name = "job-" + strconv.Itoa(s.row)
+		j.Name = "job-" + strconv.Itoa(s.rows)
 	}
 	if j.Queue == "" {
 		j.Queue = "default"
@@ -133,6 +139,7 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 	if j.Submit, err = seconds(s.v(rec, cSubmit), true); err != nil {
 		return false, s.bad("submit", "%v", err)
 	}
+	a.at = j.Submit
 	if j.Duration, err = seconds(s.v(rec, cDuration), true); err != nil {
 		return false, s.bad("duration", "%v", err)
 	}
@@ -148,54 +155,57 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 		}
 	}
 	if v := s.v(rec, cReplicas); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n < 1 {
-			return false, s.bad("replicas", "%q is not a whole number of at least 1", v)
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > MaxReplicas {
+			return false, s.bad("replicas", "%s is not a whole number in 1..%d", Quote(v), MaxReplicas)
 		}
 		j.Replicas = int32(n)
 	}
 	if v := s.v(rec, cPriority); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil {
-			return false, s.bad("priority", "%q is not a whole number", v)
+			return false, s.bad("priority", "%s is not a whole number (32 bits)", Quote(v))
 		}
 		j.Priority = int32(n)
 	}
 	if v := s.v(rec, cGPUs); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return false, s.bad("gpus", "%q is not a number", v)
+			return false, s.bad("gpus", "%s is not a number", Quote(v))
 		}
 		if j.Pod.GPUs, j.Pod.GPUMilli, err = gpuRequest(f); err != nil {
 			return false, s.bad("gpus", "%v", err)
 		}
 	}
 	if v := s.v(rec, cCPU); v != "" {
-		if j.Pod.MilliCPU, err = s.quantity(v, true); err != nil {
+		if j.Pod.MilliCPU, err = s.quantity(v, qtyCPU); err != nil {
 			return false, s.bad("cpu", "%v", err)
 		}
 	}
 	if v := s.v(rec, cMemory); v != "" {
-		if j.Pod.MemoryMiB, err = s.quantity(v, false); err != nil {
+		if j.Pod.MemoryMiB, err = s.quantity(v, qtyMemory); err != nil {
 			return false, s.bad("memory", "%v", err)
 		}
 	}
 	if v := s.v(rec, cGPUMemory); v != "" {
-		if j.Pod.GPUMemMiB, err = s.quantity(v, false); err != nil {
+		if j.Pod.GPUMemMiB, err = s.quantity(v, qtyGPUMemory); err != nil {
 			return false, s.bad("gpu_memory", "%v", err)
 		}
 	}
 	if v := s.v(rec, cMIG); v != "" {
+		if err := checkMIG(v); err != nil {
+			return false, s.bad("mig", "%v", err)
+		}
 		if j.Pod.GPUs < 1 {
 			return false, s.bad("mig", "a pod asking for MIG instances asks for at least one in gpus")
 		}
-		j.Pod.MIG = v
+		j.Pod.MIG = strings.Clone(v)
 	}
 	if sel, tol, models := s.v(rec, cNodeSelector), s.v(rec, cTolerations), s.v(rec, cGPUModel); sel != "" || tol != "" || models != "" {
 		j.Constraints, err = s.in.get(sel+"\x00"+tol+"\x00"+models, func() (*cluster.Constraints, error) {
-			c, err := parseConstraintText(sel, tol)
+			c, err := parseConstraintText(strings.Clone(sel), strings.Clone(tol))
 			if err == nil && models != "" {
-				c.Affinity = []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: strings.Split(models, "|")}}}
+				c.Affinity = []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: strings.Split(strings.Clone(models), "|")}}}
 			}
 			return c, err
 		})
@@ -207,23 +217,30 @@ func (s *csvSource) Next(j *cluster.JobSpec) (bool, error) {
 			return false, s.bad(field, "%v", err)
 		}
 	}
-	if !s.order.ok(j.Submit) {
-		return false, s.bad("submit", "rows must be in submit order; this one is earlier than the row before")
-	}
-	return true, nil
+	return false, nil
 }
+
+// What a quantity column holds.
+const (
+	qtyCPU = iota
+	qtyMemory
+	qtyGPUMemory
+)
 
 // quantity parses a Kubernetes quantity to millicores (cpu) or MiB,
 // remembering the texts it has seen.
-func (s *csvSource) quantity(v string, cpu bool) (int64, error) {
+func (s *csvSource) quantity(v string, kind int) (int64, error) {
 	m := s.qty
-	if cpu {
+	switch kind {
+	case qtyCPU:
 		m = s.cpuQty
+	case qtyGPUMemory:
+		m = s.gpuQty
 	}
 	if n, ok := m[v]; ok {
 		return n, nil
 	}
-	n, err := parseQuantity(v, cpu)
+	n, err := parseQuantity(v, kind)
 	if err != nil {
 		return 0, err
 	}
@@ -233,21 +250,37 @@ func (s *csvSource) quantity(v string, cpu bool) (int64, error) {
 	return n, nil
 }
 
-func parseQuantity(v string, cpu bool) (int64, error) {
+// parseQuantity reads a CPU quantity in millicores, or a memory quantity
+// in MiB (rounded up), refusing what no node holds before converting.
+func parseQuantity(v string, kind int) (int64, error) {
 	q, err := resource.ParseQuantity(v)
 	if err != nil {
-		if cpu {
-			return 0, fmt.Errorf("%q is not a CPU quantity (examples: 8, 0.5, 500m)", v)
+		if kind == qtyCPU {
+			return 0, fmt.Errorf("%s is not a CPU quantity (examples: 8, 0.5, 500m)", Quote(v))
 		}
-		return 0, fmt.Errorf("%q is not a memory quantity (examples: 64Gi, 512Mi)", v)
+		return 0, fmt.Errorf("%s is not a memory quantity (examples: 64Gi, 512Mi)", Quote(v))
 	}
-	if q.Sign() < 0 {
-		return 0, fmt.Errorf("%q is negative", v)
+	return boundQuantity(q, v, kind)
+}
+
+// boundQuantity converts a quantity once it is known to be in range; an
+// error quotes text (the quantity as written) rather than the quantity's
+// canonical form, which may look nothing like it (8Ei: 9223372036854775807).
+func boundQuantity(q resource.Quantity, text string, kind int) (int64, error) {
+	var n int64
+	var err error
+	switch kind {
+	case qtyCPU:
+		n, err = MilliCPU(q)
+	case qtyGPUMemory:
+		n, err = quantityIn(q, false, 1<<20, MaxPodMemoryMiB, "GPU memory")
+	default:
+		n, err = MemoryMiB(q)
 	}
-	if cpu {
-		return q.MilliValue(), nil
+	if err != nil && text != "" {
+		return 0, errors.New(strings.Replace(err.Error(), Quote(q.String()), Quote(text), 1))
 	}
-	return (q.Value() + (1<<20 - 1)) >> 20, nil
+	return n, err
 }
 
 // seconds parses decimal seconds to milliseconds.
@@ -260,13 +293,13 @@ func seconds(v string, required bool) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%q is not a number of seconds", v)
+		return 0, fmt.Errorf("%s is not a number of seconds", Quote(v))
 	}
 	if f < 0 {
-		return 0, fmt.Errorf("%q is negative", v)
+		return 0, fmt.Errorf("%s is negative", Quote(v))
 	}
-	if f > 9e12 {
-		return 0, fmt.Errorf("%q is out of range", v)
+	if f > maxTraceSeconds {
+		return 0, fmt.Errorf("%s is out of range (at most %g seconds)", Quote(v), maxTraceSeconds)
 	}
 	return int64(math.Round(f * 1000)), nil
 }
@@ -289,8 +322,8 @@ func gpuRequest(f float64) (int32, int32, error) {
 		return 0, m, nil
 	case f != math.Trunc(f):
 		return 0, 0, fmt.Errorf("%g GPUs: ask for whole GPUs, or a share below 1 of one GPU", f)
-	case f > cluster.MaxGPUsPerNode:
-		return 0, 0, fmt.Errorf("%g GPUs is more than a node can have (%d)", f, cluster.MaxGPUsPerNode)
+	case f > min(cluster.MaxGPUsPerNode, MaxPodGPUs):
+		return 0, 0, fmt.Errorf("%g GPUs is more than a node can have (%d)", f, min(cluster.MaxGPUsPerNode, MaxPodGPUs))
 	}
 	return int32(f), 0, nil
 }
@@ -302,7 +335,7 @@ func parseConstraintText(sel, tol string) (*cluster.Constraints, error) {
 	for _, kv := range splitList(sel) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("node selector %q is not key=value", kv)
+			return nil, fmt.Errorf("node selector %s is not key=value", Quote(kv))
 		}
 		if c.NodeSelector == nil {
 			c.NodeSelector = map[string]string{}
@@ -319,10 +352,10 @@ func parseConstraintText(sel, tol string) (*cluster.Constraints, error) {
 		switch tt.Effect {
 		case "", cluster.NoSchedule, cluster.PreferNoSchedule, cluster.NoExecute:
 		default:
-			return nil, fmt.Errorf("toleration %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t, effect)
+			return nil, fmt.Errorf("toleration %s: effect %s is not NoSchedule, PreferNoSchedule or NoExecute", Quote(t), Quote(effect))
 		}
 		if k == "" && hasValue {
-			return nil, fmt.Errorf("toleration %q has a value but no key", t)
+			return nil, fmt.Errorf("toleration %s has a value but no key", Quote(t))
 		}
 		c.Tolerations = append(c.Tolerations, tt)
 	}
@@ -346,7 +379,7 @@ type jsonJob struct {
 	Queue        string             `json:"queue"`
 	Submit       *float64           `json:"submit"`
 	Duration     *float64           `json:"duration"`
-	Replicas     *int32             `json:"replicas"`
+	Replicas     *int64             `json:"replicas"`
 	GPUs         float64            `json:"gpus"`
 	CPU          *resource.Quantity `json:"cpu"`
 	Memory       *resource.Quantity `json:"memory"`
@@ -360,38 +393,96 @@ type jsonJob struct {
 }
 
 type jsonlSource struct {
-	file   string
-	sc     *bufio.Scanner
-	closer func() error
-	line   int
-	order  orderCheck
-	in     interner
+	file string
+	lr   *boundedReader
+	sc   *bufio.Scanner
+	line int
+	rows int
+	in   interner
 }
 
-func newJSONLSource(file string, r io.Reader, closer func() error) *jsonlSource {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
-	return &jsonlSource{file: file, sc: sc, closer: closer, in: interner{}}
+// newJSONLSource reads a native JSONL trace. Lines a little out of submit
+// order (within ReorderWindow lines) are put back in order.
+func newJSONLSource(file string, r io.Reader, closer func() error) *streamTrace {
+	lr := newBoundedReader(r)
+	sc := bufio.NewScanner(lr)
+	// The bounded reader fails a line over MaxLineBytes (with its number)
+	// before the scanner's own bound.
+	sc.Buffer(make([]byte, 0, 1<<16), MaxLineBytes+1<<16)
+	src := &jsonlSource{file: file, lr: lr, sc: sc, in: interner{}}
+	st := newStreamTrace(file, FormatJSONL, false, closer, "submit", true)
+	st.rows = func() int { return src.rows }
+	st.read = src.read
+	return st
 }
 
-func (s *jsonlSource) Close() error    { return s.closer() }
-func (s *jsonlSource) Notes() []string { return nil }
-
-func (s *jsonlSource) Next(j *cluster.JobSpec) (bool, error) {
+func (s *jsonlSource) read(a *absJob) (bool, bool, error) {
 	for {
 		if !s.sc.Scan() {
 			if err := s.sc.Err(); err != nil {
-				return false, inputErr(s.file, s.line+1, "", "%v", err)
+				var long *lineTooLong
+				if errors.As(err, &long) {
+					return false, false, long.inputError(s.file)
+				}
+				if errors.Is(err, bufio.ErrTooLong) {
+					return false, false, (&lineTooLong{line: s.line + 1}).inputError(s.file)
+				}
+				return false, false, inputErr(s.file, s.line+1, "", "%s", boundMessage(readErr(err)))
 			}
-			return false, nil
+			return false, false, nil
 		}
 		s.line++
+		// The scanner hands out what it has of a line cut at the bound
+		// before it reports the error: the reader knows which line that is.
+		if s.lr.err != nil {
+			if long, ok := s.lr.err.(*lineTooLong); ok && s.line >= long.line {
+				return false, false, long.inputError(s.file)
+			}
+		}
 		b := bytes.TrimSpace(s.sc.Bytes())
 		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
-		return true, s.parse(b, j)
+		s.rows++
+		a.line = s.line
+		if err := s.parse(b, &a.job); err != nil {
+			return false, false, err
+		}
+		a.at = a.job.Submit
+		return true, false, nil
 	}
+}
+
+// jsonQuantityText is the text of a quantity field as the line has it,
+// for an error (the quantity's canonical form when it cannot be found).
+func jsonQuantityText(line []byte, field string, q *resource.Quantity) string {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(line, &raw) == nil {
+		if v, ok := raw[field]; ok {
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				return s
+			}
+			return string(v)
+		}
+	}
+	return q.String()
+}
+
+// jsonLineErr is a JSON decoding error as an InputError at the line.
+func jsonLineErr(file string, line int, err error) error {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		return inputErr(file, line, colName(ute.Field), "expected %s, got a JSON %s", ute.Type, boundMessage(ute.Value))
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		if u, err := strconv.Unquote(f); err == nil {
+			f = u
+		}
+		return inputErr(file, line, colName(f), "unknown field")
+	}
+	return inputErr(file, line, "", "not a JSON object: %s", boundMessage(msg))
 }
 
 func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
@@ -402,18 +493,15 @@ func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
 	dec.DisallowUnknownFields()
 	var x jsonJob
 	if err := dec.Decode(&x); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return bad(ute.Field, "expected %s, got a JSON %s", ute.Type, ute.Value)
-		}
-		msg := err.Error()
-		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-			return bad(strings.Trim(f, `"`), "unknown field")
-		}
-		return bad("", "not a JSON object: %s", msg)
+		return jsonLineErr(s.file, s.line, err)
 	}
 	if dec.More() {
 		return bad("", "more than one JSON value on the line")
+	}
+	for _, f := range []struct{ name, v string }{{"name", x.Name}, {"queue", x.Queue}, {"mig", x.MIG}} {
+		if err := checkText(f.v); err != nil {
+			return bad(f.name, "%v", err)
+		}
 	}
 	*j = cluster.JobSpec{Name: x.Name, Queue: x.Queue, Replicas: 1, Priority: x.Priority}
 	if j.Name == "" {
@@ -451,33 +539,32 @@ func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
 		}
 	}
 	if x.Replicas != nil {
-		if *x.Replicas < 1 {
-			return bad("replicas", "must be at least 1")
+		if *x.Replicas < 1 || *x.Replicas > MaxReplicas {
+			return bad("replicas", "%d is not a whole number in 1..%d", *x.Replicas, MaxReplicas)
 		}
-		j.Replicas = *x.Replicas
+		j.Replicas = int32(*x.Replicas)
 	}
 	if j.Pod.GPUs, j.Pod.GPUMilli, err = gpuRequest(x.GPUs); err != nil {
 		return bad("gpus", "%v", err)
 	}
-	if x.CPU != nil {
-		if x.CPU.Sign() < 0 {
-			return bad("cpu", "is negative")
+	for _, q := range []struct {
+		name string
+		v    *resource.Quantity
+		kind int
+		dst  *int64
+	}{{"cpu", x.CPU, qtyCPU, &j.Pod.MilliCPU}, {"memory", x.Memory, qtyMemory, &j.Pod.MemoryMiB}, {"gpuMemory", x.GPUMemory, qtyGPUMemory, &j.Pod.GPUMemMiB}} {
+		if q.v == nil {
+			continue
 		}
-		j.Pod.MilliCPU = x.CPU.MilliValue()
-	}
-	if x.Memory != nil {
-		if x.Memory.Sign() < 0 {
-			return bad("memory", "is negative")
+		if *q.dst, err = boundQuantity(*q.v, "", q.kind); err != nil {
+			_, err = boundQuantity(*q.v, jsonQuantityText(b, q.name, q.v), q.kind)
+			return bad(q.name, "%v", err)
 		}
-		j.Pod.MemoryMiB = (x.Memory.Value() + (1<<20 - 1)) >> 20
-	}
-	if x.GPUMemory != nil {
-		if x.GPUMemory.Sign() < 0 {
-			return bad("gpuMemory", "is negative")
-		}
-		j.Pod.GPUMemMiB = (x.GPUMemory.Value() + (1<<20 - 1)) >> 20
 	}
 	if x.MIG != "" {
+		if err := checkMIG(x.MIG); err != nil {
+			return bad("mig", "%v", err)
+		}
 		if j.Pod.GPUs < 1 {
 			return bad("mig", "a pod asking for MIG instances asks for at least one in gpus")
 		}
@@ -485,14 +572,14 @@ func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
 	}
 	c, err := constraintsFrom(x.NodeSelector, x.Affinity, x.Tolerations)
 	if err != nil {
-		return bad("", "%v", err)
+		return bad("", "%s", boundMessage(err.Error()))
 	}
 	if c != nil {
 		key := c.Key()
+		if len(key) > 4*maxTextBytes {
+			return bad("", "the node selector, affinity and tolerations are longer than %d bytes", 4*maxTextBytes)
+		}
 		j.Constraints, _ = s.in.get(key, func() (*cluster.Constraints, error) { return c, nil })
-	}
-	if !s.order.ok(j.Submit) {
-		return bad("submit", "lines must be in submit order; this one is earlier than the line before")
 	}
 	return nil
 }

@@ -33,8 +33,6 @@ import (
 
 type openbSource struct {
 	*csvTable
-	closer  func() error
-	order   orderCheck
 	in      interner
 	exclude bool
 
@@ -42,7 +40,9 @@ type openbSource struct {
 	phases                       map[string]int
 }
 
-func newOpenbSource(file string, r io.Reader, closer func() error, opts TraceOptions) (*openbSource, error) {
+// newOpenbSource reads an openb pod list with times. Rows a little out of
+// creation order (within ReorderWindow rows) are put back in order.
+func newOpenbSource(file string, r io.Reader, closer func() error, opts TraceOptions) (*streamTrace, error) {
 	t, _, err := openCSVTable(file, r, 0, "the trace is empty")
 	if err != nil {
 		return nil, err
@@ -55,10 +55,15 @@ func newOpenbSource(file string, r io.Reader, closer func() error, opts TraceOpt
 		"creation_time", "deletion_time", "scheduled_time"); err != nil {
 		return nil, err
 	}
-	return &openbSource{csvTable: t, closer: closer, in: interner{}, exclude: opts.PendingPods == PendingExclude, phases: map[string]int{}}, nil
+	src := &openbSource{csvTable: t, in: interner{}, exclude: opts.PendingPods == PendingExclude, phases: map[string]int{}}
+	st := csvStream(t, FormatOpenb, closer, "creation_time", true, func(rec []string, a *absJob) (bool, error) {
+		skip, err := src.parse(rec, &a.job)
+		a.at = a.job.Submit
+		return skip, err
+	})
+	st.notes = src.Notes
+	return st, nil
 }
-
-func (s *openbSource) Close() error { return s.closer() }
 
 func (s *openbSource) Notes() []string {
 	var out []string
@@ -83,21 +88,9 @@ func (s *openbSource) Notes() []string {
 	return out
 }
 
-func (s *openbSource) Next(j *cluster.JobSpec) (bool, error) {
-	for {
-		rec, ok, err := s.next()
-		if !ok || err != nil {
-			return false, err
-		}
-		skip, err := s.parse(rec, j)
-		if err != nil || !skip {
-			return err == nil, err
-		}
-	}
-}
-
-// openbNum parses a non-negative whole number column; ok is false when empty.
-func openbNum(t *csvTable, rec []string, field string, required bool) (n int64, ok bool, err error) {
+// openbNum parses a non-negative whole number column of at most max; ok
+// is false when empty.
+func openbNum(t *csvTable, rec []string, field string, required bool, max int64) (n int64, ok bool, err error) {
 	v := t.get(rec, field)
 	if v == "" {
 		if required {
@@ -107,20 +100,34 @@ func openbNum(t *csvTable, rec []string, field string, required bool) (n int64, 
 	}
 	n, err = strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, false, t.bad(field, "%q is not a non-negative whole number", v)
+		return 0, false, t.bad(field, "%s is not a non-negative whole number", Quote(v))
+	}
+	if n > max {
+		return 0, false, t.bad(field, "%d is more than %d, the most gpuplan takes here", n, max)
 	}
 	return n, true, nil
 }
 
+// The largest openb time, in seconds from the trace start.
+const maxOpenbSeconds = int64(maxTraceSeconds)
+
 // openbPod reads a row's name, queue, requests and GPU models into a one-pod job.
 func openbPod(t *csvTable, in interner, rec []string, j *cluster.JobSpec) error {
 	var v [4]int64
-	for i, f := range []string{"cpu_milli", "memory_mib", "num_gpu", "gpu_milli"} {
-		n, _, err := openbNum(t, rec, f, true)
+	for i, f := range []struct {
+		name string
+		max  int64
+	}{{"cpu_milli", MaxPodMilliCPU}, {"memory_mib", MaxPodMemoryMiB}, {"num_gpu", 1 << 30}, {"gpu_milli", 1 << 30}} {
+		n, _, err := openbNum(t, rec, f.name, true, f.max)
 		if err != nil {
 			return err
 		}
 		v[i] = n
+	}
+	for _, f := range []string{"name", "qos", "gpu_spec"} {
+		if err := checkText(t.get(rec, f)); err != nil {
+			return t.bad(f, "%v", err)
+		}
 	}
 	cpu, mem, ngpu, milli := v[0], v[1], v[2], v[3]
 	if ngpu > cluster.MaxGPUsPerNode {
@@ -130,8 +137,8 @@ func openbPod(t *csvTable, in interner, rec []string, j *cluster.JobSpec) error 
 		return t.bad("gpu_milli", "%d is over 1000 (one whole GPU)", milli)
 	}
 	*j = cluster.JobSpec{
-		Name:     t.get(rec, "name"),
-		Queue:    t.get(rec, "qos"),
+		Name:     strings.Clone(t.get(rec, "name")),
+		Queue:    strings.Clone(t.get(rec, "qos")),
 		Replicas: 1,
 		Pod:      cluster.PodSpec{MilliCPU: cpu, MemoryMiB: mem},
 	}
@@ -146,7 +153,7 @@ func openbPod(t *csvTable, in interner, rec []string, j *cluster.JobSpec) error 
 	}
 	if spec := t.get(rec, "gpu_spec"); spec != "" {
 		j.Constraints, _ = in.get(spec, func() (*cluster.Constraints, error) {
-			return &cluster.Constraints{Affinity: []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: strings.Split(spec, "|")}}}}, nil
+			return &cluster.Constraints{Affinity: []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: strings.Split(strings.Clone(spec), "|")}}}}, nil
 		})
 	}
 	return nil
@@ -158,13 +165,13 @@ func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err er
 	}
 	var created, deleted, scheduled int64
 	var hasSched bool
-	if created, _, err = openbNum(s.csvTable, rec, "creation_time", true); err != nil {
+	if created, _, err = openbNum(s.csvTable, rec, "creation_time", true, maxOpenbSeconds); err != nil {
 		return false, err
 	}
-	if deleted, _, err = openbNum(s.csvTable, rec, "deletion_time", true); err != nil {
+	if deleted, _, err = openbNum(s.csvTable, rec, "deletion_time", true, maxOpenbSeconds); err != nil {
 		return false, err
 	}
-	if scheduled, hasSched, err = openbNum(s.csvTable, rec, "scheduled_time", false); err != nil {
+	if scheduled, hasSched, err = openbNum(s.csvTable, rec, "scheduled_time", false, maxOpenbSeconds); err != nil {
 		return false, err
 	}
 	if deleted < created {
@@ -172,9 +179,6 @@ func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err er
 	}
 	if hasSched && (scheduled < created || scheduled > deleted) {
 		return false, s.bad("scheduled_time", "is outside creation_time..deletion_time")
-	}
-	if !s.order.ok(created) {
-		return false, s.bad("creation_time", "rows must be in creation order; this one is earlier than the row before")
 	}
 	s.pods++
 	if j.Pod.MilliGPUs() > 0 {
@@ -232,6 +236,10 @@ func parseOpenbPods(path string, r io.Reader) ([]cluster.JobSpec, error) {
 		if !ok {
 			break
 		}
+		if len(out) >= MaxJobs {
+			line, _ := t.r.FieldPos(0)
+			return nil, tooManyJobs(path, line)
+		}
 		var j cluster.JobSpec
 		if err := openbPod(t, in, rec, &j); err != nil {
 			return nil, err
@@ -270,6 +278,7 @@ func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 	}
 	index := map[key]int{}
 	var pools []cluster.PoolSpec
+	nodes := 0
 	for {
 		rec, ok, err := t.next()
 		if err != nil {
@@ -278,16 +287,23 @@ func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 		if !ok {
 			break
 		}
+		if nodes++; nodes > MaxNodes {
+			return nil, t.bad("sn", "the node list has more than %d nodes, the most gpuplan models", MaxNodes)
+		}
 		var k key
 		k.model = t.get(rec, "model")
+		if err := checkText(k.model); err != nil {
+			return nil, t.bad("model", "%v", err)
+		}
+		k.model = strings.Clone(k.model)
 		for _, f := range []struct {
 			name string
 			dst  *int64
-		}{{"cpu_milli", &k.cpu}, {"memory_mib", &k.mem}, {"gpu", &k.gpu}} {
-			v := t.get(rec, f.name)
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				return nil, t.bad(f.name, "%q is not a non-negative whole number", v)
+			max  int64
+		}{{"cpu_milli", &k.cpu, MaxPodMilliCPU}, {"memory_mib", &k.mem, MaxPodMemoryMiB}, {"gpu", &k.gpu, 1 << 30}} {
+			n, _, err := openbNum(t, rec, f.name, true, f.max)
+			if err != nil {
+				return nil, err
 			}
 			*f.dst = n
 		}

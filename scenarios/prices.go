@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,12 +75,12 @@ func ReadPriceFile(name string, r io.Reader) (*models.PriceCatalog, error) {
 
 // ReadPriceFilePath reads one price file from disk.
 func ReadPriceFilePath(path string) (*models.PriceCatalog, error) {
-	f, err := os.Open(path)
+	r, closer, err := openMaybeGzip(path)
 	if err != nil {
-		return nil, &InputError{File: path, Msg: err.Error()}
+		return nil, err
 	}
-	defer f.Close()
-	return ReadPriceFile(path, f)
+	defer closer()
+	return ReadPriceFile(path, r)
 }
 
 // gcpHost is a GCP VM row without its GPUs.
@@ -237,7 +236,7 @@ func (b *catalogBuilder) price(t *csvTable, rec []string, col string) (float64, 
 	}
 	p, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(p) || math.IsInf(p, 0) || p < 0 || p > 1e5 {
-		return 0, false, t.bad(col, "price %q is not a number of dollars per hour in 0..100000", v)
+		return 0, false, t.bad(col, "price %s is not a number of dollars per hour in 0..100000", Quote(v))
 	}
 	return p, true, nil
 }
@@ -249,7 +248,7 @@ func (b *catalogBuilder) number(t *csvTable, rec []string, col string, max float
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(x) || x < 0 || x > max {
-		return 0, t.bad(col, "%q is not a number in 0..%g", v, max)
+		return 0, t.bad(col, "%s is not a number in 0..%g", Quote(v), max)
 	}
 	return x, nil
 }
@@ -294,7 +293,7 @@ func (b *catalogBuilder) readSkyPilot(t *csvTable, cols int) error {
 		count := 0.0
 		if countText != "" {
 			if count, err = strconv.ParseFloat(countText, 64); err != nil || count < 0 || count > 64 || math.IsNaN(count) {
-				return t.bad("AcceleratorCount", "%q is not a GPU count in 0..64", countText)
+				return t.bad("AcceleratorCount", "%s is not a GPU count in 0..64", Quote(countText))
 			}
 		}
 		vcpus, err := b.number(t, rec, "vCPUs", 1e4)
@@ -343,7 +342,7 @@ func (b *catalogBuilder) readSkyPilot(t *csvTable, cols int) error {
 		case name == "" && accel != "":
 			// A GCP GPU attachment: the price of count GPUs.
 			if count != math.Trunc(count) || count < 1 {
-				return t.bad("AcceleratorCount", "a GPU attachment row needs a whole count, not %q", countText)
+				return t.bad("AcceleratorCount", "a GPU attachment row needs a whole count, not %s", Quote(countText))
 			}
 			key := fmt.Sprintf("%s|%d|%s|%s", accel, int32(count), region, zone)
 			b.gpus[key] = gcpGPU{count: int32(count), mem: gpuMem, price: od, spot: spot, hasP: hasOD, hasS: hasSpot}
@@ -387,7 +386,7 @@ func (b *catalogBuilder) finish() (*models.PriceCatalog, error) {
 	for _, h := range b.hosts {
 		accel, n := gcpFamily(h.name), gcpGPUCount(h.name)
 		if n == 0 {
-			return nil, &InputError{File: h.file, Line: h.line, Field: "InstanceType", Msg: fmt.Sprintf("cannot tell how many GPUs %s has", h.name)}
+			return nil, &InputError{File: h.file, Line: h.line, Field: "InstanceType", Msg: fmt.Sprintf("cannot tell how many GPUs %s has", Quote(h.name))}
 		}
 		g, ok := b.gpus[fmt.Sprintf("%s|%d|%s|%s", accel, n, h.region, h.zone)]
 		if !ok {

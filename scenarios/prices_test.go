@@ -92,6 +92,8 @@ func FuzzPriceFile(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(",,,A100,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 4096"))
+	f.Add([]byte("\xef\xbb\xbfInstanceType,OnDemandUSDPerHour,Region\np4d.24xlarge,1e300,us-east-1\n"))
+	f.Add([]byte("InstanceType,OnDemandUSDPerHour,Region\n" + strings.Repeat("p", MaxLineBytes+1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cat, err := ReadPriceFile("fuzz.csv", bytes.NewReader(data))
 		if err != nil {

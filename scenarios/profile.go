@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -13,17 +12,27 @@ import (
 // gpuplan calibrate writes it), strictly: unknown fields are errors with
 // their line.
 func LoadProfile(path string) (*models.CalibrationProfile, error) {
-	data, err := os.ReadFile(path)
+	data, err := readInput(path)
 	if err != nil {
-		return nil, &InputError{File: path, Msg: readErr(err)}
+		return nil, err
 	}
 	return ParseProfile(path, data)
 }
 
-// ParseProfile decodes and checks a calibration profile.
+// ParseProfile decodes and checks a calibration profile. Errors quote at
+// most MaxQuote bytes of it (a file named by mistake, a secret, is not
+// printed back).
 func ParseProfile(file string, data []byte) (*models.CalibrationProfile, error) {
+	p, err := parseProfile(file, data)
+	return p, BoundError(err)
+}
+
+func parseProfile(file string, data []byte) (*models.CalibrationProfile, error) {
+	if err := checkLines(file, data); err != nil {
+		return nil, err
+	}
 	p := &models.CalibrationProfile{}
-	pos, err := decodeStrict(file, data, p)
+	pos, err := decodeStrict(file, dropBOM(data), p)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +53,9 @@ func ParseProfile(file string, data []byte) (*models.CalibrationProfile, error) 
 		case f.Name == "":
 			return nil, at(path+".name", "is required")
 		case seen[f.Name]:
-			return nil, at(path+".name", "fabric %q is given twice", f.Name)
+			return nil, at(path+".name", "fabric %s is given twice", Quote(f.Name))
 		case f.Kind != models.FabricNVLink && f.Kind != models.FabricPCIe && f.Kind != models.FabricNetwork:
-			return nil, at(path+".kind", "is %q; want nvlink, pcie or network", f.Kind)
+			return nil, at(path+".kind", "is %s; want nvlink, pcie or network", Quote(f.Kind))
 		case !(f.BusBWGBps > 0) || f.AlphaUS < 0 || f.Ranks < 1 || f.Nodes < 0:
 			return nil, at(path, "needs a positive busbw_gbps and ranks, and a non-negative alpha_us")
 		}

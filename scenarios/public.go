@@ -47,7 +47,7 @@ const TraceTimeLayout = "2006-01-02 15:04:05"
 func parseWallTime(v string) (int64, error) {
 	t, err := time.Parse(TraceTimeLayout, v)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a time like 2017-10-03 04:52:56", v)
+		return 0, fmt.Errorf("%s is not a time like 2017-10-03 04:52:56", Quote(v))
 	}
 	return t.UnixMilli(), nil
 }
@@ -77,12 +77,13 @@ type absJob struct {
 
 type jobHeap []absJob
 
-func (h jobHeap) Len() int { return len(h) }
-func (h jobHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
+func (h jobHeap) Len() int           { return len(h) }
+func (h jobHeap) Less(i, j int) bool { return h.less(&h[i], &h[j]) }
+func (jobHeap) less(a, b *absJob) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return h[i].seq < h[j].seq
+	return a.seq < b.seq
 }
 func (h jobHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *jobHeap) Push(x any)   { *h = append(*h, x.(absJob)) }
@@ -93,38 +94,76 @@ func (h *jobHeap) Pop() any {
 	return x
 }
 
-// reorderer turns rows with absolute times into jobs in submit order,
-// relative to the earliest submission.
+// reorderer turns rows into jobs in submit order: a buffer of window rows
+// puts a slightly unordered trace back in order. With absolute times the
+// jobs' times become relative to the earliest submission; with keepTimes
+// (native and openb traces, whose times already count from the trace
+// start) they are kept. Rows that arrive in time order (most of them)
+// wait in a queue; only those earlier than a row before them go to a heap.
 type reorderer struct {
-	file    string
-	window  int
-	h       jobHeap
-	seq     int
-	base    int64
-	started bool
-	last    int64
-	done    bool
+	file      string
+	window    int
+	field     string // the submit column, for the error about a late row
+	keepTimes bool
+	q         []absJob // rows in time order, q[qh:] waiting
+	qh        int
+	h         jobHeap // rows that came after a later one
+	seq       int
+	base      int64
+	started   bool
+	last      int64
+	done      bool
 }
+
+func (r *reorderer) waiting() int { return len(r.q) - r.qh + len(r.h) }
 
 // push adds a row's job; pop takes the next job out once the buffer is
 // full (or, when drain is set, whatever is left).
 func (r *reorderer) push(j absJob) {
 	j.seq = r.seq
 	r.seq++
-	heap.Push(&r.h, j)
+	n := len(r.q)
+	if n > r.qh && j.at < r.q[n-1].at {
+		heap.Push(&r.h, j)
+		return
+	}
+	if r.qh > 0 && n == cap(r.q) {
+		// Move the waiting rows to the front rather than grow.
+		k := copy(r.q, r.q[r.qh:])
+		clear(r.q[k:])
+		r.q, r.qh = r.q[:k], 0
+	}
+	r.q = append(r.q, j)
 }
 
 func (r *reorderer) ready(drain bool) bool {
-	return len(r.h) > 0 && (drain || len(r.h) > r.window)
+	w := r.waiting()
+	return w > 0 && (drain || w > r.window)
 }
 
 func (r *reorderer) pop(out *cluster.JobSpec) error {
-	x := heap.Pop(&r.h).(absJob)
+	var x absJob
+	if r.qh < len(r.q) && (len(r.h) == 0 || !r.h.less(&r.h[0], &r.q[r.qh])) {
+		x = r.q[r.qh]
+		r.q[r.qh] = absJob{}
+		if r.qh++; r.qh == len(r.q) {
+			r.q, r.qh = r.q[:0], 0
+		}
+	} else {
+		x = heap.Pop(&r.h).(absJob)
+	}
 	if !r.started {
 		r.base, r.started = x.at, true
+		if r.keepTimes {
+			r.base = 0
+		}
 	}
 	if x.at < r.last {
-		return &InputError{File: r.file, Line: x.line, Field: "submit time",
+		field := r.field
+		if field == "" {
+			field = "submit time"
+		}
+		return &InputError{File: r.file, Line: x.line, Field: field,
 			Msg: fmt.Sprintf("is %s before a job already replayed: the trace is out of time order by more than %d rows; sort the file by submit time first", time.Duration(r.last-x.at)*time.Millisecond, r.window)}
 	}
 	r.last = x.at
@@ -136,42 +175,93 @@ func (r *reorderer) pop(out *cluster.JobSpec) error {
 	return nil
 }
 
-// rowTrace streams a CSV trace whose rows parse into absolute-time jobs.
-type rowTrace struct {
-	*csvTable
+// streamTrace streams a trace whose rows parse into jobs (with absolute
+// times, or times kept), through the reorder buffer.
+type streamTrace struct {
+	info   TraceInfo
 	closer func() error
 	ro     reorderer
-	parse  func(rec []string, j *absJob) (skip bool, err error)
-	notes  func() []string
+	// read parses the next row into a (its at and line set); ok is false
+	// at the end of the file, skip set for a row set aside.
+	read  func(a *absJob) (ok, skip bool, err error)
+	rows  func() int
+	notes func() []string
+	err   error
+	row   absJob // scratch for read (a local would escape to the heap)
 }
 
-func (s *rowTrace) Close() error    { return s.closer() }
-func (s *rowTrace) Notes() []string { return s.notes() }
+func newStreamTrace(file, format string, header bool, closer func() error, submitField string, keepTimes bool) *streamTrace {
+	return &streamTrace{info: TraceInfo{File: file, Format: format, Header: header}, closer: closer,
+		ro: reorderer{file: file, window: ReorderWindow, field: submitField, keepTimes: keepTimes}}
+}
 
-func (s *rowTrace) Next(j *cluster.JobSpec) (bool, error) {
+func (s *streamTrace) Close() error { return s.closer() }
+
+func (s *streamTrace) Notes() []string {
+	if s.notes == nil {
+		return nil
+	}
+	return s.notes()
+}
+
+func (s *streamTrace) Info() TraceInfo {
+	i := s.info
+	if s.rows != nil {
+		i.Rows = s.rows()
+	}
+	return i
+}
+
+func (s *streamTrace) Next(j *cluster.JobSpec) (bool, error) {
+	if s.err != nil {
+		return false, s.err
+	}
 	for !s.ro.ready(s.ro.done) {
 		if s.ro.done {
 			return false, nil
 		}
-		rec, ok, err := s.next()
+		a := &s.row
+		*a = absJob{}
+		ok, skip, err := s.read(a)
 		if err != nil {
+			s.err = err
 			return false, err
 		}
 		if !ok {
 			s.ro.done = true
 			continue
 		}
-		var a absJob
-		a.line, _ = s.r.FieldPos(0)
-		skip, err := s.parse(rec, &a)
-		if err != nil {
-			return false, err
+		if skip {
+			continue
 		}
-		if !skip {
-			s.ro.push(a)
+		if s.ro.seq >= MaxJobs {
+			s.err = tooManyJobs(s.info.File, a.line)
+			return false, s.err
 		}
+		s.ro.push(*a)
 	}
-	return true, s.ro.pop(j)
+	if err := s.ro.pop(j); err != nil {
+		s.err = err
+		return false, err
+	}
+	return true, nil
+}
+
+// csvStream streams a CSV trace whose rows parse into jobs through the
+// reorder buffer (times made relative to the first, or kept).
+func csvStream(t *csvTable, format string, closer func() error, submitField string, keepTimes bool, parse func(rec []string, a *absJob) (skip bool, err error)) *streamTrace {
+	s := newStreamTrace(t.file, format, true, closer, submitField, keepTimes)
+	s.rows = func() int { return t.rows }
+	s.read = func(a *absJob) (bool, bool, error) {
+		rec, ok, err := t.next()
+		if !ok || err != nil {
+			return false, false, err
+		}
+		a.line, _ = t.r.FieldPos(0)
+		skip, err := parse(rec, a)
+		return true, skip, err
+	}
+	return s
 }
 
 // wholeSeconds reads a non-negative number of seconds as ms.
@@ -191,7 +281,7 @@ func count(t *csvTable, rec []string, field string, max int64) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || f < 0 || f > float64(max) || f != math.Trunc(f) {
-		return 0, t.bad(field, "%q is not a whole number in 0..%d", v, max)
+		return 0, t.bad(field, "%s is not a whole number in 0..%d", Quote(v), max)
 	}
 	return int64(f), nil
 }
@@ -199,7 +289,7 @@ func count(t *csvTable, rec []string, field string, max int64) (int64, error) {
 // maxTraceGPUs bounds a job's GPUs in a trace (a job that big is rejected).
 const maxTraceGPUs = 1 << 16
 
-func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOptions) (*rowTrace, error) {
+func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOptions) (*streamTrace, error) {
 	t, _, err := openCSVTable(file, r, '#', "the trace is empty; it needs a header row (timestamp,duration,num_gpus,gpu_time,cluster)")
 	if err != nil {
 		return nil, err
@@ -209,8 +299,7 @@ func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOp
 	}
 	per := opts.gpusPerNode()
 	rows, zero := 0, 0
-	s := &rowTrace{csvTable: t, closer: closer, ro: reorderer{file: file, window: ReorderWindow}}
-	s.parse = func(rec []string, a *absJob) (bool, error) {
+	s := csvStream(t, FormatPhilly, closer, "timestamp", false, func(rec []string, a *absJob) (bool, error) {
 		rows++
 		at, err := parseWallTime(t.get(rec, "timestamp"))
 		if err != nil {
@@ -235,7 +324,7 @@ func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOp
 		a.at = at
 		a.job = cluster.JobSpec{Name: "philly-" + strconv.Itoa(rows), Queue: q, Duration: dur, Replicas: int32(pods), Pod: cluster.PodSpec{GPUs: int32(each)}}
 		return false, nil
-	}
+	})
 	s.notes = func() []string {
 		out := []string{fmt.Sprintf("philly: %d jobs read; no CPU or memory requests in the trace; jobs over %d GPUs split into equal pods", rows, per)}
 		if zero > 0 {
@@ -246,7 +335,7 @@ func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOp
 	return s, nil
 }
 
-func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOptions) (*rowTrace, error) {
+func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOptions) (*streamTrace, error) {
 	t, _, err := openCSVTable(file, r, '#', "the trace is empty; it needs a header row (job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue)")
 	if err != nil {
 		return nil, err
@@ -258,8 +347,7 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 	per := opts.gpusPerNode()
 	rows, zero, gpuJobs := 0, 0, 0
 	states := map[string]int{}
-	s := &rowTrace{csvTable: t, closer: closer, ro: reorderer{file: file, window: ReorderWindow}}
-	s.parse = func(rec []string, a *absJob) (bool, error) {
+	s := csvStream(t, FormatHelios, closer, "submit_time", false, func(rec []string, a *absJob) (bool, error) {
 		rows++
 		at, err := parseWallTime(t.get(rec, "submit_time"))
 		if err != nil {
@@ -288,6 +376,9 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 		if gpus == 0 {
 			pods = max(nodes, 1)
 		}
+		if cpus*1000/pods > MaxPodMilliCPU {
+			return false, t.bad("cpu_num", "%d CPUs over %d pods is more than any node holds (at most %d cores a pod)", cpus, pods, MaxPodMilliCPU/1000)
+		}
 		if gpus > 0 {
 			gpuJobs++
 		}
@@ -306,7 +397,7 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 		a.job = cluster.JobSpec{Name: name, Queue: q, Duration: dur, Replicas: int32(pods),
 			Pod: cluster.PodSpec{GPUs: int32(each), MilliCPU: cpus * 1000 / pods}}
 		return false, nil
-	}
+	})
 	s.notes = func() []string {
 		out := []string{fmt.Sprintf("helios: %d jobs read, %d of them ask for GPUs; no memory requests in the trace", rows, gpuJobs)}
 		if zero > 0 {

@@ -48,6 +48,7 @@ type batchSource struct {
 	jobs  []cluster.JobSpec
 	i     int
 	notes []string
+	info  TraceInfo
 }
 
 func (b *batchSource) Next(j *cluster.JobSpec) (bool, error) {
@@ -61,6 +62,7 @@ func (b *batchSource) Next(j *cluster.JobSpec) (bool, error) {
 }
 func (b *batchSource) Notes() []string { return b.notes }
 func (b *batchSource) Close() error    { return nil }
+func (b *batchSource) Info() TraceInfo { return b.info }
 
 // sortJobs orders absolute-time jobs and makes their times relative to the
 // first.
@@ -110,7 +112,10 @@ func phillyTime(v *string) (int64, bool, error) {
 }
 
 func readPhillyRaw(file string, r io.Reader) (*batchSource, error) {
-	dec := json.NewDecoder(r)
+	// The log may be one line of hundreds of MB: it is bounded per job
+	// rather than per line.
+	lr := &valueLimit{r: newBoundedReaderNoLines(r), limit: maxJSONValueBytes}
+	dec := json.NewDecoder(lr)
 	bad := func(i int, field, format string, args ...any) error {
 		return &InputError{File: file, Field: fmt.Sprintf("[%d].%s", i, field), Msg: fmt.Sprintf(format, args...)}
 	}
@@ -128,9 +133,18 @@ func readPhillyRaw(file string, r io.Reader) (*batchSource, error) {
 	statuses := map[string]int{}
 	never, uneven := 0, 0
 	for i := 0; dec.More(); i++ {
+		if i >= MaxJobs {
+			return nil, tooManyJobs(file, 0)
+		}
+		lr.reset()
 		var pj phillyJob
 		if err := dec.Decode(&pj); err != nil {
 			return nil, jsonErr(file, dec, fmt.Errorf("job %d: %w", i, err))
+		}
+		for _, f := range []struct{ name, v string }{{"jobid", pj.JobID}, {"vc", pj.VC}, {"status", pj.Status}} {
+			if err := checkText(f.v); err != nil {
+				return nil, bad(i, f.name, "%v", err)
+			}
 		}
 		statuses[pj.Status]++
 		sub, ok, err := phillyTime(pj.Submitted)
@@ -154,6 +168,9 @@ func readPhillyRaw(file string, r io.Reader) (*batchSource, error) {
 			if okS && okE && e >= s {
 				dur += e - s
 				ran = true
+				if dur > maxTraceMillis {
+					return nil, bad(i, "attempts", "the attempts run for more than %g seconds", maxTraceSeconds)
+				}
 			}
 		}
 		if !ran {
@@ -190,6 +207,7 @@ func readPhillyRaw(file string, r io.Reader) (*batchSource, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, jsonErr(file, dec, err)
 	}
+	info := TraceInfo{File: file, Format: FormatPhillyRaw, Rows: len(jobs) + never}
 	notes := []string{fmt.Sprintf("philly-raw: %d jobs read, %d replayed; run time = the sum of a job's attempts", len(jobs)+never, len(jobs))}
 	if never > 0 {
 		notes = append(notes, fmt.Sprintf("philly-raw: %d jobs with no attempt that started and ended were set aside", never))
@@ -202,16 +220,47 @@ func readPhillyRaw(file string, r io.Reader) (*batchSource, error) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, statuses[k]))
 	}
 	notes = append(notes, "philly-raw: job statuses in the source: "+strings.Join(parts, ", "))
-	return &batchSource{jobs: sortJobs(jobs), notes: notes}, nil
+	return &batchSource{jobs: sortJobs(jobs), notes: notes, info: info}, nil
 }
 
 func jsonErr(file string, dec *json.Decoder, err error) error {
+	var long *valueTooLong
+	if errors.As(err, &long) {
+		return &InputError{File: file, Msg: fmt.Sprintf("a job of the log is larger than %d MiB (near byte %d): is this the Philly cluster_job_log?", maxJSONValueBytes>>20, dec.InputOffset())}
+	}
 	var se *json.SyntaxError
 	msg := err.Error()
 	if errors.As(err, &se) {
 		msg = "invalid JSON: " + se.Error()
 	}
-	return &InputError{File: file, Msg: fmt.Sprintf("%s (near byte %d)", msg, dec.InputOffset())}
+	return &InputError{File: file, Msg: fmt.Sprintf("%s (near byte %d)", boundMessage(msg), dec.InputOffset())}
+}
+
+// valueTooLong is a JSON value over its reader's limit.
+type valueTooLong struct{}
+
+func (valueTooLong) Error() string { return "JSON value too long" }
+
+// valueLimit fails once more than limit bytes are read between resets
+// (one job of a JSON log, with the decoder's read-ahead).
+type valueLimit struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (v *valueLimit) reset() { v.n = 0 }
+
+func (v *valueLimit) Read(p []byte) (int, error) {
+	if v.n >= v.limit {
+		return 0, &valueTooLong{}
+	}
+	if int64(len(p)) > v.limit-v.n {
+		p = p[:v.limit-v.n]
+	}
+	n, err := v.r.Read(p)
+	v.n += int64(n)
+	return n, err
 }
 
 // ReadPAIUsers reads pai_job_table.csv into job_name -> user.
@@ -232,7 +281,18 @@ func ReadPAIUsers(file string, r io.Reader) (map[string]string, error) {
 		if !ok {
 			return users, nil
 		}
-		users[t.get(rec, "job_name")] = t.get(rec, "user")
+		if len(users) >= MaxJobs {
+			line, _ := t.r.FieldPos(0)
+			return nil, tooManyJobs(file, line)
+		}
+		job, user := t.get(rec, "job_name"), t.get(rec, "user")
+		if err := checkText(job); err != nil {
+			return nil, t.bad("job_name", "%v", err)
+		}
+		if err := checkText(user); err != nil {
+			return nil, t.bad("user", "%v", err)
+		}
+		users[strings.Clone(job)] = strings.Clone(user)
 	}
 }
 
@@ -243,7 +303,7 @@ func paiNumber(t *csvTable, rec []string, field string, max float64) (float64, b
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || f < 0 || f > max {
-		return 0, false, t.bad(field, "%q is not a number in 0..%g", v, max)
+		return 0, false, t.bad(field, "%s is not a number in 0..%g", Quote(v), max)
 	}
 	return f, true, nil
 }
@@ -287,11 +347,11 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 		if err != nil {
 			return nil, err
 		}
-		cpu, _, err := paiNumber(t, rec, "plan_cpu", 1e7)
+		cpu, _, err := paiNumber(t, rec, "plan_cpu", MaxPodMilliCPU/10)
 		if err != nil {
 			return nil, err
 		}
-		mem, _, err := paiNumber(t, rec, "plan_mem", 1e6)
+		mem, _, err := paiNumber(t, rec, "plan_mem", MaxPodMemoryMiB>>10)
 		if err != nil {
 			return nil, err
 		}
@@ -313,6 +373,15 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 			}
 			pod.GPUs = int32(whole)
 		}
+		for _, f := range []string{"job_name", "task_name", "gpu_type"} {
+			if err := checkText(t.get(rec, f)); err != nil {
+				return nil, t.bad(f, "%v", err)
+			}
+		}
+		if len(jobs) >= MaxJobs {
+			line, _ := t.r.FieldPos(0)
+			return nil, tooManyJobs(file, line)
+		}
 		job := t.get(rec, "job_name")
 		q := users[job]
 		if q == "" {
@@ -320,7 +389,7 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 		}
 		j := cluster.JobSpec{Name: job + "/" + t.get(rec, "task_name"), Queue: q, Replicas: int32(max(inst, 1)), Pod: pod,
 			Duration: max(int64(math.Round((end-start)*1000)), 1)}
-		if gt := t.get(rec, "gpu_type"); gt != "" && gt != "MISC" && pod.MilliGPUs() > 0 {
+		if gt := strings.Clone(t.get(rec, "gpu_type")); gt != "" && gt != "MISC" && pod.MilliGPUs() > 0 {
 			if j.Constraints, err = in.get(gt, func() (*cluster.Constraints, error) {
 				return &cluster.Constraints{Affinity: []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: []string{gt}}}}}, nil
 			}); err != nil {
@@ -344,7 +413,7 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 		parts = append(parts, fmt.Sprintf("%s %d", k, statuses[k]))
 	}
 	notes = append(notes, "pai: task statuses in the source: "+strings.Join(parts, ", "))
-	return &batchSource{jobs: sortJobs(jobs), notes: notes}, nil
+	return &batchSource{jobs: sortJobs(jobs), notes: notes, info: TraceInfo{File: file, Format: FormatPAI, Rows: rows, Header: true}}, nil
 }
 
 // ReadPAIMachines reads pai_machine_spec.csv (machine,gpu_type,cap_cpu,
@@ -373,6 +442,7 @@ func parsePAIMachines(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 	}
 	idx := map[key]int{}
 	var pools []cluster.PoolSpec
+	nodes := 0
 	for {
 		rec, ok, err := t.next()
 		if err != nil {
@@ -381,11 +451,17 @@ func parsePAIMachines(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 		if !ok {
 			break
 		}
-		cpu, err := count(t, rec, "cap_cpu", 1<<14)
+		if nodes++; nodes > MaxNodes {
+			return nil, t.bad("machine", "the machine list has more than %d machines, the most gpuplan models", MaxNodes)
+		}
+		if err := checkText(t.get(rec, "gpu_type")); err != nil {
+			return nil, t.bad("gpu_type", "%v", err)
+		}
+		cpu, err := count(t, rec, "cap_cpu", MaxPodMilliCPU/1000)
 		if err != nil {
 			return nil, err
 		}
-		mem, err := count(t, rec, "cap_mem", 1<<20)
+		mem, err := count(t, rec, "cap_mem", MaxPodMemoryMiB>>10)
 		if err != nil {
 			return nil, err
 		}
@@ -396,7 +472,7 @@ func parsePAIMachines(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 		if cpu == 0 || mem == 0 {
 			return nil, t.bad("cap_cpu", "a machine needs CPUs and memory")
 		}
-		k := key{t.get(rec, "gpu_type"), gpu, cpu, mem}
+		k := key{strings.Clone(t.get(rec, "gpu_type")), gpu, cpu, mem}
 		i, seen := idx[k]
 		if !seen {
 			i = len(pools)

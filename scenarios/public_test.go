@@ -156,7 +156,7 @@ func TestReorderWindow(t *testing.T) {
 	for ok := true; ok && err == nil; {
 		ok, err = src.Next(&j)
 	}
-	require.ErrorContains(t, err, "late.csv:4100: submit time: is 2h0m0s before a job already replayed")
+	require.ErrorContains(t, err, "late.csv:4100: timestamp: is 2h0m0s before a job already replayed")
 }
 
 // TestSplitPods: GPUs split evenly over the fewest pods that respect the

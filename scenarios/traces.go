@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -71,13 +70,37 @@ type TraceSource interface {
 	Next(j *cluster.JobSpec) (bool, error)
 	// Notes says what the reader assumed or set aside, once it is done.
 	Notes() []string
+	// Info says which file this is and how much of it was read so far.
+	Info() TraceInfo
 	Close() error
+}
+
+// TraceInfo describes a trace being read.
+type TraceInfo struct {
+	File   string
+	Format string
+	// Rows is the rows (lines, or jobs of a JSON log) read so far, those
+	// set aside included; Header whether the file began with a header row.
+	Rows   int
+	Header bool
+}
+
+// emptyTrace is the error for a trace that gave no job: it names the file
+// and says whether it had rows at all.
+func emptyTrace(info TraceInfo, what string) error {
+	switch {
+	case info.Rows == 0 && info.Header:
+		return &InputError{File: info.File, Msg: fmt.Sprintf("the trace has a header row and no rows: no jobs %s", what)}
+	case info.Rows == 0:
+		return &InputError{File: info.File, Msg: fmt.Sprintf("the trace has no rows: no jobs %s", what)}
+	}
+	return &InputError{File: info.File, Msg: fmt.Sprintf("all %d rows of the trace were set aside (see the reader's notes): no jobs %s", info.Rows, what)}
 }
 
 // OpenTrace opens a trace file of the given format (.gz read directly).
 func OpenTrace(path, format string, opts TraceOptions) (TraceSource, error) {
 	if !knownFormat(format) {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown trace format %q (known: %s)", format, strings.Join(TraceFormats(), ", "))}
+		return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown trace format %s (known: %s)", Quote(format), strings.Join(TraceFormats(), ", "))}
 	}
 	if format == FormatNative {
 		format = FormatCSV
@@ -144,27 +167,28 @@ func newTraceSource(path, format string, r io.Reader, closer func() error, opts 
 		}
 		return b, nil
 	}
-	return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown trace format %q (known: %s)", format, strings.Join(TraceFormats(), ", "))}
+	return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown trace format %s (known: %s)", Quote(format), strings.Join(TraceFormats(), ", "))}
 }
 
 func openMaybeGzip(path string) (io.Reader, func() error, error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
-		return nil, nil, &InputError{File: path, Msg: readErr(err)}
+		return nil, nil, err
 	}
 	br := bufio.NewReaderSize(f, 1<<16)
 	if strings.HasSuffix(path, ".gz") {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, nil, &InputError{File: path, Msg: "not a gzip file: " + err.Error()}
+			return nil, nil, &InputError{File: path, Msg: "not a gzip file: " + boundMessage(err.Error())}
 		}
 		return zr, func() error { zr.Close(); return f.Close() }, nil
 	}
 	return br, f.Close, nil
 }
 
-// interner shares one *Constraints between jobs with the same text.
+// interner shares one *Constraints between jobs with the same text (the
+// first 65,536 texts; later ones are built for each job).
 type interner map[string]*cluster.Constraints
 
 func (in interner) get(key string, build func() (*cluster.Constraints, error)) (*cluster.Constraints, error) {
@@ -178,19 +202,10 @@ func (in interner) get(key string, build func() (*cluster.Constraints, error)) (
 	if err != nil {
 		return nil, err
 	}
-	in[key] = c
-	return c, nil
-}
-
-// orderCheck enforces non-decreasing submit times.
-type orderCheck struct{ last int64 }
-
-func (o *orderCheck) ok(t int64) bool {
-	if t < o.last {
-		return false
+	if len(in) < 1<<16 {
+		in[strings.Clone(key)] = c
 	}
-	o.last = t
-	return true
+	return c, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -206,15 +221,23 @@ func sortedKeys[V any](m map[string]V) []string {
 // errors at the row and column they are about.
 type csvTable struct {
 	file string
+	lr   *boundedReader
 	r    *csv.Reader
 	col  map[string]int
 	done bool
+	rows int // records read after the header
 }
 
 // openCSVTable reads the header. emptyMsg is the error for a file with no
 // header row.
 func openCSVTable(file string, r io.Reader, comment rune, emptyMsg string) (*csvTable, []string, error) {
-	cr := csv.NewReader(r)
+	// encoding/csv has no bound of its own on a line: the bounded reader
+	// under it fails a line, or a record, over MaxLineBytes, and drops a
+	// byte order mark before the header.
+	lr := newBoundedReader(r)
+	lr.slack = csvReadAhead
+	lr.markRecord(0)
+	cr := csv.NewReader(bufio.NewReaderSize(lr, csvReadAhead))
 	cr.ReuseRecord = true
 	cr.Comment = comment
 	header, err := cr.Read()
@@ -225,11 +248,13 @@ func openCSVTable(file string, r io.Reader, comment rune, emptyMsg string) (*csv
 		return nil, nil, csvErr(file, err)
 	}
 	header = append([]string(nil), header...)
-	t := &csvTable{file: file, r: cr, col: map[string]int{}}
+	t := &csvTable{file: file, lr: lr, r: cr, col: map[string]int{}}
+	line, _ := cr.FieldPos(0)
 	for i, h := range header {
 		header[i] = strings.TrimSpace(h)
 		if _, dup := t.col[header[i]]; dup {
-			return nil, nil, &InputError{File: file, Line: 1, Column: i + 1, Field: header[i], Msg: "column is given twice"}
+			_, col := cr.FieldPos(i)
+			return nil, nil, &InputError{File: file, Line: line, Column: col, Field: colName(header[i]), Msg: "column is given twice"}
 		}
 		t.col[header[i]] = i
 	}
@@ -252,14 +277,17 @@ func (t *csvTable) next() (rec []string, ok bool, err error) {
 	if t.done {
 		return nil, false, nil
 	}
+	t.lr.markRecord(t.r.InputOffset())
 	rec, err = t.r.Read()
 	if errors.Is(err, io.EOF) {
 		t.done = true
 		return nil, false, nil
 	}
 	if err != nil {
+		t.done = true
 		return nil, false, csvErr(t.file, err)
 	}
+	t.rows++
 	return rec, true, nil
 }
 
@@ -282,6 +310,10 @@ func (t *csvTable) bad(field, format string, args ...any) error {
 }
 
 func csvErr(file string, err error) error {
+	var long *lineTooLong
+	if errors.As(err, &long) {
+		return long.inputError(file)
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		msg := pe.Err.Error()
@@ -290,5 +322,5 @@ func csvErr(file string, err error) error {
 		}
 		return &InputError{File: file, Line: pe.Line, Column: pe.Column, Msg: msg}
 	}
-	return &InputError{File: file, Msg: err.Error()}
+	return &InputError{File: file, Msg: boundMessage(readErr(err))}
 }

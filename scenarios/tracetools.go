@@ -450,6 +450,8 @@ func GenerateTrace(o GenerateOptions, w *NativeWriter) error {
 func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 	type acc struct {
 		edges                []struct{ at, gpu, cpu, mem int64 }
+		sumGPU, sumCPU       int64
+		sumMem               int64
 		maxPodGPU            int32
 		maxPodCPU, maxPodMem int64
 		jobs                 int
@@ -478,12 +480,19 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		a.jobs++
 		n := int64(j.Replicas)
 		g, c, m := n*j.Pod.MilliGPUs(), n*j.Pod.MilliCPU, n*j.Pod.MemoryMiB
+		// Readers bound a job (replicas and requests); the sums of the
+		// jobs are bounded here, before any can overflow.
+		a.sumGPU, a.sumCPU, a.sumMem = a.sumGPU+g, a.sumCPU+c, a.sumMem+m
+		if a.sumGPU > 1<<62 || a.sumCPU > 1<<62 || a.sumMem > 1<<62 {
+			info := src.Info()
+			return nil, nil, &InputError{File: info.File, Msg: "the jobs of the trace ask for more than gpuplan can size a cluster for"}
+		}
 		a.edges = append(a.edges, struct{ at, gpu, cpu, mem int64 }{j.Submit, g, c, m}, struct{ at, gpu, cpu, mem int64 }{j.Submit + j.Duration, -g, -c, -m})
 		a.maxPodGPU = max(a.maxPodGPU, j.Pod.GPUs, min(1, j.Pod.GPUMilli))
 		a.maxPodCPU, a.maxPodMem = max(a.maxPodCPU, j.Pod.MilliCPU), max(a.maxPodMem, j.Pod.MemoryMiB)
 	}
 	if len(order) == 0 {
-		return nil, nil, fmt.Errorf("the trace has no jobs to size a cluster for")
+		return nil, nil, emptyTrace(src.Info(), "to size a cluster for")
 	}
 	var out []cluster.PoolSpec
 	var notes []string
@@ -504,6 +513,10 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		cpu := max(int64(96000), a.maxPodCPU)
 		mem := max(int64(1<<20), a.maxPodMem)
 		nodes := max(int64(1), (pg+int64(per)*1000-1)/(int64(per)*1000), (pc+cpu-1)/cpu, (pm+mem-1)/mem)
+		if nodes > MaxNodes {
+			info := src.Info()
+			return nil, nil, &InputError{File: info.File, Msg: fmt.Sprintf("sizing a cluster for the trace takes %d nodes of %s, more than %d, the most gpuplan models; give a scenario with a cluster (--cluster scenario)", nodes, model, MaxNodes)}
+		}
 		name := "derived-" + strings.ToLower(model)
 		out = append(out, cluster.PoolSpec{Name: name, GPUModel: model, Nodes: int(nodes), GPUsPerNode: per, MilliCPU: cpu, MemoryMiB: mem})
 		notes = append(notes, fmt.Sprintf("cluster derived from the trace: pool %s, %d nodes of %d %s GPUs, %d CPUs and %d GiB, for the %.0f GPUs its %d jobs would hold at once if each started on arrival",
