@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -81,11 +82,27 @@ func (r *Rule) label() string {
 	return fmt.Sprintf("%s of %s %s %s", r.Of, r.Metric, r.Op, r.Value.text)
 }
 
-// ParseAssertions reads and checks a rules file.
+// ParseAssertions reads and checks a rules file. Errors name the file,
+// line and field, and quote at most scenarios.MaxQuote bytes of it.
 func ParseAssertions(file string, data []byte) (*Assertions, error) {
+	a, err := parseAssertions(file, data)
+	return a, scenarios.BoundError(err)
+}
+
+func parseAssertions(file string, data []byte) (*Assertions, error) {
+	if err := scenarios.CheckLines(file, data); err != nil {
+		return nil, err
+	}
 	a := &Assertions{}
 	pos, err := scenarios.DecodeStrictYAML(file, data, a)
 	if err != nil {
+		// YAML's .inf and .nan decode, then fail as JSON with no place:
+		// find them.
+		if strings.Contains(err.Error(), "unsupported value") {
+			if e := nonFinite(file, data); e != nil {
+				return nil, e
+			}
+		}
 		return nil, err
 	}
 	bad := func(path, format string, args ...any) error {
@@ -116,14 +133,14 @@ func ParseAssertions(file string, data []byte) (*Assertions, error) {
 			r.Of = OfCandidate
 		case OfCandidate, OfBaseline, OfChange, OfRelativeChange:
 		default:
-			return nil, bad(at+".of", "is %q; want candidate, baseline, change or relativeChange", r.Of)
+			return nil, bad(at+".of", "is %s; want candidate, baseline, change or relativeChange", scenarios.Quote(r.Of))
 		}
 		ok := false
 		for _, o := range ops() {
 			ok = ok || o == r.Op
 		}
 		if !ok {
-			return nil, bad(at+".op", "is %q; want one of %s", r.Op, strings.Join(ops(), " "))
+			return nil, bad(at+".op", "is %s; want one of %s", scenarios.Quote(r.Op), strings.Join(ops(), " "))
 		}
 		if r.threshold, err = parseThreshold(r.Value.text, unit, r.Of); err != nil {
 			return nil, bad(at+".value", "%v", err)
@@ -140,10 +157,10 @@ func parseThreshold(v string, unit Unit, of string) (float64, error) {
 	if p, ok := strings.CutSuffix(v, "%"); ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("%q is not a percentage", v)
+			return 0, fmt.Errorf("%s is not a percentage", scenarios.Quote(v))
 		}
 		if of != OfRelativeChange && unit != Ratio {
-			return 0, fmt.Errorf("%q: a percentage bounds a relativeChange or a ratio metric", v)
+			return 0, fmt.Errorf("%s: a percentage bounds a relativeChange or a ratio metric", scenarios.Quote(v))
 		}
 		return f / 100, nil
 	}
@@ -156,7 +173,61 @@ func parseThreshold(v string, unit Unit, of string) (float64, error) {
 			return d.Seconds(), nil
 		}
 	}
-	return 0, fmt.Errorf("%q is not a number, a duration or a percentage", v)
+	return 0, fmt.Errorf("%s is not a number, a duration or a percentage", scenarios.Quote(v))
+}
+
+// nonFinite finds a YAML .inf or .nan in a rules file, as an InputError
+// at its line and field (nil when there is none, or the file is not YAML).
+func nonFinite(file string, data []byte) error {
+	var doc yamlv3.Node
+	if yamlv3.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	n, path := findNonFinite(&doc, "", 0)
+	if n == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("%s is not a finite number", scenarios.Quote(n.Value))
+	if strings.HasSuffix(path, ".value") {
+		msg += "; a bound is a number, a duration (30m) or a percentage (5%)"
+	}
+	return &scenarios.InputError{File: file, Line: n.Line, Column: n.Column, Field: path, Msg: msg}
+}
+
+func findNonFinite(n *yamlv3.Node, path string, depth int) (*yamlv3.Node, string) {
+	if n == nil || depth > 100 {
+		return nil, ""
+	}
+	switch n.Kind {
+	case yamlv3.DocumentNode:
+		for _, c := range n.Content {
+			if x, p := findNonFinite(c, path, depth+1); x != nil {
+				return x, p
+			}
+		}
+	case yamlv3.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if path != "" {
+				key = path + "." + key
+			}
+			if x, p := findNonFinite(n.Content[i+1], key, depth+1); x != nil {
+				return x, p
+			}
+		}
+	case yamlv3.SequenceNode:
+		for i, c := range n.Content {
+			if x, p := findNonFinite(c, fmt.Sprintf("%s[%d]", path, i), depth+1); x != nil {
+				return x, p
+			}
+		}
+	case yamlv3.ScalarNode:
+		var f float64
+		if n.ShortTag() == "!!float" && n.Decode(&f) == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+			return n, path
+		}
+	}
+	return nil, ""
 }
 
 // Side is which scenario a run was.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +65,26 @@ func TestParseAssertionsErrorsNameLineAndField(t *testing.T) {
 	assert.ErrorContains(t, err, "kind Assertions")
 }
 
+// YAML's .inf and .nan, a line over 1 MiB and a long value: each an
+// InputError at its line and field, quoting at most 80 bytes.
+func TestParseAssertionsBadValues(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{"rules:\n- {metric: allocation, op: '>=', value: .inf}\n", `rules.yaml:4:41: rules[0].value: ".inf" is not a finite number`},
+		{"rules:\n- {metric: allocation, op: '>=', value: 1}\n- metric: allocation\n  op: '<='\n  value: .nan\n", `rules.yaml:7:10: rules[1].value: ".nan" is not a finite number`},
+		{"rules:\n- {metric: allocation, op: '>=', value: -.Inf}\n", `rules.yaml:4:41: rules[0].value: "-.Inf" is not a finite number`},
+		{"rules:\n- {metric: allocation, op: '>=', value: '" + strings.Repeat("9", 5000) + "x'}\n", `rules.yaml:4:41: rules[0].value: "99999`},
+		{"rules:\n- {metric: allocation, op: '" + strings.Repeat("<", 5000) + "', value: 1}\n", `rules.yaml:4:28: rules[0].op: is "<<<`},
+		{"rules:\n- {metric: allocation, op: '>=', value: 1}\n# " + strings.Repeat("x", scenarios.MaxLineBytes) + "\n", `rules.yaml:5: the line is longer than 1 MiB`},
+	} {
+		_, err := ParseAssertions("rules.yaml", []byte(head+c.body))
+		var ie *scenarios.InputError
+		require.True(t, errors.As(err, &ie), "%v", err)
+		assert.Contains(t, err.Error(), c.want)
+		assert.Less(t, len(err.Error()), 300, err.Error())
+		assert.Equal(t, 2, ie.ExitCode())
+	}
+}
+
 func FuzzParseAssertions(f *testing.F) {
 	for _, s := range []string{
 		head + "rules:\n- {metric: allocation, op: '>=', value: 0.7}\n",
@@ -71,6 +92,8 @@ func FuzzParseAssertions(f *testing.F) {
 		head + "rules:\n- {metric: cost.total, of: relativeChange, op: '==', value: '-5%'}\n",
 		head + "replications: 9\nrules:\n- {metric: jobs.failed, op: '<=', value: 0}\n",
 		"rules: {",
+		head + "rules:\n- {metric: allocation, op: '>=', value: .nan}\n",
+		head + "replications: .inf\nrules:\n- {metric: allocation, op: '>=', value: -.inf}\n",
 	} {
 		f.Add([]byte(s))
 	}
