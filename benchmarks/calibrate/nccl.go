@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gpuplan.dev/gpuplan/models"
 )
@@ -49,19 +52,64 @@ func (r *Run) Hosts() int {
 	return len(seen)
 }
 
-// ParseError is nccl-tests output that cannot be read; it names the file
-// and line.
+// ParseError is nccl-tests output that cannot be read; it names the file,
+// the line and the field (a column of the results table, or a JSON key)
+// when known. It is scenarios.InputError's equivalent here (this package
+// stays below the simulator's).
 type ParseError struct {
-	File string
-	Line int
-	Msg  string
+	File  string
+	Line  int
+	Field string
+	Msg   string
 }
 
 func (e *ParseError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+		fmt.Fprintf(&b, ":%d", e.Line)
 	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Bounds on what ParseOutput reads (the same as scenarios'): a line of
+// text output, the whole of a JSON output, and what an error quotes.
+const (
+	maxLineBytes = 1 << 20
+	maxJSONBytes = 64 << 20
+	maxQuote     = 80
+)
+
+// quote quotes at most maxQuote bytes of input, with the length of what
+// was left out (scenarios.Quote's equivalent).
+func quote(s string) string {
+	if len(s) <= maxQuote {
+		return strconv.Quote(s)
+	}
+	cut := maxQuote
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
+
+// clip bounds a decoder's message, which may carry input.
+func clip(msg string) string {
+	const most = 4 * maxQuote
+	if len(msg) <= most {
+		return msg
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes of message cut)", msg[:cut], len(msg)-cut)
 }
 
 // ExitCode is 2: bad input.
@@ -74,15 +122,32 @@ var (
 )
 
 // ParseOutput reads nccl-tests text output, or its JSON (-J) output
-// when the first non-blank character is '{'.
+// when the first non-blank character is '{'. A leading byte order mark is
+// skipped; r being an *os.File that is not a regular file (a device, a
+// pipe, a folder) is refused, and no line of more than 1 MiB is read.
 func ParseOutput(file string, r io.Reader) (*Run, error) {
+	if f, ok := r.(*os.File); ok {
+		st, err := f.Stat()
+		if err != nil {
+			return nil, &ParseError{File: file, Msg: clip(err.Error())}
+		}
+		if !st.Mode().IsRegular() {
+			return nil, &ParseError{File: file, Msg: "is not a regular file (" + st.Mode().Type().String() + "): gpuplan reads files, not devices, pipes or folders"}
+		}
+	}
 	br := bufio.NewReader(r)
-	for {
+	if b, err := br.Peek(3); err == nil && string(b) == "\xef\xbb\xbf" {
+		br.Discard(3)
+	}
+	for skipped := 0; ; skipped++ {
 		b, err := br.Peek(1)
 		if err != nil {
 			return nil, &ParseError{File: file, Msg: "the file is empty"}
 		}
 		if b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t' {
+			if skipped > maxJSONBytes {
+				return nil, &ParseError{File: file, Msg: fmt.Sprintf("more than %d MiB of blank space and nothing else", maxJSONBytes>>20)}
+			}
 			br.ReadByte()
 			continue
 		}
@@ -96,7 +161,7 @@ func ParseOutput(file string, r io.Reader) (*Run, error) {
 func parseText(file string, r io.Reader) (*Run, error) {
 	run := &Run{File: file}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	sc.Buffer(make([]byte, 0, 1<<16), maxLineBytes)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -121,8 +186,8 @@ func parseText(file string, r io.Reader) (*Run, error) {
 				v := strings.TrimSpace(body[strings.Index(body, ":")+1:])
 				if f := strings.Fields(v); len(f) > 0 {
 					x, err := strconv.ParseFloat(f[0], 64)
-					if err != nil || x < 0 {
-						return nil, &ParseError{File: file, Line: line, Msg: fmt.Sprintf("Avg bus bandwidth %q is not a number", f[0])}
+					if err != nil || x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+						return nil, &ParseError{File: file, Line: line, Field: "Avg bus bandwidth", Msg: fmt.Sprintf("%s is not a non-negative number", quote(f[0]))}
 					}
 					run.AvgBusBW, run.HasAvg = x, true
 				}
@@ -137,6 +202,10 @@ func parseText(file string, r io.Reader) (*Run, error) {
 		}
 		p, ok, err := parseRow(t)
 		if err != nil {
+			var fe *fieldError
+			if errors.As(err, &fe) {
+				return nil, &ParseError{File: file, Line: line, Field: fe.field, Msg: fe.msg}
+			}
 			return nil, &ParseError{File: file, Line: line, Msg: err.Error()}
 		}
 		if !ok {
@@ -144,20 +213,35 @@ func parseText(file string, r io.Reader) (*Run, error) {
 			continue
 		}
 		if n := len(run.Points); n > 0 && p.Bytes <= run.Points[n-1].Bytes {
-			return nil, &ParseError{File: file, Line: line, Msg: fmt.Sprintf("size %d does not grow from the row before (%d)", p.Bytes, run.Points[n-1].Bytes)}
+			return nil, &ParseError{File: file, Line: line, Field: "size", Msg: fmt.Sprintf("%d does not grow from the row before (%d)", p.Bytes, run.Points[n-1].Bytes)}
+		}
+		if len(run.Points) >= maxPoints {
+			return nil, &ParseError{File: file, Line: line, Msg: fmt.Sprintf("more than %d result rows: is this one nccl-tests run?", maxPoints)}
 		}
 		run.WrongNA = run.WrongNA || p.wrongNA
 		run.Wrong += p.wrong
 		run.Points = append(run.Points, p.CommPoint)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &ParseError{File: file, Line: line + 1, Msg: err.Error()}
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &ParseError{File: file, Line: line + 1, Msg: fmt.Sprintf("the line is longer than %d MiB: is this nccl-tests output?", maxLineBytes>>20)}
+		}
+		return nil, &ParseError{File: file, Line: line + 1, Msg: clip(err.Error())}
 	}
 	if len(run.Points) == 0 {
 		return nil, &ParseError{File: file, Msg: "no result rows: is this nccl-tests output?"}
 	}
 	return run, nil
 }
+
+// maxPoints bounds the result rows of one run (nccl-tests sweeps sizes by
+// powers of two: a few dozen rows).
+const maxPoints = 1 << 16
+
+// fieldError is a bad value in a column of a result row.
+type fieldError struct{ field, msg string }
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
 
 type row struct {
 	models.CommPoint
@@ -181,19 +265,19 @@ func parseRow(t string) (row, bool, error) {
 		return row{}, false, nil
 	}
 	if size <= 0 || size > 1<<50 {
-		return row{}, false, fmt.Errorf("size %d is out of range", size)
+		return row{}, false, &fieldError{"size", fmt.Sprintf("%d is out of range (1 B to 1 PiB)", size)}
 	}
 	m := f[len(f)-8:]
 	num := func(s, what string) (float64, error) {
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-			return 0, fmt.Errorf("%s %q is not a non-negative number", what, s)
+			return 0, &fieldError{what, fmt.Sprintf("%s is not a non-negative number", quote(s))}
 		}
 		return x, nil
 	}
 	var v [6]float64
 	for i, k := range []int{0, 1, 2, 4, 5, 6} {
-		name := [...]string{"time", "algbw", "busbw", "time", "algbw", "busbw"}[i]
+		name := [...]string{"out-of-place time", "out-of-place algbw", "out-of-place busbw", "in-place time", "in-place algbw", "in-place busbw"}[i]
 		if v[i], err = num(m[k], name); err != nil {
 			return row{}, false, err
 		}
@@ -244,9 +328,12 @@ type jsonMeasurement struct {
 }
 
 func parseJSON(file string, r io.Reader) (*Run, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	data, err := io.ReadAll(io.LimitReader(r, maxJSONBytes+1))
 	if err != nil {
-		return nil, &ParseError{File: file, Msg: err.Error()}
+		return nil, &ParseError{File: file, Msg: clip(err.Error())}
+	}
+	if len(data) > maxJSONBytes {
+		return nil, &ParseError{File: file, Msg: fmt.Sprintf("the JSON output is larger than %d MiB: is this nccl-tests -J output?", maxJSONBytes>>20)}
 	}
 	// nccl-tests writes NaN as the string "nan"; such a field fails to
 	// decode as a number and is reported.
@@ -254,7 +341,15 @@ func parseJSON(file string, r io.Reader) (*Run, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&rep); err != nil {
-		return nil, &ParseError{File: file, Msg: "not nccl-tests JSON output: " + err.Error()}
+		line := 1 + bytes.Count(data[:min(int(dec.InputOffset()), len(data))], []byte("\n"))
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return nil, &ParseError{File: file, Line: line, Field: clip(ute.Field), Msg: fmt.Sprintf("not nccl-tests JSON output: expected %s, got a JSON %s", ute.Type, clip(ute.Value))}
+		}
+		return nil, &ParseError{File: file, Line: line, Msg: "not nccl-tests JSON output: " + clip(err.Error())}
+	}
+	if len(rep.Results) > maxPoints {
+		return nil, &ParseError{File: file, Field: "results", Msg: fmt.Sprintf("more than %d results: is this one nccl-tests run?", maxPoints)}
 	}
 	run := &Run{File: file}
 	for _, a := range rep.Args {
@@ -268,7 +363,7 @@ func parseJSON(file string, r io.Reader) (*Run, error) {
 	}
 	for i, res := range rep.Results {
 		if res.Size <= 0 || (len(run.Points) > 0 && res.Size <= run.Points[len(run.Points)-1].Bytes) {
-			return nil, &ParseError{File: file, Msg: fmt.Sprintf("results[%d].size %d is not positive and growing", i, res.Size)}
+			return nil, &ParseError{File: file, Field: fmt.Sprintf("results[%d].size", i), Msg: fmt.Sprintf("%d is not positive and growing", res.Size)}
 		}
 		p := models.CommPoint{Bytes: res.Size}
 		take := func(m *jsonMeasurement) (float64, float64, float64, error) {
@@ -280,16 +375,18 @@ func parseJSON(file string, r io.Reader) (*Run, error) {
 				t = m.CPUTime
 			}
 			if t == nil || *t < 0 || m.AlgBW < 0 || m.BusBW < 0 {
-				return 0, 0, 0, fmt.Errorf("results[%d]: a time and non-negative bandwidths are required", i)
+				return 0, 0, 0, &fieldError{fmt.Sprintf("results[%d]", i), "a time and non-negative bandwidths are required"}
 			}
 			return *t, m.AlgBW, m.BusBW, nil
 		}
 		if p.TimeUS, p.AlgBWGBps, p.BusBWGBps, err = take(res.OutOfPlace); err != nil {
-			return nil, &ParseError{File: file, Msg: err.Error()}
+			fe := err.(*fieldError)
+			return nil, &ParseError{File: file, Field: fe.field + ".out_of_place", Msg: fe.msg}
 		}
 		var inAlg float64
 		if p.InTimeUS, inAlg, p.InBusBWGBp, err = take(res.InPlace); err != nil {
-			return nil, &ParseError{File: file, Msg: err.Error()}
+			fe := err.(*fieldError)
+			return nil, &ParseError{File: file, Field: fe.field + ".in_place", Msg: fe.msg}
 		}
 		if p.TimeUS == 0 {
 			p.TimeUS, p.AlgBWGBps, p.BusBWGBps = p.InTimeUS, inAlg, p.InBusBWGBp

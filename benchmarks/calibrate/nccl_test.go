@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -117,16 +118,39 @@ func TestParseErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"", "x.txt: the file is empty"},
 		{"# nThread 1\n# nothing else\n", "x.txt: no result rows"},
-		{"  8  2  float  sum  -1  20.26  0.00  0.00  0  17.74  0.00  -3  0\n", "x.txt:1: busbw \"-3\" is not a non-negative number"},
-		{"  16  4  float  sum  -1  1  0  0  0  1  0  0  0\n  8  2  float  sum  -1  1  0  0  0  1  0  0  0\n", "x.txt:2: size 8 does not grow"},
+		{"  8  2  float  sum  -1  20.26  0.00  0.00  0  17.74  0.00  -3  0\n", "x.txt:1: in-place busbw: \"-3\" is not a non-negative number"},
+		{"  16  4  float  sum  -1  1  0  0  0  1  0  0  0\n  8  2  float  sum  -1  1  0  0  0  1  0  0  0\n", "x.txt:2: size: 8 does not grow"},
 		{"{\"results\": [{\"size\": 8, \"out_of_place\": {\"time\": \"nan\", \"alg_bw\": 0, \"bus_bw\": 0}}]}", "not nccl-tests JSON output"},
-		{"# Avg bus bandwidth : lots\n", "x.txt:1: Avg bus bandwidth \"lots\" is not a number"},
+		// A line over 1 MiB names its line; a value is quoted to 80 bytes.
+		{"# nccl-tests\n" + strings.Repeat("x", 1<<20+1) + "\n", "x.txt:2: the line is longer than 1 MiB"},
+		{"  8  2  float  sum  -1  " + strings.Repeat("9", 500) + "x  0.00  0.00  0  17.74  0.00  0  0\n", `x.txt:1: out-of-place time: "99999`},
+		{"\xef\xbb\xbf{\"results\": [{\"size\": -8}]}", "x.txt: results[0].size: -8 is not positive"},
+		{"{\"results\": [{\"size\": \"" + strings.Repeat("s", 1000) + "\"}]}", "x.txt:1: results.size: not nccl-tests JSON output: expected int64, got a JSON string"},
+		{"# Avg bus bandwidth : lots\n", "x.txt:1: Avg bus bandwidth: \"lots\" is not a non-negative number"},
 	} {
 		_, err := ParseOutput("x.txt", strings.NewReader(c.in))
 		require.Error(t, err, c.in)
 		require.Contains(t, err.Error(), c.want)
 		var pe *ParseError
 		require.True(t, errors.As(err, &pe))
+		require.Less(t, len(err.Error()), 400, "the error quotes at most 80 bytes of input")
+	}
+}
+
+// A device, a pipe or a folder is refused before anything is read.
+func TestParseOutputRefusesNonRegularFiles(t *testing.T) {
+	for _, p := range []string{"/dev/zero", t.TempDir()} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Skip(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = ParseOutput(p, f)
+		runtime.ReadMemStats(&after)
+		f.Close()
+		require.ErrorContains(t, err, p+": is not a regular file")
+		require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(50<<20))
 	}
 }
 
