@@ -117,8 +117,12 @@ func MemoryMiB(q resource.Quantity) (int64, error) {
 }
 
 // regularFile opens path for reading, refusing devices, FIFOs, sockets
-// and folders: reading /dev/zero or a pipe never ends.
+// and folders before opening them (opening a FIFO blocks, reading
+// /dev/zero never ends).
 func regularFile(path string) (*os.File, error) {
+	if err := RegularFile(path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -128,11 +132,25 @@ func regularFile(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
+	if !st.Mode().IsRegular() { // replaced between the two looks
 		f.Close()
 		return nil, fmt.Errorf("%s is not a regular file (%s): gpuplan reads files, not devices, pipes or folders", path, st.Mode().Type())
 	}
 	return f, nil
+}
+
+// RegularFile checks, without opening it, that path is a regular file
+// (symbolic links followed): a device, FIFO, socket or folder is bad
+// input.
+func RegularFile(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return &InputError{File: path, Msg: fmt.Sprintf("is not a regular file (%s): gpuplan reads files, not devices, pipes or folders", st.Mode().Type())}
+	}
+	return nil
 }
 
 // ReadFileBounded reads a whole regular file of at most MaxFileBytes.

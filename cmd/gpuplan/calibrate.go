@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"gpuplan.dev/gpuplan/scenarios"
 	"io"
 	"os"
 	"time"
@@ -109,6 +110,9 @@ for all-reduce). Fabrics are named by kind: nvlink, pcie (one node) or network
 		RunE: func(_ *cobra.Command, args []string) error {
 			var runs []*calibrate.Run
 			for _, p := range args {
+				if err := scenarios.RegularFile(p); err != nil {
+					return usageError{err}
+				}
 				f, err := os.Open(p)
 				if err != nil {
 					return usageError{err}

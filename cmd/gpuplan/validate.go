@@ -62,7 +62,7 @@ one fails, 2 on bad input.`,
 			if reps < 0 || reps > 1000 {
 				return usageError{fmt.Errorf("--replications %d must be in 1..1000", reps)}
 			}
-			data, err := scenarios.ReadFileBounded(rules)
+			data, err := scenarios.ReadInput(rules)
 			if err != nil {
 				return usageError{err}
 			}
