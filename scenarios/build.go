@@ -137,10 +137,20 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Validate bounded the quantities; a variant's or a caller's
+		// changes are checked again here.
+		milliCPU, err := MilliCPU(p.CPU)
+		if err != nil {
+			return nil, s.errAt(at+".cpu", "%v", err)
+		}
+		if _, err := MemoryMiB(p.Memory); err != nil {
+			return nil, s.errAt(at+".memory", "%v", err)
+		}
+		memMiB := p.Memory.Value() >> 20 // a node's memory rounds down
 		ps := cluster.PoolSpec{
 			Name: p.Name, InstanceType: p.InstanceType, GPUModel: p.GPUModel,
 			Nodes: p.Count, GPUsPerNode: p.GPUsPerNode,
-			MilliCPU: p.CPU.MilliValue(), MemoryMiB: p.Memory.Value() >> 20,
+			MilliCPU: milliCPU, MemoryMiB: memMiB,
 			Labels: map[string]string{LabelCapacityType: capacityType(p.CapacityType)},
 			Fabric: p.Fabric, Network: p.Network,
 		}
@@ -156,6 +166,9 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 		ps.Taints = taintsFrom(p.Taints)
 		ps.GPUMemoryMiB = models.GPUMemoryMiB(p.GPUModel)
 		if p.GPUMemory != nil {
+			if _, err := quantityIn(*p.GPUMemory, false, 1<<20, MaxPodMemoryMiB, "gpuMemory"); err != nil {
+				return nil, s.errAt(at+".gpuMemory", "%v", err)
+			}
 			ps.GPUMemoryMiB = p.GPUMemory.Value() >> 20
 		}
 		fillFromCatalog(&ps, res, p.GPUModel != "", p.GPUsPerNode != 0, !p.CPU.IsZero(), !p.Memory.IsZero())
@@ -233,6 +246,9 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 			caps = append(caps, capacity.Pool{CapacityType: models.OnDemand, Group: -1})
 			m.Prices = append(m.Prices, PoolPrice{Pool: p.Name, CapacityType: models.OnDemand, Basis: "no price (imported node list)"})
 		}
+	}
+	if err := s.checkClusterSize(m.Pools); err != nil {
+		return nil, err
 	}
 	if s.capacityNeeded() {
 		m.Capacity = &capacity.Spec{Pools: caps, Groups: groups}
@@ -333,6 +349,18 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 	}
 	if trace == nil && b.Config.Horizon == 0 && s.Spec.Workload.Synthetic.Jobs == 0 {
 		return nil, &InputError{File: "--horizon", Msg: "a synthetic workload without a jobs limit needs a horizon"}
+	}
+	from := ""
+	if opts.Horizon != nil {
+		from = " (--horizon)"
+	}
+	if err := s.checkTimeline(b.Config.Horizon, from); err != nil {
+		return nil, err
+	}
+	if trace == nil {
+		if err := s.checkArrivals(b.Config.Horizon, from); err != nil {
+			return nil, err
+		}
 	}
 	if trace != nil {
 		jobTable := trace.JobTable

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -75,13 +76,24 @@ type walker struct {
 }
 
 var (
-	specPatchType = reflect.TypeOf(SpecPatch{})
-	specType      = reflect.TypeOf(Spec{})
-	quantityType  = reflect.TypeOf(resource.Quantity{})
-	unmarshaler   = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+	specPatchType    = reflect.TypeOf(SpecPatch{})
+	specType         = reflect.TypeOf(Spec{})
+	quantityType     = reflect.TypeOf(resource.Quantity{})
+	durationType     = reflect.TypeOf(Duration{})
+	durationDistType = reflect.TypeOf(DurationDist{})
+	numDistType      = reflect.TypeOf(NumDist{})
+	unmarshaler      = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
 )
 
 func (w *walker) fail(n *yamlv3.Node, path, format string, args ...any) error {
+	if len(path) > 4*MaxQuote {
+		// Keys come from the input: a path names no more of it than a quote.
+		cut := 4 * MaxQuote
+		for cut > 0 && !utf8.RuneStart(path[cut]) {
+			cut--
+		}
+		path = path[:cut] + "..."
+	}
 	return &InputError{File: w.file, Line: n.Line, Column: n.Column, Field: path, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -97,7 +109,7 @@ func kindName(n *yamlv3.Node) string {
 	if n.Tag == "!!null" {
 		return "null"
 	}
-	return fmt.Sprintf("%q", n.Value)
+	return Quote(n.Value)
 }
 
 // jsonFields returns the json names of a struct type's fields, inlined
@@ -143,16 +155,37 @@ func (w *walker) walk(n *yamlv3.Node, t reflect.Type, path string) error {
 	if n.Tag == "!!null" {
 		return nil
 	}
+	if isNonFiniteScalar(n) {
+		// JSON, which decoding goes through, has no infinities or NaN.
+		return w.fail(n, path, "%s is not a finite number", Quote(n.Value))
+	}
 	if t == specPatchType {
 		return w.walkPatch(n, specType, path)
+	}
+	if n.Kind == yamlv3.ScalarNode {
+		switch t {
+		case durationType, durationDistType:
+			return w.duration(n, path)
+		case numDistType:
+			if n.Tag != "!!int" && n.Tag != "!!float" {
+				return w.fail(n, path, "expected a number or a mapping (values, weights; or min, max), got %s", kindName(n))
+			}
+			return nil
+		}
 	}
 	custom := reflect.PointerTo(t).Implements(unmarshaler)
 	if t == quantityType {
 		if n.Kind != yamlv3.ScalarNode {
 			return w.fail(n, path, "expected a quantity such as \"8\", \"500m\" or \"64Gi\", got %s", kindName(n))
 		}
-		if _, err := resource.ParseQuantity(n.Value); err != nil {
-			return w.fail(n, path, "%q is not a quantity (examples: \"8\", \"500m\", \"64Gi\")", n.Value)
+		q, err := resource.ParseQuantity(n.Value)
+		if err != nil {
+			return w.fail(n, path, "%s is not a quantity (examples: \"8\", \"500m\", \"64Gi\")", Quote(n.Value))
+		}
+		if err := checkScenarioQuantity(path, q); err != nil {
+			// Quote what was written: a quantity past int64 prints as
+			// 9223372036854775807 whatever it was.
+			return w.fail(n, path, "%s", strings.Replace(err.Error(), Quote(q.String()), Quote(n.Value), 1))
 		}
 		return nil
 	}
@@ -177,10 +210,10 @@ func (w *walker) walk(n *yamlv3.Node, t reflect.Type, path string) error {
 			fp := join(path, k.Value)
 			ft, ok := fields[k.Value]
 			if !ok {
-				return w.fail(k, fp, "unknown field %q%s", k.Value, suggest(k.Value, fields))
+				return w.fail(k, fp, "unknown field %s%s", Quote(k.Value), suggest(k.Value, fields))
 			}
 			if seen[k.Value] {
-				return w.fail(k, fp, "field %q is given twice", k.Value)
+				return w.fail(k, fp, "field %s is given twice", Quote(k.Value))
 			}
 			seen[k.Value] = true
 			if err := w.walk(v, ft, fp); err != nil {
@@ -230,14 +263,33 @@ func (w *walker) walk(n *yamlv3.Node, t reflect.Type, path string) error {
 			_, err = strconv.ParseInt(n.Value, 0, bits)
 		}
 		if err != nil {
-			return w.fail(n, path, "%s is out of range", n.Value)
+			return w.fail(n, path, "%s is out of range", Quote(n.Value))
 		}
 	case reflect.Float32, reflect.Float64:
+		if n.Kind == yamlv3.ScalarNode && n.Tag == "!!str" && n.Style == 0 {
+			if _, err := strconv.ParseFloat(n.Value, 64); errors.Is(err, strconv.ErrRange) {
+				return w.fail(n, path, "%s is out of range", Quote(n.Value))
+			}
+		}
 		if n.Kind != yamlv3.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
 			return w.fail(n, path, "expected a number, got %s", kindName(n))
 		}
 	case reflect.Interface:
-		// free-form
+		// Free-form, but JSON still has no infinities or NaN.
+		if x, p := findNonFiniteScalar(n, path, 0); x != nil {
+			return w.fail(x, p, "%s is not a finite number", Quote(x.Value))
+		}
+	}
+	return nil
+}
+
+// duration checks a duration written as a scalar, at its own line.
+func (w *walker) duration(n *yamlv3.Node, path string) error {
+	if n.Tag != "!!str" {
+		return w.fail(n, path, "expected a duration such as \"30m\", \"6h\" or \"3d\", got %s", kindName(n))
+	}
+	if _, err := ParseDuration(n.Value); err != nil {
+		return w.fail(n, path, "%v", err)
 	}
 	return nil
 }
@@ -262,7 +314,7 @@ func (w *walker) walkPatch(n *yamlv3.Node, t reflect.Type, path string) error {
 			}
 			ft, ok := fields[k.Value]
 			if !ok {
-				return w.fail(k, fp, "unknown field %q%s", k.Value, suggest(k.Value, fields))
+				return w.fail(k, fp, "unknown field %s%s", Quote(k.Value), suggest(k.Value, fields))
 			}
 			if err := w.walkPatch(v, ft, fp); err != nil {
 				return err
@@ -297,6 +349,9 @@ func suggest(got string, fields map[string]reflect.Type) string {
 	}
 	sort.Strings(names)
 	for _, k := range names {
+		if len(got) >= len(k)+bestD || len(k) >= len(got)+bestD {
+			continue // too far apart in length to be within bestD edits
+		}
 		if d := editDistance(strings.ToLower(got), strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}

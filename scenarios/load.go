@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -34,9 +33,9 @@ func Default() (*Scenario, error) { return Parse(DefaultName, "", defaultYAML) }
 
 // LoadFile reads, strictly decodes and validates a scenario file.
 func LoadFile(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readWholeBounded(path)
 	if err != nil {
-		return nil, &InputError{File: path, Msg: readErr(err)}
+		return nil, &InputError{File: path, Msg: strings.TrimPrefix(readErr(err), path+" ")}
 	}
 	return Parse(path, filepath.Dir(path), data)
 }
@@ -107,9 +106,18 @@ func (s *Scenario) Validate() error {
 	if s.Metadata.Name == "" {
 		return s.errAt("metadata.name", "a scenario needs a name")
 	}
+	if n := len(s.Metadata.Name); n > maxNameBytes {
+		return s.errAt("metadata.name", "is %d bytes; a name is at most %d", n, maxNameBytes)
+	}
+	if n := len(s.Metadata.Description); n > MaxDescriptionBytes {
+		return s.errAt("metadata.description", "is %d bytes; a description, carried into every report, is at most %d (%d KiB)", n, MaxDescriptionBytes, MaxDescriptionBytes>>10)
+	}
 	sp := &s.Spec
 	if sp.Horizon != nil && sp.Horizon.Duration <= 0 {
 		return s.errAt("spec.horizon", "must be positive")
+	}
+	if sp.Horizon != nil && sp.Horizon.Millis() > maxDurationMs {
+		return s.errAt("spec.horizon", "%s is more than 100 years", sp.Horizon.Duration)
 	}
 	if len(sp.Cluster.Pools) == 0 && len(sp.Cluster.NodePools) == 0 && sp.Cluster.NodeList == nil {
 		return s.errAt("spec.cluster", "give at least one pool or NodePool, or a nodeList")
@@ -124,6 +132,9 @@ func (s *Scenario) Validate() error {
 		if err := s.validateNodePool(i, seen); err != nil {
 			return err
 		}
+	}
+	if err := s.checkNodeCount(); err != nil {
+		return err
 	}
 	if r := sp.Pricing.BaseRates; r != nil {
 		for _, x := range []float64{r.GPU, r.CPU, r.Memory} {
@@ -192,6 +203,11 @@ func (s *Scenario) Validate() error {
 	if sp.Output.TimelineInterval != nil && sp.Output.TimelineInterval.Duration < 1e6 {
 		return s.errAt("spec.output.timelineInterval", "must be at least 1ms")
 	}
+	if sp.Horizon != nil {
+		if err := s.checkTimeline(sp.Horizon.Millis(), ""); err != nil {
+			return err
+		}
+	}
 	if st := sp.Output.StartTime; st != "" {
 		if _, err := time.Parse(time.RFC3339, st); err != nil {
 			return s.errAt("spec.output.startTime", "%q is not an RFC 3339 time (2026-01-01T00:00:00Z)", st)
@@ -206,6 +222,9 @@ func (s *Scenario) Validate() error {
 			return s.errAt(fmt.Sprintf("spec.variants[%d].name", i), "variant %q is defined twice", v.Name)
 		}
 		vnames[v.Name] = true
+		if n := len(v.Description); n > MaxDescriptionBytes {
+			return s.errAt(fmt.Sprintf("spec.variants[%d].description", i), "is %d bytes; a description, carried into every report, is at most %d (%d KiB)", n, MaxDescriptionBytes, MaxDescriptionBytes>>10)
+		}
 		if v.Patch.raw == nil || string(v.Patch.raw) == "null" {
 			return s.errAt(fmt.Sprintf("spec.variants[%d].patch", i), "a variant needs a patch")
 		}
@@ -229,8 +248,11 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 	if p.Count < 0 {
 		return s.errAt(at("count"), "must not be negative")
 	}
-	if p.GPUsPerNode < 0 || p.GPUsPerNode > cluster.MaxGPUsPerNode {
-		return s.errAt(at("gpusPerNode"), "must be between 0 and %d", cluster.MaxGPUsPerNode)
+	if p.Count > MaxNodes {
+		return s.errAt(at("count"), "%d nodes is more than %d, the most one cluster has", p.Count, MaxNodes)
+	}
+	if p.GPUsPerNode < 0 || p.GPUsPerNode > MaxPodGPUs {
+		return s.errAt(at("gpusPerNode"), "must be between 0 and %d", MaxPodGPUs)
 	}
 	// An instance type the catalog knows fills in what the pool leaves out
 	// (checked when the cluster is built).
@@ -238,11 +260,20 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 	if p.GPUsPerNode > 0 && p.GPUModel == "" && !byType {
 		return s.errAt(at("gpuModel"), "a pool with GPUs needs a gpuModel")
 	}
-	if p.CPU.MilliValue() < 0 || (p.CPU.MilliValue() == 0 && !byType) {
+	if cpu, err := MilliCPU(p.CPU); err != nil {
+		return s.errAt(at("cpu"), "%v", err)
+	} else if cpu == 0 && !byType {
 		return s.errAt(at("cpu"), "must be positive")
 	}
-	if p.Memory.Value() < 0 || (p.Memory.Value() == 0 && !byType) {
+	if mem, err := MemoryMiB(p.Memory); err != nil {
+		return s.errAt(at("memory"), "%v", err)
+	} else if mem == 0 && !byType {
 		return s.errAt(at("memory"), "must be positive")
+	}
+	if p.GPUMemory != nil {
+		if _, err := quantityIn(*p.GPUMemory, false, 1<<20, MaxPodMemoryMiB, "gpuMemory"); err != nil {
+			return s.errAt(at("gpuMemory"), "%v", err)
+		}
 	}
 	if err := s.validateCapacity(fmt.Sprintf("spec.cluster.pools[%d]", i), &p.CapacitySpec); err != nil {
 		return err
@@ -253,6 +284,8 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 			return s.errAt(at("autoscaling.minNodes"), "must not be negative")
 		case a.MaxNodes < 1 || a.MaxNodes < a.MinNodes || a.MaxNodes < p.Count:
 			return s.errAt(at("autoscaling.maxNodes"), "must be at least 1, minNodes and count")
+		case a.MaxNodes > MaxNodes:
+			return s.errAt(at("autoscaling.maxNodes"), "%d nodes is more than %d, the most one cluster has", a.MaxNodes, MaxNodes)
 		case p.Count < a.MinNodes:
 			return s.errAt(at("count"), "the initial count %d is below minNodes %d", p.Count, a.MinNodes)
 		case p.Replace != nil:
@@ -317,6 +350,9 @@ func (s *Scenario) validateWorkload() error {
 	if sy.Jobs < 0 {
 		return s.errAt("spec.workload.synthetic.jobs", "must not be negative")
 	}
+	if sy.Jobs > MaxJobs {
+		return s.errAt("spec.workload.synthetic.jobs", "%d jobs is more than %d, the most one run holds", sy.Jobs, MaxJobs)
+	}
 	if sy.Jobs == 0 && s.Spec.Horizon == nil {
 		return s.errAt("spec.workload.synthetic", "a synthetic workload needs spec.horizon or a jobs limit, or it never ends")
 	}
@@ -330,6 +366,9 @@ func (s *Scenario) validateWorkload() error {
 			return s.errAt(fmt.Sprintf("spec.workload.synthetic.classes[%d].name", i), "class %q is defined twice", n)
 		}
 		names[n] = true
+	}
+	if s.Spec.Horizon != nil {
+		return s.checkArrivals(s.Spec.Horizon.Millis(), "")
 	}
 	return nil
 }

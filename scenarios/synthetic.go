@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim"
@@ -97,6 +98,9 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 		if lo := c.Replicas.lowest(); lo < 1 {
 			return nil, s.errAt(at+".replicas", "a job has at least one pod, got %g", lo)
 		}
+		if hi := c.Replicas.highest(); hi > MaxReplicas {
+			return nil, s.errAt(at+".replicas", "%g pods is more than %d, the most one job has", hi, MaxReplicas)
+		}
 	}
 	g.gpus = models.Constant{Value: 0}
 	if c.Pod.GPUs != nil {
@@ -118,10 +122,23 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 		case tr.GradientBytes.Sign() < 0:
 			return nil, s.errAt(at+".training.gradientBytes", "must not be negative")
 		}
-		g.training = &cluster.Training{Steps: tr.Steps, ComputePerStep: tr.ComputePerStep.Millis(), GradientBytes: tr.GradientBytes.Value()}
+		if tr.ComputePerStep.Duration < time.Millisecond {
+			return nil, s.errAt(at+".training.computePerStep", "%s is below 1 ms, the shortest duration gpuplan represents", tr.ComputePerStep.Duration)
+		}
+		if tr.Steps > maxDurationMs/tr.ComputePerStep.Millis() {
+			return nil, s.errAt(at+".training.steps", "%d steps of %s is more than 100 years", tr.Steps, tr.ComputePerStep.Duration)
+		}
+		grad, err := quantityIn(tr.GradientBytes, false, 1, MaxPodMemoryMiB<<20, "gradientBytes")
+		if err != nil {
+			return nil, s.errAt(at+".training.gradientBytes", "%v", err)
+		}
+		g.training = &cluster.Training{Steps: tr.Steps, ComputePerStep: tr.ComputePerStep.Millis(), GradientBytes: grad}
 		g.duration = models.Constant{Value: float64(tr.Steps * tr.ComputePerStep.Millis())}
-	} else if g.duration, err = c.Duration.sampler(); err != nil {
-		return nil, s.errAt(at+".duration", "%v", err)
+	} else {
+		var field string
+		if g.duration, field, err = c.Duration.sampler(); err != nil {
+			return nil, s.errAt(s.subfield(at+".duration", field), "%v", err)
+		}
 	}
 	g.mig = c.Pod.MIG
 	if g.mig != "" && c.Pod.GPUs == nil {
@@ -133,12 +150,15 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 		}
 	}
 	if c.Pod.GPUMemory != nil {
-		g.gpuMemMiB = (c.Pod.GPUMemory.Value() + (1<<20 - 1)) >> 20
+		if g.gpuMemMiB, err = quantityIn(*c.Pod.GPUMemory, false, 1<<20, MaxPodMemoryMiB, "gpuMemory"); err != nil {
+			return nil, s.errAt(at+".pod.gpuMemory", "%v", err)
+		}
 	}
-	g.cpuMilli = c.Pod.CPU.MilliValue()
-	g.memMiB = (c.Pod.Memory.Value() + (1<<20 - 1)) >> 20
-	if g.cpuMilli < 0 || g.memMiB < 0 {
-		return nil, s.errAt(at+".pod", "requests must not be negative")
+	if g.cpuMilli, err = MilliCPU(c.Pod.CPU); err != nil {
+		return nil, s.errAt(at+".pod.cpu", "%v", err)
+	}
+	if g.memMiB, err = MemoryMiB(c.Pod.Memory); err != nil {
+		return nil, s.errAt(at+".pod.memory", "%v", err)
 	}
 	if g.constraints, err = constraintsFrom(c.NodeSelector, c.Affinity, c.Tolerations); err != nil {
 		return nil, s.errAt(at, "%v", err)
@@ -193,9 +213,12 @@ func checkGPUValues(n *NumDist) error {
 		if v >= 1 && v != math.Trunc(v) {
 			return fmt.Errorf("%g GPUs: a pod asks for whole GPUs, or a share below 1 of one GPU", v)
 		}
-		if v > cluster.MaxGPUsPerNode {
-			return fmt.Errorf("%g GPUs is more than a node can have (%d)", v, cluster.MaxGPUsPerNode)
+		if v > MaxPodGPUs {
+			return fmt.Errorf("%g GPUs is more than a node can have (%d)", v, MaxPodGPUs)
 		}
+	}
+	if hi := n.highest(); hi > MaxPodGPUs {
+		return fmt.Errorf("%g GPUs is more than a node can have (%d)", hi, MaxPodGPUs)
 	}
 	return nil
 }

@@ -16,26 +16,62 @@ import (
 // with a day prefix ("3d", "1d12h").
 type Duration struct{ time.Duration }
 
-// ParseDuration reads a Duration.
+// ParseDuration reads a Duration: Go's form ("90s", "1h30m"), optionally
+// after a whole or decimal number of days ("3d", "1d12h", "0.5d"), with
+// one sign in front of it all. An error quotes the whole value written.
 func ParseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
-	var days float64
-	if i := strings.IndexByte(s, 'd'); i > 0 {
-		v, err := strconv.ParseFloat(s[:i], 64)
-		if err == nil {
-			days = v
-			s = s[i+1:]
-		}
+	d, ok := parseDuration(s)
+	if !ok {
+		return 0, fmt.Errorf("%s is not a duration (examples: 90s, 30m, 6h, 3d, 1d12h)", Quote(s))
 	}
-	var rest time.Duration
-	if s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a duration (examples: 90s, 30m, 6h, 3d)", s)
-		}
-		rest = d
+	return d, nil
+}
+
+func parseDuration(s string) (time.Duration, bool) {
+	neg := false
+	rest := s
+	if r, ok := strings.CutPrefix(rest, "-"); ok {
+		neg, rest = true, r
+	} else {
+		rest = strings.TrimPrefix(rest, "+")
 	}
-	return time.Duration(days*float64(24*time.Hour)) + rest, nil
+	if rest == "" {
+		return 0, false
+	}
+	var total time.Duration
+	// A day prefix: digits (and one point) then 'd', then nothing or a Go
+	// duration that starts with a digit ("7days" is not "7d" and "ays").
+	i := 0
+	for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.') {
+		i++
+	}
+	if i > 0 && i < len(rest) && rest[i] == 'd' {
+		days, err := strconv.ParseFloat(rest[:i], 64)
+		if err != nil || days*float64(24*time.Hour) >= 9e18 {
+			return 0, false
+		}
+		after := rest[i+1:]
+		if after != "" && !(after[0] >= '0' && after[0] <= '9' || after[0] == '.') {
+			return 0, false
+		}
+		total = time.Duration(math.Round(days * float64(24*time.Hour)))
+		rest = after
+	}
+	if rest != "" {
+		if rest[0] == '-' || rest[0] == '+' {
+			return 0, false
+		}
+		d, err := time.ParseDuration(rest)
+		if err != nil || d > math.MaxInt64-total {
+			return 0, false
+		}
+		total += d
+	}
+	if neg {
+		total = -total
+	}
+	return total, true
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -127,6 +163,13 @@ func (n *NumDist) sampler(integer bool) (models.Sampler, error) {
 				return nil, err
 			}
 		}
+		total := 0.0
+		for _, w := range n.Weights {
+			total += w
+		}
+		if math.IsInf(total, 0) {
+			return nil, fmt.Errorf("the weights sum past the largest number; scale them down")
+		}
 		return models.NewChoice(n.Values, n.Weights)
 	default:
 		if n.Min == nil || n.Max == nil {
@@ -151,6 +194,23 @@ func (n *NumDist) sampler(integer bool) (models.Sampler, error) {
 		}
 		return models.NewChoice(vals, nil)
 	}
+}
+
+// highest is the largest value the distribution can give.
+func (n *NumDist) highest() float64 {
+	hi := math.Inf(-1)
+	if n.Value != nil {
+		hi = *n.Value
+	}
+	for i, v := range n.Values {
+		if len(n.Weights) != len(n.Values) || n.Weights[i] > 0 {
+			hi = max(hi, v)
+		}
+	}
+	if n.Max != nil {
+		hi = max(hi, math.Floor(*n.Max))
+	}
+	return hi
 }
 
 // DurationDist is a duration or a distribution of durations: a scalar
@@ -185,77 +245,197 @@ func (d *DurationDist) UnmarshalJSON(b []byte) error {
 	return strictJSON(b, (*plain)(d))
 }
 
-// sampler builds the distribution, in milliseconds.
-func (d *DurationDist) sampler() (models.Sampler, error) {
+// sampler builds the distribution, in milliseconds. On an error it names
+// the field at fault (relative to the distribution: "sigma", "max").
+//
+// Job durations are whole milliseconds from 1 ms to a century
+// (maxDurationMs); every parameter must lie in that range. The rule for
+// the shapes: a distribution is refused when more than maxClampedShare
+// (10%) of its samples would fall outside what gpuplan represents (below
+// 1 ms, where each would become 1 ms, unless min is given; above a
+// century, unless max is given), or, when min or max is given, when more
+// than half of its samples would be clamped to them (it would then be
+// mostly its clamps). The shares come from the CDFs:
+//
+//	exponential (mean m):           P(X < x) = 1 - exp(-x/m)
+//	lognormal (median m, sigma s):  P(X < x) = Phi(ln(x/m) / s)
+//	pareto (scale xm, alpha a):     P(X > x) = (xm/x)^a for x >= xm
+//
+// A lognormal's sigma is at most maxSigma (10): one standard deviation is
+// then a factor of 22 000. Samples above a century are clamped to it.
+func (d *DurationDist) sampler() (models.Sampler, string, error) {
 	ms := func(x *Duration, name string) (float64, error) {
 		if x == nil {
 			return 0, fmt.Errorf("%s distribution needs %s", d.Distribution, name)
 		}
-		if x.Duration <= 0 {
-			return 0, fmt.Errorf("%s must be positive", name)
-		}
-		return float64(x.Millis()), nil
+		return durationMs(x, name)
 	}
 	var s models.Sampler
+	// below and above are the distribution's CDF at x and its tail past x;
+	// worst names the parameter that makes the tails heavy.
+	var below, above func(x float64) float64
+	worst := ""
 	switch d.Distribution {
 	case "", "constant":
 		v, err := ms(d.Value, "value")
 		if err != nil {
-			return nil, err
+			return nil, "value", err
 		}
 		s = models.Constant{Value: v}
 	case "exponential":
 		m, err := ms(d.Mean, "mean")
 		if err != nil {
-			return nil, err
+			return nil, "mean", err
 		}
 		s = models.Exponential{MeanValue: m}
+		below = func(x float64) float64 { return -math.Expm1(-x / m) }
+		above = func(x float64) float64 { return math.Exp(-x / m) }
+		worst = "mean"
 	case "lognormal":
 		m, err := ms(d.Median, "median")
 		if err != nil {
-			return nil, err
+			return nil, "median", err
 		}
-		if d.Sigma <= 0 {
-			return nil, fmt.Errorf("lognormal distribution needs a positive sigma")
+		if !(d.Sigma > 0) {
+			return nil, "sigma", fmt.Errorf("lognormal distribution needs a positive sigma")
 		}
 		s = models.LogNormal{Median: m, Sigma: d.Sigma}
+		sigma := d.Sigma
+		below = func(x float64) float64 { return 0.5 * math.Erfc(-math.Log(x/m)/sigma/math.Sqrt2) }
+		above = func(x float64) float64 { return 0.5 * math.Erfc(math.Log(x/m)/sigma/math.Sqrt2) }
+		worst = "sigma"
 	case "uniform":
 		lo, err := ms(d.Min, "min")
 		if err != nil {
-			return nil, err
+			return nil, "min", err
 		}
 		hi, err := ms(d.Max, "max")
 		if err != nil {
-			return nil, err
+			return nil, "max", err
 		}
 		if hi < lo {
-			return nil, fmt.Errorf("max is below min")
+			return nil, "max", fmt.Errorf("max is below min")
 		}
-		return models.Uniform{Min: lo, Max: hi}, nil
+		return models.Uniform{Min: lo, Max: hi}, "", nil
 	case "pareto":
 		x, err := ms(d.Scale, "scale")
 		if err != nil {
-			return nil, err
+			return nil, "scale", err
 		}
-		if d.Alpha <= 0 {
-			return nil, fmt.Errorf("pareto distribution needs a positive alpha")
+		if !(d.Alpha > 0) {
+			return nil, "alpha", fmt.Errorf("pareto distribution needs a positive alpha")
 		}
 		s = models.Pareto{Xm: x, Alpha: d.Alpha}
+		alpha := d.Alpha
+		below = func(v float64) float64 {
+			if v <= x {
+				return 0
+			}
+			return -math.Expm1(alpha * math.Log(x/v))
+		}
+		above = func(v float64) float64 {
+			if v <= x {
+				return 1
+			}
+			return math.Exp(alpha * math.Log(x/v))
+		}
+		worst = "alpha"
 	default:
-		return nil, fmt.Errorf("unknown distribution %q (known: constant, exponential, lognormal, uniform, pareto)", d.Distribution)
+		return nil, "distribution", fmt.Errorf("unknown distribution %q (known: constant, exponential, lognormal, uniform, pareto)", d.Distribution)
 	}
 	var lo, hi float64
 	if d.Min != nil {
-		lo = float64(d.Min.Millis())
+		v, err := durationMs(d.Min, "min")
+		if err != nil {
+			return nil, "min", err
+		}
+		lo = v
 	}
 	if d.Max != nil {
-		hi = float64(d.Max.Millis())
+		v, err := durationMs(d.Max, "max")
+		if err != nil {
+			return nil, "max", err
+		}
+		hi = v
 	}
 	if hi != 0 && hi < lo {
-		return nil, fmt.Errorf("max is below min")
+		return nil, "max", fmt.Errorf("max is below min")
+	}
+	if below != nil {
+		what := d.describe()
+		var out float64
+		var where []string
+		if lo == 0 {
+			if p := below(1); p > 0 {
+				out += p
+				where = append(where, sharePercent(p)+" below 1 ms, each made 1 ms")
+			}
+		}
+		if hi == 0 {
+			if p := above(maxDurationMs); p > 0 {
+				out += p
+				where = append(where, sharePercent(p)+" above 100 years")
+			}
+		}
+		if out > maxClampedShare {
+			return nil, worst, fmt.Errorf("%s puts %s of the durations outside 1 ms to 100 years, what gpuplan represents (%s); at most %s may be",
+				what, sharePercent(out), strings.Join(where, "; "), sharePercent(maxClampedShare))
+		}
+		var pLo, pHi float64
+		if lo != 0 {
+			pLo = below(lo)
+		}
+		if hi != 0 {
+			pHi = above(hi)
+		}
+		if pLo+pHi > 0.5 {
+			field, share, bound := "max", pHi, "max "+d.Max.Duration.String()
+			if pLo > pHi {
+				field, share, bound = "min", pLo, "min "+d.Min.Duration.String()
+			}
+			return nil, field, fmt.Errorf("%s would clamp %s of the durations to min or max (%s to %s): the distribution would be mostly its clamps", what, sharePercent(pLo+pHi), sharePercent(share), bound)
+		}
+		if d.Distribution == "lognormal" && d.Sigma > maxSigma {
+			return nil, "sigma", fmt.Errorf("sigma %g is more than %d: one standard deviation would be a factor of more than 22000", d.Sigma, maxSigma)
+		}
+	}
+	if hi == 0 && below != nil {
+		hi = maxDurationMs
 	}
 	if lo != 0 || hi != 0 {
 		s = models.Clamped{S: s, Min: lo, Max: hi}
 	}
-	return s, nil
+	return s, "", nil
+}
+
+// durationMs is a distribution parameter in ms, from 1 ms to a century.
+func durationMs(x *Duration, name string) (float64, error) {
+	switch {
+	case x.Duration <= 0:
+		return 0, fmt.Errorf("%s must be positive", name)
+	case x.Duration < time.Millisecond:
+		return 0, fmt.Errorf("%s %s is below 1 ms, the shortest duration gpuplan represents", name, x.Duration)
+	case x.Millis() > maxDurationMs:
+		return 0, fmt.Errorf("%s %s is more than 100 years", name, x.Duration)
+	}
+	return float64(x.Millis()), nil
+}
+
+// describe names the distribution and its parameters, for errors.
+func (d *DurationDist) describe() string {
+	str := func(x *Duration) string {
+		if x == nil {
+			return "?"
+		}
+		return x.Duration.String()
+	}
+	switch d.Distribution {
+	case "exponential":
+		return "exponential with mean " + str(d.Mean)
+	case "lognormal":
+		return fmt.Sprintf("lognormal with median %s and sigma %g", str(d.Median), d.Sigma)
+	case "pareto":
+		return fmt.Sprintf("pareto with scale %s and alpha %g", str(d.Scale), d.Alpha)
+	}
+	return d.Distribution
 }
