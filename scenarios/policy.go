@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,6 +54,19 @@ type Policy struct {
 	VolcanoScheduler *VolcanoSchedulerConf
 	// weighted names a ClusterQueue with a fair-sharing weight.
 	weighted string
+	// defs are where each ResourceFlavor, ClusterQueue and LocalQueue is
+	// defined (by kind and name), lqDocs each LocalQueue's document (in
+	// Spec.LocalQueues' order), flavorRefs the flavors ClusterQueues name:
+	// errors about them name their lines.
+	defs       map[string]policyDoc
+	lqDocs     []policyDoc
+	flavorRefs []flavorRef
+}
+
+// flavorRef is a ClusterQueue's use of a ResourceFlavor, at path in d.
+type flavorRef struct {
+	d            policyDoc
+	path, flavor string
 }
 
 // policyDoc is one YAML document of a manifest file.
@@ -94,9 +110,9 @@ func LoadPolicy(paths []string) (*Policy, error) {
 	pol := &Policy{PriorityClasses: map[string]int32{}, PreemptNever: map[string]bool{}, Files: files}
 	var docs []policyDoc
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := readWholeBounded(f)
 		if err != nil {
-			return nil, &InputError{File: f, Msg: err.Error()}
+			return nil, &InputError{File: f, Msg: strings.TrimPrefix(readErr(err), f+" ")}
 		}
 		ds, err := splitManifests(f, b)
 		if err != nil {
@@ -143,6 +159,10 @@ func splitManifests(file string, data []byte) ([]policyDoc, error) {
 		if root.Kind != yamlv3.MappingNode {
 			return nil, inputErr(file, root.Line, "", "a manifest is a mapping with apiVersion and kind")
 		}
+		if x, path := findNonFiniteScalar(root, "", 0); x != nil {
+			// JSON, which decoding goes through, has no infinities or NaN.
+			return nil, &InputError{File: file, Line: x.Line, Column: x.Column, Field: path, Msg: Quote(x.Value) + " is not a finite number"}
+		}
 		b, err := yamlv3.Marshal(root)
 		if err != nil {
 			return nil, inputErr(file, root.Line, "", "%v", err)
@@ -173,13 +193,38 @@ func (d policyDoc) strict(out any) error {
 		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 			name := strings.Trim(f, `"`)
 			if path, line := findKey(d.root, name, ""); line > 0 {
-				return inputErr(d.file, line, d.tm.Kind, "unknown field %q", path)
+				return inputErr(d.file, line, d.tm.Kind, "unknown field %s", Quote(path))
 			}
-			return d.errorf("unknown field %q", name)
+			return d.errorf("unknown field %s", Quote(name))
 		}
-		return d.errorf("%s", strings.TrimPrefix(msg, "json: "))
+		return d.locate(out, strings.TrimPrefix(msg, "json: "))
 	}
 	return nil
+}
+
+// locate places a decoding error of out at its line and field: the
+// scenario walker checked against out's type finds a mistyped value or a
+// malformed quantity; else the value the message quotes (a duration
+// "5min") is looked up; else it is at the document's line. The message
+// carries at most a few hundred bytes of the input.
+func (d policyDoc) locate(out any, msg string) error {
+	msg = shortenMsg(msg)
+	if d.root == nil {
+		return d.errorf("%s", msg)
+	}
+	w := walker{file: d.file, pos: positions{}}
+	if err := w.walk(d.root, reflect.TypeOf(out).Elem(), ""); err != nil {
+		if ie, ok := err.(*InputError); ok {
+			ie.Msg = d.tm.Kind + ": " + ie.Msg
+		}
+		return err
+	}
+	if v, ok := lastQuotedValue(msg); ok {
+		if n, path := findScalarValue(d.root, v, "", 0); n != nil {
+			return &InputError{File: d.file, Line: n.Line, Column: n.Column, Field: path, Msg: d.tm.Kind + ": " + msg}
+		}
+	}
+	return d.errorf("%s", msg)
 }
 
 // findKey finds the first mapping key called name, depth first, with its
@@ -221,9 +266,70 @@ func (p *Policy) notModelled(d policyDoc, name string, fields ...string) {
 }
 
 const (
-	kueueV1beta1 = "kueue.x-k8s.io/v1beta1"
-	kueueV1beta2 = "kueue.x-k8s.io/v1beta2"
+	kueueV1alpha1 = "kueue.x-k8s.io/v1alpha1"
+	kueueV1beta1  = "kueue.x-k8s.io/v1beta1"
+	kueueV1beta2  = "kueue.x-k8s.io/v1beta2"
 )
+
+// readVersions are the apiVersions gpuplan reads of each kind it reads.
+var readVersions = map[string][]string{
+	"ResourceFlavor":        {kueueV1beta1, kueueV1beta2},
+	"ClusterQueue":          {kueueV1beta1, kueueV1beta2},
+	"LocalQueue":            {kueueV1beta1, kueueV1beta2},
+	"Cohort":                {kueueV1alpha1, kueueV1beta1, kueueV1beta2},
+	"WorkloadPriorityClass": {kueueV1beta1, kueueV1beta2},
+	"Configuration":         {kueueConfigV1beta1, kueueConfigV1beta2},
+	"ConfigMap":             {"v1"},
+	"List":                  {"v1"},
+	"NodePool":              {"karpenter.sh/v1"},
+	"Queue":                 {volcanoAPI},
+	"PriorityClass":         {"scheduling.k8s.io/v1"},
+}
+
+// kueueKinds are the kinds only Kueue defines.
+var kueueKinds = map[string]bool{"ResourceFlavor": true, "ClusterQueue": true, "LocalQueue": true, "Cohort": true, "WorkloadPriorityClass": true}
+
+func apiGroup(apiVersion string) string {
+	if i := strings.LastIndexByte(apiVersion, '/'); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}
+
+// checkAPIVersion refuses a kind gpuplan reads given at an apiVersion it
+// does not read (kueue.x-k8s.io/v1 for a ClusterQueue, say): skipping it
+// would leave the policy without it and blame whatever refers to it.
+// Kinds other projects also define (a Queue, a NodePool) under another
+// group are noted as not read instead.
+func checkAPIVersion(d policyDoc) error {
+	kind, api := d.tm.Kind, d.tm.APIVersion
+	versions, ok := readVersions[kind]
+	if !ok || slices.Contains(versions, api) {
+		return nil
+	}
+	known := kueueKinds[kind]
+	for _, v := range versions {
+		known = known || apiGroup(v) == apiGroup(api)
+	}
+	if !known {
+		return nil
+	}
+	return d.fieldErr("apiVersion", "%s is not an apiVersion gpuplan reads for a %s (it reads %s)", Quote(api), kind, strings.Join(versions, ", "))
+}
+
+// define records where a ResourceFlavor, ClusterQueue or LocalQueue is
+// defined, refusing a second of the same kind and name.
+func (p *Policy) define(d policyDoc, name string) error {
+	if name == "" {
+		return d.fieldErr("metadata.name", "a %s needs a name", d.tm.Kind)
+	}
+	key := d.tm.Kind + "/" + name
+	if prev, dup := p.defs[key]; dup {
+		return d.fieldErr("metadata.name", "%s %s is defined twice (first at %s:%d)", d.tm.Kind, Quote(name), prev.file, prev.line)
+	}
+	p.defs[key] = d
+	return nil
+}
 
 // cohortDef is a Cohort object: its parent and the quota it holds.
 type cohortDef struct {
@@ -237,6 +343,9 @@ func (p *Policy) read(docs []policyDoc) error {
 	if p.cohorts == nil {
 		p.cohorts = map[string]cohortDef{}
 	}
+	if p.defs == nil {
+		p.defs = map[string]policyDoc{}
+	}
 	if err := p.readDocs(docs); err != nil {
 		return err
 	}
@@ -249,6 +358,9 @@ func (p *Policy) read(docs []policyDoc) error {
 func (p *Policy) readDocs(docs []policyDoc) error {
 	for _, d := range docs {
 		kind, api := d.tm.Kind, d.tm.APIVersion
+		if err := checkAPIVersion(d); err != nil {
+			return err
+		}
 		switch {
 		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "ResourceFlavor":
 			if err := p.flavor(d); err != nil {
@@ -263,21 +375,35 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if err := d.strict(&lq); err != nil {
 				return err
 			}
+			if err := p.define(d, lq.Name); err != nil {
+				return err
+			}
+			p.lqDocs = append(p.lqDocs, d)
 			if lq.Spec.StopPolicy != nil || lq.Spec.FairSharing != nil {
 				p.notModelled(d, lq.Name, "spec.stopPolicy or spec.fairSharing")
 			}
 			p.Spec.LocalQueues = append(p.Spec.LocalQueues, admission.LocalQueue{Name: lq.Name, ClusterQueue: string(lq.Spec.ClusterQueue)})
-		case api == kueueV1beta2 && kind == "Cohort", api == "kueue.x-k8s.io/v1alpha1" && kind == "Cohort":
+		case (api == kueueV1beta2 || api == kueueV1beta1 || api == kueueV1alpha1) && kind == "Cohort":
 			var c kueue.Cohort
-			if err := d.strict(&c); err != nil {
+			if api == kueueV1beta1 {
+				// The same fields as v1beta2: checked strictly as
+				// v1beta1, then read as v1beta2.
+				var old kueuev1beta1.Cohort
+				if err := d.strict(&old); err != nil {
+					return err
+				}
+				if err := yaml.Unmarshal(d.data, &c); err != nil {
+					return d.errorf("%v", err)
+				}
+			} else if err := d.strict(&c); err != nil {
 				return err
 			}
-			groups, err := resourceGroups(d, c.Spec.ResourceGroups)
+			groups, err := resourceGroups(d, c.Spec.ResourceGroups, true)
 			if err != nil {
 				return err
 			}
-			if _, dup := p.cohorts[c.Name]; dup {
-				return d.errorf("Cohort %s is defined twice", c.Name)
+			if prev, dup := p.cohorts[c.Name]; dup {
+				return d.fieldErr("metadata.name", "Cohort %s is defined twice (first at %s)", Quote(c.Name), prev.where)
 			}
 			def := cohortDef{parent: string(c.Spec.ParentName), groups: groups, where: d.where(c.Name)}
 			if fs := c.Spec.FairSharing; fs != nil && fs.Weight != nil {
@@ -314,6 +440,9 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 					return d.errorf("items[%d]: %v", i, err)
 				}
 				sub := policyDoc{file: d.file, line: d.line, data: b, root: d.root}
+				if n, ok := yamlNodeAt(d.root, fmt.Sprintf("items[%d]", i)); ok && n.Kind == yamlv3.MappingNode {
+					sub.root, sub.line = n, n.Line
+				}
 				if err := yaml.Unmarshal(b, &sub.tm); err != nil {
 					return d.errorf("items[%d]: %v", i, err)
 				}
@@ -418,7 +547,7 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 		for i, name := range strategies {
 			st, err := admission.ParseFairStrategy(name)
 			if err != nil {
-				return d.errorf("fairSharing.preemptionStrategies[%d]: %v", i, err)
+				return d.fieldErr(fmt.Sprintf("fairSharing.preemptionStrategies[%d]", i), "%v", err)
 			}
 			fs.Strategies = append(fs.Strategies, st)
 		}
@@ -443,8 +572,14 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 // doubling to an hour, without limit.
 func waitForPodsReady(d policyDoc, w *kueuecfg.WaitForPodsReady) (*admission.WaitForPodsReady, error) {
 	out := &admission.WaitForPodsReady{Timeout: 5 * 60 * 1000, BackoffBase: 60 * 1000, BackoffMax: 3600 * 1000, BackoffLimit: -1}
+	if w.Timeout.Duration < 0 {
+		return nil, d.fieldErr("waitForPodsReady.timeout", "%s is negative; Kueue's timeout is a positive duration (default 5m)", w.Timeout.Duration)
+	}
 	if w.Timeout.Duration > 0 {
 		out.Timeout = w.Timeout.Milliseconds()
+	}
+	if r := w.RecoveryTimeout; r != nil && r.Duration < 0 {
+		return nil, d.fieldErr("waitForPodsReady.recoveryTimeout", "%s is negative", r.Duration)
 	}
 	if w.BlockAdmission != nil {
 		out.BlockAdmission = *w.BlockAdmission
@@ -456,24 +591,24 @@ func waitForPodsReady(d policyDoc, w *kueuecfg.WaitForPodsReady) (*admission.Wai
 				out.RequeueAtCreation = true
 			case kueuecfg.EvictionTimestamp:
 			default:
-				return nil, d.errorf("waitForPodsReady.requeuingStrategy.timestamp %q is not Eviction or Creation", *rs.Timestamp)
+				return nil, d.fieldErr("waitForPodsReady.requeuingStrategy.timestamp", "%s is not Eviction or Creation", Quote(string(*rs.Timestamp)))
 			}
 		}
 		if n := rs.BackoffLimitCount; n != nil {
 			if *n < 0 {
-				return nil, d.errorf("waitForPodsReady.requeuingStrategy.backoffLimitCount must not be negative")
+				return nil, d.fieldErr("waitForPodsReady.requeuingStrategy.backoffLimitCount", "must not be negative")
 			}
 			out.BackoffLimit = *n
 		}
 		if b := rs.BackoffBaseSeconds; b != nil {
 			if *b < 0 {
-				return nil, d.errorf("waitForPodsReady.requeuingStrategy.backoffBaseSeconds must not be negative")
+				return nil, d.fieldErr("waitForPodsReady.requeuingStrategy.backoffBaseSeconds", "must not be negative")
 			}
 			out.BackoffBase = int64(*b) * 1000
 		}
 		if m := rs.BackoffMaxSeconds; m != nil {
 			if *m < 0 {
-				return nil, d.errorf("waitForPodsReady.requeuingStrategy.backoffMaxSeconds must not be negative")
+				return nil, d.fieldErr("waitForPodsReady.requeuingStrategy.backoffMaxSeconds", "must not be negative")
 			}
 			out.BackoffMax = int64(*m) * 1000
 		}
@@ -519,7 +654,47 @@ func (p *Policy) configMap(d policyDoc) error {
 	return nil
 }
 
+// references checks that every flavor a ClusterQueue names and every
+// ClusterQueue a LocalQueue points at is defined, at the line that names it.
+func (p *Policy) references() error {
+	for _, r := range p.flavorRefs {
+		if _, ok := p.defs["ResourceFlavor/"+r.flavor]; !ok {
+			return r.d.fieldErr(r.path, "flavor %s, which no ResourceFlavor defines (ResourceFlavors: %s)", Quote(r.flavor), p.names("ResourceFlavor"))
+		}
+	}
+	for i, l := range p.Spec.LocalQueues {
+		if i >= len(p.lqDocs) {
+			break
+		}
+		if _, ok := p.defs["ClusterQueue/"+l.ClusterQueue]; !ok {
+			return p.lqDocs[i].fieldErr("spec.clusterQueue", "LocalQueue %s points at ClusterQueue %s, which no ClusterQueue of the policy defines (ClusterQueues: %s)", l.Name, Quote(l.ClusterQueue), p.names("ClusterQueue"))
+		}
+	}
+	return nil
+}
+
+// names lists the names defined of a kind, for errors.
+func (p *Policy) names(kind string) string {
+	var out []string
+	for k := range p.defs {
+		if n, ok := strings.CutPrefix(k, kind+"/"); ok {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	sort.Strings(out)
+	if len(out) > 20 {
+		out = append(out[:20], fmt.Sprintf("and %d more", len(out)-20))
+	}
+	return strings.Join(out, ", ")
+}
+
 func (p *Policy) check() error {
+	if err := p.references(); err != nil {
+		return err
+	}
 	if p.VolcanoScheduler != nil && len(p.Volcano) == 0 {
 		p.Notes = append(p.Notes, p.VolcanoScheduler.where+": the Volcano scheduler's configuration is read, but there are no Volcano Queues to apply it to")
 	}
@@ -561,6 +736,9 @@ func (p *Policy) flavor(d policyDoc) error {
 	} else if err := d.strict(&rf); err != nil {
 		return err
 	}
+	if err := p.define(d, rf.Name); err != nil {
+		return err
+	}
 	f.Name, f.NodeLabels, taints, tols = rf.Name, rf.Spec.NodeLabels, rf.Spec.NodeTaints, rf.Spec.Tolerations
 	if rf.Spec.TopologyName != nil {
 		p.notModelled(d, rf.Name, "spec.topologyName (topology-aware scheduling)")
@@ -575,23 +753,26 @@ func (p *Policy) flavor(d policyDoc) error {
 	return nil
 }
 
-// quantity turns a quota into the simulator's units: milli-CPU, MiB of
-// memory, a count of anything else.
+// quantity turns a quota checked by quotaAmount into the simulator's
+// units: milli-CPU, MiB of memory, a count of anything else.
 func quantity(res string, q resource.Quantity) int64 {
-	switch res {
-	case "cpu":
-		return q.MilliValue()
-	case "memory":
-		return q.Value() >> 20
+	v, err := quotaAmount(res, q)
+	if err != nil {
+		return 0 // not reached: every quota is checked when it is read
 	}
-	return q.Value()
+	return v
 }
 
-func limit(res string, q *resource.Quantity) int64 {
+// limit is a borrowing or lending limit at path in d (NoLimit when absent).
+func limit(d policyDoc, path, res string, q *resource.Quantity) (int64, error) {
 	if q == nil {
-		return admission.NoLimit
+		return admission.NoLimit, nil
 	}
-	return quantity(res, *q)
+	v, err := quotaAmount(res, *q)
+	if err != nil {
+		return 0, d.quantityErr(path, res, *q, err)
+	}
+	return v, nil
 }
 
 func (p *Policy) clusterQueue(d policyDoc) error {
@@ -625,6 +806,9 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 	} else if err := d.strict(&cq); err != nil {
 		return err
 	}
+	if err := p.define(d, cq.Name); err != nil {
+		return err
+	}
 	s := cq.Spec
 	q := admission.ClusterQueue{Name: cq.Name, Cohort: string(s.CohortName)}
 	switch s.QueueingStrategy {
@@ -633,24 +817,29 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 	case kueue.BestEffortFIFO, "":
 		q.Strategy = admission.BestEffortFIFO
 	default:
-		return d.errorf("spec.queueingStrategy %q is not StrictFIFO or BestEffortFIFO", s.QueueingStrategy)
+		return d.fieldErr("spec.queueingStrategy", "%s is not StrictFIFO or BestEffortFIFO", Quote(string(s.QueueingStrategy)))
 	}
-	groups, err := resourceGroups(d, s.ResourceGroups)
+	groups, err := resourceGroups(d, s.ResourceGroups, s.CohortName != "")
 	if err != nil {
 		return err
 	}
 	q.Groups = groups
+	for gi, g := range s.ResourceGroups {
+		for fi, f := range g.Flavors {
+			p.flavorRefs = append(p.flavorRefs, flavorRef{d: d, path: fmt.Sprintf("spec.resourceGroups[%d].flavors[%d].name", gi, fi), flavor: string(f.Name)})
+		}
+	}
 	if pr := s.Preemption; pr != nil {
 		var err error
 		if q.Preempt.WithinClusterQueue, err = admission.ParsePolicy(string(pr.WithinClusterQueue)); err != nil {
-			return d.errorf("spec.preemption.withinClusterQueue: %v", err)
+			return d.fieldErr("spec.preemption.withinClusterQueue", "%v", err)
 		}
 		if q.Preempt.ReclaimWithinCohort, err = admission.ParsePolicy(string(pr.ReclaimWithinCohort)); err != nil {
-			return d.errorf("spec.preemption.reclaimWithinCohort: %v", err)
+			return d.fieldErr("spec.preemption.reclaimWithinCohort", "%v", err)
 		}
 		if b := pr.BorrowWithinCohort; b != nil {
 			if q.Preempt.BorrowWithinCohort, err = admission.ParsePolicy(string(b.Policy)); err != nil {
-				return d.errorf("spec.preemption.borrowWithinCohort.policy: %v", err)
+				return d.fieldErr("spec.preemption.borrowWithinCohort.policy", "%v", err)
 			}
 			if b.MaxPriorityThreshold != nil {
 				p.notModelled(d, cq.Name, "spec.preemption.borrowWithinCohort.maxPriorityThreshold")
@@ -663,14 +852,14 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 		case kueue.TryNextFlavor:
 			q.Fungibility.TryNextOnBorrow = true
 		default:
-			return d.errorf("spec.flavorFungibility.whenCanBorrow %q is not MayStopSearch, Borrow or TryNextFlavor", ff.WhenCanBorrow)
+			return d.fieldErr("spec.flavorFungibility.whenCanBorrow", "%s is not MayStopSearch, Borrow or TryNextFlavor", Quote(string(ff.WhenCanBorrow)))
 		}
 		switch ff.WhenCanPreempt {
 		case "", kueue.TryNextFlavor:
 		case kueue.MayStopSearch, "Preempt":
 			q.Fungibility.StopOnPreempt = true
 		default:
-			return d.errorf("spec.flavorFungibility.whenCanPreempt %q is not MayStopSearch, Preempt or TryNextFlavor", ff.WhenCanPreempt)
+			return d.fieldErr("spec.flavorFungibility.whenCanPreempt", "%s is not MayStopSearch, Preempt or TryNextFlavor", Quote(string(ff.WhenCanPreempt)))
 		}
 		if ff.Preference != nil {
 			p.notModelled(d, cq.Name, "spec.flavorFungibility.preference (gpuplan takes the first flavor that fits without borrowing, then the first that fits by borrowing)")
@@ -703,7 +892,10 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 // admission.ZeroWeight).
 func fairWeight(d policyDoc, w *resource.Quantity) (int64, error) {
 	if w.Sign() < 0 {
-		return 0, d.errorf("spec.fairSharing.weight %s is negative", w.String())
+		return 0, d.fieldErr("spec.fairSharing.weight", "%s is negative", Quote(w.String()))
+	}
+	if f := w.AsApproximateFloat64(); math.IsInf(f, 0) || f > 1e9 {
+		return 0, d.fieldErr("spec.fairSharing.weight", "%s is more than 1e9; weights are ratios", Quote(w.String()))
 	}
 	if v := w.MilliValue(); v > 0 {
 		return v, nil
@@ -712,29 +904,57 @@ func fairWeight(d policyDoc, w *resource.Quantity) (int64, error) {
 }
 
 // resourceGroups converts Kueue resource groups (of a ClusterQueue or a
-// Cohort) into the simulator's units.
-func resourceGroups(d policyDoc, in []kueue.ResourceGroup) ([]admission.ResourceGroup, error) {
+// Cohort) into the simulator's units, refusing negative, non-finite and
+// impossibly large quotas at their lines; cohort says whether limits to
+// borrowing and lending have a cohort to apply in (a Cohort's parent is
+// checked with the tree).
+func resourceGroups(d policyDoc, in []kueue.ResourceGroup, cohort bool) ([]admission.ResourceGroup, error) {
 	var out []admission.ResourceGroup
+	covered := map[string]bool{}
 	for gi, g := range in {
+		at := fmt.Sprintf("spec.resourceGroups[%d]", gi)
 		rg := admission.ResourceGroup{}
-		for _, r := range g.CoveredResources {
+		for ci, r := range g.CoveredResources {
+			if covered[string(r)] {
+				return nil, d.fieldErr(fmt.Sprintf("%s.coveredResources[%d]", at, ci), "resource %s is in two resource groups", r)
+			}
+			covered[string(r)] = true
 			rg.Covered = append(rg.Covered, string(r))
 		}
-		for _, f := range g.Flavors {
+		for fi, f := range g.Flavors {
+			fat := fmt.Sprintf("%s.flavors[%d]", at, fi)
 			fq := admission.FlavorQuotas{Flavor: string(f.Name)}
 			if len(f.Resources) != len(g.CoveredResources) {
-				return nil, d.errorf("spec.resourceGroups[%d].flavors[%s]: %d resources for %d covered resources", gi, f.Name, len(f.Resources), len(g.CoveredResources))
+				return nil, d.fieldErr(fat+".resources", "flavor %s lists %d resources for %d covered resources", f.Name, len(f.Resources), len(g.CoveredResources))
 			}
 			for ri, r := range f.Resources {
+				rat := fmt.Sprintf("%s.resources[%d]", fat, ri)
 				name := string(r.Name)
 				if name != rg.Covered[ri] {
-					return nil, d.errorf("spec.resourceGroups[%d].flavors[%s].resources[%d] is %s; the covered resources' order gives %s", gi, f.Name, ri, name, rg.Covered[ri])
+					return nil, d.fieldErr(rat+".name", "is %s; the covered resources' order gives %s", name, rg.Covered[ri])
 				}
-				fq.Resources = append(fq.Resources, admission.Quota{
-					Nominal:        quantity(name, r.NominalQuota),
-					BorrowingLimit: limit(name, r.BorrowingLimit),
-					LendingLimit:   limit(name, r.LendingLimit),
-				})
+				nominal, err := quotaAmount(name, r.NominalQuota)
+				if err != nil {
+					return nil, d.quantityErr(rat+".nominalQuota", name, r.NominalQuota, err)
+				}
+				qt := admission.Quota{Nominal: nominal}
+				if qt.BorrowingLimit, err = limit(d, rat+".borrowingLimit", name, r.BorrowingLimit); err != nil {
+					return nil, err
+				}
+				if qt.LendingLimit, err = limit(d, rat+".lendingLimit", name, r.LendingLimit); err != nil {
+					return nil, err
+				}
+				if qt.LendingLimit != admission.NoLimit && qt.LendingLimit > qt.Nominal {
+					return nil, d.fieldErr(rat+".lendingLimit", "%s: lendingLimit %d is more than nominalQuota %d", name, qt.LendingLimit, qt.Nominal)
+				}
+				if !cohort && (r.BorrowingLimit != nil || r.LendingLimit != nil) {
+					field := rat + ".borrowingLimit"
+					if r.BorrowingLimit == nil {
+						field = rat + ".lendingLimit"
+					}
+					return nil, d.fieldErr(field, "borrowingLimit and lendingLimit need a cohort (spec.cohortName)")
+				}
+				fq.Resources = append(fq.Resources, qt)
 			}
 			rg.Flavors = append(rg.Flavors, fq)
 		}

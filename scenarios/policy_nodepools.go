@@ -2,7 +2,10 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,7 +48,7 @@ func (p *Policy) nodePool(d policyDoc) error {
 		}
 	}
 	if len(out.InstanceTypes) == 0 {
-		return d.errorf("NodePool %s: gpuplan needs a requirement %s In [instance types] to know what it launches", np.Name, corev1.LabelInstanceTypeStable)
+		return d.fieldErr("spec.template.spec.requirements", "NodePool %s: gpuplan needs a requirement %s In [instance types] to know what it launches", np.Name, corev1.LabelInstanceTypeStable)
 	}
 	slices.Sort(out.CapacityTypes)
 	out.CapacityTypes = slices.Compact(out.CapacityTypes)
@@ -58,18 +61,30 @@ func (p *Policy) nodePool(d policyDoc) error {
 	if len(np.Spec.Template.Spec.StartupTaints) > 0 {
 		note("spec.template.spec.startupTaints")
 	}
-	for r, q := range np.Spec.Limits {
+	for _, r := range slices.Sorted(maps.Keys(np.Spec.Limits)) {
+		q := np.Spec.Limits[r]
+		at := fmt.Sprintf("spec.limits[%s]", strconv.Quote(string(r)))
 		switch r {
-		case "nvidia.com/gpu":
-			out.Limits.GPUs = q.Value()
-		case "nodes":
-			out.Limits.Nodes = int(q.Value())
+		case "nvidia.com/gpu", "nodes":
+			bound := int64(MaxNodes)
+			if r == "nvidia.com/gpu" {
+				bound = MaxNodes * MaxPodGPUs
+			}
+			f := q.AsApproximateFloat64()
+			if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > float64(bound) {
+				return d.fieldErr(at, "%s is not a whole number from 0 to %d", Quote(q.String()), bound)
+			}
+			if r == "nodes" {
+				out.Limits.Nodes = int(q.Value())
+			} else {
+				out.Limits.GPUs = q.Value()
+			}
 		default:
 			note("spec.limits." + string(r))
 		}
 	}
 	if out.Limits.GPUs == 0 && out.Limits.Nodes == 0 {
-		return d.errorf("NodePool %s: give limits of nvidia.com/gpu or nodes so the simulation can bound it", np.Name)
+		return d.fieldErr("spec.limits", "NodePool %s: give limits of nvidia.com/gpu or nodes so the simulation can bound it", np.Name)
 	}
 	dis := np.Spec.Disruption
 	if ca := dis.ConsolidateAfter; ca.Duration != nil {

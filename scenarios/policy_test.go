@@ -91,7 +91,7 @@ func TestPolicyErrorsNameFileLineAndField(t *testing.T) {
 		{"resourceGroups:", "resourceGroup:", `p.yaml:9: ClusterQueue: unknown field "spec.resourceGroup"`},
 		{"name: f\n      resources", "name: g\n      resources", `flavor "g", which no ResourceFlavor defines`},
 		{"nominalQuota: 4}", "nominalQuota: 4, lendingLimit: 5}", "lendingLimit 5 is more than nominalQuota 4"},
-		{"spec:\n", "spec:\n  queueingStrategy: LIFO\n", `spec.queueingStrategy "LIFO" is not StrictFIFO or BestEffortFIFO`},
+		{"spec:\n", "spec:\n  queueingStrategy: LIFO\n", `p.yaml:9:21: spec.queueingStrategy: "LIFO" is not StrictFIFO or BestEffortFIFO`},
 		{"metadata: {name: q}", "metadata: {name: q}\nbogus: [", "p.yaml:"},
 	} {
 		body := strings.Replace(head+cq, c.from, c.to, 1)
@@ -409,7 +409,7 @@ func TestKueueConfiguration(t *testing.T) {
 	// Kueue Configuration is noted as not read.
 	bad := strings.Replace(on, "[LessThanOrEqualToFinalShare, LessThanInitialShare]", "[Fairest]", 1)
 	_, err = ParsePolicy("bad.yaml", []byte(bad+"---\n"+weighted))
-	require.ErrorContains(t, err, `bad.yaml:1: Configuration: fairSharing.preemptionStrategies[0]: preemption strategy "Fairest" is not one of LessThanOrEqualToFinalShare, LessThanInitialShare`)
+	require.ErrorContains(t, err, `bad.yaml:65:26: fairSharing.preemptionStrategies[0]: preemption strategy "Fairest" is not one of LessThanOrEqualToFinalShare, LessThanInitialShare`)
 	p, err = ParsePolicy("cm.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\ndata: {a: b}\n---\n"+weighted))
 	require.NoError(t, err)
 	require.Contains(t, strings.Join(p.Notes, "\n"), "cm.yaml:1: ConfigMap other is not read: it holds no Kueue Configuration")

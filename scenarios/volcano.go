@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +54,30 @@ func (p *Policy) volcanoQueue(d policyDoc) error {
 	}
 	q.Spec.where = d.where(q.Name)
 	s := &q.Spec
+	// Volcano's admission webhook refuses a weight below 1; left out, it
+	// defaults to 1.
+	if d.has("spec.weight") && s.Weight < 1 {
+		return d.fieldErr("spec.weight", "is %d; a Volcano Queue's weight is a positive integer (leave it out for the default, 1)", s.Weight)
+	}
+	for _, l := range []struct {
+		path string
+		list corev1.ResourceList
+	}{{"spec.capability", s.Capability}, {"spec.deserved", s.Deserved}, {"spec.guarantee.resource", s.Guarantee.Resource}} {
+		for _, r := range volcanoResources {
+			if v, ok := l.list[corev1.ResourceName(r)]; ok {
+				if _, err := quotaAmount(r, v); err != nil {
+					return d.quantityErr(fmt.Sprintf("%s[%s]", l.path, strconv.Quote(r)), r, v, err)
+				}
+			}
+		}
+	}
+	if w := q.Annotations["volcano.sh/hierarchy-weights"]; w != "" {
+		for _, x := range strings.Split(w, "/") {
+			if v, err := strconv.ParseInt(strings.TrimSpace(x), 10, 32); err != nil || v < 1 {
+				return d.fieldErr(`metadata.annotations["volcano.sh/hierarchy-weights"]`, "%s: each weight is a whole number from 1 to %d, got %s", Quote(w), math.MaxInt32, Quote(x))
+			}
+		}
+	}
 	if q.Annotations["volcano.sh/dequeue-strategy"] != "" {
 		p.notModelled(d, q.Name, "annotation volcano.sh/dequeue-strategy")
 	}
@@ -190,7 +215,7 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 		for _, i := range sib {
 			n := nodes[i]
 			for r, name := range volcanoResources {
-				n.deserved[r] = of[r] * n.weight / weights
+				n.deserved[r] = mulDivInt64(of[r], n.weight, weights)
 				if n.q != nil {
 					if v, ok := n.q.Spec.Deserved[corev1.ResourceName(name)]; ok {
 						n.deserved[r] = quantity(name, v)
