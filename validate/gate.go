@@ -386,10 +386,7 @@ func (v *Verdict) format(x float64) string {
 	case Ratio:
 		return fmt.Sprintf("%.2f%%", 100*x)
 	case USD:
-		if x < 0 {
-			return fmt.Sprintf("-$%.2f", -x)
-		}
-		return fmt.Sprintf("$%.2f", x)
+		return reports.Money(x)
 	}
 	return strconv.FormatFloat(x, 'g', 6, 64)
 }
@@ -428,9 +425,10 @@ func (g *GateResult) WriteMarkdown(w io.Writer, baseline, candidate string) erro
 		}
 		fmt.Fprintf(w, "| %s | %s | %s (%s to %s) | %s %s |\n", mark, rule, v.format(v.Mean), v.format(v.Low), v.format(v.High), v.Op, v.Threshold)
 	}
-	fmt.Fprintf(w, "\nHeadline figures, first seed:\n\n| | cost | p95 wait | p50 JCT | p95 JCT | allocation | completed |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "\nHeadline figures, first seed (the work each run completed, and its cost per useful GPU-hour, beside the bill):\n\n| | cost | completed | $/useful GPU-h | p95 wait | p50 JCT | p95 JCT | allocation |\n|---|---|---|---|---|---|---|---|\n")
 	for _, f := range []reports.RunFigures{g.Baseline, g.Candidate} {
-		fmt.Fprintf(w, "| %s | $%.2f | %s | %s | %s | %.1f%% | %d |\n", f.Name, f.Cost, reports.Human(f.WaitP95), reports.Human(f.JCTP50), reports.Human(f.JCTP95), 100*f.Allocation, f.Completed)
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %.1f%% |\n", f.Name, reports.Money(f.Cost), f.Completed, reports.Money(f.CostPerUsefulGPUHour),
+			reports.Human(f.WaitP95), reports.Human(f.JCTP50), reports.Human(f.JCTP95), 100*f.Allocation)
 	}
 	fmt.Fprintf(w, "\n`uncertain`: the 95%% confidence interval crosses the bound; more replications would tell.\n")
 	return nil
