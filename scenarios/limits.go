@@ -160,12 +160,16 @@ func ReadFileBounded(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	tooLarge := fmt.Errorf("%s is larger than %d MiB; gpuplan reads files of that kind whole and refuses larger ones", path, MaxFileBytes>>20)
+	if st, err := f.Stat(); err == nil && st.Size() > MaxFileBytes {
+		return nil, tooLarge // known before reading a byte
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB; gpuplan reads files of that kind whole and refuses larger ones", path, MaxFileBytes>>20)
+		return nil, tooLarge
 	}
 	return data, nil
 }
