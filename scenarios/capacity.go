@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/capacity"
@@ -247,11 +248,17 @@ func (s *Scenario) interruptions(at, instanceType, region string, spec *Interrup
 		if *spec.RatePerHour < 0 || math.IsNaN(*spec.RatePerHour) {
 			return p, s.errAt(at+".ratePerHour", "must not be negative")
 		}
+		if *spec.RatePerHour > maxRatePerHour {
+			return p, s.errAt(at+".ratePerHour", "%g per node-hour is more than one a millisecond", *spec.RatePerHour)
+		}
 		p.RatePerHour = *spec.RatePerHour
 		p.Assumption = fmt.Sprintf("exponential, %g per node-hour (MTBF %.3g h)", p.RatePerHour, 1/p.RatePerHour)
 	case spec != nil && spec.MTBF != nil:
 		if spec.MTBF.Duration <= 0 {
 			return p, s.errAt(at+".mtbf", "must be positive")
+		}
+		if spec.MTBF.Duration < time.Millisecond {
+			return p, s.errAt(at+".mtbf", "%s is below 1 ms, the shortest duration gpuplan represents", spec.MTBF.Duration)
 		}
 		p.RatePerHour = 3.6e6 / float64(spec.MTBF.Millis())
 		p.Assumption = fmt.Sprintf("exponential, MTBF %s per node", spec.MTBF.Duration)
@@ -310,6 +317,9 @@ func (s *Scenario) failures(at string, f *FailureSpec) (cluster.Time, string, er
 	}
 	if f.MTBF.Duration <= 0 {
 		return 0, "", s.errAt(at+".mtbf", "must be positive")
+	}
+	if f.MTBF.Duration < time.Millisecond {
+		return 0, "", s.errAt(at+".mtbf", "%s is below 1 ms, the shortest duration gpuplan represents", f.MTBF.Duration)
 	}
 	return f.MTBF.Millis(), fmt.Sprintf("exponential node failures, MTBF %s, no notice", f.MTBF.Duration), nil
 }
@@ -592,6 +602,9 @@ func (s *Scenario) recovery(at string, r *RecoverySpec) (*cluster.Recovery, erro
 		if c.Interval.Duration <= 0 {
 			return nil, s.errAt(at+".checkpoint.interval", "must be positive")
 		}
+		if c.Interval.Duration < time.Millisecond {
+			return nil, s.errAt(at+".checkpoint.interval", "%s is below 1 ms, the shortest duration gpuplan represents", c.Interval.Duration)
+		}
 		out.CheckpointInterval = c.Interval.Millis()
 		if c.Cost != nil {
 			out.CheckpointCost = c.Cost.Millis()
@@ -603,6 +616,9 @@ func (s *Scenario) recovery(at string, r *RecoverySpec) (*cluster.Recovery, erro
 	if r.ActiveDeadline != nil {
 		if r.ActiveDeadline.Duration <= 0 {
 			return nil, s.errAt(at+".activeDeadline", "must be positive")
+		}
+		if r.ActiveDeadline.Duration < time.Millisecond {
+			return nil, s.errAt(at+".activeDeadline", "%s is below 1 ms, the shortest duration gpuplan represents", r.ActiveDeadline.Duration)
 		}
 		out.ActiveDeadline = r.ActiveDeadline.Millis()
 	}

@@ -30,6 +30,10 @@ const maxNameBytes = 253
 // milliseconds overflow.
 const maxDurationMs = 100 * 365 * 24 * 3600 * 1000
 
+// maxRatePerHour bounds an interruption rate per node-hour: one a
+// millisecond.
+const maxRatePerHour = 3.6e6
+
 // maxClampedShare is the share of a duration distribution's samples that
 // may fall outside what gpuplan represents (below 1 ms, above a century)
 // or, with min and max, the share clamped at either.

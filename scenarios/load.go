@@ -116,6 +116,9 @@ func (s *Scenario) Validate() error {
 	if sp.Horizon != nil && sp.Horizon.Duration <= 0 {
 		return s.errAt("spec.horizon", "must be positive")
 	}
+	if sp.Horizon != nil && sp.Horizon.Duration < time.Millisecond {
+		return s.errAt("spec.horizon", "%s is below 1 ms, the shortest duration gpuplan represents", sp.Horizon.Duration)
+	}
 	if sp.Horizon != nil && sp.Horizon.Millis() > maxDurationMs {
 		return s.errAt("spec.horizon", "%s is more than 100 years", sp.Horizon.Duration)
 	}
