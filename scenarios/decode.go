@@ -49,7 +49,11 @@ func decodeStrict(file string, data []byte, out any) (positions, error) {
 		return nil, err
 	}
 	if err := yaml.UnmarshalStrict(data, out); err != nil {
-		return nil, inputErr(file, 0, "", "%v", err)
+		// The walker places what it knows of; what is left is named as
+		// decoding says it, quoting little of the input.
+		msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: ")
+		msg = strings.TrimPrefix(msg, "while decoding JSON: ")
+		return nil, inputErr(file, 0, "", "%s", shortenMsg(strings.TrimPrefix(msg, "json: ")))
 	}
 	return pos, nil
 }
