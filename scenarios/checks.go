@@ -464,8 +464,9 @@ func readWholeBounded(path string) ([]byte, error) {
 
 // checkScenarioQuantity checks a scenario's quantity by its field's name, as
 // Validate does again (for variants): a pod's or a pool's cpu, memory and
-// gpuMemory against the bounds of one node; any other quantity (a
-// training class's gradientBytes) for being finite and not negative.
+// gpuMemory against the bounds of one node, a training class's
+// gradientBytes against a node's memory; any other quantity for being
+// finite and not negative.
 func checkScenarioQuantity(path string, q resource.Quantity) error {
 	field := path[strings.LastIndexByte(path, '.')+1:]
 	var err error
@@ -476,6 +477,8 @@ func checkScenarioQuantity(path string, q resource.Quantity) error {
 		_, err = MemoryMiB(q)
 	case "gpuMemory":
 		_, err = quantityIn(q, false, 1<<20, MaxPodMemoryMiB, "gpuMemory")
+	case "gradientBytes":
+		_, err = quantityIn(q, false, 1, MaxPodMemoryMiB<<20, "gradientBytes")
 	default:
 		f := q.AsApproximateFloat64()
 		switch {
