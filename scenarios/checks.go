@@ -1,10 +1,10 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -448,18 +448,19 @@ func findScalarValue(n *yamlv3.Node, v, path string, depth int) (*yamlv3.Node, s
 	return nil, ""
 }
 
-// readWholeBounded reads a scenario or policy file whole with ReadFileBounded,
-// after refusing anything but a regular file by its metadata: opening a
-// FIFO to look at it would wait for a writer.
+// readWholeBounded reads a scenario or policy file whole with
+// ReadFileBounded (no devices, FIFOs or folders, at most MaxFileBytes),
+// as an InputError naming the file.
 func readWholeBounded(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
+	data, err := ReadFileBounded(path)
+	if err == nil {
+		return data, nil
+	}
+	var ie *InputError
+	if errors.As(err, &ie) {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): gpuplan reads files, not devices, pipes or folders", path, st.Mode().Type())
-	}
-	return ReadFileBounded(path)
+	return nil, &InputError{File: path, Msg: strings.TrimPrefix(readErr(err), path+" ")}
 }
 
 // checkScenarioQuantity checks a scenario's quantity by its field's name, as

@@ -35,7 +35,7 @@ func Default() (*Scenario, error) { return Parse(DefaultName, "", defaultYAML) }
 func LoadFile(path string) (*Scenario, error) {
 	data, err := readWholeBounded(path)
 	if err != nil {
-		return nil, &InputError{File: path, Msg: strings.TrimPrefix(readErr(err), path+" ")}
+		return nil, err
 	}
 	return Parse(path, filepath.Dir(path), data)
 }

@@ -112,7 +112,7 @@ func LoadPolicy(paths []string) (*Policy, error) {
 	for _, f := range files {
 		b, err := readWholeBounded(f)
 		if err != nil {
-			return nil, &InputError{File: f, Msg: strings.TrimPrefix(readErr(err), f+" ")}
+			return nil, err
 		}
 		ds, err := splitManifests(f, b)
 		if err != nil {
