@@ -130,6 +130,34 @@ func Plots(res *sim.Result, s *Summary) ([]Plot, error) {
 			return nil, err
 		}
 	}
+	var waterfalls []struct {
+		name string
+		ws   []WaterfallStep
+	}
+	if sc := s.SpotVsOnDemand; sc != nil && len(sc.Waterfall) > 0 {
+		waterfalls = append(waterfalls, struct {
+			name string
+			ws   []WaterfallStep
+		}{"as given", sc.Waterfall})
+	}
+	for _, c := range s.SpotSensitivity {
+		if len(c.Waterfall) > 0 && !(c.Run == "as given" && len(waterfalls) > 0) {
+			waterfalls = append(waterfalls, struct {
+				name string
+				ws   []WaterfallStep
+			}{c.Run, c.Waterfall})
+		}
+	}
+	for _, w := range waterfalls {
+		title := "From the all-on-demand bill to the spot bill: " + w.name
+		p, err := waterfallPlot(title, w.ws)
+		if err != nil {
+			return nil, err
+		}
+		if err := add("spot-waterfall-"+fileStem(w.name), title, p); err != nil {
+			return nil, err
+		}
+	}
 	if s.Cost != nil && len(s.Cost.ByPool) > 0 {
 		p, err := costPlot(s.Cost)
 		if err != nil {
@@ -388,4 +416,15 @@ func costPlot(c *CostSummary) (*plot.Plot, error) {
 	p.X.Min, p.X.Max = -0.75, float64(len(c.ByPool))-0.25
 	p.Y.Min, p.Y.Max = 0, math.Max(1, top*1.4)
 	return p, nil
+}
+
+// fileStem makes a run name safe as part of a file name.
+func fileStem(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -201,4 +202,84 @@ func rotateNames(p *plot.Plot, n int) {
 	p.X.Tick.Label.Rotation = math.Pi / 7
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.X.Tick.Label.YAlign = draw.YTop
+}
+
+// waterfallPlot draws the steps from the all-on-demand bill to a spot
+// bill: totals in blue, savings in green, added cost in red, each change
+// floating from where the previous step ended; the parts of the spot bill
+// (work lost, checkpoint writes) stand beside it from zero.
+func waterfallPlot(title string, ws []WaterfallStep) (*plot.Plot, error) {
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	n := len(ws)
+	base, totals, down, up, parts := make(plotter.Values, n), make(plotter.Values, n), make(plotter.Values, n), make(plotter.Values, n), make(plotter.Values, n)
+	names := make([]string, n)
+	run, top := 0.0, 0.0
+	short := map[string]string{
+		"all on-demand bill": "all on-demand", "node-hours bought differ (at on-demand prices)": "node-hours differ",
+		"spot discount": "spot discount", "spot bill": "spot bill",
+		"of which work lost to interruptions": "of which: lost work", "of which checkpoint writes": "of which: checkpoints",
+	}
+	last := 0 // the spot bill: the last step that is not a part of it
+	for i, s := range ws {
+		if !s.Of {
+			last = i
+		}
+	}
+	for i, s := range ws {
+		names[i] = s.Name
+		if v, ok := short[s.Name]; ok {
+			names[i] = v
+		}
+		switch {
+		case s.Of:
+			parts[i] = s.Delta
+		case i == 0 || i == last:
+			totals[i] = s.Total
+			run = s.Total
+		case s.Delta < 0:
+			base[i], down[i] = run+s.Delta, -s.Delta
+			run += s.Delta
+		default:
+			base[i], up[i] = run, s.Delta
+			run += s.Delta
+		}
+		top = math.Max(top, math.Max(run, s.Total))
+	}
+	p := newPlot(title, "", "USD")
+	width := vg.Points(math.Min(60, 420/float64(n)))
+	var below *plotter.BarChart
+	for k, v := range []struct {
+		vals  plotter.Values
+		color int
+		name  string
+	}{{base, -1, ""}, {totals, 0, "bill"}, {down, 2, "saves"}, {up, 3, "adds"}, {parts, 7, "part of the spot bill"}} {
+		b, err := plotter.NewBarChart(v.vals, width)
+		if err != nil {
+			return nil, err
+		}
+		b.LineStyle.Width = 0
+		if v.color < 0 {
+			b.Color = color.Transparent
+		} else {
+			b.Color = PlotColor(v.color)
+		}
+		if below != nil && k < 4 {
+			b.StackOn(below)
+		}
+		if k < 4 {
+			below = b
+		}
+		p.Add(b)
+		if v.name != "" {
+			p.Legend.Add(v.name, b)
+		}
+	}
+	p.Legend.Left = false
+	p.NominalX(names...)
+	rotateNames(p, n)
+	p.X.Min, p.X.Max = -0.75, float64(n)-0.25
+	p.Y.Min, p.Y.Max = 0, math.Max(1, top*1.3)
+	return p, nil
 }
