@@ -55,7 +55,8 @@ at once had each started on arrival; the report says so); --cluster scenario run
 the trace on the built-in default's cluster instead.
 
 With --out DIR it writes DIR/summary.json (schemaVersion 1), DIR/jobs.csv (one row
-per job), DIR/timeline.csv (allocation and queue length per interval),
+per job), DIR/timeline.csv (allocation and queue length per interval), DIR/focus.csv
+(the bill in FOCUS 1.2, with prices),
 DIR/report.md, DIR/report.html (one self-contained file: summary, tables and
 plots), DIR/plots/*.png and *.svg (GPUs allocated per pool, jobs pending and
 running, wait and completion-time CDFs, cost by pool), and the metric series
@@ -63,8 +64,10 @@ DIR/metrics.prom (Prometheus text), DIR/metrics.om.txt (OpenMetrics, for promtoo
 backfill) and DIR/metrics.csv: DCGM_FI_DEV_GPU_UTIL per pool, ml_training_jobs_*
 per queue, GPUs allocated and present, cumulative cost. Pools with prices (an instance type from the price catalog, or
 pricePerHour) add a FinOps section: cost by pool, capacity type, instance type and
-queue, idle cost, work lost to interruptions; a run with spot nodes is repeated
-with every spot node bought on-demand and the two are set side by side. A
+queue, idle cost, work lost to interruptions, the showback per team; a run with
+spot nodes is repeated with every spot node bought on-demand and the two are set
+side by side for the same work (cost per useful GPU-hour, completion times job by
+job), and replayed at 16 spot MTBFs for the break-even interruption rate. A
 scenario with spec.variants runs each what-if variant too and compares them
 (their files go to DIR/variants/NAME); --variant runs one alone. --trace replaces the scenario's workload with a trace file replayed
 against the scenario's cluster (the default scenario's cluster when none is given);
@@ -78,7 +81,12 @@ puts quota admission in front of the scheduler: the report adds
 each ClusterQueue's time to admission, share of its cohort used against its fair
 share, borrowed and lent GPU-hours and preemptions; --policy NAME with a placement policy (fgd, bestfit, ...) replaces the
 scheduler's scoring instead. spec.scheduler.preemption turns on kube-scheduler's
-priority preemption. The same scenario and seed give byte-identical files.`,
+priority preemption. The same scenario and seed give byte-identical files. DIR is built aside and put
+in place whole: it holds the earlier run or the new one, never a mix, and an
+existing folder that is not a gpuplan run is refused.
+
+Exit status: 0 success, 2 bad input or usage, 3 an I/O failure (an unwritable
+folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 		Example: `  gpuplan simulate
   gpuplan simulate scenarios/examples/openb-replay.yaml --out out/openb
   gpuplan simulate --trace jobs.csv --trace-format csv --output json
