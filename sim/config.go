@@ -100,6 +100,9 @@ func (e *InvariantError) Error() string {
 }
 func (e *InvariantError) Unwrap() error { return e.Err }
 
+// ExitCode is 4: a broken invariant, a gpuplan bug.
+func (e *InvariantError) ExitCode() int { return 4 }
+
 // WorkloadError is a job the workload source gave that cannot be simulated.
 type WorkloadError struct {
 	Job  int

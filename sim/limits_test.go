@@ -34,3 +34,12 @@ func TestTimelineTooFineIsRefusedBeforeAllocating(t *testing.T) {
 	require.True(t, errors.As(err, &te), "%v", err)
 	require.Equal(t, Time(2097152+1), te.Reached, "buckets closed at 1..2097152 ms, the next tick refuses")
 }
+
+// A broken invariant from the engine is exit status 4, wherever it
+// surfaces (inflate and the checkpoint study call the engine directly).
+func TestEngineInvariantExitCode(t *testing.T) {
+	err := invariant(errors.New("boom"))
+	var ec interface{ ExitCode() int }
+	require.True(t, errors.As(err, &ec))
+	require.Equal(t, 4, ec.ExitCode())
+}
