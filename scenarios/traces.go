@@ -98,7 +98,33 @@ func emptyTrace(info TraceInfo, what string) error {
 }
 
 // OpenTrace opens a trace file of the given format (.gz read directly).
+// A streamed trace is first read once to check its order: one with a row
+// too late for the reorder buffer (ReorderWindow rows) is sorted into a
+// temporary native file (SortTrace), which is replayed instead, with a
+// note saying so.
 func OpenTrace(path, format string, opts TraceOptions) (TraceSource, error) {
+	src, err := openTraceRaw(path, format, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := src.(*streamTrace); !ok {
+		return src, nil
+	}
+	check, err := openTraceRaw(path, format, opts)
+	if err != nil {
+		return src, nil
+	}
+	inOrder := inTimeOrder(check)
+	check.Close()
+	if inOrder {
+		return src, nil
+	}
+	src.Close()
+	return openSorted(path, format, opts)
+}
+
+// openTraceRaw opens a trace as it is, in the order of its rows.
+func openTraceRaw(path, format string, opts TraceOptions) (TraceSource, error) {
 	if !knownFormat(format) {
 		return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown trace format %s (known: %s)", Quote(format), strings.Join(TraceFormats(), ", "))}
 	}

@@ -1,0 +1,440 @@
+package scenarios
+
+import (
+	"bufio"
+	"container/heap"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// SortMemoryRows is how many rows SortTrace sorts in memory (about 1 KB
+// each). A longer trace is sorted in runs of this many rows, written to
+// temporary native files and merged.
+const SortMemoryRows = 2_000_000
+
+// SortOptions tune SortTrace.
+type SortOptions struct {
+	// MemoryRows is the rows sorted in memory at once (default
+	// SortMemoryRows): the size of the runs of an external sort.
+	MemoryRows int
+	// TempDir is where the runs' folder is made (default os.TempDir()).
+	TempDir string
+}
+
+// SortResult says what SortTrace read.
+type SortResult struct {
+	Rows int // jobs written
+	Runs int // sorted runs merged (0: sorted in memory)
+	// Notes are the reader's notes on the trace.
+	Notes []string
+}
+
+// SortTrace reads a trace of any format, in any order, and writes its jobs
+// to w sorted by submit time (stable: jobs submitted at the same time keep
+// the file's order), with times as a replay of the sorted file would give
+// them. Up to opts.MemoryRows rows are sorted in memory; beyond that the
+// rows are sorted in runs written as native files to a temporary folder
+// (removed afterwards) and merged, so memory is bounded by the run size.
+func SortTrace(path, format string, topts TraceOptions, w *NativeWriter, opts SortOptions) (SortResult, error) {
+	src, err := openTraceRaw(path, format, topts)
+	if err != nil {
+		return SortResult{}, err
+	}
+	defer src.Close()
+	return sortSource(src, w, opts)
+}
+
+// rawReader reads a source's rows as parsed, before any reordering: the
+// absolute times of a streamed trace, or the jobs of one read whole.
+func rawReader(src TraceSource) (read func(a *absJob) (bool, error), keepTimes bool) {
+	if s, ok := src.(*streamTrace); ok {
+		n := 0
+		return func(a *absJob) (bool, error) {
+			for {
+				*a = absJob{}
+				ok, skip, err := s.read(a)
+				if err != nil || !ok {
+					return false, err
+				}
+				if skip {
+					continue
+				}
+				if n >= MaxJobs {
+					return false, tooManyJobs(s.info.File, a.line)
+				}
+				a.seq = n
+				n++
+				return true, nil
+			}
+		}, s.ro.keepTimes
+	}
+	n := 0
+	return func(a *absJob) (bool, error) {
+		*a = absJob{}
+		ok, err := src.Next(&a.job)
+		if !ok || err != nil {
+			return false, err
+		}
+		a.at, a.seq = a.job.Submit, n
+		n++
+		return true, nil
+	}, true
+}
+
+func byTime(a, b absJob) int {
+	switch {
+	case a.at < b.at:
+		return -1
+	case a.at > b.at:
+		return 1
+	}
+	return a.seq - b.seq
+}
+
+// emit writes a job with its time relative to base.
+func emit(w *NativeWriter, a *absJob, base int64) error {
+	j := a.job
+	j.Submit = a.at - base
+	if j.Deadline > 0 {
+		j.Deadline -= base
+	}
+	return w.Write(&j)
+}
+
+func sortSource(src TraceSource, w *NativeWriter, opts SortOptions) (res SortResult, err error) {
+	limit := opts.MemoryRows
+	if limit <= 0 {
+		limit = SortMemoryRows
+	}
+	read, keepTimes := rawReader(src)
+	jsonl := src.Info().Format == FormatJSONL
+	var buf []absJob
+	var dir string
+	var runs []sortRun
+	defer func() {
+		for _, r := range runs {
+			r.close()
+		}
+		if dir != "" {
+			if rerr := os.RemoveAll(dir); err == nil && rerr != nil {
+				err = rerr
+			}
+		}
+	}()
+	for {
+		buf = append(buf, absJob{})
+		ok, err := read(&buf[len(buf)-1])
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			buf = buf[:len(buf)-1]
+			break
+		}
+		if len(buf) < limit {
+			continue
+		}
+		if dir == "" {
+			if dir, err = os.MkdirTemp(opts.TempDir, "gpuplan-sort-"); err != nil {
+				return res, err
+			}
+		}
+		r, err := writeRun(dir, len(runs), buf, jsonl, keepTimes)
+		if err != nil {
+			return res, err
+		}
+		runs = append(runs, r)
+		clear(buf)
+		buf = buf[:0]
+	}
+	res.Notes = src.Notes()
+	if len(runs) == 0 {
+		slices.SortStableFunc(buf, byTime)
+		var base int64
+		if len(buf) > 0 && !keepTimes {
+			base = buf[0].at
+		}
+		for i := range buf {
+			if err := emit(w, &buf[i], base); err != nil {
+				return res, err
+			}
+		}
+		res.Rows = len(buf)
+		return res, nil
+	}
+	if len(buf) > 0 {
+		r, err := writeRun(dir, len(runs), buf, jsonl, keepTimes)
+		if err != nil {
+			return res, err
+		}
+		runs = append(runs, r)
+	}
+	buf = nil
+	res.Runs = len(runs)
+	h := &runHeap{}
+	var base int64
+	for i := range runs {
+		if err := runs[i].open(); err != nil {
+			return res, err
+		}
+		x := runItem{run: i}
+		ok, err := runs[i].next(&x.a)
+		if err != nil {
+			return res, err
+		}
+		if ok {
+			h.items = append(h.items, x)
+		}
+	}
+	heap.Init(h)
+	if h.Len() > 0 && !keepTimes {
+		base = h.items[0].a.at
+	}
+	for h.Len() > 0 {
+		top := &h.items[0]
+		if err := emit(w, &top.a, base); err != nil {
+			return res, err
+		}
+		res.Rows++
+		ok, err := runs[top.run].next(&top.a)
+		if err != nil {
+			return res, err
+		}
+		if ok {
+			heap.Fix(h, 0)
+		} else {
+			heap.Pop(h)
+		}
+	}
+	return res, nil
+}
+
+// sortRun is a sorted run in a temporary native file. Its times are
+// written relative to base (its first time, for a trace of absolute times)
+// so that they are never negative.
+type sortRun struct {
+	path string
+	base int64
+	src  *streamTrace
+	f    func() error
+}
+
+func writeRun(dir string, n int, buf []absJob, jsonl, keepTimes bool) (sortRun, error) {
+	slices.SortStableFunc(buf, byTime)
+	ext := ".csv"
+	if jsonl {
+		ext = ".jsonl"
+	}
+	r := sortRun{path: filepath.Join(dir, "run-"+strconv.Itoa(n)+ext), base: buf[0].at}
+	if keepTimes {
+		// Times already relative (native, openb) are kept as they are.
+		r.base = 0
+	}
+	f, err := os.Create(r.path)
+	if err != nil {
+		return r, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	nw, err := NewNativeWriter(bw, jsonl)
+	for i := 0; err == nil && i < len(buf); i++ {
+		err = emit(nw, &buf[i], r.base)
+	}
+	if err == nil {
+		err = nw.Flush()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return r, fmt.Errorf("writing a sorted run to %s: %w", r.path, err)
+	}
+	return r, nil
+}
+
+func (r *sortRun) open() error {
+	rd, closer, err := openMaybeGzip(r.path)
+	if err != nil {
+		return err
+	}
+	r.f = closer
+	var src *streamTrace
+	if filepath.Ext(r.path) == ".jsonl" {
+		src = newJSONLSource(r.path, rd, func() error { return nil })
+	} else if src, err = newCSVSource(r.path, rd, func() error { return nil }); err != nil {
+		return err
+	}
+	r.src = src
+	return nil
+}
+
+// next reads the run's next job, with its time made absolute again.
+func (r *sortRun) next(a *absJob) (bool, error) {
+	*a = absJob{}
+	ok, skip, err := r.src.read(a)
+	for ok && skip && err == nil {
+		*a = absJob{}
+		ok, skip, err = r.src.read(a)
+	}
+	if !ok || err != nil {
+		return false, err
+	}
+	a.at += r.base
+	if a.job.Deadline > 0 {
+		a.job.Deadline += r.base
+	}
+	return true, nil
+}
+
+func (r *sortRun) close() {
+	if r.f != nil {
+		r.f()
+		r.f = nil
+	}
+}
+
+type runItem struct {
+	a   absJob
+	run int
+}
+
+// runHeap orders the runs' next jobs by time, then by run (runs are in
+// file order, so equal times keep the file's order).
+type runHeap struct{ items []runItem }
+
+func (h *runHeap) Len() int { return len(h.items) }
+func (h *runHeap) Less(i, j int) bool {
+	a, b := &h.items[i], &h.items[j]
+	if a.a.at != b.a.at {
+		return a.a.at < b.a.at
+	}
+	return a.run < b.run
+}
+func (h *runHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *runHeap) Push(x any)    { h.items = append(h.items, x.(runItem)) }
+func (h *runHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
+}
+
+// sortedNote is the assumption a replay of a trace sorted first adds.
+func sortedNote(rows int) string {
+	return fmt.Sprintf("the trace was not in time order: sorted before replay (%d rows)", rows)
+}
+
+// inTimeOrder reads a streamed trace's rows through a reorder buffer like
+// the replay's and says whether none came too late for it. A trace that
+// fails to read is taken as in order: its replay reports the error.
+func inTimeOrder(src TraceSource) bool {
+	s, ok := src.(*streamTrace)
+	if !ok {
+		return true
+	}
+	read, _ := rawReader(s)
+	ro := reorderer{window: ReorderWindow, keepTimes: true}
+	var a absJob
+	var j cluster.JobSpec
+	for {
+		ok, err := read(&a)
+		if err != nil {
+			return true
+		}
+		if ok {
+			a.job = cluster.JobSpec{} // only the times matter here
+			ro.push(a)
+		}
+		for ro.ready(!ok) {
+			if ro.pop(&j) != nil {
+				return false
+			}
+		}
+		if !ok {
+			return true
+		}
+	}
+}
+
+// sortedTrace replays a trace that was sorted first into a temporary
+// native file; closing it removes the file.
+type sortedTrace struct {
+	TraceSource
+	info  TraceInfo
+	notes []string
+	dir   string
+}
+
+func (s *sortedTrace) Notes() []string { return s.notes }
+
+func (s *sortedTrace) Info() TraceInfo {
+	i := s.info
+	i.Rows = s.TraceSource.Info().Rows
+	return i
+}
+
+func (s *sortedTrace) Close() error {
+	err := s.TraceSource.Close()
+	if rerr := os.RemoveAll(s.dir); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// openSorted sorts a trace into a temporary native file and opens that.
+func openSorted(path, format string, opts TraceOptions) (_ TraceSource, err error) {
+	src, err := openTraceRaw(path, format, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	info := src.Info()
+	dir, err := os.MkdirTemp("", "gpuplan-sorted-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	jsonl := info.Format == FormatJSONL
+	tmp := filepath.Join(dir, "sorted.csv")
+	if jsonl {
+		tmp = filepath.Join(dir, "sorted.jsonl")
+	}
+	f, err := os.Create(tmp)
+	if err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	nw, err := NewNativeWriter(bw, jsonl)
+	var res SortResult
+	if err == nil {
+		res, err = sortSource(src, nw, SortOptions{TempDir: dir})
+	}
+	if err == nil {
+		err = nw.Flush()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	sorted, err := openTraceRaw(tmp, FormatNative, opts)
+	if err != nil {
+		return nil, err
+	}
+	info.Format = format
+	return &sortedTrace{TraceSource: sorted, info: info, notes: append(res.Notes, sortedNote(res.Rows)), dir: dir}, nil
+}

@@ -1,0 +1,209 @@
+package scenarios
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// generatedTrace writes a generated native CSV trace of n jobs and a copy
+// with its rows shuffled (seeded); it returns both paths.
+func generatedTrace(tb testing.TB, dir string, n int) (sorted, shuffled string) {
+	tb.Helper()
+	var b bytes.Buffer
+	w, err := NewNativeWriter(&b, false)
+	require.NoError(tb, err)
+	require.NoError(tb, GenerateTrace(GenerateOptions{Jobs: n, Seed: 7, GPUs: 1000, Load: 0.8}, w))
+	require.NoError(tb, w.Flush())
+	sorted = filepath.Join(dir, "sorted.csv")
+	require.NoError(tb, os.WriteFile(sorted, b.Bytes(), 0o644))
+	shuffled = filepath.Join(dir, "shuffled.csv")
+	require.NoError(tb, os.WriteFile(shuffled, shuffleRows(b.String()), 0o644))
+	return sorted, shuffled
+}
+
+// shuffleRows shuffles the rows after the header, seeded.
+func shuffleRows(text string) []byte {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	rows := lines[1:]
+	r := rand.New(rand.NewPCG(1, 2))
+	r.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+// byTimeThenName orders jobs by submit time, jobs submitted together by
+// name (a shuffle changes their order, which a stable sort keeps).
+func byTimeThenName(jobs []cluster.JobSpec) {
+	slices.SortStableFunc(jobs, func(a, b cluster.JobSpec) int {
+		if a.Submit != b.Submit {
+			return int(a.Submit - b.Submit)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+func sortToBytes(t *testing.T, path, format string, opts SortOptions) ([]byte, SortResult) {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := NewNativeWriter(&b, false)
+	require.NoError(t, err)
+	res, err := SortTrace(path, format, TraceOptions{}, w, opts)
+	require.NoError(t, err)
+	require.NoError(t, w.Flush())
+	return b.Bytes(), res
+}
+
+func TestShuffledTraceReplaysAsSorted(t *testing.T) {
+	sorted, shuffled := generatedTrace(t, t.TempDir(), 20000)
+	want, src := readAll(t, sorted, FormatNative, TraceOptions{})
+	for _, n := range src.Notes() {
+		require.NotContains(t, n, "not in time order")
+	}
+	got, src := readAll(t, shuffled, FormatNative, TraceOptions{})
+	require.Contains(t, src.Notes(), "the trace was not in time order: sorted before replay (20000 rows)")
+	require.Equal(t, shuffled, src.Info().File)
+	require.Len(t, got, len(want))
+	byTimeThenName(want)
+	byTimeThenName(got)
+	require.Equal(t, want, got)
+}
+
+func TestExternalSortMatchesInMemory(t *testing.T) {
+	sorted, shuffled := generatedTrace(t, t.TempDir(), 20000)
+	mem, res := sortToBytes(t, shuffled, FormatNative, SortOptions{})
+	require.Equal(t, 0, res.Runs)
+	require.Equal(t, 20000, res.Rows)
+	tmp := t.TempDir()
+	ext, res := sortToBytes(t, shuffled, FormatNative, SortOptions{MemoryRows: 777, TempDir: tmp})
+	require.Equal(t, 26, res.Runs)
+	require.Equal(t, 20000, res.Rows)
+	require.Equal(t, mem, ext)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "the runs' folder is removed")
+
+	// Sorting the sorted trace gives the same jobs in the same order.
+	again, _ := sortToBytes(t, sorted, FormatNative, SortOptions{MemoryRows: 1000, TempDir: tmp})
+	want, err := os.ReadFile(sorted)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(again))
+}
+
+func TestExternalSortRemovesRunsOnError(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("submit,duration\n")
+	for i := 0; i < 100; i++ {
+		b.WriteString("5,1\n")
+	}
+	b.WriteString("x,1\n")
+	p := filepath.Join(t.TempDir(), "bad.csv")
+	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+	tmp := t.TempDir()
+	w, err := NewNativeWriter(&bytes.Buffer{}, false)
+	require.NoError(t, err)
+	_, err = SortTrace(p, FormatCSV, TraceOptions{}, w, SortOptions{MemoryRows: 10, TempDir: tmp})
+	requireBadInput(t, err, p, p+`:102:1: submit: "x" is not a number of seconds`)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, left)
+}
+
+func TestSortedReplayRemovesItsTempFile(t *testing.T) {
+	_, shuffled := generatedTrace(t, t.TempDir(), 6000)
+	src, err := OpenTrace(shuffled, FormatCSV, TraceOptions{})
+	require.NoError(t, err)
+	st, ok := src.(*sortedTrace)
+	require.True(t, ok, "a shuffled trace is sorted first")
+	_, err = os.Stat(st.dir)
+	require.NoError(t, err)
+	require.NoError(t, src.Close())
+	_, err = os.Stat(st.dir)
+	require.True(t, os.IsNotExist(err), "the sorted copy is removed on Close")
+}
+
+func TestShuffledOpenbReplays(t *testing.T) {
+	path := filepath.Join("..", "testdata", "openb", "openb_pod_list_default.csv")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), "shuffled_openb.csv")
+	require.NoError(t, os.WriteFile(p, shuffleRows(string(data)), 0o644))
+	want, _ := readAll(t, path, FormatOpenb, TraceOptions{})
+	got, src := readAll(t, p, FormatOpenb, TraceOptions{})
+	require.Len(t, got, len(want))
+	require.Contains(t, src.Notes(), sortedNote(len(want)))
+	require.True(t, slices.IsSortedFunc(got, func(a, b cluster.JobSpec) int { return int(a.Submit - b.Submit) }))
+	byTimeThenName(want)
+	byTimeThenName(got)
+	// The native format has no column for openb's "never ran in the
+	// source" flag: the sorted copy loses it (see remaining work).
+	for i := range want {
+		want[i].Flags = 0
+	}
+	require.Equal(t, want, got)
+}
+
+func TestSortPhillyAbsoluteTimes(t *testing.T) {
+	// Absolute times: the sorted trace starts at its earliest row, in
+	// memory and through runs alike.
+	body := "timestamp,duration,num_gpus,gpu_time,cluster\n"
+	rows := []string{"2017-10-03 05:00:00,60,8,1,a", "2017-10-03 04:00:00,60,1,1,b", "2017-10-03 04:30:00,60,16,1,c", "2017-10-03 04:00:00,30,2,1,d"}
+	p := filepath.Join(t.TempDir(), "philly.csv")
+	require.NoError(t, os.WriteFile(p, []byte(body+strings.Join(rows, "\n")+"\n"), 0o644))
+	mem, _ := sortToBytes(t, p, FormatPhilly, SortOptions{})
+	ext, res := sortToBytes(t, p, FormatPhilly, SortOptions{MemoryRows: 1, TempDir: t.TempDir()})
+	require.Equal(t, 4, res.Runs)
+	require.Equal(t, string(mem), string(ext))
+	lines := strings.Split(strings.TrimSpace(string(mem)), "\n")
+	require.Len(t, lines, 5)
+	require.Contains(t, lines[1], "philly-2,b,0,")
+	require.Contains(t, lines[2], "philly-4,d,0,")
+	require.Contains(t, lines[3], "philly-3,c,1800,")
+	require.Contains(t, lines[4], "philly-1,a,3600,")
+}
+
+// BenchmarkTraceSort sorts a shuffled generated trace (in memory) against
+// reading the sorted one.
+func BenchmarkTraceSort(b *testing.B) {
+	sorted, shuffled := generatedTrace(b, b.TempDir(), 200000)
+	b.Run("read-sorted", func(b *testing.B) {
+		for range b.N {
+			src, err := OpenTrace(sorted, FormatNative, TraceOptions{})
+			require.NoError(b, err)
+			var j cluster.JobSpec
+			for {
+				ok, err := src.Next(&j)
+				require.NoError(b, err)
+				if !ok {
+					break
+				}
+			}
+			src.Close()
+		}
+	})
+	for _, c := range []struct {
+		name string
+		rows int
+	}{{"sort-shuffled", 0}, {"sort-shuffled-external", 20000}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				w, err := NewNativeWriter(discard{}, false)
+				require.NoError(b, err)
+				_, err = SortTrace(shuffled, FormatNative, TraceOptions{}, w, SortOptions{MemoryRows: c.rows, TempDir: b.TempDir()})
+				require.NoError(b, err)
+				require.NoError(b, w.Flush())
+			}
+		})
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
