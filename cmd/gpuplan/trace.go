@@ -24,11 +24,12 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "trace",
 		Short: "Describe, convert and generate workload traces",
 		Long: `Work with trace files: stats describes one, convert rewrites one in the native
-format (with filters and transforms), generate writes a synthetic one.
+format (with filters and transforms), sort rewrites one in submit order, generate
+writes a synthetic one.
 
 Formats: ` + strings.Join(scenarios.TraceFormats(), ", ") + `. .gz files are read (and written) directly.`,
 	}
-	c.AddCommand(newTraceStatsCmd(stdout, stderr), newTraceConvertCmd(stdout, stderr), newTraceGenerateCmd(stdout, stderr))
+	c.AddCommand(newTraceStatsCmd(stdout, stderr), newTraceConvertCmd(stdout, stderr), newTraceGenerateCmd(stdout, stderr), newTraceSortCmd(stdout, stderr))
 	return c
 }
 
@@ -49,18 +50,26 @@ func (t *traceInput) flags(c *cobra.Command) {
 }
 
 func (t *traceInput) open(path string) (scenarios.TraceSource, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return scenarios.OpenTrace(path, t.format, scenarios.TraceOptions{GPUsPerNode: t.gpusPerNode, JobTable: t.jobTable})
+}
+
+// check checks the flags.
+func (t *traceInput) check() error {
 	if t.format == "" {
-		return nil, usageError{fmt.Errorf("--format is required (%s)", strings.Join(scenarios.TraceFormats(), ", "))}
+		return usageError{fmt.Errorf("--format is required (%s)", strings.Join(scenarios.TraceFormats(), ", "))}
 	}
 	if t.gpusPerNode < 1 || t.gpusPerNode > cluster.MaxGPUsPerNode {
-		return nil, usageError{fmt.Errorf("--gpus-per-node %d must be in 1..%d", t.gpusPerNode, cluster.MaxGPUsPerNode)}
+		return usageError{fmt.Errorf("--gpus-per-node %d must be in 1..%d", t.gpusPerNode, cluster.MaxGPUsPerNode)}
 	}
 	switch t.progress {
 	case "auto", "always", "never":
 	default:
-		return nil, usageError{fmt.Errorf("--progress is %q; want auto, always or never", t.progress)}
+		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", t.progress)}
 	}
-	return scenarios.OpenTrace(path, t.format, scenarios.TraceOptions{GPUsPerNode: t.gpusPerNode, JobTable: t.jobTable})
+	return nil
 }
 
 // counted wraps a trace source with a progress spinner on a terminal.
@@ -315,5 +324,59 @@ gzip for .gz; written atomically.`,
 	f.Float64Var(&o.Load, "load", 0.85, "offered share of the cluster's GPU-hours")
 	f.StringVar(&out, "out", "", "trace to write (.csv, .jsonl, optionally .gz)")
 	f.StringVar(&progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	return c
+}
+
+func newTraceSortCmd(stdout, stderr io.Writer) *cobra.Command {
+	in := &traceInput{stderr: stderr}
+	var out, tmpDir string
+	var memRows int
+	c := &cobra.Command{
+		Use:   "sort FILE --format F --out OUT",
+		Short: "Rewrite a trace in submit-time order, in the native format",
+		Long: fmt.Sprintf(`Read a trace in any supported format, its rows in any order, and write it sorted by
+submit time in the native format (CSV; JSON lines for .jsonl; gzip for .gz), jobs
+submitted at the same time in the file's order. Up to --memory-rows rows (default
+%d) are sorted in memory; a longer trace is sorted in runs of that many rows,
+written to a temporary folder (under --tmp-dir; removed afterwards) and merged, so
+memory stays bounded. The output is written atomically. (A replay sorts a trace
+out of order by itself; sorting once saves doing it on every run.)`, scenarios.SortMemoryRows),
+		Example: `  gpuplan trace sort philly_trace.csv --format philly --out philly-sorted.csv.gz
+  gpuplan trace sort big.csv --format native --out big-sorted.csv --tmp-dir /scratch`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if out == "" {
+				return usageError{fmt.Errorf("--out is required")}
+			}
+			if memRows < 0 {
+				return usageError{fmt.Errorf("--memory-rows must not be negative")}
+			}
+			if err := in.check(); err != nil {
+				return err
+			}
+			var res scenarios.SortResult
+			err := writeTrace(out, func(w *scenarios.NativeWriter) error {
+				var err error
+				res, err = scenarios.SortTrace(args[0], in.format, scenarios.TraceOptions{GPUsPerNode: in.gpusPerNode, JobTable: in.jobTable}, w,
+					scenarios.SortOptions{MemoryRows: memRows, TempDir: tmpDir})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			how := "in memory"
+			if res.Runs > 0 {
+				how = fmt.Sprintf("merged from %d sorted runs", res.Runs)
+			}
+			fmt.Fprintf(stdout, "Wrote %s: %d jobs in submit order (%s).\n", out, res.Rows, how)
+			return nil
+		},
+	}
+	in.flags(c)
+	f := c.Flags()
+	f.StringVar(&in.format, "trace-format", "", "the same as --format")
+	f.StringVar(&out, "out", "", "native trace to write (.csv, .jsonl, optionally .gz)")
+	f.IntVar(&memRows, "memory-rows", scenarios.SortMemoryRows, "rows sorted in memory at once; beyond that, an external merge sort")
+	f.StringVar(&tmpDir, "tmp-dir", "", "where the sorted runs go (default: the system's temporary folder)")
 	return c
 }
