@@ -98,8 +98,9 @@ func emptyTrace(info TraceInfo, what string) error {
 }
 
 // OpenTrace opens a trace file of the given format (.gz read directly).
-// A streamed trace is first read once to check its order: one with a row
-// too late for the reorder buffer (ReorderWindow rows) is sorted into a
+// A streamed trace is first read once to check its order (only the
+// submit column of a CSV format): one with a row too late for the reorder
+// buffer (ReorderWindow rows) is sorted into a
 // temporary native file (SortTrace), which is replayed instead, with a
 // note saying so.
 func OpenTrace(path, format string, opts TraceOptions) (TraceSource, error) {
@@ -107,15 +108,19 @@ func OpenTrace(path, format string, opts TraceOptions) (TraceSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := src.(*streamTrace); !ok {
+	st, ok := src.(*streamTrace)
+	if !ok {
 		return src, nil
 	}
-	check, err := openTraceRaw(path, format, opts)
-	if err != nil {
-		return src, nil
+	inOrder, checked := csvInTimeOrder(path, st.info.Format)
+	if !checked {
+		check, err := openTraceRaw(path, format, opts)
+		if err != nil {
+			return src, nil
+		}
+		inOrder = inTimeOrder(check)
+		check.Close()
 	}
-	inOrder := inTimeOrder(check)
-	check.Close()
 	if inOrder {
 		return src, nil
 	}

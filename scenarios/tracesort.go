@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -328,6 +329,61 @@ func (h *runHeap) Pop() any {
 // sortedNote is the assumption a replay of a trace sorted first adds.
 func sortedNote(rows int) string {
 	return fmt.Sprintf("the trace was not in time order: sorted before replay (%d rows)", rows)
+}
+
+// csvInTimeOrder is inTimeOrder for the CSV formats, reading only the
+// submit column (ok false for another format). It counts every row, even
+// one the reader would set aside: at worst a trace is sorted that would
+// have replayed as it was. A trace that fails to read is taken as in
+// order: its replay reports the error.
+func csvInTimeOrder(path, format string) (inOrder, ok bool) {
+	comment, col, parse := '#', "", func(v string) (int64, error) { return seconds(v, true) }
+	switch format {
+	case FormatCSV:
+		col = "submit"
+	case FormatOpenb:
+		comment, col = 0, "creation_time"
+	case FormatPhilly:
+		col, parse = "timestamp", parseWallTime
+	case FormatHelios:
+		col, parse = "submit_time", parseWallTime
+	default:
+		return false, false
+	}
+	r, closer, err := openMaybeGzip(path)
+	if err != nil {
+		return true, true
+	}
+	defer closer()
+	t, _, err := openCSVTable(path, r, comment, "")
+	if err != nil {
+		return true, true
+	}
+	i, found := t.col[col]
+	if !found {
+		return true, true
+	}
+	ro := reorderer{window: ReorderWindow, keepTimes: true}
+	var j cluster.JobSpec
+	for {
+		rec, more, err := t.next()
+		if err != nil {
+			return true, true
+		}
+		if more {
+			if at, err := parse(strings.TrimSpace(rec[i])); err == nil {
+				ro.push(absJob{at: at})
+			}
+		}
+		for ro.ready(!more) {
+			if ro.pop(&j) != nil {
+				return false, true
+			}
+		}
+		if !more {
+			return true, true
+		}
+	}
 }
 
 // inTimeOrder reads a streamed trace's rows through a reorder buffer like
