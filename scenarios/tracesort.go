@@ -47,7 +47,7 @@ func SortTrace(path, format string, topts TraceOptions, w *NativeWriter, opts So
 		return SortResult{}, err
 	}
 	defer src.Close()
-	return sortSource(src, w, opts)
+	return sortSource(src, jobSink{w: w}, opts)
 }
 
 // rawReader reads a source's rows as parsed, before any reordering: the
@@ -97,17 +97,30 @@ func byTime(a, b absJob) int {
 	return a.seq - b.seq
 }
 
+// jobSink is where sorted jobs go: a native writer and, for a sorted copy
+// that is read back, a side file of the jobs' flags (one byte a job),
+// which the native format has no column for.
+type jobSink struct {
+	w     *NativeWriter
+	flags *bufio.Writer
+}
+
 // emit writes a job with its time relative to base.
-func emit(w *NativeWriter, a *absJob, base int64) error {
+func emit(s jobSink, a *absJob, base int64) error {
 	j := a.job
 	j.Submit = a.at - base
 	if j.Deadline > 0 {
 		j.Deadline -= base
 	}
-	return w.Write(&j)
+	if s.flags != nil {
+		if err := s.flags.WriteByte(byte(j.Flags)); err != nil {
+			return err
+		}
+	}
+	return s.w.Write(&j)
 }
 
-func sortSource(src TraceSource, w *NativeWriter, opts SortOptions) (res SortResult, err error) {
+func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, err error) {
 	limit := opts.MemoryRows
 	if limit <= 0 {
 		limit = SortMemoryRows
@@ -219,10 +232,12 @@ func sortSource(src TraceSource, w *NativeWriter, opts SortOptions) (res SortRes
 // written relative to base (its first time, for a trace of absolute times)
 // so that they are never negative.
 type sortRun struct {
-	path string
-	base int64
-	src  *streamTrace
-	f    func() error
+	path  string
+	base  int64
+	src   *streamTrace
+	f     func() error
+	flags *os.File
+	fr    *bufio.Reader
 }
 
 func writeRun(dir string, n int, buf []absJob, jsonl, keepTimes bool) (sortRun, error) {
@@ -241,9 +256,15 @@ func writeRun(dir string, n int, buf []absJob, jsonl, keepTimes bool) (sortRun, 
 		return r, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<16)
+	ff, err := os.Create(r.path + ".flags")
+	if err != nil {
+		f.Close()
+		return r, err
+	}
+	fw := bufio.NewWriterSize(ff, 1<<12)
 	nw, err := NewNativeWriter(bw, jsonl)
 	for i := 0; err == nil && i < len(buf); i++ {
-		err = emit(nw, &buf[i], r.base)
+		err = emit(jobSink{w: nw, flags: fw}, &buf[i], r.base)
 	}
 	if err == nil {
 		err = nw.Flush()
@@ -251,7 +272,13 @@ func writeRun(dir string, n int, buf []absJob, jsonl, keepTimes bool) (sortRun, 
 	if err == nil {
 		err = bw.Flush()
 	}
+	if err == nil {
+		err = fw.Flush()
+	}
 	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := ff.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -266,6 +293,10 @@ func (r *sortRun) open() error {
 		return err
 	}
 	r.f = closer
+	if r.flags, err = os.Open(r.path + ".flags"); err != nil {
+		return err
+	}
+	r.fr = bufio.NewReaderSize(r.flags, 1<<12)
 	var src *streamTrace
 	if filepath.Ext(r.path) == ".jsonl" {
 		src = newJSONLSource(r.path, rd, func() error { return nil })
@@ -287,6 +318,11 @@ func (r *sortRun) next(a *absJob) (bool, error) {
 	if !ok || err != nil {
 		return false, err
 	}
+	b, err := r.fr.ReadByte()
+	if err != nil {
+		return false, fmt.Errorf("reading %s.flags: %w", r.path, err)
+	}
+	a.job.Flags = cluster.JobFlag(b)
 	a.at += r.base
 	if a.job.Deadline > 0 {
 		a.job.Deadline += r.base
@@ -298,6 +334,10 @@ func (r *sortRun) close() {
 	if r.f != nil {
 		r.f()
 		r.f = nil
+	}
+	if r.flags != nil {
+		r.flags.Close()
+		r.flags = nil
 	}
 }
 
@@ -425,6 +465,22 @@ type sortedTrace struct {
 	info  TraceInfo
 	notes []string
 	dir   string
+	flags *os.File
+	fr    *bufio.Reader
+}
+
+// Next gives the sorted copy's next job, its flags from the side file.
+func (s *sortedTrace) Next(j *cluster.JobSpec) (bool, error) {
+	ok, err := s.TraceSource.Next(j)
+	if !ok || err != nil {
+		return ok, err
+	}
+	b, err := s.fr.ReadByte()
+	if err != nil {
+		return false, &InputError{File: s.info.File, Msg: "reading the flags of its sorted copy: " + readErr(err)}
+	}
+	j.Flags = cluster.JobFlag(b)
+	return true, nil
 }
 
 func (s *sortedTrace) Notes() []string { return s.notes }
@@ -437,6 +493,7 @@ func (s *sortedTrace) Info() TraceInfo {
 
 func (s *sortedTrace) Close() error {
 	err := s.TraceSource.Close()
+	s.flags.Close()
 	if rerr := os.RemoveAll(s.dir); err == nil {
 		err = rerr
 	}
@@ -469,11 +526,16 @@ func openSorted(path, format string, opts TraceOptions) (_ TraceSource, err erro
 	if err != nil {
 		return nil, err
 	}
-	bw := bufio.NewWriterSize(f, 1<<16)
+	ff, err := os.Create(tmp + ".flags")
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	bw, fw := bufio.NewWriterSize(f, 1<<16), bufio.NewWriterSize(ff, 1<<12)
 	nw, err := NewNativeWriter(bw, jsonl)
 	var res SortResult
 	if err == nil {
-		res, err = sortSource(src, nw, SortOptions{TempDir: dir})
+		res, err = sortSource(src, jobSink{w: nw, flags: fw}, SortOptions{TempDir: dir})
 	}
 	if err == nil {
 		err = nw.Flush()
@@ -481,16 +543,28 @@ func openSorted(path, format string, opts TraceOptions) (_ TraceSource, err erro
 	if err == nil {
 		err = bw.Flush()
 	}
+	if err == nil {
+		err = fw.Flush()
+	}
 	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := ff.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return nil, err
 	}
-	sorted, err := openTraceRaw(tmp, FormatNative, opts)
+	flags, err := os.Open(tmp + ".flags")
 	if err != nil {
 		return nil, err
 	}
+	sorted, err := openTraceRaw(tmp, FormatNative, opts)
+	if err != nil {
+		flags.Close()
+		return nil, err
+	}
 	info.Format = format
-	return &sortedTrace{TraceSource: sorted, info: info, notes: append(res.Notes, sortedNote(res.Rows)), dir: dir}, nil
+	return &sortedTrace{TraceSource: sorted, info: info, notes: append(res.Notes, sortedNote(res.Rows)), dir: dir,
+		flags: flags, fr: bufio.NewReaderSize(flags, 1<<12)}, nil
 }
