@@ -2,8 +2,11 @@ package scenarios
 
 import (
 	"bufio"
+	"bytes"
 	"container/heap"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -390,6 +393,9 @@ func csvInTimeOrder(path, format string) (inOrder, ok bool) {
 	default:
 		return false, false
 	}
+	if inOrder, ok := scanInTimeOrder(path, comment, col, parse); ok {
+		return inOrder, true
+	}
 	r, closer, err := openMaybeGzip(path)
 	if err != nil {
 		return true, true
@@ -567,4 +573,72 @@ func openSorted(path, format string, opts TraceOptions) (_ TraceSource, err erro
 	info.Format = format
 	return &sortedTrace{TraceSource: sorted, info: info, notes: append(res.Notes, sortedNote(res.Rows)), dir: dir,
 		flags: flags, fr: bufio.NewReaderSize(flags, 1<<12)}, nil
+}
+
+// scanInTimeOrder is csvInTimeOrder's fast path: lines split at commas,
+// with no CSV parser. It gives up (ok false) on a quote or a line over
+// 64 KiB, which only encoding/csv reads right.
+func scanInTimeOrder(path string, comment rune, col string, parse func(string) (int64, error)) (inOrder, ok bool) {
+	r, closer, err := openMaybeGzip(path)
+	if err != nil {
+		return true, true
+	}
+	defer closer()
+	br := bufio.NewReaderSize(r, 1<<16)
+	ro := reorderer{window: ReorderWindow, keepTimes: true}
+	var j cluster.JobSpec
+	idx, fields, first := -1, 0, true
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return false, false
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return true, true
+		}
+		more := err == nil
+		if first {
+			line = bytes.TrimPrefix(line, utf8BOM)
+			first = false
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if bytes.IndexByte(line, '"') >= 0 {
+			return false, false
+		}
+		switch {
+		case len(line) == 0 || (comment != 0 && line[0] == byte(comment)):
+		case idx < 0:
+			for i, h := range bytes.Split(line, []byte{','}) {
+				if string(bytes.TrimSpace(h)) == col {
+					idx = i
+				}
+				fields = i + 1
+			}
+			if idx < 0 {
+				return true, true
+			}
+		default:
+			if bytes.Count(line, []byte{','})+1 != fields {
+				return true, true // the replay reports the row
+			}
+			v := line
+			for range idx {
+				v = v[bytes.IndexByte(v, ',')+1:]
+			}
+			if k := bytes.IndexByte(v, ','); k >= 0 {
+				v = v[:k]
+			}
+			if at, err := parse(string(bytes.TrimSpace(v))); err == nil {
+				ro.push(absJob{at: at})
+			}
+		}
+		for ro.ready(!more) {
+			if ro.pop(&j) != nil {
+				return false, true
+			}
+		}
+		if !more {
+			return true, true
+		}
+	}
 }

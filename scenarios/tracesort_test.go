@@ -243,3 +243,50 @@ func TestExternalSortKeepsFlags(t *testing.T) {
 	require.Equal(t, memFlags, extFlags)
 	require.Contains(t, string(memFlags), string([]byte{byte(cluster.FlagNoRecordedRun)}))
 }
+
+func TestOrderCheck(t *testing.T) {
+	write := func(name, body string) string {
+		p := filepath.Join(t.TempDir(), name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	late := func(head, row string, n int) string {
+		var b strings.Builder
+		b.WriteString(head)
+		b.WriteString("a,100,1\n")
+		for i := 0; i < n; i++ {
+			b.WriteString(row)
+		}
+		b.WriteString("z,50,1\n")
+		return b.String()
+	}
+	for _, c := range []struct {
+		name, body string
+		sorted     bool
+	}{
+		{"within the window", late("name,submit,duration\n", "b,200,1\n", ReorderWindow-1), false},
+		{"past the window", late("name,submit,duration\n", "b,200,1\n", ReorderWindow+1), true},
+		{"past the window, quoted (csv path)", late("name,submit,duration\n", "\"b,\",200,1\n", ReorderWindow+1), true},
+		{"past the window, comments and CRLF", late("# c\r\nname,submit,duration\r\n", "b,200,1\r\n# x\r\n", ReorderWindow+1), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := write("t.csv", c.body)
+			jobs, src := readAll(t, p, FormatCSV, TraceOptions{})
+			require.Equal(t, strings.Count(c.body, ",1\n")+strings.Count(c.body, ",1\r\n"), len(jobs))
+			_, isSorted := src.(*sortedTrace)
+			require.Equal(t, c.sorted, isSorted)
+			require.Equal(t, "z", jobs[0].Name)
+			require.Equal(t, int64(50000), jobs[0].Submit)
+		})
+	}
+	// A bad row in a trace out of order is found as it is sorted, and
+	// named as the replay would.
+	p := write("bad.csv", late("name,submit,duration\n", "b,200,1\n", ReorderWindow+1)+"q,x,1\n")
+	_, err := OpenTrace(p, FormatCSV, TraceOptions{})
+	requireBadInput(t, err, p, p+`:4101:3: submit: "x" is not a number of seconds`)
+	// In order, it is the replay's to report, as before.
+	p = write("bad2.csv", "name,submit,duration\na,1,1\nq,x,1\n")
+	src, err := OpenTrace(p, FormatCSV, TraceOptions{})
+	require.NoError(t, err)
+	require.NoError(t, src.Close())
+}
