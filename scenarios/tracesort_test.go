@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -289,4 +290,42 @@ func TestOrderCheck(t *testing.T) {
 	src, err := OpenTrace(p, FormatCSV, TraceOptions{})
 	require.NoError(t, err)
 	require.NoError(t, src.Close())
+}
+
+func TestShuffledJSONLAndGzipReplay(t *testing.T) {
+	dir := t.TempDir()
+	var js bytes.Buffer
+	w, err := NewNativeWriter(&js, true)
+	require.NoError(t, err)
+	require.NoError(t, GenerateTrace(GenerateOptions{Jobs: 9000, Seed: 3, GPUs: 1000, Load: 0.8}, w))
+	sorted := filepath.Join(dir, "sorted.jsonl")
+	require.NoError(t, os.WriteFile(sorted, js.Bytes(), 0o644))
+	lines := strings.Split(strings.TrimSuffix(js.String(), "\n"), "\n")
+	rand.New(rand.NewPCG(5, 6)).Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+	shuffled := filepath.Join(dir, "shuffled.jsonl")
+	require.NoError(t, os.WriteFile(shuffled, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	want, _ := readAll(t, sorted, FormatNative, TraceOptions{})
+	got, src := readAll(t, shuffled, FormatNative, TraceOptions{})
+	require.Contains(t, src.Notes(), sortedNote(9000))
+	byTimeThenName(want)
+	byTimeThenName(got)
+	require.Equal(t, want, got)
+
+	// A gzip-compressed shuffled CSV.
+	sortedCSV, shuffledCSV := generatedTrace(t, dir, 9000)
+	data, err := os.ReadFile(shuffledCSV)
+	require.NoError(t, err)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	gzPath := filepath.Join(dir, "shuffled.csv.gz")
+	require.NoError(t, os.WriteFile(gzPath, gz.Bytes(), 0o644))
+	want, _ = readAll(t, sortedCSV, FormatNative, TraceOptions{})
+	got, src = readAll(t, gzPath, FormatNative, TraceOptions{})
+	require.Contains(t, src.Notes(), sortedNote(9000))
+	byTimeThenName(want)
+	byTimeThenName(got)
+	require.Equal(t, want, got)
 }
