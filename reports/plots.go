@@ -130,22 +130,17 @@ func Plots(res *sim.Result, s *Summary) ([]Plot, error) {
 			return nil, err
 		}
 	}
-	var waterfalls []struct {
+	type waterfall struct {
 		name string
 		ws   []WaterfallStep
 	}
+	var waterfalls []waterfall
 	if sc := s.SpotVsOnDemand; sc != nil && len(sc.Waterfall) > 0 {
-		waterfalls = append(waterfalls, struct {
-			name string
-			ws   []WaterfallStep
-		}{"as given", sc.Waterfall})
+		waterfalls = append(waterfalls, waterfall{"as given", sc.Waterfall})
 	}
 	for _, c := range s.SpotSensitivity {
 		if len(c.Waterfall) > 0 && !(c.Run == "as given" && len(waterfalls) > 0) {
-			waterfalls = append(waterfalls, struct {
-				name string
-				ws   []WaterfallStep
-			}{c.Run, c.Waterfall})
+			waterfalls = append(waterfalls, waterfall{c.Run, c.Waterfall})
 		}
 	}
 	for _, w := range waterfalls {

@@ -63,6 +63,12 @@ func isNonFiniteScalar(n *yamlv3.Node) bool {
 	return n.Decode(&f) == nil && (math.IsInf(f, 0) || math.IsNaN(f))
 }
 
+// FindNonFinite finds the first .inf or .nan under n (a YAML document or
+// node), with its field path from path; nil when there is none.
+func FindNonFinite(n *yamlv3.Node, path string) (*yamlv3.Node, string) {
+	return findNonFiniteScalar(n, path, 0)
+}
+
 // findNonFiniteScalar finds the first .inf or .nan under n, with its field path.
 func findNonFiniteScalar(n *yamlv3.Node, path string, depth int) (*yamlv3.Node, string) {
 	if n == nil || depth > 200 {

@@ -108,9 +108,6 @@ func (s *Scenario) OpenCostSplit() (bool, error) {
 	return s.Spec.Pricing.Split == SplitOpenCost, nil
 }
 
-// PricingRegion is the region pools without one are priced in.
-func (s *Scenario) PricingRegion() string { return s.region("") }
-
 // validateSplit checks spec.pricing.split.
 func validateSplit(v string) error {
 	switch v {
@@ -134,9 +131,12 @@ func (s *Scenario) CPUMemoryRates() (models.CPUMemoryRates, error) {
 	return AWSCPUMemoryRates()
 }
 
-// OnDemandPriceOf is the on-demand price the scenario gives a pool
-// (onDemandPricePerHour, or pricePerHour of an on-demand pool), 0 if none.
-func (s *Scenario) OnDemandPriceOf(pool string) float64 {
+// OnDemandPriceOf is what a spot pool's node would cost on demand: the
+// pool's onDemandPricePerHour, else the on-demand price of its instance
+// type in its region from the scenario's catalog (loaded once); 0 when
+// neither is known.
+func (s *Scenario) OnDemandPriceOf(pool, instanceType string) float64 {
+	region := s.region("")
 	for i := range s.Spec.Cluster.Pools {
 		p := &s.Spec.Cluster.Pools[i]
 		if p.Name != pool {
@@ -145,8 +145,20 @@ func (s *Scenario) OnDemandPriceOf(pool string) float64 {
 		if p.OnDemandPricePerHour != nil {
 			return *p.OnDemandPricePerHour
 		}
+		region = s.region(p.Region)
 	}
-	return 0
+	if instanceType == "" {
+		return 0
+	}
+	cat, err := s.catalog()
+	if err != nil {
+		return 0
+	}
+	q, err := cat.Quote(instanceType, region, "", models.OnDemand)
+	if err != nil {
+		return 0
+	}
+	return q.PerHour
 }
 
 // Showback is the scenario's idle-distribution rule and budgets

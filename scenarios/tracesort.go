@@ -254,36 +254,14 @@ func writeRun(dir string, n int, buf []absJob, jsonl, keepTimes bool) (sortRun, 
 		// Times already relative (native, openb) are kept as they are.
 		r.base = 0
 	}
-	f, err := os.Create(r.path)
-	if err != nil {
-		return r, err
-	}
-	bw := bufio.NewWriterSize(f, 1<<16)
-	ff, err := os.Create(r.path + ".flags")
-	if err != nil {
-		f.Close()
-		return r, err
-	}
-	fw := bufio.NewWriterSize(ff, 1<<12)
-	nw, err := NewNativeWriter(bw, jsonl)
-	for i := 0; err == nil && i < len(buf); i++ {
-		err = emit(jobSink{w: nw, flags: fw}, &buf[i], r.base)
-	}
-	if err == nil {
-		err = nw.Flush()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = fw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := ff.Close(); err == nil {
-		err = cerr
-	}
+	err := writeSorted(r.path, jsonl, func(sink jobSink) error {
+		for i := range buf {
+			if err := emit(sink, &buf[i], r.base); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return r, fmt.Errorf("writing a sorted run to %s: %w", r.path, err)
 	}
@@ -528,36 +506,12 @@ func openSorted(path, format string, opts TraceOptions) (_ TraceSource, err erro
 	if jsonl {
 		tmp = filepath.Join(dir, "sorted.jsonl")
 	}
-	f, err := os.Create(tmp)
-	if err != nil {
-		return nil, err
-	}
-	ff, err := os.Create(tmp + ".flags")
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	bw, fw := bufio.NewWriterSize(f, 1<<16), bufio.NewWriterSize(ff, 1<<12)
-	nw, err := NewNativeWriter(bw, jsonl)
 	var res SortResult
-	if err == nil {
-		res, err = sortSource(src, jobSink{w: nw, flags: fw}, SortOptions{TempDir: dir})
-	}
-	if err == nil {
-		err = nw.Flush()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = fw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := ff.Close(); err == nil {
-		err = cerr
-	}
+	err = writeSorted(tmp, jsonl, func(sink jobSink) error {
+		var err error
+		res, err = sortSource(src, sink, SortOptions{TempDir: dir})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -641,4 +595,39 @@ func scanInTimeOrder(path string, comment rune, col string, parse func(string) (
 			return true, true
 		}
 	}
+}
+
+// writeSorted writes path, a native CSV (or JSON lines), and its ".flags"
+// side file through the sink fill is given, then flushes and closes both.
+func writeSorted(path string, jsonl bool, fill func(jobSink) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	ff, err := os.Create(path + ".flags")
+	if err != nil {
+		f.Close()
+		return err
+	}
+	bw, fw := bufio.NewWriterSize(f, 1<<16), bufio.NewWriterSize(ff, 1<<12)
+	nw, err := NewNativeWriter(bw, jsonl)
+	if err == nil {
+		err = fill(jobSink{w: nw, flags: fw})
+	}
+	if err == nil {
+		err = nw.Flush()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = fw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := ff.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -183,7 +183,7 @@ func nonFinite(file string, data []byte) error {
 	if yamlv3.Unmarshal(data, &doc) != nil {
 		return nil
 	}
-	n, path := findNonFinite(&doc, "", 0)
+	n, path := scenarios.FindNonFinite(&doc, "")
 	if n == nil {
 		return nil
 	}
@@ -192,42 +192,6 @@ func nonFinite(file string, data []byte) error {
 		msg += "; a bound is a number, a duration (30m) or a percentage (5%)"
 	}
 	return &scenarios.InputError{File: file, Line: n.Line, Column: n.Column, Field: path, Msg: msg}
-}
-
-func findNonFinite(n *yamlv3.Node, path string, depth int) (*yamlv3.Node, string) {
-	if n == nil || depth > 100 {
-		return nil, ""
-	}
-	switch n.Kind {
-	case yamlv3.DocumentNode:
-		for _, c := range n.Content {
-			if x, p := findNonFinite(c, path, depth+1); x != nil {
-				return x, p
-			}
-		}
-	case yamlv3.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := n.Content[i].Value
-			if path != "" {
-				key = path + "." + key
-			}
-			if x, p := findNonFinite(n.Content[i+1], key, depth+1); x != nil {
-				return x, p
-			}
-		}
-	case yamlv3.SequenceNode:
-		for i, c := range n.Content {
-			if x, p := findNonFinite(c, fmt.Sprintf("%s[%d]", path, i), depth+1); x != nil {
-				return x, p
-			}
-		}
-	case yamlv3.ScalarNode:
-		var f float64
-		if n.ShortTag() == "!!float" && n.Decode(&f) == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
-			return n, path
-		}
-	}
-	return nil, ""
 }
 
 // Side is which scenario a run was.

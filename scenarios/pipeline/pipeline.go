@@ -87,12 +87,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 // ExitCode is 2: bad input.
 func (e *InputError) ExitCode() int { return 2 }
 
-func scenarioName(o *Options) string {
-	if o.File == "" {
-		return "(the built-in default)"
-	}
-	return o.File
-}
+func scenarioName(o *Options) string { return nameOr(o.File, "(the built-in default)") }
 
 // One builds and runs one scenario, checks its invariants and summarises
 // it.
@@ -139,24 +134,11 @@ func pricing(sc *scenarios.Scenario, built *scenarios.Built, res *sim.Result) (*
 		}
 		pr.CPUMemory = rates
 	}
-	var cat *models.PriceCatalog
 	for i, p := range built.Prices {
 		pp := reports.PoolPricing{PerHour: p.PerHour, CapacityType: p.CapacityType, Basis: p.Basis,
 			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures}
 		if p.CapacityType == models.Spot && i < len(res.Pools) {
-			pp.OnDemandPerHour = sc.OnDemandPriceOf(res.Pools[i].Spec.Name)
-		}
-		if p.CapacityType == models.Spot && pp.OnDemandPerHour == 0 && i < len(res.Pools) && res.Pools[i].Spec.InstanceType != "" {
-			if cat == nil {
-				c, err := scenarios.DefaultCatalog()
-				if err != nil {
-					return nil, err
-				}
-				cat = c
-			}
-			if q, err := cat.Quote(res.Pools[i].Spec.InstanceType, sc.PricingRegion(), "", models.OnDemand); err == nil {
-				pp.OnDemandPerHour = q.PerHour
-			}
+			pp.OnDemandPerHour = sc.OnDemandPriceOf(res.Pools[i].Spec.Name, res.Pools[i].Spec.InstanceType)
 		}
 		pr.Pools = append(pr.Pools, pp)
 	}

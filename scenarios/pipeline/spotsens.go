@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -27,12 +28,13 @@ func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time
 		return nil, err
 	}
 	odFig := reports.Figures("", odRun.Summary)
+	seed := sc.Seed()
+	if o.Build.Seed != nil {
+		seed = *o.Build.Seed
+	}
 	curve := &reports.SpotCurve{Run: name, Points: make([]reports.SpotPoint, len(grid)),
 		OnDemand: reports.SpotOnDemand{CostPerUsefulGPUHour: odFig.CostPerUsefulGPUHour, Completed: odFig.Completed},
-		Note:     fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", sc.Seed())}
-	if o.Build.Seed != nil {
-		curve.Note = fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", *o.Build.Seed)
-	}
+		Note:     fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", seed)}
 	errs := make([]error, len(grid))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -79,17 +81,9 @@ func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duratio
 		p.Interruptions += c.Interrupted
 	}
 	if odCost > 0 && f.CostPerUsefulGPUHour > 0 {
-		p.SavingPct = 100 * (1 - f.CostPerUsefulGPUHour/odCost)
+		p.SavingPct = math.Round(10000*(1-f.CostPerUsefulGPUHour/odCost)) / 100
 	} else if odCost > 0 {
 		p.SavingPct = -100 // no useful work at all
 	}
-	p.SavingPct = float64(int64(p.SavingPct*100+0.5*sign(p.SavingPct))) / 100
 	return nil
-}
-
-func sign(x float64) float64 {
-	if x < 0 {
-		return -1
-	}
-	return 1
 }
