@@ -35,6 +35,8 @@ type simulateOptions struct {
 	tieBreak    string
 	variant     string
 	clusterFrom string
+	cpuProfile  string
+	memProfile  string
 
 	stdout, stderr io.Writer
 	// tracker holds the output folder being built, for the signal handler.
@@ -91,7 +93,9 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
   gpuplan simulate scenarios/examples/openb-replay.yaml --out out/openb
   gpuplan simulate --trace jobs.csv --trace-format csv --output json
   gpuplan simulate my.yaml --seed 7 --output markdown
-  gpuplan simulate scenarios/examples/two-teams/scenario.yaml --policy scenarios/examples/two-teams/policy-strict`,
+  gpuplan simulate scenarios/examples/two-teams/scenario.yaml --policy scenarios/examples/two-teams/policy-strict
+  gpuplan simulate --trace big.csv --trace-format philly --out out/big --cpuprofile cpu.pprof --memprofile mem.pprof
+  go tool pprof -top cpu.pprof`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.complete(cmd, args); err != nil {
@@ -100,7 +104,15 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			return o.run()
+			stop, err := startCPUProfile(o.cpuProfile)
+			if err != nil {
+				return err
+			}
+			err = o.run()
+			if perr := stop(); err == nil {
+				err = perr
+			}
+			return err
 		},
 	}
 	f := c.Flags()
@@ -116,6 +128,8 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.tieBreak, "tie-break", "", "between nodes of equal score: lowestIndex, random or nodeOrder (overrides spec.scheduler.tieBreak)")
 	f.StringVar(&o.variant, "variant", "", "run only this what-if variant of the scenario (spec.variants) instead of the scenario and all its variants")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
+	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
 	return c
 }
 
@@ -215,6 +229,10 @@ func (o *simulateOptions) run() error {
 		if err := outcome.WriteDir(o.out, o.tracker); err != nil {
 			return err
 		}
+	}
+	// The heap profile while the results are still held.
+	if err := writeHeapProfile(o.memProfile); err != nil {
+		return err
 	}
 	sum := outcome.Main.Summary
 	switch o.output {
