@@ -395,6 +395,9 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		return nil, err
 	}
 	b.Config.Workload = gen
+	if err := s.checkClassMIG(b.Config.Pools); err != nil {
+		return nil, err
+	}
 	var names []string
 	for _, c := range s.Spec.Workload.Synthetic.Classes {
 		names = append(names, c.Name)

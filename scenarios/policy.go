@@ -1087,6 +1087,11 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 	if len(pol.Spec.ClusterQueues) == 0 {
 		return nil // NodePools only: read when the scenario loaded
 	}
+	if s.Spec.Workload.Trace == nil && opts.Trace == nil {
+		if err := s.checkClassQueues(qm); err != nil {
+			return err
+		}
+	}
 	b.Config.Workload = qm
 	b.Config.Admission = &pol.Spec
 	kind := "Kueue"

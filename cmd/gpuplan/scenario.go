@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/pipeline"
 )
 
 func newScenarioCmd(out io.Writer) *cobra.Command {
@@ -24,8 +25,15 @@ func newScenarioCmd(out io.Writer) *cobra.Command {
 		},
 	}, &cobra.Command{
 		Use:   "check FILE...",
-		Short: "Strictly load scenario files and report the first problem in each (exit 2 if any)",
-		Args:  argsUsage(cobra.MinimumNArgs(1)),
+		Short: "Check scenario files as simulate would, running nothing; report the first problem in each (exit 2 if any)",
+		Long: `Check loads each scenario file strictly and then makes every check simulate
+makes before its clock starts, with the same code: it builds the cluster
+(pools, NodePools, node lists, prices, spot and failure models), the
+workload (trace or synthetic classes: each class's MIG profile must be one
+a pool offers), the admission policy (each class's queue must be one of its
+LocalQueues), each what-if variant and the all-on-demand twin, and reads
+the pricing rules. Nothing is simulated.`,
+		Args: argsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
 			var first error
 			for _, f := range args {
@@ -38,7 +46,7 @@ func newScenarioCmd(out io.Writer) *cobra.Command {
 					}
 					continue
 				}
-				if _, err := s.Pools(); err != nil {
+				if err := pipeline.Check(s, pipeline.Options{File: f}); err != nil {
 					if first == nil {
 						first = err
 					}
