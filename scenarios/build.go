@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -166,7 +167,7 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 		ps.Taints = taintsFrom(p.Taints)
 		ps.GPUMemoryMiB = models.GPUMemoryMiB(p.GPUModel)
 		if p.GPUMemory != nil {
-			if _, err := quantityIn(*p.GPUMemory, false, 1<<20, MaxPodMemoryMiB, "gpuMemory"); err != nil {
+			if _, err := strict.QuantityIn(*p.GPUMemory, false, 1<<20, MaxPodMemoryMiB, "gpuMemory"); err != nil {
 				return nil, s.errAt(at+".gpuMemory", "%v", err)
 			}
 			ps.GPUMemoryMiB = p.GPUMemory.Value() >> 20

@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -53,128 +52,13 @@ const (
 	maxQuotaCount     = 1 << 50
 )
 
-// isNonFiniteScalar reports whether a YAML scalar is a float that JSON cannot
-// carry (.inf, -.inf, .nan in any of YAML's spellings).
-func isNonFiniteScalar(n *yamlv3.Node) bool {
-	if n.Kind != yamlv3.ScalarNode || n.ShortTag() != "!!float" {
-		return false
-	}
-	var f float64
-	return n.Decode(&f) == nil && (math.IsInf(f, 0) || math.IsNaN(f))
-}
-
-// FindNonFinite finds the first .inf or .nan under n (a YAML document or
-// node), with its field path from path; nil when there is none.
-func FindNonFinite(n *yamlv3.Node, path string) (*yamlv3.Node, string) {
-	return findNonFiniteScalar(n, path, 0)
-}
-
-// findNonFiniteScalar finds the first .inf or .nan under n, with its field path.
-func findNonFiniteScalar(n *yamlv3.Node, path string, depth int) (*yamlv3.Node, string) {
-	if n == nil || depth > 200 {
-		return nil, ""
-	}
-	switch n.Kind {
-	case yamlv3.DocumentNode:
-		for _, c := range n.Content {
-			if x, p := findNonFiniteScalar(c, path, depth+1); x != nil {
-				return x, p
-			}
-		}
-	case yamlv3.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if x, p := findNonFiniteScalar(n.Content[i+1], join(path, n.Content[i].Value), depth+1); x != nil {
-				return x, p
-			}
-		}
-	case yamlv3.SequenceNode:
-		for i, c := range n.Content {
-			if x, p := findNonFiniteScalar(c, fmt.Sprintf("%s[%d]", path, i), depth+1); x != nil {
-				return x, p
-			}
-		}
-	case yamlv3.ScalarNode:
-		if isNonFiniteScalar(n) {
-			return n, path
-		}
-	}
-	return nil, ""
-}
-
-// yamlNodeAt finds the node at a field path ("spec.resourceGroups[0].flavors[1].name")
-// under a mapping, or the deepest one on the way that the file has, and
-// whether it found the whole path.
-func yamlNodeAt(root *yamlv3.Node, path string) (*yamlv3.Node, bool) {
-	n := root
-	for path != "" && n != nil {
-		var seg string
-		if strings.HasPrefix(path, "[\"") {
-			// A mapping key as the walker writes it: ["nvidia.com/gpu"].
-			end := strings.Index(path, "\"]")
-			if end < 0 {
-				return n, false
-			}
-			key, err := strconv.Unquote(path[1 : end+1])
-			path = strings.TrimPrefix(path[end+2:], ".")
-			if err != nil || n.Kind != yamlv3.MappingNode {
-				return n, false
-			}
-			var next *yamlv3.Node
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == key {
-					next = n.Content[i+1]
-					break
-				}
-			}
-			if next == nil {
-				return n, false
-			}
-			n = next
-			continue
-		}
-		if path[0] == '[' {
-			end := strings.IndexByte(path, ']')
-			if end < 0 {
-				return n, false
-			}
-			seg, path = path[:end+1], strings.TrimPrefix(path[end+1:], ".")
-			i, err := strconv.Atoi(seg[1 : len(seg)-1])
-			if err != nil || n.Kind != yamlv3.SequenceNode || i < 0 || i >= len(n.Content) {
-				return n, false
-			}
-			n = n.Content[i]
-			continue
-		}
-		end := strings.IndexAny(path, ".[")
-		if end < 0 {
-			end = len(path)
-		}
-		seg, path = path[:end], strings.TrimPrefix(path[end:], ".")
-		if n.Kind != yamlv3.MappingNode {
-			return n, false
-		}
-		var next *yamlv3.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == seg {
-				next = n.Content[i+1]
-				break
-			}
-		}
-		if next == nil {
-			return n, false
-		}
-		n = next
-	}
-	return n, n != nil
-}
-
 // fieldErr is an InputError at a policy document's field path: the
 // field's own line and column when the document has it, else the
 // document's.
 func (d policyDoc) fieldErr(path, format string, args ...any) *InputError {
 	e := &InputError{File: d.file, Line: d.line, Field: path, Msg: fmt.Sprintf(format, args...)}
 	if d.root != nil {
-		if n, _ := yamlNodeAt(d.root, path); n != nil && n.Line > 0 {
+		if n, _ := strict.NodeAt(d.root, path); n != nil && n.Line > 0 {
 			e.Line, e.Column = n.Line, n.Column
 		}
 	}
@@ -187,7 +71,7 @@ func (d policyDoc) fieldErr(path, format string, args ...any) *InputError {
 func (d policyDoc) quantityErr(path, res string, q resource.Quantity, err error) *InputError {
 	e := d.fieldErr(path, "%s: %v", res, err)
 	if d.root != nil {
-		if n, ok := yamlNodeAt(d.root, path); ok && n.Kind == yamlv3.ScalarNode {
+		if n, ok := strict.NodeAt(d.root, path); ok && n.Kind == yamlv3.ScalarNode {
 			e.Msg = strings.Replace(e.Msg, Quote(q.String()), Quote(n.Value), 1)
 		}
 	}
@@ -199,7 +83,7 @@ func (d policyDoc) has(path string) bool {
 	if d.root == nil {
 		return false
 	}
-	_, ok := yamlNodeAt(d.root, path)
+	_, ok := strict.NodeAt(d.root, path)
 	return ok
 }
 
@@ -403,57 +287,6 @@ func (s *Scenario) checkArrivals(horizonMs int64, from string) error {
 		c.Arrival.Process, c.Arrival.RatePerHour, time.Duration(horizonMs)*time.Millisecond, from, most, total, MaxJobs)
 }
 
-// shortenMsg cuts a message that carries input down to a few hundred bytes.
-func shortenMsg(msg string) string {
-	const most = 4 * MaxQuote
-	if len(msg) <= most {
-		return msg
-	}
-	cut := most
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", msg[:cut], len(msg))
-}
-
-var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-
-// lastQuotedValue is the last Go-quoted string in a message.
-func lastQuotedValue(msg string) (string, bool) {
-	all := quotedRE.FindAllString(msg, -1)
-	if len(all) == 0 {
-		return "", false
-	}
-	v, err := strconv.Unquote(all[len(all)-1])
-	return v, err == nil && v != ""
-}
-
-// findScalarValue finds the first scalar whose value is v, with its field path.
-func findScalarValue(n *yamlv3.Node, v, path string, depth int) (*yamlv3.Node, string) {
-	if n == nil || depth > 200 {
-		return nil, ""
-	}
-	switch n.Kind {
-	case yamlv3.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if x, p := findScalarValue(n.Content[i+1], v, join(path, n.Content[i].Value), depth+1); x != nil {
-				return x, p
-			}
-		}
-	case yamlv3.SequenceNode:
-		for i, c := range n.Content {
-			if x, p := findScalarValue(c, v, fmt.Sprintf("%s[%d]", path, i), depth+1); x != nil {
-				return x, p
-			}
-		}
-	case yamlv3.ScalarNode:
-		if n.Value == v {
-			return n, path
-		}
-	}
-	return nil, ""
-}
-
 // readWholeBounded reads a scenario or policy file whole with
 // ReadFileBounded (no devices, FIFOs or folders, at most MaxFileBytes),
 // as an InputError naming the file.
@@ -483,9 +316,9 @@ func checkScenarioQuantity(path string, q resource.Quantity) error {
 	case "memory":
 		_, err = MemoryMiB(q)
 	case "gpuMemory":
-		_, err = quantityIn(q, false, 1<<20, MaxPodMemoryMiB, "gpuMemory")
+		_, err = strict.QuantityIn(q, false, 1<<20, MaxPodMemoryMiB, "gpuMemory")
 	case "gradientBytes":
-		_, err = quantityIn(q, false, 1, MaxPodMemoryMiB<<20, "gradientBytes")
+		_, err = strict.QuantityIn(q, false, 1, MaxPodMemoryMiB<<20, "gradientBytes")
 	default:
 		f := q.AsApproximateFloat64()
 		switch {

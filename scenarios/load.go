@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
@@ -274,7 +275,7 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 		return s.errAt(at("memory"), "must be positive")
 	}
 	if p.GPUMemory != nil {
-		if _, err := quantityIn(*p.GPUMemory, false, 1<<20, MaxPodMemoryMiB, "gpuMemory"); err != nil {
+		if _, err := strict.QuantityIn(*p.GPUMemory, false, 1<<20, MaxPodMemoryMiB, "gpuMemory"); err != nil {
 			return s.errAt(at("gpuMemory"), "%v", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -273,7 +274,7 @@ func boundQuantity(q resource.Quantity, text string, kind int) (int64, error) {
 	case qtyCPU:
 		n, err = MilliCPU(q)
 	case qtyGPUMemory:
-		n, err = quantityIn(q, false, 1<<20, MaxPodMemoryMiB, "GPU memory")
+		n, err = strict.QuantityIn(q, false, 1<<20, MaxPodMemoryMiB, "GPU memory")
 	default:
 		n, err = MemoryMiB(q)
 	}

@@ -24,6 +24,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -150,7 +151,7 @@ func splitManifests(file string, data []byte) ([]policyDoc, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, yamlSyntaxError(file, err)
+			return nil, strict.SyntaxError(file, err)
 		}
 		if len(n.Content) == 0 || n.Content[0].Kind == yamlv3.ScalarNode && n.Content[0].Tag == "!!null" {
 			continue // an empty document
@@ -159,7 +160,7 @@ func splitManifests(file string, data []byte) ([]policyDoc, error) {
 		if root.Kind != yamlv3.MappingNode {
 			return nil, inputErr(file, root.Line, "", "a manifest is a mapping with apiVersion and kind")
 		}
-		if x, path := findNonFiniteScalar(root, "", 0); x != nil {
+		if x, path := strict.FindNonFinite(root, ""); x != nil {
 			// JSON, which decoding goes through, has no infinities or NaN.
 			return nil, &InputError{File: file, Line: x.Line, Column: x.Column, Field: path, Msg: Quote(x.Value) + " is not a finite number"}
 		}
@@ -208,19 +209,19 @@ func (d policyDoc) strict(out any) error {
 // "5min") is looked up; else it is at the document's line. The message
 // carries at most a few hundred bytes of the input.
 func (d policyDoc) locate(out any, msg string) error {
-	msg = shortenMsg(msg)
+	msg = strict.Shorten(msg)
 	if d.root == nil {
 		return d.errorf("%s", msg)
 	}
-	w := walker{file: d.file, pos: positions{}}
-	if err := w.walk(d.root, reflect.TypeOf(out).Elem(), ""); err != nil {
+	w := strict.Walker{File: d.file, Pos: strict.Positions{}, Opts: scenarioOptions()}
+	if err := w.Walk(d.root, reflect.TypeOf(out).Elem(), ""); err != nil {
 		if ie, ok := err.(*InputError); ok {
 			ie.Msg = d.tm.Kind + ": " + ie.Msg
 		}
 		return err
 	}
-	if v, ok := lastQuotedValue(msg); ok {
-		if n, path := findScalarValue(d.root, v, "", 0); n != nil {
+	if v, ok := strict.LastQuoted(msg); ok {
+		if n, path := strict.FindScalar(d.root, v, ""); n != nil {
 			return &InputError{File: d.file, Line: n.Line, Column: n.Column, Field: path, Msg: d.tm.Kind + ": " + msg}
 		}
 	}
@@ -440,7 +441,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 					return d.errorf("items[%d]: %v", i, err)
 				}
 				sub := policyDoc{file: d.file, line: d.line, data: b, root: d.root}
-				if n, ok := yamlNodeAt(d.root, fmt.Sprintf("items[%d]", i)); ok && n.Kind == yamlv3.MappingNode {
+				if n, ok := strict.NodeAt(d.root, fmt.Sprintf("items[%d]", i)); ok && n.Kind == yamlv3.MappingNode {
 					sub.root, sub.line = n, n.Line
 				}
 				if err := yaml.Unmarshal(b, &sub.tm); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -128,7 +129,7 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 		if tr.Steps > maxDurationMs/tr.ComputePerStep.Millis() {
 			return nil, s.errAt(at+".training.steps", "%d steps of %s is more than 100 years", tr.Steps, tr.ComputePerStep.Duration)
 		}
-		grad, err := quantityIn(tr.GradientBytes, false, 1, MaxPodMemoryMiB<<20, "gradientBytes")
+		grad, err := strict.QuantityIn(tr.GradientBytes, false, 1, MaxPodMemoryMiB<<20, "gradientBytes")
 		if err != nil {
 			return nil, s.errAt(at+".training.gradientBytes", "%v", err)
 		}
@@ -150,7 +151,7 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 		}
 	}
 	if c.Pod.GPUMemory != nil {
-		if g.gpuMemMiB, err = quantityIn(*c.Pod.GPUMemory, false, 1<<20, MaxPodMemoryMiB, "gpuMemory"); err != nil {
+		if g.gpuMemMiB, err = strict.QuantityIn(*c.Pod.GPUMemory, false, 1<<20, MaxPodMemoryMiB, "gpuMemory"); err != nil {
 			return nil, s.errAt(at+".pod.gpuMemory", "%v", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/strict"
 )
 
 // Checks shared by the trace, price and profile readers: every input file
@@ -55,10 +56,10 @@ func openInput(path string) (io.ReadCloser, error) {
 	if err := statInput(path); err != nil {
 		return nil, err
 	}
-	f, err := regularFile(path)
+	f, err := strict.Open(path)
 	if err != nil {
 		msg := readErr(err)
-		// regularFile's own errors start with the path, which the
+		// strict.Open's own errors start with the path, which the
 		// InputError already names.
 		msg = strings.TrimPrefix(msg, path+" ")
 		return nil, &InputError{File: path, Msg: msg}

@@ -1,4 +1,4 @@
-package scenarios
+package strict
 
 import (
 	"fmt"
@@ -9,8 +9,6 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"gpuplan.dev/gpuplan/sim"
 )
 
 // Bounds on what gpuplan reads. Every size taken from input is checked
@@ -37,9 +35,6 @@ const (
 	MaxPodGPUs = 64
 	// MaxReplicas bounds the pods of one job.
 	MaxReplicas = 100_000
-	// MaxJobs bounds the jobs of one run (synthetic counts, trace rows,
-	// arrivals generated over the horizon).
-	MaxJobs = sim.MaxJobs
 	// MaxNodes bounds the nodes of one cluster (every pool at its largest).
 	MaxNodes = 1_000_000
 	// MaxTimelineBuckets bounds the timeline's intervals over the horizon.
@@ -62,11 +57,11 @@ func Quote(s string) string {
 	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
 
-// quantityIn converts a Kubernetes quantity to whole units of 1/scale
+// QuantityIn converts a Kubernetes quantity to whole units of 1/scale
 // (scale 1000 for milli-units, 1/2^20 for MiB: pass unit), refusing NaN,
 // negative values and anything above max before converting, so the
 // conversion cannot overflow.
-func quantityIn(q resource.Quantity, milli bool, unitBytes int64, max int64, what string) (int64, error) {
+func QuantityIn(q resource.Quantity, milli bool, unitBytes int64, max int64, what string) (int64, error) {
 	f := q.AsApproximateFloat64()
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%s %s is not a finite quantity", what, Quote(q.String()))
@@ -107,19 +102,19 @@ func maxText(milli bool, unitBytes, max int64) string {
 
 // MilliCPU is a CPU quantity in millicores, bounded by MaxPodMilliCPU.
 func MilliCPU(q resource.Quantity) (int64, error) {
-	return quantityIn(q, true, 0, MaxPodMilliCPU, "cpu")
+	return QuantityIn(q, true, 0, MaxPodMilliCPU, "cpu")
 }
 
 // MemoryMiB is a memory quantity in MiB (rounded up), bounded by
 // MaxPodMemoryMiB.
 func MemoryMiB(q resource.Quantity) (int64, error) {
-	return quantityIn(q, false, 1<<20, MaxPodMemoryMiB, "memory")
+	return QuantityIn(q, false, 1<<20, MaxPodMemoryMiB, "memory")
 }
 
-// regularFile opens path for reading, refusing devices, FIFOs, sockets
+// Open opens path for reading, refusing devices, FIFOs, sockets
 // and folders before opening them (opening a FIFO blocks, reading
 // /dev/zero never ends).
-func regularFile(path string) (*os.File, error) {
+func Open(path string) (*os.File, error) {
 	if err := RegularFile(path); err != nil {
 		return nil, err
 	}
@@ -155,7 +150,7 @@ func RegularFile(path string) error {
 
 // ReadFileBounded reads a whole regular file of at most MaxFileBytes.
 func ReadFileBounded(path string) ([]byte, error) {
-	f, err := regularFile(path)
+	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package strict
 
 import (
 	"fmt"
@@ -37,6 +37,7 @@ func (e *InputError) Error() string {
 // ExitCode is 2: bad input.
 func (e *InputError) ExitCode() int { return 2 }
 
-func inputErr(file string, line int, field, format string, args ...any) *InputError {
+// Errorf is an InputError at a file's line (0: none) and field.
+func Errorf(file string, line int, field, format string, args ...any) *InputError {
 	return &InputError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
