@@ -2,7 +2,7 @@ package reports
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 
 	"gpuplan.dev/gpuplan/sim"
 )
@@ -71,7 +71,8 @@ type CensoredStats struct {
 }
 
 func censoredJCT(res *sim.Result) CensoredStats {
-	c := CensoredStats{Jobs: len(res.Jobs), P50: kmQuantile(res, 0.5), P95: kmQuantile(res, 0.95)}
+	q := kmQuantiles(res, 0.5, 0.95)
+	c := CensoredStats{Jobs: len(res.Jobs), P50: q[0], P95: q[1]}
 	for i := range res.Jobs {
 		if res.Jobs[i].Outcome != sim.Completed {
 			c.Censored++
@@ -81,55 +82,55 @@ func censoredJCT(res *sim.Result) CensoredStats {
 }
 
 // kmMedian is the Kaplan-Meier median time from submission to completion.
-func kmMedian(res *sim.Result) float64 { return kmQuantile(res, 0.5) }
+func kmMedian(res *sim.Result) float64 { return kmQuantiles(res, 0.5)[0] }
 
-// kmQuantile is the Kaplan-Meier q-quantile of the time from submission
-// to completion: a job that completed is an event at its completion time;
-// any other (running, pending, failed) is censored at the end of the run,
-// or at its end when it ended without completing. -1: not reached.
-func kmQuantile(res *sim.Result, q float64) float64 {
-	type obs struct {
-		t     int64
-		event bool
-	}
-	var xs []obs
+// kmQuantiles are Kaplan-Meier quantiles (qs ascending) of the time from
+// submission to completion: a job that completed is an event at its
+// completion time; any other (running, pending, failed) is censored at
+// the end of the run, or at its end when it ended without completing.
+// -1: not reached. One sort of one int64 a job serves every quantile.
+func kmQuantiles(res *sim.Result, qs ...float64) []float64 {
+	// Each observation is 2t, +1 when censored: sorted, events come
+	// before censorings at the same time, as the estimator takes them.
+	xs := make([]int64, len(res.Jobs))
 	for i := range res.Jobs {
 		j := &res.Jobs[i]
 		switch {
 		case j.Outcome == sim.Completed:
-			xs = append(xs, obs{j.End - j.Submit, true})
+			xs[i] = 2 * (j.End - j.Submit)
 		case j.End >= 0:
-			xs = append(xs, obs{j.End - j.Submit, false})
+			xs[i] = 2*(j.End-j.Submit) + 1
 		default:
-			xs = append(xs, obs{res.End - j.Submit, false})
+			xs[i] = 2*(res.End-j.Submit) + 1
 		}
 	}
-	// Events before censorings at the same time, as the estimator takes them.
-	sort.Slice(xs, func(i, k int) bool {
-		if xs[i].t != xs[k].t {
-			return xs[i].t < xs[k].t
-		}
-		return xs[i].event && !xs[k].event
-	})
+	slices.Sort(xs)
+	out := make([]float64, len(qs))
+	for k := range out {
+		out[k] = -1
+	}
+	next := 0 // the first quantile not yet reached
 	s, atRisk := 1.0, float64(len(xs))
-	for i := 0; i < len(xs); {
+	for i := 0; i < len(xs) && next < len(qs); {
+		t := xs[i] >> 1
 		k, d := i, 0.0
-		for k < len(xs) && xs[k].t == xs[i].t {
-			if xs[k].event {
+		for k < len(xs) && xs[k]>>1 == t {
+			if xs[k]&1 == 0 {
 				d++
 			}
 			k++
 		}
 		if d > 0 {
 			s *= 1 - d/atRisk
-			if s <= 1-q+1e-12 {
-				return float64(xs[i].t) / 1000
+			for next < len(qs) && s <= 1-qs[next]+1e-12 {
+				out[next] = float64(t) / 1000
+				next++
 			}
 		}
 		atRisk -= float64(k - i)
 		i = k
 	}
-	return -1
+	return out
 }
 
 // sameWorkText states spot savings for the same completed work.

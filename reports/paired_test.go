@@ -31,6 +31,26 @@ func TestKaplanMeierMedianCountsUnfinishedJobs(t *testing.T) {
 	require.Equal(t, -1.0, kmMedian(res))
 }
 
+// Several quantiles from one sort, by hand: completions at 10, 20, 30 and
+// 40 s, a failure at 20 s (censored after the completion at the same
+// time) and a job pending at the end (censored at 100 s); six jobs.
+// S(10) = 5/6; S(20) = 5/6 x 4/5 = 2/3, then the failure leaves 3 at
+// risk; S(30) = 2/3 x 2/3 = 4/9 = 0.444; S(40) = 4/9 x 1/2 = 2/9 = 0.222.
+// p50 is 30 s (first S <= 0.5), p75 40 s (first S <= 0.25), p95 never.
+func TestKaplanMeierQuantilesByHand(t *testing.T) {
+	res := &sim.Result{End: 100 * sim.Second, Jobs: []sim.JobRecord{
+		rec("a", 0, 40*sim.Second, sim.Completed),
+		rec("b", 0, 20*sim.Second, sim.Failed),
+		rec("c", 0, 20*sim.Second, sim.Completed),
+		rec("d", 0, -1, sim.Pending),
+		rec("e", 0, 10*sim.Second, sim.Completed),
+		rec("f", 0, 30*sim.Second, sim.Completed),
+	}}
+	require.Equal(t, []float64{30, 30, 40, -1}, kmQuantiles(res, 0.5, 0.55, 0.75, 0.95))
+	c := censoredJCT(res)
+	require.Equal(t, CensoredStats{Jobs: 6, Censored: 2, P50: 30, P95: -1}, c)
+}
+
 // Pairing by job: only jobs both runs completed enter the means.
 func TestPairJCT(t *testing.T) {
 	spot := &sim.Result{End: 1000 * sim.Second, Jobs: []sim.JobRecord{
