@@ -1,0 +1,335 @@
+package autoscale
+
+import (
+	"fmt"
+	"math"
+)
+
+// PolicyType is what a scaling policy counts: pods, or a percentage of the
+// replicas at the start of its period.
+type PolicyType int
+
+const (
+	Pods PolicyType = iota
+	Percent
+)
+
+// Select is how several policies of one direction combine: Max allows the
+// largest change (the default), Min the smallest, Disabled none.
+type Select int
+
+const (
+	SelectMax Select = iota
+	SelectMin
+	SelectDisabled
+)
+
+// Policy is one HPAScalingPolicy: at most Value pods (or Value percent)
+// of change within any PeriodMs.
+type Policy struct {
+	Type     PolicyType
+	Value    int
+	PeriodMs int64
+}
+
+// Rules is one direction's HPAScalingRules.
+type Rules struct {
+	StabilizationMs int64
+	Policies        []Policy
+	Select          Select
+	// Tolerance, when set (> 0), replaces the cluster-wide tolerance for
+	// this direction (the behavior's tolerance field).
+	Tolerance float64
+}
+
+// MetricType is how a metric's target is read: the average per ready pod
+// (AverageValue and resource Utilization) or the metric as one value
+// (Value, for object and external metrics).
+type MetricType int
+
+const (
+	AverageValue MetricType = iota
+	Value
+)
+
+// HPASpec is a HorizontalPodAutoscaler's spec with the controller's
+// cluster-wide settings.
+type HPASpec struct {
+	MinReplicas, MaxReplicas int
+	Target                   float64
+	Type                     MetricType
+	ScaleUp, ScaleDown       Rules
+	// Tolerance is --horizontal-pod-autoscaler-tolerance (0.1).
+	Tolerance float64
+	// SyncMs is --horizontal-pod-autoscaler-sync-period (15 s).
+	SyncMs int64
+}
+
+// DefaultScaleUp and DefaultScaleDown are the behaviors the HPA applies
+// when the spec gives none (the Kubernetes documentation's "Default
+// behavior").
+func DefaultScaleUp() Rules {
+	return Rules{Policies: []Policy{{Percent, 100, 15_000}, {Pods, 4, 15_000}}, Select: SelectMax}
+}
+
+// DefaultScaleDown: 300 s of stabilization, then up to 100% of the
+// replicas per 15 s.
+func DefaultScaleDown() Rules {
+	return Rules{StabilizationMs: 300_000, Policies: []Policy{{Percent, 100, 15_000}}, Select: SelectMax}
+}
+
+// NewHPASpec is a spec with Kubernetes' defaults: minReplicas 1, the
+// default behaviors, tolerance 0.1, a 15 s sync.
+func NewHPASpec(maxReplicas int, target float64) HPASpec {
+	return HPASpec{MinReplicas: 1, MaxReplicas: maxReplicas, Target: target,
+		ScaleUp: DefaultScaleUp(), ScaleDown: DefaultScaleDown(), Tolerance: 0.1, SyncMs: 15_000}
+}
+
+// Validate refuses a spec the API server would refuse, or one with no
+// meaning (a target of 0).
+func (s HPASpec) Validate() error {
+	switch {
+	case s.MinReplicas < 0 || s.MaxReplicas < 1 || s.MinReplicas > s.MaxReplicas:
+		return fmt.Errorf("replicas: min %d and max %d must satisfy 0 <= min <= max and max >= 1", s.MinReplicas, s.MaxReplicas)
+	case !(s.Target > 0) || math.IsInf(s.Target, 0):
+		return fmt.Errorf("target: must be a positive number, got %g", s.Target)
+	case s.Tolerance < 0 || s.Tolerance >= 1:
+		return fmt.Errorf("tolerance: must be in [0, 1), got %g", s.Tolerance)
+	case s.SyncMs <= 0:
+		return fmt.Errorf("sync period: must be positive, got %d ms", s.SyncMs)
+	}
+	for _, r := range []Rules{s.ScaleUp, s.ScaleDown} {
+		if r.StabilizationMs < 0 || r.StabilizationMs > 3_600_000 {
+			return fmt.Errorf("stabilizationWindowSeconds: must be within 0..3600 s, got %d ms", r.StabilizationMs)
+		}
+		for _, p := range r.Policies {
+			if p.Value <= 0 || p.PeriodMs <= 0 || p.PeriodMs > 1_800_000 {
+				return fmt.Errorf("policy: value must be positive and periodSeconds within 1..1800, got %d per %d ms", p.Value, p.PeriodMs)
+			}
+		}
+	}
+	return nil
+}
+
+// Observation is what the metrics source reports at a sync.
+type Observation struct {
+	// Replicas is the scale target's spec.replicas now.
+	Replicas int
+	// Ready pods report the metric; NotReady pods (starting: waiting for a
+	// node, pulling the image, loading the model) do not.
+	Ready, NotReady int
+	// Metric is the average over the ready pods (AverageValue) or the
+	// metric's value (Value).
+	Metric float64
+}
+
+type stamped struct {
+	at       int64
+	replicas int
+}
+
+// HPA is one HorizontalPodAutoscaler's controller state: the
+// recommendations it made and the scale changes it applied, kept only as
+// long as a window or a policy period looks back.
+type HPA struct {
+	spec    HPASpec
+	recs    []stamped // recommendations, oldest first
+	changes []stamped // applied changes: at, signed replica delta
+}
+
+// NewHPA is a controller for spec; it refuses an invalid spec.
+func NewHPA(spec HPASpec) (*HPA, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	return &HPA{spec: spec}, nil
+}
+
+// Spec is the controller's spec.
+func (h *HPA) Spec() HPASpec { return h.spec }
+
+// Sync is one reconcile at now (ms): the replicas the target should have.
+func (h *HPA) Sync(now int64, o Observation) int {
+	cur := o.Replicas
+	if cur == 0 && h.spec.MinReplicas > 0 {
+		// The target scaled to zero by hand: the HPA stands aside.
+		return 0
+	}
+	proposal := h.proposal(o)
+	desired := h.normalize(now, cur, proposal)
+	if desired != cur {
+		h.changes = append(h.changes, stamped{now, desired - cur})
+	}
+	return desired
+}
+
+// proposal is the replica calculator's answer for one metric.
+func (h *HPA) proposal(o Observation) int {
+	cur := o.Replicas
+	if h.spec.Type == Value {
+		ratio := o.Metric / h.spec.Target
+		if h.within(ratio) {
+			return cur
+		}
+		return ceilInt(ratio * float64(max(o.Ready, 1)))
+	}
+	if o.Ready == 0 {
+		return cur // no metrics to go by
+	}
+	ratio := o.Metric / h.spec.Target
+	if o.NotReady > 0 && ratio > 1 {
+		// Scaling up: the not-yet-ready pods count as using nothing.
+		total := float64(o.Ready + o.NotReady)
+		newRatio := o.Metric * float64(o.Ready) / (h.spec.Target * total)
+		if newRatio <= 1 || h.within(newRatio) {
+			return cur
+		}
+		return ceilInt(newRatio * total)
+	}
+	if h.within(ratio) {
+		return cur
+	}
+	return ceilInt(ratio * float64(o.Ready))
+}
+
+func (h *HPA) within(ratio float64) bool {
+	tol := h.spec.Tolerance
+	if ratio > 1 && h.spec.ScaleUp.Tolerance > 0 {
+		tol = h.spec.ScaleUp.Tolerance
+	}
+	if ratio < 1 && h.spec.ScaleDown.Tolerance > 0 {
+		tol = h.spec.ScaleDown.Tolerance
+	}
+	return math.Abs(ratio-1) <= tol
+}
+
+// normalize applies the stabilization windows, the scaling policies and
+// the min/max bounds, as the controller's behavior path does.
+func (h *HPA) normalize(now int64, cur, proposal int) int {
+	h.recs = append(h.recs, stamped{now, proposal})
+	// Stabilize: a scale-up takes the lowest recommendation of the up
+	// window, a scale-down the highest of the down window (a window holds
+	// what was recommended less than its length ago, and now's).
+	up, down := proposal, proposal
+	keep := h.recs[:0]
+	longest := max(h.spec.ScaleUp.StabilizationMs, h.spec.ScaleDown.StabilizationMs)
+	for _, r := range h.recs {
+		if r.at+longest <= now && r.at != now {
+			continue // out of every window
+		}
+		keep = append(keep, r)
+		if r.at+h.spec.ScaleUp.StabilizationMs > now {
+			up = min(up, r.replicas)
+		}
+		if r.at+h.spec.ScaleDown.StabilizationMs > now {
+			down = max(down, r.replicas)
+		}
+	}
+	h.recs = keep
+	rec := cur
+	if up > cur {
+		rec = up
+	}
+	if down < cur {
+		rec = down
+	}
+	// Rate limits from the changes within each policy's period.
+	desired := rec
+	if rec > cur {
+		limit := h.upLimit(now, cur)
+		desired = min(rec, max(limit, cur))
+	} else if rec < cur {
+		limit := h.downLimit(now, cur)
+		desired = max(rec, min(limit, cur))
+	}
+	h.trimChanges(now)
+	return min(max(desired, h.spec.MinReplicas), h.spec.MaxReplicas)
+}
+
+// changedWithin sums the replicas added (sign > 0) or removed (sign < 0)
+// within period before now.
+func (h *HPA) changedWithin(now, period int64, sign int) int {
+	n := 0
+	for _, c := range h.changes {
+		if c.at+period > now && c.replicas*sign > 0 {
+			n += c.replicas * sign
+		}
+	}
+	return n
+}
+
+func (h *HPA) upLimit(now int64, cur int) int {
+	r := h.spec.ScaleUp
+	if r.Select == SelectDisabled || len(r.Policies) == 0 {
+		return cur
+	}
+	best := math.MinInt
+	if r.Select == SelectMin {
+		best = math.MaxInt
+	}
+	for _, p := range r.Policies {
+		start := cur - h.changedWithin(now, p.PeriodMs, +1)
+		var prop int
+		if p.Type == Pods {
+			prop = start + p.Value
+		} else {
+			prop = ceilInt(float64(start) * (1 + float64(p.Value)/100))
+		}
+		if r.Select == SelectMin {
+			best = min(best, prop)
+		} else {
+			best = max(best, prop)
+		}
+	}
+	return best
+}
+
+func (h *HPA) downLimit(now int64, cur int) int {
+	r := h.spec.ScaleDown
+	if r.Select == SelectDisabled || len(r.Policies) == 0 {
+		return cur
+	}
+	best := math.MaxInt
+	if r.Select == SelectMin {
+		best = math.MinInt
+	}
+	for _, p := range r.Policies {
+		start := cur + h.changedWithin(now, p.PeriodMs, -1)
+		var prop int
+		if p.Type == Pods {
+			prop = start - p.Value
+		} else {
+			prop = int(float64(start) * (1 - float64(p.Value)/100))
+		}
+		if r.Select == SelectMin {
+			best = max(best, prop)
+		} else {
+			best = min(best, prop)
+		}
+	}
+	return best
+}
+
+func (h *HPA) trimChanges(now int64) {
+	var longest int64
+	for _, r := range []Rules{h.spec.ScaleUp, h.spec.ScaleDown} {
+		for _, p := range r.Policies {
+			longest = max(longest, p.PeriodMs)
+		}
+	}
+	keep := h.changes[:0]
+	for _, c := range h.changes {
+		if c.at+longest > now {
+			keep = append(keep, c)
+		}
+	}
+	h.changes = keep
+}
+
+func ceilInt(x float64) int {
+	if x >= math.MaxInt32 {
+		return math.MaxInt32
+	}
+	// A ratio computed as 2.0000000001 must not ask for a third replica.
+	return int(math.Ceil(x - 1e-9))
+}

@@ -1,0 +1,128 @@
+package autoscale
+
+import (
+	"slices"
+	"testing"
+)
+
+// run syncs every 15 s from t=0 to end with a metric that depends on the
+// replicas, and returns the replicas after each sync.
+func run(t *testing.T, h *HPA, start int, end int64, metric func(now int64, replicas int) float64) []int {
+	t.Helper()
+	var out []int
+	r := start
+	for now := int64(0); now <= end; now += h.spec.SyncMs {
+		r = h.Sync(now, Observation{Replicas: r, Ready: r, Metric: metric(now, r)})
+		out = append(out, r)
+	}
+	return out
+}
+
+// The documentation's first example: a metric at 200m against a target of
+// 100m doubles the replicas; at 50m it halves them (once the scale-down
+// stabilization window, 300 s by default, has passed).
+func TestHPADocRatioExamples(t *testing.T) {
+	h, _ := NewHPA(NewHPASpec(100, 0.100))
+	if got := h.Sync(0, Observation{Replicas: 3, Ready: 3, Metric: 0.200}); got != 6 {
+		t.Errorf("200m vs 100m on 3 replicas: %d, want 6", got)
+	}
+	h, _ = NewHPA(NewHPASpec(100, 0.100))
+	// 8 replicas at 100m for 5 minutes (the window fills with 8s), then 50m.
+	got := run(t, h, 8, 600_000, func(now int64, _ int) float64 {
+		if now < 300_000 {
+			return 0.100
+		}
+		return 0.050
+	})
+	// At 300 s the window still holds the 8s recommended from 15 s on; the
+	// last of them (at 285 s) leaves the window at 585 s.
+	for i, r := range got {
+		now := int64(i) * 15_000
+		want := 8
+		if now >= 585_000 {
+			want = 4
+		}
+		if r != want {
+			t.Fatalf("at %d s: %d replicas, want %d (all: %v)", now/1000, r, want, got)
+		}
+	}
+}
+
+// Within the tolerance (0.1) nothing moves: 1.05x the target on 10
+// replicas would ask for ceil(10.5) = 11 without it.
+func TestHPATolerance(t *testing.T) {
+	h, _ := NewHPA(NewHPASpec(100, 100))
+	if got := h.Sync(0, Observation{Replicas: 10, Ready: 10, Metric: 105}); got != 10 {
+		t.Errorf("ratio 1.05: %d replicas, want 10", got)
+	}
+	if got := h.Sync(15_000, Observation{Replicas: 10, Ready: 10, Metric: 112}); got != 12 {
+		t.Errorf("ratio 1.12: %d replicas, want ceil(11.2) = 12", got)
+	}
+}
+
+// The documentation's scale-down policy example: Pods 4 and Percent 10 per
+// 60 s, the larger change selected, from 80 replicas to 10. Each minute:
+// 80 -> 72 (10% of 80); 72 -> 64 (7.2 rounded up to 8); then 10% until
+// 4 pods is the larger change, below 40.
+func TestHPADocScaleDownPolicies(t *testing.T) {
+	spec := NewHPASpec(100, 1)
+	spec.ScaleDown = Rules{Policies: []Policy{{Pods, 4, 60_000}, {Percent, 10, 60_000}}}
+	h, _ := NewHPA(spec)
+	// The load is 10 pods' worth at the target, spread over the replicas.
+	got := run(t, h, 80, 14*60_000, func(_ int64, r int) float64 { return 10.0 / float64(r) })
+	var perMinute []int
+	for i := 0; i < len(got); i += 4 {
+		perMinute = append(perMinute, got[i])
+	}
+	// By hand: 80*0.9=72; 72*0.9=64.8->64; 64*.9=57.6->57; 51.3->51;
+	// 45.9->45; 40.5->40; 40: 36 both; 36: 32 (32.4 and 32); 32: 28
+	// (28.8, 28); 28: pods 24 beats 25.2->25; 20; 16; 12; then 8 is below
+	// the desired 10.
+	want := []int{72, 64, 57, 51, 45, 40, 36, 32, 28, 24, 20, 16, 12, 10, 10}
+	if !slices.Equal(perMinute, want) {
+		t.Errorf("replicas each minute: %v\nwant                %v", perMinute, want)
+	}
+	// Between the minutes nothing moves: the period's budget is spent.
+	if got[1] != 72 || got[3] != 72 {
+		t.Errorf("within the first minute: %v", got[:4])
+	}
+}
+
+// Default scale-up: 4 pods or 100% per 15 s, the larger. The walkthrough's
+// load (305% CPU against a 50% target on one replica) asks for
+// ceil(6.1) = 7; the first sync may add at most max(1+4, 2) = 5.
+func TestHPADefaultScaleUpRate(t *testing.T) {
+	h, _ := NewHPA(NewHPASpec(10, 50))
+	load := 305.0 // total CPU percent of one pod's request, spread evenly
+	got := run(t, h, 1, 30_000, func(_ int64, r int) float64 { return load / float64(r) })
+	if want := []int{5, 7, 7}; !slices.Equal(got, want) {
+		t.Errorf("replicas at 0, 15, 30 s: %v, want %v", got, want)
+	}
+}
+
+// Not-yet-ready pods count as using nothing on a scale-up: 4 ready pods at
+// 150 against 100 would ask for 6; with 2 more starting, the ratio is
+// 4*150/(100*6) = 1.0, no scale-up.
+func TestHPANotReadyDampensScaleUp(t *testing.T) {
+	h, _ := NewHPA(NewHPASpec(100, 100))
+	if got := h.Sync(0, Observation{Replicas: 6, Ready: 4, NotReady: 2, Metric: 150}); got != 6 {
+		t.Errorf("got %d, want 6", got)
+	}
+	// 4 ready at 300: 4*300/600 = 2.0, ceil(2*6) = 12.
+	if got := h.Sync(15_000, Observation{Replicas: 6, Ready: 4, NotReady: 2, Metric: 300}); got != 12 {
+		t.Errorf("got %d, want 12", got)
+	}
+}
+
+func TestHPAValidate(t *testing.T) {
+	bad := []HPASpec{
+		func() HPASpec { s := NewHPASpec(10, 0); return s }(),
+		func() HPASpec { s := NewHPASpec(10, 5); s.MinReplicas = 11; return s }(),
+		func() HPASpec { s := NewHPASpec(10, 5); s.ScaleDown.Policies[0].PeriodMs = 3_600_000; return s }(),
+	}
+	for i, s := range bad {
+		if _, err := NewHPA(s); err == nil {
+			t.Errorf("spec %d accepted", i)
+		}
+	}
+}

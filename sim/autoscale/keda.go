@@ -1,0 +1,97 @@
+package autoscale
+
+import "fmt"
+
+// ScaledObjectSpec is a KEDA ScaledObject (keda.sh/v1alpha1) with one
+// trigger.
+type ScaledObjectSpec struct {
+	// MinReplicaCount (default 0) and MaxReplicaCount (default 100).
+	MinReplicaCount, MaxReplicaCount int
+	// PollingMs is pollingInterval (30 s): how often KEDA checks the
+	// trigger for activation.
+	PollingMs int64
+	// CooldownMs is cooldownPeriod (300 s): how long after the trigger was
+	// last active the last replica is removed (only with MinReplicaCount 0).
+	CooldownMs int64
+	// Threshold is the trigger's target; ActivationThreshold the value it
+	// must exceed to be active (default 0).
+	Threshold, ActivationThreshold float64
+	// Type is the trigger's metricType: AverageValue (the default) or Value.
+	Type MetricType
+	// HPA behavior passed through (advanced.horizontalPodAutoscalerConfig).
+	ScaleUp, ScaleDown Rules
+}
+
+// NewScaledObjectSpec is a spec with KEDA's defaults and the HPA's default
+// behaviors.
+func NewScaledObjectSpec(threshold float64) ScaledObjectSpec {
+	return ScaledObjectSpec{MaxReplicaCount: 100, PollingMs: 30_000, CooldownMs: 300_000,
+		Threshold: threshold, ScaleUp: DefaultScaleUp(), ScaleDown: DefaultScaleDown()}
+}
+
+// KEDA is a ScaledObject's state: its activation loop and the HPA it
+// creates for 1 <-> N.
+type KEDA struct {
+	spec       ScaledObjectSpec
+	hpa        *HPA
+	lastActive int64
+	nextPoll   int64
+	everActive bool
+}
+
+// NewKEDA refuses an invalid spec.
+func NewKEDA(spec ScaledObjectSpec) (*KEDA, error) {
+	if spec.MinReplicaCount < 0 || spec.MaxReplicaCount < 1 || spec.MinReplicaCount > spec.MaxReplicaCount {
+		return nil, fmt.Errorf("minReplicaCount %d and maxReplicaCount %d must satisfy 0 <= min <= max, max >= 1", spec.MinReplicaCount, spec.MaxReplicaCount)
+	}
+	if spec.PollingMs <= 0 || spec.CooldownMs < 0 {
+		return nil, fmt.Errorf("pollingInterval must be positive and cooldownPeriod not negative")
+	}
+	if spec.ActivationThreshold < 0 {
+		return nil, fmt.Errorf("activationThreshold must not be negative, got %g", spec.ActivationThreshold)
+	}
+	h := HPASpec{MinReplicas: max(spec.MinReplicaCount, 1), MaxReplicas: spec.MaxReplicaCount,
+		Target: spec.Threshold, Type: spec.Type, ScaleUp: spec.ScaleUp, ScaleDown: spec.ScaleDown,
+		Tolerance: 0.1, SyncMs: 15_000}
+	hpa, err := NewHPA(h)
+	if err != nil {
+		return nil, fmt.Errorf("threshold: %w", err)
+	}
+	return &KEDA{spec: spec, hpa: hpa}, nil
+}
+
+// HPASyncMs is how often the HPA KEDA created syncs.
+func (k *KEDA) HPASyncMs() int64 { return k.hpa.spec.SyncMs }
+
+// Sync is one step at now: the trigger's metric (its value, summed over the
+// service; with AverageValue the HPA divides by the ready pods) and the
+// replicas. KEDA's activation is checked at its polling interval, the HPA
+// at its own sync period; call Sync at every multiple of either.
+func (k *KEDA) Sync(now int64, o Observation, metric float64) int {
+	if now >= k.nextPoll {
+		k.nextPoll = now + k.spec.PollingMs
+		if metric > k.spec.ActivationThreshold {
+			k.lastActive, k.everActive = now, true
+		}
+		if o.Replicas == 0 {
+			if metric > k.spec.ActivationThreshold {
+				return max(k.spec.MinReplicaCount, 1)
+			}
+			return 0
+		}
+		if k.spec.MinReplicaCount == 0 && metric <= k.spec.ActivationThreshold &&
+			(!k.everActive || now-k.lastActive >= k.spec.CooldownMs) {
+			return 0
+		}
+	}
+	if o.Replicas == 0 || now%k.hpa.spec.SyncMs != 0 {
+		return o.Replicas
+	}
+	if k.spec.Type == AverageValue {
+		// The external metric's total, averaged over the ready pods.
+		o.Metric = metric / float64(max(o.Ready, 1))
+	} else {
+		o.Metric = metric
+	}
+	return k.hpa.Sync(now, o)
+}
