@@ -38,6 +38,8 @@ type Policy struct {
 	PriorityClasses map[string]int32
 	// PreemptNever names the PriorityClasses with preemptionPolicy Never.
 	PreemptNever map[string]bool
+	// LocalQueueNamespaces gives each LocalQueue's namespace, by name.
+	LocalQueueNamespaces map[string]string
 	// Notes name every field read but not modelled, and every object
 	// skipped, each with its file and line.
 	Notes []string
@@ -347,6 +349,9 @@ func (p *Policy) read(docs []policyDoc) error {
 	if p.defs == nil {
 		p.defs = map[string]policyDoc{}
 	}
+	if p.LocalQueueNamespaces == nil {
+		p.LocalQueueNamespaces = map[string]string{}
+	}
 	if err := p.readDocs(docs); err != nil {
 		return err
 	}
@@ -384,6 +389,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 				p.notModelled(d, lq.Name, "spec.stopPolicy or spec.fairSharing")
 			}
 			p.Spec.LocalQueues = append(p.Spec.LocalQueues, admission.LocalQueue{Name: lq.Name, ClusterQueue: string(lq.Spec.ClusterQueue)})
+			p.LocalQueueNamespaces[lq.Name] = lq.Namespace
 		case (api == kueueV1beta2 || api == kueueV1beta1 || api == kueueV1alpha1) && kind == "Cohort":
 			var c kueue.Cohort
 			if api == kueueV1beta1 {

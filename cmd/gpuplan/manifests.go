@@ -19,33 +19,57 @@ func newManifestsCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "manifests [SCENARIO] --out DIR",
 		Short: "Write the Kubernetes objects that put a scenario into practice",
-		Long: `Writes, under DIR, the Kubernetes manifests that realise the scenario's cluster
-and workload (the embedded default scenario when none is given):
+		Long: `Writes, under DIR, the Kubernetes manifests that realise the scenario's cluster,
+admission policy and workload as the simulation ran them (the embedded default scenario
+when none is given):
 
-  namespaces.yaml              the Jobs' namespace and gpu-operator
+  namespaces.yaml              the namespaces the jobs and LocalQueues use, and gpu-operator
   karpenter/ec2nodeclass.yaml  the AWS node class (AL2023 image, discovery tags)
-  karpenter/nodepools.yaml     a NodePool per pool: instance types, capacity types,
-                               zone, labels, taints, GPU and node limits, disruption
-  gpu-operator.yaml            device-plugin time-slicing / MIG-strategy configs and
-                               the mig-parted layouts, picked per node by label
-  priorityclasses.yaml         a PriorityClass per priority the classes use
-  kueue.yaml                   a ResourceFlavor per pool, a ClusterQueue, LocalQueues
-  volcano-queues.yaml          instead, when every class is a Volcano Job: a Queue each
-  prometheusrule.yaml          alert: a GPU under 50% utilised for 30 minutes
-  jobs/CLASS.yaml              a suspended Job per workload class (GPU requests equal
-                               to limits, tolerations, nodeSelector, /dev/shm, a
-                               checkpoint claim, grace period; gangs as Indexed Jobs
-                               with a headless Service), or a Volcano Job for a class
-                               with volcano (minAvailable, maxRetry, policies)
+  karpenter/nodepools.yaml     a NodePool per pool: instance types, capacity types, zone,
+                               labels, taints, GPU and node limits, disruption; a fixed pool
+                               is a static NodePool (spec.replicas); expireAfter Never
+  eksctl-nodegroups.yaml       with --fixed-pools managed-nodegroup: the fixed pools as EKS
+                               managed node groups (eksctl ClusterConfig)
+  gpu-operator.yaml            device-plugin time-slicing / MIG-strategy configs and the
+                               mig-parted layouts, picked per node by label
+  priorityclasses.yaml         the PriorityClasses the jobs use
+  kueue.yaml                   the Kueue policy that ran: when spec.policy gives manifests,
+                               their ResourceFlavors, Cohorts, ClusterQueues (quotas,
+                               borrowing and lending limits, preemption, queueing strategy,
+                               fungibility, fair-sharing weights) and LocalQueues, written
+                               back normalised; else one ClusterQueue over the whole cluster
+  kueue-config.yaml            Kueue's Configuration when the run used fair sharing or
+                               waitForPodsReady
+  volcano-queues.yaml          instead, for a Volcano policy: its Queues as read and the
+                               scheduler's ConfigMap (its actions decide reclaim and preempt)
+  storage.yaml                 the EBS gp3 StorageClass of per-pod checkpoint volumes
+  prometheusrule.yaml          alerts on GPUs a pod holds (DCGM, exported_pod set) under 50%
+                               for 30 minutes or idle for an hour; label release
+  jobs/CLASS.yaml              a workload class as a suspended Job (a gang: an Indexed Job and
+                               a headless Service; torchrun with its node rank), a Kubeflow
+                               PyTorchJob or TFJob (--training-api), or a Volcano Job; GPU
+                               requests equal to limits (MIG as nvidia.com/mig-PROFILE, a
+                               share of a GPU as one time-slicing replica), checkpoint volume,
+                               a grace period long enough for the checkpoint write
 
-Objects are built with the projects' API types (k8s.io/api, Karpenter, Kueue,
-prometheus-operator); NVIDIA's configs, the EC2NodeClass and Volcano's Job and Queue
-follow their published schemas. Each file is written atomically.`,
+Checkpoint storage: --access-mode ReadWriteOnce (default; EBS on EKS attaches a volume
+to one node) gives each pod its own volume, deleted with it; ReadWriteMany with an RWX
+--storage-class (EFS, FSx for Lustre) gives a class one claim that outlives its pods.
+
+Fixed pools: nodepool-static keeps every pool in Karpenter (one tool, drift and
+consolidation alike) but static NodePools are alpha, behind Karpenter's
+StaticCapacity=true feature gate; managed-nodegroup uses EKS managed node groups,
+generally available and upgraded by EKS, at the price of a second tool (eksctl) beside
+Karpenter for the autoscaled pools.
+
+Warnings (a checkpoint write longer than the grace period or the spot notice, per-pod
+volumes that die with their pods) go to stderr and into the files' comments. Objects are
+built with the projects' API types; each file is written atomically.`,
 		Example: `  gpuplan manifests scenarios/examples/gpu-sharing.yaml --out manifests/
   gpuplan manifests scenarios/examples/spot-what-if.yaml --variant all-spot-tight --out m/
   kubectl apply --dry-run=server -R -f manifests/`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usageError{fmt.Errorf("--out DIR is required")}
 			}
@@ -68,7 +92,7 @@ follow their published schemas. Each file is written atomically.`,
 			if err != nil {
 				return err
 			}
-			files, err := manifests.Generate(sc, m, o)
+			files, warnings, err := manifests.Generate(sc, m, o)
 			if err != nil {
 				return usageError{err}
 			}
@@ -82,6 +106,9 @@ follow their published schemas. Each file is written atomically.`,
 			for _, f := range files {
 				fmt.Fprintf(stdout, "wrote %s/%s (%d objects)\n", out, f.Path, len(f.Objects))
 			}
+			for _, w := range warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+			}
 			return nil
 		},
 	}
@@ -92,5 +119,11 @@ follow their published schemas. Each file is written atomically.`,
 	f.StringVar(&o.Namespace, "namespace", manifests.DefaultNamespace, "namespace of the Jobs, LocalQueues and checkpoint claims")
 	f.StringVar(&o.Image, "image", manifests.DefaultImage, "container image of the Job templates")
 	f.StringVar(&o.CheckpointStorage, "checkpoint-storage", manifests.DefaultCheckpointStorage, "size of each checkpointing class's volume claim")
+	f.StringVar(&o.StorageClass, "storage-class", "", "storageClassName of the checkpoint volumes (default: a gp3 EBS class written in storage.yaml for ReadWriteOnce, the cluster's default for ReadWriteMany)")
+	f.StringVar(&o.AccessMode, "access-mode", manifests.AccessRWO, "checkpoint volumes: ReadWriteOnce (one per pod) or ReadWriteMany (one claim per class; needs an RWX storage class)")
+	f.StringVar(&o.TrainingAPI, "training-api", manifests.TrainingJob, "how gangs and training classes run: job (Indexed Job), pytorchjob or tfjob (Kubeflow training operator)")
+	f.StringVar(&o.FixedPools, "fixed-pools", manifests.FixedStatic, "how fixed-size pools are written: nodepool-static (Karpenter, alpha) or managed-nodegroup (EKS, eksctl)")
+	f.StringVar(&o.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
+	f.StringVar(&o.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")
 	return c
 }

@@ -44,6 +44,20 @@ func TestManifestsCommand(t *testing.T) {
 	require.Contains(t, string(b), "namespace: inference")
 }
 
+// The flags reach the files, and warnings reach stderr.
+func TestManifestsFlags(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := gpuplan(t, "manifests", "../../scenarios/examples/spot-what-if.yaml", "--out", dir,
+		"--training-api", "pytorchjob", "--access-mode", "ReadWriteMany", "--storage-class", "efs-sc", "--prometheus-release", "monitoring")
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(filepath.Join(dir, "prometheusrule.yaml"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "release: monitoring")
+	code, _, errOut = gpuplan(t, "manifests", "--out", t.TempDir(), "--training-api", "mpijob")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `training API "mpijob" is not one of job, pytorchjob, tfjob`)
+}
+
 func TestManifestsBadInputExits2(t *testing.T) {
 	code, _, errOut := gpuplan(t, "manifests")
 	require.Equal(t, 2, code)

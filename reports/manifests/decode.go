@@ -10,8 +10,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	kueuecfg "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
 )
@@ -48,6 +50,16 @@ func newObject(apiVersion, kind string) any {
 		return &VolcanoJob{}
 	case VolcanoQueueAPIVersion + " Queue":
 		return &scenarios.VolcanoQueue{}
+	case kueue.GroupVersion.String() + " Cohort":
+		return &kueue.Cohort{}
+	case "storage.k8s.io/v1 StorageClass":
+		return &storagev1.StorageClass{}
+	case KubeflowAPIVersion + " PyTorchJob":
+		return &PyTorchJob{}
+	case KubeflowAPIVersion + " TFJob":
+		return &TFJob{}
+	case EksctlAPIVersion + " ClusterConfig":
+		return &ClusterConfig{}
 	}
 	return nil
 }
@@ -90,6 +102,12 @@ func decodeConfigData(cm *corev1.ConfigMap) error {
 			if err == nil && c.Version != "v1" {
 				err = fmt.Errorf("version %q, want v1", c.Version)
 			}
+		case KueueConfigMap:
+			var c kueuecfg.Configuration
+			err = yaml.UnmarshalStrict([]byte(v), &c)
+		case VolcanoSchedulerConfigMap:
+			var c volcanoConf
+			err = yaml.UnmarshalStrict([]byte(v), &c)
 		case MigConfigMap:
 			var c MigPartedConfig
 			err = yaml.UnmarshalStrict([]byte(v), &c)

@@ -67,13 +67,47 @@ type Options struct {
 	// CheckpointStorage sizes each class's checkpoint volume claim
 	// (default 500Gi).
 	CheckpointStorage string
+	// StorageClass is the checkpoint volumes' storageClassName (default:
+	// the cluster's default class).
+	StorageClass string
+	// AccessMode of the checkpoint volumes: ReadWriteOnce (default, one
+	// volume per pod, as EKS's EBS classes provide) or ReadWriteMany
+	// (one claim a class's pods share; needs a class that provides it,
+	// such as EFS or FSx for Lustre).
+	AccessMode string
+	// TrainingAPI is how gangs are written: job (an Indexed Job, the
+	// default), pytorchjob or tfjob (Kubeflow's training operator).
+	TrainingAPI string
+	// FixedPools is how pools of a fixed size are written:
+	// nodepool-static (a static Karpenter NodePool, the default) or
+	// managed-nodegroup (an EKS managed node group, eksctl ClusterConfig).
+	FixedPools string
+	// PrometheusRelease is the release label of the PrometheusRule, which
+	// kube-prometheus-stack's default rule selector matches (default
+	// kube-prometheus-stack, the chart's name as a release name).
+	PrometheusRelease string
+	// Entrypoint is the training script the Job templates run.
+	Entrypoint string
 }
+
+// Values of Options' enumerations.
+const (
+	TrainingJob        = "job"
+	TrainingPyTorchJob = "pytorchjob"
+	TrainingTFJob      = "tfjob"
+	FixedStatic        = "nodepool-static"
+	FixedNodeGroup     = "managed-nodegroup"
+	AccessRWO          = string(corev1.ReadWriteOnce)
+	AccessRWX          = string(corev1.ReadWriteMany)
+)
 
 // Defaults of Options.
 const (
 	DefaultNamespace         = "gpuplan"
 	DefaultImage             = "nvcr.io/nvidia/pytorch:25.01-py3"
 	DefaultCheckpointStorage = "500Gi"
+	DefaultPrometheusRelease = "kube-prometheus-stack"
+	DefaultEntrypoint        = "/workspace/train.py"
 )
 
 // File is one generated file: its path under the output folder and the
@@ -85,8 +119,9 @@ type File struct {
 }
 
 // Generate builds the manifests of scenario s, whose resolved cluster is m
-// (s.Cluster()).
-func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]File, error) {
+// (s.Cluster()), and the warnings a user must read before applying them
+// (each also a comment in its file).
+func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]File, []string, error) {
 	if o.ClusterName == "" {
 		o.ClusterName = kubeName(s.Metadata.Name)
 	}
@@ -99,13 +134,48 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	if o.CheckpointStorage == "" {
 		o.CheckpointStorage = DefaultCheckpointStorage
 	}
+	if o.PrometheusRelease == "" {
+		o.PrometheusRelease = DefaultPrometheusRelease
+	}
+	if o.Entrypoint == "" {
+		o.Entrypoint = DefaultEntrypoint
+	}
+	if o.TrainingAPI == "" {
+		o.TrainingAPI = TrainingJob
+	}
+	if o.FixedPools == "" {
+		o.FixedPools = FixedStatic
+	}
+	if o.AccessMode == "" {
+		o.AccessMode = AccessRWO
+	}
 	ckpt, err := resource.ParseQuantity(o.CheckpointStorage)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint storage %q: %v", o.CheckpointStorage, err)
+		return nil, nil, fmt.Errorf("checkpoint storage %q: %v", o.CheckpointStorage, err)
 	}
 	for what, v := range map[string]string{"cluster name": o.ClusterName, "namespace": o.Namespace} {
 		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
-			return nil, fmt.Errorf("%s %q: %s", what, v, strings.Join(errs, "; "))
+			return nil, nil, fmt.Errorf("%s %q: %s", what, v, strings.Join(errs, "; "))
+		}
+	}
+	if o.StorageClass != "" {
+		if errs := validation.IsDNS1123Subdomain(o.StorageClass); len(errs) > 0 {
+			return nil, nil, fmt.Errorf("storage class %q: %s", o.StorageClass, strings.Join(errs, "; "))
+		}
+	}
+	if errs := validation.IsQualifiedName(o.PrometheusRelease); len(errs) > 0 || len(o.PrometheusRelease) > 63 {
+		return nil, nil, fmt.Errorf("prometheus release %q is not a label value", o.PrometheusRelease)
+	}
+	for _, c := range []struct {
+		what, v string
+		ok      []string
+	}{
+		{"training API", o.TrainingAPI, []string{TrainingJob, TrainingPyTorchJob, TrainingTFJob}},
+		{"fixed pools", o.FixedPools, []string{FixedStatic, FixedNodeGroup}},
+		{"access mode", o.AccessMode, []string{AccessRWO, AccessRWX}},
+	} {
+		if !slices.Contains(c.ok, c.v) {
+			return nil, nil, fmt.Errorf("%s %q is not one of %s", c.what, c.v, strings.Join(c.ok, ", "))
 		}
 	}
 	g := &gen{s: s, m: m, o: o, ckpt: ckpt, source: filepath.Base(s.File())}
@@ -113,7 +183,10 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 		g.source = s.Metadata.Name
 	}
 	if err := g.gatherPools(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := g.loadPolicy(); err != nil {
+		return nil, nil, err
 	}
 	var files []File
 	add := func(f File, err error) error {
@@ -125,21 +198,31 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 		}
 		return nil
 	}
+	// The jobs first: they say which namespaces and queues are used.
+	jobs, err := g.jobs()
+	if err != nil {
+		return nil, nil, err
+	}
 	steps := []func() (File, error){
-		g.namespaces, g.nodeClass, g.nodePools, g.gpuOperator, g.priorityClasses, g.kueue, g.alerts,
+		g.namespaces, g.nodeClass, g.nodePools, g.nodeGroups, g.gpuOperator, g.priorityClasses, g.kueue, g.kueueConfig, g.storage, g.alerts,
 	}
 	for _, step := range steps {
 		if err := add(step()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	jobs, err := g.jobs()
-	if err != nil {
-		return nil, err
-	}
 	files = append(files, jobs...)
-	return files, nil
+	return files, g.warnings, nil
 }
+
+// warn records a warning and returns it, for the file's comment too.
+func (g *gen) warn(format string, args ...any) string {
+	w := fmt.Sprintf(format, args...)
+	g.warnings = append(g.warnings, w)
+	return "WARNING: " + w
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // Encode writes f as multi-document YAML, its comment lines first.
 func (f File) Encode(w io.Writer) error {
@@ -266,6 +349,13 @@ type gen struct {
 	ckpt   resource.Quantity
 	source string
 	pools  []pool
+	// pol is the admission policy the run read from spec.policy, if any.
+	pol *scenarios.Policy
+	// jobNamespaces are the namespaces the generated jobs use.
+	jobNamespaces []string
+	warnings      []string
+	// perPodVolumes names the classes with per-pod checkpoint volumes.
+	perPodVolumes []string
 }
 
 func meta(name, ns string) metav1.ObjectMeta {
@@ -375,7 +465,19 @@ func (g *gen) gatherPools() error {
 
 func (g *gen) namespaces() (File, error) {
 	f := File{Path: "namespaces.yaml", Comment: g.header("Namespaces of the Jobs and of the NVIDIA GPU Operator's configuration.")}
-	for _, ns := range []string{g.o.Namespace, GPUOperatorNamespace} {
+	nss := append([]string{}, g.jobNamespaces...)
+	if g.pol != nil {
+		for _, ns := range g.pol.LocalQueueNamespaces {
+			nss = append(nss, ns)
+		}
+	}
+	if len(nss) == 0 {
+		nss = append(nss, g.o.Namespace)
+	}
+	slices.Sort(nss)
+	nss = slices.Compact(nss)
+	nss = slices.DeleteFunc(nss, func(n string) bool { return n == "default" || n == "" })
+	for _, ns := range append(nss, GPUOperatorNamespace) {
 		f.Objects = append(f.Objects, &corev1.Namespace{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 			ObjectMeta: metav1.ObjectMeta{Name: ns},
@@ -437,7 +539,14 @@ func (g *gen) nodePools() (File, error) {
 			f.Comment = append(f.Comment, fmt.Sprintf("Pool %s shares its GPUs but scales: Karpenter sizes nodes by whole GPUs, not by the MIG instances or time-slice replicas the device plugin will advertise.", q.name))
 		}
 	}
+	f.Comment = append(f.Comment, "expireAfter is Never on every NodePool: the simulation does not expire nodes, and an expiry drains whatever runs there, long training runs included; set one if your policy rotates nodes, knowing that.")
 	for _, q := range g.pools {
+		if q.fixed && (g.o.FixedPools == FixedNodeGroup || q.nodes == 0) {
+			if q.nodes == 0 {
+				f.Comment = append(f.Comment, fmt.Sprintf("Pool %s has no nodes in this scenario (count 0, no autoscaling): no NodePool is written for it.", q.name))
+			}
+			continue
+		}
 		req := []karpv1.NodeSelectorRequirementWithMinValues{
 			{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: q.instanceTypes},
 			{Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: q.capacityTypes},
@@ -484,7 +593,9 @@ func (g *gen) nodePools() (File, error) {
 						Taints:       q.taints,
 						Requirements: req,
 						NodeClassRef: &karpv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: nodeClassName},
-						ExpireAfter:  karpv1.MustParseNillableDuration("720h"),
+						// The simulation never expires nodes: an expiry would
+						// drain long training runs it did not model.
+						ExpireAfter: karpv1.MustParseNillableDuration("Never"),
 					},
 				},
 				Disruption: dis,
@@ -666,6 +777,12 @@ func queueOf(c scenarios.ClassSpec) string {
 }
 
 func (g *gen) kueue() (File, error) {
+	if g.pol != nil && len(g.pol.Volcano) > 0 {
+		return g.policyVolcano()
+	}
+	if g.pol != nil {
+		return g.policyKueue()
+	}
 	if g.allVolcano() {
 		return g.volcanoQueues()
 	}
@@ -698,7 +815,7 @@ func (g *gen) kueue() (File, error) {
 			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ResourceFlavor"},
 			ObjectMeta: metav1.ObjectMeta{Name: q.name},
 			Spec: kueue.ResourceFlavorSpec{
-				NodeLabels: map[string]string{karpv1.NodePoolLabelKey: q.name},
+				NodeLabels: map[string]string{cluster.LabelPool: q.name},
 				NodeTaints: q.taints,
 			},
 		}
@@ -766,27 +883,45 @@ func kubeName(s string) string {
 }
 
 func (g *gen) alerts() (File, error) {
+	// dcgm-exporter's series carry gpu, UUID, device, modelName and
+	// Hostname, and pod, namespace and container while a pod holds the
+	// GPU; scraped through the GPU Operator's ServiceMonitor those become
+	// exported_pod, exported_namespace and exported_container.
+	held := `DCGM_FI_DEV_GPU_UTIL{exported_pod!=""}`
 	pr := &monitoringv1.PrometheusRule{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule"},
-		ObjectMeta: meta("gpuplan-gpu-utilisation", GPUOperatorNamespace),
+		TypeMeta: metav1.TypeMeta{APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule"},
+		ObjectMeta: metav1.ObjectMeta{Name: "gpuplan-gpu-utilisation", Namespace: GPUOperatorNamespace,
+			Labels: map[string]string{"release": g.o.PrometheusRelease}},
 		Spec: monitoringv1.PrometheusRuleSpec{Groups: []monitoringv1.RuleGroup{{
 			Name: "gpuplan.gpu-utilisation",
 			Rules: []monitoringv1.Rule{{
 				Alert: "GPUUnderutilised",
-				Expr:  intstr.FromString("DCGM_FI_DEV_GPU_UTIL < 50"),
+				Expr:  intstr.FromString("avg_over_time(" + held + "[30m]) < 50"),
 				For:   ptr(monitoringv1.Duration("30m")),
 				Labels: map[string]string{
 					"severity": "warning",
 				},
 				Annotations: map[string]string{
-					"summary":     "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has been under 50% utilised for 30 minutes.",
-					"description": "DCGM_FI_DEV_GPU_UTIL is {{ $value }}%. An idle or starved GPU still costs its full hourly price.",
+					"summary":     "GPU {{ $labels.gpu }} ({{ $labels.modelName }}) on {{ $labels.Hostname }}, held by pod {{ $labels.exported_namespace }}/{{ $labels.exported_pod }}, averaged under 50% utilisation for 30 minutes.",
+					"description": "DCGM_FI_DEV_GPU_UTIL averages {{ $value }}%. A GPU a pod holds but does not use still costs its full hourly price and keeps queued jobs waiting.",
+				},
+			}, {
+				Alert: "GPUHeldIdle",
+				Expr:  intstr.FromString("max_over_time(" + held + "[1h]) == 0"),
+				For:   ptr(monitoringv1.Duration("15m")),
+				Labels: map[string]string{
+					"severity": "warning",
+				},
+				Annotations: map[string]string{
+					"summary":     "Pod {{ $labels.exported_namespace }}/{{ $labels.exported_pod }} has held GPU {{ $labels.gpu }} ({{ $labels.modelName }}) on {{ $labels.Hostname }} for an hour without using it.",
+					"description": "DCGM_FI_DEV_GPU_UTIL stayed at 0 for an hour on a GPU a pod holds.",
 				},
 			}},
 		}}},
 	}
 	return File{Path: "prometheusrule.yaml", Objects: []any{pr}, Comment: g.header(
-		"Alert on any GPU whose DCGM utilisation stays under 50% for 30 minutes (dcgm-exporter's metric).",
+		"Alerts on GPUs a pod holds (dcgm-exporter's series with exported_pod set: a GPU no pod holds has no pod label and does not fire) whose utilisation averages under 50% over 30 minutes, or stays at 0 for an hour.",
+		"The release label ("+g.o.PrometheusRelease+", --prometheus-release) is what kube-prometheus-stack's default ruleSelector matches: its Helm release name.",
 	)}, nil
 }
 
@@ -853,7 +988,14 @@ func (g *gen) jobs() ([]File, error) {
 		if errs := validation.IsDNS1123Label(c.Name); len(errs) > 0 {
 			return nil, fmt.Errorf("spec.workload.synthetic.classes[%d].name %q is not a valid Kubernetes name: %s", i, c.Name, strings.Join(errs, "; "))
 		}
-		f, err := g.job(c, spot)
+		lq, ns, err := g.localQueue(c)
+		if err == nil {
+			g.jobNamespaces = append(g.jobNamespaces, ns)
+		}
+		var f File
+		if err == nil {
+			f, err = g.job(c, spot, lq, ns)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("spec.workload.synthetic.classes[%d] (%s): %v", i, c.Name, err)
 		}
@@ -869,14 +1011,24 @@ func (g *gen) recovery(c scenarios.ClassSpec) *scenarios.RecoverySpec {
 	return g.s.Spec.Workload.Recovery
 }
 
-func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
-	ns := g.o.Namespace
+func (g *gen) job(c scenarios.ClassSpec, spot bool, lq, ns string) (File, error) {
 	replicas := int32(largest(c.Replicas, 1))
 	gpus := largest(c.Pod.GPUs, 0)
 	rec := g.recovery(c)
 	res := corev1.ResourceList{corev1.ResourceCPU: c.Pod.CPU, corev1.ResourceMemory: c.Pod.Memory}
 	var migPools []string
-	if gpus > 0 {
+	var sharePools []string
+	var shareWords string
+	if frac, ok := fraction(c.Pod.GPUs); ok {
+		// A share of one GPU: the device plugin's time-slicing replicas
+		// make one request of nvidia.com/gpu that share of a GPU.
+		var err error
+		sharePools, shareWords, gpus, err = g.shares(c, frac)
+		if err != nil {
+			return File{}, err
+		}
+	}
+	if gpus > 0 && len(sharePools) == 0 {
 		name := ResourceGPU
 		if c.Pod.MIG != "" {
 			mixed := false
@@ -899,7 +1051,7 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
 	labels := map[string]string{
 		"app.kubernetes.io/name":       c.Name,
 		"app.kubernetes.io/managed-by": "gpuplan",
-		LabelQueueName:                 queueOf(c),
+		LabelQueueName:                 lq,
 	}
 	podLabels := map[string]string{"app.kubernetes.io/name": c.Name}
 	ann := map[string]string{
@@ -926,8 +1078,12 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
 		}
 		terms = append(terms, term)
 	}
+	if len(sharePools) > 0 {
+		res[ResourceGPU] = *resource.NewQuantity(gpus, resource.DecimalSI)
+		migPools = sharePools
+	}
 	if len(migPools) > 0 {
-		req := corev1.NodeSelectorRequirement{Key: karpv1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: migPools}
+		req := corev1.NodeSelectorRequirement{Key: cluster.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: migPools}
 		if len(terms) == 0 {
 			terms = []corev1.NodeSelectorTerm{{}}
 		}
@@ -957,40 +1113,52 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
 	grace := int64(30)
 	var objects []any
 	comment := []string{fmt.Sprintf("Workload class %s: %s.", c.Name, ann["gpuplan.dev/sizes"])}
+	if shareWords != "" {
+		comment = append(comment, shareWords)
+	}
 	if rec != nil && rec.Checkpoint != nil {
 		ck := rec.Checkpoint
-		claim := c.Name + "-checkpoints"
-		objects = append(objects, &corev1.PersistentVolumeClaim{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-			ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": c.Name}},
-			Spec: corev1.PersistentVolumeClaimSpec{
-				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
-				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: g.ckpt}},
-			},
-		})
-		vols = append(vols, corev1.Volume{Name: "checkpoints", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
+		vol, words, claim := g.checkpointVolume(c, ns)
+		if claim != nil {
+			objects = append(objects, claim)
+		}
+		vols = append(vols, vol)
 		mounts = append(mounts, corev1.VolumeMount{Name: "checkpoints", MountPath: "/checkpoints"})
 		env = append(env,
 			corev1.EnvVar{Name: "CHECKPOINT_DIR", Value: "/checkpoints"},
 			corev1.EnvVar{Name: "CHECKPOINT_INTERVAL_SECONDS", Value: fmt.Sprint(int64(ck.Interval.Seconds()))},
 		)
-		// The grace period lets a pod write one checkpoint after SIGTERM
-		// (the simulation checkpoints on a spot notice when the write fits),
-		// bounded by the two minutes of an EC2 spot notice.
+		comment = append(comment, fmt.Sprintf("Checkpoints every %s to %s.", ck.Interval.Duration, words))
+		// The grace period lets a pod write one checkpoint after SIGTERM,
+		// as the simulation does when the write fits in it (and, on spot,
+		// in the two minutes of an EC2 interruption notice).
 		if ck.Cost != nil {
-			grace = max(grace, int64(math.Ceil(ck.Cost.Seconds()))+30)
-			if spot {
-				grace = min(grace, 120)
+			write := int64(math.Ceil(ck.Cost.Seconds()))
+			grace = max(grace, write+30)
+			given := rec.TerminationGracePeriod
+			switch {
+			case given != nil && given.Duration < ck.Cost.Duration:
+				comment = append(comment, g.warn("class %s: terminationGracePeriodSeconds %d, as the scenario gives it, is shorter than its %s checkpoint write: a preempted or drained pod is killed before the write ends and loses the work since its last checkpoint (as the simulation modelled)",
+					c.Name, int64(given.Seconds()), ck.Cost.Duration))
+			case given != nil:
+				comment = append(comment, fmt.Sprintf("terminationGracePeriodSeconds %d, as the scenario gives it, covers the %s checkpoint write.", int64(given.Seconds()), ck.Cost.Duration))
+			default:
+				comment = append(comment, fmt.Sprintf("terminationGracePeriodSeconds %d: the %s checkpoint write plus 30 s.", grace, ck.Cost.Duration))
 			}
-		}
-		if rec.TerminationGracePeriod != nil {
-			comment = append(comment, fmt.Sprintf("Checkpoints every %s to the claim %s; terminationGracePeriodSeconds %d as the scenario gives it.", ck.Interval.Duration, claim, int64(rec.TerminationGracePeriod.Seconds())))
-		} else {
-			comment = append(comment, fmt.Sprintf("Checkpoints every %s to the claim %s; terminationGracePeriodSeconds %d leaves time for a last write.", ck.Interval.Duration, claim, grace))
+			if spot && ck.Cost.Duration > 2*time.Minute {
+				comment = append(comment, g.warn("class %s: its %s checkpoint write is longer than EC2's 2-minute spot interruption notice: a spot reclaim kills the pod before the write ends and the work since the last checkpoint is lost (as the simulation modelled)", c.Name, ck.Cost.Duration))
+			}
 		}
 	}
 	if rec != nil && rec.TerminationGracePeriod != nil {
 		grace = int64(rec.TerminationGracePeriod.Seconds())
+	}
+	container := corev1.Container{
+		Name:         "main",
+		Image:        g.o.Image,
+		Env:          env,
+		Resources:    corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
+		VolumeMounts: mounts,
 	}
 	pod := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnn},
@@ -1000,14 +1168,8 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
 			NodeSelector:                  sel,
 			Affinity:                      aff,
 			Tolerations:                   tols,
-			Containers: []corev1.Container{{
-				Name:         "main",
-				Image:        g.o.Image,
-				Env:          env,
-				Resources:    corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
-				VolumeMounts: mounts,
-			}},
-			Volumes: vols,
+			Containers:                    []corev1.Container{container},
+			Volumes:                       vols,
 		},
 	}
 	if len(podAnn) == 0 {
@@ -1016,25 +1178,33 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
 	if len(sel) == 0 {
 		pod.Spec.NodeSelector = nil
 	}
-	if g.hasPriorities() {
+	if pc := g.policyPriorityClass(c); pc != "" {
+		pod.Spec.PriorityClassName = pc
+	} else if g.hasPriorities() {
 		pod.Spec.PriorityClassName = priorityClassName(c.Priority)
 	}
+	nproc := max(gpus, 1)
+	if len(sharePools) > 0 || c.Pod.MIG != "" {
+		nproc = 1
+	}
+	ctr := &pod.Spec.Containers[0]
 	if v := g.volcanoSpec(c); v != nil {
 		// A Volcano Job: the Volcano scheduler gangs it (minAvailable), its
 		// svc plugin gives the pods host names <job>-worker-<i>.<job>, and
-		// its lifecycle policies replace the Job's backoff limit.
+		// its env plugin each pod's index (VC_TASK_INDEX).
 		delete(labels, LabelQueueName)
 		pod.Spec.SchedulerName = "volcano"
-		if replicas > 1 {
-			pod.Spec.Containers[0].Env = append(pod.Spec.Containers[0].Env,
-				corev1.EnvVar{Name: "WORLD_SIZE", Value: fmt.Sprint(replicas)},
-				corev1.EnvVar{Name: "MASTER_ADDR", Value: fmt.Sprintf("%s-worker-0.%s", c.Name, c.Name)},
-				corev1.EnvVar{Name: "MASTER_PORT", Value: "29500"},
-			)
-		}
+		ctr.Command = torchrun(g.o.Entrypoint, replicas, nproc, "$(VC_TASK_INDEX)", fmt.Sprintf("%s-worker-0.%s", c.Name, c.Name))
 		vj := volcanoJob(c, v, metav1.ObjectMeta{Name: c.Name, Namespace: ns, Labels: labels, Annotations: ann}, pod, replicas)
-		comment = append(comment, fmt.Sprintf("A Volcano Job in queue %s: the scheduler binds its pods once %d of %d fit; maxRetry %d.", vj.Spec.Queue, vj.Spec.MinAvailable, replicas, vj.Spec.MaxRetry))
+		vj.Spec.Queue = lq
+		comment = append(comment, fmt.Sprintf("A Volcano Job in queue %s: the scheduler binds its pods once %d of %d fit; maxRetry %d. Each pod runs torchrun with its rank from the env plugin's VC_TASK_INDEX.", vj.Spec.Queue, vj.Spec.MinAvailable, replicas, vj.Spec.MaxRetry))
 		objects = append(objects, vj)
+		return File{Path: "jobs/" + c.Name + ".yaml", Objects: objects, Comment: g.header(comment...)}, nil
+	}
+	if g.o.TrainingAPI != TrainingJob && (replicas > 1 || c.Training != nil) {
+		obj, words := g.kubeflowJob(c, metav1.ObjectMeta{Name: c.Name, Namespace: ns, Labels: labels, Annotations: ann}, pod, replicas, nproc, rec)
+		comment = append(comment, words)
+		objects = append(objects, obj)
 		return File{Path: "jobs/" + c.Name + ".yaml", Objects: objects, Comment: g.header(comment...)}, nil
 	}
 	job := &batchv1.Job{
@@ -1063,15 +1233,16 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
 	if rec != nil && rec.ActiveDeadline != nil {
 		job.Spec.ActiveDeadlineSeconds = ptr(int64(rec.ActiveDeadline.Seconds()))
 	}
+	jctr := &job.Spec.Template.Spec.Containers[0]
 	if replicas > 1 {
-		// A gang: indexed pods with stable host names for the rendezvous.
+		// A gang: indexed pods with stable host names for the rendezvous;
+		// each pod's rank is its completion index.
 		job.Spec.CompletionMode = ptr(batchv1.IndexedCompletion)
 		job.Spec.Template.Spec.Subdomain = c.Name
-		job.Spec.Template.Spec.Containers[0].Env = append(job.Spec.Template.Spec.Containers[0].Env,
-			corev1.EnvVar{Name: "WORLD_SIZE", Value: fmt.Sprint(replicas)},
-			corev1.EnvVar{Name: "MASTER_ADDR", Value: fmt.Sprintf("%s-0.%s", c.Name, c.Name)},
-			corev1.EnvVar{Name: "MASTER_PORT", Value: "29500"},
-		)
+		jctr.Env = append(jctr.Env, corev1.EnvVar{Name: "NODE_RANK", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"},
+		}})
+		jctr.Command = torchrun(g.o.Entrypoint, replicas, nproc, "$(NODE_RANK)", fmt.Sprintf("%s-0.%s", c.Name, c.Name))
 		objects = append(objects, &corev1.Service{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 			ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": c.Name}},
@@ -1082,10 +1253,23 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool) (File, error) {
 				Ports:                    []corev1.ServicePort{{Name: "rendezvous", Port: 29500, TargetPort: intstr.FromInt32(29500)}},
 			},
 		})
-		comment = append(comment, fmt.Sprintf("A gang of %d indexed pods behind the headless Service %s; Kueue admits all of them or none.", replicas, c.Name))
+		comment = append(comment, fmt.Sprintf("A gang of %d indexed pods behind the headless Service %s; Kueue admits all of them or none. Each pod runs torchrun with --node-rank from its completion index and pod 0 as the rendezvous (%s-0.%s:29500).", replicas, c.Name, c.Name, c.Name))
+	} else {
+		jctr.Command = torchrun(g.o.Entrypoint, 1, nproc, "", "")
 	}
 	objects = append(objects, job)
 	return File{Path: "jobs/" + c.Name + ".yaml", Objects: objects, Comment: g.header(comment...)}, nil
+}
+
+// torchrun is the command that starts one node's processes of a
+// training run: nnodes nodes of nproc processes, this node's rank and the
+// rendezvous host (a single node runs standalone).
+func torchrun(entry string, nnodes int32, nproc int64, rank, master string) []string {
+	if nnodes <= 1 {
+		return []string{"torchrun", "--standalone", fmt.Sprintf("--nproc-per-node=%d", nproc), entry}
+	}
+	return []string{"torchrun", fmt.Sprintf("--nnodes=%d", nnodes), fmt.Sprintf("--nproc-per-node=%d", nproc),
+		"--node-rank=" + rank, "--master-addr=" + master, "--master-port=29500", entry}
 }
 
 // roundGi rounds a size down to whole GiB (at least 1 GiB).

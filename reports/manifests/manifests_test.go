@@ -50,7 +50,7 @@ func generate(t *testing.T, c goldenCase) []File {
 	}
 	m, err := s.Cluster()
 	require.NoError(t, err)
-	files, err := Generate(s, m, Options{})
+	files, _, err := Generate(s, m, Options{})
 	require.NoError(t, err)
 	return files
 }
@@ -143,7 +143,7 @@ func objectName(o any) string {
 	return m.Metadata.Name
 }
 
-func quota(t *testing.T, cq *kueue.ClusterQueue, flavor string, r corev1.ResourceName) resource.Quantity {
+func nominal(t *testing.T, cq *kueue.ClusterQueue, flavor string, r corev1.ResourceName) resource.Quantity {
 	t.Helper()
 	for _, rg := range cq.Spec.ResourceGroups {
 		for _, f := range rg.Flavors {
@@ -169,15 +169,15 @@ func TestQuotasFollowThePools(t *testing.T) {
 	// h100-mig: 2 p5.48xlarge x 8 H100s, all-balanced = 2 x 1g.10gb +
 	// 1 x 2g.20gb + 1 x 3g.40gb per GPU, mixed strategy.
 	for r, want := range map[corev1.ResourceName]int64{"nvidia.com/mig-1g.10gb": 32, "nvidia.com/mig-2g.20gb": 16, "nvidia.com/mig-3g.40gb": 16, ResourceGPU: 0} {
-		q := quota(t, cq, "h100-mig", r)
+		q := nominal(t, cq, "h100-mig", r)
 		require.Equal(t, want, q.Value(), r)
 	}
 	// l4-timesliced: 4 g6.12xlarge x 4 L4s x 4 replicas.
-	q := quota(t, cq, "l4-timesliced", ResourceGPU)
+	q := nominal(t, cq, "l4-timesliced", ResourceGPU)
 	require.Equal(t, int64(64), q.Value())
-	q = quota(t, cq, "l4-timesliced", corev1.ResourceCPU)
+	q = nominal(t, cq, "l4-timesliced", corev1.ResourceCPU)
 	require.Equal(t, int64(4*48), q.Value())
-	q = quota(t, cq, "l4-timesliced", corev1.ResourceMemory)
+	q = nominal(t, cq, "l4-timesliced", corev1.ResourceMemory)
 	require.Equal(t, int64(4*192)<<30, q.Value())
 	require.Equal(t, kueue.BestEffortFIFO, cq.Spec.QueueingStrategy, "the scenario backfills")
 
@@ -186,16 +186,16 @@ func TestQuotasFollowThePools(t *testing.T) {
 	require.Equal(t, kueue.StrictFIFO, cq.Spec.QueueingStrategy, "FIFO without backfill")
 	// a100-mig: 2 p4d.24xlarge x 8 A100-40GB x 7 1g.5gb (single strategy:
 	// advertised as nvidia.com/gpu).
-	q = quota(t, cq, "a100-mig", ResourceGPU)
+	q = nominal(t, cq, "a100-mig", ResourceGPU)
 	require.Equal(t, int64(112), q.Value())
 	// burst: 32 GPUs over instance types of 8 GPUs = 4 nodes, each at most
 	// p5.48xlarge's 192 vCPUs and 2048 GiB.
-	q = quota(t, cq, "burst", corev1.ResourceCPU)
+	q = nominal(t, cq, "burst", corev1.ResourceCPU)
 	require.Equal(t, int64(4*192), q.Value())
-	q = quota(t, cq, "burst", corev1.ResourceMemory)
+	q = nominal(t, cq, "burst", corev1.ResourceMemory)
 	require.Equal(t, int64(4*2048)<<30, q.Value())
 	// g5-ca: autoscaling up to 6 g5.12xlarge of 4 A10Gs.
-	q = quota(t, cq, "g5-ca", ResourceGPU)
+	q = nominal(t, cq, "g5-ca", ResourceGPU)
 	require.Equal(t, int64(24), q.Value())
 }
 
@@ -221,9 +221,9 @@ func TestNodePoolsAndJobs(t *testing.T) {
 	require.Equal(t, int64(8), g.Value())
 	require.Equal(t, int32(4), *job.Spec.Parallelism, "replicas 2 to 4: the template fits the largest")
 	require.Equal(t, batchv1.IndexedCompletion, *job.Spec.CompletionMode)
-	// Checkpoint cost 4 min + 30 s would be 270 s; spot nodes give a
-	// two-minute notice.
-	require.Equal(t, int64(120), *job.Spec.Template.Spec.TerminationGracePeriodSeconds)
+	// Checkpoint cost 4 min + 30 s = 270 s: long enough for the write,
+	// not cut to the two-minute spot notice (a warning says so).
+	require.Equal(t, int64(270), *job.Spec.Template.Spec.TerminationGracePeriodSeconds)
 	require.Equal(t, "research", job.Labels[LabelQueueName])
 	require.Equal(t, "karpenter.sh/capacity-type", job.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Key)
 	require.Equal(t, batchv1.PodFailurePolicyActionIgnore, job.Spec.PodFailurePolicy.Rules[0].Action)
@@ -279,14 +279,14 @@ func TestGenerateRefusesWhatItCannotRender(t *testing.T) {
 	require.NoError(t, err)
 	m, err := s.Cluster()
 	require.NoError(t, err)
-	_, err = Generate(s, m, Options{})
+	_, _, err = Generate(s, m, Options{})
 	require.ErrorContains(t, err, "spec.cluster.nodeList")
 
 	s, err = scenarios.Default()
 	require.NoError(t, err)
 	m, err = s.Cluster()
 	require.NoError(t, err)
-	_, err = Generate(s, m, Options{Namespace: "Not_A_Name"})
+	_, _, err = Generate(s, m, Options{Namespace: "Not_A_Name"})
 	require.ErrorContains(t, err, `namespace "Not_A_Name"`)
 }
 

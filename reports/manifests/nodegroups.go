@@ -1,0 +1,119 @@
+package manifests
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// EksctlAPIVersion is eksctl's ClusterConfig API.
+const EksctlAPIVersion = "eksctl.io/v1alpha5"
+
+// ClusterConfig is eksctl's cluster configuration file, the part that
+// declares managed node groups (eksctl's Go module pulls in the AWS SDK).
+type ClusterConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	Metadata          ClusterMeta        `json:"metadata"`
+	ManagedNodeGroups []ManagedNodeGroup `json:"managedNodeGroups"`
+}
+
+// ClusterMeta names the cluster and its region.
+type ClusterMeta struct {
+	Name   string `json:"name"`
+	Region string `json:"region"`
+}
+
+// ManagedNodeGroup is an EKS managed node group.
+type ManagedNodeGroup struct {
+	Name              string            `json:"name"`
+	InstanceType      string            `json:"instanceType,omitempty"`
+	InstanceTypes     []string          `json:"instanceTypes,omitempty"`
+	Spot              bool              `json:"spot,omitempty"`
+	AMIFamily         string            `json:"amiFamily"`
+	DesiredCapacity   int               `json:"desiredCapacity"`
+	MinSize           int               `json:"minSize"`
+	MaxSize           int               `json:"maxSize"`
+	AvailabilityZones []string          `json:"availabilityZones,omitempty"`
+	VolumeSize        int               `json:"volumeSize"`
+	VolumeType        string            `json:"volumeType"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	Taints            []NodeGroupTaint  `json:"taints,omitempty"`
+	Tags              map[string]string `json:"tags,omitempty"`
+}
+
+// NodeGroupTaint is a node group's taint (eksctl's effects are the
+// Kubernetes ones).
+type NodeGroupTaint struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+// nodeGroups writes the fixed pools as EKS managed node groups when
+// --fixed-pools managed-nodegroup asks for it.
+func (g *gen) nodeGroups() (File, error) {
+	f := File{Path: "eksctl-nodegroups.yaml"}
+	if g.o.FixedPools != FixedNodeGroup {
+		return f, nil
+	}
+	region := g.s.Spec.Pricing.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	cc := &ClusterConfig{
+		TypeMeta: metav1.TypeMeta{APIVersion: EksctlAPIVersion, Kind: "ClusterConfig"},
+		Metadata: ClusterMeta{Name: g.o.ClusterName, Region: region},
+	}
+	for i, q := range g.pools {
+		if !q.fixed || q.nodes == 0 {
+			continue
+		}
+		labels := map[string]string{cluster.LabelPool: q.name}
+		for k, v := range q.labels {
+			labels[k] = v
+		}
+		for k, v := range q.sharingLabels() {
+			labels[k] = v
+		}
+		ng := ManagedNodeGroup{
+			Name: q.name, AMIFamily: "AmazonLinux2023",
+			DesiredCapacity: q.nodes, MinSize: q.nodes, MaxSize: q.nodes,
+			VolumeSize: 200, VolumeType: "gp3", Labels: labels,
+			Tags: map[string]string{generatedBy: g.s.Metadata.Name},
+		}
+		if slices.Contains(q.capacityTypes, "spot") {
+			ng.Spot, ng.InstanceTypes = true, q.instanceTypes
+		} else {
+			ng.InstanceType = q.instanceTypes[0]
+		}
+		if q.zone != "" {
+			ng.AvailabilityZones = []string{q.zone}
+		}
+		if p := g.s.Spec.Cluster.Pools; i < len(p) && p[i].Region != "" && p[i].Region != region {
+			return f, fmt.Errorf("pool %s is in region %s, pool region %s differs: one eksctl ClusterConfig holds one region", q.name, p[i].Region, region)
+		}
+		for _, t := range q.taints {
+			ng.Taints = append(ng.Taints, NodeGroupTaint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+		}
+		cc.ManagedNodeGroups = append(cc.ManagedNodeGroups, ng)
+	}
+	if len(cc.ManagedNodeGroups) == 0 {
+		return f, nil
+	}
+	var names []string
+	for _, ng := range cc.ManagedNodeGroups {
+		names = append(names, ng.Name)
+	}
+	f.Comment = g.header(
+		"The fixed pools ("+strings.Join(names, ", ")+") as EKS managed node groups (--fixed-pools managed-nodegroup):",
+		"min = max = desired, so the group keeps the node count the simulation had. Apply with",
+		"eksctl create nodegroup --config-file eksctl-nodegroups.yaml. The GPU Operator's device plugin",
+		"and the pools' labels and taints are as on the NodePools; the Kueue flavors select gpuplan.dev/pool.",
+	)
+	f.Objects = append(f.Objects, cc)
+	return f, nil
+}
