@@ -38,6 +38,9 @@ type Pool struct {
 	DevicesPerNode int32
 	// byFree[k] lists the nodes with exactly k generic devices free (any order).
 	byFree [][]int32
+	// byClassFree[k] lists the state classes (classes.go) whose nodes have
+	// exactly k whole GPUs free; nil for a pool that is not classed.
+	byClassFree [][]int32
 
 	kind      devKind
 	generic   bool    // devices answer nvidia.com/gpu requests
@@ -149,6 +152,7 @@ type Cluster struct {
 	physBusy   []int16  // devices taken on each physical GPU
 	physMem    []int64  // GPU memory declared by the pods on each physical GPU
 	physOut    []bool   // a GPU out of service for a MIG re-layout
+	cls        classIndex
 }
 
 // splitMilli divides one GPU's 1000 milli over devices with the given
@@ -298,6 +302,7 @@ func New(pools []PoolSpec) (*Cluster, error) {
 		}
 		c.Pools[i] = pl
 	}
+	c.initClasses()
 	return c, nil
 }
 
@@ -746,6 +751,7 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 	nd.Pods++
 	nd.Classes[ClassOf(p)]++
 	nd.Version++
+	c.reclass(n)
 	return pl, nil
 }
 
@@ -803,6 +809,7 @@ func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 	nd.Pods--
 	nd.Classes[ClassOf(p)]--
 	nd.Version++
+	c.reclass(pl.Node)
 	if nd.FreeCPU > pool.Spec.MilliCPU || nd.FreeMem > pool.Spec.MemoryMiB || nd.Pods < 0 {
 		return fmt.Errorf("invariant violated: node %d has more free than its capacity after a release", pl.Node)
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -96,4 +97,39 @@ func TestTolerationsAndSelectors(t *testing.T) {
 	require.True(t, Requirement{Key: "spot", Op: OpDoesNotExist}.Matches(labels))
 	require.True(t, Requirement{Key: "gpus", Op: OpGt, Values: []string{"4"}}.Matches(labels))
 	require.False(t, Requirement{Key: "gpus", Op: OpLt, Values: []string{"4"}}.Matches(labels))
+}
+
+// Nodes the scheduler cannot tell apart share a class: its first node in
+// the tie order stands for it.
+func TestStateClasses(t *testing.T) {
+	c, err := New([]PoolSpec{{Name: "p", Nodes: 4, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 1 << 20}})
+	require.NoError(t, err)
+	firsts := func(minWhole int32) []int32 {
+		out := c.AppendClassFirsts(0, minWhole, nil)
+		slices.Sort(out)
+		return out
+	}
+	require.Equal(t, []int32{0}, firsts(0), "four empty nodes: one class")
+	require.Equal(t, 4, c.ClassSize(2))
+	pod := PodSpec{MilliCPU: 8000, MemoryMiB: 1024, GPUs: 2}
+	p1, err := c.Allocate(0, 1, &pod, -1)
+	require.NoError(t, err)
+	_, err = c.Allocate(0, 3, &pod, -1)
+	require.NoError(t, err)
+	require.Equal(t, []int32{0, 1}, firsts(0), "{0, 2} with 8 GPUs free, {1, 3} with 6")
+	require.Equal(t, []int32{0}, firsts(7))
+	require.Equal(t, 2, c.ClassSize(3))
+	// A share on node 0 makes it a class of its own; the same CPU and
+	// memory but a different GPU count free is another class again.
+	_, err = c.Allocate(0, 0, &PodSpec{MilliCPU: 8000, MemoryMiB: 1024, GPUMilli: 500}, -1)
+	require.NoError(t, err)
+	require.Equal(t, []int32{0, 1, 2}, firsts(0))
+	// Tie order: node 3 first, then 2, 1, 0.
+	c.SetTieOrder([]int32{3, 2, 1, 0})
+	require.Equal(t, []int32{0, 2, 3}, firsts(0))
+	require.NoError(t, c.Cordon(0, 2))
+	require.Equal(t, []int32{0, 3}, firsts(0), "a cordoned node is in no class")
+	require.Equal(t, 0, c.ClassSize(2))
+	require.NoError(t, c.Release(0, p1, &pod))
+	require.Equal(t, []int32{0, 1, 3}, firsts(0), "node 1 empty again, alone in its class")
 }

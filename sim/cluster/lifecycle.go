@@ -80,6 +80,7 @@ func (c *Cluster) SetReady(now Time, n int32) error {
 	pl.Ready++
 	c.file(pl, n)
 	nd.Version++
+	c.reclass(n)
 	return nil
 }
 
@@ -95,6 +96,7 @@ func (c *Cluster) Cordon(now Time, n int32) error {
 	nd.State = NodeCordoned
 	pl.Ready--
 	nd.Version++
+	c.reclass(n)
 	return nil
 }
 
@@ -115,6 +117,7 @@ func (c *Cluster) Remove(now Time, n int32) error {
 	}
 	nd.State = NodeAbsent
 	nd.Version++
+	c.reclass(n)
 	pl.Present--
 	pl.supplyMilli -= int64(pl.Spec.GPUsPerNode) * MilliGPU
 	return nil

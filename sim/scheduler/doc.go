@@ -11,7 +11,14 @@
 // call rather than one node, so a cycle makes a handful of interface calls,
 // not one per node per plugin. Scores must depend only on the pod and the
 // node's own state, as in kube-scheduler; the framework relies on it to
-// rescore only the chosen node between pods of one job.
+// rescore only the chosen node between pods of one job, and to filter and
+// score one node per state class (nodes of one pool with the same free
+// CPU, memory and GPU capacity and pods of each GPU request class, kept by
+// the cluster) rather than every node: the class's first node in the tie
+// order wins every tie its class-mates would, so the placements are the
+// same at a cost that does not grow with the nodes. A plugin whose scores
+// depend on the list it is given (Random) says so as a ListScorer, and
+// with it, or with random tie breaks, every node is scored.
 //
 // A job's pods are allocated inside a cluster.Statement; a Permit plugin
 // (Gang) can reject a partial placement, and the statement is discarded, so

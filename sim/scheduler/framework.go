@@ -68,6 +68,10 @@ type Framework struct {
 	tieRand *rand.Rand
 	// rank, when set, breaks ties by a fixed order of the nodes.
 	rank []int32
+	// byClass: filter and score one node per state class of the classed
+	// pools (see cluster.AppendClassFirsts), not every node. Off with a
+	// random tie break or a ListScorer, whose results depend on every node.
+	byClass bool
 }
 
 // SetTieOrder breaks score ties by a fixed random order of the nodes drawn
@@ -79,11 +83,33 @@ func (f *Framework) SetTieOrder(r *rand.Rand) {
 	for i, p := range r.Perm(len(f.c.Nodes)) {
 		f.rank[i] = int32(p)
 	}
+	f.c.SetTieOrder(f.rank)
+	f.byClass = f.classesServe()
 }
 
 // SetRandomTieBreak makes equal top scores be broken uniformly at random
 // with r (kube-scheduler's behaviour); nil restores lowest node index.
-func (f *Framework) SetRandomTieBreak(r *rand.Rand) { f.tieRand, f.rank = r, nil }
+func (f *Framework) SetRandomTieBreak(r *rand.Rand) {
+	f.tieRand, f.rank = r, nil
+	f.c.SetTieOrder(nil)
+	f.byClass = f.classesServe()
+}
+
+// classesServe reports whether one node per state class gives the same
+// placements as every node: ties are broken by a fixed order of the nodes
+// (the class's first node is first in it) and every score plugin scores a
+// node by its own state.
+func (f *Framework) classesServe() bool {
+	if f.tieRand != nil {
+		return false
+	}
+	for _, s := range f.prof.Score {
+		if _, ok := s.Plugin.(ListScorer); ok {
+			return false
+		}
+	}
+	return true
+}
 
 // best is the index of the highest score; ties go to the lowest node
 // index or, with a random tie break, to a uniformly random one.
@@ -117,7 +143,10 @@ func NewFramework(p *Profile, c *cluster.Cluster) (*Framework, error) {
 	if p.QueueSort == nil {
 		return nil, fmt.Errorf("scheduler profile has no QueueSort plugin")
 	}
-	return &Framework{prof: p, c: c, reasons: newReasonTable(), statuses: map[string]*Status{}}, nil
+	f := &Framework{prof: p, c: c, reasons: newReasonTable(), statuses: map[string]*Status{}}
+	c.SetTieOrder(nil)
+	f.byClass = f.classesServe()
+	return f, nil
 }
 
 // Profile returns the profile the framework runs.
@@ -168,6 +197,26 @@ func (f *Framework) candidates(pod *cluster.PodSpec) []int32 {
 	return nodes
 }
 
+// classCandidates is candidates with one node per state class of the
+// classed pools: the class's first node in the tie order.
+func (f *Framework) classCandidates(pod *cluster.PodSpec) []int32 {
+	st := &f.st
+	nodes := st.nodes[:0]
+	need := pod.GPUs
+	if pod.MIG != "" {
+		need = 0
+	}
+	for _, p := range st.Pools {
+		if f.c.Classed(p) {
+			nodes = f.c.AppendClassFirsts(p, need, nodes)
+		} else {
+			nodes = f.c.AppendNodesWithFree(p, need, nodes)
+		}
+	}
+	st.nodes = nodes
+	return nodes
+}
+
 func (f *Framework) filter(pod *cluster.PodSpec, nodes []int32) []int32 {
 	for _, p := range f.prof.Filter {
 		if len(nodes) == 0 {
@@ -207,48 +256,20 @@ func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *S
 		return 0, s, s.Err()
 	}
 	st := &f.st
-	pod := &job.Spec.Pod
 	want := job.Remaining()
-	nodes := f.filter(pod, f.candidates(pod))
-	if cap(st.scores) < len(nodes) {
-		st.scores = make([]int64, len(nodes), 2*len(nodes))
-	}
-	scores := st.scores[:len(nodes)]
-	f.score(pod, nodes, scores)
-	f.stmt.Begin(f.c)
 	var placed int32
-	for placed < want && len(nodes) > 0 {
-		best := f.best(nodes, scores)
-		n := nodes[best]
-		gpu := -1
-		if pod.GPUMilli > 0 && f.prof.GPUSelect != nil {
-			gpu = f.prof.GPUSelect.SelectGPU(st, pod, n)
-		}
-		if err := f.stmt.Allocate(now, n, pod, gpu); err != nil {
-			return 0, nil, err
-		}
-		for _, r := range f.prof.Reserve {
-			if s := r.Reserve(st, job, n); !s.IsSuccess() {
-				if err := f.discard(now, job); err != nil {
-					return 0, nil, err
-				}
-				return 0, s, s.Err()
-			}
-		}
-		placed++
-		if placed == want {
-			break
-		}
-		// Only node n changed: re-filter and rescore it alone.
-		one := f.filter(pod, nodes[best:best+1])
-		if len(one) == 0 {
-			copy(nodes[best:], nodes[best+1:])
-			copy(scores[best:], scores[best+1:])
-			nodes = nodes[:len(nodes)-1]
-			scores = scores[:len(scores)-1]
-		} else {
-			f.score(pod, nodes[best:best+1], scores[best:best+1])
-		}
+	var refused *Status
+	var err error
+	if f.byClass {
+		placed, refused, err = f.placeByClass(now, job, want)
+	} else {
+		placed, refused, err = f.placeByNode(now, job, want)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	if refused != nil {
+		return 0, refused, refused.Err()
 	}
 	var status *Status
 	for _, p := range f.prof.Permit {
@@ -274,6 +295,105 @@ func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *S
 		return 0, nil, err
 	}
 	return placed, nil, nil
+}
+
+// placeByNode reserves as many of the job's pods as fit (up to want) in
+// the statement, filtering and scoring every candidate node once and then
+// only the node each pod went to. When a Reserve plugin refuses, the
+// statement is discarded and its status returned.
+func (f *Framework) placeByNode(now cluster.Time, job *JobInfo, want int32) (int32, *Status, error) {
+	st := &f.st
+	pod := &job.Spec.Pod
+	nodes := f.filter(pod, f.candidates(pod))
+	if cap(st.scores) < len(nodes) {
+		st.scores = make([]int64, len(nodes), 2*len(nodes))
+	}
+	scores := st.scores[:len(nodes)]
+	f.score(pod, nodes, scores)
+	f.stmt.Begin(f.c)
+	var placed int32
+	for placed < want && len(nodes) > 0 {
+		best := f.best(nodes, scores)
+		n := nodes[best]
+		if refused, err := f.reserve(now, job, n); refused != nil || err != nil {
+			return 0, refused, err
+		}
+		placed++
+		if placed == want {
+			break
+		}
+		// Only node n changed: re-filter and rescore it alone.
+		one := f.filter(pod, nodes[best:best+1])
+		if len(one) == 0 {
+			copy(nodes[best:], nodes[best+1:])
+			copy(scores[best:], scores[best+1:])
+			nodes = nodes[:len(nodes)-1]
+			scores = scores[:len(scores)-1]
+		} else {
+			f.score(pod, nodes[best:best+1], scores[best:best+1])
+		}
+	}
+	return placed, nil, nil
+}
+
+// placeByClass is placeByNode over one node per state class: the class's
+// first node in the tie order wins every tie the class's other nodes
+// would, and scores like them, so the node chosen for each pod is the
+// one placeByNode would choose. After each pod the classes are listed
+// and scored again (the chosen node moved to another class).
+func (f *Framework) placeByClass(now cluster.Time, job *JobInfo, want int32) (int32, *Status, error) {
+	st := &f.st
+	pod := &job.Spec.Pod
+	f.stmt.Begin(f.c)
+	var placed int32
+	nodes := f.filter(pod, f.classCandidates(pod))
+	for placed < want && len(nodes) > 0 {
+		if cap(st.scores) < len(nodes) {
+			st.scores = make([]int64, len(nodes), 2*len(nodes))
+		}
+		scores := st.scores[:len(nodes)]
+		f.score(pod, nodes, scores)
+		n := nodes[f.best(nodes, scores)]
+		if refused, err := f.reserve(now, job, n); refused != nil || err != nil {
+			return 0, refused, err
+		}
+		placed++
+		if placed == want {
+			break
+		}
+		// As placeByNode: the filter that turns node n away is the one a
+		// failure names, whatever turns the other nodes away.
+		st.one = append(st.one[:0], n)
+		f.filter(pod, st.one)
+		emptied := f.lastEmptied
+		nodes = f.filter(pod, f.classCandidates(pod))
+		f.lastEmptied = emptied
+	}
+	return placed, nil, nil
+}
+
+// reserve allocates one pod of job on node n in the statement and runs the
+// Reserve plugins. When one refuses, the statement is discarded and its
+// status returned.
+func (f *Framework) reserve(now cluster.Time, job *JobInfo, n int32) (*Status, error) {
+	st := &f.st
+	pod := &job.Spec.Pod
+	gpu := -1
+	if pod.GPUMilli > 0 && f.prof.GPUSelect != nil {
+		gpu = f.prof.GPUSelect.SelectGPU(st, pod, n)
+	}
+	if err := f.stmt.Allocate(now, n, pod, gpu); err != nil {
+		return nil, err
+	}
+	for _, r := range f.prof.Reserve {
+		if s := r.Reserve(st, job, n); !s.IsSuccess() {
+			if err := f.discard(now, job); err != nil {
+				return nil, err
+			}
+			return s, nil
+		}
+	}
+	return nil, nil
 }
 
 // cached returns one shared status per (plugin, text): failures on the hot

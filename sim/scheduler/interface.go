@@ -132,6 +132,17 @@ type ScorePlugin interface {
 	ScoreBatch(st *CycleState, pod *cluster.PodSpec, nodes []int32, out []int64)
 }
 
+// ListScorer is a ScorePlugin whose scores depend on the list of nodes it
+// is given, not only on each node's own state (Random draws one node of
+// the list). With one in the profile the framework scores every feasible
+// node; otherwise it scores one node per state class (cluster classes.go),
+// which gives the same placements at a cost that does not grow with the
+// nodes.
+type ListScorer interface {
+	ScorePlugin
+	ScoresDependOnList()
+}
+
 // ReservePlugin is told of each pod reserved on a node and of each
 // reservation undone when the job's statement is discarded.
 type ReservePlugin interface {

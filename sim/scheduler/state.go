@@ -18,6 +18,7 @@ type CycleState struct {
 	Diagnosing bool
 
 	nodes  []int32
+	one    []int32
 	scores []int64
 	tmp    []int64
 }

@@ -15,6 +15,7 @@ const Name = "Random"
 type Random struct{ h *scheduler.Handle }
 
 var (
+	_ scheduler.ListScorer      = &Random{}
 	_ scheduler.ScorePlugin     = &Random{}
 	_ scheduler.GPUSelectPlugin = &Random{}
 )
@@ -34,6 +35,9 @@ func (p *Random) ScoreBatch(_ *scheduler.CycleState, _ *cluster.PodSpec, nodes [
 		out[p.h.Rand.IntN(len(nodes))] = scheduler.MaxNodeScore
 	}
 }
+
+// ScoresDependOnList: the node drawn depends on the whole list.
+func (*Random) ScoresDependOnList() {}
 
 func (p *Random) SelectGPU(st *scheduler.CycleState, pod *cluster.PodSpec, node int32) int {
 	pick, seen := -1, 0
