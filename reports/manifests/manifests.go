@@ -45,6 +45,10 @@ const (
 	LabelMigConfig          = "nvidia.com/mig.config"
 	// LabelQueueName is Kueue's label naming a Job's LocalQueue.
 	LabelQueueName = "kueue.x-k8s.io/queue-name"
+	// AnnotationVolcanoQueue and AnnotationVolcanoMinMember put a plain
+	// Job's pods in a Volcano Queue, as one group of that many members.
+	AnnotationVolcanoQueue     = "scheduling.volcano.sh/queue-name"
+	AnnotationVolcanoMinMember = "scheduling.volcano.sh/group-min-member"
 	// AnnotationDoNotDisrupt keeps Karpenter from disrupting a pod's node.
 	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
 	// ResourceGPU is the device plugin's GPU resource.
@@ -227,7 +231,17 @@ func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millis
 // Encode writes f as multi-document YAML, its comment lines first.
 func (f File) Encode(w io.Writer) error {
 	var buf bytes.Buffer
-	for _, c := range f.Comment {
+	// Pieces of one sentence (not ending in a full stop) join the next
+	// piece in one paragraph.
+	var paras []string
+	for i, c := range f.Comment {
+		if i > 0 && !strings.HasSuffix(strings.TrimSpace(paras[len(paras)-1]), ".") {
+			paras[len(paras)-1] += " " + c
+			continue
+		}
+		paras = append(paras, c)
+	}
+	for _, c := range paras {
 		for _, l := range wrap(c, 98) {
 			buf.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 		}
@@ -1233,6 +1247,20 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool, lq, ns string) (File, error)
 	if rec != nil && rec.ActiveDeadline != nil {
 		job.Spec.ActiveDeadlineSeconds = ptr(int64(rec.ActiveDeadline.Seconds()))
 	}
+	if g.pol != nil && len(g.pol.Volcano) > 0 {
+		// A Volcano policy without Kueue: the Volcano scheduler takes the
+		// Job's pods into the queue its annotation names, as one group of
+		// all of them; nothing would unsuspend a suspended Job.
+		delete(job.Labels, LabelQueueName)
+		job.Spec.Suspend = nil
+		job.Annotations[AnnotationVolcanoMinMember] = fmt.Sprint(replicas)
+		job.Spec.Template.Spec.SchedulerName = "volcano"
+		if job.Spec.Template.Annotations == nil {
+			job.Spec.Template.Annotations = map[string]string{}
+		}
+		job.Spec.Template.Annotations[AnnotationVolcanoQueue] = lq
+		comment = append(comment, fmt.Sprintf("Scheduled by Volcano in queue %s (schedulerName volcano, annotation %s), its %d pods as one group.", lq, AnnotationVolcanoQueue, replicas))
+	}
 	jctr := &job.Spec.Template.Spec.Containers[0]
 	if replicas > 1 {
 		// A gang: indexed pods with stable host names for the rendezvous;
@@ -1253,7 +1281,11 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool, lq, ns string) (File, error)
 				Ports:                    []corev1.ServicePort{{Name: "rendezvous", Port: 29500, TargetPort: intstr.FromInt32(29500)}},
 			},
 		})
-		comment = append(comment, fmt.Sprintf("A gang of %d indexed pods behind the headless Service %s; Kueue admits all of them or none. Each pod runs torchrun with --node-rank from its completion index and pod 0 as the rendezvous (%s-0.%s:29500).", replicas, c.Name, c.Name, c.Name))
+		who := "Kueue admits"
+		if g.pol != nil && len(g.pol.Volcano) > 0 {
+			who = "Volcano binds"
+		}
+		comment = append(comment, fmt.Sprintf("A gang of %d indexed pods behind the headless Service %s; %s all of them or none. Each pod runs torchrun with --node-rank from its completion index and pod 0 as the rendezvous (%s-0.%s:29500).", replicas, c.Name, who, c.Name, c.Name))
 	} else {
 		jctr.Command = torchrun(g.o.Entrypoint, 1, nproc, "", "")
 	}

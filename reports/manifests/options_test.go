@@ -78,6 +78,12 @@ func TestTwoTeamsPolicyIsWrittenBack(t *testing.T) {
 	for _, f := range files {
 		require.NotEqual(t, "kueue.yaml", f.Path)
 	}
+	bp := find[batchv1.Job](t, files, "b-pair")
+	require.Equal(t, "volcano", bp.Spec.Template.Spec.SchedulerName)
+	require.Equal(t, "team-b", bp.Spec.Template.Annotations[AnnotationVolcanoQueue])
+	require.Equal(t, "2", bp.Annotations[AnnotationVolcanoMinMember])
+	require.Nil(t, bp.Spec.Suspend, "no Kueue to unsuspend it")
+	require.NotContains(t, bp.Labels, LabelQueueName)
 }
 
 // TestFairSharingConfiguration: the fair-sharing variant's Cohort holds
