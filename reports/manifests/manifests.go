@@ -553,6 +553,9 @@ func (g *gen) nodePools() (File, error) {
 			f.Comment = append(f.Comment, fmt.Sprintf("Pool %s shares its GPUs but scales: Karpenter sizes nodes by whole GPUs, not by the MIG instances or time-slice replicas the device plugin will advertise.", q.name))
 		}
 	}
+	if so := g.simulationOnly(); len(so) > 0 {
+		f.Comment = append(f.Comment, "Simulation only, with no Kubernetes object (the simulation's model of the cloud, kept in the scenario): "+strings.Join(so, "; ")+".")
+	}
 	f.Comment = append(f.Comment, "expireAfter is Never on every NodePool: the simulation does not expire nodes, and an expiry drains whatever runs there, long training runs included; set one if your policy rotates nodes, knowing that.")
 	for _, q := range g.pools {
 		if q.fixed && (g.o.FixedPools == FixedNodeGroup || q.nodes == 0) {
@@ -1126,7 +1129,8 @@ func (g *gen) job(c scenarios.ClassSpec, spot bool, lq, ns string) (File, error)
 	env := []corev1.EnvVar{{Name: "GPUPLAN_CLASS", Value: c.Name}}
 	grace := int64(30)
 	var objects []any
-	comment := []string{fmt.Sprintf("Workload class %s: %s.", c.Name, ann["gpuplan.dev/sizes"])}
+	comment := []string{fmt.Sprintf("Workload class %s: %s.", c.Name, ann["gpuplan.dev/sizes"]),
+		"Simulation only, with no Kubernetes object: the class's arrival process, durations (or training steps) and checkpoint write and restore times, the scenario's model of the workload."}
 	if shareWords != "" {
 		comment = append(comment, shareWords)
 	}

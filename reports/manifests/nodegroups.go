@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -116,4 +117,60 @@ func (g *gen) nodeGroups() (File, error) {
 	)
 	f.Objects = append(f.Objects, cc)
 	return f, nil
+}
+
+// simulationOnly lists, per pool, the settings of the scenario that no
+// Kubernetes object carries: the simulation's model of the cloud.
+func (g *gen) simulationOnly() []string {
+	var out []string
+	add := func(name string, c scenarios.CapacitySpec, extra ...string) {
+		var k []string
+		if c.PricePerHour != nil || c.OnDemandPricePerHour != nil {
+			k = append(k, "prices")
+		}
+		if c.Provisioning != nil {
+			k = append(k, "provisioning "+c.Provisioning.Duration.String())
+		}
+		if c.ImagePull != nil {
+			k = append(k, "image pull "+c.ImagePull.Duration.String())
+		}
+		if c.Interruptions != nil {
+			k = append(k, "spot interruptions")
+		}
+		if c.Failures != nil {
+			k = append(k, "node failures")
+		}
+		k = append(k, extra...)
+		if len(k) > 0 {
+			out = append(out, name+": "+strings.Join(k, ", "))
+		}
+	}
+	for _, p := range g.s.Spec.Cluster.Pools {
+		var extra []string
+		if p.Sharing != nil && p.Sharing.TimeSlicing != nil && p.Sharing.TimeSlicing.Overhead > 0 {
+			extra = append(extra, "time-slicing overhead")
+		}
+		if p.Sharing != nil && p.Sharing.MIG != nil && p.Sharing.MIG.Relayout != nil {
+			extra = append(extra, "MIG re-layout times")
+		}
+		if p.Fabric != "" || p.Network != "" {
+			extra = append(extra, "fabric and network")
+		}
+		if a := p.Autoscaling; a != nil && (a.Expander != "" || a.ScanInterval != nil || a.ScaleDownDelayAfterAdd != nil) {
+			extra = append(extra, "cluster-autoscaler expander, scan interval and scale-down delay (Karpenter has none)")
+		}
+		add(p.Name, p.CapacitySpec, extra...)
+	}
+	for _, np := range g.s.Spec.Cluster.NodePools {
+		c := scenarios.CapacitySpec{Provisioning: np.Provisioning, ImagePull: np.ImagePull, Interruptions: np.Interruptions, Failures: np.Failures}
+		var extra []string
+		if len(np.PricePerHour) > 0 {
+			extra = append(extra, "prices")
+		}
+		if np.SpotLaunchFailure > 0 {
+			extra = append(extra, "spot launch failures")
+		}
+		add(np.Name, c, extra...)
+	}
+	return out
 }
