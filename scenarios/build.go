@@ -348,7 +348,8 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		}
 		b.Config.Horizon = opts.Horizon.Milliseconds()
 	}
-	if trace == nil && b.Config.Horizon == 0 && s.Spec.Workload.Synthetic.Jobs == 0 {
+	manifests := trace == nil && len(s.Spec.Workload.Manifests) > 0
+	if trace == nil && !manifests && b.Config.Horizon == 0 && s.Spec.Workload.Synthetic.Jobs == 0 {
 		return nil, &InputError{File: "--horizon", Msg: "a synthetic workload without a jobs limit needs a horizon"}
 	}
 	from := ""
@@ -390,6 +391,9 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 			return nil, err
 		}
 		return b, nil
+	}
+	if manifests {
+		return b, s.buildManifests(b, opts)
 	}
 	gen, err := s.generator(b.Config.Seed, b.Config.Horizon)
 	if err != nil {

@@ -341,8 +341,17 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 
 func (s *Scenario) validateWorkload() error {
 	w := &s.Spec.Workload
-	if (w.Trace == nil) == (w.Synthetic == nil) {
-		return s.errAt("spec.workload", "give exactly one of trace or synthetic")
+	given := 0
+	for _, g := range []bool{w.Trace != nil, w.Synthetic != nil, len(w.Manifests) > 0} {
+		if g {
+			given++
+		}
+	}
+	if given != 1 {
+		return s.errAt("spec.workload", "give exactly one of trace, synthetic or manifests")
+	}
+	if len(w.Manifests) > 0 {
+		return s.validateManifests()
 	}
 	if t := w.Trace; t != nil {
 		return s.validateTrace(t, "spec.workload.trace")

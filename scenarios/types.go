@@ -334,10 +334,14 @@ type NodeListSpec struct {
 	Format string `json:"format"`
 }
 
-// WorkloadSpec is a trace or a synthetic generator (exactly one).
+// WorkloadSpec is a trace, a synthetic generator or Kubernetes workload
+// manifests (exactly one).
 type WorkloadSpec struct {
 	Trace     *TraceSpec     `json:"trace,omitempty"`
 	Synthetic *SyntheticSpec `json:"synthetic,omitempty"`
+	// Manifests are files of Job, CronJob, PyTorchJob, TFJob, Volcano Job,
+	// JobSet, RayJob and RayCluster manifests (see manifests.go).
+	Manifests []ManifestsSpec `json:"manifests,omitempty"`
 	// Recovery applies to every job that does not say its own.
 	Recovery *RecoverySpec `json:"recovery,omitempty"`
 	// Volcano runs every job that does not say its own as a Volcano Job.

@@ -1,0 +1,26 @@
+// Package workloads reads Kubernetes workload manifests as gpuplan jobs.
+//
+// A manifest file (one or more YAML documents) may hold batch/v1 Jobs and
+// CronJobs, Kubeflow PyTorchJobs and TFJobs (kubeflow.org/v1), Volcano Jobs
+// (batch.volcano.sh/v1alpha1), JobSets (jobset.x-k8s.io/v1alpha2) and
+// KubeRay RayJobs and RayClusters (ray.io/v1). Each document is decoded
+// strictly into its project's Go type (k8s.io/api for Job and CronJob) or
+// a typed struct of the project's published schema (the others, whose
+// modules carry their controllers): an unknown or mistyped field is an
+// error naming the file, line, column and field.
+//
+// Parse turns each object into an Object: its pod groups (replica types,
+// tasks, replicated jobs, head and worker groups) with their requests
+// (CPU, memory, nvidia.com/gpu, nvidia.com/mig-<profile>), node selector
+// and tolerations, its Kueue queue and priority class, its restart policy
+// (backoffLimit, podFailurePolicy, activeDeadlineSeconds, Volcano
+// policies), its duration when the manifest says it (the
+// gpuplan.dev/duration annotation, or a `sleep N` command) and, for a
+// CronJob, its schedule. What an object says that gpuplan does not model
+// is listed in its Notes.
+//
+// Source submits the objects over virtual time: each time a file
+// arrives (by a rate, a cron schedule or a count) every object in it is
+// submitted once, and every CronJob on its own schedule in its time zone
+// with its concurrencyPolicy. It is a sim.JobSource.
+package workloads

@@ -1,0 +1,176 @@
+package workloads
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
+)
+
+// The kinds Parse reads, by apiVersion group.
+const (
+	groupBatch    = "batch"
+	groupKubeflow = "kubeflow.org"
+	groupVolcano  = "batch.volcano.sh"
+	groupJobSet   = "jobset.x-k8s.io"
+	groupRay      = "ray.io"
+)
+
+// Kinds lists the workload kinds Parse reads, as apiVersion kind.
+func Kinds() []string {
+	return []string{
+		"batch/v1 Job", "batch/v1 CronJob", "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob",
+		"batch.volcano.sh/v1alpha1 Job", "jobset.x-k8s.io/v1alpha2 JobSet", "ray.io/v1 RayJob", "ray.io/v1 RayCluster",
+	}
+}
+
+// schemaFor is the Go type a document of apiVersion and kind decodes into
+// (nil: not a workload gpuplan reads).
+func schemaFor(apiVersion, kind string) any {
+	switch apiVersion + " " + kind {
+	case "batch/v1 Job":
+		return &batchv1.Job{}
+	case "batch/v1 CronJob", "batch/v1beta1 CronJob":
+		// batch/v1beta1 (removed in Kubernetes 1.25) has the same fields
+		// as batch/v1 for what gpuplan reads; older examples use it.
+		return &batchv1.CronJob{}
+	case "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob":
+		return &kubeflowJob{}
+	case "batch.volcano.sh/v1alpha1 Job":
+		return &volcanoJob{}
+	case "jobset.x-k8s.io/v1alpha2 JobSet":
+		return &jobSet{}
+	case "ray.io/v1 RayJob":
+		return &rayJob{}
+	case "ray.io/v1 RayCluster":
+		return &rayCluster{}
+	}
+	return nil
+}
+
+// doc is one decoded document with where its fields are.
+type doc struct {
+	file     string
+	line     int
+	kind     string
+	pos      strict.Positions
+	notes    *[]string
+	objField string // the object's name, for notes
+}
+
+// errAt is an InputError at a field path of the document.
+func (d *doc) errAt(field, format string, args ...any) error {
+	e := &strict.InputError{File: d.file, Line: d.line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	if p, ok := d.pos[field]; ok {
+		e.Line, e.Column = p[0], p[1]
+	}
+	return e
+}
+
+// note records something the document says that gpuplan reads but does
+// not model, with its line.
+func (d *doc) note(field, format string, args ...any) {
+	line := d.line
+	if p, ok := d.pos[field]; ok {
+		line = p[0]
+	}
+	*d.notes = append(*d.notes, fmt.Sprintf("%s:%d: %s %s: %s: %s", d.file, line, d.kind, d.objField, field, fmt.Sprintf(format, args...)))
+}
+
+// Parse reads a file's workload manifests (YAML, one or more documents).
+// Documents of other kinds (a ConfigMap beside a RayJob, Kueue's queues)
+// are skipped, each named in skipped; a file with no workload is an error.
+func Parse(file string, data []byte) (objs []Object, skipped []string, err error) {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yamlv3.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, strict.SyntaxError(file, err)
+		}
+		if len(n.Content) == 0 || n.Content[0].Kind == yamlv3.ScalarNode && n.Content[0].Tag == "!!null" {
+			continue // an empty document
+		}
+		root := n.Content[0]
+		if root.Kind != yamlv3.MappingNode {
+			return nil, nil, strict.Errorf(file, root.Line, "", "a manifest is a mapping with apiVersion and kind")
+		}
+		apiVersion, kind := scalarAt(root, "apiVersion"), scalarAt(root, "kind")
+		if apiVersion == "" || kind == "" {
+			return nil, nil, strict.Errorf(file, root.Line, "", "a manifest needs apiVersion and kind")
+		}
+		out := schemaFor(apiVersion, kind)
+		if out == nil {
+			skipped = append(skipped, fmt.Sprintf("%s:%d: %s %s %s is not a workload gpuplan reads (it reads %s)", file, root.Line, strict.Quote(apiVersion), strict.Quote(kind), strict.Quote(scalarAt(mapAt(root, "metadata"), "name")), strings.Join(Kinds(), ", ")))
+			continue
+		}
+		pos := strict.Positions{}
+		w := strict.Walker{File: file, Pos: pos, Opts: strict.Options{What: "a manifest"}}
+		if err := w.Walk(root, reflect.TypeOf(out).Elem(), ""); err != nil {
+			return nil, nil, err
+		}
+		b, err := yamlv3.Marshal(root)
+		if err != nil {
+			return nil, nil, strict.Errorf(file, root.Line, "", "%v", err)
+		}
+		if err := yaml.UnmarshalStrict(b, out); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: ")
+			msg = strings.TrimPrefix(msg, "while decoding JSON: ")
+			return nil, nil, strict.Errorf(file, root.Line, kind, "%s", strict.Shorten(strings.TrimPrefix(msg, "json: ")))
+		}
+		o := Object{File: file, Line: root.Line, Kind: kind}
+		d := &doc{file: file, line: root.Line, kind: kind, pos: pos, notes: &o.Notes}
+		if err := convert(d, &o, out); err != nil {
+			return nil, nil, err
+		}
+		objs = append(objs, o)
+	}
+	if len(objs) == 0 {
+		msg := "no workload in the file"
+		if len(skipped) > 0 {
+			msg = fmt.Sprintf("no workload in the file (%d other objects skipped)", len(skipped))
+		}
+		return nil, skipped, strict.Errorf(file, 0, "", "%s; gpuplan reads %s", msg, strings.Join(Kinds(), ", "))
+	}
+	return objs, skipped, nil
+}
+
+// Load reads a manifest file (at most strict.MaxFileBytes).
+func Load(path string) ([]Object, []string, error) {
+	b, err := strict.ReadFileBounded(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return Parse(path, b)
+}
+
+func mapAt(n *yamlv3.Node, key string) *yamlv3.Node {
+	if n == nil || n.Kind != yamlv3.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalarAt(n *yamlv3.Node, key string) string {
+	v := mapAt(n, key)
+	if v == nil || v.Kind != yamlv3.ScalarNode {
+		return ""
+	}
+	return v.Value
+}

@@ -1,0 +1,419 @@
+package workloads
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// Arrivals are the times (ms of virtual time, non-decreasing) a file of
+// manifests is submitted.
+type Arrivals interface {
+	// Next is the next arrival time; ok is false when there are no more.
+	Next() (t int64, ok bool)
+}
+
+// Rate is a Poisson (exponential gaps) or fixed (constant gaps) arrival
+// process from Start, with an optional daily cycle of a Poisson rate:
+// rate x (1 + Amplitude cos(2 pi (h - PeakHour)/24)).
+type Rate struct {
+	Fixed               bool
+	RatePerHour         float64
+	Amplitude, PeakHour float64
+	Start               int64
+	Rng                 *rand.Rand
+	next                float64
+	started             bool
+}
+
+// Next implements Arrivals.
+func (r *Rate) Next() (int64, bool) {
+	perMs := r.RatePerHour / 3.6e6
+	if !r.started {
+		r.started = true
+		r.next = float64(r.Start)
+		if r.Fixed {
+			return r.Start, true
+		}
+	} else if r.Fixed {
+		r.next += 1 / perMs
+		return int64(r.next), true
+	}
+	peak := perMs * (1 + r.Amplitude)
+	for {
+		r.next += r.Rng.ExpFloat64() / peak
+		if r.Amplitude == 0 {
+			return int64(r.next), true
+		}
+		h := math.Mod(r.next/3.6e6, 24)
+		rate := perMs * (1 + r.Amplitude*math.Cos(2*math.Pi*(h-r.PeakHour)/24))
+		if r.Rng.Float64()*peak <= rate {
+			return int64(r.next), true
+		}
+	}
+}
+
+// Schedule arrives at a cron schedule's times; virtual time 0 is Origin
+// (wall clock). A schedule time at Origin itself counts.
+type Schedule struct {
+	Cron   *Cron
+	Origin time.Time
+	last   time.Time
+	begun  bool
+}
+
+// Next implements Arrivals.
+func (s *Schedule) Next() (int64, bool) {
+	if !s.begun {
+		s.begun = true
+		s.last = s.Origin.Add(-time.Nanosecond)
+	}
+	t := s.Cron.Next(s.last)
+	if t.IsZero() {
+		return 0, false
+	}
+	s.last = t
+	ms := t.Sub(s.Origin).Milliseconds()
+	if ms > maxDurationMs {
+		return 0, false
+	}
+	return ms, true
+}
+
+// Once arrives Count times at At.
+type Once struct {
+	At    int64
+	Count int
+	n     int
+}
+
+// Next implements Arrivals.
+func (o *Once) Next() (int64, bool) {
+	if o.n >= o.Count {
+		return 0, false
+	}
+	o.n++
+	return o.At, true
+}
+
+// Entry is one file of manifests and when it is submitted.
+type Entry struct {
+	// Name prefixes the jobs' names.
+	Name    string
+	Objects []Object
+	// Arrivals submit the file's objects other than CronJobs (nil: none
+	// are; the file's CronJobs run on their own schedules).
+	Arrivals Arrivals
+	// Limit caps each arrival stream (the file's, and each CronJob's) at
+	// that many arrivals (0: no cap).
+	Limit int
+	// Duration samples a run's duration (ms) for objects that do not say
+	// their own (nil: every object must).
+	Duration models.Sampler
+	// Queue is the queue of objects without one (default: the entry's
+	// name).
+	Queue string
+	// Recovery is the scenario's recovery, which objects' own settings
+	// refine.
+	Recovery *cluster.Recovery
+	// Priority gives each object's priority and PriorityClass flags (by
+	// index in Objects; nil: 0).
+	Priority []int32
+	Flags    []cluster.JobFlag
+}
+
+// SourceOptions are the run's: random stream, clock origin, horizon.
+type SourceOptions struct {
+	// Rng draws durations.
+	Rng *rand.Rand
+	// Origin is the wall-clock time of virtual time 0 (CronJobs'
+	// schedules are read in it).
+	Origin time.Time
+	// Horizon (ms, 0: none) ends the source.
+	Horizon int64
+}
+
+// plan is one job an object becomes per run: its groups of one pod shape.
+type plan struct {
+	suffix       string
+	replicas     int32
+	minAvailable int32
+	waves        int32
+	pod          cluster.PodSpec
+	constraints  *cluster.Constraints
+}
+
+// plans merges an object's groups of identical pods into one job each.
+// When the object becomes one job, it keeps its gang size; when its
+// groups ask for different pods, each becomes a job (a gang of its own)
+// submitted with the others.
+func plans(o *Object) ([]plan, []string) {
+	var out []plan
+	var notes []string
+	for _, g := range o.Groups {
+		merged := false
+		for i := range out {
+			p := &out[i]
+			if p.pod == g.Pod && p.waves == g.Waves && p.constraints.Key() == g.Constraints.Key() {
+				p.minAvailable += minOr(g.MinAvailable, g.Pods)
+				p.replicas += g.Pods
+				p.suffix += "+" + g.Name
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			out = append(out, plan{suffix: g.Name, replicas: g.Pods, minAvailable: minOr(g.MinAvailable, g.Pods), waves: g.Waves, pod: g.Pod, constraints: g.Constraints})
+		}
+	}
+	for i := range out {
+		if out[i].minAvailable >= out[i].replicas {
+			out[i].minAvailable = 0
+		}
+	}
+	if len(out) == 1 {
+		if o.MinAvailable > 0 && o.MinAvailable < out[0].replicas {
+			out[0].minAvailable = o.MinAvailable
+		}
+		out[0].suffix = ""
+		return out, nil
+	}
+	notes = append(notes, fmt.Sprintf("%s:%d: %s %s: its %d pod groups ask for different pods: each is submitted as a job of its own (a gang of its own), all at once, not held to start together", o.File, o.Line, o.Kind, o.Name, len(out)))
+	if o.MinAvailable > 0 {
+		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: minAvailable %d across groups of different pods is not modelled: each group is a gang of its own", o.File, o.Line, o.Kind, o.Name, o.MinAvailable))
+	}
+	return out, notes
+}
+
+func minOr(v, def int32) int32 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// stream is one arrival process: a file's objects, or one CronJob.
+type stream struct {
+	e        *Entry
+	objs     []int // indexes in e.Objects
+	plans    [][]plan
+	recs     []*cluster.Recovery
+	arr      Arrivals
+	next     int64
+	n        int
+	done     bool
+	cron     *Cron
+	cronNext int64 // the schedule time after next (-1: none), for Replace
+	lastEnd  int64 // when the previous run is expected to end, for Forbid
+}
+
+// Source submits entries' objects over time. It is a sim.JobSource.
+type Source struct {
+	opts    SourceOptions
+	streams []*stream
+	h       []int
+	buf     []cluster.JobSpec
+	bi      int
+	notes   []string
+}
+
+// NewSource builds the source; Notes then says what it approximates.
+func NewSource(entries []Entry, opts SourceOptions) (*Source, error) {
+	s := &Source{opts: opts}
+	for ei := range entries {
+		e := &entries[ei]
+		var plain []int
+		for i := range e.Objects {
+			o := &e.Objects[i]
+			if o.Cron == nil {
+				plain = append(plain, i)
+				continue
+			}
+			if o.Cron.Suspend {
+				continue
+			}
+			st := &stream{e: e, objs: []int{i}, cron: o.Cron, arr: &Schedule{Cron: o.Cron, Origin: opts.Origin}}
+			s.add(st)
+		}
+		if len(plain) > 0 && e.Arrivals != nil {
+			s.add(&stream{e: e, objs: plain, arr: e.Arrivals})
+		}
+	}
+	for _, st := range s.streams {
+		for _, i := range st.objs {
+			o := &st.e.Objects[i]
+			if o.Duration == 0 && st.e.Duration == nil {
+				return nil, fmt.Errorf("%s:%d: %s %s says no duration: give the file a duration (a distribution), or the object the %s annotation", o.File, o.Line, o.Kind, o.Name, AnnotationDuration)
+			}
+			p, notes := plans(o)
+			st.plans = append(st.plans, p)
+			s.notes = append(s.notes, notes...)
+			st.recs = append(st.recs, o.Recovery(st.e.Recovery))
+		}
+		st.advance(s.opts.Horizon)
+		if st.cron != nil {
+			st.cronNext = st.peekCron()
+		}
+	}
+	for i := range s.streams {
+		s.h = append(s.h, i)
+	}
+	heap.Init((*streamHeap)(s))
+	return s, nil
+}
+
+func (s *Source) add(st *stream) {
+	st.lastEnd = -1
+	s.streams = append(s.streams, st)
+}
+
+// Notes says what the source approximates.
+func (s *Source) Notes() []string { return s.notes }
+
+// advance moves the stream to its next arrival (done past the horizon or
+// its limit). A CronJob with Forbid whose previous run is expected to be
+// running at its next schedule time misses it: when that run ends, the
+// controller starts the most recent missed run at once, unless even that
+// one is later than startingDeadlineSeconds; then every missed run is
+// skipped and the schedule goes on after it.
+func (st *stream) advance(horizon int64) {
+	if st.e.Limit > 0 && st.n >= st.e.Limit {
+		st.done = true
+		return
+	}
+	t, ok := st.arr.Next()
+	if ok && st.cron != nil && st.cron.Policy == batchv1.ForbidConcurrent && t < st.lastEnd {
+		sch := st.arr.(*Schedule)
+		end := sch.Origin.Add(time.Duration(st.lastEnd) * time.Millisecond)
+		inTime := true
+		if sd := st.cron.StartingDeadline; sd >= 0 {
+			// A missed time no earlier than lastEnd - deadline.
+			from := max(t, st.lastEnd-sd)
+			u := st.cron.Next(sch.Origin.Add(time.Duration(from)*time.Millisecond - time.Nanosecond))
+			inTime = !u.IsZero() && !u.After(end)
+		}
+		sch.last = end // the schedule goes on after the run ends
+		if inTime {
+			t = st.lastEnd
+		} else {
+			t, ok = st.arr.Next()
+		}
+	}
+	if !ok || horizon > 0 && t >= horizon {
+		st.done = true
+		return
+	}
+	st.next = t
+}
+
+// peekCron is the CronJob's schedule time after st.next (-1: none).
+func (st *stream) peekCron() int64 {
+	sch := st.arr.(*Schedule)
+	t := st.cron.Next(sch.last)
+	if t.IsZero() {
+		return -1
+	}
+	return t.Sub(sch.Origin).Milliseconds()
+}
+
+// Next implements sim.JobSource.
+func (s *Source) Next(j *cluster.JobSpec) (bool, error) {
+	for s.bi >= len(s.buf) {
+		if len(s.h) == 0 {
+			return false, nil
+		}
+		st := s.streams[s.h[0]]
+		s.buf, s.bi = s.buf[:0], 0
+		s.fire(st)
+		st.n++
+		st.advance(s.opts.Horizon)
+		if st.cron != nil && !st.done {
+			st.cronNext = st.peekCron()
+		}
+		if st.done {
+			heap.Pop((*streamHeap)(s))
+		} else {
+			heap.Fix((*streamHeap)(s), 0)
+		}
+	}
+	*j = s.buf[s.bi]
+	s.bi++
+	return true, nil
+}
+
+// fire submits the stream's objects at its arrival time. With Replace
+// each run of a CronJob is deleted when the next is due.
+func (s *Source) fire(st *stream) {
+	at := st.next
+	for k, oi := range st.objs {
+		o := &st.e.Objects[oi]
+		d := o.Duration
+		if d == 0 {
+			d = max(1, int64(math.Round(st.e.Duration.Sample(s.opts.Rng))))
+		}
+		queue := o.Queue
+		if queue == "" {
+			queue = st.e.Queue
+		}
+		if queue == "" {
+			queue = st.e.Name
+		}
+		var prio int32
+		var flags cluster.JobFlag
+		if oi < len(st.e.Priority) {
+			prio = st.e.Priority[oi]
+		}
+		if oi < len(st.e.Flags) {
+			flags = st.e.Flags[oi]
+		}
+		end := at
+		for _, p := range st.plans[k] {
+			name := o.Name + "-" + strconv.Itoa(st.n)
+			if p.suffix != "" {
+				name += "-" + p.suffix
+			}
+			dur := d * int64(p.waves)
+			j := cluster.JobSpec{
+				Name: name, Queue: queue, Submit: at, Duration: dur,
+				Replicas: p.replicas, MinAvailable: p.minAvailable, Priority: prio, Flags: flags,
+				Pod: p.pod, Constraints: p.constraints, Recovery: st.recs[k],
+			}
+			if st.cron != nil && st.cron.Policy == batchv1.ReplaceConcurrent && st.cronNext >= 0 {
+				j.Deadline = st.cronNext
+			}
+			end = max(end, at+dur)
+			s.buf = append(s.buf, j)
+		}
+		if st.cron != nil {
+			st.lastEnd = end
+		}
+	}
+}
+
+// streamHeap orders the source's streams by next arrival, ties by order.
+type streamHeap Source
+
+func (h *streamHeap) Len() int { return len(h.h) }
+func (h *streamHeap) Less(a, b int) bool {
+	sa, sb := h.streams[h.h[a]], h.streams[h.h[b]]
+	if sa.next != sb.next {
+		return sa.next < sb.next
+	}
+	return h.h[a] < h.h[b]
+}
+func (h *streamHeap) Swap(a, b int) { h.h[a], h.h[b] = h.h[b], h.h[a] }
+func (h *streamHeap) Push(x any)    { h.h = append(h.h, x.(int)) }
+func (h *streamHeap) Pop() any {
+	n := len(h.h)
+	x := h.h[n-1]
+	h.h = h.h[:n-1]
+	return x
+}

@@ -1,0 +1,261 @@
+package scenarios
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/kube/workloads"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// ManifestsSpec is a file of Kubernetes workload manifests and when it is
+// submitted: every object in it each time the file arrives, by an arrival
+// process, a cron schedule or a count (count alone: that many copies at
+// start; with arrival or schedule: at most that many arrivals). CronJobs
+// in the file run on their own schedules.
+type ManifestsSpec struct {
+	Path    string       `json:"path"`
+	Arrival *ArrivalSpec `json:"arrival,omitempty"`
+	// Schedule is a cron expression (five fields, or @daily...) read in
+	// TimeZone (an IANA name, default UTC) from spec.output.startTime.
+	Schedule string    `json:"schedule,omitempty"`
+	TimeZone string    `json:"timeZone,omitempty"`
+	Count    int       `json:"count,omitempty"`
+	Start    *Duration `json:"start,omitempty"`
+	// Duration is how long an object runs when its manifest does not say
+	// (the gpuplan.dev/duration annotation, or a sleep command).
+	Duration DurationDist `json:"duration,omitempty"`
+	// Queue takes the objects without a kueue.x-k8s.io/queue-name label
+	// (default: the file's name without its extension).
+	Queue string `json:"queue,omitempty"`
+}
+
+// streamManifests is the first random stream of manifest files: file i
+// draws from stream streamManifests+i of the run's seed.
+const streamManifests = 300
+
+// manifestEntry reads file entry i: its objects and when they arrive.
+func (s *Scenario) manifestEntry(i int, seed uint64) (workloads.Entry, []string, error) {
+	m := &s.Spec.Workload.Manifests[i]
+	at := fmt.Sprintf("spec.workload.manifests[%d]", i)
+	if m.Path == "" {
+		return workloads.Entry{}, nil, s.errAt(at+".path", "is required")
+	}
+	objs, skipped, err := workloads.Load(s.path(m.Path))
+	if err != nil {
+		return workloads.Entry{}, nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(m.Path), filepath.Ext(m.Path))
+	e := workloads.Entry{Name: name, Objects: objs, Limit: m.Count, Queue: m.Queue}
+	if e.Queue == "" {
+		e.Queue = name
+	}
+	rng := models.NewStream(seed, streamManifests+uint64(i))
+	var start int64
+	if m.Start != nil {
+		if m.Start.Duration < 0 {
+			return e, nil, s.errAt(at+".start", "must not be negative")
+		}
+		start = m.Start.Millis()
+	}
+	given := 0
+	if m.Arrival != nil {
+		given++
+	}
+	if m.Schedule != "" {
+		given++
+	}
+	if m.TimeZone != "" && m.Schedule == "" {
+		return e, nil, s.errAt(at+".timeZone", "applies to a schedule")
+	}
+	if given > 1 {
+		return e, nil, s.errAt(at, "give one of arrival or schedule (with count as a cap), or count alone")
+	}
+	if m.Count < 0 || m.Count > MaxJobs {
+		return e, nil, s.errAt(at+".count", "must be between 0 and %d", MaxJobs)
+	}
+	switch {
+	case m.Arrival != nil:
+		a := m.Arrival
+		if a.Process != "poisson" && a.Process != "fixed" {
+			return e, nil, s.errAt(at+".arrival.process", "is %q; want poisson or fixed", a.Process)
+		}
+		if !(a.RatePerHour > 0) || a.RatePerHour > 1e9 {
+			return e, nil, s.errAt(at+".arrival.ratePerHour", "must be a positive number")
+		}
+		r := &workloads.Rate{Fixed: a.Process == "fixed", RatePerHour: a.RatePerHour, Start: start, Rng: rng}
+		if a.Start != nil {
+			r.Start = a.Start.Millis()
+		}
+		if d := a.Diurnal; d != nil {
+			if a.Process != "poisson" || d.Amplitude < 0 || d.Amplitude > 1 || d.PeakHour < 0 || d.PeakHour >= 24 {
+				return e, nil, s.errAt(at+".arrival.diurnal", "applies to a poisson process, with amplitude in [0, 1] and peakHour in [0, 24)")
+			}
+			r.Amplitude, r.PeakHour = d.Amplitude, d.PeakHour
+		}
+		e.Arrivals = r
+	case m.Schedule != "":
+		c, err := workloads.ParseSchedule(m.Schedule, m.TimeZone)
+		if err != nil {
+			field := at + ".schedule"
+			if strings.Contains(err.Error(), "time zone of") {
+				field = at + ".timeZone"
+			}
+			return e, nil, s.errAt(field, "%v", err)
+		}
+		e.Arrivals = &workloads.Schedule{Cron: c, Origin: s.Spec.Output.Start().Add(time.Duration(start) * time.Millisecond)}
+		if start > 0 {
+			e.Arrivals = &shifted{workloads.Arrivals(e.Arrivals), start}
+		}
+	case m.Count > 0:
+		e.Arrivals = &workloads.Once{At: start, Count: m.Count}
+	}
+	plain := false
+	for _, o := range objs {
+		if o.Cron == nil {
+			plain = true
+		}
+	}
+	if plain && e.Arrivals == nil {
+		return e, nil, s.errAt(at, "%s has objects other than CronJobs: say when they are submitted (arrival, schedule or count)", m.Path)
+	}
+	if !plain && (m.Arrival != nil || m.Schedule != "") {
+		return e, nil, s.errAt(at, "%s holds only CronJobs, which run on their own schedules: give no arrival or schedule (a count caps each CronJob's runs)", m.Path)
+	}
+	if m.Duration != (DurationDist{}) {
+		smp, field, err := m.Duration.sampler()
+		if err != nil {
+			return e, nil, s.errAt(s.subfield(at+".duration", field), "%v", err)
+		}
+		e.Duration = smp
+	}
+	rec, err := s.recovery("spec.workload.recovery", s.Spec.Workload.Recovery)
+	if err != nil {
+		return e, nil, err
+	}
+	e.Recovery = rec
+	notes := skipped
+	for _, o := range objs {
+		notes = append(notes, o.Notes...)
+		if o.Duration > 0 && m.Duration != (DurationDist{}) {
+			notes = append(notes, fmt.Sprintf("%s:%d: %s %s runs for %s (%s), not the file's duration", o.File, o.Line, o.Kind, o.Name, s.millis(o.Duration), o.DurationFrom))
+		} else if o.Duration > 0 {
+			notes = append(notes, fmt.Sprintf("%s:%d: %s %s runs for %s (%s)", o.File, o.Line, o.Kind, o.Name, s.millis(o.Duration), o.DurationFrom))
+		}
+	}
+	return e, notes, nil
+}
+
+// shifted delays arrivals by a fixed time.
+type shifted struct {
+	workloads.Arrivals
+	by int64
+}
+
+func (s *shifted) Next() (int64, bool) {
+	t, ok := s.Arrivals.Next()
+	return t + s.by, ok
+}
+
+func (s *Scenario) millis(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+// validateManifests reads every manifest file (so scenario check finds
+// what simulate would refuse) and checks when they arrive.
+func (s *Scenario) validateManifests() error {
+	if s.Spec.Horizon == nil {
+		for i, m := range s.Spec.Workload.Manifests {
+			if m.Count == 0 {
+				return s.errAt(fmt.Sprintf("spec.workload.manifests[%d]", i), "submitting manifests by a rate or a schedule needs spec.horizon or a count, or it never ends")
+			}
+		}
+	}
+	_, _, err := s.manifestSource(0, 0)
+	return err
+}
+
+// manifestSource builds the workload of spec.workload.manifests, with the
+// priorities of the objects' priority classes from the policy.
+func (s *Scenario) manifestSource(seed uint64, horizon int64, policyFiles ...string) (*workloads.Source, []string, error) {
+	var entries []workloads.Entry
+	var notes []string
+	var prio map[string]int32
+	var never map[string]bool
+	for i := range s.Spec.Workload.Manifests {
+		e, n, err := s.manifestEntry(i, seed)
+		if err != nil {
+			return nil, nil, err
+		}
+		notes = append(notes, n...)
+		for k, o := range e.Objects {
+			if o.PriorityClass == "" {
+				continue
+			}
+			if prio == nil {
+				if prio, never, err = s.priorityClasses(policyFiles); err != nil {
+					return nil, nil, err
+				}
+			}
+			v, ok := prio[o.PriorityClass]
+			if !ok {
+				return nil, nil, &InputError{File: o.File, Line: o.Line, Field: o.Kind + " " + o.Name, Msg: fmt.Sprintf("priority class %s is not a PriorityClass or WorkloadPriorityClass of spec.policy's manifests", Quote(o.PriorityClass))}
+			}
+			if e.Priority == nil {
+				e.Priority = make([]int32, len(e.Objects))
+				e.Flags = make([]cluster.JobFlag, len(e.Objects))
+			}
+			e.Priority[k] = v
+			if never[o.PriorityClass] {
+				e.Flags[k] = cluster.FlagPreemptNever
+			}
+		}
+		entries = append(entries, e)
+	}
+	src, err := workloads.NewSource(entries, workloads.SourceOptions{
+		Rng:     models.NewStream(seed, streamManifests-1),
+		Origin:  s.Spec.Output.Start(),
+		Horizon: horizon,
+	})
+	if err != nil {
+		return nil, nil, &InputError{File: s.file, Field: "spec.workload.manifests", Msg: err.Error()}
+	}
+	return src, append(notes, src.Notes()...), nil
+}
+
+// priorityClasses reads the values of the policy's priority classes.
+func (s *Scenario) priorityClasses(files []string) (map[string]int32, map[string]bool, error) {
+	if files == nil && s.Spec.Policy != nil {
+		for _, m := range s.Spec.Policy.Manifests {
+			files = append(files, s.path(m))
+		}
+	}
+	if len(files) == 0 {
+		return map[string]int32{}, map[string]bool{}, nil
+	}
+	pol, err := LoadPolicy(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pol.PriorityClasses, pol.PreemptNever, nil
+}
+
+// buildManifests makes spec.workload.manifests the run's workload.
+func (s *Scenario) buildManifests(b *Built, opts Options) error {
+	src, notes, err := s.manifestSource(b.Config.Seed, b.Config.Horizon, opts.PolicyManifests...)
+	if err != nil {
+		return err
+	}
+	b.Config.Workload = src
+	var files []string
+	for _, m := range s.Spec.Workload.Manifests {
+		files = append(files, m.Path)
+	}
+	b.Workload = "manifests " + strings.Join(files, ", ")
+	b.Assumptions = append(b.Assumptions, "workload manifests: each file's objects are submitted together at each of its arrivals; a Job's completions run in rounds of parallelism pods; CronJobs run on their schedules in their time zones from spec.output.startTime (a concurrencyPolicy Forbid run counts as running from its submission for its duration; Replace deletes a run still pending or running when the next is due)")
+	b.Assumptions = append(b.Assumptions, notes...)
+	return s.policy(b, opts)
+}
