@@ -713,14 +713,27 @@ func volcanoPolicies(d *doc, vp *cluster.VolcanoPolicies, ps []volcanoLifecycleP
 		if p.Timeout != nil {
 			d.note(pat+".timeout", "policy timeouts are not modelled: the action is taken at once")
 		}
-		a, err := cluster.ParseVolcanoAction(p.Action)
-		if err != nil {
-			return d.errAt(pat+".action", "%v", err)
-		}
 		events := p.Events
 		if p.Event != "" {
 			events = append([]string{p.Event}, events...)
 		}
+		var modelled []string
+		for _, e := range events {
+			switch e {
+			case "PodEvicted", "PodFailed", "*":
+				modelled = append(modelled, e)
+			default:
+				d.note(pat+".event", "event %s does not happen in gpuplan (it produces PodEvicted and PodFailed)", strict.Quote(e))
+			}
+		}
+		if len(modelled) == 0 {
+			continue
+		}
+		a, err := cluster.ParseVolcanoAction(p.Action)
+		if err != nil {
+			return d.errAt(pat+".action", "%v", err)
+		}
+		events = modelled
 		for _, e := range events {
 			switch e {
 			case "PodEvicted", "*":
@@ -733,8 +746,6 @@ func volcanoPolicies(d *doc, vp *cluster.VolcanoPolicies, ps []volcanoLifecycleP
 					vp.OnFailed = a
 				}
 				seen["PodFailed"] = true
-			default:
-				d.note(pat+".event", "event %s does not happen in gpuplan (it produces PodEvicted and PodFailed)", strict.Quote(e))
 			}
 			if e == "*" && !seen["PodFailed"] {
 				vp.OnFailed = a

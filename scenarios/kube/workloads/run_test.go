@@ -23,6 +23,8 @@ func run(t *testing.T, body string) *sim.Result {
 	return res
 }
 
+const minute = int64(60_000)
+
 type span struct {
 	name               string
 	submit, start, end int64
@@ -34,7 +36,12 @@ func spans(res *sim.Result) []span {
 	for _, j := range res.Jobs {
 		out = append(out, span{j.Name, j.Submit, j.Start, j.End, j.Replicas})
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].name < out[b].name })
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].name != out[b].name {
+			return out[a].name < out[b].name
+		}
+		return out[a].end > out[b].end
+	})
 	return out
 }
 
@@ -83,5 +90,106 @@ func TestKueueSampleJobWithoutPolicy(t *testing.T) {
 	for _, s := range spans(res) {
 		require.Equal(t, int64(0), s.start, s.name)
 		require.Equal(t, int64(60_000), s.end, s.name)
+	}
+}
+
+const gpuCluster = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: m}
+spec:
+  cluster:
+    pools:
+    - {name: gpu, count: 3, gpuModel: A100, gpusPerNode: 1, cpu: "8", memory: 64Gi}
+`
+
+// Kubeflow's published PyTorchJob (mnist over gloo): a Master and a Worker
+// of one GPU each (given as limits, which stand for requests) are one gang
+// of two pods. Two copies on three one-GPU nodes: the first runs 0-30 min;
+// the second needs two GPUs with one free, so it waits whole until 30 min
+// and ends at 60.
+func TestKubeflowPyTorchJobIsOneGang(t *testing.T) {
+	res := run(t, gpuCluster+`  workload:
+    manifests:
+    - {path: kubeflow/pytorch_job_mnist_gloo.yaml, count: 2, duration: 30m}
+`)
+	require.Equal(t, []span{
+		{"pytorch-dist-mnist-gloo-0", 0, 0, 30 * minute, 2},
+		{"pytorch-dist-mnist-gloo-1", 0, 30 * minute, 60 * minute, 2},
+	}, spans(res))
+	for _, j := range res.Jobs {
+		require.EqualValues(t, 1, j.Pod.GPUs)
+		require.Equal(t, "pytorch_job_mnist_gloo", j.Queue) // no queue label: the file's name
+	}
+}
+
+// Kubernetes' own CronJob example ("hello", every minute, in the
+// batch/v1beta1 of its time) with a 10 s duration for the file: over five
+// minutes it runs at 0, 1, 2, 3 and 4 min, each for 10 s.
+func TestKubernetesCronJobExample(t *testing.T) {
+	res := run(t, gpuCluster+`  horizon: 5m
+  workload:
+    manifests:
+    - {path: kubernetes/cronjob.yaml, duration: 10s}
+`)
+	var want []span
+	for i := int64(0); i < 5; i++ {
+		want = append(want, span{"hello-" + string(rune('0'+i)), i * minute, i * minute, i*minute + 10_000, 1})
+	}
+	require.Equal(t, want, spans(res))
+}
+
+// Kueue's sample CronJob (every minute, 3 pods of 1 CPU) under its
+// quick-start quota of 9 CPUs, each run 3.5 min, five runs (count). Runs
+// 0, 1 and 2 start at 0, 1 and 2 min and end at 3.5, 4.5, 5.5; run 3 (due
+// at 3) waits for the quota until 3.5, ends at 7; run 4 (due at 4) waits
+// until 4.5 and ends at 8.
+func TestKueueSampleCronJobUnderQuota(t *testing.T) {
+	res := run(t, cpuCluster+`  policy:
+    manifests: [kueue/quick-start-setup.yaml]
+  workload:
+    manifests:
+    - {path: kueue/sample-cronjob.yaml, count: 5, duration: 3m30s}
+`)
+	m := minute
+	require.Equal(t, []span{
+		{"sample-cronjob-0", 0, 0, 7 * m / 2, 3},
+		{"sample-cronjob-1", m, m, 9 * m / 2, 3},
+		{"sample-cronjob-2", 2 * m, 2 * m, 11 * m / 2, 3},
+		{"sample-cronjob-3", 3 * m, 7 * m / 2, 7 * m, 3},
+		{"sample-cronjob-4", 4 * m, 9 * m / 2, 8 * m, 3},
+	}, spans(res))
+}
+
+// Kueue's other samples: a TFJob's PS and two Workers ask for the same
+// pods, so they are one gang of three; a JobSet's workers (1 CPU) and
+// driver (2 CPUs) differ, so each is a job of its own, submitted
+// together, 100 s (their sleep); a RayJob's head and worker (1 CPU each)
+// are one gang of two; a RayCluster's head (2G) and worker (1G) differ.
+// Volcano's TensorFlow example (a ps and two workers, minAvailable 3) is
+// one gang of three with its PodEvicted policy.
+func TestOtherSamplesRun(t *testing.T) {
+	res := run(t, cpuCluster+`  workload:
+    manifests:
+    - {path: kueue/sample-tfjob.yaml, count: 1, duration: 5m}
+    - {path: kueue/sample-jobset.yaml, count: 1}
+    - {path: kueue/ray-job-sample.yaml, count: 1, duration: 2m}
+    - {path: kueue/ray-cluster-sample.yaml, count: 1, duration: 1m}
+    - {path: volcano/tf-dist-mnist-example.yaml, count: 1, duration: 4m}
+`)
+	require.Equal(t, []span{
+		{"raycluster-complete-0-head", 0, 0, minute, 1},
+		{"raycluster-complete-0-small-group", 0, 0, minute, 1},
+		{"rayjob-sample-0", 0, 0, 2 * minute, 2},
+		{"sleep-job-0-driver", 0, 0, 100_000, 1},
+		{"sleep-job-0-workers", 0, 0, 100_000, 1},
+		{"tensorflow-dist-mnist-0", 0, 0, 5 * minute, 3},
+		{"tensorflow-dist-mnist-0", 0, 0, 4 * minute, 3},
+	}, spans(res))
+	for _, j := range res.Jobs {
+		if j.Name == "tensorflow-dist-mnist-0" && j.Duration == 4*minute {
+			require.NotNil(t, j.Recovery)
+			require.NotNil(t, j.Recovery.Volcano)
+			require.Equal(t, "default", j.Queue)
+		}
 	}
 }
