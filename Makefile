@@ -39,6 +39,7 @@ fuzz:
 	$(GO) test ./reports/manifests/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/strict/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./reports/focus/ -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(GO) test ./scenarios/kube/workloads/ -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 
 vet:
 	$(GO) vet $(PKGS)

@@ -399,19 +399,31 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 	// container's if larger (they run before the others); a limit stands
 	// for a request not given, as the API server defaults it.
 	total := corev1.ResourceList{}
-	for i := range ps.Containers {
-		for name, q := range requests(&ps.Containers[i]) {
-			cur := total[name]
-			cur.Add(q)
-			total[name] = cur
-		}
-	}
-	for i := range ps.InitContainers {
-		for name, q := range requests(&ps.InitContainers[i]) {
-			if cur, ok := total[name]; !ok || q.Cmp(cur) > 0 {
+	where := map[corev1.ResourceName]string{} // the first container asking, for errors
+	add := func(kind string, i int, c *corev1.Container, sum bool) {
+		for name, q := range requests(c) {
+			if _, ok := where[name]; !ok {
+				list := "limits"
+				if _, ok := c.Resources.Requests[name]; ok {
+					list = "requests"
+				}
+				where[name] = fmt.Sprintf("%s.spec.%s[%d].resources.%s[%q]", at, kind, i, list, name)
+			}
+			cur, ok := total[name]
+			switch {
+			case sum:
+				cur.Add(q)
+				total[name] = cur
+			case !ok || q.Cmp(cur) > 0:
 				total[name] = q
 			}
 		}
+	}
+	for i := range ps.Containers {
+		add("containers", i, &ps.Containers[i], true)
+	}
+	for i := range ps.InitContainers {
+		add("initContainers", i, &ps.InitContainers[i], false)
 	}
 	names := make([]string, 0, len(total))
 	for n := range total {
@@ -421,7 +433,7 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 	var err error
 	for _, n := range names {
 		q := total[corev1.ResourceName(n)]
-		field := fmt.Sprintf("%s.spec.containers[*].resources[%q]", at, n)
+		field := where[corev1.ResourceName(n)]
 		switch {
 		case n == string(corev1.ResourceCPU):
 			if pod.MilliCPU, err = strict.MilliCPU(q); err != nil {
