@@ -8,6 +8,17 @@
 //   - M/M/c: waiting-time and response-time distributions of c replicas
 //     sharing one queue with exponential service (Erlang C): P(W > t) =
 //     C(c, a) exp(-(c mu - lambda) t), their quantiles and means.
+//   - FluidCycle: the fast per-interval model the cluster run uses. At a
+//     given rate and replica count, requests are a fluid: batches gather
+//     for the delay (Timeout), fill first (Fill), or wait for a replica
+//     that is always busy (Busy), or arrivals exceed full batches
+//     (Overload); a request's wait is uniform over its batch's gathering
+//     (with the first request's full delay as an atom), plus the G/D/c
+//     queueing of ready batches near capacity (Allen-Cunneen). Its p95
+//     is within 5% of the request-level simulator from 10% to 98% of
+//     capacity on 4 replicas and to 80% on one (conservative above), and
+//     over an hour of a diurnal curve; each interval costs one evaluation
+//     whatever the request rate.
 //   - Simulate: an exact request-level simulator of c replicas with a
 //     shared queue, dynamic batching, a queue limit and a timeout, over a
 //     time-varying Poisson arrival rate. It is for short windows and for
