@@ -67,6 +67,7 @@ type csvSource struct {
 	cpuQty map[string]int64  // CPU quantities seen, in millicores
 	gpuQty map[string]int64  // GPU memory quantities seen, in MiB
 	queues map[string]string // one string per queue name
+	key    []byte            // scratch for the constraints' key
 }
 
 // newCSVSource reads a native CSV trace. Rows a little out of submit
@@ -90,6 +91,7 @@ func newCSVSource(file string, r io.Reader, closer func() error) (*streamTrace, 
 	if err := t.require("required column is missing", "submit", "duration"); err != nil {
 		return nil, err
 	}
+	t.viewRows()
 	src := &csvSource{csvTable: t, in: interner{}, qty: map[string]int64{}, cpuQty: map[string]int64{}, gpuQty: map[string]int64{}, queues: map[string]string{}}
 	for c, name := range NativeColumns() {
 		src.cols[c] = -1
@@ -203,7 +205,8 @@ func (s *csvSource) parse(rec []string, a *absJob) (bool, error) {
 		j.Pod.MIG = strings.Clone(v)
 	}
 	if sel, tol, models := s.v(rec, cNodeSelector), s.v(rec, cTolerations), s.v(rec, cGPUModel); sel != "" || tol != "" || models != "" {
-		j.Constraints, err = s.in.get(sel+"\x00"+tol+"\x00"+models, func() (*cluster.Constraints, error) {
+		s.key = append(append(append(append(append(s.key[:0], sel...), 0), tol...), 0), models...)
+		j.Constraints, err = s.in.get(view(s.key), func() (*cluster.Constraints, error) {
 			c, err := parseConstraintText(strings.Clone(sel), strings.Clone(tol))
 			if err == nil && models != "" {
 				c.Affinity = []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: strings.Split(strings.Clone(models), "|")}}}

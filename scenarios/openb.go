@@ -55,6 +55,7 @@ func newOpenbSource(file string, r io.Reader, closer func() error, opts TraceOpt
 		"creation_time", "deletion_time", "scheduled_time"); err != nil {
 		return nil, err
 	}
+	t.viewRows()
 	src := &openbSource{csvTable: t, in: interner{}, exclude: opts.PendingPods == PendingExclude, phases: map[string]int{}}
 	st := csvStream(t, FormatOpenb, closer, "creation_time", true, func(rec []string, a *absJob) (bool, error) {
 		skip, err := src.parse(rec, &a.job)
@@ -184,7 +185,7 @@ func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err er
 	if j.Pod.MilliGPUs() > 0 {
 		s.gpuPods++
 	}
-	s.phases[s.get(rec, "pod_phase")]++
+	countText(s.phases, s.get(rec, "pod_phase"))
 	if !hasSched {
 		s.pending++
 		if s.exclude {
@@ -226,6 +227,7 @@ func parseOpenbPods(path string, r io.Reader) ([]cluster.JobSpec, error) {
 		"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"); err != nil {
 		return nil, err
 	}
+	t.viewRows()
 	in := interner{}
 	var out []cluster.JobSpec
 	for {
@@ -272,6 +274,7 @@ func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 	if err := t.require("required column is missing (the header must have sn,cpu_milli,memory_mib,gpu,model)", "cpu_milli", "memory_mib", "gpu", "model"); err != nil {
 		return nil, err
 	}
+	t.viewRows()
 	type key struct {
 		model         string
 		gpu, cpu, mem int64

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"container/heap"
 	"fmt"
 	"io"
 	"math"
@@ -64,115 +63,6 @@ func splitPods(n, minPods, perNode int64) (pods, each int64) {
 		k++
 	}
 	return k, n / k
-}
-
-// absJob is a job with an absolute submit time (ms since the epoch) and
-// where it was read, waiting in the reorder buffer.
-type absJob struct {
-	job  cluster.JobSpec
-	at   int64
-	line int
-	seq  int
-}
-
-type jobHeap []absJob
-
-func (h jobHeap) Len() int           { return len(h) }
-func (h jobHeap) Less(i, j int) bool { return h.less(&h[i], &h[j]) }
-func (jobHeap) less(a, b *absJob) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.seq < b.seq
-}
-func (h jobHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *jobHeap) Push(x any)   { *h = append(*h, x.(absJob)) }
-func (h *jobHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// reorderer turns rows into jobs in submit order: a buffer of window rows
-// puts a slightly unordered trace back in order. With absolute times the
-// jobs' times become relative to the earliest submission; with keepTimes
-// (native and openb traces, whose times already count from the trace
-// start) they are kept. Rows that arrive in time order (most of them)
-// wait in a queue; only those earlier than a row before them go to a heap.
-type reorderer struct {
-	file      string
-	window    int
-	field     string // the submit column, for the error about a late row
-	keepTimes bool
-	q         []absJob // rows in time order, q[qh:] waiting
-	qh        int
-	h         jobHeap // rows that came after a later one
-	seq       int
-	base      int64
-	started   bool
-	last      int64
-	done      bool
-}
-
-func (r *reorderer) waiting() int { return len(r.q) - r.qh + len(r.h) }
-
-// push adds a row's job; pop takes the next job out once the buffer is
-// full (or, when drain is set, whatever is left).
-func (r *reorderer) push(j absJob) {
-	j.seq = r.seq
-	r.seq++
-	n := len(r.q)
-	if n > r.qh && j.at < r.q[n-1].at {
-		heap.Push(&r.h, j)
-		return
-	}
-	if r.qh > 0 && n == cap(r.q) {
-		// Move the waiting rows to the front rather than grow.
-		k := copy(r.q, r.q[r.qh:])
-		clear(r.q[k:])
-		r.q, r.qh = r.q[:k], 0
-	}
-	r.q = append(r.q, j)
-}
-
-func (r *reorderer) ready(drain bool) bool {
-	w := r.waiting()
-	return w > 0 && (drain || w > r.window)
-}
-
-func (r *reorderer) pop(out *cluster.JobSpec) error {
-	var x absJob
-	if r.qh < len(r.q) && (len(r.h) == 0 || !r.h.less(&r.h[0], &r.q[r.qh])) {
-		x = r.q[r.qh]
-		r.q[r.qh] = absJob{}
-		if r.qh++; r.qh == len(r.q) {
-			r.q, r.qh = r.q[:0], 0
-		}
-	} else {
-		x = heap.Pop(&r.h).(absJob)
-	}
-	if !r.started {
-		r.base, r.started = x.at, true
-		if r.keepTimes {
-			r.base = 0
-		}
-	}
-	if x.at < r.last {
-		field := r.field
-		if field == "" {
-			field = "submit time"
-		}
-		return &InputError{File: r.file, Line: x.line, Field: field,
-			Msg: fmt.Sprintf("is %s before a job already replayed: the trace is out of time order by more than %d rows; sort the file by submit time first", time.Duration(r.last-x.at)*time.Millisecond, r.window)}
-	}
-	r.last = x.at
-	*out = x.job
-	out.Submit = x.at - r.base
-	if out.Deadline > 0 {
-		out.Deadline -= r.base
-	}
-	return nil
 }
 
 // streamTrace streams a trace whose rows parse into jobs (with absolute
@@ -238,7 +128,15 @@ func (s *streamTrace) Next(j *cluster.JobSpec) (bool, error) {
 			s.err = tooManyJobs(s.info.File, a.line)
 			return false, s.err
 		}
-		s.ro.push(*a)
+		if s.ro.passThrough {
+			s.ro.seq++
+			if err := s.ro.give(a, j); err != nil {
+				s.err = err
+				return false, err
+			}
+			return true, nil
+		}
+		s.ro.push(a)
 	}
 	if err := s.ro.pop(j); err != nil {
 		s.err = err
@@ -297,6 +195,8 @@ func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOp
 	if err := t.require("required Philly column is missing (the header is timestamp,duration,num_gpus,gpu_time,cluster)", "timestamp", "duration", "num_gpus"); err != nil {
 		return nil, err
 	}
+	t.viewRows()
+	queues := texts{}
 	per := opts.gpusPerNode()
 	rows, zero := 0, 0
 	s := csvStream(t, FormatPhilly, closer, "timestamp", false, func(rec []string, a *absJob) (bool, error) {
@@ -317,7 +217,7 @@ func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOp
 			return false, err
 		}
 		pods, each := splitPods(n, 1, per)
-		q := t.get(rec, "cluster")
+		q := queues.get(t.get(rec, "cluster"))
 		if q == "" {
 			q = "philly"
 		}
@@ -344,6 +244,8 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 		"job_id", "vc", "gpu_num", "cpu_num", "node_num", "submit_time", "duration"); err != nil {
 		return nil, err
 	}
+	t.viewRows()
+	queues := texts{}
 	per := opts.gpusPerNode()
 	rows, zero, gpuJobs := 0, 0, 0
 	states := map[string]int{}
@@ -383,13 +285,13 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 			gpuJobs++
 		}
 		if st := t.get(rec, "state"); st != "" {
-			states[st]++
+			countText(states, st)
 		}
-		name := t.get(rec, "job_id")
+		name := strings.Clone(t.get(rec, "job_id"))
 		if name == "" {
 			name = "helios-" + strconv.Itoa(rows)
 		}
-		q := t.get(rec, "vc")
+		q := queues.get(t.get(rec, "vc"))
 		if q == "" {
 			q = "helios"
 		}

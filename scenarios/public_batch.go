@@ -272,6 +272,7 @@ func ReadPAIUsers(file string, r io.Reader) (map[string]string, error) {
 	if err := t.require("required PAI job table column is missing (job_name,inst_id,user,status,start_time,end_time)", "job_name", "user"); err != nil {
 		return nil, err
 	}
+	t.viewRows()
 	users := map[string]string{}
 	for {
 		rec, ok, err := t.next()
@@ -317,6 +318,7 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 		"job_name", "task_name", "inst_num", "start_time", "end_time", "plan_cpu", "plan_mem", "plan_gpu"); err != nil {
 		return nil, err
 	}
+	t.viewRows()
 	var jobs []absJob
 	in := interner{}
 	rows, unfinished, rounded := 0, 0, 0
@@ -330,7 +332,7 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 			break
 		}
 		rows++
-		statuses[t.get(rec, "status")]++
+		countText(statuses, t.get(rec, "status"))
 		start, okS, err := paiNumber(t, rec, "start_time", 9e9)
 		if err != nil {
 			return nil, err
@@ -440,6 +442,7 @@ func parsePAIMachines(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 		model         string
 		gpu, cpu, mem int64
 	}
+	t.viewRows()
 	idx := map[key]int{}
 	var pools []cluster.PoolSpec
 	nodes := 0

@@ -112,16 +112,20 @@ func OpenTrace(path, format string, opts TraceOptions) (TraceSource, error) {
 	if !ok {
 		return src, nil
 	}
-	inOrder, checked := csvInTimeOrder(path, st.info.Format)
+	order, checked := csvOrder(path, st.info.Format)
 	if !checked {
 		check, err := openTraceRaw(path, format, opts)
 		if err != nil {
 			return src, nil
 		}
-		inOrder = inTimeOrder(check)
+		order = sourceOrder(check)
 		check.Close()
 	}
-	if inOrder {
+	switch order {
+	case orderSorted:
+		st.ro.passThrough = true
+		return src, nil
+	case orderWindow:
 		return src, nil
 	}
 	src.Close()
@@ -239,6 +243,32 @@ func (in interner) get(key string, build func() (*cluster.Constraints, error)) (
 	return c, nil
 }
 
+// texts shares one string per distinct text (queue names, states): the
+// first 65,536 are kept, later ones copied for each use. A text from a
+// row (a view of the read buffer) is always copied before it is kept.
+type texts map[string]string
+
+func (m texts) get(v string) string {
+	if s, ok := m[v]; ok {
+		return s
+	}
+	s := strings.Clone(v)
+	if len(m) < 1<<16 {
+		m[s] = s
+	}
+	return s
+}
+
+// countText counts a text, copying it the first time it is seen (it may
+// be a view of a row).
+func countText(m map[string]int, k string) {
+	if _, ok := m[k]; ok {
+		m[k]++
+		return
+	}
+	m[strings.Clone(k)] = 1
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -253,7 +283,7 @@ func sortedKeys[V any](m map[string]V) []string {
 type csvTable struct {
 	file string
 	lr   *boundedReader
-	r    *csv.Reader
+	r    *rowReader
 	col  map[string]int
 	done bool
 	rows int // records read after the header
@@ -268,8 +298,7 @@ func openCSVTable(file string, r io.Reader, comment rune, emptyMsg string) (*csv
 	lr := newBoundedReader(r)
 	lr.slack = csvReadAhead
 	lr.markRecord(0)
-	cr := csv.NewReader(bufio.NewReaderSize(lr, csvReadAhead))
-	cr.ReuseRecord = true
+	cr := newRowReader(lr, csvReadAhead)
 	cr.Comment = comment
 	header, err := cr.Read()
 	if err != nil {
@@ -292,6 +321,11 @@ func openCSVTable(file string, r io.Reader, comment rune, emptyMsg string) (*csv
 	cr.FieldsPerRecord = len(header)
 	return t, header, nil
 }
+
+// viewRows makes the table's rows views of its read buffer (see
+// rowReader): a row's fields are valid until the next row, and a reader
+// keeps one only by copying it.
+func (t *csvTable) viewRows() { t.r.views = true }
 
 // require fails unless every named column is in the header.
 func (t *csvTable) require(msg string, names ...string) error {

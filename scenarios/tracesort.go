@@ -2,16 +2,12 @@ package scenarios
 
 import (
 	"bufio"
-	"bytes"
 	"container/heap"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -352,96 +348,6 @@ func sortedNote(rows int) string {
 	return fmt.Sprintf("the trace was not in time order: sorted before replay (%d rows)", rows)
 }
 
-// csvInTimeOrder is inTimeOrder for the CSV formats, reading only the
-// submit column (ok false for another format). It counts every row, even
-// one the reader would set aside: at worst a trace is sorted that would
-// have replayed as it was. A trace that fails to read is taken as in
-// order: its replay reports the error.
-func csvInTimeOrder(path, format string) (inOrder, ok bool) {
-	comment, col, parse := '#', "", func(v string) (int64, error) { return seconds(v, true) }
-	switch format {
-	case FormatCSV:
-		col = "submit"
-	case FormatOpenb:
-		comment, col = 0, "creation_time"
-	case FormatPhilly:
-		col, parse = "timestamp", parseWallTime
-	case FormatHelios:
-		col, parse = "submit_time", parseWallTime
-	default:
-		return false, false
-	}
-	if inOrder, ok := scanInTimeOrder(path, comment, col, parse); ok {
-		return inOrder, true
-	}
-	r, closer, err := openMaybeGzip(path)
-	if err != nil {
-		return true, true
-	}
-	defer closer()
-	t, _, err := openCSVTable(path, r, comment, "")
-	if err != nil {
-		return true, true
-	}
-	i, found := t.col[col]
-	if !found {
-		return true, true
-	}
-	ro := reorderer{window: ReorderWindow, keepTimes: true}
-	var j cluster.JobSpec
-	for {
-		rec, more, err := t.next()
-		if err != nil {
-			return true, true
-		}
-		if more {
-			if at, err := parse(strings.TrimSpace(rec[i])); err == nil {
-				ro.push(absJob{at: at})
-			}
-		}
-		for ro.ready(!more) {
-			if ro.pop(&j) != nil {
-				return false, true
-			}
-		}
-		if !more {
-			return true, true
-		}
-	}
-}
-
-// inTimeOrder reads a streamed trace's rows through a reorder buffer like
-// the replay's and says whether none came too late for it. A trace that
-// fails to read is taken as in order: its replay reports the error.
-func inTimeOrder(src TraceSource) bool {
-	s, ok := src.(*streamTrace)
-	if !ok {
-		return true
-	}
-	read, _ := rawReader(s)
-	ro := reorderer{window: ReorderWindow, keepTimes: true}
-	var a absJob
-	var j cluster.JobSpec
-	for {
-		ok, err := read(&a)
-		if err != nil {
-			return true
-		}
-		if ok {
-			a.job = cluster.JobSpec{} // only the times matter here
-			ro.push(a)
-		}
-		for ro.ready(!ok) {
-			if ro.pop(&j) != nil {
-				return false
-			}
-		}
-		if !ok {
-			return true
-		}
-	}
-}
-
 // sortedTrace replays a trace that was sorted first into a temporary
 // native file; closing it removes the file.
 type sortedTrace struct {
@@ -527,74 +433,6 @@ func openSorted(path, format string, opts TraceOptions) (_ TraceSource, err erro
 	info.Format = format
 	return &sortedTrace{TraceSource: sorted, info: info, notes: append(res.Notes, sortedNote(res.Rows)), dir: dir,
 		flags: flags, fr: bufio.NewReaderSize(flags, 1<<12)}, nil
-}
-
-// scanInTimeOrder is csvInTimeOrder's fast path: lines split at commas,
-// with no CSV parser. It gives up (ok false) on a quote or a line over
-// 64 KiB, which only encoding/csv reads right.
-func scanInTimeOrder(path string, comment rune, col string, parse func(string) (int64, error)) (inOrder, ok bool) {
-	r, closer, err := openMaybeGzip(path)
-	if err != nil {
-		return true, true
-	}
-	defer closer()
-	br := bufio.NewReaderSize(r, 1<<16)
-	ro := reorderer{window: ReorderWindow, keepTimes: true}
-	var j cluster.JobSpec
-	idx, fields, first := -1, 0, true
-	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return false, false
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return true, true
-		}
-		more := err == nil
-		if first {
-			line = bytes.TrimPrefix(line, utf8BOM)
-			first = false
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if bytes.IndexByte(line, '"') >= 0 {
-			return false, false
-		}
-		switch {
-		case len(line) == 0 || (comment != 0 && line[0] == byte(comment)):
-		case idx < 0:
-			for i, h := range bytes.Split(line, []byte{','}) {
-				if string(bytes.TrimSpace(h)) == col {
-					idx = i
-				}
-				fields = i + 1
-			}
-			if idx < 0 {
-				return true, true
-			}
-		default:
-			if bytes.Count(line, []byte{','})+1 != fields {
-				return true, true // the replay reports the row
-			}
-			v := line
-			for range idx {
-				v = v[bytes.IndexByte(v, ',')+1:]
-			}
-			if k := bytes.IndexByte(v, ','); k >= 0 {
-				v = v[:k]
-			}
-			if at, err := parse(string(bytes.TrimSpace(v))); err == nil {
-				ro.push(absJob{at: at})
-			}
-		}
-		for ro.ready(!more) {
-			if ro.pop(&j) != nil {
-				return false, true
-			}
-		}
-		if !more {
-			return true, true
-		}
-	}
 }
 
 // writeSorted writes path, a native CSV (or JSON lines), and its ".flags"
