@@ -145,3 +145,19 @@ func TestTimeWindowAsReorderer(t *testing.T) {
 		t.Fatalf("the trials should give every order: %v", seen)
 	}
 }
+
+// TestNativeWriterQuotesAsEncodingCSV: the native writer quotes a text
+// field exactly where encoding/csv's writer does.
+func TestNativeWriterQuotesAsEncodingCSV(t *testing.T) {
+	for _, f := range []string{"", "plain", "a,b", `say "hi"`, " lead", "\tlead", "trail ", "line\nbreak", "cr\rhere", `\.`, `\.x`, "\u00a0nbsp", "ü,"} {
+		var want strings.Builder
+		cw := csv.NewWriter(&want)
+		if err := cw.Write([]string{f}); err != nil {
+			t.Fatal(err)
+		}
+		cw.Flush()
+		if got := string(appendCSVField(nil, f)) + "\n"; got != want.String() {
+			t.Errorf("field %q: wrote %q, encoding/csv writes %q", f, got, want.String())
+		}
+	}
+}

@@ -86,14 +86,23 @@ func rawReader(src TraceSource) (read func(a *absJob) (bool, error), keepTimes b
 	}, true
 }
 
-func byTime(a, b absJob) int {
-	switch {
-	case a.at < b.at:
-		return -1
-	case a.at > b.at:
-		return 1
+// sortOrder is the order of buf's rows by time, stable: it sorts small
+// keys (time, sequence, index), not the rows themselves.
+func sortOrder(buf []absJob, keys []lateKey) []lateKey {
+	keys = keys[:0]
+	for i := range buf {
+		keys = append(keys, lateKey{at: buf[i].at, seq: buf[i].seq, slot: int32(i)})
 	}
-	return a.seq - b.seq
+	slices.SortFunc(keys, func(a, b lateKey) int {
+		switch {
+		case a.at < b.at:
+			return -1
+		case a.at > b.at:
+			return 1
+		}
+		return a.seq - b.seq
+	})
+	return keys
 }
 
 // jobSink is where sorted jobs go: a native writer and, for a sorted copy
@@ -167,13 +176,13 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 	}
 	res.Notes = src.Notes()
 	if len(runs) == 0 {
-		slices.SortStableFunc(buf, byTime)
+		keys := sortOrder(buf, nil)
 		var base int64
-		if len(buf) > 0 && !keepTimes {
-			base = buf[0].at
+		if len(keys) > 0 && !keepTimes {
+			base = keys[0].at
 		}
-		for i := range buf {
-			if err := emit(w, &buf[i], base); err != nil {
+		for _, k := range keys {
+			if err := emit(w, &buf[k.slot], base); err != nil {
 				return res, err
 			}
 		}
@@ -240,19 +249,19 @@ type sortRun struct {
 }
 
 func writeRun(dir string, n int, buf []absJob, jsonl, keepTimes bool) (sortRun, error) {
-	slices.SortStableFunc(buf, byTime)
+	keys := sortOrder(buf, nil)
 	ext := ".csv"
 	if jsonl {
 		ext = ".jsonl"
 	}
-	r := sortRun{path: filepath.Join(dir, "run-"+strconv.Itoa(n)+ext), base: buf[0].at}
+	r := sortRun{path: filepath.Join(dir, "run-"+strconv.Itoa(n)+ext), base: keys[0].at}
 	if keepTimes {
 		// Times already relative (native, openb) are kept as they are.
 		r.base = 0
 	}
 	err := writeSorted(r.path, jsonl, func(sink jobSink) error {
-		for i := range buf {
-			if err := emit(sink, &buf[i], r.base); err != nil {
+		for _, k := range keys {
+			if err := emit(sink, &buf[k.slot], r.base); err != nil {
 				return err
 			}
 		}

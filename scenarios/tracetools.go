@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"encoding/csv"
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -17,10 +19,13 @@ import (
 
 // NativeWriter writes jobs in a native format: CSV (NativeColumns) or,
 // for full fidelity of node affinity, JSON lines.
+//
+// The CSV is written as encoding/csv writes it (fields quoted where it
+// would quote them), a row at a time into one reused buffer.
 type NativeWriter struct {
-	csv   *csv.Writer
+	csv   *bufio.Writer
 	enc   *json.Encoder
-	row   []string
+	row   []byte
 	count int
 }
 
@@ -29,22 +34,63 @@ func NewNativeWriter(w io.Writer, jsonl bool) (*NativeWriter, error) {
 	if jsonl {
 		return &NativeWriter{enc: json.NewEncoder(w)}, nil
 	}
-	cw := csv.NewWriter(w)
-	return &NativeWriter{csv: cw}, cw.Write(NativeColumns())
+	nw := &NativeWriter{csv: bufio.NewWriterSize(w, 1<<16)}
+	for i, c := range NativeColumns() {
+		if i > 0 {
+			nw.row = append(nw.row, ',')
+		}
+		nw.row = appendCSVField(nw.row, c)
+	}
+	nw.row = append(nw.row, '\n')
+	_, err := nw.csv.Write(nw.row)
+	return nw, err
 }
 
-func secondsText(ms int64) string {
+func appendSeconds(b []byte, ms int64) []byte {
 	if ms%1000 == 0 {
-		return strconv.FormatInt(ms/1000, 10)
+		return strconv.AppendInt(b, ms/1000, 10)
 	}
-	return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
+	return strconv.AppendFloat(b, float64(ms)/1000, 'f', 3, 64)
 }
 
-func gpusText(p *cluster.PodSpec) string {
+func appendGPUs(b []byte, p *cluster.PodSpec) []byte {
 	if p.GPUMilli > 0 {
-		return strconv.FormatFloat(float64(p.GPUMilli)/1000, 'f', 3, 64)
+		return strconv.AppendFloat(b, float64(p.GPUMilli)/1000, 'f', 3, 64)
 	}
-	return strconv.Itoa(int(p.GPUs))
+	return strconv.AppendInt(b, int64(p.GPUs), 10)
+}
+
+// appendCSVField appends a field as encoding/csv's Writer writes it: in
+// quotes (a quote doubled) when it holds a comma, quote, CR or LF, starts
+// with a space, or is \. alone.
+func appendCSVField(b []byte, f string) []byte {
+	quote := f == `\.`
+	if f != "" && !quote {
+		quote = strings.ContainsAny(f, ",\"\r\n")
+		if !quote {
+			r, _ := utf8.DecodeRuneInString(f)
+			quote = unicode.IsSpace(r)
+		}
+	}
+	if !quote {
+		return append(b, f...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(f); i++ {
+		if f[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, f[i])
+	}
+	return append(b, '"')
+}
+
+// appendQuantity appends n with its unit (8000m, 64Mi), or nothing for 0.
+func appendQuantity(b []byte, n int64, unit string) []byte {
+	if n <= 0 {
+		return b
+	}
+	return append(strconv.AppendInt(b, n, 10), unit...)
 }
 
 // gpuModels returns the models of a single gpu-model In term, and whether
@@ -114,16 +160,14 @@ func (w *NativeWriter) Write(j *cluster.JobSpec) error {
 	if !ok {
 		return fmt.Errorf("job %s has node affinity the CSV format cannot hold; write JSON lines (.jsonl)", j.Name)
 	}
-	var sel, tol []string
+	sel, tol := "", ""
 	if c := j.Constraints; c != nil {
-		keys := make([]string, 0, len(c.NodeSelector))
-		for k := range c.NodeSelector {
-			keys = append(keys, k)
+		var parts []string
+		for _, k := range sortedKeys(c.NodeSelector) {
+			parts = append(parts, k+"="+c.NodeSelector[k])
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			sel = append(sel, k+"="+c.NodeSelector[k])
-		}
+		sel = strings.Join(parts, ";")
+		parts = parts[:0]
 		for _, t := range c.Tolerations {
 			s := t.Key
 			if t.Operator != "Exists" {
@@ -132,34 +176,37 @@ func (w *NativeWriter) Write(j *cluster.JobSpec) error {
 			if t.Effect != "" {
 				s += ":" + string(t.Effect)
 			}
-			tol = append(tol, s)
+			parts = append(parts, s)
 		}
+		tol = strings.Join(parts, ";")
 	}
-	deadline := ""
+	b := appendCSVField(w.row[:0], j.Name)
+	b = appendCSVField(append(b, ','), j.Queue)
+	b = appendSeconds(append(b, ','), j.Submit)
+	b = appendSeconds(append(b, ','), j.Duration)
+	b = strconv.AppendInt(append(b, ','), int64(j.Replicas), 10)
+	b = appendGPUs(append(b, ','), &j.Pod)
+	b = appendQuantity(append(b, ','), j.Pod.MilliCPU, "m")
+	b = appendQuantity(append(b, ','), j.Pod.MemoryMiB, "Mi")
+	b = strconv.AppendInt(append(b, ','), int64(j.Priority), 10)
+	b = append(b, ',')
 	if j.Deadline > 0 {
-		deadline = secondsText(j.Deadline)
+		b = appendSeconds(b, j.Deadline)
 	}
-	cpu, mem, gmem := "", "", ""
-	if j.Pod.MilliCPU > 0 {
-		cpu = strconv.FormatInt(j.Pod.MilliCPU, 10) + "m"
-	}
-	if j.Pod.MemoryMiB > 0 {
-		mem = strconv.FormatInt(j.Pod.MemoryMiB, 10) + "Mi"
-	}
-	if j.Pod.GPUMemMiB > 0 {
-		gmem = strconv.FormatInt(j.Pod.GPUMemMiB, 10) + "Mi"
-	}
-	w.row = append(w.row[:0], j.Name, j.Queue, secondsText(j.Submit), secondsText(j.Duration), strconv.Itoa(int(j.Replicas)),
-		gpusText(&j.Pod), cpu, mem, strconv.Itoa(int(j.Priority)), deadline, strings.Join(sel, ";"), strings.Join(tol, ";"),
-		j.Pod.MIG, gmem, models)
-	return w.csv.Write(w.row)
+	b = appendCSVField(append(b, ','), sel)
+	b = appendCSVField(append(b, ','), tol)
+	b = appendCSVField(append(b, ','), j.Pod.MIG)
+	b = appendQuantity(append(b, ','), j.Pod.GPUMemMiB, "Mi")
+	b = appendCSVField(append(b, ','), models)
+	w.row = append(b, '\n')
+	_, err := w.csv.Write(w.row)
+	return err
 }
 
 // Flush finishes the output.
 func (w *NativeWriter) Flush() error {
 	if w.csv != nil {
-		w.csv.Flush()
-		return w.csv.Error()
+		return w.csv.Flush()
 	}
 	return nil
 }
