@@ -132,8 +132,8 @@ func (s *csvSource) parse(rec []string, a *absJob) (bool, error) {
 	}
 	// The fields share one string per row: clone the name, so a job keeps
 	// only its own bytes alive.
-	*j = cluster.JobSpec{Name: strings.Clone(s.v(rec, cName)), Queue: q, Replicas: 1}
-	if j.Name == "" {
+	*j = cluster.JobSpec{Name: s.name(s.v(rec, cName)), Queue: q, Replicas: 1}
+	if j.Name == "" && !s.sizing {
 		j.Name = "job-" + strconv.Itoa(s.rows)
 	}
 	if j.Queue == "" {

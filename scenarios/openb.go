@@ -138,7 +138,7 @@ func openbPod(t *csvTable, in interner, rec []string, j *cluster.JobSpec) error 
 		return t.bad("gpu_milli", "%d is over 1000 (one whole GPU)", milli)
 	}
 	*j = cluster.JobSpec{
-		Name:     strings.Clone(t.get(rec, "name")),
+		Name:     t.name(t.get(rec, "name")),
 		Queue:    strings.Clone(t.get(rec, "qos")),
 		Replicas: 1,
 		Pod:      cluster.PodSpec{MilliCPU: cpu, MemoryMiB: mem},

@@ -78,6 +78,7 @@ type streamTrace struct {
 	notes func() []string
 	err   error
 	row   absJob // scratch for read (a local would escape to the heap)
+	table *csvTable // the CSV table read, if the format is CSV
 }
 
 func newStreamTrace(file, format string, header bool, closer func() error, submitField string, keepTimes bool) *streamTrace {
@@ -149,6 +150,7 @@ func (s *streamTrace) Next(j *cluster.JobSpec) (bool, error) {
 // reorder buffer (times made relative to the first, or kept).
 func csvStream(t *csvTable, format string, closer func() error, submitField string, keepTimes bool, parse func(rec []string, a *absJob) (skip bool, err error)) *streamTrace {
 	s := newStreamTrace(t.file, format, true, closer, submitField, keepTimes)
+	s.table = t
 	s.rows = func() int { return t.rows }
 	s.read = func(a *absJob) (bool, bool, error) {
 		rec, ok, err := t.next()
@@ -222,7 +224,11 @@ func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOp
 			q = "philly"
 		}
 		a.at = at
-		a.job = cluster.JobSpec{Name: "philly-" + strconv.Itoa(rows), Queue: q, Duration: dur, Replicas: int32(pods), Pod: cluster.PodSpec{GPUs: int32(each)}}
+		name := ""
+		if !t.sizing {
+			name = "philly-" + strconv.Itoa(rows)
+		}
+		a.job = cluster.JobSpec{Name: name, Queue: q, Duration: dur, Replicas: int32(pods), Pod: cluster.PodSpec{GPUs: int32(each)}}
 		return false, nil
 	})
 	s.notes = func() []string {
@@ -287,8 +293,8 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 		if st := t.get(rec, "state"); st != "" {
 			countText(states, st)
 		}
-		name := strings.Clone(t.get(rec, "job_id"))
-		if name == "" {
+		name := t.name(t.get(rec, "job_id"))
+		if name == "" && !t.sizing {
 			name = "helios-" + strconv.Itoa(rows)
 		}
 		q := queues.get(t.get(rec, "vc"))

@@ -123,6 +123,9 @@ type reorderer struct {
 	// (OpenTrace's check found no row earlier than the one before it):
 	// each row is handed out as it is read, with no buffer.
 	passThrough bool
+	// anyOrder hands rows out in the file's order, as read (to size a
+	// cluster, where order does not matter).
+	anyOrder bool
 }
 
 func (r *reorderer) waiting() int { return len(r.q) - r.qh + r.late.len() }
@@ -175,7 +178,7 @@ func (r *reorderer) give(x *absJob, out *cluster.JobSpec) error {
 			r.base = 0
 		}
 	}
-	if x.at < r.last {
+	if x.at < r.last && !r.anyOrder {
 		field := r.field
 		if field == "" {
 			field = "submit time"

@@ -132,6 +132,25 @@ func OpenTrace(path, format string, opts TraceOptions) (TraceSource, error) {
 	return openSorted(path, format, opts)
 }
 
+// OpenTraceSizing opens a trace for one light pass that sizes a cluster
+// (DeriveCluster): its rows in the file's order, as read, with no order
+// check, no reorder buffer and no job names. Its jobs' times are relative
+// to the first row's, and may be negative: only the spans between them
+// mean anything.
+func OpenTraceSizing(path, format string, opts TraceOptions) (TraceSource, error) {
+	src, err := openTraceRaw(path, format, opts)
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := src.(*streamTrace); ok {
+		st.ro.passThrough, st.ro.anyOrder = true, true
+		if st.table != nil {
+			st.table.sizing = true
+		}
+	}
+	return src, nil
+}
+
 // openTraceRaw opens a trace as it is, in the order of its rows.
 func openTraceRaw(path, format string, opts TraceOptions) (TraceSource, error) {
 	if !knownFormat(format) {
@@ -287,6 +306,17 @@ type csvTable struct {
 	col  map[string]int
 	done bool
 	rows int // records read after the header
+	// sizing: the rows are read to size a cluster, so jobs need no names.
+	sizing bool
+}
+
+// name is a job name from a row, copied (the row is a view), or "" when
+// the rows are read only to size a cluster.
+func (t *csvTable) name(v string) string {
+	if t.sizing {
+		return ""
+	}
+	return strings.Clone(v)
 }
 
 // openCSVTable reads the header. emptyMsg is the error for a file with no

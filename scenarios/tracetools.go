@@ -494,6 +494,8 @@ func GenerateTrace(o GenerateOptions, w *NativeWriter) error {
 // if a pod needs more), each pool large enough for the most GPUs, CPU and
 // memory its jobs would hold at once if every job started on arrival and
 // ran its recorded duration. It returns the pools and what it assumed.
+// The jobs may come in any order (OpenTraceSizing reads them in the
+// file's): the cluster is the same.
 func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 	type acc struct {
 		edges                []struct{ at, gpu, cpu, mem int64 }
@@ -545,11 +547,14 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 	var notes []string
 	for _, model := range order {
 		a := pools[model]
+		// At one instant every end comes before every start: then the
+		// peaks do not depend on the order the jobs were read in.
 		sort.Slice(a.edges, func(x, y int) bool {
-			if a.edges[x].at != a.edges[y].at {
-				return a.edges[x].at < a.edges[y].at
+			ex, ey := &a.edges[x], &a.edges[y]
+			if ex.at != ey.at {
+				return ex.at < ey.at
 			}
-			return a.edges[x].gpu < a.edges[y].gpu
+			return ex.gpu+ex.cpu+ex.mem < ey.gpu+ey.cpu+ey.mem
 		})
 		var g, c, m, pg, pc, pm int64
 		for _, e := range a.edges {

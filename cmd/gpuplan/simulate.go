@@ -200,7 +200,7 @@ func (o *simulateOptions) run() error {
 	if o.trace != "" {
 		opts.Trace = &scenarios.TraceSpec{Path: o.trace, Format: o.traceFormat, PendingPods: o.pendingPods}
 		if o.clusterFrom == "derive" {
-			src, err := scenarios.OpenTrace(o.trace, o.traceFormat, scenarios.TraceOptions{PendingPods: o.pendingPods})
+			src, err := scenarios.OpenTraceSizing(o.trace, o.traceFormat, scenarios.TraceOptions{PendingPods: o.pendingPods})
 			if err != nil {
 				return err
 			}
