@@ -77,7 +77,7 @@ type streamTrace struct {
 	rows  func() int
 	notes func() []string
 	err   error
-	row   absJob // scratch for read (a local would escape to the heap)
+	row   absJob    // scratch for read (a local would escape to the heap)
 	table *csvTable // the CSV table read, if the format is CSV
 }
 
