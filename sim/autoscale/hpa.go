@@ -236,10 +236,10 @@ func (h *HPA) normalize(now int64, cur, proposal int) int {
 	// Rate limits from the changes within each policy's period.
 	desired := rec
 	if rec > cur {
-		limit := h.upLimit(now, cur)
+		limit := h.limit(now, cur, +1)
 		desired = min(rec, max(limit, cur))
 	} else if rec < cur {
-		limit := h.downLimit(now, cur)
+		limit := h.limit(now, cur, -1)
 		desired = max(rec, min(limit, cur))
 	}
 	h.trimChanges(now)
@@ -258,53 +258,37 @@ func (h *HPA) changedWithin(now, period int64, sign int) int {
 	return n
 }
 
-func (h *HPA) upLimit(now int64, cur int) int {
+// limit is the furthest the policies of one direction (dir +1 up, -1
+// down) let the replicas go from cur: each policy measures from the
+// replicas at the start of its period (cur less what it already changed
+// within it); Max selects the policy allowing the most change, Min the
+// least. A Percent step up rounds up; a Percent step down truncates the
+// replicas it leaves, as the controller does.
+func (h *HPA) limit(now int64, cur, dir int) int {
 	r := h.spec.ScaleUp
+	if dir < 0 {
+		r = h.spec.ScaleDown
+	}
 	if r.Select == SelectDisabled || len(r.Policies) == 0 {
 		return cur
 	}
-	best := math.MinInt
-	if r.Select == SelectMin {
-		best = math.MaxInt
-	}
+	found := false
+	best := cur
 	for _, p := range r.Policies {
-		start := cur - h.changedWithin(now, p.PeriodMs, +1)
+		start := cur - dir*h.changedWithin(now, p.PeriodMs, dir)
 		var prop int
-		if p.Type == Pods {
-			prop = start + p.Value
-		} else {
+		switch {
+		case p.Type == Pods:
+			prop = start + dir*p.Value
+		case dir > 0:
 			prop = ceilInt(float64(start) * (1 + float64(p.Value)/100))
-		}
-		if r.Select == SelectMin {
-			best = min(best, prop)
-		} else {
-			best = max(best, prop)
-		}
-	}
-	return best
-}
-
-func (h *HPA) downLimit(now int64, cur int) int {
-	r := h.spec.ScaleDown
-	if r.Select == SelectDisabled || len(r.Policies) == 0 {
-		return cur
-	}
-	best := math.MaxInt
-	if r.Select == SelectMin {
-		best = math.MinInt
-	}
-	for _, p := range r.Policies {
-		start := cur + h.changedWithin(now, p.PeriodMs, -1)
-		var prop int
-		if p.Type == Pods {
-			prop = start - p.Value
-		} else {
+		default:
 			prop = int(float64(start) * (1 - float64(p.Value)/100))
 		}
-		if r.Select == SelectMin {
-			best = max(best, prop)
-		} else {
-			best = min(best, prop)
+		// "More change" is further from cur in direction dir.
+		more := (prop-best)*dir > 0
+		if !found || more == (r.Select != SelectMin) {
+			best, found = prop, true
 		}
 	}
 	return best

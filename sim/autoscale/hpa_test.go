@@ -126,3 +126,23 @@ func TestHPAValidate(t *testing.T) {
 		}
 	}
 }
+
+// The documentation's "limit scale down rate" example: Percent 10 and
+// Pods 5 per 60 s with selectPolicy Min, the smaller change wins: from
+// 100 replicas 5 go (10% would be 10); from 40, 4 go (10%, under 5).
+func TestHPASelectMin(t *testing.T) {
+	spec := NewHPASpec(200, 1)
+	spec.ScaleDown = Rules{Policies: []Policy{{Percent, 10, 60_000}, {Pods, 5, 60_000}}, Select: SelectMin}
+	for _, c := range []struct{ from, want int }{{100, 95}, {40, 36}} {
+		h, _ := NewHPA(spec)
+		if got := h.Sync(0, Observation{Replicas: c.from, Ready: c.from, Metric: 10.0 / float64(c.from)}); got != c.want {
+			t.Errorf("from %d: %d, want %d", c.from, got, c.want)
+		}
+	}
+	// Disabled: no scale-down at all.
+	spec.ScaleDown.Select = SelectDisabled
+	h, _ := NewHPA(spec)
+	if got := h.Sync(0, Observation{Replicas: 100, Ready: 100, Metric: 0.1}); got != 100 {
+		t.Errorf("disabled scale-down moved to %d", got)
+	}
+}
