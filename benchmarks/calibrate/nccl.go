@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/strict"
 )
 
 // Run is one nccl-tests run: its collective, devices and measured sizes.
@@ -54,54 +55,22 @@ func (r *Run) Hosts() int {
 
 // ParseError is nccl-tests output that cannot be read; it names the file,
 // the line and the field (a column of the results table, or a JSON key)
-// when known. It is scenarios.InputError's equivalent here (this package
-// stays below the simulator's).
-type ParseError struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *ParseError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// when known, as every reader's InputError does (exit code 2).
+type ParseError = strict.InputError
 
 // Bounds on what ParseOutput reads (the same as scenarios'): a line of
 // text output, the whole of a JSON output, and what an error quotes.
 const (
-	maxLineBytes = 1 << 20
-	maxJSONBytes = 64 << 20
-	maxQuote     = 80
+	maxLineBytes = strict.MaxLineBytes
+	maxJSONBytes = strict.MaxFileBytes
 )
 
-// quote quotes at most maxQuote bytes of input, with the length of what
-// was left out (scenarios.Quote's equivalent).
-func quote(s string) string {
-	if len(s) <= maxQuote {
-		return strconv.Quote(s)
-	}
-	cut := maxQuote
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
+// quote quotes at most a few bytes of input (strict.Quote).
+func quote(s string) string { return strict.Quote(s) }
 
 // clip bounds a decoder's message, which may carry input.
 func clip(msg string) string {
-	const most = 4 * maxQuote
+	const most = 4 * strict.MaxQuote
 	if len(msg) <= most {
 		return msg
 	}
@@ -111,9 +80,6 @@ func clip(msg string) string {
 	}
 	return fmt.Sprintf("%s... (%d bytes of message cut)", msg[:cut], len(msg)-cut)
 }
-
-// ExitCode is 2: bad input.
-func (e *ParseError) ExitCode() int { return 2 }
 
 var (
 	// slurm's srun -l prefixes every line with the task number: " 0: ".
