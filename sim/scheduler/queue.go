@@ -29,10 +29,13 @@ const (
 func sizeClass(replicas int32) int { return min(bits.Len32(uint32(replicas))-1, sizeClasses-1) }
 
 // bucket holds the queued jobs of one (GPUs per pod, size class) key, in
-// queue order. Jobs marked Done stay until the bucket is compacted.
+// queue order. Jobs marked Done stay until the bucket is compacted; every
+// job before head is Done, so a pass starts there and does not step over
+// the same finished jobs again and again.
 type bucket struct {
 	jobs []*JobInfo
 	done int
+	head int
 }
 
 // Scheduler owns the pending queue and runs scheduling passes over it.
@@ -145,8 +148,11 @@ func (s *Scheduler) Requeue(j *JobInfo) {
 	}
 	j.Done = false
 	if j.queued {
-		// Still in its bucket, marked done: count it live again.
-		s.buckets[bucketOf(j)].done--
+		// Still in its bucket, marked done: count it live again (it may
+		// sit before the bucket's head).
+		bk := &s.buckets[bucketOf(j)]
+		bk.done--
+		bk.head = 0
 		return
 	}
 	s.arrivals = append(s.arrivals, j)
@@ -163,6 +169,7 @@ func (s *Scheduler) Waiting(fn func(*JobInfo) bool) {
 			for m := s.occupied[w]; m != 0; m &= m - 1 {
 				bi := w<<6 | bits.TrailingZeros64(m)
 				bk := &s.buckets[bi]
+				cur[bi] = max(cur[bi], bk.head)
 				for cur[bi] < len(bk.jobs) && (bk.jobs[cur[bi]].Done || !bk.jobs[cur[bi]].Attempted) {
 					cur[bi]++
 				}
@@ -226,6 +233,7 @@ func (s *Scheduler) merge() {
 		bk.jobs = append(bk.jobs, nil)
 		copy(bk.jobs[i+1:], bk.jobs[i:])
 		bk.jobs[i] = j
+		bk.head = min(bk.head, i)
 	}
 	clear(s.arrivals)
 	s.arrivals = s.arrivals[:0]
@@ -264,8 +272,11 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 		return nil
 	}
 	s.merge()
-	for i := range s.cursor {
-		s.cursor[i] = 0
+	for w := 0; w < maskWords; w++ {
+		for m := s.occupied[w]; m != 0; m &= m - 1 {
+			bi := w<<6 | bits.TrailingZeros64(m)
+			s.cursor[bi] = s.buckets[bi].head
+		}
 	}
 	s.forgetFits()
 	maxFree := s.fw.c.MaxFreeWhole()
@@ -288,6 +299,9 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 				}
 				bk := &s.buckets[bi]
 				for s.cursor[bi] < len(bk.jobs) && bk.jobs[s.cursor[bi]].Done {
+					if s.cursor[bi] == bk.head {
+						bk.head++
+					}
 					s.cursor[bi]++
 				}
 				if s.cursor[bi] == len(bk.jobs) {
@@ -355,7 +369,7 @@ func (s *Scheduler) finishPass() {
 				}
 			}
 			clear(bk.jobs[len(out):])
-			bk.jobs, bk.done = out, 0
+			bk.jobs, bk.done, bk.head = out, 0, 0
 			if len(out) == 0 {
 				s.occupied[w] &^= 1 << (bi & 63)
 			}
