@@ -273,7 +273,7 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 			cm.Prices = append(cm.Prices, PoolPrice{Pool: p.Name, CapacityType: "on-demand", Basis: "no price (derived cluster)"})
 		}
 	}
-	b := &Built{Assumptions: append([]string(nil), opts.ClusterNotes...), Prices: cm.Prices, BaseRates: s.BaseRates(), Config: sim.Config{
+	b := &Built{Assumptions: append(append([]string(nil), opts.ClusterNotes...), s.nodeNotes...), Prices: cm.Prices, BaseRates: s.BaseRates(), Config: sim.Config{
 		Seed:     s.Seed(),
 		Pools:    cm.Pools,
 		Capacity: cm.Capacity,

@@ -64,6 +64,9 @@ func Parse(file, dir string, data []byte) (*Scenario, error) {
 	if err := s.importNodePools(); err != nil {
 		return nil, err
 	}
+	if err := s.importNodes(); err != nil {
+		return nil, err
+	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -124,7 +127,7 @@ func (s *Scenario) Validate() error {
 		return s.errAt("spec.horizon", "%s is more than 100 years", sp.Horizon.Duration)
 	}
 	if len(sp.Cluster.Pools) == 0 && len(sp.Cluster.NodePools) == 0 && sp.Cluster.NodeList == nil {
-		return s.errAt("spec.cluster", "give at least one pool or NodePool, or a nodeList")
+		return s.errAt("spec.cluster", "give at least one pool or NodePool, or a nodeList or nodes")
 	}
 	seen := map[string]bool{}
 	for i := range sp.Cluster.Pools {

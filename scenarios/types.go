@@ -27,8 +27,12 @@ type Scenario struct {
 	dir  string
 	pos  positions
 	cat  *models.PriceCatalog // loaded on first use
-	// imported names the NodePools read from spec.policy's manifests.
-	imported []string
+	// imported names the NodePools read from spec.policy's manifests;
+	// importedPools the pools read from spec.cluster.nodes, nodeNotes what
+	// reading them left out.
+	imported      []string
+	importedPools []string
+	nodeNotes     []string
 }
 
 // Metadata names and describes a scenario.
@@ -96,6 +100,8 @@ type ClusterSpec struct {
 	Pools     []PoolSpec     `json:"pools,omitempty"`
 	NodePools []NodePoolSpec `json:"nodePools,omitempty"`
 	NodeList  *NodeListSpec  `json:"nodeList,omitempty"`
+	// Nodes is the live cluster's `kubectl get nodes -o yaml`.
+	Nodes *NodesSpec `json:"nodes,omitempty"`
 }
 
 // PricingSpec says where prices come from.

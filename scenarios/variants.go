@@ -37,6 +37,7 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	// NodePools read from the policy's manifests are read again from the
 	// variant's policy.
 	base.Cluster.NodePools = slices.DeleteFunc(slices.Clone(base.Cluster.NodePools), func(np NodePoolSpec) bool { return slices.Contains(s.imported, np.Name) })
+	base.Cluster.Pools = slices.DeleteFunc(slices.Clone(base.Cluster.Pools), func(p PoolSpec) bool { return slices.Contains(s.importedPools, p.Name) })
 	data, err := json.Marshal(base)
 	if err != nil {
 		return nil, err
@@ -62,6 +63,9 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 		return nil, s.errAt(at+".patch", "the patched spec does not decode: %v", err)
 	}
 	if err := c.importNodePools(); err != nil {
+		return nil, err
+	}
+	if err := c.importNodes(); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {

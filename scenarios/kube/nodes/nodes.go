@@ -1,0 +1,457 @@
+package nodes
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/strict"
+)
+
+// Well-known node labels read here.
+const (
+	LabelInstanceType   = corev1.LabelInstanceTypeStable // node.kubernetes.io/instance-type
+	LabelRegion         = corev1.LabelTopologyRegion     // topology.kubernetes.io/region
+	LabelZone           = corev1.LabelTopologyZone       // topology.kubernetes.io/zone
+	LabelKarpenterCT    = "karpenter.sh/capacity-type"
+	LabelEKSCT          = "eks.amazonaws.com/capacityType"
+	LabelGKESpot        = "cloud.google.com/gke-spot"
+	LabelGKEPreemptible = "cloud.google.com/gke-preemptible"
+	LabelAKSPriority    = "kubernetes.azure.com/scalesetpriority"
+	LabelGPUProduct     = "nvidia.com/gpu.product"
+	LabelGPUCount       = "nvidia.com/gpu.count"
+	LabelGPUMemory      = "nvidia.com/gpu.memory" // MiB
+	LabelMIGStrategy    = "nvidia.com/mig.strategy"
+	LabelMIGConfig      = "nvidia.com/mig.config"
+	ResourceGPU         = "nvidia.com/gpu"
+	resourceMIGPrefix   = "nvidia.com/mig-"
+)
+
+// Capacity types, as gpuplan spells them.
+const (
+	OnDemand = "on-demand"
+	Spot     = "spot"
+)
+
+// Pool is a group of identical nodes.
+type Pool struct {
+	// Name is made from the instance type, capacity type and zone, with a
+	// suffix when two groups would share it.
+	Name  string
+	Nodes int
+	// Line is where the group's first node is in the file; FirstNode its name.
+	Line      int
+	FirstNode string
+
+	InstanceType, CapacityType, Region, Zone string
+	// GPUProduct is nvidia.com/gpu.product as labelled; GPUModel is
+	// gpuplan's name for it ("" when it is not one gpuplan knows).
+	GPUProduct, GPUModel string
+	// GPUs is the node's physical GPUs; GPUMemoryMiB each one's memory
+	// (nvidia.com/gpu.memory; 0 when not labelled).
+	GPUs         int32
+	GPUMemoryMiB int64
+	// MIGStrategy is single or mixed when the GPUs are MIG-partitioned;
+	// MIGLayout is each GPU's instances (from nvidia.com/mig.config, or from
+	// the allocatable nvidia.com/mig-* devices).
+	MIGStrategy string
+	MIGLayout   []string
+	MIGConfig   string
+	// CPU and Memory are the node's allocatable resources (memory as
+	// written: a scenario pool rounds it down to whole MiB).
+	CPU, Memory resource.Quantity
+	Labels      map[string]string
+	Taints      []corev1.Taint
+}
+
+// Result is the pools of a node list and what was left out.
+type Result struct {
+	Pools []Pool
+	Notes []string
+}
+
+// Parse reads a node list (YAML or JSON) from data; file names it in errors.
+func Parse(file string, data []byte) (*Result, error) {
+	var list corev1.NodeList
+	pos, err := strict.Decode(file, data, &list, strict.Options{What: "a node list"})
+	if err != nil {
+		return nil, err
+	}
+	where := func(path string) (int, int) {
+		for p := path; ; {
+			if lc, ok := pos[p]; ok {
+				return lc[0], lc[1]
+			}
+			i := strings.LastIndexAny(p, ".[")
+			if i < 0 {
+				return 0, 0
+			}
+			p = p[:i]
+		}
+	}
+	bad := func(path, format string, args ...any) error {
+		l, c := where(path)
+		return &strict.InputError{File: file, Line: l, Column: c, Field: path, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch list.Kind {
+	case "List", "NodeList":
+	default:
+		return nil, bad("kind", "is %s; gpuplan reads the List (or NodeList) of Nodes that `kubectl get nodes -o yaml` prints", strict.Quote(list.Kind))
+	}
+	if list.APIVersion != "v1" {
+		return nil, bad("apiVersion", "is %s; a node list is apiVersion v1", strict.Quote(list.APIVersion))
+	}
+	if len(list.Items) == 0 {
+		return nil, bad("items", "the node list has no nodes")
+	}
+	if len(list.Items) > strict.MaxNodes {
+		return nil, bad("items", "has %d nodes, more than %d", len(list.Items), strict.MaxNodes)
+	}
+	res := &Result{}
+	byKey := map[string]int{}
+	cordoned := 0
+	for i := range list.Items {
+		n := &list.Items[i]
+		at := fmt.Sprintf("items[%d]", i)
+		if n.Kind != "" && n.Kind != "Node" {
+			return nil, bad(at+".kind", "is %s; a node list holds Nodes", strict.Quote(n.Kind))
+		}
+		if n.Spec.Unschedulable {
+			cordoned++
+			continue
+		}
+		p, key, err := pool(n, at, bad)
+		if err != nil {
+			return nil, err
+		}
+		if k, ok := byKey[key]; ok {
+			g := &res.Pools[k]
+			g.Nodes++
+			for l, v := range g.Labels {
+				if n.Labels[l] != v {
+					delete(g.Labels, l)
+				}
+			}
+			continue
+		}
+		p.Nodes = 1
+		p.Line, _ = where(at)
+		byKey[key] = len(res.Pools)
+		res.Pools = append(res.Pools, p)
+	}
+	if len(res.Pools) == 0 {
+		return nil, bad("items", "every node is cordoned (spec.unschedulable): no node takes pods")
+	}
+	if cordoned > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: %d cordoned nodes (spec.unschedulable) left out", file, cordoned))
+	}
+	nameAll(res.Pools)
+	return res, nil
+}
+
+// perNode labels differ between identical machines.
+var perNode = []string{corev1.LabelHostname, "nvidia.com/gfd.timestamp", "nvidia.com/mig.config.state",
+	"node.kubernetes.io/instance-id", "alpha.eksctl.io/instance-id", "karpenter.k8s.aws/instance-id"}
+
+func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) error) (Pool, string, error) {
+	lb := n.Labels
+	p := Pool{FirstNode: n.Name, InstanceType: lb[LabelInstanceType], Region: lb[LabelRegion], Zone: lb[LabelZone],
+		GPUProduct: lb[LabelGPUProduct], MIGConfig: lb[LabelMIGConfig], Labels: maps.Clone(lb)}
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	for _, l := range perNode {
+		delete(p.Labels, l)
+	}
+	labels := at + ".metadata.labels"
+	label := func(key string) string { return labels + "[" + strconv.Quote(key) + "]" }
+	ct, ctLabel, err := capacityType(lb)
+	if err != nil {
+		return p, "", bad(label(ctLabel), "%v", err)
+	}
+	p.CapacityType = ct
+	alloc := n.Status.Allocatable
+	if alloc == nil {
+		alloc = n.Status.Capacity
+	}
+	allocAt := at + ".status.allocatable"
+	if n.Status.Allocatable == nil {
+		allocAt = at + ".status.capacity"
+	}
+	cpu, ok := alloc[corev1.ResourceCPU]
+	if !ok {
+		return p, "", bad(allocAt, "node %s gives no allocatable cpu", strict.Quote(n.Name))
+	}
+	milli, err := strict.MilliCPU(cpu)
+	if err != nil {
+		return p, "", bad(allocAt+`["cpu"]`, "%v", err)
+	}
+	mem, ok := alloc[corev1.ResourceMemory]
+	if !ok {
+		return p, "", bad(allocAt, "node %s gives no allocatable memory", strict.Quote(n.Name))
+	}
+	if _, err := strict.MemoryMiB(mem); err != nil {
+		return p, "", bad(allocAt+`["memory"]`, "%v", err)
+	}
+	p.CPU = *resource.NewMilliQuantity(milli, resource.DecimalSI)
+	p.Memory = mem.DeepCopy()
+
+	// MIG devices advertised under the mixed strategy.
+	mig := map[string]int64{}
+	for r, q := range alloc {
+		if prof, ok := strings.CutPrefix(string(r), resourceMIGPrefix); ok {
+			v, err := strict.QuantityIn(q, false, 1, 64*8, string(r))
+			if err != nil {
+				return p, "", bad(allocAt+"["+strconv.Quote(string(r))+"]", "%v", err)
+			}
+			if v > 0 {
+				mig[prof] = v
+			}
+		}
+	}
+	var gpus int64
+	if q, ok := alloc[ResourceGPU]; ok {
+		if gpus, err = strict.QuantityIn(q, false, 1, strict.MaxPodGPUs*8, ResourceGPU); err != nil {
+			return p, "", bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "%v", err)
+		}
+	}
+	labelInt := func(key string, max int64) (int64, error) {
+		v, ok := lb[key]
+		if !ok {
+			return 0, nil
+		}
+		x, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || x < 0 || x > max {
+			return 0, bad(label(key), "%s is not a whole number from 0 to %d", strict.Quote(v), max)
+		}
+		return x, nil
+	}
+	count, err := labelInt(LabelGPUCount, strict.MaxPodGPUs*8)
+	if err != nil {
+		return p, "", err
+	}
+	memMiB, err := labelInt(LabelGPUMemory, 1<<24)
+	if err != nil {
+		return p, "", err
+	}
+	strategy := lb[LabelMIGStrategy]
+	product, migProfile, _ := strings.Cut(p.GPUProduct, "-MIG-")
+	p.GPUModel = GPUModel(product, memMiB)
+	// The GPU operator labels a strategy even where MIG is off: MIG is on
+	// where a layout is configured or MIG devices are advertised.
+	configured := p.MIGConfig != "" && p.MIGConfig != "all-disabled"
+	migOn := false
+	switch strategy {
+	case "", "none":
+	case "single":
+		migOn = migProfile != "" || configured
+	case "mixed":
+		migOn = len(mig) > 0 || configured
+	default:
+		return p, "", bad(label(LabelMIGStrategy), "is %s; GPU feature discovery's strategies are none, single and mixed", strict.Quote(strategy))
+	}
+	if !migOn {
+		p.GPUs = int32(gpus)
+		p.GPUMemoryMiB = memMiB
+	} else {
+		if p.GPUModel == "" || models.MIGProfiles(p.GPUModel) == nil {
+			return p, "", bad(label(LabelGPUProduct), "node %s uses MIG (%s=%s) on %s, which gpuplan knows no MIG profiles of (MIG models: %s)",
+				strict.Quote(n.Name), LabelMIGStrategy, strategy, strict.Quote(p.GPUProduct), strings.Join(models.MIGModels(), ", "))
+		}
+		p.MIGStrategy = strategy
+		layout, err := migLayout(p.GPUModel, p.MIGConfig)
+		if err != nil {
+			return p, "", bad(label(LabelMIGConfig), "node %s: %v", strict.Quote(n.Name), err)
+		}
+		if strategy == "single" {
+			// GPU feature discovery overrides gpu.product with the profile
+			// and gpu.count with the MIG devices; the device plugin
+			// advertises each as an nvidia.com/gpu.
+			if layout == nil {
+				layout, err = migLayout(p.GPUModel, "all-"+migProfile)
+				if err != nil {
+					return p, "", bad(label(LabelGPUProduct), "node %s: %v", strict.Quote(n.Name), err)
+				}
+			}
+			if gpus%int64(len(layout)) != 0 {
+				return p, "", bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "node %s advertises %d MIG devices, not a whole number of GPUs of %d instances (%s)", strict.Quote(n.Name), gpus, len(layout), strings.Join(layout, ", "))
+			}
+			p.GPUs = int32(gpus / int64(len(layout)))
+		} else {
+			p.GPUs = int32(count)
+			if p.GPUs == 0 {
+				return p, "", bad(labels, "node %s uses the mixed MIG strategy but gives no %s", strict.Quote(n.Name), LabelGPUCount)
+			}
+			if layout == nil {
+				layout, err = layoutFromDevices(mig, int64(p.GPUs))
+				if err != nil {
+					return p, "", bad(allocAt, "node %s: %v", strict.Quote(n.Name), err)
+				}
+			}
+		}
+		p.MIGLayout = layout
+	}
+	if p.GPUs > 0 && p.GPUProduct == "" {
+		return p, "", bad(labels, "node %s has %d GPUs but no %s label (GPU feature discovery's): gpuplan cannot tell which GPU it is", strict.Quote(n.Name), p.GPUs, LabelGPUProduct)
+	}
+	for _, t := range n.Spec.Taints {
+		if strings.HasPrefix(t.Key, "node.kubernetes.io/") {
+			continue // conditions the node controller sets, not the machine's
+		}
+		p.Taints = append(p.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect})
+	}
+	sort.Slice(p.Taints, func(i, j int) bool {
+		a, b := p.Taints[i], p.Taints[j]
+		return a.Key+"\x00"+string(a.Effect)+"\x00"+a.Value < b.Key+"\x00"+string(b.Effect)+"\x00"+b.Value
+	})
+	var key strings.Builder
+	fmt.Fprintf(&key, "%s|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d", p.InstanceType, p.CapacityType, p.Region, p.Zone, p.GPUProduct, p.GPUs, p.GPUMemoryMiB,
+		p.MIGStrategy, strings.Join(p.MIGLayout, ","), milli, mem.Value())
+	for _, t := range p.Taints {
+		fmt.Fprintf(&key, "|%s=%s:%s", t.Key, t.Value, t.Effect)
+	}
+	return p, key.String(), nil
+}
+
+// capacityType reads the capacity type from the labels the provisioners
+// set, with the label it came from.
+func capacityType(lb map[string]string) (string, string, error) {
+	if v, ok := lb[LabelKarpenterCT]; ok {
+		switch v {
+		case "spot":
+			return Spot, LabelKarpenterCT, nil
+		case "on-demand", "reserved":
+			return OnDemand, LabelKarpenterCT, nil
+		}
+		return "", LabelKarpenterCT, fmt.Errorf("%s is %s; Karpenter's capacity types are on-demand, spot and reserved", LabelKarpenterCT, strict.Quote(v))
+	}
+	if v, ok := lb[LabelEKSCT]; ok {
+		switch v {
+		case "SPOT":
+			return Spot, LabelEKSCT, nil
+		case "ON_DEMAND", "CAPACITY_BLOCK":
+			return OnDemand, LabelEKSCT, nil
+		}
+		return "", LabelEKSCT, fmt.Errorf("%s is %s; EKS's capacity types are ON_DEMAND, SPOT and CAPACITY_BLOCK", LabelEKSCT, strict.Quote(v))
+	}
+	if lb[LabelGKESpot] == "true" || lb[LabelGKEPreemptible] == "true" || lb[LabelAKSPriority] == "spot" {
+		return Spot, "", nil
+	}
+	return OnDemand, "", nil
+}
+
+// GPUModel maps GPU feature discovery's product name (NVIDIA-A100-SXM4-40GB,
+// NVIDIA-H100-80GB-HBM3, NVIDIA-A10G, Tesla-T4, ...) to gpuplan's GPU model
+// name; memMiB (nvidia.com/gpu.memory), when known, tells memory variants
+// apart. It is "" for a product gpuplan does not know.
+func GPUModel(product string, memMiB int64) string {
+	p := strings.ToUpper(product)
+	for _, prefix := range []string{"NVIDIA-", "TESLA-", "QUADRO-"} {
+		p = strings.TrimPrefix(p, prefix)
+	}
+	tok := strings.FieldsFunc(p, func(r rune) bool { return r == '-' || r == '_' || r == ' ' })
+	has := func(s string) bool { return slices.Contains(tok, s) }
+	if len(tok) == 0 {
+		return ""
+	}
+	switch tok[0] {
+	case "A100":
+		if has("80GB") || memMiB >= 70<<10 {
+			return "A100-80GB"
+		}
+		return "A100-40GB"
+	case "H100":
+		return "H100-80GB"
+	case "H200":
+		return "H200-141GB"
+	case "V100":
+		if has("32GB") || memMiB >= 30<<10 {
+			return "V100-32GB"
+		}
+		return "V100"
+	case "A10G", "A10", "L4", "L40S", "T4", "P100", "P4", "B200", "M60":
+		return tok[0]
+	}
+	return ""
+}
+
+var allProfile = regexp.MustCompile(`^all-(\d+g\.\d+gb|balanced)$`)
+
+// migLayout expands a mig-parted configuration name gpuplan knows
+// (all-<profile>, all-balanced); nil for none or all-disabled.
+func migLayout(model, config string) ([]string, error) {
+	switch {
+	case config == "" || config == "all-disabled":
+		return nil, nil
+	case allProfile.MatchString(config):
+		return models.MIGLayout(model, config)
+	}
+	return nil, fmt.Errorf("%s is %s; gpuplan reads mig-parted's all-<profile> and all-balanced configurations (or the mixed strategy's advertised devices)", LabelMIGConfig, strict.Quote(config))
+}
+
+// layoutFromDevices divides a node's advertised MIG devices over its GPUs:
+// every GPU partitioned the same way.
+func layoutFromDevices(mig map[string]int64, gpus int64) ([]string, error) {
+	if len(mig) == 0 {
+		return nil, fmt.Errorf("the mixed MIG strategy advertises no nvidia.com/mig-* devices")
+	}
+	var out []string
+	for _, prof := range slices.Sorted(maps.Keys(mig)) {
+		n := mig[prof]
+		if n%gpus != 0 {
+			return nil, fmt.Errorf("%d %s%s devices do not divide evenly over %d GPUs", n, resourceMIGPrefix, prof, gpus)
+		}
+		for range n / gpus {
+			out = append(out, prof)
+		}
+	}
+	return out, nil
+}
+
+var notName = regexp.MustCompile(`[^a-z0-9.-]+`)
+
+// nameAll names each pool from its instance type (or GPU), capacity type and
+// zone, numbering the groups that would share a name in file order.
+func nameAll(pools []Pool) {
+	seen := map[string]int{}
+	for i := range pools {
+		p := &pools[i]
+		parts := []string{p.InstanceType}
+		if p.InstanceType == "" {
+			parts[0] = "nodes"
+			if p.GPUProduct != "" {
+				parts[0] = p.GPUProduct
+			}
+		}
+		parts = append(parts, p.CapacityType)
+		if p.Zone != "" {
+			parts = append(parts, p.Zone)
+		}
+		n := strings.Trim(notName.ReplaceAllString(strings.ToLower(strings.Join(parts, "-")), "-"), "-.")
+		if len(n) > 200 {
+			n = strings.Trim(n[:200], "-.")
+		}
+		seen[n]++
+		if seen[n] > 1 {
+			n = fmt.Sprintf("%s-%d", n, seen[n])
+		}
+		p.Name = n
+	}
+}
+
+// Read reads a node list file, bounded by strict.MaxFileBytes.
+func Read(path string) (*Result, error) {
+	data, err := strict.ReadFileBounded(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}

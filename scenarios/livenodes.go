@@ -1,0 +1,79 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"gpuplan.dev/gpuplan/scenarios/kube/nodes"
+)
+
+// NodesSpec is the live cluster: the node list `kubectl get nodes -o yaml`
+// (or -o json) prints. Its nodes become pools (see package
+// scenarios/kube/nodes), priced from the catalog by instance type.
+type NodesSpec struct {
+	Path string `json:"path"`
+}
+
+// importNodes reads spec.cluster.nodes and adds its pools to the inline
+// ones, remembering their names so that a variant reads the file again.
+func (s *Scenario) importNodes() error {
+	ns := s.Spec.Cluster.Nodes
+	if ns == nil {
+		return nil
+	}
+	if ns.Path == "" {
+		return s.errAt("spec.cluster.nodes.path", "is required: the file `kubectl get nodes -o yaml` wrote")
+	}
+	file := s.path(ns.Path)
+	res, err := nodes.Read(file)
+	if err != nil {
+		return err
+	}
+	for _, p := range res.Pools {
+		for _, q := range s.Spec.Cluster.Pools {
+			if q.Name == p.Name {
+				return &InputError{File: file, Line: p.Line, Field: "node " + p.FirstNode,
+					Msg: fmt.Sprintf("its pool's name %s is taken by a pool given inline in %s; rename that pool", Quote(p.Name), s.file)}
+			}
+		}
+		ps := PoolSpec{
+			Name: p.Name, Count: p.Nodes, InstanceType: p.InstanceType, GPUModel: p.GPUModel, GPUsPerNode: p.GPUs,
+			CPU: p.CPU, Memory: p.Memory, Labels: p.Labels,
+			CapacitySpec: CapacitySpec{CapacityType: p.CapacityType, Region: p.Region},
+		}
+		// The zone stays a label: its name (us-east-1a) is the account's,
+		// the catalog's zones are zone IDs, so the pool is priced at its
+		// region's figure.
+		if p.GPUs > 0 && p.GPUModel == "" {
+			res, err := s.instance(p.InstanceType)
+			if err != nil {
+				return err
+			}
+			if !res.ok || res.it.GPUModel == "" {
+				return &InputError{File: file, Line: p.Line, Field: "node " + p.FirstNode,
+					Msg: fmt.Sprintf("nvidia.com/gpu.product %s is not a GPU gpuplan knows, nor is the instance type %s in the catalog", Quote(p.GPUProduct), Quote(p.InstanceType))}
+			}
+			ps.GPUModel = res.it.GPUModel
+		}
+		if p.GPUMemoryMiB > 0 && p.MIGStrategy == "" {
+			q := resource.NewQuantity(p.GPUMemoryMiB<<20, resource.BinarySI)
+			ps.GPUMemory = q
+		}
+		if p.MIGStrategy != "" {
+			ps.Sharing = &SharingSpec{MIG: &MIGSpec{Strategy: p.MIGStrategy, Profiles: p.MIGLayout}}
+		}
+		for _, t := range p.Taints {
+			ps.Taints = append(ps.Taints, TaintSpec{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+		}
+		// Errors about the pool later name the nodes field's line.
+		if lc, ok := s.pos["spec.cluster.nodes"]; ok {
+			s.pos[fmt.Sprintf("spec.cluster.pools[%d]", len(s.Spec.Cluster.Pools))] = lc
+		}
+		s.Spec.Cluster.Pools = append(s.Spec.Cluster.Pools, ps)
+		s.importedPools = append(s.importedPools, p.Name)
+	}
+	s.nodeNotes = append(s.nodeNotes, res.Notes...)
+	s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%d pools read from the node list %s, priced at their region's catalog price (a node's zone, such as us-east-1a, is the account's name for it, not the catalog's zone ID)", len(res.Pools), ns.Path))
+	return nil
+}

@@ -1,0 +1,96 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const liveScenario = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: live
+spec:
+  horizon: 6h
+  cluster:
+    nodes: {path: nodes.yaml}
+  workload:
+    synthetic:
+      classes:
+      - name: train
+        arrival: {process: poisson, ratePerHour: 4}
+        pod: {cpu: "8", memory: 64Gi, gpus: 8}
+        duration: 1h
+  variants:
+  - name: longer
+    patch: {horizon: 12h}
+`
+
+// The hand-written kubectl dump of a mixed cluster becomes the pools and
+// prices worked out by hand from the embedded catalog: on-demand from
+// Karpenter's us-east-1 table (p4d.24xlarge 21.957642, g5.xlarge 1.006),
+// spot as the median of the region's zone prices (p5.48xlarge: six zones,
+// (25.8774 + 27.6948) / 2 = 26.7861; g5.12xlarge: five zones, 2.5445).
+func TestLiveClusterNodesBecomePools(t *testing.T) {
+	dir := t.TempDir()
+	nodes, err := os.ReadFile("kube/nodes/testdata/mixed-cluster.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nodes.yaml"), nodes, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(liveScenario), 0o644))
+	s, err := LoadFile(filepath.Join(dir, "s.yaml"))
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	type want struct {
+		name     string
+		nodes    int
+		model    string
+		gpus     int32
+		memMiB   int64
+		ct       string
+		price    float64
+		migSlots int
+	}
+	wants := []want{
+		{"p4d.24xlarge-on-demand-us-east-1a", 2, "A100-40GB", 8, 1119575716 / 1024, "on-demand", 21.957642, 0},
+		{"p4d.24xlarge-on-demand-us-east-1a-2", 1, "A100-40GB", 8, 1119575716 / 1024, "on-demand", 21.957642, 7},
+		{"p5.48xlarge-spot-us-east-1b", 3, "H100-80GB", 8, 2045339036 / 1024, "spot", 26.7861, 0},
+		{"g5.xlarge-on-demand-us-east-1a", 4, "A10G", 1, 15147064 / 1024, "on-demand", 1.006, 0},
+		{"g5.12xlarge-spot-us-east-1c", 2, "A10G", 4, 192727580 / 1024, "spot", 2.5445, 0},
+	}
+	require.Len(t, m.Pools, 6)
+	gpus := 0
+	for i, w := range wants {
+		p := m.Pools[i]
+		require.Equal(t, w.name, p.Name)
+		require.Equal(t, w.nodes, p.Nodes, w.name)
+		require.Equal(t, w.model, p.GPUModel, w.name)
+		require.Equal(t, w.gpus, p.GPUsPerNode, w.name)
+		require.Equal(t, w.memMiB, p.MemoryMiB, w.name)
+		require.Equal(t, w.ct, p.Labels[LabelCapacityType], w.name)
+		require.Equal(t, "us-east-1", p.Labels[LabelRegion], w.name)
+		require.Len(t, p.Sharing.MIGLayout, w.migSlots, w.name)
+		require.Equal(t, w.name, m.Prices[i].Pool)
+		require.InDelta(t, w.price, m.Prices[i].PerHour, 1e-9, w.name)
+		gpus += p.Nodes * int(p.GPUsPerNode)
+	}
+	// 2x8 + 1x8 + 3x8 + 4x1 + 2x4 = 60 GPUs on 12 GPU nodes.
+	require.Equal(t, 60, gpus)
+	require.Equal(t, "m6i.2xlarge-on-demand-us-east-1a", m.Pools[5].Name)
+	require.Equal(t, int64(7910), m.Pools[5].MilliCPU)
+	require.Equal(t, "NoSchedule", string(m.Pools[0].Taints[0].Effect))
+	require.Equal(t, "us-east-1a", m.Pools[0].Labels[LabelZone])
+
+	// A variant reads the node list again: the same pools, not twice.
+	v, err := s.Variant("longer")
+	require.NoError(t, err)
+	vm, err := v.Cluster()
+	require.NoError(t, err)
+	require.Len(t, vm.Pools, 6)
+	b, err := s.Build(Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	require.Contains(t, b.Assumptions, filepath.Join(dir, "nodes.yaml")+": 1 cordoned nodes (spec.unschedulable) left out")
+}
