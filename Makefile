@@ -36,6 +36,7 @@ fuzz:
 	  $(GO) test ./scenarios/ -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) || exit 1; done
 	$(GO) test ./benchmarks/calibrate/ -run '^$$' -fuzz '^FuzzParseOutput$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/kube/nodes/ -run '^$$' -fuzz '^FuzzNodes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(GO) test ./scenarios/skypilot/ -run '^$$' -fuzz '^FuzzSkyPilot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./validate/ -run '^$$' -fuzz '^FuzzParseAssertions$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./reports/manifests/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/strict/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)

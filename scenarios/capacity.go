@@ -233,14 +233,14 @@ func (s *Scenario) interruptions(at, instanceType, region string, spec *Interrup
 	p.Notice = notice
 	set := 0
 	if spec != nil {
-		for _, b := range []bool{spec.RatePerHour != nil, spec.MTBF != nil, spec.Band != "", len(spec.Times) > 0 || spec.Path != ""} {
+		for _, b := range []bool{spec.RatePerHour != nil, spec.MTBF != nil, spec.Band != "", len(spec.Times) > 0 || spec.Path != "", spec.SkyPilot != ""} {
 			if b {
 				set++
 			}
 		}
 	}
 	if set > 1 {
-		return p, s.errAt(at, "give one of ratePerHour, mtbf, band or a trace (times, path)")
+		return p, s.errAt(at, "give one of ratePerHour, mtbf, band or a trace (times, path; or a SkyPilot trace, skypilot)")
 	}
 	band := "auto"
 	switch {
@@ -280,6 +280,10 @@ func (s *Scenario) interruptions(at, instanceType, region string, spec *Interrup
 		}
 		sort.Slice(p.Times, func(i, j int) bool { return p.Times[i] < p.Times[j] })
 		p.Assumption = fmt.Sprintf("a trace of %d interruptions", len(p.Times))
+	case spec != nil && spec.SkyPilot != "":
+		if err := s.skyPilot(spec.SkyPilot, &p); err != nil {
+			return p, err
+		}
 	case spec != nil && spec.Band != "":
 		band = spec.Band
 		fallthrough
@@ -381,6 +385,9 @@ func (s *Scenario) poolCapacity(i int, ps *cluster.PoolSpec, res resources, grou
 		if cp.Interruptions, err = s.interruptions(at+".interruptions", p.InstanceType, s.region(p.Region), p.Interruptions, res); err != nil {
 			return cp, price, err
 		}
+		if err := s.scaleAvailability(at+".interruptions.skypilot", &cp, p); err != nil {
+			return cp, price, err
+		}
 		price.Interruptions = cp.Interruptions.Assumption
 	}
 	if cp.FailureMTBF, price.Failures, err = s.failures(at+".failures", p.Failures); err != nil {
@@ -477,6 +484,9 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 					cp.Provisioning += np.ImagePull.Millis()
 				}
 				if ct == models.Spot {
+					if in := np.Interruptions; in != nil && in.SkyPilot != "" {
+						return nil, nil, nil, nil, s.errAt(at+".interruptions.skypilot", "a SkyPilot trace bounds a fixed spot pool's nodes; a NodePool's spot capacity is spotLaunchFailure and interruptions")
+					}
 					if cp.Interruptions, err = s.interruptions(at+".interruptions", it, region, np.Interruptions, res); err != nil {
 						return nil, nil, nil, nil, err
 					}

@@ -175,6 +175,10 @@ type InterruptionSpec struct {
 	// Path is a CSV file with a time column (seconds from the start).
 	Times []Duration `json:"times,omitempty"`
 	Path  string     `json:"path,omitempty"`
+	// SkyPilot is a spot capacity trace in SkyPilot's spot-traces format
+	// (package scenarios/skypilot): the nodes a fixed spot pool may hold
+	// over time, scaled from the trace's peak to the pool's count.
+	SkyPilot string `json:"skypilot,omitempty"`
 	// Notice before the reclaim (default: AWS 2m, GCP and Azure 30s).
 	Notice *Duration `json:"notice,omitempty"`
 }

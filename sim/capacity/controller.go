@@ -29,12 +29,17 @@ const (
 	EvIdle
 	// EvConsolidate: group Index looks for an underused node to remove.
 	EvConsolidate
+	// EvAvail: tick Stamp of pool Index's availability trace.
+	EvAvail
+	// EvRestock: pool Index's availability trace has room again for nodes
+	// it lost (scheduled only while some are missing).
+	EvRestock
 )
 
 // Live reports whether the event can let waiting jobs progress: a run does
 // not end while one is due. Interruptions and scale-downs far in the
 // future do not keep a finished run going.
-func (k EventKind) Live() bool { return k == EvReady || k == EvScaleUp }
+func (k EventKind) Live() bool { return k == EvReady || k == EvScaleUp || k == EvRestock }
 
 // Event is a capacity event, scheduled by the host and handed back to
 // Handle when due. Stamp tells stale node events (from a node since
@@ -127,7 +132,9 @@ type Controller struct {
 	life, fail []*rand.Rand // per node slot, made on first use
 	pick       []*rand.Rand // per pool
 	iceUntil   []Time
-	lastAdd    []Time // per group
+	availAt    []int32 // per pool: the availability trace's current tick
+	restocking []bool  // per pool: an EvRestock is due
+	lastAdd    []Time  // per group
 	scaleUpAt  Time
 	lastScale  Time
 	stmt       cluster.Statement
@@ -154,6 +161,7 @@ func New(spec Spec, c *cluster.Cluster, host Host, seed uint64) (*Controller, er
 		lastChange: make([]Time, n), noticed: make([]bool, n), cause: make([]Cause, n),
 		life: make([]*rand.Rand, n), fail: make([]*rand.Rand, n),
 		pick: make([]*rand.Rand, len(c.Pools)), iceUntil: make([]Time, len(c.Pools)),
+		availAt: make([]int32, len(c.Pools)), restocking: make([]bool, len(c.Pools)),
 		lastAdd: make([]Time, len(spec.Groups)), scaleUpAt: -1, lastScale: -1 << 62,
 		Stats: make([]PoolStats, len(c.Pools)),
 	}
@@ -180,6 +188,19 @@ func (k *Controller) Start() {
 		}
 		if ts := k.spec.Pools[p].Interruptions.Times; len(ts) > 0 {
 			k.host.Schedule(ts[0], Event{Kind: EvTrace, Index: int32(p), Stamp: 0})
+		}
+		if av := k.spec.Pools[p].Interruptions.Available; len(av) > 0 {
+			// Nodes the trace has no room for at the start are not there.
+			for n := pl.First + pl.Count - 1; n >= pl.First && k.holding(int32(p)) > av[0]; n-- {
+				if k.c.Nodes[n].State != cluster.NodeAbsent {
+					_ = k.c.Remove(0, n)
+				}
+			}
+			if len(av) > 1 {
+				gap := k.spec.Pools[p].Interruptions.AvailableGap
+				k.host.Schedule(gap, Event{Kind: EvAvail, Index: int32(p), Stamp: 1})
+			}
+			k.scheduleRestock(0, int32(p))
 		}
 	}
 	for g := range k.spec.Groups {
@@ -312,6 +333,14 @@ func (k *Controller) Handle(now Time, ev Event) error {
 			return k.remove(now, n, CauseSpot)
 		}
 		return k.notice(now, n)
+	case EvAvail:
+		return k.availTick(now, ev.Index, ev.Stamp)
+	case EvRestock:
+		k.restocking[ev.Index] = false
+		if err := k.restock(now, ev.Index); err != nil {
+			return err
+		}
+		k.scheduleRestock(now, ev.Index)
 	case EvScaleUp:
 		k.scaleUpAt = -1
 		return k.scaleUp(now)
@@ -358,11 +387,107 @@ func (k *Controller) remove(now Time, n int32, cause Cause) error {
 	p := k.c.Nodes[n].Pool
 	ps := &k.spec.Pools[p]
 	if (cause == CauseSpot || cause == CauseFailure) && ps.Group < 0 && ps.Replace {
+		if len(ps.Interruptions.Available) > 0 {
+			if err := k.restock(now, p); err != nil {
+				return err
+			}
+			k.scheduleRestock(now, p)
+			return nil
+		}
 		if _, err := k.launch(now, p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// holding counts pool p's nodes that are launched and not going away.
+func (k *Controller) holding(p int32) int32 {
+	pl := &k.c.Pools[p]
+	var h int32
+	for n := pl.First; n < pl.First+pl.Count; n++ {
+		if k.c.Nodes[n].State != cluster.NodeAbsent && !k.noticed[n] {
+			h++
+		}
+	}
+	return h
+}
+
+// allowed is how many nodes pool p's availability trace lets it hold now.
+func (k *Controller) allowed(p int32) int32 {
+	return k.spec.Pools[p].Interruptions.Available[k.availAt[p]]
+}
+
+// availTick applies tick i of pool p's availability trace: nodes over
+// what it allows are interrupted, and lost ones come back if it has room.
+func (k *Controller) availTick(now Time, p int32, i uint32) error {
+	ps := &k.spec.Pools[p]
+	k.availAt[p] = int32(i)
+	if next := int(i) + 1; next < len(ps.Interruptions.Available) {
+		k.host.Schedule(Time(next)*ps.Interruptions.AvailableGap, Event{Kind: EvAvail, Index: p, Stamp: uint32(next)})
+	}
+	for k.holding(p) > k.allowed(p) {
+		var victims []int32
+		pl := &k.c.Pools[p]
+		for n := pl.First; n < pl.First+pl.Count; n++ {
+			if k.c.Nodes[n].State != cluster.NodeAbsent && !k.noticed[n] {
+				victims = append(victims, n)
+			}
+		}
+		n := victims[k.pick[p].IntN(len(victims))]
+		if ps.Interruptions.Notice == 0 {
+			k.Stats[p].Interrupted++
+			if err := k.remove(now, n, CauseSpot); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := k.notice(now, n); err != nil {
+			return err
+		}
+	}
+	if err := k.restock(now, p); err != nil {
+		return err
+	}
+	k.scheduleRestock(now, p)
+	return nil
+}
+
+// restock relaunches the nodes a fixed pool lost, as far as its
+// availability trace has room.
+func (k *Controller) restock(now Time, p int32) error {
+	ps := &k.spec.Pools[p]
+	if ps.Group >= 0 || !ps.Replace {
+		return nil
+	}
+	want := min(int32(k.c.Pools[p].Spec.Nodes), k.allowed(p))
+	for h := k.holding(p); h < want && k.c.FreeSlot(int(p)) >= 0; h++ {
+		if _, err := k.launch(now, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scheduleRestock schedules an EvRestock at the first later tick with room
+// for a node pool p lacks; nothing when none lacks or none comes.
+func (k *Controller) scheduleRestock(now Time, p int32) {
+	ps := &k.spec.Pools[p]
+	if k.restocking[p] || ps.Group >= 0 || !ps.Replace {
+		return
+	}
+	h := k.holding(p)
+	if h >= int32(k.c.Pools[p].Spec.Nodes) {
+		return
+	}
+	av := ps.Interruptions.Available
+	for i := int(k.availAt[p]) + 1; i < len(av); i++ {
+		if av[i] > h {
+			k.restocking[p] = true
+			k.host.Schedule(max(now, Time(i)*ps.Interruptions.AvailableGap), Event{Kind: EvRestock, Index: p})
+			return
+		}
+	}
 }
 
 // PodsChanged is called after pods were bound to or released from node n.

@@ -2,7 +2,9 @@
 // lost nodes, cluster-autoscaler-like node groups (min/max, scale-down of
 // unneeded nodes), Karpenter-like NodePools (several instance types, spot
 // first with on-demand fallback, limits, consolidation), spot
-// interruptions with their notice, and node failures.
+// interruptions with their notice (exponential lifetimes, a trace of
+// times, or an availability trace bounding how many nodes a spot pool may
+// hold), and node failures.
 //
 // The Controller decides when nodes come and go; the simulation (its Host)
 // carries out what that means for the jobs on them. Every random draw comes

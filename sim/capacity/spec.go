@@ -47,6 +47,14 @@ type Process struct {
 	// Times, when set, is a trace: at each time one node of the pool,
 	// drawn uniformly from those present, is interrupted.
 	Times []Time
+	// Available, when set, is an availability trace: from i x AvailableGap
+	// on, the cloud lets the pool hold at most Available[i] nodes (the last
+	// value holds to the end). A drop below the nodes the pool has
+	// interrupts the excess, drawn uniformly; a lost node is relaunched
+	// only while the trace has room for it, and nodes come back as it
+	// rises (fixed pools that replace their nodes).
+	Available    []int32
+	AvailableGap Time
 	// Notice is the warning before the reclaim (AWS 2 min, GCP and Azure
 	// 30 s): the node is cordoned and jobs may checkpoint.
 	Notice Time
@@ -55,7 +63,7 @@ type Process struct {
 }
 
 // Active reports whether the process interrupts anything.
-func (p *Process) Active() bool { return p.RatePerHour > 0 || len(p.Times) > 0 }
+func (p *Process) Active() bool { return p.RatePerHour > 0 || len(p.Times) > 0 || len(p.Available) > 0 }
 
 // GroupKind is the kind of autoscaler.
 type GroupKind uint8
@@ -128,6 +136,14 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 		}
 		if p.PricePerHour < 0 || p.Provisioning < 0 || p.FailureMTBF < 0 || p.Interruptions.RatePerHour < 0 || p.Interruptions.Notice < 0 {
 			return fmt.Errorf("pool %s: price, provisioning time, MTBF, rate and notice must not be negative", name)
+		}
+		if len(p.Interruptions.Available) > 0 && p.Interruptions.AvailableGap <= 0 {
+			return fmt.Errorf("pool %s: an availability trace needs a positive gap between its ticks", name)
+		}
+		for _, a := range p.Interruptions.Available {
+			if a < 0 {
+				return fmt.Errorf("pool %s: an availability trace counts nodes: none negative", name)
+			}
 		}
 		for k, t := range p.Interruptions.Times {
 			if t < 0 || (k > 0 && t < p.Interruptions.Times[k-1]) {

@@ -1,0 +1,104 @@
+package skypilot
+
+import (
+	"fmt"
+	"time"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
+)
+
+// MaxTicks bounds a trace's data points (a year at 1-second ticks).
+const MaxTicks = 366 * 24 * 3600
+
+// maxGap bounds gap_seconds: a week between ticks.
+const maxGap = 7 * 24 * 3600
+
+// Trace is a spot capacity trace: Counts[i] instances held from i x Gap.
+type Trace struct {
+	Gap    time.Duration
+	Counts []int32
+	// Peak is the most instances held at any tick: the size of the
+	// cluster the trace was collected with, as far as the data shows.
+	Peak int32
+}
+
+type file struct {
+	Metadata struct {
+		GapSeconds int64 `json:"gap_seconds"`
+	} `json:"metadata"`
+	Data []int64 `json:"data"`
+}
+
+// Parse reads a trace from data (JSON; YAML of the same shape is read
+// too); file names it in errors.
+func Parse(name string, data []byte) (*Trace, error) {
+	var f file
+	pos, err := strict.Decode(name, data, &f, strict.Options{What: "a spot trace"})
+	if err != nil {
+		return nil, err
+	}
+	bad := func(path, format string, args ...any) error {
+		e := &strict.InputError{File: name, Field: path, Msg: fmt.Sprintf(format, args...)}
+		if lc, ok := pos[path]; ok {
+			e.Line, e.Column = lc[0], lc[1]
+		}
+		return e
+	}
+	g := f.Metadata.GapSeconds
+	if g <= 0 || g > maxGap {
+		return nil, bad("metadata.gap_seconds", "is %d; the seconds between ticks are from 1 to %d (a week)", g, maxGap)
+	}
+	if len(f.Data) == 0 {
+		return nil, bad("data", "the trace has no data points")
+	}
+	if len(f.Data) > MaxTicks {
+		return nil, bad("data", "has %d data points, more than %d", len(f.Data), MaxTicks)
+	}
+	t := &Trace{Gap: time.Duration(g) * time.Second, Counts: make([]int32, len(f.Data))}
+	for i, v := range f.Data {
+		if v < 0 || v > strict.MaxNodes {
+			return nil, bad(fmt.Sprintf("data[%d]", i), "is %d; a count of instances is from 0 to %d", v, strict.MaxNodes)
+		}
+		t.Counts[i] = int32(v)
+		t.Peak = max(t.Peak, int32(v))
+	}
+	if t.Peak == 0 {
+		return nil, bad("data", "no tick holds an instance: the trace never had spot capacity")
+	}
+	return t, nil
+}
+
+// Read reads a trace file, bounded by strict.MaxFileBytes.
+func Read(path string) (*Trace, error) {
+	data, err := strict.ReadFileBounded(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Nodes is the trace for a pool of n nodes: at each tick the share of the
+// trace's peak it held, of n, rounded down (a pool the trace's size
+// follows it exactly; a 1-instance trace holds all n or none).
+func (t *Trace) Nodes(n int) []int32 {
+	out := make([]int32, len(t.Counts))
+	for i, c := range t.Counts {
+		out[i] = int32(int64(c) * int64(n) / int64(t.Peak))
+	}
+	return out
+}
+
+// Drops counts the instances lost over the trace for a pool of n nodes
+// that relaunches lost ones as soon as the trace has room: at each tick,
+// what it held before and the trace no longer allows. Nodes absent at the
+// first tick are not counted.
+func (t *Trace) Drops(n int) int64 {
+	c := t.Nodes(n)
+	var drops int64
+	for i := 1; i < len(c); i++ {
+		if c[i] < c[i-1] {
+			drops += int64(c[i-1] - c[i])
+		}
+	}
+	return drops
+}
