@@ -36,14 +36,14 @@ func TestSweepKilledAndRestartedLosesAndDoublesNothing(t *testing.T) {
 	vol := sweepVolume(t)
 	spec := filepath.Join(vol, "slow-sweep.yaml")
 	out := filepath.Join(vol, "killed")
-	// A real gpuplan process, killed with SIGKILL once a few points are
+	// A real gpuplan process, killed with SIGKILL once a point is
 	// written.
 	p := gpuplanProcess(t, "sweep", spec, "--out", out, "--workers", "1", "--progress", "never")
 	require.NoError(t, p.Start())
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		m, _ := filepath.Glob(filepath.Join(out, "points", "*.json"))
-		if len(m) >= 3 {
+		if len(m) >= 1 {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "no points written")
@@ -52,13 +52,13 @@ func TestSweepKilledAndRestartedLosesAndDoublesNothing(t *testing.T) {
 	require.NoError(t, p.Process.Signal(syscall.SIGKILL))
 	_ = p.Wait()
 	done, _ := filepath.Glob(filepath.Join(out, "points", "*.json"))
-	require.Less(t, len(done), 40, "the sweep finished before the kill; the test needs a slower sweep")
+	require.Less(t, len(done), 24, "the sweep finished before the kill; the test needs a slower sweep")
 	_, err := os.Stat(filepath.Join(out, "sweep.csv"))
 	require.True(t, os.IsNotExist(err), "a killed sweep writes no table")
 
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, run([]string{"sweep", spec, "--out", out, "--workers", "2"}, nil, &stdout, &stderr), stderr.String())
-	require.Contains(t, stdout.String(), fmt.Sprintf("40 points (%d found done, %d run now", len(done), 40-len(done)))
+	require.Contains(t, stdout.String(), fmt.Sprintf("24 points (%d found done, %d run now", len(done), 24-len(done)))
 
 	ref := filepath.Join(vol, "ref")
 	stdout.Reset()
