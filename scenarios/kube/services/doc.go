@@ -1,0 +1,22 @@
+// Package services reads the manifests and configuration that define an
+// inference service's scaling and batching, as users have them, into the
+// controller specs of sim/autoscale and the batching model of
+// models/serving:
+//
+//   - HorizontalPodAutoscaler (autoscaling/v2, k8s.io/api types): bounds,
+//     one metric (Resource utilization or average value, Pods, Object or
+//     External), and the behavior (stabilization windows, policies,
+//     selectPolicy, tolerance), unset fields taking Kubernetes' defaults;
+//   - KEDA ScaledObject (keda.sh/v1alpha1, typed after its published CRD
+//     schema): replica bounds, pollingInterval, cooldownPeriod, one trigger
+//     (threshold, activationThreshold, metricType) and the HPA behavior
+//     under advanced.horizontalPodAutoscalerConfig;
+//   - TorchServe's config.properties (Java properties): job_queue_size,
+//     default_response_timeout and each model's batchSize,
+//     maxBatchDelay, responseTimeout, minWorkers and maxWorkers from the
+//     `models` JSON.
+//
+// Everything is read strictly: unknown fields, values out of range and a
+// target or batch size of 0 are InputErrors naming the file, line and
+// field. Documents of other kinds in the same file are listed as skipped.
+package services
