@@ -80,7 +80,7 @@ type scaledObject struct {
 		Advanced *struct {
 			RestoreToOriginalReplicaCount bool `json:"restoreToOriginalReplicaCount,omitempty"`
 			HorizontalPodAutoscalerConfig *struct {
-				Name     string                                        `json:"name,omitempty"`
+				Name     string                                         `json:"name,omitempty"`
 				Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
 			} `json:"horizontalPodAutoscalerConfig,omitempty"`
 			ScalingModifiers *struct {
