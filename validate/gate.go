@@ -248,15 +248,22 @@ func (e *RuleError) Unwrap() error { return e.Err }
 // ExitCode is 2: the rules do not fit the scenarios.
 func (e *RuleError) ExitCode() int { return 2 }
 
-// Evaluate runs both sides for reps seeds from seed on and checks every
-// rule.
-func Evaluate(a *Assertions, reps int, seed uint64, run RunFunc) (*GateResult, error) {
+// Seeds is how many seeds per side Evaluate runs when asked for reps:
+// reps, else the rules file's replications, else 5.
+func (a *Assertions) Seeds(reps int) int {
 	if reps <= 0 {
 		reps = a.Replications
 	}
 	if reps <= 0 {
 		reps = 5
 	}
+	return reps
+}
+
+// Evaluate runs both sides for reps seeds from seed on and checks every
+// rule.
+func Evaluate(a *Assertions, reps int, seed uint64, run RunFunc) (*GateResult, error) {
+	reps = a.Seeds(reps)
 	res := &GateResult{Replications: reps, Pass: true}
 	var base, cand []*reports.Summary
 	for i := 0; i < reps; i++ {

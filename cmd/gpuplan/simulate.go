@@ -37,6 +37,7 @@ type simulateOptions struct {
 	clusterFrom string
 	cpuProfile  string
 	memProfile  string
+	workers     int
 
 	stdout, stderr io.Writer
 	// tracker holds the output folder being built, for the signal handler.
@@ -71,7 +72,9 @@ spot nodes is repeated with every spot node bought on-demand and the two are set
 side by side for the same work (cost per useful GPU-hour, completion times job by
 job), and replayed at 16 spot MTBFs for the break-even interruption rate. A
 scenario with spec.variants runs each what-if variant too and compares them
-(their files go to DIR/variants/NAME); --variant runs one alone. --trace replaces the scenario's workload with a trace file replayed
+(their files go to DIR/variants/NAME); --variant runs one alone. The variants,
+the all-on-demand twin and the sensitivity's runs go --workers at a time (one
+per core by default); the outputs are the same whatever the number. --trace replaces the scenario's workload with a trace file replayed
 against the scenario's cluster (the default scenario's cluster when none is given);
 the whole trace runs unless --horizon cuts it.
 
@@ -128,6 +131,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.tieBreak, "tie-break", "", "between nodes of equal score: lowestIndex, random or nodeOrder (overrides spec.scheduler.tieBreak)")
 	f.StringVar(&o.variant, "variant", "", "run only this what-if variant of the scenario (spec.variants) instead of the scenario and all its variants")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	f.IntVar(&o.workers, "workers", 0, "whole runs at once (the variants, the all-on-demand twin, the spot sensitivity's points; 0: one per core); the outputs do not depend on it")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
 	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
 	return c
@@ -146,6 +150,9 @@ func (o *simulateOptions) validate() error {
 	case "table", "json", "markdown":
 	default:
 		return usageError{fmt.Errorf("--output is %q; want table, json or markdown", o.output)}
+	}
+	if o.workers < 0 {
+		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
 	}
 	switch o.progress {
 	case "auto", "always", "never":
@@ -220,7 +227,7 @@ func (o *simulateOptions) run() error {
 		}
 		opts.Horizon = &h
 	}
-	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.variant, Progress: o.progressFunc()}
+	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.variant, Progress: o.progressFunc(), Workers: o.workers}
 	outcome, err := pipeline.Scenario(sc, popts)
 	if err != nil {
 		return err

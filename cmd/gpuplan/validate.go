@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ func (failedRules) ExitCode() int   { return 1 }
 
 func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var baseline, candidate, rules, markdown, junit, jsonOut string
-	var reps int
+	var reps, workers int
 	var seed uint64
 	c := &cobra.Command{
 		Use:   "validate --baseline A.yaml --candidate B.yaml --assert RULES.yaml",
@@ -50,7 +51,10 @@ The rules file (kind Assertions):
 Metrics: ` + fmt.Sprint(validate.Metrics()) + `; of: candidate (default),
 baseline, change or relativeChange. The Markdown summary goes to stdout (and
 --markdown FILE), JUnit XML to --junit FILE. Exit 0 when every rule passes, 1 when
-one fails, 2 on bad input.`,
+one fails, 2 on bad input.
+
+The runs (both sides, every seed) go to --workers at once, one per core by
+default; the verdicts are the same whatever the number.`,
 		Example: `  gpuplan validate --baseline scenarios/examples/validate/baseline.yaml \
     --candidate scenarios/examples/validate/candidate.yaml \
     --assert scenarios/examples/validate/rules.yaml --junit report.xml`,
@@ -79,14 +83,16 @@ one fails, 2 on bad input.`,
 			if !cmd.Flags().Changed("seed") {
 				seed = sides[validate.Baseline].Seed()
 			}
+			if workers < 0 {
+				return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", workers)}
+			}
 			start := time.Now()
+			sums, err := runSeeds(sides, map[validate.Side]string{validate.Baseline: baseline, validate.Candidate: candidate}, seed, a.Seeds(reps), workers)
+			if err != nil {
+				return err
+			}
 			res, err := validate.Evaluate(a, reps, seed, func(side validate.Side, s uint64) (*reports.Summary, error) {
-				file := map[validate.Side]string{validate.Baseline: baseline, validate.Candidate: candidate}[side]
-				r, err := pipeline.One(sides[side], pipeline.Options{Build: scenarios.Options{Seed: &s}, File: file}, string(side), false)
-				if err != nil {
-					return nil, err
-				}
-				return r.Summary, nil
+				return sums[seedRun{side, s}], nil
 			})
 			if err != nil {
 				return err
@@ -143,5 +149,36 @@ one fails, 2 on bad input.`,
 	f.StringVar(&markdown, "markdown", "", "also write the Markdown summary here")
 	f.StringVar(&junit, "junit", "", "write JUnit XML here")
 	f.StringVar(&jsonOut, "json", "", "write the verdicts as JSON here")
+	f.IntVar(&workers, "workers", 0, "runs at once (0: one per core); the verdicts do not depend on it")
 	return c
+}
+
+type seedRun struct {
+	side validate.Side
+	seed uint64
+}
+
+// runSeeds runs both sides on reps seeds from seed on, on a pool of
+// workers, and keeps each run's summary. The pool takes the runs in the
+// order validate.Evaluate asks for them (baseline then candidate, seed by
+// seed), so the first to fail in that order is the error, whatever the
+// number of workers.
+func runSeeds(sides map[validate.Side]*scenarios.Scenario, files map[validate.Side]string, seed uint64, reps, workers int) (map[seedRun]*reports.Summary, error) {
+	order := []validate.Side{validate.Baseline, validate.Candidate}
+	sums, err := pipeline.Pool(context.Background(), 2*reps, workers, func(_ context.Context, i int) (*reports.Summary, error) {
+		side, s := order[i%2], seed+uint64(i/2)
+		r, err := pipeline.One(sides[side], pipeline.Options{Build: scenarios.Options{Seed: &s}, File: files[side]}, string(side), false)
+		if err != nil {
+			return nil, fmt.Errorf("%s, seed %d: %w", side, s, err)
+		}
+		return r.Summary, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[seedRun]*reports.Summary, len(sums))
+	for i, sum := range sums {
+		out[seedRun{order[i%2], seed + uint64(i/2)}] = sum
+	}
+	return out, nil
 }

@@ -10,6 +10,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -37,6 +38,10 @@ type Options struct {
 	NoSpotTwin bool
 	// NoSensitivity skips the spot-savings curve over interruption rates.
 	NoSensitivity bool
+	// Workers is how many whole runs (variants, the all-on-demand twin,
+	// the spot-sensitivity points) may run at once; 0: one per core
+	// (GOMAXPROCS). The outcome does not depend on it.
+	Workers int
 }
 
 // Run is one simulated run: its result and its summary.
@@ -178,7 +183,9 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 
 // Scenario runs a scenario as `gpuplan simulate` does: the scenario (or
 // the one variant asked for), then each variant, then, when it uses spot
-// nodes, the same run with every spot node bought on-demand.
+// nodes, the same run with every spot node bought on-demand. These runs
+// are independent and go to a pool of o.Workers; the outcome is the same
+// whatever their number.
 func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	base := sc
 	if o.Variant != "" {
@@ -188,29 +195,59 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		}
 		sc = v
 	}
-	main, err := One(sc, o, o.Variant, true)
-	if err != nil {
-		if o.Variant != "" {
-			return nil, fmt.Errorf("variant %s: %w", o.Variant, err)
+	// The runs, in the order a single worker takes them; an error that
+	// stops one is its own (a variant that does not patch, say), so the
+	// first in this order wins as it did when they ran one by one.
+	type job struct {
+		name string
+		sc   *scenarios.Scenario
+		err  error
+		wrap string // prefixes the run's error
+	}
+	jobs := []job{{name: o.Variant, sc: sc}}
+	if o.Variant != "" {
+		jobs[0].wrap = "variant " + o.Variant
+	}
+	variants := o.Variant == "" && !o.NoVariants && len(base.Spec.Variants) > 0
+	if variants {
+		for _, name := range base.VariantNames() {
+			v, err := base.Variant(name)
+			jobs = append(jobs, job{name: name, sc: v, err: err, wrap: "variant " + name})
 		}
+	}
+	twin := !o.NoSpotTwin && sc.UsesSpot()
+	if twin {
+		od, err := sc.OnDemandOnly()
+		jobs = append(jobs, job{name: "all on-demand", sc: od, err: err, wrap: "the all-on-demand comparison run"})
+	}
+	workers := min(Workers(o.Workers), len(jobs))
+	runs, err := Pool(context.Background(), len(jobs), workers, func(_ context.Context, i int) (*Run, error) {
+		j := &jobs[i]
+		if j.err != nil {
+			return nil, j.err
+		}
+		// Progress bars for the scenario and its variants; with runs side
+		// by side, for the first alone.
+		progress := i < len(jobs)-boolInt(twin) && (workers == 1 || i == 0)
+		r, err := One(j.sc, o, j.name, progress)
+		if err != nil && j.wrap != "" {
+			err = fmt.Errorf("%s: %w", j.wrap, err)
+		}
+		return r, err
+	})
+	if err != nil {
 		return nil, err
 	}
+	main := runs[0]
 	out := &Outcome{Main: *main}
 	spotRuns := []namedScenario{}
 	if sc.UsesSpot() {
 		spotRuns = append(spotRuns, namedScenario{nameOr(o.Variant, "as given"), sc, main.Summary})
 	}
-	if o.Variant == "" && !o.NoVariants && len(base.Spec.Variants) > 0 {
+	if variants {
 		main.Summary.Variants = []reports.RunFigures{reports.Figures("(as given)", main.Summary)}
-		for _, name := range base.VariantNames() {
-			v, err := base.Variant(name)
-			if err != nil {
-				return nil, err
-			}
-			vr, err := One(v, o, name, true)
-			if err != nil {
-				return nil, fmt.Errorf("variant %s: %w", name, err)
-			}
+		for k, name := range base.VariantNames() {
+			vr, v := runs[1+k], jobs[1+k].sc
 			if v.UsesSpot() {
 				spotRuns = append(spotRuns, namedScenario{name, v, vr.Summary})
 			}
@@ -221,16 +258,9 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		}
 		out.Main.Summary = main.Summary
 	}
-	if !o.NoSpotTwin && sc.UsesSpot() {
-		od, err := sc.OnDemandOnly()
-		if err != nil {
-			return nil, err
-		}
-		twin, err := One(od, o, "all on-demand", false)
-		if err != nil {
-			return nil, fmt.Errorf("the all-on-demand comparison run: %w", err)
-		}
-		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, twin.Summary, out.Main.Result, twin.Result)
+	if twin {
+		tw := runs[len(runs)-1]
+		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, tw.Summary, out.Main.Result, tw.Result)
 	}
 	if !o.NoSensitivity {
 		for _, r := range spotRuns {
@@ -242,6 +272,13 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 type namedScenario struct {

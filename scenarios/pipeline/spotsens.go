@@ -1,10 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 	"time"
 
 	"gpuplan.dev/gpuplan/reports"
@@ -14,7 +13,8 @@ import (
 // SpotSensitivity runs sc with every spot node interrupted at each MTBF
 // of grid, and the same workload all on-demand, and reports what spot
 // saves at each for the same completed work, and the break-even MTBF.
-// The points run on all cores; the result does not depend on how many.
+// The runs go to a pool of o.Workers; the result does not depend on how
+// many.
 //
 // spot, when given, is the run's own summary: the curve then carries the
 // waterfall from the all-on-demand bill to its bill.
@@ -23,55 +23,60 @@ func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time
 	if err != nil {
 		return nil, err
 	}
-	odRun, err := One(od, o, name+" all on-demand", false)
-	if err != nil {
-		return nil, err
-	}
-	odFig := reports.Figures("", odRun.Summary)
 	seed := sc.Seed()
 	if o.Build.Seed != nil {
 		seed = *o.Build.Seed
 	}
 	curve := &reports.SpotCurve{Run: name, Points: make([]reports.SpotPoint, len(grid)),
-		OnDemand: reports.SpotOnDemand{CostPerUsefulGPUHour: odFig.CostPerUsefulGPUHour, Completed: odFig.Completed},
-		Note:     fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", seed)}
-	errs := make([]error, len(grid))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(grid)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				errs[i] = spotPoint(sc, o, name, grid[i], odFig.CostPerUsefulGPUHour, &curve.Points[i])
+		Note: fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", seed)}
+	// Run 0 is the all-on-demand one, run i the grid's point i-1; each
+	// keeps its summary only, not the run's job records.
+	sums, err := Pool(context.Background(), len(grid)+1, o.Workers, func(_ context.Context, i int) (*reports.Summary, error) {
+		if i == 0 {
+			r, err := One(od, o, name+" all on-demand", false)
+			if err != nil {
+				return nil, err
 			}
-		}()
-	}
-	for i := range grid {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+			return r.Summary, nil
 		}
+		return spotPoint(sc, o, name, grid[i-1], &curve.Points[i-1])
+	})
+	if err != nil {
+		return nil, err
+	}
+	odSum := sums[0]
+	odFig := reports.Figures("", odSum)
+	curve.OnDemand = reports.SpotOnDemand{CostPerUsefulGPUHour: odFig.CostPerUsefulGPUHour, Completed: odFig.Completed}
+	for i := range curve.Points {
+		setSaving(&curve.Points[i], odFig.CostPerUsefulGPUHour)
 	}
 	curve.BreakEvenHours = curve.BreakEven()
-	if spot != nil && spot.Cost != nil && odRun.Summary.Cost != nil {
-		curve.Waterfall = reports.SpotWaterfall(spot.Cost, odRun.Summary.Cost)
+	if spot != nil && spot.Cost != nil && odSum.Cost != nil {
+		curve.Waterfall = reports.SpotWaterfall(spot.Cost, odSum.Cost)
 	}
 	return curve, nil
 }
 
-func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duration, odCost float64, p *reports.SpotPoint) error {
+// setSaving sets a point's saving against the all-on-demand cost of a
+// useful GPU-hour.
+func setSaving(p *reports.SpotPoint, odCost float64) {
+	if odCost > 0 && p.CostPerUsefulGPUHour > 0 {
+		p.SavingPct = math.Round(10000*(1-p.CostPerUsefulGPUHour/odCost)) / 100
+	} else if odCost > 0 {
+		p.SavingPct = -100 // no useful work at all
+	}
+}
+
+// spotPoint runs sc at one spot MTBF and fills p but for its saving
+// (setSaving), which needs the all-on-demand run.
+func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duration, p *reports.SpotPoint) (*reports.Summary, error) {
 	v, err := sc.WithSpotMTBF(mtbf)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r, err := One(v, o, fmt.Sprintf("%s at spot MTBF %s", name, mtbf), false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f := reports.Figures("", r.Summary)
 	p.MTBFHours = mtbf.Hours()
@@ -80,10 +85,5 @@ func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duratio
 	for _, c := range r.Summary.Capacity {
 		p.Interruptions += c.Interrupted
 	}
-	if odCost > 0 && f.CostPerUsefulGPUHour > 0 {
-		p.SavingPct = math.Round(10000*(1-f.CostPerUsefulGPUHour/odCost)) / 100
-	} else if odCost > 0 {
-		p.SavingPct = -100 // no useful work at all
-	}
-	return nil
+	return nil, nil
 }

@@ -27,7 +27,9 @@ func TestSpotBreakEvenAgainstBisection(t *testing.T) {
 
 	saving := func(h float64) float64 {
 		var p reports.SpotPoint
-		require.NoError(t, spotPoint(v, o, "bisect", time.Duration(h*float64(time.Hour)).Round(time.Second), curve.OnDemand.CostPerUsefulGPUHour, &p))
+		_, err := spotPoint(v, o, "bisect", time.Duration(h*float64(time.Hour)).Round(time.Second), &p)
+		require.NoError(t, err)
+		setSaving(&p, curve.OnDemand.CostPerUsefulGPUHour)
 		return p.SavingPct
 	}
 	lo, hi := grid[0].Hours(), grid[len(grid)-1].Hours()
@@ -47,10 +49,14 @@ func TestSpotBreakEvenAgainstBisection(t *testing.T) {
 	require.True(t, ratio < step && ratio > 1/step, "grid break-even %.3f h, bisection %.3f h, grid step x%.2f", curve.BreakEvenHours, bisect, step)
 	t.Logf("break-even MTBF: grid %.3f h, bisection %.3f h", curve.BreakEvenHours, bisect)
 
-	// The curve runs on every core; its points do not depend on how many.
-	again, err := SpotSensitivity("all-spot-tight", v, o, grid[:4], nil)
-	require.NoError(t, err)
-	require.Equal(t, curve.Points[:4], again.Points)
+	// The curve runs on a pool of workers; its points do not depend on
+	// how many.
+	for _, w := range []int{1, 3} {
+		o.Workers = w
+		again, err := SpotSensitivity("all-spot-tight", v, o, grid[:4], nil)
+		require.NoError(t, err)
+		require.Equal(t, curve.Points[:4], again.Points, "%d workers", w)
+	}
 }
 
 // WithSpotMTBF sets every spot pool's interruptions and nothing else.
