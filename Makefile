@@ -27,9 +27,13 @@ test:
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) test -count=1 $(PKGS)
 
-# Performance benchmarks (not part of make test): median of 5 runs each.
+# Performance benchmarks (not part of make test): median of 5 runs each;
+# the whole-run pool's on 1 and 2 cores; issue 17's scale replays (a
+# million jobs and more, minutes each) once a run, 3 runs.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./benchmarks/ ./sim/engine/
+	$(GO) test -run '^$$' -bench . -skip '^Benchmark(Scale|Cores)' -benchmem -count 5 -cpu 1 ./benchmarks/ ./sim/engine/
+	$(GO) test -run '^$$' -bench '^BenchmarkCores' -benchmem -count 5 -cpu 1,2 ./benchmarks/
+	$(GO) test -run '^$$' -bench '^BenchmarkScale' -benchtime 1x -count 3 -timeout 0 ./benchmarks/
 
 fuzz:
 	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes FuzzPhilly FuzzPhillyRaw FuzzHelios FuzzPAITasks FuzzPAIMachines FuzzPriceFile FuzzSpotAdvisor FuzzInterruptionTimes FuzzProfile FuzzPolicy; do \

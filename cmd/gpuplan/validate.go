@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -87,12 +86,20 @@ default; the verdicts are the same whatever the number.`,
 				return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", workers)}
 			}
 			start := time.Now()
-			sums, err := runSeeds(sides, map[validate.Side]string{validate.Baseline: baseline, validate.Candidate: candidate}, seed, a.Seeds(reps), workers)
+			// Every run on a pool first, in the order Evaluate takes them.
+			sums, err := pipeline.Replications([]pipeline.Side{
+				{Name: string(validate.Baseline), Scenario: sides[validate.Baseline], File: baseline},
+				{Name: string(validate.Candidate), Scenario: sides[validate.Candidate], File: candidate},
+			}, seed, a.Seeds(reps), workers)
 			if err != nil {
 				return err
 			}
 			res, err := validate.Evaluate(a, reps, seed, func(side validate.Side, s uint64) (*reports.Summary, error) {
-				return sums[seedRun{side, s}], nil
+				i := 0
+				if side == validate.Candidate {
+					i = 1
+				}
+				return sums[i][s-seed], nil
 			})
 			if err != nil {
 				return err
@@ -151,34 +158,4 @@ default; the verdicts are the same whatever the number.`,
 	f.StringVar(&jsonOut, "json", "", "write the verdicts as JSON here")
 	f.IntVar(&workers, "workers", 0, "runs at once (0: one per core); the verdicts do not depend on it")
 	return c
-}
-
-type seedRun struct {
-	side validate.Side
-	seed uint64
-}
-
-// runSeeds runs both sides on reps seeds from seed on, on a pool of
-// workers, and keeps each run's summary. The pool takes the runs in the
-// order validate.Evaluate asks for them (baseline then candidate, seed by
-// seed), so the first to fail in that order is the error, whatever the
-// number of workers.
-func runSeeds(sides map[validate.Side]*scenarios.Scenario, files map[validate.Side]string, seed uint64, reps, workers int) (map[seedRun]*reports.Summary, error) {
-	order := []validate.Side{validate.Baseline, validate.Candidate}
-	sums, err := pipeline.Pool(context.Background(), 2*reps, workers, func(_ context.Context, i int) (*reports.Summary, error) {
-		side, s := order[i%2], seed+uint64(i/2)
-		r, err := pipeline.One(sides[side], pipeline.Options{Build: scenarios.Options{Seed: &s}, File: files[side]}, string(side), false)
-		if err != nil {
-			return nil, fmt.Errorf("%s, seed %d: %w", side, s, err)
-		}
-		return r.Summary, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[seedRun]*reports.Summary, len(sums))
-	for i, sum := range sums {
-		out[seedRun{order[i%2], seed + uint64(i/2)}] = sum
-	}
-	return out, nil
 }
