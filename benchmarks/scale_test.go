@@ -96,7 +96,7 @@ func (c scaleCase) replay(b *testing.B, trace, out string) int {
 	if c.nodes > 0 {
 		opts.Pools = []cluster.PoolSpec{{Name: "gpu", GPUModel: "generic", Nodes: c.nodes, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1 << 20}}
 	} else {
-		src, err := scenarios.OpenTrace(trace, scenarios.FormatPhilly, scenarios.TraceOptions{})
+		src, err := scenarios.OpenTraceSizing(trace, scenarios.FormatPhilly, scenarios.TraceOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
