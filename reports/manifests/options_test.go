@@ -252,3 +252,49 @@ func TestFixedPoolsAndAlerts(t *testing.T) {
 	require.Equal(t, "prom", pr.Labels["release"])
 	require.Contains(t, pr.Spec.Groups[0].Rules[0].Expr.String(), `exported_pod!=""`)
 }
+
+// A grace period the scenario gives that is shorter than the checkpoint
+// write is kept, with a warning naming the class.
+func TestShortGracePeriodWarns(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(`apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: grace}
+spec:
+  horizon: 4h
+  cluster:
+    pools:
+    - {name: a100, count: 1, instanceType: p4d.24xlarge}
+  workload:
+    synthetic:
+      classes:
+      - name: train
+        arrival: {process: poisson, ratePerHour: 1}
+        pod: {cpu: "8", memory: 64Gi, gpus: 8}
+        duration: {distribution: lognormal, median: 1h, sigma: 0.5, max: 3h}
+        recovery:
+          checkpoint: {interval: 20m, cost: 3m}
+          terminationGracePeriod: 1m
+`), 0o644))
+	files, warnings, err := generateWith(t, p, "", Options{})
+	require.NoError(t, err)
+	job := find[batchv1.Job](t, files, "train")
+	require.Equal(t, int64(60), *job.Spec.Template.Spec.TerminationGracePeriodSeconds, "as the scenario gives it")
+	require.Len(t, warnings, 2)
+	require.Contains(t, warnings[0], "class train: terminationGracePeriodSeconds 60, as the scenario gives it, is shorter than its 3m0s checkpoint write")
+	require.Contains(t, warnings[1], "per-pod ReadWriteOnce volumes")
+	// No spot pool: no spot-notice warning; without the scenario's grace
+	// period, 3 min + 30 s.
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(mustRead(t, p), "          terminationGracePeriod: 1m\n", "", 1)), 0o644))
+	files, warnings, err = generateWith(t, p, "", Options{AccessMode: AccessRWX})
+	require.NoError(t, err)
+	require.Empty(t, warnings)
+	require.Equal(t, int64(210), *find[batchv1.Job](t, files, "train").Spec.Template.Spec.TerminationGracePeriodSeconds)
+}
+
+func mustRead(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
+}
