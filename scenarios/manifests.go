@@ -223,7 +223,8 @@ func (s *Scenario) manifestSource(seed uint64, horizon int64, policyFiles ...str
 	if err != nil {
 		return nil, nil, &InputError{File: s.file, Field: "spec.workload.manifests", Msg: err.Error()}
 	}
-	return src, append(notes, src.Notes()...), nil
+	// The source's own notes reach the run through its Notes method.
+	return src, notes, nil
 }
 
 // priorityClasses reads the values of the policy's priority classes.

@@ -23,7 +23,10 @@ func run(t *testing.T, body string) *sim.Result {
 	return res
 }
 
-const minute = int64(60_000)
+const (
+	minute = int64(60_000)
+	hour   = 60 * minute
+)
 
 type span struct {
 	name               string
@@ -192,4 +195,48 @@ func TestOtherSamplesRun(t *testing.T) {
 			require.Equal(t, "default", j.Queue)
 		}
 	}
+}
+
+// The example scenario: the nightly CronJob runs at 02:00 New York time,
+// 07:00 UTC while New York is on EST: 7 h and 31 h after the start
+// (2026-03-06T00:00Z); on Sunday 8 March 02:00 does not exist there and
+// the night is skipped. Each run is 64 shards 8 at a time, 8 rounds of
+// 20 min: 160 min. Training runs are one gang of four 8-GPU pods; a Ray
+// Tune sweep is a head job and an 8-pod trial job, submitted together.
+func TestManifestsExample(t *testing.T) {
+	s, err := scenarios.LoadFile("../../examples/manifests/scenario.yaml")
+	require.NoError(t, err)
+	b, err := s.Build(scenarios.Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	res, err := sim.Run(b.Config)
+	require.NoError(t, err)
+	var nightly []int64
+	trains, trials, heads := 0, 0, 0
+	for _, j := range res.Jobs {
+		switch {
+		case j.Queue == "batch":
+			nightly = append(nightly, j.Submit)
+			require.Equal(t, 160*minute, j.Duration)
+			require.EqualValues(t, 8, j.Replicas)
+			require.EqualValues(t, 1000, j.Priority)
+		case len(j.Name) > 9 && j.Name[:9] == "train-llm":
+			trains++
+			require.EqualValues(t, 4, j.Replicas)
+			require.EqualValues(t, 8, j.Pod.GPUs)
+			require.EqualValues(t, 100, j.Priority)
+		case len(j.Name) > 6 && j.Name[len(j.Name)-6:] == "trials":
+			trials++
+			require.EqualValues(t, 8, j.Replicas)
+			require.EqualValues(t, 4, j.MinAvailable)
+		case len(j.Name) > 4 && j.Name[len(j.Name)-4:] == "head":
+			heads++
+			require.EqualValues(t, 0, j.Pod.GPUs)
+		}
+	}
+	require.Equal(t, []int64{7 * hour, 31 * hour}, nightly)
+	require.Positive(t, trains)
+	require.Positive(t, trials)
+	require.Equal(t, trials, heads)
+	require.Equal(t, len(res.Jobs), len(nightly)+trains+trials+heads)
 }
