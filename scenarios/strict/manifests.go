@@ -3,6 +3,7 @@ package strict
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -102,4 +103,29 @@ func scalarAt(n *yamlv3.Node, key string) string {
 		return ""
 	}
 	return v.Value
+}
+
+// PositionsOf records where every field path under root is, for errors
+// about a document decoded without a Walker.
+func PositionsOf(root *yamlv3.Node) Positions {
+	pos := Positions{}
+	var walk func(n *yamlv3.Node, path string, depth int)
+	walk = func(n *yamlv3.Node, path string, depth int) {
+		if n == nil || depth > 200 {
+			return
+		}
+		pos[path] = [2]int{n.Line, n.Column}
+		switch n.Kind {
+		case yamlv3.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], Join(path, n.Content[i].Value), depth+1)
+			}
+		case yamlv3.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i), depth+1)
+			}
+		}
+	}
+	walk(root, "", 0)
+	return pos
 }

@@ -1,0 +1,324 @@
+package services
+
+import (
+	_ "embed"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/sim/autoscale"
+)
+
+//go:embed crds/inferenceservice_v1beta1.json.gz
+var isvcSchema []byte
+
+// isvcCRD compiles KServe's schema once (it is 1.4 MB); it never changes
+// after.
+var isvcCRD = sync.OnceValues(func() (*strict.CRD, error) {
+	return strict.CompileCRD("inferenceservice_v1beta1.json", isvcSchema)
+})
+
+// Pod is what a replica asks of a node.
+type Pod struct {
+	MilliCPU, MemoryMiB int64
+	// GPUs whole devices, or one MIG slice of profile MIG.
+	GPUs              int64
+	MIG               string
+	NodeSelector      map[string]string
+	Tolerations       []corev1.Toleration
+	PriorityClassName string
+}
+
+// Workload is a Deployment or an InferenceService's predictor: the
+// replicas that serve.
+type Workload struct {
+	File            string
+	Line            int
+	Kind            string // Deployment or InferenceService
+	Name, Namespace string
+	Pod             Pod
+	// Replicas is a Deployment's spec.replicas (default 1).
+	Replicas int
+	// For an InferenceService: its deployment mode (Serverless, the
+	// default, or RawDeployment), replica bounds, scaling metric and
+	// target, the model's format and where it is stored, and the
+	// autoscaler KServe sets up for it: Knative's KPA for Serverless on
+	// concurrency or rps, an HPA otherwise.
+	Mode                     string
+	MinReplicas, MaxReplicas int
+	ScaleMetric              string
+	ContainerConcurrency     int
+	Model, StorageURI        string
+	KPA                      *autoscale.KPASpec
+	HPA                      *autoscale.HPASpec
+}
+
+// isvc is the part of serving.kserve.io/v1beta1 InferenceService gpuplan
+// reads, decoded after the whole document passed the CRD's schema.
+type isvc struct {
+	Metadata struct {
+		Name        string            `json:"name"`
+		Namespace   string            `json:"namespace"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		Predictor struct {
+			MinReplicas          *int32              `json:"minReplicas"`
+			MaxReplicas          int32               `json:"maxReplicas"`
+			ScaleTarget          *int32              `json:"scaleTarget"`
+			ScaleMetric          string              `json:"scaleMetric"`
+			ContainerConcurrency int64               `json:"containerConcurrency"`
+			NodeSelector         map[string]string   `json:"nodeSelector"`
+			Tolerations          []corev1.Toleration `json:"tolerations"`
+			PriorityClassName    string              `json:"priorityClassName"`
+			Model                *struct {
+				ModelFormat struct {
+					Name string `json:"name"`
+				} `json:"modelFormat"`
+				StorageURI string                      `json:"storageUri"`
+				Resources  corev1.ResourceRequirements `json:"resources"`
+			} `json:"model"`
+			Containers []corev1.Container `json:"containers"`
+		} `json:"predictor"`
+	} `json:"spec"`
+}
+
+// knativeDefaults are config-autoscaler's defaults KServe's Serverless
+// mode runs under.
+const (
+	knativeConcurrencyTarget = 100
+	knativeUtilizationPct    = 70
+)
+
+// ReadServing reads the Deployments and InferenceServices of a manifest
+// file (other kinds are listed as skipped).
+func ReadServing(file string, data []byte) ([]Workload, []string, error) {
+	docs, err := strict.Manifests(file, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []Workload
+	var skipped []string
+	for _, m := range docs {
+		switch {
+		case m.APIVersion == "apps/v1" && m.Kind == "Deployment":
+			var d appsv1.Deployment
+			pos, err := m.Decode(file, &d, strict.Options{What: "a manifest"})
+			if err != nil {
+				return nil, nil, err
+			}
+			w := Workload{File: file, Line: m.Line, Kind: m.Kind, Name: d.Name, Namespace: d.Namespace, Replicas: 1}
+			if d.Spec.Replicas != nil {
+				w.Replicas = int(*d.Spec.Replicas)
+			}
+			ps := d.Spec.Template.Spec
+			if w.Pod, err = podOf(file, m.Line, pos, "spec.template.spec", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
+				return nil, nil, err
+			}
+			out = append(out, w)
+		case m.APIVersion == "serving.kserve.io/v1beta1" && m.Kind == "InferenceService":
+			crd, err := isvcCRD()
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := crd.Check(file, m); err != nil {
+				return nil, nil, err
+			}
+			w, err := readISVC(file, m)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, w)
+		default:
+			skipped = append(skipped, fmt.Sprintf("%s:%d: %s %s %s is not a serving workload", file, m.Line, strict.Quote(m.APIVersion), strict.Quote(m.Kind), strict.Quote(m.Name)))
+		}
+	}
+	return out, skipped, nil
+}
+
+func readISVC(file string, m strict.Manifest) (Workload, error) {
+	b, err := yamlv3.Marshal(m.Root)
+	if err != nil {
+		return Workload{}, strict.Errorf(file, m.Line, "", "%v", err)
+	}
+	var x isvc
+	if err := yaml.Unmarshal(b, &x); err != nil {
+		return Workload{}, strict.Errorf(file, m.Line, m.Kind, "%s", strict.Shorten(err.Error()))
+	}
+	pos := strict.PositionsOf(m.Root) // the schema has checked the shapes
+	at := func(field, format string, args ...any) error {
+		return strict.At(file, m.Line, pos, field, format, args...)
+	}
+	p := x.Spec.Predictor
+	wl := Workload{File: file, Line: m.Line, Kind: m.Kind, Name: x.Metadata.Name, Namespace: x.Metadata.Namespace,
+		Mode: "Serverless", ScaleMetric: p.ScaleMetric, ContainerConcurrency: int(p.ContainerConcurrency)}
+	if mode := x.Metadata.Annotations["serving.kserve.io/deploymentMode"]; mode != "" {
+		wl.Mode = mode
+	}
+	switch wl.Mode {
+	case "Serverless", "RawDeployment":
+	default:
+		return wl, at("metadata.annotations", "serving.kserve.io/deploymentMode %s: gpuplan models Serverless and RawDeployment", strict.Quote(wl.Mode))
+	}
+	wl.MinReplicas = 1
+	if p.MinReplicas != nil {
+		wl.MinReplicas = int(*p.MinReplicas)
+	}
+	wl.MaxReplicas = int(p.MaxReplicas)
+	if wl.MaxReplicas == 0 {
+		// 0 is "no limit" in KServe; a simulation needs one: the most one
+		// service could hold on the largest cluster gpuplan reads.
+		wl.MaxReplicas = strict.MaxReplicas
+	}
+	if wl.MinReplicas < 0 || wl.MinReplicas > wl.MaxReplicas {
+		return wl, at("spec.predictor.minReplicas", "must be from 0 to maxReplicas (%d), got %d", wl.MaxReplicas, wl.MinReplicas)
+	}
+	if wl.Mode == "RawDeployment" && wl.MinReplicas == 0 {
+		return wl, at("spec.predictor.minReplicas", "RawDeployment scales with an HPA, which cannot scale to zero: minReplicas must be at least 1")
+	}
+	var containers []corev1.Container
+	if p.Model != nil {
+		wl.Model, wl.StorageURI = p.Model.ModelFormat.Name, p.Model.StorageURI
+		containers = []corev1.Container{{Name: "kserve-container", Resources: p.Model.Resources}}
+	}
+	containers = append(containers, p.Containers...)
+	if len(containers) == 0 {
+		return wl, at("spec.predictor", "names no model and no containers")
+	}
+	if wl.Pod, err = podOf(file, m.Line, pos, "spec.predictor", containers, p.NodeSelector, p.Tolerations, p.PriorityClassName); err != nil {
+		return wl, err
+	}
+	if wl.ScaleMetric == "" {
+		wl.ScaleMetric = "concurrency"
+		if wl.Mode == "RawDeployment" {
+			wl.ScaleMetric = "cpu"
+		}
+	}
+	ann := x.Metadata.Annotations
+	switch {
+	case wl.Mode == "Serverless" && (wl.ScaleMetric == "concurrency" || wl.ScaleMetric == "rps"):
+		target := float64(knativeConcurrencyTarget)
+		if wl.ContainerConcurrency > 0 {
+			target = float64(wl.ContainerConcurrency)
+		}
+		if p.ScaleTarget != nil {
+			target = float64(*p.ScaleTarget)
+		}
+		util := float64(knativeUtilizationPct)
+		spec := autoscale.NewKPASpec(1)
+		for key, dst := range map[string]*float64{
+			"autoscaling.knative.dev/target":                        &target,
+			"autoscaling.knative.dev/target-utilization-percentage": &util,
+			"autoscaling.knative.dev/panic-window-percentage":       &spec.PanicWindowPct,
+			"autoscaling.knative.dev/panic-threshold-percentage":    &spec.PanicThresholdPct,
+		} {
+			if s, ok := ann[key]; ok {
+				v, err := strconv.ParseFloat(s, 64)
+				if err != nil || !(v > 0) {
+					return wl, at("metadata.annotations", "%s %s is not a positive number", key, strict.Quote(s))
+				}
+				*dst = v
+			}
+		}
+		if s, ok := ann["autoscaling.knative.dev/window"]; ok {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return wl, at("metadata.annotations", "autoscaling.knative.dev/window %s is not a duration", strict.Quote(s))
+			}
+			spec.StableWindowMs = d.Milliseconds()
+		}
+		spec.Target = target * util / 100
+		spec.MinScale, spec.MaxScale = wl.MinReplicas, wl.MaxReplicas
+		if _, err := autoscale.NewKPA(spec); err != nil {
+			return wl, at("metadata.annotations", "%v", err)
+		}
+		wl.KPA = &spec
+	default:
+		// RawDeployment (or Serverless on cpu/memory): KServe creates an
+		// HPA on the metric, target scaleTarget (default 80% utilization).
+		target := 80.0
+		if p.ScaleTarget != nil {
+			target = float64(*p.ScaleTarget)
+		}
+		spec := autoscale.NewHPASpec(wl.MaxReplicas, target)
+		spec.MinReplicas = max(wl.MinReplicas, 1)
+		if err := spec.Validate(); err != nil {
+			return wl, at("spec.predictor.scaleTarget", "%v", err)
+		}
+		wl.HPA = &spec
+	}
+	return wl, nil
+}
+
+// podOf adds up the containers' requests (limits where no request is
+// given, as the API server defaults them) and checks their bounds.
+func podOf(file string, line int, pos strict.Positions, at string, cs []corev1.Container, sel map[string]string, tol []corev1.Toleration, prio string) (Pod, error) {
+	p := Pod{NodeSelector: sel, Tolerations: tol, PriorityClassName: prio}
+	for i, c := range cs {
+		field := fmt.Sprintf("%s.containers[%d].resources", at, i)
+		get := func(name corev1.ResourceName) (q interface{ AsApproximateFloat64() float64 }, ok bool) {
+			if v, ok := c.Resources.Requests[name]; ok {
+				return &v, true
+			}
+			if v, ok := c.Resources.Limits[name]; ok {
+				return &v, true
+			}
+			return nil, false
+		}
+		if v, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+			n, err := strict.MilliCPU(v)
+			if err != nil {
+				return p, strict.At(file, line, pos, field, "%v", err)
+			}
+			p.MilliCPU += n
+		} else if v, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+			n, err := strict.MilliCPU(v)
+			if err != nil {
+				return p, strict.At(file, line, pos, field, "%v", err)
+			}
+			p.MilliCPU += n
+		}
+		if v, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
+			n, err := strict.MemoryMiB(v)
+			if err != nil {
+				return p, strict.At(file, line, pos, field, "%v", err)
+			}
+			p.MemoryMiB += n
+		} else if v, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+			n, err := strict.MemoryMiB(v)
+			if err != nil {
+				return p, strict.At(file, line, pos, field, "%v", err)
+			}
+			p.MemoryMiB += n
+		}
+		if q, ok := get("nvidia.com/gpu"); ok {
+			g := q.AsApproximateFloat64()
+			if g < 0 || g > strict.MaxPodGPUs || g != float64(int64(g)) {
+				return p, strict.At(file, line, pos, field, "nvidia.com/gpu must be a whole number from 0 to %d, got %g", strict.MaxPodGPUs, g)
+			}
+			p.GPUs += int64(g)
+		}
+		for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+			for name := range rl {
+				if prof, ok := strings.CutPrefix(string(name), "nvidia.com/mig-"); ok {
+					if p.MIG != "" && p.MIG != prof {
+						return p, strict.At(file, line, pos, field, "asks for two MIG profiles (%s and %s); gpuplan models one slice a replica", p.MIG, prof)
+					}
+					p.MIG = prof
+				}
+			}
+		}
+	}
+	if p.GPUs > strict.MaxPodGPUs {
+		return p, strict.At(file, line, pos, at, "%d GPUs in one replica, more than %d", p.GPUs, strict.MaxPodGPUs)
+	}
+	return p, nil
+}

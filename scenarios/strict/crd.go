@@ -1,0 +1,183 @@
+package strict
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	yamlv3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/yaml"
+)
+
+// CRD is a custom resource's published schema (OpenAPI v3 as JSON Schema),
+// compiled to check manifests against as the API server with strict field
+// validation would: fields the schema does not have are refused,
+// int-or-string fields take either.
+type CRD struct {
+	name   string
+	schema *jsonschema.Schema
+}
+
+// CompileCRD compiles a schema, gzipped or not.
+func CompileCRD(name string, data []byte) (*CRD, error) {
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		if data, err = io.ReadAll(io.LimitReader(zr, MaxFileBytes)); err != nil {
+			return nil, err
+		}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	strictCRD(doc)
+	c := jsonschema.NewCompiler()
+	url := "file:///" + name
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	return &CRD{name: name, schema: s}, nil
+}
+
+// strictCRD makes a structural schema refuse unknown fields and lets
+// x-kubernetes-int-or-string fields be either.
+func strictCRD(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		if t["x-kubernetes-int-or-string"] == true {
+			delete(t, "type")
+			t["anyOf"] = []any{map[string]any{"type": "integer"}, map[string]any{"type": "string"}}
+		}
+		if _, ok := t["properties"]; ok && t["additionalProperties"] == nil && t["x-kubernetes-preserve-unknown-fields"] != true {
+			t["additionalProperties"] = false
+		}
+		for _, x := range t {
+			strictCRD(x)
+		}
+	case []any:
+		for _, x := range t {
+			strictCRD(x)
+		}
+	}
+}
+
+// Check validates a manifest against the schema; the first problem (the
+// deepest, then the first in the file) is an InputError at its line,
+// column and field path.
+func (c *CRD) Check(file string, m Manifest) error {
+	b, err := yamlv3.Marshal(m.Root)
+	if err != nil {
+		return Errorf(file, m.Line, "", "%v", err)
+	}
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return Errorf(file, m.Line, "", "%s", Shorten(err.Error()))
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
+	if err != nil {
+		return Errorf(file, m.Line, "", "%s", Shorten(err.Error()))
+	}
+	err = c.schema.Validate(inst)
+	var ve *jsonschema.ValidationError
+	if err == nil {
+		return nil
+	}
+	if !errors.As(err, &ve) {
+		return Errorf(file, m.Line, m.Kind, "%s", Shorten(err.Error()))
+	}
+	out := ve.BasicOutput()
+	type problem struct {
+		path  []string
+		msg   string
+		line  int
+		col   int
+		field string
+	}
+	var ps []problem
+	for _, u := range out.Errors {
+		if u.Error == nil || u.InstanceLocation == "" && len(out.Errors) > 1 {
+			continue
+		}
+		path := strings.Split(strings.TrimPrefix(u.InstanceLocation, "/"), "/")
+		if u.InstanceLocation == "" {
+			path = nil
+		}
+		field := fieldPath(path)
+		p := problem{path: path, msg: u.Error.String(), field: field, line: m.Line}
+		if n, ok := NodeAt(m.Root, field); ok || n != nil {
+			p.line, p.col = n.Line, n.Column
+		}
+		// An unknown field is named by its key, at the key's line.
+		if strings.Contains(p.msg, "additional properties") {
+			if k := unknownKey(p.msg); k != "" {
+				if parent, ok := NodeAt(m.Root, field); ok && parent.Kind == yamlv3.MappingNode {
+					for i := 0; i+1 < len(parent.Content); i += 2 {
+						if key := parent.Content[i]; key.Value == k {
+							p.field = Join(field, k)
+							p.line, p.col = key.Line, key.Column
+							p.msg = fmt.Sprintf("unknown field %s: the %s schema has no such field", Quote(k), m.Kind)
+							break
+						}
+					}
+				}
+			}
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return Errorf(file, m.Line, m.Kind, "%s", Shorten(err.Error()))
+	}
+	sort.SliceStable(ps, func(i, j int) bool {
+		if len(ps[i].path) != len(ps[j].path) {
+			return len(ps[i].path) > len(ps[j].path)
+		}
+		return ps[i].line < ps[j].line
+	})
+	p := ps[0]
+	return &InputError{File: file, Line: p.line, Column: p.col, Field: p.field, Msg: Shorten(p.msg)}
+}
+
+// fieldPath writes a JSON pointer's segments as a field path
+// ("spec.triggers[0].metadata").
+func fieldPath(segs []string) string {
+	var b strings.Builder
+	for _, s := range segs {
+		s = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+		if s != "" && strings.Trim(s, "0123456789") == "" {
+			b.WriteString("[" + s + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// unknownKey is the first key named in an "additional properties 'x'
+// not allowed" message.
+func unknownKey(msg string) string {
+	i := strings.IndexAny(msg, "'\"")
+	if i < 0 {
+		return ""
+	}
+	q := msg[i]
+	j := strings.IndexByte(msg[i+1:], q)
+	if j < 0 {
+		return ""
+	}
+	return msg[i+1 : i+1+j]
+}
