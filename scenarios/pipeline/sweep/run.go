@@ -50,6 +50,7 @@ type PointFile struct {
 	Total       int      `json:"total"`
 	Parameters  []string `json:"parameters"`
 	MetricNames []string `json:"metricNames"`
+	Constraints []string `json:"constraints,omitempty"`
 	Result
 }
 
@@ -65,7 +66,8 @@ func (sw *Sweep) Digest() string {
 		Points  []Point
 		Seeds   []uint64
 		Metrics []string
-	}{sw.Doc.Metadata.Name, sw.paramNames(), sw.Points(), sw.Seeds, sw.Doc.Spec.Metrics}
+		Cons    []string
+	}{sw.Doc.Metadata.Name, sw.paramNames(), sw.Points(), sw.Seeds, sw.Doc.Spec.Metrics, sw.Doc.Spec.Constraints}
 	b, _ := json.Marshal(plan)
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))[:16]
@@ -140,7 +142,7 @@ func (sw *Sweep) Run(ctx context.Context, o Options) (Stats, error) {
 			return struct{}{}, err
 		}
 		pf := PointFile{Sweep: sw.Doc.Metadata.Name, Digest: digest, Total: sw.NumPoints(),
-			Parameters: sw.paramNames(), MetricNames: sw.Doc.Spec.Metrics, Result: *res}
+			Parameters: sw.paramNames(), MetricNames: sw.Doc.Spec.Metrics, Constraints: sw.Doc.Spec.Constraints, Result: *res}
 		if err := writeAtomic(dir, pointFileName(pt.Index), pf); err != nil {
 			return struct{}{}, err
 		}

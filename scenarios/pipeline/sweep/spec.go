@@ -53,6 +53,9 @@ type Spec struct {
 	Replications int `json:"replications,omitempty"`
 	// Metrics are the figures kept for each run (see ParseMetric).
 	Metrics []string `json:"metrics"`
+	// Constraints mark the points whose means meet them all
+	// ("wait.p95{queue=team-a} <= 30m"); their metrics must be kept.
+	Constraints []string `json:"constraints,omitempty"`
 }
 
 // Parameter is one setting varied: a path into the scenario's spec, or
@@ -122,6 +125,8 @@ type Sweep struct {
 	Params []Param
 	// Metrics are the parsed metrics, in the spec's order.
 	Metrics []Metric
+	// Constraints are the parsed constraints.
+	Constraints []Constraint
 	// Seeds are the seeds each point runs.
 	Seeds []uint64
 	// baseBytes is the base scenario's file, for the digest.
@@ -208,15 +213,36 @@ func parse(file string, data []byte) (*Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	sw.baseDoc, err = specDoc(sw.Base)
-	if err != nil {
+	return sw, sw.check(bad)
+}
+
+// New is a sweep of a loaded scenario built in code (recommend's search
+// space): the same checks as a spec file's, errors naming the field as
+// "spec.parameters[i]..." of a spec with no file.
+func New(base *scenarios.Scenario, baseBytes []byte, doc Document) (*Sweep, error) {
+	doc.APIVersion, doc.Kind = scenarios.APIVersion, Kind
+	sw := &Sweep{Doc: doc, File: "(command line)", Base: base, baseBytes: baseBytes}
+	bad := func(path, format string, args ...any) error {
+		return &scenarios.InputError{File: sw.File, Field: path, Msg: fmt.Sprintf(format, args...)}
+	}
+	if err := sw.check(bad); err != nil {
 		return nil, err
 	}
+	return sw, nil
+}
+
+func (sw *Sweep) check(bad func(string, string, ...any) error) error {
+	sp := &sw.Doc.Spec
+	var err error
+	sw.baseDoc, err = specDoc(sw.Base)
+	if err != nil {
+		return err
+	}
 	if len(sp.Parameters) == 0 {
-		return nil, bad("spec.parameters", "give at least one parameter")
+		return bad("spec.parameters", "give at least one parameter")
 	}
 	if len(sp.Parameters) > MaxParameters {
-		return nil, bad("spec.parameters", "%d parameters; at most %d", len(sp.Parameters), MaxParameters)
+		return bad("spec.parameters", "%d parameters; at most %d", len(sp.Parameters), MaxParameters)
 	}
 	// Pools made by a spot share may be set like the scenario's own
 	// (cluster.pools[POOL-spot].interruptions.mtbf).
@@ -232,10 +258,10 @@ func parse(file string, data []byte) (*Sweep, error) {
 		at := fmt.Sprintf("spec.parameters[%d]", i)
 		p, err := sw.param(&sp.Parameters[i], at, bad)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if prev, ok := seen[p.Name]; ok {
-			return nil, bad(at+".name", "%s is also %s's name; give each parameter its own", scenarios.Quote(p.Name), prev)
+			return bad(at+".name", "%s is also %s's name; give each parameter its own", scenarios.Quote(p.Name), prev)
 		}
 		seen[p.Name] = at
 		combos *= float64(len(p.Values))
@@ -246,7 +272,7 @@ func parse(file string, data []byte) (*Sweep, error) {
 		for j := range i {
 			a, b := sw.Params[i], sw.Params[j]
 			if a.key() == b.key() {
-				return nil, bad(fmt.Sprintf("spec.parameters[%d]", i), "sets the same field as spec.parameters[%d] (%s)", j, a.key())
+				return bad(fmt.Sprintf("spec.parameters[%d]", i), "sets the same field as spec.parameters[%d] (%s)", j, a.key())
 			}
 		}
 	}
@@ -255,41 +281,55 @@ func parse(file string, data []byte) (*Sweep, error) {
 	case "", Grid:
 		d.Kind = Grid
 		if d.Points != 0 {
-			return nil, bad("spec.design.points", "a grid runs every combination; points is for random and latinHypercube")
+			return bad("spec.design.points", "a grid runs every combination; points is for random and latinHypercube")
 		}
 		if combos > MaxPoints {
-			return nil, bad("spec.design", "the grid has %.0f points; at most %d (use random or latinHypercube)", combos, MaxPoints)
+			return bad("spec.design", "the grid has %.0f points; at most %d (use random or latinHypercube)", combos, MaxPoints)
 		}
 	case Random, LatinHypercube:
 		if d.Points < 1 || d.Points > MaxPoints {
-			return nil, bad("spec.design.points", "must be in 1..%d", MaxPoints)
+			return bad("spec.design.points", "must be in 1..%d", MaxPoints)
 		}
 	default:
-		return nil, bad("spec.design.kind", "is %s; want grid, random or latinHypercube", scenarios.Quote(d.Kind))
+		return bad("spec.design.kind", "is %s; want grid, random or latinHypercube", scenarios.Quote(d.Kind))
 	}
 	if sp.Replications == 0 {
 		sp.Replications = 3
 	}
 	if sp.Replications < 1 || sp.Replications > MaxReplications {
-		return nil, bad("spec.replications", "must be in 1..%d", MaxReplications)
+		return bad("spec.replications", "must be in 1..%d", MaxReplications)
 	}
 	if n := float64(sw.NumPoints()) * float64(sp.Replications); n > MaxRuns {
-		return nil, bad("spec.replications", "%.0f runs; at most %d", n, MaxRuns)
+		return bad("spec.replications", "%.0f runs; at most %d", n, MaxRuns)
 	}
 	if len(sp.Metrics) == 0 {
-		return nil, bad("spec.metrics", "give at least one metric (cost.total, wait.p95, completed, ...)")
+		return bad("spec.metrics", "give at least one metric (cost.total, wait.p95, completed, ...)")
 	}
 	mseen := map[string]bool{}
 	for i, name := range sp.Metrics {
 		m, err := ParseMetric(name)
 		if err != nil {
-			return nil, bad(fmt.Sprintf("spec.metrics[%d]", i), "%v", err)
+			return bad(fmt.Sprintf("spec.metrics[%d]", i), "%v", err)
 		}
 		if mseen[name] {
-			return nil, bad(fmt.Sprintf("spec.metrics[%d]", i), "%s is listed twice", scenarios.Quote(name))
+			return bad(fmt.Sprintf("spec.metrics[%d]", i), "%s is listed twice", scenarios.Quote(name))
 		}
 		mseen[name] = true
 		sw.Metrics = append(sw.Metrics, m)
+	}
+	for i, text := range sp.Constraints {
+		at := fmt.Sprintf("spec.constraints[%d]", i)
+		c, err := ParseConstraint(text)
+		if err != nil {
+			return bad(at, "%v", err)
+		}
+		if !mseen[c.Metric.Name] {
+			return bad(at, "metric %s is not in spec.metrics; add it there", scenarios.Quote(c.Metric.Name))
+		}
+		sw.Constraints = append(sw.Constraints, c)
+		if msg := Contradiction(sw.Constraints); msg != "" {
+			return bad(at, "%s", msg)
+		}
 	}
 	seed := sw.Base.Seed()
 	for r := range sp.Replications {
@@ -320,16 +360,24 @@ func parse(file string, data []byte) (*Sweep, error) {
 				if p.spotOf == "" && len(p.path) > 0 && k == 0 {
 					field = at + ".path"
 				}
-				return nil, bad(field, "%s = %s: %s", p.Name, FormatValue(v), trimInputError(err))
+				return bad(field, "%s = %s: %s", p.Name, FormatValue(v), trimInputError(err))
 			}
 		}
 	}
-	return sw, nil
+	return nil
 }
 
 func trimInputError(err error) string {
 	if ie, ok := err.(*scenarios.InputError); ok {
 		msg := ie.Msg
+		// The point is built as a one-variant patch: say what the patch
+		// did, not where a variant would be.
+		for _, p := range []string{"variant point-0: ", "the patched spec does not decode: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+			msg = strings.TrimPrefix(msg, p)
+		}
+		if strings.HasPrefix(ie.Field, "spec.variants[") {
+			return msg
+		}
 		if ie.Field != "" {
 			msg = ie.Field + ": " + msg
 		}

@@ -71,6 +71,8 @@ func TestMalformedSpecsNameFileLineAndField(t *testing.T) {
 		{strings.Replace(head, "[cost.total]", "[cost.totl]", 1) + "  - {path: horizon, values: [1d]}\n", "spec.metrics[0]"},
 		{strings.Replace(head, "  parameters:\n", "  design: {kind: grid, points: 3}\n  parameters:\n", 1) + "  - {path: horizon, values: [1d]}\n", "spec.design.points"},
 		{strings.Replace(head, "kind: Sweep", "kind: Sweeps", 1) + "  - {path: horizon, values: [1d]}\n", "kind"},
+		{strings.Replace(head, "metrics: [cost.total]", "metrics: [cost.total]\n  constraints: [\"cost.total <= 10\", \"cost.total >= 20\"]", 1) + "  - {path: horizon, values: [1d]}\n", "spec.constraints[1]"},
+		{strings.Replace(head, "metrics: [cost.total]", "metrics: [cost.total]\n  constraints: [\"wait.p95 <= 10m\"]", 1) + "  - {path: horizon, values: [1d]}\n", "spec.constraints[0]"},
 		{strings.Replace(head, "metrics: [cost.total]", "metrics: [cost.total]\n  replications: 0\n  bogus: 1", 1), "spec.bogus"},
 	} {
 		_, err := Load(spec(t, c.body))
@@ -79,6 +81,33 @@ func TestMalformedSpecsNameFileLineAndField(t *testing.T) {
 		require.Equal(t, c.field, ie.Field, err.Error())
 		require.Positive(t, ie.Line, err.Error())
 	}
+}
+
+func TestConstraints(t *testing.T) {
+	c, err := ParseConstraint("wait.p95{queue=team-a} <= 30m")
+	require.NoError(t, err)
+	require.Equal(t, "<=", c.Op)
+	require.Equal(t, 1800.0, c.Bound)
+	require.Equal(t, Met, c.Judge(Stat{Mean: 1000, Lo: 900, Hi: 1800}))
+	require.Equal(t, Unsure, c.Judge(Stat{Mean: 1700, Lo: 1500, Hi: 1900}))
+	require.Equal(t, Missed, c.Judge(Stat{Mean: 2000, Lo: 1801, Hi: 2200}))
+	c, err = ParseConstraint("completed >= 99%")
+	require.NoError(t, err)
+	require.InDelta(t, 0.99, c.Bound, 1e-12)
+	a, _ := ParseConstraint("queue.team-a.wait.p95 >= 2h")
+	require.Equal(t, "queue.team-a.wait.p95 >= 2h contradicts wait.p95{queue=team-a} <= 30m: no value is both",
+		Contradiction([]Constraint{mustConstraint(t, "wait.p95{queue=team-a} <= 30m"), a}))
+	require.Empty(t, Contradiction([]Constraint{mustConstraint(t, "wait.p95 <= 2h"), mustConstraint(t, "wait.p95 >= 30m")}))
+	for _, bad := range []string{"wait.p95 = 3", "wait.p95 <= 3x", "cost.total <= 5%", "nope <= 1"} {
+		_, err := ParseConstraint(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func mustConstraint(t *testing.T, s string) Constraint {
+	c, err := ParseConstraint(s)
+	require.NoError(t, err)
+	return c
 }
 
 func TestValuesOfRanges(t *testing.T) {

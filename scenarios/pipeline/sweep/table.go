@@ -34,8 +34,10 @@ type Table struct {
 	Digest     string   `json:"digest"`
 	Parameters []string `json:"parameters"`
 	Metrics    []string `json:"metrics"`
-	Seeds      []uint64 `json:"seeds"`
-	Rows       []Row    `json:"rows"`
+	// Constraints, when the spec has some, mark each row's Meets.
+	Constraints []string `json:"constraints,omitempty"`
+	Seeds       []uint64 `json:"seeds"`
+	Rows        []Row    `json:"rows"`
 }
 
 // Row is one point's settings and, for each metric, its mean and 95%
@@ -44,6 +46,9 @@ type Row struct {
 	Index  int    `json:"index"`
 	Values []any  `json:"values"`
 	Stats  []Stat `json:"metrics"`
+	// Meets is whether every constraint's metric mean meets it (with
+	// constraints only).
+	Meets *bool `json:"meets,omitempty"`
 }
 
 // Stat is a metric's mean over n seeds with its 95% confidence interval
@@ -97,6 +102,7 @@ func Merge(dirs []string) (*Table, error) {
 	}
 	var t *Table
 	var total int
+	var cons []Constraint
 	from := map[int]string{}
 	var rows []Row
 	for _, f := range files {
@@ -105,8 +111,15 @@ func Merge(dirs []string) (*Table, error) {
 			return nil, err
 		}
 		if t == nil {
-			t = &Table{Sweep: pf.Sweep, Digest: pf.Digest, Parameters: pf.Parameters, Metrics: pf.MetricNames, Seeds: pf.Seeds}
+			t = &Table{Sweep: pf.Sweep, Digest: pf.Digest, Parameters: pf.Parameters, Metrics: pf.MetricNames, Constraints: pf.Constraints, Seeds: pf.Seeds}
 			total = pf.Total
+			for _, text := range pf.Constraints {
+				c, err := ParseConstraint(text)
+				if err != nil {
+					return nil, &scenarios.InputError{File: f, Field: "constraints", Msg: err.Error()}
+				}
+				cons = append(cons, c)
+			}
 		}
 		if pf.Digest != t.Digest {
 			return nil, &scenarios.InputError{File: f, Field: "digest", Msg: fmt.Sprintf("is a point of another sweep (digest %s; %s has %s)", scenarios.Quote(pf.Digest), files[0], t.Digest)}
@@ -121,6 +134,17 @@ func Merge(dirs []string) (*Table, error) {
 		row := Row{Index: pf.Index, Values: pf.Values}
 		for _, x := range pf.Result.Metrics {
 			row.Stats = append(row.Stats, Summarize(x))
+		}
+		if len(cons) > 0 {
+			meets := true
+			for _, c := range cons {
+				m := slices.Index(t.Metrics, c.Metric.Name)
+				if m < 0 {
+					return nil, &scenarios.InputError{File: f, Field: "constraints", Msg: fmt.Sprintf("metric %s is not kept", c.Metric.Name)}
+				}
+				meets = meets && c.Meets(row.Stats[m].Mean)
+			}
+			row.Meets = &meets
 		}
 		rows = append(rows, row)
 	}
@@ -166,6 +190,9 @@ func (t *Table) CSV() []byte {
 	for _, m := range t.Metrics {
 		head = append(head, m+".mean", m+".lo95", m+".hi95")
 	}
+	if len(t.Constraints) > 0 {
+		head = append(head, "meets")
+	}
 	w.Write(head)
 	for _, r := range t.Rows {
 		rec := []string{strconv.Itoa(r.Index)}
@@ -174,6 +201,9 @@ func (t *Table) CSV() []byte {
 		}
 		for _, s := range r.Stats {
 			rec = append(rec, num(s.Mean), num(s.Lo), num(s.Hi))
+		}
+		if r.Meets != nil {
+			rec = append(rec, strconv.FormatBool(*r.Meets))
 		}
 		w.Write(rec)
 	}

@@ -1,0 +1,172 @@
+package recommend
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"gpuplan.dev/gpuplan/reports/manifests"
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
+)
+
+// Files a recommendation writes.
+const (
+	FileJSON      = "recommend.json"
+	FileScenario  = "scenario.yaml"
+	DirManifests  = "manifests"
+	scenarioLabel = "-recommended"
+)
+
+// WriteText prints the answer: the winner and the runner-up with their
+// 95% intervals, the Pareto front, and how many runs the search took.
+func (r *Result) WriteText(w io.Writer, o Options) error {
+	fmt.Fprintf(w, "Searched %d of the %d settings with %d simulations (a sweep of every setting at %d seeds: %d).\n",
+		len(r.Evaluated), r.Sweep.NumPoints(), r.Runs, o.MaxReps, r.GridRuns)
+	var cons []string
+	for _, c := range o.Constraints {
+		cons = append(cons, c.Text)
+	}
+	fmt.Fprintf(w, "Minimising %s subject to %s.\n\n", o.Objective.Name, strings.Join(cons, ", "))
+	for _, x := range []struct {
+		label string
+		c     *Candidate
+	}{{"Winner", r.Winner}, {"Runner-up", r.RunnerUp}} {
+		if x.c == nil {
+			if x.label == "Winner" {
+				fmt.Fprintf(w, "No setting searched meets every constraint.\n")
+			}
+			continue
+		}
+		fmt.Fprintf(w, "%s: %s (%d seeds)\n", x.label, r.Sweep.Describe(x.c.Point), x.c.Seeds)
+		for m, name := range r.Metrics {
+			st := x.c.Stats[m]
+			fmt.Fprintf(w, "  %-28s %s  95%% interval [%s, %s]\n", name, fig(st.Mean), fig(st.Lo), fig(st.Hi))
+		}
+	}
+	if len(r.Pareto) > 0 && len(r.Metrics) > 1 {
+		fmt.Fprintf(w, "\nPareto front of %s against %s (settings searched):\n", r.Metrics[0], r.Metrics[1])
+		for _, c := range r.Pareto {
+			fmt.Fprintf(w, "  %-12s %-12s %-24s %s\n", fig(c.Stats[0].Mean), fig(c.Stats[1].Mean), c.Status, r.Sweep.Describe(c.Point))
+		}
+	}
+	return nil
+}
+
+func fig(v float64) string { return fmt.Sprintf("%.6g", v) }
+
+type jsonCandidate struct {
+	Index     int          `json:"index"`
+	Settings  []any        `json:"settings"`
+	Seeds     int          `json:"seeds"`
+	Status    Status       `json:"status"`
+	Confident bool         `json:"confident"`
+	Metrics   []sweep.Stat `json:"metrics"`
+}
+
+func jc(c *Candidate) *jsonCandidate {
+	if c == nil {
+		return nil
+	}
+	return &jsonCandidate{c.Point.Index, c.Point.Values, c.Seeds, c.Status, c.Confident, c.Stats}
+}
+
+// WriteDir writes recommend.json (every point searched), and for a winner
+// scenario.yaml (the base scenario with the winning settings) and its
+// manifests (gpuplan manifests' objects) under manifests/.
+func (r *Result) WriteDir(dir string) error {
+	out := struct {
+		Parameters []string         `json:"parameters"`
+		Metrics    []string         `json:"metrics"`
+		Runs       int              `json:"runs"`
+		GridRuns   int              `json:"gridRuns"`
+		Winner     *jsonCandidate   `json:"winner"`
+		RunnerUp   *jsonCandidate   `json:"runnerUp"`
+		Pareto     []int            `json:"pareto"`
+		Evaluated  []*jsonCandidate `json:"evaluated"`
+	}{Metrics: r.Metrics, Runs: r.Runs, GridRuns: r.GridRuns, Winner: jc(r.Winner), RunnerUp: jc(r.RunnerUp)}
+	for _, p := range r.Sweep.Params {
+		out.Parameters = append(out.Parameters, p.Name)
+	}
+	for _, c := range r.Pareto {
+		out.Pareto = append(out.Pareto, c.Point.Index)
+	}
+	for _, c := range r.Evaluated {
+		out.Evaluated = append(out.Evaluated, jc(c))
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileJSON), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if r.Winner == nil {
+		return nil
+	}
+	sc, err := r.Sweep.Scenario(r.Winner.Point)
+	if err != nil {
+		return err
+	}
+	m, err := sc.Cluster()
+	if err != nil {
+		return err
+	}
+	files, _, err := manifests.Generate(sc, m, manifests.Options{})
+	if err != nil {
+		return err
+	}
+	if err := manifests.WriteDir(filepath.Join(dir, DirManifests), files); err != nil {
+		return err
+	}
+	base := r.Sweep.Base
+	sc.Metadata.Name = base.Metadata.Name + scenarioLabel
+	sc.Metadata.Description = "gpuplan recommend: " + r.Sweep.Describe(r.Winner.Point)
+	// The files the scenario names are relative to the base scenario's
+	// folder; written elsewhere, they are made relative to dir.
+	if f := base.File(); f != "" && f != scenarios.DefaultName {
+		rel := func(p string) string {
+			if p == "" || filepath.IsAbs(p) {
+				return p
+			}
+			abs, err := filepath.Abs(filepath.Join(filepath.Dir(f), p))
+			if err != nil {
+				return p
+			}
+			d, err := filepath.Abs(dir)
+			if err != nil {
+				return p
+			}
+			if r, err := filepath.Rel(d, abs); err == nil {
+				if strings.HasSuffix(p, "/") && !strings.HasSuffix(r, "/") {
+					r += "/"
+				}
+				return filepath.ToSlash(r)
+			}
+			return p
+		}
+		if pol := sc.Spec.Policy; pol != nil {
+			for i, p := range pol.Manifests {
+				pol.Manifests[i] = rel(p)
+			}
+		}
+		if t := sc.Spec.Workload.Trace; t != nil {
+			t.Path = rel(t.Path)
+		}
+		sc.Spec.Calibration = rel(sc.Spec.Calibration)
+		for i, p := range sc.Spec.Pricing.Catalogs {
+			sc.Spec.Pricing.Catalogs[i] = rel(p)
+		}
+	}
+	y, err := yaml.Marshal(sc)
+	if err != nil {
+		return err
+	}
+	head := fmt.Sprintf("# Written by gpuplan recommend: %s with %s.\n", base.Metadata.Name, r.Sweep.Describe(r.Winner.Point))
+	return os.WriteFile(filepath.Join(dir, FileScenario), append([]byte(head), y...), 0o644)
+}
