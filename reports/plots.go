@@ -273,8 +273,8 @@ func queuePlot(res *sim.Result) (*plot.Plot, error) {
 // times (completed jobs) per queue on a log time axis; values under a
 // second are drawn at one second. nil when no job qualifies.
 func cdfPlot(res *sim.Result, which string) (*plot.Plot, error) {
-	byQueue := map[string][]float64{}
-	var all []float64
+	byQueue := map[string]*cdfSeries{}
+	var all cdfSeries
 	for i := range res.Jobs {
 		j := &res.Jobs[i]
 		var v sim.Time
@@ -290,10 +290,15 @@ func cdfPlot(res *sim.Result, which string) (*plot.Plot, error) {
 			continue
 		}
 		x := math.Max(float64(v)/1000, 1)
-		byQueue[j.Queue] = append(byQueue[j.Queue], x)
-		all = append(all, x)
+		q := byQueue[j.Queue]
+		if q == nil {
+			q = &cdfSeries{}
+			byQueue[j.Queue] = q
+		}
+		q.add(x)
+		all.add(x)
 	}
-	if len(all) == 0 {
+	if all.n == 0 {
 		return nil, nil
 	}
 	queues := make([]string, 0, len(byQueue))
@@ -302,7 +307,7 @@ func cdfPlot(res *sim.Result, which string) (*plot.Plot, error) {
 	}
 	// The largest queues first, by name among equals.
 	sort.Slice(queues, func(a, b int) bool {
-		na, nb := len(byQueue[queues[a]]), len(byQueue[queues[b]])
+		na, nb := byQueue[queues[a]].n, byQueue[queues[b]].n
 		if na != nb {
 			return na > nb
 		}
@@ -318,15 +323,11 @@ func cdfPlot(res *sim.Result, which string) (*plot.Plot, error) {
 	p := newPlot(title, xl, "fraction of jobs")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = humanTicks{}
-	lo, hi := all[0], all[0]
-	for _, x := range all {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
 	// At least a decade, so the log axis has ticks.
-	p.X.Min, p.X.Max = lo, math.Max(hi, lo*10)
+	p.X.Min, p.X.Max = all.lo, math.Max(all.hi, all.lo*10)
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top, p.Legend.Left = false, false
-	series := [][]float64{all}
+	series := []*cdfSeries{&all}
 	names := []string{"all jobs"}
 	if len(byQueue) > 1 {
 		for _, q := range queues {
@@ -335,8 +336,7 @@ func cdfPlot(res *sim.Result, which string) (*plot.Plot, error) {
 		}
 	}
 	for k, v := range series {
-		sort.Float64s(v)
-		l, err := line(cdf(v), PlotColor(k), false)
+		l, err := line(v.points(), PlotColor(k), false)
 		if err != nil {
 			return nil, err
 		}
@@ -344,7 +344,7 @@ func cdfPlot(res *sim.Result, which string) (*plot.Plot, error) {
 			l.Color = color.Black
 		}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d)", names[k], len(v)), l)
+		p.Legend.Add(fmt.Sprintf("%s (%d)", names[k], v.n), l)
 	}
 	return p, nil
 }
