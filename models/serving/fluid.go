@@ -46,6 +46,9 @@ type Cycle struct {
 	Served float64
 	// DelayMs is the batch delay in the Timeout regime (0 otherwise).
 	DelayMs float64
+	// BacklogMs is a wait every request adds ahead of its batch: the time
+	// to serve a backlog left by an overload (the service model sets it).
+	BacklogMs float64
 	// QueueP and QueueRatePerMs: a ready batch finds every replica busy
 	// with probability QueueP and then waits Exp(QueueRatePerMs) more (the
 	// stochastic queueing the fluid misses near capacity; see FluidCycle).
@@ -151,7 +154,21 @@ func (c Cycle) WaitCDF(w float64) float64 {
 }
 
 // LatencyCDF is P(latency <= x), x in ms.
-func (c Cycle) LatencyCDF(x float64) float64 { return c.WaitCDF(x - c.ServiceMs) }
+func (c Cycle) LatencyCDF(x float64) float64 { return c.WaitCDF(x - c.ServiceMs - c.BacklogMs) }
+
+// MeanLatencyMs is the mean latency: the mean gathering wait, the mean
+// queueing of a ready batch, the backlog and the service.
+func (c Cycle) MeanLatencyMs() float64 {
+	wait := c.IntervalMs / 2
+	if c.Regime == Timeout && c.Size > 0 {
+		// The first of Size waits the delay, the rest half of it.
+		wait = c.DelayMs * (1 + (c.Size-1)/2) / c.Size
+	}
+	if c.QueueP > 0 {
+		wait += c.QueueP / c.QueueRatePerMs
+	}
+	return wait + c.BacklogMs + c.ServiceMs
+}
 
 // LatencyQuantile is the p-quantile of latency in a steady cycle, ms.
 func (c Cycle) LatencyQuantile(p float64) float64 {
@@ -165,9 +182,9 @@ func MixtureQuantile(cycles []Cycle, weights []float64, p float64) float64 {
 	total, hi := 0.0, 0.0
 	for i, c := range cycles {
 		total += weights[i]
-		hi = max(hi, c.ServiceMs+c.IntervalMs)
+		hi = max(hi, c.ServiceMs+c.IntervalMs+c.BacklogMs)
 		if c.QueueP > 0 {
-			hi = max(hi, c.ServiceMs+c.IntervalMs+50/c.QueueRatePerMs)
+			hi = max(hi, c.ServiceMs+c.IntervalMs+c.BacklogMs+50/c.QueueRatePerMs)
 		}
 	}
 	if total == 0 {

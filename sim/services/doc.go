@@ -1,0 +1,15 @@
+// Package services is an inference service as the cluster run sees it:
+// replicas that are pods of the same scheduler, a request load that
+// arrives whatever the replicas, a per-interval fluid model of what the
+// ready replicas serve (models/serving.FluidCycle) with a backlog carried
+// across intervals when they fall behind, the metrics an autoscaler
+// watches (requests per second, concurrency by Little's law, queue
+// latency, utilization), and the autoscaler itself (sim/autoscale's HPA,
+// KEDA or KPA, or none).
+//
+// A Service never creates pods: the run asks it, at each of the
+// autoscaler's periods, how many replicas it wants, creates or deletes
+// replica pods, and tells it at each accounting step how many are ready
+// (bound, image pulled, model loaded). Requests are never simulated one
+// by one: each step costs the same whatever the rate.
+package services

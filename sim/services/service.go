@@ -1,0 +1,268 @@
+package services
+
+import (
+	"fmt"
+	"math"
+
+	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/sim/autoscale"
+)
+
+// MetricKind is what an HPA or KEDA trigger reads of the service.
+type MetricKind int
+
+const (
+	// RequestsPerReplica: requests per second per ready replica (a Pods
+	// metric; KEDA's AverageValue on the total rate).
+	RequestsPerReplica MetricKind = iota
+	// Concurrency: requests in flight per ready replica.
+	Concurrency
+	// QueueLatencyMs: the mean wait before service, ms (TorchServe's
+	// ts_queue_latency as a Value metric).
+	QueueLatencyMs
+	// Utilization: percent of the ready replicas' time spent serving (GPU
+	// or CPU utilization).
+	Utilization
+)
+
+// Spec is one service.
+type Spec struct {
+	Name  string
+	Load  serving.Load
+	Batch serving.Batch
+	// QueueLimit is the requests one replica queues (TorchServe's
+	// job_queue_size); beyond it arrivals are dropped. 0: unbounded.
+	QueueLimit int
+	// TimeoutMs drops requests that would wait longer (0: none).
+	TimeoutMs float64
+	// SLOMs is the latency target the report measures attainment of.
+	SLOMs float64
+}
+
+// Validate refuses a service that cannot be simulated.
+func (s Spec) Validate() error {
+	if err := s.Load.Validate(); err != nil {
+		return err
+	}
+	if err := s.Batch.Validate(); err != nil {
+		return err
+	}
+	if s.QueueLimit < 0 || s.TimeoutMs < 0 || s.SLOMs < 0 {
+		return fmt.Errorf("queue limit, timeout and SLO must not be negative")
+	}
+	return nil
+}
+
+// Scaler is a service's replica controller.
+type Scaler interface {
+	// PeriodMs is how often it acts.
+	PeriodMs() int64
+	// Decide is its answer at now: the replicas it wants.
+	Decide(now int64, replicas, ready, starting int, m Metrics) int
+}
+
+// Metrics is what the service exports at an instant.
+type Metrics struct {
+	Rate           float64 // requests per second arriving
+	InFlight       float64 // requests in the system (Little's law, plus the backlog)
+	QueueLatencyMs float64 // mean wait before service
+	Utilization    float64 // percent of ready replicas' time serving
+}
+
+// value is the metric an HPA or trigger reads, per ready replica where the
+// kind is an average.
+func (m Metrics) value(k MetricKind, ready int) float64 {
+	r := float64(max(ready, 1))
+	switch k {
+	case Concurrency:
+		return m.InFlight / r
+	case QueueLatencyMs:
+		return m.QueueLatencyMs
+	case Utilization:
+		return m.Utilization
+	}
+	return m.Rate / r
+}
+
+// HPA scales on one metric of the service.
+type HPA struct {
+	H      *autoscale.HPA
+	Metric MetricKind
+}
+
+func (h HPA) PeriodMs() int64 { return h.H.Spec().SyncMs }
+func (h HPA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
+	v := m.value(h.Metric, ready)
+	if h.H.Spec().Type == autoscale.Value && h.Metric != QueueLatencyMs && h.Metric != Utilization {
+		v *= float64(max(ready, 1)) // a Value metric is the service's total
+	}
+	return h.H.Sync(now, autoscale.Observation{Replicas: replicas, Ready: ready, NotReady: starting, Metric: v})
+}
+
+// KEDA scales on one trigger metric, the service's total for AverageValue.
+type KEDA struct {
+	K      *autoscale.KEDA
+	Metric MetricKind
+}
+
+func (k KEDA) PeriodMs() int64 { return k.K.HPASyncMs() }
+func (k KEDA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
+	v := m.value(k.Metric, ready)
+	if k.Metric == RequestsPerReplica || k.Metric == Concurrency {
+		v *= float64(max(ready, 1)) // the trigger reports the total
+	}
+	return k.K.Sync(now, autoscale.Observation{Replicas: replicas, Ready: ready, NotReady: starting}, v)
+}
+
+// KPA scales on concurrency, Knative's way.
+type KPA struct {
+	K      *autoscale.KPA
+	TickMs int64
+}
+
+func (k KPA) PeriodMs() int64 { return k.TickMs }
+func (k KPA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
+	return k.K.Tick(now, m.InFlight, ready)
+}
+
+// Fixed keeps the replicas it is given.
+type Fixed struct{ Replicas int }
+
+func (f Fixed) PeriodMs() int64                          { return 60_000 }
+func (f Fixed) Decide(int64, int, int, int, Metrics) int { return f.Replicas }
+
+// Service is one service's state over a run.
+type Service struct {
+	spec    Spec
+	scaler  Scaler
+	backlog float64 // requests waiting beyond what the fluid cycle holds
+	// backlogAge is the mean time the backlog has waited (ms): it grows
+	// while no replica is ready (a cold start from zero, requests held at
+	// the activator or the load balancer).
+	backlogAge float64
+	last       serving.Cycle
+	lastOK     bool
+	hist       serving.Histogram
+
+	Arrived, Served, Dropped float64
+	// ReplicaMs and ReadyMs integrate the replicas held and ready.
+	ReplicaMs, ReadyMs float64
+}
+
+// New is a service with its scaler.
+func New(spec Spec, scaler Scaler) (*Service, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, fmt.Errorf("service %s: %w", spec.Name, err)
+	}
+	return &Service{spec: spec, scaler: scaler}, nil
+}
+
+// Scaler is the service's controller.
+func (s *Service) Scaler() Scaler { return s.scaler }
+
+// Advance accounts for [from, to): the load arriving, what ready replicas
+// serve (the fluid cycle at the interval's mean rate), the backlog carried
+// and what it drops. replicas counts every replica pod held (for cost).
+func (s *Service) Advance(from, to int64, replicas, ready int) {
+	dt := float64(to - from)
+	if dt <= 0 {
+		return
+	}
+	s.ReplicaMs += float64(replicas) * dt
+	s.ReadyMs += float64(ready) * dt
+	lambda := s.spec.Load.Mean(from, to)
+	arrived := lambda * dt / 1000
+	s.Arrived += arrived
+	if ready == 0 {
+		if q := s.backlog + arrived; q > 0 {
+			s.backlogAge = (s.backlog*(s.backlogAge+dt) + arrived*dt/2) / q
+		}
+		s.backlog += arrived
+		s.drop(0)
+		s.lastOK = false
+		return
+	}
+	b := s.spec.Batch
+	capacity := float64(ready) * b.Capacity() // requests/s with full batches
+	cy, _ := serving.FluidCycle(lambda, ready, b)
+	served := cy.Served * dt / 1000
+	if s.backlog > 0 || cy.Regime == serving.Overload {
+		// Behind: every replica serves full batches until the backlog is
+		// gone; requests wait behind it in arrival order.
+		// Batches are full and start back to back on every replica; the
+		// backlog is the queue (no further queueing term).
+		sb := b.ServiceMs(b.Size)
+		full := serving.Cycle{Regime: serving.Overload, IntervalMs: sb / float64(ready), Size: float64(b.Size), ServiceMs: sb}
+		start := s.backlog
+		served = min(capacity*dt/1000, s.backlog+arrived)
+		s.backlog = max(0, s.backlog+arrived-served)
+		// Requests wait behind the backlog; those that waited for a
+		// replica to be ready waited their age too.
+		full.BacklogMs = max((start+s.backlog)/2/capacity*1000, s.backlogAge)
+		full.Served = served / dt * 1000
+		cy = full
+		s.backlogAge = s.backlog / capacity * 1000
+	}
+	s.drop(capacity)
+	s.hist.Add(cy, served)
+	s.Served += served
+	s.last, s.lastOK = cy, true
+}
+
+// drop removes what the queue limit or the timeout refuse.
+func (s *Service) drop(capacity float64) {
+	limit := math.Inf(1)
+	if s.spec.QueueLimit > 0 {
+		limit = float64(s.spec.QueueLimit) * math.Max(capacity/max(s.spec.Batch.Capacity(), 1e-9), 1)
+	}
+	if s.spec.TimeoutMs > 0 && capacity > 0 {
+		limit = math.Min(limit, capacity*s.spec.TimeoutMs/1000)
+	}
+	if s.backlog > limit {
+		s.Dropped += s.backlog - limit
+		s.backlog = limit
+	}
+}
+
+// Metrics is what the service exports at now with ready replicas.
+func (s *Service) Metrics(now int64, ready int) Metrics {
+	lambda := s.spec.Load.At(now)
+	m := Metrics{Rate: lambda, InFlight: s.backlog}
+	if ready == 0 {
+		m.QueueLatencyMs = math.Inf(1)
+		if s.backlog == 0 && lambda == 0 {
+			m.QueueLatencyMs = 0
+		}
+		return m
+	}
+	cy, _ := serving.FluidCycle(lambda, ready, s.spec.Batch)
+	cy.BacklogMs = s.backlog / (float64(ready) * s.spec.Batch.Capacity()) * 1000
+	lat := cy.MeanLatencyMs()
+	m.InFlight += lambda * lat / 1000
+	m.QueueLatencyMs = lat - cy.ServiceMs
+	// Busy share: batches per ms x service time, over the replicas.
+	if cy.Size > 0 {
+		m.Utilization = math.Min(100, 100*(cy.Served/1000/cy.Size)*cy.ServiceMs/float64(ready))
+	}
+	return m
+}
+
+// Report is a service's figures over the run.
+type Report struct {
+	Name                     string
+	Arrived, Served, Dropped float64
+	P50Ms, P95Ms, P99Ms      float64
+	SLOMs, SLOAttainment     float64 // share of arrivals served within the SLO
+	ReplicaHours, ReadyHours float64
+}
+
+// Report sums up the run.
+func (s *Service) Report() Report {
+	r := Report{Name: s.spec.Name, Arrived: s.Arrived, Served: s.Served, Dropped: s.Dropped,
+		P50Ms: s.hist.Quantile(0.5), P95Ms: s.hist.Quantile(0.95), P99Ms: s.hist.Quantile(0.99),
+		SLOMs: s.spec.SLOMs, ReplicaHours: s.ReplicaMs / 3.6e6, ReadyHours: s.ReadyMs / 3.6e6}
+	if s.spec.SLOMs > 0 && s.Arrived > 0 {
+		r.SLOAttainment = s.hist.Within(s.spec.SLOMs) * s.Served / s.Arrived
+	}
+	return r
+}
