@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -710,6 +711,10 @@ func volcanoObject(d *doc, o *Object, x *volcanoJob) error {
 	if len(s.Plugins) > 0 {
 		d.note("spec.plugins", "job plugins (env, svc, ssh, ...) change nothing gpuplan models")
 	}
+	noteUnmodelled(d, "spec", s)
+	for i := range s.Tasks {
+		noteUnmodelled(d, fmt.Sprintf("spec.tasks[%d]", i), &s.Tasks[i])
+	}
 	o.Restart.Volcano = vp
 	return o.readDuration(d, x.ObjectMeta)
 }
@@ -829,12 +834,18 @@ func jobSetObject(d *doc, o *Object, x *jobSet) error {
 	if x.Spec.StartupPolicy != nil {
 		d.note("spec.startupPolicy", "not modelled: the replicated jobs start together")
 	}
+	noteUnmodelled(d, "spec", &jobSetSpec{Network: x.Spec.Network, SuccessPolicy: x.Spec.SuccessPolicy, Coordinator: x.Spec.Coordinator, VolumeClaimPolicies: x.Spec.VolumeClaimPolicies})
+	for i := range x.Spec.ReplicatedJobs {
+		noteUnmodelled(d, fmt.Sprintf("spec.replicatedJobs[%d]", i), &x.Spec.ReplicatedJobs[i])
+	}
 	return o.readDuration(d, x.ObjectMeta)
 }
 
 // rayClusterGroups reads a RayCluster spec: the head pod and each worker
 // group's replicas.
 func rayClusterGroups(d *doc, o *Object, s *rayClusterSpec, at string) error {
+	noteUnmodelled(d, at, s)
+	noteUnmodelled(d, at+".headGroupSpec", &s.HeadGroupSpec)
 	g := Group{Name: "head", Pods: 1, Waves: 1}
 	var err error
 	if g.Pod, g.Constraints, err = podOf(d, o, &s.HeadGroupSpec.Template, at+".headGroupSpec.template"); err != nil {
@@ -843,6 +854,7 @@ func rayClusterGroups(d *doc, o *Object, s *rayClusterSpec, at string) error {
 	o.Groups = append(o.Groups, g)
 	for i, w := range s.WorkerGroupSpecs {
 		wat := fmt.Sprintf("%s.workerGroupSpecs[%d]", at, i)
+		noteUnmodelled(d, wat, &w)
 		lo, hi := int32(0), int32(strict.MaxReplicas)
 		if w.MinReplicas != nil {
 			lo = *w.MinReplicas
@@ -893,6 +905,7 @@ func rayJobObject(d *doc, o *Object, x *rayJob) error {
 	if err := rayClusterGroups(d, o, x.Spec.RayClusterSpec, "spec.rayClusterSpec"); err != nil {
 		return err
 	}
+	noteUnmodelled(d, "spec", &x.Spec)
 	if x.Spec.ActiveDeadlineSeconds != nil {
 		if err := o.activeDeadline(d, "spec.activeDeadlineSeconds", int64(*x.Spec.ActiveDeadlineSeconds)); err != nil {
 			return err
@@ -908,4 +921,26 @@ func rayJobObject(d *doc, o *Object, x *rayJob) error {
 		o.Restart.BackoffLimit = &zero
 	}
 	return o.readDuration(d, x.ObjectMeta)
+}
+
+// noteUnmodelled names the free-form fields of a custom resource's spec
+// struct (at field path at) that the manifest gives: gpuplan reads them
+// but does not model them.
+func noteUnmodelled(d *doc, at string, spec any) {
+	v := reflect.ValueOf(spec)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Type.Kind() != reflect.Interface || v.Field(i).IsNil() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		d.note(at+"."+name, "read but not modelled")
+	}
 }

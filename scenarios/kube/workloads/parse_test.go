@@ -147,3 +147,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Fields of a custom resource that gpuplan reads but does not model are
+// named with their lines: a JobSet's network and a Volcano task's
+// dependsOn.
+func TestUnmodelledFieldsNoted(t *testing.T) {
+	objs, _, err := Load("testdata/kueue/sample-jobset.yaml")
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(objs[0].Notes, "\n"), "testdata/kueue/sample-jobset.yaml:10: JobSet sleep-job: spec.network: read but not modelled")
+	vj := `apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: v}
+spec:
+  tasks:
+  - name: a
+    replicas: 1
+    dependsOn: {name: [b]}
+    template: {spec: {containers: [{name: c, image: i}]}}
+`
+	objs, _, err = Parse("v.yaml", []byte(vj))
+	require.NoError(t, err)
+	require.Equal(t, []string{"v.yaml:8: Job v: spec.tasks[0].dependsOn: read but not modelled"}, objs[0].Notes)
+}
