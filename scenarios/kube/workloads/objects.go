@@ -280,6 +280,9 @@ func jobObject(d *doc, o *Object, meta metav1.ObjectMeta, s *batchv1.JobSpec, at
 			}
 		}
 	}
+	if v, ok := meta.Annotations["kueue.x-k8s.io/job-min-parallelism"]; ok {
+		d.note("metadata.annotations[\"kueue.x-k8s.io/job-min-parallelism\"]", "Kueue's partial admission (at least %s pods) is not modelled: the job is admitted whole or waits", strict.Quote(v))
+	}
 	if s.BackoffLimitPerIndex != nil {
 		d.note(at+".backoffLimitPerIndex", "read but not modelled: the job's backoffLimit (or 6) counts its failures")
 	}

@@ -169,7 +169,9 @@ func TestKueueSampleCronJobUnderQuota(t *testing.T) {
 // together, 100 s (their sleep); a RayJob's head and worker (1 CPU each)
 // are one gang of two; a RayCluster's head (2G) and worker (1G) differ.
 // Volcano's TensorFlow example (a ps and two workers, minAvailable 3) is
-// one gang of three with its PodEvicted policy.
+// one gang of three with its PodEvicted policy. Kueue's quick-start Job
+// (3 pods, sleep 30) and shared-quota Job (one 3-CPU pod, sleep 300) run
+// their sleeps. All of it (16 CPUs) fits the two 8-CPU nodes at once.
 func TestOtherSamplesRun(t *testing.T) {
 	res := run(t, cpuCluster+`  workload:
     manifests:
@@ -178,11 +180,15 @@ func TestOtherSamplesRun(t *testing.T) {
     - {path: kueue/ray-job-sample.yaml, count: 1, duration: 2m}
     - {path: kueue/ray-cluster-sample.yaml, count: 1, duration: 1m}
     - {path: volcano/tf-dist-mnist-example.yaml, count: 1, duration: 4m}
+    - {path: kueue/quick-start-job.yaml, count: 1}
+    - {path: kueue/shared-quota-sample-job.yaml, count: 1}
 `)
 	require.Equal(t, []span{
 		{"raycluster-complete-0-head", 0, 0, minute, 1},
 		{"raycluster-complete-0-small-group", 0, 0, minute, 1},
 		{"rayjob-sample-0", 0, 0, 2 * minute, 2},
+		{"sample-job-0", 0, 0, 300_000, 1}, // shared-quota: 1 pod of 3 CPUs, sleep 300
+		{"sample-job-0", 0, 0, 30_000, 3},  // quick-start: 3 pods, sleep 30
 		{"sleep-job-0-driver", 0, 0, 100_000, 1},
 		{"sleep-job-0-workers", 0, 0, 100_000, 1},
 		{"tensorflow-dist-mnist-0", 0, 0, 5 * minute, 3},
