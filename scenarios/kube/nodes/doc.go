@@ -1,6 +1,7 @@
 // Package nodes reads the cluster an architect already has: the node list
 // `kubectl get nodes -o yaml` (or -o json) prints, a v1 List or NodeList
-// of Nodes, decoded strictly through k8s.io/api's core/v1 types.
+// of Nodes (or one Node), decoded strictly through k8s.io/api's core/v1
+// types.
 //
 // Nodes that are the same machine become one pool: the same instance type
 // (node.kubernetes.io/instance-type), capacity type (karpenter.sh/capacity-type,

@@ -11,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/strict"
@@ -78,14 +80,35 @@ type Result struct {
 	Notes []string
 }
 
-// Parse reads a node list (YAML or JSON) from data; file names it in errors.
+// Parse reads a node list (YAML or JSON) from data, or one Node (`kubectl
+// get node NAME -o yaml`); file names it in errors.
 func Parse(file string, data []byte) (*Result, error) {
 	var list corev1.NodeList
-	pos, err := strict.Decode(file, data, &list, strict.Options{What: "a node list"})
-	if err != nil {
+	var tm metav1.TypeMeta
+	// The kind decides the type; a document that does not decode is
+	// reported by the strict decoding below.
+	_ = yaml.Unmarshal(data, &tm)
+	single := tm.Kind == "Node"
+	var pos strict.Positions
+	var err error
+	if single {
+		var n corev1.Node
+		if pos, err = strict.Decode(file, data, &n, strict.Options{What: "a node"}); err != nil {
+			return nil, err
+		}
+		list.APIVersion, list.Kind, list.Items = n.APIVersion, "List", []corev1.Node{n}
+	} else if pos, err = strict.Decode(file, data, &list, strict.Options{What: "a node list"}); err != nil {
 		return nil, err
 	}
+	trim := func(path string) string {
+		if single {
+			// One Node's fields are at the top of its file.
+			return strings.TrimPrefix(strings.TrimPrefix(path, "items[0]"), ".")
+		}
+		return path
+	}
 	where := func(path string) (int, int) {
+		path = trim(path)
 		for p := path; ; {
 			if lc, ok := pos[p]; ok {
 				return lc[0], lc[1]
@@ -99,7 +122,7 @@ func Parse(file string, data []byte) (*Result, error) {
 	}
 	bad := func(path, format string, args ...any) error {
 		l, c := where(path)
-		return &strict.InputError{File: file, Line: l, Column: c, Field: path, Msg: fmt.Sprintf(format, args...)}
+		return &strict.InputError{File: file, Line: l, Column: c, Field: trim(path), Msg: fmt.Sprintf(format, args...)}
 	}
 	switch list.Kind {
 	case "List", "NodeList":

@@ -91,6 +91,31 @@ func TestJSONNodeList(t *testing.T) {
 	require.Equal(t, "A10G", res.Pools[0].GPUModel)
 }
 
+// One Node, as `kubectl get node NAME -o yaml` prints it, is a one-node
+// pool; its errors point into the Node's own fields.
+func TestSingleNode(t *testing.T) {
+	node := `apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-1
+  labels:
+    node.kubernetes.io/instance-type: p5.48xlarge
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+status:
+  allocatable: {cpu: 191450m, memory: 2045339036Ki, nvidia.com/gpu: "8"}
+`
+	res, err := Parse("node.yaml", []byte(node))
+	require.NoError(t, err)
+	require.Len(t, res.Pools, 1)
+	require.Equal(t, "p5.48xlarge-on-demand", res.Pools[0].Name)
+	require.Equal(t, "H100-80GB", res.Pools[0].GPUModel)
+	require.Equal(t, int32(8), res.Pools[0].GPUs)
+	_, err = Parse("node.yaml", []byte(strings.Replace(node, "cpu: 191450m", "cpu: many", 1)))
+	require.ErrorContains(t, err, `node.yaml:9:22: status.allocatable["cpu"]: "many" is not a quantity`)
+	_, err = Parse("node.yaml", []byte(strings.Replace(node, "nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3", "nvidia.com/mig.strategy: sliced", 1)))
+	require.ErrorContains(t, err, `node.yaml:7:30: metadata.labels["nvidia.com/mig.strategy"]: is "sliced"`)
+}
+
 func TestGPUModelNames(t *testing.T) {
 	for product, want := range map[string]string{
 		"NVIDIA-A100-SXM4-40GB": "A100-40GB", "NVIDIA-A100-SXM4-80GB": "A100-80GB", "NVIDIA-A100-PCIE-40GB": "A100-40GB",
@@ -137,6 +162,7 @@ func FuzzNodes(f *testing.F) {
 	f.Add(base)
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- metadata: {name: a}\n  status: {allocatable: {cpu: '1', memory: 1Gi}}\n"))
 	f.Add([]byte(`{"apiVersion":"v1","kind":"NodeList","items":[{"metadata":{"labels":{"nvidia.com/mig.strategy":"mixed","nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3","nvidia.com/gpu.count":"8"}},"status":{"allocatable":{"cpu":"1","memory":"1Gi","nvidia.com/mig-1g.10gb":"56"}}}]}`))
+	f.Add([]byte("apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {nvidia.com/mig.strategy: single, nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-MIG-1g.5gb}}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, nvidia.com/gpu: '56'}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Parse("f.yaml", data)
 		if err != nil {
