@@ -105,3 +105,26 @@ func TestScenarioCheckMakesSimulatesChecks(t *testing.T) {
 	code, _, errOut = gpuplan(t, "scenario", "check", mapped)
 	require.Equal(t, 0, code, errOut)
 }
+
+// A live cluster's node list and a SkyPilot spot trace are read when the
+// scenario is checked: bad input in either is exit 2 at its own file,
+// line and field.
+func TestScenarioCheckReadsNodesAndSpotTraces(t *testing.T) {
+	dir := t.TempDir()
+	boundsFile(t, dir, "nodes.yaml", "apiVersion: v1\nkind: List\nitems:\n- metadata:\n    name: n1\n    labels: {karpenter.sh/capacity-type: cheap}\n  status: {allocatable: {cpu: '8', memory: 64Gi}}\n")
+	sc := boundsFile(t, dir, "live.yaml", strings.Replace(boundsScenario, "  cluster:\n", "  cluster:\n    nodes: {path: nodes.yaml}\n", 1))
+	code, _, errOut := gpuplan(t, "scenario", "check", sc)
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, filepath.Join(dir, "nodes.yaml")+`:6:42: items[0].metadata.labels["karpenter.sh/capacity-type"]: karpenter.sh/capacity-type is "cheap"`)
+
+	boundsFile(t, dir, "trace.json", `{"metadata": {"gap_seconds": 300}, "data": [1, -2]}`)
+	spot := strings.Replace(boundsScenario, "      memory: 1152Gi\n", "      memory: 1152Gi\n      capacityType: spot\n      interruptions: {skypilot: trace.json}\n", 1)
+	sc = boundsFile(t, dir, "spot.yaml", spot)
+	code, _, errOut = gpuplan(t, "scenario", "check", sc)
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, filepath.Join(dir, "trace.json")+`:1:48: data[1]: is -2; a count of instances is from 0 to 1000000`)
+	boundsFile(t, dir, "trace.json", `{"metadata": {"gap_seconds": 300}, "data": [2, 1, 2]}`)
+	code, out, errOut := gpuplan(t, "scenario", "check", sc)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "ok (scenario tiny)")
+}
