@@ -40,6 +40,9 @@ type Policy struct {
 	PreemptNever map[string]bool
 	// LocalQueueNamespaces gives each LocalQueue's namespace, by name.
 	LocalQueueNamespaces map[string]string
+	// WorkloadPriorityClasses names the PriorityClasses read that are
+	// Kueue WorkloadPriorityClasses.
+	WorkloadPriorityClasses map[string]bool
 	// Notes name every field read but not modelled, and every object
 	// skipped, each with its file and line.
 	Notes []string
@@ -352,6 +355,9 @@ func (p *Policy) read(docs []policyDoc) error {
 	if p.LocalQueueNamespaces == nil {
 		p.LocalQueueNamespaces = map[string]string{}
 	}
+	if p.WorkloadPriorityClasses == nil {
+		p.WorkloadPriorityClasses = map[string]bool{}
+	}
 	if err := p.readDocs(docs); err != nil {
 		return err
 	}
@@ -431,6 +437,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 				return err
 			}
 			p.PriorityClasses[w.Name] = w.Value
+			p.WorkloadPriorityClasses[w.Name] = true
 		case api == "v1" && kind == "List":
 			var l struct {
 				metav1.TypeMeta `json:",inline"`

@@ -50,6 +50,8 @@ func newObject(apiVersion, kind string) any {
 		return &VolcanoJob{}
 	case VolcanoQueueAPIVersion + " Queue":
 		return &scenarios.VolcanoQueue{}
+	case kueue.GroupVersion.String() + " WorkloadPriorityClass":
+		return &kueue.WorkloadPriorityClass{}
 	case kueue.GroupVersion.String() + " Cohort":
 		return &kueue.Cohort{}
 	case "storage.k8s.io/v1 StorageClass":

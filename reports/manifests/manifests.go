@@ -368,6 +368,8 @@ type gen struct {
 	// jobNamespaces are the namespaces the generated jobs use.
 	jobNamespaces []string
 	warnings      []string
+	// workloadFiles are the workload's own manifests, when it has them.
+	workloadFiles []string
 	// perPodVolumes names the classes with per-pod checkpoint volumes.
 	perPodVolumes []string
 }
@@ -479,6 +481,9 @@ func (g *gen) gatherPools() error {
 
 func (g *gen) namespaces() (File, error) {
 	f := File{Path: "namespaces.yaml", Comment: g.header("Namespaces of the Jobs and of the NVIDIA GPU Operator's configuration.")}
+	if len(g.workloadFiles) > 0 {
+		f.Comment = append(f.Comment, "The workload is the scenario's own manifests ("+strings.Join(g.workloadFiles, ", ")+"): apply them as they are; gpuplan writes no job templates for them.")
+	}
 	nss := append([]string{}, g.jobNamespaces...)
 	if g.pol != nil {
 		for _, ns := range g.pol.LocalQueueNamespaces {
@@ -739,6 +744,10 @@ func (g *gen) priorityClasses() (File, error) {
 		"One PriorityClass per priority the workload classes use. The simulation orders its queue by",
 		words,
 	)}
+	if pcs := g.policyPriorityClasses(); len(pcs) > 0 {
+		f.Comment = append(f.Comment, "The policy's PriorityClasses and WorkloadPriorityClasses, as read: the jobs name them.")
+		f.Objects = append(f.Objects, pcs...)
+	}
 	if !g.hasPriorities() {
 		return f, nil
 	}
@@ -1000,6 +1009,14 @@ func (g *gen) jobs() ([]File, error) {
 		if slices.Contains(q.capacityTypes, "spot") {
 			spot = true
 		}
+	}
+	if ms := g.s.Spec.Workload.Manifests; len(ms) > 0 {
+		// The workload is the user's own manifests: they are what gets
+		// applied, and gpuplan writes no templates for them.
+		for _, m := range ms {
+			g.workloadFiles = append(g.workloadFiles, m.Path)
+		}
+		return nil, nil
 	}
 	for i, c := range g.classes() {
 		if errs := validation.IsDNS1123Label(c.Name); len(errs) > 0 {

@@ -89,6 +89,10 @@ func (g *gen) localQueue(c scenarios.ClassSpec) (name, ns string, err error) {
 	case known[q]:
 	case ps.DefaultQueue != "":
 		q = ps.DefaultQueue
+	case g.s.Spec.Workload.Synthetic == nil && len(g.pol.Spec.LocalQueues) > 0:
+		// The stand-in template of a trace's jobs: the first LocalQueue
+		// (each job's own queue decides in the run).
+		q = g.pol.Spec.LocalQueues[0].Name
 	default:
 		return "", "", fmt.Errorf("queue %q is no LocalQueue of the policy and spec.policy maps it nowhere", q)
 	}
@@ -413,22 +417,29 @@ type volcanoPlugin struct {
 	Name string `json:"name"`
 }
 
-// policyPriorityClasses writes the PriorityClasses of the policy that
-// spec.policy.priorityClasses gives to the jobs (Kueue
-// WorkloadPriorityClasses become PriorityClasses of the same value).
+// policyPriorityClasses writes the policy's PriorityClasses and Kueue
+// WorkloadPriorityClasses, as read: the jobs (the scenario's, through
+// spec.policy.priorityClasses, or its workload manifests) name them.
 func (g *gen) policyPriorityClasses() []any {
-	if g.pol == nil || g.s.Spec.Policy == nil {
+	if g.pol == nil {
 		return nil
 	}
 	var names []string
-	for _, c := range g.s.Spec.Policy.PriorityClasses {
-		if !slices.Contains(names, c) {
-			names = append(names, c)
-		}
+	for n := range g.pol.PriorityClasses {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	var out []any
 	for _, n := range names {
+		if g.pol.WorkloadPriorityClasses[n] {
+			out = append(out, &kueue.WorkloadPriorityClass{
+				TypeMeta:    metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "WorkloadPriorityClass"},
+				ObjectMeta:  metav1.ObjectMeta{Name: n},
+				Value:       g.pol.PriorityClasses[n],
+				Description: "Workload priority class " + n + " of the admission policy of gpuplan scenario " + g.s.Metadata.Name + ".",
+			})
+			continue
+		}
 		p := corev1.PreemptLowerPriority
 		if g.pol.PreemptNever[n] {
 			p = corev1.PreemptNever

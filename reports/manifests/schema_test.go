@@ -18,15 +18,16 @@ import (
 // Job and Queue and eksctl's ClusterConfig have no schema there: their
 // types are decoded strictly instead (TestGoldenManifests).
 var crdSchemas = map[string]string{
-	"karpenter.sh/v1 NodePool":                "karpenter.sh/nodepool_v1.json",
-	"karpenter.k8s.aws/v1 EC2NodeClass":       "karpenter.k8s.aws/ec2nodeclass_v1.json",
-	"kueue.x-k8s.io/v1beta2 ClusterQueue":     "kueue.x-k8s.io/clusterqueue_v1beta2.json",
-	"kueue.x-k8s.io/v1beta2 Cohort":           "kueue.x-k8s.io/cohort_v1beta2.json",
-	"kueue.x-k8s.io/v1beta2 LocalQueue":       "kueue.x-k8s.io/localqueue_v1beta2.json",
-	"kueue.x-k8s.io/v1beta2 ResourceFlavor":   "kueue.x-k8s.io/resourceflavor_v1beta2.json",
-	"monitoring.coreos.com/v1 PrometheusRule": "monitoring.coreos.com/prometheusrule_v1.json",
-	KubeflowAPIVersion + " PyTorchJob":        "kubeflow.org/pytorchjob_v1.json",
-	KubeflowAPIVersion + " TFJob":             "kubeflow.org/tfjob_v1.json",
+	"karpenter.sh/v1 NodePool":                     "karpenter.sh/nodepool_v1.json",
+	"karpenter.k8s.aws/v1 EC2NodeClass":            "karpenter.k8s.aws/ec2nodeclass_v1.json",
+	"kueue.x-k8s.io/v1beta2 ClusterQueue":          "kueue.x-k8s.io/clusterqueue_v1beta2.json",
+	"kueue.x-k8s.io/v1beta2 Cohort":                "kueue.x-k8s.io/cohort_v1beta2.json",
+	"kueue.x-k8s.io/v1beta2 LocalQueue":            "kueue.x-k8s.io/localqueue_v1beta2.json",
+	"kueue.x-k8s.io/v1beta2 ResourceFlavor":        "kueue.x-k8s.io/resourceflavor_v1beta2.json",
+	"kueue.x-k8s.io/v1beta2 WorkloadPriorityClass": "kueue.x-k8s.io/workloadpriorityclass_v1beta2.json",
+	"monitoring.coreos.com/v1 PrometheusRule":      "monitoring.coreos.com/prometheusrule_v1.json",
+	KubeflowAPIVersion + " PyTorchJob":             "kubeflow.org/pytorchjob_v1.json",
+	KubeflowAPIVersion + " TFJob":                  "kubeflow.org/tfjob_v1.json",
 }
 
 // strictSchema makes a CRD schema as strict as the API server is with
@@ -127,6 +128,7 @@ func TestCustomResourcesMatchTheirCRDs(t *testing.T) {
 		{twoTeams, ""}, {twoTeams, "cohort-reclaim"}, {twoTeams, "strict-fifo"},
 		{"../../scenarios/examples/fair-sharing/scenario.yaml", ""},
 		{"../../scenarios/examples/fair-sharing/scenario.yaml", "fair-sharing"},
+		{"../../scenarios/examples/manifests/scenario.yaml", ""},
 	} {
 		files, _, err := generateWith(t, r[0], r[1], Options{})
 		require.NoError(t, err)
@@ -137,7 +139,7 @@ func TestCustomResourcesMatchTheirCRDs(t *testing.T) {
 		require.NoError(t, err)
 		check(api, files)
 	}
-	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "PrometheusRule", "PyTorchJob", "TFJob"} {
+	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "PrometheusRule", "PyTorchJob", "TFJob", "WorkloadPriorityClass"} {
 		require.Positive(t, checked[kind], "no %s was checked", kind)
 	}
 }
