@@ -428,6 +428,12 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 		}
 		g := capacity.Group{Name: np.Name, Kind: capacity.NodePool, MaxGPUs: np.Limits.GPUs, MaxNodes: np.Limits.Nodes,
 			SpotLaunchFailure: np.SpotLaunchFailure, ScanInterval: 10 * 1000}
+		if q := np.Limits.CPU; q != nil {
+			g.MaxMilliCPU = q.MilliValue()
+		}
+		if q := np.Limits.Memory; q != nil {
+			g.MaxMemoryMiB = q.Value() >> 20
+		}
 		if c := np.Consolidation; c != nil {
 			g.Consolidation, g.ConsolidateAfter = c.Policy, c.ConsolidateAfter.Millis()
 		}
@@ -438,8 +444,14 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 			if err != nil {
 				return nil, nil, nil, nil, err
 			}
+			var ko karpenterOffer
 			if !res.ok {
-				return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "instance type %q is not in the price catalog (add it with spec.pricing.catalogs)", it)
+				if res, ko, err = s.karpenterType(it); err != nil {
+					return nil, nil, nil, nil, err
+				}
+			}
+			if !res.ok {
+				return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "instance type %q is not in the price catalog nor Karpenter's AWS catalog (add it with spec.pricing.catalogs)", it)
 			}
 			for _, ct := range cts {
 				ps := cluster.PoolSpec{Name: fmt.Sprintf("%s/%s/%s", np.Name, it, ct), InstanceType: it}
@@ -453,9 +465,15 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 				if np.Limits.Nodes > 0 {
 					ps.MaxNodes = min(ps.MaxNodes, np.Limits.Nodes)
 				}
+				ps.MaxNodes = limitByResources(ps.MaxNodes, &g, &ps)
 				ps.Labels = map[string]string{LabelNodePool: np.Name, LabelKarpenterCT: ct, LabelCapacityType: ct, LabelRegion: region}
 				if np.Zone != "" {
 					ps.Labels[LabelZone] = np.Zone
+				}
+				if ko.ok {
+					for k, v := range ko.labels() {
+						ps.Labels[k] = v
+					}
 				}
 				for k, v := range np.Labels {
 					ps.Labels[k] = v
@@ -473,8 +491,15 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 				}
 				cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Group: gi}
 				price := PoolPrice{Pool: ps.Name, CapacityType: ct, Group: np.Name}
-				if cp.PricePerHour, price.Basis, err = s.quote(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), it, &cs, ct, override); err != nil {
-					return nil, nil, nil, nil, err
+				switch {
+				case ko.ok && override == nil:
+					if cp.PricePerHour, price.Basis, err = ko.price(region, ct); err != nil {
+						return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "%v", err)
+					}
+				default:
+					if cp.PricePerHour, price.Basis, err = s.quote(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), it, &cs, ct, override); err != nil {
+						return nil, nil, nil, nil, err
+					}
 				}
 				price.PerHour = cp.PricePerHour
 				if np.Provisioning != nil {
@@ -487,7 +512,7 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 					if in := np.Interruptions; in != nil && in.SkyPilot != "" {
 						return nil, nil, nil, nil, s.errAt(at+".interruptions.skypilot", "a SkyPilot trace bounds a fixed spot pool's nodes; a NodePool's spot capacity is spotLaunchFailure and interruptions")
 					}
-					if cp.Interruptions, err = s.interruptions(at+".interruptions", it, region, np.Interruptions, res); err != nil {
+					if cp.Interruptions, err = s.spotInterruptions(at+".interruptions", it, region, np.Interruptions, res, ko.ok); err != nil {
 						return nil, nil, nil, nil, err
 					}
 					price.Interruptions = cp.Interruptions.Assumption
@@ -503,6 +528,7 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 		}
 		groups = append(groups, g)
 	}
+	orderByWeight(s.Spec.Cluster.NodePools, caps, groups)
 	return pools, caps, prices, groups, nil
 }
 
@@ -561,11 +587,11 @@ func (s *Scenario) validateNodePool(i int, seen map[string]bool) error {
 			return s.errAt(fmt.Sprintf("%s.capacityTypes[%d]", at, k), "is %q; want %s or %s", ct, models.OnDemand, models.Spot)
 		}
 	}
-	if np.Limits.GPUs <= 0 && np.Limits.Nodes <= 0 {
-		return s.errAt(at+".limits", "a NodePool needs limits (nvidia.com/gpu or nodes) so the simulation can bound it")
+	if np.Limits.GPUs <= 0 && np.Limits.Nodes <= 0 && np.Limits.CPU == nil && np.Limits.Memory == nil {
+		return s.errAt(at+".limits", "a NodePool needs limits (nvidia.com/gpu, nodes, cpu or memory) so the simulation can bound it")
 	}
-	if np.Limits.GPUs < 0 || np.Limits.Nodes < 0 {
-		return s.errAt(at+".limits", "must not be negative")
+	if np.Limits.GPUs < 0 || np.Limits.Nodes < 0 || (np.Limits.CPU != nil && np.Limits.CPU.Sign() <= 0) || (np.Limits.Memory != nil && np.Limits.Memory.Sign() <= 0) {
+		return s.errAt(at+".limits", "must not be negative (cpu and memory: positive)")
 	}
 	if np.SpotLaunchFailure < 0 || np.SpotLaunchFailure > 1 || math.IsNaN(np.SpotLaunchFailure) {
 		return s.errAt(at+".spotLaunchFailure", "is a probability, 0 to 1")

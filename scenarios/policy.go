@@ -24,6 +24,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
 
+	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
 	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/admission"
@@ -50,8 +51,13 @@ type Policy struct {
 	Files       []string
 	cohorts     map[string]cohortDef
 	cohortOrder []string
-	// NodePools are the Karpenter NodePools read, as scenario NodePools.
-	NodePools []NodePoolSpec
+	// NodePools are the Karpenter NodePools read, as scenario NodePools;
+	// StaticPools the static ones (spec.replicas), as fixed pools;
+	// NodeClasses the EC2NodeClasses read (nothing in them is modelled).
+	NodePools   []NodePoolSpec
+	StaticPools []PoolSpec
+	NodeClasses []string
+	karp        *karpenter.Catalog
 	// Volcano are the Volcano Queues read; they become ClusterQueues once
 	// the cluster's size is known (VolcanoSpec).
 	Volcano []VolcanoQueue
@@ -288,6 +294,7 @@ var readVersions = map[string][]string{
 	"ConfigMap":             {"v1"},
 	"List":                  {"v1"},
 	"NodePool":              {"karpenter.sh/v1"},
+	"EC2NodeClass":          {"karpenter.k8s.aws/v1"},
 	"Queue":                 {volcanoAPI},
 	"PriorityClass":         {"scheduling.k8s.io/v1"},
 }
@@ -477,6 +484,10 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if err := p.nodePool(d); err != nil {
 				return err
 			}
+		case api == "karpenter.k8s.aws/v1" && kind == "EC2NodeClass":
+			if err := p.nodeClass(d); err != nil {
+				return err
+			}
 		case api == volcanoAPI && kind == "Queue":
 			if err := p.volcanoQueue(d); err != nil {
 				return err
@@ -491,7 +502,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 				p.PreemptNever[pc.Name] = true
 			}
 		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue, Karpenter NodePool and PriorityClass", d.file, d.line, kind, api))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue, Karpenter NodePool and EC2NodeClass, and PriorityClass", d.file, d.line, kind, api))
 		}
 	}
 	return nil
@@ -726,7 +737,7 @@ func (p *Policy) check() error {
 		}
 		return nil
 	}
-	if len(p.Spec.ClusterQueues) == 0 && len(p.NodePools) == 0 {
+	if len(p.Spec.ClusterQueues) == 0 && len(p.NodePools) == 0 && len(p.StaticPools) == 0 {
 		return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy has no ClusterQueue, Volcano Queue or NodePool"}
 	}
 	return nil

@@ -9,49 +9,193 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
+	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/sim/capacity"
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
-// nodePool reads a Karpenter NodePool (karpenter.sh/v1) of the policy
-// manifests into a scenario NodePool: instance types, capacity types and
-// zone from its requirements, labels and taints from its template, GPU and
-// node limits, consolidation. What it cannot model is noted.
+// DefaultNodePoolNodes bounds a NodePool read from manifests that gives no
+// spec.limits (Karpenter would launch without end; a simulation needs a
+// bound), and a static NodePool's replicas are at most MaxNodes.
+const DefaultNodePoolNodes = 100
+
+// nodePoolNote is a note about NodePool name of document d, placed at the
+// line of field path.
+func (p *Policy) nodePoolNote(d policyDoc, path, name, format string, args ...any) {
+	e := d.fieldErr(path, format, args...)
+	p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: NodePool %s: %s", d.file, e.Line, name, e.Msg))
+}
+
+// karpenterCatalog is Karpenter's AWS catalog, read on first use.
+func (p *Policy) karpenterCatalog() (*karpenter.Catalog, error) {
+	if p.karp == nil {
+		c, err := karpenter.AWS()
+		if err != nil {
+			return nil, err
+		}
+		p.karp = c
+	}
+	return p.karp, nil
+}
+
+// nodeClass lists an EC2NodeClass as read: its AMI, subnets, security
+// groups, block devices and user data do not change what the simulation
+// does.
+func (p *Policy) nodeClass(d policyDoc) error {
+	var obj struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(d.data, &obj); err != nil {
+		return d.errorf("%v", strict.Shorten(err.Error()))
+	}
+	if obj.Name == "" {
+		return d.fieldErr("metadata.name", "an EC2NodeClass needs a name")
+	}
+	p.NodeClasses = append(p.NodeClasses, obj.Name)
+	p.Notes = append(p.Notes, fmt.Sprintf("%s: read (AMI, subnets, security groups and disks do not change the simulation)", d.where(obj.Name)))
+	return nil
+}
+
+// typeSelecting reports whether a requirement narrows instance types (as
+// against offerings: capacity type, zone, region).
+func typeSelecting(key string) bool {
+	switch key {
+	case karpenter.LabelCapacityType, karpenter.LabelZone, karpenter.LabelRegion, karpenter.LabelNodePool:
+		return false
+	}
+	return true
+}
+
+// nodePool reads a Karpenter NodePool (karpenter.sh/v1). Requirements on
+// the well-known labels are resolved against Karpenter's AWS catalog
+// (scenarios/catalog/karpenter); a NodePool that lists its instance types
+// (node.kubernetes.io/instance-type In [...] and nothing else narrowing
+// them) keeps them as written. spec.replicas makes a static NodePool: a
+// fixed pool. What the simulation does not model is noted with its line.
 func (p *Policy) nodePool(d policyDoc) error {
 	var np karpv1.NodePool
 	if err := d.strict(&np); err != nil {
 		return err
 	}
-	out := NodePoolSpec{Name: np.Name, Labels: map[string]string{}}
-	note := func(f string) { p.notModelled(d, np.Name, f) }
+	if np.Name == "" {
+		return d.fieldErr("metadata.name", "a NodePool needs a name")
+	}
+	const reqPath = "spec.template.spec.requirements"
+	name := np.Name
+	note := func(path, format string, args ...any) { p.nodePoolNote(d, path, name, format, args...) }
+	var reqs []karpenter.Requirement
+	var listed []string // instance-type In values, when they alone narrow the types
+	listedOnly, hasListed := true, false
 	for i, r := range np.Spec.Template.Spec.Requirements {
-		switch {
-		case r.Key == corev1.LabelInstanceTypeStable && r.Operator == corev1.NodeSelectorOpIn:
-			out.InstanceTypes = append(out.InstanceTypes, r.Values...)
-		case r.Key == karpv1.CapacityTypeLabelKey && r.Operator == corev1.NodeSelectorOpIn:
-			for _, v := range r.Values {
-				if v == "spot" || v == "on-demand" {
-					out.CapacityTypes = append(out.CapacityTypes, v)
-				} else {
-					note(fmt.Sprintf("spec.template.spec.requirements[%d] capacity type %q", i, v))
-				}
-			}
-		case r.Key == corev1.LabelTopologyZone && r.Operator == corev1.NodeSelectorOpIn && len(r.Values) > 0:
-			out.Zone = r.Values[0]
-			if len(r.Values) > 1 {
-				note(fmt.Sprintf("spec.template.spec.requirements[%d] zones beyond the first (%s)", i, strings.Join(r.Values[1:], ", ")))
-			}
-		default:
-			note(fmt.Sprintf("spec.template.spec.requirements[%d] (%s %s)", i, r.Key, r.Operator))
-		}
+		kr := karpenter.Requirement{Key: r.Key, Operator: string(r.Operator), Values: r.Values}
 		if r.MinValues != nil {
-			note(fmt.Sprintf("spec.template.spec.requirements[%d].minValues", i))
+			kr.MinValues = *r.MinValues
+			if kr.MinValues < 1 || kr.MinValues > karpenter.MaxMinValues {
+				return d.fieldErr(fmt.Sprintf("%s[%d].minValues", reqPath, i), "NodePool %s: minValues %d is outside 1..%d", name, kr.MinValues, karpenter.MaxMinValues)
+			}
+		}
+		reqs = append(reqs, kr)
+		switch {
+		case r.Key == corev1.LabelInstanceTypeStable && r.Operator == corev1.NodeSelectorOpIn && r.MinValues == nil:
+			if !hasListed {
+				listed = slices.Clone(r.Values)
+			} else {
+				listed = slices.DeleteFunc(listed, func(v string) bool { return !slices.Contains(r.Values, v) })
+			}
+			hasListed = true
+		case typeSelecting(r.Key):
+			listedOnly = false
 		}
 	}
-	if len(out.InstanceTypes) == 0 {
-		return d.fieldErr("spec.template.spec.requirements", "NodePool %s: gpuplan needs a requirement %s In [instance types] to know what it launches", np.Name, corev1.LabelInstanceTypeStable)
+	cat, err := p.karpenterCatalog()
+	if err != nil {
+		return err
 	}
-	slices.Sort(out.CapacityTypes)
-	out.CapacityTypes = slices.Compact(out.CapacityTypes)
+	reqErr := func(e *karpenter.Error) error {
+		path := reqPath
+		if e.Index >= 0 {
+			path = fmt.Sprintf("%s[%d]", reqPath, e.Index)
+		}
+		return d.fieldErr(path, "NodePool %s: %s", name, e.Msg)
+	}
+	out := NodePoolSpec{Name: name, Labels: map[string]string{}}
+	var offers []karpenter.Requirement
+	if hasListed && listedOnly {
+		for _, r := range reqs {
+			if !typeSelecting(r.Key) {
+				offers = append(offers, r)
+			}
+		}
+	} else {
+		offers = reqs
+	}
+	res, err := cat.Resolve(offers)
+	if err != nil {
+		if e, ok := err.(*karpenter.Error); ok {
+			if hasListed && listedOnly {
+				// Index into the offering requirements: find the original.
+				e = &karpenter.Error{Index: indexOf(reqs, offers, e.Index), Msg: e.Msg}
+			}
+			return reqErr(e)
+		}
+		return err
+	}
+	for _, n := range res.Notes {
+		i, rest := splitReqNote(n)
+		if hasListed && listedOnly && i >= 0 {
+			i = indexOf(reqs, offers, i)
+		}
+		note(fmt.Sprintf("%s[%d]", reqPath, max(i, 0)), "%s", rest)
+	}
+	if hasListed && listedOnly {
+		if len(listed) == 0 {
+			return d.fieldErr(reqPath, "NodePool %s: the %s requirements leave no instance type", name, corev1.LabelInstanceTypeStable)
+		}
+		out.InstanceTypes = listed
+	} else {
+		var priced []string
+		unpriced := 0
+		for _, t := range res.Types {
+			if t.OnDemandPerHour > 0 {
+				priced = append(priced, t.Name)
+			} else {
+				unpriced++
+			}
+		}
+		if len(priced) == 0 {
+			return d.fieldErr(reqPath, "NodePool %s: the %d instance types the requirements allow have no price in Karpenter's us-east-1 table", name, len(res.Types))
+		}
+		if unpriced > 0 {
+			note(reqPath, "%d of the %d instance types the requirements allow have no price in Karpenter's us-east-1 table and are left out", unpriced, len(res.Types))
+		}
+		out.InstanceTypes = priced
+		out.resolved = true
+		if res.NoGPU != nil {
+			at := reqPath
+			if res.NoGPU.Index >= 0 {
+				at = fmt.Sprintf("%s[%d]", reqPath, res.NoGPU.Index)
+			}
+			note(at, "resolves to %d instance types, none with an NVIDIA GPU (%s): its nodes take CPU-only pods", len(priced), res.NoGPU.Msg)
+		}
+	}
+	out.CapacityTypes = res.CapacityTypes
+	if len(res.Zones) > 0 {
+		out.Zone = res.Zones[0]
+		if len(res.Zones) > 1 {
+			note(reqPath, "zones beyond the first (%s) are not modelled: its nodes launch in %s", strings.Join(res.Zones[1:], ", "), out.Zone)
+		}
+	}
+	out.Region = res.Region
+	for k, v := range res.Labels {
+		out.Labels[k] = v
+	}
 	for k, v := range np.Spec.Template.Labels {
 		out.Labels[k] = v
 	}
@@ -59,32 +203,16 @@ func (p *Policy) nodePool(d policyDoc) error {
 		out.Taints = append(out.Taints, TaintSpec{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
 	}
 	if len(np.Spec.Template.Spec.StartupTaints) > 0 {
-		note("spec.template.spec.startupTaints")
+		note("spec.template.spec.startupTaints", "startup taints are not modelled (pods do not wait for them to go)")
 	}
-	for _, r := range slices.Sorted(maps.Keys(np.Spec.Limits)) {
-		q := np.Spec.Limits[r]
-		at := fmt.Sprintf("spec.limits[%s]", strconv.Quote(string(r)))
-		switch r {
-		case "nvidia.com/gpu", "nodes":
-			bound := int64(MaxNodes)
-			if r == "nvidia.com/gpu" {
-				bound = MaxNodes * MaxPodGPUs
-			}
-			f := q.AsApproximateFloat64()
-			if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > float64(bound) {
-				return d.fieldErr(at, "%s is not a whole number from 0 to %d", Quote(q.String()), bound)
-			}
-			if r == "nodes" {
-				out.Limits.Nodes = int(q.Value())
-			} else {
-				out.Limits.GPUs = q.Value()
-			}
-		default:
-			note("spec.limits." + string(r))
-		}
+	if ea := np.Spec.Template.Spec.ExpireAfter.Duration; ea != nil {
+		note("spec.template.spec.expireAfter", "expireAfter %s is not modelled: nodes are not replaced for their age (a run shorter than it is unaffected)", ea)
 	}
-	if out.Limits.GPUs == 0 && out.Limits.Nodes == 0 {
-		return d.fieldErr("spec.limits", "NodePool %s: give limits of nvidia.com/gpu or nodes so the simulation can bound it", np.Name)
+	if np.Spec.Template.Spec.TerminationGracePeriod != nil {
+		note("spec.template.spec.terminationGracePeriod", "terminationGracePeriod is not modelled (a drained job gets its pods' own grace period)")
+	}
+	if err := p.nodePoolLimits(d, &np, &out, note); err != nil {
+		return err
 	}
 	dis := np.Spec.Disruption
 	if ca := dis.ConsolidateAfter; ca.Duration != nil {
@@ -94,23 +222,171 @@ func (p *Policy) nodePool(d policyDoc) error {
 		}
 	}
 	if len(dis.Budgets) > 0 {
-		note("spec.disruption.budgets")
-	}
-	if np.Spec.Weight != nil {
-		note("spec.weight")
-	}
-	if np.Spec.Replicas != nil {
-		note("spec.replicas (static NodePools)")
+		note("spec.disruption.budgets", "disruption budgets are not modelled: consolidation removes one node at a time, whatever the budget allows")
 	}
 	if len(out.Labels) == 0 {
 		out.Labels = nil
+	}
+	if np.Spec.Replicas != nil {
+		return p.staticNodePool(d, &np, out, cat, note)
+	}
+	if w := np.Spec.Weight; w != nil {
+		if *w < 0 || *w > 100 {
+			return d.fieldErr("spec.weight", "NodePool %s: weight %d is outside 0..100", name, *w)
+		}
+		out.Weight = *w
 	}
 	p.NodePools = append(p.NodePools, out)
 	return nil
 }
 
+// indexOf maps index i of sub (a subsequence of all, by identity of
+// key, operator and values) back to its index in all.
+func indexOf(all, sub []karpenter.Requirement, i int) int {
+	if i < 0 || i >= len(sub) {
+		return i
+	}
+	seen := 0
+	for j, r := range all {
+		if typeSelecting(r.Key) {
+			continue
+		}
+		if seen == i {
+			return j
+		}
+		seen++
+	}
+	return i
+}
+
+// splitReqNote splits "requirements[3]: text" into 3 and text.
+func splitReqNote(n string) (int, string) {
+	rest, ok := strings.CutPrefix(n, "requirements[")
+	if !ok {
+		return -1, n
+	}
+	end := strings.Index(rest, "]: ")
+	if end < 0 {
+		return -1, n
+	}
+	i, err := strconv.Atoi(rest[:end])
+	if err != nil {
+		return -1, n
+	}
+	return i, rest[end+3:]
+}
+
+// nodePoolLimits reads spec.limits: nvidia.com/gpu, nodes, cpu and memory
+// bound the NodePool; others are noted. Without limits the NodePool is
+// bounded at DefaultNodePoolNodes nodes.
+func (p *Policy) nodePoolLimits(d policyDoc, np *karpv1.NodePool, out *NodePoolSpec, note func(path, format string, args ...any)) error {
+	for _, r := range slices.Sorted(maps.Keys(np.Spec.Limits)) {
+		q := np.Spec.Limits[r]
+		at := fmt.Sprintf("spec.limits[%s]", strconv.Quote(string(r)))
+		f := q.AsApproximateFloat64()
+		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return d.fieldErr(at, "%s is not a quantity of at least 0", Quote(q.String()))
+		}
+		switch r {
+		case "nvidia.com/gpu", "nodes":
+			bound := int64(MaxNodes)
+			if r == "nvidia.com/gpu" {
+				bound = MaxNodes * MaxPodGPUs
+			}
+			if f > float64(bound) {
+				return d.fieldErr(at, "%s is not a whole number from 0 to %d", Quote(q.String()), bound)
+			}
+			if r == "nodes" {
+				out.Limits.Nodes = int(q.Value())
+			} else {
+				out.Limits.GPUs = q.Value()
+			}
+		case corev1.ResourceCPU, corev1.ResourceMemory:
+			if f > float64(MaxNodes)*1e15 {
+				return d.fieldErr(at, "%s is more than gpuplan bounds a NodePool by", Quote(q.String()))
+			}
+			qq := q.DeepCopy()
+			if r == corev1.ResourceCPU {
+				out.Limits.CPU = &qq
+			} else {
+				out.Limits.Memory = &qq
+			}
+		default:
+			note(at, "the limit on %s is not modelled", r)
+		}
+	}
+	if out.Limits.GPUs == 0 && out.Limits.Nodes == 0 && out.Limits.CPU == nil && out.Limits.Memory == nil && np.Spec.Replicas == nil {
+		out.Limits.Nodes = DefaultNodePoolNodes
+		note("spec", "no spec.limits: the simulation bounds it at %d nodes", DefaultNodePoolNodes)
+	}
+	return nil
+}
+
+// staticNodePool makes a NodePool with spec.replicas a fixed pool of that
+// many nodes: its instance type the only one it allows, else the cheapest
+// on-demand one in Karpenter's table; spot when it allows spot (Karpenter
+// prefers it), else on-demand.
+func (p *Policy) staticNodePool(d policyDoc, np *karpv1.NodePool, out NodePoolSpec, cat *karpenter.Catalog, note func(path, format string, args ...any)) error {
+	n := *np.Spec.Replicas
+	if n < 0 || n > MaxNodes {
+		return d.fieldErr("spec.replicas", "NodePool %s: replicas %d is outside 0..%d", out.Name, n, MaxNodes)
+	}
+	it := out.InstanceTypes[0]
+	if len(out.InstanceTypes) > 1 {
+		best := math.Inf(1)
+		for _, name := range out.InstanceTypes {
+			if t, ok := cat.Lookup(name); ok && t.OnDemandPerHour > 0 && t.OnDemandPerHour < best {
+				it, best = name, t.OnDemandPerHour
+			}
+		}
+		note("spec.replicas", "a static NodePool of %d instance types: its %d nodes are all %s, the cheapest on-demand", len(out.InstanceTypes), n, it)
+	}
+	ct := models.OnDemand
+	if slices.Contains(out.CapacityTypes, models.Spot) {
+		ct = models.Spot
+		if len(out.CapacityTypes) > 1 {
+			note("spec.replicas", "a static NodePool allowing spot and on-demand: its nodes are spot")
+		}
+	}
+	if np.Spec.Weight != nil {
+		note("spec.weight", "weight does not apply to a static NodePool (Karpenter refuses it with replicas)")
+	}
+	labels := map[string]string{LabelNodePool: out.Name}
+	maps.Copy(labels, out.Labels)
+	pool := PoolSpec{
+		Name: out.Name, Count: int(n), InstanceType: it, Labels: labels, Taints: out.Taints,
+		CapacitySpec: CapacitySpec{CapacityType: ct, Region: out.Region, Zone: out.Zone},
+	}
+	p.StaticPools = append(p.StaticPools, pool)
+	return nil
+}
+
+// selectorKeys are the node label keys the scenario's classes select nodes
+// by: instance types differing in them are never pruned into one another.
+func (s *Scenario) selectorKeys() []string {
+	keys := map[string]bool{}
+	add := func(cs []ClassSpec) {
+		for _, c := range cs {
+			for k := range c.NodeSelector {
+				keys[k] = true
+			}
+			for _, t := range c.Affinity {
+				for _, r := range t.MatchExpressions {
+					keys[r.Key] = true
+				}
+			}
+		}
+	}
+	if w := s.Spec.Workload.Synthetic; w != nil {
+		add(w.Classes)
+	}
+	return slices.Sorted(maps.Keys(keys))
+}
+
 // importNodePools adds the NodePools of spec.policy's manifests to the
-// cluster (they are read when the scenario loads).
+// cluster (they are read when the scenario loads): static NodePools as
+// fixed pools, the others as NodePools, a resolved set of instance types
+// pruned of the CPU types no pod would be launched on.
 func (s *Scenario) importNodePools() error {
 	ps := s.Spec.Policy
 	if ps == nil || len(ps.Manifests) == 0 {
@@ -124,9 +400,140 @@ func (s *Scenario) importNodePools() error {
 	if err != nil {
 		return err
 	}
+	keys := s.selectorKeys()
 	for _, np := range pol.NodePools {
+		if np.resolved && pol.karp != nil {
+			var ts []*karpenter.InstanceType
+			for _, n := range np.InstanceTypes {
+				if t, ok := pol.karp.Lookup(n); ok {
+					ts = append(ts, t)
+				}
+			}
+			np.InstanceTypes = nil
+			for _, t := range karpenter.Prune(ts, keys) {
+				np.InstanceTypes = append(np.InstanceTypes, t.Name)
+			}
+		}
 		s.Spec.Cluster.NodePools = append(s.Spec.Cluster.NodePools, np)
 		s.imported = append(s.imported, np.Name)
 	}
+	for _, p := range pol.StaticPools {
+		s.Spec.Cluster.Pools = append(s.Spec.Cluster.Pools, p)
+		s.imported = append(s.imported, p.Name)
+	}
 	return nil
+}
+
+// karpenterOffer sizes and prices an instance type the price catalog does
+// not know from Karpenter's AWS catalog: its vCPUs, memory and NVIDIA GPUs,
+// and its us-east-1 on-demand price. ok is false when Karpenter's catalog
+// does not know it either.
+type karpenterOffer struct {
+	t  *karpenter.InstanceType
+	ok bool
+}
+
+func (s *Scenario) karpenterType(name string) (resources, karpenterOffer, error) {
+	if s.karp == nil {
+		c, err := karpenter.AWS()
+		if err != nil {
+			return resources{}, karpenterOffer{}, err
+		}
+		s.karp = c
+	}
+	t, ok := s.karp.Lookup(name)
+	if !ok || t.OnDemandPerHour <= 0 {
+		return resources{}, karpenterOffer{}, nil
+	}
+	it := models.InstanceType{Name: t.Name, Cloud: models.AWS, VCPUs: float64(t.VCPUs), MemoryGiB: float64(t.MemoryMiB) / 1024}
+	if t.HasGPU() {
+		it.GPUModel, it.GPUs, it.GPUMemoryMiB = t.GPUModel(), int32(t.AllocGPUs), t.GPUMemoryMiB
+	}
+	return resources{it: it, ok: true}, karpenterOffer{t: t, ok: true}, nil
+}
+
+// price is the offer's hourly price for a capacity type in a region, and
+// its basis: Karpenter's us-east-1 on-demand price; a spot node, whose
+// price gpuplan's catalog does not have, at the on-demand price (an upper
+// bound on its cost).
+func (o karpenterOffer) price(region, ct string) (float64, string, error) {
+	if region != karpenter.Region {
+		return 0, "", fmt.Errorf("%s has a price only in %s (Karpenter's table); give pricePerHour or region %s", o.t.Name, karpenter.Region, karpenter.Region)
+	}
+	if ct == models.Spot {
+		return o.t.OnDemandPerHour, "Karpenter's us-east-1 on-demand list; no spot price known, billed at on-demand (an upper bound)", nil
+	}
+	return o.t.OnDemandPerHour, "Karpenter's us-east-1 on-demand list", nil
+}
+
+// labels are the well-known labels Karpenter puts on a node of the type.
+func (o karpenterOffer) labels() map[string]string { return o.t.Labels }
+
+// limitByResources bounds a NodePool pool's slots by the NodePool's CPU
+// and memory limits: no more nodes of the type than fit in them.
+func limitByResources(maxNodes int, g *capacity.Group, ps *cluster.PoolSpec) int {
+	bound := func(limit, per int64) {
+		if limit <= 0 || per <= 0 {
+			return
+		}
+		n := int(min(limit/per, MaxNodes))
+		if maxNodes == 0 || n < maxNodes {
+			maxNodes = n
+		}
+	}
+	bound(g.MaxMilliCPU, ps.MilliCPU)
+	bound(g.MaxMemoryMiB, ps.MemoryMiB)
+	return maxNodes
+}
+
+// spotInterruptions is a NodePool's spot reclaim process; a type only
+// Karpenter's catalog knows, with no Spot Advisor band and no
+// interruptions given, is not interrupted, and the assumption says so.
+func (s *Scenario) spotInterruptions(at, it, region string, spec *InterruptionSpec, res resources, karpenterOnly bool) (capacity.Process, error) {
+	if karpenterOnly && spec == nil {
+		adv, err := DefaultSpotAdvisor()
+		if err != nil {
+			return capacity.Process{}, err
+		}
+		if _, ok := adv.Lookup(region, it); !ok {
+			notice, text := noticeFor(res.it, true)
+			return capacity.Process{Notice: notice, Assumption: fmt.Sprintf("no Spot Advisor band for %s in %s: its spot nodes are not interrupted, notice %s", it, region, text)}, nil
+		}
+	}
+	return s.interruptions(at, it, region, spec, res)
+}
+
+// orderByWeight puts the NodePools' groups (one per NodePool, in order)
+// in Karpenter's order when any NodePool has a weight: highest weight
+// first, ties by name. The capacity controller tries groups in order.
+func orderByWeight(nps []NodePoolSpec, caps []capacity.Pool, groups []capacity.Group) {
+	weighted := false
+	for _, np := range nps {
+		weighted = weighted || np.Weight != 0
+	}
+	if !weighted || len(nps) != len(groups) {
+		return
+	}
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if nps[a].Weight != nps[b].Weight {
+			return int(nps[b].Weight) - int(nps[a].Weight)
+		}
+		return strings.Compare(nps[a].Name, nps[b].Name)
+	})
+	where := make([]int32, len(groups))
+	sorted := make([]capacity.Group, len(groups))
+	for to, from := range order {
+		where[from] = int32(to)
+		sorted[to] = groups[from]
+	}
+	copy(groups, sorted)
+	for i := range caps {
+		if g := caps[i].Group; g >= 0 {
+			caps[i].Group = where[g]
+		}
+	}
 }

@@ -275,10 +275,17 @@ spec:
 	for _, n := range s.Spec.Cluster.NodePools {
 		names = append(names, n.Name)
 	}
-	require.Equal(t, []string{"a100-mig", "g5-ca", "burst"}, names)
-	burst := s.Spec.Cluster.NodePools[2]
+	require.Equal(t, []string{"g5-ca", "burst"}, names)
+	// The static NodePool (replicas: 2) is a fixed pool of two p4d nodes.
+	require.Len(t, s.Spec.Cluster.Pools, 1)
+	static := s.Spec.Cluster.Pools[0]
+	require.Equal(t, "a100-mig", static.Name)
+	require.Equal(t, 2, static.Count)
+	require.Equal(t, "p4d.24xlarge", static.InstanceType)
+	require.Equal(t, "on-demand", static.CapacityType)
+	burst := s.Spec.Cluster.NodePools[1]
 	require.Equal(t, []string{"p5.48xlarge", "p4d.24xlarge"}, burst.InstanceTypes)
-	require.Equal(t, []string{"on-demand", "spot"}, burst.CapacityTypes)
+	require.Equal(t, []string{"spot", "on-demand"}, burst.CapacityTypes, "as written")
 	require.Equal(t, NodePoolLimits{GPUs: 32, Nodes: 4}, burst.Limits)
 	require.Equal(t, "WhenEmptyOrUnderutilized", burst.Consolidation.Policy)
 	require.Equal(t, "5m0s", burst.Consolidation.ConsolidateAfter.Duration.String())
@@ -287,10 +294,12 @@ spec:
 	m, err := s.Cluster()
 	require.NoError(t, err)
 	require.Len(t, m.Pools, 1+1+4, "a100-mig and g5-ca one type each, burst two types x two capacity types")
-	// The static NodePools' replicas are noted as not modelled.
+	require.Equal(t, 2, m.Pools[0].Nodes)
+	// What is not modelled is noted with its line: expireAfter at line 23
+	// of the file (the a100-mig NodePool's template).
 	pol, err := LoadPolicy([]string{np})
 	require.NoError(t, err)
-	require.Contains(t, strings.Join(pol.Notes, "\n"), "NodePool a100-mig: spec.replicas (static NodePools) is read but not modelled")
+	require.Contains(t, strings.Join(pol.Notes, "\n"), "nodepools.yaml:23: NodePool a100-mig: expireAfter 720h0m0s is not modelled")
 }
 
 // Hierarchical cohorts: org holds 2 GPUs and parents research (team-a,

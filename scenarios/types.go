@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
 )
 
 // APIVersion and Kind identify a scenario document.
@@ -27,6 +28,7 @@ type Scenario struct {
 	dir  string
 	pos  positions
 	cat  *models.PriceCatalog // loaded on first use
+	karp *karpenter.Catalog   // Karpenter's AWS catalog, loaded on first use
 	// imported names the NodePools read from spec.policy's manifests;
 	// importedPools the pools read from spec.cluster.nodes, nodeNotes what
 	// reading them left out.
@@ -224,12 +226,21 @@ type NodePoolSpec struct {
 	Failures          *FailureSpec      `json:"failures,omitempty"`
 	Labels            map[string]string `json:"labels,omitempty"`
 	Taints            []TaintSpec       `json:"taints,omitempty"`
+	// Weight orders NodePools as Karpenter's spec.weight does: a pod is
+	// launched for by the highest-weighted NodePool that can (ties: by
+	// name; no NodePool weighted: in the order given).
+	Weight int32 `json:"weight,omitempty"`
+	// resolved: InstanceTypes came from requirements on well-known labels.
+	resolved bool
 }
 
 // NodePoolLimits cap a NodePool's nodes (spec.limits).
 type NodePoolLimits struct {
 	GPUs  int64 `json:"nvidia.com/gpu,omitempty"`
 	Nodes int   `json:"nodes,omitempty"`
+	// CPU and Memory cap the vCPUs and memory of its nodes together.
+	CPU    *resource.Quantity `json:"cpu,omitempty"`
+	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 
 // ConsolidationSpec is a NodePool's disruption policy.

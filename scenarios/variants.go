@@ -38,6 +38,7 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	// variant's policy.
 	base.Cluster.NodePools = slices.DeleteFunc(slices.Clone(base.Cluster.NodePools), func(np NodePoolSpec) bool { return slices.Contains(s.imported, np.Name) })
 	base.Cluster.Pools = slices.DeleteFunc(slices.Clone(base.Cluster.Pools), func(p PoolSpec) bool { return slices.Contains(s.importedPools, p.Name) })
+	base.Cluster.Pools = slices.DeleteFunc(slices.Clone(base.Cluster.Pools), func(p PoolSpec) bool { return slices.Contains(s.imported, p.Name) })
 	data, err := json.Marshal(base)
 	if err != nil {
 		return nil, err

@@ -535,6 +535,16 @@ func (k *Controller) groupNodes(g int32) (nodes int, gpus int64) {
 	return
 }
 
+// groupResources is the CPU and memory of a group's nodes present.
+func (k *Controller) groupResources(g int32) (milliCPU, memMiB int64) {
+	for _, p := range k.spec.Groups[g].Pools {
+		pl := &k.c.Pools[p]
+		milliCPU += int64(pl.Present) * pl.Spec.MilliCPU
+		memMiB += int64(pl.Present) * pl.Spec.MemoryMiB
+	}
+	return
+}
+
 // idle removes an empty node whose group no longer needs it.
 func (k *Controller) idle(now Time, ev Event) error {
 	n := ev.Index
@@ -692,6 +702,12 @@ func (k *Controller) room(now Time, p int32) bool {
 	nodes, gpus := k.groupNodes(ps.Group)
 	if gr.MaxNodes > 0 && nodes >= gr.MaxNodes {
 		return false
+	}
+	if gr.MaxMilliCPU > 0 || gr.MaxMemoryMiB > 0 {
+		cpu, mem := k.groupResources(ps.Group)
+		if (gr.MaxMilliCPU > 0 && cpu+pl.Spec.MilliCPU > gr.MaxMilliCPU) || (gr.MaxMemoryMiB > 0 && mem+pl.Spec.MemoryMiB > gr.MaxMemoryMiB) {
+			return false
+		}
 	}
 	return gr.MaxGPUs == 0 || gpus+int64(pl.Spec.GPUsPerNode) <= gr.MaxGPUs
 }

@@ -95,8 +95,11 @@ type Group struct {
 	Pools []int32
 	// MinNodes and MaxNodes bound an Autoscaler group's nodes.
 	MinNodes, MaxNodes int
-	// MaxGPUs, when positive, caps the GPUs of a NodePool (limits).
-	MaxGPUs int64
+	// MaxGPUs, MaxMilliCPU and MaxMemoryMiB, when positive, cap the GPUs,
+	// CPU and memory of a NodePool's nodes together (limits): a node that
+	// would take it past one is not launched.
+	MaxGPUs                   int64
+	MaxMilliCPU, MaxMemoryMiB int64
 	// Expander picks the pool an Autoscaler grows: random (the
 	// cluster-autoscaler default), least-waste or price.
 	Expander string
@@ -171,7 +174,7 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 		default:
 			return fmt.Errorf("group %s: consolidation policy %q is not WhenEmpty or WhenEmptyOrUnderutilized", g.Name, g.Consolidation)
 		}
-		if g.MinNodes < 0 || (g.MaxNodes > 0 && g.MaxNodes < g.MinNodes) || g.MaxGPUs < 0 {
+		if g.MinNodes < 0 || (g.MaxNodes > 0 && g.MaxNodes < g.MinNodes) || g.MaxGPUs < 0 || g.MaxMilliCPU < 0 || g.MaxMemoryMiB < 0 {
 			return fmt.Errorf("group %s: min %d and max %d nodes are inconsistent", g.Name, g.MinNodes, g.MaxNodes)
 		}
 		if g.SpotLaunchFailure < 0 || g.SpotLaunchFailure > 1 {

@@ -62,7 +62,7 @@ func TestResolveHandWorked(t *testing.T) {
 		{Key: LabelFamily, Operator: OpIn, Values: []string{"g5", "g6"}},
 		{Key: LabelGPUCount, Operator: OpLt, Values: []string{"4"}},
 		{Key: LabelSize, Operator: OpNotIn, Values: []string{"16xlarge"}},
-		{Key: LabelCapacityType, Operator: OpIn, Values: []string{"spot", "on-demand"}},
+		{Key: LabelCapacityType, Operator: OpIn, Values: []string{"on-demand", "spot"}},
 		{Key: "team", Operator: OpIn, Values: []string{"research"}},
 	})
 	require.NoError(t, err)
@@ -70,6 +70,16 @@ func TestResolveHandWorked(t *testing.T) {
 	require.Equal(t, []string{OnDemand, Spot}, r.CapacityTypes)
 	require.Equal(t, map[string]string{"team": "research"}, r.Labels)
 	require.Equal(t, 8, r.GPUTypes())
+	require.Nil(t, r.NoGPU)
+	// The general-purpose NodePool: instance-category c, m, r has no
+	// GPU type (the 54 amd64 types with NVIDIA GPUs: g4dn 7, g5 8, g6 8, g6e 8, g7 6,
+	// g7e 6, gr6 2, p3dn, p4d, p4de, p5e, p5en, p6-b200, p6-b300 1 each and
+	// p5 2, of categories g, gr and p), which says so.
+	gp, err := c.Resolve([]Requirement{{Key: LabelArch, Operator: OpIn, Values: []string{"amd64"}}, {Key: LabelCategory, Operator: OpIn, Values: []string{"c", "m", "r"}}})
+	require.NoError(t, err)
+	require.Equal(t, 0, gp.GPUTypes())
+	require.Equal(t, 1, gp.NoGPU.Index)
+	require.Contains(t, gp.NoGPU.Error(), "requirements[1]: karpenter.k8s.aws/instance-category In [c, m, r] leaves no type with an NVIDIA GPU: the 54 types left before it have karpenter.k8s.aws/instance-category g, gr, p")
 
 	var od []Offer
 	for _, ty := range r.Types {

@@ -60,7 +60,8 @@ type Resolution struct {
 	// Types are the instance types left, in catalog order.
 	Types []*InstanceType
 	// CapacityTypes are on-demand and spot, as allowed (on-demand alone
-	// when no requirement names the capacity type, Karpenter's default).
+	// when no requirement names the capacity type, Karpenter's default), in
+	// the order an In requirement writes them.
 	CapacityTypes []string
 	// Zones are the zones allowed by an In requirement (nil: any).
 	Zones []string
@@ -71,18 +72,13 @@ type Resolution struct {
 	Labels map[string]string
 	// Notes say what was read but is not modelled.
 	Notes []string
+	// NoGPU, when no resolved type has an NVIDIA GPU, says which
+	// requirement left none (Index -1: the catalog types it started from).
+	NoGPU *Error
 }
 
 // GPUTypes counts the resolved types with NVIDIA GPUs.
-func (r *Resolution) GPUTypes() int {
-	n := 0
-	for _, t := range r.Types {
-		if t.HasGPU() {
-			n++
-		}
-	}
-	return n
-}
+func (r *Resolution) GPUTypes() int { return gpuTypes(r.Types) }
 
 // typeKeys are the label keys the catalog sets on instance types.
 func (c *Catalog) typeKeys() map[string]bool {
@@ -200,7 +196,18 @@ func (c *Catalog) Resolve(reqs []Requirement) (*Resolution, error) {
 			if r.Operator == OpIn && slices.Contains(r.Values, Reserved) {
 				res.Notes = append(res.Notes, fmt.Sprintf("requirements[%d]: capacity type reserved (capacity reservations) is not modelled", i))
 			}
-			res.CapacityTypes = offerings(r, n, res.CapacityTypes)
+			if r.Operator == OpIn {
+				// In keeps the order the values are written in.
+				var in []string
+				for _, v := range r.Values {
+					if slices.Contains(res.CapacityTypes, v) && !slices.Contains(in, v) {
+						in = append(in, v)
+					}
+				}
+				res.CapacityTypes = in
+			} else {
+				res.CapacityTypes = offerings(r, n, res.CapacityTypes)
+			}
 			if len(res.CapacityTypes) == 0 {
 				return nil, &Error{i, fmt.Sprintf("%s allows no capacity type gpuplan models (on-demand, spot)", r)}
 			}
@@ -255,6 +262,9 @@ func (c *Catalog) Resolve(reqs []Requirement) (*Resolution, error) {
 			if len(left) == 0 {
 				return nil, &Error{i, fmt.Sprintf("%s leaves no instance type: %s", r, describeValues(r.Key, before))}
 			}
+			if res.NoGPU == nil && gpuTypes(left) == 0 {
+				res.NoGPU = &Error{i, fmt.Sprintf("%s leaves no type with an NVIDIA GPU: %s", r, describeValues(r.Key, gpuOnly(before)))}
+			}
 		default:
 			// A custom label: Karpenter puts it on the nodes.
 			switch r.Operator {
@@ -295,6 +305,26 @@ func (c *Catalog) Resolve(reqs []Requirement) (*Resolution, error) {
 		}
 	}
 	return res, nil
+}
+
+func gpuTypes(ts []*InstanceType) int {
+	n := 0
+	for _, t := range ts {
+		if t.HasGPU() {
+			n++
+		}
+	}
+	return n
+}
+
+func gpuOnly(ts []*InstanceType) []*InstanceType {
+	var out []*InstanceType
+	for _, t := range ts {
+		if t.HasGPU() {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // isProviderKey reports keys of the AWS provider's label domain.
