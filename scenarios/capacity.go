@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -444,11 +445,13 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 			if err != nil {
 				return nil, nil, nil, nil, err
 			}
-			var ko karpenterOffer
-			if !res.ok {
-				if res, ko, err = s.karpenterType(it); err != nil {
-					return nil, nil, nil, nil, err
-				}
+			kres, ko, err := s.karpenterType(it)
+			if err != nil {
+				return nil, nil, nil, nil, err
+			}
+			karpenterOnly := !res.ok && ko.ok
+			if karpenterOnly {
+				res = kres
 			}
 			if !res.ok {
 				return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "instance type %q is not in the price catalog nor Karpenter's AWS catalog (add it with spec.pricing.catalogs)", it)
@@ -491,14 +494,19 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 				}
 				cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Group: gi}
 				price := PoolPrice{Pool: ps.Name, CapacityType: ct, Group: np.Name}
-				switch {
-				case ko.ok && override == nil:
+				// The price catalog's price, else (a type it does not
+				// know or does not price there) Karpenter's.
+				byKarpenter := karpenterOnly && override == nil
+				if !byKarpenter {
+					cp.PricePerHour, price.Basis, err = s.quote(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), it, &cs, ct, override)
+					byKarpenter = err != nil && ko.ok && override == nil && region == karpenter.Region
+					if err != nil && !byKarpenter {
+						return nil, nil, nil, nil, err
+					}
+				}
+				if byKarpenter {
 					if cp.PricePerHour, price.Basis, err = ko.price(region, ct); err != nil {
 						return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "%v", err)
-					}
-				default:
-					if cp.PricePerHour, price.Basis, err = s.quote(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), it, &cs, ct, override); err != nil {
-						return nil, nil, nil, nil, err
 					}
 				}
 				price.PerHour = cp.PricePerHour
@@ -512,7 +520,7 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 					if in := np.Interruptions; in != nil && in.SkyPilot != "" {
 						return nil, nil, nil, nil, s.errAt(at+".interruptions.skypilot", "a SkyPilot trace bounds a fixed spot pool's nodes; a NodePool's spot capacity is spotLaunchFailure and interruptions")
 					}
-					if cp.Interruptions, err = s.spotInterruptions(at+".interruptions", it, region, np.Interruptions, res, ko.ok); err != nil {
+					if cp.Interruptions, err = s.spotInterruptions(at+".interruptions", it, region, np.Interruptions, res, byKarpenter); err != nil {
 						return nil, nil, nil, nil, err
 					}
 					price.Interruptions = cp.Interruptions.Assumption

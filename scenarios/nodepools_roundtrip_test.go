@@ -58,7 +58,7 @@ func TestGeneratedNodePoolsReadBack(t *testing.T) {
 	require.NoError(t, err)
 	want, err := orig.Cluster()
 	require.NoError(t, err)
-	files, err := manifests.Generate(orig, want, manifests.Options{})
+	files, _, err := manifests.Generate(orig, want, manifests.Options{})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, manifests.WriteDir(dir, files))

@@ -1110,7 +1110,10 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 		}
 	}
 	if len(pol.Spec.ClusterQueues) == 0 {
-		return nil // NodePools only: read when the scenario loaded
+		// NodePools only: read when the scenario loaded; what they do not
+		// model is said.
+		b.Assumptions = append(b.Assumptions, pol.Notes...)
+		return nil
 	}
 	if s.Spec.Workload.Trace == nil && opts.Trace == nil {
 		if err := s.checkClassQueues(qm); err != nil {

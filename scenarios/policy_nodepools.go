@@ -177,6 +177,15 @@ func (p *Policy) nodePool(d policyDoc) error {
 		}
 		out.InstanceTypes = priced
 		out.resolved = true
+		gpus := 0
+		for _, n := range priced {
+			if t, ok := cat.Lookup(n); ok && t.HasGPU() {
+				gpus++
+			}
+		}
+		if res.NoGPU == nil {
+			note(reqPath, "resolves to %d instance types (%d with NVIDIA GPUs), %s: a pending pod gets the cheapest that fits, spot first", len(priced), gpus, strings.Join(res.CapacityTypes, " and "))
+		}
 		if res.NoGPU != nil {
 			at := reqPath
 			if res.NoGPU.Index >= 0 {
