@@ -97,7 +97,11 @@ func TestCapacityScenarioBuilds(t *testing.T) {
 	require.Equal(t, capacity.WhenEmpty, np.Consolidation)
 	require.Equal(t, 2, m.Pools[3].MaxNodes, "16 GPUs of 8-GPU p5 nodes")
 	require.Equal(t, 4, m.Pools[5].MaxNodes, "16 GPUs of 4-GPU g5 nodes")
-	require.Equal(t, map[string]string{LabelNodePool: "burst", LabelKarpenterCT: "spot", LabelCapacityType: "spot", LabelRegion: "us-east-1"}, m.Pools[3].Labels)
+	for k, v := range map[string]string{LabelNodePool: "burst", LabelKarpenterCT: "spot", LabelCapacityType: "spot", LabelRegion: "us-east-1",
+		// and the well-known labels Karpenter puts on a p5.48xlarge
+		"node.kubernetes.io/instance-type": "p5.48xlarge", "karpenter.k8s.aws/instance-family": "p5", "karpenter.k8s.aws/instance-gpu-name": "h100", "kubernetes.io/arch": "amd64"} {
+		require.Equal(t, v, m.Pools[3].Labels[k], k)
+	}
 	require.Equal(t, []cluster.Taint{{Key: "burst", Effect: cluster.NoSchedule}}, m.Pools[3].Taints)
 	require.Equal(t, 0.5, c.Pools[3].Interruptions.RatePerHour)
 	require.Equal(t, cluster.Time(30000), c.Pools[3].Interruptions.Notice)
