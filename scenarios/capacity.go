@@ -432,6 +432,9 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 		if q := np.Limits.CPU; q != nil {
 			g.MaxMilliCPU = q.MilliValue()
 		}
+		if ea := np.ExpireAfter; ea != nil {
+			g.ExpireAfter = ea.Millis()
+		}
 		if q := np.Limits.Memory; q != nil {
 			g.MaxMemoryMiB = q.Value() >> 20
 		}
@@ -614,6 +617,9 @@ func (s *Scenario) validateNodePool(i int, seen map[string]bool) error {
 	}
 	if np.Provisioning != nil && np.Provisioning.Duration < 0 {
 		return s.errAt(at+".provisioning", "must not be negative")
+	}
+	if ea := np.ExpireAfter; ea != nil && (ea.Duration < time.Millisecond || ea.Millis() > maxDurationMs) {
+		return s.errAt(at+".expireAfter", "%s is not from 1 ms to 100 years", ea.Duration)
 	}
 	if np.ImagePull != nil && np.ImagePull.Duration < 0 {
 		return s.errAt(at+".imagePull", "must not be negative")

@@ -63,8 +63,8 @@ func TestKarpenterExamplesLoad(t *testing.T) {
 	// multiple-arch: two NodePools, one amd64 and one arm64.
 	ma := loaded["multiple-arch.yaml"].NodePools
 	require.Len(t, ma, 2)
-	// max-node-lifetime: expireAfter noted at its line (34).
-	require.Contains(t, strings.Join(loaded["max-node-lifetime.yaml"].Notes, "\n"), "max-node-lifetime.yaml:34: NodePool default: expireAfter 168h0m0s is not modelled")
+	// max-node-lifetime: expireAfter modelled, noted at its line (34).
+	require.Contains(t, strings.Join(loaded["max-node-lifetime.yaml"].Notes, "\n"), "max-node-lifetime.yaml:34: NodePool default: expireAfter 168h0m0s: each node is drained that long after its launch")
 	// large-instances has GPU types among its 4+ CPU, 8+ GiB types: no note.
 	require.NotContains(t, strings.Join(loaded["large-instances.yaml"].Notes, "\n"), "none with an NVIDIA GPU")
 }

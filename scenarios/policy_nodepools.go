@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -215,7 +216,15 @@ func (p *Policy) nodePool(d policyDoc) error {
 		note("spec.template.spec.startupTaints", "startup taints are not modelled (pods do not wait for them to go)")
 	}
 	if ea := np.Spec.Template.Spec.ExpireAfter.Duration; ea != nil {
-		note("spec.template.spec.expireAfter", "expireAfter %s is not modelled: nodes are not replaced for their age (a run shorter than it is unaffected)", ea)
+		switch {
+		case *ea < time.Millisecond:
+			return d.fieldErr("spec.template.spec.expireAfter", "NodePool %s: expireAfter %s is below 1 ms", name, ea)
+		case np.Spec.Replicas != nil:
+			note("spec.template.spec.expireAfter", "expireAfter %s is not modelled for a static NodePool: its nodes are not replaced for their age", ea)
+		default:
+			out.ExpireAfter = &Duration{Duration: *ea}
+			note("spec.template.spec.expireAfter", "expireAfter %s: each node is drained that long after its launch (its jobs get 30 s, do-not-disrupt or not) and its pods launched for again", ea)
+		}
 	}
 	if np.Spec.Template.Spec.TerminationGracePeriod != nil {
 		note("spec.template.spec.terminationGracePeriod", "terminationGracePeriod is not modelled (a drained job gets its pods' own grace period)")

@@ -230,6 +230,9 @@ type NodePoolSpec struct {
 	// launched for by the highest-weighted NodePool that can (ties: by
 	// name; no NodePool weighted: in the order given).
 	Weight int32 `json:"weight,omitempty"`
+	// ExpireAfter is each node's lifetime (Karpenter's expireAfter): then
+	// it is drained, its jobs given 30 s, and launched for again.
+	ExpireAfter *Duration `json:"expireAfter,omitempty"`
 	// resolved: InstanceTypes came from requirements on well-known labels.
 	resolved bool
 }

@@ -34,6 +34,8 @@ const (
 	// EvRestock: pool Index's availability trace has room again for nodes
 	// it lost (scheduled only while some are missing).
 	EvRestock
+	// EvExpire: node Index has lived its NodePool's expireAfter.
+	EvExpire
 )
 
 // Live reports whether the event can let waiting jobs progress: a run does
@@ -60,12 +62,14 @@ const (
 	// CausePreemption: the scheduler evicted the job's pods for a pending
 	// job of higher priority (set by the simulation, not by capacity).
 	CausePreemption
+	// CauseExpiry: the node reached its NodePool's expireAfter.
+	CauseExpiry
 	// NumCauses counts the causes.
 	NumCauses
 )
 
 func (c Cause) String() string {
-	return [...]string{"spot interruption", "node failure", "consolidation", "preemption"}[c]
+	return [...]string{"spot interruption", "node failure", "consolidation", "preemption", "expiry"}[c]
 }
 
 // ConsolidationGrace is how long a consolidated node's pods get to stop
@@ -106,6 +110,7 @@ type PoolStats struct {
 	ScaledDown    int64 // removed by an Autoscaler as unneeded
 	Consolidated  int64 // removed by a NodePool's consolidation
 	SpotFallbacks int64 // spot launches refused for want of capacity
+	Expired       int64 // drained at their NodePool's expireAfter
 	MaxPresent    int32
 }
 
@@ -248,6 +253,11 @@ func (k *Controller) present(now Time, n int32) {
 		at := now + expMs(stream(k.fail, n, k.seed, streamFail), float64(ps.FailureMTBF))
 		k.host.Schedule(at, Event{Kind: EvFail, Index: n, Stamp: k.gen[n]})
 	}
+	if ps.Group >= 0 {
+		if ea := k.spec.Groups[ps.Group].ExpireAfter; ea > 0 {
+			k.host.Schedule(now+ea, Event{Kind: EvExpire, Index: n, Stamp: k.gen[n]})
+		}
+	}
 }
 
 // launch brings a node up in pool p; it is Ready after the pool's
@@ -348,6 +358,11 @@ func (k *Controller) Handle(now Time, ev Event) error {
 		return k.idle(now, ev)
 	case EvConsolidate:
 		return k.consolidate(now, ev.Index)
+	case EvExpire:
+		if k.stale(ev) || k.noticed[ev.Index] {
+			return nil
+		}
+		return k.expire(now, ev.Index)
 	}
 	return nil
 }
@@ -568,6 +583,29 @@ func (k *Controller) idle(now Time, ev Event) error {
 		k.Stats[p].Consolidated++
 	}
 	return k.c.Remove(now, n)
+}
+
+// expire drains node n, which reached its NodePool's expireAfter, as
+// Karpenter v1 does whatever its pods say (do-not-disrupt included): its
+// jobs get the 30 s grace, then it goes; the scale-up that follows
+// launches for them again.
+func (k *Controller) expire(now Time, n int32) error {
+	nd := &k.c.Nodes[n]
+	k.Stats[nd.Pool].Expired++
+	if nd.State == cluster.NodeBooting {
+		return k.remove(now, n, CauseExpiry) // nothing runs on it yet
+	}
+	if nd.State == cluster.NodeReady {
+		if err := k.c.Cordon(now, n); err != nil {
+			return err
+		}
+	}
+	if err := k.host.Notice(now, n, now+ConsolidationGrace, CauseExpiry); err != nil {
+		return err
+	}
+	k.noticed[n], k.cause[n] = true, CauseExpiry
+	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvReclaim, Index: n, Stamp: k.gen[n]})
+	return nil
 }
 
 // consolidate removes one underused node of a NodePool whose jobs fit on

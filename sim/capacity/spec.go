@@ -112,6 +112,9 @@ type Group struct {
 	// empty (or unchanged and underused) first.
 	Consolidation    string
 	ConsolidateAfter Time
+	// ExpireAfter, when positive, is a NodePool node's lifetime: it is then
+	// drained and goes (Karpenter's expireAfter).
+	ExpireAfter Time
 	// SpotLaunchFailure is the chance a spot launch of a NodePool fails
 	// for want of capacity; Karpenter then falls back to the next offering
 	// (on-demand) and avoids that one for three minutes.
@@ -174,7 +177,7 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 		default:
 			return fmt.Errorf("group %s: consolidation policy %q is not WhenEmpty or WhenEmptyOrUnderutilized", g.Name, g.Consolidation)
 		}
-		if g.MinNodes < 0 || (g.MaxNodes > 0 && g.MaxNodes < g.MinNodes) || g.MaxGPUs < 0 || g.MaxMilliCPU < 0 || g.MaxMemoryMiB < 0 {
+		if g.MinNodes < 0 || (g.MaxNodes > 0 && g.MaxNodes < g.MinNodes) || g.MaxGPUs < 0 || g.MaxMilliCPU < 0 || g.MaxMemoryMiB < 0 || g.ExpireAfter < 0 {
 			return fmt.Errorf("group %s: min %d and max %d nodes are inconsistent", g.Name, g.MinNodes, g.MaxNodes)
 		}
 		if g.SpotLaunchFailure < 0 || g.SpotLaunchFailure > 1 {
