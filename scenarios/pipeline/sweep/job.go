@@ -96,6 +96,10 @@ func (sw *Sweep) Job(o JobOptions) (*batchv1.Job, error) {
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/name": "gpuplan-sweep"}},
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
+					// The image's user (distroless nonroot); the
+					// volume's files group-writable by it.
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65532)),
+						RunAsGroup: ptr(int64(65532)), FSGroup: ptr(int64(65532))},
 					Containers: []corev1.Container{{
 						Name:       "sweep",
 						Image:      o.Image,
