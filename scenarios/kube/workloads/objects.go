@@ -204,7 +204,7 @@ func (o *Object) readDuration(d *doc, m metav1.ObjectMeta) error {
 	if err != nil {
 		return d.errAt(fmt.Sprintf("metadata.annotations[%q]", AnnotationDuration), "%v", err)
 	}
-	o.Duration, o.DurationFrom = ms, "annotation "+AnnotationDuration
+	o.Duration, o.DurationFrom = ms, fromAnnotation
 	return nil
 }
 
@@ -236,6 +236,12 @@ func parseDuration(s string) (int64, error) {
 	}
 	return ms, nil
 }
+
+// Where an object's duration came from.
+const (
+	fromAnnotation = "annotation " + AnnotationDuration
+	fromSleep      = "the sleep in its command"
+)
 
 // maxDurationMs bounds a duration read from a manifest: 100 years.
 const maxDurationMs = 100 * 365 * 24 * 3600 * 1000
@@ -373,17 +379,21 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 	if len(ps.Containers) == 0 {
 		return pod, nil, d.errAt(at+".spec.containers", "a pod needs at least one container")
 	}
-	if v, ok := t.Annotations[AnnotationDuration]; ok && o.DurationFrom == "" || ok && strings.HasPrefix(o.DurationFrom, "the sleep") {
+	// The first pod template's annotation wins over later ones and over
+	// sleeps; the longest sleep counts when no annotation is given.
+	if v, ok := t.Annotations[AnnotationDuration]; ok {
 		ms, err := parseDuration(v)
 		if err != nil {
 			return pod, nil, d.errAt(fmt.Sprintf("%s.metadata.annotations[%q]", at, AnnotationDuration), "%v", err)
 		}
-		o.Duration, o.DurationFrom = ms, "annotation "+AnnotationDuration
+		if o.DurationFrom != fromAnnotation {
+			o.Duration, o.DurationFrom = ms, fromAnnotation
+		}
 	}
-	if o.DurationFrom == "" || strings.HasPrefix(o.DurationFrom, "the sleep") {
+	if o.DurationFrom != fromAnnotation {
 		for _, c := range ps.Containers {
 			if ms := sleepMs(&c); ms > o.Duration {
-				o.Duration, o.DurationFrom = ms, "the sleep in its command"
+				o.Duration, o.DurationFrom = ms, fromSleep
 			}
 		}
 	}

@@ -169,3 +169,36 @@ spec:
 	require.NoError(t, err)
 	require.Equal(t, []string{"v.yaml:8: Job v: spec.tasks[0].dependsOn: read but not modelled"}, objs[0].Notes)
 }
+
+// Where a duration comes from: the object's annotation, else its first
+// pod template's, else the longest `sleep` of its containers.
+func TestDurationPrecedence(t *testing.T) {
+	js := func(objAnn, podAnn string) string {
+		return `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js` + objAnn + `}
+spec:
+  replicatedJobs:
+  - name: a
+    template: {spec: {template: {metadata: {` + podAnn + `}, spec: {containers: [{name: c, image: i, command: [sleep, "30"]}]}}}}
+  - name: b
+    template: {spec: {template: {spec: {containers: [{name: c, image: i, command: [sleep, 2m]}]}}}}
+`
+	}
+	for _, c := range []struct {
+		objAnn, podAnn string
+		want           int64
+		from           string
+	}{
+		{"", "", 2 * minute, "the sleep in its command"},
+		{"", "annotations: {gpuplan.dev/duration: 10m}", 10 * minute, "annotation gpuplan.dev/duration"},
+		{", annotations: {gpuplan.dev/duration: 1d}", "annotations: {gpuplan.dev/duration: 10m}", 24 * hour, "annotation gpuplan.dev/duration"},
+	} {
+		objs, _, err := Parse("d.yaml", []byte(js(c.objAnn, c.podAnn)))
+		require.NoError(t, err)
+		require.Equal(t, c.want, objs[0].Duration)
+		require.Equal(t, c.from, objs[0].DurationFrom)
+	}
+	_, _, err := Parse("d.yaml", []byte(js("", "annotations: {gpuplan.dev/duration: soon}")))
+	require.ErrorContains(t, err, `d.yaml:7:81: spec.replicatedJobs[0].template.spec.template.metadata.annotations["gpuplan.dev/duration"]: "soon" is not a duration`)
+}

@@ -8,6 +8,7 @@ import (
 
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // run loads a scenario written against testdata/ and runs it.
@@ -225,12 +226,10 @@ func TestManifestsExample(t *testing.T) {
 			nightly = append(nightly, j.Submit)
 			require.Equal(t, 160*minute, j.Duration)
 			require.EqualValues(t, 8, j.Replicas)
-			require.EqualValues(t, 1000, j.Priority)
 		case len(j.Name) > 9 && j.Name[:9] == "train-llm":
 			trains++
 			require.EqualValues(t, 4, j.Replicas)
 			require.EqualValues(t, 8, j.Pod.GPUs)
-			require.EqualValues(t, 100, j.Priority)
 		case len(j.Name) > 6 && j.Name[len(j.Name)-6:] == "trials":
 			trials++
 			require.EqualValues(t, 8, j.Replicas)
@@ -245,4 +244,36 @@ func TestManifestsExample(t *testing.T) {
 	require.Positive(t, trials)
 	require.Equal(t, trials, heads)
 	require.Equal(t, len(res.Jobs), len(nightly)+trains+trials+heads)
+}
+
+// Priorities: the Kueue WorkloadPriorityClass label wins over the pods'
+// priorityClassName (scoring: nightly, 1000); without it the pods'
+// PriorityClass counts, with its preemptionPolicy (urgent: high, 500,
+// Never). A class the policy does not define is an error at the object.
+func TestPriorityClasses(t *testing.T) {
+	res := run(t, cpuCluster+`  policy:
+    manifests: [kueue/quick-start-setup.yaml, gpuplan/priorities.yaml]
+  workload:
+    manifests:
+    - {path: gpuplan/prioritized-jobs.yaml, count: 1}
+`)
+	byName := map[string]sim.JobRecord{}
+	for _, j := range res.Jobs {
+		byName[j.Name] = j
+	}
+	require.EqualValues(t, 1000, byName["scoring-0"].Priority)
+	require.Zero(t, byName["scoring-0"].Flags&cluster.FlagPreemptNever)
+	require.EqualValues(t, 500, byName["urgent-0"].Priority)
+	require.NotZero(t, byName["urgent-0"].Flags&cluster.FlagPreemptNever)
+
+	s, err := scenarios.Parse("s.yaml", "testdata", []byte(cpuCluster+`  policy:
+    manifests: [kueue/quick-start-setup.yaml]
+  workload:
+    manifests:
+    - {path: gpuplan/prioritized-jobs.yaml, count: 1}
+`))
+	if err == nil {
+		_, err = s.Build(scenarios.Options{})
+	}
+	require.ErrorContains(t, err, `testdata/gpuplan/prioritized-jobs.yaml:1: Job scoring: priority class "nightly" is not a PriorityClass or WorkloadPriorityClass of spec.policy's manifests`)
 }
