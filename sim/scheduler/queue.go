@@ -44,9 +44,13 @@ type bucket struct {
 // class). A pass walks the lists merged in queue order, so jobs are tried
 // exactly in QueueSort order, but a list whose jobs cannot fit is not
 // visited at all: no node has g GPUs free, or (for gangs) the free GPUs
-// cannot hold as many g-GPU pods as the smallest job of the list has.
-// This keeps a pass proportional to the jobs that could fit, not to the
-// backlog.
+// cannot hold as many g-GPU pods as the smallest job of the list has,
+// and a list is walked from its first job still waiting. This keeps a
+// pass proportional to the jobs the free GPUs could hold, not to the
+// backlog; jobs of a list that can be visited but fail for other reasons
+// (CPU, memory, node affinity, a gang larger than the smallest of its
+// class) are still stepped over one by one, cheaply when an earlier job
+// of the same constraints and no larger failed in the pass.
 type Scheduler struct {
 	fw       *Framework
 	cfg      QueueConfig

@@ -1,0 +1,64 @@
+package scheduler_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+)
+
+// A pass starts each list of the queue at its first job still waiting
+// (finished jobs stay in a list until they are a quarter of it);
+// a job put back in the queue (its pods lost) or a new one that goes
+// before that point is still tried in its place in queue order.
+func TestQueueKeepsPlacesBeforeItsHead(t *testing.T) {
+	c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 1, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 1 << 20}})
+	require.NoError(t, err)
+	prof, err := plugins.NewProfile(plugins.Default(), &scheduler.Handle{})
+	require.NoError(t, err)
+	fw, err := scheduler.NewFramework(prof, c)
+	require.NoError(t, err)
+	s := scheduler.New(fw, scheduler.QueueConfig{Backfill: true})
+	jobs := make([]*scheduler.JobInfo, 40)
+	for i := range jobs {
+		spec := &cluster.JobSpec{Submit: int64(10 + i), Duration: 1, Replicas: 1, Pod: cluster.PodSpec{MilliCPU: 1000, MemoryMiB: 1024, GPUs: 8}}
+		jobs[i] = &scheduler.JobInfo{ID: int32(i), Spec: spec}
+		s.Enqueue(jobs[i])
+	}
+	var rec recorder
+	// Each pass places the first waiting job on the one node; the last
+	// placement is released before the next pass.
+	pass := func(want int32) {
+		t.Helper()
+		n := len(rec.log)
+		require.NoError(t, s.Pass(0, true, &rec))
+		require.Len(t, rec.log, n+1)
+		got := rec.log[n]
+		require.Equal(t, want, got.job)
+		require.NoError(t, c.Release(0, got.pls[0], &jobs[got.job].Spec.Pod))
+	}
+	pass(0)
+	pass(1)
+	pass(2)
+	// Job 0 loses its pods and goes back in the queue in its place, ahead
+	// of jobs 3 to 39.
+	s.Requeue(jobs[0])
+	pass(0)
+	pass(3)
+	// A job of higher priority submitted later goes first too.
+	hi := &scheduler.JobInfo{ID: 40, Spec: &cluster.JobSpec{Submit: 60, Duration: 1, Replicas: 1, Priority: 5, Pod: jobs[0].Spec.Pod}}
+	s.Enqueue(hi)
+	jobs = append(jobs, hi)
+	pass(40)
+	pass(4)
+	// And one submitted before the jobs already placed.
+	early := &scheduler.JobInfo{ID: 41, Spec: &cluster.JobSpec{Submit: 1, Duration: 1, Replicas: 1, Pod: jobs[0].Spec.Pod}}
+	s.Enqueue(early)
+	jobs = append(jobs, early)
+	pass(41)
+	pass(5)
+	pass(6)
+}
