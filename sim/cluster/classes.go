@@ -19,11 +19,11 @@ const classGPUs = 8
 
 // classKey is what puts a node in a class.
 type classKey struct {
+	cpu, mem int64
 	pool     int32
 	n        int32
-	cpu, mem int64
 	classes  [NumClasses]int16
-	free     [classGPUs]int32 // free milli-GPU of each GPU, descending
+	free     [classGPUs]int16 // free milli-GPU of each GPU (at most 1000), descending
 }
 
 // stateClass is one class: its key and its nodes, a min-heap by tie order.
@@ -82,8 +82,9 @@ func (x *classIndex) before(a, b int32) bool {
 func (c *Cluster) keyOf(n int32) classKey {
 	nd := &c.Nodes[n]
 	k := classKey{pool: nd.Pool, n: nd.gpuN, cpu: nd.FreeCPU, mem: nd.FreeMem, classes: nd.Classes}
-	for i, f := range c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN] {
+	for i, f32 := range c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN] {
 		// Insertion into the descending prefix k.free[:i].
+		f := int16(f32)
 		j := i
 		for j > 0 && k.free[j-1] < f {
 			k.free[j] = k.free[j-1]
