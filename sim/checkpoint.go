@@ -20,6 +20,9 @@ type CheckpointStudy struct {
 	Intervals []Time
 	Jobs      int
 	Seed      uint64
+	// Check, when set, is called on every run's result (the run
+	// pipeline passes its invariant checks); its error stops the study.
+	Check func(*Result) error
 }
 
 // CheckpointPoint is one interval's outcome.
@@ -57,6 +60,9 @@ func StudyCheckpoints(st CheckpointStudy) ([]CheckpointPoint, error) {
 			jobs[0] = cluster.JobSpec{Name: "job", Duration: st.Work, Replicas: 1, Recovery: rec, Pod: cluster.PodSpec{GPUs: 8}}
 			res, err := Run(Config{Seed: st.Seed + uint64(i), Pools: pools, Capacity: caps, Workload: &SliceSource{Jobs: jobs},
 				TimelineInterval: 1 << 40})
+			if err == nil && st.Check != nil {
+				err = st.Check(res)
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -11,7 +11,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios"
-	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/scenarios/pipeline"
 )
 
 func newAdviseCmd(stdout io.Writer) *cobra.Command {
@@ -144,20 +144,16 @@ func (o *adviseCheckpointOptions) run() error {
 	adv := checkpointAdvice{CheckpointCostMinutes: delta, MTBFMinutes: m,
 		YoungMinutes: models.YoungInterval(delta, m), DalyMinutes: models.DalyInterval(delta, m)}
 	if o.simulate {
-		daly := adv.DalyMinutes * float64(sim.Minute)
-		grid := sim.CheckpointGrid(max(sim.Time(daly/4), 1), sim.Time(daly*4), o.points)
-		pts, err := sim.StudyCheckpoints(sim.CheckpointStudy{Work: o.work.Milliseconds(), MTBF: o.m.Milliseconds(),
-			CheckpointCost: o.delta.Milliseconds(), RestoreCost: o.restoreD.Milliseconds(), Restart: o.restartD.Milliseconds(),
-			Intervals: grid, Jobs: o.jobs, Seed: o.seed})
+		st, err := pipeline.StudyCheckpoints(pipeline.CheckpointStudy{Work: o.work, MTBF: o.m, CheckpointCost: o.delta,
+			RestoreCost: o.restoreD, Restart: o.restartD, AroundMinutes: adv.DalyMinutes, Points: o.points, Jobs: o.jobs, Seed: o.seed})
 		if err != nil {
 			return err
 		}
-		best, fitted := sim.CheckpointOptimum(pts)
 		info := &checkpointSimInfo{JobHours: o.work.Hours(), RestartMinutes: o.restartD.Minutes(), RestoreMinutes: o.restoreD.Minutes(),
-			Jobs: o.jobs, Seed: o.seed, BestGridMin: float64(best) / float64(sim.Minute), BestFitMin: float64(fitted) / float64(sim.Minute)}
-		for _, p := range pts {
-			info.Points = append(info.Points, checkpointPoint{IntervalMinutes: float64(p.Interval) / float64(sim.Minute),
-				MeanCompletionHours: p.MeanCompletion / float64(sim.Hour), DalyModelHours: p.Daly / float64(sim.Hour), FailuresPerJob: p.Failures})
+			Jobs: o.jobs, Seed: o.seed, BestGridMin: st.BestGridMinutes, BestFitMin: st.BestFitMinutes}
+		for _, p := range st.Points {
+			info.Points = append(info.Points, checkpointPoint{IntervalMinutes: p.IntervalMinutes,
+				MeanCompletionHours: p.MeanCompletionHours, DalyModelHours: p.DalyModelHours, FailuresPerJob: p.FailuresPerJob})
 		}
 		adv.Simulation = info
 	}

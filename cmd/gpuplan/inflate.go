@@ -9,9 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"gpuplan.dev/gpuplan/scenarios"
-	"gpuplan.dev/gpuplan/sim"
-	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+	"gpuplan.dev/gpuplan/scenarios/pipeline"
 )
 
 type inflateOptions struct {
@@ -26,15 +24,15 @@ type inflateOptions struct {
 
 // inflateReport is the JSON the command prints.
 type inflateReport struct {
-	Policy       string             `json:"policy"`
-	TieBreak     string             `json:"tie_break"`
-	Seed         uint64             `json:"seed"`
-	Target       float64            `json:"target"`
-	CapacityGPUs int64              `json:"capacity_gpus"`
-	Pods         int                `json:"pods"`
-	Clones       int                `json:"clones"`
-	Failed       int                `json:"failed_pods"`
-	Points       []sim.InflatePoint `json:"points"`
+	Policy       string                  `json:"policy"`
+	TieBreak     string                  `json:"tie_break"`
+	Seed         uint64                  `json:"seed"`
+	Target       float64                 `json:"target"`
+	CapacityGPUs int64                   `json:"capacity_gpus"`
+	Pods         int                     `json:"pods"`
+	Clones       int                     `json:"clones"`
+	Failed       int                     `json:"failed_pods"`
+	Points       []pipeline.InflatePoint `json:"points"`
 }
 
 func newInflateCmd(stdout io.Writer) *cobra.Command {
@@ -50,7 +48,7 @@ capacity that arrives it reports the GPU allocation ratio, the fragmented GPUs
 (the FGD measure for the pod list's typical pods) and the fragmentation ratio
 (fragmented over unallocated GPU capacity); ratios are in 0..1.
 
-Policies: ` + strings.Join(plugins.PolicyNames(), ", ") + `. Ties between equal scores follow a fixed
+Policies: ` + strings.Join(pipeline.PolicyNames(), ", ") + `. Ties between equal scores follow a fixed
 random order of the nodes drawn from the seed (--tie-break nodeOrder), as the
 paper's simulator does; random breaks each tie uniformly, as kube-scheduler
 does, and lowestIndex takes the first node of the list.`,
@@ -67,10 +65,10 @@ does, and lowestIndex takes the first node of the list.`,
 	f := c.Flags()
 	f.StringVar(&o.nodes, "nodes", "", "openb node list (sn,cpu_milli,memory_mib,gpu,model)")
 	f.StringVar(&o.pods, "pods", "", "openb pod list (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...])")
-	f.StringVar(&o.policy, "policy", "fgd", "placement policy: "+strings.Join(plugins.PolicyNames(), ", "))
+	f.StringVar(&o.policy, "policy", "fgd", "placement policy: "+strings.Join(pipeline.PolicyNames(), ", "))
 	f.Uint64Var(&o.seed, "seed", 42, "random seed (shuffle, clones, ties)")
 	f.Float64Var(&o.target, "target", 1.3, "arrived GPU demand to stop at, as a multiple of the cluster's GPUs")
-	f.StringVar(&o.tieBreak, "tie-break", sim.TieBreakNodeOrder, "between nodes of equal score: nodeOrder, random or lowestIndex")
+	f.StringVar(&o.tieBreak, "tie-break", pipeline.TieBreakNodeOrder, "between nodes of equal score: nodeOrder, random or lowestIndex")
 	f.StringVarP(&o.output, "output", "o", "table", "what to print: table or json")
 	return c
 }
@@ -79,14 +77,14 @@ func (o *inflateOptions) validate() error {
 	if o.nodes == "" || o.pods == "" {
 		return usageError{fmt.Errorf("--nodes and --pods are required")}
 	}
-	if _, ok := plugins.Policies()[o.policy]; !ok {
-		return usageError{fmt.Errorf("--policy %q is not one of %s", o.policy, strings.Join(plugins.PolicyNames(), ", "))}
+	if !pipeline.IsPolicy(o.policy) {
+		return usageError{fmt.Errorf("--policy %q is not one of %s", o.policy, strings.Join(pipeline.PolicyNames(), ", "))}
 	}
 	if !(o.target > 0) || o.target > 100 {
 		return usageError{fmt.Errorf("--target %g must be in (0, 100]", o.target)}
 	}
 	switch o.tieBreak {
-	case sim.TieBreakNodeOrder, sim.TieBreakRandom, sim.TieBreakLowestIndex:
+	case pipeline.TieBreakNodeOrder, pipeline.TieBreakRandom, pipeline.TieBreakLowestIndex:
 	default:
 		return usageError{fmt.Errorf("--tie-break is %q; want nodeOrder, random or lowestIndex", o.tieBreak)}
 	}
@@ -99,19 +97,7 @@ func (o *inflateOptions) validate() error {
 }
 
 func (o *inflateOptions) run() error {
-	pools, err := scenarios.ReadOpenbNodes(o.nodes)
-	if err != nil {
-		return err
-	}
-	pods, err := scenarios.ReadOpenbPods(o.pods)
-	if err != nil {
-		return err
-	}
-	profile, err := plugins.PolicyProfile(o.policy)
-	if err != nil {
-		return err
-	}
-	res, err := sim.Inflate(sim.InflateConfig{Pools: pools, Pods: pods, Plugins: profile, Seed: o.seed, Target: o.target, TieBreak: o.tieBreak})
+	res, err := pipeline.Inflate(pipeline.Inflation{Nodes: o.nodes, Pods: o.pods, Policy: o.policy, Seed: o.seed, Target: o.target, TieBreak: o.tieBreak})
 	if err != nil {
 		return err
 	}
