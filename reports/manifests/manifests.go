@@ -707,13 +707,10 @@ func (g *gen) gpuOperator() (File, error) {
 }
 
 // classes returns the workload classes (a trace workload has none: one
-// generic class stands for it; a workload of manifests is its own jobs).
+// generic class stands for it).
 func (g *gen) classes() []scenarios.ClassSpec {
 	if sy := g.s.Spec.Workload.Synthetic; sy != nil {
 		return sy.Classes
-	}
-	if len(g.s.Spec.Workload.Manifests) > 0 {
-		return nil
 	}
 	one := 1.0
 	return []scenarios.ClassSpec{{Name: "trace-job", Pod: scenarios.PodTemplate{

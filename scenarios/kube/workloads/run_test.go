@@ -226,10 +226,12 @@ func TestManifestsExample(t *testing.T) {
 			nightly = append(nightly, j.Submit)
 			require.Equal(t, 160*minute, j.Duration)
 			require.EqualValues(t, 8, j.Replicas)
+			require.EqualValues(t, 1000, j.Priority)
 		case len(j.Name) > 9 && j.Name[:9] == "train-llm":
 			trains++
 			require.EqualValues(t, 4, j.Replicas)
 			require.EqualValues(t, 8, j.Pod.GPUs)
+			require.EqualValues(t, 100, j.Priority)
 		case len(j.Name) > 6 && j.Name[len(j.Name)-6:] == "trials":
 			trials++
 			require.EqualValues(t, 8, j.Replicas)
