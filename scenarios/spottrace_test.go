@@ -16,7 +16,7 @@ kind: Scenario
 metadata:
   name: skypilot
 spec:
-  horizon: 24h
+  horizon: 4h
   cluster:
     pools:
     - name: v100-spot
@@ -54,25 +54,67 @@ func runSpotTrace(t *testing.T, trace, count string) *sim.Result {
 	return res
 }
 
-// A spot pool of 4 nodes follows the first day of SkyPilot's real 4-node
-// preemption trace: none at the start (the trace begins at 0), every drop
-// a reclaim (31 nodes, summed by hand in the skypilot package's test),
-// every rise a relaunch (the trace starts and ends at 0, so as many as
-// were reclaimed: 31).
+// A spot pool of 4 nodes follows the hand-written 4-node preemption-style
+// trace (24 ticks of 5 min, data in the skypilot package's test): none at
+// the start (the trace begins at 0), every drop a reclaim with the 2-min
+// AWS notice (11 nodes: 1 + 2 + 3 + 1 + 4), every rise a relaunch (4 at
+// tick 2, 1 at 8, 2 at 13, 4 at 19: 11, as the trace starts and ends at
+// 0). Node-hours by hand: the trace's counts sum to 67 node-ticks of 5 min
+// (4 x 4 + 3 x 2 + 4 x 3 + 2 x 2 + 4 x 3 + 1 + 4 x 4), 335 min, and each
+// of the 11 reclaimed nodes is paid for its 2-min notice past the drop,
+// 22 min: 357 min = 5.95 h (a relaunched node is paid from its launch,
+// its 5-min provisioning included). The first job, submitted at 0, waits
+// for the first rise: launched at 10 min, Ready at 15.
+//
+// A 2-node pool follows the trace scaled to half, rounded down (4->2,
+// 3->1, 2->1, 1->0): 6 reclaims (1 at tick 6, 1 at 11, 2 at 16, 2 at 23)
+// and 6 relaunches (2 at tick 2, 1 at 8, 1 at 13, 2 at 19); 32
+// node-ticks, 160 min, plus 6 notices, 12 min: 172 min = 2.8667 h.
 func TestSpotPoolFollowsSkyPilotPreemptionTrace(t *testing.T) {
-	res := runSpotTrace(t, "us-east-1f_v100_4node_first24h.json", "4")
-	p := res.Pools[0]
-	require.Equal(t, int64(31), p.Capacity.Interrupted)
-	require.Equal(t, int64(31), p.Capacity.Launched)
-	require.LessOrEqual(t, p.Capacity.MaxPresent, int32(4))
+	for _, c := range []struct {
+		count          string
+		reclaims, peak int64
+		nodeHours      float64
+	}{{"4", 11, 4, 357.0 / 60}, {"2", 6, 2, 172.0 / 60}} {
+		res := runSpotTrace(t, "preemption_4node.json", c.count)
+		p := res.Pools[0]
+		require.Equal(t, 4*hourMs, res.End, c.count)
+		require.Equal(t, c.reclaims, p.Capacity.Interrupted, c.count)
+		require.Equal(t, c.reclaims, p.Capacity.Launched, c.count)
+		require.Equal(t, int32(c.peak), p.Capacity.MaxPresent, c.count)
+		require.InDelta(t, c.nodeHours, p.Usage.NodeHours, 1e-9, c.count)
+		require.Equal(t, 15*minMs, res.Jobs[0].Start, c.count)
+	}
 }
 
-// A 3-node pool on a 1-instance availability trace holds all three nodes
-// or none: 13 drops of 3 nodes; it starts with the trace at 1 (3 nodes,
-// no launch) and ends at 0, so 12 rises relaunch 3 each.
+// A 3-node pool on the hand-written 1-instance availability-style trace
+// (18 ticks of 10 min: available 0-20, 40-70, 80-100 and 130-170 min)
+// holds all three nodes or none: 4 drops of 3 nodes, 12 reclaims; it
+// starts with the trace at 1 (3 nodes, no launch) and ends at 0, so 3
+// rises relaunch 3 each, 9. Node-hours: 11 available ticks x 3 nodes x
+// 10 min = 330 min, plus 12 notices of 2 min = 354 min = 5.9 h.
+//
+// The three 30-min jobs (submitted at 0, 60 and 120 min, no checkpoints)
+// by hand, with nodes Ready 5 min after each rise (45, 85, 135): the
+// first runs 0-20, 45-70 and 85-100, each cut by a drop's notice, then
+// 135-165; the second 60-70 and 85-100, then 135-165; the third waits for
+// 135 and runs 135-165. All three end at 165 min, disrupted 3, 2 and 0
+// times.
 func TestSpotPoolFollowsSkyPilotAvailabilityTrace(t *testing.T) {
-	res := runSpotTrace(t, "us-west-2a_v100_1node_first24h.json", "3")
+	res := runSpotTrace(t, "availability_1node.json", "3")
 	p := res.Pools[0]
-	require.Equal(t, int64(39), p.Capacity.Interrupted)
-	require.Equal(t, int64(36), p.Capacity.Launched)
+	require.Equal(t, int64(12), p.Capacity.Interrupted)
+	require.Equal(t, int64(9), p.Capacity.Launched)
+	require.InDelta(t, 354.0/60, p.Usage.NodeHours, 1e-9)
+	for i, d := range []int32{3, 2, 0} {
+		j := res.Jobs[i]
+		require.Equal(t, sim.Completed, j.Outcome, j.Name)
+		require.Equal(t, 165*minMs, j.End, j.Name)
+		require.Equal(t, d, j.Disruptions, j.Name)
+	}
 }
+
+const (
+	minMs  = sim.Time(60 * 1000)
+	hourMs = 60 * minMs
+)

@@ -1,6 +1,7 @@
 package skypilot
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -9,35 +10,46 @@ import (
 	"gpuplan.dev/gpuplan/scenarios/strict"
 )
 
-// The first day of the real 4-node preemption trace: 288 ticks 300 s
-// apart, peaking at the 4 instances it ran. Its drops, summed by hand from
-// the data (4->1 at tick 20, 4->0 at 23, then 1+1+1+2+1+1, 2, 1+3, 1+2,
-// 3+1, 3+1): 31 instances lost.
-func TestPreemptionTraceExcerpt(t *testing.T) {
-	tr, err := Read("testdata/us-east-1f_v100_4node_first24h.json")
+// A hand-written 4-node preemption-style trace (testdata/PROVENANCE.md):
+// 24 ticks 300 s apart (2 h), peaking at 4 instances:
+//
+//	tick  0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
+//	data  0  0  4  4  4  4  3  3  4  4  4  2  2  4  4  4  1  0  0  4  4  4  4  0
+//
+// Its drops, by hand: 1 at tick 6 (4->3), 2 at 11 (4->2), 3 at 16 (4->1),
+// 1 at 17 (1->0), 4 at 23 (4->0): 11 instances lost. Scaled to 2 nodes
+// each count is halved, rounded down (4->2, 3->1, 2->1, 1->0): drops of 1
+// at tick 6, 1 at 11, 2 at 16 (2->0; tick 17 stays 0) and 2 at 23: 6.
+func TestPreemptionStyleTrace(t *testing.T) {
+	tr, err := Read("testdata/preemption_4node.json")
 	require.NoError(t, err)
 	require.Equal(t, 300*time.Second, tr.Gap)
-	require.Len(t, tr.Counts, 288)
+	require.Len(t, tr.Counts, 24)
 	require.Equal(t, int32(4), tr.Peak)
-	require.Equal(t, []int32{0, 4, 4, 1, 1, 4, 0}, tr.Counts[17:24])
-	require.Equal(t, int64(31), tr.Drops(4))
-	// Scaled to 2 nodes: each count halved, rounded down (4->2, 3->1, 1->0).
-	require.Equal(t, []int32{0, 2, 2, 0, 0, 2, 0}, tr.Nodes(2)[17:24])
+	require.Equal(t, []int32{4, 3, 3, 4, 4, 4, 2, 2, 4}, tr.Counts[5:14])
+	require.Equal(t, int64(11), tr.Drops(4))
+	require.Equal(t, []int32{0, 0, 2, 2, 2, 2, 1, 1, 2, 2, 2, 1, 1, 2, 2, 2, 0, 0, 0, 2, 2, 2, 2, 0}, tr.Nodes(2))
+	require.Equal(t, int64(6), tr.Drops(2))
 }
 
-// The first day of a 1-instance availability trace (600 s ticks): a pool
-// of any size holds all its nodes or none. 13 times the instance went
-// from available to not (counted by hand from the data), so a 3-node pool
-// loses 39 nodes.
-func TestAvailabilityTraceExcerpt(t *testing.T) {
-	tr, err := Read("testdata/us-west-2a_v100_1node_first24h.json")
+// A hand-written 1-instance availability-style trace: 18 ticks 600 s
+// apart (3 h), 1 when the launch tried at that tick got the instance:
+//
+//	tick  0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17
+//	data  1  1  0  0  1  1  1  0  1  1  0  0  0  1  1  1  1  0
+//
+// A pool of any size holds all its nodes or none. The instance went from
+// available to not 4 times (ticks 2, 7, 10, 17), so a 3-node pool loses
+// 4 x 3 = 12 nodes.
+func TestAvailabilityStyleTrace(t *testing.T) {
+	tr, err := Read("testdata/availability_1node.json")
 	require.NoError(t, err)
 	require.Equal(t, 600*time.Second, tr.Gap)
-	require.Len(t, tr.Counts, 144)
+	require.Len(t, tr.Counts, 18)
 	require.Equal(t, int32(1), tr.Peak)
-	require.Equal(t, []int32{3, 0, 0, 3, 3}, tr.Nodes(3)[:5])
-	require.Equal(t, int64(13), tr.Drops(1))
-	require.Equal(t, int64(39), tr.Drops(3))
+	require.Equal(t, []int32{3, 3, 0, 0, 3}, tr.Nodes(3)[:5])
+	require.Equal(t, int64(4), tr.Drops(1))
+	require.Equal(t, int64(12), tr.Drops(3))
 }
 
 func TestBadTraces(t *testing.T) {
@@ -59,8 +71,14 @@ func TestBadTraces(t *testing.T) {
 }
 
 func FuzzSkyPilot(f *testing.F) {
-	f.Add([]byte(`{"metadata": {"gap_seconds": 300}, "data": [0, 4, 4, 1, 1, 4, 0]}`))
-	f.Add([]byte(`{"metadata": {"gap_seconds": 600}, "data": [1, 0, 0, 1]}`))
+	// Seeds: the two hand-written traces in testdata, and short ones.
+	for _, name := range []string{"testdata/preemption_4node.json", "testdata/availability_1node.json"} {
+		data, err := os.ReadFile(name)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"metadata": {"gap_seconds": 60}, "data": [2, 1, 2, 0]}`))
+	f.Add([]byte("metadata: {gap_seconds: 600}\ndata: [1, 0, 1]\n"))
 	f.Add([]byte(`{"metadata": {"gap_seconds": 1e9}, "data": [1]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := Parse("f.json", data)
