@@ -86,12 +86,45 @@ func rawReader(src TraceSource) (read func(a *absJob) (bool, error), keepTimes b
 	}, true
 }
 
+// rowChunks holds the rows being sorted in chunks of a fixed size, so
+// that adding rows never copies those already read.
+type rowChunks struct {
+	chunks [][]absJob
+	n      int
+}
+
+const rowChunk = 1 << 12
+
+// add is a zeroed slot for the next row.
+func (c *rowChunks) add() *absJob {
+	i, k := c.n/rowChunk, c.n%rowChunk
+	if i == len(c.chunks) {
+		c.chunks = append(c.chunks, make([]absJob, rowChunk))
+	}
+	c.n++
+	return &c.chunks[i][k]
+}
+
+// drop takes the last row added back.
+func (c *rowChunks) drop() { c.n-- }
+
+func (c *rowChunks) at(i int32) *absJob { return &c.chunks[i/rowChunk][i%rowChunk] }
+
+// reset empties the chunks for the next run, keeping them.
+func (c *rowChunks) reset() {
+	for _, ch := range c.chunks {
+		clear(ch)
+	}
+	c.n = 0
+}
+
 // sortOrder is the order of buf's rows by time, stable: it sorts small
 // keys (time, sequence, index), not the rows themselves.
-func sortOrder(buf []absJob, keys []lateKey) []lateKey {
+func sortOrder(buf *rowChunks, keys []lateKey) []lateKey {
 	keys = keys[:0]
-	for i := range buf {
-		keys = append(keys, lateKey{at: buf[i].at, seq: buf[i].seq, slot: int32(i)})
+	for i := range int32(buf.n) {
+		a := buf.at(i)
+		keys = append(keys, lateKey{at: a.at, seq: a.seq, slot: i})
 	}
 	slices.SortFunc(keys, func(a, b lateKey) int {
 		switch {
@@ -113,9 +146,9 @@ type jobSink struct {
 	flags *bufio.Writer
 }
 
-// emit writes a job with its time relative to base.
+// emit writes a job with its time relative to base (changing a's job).
 func emit(s jobSink, a *absJob, base int64) error {
-	j := a.job
+	j := &a.job
 	j.Submit = a.at - base
 	if j.Deadline > 0 {
 		j.Deadline -= base
@@ -125,7 +158,7 @@ func emit(s jobSink, a *absJob, base int64) error {
 			return err
 		}
 	}
-	return s.w.Write(&j)
+	return s.w.Write(j)
 }
 
 func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, err error) {
@@ -135,7 +168,7 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 	}
 	read, keepTimes := rawReader(src)
 	jsonl := src.Info().Format == FormatJSONL
-	var buf []absJob
+	var buf rowChunks
 	var dir string
 	var runs []sortRun
 	defer func() {
@@ -149,16 +182,15 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 		}
 	}()
 	for {
-		buf = append(buf, absJob{})
-		ok, err := read(&buf[len(buf)-1])
+		ok, err := read(buf.add())
 		if err != nil {
 			return res, err
 		}
 		if !ok {
-			buf = buf[:len(buf)-1]
+			buf.drop()
 			break
 		}
-		if len(buf) < limit {
+		if buf.n < limit {
 			continue
 		}
 		if dir == "" {
@@ -166,37 +198,36 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 				return res, err
 			}
 		}
-		r, err := writeRun(dir, len(runs), buf, jsonl, keepTimes)
+		r, err := writeRun(dir, len(runs), &buf, jsonl, keepTimes)
 		if err != nil {
 			return res, err
 		}
 		runs = append(runs, r)
-		clear(buf)
-		buf = buf[:0]
+		buf.reset()
 	}
 	res.Notes = src.Notes()
 	if len(runs) == 0 {
-		keys := sortOrder(buf, nil)
+		keys := sortOrder(&buf, nil)
 		var base int64
 		if len(keys) > 0 && !keepTimes {
 			base = keys[0].at
 		}
 		for _, k := range keys {
-			if err := emit(w, &buf[k.slot], base); err != nil {
+			if err := emit(w, buf.at(k.slot), base); err != nil {
 				return res, err
 			}
 		}
-		res.Rows = len(buf)
+		res.Rows = buf.n
 		return res, nil
 	}
-	if len(buf) > 0 {
-		r, err := writeRun(dir, len(runs), buf, jsonl, keepTimes)
+	if buf.n > 0 {
+		r, err := writeRun(dir, len(runs), &buf, jsonl, keepTimes)
 		if err != nil {
 			return res, err
 		}
 		runs = append(runs, r)
 	}
-	buf = nil
+	buf = rowChunks{}
 	res.Runs = len(runs)
 	h := &runHeap{}
 	var base int64
@@ -248,7 +279,7 @@ type sortRun struct {
 	fr    *bufio.Reader
 }
 
-func writeRun(dir string, n int, buf []absJob, jsonl, keepTimes bool) (sortRun, error) {
+func writeRun(dir string, n int, buf *rowChunks, jsonl, keepTimes bool) (sortRun, error) {
 	keys := sortOrder(buf, nil)
 	ext := ".csv"
 	if jsonl {
@@ -261,7 +292,7 @@ func writeRun(dir string, n int, buf []absJob, jsonl, keepTimes bool) (sortRun, 
 	}
 	err := writeSorted(r.path, jsonl, func(sink jobSink) error {
 		for _, k := range keys {
-			if err := emit(sink, &buf[k.slot], r.base); err != nil {
+			if err := emit(sink, buf.at(k.slot), r.base); err != nil {
 				return err
 			}
 		}

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -175,43 +178,104 @@ func TestSortPhillyAbsoluteTimes(t *testing.T) {
 	require.Contains(t, lines[4], "philly-1,a,3600,")
 }
 
-// BenchmarkTraceSort sorts a shuffled generated trace (in memory) against
-// reading the sorted one.
+// BenchmarkTraceSort reads a generated trace (the mix of
+// GenerateTrace), sorted, against sorting a shuffled copy of it, at 200k
+// and 3M rows (generated here, not kept): read-sorted is OpenTrace (the
+// order check, then rows handed out as read), read-window the replay
+// through the reorder buffer alone, sort-shuffled SortTrace in memory,
+// sort-shuffled-external SortTrace in runs of a tenth of the rows (at 3M
+// rows the default, 2M rows a run, sorts in two runs), replay-shuffled
+// OpenTrace of the shuffled copy (sort, then replay the sorted copy). It
+// reports wall and CPU ns, allocations and bytes per row. The 3M case is skipped with
+// -short.
 func BenchmarkTraceSort(b *testing.B) {
-	sorted, shuffled := generatedTrace(b, b.TempDir(), 200000)
-	read := func(b *testing.B, open func(string, string, TraceOptions) (TraceSource, error)) {
-		for range b.N {
-			src, err := open(sorted, FormatNative, TraceOptions{})
-			require.NoError(b, err)
-			var j cluster.JobSpec
-			for {
-				ok, err := src.Next(&j)
-				require.NoError(b, err)
-				if !ok {
-					break
-				}
+	for _, n := range []int{200_000, 3_000_000} {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			if n > 200_000 && testing.Short() {
+				b.Skip("3M rows: not with -short")
 			}
-			src.Close()
-		}
-	}
-	// OpenTrace: the order check, then the stream; openTraceRaw: the
-	// stream alone.
-	b.Run("read-sorted", func(b *testing.B) { read(b, OpenTrace) })
-	b.Run("read-sorted-unchecked", func(b *testing.B) { read(b, openTraceRaw) })
-	for _, c := range []struct {
-		name string
-		rows int
-	}{{"sort-shuffled", 0}, {"sort-shuffled-external", 20000}} {
-		b.Run(c.name, func(b *testing.B) {
-			for range b.N {
-				w, err := NewNativeWriter(discard{}, false)
-				require.NoError(b, err)
-				_, err = SortTrace(shuffled, FormatNative, TraceOptions{}, w, SortOptions{MemoryRows: c.rows, TempDir: b.TempDir()})
-				require.NoError(b, err)
-				require.NoError(b, w.Flush())
-			}
+			benchTraceSort(b, n)
 		})
 	}
+}
+
+func benchTraceSort(b *testing.B, n int) {
+	sorted, shuffled := generatedTrace(b, b.TempDir(), n)
+	perRow := func(b *testing.B, f func()) {
+		var before, after runtime.MemStats
+		var ru0, ru1 syscall.Rusage
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		b.ResetTimer()
+		for range b.N {
+			f()
+		}
+		b.StopTimer()
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		runtime.ReadMemStats(&after)
+		rows := float64(b.N) * float64(n)
+		cpu := func(r *syscall.Rusage) float64 {
+			return float64(r.Utime.Nano() + r.Stime.Nano())
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/rows, "ns/row")
+		// CPU time (user and system, every thread) is steadier than the
+		// wall clock on a shared machine.
+		b.ReportMetric((cpu(&ru1)-cpu(&ru0))/rows, "cpu-ns/row")
+		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/rows, "allocs/row")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/rows, "B/row")
+	}
+	drain := func(b *testing.B, src TraceSource, err error) {
+		require.NoError(b, err)
+		var j cluster.JobSpec
+		rows := 0
+		for {
+			ok, err := src.Next(&j)
+			require.NoError(b, err)
+			if !ok {
+				break
+			}
+			rows++
+		}
+		require.Equal(b, n, rows)
+		require.NoError(b, src.Close())
+	}
+	b.Run("read-sorted", func(b *testing.B) {
+		perRow(b, func() {
+			src, err := OpenTrace(sorted, FormatNative, TraceOptions{})
+			drain(b, src, err)
+		})
+	})
+	b.Run("read-window", func(b *testing.B) {
+		perRow(b, func() {
+			src, err := openTraceRaw(sorted, FormatNative, TraceOptions{})
+			drain(b, src, err)
+		})
+	})
+	sortRuns := func(rows int) func(b *testing.B) {
+		return func(b *testing.B) {
+			perRow(b, func() {
+				w, err := NewNativeWriter(discard{}, false)
+				require.NoError(b, err)
+				res, err := SortTrace(shuffled, FormatNative, TraceOptions{}, w, SortOptions{MemoryRows: rows, TempDir: b.TempDir()})
+				require.NoError(b, err)
+				require.NoError(b, w.Flush())
+				require.Equal(b, n, res.Rows)
+			})
+		}
+	}
+	if n <= SortMemoryRows {
+		b.Run("sort-shuffled", sortRuns(0))
+		b.Run("sort-shuffled-external", sortRuns(n/10))
+	} else {
+		b.Run("sort-shuffled-external", sortRuns(0))
+	}
+	b.Run("replay-shuffled", func(b *testing.B) {
+		perRow(b, func() {
+			src, err := OpenTrace(shuffled, FormatNative, TraceOptions{})
+			drain(b, src, err)
+		})
+	})
 }
 
 type discard struct{}

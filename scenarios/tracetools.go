@@ -66,7 +66,10 @@ func appendGPUs(b []byte, p *cluster.PodSpec) []byte {
 func appendCSVField(b []byte, f string) []byte {
 	quote := f == `\.`
 	if f != "" && !quote {
-		quote = strings.ContainsAny(f, ",\"\r\n")
+		for i := 0; i < len(f) && !quote; i++ {
+			c := f[i]
+			quote = c == ',' || c == '"' || c == '\r' || c == '\n'
+		}
 		if !quote {
 			r, _ := utf8.DecodeRuneInString(f)
 			quote = unicode.IsSpace(r)
