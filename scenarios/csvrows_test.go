@@ -1,11 +1,14 @@
 package scenarios
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -159,5 +162,38 @@ func TestNativeWriterQuotesAsEncodingCSV(t *testing.T) {
 		if got := string(appendCSVField(nil, f)) + "\n"; got != want.String() {
 			t.Errorf("field %q: wrote %q, encoding/csv writes %q", f, got, want.String())
 		}
+	}
+}
+
+// TestRunRowRoundTrip: a row written to a sorted run reads back whole,
+// node affinity, tolerations and flags included.
+func TestRunRowRoundTrip(t *testing.T) {
+	in := absJob{at: -5, seq: 7, line: 12, job: cluster.JobSpec{Name: "a,\"b", Queue: "q", Submit: -5, Duration: 60_000, Deadline: 90_000, Replicas: 4, Priority: -3,
+		Flags: cluster.FlagNoRecordedRun, Pod: cluster.PodSpec{MilliCPU: 8000, MemoryMiB: 65536, GPUs: 2, GPUMemMiB: 1024, MIG: "1g.10gb"},
+		Constraints: &cluster.Constraints{NodeSelector: map[string]string{"b": "2", "a": "1"},
+			Affinity:    []cluster.NodeSelectorTerm{{{Key: "k", Op: cluster.OpIn, Values: []string{"x", "y"}}}, {{Key: "z", Op: cluster.OpExists}}},
+			Tolerations: []cluster.Toleration{{Key: "spot", Operator: "Exists", Effect: cluster.NoSchedule}}}}}
+	plain := absJob{at: 3, seq: 8, job: cluster.JobSpec{Name: "p", Queue: "default", Submit: 3, Duration: 1, Replicas: 1}}
+	var b []byte
+	var err error
+	for _, a := range []*absJob{&in, &plain} {
+		b, err = appendRow(b, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rr := runReader{r: bufio.NewReader(bytes.NewReader(b))}
+	for _, want := range []absJob{in, plain} {
+		var got absJob
+		ok, err := rr.read(&got)
+		if !ok || err != nil {
+			t.Fatalf("read: %v %v", ok, err)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("read back %+v, wrote %+v", got, want)
+		}
+	}
+	if ok, err := rr.read(&absJob{}); ok || err != nil {
+		t.Fatalf("after the last row: %v %v", ok, err)
 	}
 }

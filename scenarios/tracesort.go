@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -167,13 +166,12 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 		limit = SortMemoryRows
 	}
 	read, keepTimes := rawReader(src)
-	jsonl := src.Info().Format == FormatJSONL
 	var buf rowChunks
 	var dir string
 	var runs []sortRun
 	defer func() {
-		for _, r := range runs {
-			r.close()
+		for i := range runs {
+			runs[i].close()
 		}
 		if dir != "" {
 			if rerr := os.RemoveAll(dir); err == nil && rerr != nil {
@@ -198,7 +196,7 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 				return res, err
 			}
 		}
-		r, err := writeRun(dir, len(runs), &buf, jsonl, keepTimes)
+		r, err := writeRun(dir, len(runs), &buf)
 		if err != nil {
 			return res, err
 		}
@@ -206,37 +204,19 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 		buf.reset()
 	}
 	res.Notes = src.Notes()
-	if len(runs) == 0 {
-		keys := sortOrder(&buf, nil)
-		var base int64
-		if len(keys) > 0 && !keepTimes {
-			base = keys[0].at
-		}
-		for _, k := range keys {
-			if err := emit(w, buf.at(k.slot), base); err != nil {
-				return res, err
-			}
-		}
-		res.Rows = buf.n
-		return res, nil
+	if buf.n > 0 || len(runs) == 0 {
+		runs = append(runs, memoryRun(&buf))
 	}
-	if buf.n > 0 {
-		r, err := writeRun(dir, len(runs), &buf, jsonl, keepTimes)
-		if err != nil {
-			return res, err
-		}
-		runs = append(runs, r)
+	if len(runs) > 1 {
+		res.Runs = len(runs)
 	}
-	buf = rowChunks{}
-	res.Runs = len(runs)
 	h := &runHeap{}
-	var base int64
 	for i := range runs {
 		if err := runs[i].open(); err != nil {
 			return res, err
 		}
 		x := runItem{run: i}
-		ok, err := runs[i].next(&x.a)
+		ok, err := runs[i].nextRow(&x.a)
 		if err != nil {
 			return res, err
 		}
@@ -245,6 +225,7 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 		}
 	}
 	heap.Init(h)
+	var base int64
 	if h.Len() > 0 && !keepTimes {
 		base = h.items[0].a.at
 	}
@@ -254,7 +235,7 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 			return res, err
 		}
 		res.Rows++
-		ok, err := runs[top.run].next(&top.a)
+		ok, err := runs[top.run].nextRow(&top.a)
 		if err != nil {
 			return res, err
 		}
@@ -265,97 +246,6 @@ func sortSource(src TraceSource, w jobSink, opts SortOptions) (res SortResult, e
 		}
 	}
 	return res, nil
-}
-
-// sortRun is a sorted run in a temporary native file. Its times are
-// written relative to base (its first time, for a trace of absolute times)
-// so that they are never negative.
-type sortRun struct {
-	path  string
-	base  int64
-	src   *streamTrace
-	f     func() error
-	flags *os.File
-	fr    *bufio.Reader
-}
-
-func writeRun(dir string, n int, buf *rowChunks, jsonl, keepTimes bool) (sortRun, error) {
-	keys := sortOrder(buf, nil)
-	ext := ".csv"
-	if jsonl {
-		ext = ".jsonl"
-	}
-	r := sortRun{path: filepath.Join(dir, "run-"+strconv.Itoa(n)+ext), base: keys[0].at}
-	if keepTimes {
-		// Times already relative (native, openb) are kept as they are.
-		r.base = 0
-	}
-	err := writeSorted(r.path, jsonl, func(sink jobSink) error {
-		for _, k := range keys {
-			if err := emit(sink, buf.at(k.slot), r.base); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return r, fmt.Errorf("writing a sorted run to %s: %w", r.path, err)
-	}
-	return r, nil
-}
-
-func (r *sortRun) open() error {
-	rd, closer, err := openMaybeGzip(r.path)
-	if err != nil {
-		return err
-	}
-	r.f = closer
-	if r.flags, err = os.Open(r.path + ".flags"); err != nil {
-		return err
-	}
-	r.fr = bufio.NewReaderSize(r.flags, 1<<12)
-	var src *streamTrace
-	if filepath.Ext(r.path) == ".jsonl" {
-		src = newJSONLSource(r.path, rd, func() error { return nil })
-	} else if src, err = newCSVSource(r.path, rd, func() error { return nil }); err != nil {
-		return err
-	}
-	r.src = src
-	return nil
-}
-
-// next reads the run's next job, with its time made absolute again.
-func (r *sortRun) next(a *absJob) (bool, error) {
-	*a = absJob{}
-	ok, skip, err := r.src.read(a)
-	for ok && skip && err == nil {
-		*a = absJob{}
-		ok, skip, err = r.src.read(a)
-	}
-	if !ok || err != nil {
-		return false, err
-	}
-	b, err := r.fr.ReadByte()
-	if err != nil {
-		return false, fmt.Errorf("reading %s.flags: %w", r.path, err)
-	}
-	a.job.Flags = cluster.JobFlag(b)
-	a.at += r.base
-	if a.job.Deadline > 0 {
-		a.job.Deadline += r.base
-	}
-	return true, nil
-}
-
-func (r *sortRun) close() {
-	if r.f != nil {
-		r.f()
-		r.f = nil
-	}
-	if r.flags != nil {
-		r.flags.Close()
-		r.flags = nil
-	}
 }
 
 type runItem struct {
