@@ -230,24 +230,21 @@ func parseOpenbPods(path string, r io.Reader) ([]cluster.JobSpec, error) {
 	t.viewRows()
 	in := interner{}
 	var out []cluster.JobSpec
-	for {
-		rec, ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	err = t.each(func(rec []string) error {
 		if len(out) >= MaxJobs {
 			line, _ := t.r.FieldPos(0)
-			return nil, tooManyJobs(path, line)
+			return tooManyJobs(path, line)
 		}
 		var j cluster.JobSpec
 		if err := openbPod(t, in, rec, &j); err != nil {
-			return nil, err
+			return err
 		}
 		j.Duration = 1
 		out = append(out, j)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, inputErr(path, 2, "", "the pod list has no pods")
@@ -275,28 +272,16 @@ func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 		return nil, err
 	}
 	t.viewRows()
-	type key struct {
-		model         string
-		gpu, cpu, mem int64
-	}
-	index := map[key]int{}
-	var pools []cluster.PoolSpec
+	var pools poolsByShape
 	nodes := 0
-	for {
-		rec, ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	err = t.each(func(rec []string) error {
 		if nodes++; nodes > MaxNodes {
-			return nil, t.bad("sn", "the node list has more than %d nodes, the most gpuplan models", MaxNodes)
+			return t.bad("sn", "the node list has more than %d nodes, the most gpuplan models", MaxNodes)
 		}
-		var k key
+		var k poolShape
 		k.model = t.get(rec, "model")
 		if err := checkText(k.model); err != nil {
-			return nil, t.bad("model", "%v", err)
+			return t.bad("model", "%v", err)
 		}
 		k.model = strings.Clone(k.model)
 		for _, f := range []struct {
@@ -306,36 +291,35 @@ func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 		}{{"cpu_milli", &k.cpu, MaxPodMilliCPU}, {"memory_mib", &k.mem, MaxPodMemoryMiB}, {"gpu", &k.gpu, 1 << 30}} {
 			n, _, err := openbNum(t, rec, f.name, true, f.max)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			*f.dst = n
 		}
 		switch {
 		case k.cpu == 0 || k.mem == 0:
-			return nil, t.bad("cpu_milli", "a node needs CPU and memory")
+			return t.bad("cpu_milli", "a node needs CPU and memory")
 		case k.gpu > cluster.MaxGPUsPerNode:
-			return nil, t.bad("gpu", "%d GPUs is more than %d", k.gpu, cluster.MaxGPUsPerNode)
+			return t.bad("gpu", "%d GPUs is more than %d", k.gpu, cluster.MaxGPUsPerNode)
 		case k.gpu > 0 && k.model == "":
-			return nil, t.bad("model", "a node with GPUs needs a model")
+			return t.bad("model", "a node with GPUs needs a model")
 		}
-		i, seen := index[k]
-		if !seen {
+		pools.add(k, func(int) cluster.PoolSpec {
 			name := strings.ToLower(k.model)
 			if name == "" {
 				name = "cpu"
 			}
-			name = fmt.Sprintf("%s-%dgpu-%dcpu-%dgi", name, k.gpu, k.cpu/1000, k.mem/1024)
-			i = len(pools)
-			index[k] = i
-			pools = append(pools, cluster.PoolSpec{
-				Name: name, GPUModel: k.model, GPUsPerNode: int32(k.gpu),
+			return cluster.PoolSpec{
+				Name: fmt.Sprintf("%s-%dgpu-%dcpu-%dgi", name, k.gpu, k.cpu/1000, k.mem/1024), GPUModel: k.model, GPUsPerNode: int32(k.gpu),
 				MilliCPU: k.cpu, MemoryMiB: k.mem,
-			})
-		}
-		pools[i].Nodes++
+			}
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if len(pools) == 0 {
+	if len(pools.pools) == 0 {
 		return nil, inputErr(path, 2, "", "the node list has no nodes")
 	}
-	return pools, nil
+	return pools.pools, nil
 }

@@ -438,59 +438,47 @@ func parsePAIMachines(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 	if err := t.require("required column is missing (pai_machine_spec has machine,gpu_type,cap_cpu,cap_mem,cap_gpu)", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu"); err != nil {
 		return nil, err
 	}
-	type key struct {
-		model         string
-		gpu, cpu, mem int64
-	}
 	t.viewRows()
-	idx := map[key]int{}
-	var pools []cluster.PoolSpec
+	var pools poolsByShape
 	nodes := 0
-	for {
-		rec, ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	err = t.each(func(rec []string) error {
 		if nodes++; nodes > MaxNodes {
-			return nil, t.bad("machine", "the machine list has more than %d machines, the most gpuplan models", MaxNodes)
+			return t.bad("machine", "the machine list has more than %d machines, the most gpuplan models", MaxNodes)
 		}
 		if err := checkText(t.get(rec, "gpu_type")); err != nil {
-			return nil, t.bad("gpu_type", "%v", err)
+			return t.bad("gpu_type", "%v", err)
 		}
 		cpu, err := count(t, rec, "cap_cpu", MaxPodMilliCPU/1000)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		mem, err := count(t, rec, "cap_mem", MaxPodMemoryMiB>>10)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		gpu, err := count(t, rec, "cap_gpu", cluster.MaxGPUsPerNode)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if cpu == 0 || mem == 0 {
-			return nil, t.bad("cap_cpu", "a machine needs CPUs and memory")
+			return t.bad("cap_cpu", "a machine needs CPUs and memory")
 		}
-		k := key{strings.Clone(t.get(rec, "gpu_type")), gpu, cpu, mem}
-		i, seen := idx[k]
-		if !seen {
-			i = len(pools)
-			idx[k] = i
+		k := poolShape{strings.Clone(t.get(rec, "gpu_type")), gpu, cpu, mem}
+		pools.add(k, func(i int) cluster.PoolSpec {
 			model := k.model
 			if gpu == 0 {
 				model = ""
 			}
-			pools = append(pools, cluster.PoolSpec{Name: fmt.Sprintf("pai-%s-%d", strings.ToLower(k.model), i), GPUModel: model,
-				GPUsPerNode: int32(gpu), MilliCPU: cpu * 1000, MemoryMiB: mem * 1024})
-		}
-		pools[i].Nodes++
+			return cluster.PoolSpec{Name: fmt.Sprintf("pai-%s-%d", strings.ToLower(k.model), i), GPUModel: model,
+				GPUsPerNode: int32(gpu), MilliCPU: cpu * 1000, MemoryMiB: mem * 1024}
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if len(pools) == 0 {
+	if len(pools.pools) == 0 {
 		return nil, inputErr(path, 2, "", "the machine list has no machines")
 	}
-	return pools, nil
+	return pools.pools, nil
 }

@@ -386,6 +386,49 @@ func (t *csvTable) next() (rec []string, ok bool, err error) {
 	return rec, true, nil
 }
 
+// each calls row for every row in turn, stopping at the first error
+// (the row loop of the readers that read a table whole).
+func (t *csvTable) each(row func(rec []string) error) error {
+	for {
+		rec, ok, err := t.next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := row(rec); err != nil {
+			return err
+		}
+	}
+}
+
+// poolShape is what makes nodes identical: their GPU model as the list
+// gives it, GPUs, CPU and memory (in the list's units).
+type poolShape struct {
+	model         string
+	gpu, cpu, mem int64
+}
+
+// poolsByShape groups a node list's identical nodes into pools, in order
+// of first appearance.
+type poolsByShape struct {
+	index map[poolShape]int
+	pools []cluster.PoolSpec
+}
+
+// add counts a node of shape s; newPool makes the pool (the i-th) the
+// first time the shape is seen (its node count is set here).
+func (p *poolsByShape) add(s poolShape, newPool func(i int) cluster.PoolSpec) {
+	if p.index == nil {
+		p.index = map[poolShape]int{}
+	}
+	i, seen := p.index[s]
+	if !seen {
+		i = len(p.pools)
+		p.index[s] = i
+		p.pools = append(p.pools, newPool(i))
+	}
+	p.pools[i].Nodes++
+}
+
 // get is the trimmed value of a column of the current row ("" if absent).
 func (t *csvTable) get(rec []string, name string) string {
 	if i, ok := t.col[name]; ok {

@@ -11,9 +11,10 @@ import (
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
-// SortMemoryRows is how many rows SortTrace sorts in memory (about 1 KB
-// each). A longer trace is sorted in runs of this many rows, written to
-// temporary native files and merged.
+// SortMemoryRows is how many rows SortTrace sorts in memory (about 300
+// bytes each, names included, for a generated trace). A longer trace is
+// sorted in runs of this many rows, written to temporary files in a
+// compact binary form (the last kept in memory) and merged.
 const SortMemoryRows = 2_000_000
 
 // SortOptions tune SortTrace.
@@ -37,8 +38,8 @@ type SortResult struct {
 // to w sorted by submit time (stable: jobs submitted at the same time keep
 // the file's order), with times as a replay of the sorted file would give
 // them. Up to opts.MemoryRows rows are sorted in memory; beyond that the
-// rows are sorted in runs written as native files to a temporary folder
-// (removed afterwards) and merged, so memory is bounded by the run size.
+// rows are sorted in runs written to a temporary folder (removed
+// afterwards) and merged, so memory is bounded by the run size.
 func SortTrace(path, format string, topts TraceOptions, w *NativeWriter, opts SortOptions) (SortResult, error) {
 	src, err := openTraceRaw(path, format, topts)
 	if err != nil {
