@@ -219,9 +219,6 @@ func (t *Table) JSON() ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// Column is the index of a metric or parameter by name (-1: none).
-func (t *Table) Column(names []string, name string) int { return slices.Index(names, name) }
-
 // Write writes sweep.csv, sweep.json and sweep.html into dir, each
 // atomically.
 func (t *Table) Write(dir string) error {
