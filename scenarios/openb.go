@@ -37,7 +37,7 @@ type openbSource struct {
 	exclude bool
 
 	pods, gpuPods, pending, zero int
-	phases                       map[string]int
+	phases                       textCounts
 }
 
 // newOpenbSource reads an openb pod list with times. Rows a little out of
@@ -56,7 +56,7 @@ func newOpenbSource(file string, r io.Reader, closer func() error, opts TraceOpt
 		return nil, err
 	}
 	t.viewRows()
-	src := &openbSource{csvTable: t, in: interner{}, exclude: opts.PendingPods == PendingExclude, phases: map[string]int{}}
+	src := &openbSource{csvTable: t, in: interner{}, exclude: opts.PendingPods == PendingExclude, phases: textCounts{}}
 	st := csvStream(t, FormatOpenb, closer, "creation_time", true, func(rec []string, a *absJob) (bool, error) {
 		skip, err := src.parse(rec, &a.job)
 		a.at = a.job.Submit
@@ -79,12 +79,8 @@ func (s *openbSource) Notes() []string {
 	if s.zero > 0 {
 		out = append(out, fmt.Sprintf("openb: %d pods with a zero-second run were given 1 ms", s.zero))
 	}
-	var parts []string
-	for _, k := range sortedKeys(s.phases) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, s.phases[k]))
-	}
-	if len(parts) > 0 {
-		out = append(out, "openb: pod phases in the source: "+strings.Join(parts, ", "))
+	if len(s.phases) > 0 {
+		out = append(out, "openb: pod phases in the source: "+s.phases.String())
 	}
 	return out
 }
@@ -185,7 +181,7 @@ func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err er
 	if j.Pod.MilliGPUs() > 0 {
 		s.gpuPods++
 	}
-	countText(s.phases, s.get(rec, "pod_phase"))
+	s.phases.add(s.get(rec, "pod_phase"))
 	if !hasSched {
 		s.pending++
 		if s.exclude {

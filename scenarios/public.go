@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -254,7 +253,7 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 	queues := texts{}
 	per := opts.gpusPerNode()
 	rows, zero, gpuJobs := 0, 0, 0
-	states := map[string]int{}
+	states := textCounts{}
 	s := csvStream(t, FormatHelios, closer, "submit_time", false, func(rec []string, a *absJob) (bool, error) {
 		rows++
 		at, err := parseWallTime(t.get(rec, "submit_time"))
@@ -291,7 +290,7 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 			gpuJobs++
 		}
 		if st := t.get(rec, "state"); st != "" {
-			countText(states, st)
+			states.add(st)
 		}
 		name := t.name(t.get(rec, "job_id"))
 		if name == "" && !t.sizing {
@@ -311,12 +310,8 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 		if zero > 0 {
 			out = append(out, fmt.Sprintf("helios: %d jobs with a zero duration were given 1 ms", zero))
 		}
-		var parts []string
-		for _, k := range sortedKeys(states) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, states[k]))
-		}
-		if len(parts) > 0 {
-			out = append(out, "helios: job states in the source: "+strings.Join(parts, ", "))
+		if len(states) > 0 {
+			out = append(out, "helios: job states in the source: "+states.String())
 		}
 		return out
 	}

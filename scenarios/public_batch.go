@@ -322,7 +322,7 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 	var jobs []absJob
 	in := interner{}
 	rows, unfinished, rounded := 0, 0, 0
-	statuses := map[string]int{}
+	statuses := textCounts{}
 	for {
 		rec, ok, err := t.next()
 		if err != nil {
@@ -332,7 +332,7 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 			break
 		}
 		rows++
-		countText(statuses, t.get(rec, "status"))
+		statuses.add(t.get(rec, "status"))
 		start, okS, err := paiNumber(t, rec, "start_time", 9e9)
 		if err != nil {
 			return nil, err
@@ -410,11 +410,7 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 	if users == nil {
 		notes = append(notes, "pai: no job table given; every task is in queue pai")
 	}
-	var parts []string
-	for _, k := range sortedKeys(statuses) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, statuses[k]))
-	}
-	notes = append(notes, "pai: task statuses in the source: "+strings.Join(parts, ", "))
+	notes = append(notes, "pai: task statuses in the source: "+statuses.String())
 	return &batchSource{jobs: sortJobs(jobs), notes: notes, info: TraceInfo{File: file, Format: FormatPAI, Rows: rows, Header: true}}, nil
 }
 

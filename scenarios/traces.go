@@ -278,14 +278,31 @@ func (m texts) get(v string) string {
 	return s
 }
 
-// countText counts a text, copying it the first time it is seen (it may
-// be a view of a row).
-func countText(m map[string]int, k string) {
-	if _, ok := m[k]; ok {
-		m[k]++
+// textCounts counts texts read from rows (states, phases). Its keys are
+// always copies: a text from a row is a view of the read buffer, and a Go
+// map assignment to a key already present stores the key it is given, so
+// counting with m[view]++ would leave the key pointing into a buffer that
+// the next row overwrites. Counts are behind pointers so that a text seen
+// again is counted by a lookup alone.
+type textCounts map[string]*int
+
+// add counts k, copying it the first time it is seen.
+func (m textCounts) add(k string) {
+	if n, ok := m[k]; ok {
+		*n++
 		return
 	}
-	m[strings.Clone(k)] = 1
+	n := 1
+	m[strings.Clone(k)] = &n
+}
+
+// String lists the counts in key order: "Failed 3, Running 5".
+func (m textCounts) String() string {
+	parts := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, *m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func sortedKeys[V any](m map[string]V) []string {
