@@ -75,6 +75,31 @@ type TraceSource interface {
 	Close() error
 }
 
+// MaxGPUsPerNode bounds the GPUs of one node a trace or a flag may give.
+const MaxGPUsPerNode = cluster.MaxGPUsPerNode
+
+// Counting wraps a trace so that every jobs read (every > 0) it calls
+// tick with the count so far: for a progress display.
+func Counting(src TraceSource, every int, tick func(n int)) TraceSource {
+	return &countingTrace{TraceSource: src, every: every, tick: tick}
+}
+
+type countingTrace struct {
+	TraceSource
+	every, n int
+	tick     func(int)
+}
+
+func (c *countingTrace) Next(j *cluster.JobSpec) (bool, error) {
+	ok, err := c.TraceSource.Next(j)
+	if ok {
+		if c.n++; c.n%c.every == 0 {
+			c.tick(c.n)
+		}
+	}
+	return ok, err
+}
+
 // TraceInfo describes a trace being read.
 type TraceInfo struct {
 	File   string

@@ -16,8 +16,6 @@ import (
 	"gpuplan.dev/gpuplan/reports/outdir"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
-	"gpuplan.dev/gpuplan/sim"
-	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
 )
 
 type simulateOptions struct {
@@ -127,7 +125,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.clusterFrom, "cluster", "", "the cluster to run on: scenario (the scenario's, or the built-in default's) or derive (sized from the --trace); default derive for --trace without a scenario file, else scenario")
 	f.StringVar(&o.pendingPods, "pending-pods", "", "openb pods that never ran in the source: replay (default) or exclude")
 	f.StringVar(&o.horizon, "horizon", "", "end the run at this simulated time, e.g. 72h or 30d (0: run until the workload drains); with --trace the whole trace runs unless this is given")
-	f.StringVar(&o.policy, "policy", "", "a GPU placement policy replacing the scenario's scheduler profile ("+strings.Join(plugins.PolicyNames(), ", ")+"), or a file or folder of Kueue manifests replacing spec.policy (admission)")
+	f.StringVar(&o.policy, "policy", "", "a GPU placement policy replacing the scenario's scheduler profile ("+strings.Join(pipeline.PolicyNames(), ", ")+"), or a file or folder of Kueue manifests replacing spec.policy (admission)")
 	f.StringVar(&o.tieBreak, "tie-break", "", "between nodes of equal score: lowestIndex, random or nodeOrder (overrides spec.scheduler.tieBreak)")
 	f.StringVar(&o.variant, "variant", "", "run only this what-if variant of the scenario (spec.variants) instead of the scenario and all its variants")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
@@ -194,12 +192,12 @@ func (o *simulateOptions) run() error {
 		return err
 	}
 	opts := scenarios.Options{TieBreak: o.tieBreak}
-	if _, placement := plugins.Policies()[o.policy]; placement || o.policy == "" {
+	if pipeline.IsPolicy(o.policy) || o.policy == "" {
 		opts.Policy = o.policy
 	} else if _, err := os.Stat(o.policy); err == nil {
 		opts.PolicyManifests = []string{o.policy}
 	} else {
-		return usageError{fmt.Errorf("--policy %q is neither a placement policy (%s) nor a file or folder of Kueue manifests", o.policy, strings.Join(plugins.PolicyNames(), ", "))}
+		return usageError{fmt.Errorf("--policy %q is neither a placement policy (%s) nor a file or folder of Kueue manifests", o.policy, strings.Join(pipeline.PolicyNames(), ", "))}
 	}
 	if o.seedSet {
 		opts.Seed = &o.seed
@@ -259,11 +257,11 @@ func (o *simulateOptions) run() error {
 
 // progressFunc shows a progress bar on stderr for each run, when asked
 // (or on a terminal).
-func (o *simulateOptions) progressFunc() func(string, *sim.Config) func() {
-	return func(_ string, cfg *sim.Config) func() { return o.startProgress(cfg) }
+func (o *simulateOptions) progressFunc() func(string, *pipeline.Watch) func() {
+	return func(_ string, w *pipeline.Watch) func() { return o.startProgress(w) }
 }
 
-func (o *simulateOptions) startProgress(cfg *sim.Config) func() {
+func (o *simulateOptions) startProgress(w *pipeline.Watch) func() {
 	show := o.progress == "always"
 	if o.progress == "auto" {
 		f, ok := o.stderr.(*os.File)
@@ -273,8 +271,8 @@ func (o *simulateOptions) startProgress(cfg *sim.Config) func() {
 		return func() {}
 	}
 	max := int64(-1)
-	if cfg.Horizon > 0 {
-		max = cfg.Horizon / 1000
+	if w.HorizonMs > 0 {
+		max = w.HorizonMs / 1000
 	}
 	bar := progressbar.NewOptions64(max,
 		progressbar.OptionSetWriter(o.stderr),
@@ -284,13 +282,13 @@ func (o *simulateOptions) startProgress(cfg *sim.Config) func() {
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSpinnerType(14),
 	)
-	cfg.Progress = func(p sim.Progress) {
-		bar.Describe(fmt.Sprintf("simulated %s, %d jobs in, %d done", reports.Human(float64(p.Now)/1000), p.Submitted, p.Finished))
+	w.Each(func(now int64, submitted, finished int) {
+		bar.Describe(fmt.Sprintf("simulated %s, %d jobs in, %d done", reports.Human(float64(now)/1000), submitted, finished))
 		if max > 0 {
-			_ = bar.Set64(p.Now / 1000)
+			_ = bar.Set64(now / 1000)
 		} else {
 			_ = bar.Add(1)
 		}
-	}
+	})
 	return func() { _ = bar.Finish(); _ = bar.Clear() }
 }

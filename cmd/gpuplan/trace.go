@@ -16,7 +16,6 @@ import (
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
-	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -61,8 +60,8 @@ func (t *traceInput) check() error {
 	if t.format == "" {
 		return usageError{fmt.Errorf("--format is required (%s)", strings.Join(scenarios.TraceFormats(), ", "))}
 	}
-	if t.gpusPerNode < 1 || t.gpusPerNode > cluster.MaxGPUsPerNode {
-		return usageError{fmt.Errorf("--gpus-per-node %d must be in 1..%d", t.gpusPerNode, cluster.MaxGPUsPerNode)}
+	if t.gpusPerNode < 1 || t.gpusPerNode > scenarios.MaxGPUsPerNode {
+		return usageError{fmt.Errorf("--gpus-per-node %d must be in 1..%d", t.gpusPerNode, scenarios.MaxGPUsPerNode)}
 	}
 	switch t.progress {
 	case "auto", "always", "never":
@@ -70,24 +69,6 @@ func (t *traceInput) check() error {
 		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", t.progress)}
 	}
 	return nil
-}
-
-// counted wraps a trace source with a progress spinner on a terminal.
-type counted struct {
-	scenarios.TraceSource
-	bar *progressbar.ProgressBar
-	n   int
-}
-
-func (c *counted) Next(j *cluster.JobSpec) (bool, error) {
-	ok, err := c.TraceSource.Next(j)
-	if ok && c.bar != nil {
-		if c.n++; c.n%4096 == 0 {
-			c.bar.Describe(fmt.Sprintf("%d jobs", c.n))
-			_ = c.bar.Add(4096)
-		}
-	}
-	return ok, err
 }
 
 func showProgress(mode string, w io.Writer) bool {
@@ -98,14 +79,19 @@ func showProgress(mode string, w io.Writer) bool {
 	return mode == "auto" && ok && term.IsTerminal(int(f.Fd()))
 }
 
-func withProgress(src scenarios.TraceSource, mode string, w io.Writer, what string) (*counted, func()) {
-	c := &counted{TraceSource: src}
+// withProgress shows a spinner with the jobs read so far on a terminal.
+func withProgress(src scenarios.TraceSource, mode string, w io.Writer, what string) (scenarios.TraceSource, func()) {
 	if !showProgress(mode, w) {
-		return c, func() {}
+		return src, func() {}
 	}
-	c.bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+	bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
 		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionSpinnerType(14))
-	return c, func() { _ = c.bar.Finish(); _ = c.bar.Clear() }
+	const every = 4096
+	c := scenarios.Counting(src, every, func(n int) {
+		bar.Describe(fmt.Sprintf("%d jobs", n))
+		_ = bar.Add(every)
+	})
+	return c, func() { _ = bar.Finish(); _ = bar.Clear() }
 }
 
 func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -30,8 +30,9 @@ type Options struct {
 	// Variant, when set, runs only that what-if variant.
 	Variant string
 	// Progress, when set, is called before each run and returns the
-	// function to call after it; it may set cfg.Progress.
-	Progress func(name string, cfg *sim.Config) (done func())
+	// function to call after it; it may ask the run for its progress
+	// (Watch.Each).
+	Progress func(name string, w *Watch) (done func())
 	// NoVariants skips spec.variants (validate compares whole scenarios).
 	NoVariants bool
 	// NoSpotTwin skips the all-on-demand comparison run.
@@ -159,7 +160,7 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 	}
 	done := func() {}
 	if progress && o.Progress != nil {
-		done = o.Progress(name, &built.Config)
+		done = o.Progress(name, &Watch{HorizonMs: built.Config.Horizon, cfg: &built.Config})
 	}
 	res, err := sim.Run(built.Config)
 	done()
@@ -292,4 +293,18 @@ func nameOr(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// Watch is what a progress display sees of one run before it starts: the
+// simulated time it will cover (0: until the workload drains) and a way to
+// follow it.
+type Watch struct {
+	HorizonMs int64
+	cfg       *sim.Config
+}
+
+// Each asks the run to call f as it goes with the simulated time (ms) and
+// the jobs submitted and finished so far.
+func (w *Watch) Each(f func(nowMs int64, submitted, finished int)) {
+	w.cfg.Progress = func(p sim.Progress) { f(p.Now, p.Submitted, p.Finished) }
 }
