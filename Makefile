@@ -48,6 +48,7 @@ fuzz:
 	$(GO) test ./scenarios/kube/services/ -run '^$$' -fuzz '^FuzzReadServing$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/kube/services/ -run '^$$' -fuzz '^FuzzTorchServe$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/strict/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(GO) test ./reports/ -run '^$$' -fuzz '^FuzzCSVRow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./reports/focus/ -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/kube/workloads/ -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/pipeline/sweep/ -run '^$$' -fuzz '^FuzzSweepSpec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
