@@ -35,7 +35,11 @@ func main() {
 		}
 		os.Exit(code)
 	}()
-	os.Exit(runWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, t))
+	code := runWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, t)
+	if t.Stopping() {
+		select {} // a signal came: its handler exits, with its own status
+	}
+	os.Exit(code)
 }
 
 // exitCoder is an error that knows its exit status.

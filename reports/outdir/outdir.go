@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Tracker holds the output folders being written, so that a signal
@@ -48,6 +49,34 @@ func (t *Tracker) mkdirTemp(parent, pattern string) (string, error) {
 		return "", errors.New("stopped by a signal")
 	}
 	return os.MkdirTemp(parent, pattern)
+}
+
+// Stopping reports whether RemoveAll has begun: the process is being
+// stopped by a signal.
+func (t *Tracker) Stopping() bool {
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closing
+}
+
+// swap puts staging in place of dir unless the process is being stopped,
+// holding the lock so that a signal's RemoveAll cannot interleave: a
+// writer still filling a staging folder that the signal removed (and that
+// the writer may have made again for its last files) must never put it in
+// place.
+func (t *Tracker) swap(staging, dir string) error {
+	if t == nil {
+		return swap(staging, dir)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closing {
+		return errors.New("stopped by a signal")
+	}
+	return swap(staging, dir)
 }
 
 func (t *Tracker) add(dir string) {
@@ -75,22 +104,40 @@ func (t *Tracker) done(dir string) {
 
 // RemoveAll removes the staging folders of every output folder being
 // written; a signal handler calls it before exiting. The writer may still
-// be adding files while it runs, so each removal is tried a few times.
+// be adding files while it runs (and may make its staging folder again for
+// its last files), so RemoveAll removes them, then waits a moment for the
+// writers to stop (they refuse to put anything in place once it has
+// begun, and remove their own staging folder), and removes what is left.
 func (t *Tracker) RemoveAll() {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.closing = true
+	dirs := make([]string, 0, len(t.targets))
 	for dir := range t.targets {
-		for try := 0; try < 20; try++ {
-			if removeStale(filepath.Dir(dir), filepath.Base(dir)) {
-				break
+		dirs = append(dirs, dir)
+	}
+	t.mu.Unlock()
+	clean := func() {
+		for _, dir := range dirs {
+			for try := 0; try < 20; try++ {
+				if removeStale(filepath.Dir(dir), filepath.Base(dir)) {
+					break
+				}
 			}
 		}
 	}
-	t.targets = nil
+	clean()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		t.mu.Lock()
+		n := len(t.targets)
+		t.mu.Unlock()
+		if n == 0 {
+			break
+		}
+	}
+	clean()
 }
 
 // Error is a failure to write the folder: the environment's (disk full,
@@ -186,7 +233,7 @@ func Write(dir string, o Options, fill func(staging string) error) error {
 		}
 		return err
 	}
-	if err := swap(staging, dir); err != nil {
+	if err := o.Tracker.swap(staging, dir); err != nil {
 		os.RemoveAll(staging)
 		return &Error{dir, err}
 	}
