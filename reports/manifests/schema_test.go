@@ -11,6 +11,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
 )
 
 // crdSchemas maps the custom resources gpuplan writes to the published
@@ -30,52 +32,25 @@ var crdSchemas = map[string]string{
 	KubeflowAPIVersion + " TFJob":                  "kubeflow.org/tfjob_v1.json",
 }
 
-// strictSchema makes a CRD schema as strict as the API server is with
-// kubectl's field validation: no field the schema does not name (unless
-// it keeps unknown fields), and int-or-string fields either.
-func strictSchema(v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		if t["x-kubernetes-int-or-string"] == true {
-			delete(t, "type")
-			t["anyOf"] = []any{map[string]any{"type": "integer"}, map[string]any{"type": "string"}}
-		}
-		if _, ok := t["properties"]; ok && t["additionalProperties"] == nil && t["x-kubernetes-preserve-unknown-fields"] != true {
-			t["additionalProperties"] = false
-		}
-		for _, x := range t {
-			strictSchema(x)
-		}
-	case []any:
-		for _, x := range t {
-			strictSchema(x)
-		}
-	}
-}
-
 type schemaSet struct {
-	c     *jsonschema.Compiler
-	cache map[string]*jsonschema.Schema
+	cache map[string]*strict.CRD
 }
 
 func newSchemaSet() *schemaSet {
-	return &schemaSet{c: jsonschema.NewCompiler(), cache: map[string]*jsonschema.Schema{}}
+	return &schemaSet{cache: map[string]*strict.CRD{}}
 }
 
-func (s *schemaSet) schema(t *testing.T, file string) *jsonschema.Schema {
+// schema compiles a published CRD schema as strict as the API server is
+// with strict field validation (strict.CompileCRD: unknown fields refused,
+// int-or-string fields either).
+func (s *schemaSet) schema(t *testing.T, file string) *strict.CRD {
 	t.Helper()
 	if sch, ok := s.cache[file]; ok {
 		return sch
 	}
-	f, err := os.Open(filepath.Join("testdata", "crd-schemas", file))
+	data, err := os.ReadFile(filepath.Join("testdata", "crd-schemas", file))
 	require.NoError(t, err)
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	require.NoError(t, err)
-	strictSchema(doc)
-	url := "file:///" + file
-	require.NoError(t, s.c.AddResource(url, doc))
-	sch, err := s.c.Compile(url)
+	sch, err := strict.CompileCRD(file, data)
 	require.NoError(t, err)
 	s.cache[file] = sch
 	return sch

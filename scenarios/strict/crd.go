@@ -181,3 +181,8 @@ func unknownKey(msg string) string {
 	}
 	return msg[i+1 : i+1+j]
 }
+
+// Validate checks an instance decoded from JSON (jsonschema.UnmarshalJSON)
+// against the schema, for callers that hold an object rather than a
+// manifest's YAML.
+func (c *CRD) Validate(inst any) error { return c.schema.Validate(inst) }

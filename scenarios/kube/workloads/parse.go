@@ -1,16 +1,10 @@
 package workloads
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"reflect"
 	"strings"
 
-	yamlv3 "go.yaml.in/yaml/v3"
 	batchv1 "k8s.io/api/batch/v1"
-	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/scenarios/strict"
 )
@@ -89,48 +83,22 @@ func (d *doc) note(field, format string, args ...any) {
 // Documents of other kinds (a ConfigMap beside a RayJob, Kueue's queues)
 // are skipped, each named in skipped; a file with no workload is an error.
 func Parse(file string, data []byte) (objs []Object, skipped []string, err error) {
-	dec := yamlv3.NewDecoder(bytes.NewReader(data))
-	for {
-		var n yamlv3.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, strict.SyntaxError(file, err)
-		}
-		if len(n.Content) == 0 || n.Content[0].Kind == yamlv3.ScalarNode && n.Content[0].Tag == "!!null" {
-			continue // an empty document
-		}
-		root := n.Content[0]
-		if root.Kind != yamlv3.MappingNode {
-			return nil, nil, strict.Errorf(file, root.Line, "", "a manifest is a mapping with apiVersion and kind")
-		}
-		apiVersion, kind := scalarAt(root, "apiVersion"), scalarAt(root, "kind")
-		if apiVersion == "" || kind == "" {
-			return nil, nil, strict.Errorf(file, root.Line, "", "a manifest needs apiVersion and kind")
-		}
-		out := schemaFor(apiVersion, kind)
+	docs, err := strict.Manifests(file, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range docs {
+		out := schemaFor(m.APIVersion, m.Kind)
 		if out == nil {
-			skipped = append(skipped, fmt.Sprintf("%s:%d: %s %s %s is not a workload gpuplan reads (it reads %s)", file, root.Line, strict.Quote(apiVersion), strict.Quote(kind), strict.Quote(scalarAt(mapAt(root, "metadata"), "name")), strings.Join(Kinds(), ", ")))
+			skipped = append(skipped, fmt.Sprintf("%s:%d: %s %s %s is not a workload gpuplan reads (it reads %s)", file, m.Line, strict.Quote(m.APIVersion), strict.Quote(m.Kind), strict.Quote(m.Name), strings.Join(Kinds(), ", ")))
 			continue
 		}
-		pos := strict.Positions{}
-		w := strict.Walker{File: file, Pos: pos, Opts: strict.Options{What: "a manifest"}}
-		if err := w.Walk(root, reflect.TypeOf(out).Elem(), ""); err != nil {
+		pos, err := m.Decode(file, out, strict.Options{What: "a manifest"})
+		if err != nil {
 			return nil, nil, err
 		}
-		b, err := yamlv3.Marshal(root)
-		if err != nil {
-			return nil, nil, strict.Errorf(file, root.Line, "", "%v", err)
-		}
-		if err := yaml.UnmarshalStrict(b, out); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: ")
-			msg = strings.TrimPrefix(msg, "while decoding JSON: ")
-			return nil, nil, strict.Errorf(file, root.Line, kind, "%s", strict.Shorten(strings.TrimPrefix(msg, "json: ")))
-		}
-		o := Object{File: file, Line: root.Line, Kind: kind}
-		d := &doc{file: file, line: root.Line, kind: kind, pos: pos, notes: &o.Notes}
+		o := Object{File: file, Line: m.Line, Kind: m.Kind}
+		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes}
 		if err := convert(d, &o, out); err != nil {
 			return nil, nil, err
 		}
@@ -153,24 +121,4 @@ func Load(path string) ([]Object, []string, error) {
 		return nil, nil, err
 	}
 	return Parse(path, b)
-}
-
-func mapAt(n *yamlv3.Node, key string) *yamlv3.Node {
-	if n == nil || n.Kind != yamlv3.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func scalarAt(n *yamlv3.Node, key string) string {
-	v := mapAt(n, key)
-	if v == nil || v.Kind != yamlv3.ScalarNode {
-		return ""
-	}
-	return v.Value
 }
