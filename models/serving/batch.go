@@ -29,7 +29,7 @@ func (b Batch) Validate() error {
 }
 
 // ServiceMs is the time a batch of n takes.
-func (b Batch) ServiceMs(n int) float64 { return b.BaseMs + b.PerItemMs*float64(n) }
+func (b Batch) ServiceMs(n int) float64 { return b.serviceOf(float64(n)) }
 
 // Throughput is the requests per second one replica serves when every
 // batch holds n.

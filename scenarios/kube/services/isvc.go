@@ -3,6 +3,8 @@ package services
 import (
 	_ "embed"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -264,56 +266,39 @@ func podOf(file string, line int, pos strict.Positions, at string, cs []corev1.C
 	p := Pod{NodeSelector: sel, Tolerations: tol, PriorityClassName: prio}
 	for i, c := range cs {
 		field := fmt.Sprintf("%s.containers[%d].resources", at, i)
-		get := func(name corev1.ResourceName) (q interface{ AsApproximateFloat64() float64 }, ok bool) {
-			if v, ok := c.Resources.Requests[name]; ok {
-				return &v, true
+		req := corev1.ResourceList{}
+		for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+			for name, q := range rl {
+				req[name] = q // a request overrides its limit
 			}
-			if v, ok := c.Resources.Limits[name]; ok {
-				return &v, true
-			}
-			return nil, false
 		}
-		if v, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
-			n, err := strict.MilliCPU(v)
-			if err != nil {
-				return p, strict.At(file, line, pos, field, "%v", err)
-			}
-			p.MilliCPU += n
-		} else if v, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
-			n, err := strict.MilliCPU(v)
+		if q, ok := req[corev1.ResourceCPU]; ok {
+			n, err := strict.MilliCPU(q)
 			if err != nil {
 				return p, strict.At(file, line, pos, field, "%v", err)
 			}
 			p.MilliCPU += n
 		}
-		if v, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
-			n, err := strict.MemoryMiB(v)
-			if err != nil {
-				return p, strict.At(file, line, pos, field, "%v", err)
-			}
-			p.MemoryMiB += n
-		} else if v, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
-			n, err := strict.MemoryMiB(v)
+		if q, ok := req[corev1.ResourceMemory]; ok {
+			n, err := strict.MemoryMiB(q)
 			if err != nil {
 				return p, strict.At(file, line, pos, field, "%v", err)
 			}
 			p.MemoryMiB += n
 		}
-		if q, ok := get("nvidia.com/gpu"); ok {
+		if q, ok := req["nvidia.com/gpu"]; ok {
 			g := q.AsApproximateFloat64()
 			if g < 0 || g > strict.MaxPodGPUs || g != float64(int64(g)) {
 				return p, strict.At(file, line, pos, field, "nvidia.com/gpu must be a whole number from 0 to %d, got %g", strict.MaxPodGPUs, g)
 			}
 			p.GPUs += int64(g)
 		}
-		for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
-			for name := range rl {
-				if prof, ok := strings.CutPrefix(string(name), "nvidia.com/mig-"); ok {
-					if p.MIG != "" && p.MIG != prof {
-						return p, strict.At(file, line, pos, field, "asks for two MIG profiles (%s and %s); gpuplan models one slice a replica", p.MIG, prof)
-					}
-					p.MIG = prof
+		for _, name := range slices.Sorted(maps.Keys(req)) {
+			if prof, ok := strings.CutPrefix(string(name), "nvidia.com/mig-"); ok {
+				if p.MIG != "" && p.MIG != prof {
+					return p, strict.At(file, line, pos, field, "asks for two MIG profiles (%s and %s); gpuplan models one slice a replica", p.MIG, prof)
 				}
+				p.MIG = prof
 			}
 		}
 	}
