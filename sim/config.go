@@ -87,6 +87,9 @@ type Config struct {
 	// Admission, when set, puts Kueue-style quota admission in front of the
 	// scheduler: every job's Queue names a LocalQueue of the policy.
 	Admission *admission.Spec
+	// Services are inference services whose replicas run beside the
+	// workload's jobs (see ServiceConfig).
+	Services []ServiceConfig
 	// Progress, when set, is called every ProgressEvery events.
 	Progress      func(Progress)
 	ProgressEvery uint64

@@ -238,6 +238,8 @@ type Result struct {
 	Admission *AdmissionResult
 	// Nodes, when fragmentation is sampled, is every node at the end.
 	Nodes []NodeState
+	// Services is what each of Config.Services did, in order.
+	Services []ServiceResult
 }
 
 // NodeState is one node's free capacity and GPU fragmentation (the FGD

@@ -1,0 +1,74 @@
+package sim
+
+import (
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/services"
+)
+
+// ServiceConfig is one inference service of a run. Its replicas are
+// single-pod jobs of the same scheduler (and of admission, when the run has
+// a policy): they queue, bind, are preempted by higher priorities and
+// preempt lower ones like any pod. The run asks the service's scaler, every
+// scaler period, how many replicas it wants, and creates or deletes replica
+// pods to match; a replica serves once it is bound and its cold start
+// (image pull, then model load) has passed. Replicas are not jobs of the
+// workload: they appear in Result.Services, never in Result.Jobs.
+type ServiceConfig struct {
+	// Spec is the request load, the batching model, limits and SLO.
+	Spec services.Spec
+	// Scaler decides the replicas (nil: services.Fixed{MinReplicas}).
+	Scaler services.Scaler
+	// Queue is the LocalQueue (with admission) or the queue name the
+	// replica pods carry; Priority their PriorityClass value; Flags may
+	// carry cluster.FlagPreemptNever.
+	Queue    string
+	Priority int32
+	Flags    cluster.JobFlag
+	// Pod is one replica; Constraints its nodeSelector, affinity and
+	// tolerations (nil: none).
+	Pod         cluster.PodSpec
+	Constraints *cluster.Constraints
+	// MinReplicas and MaxReplicas bound what the scaler may ask for
+	// (MinReplicas 0 allows scale to zero); InitialReplicas are created at
+	// time 0 (clamped to the bounds).
+	MinReplicas, MaxReplicas, InitialReplicas int
+	// ImagePull and ModelLoad are a new replica's cold start after it is
+	// bound: pulling the image, then loading the model.
+	ImagePull, ModelLoad Time
+}
+
+// ServiceResult is what one service did over the run.
+type ServiceResult struct {
+	// Report holds the requests arrived, served and dropped, latency
+	// quantiles, SLO attainment and replica hours.
+	services.Report
+	Queue    string
+	Priority int32
+	// ColdStarts counts replicas that became ready; ColdStartMs is their
+	// mean time from creation to ready (scheduling, provisioning, image
+	// pull, model load).
+	ColdStarts  int
+	ColdStartMs float64
+	// Preempted counts replica pods evicted by the scheduler or by
+	// admission; Disrupted those lost with their node.
+	Preempted, Disrupted int
+	// Usage is the resource time the service's replica pods held, per
+	// pool (the same ledger as JobRecord.Usage).
+	Usage []PoolUsage
+	// Timeline has one point per timeline bucket of the run.
+	Timeline []ServicePoint
+}
+
+// ServicePoint is one timeline bucket of a service: means over the bucket.
+type ServicePoint struct {
+	// Rate is the mean requests per second arriving; Served and Dropped
+	// the requests in the bucket.
+	Rate            float64
+	Served, Dropped float64
+	// Replicas is the mean replica pods held (pending ones included),
+	// Ready those serving, GPUs the GPUs the replica pods held.
+	Replicas, Ready, GPUs float64
+	// P95Ms is the bucket's 95th-percentile latency of served requests
+	// (0 when none was served).
+	P95Ms float64
+}
