@@ -67,6 +67,9 @@ type CostSummary struct {
 	ByInstanceType     []CostLine `json:"byInstanceType"`
 	ByGroup            []CostLine `json:"byGroup,omitempty"`
 	ByQueue            []CostLine `json:"byQueue"`
+	// ByWorkload splits the bill between training (jobs) and inference
+	// (services' replicas), when the run has services.
+	ByWorkload []WorkloadCost `json:"byWorkload,omitempty"`
 	// Unpriced lists pools with no price: their cost is not counted.
 	Unpriced []string `json:"unpriced,omitempty"`
 	// Showback is the bill shown back to teams, idle cost included.
@@ -213,6 +216,40 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 			cs.UsefulGPUHours += float64(j.Duration) * float64(j.AllocMilli) / gpuMs
 		}
 	}
+	// Services' replica pods pay the same way, under their queue.
+	var kinds [2]WorkloadCost
+	jobAlloc, svcAlloc := map[string]float64{}, map[string]float64{}
+	if len(res.Services) > 0 {
+		kinds[0].Kind, kinds[1].Kind = KindTraining, KindInference
+		for i := range res.Jobs {
+			j := &res.Jobs[i]
+			jobAlloc[j.Queue] += jobCost[i]
+			kinds[0].Allocated += jobCost[i]
+			kinds[0].LostCost += jobLost[i]
+			for _, u := range j.Usage {
+				kinds[0].GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
+				kinds[0].GPUCost += rates[u.Pool][sim.ResGPU] * float64(u.Held[sim.ResGPU])
+			}
+		}
+	}
+	svcCost, svcGPU, svcLost := serviceCosts(res, pr)
+	for i := range res.Services {
+		sv := &res.Services[i]
+		q := group(byQueue, sv.Queue, 0)
+		q.Cost += svcCost[i]
+		q.Allocated += svcCost[i]
+		q.LostCost += svcLost[i]
+		svcAlloc[sv.Queue] += svcCost[i]
+		kinds[1].Allocated += svcCost[i]
+		kinds[1].GPUCost += svcGPU[i]
+		kinds[1].LostCost += svcLost[i]
+		for _, u := range sv.Usage {
+			poolAlloc[u.Pool] += rates[u.Pool].price(u.Held)
+			poolLost[u.Pool] += rates[u.Pool].price(u.Lost)
+			q.GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
+			kinds[1].GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
+		}
+	}
 	for i := range res.Pools {
 		p := &res.Pools[i]
 		var pp PoolPricing
@@ -296,6 +333,9 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 	}
 	// The rule was checked when the scenario was read.
 	cs.Showback, _ = ShowbackOf(cs, pr.IdleDistribution, budgets)
+	if len(res.Services) > 0 {
+		cs.ByWorkload = workloadSplit(cs, &kinds, jobAlloc, svcAlloc)
+	}
 	return cs
 }
 

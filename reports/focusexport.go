@@ -15,7 +15,8 @@ import (
 const FileFOCUS = "focus.csv"
 
 // FOCUSCharges is a run's bill as FOCUS charges: one row per job and pool
-// it held (what its pods paid, tagged with its team, queue and job), and
+// it held (what its pods paid, tagged with its team, queue and job), one
+// per inference service and pool its replicas held (job service/NAME), and
 // one idle row per pool (the rest of the pool's cost). They add up to the
 // report's total. Quantities are node-hours (what the job paid over the
 // node's price); list prices are on-demand prices.
@@ -77,6 +78,20 @@ func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 			alloc[u.Pool] += cost
 			c := charge(int(u.Pool), cost, at(j.Start), to)
 			c.Team, c.Job = j.Queue, j.Name
+			out = append(out, c)
+		}
+	}
+	// A service's replicas, from the start: one row per pool they held.
+	for i := range res.Services {
+		sv := &res.Services[i]
+		for _, u := range sv.Usage {
+			cost := rates[u.Pool].price(u.Held)
+			if cost <= 0 || base[u.Pool].UnitPrice <= 0 {
+				continue
+			}
+			alloc[u.Pool] += cost
+			c := charge(int(u.Pool), cost, s.start, end)
+			c.Team, c.Job = sv.Queue, "service/"+sv.Name
 			out = append(out, c)
 		}
 	}

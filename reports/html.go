@@ -66,6 +66,16 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 		{"p95 queue wait", Human(s.QueueWait.P95), "mean " + Human(s.QueueWait.Mean)},
 		{"p95 completion time", Human(s.JCT.P95), "p50 " + Human(s.JCT.P50)},
 	}
+	for i, v := range s.Services {
+		if i == maxServiceKPIs {
+			break
+		}
+		if v.SLOMs > 0 {
+			pg.KPIs = append(pg.KPIs, htmlKPI{v.Name + " within SLO", pct(v.SLOAttainment), fmt.Sprintf("p95 %s against %s", msText2(v.P95Ms), msText2(v.SLOMs))})
+		} else {
+			pg.KPIs = append(pg.KPIs, htmlKPI{v.Name + " p95 latency", msText2(v.P95Ms), "p99 " + msText2(v.P99Ms)})
+		}
+	}
 	if c := s.Cost; c != nil {
 		pg.KPIs = append(pg.KPIs,
 			htmlKPI{"cost", money(c.Total), fmt.Sprintf("%s per useful GPU-hour", money(c.CostPerUsefulGPUHour))},
@@ -100,6 +110,10 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 		jobs.Notes = append(jobs.Notes, fmt.Sprintf("Fragmented GPUs (FGD measure): mean %.1f, max %.1f.", f.MeanFragGPUs, f.MaxFragGPUs))
 	}
 	add(jobs)
+	if len(s.Services) > 0 {
+		add(htmlSection{Title: "Inference services", Intro: "Each service's requests, latency against its SLO, replicas and cold starts; its plots show replicas held and ready against the load, and the p95 latency of each interval against the SLO.",
+			Tables: []htmlTable{{Header: serviceHeaderFor(s), Rows: serviceRows(s)}}, Notes: []string{servicesNote}})
+	}
 	if len(s.PendingReasons) > 0 || len(s.PendingAtEnd) > 0 || len(s.Unschedulable) > 0 {
 		sec := htmlSection{Title: "Why jobs waited", Intro: "The first reason the scheduler gave for each job that could not start on arrival, and the diagnoses of jobs left waiting."}
 		if len(s.PendingReasons) > 0 {
@@ -140,6 +154,10 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			{Caption: "By instance type", Header: []string{"instance", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByInstanceType)},
 			{Caption: "By queue (what its pods paid)", Header: []string{"queue", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByQueue)},
 		}, Notes: []string{fmt.Sprintf("Useful GPU-hours (completed jobs' work): %.1f, at %s each. Checkpoint writes cost %s.", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), money(c.CheckpointCost))}}
+		if len(c.ByWorkload) > 0 {
+			sec.Tables = append(sec.Tables, htmlTable{Caption: "Training and inference, the whole bill", Header: workloadHeader(), Rows: workloadRows(c.ByWorkload)})
+			sec.Notes = append(sec.Notes, workloadNote)
+		}
 		if len(c.ByGroup) > 0 {
 			sec.Tables = append(sec.Tables, htmlTable{Caption: "By NodePool or node group", Header: []string{"group", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByGroup)})
 		}
@@ -205,6 +223,9 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	pg.Engine = fmt.Sprintf("Engine: %d events, %d scheduling passes, %d placement attempts (%d skipped as dominated).", e.Events, e.Passes, e.Attempts, e.Skipped)
 	return pg
 }
+
+// maxServiceKPIs is how many services get a headline figure.
+const maxServiceKPIs = 4
 
 func safeDiv(a, b float64) float64 {
 	if b == 0 {

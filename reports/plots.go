@@ -51,7 +51,9 @@ const (
 // time CDFs per queue, and (with prices) the cost breakdown per pool.
 func Plots(res *sim.Result, s *Summary) ([]Plot, error) {
 	var out []Plot
-	add := func(name, title string, p *plot.Plot) (err error) {
+	var addSized func(name, title string, p drawer, height vg.Length) error
+	add := func(name, title string, p drawer) error { return addSized(name, title, p, plotHeight) }
+	addSized = func(name, title string, p drawer, height vg.Length) (err error) {
 		// gonum/plot panics on some degenerate axes; a bad chart must not
 		// take the run with it unexplained.
 		defer func() {
@@ -61,17 +63,18 @@ func Plots(res *sim.Result, s *Summary) ([]Plot, error) {
 		}()
 		pl := Plot{Name: name, Title: title}
 		// PNG at 144 dpi, sharp on high-density screens.
-		img := vgimg.NewWith(vgimg.UseWH(plotWidth, plotHeight), vgimg.UseDPI(pngDPI))
+		img := vgimg.NewWith(vgimg.UseWH(plotWidth, height), vgimg.UseDPI(pngDPI))
 		p.Draw(draw.New(img))
 		var b bytes.Buffer
 		if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
 		}
 		pl.PNG = b.Bytes()
-		w, err := p.WriterTo(plotWidth, plotHeight, "svg")
+		w, err := draw.NewFormattedCanvas(plotWidth, height, "svg")
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
 		}
+		p.Draw(draw.New(w))
 		var sb bytes.Buffer
 		if _, err := w.WriteTo(&sb); err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
@@ -153,6 +156,30 @@ func Plots(res *sim.Result, s *Summary) ([]Plot, error) {
 			return nil, err
 		}
 	}
+	for k := range res.Services {
+		if k == maxServicesPlotted {
+			break
+		}
+		name := "service-" + fileStem(res.Services[k].Name)
+		st, err := serviceLoadPlot(res, k)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil {
+			if err := addSized(name, res.Services[k].Name+": replicas against load", st, plotHeight*3/2); err != nil {
+				return nil, err
+			}
+		}
+		lp, err := serviceLatencyPlot(res, k)
+		if err != nil {
+			return nil, err
+		}
+		if lp != nil {
+			if err := add(name+"-latency", res.Services[k].Name+": p95 latency against the SLO", lp); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if s.Cost != nil && len(s.Cost.ByPool) > 0 {
 		p, err := costPlot(s.Cost)
 		if err != nil {
@@ -164,6 +191,9 @@ func Plots(res *sim.Result, s *Summary) ([]Plot, error) {
 	}
 	return out, nil
 }
+
+// drawer is a chart: one plot or several stacked.
+type drawer interface{ Draw(draw.Canvas) }
 
 func newPlot(title, x, y string) *plot.Plot {
 	p := plot.New()

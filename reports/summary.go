@@ -74,6 +74,9 @@ type Summary struct {
 	FairSharing []string `json:"fairSharing,omitempty"`
 	// Training summarises data-parallel training jobs by placement.
 	Training []TrainingLine `json:"training,omitempty"`
+	// Services is each inference service's record, when the run has
+	// services.
+	Services []ServiceSummary `json:"services,omitempty"`
 	// Variants sets the scenario as given beside its what-if variants.
 	Variants    []RunFigures `json:"variants,omitempty"`
 	Assumptions []string     `json:"assumptions"`
@@ -388,6 +391,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 			s.pricing = meta.Pricing
 		}
 	}
+	s.summarizeServices(res, meta.Pricing)
 	return s
 }
 

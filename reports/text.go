@@ -330,6 +330,11 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		}
 		fmt.Fprintf(w, "By queue (what its pods paid):\n\n")
 		mdTable(w, []string{"queue", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByQueue))
+		if len(c.ByWorkload) > 0 {
+			fmt.Fprintf(w, "Training and inference, the whole bill:\n\n")
+			mdTable(w, workloadHeader(), workloadRows(c.ByWorkload))
+			fmt.Fprintf(w, "%s\n\n", workloadNote)
+		}
 		if sb := c.Showback; sb != nil && len(sb.Teams) > 0 {
 			fmt.Fprintf(w, "Showback by team (queue), the whole bill:\n\n")
 			mdTable(w, showbackHeader(sb), showbackRows(sb))
@@ -440,6 +445,11 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	mdTable(w, []string{"", "jobs", "mean", "p50", "p95", "p99", "max"}, [][]string{statRow("queue wait (started jobs)", s.QueueWait), statRow("completion time (completed jobs)", s.JCT)})
 	fmt.Fprintf(w, "## Queues\n\n")
 	mdTable(w, []string{"queue", "jobs", "completed", "GPU-h", "mean wait", "p95 wait", "p50 JCT", "p95 JCT"}, queueRows(s))
+	if len(s.Services) > 0 {
+		fmt.Fprintf(w, "## Inference services\n\n")
+		mdTable(w, serviceHeaderFor(s), serviceRows(s))
+		fmt.Fprintf(w, "%s\n\n", servicesNote)
+	}
 	if len(s.PendingReasons) > 0 {
 		fmt.Fprintf(w, "## Why jobs waited\n\nThe first reason the scheduler gave for each job that could not start on arrival.\n\n")
 		mdTable(w, []string{"reason", "jobs"}, reasonRows(s.PendingReasons, 20))
@@ -513,6 +523,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeServicesTable(w, s)
 	list := func(title string, rc []ReasonCount) {
 		if len(rc) == 0 {
 			return
@@ -532,6 +543,13 @@ func WriteTable(w io.Writer, s *Summary) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "Useful GPU-hours %.1f at %s each; GPU-hours lost to disruptions %.1f (%s).\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), c.LostGPUHours, money(c.LostCost))
+		for _, k := range c.ByWorkload {
+			fmt.Fprintf(w, "%s: %.1f GPU-hours, %s (%s of the bill, idle share included)", titleCase(k.Kind), k.GPUHours, money(k.Total), pct(k.BillShare))
+			if k.PerUsefulGPUHour > 0 {
+				fmt.Fprintf(w, "; %s per useful GPU-hour", money(k.PerUsefulGPUHour))
+			}
+			fmt.Fprintln(w, ".")
+		}
 	}
 	if d := s.Disruptions; d != nil {
 		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes, %d restarts, %d failed.\n", d.JobsDisrupted, d.Restarts, d.JobsFailed)

@@ -1,0 +1,202 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/services"
+)
+
+// servedRun is a 10-hour run on one node of 2 GPUs and 8 vCPUs at $8 an
+// hour, split by base rates of $3 a GPU-hour and $0.25 a vCPU-hour (and
+// nothing for memory): 3x2 + 0.25x8 = 8, so the node's price splits at
+// exactly those rates. An inference service "api" (queue web) holds one
+// replica of 1 GPU and 4 vCPUs for all 10 hours: $3 + $1 an hour, $40,
+// of which $30 is GPU. A training job (queue train) holds 1 GPU and 2
+// vCPUs for 4 hours: $3.50 an hour, $14. The bill is 10 x $8 = $80, so
+// $26 is idle; the idle GPU-hours are 2x10 - 10 - 4 = 6, $18.
+//
+// The service served 1,000 requests a second for 10 hours: 36,000,000,
+// so $40 / 36 = $1.1111 per million requests.
+func servedRun() (*sim.Result, *Pricing) {
+	const h = int64(sim.Hour)
+	res := &sim.Result{Seed: 1, Horizon: sim.Time(10 * h), End: sim.Time(10 * h)}
+	res.Pools = []sim.PoolResult{{
+		Spec:             cluster.PoolSpec{Name: "gpu", InstanceType: "g.2x", GPUModel: "L4", Nodes: 1, GPUsPerNode: 2, MilliCPU: 8000, MemoryMiB: 65536},
+		SuppliedMilliMs:  2 * 1000 * 10 * h,
+		AllocatedMilliMs: 1000*10*h + 1000*4*h,
+		Usage:            cluster.Usage{NodeHours: 10},
+	}}
+	res.Jobs = []sim.JobRecord{{
+		ID: 1, Name: "train-1", Queue: "train", Replicas: 1, PodsBound: 1, Pod: cluster.PodSpec{GPUs: 1, MilliCPU: 2000, MemoryMiB: 8192},
+		Submit: 0, Start: 0, End: sim.Time(4 * h), Duration: sim.Time(4 * h), Outcome: sim.Completed, Pool: 0, Reason: -1,
+		HeldMilliMs: 1000 * 4 * h, AllocMilli: 1000, Attempts: 1, Admitted: -1,
+		Usage: []sim.PoolUsage{{Pool: 0, Held: [3]int64{1000 * 4 * h, 2000 * 4 * h, 8192 * 4 * h}}},
+	}}
+	res.Timeline = sim.Timeline{Interval: sim.Time(5 * h), Allocated: [][]int64{{1000*5*h + 1000*4*h, 1000 * 5 * h}},
+		PendingJobMs: []int64{0, 0}, RunningJobMs: []int64{4 * h, 0}}
+	res.Services = []sim.ServiceResult{{
+		Report: services.Report{Name: "api", Arrived: 36_001_000, Served: 36_000_000, Dropped: 1000,
+			P50Ms: 41.5, P95Ms: 96.25, P99Ms: 180, SLOMs: 200, SLOAttainment: 0.9871, ReplicaHours: 10, ReadyHours: 9.95},
+		Queue: "web", Priority: 1000, ColdStarts: 1, ColdStartMs: 180_000, Preempted: 0, Disrupted: 0,
+		Usage: []sim.PoolUsage{{Pool: 0, Held: [3]int64{1000 * 10 * h, 4000 * 10 * h, 16384 * 10 * h}}},
+		Timeline: []sim.ServicePoint{
+			{Rate: 1000, Served: 18_000_000, Replicas: 1, Ready: 0.99, GPUs: 1, P95Ms: 80},
+			{Rate: 1000.2, Served: 18_000_000, Dropped: 1000, Replicas: 1, Ready: 1, GPUs: 1, P95Ms: 120},
+		},
+	}}
+	pr := &Pricing{Pools: []PoolPricing{{PerHour: 8, CapacityType: models.OnDemand}}, BaseRates: models.BaseRates{GPU: 3, VCPU: 0.25}}
+	return res, pr
+}
+
+func TestServiceCostByHand(t *testing.T) {
+	res, pr := servedRun()
+	s := Summarize(res, Meta{Scenario: "served", Pricing: pr})
+	c := s.Cost
+	require.NotNil(t, c)
+	assert.Equal(t, 80.0, c.Total)
+	assert.Equal(t, 54.0, c.Allocated, "the replica's $40 and the job's $14")
+	assert.Equal(t, 26.0, c.Idle)
+	assert.Equal(t, 18.0, c.IdleGPU)
+	assert.Equal(t, []CostLine{{Name: "train", GPUHours: 4, Cost: 14, Allocated: 14}, {Name: "web", GPUHours: 10, Cost: 40, Allocated: 40}}, c.ByQueue)
+
+	// Showback by allocation: 2,600 idle cents over 40:14 -> 1925.93 and
+	// 674.07, floors 1925 + 674, the odd cent to the larger remainder
+	// (web): $19.26 and $6.74.
+	require.NotNil(t, c.Showback)
+	assert.Equal(t, []TeamCost{{Team: "train", Allocated: 14, IdleShare: 6.74, Total: 20.74}, {Team: "web", Allocated: 40, IdleShare: 19.26, Total: 59.26}}, c.Showback.Teams)
+
+	// Each team is all one kind here, so the split takes its showback.
+	require.Len(t, c.ByWorkload, 2)
+	tr, inf := c.ByWorkload[0], c.ByWorkload[1]
+	assert.Equal(t, WorkloadCost{Kind: KindTraining, GPUHours: 4, GPUCost: 12, Allocated: 14, IdleShare: 6.74, Total: 20.74, BillShare: tr.BillShare, PerUsefulGPUHour: 5.185}, tr)
+	assert.Equal(t, WorkloadCost{Kind: KindInference, GPUHours: 10, GPUCost: 30, Allocated: 40, IdleShare: 19.26, Total: 59.26, BillShare: inf.BillShare}, inf)
+	assert.InDelta(t, 20.74/80, tr.BillShare, 1e-4)
+	assert.InDelta(t, 59.26/80, inf.BillShare, 1e-4)
+
+	require.Len(t, s.Services, 1)
+	v := s.Services[0]
+	assert.Equal(t, &ServiceCost{Cost: 40, GPUCost: 30, PerMillionRequests: 1.1111,
+		// $59.26 over 36 million.
+		Showback: 59.26, ShowbackPerMillionRequests: 1.6461}, v.Cost)
+	assert.Equal(t, 10.0, v.GPUHours)
+	assert.Equal(t, 1.0, v.MeanReplicas)
+	assert.Equal(t, 1.0, v.PeakReplicas)
+	assert.Equal(t, 180.0, v.MeanColdStartSeconds)
+	assert.Equal(t, 0.9871, v.SLOAttainment)
+
+	// Jobs' figures and jobs.csv hold the one job, never the replica.
+	assert.Equal(t, 1, s.Jobs.Total)
+	assert.Equal(t, int64(1), s.Jobs.Pods)
+	var csv bytes.Buffer
+	require.NoError(t, WriteJobsCSV(&csv, res, pr, c.Showback))
+	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
+	require.Len(t, lines, 2)
+	assert.True(t, strings.HasPrefix(lines[1], "1,train-1,train,"), lines[1])
+
+	// The FOCUS bill: the job's row, the service's, the idle rest; $80.
+	var total float64
+	var svc bool
+	for _, ch := range FOCUSCharges(res, s) {
+		total += ch.Cost
+		if ch.Job == "service/api" {
+			svc = true
+			assert.InDelta(t, 40, ch.Cost, 1e-9)
+			assert.Equal(t, "web", ch.Team)
+		}
+	}
+	assert.True(t, svc)
+	assert.InDelta(t, 80, total, 1e-9)
+}
+
+// The split of one team's idle share between its jobs and replicas: a
+// team that paid $14 for jobs and $40 for replicas, alone, takes all $26
+// of idle; $26 x 40/54 = $19.2593 goes to inference, $6.7407 to
+// training.
+func TestWorkloadSplitWithinATeam(t *testing.T) {
+	res, pr := servedRun()
+	res.Services[0].Queue = "train"
+	c := Cost(res, pr)
+	require.Len(t, c.ByWorkload, 2)
+	assert.Equal(t, 19.2593, c.ByWorkload[1].IdleShare)
+	assert.Equal(t, 6.7407, c.ByWorkload[0].IdleShare)
+	assert.Equal(t, 80.0, c.ByWorkload[0].Total+c.ByWorkload[1].Total)
+}
+
+// A run without services writes no services section and no split: its
+// summary is what it was.
+func TestNoServicesNoSection(t *testing.T) {
+	res, pr := servedRun()
+	res.Services = nil
+	res.Pools[0].AllocatedMilliMs = 1000 * 4 * int64(sim.Hour)
+	s := Summarize(res, Meta{Scenario: "jobs", Pricing: pr})
+	var b bytes.Buffer
+	require.NoError(t, WriteJSON(&b, s))
+	assert.NotContains(t, b.String(), `"services"`)
+	assert.NotContains(t, b.String(), `"byWorkload"`)
+	b.Reset()
+	require.NoError(t, WriteTable(&b, s))
+	assert.NotContains(t, b.String(), "SERVICE")
+}
+
+func TestServiceSummaryWritten(t *testing.T) {
+	res, pr := servedRun()
+	s := Summarize(res, Meta{Scenario: "served", Pricing: pr})
+	var b bytes.Buffer
+	require.NoError(t, WriteJSON(&b, s))
+	var back struct {
+		Services []map[string]any `json:"services"`
+		Cost     struct {
+			ByWorkload []map[string]any `json:"byWorkload"`
+		} `json:"cost"`
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &back))
+	require.Len(t, back.Services, 1)
+	sv := back.Services[0]
+	for k, want := range map[string]any{"name": "api", "queue": "web", "requestsArrived": 36_001_000.0, "requestsServed": 36_000_000.0,
+		"requestsDropped": 1000.0, "p50Ms": 41.5, "p95Ms": 96.25, "p99Ms": 180.0, "sloMs": 200.0, "sloAttainment": 0.9871,
+		"replicaHours": 10.0, "readyHours": 9.95, "gpuHours": 10.0, "coldStarts": 1.0, "meanColdStartSeconds": 180.0, "preempted": 0.0} {
+		assert.Equal(t, want, sv[k], k)
+	}
+	assert.Equal(t, 1.1111, sv["cost"].(map[string]any)["costPerMillionRequests"])
+	require.Len(t, back.Cost.ByWorkload, 2)
+
+	b.Reset()
+	require.NoError(t, WriteTable(&b, s))
+	out := b.String()
+	assert.Contains(t, out, "SERVICE")
+	assert.Regexp(t, `api\s+36\.00M\s+1000\s+41\.5 ms\s+96\.2 ms\s+180\.0 ms\s+98\.7% of 200\.0 ms\s+10\.0\s+10\.0\s+1\.0\s+1 \(3\.0m\)\s+0\s+\$40\.00\s+\$1\.11`, out)
+	assert.Contains(t, out, "Inference: 10.0 GPU-hours, $59.26 (74.1% of the bill, idle share included).")
+	assert.Contains(t, out, "Training: 4.0 GPU-hours, $20.74 (25.9% of the bill, idle share included); $5.18 per useful GPU-hour.")
+
+	b.Reset()
+	require.NoError(t, WriteMarkdown(&b, s))
+	assert.Contains(t, b.String(), "## Inference services")
+	assert.Contains(t, b.String(), "| inference | 10.0 | $30.00 | $40.00 | $19.26 | $59.26 | 74.1% | $0.00 | - |")
+	// Training: $20.74 over its 4 useful GPU-hours, $5.185 (5.18499... in binary: $5.18).
+	assert.Contains(t, b.String(), "| training | 4.0 | $12.00 | $14.00 | $6.74 | $20.74 | 25.9% | $0.00 | $5.18 |")
+
+	plots, err := Plots(res, s)
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, p := range plots {
+		names[p.Name] = true
+		assert.NotEmpty(t, p.PNG, p.Name)
+		assert.NotEmpty(t, p.SVG, p.Name)
+	}
+	assert.True(t, names["service-api"], "replicas against load")
+	assert.True(t, names["service-api-latency"], "latency against the SLO")
+	b.Reset()
+	require.NoError(t, WriteHTML(&b, s, plots))
+	assert.Contains(t, b.String(), `id="plot-service-api"`)
+	assert.Contains(t, b.String(), `id="plot-service-api-latency"`)
+	assert.Contains(t, b.String(), "<h2>Inference services</h2>")
+}
