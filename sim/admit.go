@@ -304,16 +304,14 @@ func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 		}
 		j.sliced, x.exiting = false, false
 		j.info.Bound = 0
-		r.integrate(t)
-		r.pending++
+		r.addPending(t, j, 1)
 		if j.deadlineAt > t {
 			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
 		}
 	case j.info.Done:
 		// Waiting out a backoff after a disruption: requeue will find it
 		// awaiting admission.
-		r.integrate(t)
-		r.pending++
+		r.addPending(t, j, 1)
 		if j.deadlineAt > t && !j.deadline.Valid() {
 			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
 		}
@@ -394,8 +392,7 @@ func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
 	w := a.wfpr
 	if w.BackoffLimit >= 0 && x.requeues > w.BackoffLimit {
 		q.Deactivated++
-		r.integrate(t)
-		r.pending--
+		r.addPending(t, j, -1)
 		j.finished = true
 		j.outcome = Failed
 		j.end = t

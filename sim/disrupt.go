@@ -41,6 +41,9 @@ func wallTime(w Time, rec *cluster.Recovery) Time {
 // checkpoints, time spent writing them, and time lost (the restore and
 // everything since the last completed checkpoint).
 func progress(j *jobState, t Time) (work, writes, lost Time) {
+	if j.svc != 0 {
+		return 0, 0, 0 // a replica pod serves: it computes nothing to lose
+	}
 	d := t - j.aStart
 	rec := j.spec.Recovery
 	if rec == nil || rec.CheckpointInterval <= 0 || j.sliced {
@@ -241,6 +244,9 @@ jobs:
 // checkpoints saved (all it computed, when it checkpointed on notice) and
 // goes back to the queue, or fails past its backoff limit.
 func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice bool) error {
+	if j.svc != 0 {
+		return r.replicaLost(t, j, cause)
+	}
 	if j.x != nil && j.x.exitEvict {
 		// Admission evicted it and it was writing its last checkpoint: it
 		// goes back to admission, with the write if it was done.
@@ -313,8 +319,7 @@ func (r *runner) requeue(t Time, j *jobState) error {
 		r.admFinish(t, j)
 		return nil
 	}
-	r.integrate(t)
-	r.pending++
+	r.addPending(t, j, 1)
 	r.sched.Requeue(&j.info)
 	r.dirty, r.freed = true, true
 	if j.deadlineAt > 0 {

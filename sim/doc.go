@@ -4,7 +4,10 @@
 // changed. The input is a Config (pools, a streaming JobSource, the
 // scheduler profile and queue policy); the output is a Result (one record
 // per job, GPU-hour ledgers per pool, a timeline) that reports and validate
-// read without reaching back into the engine.
+// read without reaching back into the engine. Inference services
+// (Config.Services, servicerun.go) run beside the jobs: their replica
+// pods go through the same admission, scheduler and preemption, and a
+// scaler event per service period decides how many there are.
 //
 // Run checks the cluster's books as it goes (every allocation against free
 // capacity, every gang bound whole) and once more at the end (free capacity

@@ -10,7 +10,7 @@ import (
 )
 
 // finish closes the books at the end of the run and builds the Result.
-func (r *runner) finish() (*Result, error) {
+func (r *runner) finish() (res *Result, err error) {
 	end := r.lastEvent
 	if r.cfg.Horizon > 0 {
 		end = r.cfg.Horizon
@@ -19,18 +19,18 @@ func (r *runner) finish() (*Result, error) {
 	for b := r.lastTick + r.tl.Interval; b <= end; b += r.tl.Interval {
 		r.c.Advance(b)
 		r.integrate(b)
-		r.closeBucket()
+		r.closeBucket(b)
 		r.lastTick = b
 	}
 	r.c.Advance(end)
 	r.integrate(end)
 	if end > r.lastTick {
-		r.closeBucket()
+		r.closeBucket(end)
 	}
 	if err := r.checkBooks(); err != nil {
 		return nil, invariant(err)
 	}
-	res := &Result{
+	res = &Result{
 		Seed:      r.cfg.Seed,
 		Horizon:   r.cfg.Horizon,
 		End:       end,
@@ -53,9 +53,12 @@ func (r *runner) finish() (*Result, error) {
 	// held up to the end. Most jobs use one pool; usage has room for one
 	// each, and a job with more appends (earlier records keep their
 	// slices if that moves the array).
-	usage := make([]PoolUsage, 0, r.njobs)
+	// Replica pods are entries of the job table but not jobs: records are
+	// numbered without them.
+	usage := make([]PoolUsage, 0, int(r.njobs)-r.nrep)
 	diag := map[string]string{}
-	res.Jobs = make([]JobRecord, r.njobs)
+	res.Jobs = make([]JobRecord, int(r.njobs)-r.nrep)
+	out := int32(-1)
 	for id := int32(0); id < r.njobs; id++ {
 		j := r.job(id)
 		if !j.finished {
@@ -64,9 +67,13 @@ func (r *runner) finish() (*Result, error) {
 				r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), p.MilliCPU, p.MemoryMiB}, end-pl.At, 0, 0)
 			}
 		}
-		rec := &res.Jobs[id]
+		if j.svc != 0 {
+			continue
+		}
+		out++
+		rec := &res.Jobs[out]
 		*rec = JobRecord{
-			ID: id, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
+			ID: out, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
 			Replicas: j.spec.Replicas, PodsBound: j.info.Bound, MinAvailable: minAvailable(&j.spec), Pod: j.spec.Pod,
 			Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
 			Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
@@ -145,6 +152,9 @@ func (r *runner) finish() (*Result, error) {
 	res.Stats.JobsFailed = r.dstats.failed
 	res.Stats.Attempts = r.sched.Attempts
 	res.Stats.Skipped = r.sched.Skipped
+	if res.Services, err = r.serviceResults(end, int(out+1)); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

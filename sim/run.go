@@ -27,6 +27,8 @@ const (
 	evPodsReady    // waitForPodsReady's timeout for an admission (stamp: admission)
 	evAdmitRequeue // a workload evicted by waitForPodsReady is pending again
 	evAdmitCycle   // blockAdmission lifted during a pass: run admission again
+	evScale        // a service's scaler period (job: the service; sub 1: the start)
+	evReady        // a replica's cold start is over (stamp: its attempt)
 )
 
 type event struct {
@@ -63,6 +65,8 @@ type jobState struct {
 	sliced         bool // on time-sliced GPUs
 	slowed         bool
 	failOnDeadline bool
+	// svc marks a replica pod of service svc-1 (0: a workload job).
+	svc int16
 	// x holds what few jobs need (disruptions, time-slicing, a second
 	// pool): nil for the rest, which keeps a million jobs small.
 	x *jobExtra
@@ -164,6 +168,10 @@ type runner struct {
 
 	chunks [][]jobState
 	njobs  int32
+	// svcs are the run's inference services; nrep counts the entries of
+	// the job table that are their replica pods.
+	svcs []svcState
+	nrep int
 
 	// capacity, when set, makes nodes come and go; onNode then lists the
 	// jobs with a pod on each node.
@@ -309,6 +317,9 @@ func Run(cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := r.initServices(); err != nil {
+		return nil, err
+	}
 	if err := r.readNext(); err != nil {
 		return nil, err
 	}
@@ -336,7 +347,7 @@ func (r *runner) push(at Time, ev event) engine.Handle {
 // would come whether or not any job is left.
 func (ev event) live() bool {
 	switch ev.kind {
-	case evTick:
+	case evTick, evScale, evReady:
 		return false
 	case evCapacity:
 		return capacity.EventKind(ev.sub).Live()
@@ -371,6 +382,22 @@ func (r *runner) readNext() error {
 	return nil
 }
 
+// addPending and addRunning change the pending and running job counts
+// by d for job j (replica pods are not counted).
+func (r *runner) addPending(t Time, j *jobState, d int64) {
+	if j.svc == 0 {
+		r.integrate(t)
+		r.pending += d
+	}
+}
+
+func (r *runner) addRunning(t Time, j *jobState, d int64) {
+	if j.svc == 0 {
+		r.integrate(t)
+		r.running += d
+	}
+}
+
 func (r *runner) integrate(now Time) {
 	if dt := now - r.qLast; dt > 0 {
 		r.pendInt += r.pending * dt
@@ -386,8 +413,8 @@ func (r *runner) loop() error {
 		if !ok || (h > 0 && t > h) {
 			break
 		}
-		if r.live == 0 && !r.hasNext {
-			break // only ticks left
+		if r.live == 0 && !r.hasNext && len(r.svcs) == 0 {
+			break // only ticks left (services run to the horizon)
 		}
 		for {
 			t2, ok := r.q.PeekTime()
@@ -405,7 +432,7 @@ func (r *runner) loop() error {
 				return err
 			}
 			if r.cfg.Progress != nil && r.stats.Events%r.cfg.ProgressEvery == 0 {
-				r.cfg.Progress(Progress{Now: t, Submitted: int(r.njobs), Finished: r.finished, Events: r.stats.Events})
+				r.cfg.Progress(Progress{Now: t, Submitted: int(r.njobs) - r.nrep, Finished: r.finished, Events: r.stats.Events})
 			}
 		}
 		if r.adm != nil && r.adm.dirty {
@@ -466,6 +493,13 @@ func (r *runner) handle(t Time, ev event) error {
 		r.admitRequeue(t, r.job(ev.job))
 	case evAdmitCycle:
 		r.adm.dirty = true
+	case evScale:
+		return r.scale(t, int(ev.job), ev.sub == 1)
+	case evReady:
+		j := r.job(ev.job)
+		if !j.finished && j.running && j.attempts == ev.stamp {
+			r.replicaReady(t, j)
+		}
 	case evExit:
 		j := r.job(ev.job)
 		if j.running && j.isExiting() && j.attempts == ev.stamp {
@@ -513,8 +547,7 @@ func (r *runner) arrive(t Time) error {
 		j.diag = why
 		r.finished++
 	} else {
-		r.integrate(t)
-		r.pending++
+		r.addPending(t, j, 1)
 		if r.adm != nil {
 			if err := r.submit(t, j); err != nil {
 				return err
@@ -574,6 +607,9 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	t := r.now
 	if j.x != nil && j.x.notReady {
 		r.podsReady(j)
+	}
+	if j.svc != 0 {
+		return r.replicaBound(t, j)
 	}
 	r.integrate(t)
 	r.pending--
@@ -704,6 +740,9 @@ func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time
 		x.lostMs += lost
 		x.ckptMs += writes
 	}
+	if j.svc != 0 {
+		r.replicaStopping(t, j)
+	}
 	if err := r.releaseAll(t, j, lost, writes); err != nil {
 		return err
 	}
@@ -712,8 +751,7 @@ func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time
 			return err
 		}
 	}
-	r.integrate(t)
-	r.running--
+	r.addRunning(t, j, -1)
 	j.running = false
 	return nil
 }
@@ -762,8 +800,7 @@ func (r *runner) expire(t Time, j *jobState) error {
 			return err
 		}
 	}
-	r.integrate(t)
-	r.pending--
+	r.addPending(t, j, -1)
 	r.sched.Remove(&j.info)
 	j.finished = true
 	j.outcome = Abandoned
@@ -816,7 +853,7 @@ func (r *runner) tick(t Time) error {
 	r.c.Advance(t)
 	r.integrate(t)
 	if t > 0 {
-		r.closeBucket()
+		r.closeBucket(t)
 	}
 	r.lastTick = t
 	next := t + r.tl.Interval
@@ -827,7 +864,8 @@ func (r *runner) tick(t Time) error {
 	return nil
 }
 
-func (r *runner) closeBucket() {
+// closeBucket ends the timeline bucket that ends at t.
+func (r *runner) closeBucket(t Time) {
 	for p := range r.c.Pools {
 		a, sup := r.c.Integrals(p)
 		r.tl.Allocated[p] = append(r.tl.Allocated[p], a-r.tlAlloc[p])
@@ -840,6 +878,7 @@ func (r *runner) closeBucket() {
 	if r.frag != nil {
 		r.frag.sample(r)
 	}
+	r.closeServices(t)
 }
 
 // fragTracker samples the FGD fragmentation of every pool at each bucket

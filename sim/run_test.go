@@ -29,11 +29,16 @@ func run(t *testing.T, cfg Config, jobs ...cluster.JobSpec) *Result {
 	for _, j := range res.Jobs {
 		held += j.HeldMilliMs
 	}
+	for _, s := range res.Services {
+		for _, u := range s.Usage {
+			held += u.Held[ResGPU]
+		}
+	}
 	for _, p := range res.Pools {
 		alloc += p.AllocatedMilliMs
 		require.LessOrEqual(t, p.AllocatedMilliMs, p.SuppliedMilliMs)
 	}
-	require.Equal(t, alloc, held, "GPU time held by jobs equals GPU time allocated on pools")
+	require.Equal(t, alloc, held, "GPU time held by jobs and replica pods equals GPU time allocated on pools")
 	return res
 }
 

@@ -16,7 +16,8 @@ import (
 type ServiceConfig struct {
 	// Spec is the request load, the batching model, limits and SLO.
 	Spec services.Spec
-	// Scaler decides the replicas (nil: services.Fixed{MinReplicas}).
+	// Scaler decides the replicas at each of its periods, the first one
+	// period after the start (nil: the initial replicas, fixed).
 	Scaler services.Scaler
 	// Queue is the LocalQueue (with admission) or the queue name the
 	// replica pods carry; Priority their PriorityClass value; Flags may
@@ -29,13 +30,21 @@ type ServiceConfig struct {
 	Pod         cluster.PodSpec
 	Constraints *cluster.Constraints
 	// MinReplicas and MaxReplicas bound what the scaler may ask for
-	// (MinReplicas 0 allows scale to zero); InitialReplicas are created at
-	// time 0 (clamped to the bounds).
+	// (MinReplicas 0 allows scale to zero; MaxReplicas 0 means the larger
+	// of MinReplicas and InitialReplicas, and must then not be 0).
+	// InitialReplicas are created at time 0, clamped to the bounds: 0
+	// starts at MinReplicas, so a service starts at zero only when its
+	// MinReplicas is 0 too.
 	MinReplicas, MaxReplicas, InitialReplicas int
 	// ImagePull and ModelLoad are a new replica's cold start after it is
 	// bound: pulling the image, then loading the model.
 	ImagePull, ModelLoad Time
 }
+
+// A run with services needs a positive Horizon (they never finish; it
+// runs to the horizon even when the workload has no jobs). A replica pod
+// that preemption, admission or a lost node stops is replaced at once by
+// a new pod, which queues and cold-starts again.
 
 // ServiceResult is what one service did over the run.
 type ServiceResult struct {
@@ -49,11 +58,14 @@ type ServiceResult struct {
 	// pull, model load).
 	ColdStarts  int
 	ColdStartMs float64
+	// Decisions counts the scaler's periods.
+	Decisions int
 	// Preempted counts replica pods evicted by the scheduler or by
 	// admission; Disrupted those lost with their node.
 	Preempted, Disrupted int
 	// Usage is the resource time the service's replica pods held, per
-	// pool (the same ledger as JobRecord.Usage).
+	// pool in pool order (the same ledger as JobRecord.Usage; replicas
+	// lose no work, so Lost and Checkpoint stay 0).
 	Usage []PoolUsage
 	// Timeline has one point per timeline bucket of the run.
 	Timeline []ServicePoint
@@ -65,8 +77,9 @@ type ServicePoint struct {
 	// the requests in the bucket.
 	Rate            float64
 	Served, Dropped float64
-	// Replicas is the mean replica pods held (pending ones included),
-	// Ready those serving, GPUs the GPUs the replica pods held.
+	// Replicas is the mean replica pods that exist (pending ones
+	// included; the Report's ReplicaHours integrate the same), Ready those
+	// serving, GPUs the GPUs the bound replica pods held.
 	Replicas, Ready, GPUs float64
 	// P95Ms is the bucket's 95th-percentile latency of served requests
 	// (0 when none was served).

@@ -61,8 +61,7 @@ func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) err
 	if err := r.releaseAll(t, j, 0, 0); err != nil {
 		return err
 	}
-	r.integrate(t)
-	r.running--
+	r.addRunning(t, j, -1)
 	j.running = false
 	if rec := j.spec.Recovery; rec != nil && rec.Volcano != nil && rec.Volcano.OnFailed != cluster.VolcanoSync {
 		// Its pods stay counted bound until the pass ends (the scheduler

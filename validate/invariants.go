@@ -46,6 +46,11 @@ func Invariants(res *sim.Result) error {
 		held += j.HeldMilliMs
 		checkJob(res, j, gang, bad)
 	}
+	for i := range res.Services {
+		for _, u := range res.Services[i].Usage {
+			held += u.Held[sim.ResGPU] // replica pods hold GPUs too
+		}
+	}
 	var alloc int64
 	for pi := range res.Pools {
 		p := &res.Pools[pi]
@@ -80,7 +85,7 @@ func Invariants(res *sim.Result) error {
 		}
 	}
 	if held != alloc {
-		bad("jobs held %d milli-GPU ms of GPUs but pools allocated %d: GPU time is not conserved", held, alloc)
+		bad("jobs and service replicas held %d milli-GPU ms of GPUs but pools allocated %d: GPU time is not conserved", held, alloc)
 	}
 	if len(v) > 0 {
 		return &InvariantError{Violations: v}

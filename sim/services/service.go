@@ -143,6 +143,9 @@ type Service struct {
 	last       serving.Cycle
 	lastOK     bool
 	hist       serving.Histogram
+	// bucket holds the latencies since the last BucketP95 (a timeline
+	// bucket's).
+	bucket serving.Histogram
 
 	Arrived, Served, Dropped float64
 	// ReplicaMs and ReadyMs integrate the replicas held and ready.
@@ -205,8 +208,24 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 	}
 	s.drop(capacity)
 	s.hist.Add(cy, served)
+	s.bucket.Add(cy, served)
 	s.Served += served
 	s.last, s.lastOK = cy, true
+}
+
+// Backlog is the requests waiting beyond what the fluid cycle holds: at
+// any time Arrived = Served + Dropped + Backlog.
+func (s *Service) Backlog() float64 { return s.backlog }
+
+// BucketP95 is the 95th-percentile latency (ms) of the requests served
+// since the last call (0 when none was served), and starts a new bucket.
+func (s *Service) BucketP95() float64 {
+	if s.bucket.Total() == 0 {
+		return 0
+	}
+	q := s.bucket.Quantile(0.95)
+	s.bucket = serving.Histogram{}
+	return q
 }
 
 // drop removes what the queue limit or the timeout refuse.
@@ -247,7 +266,8 @@ func (s *Service) Metrics(now int64, ready int) Metrics {
 	return m
 }
 
-// Report is a service's figures over the run.
+// Report is a service's figures over the run. The latency quantiles are
+// 0 when no request was served.
 type Report struct {
 	Name                     string
 	Arrived, Served, Dropped float64
@@ -259,9 +279,11 @@ type Report struct {
 // Report sums up the run.
 func (s *Service) Report() Report {
 	r := Report{Name: s.spec.Name, Arrived: s.Arrived, Served: s.Served, Dropped: s.Dropped,
-		P50Ms: s.hist.Quantile(0.5), P95Ms: s.hist.Quantile(0.95), P99Ms: s.hist.Quantile(0.99),
 		SLOMs: s.spec.SLOMs, ReplicaHours: s.ReplicaMs / 3.6e6, ReadyHours: s.ReadyMs / 3.6e6}
-	if s.spec.SLOMs > 0 && s.Arrived > 0 {
+	if s.hist.Total() > 0 {
+		r.P50Ms, r.P95Ms, r.P99Ms = s.hist.Quantile(0.5), s.hist.Quantile(0.95), s.hist.Quantile(0.99)
+	}
+	if s.spec.SLOMs > 0 && s.Arrived > 0 && s.hist.Total() > 0 {
 		r.SLOAttainment = s.hist.Within(s.spec.SLOMs) * s.Served / s.Arrived
 	}
 	return r

@@ -1,0 +1,477 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gpuplan.dev/gpuplan/sim/capacity"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/services"
+)
+
+// Inference services (Config.Services). A replica pod is a single-pod job
+// of the runner's job table marked with its service (jobState.svc): it is
+// admitted, scheduled, preempted and disrupted like any pod, but it never
+// finishes. It runs until its service deletes it or the run ends; when
+// preemption, admission or a lost node stops it, its ReplicaSet makes a new
+// pod at once (the same entry, queued again with a new creation time and
+// a new cold start). A replica is ready (serves) ImagePull + ModelLoad
+// after it is bound.
+//
+// Replicas are not workload jobs: they stay out of Result.Jobs, the job
+// outcome counts, the pending and running job integrals and Progress, and
+// their events do not keep a run going (a run with services runs to its
+// horizon). Their pods' resource time is pool allocation like any pod's
+// and goes to ServiceResult.Usage.
+//
+// Each service is accounted (services.Service.Advance) over every interval
+// in which its replica and ready counts held: at each of its scaler's
+// periods, at each replica change (bound, ready, stopped, deleted) and at
+// each timeline bucket end. The cost is per scaler period and replica
+// change, never per request, and a run without services pays nothing.
+//
+// Replicas on time-sliced GPUs take their turn (the jobs sharing the GPU
+// slow down) but are not slowed themselves, and their GPU memory is not
+// checked against the GPU's.
+
+// svcState is one service during the run.
+type svcState struct {
+	cfg      *ServiceConfig
+	svc      *services.Service
+	scaler   services.Scaler
+	min, max int
+	initial  int
+	period   Time
+	cold     Time
+	// pods are the live replica pods in creation order; ready counts those
+	// serving; boundMilli is the milli-GPU the bound ones hold.
+	pods       []replica
+	ready      int
+	boundMilli int64
+	// last is the time accounted up to; gpuMs integrates boundMilli.
+	last  Time
+	gpuMs float64
+	// mark is the service's totals at the start of the current timeline
+	// bucket (at markAt).
+	mark   svcMark
+	markAt Time
+	tl     []ServicePoint
+
+	coldStarts int
+	coldMs     Time
+	disrupted  int
+	decisions  int
+}
+
+type replica struct {
+	id      int32
+	created Time
+	ready   bool
+}
+
+type svcMark struct {
+	arrived, served, dropped, replicaMs, readyMs, gpuMs float64
+}
+
+// ServiceError is a service the run cannot simulate (bad input).
+type ServiceError struct {
+	Service int
+	Name    string
+	Err     error
+}
+
+func (e *ServiceError) Error() string {
+	return fmt.Sprintf("service %d (%s): %v", e.Service+1, e.Name, e.Err)
+}
+func (e *ServiceError) Unwrap() error { return e.Err }
+
+// ExitCode is 2: bad input.
+func (e *ServiceError) ExitCode() int { return 2 }
+
+// maxServices bounds the services of a run (jobState.svc is an int16).
+const maxServices = math.MaxInt16
+
+// initServices checks the run's services and sets them up; the first
+// scaler event of each is at time 0, where it creates the initial replicas.
+func (r *runner) initServices() error {
+	cfg := r.cfg
+	if len(cfg.Services) == 0 {
+		return nil
+	}
+	if len(cfg.Services) > maxServices {
+		return fmt.Errorf("%d inference services: a run holds at most %d", len(cfg.Services), maxServices)
+	}
+	if cfg.Horizon <= 0 {
+		return fmt.Errorf("a run with inference services needs a positive horizon: services never finish, so the run would not end")
+	}
+	r.svcs = make([]svcState, len(cfg.Services))
+	for k := range cfg.Services {
+		c := &cfg.Services[k]
+		bad := func(format string, args ...any) error {
+			return &ServiceError{Service: k, Name: c.Spec.Name, Err: fmt.Errorf(format, args...)}
+		}
+		s := &r.svcs[k]
+		s.cfg = c
+		s.min, s.max = c.MinReplicas, c.MaxReplicas
+		if s.max == 0 {
+			s.max = max(s.min, c.InitialReplicas)
+		}
+		switch {
+		case s.min < 0 || c.InitialReplicas < 0:
+			return bad("minReplicas %d and initial replicas %d must not be negative", s.min, c.InitialReplicas)
+		case s.max < 1:
+			return bad("maxReplicas must be at least 1 (minReplicas %d, maxReplicas %d)", s.min, c.MaxReplicas)
+		case s.min > s.max:
+			return bad("minReplicas %d is above maxReplicas %d", s.min, s.max)
+		case c.ImagePull < 0 || c.ModelLoad < 0:
+			return bad("image pull %d ms and model load %d ms must not be negative", c.ImagePull, c.ModelLoad)
+		}
+		s.initial = min(max(c.InitialReplicas, s.min), s.max)
+		s.scaler = c.Scaler
+		if s.scaler == nil {
+			s.scaler = services.Fixed{Replicas: s.initial}
+		}
+		s.period = s.scaler.PeriodMs()
+		if s.period <= 0 {
+			return bad("the scaler's period is %d ms: it must be positive", s.period)
+		}
+		svc, err := services.New(c.Spec, s.scaler)
+		if err != nil {
+			return bad("%v", err)
+		}
+		s.svc = svc
+		s.cold = c.ImagePull + c.ModelLoad
+		tmpl := r.replicaSpec(c, 0)
+		if err := tmpl.Validate(); err != nil {
+			return bad("replica pod: %v", err)
+		}
+		info := scheduler.JobInfo{ID: -1, Spec: &tmpl, FirstReason: -1, LastReason: -1}
+		if ok, why := r.fw.FitsEmpty(&info); !ok {
+			return bad("its replica pod fits no node of the cluster: %s", why)
+		}
+		if r.adm != nil && r.adm.ctl.QueueIndex(c.Queue) < 0 {
+			return bad("queue %q is not a LocalQueue of the admission policy", c.Queue)
+		}
+		r.push(0, event{kind: evScale, sub: 1, job: int32(k)})
+	}
+	return nil
+}
+
+func (r *runner) replicaSpec(c *ServiceConfig, t Time) cluster.JobSpec {
+	return cluster.JobSpec{Name: c.Spec.Name, Queue: c.Queue, Submit: t, Duration: 1, Replicas: 1,
+		Priority: c.Priority, Pod: c.Pod, Constraints: c.Constraints, Flags: c.Flags}
+}
+
+func (r *runner) svcOf(j *jobState) *svcState { return &r.svcs[j.svc-1] }
+
+func (s *svcState) find(id int32) int {
+	for i := range s.pods {
+		if s.pods[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// account advances service s to t with the counts that held since it was
+// last accounted.
+func (r *runner) account(s *svcState, t Time) {
+	if t <= s.last {
+		return
+	}
+	s.svc.Advance(s.last, t, len(s.pods), s.ready)
+	s.gpuMs += float64(s.boundMilli) * float64(t-s.last)
+	s.last = t
+}
+
+// scale is a service's scaler period at t (init: the run's start, where
+// the initial replicas are made).
+func (r *runner) scale(t Time, k int, init bool) error {
+	s := &r.svcs[k]
+	r.account(s, t)
+	want := s.initial
+	if !init {
+		n := len(s.pods)
+		want = s.scaler.Decide(t, n, s.ready, n-s.ready, s.svc.Metrics(t, s.ready))
+		want = min(max(want, s.min), s.max)
+		s.decisions++
+	}
+	for len(s.pods) < want {
+		if err := r.createReplica(t, k); err != nil {
+			return err
+		}
+	}
+	if n := len(s.pods) - want; n > 0 {
+		if err := r.scaleDown(t, s, n); err != nil {
+			return err
+		}
+	}
+	if len(s.pods) != want || want < s.min || want > s.max {
+		return &InvariantError{Err: fmt.Errorf("service %s holds %d replica pods after deciding %d (bounds %d..%d)", s.cfg.Spec.Name, len(s.pods), want, s.min, s.max)}
+	}
+	if next := t + s.period; next < r.cfg.Horizon {
+		r.push(next, event{kind: evScale, job: int32(k)})
+	}
+	return nil
+}
+
+// createReplica makes a replica pod of service k at t: pending, in
+// admission or the scheduler's queue.
+func (r *runner) createReplica(t Time, k int) error {
+	s := &r.svcs[k]
+	if r.njobs >= MaxJobs {
+		return fmt.Errorf("service %s: the run already holds %d jobs and replica pods, the most one run holds", s.cfg.Spec.Name, MaxJobs)
+	}
+	j := r.newJob()
+	j.svc = int16(k + 1)
+	j.spec = r.replicaSpec(s.cfg, t)
+	j.info.FirstReason, j.info.LastReason = -1, -1
+	r.nrep++
+	s.pods = append(s.pods, replica{id: j.info.ID, created: t})
+	if r.plug.NeedsMix {
+		if err := r.countShape(&j.spec); err != nil {
+			return err
+		}
+	}
+	if r.adm != nil {
+		return r.submit(t, j)
+	}
+	r.sched.Enqueue(&j.info)
+	r.dirty = true
+	return nil
+}
+
+// scaleDown deletes n of service s's replica pods, as a ReplicaSet ranks
+// them: unscheduled before scheduled, not ready before ready, newest
+// first.
+func (r *runner) scaleDown(t Time, s *svcState, n int) error {
+	order := slices.Clone(s.pods)
+	rank := func(p replica) (bound, ready int) {
+		if r.job(p.id).running {
+			bound = 1
+		}
+		if p.ready {
+			ready = 1
+		}
+		return
+	}
+	slices.SortStableFunc(order, func(a, b replica) int {
+		ab, ar := rank(a)
+		bb, br := rank(b)
+		switch {
+		case ab != bb:
+			return ab - bb
+		case ar != br:
+			return ar - br
+		case a.created != b.created:
+			if a.created > b.created {
+				return -1
+			}
+			return 1
+		}
+		return int(b.id - a.id)
+	})
+	for _, p := range order[:n] {
+		if err := r.deleteReplica(t, s, p.id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteReplica deletes a replica pod: a bound one releases its node.
+func (r *runner) deleteReplica(t Time, s *svcState, id int32) error {
+	j := r.job(id)
+	switch {
+	case j.running:
+		if err := r.endAttempt(t, j, r.slicedGPUs(j), 0, 0); err != nil {
+			return err
+		}
+		j.sliced = false
+	case j.awaitingAdmission():
+	default:
+		if len(j.placed) > 0 {
+			if err := r.releasePending(t, j); err != nil {
+				return err
+			}
+		}
+		r.sched.Remove(&j.info)
+		r.dirty = true
+	}
+	j.finished = true
+	j.outcome = Deleted
+	j.end = t
+	r.admFinish(t, j)
+	if i := s.find(id); i >= 0 {
+		s.pods = slices.Delete(s.pods, i, i+1)
+	}
+	return nil
+}
+
+// replicaBound starts a replica whose pod was just bound: it serves after
+// its cold start.
+func (r *runner) replicaBound(t Time, j *jobState) error {
+	s := r.svcOf(j)
+	r.account(s, t)
+	if j.attempts == 0 {
+		j.start = t
+	}
+	j.attempts++
+	j.running = true
+	j.aStart = t
+	j.plannedEnd = math.MaxInt64
+	j.allocMilli = 0
+	for _, pl := range j.placed {
+		j.allocMilli += int64(pl.Milli)
+		if r.c.TimeSliced(pl.Node) {
+			j.sliced = true
+		}
+	}
+	s.boundMilli += j.allocMilli
+	if j.sliced {
+		// Its GPUs' other pods now share with one more.
+		if err := r.retime(t, r.slicedGPUs(j)); err != nil {
+			return err
+		}
+	}
+	if s.cold == 0 {
+		r.replicaReady(t, j)
+		return nil
+	}
+	r.push(t+s.cold, event{kind: evReady, job: j.info.ID, stamp: j.attempts})
+	return nil
+}
+
+// replicaReady marks a bound replica ready: it serves from t.
+func (r *runner) replicaReady(t Time, j *jobState) {
+	s := r.svcOf(j)
+	i := s.find(j.info.ID)
+	if i < 0 || s.pods[i].ready {
+		return
+	}
+	r.account(s, t)
+	s.pods[i].ready = true
+	s.ready++
+	s.coldStarts++
+	s.coldMs += t - s.pods[i].created
+}
+
+// replicaStopping is called as a bound replica's pod is about to be
+// released (deleted, preempted, lost with its node, evicted).
+func (r *runner) replicaStopping(t Time, j *jobState) {
+	s := r.svcOf(j)
+	r.account(s, t)
+	s.boundMilli -= j.allocMilli
+	if i := s.find(j.info.ID); i >= 0 {
+		if s.pods[i].ready {
+			s.pods[i].ready = false
+			s.ready--
+		}
+		// A new pod replaces it (unless the service deleted it).
+		s.pods[i].created = t
+	}
+}
+
+// replicaLost ends a replica's pod taken by preemption or a lost node: its
+// ReplicaSet makes a new pod at once, which queues again.
+func (r *runner) replicaLost(t Time, j *jobState, cause capacity.Cause) error {
+	if err := r.endAttempt(t, j, r.slicedGPUs(j), 0, 0); err != nil {
+		return err
+	}
+	j.sliced = false
+	j.info.Bound = 0
+	if cause != capacity.CausePreemption {
+		r.svcOf(j).disrupted++
+	}
+	return r.requeue(t, j)
+}
+
+// closeServices adds each service's timeline point for the bucket ending
+// at t.
+func (r *runner) closeServices(t Time) {
+	for k := range r.svcs {
+		s := &r.svcs[k]
+		r.account(s, t)
+		w := float64(t - s.markAt)
+		v := s.svc
+		now := svcMark{v.Arrived, v.Served, v.Dropped, v.ReplicaMs, v.ReadyMs, s.gpuMs}
+		p := ServicePoint{Served: now.served - s.mark.served, Dropped: now.dropped - s.mark.dropped, P95Ms: v.BucketP95()}
+		if w > 0 {
+			p.Rate = (now.arrived - s.mark.arrived) / w * 1000
+			p.Replicas = (now.replicaMs - s.mark.replicaMs) / w
+			p.Ready = (now.readyMs - s.mark.readyMs) / w
+			p.GPUs = (now.gpuMs - s.mark.gpuMs) / w / cluster.MilliGPU
+		}
+		s.tl = append(s.tl, p)
+		s.mark, s.markAt = now, t
+	}
+}
+
+// serviceResults closes the services' books at end: their reports, the
+// usage of their replica pods, and the checks that requests were
+// conserved and no replica was counted as a job.
+func (r *runner) serviceResults(end Time, jobs int) ([]ServiceResult, error) {
+	if len(r.svcs) == 0 {
+		return nil, nil
+	}
+	if jobs+r.nrep != int(r.njobs) {
+		return nil, &InvariantError{Err: fmt.Errorf("%d job records and %d replica pods for %d entries: a replica was counted as a job", jobs, r.nrep, r.njobs)}
+	}
+	out := make([]ServiceResult, len(r.svcs))
+	for k := range r.svcs {
+		s := &r.svcs[k]
+		r.account(s, end)
+		v := s.svc
+		if d := v.Arrived - v.Served - v.Dropped - v.Backlog(); math.Abs(d) > 1e-6*max(1, v.Arrived) {
+			return nil, &InvariantError{Err: fmt.Errorf("service %s: %g requests arrived, %g served, %g dropped, %g waiting: %g unaccounted for", s.cfg.Spec.Name, v.Arrived, v.Served, v.Dropped, v.Backlog(), d)}
+		}
+		res := &out[k]
+		res.Report = v.Report()
+		res.Queue, res.Priority = s.cfg.Queue, s.cfg.Priority
+		res.ColdStarts, res.Disrupted = s.coldStarts, s.disrupted
+		if s.coldStarts > 0 {
+			res.ColdStartMs = float64(s.coldMs) / float64(s.coldStarts)
+		}
+		res.Timeline = s.tl
+		res.Decisions = s.decisions
+	}
+	for id := int32(0); id < r.njobs; id++ {
+		j := r.job(id)
+		if j.svc == 0 {
+			continue
+		}
+		res := &out[j.svc-1]
+		if x := j.x; x != nil {
+			res.Preempted += int(x.preempted)
+		}
+		if j.usePool >= 0 {
+			res.Usage = addUsage(res.Usage, PoolUsage{Pool: j.usePool, Held: j.useHeld})
+			if x := j.x; x != nil {
+				for _, u := range x.more {
+					res.Usage = addUsage(res.Usage, u)
+				}
+			}
+		}
+	}
+	for k := range out {
+		slices.SortFunc(out[k].Usage, func(a, b PoolUsage) int { return int(a.Pool - b.Pool) })
+	}
+	return out, nil
+}
+
+// addUsage adds u to the entry of its pool in us.
+func addUsage(us []PoolUsage, u PoolUsage) []PoolUsage {
+	for i := range us {
+		if us[i].Pool == u.Pool {
+			for k := range u.Held {
+				us[i].Held[k] += u.Held[k]
+				us[i].Lost[k] += u.Lost[k]
+				us[i].Checkpoint[k] += u.Checkpoint[k]
+			}
+			return us
+		}
+	}
+	return append(us, u)
+}

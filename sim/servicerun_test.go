@@ -1,0 +1,298 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/sim/autoscale"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/services"
+)
+
+// replicaPod is one GPU, 4 CPUs and 16 GiB.
+var replicaPod = cluster.PodSpec{MilliCPU: 4000, MemoryMiB: 16 << 10, GPUs: 1}
+
+// light is a batching model far from its capacity at the rates used here:
+// a batch of up to 8 in 5 + 1 x n ms, 615 requests/s a replica.
+var light = serving.Batch{Size: 8, MaxDelayMs: 10, BaseMs: 5, PerItemMs: 1}
+
+func service(name string, rate float64, b serving.Batch) ServiceConfig {
+	return ServiceConfig{Spec: services.Spec{Name: name, Load: serving.Load{Base: rate}, Batch: b}, Pod: replicaPod}
+}
+
+// Two fixed replicas on an empty cluster for 10 h, each cold-starting for
+// 1 min of image pull and 2 min of model load: both are bound at 0 and
+// ready at 3 min, so ReadyHours = 2 x (10 h - 3 min) = 19.9 and the
+// replica pods hold 2 GPUs for the whole 10 h: 20 GPU-hours, in the
+// service's usage and in the pool's allocation. A one-hour, one-GPU job
+// beside them is job 0 of the result, whatever the replica pods' entries.
+func TestFixedReplicasColdStartByHand(t *testing.T) {
+	svc := service("bert", 50, light)
+	svc.MinReplicas, svc.MaxReplicas, svc.InitialReplicas = 2, 2, 2
+	svc.ImagePull, svc.ModelLoad = Minute, 2*Minute
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 4)}, Horizon: 10 * Hour, Services: []ServiceConfig{svc}},
+		job("train", 0, Hour, 1, 1))
+
+	require.Len(t, res.Services, 1)
+	s := res.Services[0]
+	require.Equal(t, 2, s.ColdStarts)
+	require.Equal(t, float64(3*Minute), s.ColdStartMs)
+	require.InDelta(t, 2*(10-0.05), s.ReadyHours, 1e-9)
+	require.InDelta(t, 20.0, s.ReplicaHours, 1e-9)
+	gpuMs := int64(2 * cluster.MilliGPU * 10 * Hour)
+	require.Len(t, s.Usage, 1)
+	require.Equal(t, gpuMs, s.Usage[0].Held[ResGPU])
+	require.Equal(t, int64(2*4000*10*Hour), s.Usage[0].Held[ResCPU])
+	require.Equal(t, gpuMs+int64(cluster.MilliGPU*Hour), res.Pools[0].AllocatedMilliMs, "the replicas' GPUs are allocation, with the job's")
+
+	// The job is the only job record, numbered 0, and the only job in the
+	// running-job series: one hour of it.
+	require.Len(t, res.Jobs, 1)
+	require.Equal(t, int32(0), res.Jobs[0].ID)
+	require.Equal(t, "train", res.Jobs[0].Name)
+	require.Equal(t, Completed, res.Jobs[0].Outcome)
+	var runMs, pendMs int64
+	for i := range res.Timeline.RunningJobMs {
+		runMs += res.Timeline.RunningJobMs[i]
+		pendMs += res.Timeline.PendingJobMs[i]
+	}
+	require.Equal(t, int64(Hour), runMs)
+	require.Equal(t, int64(0), pendMs)
+	require.Equal(t, 10*Hour, res.End, "a run with services runs to its horizon")
+
+	// 50 requests/s for 10 h all arrive and are served (those of the first
+	// 3 min once the replicas are ready); nothing waits at the end.
+	require.InDelta(t, 50*36000.0, s.Arrived, 1e-6)
+	require.InDelta(t, s.Arrived, s.Served, 1e-6)
+	require.Zero(t, s.Dropped)
+
+	// One point an hour: the first has the 3 min cold start in it.
+	require.Len(t, s.Timeline, 10)
+	require.InDelta(t, 2*57.0/60, s.Timeline[0].Ready, 1e-9)
+	for i, p := range s.Timeline {
+		require.InDelta(t, 50, p.Rate, 1e-9, "bucket %d", i)
+		require.InDelta(t, 2, p.Replicas, 1e-9)
+		require.InDelta(t, 2, p.GPUs, 1e-9)
+		if i > 0 {
+			require.InDelta(t, 2, p.Ready, 1e-9)
+			require.InDelta(t, 50*3600.0, p.Served, 1e-6)
+			require.Greater(t, p.P95Ms, light.ServiceMs(1))
+		}
+	}
+}
+
+// Fixed replicas of a model serving one request in 10 ms (100/s each),
+// ready at once. Two of them at 150/s are 75% busy: everything is served.
+// One of them at 150/s with a queue of 50 is overloaded: it serves 100/s,
+// keeps 50 waiting and drops the rest, (150 - 100) x 3600 - 50 = 179,950
+// in the hour; arrived = served + dropped + waiting.
+func TestFixedReplicasLoadAndOverload(t *testing.T) {
+	one := serving.Batch{Size: 1, BaseMs: 10}
+	pools := []cluster.PoolSpec{pool("p", 1, 4)}
+
+	svc := service("ok", 150, one)
+	svc.MinReplicas = 2
+	s := run(t, Config{Pools: pools, Horizon: Hour, Services: []ServiceConfig{svc}}).Services[0]
+	require.InDelta(t, 150*3600.0, s.Arrived, 1e-6)
+	require.InDelta(t, s.Arrived, s.Served, 1e-6)
+	require.Zero(t, s.Dropped)
+	require.Greater(t, s.P95Ms, 10.0)
+
+	svc = service("over", 150, one)
+	svc.MinReplicas = 1
+	svc.Spec.QueueLimit = 50
+	s = run(t, Config{Pools: pools, Horizon: Hour, Services: []ServiceConfig{svc}}).Services[0]
+	require.InDelta(t, 150*3600.0, s.Arrived, 1e-6)
+	require.InDelta(t, 100*3600.0, s.Served, 1e-6)
+	require.InDelta(t, 179_950, s.Dropped, 1e-6)
+	require.InDelta(t, s.Arrived, s.Served+s.Dropped+50, 1e-6)
+}
+
+// stepScaler wants before replicas until at, then after.
+type stepScaler struct {
+	at            int64
+	before, after int
+}
+
+func (s stepScaler) PeriodMs() int64 { return Minute }
+func (s stepScaler) Decide(now int64, _, _, _ int, _ services.Metrics) int {
+	if now >= s.at {
+		return s.after
+	}
+	return s.before
+}
+
+// One node of 4 GPUs held by a training job L (priority 0, 10 h of work,
+// a checkpoint every 10 min of work taking 1 min, 30 s of grace: too short
+// for a write). At 25 min a service of priority 100 scales from 0 to one
+// 1-GPU replica: the replica preempts L, which wrote at 10-11 and 21-22
+// and loses the 3 min it computed since (as TestPriorityPreemptionByHand
+// works out). The replica binds at 25 min and is ready 3 min later; L,
+// needing all 4 GPUs, waits to the end.
+func TestServicePreemptsTraining(t *testing.T) {
+	l := prio(job("L", 0, 10*Hour, 1, 4), 0)
+	l.Recovery = &cluster.Recovery{CheckpointInterval: 10 * Minute, CheckpointCost: Minute, BackoffLimit: 6, TerminationGrace: 30 * Second}
+	svc := service("isvc", 10, light)
+	svc.Priority = 100
+	svc.MaxReplicas = 1
+	svc.Scaler = stepScaler{at: 25 * Minute, after: 1}
+	svc.ImagePull, svc.ModelLoad = Minute, 2*Minute
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 4)}, Horizon: 2 * Hour, Preemption: true, Services: []ServiceConfig{svc}}, l)
+
+	require.Len(t, res.Jobs, 1)
+	rl := res.Jobs[0]
+	require.Equal(t, int32(1), rl.Preemptions)
+	require.Equal(t, 3*Minute, rl.LostMs)
+	require.Equal(t, Pending, rl.Outcome)
+	s := res.Services[0]
+	require.Equal(t, 1, s.ColdStarts)
+	require.Equal(t, float64(3*Minute), s.ColdStartMs)
+	require.Zero(t, s.Preempted)
+	require.InDelta(t, (120-28)/60.0, s.ReadyHours, 1e-9)
+	require.Equal(t, int64(cluster.MilliGPU*(2*Hour-25*Minute)), s.Usage[0].Held[ResGPU])
+	// Requests of the first 28 min wait for the replica, then are served.
+	require.InDelta(t, s.Arrived, s.Served, 1e-6)
+	require.Greater(t, s.P99Ms, float64(Minute))
+}
+
+// A low-priority replica holding a whole 4-GPU node is preempted at 30 min
+// by a job of priority 10 that wants 2 GPUs for 10 min. Its ReplicaSet
+// makes a new pod at once, which waits for the job to end (the node has 2
+// GPUs free, the pod wants 4) and binds at 40 min, ready at 43: two cold
+// starts of 3 and 13 min (8 min mean), ready 3-30 and 43-120 min.
+func TestReplicaPreemptedAndReplaced(t *testing.T) {
+	svc := service("batch-infer", 10, light)
+	svc.Pod.GPUs = 4
+	svc.MinReplicas = 1
+	svc.ImagePull, svc.ModelLoad = Minute, 2*Minute
+	h := prio(job("H", 30*Minute, 10*Minute, 1, 2), 10)
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 4)}, Horizon: 2 * Hour, Preemption: true, Services: []ServiceConfig{svc}}, h)
+
+	require.Equal(t, timing{30 * Minute, 40 * Minute}, times(res)["H"])
+	require.Equal(t, int32(1), res.Jobs[0].PreemptionsCaused)
+	s := res.Services[0]
+	require.Equal(t, 1, s.Preempted)
+	require.Equal(t, 2, s.ColdStarts)
+	require.Equal(t, float64(8*Minute), s.ColdStartMs)
+	require.InDelta(t, (27+77)/60.0, s.ReadyHours, 1e-9)
+	require.InDelta(t, 2.0, s.ReplicaHours, 1e-9, "the ReplicaSet always has its one pod")
+	require.Equal(t, int64(4*cluster.MilliGPU*(2*Hour-10*Minute)), s.Usage[0].Held[ResGPU])
+}
+
+// hpaService is a service scaled by an HPA on requests per replica
+// (target 50/s, Kubernetes' default behaviors), 100/s until 60 s, 1,000/s
+// until 120 s, 100/s after; replicas ready once bound.
+func hpaService(t *testing.T) ServiceConfig {
+	h, err := autoscale.NewHPA(autoscale.NewHPASpec(30, 50))
+	require.NoError(t, err)
+	load := serving.Load{Points: []serving.Point{{AtMs: 0, Rate: 100}, {AtMs: 60_000, Rate: 1000}, {AtMs: 120_000, Rate: 100}}}
+	return ServiceConfig{Spec: services.Spec{Name: "rec", Load: load, Batch: serving.Batch{Size: 1, BaseMs: 1}},
+		Scaler: services.HPA{H: h, Metric: services.RequestsPerReplica}, Pod: replicaPod,
+		MinReplicas: 1, MaxReplicas: 30, InitialReplicas: 2}
+}
+
+// The HPA's syncs every 15 s, by hand from its rules: at 15, 30 and 45 s,
+// 100/s over 2 ready is the target (2). At 60 s, 1,000/2 = 500 is 10x the
+// target: 20 wanted, but the default scale-up allows max(100% = +2, 4
+// pods) per 15 s: 6. At 75 s 1,000/6 asks 20; +100% of 6: 12. At 90 s
+// 1,000/12 asks 20, within +100%: 20. At 120 s the load falls to 100/s
+// (2 wanted), but the scale-down stabilization window keeps the highest
+// recommendation of the last 300 s: the 20 of 105 s holds until 405 s,
+// when the replicas fall to 2 (100% per 15 s allows it). One timeline
+// point per 15 s shows the replicas each sync left.
+func TestHPAFollowsTheLoadByHand(t *testing.T) {
+	cfg := Config{Pools: []cluster.PoolSpec{pool("p", 8, 4)}, Horizon: 450 * Second, TimelineInterval: 15 * Second,
+		Services: []ServiceConfig{hpaService(t)}}
+	s := run(t, cfg).Services[0]
+	want := []float64{2, 2, 2, 2, 6, 12}
+	for len(want) < 27 {
+		want = append(want, 20)
+	}
+	want = append(want, 2, 2, 2)
+	got := make([]float64, len(s.Timeline))
+	for i, p := range s.Timeline {
+		got[i] = p.Replicas
+		require.Equal(t, p.Replicas, p.Ready, "ready once bound")
+		require.Equal(t, p.Replicas, p.GPUs)
+	}
+	require.Equal(t, want, got)
+	require.Equal(t, 29, s.Decisions, "a sync every 15 s from 15 to 435 s")
+	require.Zero(t, s.Dropped)
+}
+
+// Same config and seed, same result (the scalers are fresh each run: they
+// keep state).
+func TestServicesDeterministic(t *testing.T) {
+	mk := func() *Result {
+		cfg := Config{Seed: 7, Pools: []cluster.PoolSpec{pool("p", 8, 4)}, Horizon: 450 * Second, TimelineInterval: 15 * Second,
+			Services: []ServiceConfig{hpaService(t)}, Preemption: true}
+		return run(t, cfg, job("a", 0, 100*Second, 2, 4), prio(job("b", 30*Second, 200*Second, 4, 4), -1))
+	}
+	require.Equal(t, mk(), mk())
+}
+
+// KEDA with minReplicaCount 0 on the total request rate: the service
+// starts at zero; 20 requests/s from 10 to 20 min and from 40 to 50 min.
+// KEDA polls every 30 s from the first sync at 15 s: the poll at 615 s
+// sees the load and makes one replica, ready 3 min later (795 s); the
+// requests of 600-795 s wait for it. The last active poll is at 1,185 s;
+// after the 300 s cooldown the poll at 1,485 s removes the replica. The
+// same again from 2,415 to 3,285 s: two cold starts, 870 s of replica
+// each, 690 s of it ready.
+func TestScaleFromZeroWithKEDA(t *testing.T) {
+	k, err := autoscale.NewKEDA(autoscale.NewScaledObjectSpec(100))
+	require.NoError(t, err)
+	load := serving.Load{Points: []serving.Point{{AtMs: 0, Rate: 0}, {AtMs: 600_000, Rate: 20}, {AtMs: 1_200_000, Rate: 0}, {AtMs: 2_400_000, Rate: 20}, {AtMs: 3_000_000, Rate: 0}}}
+	svc := ServiceConfig{Spec: services.Spec{Name: "night", Load: load, Batch: light},
+		Scaler: services.KEDA{K: k, Metric: services.RequestsPerReplica}, Pod: replicaPod,
+		MaxReplicas: 4, ImagePull: Minute, ModelLoad: 2 * Minute}
+	s := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 4)}, Horizon: Hour, Services: []ServiceConfig{svc}}).Services[0]
+	require.Equal(t, 2, s.ColdStarts)
+	require.Equal(t, float64(3*Minute), s.ColdStartMs)
+	require.InDelta(t, 2*870/3600.0, s.ReplicaHours, 1e-9)
+	require.InDelta(t, 2*690/3600.0, s.ReadyHours, 1e-9)
+	require.InDelta(t, 20*1200.0, s.Arrived, 1e-6)
+	require.InDelta(t, s.Arrived, s.Served, 1e-6)
+	require.Zero(t, s.Dropped)
+	// 195 s of the 600 s of load waited for a cold start (a third): the
+	// p95 shows the wait, the median does not.
+	require.Greater(t, s.P95Ms, float64(Minute))
+	require.Less(t, s.P50Ms, 1000.0)
+}
+
+func TestServiceConfigErrors(t *testing.T) {
+	base := service("x", 10, light)
+	base.MinReplicas = 1
+	pools := []cluster.PoolSpec{pool("p", 1, 4)}
+	for name, tc := range map[string]struct {
+		cfg  Config
+		want string
+	}{
+		"no horizon":  {Config{Pools: pools, Services: []ServiceConfig{base}}, "needs a positive horizon"},
+		"too big pod": {Config{Pools: pools, Horizon: Hour, Services: []ServiceConfig{func() ServiceConfig { c := base; c.Pod.GPUs = 8; return c }()}}, "fits no node"},
+		"min > max":   {Config{Pools: pools, Horizon: Hour, Services: []ServiceConfig{func() ServiceConfig { c := base; c.MinReplicas, c.MaxReplicas = 3, 2; return c }()}}, "minReplicas 3 is above maxReplicas 2"},
+		"bad batch":   {Config{Pools: pools, Horizon: Hour, Services: []ServiceConfig{func() ServiceConfig { c := base; c.Spec.Batch.Size = 0; return c }()}}, "batchSize"},
+		"no replicas": {Config{Pools: pools, Horizon: Hour, Services: []ServiceConfig{func() ServiceConfig { c := base; c.MinReplicas = 0; return c }()}}, "maxReplicas must be at least 1"},
+	} {
+		tc.cfg.Workload = &SliceSource{}
+		_, err := Run(tc.cfg)
+		require.ErrorContains(t, err, tc.want, name)
+	}
+}
+
+// A service whose scaler never wants a replica, with no jobs: the run
+// still goes to the horizon, and every request that arrived is still
+// waiting at the end (none served, none dropped without a limit).
+func TestServiceAtZeroKeepsItsRequests(t *testing.T) {
+	svc := service("idle", 5, light)
+	svc.MaxReplicas = 1
+	svc.Scaler = stepScaler{at: math.MaxInt64}
+	s := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 4)}, Horizon: Hour, Services: []ServiceConfig{svc}}).Services[0]
+	require.InDelta(t, 5*3600.0, s.Arrived, 1e-6)
+	require.Zero(t, s.Served)
+	require.Zero(t, s.P95Ms)
+	require.Zero(t, s.ReplicaHours)
+}
