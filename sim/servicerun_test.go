@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/autoscale"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/services"
@@ -295,4 +296,35 @@ func TestServiceAtZeroKeepsItsRequests(t *testing.T) {
 	require.Zero(t, s.Served)
 	require.Zero(t, s.P95Ms)
 	require.Zero(t, s.ReplicaHours)
+}
+
+// Replica pods go through admission: team-b's ClusterQueue has 2 GPUs of
+// quota and the service asks for 3 one-GPU replicas (ready once bound):
+// 2 are admitted and serve, the third waits for quota. At 30 min the
+// service scales to 1: the ReplicaSet deletes the unadmitted pod first,
+// then the newest bound one. By hand: ReplicaHours 3 x 0.5 + 1 x 0.5 = 2,
+// ReadyHours 2 x 0.5 + 1 x 0.5 = 1.5, team-b used 2 GPUs for 30 min and
+// 1 for 30 min (90 GPU-min), with 2 admissions.
+func TestReplicasThroughAdmission(t *testing.T) {
+	svc := service("team-b-svc", 10, light)
+	svc.Queue = "team-b"
+	svc.MinReplicas, svc.MaxReplicas, svc.InitialReplicas = 1, 3, 3
+	svc.Scaler = stepScaler{at: 30 * Minute, before: 3, after: 1}
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 3, 2)}, Horizon: Hour,
+		Admission: twoTeams("", admission.BestEffortFIFO, admission.Never), Services: []ServiceConfig{svc}})
+	s := res.Services[0]
+	require.InDelta(t, 2.0, s.ReplicaHours, 1e-9)
+	require.InDelta(t, 1.5, s.ReadyHours, 1e-9)
+	require.Equal(t, int64(cluster.MilliGPU*90*Minute), s.Usage[0].Held[ResGPU])
+	b := res.Admission.Queues[1]
+	require.Equal(t, "team-b", b.Name)
+	require.Equal(t, 2, b.Admissions)
+	require.InDelta(t, float64(90*Minute), b.UsedGPUMs, 1e-6)
+	require.Empty(t, res.Jobs)
+
+	// A queue the policy does not have is bad input.
+	svc.Queue = "team-c"
+	_, err := Run(Config{Pools: []cluster.PoolSpec{pool("p", 3, 2)}, Horizon: Hour, Workload: &SliceSource{},
+		Admission: twoTeams("", admission.BestEffortFIFO, admission.Never), Services: []ServiceConfig{svc}})
+	require.ErrorContains(t, err, `queue "team-c" is not a LocalQueue`)
 }
