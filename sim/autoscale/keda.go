@@ -60,6 +60,9 @@ func NewKEDA(spec ScaledObjectSpec) (*KEDA, error) {
 	return &KEDA{spec: spec, hpa: hpa}, nil
 }
 
+// Spec is the ScaledObject the KEDA state was made from.
+func (k *KEDA) Spec() ScaledObjectSpec { return k.spec }
+
 // HPASyncMs is how often the HPA KEDA created syncs.
 func (k *KEDA) HPASyncMs() int64 { return k.hpa.spec.SyncMs }
 

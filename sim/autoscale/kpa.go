@@ -49,6 +49,9 @@ type KPA struct {
 	zeroSince  int64 // when the stable window first saw no traffic; -1
 }
 
+// Spec is the configuration the KPA was made from.
+func (k *KPA) Spec() KPASpec { return k.spec }
+
 // NewKPA refuses an invalid spec.
 func NewKPA(spec KPASpec) (*KPA, error) {
 	switch {
