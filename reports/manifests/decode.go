@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -32,6 +34,14 @@ func newObject(apiVersion, kind string) any {
 		return &corev1.PersistentVolumeClaim{}
 	case "batch/v1 Job":
 		return &batchv1.Job{}
+	case "apps/v1 Deployment":
+		return &appsv1.Deployment{}
+	case "autoscaling/v2 HorizontalPodAutoscaler":
+		return &autoscalingv2.HorizontalPodAutoscaler{}
+	case KEDAAPIVersion + " ScaledObject":
+		return &ScaledObject{}
+	case KServeAPIVersion + " InferenceService":
+		return &InferenceService{}
 	case "scheduling.k8s.io/v1 PriorityClass":
 		return &schedulingv1.PriorityClass{}
 	case "karpenter.sh/v1 NodePool":

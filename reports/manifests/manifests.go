@@ -92,6 +92,9 @@ type Options struct {
 	PrometheusRelease string
 	// Entrypoint is the training script the Job templates run.
 	Entrypoint string
+	// ServingImage is the container image of the inference services'
+	// replicas (default DefaultServingImage).
+	ServingImage string
 }
 
 // Values of Options' enumerations.
@@ -120,6 +123,9 @@ type File struct {
 	Path    string
 	Comment []string
 	Objects []any
+	// Raw, when set, is the file's content instead of objects (a
+	// TorchServe config.properties), after the comment.
+	Raw []byte
 }
 
 // Generate builds the manifests of scenario s, whose resolved cluster is m
@@ -143,6 +149,9 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	}
 	if o.Entrypoint == "" {
 		o.Entrypoint = DefaultEntrypoint
+	}
+	if o.ServingImage == "" {
+		o.ServingImage = DefaultServingImage
 	}
 	if o.TrainingAPI == "" {
 		o.TrainingAPI = TrainingJob
@@ -207,6 +216,10 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	if err != nil {
 		return nil, nil, err
 	}
+	svcFiles, err := g.serviceFiles()
+	if err != nil {
+		return nil, nil, err
+	}
 	steps := []func() (File, error){
 		g.namespaces, g.nodeClass, g.nodePools, g.nodeGroups, g.gpuOperator, g.priorityClasses, g.kueue, g.kueueConfig, g.storage, g.alerts,
 	}
@@ -216,6 +229,7 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 		}
 	}
 	files = append(files, jobs...)
+	files = append(files, svcFiles...)
 	return files, g.warnings, nil
 }
 
@@ -246,6 +260,7 @@ func (f File) Encode(w io.Writer) error {
 			buf.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 		}
 	}
+	buf.Write(f.Raw)
 	for i, obj := range f.Objects {
 		if i > 0 {
 			buf.WriteString("---\n")
@@ -372,6 +387,8 @@ type gen struct {
 	workloadFiles []string
 	// perPodVolumes names the classes with per-pod checkpoint volumes.
 	perPodVolumes []string
+	// svcs are the scenario's inference services as the run built them.
+	svcs []Service
 }
 
 func meta(name, ns string) metav1.ObjectMeta {
@@ -748,24 +765,37 @@ func (g *gen) priorityClasses() (File, error) {
 		f.Comment = append(f.Comment, "The policy's PriorityClasses and WorkloadPriorityClasses, as read: the jobs name them.")
 		f.Objects = append(f.Objects, pcs...)
 	}
-	if !g.hasPriorities() {
+	svcs := g.servicesWithPriority()
+	if !g.hasPriorities() && len(svcs) == 0 {
 		return f, nil
 	}
 	var ps []int32
 	users := map[int32][]string{}
-	for _, c := range g.classes() {
-		if !slices.Contains(ps, c.Priority) {
-			ps = append(ps, c.Priority)
+	preempts := map[int32]bool{}
+	if g.hasPriorities() {
+		for _, c := range g.classes() {
+			if !slices.Contains(ps, c.Priority) {
+				ps = append(ps, c.Priority)
+			}
+			users[c.Priority] = append(users[c.Priority], c.Name)
 		}
-		users[c.Priority] = append(users[c.Priority], c.Name)
+		for _, c := range g.classes() {
+			if g.s.Spec.Scheduler.Preemption && c.PreemptionPolicy != scenarios.PreemptNever {
+				preempts[c.Priority] = true
+			}
+		}
+	}
+	for _, v := range svcs {
+		p := v.Config.Priority
+		if !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+		users[p] = append(users[p], "service "+v.Name)
+		if g.s.Spec.Scheduler.Preemption && v.Config.Flags&cluster.FlagPreemptNever == 0 {
+			preempts[p] = true
+		}
 	}
 	slices.Sort(ps)
-	preempts := map[int32]bool{}
-	for _, c := range g.classes() {
-		if g.s.Spec.Scheduler.Preemption && c.PreemptionPolicy != scenarios.PreemptNever {
-			preempts[c.Priority] = true
-		}
-	}
 	for _, p := range ps {
 		never := corev1.PreemptNever
 		if preempts[p] {

@@ -351,13 +351,19 @@ func (g *gen) kueueConfig() (File, error) {
 
 // kueueFrameworks are Kueue's integrations the generated workloads use.
 func (g *gen) kueueFrameworks() []string {
+	fw := []string{"batch/job"}
 	switch g.o.TrainingAPI {
 	case TrainingPyTorchJob:
-		return []string{"batch/job", "kubeflow.org/pytorchjob"}
+		fw = append(fw, "kubeflow.org/pytorchjob")
 	case TrainingTFJob:
-		return []string{"batch/job", "kubeflow.org/tfjob"}
+		fw = append(fw, "kubeflow.org/tfjob")
 	}
-	return []string{"batch/job"}
+	if len(g.svcs) > 0 {
+		// Inference services' replicas: Deployments (and the plain pods
+		// of an InferenceService) through Kueue's pod-based integrations.
+		fw = append(fw, "pod", "deployment")
+	}
+	return fw
 }
 
 // policyVolcano writes the Volcano Queues the run used, as read, and the

@@ -30,6 +30,8 @@ var crdSchemas = map[string]string{
 	"monitoring.coreos.com/v1 PrometheusRule":      "monitoring.coreos.com/prometheusrule_v1.json",
 	KubeflowAPIVersion + " PyTorchJob":             "kubeflow.org/pytorchjob_v1.json",
 	KubeflowAPIVersion + " TFJob":                  "kubeflow.org/tfjob_v1.json",
+	KEDAAPIVersion + " ScaledObject":               "keda.sh/scaledobject_v1alpha1.json.gz",
+	KServeAPIVersion + " InferenceService":         "serving.kserve.io/inferenceservice_v1beta1.json.gz",
 }
 
 type schemaSet struct {

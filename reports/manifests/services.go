@@ -1,0 +1,577 @@
+package manifests
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/autoscale"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/services"
+)
+
+// Service is one inference service of a scenario as the run built it: the
+// scenario's names and the resolved replica pod, bounds, autoscaler and
+// serving model.
+type Service struct {
+	// Name names the objects; Queue is the scenario's queue (the
+	// namespace or LocalQueue); PriorityClass the PriorityClass the
+	// scenario names ("" none: one for the priority value, if not 0).
+	Name, Queue, PriorityClass string
+	Config                     sim.ServiceConfig
+	// Batching is set when the scenario gives batching (or a TorchServe
+	// config.properties): the model's config.properties is written.
+	Batching bool
+	// Model is the model's name in config.properties (default Name).
+	Model string
+}
+
+// Defaults of the serving objects.
+const (
+	// DefaultServingImage is TorchServe's GPU image, the replicas'
+	// container (Options.ServingImage).
+	DefaultServingImage = "pytorch/torchserve:0.12.0-gpu"
+	// TorchServeConfigPath is where TorchServe's image reads its
+	// configuration.
+	TorchServeConfigPath = "/home/model-server/config.properties"
+)
+
+// Names of the metrics the generated autoscalers read. TorchServe's
+// Prometheus metrics (metrics_mode=prometheus, port 8082) give the request
+// count and the queue latency; in-flight requests and the request rate per
+// pod come through prometheus-adapter rules over them (see the file
+// comments), and GPU utilization from NVIDIA's DCGM exporter.
+const (
+	MetricRequestsTotal       = "ts_inference_requests_total"
+	MetricQueueLatencyMicros  = "ts_queue_latency_microseconds"
+	MetricRequestsPerSecond   = "ts_inference_requests_per_second"
+	MetricRequestsInFlight    = "inference_requests_in_flight"
+	MetricGPUUtil             = "DCGM_FI_DEV_GPU_UTIL"
+	knativeTargetUtilization  = 70
+	annotationKnativeWindow   = "autoscaling.knative.dev/window"
+	annotationKnativeUtil     = "autoscaling.knative.dev/target-utilization-percentage"
+	annotationKnativePanicWin = "autoscaling.knative.dev/panic-window-percentage"
+	annotationKnativePanicThr = "autoscaling.knative.dev/panic-threshold-percentage"
+)
+
+// admission says whether the run had Kueue admission (a policy that is
+// not Volcano's).
+func (g *gen) admission() bool { return g.pol != nil && len(g.pol.Volcano) == 0 }
+
+// serviceFiles writes each service: services/NAME.yaml (a Deployment and
+// its HPA or KEDA ScaledObject, or a KServe InferenceService for the KPA)
+// and, when batching was set, services/NAME.config.properties.
+func (g *gen) serviceFiles() ([]File, error) {
+	var files []File
+	for i, v := range g.svcs {
+		fs, err := g.service(v)
+		if err != nil {
+			return nil, fmt.Errorf("spec.workload.services[%d] (%s): %v", i, v.Name, err)
+		}
+		files = append(files, fs...)
+	}
+	return files, nil
+}
+
+// replicaResources is a replica's requests (equal to its limits) and the
+// pools its GPU resource pins it to (MIG single strategy, time-slicing),
+// with words for the comment.
+func (g *gen) replicaResources(name string, p cluster.PodSpec) (corev1.ResourceList, []string, string, error) {
+	res := corev1.ResourceList{}
+	if p.MilliCPU > 0 {
+		res[corev1.ResourceCPU] = *resource.NewMilliQuantity(p.MilliCPU, resource.DecimalSI)
+	}
+	if p.MemoryMiB > 0 {
+		res[corev1.ResourceMemory] = *resource.NewQuantity(p.MemoryMiB<<20, resource.BinarySI)
+	}
+	switch {
+	case p.Shared():
+		frac := float64(p.GPUMilli) / cluster.MilliGPU
+		c := scenarios.ClassSpec{Name: name}
+		pools, words, n, err := g.shares(c, frac)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		res[ResourceGPU] = *resource.NewQuantity(n, resource.DecimalSI)
+		return res, pools, words, nil
+	case p.MIG != "":
+		n := int64(max(p.GPUs, 1))
+		var pools []string
+		mixed := len(g.pools) == 0
+		for _, q := range g.pools {
+			if slices.Contains(q.sharing.MIGLayout, p.MIG) || q.sharing.MIGRelayout {
+				pools = append(pools, q.name)
+				mixed = mixed || q.sharing.MIGStrategy == cluster.MIGMixed
+			}
+		}
+		if len(pools) == 0 && len(g.pools) > 0 {
+			return nil, nil, "", fmt.Errorf("no pool offers MIG profile %s", p.MIG)
+		}
+		if mixed {
+			res[corev1.ResourceName("nvidia.com/mig-"+p.MIG)] = *resource.NewQuantity(n, resource.DecimalSI)
+			return res, nil, fmt.Sprintf("Each replica asks for a MIG %s instance (nvidia.com/mig-%s, the mixed strategy).", p.MIG, p.MIG), nil
+		}
+		res[ResourceGPU] = *resource.NewQuantity(n, resource.DecimalSI)
+		return res, pools, fmt.Sprintf("Each replica asks for a MIG %s instance: one nvidia.com/gpu on a pool of the single strategy (%s).", p.MIG, strings.Join(pools, ", ")), nil
+	case p.GPUs > 0:
+		res[ResourceGPU] = *resource.NewQuantity(int64(p.GPUs), resource.DecimalSI)
+	}
+	return res, nil, "", nil
+}
+
+// placement is a replica's nodeSelector, affinity (the scenario's terms,
+// each also pinned to pools when the GPU resource needs it) and
+// tolerations.
+func placement(c *cluster.Constraints, pools []string) (map[string]string, *corev1.Affinity, []corev1.Toleration) {
+	var sel map[string]string
+	var terms []corev1.NodeSelectorTerm
+	var tols []corev1.Toleration
+	if c != nil {
+		for k, v := range c.NodeSelector {
+			if sel == nil {
+				sel = map[string]string{}
+			}
+			sel[capacityKey(k)] = v
+		}
+		for _, t := range c.Affinity {
+			var term corev1.NodeSelectorTerm
+			for _, r := range t {
+				term.MatchExpressions = append(term.MatchExpressions, corev1.NodeSelectorRequirement{
+					Key: capacityKey(r.Key), Operator: corev1.NodeSelectorOperator(r.Op), Values: r.Values,
+				})
+			}
+			terms = append(terms, term)
+		}
+		for _, t := range c.Tolerations {
+			tols = append(tols, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+		}
+	}
+	if len(pools) > 0 {
+		req := corev1.NodeSelectorRequirement{Key: cluster.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: pools}
+		if len(terms) == 0 {
+			terms = []corev1.NodeSelectorTerm{{}}
+		}
+		for k := range terms {
+			terms[k].MatchExpressions = append(terms[k].MatchExpressions, req)
+		}
+	}
+	var aff *corev1.Affinity
+	if len(terms) > 0 {
+		aff = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
+		}}
+	}
+	return sel, aff, tols
+}
+
+// servicePriorityClass is the PriorityClass a service's replicas name.
+func (g *gen) servicePriorityClass(v Service) string {
+	if v.PriorityClass != "" {
+		return v.PriorityClass
+	}
+	if v.Config.Priority != 0 || g.hasPriorities() {
+		return priorityClassName(v.Config.Priority)
+	}
+	return ""
+}
+
+// servicesWithPriority are the services whose replicas name a
+// PriorityClass gpuplan writes.
+func (g *gen) servicesWithPriority() []Service {
+	var out []Service
+	for _, v := range g.svcs {
+		if v.PriorityClass == "" && g.servicePriorityClass(v) != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// seconds writes ms as whole seconds, rounding up, and says whether that
+// changed it.
+func seconds(ms int64) (int32, bool) {
+	s := (ms + 999) / 1000
+	return int32(min(s, math.MaxInt32)), s*1000 != ms
+}
+
+func (g *gen) service(v Service) ([]File, error) {
+	if errs := validation.IsDNS1123Label(v.Name); len(errs) > 0 {
+		return nil, fmt.Errorf("name %q is not a valid Kubernetes name: %s", v.Name, strings.Join(errs, "; "))
+	}
+	cfg := v.Config
+	ns, lq := g.o.Namespace, ""
+	if g.admission() {
+		var err error
+		if lq, ns, err = g.localQueue(scenarios.ClassSpec{Name: v.Name, Queue: v.Queue}); err != nil {
+			return nil, err
+		}
+	}
+	g.jobNamespaces = append(g.jobNamespaces, ns)
+	res, pools, words, err := g.replicaResources(v.Name, cfg.Pod)
+	if err != nil {
+		return nil, err
+	}
+	sel, aff, tols := placement(cfg.Constraints, pools)
+	labels := map[string]string{"app.kubernetes.io/name": v.Name, "app.kubernetes.io/managed-by": "gpuplan", "app.kubernetes.io/component": "inference"}
+	if lq != "" {
+		labels[LabelQueueName] = lq
+	}
+	ann := map[string]string{generatedBy: g.s.Metadata.Name}
+	b := cfg.Spec.Batch
+	comment := []string{fmt.Sprintf("Inference service %s: replicas %d to %d (%d at the start); a replica serves after its image pull (%s) and model load (%s) once bound.",
+		v.Name, cfg.MinReplicas, cfg.MaxReplicas, cfg.InitialReplicas, msDuration(int64(cfg.ImagePull)), msDuration(int64(cfg.ModelLoad))),
+		fmt.Sprintf("Simulation only, with no Kubernetes object: the request load, the service time of a batch (%.4g ms + %.4g ms per request) and the SLO.", b.BaseMs, b.PerItemMs)}
+	if words != "" {
+		comment = append(comment, words)
+	}
+	var files []File
+	var props []byte
+	if v.Batching {
+		var notes []string
+		props, notes = torchServeConfig(v)
+		comment = append(comment, notes...)
+		files = append(files, File{Path: "services/" + v.Name + ".config.properties", Raw: props,
+			Comment: g.header(fmt.Sprintf("TorchServe configuration of service %s: its batching (batchSize %d, maxBatchDelay %.0f ms) and queue as the run modelled them.", v.Name, b.Size, b.MaxDelayMs))})
+	}
+	pc := g.servicePriorityClass(v)
+	var objects []any
+	if kpa, ok := cfg.Scaler.(services.KPA); ok && kpa.K != nil {
+		isvc, notes := g.inferenceService(v, ns, labels, ann, res, sel, aff, tols, pc, kpa.K.Spec())
+		comment = append(comment, notes...)
+		if lq != "" {
+			comment = append(comment, g.warn("service %s: an InferenceService's pods are Knative's; Kueue admits them through its pod integration (enable \"pod\" in its integrations) and the queue label is on the InferenceService", v.Name))
+		}
+		objects = append(objects, isvc)
+		return append(files, File{Path: "services/" + v.Name + ".yaml", Comment: g.header(comment...), Objects: objects}), nil
+	}
+	replicas := int32(cfg.InitialReplicas)
+	podLabels := map[string]string{"app.kubernetes.io/name": v.Name}
+	if lq != "" {
+		podLabels[LabelQueueName] = lq
+	}
+	container := corev1.Container{
+		Name:      "torchserve",
+		Image:     g.o.ServingImage,
+		Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
+		Ports: []corev1.ContainerPort{{Name: "inference", ContainerPort: 8080}, {Name: "management", ContainerPort: 8081},
+			{Name: "metrics", ContainerPort: 8082}},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ping", Port: intOrName("inference")}}},
+	}
+	pod := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "8082"}},
+		Spec: corev1.PodSpec{NodeSelector: sel, Affinity: aff, Tolerations: tols, PriorityClassName: pc,
+			Containers: []corev1.Container{container}},
+	}
+	if props != nil {
+		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: v.Name + "-torchserve", Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": v.Name}},
+			Data:       map[string]string{"config.properties": string(props)}}
+		objects = append(objects, cm)
+		pod.Spec.Volumes = []corev1.Volume{{Name: "torchserve-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}}}
+		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "torchserve-config", MountPath: TorchServeConfigPath, SubPath: "config.properties"}}
+		comment = append(comment, fmt.Sprintf("The ConfigMap %s holds the config.properties beside this file, mounted at %s.", cm.Name, TorchServeConfigPath))
+	}
+	dep := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: v.Name, Namespace: ns, Labels: labels, Annotations: ann},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": v.Name}},
+			Template: pod,
+		},
+	}
+	objects = append(objects, dep)
+	if lq != "" {
+		comment = append(comment, fmt.Sprintf("Kueue admits the replicas in LocalQueue %s (its deployment integration).", lq))
+	}
+	switch s := cfg.Scaler.(type) {
+	case services.HPA:
+		hpa, notes := g.hpa(v, ns, s)
+		comment = append(comment, notes...)
+		objects = append(objects, hpa)
+	case services.KEDA:
+		so, notes := g.scaledObject(v, ns, s)
+		comment = append(comment, notes...)
+		objects = append(objects, so)
+	default:
+		comment = append(comment, fmt.Sprintf("No autoscaler: %d replicas.", replicas))
+	}
+	return append(files, File{Path: "services/" + v.Name + ".yaml", Comment: g.header(comment...), Objects: objects}), nil
+}
+
+// torchServeConfig is the model's config.properties: batching, the
+// queue limit and the timeout as the run modelled them.
+func torchServeConfig(v Service) ([]byte, []string) {
+	spec := v.Config.Spec
+	b := spec.Batch
+	model := v.Model
+	if model == "" {
+		model = v.Name
+	}
+	var notes []string
+	delay := int(math.Round(b.MaxDelayMs))
+	if float64(delay) != b.MaxDelayMs {
+		notes = append(notes, fmt.Sprintf("maxBatchDelay is whole milliseconds in TorchServe: %g ms written as %d.", b.MaxDelayMs, delay))
+	}
+	entry := map[string]any{"defaultVersion": true, "marName": model + ".mar", "minWorkers": 1, "maxWorkers": 1,
+		"batchSize": b.Size, "maxBatchDelay": delay}
+	var lines []string
+	lines = append(lines, "inference_address=http://0.0.0.0:8080", "management_address=http://0.0.0.0:8081",
+		"metrics_address=http://0.0.0.0:8082", "metrics_mode=prometheus", "model_store=/home/model-server/model-store", "load_models=all")
+	if spec.QueueLimit > 0 {
+		lines = append(lines, fmt.Sprintf("job_queue_size=%d", spec.QueueLimit))
+	} else {
+		notes = append(notes, "The run's queue was unbounded; TorchServe's job_queue_size keeps its default, 100 requests.")
+	}
+	if spec.TimeoutMs > 0 {
+		s, changed := seconds(int64(math.Ceil(spec.TimeoutMs)))
+		lines = append(lines, fmt.Sprintf("default_response_timeout=%d", s))
+		entry["responseTimeout"] = s
+		if changed {
+			notes = append(notes, fmt.Sprintf("TorchServe's response timeout is whole seconds: the run's %g ms written as %d s.", spec.TimeoutMs, s))
+		}
+	}
+	js, _ := json.Marshal(map[string]any{model: map[string]any{"1.0": entry}})
+	lines = append(lines, "models="+string(js))
+	return []byte(strings.Join(lines, "\n") + "\n"), notes
+}
+
+// rulesOf writes one direction's behavior in full.
+func rulesOf(r autoscale.Rules) *autoscalingv2.HPAScalingRules {
+	out := &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr(int32(r.StabilizationMs / 1000))}
+	sel := autoscalingv2.MaxChangePolicySelect
+	switch r.Select {
+	case autoscale.SelectMin:
+		sel = autoscalingv2.MinChangePolicySelect
+	case autoscale.SelectDisabled:
+		sel = autoscalingv2.DisabledPolicySelect
+	}
+	out.SelectPolicy = &sel
+	for _, p := range r.Policies {
+		t := autoscalingv2.PodsScalingPolicy
+		if p.Type == autoscale.Percent {
+			t = autoscalingv2.PercentScalingPolicy
+		}
+		out.Policies = append(out.Policies, autoscalingv2.HPAScalingPolicy{Type: t, Value: int32(p.Value), PeriodSeconds: int32(p.PeriodMs / 1000)})
+	}
+	if r.Tolerance > 0 {
+		out.Tolerance = resource.NewMilliQuantity(int64(math.Round(r.Tolerance*1000)), resource.DecimalSI)
+	}
+	return out
+}
+
+func behaviorOf(up, down autoscale.Rules) *autoscalingv2.HorizontalPodAutoscalerBehavior {
+	return &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: rulesOf(up), ScaleDown: rulesOf(down)}
+}
+
+// quantityOf writes a metric value to a thousandth.
+func quantityOf(v float64) *resource.Quantity {
+	return resource.NewMilliQuantity(int64(math.Round(v*1000)), resource.DecimalSI)
+}
+
+// metricOf is the HPA metric a service metric is read through: the name,
+// the factor from the simulator's units to the metric's, and words.
+func metricOf(k services.MetricKind, gpu bool) (name string, factor float64, words string) {
+	switch k {
+	case services.Concurrency:
+		return MetricRequestsInFlight, 1, fmt.Sprintf("requests in flight per replica (%s: a prometheus-adapter rule over TorchServe's queue and the batch being served)", MetricRequestsInFlight)
+	case services.QueueLatencyMs:
+		return MetricQueueLatencyMicros, 1000, fmt.Sprintf("the mean queue latency (TorchServe's %s over %s, in microseconds)", MetricQueueLatencyMicros, MetricRequestsTotal)
+	case services.Utilization:
+		if gpu {
+			return MetricGPUUtil, 1, fmt.Sprintf("GPU utilization in percent (the DCGM exporter's %s)", MetricGPUUtil)
+		}
+		return "cpu", 1, "CPU utilization in percent"
+	}
+	return MetricRequestsPerSecond, 1, fmt.Sprintf("requests per second per replica (%s: a prometheus-adapter rule, rate(%s[1m]))", MetricRequestsPerSecond, MetricRequestsTotal)
+}
+
+func (g *gen) hpa(v Service, ns string, s services.HPA) (*autoscalingv2.HorizontalPodAutoscaler, []string) {
+	sp := s.H.Spec()
+	gpu := v.Config.Pod.MilliGPUs() > 0
+	name, factor, words := metricOf(s.Metric, gpu)
+	target := sp.Target * factor
+	var m autoscalingv2.MetricSpec
+	switch {
+	case name == "cpu":
+		m = autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(math.Round(target)))}}}
+	case sp.Type == autoscale.Value:
+		m = autoscalingv2.MetricSpec{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: name, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"namespace": ns, "service": v.Name}}},
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantityOf(target)}}}
+	default:
+		m = autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: name},
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: quantityOf(target)}}}
+	}
+	h := &autoscalingv2.HorizontalPodAutoscaler{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
+		ObjectMeta: metav1.ObjectMeta{Name: v.Name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": v.Name}},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: v.Name},
+			MinReplicas:    ptr(int32(sp.MinReplicas)),
+			MaxReplicas:    int32(sp.MaxReplicas),
+			Metrics:        []autoscalingv2.MetricSpec{m},
+			Behavior:       behaviorOf(sp.ScaleUp, sp.ScaleDown),
+		},
+	}
+	notes := []string{fmt.Sprintf("The HorizontalPodAutoscaler scales it on %s, target %.4g.", words, target)}
+	def := autoscale.NewHPASpec(1, 1)
+	if sp.Tolerance != def.Tolerance || sp.SyncMs != def.SyncMs {
+		notes = append(notes, g.warn("service %s: the run used an HPA tolerance of %g and a sync period of %s, which are kube-controller-manager's flags (--horizontal-pod-autoscaler-tolerance, --horizontal-pod-autoscaler-sync-period), not the object's", v.Name, sp.Tolerance, msDuration(sp.SyncMs)))
+	}
+	return h, notes
+}
+
+// promQuery is the Prometheus query of a KEDA trigger on a service
+// metric: the service's total (the trigger's AverageValue divides it by
+// the replicas) or, for latency and utilization, its mean.
+func promQuery(k services.MetricKind, ns, name string) string {
+	sel := fmt.Sprintf(`{namespace=%q,pod=~%q}`, ns, name+"-.*")
+	switch k {
+	case services.Concurrency:
+		return fmt.Sprintf("sum(%s%s)", MetricRequestsInFlight, sel)
+	case services.QueueLatencyMs:
+		return fmt.Sprintf("sum(rate(%s%s[1m])) / sum(rate(%s%s[1m]))", MetricQueueLatencyMicros, sel, MetricRequestsTotal, sel)
+	case services.Utilization:
+		return fmt.Sprintf(`avg(%s{exported_namespace=%q,exported_pod=~%q})`, MetricGPUUtil, ns, name+"-.*")
+	}
+	return fmt.Sprintf("sum(rate(%s%s[1m]))", MetricRequestsTotal, sel)
+}
+
+func number(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func (g *gen) scaledObject(v Service, ns string, s services.KEDA) (*ScaledObject, []string) {
+	sp := s.K.Spec()
+	_, factor, words := metricOf(s.Metric, true)
+	if s.Metric == services.Utilization {
+		words = fmt.Sprintf("GPU utilization in percent (the DCGM exporter's %s)", MetricGPUUtil)
+	}
+	poll, pollChanged := seconds(sp.PollingMs)
+	cool, coolChanged := seconds(sp.CooldownMs)
+	md := map[string]string{
+		"serverAddress": fmt.Sprintf("http://%s-prometheus.monitoring.svc:9090", g.o.PrometheusRelease),
+		"query":         promQuery(s.Metric, ns, v.Name),
+		"threshold":     number(sp.Threshold * factor),
+	}
+	if sp.ActivationThreshold > 0 {
+		md["activationThreshold"] = number(sp.ActivationThreshold * factor)
+	}
+	mt := "AverageValue"
+	if sp.Type == autoscale.Value {
+		mt = "Value"
+	}
+	so := &ScaledObject{
+		TypeMeta:   metav1.TypeMeta{APIVersion: KEDAAPIVersion, Kind: "ScaledObject"},
+		ObjectMeta: metav1.ObjectMeta{Name: v.Name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": v.Name}},
+		Spec: ScaledObjectSpec{
+			ScaleTargetRef:  ScaleTarget{APIVersion: "apps/v1", Kind: "Deployment", Name: v.Name},
+			PollingInterval: ptr(poll),
+			CooldownPeriod:  ptr(cool),
+			MinReplicaCount: ptr(int32(sp.MinReplicaCount)),
+			MaxReplicaCount: ptr(int32(sp.MaxReplicaCount)),
+			Advanced:        &AdvancedConfig{HorizontalPodAutoscalerConfig: &HorizontalPodAutoscalerConfig{Behavior: behaviorOf(sp.ScaleUp, sp.ScaleDown)}},
+			Triggers:        []ScaleTrigger{{Type: "prometheus", Metadata: md, MetricType: mt}},
+		},
+	}
+	notes := []string{fmt.Sprintf("The KEDA ScaledObject scales it on %s, threshold %s (%s), polling every %d s, cooldown %d s.", words, md["threshold"], mt, poll, cool)}
+	if sp.MinReplicaCount == 0 {
+		notes = append(notes, fmt.Sprintf("minReplicaCount 0: KEDA scales the Deployment to zero once the trigger has been inactive (at most %s) for the cooldown, and back to one when it is active.", md["activationThreshold"]))
+	}
+	if pollChanged || coolChanged {
+		notes = append(notes, g.warn("service %s: KEDA's pollingInterval and cooldownPeriod are whole seconds: the run's %s and %s are written rounded up", v.Name, msDuration(sp.PollingMs), msDuration(sp.CooldownMs)))
+	}
+	return so, notes
+}
+
+// inferenceService writes a KPA-scaled service as KServe's Serverless
+// InferenceService: the KPA's concurrency target per replica is
+// scaleTarget x the target utilization (Knative's 70% unless that does
+// not give it).
+func (g *gen) inferenceService(v Service, ns string, labels, ann map[string]string, res corev1.ResourceList, sel map[string]string, aff *corev1.Affinity,
+	tols []corev1.Toleration, pc string, sp autoscale.KPASpec) (*InferenceService, []string) {
+	cfg := v.Config
+	target := sp.Target / knativeTargetUtilization * 100
+	scaleTarget := int32(math.Round(target))
+	if math.Abs(target-float64(scaleTarget)) > 1e-9 || scaleTarget < 1 {
+		scaleTarget = int32(math.Ceil(sp.Target))
+		ann[annotationKnativeUtil] = number(sp.Target / float64(scaleTarget) * 100)
+	}
+	def := autoscale.NewKPASpec(1)
+	if sp.StableWindowMs != def.StableWindowMs {
+		ann[annotationKnativeWindow] = msDuration(sp.StableWindowMs).String()
+	}
+	if sp.PanicWindowPct != def.PanicWindowPct {
+		ann[annotationKnativePanicWin] = number(sp.PanicWindowPct)
+	}
+	if sp.PanicThresholdPct != def.PanicThresholdPct {
+		ann[annotationKnativePanicThr] = number(sp.PanicThresholdPct)
+	}
+	pred := PredictorSpec{
+		MinReplicas: ptr(int32(cfg.MinReplicas)), MaxReplicas: int32(cfg.MaxReplicas),
+		ScaleTarget: ptr(scaleTarget), ScaleMetric: "concurrency",
+		NodeSelector: sel, Affinity: aff, Tolerations: tols, PriorityClassName: pc,
+		Model: &ModelSpec{ModelFormat: ModelFormat{Name: "pytorch"}, StorageURI: "s3://CHANGE-ME/models/" + v.Name,
+			Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()}},
+	}
+	if q := cfg.Spec.QueueLimit; q > 0 {
+		pred.ContainerConcurrency = ptr(int64(q))
+	}
+	isvc := &InferenceService{
+		TypeMeta:   metav1.TypeMeta{APIVersion: KServeAPIVersion, Kind: "InferenceService"},
+		ObjectMeta: metav1.ObjectMeta{Name: v.Name, Namespace: ns, Labels: labels, Annotations: ann},
+		Spec:       InferenceServiceSpec{Predictor: pred},
+	}
+	notes := []string{fmt.Sprintf("A KServe InferenceService (Serverless): Knative's KPA scales the predictor on concurrency, %.4g requests per replica (scaleTarget %d at %s%% target utilization), from %d to %d replicas.",
+		sp.Target, scaleTarget, utilText(ann), cfg.MinReplicas, cfg.MaxReplicas),
+		"storageUri is a placeholder: point it at the model's storage (a TorchServe model store: config/config.properties and model-store/).",
+	}
+	if pred.ContainerConcurrency != nil {
+		notes = append(notes, fmt.Sprintf("containerConcurrency %d is the run's queue limit per replica; Knative's queue-proxy holds requests beyond it where the run dropped them.", *pred.ContainerConcurrency))
+	}
+	var cluster []string
+	if sp.MaxScaleUpRate != def.MaxScaleUpRate {
+		cluster = append(cluster, "max-scale-up-rate "+number(sp.MaxScaleUpRate))
+	}
+	if sp.MaxScaleDownRate != def.MaxScaleDownRate {
+		cluster = append(cluster, "max-scale-down-rate "+number(sp.MaxScaleDownRate))
+	}
+	if sp.ScaleToZeroGraceMs != def.ScaleToZeroGraceMs {
+		cluster = append(cluster, "scale-to-zero-grace-period "+msDuration(sp.ScaleToZeroGraceMs).String())
+	}
+	if sp.TickMs != def.TickMs {
+		cluster = append(cluster, "tick-interval "+msDuration(sp.TickMs).String())
+	}
+	if len(cluster) > 0 {
+		notes = append(notes, g.warn("service %s: the run used Knative autoscaler settings that are cluster-wide, in the knative-serving namespace's config-autoscaler ConfigMap, not the InferenceService's: %s", v.Name, strings.Join(cluster, ", ")))
+	}
+	if cfg.ImagePull+cfg.ModelLoad > 0 {
+		notes = append(notes, fmt.Sprintf("A cold start from zero waits for a node, the image pull and the model load (%s in the run) while the activator holds the requests.", time.Duration(cfg.ImagePull+cfg.ModelLoad)*time.Millisecond))
+	}
+	return isvc, notes
+}
+
+func intOrName(name string) intstr.IntOrString { return intstr.FromString(name) }
+
+func utilText(ann map[string]string) string {
+	if u, ok := ann[annotationKnativeUtil]; ok {
+		return u
+	}
+	return strconv.Itoa(knativeTargetUtilization)
+}

@@ -1,0 +1,287 @@
+package manifests
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/scenarios"
+	kubesvc "gpuplan.dev/gpuplan/scenarios/kube/services"
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/autoscale"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/services"
+)
+
+// bare is a generator with no pools or policy, for services built by hand.
+func bare(svcs ...Service) *gen {
+	s := &scenarios.Scenario{}
+	s.Metadata.Name = "serving"
+	return &gen{s: s, source: "serving.yaml", svcs: svcs,
+		o: Options{Namespace: DefaultNamespace, ServingImage: DefaultServingImage, PrometheusRelease: DefaultPrometheusRelease}}
+}
+
+var bertBatch = serving.Batch{Size: 32, MaxDelayMs: 100, BaseMs: 8, PerItemMs: 0.9}
+
+// hpaService: a BERT classifier of one L4 GPU, 4 CPUs and 16 GiB,
+// tolerating the GPU taint, 1 to 8 replicas (2 at first) under an HPA on
+// 50 requests/s per replica with a 60 s scale-down window, batching 32
+// with a 100 ms delay, a queue of 100 and a 2 s timeout.
+func hpaService(t *testing.T) Service {
+	sp := autoscale.NewHPASpec(8, 50)
+	sp.ScaleDown.StabilizationMs = 60_000
+	h, err := autoscale.NewHPA(sp)
+	require.NoError(t, err)
+	return Service{Name: "bert", Queue: "inference", Batching: true, Config: sim.ServiceConfig{
+		Spec:     services.Spec{Name: "bert", Batch: bertBatch, QueueLimit: 100, TimeoutMs: 2000, SLOMs: 200},
+		Scaler:   services.HPA{H: h, Metric: services.RequestsPerReplica},
+		Priority: 1000,
+		Pod:      cluster.PodSpec{MilliCPU: 4000, MemoryMiB: 16384, GPUs: 1},
+		Constraints: &cluster.Constraints{NodeSelector: map[string]string{"node.kubernetes.io/instance-type": "g6.xlarge"},
+			Tolerations: []cluster.Toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}}},
+		MinReplicas: 1, MaxReplicas: 8, InitialReplicas: 2, ImagePull: 40_000, ModelLoad: 25_000,
+	}}
+}
+
+// kedaService: the same model scaled by KEDA on queue latency, 100 ms
+// (100,000 us in TorchServe's metric), active above 5 ms, from 0 to 8
+// replicas, polling every 15 s, cooling down for 600 s.
+func kedaService(t *testing.T) Service {
+	sp := autoscale.NewScaledObjectSpec(100)
+	sp.ActivationThreshold, sp.Type = 5, autoscale.Value
+	sp.MinReplicaCount, sp.MaxReplicaCount = 0, 8
+	sp.PollingMs, sp.CooldownMs = 15_000, 600_000
+	k, err := autoscale.NewKEDA(sp)
+	require.NoError(t, err)
+	v := hpaService(t)
+	v.Name, v.Config.Scaler = "bert-keda", services.KEDA{K: k, Metric: services.QueueLatencyMs}
+	v.Config.MinReplicas, v.Config.InitialReplicas = 0, 0
+	return v
+}
+
+func kpaService(t *testing.T, target float64) Service {
+	sp := autoscale.NewKPASpec(target)
+	sp.MinScale, sp.MaxScale, sp.StableWindowMs = 0, 5, 120_000
+	k, err := autoscale.NewKPA(sp)
+	require.NoError(t, err)
+	return Service{Name: "recommender", Queue: "shop", Config: sim.ServiceConfig{
+		Spec:        services.Spec{Name: "recommender", Batch: serving.Batch{Size: 1, BaseMs: 12}},
+		Scaler:      services.KPA{K: k, TickMs: sp.TickMs},
+		Pod:         cluster.PodSpec{MilliCPU: 2000, MemoryMiB: 8192, GPUs: 1, MIG: "1g.10gb"},
+		MinReplicas: 0, MaxReplicas: 5, ImagePull: 30_000, ModelLoad: 60_000,
+	}}
+}
+
+// written generates the services' files and reads every YAML file back
+// strictly into its types (Decode), returning the encoded files by path.
+func written(t *testing.T, g *gen) map[string][]byte {
+	t.Helper()
+	files, err := g.serviceFiles()
+	require.NoError(t, err)
+	out := map[string][]byte{}
+	set := newSchemaSet()
+	for _, f := range files {
+		b := encode(t, f)
+		out[f.Path] = b
+		if !strings.HasSuffix(f.Path, ".yaml") {
+			continue
+		}
+		objs, err := Decode(f.Path, b)
+		require.NoError(t, err, "%s:\n%s", f.Path, b)
+		require.Len(t, objs, len(f.Objects))
+		for _, o := range f.Objects {
+			_, err := set.validate(t, o)
+			require.NoError(t, err, "%s", f.Path)
+		}
+	}
+	return out
+}
+
+// A Deployment and its HPA read back as the run's service: the replica
+// pod, the bounds and the HPA spec (target, behavior, defaults), and the
+// batching of the config.properties beside them.
+func TestServiceDeploymentAndHPARoundTrip(t *testing.T) {
+	v := hpaService(t)
+	files := written(t, bare(v))
+	require.Contains(t, files, "services/bert.yaml")
+	require.Contains(t, files, "services/bert.config.properties")
+	y := files["services/bert.yaml"]
+
+	wls, _, err := kubesvc.ReadServing("bert.yaml", y)
+	require.NoError(t, err)
+	require.Len(t, wls, 1)
+	w := wls[0]
+	assert.Equal(t, "Deployment", w.Kind)
+	assert.Equal(t, 2, w.Replicas, "initial replicas")
+	assert.Equal(t, kubesvc.Pod{MilliCPU: 4000, MemoryMiB: 16384, GPUs: 1, PriorityClassName: "gpuplan-priority-1000",
+		NodeSelector: map[string]string{"node.kubernetes.io/instance-type": "g6.xlarge"},
+		Tolerations:  []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}, w.Pod)
+
+	set, err := kubesvc.Read("bert.yaml", y)
+	require.NoError(t, err)
+	require.Len(t, set.HPAs, 1)
+	h := set.HPAs[0]
+	assert.Equal(t, "Deployment/bert", h.Target)
+	assert.Equal(t, kubesvc.Metric{Source: "Pods", Name: MetricRequestsPerSecond}, h.Metric)
+	assert.Equal(t, v.Config.Scaler.(services.HPA).H.Spec(), h.Spec, "bounds, target, type, behavior, tolerance, sync")
+
+	ts, err := kubesvc.ParseTorchServe("config.properties", files["services/bert.config.properties"])
+	require.NoError(t, err)
+	assert.Equal(t, 100, ts.JobQueueSize)
+	assert.Equal(t, 2, ts.DefaultResponseTimeoutS)
+	require.Len(t, ts.Models, 1)
+	m := ts.Models[0]
+	assert.Equal(t, bertBatch, m.Batch(bertBatch.BaseMs, bertBatch.PerItemMs), "batch size and delay")
+	assert.Equal(t, "bert", m.Name)
+
+	// The Deployment mounts the same config.properties from its ConfigMap.
+	objs, err := Decode("bert.yaml", y)
+	require.NoError(t, err)
+	var cm *corev1.ConfigMap
+	var dep *appsv1.Deployment
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *corev1.ConfigMap:
+			cm = x
+		case *appsv1.Deployment:
+			dep = x
+		}
+	}
+	require.NotNil(t, cm)
+	require.NotNil(t, dep)
+	assert.Equal(t, string(files["services/bert.config.properties"][bytes.Index(files["services/bert.config.properties"], []byte("inference_address")):]), cm.Data["config.properties"])
+	assert.Equal(t, TorchServeConfigPath, dep.Spec.Template.Spec.Containers[0].VolumeMounts[0].MountPath)
+	assert.Equal(t, cm.Name, dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name)
+}
+
+// A ScaledObject reads back with the run's bounds, polling, cooldown and
+// behavior; its thresholds are TorchServe's microseconds (x1000 the
+// run's milliseconds).
+func TestServiceScaledObjectRoundTrip(t *testing.T) {
+	v := kedaService(t)
+	files := written(t, bare(v))
+	set, err := kubesvc.Read("bert-keda.yaml", files["services/bert-keda.yaml"])
+	require.NoError(t, err)
+	require.Len(t, set.ScaledObjects, 1)
+	so := set.ScaledObjects[0]
+	assert.Equal(t, "Deployment/bert-keda", so.Target)
+	assert.Equal(t, "prometheus", so.Metric.Source)
+	assert.Contains(t, so.Metric.Query, MetricQueueLatencyMicros)
+	want := v.Config.Scaler.(services.KEDA).K.Spec()
+	want.Threshold, want.ActivationThreshold = 100_000, 5_000
+	assert.Equal(t, want, so.Spec)
+
+	wls, _, err := kubesvc.ReadServing("bert-keda.yaml", files["services/bert-keda.yaml"])
+	require.NoError(t, err)
+	require.Len(t, wls, 1)
+	assert.Equal(t, 0, wls[0].Replicas, "scaled to zero at the start")
+}
+
+// A KPA-scaled service is a KServe InferenceService: target 7 per replica
+// is scaleTarget 10 at Knative's 70%; target 10 is scaleTarget 10 at
+// 100%. Both read back to the run's target, bounds and window.
+func TestServiceInferenceServiceRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		target      float64
+		scaleTarget int
+		util        string
+	}{{7, 10, ""}, {10, 10, "100"}} {
+		v := kpaService(t, c.target)
+		files := written(t, bare(v))
+		y := files["services/recommender.yaml"]
+		wls, _, err := kubesvc.ReadServing("recommender.yaml", y)
+		require.NoError(t, err)
+		require.Len(t, wls, 1)
+		w := wls[0]
+		assert.Equal(t, "InferenceService", w.Kind)
+		assert.Equal(t, "Serverless", w.Mode)
+		assert.Equal(t, 0, w.MinReplicas)
+		assert.Equal(t, 5, w.MaxReplicas)
+		assert.Equal(t, "1g.10gb", w.Pod.MIG)
+		require.NotNil(t, w.KPA)
+		want := v.Config.Scaler.(services.KPA).K.Spec()
+		got := *w.KPA
+		assert.InDelta(t, want.Target, got.Target, 1e-9)
+		got.Target = want.Target
+		assert.Equal(t, want, got)
+		assert.Contains(t, string(y), fmt.Sprintf("scaleTarget: %d\n", c.scaleTarget))
+		if c.util != "" {
+			assert.Contains(t, string(y), annotationKnativeUtil+`: "`+c.util+`"`)
+		} else {
+			assert.NotContains(t, string(y), annotationKnativeUtil)
+		}
+	}
+}
+
+// Utilization on a GPU replica is the DCGM exporter's GPU utilization as
+// a Pods metric; a CPU-only replica's is the cpu resource.
+func TestServiceUtilizationMetric(t *testing.T) {
+	v := hpaService(t)
+	h, err := autoscale.NewHPA(autoscale.NewHPASpec(4, 60))
+	require.NoError(t, err)
+	v.Config.Scaler = services.HPA{H: h, Metric: services.Utilization}
+	files := written(t, bare(v))
+	set, err := kubesvc.Read("bert.yaml", files["services/bert.yaml"])
+	require.NoError(t, err)
+	assert.Equal(t, kubesvc.Metric{Source: "Pods", Name: MetricGPUUtil}, set.HPAs[0].Metric)
+	assert.Equal(t, 60.0, set.HPAs[0].Spec.Target)
+
+	v.Config.Pod = cluster.PodSpec{MilliCPU: 2000, MemoryMiB: 4096}
+	files = written(t, bare(v))
+	set, err = kubesvc.Read("bert.yaml", files["services/bert.yaml"])
+	require.NoError(t, err)
+	assert.Equal(t, kubesvc.Metric{Source: "Resource", Name: "cpu"}, set.HPAs[0].Metric)
+	assert.Equal(t, 60.0, set.HPAs[0].Spec.Target)
+	objs, err := Decode("bert.yaml", files["services/bert.yaml"])
+	require.NoError(t, err)
+	for _, o := range objs {
+		if x, ok := o.(*autoscalingv2.HorizontalPodAutoscaler); ok {
+			assert.Equal(t, autoscalingv2.UtilizationMetricType, x.Spec.Metrics[0].Resource.Target.Type)
+		}
+	}
+}
+
+// The schema check can fail: a ScaledObject with a misspelt field and an
+// InferenceService with a string where the schema wants a number.
+func TestServiceSchemaCheckCanFail(t *testing.T) {
+	set := newSchemaSet()
+	g := bare(kedaService(t), kpaService(t, 7))
+	files, err := g.serviceFiles()
+	require.NoError(t, err)
+	bad := 0
+	for _, f := range files {
+		for _, o := range f.Objects {
+			switch x := o.(type) {
+			case *ScaledObject:
+				b, err := marshal(x)
+				require.NoError(t, err)
+				_, err = set.validate(t, yamlMap(t, strings.Replace(string(b), "pollingInterval:", "pollingIntervall:", 1)))
+				require.Error(t, err)
+				bad++
+			case *InferenceService:
+				b, err := marshal(x)
+				require.NoError(t, err)
+				_, err = set.validate(t, yamlMap(t, strings.Replace(string(b), "maxReplicas: 5", "maxReplicas: five", 1)))
+				require.Error(t, err)
+				bad++
+			}
+		}
+	}
+	require.Equal(t, 2, bad)
+}
+
+func yamlMap(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(s), &m))
+	return m
+}
