@@ -77,8 +77,13 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 		}
 	}
 	if c := s.Cost; c != nil {
+		detail := fmt.Sprintf("%s per useful GPU-hour", money(c.CostPerUsefulGPUHour))
+		if len(c.ByWorkload) == 2 {
+			// With services the bill is not all training's.
+			detail = fmt.Sprintf("training %s, inference %s", money(c.ByWorkload[0].Total), money(c.ByWorkload[1].Total))
+		}
 		pg.KPIs = append(pg.KPIs,
-			htmlKPI{"cost", money(c.Total), fmt.Sprintf("%s per useful GPU-hour", money(c.CostPerUsefulGPUHour))},
+			htmlKPI{"cost", money(c.Total), detail},
 			htmlKPI{"idle cost", money(c.Idle), fmt.Sprintf("%.1f%% of the bill", 100*safeDiv(c.Idle, c.Total))})
 		if c.LostCost > 0 {
 			pg.KPIs = append(pg.KPIs, htmlKPI{"lost to disruptions", money(c.LostCost), fmt.Sprintf("%.1f GPU-hours", c.LostGPUHours)})
