@@ -17,7 +17,9 @@ type ServiceConfig struct {
 	// Spec is the request load, the batching model, limits and SLO.
 	Spec services.Spec
 	// Scaler decides the replicas at each of its periods, the first one
-	// period after the start (nil: the initial replicas, fixed).
+	// period after the start (nil: the initial replicas, fixed). A run
+	// works on a fresh copy of a stateful scaler (services.Freshener), so
+	// the Config can be run again, or by several runs at once.
 	Scaler services.Scaler
 	// Queue is the LocalQueue (with admission) or the queue name the
 	// replica pods carry; Priority their PriorityClass value; Flags may

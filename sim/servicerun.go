@@ -133,6 +133,15 @@ func (r *runner) initServices() error {
 		if s.scaler == nil {
 			s.scaler = services.Fixed{Replicas: s.initial}
 		}
+		if f, ok := s.scaler.(services.Freshener); ok {
+			// The run's own controller state: the Config's is never
+			// touched, so it can be run again or by several runs at once.
+			fresh, err := f.Fresh()
+			if err != nil {
+				return bad("scaler: %v", err)
+			}
+			s.scaler = fresh
+		}
 		s.period = s.scaler.PeriodMs()
 		if s.period <= 0 {
 			return bad("the scaler's period is %d ms: it must be positive", s.period)

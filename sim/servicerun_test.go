@@ -233,6 +233,12 @@ func TestServicesDeterministic(t *testing.T) {
 		return run(t, cfg, job("a", 0, 100*Second, 2, 4), prio(job("b", 30*Second, 200*Second, 4, 4), -1))
 	}
 	require.Equal(t, mk(), mk())
+
+	// One Config run twice: the HPA's history is the run's, not the
+	// Config's, so the second run is the first again.
+	cfg := Config{Pools: []cluster.PoolSpec{pool("p", 8, 4)}, Horizon: 450 * Second, TimelineInterval: 15 * Second,
+		Services: []ServiceConfig{hpaService(t)}}
+	require.Equal(t, run(t, cfg), run(t, cfg))
 }
 
 // KEDA with minReplicaCount 0 on the total request rate: the service

@@ -61,6 +61,16 @@ type Scaler interface {
 	Decide(now int64, replicas, ready, starting int, m Metrics) int
 }
 
+// Freshener is a scaler that keeps state between decisions (an HPA's
+// recommendations and changes, KEDA's last activity, the KPA's windows).
+// Fresh is a copy of it with no history: a run asks every such scaler for
+// one, so that one configuration can be run again, or by several runs at
+// once, each run's controller starting from scratch. A stateful Scaler
+// must implement it.
+type Freshener interface {
+	Fresh() (Scaler, error)
+}
+
 // Metrics is what the service exports at an instant.
 type Metrics struct {
 	Rate           float64 // requests per second arriving
@@ -91,6 +101,13 @@ type HPA struct {
 }
 
 func (h HPA) PeriodMs() int64 { return h.H.Spec().SyncMs }
+
+// Fresh is the HPA with no history.
+func (h HPA) Fresh() (Scaler, error) {
+	c, err := autoscale.NewHPA(h.H.Spec())
+	return HPA{H: c, Metric: h.Metric}, err
+}
+
 func (h HPA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
 	v := m.value(h.Metric, ready)
 	if h.H.Spec().Type == autoscale.Value && h.Metric != QueueLatencyMs && h.Metric != Utilization {
@@ -106,6 +123,13 @@ type KEDA struct {
 }
 
 func (k KEDA) PeriodMs() int64 { return k.K.HPASyncMs() }
+
+// Fresh is the ScaledObject with no history.
+func (k KEDA) Fresh() (Scaler, error) {
+	c, err := autoscale.NewKEDA(k.K.Spec())
+	return KEDA{K: c, Metric: k.Metric}, err
+}
+
 func (k KEDA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
 	v := m.value(k.Metric, ready)
 	if k.Metric == RequestsPerReplica || k.Metric == Concurrency {
@@ -121,6 +145,13 @@ type KPA struct {
 }
 
 func (k KPA) PeriodMs() int64 { return k.TickMs }
+
+// Fresh is the KPA with no history.
+func (k KPA) Fresh() (Scaler, error) {
+	c, err := autoscale.NewKPA(k.K.Spec())
+	return KPA{K: c, TickMs: k.TickMs}, err
+}
+
 func (k KPA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
 	return k.K.Tick(now, m.InFlight, ready)
 }
