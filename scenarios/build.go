@@ -263,6 +263,19 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 // Build turns the scenario into a simulation config. The caller must Close
 // the result when the run is over.
 func (s *Scenario) Build(opts Options) (*Built, error) {
+	b, err := s.buildJobs(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.buildServices(b, opts); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// buildJobs builds everything but the services.
+func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 	cm, err := s.Cluster()
 	if err != nil {
 		return nil, err
@@ -349,7 +362,8 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		b.Config.Horizon = opts.Horizon.Milliseconds()
 	}
 	manifests := trace == nil && len(s.Spec.Workload.Manifests) > 0
-	if trace == nil && !manifests && b.Config.Horizon == 0 && s.Spec.Workload.Synthetic.Jobs == 0 {
+	servicesOnly := trace == nil && !manifests && s.Spec.Workload.Synthetic == nil
+	if trace == nil && !manifests && !servicesOnly && b.Config.Horizon == 0 && s.Spec.Workload.Synthetic.Jobs == 0 {
 		return nil, &InputError{File: "--horizon", Msg: "a synthetic workload without a jobs limit needs a horizon"}
 	}
 	from := ""
@@ -358,6 +372,11 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 	}
 	if err := s.checkTimeline(b.Config.Horizon, from); err != nil {
 		return nil, err
+	}
+	if servicesOnly {
+		b.Config.Workload = &sim.SliceSource{}
+		b.Workload = "services only"
+		return b, s.policy(b, opts)
 	}
 	if trace == nil {
 		if err := s.checkArrivals(b.Config.Horizon, from); err != nil {

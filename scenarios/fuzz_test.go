@@ -92,6 +92,11 @@ func readsFiles(s *Scenario) bool {
 			return true
 		}
 	}
+	for _, v := range s.Spec.Workload.Services {
+		if v.Load.CSV != nil || v.TorchServe != nil || len(v.Manifests) > 0 || (v.Autoscaler != nil && len(v.Autoscaler.Manifests) > 0) {
+			return true
+		}
+	}
 	return false
 }
 

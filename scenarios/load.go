@@ -350,8 +350,17 @@ func (s *Scenario) validateWorkload() error {
 			given++
 		}
 	}
+	if err := s.validateServices(); err != nil {
+		return err
+	}
+	if given == 0 && len(w.Services) > 0 {
+		if s.Spec.Horizon == nil {
+			return s.errAt("spec.workload.services", "a scenario with services needs spec.horizon: services never drain")
+		}
+		return nil
+	}
 	if given != 1 {
-		return s.errAt("spec.workload", "give exactly one of trace, synthetic or manifests")
+		return s.errAt("spec.workload", "give exactly one of trace, synthetic or manifests (and services beside it, or services alone)")
 	}
 	if len(w.Manifests) > 0 {
 		return s.validateManifests()

@@ -359,7 +359,8 @@ type NodeListSpec struct {
 }
 
 // WorkloadSpec is a trace, a synthetic generator or Kubernetes workload
-// manifests (exactly one).
+// manifests (at most one; none when it has services), and inference
+// services.
 type WorkloadSpec struct {
 	Trace     *TraceSpec     `json:"trace,omitempty"`
 	Synthetic *SyntheticSpec `json:"synthetic,omitempty"`
@@ -370,6 +371,9 @@ type WorkloadSpec struct {
 	Recovery *RecoverySpec `json:"recovery,omitempty"`
 	// Volcano runs every job that does not say its own as a Volcano Job.
 	Volcano *VolcanoJobSpec `json:"volcano,omitempty"`
+	// Services are inference services beside the jobs (or alone): see
+	// services.go.
+	Services []ServiceSpec `json:"services,omitempty"`
 }
 
 // VolcanoJobSpec is how jobs run as Volcano Jobs (batch.volcano.sh/v1alpha1):

@@ -30,9 +30,12 @@ func newScenarioCmd(out io.Writer) *cobra.Command {
 makes before its clock starts, with the same code: it builds the cluster
 (pools, NodePools, node lists, prices, spot and failure models), the
 workload (trace or synthetic classes: each class's MIG profile must be one
-a pool offers), the admission policy (each class's queue must be one of its
-LocalQueues), each what-if variant and the all-on-demand twin, and reads
-the pricing rules. Nothing is simulated.`,
+a pool offers), the inference services (their rate files, TorchServe
+config.properties, autoscaler and Deployment or InferenceService manifests,
+replica bounds, and a pool each replica can run on), the admission policy
+(each class's and service's queue must be one of its LocalQueues), each
+what-if variant and the all-on-demand twin, and reads the pricing rules.
+Nothing is simulated.`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
 			var first error

@@ -1,0 +1,75 @@
+package services
+
+import (
+	"fmt"
+	"strings"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/sim/services"
+)
+
+// Kind says which of a simulated service's metrics an autoscaler's metric
+// is, and the factor that turns its values (targets, thresholds) into that
+// metric's units: queue latency in ms, rates per second, concurrency in
+// requests, utilization in percent. It goes by the resource, metric name
+// or Prometheus query:
+//
+//   - the cpu or nvidia.com/gpu resource, KEDA's cpu trigger, a name with
+//     "util" (DCGM_FI_DEV_GPU_UTIL): utilization;
+//   - "latency" or "queue_time" (TorchServe's ts_queue_latency_microseconds,
+//     Triton's nv_inference_queue_duration_us): queue latency, its unit from
+//     the name (microseconds, _us, nanoseconds, _ns, milliseconds, _ms,
+//     seconds; ms when it says none);
+//   - "concurrency", "in_flight", "inflight", "pending", "queue_size",
+//     "running": requests in flight;
+//   - "request", "rps", "qps": requests per second.
+//
+// Anything else is an error: the scenario then says what the metric
+// measures.
+func (m Metric) Kind() (services.MetricKind, float64, error) {
+	switch m.Source {
+	case "Resource", "ContainerResource", "cpu":
+		switch m.Name {
+		case "cpu", "nvidia.com/gpu":
+			return services.Utilization, 1, nil
+		}
+		if m.Source == "cpu" {
+			return services.Utilization, 1, nil
+		}
+		return 0, 0, fmt.Errorf("resource %s: gpuplan models a replica's CPU or GPU utilization, not its %s", strict.Quote(m.Name), strict.Quote(m.Name))
+	}
+	text := strings.ToLower(m.Name + " " + m.Query)
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("latency", "queue_time", "queue_duration", "duration_us"):
+		switch {
+		case has("nanosecond", "_ns"):
+			return services.QueueLatencyMs, 1e-6, nil
+		case has("microsecond", "_us"):
+			return services.QueueLatencyMs, 1e-3, nil
+		case has("millisecond", "_ms"):
+			return services.QueueLatencyMs, 1, nil
+		case has("second"):
+			return services.QueueLatencyMs, 1000, nil
+		}
+		return services.QueueLatencyMs, 1, nil
+	case has("util"):
+		return services.Utilization, 1, nil
+	case has("concurrency", "in_flight", "inflight", "pending", "queue_size", "running"):
+		return services.Concurrency, 1, nil
+	case has("request", "rps", "qps"):
+		return services.RequestsPerReplica, 1, nil
+	}
+	what := m.Name
+	if m.Query != "" {
+		what = m.Query
+	}
+	return 0, 0, fmt.Errorf("cannot tell what %s %s measures (queue latency, requests per second, concurrency or utilization)", m.Source, strict.Quote(what))
+}
