@@ -334,3 +334,57 @@ func TestReplicasThroughAdmission(t *testing.T) {
 		Admission: twoTeams("", admission.BestEffortFIFO, admission.Never), Services: []ServiceConfig{svc}})
 	require.ErrorContains(t, err, `queue "team-c" is not a LocalQueue`)
 }
+
+// windowScaler wants one replica in [from, to), none otherwise.
+type windowScaler struct{ from, to int64 }
+
+func (s windowScaler) PeriodMs() int64 { return Minute }
+func (s windowScaler) Decide(now int64, _, _, _ int, _ services.Metrics) int {
+	if now >= s.from && now < s.to {
+		return 1
+	}
+	return 0
+}
+
+// A replica on a time-sliced GPU takes its turn: job A (10 min of work)
+// runs alone from 0; a replica shares its GPU from 2 to 6 min, when A runs
+// at half speed (2 min of work in 4); alone again, A has 6 min left and
+// ends at 12 min. Kept to the end, the replica would leave A its 8 min at
+// half speed: 2 + 16 = 18 min.
+func TestReplicaOnTimeSlicedGPU(t *testing.T) {
+	p := pool("ts", 1, 1)
+	p.GPUModel = "T4"
+	p.Sharing.TimeSlicing = 4
+	svc := service("small", 5, light)
+	svc.MaxReplicas = 1
+	svc.Scaler = windowScaler{from: 2 * Minute, to: 6 * Minute}
+	res := run(t, Config{Pools: []cluster.PoolSpec{p}, Horizon: Hour, Services: []ServiceConfig{svc}}, job("A", 0, 10*Minute, 1, 1))
+	require.Equal(t, timing{0, 12 * Minute}, times(res)["A"])
+	require.True(t, res.Jobs[0].Slowed)
+	require.Equal(t, int64(250*4*Minute), res.Services[0].Usage[0].Held[ResGPU], "a quarter of the GPU for 4 min")
+
+	svc.Scaler = windowScaler{from: 2 * Minute, to: Hour}
+	res = run(t, Config{Pools: []cluster.PoolSpec{p}, Horizon: Hour, Services: []ServiceConfig{svc}}, job("A", 0, 10*Minute, 1, 1))
+	require.Equal(t, timing{0, 18 * Minute}, times(res)["A"])
+}
+
+// BenchmarkServiceWeek is a week of a 2,000 requests/s service (diurnal,
+// 1,000 to 3,000/s) scaled by an HPA every 15 s on 64 GPUs, with no jobs:
+// the engine's cost of a service alone.
+func BenchmarkServiceWeek(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		h, err := autoscale.NewHPA(autoscale.NewHPASpec(64, 150))
+		if err != nil {
+			b.Fatal(err)
+		}
+		svc := ServiceConfig{Spec: services.Spec{Name: "week", Load: serving.Load{Base: 2000, Amplitude: 1000}, Batch: serving.Batch{Size: 32, MaxDelayMs: 50, BaseMs: 20, PerItemMs: 2}, SLOMs: 200},
+			Scaler: services.HPA{H: h, Metric: services.RequestsPerReplica}, Pod: replicaPod, MinReplicas: 1, MaxReplicas: 64, InitialReplicas: 10,
+			ImagePull: 30 * Second, ModelLoad: Minute}
+		res, err := Run(Config{Pools: []cluster.PoolSpec{pool("p", 8, 8)}, Horizon: 7 * 24 * Hour, Workload: &SliceSource{}, Services: []ServiceConfig{svc}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.Stats.Events), "events")
+		b.ReportMetric(res.Services[0].SLOAttainment, "slo")
+	}
+}

@@ -93,3 +93,23 @@ func (h *Histogram) Within(ms float64) float64 {
 	}
 	return acc / h.total
 }
+
+// Merge adds o's requests to h.
+func (h *Histogram) Merge(o *Histogram) {
+	if o.total == 0 {
+		return
+	}
+	if h.counts == nil {
+		h.counts = make([]float64, len(o.counts))
+	}
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.total += o.total
+}
+
+// Reset empties h, keeping its buckets' memory.
+func (h *Histogram) Reset() {
+	clear(h.counts)
+	h.total = 0
+}

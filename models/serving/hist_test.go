@@ -36,3 +36,35 @@ func TestHistogramMatchesMixture(t *testing.T) {
 		t.Errorf("within 120 ms: %.4f, mixture %.4f", got, want/total)
 	}
 }
+
+// Two halves merged are the whole: the same quantiles as one histogram
+// that had every interval added, and a reset histogram is empty.
+func TestHistogramMergeAndReset(t *testing.T) {
+	b := Batch{Size: 8, MaxDelayMs: 10, BaseMs: 5, PerItemMs: 1}
+	var whole, a, c Histogram
+	for i, rate := range []float64{100, 400, 900, 1500} {
+		cy, err := FluidCycle(rate, 3, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole.Add(cy, rate)
+		if i%2 == 0 {
+			a.Add(cy, rate)
+		} else {
+			c.Add(cy, rate)
+		}
+	}
+	a.Merge(&c)
+	for _, p := range []float64{0.5, 0.95, 0.99} {
+		if a.Quantile(p) != whole.Quantile(p) {
+			t.Errorf("p%g: merged %g, whole %g", p*100, a.Quantile(p), whole.Quantile(p))
+		}
+	}
+	if a.Total() != 2900 {
+		t.Errorf("merged total %g, want 2900", a.Total())
+	}
+	a.Reset()
+	if a.Total() != 0 || !math.IsNaN(a.Quantile(0.5)) {
+		t.Errorf("reset histogram holds %g", a.Total())
+	}
+}

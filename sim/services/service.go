@@ -173,10 +173,10 @@ type Service struct {
 	backlogAge float64
 	last       serving.Cycle
 	lastOK     bool
-	hist       serving.Histogram
-	// bucket holds the latencies since the last BucketP95 (a timeline
-	// bucket's).
-	bucket serving.Histogram
+	// hist holds the run's latencies up to the last BucketP95, bucket
+	// those since (a timeline bucket's): each interval is added once, to
+	// bucket, and a bucket is merged into hist when it ends.
+	hist, bucket serving.Histogram
 
 	Arrived, Served, Dropped float64
 	// ReplicaMs and ReadyMs integrate the replicas held and ready.
@@ -238,7 +238,6 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 		s.backlogAge = s.backlog / capacity * 1000
 	}
 	s.drop(capacity)
-	s.hist.Add(cy, served)
 	s.bucket.Add(cy, served)
 	s.Served += served
 	s.last, s.lastOK = cy, true
@@ -255,7 +254,8 @@ func (s *Service) BucketP95() float64 {
 		return 0
 	}
 	q := s.bucket.Quantile(0.95)
-	s.bucket = serving.Histogram{}
+	s.hist.Merge(&s.bucket)
+	s.bucket.Reset()
 	return q
 }
 
@@ -309,6 +309,8 @@ type Report struct {
 
 // Report sums up the run.
 func (s *Service) Report() Report {
+	s.hist.Merge(&s.bucket)
+	s.bucket.Reset()
 	r := Report{Name: s.spec.Name, Arrived: s.Arrived, Served: s.Served, Dropped: s.Dropped,
 		SLOMs: s.spec.SLOMs, ReplicaHours: s.ReplicaMs / 3.6e6, ReadyHours: s.ReadyMs / 3.6e6}
 	if s.hist.Total() > 0 {
