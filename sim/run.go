@@ -144,7 +144,7 @@ func (j *jobState) isExiting() bool { return j.x != nil && j.x.exiting }
 // Jobs live in chunks that never move: the first holds firstChunk jobs (a
 // small run allocates little), the others 1<<chunkBits each.
 const (
-	chunkBits  = 12
+	chunkBits  = 10
 	firstChunk = 64
 )
 
