@@ -32,6 +32,10 @@ func Workers(n int) int {
 //
 // A job that panics is returned as an error naming its index rather than
 // crashing the process from a worker goroutine.
+//
+// While it runs, the collector keeps a floor of free heap per worker (see
+// gcFloor): runs that allocate a few MB each no longer collect every few
+// MB.
 func Pool[T any](ctx context.Context, n, workers int, job func(ctx context.Context, i int) (T, error)) ([]T, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("pool: %d jobs", n)
@@ -41,6 +45,8 @@ func Pool[T any](ctx context.Context, n, workers int, job func(ctx context.Conte
 		return results, ctx.Err()
 	}
 	workers = min(Workers(workers), n)
+	gc := startGCFloor(workers)
+	defer gc.stop()
 	errs := make([]error, n)
 	started := make([]bool, n)
 
