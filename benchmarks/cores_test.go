@@ -1,11 +1,14 @@
 package benchmarks
 
 import (
+	"context"
+	"runtime/metrics"
 	"testing"
 	"time"
 
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
+	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
 )
 
 // The whole-run pool's benchmarks: run them with -cpu 1,2 (make bench
@@ -62,7 +65,64 @@ func BenchmarkCoresValidate8Seeds(b *testing.B) {
 	}
 }
 
-// reportParallelism reports the CPU time since cpu0 over the wall time.
+// BenchmarkCoresSweep is `gpuplan sweep
+// scenarios/examples/sweep/default-capacity.yaml` (issue 18's sweep: 4 pool
+// sizes x 3 spot shares x 3 checkpoint intervals x 5 seeds, 180 runs),
+// writing the point files to a temporary folder, on one worker
+// (workers=1) and on one worker per GOMAXPROCS (workers=cores). With -cpu
+// 1,2 the ratio of workers=cores' ns/op at -cpu 1 and -cpu 2 is what a
+// second core buys; cpu-s/op equal at both says the second worker adds no
+// work, and at -cpu 2 workers=1's cpu/wall says how much of the idle
+// second core the garbage collector takes.
+func BenchmarkCoresSweep(b *testing.B) {
+	sw, err := sweep.Load("../scenarios/examples/sweep/default-capacity.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, w := range []int{1, 0} {
+		name := "workers=1"
+		if w == 0 {
+			name = "workers=cores"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportGC(b, readGC())
+			defer reportParallelism(b, cpuTime())
+			for i := 0; i < b.N; i++ {
+				st, err := sw.Run(context.Background(), sweep.Options{Out: b.TempDir(), Workers: w})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st.Runs != 180 {
+					b.Fatalf("%d runs, want 180", st.Runs)
+				}
+			}
+		})
+	}
+}
+
+// reportParallelism reports the CPU time since cpu0 over the wall time
+// (cpu/wall) and per op (cpu-s/op).
 func reportParallelism(b *testing.B, cpu0 time.Duration) {
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/b.Elapsed().Seconds(), "cpu/wall")
+	cpu := (cpuTime() - cpu0).Seconds()
+	b.ReportMetric(cpu/b.Elapsed().Seconds(), "cpu/wall")
+	b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
+}
+
+// gcStats are the runtime's counts of GC cycles and its estimate of the
+// CPU seconds the GC took (assists, background and idle marking, pauses).
+type gcStats struct{ cycles, cpu float64 }
+
+func readGC() gcStats {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return gcStats{float64(s[0].Value.Uint64()), s[1].Value.Float64()}
+}
+
+// reportGC reports GC cycles (gc/op) and the GC's CPU seconds
+// (gc-cpu-s/op) per op since g0.
+func reportGC(b *testing.B, g0 gcStats) {
+	g := readGC()
+	b.ReportMetric((g.cycles-g0.cycles)/float64(b.N), "gc/op")
+	b.ReportMetric((g.cpu-g0.cpu)/float64(b.N), "gc-cpu-s/op")
 }

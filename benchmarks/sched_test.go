@@ -14,8 +14,9 @@ import (
 // (three quarters single-node jobs of 1-8 GPUs, one quarter gangs of 2-64
 // pods of 8 GPUs) on the cluster it is sized for, generated as it runs so
 // that the benchmark times the engine and the scheduler, not a trace
-// reader. It reports jobs per second, the CPU time of a run and the
-// scheduler's attempts per job.
+// reader. It reports jobs per second, the CPU time of a run, the
+// scheduler's attempts per job and the tries it skipped per job (a smaller
+// job of the same constraints had failed in the same pass).
 func benchGenerated(b *testing.B, o scenarios.GenerateOptions) {
 	s, err := scenarios.GeneratedScenario(o)
 	if err != nil {
@@ -41,6 +42,7 @@ func benchGenerated(b *testing.B, o scenarios.GenerateOptions) {
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(o.Jobs*b.N)/sec, "jobs/s")
 	b.ReportMetric(float64(res.Stats.Attempts)/float64(o.Jobs), "attempts/job")
+	b.ReportMetric(float64(res.Stats.Skipped)/float64(o.Jobs), "skipped/job")
 }
 
 // cpuTime is the process's user and system CPU time so far: on a machine
