@@ -37,7 +37,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'TraceSort/rows=200000' -count 5 -cpu 1 ./scenarios/
 
 fuzz:
-	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes FuzzPhilly FuzzPhillyRaw FuzzHelios FuzzPAITasks FuzzPAIMachines FuzzRowReader FuzzPriceFile FuzzSpotAdvisor FuzzInterruptionTimes FuzzProfile FuzzPolicy FuzzNodePool; do \
+	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes FuzzPhilly FuzzPhillyRaw FuzzHelios FuzzPAITasks FuzzPAIMachines FuzzRowReader FuzzRunRecord FuzzPriceFile FuzzSpotAdvisor FuzzInterruptionTimes FuzzProfile FuzzPolicy FuzzNodePool; do \
 	  $(GO) test ./scenarios/ -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) || exit 1; done
 	$(GO) test ./benchmarks/calibrate/ -run '^$$' -fuzz '^FuzzParseOutput$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/kube/nodes/ -run '^$$' -fuzz '^FuzzNodes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)

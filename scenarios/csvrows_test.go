@@ -1,15 +1,15 @@
 package scenarios
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -174,26 +174,72 @@ func TestRunRowRoundTrip(t *testing.T) {
 			Affinity:    []cluster.NodeSelectorTerm{{{Key: "k", Op: cluster.OpIn, Values: []string{"x", "y"}}}, {{Key: "z", Op: cluster.OpExists}}},
 			Tolerations: []cluster.Toleration{{Key: "spot", Operator: "Exists", Effect: cluster.NoSchedule}}}}}
 	plain := absJob{at: 3, seq: 8, job: cluster.JobSpec{Name: "p", Queue: "default", Submit: 3, Duration: 1, Replicas: 1}}
-	var b []byte
-	var err error
-	for _, a := range []*absJob{&in, &plain} {
-		b, err = appendRow(b, a)
+	var d rowDecoder
+	for _, want := range []absJob{in, plain} {
+		rec, err := appendRow(nil, &want)
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	rr := runReader{r: bufio.NewReader(bytes.NewReader(b))}
-	for _, want := range []absJob{in, plain} {
 		var got absJob
-		ok, err := rr.read(&got)
-		if !ok || err != nil {
-			t.Fatalf("read: %v %v", ok, err)
+		if err := d.decodeRow(rec, &got); err != nil {
+			t.Fatalf("read: %v", err)
 		}
 		if !reflect.DeepEqual(want, got) {
 			t.Fatalf("read back %+v, wrote %+v", got, want)
 		}
+		// A record cut short, or with bytes after it, is an error.
+		for _, bad := range [][]byte{rec[:len(rec)-1], rec[:3], append(rec[:len(rec):len(rec)], 0)} {
+			if err := d.decodeRow(bad, &got); err == nil {
+				t.Fatalf("a record of %d bytes (of %d) read back", len(bad), len(rec))
+			}
+		}
 	}
-	if ok, err := rr.read(&absJob{}); ok || err != nil {
-		t.Fatalf("after the last row: %v %v", ok, err)
+}
+
+// TestThousandthsAsAppendFloat: times and GPU shares are written as
+// strconv.AppendFloat writes n/1000 to three places, at the bounds of the
+// integer path and at random.
+func TestThousandthsAsAppendFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	ns := []int64{0, 1, -1, 5, 999, -999, 1000, 1001, -1001, 123456789, exactThousandths - 1, -(exactThousandths - 1), exactThousandths, -exactThousandths, math.MaxInt64, math.MinInt64 + 1}
+	for range 100000 {
+		ns = append(ns, r.Int64N(2*exactThousandths)-exactThousandths, r.Int64N(1<<40), -r.Int64N(5000))
 	}
+	for _, n := range ns {
+		want := string(strconv.AppendFloat(nil, float64(n)/1000, 'f', 3, 64))
+		if got := string(appendThousandths(nil, n)); got != want {
+			t.Fatalf("%d: wrote %s, AppendFloat writes %s", n, got, want)
+		}
+	}
+}
+
+// FuzzRunRecord: a sorted run's record that reads back is one a row
+// writes again the same way; any other bytes are an error, never a panic.
+func FuzzRunRecord(f *testing.F) {
+	for _, a := range []absJob{{at: -5, seq: 7, job: cluster.JobSpec{Name: "n", Queue: "q", Replicas: 1,
+		Constraints: &cluster.Constraints{NodeSelector: map[string]string{"a": "1"}, Affinity: []cluster.NodeSelectorTerm{{{Key: "k", Op: cluster.OpIn, Values: []string{"x"}}}},
+			Tolerations: []cluster.Toleration{{Key: "spot", Operator: "Exists"}}}}}, {at: 3, seq: 8}} {
+		rec, err := appendRow(nil, &a)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(rec)
+	}
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		var d rowDecoder
+		var a, b absJob
+		if d.decodeRow(rec, &a) != nil {
+			return
+		}
+		again, err := appendRow(nil, &a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.decodeRow(again, &b); err != nil {
+			t.Fatalf("a record written again does not read back: %v", err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("read back %+v, then %+v", a, b)
+		}
+	})
 }

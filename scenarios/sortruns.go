@@ -13,19 +13,23 @@ import (
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
-// A sorted run of an external sort is a temporary file of rows in a
-// compact binary form (varints and length-prefixed texts), read back in
-// the merge: far cheaper to write and read than a native trace, and it
-// keeps every field of a row (its flags and full node affinity too). The
-// last run stays in memory.
+// The rows being sorted are held as records in a compact binary form
+// (varints and length-prefixed texts), packed in large byte chunks, and
+// ordered by small keys (time, record). A record is a fraction of the
+// size of a parsed row, holds no pointer for the garbage collector to
+// scan, and is read in the order of the keys with a cache miss or two. A
+// sorted run of an external sort is the same records, each behind its
+// length, written to a temporary file in the keys' order and read back in
+// the merge; the last run stays in memory. A record keeps every field of
+// a row (its flags and full node affinity too).
 
-// appendRow appends a row in the run format.
+// appendRow appends a row in the record form.
 func appendRow(b []byte, a *absJob) ([]byte, error) {
 	j := &a.job
 	if j.Recovery != nil || j.Training != nil || j.MinAvailable != 0 {
 		return b, fmt.Errorf("job %s: recovery, training and gang size are not trace fields", Quote(j.Name))
 	}
-	for _, v := range []int64{a.at, int64(a.seq), int64(a.line), j.Duration, j.Deadline, int64(j.Replicas), int64(j.Priority), int64(j.Flags),
+	for _, v := range [...]int64{a.at, int64(a.seq), int64(a.line), j.Duration, j.Deadline, int64(j.Replicas), int64(j.Priority), int64(j.Flags),
 		j.Pod.MilliCPU, j.Pod.MemoryMiB, int64(j.Pod.GPUs), int64(j.Pod.GPUMilli), j.Pod.GPUMemMiB} {
 		b = binary.AppendVarint(b, v)
 	}
@@ -61,122 +65,281 @@ func appendText(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// runReader reads rows back from a run file.
-type runReader struct {
-	r    *bufio.Reader
-	err  error
-	text []byte
+var errBadRecord = errors.New("a record cut short or out of range")
+
+// maxInterned bounds the distinct texts a rowDecoder shares.
+const maxInterned = 4096
+
+// rowDecoder reads records back. The texts rows repeat (queues, MIG
+// profiles, labels) are shared, up to maxInterned of them; names are not.
+type rowDecoder struct {
+	b      []byte
+	err    error
+	shared map[string]string
 }
 
-func (rr *runReader) int() int64 {
-	if rr.err != nil {
+func (d *rowDecoder) int() int64 {
+	if d.err != nil {
 		return 0
 	}
-	v, err := binary.ReadVarint(rr.r)
-	rr.err = err
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errBadRecord
+		return 0
+	}
+	d.b = d.b[n:]
 	return v
 }
 
-func (rr *runReader) count() int {
-	if rr.err != nil {
+// count reads a length: never more than the bytes left, as every item
+// counted takes at least one.
+func (d *rowDecoder) count() int {
+	if d.err != nil {
 		return 0
 	}
-	v, err := binary.ReadUvarint(rr.r)
-	if err == nil && v > MaxLineBytes {
-		err = errors.New("a count out of range")
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v > uint64(len(d.b)-n) {
+		d.err = errBadRecord
+		return 0
 	}
-	rr.err = err
+	d.b = d.b[n:]
 	return int(v)
 }
 
-func (rr *runReader) string() string {
-	n := rr.count()
-	if rr.err != nil {
-		return ""
+func (d *rowDecoder) text() []byte {
+	n := d.count()
+	if d.err != nil {
+		return nil
 	}
-	if cap(rr.text) < n {
-		rr.text = make([]byte, n)
-	}
-	rr.text = rr.text[:n]
-	if _, err := io.ReadFull(rr.r, rr.text); err != nil {
-		rr.err = err
-		return ""
-	}
-	return string(rr.text)
+	t := d.b[:n]
+	d.b = d.b[n:]
+	return t
 }
 
-// read reads the next row; false at the end of the run.
-func (rr *runReader) read(a *absJob) (bool, error) {
-	if _, err := rr.r.Peek(1); errors.Is(err, io.EOF) {
-		return false, nil
+func (d *rowDecoder) string() string { return string(d.text()) }
+
+// common reads a text rows are likely to share.
+func (d *rowDecoder) common() string {
+	t := d.text()
+	if len(t) == 0 {
+		return ""
 	}
+	if s, ok := d.shared[string(t)]; ok {
+		return s
+	}
+	s := string(t)
+	if d.shared == nil {
+		d.shared = make(map[string]string)
+	}
+	if len(d.shared) < maxInterned {
+		d.shared[s] = s
+	}
+	return s
+}
+
+// decodeRow reads a record into a.
+func (d *rowDecoder) decodeRow(rec []byte, a *absJob) error {
+	d.b, d.err = rec, nil
 	*a = absJob{}
 	j := &a.job
-	a.at, a.seq, a.line = rr.int(), int(rr.int()), int(rr.int())
-	j.Duration, j.Deadline, j.Replicas, j.Priority, j.Flags = rr.int(), rr.int(), int32(rr.int()), int32(rr.int()), cluster.JobFlag(rr.int())
-	j.Pod.MilliCPU, j.Pod.MemoryMiB, j.Pod.GPUs, j.Pod.GPUMilli, j.Pod.GPUMemMiB = rr.int(), rr.int(), int32(rr.int()), int32(rr.int()), rr.int()
-	j.Name, j.Queue, j.Pod.MIG = rr.string(), rr.string(), rr.string()
-	if rr.err == nil {
-		var has byte
-		has, rr.err = rr.r.ReadByte()
-		if has == 1 {
-			c := &cluster.Constraints{}
-			if n := rr.count(); n > 0 {
-				c.NodeSelector = make(map[string]string, n)
-				for range n {
-					k := rr.string()
-					c.NodeSelector[k] = rr.string()
-				}
+	a.at, a.seq, a.line = d.int(), int(d.int()), int(d.int())
+	j.Duration, j.Deadline, j.Replicas, j.Priority, j.Flags = d.int(), d.int(), int32(d.int()), int32(d.int()), cluster.JobFlag(d.int())
+	j.Pod.MilliCPU, j.Pod.MemoryMiB, j.Pod.GPUs, j.Pod.GPUMilli, j.Pod.GPUMemMiB = d.int(), d.int(), int32(d.int()), int32(d.int()), d.int()
+	j.Name, j.Queue, j.Pod.MIG = d.string(), d.common(), d.common()
+	has := d.text1()
+	if has == 1 {
+		c := &cluster.Constraints{}
+		if n := d.count(); n > 0 {
+			c.NodeSelector = make(map[string]string, n)
+			for range n {
+				k := d.common()
+				c.NodeSelector[k] = d.common()
 			}
-			for range rr.count() {
-				var t cluster.NodeSelectorTerm
-				for range rr.count() {
-					r := cluster.Requirement{Key: rr.string(), Op: cluster.SelectorOp(rr.string())}
-					for range rr.count() {
-						r.Values = append(r.Values, rr.string())
-					}
-					t = append(t, r)
-				}
-				c.Affinity = append(c.Affinity, t)
-			}
-			for range rr.count() {
-				c.Tolerations = append(c.Tolerations, cluster.Toleration{Key: rr.string(), Operator: rr.string(), Value: rr.string(), Effect: cluster.TaintEffect(rr.string())})
-			}
-			j.Constraints = c
 		}
+		for range d.count() {
+			var t cluster.NodeSelectorTerm
+			for range d.count() {
+				r := cluster.Requirement{Key: d.common(), Op: cluster.SelectorOp(d.common())}
+				for range d.count() {
+					r.Values = append(r.Values, d.common())
+				}
+				t = append(t, r)
+			}
+			c.Affinity = append(c.Affinity, t)
+		}
+		for range d.count() {
+			c.Tolerations = append(c.Tolerations, cluster.Toleration{Key: d.common(), Operator: d.common(), Value: d.common(), Effect: cluster.TaintEffect(d.common())})
+		}
+		j.Constraints = c
 	}
-	if rr.err != nil {
-		return false, fmt.Errorf("reading back a sorted run: %w", rr.err)
+	if d.err == nil && (has > 1 || len(d.b) > 0) {
+		d.err = errBadRecord
+	}
+	if d.err != nil {
+		return fmt.Errorf("reading back a sorted run: %w", d.err)
 	}
 	j.Submit = a.at
-	return true, nil
+	return nil
 }
 
-// sortRun is one sorted run: a file, or (the last) rows in memory.
+// text1 reads one byte.
+func (d *rowDecoder) text1() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.err = errBadRecord
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+// recordHead reads a record's time and sequence, which order the merge.
+func recordHead(rec []byte) (at, seq int64, err error) {
+	at, n := binary.Varint(rec)
+	if n <= 0 {
+		return 0, 0, errBadRecord
+	}
+	seq, m := binary.Varint(rec[n:])
+	if m <= 0 {
+		return 0, 0, errBadRecord
+	}
+	return at, seq, nil
+}
+
+// rowArena holds records, each behind its length, in chunks of a fixed
+// size (a record never spans two), so that adding one never copies those
+// before it. A record is named by a reference: its chunk and offset.
+type rowArena struct {
+	chunks [][]byte
+	cur    int
+}
+
+const arenaChunk = 1 << 20
+
+// add copies rec in and says where it is.
+func (r *rowArena) add(rec []byte) uint64 {
+	need := binary.MaxVarintLen64 + len(rec)
+	if len(r.chunks) == 0 || cap(r.chunks[r.cur])-len(r.chunks[r.cur]) < need {
+		if len(r.chunks) > 0 {
+			r.cur++
+		}
+		if r.cur == len(r.chunks) {
+			r.chunks = append(r.chunks, nil)
+		}
+		if cap(r.chunks[r.cur]) < need {
+			r.chunks[r.cur] = make([]byte, 0, max(arenaChunk, need))
+		}
+	}
+	c := r.chunks[r.cur]
+	ref := uint64(r.cur)<<32 | uint64(len(c))
+	c = binary.AppendUvarint(c, uint64(len(rec)))
+	r.chunks[r.cur] = append(c, rec...)
+	return ref
+}
+
+// entry is a record with its length in front, as a run file holds it.
+func (r *rowArena) entry(ref uint64) []byte {
+	c := r.chunks[ref>>32][uint32(ref):]
+	n, k := binary.Uvarint(c)
+	return c[:k+int(n)]
+}
+
+// record is a record alone.
+func (r *rowArena) record(ref uint64) []byte {
+	c := r.chunks[ref>>32][uint32(ref):]
+	n, k := binary.Uvarint(c)
+	return c[k : k+int(n)]
+}
+
+// reset empties the arena for the next run, keeping its chunks.
+func (r *rowArena) reset() {
+	for i := range r.chunks {
+		r.chunks[i] = r.chunks[i][:0]
+	}
+	r.cur = 0
+}
+
+// sortKey orders a record by its row's time.
+type sortKey struct {
+	at  int64
+	ref uint64
+}
+
+// sortKeys sorts keys (in the order the rows were read) by time, stably,
+// with a least-significant-digit radix sort on the time's bytes, which
+// skips the bytes all times share: a few linear passes instead of n log n
+// compares. It uses tmp as scratch and returns the sorted keys and the
+// other buffer, either of which may be tmp.
+func sortKeys(keys, tmp []sortKey) (sorted, spare []sortKey) {
+	n := len(keys)
+	if n < 2 {
+		return keys, tmp
+	}
+	if cap(tmp) < n {
+		tmp = make([]sortKey, n)
+	}
+	tmp = tmp[:n]
+	var counts [8][256]int
+	for i := range keys {
+		u := uint64(keys[i].at) ^ 1<<63
+		for b := range 8 {
+			counts[b][byte(u>>(8*b))]++
+		}
+	}
+	src, dst := keys, tmp
+	for b := range 8 {
+		c := &counts[b]
+		shift := 8 * b
+		if c[byte((uint64(src[0].at)^1<<63)>>shift)] == n {
+			continue
+		}
+		pos := 0
+		for i := range c {
+			c[i], pos = pos, pos+c[i]
+		}
+		for _, k := range src {
+			d := byte((uint64(k.at) ^ 1<<63) >> shift)
+			dst[c[d]] = k
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	return src, dst
+}
+
+// sortRun is one sorted run: a file, or (the last) records in memory. cur
+// is its next record and at, seq that row's time and sequence.
 type sortRun struct {
 	path string
 	f    *os.File
-	rr   runReader
-	mem  *rowChunks
-	keys []lateKey
+	r    *bufio.Reader
+	buf  []byte
+	mem  *rowArena
+	keys []sortKey
 	next int
+	cur  []byte
+	at   int64
+	seq  int64
 }
 
-// writeRun sorts buf and writes it as run n in dir.
-func writeRun(dir string, n int, buf *rowChunks) (sortRun, error) {
-	keys := sortOrder(buf, nil)
+// maxRecordBytes bounds a record read back from a run: a row's record
+// is never much longer than the row's text.
+const maxRecordBytes = 4*MaxLineBytes + 1<<10
+
+// writeRun writes the records of arena in the order of keys (sorted) as
+// run n in dir.
+func writeRun(dir string, n int, arena *rowArena, keys []sortKey) (sortRun, error) {
 	r := sortRun{path: filepath.Join(dir, "run-"+strconv.Itoa(n))}
 	f, err := os.Create(r.path)
 	if err != nil {
 		return r, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<16)
-	var b []byte
 	for _, k := range keys {
-		if b, err = appendRow(b[:0], buf.at(k.slot)); err != nil {
-			break
-		}
-		if _, err = bw.Write(b); err != nil {
+		if _, err = bw.Write(arena.entry(k.ref)); err != nil {
 			break
 		}
 	}
@@ -192,11 +355,6 @@ func writeRun(dir string, n int, buf *rowChunks) (sortRun, error) {
 	return r, nil
 }
 
-// memoryRun sorts buf as the last run, kept in memory.
-func memoryRun(buf *rowChunks) sortRun {
-	return sortRun{mem: buf, keys: sortOrder(buf, nil)}
-}
-
 func (r *sortRun) open() error {
 	if r.mem != nil {
 		return nil
@@ -206,21 +364,44 @@ func (r *sortRun) open() error {
 		return err
 	}
 	r.f = f
-	r.rr = runReader{r: bufio.NewReaderSize(f, 1<<16)}
+	r.r = bufio.NewReaderSize(f, 1<<16)
 	return nil
 }
 
-// nextRow reads the run's next row.
-func (r *sortRun) nextRow(a *absJob) (bool, error) {
+// advance moves cur to the run's next record; false at the end.
+func (r *sortRun) advance() (bool, error) {
+	r.cur = nil
 	if r.mem != nil {
 		if r.next >= len(r.keys) {
 			return false, nil
 		}
-		*a = *r.mem.at(r.keys[r.next].slot)
+		r.cur = r.mem.record(r.keys[r.next].ref)
 		r.next++
-		return true, nil
+	} else {
+		n, err := binary.ReadUvarint(r.r)
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err == nil && n > maxRecordBytes {
+			err = errBadRecord
+		}
+		if err == nil {
+			if uint64(cap(r.buf)) < n {
+				r.buf = make([]byte, n)
+			}
+			r.buf = r.buf[:n]
+			_, err = io.ReadFull(r.r, r.buf)
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading back a sorted run: %w", err)
+		}
+		r.cur = r.buf
 	}
-	return r.rr.read(a)
+	var err error
+	if r.at, r.seq, err = recordHead(r.cur); err != nil {
+		return false, fmt.Errorf("reading back a sorted run: %w", err)
+	}
+	return true, nil
 }
 
 func (r *sortRun) close() {
@@ -228,4 +409,168 @@ func (r *sortRun) close() {
 		r.f.Close()
 		r.f = nil
 	}
+}
+
+// rowSorter reads a trace's rows into sorted runs and merges them: next
+// gives the rows by time (stable: rows of the same time in the order they
+// were read), their times relative to the earliest unless the trace keeps
+// its own.
+type rowSorter struct {
+	runs      []sortRun
+	heap      []int32 // runs with rows left, by their next rows' (time, sequence)
+	dir       string
+	keepTimes bool
+	base      int64
+	started   bool
+	dec       rowDecoder
+	x         absJob
+	notes     []string
+	rows      int
+}
+
+// sortRows reads src whole into sorted runs of at most opts.MemoryRows
+// rows, those beyond the last written to a temporary folder, and makes
+// ready to merge them. Closing the sorter removes the folder.
+func sortRows(src TraceSource, opts SortOptions) (s *rowSorter, err error) {
+	limit := opts.MemoryRows
+	if limit <= 0 {
+		limit = SortMemoryRows
+	}
+	read, keepTimes := rawReader(src)
+	s = &rowSorter{keepTimes: keepTimes}
+	defer func() {
+		if err != nil {
+			if cerr := s.close(); cerr != nil && err == nil {
+				err = cerr
+			}
+			s = nil
+		}
+	}()
+	arena := &rowArena{}
+	var keys, tmp []sortKey
+	var a absJob
+	var rec []byte
+	for {
+		ok, err := read(&a)
+		if err != nil {
+			return s, err
+		}
+		if !ok {
+			break
+		}
+		if rec, err = appendRow(rec[:0], &a); err != nil {
+			return s, err
+		}
+		keys = append(keys, sortKey{at: a.at, ref: arena.add(rec)})
+		s.rows++
+		if len(keys) < limit {
+			continue
+		}
+		if s.dir == "" {
+			if s.dir, err = os.MkdirTemp(opts.TempDir, "gpuplan-sort-"); err != nil {
+				return s, err
+			}
+		}
+		keys, tmp = sortKeys(keys, tmp)
+		r, err := writeRun(s.dir, len(s.runs), arena, keys)
+		if err != nil {
+			return s, err
+		}
+		s.runs = append(s.runs, r)
+		arena.reset()
+		keys = keys[:0]
+	}
+	s.notes = src.Notes()
+	if len(keys) > 0 || len(s.runs) == 0 {
+		keys, _ = sortKeys(keys, tmp)
+		s.runs = append(s.runs, sortRun{mem: arena, keys: keys})
+	}
+	for i := range s.runs {
+		if err := s.runs[i].open(); err != nil {
+			return s, err
+		}
+		ok, err := s.runs[i].advance()
+		if err != nil {
+			return s, err
+		}
+		if ok {
+			s.heap = append(s.heap, int32(i))
+		}
+	}
+	for i := len(s.heap)/2 - 1; i >= 0; i-- {
+		s.down(i)
+	}
+	return s, nil
+}
+
+func (s *rowSorter) less(i, j int32) bool {
+	a, b := &s.runs[i], &s.runs[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.seq < b.seq
+}
+
+func (s *rowSorter) down(i int) {
+	n := len(s.heap)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && s.less(s.heap[c+1], s.heap[c]) {
+			c++
+		}
+		if !s.less(s.heap[c], s.heap[i]) {
+			return
+		}
+		s.heap[i], s.heap[c] = s.heap[c], s.heap[i]
+		i = c
+	}
+}
+
+// next gives the next row by time, as a job with its time (and deadline)
+// made relative to the trace start.
+func (s *rowSorter) next(j *cluster.JobSpec) (bool, error) {
+	if len(s.heap) == 0 {
+		return false, nil
+	}
+	r := &s.runs[s.heap[0]]
+	x := &s.x
+	if err := s.dec.decodeRow(r.cur, x); err != nil {
+		return false, err
+	}
+	ok, err := r.advance()
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		n := len(s.heap) - 1
+		s.heap[0] = s.heap[n]
+		s.heap = s.heap[:n]
+	}
+	s.down(0)
+	if !s.started {
+		s.started = true
+		if !s.keepTimes {
+			s.base = x.at
+		}
+	}
+	*j = x.job
+	j.Submit = x.at - s.base
+	if j.Deadline > 0 {
+		j.Deadline -= s.base
+	}
+	return true, nil
+}
+
+// close closes the runs and removes their folder.
+func (s *rowSorter) close() error {
+	for i := range s.runs {
+		s.runs[i].close()
+	}
+	if s.dir != "" {
+		return os.RemoveAll(s.dir)
+	}
+	return nil
 }

@@ -125,9 +125,9 @@ func emptyTrace(info TraceInfo, what string) error {
 // OpenTrace opens a trace file of the given format (.gz read directly).
 // A streamed trace is first read once to check its order (only the
 // submit column of a CSV format): one with a row too late for the reorder
-// buffer (ReorderWindow rows) is sorted into a
-// temporary native file (SortTrace), which is replayed instead, with a
-// note saying so.
+// buffer (ReorderWindow rows) is read whole into sorted runs as
+// SortTrace does (those beyond memory in a temporary folder, removed on
+// Close), and their merge is replayed instead, with a note saying so.
 func OpenTrace(path, format string, opts TraceOptions) (TraceSource, error) {
 	src, err := openTraceRaw(path, format, opts)
 	if err != nil {
@@ -350,13 +350,20 @@ type csvTable struct {
 	rows int // records read after the header
 	// sizing: the rows are read to size a cluster, so jobs need no names.
 	sizing bool
+	// borrowNames: the rows are read to be sorted, which copies each job
+	// into a record before the next row is read, so a job's name may be
+	// a view of its row.
+	borrowNames bool
 }
 
 // name is a job name from a row, copied (the row is a view), or "" when
 // the rows are read only to size a cluster.
 func (t *csvTable) name(v string) string {
-	if t.sizing {
+	switch {
+	case t.sizing:
 		return ""
+	case t.borrowNames:
+		return v
 	}
 	return strings.Clone(v)
 }

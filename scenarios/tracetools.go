@@ -50,12 +50,32 @@ func appendSeconds(b []byte, ms int64) []byte {
 	if ms%1000 == 0 {
 		return strconv.AppendInt(b, ms/1000, 10)
 	}
-	return strconv.AppendFloat(b, float64(ms)/1000, 'f', 3, 64)
+	return appendThousandths(b, ms)
+}
+
+// exactThousandths bounds the values appendThousandths writes with
+// integers: below it, n/1000 as a float64 is within 0.0005 of the exact
+// value, so formatting the float to three places gives the same text.
+const exactThousandths = 1_000_000_000_000_000
+
+// appendThousandths appends n/1000 with three decimals, as
+// strconv.AppendFloat(b, float64(n)/1000, 'f', 3, 64) writes it.
+func appendThousandths(b []byte, n int64) []byte {
+	if n <= -exactThousandths || n >= exactThousandths {
+		return strconv.AppendFloat(b, float64(n)/1000, 'f', 3, 64)
+	}
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	b = strconv.AppendInt(b, n/1000, 10)
+	f := n % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
 
 func appendGPUs(b []byte, p *cluster.PodSpec) []byte {
 	if p.GPUMilli > 0 {
-		return strconv.AppendFloat(b, float64(p.GPUMilli)/1000, 'f', 3, 64)
+		return appendThousandths(b, int64(p.GPUMilli))
 	}
 	return strconv.AppendInt(b, int64(p.GPUs), 10)
 }
