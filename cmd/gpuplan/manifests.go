@@ -51,6 +51,12 @@ when none is given):
                                requests equal to limits (MIG as nvidia.com/mig-PROFILE, a
                                share of a GPU as one time-slicing replica), checkpoint volume,
                                a grace period long enough for the checkpoint write
+  services/NAME.yaml           an inference service: a Deployment (the replica pod, its
+                               PriorityClass, placement and Kueue queue label) with its
+                               autoscaling/v2 HPA or KEDA ScaledObject, or for Knative's KPA a
+                               KServe InferenceService (scaleMetric concurrency, scaleTarget)
+  services/NAME.config.properties  TorchServe's batching, queue and timeout, when the service
+                               batches (also the ConfigMap the Deployment mounts)
 
 Checkpoint storage: --access-mode ReadWriteOnce (default; EBS on EKS attaches a volume
 to one node) gives each pod its own volume, deleted with it; ReadWriteMany with an RWX
@@ -125,5 +131,6 @@ built with the projects' API types; each file is written atomically.`,
 	f.StringVar(&o.FixedPools, "fixed-pools", manifests.FixedStatic, "how fixed-size pools are written: nodepool-static (Karpenter, alpha) or managed-nodegroup (EKS, eksctl)")
 	f.StringVar(&o.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
 	f.StringVar(&o.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")
+	f.StringVar(&o.ServingImage, "serving-image", manifests.DefaultServingImage, "container image of the inference services' replicas (TorchServe)")
 	return c
 }
