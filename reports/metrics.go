@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,6 +54,11 @@ type MetricFamily struct {
 //     jobs waiting (submit to first start) and running (first start to end).
 //   - ml_training_jobs_completed_total{queue}: jobs completed so far.
 //   - gpuplan_cost_usd_total{pool}: cost of the nodes present so far.
+//   - with inference services, per service: gpuplan_service_replicas,
+//     gpuplan_service_ready_replicas, gpuplan_service_requests_per_second,
+//     gpuplan_service_request_latency_p95_seconds (NaN for an interval
+//     that served nothing), gpuplan_service_requests_served_total and
+//     gpuplan_service_requests_dropped_total{service}.
 //
 // times are the intervals' ends in milliseconds of simulated time.
 func MetricSeries(res *sim.Result, s *Summary) (times []sim.Time, fams []MetricFamily) {
@@ -192,7 +198,46 @@ func MetricSeries(res *sim.Result, s *Summary) (times []sim.Time, fams []MetricF
 			fams = append(fams, cost)
 		}
 	}
+	if len(res.Services) > 0 {
+		fams = append(fams, serviceFamilies(res, idx)...)
+	}
 	return times, fams
+}
+
+// serviceFamilies are the inference services' series, per service: the
+// replicas held and ready and the request rate (interval means), the p95
+// latency of the interval's served requests (NaN when none was served),
+// and the requests served and dropped so far.
+func serviceFamilies(res *sim.Result, idx []int) []MetricFamily {
+	held := MetricFamily{Name: "gpuplan_service_replicas", Type: "gauge", Help: "Replica pods of the inference service, pending ones included, mean over the interval."}
+	ready := MetricFamily{Name: "gpuplan_service_ready_replicas", Type: "gauge", Help: "Replicas serving (bound and past their cold start), mean over the interval."}
+	rate := MetricFamily{Name: "gpuplan_service_requests_per_second", Type: "gauge", Help: "Requests arriving per second, mean over the interval."}
+	p95 := MetricFamily{Name: "gpuplan_service_request_latency_p95_seconds", Type: "gauge", Help: "95th percentile latency (queueing, batching wait, service) of the requests served in the interval."}
+	served := MetricFamily{Name: "gpuplan_service_requests_served_total", Type: "counter", Help: "Requests served so far (the fluid serving model: fractional)."}
+	dropped := MetricFamily{Name: "gpuplan_service_requests_dropped_total", Type: "counter", Help: "Requests dropped so far (queue limit or timeout)."}
+	for k := range res.Services {
+		r := &res.Services[k]
+		labels := []Label{{"service", r.Name}}
+		h, rd, rt, p, sv, dr := Series{Labels: labels}, Series{Labels: labels}, Series{Labels: labels}, Series{Labels: labels}, Series{Labels: labels}, Series{Labels: labels}
+		var s, d float64
+		for _, i := range idx {
+			var pt sim.ServicePoint
+			if i < len(r.Timeline) {
+				pt = r.Timeline[i]
+			}
+			s += pt.Served
+			d += pt.Dropped
+			lat := math.NaN()
+			if pt.P95Ms > 0 {
+				lat = round(pt.P95Ms/1000, 6)
+			}
+			h.Values, rd.Values, rt.Values = append(h.Values, round(pt.Replicas, 4)), append(rd.Values, round(pt.Ready, 4)), append(rt.Values, round(pt.Rate, 4))
+			p.Values, sv.Values, dr.Values = append(p.Values, lat), append(sv.Values, round(s, 3)), append(dr.Values, round(d, 3))
+		}
+		held.Series, ready.Series, rate.Series = append(held.Series, h), append(ready.Series, rd), append(rate.Series, rt)
+		p95.Series, served.Series, dropped.Series = append(p95.Series, p), append(served.Series, sv), append(dropped.Series, dr)
+	}
+	return []MetricFamily{held, ready, rate, p95, served, dropped}
 }
 
 func labelText(ls []Label) string {

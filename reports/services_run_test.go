@@ -93,6 +93,25 @@ func TestServiceReportsOnARealRun(t *testing.T) {
 	}
 	assert.InDelta(t, 40, total, 1e-9)
 
+	// The metric series: two replicas held throughout, ready for 57 of
+	// the first hour's 60 minutes, 50 requests/s, 1.8 million served by
+	// the end.
+	times, fams := MetricSeries(res, s)
+	require.Len(t, times, 10)
+	got := map[string][]float64{}
+	for _, f := range fams {
+		for _, sr := range f.Series {
+			if len(sr.Labels) == 1 && sr.Labels[0] == (Label{"service", "bert"}) {
+				got[f.Name] = sr.Values
+			}
+		}
+	}
+	assert.Equal(t, []float64{2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, got["gpuplan_service_replicas"])
+	assert.Equal(t, 1.9, got["gpuplan_service_ready_replicas"][0])
+	assert.Equal(t, 50.0, got["gpuplan_service_requests_per_second"][9])
+	assert.Equal(t, 1_800_000.0, got["gpuplan_service_requests_served_total"][9])
+	assert.Len(t, got["gpuplan_service_request_latency_p95_seconds"], 10)
+
 	// The same run again writes the same summary.
 	res2, _ := servedSim(t)
 	var a, b bytes.Buffer
