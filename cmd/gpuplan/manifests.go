@@ -110,6 +110,10 @@ built with the projects' API types; each file is written atomically.`,
 				return err
 			}
 			for _, f := range files {
+				if f.Raw != nil {
+					fmt.Fprintf(stdout, "wrote %s/%s\n", out, f.Path)
+					continue
+				}
 				fmt.Fprintf(stdout, "wrote %s/%s (%d objects)\n", out, f.Path, len(f.Objects))
 			}
 			for _, w := range warnings {

@@ -201,6 +201,9 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	if err := g.loadPolicy(); err != nil {
 		return nil, nil, err
 	}
+	if err := g.gatherServices(); err != nil {
+		return nil, nil, err
+	}
 	var files []File
 	add := func(f File, err error) error {
 		if err != nil {
@@ -726,8 +729,12 @@ func (g *gen) gpuOperator() (File, error) {
 // classes returns the workload classes (a trace workload has none: one
 // generic class stands for it).
 func (g *gen) classes() []scenarios.ClassSpec {
-	if sy := g.s.Spec.Workload.Synthetic; sy != nil {
+	wl := g.s.Spec.Workload
+	if sy := wl.Synthetic; sy != nil {
 		return sy.Classes
+	}
+	if wl.Trace == nil && len(wl.Manifests) == 0 && len(wl.Services) > 0 {
+		return nil // inference services alone: no jobs
 	}
 	one := 1.0
 	return []scenarios.ClassSpec{{Name: "trace-job", Pod: scenarios.PodTemplate{
@@ -770,7 +777,7 @@ func (g *gen) priorityClasses() (File, error) {
 		return f, nil
 	}
 	var ps []int32
-	users := map[int32][]string{}
+	users, svcUsers := map[int32][]string{}, map[int32][]string{}
 	preempts := map[int32]bool{}
 	if g.hasPriorities() {
 		for _, c := range g.classes() {
@@ -790,7 +797,7 @@ func (g *gen) priorityClasses() (File, error) {
 		if !slices.Contains(ps, p) {
 			ps = append(ps, p)
 		}
-		users[p] = append(users[p], "service "+v.Name)
+		svcUsers[p] = append(svcUsers[p], v.Name)
 		if g.s.Spec.Scheduler.Preemption && v.Config.Flags&cluster.FlagPreemptNever == 0 {
 			preempts[p] = true
 		}
@@ -806,10 +813,27 @@ func (g *gen) priorityClasses() (File, error) {
 			ObjectMeta:       metav1.ObjectMeta{Name: priorityClassName(p)},
 			Value:            p,
 			PreemptionPolicy: &never,
-			Description:      plural(len(users[p]), "Workload class ", "Workload classes ") + strings.Join(users[p], ", ") + " of gpuplan scenario " + g.s.Metadata.Name + ".",
+			Description:      priorityUsers(users[p], svcUsers[p]) + " of gpuplan scenario " + g.s.Metadata.Name + ".",
 		})
 	}
 	return f, nil
+}
+
+// priorityUsers names the workload classes and inference services of a
+// priority.
+func priorityUsers(classes, svcs []string) string {
+	var parts []string
+	if len(classes) > 0 {
+		parts = append(parts, plural(len(classes), "Workload class ", "Workload classes ")+strings.Join(classes, ", "))
+	}
+	if len(svcs) > 0 {
+		w := plural(len(svcs), "inference service ", "inference services ") + strings.Join(svcs, ", ")
+		if len(parts) == 0 {
+			w = strings.ToUpper(w[:1]) + w[1:]
+		}
+		parts = append(parts, w)
+	}
+	return strings.Join(parts, " and ")
 }
 
 // queues are the LocalQueue names the classes use.

@@ -33,8 +33,9 @@ type Service struct {
 	// scenario names ("" none: one for the priority value, if not 0).
 	Name, Queue, PriorityClass string
 	Config                     sim.ServiceConfig
-	// Batching is set when the scenario gives batching (or a TorchServe
-	// config.properties): the model's config.properties is written.
+	// Batching is set when the scenario batches (a batch size above 1, or
+	// a TorchServe config.properties): the model's config.properties is
+	// written.
 	Batching bool
 	// Model is the model's name in config.properties (default Name).
 	Model string
@@ -67,6 +68,41 @@ const (
 	annotationKnativePanicWin = "autoscaling.knative.dev/panic-window-percentage"
 	annotationKnativePanicThr = "autoscaling.knative.dev/panic-threshold-percentage"
 )
+
+// gatherServices builds the scenario's services as a run does (the
+// workload too: Build has no services-only form), so the files write what
+// the run simulated: the resolved replica pod, bounds, autoscaler and
+// serving model.
+func (g *gen) gatherServices() error {
+	svcs := g.s.Spec.Workload.Services
+	if len(svcs) == 0 {
+		return nil
+	}
+	b, err := g.s.Build(scenarios.Options{})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if len(b.Config.Services) != len(svcs) {
+		return fmt.Errorf("the scenario built %d services of %d", len(b.Config.Services), len(svcs))
+	}
+	for i := range svcs {
+		v := &svcs[i]
+		out := Service{Name: v.Name, Queue: v.Queue, PriorityClass: v.PriorityClass, Config: b.Config.Services[i],
+			Batching: v.TorchServe != nil || v.Batching != nil && v.Batching.BatchSize != nil && *v.Batching.BatchSize > 1}
+		if out.Queue == "" {
+			out.Queue = v.Name
+		}
+		if out.PriorityClass == "" && v.Priority == nil && g.s.Spec.Policy != nil {
+			out.PriorityClass = g.s.Spec.Policy.PriorityClasses[out.Queue]
+		}
+		if v.TorchServe != nil {
+			out.Model = v.TorchServe.Model
+		}
+		g.svcs = append(g.svcs, out)
+	}
+	return nil
+}
 
 // admission says whether the run had Kueue admission (a policy that is
 // not Volcano's).
@@ -215,9 +251,17 @@ func (g *gen) service(v Service) ([]File, error) {
 	cfg := v.Config
 	ns, lq := g.o.Namespace, ""
 	if g.admission() {
-		var err error
-		if lq, ns, err = g.localQueue(scenarios.ClassSpec{Name: v.Name, Queue: v.Queue}); err != nil {
-			return nil, err
+		// The run resolved the service's LocalQueue (Config.Queue); a
+		// service built by hand names its queue only.
+		lq = cfg.Queue
+		if lq == "" {
+			var err error
+			if lq, _, err = g.localQueue(scenarios.ClassSpec{Name: v.Name, Queue: v.Queue}); err != nil {
+				return nil, err
+			}
+		}
+		if ns = g.pol.LocalQueueNamespaces[lq]; ns == "" {
+			ns = "default"
 		}
 	}
 	g.jobNamespaces = append(g.jobNamespaces, ns)

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/models/serving"
@@ -284,4 +285,150 @@ func yamlMap(t *testing.T, s string) map[string]any {
 	var m map[string]any
 	require.NoError(t, yaml.Unmarshal([]byte(s), &m))
 	return m
+}
+
+const servicesScenario = "testdata/scenarios/services.yaml"
+
+// servicesReadBack describes the services of testdata/scenarios/services.yaml by
+// the files gpuplan manifests wrote: the Deployment or InferenceService,
+// the HPA or ScaledObject and config.properties give everything a
+// Kubernetes object carries; the scenario keeps what none does (load,
+// cold start, service time, SLO, timeout) and the priority (its
+// PriorityClass is gpuplan's, not a policy's).
+const servicesReadBack = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: services-read-back
+spec:
+  horizon: 6h
+  cluster:
+    pools:
+    - {name: l4, count: 2, instanceType: g6.12xlarge, gpuModel: L4, gpusPerNode: 4, cpu: "48", memory: 192Gi, labels: {tier: inference}, taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
+    - {name: a100-mig, count: 1, instanceType: p4d.24xlarge, gpuModel: A100-40GB, gpusPerNode: 8, cpu: "96", memory: 1152Gi, sharing: {mig: {strategy: mixed, layout: all-1g.5gb}}}
+  workload:
+    services:
+    - name: bert
+      priority: 1000
+      manifests: [services/bert.yaml]
+      autoscaler: {manifests: [services/bert.yaml]}
+      torchserve: {path: services/bert.config.properties}
+      batching: {baseMs: 8, perItemMs: 0.9}
+      coldStart: {imagePull: 40s, modelLoad: 25s}
+      load: {constant: 200}
+      timeout: 2s
+      slo: {latency: 200ms}
+    - name: bert-keda
+      manifests: [services/bert-keda.yaml]
+      autoscaler: {manifests: [services/bert-keda.yaml]}
+      torchserve: {path: services/bert-keda.config.properties}
+      batching: {baseMs: 12, perItemMs: 1.5}
+      coldStart: {imagePull: 30s, modelLoad: 20s}
+      load: {diurnal: {base: 100, amplitude: 80, peak: "14:00"}}
+      slo: {latency: 300ms}
+    - name: recommender
+      queue: shop
+      manifests: [services/recommender.yaml]
+      batching: {batchSize: 1, baseMs: 20, perItemMs: 0}
+      coldStart: {imagePull: 1m, modelLoad: 2m}
+      load: {constant: 30, spikes: [{start: 2h, length: 1h, multiplier: 5}]}
+      slo: {latency: 250ms}
+`
+
+// gpuplan manifests on a scenario with services writes their files, every
+// object strict and every custom resource valid; a scenario that takes
+// the services from those files builds the same services: replica pod,
+// placement, bounds, initial replicas, autoscaler (HPA and KEDA specs
+// exactly, the metric's kind; the KPA's target within float rounding),
+// batching and queue limit.
+func TestServicesScenarioRoundTrip(t *testing.T) {
+	s, err := scenarios.LoadFile(servicesScenario)
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err := Generate(s, m, Options{})
+	require.NoError(t, err)
+	set := newSchemaSet()
+	paths := map[string]bool{}
+	for _, f := range files {
+		paths[f.Path] = true
+		if !strings.HasSuffix(f.Path, ".yaml") {
+			continue
+		}
+		b := encode(t, f)
+		_, err := Decode(f.Path, b)
+		require.NoError(t, err, f.Path)
+		for _, o := range f.Objects {
+			_, err := set.validate(t, o)
+			require.NoError(t, err, f.Path)
+		}
+	}
+	for _, p := range []string{"services/bert.yaml", "services/bert.config.properties", "services/bert-keda.yaml",
+		"services/bert-keda.config.properties", "services/recommender.yaml"} {
+		assert.True(t, paths[p], p)
+	}
+	assert.False(t, paths["services/recommender.config.properties"], "no batching, no config.properties")
+	for p := range paths {
+		assert.False(t, strings.HasPrefix(p, "jobs/"), "services alone write no job template: %s", p)
+	}
+	// bert's priority 1000 is a PriorityClass of its own; the others have
+	// none (priority 0, no class uses priorities).
+	for _, f := range files {
+		if f.Path != "priorityclasses.yaml" {
+			continue
+		}
+		require.Len(t, f.Objects, 1)
+		pc := f.Objects[0].(*schedulingv1.PriorityClass)
+		assert.Equal(t, "gpuplan-priority-1000", pc.Name)
+		assert.Equal(t, int32(1000), pc.Value)
+		assert.Equal(t, "Inference service bert of gpuplan scenario services.", pc.Description)
+	}
+	dir := t.TempDir()
+	require.NoError(t, WriteDir(dir, files))
+
+	built := func(sc *scenarios.Scenario) []sim.ServiceConfig {
+		b, err := sc.Build(scenarios.Options{})
+		require.NoError(t, err)
+		t.Cleanup(func() { b.Close() })
+		return b.Config.Services
+	}
+	want := built(s)
+	back, err := scenarios.Parse("read-back.yaml", dir, []byte(servicesReadBack))
+	require.NoError(t, err)
+	got := built(back)
+	require.Len(t, got, 3)
+	for i := range want {
+		w, g := want[i], got[i]
+		name := w.Spec.Name
+		assert.Equal(t, w.Pod, g.Pod, name)
+		assert.Equal(t, w.Constraints, g.Constraints, name)
+		assert.Equal(t, w.Priority, g.Priority, name)
+		assert.Equal(t, []int{w.MinReplicas, w.MaxReplicas, w.InitialReplicas}, []int{g.MinReplicas, g.MaxReplicas, g.InitialReplicas}, name)
+		assert.Equal(t, w.Spec.Batch, g.Spec.Batch, name)
+		assert.Equal(t, w.Spec.QueueLimit, g.Spec.QueueLimit, name)
+		switch ws := w.Scaler.(type) {
+		case services.HPA:
+			gs, ok := g.Scaler.(services.HPA)
+			require.True(t, ok, "%s: %T", name, g.Scaler)
+			assert.Equal(t, ws.Metric, gs.Metric, name)
+			assert.Equal(t, ws.H.Spec(), gs.H.Spec(), name)
+		case services.KEDA:
+			gs, ok := g.Scaler.(services.KEDA)
+			require.True(t, ok, "%s: %T", name, g.Scaler)
+			assert.Equal(t, ws.Metric, gs.Metric, name)
+			wk, gk := ws.K.Spec(), gs.K.Spec()
+			assert.InDelta(t, wk.Threshold, gk.Threshold, 1e-9, name)
+			assert.InDelta(t, wk.ActivationThreshold, gk.ActivationThreshold, 1e-9, name)
+			gk.Threshold, gk.ActivationThreshold = wk.Threshold, wk.ActivationThreshold
+			assert.Equal(t, wk, gk, name)
+		case services.KPA:
+			gs, ok := g.Scaler.(services.KPA)
+			require.True(t, ok, "%s: %T", name, g.Scaler)
+			wk, gk := ws.K.Spec(), gs.K.Spec()
+			assert.InDelta(t, wk.Target, gk.Target, 1e-9, name)
+			gk.Target = wk.Target
+			assert.Equal(t, wk, gk, name)
+		default:
+			t.Fatalf("%s: scaler %T", name, w.Scaler)
+		}
+	}
 }
