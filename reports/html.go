@@ -66,6 +66,9 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 		{"p95 queue wait", Human(s.QueueWait.P95), "mean " + Human(s.QueueWait.Mean)},
 		{"p95 completion time", Human(s.JCT.P95), "p50 " + Human(s.JCT.P50)},
 	}
+	if servicesOnly(s) {
+		pg.KPIs = pg.KPIs[:1]
+	}
 	for i, v := range s.Services {
 		if i == maxServiceKPIs {
 			break

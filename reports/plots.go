@@ -91,11 +91,13 @@ func Plots(res *sim.Result, s *Summary) ([]Plot, error) {
 		if err := add("allocation", "GPUs allocated per pool", p); err != nil {
 			return nil, err
 		}
-		if p, err = queuePlot(res); err != nil {
-			return nil, err
-		}
-		if err := add("queue", "Jobs pending and running", p); err != nil {
-			return nil, err
+		if len(res.Jobs) > 0 || len(res.Services) == 0 {
+			if p, err = queuePlot(res); err != nil {
+				return nil, err
+			}
+			if err := add("queue", "Jobs pending and running", p); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, which := range []string{"wait", "jct"} {

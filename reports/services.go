@@ -243,6 +243,11 @@ func serviceRows(s *Summary) [][]string {
 	return rows
 }
 
+// servicesOnly says the run had inference services and no job: the job
+// figures are left out of the terminal table, the headline figures and
+// the plots.
+func servicesOnly(s *Summary) bool { return s.Jobs.Total == 0 && len(s.Services) > 0 }
+
 func hasServiceCost(s *Summary) bool { return len(s.Services) > 0 && s.Services[0].Cost != nil }
 
 func serviceHeaderFor(s *Summary) []string {

@@ -200,3 +200,28 @@ func TestServiceSummaryWritten(t *testing.T) {
 	assert.Contains(t, b.String(), `id="plot-service-api-latency"`)
 	assert.Contains(t, b.String(), "<h2>Inference services</h2>")
 }
+
+// A run of services alone leaves the job figures out of the terminal
+// table, the headline figures and the plots.
+func TestServicesOnlyLeavesJobFiguresOut(t *testing.T) {
+	res, pr := servedRun()
+	res.Jobs = nil
+	res.Timeline.RunningJobMs = []int64{0, 0}
+	res.Pools[0].AllocatedMilliMs = 1000 * 10 * int64(sim.Hour)
+	s := Summarize(res, Meta{Scenario: "served", Pricing: pr})
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, s))
+	out := b.String()
+	assert.Contains(t, out, "Jobs: none (inference services only)")
+	assert.NotContains(t, out, "QUEUE")
+	assert.NotContains(t, out, "Training:")
+	assert.Contains(t, out, "Inference: 10.0 GPU-hours, $80.00 (100.0% of the bill, idle share included).")
+	plots, err := Plots(res, s)
+	require.NoError(t, err)
+	for _, p := range plots {
+		assert.NotEqual(t, "queue", p.Name)
+	}
+	b.Reset()
+	require.NoError(t, WriteHTML(&b, s, plots))
+	assert.NotContains(t, b.String(), "jobs completed")
+}

@@ -511,14 +511,18 @@ func WriteTable(w io.Writer, s *Summary) error {
 			parts = append(parts, fmt.Sprintf("%d %s", n, o))
 		}
 	}
-	fmt.Fprintf(tw, "Jobs: %d (%s)\n\n", s.Jobs.Total, strings.Join(parts, ", "))
-	row("", "JOBS", "MEAN", "P50", "P95", "P99", "MAX")
-	row(statRow("queue wait", s.QueueWait)...)
-	row(statRow("completion time", s.JCT)...)
-	fmt.Fprintln(tw)
-	row("QUEUE", "JOBS", "COMPLETED", "GPU-H", "MEAN WAIT", "P95 WAIT", "P50 JCT", "P95 JCT")
-	for _, r := range queueRows(s) {
-		row(r...)
+	if servicesOnly(s) {
+		fmt.Fprintf(tw, "Jobs: none (inference services only)\n")
+	} else {
+		fmt.Fprintf(tw, "Jobs: %d (%s)\n\n", s.Jobs.Total, strings.Join(parts, ", "))
+		row("", "JOBS", "MEAN", "P50", "P95", "P99", "MAX")
+		row(statRow("queue wait", s.QueueWait)...)
+		row(statRow("completion time", s.JCT)...)
+		fmt.Fprintln(tw)
+		row("QUEUE", "JOBS", "COMPLETED", "GPU-H", "MEAN WAIT", "P95 WAIT", "P50 JCT", "P95 JCT")
+		for _, r := range queueRows(s) {
+			row(r...)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -544,6 +548,9 @@ func WriteTable(w io.Writer, s *Summary) error {
 		tw.Flush()
 		fmt.Fprintf(w, "Useful GPU-hours %.1f at %s each; GPU-hours lost to disruptions %.1f (%s).\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), c.LostGPUHours, money(c.LostCost))
 		for _, k := range c.ByWorkload {
+			if k.Kind == KindTraining && servicesOnly(s) {
+				continue
+			}
 			fmt.Fprintf(w, "%s: %.1f GPU-hours, %s (%s of the bill, idle share included)", titleCase(k.Kind), k.GPUHours, money(k.Total), pct(k.BillShare))
 			if k.PerUsefulGPUHour > 0 {
 				fmt.Fprintf(w, "; %s per useful GPU-hour", money(k.PerUsefulGPUHour))
