@@ -177,6 +177,18 @@ type Service struct {
 	// those since (a timeline bucket's): each interval is added once, to
 	// bucket, and a bucket is merged into hist when it ends.
 	hist, bucket serving.Histogram
+	// pend is the interval cycle not yet added to bucket, with the
+	// requests pendN it served: consecutive intervals whose cycles are the
+	// same within nearCycle (a steady or slowly changing rate on steady
+	// replicas) cost one Add.
+	pend  serving.Cycle
+	pendN float64
+	// steady: the load is a constant rate; memo is the last fluid cycle
+	// computed, for rate memoRate on memoReady replicas.
+	steady    bool
+	memo      serving.Cycle
+	memoRate  float64
+	memoReady int
 
 	Arrived, Served, Dropped float64
 	// ReplicaMs and ReadyMs integrate the replicas held and ready.
@@ -188,7 +200,9 @@ func New(spec Spec, scaler Scaler) (*Service, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("service %s: %w", spec.Name, err)
 	}
-	return &Service{spec: spec, scaler: scaler}, nil
+	l := &spec.Load
+	steady := len(l.Points) == 0 && len(l.Spikes) == 0 && l.Amplitude == 0
+	return &Service{spec: spec, scaler: scaler, steady: steady, memoReady: -1}, nil
 }
 
 // Scaler is the service's controller.
@@ -204,7 +218,10 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 	}
 	s.ReplicaMs += float64(replicas) * dt
 	s.ReadyMs += float64(ready) * dt
-	lambda := s.spec.Load.Mean(from, to)
+	lambda := s.spec.Load.Base
+	if !s.steady {
+		lambda = s.spec.Load.Mean(from, to)
+	}
 	arrived := lambda * dt / 1000
 	s.Arrived += arrived
 	if ready == 0 {
@@ -218,7 +235,7 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 	}
 	b := s.spec.Batch
 	capacity := float64(ready) * b.Capacity() // requests/s with full batches
-	cy, _ := serving.FluidCycle(lambda, ready, b)
+	cy := s.cycle(lambda, ready)
 	served := cy.Served * dt / 1000
 	if s.backlog > 0 || cy.Regime == serving.Overload {
 		// Behind: every replica serves full batches until the backlog is
@@ -238,9 +255,66 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 		s.backlogAge = s.backlog / capacity * 1000
 	}
 	s.drop(capacity)
-	s.bucket.Add(cy, served)
+	s.addLatency(cy, served)
 	s.Served += served
 	s.last, s.lastOK = cy, true
+}
+
+// cycle is the fluid cycle of rate lambda on ready replicas (ready >= 1),
+// the last one remembered: a steady rate on steady replicas asks for the
+// same one at every accounting and every metric read.
+func (s *Service) cycle(lambda float64, ready int) serving.Cycle {
+	if lambda != s.memoRate || ready != s.memoReady {
+		s.memo, _ = serving.FluidCycle(lambda, ready, s.spec.Batch)
+		s.memoRate, s.memoReady = lambda, ready
+	}
+	return s.memo
+}
+
+// addLatency adds n requests served with cycle cy's latency.
+func (s *Service) addLatency(cy serving.Cycle, n float64) {
+	if n <= 0 {
+		return
+	}
+	if s.pendN > 0 && !nearCycle(cy, s.pend) {
+		s.bucket.Add(s.pend, s.pendN)
+		s.pendN = 0
+	}
+	if s.pendN == 0 {
+		s.pend = cy
+	}
+	s.pendN += n
+}
+
+// cycleTolerance is how far apart (relatively) two cycles' times may be
+// for their requests to be added to the histogram as the first one's: a
+// quarter of its 2% buckets.
+const cycleTolerance = 0.005
+
+// nearCycle reports whether b's latency distribution is a's within
+// cycleTolerance: the same regime, every time within it relatively, the
+// probability of queueing within it absolutely, and when either queues
+// more often than that, the queueing tail's rate within it relatively.
+func nearCycle(a, b serving.Cycle) bool {
+	if a.Regime != b.Regime || math.Abs(a.QueueP-b.QueueP) > cycleTolerance {
+		return false
+	}
+	near := func(x, y float64) bool {
+		return math.Abs(x-y) <= cycleTolerance*math.Max(math.Abs(x), math.Abs(y))
+	}
+	if max(a.QueueP, b.QueueP) > cycleTolerance && !near(a.QueueRatePerMs, b.QueueRatePerMs) {
+		return false
+	}
+	return near(a.IntervalMs, b.IntervalMs) && near(a.Size, b.Size) && near(a.ServiceMs, b.ServiceMs) &&
+		near(a.DelayMs, b.DelayMs) && near(a.BacklogMs, b.BacklogMs)
+}
+
+// flush adds the pending cycle to the bucket.
+func (s *Service) flush() {
+	if s.pendN > 0 {
+		s.bucket.Add(s.pend, s.pendN)
+		s.pendN = 0
+	}
 }
 
 // Backlog is the requests waiting beyond what the fluid cycle holds: at
@@ -250,6 +324,7 @@ func (s *Service) Backlog() float64 { return s.backlog }
 // BucketP95 is the 95th-percentile latency (ms) of the requests served
 // since the last call (0 when none was served), and starts a new bucket.
 func (s *Service) BucketP95() float64 {
+	s.flush()
 	if s.bucket.Total() == 0 {
 		return 0
 	}
@@ -285,7 +360,7 @@ func (s *Service) Metrics(now int64, ready int) Metrics {
 		}
 		return m
 	}
-	cy, _ := serving.FluidCycle(lambda, ready, s.spec.Batch)
+	cy := s.cycle(lambda, ready)
 	cy.BacklogMs = s.backlog / (float64(ready) * s.spec.Batch.Capacity()) * 1000
 	lat := cy.MeanLatencyMs()
 	m.InFlight += lambda * lat / 1000
@@ -309,6 +384,7 @@ type Report struct {
 
 // Report sums up the run.
 func (s *Service) Report() Report {
+	s.flush()
 	s.hist.Merge(&s.bucket)
 	s.bucket.Reset()
 	r := Report{Name: s.spec.Name, Arrived: s.Arrived, Served: s.Served, Dropped: s.Dropped,
