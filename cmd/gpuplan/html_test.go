@@ -136,3 +136,45 @@ func TestHTMLReportSelfContained(t *testing.T) {
 	assert.Contains(t, html, reports.Human(s.QueueWait.P95))
 	assert.Equal(t, 1, strings.Count(html, "<h2>Cost (USD)</h2>"))
 }
+
+// A run with inference services renders their plots in the browser: with
+// the other plots' images taken out, the page holds the replicas held and
+// ready (the third and fourth series colours) and the SLO line in
+// quantity; with the services' images taken out too, almost none.
+func TestHTMLReportServicePlotsRender(t *testing.T) {
+	bin := browser()
+	if bin == "" {
+		t.Skip("no Chromium on this machine (set GPUPLAN_BROWSER): the services' plots were not opened in a browser")
+	}
+	dir := t.TempDir()
+	code, _, errOut := gpuplan(t, "simulate", "../../reports/manifests/testdata/scenarios/services.yaml", "--out", dir, "--output", "json")
+	require.Equal(t, 0, code, errOut)
+	html, err := os.ReadFile(filepath.Join(dir, reports.FileHTML))
+	require.NoError(t, err)
+	for _, name := range []string{"bert", "bert-keda", "recommender"} {
+		require.Contains(t, string(html), `id="plot-service-`+name+`"`)
+		require.Contains(t, string(html), `id="plot-service-`+name+`-latency"`)
+	}
+	img := regexp.MustCompile(`<figure id="plot-([^"]*)"([^>]*)><img src="data:image/png;base64,[^"]*"`)
+	strip := func(keep func(name string) bool) string {
+		return img.ReplaceAllStringFunc(string(html), func(m string) string {
+			sub := img.FindStringSubmatch(m)
+			if keep(sub[1]) {
+				return m
+			}
+			return `<figure id="plot-` + sub[1] + `"` + sub[2] + `><img src=""`
+		})
+	}
+	count := func(name, page string) int {
+		p := filepath.Join(dir, name+".html")
+		require.NoError(t, os.WriteFile(p, []byte(page), 0o644))
+		shot := screenshot(t, bin, p, filepath.Join(dir, name+".png"))
+		return near(shot, reports.PlotColor(2)) + near(shot, reports.PlotColor(3))
+	}
+	services := count("services", strip(func(n string) bool { return strings.HasPrefix(n, "service-") }))
+	none := count("none", strip(func(string) bool { return false }))
+	t.Logf("third and fourth series colours: %d pixels with the service plots alone, %d with no plot", services, none)
+	// 2,084 when written (three services, two plots each; the lines are thin).
+	assert.Greater(t, services, 1000, "the service plots' replica and SLO lines")
+	assert.Less(t, none, 200)
+}
