@@ -388,3 +388,33 @@ func BenchmarkServiceWeek(b *testing.B) {
 		b.ReportMetric(res.Services[0].SLOAttainment, "slo")
 	}
 }
+
+// Knative's KPA scales a service to zero and back: 50 requests/s from 5
+// to 10 min and from 30 to 35 min, a concurrency target of 10, ticks of
+// 2 s, a 60 s stable window, 30 s of grace, a 1 min model load. Its first
+// tick (2 s) sees no traffic yet within the grace period and keeps one
+// pod (Knative's initial scale), deleted at 32 s, before it was ready.
+// From zero, the requests held at the activator are the concurrency that
+// wakes it: the 100 that arrived by the next tick, against a target of
+// 10, ask for more than the 4 allowed, so each burst makes 4 replicas at
+// once, ready a minute later: 8 cold starts of 1 min. After each burst the
+// stable window empties, the grace passes and it is back at zero.
+func TestScaleToZeroWithKPA(t *testing.T) {
+	k, err := autoscale.NewKPA(autoscale.NewKPASpec(10))
+	require.NoError(t, err)
+	load := serving.Load{Points: []serving.Point{{AtMs: 0, Rate: 0}, {AtMs: 5 * 60_000, Rate: 50}, {AtMs: 10 * 60_000, Rate: 0}, {AtMs: 30 * 60_000, Rate: 50}, {AtMs: 35 * 60_000, Rate: 0}}}
+	svc := ServiceConfig{Spec: services.Spec{Name: "kserve", Load: load, Batch: light},
+		Scaler: services.KPA{K: k, TickMs: 2000}, Pod: replicaPod, MaxReplicas: 4, ModelLoad: Minute}
+	s := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 4)}, Horizon: Hour, TimelineInterval: 5 * Minute, Services: []ServiceConfig{svc}}).Services[0]
+	require.Equal(t, 8, s.ColdStarts)
+	require.Equal(t, float64(Minute), s.ColdStartMs)
+	require.InDelta(t, 50*600.0, s.Arrived, 1e-6)
+	require.InDelta(t, s.Arrived, s.Served, 1e-6)
+	require.InDelta(t, 0.1, s.Timeline[0].Replicas, 1e-12, "30 s of 5 min")
+	require.Zero(t, s.Timeline[0].Ready)
+	for _, i := range []int{3, 4, 5, 8, 9, 10, 11} { // 15-30 and 40-60 min
+		require.Zero(t, s.Timeline[i].Replicas, "bucket %d", i)
+	}
+	require.Equal(t, s.Timeline[1], s.Timeline[6], "the two bursts go the same way")
+	require.Greater(t, s.P95Ms, 30_000.0, "the requests of the cold start waited for it")
+}
