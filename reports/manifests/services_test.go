@@ -12,6 +12,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/models/serving"
@@ -431,4 +432,39 @@ func TestServicesScenarioRoundTrip(t *testing.T) {
 			t.Fatalf("%s: scaler %T", name, w.Scaler)
 		}
 	}
+}
+
+// Under a Kueue policy a service's Deployment goes to its LocalQueue's
+// namespace with the queue label on it and on its pods (Kueue's
+// deployment integration admits the pods).
+func TestServiceUnderAdmission(t *testing.T) {
+	s, err := scenarios.LoadFile(twoTeams)
+	require.NoError(t, err)
+	one, rate := 1, 20.0
+	s.Spec.Workload.Services = append(s.Spec.Workload.Services, scenarios.ServiceSpec{
+		Name: "classifier", Queue: "team-a", Pod: &scenarios.PodTemplate{CPU: resource.MustParse("4"), Memory: resource.MustParse("16Gi"), GPUs: &scenarios.NumDist{Value: ptr(1.0)}},
+		Replicas: &scenarios.ServiceReplicasSpec{Min: &one}, Load: scenarios.ServiceLoadSpec{Constant: &rate},
+	})
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err := Generate(s, m, Options{})
+	require.NoError(t, err)
+	var dep *appsv1.Deployment
+	for _, f := range files {
+		if f.Path != "services/classifier.yaml" {
+			continue
+		}
+		objs, err := Decode(f.Path, encode(t, f))
+		require.NoError(t, err)
+		for _, o := range objs {
+			if d, ok := o.(*appsv1.Deployment); ok {
+				dep = d
+			}
+		}
+	}
+	require.NotNil(t, dep)
+	assert.Equal(t, "team-a", dep.Namespace)
+	assert.Equal(t, "team-a", dep.Labels[LabelQueueName])
+	assert.Equal(t, "team-a", dep.Spec.Template.Labels[LabelQueueName])
+	assert.Equal(t, int32(1), *dep.Spec.Replicas)
 }
