@@ -41,3 +41,43 @@ func TestSpotInterruptionLosesTheReplica(t *testing.T) {
 	require.Zero(t, s.Dropped)
 	require.Empty(t, res.Jobs)
 }
+
+// A cluster-autoscaler group at zero nodes: the service's replica pod is
+// pending, the group launches a node (5 min to Ready), the pod binds and
+// cold-starts (1 + 2 min): ready at 8 min, a cold start of 8 min from its
+// creation. The scaler drops to zero at 60 min (KEDA-like, by a window
+// scaler here); the empty node goes after the 10 min scale-down-unneeded
+// time: one node present from 5 to 70 min.
+func TestReplicaWaitsForANode(t *testing.T) {
+	spec := &capacity.Spec{
+		Pools:  []capacity.Pool{{Provisioning: 5 * mins, Group: 0}},
+		Groups: []capacity.Group{{Name: "ca", Kind: capacity.Autoscaler, Pools: []int32{0}, MaxNodes: 2, ScaleDownUnneeded: 10 * mins, ScaleDownDelayAfterAdd: 10 * mins}},
+	}
+	svc := sim.ServiceConfig{Spec: services.Spec{Name: "svc", Load: serving.Load{Base: 20}, Batch: serving.Batch{Size: 4, MaxDelayMs: 5, BaseMs: 4, PerItemMs: 1}},
+		Pod: cluster.PodSpec{GPUs: 8, MilliCPU: 1000, MemoryMiB: 1024}, MaxReplicas: 1, InitialReplicas: 1,
+		Scaler: untilScaler{until: hour}, ImagePull: mins, ModelLoad: 2 * mins}
+	res, err := sim.Run(sim.Config{Seed: 1, Pools: []cluster.PoolSpec{gpuPool("ca", 0, 2, 8)}, Capacity: spec, Horizon: 2 * hour,
+		Workload: &sim.SliceSource{}, TimelineInterval: 10 * mins, Services: []sim.ServiceConfig{svc}})
+	require.NoError(t, err)
+	require.NoError(t, validate.Invariants(res))
+	s := res.Services[0]
+	require.Equal(t, 1, s.ColdStarts)
+	require.Equal(t, float64(8*mins), s.ColdStartMs)
+	require.InDelta(t, 52/60.0, s.ReadyHours, 1e-9)
+	require.Equal(t, int64(8*cluster.MilliGPU*55*mins), s.Usage[0].Held[sim.ResGPU])
+	p := res.Pools[0]
+	require.Equal(t, int64(1), p.Capacity.Launched)
+	require.Equal(t, int64(1), p.Capacity.ScaledDown)
+	require.InDelta(t, 70/60.0, p.Usage.NodeHours, 1e-9)
+}
+
+// untilScaler wants one replica until until, none after.
+type untilScaler struct{ until sim.Time }
+
+func (s untilScaler) PeriodMs() int64 { return sim.Minute }
+func (s untilScaler) Decide(now int64, _, _, _ int, _ services.Metrics) int {
+	if now < s.until {
+		return 1
+	}
+	return 0
+}
