@@ -209,6 +209,9 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			Tables: []htmlTable{{Header: variantHeaderFor(s.Variants), Rows: variantRows(s.Variants)},
 				{Caption: "Like for like against the scenario as given: jobs both runs completed, cost for the same work", Header: pairedHeader(), Rows: pairedRows(s.Variants)}},
 			Notes: []string{censoredNote}})
+		if rows := variantServiceRows(s.Variants); len(rows) > 0 {
+			pg.Lead[0].Tables = append(pg.Lead[0].Tables, htmlTable{Caption: "Inference services in each run", Header: variantServiceHeader(), Rows: rows})
+		}
 		for i := range s.SpotSensitivity {
 			c := &s.SpotSensitivity[i]
 			pg.Lead[0].Notes = append(pg.Lead[0].Notes, "Spot break-even: "+spotCurveText(c))

@@ -151,6 +151,43 @@ func (s *Summary) summarizeServices(res *sim.Result, pr *Pricing) {
 	}
 }
 
+// ServiceFigures are one service's headline figures in a run, for
+// comparisons (variants, gpuplan compare).
+type ServiceFigures struct {
+	Name           string  `json:"name"`
+	P95Ms          float64 `json:"p95Ms"`
+	SLOAttainment  float64 `json:"sloAttainment,omitempty"`
+	Dropped        float64 `json:"requestsDropped"`
+	ReplicaHours   float64 `json:"replicaHours"`
+	GPUHours       float64 `json:"gpuHours"`
+	ColdStarts     int     `json:"coldStarts"`
+	CostPerMillion float64 `json:"costPerMillionRequests,omitempty"`
+}
+
+// variantServiceHeader and variantServiceRows set each run's services
+// side by side: one row per run and service.
+func variantServiceHeader() []string {
+	return []string{"run", "service", "p95", "within SLO", "dropped", "replica-h", "GPU-h", "cold starts", "$/M requests"}
+}
+
+func variantServiceRows(vs []RunFigures) [][]string {
+	var rows [][]string
+	for _, f := range vs {
+		for _, v := range f.Services {
+			att, cost := "-", "-"
+			if v.SLOAttainment > 0 {
+				att = pct(v.SLOAttainment)
+			}
+			if v.CostPerMillion > 0 {
+				cost = money(v.CostPerMillion)
+			}
+			rows = append(rows, []string{f.Name, v.Name, msText2(v.P95Ms), att, requests(v.Dropped), fmt.Sprintf("%.1f", v.ReplicaHours),
+				fmt.Sprintf("%.1f", v.GPUHours), fmt.Sprint(v.ColdStarts), cost})
+		}
+	}
+	return rows
+}
+
 // WorkloadCost is one side of the bill when a run has services: what
 // training jobs' pods and inference services' replicas paid, and their
 // shares of the idle cost by the showback's rule.

@@ -225,3 +225,17 @@ func TestServicesOnlyLeavesJobFiguresOut(t *testing.T) {
 	require.NoError(t, WriteHTML(&b, s, plots))
 	assert.NotContains(t, b.String(), "jobs completed")
 }
+
+// A run's headline figures carry its services' (for variants and
+// gpuplan compare), and the variants' services table sets them out.
+func TestServiceFigures(t *testing.T) {
+	res, pr := servedRun()
+	s := Summarize(res, Meta{Scenario: "served", Pricing: pr})
+	f := Figures("as given", s)
+	require.Equal(t, []ServiceFigures{{Name: "api", P95Ms: 96.25, SLOAttainment: 0.9871, Dropped: 1000, ReplicaHours: 10, GPUHours: 10, ColdStarts: 1, CostPerMillion: 1.1111}}, f.Services)
+	assert.Equal(t, [][]string{{"as given", "api", "96.2 ms", "98.7%", "1000", "10.0", "10.0", "1", "$1.11"}}, variantServiceRows([]RunFigures{f}))
+	s.Variants = []RunFigures{f}
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s))
+	assert.Contains(t, b.String(), "| as given | api | 96.2 ms | 98.7% | 1000 | 10.0 | 10.0 | 1 | $1.11 |")
+}

@@ -595,6 +595,8 @@ type RunFigures struct {
 	// SameWorkVsBasePct is what this run saves against the scenario as
 	// given for the same completed work (cost per useful GPU-hour).
 	SameWorkVsBasePct float64 `json:"sameWorkSavingsVsBasePct,omitempty"`
+	// Services are the run's inference services' headline figures.
+	Services []ServiceFigures `json:"services,omitempty"`
 }
 
 // Figures extracts a summary's headline figures.
@@ -618,6 +620,14 @@ func Figures(name string, s *Summary) RunFigures {
 		for _, n := range d.ByCause {
 			f.Disruptions += n
 		}
+	}
+	for _, v := range s.Services {
+		sf := ServiceFigures{Name: v.Name, P95Ms: v.P95Ms, SLOAttainment: v.SLOAttainment, Dropped: v.RequestsDropped,
+			ReplicaHours: v.ReplicaHours, GPUHours: v.GPUHours, ColdStarts: v.ColdStarts}
+		if v.Cost != nil {
+			sf.CostPerMillion = v.Cost.PerMillionRequests
+		}
+		f.Services = append(f.Services, sf)
 	}
 	return f
 }

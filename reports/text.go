@@ -362,6 +362,10 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		fmt.Fprintf(w, "## What-if variants\n\nThe scenario as given and each of its variants, same seed and workload.\n\n")
 		mdTable(w, variantHeaderFor(s.Variants), variantRows(s.Variants))
 		fmt.Fprintf(w, "%s\n\n", censoredNote)
+		if rows := variantServiceRows(s.Variants); len(rows) > 0 {
+			fmt.Fprintf(w, "Inference services in each run:\n\n")
+			mdTable(w, variantServiceHeader(), rows)
+		}
 		if rows := pairedRows(s.Variants); len(rows) > 0 {
 			fmt.Fprintf(w, "Like for like against the scenario as given: completion times over the jobs both runs completed, and cost for the same completed work.\n\n")
 			mdTable(w, pairedHeader(), rows)
@@ -578,6 +582,15 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}
 		tw.Flush()
+		if rows := variantServiceRows(s.Variants); len(rows) > 0 {
+			fmt.Fprintln(w, "\nInference services in each run:")
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, strings.ToUpper(strings.Join(variantServiceHeader(), "\t")))
+			for _, r := range rows {
+				fmt.Fprintln(tw, strings.Join(r, "\t"))
+			}
+			tw.Flush()
+		}
 		if rows := pairedRows(s.Variants); len(rows) > 0 {
 			fmt.Fprintln(w, "\nLike for like against the scenario as given (jobs both runs completed; cost for the same work):")
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -25,8 +25,9 @@ type compareRow struct {
 	Change float64 `json:"change"`
 	// RelativeChange is change / a (0 when a is 0).
 	RelativeChange float64 `json:"relativeChange"`
-	// Unit says what the figures are: count, seconds, usd, usd-per-gpu-hour,
-	// gpu-hours or fraction (a change of a fraction is in percentage points).
+	// Unit says what the figures are: count, seconds, milliseconds, usd,
+	// usd-per-gpu-hour, gpu-hours or fraction (a change of a fraction is in
+	// percentage points).
 	Unit string `json:"unit"`
 }
 
@@ -85,6 +86,23 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 			if fa.StepSeconds > 0 || fb.StepSeconds > 0 {
 				add("mean training step", fa.StepSeconds, fb.StepSeconds, "seconds")
 			}
+			// Inference services both runs have, by name.
+			for _, x := range fa.Services {
+				for _, y := range fb.Services {
+					if x.Name != y.Name {
+						continue
+					}
+					add(x.Name+" p95 latency", x.P95Ms, y.P95Ms, "milliseconds")
+					if x.SLOAttainment > 0 || y.SLOAttainment > 0 {
+						add(x.Name+" within SLO", x.SLOAttainment, y.SLOAttainment, "fraction")
+					}
+					add(x.Name+" requests dropped", x.Dropped, y.Dropped, "count")
+					add(x.Name+" GPU-hours", x.GPUHours, y.GPUHours, "gpu-hours")
+					if x.CostPerMillion > 0 || y.CostPerMillion > 0 {
+						add(x.Name+" cost per million requests", x.CostPerMillion, y.CostPerMillion, "usd")
+					}
+				}
+			}
 			switch output {
 			case "json":
 				enc := json.NewEncoder(stdout)
@@ -98,6 +116,8 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 				switch r.Unit {
 				case "seconds":
 					return reports.Human(x)
+				case "milliseconds":
+					return fmt.Sprintf("%.1f ms", x)
 				case "usd", "usd-per-gpu-hour":
 					return reports.Money(x)
 				case "fraction":
