@@ -34,8 +34,12 @@ func TestFixedReplicasColdStartByHand(t *testing.T) {
 	svc := service("bert", 50, light)
 	svc.MinReplicas, svc.MaxReplicas, svc.InitialReplicas = 2, 2, 2
 	svc.ImagePull, svc.ModelLoad = Minute, 2*Minute
-	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 4)}, Horizon: 10 * Hour, Services: []ServiceConfig{svc}},
+	var last Progress
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 4)}, Horizon: 10 * Hour, Services: []ServiceConfig{svc},
+		Progress: func(p Progress) { last = p }, ProgressEvery: 1},
 		job("train", 0, Hour, 1, 1))
+	require.Equal(t, 1, last.Submitted, "progress counts the job, not the replica pods")
+	require.Equal(t, 1, last.Finished)
 
 	require.Len(t, res.Services, 1)
 	s := res.Services[0]
