@@ -8,6 +8,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models/serving"
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/autoscale"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/services"
 )
@@ -402,4 +403,91 @@ func FuzzReadRateCSV(f *testing.F) {
 		}
 		require.NoError(t, serving.Load{Points: pts}.Validate())
 	})
+}
+
+// Under a Kueue policy a service's queue maps to a LocalQueue as a job's
+// does, and its priorityClass (or its manifest's priorityClassName)
+// resolves against the policy's PriorityClasses and
+// WorkloadPriorityClasses, preemptionPolicy included.
+func TestServiceUnderKueuePolicy(t *testing.T) {
+	withPolicy := strings.Replace(svcCluster, "  workload:\n", "  policy:\n    manifests: [kueue.yaml]\n    queues: {inference: serving}\n  workload:\n", 1)
+	body := withPolicy + strings.Replace(svcBERT, "      priority: 1000\n", "      priorityClass: inference-high\n", 1)
+	c := oneService(t, body)
+	require.Equal(t, "serving", c.Queue)
+	require.EqualValues(t, 5000, c.Priority)
+	require.Zero(t, c.Flags)
+
+	c = oneService(t, strings.Replace(body, "priorityClass: inference-high", "priorityClass: batch-low", 1))
+	require.EqualValues(t, 10, c.Priority)
+	require.Equal(t, cluster.FlagPreemptNever, c.Flags)
+
+	_, err := buildSvc(t, strings.Replace(body, "priorityClass: inference-high", "priorityClass: gold", 1))
+	require.ErrorContains(t, err, `spec.workload.services[0].priorityClass: priorityClass "gold" is not a PriorityClass or WorkloadPriorityClass of spec.policy's manifests (batch-low, inference-high)`)
+
+	_, err = buildSvc(t, strings.Replace(body, "queue: inference", "queue: research", 1))
+	require.ErrorContains(t, err, `spec.workload.services[0].queue: service bert: queue "research" is not a LocalQueue of the admission policy (serving): map it with spec.policy.queues or set spec.policy.defaultQueue`)
+
+	// The InferenceService's priorityClassName, inference-high.
+	isvc := withPolicy + `    services:
+    - name: recommender
+      queue: inference
+      manifests: [isvc.yaml]
+      gpuModel: A100-80GB
+      load: {constant: 50}
+`
+	c = oneService(t, isvc)
+	require.EqualValues(t, 5000, c.Priority)
+	require.Equal(t, "serving", c.Queue)
+}
+
+// Autoscalers given in the scenario keep every field the user set and
+// Kubernetes', KEDA's and Knative's defaults for the rest.
+func TestServiceAutoscalerFields(t *testing.T) {
+	hpa := strings.Replace(svcCluster+svcBERT, "        hpa: {metric: requestsPerReplica, target: 50}\n", `        hpa:
+          metric: queueLatency
+          target: 80
+          syncPeriod: 30s
+          tolerance: 0.05
+          behavior:
+            scaleDown:
+              stabilizationWindow: 10m
+              selectPolicy: Min
+              policies:
+              - {type: Pods, value: 4, period: 1m}
+              - {type: Percent, value: 10, period: 1m}
+`, 1)
+	c := oneService(t, hpa)
+	h, ok := c.Scaler.(services.HPA)
+	require.True(t, ok, "%T", c.Scaler)
+	require.Equal(t, services.QueueLatencyMs, h.Metric)
+	sp := h.H.Spec()
+	require.Equal(t, 80.0, sp.Target)
+	require.Equal(t, autoscale.Value, sp.Type, "queue latency is one value, not a per-pod average")
+	require.EqualValues(t, 30_000, sp.SyncMs)
+	require.Equal(t, 0.05, sp.Tolerance)
+	require.Equal(t, []int{1, 8}, []int{sp.MinReplicas, sp.MaxReplicas})
+	require.Equal(t, autoscale.Rules{StabilizationMs: 600_000, Select: autoscale.SelectMin,
+		Policies: []autoscale.Policy{{Type: autoscale.Pods, Value: 4, PeriodMs: 60_000}, {Type: autoscale.Percent, Value: 10, PeriodMs: 60_000}}}, sp.ScaleDown)
+	require.Equal(t, autoscale.DefaultScaleUp(), sp.ScaleUp)
+
+	keda := strings.Replace(svcCluster+svcBERT, "        hpa: {metric: requestsPerReplica, target: 50}\n",
+		"        keda: {metric: queueLatency, threshold: 100, activationThreshold: 5, metricType: Value, pollingInterval: 15s, cooldownPeriod: 10m}\n", 1)
+	keda = strings.Replace(keda, "{min: 1, max: 8, initial: 2}", "{min: 0, max: 8, initial: 0}", 1)
+	c = oneService(t, keda)
+	k, ok := c.Scaler.(services.KEDA)
+	require.True(t, ok, "%T", c.Scaler)
+	ks := k.K.Spec()
+	require.Equal(t, []float64{100, 5}, []float64{ks.Threshold, ks.ActivationThreshold})
+	require.Equal(t, autoscale.Value, ks.Type)
+	require.Equal(t, []int64{15_000, 600_000}, []int64{ks.PollingMs, ks.CooldownMs})
+	require.Equal(t, []int{0, 8}, []int{ks.MinReplicaCount, ks.MaxReplicaCount})
+
+	kpa := strings.Replace(keda, "        keda: {metric: queueLatency, threshold: 100, activationThreshold: 5, metricType: Value, pollingInterval: 15s, cooldownPeriod: 10m}\n",
+		"        kpa: {target: 7, stableWindow: 2m, panicWindowPercentage: 20, scaleToZeroGracePeriod: 1m}\n", 1)
+	c = oneService(t, kpa)
+	p, ok := c.Scaler.(services.KPA)
+	require.True(t, ok, "%T", c.Scaler)
+	want := autoscale.NewKPASpec(7)
+	want.StableWindowMs, want.PanicWindowPct, want.ScaleToZeroGraceMs, want.MaxScale = 120_000, 20, 60_000, 8
+	require.Equal(t, want, p.K.Spec())
 }
