@@ -8,12 +8,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
+	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/services"
 )
 
 // shippedRuns lists every shipped example scenario and each of its
@@ -21,7 +24,7 @@ import (
 func shippedRuns(t *testing.T) [][2]string {
 	t.Helper()
 	var files []string
-	for _, pat := range []string{"../../scenarios/examples/*.yaml", "../../scenarios/examples/*/scenario.yaml"} {
+	for _, pat := range []string{"../../scenarios/examples/*.yaml", "../../scenarios/examples/*/scenario.yaml", "../../scenarios/examples/inference/*/scenario.yaml"} {
 		m, err := filepath.Glob(pat)
 		require.NoError(t, err)
 		files = append(files, m...)
@@ -110,6 +113,12 @@ func TestRoundTrip(t *testing.T) {
 			back := readBack(t, s, append(cluster, policy...))
 			got = summaryJSON(t, back, pipeline.Options{})
 			require.Equal(t, want, got, "the cluster and policy read back")
+			if len(s.Spec.Workload.Services) > 0 {
+				// The services too: each from its written Deployment or
+				// InferenceService, autoscaler and config.properties.
+				got = summaryJSON(t, servicesReadBack(t, s, dir), pipeline.Options{})
+				require.Equal(t, want, got, "the services read back")
+			}
 		})
 	}
 }
@@ -209,4 +218,61 @@ func readBack(t *testing.T, s *scenarios.Scenario, manifests []string) *scenario
 	require.NoError(t, err)
 	overlay(s, back)
 	return back
+}
+
+// servicesReadBack is the scenario with each inference service taken from
+// the files gpuplan manifests wrote (services/NAME.yaml: the replica pod,
+// placement, bounds and autoscaler; config.properties: the batch size and
+// delay). What no object carries stays the scenario's: the load, cold
+// start, service time, SLO and timeout; and, as the run resolved them, the
+// priority (the written PriorityClass is gpuplan's own, which a scenario
+// without its policy cannot resolve), the queue limit (TorchServe's
+// default stands where the run had none) and the initial replicas of an
+// InferenceService.
+func servicesReadBack(t *testing.T, s *scenarios.Scenario, dir string) *scenarios.Scenario {
+	t.Helper()
+	b, err := s.Build(scenarios.Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	spec := s.Spec
+	spec.Variants = nil
+	wl := spec.Workload
+	wl.Services = nil
+	for i, v := range s.Spec.Workload.Services {
+		c := b.Config.Services[i]
+		y := filepath.Join(dir, "services", v.Name+".yaml")
+		nv := scenarios.ServiceSpec{Name: v.Name, Queue: v.Queue, Priority: ptr(c.Priority), GPUModel: v.GPUModel,
+			ColdStart: v.ColdStart, Load: v.Load, Timeout: v.Timeout, SLO: v.SLO, Manifests: []string{y}, QueueLimit: ptr(c.Spec.QueueLimit)}
+		if c.Flags&cluster.FlagPreemptNever != 0 {
+			nv.PreemptionPolicy = scenarios.PreemptNever
+		}
+		batch := c.Spec.Batch
+		nv.Batching = &scenarios.BatchingSpec{BaseMs: ptr(batch.BaseMs), PerItemMs: ptr(batch.PerItemMs)}
+		if props := filepath.Join(dir, "services", v.Name+".config.properties"); fileExists(props) {
+			nv.TorchServe = &scenarios.TorchServeSpec{Path: props}
+		} else {
+			nv.Batching.BatchSize = ptr(batch.Size)
+			d := scenarios.Duration{Duration: time.Duration(batch.MaxDelayMs * float64(time.Millisecond))}
+			nv.Batching.MaxBatchDelay = &d
+		}
+		switch c.Scaler.(type) {
+		case services.HPA, services.KEDA:
+			nv.Autoscaler = &scenarios.AutoscalerSpec{Manifests: []string{y}}
+		case services.KPA:
+			nv.Replicas = &scenarios.ServiceReplicasSpec{Initial: ptr(c.InitialReplicas)}
+		}
+		wl.Services = append(wl.Services, nv)
+	}
+	spec.Workload = wl
+	doc := map[string]any{"apiVersion": "gpuplan.dev/v1alpha1", "kind": "Scenario", "metadata": s.Metadata, "spec": spec}
+	raw, err := json.Marshal(doc)
+	require.NoError(t, err)
+	back, err := scenarios.Parse(s.File(), filepath.Dir(s.File()), raw)
+	require.NoError(t, err)
+	return back
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

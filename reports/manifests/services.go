@@ -249,7 +249,19 @@ func (g *gen) service(v Service) ([]File, error) {
 		return nil, fmt.Errorf("name %q is not a valid Kubernetes name: %s", v.Name, strings.Join(errs, "; "))
 	}
 	cfg := v.Config
-	ns, lq := g.o.Namespace, ""
+	// The service's queue is its namespace (the scenario's queue, as the
+	// run resolved it; by default the service's name), as a Deployment
+	// read into a scenario gives its namespace as the queue.
+	ns, lq := cfg.Queue, ""
+	if ns == "" {
+		ns = v.Queue
+	}
+	if errs := validation.IsDNS1123Label(ns); ns == "" || len(errs) > 0 {
+		if ns != "" {
+			g.warn("service %s: its queue %q is no valid namespace name; its objects go to %s", v.Name, ns, g.o.Namespace)
+		}
+		ns = g.o.Namespace
+	}
 	if g.admission() {
 		// The run resolved the service's LocalQueue (Config.Queue); a
 		// service built by hand names its queue only.

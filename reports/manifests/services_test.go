@@ -290,13 +290,13 @@ func yamlMap(t *testing.T, s string) map[string]any {
 
 const servicesScenario = "testdata/scenarios/services.yaml"
 
-// servicesReadBack describes the services of testdata/scenarios/services.yaml by
+// servicesReadBackYAML describes the services of testdata/scenarios/services.yaml by
 // the files gpuplan manifests wrote: the Deployment or InferenceService,
 // the HPA or ScaledObject and config.properties give everything a
 // Kubernetes object carries; the scenario keeps what none does (load,
 // cold start, service time, SLO, timeout) and the priority (its
 // PriorityClass is gpuplan's, not a policy's).
-const servicesReadBack = `apiVersion: gpuplan.dev/v1alpha1
+const servicesReadBackYAML = `apiVersion: gpuplan.dev/v1alpha1
 kind: Scenario
 metadata:
   name: services-read-back
@@ -393,7 +393,7 @@ func TestServicesScenarioRoundTrip(t *testing.T) {
 		return b.Config.Services
 	}
 	want := built(s)
-	back, err := scenarios.Parse("read-back.yaml", dir, []byte(servicesReadBack))
+	back, err := scenarios.Parse("read-back.yaml", dir, []byte(servicesReadBackYAML))
 	require.NoError(t, err)
 	got := built(back)
 	require.Len(t, got, 3)
