@@ -390,7 +390,9 @@ func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
 	x.requeues++
 	x.evictedAt = t
 	w := a.wfpr
-	if w.BackoffLimit >= 0 && x.requeues > w.BackoffLimit {
+	// A replica pod is never given up on: its ReplicaSet keeps it, and it
+	// waits for admission again after each backoff.
+	if w.BackoffLimit >= 0 && x.requeues > w.BackoffLimit && j.svc == 0 {
 		q.Deactivated++
 		r.addPending(t, j, -1)
 		j.finished = true

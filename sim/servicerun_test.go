@@ -9,6 +9,7 @@ import (
 	"gpuplan.dev/gpuplan/models/serving"
 	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/autoscale"
+	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/services"
 )
@@ -421,4 +422,32 @@ func TestScaleToZeroWithKPA(t *testing.T) {
 	}
 	require.Equal(t, s.Timeline[1], s.Timeline[6], "the two bursts go the same way")
 	require.Greater(t, s.P95Ms, 30_000.0, "the requests of the cold start waited for it")
+}
+
+// waitForPodsReady with a backoff limit never gives up on a replica pod:
+// team-a's 8-GPU replica is admitted at once but its node boots for 10
+// min; with a 2 min timeout it is evicted at 2, 5 and 9 min as the job of
+// TestWaitForPodsReady is, and where that job is deactivated at the third
+// eviction (backoffLimitCount 2), the replica is readmitted at 13 and
+// serves from then: a cold start of 13 min from its creation.
+func TestReplicaOutlivesWaitForPodsReadyLimit(t *testing.T) {
+	spec := &capacity.Spec{
+		Pools:  []capacity.Pool{{Provisioning: 10 * Minute, Group: 0}},
+		Groups: []capacity.Group{{Name: "ca", Kind: capacity.Autoscaler, MaxNodes: 1, ScaleDownUnneeded: 10 * Minute, ScaleDownDelayAfterAdd: 10 * Minute}},
+	}
+	p := pool("p", 0, 8)
+	p.MaxNodes = 1
+	adm := twoTeams("", admission.BestEffortFIFO, admission.Never)
+	adm.ClusterQueues[0].Groups[0].Flavors[0].Resources[2] = quota(8)
+	adm.WaitForPodsReady = &admission.WaitForPodsReady{Timeout: 2 * Minute, BackoffBase: Minute, BackoffMax: Hour, BackoffLimit: 2}
+	svc := service("big", 10, light)
+	svc.Queue, svc.Pod.GPUs, svc.MinReplicas = "team-a", 8, 1
+	res := run(t, Config{Pools: []cluster.PoolSpec{p}, Capacity: spec, Admission: adm, Horizon: Hour, Services: []ServiceConfig{svc}})
+	require.Equal(t, 3, res.Admission.Queues[0].PodsReadyTimeouts)
+	require.Zero(t, res.Admission.Queues[0].Deactivated)
+	s := res.Services[0]
+	require.Equal(t, 1, s.ColdStarts)
+	require.Equal(t, float64(13*Minute), s.ColdStartMs)
+	require.InDelta(t, 47/60.0, s.ReadyHours, 1e-9)
+	require.Zero(t, s.Preempted, "waitForPodsReady evictions are counted as PodsReadyTimeouts, as for jobs")
 }
