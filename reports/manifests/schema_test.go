@@ -106,6 +106,9 @@ func TestCustomResourcesMatchTheirCRDs(t *testing.T) {
 		{"../../scenarios/examples/fair-sharing/scenario.yaml", ""},
 		{"../../scenarios/examples/fair-sharing/scenario.yaml", "fair-sharing"},
 		{"../../scenarios/examples/manifests/scenario.yaml", ""},
+		{"../../scenarios/examples/inference/torchserve-bert/scenario.yaml", ""},
+		{"../../scenarios/examples/inference/kserve-flash-sale/scenario.yaml", ""},
+		{"../../scenarios/examples/inference/priority-training/scenario.yaml", ""},
 	} {
 		files, _, err := generateWith(t, r[0], r[1], Options{})
 		require.NoError(t, err)
@@ -116,7 +119,7 @@ func TestCustomResourcesMatchTheirCRDs(t *testing.T) {
 		require.NoError(t, err)
 		check(api, files)
 	}
-	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "PrometheusRule", "PyTorchJob", "TFJob", "WorkloadPriorityClass"} {
+	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "PrometheusRule", "PyTorchJob", "TFJob", "WorkloadPriorityClass", "ScaledObject", "InferenceService"} {
 		require.Positive(t, checked[kind], "no %s was checked", kind)
 	}
 }
