@@ -1,7 +1,10 @@
 // Package reports turns a sim.Result into what people and programs read:
 // the summary (summary.json, with a schemaVersion), the per-job table
 // (jobs.csv), the allocation timeline (timeline.csv), a Markdown report and
-// a terminal table. It computes statistics from the result's records and
+// a terminal table. Inference services have their own section (requests,
+// latency against the SLO, replicas, cold starts, cost per million
+// requests), plots and metric series, and the bill splits between
+// training and inference; their replica pods are never jobs. It computes statistics from the result's records and
 // never re-runs or reaches into the simulation. Files are written
 // atomically: a temporary file in the same folder, renamed into place.
 package reports

@@ -2,14 +2,18 @@
 // it into practice on a real cluster: Karpenter NodePools and an
 // EC2NodeClass for its pools, the NVIDIA device plugin's time-slicing and
 // MIG configuration, Kueue ResourceFlavors, a ClusterQueue and LocalQueues,
-// PriorityClasses, a Job template per workload class and a PrometheusRule
-// for idle GPUs.
+// PriorityClasses, a Job template per workload class, a PrometheusRule
+// for idle GPUs and, per inference service, a Deployment with its
+// HorizontalPodAutoscaler or KEDA ScaledObject (or a KServe
+// InferenceService for Knative's KPA) and TorchServe's config.properties.
 //
 // Every object is built from its project's own Go API type where the Go
 // module proxy serves one (k8s.io/api, sigs.k8s.io/karpenter,
 // sigs.k8s.io/kueue, prometheus-operator's monitoring/v1) and, where it
 // does not (Karpenter's AWS EC2NodeClass, whose module pulls in the AWS
-// SDK; NVIDIA's device-plugin and mig-parted configurations, not served),
+// SDK; NVIDIA's device-plugin and mig-parted configurations, not served;
+// KEDA's ScaledObject and KServe's InferenceService, whose modules bring
+// their controllers and Knative),
 // from small typed structs here that follow the published schema. Decode
 // reads each file back strictly into the same types, so a field this
 // package writes and the type does not know fails a test.
