@@ -3,9 +3,13 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -238,4 +242,31 @@ func TestServiceFigures(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, s))
 	assert.Contains(t, b.String(), "| as given | api | 96.2 ms | 98.7% | 1000 | 10.0 | 10.0 | 1 | $1.11 |")
+}
+
+// The services' series parse with Prometheus's own text parser, an
+// interval that served nothing as NaN, and the served counter ends at the
+// summary's requests served.
+func TestServiceMetricsParse(t *testing.T) {
+	res, pr := servedRun()
+	res.Services[0].Timeline[0].P95Ms = 0
+	s := Summarize(res, Meta{Scenario: "served", Pricing: pr, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	times, fams := MetricSeries(res, s)
+	var b bytes.Buffer
+	require.NoError(t, WritePrometheus(&b, s.start, times, fams))
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	parsed, err := parser.TextToMetricFamilies(&b)
+	require.NoError(t, err)
+	for _, name := range []string{"gpuplan_service_replicas", "gpuplan_service_ready_replicas", "gpuplan_service_requests_per_second",
+		"gpuplan_service_request_latency_p95_seconds", "gpuplan_service_requests_served_total", "gpuplan_service_requests_dropped_total"} {
+		require.Contains(t, parsed, name)
+	}
+	lat := parsed["gpuplan_service_request_latency_p95_seconds"].Metric
+	require.Len(t, lat, 2)
+	assert.True(t, math.IsNaN(lat[0].GetGauge().GetValue()))
+	assert.Equal(t, 0.12, lat[1].GetGauge().GetValue())
+	served := parsed["gpuplan_service_requests_served_total"].Metric
+	assert.Equal(t, s.Services[0].RequestsServed, served[len(served)-1].GetCounter().GetValue())
+	dropped := parsed["gpuplan_service_requests_dropped_total"].Metric
+	assert.Equal(t, 1000.0, dropped[len(dropped)-1].GetCounter().GetValue())
 }
