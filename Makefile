@@ -34,11 +34,13 @@ bench:
 	$(GO) test -run '^$$' -bench . -skip '^Benchmark(Scale|Cores)' -benchmem -count 5 -cpu 1 ./benchmarks/ ./sim/engine/
 	$(GO) test -run '^$$' -bench '^BenchmarkCores' -benchmem -count 5 -cpu 1,2 ./benchmarks/
 	$(GO) test -run '^$$' -bench '^BenchmarkScale' -benchtime 1x -count 3 -timeout 0 ./benchmarks/
-	$(GO) test -run '^$$' -bench 'TraceSort/rows=200000' -count 5 -cpu 1 ./scenarios/
+	$(GO) test -run '^$$' -bench 'TraceSort/rows=200000' -count 5 -cpu 1 ./scenarios/traces/
 
 fuzz:
-	@for t in FuzzScenario FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes FuzzPhilly FuzzPhillyRaw FuzzHelios FuzzPAITasks FuzzPAIMachines FuzzRowReader FuzzRunRecord FuzzPriceFile FuzzSpotAdvisor FuzzInterruptionTimes FuzzProfile FuzzPolicy FuzzNodePool; do \
+	@for t in FuzzScenario FuzzPriceFile FuzzSpotAdvisor FuzzInterruptionTimes FuzzProfile FuzzPolicy FuzzNodePool; do \
 	  $(GO) test ./scenarios/ -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) || exit 1; done
+	@for t in FuzzNativeCSV FuzzNativeJSONL FuzzOpenbPods FuzzOpenbNodes FuzzPhilly FuzzPhillyRaw FuzzHelios FuzzPAITasks FuzzPAIMachines FuzzRowReader FuzzRunRecord; do \
+	  $(GO) test ./scenarios/traces/ -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) || exit 1; done
 	$(GO) test ./benchmarks/calibrate/ -run '^$$' -fuzz '^FuzzParseOutput$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/kube/nodes/ -run '^$$' -fuzz '^FuzzNodes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/skypilot/ -run '^$$' -fuzz '^FuzzSkyPilot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)

@@ -15,6 +15,7 @@ import (
 
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -94,15 +95,15 @@ func (c scaleCase) replay(b *testing.B, trace, out string) int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := scenarios.Options{Trace: &scenarios.TraceSpec{Path: trace, Format: scenarios.FormatPhilly}}
+	opts := scenarios.Options{Trace: &scenarios.TraceSpec{Path: trace, Format: traces.FormatPhilly}}
 	if c.nodes > 0 {
 		opts.Pools = []cluster.PoolSpec{{Name: "gpu", GPUModel: "generic", Nodes: c.nodes, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1 << 20}}
 	} else {
-		src, err := scenarios.OpenTraceSizing(trace, scenarios.FormatPhilly, scenarios.TraceOptions{})
+		src, err := traces.OpenTraceSizing(trace, traces.FormatPhilly, traces.TraceOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		opts.Pools, opts.ClusterNotes, err = scenarios.DeriveCluster(src)
+		opts.Pools, opts.ClusterNotes, err = traces.DeriveCluster(src)
 		src.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
@@ -102,11 +103,11 @@ func BenchmarkSimulate100kJobsOverloaded(b *testing.B) {
 // BenchmarkInflateOpenb is one inflation run of the FGD paper on the openb
 // default trace (1,213 nodes, 6,212 GPUs, to 130% of capacity) per policy.
 func BenchmarkInflateOpenb(b *testing.B) {
-	pools, err := scenarios.ReadOpenbNodes("../testdata/openb/openb_node_list_gpu_node.csv")
+	pools, err := traces.ReadOpenbNodes("../testdata/openb/openb_node_list_gpu_node.csv")
 	if err != nil {
 		b.Fatal(err)
 	}
-	pods, err := scenarios.ReadOpenbPods("../testdata/openb/openb_pod_list_default.csv")
+	pods, err := traces.ReadOpenbPods("../testdata/openb/openb_pod_list_default.csv")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func BenchmarkReplay(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			w, err := scenarios.NewNativeWriter(f, false)
+			w, err := traces.NewNativeWriter(f, false)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -189,7 +190,7 @@ func BenchmarkReplay(b *testing.B) {
 			var events uint64
 			var res *sim.Result
 			for i := 0; i < b.N; i++ {
-				src, err := scenarios.OpenTrace(path, scenarios.FormatNative, scenarios.TraceOptions{})
+				src, err := traces.OpenTrace(path, traces.FormatNative, traces.TraceOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -229,9 +230,9 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 	m.Prices = append(m.Prices, npPrices...)
 	groups = append(groups, npGroups...)
 	if nl := s.Spec.Cluster.NodeList; nl != nil {
-		read := ReadOpenbNodes
-		if nl.Format == FormatPAI {
-			read = ReadPAIMachines
+		read := traces.ReadOpenbNodes
+		if nl.Format == traces.FormatPAI {
+			read = traces.ReadPAIMachines
 		}
 		imported, err := read(s.path(nl.Path))
 		if err != nil {
@@ -388,7 +389,7 @@ func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 		if jobTable != "" && opts.Trace == nil {
 			jobTable = s.path(jobTable)
 		}
-		src, err := OpenTrace(traceFile, trace.Format, TraceOptions{PendingPods: trace.PendingPods, GPUsPerNode: trace.GPUsPerNode, JobTable: jobTable})
+		src, err := traces.OpenTrace(traceFile, trace.Format, traces.TraceOptions{PendingPods: trace.PendingPods, GPUsPerNode: trace.GPUsPerNode, JobTable: jobTable})
 		if err != nil {
 			return nil, err
 		}
@@ -469,58 +470,5 @@ func (w withRecovery) Next(j *cluster.JobSpec) (bool, error) {
 }
 
 func constraintsFrom(sel map[string]string, terms []TermSpec, tols []TolerationSpec) (*cluster.Constraints, error) {
-	if len(sel) == 0 && len(terms) == 0 && len(tols) == 0 {
-		return nil, nil
-	}
-	c := &cluster.Constraints{NodeSelector: sel}
-	for i, t := range terms {
-		var term cluster.NodeSelectorTerm
-		for j, r := range t.MatchExpressions {
-			op := cluster.SelectorOp(r.Operator)
-			switch op {
-			case cluster.OpIn, cluster.OpNotIn:
-				if len(r.Values) == 0 {
-					return nil, fmt.Errorf("affinity[%d].matchExpressions[%d]: %s needs values", i, j, op)
-				}
-			case cluster.OpExists, cluster.OpDoesNotExist:
-				if len(r.Values) != 0 {
-					return nil, fmt.Errorf("affinity[%d].matchExpressions[%d]: %s takes no values", i, j, op)
-				}
-			case cluster.OpGt, cluster.OpLt:
-				if len(r.Values) != 1 {
-					return nil, fmt.Errorf("affinity[%d].matchExpressions[%d]: %s takes one value", i, j, op)
-				}
-			default:
-				return nil, fmt.Errorf("affinity[%d].matchExpressions[%d].operator: %q is not In, NotIn, Exists, DoesNotExist, Gt or Lt", i, j, r.Operator)
-			}
-			if r.Key == "" {
-				return nil, fmt.Errorf("affinity[%d].matchExpressions[%d].key is required", i, j)
-			}
-			term = append(term, cluster.Requirement{Key: r.Key, Op: op, Values: r.Values})
-		}
-		c.Affinity = append(c.Affinity, term)
-	}
-	for i, t := range tols {
-		tol := cluster.Toleration{Key: t.Key, Operator: t.Operator, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)}
-		switch t.Operator {
-		case "", "Equal":
-			tol.Operator = "Equal"
-			if t.Key == "" {
-				return nil, fmt.Errorf("tolerations[%d]: operator Equal needs a key", i)
-			}
-		case "Exists":
-			if t.Value != "" {
-				return nil, fmt.Errorf("tolerations[%d]: operator Exists takes no value", i)
-			}
-		default:
-			return nil, fmt.Errorf("tolerations[%d].operator: %q is not Equal or Exists", i, t.Operator)
-		}
-		switch tol.Effect {
-		case "", cluster.NoSchedule, cluster.PreferNoSchedule, cluster.NoExecute:
-		default:
-			return nil, fmt.Errorf("tolerations[%d].effect: %q is not NoSchedule, PreferNoSchedule or NoExecute", i, t.Effect)
-		}
-		c.Tolerations = append(c.Tolerations, tol)
-	}
-	return c, nil
+	return traces.ConstraintsFrom(sel, terms, tols)
 }

@@ -13,6 +13,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -42,39 +43,39 @@ func DefaultSpotAdvisor() (*models.SpotAdvisor, error) {
 // ReadSpotAdvisor reads Spot Advisor rows
 // (Region,InstanceType,SavingsPctVsOnDemand,InterruptionBandIndex,InterruptionBand).
 func ReadSpotAdvisor(file string, r io.Reader) (*models.SpotAdvisor, error) {
-	t, _, err := openCSVTable(file, r, '#', "the Spot Advisor file is empty")
+	t, _, err := traces.OpenTable(file, r, '#', "the Spot Advisor file is empty")
 	if err != nil {
 		return nil, err
 	}
-	if err := t.require("required column is missing (Region,InstanceType,SavingsPctVsOnDemand,InterruptionBand)", "Region", "InstanceType", "InterruptionBand"); err != nil {
+	if err := t.Require("required column is missing (Region,InstanceType,SavingsPctVsOnDemand,InterruptionBand)", "Region", "InstanceType", "InterruptionBand"); err != nil {
 		return nil, err
 	}
 	adv := models.NewSpotAdvisor(spotAdvisorSnapshot)
 	labels := models.SpotBandLabels()
 	for {
-		rec, ok, err := t.next()
+		rec, ok, err := t.Next()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return adv, nil
 		}
-		region, it, band := t.get(rec, "Region"), t.get(rec, "InstanceType"), t.get(rec, "InterruptionBand")
+		region, it, band := t.Get(rec, "Region"), t.Get(rec, "InstanceType"), t.Get(rec, "InterruptionBand")
 		if region == "" || it == "" {
-			return nil, t.bad("Region", "region and instance type are required")
+			return nil, t.Bad("Region", "region and instance type are required")
 		}
 		known := false
 		for _, l := range labels {
 			known = known || l == band
 		}
 		if !known {
-			return nil, t.bad("InterruptionBand", "%q is not one of %s", band, strings.Join(labels, ", "))
+			return nil, t.Bad("InterruptionBand", "%q is not one of %s", band, strings.Join(labels, ", "))
 		}
 		a := models.SpotAdvice{Band: band}
-		if v := t.get(rec, "SavingsPctVsOnDemand"); v != "" {
+		if v := t.Get(rec, "SavingsPctVsOnDemand"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < -1000 || n > 100 {
-				return nil, t.bad("SavingsPctVsOnDemand", "%q is not a percentage (at most 100; negative when spot costs more)", v)
+				return nil, t.Bad("SavingsPctVsOnDemand", "%q is not a percentage (at most 100; negative when spot costs more)", v)
 			}
 			a.Savings = n
 		}
@@ -86,28 +87,28 @@ func ReadSpotAdvisor(file string, r io.Reader) (*models.SpotAdvisor, error) {
 // time column, seconds from the start of the run (decimals allowed), in
 // order.
 func ReadInterruptionTimes(file string, r io.Reader) ([]cluster.Time, error) {
-	t, _, err := openCSVTable(file, r, '#', "the interruption trace is empty; it needs a header row with a time column")
+	t, _, err := traces.OpenTable(file, r, '#', "the interruption trace is empty; it needs a header row with a time column")
 	if err != nil {
 		return nil, err
 	}
-	if err := t.require("required column is missing", "time"); err != nil {
+	if err := t.Require("required column is missing", "time"); err != nil {
 		return nil, err
 	}
 	var out []cluster.Time
 	for {
-		rec, ok, err := t.next()
+		rec, ok, err := t.Next()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return out, nil
 		}
-		ms, err := seconds(t.get(rec, "time"), true)
+		ms, err := traces.Seconds(t.Get(rec, "time"), true)
 		if err != nil {
-			return nil, t.bad("time", "%v", err)
+			return nil, t.Bad("time", "%v", err)
 		}
 		if len(out) > 0 && ms < out[len(out)-1] {
-			return nil, t.bad("time", "is before the previous row's: the trace must be in time order")
+			return nil, t.Bad("time", "is before the previous row's: the trace must be in time order")
 		}
 		out = append(out, ms)
 	}
@@ -268,7 +269,7 @@ func (s *Scenario) interruptions(at, instanceType, region string, spec *Interrup
 			p.Times = append(p.Times, d.Millis())
 		}
 		if spec.Path != "" {
-			r, closer, err := openMaybeGzip(s.path(spec.Path))
+			r, closer, err := traces.OpenMaybeGzip(s.path(spec.Path))
 			if err != nil {
 				return p, err
 			}

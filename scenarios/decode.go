@@ -3,11 +3,13 @@ package scenarios
 import (
 	"fmt"
 	"reflect"
+	"sort"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 )
 
@@ -105,3 +107,26 @@ func decodeStrict(file string, data []byte, out any) (positions, error) {
 func DecodeStrictYAML(file string, data []byte, out any) (map[string][2]int, error) {
 	return decodeStrict(file, data, out)
 }
+
+// sortedKeys is m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BoundError bounds an error's message (traces.BoundError): an
+// InputError keeps its file, line and field.
+func BoundError(err error) error { return traces.BoundError(err) }
+
+// CheckLines refuses data (a file read whole) with a line longer than
+// MaxLineBytes, naming the file and line (traces.CheckLines).
+func CheckLines(file string, data []byte) error { return traces.CheckLines(file, data) }
+
+// ReadInput reads a whole input file (a rules file, a profile): a regular
+// file of at most MaxFileBytes, lines of at most MaxLineBytes, errors
+// naming the file (traces.ReadInput).
+func ReadInput(path string) ([]byte, error) { return traces.ReadInput(path) }

@@ -2,9 +2,7 @@ package scenarios
 
 import (
 	_ "embed"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -13,6 +11,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
@@ -41,16 +40,7 @@ func LoadFile(path string) (*Scenario, error) {
 	return Parse(path, filepath.Dir(path), data)
 }
 
-func readErr(err error) string {
-	if errors.Is(err, fs.ErrNotExist) {
-		return "no such file"
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
+func readErr(err error) string { return strict.ReadErr(err) }
 
 // Parse decodes and validates a scenario; file names it in errors and dir
 // resolves the relative paths inside it.
@@ -164,7 +154,7 @@ func (s *Scenario) Validate() error {
 		if nl.Path == "" {
 			return s.errAt("spec.cluster.nodeList.path", "is required")
 		}
-		if nl.Format != FormatOpenb && nl.Format != FormatPAI {
+		if nl.Format != traces.FormatOpenb && nl.Format != traces.FormatPAI {
 			return s.errAt("spec.cluster.nodeList.format", "is %q; the known node list formats are openb (openb_node_list) and pai (pai_machine_spec)", nl.Format)
 		}
 	}
@@ -402,18 +392,18 @@ func (s *Scenario) validateTrace(t *TraceSpec, at string) error {
 	if t.Path == "" {
 		return s.errAt(at+".path", "is required")
 	}
-	if !knownFormat(t.Format) {
-		return s.errAt(at+".format", "is %q; known trace formats: %s", t.Format, strings.Join(TraceFormats(), ", "))
+	if !traces.KnownFormat(t.Format) {
+		return s.errAt(at+".format", "is %q; known trace formats: %s", t.Format, strings.Join(traces.TraceFormats(), ", "))
 	}
 	switch t.PendingPods {
-	case "", PendingReplay, PendingExclude:
+	case "", traces.PendingReplay, traces.PendingExclude:
 	default:
-		return s.errAt(at+".pendingPods", "is %q; want %s or %s", t.PendingPods, PendingReplay, PendingExclude)
+		return s.errAt(at+".pendingPods", "is %q; want %s or %s", t.PendingPods, traces.PendingReplay, traces.PendingExclude)
 	}
 	if t.GPUsPerNode < 0 || t.GPUsPerNode > cluster.MaxGPUsPerNode {
 		return s.errAt(at+".gpusPerNode", "must be between 1 and %d", cluster.MaxGPUsPerNode)
 	}
-	if t.JobTable != "" && t.Format != FormatPAI {
+	if t.JobTable != "" && t.Format != traces.FormatPAI {
 		return s.errAt(at+".jobTable", "is for the pai format")
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 )
 
 //go:embed catalog/*.csv
@@ -62,7 +63,7 @@ func loadCatalog(paths ...string) (*models.PriceCatalog, error) {
 		}
 	}
 	for _, p := range paths {
-		r, closer, err := openMaybeGzip(p)
+		r, closer, err := traces.OpenMaybeGzip(p)
 		if err != nil {
 			return nil, err
 		}
@@ -88,7 +89,7 @@ func ReadPriceFile(name string, r io.Reader) (*models.PriceCatalog, error) {
 
 // ReadPriceFilePath reads one price file from disk.
 func ReadPriceFilePath(path string) (*models.PriceCatalog, error) {
-	r, closer, err := openMaybeGzip(path)
+	r, closer, err := traces.OpenMaybeGzip(path)
 	if err != nil {
 		return nil, err
 	}
@@ -200,27 +201,27 @@ func gcpGPUCount(name string) int32 {
 func (b *catalogBuilder) note(format string, args ...any) { b.notes[fmt.Sprintf(format, args...)]++ }
 
 func (b *catalogBuilder) read(file string, r io.Reader) error {
-	t, header, err := openCSVTable(file, r, '#', "the price file is empty; it needs a header row")
+	t, header, err := traces.OpenTable(file, r, '#', "the price file is empty; it needs a header row")
 	if err != nil {
 		return err
 	}
-	t.r.FieldsPerRecord = -1 // Azure's Generation column may hold an unquoted comma
+	t.AnyFieldCount() // Azure's Generation column may hold an unquoted comma
 	cols := len(header)
-	has := func(c string) bool { _, ok := t.col[c]; return ok }
+	has := t.Has
 	switch {
 	case has("OnDemandUSDPerHour"):
-		if err := t.require("required column is missing (a Karpenter price list has InstanceType,OnDemandUSDPerHour,Region)", "InstanceType", "OnDemandUSDPerHour", "Region"); err != nil {
+		if err := t.Require("required column is missing (a Karpenter price list has InstanceType,OnDemandUSDPerHour,Region)", "InstanceType", "OnDemandUSDPerHour", "Region"); err != nil {
 			return err
 		}
 		return b.readKarpenter(t, cols)
 	case has("Price"):
-		if err := t.require("required column is missing (a SkyPilot catalog has InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region)",
+		if err := t.Require("required column is missing (a SkyPilot catalog has InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region)",
 			"InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice", "Region"); err != nil {
 			return err
 		}
 		return b.readSkyPilot(t, cols)
 	default:
-		if err := t.require("required column is missing (a spec table has InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB; a price file also Price,SpotPrice,Region)",
+		if err := t.Require("required column is missing (a spec table has InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB; a price file also Price,SpotPrice,Region)",
 			"InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB"); err != nil {
 			return err
 		}
@@ -230,83 +231,83 @@ func (b *catalogBuilder) read(file string, r io.Reader) error {
 
 // row reads the next record, checking it has at least the header's fields
 // (more only where the last column spilled).
-func (b *catalogBuilder) row(t *csvTable, cols int) ([]string, bool, error) {
-	rec, ok, err := t.next()
+func (b *catalogBuilder) row(t *traces.Table, cols int) ([]string, bool, error) {
+	rec, ok, err := t.Next()
 	if !ok || err != nil {
 		return nil, ok, err
 	}
 	if len(rec) < cols {
-		line, _ := t.r.FieldPos(0)
-		return nil, false, &InputError{File: t.file, Line: line, Msg: fmt.Sprintf("%d fields, the header has %d", len(rec), cols)}
+		line := t.Line()
+		return nil, false, &InputError{File: t.File(), Line: line, Msg: fmt.Sprintf("%d fields, the header has %d", len(rec), cols)}
 	}
 	return rec, true, nil
 }
 
-func (b *catalogBuilder) price(t *csvTable, rec []string, col string) (float64, bool, error) {
-	v := t.get(rec, col)
+func (b *catalogBuilder) price(t *traces.Table, rec []string, col string) (float64, bool, error) {
+	v := t.Get(rec, col)
 	if v == "" {
 		return 0, false, nil
 	}
 	p, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(p) || math.IsInf(p, 0) || p < 0 || p > 1e5 {
-		return 0, false, t.bad(col, "price %s is not a number of dollars per hour in 0..100000", Quote(v))
+		return 0, false, t.Bad(col, "price %s is not a number of dollars per hour in 0..100000", Quote(v))
 	}
 	return p, true, nil
 }
 
-func (b *catalogBuilder) number(t *csvTable, rec []string, col string, max float64) (float64, error) {
-	v := t.get(rec, col)
+func (b *catalogBuilder) number(t *traces.Table, rec []string, col string, max float64) (float64, error) {
+	v := t.Get(rec, col)
 	if v == "" {
 		return 0, nil
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(x) || x < 0 || x > max {
-		return 0, t.bad(col, "%s is not a number in 0..%g", Quote(v), max)
+		return 0, t.Bad(col, "%s is not a number in 0..%g", Quote(v), max)
 	}
 	return x, nil
 }
 
-func (b *catalogBuilder) readKarpenter(t *csvTable, cols int) error {
+func (b *catalogBuilder) readKarpenter(t *traces.Table, cols int) error {
 	generated := ""
 	for {
 		rec, ok, err := b.row(t, cols)
 		if err != nil || !ok {
 			return err
 		}
-		name, region := t.get(rec, "InstanceType"), t.get(rec, "Region")
+		name, region := t.Get(rec, "InstanceType"), t.Get(rec, "Region")
 		if name == "" {
-			return t.bad("InstanceType", "is empty")
+			return t.Bad("InstanceType", "is empty")
 		}
 		if region == "" {
-			return t.bad("Region", "is empty")
+			return t.Bad("Region", "is empty")
 		}
 		p, okp, err := b.price(t, rec, "OnDemandUSDPerHour")
 		if err != nil {
 			return err
 		}
 		if !okp {
-			return t.bad("OnDemandUSDPerHour", "is empty")
+			return t.Bad("OnDemandUSDPerHour", "is empty")
 		}
-		if s := t.get(rec, "Source"); strings.Contains(s, "(generated ") {
+		if s := t.Get(rec, "Source"); strings.Contains(s, "(generated ") {
 			generated = " (" + strings.TrimSuffix(s[strings.Index(s, "(generated ")+1:], ")") + ")"
 		}
 		b.cat.SetOnDemand(name, region, p, "Karpenter on-demand list"+generated+" "+region)
 	}
 }
 
-func (b *catalogBuilder) readSkyPilot(t *csvTable, cols int) error {
+func (b *catalogBuilder) readSkyPilot(t *traces.Table, cols int) error {
 	for {
 		rec, ok, err := b.row(t, cols)
 		if err != nil || !ok {
 			return err
 		}
-		name := t.get(rec, "InstanceType")
-		accel := t.get(rec, "AcceleratorName")
-		countText := t.get(rec, "AcceleratorCount")
+		name := t.Get(rec, "InstanceType")
+		accel := t.Get(rec, "AcceleratorName")
+		countText := t.Get(rec, "AcceleratorCount")
 		count := 0.0
 		if countText != "" {
 			if count, err = strconv.ParseFloat(countText, 64); err != nil || count < 0 || count > 64 || math.IsNaN(count) {
-				return t.bad("AcceleratorCount", "%s is not a GPU count in 0..64", Quote(countText))
+				return t.Bad("AcceleratorCount", "%s is not a GPU count in 0..64", Quote(countText))
 			}
 		}
 		vcpus, err := b.number(t, rec, "vCPUs", 1e4)
@@ -318,21 +319,21 @@ func (b *catalogBuilder) readSkyPilot(t *csvTable, cols int) error {
 			return err
 		}
 		var gpuMem int64
-		if v := t.get(rec, "GpuMemMiBPerGpu"); v != "" {
+		if v := t.Get(rec, "GpuMemMiBPerGpu"); v != "" {
 			x, err := b.number(t, rec, "GpuMemMiBPerGpu", 1<<22)
 			if err != nil {
 				return err
 			}
 			gpuMem = int64(x)
 		} else {
-			gpuMem = gpuInfoMiB(t.get(rec, "GpuInfo"))
+			gpuMem = gpuInfoMiB(t.Get(rec, "GpuInfo"))
 		}
-		region, zone := t.get(rec, "Region"), t.get(rec, "AvailabilityZone")
+		region, zone := t.Get(rec, "Region"), t.Get(rec, "AvailabilityZone")
 		var od, spot float64
 		var hasOD, hasSpot bool
-		if _, priced := t.col["Price"]; priced {
+		if t.Has("Price") {
 			if region == "" {
-				return t.bad("Region", "is empty")
+				return t.Bad("Region", "is empty")
 			}
 			if od, hasOD, err = b.price(t, rec, "Price"); err != nil {
 				return err
@@ -350,20 +351,20 @@ func (b *catalogBuilder) readSkyPilot(t *csvTable, cols int) error {
 				b.note("rows with spot at or above on-demand")
 			}
 		}
-		line, _ := t.r.FieldPos(0)
+		line := t.Line()
 		switch {
 		case name == "" && accel != "":
 			// A GCP GPU attachment: the price of count GPUs.
 			if count != math.Trunc(count) || count < 1 {
-				return t.bad("AcceleratorCount", "a GPU attachment row needs a whole count, not %s", Quote(countText))
+				return t.Bad("AcceleratorCount", "a GPU attachment row needs a whole count, not %s", Quote(countText))
 			}
 			key := fmt.Sprintf("%s|%d|%s|%s", accel, int32(count), region, zone)
 			b.gpus[key] = gcpGPU{count: int32(count), mem: gpuMem, price: od, spot: spot, hasP: hasOD, hasS: hasSpot}
 			continue
 		case name == "":
-			return t.bad("InstanceType", "is empty (and the row is not a GPU attachment: AcceleratorName is empty too)")
+			return t.Bad("InstanceType", "is empty (and the row is not a GPU attachment: AcceleratorName is empty too)")
 		case accel == "" && gcpFamily(name) != "":
-			b.hosts = append(b.hosts, gcpHost{name: name, region: region, zone: zone, vcpus: vcpus, mem: mem, price: od, spot: spot, file: t.file, line: line})
+			b.hosts = append(b.hosts, gcpHost{name: name, region: region, zone: zone, vcpus: vcpus, mem: mem, price: od, spot: spot, file: t.File(), line: line})
 			continue
 		}
 		if count != math.Trunc(count) {
@@ -378,7 +379,7 @@ func (b *catalogBuilder) readSkyPilot(t *csvTable, cols int) error {
 			b.cat.AddInstance(models.InstanceType{Name: name, Cloud: cloudOf(name), GPUModel: model,
 				GPUs: int32(count), VCPUs: vcpus, MemoryGiB: mem, GPUMemoryMiB: gpuMem})
 		}
-		if _, priced := t.col["Price"]; priced {
+		if t.Has("Price") {
 			b.offer(models.Offering{InstanceType: name, Region: region, Zone: zone, OnDemand: od, Spot: spot})
 		}
 	}

@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 )
 
 // LoadProfile reads a calibration profile (kind CalibrationProfile, as
 // gpuplan calibrate writes it), strictly: unknown fields are errors with
 // their line.
 func LoadProfile(path string) (*models.CalibrationProfile, error) {
-	data, err := readInput(path)
+	data, err := traces.ReadInput(path)
 	if err != nil {
 		return nil, err
 	}
@@ -24,15 +25,15 @@ func LoadProfile(path string) (*models.CalibrationProfile, error) {
 // printed back).
 func ParseProfile(file string, data []byte) (*models.CalibrationProfile, error) {
 	p, err := parseProfile(file, data)
-	return p, BoundError(err)
+	return p, traces.BoundError(err)
 }
 
 func parseProfile(file string, data []byte) (*models.CalibrationProfile, error) {
-	if err := checkLines(file, data); err != nil {
+	if err := traces.CheckLines(file, data); err != nil {
 		return nil, err
 	}
 	p := &models.CalibrationProfile{}
-	pos, err := decodeStrict(file, dropBOM(data), p)
+	pos, err := decodeStrict(file, traces.DropBOM(data), p)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 )
 
 // APIVersion and Kind identify a scenario document.
@@ -490,25 +491,14 @@ type PodTemplate struct {
 	GPUMemory *resource.Quantity `json:"gpuMemory,omitempty"`
 }
 
-// TermSpec is a required node affinity term: all its expressions hold.
-type TermSpec struct {
-	MatchExpressions []RequirementSpec `json:"matchExpressions"`
-}
-
-// RequirementSpec is a node selector requirement.
-type RequirementSpec struct {
-	Key      string   `json:"key"`
-	Operator string   `json:"operator"`
-	Values   []string `json:"values,omitempty"`
-}
-
-// TolerationSpec is a core/v1 toleration.
-type TolerationSpec struct {
-	Key      string `json:"key,omitempty"`
-	Operator string `json:"operator,omitempty"`
-	Value    string `json:"value,omitempty"`
-	Effect   string `json:"effect,omitempty"`
-}
+// TermSpec, RequirementSpec and TolerationSpec are node affinity and
+// tolerations as a scenario and a native JSON-lines trace write them
+// (scenarios/traces).
+type (
+	TermSpec        = traces.TermSpec
+	RequirementSpec = traces.RequirementSpec
+	TolerationSpec  = traces.TolerationSpec
+)
 
 // SchedulerSpec is the scheduler profile: the enabled plugins in order, or
 // a GPU placement policy by name (the default profile with that policy's

@@ -16,6 +16,7 @@ import (
 	"gpuplan.dev/gpuplan/reports/outdir"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 )
 
 type simulateOptions struct {
@@ -121,7 +122,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.out, "out", "", "folder to write summary.json, jobs.csv, timeline.csv, report.md, report.html, plots/ and the metric series into")
 	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or markdown")
 	f.StringVar(&o.trace, "trace", "", "trace file to replay instead of the scenario's workload (.gz read directly)")
-	f.StringVar(&o.traceFormat, "trace-format", "", "format of --trace: "+strings.Join(scenarios.TraceFormats(), ", "))
+	f.StringVar(&o.traceFormat, "trace-format", "", "format of --trace: "+strings.Join(traces.TraceFormats(), ", "))
 	f.StringVar(&o.clusterFrom, "cluster", "", "the cluster to run on: scenario (the scenario's, or the built-in default's) or derive (sized from the --trace); default derive for --trace without a scenario file, else scenario")
 	f.StringVar(&o.pendingPods, "pending-pods", "", "openb pods that never ran in the source: replay (default) or exclude")
 	f.StringVar(&o.horizon, "horizon", "", "end the run at this simulated time, e.g. 72h or 30d (0: run until the workload drains); with --trace the whole trace runs unless this is given")
@@ -205,12 +206,12 @@ func (o *simulateOptions) run() error {
 	if o.trace != "" {
 		opts.Trace = &scenarios.TraceSpec{Path: o.trace, Format: o.traceFormat, PendingPods: o.pendingPods}
 		if o.clusterFrom == "derive" {
-			src, err := scenarios.OpenTraceSizing(o.trace, o.traceFormat, scenarios.TraceOptions{PendingPods: o.pendingPods})
+			src, err := traces.OpenTraceSizing(o.trace, o.traceFormat, traces.TraceOptions{PendingPods: o.pendingPods})
 			if err != nil {
 				return err
 			}
 			cs, done := withProgress(src, o.progress, o.stderr, "sizing a cluster for the trace")
-			opts.Pools, opts.ClusterNotes, err = scenarios.DeriveCluster(cs)
+			opts.Pools, opts.ClusterNotes, err = traces.DeriveCluster(cs)
 			done()
 			src.Close()
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 )
 
 func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -26,7 +27,7 @@ func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 format (with filters and transforms), sort rewrites one in submit order, generate
 writes a synthetic one.
 
-Formats: ` + strings.Join(scenarios.TraceFormats(), ", ") + `. .gz files are read (and written) directly.`,
+Formats: ` + strings.Join(traces.TraceFormats(), ", ") + `. .gz files are read (and written) directly.`,
 	}
 	c.AddCommand(newTraceStatsCmd(stdout, stderr), newTraceConvertCmd(stdout, stderr), newTraceGenerateCmd(stdout, stderr), newTraceSortCmd(stdout, stderr))
 	return c
@@ -42,26 +43,26 @@ type traceInput struct {
 
 func (t *traceInput) flags(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&t.format, "format", "", "trace format: "+strings.Join(scenarios.TraceFormats(), ", "))
+	f.StringVar(&t.format, "format", "", "trace format: "+strings.Join(traces.TraceFormats(), ", "))
 	f.StringVar(&t.jobTable, "job-table", "", "pai: pai_job_table.csv, whose users become the queues")
 	f.Int64Var(&t.gpusPerNode, "gpus-per-node", 8, "philly, helios: split jobs into pods of at most this many GPUs")
 	f.StringVar(&t.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 }
 
-func (t *traceInput) open(path string) (scenarios.TraceSource, error) {
+func (t *traceInput) open(path string) (traces.TraceSource, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	return scenarios.OpenTrace(path, t.format, scenarios.TraceOptions{GPUsPerNode: t.gpusPerNode, JobTable: t.jobTable})
+	return traces.OpenTrace(path, t.format, traces.TraceOptions{GPUsPerNode: t.gpusPerNode, JobTable: t.jobTable})
 }
 
 // check checks the flags.
 func (t *traceInput) check() error {
 	if t.format == "" {
-		return usageError{fmt.Errorf("--format is required (%s)", strings.Join(scenarios.TraceFormats(), ", "))}
+		return usageError{fmt.Errorf("--format is required (%s)", strings.Join(traces.TraceFormats(), ", "))}
 	}
-	if t.gpusPerNode < 1 || t.gpusPerNode > scenarios.MaxGPUsPerNode {
-		return usageError{fmt.Errorf("--gpus-per-node %d must be in 1..%d", t.gpusPerNode, scenarios.MaxGPUsPerNode)}
+	if t.gpusPerNode < 1 || t.gpusPerNode > traces.MaxGPUsPerNode {
+		return usageError{fmt.Errorf("--gpus-per-node %d must be in 1..%d", t.gpusPerNode, traces.MaxGPUsPerNode)}
 	}
 	switch t.progress {
 	case "auto", "always", "never":
@@ -80,14 +81,14 @@ func showProgress(mode string, w io.Writer) bool {
 }
 
 // withProgress shows a spinner with the jobs read so far on a terminal.
-func withProgress(src scenarios.TraceSource, mode string, w io.Writer, what string) (scenarios.TraceSource, func()) {
+func withProgress(src traces.TraceSource, mode string, w io.Writer, what string) (traces.TraceSource, func()) {
 	if !showProgress(mode, w) {
 		return src, func() {}
 	}
 	bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
 		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionSpinnerType(14))
 	const every = 4096
-	c := scenarios.Counting(src, every, func(n int) {
+	c := traces.Counting(src, every, func(n int) {
 		bar.Describe(fmt.Sprintf("%d jobs", n))
 		_ = bar.Add(every)
 	})
@@ -113,7 +114,7 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			defer src.Close()
 			cs, done := withProgress(src, in.progress, stderr, "reading")
-			st, err := scenarios.ComputeTraceStats(cs)
+			st, err := traces.ComputeTraceStats(cs)
 			done()
 			if err != nil {
 				return err
@@ -131,7 +132,7 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
 	return c
 }
 
-func writeTraceStats(w io.Writer, file, format string, st *scenarios.TraceStats) error {
+func writeTraceStats(w io.Writer, file, format string, st *traces.TraceStats) error {
 	fmt.Fprintf(w, "Trace %s (format %s)\n", file, format)
 	fmt.Fprintf(w, "Jobs %d (%d ask for GPUs), %d pods, %.1f GPU-hours, submissions over %s.\n", st.Jobs, st.GPUJobs, st.Pods, st.GPUHours, reports.Human(st.SpanSeconds))
 	fmt.Fprintf(w, "At most %.0f GPUs busy at once if every job started on arrival.\n\n", st.PeakGPUs)
@@ -160,7 +161,7 @@ func writeTraceStats(w io.Writer, file, format string, st *scenarios.TraceStats)
 
 // writeTrace writes a native trace to path atomically: JSON lines for
 // .jsonl, CSV otherwise, gzip-compressed for .gz.
-func writeTrace(path string, fill func(w *scenarios.NativeWriter) error) error {
+func writeTrace(path string, fill func(w *traces.NativeWriter) error) error {
 	base := strings.TrimSuffix(path, ".gz")
 	jsonl := strings.HasSuffix(base, ".jsonl")
 	return reports.WriteFileAtomic(path, func(w io.Writer) error {
@@ -169,7 +170,7 @@ func writeTrace(path string, fill func(w *scenarios.NativeWriter) error) error {
 			zw = gzip.NewWriter(w)
 			w = zw
 		}
-		nw, err := scenarios.NewNativeWriter(w, jsonl)
+		nw, err := traces.NewNativeWriter(w, jsonl)
 		if err != nil {
 			return err
 		}
@@ -205,7 +206,7 @@ times. The output is written atomically.`,
 			if out == "" {
 				return usageError{fmt.Errorf("--out is required")}
 			}
-			var f scenarios.TraceFilter
+			var f traces.TraceFilter
 			for _, d := range []struct {
 				flag, v string
 				dst     *int64
@@ -239,9 +240,9 @@ times. The output is written atomically.`,
 			defer src.Close()
 			cs, done := withProgress(src, in.progress, stderr, "converting")
 			var kept, read int
-			err = writeTrace(out, func(w *scenarios.NativeWriter) error {
+			err = writeTrace(out, func(w *traces.NativeWriter) error {
 				var err error
-				kept, read, err = scenarios.ConvertTrace(cs, f, w)
+				kept, read, err = traces.ConvertTrace(cs, f, w)
 				return err
 			})
 			done()
@@ -291,7 +292,7 @@ gzip for .gz; written atomically.`,
 				bar = progressbar.NewOptions64(int64(o.Jobs), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("generating"),
 					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 			}
-			err := writeTrace(out, func(w *scenarios.NativeWriter) error { return scenarios.GenerateTrace(o, w) })
+			err := writeTrace(out, func(w *traces.NativeWriter) error { return scenarios.GenerateTrace(o, w) })
 			if bar != nil {
 				_ = bar.Finish()
 				_ = bar.Clear()
@@ -326,7 +327,7 @@ submitted at the same time in the file's order. Up to --memory-rows rows (defaul
 %d) are sorted in memory; a longer trace is sorted in runs of that many rows,
 written to a temporary folder (under --tmp-dir; removed afterwards) and merged, so
 memory stays bounded. The output is written atomically. (A replay sorts a trace
-out of order by itself; sorting once saves doing it on every run.)`, scenarios.SortMemoryRows),
+out of order by itself; sorting once saves doing it on every run.)`, traces.SortMemoryRows),
 		Example: `  gpuplan trace sort philly_trace.csv --format philly --out philly-sorted.csv.gz
   gpuplan trace sort big.csv --format native --out big-sorted.csv --tmp-dir /scratch`,
 		Args: argsUsage(cobra.ExactArgs(1)),
@@ -340,11 +341,11 @@ out of order by itself; sorting once saves doing it on every run.)`, scenarios.S
 			if err := in.check(); err != nil {
 				return err
 			}
-			var res scenarios.SortResult
-			err := writeTrace(out, func(w *scenarios.NativeWriter) error {
+			var res traces.SortResult
+			err := writeTrace(out, func(w *traces.NativeWriter) error {
 				var err error
-				res, err = scenarios.SortTrace(args[0], in.format, scenarios.TraceOptions{GPUsPerNode: in.gpusPerNode, JobTable: in.jobTable}, w,
-					scenarios.SortOptions{MemoryRows: memRows, TempDir: tmpDir})
+				res, err = traces.SortTrace(args[0], in.format, traces.TraceOptions{GPUsPerNode: in.gpusPerNode, JobTable: in.jobTable}, w,
+					traces.SortOptions{MemoryRows: memRows, TempDir: tmpDir})
 				return err
 			})
 			if err != nil {
@@ -362,7 +363,7 @@ out of order by itself; sorting once saves doing it on every run.)`, scenarios.S
 	f := c.Flags()
 	f.StringVar(&in.format, "trace-format", "", "the same as --format")
 	f.StringVar(&out, "out", "", "native trace to write (.csv, .jsonl, optionally .gz)")
-	f.IntVar(&memRows, "memory-rows", scenarios.SortMemoryRows, "rows sorted in memory at once; beyond that, an external merge sort")
+	f.IntVar(&memRows, "memory-rows", traces.SortMemoryRows, "rows sorted in memory at once; beyond that, an external merge sort")
 	f.StringVar(&tmpDir, "tmp-dir", "", "where the sorted runs go (default: the system's temporary folder)")
 	return c
 }

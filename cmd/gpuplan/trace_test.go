@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 )
 
 const fixtures = "../../scenarios/testdata/"
@@ -17,7 +17,7 @@ const fixtures = "../../scenarios/testdata/"
 func TestTraceStats(t *testing.T) {
 	code, out, errOut := gpuplan(t, "trace", "stats", fixtures+"helios.csv", "--format", "helios", "--output", "json")
 	require.Equal(t, 0, code, errOut)
-	var st scenarios.TraceStats
+	var st traces.TraceStats
 	require.NoError(t, json.Unmarshal([]byte(out), &st))
 	// By hand from the rows: 8 x 1 h + 16 x 0.5 h + 12 x 2 h.
 	require.Equal(t, 4, st.Jobs)
@@ -26,7 +26,7 @@ func TestTraceStats(t *testing.T) {
 	require.Equal(t, 40.0, st.GPUHours)
 	require.Equal(t, 173.0, st.SpanSeconds)
 	require.Equal(t, 16.0, st.GPUsPerJob.Max)
-	require.Equal(t, []scenarios.QueueCount{{Name: "vcA", Jobs: 2, GPUJobs: 1, GPUHours: 8}, {Name: "vcB", Jobs: 2, GPUJobs: 2, GPUHours: 32}}, st.Queues)
+	require.Equal(t, []traces.QueueCount{{Name: "vcA", Jobs: 2, GPUJobs: 1, GPUHours: 8}, {Name: "vcB", Jobs: 2, GPUJobs: 2, GPUHours: 32}}, st.Queues)
 	// 1001 (8) runs 0-1 h, 1002 (16) 53 s-31 min, 1004 (12) from 173 s: 36 at once.
 	require.Equal(t, 36.0, st.PeakGPUs)
 
@@ -46,13 +46,13 @@ func TestTraceConvertRoundTrip(t *testing.T) {
 		code, msg, errOut := gpuplan(t, "trace", "convert", fixtures+"philly.csv", "--format", "philly", "--out", out)
 		require.Equal(t, 0, code, errOut)
 		require.Contains(t, msg, "4 of 4 jobs read")
-		src, err := scenarios.OpenTrace(fixtures+"philly.csv", scenarios.FormatPhilly, scenarios.TraceOptions{})
+		src, err := traces.OpenTrace(fixtures+"philly.csv", traces.FormatPhilly, traces.TraceOptions{})
 		require.NoError(t, err)
-		back, err := scenarios.OpenTrace(out, scenarios.FormatNative, scenarios.TraceOptions{})
+		back, err := traces.OpenTrace(out, traces.FormatNative, traces.TraceOptions{})
 		require.NoError(t, err)
-		a, err := scenarios.ComputeTraceStats(src)
+		a, err := traces.ComputeTraceStats(src)
 		require.NoError(t, err)
-		b, err := scenarios.ComputeTraceStats(back)
+		b, err := traces.ComputeTraceStats(back)
 		require.NoError(t, err)
 		a.Notes, b.Notes = nil, nil
 		require.Equal(t, a, b, name)
@@ -66,7 +66,7 @@ func TestTraceConvertRoundTrip(t *testing.T) {
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	require.Equal(t, strings.Join(scenarios.NativeColumns(), ","), lines[0])
+	require.Equal(t, strings.Join(traces.NativeColumns(), ","), lines[0])
 	require.Equal(t, "philly-3,vc1,1,30,2,6,,,0,,,,,,", lines[1])
 	require.Equal(t, "philly-2,vc2,7,3600,2,8,,,0,,,,,,", lines[2])
 	// A window: [10 s, 1 h) keeps philly-2 (14 s) and the 7 min job, shifted.
@@ -89,7 +89,7 @@ func TestTraceGenerateIsReproducible(t *testing.T) {
 	require.Equal(t, x, y)
 	code, out, _ := gpuplan(t, "trace", "stats", a, "--format", "native", "--output", "json")
 	require.Equal(t, 0, code)
-	var st scenarios.TraceStats
+	var st traces.TraceStats
 	require.NoError(t, json.Unmarshal([]byte(out), &st))
 	require.Equal(t, 2000, st.Jobs)
 	require.Equal(t, 512.0, st.GPUsPerJob.Max, "gangs reach 64 pods of 8 GPUs")

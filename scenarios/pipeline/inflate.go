@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
 	"gpuplan.dev/gpuplan/validate"
@@ -43,11 +43,11 @@ type Inflation struct {
 // allocated than arrived or than the cluster has, ratios within 0..1,
 // arrivals in order. A violation is a *BugError (exit 4).
 func Inflate(in Inflation) (*sim.InflateResult, error) {
-	pools, err := scenarios.ReadOpenbNodes(in.Nodes)
+	pools, err := traces.ReadOpenbNodes(in.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	pods, err := scenarios.ReadOpenbPods(in.Pods)
+	pods, err := traces.ReadOpenbPods(in.Pods)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 )
 
@@ -261,7 +262,7 @@ func TestAddingAClassLeavesOtherClassesAlone(t *testing.T) {
 func TestShufflingTraceRowsChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
-	w, err := scenarios.NewNativeWriter(&b, false)
+	w, err := traces.NewNativeWriter(&b, false)
 	require.NoError(t, err)
 	require.NoError(t, scenarios.GenerateTrace(scenarios.GenerateOptions{Jobs: 3000, Seed: 4, GPUs: 256, Load: 0.9}, w))
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")

@@ -1,7 +1,9 @@
 package strict
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 )
 
@@ -40,4 +42,17 @@ func (e *InputError) ExitCode() int { return 2 }
 // Errorf is an InputError at a file's line (0: none) and field.
 func Errorf(file string, line int, field, format string, args ...any) *InputError {
 	return &InputError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ReadErr is why a file could not be read, without the path the error
+// repeats ("no such file" for one missing).
+func ReadErr(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no such file"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

@@ -1,9 +1,10 @@
-package scenarios
+package traces
 
 import (
 	"fmt"
 	"os"
 
+	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -89,7 +90,7 @@ func rawReader(src TraceSource) (read func(a *absJob) (bool, error), keepTimes b
 				if skip {
 					continue
 				}
-				if n >= MaxJobs {
+				if n >= sim.MaxJobs {
 					return false, tooManyJobs(s.info.File, a.line)
 				}
 				a.seq = n

@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"bufio"
@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
+	"maps"
+	"slices"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -36,7 +39,8 @@ func TraceFormats() []string {
 	return []string{FormatNative, FormatCSV, FormatJSONL, FormatOpenb, FormatPhilly, FormatPhillyRaw, FormatHelios, FormatPAI}
 }
 
-func knownFormat(f string) bool {
+// KnownFormat says whether f is one of TraceFormats.
+func KnownFormat(f string) bool {
 	for _, k := range TraceFormats() {
 		if k == f {
 			return true
@@ -115,11 +119,11 @@ type TraceInfo struct {
 func emptyTrace(info TraceInfo, what string) error {
 	switch {
 	case info.Rows == 0 && info.Header:
-		return &InputError{File: info.File, Msg: fmt.Sprintf("the trace has a header row and no rows: no jobs %s", what)}
+		return &strict.InputError{File: info.File, Msg: fmt.Sprintf("the trace has a header row and no rows: no jobs %s", what)}
 	case info.Rows == 0:
-		return &InputError{File: info.File, Msg: fmt.Sprintf("the trace has no rows: no jobs %s", what)}
+		return &strict.InputError{File: info.File, Msg: fmt.Sprintf("the trace has no rows: no jobs %s", what)}
 	}
-	return &InputError{File: info.File, Msg: fmt.Sprintf("all %d rows of the trace were set aside (see the reader's notes): no jobs %s", info.Rows, what)}
+	return &strict.InputError{File: info.File, Msg: fmt.Sprintf("all %d rows of the trace were set aside (see the reader's notes): no jobs %s", info.Rows, what)}
 }
 
 // OpenTrace opens a trace file of the given format (.gz read directly).
@@ -178,8 +182,8 @@ func OpenTraceSizing(path, format string, opts TraceOptions) (TraceSource, error
 
 // openTraceRaw opens a trace as it is, in the order of its rows.
 func openTraceRaw(path, format string, opts TraceOptions) (TraceSource, error) {
-	if !knownFormat(format) {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown trace format %s (known: %s)", Quote(format), strings.Join(TraceFormats(), ", "))}
+	if !KnownFormat(format) {
+		return nil, &strict.InputError{File: path, Msg: fmt.Sprintf("unknown trace format %s (known: %s)", strict.Quote(format), strings.Join(TraceFormats(), ", "))}
 	}
 	if format == FormatNative {
 		format = FormatCSV
@@ -188,7 +192,7 @@ func openTraceRaw(path, format string, opts TraceOptions) (TraceSource, error) {
 		}
 	}
 	if format == FormatPAI && opts.JobTable != "" {
-		r, closer, err := openMaybeGzip(opts.JobTable)
+		r, closer, err := OpenMaybeGzip(opts.JobTable)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +202,7 @@ func openTraceRaw(path, format string, opts TraceOptions) (TraceSource, error) {
 			return nil, err
 		}
 	}
-	r, closer, err := openMaybeGzip(path)
+	r, closer, err := OpenMaybeGzip(path)
 	if err != nil {
 		return nil, err
 	}
@@ -239,17 +243,19 @@ func newTraceSource(path, format string, r io.Reader, closer func() error, opts 
 			b, err = readPhillyRaw(path, r)
 		}
 		if cerr := closer(); err == nil && cerr != nil {
-			err = &InputError{File: path, Msg: cerr.Error()}
+			err = &strict.InputError{File: path, Msg: cerr.Error()}
 		}
 		if err != nil {
 			return nil, err
 		}
 		return b, nil
 	}
-	return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown trace format %s (known: %s)", Quote(format), strings.Join(TraceFormats(), ", "))}
+	return nil, &strict.InputError{File: path, Msg: fmt.Sprintf("unknown trace format %s (known: %s)", strict.Quote(format), strings.Join(TraceFormats(), ", "))}
 }
 
-func openMaybeGzip(path string) (io.Reader, func() error, error) {
+// OpenMaybeGzip opens a file to read, through gzip when its name ends in
+// .gz; the function returned closes it.
+func OpenMaybeGzip(path string) (io.Reader, func() error, error) {
 	f, err := openInput(path)
 	if err != nil {
 		return nil, nil, err
@@ -259,7 +265,7 @@ func openMaybeGzip(path string) (io.Reader, func() error, error) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, nil, &InputError{File: path, Msg: "not a gzip file: " + boundMessage(err.Error())}
+			return nil, nil, &strict.InputError{File: path, Msg: "not a gzip file: " + boundMessage(err.Error())}
 		}
 		return zr, func() error { zr.Close(); return f.Close() }, nil
 	}
@@ -324,19 +330,10 @@ func (m textCounts) add(k string) {
 // String lists the counts in key order: "Failed 3, Running 5".
 func (m textCounts) String() string {
 	parts := make([]string, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, *m[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // csvTable reads a CSV file with a header row, by column name, and places
@@ -382,7 +379,7 @@ func openCSVTable(file string, r io.Reader, comment rune, emptyMsg string) (*csv
 	header, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, nil, inputErr(file, 1, "", "%s", emptyMsg)
+			return nil, nil, strict.Errorf(file, 1, "", "%s", emptyMsg)
 		}
 		return nil, nil, csvErr(file, err)
 	}
@@ -393,7 +390,7 @@ func openCSVTable(file string, r io.Reader, comment rune, emptyMsg string) (*csv
 		header[i] = strings.TrimSpace(h)
 		if _, dup := t.col[header[i]]; dup {
 			_, col := cr.FieldPos(i)
-			return nil, nil, &InputError{File: file, Line: line, Column: col, Field: colName(header[i]), Msg: "column is given twice"}
+			return nil, nil, &strict.InputError{File: file, Line: line, Column: col, Field: colName(header[i]), Msg: "column is given twice"}
 		}
 		t.col[header[i]] = i
 	}
@@ -410,7 +407,7 @@ func (t *csvTable) viewRows() { t.r.views = true }
 func (t *csvTable) require(msg string, names ...string) error {
 	for _, c := range names {
 		if _, ok := t.col[c]; !ok {
-			return inputErr(t.file, 1, c, "%s", msg)
+			return strict.Errorf(t.file, 1, c, "%s", msg)
 		}
 	}
 	return nil
@@ -493,7 +490,7 @@ func (t *csvTable) bad(field, format string, args ...any) error {
 	if i, ok := t.col[field]; ok {
 		_, col = t.r.FieldPos(i)
 	}
-	return &InputError{File: t.file, Line: line, Column: col, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &strict.InputError{File: t.file, Line: line, Column: col, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 func csvErr(file string, err error) error {
@@ -507,7 +504,7 @@ func csvErr(file string, err error) error {
 		if errors.Is(pe.Err, csv.ErrFieldCount) {
 			msg = "wrong number of fields (the header has a different count)"
 		}
-		return &InputError{File: file, Line: pe.Line, Column: pe.Column, Msg: msg}
+		return &strict.InputError{File: file, Line: pe.Line, Column: pe.Column, Msg: msg}
 	}
-	return &InputError{File: file, Msg: boundMessage(readErr(err))}
+	return &strict.InputError{File: file, Msg: boundMessage(strict.ReadErr(err))}
 }

@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ const (
 )
 
 func TestPhillyProcessed(t *testing.T) {
-	jobs, notes := readTrace(t, "testdata/philly.csv", FormatPhilly, TraceOptions{})
+	jobs, notes := readTrace(t, "../testdata/philly.csv", FormatPhilly, TraceOptions{})
 	require.Len(t, jobs, 4)
 	// The third row is 12 s early: the reorder buffer puts it second.
 	require.Equal(t, cluster.JobSpec{Name: "philly-1", Queue: "vc1", Submit: 0, Duration: hour, Replicas: 1, Pod: cluster.PodSpec{GPUs: 1}}, jobs[0])
@@ -61,7 +61,7 @@ func TestPhillyProcessed(t *testing.T) {
 }
 
 func TestHelios(t *testing.T) {
-	jobs, notes := readTrace(t, "testdata/helios.csv", FormatHelios, TraceOptions{})
+	jobs, notes := readTrace(t, "../testdata/helios.csv", FormatHelios, TraceOptions{})
 	require.Len(t, jobs, 4)
 	require.Equal(t, cluster.JobSpec{Name: "1001", Queue: "vcA", Submit: 0, Duration: hour, Replicas: 1, Pod: cluster.PodSpec{GPUs: 8, MilliCPU: 32000}}, jobs[0])
 	require.Equal(t, cluster.JobSpec{Name: "1002", Queue: "vcB", Submit: 53 * sec, Duration: 30 * mins, Replicas: 2, Pod: cluster.PodSpec{GPUs: 8, MilliCPU: 32000}}, jobs[1])
@@ -72,7 +72,7 @@ func TestHelios(t *testing.T) {
 }
 
 func TestPhillyRaw(t *testing.T) {
-	jobs, notes := readTrace(t, "testdata/philly_raw.json", FormatPhillyRaw, TraceOptions{})
+	jobs, notes := readTrace(t, "../testdata/philly_raw.json", FormatPhillyRaw, TraceOptions{})
 	require.Len(t, jobs, 2)
 	// application_2 was submitted first; its two attempts ran 10 + 20 min.
 	require.Equal(t, cluster.JobSpec{Name: "application_2", Queue: "vc2", Submit: 0, Duration: 30 * mins, Replicas: 2, Pod: cluster.PodSpec{GPUs: 8}}, jobs[0])
@@ -82,7 +82,7 @@ func TestPhillyRaw(t *testing.T) {
 }
 
 func TestPAI(t *testing.T) {
-	jobs, notes := readTrace(t, "testdata/pai_task_table.csv", FormatPAI, TraceOptions{JobTable: "testdata/pai_job_table.csv"})
+	jobs, notes := readTrace(t, "../testdata/pai_task_table.csv", FormatPAI, TraceOptions{JobTable: "../testdata/pai_job_table.csv"})
 	require.Len(t, jobs, 4, "j3 never ended")
 	require.Equal(t, "j2/tensorflow", jobs[0].Name)
 	require.Equal(t, cluster.JobSpec{Name: "j2/tensorflow", Queue: "userB", Submit: 0, Duration: 30 * mins, Replicas: 1,
@@ -99,7 +99,7 @@ func TestPAI(t *testing.T) {
 	require.Contains(t, n, "1 tasks without both a start and an end time were set aside")
 	require.Contains(t, n, "1 tasks asked for more than one GPU but not a whole number; rounded up")
 
-	pools, err := ReadPAIMachines("testdata/pai_machine_spec.csv")
+	pools, err := ReadPAIMachines("../testdata/pai_machine_spec.csv")
 	require.NoError(t, err)
 	require.Equal(t, []cluster.PoolSpec{
 		{Name: "pai-v100-0", GPUModel: "V100", Nodes: 2, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 512 << 10},
@@ -110,11 +110,11 @@ func TestPAI(t *testing.T) {
 }
 
 func TestNativeAlias(t *testing.T) {
-	a, _ := readTrace(t, "testdata/native.csv", FormatNative, TraceOptions{})
-	b, _ := readTrace(t, "testdata/native.csv", FormatCSV, TraceOptions{})
+	a, _ := readTrace(t, "../testdata/native.csv", FormatNative, TraceOptions{})
+	b, _ := readTrace(t, "../testdata/native.csv", FormatCSV, TraceOptions{})
 	require.Equal(t, b, a)
-	c, _ := readTrace(t, "testdata/native.jsonl", FormatNative, TraceOptions{})
-	d, _ := readTrace(t, "testdata/native.jsonl", FormatJSONL, TraceOptions{})
+	c, _ := readTrace(t, "../testdata/native.jsonl", FormatNative, TraceOptions{})
+	d, _ := readTrace(t, "../testdata/native.jsonl", FormatJSONL, TraceOptions{})
 	require.Equal(t, d, c)
 }
 

@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -45,7 +47,7 @@ const TraceTimeLayout = "2006-01-02 15:04:05"
 func parseWallTime(v string) (int64, error) {
 	t, err := time.Parse(TraceTimeLayout, v)
 	if err != nil {
-		return 0, fmt.Errorf("%s is not a time like 2017-10-03 04:52:56", Quote(v))
+		return 0, fmt.Errorf("%s is not a time like 2017-10-03 04:52:56", strict.Quote(v))
 	}
 	return t.UnixMilli(), nil
 }
@@ -124,7 +126,7 @@ func (s *streamTrace) Next(j *cluster.JobSpec) (bool, error) {
 		if skip {
 			continue
 		}
-		if s.ro.seq >= MaxJobs {
+		if s.ro.seq >= sim.MaxJobs {
 			s.err = tooManyJobs(s.info.File, a.line)
 			return false, s.err
 		}
@@ -166,7 +168,7 @@ func csvStream(t *csvTable, format string, closer func() error, submitField stri
 // wholeSeconds reads a non-negative number of seconds as ms.
 func wholeSeconds(t *csvTable, rec []string, field string) (int64, error) {
 	v := t.get(rec, field)
-	ms, err := seconds(v, true)
+	ms, err := Seconds(v, true)
 	if err != nil {
 		return 0, t.bad(field, "%v", err)
 	}
@@ -180,7 +182,7 @@ func count(t *csvTable, rec []string, field string, max int64) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || f < 0 || f > float64(max) || f != math.Trunc(f) {
-		return 0, t.bad(field, "%s is not a whole number in 0..%d", Quote(v), max)
+		return 0, t.bad(field, "%s is not a whole number in 0..%d", strict.Quote(v), max)
 	}
 	return int64(f), nil
 }
@@ -283,8 +285,8 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 		if gpus == 0 {
 			pods = max(nodes, 1)
 		}
-		if cpus*1000/pods > MaxPodMilliCPU {
-			return false, t.bad("cpu_num", "%d CPUs over %d pods is more than any node holds (at most %d cores a pod)", cpus, pods, MaxPodMilliCPU/1000)
+		if cpus*1000/pods > strict.MaxPodMilliCPU {
+			return false, t.bad("cpu_num", "%d CPUs over %d pods is more than any node holds (at most %d cores a pod)", cpus, pods, strict.MaxPodMilliCPU/1000)
 		}
 		if gpus > 0 {
 			gpuJobs++

@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"compress/gzip"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -30,8 +31,8 @@ func readAll(t *testing.T, path, format string, opts TraceOptions) ([]cluster.Jo
 }
 
 func TestNativeFormatsAgree(t *testing.T) {
-	csvJobs, _ := readAll(t, "testdata/native.csv", FormatCSV, TraceOptions{})
-	jsonJobs, _ := readAll(t, "testdata/native.jsonl", FormatJSONL, TraceOptions{})
+	csvJobs, _ := readAll(t, "../testdata/native.csv", FormatCSV, TraceOptions{})
+	jsonJobs, _ := readAll(t, "../testdata/native.jsonl", FormatJSONL, TraceOptions{})
 	require.Len(t, csvJobs, 5)
 	require.Len(t, jsonJobs, 5)
 	train := csvJobs[0]
@@ -61,7 +62,7 @@ func TestNativeFormatsAgree(t *testing.T) {
 }
 
 func TestGzipTraces(t *testing.T) {
-	data, err := os.ReadFile("testdata/native.csv")
+	data, err := os.ReadFile("../testdata/native.csv")
 	require.NoError(t, err)
 	p := filepath.Join(t.TempDir(), "native.csv.gz")
 	f, err := os.Create(p)
@@ -77,7 +78,7 @@ func TestGzipTraces(t *testing.T) {
 
 func firstError(t *testing.T, format, body string) error {
 	t.Helper()
-	p := writeFile(t, "trace."+format, body)
+	p := tempFile(t, "trace."+format, body)
 	src, err := OpenTrace(p, format, TraceOptions{})
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func TestMalformedTraceRowsNameFileAndLine(t *testing.T) {
 	for _, c := range cases {
 		err := firstError(t, c.format, c.body)
 		require.Error(t, err, c.body)
-		var ie *InputError
+		var ie *strict.InputError
 		require.ErrorAs(t, err, &ie, c.body)
 		require.Contains(t, err.Error(), c.want, c.body)
 		require.True(t, strings.HasPrefix(err.Error(), ie.File), err.Error())
@@ -125,7 +126,7 @@ func TestMalformedTraceRowsNameFileAndLine(t *testing.T) {
 }
 
 func TestOpenbMapping(t *testing.T) {
-	jobs, src := readAll(t, "testdata/openb_pods.csv", FormatOpenb, TraceOptions{})
+	jobs, src := readAll(t, "../testdata/openb_pods.csv", FormatOpenb, TraceOptions{})
 	require.Len(t, jobs, 6)
 	require.Equal(t, cluster.JobSpec{Name: "p0", Queue: "LS", Submit: 0, Duration: 100_000, Replicas: 1,
 		Pod: cluster.PodSpec{MilliCPU: 12000, MemoryMiB: 16384, GPUs: 1}}, jobs[0])
@@ -145,13 +146,13 @@ func TestOpenbMapping(t *testing.T) {
 	require.Contains(t, notes, "1 pods never ran")
 	require.Contains(t, notes, "1 pods with a zero-second run")
 
-	excl, src := readAll(t, "testdata/openb_pods.csv", FormatOpenb, TraceOptions{PendingPods: PendingExclude})
+	excl, src := readAll(t, "../testdata/openb_pods.csv", FormatOpenb, TraceOptions{PendingPods: PendingExclude})
 	require.Len(t, excl, 5)
 	require.Contains(t, strings.Join(src.Notes(), "\n"), "were excluded")
 }
 
 func TestOpenbNodesGroupIntoPools(t *testing.T) {
-	pools, err := ReadOpenbNodes("testdata/openb_nodes.csv")
+	pools, err := ReadOpenbNodes("../testdata/openb_nodes.csv")
 	require.NoError(t, err)
 	require.Equal(t, []cluster.PoolSpec{
 		{Name: "g2-8gpu-96cpu-384gi", GPUModel: "G2", Nodes: 3, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 393216},
@@ -160,7 +161,7 @@ func TestOpenbNodesGroupIntoPools(t *testing.T) {
 	}, pools)
 
 	// The real node list: 1,213 nodes and 6,212 GPUs (PROVENANCE.md).
-	pools, err = ReadOpenbNodes("../testdata/openb/openb_node_list_gpu_node.csv")
+	pools, err = ReadOpenbNodes("../../testdata/openb/openb_node_list_gpu_node.csv")
 	require.NoError(t, err)
 	nodes, gpus := 0, 0
 	for _, p := range pools {
@@ -175,11 +176,11 @@ func TestOpenbNodesGroupIntoPools(t *testing.T) {
 }
 
 func TestNativeMIGAndGPUMemoryColumns(t *testing.T) {
-	p := writeFile(t, "mig.csv", "submit,duration,gpus,mig,gpu_memory\n0,60,2,1g.10gb,\n1,60,1,,8Gi\n")
+	p := tempFile(t, "mig.csv", "submit,duration,gpus,mig,gpu_memory\n0,60,2,1g.10gb,\n1,60,1,,8Gi\n")
 	jobs, _ := readAll(t, p, FormatCSV, TraceOptions{})
 	require.Equal(t, cluster.PodSpec{GPUs: 2, MIG: "1g.10gb"}, jobs[0].Pod)
 	require.Equal(t, cluster.PodSpec{GPUs: 1, GPUMemMiB: 8192}, jobs[1].Pod)
-	p = writeFile(t, "mig.jsonl", `{"submit": 0, "duration": 60, "gpus": 1, "mig": "3g.40gb", "gpuMemory": "20Gi"}`)
+	p = tempFile(t, "mig.jsonl", `{"submit": 0, "duration": 60, "gpus": 1, "mig": "3g.40gb", "gpuMemory": "20Gi"}`)
 	jobs, _ = readAll(t, p, FormatJSONL, TraceOptions{})
 	require.Equal(t, cluster.PodSpec{GPUs: 1, MIG: "3g.40gb", GPUMemMiB: 20480}, jobs[0].Pod)
 	err := firstError(t, FormatCSV, "submit,duration,mig\n0,60,1g.10gb\n")

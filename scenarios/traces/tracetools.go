@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"bufio"
@@ -14,6 +14,10 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"maps"
+	"slices"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -186,7 +190,7 @@ func (w *NativeWriter) Write(j *cluster.JobSpec) error {
 	sel, tol := "", ""
 	if c := j.Constraints; c != nil {
 		var parts []string
-		for _, k := range sortedKeys(c.NodeSelector) {
+		for _, k := range slices.Sorted(maps.Keys(c.NodeSelector)) {
 			parts = append(parts, k+"="+c.NodeSelector[k])
 		}
 		sel = strings.Join(parts, ";")
@@ -419,98 +423,6 @@ func ConvertTrace(src TraceSource, f TraceFilter, w *NativeWriter) (kept, read i
 	return kept, read, w.Flush()
 }
 
-// GenerateOptions size a generated trace.
-type GenerateOptions struct {
-	Jobs int
-	Seed uint64
-	// GPUs is the cluster the trace is meant for (nodes of 8 GPUs) and Load
-	// the share of its GPU-hours the jobs offer.
-	GPUs int
-	Load float64
-}
-
-// The generated mix: three quarters single-node jobs (1, 2, 4 or 8 GPUs,
-// lognormal durations of median 1 h, sigma 1.2, at most 72 h, diurnal
-// arrivals peaking at 14:00), one quarter gangs of 2 to 64 pods of 8 GPUs
-// (median 3 h, sigma 1.0, at most 96 h). Mean GPU-hours per job, from the
-// distributions' means: single 2.7 GPUs x 2.054 h, gang 53.76 GPUs x
-// 4.946 h.
-const generatedScenario = `apiVersion: gpuplan.dev/v1alpha1
-kind: Scenario
-metadata:
-  name: generated
-  description: a generated trace of %d jobs, seed %d, for %d GPUs at %.0f%%%% load
-spec:
-  seed: %d
-  cluster:
-    pools:
-    - name: gpu
-      count: %d
-      gpuModel: H100-80GB
-      gpusPerNode: 8
-      cpu: "192"
-      memory: 2048Gi
-  workload:
-    synthetic:
-      jobs: %d
-      classes:
-      - name: single
-        queue: %s
-        arrival: {process: poisson, ratePerHour: %g, diurnal: {amplitude: 0.4, peakHour: 14}}
-        pod:
-          cpu: "16"
-          memory: 128Gi
-          gpus: {values: [1, 2, 4, 8], weights: [0.5, 0.2, 0.15, 0.15]}
-        duration: {distribution: lognormal, median: 1h, sigma: 1.2, max: 72h}
-      - name: gang
-        queue: training
-        arrival: {process: poisson, ratePerHour: %g}
-        replicas: {values: [2, 4, 8, 16, 32, 64], weights: [0.4, 0.3, 0.15, 0.1, 0.04, 0.01]}
-        pod: {cpu: "96", memory: 1024Gi, gpus: 8}
-        duration: {distribution: lognormal, median: 3h, sigma: 1.0, max: 96h}
-  queueing:
-    backfill: true
-`
-
-// GeneratedScenario is the scenario of a generated trace: its cluster and
-// its synthetic workload.
-func GeneratedScenario(o GenerateOptions) (*Scenario, error) {
-	if o.Jobs <= 0 || o.GPUs < 8 || !(o.Load > 0) || o.Load > 10 {
-		return nil, fmt.Errorf("generate: jobs must be positive, GPUs at least 8 and load in (0, 10]")
-	}
-	single := 2.7 * 1.0 * math.Exp(1.2*1.2/2)
-	gang := 53.76 * 3.0 * math.Exp(0.5)
-	perJob := 0.75*single + 0.25*gang
-	rate := o.Load * float64(o.GPUs) / perJob // jobs per hour
-	text := fmt.Sprintf(generatedScenario, o.Jobs, o.Seed, o.GPUs, 100*o.Load, o.Seed, o.GPUs/8, o.Jobs, "interactive", 0.75*rate, 0.25*rate)
-	return Parse("<generated>", "", []byte(text))
-}
-
-// GenerateTrace writes a generated trace.
-func GenerateTrace(o GenerateOptions, w *NativeWriter) error {
-	s, err := GeneratedScenario(o)
-	if err != nil {
-		return err
-	}
-	gen, err := s.generator(s.Seed(), 0)
-	if err != nil {
-		return err
-	}
-	for {
-		var j cluster.JobSpec
-		ok, err := gen.Next(&j)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return w.Flush()
-		}
-		if err := w.Write(&j); err != nil {
-			return err
-		}
-	}
-}
-
 // DeriveCluster sizes a cluster for a trace that comes without one: one
 // pool per GPU model the jobs ask for (by node affinity on
 // gpuplan.dev/gpu-model; "generic" for the rest), nodes of 8 GPUs (more
@@ -557,7 +469,7 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		a.sumGPU, a.sumCPU, a.sumMem = a.sumGPU+g, a.sumCPU+c, a.sumMem+m
 		if a.sumGPU > 1<<62 || a.sumCPU > 1<<62 || a.sumMem > 1<<62 {
 			info := src.Info()
-			return nil, nil, &InputError{File: info.File, Msg: "the jobs of the trace ask for more than gpuplan can size a cluster for"}
+			return nil, nil, &strict.InputError{File: info.File, Msg: "the jobs of the trace ask for more than gpuplan can size a cluster for"}
 		}
 		a.edges = append(a.edges, struct{ at, gpu, cpu, mem int64 }{j.Submit, g, c, m}, struct{ at, gpu, cpu, mem int64 }{j.Submit + j.Duration, -g, -c, -m})
 		a.maxPodGPU = max(a.maxPodGPU, j.Pod.GPUs, min(1, j.Pod.GPUMilli))
@@ -588,9 +500,9 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		cpu := max(int64(96000), a.maxPodCPU)
 		mem := max(int64(1<<20), a.maxPodMem)
 		nodes := max(int64(1), (pg+int64(per)*1000-1)/(int64(per)*1000), (pc+cpu-1)/cpu, (pm+mem-1)/mem)
-		if nodes > MaxNodes {
+		if nodes > strict.MaxNodes {
 			info := src.Info()
-			return nil, nil, &InputError{File: info.File, Msg: fmt.Sprintf("sizing a cluster for the trace takes %d nodes of %s, more than %d, the most gpuplan models; give a scenario with a cluster (--cluster scenario)", nodes, model, MaxNodes)}
+			return nil, nil, &strict.InputError{File: info.File, Msg: fmt.Sprintf("sizing a cluster for the trace takes %d nodes of %s, more than %d, the most gpuplan models; give a scenario with a cluster (--cluster scenario)", nodes, model, strict.MaxNodes)}
 		}
 		name := "derived-" + strings.ToLower(model)
 		out = append(out, cluster.PoolSpec{Name: name, GPUModel: model, Nodes: int(nodes), GPUsPerNode: per, MilliCPU: cpu, MemoryMiB: mem})

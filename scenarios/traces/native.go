@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"bufio"
@@ -85,7 +85,7 @@ func newCSVSource(file string, r io.Reader, closer func() error) (*streamTrace, 
 		if !known[h] {
 			line, _ := t.r.FieldPos(0)
 			_, col := t.r.FieldPos(i)
-			return nil, &InputError{File: file, Line: line, Column: col, Field: colName(h), Msg: fmt.Sprintf("unknown column (known: %s)", strings.Join(NativeColumns(), ", "))}
+			return nil, &strict.InputError{File: file, Line: line, Column: col, Field: colName(h), Msg: fmt.Sprintf("unknown column (known: %s)", strings.Join(NativeColumns(), ", "))}
 		}
 	}
 	if err := t.require("required column is missing", "submit", "duration"); err != nil {
@@ -139,18 +139,18 @@ func (s *csvSource) parse(rec []string, a *absJob) (bool, error) {
 	if j.Queue == "" {
 		j.Queue = "default"
 	}
-	if j.Submit, err = seconds(s.v(rec, cSubmit), true); err != nil {
+	if j.Submit, err = Seconds(s.v(rec, cSubmit), true); err != nil {
 		return false, s.bad("submit", "%v", err)
 	}
 	a.at = j.Submit
-	if j.Duration, err = seconds(s.v(rec, cDuration), true); err != nil {
+	if j.Duration, err = Seconds(s.v(rec, cDuration), true); err != nil {
 		return false, s.bad("duration", "%v", err)
 	}
 	if j.Duration <= 0 {
 		return false, s.bad("duration", "must be positive")
 	}
 	if v := s.v(rec, cDeadline); v != "" {
-		if j.Deadline, err = seconds(v, true); err != nil {
+		if j.Deadline, err = Seconds(v, true); err != nil {
 			return false, s.bad("deadline", "%v", err)
 		}
 		if j.Deadline < j.Submit {
@@ -159,22 +159,22 @@ func (s *csvSource) parse(rec []string, a *absJob) (bool, error) {
 	}
 	if v := s.v(rec, cReplicas); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 || n > MaxReplicas {
-			return false, s.bad("replicas", "%s is not a whole number in 1..%d", Quote(v), MaxReplicas)
+		if err != nil || n < 1 || n > strict.MaxReplicas {
+			return false, s.bad("replicas", "%s is not a whole number in 1..%d", strict.Quote(v), strict.MaxReplicas)
 		}
 		j.Replicas = int32(n)
 	}
 	if v := s.v(rec, cPriority); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil {
-			return false, s.bad("priority", "%s is not a whole number (32 bits)", Quote(v))
+			return false, s.bad("priority", "%s is not a whole number (32 bits)", strict.Quote(v))
 		}
 		j.Priority = int32(n)
 	}
 	if v := s.v(rec, cGPUs); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return false, s.bad("gpus", "%s is not a number", Quote(v))
+			return false, s.bad("gpus", "%s is not a number", strict.Quote(v))
 		}
 		if j.Pod.GPUs, j.Pod.GPUMilli, err = gpuRequest(f); err != nil {
 			return false, s.bad("gpus", "%v", err)
@@ -260,9 +260,9 @@ func parseQuantity(v string, kind int) (int64, error) {
 	q, err := resource.ParseQuantity(v)
 	if err != nil {
 		if kind == qtyCPU {
-			return 0, fmt.Errorf("%s is not a CPU quantity (examples: 8, 0.5, 500m)", Quote(v))
+			return 0, fmt.Errorf("%s is not a CPU quantity (examples: 8, 0.5, 500m)", strict.Quote(v))
 		}
-		return 0, fmt.Errorf("%s is not a memory quantity (examples: 64Gi, 512Mi)", Quote(v))
+		return 0, fmt.Errorf("%s is not a memory quantity (examples: 64Gi, 512Mi)", strict.Quote(v))
 	}
 	return boundQuantity(q, v, kind)
 }
@@ -275,20 +275,20 @@ func boundQuantity(q resource.Quantity, text string, kind int) (int64, error) {
 	var err error
 	switch kind {
 	case qtyCPU:
-		n, err = MilliCPU(q)
+		n, err = strict.MilliCPU(q)
 	case qtyGPUMemory:
-		n, err = strict.QuantityIn(q, false, 1<<20, MaxPodMemoryMiB, "GPU memory")
+		n, err = strict.QuantityIn(q, false, 1<<20, strict.MaxPodMemoryMiB, "GPU memory")
 	default:
-		n, err = MemoryMiB(q)
+		n, err = strict.MemoryMiB(q)
 	}
 	if err != nil && text != "" {
-		return 0, errors.New(strings.Replace(err.Error(), Quote(q.String()), Quote(text), 1))
+		return 0, errors.New(strings.Replace(err.Error(), strict.Quote(q.String()), strict.Quote(text), 1))
 	}
 	return n, err
 }
 
-// seconds parses decimal seconds to milliseconds.
-func seconds(v string, required bool) (int64, error) {
+// Seconds parses decimal seconds to milliseconds.
+func Seconds(v string, required bool) (int64, error) {
 	if v == "" {
 		if required {
 			return 0, fmt.Errorf("is required")
@@ -297,13 +297,13 @@ func seconds(v string, required bool) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%s is not a number of seconds", Quote(v))
+		return 0, fmt.Errorf("%s is not a number of seconds", strict.Quote(v))
 	}
 	if f < 0 {
-		return 0, fmt.Errorf("%s is negative", Quote(v))
+		return 0, fmt.Errorf("%s is negative", strict.Quote(v))
 	}
 	if f > maxTraceSeconds {
-		return 0, fmt.Errorf("%s is out of range (at most %g seconds)", Quote(v), maxTraceSeconds)
+		return 0, fmt.Errorf("%s is out of range (at most %g seconds)", strict.Quote(v), maxTraceSeconds)
 	}
 	return int64(math.Round(f * 1000)), nil
 }
@@ -326,8 +326,8 @@ func gpuRequest(f float64) (int32, int32, error) {
 		return 0, m, nil
 	case f != math.Trunc(f):
 		return 0, 0, fmt.Errorf("%g GPUs: ask for whole GPUs, or a share below 1 of one GPU", f)
-	case f > min(cluster.MaxGPUsPerNode, MaxPodGPUs):
-		return 0, 0, fmt.Errorf("%g GPUs is more than a node can have (%d)", f, min(cluster.MaxGPUsPerNode, MaxPodGPUs))
+	case f > min(cluster.MaxGPUsPerNode, strict.MaxPodGPUs):
+		return 0, 0, fmt.Errorf("%g GPUs is more than a node can have (%d)", f, min(cluster.MaxGPUsPerNode, strict.MaxPodGPUs))
 	}
 	return int32(f), 0, nil
 }
@@ -339,7 +339,7 @@ func parseConstraintText(sel, tol string) (*cluster.Constraints, error) {
 	for _, kv := range splitList(sel) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("node selector %s is not key=value", Quote(kv))
+			return nil, fmt.Errorf("node selector %s is not key=value", strict.Quote(kv))
 		}
 		if c.NodeSelector == nil {
 			c.NodeSelector = map[string]string{}
@@ -356,10 +356,10 @@ func parseConstraintText(sel, tol string) (*cluster.Constraints, error) {
 		switch tt.Effect {
 		case "", cluster.NoSchedule, cluster.PreferNoSchedule, cluster.NoExecute:
 		default:
-			return nil, fmt.Errorf("toleration %s: effect %s is not NoSchedule, PreferNoSchedule or NoExecute", Quote(t), Quote(effect))
+			return nil, fmt.Errorf("toleration %s: effect %s is not NoSchedule, PreferNoSchedule or NoExecute", strict.Quote(t), strict.Quote(effect))
 		}
 		if k == "" && hasValue {
-			return nil, fmt.Errorf("toleration %s has a value but no key", Quote(t))
+			return nil, fmt.Errorf("toleration %s has a value but no key", strict.Quote(t))
 		}
 		c.Tolerations = append(c.Tolerations, tt)
 	}
@@ -412,7 +412,7 @@ func newJSONLSource(file string, r io.Reader, closer func() error) *streamTrace 
 	sc := bufio.NewScanner(lr)
 	// The bounded reader fails a line over MaxLineBytes (with its number)
 	// before the scanner's own bound.
-	sc.Buffer(make([]byte, 0, 1<<16), MaxLineBytes+1<<16)
+	sc.Buffer(make([]byte, 0, 1<<16), strict.MaxLineBytes+1<<16)
 	src := &jsonlSource{file: file, lr: lr, sc: sc, in: interner{}}
 	st := newStreamTrace(file, FormatJSONL, false, closer, "submit", true)
 	st.rows = func() int { return src.rows }
@@ -431,7 +431,7 @@ func (s *jsonlSource) read(a *absJob) (bool, bool, error) {
 				if errors.Is(err, bufio.ErrTooLong) {
 					return false, false, (&lineTooLong{line: s.line + 1}).inputError(s.file)
 				}
-				return false, false, inputErr(s.file, s.line+1, "", "%s", boundMessage(readErr(err)))
+				return false, false, strict.Errorf(s.file, s.line+1, "", "%s", boundMessage(strict.ReadErr(err)))
 			}
 			return false, false, nil
 		}
@@ -477,21 +477,21 @@ func jsonQuantityText(line []byte, field string, q *resource.Quantity) string {
 func jsonLineErr(file string, line int, err error) error {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
-		return inputErr(file, line, colName(ute.Field), "expected %s, got a JSON %s", ute.Type, boundMessage(ute.Value))
+		return strict.Errorf(file, line, colName(ute.Field), "expected %s, got a JSON %s", ute.Type, boundMessage(ute.Value))
 	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 		if u, err := strconv.Unquote(f); err == nil {
 			f = u
 		}
-		return inputErr(file, line, colName(f), "unknown field")
+		return strict.Errorf(file, line, colName(f), "unknown field")
 	}
-	return inputErr(file, line, "", "not a JSON object: %s", boundMessage(msg))
+	return strict.Errorf(file, line, "", "not a JSON object: %s", boundMessage(msg))
 }
 
 func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
 	bad := func(field, format string, args ...any) error {
-		return inputErr(s.file, s.line, field, format, args...)
+		return strict.Errorf(s.file, s.line, field, format, args...)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -518,7 +518,7 @@ func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
 		if p == nil {
 			return 0, bad(field, "is required")
 		}
-		v, err := seconds(strconv.FormatFloat(*p, 'g', -1, 64), true)
+		v, err := Seconds(strconv.FormatFloat(*p, 'g', -1, 64), true)
 		if err != nil {
 			return 0, bad(field, "%v", err)
 		}
@@ -543,8 +543,8 @@ func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
 		}
 	}
 	if x.Replicas != nil {
-		if *x.Replicas < 1 || *x.Replicas > MaxReplicas {
-			return bad("replicas", "%d is not a whole number in 1..%d", *x.Replicas, MaxReplicas)
+		if *x.Replicas < 1 || *x.Replicas > strict.MaxReplicas {
+			return bad("replicas", "%d is not a whole number in 1..%d", *x.Replicas, strict.MaxReplicas)
 		}
 		j.Replicas = int32(*x.Replicas)
 	}
@@ -574,7 +574,7 @@ func (s *jsonlSource) parse(b []byte, j *cluster.JobSpec) error {
 		}
 		j.Pod.MIG = x.MIG
 	}
-	c, err := constraintsFrom(x.NodeSelector, x.Affinity, x.Tolerations)
+	c, err := ConstraintsFrom(x.NodeSelector, x.Affinity, x.Tolerations)
 	if err != nil {
 		return bad("", "%s", boundMessage(err.Error()))
 	}

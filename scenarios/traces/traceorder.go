@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"bufio"
@@ -134,7 +134,7 @@ func (w *timeWindow) order() traceOrder {
 // submitColumn is the submit time column of a CSV trace format, its
 // comment character and how its times read (ok false for another format).
 func submitColumn(format string) (col string, comment rune, parse func(string) (int64, error), ok bool) {
-	secs := func(v string) (int64, error) { return seconds(v, true) }
+	secs := func(v string) (int64, error) { return Seconds(v, true) }
 	switch format {
 	case FormatCSV:
 		return "submit", '#', secs, true
@@ -161,7 +161,7 @@ func csvOrder(path, format string) (order traceOrder, ok bool) {
 	if order, ok := scanOrder(path, comment, col, parse); ok {
 		return order, true
 	}
-	r, closer, err := openMaybeGzip(path)
+	r, closer, err := OpenMaybeGzip(path)
 	if err != nil {
 		return orderWindow, true
 	}
@@ -224,7 +224,7 @@ func sourceOrder(src TraceSource) traceOrder {
 // parser. It gives up (ok false) on a quote or a line over 64 KiB, which
 // only a CSV parser reads right.
 func scanOrder(path string, comment rune, col string, parse func(string) (int64, error)) (order traceOrder, ok bool) {
-	r, closer, err := openMaybeGzip(path)
+	r, closer, err := OpenMaybeGzip(path)
 	if err != nil {
 		return orderWindow, true
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"os"
@@ -16,7 +16,7 @@ import (
 // rows in no time order) replay as they are, sorted first. The figures
 // were worked out from the CSV with a short script, not with gpuplan.
 func TestPolluxPhillyReplaysInItsOwnOrder(t *testing.T) {
-	path := filepath.Join("..", "testdata", "philly", "philly_pollux_10k.csv.gz")
+	path := filepath.Join("..", "..", "testdata", "philly", "philly_pollux_10k.csv.gz")
 	jobs, src := readAll(t, path, FormatPhilly, TraceOptions{})
 	require.Contains(t, src.Notes(), sortedNote(10000))
 	require.Len(t, jobs, 10000)
@@ -61,7 +61,7 @@ func TestPolluxPhillyReplaysInItsOwnOrder(t *testing.T) {
 // swap places, nothing else), the never-ran flag included, and sizes the
 // same cluster.
 func TestShuffledOpenbReplaysAsSorted(t *testing.T) {
-	path := filepath.Join("..", "testdata", "openb", "openb_pod_list_default.csv")
+	path := filepath.Join("..", "..", "testdata", "openb", "openb_pod_list_default.csv")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	shuffled := filepath.Join(t.TempDir(), "shuffled_openb.csv")

@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"slices"
@@ -25,7 +25,7 @@ func TestTextCountsKeepTheirKeys(t *testing.T) {
 // The openb replay's note of pod phases: counted independently with awk
 // over the CSV's pod_phase column (awk -F, 'NR>1{c[$8]++}').
 func TestOpenbPhaseNote(t *testing.T) {
-	tr, err := OpenTrace("../testdata/openb/openb_pod_list_default.csv", FormatOpenb, TraceOptions{})
+	tr, err := OpenTrace("../../testdata/openb/openb_pod_list_default.csv", FormatOpenb, TraceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

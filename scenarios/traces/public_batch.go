@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"encoding/json"
@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"maps"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -117,23 +121,23 @@ func readPhillyRaw(file string, r io.Reader) (*batchSource, error) {
 	lr := &valueLimit{r: newBoundedReaderNoLines(r), limit: maxJSONValueBytes}
 	dec := json.NewDecoder(lr)
 	bad := func(i int, field, format string, args ...any) error {
-		return &InputError{File: file, Field: fmt.Sprintf("[%d].%s", i, field), Msg: fmt.Sprintf(format, args...)}
+		return &strict.InputError{File: file, Field: fmt.Sprintf("[%d].%s", i, field), Msg: fmt.Sprintf(format, args...)}
 	}
 	tok, err := dec.Token()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, inputErr(file, 0, "", "the job log is empty; it is a JSON array of jobs")
+			return nil, strict.Errorf(file, 0, "", "the job log is empty; it is a JSON array of jobs")
 		}
 		return nil, jsonErr(file, dec, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, inputErr(file, 0, "", "the job log must be a JSON array of jobs (cluster_job_log)")
+		return nil, strict.Errorf(file, 0, "", "the job log must be a JSON array of jobs (cluster_job_log)")
 	}
 	var jobs []absJob
 	statuses := map[string]int{}
 	never, uneven := 0, 0
 	for i := 0; dec.More(); i++ {
-		if i >= MaxJobs {
+		if i >= sim.MaxJobs {
 			return nil, tooManyJobs(file, 0)
 		}
 		lr.reset()
@@ -216,7 +220,7 @@ func readPhillyRaw(file string, r io.Reader) (*batchSource, error) {
 		notes = append(notes, fmt.Sprintf("philly-raw: %d jobs used different GPU counts per machine; each pod got the most", uneven))
 	}
 	var parts []string
-	for _, k := range sortedKeys(statuses) {
+	for _, k := range slices.Sorted(maps.Keys(statuses)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, statuses[k]))
 	}
 	notes = append(notes, "philly-raw: job statuses in the source: "+strings.Join(parts, ", "))
@@ -226,14 +230,14 @@ func readPhillyRaw(file string, r io.Reader) (*batchSource, error) {
 func jsonErr(file string, dec *json.Decoder, err error) error {
 	var long *valueTooLong
 	if errors.As(err, &long) {
-		return &InputError{File: file, Msg: fmt.Sprintf("a job of the log is larger than %d MiB (near byte %d): is this the Philly cluster_job_log?", maxJSONValueBytes>>20, dec.InputOffset())}
+		return &strict.InputError{File: file, Msg: fmt.Sprintf("a job of the log is larger than %d MiB (near byte %d): is this the Philly cluster_job_log?", maxJSONValueBytes>>20, dec.InputOffset())}
 	}
 	var se *json.SyntaxError
 	msg := err.Error()
 	if errors.As(err, &se) {
 		msg = "invalid JSON: " + se.Error()
 	}
-	return &InputError{File: file, Msg: fmt.Sprintf("%s (near byte %d)", boundMessage(msg), dec.InputOffset())}
+	return &strict.InputError{File: file, Msg: fmt.Sprintf("%s (near byte %d)", boundMessage(msg), dec.InputOffset())}
 }
 
 // valueTooLong is a JSON value over its reader's limit.
@@ -282,7 +286,7 @@ func ReadPAIUsers(file string, r io.Reader) (map[string]string, error) {
 		if !ok {
 			return users, nil
 		}
-		if len(users) >= MaxJobs {
+		if len(users) >= sim.MaxJobs {
 			line, _ := t.r.FieldPos(0)
 			return nil, tooManyJobs(file, line)
 		}
@@ -304,7 +308,7 @@ func paiNumber(t *csvTable, rec []string, field string, max float64) (float64, b
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || f < 0 || f > max {
-		return 0, false, t.bad(field, "%s is not a number in 0..%g", Quote(v), max)
+		return 0, false, t.bad(field, "%s is not a number in 0..%g", strict.Quote(v), max)
 	}
 	return f, true, nil
 }
@@ -349,11 +353,11 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 		if err != nil {
 			return nil, err
 		}
-		cpu, _, err := paiNumber(t, rec, "plan_cpu", MaxPodMilliCPU/10)
+		cpu, _, err := paiNumber(t, rec, "plan_cpu", strict.MaxPodMilliCPU/10)
 		if err != nil {
 			return nil, err
 		}
-		mem, _, err := paiNumber(t, rec, "plan_mem", MaxPodMemoryMiB>>10)
+		mem, _, err := paiNumber(t, rec, "plan_mem", strict.MaxPodMemoryMiB>>10)
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +384,7 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 				return nil, t.bad(f, "%v", err)
 			}
 		}
-		if len(jobs) >= MaxJobs {
+		if len(jobs) >= sim.MaxJobs {
 			line, _ := t.r.FieldPos(0)
 			return nil, tooManyJobs(file, line)
 		}
@@ -418,7 +422,7 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 // cap_mem,cap_gpu: CPU cores, memory GB, GPUs) into pools of identical
 // machines, in order of first appearance, named pai-<gpu_type>-<n>.
 func ReadPAIMachines(path string) ([]cluster.PoolSpec, error) {
-	r, closer, err := openMaybeGzip(path)
+	r, closer, err := OpenMaybeGzip(path)
 	if err != nil {
 		return nil, err
 	}
@@ -438,17 +442,17 @@ func parsePAIMachines(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 	var pools poolsByShape
 	nodes := 0
 	err = t.each(func(rec []string) error {
-		if nodes++; nodes > MaxNodes {
-			return t.bad("machine", "the machine list has more than %d machines, the most gpuplan models", MaxNodes)
+		if nodes++; nodes > strict.MaxNodes {
+			return t.bad("machine", "the machine list has more than %d machines, the most gpuplan models", strict.MaxNodes)
 		}
 		if err := checkText(t.get(rec, "gpu_type")); err != nil {
 			return t.bad("gpu_type", "%v", err)
 		}
-		cpu, err := count(t, rec, "cap_cpu", MaxPodMilliCPU/1000)
+		cpu, err := count(t, rec, "cap_cpu", strict.MaxPodMilliCPU/1000)
 		if err != nil {
 			return err
 		}
-		mem, err := count(t, rec, "cap_mem", MaxPodMemoryMiB>>10)
+		mem, err := count(t, rec, "cap_mem", strict.MaxPodMemoryMiB>>10)
 		if err != nil {
 			return err
 		}
@@ -474,7 +478,7 @@ func parsePAIMachines(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 		return nil, err
 	}
 	if len(pools.pools) == 0 {
-		return nil, inputErr(path, 2, "", "the machine list has no machines")
+		return nil, strict.Errorf(path, 2, "", "the machine list has no machines")
 	}
 	return pools.pools, nil
 }

@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"bufio"
@@ -10,6 +10,10 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"maps"
+	"slices"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -27,7 +31,7 @@ import (
 func appendRow(b []byte, a *absJob) ([]byte, error) {
 	j := &a.job
 	if j.Recovery != nil || j.Training != nil || j.MinAvailable != 0 {
-		return b, fmt.Errorf("job %s: recovery, training and gang size are not trace fields", Quote(j.Name))
+		return b, fmt.Errorf("job %s: recovery, training and gang size are not trace fields", strict.Quote(j.Name))
 	}
 	for _, v := range [...]int64{a.at, int64(a.seq), int64(a.line), j.Duration, j.Deadline, int64(j.Replicas), int64(j.Priority), int64(j.Flags),
 		j.Pod.MilliCPU, j.Pod.MemoryMiB, int64(j.Pod.GPUs), int64(j.Pod.GPUMilli), j.Pod.GPUMemMiB} {
@@ -40,7 +44,7 @@ func appendRow(b []byte, a *absJob) ([]byte, error) {
 	}
 	b = append(b, 1)
 	b = binary.AppendUvarint(b, uint64(len(c.NodeSelector)))
-	for _, k := range sortedKeys(c.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(c.NodeSelector)) {
 		b = appendText(appendText(b, k), c.NodeSelector[k])
 	}
 	b = binary.AppendUvarint(b, uint64(len(c.Affinity)))
@@ -327,7 +331,7 @@ type sortRun struct {
 
 // maxRecordBytes bounds a record read back from a run: a row's record
 // is never much longer than the row's text.
-const maxRecordBytes = 4*MaxLineBytes + 1<<10
+const maxRecordBytes = 4*strict.MaxLineBytes + 1<<10
 
 // writeRun writes the records of arena in the order of keys (sorted) as
 // run n in dir.

@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/sim"
 )
 
 // Checks shared by the trace, price and profile readers: every input file
@@ -35,7 +36,7 @@ const maxTextBytes = 4096
 // checkText refuses a text field longer than maxTextBytes.
 func checkText(v string) error {
 	if len(v) > maxTextBytes {
-		return fmt.Errorf("%s is longer than %d bytes", Quote(v), maxTextBytes)
+		return fmt.Errorf("%s is longer than %d bytes", strict.Quote(v), maxTextBytes)
 	}
 	return nil
 }
@@ -58,11 +59,11 @@ func openInput(path string) (io.ReadCloser, error) {
 	}
 	f, err := strict.Open(path)
 	if err != nil {
-		msg := readErr(err)
+		msg := strict.ReadErr(err)
 		// strict.Open's own errors start with the path, which the
 		// InputError already names.
 		msg = strings.TrimPrefix(msg, path+" ")
-		return nil, &InputError{File: path, Msg: msg}
+		return nil, &strict.InputError{File: path, Msg: msg}
 	}
 	return f, nil
 }
@@ -71,7 +72,7 @@ func openInput(path string) (io.ReadCloser, error) {
 // it is opened: opening a FIFO blocks until something writes to it.
 func statInput(path string) error {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return &InputError{File: path, Msg: fmt.Sprintf("is %s, not a regular file: gpuplan reads files, not devices, pipes or folders", fileKind(st.Mode()))}
+		return &strict.InputError{File: path, Msg: fmt.Sprintf("is %s, not a regular file: gpuplan reads files, not devices, pipes or folders", fileKind(st.Mode()))}
 	}
 	return nil
 }
@@ -82,9 +83,9 @@ func readInput(path string) ([]byte, error) {
 	if err := statInput(path); err != nil {
 		return nil, err
 	}
-	data, err := ReadFileBounded(path)
+	data, err := strict.ReadFileBounded(path)
 	if err != nil {
-		return nil, &InputError{File: path, Msg: boundMessage(strings.TrimPrefix(readErr(err), path+" "))}
+		return nil, &strict.InputError{File: path, Msg: boundMessage(strings.TrimPrefix(strict.ReadErr(err), path+" "))}
 	}
 	if err := checkLines(path, data); err != nil {
 		return nil, err
@@ -120,17 +121,17 @@ type lineTooLong struct {
 
 func (e *lineTooLong) Error() string {
 	if e.record {
-		return fmt.Sprintf("line %d: a record (a quoted field over several lines) is longer than %d MiB", e.line, MaxLineBytes>>20)
+		return fmt.Sprintf("line %d: a record (a quoted field over several lines) is longer than %d MiB", e.line, strict.MaxLineBytes>>20)
 	}
-	return fmt.Sprintf("line %d is longer than %d MiB", e.line, MaxLineBytes>>20)
+	return fmt.Sprintf("line %d is longer than %d MiB", e.line, strict.MaxLineBytes>>20)
 }
 
-func (e *lineTooLong) inputError(file string) *InputError {
-	msg := fmt.Sprintf("the line is longer than %d MiB: is this a text file of the format given?", MaxLineBytes>>20)
+func (e *lineTooLong) inputError(file string) *strict.InputError {
+	msg := fmt.Sprintf("the line is longer than %d MiB: is this a text file of the format given?", strict.MaxLineBytes>>20)
 	if e.record {
-		msg = fmt.Sprintf("a record (a quoted field running over several lines) is longer than %d MiB: is a quote left open?", MaxLineBytes>>20)
+		msg = fmt.Sprintf("a record (a quoted field running over several lines) is longer than %d MiB: is a quote left open?", strict.MaxLineBytes>>20)
 	}
-	return &InputError{File: file, Line: e.line, Msg: msg}
+	return &strict.InputError{File: file, Line: e.line, Msg: msg}
 }
 
 // boundedReader drops a leading UTF-8 byte order mark and fails, with the
@@ -192,14 +193,14 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 		if nl >= 0 {
 			end = i + nl
 		}
-		if b.lineLen+(end-i) > MaxLineBytes {
-			cut := i + MaxLineBytes - b.lineLen
+		if b.lineLen+(end-i) > strict.MaxLineBytes {
+			cut := i + strict.MaxLineBytes - b.lineLen
 			b.err = &lineTooLong{line: b.line}
 			b.off += int64(cut)
 			return cut, b.err
 		}
-		if b.mark >= 0 && b.off+int64(end)-b.mark > MaxLineBytes+b.slack {
-			cut := max(i, int(b.mark+MaxLineBytes+b.slack-b.off))
+		if b.mark >= 0 && b.off+int64(end)-b.mark > strict.MaxLineBytes+b.slack {
+			cut := max(i, int(b.mark+strict.MaxLineBytes+b.slack-b.off))
 			b.err = &lineTooLong{line: b.line, record: true}
 			b.off += int64(cut)
 			return cut, b.err
@@ -216,8 +217,8 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// dropBOM removes a leading UTF-8 byte order mark.
-func dropBOM(b []byte) []byte { return bytes.TrimPrefix(b, utf8BOM) }
+// DropBOM removes a leading UTF-8 byte order mark.
+func DropBOM(b []byte) []byte { return bytes.TrimPrefix(b, utf8BOM) }
 
 // checkLines refuses a whole file read into memory whose lines are longer
 // than MaxLineBytes, naming the line.
@@ -228,7 +229,7 @@ func checkLines(file string, data []byte) error {
 		if i < 0 {
 			i = len(data)
 		}
-		if i > MaxLineBytes {
+		if i > strict.MaxLineBytes {
 			return (&lineTooLong{line: line}).inputError(file)
 		}
 		if i == len(data) {
@@ -245,13 +246,13 @@ func checkLines(file string, data []byte) error {
 func CheckLines(file string, data []byte) error { return checkLines(file, data) }
 
 // maxMessageBytes bounds an error message built from a decoder's text.
-const maxMessageBytes = 4 * MaxQuote
+const maxMessageBytes = 4 * strict.MaxQuote
 
 // boundMessage rewrites a decoder's error text so that it quotes at most
 // MaxQuote bytes of input: each Go-quoted string in it longer than that is
 // re-quoted with Quote, and the whole is cut to a few hundred bytes.
 func boundMessage(msg string) string {
-	if len(msg) <= MaxQuote {
+	if len(msg) <= strict.MaxQuote {
 		return msg
 	}
 	var b strings.Builder
@@ -267,8 +268,8 @@ func boundMessage(msg string) string {
 			b.WriteString(rest[i:])
 			break
 		}
-		if s, err := strconv.Unquote(q); err == nil && len(s) > MaxQuote {
-			b.WriteString(Quote(s))
+		if s, err := strconv.Unquote(q); err == nil && len(s) > strict.MaxQuote {
+			b.WriteString(strict.Quote(s))
 		} else {
 			b.WriteString(q)
 		}
@@ -287,19 +288,19 @@ func BoundError(err error) error {
 	if err == nil {
 		return nil
 	}
-	var ie *InputError
+	var ie *strict.InputError
 	if errors.As(err, &ie) {
-		if len(ie.Msg) <= MaxQuote && len(ie.Field) <= MaxQuote {
+		if len(ie.Msg) <= strict.MaxQuote && len(ie.Field) <= strict.MaxQuote {
 			return err
 		}
 		out := *ie
 		out.Msg = boundMessage(ie.Msg)
-		if len(out.Field) > MaxQuote {
-			out.Field = Quote(out.Field)
+		if len(out.Field) > strict.MaxQuote {
+			out.Field = strict.Quote(out.Field)
 		}
 		return &out
 	}
-	if msg := err.Error(); len(msg) > MaxQuote {
+	if msg := err.Error(); len(msg) > strict.MaxQuote {
 		if b := boundMessage(msg); b != msg {
 			return errors.New(b)
 		}
@@ -355,19 +356,19 @@ func checkMIG(v string) error {
 			}
 		}
 	}
-	return fmt.Errorf("%s is not a MIG profile%s (known: %s)", Quote(v), hint, strings.Join(names, ", "))
+	return fmt.Errorf("%s is not a MIG profile%s (known: %s)", strict.Quote(v), hint, strings.Join(names, ", "))
 }
 
 // colName is a column name from a header as an error names it: as it is
 // when short and printable, else quoted (and cut).
 func colName(h string) string {
-	if len(h) > MaxQuote || strconv.Quote(h) != `"`+h+`"` {
-		return Quote(h)
+	if len(h) > strict.MaxQuote || strconv.Quote(h) != `"`+h+`"` {
+		return strict.Quote(h)
 	}
 	return h
 }
 
 // tooManyJobs is the error for a trace of more than MaxJobs jobs.
 func tooManyJobs(file string, line int) error {
-	return &InputError{File: file, Line: line, Msg: fmt.Sprintf("the trace has more than %d jobs, the most gpuplan runs; cut it with gpuplan trace convert --max-jobs or --from/--to", MaxJobs)}
+	return &strict.InputError{File: file, Line: line, Msg: fmt.Sprintf("the trace has more than %d jobs, the most gpuplan runs; cut it with gpuplan trace convert --max-jobs or --from/--to", sim.MaxJobs)}
 }

@@ -1,9 +1,10 @@
-package scenarios
+package traces
 
 import (
 	"fmt"
 	"time"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -183,7 +184,7 @@ func (r *reorderer) give(x *absJob, out *cluster.JobSpec) error {
 		if field == "" {
 			field = "submit time"
 		}
-		return &InputError{File: r.file, Line: x.line, Field: field,
+		return &strict.InputError{File: r.file, Line: x.line, Field: field,
 			Msg: fmt.Sprintf("is %s before a job already replayed: the trace is out of time order by more than %d rows; sort the file by submit time first", time.Duration(r.last-x.at)*time.Millisecond, r.window)}
 	}
 	r.last = x.at

@@ -1,4 +1,4 @@
-package scenarios
+package traces
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -97,7 +99,7 @@ func openbNum(t *csvTable, rec []string, field string, required bool, max int64)
 	}
 	n, err = strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, false, t.bad(field, "%s is not a non-negative whole number", Quote(v))
+		return 0, false, t.bad(field, "%s is not a non-negative whole number", strict.Quote(v))
 	}
 	if n > max {
 		return 0, false, t.bad(field, "%d is more than %d, the most gpuplan takes here", n, max)
@@ -114,7 +116,7 @@ func openbPod(t *csvTable, in interner, rec []string, j *cluster.JobSpec) error 
 	for i, f := range []struct {
 		name string
 		max  int64
-	}{{"cpu_milli", MaxPodMilliCPU}, {"memory_mib", MaxPodMemoryMiB}, {"num_gpu", 1 << 30}, {"gpu_milli", 1 << 30}} {
+	}{{"cpu_milli", strict.MaxPodMilliCPU}, {"memory_mib", strict.MaxPodMemoryMiB}, {"num_gpu", 1 << 30}, {"gpu_milli", 1 << 30}} {
 		n, _, err := openbNum(t, rec, f.name, true, f.max)
 		if err != nil {
 			return err
@@ -206,7 +208,7 @@ func (s *openbSource) parse(rec []string, j *cluster.JobSpec) (skip bool, err er
 // ReadOpenbPods reads every pod of an openb pod list (times, if any, are
 // ignored): the input of the inflation experiment.
 func ReadOpenbPods(path string) ([]cluster.JobSpec, error) {
-	r, closer, err := openMaybeGzip(path)
+	r, closer, err := OpenMaybeGzip(path)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +229,7 @@ func parseOpenbPods(path string, r io.Reader) ([]cluster.JobSpec, error) {
 	in := interner{}
 	var out []cluster.JobSpec
 	err = t.each(func(rec []string) error {
-		if len(out) >= MaxJobs {
+		if len(out) >= sim.MaxJobs {
 			line, _ := t.r.FieldPos(0)
 			return tooManyJobs(path, line)
 		}
@@ -243,7 +245,7 @@ func parseOpenbPods(path string, r io.Reader) ([]cluster.JobSpec, error) {
 		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, inputErr(path, 2, "", "the pod list has no pods")
+		return nil, strict.Errorf(path, 2, "", "the pod list has no pods")
 	}
 	return out, nil
 }
@@ -251,7 +253,7 @@ func parseOpenbPods(path string, r io.Reader) ([]cluster.JobSpec, error) {
 // ReadOpenbNodes reads an openb node list (sn,cpu_milli,memory_mib,gpu,model)
 // into pools of identical nodes, in order of first appearance.
 func ReadOpenbNodes(path string) ([]cluster.PoolSpec, error) {
-	r, closer, err := openMaybeGzip(path)
+	r, closer, err := OpenMaybeGzip(path)
 	if err != nil {
 		return nil, err
 	}
@@ -271,8 +273,8 @@ func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 	var pools poolsByShape
 	nodes := 0
 	err = t.each(func(rec []string) error {
-		if nodes++; nodes > MaxNodes {
-			return t.bad("sn", "the node list has more than %d nodes, the most gpuplan models", MaxNodes)
+		if nodes++; nodes > strict.MaxNodes {
+			return t.bad("sn", "the node list has more than %d nodes, the most gpuplan models", strict.MaxNodes)
 		}
 		var k poolShape
 		k.model = t.get(rec, "model")
@@ -284,7 +286,7 @@ func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 			name string
 			dst  *int64
 			max  int64
-		}{{"cpu_milli", &k.cpu, MaxPodMilliCPU}, {"memory_mib", &k.mem, MaxPodMemoryMiB}, {"gpu", &k.gpu, 1 << 30}} {
+		}{{"cpu_milli", &k.cpu, strict.MaxPodMilliCPU}, {"memory_mib", &k.mem, strict.MaxPodMemoryMiB}, {"gpu", &k.gpu, 1 << 30}} {
 			n, _, err := openbNum(t, rec, f.name, true, f.max)
 			if err != nil {
 				return err
@@ -315,7 +317,7 @@ func parseOpenbNodes(path string, r io.Reader) ([]cluster.PoolSpec, error) {
 		return nil, err
 	}
 	if len(pools.pools) == 0 {
-		return nil, inputErr(path, 2, "", "the node list has no nodes")
+		return nil, strict.Errorf(path, 2, "", "the node list has no nodes")
 	}
 	return pools.pools, nil
 }
