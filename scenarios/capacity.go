@@ -52,35 +52,33 @@ func ReadSpotAdvisor(file string, r io.Reader) (*models.SpotAdvisor, error) {
 	}
 	adv := models.NewSpotAdvisor(spotAdvisorSnapshot)
 	labels := models.SpotBandLabels()
-	for {
-		rec, ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return adv, nil
-		}
+	err = t.Each(func(rec []string) error {
 		region, it, band := t.Get(rec, "Region"), t.Get(rec, "InstanceType"), t.Get(rec, "InterruptionBand")
 		if region == "" || it == "" {
-			return nil, t.Bad("Region", "region and instance type are required")
+			return t.Bad("Region", "region and instance type are required")
 		}
 		known := false
 		for _, l := range labels {
 			known = known || l == band
 		}
 		if !known {
-			return nil, t.Bad("InterruptionBand", "%q is not one of %s", band, strings.Join(labels, ", "))
+			return t.Bad("InterruptionBand", "%q is not one of %s", band, strings.Join(labels, ", "))
 		}
 		a := models.SpotAdvice{Band: band}
 		if v := t.Get(rec, "SavingsPctVsOnDemand"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < -1000 || n > 100 {
-				return nil, t.Bad("SavingsPctVsOnDemand", "%q is not a percentage (at most 100; negative when spot costs more)", v)
+				return t.Bad("SavingsPctVsOnDemand", "%q is not a percentage (at most 100; negative when spot costs more)", v)
 			}
 			a.Savings = n
 		}
 		adv.Add(region, it, a)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return adv, nil
 }
 
 // ReadInterruptionTimes reads a trace of interruptions: a CSV file with a
@@ -95,23 +93,21 @@ func ReadInterruptionTimes(file string, r io.Reader) ([]cluster.Time, error) {
 		return nil, err
 	}
 	var out []cluster.Time
-	for {
-		rec, ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
+	err = t.Each(func(rec []string) error {
 		ms, err := traces.Seconds(t.Get(rec, "time"), true)
 		if err != nil {
-			return nil, t.Bad("time", "%v", err)
+			return t.Bad("time", "%v", err)
 		}
 		if len(out) > 0 && ms < out[len(out)-1] {
-			return nil, t.Bad("time", "is before the previous row's: the trace must be in time order")
+			return t.Bad("time", "is before the previous row's: the trace must be in time order")
 		}
 		out = append(out, ms)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // PoolPrice is what one cluster pool's nodes cost and how it was found.

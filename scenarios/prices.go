@@ -229,18 +229,15 @@ func (b *catalogBuilder) read(file string, r io.Reader) error {
 	}
 }
 
-// row reads the next record, checking it has at least the header's fields
-// (more only where the last column spilled).
-func (b *catalogBuilder) row(t *traces.Table, cols int) ([]string, bool, error) {
-	rec, ok, err := t.Next()
-	if !ok || err != nil {
-		return nil, ok, err
-	}
-	if len(rec) < cols {
-		line := t.Line()
-		return nil, false, &InputError{File: t.File(), Line: line, Msg: fmt.Sprintf("%d fields, the header has %d", len(rec), cols)}
-	}
-	return rec, true, nil
+// rows calls row for every record, checking it has at least the header's
+// fields (more only where the last column spilled).
+func (b *catalogBuilder) rows(t *traces.Table, cols int, row func(rec []string) error) error {
+	return t.Each(func(rec []string) error {
+		if len(rec) < cols {
+			return &InputError{File: t.File(), Line: t.Line(), Msg: fmt.Sprintf("%d fields, the header has %d", len(rec), cols)}
+		}
+		return row(rec)
+	})
 }
 
 func (b *catalogBuilder) price(t *traces.Table, rec []string, col string) (float64, bool, error) {
@@ -269,11 +266,7 @@ func (b *catalogBuilder) number(t *traces.Table, rec []string, col string, max f
 
 func (b *catalogBuilder) readKarpenter(t *traces.Table, cols int) error {
 	generated := ""
-	for {
-		rec, ok, err := b.row(t, cols)
-		if err != nil || !ok {
-			return err
-		}
+	return b.rows(t, cols, func(rec []string) error {
 		name, region := t.Get(rec, "InstanceType"), t.Get(rec, "Region")
 		if name == "" {
 			return t.Bad("InstanceType", "is empty")
@@ -292,19 +285,17 @@ func (b *catalogBuilder) readKarpenter(t *traces.Table, cols int) error {
 			generated = " (" + strings.TrimSuffix(s[strings.Index(s, "(generated ")+1:], ")") + ")"
 		}
 		b.cat.SetOnDemand(name, region, p, "Karpenter on-demand list"+generated+" "+region)
-	}
+		return nil
+	})
 }
 
 func (b *catalogBuilder) readSkyPilot(t *traces.Table, cols int) error {
-	for {
-		rec, ok, err := b.row(t, cols)
-		if err != nil || !ok {
-			return err
-		}
+	return b.rows(t, cols, func(rec []string) error {
 		name := t.Get(rec, "InstanceType")
 		accel := t.Get(rec, "AcceleratorName")
 		countText := t.Get(rec, "AcceleratorCount")
 		count := 0.0
+		var err error
 		if countText != "" {
 			if count, err = strconv.ParseFloat(countText, 64); err != nil || count < 0 || count > 64 || math.IsNaN(count) {
 				return t.Bad("AcceleratorCount", "%s is not a GPU count in 0..64", Quote(countText))
@@ -360,16 +351,16 @@ func (b *catalogBuilder) readSkyPilot(t *traces.Table, cols int) error {
 			}
 			key := fmt.Sprintf("%s|%d|%s|%s", accel, int32(count), region, zone)
 			b.gpus[key] = gcpGPU{count: int32(count), mem: gpuMem, price: od, spot: spot, hasP: hasOD, hasS: hasSpot}
-			continue
+			return nil
 		case name == "":
 			return t.Bad("InstanceType", "is empty (and the row is not a GPU attachment: AcceleratorName is empty too)")
 		case accel == "" && gcpFamily(name) != "":
 			b.hosts = append(b.hosts, gcpHost{name: name, region: region, zone: zone, vcpus: vcpus, mem: mem, price: od, spot: spot, file: t.File(), line: line})
-			continue
+			return nil
 		}
 		if count != math.Trunc(count) {
 			b.note("rows of VMs with a fractional GPU, left out")
-			continue
+			return nil
 		}
 		if _, known := b.cat.Instance(name); !known || accel != "" {
 			model := models.CatalogGPUModel(accel, gpuMem)
@@ -382,7 +373,8 @@ func (b *catalogBuilder) readSkyPilot(t *traces.Table, cols int) error {
 		if t.Has("Price") {
 			b.offer(models.Offering{InstanceType: name, Region: region, Zone: zone, OnDemand: od, Spot: spot})
 		}
-	}
+		return nil
+	})
 }
 
 func (b *catalogBuilder) offer(o models.Offering) {

@@ -278,27 +278,25 @@ func ReadPAIUsers(file string, r io.Reader) (map[string]string, error) {
 	}
 	t.viewRows()
 	users := map[string]string{}
-	for {
-		rec, ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return users, nil
-		}
+	err = t.each(func(rec []string) error {
 		if len(users) >= sim.MaxJobs {
 			line, _ := t.r.FieldPos(0)
-			return nil, tooManyJobs(file, line)
+			return tooManyJobs(file, line)
 		}
 		job, user := t.get(rec, "job_name"), t.get(rec, "user")
 		if err := checkText(job); err != nil {
-			return nil, t.bad("job_name", "%v", err)
+			return t.bad("job_name", "%v", err)
 		}
 		if err := checkText(user); err != nil {
-			return nil, t.bad("user", "%v", err)
+			return t.bad("user", "%v", err)
 		}
 		users[strings.Clone(job)] = strings.Clone(user)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return users, nil
 }
 
 func paiNumber(t *csvTable, rec []string, field string, max float64) (float64, bool, error) {
@@ -327,43 +325,36 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 	in := interner{}
 	rows, unfinished, rounded := 0, 0, 0
 	statuses := textCounts{}
-	for {
-		rec, ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	err = t.each(func(rec []string) error {
 		rows++
 		statuses.add(t.get(rec, "status"))
 		start, okS, err := paiNumber(t, rec, "start_time", 9e9)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		end, okE, err := paiNumber(t, rec, "end_time", 9e9)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !okS || !okE || end < start {
 			unfinished++
-			continue
+			return nil
 		}
 		inst, _, err := paiNumber(t, rec, "inst_num", 1<<16)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cpu, _, err := paiNumber(t, rec, "plan_cpu", strict.MaxPodMilliCPU/10)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		mem, _, err := paiNumber(t, rec, "plan_mem", strict.MaxPodMemoryMiB>>10)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		gpu, _, err := paiNumber(t, rec, "plan_gpu", 100*cluster.MaxGPUsPerNode)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var pod cluster.PodSpec
 		pod.MilliCPU = int64(math.Round(cpu * 10))
@@ -381,12 +372,12 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 		}
 		for _, f := range []string{"job_name", "task_name", "gpu_type"} {
 			if err := checkText(t.get(rec, f)); err != nil {
-				return nil, t.bad(f, "%v", err)
+				return t.bad(f, "%v", err)
 			}
 		}
 		if len(jobs) >= sim.MaxJobs {
 			line, _ := t.r.FieldPos(0)
-			return nil, tooManyJobs(file, line)
+			return tooManyJobs(file, line)
 		}
 		job := t.get(rec, "job_name")
 		q := users[job]
@@ -399,11 +390,16 @@ func readPAITasks(file string, r io.Reader, users map[string]string) (*batchSour
 			if j.Constraints, err = in.get(gt, func() (*cluster.Constraints, error) {
 				return &cluster.Constraints{Affinity: []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: []string{gt}}}}}, nil
 			}); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		jobs = append(jobs, absJob{at: int64(math.Round(start * 1000)), job: j})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+
 	notes := []string{fmt.Sprintf("pai: %d tasks read, %d replayed, submitted at their start_time (the trace has no submit time)", rows, len(jobs))}
 	if unfinished > 0 {
 		notes = append(notes, fmt.Sprintf("pai: %d tasks without both a start and an end time were set aside", unfinished))

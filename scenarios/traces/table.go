@@ -30,8 +30,9 @@ func (x *Table) AnyFieldCount() { x.t.r.FieldsPerRecord = -1 }
 // Require fails, with msg, unless every named column is in the header.
 func (x *Table) Require(msg string, names ...string) error { return x.t.require(msg, names...) }
 
-// Next returns the next row (ok false at the end).
-func (x *Table) Next() (rec []string, ok bool, err error) { return x.t.next() }
+// Each calls row for every row in turn, stopping at the first error: the
+// row loop of every reader of a whole table.
+func (x *Table) Each(row func(rec []string) error) error { return x.t.each(row) }
 
 // Line is the line the last row read starts on.
 func (x *Table) Line() int { line, _ := x.t.r.FieldPos(0); return line }

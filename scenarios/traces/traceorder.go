@@ -176,24 +176,26 @@ func csvOrder(path, format string) (order traceOrder, ok bool) {
 		return orderWindow, true
 	}
 	w := newTimeWindow()
-	for {
-		rec, more, err := t.next()
-		if err != nil {
-			return orderWindow, true
-		}
-		if !more {
-			return w.order(), true
-		}
+	err = t.each(func(rec []string) error {
 		at, err := parse(strings.TrimSpace(rec[i]))
 		if err != nil {
 			w.unreadable()
-			continue
+		} else if !w.add(at) {
+			return errLate
 		}
-		if !w.add(at) {
-			return orderLate, true
-		}
+		return nil
+	})
+	switch {
+	case err == errLate:
+		return orderLate, true
+	case err != nil:
+		return orderWindow, true
 	}
+	return w.order(), true
 }
+
+// errLate stops csvOrder's reading at a row too late for the window.
+var errLate = errors.New("a row too late for the reorder buffer")
 
 // sourceOrder reads a streamed trace's rows and says how they are
 // ordered. A trace that fails to read is taken as in order within the
