@@ -152,7 +152,7 @@ func (s *Scenario) buildService(i int, b *Built, pc *servicePolicy) (sim.Service
 		return cfg, nil, s.errAt(at, "%v", err)
 	}
 	if len(servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod)) == 0 {
-		return cfg, nil, s.errAt(at+".pod", "no pool can run a replica of service %s (its GPUs, MIG profile, nodeSelector, affinity and tolerations against the pools' GPUs, labels and taints)", v.Name)
+		return cfg, nil, s.errAt(at+".pod", "no pool can run a replica of service %s (its CPU, memory, GPUs, MIG profile, nodeSelector, affinity and tolerations against the pools' nodes, GPUs, labels and taints)", v.Name)
 	}
 
 	// Queue and priority.

@@ -94,12 +94,21 @@ func gpuShare(model string, pool *cluster.PoolSpec, p cluster.PodSpec) float64 {
 }
 
 // servicePools are the pools a replica pod can run on: labels matching
-// its constraints, every NoSchedule and NoExecute taint tolerated, GPUs
-// when it asks for them, its MIG profile offered.
+// its constraints, every NoSchedule and NoExecute taint tolerated, a
+// node's CPU and memory enough for it, GPUs when it asks for them (as many
+// whole GPUs as it asks on a pool whose GPUs are not shared), its MIG
+// profile offered.
 func servicePools(pools []cluster.PoolSpec, c *cluster.Constraints, p cluster.PodSpec) []cluster.PoolSpec {
 	var out []cluster.PoolSpec
 	for _, pool := range pools {
 		if p.MilliGPUs() > 0 && pool.GPUsPerNode == 0 {
+			continue
+		}
+		if p.MilliCPU > pool.MilliCPU || p.MemoryMiB > pool.MemoryMiB {
+			continue
+		}
+		unshared := pool.Sharing.TimeSlicing <= 1 && pool.Sharing.MIGStrategy == ""
+		if unshared && p.GPUs > pool.GPUsPerNode {
 			continue
 		}
 		if p.MIG != "" {
