@@ -135,6 +135,9 @@ func kmQuantiles(res *sim.Result, qs ...float64) []float64 {
 
 // sameWorkText states spot savings for the same completed work.
 func sameWorkText(c *SpotComparison) string {
+	if c.Spot.Completed == 0 && c.OnDemand.Completed == 0 && c.Spot.CostPerMillionRequests > 0 && c.OnDemand.CostPerMillionRequests > 0 {
+		return servedWorkText(c)
+	}
 	if c.OnDemand.CostPerUsefulGPUHour <= 0 || c.Spot.CostPerUsefulGPUHour <= 0 {
 		return fmt.Sprintf("Spot costs %s against %s all on-demand (%s lower); the runs did not both complete work, so no like-for-like figure.",
 			money(c.Spot.Cost), money(c.OnDemand.Cost), money(c.Savings))
@@ -148,8 +151,29 @@ func sameWorkText(c *SpotComparison) string {
 		c.Spot.Completed, c.OnDemand.Completed, money(c.Spot.Cost), money(c.OnDemand.Cost), money(c.Savings))
 }
 
+// servedWorkText compares runs of inference services alone by the bill
+// per million requests served, with each service's SLO attainment beside
+// it (spot interruptions cost cold starts, not lost work).
+func servedWorkText(c *SpotComparison) string {
+	verb := "saves"
+	if c.SameWorkSavingsPct < 0 {
+		verb = "costs"
+	}
+	out := fmt.Sprintf("For the same requests, spot %s %.1f%% (%s against %s a million requests served); its bill is %s against %s all on-demand (%s lower).",
+		verb, abs(c.SameWorkSavingsPct), money(c.Spot.CostPerMillionRequests), money(c.OnDemand.CostPerMillionRequests),
+		money(c.Spot.Cost), money(c.OnDemand.Cost), money(c.Savings))
+	for _, a := range c.Spot.Services {
+		for _, b := range c.OnDemand.Services {
+			if a.Name == b.Name && (a.SLOAttainment > 0 || b.SLOAttainment > 0) {
+				out += fmt.Sprintf(" %s within its SLO: %s on spot, %s on demand.", a.Name, pct(a.SLOAttainment), pct(b.SLOAttainment))
+			}
+		}
+	}
+	return out
+}
+
 func pairedText(p *PairedJCT) string {
-	if p == nil {
+	if p == nil || p.Both == 0 && p.OnlyThis == 0 && p.OnlyOther == 0 {
 		return ""
 	}
 	km := func(x float64) string {

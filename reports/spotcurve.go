@@ -103,6 +103,11 @@ func (c *SpotCurve) SavingAt(hours float64) (float64, bool) {
 }
 
 func spotCurveText(c *SpotCurve) string {
+	if c.OnDemand.Completed == 0 && c.OnDemand.CostPerUsefulGPUHour == 0 {
+		// Nothing to measure the same work by: no job completed (a run of
+		// inference services alone, say).
+		return fmt.Sprintf("%s: no job completed all on-demand, so the curve, which measures completed jobs' work, says nothing here; compare the runs' cost per million requests served instead. %s", c.Run, c.Note)
+	}
 	od := fmt.Sprintf("all on-demand: %s a useful GPU-hour, %d jobs completed", Money(c.OnDemand.CostPerUsefulGPUHour), c.OnDemand.Completed)
 	p := PublishedSpotGPU
 	if lo, ok1 := c.SavingAt(p.MinHours); ok1 {

@@ -595,8 +595,11 @@ type RunFigures struct {
 	// SameWorkVsBasePct is what this run saves against the scenario as
 	// given for the same completed work (cost per useful GPU-hour).
 	SameWorkVsBasePct float64 `json:"sameWorkSavingsVsBasePct,omitempty"`
-	// Services are the run's inference services' headline figures.
-	Services []ServiceFigures `json:"services,omitempty"`
+	// Services are the run's inference services' headline figures;
+	// CostPerMillionRequests is the whole bill over the requests they
+	// served, per million (with services and prices).
+	Services               []ServiceFigures `json:"services,omitempty"`
+	CostPerMillionRequests float64          `json:"costPerMillionRequests,omitempty"`
 }
 
 // Figures extracts a summary's headline figures.
@@ -621,6 +624,13 @@ func Figures(name string, s *Summary) RunFigures {
 			f.Disruptions += n
 		}
 	}
+	var served float64
+	for _, v := range s.Services {
+		served += v.RequestsServed
+	}
+	if s.Cost != nil {
+		f.CostPerMillionRequests = round(perMillion(s.Cost.Total, served), 4)
+	}
 	for _, v := range s.Services {
 		sf := ServiceFigures{Name: v.Name, P95Ms: v.P95Ms, SLOAttainment: v.SLOAttainment, Dropped: v.RequestsDropped,
 			ReplicaHours: v.ReplicaHours, GPUHours: v.GPUHours, ColdStarts: v.ColdStarts}
@@ -642,6 +652,9 @@ func CompareSpot(spot, onDemand *Summary, spotRes, onDemandRes *sim.Result) *Spo
 		c.SavingsPct = round(100*c.Savings/c.OnDemand.Cost, 2)
 	}
 	if s, o := c.Spot.CostPerUsefulGPUHour, c.OnDemand.CostPerUsefulGPUHour; s > 0 && o > 0 {
+		c.SameWorkSavingsPct = round(100*(1-s/o), 2)
+	} else if s, o := c.Spot.CostPerMillionRequests, c.OnDemand.CostPerMillionRequests; servicesOnly(spot) && s > 0 && o > 0 {
+		// Inference alone: the same work is the requests served.
 		c.SameWorkSavingsPct = round(100*(1-s/o), 2)
 	}
 	if spotRes != nil && onDemandRes != nil {

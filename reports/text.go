@@ -384,8 +384,8 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 			fmt.Fprintf(w, "Each team's showback with spot and all on-demand:\n\n")
 			mdTable(w, teamSpotHeader(), teamSpotRows(sc))
 		}
-		if sc.Paired != nil {
-			fmt.Fprintf(w, "%s\n\n", pairedText(sc.Paired))
+		if t := pairedText(sc.Paired); t != "" {
+			fmt.Fprintf(w, "%s\n\n", t)
 		}
 	}
 	for i := range s.SpotSensitivity {
@@ -611,8 +611,8 @@ func WriteTable(w io.Writer, s *Summary) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "%s\n", sameWorkText(sc))
-		if sc.Paired != nil {
-			fmt.Fprintf(w, "%s\n", pairedText(sc.Paired))
+		if t := pairedText(sc.Paired); t != "" {
+			fmt.Fprintf(w, "%s\n", t)
 		}
 	}
 	for i := range s.SpotSensitivity {
