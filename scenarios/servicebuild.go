@@ -26,6 +26,12 @@ func (s *Scenario) buildServices(b *Built, opts Options) error {
 		return nil
 	}
 	if b.Config.Horizon <= 0 {
+		switch {
+		case opts.Horizon != nil:
+			return &InputError{File: "--horizon", Msg: "0 runs until the workload drains, and the scenario's services never drain: give a horizon"}
+		case opts.Trace != nil:
+			return &InputError{File: "--trace", Msg: "replays the whole trace (the scenario's horizon belongs to its own workload), and the scenario's services never drain: give --horizon"}
+		}
 		return s.errAt("spec.horizon", "a scenario with services needs a horizon (services never drain); give spec.horizon or --horizon")
 	}
 	if err := s.validateServices(); err != nil {

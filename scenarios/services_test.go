@@ -3,6 +3,7 @@ package scenarios
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -127,6 +128,14 @@ func TestServicesOnly(t *testing.T) {
 
 	_, err = buildSvc(t, strings.Replace(svcCluster+svcBERT, "  horizon: 72h\n", "", 1))
 	require.ErrorContains(t, err, "svc.yaml:24:5: spec.workload.services: a scenario with services needs spec.horizon: services never drain")
+
+	sc, err := Parse("svc.yaml", "testdata/services", []byte(svcCluster+svcBERT))
+	require.NoError(t, err)
+	zero := time.Duration(0)
+	_, err = sc.Build(Options{Horizon: &zero})
+	require.EqualError(t, err, "--horizon: 0 runs until the workload drains, and the scenario's services never drain: give a horizon")
+	_, err = sc.Build(Options{Trace: &TraceSpec{Path: "testdata/native.csv", Format: "csv"}})
+	require.ErrorContains(t, err, "--trace: replays the whole trace (the scenario's horizon belongs to its own workload), and the scenario's services never drain: give --horizon")
 
 	withJobs := svcCluster + `    synthetic:
       classes:
