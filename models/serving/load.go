@@ -85,12 +85,52 @@ func (l Load) At(t int64) float64 {
 	return max(r, 0)
 }
 
-// Mean is the mean rate over [from, to), by the midpoint rule on steps of
-// at most a second (exact for points and spikes on whole seconds).
+// Mean is the mean rate over [from, to). A constant or diurnal curve
+// (with any spikes) is integrated exactly, piece by piece between the
+// spikes' edges; sampled points by the midpoint rule on steps of at most a
+// second (exact for points and spikes on whole seconds).
 func (l Load) Mean(from, to int64) float64 {
 	if to <= from {
 		return l.At(from)
 	}
+	if len(l.Points) > 0 || l.Amplitude > l.Base {
+		return l.sampledMean(from, to)
+	}
+	sum := 0.0
+	for a := from; a < to; {
+		// The piece up to the next spike edge: one spike factor over it.
+		b := to
+		f := 1.0
+		for _, s := range l.Spikes {
+			if a >= s.StartMs && a < s.StartMs+s.LengthMs {
+				f *= s.Factor
+				b = min(b, s.StartMs+s.LengthMs)
+			} else if s.StartMs > a {
+				b = min(b, s.StartMs)
+			}
+		}
+		sum += f * l.integral(a, b)
+		a = b
+	}
+	return sum / float64(to-from)
+}
+
+// integral is the diurnal curve's integral over [a, b), requests/s x ms.
+func (l Load) integral(a, b int64) float64 {
+	s := l.Base * float64(b-a)
+	if l.Amplitude > 0 {
+		day := l.PeriodMs
+		if day == 0 {
+			day = 24 * 3600 * 1000
+		}
+		w := 2 * math.Pi / float64(day)
+		s += l.Amplitude / w * (math.Sin(w*float64(b-l.PeakMs)) - math.Sin(w*float64(a-l.PeakMs)))
+	}
+	return s
+}
+
+// sampledMean is the midpoint rule on steps of at most a second.
+func (l Load) sampledMean(from, to int64) float64 {
 	const step = 1000
 	n := (to - from + step - 1) / step
 	sum := 0.0

@@ -50,3 +50,45 @@ func TestLoadValidate(t *testing.T) {
 		}
 	}
 }
+
+// A diurnal curve's mean is its integral: over a whole day the base; over
+// the half day around the peak base + 2A/pi; with a 5x spike of two hours
+// inside a day, base + 4 x (the spike window's integral) / day. Windows
+// of any length agree with a 10 ms midpoint sum.
+func TestDiurnalMeanIsExact(t *testing.T) {
+	const h = 3600_000
+	d := Load{Base: 1000, Amplitude: 600, PeakMs: 20 * h}
+	checks := []struct {
+		from, to int64
+		want     float64
+	}{
+		{0, 24 * h, 1000},
+		{14 * h, 26 * h, 1000 + 2*600/math.Pi},
+	}
+	for _, c := range checks {
+		if got := d.Mean(c.from, c.to); math.Abs(got-c.want) > 1e-9*c.want {
+			t.Errorf("mean over [%d, %d) h: %g, want %g", c.from/h, c.to/h, got, c.want)
+		}
+	}
+	d.Spikes = []Spike{{StartMs: 12 * h, LengthMs: 2 * h, Factor: 5}, {StartMs: 13 * h, LengthMs: h, Factor: 2}}
+	w := 2 * math.Pi / (24 * h)
+	window := func(a, b float64) float64 { // the unspiked integral
+		return 1000*(b-a) + 600/w*(math.Sin(w*(b-20*h))-math.Sin(w*(a-20*h)))
+	}
+	want := (window(0, 24*h) + 4*window(12*h, 14*h) + 5*window(13*h, 14*h)) / (24 * h)
+	if got := d.Mean(0, 24*h); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("mean of the day with spikes: %g, want %g", got, want)
+	}
+	for _, c := range [][2]int64{{0, 15_000}, {12*h - 7_000, 12*h + 8_000}, {13*h - 1, 14*h + 1}, {5 * h, 47 * h}} {
+		const step = 10
+		sum := 0.0
+		for a := c[0]; a < c[1]; a += step {
+			b := min(a+step, c[1])
+			sum += d.At((a+b)/2) * float64(b-a)
+		}
+		ref := sum / float64(c[1]-c[0])
+		if got := d.Mean(c[0], c[1]); math.Abs(got-ref) > 1e-6*ref {
+			t.Errorf("mean over [%d, %d): %g, the 10 ms sum %g", c[0], c[1], got, ref)
+		}
+	}
+}
