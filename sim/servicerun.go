@@ -203,7 +203,7 @@ func (r *runner) scale(t Time, k int, init bool) error {
 	want := s.initial
 	if !init {
 		n := len(s.pods)
-		want = s.scaler.Decide(t, n, s.ready, n-s.ready, s.svc.Metrics(t, s.ready))
+		want = s.scaler.Decide(t, n, s.ready, n-s.ready, s.svc.Observe(t, s.ready))
 		want = min(max(want, s.min), s.max)
 		s.decisions++
 	}

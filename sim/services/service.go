@@ -372,6 +372,30 @@ func (s *Service) Metrics(now int64, ready int) Metrics {
 	return m
 }
 
+// Observe is what the service's own scaler reads at now: Metrics, less
+// the fluid cycle when the scaler reads only the request rate (a fixed
+// count, or an HPA or KEDA trigger on requests per replica), which then
+// costs nothing but the rate.
+func (s *Service) Observe(now int64, ready int) Metrics {
+	if rateOnly(s.scaler) {
+		return Metrics{Rate: s.spec.Load.At(now), InFlight: s.backlog}
+	}
+	return s.Metrics(now, ready)
+}
+
+// rateOnly reports whether a scaler reads nothing but Metrics.Rate.
+func rateOnly(sc Scaler) bool {
+	switch x := sc.(type) {
+	case Fixed:
+		return true
+	case HPA:
+		return x.Metric == RequestsPerReplica
+	case KEDA:
+		return x.Metric == RequestsPerReplica
+	}
+	return false
+}
+
 // Report is a service's figures over the run. The latency quantiles are
 // 0 when no request was served.
 type Report struct {

@@ -152,3 +152,30 @@ func TestKPAScalesToZeroAndColdStarts(t *testing.T) {
 		t.Errorf("served %.0f of %.0f; p99 %.0f ms (the cold start should show)", r.Served, r.Arrived, r.P99Ms)
 	}
 }
+
+// Observe gives a rate-only scaler the rate (and the backlog) and any
+// other the full metrics.
+func TestObserveReadsWhatTheScalerReads(t *testing.T) {
+	h, err := autoscale.NewHPA(autoscale.NewHPASpec(8, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := serving.Load{Base: 1000, Amplitude: 500}
+	for _, c := range []struct {
+		sc   Scaler
+		full bool
+	}{{HPA{H: h, Metric: RequestsPerReplica}, false}, {Fixed{2}, false}, {HPA{H: h, Metric: Concurrency}, true}} {
+		s, err := New(Spec{Name: "x", Load: load, Batch: bert}, c.sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Advance(0, 60_000, 4, 4)
+		got, all := s.Observe(60_000, 4), s.Metrics(60_000, 4)
+		if got.Rate != all.Rate || got.InFlight > all.InFlight {
+			t.Errorf("%T: observed %+v, metrics %+v", c.sc, got, all)
+		}
+		if c.full != (got == all) || (!c.full && got.Utilization != 0) {
+			t.Errorf("%T: observed %+v, metrics %+v (full %v)", c.sc, got, all, c.full)
+		}
+	}
+}
