@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/reports"
@@ -221,11 +222,62 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		od, err := sc.OnDemandOnly()
 		jobs = append(jobs, job{name: "all on-demand", sc: od, err: err, wrap: "the all-on-demand comparison run"})
 	}
-	workers := min(Workers(o.Workers), len(jobs))
-	runs, err := Pool(context.Background(), len(jobs), workers, func(_ context.Context, i int) (*Run, error) {
+	// The spot sensitivity curves of the runs that use spot (the scenario,
+	// then each variant) go to the same pool after the runs above, so that
+	// no worker waits at the end of one curve for another's slowest run.
+	type curveJob struct {
+		name  string
+		c     *spotCurve
+		err   error
+		run   int // the job whose spot use the curve varies
+		first int // the pool index of the curve's first run
+	}
+	var curves []curveJob
+	n := len(jobs)
+	if !o.NoSensitivity {
+		add := func(name string, s *scenarios.Scenario, run int) {
+			c, err := newSpotCurve(name, s, o, reports.SpotMTBFGrid())
+			curves = append(curves, curveJob{name: name, c: c, err: err, run: run, first: n})
+			if err != nil {
+				n++ // one job that returns the error
+			} else {
+				n += c.runs()
+			}
+		}
+		if sc.UsesSpot() {
+			add(nameOr(o.Variant, "as given"), sc, 0)
+		}
+		if variants {
+			for k, name := range base.VariantNames() {
+				// A variant that does not build fails its own run first.
+				if j := jobs[1+k]; j.err == nil && j.sc.UsesSpot() {
+					add(name, j.sc, 1+k)
+				}
+			}
+		}
+	}
+	type result struct {
+		run *Run
+		sum *reports.Summary // a curve's run
+	}
+	workers := min(Workers(o.Workers), n)
+	res, err := Pool(context.Background(), n, workers, func(_ context.Context, i int) (result, error) {
+		if i >= len(jobs) {
+			k := sort.Search(len(curves), func(k int) bool { return curves[k].first > i }) - 1
+			cj := &curves[k]
+			err := cj.err
+			var sum *reports.Summary
+			if err == nil {
+				sum, err = cj.c.run(i - cj.first)
+			}
+			if err != nil {
+				return result{}, fmt.Errorf("the spot sensitivity of %s: %w", cj.name, err)
+			}
+			return result{sum: sum}, nil
+		}
 		j := &jobs[i]
 		if j.err != nil {
-			return nil, j.err
+			return result{}, j.err
 		}
 		// Progress bars for the scenario and its variants; with runs side
 		// by side, for the first alone.
@@ -234,24 +286,21 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		if err != nil && j.wrap != "" {
 			err = fmt.Errorf("%s: %w", j.wrap, err)
 		}
-		return r, err
+		return result{run: r}, err
 	})
 	if err != nil {
 		return nil, err
 	}
+	runs := make([]*Run, len(jobs))
+	for i := range runs {
+		runs[i] = res[i].run
+	}
 	main := runs[0]
 	out := &Outcome{Main: *main}
-	spotRuns := []namedScenario{}
-	if sc.UsesSpot() {
-		spotRuns = append(spotRuns, namedScenario{nameOr(o.Variant, "as given"), sc, main.Summary})
-	}
 	if variants {
 		main.Summary.Variants = []reports.RunFigures{reports.Figures("(as given)", main.Summary)}
 		for k, name := range base.VariantNames() {
-			vr, v := runs[1+k], jobs[1+k].sc
-			if v.UsesSpot() {
-				spotRuns = append(spotRuns, namedScenario{name, v, vr.Summary})
-			}
+			vr := runs[1+k]
 			f := reports.Figures(name, vr.Summary)
 			reports.PairWithBase(&f, &main.Summary.Variants[0], vr.Result, main.Result)
 			main.Summary.Variants = append(main.Summary.Variants, f)
@@ -263,14 +312,9 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		tw := runs[len(runs)-1]
 		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, tw.Summary, out.Main.Result, tw.Result)
 	}
-	if !o.NoSensitivity {
-		for _, r := range spotRuns {
-			curve, err := SpotSensitivity(r.name, r.sc, o, reports.SpotMTBFGrid(), r.sum)
-			if err != nil {
-				return nil, fmt.Errorf("the spot sensitivity of %s: %w", r.name, err)
-			}
-			out.Main.Summary.SpotSensitivity = append(out.Main.Summary.SpotSensitivity, *curve)
-		}
+	for _, cj := range curves {
+		curve := cj.c.finish(res[cj.first].sum, runs[cj.run].Summary)
+		out.Main.Summary.SpotSensitivity = append(out.Main.Summary.SpotSensitivity, *curve)
 	}
 	return out, nil
 }
@@ -280,12 +324,6 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-type namedScenario struct {
-	name string
-	sc   *scenarios.Scenario
-	sum  *reports.Summary
 }
 
 func nameOr(s, def string) string {

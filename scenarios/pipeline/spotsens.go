@@ -19,6 +19,33 @@ import (
 // spot, when given, is the run's own summary: the curve then carries the
 // waterfall from the all-on-demand bill to its bill.
 func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time.Duration, spot *reports.Summary) (*reports.SpotCurve, error) {
+	c, err := newSpotCurve(name, sc, o, grid)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := Pool(context.Background(), c.runs(), o.Workers, func(_ context.Context, i int) (*reports.Summary, error) {
+		return c.run(i)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.finish(sums[0], spot), nil
+}
+
+// spotCurve is one spot sensitivity's runs, for a pool of its own
+// (SpotSensitivity) or one shared with other runs (Scenario): run 0 is
+// the all-on-demand one, run i the grid's point i-1; each keeps its
+// summary only, not the run's job records.
+type spotCurve struct {
+	name  string
+	sc    *scenarios.Scenario
+	od    *scenarios.Scenario
+	o     Options
+	grid  []time.Duration
+	curve *reports.SpotCurve
+}
+
+func newSpotCurve(name string, sc *scenarios.Scenario, o Options, grid []time.Duration) (*spotCurve, error) {
 	od, err := sc.OnDemandOnly()
 	if err != nil {
 		return nil, err
@@ -29,22 +56,28 @@ func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time
 	}
 	curve := &reports.SpotCurve{Run: name, Points: make([]reports.SpotPoint, len(grid)),
 		Note: fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", seed)}
-	// Run 0 is the all-on-demand one, run i the grid's point i-1; each
-	// keeps its summary only, not the run's job records.
-	sums, err := Pool(context.Background(), len(grid)+1, o.Workers, func(_ context.Context, i int) (*reports.Summary, error) {
-		if i == 0 {
-			r, err := One(od, o, name+" all on-demand", false)
-			if err != nil {
-				return nil, err
-			}
-			return r.Summary, nil
+	return &spotCurve{name: name, sc: sc, od: od, o: o, grid: grid, curve: curve}, nil
+}
+
+func (c *spotCurve) runs() int { return len(c.grid) + 1 }
+
+// run runs run i; runs may go at once (each fills its own point).
+func (c *spotCurve) run(i int) (*reports.Summary, error) {
+	if i == 0 {
+		r, err := One(c.od, c.o, c.name+" all on-demand", false)
+		if err != nil {
+			return nil, err
 		}
-		return spotPoint(sc, o, name, grid[i-1], &curve.Points[i-1])
-	})
-	if err != nil {
-		return nil, err
+		return r.Summary, nil
 	}
-	odSum := sums[0]
+	return spotPoint(c.sc, c.o, c.name, c.grid[i-1], &c.curve.Points[i-1])
+}
+
+// finish completes the curve from the all-on-demand run's summary odSum;
+// spot, when given, is the spot run's own summary: the curve then carries
+// the waterfall from the all-on-demand bill to its bill.
+func (c *spotCurve) finish(odSum, spot *reports.Summary) *reports.SpotCurve {
+	curve := c.curve
 	odFig := reports.Figures("", odSum)
 	curve.OnDemand = reports.SpotOnDemand{CostPerUsefulGPUHour: odFig.CostPerUsefulGPUHour, Completed: odFig.Completed}
 	for i := range curve.Points {
@@ -54,7 +87,7 @@ func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time
 	if spot != nil && spot.Cost != nil && odSum.Cost != nil {
 		curve.Waterfall = reports.SpotWaterfall(spot.Cost, odSum.Cost)
 	}
-	return curve, nil
+	return curve
 }
 
 // setSaving sets a point's saving against the all-on-demand cost of a
