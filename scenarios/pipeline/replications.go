@@ -25,6 +25,9 @@ type Side struct {
 // number of workers.
 func Replications(sides []Side, seed uint64, reps, workers int) ([][]*reports.Summary, error) {
 	n := len(sides)
+	for _, sd := range sides {
+		prime(sd.Scenario)
+	}
 	sums, err := Pool(context.Background(), n*reps, workers, func(_ context.Context, i int) (*reports.Summary, error) {
 		sd, s := &sides[i%n], seed+uint64(i/n)
 		r, err := One(sd.Scenario, Options{Build: scenarios.Options{Seed: &s}, File: sd.File}, sd.Name, false)
