@@ -60,6 +60,8 @@ type Run struct {
 type Outcome struct {
 	Main     Run
 	Variants []Run
+
+	workers int // Options.Workers, for WriteDir
 }
 
 // BugError is a broken invariant: a bug in gpuplan, not bad input. It
@@ -256,6 +258,10 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 			}
 		}
 	}
+	// A curve's runs read its scenario while the scenario's own run goes.
+	for _, cj := range curves {
+		prime(cj.c.sc)
+	}
 	type result struct {
 		run *Run
 		sum *reports.Summary // a curve's run
@@ -296,7 +302,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		runs[i] = res[i].run
 	}
 	main := runs[0]
-	out := &Outcome{Main: *main}
+	out := &Outcome{Main: *main, workers: o.Workers}
 	if variants {
 		main.Summary.Variants = []reports.RunFigures{reports.Figures("(as given)", main.Summary)}
 		for k, name := range base.VariantNames() {
