@@ -19,8 +19,9 @@ import (
 
 // BenchmarkCoresSpotWhatIf is `gpuplan simulate
 // scenarios/examples/spot-what-if.yaml` without writing files: the
-// scenario, its three variants and the all-on-demand twin, then three
-// spot-sensitivity curves of 17 runs each (56 runs).
+// scenario and its three variants (no all-on-demand twin: the scenario
+// itself has no spot node), then the three variants' spot-sensitivity
+// curves of 17 runs each (55 runs).
 func BenchmarkCoresSpotWhatIf(b *testing.B) {
 	sc, err := scenarios.LoadFile("../scenarios/examples/spot-what-if.yaml")
 	if err != nil {
