@@ -80,6 +80,9 @@ type rowDecoder struct {
 	b      []byte
 	err    error
 	shared map[string]string
+	// borrowNames makes a job's name a view of its record, good until
+	// the next row is read (for a writer that copies it at once).
+	borrowNames bool
 }
 
 func (d *rowDecoder) int() int64 {
@@ -149,7 +152,12 @@ func (d *rowDecoder) decodeRow(rec []byte, a *absJob) error {
 	a.at, a.seq, a.line = d.int(), int(d.int()), int(d.int())
 	j.Duration, j.Deadline, j.Replicas, j.Priority, j.Flags = d.int(), d.int(), int32(d.int()), int32(d.int()), cluster.JobFlag(d.int())
 	j.Pod.MilliCPU, j.Pod.MemoryMiB, j.Pod.GPUs, j.Pod.GPUMilli, j.Pod.GPUMemMiB = d.int(), d.int(), int32(d.int()), int32(d.int()), d.int()
-	j.Name, j.Queue, j.Pod.MIG = d.string(), d.common(), d.common()
+	if d.borrowNames {
+		j.Name = view(d.text())
+	} else {
+		j.Name = d.string()
+	}
+	j.Queue, j.Pod.MIG = d.common(), d.common()
 	has := d.text1()
 	if has == 1 {
 		c := &cluster.Constraints{}
@@ -251,6 +259,16 @@ func (r *rowArena) entry(ref uint64) []byte {
 	return c[:k+int(n)]
 }
 
+// first is the first byte of a record's entry. Reading it some rows
+// before the record is needed starts the fetch of its cache line, so that
+// the fetches of rows read in key order (scattered in the arena) overlap
+// instead of each stalling in turn.
+func (r *rowArena) first(ref uint64) byte { return r.chunks[ref>>32][uint32(ref)] }
+
+// touchAhead is how many rows ahead of the one read a run touches the
+// next record.
+const touchAhead = 8
+
 // record is a record alone.
 func (r *rowArena) record(ref uint64) []byte {
 	c := r.chunks[ref>>32][uint32(ref):]
@@ -320,13 +338,20 @@ type sortRun struct {
 	path string
 	f    *os.File
 	r    *bufio.Reader
-	buf  []byte
+	// bufs hold a file run's last two records read: cur is one, and the
+	// record before it stays whole until the run is advanced again (a
+	// borrowed name may point into it).
+	bufs [2][]byte
+	flip int
 	mem  *rowArena
 	keys []sortKey
 	next int
 	cur  []byte
 	at   int64
 	seq  int64
+	// touched sums the bytes read ahead (arena.first), so that the reads
+	// are not dropped as unused.
+	touched byte
 }
 
 // maxRecordBytes bounds a record read back from a run: a row's record
@@ -342,11 +367,16 @@ func writeRun(dir string, n int, arena *rowArena, keys []sortKey) (sortRun, erro
 		return r, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<16)
-	for _, k := range keys {
+	var touched byte
+	for i, k := range keys {
+		if i+touchAhead < len(keys) {
+			touched += arena.first(keys[i+touchAhead].ref)
+		}
 		if _, err = bw.Write(arena.entry(k.ref)); err != nil {
 			break
 		}
 	}
+	r.touched = touched
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -379,6 +409,9 @@ func (r *sortRun) advance() (bool, error) {
 		if r.next >= len(r.keys) {
 			return false, nil
 		}
+		if i := r.next + touchAhead; i < len(r.keys) {
+			r.touched += r.mem.first(r.keys[i].ref)
+		}
 		r.cur = r.mem.record(r.keys[r.next].ref)
 		r.next++
 	} else {
@@ -390,16 +423,19 @@ func (r *sortRun) advance() (bool, error) {
 			err = errBadRecord
 		}
 		if err == nil {
-			if uint64(cap(r.buf)) < n {
-				r.buf = make([]byte, n)
+			r.flip ^= 1
+			buf := r.bufs[r.flip]
+			if uint64(cap(buf)) < n {
+				buf = make([]byte, n)
 			}
-			r.buf = r.buf[:n]
-			_, err = io.ReadFull(r.r, r.buf)
+			buf = buf[:n]
+			r.bufs[r.flip] = buf
+			_, err = io.ReadFull(r.r, buf)
 		}
 		if err != nil {
 			return false, fmt.Errorf("reading back a sorted run: %w", err)
 		}
-		r.cur = r.buf
+		r.cur = r.bufs[r.flip]
 	}
 	var err error
 	if r.at, r.seq, err = recordHead(r.cur); err != nil {

@@ -48,6 +48,8 @@ func SortTrace(path, format string, topts TraceOptions, w *NativeWriter, opts So
 	if err != nil {
 		return SortResult{}, err
 	}
+	// The writer copies each job's name out before the next row is read.
+	s.dec.borrowNames = true
 	res := SortResult{Notes: s.notes}
 	if len(s.runs) > 1 {
 		res.Runs = len(s.runs)
