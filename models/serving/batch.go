@@ -12,6 +12,10 @@ type Batch struct {
 	// BaseMs and PerItemMs give a batch of n the service time
 	// BaseMs + PerItemMs x n.
 	BaseMs, PerItemMs float64
+	// Exponential draws each batch's service time from an exponential with
+	// that mean (the M/M/c and M/M/1 cases the tests hold to theory);
+	// otherwise it is that time exactly.
+	Exponential bool
 }
 
 // Validate refuses a model with no meaning: a batch size below 1, negative

@@ -19,8 +19,15 @@
 //     capacity on 4 replicas and to 80% on one (conservative above), and
 //     over an hour of a diurnal curve; each interval costs one evaluation
 //     whatever the request rate.
+//   - Balancing: how requests reach the replicas. LeastRequest is one
+//     shared queue (Knative's activator, least-request proxies): batches
+//     form from the total rate, and unbatched it is Erlang C. Random is
+//     kube-proxy behind a Kubernetes Service: each replica queues and
+//     batches its own Poisson(lambda/c) share, so BalancedCycle is one
+//     replica's FluidCycle at lambda/c with c times its throughput, and
+//     unbatched it is c M/M/1 queues; batches fill c times slower.
 //   - Simulate: an exact request-level simulator of c replicas with a
-//     shared queue, dynamic batching, a queue limit and a timeout, over a
+//     shared queue or a queue each (random dispatch), dynamic batching, a queue limit and a timeout, over a
 //     time-varying Poisson arrival rate. It is for short windows and for
 //     holding the fast per-interval model to: a week of thousands of
 //     requests a second is never simulated request by request inside a

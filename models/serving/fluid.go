@@ -28,9 +28,10 @@ func (r Regime) String() string {
 	return [...]string{"timeout", "fill", "busy", "overload"}[r]
 }
 
-// Cycle is the fluid model's steady state for one interval: batches start
-// every IntervalMs across the service, each with Size requests taking
-// ServiceMs. A request waits for its batch to start, then for its service:
+// Cycle is the fluid model's steady state for one interval: a batch
+// gathers for IntervalMs and holds Size requests taking ServiceMs (with a
+// shared queue batches start every IntervalMs across the service; with
+// random balancing, every IntervalMs on each replica, see BalancedCycle). A request waits for its batch to start, then for its service:
 // latency = wait + ServiceMs. In the Fill and Busy regimes arrivals spread
 // evenly over the gathering, so the wait is Uniform(0, IntervalMs). In the
 // Timeout regime the batch's first request waits the whole delay and the
@@ -86,7 +87,7 @@ func FluidCycle(lambda float64, c int, b Batch) (Cycle, error) {
 		if regime == Timeout {
 			cy.DelayMs = b.MaxDelayMs
 		} else {
-			cy.queueing(c)
+			cy.queueing(c, b.Exponential)
 		}
 		return cy, nil
 	}
@@ -97,7 +98,7 @@ func FluidCycle(lambda float64, c int, b Batch) (Cycle, error) {
 		if n <= B {
 			s := b.serviceOf(n)
 			cy := Cycle{Regime: Busy, IntervalMs: s / cf, Size: n, ServiceMs: s, Served: lambda}
-			cy.queueing(c)
+			cy.queueing(c, b.Exponential)
 			return cy, nil
 		}
 	}
@@ -107,11 +108,12 @@ func FluidCycle(lambda float64, c int, b Batch) (Cycle, error) {
 
 // queueing adds the wait of ready batches for a replica: batches become
 // ready every Size arrivals (Erlang-Size gaps, squared coefficient of
-// variation 1/Size) and take a fixed ServiceMs on one of c replicas: a
-// G/D/c queue, whose wait Allen and Cunneen approximate as M/M/c's
-// probability of waiting, C(c, a), with an exponential tail of rate
-// (c mu - lambda_b) x 2 / (ca^2 + cs^2), cs^2 = 0.
-func (cy *Cycle) queueing(c int) {
+// variation ca^2 = 1/Size) and take ServiceMs on one of c replicas (fixed:
+// cs^2 = 0; exponential: cs^2 = 1): a G/G/c queue, whose wait Allen and
+// Cunneen approximate as M/M/c's probability of waiting, C(c, a), with an
+// exponential tail of rate (c mu - lambda_b) x 2 / (ca^2 + cs^2). Without
+// batching and with exponential service that is Erlang C exactly.
+func (cy *Cycle) queueing(c int, exp bool) {
 	lb := cy.Served / 1000 / cy.Size // batches per ms
 	mu := 1 / cy.ServiceMs
 	a := lb / mu
@@ -123,7 +125,21 @@ func (cy *Cycle) queueing(c int) {
 		return
 	}
 	cy.QueueP = pw
-	cy.QueueRatePerMs = (float64(c)*mu - lb) * 2 * cy.Size
+	cs2 := 0.0
+	if exp {
+		cs2 = 1
+	}
+	cy.QueueRatePerMs = (float64(c)*mu - lb) * 2 / (1/cy.Size + cs2)
+}
+
+// gatherMs is the width of a request's wait for its batch to gather: the
+// interval, except for batches of one, which start when their request
+// arrives.
+func (c Cycle) gatherMs() float64 {
+	if c.Regime == Fill && c.Size <= 1 {
+		return 0
+	}
+	return c.IntervalMs
 }
 
 // WaitCDF is P(wait <= w), w in ms: the gathering wait, plus the queueing
@@ -135,7 +151,10 @@ func (c Cycle) WaitCDF(w float64) float64 {
 	if c.QueueP > 0 {
 		// U + Q with U ~ Uniform(0, I) and Q = 0 or Exp(theta):
 		// P(U + Exp <= w) = (H(w) - H(w-I)) / I, H(z) = z - (1-e^{-theta z})/theta.
-		th, I := c.QueueRatePerMs, c.IntervalMs
+		th, I := c.QueueRatePerMs, c.gatherMs()
+		if I == 0 {
+			return 1 - c.QueueP*math.Exp(-th*w)
+		}
 		H := func(z float64) float64 {
 			if z <= 0 {
 				return 0
@@ -150,6 +169,9 @@ func (c Cycle) WaitCDF(w float64) float64 {
 		}
 		return (1 - 1/max(c.Size, 1)) * w / c.DelayMs
 	}
+	if c.gatherMs() == 0 {
+		return 1
+	}
 	return min(w/c.IntervalMs, 1)
 }
 
@@ -159,7 +181,7 @@ func (c Cycle) LatencyCDF(x float64) float64 { return c.WaitCDF(x - c.ServiceMs 
 // MeanLatencyMs is the mean latency: the mean gathering wait, the mean
 // queueing of a ready batch, the backlog and the service.
 func (c Cycle) MeanLatencyMs() float64 {
-	wait := c.IntervalMs / 2
+	wait := c.gatherMs() / 2
 	if c.Regime == Timeout && c.Size > 0 {
 		// The first of Size waits the delay, the rest half of it.
 		wait = c.DelayMs * (1 + (c.Size-1)/2) / c.Size

@@ -10,14 +10,17 @@ import (
 
 // SimConfig is one window of a service for the request-level simulator.
 type SimConfig struct {
-	// Replicas serve one shared FCFS queue (a load balancer that sends each
-	// request to the first free replica).
-	Replicas int
-	Batch    Batch
-	// ExpService draws each batch's service time from an exponential with
-	// the model's mean; otherwise it is the model's time exactly.
-	ExpService bool
-	// QueueLimit drops an arrival that finds this many waiting (0: none).
+	// Replicas serve one shared FCFS queue (LeastRequest: a balancer that
+	// sends each request to the first free replica), or each its own queue
+	// (Random: each request to a replica drawn uniformly, which batches
+	// what it queues).
+	Replicas  int
+	Balancing Balancing
+	// Batch is each replica's batching and service time (Batch.Exponential
+	// draws each batch's time from an exponential of its mean).
+	Batch Batch
+	// QueueLimit drops an arrival that finds this many waiting in the
+	// queue it joins (the shared one, or its replica's) (0: none).
 	QueueLimit int
 	// TimeoutMs drops a request that has waited longer when its batch
 	// would start (0: none).
@@ -48,17 +51,30 @@ func (r SimResult) MeanBatch() float64 {
 // maxSimArrivals bounds one window: the simulator is for short windows.
 const maxSimArrivals = 50_000_000
 
-type timeHeap []float64
+// done is a replica's batch ending at t, the replica serving queue q.
+type done struct {
+	t float64
+	q int
+}
 
-func (h timeHeap) Len() int           { return len(h) }
-func (h timeHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timeHeap) Push(x any)        { *h = append(*h, x.(float64)) }
-func (h *timeHeap) Pop() any {
+type doneHeap []done
+
+func (h doneHeap) Len() int           { return len(h) }
+func (h doneHeap) Less(i, j int) bool { return h[i].t < h[j].t }
+func (h doneHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *doneHeap) Push(x any)        { *h = append(*h, x.(done)) }
+func (h *doneHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// simQueue is a FCFS queue of arrival times and its idle replicas.
+type simQueue struct {
+	at   []float64
+	head int
+	idle int
 }
 
 // Simulate runs the window request by request.
@@ -82,10 +98,15 @@ func Simulate(cfg SimConfig, rng *rand.Rand) (SimResult, error) {
 	end := cfg.StepMs * float64(len(cfg.Rates))
 	b := cfg.Batch
 	var res SimResult
-	busy := &timeHeap{}
-	idle := cfg.Replicas
-	queue := make([]float64, 0, 1024)
-	head := 0
+	busy := &doneHeap{}
+	// One shared queue with every replica, or one queue per replica.
+	queues := []simQueue{{idle: cfg.Replicas}}
+	if cfg.Balancing == Random {
+		queues = make([]simQueue, cfg.Replicas)
+		for i := range queues {
+			queues[i].idle = 1
+		}
+	}
 
 	// The next arrival: exponential gaps at the step's rate; a gap that
 	// crosses a step boundary restarts there (memoryless).
@@ -106,69 +127,80 @@ func Simulate(cfg SimConfig, rng *rand.Rand) (SimResult, error) {
 		return math.Inf(1)
 	}
 	na := nextArrival()
-	dispatch := func(now float64) {
-		for idle > 0 && head < len(queue) {
+	dispatch := func(now float64, qi int) {
+		q := &queues[qi]
+		for q.idle > 0 && q.head < len(q.at) {
 			if cfg.TimeoutMs > 0 {
-				for head < len(queue) && now-queue[head] > cfg.TimeoutMs {
-					head++
+				for q.head < len(q.at) && now-q.at[q.head] > cfg.TimeoutMs {
+					q.head++
 					res.Dropped++
 				}
-				if head == len(queue) {
-					return
+				if q.head == len(q.at) {
+					break
 				}
 			}
-			n := len(queue) - head
-			if n < b.Size && now < queue[head]+b.MaxDelayMs {
-				return // the batch is still forming
+			n := len(q.at) - q.head
+			if n < b.Size && now < q.at[q.head]+b.MaxDelayMs {
+				break // the batch is still forming
 			}
 			n = min(n, b.Size)
 			svc := b.ServiceMs(n)
-			if cfg.ExpService {
+			if b.Exponential {
 				svc *= rng.ExpFloat64()
 			}
-			for _, a := range queue[head : head+n] {
+			for _, a := range q.at[q.head : q.head+n] {
 				res.WaitMs = append(res.WaitMs, now-a)
 				res.LatencyMs = append(res.LatencyMs, now-a+svc)
 			}
-			head += n
+			q.head += n
 			res.Batches++
-			idle--
-			heap.Push(busy, now+svc)
+			q.idle--
+			heap.Push(busy, done{now + svc, qi})
 		}
-		if head > 4096 && head*2 > len(queue) {
-			queue = append(queue[:0], queue[head:]...)
-			head = 0
+		if q.head > 4096 && q.head*2 > len(q.at) {
+			q.at = append(q.at[:0], q.at[q.head:]...)
+			q.head = 0
 		}
 	}
 	for {
 		nc := math.Inf(1)
 		if busy.Len() > 0 {
-			nc = (*busy)[0]
+			nc = (*busy)[0].t
 		}
-		nt := math.Inf(1)
-		if idle > 0 && head < len(queue) {
-			nt = queue[head] + b.MaxDelayMs
+		// The earliest batch whose delay runs out on an idle replica.
+		nt, tq := math.Inf(1), -1
+		for i := range queues {
+			if q := &queues[i]; q.idle > 0 && q.head < len(q.at) && q.at[q.head]+b.MaxDelayMs < nt {
+				nt, tq = q.at[q.head]+b.MaxDelayMs, i
+			}
 		}
 		now := min(na, nc, nt)
 		if math.IsInf(now, 1) {
 			break
 		}
+		qi := tq
 		switch {
 		case nc == now:
-			heap.Pop(busy)
-			idle++
+			d := heap.Pop(busy).(done)
+			qi = d.q
+			queues[qi].idle++
 		case na == now:
 			res.Arrived++
-			if cfg.QueueLimit > 0 && len(queue)-head >= cfg.QueueLimit {
+			qi = 0
+			if len(queues) > 1 {
+				qi = rng.IntN(len(queues))
+			}
+			q := &queues[qi]
+			if cfg.QueueLimit > 0 && len(q.at)-q.head >= cfg.QueueLimit {
 				res.Dropped++
 			} else {
-				queue = append(queue, na)
+				q.at = append(q.at, na)
 			}
 			if na = nextArrival(); na > end {
 				na = math.Inf(1)
 			}
 		}
-		dispatch(now)
+		dispatch(now, qi)
 	}
 	return res, nil
 }

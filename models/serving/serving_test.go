@@ -18,7 +18,7 @@ func TestSimulatorMatchesErlangC(t *testing.T) {
 	}{{0.5, 1_000_000}, {0.8, 1_000_000}, {0.95, 3_000_000}} {
 		q := MMc{Lambda: c.rho * 20, Mu: 10, C: 2}
 		duration := c.n / q.Lambda * 1000
-		res, err := Simulate(SimConfig{Replicas: 2, Batch: Batch{Size: 1, BaseMs: 100}, ExpService: true,
+		res, err := Simulate(SimConfig{Replicas: 2, Batch: Batch{Size: 1, BaseMs: 100, Exponential: true},
 			StepMs: duration, Rates: []float64{q.Lambda}}, rand.New(rand.NewPCG(7, 1)))
 		if err != nil {
 			t.Fatal(err)
