@@ -1,8 +1,10 @@
 // Package services is an inference service as the cluster run sees it:
 // replicas that are pods of the same scheduler, a request load that
 // arrives whatever the replicas, a per-interval fluid model of what the
-// ready replicas serve (models/serving.FluidCycle) with a backlog carried
-// across intervals when they fall behind, the metrics an autoscaler
+// ready replicas serve (models/serving.BalancedCycle: one shared queue, or
+// with random balancing each replica its own share) with a backlog carried
+// across intervals when they fall behind (held while no replica is ready
+// with a shared queue, refused with random balancing), the metrics an autoscaler
 // watches (requests per second, concurrency by Little's law, queue
 // latency, utilization), and the autoscaler itself (sim/autoscale's HPA,
 // KEDA or KPA, or none).

@@ -37,6 +37,10 @@ type Spec struct {
 	TimeoutMs float64
 	// SLOMs is the latency target the report measures attainment of.
 	SLOMs float64
+	// Balancing is how requests reach the ready replicas: LeastRequest
+	// (the zero value: one shared queue, Knative's activator) or Random
+	// (kube-proxy: each replica queues and batches its own share).
+	Balancing serving.Balancing
 }
 
 // Validate refuses a service that cannot be simulated.
@@ -49,6 +53,9 @@ func (s Spec) Validate() error {
 	}
 	if s.QueueLimit < 0 || s.TimeoutMs < 0 || s.SLOMs < 0 {
 		return fmt.Errorf("queue limit, timeout and SLO must not be negative")
+	}
+	if s.Balancing != serving.LeastRequest && s.Balancing != serving.Random {
+		return fmt.Errorf("balancing: unknown mode %d", s.Balancing)
 	}
 	return nil
 }
@@ -224,7 +231,17 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 	}
 	arrived := lambda * dt / 1000
 	s.Arrived += arrived
+	if ready == 0 && s.spec.Balancing == serving.Random {
+		// A Kubernetes Service with no ready endpoint refuses connections
+		// (kube-proxy rejects them): nothing holds the requests, and what
+		// the replicas had queued went with them.
+		s.Dropped += s.backlog + arrived
+		s.backlog, s.backlogAge = 0, 0
+		s.lastOK = false
+		return
+	}
 	if ready == 0 {
+		// Held at the activator (or a balancer that waits for a replica).
 		if q := s.backlog + arrived; q > 0 {
 			s.backlogAge = (s.backlog*(s.backlogAge+dt) + arrived*dt/2) / q
 		}
@@ -241,9 +258,17 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 		// Behind: every replica serves full batches until the backlog is
 		// gone; requests wait behind it in arrival order.
 		// Batches are full and start back to back on every replica; the
-		// backlog is the queue (no further queueing term).
+		// backlog is the queue (no further queueing term). A shared queue
+		// starts a batch every sb/ready; with random balancing each
+		// replica works off its own share of the backlog (backlog/ready
+		// at capacity/ready: the same time) and starts its next batch
+		// within sb.
 		sb := b.ServiceMs(b.Size)
-		full := serving.Cycle{Regime: serving.Overload, IntervalMs: sb / float64(ready), Size: float64(b.Size), ServiceMs: sb}
+		gather := sb / float64(ready)
+		if s.spec.Balancing == serving.Random {
+			gather = sb
+		}
+		full := serving.Cycle{Regime: serving.Overload, IntervalMs: gather, Size: float64(b.Size), ServiceMs: sb}
 		start := s.backlog
 		served = min(capacity*dt/1000, s.backlog+arrived)
 		s.backlog = max(0, s.backlog+arrived-served)
@@ -260,12 +285,13 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 	s.last, s.lastOK = cy, true
 }
 
-// cycle is the fluid cycle of rate lambda on ready replicas (ready >= 1),
-// the last one remembered: a steady rate on steady replicas asks for the
-// same one at every accounting and every metric read.
+// cycle is the fluid cycle of rate lambda on ready replicas (ready >= 1)
+// under the service's balancing, the last one remembered: a steady rate on
+// steady replicas asks for the same one at every accounting and every
+// metric read.
 func (s *Service) cycle(lambda float64, ready int) serving.Cycle {
 	if lambda != s.memoRate || ready != s.memoReady {
-		s.memo, _ = serving.FluidCycle(lambda, ready, s.spec.Batch)
+		s.memo, _ = serving.BalancedCycle(lambda, ready, s.spec.Batch, s.spec.Balancing)
 		s.memoRate, s.memoReady = lambda, ready
 	}
 	return s.memo
@@ -334,7 +360,10 @@ func (s *Service) BucketP95() float64 {
 	return q
 }
 
-// drop removes what the queue limit or the timeout refuse.
+// drop removes what the queue limit or the timeout refuse. The queue
+// limit is each replica's (job_queue_size): ready replicas hold ready
+// times it, whether they share the queue or each holds its share of the
+// backlog (random balancing spreads it evenly in the fluid model).
 func (s *Service) drop(capacity float64) {
 	limit := math.Inf(1)
 	if s.spec.QueueLimit > 0 {
@@ -365,7 +394,8 @@ func (s *Service) Metrics(now int64, ready int) Metrics {
 	lat := cy.MeanLatencyMs()
 	m.InFlight += lambda * lat / 1000
 	m.QueueLatencyMs = lat - cy.ServiceMs
-	// Busy share: batches per ms x service time, over the replicas.
+	// Busy share: batches per ms x service time, over the replicas (Served
+	// is the service's in either balancing, Size and ServiceMs a batch's).
 	if cy.Size > 0 {
 		m.Utilization = math.Min(100, 100*(cy.Served/1000/cy.Size)*cy.ServiceMs/float64(ready))
 	}
