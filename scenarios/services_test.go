@@ -180,6 +180,10 @@ func TestServiceTimeDefaults(t *testing.T) {
 		{"named", "      pod: {", "      gpuModel: H100-80GB\n      pod: {", 0.2 * 312 / 989},
 		// Half an A100 by time-slicing's share: twice as long.
 		{"share", "gpus: 1}", "gpus: 0.5}", 0.4},
+		// Pinned to the T4s by the labels every node of a pool carries
+		// (gpuplan.dev/pool, gpuplan.dev/gpu-model), not the pool's own.
+		{"pool-label", "      pod: {", "      nodeSelector: {gpuplan.dev/pool: t4}\n      tolerations: [{key: dedicated, operator: Exists}]\n      pod: {", 0.2 * 312 / 65},
+		{"model-label", "      pod: {", "      nodeSelector: {gpuplan.dev/gpu-model: A100-80GB}\n      tolerations: [{key: dedicated, operator: Exists}]\n      pod: {", 0.2},
 	} {
 		c := c
 		body := svcCluster + noBatching

@@ -129,7 +129,8 @@ func servicePools(pools []cluster.PoolSpec, c *cluster.Constraints, p cluster.Po
 }
 
 // placeable reports whether a pod with constraints c passes a pool's
-// labels and taints.
+// node labels (its own and the well-known ones every node carries) and
+// taints.
 func placeable(pool cluster.PoolSpec, c *cluster.Constraints) bool {
 	var sel map[string]string
 	var terms []cluster.NodeSelectorTerm
@@ -137,8 +138,9 @@ func placeable(pool cluster.PoolSpec, c *cluster.Constraints) bool {
 	if c != nil {
 		sel, terms, tols = c.NodeSelector, c.Affinity, c.Tolerations
 	}
+	labels := pool.NodeLabels()
 	for k, v := range sel {
-		if pool.Labels[k] != v {
+		if labels[k] != v {
 			return false
 		}
 	}
@@ -147,7 +149,7 @@ func placeable(pool cluster.PoolSpec, c *cluster.Constraints) bool {
 		for _, t := range terms {
 			all := true
 			for _, r := range t {
-				all = all && r.Matches(pool.Labels)
+				all = all && r.Matches(labels)
 			}
 			any = any || all
 		}

@@ -186,17 +186,7 @@ func New(pools []PoolSpec) (*Cluster, error) {
 	}
 	for i := range pools {
 		p := pools[i]
-		labels := make(map[string]string, len(p.Labels)+3)
-		for k, v := range p.Labels {
-			labels[k] = v
-		}
-		labels[LabelPool] = p.Name
-		if p.GPUModel != "" {
-			labels[LabelGPUModel] = p.GPUModel
-		}
-		if p.InstanceType != "" {
-			labels[LabelInstanceType] = p.InstanceType
-		}
+		labels := p.NodeLabels()
 		pl := Pool{
 			Spec:        p,
 			Labels:      labels,

@@ -25,6 +25,23 @@ const (
 	LabelInstanceType = "node.kubernetes.io/instance-type"
 )
 
+// NodeLabels are the labels every node of the pool carries: the pool's
+// own and the well-known ones (pool name, GPU model, instance type).
+func (p PoolSpec) NodeLabels() map[string]string {
+	labels := make(map[string]string, len(p.Labels)+3)
+	for k, v := range p.Labels {
+		labels[k] = v
+	}
+	labels[LabelPool] = p.Name
+	if p.GPUModel != "" {
+		labels[LabelGPUModel] = p.GPUModel
+	}
+	if p.InstanceType != "" {
+		labels[LabelInstanceType] = p.InstanceType
+	}
+	return labels
+}
+
 // TaintEffect is a Kubernetes taint effect.
 type TaintEffect string
 
