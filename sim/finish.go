@@ -190,12 +190,17 @@ func (r *runner) checkBooks() error {
 		spec := &r.c.Pools[nd.Pool].Spec
 		u := used[n]
 		if nd.FreeCPU+u.cpu != spec.MilliCPU || nd.FreeMem+u.mem != spec.MemoryMiB ||
-			nd.FreeMilli+u.milli != int64(spec.GPUsPerNode)*cluster.MilliGPU || nd.Pods != u.pods {
+			nd.FreeMilli+u.milli != nd.CapMilli || nd.Pods != u.pods {
 			return fmt.Errorf("node %d of pool %s: free counters do not match its live pods", n, spec.Name)
 		}
 		if nd.FreeCPU < 0 || nd.FreeMem < 0 || nd.FreeMilli < 0 {
 			return fmt.Errorf("node %d of pool %s is over capacity", n, spec.Name)
 		}
+	}
+	// A node offers what its devices hold: a GPU whose MIG layout leaves
+	// compute slices unused offers less than 1000 (checked per device).
+	if err := r.c.CheckDevices(); err != nil {
+		return err
 	}
 	for p := range r.c.Pools {
 		if r.c.Pools[p].AllocMilli != poolMilli[p] {

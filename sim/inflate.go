@@ -207,12 +207,14 @@ func (in *inflation) point(k int) InflatePoint {
 
 // check recomputes the allocation from the placements and the cluster.
 func (in *inflation) check() error {
-	var free int64
+	// A node offers CapMilli (less than its GPUs when a MIG layout leaves
+	// slices unused): what its pods hold is CapMilli - FreeMilli.
+	var held int64
 	for n := range in.c.Nodes {
-		free += in.c.Nodes[n].FreeMilli
+		held += in.c.Nodes[n].CapMilli - in.c.Nodes[n].FreeMilli
 	}
-	if in.capMilli-free != in.alloc {
-		return fmt.Errorf("inflation counted %d milli-GPU allocated, the nodes hold %d", in.alloc, in.capMilli-free)
+	if held != in.alloc {
+		return fmt.Errorf("inflation counted %d milli-GPU allocated, the nodes hold %d", in.alloc, held)
 	}
 	return nil
 }

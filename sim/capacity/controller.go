@@ -622,7 +622,7 @@ func (k *Controller) consolidate(now Time, g int32) error {
 			if nd.State != cluster.NodeReady || nd.Pods == 0 || now-k.lastChange[n] < gr.ConsolidateAfter {
 				continue
 			}
-			used := int64(pl.Spec.GPUsPerNode)*cluster.MilliGPU - nd.FreeMilli
+			used := nd.CapMilli - nd.FreeMilli
 			if best >= 0 && used >= bestMilli {
 				continue
 			}

@@ -91,11 +91,18 @@ type Node struct {
 	MaxShare int32
 	// FreeMilli is the free milli-GPU summed over the node's devices.
 	FreeMilli int64
-	Pods      int32
-	gpuBase   int32 // first device in Cluster.devFree
-	gpuN      int32 // devices
-	physBase  int32 // first physical GPU in Cluster.physBusy
-	bucket    int32 // position of the node in its pool's byFree[FreeWhole]
+	// CapMilli is the milli-GPU the node's devices offer now: 1000 per
+	// whole or time-sliced GPU, a MIG instance its compute slices of 7
+	// (so a GPU whose layout leaves slices unused, 3g+3g, offers 857),
+	// nothing for a GPU out of service for a re-layout. The pool's supply
+	// still counts every GPU whole: what CapMilli leaves out is supplied,
+	// paid for and idle, never allocatable.
+	CapMilli int64
+	Pods     int32
+	gpuBase  int32 // first device in Cluster.devFree
+	gpuN     int32 // devices
+	physBase int32 // first physical GPU in Cluster.physBusy
+	bucket   int32 // position of the node in its pool's byFree[FreeWhole]
 	// Version changes whenever the node's free capacity does.
 	Version uint32
 	// Classes counts the node's pods by GPU request class (ClassOf).
@@ -269,6 +276,7 @@ func New(pools []PoolSpec) (*Cluster, error) {
 				gpuN:      pl.DevicesPerNode,
 				physBase:  int32(len(c.physBusy)),
 				FreeMilli: capSum,
+				CapMilli:  capSum,
 			}
 			c.devFree = append(c.devFree, pl.caps...)
 			c.devCap = append(c.devCap, pl.caps...)
@@ -361,6 +369,7 @@ func (c *Cluster) BeginRelayout(now Time, n int32, g int) error {
 			return fmt.Errorf("invariant violated: re-layout of GPU %d of node %d, which holds pods", g, n)
 		}
 		nd.FreeMilli -= int64(c.devCap[i])
+		nd.CapMilli -= int64(c.devCap[i])
 		c.devFree[i], c.devCap[i], c.devProfile[i] = 0, 0, ""
 	}
 	c.physOut[nd.physBase+int32(g)] = true
@@ -389,6 +398,7 @@ func (c *Cluster) EndRelayout(now Time, n int32, g int, layout []string) error {
 		if k < len(caps) {
 			c.devFree[i], c.devCap[i], c.devProfile[i] = caps[k], caps[k], names[k]
 			nd.FreeMilli += int64(caps[k])
+			nd.CapMilli += int64(caps[k])
 		}
 	}
 	c.physOut[nd.physBase+int32(g)] = false
@@ -847,5 +857,53 @@ func (s *Statement) Discard(now Time) error {
 	}
 	s.placed = s.placed[:0]
 	s.pods = s.pods[:0]
+	return nil
+}
+
+// CheckDevices recomputes every node's GPU capacity and free milli-GPU
+// from its devices and compares them with the node's counters. Each GPU
+// in service offers 1000 milli-GPU, or under MIG the compute slices of its
+// instances' profiles (the models table) of 7; a GPU out of service for a
+// re-layout offers none.
+func (c *Cluster) CheckDevices() error {
+	for n := range c.Nodes {
+		nd := &c.Nodes[n]
+		pl := &c.Pools[nd.Pool]
+		per := int(pl.perGPU)
+		var capSum, freeSum int64
+		for g := 0; g < int(pl.Spec.GPUsPerNode); g++ {
+			var gcap int64
+			compute := 0
+			for d := g * per; d < (g+1)*per; d++ {
+				i := nd.gpuBase + int32(d)
+				if c.devFree[i] < 0 || c.devFree[i] > c.devCap[i] {
+					return fmt.Errorf("device %d of node %d has %d milli-GPU free of %d", d, n, c.devFree[i], c.devCap[i])
+				}
+				gcap += int64(c.devCap[i])
+				freeSum += int64(c.devFree[i])
+				if pl.kind == devMIG && c.devProfile[i] != "" {
+					mp, ok := models.MIGProfileByName(pl.Spec.GPUModel, c.devProfile[i])
+					if !ok {
+						return fmt.Errorf("device %d of node %d is MIG profile %q, which %s does not have", d, n, c.devProfile[i], pl.Spec.GPUModel)
+					}
+					compute += mp.Compute
+				}
+			}
+			want := int64(MilliGPU)
+			switch {
+			case c.physOut[nd.physBase+int32(g)]:
+				want = 0
+			case pl.kind == devMIG:
+				want = int64(compute) * MilliGPU / 7
+			}
+			if gcap != want {
+				return fmt.Errorf("GPU %d of node %d offers %d milli-GPU, its layout %d", g, n, gcap, want)
+			}
+			capSum += gcap
+		}
+		if capSum != nd.CapMilli || freeSum != nd.FreeMilli {
+			return fmt.Errorf("node %d counts %d of %d milli-GPU free, its devices %d of %d", n, nd.FreeMilli, nd.CapMilli, freeSum, capSum)
+		}
+	}
 	return nil
 }

@@ -133,3 +133,31 @@ func TestStateClasses(t *testing.T) {
 	require.NoError(t, c.Release(0, p1, &pod))
 	require.Equal(t, []int32{0, 1, 3}, firsts(0), "node 1 empty again, alone in its class")
 }
+
+// A GPU as all-3g.40gb offers 6 of its 7 compute slices: 857 milli. With
+// re-layout a GPU being re-laid offers nothing until it is back.
+func TestMIGNodeCapacity(t *testing.T) {
+	c, err := New([]PoolSpec{{Name: "m", Nodes: 1, GPUsPerNode: 2, MilliCPU: 8000, MemoryMiB: 1 << 20, GPUModel: "A100-80GB",
+		Sharing: Sharing{MIGStrategy: MIGMixed, MIGLayout: []string{"3g.40gb", "3g.40gb"}, MIGRelayout: true}}})
+	require.NoError(t, err)
+	require.Equal(t, int64(2*857), c.Nodes[0].CapMilli)
+	require.Equal(t, int64(2*857), c.Nodes[0].FreeMilli)
+	require.NoError(t, c.CheckDevices())
+
+	pod := PodSpec{MilliCPU: 1000, MemoryMiB: 1024, GPUs: 1, MIG: "3g.40gb"}
+	pl, err := c.Allocate(0, 0, &pod, -1)
+	require.NoError(t, err)
+	require.Equal(t, int32(428), pl.Milli)
+	require.Equal(t, int64(2*857-428), c.Nodes[0].FreeMilli)
+	require.NoError(t, c.CheckDevices())
+
+	require.NoError(t, c.BeginRelayout(0, 0, 1))
+	require.Equal(t, int64(857), c.Nodes[0].CapMilli, "GPU 1 out of service")
+	require.NoError(t, c.CheckDevices())
+	require.NoError(t, c.EndRelayout(0, 0, 1, []string{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}))
+	require.Equal(t, int64(857+1000), c.Nodes[0].CapMilli)
+	require.NoError(t, c.CheckDevices())
+
+	c.Nodes[0].FreeMilli--
+	require.ErrorContains(t, c.CheckDevices(), "node 0 counts")
+}

@@ -58,7 +58,7 @@ func (c *Cluster) Launch(now Time, n int32) error {
 	for g := int32(0); g < pl.Spec.GPUsPerNode; g++ {
 		c.physBusy[nd.physBase+g], c.physMem[nd.physBase+g], c.physOut[nd.physBase+g] = 0, 0, false
 	}
-	nd.FreeCPU, nd.FreeMem, nd.FreeMilli = pl.Spec.MilliCPU, pl.Spec.MemoryMiB, capSum
+	nd.FreeCPU, nd.FreeMem, nd.FreeMilli, nd.CapMilli = pl.Spec.MilliCPU, pl.Spec.MemoryMiB, capSum, capSum
 	nd.FreeWhole = int32(len(pl.FreeByWhole) - 1)
 	c.refreshShare(nd)
 	nd.State = NodeBooting
