@@ -1,0 +1,53 @@
+// Package scenarios turns a scenario file (kind: Scenario, apiVersion
+// gpuplan.dev/v1alpha1) into everything one simulation needs: the pools,
+// their prices and capacity models, the workload as a stream of jobs, the
+// inference services, the admission policy and the variants. It owns the
+// schema and the build; the formats it reads live in sub-packages.
+//
+// The root package, by file:
+//
+//   - types.go, values.go: the schema (Scenario and its spec) and the
+//     value types a user writes (durations, quantities, distributions);
+//   - load.go, decode.go, patched.go, variants.go: reading a scenario
+//     strictly (every error at file:line:field), the embedded default,
+//     merge patches and the variants built from them;
+//   - build.go: Build, from a scenario to sim.Config with its assumptions;
+//   - checks.go, classchecks.go: the checks a scenario passes before the
+//     clock starts (sizes, each class against the pools and the policy),
+//     shared by simulate and `scenario check`;
+//   - synthetic.go: synthetic workloads (classes with arrival processes,
+//     pod and duration distributions); generate.go: the large synthetic
+//     traces of `gpuplan trace generate`;
+//   - services.go, servicebuild.go, servicecheck.go, servicerates.go,
+//     servicetime.go: inference services (spec.workload.services[]) with
+//     their load curves and rate files, batching and service-time
+//     defaults, and autoscalers;
+//   - policy.go, policy_nodepools.go, volcano.go, manifests.go: admission
+//     and provisioning policies from Kubernetes manifests (Kueue, Volcano,
+//     Karpenter NodePools) and workloads given as manifests;
+//   - prices.go, rates.go, capacity.go, spotmtbf.go, spottrace.go: the
+//     price catalog, the CPU/memory/GPU split of a node's price, spot
+//     interruptions, failures and autoscaling of the pools;
+//   - livenodes.go: pools from a live cluster's node list; profile.go:
+//     calibration profiles.
+//
+// Sub-packages:
+//
+//   - strict: strict YAML and JSON decoding with positions, InputError,
+//     bounds and CRD-schema checks (a leaf: it imports nothing of gpuplan);
+//   - traces: job trace formats (native, openb, Philly, Helios, PAI),
+//     sorting traces out of order, and the CSV row loop;
+//   - kube/nodes, kube/workloads, kube/services: Kubernetes objects as
+//     users have them (NodeLists; Job, CronJob, PyTorchJob, TFJob, Volcano
+//     Job, JobSet, RayJob and RayCluster; Deployments, InferenceServices,
+//     HPAs, ScaledObjects and TorchServe configuration);
+//   - catalog/karpenter: AWS instance types with Karpenter's labels, and
+//     NodePool requirements resolved against them;
+//   - skypilot: SkyPilot spot traces;
+//   - pipeline (and pipeline/sweep, pipeline/recommend): the run pipeline
+//     every command calls (build, run, invariants, pricing, outputs,
+//     variants, worker pools), sweeps and the planner.
+//
+// The import direction is root -> sub-packages, never back, except
+// pipeline, which sits above the root.
+package scenarios
