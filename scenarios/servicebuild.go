@@ -16,7 +16,7 @@ import (
 )
 
 // ServingModelNote is the assumption every run with services lists.
-const ServingModelNote = "inference services: a fluid per-interval model of each service's requests (models/serving.FluidCycle: dynamic batching, G/D/c queueing near capacity, a backlog carried when replicas fall behind), not request by request; replicas are pods of the same scheduler and serve once bound and past their cold start"
+const ServingModelNote = "inference services: a fluid per-interval model of each service's requests (models/serving.BalancedCycle: dynamic batching per replica under random balancing or from one shared queue under leastRequest, G/D/c queueing near capacity, a backlog carried when replicas fall behind), not request by request; replicas are pods of the same scheduler and serve once bound and past their cold start"
 
 // buildServices builds spec.workload.services into b.Config.Services,
 // reading the files they name.
@@ -185,7 +185,18 @@ func (s *Scenario) buildService(i int, b *Built, pc *servicePolicy) (sim.Service
 	notes = append(notes, scn.notes...)
 
 	// Batching and service time.
-	spec := services.Spec{Name: v.Name, Batch: serving.Batch{Size: 1}}
+	spec := services.Spec{Name: v.Name, Batch: serving.Batch{Size: 1}, Balancing: serving.Random}
+	if _, kpa := scn.scaler.(services.KPA); kpa {
+		spec.Balancing = serving.LeastRequest // the activator's queue
+	}
+	if v.Balancing != "" {
+		spec.Balancing, _ = serving.ParseBalancing(v.Balancing) // checked
+	}
+	if spec.Balancing == serving.Random {
+		notes = append(notes, "balancing random: each replica queues and batches its own share of the requests (kube-proxy behind a Kubernetes Service); none ready refuses them")
+	} else {
+		notes = append(notes, "balancing leastRequest: one shared queue, a replica taking the next batch when free (Knative's activator); none ready holds them")
+	}
 	if ts := v.TorchServe; ts != nil {
 		file, data, err := s.readServiceFile(ts.Path)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"gpuplan.dev/gpuplan/models/serving"
 	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -68,6 +69,11 @@ func (s *Scenario) validateService(i int) error {
 	case "", PreemptLowerPriority, PreemptNever:
 	default:
 		return s.errAt(at+".preemptionPolicy", "is %q; want %s or %s", v.PreemptionPolicy, PreemptLowerPriority, PreemptNever)
+	}
+	if v.Balancing != "" {
+		if _, err := serving.ParseBalancing(v.Balancing); err != nil {
+			return s.errAt(at+".balancing", "is %s; want random or leastRequest", Quote(v.Balancing))
+		}
 	}
 	if v.Priority != nil && v.PriorityClass != "" {
 		return s.errAt(at+".priorityClass", "give priority or priorityClass, not both")

@@ -48,6 +48,15 @@ type ServiceSpec struct {
 	SLO        *SLOSpec  `json:"slo,omitempty"`
 	// Autoscaler is the replica controller (none: fixed replicas).
 	Autoscaler *AutoscalerSpec `json:"autoscaler,omitempty"`
+	// Balancing is how requests reach the ready replicas: "random" (each
+	// replica queues and batches its own share, as kube-proxy in iptables
+	// mode spreads a Kubernetes Service's connections at random; the
+	// default for a Deployment-style service: fixed, HPA or KEDA) or
+	// "leastRequest" (one shared queue, a replica taking the next batch
+	// when free, as Knative's activator with containerConcurrency does;
+	// the default under the KPA; Envoy or Istio least-request are close
+	// to it).
+	Balancing string `json:"balancing,omitempty"`
 	// Manifests are Deployment or InferenceService manifests the replica
 	// pod, bounds, placement, PriorityClass and (for an InferenceService)
 	// autoscaler come from; fields given here win.

@@ -114,6 +114,12 @@ func TestServiceBuildsEveryField(t *testing.T) {
 	require.Equal(t, 4, hpa.Decide(0, 2, 2, 0, services.Metrics{Rate: 200}))
 	require.Contains(t, strings.Join(b.Assumptions, "\n"), ServingModelNote)
 	require.Contains(t, b.Workload, "services bert")
+	// A Deployment-style service (here an HPA) is balanced at random
+	// (kube-proxy) unless the scenario says otherwise.
+	require.Equal(t, serving.Random, c.Spec.Balancing)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "service bert: balancing random")
+	c = oneService(t, strings.Replace(svcCluster+svcBERT, "      queueLimit: 100\n", "      queueLimit: 100\n      balancing: leastRequest\n", 1))
+	require.Equal(t, serving.LeastRequest, c.Spec.Balancing)
 }
 
 // A scenario of services alone runs no jobs and needs a horizon; beside
@@ -312,6 +318,8 @@ func TestServiceInferenceServiceManifest(t *testing.T) {
 	k, ok := c.Scaler.(services.KPA)
 	require.True(t, ok, "%T", c.Scaler)
 	require.EqualValues(t, 2000, k.PeriodMs())
+	// The KPA's requests go through the activator: one shared queue.
+	require.Equal(t, serving.LeastRequest, c.Spec.Balancing)
 }
 
 // Bad service definitions are errors at their line, column and field.
@@ -351,6 +359,8 @@ func TestServiceBadInput(t *testing.T) {
 			`spec.workload.services[0].pod: no pool can run a replica of service bert`},
 		{"half-service-time", "baseMs: 8, perItemMs: 0.9", "baseMs: 8",
 			`spec.workload.services[0].batching: give both baseMs and perItemMs`},
+		{"balancing", "      queueLimit: 100\n", "      queueLimit: 100\n      balancing: roundRobin\n",
+			`svc.yaml:36:18: spec.workload.services[0].balancing: is "roundRobin"; want random or leastRequest`},
 		{"dup", "    - name: bert\n", "    - name: bert\n      pod: {cpu: \"1\", memory: 1Gi}\n      load: {constant: 1}\n    - name: bert\n",
 			`spec.workload.services[1].name: service "bert" is defined twice`},
 	} {
