@@ -298,12 +298,37 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		s.Jobs.ByOutcome[o.String()] = 0
 	}
 	type qacc struct {
-		q         QueueStats
-		wait, jct []float64
-		held      int64
+		q           QueueStats
+		wait, jct   []float64
+		nwait, njct int
+		held        int64
 	}
 	queues := map[string]*qacc{}
-	var waits, jcts []float64
+	// Count first, so that each list of waits and completion times is
+	// allocated once at its size (appending to a million values allocated
+	// five times their size).
+	var nwait, njct int
+	for i := range res.Jobs {
+		j := &res.Jobs[i]
+		qa := queues[j.Queue]
+		if qa == nil {
+			qa = &qacc{q: QueueStats{Name: j.Queue}}
+			queues[j.Queue] = qa
+		}
+		if j.Start >= 0 {
+			nwait++
+			qa.nwait++
+		}
+		if j.Outcome == sim.Completed {
+			njct++
+			qa.njct++
+		}
+	}
+	for _, qa := range queues {
+		qa.wait = make([]float64, 0, qa.nwait)
+		qa.jct = make([]float64, 0, qa.njct)
+	}
+	waits, jcts := make([]float64, 0, nwait), make([]float64, 0, njct)
 	waited, unsched, pending := map[string]int{}, map[string]int{}, map[string]int{}
 	for i := range res.Jobs {
 		j := &res.Jobs[i]
@@ -314,10 +339,6 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		}
 		s.Jobs.ByOutcome[j.Outcome.String()]++
 		qa := queues[j.Queue]
-		if qa == nil {
-			qa = &qacc{q: QueueStats{Name: j.Queue}}
-			queues[j.Queue] = qa
-		}
 		qa.q.Jobs++
 		qa.held += j.HeldMilliMs
 		qa.q.Preempted += int(j.Preemptions)
