@@ -53,7 +53,9 @@ type CostSummary struct {
 	Idle      float64 `json:"idle"`
 	IdleGPU   float64 `json:"idleGPU"`
 	// UsefulGPUHours is the GPU-hours of work completed jobs needed;
-	// CostPerUsefulGPUHour divides the total by it.
+	// CostPerUsefulGPUHour divides the total by it (the whole bill: in a
+	// run with services too, compare ByWorkload's figures, each side's
+	// share over its own work, instead).
 	UsefulGPUHours       float64 `json:"usefulGPUHours"`
 	CostPerUsefulGPUHour float64 `json:"costPerUsefulGPUHour"`
 	// Lost is work lost to disruptions (since the last checkpoint, and
@@ -243,6 +245,7 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 		kinds[1].Allocated += svcCost[i]
 		kinds[1].GPUCost += svcGPU[i]
 		kinds[1].LostCost += svcLost[i]
+		kinds[1].RequestsServed += sv.Served
 		for _, u := range sv.Usage {
 			poolAlloc[u.Pool] += rates[u.Pool].price(u.Held)
 			poolLost[u.Pool] += rates[u.Pool].price(u.Lost)

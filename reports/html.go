@@ -85,6 +85,11 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			// With services the bill is not all training's.
 			detail = fmt.Sprintf("training %s, inference %s", money(c.ByWorkload[0].Total), money(c.ByWorkload[1].Total))
 		}
+		if tr, inf := bySideKPI(s); tr != "" {
+			// Jobs and services: two figures, each side's share over its
+			// own work, and no single one.
+			detail = fmt.Sprintf("training %s (%s), inference %s (%s)", money(c.ByWorkload[0].Total), tr, money(c.ByWorkload[1].Total), inf)
+		}
 		pg.KPIs = append(pg.KPIs,
 			htmlKPI{"cost", money(c.Total), detail},
 			htmlKPI{"idle cost", money(c.Idle), fmt.Sprintf("%.1f%% of the bill", 100*safeDiv(c.Idle, c.Total))})
@@ -161,7 +166,7 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			{Caption: "By capacity type", Header: []string{"capacity", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByCapacityType)},
 			{Caption: "By instance type", Header: []string{"instance", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByInstanceType)},
 			{Caption: "By queue (what its pods paid)", Header: []string{"queue", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByQueue)},
-		}, Notes: []string{fmt.Sprintf("Useful GPU-hours (completed jobs' work): %.1f, at %s each. Checkpoint writes cost %s.", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), money(c.CheckpointCost))}}
+		}, Notes: []string{usefulText(s)}}
 		if len(c.ByWorkload) > 0 {
 			sec.Tables = append(sec.Tables, htmlTable{Caption: "Training and inference, the whole bill", Header: workloadHeader(), Rows: workloadRows(c.ByWorkload)})
 			sec.Notes = append(sec.Notes, workloadNote)
@@ -189,14 +194,14 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		add(htmlSection{Title: "Spot against on-demand", Intro: "The same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).",
-			Tables: []htmlTable{{Header: spotHeader(), Rows: spotRows(sc)}, {Caption: "From the all-on-demand bill to the spot bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(sc.Waterfall)}, {Caption: "Each team's showback with spot and all on-demand", Header: teamSpotHeader(), Rows: teamSpotRows(sc)}},
+			Tables: []htmlTable{{Header: spotHeaderFor(sc), Rows: spotRows(sc)}, {Caption: "From the all-on-demand bill to the spot bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(sc.Waterfall)}, {Caption: "Each team's showback with spot and all on-demand", Header: teamSpotHeader(), Rows: teamSpotRows(sc)}},
 			Notes:  nonEmpty(sameWorkText(sc), pairedText(sc.Paired), censoredNote)})
 	}
 	for i := range s.SpotSensitivity {
 		c := &s.SpotSensitivity[i]
 		add(htmlSection{Title: "Spot savings against the interruption rate: " + c.Run,
 			Intro:  "What spot saves for the same completed work, against the same workload all on-demand, when every spot node is interrupted at each mean time between interruptions.",
-			Tables: []htmlTable{{Header: spotCurveHeader(), Rows: spotCurveRows(c)}, {Caption: "From the all-on-demand bill to this run's bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(c.Waterfall)}},
+			Tables: []htmlTable{{Header: spotCurveHeaderFor(c), Rows: spotCurveRows(c)}, {Caption: "From the all-on-demand bill to this run's bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(c.Waterfall)}},
 			Notes:  []string{spotCurveText(c)}})
 	}
 	if len(s.Training) > 0 {
@@ -207,7 +212,7 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 		// The page opens with the comparison.
 		pg.Lead = append(pg.Lead, htmlSection{Title: "What-if variants compared", Intro: "The scenario as given and each of its variants, same seed and workload. The rest of the page is the scenario as given.",
 			Tables: []htmlTable{{Header: variantHeaderFor(s.Variants), Rows: variantRows(s.Variants)},
-				{Caption: "Like for like against the scenario as given: jobs both runs completed, cost for the same work", Header: pairedHeader(), Rows: pairedRows(s.Variants)}},
+				{Caption: "Like for like against the scenario as given: jobs both runs completed, cost for the same work", Header: pairedHeaderFor(s.Variants), Rows: pairedRows(s.Variants)}},
 			Notes: []string{censoredNote}})
 		if rows := variantServiceRows(s.Variants); len(rows) > 0 {
 			pg.Lead[0].Tables = append(pg.Lead[0].Tables, htmlTable{Caption: "Inference services in each run", Header: variantServiceHeader(), Rows: rows})

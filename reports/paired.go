@@ -135,6 +135,9 @@ func kmQuantiles(res *sim.Result, qs ...float64) []float64 {
 
 // sameWorkText states spot savings for the same completed work.
 func sameWorkText(c *SpotComparison) string {
+	if c.Spot.BySide || c.OnDemand.BySide {
+		return bySideText(c)
+	}
 	if c.Spot.Completed == 0 && c.OnDemand.Completed == 0 && c.Spot.CostPerMillionRequests > 0 && c.OnDemand.CostPerMillionRequests > 0 {
 		return servedWorkText(c)
 	}
@@ -162,6 +165,12 @@ func servedWorkText(c *SpotComparison) string {
 	out := fmt.Sprintf("For the same requests, spot %s %.1f%% (%s against %s a million requests served); its bill is %s against %s all on-demand (%s lower).",
 		verb, abs(c.SameWorkSavingsPct), money(c.Spot.CostPerMillionRequests), money(c.OnDemand.CostPerMillionRequests),
 		money(c.Spot.Cost), money(c.OnDemand.Cost), money(c.Savings))
+	return out + sloText(c)
+}
+
+// sloText sets each service's SLO attainment on spot beside on demand.
+func sloText(c *SpotComparison) string {
+	out := ""
 	for _, a := range c.Spot.Services {
 		for _, b := range c.OnDemand.Services {
 			if a.Name == b.Name && (a.SLOAttainment > 0 || b.SLOAttainment > 0) {
@@ -170,6 +179,39 @@ func servedWorkText(c *SpotComparison) string {
 		}
 	}
 	return out
+}
+
+// bySideText compares runs with both jobs and services side by side,
+// each side on its share of the bill: training by the cost of a useful
+// GPU-hour, inference by the cost of a million requests served. A run
+// that completes less training or serves fewer requests pays more per
+// unit of its work, not less.
+func bySideText(c *SpotComparison) string {
+	verb := func(x float64) string {
+		if x < 0 {
+			return "costs"
+		}
+		return "saves"
+	}
+	out := "Each side on its share of the bill: training, "
+	if c.Spot.CostPerUsefulGPUHour > 0 && c.OnDemand.CostPerUsefulGPUHour > 0 {
+		out += fmt.Sprintf("for the same completed work, spot %s %.1f%% (%s against %s a useful GPU-hour; jobs completed: %d on spot, %d on demand)",
+			verb(c.SameWorkSavingsPct), abs(c.SameWorkSavingsPct), money(c.Spot.CostPerUsefulGPUHour), money(c.OnDemand.CostPerUsefulGPUHour),
+			c.Spot.Completed, c.OnDemand.Completed)
+	} else {
+		out += fmt.Sprintf("the runs did not both complete work, so no like-for-like figure (jobs completed: %d on spot, %d on demand)", c.Spot.Completed, c.OnDemand.Completed)
+	}
+	out += "; inference, "
+	if c.Spot.CostPerMillionRequests > 0 && c.OnDemand.CostPerMillionRequests > 0 {
+		out += fmt.Sprintf("for the same requests, spot %s %.1f%% (%s against %s a million requests served).",
+			verb(c.ServedWorkSavingsPct), abs(c.ServedWorkSavingsPct), money(c.Spot.CostPerMillionRequests), money(c.OnDemand.CostPerMillionRequests))
+	} else {
+		out += "the runs did not both serve requests, so no like-for-like figure."
+	}
+	out += fmt.Sprintf(" The bills are %s on spot (training %s, inference %s) against %s all on-demand (training %s, inference %s), %s lower, for different work.",
+		money(c.Spot.Cost), money(c.Spot.TrainingCost), money(c.Spot.InferenceCost),
+		money(c.OnDemand.Cost), money(c.OnDemand.TrainingCost), money(c.OnDemand.InferenceCost), money(c.Savings))
+	return out + sloText(c)
 }
 
 func pairedText(p *PairedJCT) string {

@@ -211,6 +211,11 @@ type WorkloadCost struct {
 	// its completed jobs needed (the bill's costPerUsefulGPUHour divides
 	// the whole bill, inference included).
 	PerUsefulGPUHour float64 `json:"costPerUsefulGPUHour,omitempty"`
+	// RequestsServed and PerMillionRequests are, for inference, the
+	// requests its services served and Total over them, per million:
+	// what a million requests served cost, idle share included.
+	RequestsServed     float64 `json:"requestsServed,omitempty"`
+	PerMillionRequests float64 `json:"costPerMillionRequests,omitempty"`
 }
 
 // Workload kinds of the cost split.
@@ -242,6 +247,10 @@ func workloadSplit(cs *CostSummary, kinds *[2]WorkloadCost, jobAlloc, svcAlloc m
 		}
 		if k == 0 && cs.UsefulGPUHours > 0 {
 			w.PerUsefulGPUHour = round(w.Total/cs.UsefulGPUHours, 4)
+		}
+		if k == 1 {
+			w.PerMillionRequests = round(perMillion(w.Total, w.RequestsServed), 4)
+			w.RequestsServed = round(w.RequestsServed, 1)
 		}
 		w.GPUHours, w.GPUCost, w.Allocated, w.LostCost = round(w.GPUHours, 4), round(w.GPUCost, 4), round(w.Allocated, 4), round(w.LostCost, 4)
 		w.IdleShare, w.Total = round(w.IdleShare, 4), round(w.Total, 4)
@@ -317,18 +326,21 @@ func msText2(ms float64) string {
 }
 
 func workloadHeader() []string {
-	return []string{"workload", "GPU-h", "GPU cost", "its pods paid", "share of idle", "total", "share of bill", "lost", "$/useful GPU-h"}
+	return []string{"workload", "GPU-h", "GPU cost", "its pods paid", "share of idle", "total", "share of bill", "lost", "$/useful GPU-h", "$/M requests"}
 }
 
 func workloadRows(ws []WorkloadCost) [][]string {
 	var rows [][]string
 	for _, w := range ws {
-		useful := "-"
+		useful, perM := "-", "-"
 		if w.PerUsefulGPUHour > 0 {
 			useful = money(w.PerUsefulGPUHour)
 		}
+		if w.PerMillionRequests > 0 {
+			perM = money(w.PerMillionRequests)
+		}
 		rows = append(rows, []string{w.Kind, fmt.Sprintf("%.1f", w.GPUHours), money(w.GPUCost), money(w.Allocated), money(w.IdleShare),
-			money(w.Total), pct(w.BillShare), money(w.LostCost), useful})
+			money(w.Total), pct(w.BillShare), money(w.LostCost), useful, perM})
 	}
 	return rows
 }
@@ -337,7 +349,7 @@ func workloadRows(ws []WorkloadCost) [][]string {
 const servicesNote = "Requests and latency come from the fluid serving model (per scaler interval, not request by request); latency is queueing, batching wait and service. Within SLO is the share of arrived requests served within the target. Replica-hours count replica pods held, pending ones included; GPU-hours what they held. Preempted counts replica pods evicted or lost with their node. Replicas are not jobs: no job table or job figure counts them."
 
 // workloadNote says how the bill is split.
-const workloadNote = "Training is the workload's jobs, inference the services' replica pods, each priced by the resource time its pods held; each team's share of idle cost (the showback's rule) is split between its jobs and its replicas in proportion to what they paid. Training's cost per useful GPU-hour divides its total by its completed jobs' work; the bill's figure divides the whole bill, inference included."
+const workloadNote = "Training is the workload's jobs, inference the services' replica pods, each priced by the resource time its pods held; each team's share of idle cost (the showback's rule) is split between its jobs and its replicas in proportion to what they paid. Training's cost per useful GPU-hour divides its total by its completed jobs' work, inference's cost per million requests its total by the requests its services served: these two, not the bill's cost per useful GPU-hour (the whole bill over training's work), are what comparisons of runs with both (variants, spot) set side by side."
 
 // writeServicesTable writes the terminal's services block.
 func writeServicesTable(w io.Writer, s *Summary) {

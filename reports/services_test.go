@@ -82,7 +82,10 @@ func TestServiceCostByHand(t *testing.T) {
 	require.Len(t, c.ByWorkload, 2)
 	tr, inf := c.ByWorkload[0], c.ByWorkload[1]
 	assert.Equal(t, WorkloadCost{Kind: KindTraining, GPUHours: 4, GPUCost: 12, Allocated: 14, IdleShare: 6.74, Total: 20.74, BillShare: tr.BillShare, PerUsefulGPUHour: 5.185}, tr)
-	assert.Equal(t, WorkloadCost{Kind: KindInference, GPUHours: 10, GPUCost: 30, Allocated: 40, IdleShare: 19.26, Total: 59.26, BillShare: inf.BillShare}, inf)
+	// Inference's $59.26 over the 36 million requests served: $1.6461 a
+	// million.
+	assert.Equal(t, WorkloadCost{Kind: KindInference, GPUHours: 10, GPUCost: 30, Allocated: 40, IdleShare: 19.26, Total: 59.26, BillShare: inf.BillShare,
+		RequestsServed: 36e6, PerMillionRequests: 1.6461}, inf)
 	assert.InDelta(t, 20.74/80, tr.BillShare, 1e-4)
 	assert.InDelta(t, 59.26/80, inf.BillShare, 1e-4)
 
@@ -178,15 +181,19 @@ func TestServiceSummaryWritten(t *testing.T) {
 	out := b.String()
 	assert.Contains(t, out, "SERVICE")
 	assert.Regexp(t, `api\s+36\.00M\s+1000\s+41\.5 ms\s+96\.2 ms\s+180\.0 ms\s+98\.7% of 200\.0 ms\s+10\.0\s+10\.0\s+1\.0\s+1 \(3\.0m\)\s+0\s+\$40\.00\s+\$1\.11`, out)
-	assert.Contains(t, out, "Inference: 10.0 GPU-hours, $59.26 (74.1% of the bill, idle share included).")
+	// $59.26 over 36 million requests: $1.65 a million. The whole bill
+	// over training's work ($80 / 4 = $20) is no figure of a run with both.
+	assert.Contains(t, out, "Inference: 10.0 GPU-hours, $59.26 (74.1% of the bill, idle share included); $1.65 per million requests served.")
 	assert.Contains(t, out, "Training: 4.0 GPU-hours, $20.74 (25.9% of the bill, idle share included); $5.18 per useful GPU-hour.")
+	assert.NotContains(t, out, "$20.00 each")
 
 	b.Reset()
 	require.NoError(t, WriteMarkdown(&b, s))
 	assert.Contains(t, b.String(), "## Inference services")
-	assert.Contains(t, b.String(), "| inference | 10.0 | $30.00 | $40.00 | $19.26 | $59.26 | 74.1% | $0.00 | - |")
+	assert.Contains(t, b.String(), "| inference | 10.0 | $30.00 | $40.00 | $19.26 | $59.26 | 74.1% | $0.00 | - | $1.65 |")
 	// Training: $20.74 over its 4 useful GPU-hours, $5.185 (5.18499... in binary: $5.18).
-	assert.Contains(t, b.String(), "| training | 4.0 | $12.00 | $14.00 | $6.74 | $20.74 | 25.9% | $0.00 | $5.18 |")
+	assert.Contains(t, b.String(), "| training | 4.0 | $12.00 | $14.00 | $6.74 | $20.74 | 25.9% | $0.00 | $5.18 | - |")
+	assert.Contains(t, b.String(), "Useful GPU-hours (completed jobs' work): 4.0, at $5.18 each on training's share of the bill ($20.74); requests served: 36.00M, at $1.65 a million on inference's share ($59.26).")
 
 	plots, err := Plots(res, s)
 	require.NoError(t, err)
@@ -219,7 +226,7 @@ func TestServicesOnlyLeavesJobFiguresOut(t *testing.T) {
 	assert.Contains(t, out, "Jobs: none (inference services only)")
 	assert.NotContains(t, out, "QUEUE")
 	assert.NotContains(t, out, "Training:")
-	assert.Contains(t, out, "Inference: 10.0 GPU-hours, $80.00 (100.0% of the bill, idle share included).")
+	assert.Contains(t, out, "Inference: 10.0 GPU-hours, $80.00 (100.0% of the bill, idle share included); $2.22 per million requests served.")
 	plots, err := Plots(res, s)
 	require.NoError(t, err)
 	for _, p := range plots {

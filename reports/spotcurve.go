@@ -24,9 +24,13 @@ type SpotCurve struct {
 }
 
 // SpotOnDemand is the all-on-demand run the curve compares with.
+// In a run with jobs and services, the costs are each side's share of
+// the bill: training's per useful GPU-hour, inference's per million
+// requests served.
 type SpotOnDemand struct {
-	CostPerUsefulGPUHour float64 `json:"costPerUsefulGPUHour"`
-	Completed            int     `json:"completed"`
+	CostPerUsefulGPUHour   float64 `json:"costPerUsefulGPUHour"`
+	Completed              int     `json:"completed"`
+	CostPerMillionRequests float64 `json:"costPerMillionRequests,omitempty"`
 }
 
 // SpotPoint is one run at one MTBF.
@@ -36,6 +40,10 @@ type SpotPoint struct {
 	Completed            int     `json:"completed"`
 	CostPerUsefulGPUHour float64 `json:"costPerUsefulGPUHour"`
 	SavingPct            float64 `json:"sameWorkSavingPct"`
+	// With services: the cost per million requests served and the saving
+	// for the same requests (the break-even stays training's).
+	CostPerMillionRequests float64 `json:"costPerMillionRequests,omitempty"`
+	ServedSavingPct        float64 `json:"servedWorkSavingPct,omitempty"`
 }
 
 // SpotMTBFGrid is the curve's MTBFs: 15 minutes to a year, each about
@@ -69,14 +77,33 @@ func (c *SpotCurve) BreakEven() float64 {
 func spotCurveRows(c *SpotCurve) [][]string {
 	var rows [][]string
 	for _, p := range c.Points {
-		rows = append(rows, []string{Human(p.MTBFHours * 3600), fmt.Sprint(p.Interruptions), fmt.Sprint(p.Completed),
-			Money(p.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", p.SavingPct)})
+		r := []string{Human(p.MTBFHours * 3600), fmt.Sprint(p.Interruptions), fmt.Sprint(p.Completed),
+			Money(p.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", p.SavingPct)}
+		if c.OnDemand.CostPerMillionRequests > 0 {
+			r = append(r, Money(p.CostPerMillionRequests), fmt.Sprintf("%+.1f%%", p.ServedSavingPct))
+		}
+		rows = append(rows, r)
 	}
 	return rows
 }
 
 func spotCurveHeader() []string {
 	return []string{"MTBF per node", "interruptions", "completed", "$/useful GPU-h", "same-work saving"}
+}
+
+// spotCurveHeaderFor is the curve's header; with services, the cost per
+// million requests served and the saving for the same requests follow,
+// and with jobs too each side's share of the bill is named.
+func spotCurveHeaderFor(c *SpotCurve) []string {
+	h := spotCurveHeader()
+	if c.OnDemand.CostPerMillionRequests > 0 {
+		if c.OnDemand.Completed > 0 {
+			h[3], h[4] = "training $/useful GPU-h", "training same-work saving"
+			return append(h, "inference $/M requests", "inference same-requests saving")
+		}
+		return append(h, "$/M requests", "same-requests saving")
+	}
+	return h
 }
 
 // PublishedSpotGPU is a preset from published measurements: single-node
@@ -106,7 +133,18 @@ func spotCurveText(c *SpotCurve) string {
 	if c.OnDemand.Completed == 0 && c.OnDemand.CostPerUsefulGPUHour == 0 {
 		// Nothing to measure the same work by: no job completed (a run of
 		// inference services alone, say).
+		// Nothing to measure the same work by: no job completed (a run of
+		// inference services alone, say).
+		if c.OnDemand.CostPerMillionRequests > 0 {
+			return fmt.Sprintf("%s: no job completed all on-demand, so the break-even, which measures completed jobs' work, says nothing here; the same-requests saving at each MTBF (all on-demand: %s a million requests served) is the like-for-like figure. %s", c.Run, Money(c.OnDemand.CostPerMillionRequests), c.Note)
+		}
 		return fmt.Sprintf("%s: no job completed all on-demand, so the curve, which measures completed jobs' work, says nothing here; compare the runs' cost per million requests served instead. %s", c.Run, c.Note)
+	}
+	if c.OnDemand.CostPerMillionRequests > 0 {
+		// Jobs and services: the break-even is training's, on its share.
+		c2 := *c
+		c2.Note = fmt.Sprintf("Training's figures are its share of each bill over its completed jobs' work, inference's its share over the requests served (all on-demand: %s a million); the break-even is training's. %s", Money(c.OnDemand.CostPerMillionRequests), c.Note)
+		c = &c2
 	}
 	od := fmt.Sprintf("all on-demand: %s a useful GPU-hour, %d jobs completed", Money(c.OnDemand.CostPerUsefulGPUHour), c.OnDemand.Completed)
 	p := PublishedSpotGPU

@@ -533,8 +533,14 @@ type SpotComparison struct {
 	Savings    float64 `json:"savings"`
 	SavingsPct float64 `json:"savingsPct"`
 	// SameWorkSavingsPct is what spot saves for the same completed work:
-	// one minus the ratio of the runs' costs per useful GPU-hour.
+	// one minus the ratio of the runs' costs per useful GPU-hour (in a
+	// run with services too, training's share of each bill; in a run of
+	// services alone, the ratio of the costs per million requests).
 	SameWorkSavingsPct float64 `json:"sameWorkSavingsPct"`
+	// ServedWorkSavingsPct is what spot saves for the same requests
+	// served: one minus the ratio of the costs per million requests (in
+	// a run with jobs too, inference's share of each bill).
+	ServedWorkSavingsPct float64 `json:"servedWorkSavingsPct,omitempty"`
 	// Paired compares the runs' completion times job by job (spot first).
 	Paired *PairedJCT `json:"paired,omitempty"`
 	// ByTeam is each team's showback in both runs: the effect of spot on
@@ -591,11 +597,14 @@ type TeamSpot struct {
 
 // RunFigures are the headline figures of one run, for comparisons.
 type RunFigures struct {
-	Name                 string  `json:"name"`
-	Cost                 float64 `json:"cost"`
-	IdleCost             float64 `json:"idleCost"`
-	LostGPUHours         float64 `json:"lostGPUHours"`
-	LostCost             float64 `json:"lostCost"`
+	Name         string  `json:"name"`
+	Cost         float64 `json:"cost"`
+	IdleCost     float64 `json:"idleCost"`
+	LostGPUHours float64 `json:"lostGPUHours"`
+	LostCost     float64 `json:"lostCost"`
+	// CostPerUsefulGPUHour is the bill over completed jobs' work; in a
+	// run with jobs and services (BySide) it is training's share of the
+	// bill over that work, so inference does not weigh on it.
 	CostPerUsefulGPUHour float64 `json:"costPerUsefulGPUHour"`
 	Completed            int     `json:"completed"`
 	Failed               int     `json:"failed"`
@@ -616,11 +625,24 @@ type RunFigures struct {
 	// SameWorkVsBasePct is what this run saves against the scenario as
 	// given for the same completed work (cost per useful GPU-hour).
 	SameWorkVsBasePct float64 `json:"sameWorkSavingsVsBasePct,omitempty"`
+	// ServedVsBasePct is what it saves against the scenario as given for
+	// the same requests served (cost per million requests).
+	ServedVsBasePct float64 `json:"servedWorkSavingsVsBasePct,omitempty"`
 	// Services are the run's inference services' headline figures;
-	// CostPerMillionRequests is the whole bill over the requests they
-	// served, per million (with services and prices).
+	// CostPerMillionRequests is the bill over the requests they served,
+	// per million (with services and prices): the whole bill in a run of
+	// services alone, inference's share of it in a run with jobs too
+	// (BySide).
 	Services               []ServiceFigures `json:"services,omitempty"`
 	CostPerMillionRequests float64          `json:"costPerMillionRequests,omitempty"`
+	// BySide marks a priced run with both jobs and services: its cost
+	// figures are each side's share of the bill (cost.byWorkload) over
+	// its own work, TrainingCost and InferenceCost those shares. Such a
+	// run has no single cost-per-work figure: a variant is compared side
+	// by side.
+	BySide        bool    `json:"costFiguresBySide,omitempty"`
+	TrainingCost  float64 `json:"trainingCost,omitempty"`
+	InferenceCost float64 `json:"inferenceCost,omitempty"`
 }
 
 // Figures extracts a summary's headline figures.
@@ -651,6 +673,12 @@ func Figures(name string, s *Summary) RunFigures {
 	}
 	if s.Cost != nil {
 		f.CostPerMillionRequests = round(perMillion(s.Cost.Total, served), 4)
+		if w := s.Cost.ByWorkload; len(w) == 2 && s.Jobs.Total > 0 {
+			// Jobs and services: each side's share over its own work.
+			f.BySide = true
+			f.TrainingCost, f.InferenceCost = w[0].Total, w[1].Total
+			f.CostPerUsefulGPUHour, f.CostPerMillionRequests = w[0].PerUsefulGPUHour, w[1].PerMillionRequests
+		}
 	}
 	for _, v := range s.Services {
 		sf := ServiceFigures{Name: v.Name, P95Ms: v.P95Ms, SLOAttainment: v.SLOAttainment, Dropped: v.RequestsDropped,
@@ -678,6 +706,7 @@ func CompareSpot(spot, onDemand *Summary, spotRes, onDemandRes *sim.Result) *Spo
 		// Inference alone: the same work is the requests served.
 		c.SameWorkSavingsPct = round(100*(1-s/o), 2)
 	}
+	c.ServedWorkSavingsPct = savingPct(c.Spot.CostPerMillionRequests, c.OnDemand.CostPerMillionRequests)
 	if spotRes != nil && onDemandRes != nil {
 		c.Paired = PairJCT(spotRes, onDemandRes)
 	}
@@ -704,4 +733,14 @@ func PairWithBase(f *RunFigures, base *RunFigures, res, baseRes *sim.Result) {
 	if s, o := f.CostPerUsefulGPUHour, base.CostPerUsefulGPUHour; s > 0 && o > 0 {
 		f.SameWorkVsBasePct = round(100*(1-s/o), 2)
 	}
+	f.ServedVsBasePct = savingPct(f.CostPerMillionRequests, base.CostPerMillionRequests)
+}
+
+// savingPct is what a run costing s a unit of work saves against one
+// costing o: one minus their ratio, in percent; 0 when either did none.
+func savingPct(s, o float64) float64 {
+	if s <= 0 || o <= 0 {
+		return 0
+	}
+	return round(100*(1-s/o), 2)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -190,6 +191,49 @@ func thousands(n int64) string {
 	return b.String()
 }
 
+// bySide says the run is priced and has jobs and services: its cost
+// figures are each side's share of the bill over its own work, and it
+// has no single cost per unit of work.
+func bySide(s *Summary) bool {
+	return s.Cost != nil && len(s.Cost.ByWorkload) == 2 && s.Jobs.Total > 0
+}
+
+// usefulText states the cost of completed jobs' work under the cost
+// table: the bill over it, or with services too, training's share over
+// it and inference's over the requests served.
+func usefulText(s *Summary) string {
+	c := s.Cost
+	if !bySide(s) {
+		return fmt.Sprintf("Useful GPU-hours (completed jobs' work): %.1f, at %s each. Checkpoint writes cost %s.", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), money(c.CheckpointCost))
+	}
+	tr, inf := c.ByWorkload[0], c.ByWorkload[1]
+	useful, perM := "no job completed", "no request served"
+	if tr.PerUsefulGPUHour > 0 {
+		useful = money(tr.PerUsefulGPUHour) + " each"
+	}
+	if inf.PerMillionRequests > 0 {
+		perM = money(inf.PerMillionRequests) + " a million"
+	}
+	return fmt.Sprintf("Useful GPU-hours (completed jobs' work): %.1f, at %s on training's share of the bill (%s); requests served: %s, at %s on inference's share (%s). The run has no single cost per unit of work: the whole bill over training's work would charge inference to it. Checkpoint writes cost %s.",
+		c.UsefulGPUHours, useful, money(tr.Total), requests(inf.RequestsServed), perM, money(inf.Total), money(c.CheckpointCost))
+}
+
+// bySideKPI writes a run's two cost figures, each side's share of the
+// bill over its own work; "" when the run is not bySide.
+func bySideKPI(s *Summary) (training, inference string) {
+	if !bySide(s) {
+		return "", ""
+	}
+	training, inference = "no job completed", "no request served"
+	if w := s.Cost.ByWorkload[0]; w.PerUsefulGPUHour > 0 {
+		training = money(w.PerUsefulGPUHour) + " a useful GPU-hour"
+	}
+	if w := s.Cost.ByWorkload[1]; w.PerMillionRequests > 0 {
+		inference = money(w.PerMillionRequests) + " a million requests"
+	}
+	return training, inference
+}
+
 func costRows(c *CostSummary) [][]string {
 	var rows [][]string
 	for _, l := range c.ByPool {
@@ -221,11 +265,65 @@ func capacityRows(s *Summary) [][]string {
 }
 
 func spotRows(c *SpotComparison) [][]string {
+	vs := []RunFigures{c.Spot, c.OnDemand}
 	row := func(f RunFigures) []string {
-		return []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
-			money(f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Disruptions), kmText(f.JCTAllP50), kmText(f.JCTAllP95)}
+		return withServed(vs, f, []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
+			money(f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Disruptions), kmText(f.JCTAllP50), kmText(f.JCTAllP95)})
 	}
 	return [][]string{row(c.Spot), row(c.OnDemand)}
+}
+
+// A comparison of runs with services adds, after the cost per useful
+// GPU-hour (column 5), the cost per million requests served; in runs
+// with jobs and services too (BySide), both are each side's share of
+// the bill, and the headers say so.
+const perWorkCol = 5
+
+func anyBySide(vs []RunFigures) bool {
+	for _, f := range vs {
+		if f.BySide {
+			return true
+		}
+	}
+	return false
+}
+
+func anyServed(vs []RunFigures) bool {
+	for _, f := range vs {
+		if f.CostPerMillionRequests > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// bySideHeader renames header's per-work column and adds the served
+// one, as the runs vs need.
+func bySideHeader(vs []RunFigures, h []string) []string {
+	if anyBySide(vs) {
+		h[perWorkCol] = "training $/useful GPU-h"
+	}
+	if anyServed(vs) {
+		name := "$/M requests"
+		if anyBySide(vs) {
+			name = "inference $/M requests"
+		}
+		h = slices.Insert(h, perWorkCol+1, name)
+	}
+	return h
+}
+
+// withServed adds f's cost per million requests to its row r when the
+// runs vs have one.
+func withServed(vs []RunFigures, f RunFigures, r []string) []string {
+	if !anyServed(vs) {
+		return r
+	}
+	x := "-"
+	if f.CostPerMillionRequests > 0 {
+		x = money(f.CostPerMillionRequests)
+	}
+	return slices.Insert(r, perWorkCol+1, x)
 }
 
 func variantHeader() []string {
@@ -247,6 +345,24 @@ func pairedHeader() []string {
 	return []string{"run", "completed", "both completed", "mean JCT, both", "as given, both", "slower", "only this", "only as given", "$/useful GPU-h", "same-work saving"}
 }
 
+// pairedHeaderFor is pairedHeader for the runs vs: with services, the
+// cost per million requests served and the saving for the same requests
+// follow; with jobs and services both, each side's share of the bill.
+func pairedHeaderFor(vs []RunFigures) []string {
+	h := pairedHeader()
+	if anyBySide(vs) {
+		h[8], h[9] = "training $/useful GPU-h", "training same-work saving"
+	}
+	if anyServed(vs) {
+		if anyBySide(vs) {
+			h = append(h, "inference $/M requests", "inference same-requests saving")
+		} else {
+			h = append(h, "$/M requests", "same-requests saving")
+		}
+	}
+	return h
+}
+
 // pairedRows compares each variant with the scenario as given, job by job.
 func pairedRows(vs []RunFigures) [][]string {
 	var rows [][]string
@@ -257,16 +373,34 @@ func pairedRows(vs []RunFigures) [][]string {
 		}
 		rows = append(rows, []string{f.Name, fmt.Sprint(f.Completed), fmt.Sprint(p.Both), Human(p.MeanSeconds), Human(p.OtherMeanSecs),
 			fmt.Sprint(p.Slower), fmt.Sprint(p.OnlyThis), fmt.Sprint(p.OnlyOther), Money(f.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", f.SameWorkVsBasePct)})
+		if anyServed(vs) {
+			perM, saving := "-", "-"
+			if f.CostPerMillionRequests > 0 {
+				perM = Money(f.CostPerMillionRequests)
+			}
+			if f.ServedVsBasePct != 0 || f.CostPerMillionRequests > 0 && base0(vs).CostPerMillionRequests > 0 {
+				saving = fmt.Sprintf("%+.1f%%", f.ServedVsBasePct)
+			}
+			rows[len(rows)-1] = append(rows[len(rows)-1], perM, saving)
+		}
 	}
 	return rows
+}
+
+// base0 is the scenario as given among the runs vs (the first).
+func base0(vs []RunFigures) RunFigures {
+	if len(vs) == 0 {
+		return RunFigures{}
+	}
+	return vs[0]
 }
 
 func variantRows(vs []RunFigures) [][]string {
 	var rows [][]string
 	for _, f := range vs {
-		r := []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
+		r := withServed(vs, f, []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
 			money(f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Failed), fmt.Sprint(f.Disruptions),
-			Human(f.WaitP95), kmText(f.JCTAllP50), kmText(f.JCTAllP95), pct(f.Allocation)}
+			Human(f.WaitP95), kmText(f.JCTAllP50), kmText(f.JCTAllP95), pct(f.Allocation)})
 		if hasSteps(vs) {
 			r = append(r, fmt.Sprintf("%.3f s", f.StepSeconds))
 		}
@@ -285,7 +419,7 @@ func hasSteps(vs []RunFigures) bool {
 }
 
 func variantHeaderFor(vs []RunFigures) []string {
-	h := variantHeader()
+	h := bySideHeader(vs, variantHeader())
 	if hasSteps(vs) {
 		h = append(h, "mean step")
 	}
@@ -294,6 +428,10 @@ func variantHeaderFor(vs []RunFigures) []string {
 
 func spotHeader() []string {
 	return []string{"run", "cost", "idle", "GPU-h lost", "lost cost", "$/useful GPU-h", "completed", "disruptions", "p50 JCT*", "p95 JCT*"}
+}
+
+func spotHeaderFor(c *SpotComparison) []string {
+	return bySideHeader([]RunFigures{c.Spot, c.OnDemand}, spotHeader())
 }
 
 // writeCapacityAndCost writes the capacity, disruption and cost sections.
@@ -319,7 +457,7 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 	if c := s.Cost; c != nil {
 		fmt.Fprintf(w, "## Cost (USD)\n\n")
 		mdTable(w, []string{"pool", "capacity", "$/node-h", "node-h", "cost", "allocated", "idle", "idle GPU", "lost to disruptions"}, costRows(c))
-		fmt.Fprintf(w, "Useful GPU-hours (completed jobs' work): %.1f, at %s each. Checkpoint writes cost %s.\n\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), money(c.CheckpointCost))
+		fmt.Fprintf(w, "%s\n\n", usefulText(s))
 		fmt.Fprintf(w, "By capacity type:\n\n")
 		mdTable(w, []string{"capacity", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByCapacityType))
 		fmt.Fprintf(w, "By instance type:\n\n")
@@ -368,12 +506,12 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		}
 		if rows := pairedRows(s.Variants); len(rows) > 0 {
 			fmt.Fprintf(w, "Like for like against the scenario as given: completion times over the jobs both runs completed, and cost for the same completed work.\n\n")
-			mdTable(w, pairedHeader(), rows)
+			mdTable(w, pairedHeaderFor(s.Variants), rows)
 		}
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintf(w, "## Spot against on-demand\n\nThe same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).\n\n")
-		mdTable(w, spotHeader(), spotRows(sc))
+		mdTable(w, spotHeaderFor(sc), spotRows(sc))
 		fmt.Fprintf(w, "%s\n\n", censoredNote)
 		fmt.Fprintf(w, "%s\n\n", sameWorkText(sc))
 		if len(sc.Waterfall) > 0 {
@@ -391,7 +529,7 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 	for i := range s.SpotSensitivity {
 		c := &s.SpotSensitivity[i]
 		fmt.Fprintf(w, "## Spot savings against the interruption rate: %s\n\n", c.Run)
-		mdTable(w, spotCurveHeader(), spotCurveRows(c))
+		mdTable(w, spotCurveHeaderFor(c), spotCurveRows(c))
 		fmt.Fprintf(w, "%s\n\n", spotCurveText(c))
 		if len(c.Waterfall) > 0 {
 			fmt.Fprintf(w, "From the all-on-demand bill to this run's bill:\n\n")
@@ -550,7 +688,11 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "Useful GPU-hours %.1f at %s each; GPU-hours lost to disruptions %.1f (%s).\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), c.LostGPUHours, money(c.LostCost))
+		if bySide(s) {
+			fmt.Fprintf(w, "Useful GPU-hours %.1f; GPU-hours lost to disruptions %.1f (%s). Each side on its share of the bill:\n", c.UsefulGPUHours, c.LostGPUHours, money(c.LostCost))
+		} else {
+			fmt.Fprintf(w, "Useful GPU-hours %.1f at %s each; GPU-hours lost to disruptions %.1f (%s).\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), c.LostGPUHours, money(c.LostCost))
+		}
 		for _, k := range c.ByWorkload {
 			if k.Kind == KindTraining && servicesOnly(s) {
 				continue
@@ -558,6 +700,9 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintf(w, "%s: %.1f GPU-hours, %s (%s of the bill, idle share included)", titleCase(k.Kind), k.GPUHours, money(k.Total), pct(k.BillShare))
 			if k.PerUsefulGPUHour > 0 {
 				fmt.Fprintf(w, "; %s per useful GPU-hour", money(k.PerUsefulGPUHour))
+			}
+			if k.PerMillionRequests > 0 {
+				fmt.Fprintf(w, "; %s per million requests served", money(k.PerMillionRequests))
 			}
 			fmt.Fprintln(w, ".")
 		}
@@ -594,7 +739,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 		if rows := pairedRows(s.Variants); len(rows) > 0 {
 			fmt.Fprintln(w, "\nLike for like against the scenario as given (jobs both runs completed; cost for the same work):")
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, strings.ToUpper(strings.Join(pairedHeader(), "\t")))
+			fmt.Fprintln(tw, strings.ToUpper(strings.Join(pairedHeaderFor(s.Variants), "\t")))
 			for _, r := range rows {
 				fmt.Fprintln(tw, strings.Join(r, "\t"))
 			}
@@ -605,7 +750,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.ToUpper(strings.Join(spotHeader(), "\t")))
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(spotHeaderFor(sc), "\t")))
 		for _, r := range spotRows(sc) {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}

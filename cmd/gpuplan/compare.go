@@ -80,7 +80,13 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 			add("p95 completion time", fa.JCTP95, fb.JCTP95, "seconds")
 			add("cost (USD)", fa.Cost, fb.Cost, "usd")
 			add("idle cost (USD)", fa.IdleCost, fb.IdleCost, "usd")
-			add("cost per useful GPU-hour", fa.CostPerUsefulGPUHour, fb.CostPerUsefulGPUHour, "usd-per-gpu-hour")
+			if fa.BySide || fb.BySide {
+				// Jobs and services: each side on its share of the bill.
+				add("training cost per useful GPU-hour (its share)", fa.CostPerUsefulGPUHour, fb.CostPerUsefulGPUHour, "usd-per-gpu-hour")
+				add("inference cost per million requests (its share)", fa.CostPerMillionRequests, fb.CostPerMillionRequests, "usd")
+			} else {
+				add("cost per useful GPU-hour", fa.CostPerUsefulGPUHour, fb.CostPerUsefulGPUHour, "usd-per-gpu-hour")
+			}
 			add("GPU-hours lost to disruptions", fa.LostGPUHours, fb.LostGPUHours, "gpu-hours")
 			add("disruptions", float64(fa.Disruptions), float64(fb.Disruptions), "count")
 			if fa.StepSeconds > 0 || fb.StepSeconds > 0 {

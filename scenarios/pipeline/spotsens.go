@@ -79,9 +79,11 @@ func (c *spotCurve) run(i int) (*reports.Summary, error) {
 func (c *spotCurve) finish(odSum, spot *reports.Summary) *reports.SpotCurve {
 	curve := c.curve
 	odFig := reports.Figures("", odSum)
-	curve.OnDemand = reports.SpotOnDemand{CostPerUsefulGPUHour: odFig.CostPerUsefulGPUHour, Completed: odFig.Completed}
+	curve.OnDemand = reports.SpotOnDemand{CostPerUsefulGPUHour: odFig.CostPerUsefulGPUHour, Completed: odFig.Completed,
+		CostPerMillionRequests: odFig.CostPerMillionRequests}
 	for i := range curve.Points {
 		setSaving(&curve.Points[i], odFig.CostPerUsefulGPUHour)
+		setServedSaving(&curve.Points[i], odFig.CostPerMillionRequests)
 	}
 	curve.BreakEvenHours = curve.BreakEven()
 	if spot != nil && spot.Cost != nil && odSum.Cost != nil {
@@ -100,6 +102,17 @@ func setSaving(p *reports.SpotPoint, odCost float64) {
 	}
 }
 
+// setServedSaving sets a point's saving against the all-on-demand cost
+// of a million requests served (runs with services; in a run with jobs
+// too, each is inference's share of its bill).
+func setServedSaving(p *reports.SpotPoint, odCost float64) {
+	if odCost > 0 && p.CostPerMillionRequests > 0 {
+		p.ServedSavingPct = math.Round(10000*(1-p.CostPerMillionRequests/odCost)) / 100
+	} else if odCost > 0 {
+		p.ServedSavingPct = -100 // no request served at all
+	}
+}
+
 // spotPoint runs sc at one spot MTBF and fills p but for its saving
 // (setSaving), which needs the all-on-demand run.
 func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duration, p *reports.SpotPoint) (*reports.Summary, error) {
@@ -115,6 +128,7 @@ func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duratio
 	p.MTBFHours = mtbf.Hours()
 	p.Completed = f.Completed
 	p.CostPerUsefulGPUHour = f.CostPerUsefulGPUHour
+	p.CostPerMillionRequests = f.CostPerMillionRequests
 	for _, c := range r.Summary.Capacity {
 		p.Interruptions += c.Interrupted
 	}
