@@ -60,6 +60,11 @@ type admState struct {
 	last     Time
 	acc      []QueueAdmission
 	cons     map[consKey]*cluster.Constraints
+	// stand, fair and req are scratch reused at every change and
+	// submission.
+	stand []admission.Standing
+	fair  []float64
+	req   []admission.Request
 }
 
 type consKey struct {
@@ -94,8 +99,9 @@ func newAdmState(spec *admission.Spec) (*admState, error) {
 func (a *admState) integrate(t Time) {
 	dt := float64(t - a.last)
 	if dt > 0 {
-		st := a.ctl.Standings()
-		fair := a.ctl.FairShares(st)
+		a.stand = a.ctl.AppendStandings(a.stand)
+		a.fair = a.ctl.AppendFairShares(a.fair, a.stand)
+		st, fair := a.stand, a.fair
 		for i, s := range st {
 			q := &a.acc[i]
 			q.UsedGPUMs += float64(s.Used) * dt
@@ -108,11 +114,12 @@ func (a *admState) integrate(t Time) {
 }
 
 // requests are a job's resources as Kueue counts them: every pod's
-// requests together, GPUs as the device plugin's resources.
+// requests together, GPUs as the device plugin's resources, in a.req's
+// array (Submit keeps none of it).
 func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 	n := int64(j.Replicas)
 	p := &j.Pod
-	out := []admission.Request{{Resource: "cpu", Amount: n * p.MilliCPU}, {Resource: "memory", Amount: n * p.MemoryMiB}}
+	out := append(a.req[:0], admission.Request{Resource: "cpu", Amount: n * p.MilliCPU}, admission.Request{Resource: "memory", Amount: n * p.MemoryMiB})
 	gpus := int64(p.GPUs)
 	if p.Shared() {
 		gpus = 1 // one time-slice replica or share
@@ -124,6 +131,7 @@ func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 		}
 		out = append(out, admission.Request{Resource: res, Amount: n * gpus})
 	}
+	a.req = out
 	return out
 }
 

@@ -387,6 +387,15 @@ type Controller struct {
 	seq     int64
 	// evicted wait for the end of the cycle that evicted them.
 	evicted []*wl
+	// reqSlab is where workloads' per-resource requests are cut from, a
+	// block at a time; scratchLenders and scratchLend are Standings'.
+	reqSlab        []int64
+	scratchLenders []int
+	scratchLend    []float64
+	// Cycle's scratch.
+	cycSkip    map[*bucket]bool
+	cycBlocked []bool
+	cycHeads   []head
 }
 
 // New checks a spec and returns its controller.
@@ -522,7 +531,14 @@ func (c *Controller) Submit(w Workload) error {
 	if _, dup := c.wls[w.ID]; dup {
 		return fmt.Errorf("workload %d submitted twice", w.ID)
 	}
-	x := &wl{Workload: w, cq: qi, req: make([]int64, len(c.resName))}
+	nr := len(c.resName)
+	if len(c.reqSlab) < nr {
+		c.reqSlab = make([]int64, 256*nr)
+	}
+	x := &wl{Workload: w, cq: qi, req: c.reqSlab[:nr:nr]}
+	c.reqSlab = c.reqSlab[nr:]
+	// The requests are summed into req: the caller may reuse its slice.
+	x.Requests = nil
 	st := c.cqs[qi]
 	var missing []string
 	for _, r := range w.Requests {
@@ -854,15 +870,24 @@ type head struct {
 // Workloads it evicts wait until the next cycle.
 func (c *Controller) Cycle() []Decision {
 	var out []Decision
-	skip := map[*bucket]bool{} // tried this cycle and set aside
-	blocked := make([]bool, len(c.cqs))
+	// skip: buckets tried this cycle and set aside. It, blocked and heads
+	// are the controller's scratch, cleared here.
+	if c.cycSkip == nil {
+		c.cycSkip = map[*bucket]bool{}
+	}
+	skip := c.cycSkip
+	clear(skip)
+	blocked := slices.Grow(c.cycBlocked[:0], len(c.cqs))[:len(c.cqs)]
+	clear(blocked)
+	c.cycBlocked = blocked
 	fair := c.spec.FairSharing != nil
 	// blockAdmission: one admission, then none until its pods are ready
 	// (the caller holds the next cycle back).
 	block := c.spec.WaitForPodsReady != nil && c.spec.WaitForPodsReady.BlockAdmission
 loop:
 	for {
-		var heads []head
+		clear(c.cycHeads)
+		heads := c.cycHeads[:0]
 		for qi, st := range c.cqs {
 			if blocked[qi] {
 				continue
@@ -885,21 +910,33 @@ loop:
 				heads = append(heads, h)
 			}
 		}
+		c.cycHeads = heads
 		if len(heads) == 0 {
 			break
 		}
-		sort.SliceStable(heads, func(i, j int) bool {
+		// Heads in order; less orders workloads totally, so the order is
+		// the one sort.SliceStable gave.
+		before := func(a, b *head) bool {
 			if fair {
-				if fairBefore(&heads[i], &heads[j]) {
+				if fairBefore(a, b) {
 					return true
 				}
-				if fairBefore(&heads[j], &heads[i]) {
+				if fairBefore(b, a) {
 					return false
 				}
-			} else if heads[i].borrow != heads[j].borrow {
-				return !heads[i].borrow
+			} else if a.borrow != b.borrow {
+				return !a.borrow
 			}
-			return less(heads[i].x, heads[j].x)
+			return less(a.x, b.x)
+		}
+		slices.SortStableFunc(heads, func(a, b head) int {
+			switch {
+			case before(&a, &b):
+				return -1
+			case before(&b, &a):
+				return 1
+			}
+			return 0
 		})
 		for _, h := range heads {
 			x := h.x
@@ -1019,8 +1056,14 @@ func IsGPU(resource string) bool { return strings.HasPrefix(resource, "nvidia.co
 
 // Standings returns every ClusterQueue's standing, in spec order, then
 // each quota-holding Cohort's (as Queues lists them).
-func (c *Controller) Standings() []Standing {
-	out := make([]Standing, len(c.cqs)+len(c.lenders))
+func (c *Controller) Standings() []Standing { return c.AppendStandings(nil) }
+
+// AppendStandings is Standings written over dst's array when it has room
+// (admission's integrals take them at every change: no allocation).
+func (c *Controller) AppendStandings(dst []Standing) []Standing {
+	n := len(c.cqs) + len(c.lenders)
+	out := slices.Grow(dst[:0], n)[:n]
+	clear(out)
 	for qi, st := range c.cqs {
 		out[qi].Share = c.share(st)
 		out[qi].Demand = st.pendingGPUs
@@ -1046,7 +1089,7 @@ func (c *Controller) Standings() []Standing {
 	// by those with lendable quota unused (queues, and Cohorts holding
 	// quota) in proportion to it.
 	for k, members := range c.cohorts {
-		var lenders []int
+		lenders := c.scratchLenders[:0]
 		for li, n := range c.lenders {
 			if c.rootIndex(n) == k {
 				lenders = append(lenders, li)
@@ -1059,7 +1102,9 @@ func (c *Controller) Standings() []Standing {
 				}
 				key := c.frKey(fi, ri)
 				var borrowed, unused float64
-				lendOf := make([]float64, len(members)+len(lenders))
+				lendOf := slices.Grow(c.scratchLend[:0], len(members)+len(lenders))[:len(members)+len(lenders)]
+				clear(lendOf)
+				c.scratchLend = lendOf
 				for i, oi := range members {
 					o := c.cqs[oi]
 					og, of, or, ok := c.find(o, fi, name)
@@ -1086,6 +1131,7 @@ func (c *Controller) Standings() []Standing {
 				}
 			}
 		}
+		c.scratchLenders = lenders
 	}
 	return out
 }

@@ -344,8 +344,13 @@ func fillBack(c *Controller, x *wl, g, f int, removed []*wl) []*wl {
 // demand and its quota plus borrowing limit (weight-0 nodes share only
 // what the rest leave); each child then divides what it got among its own
 // children. A queue outside any cohort gets min(demand, nominal).
-func (c *Controller) FairShares(s []Standing) []float64 {
-	out := make([]float64, len(s))
+func (c *Controller) FairShares(s []Standing) []float64 { return c.AppendFairShares(nil, s) }
+
+// AppendFairShares is FairShares written over dst's array when it has
+// room.
+func (c *Controller) AppendFairShares(dst []float64, s []Standing) []float64 {
+	out := slices.Grow(dst[:0], len(s))[:len(s)]
+	clear(out)
 	for qi := range c.cqs {
 		out[qi] = float64(min(s[qi].Demand, s[qi].Nominal))
 	}
@@ -361,56 +366,59 @@ func (c *Controller) FairShares(s []Standing) []float64 {
 			f.demand[i] += f.demand[ch]
 		}
 	}
-	var divide func(i int, have float64)
-	divide = func(i int, have float64) {
-		kids := f.children[i]
-		if len(kids) == 0 {
-			if q := c.nodes[i].cq; q >= 0 {
-				out[q] = have
-			}
-			return
-		}
-		give, want := f.give, f.want
-		pool := have
-		for _, ch := range kids {
-			give[ch] = min(f.demand[ch], f.quota[ch])
-			reserved := max(0, f.quota[ch]-f.lend[ch]-give[ch]) // unused guaranteed
-			pool -= give[ch] + reserved
-			want[ch] = max(0, min(f.demand[ch], f.limit[ch])-give[ch])
-		}
-		for _, zero := range []bool{false, true} {
-			for pool > 1e-9 {
-				var wsum float64
-				for _, ch := range kids {
-					if want[ch] > 1e-9 && (c.nodeWeight(ch) == 0) == zero {
-						wsum += max(float64(c.nodeWeight(ch)), 1)
-					}
-				}
-				if wsum == 0 {
-					break
-				}
-				given := 0.0
-				for _, ch := range kids {
-					w := float64(c.nodeWeight(ch))
-					if want[ch] <= 1e-9 || (w == 0) != zero {
-						continue
-					}
-					d := min(pool*max(w, 1)/wsum, want[ch])
-					give[ch] += d
-					want[ch] -= d
-					given += d
-				}
-				pool -= given
-			}
-		}
-		for _, ch := range kids {
-			divide(ch, give[ch])
-		}
-	}
 	for _, r := range c.rootNode {
-		divide(r, f.quota[r])
+		c.divide(r, f.quota[r], out)
 	}
 	return out
+}
+
+// divide hands node i's have GPUs down its subtree (see FairShares),
+// setting out[q] for each ClusterQueue q under it.
+func (c *Controller) divide(i int, have float64, out []float64) {
+	f := &c.fair
+	kids := f.children[i]
+	if len(kids) == 0 {
+		if q := c.nodes[i].cq; q >= 0 {
+			out[q] = have
+		}
+		return
+	}
+	give, want := f.give, f.want
+	pool := have
+	for _, ch := range kids {
+		give[ch] = min(f.demand[ch], f.quota[ch])
+		reserved := max(0, f.quota[ch]-f.lend[ch]-give[ch]) // unused guaranteed
+		pool -= give[ch] + reserved
+		want[ch] = max(0, min(f.demand[ch], f.limit[ch])-give[ch])
+	}
+	for _, zero := range []bool{false, true} {
+		for pool > 1e-9 {
+			var wsum float64
+			for _, ch := range kids {
+				if want[ch] > 1e-9 && (c.nodeWeight(ch) == 0) == zero {
+					wsum += max(float64(c.nodeWeight(ch)), 1)
+				}
+			}
+			if wsum == 0 {
+				break
+			}
+			given := 0.0
+			for _, ch := range kids {
+				w := float64(c.nodeWeight(ch))
+				if want[ch] <= 1e-9 || (w == 0) != zero {
+					continue
+				}
+				d := min(pool*max(w, 1)/wsum, want[ch])
+				give[ch] += d
+				want[ch] -= d
+				given += d
+			}
+			pool -= given
+		}
+	}
+	for _, ch := range kids {
+		c.divide(ch, give[ch], out)
+	}
 }
 
 // fairDivision holds what FairShares needs of the tree: per node, its GPU

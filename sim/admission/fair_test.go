@@ -234,6 +234,20 @@ func TestHierarchicalFairSharing(t *testing.T) {
 	c.Cycle()
 	st := c.Standings()
 	require.Equal(t, []int64{0, 30, 30, 90, 150}, []int64{st[0].Used, st[1].Used, st[2].Used, st[3].Used, st[4].Used})
+
+	// The forms that write over a buffer (the run's integrals take them at
+	// every change) give the same, in the buffer, without allocating.
+	buf, fair := make([]Standing, 0, 8), make([]float64, 0, 8)
+	buf = c.AppendStandings(buf)
+	require.Equal(t, st, buf)
+	fair = c.AppendFairShares(fair, buf)
+	require.Equal(t, c.FairShares(st), fair)
+	allocs := testing.AllocsPerRun(100, func() {
+		buf = c.AppendStandings(buf)
+		fair = c.AppendFairShares(fair, buf)
+	})
+	require.Zero(t, allocs)
+	require.Equal(t, st, buf)
 }
 
 // Preemption across subtrees compares the two sides of the common
