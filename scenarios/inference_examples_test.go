@@ -65,6 +65,24 @@ func TestExampleTorchServeBERT(t *testing.T) {
 	require.Less(t, h.ReplicaHours, r.ReplicaHours)
 	require.Less(t, h.ColdStarts, r.ColdStarts)
 	require.GreaterOrEqual(t, h.SLOAttainment, r.SLOAttainment)
+
+	// Behind its Kubernetes Service (random balancing, the Deployment's
+	// default) each replica fills its own batches: at the trough, 500/s
+	// over 24 replicas is 20.8/s each, a batch of 1 + 2.08 within the
+	// 100 ms delay and a mean queue latency of 50 + 50/3.08 = 66 ms, above
+	// the 60 ms threshold, so KEDA holds its maximum through the night.
+	// One shared queue (the variant) batches from the whole rate: 500/s
+	// fills 32 in 64 ms, and KEDA scales down to its minimum.
+	require.Equal(t, serving.Random, c.Spec.Balancing)
+	trough := r.Timeline[24+2] // 02:00 on the second day
+	require.InDelta(t, 24, trough.Replicas, 0.5, "KEDA at the trough with random balancing")
+	sb, sres := runExample(t, "examples/inference/torchserve-bert/scenario.yaml", "shared-queue")
+	require.Equal(t, serving.LeastRequest, sb.Config.Services[0].Spec.Balancing)
+	sh := sres.Services[0]
+	require.Less(t, sh.Timeline[24+2].Replicas, 4.0, "KEDA at the trough with one shared queue")
+	require.Less(t, sh.ReplicaHours, r.ReplicaHours)
+	require.Less(t, sh.P50Ms, r.P50Ms) // batches fill from the whole rate
+	require.Less(t, h.ReplicaHours, sh.ReplicaHours)
 }
 
 // Case 2: the KPA from the InferenceService scales to zero while no

@@ -242,7 +242,8 @@ func servicesReadBack(t *testing.T, s *scenarios.Scenario, dir string) *scenario
 		c := b.Config.Services[i]
 		y := filepath.Join(dir, "services", v.Name+".yaml")
 		nv := scenarios.ServiceSpec{Name: v.Name, Queue: v.Queue, Priority: ptr(c.Priority), GPUModel: v.GPUModel,
-			ColdStart: v.ColdStart, Load: v.Load, Timeout: v.Timeout, SLO: v.SLO, Manifests: []string{y}, QueueLimit: ptr(c.Spec.QueueLimit)}
+			ColdStart: v.ColdStart, Load: v.Load, Timeout: v.Timeout, SLO: v.SLO, Manifests: []string{y}, QueueLimit: ptr(c.Spec.QueueLimit),
+			Balancing: v.Balancing} // the balancer in front is no object gpuplan writes
 		if c.Flags&cluster.FlagPreemptNever != 0 {
 			nv.PreemptionPolicy = scenarios.PreemptNever
 		}
