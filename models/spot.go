@@ -54,6 +54,8 @@ func SpotBandRate(band string) (perHour float64, assumption string, err error) {
 type SpotAdvice struct {
 	Band    string
 	Savings int // percent below on-demand (negative: spot costs more)
+	// SavingsKnown is false when the row gives no savings.
+	SavingsKnown bool
 }
 
 // SpotAdvisor holds Spot Advisor rows by region and instance type.

@@ -297,6 +297,7 @@ func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 			BackfillDepth: s.Spec.Queueing.BackfillDepth,
 		},
 	}}
+	b.Assumptions = append(b.Assumptions, cm.PriceNotes()...)
 	if s.cat != nil {
 		b.PriceSources = s.cat.Sources
 	}

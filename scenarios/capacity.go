@@ -70,7 +70,7 @@ func ReadSpotAdvisor(file string, r io.Reader) (*models.SpotAdvisor, error) {
 			if err != nil || n < -1000 || n > 100 {
 				return t.Bad("SavingsPctVsOnDemand", "%q is not a percentage (at most 100; negative when spot costs more)", v)
 			}
-			a.Savings = n
+			a.Savings, a.SavingsKnown = n, true
 		}
 		adv.Add(region, it, a)
 		return nil
@@ -121,6 +121,8 @@ type PoolPrice struct {
 	Group string
 	// Interruptions and Failures say which model was used ("" none).
 	Interruptions, Failures string
+	// estimate is a spot price the catalog did not give (see PriceNotes).
+	estimate spotEstimate
 }
 
 // capacityNeeded reports whether any pool needs the capacity controller.
@@ -192,26 +194,39 @@ func (s *Scenario) BaseRates() models.BaseRates {
 }
 
 // quote prices a pool's node: an override, else the catalog (a pool with
-// no instance type, or one the catalog does not know, has no price).
-func (s *Scenario) quote(at, instanceType string, cs *CapacitySpec, ct string, override *float64) (float64, string, error) {
+// no instance type, or one the catalog does not know, has no price). A
+// spot node the catalog has no spot price for in its region (or zone) is
+// priced from the Spot Advisor's savings on its on-demand price when the
+// advisor has the type there (est says so).
+func (s *Scenario) quote(at, instanceType string, cs *CapacitySpec, ct string, override *float64) (perHour float64, basis string, est spotEstimate, err error) {
 	if override != nil {
-		return *override, "scenario price", nil
+		return *override, "scenario price", est, nil
 	}
 	if instanceType == "" {
-		return 0, "no price (no instance type)", nil
+		return 0, "no price (no instance type)", est, nil
 	}
 	cat, err := s.catalog()
 	if err != nil {
-		return 0, "", err
+		return 0, "", est, err
 	}
-	q, err := cat.Quote(instanceType, s.region(cs.Region), cs.Zone, ct)
+	region := s.region(cs.Region)
+	q, err := cat.Quote(instanceType, region, cs.Zone, ct)
 	if err != nil {
 		if _, known := cat.Instance(instanceType); !known {
-			return 0, fmt.Sprintf("no price (%s is not in the catalog)", instanceType), nil
+			return 0, fmt.Sprintf("no price (%s is not in the catalog)", instanceType), est, nil
 		}
-		return 0, "", s.errAt(at, "%v; give pricePerHour or another region or zone", err)
+		if ct == models.Spot {
+			if od, odErr := cat.Quote(instanceType, region, cs.Zone, models.OnDemand); odErr == nil {
+				p, basis, est, ok, advErr := spotFromAdvisor(instanceType, region, od.PerHour, od.Basis)
+				if advErr != nil || ok {
+					return p, basis, est, advErr
+				}
+				err = fmt.Errorf("%v, nor has the Spot Advisor its savings there", err)
+			}
+		}
+		return 0, "", est, s.errAt(at, "%v; give pricePerHour or another region or zone", err)
 	}
-	return q.PerHour, q.Basis, nil
+	return q.PerHour, q.Basis, est, nil
 }
 
 func noticeFor(it models.InstanceType, known bool) (cluster.Time, string) {
@@ -366,7 +381,7 @@ func (s *Scenario) poolCapacity(i int, ps *cluster.PoolSpec, res resources, grou
 	cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Replace: true, Group: -1}
 	price := PoolPrice{Pool: p.Name, CapacityType: ct}
 	var err error
-	if cp.PricePerHour, price.Basis, err = s.quote(at+".instanceType", p.InstanceType, &p.CapacitySpec, ct, p.PricePerHour); err != nil {
+	if cp.PricePerHour, price.Basis, price.estimate, err = s.quote(at+".instanceType", p.InstanceType, &p.CapacitySpec, ct, p.PricePerHour); err != nil {
 		return cp, price, err
 	}
 	price.PerHour = cp.PricePerHour
@@ -498,14 +513,14 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 				// know or does not price there) Karpenter's.
 				byKarpenter := karpenterOnly && override == nil
 				if !byKarpenter {
-					cp.PricePerHour, price.Basis, err = s.quote(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), it, &cs, ct, override)
+					cp.PricePerHour, price.Basis, price.estimate, err = s.quote(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), it, &cs, ct, override)
 					byKarpenter = err != nil && ko.ok && override == nil && region == karpenter.Region
 					if err != nil && !byKarpenter {
 						return nil, nil, nil, nil, err
 					}
 				}
 				if byKarpenter {
-					if cp.PricePerHour, price.Basis, err = ko.price(region, ct); err != nil {
+					if cp.PricePerHour, price.Basis, price.estimate, err = ko.price(region, ct); err != nil {
 						return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "%v", err)
 					}
 				}

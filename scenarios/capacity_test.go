@@ -206,7 +206,7 @@ func TestSpotAdvisorData(t *testing.T) {
 	require.Equal(t, 822, adv.Len())
 	a, ok := adv.Lookup("us-east-1", "p5.48xlarge")
 	require.True(t, ok)
-	require.Equal(t, models.SpotAdvice{Band: ">20%", Savings: 52}, a)
+	require.Equal(t, models.SpotAdvice{Band: ">20%", Savings: 52, SavingsKnown: true}, a)
 	ts, err := ReadInterruptionTimes("t.csv", strings.NewReader("time\n90\n3600.5\n"))
 	require.NoError(t, err)
 	require.Equal(t, []cluster.Time{90000, 3600500}, ts)

@@ -472,16 +472,23 @@ func (s *Scenario) karpenterType(name string) (resources, karpenterOffer, error)
 
 // price is the offer's hourly price for a capacity type in a region, and
 // its basis: Karpenter's us-east-1 on-demand price; a spot node, whose
-// price gpuplan's catalog does not have, at the on-demand price (an upper
-// bound on its cost).
-func (o karpenterOffer) price(region, ct string) (float64, string, error) {
+// price gpuplan's catalog does not have, at that price less the Spot
+// Advisor's savings for the type, else at the on-demand price (an upper
+// bound on its cost). est says which, for the run's assumptions.
+func (o karpenterOffer) price(region, ct string) (perHour float64, basis string, est spotEstimate, err error) {
 	if region != karpenter.Region {
-		return 0, "", fmt.Errorf("%s has a price only in %s (Karpenter's table); give pricePerHour or region %s", o.t.Name, karpenter.Region, karpenter.Region)
+		return 0, "", est, fmt.Errorf("%s has a price only in %s (Karpenter's table); give pricePerHour or region %s", o.t.Name, karpenter.Region, karpenter.Region)
 	}
+	const list = "Karpenter's us-east-1 on-demand list"
 	if ct == models.Spot {
-		return o.t.OnDemandPerHour, "Karpenter's us-east-1 on-demand list; no spot price known, billed at on-demand (an upper bound)", nil
+		p, basis, est, ok, err := spotFromAdvisor(o.t.Name, region, o.t.OnDemandPerHour, list)
+		if err != nil || ok {
+			return p, basis, est, err
+		}
+		return o.t.OnDemandPerHour, list + "; no spot price known, billed at on-demand (an upper bound)",
+			spotEstimate{instanceType: o.t.Name, region: region, upperBound: true}, nil
 	}
-	return o.t.OnDemandPerHour, "Karpenter's us-east-1 on-demand list", nil
+	return o.t.OnDemandPerHour, list, est, nil
 }
 
 // labels are the well-known labels Karpenter puts on a node of the type.

@@ -424,3 +424,99 @@ func (b *catalogBuilder) finish() (*models.PriceCatalog, error) {
 	b.cat.Sources = append(b.cat.Sources, b.sources...)
 	return b.cat, nil
 }
+
+// SpotEstimateNote is how the run's assumptions qualify a spot price
+// taken from the Spot Advisor.
+const SpotEstimateNote = "the Spot Advisor's average savings, an estimate, not a market price"
+
+// spotEstimate records how a spot node the catalog has no spot price for
+// was priced, for the run's assumptions: from the Spot Advisor's savings,
+// or (upperBound) at on-demand. The zero value is a price with nothing to
+// note.
+type spotEstimate struct {
+	instanceType, region string
+	upperBound           bool
+	savings              int
+	onDemand, perHour    float64
+	source               string
+}
+
+// spotFromAdvisor prices a spot node whose type has no spot price in the
+// catalog for its region (or zone): its on-demand price (onDemand, from
+// odBasis) less the Spot Advisor's savings for the type in the region,
+// on-demand x (1 - savings%). ok is false when the Spot Advisor gives no
+// savings for the type there.
+func spotFromAdvisor(instanceType, region string, onDemand float64, odBasis string) (perHour float64, basis string, est spotEstimate, ok bool, err error) {
+	adv, err := DefaultSpotAdvisor()
+	if err != nil {
+		return 0, "", est, false, err
+	}
+	a, found := adv.Lookup(region, instanceType)
+	if !found || !a.SavingsKnown {
+		return 0, "", est, false, nil
+	}
+	// To the micro-dollar, as the catalogs give prices: 71% off $16.288
+	// is $4.72352, not 4.723520000000001.
+	perHour = math.Round(onDemand*float64(100-a.Savings)*1e4) / 1e6
+	basis = fmt.Sprintf("Spot Advisor estimate: on-demand $%.6g/h (%s) less %d%%, the Spot Advisor's average savings for %s in %s (%s); an estimate, not a market price",
+		onDemand, odBasis, a.Savings, instanceType, region, adv.Source)
+	est = spotEstimate{instanceType: instanceType, region: region, savings: a.Savings, onDemand: onDemand, perHour: perHour, source: adv.Source}
+	return perHour, basis, est, true, nil
+}
+
+// maxNotedTypes bounds the types one assumption names (a Karpenter
+// NodePool may offer hundreds).
+const maxNotedTypes = 12
+
+// PriceNotes are the assumptions the pools' prices rest on: per region,
+// the spot prices estimated from the Spot Advisor (type, percentage,
+// on-demand and the estimate) and the spot types billed at on-demand.
+// Each type is named once, in pool order.
+func (m *ClusterModel) PriceNotes() []string {
+	type group struct {
+		upperBound bool
+		region     string
+		source     string
+		items      []string
+	}
+	var groups []*group
+	seen := map[[2]string]bool{}
+	for _, p := range m.Prices {
+		e := p.estimate
+		if e.instanceType == "" || seen[[2]string{e.instanceType, e.region}] {
+			continue
+		}
+		seen[[2]string{e.instanceType, e.region}] = true
+		var g *group
+		for _, x := range groups {
+			if x.upperBound == e.upperBound && x.region == e.region {
+				g = x
+			}
+		}
+		if g == nil {
+			g = &group{upperBound: e.upperBound, region: e.region, source: e.source}
+			groups = append(groups, g)
+		}
+		item := e.instanceType
+		if !e.upperBound {
+			item = fmt.Sprintf("%s %d%% off $%.6g/h = $%.6g/h", e.instanceType, e.savings, e.onDemand, e.perHour)
+		}
+		g.items = append(g.items, item)
+	}
+	var out []string
+	for _, g := range groups {
+		list := g.items
+		more := ""
+		if len(list) > maxNotedTypes {
+			list, more = list[:maxNotedTypes], fmt.Sprintf(" and %d more", len(g.items)-maxNotedTypes)
+		}
+		if g.upperBound {
+			out = append(out, fmt.Sprintf("spot billed at on-demand (an upper bound) in %s: neither the price catalog nor the Spot Advisor has a spot price or savings for %s%s",
+				g.region, strings.Join(list, ", "), more))
+			continue
+		}
+		out = append(out, fmt.Sprintf("spot priced from %s (%s), on-demand x (1 - savings%%), where the price catalog has no spot price in %s: %s%s",
+			SpotEstimateNote, g.source, g.region, strings.Join(list, ", "), more))
+	}
+	return out
+}
