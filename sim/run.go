@@ -413,8 +413,12 @@ func (r *runner) loop() error {
 		if !ok || (h > 0 && t > h) {
 			break
 		}
-		if r.live == 0 && !r.hasNext && len(r.svcs) == 0 {
-			break // only ticks left (services run to the horizon)
+		// With no job left, a run with a horizon still goes on to it when
+		// nodes come and go: the nodes a burst launched are scaled down,
+		// consolidated or expired, and billed until then, not to the
+		// horizon. Services run to the horizon too.
+		if r.live == 0 && !r.hasNext && len(r.svcs) == 0 && (h == 0 || r.capacity == nil) {
+			break // only ticks left
 		}
 		for {
 			t2, ok := r.q.PeekTime()
