@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -149,4 +151,33 @@ func TestPriceNotesBoundTheTypesNamed(t *testing.T) {
 	m.Prices = append(m.Prices, PoolPrice{Pool: "priced"})
 	require.Equal(t, []string{"spot billed at on-demand (an upper bound) in us-east-1: neither the price catalog nor the Spot Advisor has a spot price or savings for " +
 		strings.Join(names[:12], ", ") + " and 2 more"}, m.PriceNotes())
+}
+
+// A live cluster's spot nodes of a type the catalog has no spot price
+// for (the hand-written dump's four g5.xlarge nodes made SPOT) are priced
+// from the Spot Advisor: $1.006/h less 59% = $0.41246/h. Before, such a
+// pool was refused ("has no prices in the catalog").
+func TestLiveSpotNodesPricedFromSpotAdvisor(t *testing.T) {
+	dir := t.TempDir()
+	nodes, err := os.ReadFile("kube/nodes/testdata/mixed-cluster.yaml")
+	require.NoError(t, err)
+	// The first four ON_DEMAND nodes are the g5.xlarge ones.
+	spot := strings.Replace(string(nodes), "eks.amazonaws.com/capacityType: ON_DEMAND", "eks.amazonaws.com/capacityType: SPOT", 4)
+	require.NotEqual(t, string(nodes), spot)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nodes.yaml"), []byte(spot), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(liveScenario), 0o644))
+	s, err := LoadFile(filepath.Join(dir, "s.yaml"))
+	require.NoError(t, err)
+	b, err := s.Build(Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	found := false
+	for _, p := range b.Prices {
+		if p.Pool == "g5.xlarge-spot-us-east-1a" {
+			found = true
+			require.InDelta(t, 0.41246, p.PerHour, 1e-9)
+		}
+	}
+	require.True(t, found, "%v", b.Prices)
+	require.Contains(t, spotNotes(b.Assumptions), "spot priced from "+SpotEstimateNote+" (AWS Spot Instance Advisor, snapshot 2025-06-28), on-demand x (1 - savings%), where the price catalog has no spot price in us-east-1: g5.xlarge 59% off $1.006/h = $0.41246/h")
 }
