@@ -93,6 +93,10 @@ type Config struct {
 	// Progress, when set, is called every ProgressEvery events.
 	Progress      func(Progress)
 	ProgressEvery uint64
+	// periodEvents makes every scaler period an event of its own (tests:
+	// the same run as the default, which does consecutive periods with
+	// nothing between them in one; see nextSync).
+	periodEvents bool
 }
 
 // InvariantError is a broken invariant: a bug in the simulator, not bad input.

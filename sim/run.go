@@ -171,7 +171,11 @@ type runner struct {
 	// svcs are the run's inference services; nrep counts the entries of
 	// the job table that are their replica pods.
 	svcs []svcState
-	nrep int
+	// chain is 1 + the service whose scaler period at chainAt was just
+	// done (0: none): syncChain schedules its next.
+	chain   int
+	chainAt Time
+	nrep    int
 
 	// capacity, when set, makes nodes come and go; onNode then lists the
 	// jobs with a pod on each node.
@@ -438,6 +442,9 @@ func (r *runner) loop() error {
 			if r.cfg.Progress != nil && r.stats.Events%r.cfg.ProgressEvery == 0 {
 				r.cfg.Progress(Progress{Now: t, Submitted: int(r.njobs) - r.nrep, Finished: r.finished, Events: r.stats.Events})
 			}
+			if r.chain > 0 {
+				r.syncChain()
+			}
 		}
 		if r.adm != nil && r.adm.dirty {
 			if err := r.admitCycle(t); err != nil {
@@ -498,7 +505,7 @@ func (r *runner) handle(t Time, ev event) error {
 	case evAdmitCycle:
 		r.adm.dirty = true
 	case evScale:
-		return r.scale(t, int(ev.job), ev.sub == 1)
+		return r.scale(t, int(ev.job), ev.sub == 1, ev.sub == 2, int(ev.stamp))
 	case evReady:
 		j := r.job(ev.job)
 		if !j.finished && j.running && j.attempts == ev.stamp {

@@ -196,16 +196,16 @@ func (r *runner) account(s *svcState, t Time) {
 }
 
 // scale is a service's scaler period at t (init: the run's start, where
-// the initial replicas are made).
-func (r *runner) scale(t Time, k int, init bool) error {
+// the initial replicas are made; decided: the decision was taken at t by
+// the batch of periods in nextSync, want is it).
+func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
 	s := &r.svcs[k]
 	r.account(s, t)
-	want := s.initial
-	if !init {
-		n := len(s.pods)
-		want = s.scaler.Decide(t, n, s.ready, n-s.ready, s.svc.Observe(t, s.ready))
-		want = min(max(want, s.min), s.max)
-		s.decisions++
+	switch {
+	case init:
+		want = s.initial
+	case !decided:
+		want = r.decide(t, s)
 	}
 	for len(s.pods) < want {
 		if err := r.createReplica(t, k); err != nil {
@@ -220,10 +220,74 @@ func (r *runner) scale(t Time, k int, init bool) error {
 	if len(s.pods) != want || want < s.min || want > s.max {
 		return &InvariantError{Err: fmt.Errorf("service %s holds %d replica pods after deciding %d (bounds %d..%d)", s.cfg.Spec.Name, len(s.pods), want, s.min, s.max)}
 	}
-	if next := t + s.period; next < r.cfg.Horizon {
-		r.push(next, event{kind: evScale, job: int32(k)})
-	}
+	r.nextSync(t, k)
 	return nil
+}
+
+// decide is service s's scaler's decision at t, within its bounds.
+func (r *runner) decide(t Time, s *svcState) int {
+	n := len(s.pods)
+	want := s.scaler.Decide(t, n, s.ready, n-s.ready, s.svc.Observe(t, s.ready))
+	s.decisions++
+	return min(max(want, s.min), s.max)
+}
+
+// nextSync schedules service k's scaler period after the one at t: the
+// run's loop calls syncChain once the event at t is counted.
+func (r *runner) nextSync(t Time, k int) {
+	r.chain, r.chainAt = k+1, t
+}
+
+// syncChain schedules the scaler period that follows the one just done
+// (nextSync's).
+//
+// A period costs an event only when something else may happen before it.
+// When nothing else can (the queue's next event is later than the period,
+// and no scheduling pass or admission cycle is due now), the period is the
+// next thing the run does, so it is done here and now, exactly as the
+// event would do it: the service accounted up to it, its scaler asked,
+// the event counted and reported to Progress. Periods go on being done
+// here while the scaler keeps the replicas; a period whose decision
+// changes them is pushed as an event carrying the decision, applied when
+// it pops (its scheduling pass then runs at its time). The event that
+// ends a chain is pushed, as the period before would have pushed it,
+// before any event that could come at the same time. Whatever another
+// event finds at any instant is unchanged, so results are the same byte
+// for byte; a service beside sparse job events costs its accounting and
+// its scaler's decision a period instead of a heap push and pop too.
+func (r *runner) syncChain() {
+	k, t := r.chain-1, r.chainAt
+	r.chain = 0
+	s := &r.svcs[k]
+	h := r.cfg.Horizon
+	now := r.now
+	defer func() { r.now = now }()
+	for {
+		next := t + s.period
+		if next >= h {
+			return
+		}
+		if r.dirty || (r.adm != nil && r.adm.dirty) || r.cfg.periodEvents {
+			r.push(next, event{kind: evScale, job: int32(k)})
+			return
+		}
+		if at, ok := r.q.PeekTime(); ok && at <= next {
+			r.push(next, event{kind: evScale, job: int32(k)})
+			return
+		}
+		// The period at next is the run's next event.
+		r.now = next
+		r.account(s, next)
+		if want := r.decide(next, s); want != len(s.pods) {
+			r.push(next, event{kind: evScale, sub: 2, job: int32(k), stamp: uint32(want)})
+			return
+		}
+		r.stats.Events++
+		if r.cfg.Progress != nil && r.stats.Events%r.cfg.ProgressEvery == 0 {
+			r.cfg.Progress(Progress{Now: next, Submitted: int(r.njobs) - r.nrep, Finished: r.finished, Events: r.stats.Events})
+		}
+		t = next
+	}
 }
 
 // createReplica makes a replica pod of service k at t: pending, in

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -450,4 +451,59 @@ func TestReplicaOutlivesWaitForPodsReadyLimit(t *testing.T) {
 	require.Equal(t, float64(13*Minute), s.ColdStartMs)
 	require.InDelta(t, 47/60.0, s.ReadyHours, 1e-9)
 	require.Zero(t, s.Preempted, "waitForPodsReady evictions are counted as PodsReadyTimeouts, as for jobs")
+}
+
+// A scaler period with nothing else before it is done without an event of
+// its own (nextSync): the run must be the one where every period is an
+// event, to the last float, event count and progress report. Services
+// under an HPA (diurnal load with a spike, and a constant one), the KPA
+// and KEDA, beside jobs that arrive every 7 to 20 min, preempt and are
+// preempted, with timeline buckets that fall on periods.
+func TestScalerPeriodsWithoutEventsSameRun(t *testing.T) {
+	mk := func(periodEvents bool) (*Result, []Progress) {
+		h, err := autoscale.NewHPA(autoscale.NewHPASpec(6, 40))
+		require.NoError(t, err)
+		diurnal := ServiceConfig{Spec: services.Spec{Name: "diurnal", Batch: light, SLOMs: 50,
+			Load: serving.Load{Base: 100, Amplitude: 80, PeakMs: Hour, PeriodMs: 4 * Hour,
+				Spikes: []serving.Spike{{StartMs: 5 * Hour, LengthMs: 30 * Minute, Factor: 3}}}},
+			Scaler: services.HPA{H: h, Metric: services.RequestsPerReplica}, Pod: replicaPod,
+			MinReplicas: 1, MaxReplicas: 6, InitialReplicas: 2, ImagePull: 30 * Second, ModelLoad: 15 * Second, Priority: 5}
+		h2, err := autoscale.NewHPA(autoscale.NewHPASpec(4, 60))
+		require.NoError(t, err)
+		steady := service("steady", 100, light)
+		steady.Scaler = services.HPA{H: h2, Metric: services.RequestsPerReplica}
+		steady.MinReplicas, steady.MaxReplicas, steady.InitialReplicas = 1, 4, 1
+		kp, err := autoscale.NewKPA(autoscale.NewKPASpec(10))
+		require.NoError(t, err)
+		kpa := ServiceConfig{Spec: services.Spec{Name: "kpa", Batch: light,
+			Load: serving.Load{Points: []serving.Point{{AtMs: 0, Rate: 0}, {AtMs: Hour, Rate: 40}, {AtMs: 2 * Hour, Rate: 0}, {AtMs: 6 * Hour, Rate: 30}}}},
+			Scaler: services.KPA{K: kp, TickMs: 2000}, Pod: replicaPod, MaxReplicas: 3, ModelLoad: Minute}
+		kd, err := autoscale.NewKEDA(autoscale.NewScaledObjectSpec(100))
+		require.NoError(t, err)
+		keda := ServiceConfig{Spec: services.Spec{Name: "keda", Batch: light,
+			Load: serving.Load{Points: []serving.Point{{AtMs: 0, Rate: 0}, {AtMs: 3 * Hour, Rate: 150}, {AtMs: 4 * Hour, Rate: 0}}}},
+			Scaler: services.KEDA{K: kd, Metric: services.RequestsPerReplica}, Pod: replicaPod, MaxReplicas: 3, ImagePull: Minute}
+		var jobs []cluster.JobSpec
+		for i, at := 0, Time(0); at < 8*Hour; i++ {
+			at += Time(7+i*5%14) * Minute
+			jobs = append(jobs, prio(job(fmt.Sprint("j", i), at, Time(20+i*11%90)*Minute, int32(1+i%2), int32(1+i%4)), int32(i%3*4)))
+		}
+		var prog []Progress
+		cfg := Config{Seed: 3, Pools: []cluster.PoolSpec{pool("p", 4, 4)}, Horizon: 8 * Hour, TimelineInterval: 15 * Minute,
+			Preemption: true, Services: []ServiceConfig{diurnal, steady, kpa, keda},
+			Progress: func(p Progress) { prog = append(prog, p) }, ProgressEvery: 97, periodEvents: periodEvents}
+		return run(t, cfg, jobs...), prog
+	}
+	want, wantProg := mk(true)
+	got, gotProg := mk(false)
+	require.Equal(t, want, got)
+	require.Equal(t, wantProg, gotProg)
+	require.NotEmpty(t, wantProg)
+	var preempted int
+	for _, s := range got.Services {
+		require.Greater(t, s.Decisions, 0)
+		preempted += s.Preempted
+	}
+	require.Greater(t, got.Stats.Events, uint64(4*8*Hour/(15*Second)), "every period counted as an event")
+	t.Logf("events %d, replicas preempted %d", got.Stats.Events, preempted)
 }

@@ -135,6 +135,10 @@ type HPA struct {
 	spec    HPASpec
 	recs    []stamped // recommendations, oldest first
 	changes []stamped // applied changes: at, signed replica delta
+	// flat is the replicas every one of recs recommends, -1 when they
+	// differ (any value when recs is empty): a steady sync checks it
+	// instead of walking the windows.
+	flat int
 }
 
 // NewHPA is a controller for spec; it refuses an invalid spec.
@@ -142,7 +146,7 @@ func NewHPA(spec HPASpec) (*HPA, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	return &HPA{spec: spec}, nil
+	return &HPA{spec: spec, flat: -1}, nil
 }
 
 // Spec is the controller's spec.
@@ -156,7 +160,22 @@ func (h *HPA) Sync(now int64, o Observation) int {
 		return 0
 	}
 	proposal := h.proposal(o)
+	if proposal == cur && len(h.changes) == 0 && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas &&
+		(len(h.recs) == 0 || h.flat == cur) {
+		h.steady(now, cur)
+		return cur
+	}
 	desired := h.normalize(now, cur, proposal)
+	h.flat = -1
+	if n := len(h.recs); n > 0 {
+		h.flat = h.recs[0].replicas
+		for _, r := range h.recs[1:] {
+			if r.replicas != h.flat {
+				h.flat = -1
+				break
+			}
+		}
+	}
 	if desired != cur {
 		h.changes = append(h.changes, stamped{now, desired - cur})
 	}
@@ -244,6 +263,24 @@ func (h *HPA) normalize(now int64, cur, proposal int) int {
 	}
 	h.trimChanges(now)
 	return min(max(desired, h.spec.MinReplicas), h.spec.MaxReplicas)
+}
+
+// steady is normalize's work when the proposal is cur, every
+// recommendation in the windows is cur and no change is remembered: both
+// windows recommend cur, so the answer is cur (within bounds), and all that
+// changes is the recommendations, which gain this one and lose those out
+// of every window (the oldest: they are in time order).
+func (h *HPA) steady(now int64, cur int) {
+	h.recs = append(h.recs, stamped{now, cur})
+	h.flat = cur
+	longest := max(h.spec.ScaleUp.StabilizationMs, h.spec.ScaleDown.StabilizationMs)
+	i := 0
+	for i < len(h.recs) && h.recs[i].at+longest <= now && h.recs[i].at != now {
+		i++
+	}
+	if i > 0 {
+		h.recs = h.recs[:copy(h.recs, h.recs[i:])]
+	}
 }
 
 // changedWithin sums the replicas added (sign > 0) or removed (sign < 0)

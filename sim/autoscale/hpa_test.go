@@ -1,6 +1,8 @@
 package autoscale
 
 import (
+	"github.com/stretchr/testify/require"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -144,5 +146,70 @@ func TestHPASelectMin(t *testing.T) {
 	h, _ := NewHPA(spec)
 	if got := h.Sync(0, Observation{Replicas: 100, Ready: 100, Metric: 0.1}); got != 100 {
 		t.Errorf("disabled scale-down moved to %d", got)
+	}
+}
+
+// syncWalking is Sync without the steady shortcut: every sync walks the
+// windows (normalize), as the HPA did before it.
+func (h *HPA) syncWalking(now int64, o Observation) int {
+	cur := o.Replicas
+	if cur == 0 && h.spec.MinReplicas > 0 {
+		return 0
+	}
+	desired := h.normalize(now, cur, h.proposal(o))
+	if desired != cur {
+		h.changes = append(h.changes, stamped{now, desired - cur})
+	}
+	return desired
+}
+
+// A steady sync (the proposal is the replicas, every recommendation in the
+// windows is too, no change remembered) skips the window walk: the same
+// answers and the same remembered recommendations and changes as walking,
+// sync by sync, over a metric that holds for long stretches (so that the
+// shortcut is taken) and jumps between them (so that windows hold
+// different values), with and without a scale-up window, a Value metric
+// and replicas the target's owner changes by hand.
+func TestSteadySyncIsTheWalk(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*HPASpec)
+	}{
+		{"defaults", func(*HPASpec) {}},
+		{"scale-up window", func(s *HPASpec) { s.ScaleUp.StabilizationMs = 60_000 }},
+		{"no scale-down window", func(s *HPASpec) { s.ScaleDown.StabilizationMs = 0 }},
+		{"value", func(s *HPASpec) { s.Type = Value; s.MinReplicas = 2 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := NewHPASpec(12, 100)
+			c.edit(&spec)
+			fast, err := NewHPA(spec)
+			require.NoError(t, err)
+			walk, err := NewHPA(spec)
+			require.NoError(t, err)
+			rng := rand.New(rand.NewPCG(1, 2))
+			cur, load, steady := 3, 300.0, 0
+			for now := int64(0); now < 6*3_600_000; now += spec.SyncMs {
+				if rng.IntN(40) == 0 {
+					load = float64(rng.IntN(1200))
+				}
+				if rng.IntN(300) == 0 {
+					cur = 1 + rng.IntN(10) // by hand
+				}
+				// The load spread over the replicas (for a Value
+				// metric too: any value that falls as they grow).
+				o := Observation{Replicas: cur, Ready: cur, Metric: load / float64(max(cur, 1))}
+				wasFlat := len(fast.changes) == 0 && (len(fast.recs) == 0 || fast.flat == cur)
+				got, want := fast.Sync(now, o), walk.syncWalking(now, o)
+				require.Equal(t, want, got, "at %d ms", now)
+				require.Equal(t, walk.recs, fast.recs, "at %d ms", now)
+				require.Equal(t, walk.changes, fast.changes, "at %d ms", now)
+				if wasFlat && got == cur {
+					steady++
+				}
+				cur = got
+			}
+			require.Greater(t, steady, 300, "the steady shortcut was taken")
+		})
 	}
 }
