@@ -111,7 +111,7 @@ func TestBackoffLimitAndDelay(t *testing.T) {
 func TestAutoscalerScalesUpAndDown(t *testing.T) {
 	spec := &capacity.Spec{
 		Pools:  []capacity.Pool{{Provisioning: 5 * mins, Group: 0}},
-		Groups: []capacity.Group{{Name: "ca", Kind: capacity.Autoscaler, MaxNodes: 2, ScaleDownUnneeded: 10 * mins, ScaleDownDelayAfterAdd: 10 * mins}},
+		Groups: []capacity.Group{{Name: "ca", Kind: capacity.Autoscaler, Pools: []int32{0}, MaxNodes: 2, ScaleDownUnneeded: 10 * mins, ScaleDownDelayAfterAdd: 10 * mins}},
 	}
 	pools := []cluster.PoolSpec{gpuPool("ca", 0, 2, 8)}
 	res := simulate(t, pools, spec, gpuJob("a", 0, hour, 1, 8, nil), gpuJob("b", 0, 2*hour, 1, 8, nil), gpuJob("c", 0, hour, 1, 8, nil))

@@ -434,7 +434,7 @@ func TestScaleToZeroWithKPA(t *testing.T) {
 func TestReplicaOutlivesWaitForPodsReadyLimit(t *testing.T) {
 	spec := &capacity.Spec{
 		Pools:  []capacity.Pool{{Provisioning: 10 * Minute, Group: 0}},
-		Groups: []capacity.Group{{Name: "ca", Kind: capacity.Autoscaler, MaxNodes: 1, ScaleDownUnneeded: 10 * Minute, ScaleDownDelayAfterAdd: 10 * Minute}},
+		Groups: []capacity.Group{{Name: "ca", Kind: capacity.Autoscaler, Pools: []int32{0}, MaxNodes: 1, ScaleDownUnneeded: 10 * Minute, ScaleDownDelayAfterAdd: 10 * Minute}},
 	}
 	p := pool("p", 0, 8)
 	p.MaxNodes = 1

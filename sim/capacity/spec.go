@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"slices"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -158,6 +159,10 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 		}
 		if p.Group < -1 || int(p.Group) >= len(s.Groups) {
 			return fmt.Errorf("pool %s: group %d does not exist", name, p.Group)
+		}
+		// A group counts and scales down only the pools it lists.
+		if p.Group >= 0 && !slices.Contains(s.Groups[p.Group].Pools, int32(i)) {
+			return fmt.Errorf("pool %s: group %s does not list it among its pools", name, s.Groups[p.Group].Name)
 		}
 	}
 	for gi := range s.Groups {
