@@ -302,7 +302,9 @@ func (s *Service) addLatency(cy serving.Cycle, n float64) {
 	if n <= 0 {
 		return
 	}
-	if s.pendN > 0 && !nearCycle(cy, s.pend) {
+	// The same cycle again (a steady rate on steady replicas) is near
+	// without the comparisons.
+	if s.pendN > 0 && cy != s.pend && !nearCycle(cy, s.pend) {
 		s.bucket.Add(s.pend, s.pendN)
 		s.pendN = 0
 	}
