@@ -4,8 +4,6 @@ import (
 	"errors"
 	"os"
 	"testing"
-
-	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // Every parser must turn any input into jobs that validate or an
@@ -22,26 +20,6 @@ func requireInputError(t *testing.T, err error) {
 	}
 }
 
-func drain(t *testing.T, src interface {
-	Next(*cluster.JobSpec) (bool, error)
-}) {
-	t.Helper()
-	for i := 0; i < 1<<16; i++ {
-		var j cluster.JobSpec
-		ok, err := src.Next(&j)
-		if err != nil {
-			requireInputError(t, err)
-			return
-		}
-		if !ok {
-			return
-		}
-		if err := j.Validate(); err != nil {
-			t.Fatalf("parser produced an invalid job %+v: %v", j, err)
-		}
-	}
-}
-
 func seed(f *testing.F, files ...string) {
 	for _, p := range files {
 		b, err := os.ReadFile(p)
@@ -51,8 +29,6 @@ func seed(f *testing.F, files ...string) {
 		f.Add(b)
 	}
 }
-
-func nop() error { return nil }
 
 func FuzzScenario(f *testing.F) {
 	f.Add([]byte(minimal))
