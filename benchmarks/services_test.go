@@ -41,26 +41,11 @@ func defaultWith(b *testing.B, horizon, load string) (sim.Config, []cluster.JobS
 	if err != nil {
 		b.Fatal(err)
 	}
-	built, err := s.Build(scenarios.Options{})
-	if err != nil {
-		b.Fatal(err)
+	cfg, jobs := buildJobs(b, s)
+	if load != "" && len(cfg.Services) != 1 {
+		b.Fatalf("%d services built", len(cfg.Services))
 	}
-	var jobs []cluster.JobSpec
-	for {
-		var j cluster.JobSpec
-		ok, err := built.Config.Workload.Next(&j)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		jobs = append(jobs, j)
-	}
-	if load != "" && len(built.Config.Services) != 1 {
-		b.Fatalf("%d services built", len(built.Config.Services))
-	}
-	return built.Config, jobs
+	return cfg, jobs
 }
 
 // BenchmarkServiceBesideDefaultJobs is issue 19's cost target: the default

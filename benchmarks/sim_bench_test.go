@@ -29,6 +29,12 @@ func loadJobs(b *testing.B, path, variant string) (sim.Config, []cluster.JobSpec
 			b.Fatal(err)
 		}
 	}
+	return buildJobs(b, s)
+}
+
+// buildJobs builds a scenario and reads its whole workload into memory.
+func buildJobs(b *testing.B, s *scenarios.Scenario) (sim.Config, []cluster.JobSpec) {
+	b.Helper()
 	built, err := s.Build(scenarios.Options{})
 	if err != nil {
 		b.Fatal(err)
