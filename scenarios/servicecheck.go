@@ -424,15 +424,10 @@ func (s *Scenario) servicePod(at string, p *PodTemplate) (cluster.PodSpec, error
 		if err := checkGPUValues(g); err != nil {
 			return out, s.errAt(at+".gpus", "%v", err)
 		}
-		v := *g.Value
-		switch {
-		case v < 0:
+		if v := *g.Value; v < 0 {
 			return out, s.errAt(at+".gpus", "%g: must not be negative", v)
-		case v >= 1:
-			out.GPUs = int32(v)
-		case v > 0:
-			out.GPUMilli = int32(math.Round(v * cluster.MilliGPU))
 		}
+		setGPUs(&out, *g.Value)
 	}
 	if p.MIG != "" {
 		if out.GPUs < 1 {

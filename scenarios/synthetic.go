@@ -261,14 +261,19 @@ func (g *classGen) job(j *cluster.JobSpec) {
 		MinAvailable: g.minAvailable,
 		Pod:          cluster.PodSpec{MilliCPU: g.cpuMilli, MemoryMiB: g.memMiB, MIG: g.mig, GPUMemMiB: g.gpuMemMiB},
 	}
-	gp := g.gpus.Sample(g.rng)
-	if gp >= 1 {
-		j.Pod.GPUs = int32(gp)
-	} else if gp > 0 {
-		j.Pod.GPUMilli = int32(math.Round(gp * cluster.MilliGPU))
-	}
+	setGPUs(&j.Pod, g.gpus.Sample(g.rng))
 	j.Duration = max(1, int64(math.Round(g.duration.Sample(g.rng))))
 	g.n++
+}
+
+// setGPUs puts a GPU count on a pod: whole GPUs from 1 up, a share of
+// one GPU (milli-GPU) below 1, none at 0.
+func setGPUs(p *cluster.PodSpec, n float64) {
+	if n >= 1 {
+		p.GPUs = int32(n)
+	} else if n > 0 {
+		p.GPUMilli = int32(math.Round(n * cluster.MilliGPU))
+	}
 }
 
 // Generator is a synthetic workload: every class's arrivals merged in time
