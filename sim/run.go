@@ -27,7 +27,7 @@ const (
 	evPodsReady    // waitForPodsReady's timeout for an admission (stamp: admission)
 	evAdmitRequeue // a workload evicted by waitForPodsReady is pending again
 	evAdmitCycle   // blockAdmission lifted during a pass: run admission again
-	evScale        // a service's scaler period (job: the service; sub 1: the start)
+	evScale        // a service's scaler period (job: the service; sub: scalePeriod, scaleStart or scaleDecided)
 	evReady        // a replica's cold start is over (stamp: its attempt)
 )
 
@@ -505,7 +505,7 @@ func (r *runner) handle(t Time, ev event) error {
 	case evAdmitCycle:
 		r.adm.dirty = true
 	case evScale:
-		return r.scale(t, int(ev.job), ev.sub == 1, ev.sub == 2, int(ev.stamp))
+		return r.scale(t, int(ev.job), ev.sub == scaleStart, ev.sub == scaleDecided, int(ev.stamp))
 	case evReady:
 		j := r.job(ev.job)
 		if !j.finished && j.running && j.attempts == ev.stamp {

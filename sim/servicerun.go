@@ -36,6 +36,15 @@ import (
 // slow down) but are not slowed themselves, and their GPU memory is not
 // checked against the GPU's.
 
+// An evScale event's sub: a scaler period, the run's start (the initial
+// replicas are made), or a period whose decision syncChain already took
+// (the event's stamp is the replicas it wants).
+const (
+	scalePeriod uint8 = iota
+	scaleStart
+	scaleDecided
+)
+
 // svcState is one service during the run.
 type svcState struct {
 	cfg      *ServiceConfig
@@ -163,7 +172,7 @@ func (r *runner) initServices() error {
 		if r.adm != nil && r.adm.ctl.QueueIndex(c.Queue) < 0 {
 			return bad("queue %q is not a LocalQueue of the admission policy", c.Queue)
 		}
-		r.push(0, event{kind: evScale, sub: 1, job: int32(k)})
+		r.push(0, event{kind: evScale, sub: scaleStart, job: int32(k)})
 	}
 	return nil
 }
@@ -267,19 +276,16 @@ func (r *runner) syncChain() {
 		if next >= h {
 			return
 		}
-		if r.dirty || (r.adm != nil && r.adm.dirty) || r.cfg.periodEvents {
-			r.push(next, event{kind: evScale, job: int32(k)})
-			return
-		}
-		if at, ok := r.q.PeekTime(); ok && at <= next {
-			r.push(next, event{kind: evScale, job: int32(k)})
+		at, queued := r.q.PeekTime()
+		if r.dirty || (r.adm != nil && r.adm.dirty) || r.cfg.periodEvents || (queued && at <= next) {
+			r.push(next, event{kind: evScale, sub: scalePeriod, job: int32(k)})
 			return
 		}
 		// The period at next is the run's next event.
 		r.now = next
 		r.account(s, next)
 		if want := r.decide(next, s); want != len(s.pods) {
-			r.push(next, event{kind: evScale, sub: 2, job: int32(k), stamp: uint32(want)})
+			r.push(next, event{kind: evScale, sub: scaleDecided, job: int32(k), stamp: uint32(want)})
 			return
 		}
 		r.stats.Events++
