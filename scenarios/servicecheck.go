@@ -18,7 +18,7 @@ const (
 	// MaxServiceRate bounds a request rate (requests per second).
 	MaxServiceRate = 1e9
 	// MaxServiceReplicas bounds a service's replicas.
-	MaxServiceReplicas = 10_000
+	MaxServiceReplicas = strict.MaxServiceReplicas
 	// MaxBatchSize bounds a batch.
 	MaxBatchSize = 1 << 16
 	// maxServiceMs bounds a batch's base or per-item time: an hour.

@@ -322,6 +322,26 @@ func TestServiceInferenceServiceManifest(t *testing.T) {
 	require.Equal(t, serving.LeastRequest, c.Spec.Balancing)
 }
 
+// KServe's own example InferenceService (its documentation's Llama 3 on
+// vLLM, as published) sets no replica bounds: KServe's defaults are a
+// minimum of 1 and no maximum, which a run bounds at MaxServiceReplicas.
+// Before, the reader's "no maximum" was the per-job pod bound (100,000),
+// and the scenario refused it as more than a service may have.
+func TestServiceUpstreamInferenceService(t *testing.T) {
+	c := oneService(t, svcCluster+`    services:
+    - name: huggingface-llama3
+      manifests: [isvc-huggingface-llama3.yaml]
+      load: {constant: 20}
+      batching: {batchSize: 8, maxBatchDelay: 50ms, baseMs: 40, perItemMs: 25}
+`)
+	require.Equal(t, []int{1, MaxServiceReplicas, 1}, []int{c.MinReplicas, c.MaxReplicas, c.InitialReplicas})
+	require.EqualValues(t, 6000, c.Pod.MilliCPU)
+	require.EqualValues(t, 24*1024, c.Pod.MemoryMiB)
+	require.EqualValues(t, 1, c.Pod.GPUs)
+	_, ok := c.Scaler.(services.KPA)
+	require.True(t, ok, "%T", c.Scaler)
+}
+
 // Bad service definitions are errors at their line, column and field.
 func TestServiceBadInput(t *testing.T) {
 	for _, c := range []struct{ name, from, to, want string }{

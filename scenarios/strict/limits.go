@@ -35,6 +35,9 @@ const (
 	MaxPodGPUs = 64
 	// MaxReplicas bounds the pods of one job.
 	MaxReplicas = 100_000
+	// MaxServiceReplicas bounds the replicas of one inference service (and
+	// stands for "no limit" where a manifest leaves the maximum open).
+	MaxServiceReplicas = 10_000
 	// MaxNodes bounds the nodes of one cluster (every pool at its largest).
 	MaxNodes = 1_000_000
 	// MaxTimelineBuckets bounds the timeline's intervals over the horizon.

@@ -176,9 +176,9 @@ func readISVC(file string, m strict.Manifest) (Workload, error) {
 	}
 	wl.MaxReplicas = int(p.MaxReplicas)
 	if wl.MaxReplicas == 0 {
-		// 0 is "no limit" in KServe; a simulation needs one: the most one
-		// service could hold on the largest cluster gpuplan reads.
-		wl.MaxReplicas = strict.MaxReplicas
+		// 0 (or none) is "no limit" in KServe; a simulation needs one: the
+		// most replicas a service may have.
+		wl.MaxReplicas = strict.MaxServiceReplicas
 	}
 	if wl.MinReplicas < 0 || wl.MinReplicas > wl.MaxReplicas {
 		return wl, at("spec.predictor.minReplicas", "must be from 0 to maxReplicas (%d), got %d", wl.MaxReplicas, wl.MinReplicas)
