@@ -93,13 +93,14 @@ func FluidCycle(lambda float64, c int, b Batch) (Cycle, error) {
 	}
 	// Replicas are the bottleneck: each serves back to back, a batch
 	// every S(n)/c, holding what arrived meanwhile: n = perMs S(n) / c.
+	// No queue of ready batches is added: the batches' offered load is
+	// c replicas' worth by construction (a = c), where a G/G/c queue has
+	// no steady state; the batch size absorbs the variation instead.
 	if den := cf - perMs*b.PerItemMs; den > 0 {
 		n = perMs * b.BaseMs / den
 		if n <= B {
 			s := b.serviceOf(n)
-			cy := Cycle{Regime: Busy, IntervalMs: s / cf, Size: n, ServiceMs: s, Served: lambda}
-			cy.queueing(c, b.Exponential)
-			return cy, nil
+			return Cycle{Regime: Busy, IntervalMs: s / cf, Size: n, ServiceMs: s, Served: lambda}, nil
 		}
 	}
 	s := b.ServiceMs(b.Size)

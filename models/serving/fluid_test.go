@@ -109,3 +109,32 @@ func TestFluidAccuracyAcrossLoads(t *testing.T) {
 		}
 	}
 }
+
+// The Busy regime has no queue of ready batches: one replica, batches of at
+// most 8 within 50 ms taking 40 + 25n ms, at 30 requests/s (gathering for
+// 50 ms + 1/30 s would hold 2.5 requests, whose 102.5 ms batch outlasts the
+// 83.3 ms gathering: Busy). By hand: n = 0.030 x 40 / (1 - 0.030 x 25) =
+// 4.8, a batch takes 160 ms and starts every 160 ms, so a request waits
+// Uniform(0, 160 ms) for its batch: mean latency 80 + 160 = 240 ms. The
+// batches' offered load is exactly one replica's (a = c), where a queueing
+// term would be 0 or, with a rounded a hair below c, unbounded: at 22.918
+// requests/s the mean latency came out at 1.3e17 ms, and a KPA reading the
+// concurrency that implied scaled a 20-35 requests/s service to thousands
+// of pending replicas. The other rates follow the same formula.
+func TestBusyRegimeHasNoQueue(t *testing.T) {
+	for _, lambda := range []float64{22.918, 25, 30, 33} {
+		cy, err := FluidCycle(lambda, 1, Batch{Size: 8, MaxDelayMs: 50, BaseMs: 40, PerItemMs: 25})
+		if err != nil {
+			t.Fatal(err)
+		}
+		perMs := lambda / 1000
+		n := perMs * 40 / (1 - perMs*25)
+		s := 40 + 25*n
+		if cy.Regime != Busy || cy.QueueP != 0 || math.Abs(cy.Size-n) > 1e-9 || math.Abs(cy.ServiceMs-s) > 1e-9 {
+			t.Fatalf("%g/s: cycle %+v, want Busy with batches of %.4f taking %.2f ms and no queue", lambda, cy, n, s)
+		}
+		if got := cy.MeanLatencyMs(); math.Abs(got-1.5*s) > 1e-6 {
+			t.Errorf("%g/s: mean latency %.3f ms, want %.3f", lambda, got, 1.5*s)
+		}
+	}
+}
