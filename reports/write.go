@@ -82,47 +82,124 @@ func writeFile(path string, write func(w io.Writer) error) error {
 
 // WriteDir writes summary.json, jobs.csv, timeline.csv, report.md, the
 // plots and report.html into dir, a folder being built aside: write a
-// run's folder through scenarios/pipeline, which puts it in place whole.
+// run's folder through scenarios/pipeline, which puts it in place whole
+// (and writes the pieces of its folders on the run's workers).
 func WriteDir(dir string, res *sim.Result, s *Summary) error {
-	if err := os.MkdirAll(filepath.Join(dir, DirPlots), 0o755); err != nil {
-		return err
-	}
-	plots, err := Plots(res, s)
+	f, err := NewFolder(dir, res, s)
 	if err != nil {
 		return err
 	}
-	for _, p := range plots {
-		for ext, data := range map[string][]byte{".png": p.PNG, ".svg": p.SVG} {
-			path := filepath.Join(dir, DirPlots, p.Name+ext)
-			if err := writeFile(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-				return fmt.Errorf("writing %s: %w", path, err)
+	for _, p := range f.Pieces() {
+		if err := p.Write(); err != nil {
+			return err
+		}
+	}
+	return f.Finish()
+}
+
+// Folder is one run's output folder split into pieces (each chart, each
+// file) that read the run and its summary and write files of their own,
+// so that they may be written in any order and at once, on as many
+// goroutines as there are cores: the bytes of every file are the same
+// whatever the order. Finish writes what needs them all.
+type Folder struct {
+	dir   string
+	res   *sim.Result
+	s     *Summary
+	specs []chartSpec
+	plots []*Plot // by spec, once its piece has run; nil: nothing drawn
+}
+
+// Piece is one part of a folder: a chart (its PNG and SVG) or a file.
+type Piece struct {
+	// Cost is a rough estimate of the CPU time the piece takes (ns), so
+	// that a pool can start the largest pieces first.
+	Cost  int64
+	Write func() error
+}
+
+// NewFolder makes dir (a folder being built aside) and its plots folder
+// and lists what goes in it.
+func NewFolder(dir string, res *sim.Result, s *Summary) (*Folder, error) {
+	if err := os.MkdirAll(filepath.Join(dir, DirPlots), 0o755); err != nil {
+		return nil, err
+	}
+	specs := chartSpecs(res, s)
+	return &Folder{dir: dir, res: res, s: s, specs: specs, plots: make([]*Plot, len(specs))}, nil
+}
+
+// Pieces are the folder's charts and every file but report.html and
+// summary.json. Each may run on its own goroutine, all before Finish.
+func (f *Folder) Pieces() []Piece {
+	res, s := f.res, f.s
+	var out []Piece
+	for i := range f.specs {
+		c := &f.specs[i]
+		out = append(out, Piece{Cost: c.cost, Write: func() error {
+			p, err := c.render()
+			if err != nil || p == nil {
+				return err
 			}
+			for _, file := range []struct {
+				ext  string
+				data []byte
+			}{{".png", p.PNG}, {".svg", p.SVG}} {
+				path := filepath.Join(f.dir, DirPlots, p.Name+file.ext)
+				if err := writeFile(path, func(w io.Writer) error { _, err := w.Write(file.data); return err }); err != nil {
+					return fmt.Errorf("writing %s: %w", path, err)
+				}
+			}
+			f.plots[i] = p
+			return nil
+		}})
+	}
+	file := func(name string, cost int64, fn func(io.Writer) error) {
+		out = append(out, Piece{Cost: cost, Write: func() error { return f.write(name, fn) }})
+	}
+	jobs := int64(len(res.Jobs))
+	intervals := int64(len(res.Timeline.PendingJobMs))
+	file(FileJobs, jobs*costJobRow, func(w io.Writer) error { return WriteJobsCSV(w, res, s.pricing, showbackOf(s)) })
+	file(FileTimeline, intervals*costTLRow, func(w io.Writer) error { return WriteTimelineCSV(w, res) })
+	file(FileReport, 0, func(w io.Writer) error { return WriteMarkdown(w, s) })
+	if res.Nodes != nil {
+		file(FileNodes, int64(len(res.Nodes))*costJobRow, func(w io.Writer) error { return WriteNodesCSV(w, res) })
+	}
+	// The three metric files share their series: one piece.
+	out = append(out, Piece{Cost: 3 * intervals * costTLRow, Write: func() error {
+		times, fams := MetricSeries(res, s)
+		if err := f.write(FileMetricsCSV, func(w io.Writer) error { return WriteMetricsCSV(w, s.start, times, fams) }); err != nil {
+			return err
+		}
+		if err := f.write(FileMetricsProm, func(w io.Writer) error { return WritePrometheus(w, s.start, times, fams) }); err != nil {
+			return err
+		}
+		return f.write(FileMetricsOpenMetrics, func(w io.Writer) error { return WriteOpenMetrics(w, s.start, times, fams) })
+	}})
+	if s.Cost != nil {
+		file(FileFOCUS, jobs*costFOCUSRow, func(w io.Writer) error { return WriteFOCUS(w, res, s) })
+	}
+	return out
+}
+
+// Finish writes report.html, which embeds the charts, then summary.json,
+// whose presence says the rest is complete; after every piece has run.
+func (f *Folder) Finish() error {
+	var plots []Plot
+	for _, p := range f.plots {
+		if p != nil {
+			plots = append(plots, *p)
 		}
 	}
-	times, fams := MetricSeries(res, s)
-	steps := []struct {
-		name string
-		fn   func(io.Writer) error
-	}{
-		{FileJobs, func(w io.Writer) error { return WriteJobsCSV(w, res, s.pricing, showbackOf(s)) }},
-		{FileTimeline, func(w io.Writer) error { return WriteTimelineCSV(w, res) }},
-		{FileReport, func(w io.Writer) error { return WriteMarkdown(w, s) }},
-		{FileNodes, func(w io.Writer) error { return WriteNodesCSV(w, res) }},
-		{FileHTML, func(w io.Writer) error { return WriteHTML(w, s, plots) }},
-		{FileMetricsCSV, func(w io.Writer) error { return WriteMetricsCSV(w, s.start, times, fams) }},
-		{FileMetricsProm, func(w io.Writer) error { return WritePrometheus(w, s.start, times, fams) }},
-		{FileMetricsOpenMetrics, func(w io.Writer) error { return WriteOpenMetrics(w, s.start, times, fams) }},
-		{FileFOCUS, func(w io.Writer) error { return WriteFOCUS(w, res, s) }},
-		// summary.json last: its presence says the rest is complete.
-		{FileSummary, func(w io.Writer) error { return WriteJSON(w, s) }},
+	if err := f.write(FileHTML, func(w io.Writer) error { return WriteHTML(w, f.s, plots) }); err != nil {
+		return err
 	}
-	for _, st := range steps {
-		if st.name == FileNodes && res.Nodes == nil || st.name == FileFOCUS && s.Cost == nil {
-			continue
-		}
-		if err := writeFile(filepath.Join(dir, st.name), st.fn); err != nil {
-			return fmt.Errorf("writing %s: %w", filepath.Join(dir, st.name), err)
-		}
+	return f.write(FileSummary, func(w io.Writer) error { return WriteJSON(w, f.s) })
+}
+
+func (f *Folder) write(name string, fn func(io.Writer) error) error {
+	path := filepath.Join(f.dir, name)
+	if err := writeFile(path, fn); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }
