@@ -62,6 +62,12 @@ type Config struct {
 	Pools   []cluster.PoolSpec
 	// Workload is read incrementally during the run.
 	Workload JobSource
+	// JobsHint, when positive, is about how many jobs the workload holds
+	// (at most MaxJobs; a count of the trace's rows, say): the run then
+	// keeps their records in one array of that size from the start, whose
+	// pages cost memory only once written, and Result.Jobs is that array
+	// rather than a copy. A wrong hint costs memory, never a result.
+	JobsHint int
 	// Plugins is the scheduler profile (plugins.Default() when empty).
 	Plugins []scheduler.PluginConfig
 	Queue   scheduler.QueueConfig

@@ -50,17 +50,16 @@ func (r *runner) finish() (res *Result, err error) {
 		}
 		res.Pools = append(res.Pools, pr)
 	}
-	// One pass over the jobs: their records, with the usage of pods still
-	// held up to the end. Most jobs use one pool; usage has room for one
-	// each, and a job with more appends (earlier records keep their
-	// slices if that moves the array).
-	// Replica pods are entries of the job table but not jobs: records are
-	// numbered without them.
-	usage := make([]PoolUsage, 0, int(r.njobs)-r.nrep)
+	// One pass over the jobs: the records not built as their jobs
+	// finished, with the usage of pods still held up to the end. Replica
+	// pods are entries of the job table but not jobs: records are numbered
+	// without them.
 	diag := map[string]string{}
-	res.Jobs = make([]JobRecord, int(r.njobs)-r.nrep)
-	out := int32(-1)
 	for id := int32(0); id < r.njobs; id++ {
+		if r.chunks[chunkOf(id)] == nil {
+			id = chunkEnd(chunkOf(id)) - 1
+			continue // every job of the chunk was recorded as it finished
+		}
 		j := r.job(id)
 		if !j.finished {
 			p := &j.spec.Pod
@@ -68,45 +67,10 @@ func (r *runner) finish() (res *Result, err error) {
 				r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), p.MilliCPU, p.MemoryMiB}, end-pl.At, 0, 0)
 			}
 		}
-		if j.svc != 0 {
+		if j.svc != 0 || j.recorded {
 			continue
 		}
-		out++
-		rec := &res.Jobs[out]
-		*rec = JobRecord{
-			ID: out, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
-			Replicas: j.spec.Replicas, PodsBound: j.info.Bound, MinAvailable: minAvailable(&j.spec), Pod: j.spec.Pod,
-			Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
-			Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
-			Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag,
-			AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts), Recovery: j.spec.Recovery,
-			Admitted: -1,
-		}
-		if x := j.x; x != nil {
-			rec.Preemptions, rec.PreemptionsCaused = x.preempted, x.preempting
-			if r.adm != nil {
-				rec.Admitted = x.admitAt
-			}
-		}
-		if j.usePool >= 0 {
-			k := len(usage)
-			u := PoolUsage{Pool: j.usePool, Held: j.useHeld}
-			if x := j.x; x != nil {
-				u.Lost, u.Checkpoint = x.lost0, x.ckpt0
-			}
-			usage = append(usage, u)
-			if x := j.x; x != nil {
-				usage = append(usage, x.more...)
-			}
-			rec.Usage = usage[k:len(usage):len(usage)]
-			for _, u := range rec.Usage {
-				rec.HeldMilliMs += u.Held[ResGPU]
-			}
-		}
-		if x := j.x; x != nil {
-			rec.Disruptions, rec.Failures, rec.LostMs, rec.CheckpointMs = x.disruptions, x.failures, x.lostMs, x.ckptMs
-			rec.Step = x.step
-		}
+		rec := r.record(j)
 		if j.finished {
 			continue
 		}
@@ -153,10 +117,11 @@ func (r *runner) finish() (res *Result, err error) {
 	res.Stats.JobsFailed = r.dstats.failed
 	res.Stats.Attempts = r.sched.Attempts
 	res.Stats.Skipped = r.sched.Skipped
-	if res.Services, err = r.serviceResults(end, int(out+1)); err != nil {
+	if res.Services, err = r.serviceResults(end, int(r.recs.n)); err != nil {
 		return nil, err
 	}
 	r.release()
+	res.Jobs = r.recs.result()
 	return res, nil
 }
 
@@ -164,16 +129,16 @@ func (r *runner) finish() (res *Result, err error) {
 // engine state at once.
 const bigRun = 1 << 18
 
-// release drops the job table, whose state is now in the records. The
-// records' allocation makes the collector run while every job's state is
-// still live (1M jobs: 333 MB of it and 343 MB of records), which lets the
-// heap grow to twice that before the next collection; the outputs then
-// allocate on top. For a big run one collection now frees the job state
-// first, and the outputs reuse its memory (a small run's state costs less
-// than the collection).
+// release drops the job table, whose state is now in the records. In a
+// plain run the table has dropped its finished chunks as it went and
+// holds little by now. Otherwise every job's state is still live (1M jobs:
+// 333 MB of it) beside the records, which lets the heap grow to twice
+// that before the next collection; the outputs then allocate on top. For
+// a big run one collection now frees the job state first, and the outputs
+// reuse its memory (a small run's state costs less than the collection).
 func (r *runner) release() {
 	r.chunks = nil
-	if r.njobs >= bigRun {
+	if r.njobs >= bigRun && !r.plain {
 		runtime.GC()
 	}
 }
@@ -188,6 +153,10 @@ func (r *runner) checkBooks() error {
 	used := make([]use, len(r.c.Nodes))
 	poolMilli := make([]int64, len(r.c.Pools))
 	for id := int32(0); id < r.njobs; id++ {
+		if r.chunks[chunkOf(id)] == nil {
+			id = chunkEnd(chunkOf(id)) - 1
+			continue // finished jobs, recorded: nothing placed
+		}
 		j := r.job(id)
 		if j.finished && len(j.placed) > 0 {
 			return fmt.Errorf("finished job %d still holds %d placements", id, len(j.placed))

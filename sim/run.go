@@ -67,6 +67,10 @@ type jobState struct {
 	failOnDeadline bool
 	// svc marks a replica pod of service svc-1 (0: a workload job).
 	svc int16
+	// recorded: its record is built; rec numbers it among the workload's
+	// jobs (-1: a replica pod).
+	recorded bool
+	rec      int32
 	// x holds what few jobs need (disruptions, time-slicing, a second
 	// pool): nil for the rest, which keeps a million jobs small.
 	x *jobExtra
@@ -168,6 +172,11 @@ type runner struct {
 
 	chunks [][]jobState
 	njobs  int32
+	// inChunk counts each chunk's jobs not yet recorded; plain: finished
+	// jobs are recorded at once and their chunks dropped (records.go).
+	inChunk []int32
+	plain   bool
+	recs    recStore
 	// svcs are the run's inference services; nrep counts the entries of
 	// the job table that are their replica pods.
 	svcs []svcState
@@ -228,12 +237,16 @@ func (r *runner) newJob() *jobState {
 	switch {
 	case len(r.chunks) == 0:
 		r.chunks = append(r.chunks, make([]jobState, firstChunk))
+		r.inChunk = append(r.inChunk, 0)
 	case id >= firstChunk && int(1+(id-firstChunk)>>chunkBits) == len(r.chunks):
 		r.chunks = append(r.chunks, make([]jobState, 1<<chunkBits))
+		r.inChunk = append(r.inChunk, 0)
 	}
 	r.njobs++
+	r.inChunk[len(r.inChunk)-1]++
 	j := r.job(id)
 	j.info.ID = id
+	j.rec = -1
 	j.info.Spec = &j.spec
 	j.start, j.end = -1, -1
 	j.pool = -1
@@ -324,6 +337,8 @@ func Run(cfg Config) (*Result, error) {
 	if err := r.initServices(); err != nil {
 		return nil, err
 	}
+	r.plain = r.plainRun()
+	r.recs.reserve(cfg.JobsHint)
 	if err := r.readNext(); err != nil {
 		return nil, err
 	}
@@ -530,6 +545,8 @@ func (r *runner) arrive(t Time) error {
 	}
 	j := r.newJob()
 	j.spec = r.next
+	j.rec = r.recs.n
+	r.recs.n++
 	if r.plug.NeedsMix {
 		if err := r.countShape(&j.spec); err != nil {
 			return err
@@ -557,6 +574,7 @@ func (r *runner) arrive(t Time) error {
 		}
 		j.diag = why
 		r.finished++
+		r.retire(j)
 	} else {
 		r.addPending(t, j, 1)
 		if r.adm != nil {
@@ -798,6 +816,7 @@ func (r *runner) complete(t Time, j *jobState) error {
 	}
 	r.finished++
 	r.admFinish(t, j)
+	r.retire(j)
 	return nil
 }
 
@@ -822,6 +841,7 @@ func (r *runner) expire(t Time, j *jobState) error {
 	j.end = t
 	r.finished++
 	r.admFinish(t, j)
+	r.retire(j)
 	r.dirty = true // a strict FIFO head may have gone
 	return nil
 }

@@ -161,6 +161,9 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 	if err != nil {
 		return nil, nil, err
 	}
+	if built.Config.JobsHint == 0 {
+		built.Config.JobsHint = jobsHint(built.Config.Workload)
+	}
 	done := func() {}
 	if progress && o.Progress != nil {
 		done = o.Progress(name, &Watch{HorizonMs: built.Config.Horizon, cfg: &built.Config})

@@ -1,0 +1,152 @@
+package sim
+
+// Job records are built as jobs finish, so that a big run never holds
+// every job's engine state and every job's record at once.
+//
+// The records live in chunks of recChunk. With Config.JobsHint the chunks
+// are windows of one array of that many records, reserved at the start
+// (its pages cost memory only once written), and Result.Jobs is that
+// array: no copy. Without a hint, or past it, the chunks are allocated one
+// by one and copied into Result.Jobs at the end.
+//
+// In a plain run (no admission, capacity controller, preemption or
+// service, whose events and tables refer to jobs by index after they
+// finish), a job's record is built when it finishes, and a chunk of the
+// job table whose jobs are all recorded is dropped: the table then holds
+// the jobs in flight, not every job of the run.
+
+const (
+	recBits  = 10
+	recChunk = 1 << recBits
+)
+
+type recStore struct {
+	all    []JobRecord // the hint's array, whole chunks (nil: none)
+	chunks [][]JobRecord
+	n      int32       // records numbered so far
+	use    []PoolUsage // usage entries are cut from this buffer
+}
+
+func (s *recStore) reserve(hint int) {
+	if hint <= 0 || hint > MaxJobs {
+		return
+	}
+	s.all = make([]JobRecord, (hint+recChunk-1)/recChunk*recChunk)
+}
+
+// slot is the record numbered i, its chunk made on first use.
+func (s *recStore) slot(i int32) *JobRecord {
+	k := int(i >> recBits)
+	for len(s.chunks) <= k {
+		c := len(s.chunks)
+		if (c+1)*recChunk <= len(s.all) {
+			s.chunks = append(s.chunks, s.all[c*recChunk:(c+1)*recChunk:(c+1)*recChunk])
+		} else {
+			s.chunks = append(s.chunks, make([]JobRecord, recChunk))
+		}
+	}
+	return &s.chunks[k][i&(recChunk-1)]
+}
+
+// usage returns room for n usage entries.
+func (s *recStore) usage(n int) []PoolUsage {
+	if cap(s.use)-len(s.use) < n {
+		s.use = make([]PoolUsage, 0, max(recChunk, n))
+	}
+	k := len(s.use)
+	s.use = s.use[:k+n]
+	return s.use[k : k+n : k+n]
+}
+
+// result is every record, in order, as one slice; the store is spent.
+func (s *recStore) result() []JobRecord {
+	n := int(s.n)
+	if n <= len(s.all) {
+		out := s.all[:n:n]
+		s.all, s.chunks = nil, nil
+		return out
+	}
+	out := make([]JobRecord, n)
+	for k := range s.chunks {
+		copy(out[k*recChunk:], s.chunks[k])
+		s.chunks[k] = nil
+	}
+	s.all, s.chunks = nil, nil
+	return out
+}
+
+// plainRun reports whether a finished job is never looked up by index
+// again, so that its record can be built at once and its state dropped.
+func (r *runner) plainRun() bool {
+	return r.adm == nil && r.capacity == nil && !r.preemptOn && len(r.svcs) == 0 && r.onNode == nil
+}
+
+// chunkOf is the job table chunk of job id.
+func chunkOf(id int32) int {
+	if id < firstChunk {
+		return 0
+	}
+	return 1 + int((id-firstChunk)>>chunkBits)
+}
+
+// chunkEnd is one past the last job id chunk k holds.
+func chunkEnd(k int) int32 {
+	return firstChunk + int32(k)<<chunkBits
+}
+
+// retire is called when job j has finished: in a plain run its record is
+// built now, and its chunk of the job table dropped once every job of it
+// is recorded.
+func (r *runner) retire(j *jobState) {
+	if !r.plain || j.svc != 0 {
+		return
+	}
+	r.record(j)
+	k := chunkOf(j.info.ID)
+	r.inChunk[k]--
+	if r.inChunk[k] == 0 && r.njobs >= chunkEnd(k) {
+		r.chunks[k] = nil
+	}
+}
+
+// record builds the record of workload job j from its state (Running and
+// Pending jobs are completed by finish).
+func (r *runner) record(j *jobState) *JobRecord {
+	j.recorded = true
+	rec := r.recs.slot(j.rec)
+	*rec = JobRecord{
+		ID: j.rec, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
+		Replicas: j.spec.Replicas, PodsBound: j.info.Bound, MinAvailable: minAvailable(&j.spec), Pod: j.spec.Pod,
+		Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
+		Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
+		Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag,
+		AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts), Recovery: j.spec.Recovery,
+		Admitted: -1,
+	}
+	x := j.x
+	if x != nil {
+		rec.Preemptions, rec.PreemptionsCaused = x.preempted, x.preempting
+		if r.adm != nil {
+			rec.Admitted = x.admitAt
+		}
+		rec.Disruptions, rec.Failures, rec.LostMs, rec.CheckpointMs = x.disruptions, x.failures, x.lostMs, x.ckptMs
+		rec.Step = x.step
+	}
+	if j.usePool >= 0 {
+		n := 1
+		if x != nil {
+			n += len(x.more)
+		}
+		u := r.recs.usage(n)
+		u[0] = PoolUsage{Pool: j.usePool, Held: j.useHeld}
+		if x != nil {
+			u[0].Lost, u[0].Checkpoint = x.lost0, x.ckpt0
+			copy(u[1:], x.more)
+		}
+		rec.Usage = u
+		for _, u := range rec.Usage {
+			rec.HeldMilliMs += u.Held[ResGPU]
+		}
+	}
+	return rec
+}
