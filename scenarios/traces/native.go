@@ -130,11 +130,11 @@ func (s *csvSource) parse(rec []string, a *absJob) (bool, error) {
 	} else {
 		q = strings.Clone(q)
 	}
-	// The fields share one string per row: clone the name, so a job keeps
-	// only its own bytes alive.
+	// The fields are views of the read buffer: the name is copied (into
+	// the table's name blocks).
 	*j = cluster.JobSpec{Name: s.name(s.v(rec, cName)), Queue: q, Replicas: 1}
-	if j.Name == "" && !s.sizing {
-		j.Name = "job-" + strconv.Itoa(s.rows)
+	if j.Name == "" {
+		j.Name = s.numbered("job-", s.rows)
 	}
 	if j.Queue == "" {
 		j.Queue = "default"
@@ -294,6 +294,11 @@ func Seconds(v string, required bool) (int64, error) {
 			return 0, fmt.Errorf("is required")
 		}
 		return 0, nil
+	}
+	if n, ok := smallUint(v); ok && float64(n) <= maxTraceSeconds {
+		// Whole seconds under 10^12: n x 1000 is below 2^53, so the
+		// float arithmetic below gives exactly this.
+		return n * 1000, nil
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {

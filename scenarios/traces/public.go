@@ -44,12 +44,79 @@ const ReorderWindow = 4096
 // TraceTimeLayout is the wall-clock layout of Philly and Helios times.
 const TraceTimeLayout = "2006-01-02 15:04:05"
 
+// parseWallTime reads a time in TraceTimeLayout (UTC) as ms since the
+// epoch. A time written exactly as the layout is (19 bytes, every field
+// in range) is read directly; anything else goes through time.Parse,
+// which reads it, or says what is wrong, as it always has.
 func parseWallTime(v string) (int64, error) {
+	if ms, ok := wallTimeFast(v); ok {
+		return ms, nil
+	}
 	t, err := time.Parse(TraceTimeLayout, v)
 	if err != nil {
 		return 0, fmt.Errorf("%s is not a time like 2017-10-03 04:52:56", strict.Quote(v))
 	}
 	return t.UnixMilli(), nil
+}
+
+// wallTimeFast reads "YYYY-MM-DD HH:MM:SS" with every field in the range
+// time.Parse accepts (day within its month, hour 0-23, minute and second
+// 0-59) as ms since the epoch; ok false for anything else (time.Parse
+// then decides).
+func wallTimeFast(v string) (ms int64, ok bool) {
+	if len(v) != len(TraceTimeLayout) || v[4] != '-' || v[7] != '-' || v[10] != ' ' || v[13] != ':' || v[16] != ':' {
+		return 0, false
+	}
+	c0, c1, c2, c3 := v[0]-'0', v[1]-'0', v[2]-'0', v[3]-'0'
+	mo0, mo1, d0, d1 := v[5]-'0', v[6]-'0', v[8]-'0', v[9]-'0'
+	h0, h1, mi0, mi1 := v[11]-'0', v[12]-'0', v[14]-'0', v[15]-'0'
+	s0, s1 := v[17]-'0', v[18]-'0'
+	// A byte below '0' wraps around to more than 9.
+	if max(c0, c1, c2, c3, mo0, mo1, d0, d1, h0, h1, mi0, mi1, s0, s1) > 9 {
+		return 0, false
+	}
+	year := int64(c0)*1000 + int64(c1)*100 + int64(c2)*10 + int64(c3)
+	month, day := int64(mo0)*10+int64(mo1), int64(d0)*10+int64(d1)
+	hour, minute, sec := int64(h0)*10+int64(h1), int64(mi0)*10+int64(mi1), int64(s0)*10+int64(s1)
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
+	}
+	return ((daysFromCivil(year, month, day)*24+hour)*60+minute)*60_000 + sec*1000, true
+}
+
+// daysIn is the number of days of a month (1-12) of the proleptic
+// Gregorian calendar.
+func daysIn(month, year int64) int64 {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the days from 1970-01-01 to a date of the proleptic
+// Gregorian calendar (year >= 0), by H. Hinnant's days_from_civil: years
+// counted from March, so that a leap day ends its year, in eras of 400
+// years (146,097 days).
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := y - era*400 // 0..399
+	mp := (m + 9) % 12 // March 0 .. February 11
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
 }
 
 // splitPods divides n GPUs over at least minPods pods of at most perNode
@@ -165,9 +232,9 @@ func csvStream(t *csvTable, format string, closer func() error, submitField stri
 	return s
 }
 
-// wholeSeconds reads a non-negative number of seconds as ms.
-func wholeSeconds(t *csvTable, rec []string, field string) (int64, error) {
-	v := t.get(rec, field)
+// secondsIn reads v, the value of field, a non-negative number of
+// seconds, as ms.
+func secondsIn(t *csvTable, field, v string) (int64, error) {
 	ms, err := Seconds(v, true)
 	if err != nil {
 		return 0, t.bad(field, "%v", err)
@@ -176,15 +243,39 @@ func wholeSeconds(t *csvTable, rec []string, field string) (int64, error) {
 }
 
 func count(t *csvTable, rec []string, field string, max int64) (int64, error) {
-	v := t.get(rec, field)
+	return countIn(t, field, t.get(rec, field), max)
+}
+
+// countIn is count of v, the value of field.
+func countIn(t *csvTable, field, v string, max int64) (int64, error) {
 	if v == "" {
 		return 0, nil
+	}
+	if n, ok := smallUint(v); ok && n <= max {
+		return n, nil
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || f < 0 || f > float64(max) || f != math.Trunc(f) {
 		return 0, t.bad(field, "%s is not a whole number in 0..%d", strict.Quote(v), max)
 	}
 	return int64(f), nil
+}
+
+// smallUint reads 1 to 12 decimal digits (nothing else) as a number, which
+// strconv.ParseFloat reads exactly; ok false for anything else.
+func smallUint(v string) (int64, bool) {
+	if len(v) == 0 || len(v) > 12 {
+		return 0, false
+	}
+	var n int64
+	for i := range len(v) {
+		c := v[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(c)
+	}
+	return n, true
 }
 
 // maxTraceGPUs bounds a job's GPUs in a trace (a job that big is rejected).
@@ -202,34 +293,31 @@ func newPhillySource(file string, r io.Reader, closer func() error, opts TraceOp
 	queues := texts{}
 	per := opts.gpusPerNode()
 	rows, zero := 0, 0
+	iTime, iDur, iGPUs, iCluster := t.index("timestamp"), t.index("duration"), t.index("num_gpus"), t.index("cluster")
 	s := csvStream(t, FormatPhilly, closer, "timestamp", false, func(rec []string, a *absJob) (bool, error) {
 		rows++
-		at, err := parseWallTime(t.get(rec, "timestamp"))
+		at, err := parseWallTime(t.at(rec, iTime))
 		if err != nil {
 			return false, t.bad("timestamp", "%v", err)
 		}
-		dur, err := wholeSeconds(t, rec, "duration")
+		dur, err := secondsIn(t, "duration", t.at(rec, iDur))
 		if err != nil {
 			return false, err
 		}
 		if dur == 0 {
 			dur, zero = 1, zero+1
 		}
-		n, err := count(t, rec, "num_gpus", maxTraceGPUs)
+		n, err := countIn(t, "num_gpus", t.at(rec, iGPUs), maxTraceGPUs)
 		if err != nil {
 			return false, err
 		}
 		pods, each := splitPods(n, 1, per)
-		q := queues.get(t.get(rec, "cluster"))
+		q := queues.get(t.at(rec, iCluster))
 		if q == "" {
 			q = "philly"
 		}
 		a.at = at
-		name := ""
-		if !t.sizing {
-			name = "philly-" + strconv.Itoa(rows)
-		}
-		a.job = cluster.JobSpec{Name: name, Queue: q, Duration: dur, Replicas: int32(pods), Pod: cluster.PodSpec{GPUs: int32(each)}}
+		a.job = cluster.JobSpec{Name: t.numbered("philly-", rows), Queue: q, Duration: dur, Replicas: int32(pods), Pod: cluster.PodSpec{GPUs: int32(each)}}
 		return false, nil
 	})
 	s.notes = func() []string {
@@ -256,28 +344,30 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 	per := opts.gpusPerNode()
 	rows, zero, gpuJobs := 0, 0, 0
 	states := textCounts{}
+	iTime, iDur, iGPUs, iCPUs, iNodes := t.index("submit_time"), t.index("duration"), t.index("gpu_num"), t.index("cpu_num"), t.index("node_num")
+	iState, iID, iVC := t.index("state"), t.index("job_id"), t.index("vc")
 	s := csvStream(t, FormatHelios, closer, "submit_time", false, func(rec []string, a *absJob) (bool, error) {
 		rows++
-		at, err := parseWallTime(t.get(rec, "submit_time"))
+		at, err := parseWallTime(t.at(rec, iTime))
 		if err != nil {
 			return false, t.bad("submit_time", "%v", err)
 		}
-		dur, err := wholeSeconds(t, rec, "duration")
+		dur, err := secondsIn(t, "duration", t.at(rec, iDur))
 		if err != nil {
 			return false, err
 		}
 		if dur == 0 {
 			dur, zero = 1, zero+1
 		}
-		gpus, err := count(t, rec, "gpu_num", maxTraceGPUs)
+		gpus, err := countIn(t, "gpu_num", t.at(rec, iGPUs), maxTraceGPUs)
 		if err != nil {
 			return false, err
 		}
-		cpus, err := count(t, rec, "cpu_num", 1<<20)
+		cpus, err := countIn(t, "cpu_num", t.at(rec, iCPUs), 1<<20)
 		if err != nil {
 			return false, err
 		}
-		nodes, err := count(t, rec, "node_num", 1<<12)
+		nodes, err := countIn(t, "node_num", t.at(rec, iNodes), 1<<12)
 		if err != nil {
 			return false, err
 		}
@@ -291,14 +381,14 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 		if gpus > 0 {
 			gpuJobs++
 		}
-		if st := t.get(rec, "state"); st != "" {
+		if st := t.at(rec, iState); st != "" {
 			states.add(st)
 		}
-		name := t.name(t.get(rec, "job_id"))
-		if name == "" && !t.sizing {
-			name = "helios-" + strconv.Itoa(rows)
+		name := t.name(t.at(rec, iID))
+		if name == "" {
+			name = t.numbered("helios-", rows)
 		}
-		q := queues.get(t.get(rec, "vc"))
+		q := queues.get(t.at(rec, iVC))
 		if q == "" {
 			q = "helios"
 		}

@@ -247,7 +247,9 @@ func scanOrder(path string, comment rune, col string, parse func(string) (int64,
 			line = bytes.TrimPrefix(line, utf8BOM)
 			first = false
 		}
-		line = bytes.TrimRight(line, "\r\n")
+		for n := len(line); n > 0 && (line[n-1] == '\n' || line[n-1] == '\r'); n-- {
+			line = line[:n-1]
+		}
 		if bytes.IndexByte(line, '"') >= 0 {
 			return orderWindow, false
 		}

@@ -351,6 +351,8 @@ type csvTable struct {
 	// into a record before the next row is read, so a job's name may be
 	// a view of its row.
 	borrowNames bool
+	// names holds the jobs' names, copied from rows or made up.
+	names nameArena
 }
 
 // name is a job name from a row, copied (the row is a view), or "" when
@@ -362,7 +364,16 @@ func (t *csvTable) name(v string) string {
 	case t.borrowNames:
 		return v
 	}
-	return strings.Clone(v)
+	return t.names.clone(v)
+}
+
+// numbered is a made-up job name, prefix and a row number ("" when the
+// rows are read only to size a cluster).
+func (t *csvTable) numbered(prefix string, n int) string {
+	if t.sizing {
+		return ""
+	}
+	return t.names.numbered(prefix, n)
 }
 
 // openCSVTable reads the header. emptyMsg is the error for a file with no
@@ -481,6 +492,23 @@ func (t *csvTable) get(rec []string, name string) string {
 		return strings.TrimSpace(rec[i])
 	}
 	return ""
+}
+
+// index is the index of a named column in a row (-1 if absent), for a
+// reader that looks a column up once rather than on every row.
+func (t *csvTable) index(name string) int {
+	if i, ok := t.col[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// at is the trimmed value of column i (index) of the row ("" if absent).
+func (t *csvTable) at(rec []string, i int) string {
+	if i < 0 {
+		return ""
+	}
+	return strings.TrimSpace(rec[i])
 }
 
 // bad is an InputError at the current row and the field's column.

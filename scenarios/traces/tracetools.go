@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -433,17 +434,17 @@ func ConvertTrace(src TraceSource, f TraceFilter, w *NativeWriter) (kept, read i
 // file's): the cluster is the same.
 func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 	type acc struct {
-		edges                []struct{ at, gpu, cpu, mem int64 }
+		jobs                 []sizedJob
+		unsorted             bool
 		sumGPU, sumCPU       int64
 		sumMem               int64
 		maxPodGPU            int32
 		maxPodCPU, maxPodMem int64
-		jobs                 int
 	}
 	pools := map[string]*acc{}
 	var order []string
+	var j cluster.JobSpec
 	for {
-		var j cluster.JobSpec
 		ok, err := src.Next(&j)
 		if err != nil {
 			return nil, nil, err
@@ -461,7 +462,6 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 			pools[model] = a
 			order = append(order, model)
 		}
-		a.jobs++
 		n := int64(j.Replicas)
 		g, c, m := n*j.Pod.MilliGPUs(), n*j.Pod.MilliCPU, n*j.Pod.MemoryMiB
 		// Readers bound a job (replicas and requests); the sums of the
@@ -471,9 +471,13 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 			info := src.Info()
 			return nil, nil, &strict.InputError{File: info.File, Msg: "the jobs of the trace ask for more than gpuplan can size a cluster for"}
 		}
-		a.edges = append(a.edges, struct{ at, gpu, cpu, mem int64 }{j.Submit, g, c, m}, struct{ at, gpu, cpu, mem int64 }{j.Submit + j.Duration, -g, -c, -m})
+		if k := len(a.jobs); k > 0 && j.Submit < a.jobs[k-1].at {
+			a.unsorted = true
+		}
+		a.jobs = append(a.jobs, sizedJob{at: j.Submit, end: j.Submit + j.Duration, use: [3]int64{g, c, m}})
 		a.maxPodGPU = max(a.maxPodGPU, j.Pod.GPUs, min(1, j.Pod.GPUMilli))
 		a.maxPodCPU, a.maxPodMem = max(a.maxPodCPU, j.Pod.MilliCPU), max(a.maxPodMem, j.Pod.MemoryMiB)
+		j = cluster.JobSpec{}
 	}
 	if len(order) == 0 {
 		return nil, nil, emptyTrace(src.Info(), "to size a cluster for")
@@ -482,20 +486,11 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 	var notes []string
 	for _, model := range order {
 		a := pools[model]
-		// At one instant every end comes before every start: then the
-		// peaks do not depend on the order the jobs were read in.
-		sort.Slice(a.edges, func(x, y int) bool {
-			ex, ey := &a.edges[x], &a.edges[y]
-			if ex.at != ey.at {
-				return ex.at < ey.at
-			}
-			return ex.gpu+ex.cpu+ex.mem < ey.gpu+ey.cpu+ey.mem
-		})
-		var g, c, m, pg, pc, pm int64
-		for _, e := range a.edges {
-			g, c, m = g+e.gpu, c+e.cpu, m+e.mem
-			pg, pc, pm = max(pg, g), max(pc, c), max(pm, m)
+		if a.unsorted {
+			slices.SortFunc(a.jobs, func(x, y sizedJob) int { return cmp.Compare(x.at, y.at) })
 		}
+		peak := peakUse(a.jobs)
+		pg, pc, pm := peak[0], peak[1], peak[2]
 		per := max(int32(8), a.maxPodGPU)
 		cpu := max(int64(96000), a.maxPodCPU)
 		mem := max(int64(1<<20), a.maxPodMem)
@@ -507,7 +502,93 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		name := "derived-" + strings.ToLower(model)
 		out = append(out, cluster.PoolSpec{Name: name, GPUModel: model, Nodes: int(nodes), GPUsPerNode: per, MilliCPU: cpu, MemoryMiB: mem})
 		notes = append(notes, fmt.Sprintf("cluster derived from the trace: pool %s, %d nodes of %d %s GPUs, %d CPUs and %d GiB, for the %.0f GPUs its %d jobs would hold at once if each started on arrival",
-			name, nodes, per, model, cpu/1000, mem>>10, float64(pg)/1000, a.jobs))
+			name, nodes, per, model, cpu/1000, mem>>10, float64(pg)/1000, len(a.jobs)))
 	}
 	return out, notes, nil
+}
+
+// sizedJob is a job as DeriveCluster sizes for it: its start and end
+// (submit, and submit plus duration) and the GPU (milli), CPU (milli) and
+// memory (MiB) it holds in between.
+type sizedJob struct {
+	at, end int64
+	use     [3]int64
+}
+
+// peakUse is the most GPUs, CPU and memory (each on its own) that jobs
+// sorted by start hold at once, a job holding its resources from its start
+// to its end and none at its end (so a job that ends as another starts
+// does not overlap it). The held amounts rise only at starts: after the
+// jobs that start at an instant t are added and those that end by t are
+// taken away (from a min-heap of the ends), what is held is what is held
+// at t, and the peaks are the largest of these.
+func peakUse(jobs []sizedJob) [3]int64 {
+	var held, peak [3]int64
+	var ends endHeap
+	for i := 0; i < len(jobs); {
+		t := jobs[i].at
+		for ; i < len(jobs) && jobs[i].at == t; i++ {
+			for k := range held {
+				held[k] += jobs[i].use[k]
+			}
+			ends.push(jobs[i].end, jobs[i].use)
+		}
+		for len(ends) > 0 && ends[0].at <= t {
+			use := ends.pop()
+			for k := range held {
+				held[k] -= use[k]
+			}
+		}
+		for k := range held {
+			peak[k] = max(peak[k], held[k])
+		}
+	}
+	return peak
+}
+
+// heldEnd is a job's end and what the job holds until then.
+type heldEnd struct {
+	at  int64
+	use [3]int64
+}
+
+// endHeap is a min-heap of jobs' ends.
+type endHeap []heldEnd
+
+func (h *endHeap) push(at int64, use [3]int64) {
+	*h = append(*h, heldEnd{at, use})
+	e := *h
+	for i := len(e) - 1; i > 0; {
+		p := (i - 1) / 2
+		if e[p].at <= e[i].at {
+			break
+		}
+		e[i], e[p] = e[p], e[i]
+		i = p
+	}
+}
+
+// pop takes the earliest end out and returns what its job held.
+func (h *endHeap) pop() [3]int64 {
+	e := *h
+	use := e[0].use
+	n := len(e) - 1
+	e[0] = e[n]
+	e = e[:n]
+	*h = e
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && e[c+1].at < e[c].at {
+			c++
+		}
+		if e[i].at <= e[c].at {
+			break
+		}
+		e[i], e[c] = e[c], e[i]
+		i = c
+	}
+	return use
 }

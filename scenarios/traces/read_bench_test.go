@@ -1,0 +1,162 @@
+package traces
+
+import (
+	"bufio"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// writePhilly writes n rows of a Philly processed trace (the mix of
+// benchmarks/scale_test.go: Poisson arrivals, 1, 2, 4 or 8 GPUs, lognormal
+// durations, two virtual clusters), in time order; with shuffle, every
+// 1000th row is moved far later (a trace the replay must sort first).
+func writePhilly(tb testing.TB, path string, n int, shuffle bool) {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	w.WriteString("timestamp,duration,num_gpus,gpu_time,cluster\n")
+	r := rand.New(rand.NewPCG(17, uint64(n)))
+	t0 := time.Date(2017, 10, 1, 0, 0, 0, 0, time.UTC)
+	at := 0.0
+	var line []byte
+	rows := make([][]byte, 0, n)
+	for range n {
+		at += r.ExpFloat64() * 5
+		d := int64(max(1, math.Round(1200*math.Exp(1.5*r.NormFloat64()))))
+		g := int64(1) << r.IntN(4)
+		vc := "vc1"
+		if r.Float64() < 0.3 {
+			vc = "vc2"
+		}
+		line = t0.Add(time.Duration(at)*time.Second).AppendFormat(line[:0], TraceTimeLayout)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, d, 10)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, g, 10)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, d*g, 10)
+		line = append(line, ',')
+		line = append(line, vc...)
+		line = append(line, '\n')
+		rows = append(rows, append([]byte(nil), line...))
+	}
+	if shuffle {
+		for i := 0; i+10000 < n; i += 1000 {
+			rows[i], rows[i+10000] = rows[i+10000], rows[i]
+		}
+	}
+	for _, l := range rows {
+		w.Write(l)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkReadPhilly reads a 1M-row Philly trace (generated here, not
+// kept) as the replay does: open is OpenTrace then every job (the order
+// check included), window the rows through the reorder buffer alone with
+// no order check, order the order check alone, sizing OpenTraceSizing and
+// DeriveCluster (simulate --cluster derive), late a trace with rows too
+// late for the buffer (OpenTrace sorts it first). It reports CPU ns (user
+// and system), allocations and bytes a row.
+func BenchmarkReadPhilly(b *testing.B) {
+	const n = 1_000_000
+	dir := b.TempDir()
+	sorted, late := filepath.Join(dir, "philly.csv"), filepath.Join(dir, "late.csv")
+	writePhilly(b, sorted, n, false)
+	perRow := func(b *testing.B, f func()) {
+		var before, after runtime.MemStats
+		var ru0, ru1 syscall.Rusage
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		b.ResetTimer()
+		for range b.N {
+			f()
+		}
+		b.StopTimer()
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		runtime.ReadMemStats(&after)
+		rows := float64(b.N) * n
+		cpu := func(r *syscall.Rusage) float64 { return float64(r.Utime.Nano() + r.Stime.Nano()) }
+		b.ReportMetric((cpu(&ru1)-cpu(&ru0))/rows, "cpu-ns/row")
+		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/rows, "allocs/row")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/rows, "B/row")
+	}
+	drain := func(b *testing.B, src TraceSource, err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		var j cluster.JobSpec
+		rows := 0
+		for {
+			ok, err := src.Next(&j)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			rows++
+		}
+		if rows != n {
+			b.Fatalf("%d rows read, want %d", rows, n)
+		}
+		src.Close()
+	}
+	b.Run("open", func(b *testing.B) {
+		perRow(b, func() {
+			src, err := OpenTrace(sorted, FormatPhilly, TraceOptions{})
+			drain(b, src, err)
+		})
+	})
+	b.Run("window", func(b *testing.B) {
+		perRow(b, func() {
+			src, err := openTraceRaw(sorted, FormatPhilly, TraceOptions{})
+			drain(b, src, err)
+		})
+	})
+	b.Run("order", func(b *testing.B) {
+		perRow(b, func() {
+			if o, ok := csvOrder(sorted, FormatPhilly); !ok || o != orderSorted {
+				b.Fatalf("order %v %v, want sorted", o, ok)
+			}
+		})
+	})
+	b.Run("sizing", func(b *testing.B) {
+		perRow(b, func() {
+			src, err := OpenTraceSizing(sorted, FormatPhilly, TraceOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			pools, _, err := DeriveCluster(src)
+			if err != nil || len(pools) != 1 {
+				b.Fatal(pools, err)
+			}
+			src.Close()
+		})
+	})
+	writePhilly(b, late, n, true)
+	b.Run("late", func(b *testing.B) {
+		perRow(b, func() {
+			src, err := OpenTrace(late, FormatPhilly, TraceOptions{})
+			drain(b, src, err)
+		})
+	})
+}
