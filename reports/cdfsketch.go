@@ -26,6 +26,7 @@ type cdfSeries struct {
 	lo, hi float64
 	vals   []float64 // exact, while n <= cdfExactLimit
 	counts []int64   // the histogram, once past it
+	ix     cdfIndex  // finds a value's bucket, once past it
 }
 
 func (s *cdfSeries) add(x float64) {
@@ -65,11 +66,70 @@ func bucketOf(x float64) int {
 }
 
 func (s *cdfSeries) bucket(x float64) {
-	k := bucketOf(x)
+	k := s.ix.bucket(x)
 	for len(s.counts) <= k {
 		s.counts = append(s.counts, 0)
 	}
 	s.counts[k]++
+}
+
+// cdfCellBits: the values of a cell of cdfIndex share their exponent and
+// their top cdfCellBits mantissa bits, so a cell spans a factor of at most
+// 1+2^-7, less than cdfGamma: it holds at most one bucket edge.
+const cdfCellBits = 7
+
+// cdfIndex finds the bucket of a value >= 1 (bucketOf) without a
+// logarithm or a power per value: the bucket edges cdfGamma^k (computed
+// as bucketOf computes them), and for each cell of values (see
+// cdfCellBits) the bucket of its smallest value. A value's bucket is its
+// cell's, or the next when the value is past that bucket's edge. Both
+// tables grow with the largest value seen: a few thousand entries.
+type cdfIndex struct {
+	edges []float64 // edges[k] = cdfGamma^k
+	first []int32   // by cell: the bucket of its smallest value
+}
+
+const cdfCellShift = 52 - cdfCellBits
+
+// cellOf is the cell of x >= 1: its bits past 1's, its exponent and top
+// mantissa bits.
+func cellOf(x float64) int {
+	return int((math.Float64bits(x) - math.Float64bits(1)) >> cdfCellShift)
+}
+
+func (ix *cdfIndex) bucket(x float64) int {
+	c := cellOf(x)
+	for c >= len(ix.first) {
+		ix.grow()
+	}
+	k := int(ix.first[c])
+	if x > ix.edges[k] {
+		k++
+	}
+	return k
+}
+
+// grow adds one binade of cells (a power of two of values), with the
+// edges up to one past the last cell's bucket.
+func (ix *cdfIndex) grow() {
+	edge := func(k int) float64 {
+		for len(ix.edges) <= k {
+			ix.edges = append(ix.edges, math.Pow(cdfGamma, float64(len(ix.edges))))
+		}
+		return ix.edges[k]
+	}
+	k := 0
+	if n := len(ix.first); n > 0 {
+		k = int(ix.first[n-1])
+	}
+	for range 1 << cdfCellBits {
+		lo := math.Float64frombits(math.Float64bits(1) + uint64(len(ix.first))<<cdfCellShift)
+		for lo > edge(k) {
+			k++
+		}
+		edge(k + 1)
+		ix.first = append(ix.first, int32(k))
+	}
 }
 
 // points is the series' CDF as a line through at most about cdfPoints
@@ -92,7 +152,7 @@ func (s *cdfSeries) points() plotter.XYs {
 			continue
 		}
 		cum += c
-		pts = append(pts, pt{math.Min(math.Pow(cdfGamma, float64(k)), s.hi), cum})
+		pts = append(pts, pt{math.Min(s.ix.edges[k], s.hi), cum})
 	}
 	stride := (len(pts) + cdfPoints - 1) / cdfPoints
 	xy := plotter.XYs{{X: s.lo, Y: 0}}

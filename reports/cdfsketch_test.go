@@ -69,3 +69,69 @@ func TestBucketEdges(t *testing.T) {
 		require.Equal(t, k+1, bucketOf(math.Nextafter(edge, math.Inf(1))))
 	}
 }
+
+// The table lookup puts every value in the bucket bucketOf (a logarithm
+// and powers) puts it in: on the edges and either side of them, on the
+// cells' bounds and either side, at 1 and at the largest time a run can
+// hold (2^63 ms), and on 200,000 random values over that range.
+func TestCDFIndexAgreesWithBucketOf(t *testing.T) {
+	var ix cdfIndex
+	check := func(x float64) {
+		if x < 1 {
+			return
+		}
+		require.Equal(t, bucketOf(x), ix.bucket(x), "x = %v", x)
+	}
+	check(1)
+	check(math.Nextafter(1, 2))
+	top := float64(math.MaxInt64) / 1000
+	check(top)
+	for k := 0; math.Pow(cdfGamma, float64(k)) <= top; k++ {
+		e := math.Pow(cdfGamma, float64(k))
+		check(e)
+		check(math.Nextafter(e, 0))
+		check(math.Nextafter(e, math.Inf(1)))
+	}
+	for c := range len(ix.first) {
+		lo := math.Float64frombits(math.Float64bits(1) + uint64(c)<<cdfCellShift)
+		check(lo)
+		check(math.Nextafter(lo, 0))
+		check(math.Nextafter(lo, math.Inf(1)))
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		check(math.Exp(r.Float64() * math.Log(top)))
+	}
+	// The tables grow with the largest value, not with the count: top is
+	// under 2^54: 54 binades of cells, and the edges up to one past the
+	// bucket of 2^54 (log 2^54 / log 1.01 = 3761.6: bucket 3762).
+	require.Equal(t, 54<<cdfCellBits, len(ix.first))
+	require.Equal(t, 3762, bucketOf(math.Exp2(54)))
+	require.LessOrEqual(t, len(ix.edges), 3762+2)
+}
+
+// The bucket of a lognormal wait (median 10 min, sigma 2) by the table
+// (index) and by a logarithm and powers (bucketOf): run both in one
+// benchmark run and compare ns/op.
+func BenchmarkCDFBucket(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	vals := make([]float64, 1<<16)
+	for i := range vals {
+		vals[i] = math.Max(1, math.Round(600*math.Exp(2*r.NormFloat64())))
+	}
+	b.Run("index", func(b *testing.B) {
+		var ix cdfIndex
+		sum := 0
+		for i := 0; i < b.N; i++ {
+			sum += ix.bucket(vals[i&(len(vals)-1)])
+		}
+		_ = sum
+	})
+	b.Run("bucketOf", func(b *testing.B) {
+		sum := 0
+		for i := 0; i < b.N; i++ {
+			sum += bucketOf(vals[i&(len(vals)-1)])
+		}
+		_ = sum
+	})
+}
