@@ -2,6 +2,7 @@ package reports
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -51,8 +52,18 @@ func needsQuotes(s string) bool {
 	if s == "" {
 		return false
 	}
-	if s == `\.` || strings.ContainsAny(s, ",\"\r\n") {
+	if s == `\.` {
 		return true
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ',', '"', '\r', '\n':
+			return true
+		}
+	}
+	if c := s[0]; c < utf8.RuneSelf {
+		// unicode.IsSpace's ASCII white space.
+		return c == ' ' || c >= '\t' && c <= '\r'
 	}
 	r, _ := utf8.DecodeRuneInString(s)
 	return unicode.IsSpace(r)
@@ -63,7 +74,11 @@ func (r *csvRow) empty() { r.sep() }
 
 func (r *csvRow) int(v int64) {
 	r.sep()
-	r.b = strconv.AppendInt(r.b, v, 10)
+	if v < 0 {
+		r.b = strconv.AppendInt(r.b, v, 10)
+		return
+	}
+	r.b = appendUint(r.b, uint64(v))
 }
 
 // float appends v with prec digits after the point.
@@ -89,29 +104,59 @@ func (r *csvRow) thousandths(v int64) {
 	r.b = appendPad3(r.b, v)
 }
 
-// end closes the row and writes it.
+// csvFlushAt: end writes the rows built so far once they hold this many
+// bytes, not every row.
+const csvFlushAt = 32 << 10
+
+// end closes the row, and writes the rows built so far once they fill
+// csvFlushAt bytes: call flush after the last row.
 func (r *csvRow) end(w io.Writer) error {
 	r.b = append(r.b, '\n')
+	r.n = 0
+	if len(r.b) < csvFlushAt {
+		return nil
+	}
+	return r.flush(w)
+}
+
+// flush writes the rows built and not yet written.
+func (r *csvRow) flush(w io.Writer) error {
 	_, err := w.Write(r.b)
-	r.b, r.n = r.b[:0], 0
+	r.b = r.b[:0]
 	return err
 }
 
-// appendMs appends non-negative milliseconds as seconds.milliseconds.
+// appendMs appends non-negative milliseconds as seconds.milliseconds:
+// the seconds, a point and the milliseconds zero-padded to three digits.
 func appendMs(b []byte, ms sim.Time) []byte {
-	b = strconv.AppendInt(b, int64(ms/1000), 10)
-	b = append(b, '.')
-	return appendPad3(b, int64(ms%1000))
+	b = appendUint(b, uint64(ms)/1000)
+	f := uint64(ms) % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+}
+
+// appendUint appends v in decimal, as strconv.AppendUint does, the
+// digits written in place.
+func appendUint(b []byte, v uint64) []byte {
+	n := 1
+	for x := v; x >= 10; x /= 10 {
+		n++
+	}
+	b = slices.Grow(b, n)
+	b = b[:len(b)+n]
+	for i := len(b) - 1; ; i-- {
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return b
+		}
+	}
 }
 
 // appendPad3 appends a non-negative v zero-padded to at least three digits
 // (fmt's %03d).
 func appendPad3(b []byte, v int64) []byte {
-	switch {
-	case v < 10:
-		b = append(b, '0', '0')
-	case v < 100:
-		b = append(b, '0')
+	if v >= 1000 {
+		return appendUint(b, uint64(v))
 	}
-	return strconv.AppendInt(b, v, 10)
+	return append(b, byte('0'+v/100), byte('0'+v/10%10), byte('0'+v%10))
 }

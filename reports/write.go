@@ -238,8 +238,8 @@ func msText(ms sim.Time) string {
 // WriteJobsCSV writes one row per job; with pricing, its cost (else the
 // cost columns are empty) and, with a showback, its cost with its share
 // of its team's idle cost (what it paid times its team's showback over
-// what the team's pods paid). Rows are built in one reused buffer: a
-// million jobs cost no allocation per row.
+// what the team's pods paid). Rows are built in one reused buffer, and
+// written 32 KiB at a time: a million jobs cost no allocation per row.
 func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing, sb *Showback) error {
 	var cost, lost []float64
 	if pr != nil {
@@ -324,7 +324,7 @@ func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing, sb *Showback) error
 			return err
 		}
 	}
-	return nil
+	return r.flush(w)
 }
 
 // WriteTimelineCSV writes, per bucket, each pool's mean allocated GPUs and
