@@ -60,16 +60,22 @@ type admState struct {
 	last     Time
 	acc      []QueueAdmission
 	cons     map[consKey]*cluster.Constraints
-	// stand, fair and req are scratch reused at every change and
-	// submission.
-	stand []admission.Standing
-	fair  []float64
-	req   []admission.Request
+	// stand and fair are the standings and fair shares as of the
+	// controller's version standVer (0: never read); req is scratch
+	// reused at every submission.
+	stand    []admission.Standing
+	fair     []float64
+	standVer uint64
+	req      []admission.Request
 }
 
+// consKey is a job's own constraints and the flavors admitted to: up to
+// four in flavors, more in rest.
 type consKey struct {
 	base    *cluster.Constraints
-	flavors string
+	n       int
+	flavors [4]int
+	rest    string
 }
 
 func newAdmState(spec *admission.Spec) (*admState, error) {
@@ -99,8 +105,12 @@ func newAdmState(spec *admission.Spec) (*admState, error) {
 func (a *admState) integrate(t Time) {
 	dt := float64(t - a.last)
 	if dt > 0 {
-		a.stand = a.ctl.AppendStandings(a.stand)
-		a.fair = a.ctl.AppendFairShares(a.fair, a.stand)
+		// The standings change only with the controller's state.
+		if v := a.ctl.Version(); v != a.standVer {
+			a.stand = a.ctl.AppendStandings(a.stand)
+			a.fair = a.ctl.AppendFairShares(a.fair, a.stand)
+			a.standVer = v
+		}
 		st, fair := a.stand, a.fair
 		for i, s := range st {
 			q := &a.acc[i]
@@ -224,12 +234,15 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 // constraints adds the flavors' node labels and tolerations to a job's own
 // constraints (shared by every job with the same base and flavors).
 func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluster.Constraints {
-	var sb strings.Builder
-	for _, f := range flavors {
-		sb.WriteString(strconv.Itoa(f))
-		sb.WriteByte(',')
+	k := consKey{base: base, n: len(flavors)}
+	if copy(k.flavors[:], flavors) < len(flavors) {
+		var sb strings.Builder
+		for _, f := range flavors[len(k.flavors):] {
+			sb.WriteString(strconv.Itoa(f))
+			sb.WriteByte(',')
+		}
+		k.rest = sb.String()
 	}
-	k := consKey{base, sb.String()}
 	if c, ok := a.cons[k]; ok {
 		return c
 	}

@@ -298,6 +298,11 @@ type wl struct {
 	gen     int64
 	pending bool
 	admIdx  int
+	// failedAt is the controller's state (Controller.ver) at which the
+	// workload was last tried and neither admitted nor made room for by
+	// preemption: while the state stays the same, trying it again would
+	// fail the same way (0: not known).
+	failedAt uint64
 }
 
 // bucket holds a queue's pending workloads of one shape (priority and
@@ -308,6 +313,13 @@ type bucket struct {
 	head    int
 	// reason is why the bucket's first workload last failed.
 	reason string
+	// The shape: priority and requests per resource index; next chains
+	// shapes whose hashes collide.
+	prio int32
+	req  []int64
+	next *bucket
+	// skipped is the cycle (Controller.cycles) that set the bucket aside.
+	skipped uint64
 }
 
 type entry struct {
@@ -346,16 +358,26 @@ func (b *bucket) add(x *wl) {
 	b.entries = slices.Insert(b.entries, i, e)
 }
 
+// slot is a position [group][flavor in group][covered resource] in a
+// queue's quota and usage.
+type slot struct{ g, f, r int }
+
 type cqState struct {
 	ClusterQueue
 	cohort  int
 	groupOf []int   // resource index -> group, -1 not covered
+	posOf   []int   // resource index -> its position in its group's Covered
+	resOf   [][]int // group -> covered position -> resource index
 	flavors [][]int // group -> flavor indices in Spec.Flavors
+	// keys are the tree's flavor-resource keys per [group][flavor in
+	// group][covered resource]; gpuSlots the GPU resources' positions.
+	keys     [][][]int
+	gpuSlots []slot
 	// quota and usage per [group][flavor in group][covered resource]
 	quota    [][][]Quota
 	usage    [][][]int64
-	buckets  map[string]*bucket
-	bucketsL []*bucket // in creation order
+	buckets  map[uint64]*bucket // by shape hash
+	bucketsL []*bucket          // in creation order
 	admitted []*wl
 	// pendingGPUs are the GPUs pending workloads ask for; gpuLend and
 	// gpuBorrow (NoLimit: unbounded) sum the queue's lendable and
@@ -387,20 +409,36 @@ type Controller struct {
 	seq     int64
 	// evicted wait for the end of the cycle that evicted them.
 	evicted []*wl
-	// reqSlab is where workloads' per-resource requests are cut from, a
-	// block at a time; scratchLenders and scratchLend are Standings'.
-	reqSlab        []int64
-	scratchLenders []int
-	scratchLend    []float64
-	// Cycle's scratch.
-	cycSkip    map[*bucket]bool
+	// lending is per cohort tree (buildLending).
+	lending []lending
+	// reqSlab, wlSlab and intSlab are where workloads' per-resource
+	// requests, the workloads themselves and their flavor assignments
+	// (and decisions' flavors) are cut from, a block at a time;
+	// scratchLend is Standings'.
+	reqSlab     []int64
+	wlSlab      []wl
+	intSlab     []int
+	scratchLend []float64
+	// ver counts changes of what admission decisions depend on (usage,
+	// the admitted workloads), pver changes of pending demand; Version
+	// is their sum.
+	ver, pver uint64
+	// Cycle's scratch: cycles numbers the cycles (bucket.skipped), why
+	// and whyCur are assignment's reasons, reason the one being written.
+	cycles     uint64
 	cycBlocked []bool
 	cycHeads   []head
+	cycOut     []Decision
+	headAssign []int
+	assignBuf  []int
+	why        []byte
+	whyCur     []byte
+	reasonBuf  []byte
 }
 
 // New checks a spec and returns its controller.
 func New(spec Spec) (*Controller, error) {
-	c := &Controller{spec: spec, res: map[string]int{}, flavor: map[string]int{}, cqByName: map[string]int{}, lq: map[string]int{}, wls: map[int32]*wl{}}
+	c := &Controller{spec: spec, res: map[string]int{}, flavor: map[string]int{}, cqByName: map[string]int{}, lq: map[string]int{}, wls: map[int32]*wl{}, ver: 1}
 	for i, f := range spec.Flavors {
 		if _, dup := c.flavor[f.Name]; dup || f.Name == "" {
 			return nil, fmt.Errorf("ResourceFlavor %q: missing or duplicate name", f.Name)
@@ -457,20 +495,37 @@ func New(spec Spec) (*Controller, error) {
 		}
 		c.cqs = append(c.cqs, st)
 	}
-	for _, st := range c.cqs {
-		st.groupOf = make([]int, len(c.resName))
-		for i := range st.groupOf {
-			st.groupOf[i] = -1
-		}
-		for gi, g := range st.Groups {
-			for _, r := range g.Covered {
-				st.groupOf[c.res[r]] = gi
-			}
-		}
-	}
 	if err := c.buildTree(&c.spec); err != nil {
 		return nil, err
 	}
+	// (After the tree: a Cohort may name resources no queue covers.)
+	for _, st := range c.cqs {
+		st.groupOf = make([]int, len(c.resName))
+		st.posOf = make([]int, len(c.resName))
+		for i := range st.groupOf {
+			st.groupOf[i], st.posOf[i] = -1, -1
+		}
+		st.resOf = make([][]int, len(st.Groups))
+		st.keys = make([][][]int, len(st.Groups))
+		for gi, g := range st.Groups {
+			for r, name := range g.Covered {
+				ri := c.res[name]
+				st.groupOf[ri], st.posOf[ri] = gi, r
+				st.resOf[gi] = append(st.resOf[gi], ri)
+			}
+			for f, fl := range st.flavors[gi] {
+				keys := make([]int, len(g.Covered))
+				for r, ri := range st.resOf[gi] {
+					keys[r] = c.frKey(fl, ri)
+					if IsGPU(g.Covered[r]) {
+						st.gpuSlots = append(st.gpuSlots, slot{gi, f, r})
+					}
+				}
+				st.keys[gi] = append(st.keys[gi], keys)
+			}
+		}
+	}
+	c.buildLending()
 	for _, st := range c.cqs {
 		st.gpuBorrow = 0
 		for g, grp := range st.Groups {
@@ -535,7 +590,12 @@ func (c *Controller) Submit(w Workload) error {
 	if len(c.reqSlab) < nr {
 		c.reqSlab = make([]int64, 256*nr)
 	}
-	x := &wl{Workload: w, cq: qi, req: c.reqSlab[:nr:nr]}
+	if len(c.wlSlab) == 0 {
+		c.wlSlab = make([]wl, 256)
+	}
+	x := &c.wlSlab[0]
+	c.wlSlab = c.wlSlab[1:]
+	*x = wl{Workload: w, cq: qi, req: c.reqSlab[:nr:nr]}
 	c.reqSlab = c.reqSlab[nr:]
 	// The requests are summed into req: the caller may reuse its slice.
 	x.Requests = nil
@@ -576,33 +636,45 @@ func less(a, b *wl) bool {
 
 func (c *Controller) insert(st *cqState, x *wl) {
 	if x.bucket == nil {
-		k := shapeKey(x)
-		b, ok := st.buckets[k]
-		if !ok {
+		h := shapeHash(x.Priority, x.req)
+		b := st.buckets[h]
+		for b != nil && (b.prio != x.Priority || !slices.Equal(b.req, x.req)) {
+			b = b.next
+		}
+		if b == nil {
 			if st.buckets == nil {
-				st.buckets = map[string]*bucket{}
+				st.buckets = map[uint64]*bucket{}
 			}
-			b = &bucket{}
-			st.buckets[k] = b
+			b = &bucket{prio: x.Priority, req: slices.Clone(x.req), next: st.buckets[h]}
+			st.buckets[h] = b
 			st.bucketsL = append(st.bucketsL, b)
 		}
 		x.bucket = b
 	}
 	x.gen++
 	x.pending = true
+	x.failedAt = 0
 	st.pendingGPUs += x.gpus
+	c.pver++
 	x.bucket.add(x)
 }
 
-func shapeKey(x *wl) string {
-	var sb strings.Builder
-	sb.WriteString(strconv.Itoa(int(x.Priority)))
-	for _, a := range x.req {
-		sb.WriteByte(',')
-		sb.WriteString(strconv.FormatInt(a, 10))
+// shapeHash hashes a shape (priority and requests) for cqState.buckets
+// (FNV-1a over 64-bit words; collisions are chained).
+func shapeHash(prio int32, req []int64) uint64 {
+	h := uint64(14695981039346656037)
+	h = (h ^ uint64(uint32(prio))) * 1099511628211
+	for _, a := range req {
+		h = (h ^ uint64(a)) * 1099511628211
 	}
-	return sb.String()
+	return h
 }
+
+// Version changes whenever what Standings reports may have changed (a
+// workload admitted, released, submitted, requeued or withdrawn): a
+// caller may keep the standings it read while the version stays the
+// same.
+func (c *Controller) Version() uint64 { return c.ver + c.pver }
 
 // Finish forgets a workload that completed, failed or was deleted,
 // releasing its quota if it was admitted.
@@ -616,6 +688,7 @@ func (c *Controller) Finish(id int32) {
 	} else if x.pending {
 		x.pending = false // its bucket entry goes stale
 		c.cqs[x.cq].pendingGPUs -= x.gpus
+		c.pver++
 	}
 	delete(c.wls, id)
 }
@@ -644,6 +717,7 @@ func (c *Controller) Withdraw(id int32) {
 	if x.pending {
 		x.pending = false // its bucket entry goes stale
 		c.cqs[x.cq].pendingGPUs -= x.gpus
+		c.pver++
 	}
 }
 
@@ -694,6 +768,7 @@ func (c *Controller) charge(x *wl, sign int64) {
 
 func (c *Controller) release(x *wl) {
 	c.charge(x, -1)
+	c.ver++
 	x.admitted = false
 	st := c.cqs[x.cq]
 	last := st.admitted[len(st.admitted)-1]
@@ -745,7 +820,7 @@ func (c *Controller) fits(st *cqState, g, f, r int, extra int64, allowBorrow boo
 	if st.cohort < 0 {
 		return true, 0
 	}
-	avail := c.available(st.node, c.frKey(st.flavors[g][f], c.res[st.Groups[g].Covered[r]]))
+	avail := c.available(st.node, st.keys[g][f][r])
 	if extra > avail {
 		return false, extra - avail
 	}
@@ -753,13 +828,13 @@ func (c *Controller) fits(st *cqState, g, f, r int, extra int64, allowBorrow boo
 }
 
 // assignment finds a flavor per group for x, in order, as the queue's
-// flavorFungibility says. borrow reports whether it borrows; ok false
-// gives a reason and the first group that did not fit (a group stopped at
-// a flavor where preemption would make room also fails, so the caller
-// preempts there).
-func (c *Controller) assignment(x *wl, allowBorrow bool) (assign []int, borrow bool, failed int, reason string) {
+// flavorFungibility says, and writes it to assign (one per group of the
+// queue, -1 unused). borrow reports whether it borrows; ok false gives
+// the first group that did not fit (a group stopped at a flavor where
+// preemption would make room also fails, so the caller preempts there)
+// and, with why, writes the reason to c.why.
+func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool) (ok, borrow bool, failed int) {
 	st := c.cqs[x.cq]
-	assign = make([]int, len(st.Groups))
 	failed = -1
 	for g := range st.Groups {
 		assign[g] = -1
@@ -772,33 +847,49 @@ func (c *Controller) assignment(x *wl, allowBorrow bool) (assign []int, borrow b
 		if !asks {
 			continue
 		}
-		var why []string
+		cur := c.whyCur[:0]
 		borrowAt := -1 // the first flavor that fits by borrowing, when trying on
 		stopped := false
 		for f := range st.flavors[g] {
-			if t, bad := untolerated(&c.spec.Flavors[st.flavors[g][f]], x.Tolerations); bad {
-				why = append(why, fmt.Sprintf("untolerated taint {%s} in flavor %s", t, c.spec.Flavors[st.flavors[g][f]].Name))
-				continue
+			fl := &c.spec.Flavors[st.flavors[g][f]]
+			if len(fl.NodeTaints) > 0 {
+				if t, bad := untolerated(fl, x.Tolerations); bad {
+					if why {
+						cur = appendWhy(cur, "untolerated taint {", t, "} in flavor ", fl.Name)
+					}
+					continue
+				}
 			}
-			ok, b := true, false
-			var shorts []string
-			for r, name := range st.Groups[g].Covered {
-				a := x.req[c.res[name]]
+			fits, b := true, false
+			shorts := 0
+			for r, ri := range st.resOf[g] {
+				a := x.req[ri]
 				if a == 0 {
 					continue
 				}
+				name := st.Groups[g].Covered[r]
 				fit, short := c.fits(st, g, f, r, a, allowBorrow)
 				if !fit {
-					ok = false
-					shorts = append(shorts, fmt.Sprintf("%s (%s more needed)", name, Amount(name, short)))
+					if why {
+						if shorts == 0 {
+							cur = appendWhy(cur, "insufficient unused quota in flavor ", fl.Name, " for ")
+						} else {
+							cur = append(cur, ", "...)
+						}
+						cur = append(cur, name...)
+						cur = append(cur, " ("...)
+						cur = appendAmount(cur, name, short)
+						cur = append(cur, " more needed)"...)
+					}
+					fits = false
+					shorts++
 					continue
 				}
 				if st.usage[g][f][r]+a > st.quota[g][f][r].Nominal {
 					b = true
 				}
 			}
-			if !ok {
-				why = append(why, fmt.Sprintf("insufficient unused quota in flavor %s for %s", c.spec.Flavors[st.flavors[g][f]].Name, strings.Join(shorts, ", ")))
+			if !fits {
 				if st.Fungibility.StopOnPreempt && borrowAt < 0 && c.targetsFor(x, g, f) != nil {
 					stopped = true
 					break
@@ -823,22 +914,58 @@ func (c *Controller) assignment(x *wl, allowBorrow bool) (assign []int, borrow b
 			if failed < 0 {
 				failed = g
 			}
-			if len(why) == 0 {
-				why = append(why, "no flavor")
+			if why {
+				if len(cur) == 0 {
+					cur = append(cur, "no flavor"...)
+				}
+				c.why = append(append(c.why[:0], "couldn't assign flavors: "...), cur...)
 			}
-			reason = "couldn't assign flavors: " + strings.Join(why, "; ")
 		}
+		c.whyCur = cur
 	}
 	if failed >= 0 {
-		return nil, false, failed, reason
+		return false, false, failed
 	}
-	return assign, borrow, -1, ""
+	return true, borrow, -1
 }
 
+// appendWhy appends one flavor's part of a reason, "; " after another's.
+func appendWhy(b []byte, parts ...string) []byte {
+	if len(b) > 0 {
+		b = append(b, "; "...)
+	}
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// scratchAssign is a scratch assignment of the queue's groups.
+func (c *Controller) scratchAssign(st *cqState) []int {
+	c.assignBuf = slices.Grow(c.assignBuf[:0], len(st.Groups))[:len(st.Groups)]
+	return c.assignBuf
+}
+
+// ints cuts n ints from the controller's slab (they are never reused).
+func (c *Controller) ints(n int) []int {
+	if len(c.intSlab) < n {
+		c.intSlab = make([]int, max(n, 1024))
+	}
+	out := c.intSlab[:n:n]
+	c.intSlab = c.intSlab[n:]
+	return out
+}
+
+// admit admits x with the flavors of assign (copied: it may be scratch).
 func (c *Controller) admit(x *wl, assign []int) Decision {
-	x.assign = assign
+	if cap(x.assign) < len(assign) {
+		x.assign = c.ints(len(assign))
+	}
+	x.assign = x.assign[:len(assign)]
+	copy(x.assign, assign)
 	x.admitted = true
 	c.seq++
+	c.ver++
 	x.seq = c.seq
 	x.reason = ""
 	st := c.cqs[x.cq]
@@ -848,9 +975,18 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 	st.admitted = append(st.admitted, x)
 	c.charge(x, +1)
 	d := Decision{ID: x.ID}
-	for g, f := range assign {
+	n := 0
+	for _, f := range assign {
 		if f >= 0 {
-			d.Flavors = append(d.Flavors, c.flavorIndex(st, g, f))
+			n++
+		}
+	}
+	if n > 0 {
+		d.Flavors = c.ints(n)[:0]
+		for g, f := range assign {
+			if f >= 0 {
+				d.Flavors = append(d.Flavors, c.flavorIndex(st, g, f))
+			}
 		}
 	}
 	return d
@@ -859,6 +995,11 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 type head struct {
 	x      *wl
 	borrow bool
+	// fits: as the state stood at version ver, x fitted with the flavors
+	// at c.headAssign[at:].
+	fits bool
+	ver  uint64
+	at   int
 	// path and shares: the queue's tree path and the shares along it with
 	// the workload admitted (fair sharing only).
 	path   []int
@@ -866,17 +1007,15 @@ type head struct {
 }
 
 // Cycle admits what fits, preempting where the queues' policies allow,
-// until nothing more can be admitted; it returns the decisions in order.
-// Workloads it evicts wait until the next cycle.
+// until nothing more can be admitted; it returns the decisions in order
+// (in the controller's scratch: valid until the next Cycle). Workloads it
+// evicts wait until the next cycle.
 func (c *Controller) Cycle() []Decision {
-	var out []Decision
-	// skip: buckets tried this cycle and set aside. It, blocked and heads
-	// are the controller's scratch, cleared here.
-	if c.cycSkip == nil {
-		c.cycSkip = map[*bucket]bool{}
-	}
-	skip := c.cycSkip
-	clear(skip)
+	out := c.cycOut[:0]
+	// Buckets tried this cycle and set aside are marked with the cycle's
+	// number; blocked and heads are the controller's scratch, cleared
+	// here.
+	c.cycles++
 	blocked := slices.Grow(c.cycBlocked[:0], len(c.cqs))[:len(c.cqs)]
 	clear(blocked)
 	c.cycBlocked = blocked
@@ -888,13 +1027,14 @@ loop:
 	for {
 		clear(c.cycHeads)
 		heads := c.cycHeads[:0]
+		c.headAssign = c.headAssign[:0]
 		for qi, st := range c.cqs {
 			if blocked[qi] {
 				continue
 			}
 			var first *wl
 			for _, b := range st.bucketsL {
-				if skip[b] {
+				if b.skipped == c.cycles {
 					continue
 				}
 				if x := b.first(); x != nil && (first == nil || less(x, first)) {
@@ -902,8 +1042,17 @@ loop:
 				}
 			}
 			if first != nil {
-				as, bw, _, _ := c.assignment(first, true)
-				h := head{x: first, borrow: bw}
+				// A workload known to fail as things stand has no
+				// assignment (and does not borrow).
+				var as []int
+				h := head{x: first, ver: c.ver, at: len(c.headAssign)}
+				if first.failedAt != c.ver {
+					c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
+					as = c.headAssign[h.at:]
+					if h.fits, h.borrow, _ = c.assignment(first, true, as, false); !h.fits {
+						as = nil
+					}
+				}
 				if fair {
 					h.path, h.shares = c.headShares(first, as)
 				}
@@ -945,12 +1094,29 @@ loop:
 				continue
 			}
 			if strings.Contains(x.reason, ": resource ") && strings.HasSuffix(x.reason, " unavailable") {
-				c.setAside(st, x, skip, blocked)
+				c.setAside(st, x, blocked)
 				continue
 			}
-			before := x.reason
-			if assign, _, _, why := c.assignment(x, true); assign != nil {
-				d := c.admit(x, assign)
+			if x.failedAt == c.ver {
+				// Tried since the last change: it would fail again, for
+				// the same reason.
+				x.bucket.reason = x.reason
+				c.setAside(st, x, blocked)
+				continue
+			}
+			before, tried := x.reason, c.ver
+			var as []int
+			ok, g := false, -1
+			if h.fits && h.ver == c.ver {
+				// Nothing changed since its head was found: it fits as
+				// found then.
+				as, ok = c.headAssign[h.at:h.at+len(st.Groups)], true
+			} else {
+				as = c.scratchAssign(st)
+				ok, _, g = c.assignment(x, true, as, true)
+			}
+			if ok {
+				d := c.admit(x, as)
 				if before == "" {
 					d.Reason = x.bucket.reason
 				}
@@ -962,12 +1128,15 @@ loop:
 					continue loop // shares changed: a new tournament
 				}
 				continue
-			} else {
-				x.reason = "ClusterQueue " + st.Name + ": " + why
-				x.bucket.reason = x.reason
 			}
-			if ds := c.preempt(x); ds != nil {
-				out = append(out, ds...)
+			r := append(append(append(c.reasonBuf[:0], "ClusterQueue "...), st.Name...), ": "...)
+			r = append(r, c.why...)
+			c.reasonBuf = r
+			if string(r) != x.reason {
+				x.reason = string(r)
+			}
+			x.bucket.reason = x.reason
+			if c.preempt(x, g, &out) {
 				if block {
 					break loop
 				}
@@ -979,22 +1148,29 @@ loop:
 			if x.reason != before {
 				out = append(out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
 			}
-			c.setAside(st, x, skip, blocked)
+			// (A preemption that released its targets and still failed
+			// changed the state: the version moved on.)
+			x.failedAt = tried
+			c.setAside(st, x, blocked)
 		}
 	}
 	for _, x := range c.evicted {
 		c.insert(c.cqs[x.cq], x)
 	}
 	c.evicted = c.evicted[:0]
+	c.cycOut = out
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 
-func (c *Controller) setAside(st *cqState, x *wl, skip map[*bucket]bool, blocked []bool) {
+func (c *Controller) setAside(st *cqState, x *wl, blocked []bool) {
 	if st.Strategy == StrictFIFO {
 		blocked[x.cq] = true
 		return
 	}
-	skip[x.bucket] = true
+	x.bucket.skipped = c.cycles
 }
 
 // Standing is one ClusterQueue's GPUs (every nvidia.com/ resource, whole
@@ -1037,18 +1213,21 @@ func untolerated(f *Flavor, tols []cluster.Toleration) (string, bool) {
 
 // Amount writes an amount in the simulator's units the Kubernetes way:
 // cpu from milli-CPU, memory from MiB, counts as they are.
-func Amount(resource string, v int64) string {
+func Amount(resource string, v int64) string { return string(appendAmount(nil, resource, v)) }
+
+// appendAmount appends Amount(resource, v) to b.
+func appendAmount(b []byte, resource string, v int64) []byte {
 	switch {
 	case resource == "cpu" && v%1000 == 0:
-		return fmt.Sprint(v / 1000)
+		return strconv.AppendInt(b, v/1000, 10)
 	case resource == "cpu":
-		return fmt.Sprintf("%dm", v)
+		return append(strconv.AppendInt(b, v, 10), 'm')
 	case resource == "memory" && v%1024 == 0:
-		return fmt.Sprintf("%dGi", v/1024)
+		return append(strconv.AppendInt(b, v/1024, 10), "Gi"...)
 	case resource == "memory":
-		return fmt.Sprintf("%dMi", v)
+		return append(strconv.AppendInt(b, v, 10), "Mi"...)
 	}
-	return fmt.Sprint(v)
+	return strconv.AppendInt(b, v, 10)
 }
 
 // IsGPU says whether a resource counts as GPUs in Standing.
@@ -1067,19 +1246,12 @@ func (c *Controller) AppendStandings(dst []Standing) []Standing {
 	for qi, st := range c.cqs {
 		out[qi].Share = c.share(st)
 		out[qi].Demand = st.pendingGPUs
-		for g, grp := range st.Groups {
-			for f := range st.flavors[g] {
-				for r, name := range grp.Covered {
-					if !IsGPU(name) {
-						continue
-					}
-					qt, u := st.quota[g][f][r], st.usage[g][f][r]
-					out[qi].Nominal += qt.Nominal
-					out[qi].Used += u
-					out[qi].Demand += u
-					out[qi].Borrowed += float64(max(0, u-qt.Nominal))
-				}
-			}
+		for _, p := range st.gpuSlots {
+			qt, u := st.quota[p.g][p.f][p.r], st.usage[p.g][p.f][p.r]
+			out[qi].Nominal += qt.Nominal
+			out[qi].Used += u
+			out[qi].Demand += u
+			out[qi].Borrowed += float64(max(0, u-qt.Nominal))
 		}
 	}
 	for li, n := range c.lenders {
@@ -1089,10 +1261,61 @@ func (c *Controller) AppendStandings(dst []Standing) []Standing {
 	// by those with lendable quota unused (queues, and Cohorts holding
 	// quota) in proportion to it.
 	for k, members := range c.cohorts {
-		lenders := c.scratchLenders[:0]
+		lenders := c.lending[k].lenders
+		for _, lk := range c.lending[k].keys {
+			var borrowed, unused float64
+			lendOf := slices.Grow(c.scratchLend[:0], len(members)+len(lenders))[:len(members)+len(lenders)]
+			clear(lendOf)
+			c.scratchLend = lendOf
+			for _, m := range lk.members {
+				o := c.cqs[members[m.i]]
+				qt, u := o.quota[m.g][m.f][m.r], o.usage[m.g][m.f][m.r]
+				borrowed += float64(max(0, u-qt.Nominal))
+				lendOf[m.i] = float64(min(lendable(qt), max(0, qt.Nominal-u)))
+				unused += lendOf[m.i]
+			}
+			for j, li := range lenders {
+				lendOf[len(members)+j] = float64(lendable(c.nodes[c.lenders[li]].own[lk.key]))
+				unused += lendOf[len(members)+j]
+			}
+			if borrowed == 0 || unused == 0 {
+				continue
+			}
+			for i, oi := range members {
+				out[oi].Lent += borrowed * lendOf[i] / unused
+			}
+			for j, li := range lenders {
+				out[len(c.cqs)+li].Lent += borrowed * lendOf[len(members)+j] / unused
+			}
+		}
+	}
+	return out
+}
+
+// lending is what Standings needs of a cohort tree to share out its
+// borrowing: its quota-holding Cohorts (indices into c.lenders) and, per
+// GPU flavor-resource key in key order, where each member queue (index
+// into the tree's members) holds quota for it.
+type lending struct {
+	lenders []int
+	keys    []lendKey
+}
+
+type lendKey struct {
+	key     int
+	members []memberSlot
+}
+
+type memberSlot struct{ i, g, f, r int }
+
+// buildLending fills c.lending once the queues know their slots.
+func (c *Controller) buildLending() {
+	c.lending = make([]lending, len(c.cohorts))
+	for k, members := range c.cohorts {
+		l := &c.lending[k]
 		for li, n := range c.lenders {
 			if c.rootIndex(n) == k {
-				lenders = append(lenders, li)
+				l.lenders = append(l.lenders, li)
 			}
 		}
 		for fi := range c.spec.Flavors {
@@ -1100,40 +1323,16 @@ func (c *Controller) AppendStandings(dst []Standing) []Standing {
 				if !IsGPU(name) {
 					continue
 				}
-				key := c.frKey(fi, ri)
-				var borrowed, unused float64
-				lendOf := slices.Grow(c.scratchLend[:0], len(members)+len(lenders))[:len(members)+len(lenders)]
-				clear(lendOf)
-				c.scratchLend = lendOf
+				lk := lendKey{key: c.frKey(fi, ri)}
 				for i, oi := range members {
-					o := c.cqs[oi]
-					og, of, or, ok := c.find(o, fi, name)
-					if !ok {
-						continue
+					if g, f, r, ok := c.find(c.cqs[oi], fi, name); ok {
+						lk.members = append(lk.members, memberSlot{i, g, f, r})
 					}
-					qt, u := o.quota[og][of][or], o.usage[og][of][or]
-					borrowed += float64(max(0, u-qt.Nominal))
-					lendOf[i] = float64(min(lendable(qt), max(0, qt.Nominal-u)))
-					unused += lendOf[i]
 				}
-				for j, li := range lenders {
-					lendOf[len(members)+j] = float64(lendable(c.nodes[c.lenders[li]].own[key]))
-					unused += lendOf[len(members)+j]
-				}
-				if borrowed == 0 || unused == 0 {
-					continue
-				}
-				for i, oi := range members {
-					out[oi].Lent += borrowed * lendOf[i] / unused
-				}
-				for j, li := range lenders {
-					out[len(c.cqs)+li].Lent += borrowed * lendOf[len(members)+j] / unused
-				}
+				l.keys = append(l.keys, lk)
 			}
 		}
-		c.scratchLenders = lenders
 	}
-	return out
 }
 
 // Queues are the ClusterQueues, in spec order, then a row "cohort/NAME"

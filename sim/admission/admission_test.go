@@ -365,3 +365,56 @@ func TestEvictAndRequeue(t *testing.T) {
 	w := WaitForPodsReady{BackoffBase: 60, BackoffMax: 200}
 	require.Equal(t, []int64{60, 120, 200, 200}, []int64{w.Backoff(1), w.Backoff(2), w.Backoff(3), w.Backoff(4)})
 }
+
+// A backlog costs nothing while nothing changes. Team (4 GPUs) runs a
+// 4-GPU workload with 1,000 2-GPU workloads waiting, priorities 0 and 1
+// alternating (two shapes): the first cycle says once per shape why its
+// first waits; a cycle after it, with nothing changed, decides nothing and
+// allocates nothing. When the 4 GPUs are freed, the two oldest of
+// priority 1 (ids 3 and 5) go in, in that order.
+func TestBacklogCycleCostsNothingUntilAChange(t *testing.T) {
+	c := controller(t, cq("team", "", q(4)))
+	submit(t, c, 1, "team", 4, 0)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{1}, a)
+	for id := int32(2); id <= 1001; id++ {
+		submit(t, c, id, "team", 2, id%2)
+	}
+	var waiting []int32
+	for _, d := range c.Cycle() {
+		require.True(t, d.Waiting)
+		waiting = append(waiting, d.ID)
+	}
+	require.Equal(t, []int32{3, 2}, waiting, "each shape's first, priority 1 first")
+	require.Equal(t, "ClusterQueue team: couldn't assign flavors: insufficient unused quota in flavor gpu for nvidia.com/gpu (2 more needed)", c.Reason(1001))
+	v := c.Version()
+	allocs := testing.AllocsPerRun(100, func() {
+		require.Empty(t, c.Cycle())
+	})
+	require.Zero(t, allocs)
+	require.Equal(t, v, c.Version(), "a cycle that decides nothing changes nothing")
+	c.Finish(1)
+	require.NotEqual(t, v, c.Version())
+	a, _ = cycle(c)
+	require.Equal(t, []int32{3, 5}, a)
+}
+
+// A Cohort may hold quota of a resource no ClusterQueue covers: a
+// workload asking for it is inadmissible in its queue, which does not
+// cover it (it once indexed past the queue's resource table).
+func TestCohortOnlyResource(t *testing.T) {
+	fpga := "example.com/fpga"
+	s := Spec{
+		Flavors: []Flavor{{Name: "gpu"}},
+		Cohorts: []Cohort{{Name: "org", Groups: []ResourceGroup{{Covered: []string{fpga},
+			Flavors: []FlavorQuotas{{Flavor: "gpu", Resources: []Quota{q(4)}}}}}}},
+		ClusterQueues: []ClusterQueue{cq("a", "org", q(4))},
+		LocalQueues:   []LocalQueue{{Name: "a", ClusterQueue: "a"}},
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "a", Requests: []Request{{fpga, 1}, {gpu, 1}}}))
+	a, _ := cycle(c)
+	require.Empty(t, a)
+	require.Equal(t, "ClusterQueue a: resource example.com/fpga unavailable", c.Reason(1))
+}

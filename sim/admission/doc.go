@@ -24,4 +24,11 @@
 // meanwhile). The package is
 // pure: it keeps no clock and no random state, and the same calls give
 // the same decisions.
+//
+// Cost: pending workloads are kept in buckets of one shape (priority and
+// requests), so a cycle looks at the first of each bucket, never at the
+// whole backlog; a first that failed is not tried again until an
+// admission or a release changes what it was tried against (Controller
+// counts those changes: Version), and a cycle allocates nothing unless it
+// decides something.
 package admission

@@ -157,8 +157,9 @@ func (c *Controller) chargeGroup(x *wl, g int, sign int64) {
 		if a == 0 || st.groupOf[ri] != g {
 			continue
 		}
-		st.usage[g][f][slices.Index(st.Groups[g].Covered, c.resName[ri])] += sign * a
-		c.addUsage(st.node, c.frKey(st.flavors[g][f], ri), sign*a)
+		r := st.posOf[ri]
+		st.usage[g][f][r] += sign * a
+		c.addUsage(st.node, st.keys[g][f][r], sign*a)
 	}
 }
 

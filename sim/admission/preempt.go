@@ -17,12 +17,13 @@ import (
 // borrowWithinCohort, lower-priority borrowers of the cohort) are
 // candidates and x may borrow. Candidates from other queues go first, then
 // lower priority, then the most recently admitted; the greedy set is then
-// trimmed of those x does not need. It returns nil when nothing works.
-func (c *Controller) preempt(x *wl) []Decision {
+// trimmed of those x does not need. g is the first of x's groups that
+// does not fit as things stand. It appends the evictions and x's
+// admission to out, or returns false when nothing works.
+func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
 	st := c.cqs[x.cq]
-	assign, _, g, _ := c.assignment(x, true)
-	if assign != nil || g < 0 {
-		return nil
+	if g < 0 {
+		return false
 	}
 	cross := "reclamation within the cohort"
 	if c.spec.FairSharing != nil {
@@ -36,7 +37,7 @@ func (c *Controller) preempt(x *wl) []Decision {
 		if targets == nil {
 			continue
 		}
-		var out []Decision
+		n := len(*out)
 		for _, t := range targets {
 			reclaim := t.cq != x.cq
 			c.release(t)
@@ -46,15 +47,17 @@ func (c *Controller) preempt(x *wl) []Decision {
 			}
 			t.reason = "Preempted to accommodate a workload (UID: " + strconv.Itoa(int(x.ID)) + ") due to " + why
 			c.evicted = append(c.evicted, t)
-			out = append(out, Decision{ID: t.ID, Preempted: true, By: x.ID, Reclaim: reclaim})
+			*out = append(*out, Decision{ID: t.ID, Preempted: true, By: x.ID, Reclaim: reclaim})
 		}
-		assign, _, _, _ := c.assignment(x, true)
-		if assign == nil {
-			return nil // cannot happen: the targets were chosen to make x fit
+		assign := c.scratchAssign(st)
+		if ok, _, _ := c.assignment(x, true, assign, false); !ok {
+			*out = (*out)[:n]
+			return false // cannot happen: the targets were chosen to make x fit
 		}
-		return append(out, c.admit(x, assign))
+		*out = append(*out, c.admit(x, assign))
+		return true
 	}
-	return nil
+	return false
 }
 
 // targetsFor are the workloads whose preemption would let x into group
@@ -110,7 +113,7 @@ func (c *Controller) shortResources(x *wl, g, f int) []int {
 		if a == 0 || st.groupOf[ri] != g {
 			continue
 		}
-		r := slices.Index(st.Groups[g].Covered, c.resName[ri])
+		r := st.posOf[ri]
 		if ok, _ := c.fits(st, g, f, r, a, true); !ok {
 			out = append(out, r)
 		}
@@ -248,7 +251,7 @@ func (c *Controller) fitsIn(x *wl, g, f int, allowBorrow bool) bool {
 		if a == 0 || st.groupOf[ri] != g {
 			continue
 		}
-		r := slices.Index(st.Groups[g].Covered, c.resName[ri])
+		r := st.posOf[ri]
 		if ok, _ := c.fits(st, g, f, r, a, allowBorrow); !ok {
 			return false
 		}
