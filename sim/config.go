@@ -103,6 +103,9 @@ type Config struct {
 	// the same run as the default, which does consecutive periods with
 	// nothing between them in one; see nextSync).
 	periodEvents bool
+	// periodsSkipped, when set, counts the periods done in skipped
+	// stretches (tests; see syncChain).
+	periodsSkipped *int
 }
 
 // InvariantError is a broken invariant: a bug in the simulator, not bad input.

@@ -209,12 +209,17 @@ func (r *runner) account(s *svcState, t Time) {
 // the batch of periods in nextSync, want is it).
 func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
 	s := &r.svcs[k]
-	r.account(s, t)
+	if !r.lazy(s) {
+		r.account(s, t)
+	}
 	switch {
 	case init:
 		want = s.initial
 	case !decided:
 		want = r.decide(t, s)
+	}
+	if want != len(s.pods) {
+		r.account(s, t)
 	}
 	for len(s.pods) < want {
 		if err := r.createReplica(t, k); err != nil {
@@ -231,6 +236,15 @@ func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
 	}
 	r.nextSync(t, k)
 	return nil
+}
+
+// lazy reports whether service s is accounted only when its counts
+// change, at timeline bucket ends and at the end, rather than at each of
+// its scaler's periods too: its scaler reads only the request rate, which
+// the accounting does not change (Config.periodEvents accounts every
+// period, the reference the lazy accounting is tested against).
+func (r *runner) lazy(s *svcState) bool {
+	return !r.cfg.periodEvents && s.svc.RateOnly()
 }
 
 // decide is service s's scaler's decision at t, within its bounds.
@@ -254,16 +268,25 @@ func (r *runner) nextSync(t Time, k int) {
 // When nothing else can (the queue's next event is later than the period,
 // and no scheduling pass or admission cycle is due now), the period is the
 // next thing the run does, so it is done here and now, exactly as the
-// event would do it: the service accounted up to it, its scaler asked,
-// the event counted and reported to Progress. Periods go on being done
-// here while the scaler keeps the replicas; a period whose decision
-// changes them is pushed as an event carrying the decision, applied when
-// it pops (its scheduling pass then runs at its time). The event that
-// ends a chain is pushed, as the period before would have pushed it,
-// before any event that could come at the same time. Whatever another
-// event finds at any instant is unchanged, so results are the same byte
-// for byte; a service beside sparse job events costs its accounting and
-// its scaler's decision a period instead of a heap push and pop too.
+// event would do it: the service accounted up to it (unless it is
+// accounted lazily), its scaler asked, the event counted and reported to
+// Progress. Periods go on being done here while the scaler keeps the
+// replicas; a period whose decision changes them is pushed as an event
+// carrying the decision, applied when it pops (its scheduling pass then
+// runs at its time). The event that ends a chain is pushed, as the period
+// before would have pushed it, before any event that could come at the
+// same time. Whatever another event finds at any instant is unchanged, so
+// the replicas, the jobs and the event count are the same; a service
+// beside sparse job events costs its scaler's decision a period instead
+// of a heap push and pop too.
+//
+// A stretch of periods that the scaler is known to keep is done in one
+// step (skip): with every replica ready and the scaler settled, it keeps
+// them while the request rate stays within its KeepBand, and
+// Load.FirstOutside finds the first period where the rate leaves it. The
+// periods before it (and before the next event and the horizon) are
+// counted, reported to Progress and recorded in the scaler as each would
+// have been, without being asked one by one.
 func (r *runner) syncChain() {
 	k, t := r.chain-1, r.chainAt
 	r.chain = 0
@@ -271,6 +294,7 @@ func (r *runner) syncChain() {
 	h := r.cfg.Horizon
 	now := r.now
 	defer func() { r.now = now }()
+	lazy := r.lazy(s)
 	for {
 		next := t + s.period
 		if next >= h {
@@ -281,18 +305,59 @@ func (r *runner) syncChain() {
 			r.push(next, event{kind: evScale, sub: scalePeriod, job: int32(k)})
 			return
 		}
+		if lazy && s.ready == len(s.pods) {
+			if lo, hi, ok := s.svc.KeepBand(len(s.pods), s.min, s.max); ok {
+				until := h
+				if queued {
+					until = min(until, at)
+				}
+				if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next {
+					r.skipPeriods(s, next, p-s.period)
+					t = p - s.period
+					continue
+				}
+			}
+		}
 		// The period at next is the run's next event.
 		r.now = next
-		r.account(s, next)
+		if !lazy {
+			r.account(s, next)
+		}
 		if want := r.decide(next, s); want != len(s.pods) {
 			r.push(next, event{kind: evScale, sub: scaleDecided, job: int32(k), stamp: uint32(want)})
 			return
 		}
-		r.stats.Events++
-		if r.cfg.Progress != nil && r.stats.Events%r.cfg.ProgressEvery == 0 {
-			r.cfg.Progress(Progress{Now: next, Submitted: int(r.njobs) - r.nrep, Finished: r.finished, Events: r.stats.Events})
-		}
+		r.countPeriods(next, next, s.period)
 		t = next
+	}
+}
+
+// skipPeriods does service s's periods first, first+period, ..., last,
+// each of which its scaler keeps the replicas at.
+func (r *runner) skipPeriods(s *svcState, first, last Time) {
+	s.svc.SkipPeriods(first, last, s.period, len(s.pods))
+	n := int((last-first)/s.period) + 1
+	s.decisions += n
+	if r.cfg.periodsSkipped != nil {
+		*r.cfg.periodsSkipped += n
+	}
+	r.countPeriods(first, last, s.period)
+}
+
+// countPeriods counts the periods first, first+step, ..., last as events,
+// reporting to Progress at each multiple of ProgressEvery as the run's
+// loop does.
+func (r *runner) countPeriods(first, last, step Time) {
+	n := uint64((last-first)/step) + 1
+	e0 := r.stats.Events
+	r.stats.Events += n
+	if r.cfg.Progress == nil {
+		return
+	}
+	every := r.cfg.ProgressEvery
+	for e := (e0/every + 1) * every; e <= e0+n; e += every {
+		t := first + Time(e-e0-1)*step
+		r.cfg.Progress(Progress{Now: t, Submitted: int(r.njobs) - r.nrep, Finished: r.finished, Events: e})
 	}
 }
 

@@ -9,6 +9,13 @@ import "math"
 type Histogram struct {
 	counts []float64
 	total  float64
+	// last is the cycle added last and shares its requests' shares of the
+	// buckets from first on: the same cycle again (a steady rate on
+	// steady replicas, bucket after bucket) is added without evaluating
+	// its distribution.
+	last   Cycle
+	shares []float64
+	first  int
 }
 
 const (
@@ -19,8 +26,23 @@ const (
 
 func histBuckets() int { return int(math.Ceil(math.Log(1e7/histMinMs)/histLogRatio)) + 1 }
 
+// edges are the buckets' upper edges, computed once when the package is
+// initialised and only read after.
+var edges = func() []float64 {
+	e := make([]float64, histBuckets())
+	for i := range e {
+		e[i] = histMinMs * math.Pow(histRatio, float64(i))
+	}
+	return e
+}()
+
 // edge is the upper edge of bucket i.
-func edge(i int) float64 { return histMinMs * math.Pow(histRatio, float64(i)) }
+func edge(i int) float64 {
+	if i >= 0 && i < len(edges) {
+		return edges[i]
+	}
+	return histMinMs * math.Pow(histRatio, float64(i))
+}
 
 func bucketOf(ms float64) int {
 	if ms <= histMinMs {
@@ -37,6 +59,17 @@ func (h *Histogram) Add(c Cycle, n float64) {
 	if h.counts == nil {
 		h.counts = make([]float64, histBuckets())
 	}
+	if h.shares == nil || c != h.last {
+		h.share(c)
+	}
+	for k, sh := range h.shares {
+		h.counts[h.first+k] += n * sh
+	}
+	h.total += n
+}
+
+// share sets last, first and shares to cycle c's.
+func (h *Histogram) share(c Cycle) {
 	lo := c.ServiceMs + c.BacklogMs
 	hi := lo + c.IntervalMs
 	if c.QueueP > 0 {
@@ -48,15 +81,16 @@ func (h *Histogram) Add(c Cycle, n float64) {
 	if i0 == 0 {
 		prev = 0
 	}
+	h.shares = h.shares[:0]
 	for i := i0; i <= i1; i++ {
 		cur := c.LatencyCDF(edge(i))
 		if i == i1 {
 			cur = 1
 		}
-		h.counts[i] += n * (cur - prev)
+		h.shares = append(h.shares, cur-prev)
 		prev = cur
 	}
-	h.total += n
+	h.last, h.first = c, i0
 }
 
 // Total is the requests added.

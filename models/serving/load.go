@@ -141,3 +141,102 @@ func (l Load) sampledMean(from, to int64) float64 {
 	}
 	return sum / float64(to-from)
 }
+
+// day is the diurnal curve's period, ms.
+func (l Load) day() int64 {
+	if l.PeriodMs == 0 {
+		return 24 * 3600 * 1000
+	}
+	return l.PeriodMs
+}
+
+// NextChange is the first time after t at which the curve may jump: a
+// spike's start or end, or a rate point (math.MaxInt64 when none is
+// left). Between two such times it is constant or one diurnal piece.
+func (l Load) NextChange(t int64) int64 {
+	next := int64(math.MaxInt64)
+	if len(l.Points) > 0 {
+		if i := sort.Search(len(l.Points), func(i int) bool { return l.Points[i].AtMs > t }); i < len(l.Points) {
+			next = l.Points[i].AtMs
+		}
+	}
+	for _, s := range l.Spikes {
+		if s.StartMs > t {
+			next = min(next, s.StartMs)
+		} else if e := s.StartMs + s.LengthMs; e > t {
+			next = min(next, e)
+		}
+	}
+	return next
+}
+
+// factor is the product of the spike factors at t.
+func (l Load) factor(t int64) float64 {
+	f := 1.0
+	for _, s := range l.Spikes {
+		if t >= s.StartMs && t < s.StartMs+s.LengthMs {
+			f *= s.Factor
+		}
+	}
+	return f
+}
+
+// smooth reports whether the curve moves between its changes (a diurnal
+// curve); otherwise it is constant between them.
+func (l Load) smooth() bool { return len(l.Points) == 0 && l.Amplitude > 0 }
+
+// Steady reports whether the rate is the same at every time: a constant
+// rate without spikes.
+func (l Load) Steady() bool { return !l.smooth() && len(l.Points) == 0 && len(l.Spikes) == 0 }
+
+// FirstOutside is the first of the times from, from+step, from+2 step,
+// ... at which the rate is outside [lo, hi] or that is at or after until. It evaluates the rate only where it may have left the
+// band: past the next change, and for a diurnal piece past the time its
+// largest slope needs to cover the rate's margin, so a stretch costs
+// evaluations per change and per crossing, not per step.
+func (l Load) FirstOutside(from, step, until int64, lo, hi float64) int64 {
+	if step <= 0 {
+		step = 1
+	}
+	t := from
+	for t < until {
+		r := l.At(t)
+		if r < lo || r > hi {
+			return t
+		}
+		// The first time not known to be inside.
+		bound := min(until, l.NextChange(t))
+		if l.smooth() {
+			slope := l.Amplitude * 2 * math.Pi / float64(l.day()) * l.factor(t) // rate per ms
+			margin := min(r-lo, hi-r) - 1e-9*max(math.Abs(hi), 1)
+			safe := int64(0)
+			if margin > 0 {
+				safe = int64(math.Min(margin/slope, float64(until-t)))
+			}
+			bound = min(bound, t+safe+1)
+		}
+		j := max(1, (bound-t+step-1)/step)
+		t += j * step
+	}
+	return t
+}
+
+// PieceEnd is where an interval from a (at most to) ends so that the rate
+// within it moves by at most tol relatively (with a floor of minMs, and
+// never past a change): a constant stretch is one piece, a diurnal one a
+// piece per tol of the rate's change, bounded with its slope at a and its
+// largest curvature.
+func (l Load) PieceEnd(a, to, minMs int64, tol float64) int64 {
+	b := min(to, l.NextChange(a))
+	if !l.smooth() || b <= a+minMs {
+		return b
+	}
+	w := 2 * math.Pi / float64(l.day())
+	f := l.factor(a)
+	r := l.At(a)
+	s1 := f * l.Amplitude * w * math.Abs(math.Sin(w*float64(a-l.PeakMs)))
+	s2 := f * l.Amplitude * w * w
+	// |r(a+h) - r(a)| <= s1 h + s2 h^2 / 2 <= tol r.
+	h := (-s1 + math.Sqrt(s1*s1+2*s2*tol*r)) / s2
+	return min(b, a+max(minMs, int64(h)))
+}

@@ -283,6 +283,40 @@ func (h *HPA) steady(now int64, cur int) {
 	}
 }
 
+// Keeps reports whether a Sync with o, at any time after the last one,
+// takes the steady path: the replicas within the bounds, no change
+// remembered, every remembered recommendation o.Replicas, and the
+// replica calculator proposing o.Replicas. Sync then returns o.Replicas
+// and only records the recommendation.
+func (h *HPA) Keeps(o Observation) bool {
+	cur := o.Replicas
+	if cur == 0 && h.spec.MinReplicas > 0 {
+		return false
+	}
+	return len(h.changes) == 0 && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas &&
+		(len(h.recs) == 0 || h.flat == cur) && h.proposal(o) == cur
+}
+
+// SkipSteady records the syncs at first, first+step, ..., last (last -
+// first a multiple of step) that Keeps with cur replicas, as calling Sync
+// at each would: only those still within a stabilization window at last
+// are kept, so the cost is the window's syncs, not the stretch's.
+func (h *HPA) SkipSteady(first, last, step int64, cur int) {
+	if last < first || step <= 0 {
+		return
+	}
+	longest := max(h.spec.ScaleUp.StabilizationMs, h.spec.ScaleDown.StabilizationMs)
+	from := first
+	if lim := last - longest; lim >= first {
+		// The first sync after lim: those at or before it leave every
+		// window by last.
+		from = min(first+((lim-first)/step+1)*step, last)
+	}
+	for t := from; t <= last; t += step {
+		h.steady(t, cur)
+	}
+}
+
 // changedWithin sums the replicas added (sign > 0) or removed (sign < 0)
 // within period before now.
 func (h *HPA) changedWithin(now, period int64, sign int) int {

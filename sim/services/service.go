@@ -192,10 +192,13 @@ type Service struct {
 	pendN float64
 	// steady: the load is a constant rate; memo is the last fluid cycle
 	// computed, for rate memoRate on memoReady replicas.
-	steady    bool
-	memo      serving.Cycle
-	memoRate  float64
-	memoReady int
+	steady, smooth bool
+	memo           serving.Cycle
+	memoRate       float64
+	memoReady      int
+	// step is the scaler's period: the grid of pieces while Advance is
+	// not linear.
+	step int64
 
 	Arrived, Served, Dropped float64
 	// ReplicaMs and ReadyMs integrate the replicas held and ready.
@@ -207,17 +210,31 @@ func New(spec Spec, scaler Scaler) (*Service, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("service %s: %w", spec.Name, err)
 	}
-	l := &spec.Load
-	steady := len(l.Points) == 0 && len(l.Spikes) == 0 && l.Amplitude == 0
-	return &Service{spec: spec, scaler: scaler, steady: steady, memoReady: -1}, nil
+	step := scaler.PeriodMs()
+	if step <= 0 {
+		return nil, fmt.Errorf("service %s: the scaler's period is %d ms: it must be positive", spec.Name, step)
+	}
+	return &Service{spec: spec, scaler: scaler, steady: spec.Load.Steady(), smooth: spec.Load.Amplitude > 0 && len(spec.Load.Points) == 0, memoReady: -1, step: step}, nil
 }
 
 // Scaler is the service's controller.
 func (s *Service) Scaler() Scaler { return s.scaler }
 
 // Advance accounts for [from, to): the load arriving, what ready replicas
-// serve (the fluid cycle at the interval's mean rate), the backlog carried
-// and what it drops. replicas counts every replica pod held (for cost).
+// serve (a fluid cycle per piece of the interval, at the piece's mean
+// rate), the backlog carried and what it drops. replicas counts every
+// replica pod held (for cost).
+//
+// The counts held over the whole interval, so it may be long (a service
+// whose scaler reads only the rate is accounted lazily, when its counts
+// change and at timeline bucket ends). It is cut into pieces where the
+// model is not linear in their length: at every change of the curve
+// (spike edges, rate points); for a diurnal curve wherever the rate has
+// moved by cycleTolerance (Load.PieceEnd, never shorter than the scaler's
+// period); and while a backlog is carried, the load is above capacity or
+// no replica is ready, at each of the scaler's periods, as when the
+// service is accounted every period. A constant rate served without a
+// backlog is one piece, whatever the interval's length.
 func (s *Service) Advance(from, to int64, replicas, ready int) {
 	dt := float64(to - from)
 	if dt <= 0 {
@@ -225,10 +242,40 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 	}
 	s.ReplicaMs += float64(replicas) * dt
 	s.ReadyMs += float64(ready) * dt
-	lambda := s.spec.Load.Base
-	if !s.steady {
-		lambda = s.spec.Load.Mean(from, to)
+	l := &s.spec.Load
+	for a := from; a < to; {
+		b := to
+		lambda := l.Base
+		if !s.steady {
+			b = l.PieceEnd(a, to, s.step, cycleTolerance)
+			lambda = s.rate(a, b)
+		}
+		if s.backlog > 0 || ready == 0 || s.cycle(lambda, ready).Regime == serving.Overload {
+			// Not linear in the piece's length: a piece per period.
+			if g := (a/s.step + 1) * s.step; g < b {
+				b = g
+				if !s.steady {
+					lambda = s.rate(a, b)
+				}
+			}
+		}
+		s.advance(float64(b-a), lambda, ready)
+		a = b
 	}
+}
+
+// rate is the mean rate over the piece [a, b), which no change of the
+// curve cuts: the diurnal curve's integral, or the rate at a where it is
+// constant.
+func (s *Service) rate(a, b int64) float64 {
+	if s.smooth {
+		return s.spec.Load.Mean(a, b)
+	}
+	return s.spec.Load.At(a)
+}
+
+// advance accounts for dt ms at rate lambda on ready replicas.
+func (s *Service) advance(dt, lambda float64, ready int) {
 	arrived := lambda * dt / 1000
 	s.Arrived += arrived
 	if ready == 0 && s.spec.Balancing == serving.Random {
@@ -452,4 +499,71 @@ func (s *Service) Report() Report {
 		r.SLOAttainment = s.hist.Within(s.spec.SLOMs) * s.Served / s.Arrived
 	}
 	return r
+}
+
+// RateOnly reports whether the service's scaler reads nothing but the
+// request rate (Observe): its decisions do not depend on what the service
+// served, so the service need not be accounted at each of its periods.
+func (s *Service) RateOnly() bool { return rateOnly(s.scaler) }
+
+// KeepBand is the band of request rates [lo, hi] within which the
+// scaler, asked at a period with all of its replicas ready, keeps them
+// (bounded to [minR, maxR] as the run bounds them) and changes nothing
+// but the record of a steady sync, so that SkipPeriods stands for any
+// number of such periods. ok is false when there is no such band now: a
+// scaler that reads more than the rate (KEDA's activation, the KPA), or
+// an HPA with a change or a different recommendation in its windows.
+//
+// For an HPA the replica calculator's proposal does not decrease as the
+// rate grows, so the band is found from the tolerance (and the rounding
+// up that keeps the replicas below the target) and checked at both ends:
+// every rate between them keeps the replicas too.
+func (s *Service) KeepBand(replicas, minR, maxR int) (lo, hi float64, ok bool) {
+	switch x := s.scaler.(type) {
+	case Fixed:
+		return 0, math.Inf(1), min(max(x.Replicas, minR), maxR) == replicas
+	case HPA:
+		if x.Metric != RequestsPerReplica || replicas < 1 || replicas < minR || replicas > maxR {
+			return 0, 0, false
+		}
+		sp := x.H.Spec()
+		obs := func(rate float64) autoscale.Observation {
+			v := Metrics{Rate: rate}.value(x.Metric, replicas)
+			if sp.Type == autoscale.Value {
+				v *= float64(replicas)
+			}
+			return autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v}
+		}
+		tolUp, tolDown := sp.Tolerance, sp.Tolerance
+		if sp.ScaleUp.Tolerance > 0 {
+			tolUp = sp.ScaleUp.Tolerance
+		}
+		if sp.ScaleDown.Tolerance > 0 {
+			tolDown = sp.ScaleDown.Tolerance
+		}
+		// The ratio of the metric to its target that keeps the replicas,
+		// shrunk a little so that rounding cannot put an end outside.
+		r := float64(replicas)
+		rlo := max(math.Min(1-tolDown, (r-1)/r), 1e-6) * (1 + 1e-6)
+		rhi := (1 + tolUp) * (1 - 1e-6)
+		scale := sp.Target * r // rate at ratio 1: the target on every replica
+		if sp.Type == autoscale.Value {
+			scale = sp.Target
+		}
+		lo, hi = rlo*scale, rhi*scale
+		if !(lo <= hi) || !x.H.Keeps(obs(lo)) || !x.H.Keeps(obs(hi)) {
+			return 0, 0, false
+		}
+		return lo, hi, true
+	}
+	return 0, 0, false
+}
+
+// SkipPeriods records that the scaler was asked at first, first+step,
+// ..., last with replicas all ready and kept them (each at a rate within
+// KeepBand).
+func (s *Service) SkipPeriods(first, last, step int64, replicas int) {
+	if h, ok := s.scaler.(HPA); ok {
+		h.H.SkipSteady(first, last, step, replicas)
+	}
 }
