@@ -3,9 +3,14 @@ package traces
 import (
 	"cmp"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // peakByEdges is how DeriveCluster found the peaks before peakUse: every
@@ -30,6 +35,15 @@ func peakByEdges(jobs []sizedJob) [3]int64 {
 		pg, pc, pm = max(pg, g), max(pc, c), max(pm, m)
 	}
 	return [3]int64{pg, pc, pm}
+}
+
+// peakUse is peakSweep over jobs sorted by start.
+func peakUse(jobs []sizedJob) [3]int64 {
+	var p peakSweep
+	for i := range jobs {
+		p.add(&jobs[i])
+	}
+	return p.peaks()
 }
 
 func TestPeakUseMatchesEdges(t *testing.T) {
@@ -62,5 +76,34 @@ func TestPeakUseMatchesEdges(t *testing.T) {
 		if got := peakUse(jobs); got != want {
 			t.Fatalf("trial %d: peaks %v, want %v (by edges)", trial, got, want)
 		}
+	}
+}
+
+func TestDeriveClusterAnyOrder(t *testing.T) {
+	// 40,000 Philly rows (three chunks of sizedJobs), sorted, and a copy
+	// with every 1000th row swapped with the row 10,000 later: the same
+	// jobs, so the same cluster, whether sized as read or replayed sorted.
+	dir := t.TempDir()
+	sorted, late := filepath.Join(dir, "sorted.csv"), filepath.Join(dir, "late.csv")
+	writePhilly(t, sorted, 40000, false)
+	writePhilly(t, late, 40000, true)
+	derive := func(path string, open func(string, string, TraceOptions) (TraceSource, error)) ([]cluster.PoolSpec, []string) {
+		src, err := open(path, FormatPhilly, TraceOptions{})
+		require.NoError(t, err)
+		defer src.Close()
+		pools, notes, err := DeriveCluster(src)
+		require.NoError(t, err)
+		return pools, notes
+	}
+	wantPools, wantNotes := derive(sorted, OpenTraceSizing)
+	require.Len(t, wantPools, 1)
+	require.Contains(t, wantNotes[0], "40000 jobs")
+	for _, c := range []struct {
+		path string
+		open func(string, string, TraceOptions) (TraceSource, error)
+	}{{sorted, OpenTrace}, {late, OpenTraceSizing}, {late, OpenTrace}} {
+		pools, notes := derive(c.path, c.open)
+		require.Equal(t, wantPools, pools, c.path)
+		require.Equal(t, wantNotes, notes, c.path)
 	}
 }

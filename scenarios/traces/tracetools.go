@@ -434,7 +434,7 @@ func ConvertTrace(src TraceSource, f TraceFilter, w *NativeWriter) (kept, read i
 // file's): the cluster is the same.
 func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 	type acc struct {
-		jobs                 []sizedJob
+		jobs                 sizedJobs
 		unsorted             bool
 		sumGPU, sumCPU       int64
 		sumMem               int64
@@ -444,6 +444,10 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 	pools := map[string]*acc{}
 	var order []string
 	var j cluster.JobSpec
+	// The pool of the last job's constraints: readers share one
+	// *Constraints between jobs with the same text.
+	var lastC *cluster.Constraints
+	var lastA *acc
 	for {
 		ok, err := src.Next(&j)
 		if err != nil {
@@ -452,15 +456,19 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		if !ok {
 			break
 		}
-		model := "generic"
-		if m, ok := gpuModels(j.Constraints); ok && m != "" {
-			model = strings.SplitN(m, "|", 2)[0]
-		}
-		a := pools[model]
-		if a == nil {
-			a = &acc{}
-			pools[model] = a
-			order = append(order, model)
+		a := lastA
+		if a == nil || j.Constraints != lastC {
+			model := "generic"
+			if m, ok := gpuModels(j.Constraints); ok && m != "" {
+				model = strings.SplitN(m, "|", 2)[0]
+			}
+			a = pools[model]
+			if a == nil {
+				a = &acc{}
+				pools[model] = a
+				order = append(order, model)
+			}
+			lastC, lastA = j.Constraints, a
 		}
 		n := int64(j.Replicas)
 		g, c, m := n*j.Pod.MilliGPUs(), n*j.Pod.MilliCPU, n*j.Pod.MemoryMiB
@@ -471,10 +479,10 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 			info := src.Info()
 			return nil, nil, &strict.InputError{File: info.File, Msg: "the jobs of the trace ask for more than gpuplan can size a cluster for"}
 		}
-		if k := len(a.jobs); k > 0 && j.Submit < a.jobs[k-1].at {
+		if a.jobs.n > 0 && j.Submit < a.jobs.last().at {
 			a.unsorted = true
 		}
-		a.jobs = append(a.jobs, sizedJob{at: j.Submit, end: j.Submit + j.Duration, use: [3]int64{g, c, m}})
+		a.jobs.add(sizedJob{at: j.Submit, end: j.Submit + j.Duration, use: [3]int64{g, c, m}})
 		a.maxPodGPU = max(a.maxPodGPU, j.Pod.GPUs, min(1, j.Pod.GPUMilli))
 		a.maxPodCPU, a.maxPodMem = max(a.maxPodCPU, j.Pod.MilliCPU), max(a.maxPodMem, j.Pod.MemoryMiB)
 		j = cluster.JobSpec{}
@@ -487,9 +495,19 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 	for _, model := range order {
 		a := pools[model]
 		if a.unsorted {
-			slices.SortFunc(a.jobs, func(x, y sizedJob) int { return cmp.Compare(x.at, y.at) })
+			all := a.jobs.flat()
+			slices.SortFunc(all, func(x, y sizedJob) int { return cmp.Compare(x.at, y.at) })
+			a.jobs = sizedJobs{chunks: [][]sizedJob{all}, n: len(all)}
 		}
-		peak := peakUse(a.jobs)
+		var sweep peakSweep
+		for _, c := range a.jobs.chunks {
+			for i := range c {
+				sweep.add(&c[i])
+			}
+		}
+		peak := sweep.peaks()
+		jobs := a.jobs.n
+		a.jobs = sizedJobs{} // free as soon as done with
 		pg, pc, pm := peak[0], peak[1], peak[2]
 		per := max(int32(8), a.maxPodGPU)
 		cpu := max(int64(96000), a.maxPodCPU)
@@ -502,7 +520,7 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		name := "derived-" + strings.ToLower(model)
 		out = append(out, cluster.PoolSpec{Name: name, GPUModel: model, Nodes: int(nodes), GPUsPerNode: per, MilliCPU: cpu, MemoryMiB: mem})
 		notes = append(notes, fmt.Sprintf("cluster derived from the trace: pool %s, %d nodes of %d %s GPUs, %d CPUs and %d GiB, for the %.0f GPUs its %d jobs would hold at once if each started on arrival",
-			name, nodes, per, model, cpu/1000, mem>>10, float64(pg)/1000, len(a.jobs)))
+			name, nodes, per, model, cpu/1000, mem>>10, float64(pg)/1000, jobs))
 	}
 	return out, notes, nil
 }
@@ -515,35 +533,85 @@ type sizedJob struct {
 	use     [3]int64
 }
 
-// peakUse is the most GPUs, CPU and memory (each on its own) that jobs
-// sorted by start hold at once, a job holding its resources from its start
-// to its end and none at its end (so a job that ends as another starts
-// does not overlap it). The held amounts rise only at starts: after the
-// jobs that start at an instant t are added and those that end by t are
-// taken away (from a min-heap of the ends), what is held is what is held
-// at t, and the peaks are the largest of these.
-func peakUse(jobs []sizedJob) [3]int64 {
-	var held, peak [3]int64
-	var ends endHeap
-	for i := 0; i < len(jobs); {
-		t := jobs[i].at
-		for ; i < len(jobs) && jobs[i].at == t; i++ {
-			for k := range held {
-				held[k] += jobs[i].use[k]
-			}
-			ends.push(jobs[i].end, jobs[i].use)
-		}
-		for len(ends) > 0 && ends[0].at <= t {
-			use := ends.pop()
-			for k := range held {
-				held[k] -= use[k]
-			}
-		}
-		for k := range held {
-			peak[k] = max(peak[k], held[k])
+// sizedJobs holds jobs in chunks of a fixed size: appending never copies
+// what is already held.
+type sizedJobs struct {
+	chunks [][]sizedJob
+	n      int
+}
+
+const sizedChunk = 1 << 14
+
+func (s *sizedJobs) add(j sizedJob) {
+	if k := len(s.chunks); k == 0 || len(s.chunks[k-1]) == sizedChunk {
+		s.chunks = append(s.chunks, make([]sizedJob, 0, sizedChunk))
+	}
+	k := len(s.chunks) - 1
+	s.chunks[k] = append(s.chunks[k], j)
+	s.n++
+}
+
+// last is the job added last (s.n > 0).
+func (s *sizedJobs) last() *sizedJob {
+	c := s.chunks[len(s.chunks)-1]
+	return &c[len(c)-1]
+}
+
+// flat is every job in one slice, in the order added.
+func (s *sizedJobs) flat() []sizedJob {
+	out := make([]sizedJob, 0, s.n)
+	for _, c := range s.chunks {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// peakSweep finds the most GPUs, CPU and memory (each on its own) that
+// jobs, added in order of their starts, hold at once, a job holding its
+// resources from its start to its end and none at its end (so a job that
+// ends as another starts does not overlap it). The held amounts rise only
+// at starts: once the jobs that start at an instant t are added and those
+// that end by t are taken away (from a min-heap of the ends), what is held
+// is what is held at t, and the peaks are the largest of these.
+type peakSweep struct {
+	held, peak [3]int64
+	ends       endHeap
+	t          int64 // the instant of the jobs being added
+	started    bool
+}
+
+// add adds a job that starts no earlier than the one before.
+func (p *peakSweep) add(j *sizedJob) {
+	if p.started && j.at != p.t {
+		p.settle()
+	}
+	p.t, p.started = j.at, true
+	for k := range p.held {
+		p.held[k] += j.use[k]
+	}
+	p.ends.push(j.end, j.use)
+}
+
+// settle takes away the jobs that end by the current instant and counts
+// what is then held.
+func (p *peakSweep) settle() {
+	for len(p.ends) > 0 && p.ends[0].at <= p.t {
+		use := p.ends.pop()
+		for k := range p.held {
+			p.held[k] -= use[k]
 		}
 	}
-	return peak
+	for k := range p.held {
+		p.peak[k] = max(p.peak[k], p.held[k])
+	}
+}
+
+// peaks is the peaks once every job is added.
+func (p *peakSweep) peaks() [3]int64 {
+	if p.started {
+		p.settle()
+	}
+	return p.peak
 }
 
 // heldEnd is a job's end and what the job holds until then.
