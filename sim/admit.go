@@ -61,12 +61,12 @@ type admState struct {
 	acc      []QueueAdmission
 	cons     map[consKey]*cluster.Constraints
 	// stand and fair are the standings and fair shares as of the
-	// controller's version standVer (0: never read); req is scratch
-	// reused at every submission.
-	stand    []admission.Standing
-	fair     []float64
-	standVer uint64
-	req      []admission.Request
+	// controller's version standVer and usage version usageVer (0: never
+	// read); req is scratch reused at every submission.
+	stand              []admission.Standing
+	fair               []float64
+	standVer, usageVer uint64
+	req                []admission.Request
 }
 
 // consKey is a job's own constraints and the flavors admitted to: up to
@@ -105,9 +105,15 @@ func newAdmState(spec *admission.Spec) (*admState, error) {
 func (a *admState) integrate(t Time) {
 	dt := float64(t - a.last)
 	if dt > 0 {
-		// The standings change only with the controller's state.
+		// The standings change only with the controller's state, and
+		// only their demand while no workload is admitted or released.
 		if v := a.ctl.Version(); v != a.standVer {
-			a.stand = a.ctl.AppendStandings(a.stand)
+			if u := a.ctl.UsageVersion(); u != a.usageVer {
+				a.stand = a.ctl.AppendStandings(a.stand)
+				a.usageVer = u
+			} else {
+				a.ctl.RefreshDemand(a.stand)
+			}
 			a.fair = a.ctl.AppendFairShares(a.fair, a.stand)
 			a.standVer = v
 		}

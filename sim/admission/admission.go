@@ -384,6 +384,9 @@ type cqState struct {
 	// borrowable GPUs over flavors.
 	pendingGPUs        int64
 	gpuLend, gpuBorrow int64
+	// pendingN counts its pending workloads (a cycle skips a queue with
+	// none).
+	pendingN int
 	// node is the queue's leaf in its cohort tree.
 	node int
 }
@@ -405,8 +408,11 @@ type Controller struct {
 	// lenders are the Cohort nodes that hold quota of their own.
 	lenders []int
 	fair    fairDivision
-	wls     map[int32]*wl
-	seq     int64
+	wls     wlIndex
+	// lastLQ and lastCQ: the LocalQueue last submitted to and its queue.
+	lastLQ string
+	lastCQ int
+	seq    int64
 	// evicted wait for the end of the cycle that evicted them.
 	evicted []*wl
 	// lending is per cohort tree (buildLending).
@@ -438,7 +444,7 @@ type Controller struct {
 
 // New checks a spec and returns its controller.
 func New(spec Spec) (*Controller, error) {
-	c := &Controller{spec: spec, res: map[string]int{}, flavor: map[string]int{}, cqByName: map[string]int{}, lq: map[string]int{}, wls: map[int32]*wl{}, ver: 1}
+	c := &Controller{spec: spec, res: map[string]int{}, flavor: map[string]int{}, cqByName: map[string]int{}, lq: map[string]int{}, ver: 1, lastCQ: -1}
 	for i, f := range spec.Flavors {
 		if _, dup := c.flavor[f.Name]; dup || f.Name == "" {
 			return nil, fmt.Errorf("ResourceFlavor %q: missing or duplicate name", f.Name)
@@ -579,11 +585,15 @@ var ErrNoQueue = errors.New("no such LocalQueue")
 // Submit adds a pending workload (or one preempted before, re-added by
 // the caller: it keeps its creation time).
 func (c *Controller) Submit(w Workload) error {
-	qi, ok := c.lq[w.Queue]
-	if !ok {
-		return fmt.Errorf("%w %q", ErrNoQueue, w.Queue)
+	qi := c.lastCQ
+	if qi < 0 || w.Queue != c.lastLQ {
+		var ok bool
+		if qi, ok = c.lq[w.Queue]; !ok {
+			return fmt.Errorf("%w %q", ErrNoQueue, w.Queue)
+		}
+		c.lastLQ, c.lastCQ = w.Queue, qi
 	}
-	if _, dup := c.wls[w.ID]; dup {
+	if c.wls.get(w.ID) != nil {
 		return fmt.Errorf("workload %d submitted twice", w.ID)
 	}
 	nr := len(c.resName)
@@ -618,9 +628,51 @@ func (c *Controller) Submit(w Workload) error {
 	if len(missing) > 0 {
 		x.reason = fmt.Sprintf("ClusterQueue %s: resource %s unavailable", st.Name, strings.Join(missing, ", "))
 	}
-	c.wls[w.ID] = x
+	c.wls.put(w.ID, x)
 	c.insert(st, x)
 	return nil
+}
+
+// wlIndex finds workloads by id: ids from 0 up to a bound that grows
+// with the ids seen (a run's job ids are dense) in a slice, any other in
+// a map.
+type wlIndex struct {
+	dense  []*wl
+	sparse map[int32]*wl
+}
+
+func (w *wlIndex) get(id int32) *wl {
+	if id >= 0 && int(id) < len(w.dense) && w.dense[id] != nil {
+		return w.dense[id]
+	}
+	if w.sparse != nil {
+		return w.sparse[id]
+	}
+	return nil
+}
+
+func (w *wlIndex) put(id int32, x *wl) {
+	if id >= 0 && int(id) >= len(w.dense) && int(id) < 2*len(w.dense)+1024 {
+		w.dense = slices.Grow(w.dense, int(id)+1-len(w.dense))
+		w.dense = w.dense[:cap(w.dense)]
+	}
+	if id >= 0 && int(id) < len(w.dense) {
+		w.dense[id] = x
+		return
+	}
+	if w.sparse == nil {
+		w.sparse = map[int32]*wl{}
+	}
+	w.sparse[id] = x
+}
+
+func (w *wlIndex) del(id int32) {
+	if id >= 0 && int(id) < len(w.dense) {
+		w.dense[id] = nil
+	}
+	if w.sparse != nil {
+		delete(w.sparse, id)
+	}
 }
 
 // less is queue order: higher priority first, then older, then by id.
@@ -655,6 +707,7 @@ func (c *Controller) insert(st *cqState, x *wl) {
 	x.pending = true
 	x.failedAt = 0
 	st.pendingGPUs += x.gpus
+	st.pendingN++
 	c.pver++
 	x.bucket.add(x)
 }
@@ -676,11 +729,24 @@ func shapeHash(prio int32, req []int64) uint64 {
 // same.
 func (c *Controller) Version() uint64 { return c.ver + c.pver }
 
+// UsageVersion changes whenever a workload is admitted or released: while
+// it stays the same, standings read before differ from today's only in
+// their Demand (RefreshDemand).
+func (c *Controller) UsageVersion() uint64 { return c.ver }
+
+// RefreshDemand brings the Demand of standings read at the current
+// UsageVersion up to date.
+func (c *Controller) RefreshDemand(s []Standing) {
+	for qi, st := range c.cqs {
+		s[qi].Demand = st.pendingGPUs + s[qi].Used
+	}
+}
+
 // Finish forgets a workload that completed, failed or was deleted,
 // releasing its quota if it was admitted.
 func (c *Controller) Finish(id int32) {
-	x, ok := c.wls[id]
-	if !ok {
+	x := c.wls.get(id)
+	if x == nil {
 		return
 	}
 	if x.admitted {
@@ -688,15 +754,16 @@ func (c *Controller) Finish(id int32) {
 	} else if x.pending {
 		x.pending = false // its bucket entry goes stale
 		c.cqs[x.cq].pendingGPUs -= x.gpus
+		c.cqs[x.cq].pendingN--
 		c.pver++
 	}
-	delete(c.wls, id)
+	c.wls.del(id)
 }
 
 // Evict takes back an admitted workload's quota; it is then neither
 // admitted nor pending until Requeue (waitForPodsReady's eviction).
 func (c *Controller) Evict(id int32) {
-	if x, ok := c.wls[id]; ok && x.admitted {
+	if x := c.wls.get(id); x != nil && x.admitted {
 		c.release(x)
 		x.reason = "Evicted: the workload did not reach PodsReady within waitForPodsReady's timeout"
 	}
@@ -706,8 +773,8 @@ func (c *Controller) Evict(id int32) {
 // pending) until Requeue: a preempted workload whose pods are still
 // stopping.
 func (c *Controller) Withdraw(id int32) {
-	x, ok := c.wls[id]
-	if !ok || x.admitted {
+	x := c.wls.get(id)
+	if x == nil || x.admitted {
 		return
 	}
 	if i := slices.Index(c.evicted, x); i >= 0 {
@@ -717,6 +784,7 @@ func (c *Controller) Withdraw(id int32) {
 	if x.pending {
 		x.pending = false // its bucket entry goes stale
 		c.cqs[x.cq].pendingGPUs -= x.gpus
+		c.cqs[x.cq].pendingN--
 		c.pver++
 	}
 }
@@ -724,8 +792,8 @@ func (c *Controller) Withdraw(id int32) {
 // Requeue makes an evicted workload pending again, queued as created at
 // created.
 func (c *Controller) Requeue(id int32, created int64) {
-	x, ok := c.wls[id]
-	if !ok || x.admitted || x.pending {
+	x := c.wls.get(id)
+	if x == nil || x.admitted || x.pending {
 		return
 	}
 	x.Created = created
@@ -734,14 +802,14 @@ func (c *Controller) Requeue(id int32, created int64) {
 
 // Admitted says whether a workload holds quota.
 func (c *Controller) Admitted(id int32) bool {
-	x, ok := c.wls[id]
-	return ok && x.admitted
+	x := c.wls.get(id)
+	return x != nil && x.admitted
 }
 
 // Reason is why a pending workload was not admitted at the last cycle
 // (or, if it was never tried, why the first workload of its shape was not).
 func (c *Controller) Reason(id int32) string {
-	if x, ok := c.wls[id]; ok {
+	if x := c.wls.get(id); x != nil {
 		if x.reason == "" && x.pending && x.bucket != nil {
 			return x.bucket.reason
 		}
@@ -971,6 +1039,7 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 	st := c.cqs[x.cq]
 	x.pending = false // its bucket entry goes stale
 	st.pendingGPUs -= x.gpus
+	st.pendingN--
 	x.admIdx = len(st.admitted)
 	st.admitted = append(st.admitted, x)
 	c.charge(x, +1)
@@ -1029,7 +1098,7 @@ loop:
 		heads := c.cycHeads[:0]
 		c.headAssign = c.headAssign[:0]
 		for qi, st := range c.cqs {
-			if blocked[qi] {
+			if blocked[qi] || st.pendingN == 0 {
 				continue
 			}
 			var first *wl
@@ -1354,6 +1423,9 @@ func (c *Controller) Queues() []ClusterQueue {
 
 // QueueIndex is the position of the ClusterQueue a LocalQueue feeds (-1).
 func (c *Controller) QueueIndex(localQueue string) int {
+	if c.lastCQ >= 0 && localQueue == c.lastLQ {
+		return c.lastCQ
+	}
 	if qi, ok := c.lq[localQueue]; ok {
 		return qi
 	}

@@ -302,10 +302,16 @@ func TestStandings(t *testing.T) {
 	submit(t, c, 2, "team-b", 3, 0)
 	submit(t, c, 3, "team-a", 1, 0)
 	cycle(c)
+	before, u := c.Standings(), c.UsageVersion()
 	submit(t, c, 4, "team-b", 2, 0)
 	s = c.Standings()
 	require.Equal(t, Standing{Nominal: 4, Used: 1, Demand: 1, Borrowed: 0, Lent: 1}, s[0])
 	require.Equal(t, Standing{Nominal: 2, Used: 3, Demand: 5, Share: 166, Borrowed: 1, Lent: 0}, s[1])
+	// A submission changes only the demand: standings read before it
+	// catch up by RefreshDemand.
+	require.Equal(t, u, c.UsageVersion())
+	c.RefreshDemand(before)
+	require.Equal(t, s, before)
 }
 
 // A flavor's nodeTaints keep workloads that do not tolerate them off it:
