@@ -184,15 +184,27 @@ func (f *Folder) Pieces() []Piece {
 // Finish writes report.html, which embeds the charts, then summary.json,
 // whose presence says the rest is complete; after every piece has run.
 func (f *Folder) Finish() error {
+	if err := f.WriteHTML(); err != nil {
+		return err
+	}
+	return f.WriteSummary()
+}
+
+// WriteHTML writes report.html, which embeds the charts: after every
+// piece has run.
+func (f *Folder) WriteHTML() error {
 	var plots []Plot
 	for _, p := range f.plots {
 		if p != nil {
 			plots = append(plots, *p)
 		}
 	}
-	if err := f.write(FileHTML, func(w io.Writer) error { return WriteHTML(w, f.s, plots) }); err != nil {
-		return err
-	}
+	return f.write(FileHTML, func(w io.Writer) error { return WriteHTML(w, f.s, plots) })
+}
+
+// WriteSummary writes summary.json, whose presence says the rest is
+// complete: last.
+func (f *Folder) WriteSummary() error {
 	return f.write(FileSummary, func(w io.Writer) error { return WriteJSON(w, f.s) })
 }
 

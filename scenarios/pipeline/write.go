@@ -58,13 +58,18 @@ func (o *Outcome) WriteDir(dir string, t *outdir.Tracker) error {
 		}); err != nil {
 			return err
 		}
-		// The main run last: its summary.json is the last file written.
+		// Every report.html (and the variants' summary.json) on the
+		// workers, the main run's (the most charts) first; its
+		// summary.json last.
 		last := len(folders) - 1
-		if _, err := Pool(context.Background(), last, o.workers, func(_ context.Context, i int) (struct{}, error) {
-			return struct{}{}, folders[i].Finish()
+		if _, err := Pool(context.Background(), len(folders), o.workers, func(_ context.Context, i int) (struct{}, error) {
+			if i == 0 {
+				return struct{}{}, folders[last].WriteHTML()
+			}
+			return struct{}{}, folders[i-1].Finish()
 		}); err != nil {
 			return err
 		}
-		return folders[last].Finish()
+		return folders[last].WriteSummary()
 	})
 }
