@@ -222,19 +222,42 @@ func line(xy plotter.XYs, c color.Color, dashed bool) (*plotter.Line, error) {
 	return l, nil
 }
 
+// maxSteps is the most steps a step line draws. A longer timeline is
+// drawn at an interval k times its own (the smallest k that fits), each
+// step the mean of its k intervals weighted by their widths: what a
+// timeline k times as coarse holds. A chart 1,080 pixels wide shows no
+// more, and the rasteriser's time grows faster than the steps (two charts
+// of 4,000 noisy hourly intervals took 39 s to draw, of 1,000 0.85 s).
+const maxSteps = 480
+
 // steps turns per-bucket means into a step line over hours (div 1) or
-// days (div 24).
+// days (div 24), of at most maxSteps steps.
 func steps(tl *sim.Timeline, end sim.Time, div float64, v func(i int) float64) plotter.XYs {
+	n := 0 // the intervals the run covers: a prefix of the timeline
+	for n < len(tl.PendingJobMs) && tl.Width(n, end) > 0 {
+		n++
+	}
 	var xy plotter.XYs
-	for i := range tl.PendingJobMs {
-		w := tl.Width(i, end)
-		if w <= 0 {
-			continue
+	if n <= maxSteps {
+		for i := range n {
+			lo := float64(sim.Time(i)*tl.Interval) / 3.6e6 / div
+			hi := lo + float64(tl.Width(i, end))/3.6e6/div
+			y := v(i)
+			xy = append(xy, plotter.XY{X: lo, Y: y}, plotter.XY{X: hi, Y: y})
 		}
-		lo := float64(sim.Time(i)*tl.Interval) / 3.6e6 / div
-		hi := lo + float64(w)/3.6e6/div
-		y := v(i)
-		xy = append(xy, plotter.XY{X: lo, Y: y}, plotter.XY{X: hi, Y: y})
+		return xy
+	}
+	k := (n + maxSteps - 1) / maxSteps
+	for g := 0; g < n; g += k {
+		var sum, width float64
+		for i := g; i < min(g+k, n); i++ {
+			w := float64(tl.Width(i, end))
+			sum += v(i) * w
+			width += w
+		}
+		lo := float64(sim.Time(g)*tl.Interval) / 3.6e6 / div
+		hi := lo + width/3.6e6/div
+		xy = append(xy, plotter.XY{X: lo, Y: sum / width}, plotter.XY{X: hi, Y: sum / width})
 	}
 	return xy
 }

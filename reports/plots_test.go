@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/plotter"
 
 	"gpuplan.dev/gpuplan/sim"
@@ -32,4 +33,30 @@ func TestStepsAreIntervalMeans(t *testing.T) {
 	tl := &sim.Timeline{Interval: 3600_000, PendingJobMs: []int64{0, 0}}
 	got := steps(tl, 5400_000, 1, func(i int) float64 { return []float64{3, 1}[i] })
 	assert.Equal(t, plotter.XYs{{X: 0, Y: 3}, {X: 1, Y: 3}, {X: 1, Y: 1}, {X: 1.5, Y: 1}}, got)
+}
+
+// A timeline longer than maxSteps intervals is drawn at an interval k
+// times its own, each step its intervals' mean weighted by their widths.
+// 1,001 hourly intervals, the last cut to half an hour: k = ceil(1001/480)
+// = 3. Values 1, 2, 6 repeating: each of the 333 full steps is 3 h at
+// mean 3; the last holds interval 999 (value 1, an hour) and 1000 (value
+// 2, half an hour): (1x1 + 2x0.5)/1.5 = 4/3 over 1.5 h.
+func TestLongTimelinesDrawnCoarser(t *testing.T) {
+	const n = 1001
+	tl := &sim.Timeline{Interval: 3600_000, PendingJobMs: make([]int64, n+5)} // 5 intervals past the end
+	vals := []float64{1, 2, 6}
+	got := steps(tl, (n-1)*3600_000+1800_000, 1, func(i int) float64 { return vals[i%3] })
+	require.Len(t, got, 2*334)
+	for g := range 333 {
+		require.Equal(t, plotter.XY{X: float64(3 * g), Y: 3}, got[2*g], "step %d", g)
+		require.Equal(t, plotter.XY{X: float64(3*g + 3), Y: 3}, got[2*g+1], "step %d", g)
+	}
+	require.Equal(t, 999.0, got[666].X)
+	require.Equal(t, 1000.5, got[667].X)
+	require.InDelta(t, 4.0/3, got[666].Y, 1e-12)
+	require.InDelta(t, 4.0/3, got[667].Y, 1e-12)
+	// At maxSteps intervals the steps are the intervals themselves.
+	got = steps(tl, maxSteps*3600_000, 24, func(i int) float64 { return vals[i%3] })
+	require.Len(t, got, 2*maxSteps)
+	require.Equal(t, plotter.XY{X: 1.0 / 24, Y: 2}, got[2])
 }
