@@ -92,3 +92,70 @@ func TestDiurnalMeanIsExact(t *testing.T) {
 		}
 	}
 }
+
+// FirstOutside jumps over the times where the rate cannot have left the
+// band: it must find the time a scan of every step finds, for diurnal
+// curves with spikes, rate points with spikes and a constant rate with a
+// spike, bands around the rate and steps off the curve's changes.
+func TestFirstOutsideIsTheScan(t *testing.T) {
+	const h = 3600_000
+	spikes := []Spike{{StartMs: 5*h + 1234, LengthMs: 2 * h, Factor: 1.7}, {StartMs: 30 * h, LengthMs: 20 * 60_000, Factor: 0.5}}
+	loads := []Load{
+		{Base: 2000, Amplitude: 1000, PeakMs: 14 * h},
+		{Base: 2000, Amplitude: 1000, PeakMs: 14 * h, Spikes: spikes},
+		{Base: 500, Amplitude: 500, PeakMs: 3 * h, PeriodMs: 5 * h, Spikes: spikes},
+		{Points: []Point{{AtMs: 0, Rate: 100}, {AtMs: 2*h + 7, Rate: 180}, {AtMs: 9 * h, Rate: 95}, {AtMs: 20 * h, Rate: 0}}, Spikes: spikes},
+		{Base: 300, Spikes: spikes},
+	}
+	checked := 0
+	for li, l := range loads {
+		for _, band := range [][2]float64{{1800, 2200}, {1000, 2200}, {2000, 3300}, {90, 150}, {0.001, 1e9}, {250, 400}, {2500, 2501}} {
+			for _, step := range []int64{15_000, 60_000, 7_001} {
+				for _, from := range []int64{0, 15_000, 6*h + 3, 29 * h} {
+					until := from + 48*h
+					want := from
+					for want < until {
+						if r := l.At(want); r < band[0] || r > band[1] {
+							break
+						}
+						want += step
+					}
+					got := l.FirstOutside(from, step, until, band[0], band[1])
+					if got != want {
+						t.Fatalf("load %d, band %v, step %d, from %d: first outside at %d, the scan says %d", li, band, step, from, got, want)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	t.Logf("%d cases", checked)
+}
+
+// PieceEnd cuts a diurnal curve where the rate has moved by at most the
+// tolerance (never past a change): checked against the rate at every
+// second of each piece.
+func TestPieceEndKeepsTheRateWithinTolerance(t *testing.T) {
+	const h = 3600_000
+	l := Load{Base: 2000, Amplitude: 1000, PeakMs: 14 * h, Spikes: []Spike{{StartMs: 5*h + 1234, LengthMs: 2 * h, Factor: 1.7}}}
+	pieces := 0
+	for a := int64(0); a < 48*h; pieces++ {
+		b := l.PieceEnd(a, 48*h, 15_000, 0.01)
+		if b <= a {
+			t.Fatalf("piece from %d ends at %d", a, b)
+		}
+		r0 := l.At(a)
+		for x := a; x < b; x += 1000 {
+			if r := l.At(x); math.Abs(r-r0) > 0.01*r0+1e-9 {
+				t.Fatalf("piece [%d, %d): rate %g at %d, %g at its start", a, b, r, x, r0)
+			}
+		}
+		a = b
+	}
+	// About 4 x amplitude / (1% of the rate) a day: far fewer than the
+	// 5,760 periods of 15 s in two days.
+	if pieces > 1500 {
+		t.Errorf("%d pieces over two days", pieces)
+	}
+	t.Logf("%d pieces over two days", pieces)
+}

@@ -213,3 +213,44 @@ func TestSteadySyncIsTheWalk(t *testing.T) {
 		})
 	}
 }
+
+// SkipSteady stands for a stretch of steady syncs: after it, the HPA holds
+// the recommendations (and answers the next syncs as) one synced at every
+// period does, whatever the stretch's length against the windows.
+func TestSkipSteadyIsTheSyncs(t *testing.T) {
+	for _, stab := range []int64{0, 60_000, 300_000} {
+		spec := NewHPASpec(10, 100)
+		spec.ScaleDown.StabilizationMs = stab
+		for _, n := range []int64{1, 2, 3, 19, 20, 21, 400} {
+			each, err := NewHPA(spec)
+			require.NoError(t, err)
+			skip, err := NewHPA(spec)
+			require.NoError(t, err)
+			// A scale-up to 3, then steady at 3 (300 on 3 replicas).
+			o := Observation{Replicas: 2, Ready: 2, Metric: 150}
+			now := int64(0)
+			for _, h := range []*HPA{each, skip} {
+				require.Equal(t, 3, h.Sync(now, o))
+			}
+			o = Observation{Replicas: 3, Ready: 3, Metric: 100}
+			for now = 15_000; !each.Keeps(o); now += 15_000 {
+				require.Equal(t, 3, each.Sync(now, o))
+				require.Equal(t, 3, skip.Sync(now, o))
+			}
+			require.True(t, skip.Keeps(o))
+			first, last := now, now+(n-1)*15_000
+			for ; now <= last; now += 15_000 {
+				require.Equal(t, 3, each.Sync(now, o))
+			}
+			skip.SkipSteady(first, last, 15_000, 3)
+			require.Equal(t, each.recs, skip.recs, "window %d ms, %d syncs skipped", stab, n)
+			require.Equal(t, each.flat, skip.flat)
+			require.Equal(t, each.changes, skip.changes)
+			// Then the load falls: both scale down at the same sync.
+			o.Metric = 40
+			for end := now + 900_000; now < end; now += 15_000 {
+				require.Equal(t, each.Sync(now, o), skip.Sync(now, o), "at %d ms", now)
+			}
+		}
+	}
+}

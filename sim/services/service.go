@@ -184,12 +184,17 @@ type Service struct {
 	// those since (a timeline bucket's): each interval is added once, to
 	// bucket, and a bucket is merged into hist when it ends.
 	hist, bucket serving.Histogram
-	// pend is the interval cycle not yet added to bucket, with the
-	// requests pendN it served: consecutive intervals whose cycles are the
-	// same within nearCycle (a steady or slowly changing rate on steady
-	// replicas) cost one Add.
+	// pend is the first cycle of the group not yet added to bucket, with
+	// the requests pendN the group served: consecutive pieces whose cycles
+	// are pend's within groupTolerance (a steady or slowly changing rate on
+	// steady replicas) cost one Add.
 	pend  serving.Cycle
 	pendN float64
+	// pendSum sums the group's cycles' times weighted by their requests
+	// (the queueing rate by the requests that queue); pendMixed: they are
+	// not all pend.
+	pendSum   serving.Cycle
+	pendMixed bool
 	// steady: the load is a constant rate; memo is the last fluid cycle
 	// computed, for rate memoRate on memoReady replicas.
 	steady, smooth bool
@@ -230,7 +235,7 @@ func (s *Service) Scaler() Scaler { return s.scaler }
 // change and at timeline bucket ends). It is cut into pieces where the
 // model is not linear in their length: at every change of the curve
 // (spike edges, rate points); for a diurnal curve wherever the rate has
-// moved by cycleTolerance (Load.PieceEnd, never shorter than the scaler's
+// moved by pieceTolerance (Load.PieceEnd, never shorter than the scaler's
 // period); and while a backlog is carried, the load is above capacity or
 // no replica is ready, at each of the scaler's periods, as when the
 // service is accounted every period. A constant rate served without a
@@ -247,7 +252,7 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 		b := to
 		lambda := l.Base
 		if !s.steady {
-			b = l.PieceEnd(a, to, s.step, cycleTolerance)
+			b = l.PieceEnd(a, to, s.step, pieceTolerance)
 			lambda = s.rate(a, b)
 		}
 		if s.backlog > 0 || ready == 0 || s.cycle(lambda, ready).Regime == serving.Overload {
@@ -351,45 +356,75 @@ func (s *Service) addLatency(cy serving.Cycle, n float64) {
 	}
 	// The same cycle again (a steady rate on steady replicas) is near
 	// without the comparisons.
-	if s.pendN > 0 && cy != s.pend && !nearCycle(cy, s.pend) {
-		s.bucket.Add(s.pend, s.pendN)
-		s.pendN = 0
+	if s.pendN > 0 && cy != s.pend && !nearCycle(cy, s.pend, groupTolerance) {
+		s.flush()
 	}
 	if s.pendN == 0 {
-		s.pend = cy
+		s.pend, s.pendSum, s.pendMixed = cy, serving.Cycle{}, false
 	}
+	if cy != s.pend {
+		s.pendMixed = true
+	}
+	m := &s.pendSum
+	m.IntervalMs += n * cy.IntervalMs
+	m.Size += n * cy.Size
+	m.ServiceMs += n * cy.ServiceMs
+	m.Served += n * cy.Served
+	m.DelayMs += n * cy.DelayMs
+	m.BacklogMs += n * cy.BacklogMs
+	m.QueueP += n * cy.QueueP
+	m.QueueRatePerMs += n * cy.QueueP * cy.QueueRatePerMs
 	s.pendN += n
 }
 
-// cycleTolerance is how far apart (relatively) two cycles' times may be
-// for their requests to be added to the histogram as the first one's: a
-// quarter of its 2% buckets.
-const cycleTolerance = 0.005
+// groupTolerance is how far apart (relatively) the cycles of consecutive
+// pieces may be for their requests to be added to the histogram as one
+// group, with the group's mean cycle (weighted by the requests): a piece's
+// latencies are then off by at most about half of it, half of one of the
+// histogram's 2% buckets. A steady cycle is one group however long.
+const groupTolerance = 0.02
 
-// nearCycle reports whether b's latency distribution is a's within
-// cycleTolerance: the same regime, every time within it relatively, the
-// probability of queueing within it absolutely, and when either queues
-// more often than that, the queueing tail's rate within it relatively.
-func nearCycle(a, b serving.Cycle) bool {
-	if a.Regime != b.Regime || math.Abs(a.QueueP-b.QueueP) > cycleTolerance {
+// pieceTolerance is how far (relatively) the rate may move within one
+// piece of an interval that Advance serves with one cycle, at the piece's
+// mean rate: within half of it either way.
+const pieceTolerance = groupTolerance / 2
+
+// nearCycle reports whether b's latency distribution is a's within tol:
+// the same regime, every time within it relatively, the probability of
+// queueing within it absolutely, and when either queues more often than
+// that, the queueing tail's rate within it relatively.
+func nearCycle(a, b serving.Cycle, tol float64) bool {
+	if a.Regime != b.Regime || math.Abs(a.QueueP-b.QueueP) > tol {
 		return false
 	}
 	near := func(x, y float64) bool {
-		return math.Abs(x-y) <= cycleTolerance*math.Max(math.Abs(x), math.Abs(y))
+		return math.Abs(x-y) <= tol*math.Max(math.Abs(x), math.Abs(y))
 	}
-	if max(a.QueueP, b.QueueP) > cycleTolerance && !near(a.QueueRatePerMs, b.QueueRatePerMs) {
+	if max(a.QueueP, b.QueueP) > tol && !near(a.QueueRatePerMs, b.QueueRatePerMs) {
 		return false
 	}
 	return near(a.IntervalMs, b.IntervalMs) && near(a.Size, b.Size) && near(a.ServiceMs, b.ServiceMs) &&
 		near(a.DelayMs, b.DelayMs) && near(a.BacklogMs, b.BacklogMs)
 }
 
-// flush adds the pending cycle to the bucket.
+// flush adds the pending group to the bucket: its one cycle, or when its
+// cycles differ, their mean weighted by the requests each served (the
+// queueing tail's rate weighted by the requests that queue).
 func (s *Service) flush() {
-	if s.pendN > 0 {
-		s.bucket.Add(s.pend, s.pendN)
-		s.pendN = 0
+	if s.pendN <= 0 {
+		return
 	}
+	c := s.pend
+	if s.pendMixed {
+		m, n := s.pendSum, s.pendN
+		c = serving.Cycle{Regime: c.Regime, IntervalMs: m.IntervalMs / n, Size: m.Size / n, ServiceMs: m.ServiceMs / n,
+			Served: m.Served / n, DelayMs: m.DelayMs / n, BacklogMs: m.BacklogMs / n, QueueP: m.QueueP / n}
+		if m.QueueP > 0 {
+			c.QueueRatePerMs = m.QueueRatePerMs / m.QueueP
+		}
+	}
+	s.bucket.Add(c, s.pendN)
+	s.pendN = 0
 }
 
 // Backlog is the requests waiting beyond what the fluid cycle holds: at

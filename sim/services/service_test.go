@@ -179,3 +179,60 @@ func TestObserveReadsWhatTheScalerReads(t *testing.T) {
 		}
 	}
 }
+
+// KeepBand is the rates at which the HPA keeps its replicas: checked at
+// rates across and just beyond it against a fresh HPA's decision, for
+// 1 to 5 replicas on a target of 1,000 requests/s each (the band is
+// [1,000 (r-1)/r r, 1,100 r] from the rounding up and the 0.1 tolerance:
+// 2 replicas keep from 1,000 to 2,200 requests/s), an AverageValue and a
+// Value target, and a fixed count, whose band is every rate.
+func TestKeepBandIsWhatTheHPADecides(t *testing.T) {
+	for _, typ := range []autoscale.MetricType{autoscale.AverageValue, autoscale.Value} {
+		spec := autoscale.NewHPASpec(8, 1000)
+		spec.Type = typ
+		if typ == autoscale.Value {
+			spec.Target = 2000 // the total: 2,000/s for any replicas
+		}
+		for r := 1; r <= 5; r++ {
+			h, err := autoscale.NewHPA(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := New(Spec{Name: "s", Load: serving.Load{Base: 1}, Batch: bert}, HPA{H: h, Metric: RequestsPerReplica})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, hi, ok := s.KeepBand(r, 1, 8)
+			if !ok {
+				t.Fatalf("%d replicas: no band", r)
+			}
+			wantLo, wantHi := 1000*float64(r-1), 1100*float64(r)
+			if typ == autoscale.Value {
+				wantLo, wantHi = 2000*math.Min(0.9, float64(r-1)/float64(r)), 2200
+			}
+			if r == 1 {
+				wantLo = 0
+			}
+			if math.Abs(lo-wantLo) > 1e-3*wantHi || math.Abs(hi-wantHi) > 1e-3*wantHi {
+				t.Errorf("%v, %d replicas: band [%g, %g], want [%g, %g]", typ, r, lo, hi, wantLo, wantHi)
+			}
+			for _, rate := range []float64{lo, (lo + hi) / 2, hi, lo * 0.99, hi * 1.01} {
+				fresh, _ := HPA{H: h, Metric: RequestsPerReplica}.Fresh()
+				got := fresh.Decide(0, r, r, 0, Metrics{Rate: rate})
+				if keeps := rate >= lo && rate <= hi; keeps != (got == r) && !(rate < lo && r == 1) {
+					t.Errorf("%v, %d replicas at %g/s: decided %d, band [%g, %g]", typ, r, rate, got, lo, hi)
+				}
+			}
+		}
+	}
+	s, err := New(Spec{Name: "f", Load: serving.Load{Base: 1}, Batch: bert}, Fixed{Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi, ok := s.KeepBand(3, 1, 5); !ok || lo != 0 || !math.IsInf(hi, 1) {
+		t.Errorf("fixed 3 on 3: band [%g, %g] %v", lo, hi, ok)
+	}
+	if _, _, ok := s.KeepBand(2, 1, 5); ok {
+		t.Errorf("fixed 3 on 2 replicas keeps them")
+	}
+}
