@@ -129,16 +129,16 @@ func (r *runner) finish() (res *Result, err error) {
 // engine state at once.
 const bigRun = 1 << 18
 
-// release drops the job table, whose state is now in the records. In a
-// plain run the table has dropped its finished chunks as it went and
-// holds little by now. Otherwise every job's state is still live (1M jobs:
-// 333 MB of it) beside the records, which lets the heap grow to twice
-// that before the next collection; the outputs then allocate on top. For
-// a big run one collection now frees the job state first, and the outputs
-// reuse its memory (a small run's state costs less than the collection).
+// release drops the job table, whose state is now in the records. The
+// heap holds the run's garbage by now: a plain run's dropped chunks of the
+// job table (1M jobs: 325 MB of them over the run, and up to as much again
+// as the records are live before the collector runs), or, in another run,
+// every job's state (333 MB at 1M). For a big run one collection now frees
+// it before the outputs allocate, and they reuse its memory rather than
+// grow the heap (a small run's garbage costs less than the collection).
 func (r *runner) release() {
 	r.chunks = nil
-	if r.njobs >= bigRun && !r.plain {
+	if r.njobs >= bigRun {
 		runtime.GC()
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/validate"
 )
@@ -168,7 +169,17 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 	if progress && o.Progress != nil {
 		done = o.Progress(name, &Watch{HorizonMs: built.Config.Horizon, cfg: &built.Config})
 	}
-	res, err := sim.Run(built.Config)
+	cfg := built.Config
+	stop := func() {}
+	if _, trace := cfg.Workload.(interface{ Info() traces.TraceInfo }); trace {
+		// The trace is parsed on another core while the run simulates;
+		// stopped before anything else reads the trace or closes it.
+		pf := sim.Prefetch(cfg.Workload, cfg.Horizon)
+		defer pf.Stop()
+		cfg.Workload, stop = pf, pf.Stop
+	}
+	res, err := sim.Run(cfg)
+	stop()
 	done()
 	seed := built.Config.Seed
 	if err == nil {
