@@ -2,7 +2,6 @@ package reports
 
 import (
 	"math"
-	"sort"
 
 	"gonum.org/v1/plot/plotter"
 )
@@ -138,7 +137,7 @@ func (ix *cdfIndex) grow() {
 // (hi, 1).
 func (s *cdfSeries) points() plotter.XYs {
 	if s.counts == nil {
-		sort.Float64s(s.vals)
+		sortFloats(s.vals)
 		return cdf(s.vals)
 	}
 	type pt struct {

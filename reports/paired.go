@@ -2,7 +2,6 @@ package reports
 
 import (
 	"fmt"
-	"slices"
 
 	"gpuplan.dev/gpuplan/sim"
 )
@@ -104,7 +103,7 @@ func kmQuantiles(res *sim.Result, qs ...float64) []float64 {
 			xs[i] = 2*(res.End-j.Submit) + 1
 		}
 	}
-	slices.Sort(xs)
+	sortInt64s(xs)
 	out := make([]float64, len(qs))
 	for k := range out {
 		out[k] = -1

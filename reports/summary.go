@@ -222,7 +222,7 @@ func Describe(ms []float64) Stats {
 	if len(ms) == 0 {
 		return Stats{}
 	}
-	sort.Float64s(ms)
+	sortFloats(ms)
 	q := func(p float64) float64 { return round(stat.Quantile(p, stat.Empirical, ms, nil)/1000, 3) }
 	return Stats{
 		Count: len(ms),
