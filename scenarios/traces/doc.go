@@ -9,7 +9,10 @@
 // and go through one row loop (csvTable), a reorder buffer puts a slightly
 // unordered file back in submit order (reorder.go), and a first pass
 // over the submit column decides whether the trace is sorted, within the
-// buffer, or must be sorted first (traceorder.go). SortTrace and the replay
+// buffer, or must be sorted first (traceorder.go). A row read allocates
+// nothing: fields are views of the read buffer, job names go into shared
+// blocks (names.go), and wall-clock times in the fixed layout are read
+// without time.Parse (parseWallTime). SortTrace and the replay
 // of a trace out of order sort in memory up to a bound and beyond it in
 // runs on temporary files, merged (tracesort.go, sortruns.go). Node lists
 // become pools through one pools-by-shape helper (poolsByShape).

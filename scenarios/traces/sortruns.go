@@ -83,6 +83,8 @@ type rowDecoder struct {
 	// borrowNames makes a job's name a view of its record, good until
 	// the next row is read (for a writer that copies it at once).
 	borrowNames bool
+	// names holds the names otherwise.
+	names nameArena
 }
 
 func (d *rowDecoder) int() int64 {
@@ -123,8 +125,6 @@ func (d *rowDecoder) text() []byte {
 	return t
 }
 
-func (d *rowDecoder) string() string { return string(d.text()) }
-
 // common reads a text rows are likely to share.
 func (d *rowDecoder) common() string {
 	t := d.text()
@@ -155,7 +155,7 @@ func (d *rowDecoder) decodeRow(rec []byte, a *absJob) error {
 	if d.borrowNames {
 		j.Name = view(d.text())
 	} else {
-		j.Name = d.string()
+		j.Name = d.names.clone(view(d.text()))
 	}
 	j.Queue, j.Pod.MIG = d.common(), d.common()
 	has := d.text1()
