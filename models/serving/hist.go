@@ -16,6 +16,20 @@ type Histogram struct {
 	last   Cycle
 	shares []float64
 	first  int
+	// lo and hi bound the buckets ever added to since the last Reset
+	// (used: any): the others hold 0, so merging, clearing and reading
+	// cost the buckets a run's latencies span, not all of them.
+	lo, hi int
+	used   bool
+}
+
+// touch widens the buckets in use to [i, j].
+func (h *Histogram) touch(i, j int) {
+	if !h.used {
+		h.lo, h.hi, h.used = i, j, true
+		return
+	}
+	h.lo, h.hi = min(h.lo, i), max(h.hi, j)
 }
 
 const (
@@ -65,6 +79,7 @@ func (h *Histogram) Add(c Cycle, n float64) {
 	for k, sh := range h.shares {
 		h.counts[h.first+k] += n * sh
 	}
+	h.touch(h.first, h.first+len(h.shares)-1)
 	h.total += n
 }
 
@@ -102,10 +117,19 @@ func (h *Histogram) Quantile(p float64) float64 {
 	if h.total == 0 {
 		return math.NaN()
 	}
+	want := p*h.total - 1e-9*h.total
+	if want <= 0 || !h.used {
+		// Reached at the first bucket (or never: counts all 0).
+		if want <= 0 {
+			return edge(0)
+		}
+		return edge(len(h.counts) - 1)
+	}
+	// Before lo and after hi the counts are 0: the sum is the same.
 	acc := 0.0
-	for i, c := range h.counts {
-		acc += c
-		if acc >= p*h.total-1e-9*h.total {
+	for i := h.lo; i <= h.hi; i++ {
+		acc += h.counts[i]
+		if acc >= want {
 			return edge(i)
 		}
 	}
@@ -119,11 +143,11 @@ func (h *Histogram) Within(ms float64) float64 {
 		return math.NaN()
 	}
 	acc := 0.0
-	for i, c := range h.counts {
+	for i := h.lo; h.used && i <= h.hi; i++ {
 		if edge(i) > ms {
 			break
 		}
-		acc += c
+		acc += h.counts[i]
 	}
 	return acc / h.total
 }
@@ -136,14 +160,19 @@ func (h *Histogram) Merge(o *Histogram) {
 	if h.counts == nil {
 		h.counts = make([]float64, len(o.counts))
 	}
-	for i, c := range o.counts {
-		h.counts[i] += c
+	if o.used {
+		for i := o.lo; i <= o.hi; i++ {
+			h.counts[i] += o.counts[i]
+		}
+		h.touch(o.lo, o.hi)
 	}
 	h.total += o.total
 }
 
 // Reset empties h, keeping its buckets' memory.
 func (h *Histogram) Reset() {
-	clear(h.counts)
-	h.total = 0
+	if h.used {
+		clear(h.counts[h.lo : h.hi+1])
+	}
+	h.total, h.used = 0, false
 }
