@@ -387,6 +387,8 @@ type cqState struct {
 	// pendingN counts its pending workloads (a cycle skips a queue with
 	// none).
 	pendingN int
+	// path is its tree path (Controller.path).
+	path []int
 	// node is the queue's leaf in its cohort tree.
 	node int
 }
@@ -436,6 +438,7 @@ type Controller struct {
 	cycHeads   []head
 	cycOut     []Decision
 	headAssign []int
+	shareBuf   []int64
 	assignBuf  []int
 	why        []byte
 	whyCur     []byte
@@ -1097,6 +1100,7 @@ loop:
 		clear(c.cycHeads)
 		heads := c.cycHeads[:0]
 		c.headAssign = c.headAssign[:0]
+		c.shareBuf = c.shareBuf[:0]
 		for qi, st := range c.cqs {
 			if blocked[qi] || st.pendingN == 0 {
 				continue

@@ -77,14 +77,16 @@ func (c *Controller) share(st *cqState) int64 {
 }
 
 // path lists a queue's tree nodes from just below the root down to its
-// leaf.
+// leaf (made once: callers only read it).
 func (c *Controller) path(st *cqState) []int {
-	var out []int
-	for i := st.node; c.nodes[i].parent >= 0; i = c.nodes[i].parent {
-		out = append(out, i)
+	if st.path == nil {
+		st.path = []int{}
+		for i := st.node; c.nodes[i].parent >= 0; i = c.nodes[i].parent {
+			st.path = append(st.path, i)
+		}
+		slices.Reverse(st.path)
 	}
-	slices.Reverse(out)
-	return out
+	return st.path
 }
 
 // pathShares are the shares of a path's nodes as the usage stands.
@@ -116,15 +118,34 @@ func (c *Controller) withCharged(x *wl, assign []int, fn func()) {
 }
 
 // headShares are the shares along x's queue's path with x admitted to
-// assign (as they stand when assign is nil).
+// assign (as they stand when assign is nil), appended to c.shareBuf (the
+// cycle's scratch).
 func (c *Controller) headShares(x *wl, assign []int) (path []int, shares []int64) {
 	st := c.cqs[x.cq]
 	path = c.path(st)
-	if assign == nil {
-		return path, c.pathShares(path)
+	saved := x.assign
+	if assign != nil {
+		x.assign = assign
+		c.chargeAs(x, +1)
 	}
-	c.withCharged(x, assign, func() { shares = c.pathShares(path) })
-	return path, shares
+	start := len(c.shareBuf)
+	for _, i := range path {
+		c.shareBuf = append(c.shareBuf, c.nodeShare(i))
+	}
+	if assign != nil {
+		c.chargeAs(x, -1)
+		x.assign = saved
+	}
+	return path, c.shareBuf[start:len(c.shareBuf):len(c.shareBuf)]
+}
+
+// chargeAs charges (or takes back) x on its assign's flavors.
+func (c *Controller) chargeAs(x *wl, sign int64) {
+	for g, f := range x.assign {
+		if f >= 0 {
+			c.chargeGroup(x, g, sign)
+		}
+	}
 }
 
 // fairBefore orders two heads by the shares of their sides of their

@@ -234,6 +234,9 @@ func TestHierarchicalFairSharing(t *testing.T) {
 	c.Cycle()
 	st := c.Standings()
 	require.Equal(t, []int64{0, 30, 30, 90, 150}, []int64{st[0].Used, st[1].Used, st[2].Used, st[3].Used, st[4].Used})
+	// With the backlog left waiting, another tournament decides nothing
+	// and allocates nothing.
+	require.Zero(t, testing.AllocsPerRun(20, func() { require.Empty(t, c.Cycle()) }))
 
 	// The forms that write over a buffer (the run's integrals take them at
 	// every change) give the same, in the buffer, without allocating.
