@@ -431,6 +431,9 @@ type Controller struct {
 	// the admitted workloads), pver changes of pending demand; Version
 	// is their sum.
 	ver, pver uint64
+	// noShortcuts makes every cycle try every head afresh (tests hold
+	// the shortcuts to the decisions they would take without).
+	noShortcuts bool
 	// Cycle's scratch: cycles numbers the cycles (bucket.skipped), why
 	// and whyCur are assignment's reasons, reason the one being written.
 	cycles     uint64
@@ -1119,7 +1122,7 @@ loop:
 				// assignment (and does not borrow).
 				var as []int
 				h := head{x: first, ver: c.ver, at: len(c.headAssign)}
-				if first.failedAt != c.ver {
+				if first.failedAt != c.ver || c.noShortcuts {
 					c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
 					as = c.headAssign[h.at:]
 					if h.fits, h.borrow, _ = c.assignment(first, true, as, false); !h.fits {
@@ -1170,7 +1173,7 @@ loop:
 				c.setAside(st, x, blocked)
 				continue
 			}
-			if x.failedAt == c.ver {
+			if x.failedAt == c.ver && !c.noShortcuts {
 				// Tried since the last change: it would fail again, for
 				// the same reason.
 				x.bucket.reason = x.reason
@@ -1180,7 +1183,7 @@ loop:
 			before, tried := x.reason, c.ver
 			var as []int
 			ok, g := false, -1
-			if h.fits && h.ver == c.ver {
+			if h.fits && h.ver == c.ver && !c.noShortcuts {
 				// Nothing changed since its head was found: it fits as
 				// found then.
 				as, ok = c.headAssign[h.at:h.at+len(st.Groups)], true
