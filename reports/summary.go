@@ -2,7 +2,10 @@ package reports
 
 import (
 	"math"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
@@ -206,6 +209,34 @@ type SchedulerInfo struct {
 
 const milliGPUHour = float64(cluster.MilliGPU) * float64(sim.Hour)
 
+// parallelStatsMin: a run of this many jobs sorts its waits and
+// completion times on every core at once; a smaller one on its own
+// goroutine (runs side by side on a pool already use the cores).
+const parallelStatsMin = 1 << 16
+
+// runAll runs every task, on GOMAXPROCS goroutines when parallel (taking
+// them in order), else one after another. Each task writes only what is
+// its own, so the outcome is the same either way.
+func runAll(parallel bool, tasks []func()) {
+	workers := min(runtime.GOMAXPROCS(0), len(tasks))
+	if !parallel || workers <= 1 {
+		for _, t := range tasks {
+			t()
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(tasks)); i = next.Add(1) - 1 {
+				tasks[i]()
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func round(x float64, digits int) float64 {
 	// math.Pow10 is math.Pow(10, digits) exactly (10^digits is exact in a
 	// float64 up to 10^22), from a table.
@@ -366,22 +397,30 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 			s.OOMKilled++
 		}
 	}
-	s.QueueWait = Describe(waits)
 	if res.Admission != nil {
 		s.Admission = summarizeAdmission(res)
 		s.FairSharing = res.Admission.FairSharing
 	}
-	s.JCT = Describe(jcts)
-	s.JCTAllJobs = censoredJCT(res)
 	names := make([]string, 0, len(queues))
 	for k := range queues {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	// The statistics of waits and completion times (a sort each) are
+	// independent, each written to its own field: a large run's go to the
+	// cores at once, the largest first.
+	stats := []func(){
+		func() { s.QueueWait = Describe(waits) },
+		func() { s.JCT = Describe(jcts) },
+		func() { s.JCTAllJobs = censoredJCT(res) },
+	}
 	for _, n := range names {
 		qa := queues[n]
-		qa.q.QueueWait = Describe(qa.wait)
-		qa.q.JCT = Describe(qa.jct)
+		stats = append(stats, func() { qa.q.QueueWait = Describe(qa.wait) }, func() { qa.q.JCT = Describe(qa.jct) })
+	}
+	runAll(len(res.Jobs) >= parallelStatsMin, stats)
+	for _, n := range names {
+		qa := queues[n]
 		qa.q.GPUHoursAllocated = gpuHours(qa.held)
 		s.Queues = append(s.Queues, qa.q)
 	}

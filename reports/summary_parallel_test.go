@@ -1,0 +1,50 @@
+package reports
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runAll runs every task exactly once, on one goroutine or several.
+func TestRunAllRunsEachTaskOnce(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		var runs [100]atomic.Int32
+		tasks := make([]func(), len(runs))
+		for i := range tasks {
+			tasks[i] = func() { runs[i].Add(1) }
+		}
+		runAll(parallel, tasks)
+		for i := range runs {
+			require.Equal(t, int32(1), runs[i].Load(), "task %d, parallel %v", i, parallel)
+		}
+	}
+}
+
+// A run past parallelStatsMin jobs computes its statistics on several
+// goroutines; they are the figures worked out by hand. Of 2 x 70,000 jobs
+// (jobsResult), the even ones started 1.5 s after submission and ran an
+// hour (completion 3601.5 s); the odd ones never started (no wait, still
+// pending at the end, 10,000 s after the last submission: censored later
+// than any completion).
+func TestSummaryStatisticsOfALargeRun(t *testing.T) {
+	const n = 140_000
+	require.Greater(t, n, parallelStatsMin)
+	res := jobsResult(n)
+	res.End = n*1000 + 10_000_000
+	s := Summarize(res, Meta{})
+	for _, st := range []Stats{s.QueueWait, s.Queues[0].QueueWait} {
+		require.Equal(t, Stats{Count: n / 2, Mean: 1.5, P50: 1.5, P95: 1.5, P99: 1.5, Max: 1.5}, st)
+	}
+	for _, st := range []Stats{s.JCT, s.Queues[0].JCT} {
+		require.Equal(t, Stats{Count: n / 2, Mean: 3601.5, P50: 3601.5, P95: 3601.5, P99: 3601.5, Max: 3601.5}, st)
+	}
+	require.Equal(t, n, s.JCTAllJobs.Jobs)
+	require.Equal(t, n/2, s.JCTAllJobs.Censored)
+	// Kaplan-Meier: at 3601.5 s all n jobs are at risk and n/2 complete,
+	// none after: survival 0.5, so the median is 3601.5 s and the 95th
+	// percentile is never reached.
+	require.Equal(t, 3601.5, s.JCTAllJobs.P50)
+	require.Equal(t, -1.0, s.JCTAllJobs.P95)
+}
