@@ -851,6 +851,17 @@ func (c *Controller) release(x *wl) {
 	st.admitted = st.admitted[:len(st.admitted)-1]
 }
 
+// readmit undoes release: x holds its quota again, with the flavors and
+// admission order it had.
+func (c *Controller) readmit(x *wl) {
+	st := c.cqs[x.cq]
+	x.admitted = true
+	x.admIdx = len(st.admitted)
+	st.admitted = append(st.admitted, x)
+	c.charge(x, +1)
+	c.ver++
+}
+
 func lendable(q Quota) int64 {
 	if q.LendingLimit == NoLimit {
 		return q.Nominal

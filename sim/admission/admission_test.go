@@ -424,3 +424,40 @@ func TestCohortOnlyResource(t *testing.T) {
 	require.Empty(t, a)
 	require.Equal(t, "ClusterQueue a: resource example.com/fpga unavailable", c.Reason(1))
 }
+
+// Preemption that makes room in one resource group but leaves another
+// short evicts nothing. Team has 4 cpu (milli-CPU here) in one group and
+// 4 GPUs in another; workload 1 holds the GPUs, 2 the cpu, both priority
+// 0. Workload 3 (priority 1) asks both: evicting 2 (the cpu group fails
+// first) would still leave it 4 GPUs short, so it waits and 1 and 2 keep
+// their quota (it once evicted 2 without saying so). Once 1 ends, evicting
+// 2 is enough: 2 goes, 3 comes in.
+func TestPreemptionMustMakeEveryGroupFit(t *testing.T) {
+	s := Spec{
+		Flavors: []Flavor{{Name: "cpu-f"}, {Name: "gpu"}},
+		ClusterQueues: []ClusterQueue{{Name: "team", Preempt: Preemption{WithinClusterQueue: LowerPriority}, Groups: []ResourceGroup{
+			{Covered: []string{"cpu"}, Flavors: []FlavorQuotas{{Flavor: "cpu-f", Resources: []Quota{q(4)}}}},
+			{Covered: []string{gpu}, Flavors: []FlavorQuotas{{Flavor: "gpu", Resources: []Quota{q(4)}}}},
+		}}},
+		LocalQueues: []LocalQueue{{Name: "team", ClusterQueue: "team"}},
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "team", Created: 1, Requests: []Request{{gpu, 4}}}))
+	require.NoError(t, c.Submit(Workload{ID: 2, Queue: "team", Created: 2, Requests: []Request{{"cpu", 4}}}))
+	a, _ := cycle(c)
+	require.Equal(t, []int32{1, 2}, a)
+	require.NoError(t, c.Submit(Workload{ID: 3, Queue: "team", Priority: 1, Created: 3, Requests: []Request{{gpu, 4}, {"cpu", 4}}}))
+	for range 2 {
+		a, p := cycle(c)
+		require.Empty(t, a)
+		require.Empty(t, p)
+		require.True(t, c.Admitted(1))
+		require.True(t, c.Admitted(2))
+	}
+	require.Equal(t, "ClusterQueue team: couldn't assign flavors: insufficient unused quota in flavor gpu for nvidia.com/gpu (4 more needed)", c.Reason(3))
+	c.Finish(1)
+	a, p := cycle(c)
+	require.Equal(t, []int32{3}, a)
+	require.Equal(t, []int32{2}, p)
+}

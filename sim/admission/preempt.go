@@ -18,8 +18,9 @@ import (
 // candidates and x may borrow. Candidates from other queues go first, then
 // lower priority, then the most recently admitted; the greedy set is then
 // trimmed of those x does not need. g is the first of x's groups that
-// does not fit as things stand. It appends the evictions and x's
-// admission to out, or returns false when nothing works.
+// does not fit as things stand; a flavor whose targets make room there but
+// leave another group short is passed over. It appends the evictions and
+// x's admission to out, or returns false when nothing works.
 func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
 	st := c.cqs[x.cq]
 	if g < 0 {
@@ -37,10 +38,20 @@ func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
 		if targets == nil {
 			continue
 		}
-		n := len(*out)
+		// The targets make room in group g: evict them only if x then
+		// fits in every group.
+		for _, t := range targets {
+			c.release(t)
+		}
+		assign := c.scratchAssign(st)
+		if ok, _, _ := c.assignment(x, true, assign, false); !ok {
+			for _, t := range targets {
+				c.readmit(t)
+			}
+			continue
+		}
 		for _, t := range targets {
 			reclaim := t.cq != x.cq
-			c.release(t)
 			why := "prioritization in the ClusterQueue"
 			if reclaim {
 				why = cross
@@ -48,11 +59,6 @@ func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
 			t.reason = "Preempted to accommodate a workload (UID: " + strconv.Itoa(int(x.ID)) + ") due to " + why
 			c.evicted = append(c.evicted, t)
 			*out = append(*out, Decision{ID: t.ID, Preempted: true, By: x.ID, Reclaim: reclaim})
-		}
-		assign := c.scratchAssign(st)
-		if ok, _, _ := c.assignment(x, true, assign, false); !ok {
-			*out = (*out)[:n]
-			return false // cannot happen: the targets were chosen to make x fit
 		}
 		*out = append(*out, c.admit(x, assign))
 		return true
