@@ -27,10 +27,15 @@ import (
 // and goes to ServiceResult.Usage.
 //
 // Each service is accounted (services.Service.Advance) over every interval
-// in which its replica and ready counts held: at each of its scaler's
-// periods, at each replica change (bound, ready, stopped, deleted) and at
-// each timeline bucket end. The cost is per scaler period and replica
-// change, never per request, and a run without services pays nothing.
+// in which its replica and ready counts held: at each replica change
+// (bound, ready, stopped, deleted), at each timeline bucket end and at the
+// end, and at each of its scaler's periods unless the scaler reads only
+// the request rate (lazy: nothing it reads depends on the accounting).
+// Advance cuts a long interval where the model needs it. A stretch of
+// periods the scaler is known to keep is done in one step (syncChain).
+// The cost is per replica change, timeline bucket, change of the rate and
+// period not skipped, never per request, and a run without services pays
+// nothing.
 //
 // Replicas on time-sliced GPUs take their turn (the jobs sharing the GPU
 // slow down) but are not slowed themselves, and their GPU memory is not

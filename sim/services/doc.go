@@ -13,5 +13,9 @@
 // autoscaler's periods, how many replicas it wants, creates or deletes
 // replica pods, and tells it at each accounting step how many are ready
 // (bound, image pulled, model loaded). Requests are never simulated one
-// by one: each step costs the same whatever the rate.
+// by one: each step costs the same whatever the rate. A step may be long
+// (Advance cuts it into pieces where the rate moves), and a scaler that
+// reads only the rate tells the run, through KeepBand, the rates at which
+// it would keep its replicas, so that the run can do the periods of a
+// steady stretch in one step (SkipPeriods).
 package services
