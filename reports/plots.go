@@ -80,12 +80,13 @@ type chartSpec struct {
 // core, measured on the shipped examples and a million-job replay: only
 // the order in which a pool starts them depends on them.
 const (
-	costChart    = 50_000_000 // drawing one chart as PNG and SVG
-	costCDFJob   = 150        // one job's value in a CDF chart
-	costStepPt   = 20_000     // one timeline interval of a step chart
-	costJobRow   = 1_000      // one row of jobs.csv
-	costFOCUSRow = 1_500      // one job's charges in focus.csv
-	costTLRow    = 5_000      // one interval of timeline.csv and the metric series
+	costChart     = 50_000_000 // drawing one chart as PNG and SVG
+	costCDFJob    = 150        // one job's value in a CDF chart
+	costStepPt    = 20_000     // one step of a step chart
+	costJobRow    = 800        // one row of jobs.csv
+	costFOCUSRow  = 1_500      // one job's charges in focus.csv
+	costTLRow     = 5_000      // one interval of timeline.csv and the metric series
+	costMetricJob = 300        // one job in the metric series' per-queue counts
 )
 
 // plotOf is p as a drawer, nil when p is nil (a nil *plot.Plot in an
@@ -104,6 +105,7 @@ func chartSpecs(res *sim.Result, s *Summary) []chartSpec {
 		out = append(out, chartSpec{name: name, title: title, height: plotHeight, cost: costChart + cost, make: make})
 	}
 	if n := int64(len(res.Timeline.PendingJobMs)); n > 0 {
+		n = min(n, maxSteps)
 		add("allocation", "GPUs allocated per pool", n*costStepPt*int64(len(res.Pools)), func() (drawer, error) { return plotOf(allocationPlot(res)) })
 		if len(res.Jobs) > 0 || len(res.Services) == 0 {
 			add("queue", "Jobs pending and running", n*costStepPt, func() (drawer, error) { return plotOf(queuePlot(res)) })

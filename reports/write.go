@@ -165,7 +165,7 @@ func (f *Folder) Pieces() []Piece {
 		file(FileNodes, int64(len(res.Nodes))*costJobRow, func(w io.Writer) error { return WriteNodesCSV(w, res) })
 	}
 	// The three metric files share their series: one piece.
-	out = append(out, Piece{Cost: 3 * intervals * costTLRow, Write: func() error {
+	out = append(out, Piece{Cost: 3*intervals*costTLRow + jobs*costMetricJob, Write: func() error {
 		times, fams := MetricSeries(res, s)
 		if err := f.write(FileMetricsCSV, func(w io.Writer) error { return WriteMetricsCSV(w, s.start, times, fams) }); err != nil {
 			return err
