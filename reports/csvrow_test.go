@@ -72,7 +72,7 @@ func jobsResult(n int) *sim.Result {
 		Reasons: []string{"Insufficient nvidia.com/gpu"}}
 	res.Jobs = make([]sim.JobRecord, n)
 	for i := range res.Jobs {
-		j := sim.JobRecord{ID: int32(i), Name: "job-" + strings.Repeat("x", i%3), Queue: "team-a", Replicas: 2, Pod: cluster.PodSpec{GPUs: 4, MilliCPU: 8000, MemoryMiB: 65536},
+		j := sim.JobRecord{ID: int32(i), Name: "job-" + strings.Repeat("x", i%3), Queue: "team-a", Replicas: 2, Pod: &cluster.PodSpec{GPUs: 4, MilliCPU: 8000, MemoryMiB: 65536},
 			Submit: sim.Time(i) * 1000, Start: -1, End: -1, Duration: 3_600_000, Pool: -1, Reason: -1, Admitted: -1}
 		if i%5 == 0 {
 			j.Pod.GPUs, j.Pod.GPUMilli = 0, 500

@@ -40,7 +40,7 @@ func servedRun() (*sim.Result, *Pricing) {
 		Usage:            cluster.Usage{NodeHours: 10},
 	}}
 	res.Jobs = []sim.JobRecord{{
-		ID: 1, Name: "train-1", Queue: "train", Replicas: 1, PodsBound: 1, Pod: cluster.PodSpec{GPUs: 1, MilliCPU: 2000, MemoryMiB: 8192},
+		ID: 1, Name: "train-1", Queue: "train", Replicas: 1, PodsBound: 1, Pod: &cluster.PodSpec{GPUs: 1, MilliCPU: 2000, MemoryMiB: 8192},
 		Submit: 0, Start: 0, End: sim.Time(4 * h), Duration: sim.Time(4 * h), Outcome: sim.Completed, Pool: 0, Reason: -1,
 		HeldMilliMs: 1000 * 4 * h, AllocMilli: 1000, Attempts: 1, Admitted: -1,
 		Usage: []sim.PoolUsage{{Pool: 0, Held: [3]int64{1000 * 4 * h, 2000 * 4 * h, 8192 * 4 * h}}},

@@ -55,10 +55,14 @@ func (r *runner) finish() (res *Result, err error) {
 	// pods are entries of the job table but not jobs: records are numbered
 	// without them.
 	diag := map[string]string{}
+	out := int32(-1)
 	for id := int32(0); id < r.njobs; id++ {
 		if r.chunks[chunkOf(id)] == nil {
+			// Every job of the chunk was recorded as it finished (a plain
+			// run: no replica pods, out is id).
 			id = chunkEnd(chunkOf(id)) - 1
-			continue // every job of the chunk was recorded as it finished
+			out = id
+			continue
 		}
 		j := r.job(id)
 		if !j.finished {
@@ -67,10 +71,14 @@ func (r *runner) finish() (res *Result, err error) {
 				r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), p.MilliCPU, p.MemoryMiB}, end-pl.At, 0, 0)
 			}
 		}
-		if j.svc != 0 || j.recorded {
+		if j.svc != 0 {
 			continue
 		}
-		rec := r.record(j)
+		out++
+		if j.recorded {
+			continue
+		}
+		rec := r.record(j, out)
 		if j.finished {
 			continue
 		}

@@ -1,5 +1,7 @@
 package sim
 
+import "gpuplan.dev/gpuplan/sim/cluster"
+
 // Job records are built as jobs finish, so that a big run never holds
 // every job's engine state and every job's record at once.
 //
@@ -25,6 +27,31 @@ type recStore struct {
 	chunks [][]JobRecord
 	n      int32       // records numbered so far
 	use    []PoolUsage // usage entries are cut from this buffer
+	// Records share one PodSpec per distinct request: pods holds them,
+	// recent the last few used (a trace has few, in any order).
+	pods   map[cluster.PodSpec]*cluster.PodSpec
+	recent [8]*cluster.PodSpec
+}
+
+// pod is the run's shared copy of p.
+func (s *recStore) pod(p *cluster.PodSpec) *cluster.PodSpec {
+	for _, q := range s.recent {
+		if q != nil && *q == *p {
+			return q
+		}
+	}
+	q, ok := s.pods[*p]
+	if !ok {
+		if s.pods == nil {
+			s.pods = map[cluster.PodSpec]*cluster.PodSpec{}
+		}
+		q = new(cluster.PodSpec)
+		*q = *p
+		s.pods[*p] = q
+	}
+	copy(s.recent[1:], s.recent[:len(s.recent)-1])
+	s.recent[0] = q
+	return q
 }
 
 func (s *recStore) reserve(hint int) {
@@ -101,7 +128,7 @@ func (r *runner) retire(j *jobState) {
 	if !r.plain || j.svc != 0 {
 		return
 	}
-	r.record(j)
+	r.record(j, j.info.ID) // no replica pods: records are numbered as jobs
 	k := chunkOf(j.info.ID)
 	r.inChunk[k]--
 	if r.inChunk[k] == 0 && r.njobs >= chunkEnd(k) {
@@ -109,14 +136,15 @@ func (r *runner) retire(j *jobState) {
 	}
 }
 
-// record builds the record of workload job j from its state (Running and
-// Pending jobs are completed by finish).
-func (r *runner) record(j *jobState) *JobRecord {
+// record builds the record of workload job j, numbered id among the
+// workload's jobs, from its state (Running and Pending jobs are completed
+// by finish).
+func (r *runner) record(j *jobState, id int32) *JobRecord {
 	j.recorded = true
-	rec := r.recs.slot(j.rec)
+	rec := r.recs.slot(id)
 	*rec = JobRecord{
-		ID: j.rec, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
-		Replicas: j.spec.Replicas, PodsBound: j.info.Bound, MinAvailable: minAvailable(&j.spec), Pod: j.spec.Pod,
+		ID: id, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
+		Replicas: j.spec.Replicas, PodsBound: j.info.Bound, MinAvailable: minAvailable(&j.spec), Pod: r.recs.pod(&j.spec.Pod),
 		Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
 		Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
 		Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag,

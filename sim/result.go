@@ -52,7 +52,10 @@ func Outcomes() []Outcome {
 // JobRecord is what happened to one job. Times are virtual milliseconds;
 // Start and End are -1 when the job never started or has not ended.
 type JobRecord struct {
-	ID        int32
+	ID int32
+	// Reason indexes Result.Reasons: why the job first had to wait (-1: it
+	// never waited for want of capacity).
+	Reason    int32
 	Name      string
 	Queue     string
 	Priority  int32
@@ -60,19 +63,18 @@ type JobRecord struct {
 	PodsBound int32
 	// MinAvailable is the job's gang size when below Replicas (0: all).
 	MinAvailable int32
-	Pod          cluster.PodSpec
-	Submit       Time
-	Start        Time
-	End          Time
-	Duration     Time
-	Deadline     Time
-	Flags        cluster.JobFlag
-	Outcome      Outcome
+	// Pod is the request of each of the job's pods; the records of a run
+	// share one copy per distinct request (never nil in a Result).
+	Pod      *cluster.PodSpec
+	Submit   Time
+	Start    Time
+	End      Time
+	Duration Time
+	Deadline Time
+	Flags    cluster.JobFlag
+	Outcome  Outcome
 	// Pool is the index of the pool of the job's first pod (-1: none).
 	Pool int32
-	// Reason indexes Result.Reasons: why the job first had to wait (-1: it
-	// never waited for want of capacity).
-	Reason int32
 	// Diagnosis explains a job left pending or unschedulable, as
 	// kube-scheduler would ("0/N nodes are available: ...").
 	Diagnosis string

@@ -67,10 +67,8 @@ type jobState struct {
 	failOnDeadline bool
 	// svc marks a replica pod of service svc-1 (0: a workload job).
 	svc int16
-	// recorded: its record is built; rec numbers it among the workload's
-	// jobs (-1: a replica pod).
+	// recorded: its record is built (records.go).
 	recorded bool
-	rec      int32
 	// x holds what few jobs need (disruptions, time-slicing, a second
 	// pool): nil for the rest, which keeps a million jobs small.
 	x *jobExtra
@@ -246,7 +244,6 @@ func (r *runner) newJob() *jobState {
 	r.inChunk[len(r.inChunk)-1]++
 	j := r.job(id)
 	j.info.ID = id
-	j.rec = -1
 	j.info.Spec = &j.spec
 	j.start, j.end = -1, -1
 	j.pool = -1
@@ -545,7 +542,6 @@ func (r *runner) arrive(t Time) error {
 	}
 	j := r.newJob()
 	j.spec = r.next
-	j.rec = r.recs.n
 	r.recs.n++
 	if r.plug.NeedsMix {
 		if err := r.countShape(&j.spec); err != nil {
