@@ -99,15 +99,11 @@ func (c scaleCase) replay(b *testing.B, trace, out string) int {
 	if c.nodes > 0 {
 		opts.Pools = []cluster.PoolSpec{{Name: "gpu", GPUModel: "generic", Nodes: c.nodes, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1 << 20}}
 	} else {
-		src, err := traces.OpenTraceSizing(trace, traces.FormatPhilly, traces.TraceOptions{})
+		scan, err := traces.SizeTrace(trace, traces.FormatPhilly, traces.TraceOptions{}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		opts.Pools, opts.ClusterNotes, err = traces.DeriveCluster(src)
-		src.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
+		opts.Pools, opts.ClusterNotes, opts.TraceScan = scan.Pools, scan.Notes, scan
 	}
 	if c.policy != "" {
 		opts.PolicyManifests = []string{c.policy}
@@ -153,7 +149,8 @@ func (c scaleCase) run(b *testing.B) {
 // (10,000 GPUs) 10%.
 
 // BenchmarkScaleDerived: 1M jobs on the cluster sized from the trace
-// (a scan of the trace, then the replay), with the output folder.
+// (a light scan of the trace, traces.SizeTrace, that also finds its order,
+// then the replay), with the output folder.
 func BenchmarkScaleDerived(b *testing.B) {
 	scaleCase{jobs: 1_000_000, offered: 1000, writeOut: true}.run(b)
 }

@@ -38,6 +38,10 @@ type Options struct {
 	// own workload: with Trace the whole trace is replayed unless Horizon
 	// is set.
 	Trace *TraceSpec
+	// TraceScan is what a light pass over Trace already learned
+	// (traces.SizeTrace, for a cluster sized from the trace): opening the
+	// trace then does not read it again to check its order.
+	TraceScan *traces.TraceScan
 	// Horizon replaces spec.horizon when set (0: run until drained).
 	Horizon *time.Duration
 	// Policy replaces the scheduler profile with a placement policy's.
@@ -390,7 +394,11 @@ func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 		if jobTable != "" && opts.Trace == nil {
 			jobTable = s.path(jobTable)
 		}
-		src, err := traces.OpenTrace(traceFile, trace.Format, traces.TraceOptions{PendingPods: trace.PendingPods, GPUsPerNode: trace.GPUsPerNode, JobTable: jobTable})
+		topts := traces.TraceOptions{PendingPods: trace.PendingPods, GPUsPerNode: trace.GPUsPerNode, JobTable: jobTable}
+		if opts.Trace != nil {
+			topts.Scan = opts.TraceScan
+		}
+		src, err := traces.OpenTrace(traceFile, trace.Format, topts)
 		if err != nil {
 			return nil, err
 		}

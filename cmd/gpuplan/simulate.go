@@ -206,17 +206,13 @@ func (o *simulateOptions) run() error {
 	if o.trace != "" {
 		opts.Trace = &scenarios.TraceSpec{Path: o.trace, Format: o.traceFormat, PendingPods: o.pendingPods}
 		if o.clusterFrom == "derive" {
-			src, err := traces.OpenTraceSizing(o.trace, o.traceFormat, traces.TraceOptions{PendingPods: o.pendingPods})
-			if err != nil {
-				return err
-			}
-			cs, done := withProgress(src, o.progress, o.stderr, "sizing a cluster for the trace")
-			opts.Pools, opts.ClusterNotes, err = traces.DeriveCluster(cs)
+			tick, done := progressTicks(o.progress, o.stderr, "sizing a cluster for the trace")
+			scan, err := traces.SizeTrace(o.trace, o.traceFormat, traces.TraceOptions{PendingPods: o.pendingPods}, tick)
 			done()
-			src.Close()
 			if err != nil {
 				return usageError{err}
 			}
+			opts.Pools, opts.ClusterNotes, opts.TraceScan = scan.Pools, scan.Notes, scan
 		}
 	}
 	if o.horizon != "" {

@@ -82,17 +82,29 @@ func showProgress(mode string, w io.Writer) bool {
 
 // withProgress shows a spinner with the jobs read so far on a terminal.
 func withProgress(src traces.TraceSource, mode string, w io.Writer, what string) (traces.TraceSource, func()) {
+	tick, done := progressTicks(mode, w, what)
+	if tick == nil {
+		return src, done
+	}
+	return traces.Counting(src, progressEvery, tick), done
+}
+
+// progressEvery is how many jobs a progress tick counts.
+const progressEvery = 4096
+
+// progressTicks is a spinner with the jobs read so far on a terminal: tick
+// takes the count every progressEvery jobs (nil when there is no terminal
+// to show it on), done clears it.
+func progressTicks(mode string, w io.Writer, what string) (tick func(n int), done func()) {
 	if !showProgress(mode, w) {
-		return src, func() {}
+		return nil, func() {}
 	}
 	bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
 		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionSpinnerType(14))
-	const every = 4096
-	c := traces.Counting(src, every, func(n int) {
+	return func(n int) {
 		bar.Describe(fmt.Sprintf("%d jobs", n))
-		_ = bar.Add(every)
-	})
-	return c, func() { _ = bar.Finish(); _ = bar.Clear() }
+		_ = bar.Add(progressEvery)
+	}, func() { _ = bar.Finish(); _ = bar.Clear() }
 }
 
 func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -72,7 +72,9 @@ func writePhilly(tb testing.TB, path string, n int, shuffle bool) {
 // kept) as the replay does: open is OpenTrace then every job (the order
 // check included), window the rows through the reorder buffer alone with
 // no order check, order the order check alone, sizing OpenTraceSizing and
-// DeriveCluster (simulate --cluster derive), late a trace with rows too
+// DeriveCluster, size-trace SizeTrace (its light pass: the cluster and the
+// order), derived SizeTrace then OpenTrace taking its order and every job
+// (simulate --cluster derive), late a trace with rows too
 // late for the buffer (OpenTrace sorts it first). It reports CPU ns (user
 // and system), allocations and bytes a row.
 func BenchmarkReadPhilly(b *testing.B) {
@@ -150,6 +152,24 @@ func BenchmarkReadPhilly(b *testing.B) {
 				b.Fatal(pools, err)
 			}
 			src.Close()
+		})
+	})
+	b.Run("size-trace", func(b *testing.B) {
+		perRow(b, func() {
+			sc, err := SizeTrace(sorted, FormatPhilly, TraceOptions{}, nil)
+			if err != nil || len(sc.Pools) != 1 || !sc.known {
+				b.Fatal(sc, err)
+			}
+		})
+	})
+	b.Run("derived", func(b *testing.B) {
+		perRow(b, func() {
+			sc, err := SizeTrace(sorted, FormatPhilly, TraceOptions{}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			src, err := OpenTrace(sorted, FormatPhilly, TraceOptions{Scan: sc})
+			drain(b, src, err)
 		})
 	})
 	writePhilly(b, late, n, true)

@@ -58,7 +58,11 @@ type TraceOptions struct {
 	GPUsPerNode int64
 	// JobTable is the PAI job table (for users as queues), optional.
 	JobTable string
-	users    map[string]string
+	// Scan is what a light pass over the trace learned (SizeTrace): when
+	// it found the order of this file's rows, OpenTrace does not read its
+	// submit column again.
+	Scan  *TraceScan
+	users map[string]string
 }
 
 func (o TraceOptions) gpusPerNode() int64 {
@@ -128,7 +132,8 @@ func emptyTrace(info TraceInfo, what string) error {
 
 // OpenTrace opens a trace file of the given format (.gz read directly).
 // A streamed trace is first read once to check its order (only the
-// submit column of a CSV format): one with a row too late for the reorder
+// submit column of a CSV format; not at all when opts.Scan already found
+// it): one with a row too late for the reorder
 // buffer (ReorderWindow rows) is read whole into sorted runs as
 // SortTrace does (those beyond memory in a temporary folder, removed on
 // Close), and their merge is replayed instead, with a note saying so.
@@ -141,7 +146,10 @@ func OpenTrace(path, format string, opts TraceOptions) (TraceSource, error) {
 	if !ok {
 		return src, nil
 	}
-	order, checked := csvOrder(path, st.info.Format)
+	order, checked := opts.Scan.orderOf(path, format)
+	if !checked {
+		order, checked = csvOrder(path, st.info.Format)
+	}
 	if !checked {
 		check, err := openTraceRaw(path, format, opts)
 		if err != nil {
@@ -171,13 +179,18 @@ func OpenTraceSizing(path, format string, opts TraceOptions) (TraceSource, error
 	if err != nil {
 		return nil, err
 	}
+	return forSizing(src), nil
+}
+
+// forSizing makes an opened trace read as OpenTraceSizing's.
+func forSizing(src TraceSource) TraceSource {
 	if st, ok := src.(*streamTrace); ok {
 		st.ro.passThrough, st.ro.anyOrder = true, true
 		if st.table != nil {
 			st.table.sizing = true
 		}
 	}
-	return src, nil
+	return src
 }
 
 // openTraceRaw opens a trace as it is, in the order of its rows.

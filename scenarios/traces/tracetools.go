@@ -433,21 +433,8 @@ func ConvertTrace(src TraceSource, f TraceFilter, w *NativeWriter) (kept, read i
 // The jobs may come in any order (OpenTraceSizing reads them in the
 // file's): the cluster is the same.
 func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
-	type acc struct {
-		jobs                 sizedJobs
-		unsorted             bool
-		sumGPU, sumCPU       int64
-		sumMem               int64
-		maxPodGPU            int32
-		maxPodCPU, maxPodMem int64
-	}
-	pools := map[string]*acc{}
-	var order []string
+	var z clusterSizer
 	var j cluster.JobSpec
-	// The pool of the last job's constraints: readers share one
-	// *Constraints between jobs with the same text.
-	var lastC *cluster.Constraints
-	var lastA *acc
 	for {
 		ok, err := src.Next(&j)
 		if err != nil {
@@ -456,44 +443,83 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		if !ok {
 			break
 		}
-		a := lastA
-		if a == nil || j.Constraints != lastC {
-			model := "generic"
-			if m, ok := gpuModels(j.Constraints); ok && m != "" {
-				model = strings.SplitN(m, "|", 2)[0]
-			}
-			a = pools[model]
-			if a == nil {
-				a = &acc{}
-				pools[model] = a
-				order = append(order, model)
-			}
-			lastC, lastA = j.Constraints, a
+		if !z.add(&j) {
+			return nil, nil, z.tooMuch(src.Info().File)
 		}
-		n := int64(j.Replicas)
-		g, c, m := n*j.Pod.MilliGPUs(), n*j.Pod.MilliCPU, n*j.Pod.MemoryMiB
-		// Readers bound a job (replicas and requests); the sums of the
-		// jobs are bounded here, before any can overflow.
-		a.sumGPU, a.sumCPU, a.sumMem = a.sumGPU+g, a.sumCPU+c, a.sumMem+m
-		if a.sumGPU > 1<<62 || a.sumCPU > 1<<62 || a.sumMem > 1<<62 {
-			info := src.Info()
-			return nil, nil, &strict.InputError{File: info.File, Msg: "the jobs of the trace ask for more than gpuplan can size a cluster for"}
-		}
-		if a.jobs.n > 0 && j.Submit < a.jobs.last().at {
-			a.unsorted = true
-		}
-		a.jobs.add(sizedJob{at: j.Submit, end: j.Submit + j.Duration, use: [3]int64{g, c, m}})
-		a.maxPodGPU = max(a.maxPodGPU, j.Pod.GPUs, min(1, j.Pod.GPUMilli))
-		a.maxPodCPU, a.maxPodMem = max(a.maxPodCPU, j.Pod.MilliCPU), max(a.maxPodMem, j.Pod.MemoryMiB)
 		j = cluster.JobSpec{}
 	}
-	if len(order) == 0 {
+	if len(z.order) == 0 {
 		return nil, nil, emptyTrace(src.Info(), "to size a cluster for")
 	}
+	return z.result(src.Info().File)
+}
+
+// clusterSizer is DeriveCluster's tally of the jobs, by pool.
+type clusterSizer struct {
+	pools map[string]*sizerPool
+	order []string
+	// The pool of the last job's constraints: readers share one
+	// *Constraints between jobs with the same text.
+	lastC *cluster.Constraints
+	lastA *sizerPool
+}
+
+type sizerPool struct {
+	jobs                 sizedJobs
+	unsorted             bool
+	sumGPU, sumCPU       int64
+	sumMem               int64
+	maxPodGPU            int32
+	maxPodCPU, maxPodMem int64
+}
+
+// add counts a job; false once the jobs ask for more than can be summed.
+func (z *clusterSizer) add(j *cluster.JobSpec) bool {
+	a := z.lastA
+	if a == nil || j.Constraints != z.lastC {
+		model := "generic"
+		if m, ok := gpuModels(j.Constraints); ok && m != "" {
+			model = strings.SplitN(m, "|", 2)[0]
+		}
+		if z.pools == nil {
+			z.pools = map[string]*sizerPool{}
+		}
+		a = z.pools[model]
+		if a == nil {
+			a = &sizerPool{}
+			z.pools[model] = a
+			z.order = append(z.order, model)
+		}
+		z.lastC, z.lastA = j.Constraints, a
+	}
+	n := int64(j.Replicas)
+	g, c, m := n*j.Pod.MilliGPUs(), n*j.Pod.MilliCPU, n*j.Pod.MemoryMiB
+	// Readers bound a job (replicas and requests); the sums of the jobs
+	// are bounded here, before any can overflow.
+	a.sumGPU, a.sumCPU, a.sumMem = a.sumGPU+g, a.sumCPU+c, a.sumMem+m
+	if a.sumGPU > 1<<62 || a.sumCPU > 1<<62 || a.sumMem > 1<<62 {
+		return false
+	}
+	if a.jobs.n > 0 && j.Submit < a.jobs.last().at {
+		a.unsorted = true
+	}
+	a.jobs.add(sizedJob{at: j.Submit, end: j.Submit + j.Duration, use: [3]int64{g, c, m}})
+	a.maxPodGPU = max(a.maxPodGPU, j.Pod.GPUs, min(1, j.Pod.GPUMilli))
+	a.maxPodCPU, a.maxPodMem = max(a.maxPodCPU, j.Pod.MilliCPU), max(a.maxPodMem, j.Pod.MemoryMiB)
+	return true
+}
+
+func (z *clusterSizer) tooMuch(file string) error {
+	return &strict.InputError{File: file, Msg: "the jobs of the trace ask for more than gpuplan can size a cluster for"}
+}
+
+// result is the pools for the jobs counted (at least one) and the notes
+// saying how each was sized.
+func (z *clusterSizer) result(file string) ([]cluster.PoolSpec, []string, error) {
 	var out []cluster.PoolSpec
 	var notes []string
-	for _, model := range order {
-		a := pools[model]
+	for _, model := range z.order {
+		a := z.pools[model]
 		if a.unsorted {
 			all := a.jobs.flat()
 			slices.SortFunc(all, func(x, y sizedJob) int { return cmp.Compare(x.at, y.at) })
@@ -514,8 +540,7 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		mem := max(int64(1<<20), a.maxPodMem)
 		nodes := max(int64(1), (pg+int64(per)*1000-1)/(int64(per)*1000), (pc+cpu-1)/cpu, (pm+mem-1)/mem)
 		if nodes > strict.MaxNodes {
-			info := src.Info()
-			return nil, nil, &strict.InputError{File: info.File, Msg: fmt.Sprintf("sizing a cluster for the trace takes %d nodes of %s, more than %d, the most gpuplan models; give a scenario with a cluster (--cluster scenario)", nodes, model, strict.MaxNodes)}
+			return nil, nil, &strict.InputError{File: file, Msg: fmt.Sprintf("sizing a cluster for the trace takes %d nodes of %s, more than %d, the most gpuplan models; give a scenario with a cluster (--cluster scenario)", nodes, model, strict.MaxNodes)}
 		}
 		name := "derived-" + strings.ToLower(model)
 		out = append(out, cluster.PoolSpec{Name: name, GPUModel: model, Nodes: int(nodes), GPUsPerNode: per, MilliCPU: cpu, MemoryMiB: mem})
