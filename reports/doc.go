@@ -5,6 +5,9 @@
 // latency against the SLO, replicas, cold starts, cost per million
 // requests), plots and metric series, and the bill splits between
 // training and inference; their replica pods are never jobs. It computes statistics from the result's records and
-// never re-runs or reaches into the simulation. Files are written
-// atomically: a temporary file in the same folder, renamed into place.
+// never re-runs or reaches into the simulation. A run's output folder is
+// written as independent pieces (each chart, each file: see Folder) that a
+// pool of workers may write at once, the same bytes whatever their number;
+// the folder is built aside and put in place whole (reports/outdir). A
+// single file outside a folder is written atomically (WriteFileAtomic).
 package reports
