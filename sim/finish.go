@@ -145,7 +145,7 @@ const bigRun = 1 << 18
 // it before the outputs allocate, and they reuse its memory rather than
 // grow the heap (a small run's garbage costs less than the collection).
 func (r *runner) release() {
-	r.chunks = nil
+	r.chunks, r.spare = nil, nil
 	if r.njobs >= bigRun {
 		runtime.GC()
 	}

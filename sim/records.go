@@ -132,8 +132,30 @@ func (r *runner) retire(j *jobState) {
 	k := chunkOf(j.info.ID)
 	r.inChunk[k]--
 	if r.inChunk[k] == 0 && r.njobs >= chunkEnd(k) {
+		if c := r.chunks[k]; len(c) == 1<<chunkBits && len(r.spare) < spareChunks {
+			r.spare = append(r.spare, c)
+		}
 		r.chunks[k] = nil
 	}
+}
+
+// spareChunks is how many dropped chunks wait for reuse.
+const spareChunks = 8
+
+// freshChunk is a zeroed chunk for the job table: a dropped one when the
+// scheduler no longer points to any job that left its queue (the only
+// references a plain run keeps to finished jobs), so that a run does not
+// allocate its jobs' state again and again as garbage (344 MB a million
+// jobs); a new one otherwise.
+func (r *runner) freshChunk() []jobState {
+	if n := len(r.spare); n > 0 && r.sched.HoldsNoDone() {
+		c := r.spare[n-1]
+		r.spare[n-1] = nil
+		r.spare = r.spare[:n-1]
+		clear(c)
+		return c
+	}
+	return make([]jobState, 1<<chunkBits)
 }
 
 // record builds the record of workload job j, numbered id among the

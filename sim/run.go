@@ -175,6 +175,7 @@ type runner struct {
 	inChunk []int32
 	plain   bool
 	recs    recStore
+	spare   [][]jobState // dropped chunks, for reuse (records.go)
 	// svcs are the run's inference services; nrep counts the entries of
 	// the job table that are their replica pods.
 	svcs []svcState
@@ -237,7 +238,7 @@ func (r *runner) newJob() *jobState {
 		r.chunks = append(r.chunks, make([]jobState, firstChunk))
 		r.inChunk = append(r.inChunk, 0)
 	case id >= firstChunk && int(1+(id-firstChunk)>>chunkBits) == len(r.chunks):
-		r.chunks = append(r.chunks, make([]jobState, 1<<chunkBits))
+		r.chunks = append(r.chunks, r.freshChunk())
 		r.inChunk = append(r.inChunk, 0)
 	}
 	r.njobs++
@@ -532,8 +533,10 @@ func (r *runner) handle(t Time, ev event) error {
 	return nil
 }
 
-// MaxJobs bounds the jobs of one run: each costs about 600 bytes of state
-// and record, so 20 million is some 12 GB.
+// MaxJobs bounds the jobs of one run: each keeps a record of about 330
+// bytes (232 of record, 80 of usage, its name) and, while it is in flight
+// (in any run with admission, a capacity controller, preemption or
+// services: to the end), 344 of state, so 20 million is some 7 to 13 GB.
 const MaxJobs = 20_000_000
 
 func (r *runner) arrive(t Time) error {

@@ -195,6 +195,26 @@ func (s *Scheduler) Waiting(fn func(*JobInfo) bool) {
 // Remove takes a job out of the queue (it was deleted while pending).
 func (s *Scheduler) Remove(j *JobInfo) { s.markDone(j) }
 
+// HoldsNoDone reports whether every job the queue still points to is
+// waiting: no bucket keeps a done job until its compaction, and no new
+// arrival is done already. The jobs that left it are then no longer
+// referred to from here, and their memory may be reused.
+func (s *Scheduler) HoldsNoDone() bool {
+	for w := 0; w < maskWords; w++ {
+		for m := s.occupied[w]; m != 0; m &= m - 1 {
+			if s.buckets[w<<6|bits.TrailingZeros64(m)].done > 0 {
+				return false
+			}
+		}
+	}
+	for _, j := range s.arrivals {
+		if j.Done {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *Scheduler) markDone(j *JobInfo) {
 	if j.Done {
 		return
