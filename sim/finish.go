@@ -134,19 +134,24 @@ func (r *runner) finish() (res *Result, err error) {
 }
 
 // bigRun is the size of job table past which the run's end collects its
-// engine state at once.
+// engine state at once (when a quarter of it or more is garbage).
 const bigRun = 1 << 18
 
-// release drops the job table, whose state is now in the records. The
-// heap holds the run's garbage by now: a plain run's dropped chunks of the
-// job table (1M jobs: 325 MB of them over the run, and up to as much again
-// as the records are live before the collector runs), or, in another run,
-// every job's state (333 MB at 1M). For a big run one collection now frees
-// it before the outputs allocate, and they reuse its memory rather than
-// grow the heap (a small run's garbage costs less than the collection).
+// release drops the job table, whose state is now in the records. A big
+// run's heap may hold much garbage by now: every job's state (333 MB at
+// 1M) in a run that is not plain, or the job-table chunks a plain run
+// dropped and could not reuse (its queue kept finished jobs). One
+// collection then frees it before the outputs allocate, and they reuse
+// its memory rather than grow the heap. A run whose garbage is small (a
+// small run, or a plain run that reused its chunks) skips the collection,
+// which would cost a mark of every record for little.
 func (r *runner) release() {
 	r.chunks, r.spare = nil, nil
-	if r.njobs >= bigRun {
+	garbage := int64(r.njobs)
+	if r.plain {
+		garbage = int64(r.discarded) << chunkBits
+	}
+	if r.njobs >= bigRun && garbage >= bigRun/4 {
 		runtime.GC()
 	}
 }

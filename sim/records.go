@@ -134,6 +134,8 @@ func (r *runner) retire(j *jobState) {
 	if r.inChunk[k] == 0 && r.njobs >= chunkEnd(k) {
 		if c := r.chunks[k]; len(c) == 1<<chunkBits && len(r.spare) < spareChunks {
 			r.spare = append(r.spare, c)
+		} else {
+			r.discarded++
 		}
 		r.chunks[k] = nil
 	}

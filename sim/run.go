@@ -176,6 +176,8 @@ type runner struct {
 	plain   bool
 	recs    recStore
 	spare   [][]jobState // dropped chunks, for reuse (records.go)
+	// discarded counts the dropped chunks left to the collector.
+	discarded int
 	// svcs are the run's inference services; nrep counts the entries of
 	// the job table that are their replica pods.
 	svcs []svcState
