@@ -185,6 +185,7 @@ type runner struct {
 	// done (0: none): syncChain schedules its next.
 	chain   int
 	chainAt Time
+	vp      deferredPeriods
 	nrep    int
 
 	// capacity, when set, makes nodes come and go; onNode then lists the
@@ -445,6 +446,13 @@ func (r *runner) loop() error {
 				break
 			}
 			_, ev, _ := r.q.Pop()
+			if r.vp.on {
+				r.catchUp(t, r.q.Popped())
+				if ev.kind == evScale && ev.sub == scaleWake {
+					r.materialise()
+					continue
+				}
+			}
 			r.stats.Events++
 			if ev.live() {
 				r.live--
@@ -460,6 +468,9 @@ func (r *runner) loop() error {
 			if r.chain > 0 {
 				r.syncChain()
 			}
+		}
+		if r.vp.on {
+			r.catchUp(t, math.MaxUint64)
 		}
 		if r.adm != nil && r.adm.dirty {
 			if err := r.admitCycle(t); err != nil {
@@ -485,6 +496,10 @@ func (r *runner) loop() error {
 			if r.capacity != nil {
 				r.capacity.AfterPass(t)
 			}
+		}
+		if r.vp.on && (r.dirty || (r.adm != nil && r.adm.dirty)) {
+			// A pass is due at the next event, which may be a period.
+			r.materialise()
 		}
 	}
 	return nil

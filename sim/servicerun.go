@@ -7,6 +7,7 @@ import (
 
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/engine"
 	"gpuplan.dev/gpuplan/sim/scheduler"
 	"gpuplan.dev/gpuplan/sim/services"
 )
@@ -32,7 +33,9 @@ import (
 // end, and at each of its scaler's periods unless the scaler reads only
 // the request rate (lazy: nothing it reads depends on the accounting).
 // Advance cuts a long interval where the model needs it. A stretch of
-// periods the scaler is known to keep is done in one step (syncChain).
+// periods the scaler is known to keep is done in one step (syncChain); in
+// a run with one service it stays out of the event queue, its periods done
+// as the run comes past them (deferPeriods).
 // The cost is per replica change, timeline bucket, change of the rate and
 // period not skipped, never per request, and a run without services pays
 // nothing.
@@ -48,7 +51,24 @@ const (
 	scalePeriod uint8 = iota
 	scaleStart
 	scaleDecided
+	scaleWake // the end of a deferred stretch (deferredPeriods); not counted
 )
+
+// deferredPeriods is a stretch of a settled service's scaler periods kept
+// out of the event queue (deferPeriods). The periods from next on are
+// each the period event the run would hold: next's with sequence number
+// seq, every later one's pushed as the one before it is done. They are
+// done (catchUp) as the run comes past them in the queue's order, and all
+// the periods before wake are kept; at wake, or when the service's
+// replicas change first, the period at next is pushed as an event with
+// seq (materialise) and the chain goes on as events again.
+type deferredPeriods struct {
+	on   bool
+	k    int
+	next Time
+	seq  uint64
+	wake engine.Handle
+}
 
 // svcState is one service during the run.
 type svcState struct {
@@ -291,7 +311,11 @@ func (r *runner) nextSync(t Time, k int) {
 // Load.FirstOutside finds the first period where the rate leaves it. The
 // periods before it (and before the next event and the horizon) are
 // counted, reported to Progress and recorded in the scaler as each would
-// have been, without being asked one by one.
+// have been, without being asked one by one. In a run with this one
+// service, the stretch is deferred instead (deferPeriods): its periods are
+// done as the run comes past them, job events or not, and it ends at the
+// first period outside the band, at the horizon, or at a change of the
+// service's replicas.
 func (r *runner) syncChain() {
 	k, t := r.chain-1, r.chainAt
 	r.chain = 0
@@ -306,7 +330,15 @@ func (r *runner) syncChain() {
 			return
 		}
 		at, queued := r.q.PeekTime()
-		if r.dirty || (r.adm != nil && r.adm.dirty) || r.cfg.periodEvents || (queued && at <= next) {
+		pending := r.dirty || (r.adm != nil && r.adm.dirty) || r.cfg.periodEvents
+		if !pending && lazy && len(r.svcs) == 1 && s.ready == len(s.pods) {
+			if lo, hi, ok := s.svc.KeepBand(len(s.pods), s.min, s.max); ok {
+				if p := s.cfg.Spec.Load.FirstOutside(next, s.period, h, lo, hi); p > next && r.deferPeriods(k, next, p) {
+					return
+				}
+			}
+		}
+		if pending || (queued && at <= next) {
 			r.push(next, event{kind: evScale, sub: scalePeriod, job: int32(k)})
 			return
 		}
@@ -335,6 +367,72 @@ func (r *runner) syncChain() {
 		r.countPeriods(next, next, s.period)
 		t = next
 	}
+}
+
+// deferPeriods keeps service k's periods from next on out of the queue
+// (the run has this one service, settled, and its scaler keeps the
+// replicas at every period before exit): it pushes one uncounted wake
+// event at exit, or at the last period before the horizon, ahead of the
+// events at that time. It reports false when that is next itself.
+//
+// A kept period changes nothing another event can see but the event
+// count and Progress, the scaler's memory and the service's decisions;
+// catchUp does those as the run comes past each period in the order the
+// period events would have popped in (their times, then their sequence
+// numbers, reserved as each would have been pushed), so they are the
+// same. Only a change of the service's replicas (replicaStopping) or a
+// pass left due (the loop) can make a later period decide otherwise:
+// materialise then puts the next period in the queue as the event it
+// would be.
+func (r *runner) deferPeriods(k int, next, exit Time) bool {
+	s := &r.svcs[k]
+	wake := exit
+	if h := r.cfg.Horizon; exit >= h {
+		wake = next + (h-1-next)/s.period*s.period
+	}
+	if wake <= next {
+		return false
+	}
+	v := &r.vp
+	v.on, v.k, v.next, v.seq = true, k, next, r.q.Reserve()
+	v.wake = r.q.PushSeq(wake, 0, event{kind: evScale, sub: scaleWake, job: int32(k)})
+	return true
+}
+
+// catchUp does the deferred periods that come before the event at t with
+// sequence number seq (math.MaxUint64: every period at t or before, as
+// the loop is done with the events at t).
+func (r *runner) catchUp(t Time, seq uint64) {
+	v := &r.vp
+	if !v.on || v.next > t || (v.next == t && v.seq > seq) {
+		return
+	}
+	s := &r.svcs[v.k]
+	p := s.period
+	var last Time
+	switch {
+	case seq == math.MaxUint64:
+		last = v.next + (t-v.next)/p*p
+	case v.next < t:
+		// A period at t after the first was pushed after the event at t.
+		last = v.next + (t-1-v.next)/p*p
+	default:
+		last = v.next
+	}
+	r.skipPeriods(s, v.next, last)
+	v.next, v.seq = last+p, r.q.Reserve()
+}
+
+// materialise ends the deferred stretch: its next period becomes the
+// event it would be, the wake event goes.
+func (r *runner) materialise() {
+	v := &r.vp
+	if !v.on {
+		return
+	}
+	v.on = false
+	r.q.Cancel(v.wake)
+	r.q.PushSeq(v.next, v.seq, event{kind: evScale, sub: scalePeriod, job: int32(v.k)})
 }
 
 // skipPeriods does service s's periods first, first+period, ..., last,
@@ -511,6 +609,9 @@ func (r *runner) replicaReady(t Time, j *jobState) {
 // released (deleted, preempted, lost with its node, evicted).
 func (r *runner) replicaStopping(t Time, j *jobState) {
 	s := r.svcOf(j)
+	if r.vp.on && int(j.svc-1) == r.vp.k {
+		r.materialise()
+	}
 	r.account(s, t)
 	s.boundMilli -= j.allocMilli
 	if i := s.find(j.info.ID); i >= 0 {

@@ -511,24 +511,44 @@ func TestScalerPeriodsWithoutEventsSameRun(t *testing.T) {
 		name  string
 		svcs  func() []ServiceConfig
 		skips bool
+		// grid: the jobs come on the 15 s periods' grid (a period and a
+		// job event at the same ms, in either order) to a cluster of 2
+		// nodes where they preempt replicas within deferred stretches.
+		grid bool
 	}{
-		{"four services", func() []ServiceConfig { return []ServiceConfig{diurnal(), steady(), kpa(), keda()} }, false},
-		{"diurnal HPA", func() []ServiceConfig { return []ServiceConfig{diurnal()} }, true},
-		{"steady HPA", func() []ServiceConfig { return []ServiceConfig{steady()} }, true},
-		{"fixed on points", func() []ServiceConfig { return []ServiceConfig{points()} }, true},
+		{"four services", func() []ServiceConfig { return []ServiceConfig{diurnal(), steady(), kpa(), keda()} }, false, false},
+		{"diurnal HPA", func() []ServiceConfig { return []ServiceConfig{diurnal()} }, true, false},
+		{"steady HPA", func() []ServiceConfig { return []ServiceConfig{steady()} }, true, false},
+		{"fixed on points", func() []ServiceConfig { return []ServiceConfig{points()} }, true, false},
+		{"steady HPA, jobs on the grid preempting replicas", func() []ServiceConfig { return []ServiceConfig{steady()} }, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mk := func(periodEvents bool, skipped *int) (*Result, []Progress) {
 				var jobs []cluster.JobSpec
+				nodes := 4
 				for i, at := 0, Time(0); at < 8*Hour; i++ {
+					if c.grid {
+						// 1 to 16 min apart, 1 or 2 pods of 2 to 4 GPUs at priority 9
+						// (the replicas' is 0) for 15 s to 5 min.
+						nodes = 2
+						at += Time(1+i*7%16) * Minute
+						jobs = append(jobs, prio(job(fmt.Sprint("g", i), at, Time(1+i*13%20)*15*Second, int32(1+i%2), int32(2+i%3)), 9))
+						continue
+					}
 					// Off the periods' grid too.
 					at += Time(7+i*5%14)*Minute + Time(i*7919%15000)
 					jobs = append(jobs, prio(job(fmt.Sprint("j", i), at, Time(20+i*11%90)*Minute, int32(1+i%2), int32(1+i%4)), int32(i%3*4)))
 				}
 				var prog []Progress
-				cfg := Config{Seed: 3, Pools: []cluster.PoolSpec{pool("p", 4, 4)}, Horizon: 8 * Hour, TimelineInterval: 15 * Minute,
+				every := uint64(97)
+				if c.grid {
+					// Every event: a period and a job event at the same
+					// ms in the other order would report another count.
+					every = 1
+				}
+				cfg := Config{Seed: 3, Pools: []cluster.PoolSpec{pool("p", nodes, 4)}, Horizon: 8 * Hour, TimelineInterval: 15 * Minute,
 					Preemption: true, Services: c.svcs(),
-					Progress: func(p Progress) { prog = append(prog, p) }, ProgressEvery: 97, periodEvents: periodEvents, periodsSkipped: skipped}
+					Progress: func(p Progress) { prog = append(prog, p) }, ProgressEvery: every, periodEvents: periodEvents, periodsSkipped: skipped}
 				return run(t, cfg, jobs...), prog
 			}
 			want, wantProg := mk(true, nil)
@@ -550,6 +570,9 @@ func TestScalerPeriodsWithoutEventsSameRun(t *testing.T) {
 			require.Greater(t, got.Stats.Events, uint64(periods), "every period counted as an event")
 			if c.skips {
 				require.Greater(t, skipped, periods/4, "periods done in skipped stretches")
+			}
+			if c.grid {
+				require.Greater(t, got.Services[0].Preempted, 10, "replicas preempted")
 			}
 			t.Logf("events %d, periods %d, skipped %d", got.Stats.Events, periods, skipped)
 		})

@@ -35,6 +35,8 @@ type Queue[E any] struct {
 	free  []int32
 	seq   uint64
 	now   Time
+	// popped is the sequence number of the most recently popped event.
+	popped uint64
 }
 
 // New returns an empty queue with room for capacity events.
@@ -55,6 +57,30 @@ func (q *Queue[E]) Len() int { return len(q.heap) }
 // Push schedules ev at time at. Scheduling in the past is a programming
 // error and panics: the clock never runs backwards.
 func (q *Queue[E]) Push(at Time, ev E) Handle {
+	q.seq++
+	return q.push(at, q.seq, ev)
+}
+
+// Reserve takes the sequence number the next Push would take, without
+// pushing: an event pushed later with PushSeq and that number is ordered
+// as if it had been pushed now (after the events pushed before, before
+// those pushed after at the same time).
+func (q *Queue[E]) Reserve() uint64 {
+	q.seq++
+	return q.seq
+}
+
+// PushSeq schedules ev at time at with sequence number seq: one from
+// Reserve, or 0 to come before every other event at the same time.
+func (q *Queue[E]) PushSeq(at Time, seq uint64, ev E) Handle {
+	return q.push(at, seq, ev)
+}
+
+// Popped is the sequence number of the most recently popped event (the
+// order of events at the same time is their sequence numbers').
+func (q *Queue[E]) Popped() uint64 { return q.popped }
+
+func (q *Queue[E]) push(at Time, seq uint64, ev E) Handle {
 	if at < q.now {
 		panic(fmt.Sprintf("engine: event at %d ms is before now (%d ms)", at, q.now))
 	}
@@ -70,8 +96,7 @@ func (q *Queue[E]) Push(at Time, ev E) Handle {
 	if q.slots[s].gen == 0 { // wrapped: skip the reserved zero generation
 		q.slots[s].gen = 1
 	}
-	q.seq++
-	q.heap = append(q.heap, item[E]{at: at, seq: q.seq, slot: s, ev: ev})
+	q.heap = append(q.heap, item[E]{at: at, seq: seq, slot: s, ev: ev})
 	i := len(q.heap) - 1
 	q.slots[s].pos = int32(i)
 	q.up(i)
@@ -108,6 +133,7 @@ func (q *Queue[E]) Pop() (at Time, ev E, ok bool) {
 	top := q.heap[0]
 	q.removeAt(0)
 	q.now = top.at
+	q.popped = top.seq
 	return top.at, top.ev, true
 }
 

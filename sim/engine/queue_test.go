@@ -121,3 +121,24 @@ func BenchmarkPushPop(b *testing.B) {
 		q.Push(at+Time(r.IntN(1<<20)), ev)
 	}
 }
+
+// A reserved sequence number orders an event pushed later as if it had
+// been pushed at the reservation; sequence 0 comes first at its time.
+func TestReservedSequence(t *testing.T) {
+	q := New[int](0)
+	q.Push(10, 1)
+	r := q.Reserve()
+	q.Push(10, 3)
+	q.PushSeq(10, 0, 0)
+	q.Push(5, 4)
+	q.PushSeq(10, r, 2)
+	var got []int
+	var seqs []uint64
+	for q.Len() > 0 {
+		_, ev, _ := q.Pop()
+		got = append(got, ev)
+		seqs = append(seqs, q.Popped())
+	}
+	require.Equal(t, []int{4, 0, 1, 2, 3}, got)
+	require.Equal(t, []uint64{4, 0, 1, 2, 3}, seqs)
+}
