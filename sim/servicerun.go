@@ -62,12 +62,17 @@ const (
 // the periods before wake are kept; at wake, or when the service's
 // replicas change first, the period at next is pushed as an event with
 // seq (materialise) and the chain goes on as events again.
+//
+// The periods done are recorded in the scaler (SkipPeriods) only as the
+// stretch ends, in one step from from: nothing reads the scaler before.
 type deferredPeriods struct {
 	on   bool
 	k    int
 	next Time
 	seq  uint64
 	wake engine.Handle
+	from Time
+	pods int
 }
 
 // svcState is one service during the run.
@@ -395,6 +400,7 @@ func (r *runner) deferPeriods(k int, next, exit Time) bool {
 	}
 	v := &r.vp
 	v.on, v.k, v.next, v.seq = true, k, next, r.q.Reserve()
+	v.from, v.pods = next, len(s.pods)
 	v.wake = r.q.PushSeq(wake, 0, event{kind: evScale, sub: scaleWake, job: int32(k)})
 	return true
 }
@@ -419,7 +425,7 @@ func (r *runner) catchUp(t Time, seq uint64) {
 	default:
 		last = v.next
 	}
-	r.skipPeriods(s, v.next, last)
+	r.countKept(s, v.next, last)
 	v.next, v.seq = last+p, r.q.Reserve()
 }
 
@@ -431,6 +437,9 @@ func (r *runner) materialise() {
 		return
 	}
 	v.on = false
+	if s := &r.svcs[v.k]; v.next > v.from {
+		s.svc.SkipPeriods(v.from, v.next-s.period, s.period, v.pods)
+	}
 	r.q.Cancel(v.wake)
 	r.q.PushSeq(v.next, v.seq, event{kind: evScale, sub: scalePeriod, job: int32(v.k)})
 }
@@ -439,6 +448,12 @@ func (r *runner) materialise() {
 // each of which its scaler keeps the replicas at.
 func (r *runner) skipPeriods(s *svcState, first, last Time) {
 	s.svc.SkipPeriods(first, last, s.period, len(s.pods))
+	r.countKept(s, first, last)
+}
+
+// countKept counts service s's periods first, first+period, ..., last,
+// which its scaler kept the replicas at, as decisions and events.
+func (r *runner) countKept(s *svcState, first, last Time) {
 	n := int((last-first)/s.period) + 1
 	s.decisions += n
 	if r.cfg.periodsSkipped != nil {
