@@ -467,6 +467,16 @@ func (w withRecovery) Notes() []string {
 	return nil
 }
 
+// Info passes on the trace reader's description: the pipeline sizes the
+// run's records from it and parses the trace on another core only for a
+// source that has one.
+func (w withRecovery) Info() traces.TraceInfo {
+	if i, ok := w.JobSource.(interface{ Info() traces.TraceInfo }); ok {
+		return i.Info()
+	}
+	return traces.TraceInfo{}
+}
+
 func (w withRecovery) Next(j *cluster.JobSpec) (bool, error) {
 	ok, err := w.JobSource.Next(j)
 	if ok && j.Recovery == nil {
