@@ -26,6 +26,7 @@ import (
 
 	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
 	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -1040,6 +1041,16 @@ func (q *queueMapper) Next(j *cluster.JobSpec) (bool, error) {
 	return true, nil
 }
 
+// tracedQueueMapper is a queueMapper over a trace reader: it passes on the
+// reader's Info, from which the pipeline sizes the run's records and which
+// makes it parse the trace on another core (the mapper's counts are read
+// only once the run and the reader have stopped).
+type tracedQueueMapper struct{ *queueMapper }
+
+func (t tracedQueueMapper) Info() traces.TraceInfo {
+	return t.JobSource.(interface{ Info() traces.TraceInfo }).Info()
+}
+
 // Notes passes on the source's notes and says how queues were mapped.
 func (q *queueMapper) Notes() []string {
 	var out []string
@@ -1121,6 +1132,9 @@ func (s *Scenario) policy(b *Built, opts Options) error {
 		}
 	}
 	b.Config.Workload = qm
+	if _, trace := qm.JobSource.(interface{ Info() traces.TraceInfo }); trace {
+		b.Config.Workload = tracedQueueMapper{qm}
+	}
 	b.Config.Admission = &pol.Spec
 	kind := "Kueue"
 	if len(pol.Volcano) > 0 {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -32,4 +33,31 @@ func TestTraceWithRecoveryKeepsItsInfo(t *testing.T) {
 	require.Equal(t, "train-a", j.Name) // the file's first row
 	require.NotNil(t, j.Recovery)
 	require.Equal(t, int32(2), j.Recovery.BackoffLimit)
+}
+
+// The same through Kueue admission: the queue mapper keeps the trace
+// reader's Info, and over a synthetic workload it claims none (the
+// pipeline would otherwise take the generator for a trace).
+func TestTraceThroughKueueKeepsItsInfo(t *testing.T) {
+	sc, err := Default()
+	require.NoError(t, err)
+	b, err := sc.Build(Options{Trace: &TraceSpec{Path: "testdata/native.csv", Format: "csv"},
+		PolicyManifests: []string{"examples/two-teams/policy"}})
+	require.NoError(t, err)
+	defer b.Close()
+	require.NotNil(t, b.Config.Admission)
+	src, ok := b.Config.Workload.(interface{ Info() traces.TraceInfo })
+	require.True(t, ok, "%T has no Info", b.Config.Workload)
+	require.Equal(t, "testdata/native.csv", src.Info().File)
+
+	text, err := os.ReadFile("examples/two-teams/scenario.yaml")
+	require.NoError(t, err)
+	teams, err := Parse("examples/two-teams/scenario.yaml", "examples/two-teams", text)
+	require.NoError(t, err)
+	b2, err := teams.Build(Options{PolicyManifests: []string{"examples/two-teams/policy"}})
+	require.NoError(t, err)
+	defer b2.Close()
+	require.NotNil(t, b2.Config.Admission)
+	_, ok = b2.Config.Workload.(interface{ Info() traces.TraceInfo })
+	require.False(t, ok, "a synthetic workload through Kueue claims a trace's Info (%T)", b2.Config.Workload)
 }
