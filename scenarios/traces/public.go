@@ -3,8 +3,6 @@ package traces
 import (
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"time"
 
 	"gpuplan.dev/gpuplan/scenarios/strict"
@@ -248,17 +246,10 @@ func count(t *csvTable, rec []string, field string, max int64) (int64, error) {
 
 // countIn is count of v, the value of field.
 func countIn(t *csvTable, field, v string, max int64) (int64, error) {
-	if v == "" {
-		return 0, nil
-	}
-	if n, ok := smallUint(v); ok && n <= max {
+	if n, ok := lightCount(v, max); ok {
 		return n, nil
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 || f > float64(max) || f != math.Trunc(f) {
-		return 0, t.bad(field, "%s is not a whole number in 0..%d", strict.Quote(v), max)
-	}
-	return int64(f), nil
+	return 0, t.bad(field, "%s is not a whole number in 0..%d", strict.Quote(v), max)
 }
 
 // smallUint reads 1 to 12 decimal digits (nothing else) as a number, which

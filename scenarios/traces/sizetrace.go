@@ -255,8 +255,8 @@ func lightJob(format string, row []string, idx []int, per int64, j *cluster.JobS
 	return at, true
 }
 
-// lightCount is countIn without the error: a whole number in 0..max, or
-// 0 for an empty value.
+// lightCount is a whole number in 0..max (0 for an empty value), as
+// countIn reads it; ok is false where countIn refuses it.
 func lightCount(v string, max int64) (int64, bool) {
 	if v == "" {
 		return 0, true
