@@ -51,7 +51,10 @@ func sortFloats(xs []float64) {
 }
 
 // sortInt64s sorts xs ascending, as slices.Sort does; by their bits, as
-// sortFloats does, when they are many and all non-negative.
+// sortFloats does, when they are many and all non-negative. It is
+// sortFloats' loop again on purpose: one generic sort taking the key as a
+// function or a method's type parameter sorted a million job times in
+// 50 ms instead of 34 (BenchmarkSortJobTimes), the key called, not inlined.
 func sortInt64s(xs []int64) {
 	n := len(xs)
 	if n < radixMin {
