@@ -9,6 +9,8 @@ var (
 	SortToBytes    = sortToBytes
 	ReadAll        = readAll
 	SortedNote     = sortedNote
+	BenchPerRow    = benchPerRow
+	BenchDrain     = benchDrain
 )
 
 // SortedDir is the temporary folder of a trace replayed sorted first

@@ -12,16 +12,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/traces"
-	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // generatedTrace writes a generated native CSV trace of n jobs and a copy
@@ -112,49 +109,8 @@ func BenchmarkTraceSort(b *testing.B) {
 
 func benchTraceSort(b *testing.B, n int) {
 	sorted, shuffled := generatedTrace(b, b.TempDir(), n)
-	perRow := func(b *testing.B, f func()) {
-		var before, after runtime.MemStats
-		var ru0, ru1 syscall.Rusage
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-		b.ResetTimer()
-		for range b.N {
-			f()
-		}
-		b.StopTimer()
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-		runtime.ReadMemStats(&after)
-		rows := float64(b.N) * float64(n)
-		cpu := func(r *syscall.Rusage) float64 {
-			return float64(r.Utime.Nano() + r.Stime.Nano())
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/rows, "ns/row")
-		// CPU time (user and system, every thread) is steadier than the
-		// wall clock on a shared machine.
-		b.ReportMetric((cpu(&ru1)-cpu(&ru0))/rows, "cpu-ns/row")
-		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/rows, "allocs/row")
-		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/rows, "B/row")
-	}
-	drain := func(b *testing.B, src traces.TraceSource, err error) {
-		require.NoError(b, err)
-		var j cluster.JobSpec
-		rows := 0
-		for {
-			// Not require.NoError here: it costs more a row than some of
-			// what is measured.
-			ok, err := src.Next(&j)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if !ok {
-				break
-			}
-			rows++
-		}
-		require.Equal(b, n, rows)
-		require.NoError(b, src.Close())
-	}
+	perRow := func(b *testing.B, f func()) { traces.BenchPerRow(b, n, f) }
+	drain := func(b *testing.B, src traces.TraceSource, err error) { traces.BenchDrain(b, src, err, n) }
 	b.Run("read-sorted", func(b *testing.B) {
 		perRow(b, func() {
 			src, err := traces.OpenTrace(sorted, traces.FormatNative, traces.TraceOptions{})

@@ -82,46 +82,8 @@ func BenchmarkReadPhilly(b *testing.B) {
 	dir := b.TempDir()
 	sorted, late := filepath.Join(dir, "philly.csv"), filepath.Join(dir, "late.csv")
 	writePhilly(b, sorted, n, false)
-	perRow := func(b *testing.B, f func()) {
-		var before, after runtime.MemStats
-		var ru0, ru1 syscall.Rusage
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-		b.ResetTimer()
-		for range b.N {
-			f()
-		}
-		b.StopTimer()
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-		runtime.ReadMemStats(&after)
-		rows := float64(b.N) * n
-		cpu := func(r *syscall.Rusage) float64 { return float64(r.Utime.Nano() + r.Stime.Nano()) }
-		b.ReportMetric((cpu(&ru1)-cpu(&ru0))/rows, "cpu-ns/row")
-		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/rows, "allocs/row")
-		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/rows, "B/row")
-	}
-	drain := func(b *testing.B, src TraceSource, err error) {
-		if err != nil {
-			b.Fatal(err)
-		}
-		var j cluster.JobSpec
-		rows := 0
-		for {
-			ok, err := src.Next(&j)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if !ok {
-				break
-			}
-			rows++
-		}
-		if rows != n {
-			b.Fatalf("%d rows read, want %d", rows, n)
-		}
-		src.Close()
-	}
+	perRow := func(b *testing.B, f func()) { benchPerRow(b, n, f) }
+	drain := func(b *testing.B, src TraceSource, err error) { benchDrain(b, src, err, n) }
 	b.Run("open", func(b *testing.B) {
 		perRow(b, func() {
 			src, err := OpenTrace(sorted, FormatPhilly, TraceOptions{})
@@ -179,4 +141,55 @@ func BenchmarkReadPhilly(b *testing.B) {
 			drain(b, src, err)
 		})
 	})
+}
+
+// benchPerRow runs f b.N times and reports per row of the rows f reads:
+// the wall and CPU time (user and system, every thread: steadier than the
+// wall clock on a shared machine), the allocations and the bytes.
+func benchPerRow(b *testing.B, rows int, f func()) {
+	var before, after runtime.MemStats
+	var ru0, ru1 syscall.Rusage
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	b.ResetTimer()
+	for range b.N {
+		f()
+	}
+	b.StopTimer()
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	runtime.ReadMemStats(&after)
+	n := float64(b.N) * float64(rows)
+	cpu := func(r *syscall.Rusage) float64 { return float64(r.Utime.Nano() + r.Stime.Nano()) }
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/row")
+	b.ReportMetric((cpu(&ru1)-cpu(&ru0))/n, "cpu-ns/row")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/row")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/row")
+}
+
+// benchDrain reads every job of src (opened with err) and closes it,
+// failing unless it read rows jobs (b.Fatal, not require: that costs more
+// a row than some of what is measured).
+func benchDrain(b *testing.B, src TraceSource, err error, rows int) {
+	if err != nil {
+		b.Fatal(err)
+	}
+	var j cluster.JobSpec
+	read := 0
+	for {
+		ok, err := src.Next(&j)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		read++
+	}
+	if read != rows {
+		b.Fatalf("%d rows read, want %d", read, rows)
+	}
+	if err := src.Close(); err != nil {
+		b.Fatal(err)
+	}
 }
