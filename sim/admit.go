@@ -60,6 +60,9 @@ type admState struct {
 	last     Time
 	acc      []QueueAdmission
 	cons     map[consKey]*cluster.Constraints
+	// base maps each of cons's constraints back to the job's own ones it
+	// was made from (an admitted job's pods carry the former).
+	base map[*cluster.Constraints]*cluster.Constraints
 	// stand and fair are the standings and fair shares as of the
 	// controller's version standVer and usage version usageVer (0: never
 	// read); req is scratch reused at every submission.
@@ -83,7 +86,7 @@ func newAdmState(spec *admission.Spec) (*admState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admission policy: %w", err)
 	}
-	a := &admState{ctl: ctl, cons: map[consKey]*cluster.Constraints{}, wfpr: spec.WaitForPodsReady}
+	a := &admState{ctl: ctl, cons: map[consKey]*cluster.Constraints{}, base: map[*cluster.Constraints]*cluster.Constraints{}, wfpr: spec.WaitForPodsReady}
 	for _, q := range ctl.Queues() {
 		w := 1.0
 		switch q.FairWeight {
@@ -162,8 +165,7 @@ func (r *runner) submit(t Time, j *jobState) error {
 	if err := a.ctl.Submit(w); err != nil {
 		return &WorkloadError{Job: int(j.info.ID), Name: j.spec.Name, Err: fmt.Errorf("queue %q: %w (every job's queue must be a LocalQueue of the admission policy)", j.spec.Queue, err)}
 	}
-	x := j.ext()
-	x.awaiting, x.admitAt, x.baseCons = true, -1, j.spec.Constraints
+	j.awaiting = true
 	a.dirty = true
 	return nil
 }
@@ -209,15 +211,17 @@ func (r *runner) admitCycle(t Time) error {
 }
 
 // admitted sends an admitted job to the scheduler, its pods steered to
-// the flavors' nodes.
+// the flavors' nodes (a job waiting for admission carries its own
+// constraints).
 func (r *runner) admitted(t Time, j *jobState, flavors []int) {
-	x := j.ext()
-	x.awaiting = false
-	if x.admitAt < 0 {
-		x.admitAt = t
+	j.awaiting = false
+	first := j.admitAt < 0
+	if first {
+		j.admitAt = t
 	}
-	j.spec.Constraints = r.adm.constraints(x.baseCons, flavors)
+	j.spec.Constraints = r.adm.constraints(j.spec.Constraints, flavors)
 	if w := r.adm.wfpr; w != nil {
+		x := j.ext()
 		x.notReady = true
 		x.readyStamp++
 		if w.BlockAdmission {
@@ -225,15 +229,14 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 		}
 		r.push(t+w.Timeout, event{kind: evPodsReady, job: j.info.ID, stamp: x.readyStamp})
 	}
-	if x.admissions == 0 {
-		first, last := j.info.FirstReason, j.info.LastReason
+	if first {
+		fr, lr := j.info.FirstReason, j.info.LastReason
 		r.sched.Enqueue(&j.info)
 		// Enqueue clears the reasons; keep admission's.
-		j.info.FirstReason, j.info.LastReason = first, last
+		j.info.FirstReason, j.info.LastReason = fr, lr
 	} else {
 		r.sched.Requeue(&j.info)
 	}
-	x.admissions++
 	r.dirty = true
 }
 
@@ -270,6 +273,7 @@ func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluste
 		}
 	}
 	a.cons[k] = c
+	a.base[c] = base
 	return c
 }
 
@@ -313,9 +317,9 @@ func (r *runner) unadmit(t Time, j *jobState) error { return r.unadmitAt(t, j, f
 // unadmitAt is unadmit; exited says a running job has just written its
 // last checkpoint (its exit figures stand) rather than stopping as it is.
 func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
-	x := j.ext()
 	switch {
 	case j.running:
+		x := j.ext()
 		work, writes, lost := progress(j, t)
 		if exited {
 			work, writes, lost = x.exitWork, x.exitWrites, x.exitLost
@@ -350,8 +354,10 @@ func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 		}
 		r.sched.Remove(&j.info)
 	}
-	x.awaiting = true
-	j.spec.Constraints = x.baseCons
+	j.awaiting = true
+	if base, ok := r.adm.base[j.spec.Constraints]; ok {
+		j.spec.Constraints = base
+	}
 	return nil
 }
 
@@ -368,7 +374,7 @@ func (r *runner) admFinish(t Time, j *jobState) {
 	r.adm.dirty = true
 }
 
-func (j *jobState) awaitingAdmission() bool { return j.x != nil && j.x.awaiting }
+func (j *jobState) awaitingAdmission() bool { return j.awaiting }
 
 // result is the admission record at the end of the run.
 func (a *admState) result(end Time) *AdmissionResult {

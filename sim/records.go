@@ -175,12 +175,12 @@ func (r *runner) record(j *jobState, id int32) *JobRecord {
 		AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts), Recovery: j.spec.Recovery,
 		Admitted: -1,
 	}
+	if r.adm != nil {
+		rec.Admitted = j.admitAt
+	}
 	x := j.x
 	if x != nil {
 		rec.Preemptions, rec.PreemptionsCaused = x.preempted, x.preempting
-		if r.adm != nil {
-			rec.Admitted = x.admitAt
-		}
 		rec.Disruptions, rec.Failures, rec.LostMs, rec.CheckpointMs = x.disruptions, x.failures, x.lostMs, x.ckptMs
 		rec.Step = x.step
 	}

@@ -69,6 +69,11 @@ type jobState struct {
 	svc int16
 	// recorded: its record is built (records.go).
 	recorded bool
+	// awaiting: the job waits for (re-)admission; admitAt is its first
+	// admission (-1 before). Every job of an admission run needs them, so
+	// they are here rather than in jobExtra.
+	awaiting bool
+	admitAt  Time
 	// x holds what few jobs need (disruptions, time-slicing, a second
 	// pool): nil for the rest, which keeps a million jobs small.
 	x *jobExtra
@@ -98,14 +103,8 @@ type jobExtra struct {
 	rated      Time
 	// step is a training job's step time on its first placement.
 	step *StepRecord
-	// Admission: awaiting while the job waits for (re-)admission;
-	// admitAt is the first admission (-1 before), baseCons the job's own
-	// constraints (admission adds its flavor's), preempted the times
-	// admission evicted it.
-	awaiting              bool
-	admitAt               Time
-	baseCons              *cluster.Constraints
-	admissions, preempted int32
+	// Admission: preempted counts the times admission evicted it.
+	preempted int32
 	// preempting counts the jobs the scheduler evicted for this one.
 	preempting int32
 	// waitForPodsReady: notReady while admitted and not yet running;
@@ -252,6 +251,7 @@ func (r *runner) newJob() *jobState {
 	j.start, j.end = -1, -1
 	j.pool = -1
 	j.usePool = -1
+	j.admitAt = -1
 	return j
 }
 
