@@ -158,7 +158,7 @@ func JobCosts(res *sim.Result, pr *Pricing) (cost, lost []float64) {
 	rates := allRates(res, pr)
 	cost, lost = make([]float64, len(res.Jobs)), make([]float64, len(res.Jobs))
 	for i := range res.Jobs {
-		for _, u := range res.Jobs[i].Usage {
+		for u := range res.Jobs[i].Usage() {
 			cost[i] += rates[u.Pool].price(u.Held)
 			lost[i] += rates[u.Pool].price(u.Lost)
 		}
@@ -206,7 +206,7 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 		q.Cost += jobCost[i]
 		q.Allocated += jobCost[i]
 		q.LostCost += jobLost[i]
-		for _, u := range j.Usage {
+		for u := range j.Usage() {
 			poolAlloc[u.Pool] += rates[u.Pool].price(u.Held)
 			poolLost[u.Pool] += rates[u.Pool].price(u.Lost)
 			q.GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
@@ -228,7 +228,7 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 			jobAlloc[j.Queue] += jobCost[i]
 			kinds[0].Allocated += jobCost[i]
 			kinds[0].LostCost += jobLost[i]
-			for _, u := range j.Usage {
+			for u := range j.Usage() {
 				kinds[0].GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
 				kinds[0].GPUCost += rates[u.Pool][sim.ResGPU] * float64(u.Held[sim.ResGPU])
 			}

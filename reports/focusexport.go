@@ -70,7 +70,7 @@ func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 		if j.End >= 0 {
 			to = at(j.End)
 		}
-		for _, u := range j.Usage {
+		for u := range j.Usage() {
 			cost := rates[u.Pool].price(u.Held)
 			if cost <= 0 || base[u.Pool].UnitPrice <= 0 {
 				continue

@@ -43,8 +43,8 @@ func servedRun() (*sim.Result, *Pricing) {
 		ID: 1, Name: "train-1", Queue: "train", Replicas: 1, PodsBound: 1, Pod: &cluster.PodSpec{GPUs: 1, MilliCPU: 2000, MemoryMiB: 8192},
 		Submit: 0, Start: 0, End: sim.Time(4 * h), Duration: sim.Time(4 * h), Outcome: sim.Completed, Pool: 0, Reason: -1,
 		HeldMilliMs: 1000 * 4 * h, AllocMilli: 1000, Attempts: 1, Admitted: -1,
-		Usage: []sim.PoolUsage{{Pool: 0, Held: [3]int64{1000 * 4 * h, 2000 * 4 * h, 8192 * 4 * h}}},
 	}}
+	res.Jobs[0].SetUsage([]sim.PoolUsage{{Pool: 0, Held: [3]int64{1000 * 4 * h, 2000 * 4 * h, 8192 * 4 * h}}})
 	res.Timeline = sim.Timeline{Interval: sim.Time(5 * h), Allocated: [][]int64{{1000*5*h + 1000*4*h, 1000 * 5 * h}},
 		PendingJobMs: []int64{0, 0}, RunningJobMs: []int64{4 * h, 0}}
 	res.Services = []sim.ServiceResult{{

@@ -497,7 +497,7 @@ func (s *Summary) disruptions(res *sim.Result) {
 		if j.Attempts > 1 {
 			d.Restarts += int64(j.Attempts - 1)
 		}
-		for _, u := range j.Usage {
+		for u := range j.Usage() {
 			d.LostGPUHours += float64(u.Lost[sim.ResGPU]) / gpuMs
 			d.CheckpointGPUHours += float64(u.Checkpoint[sim.ResGPU]) / gpuMs
 		}

@@ -32,7 +32,7 @@ func runExample(t *testing.T, path, variant string) (*Built, *sim.Result) {
 func lostGPUHours(res *sim.Result) float64 {
 	lost := 0.0
 	for i := range res.Jobs {
-		for _, u := range res.Jobs[i].Usage {
+		for u := range res.Jobs[i].Usage() {
 			lost += float64(u.Lost[sim.ResGPU]) / float64(sim.Hour) / 1000
 		}
 	}

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,8 +57,11 @@ func TestCheckpointLossWithoutNotice(t *testing.T) {
 	require.Equal(t, 9*mins, j.LostMs, "6 min since the last checkpoint + the 3 min restore")
 	require.Equal(t, 10*mins, j.CheckpointMs, "2 writes before the loss, 3 after")
 	require.Equal(t, int64(8000)*(50+89)*mins, j.HeldMilliMs)
-	require.Equal(t, int64(8000)*9*mins, j.Usage[0].Lost[sim.ResGPU])
-	require.Equal(t, int64(8000)*10*mins, j.Usage[0].Checkpoint[sim.ResGPU])
+	use := slices.Collect(j.Usage())
+	require.Len(t, use, 1)
+	require.Equal(t, int64(8000)*(50+89)*mins, use[0].Held[sim.ResGPU])
+	require.Equal(t, int64(8000)*9*mins, use[0].Lost[sim.ResGPU])
+	require.Equal(t, int64(8000)*10*mins, use[0].Checkpoint[sim.ResGPU])
 	// A node was present (and paid for) all along: the replacement from
 	// its launch at 50 min, booting included.
 	p := res.Pools[0]

@@ -25,8 +25,11 @@ const (
 type recStore struct {
 	all    []JobRecord // the hint's array, whole chunks (nil: none)
 	chunks [][]JobRecord
-	n      int32       // records numbered so far
-	use    []PoolUsage // usage entries are cut from this buffer
+	n      int32 // records numbered so far
+	// The usage of the few records that cannot keep it in place: entries
+	// are cut from use, the lists' headers from lists.
+	use   []PoolUsage
+	lists [][]PoolUsage
 	// Records share one PodSpec per distinct request: pods holds them,
 	// recent the last few used (a trace has few, in any order).
 	pods   map[cluster.PodSpec]*cluster.PodSpec
@@ -83,6 +86,15 @@ func (s *recStore) usage(n int) []PoolUsage {
 	k := len(s.use)
 	s.use = s.use[:k+n]
 	return s.use[k : k+n : k+n]
+}
+
+// list is a usage list header for one record.
+func (s *recStore) list() *[]PoolUsage {
+	if len(s.lists) == cap(s.lists) {
+		s.lists = make([][]PoolUsage, 0, recChunk)
+	}
+	s.lists = s.lists[:len(s.lists)+1]
+	return &s.lists[len(s.lists)-1]
 }
 
 // result is every record, in order, as one slice; the store is spent.
@@ -185,18 +197,17 @@ func (r *runner) record(j *jobState, id int32) *JobRecord {
 		rec.Step = x.step
 	}
 	if j.usePool >= 0 {
-		n := 1
-		if x != nil {
-			n += len(x.more)
+		if x == nil || (len(x.more) == 0 && x.lost0 == [3]int64{} && x.ckpt0 == [3]int64{}) {
+			// Most jobs: one pool, nothing lost, kept in the record.
+			rec.usePool, rec.useHeld = j.usePool+1, j.useHeld
+			rec.HeldMilliMs = j.useHeld[ResGPU]
+			return rec
 		}
-		u := r.recs.usage(n)
-		u[0] = PoolUsage{Pool: j.usePool, Held: j.useHeld}
-		if x != nil {
-			u[0].Lost, u[0].Checkpoint = x.lost0, x.ckpt0
-			copy(u[1:], x.more)
-		}
-		rec.Usage = u
-		for _, u := range rec.Usage {
+		u := r.recs.usage(1 + len(x.more))
+		u[0] = PoolUsage{Pool: j.usePool, Held: j.useHeld, Lost: x.lost0, Checkpoint: x.ckpt0}
+		copy(u[1:], x.more)
+		rec.setUsage(u, r.recs.list())
+		for _, u := range u {
 			rec.HeldMilliMs += u.Held[ResGPU]
 		}
 	}

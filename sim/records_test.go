@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -63,4 +65,60 @@ func recordsAgree(t *testing.T, nodes int) {
 		got := run(t, cfg, jobs...)
 		require.Equal(t, want.Jobs, got.Jobs, "hint %d", hint)
 	}
+}
+
+// A record is kept for every job of a run: 240 bytes, no padding. The
+// fields are 22 of 8 bytes (strings count 2, the three Held values 3),
+// 13 of 4 and 3 of 1: 176 + 52 + 3 = 231, rounded up to 8.
+func TestJobRecordSize(t *testing.T) {
+	require.Equal(t, uintptr(240), unsafe.Sizeof(JobRecord{}))
+}
+
+// Usage gives back what SetUsage was given, whether it fits in the record
+// (one pool, nothing lost or checkpointed) or needs a list; a record made
+// by hand with no usage has none.
+func TestUsageKeptInPlaceOrInAList(t *testing.T) {
+	one := PoolUsage{Pool: 0, Held: [3]int64{3, 2, 1}}
+	lost := PoolUsage{Pool: 2, Held: [3]int64{10, 20, 30}, Lost: [3]int64{1, 2, 3}}
+	ckpt := PoolUsage{Pool: 1, Held: [3]int64{10, 20, 30}, Checkpoint: [3]int64{0, 0, 4}}
+	for _, us := range [][]PoolUsage{nil, {one}, {{Pool: 5}}, {lost}, {ckpt}, {one, lost}, {lost, one, ckpt}} {
+		var r JobRecord
+		require.Empty(t, slices.Collect(r.Usage()))
+		r.SetUsage(us)
+		got := slices.Collect(r.Usage())
+		if len(us) == 0 {
+			require.Empty(t, got)
+			continue
+		}
+		require.Equal(t, us, got)
+		require.Equal(t, len(us) == 1 && us[0].Lost == [3]int64{} && us[0].Checkpoint == [3]int64{}, r.useAll == nil, "in place: %v", us)
+		for range r.Usage() {
+			break // stopping early is allowed
+		}
+	}
+}
+
+// The usage a run records, worked out by hand: a job of one pod (2 GPUs,
+// 1 CPU, 1 GiB) for 10 minutes holds 2,000 milli-GPU, 1,000 milli-CPU and
+// 1,024 MiB for 600,000 ms in its one pool; a gang of two 8-GPU pods on a
+// cluster of two one-node pools holds one node of each for 5 minutes.
+func TestRecordedUsage(t *testing.T) {
+	const d1, d2 = 10 * Minute, 5 * Minute
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("a", 1, 8), pool("b", 1, 8)}},
+		job("small", 0, d1, 1, 2), job("gang", d1, d2, 2, 8))
+	require.Len(t, res.Jobs, 2)
+	small, gang := &res.Jobs[0], &res.Jobs[1]
+	require.Equal(t, []PoolUsage{{Pool: small.Pool, Held: [3]int64{2000 * d1, 1000 * d1, 1024 * d1}}}, slices.Collect(small.Usage()))
+	require.Nil(t, small.useAll, "one pool, nothing lost: in place")
+	require.Equal(t, int64(2000*d1), small.HeldMilliMs)
+	got := slices.Collect(gang.Usage())
+	require.Len(t, got, 2)
+	require.Equal(t, gang.Pool, got[0].Pool, "the first pod's pool first")
+	require.ElementsMatch(t, []int32{0, 1}, []int32{got[0].Pool, got[1].Pool})
+	for _, u := range got {
+		require.Equal(t, [3]int64{8000 * d2, 1000 * d2, 1024 * d2}, u.Held)
+		require.Zero(t, u.Lost)
+		require.Zero(t, u.Checkpoint)
+	}
+	require.Equal(t, int64(2*8000*d2), gang.HeldMilliMs)
 }

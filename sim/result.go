@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"iter"
+	"math"
+	"slices"
+
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -51,6 +55,10 @@ func Outcomes() []Outcome {
 
 // JobRecord is what happened to one job. Times are virtual milliseconds;
 // Start and End are -1 when the job never started or has not ended.
+//
+// A run keeps one record a job, so the fields are ordered to leave no
+// padding (240 bytes; TestJobRecordSize), and the per-pool usage is kept
+// compactly: see Usage.
 type JobRecord struct {
 	ID int32
 	// Reason indexes Result.Reasons: why the job first had to wait (-1: it
@@ -73,6 +81,9 @@ type JobRecord struct {
 	Deadline Time
 	Flags    cluster.JobFlag
 	Outcome  Outcome
+	// Slowed is set when the job shared time-sliced GPUs and so ran longer
+	// than its duration.
+	Slowed bool
 	// Pool is the index of the pool of the job's first pod (-1: none).
 	Pool int32
 	// Diagnosis explains a job left pending or unschedulable, as
@@ -84,18 +95,20 @@ type JobRecord struct {
 	// AllocMilli is the milli-GPU the job's pods hold while it runs (a MIG
 	// instance or a time-slicing replica holds its share of a GPU).
 	AllocMilli int64
-	// Slowed is set when the job shared time-sliced GPUs and so ran longer
-	// than its duration.
-	Slowed bool
 	// Attempts counts the job's starts; Disruptions the times a lost node
 	// (or, under a Volcano PodFailed policy, an OOM kill) stopped it,
 	// Failures those that counted towards its backoff limit or maxRetry.
 	Attempts, Disruptions, Failures int32
+	// The usage (see Usage): usePool is the pool of the only entry plus
+	// one (0: no usage) and useHeld its Held, when that entry is the whole
+	// usage and lost nothing and wrote no checkpoint, as for most jobs;
+	// otherwise useAll is every entry.
+	usePool int32
 	// LostMs is job time lost to disruptions (work since the last
 	// checkpoint, restores); CheckpointMs time spent writing checkpoints.
 	LostMs, CheckpointMs Time
-	// Usage is the resource time the job's pods held, per pool.
-	Usage []PoolUsage
+	useHeld              [3]int64
+	useAll               *[]PoolUsage
 	// Recovery is the job's checkpoint and restart settings (nil: none).
 	Recovery *cluster.Recovery
 	// Step is how a training job's steps went (nil for other jobs).
@@ -107,6 +120,55 @@ type JobRecord struct {
 	Preemptions int32
 	// PreemptionsCaused counts the jobs the scheduler evicted for this one.
 	PreemptionsCaused int32
+}
+
+// Usage is the resource time the job's pods held, one entry a pool in the
+// order the pools were first used (none if its pods never held anything).
+// A record keeps a single entry with no lost or checkpoint time in place
+// (32 bytes instead of a slice of 80-byte entries a job), so the entries
+// are read through this iterator:
+//
+//	for u := range rec.Usage() { ... u.Pool, u.Held[sim.ResGPU] ... }
+func (r *JobRecord) Usage() iter.Seq[PoolUsage] {
+	return func(yield func(PoolUsage) bool) {
+		if r.useAll != nil {
+			for _, u := range *r.useAll {
+				if !yield(u) {
+					return
+				}
+			}
+			return
+		}
+		if r.usePool > 0 {
+			yield(PoolUsage{Pool: r.usePool - 1, Held: r.useHeld})
+		}
+	}
+}
+
+// SetUsage makes us the record's usage (copied); HeldMilliMs is left as it
+// is. Runs build their records' usage themselves; this is for records
+// made by hand.
+func (r *JobRecord) SetUsage(us []PoolUsage) {
+	r.setUsage(us, nil)
+}
+
+// setUsage makes us the usage, keeping the list in *list when it cannot
+// be kept in place (nil: a new one).
+func (r *JobRecord) setUsage(us []PoolUsage, list *[]PoolUsage) {
+	r.usePool, r.useHeld, r.useAll = 0, [3]int64{}, nil
+	switch {
+	case len(us) == 0:
+	case len(us) == 1 && us[0].Lost == [3]int64{} && us[0].Checkpoint == [3]int64{} && us[0].Pool >= 0 && us[0].Pool < math.MaxInt32:
+		r.usePool, r.useHeld = us[0].Pool+1, us[0].Held
+	default:
+		if list == nil {
+			list = new([]PoolUsage)
+			*list = slices.Clone(us)
+		} else {
+			*list = us
+		}
+		r.useAll = list
+	}
 }
 
 // AdmissionWait is the time from submit to first admission (-1 if never

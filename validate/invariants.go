@@ -178,7 +178,7 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 		}
 	}
 	var held int64
-	for _, u := range j.Usage {
+	for u := range j.Usage() {
 		held += u.Held[sim.ResGPU]
 		for k := range u.Held {
 			if u.Lost[k] < 0 || u.Checkpoint[k] < 0 || u.Lost[k]+u.Checkpoint[k] > u.Held[k] {
