@@ -69,8 +69,12 @@ type CensoredStats struct {
 	P95      float64 `json:"p95Seconds"`
 }
 
-func censoredJCT(res *sim.Result) CensoredStats {
-	q := kmQuantiles(res, 0.5, 0.95)
+func censoredJCT(res *sim.Result) CensoredStats { return censoredJCTWith(res, nil, nil) }
+
+// censoredJCTWith is censoredJCT with room for the observations and the
+// sort's scratch (nil, or a value a job each).
+func censoredJCTWith(res *sim.Result, room, scratch []float64) CensoredStats {
+	q := kmQuantilesWith(res, room, scratch, 0.5, 0.95)
 	c := CensoredStats{Jobs: len(res.Jobs), P50: q[0], P95: q[1]}
 	for i := range res.Jobs {
 		if res.Jobs[i].Outcome != sim.Completed {
@@ -87,23 +91,36 @@ func kmMedian(res *sim.Result) float64 { return kmQuantiles(res, 0.5)[0] }
 // submission to completion: a job that completed is an event at its
 // completion time; any other (running, pending, failed) is censored at
 // the end of the run, or at its end when it ended without completing.
-// -1: not reached. One sort of one int64 a job serves every quantile.
+// -1: not reached. One sort of one value a job serves every quantile.
 func kmQuantiles(res *sim.Result, qs ...float64) []float64 {
+	return kmQuantilesWith(res, nil, nil, qs...)
+}
+
+// kmQuantilesWith is kmQuantiles keeping the observations in room and
+// sorting them with scratch (nil, or a value a job each), so that a
+// summary's lists serve it too.
+func kmQuantilesWith(res *sim.Result, room, scratch []float64, qs ...float64) []float64 {
 	// Each observation is 2t, +1 when censored: sorted, events come
 	// before censorings at the same time, as the estimator takes them.
-	xs := make([]int64, len(res.Jobs))
+	// They are whole numbers below 2^53 (t below 2^52 ms, 142,000 years),
+	// exact in a float64 and ordered as the integers are.
+	n := len(res.Jobs)
+	if len(room) < n {
+		room = make([]float64, n)
+	}
+	xs := room[:n]
 	for i := range res.Jobs {
 		j := &res.Jobs[i]
 		switch {
 		case j.Outcome == sim.Completed:
-			xs[i] = 2 * (j.End - j.Submit)
+			xs[i] = float64(2 * (j.End - j.Submit))
 		case j.End >= 0:
-			xs[i] = 2*(j.End-j.Submit) + 1
+			xs[i] = float64(2*(j.End-j.Submit) + 1)
 		default:
-			xs[i] = 2*(res.End-j.Submit) + 1
+			xs[i] = float64(2*(res.End-j.Submit) + 1)
 		}
 	}
-	sortInt64s(xs)
+	sortFloatsWith(xs, scratch)
 	out := make([]float64, len(qs))
 	for k := range out {
 		out[k] = -1
@@ -111,10 +128,10 @@ func kmQuantiles(res *sim.Result, qs ...float64) []float64 {
 	next := 0 // the first quantile not yet reached
 	s, atRisk := 1.0, float64(len(xs))
 	for i := 0; i < len(xs) && next < len(qs); {
-		t := xs[i] >> 1
+		t := int64(xs[i]) >> 1
 		k, d := i, 0.0
-		for k < len(xs) && xs[k]>>1 == t {
-			if xs[k]&1 == 0 {
+		for k < len(xs) && int64(xs[k])>>1 == t {
+			if int64(xs[k])&1 == 0 {
 				d++
 			}
 			k++

@@ -15,7 +15,11 @@ const radixMin = 1 << 12
 // (least significant first, a pass skipped when every value has the same
 // byte there): a million job times in a few passes instead of twenty
 // comparisons each. Anything else is sorted by comparison.
-func sortFloats(xs []float64) {
+func sortFloats(xs []float64) { sortFloatsWith(xs, nil) }
+
+// sortFloatsWith is sortFloats with scratch for the radix passes (nil, or
+// at least as long as xs).
+func sortFloatsWith(xs, scratch []float64) {
 	n := len(xs)
 	if n < radixMin {
 		slices.Sort(xs)
@@ -31,7 +35,10 @@ func sortFloats(xs []float64) {
 		countBytes(&counts, k)
 	}
 	first := math.Float64bits(xs[0])
-	src, dst := xs, make([]float64, n)
+	if len(scratch) < n {
+		scratch = make([]float64, n)
+	}
+	src, dst := xs, scratch[:n]
 	for b := range 8 {
 		shift := uint(8 * b)
 		c := &counts[b]
@@ -40,45 +47,6 @@ func sortFloats(xs []float64) {
 		}
 		for _, x := range src {
 			d := byte(math.Float64bits(x) >> shift)
-			dst[c[d]] = x
-			c[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &xs[0] {
-		copy(xs, src)
-	}
-}
-
-// sortInt64s sorts xs ascending, as slices.Sort does; by their bits, as
-// sortFloats does, when they are many and all non-negative. It is
-// sortFloats' loop again on purpose: one generic sort taking the key as a
-// function or a method's type parameter sorted a million job times in
-// 50 ms instead of 34 (BenchmarkSortJobTimes), the key called, not inlined.
-func sortInt64s(xs []int64) {
-	n := len(xs)
-	if n < radixMin {
-		slices.Sort(xs)
-		return
-	}
-	var counts [8][256]int
-	for _, x := range xs {
-		if x < 0 {
-			slices.Sort(xs)
-			return
-		}
-		countBytes(&counts, uint64(x))
-	}
-	first := uint64(xs[0])
-	src, dst := xs, make([]int64, n)
-	for b := range 8 {
-		shift := uint(8 * b)
-		c := &counts[b]
-		if !offsets(c, byte(first>>shift), n) {
-			continue
-		}
-		for _, x := range src {
-			d := byte(uint64(x) >> shift)
 			dst[c[d]] = x
 			c[d]++
 		}
