@@ -11,11 +11,16 @@ import "gpuplan.dev/gpuplan/sim/cluster"
 // array: no copy. Without a hint, or past it, the chunks are allocated one
 // by one and copied into Result.Jobs at the end.
 //
-// In a plain run (no admission, capacity controller, preemption or
-// service, whose events and tables refer to jobs by index after they
-// finish), a job's record is built when it finishes, and a chunk of the
-// job table whose jobs are all recorded is dropped: the table then holds
-// the jobs in flight, not every job of the run.
+// In a plain run (no capacity controller, preemption or service, whose
+// events and tables refer to jobs by index after they finish), a job's
+// record is built when it finishes, and a chunk of the job table whose
+// jobs are all recorded is dropped: the table then holds the jobs in
+// flight, not every job of the run. Admission runs are plain: the
+// controller forgets a workload when its job finishes (admFinish, before
+// retire), its decisions name pending and admitted workloads only, and
+// the events it leaves queued for a finished job (a waitForPodsReady
+// timeout, a requeue after one) do nothing to it, so runner.handle drops
+// them when the job's chunk is gone.
 
 const (
 	recBits  = 10
@@ -117,8 +122,12 @@ func (s *recStore) result() []JobRecord {
 // plainRun reports whether a finished job is never looked up by index
 // again, so that its record can be built at once and its state dropped.
 func (r *runner) plainRun() bool {
-	return r.adm == nil && r.capacity == nil && !r.preemptOn && len(r.svcs) == 0 && r.onNode == nil
+	return r.capacity == nil && !r.preemptOn && len(r.svcs) == 0 && r.onNode == nil
 }
+
+// gone reports whether job id's chunk of the job table was dropped (a
+// plain run): the job finished and is recorded.
+func (r *runner) gone(id int32) bool { return r.chunks[chunkOf(id)] == nil }
 
 // chunkOf is the job table chunk of job id.
 func chunkOf(id int32) int {
@@ -144,6 +153,7 @@ func (r *runner) retire(j *jobState) {
 	k := chunkOf(j.info.ID)
 	r.inChunk[k]--
 	if r.inChunk[k] == 0 && r.njobs >= chunkEnd(k) {
+		r.dropped++
 		if c := r.chunks[k]; len(c) == 1<<chunkBits && len(r.spare) < spareChunks {
 			r.spare = append(r.spare, c)
 		} else {

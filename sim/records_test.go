@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -121,4 +122,85 @@ func TestRecordedUsage(t *testing.T) {
 		require.Zero(t, u.Checkpoint)
 	}
 	require.Equal(t, int64(2*8000*d2), gang.HeldMilliMs)
+}
+
+// An admission run is plain too: records built as jobs finish, chunks
+// dropped, and the events left queued for finished jobs (waitForPodsReady
+// timeouts, requeues after one) dropped with them. The same run with
+// every record built at the end must agree record for record, and so must
+// the admission figures: with quota borrowed and reclaimed by preemption
+// (victims that checkpoint write a last checkpoint first), jobs whose
+// deadline passes while they wait for admission, and waitForPodsReady
+// evicting admitted jobs that wait too long for nodes (a quota twice the
+// cluster).
+func TestAdmissionRecordsAsJobsFinishEqualRecordsAtTheEnd(t *testing.T) {
+	const n = 6000
+	var jobs []cluster.JobSpec
+	for i := 0; i < n; i++ {
+		// team-b's jobs come in bursts of 200 every 600: team-a borrows
+		// its quota in between and gives it back by preemption.
+		q := "team-a"
+		if i/200%3 == 2 {
+			q = "team-b"
+		}
+		j := queued(job(fmt.Sprintf("j%d", i), Time(i)*10*Second, Time(1+i%7)*10*Second, 1, int32(1)<<(i%4)), q)
+		if i%5 == 0 {
+			j.Recovery = &cluster.Recovery{CheckpointInterval: 20 * Second, CheckpointCost: 2 * Second, BackoffLimit: 6}
+		}
+		if i%50 == 3 {
+			j.Deadline = j.Submit + 3*Minute
+		}
+		if i%100 == 7 {
+			j.Pod.GPUs = 16 // no 8-GPU node holds it
+		}
+		jobs = append(jobs, j)
+	}
+	reclaim := twoTeams("org", admission.BestEffortFIFO, admission.Any)
+	wfpr := twoTeams("org", admission.BestEffortFIFO, admission.Any)
+	for q := range wfpr.ClusterQueues {
+		reclaim.ClusterQueues[q].Groups[0].Flavors[0].Resources[2] = quota(8)
+		wfpr.ClusterQueues[q].Groups[0].Flavors[0].Resources[2] = quota(16)
+	}
+	wfpr.WaitForPodsReady = &admission.WaitForPodsReady{Timeout: 2 * Minute, BackoffBase: Minute, BackoffMax: Hour, BackoffLimit: -1}
+	for _, c := range []struct {
+		name string
+		adm  *admission.Spec
+	}{{"reclaim", reclaim}, {"waitForPodsReady", wfpr}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{Pools: []cluster.PoolSpec{pool("p", 2, 8)}, Admission: c.adm, Horizon: Time(n) * 10 * Second * 9 / 10, JobsHint: 1000}
+			results := [2]*Result{}
+			for k, plain := range []bool{false, true} {
+				cfg.Workload = &SliceSource{Jobs: jobs}
+				r, err := newRunner(cfg)
+				require.NoError(t, err)
+				require.True(t, r.plain, "an admission run is plain")
+				r.plain = plain
+				res, err := r.run()
+				require.NoError(t, err)
+				results[k] = res
+				if plain {
+					require.GreaterOrEqual(t, r.dropped, 4, "chunks dropped")
+					if c.adm.WaitForPodsReady != nil {
+						require.Positive(t, r.stale, "timeouts queued for jobs whose chunks were dropped")
+					}
+				}
+			}
+			want, got := results[0], results[1]
+			require.Equal(t, want.Jobs, got.Jobs)
+			require.Equal(t, want.Admission, got.Admission)
+			counts := map[Outcome]int{}
+			preempted := 0
+			for _, r := range want.Jobs {
+				counts[r.Outcome]++
+				preempted += int(r.Preemptions)
+			}
+			require.Positive(t, preempted)
+			require.Positive(t, counts[Completed])
+			require.Positive(t, counts[Unschedulable])
+			require.Positive(t, counts[Running]+counts[Pending], "jobs left at the horizon")
+			if c.adm.WaitForPodsReady != nil {
+				require.Positive(t, want.Admission.Queues[0].PodsReadyTimeouts)
+			}
+		})
+	}
 }

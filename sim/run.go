@@ -175,8 +175,9 @@ type runner struct {
 	plain   bool
 	recs    recStore
 	spare   [][]jobState // dropped chunks, for reuse (records.go)
-	// discarded counts the dropped chunks left to the collector.
-	discarded int
+	// dropped counts the chunks dropped, discarded those of them left
+	// to the collector; stale the events dropped with their jobs.
+	dropped, discarded, stale int
 	// svcs are the run's inference services; nrep counts the entries of
 	// the job table that are their replica pods.
 	svcs []svcState
@@ -257,6 +258,15 @@ func (r *runner) newJob() *jobState {
 
 // Run simulates cfg and returns its result.
 func Run(cfg Config) (*Result, error) {
+	r, err := newRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r.run()
+}
+
+// newRunner checks cfg and sets up its run.
+func newRunner(cfg Config) (*runner, error) {
 	if cfg.Workload == nil {
 		return nil, fmt.Errorf("simulation has no workload")
 	}
@@ -340,6 +350,11 @@ func Run(cfg Config) (*Result, error) {
 	}
 	r.plain = r.plainRun()
 	r.recs.reserve(cfg.JobsHint)
+	return r, nil
+}
+
+// run simulates the run set up and returns its result.
+func (r *runner) run() (*Result, error) {
 	if err := r.readNext(); err != nil {
 		return nil, err
 	}
@@ -351,7 +366,7 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Profile = fw.Profile().Names()
+	res.Profile = r.fw.Profile().Names()
 	return res, nil
 }
 
@@ -507,6 +522,20 @@ func (r *runner) loop() error {
 
 func (r *runner) handle(t Time, ev event) error {
 	switch ev.kind {
+	case evFinish, evDeadline, evRequeue, evExit, evPodsReady, evAdmitRequeue:
+		if r.gone(ev.job) {
+			// Its job finished and is recorded, its state dropped
+			// (records.go): a deadline, restart, exit, waitForPodsReady
+			// timeout or admission requeue does nothing to a finished
+			// job; a finish would be a second one.
+			if ev.kind == evFinish {
+				return invariant(fmt.Errorf("job %d finishes again after it was recorded", ev.job))
+			}
+			r.stale++
+			return nil
+		}
+	}
+	switch ev.kind {
 	case evArrival:
 		return r.arrive(t)
 	case evFinish:
@@ -552,8 +581,8 @@ func (r *runner) handle(t Time, ev event) error {
 
 // MaxJobs bounds the jobs of one run: each keeps a record of about 330
 // bytes (232 of record, 80 of usage, its name) and, while it is in flight
-// (in any run with admission, a capacity controller, preemption or
-// services: to the end), 344 of state, so 20 million is some 7 to 13 GB.
+// (in any run with a capacity controller, preemption or services: to the
+// end), 352 of state, so 20 million is some 7 to 13 GB.
 const MaxJobs = 20_000_000
 
 func (r *runner) arrive(t Time) error {
