@@ -550,7 +550,7 @@ func trainingLines(res *sim.Result) []TrainingLine {
 	acc := map[key]*TrainingLine{}
 	var keys []key
 	for i := range res.Jobs {
-		st := res.Jobs[i].Step
+		st := res.Jobs[i].Step()
 		if st == nil {
 			continue
 		}

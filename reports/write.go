@@ -313,7 +313,7 @@ func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing, sb *Showback) error
 			r.empty()
 			r.empty()
 		}
-		if st := j.Step; st != nil {
+		if st := j.Step(); st != nil {
 			r.float((st.ComputeMs+st.CommMs)/1000, 4)
 			r.float(st.CommMs/1000, 4)
 			r.str(st.Fabric)

@@ -31,10 +31,12 @@ type recStore struct {
 	all    []JobRecord // the hint's array, whole chunks (nil: none)
 	chunks [][]JobRecord
 	n      int32 // records numbered so far
-	// The usage of the few records that cannot keep it in place: entries
-	// are cut from use, the lists' headers from lists.
-	use   []PoolUsage
-	lists [][]PoolUsage
+	// The rare parts of the few records that have one (recordRare): usage
+	// entries are cut from use, the rare parts from rares; records with
+	// recovery settings and nothing else of it share one of shared.
+	use    []PoolUsage
+	rares  []recordRare
+	shared map[*cluster.Recovery]*recordRare
 	// Records share one PodSpec per distinct request: pods holds them,
 	// recent the last few used (a trace has few, in any order).
 	pods   map[cluster.PodSpec]*cluster.PodSpec
@@ -93,13 +95,28 @@ func (s *recStore) usage(n int) []PoolUsage {
 	return s.use[k : k+n : k+n]
 }
 
-// list is a usage list header for one record.
-func (s *recStore) list() *[]PoolUsage {
-	if len(s.lists) == cap(s.lists) {
-		s.lists = make([][]PoolUsage, 0, recChunk)
+// rare is the rare part of a record with usage list use (nil: none),
+// recovery settings rcv and step record step: nil when all three are.
+func (s *recStore) rare(use []PoolUsage, rcv *cluster.Recovery, step *StepRecord) *recordRare {
+	switch {
+	case use == nil && step == nil && rcv == nil:
+		return nil
+	case use == nil && step == nil:
+		x, ok := s.shared[rcv]
+		if !ok {
+			if s.shared == nil {
+				s.shared = map[*cluster.Recovery]*recordRare{}
+			}
+			x = &recordRare{recovery: rcv}
+			s.shared[rcv] = x
+		}
+		return x
 	}
-	s.lists = s.lists[:len(s.lists)+1]
-	return &s.lists[len(s.lists)-1]
+	if len(s.rares) == cap(s.rares) {
+		s.rares = make([]recordRare, 0, recChunk)
+	}
+	s.rares = append(s.rares, recordRare{use: use, recovery: rcv, step: step})
+	return &s.rares[len(s.rares)-1]
 }
 
 // result is every record, in order, as one slice; the store is spent.
@@ -194,32 +211,34 @@ func (r *runner) record(j *jobState, id int32) *JobRecord {
 		Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
 		Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
 		Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag,
-		AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts), Recovery: j.spec.Recovery,
+		AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts),
 		Admitted: -1,
 	}
 	if r.adm != nil {
 		rec.Admitted = j.admitAt
 	}
 	x := j.x
+	var step *StepRecord
 	if x != nil {
 		rec.Preemptions, rec.PreemptionsCaused = x.preempted, x.preempting
 		rec.Disruptions, rec.Failures, rec.LostMs, rec.CheckpointMs = x.disruptions, x.failures, x.lostMs, x.ckptMs
-		rec.Step = x.step
+		step = x.step
 	}
+	var use []PoolUsage
 	if j.usePool >= 0 {
 		if x == nil || (len(x.more) == 0 && x.lost0 == [3]int64{} && x.ckpt0 == [3]int64{}) {
 			// Most jobs: one pool, nothing lost, kept in the record.
 			rec.usePool, rec.useHeld = j.usePool+1, j.useHeld
 			rec.HeldMilliMs = j.useHeld[ResGPU]
-			return rec
-		}
-		u := r.recs.usage(1 + len(x.more))
-		u[0] = PoolUsage{Pool: j.usePool, Held: j.useHeld, Lost: x.lost0, Checkpoint: x.ckpt0}
-		copy(u[1:], x.more)
-		rec.setUsage(u, r.recs.list())
-		for _, u := range u {
-			rec.HeldMilliMs += u.Held[ResGPU]
+		} else {
+			use = r.recs.usage(1 + len(x.more))
+			use[0] = PoolUsage{Pool: j.usePool, Held: j.useHeld, Lost: x.lost0, Checkpoint: x.ckpt0}
+			copy(use[1:], x.more)
+			for _, u := range use {
+				rec.HeldMilliMs += u.Held[ResGPU]
+			}
 		}
 	}
+	rec.rare = r.recs.rare(use, j.spec.Recovery, step)
 	return rec
 }

@@ -68,11 +68,36 @@ func recordsAgree(t *testing.T, nodes int) {
 	}
 }
 
-// A record is kept for every job of a run: 240 bytes, no padding. The
-// fields are 22 of 8 bytes (strings count 2, the three Held values 3),
-// 13 of 4 and 3 of 1: 176 + 52 + 3 = 231, rounded up to 8.
+// A record is kept for every job of a run: 224 bytes, no padding. The
+// fields are 21 of 8 bytes (strings count 2, the three Held values 3),
+// 13 of 4 and 3 of 1: 168 + 52 + 3 = 223, rounded up to 8.
 func TestJobRecordSize(t *testing.T) {
-	require.Equal(t, uintptr(240), unsafe.Sizeof(JobRecord{}))
+	require.Equal(t, uintptr(224), unsafe.Sizeof(JobRecord{}))
+}
+
+// Records with the same recovery settings and nothing else rare share
+// their rare part; setting one's usage leaves the others as they were.
+func TestRecoverySharedUntilUsageSet(t *testing.T) {
+	rcv := &cluster.Recovery{BackoffLimit: 3}
+	a, b := job("a", 0, Minute, 1, 1), job("b", Minute, Minute, 1, 1)
+	a.Recovery, b.Recovery = rcv, rcv
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 8)}}, a, b, job("c", 2*Minute, Minute, 1, 1))
+	ra, rb, rc := &res.Jobs[0], &res.Jobs[1], &res.Jobs[2]
+	require.Same(t, rcv, ra.Recovery())
+	require.Same(t, rcv, rb.Recovery())
+	require.Nil(t, rc.Recovery())
+	require.Same(t, ra.rare, rb.rare, "shared")
+	require.Nil(t, rc.rare)
+
+	lost := PoolUsage{Pool: 0, Held: [3]int64{10, 20, 30}, Lost: [3]int64{1, 2, 3}}
+	ra.SetUsage([]PoolUsage{lost})
+	require.Equal(t, []PoolUsage{lost}, slices.Collect(ra.Usage()))
+	require.Same(t, rcv, ra.Recovery())
+	require.Equal(t, []PoolUsage{{Pool: 0, Held: [3]int64{1000 * Minute, 1000 * Minute, 1024 * Minute}}}, slices.Collect(rb.Usage()))
+	require.Same(t, rcv, rb.Recovery())
+	ra.SetUsage(nil)
+	require.Empty(t, slices.Collect(ra.Usage()))
+	require.Same(t, rcv, ra.Recovery())
 }
 
 // Usage gives back what SetUsage was given, whether it fits in the record
@@ -92,7 +117,7 @@ func TestUsageKeptInPlaceOrInAList(t *testing.T) {
 			continue
 		}
 		require.Equal(t, us, got)
-		require.Equal(t, len(us) == 1 && us[0].Lost == [3]int64{} && us[0].Checkpoint == [3]int64{}, r.useAll == nil, "in place: %v", us)
+		require.Equal(t, len(us) == 1 && us[0].Lost == [3]int64{} && us[0].Checkpoint == [3]int64{}, r.rare == nil, "in place: %v", us)
 		for range r.Usage() {
 			break // stopping early is allowed
 		}
@@ -110,7 +135,7 @@ func TestRecordedUsage(t *testing.T) {
 	require.Len(t, res.Jobs, 2)
 	small, gang := &res.Jobs[0], &res.Jobs[1]
 	require.Equal(t, []PoolUsage{{Pool: small.Pool, Held: [3]int64{2000 * d1, 1000 * d1, 1024 * d1}}}, slices.Collect(small.Usage()))
-	require.Nil(t, small.useAll, "one pool, nothing lost: in place")
+	require.Nil(t, small.rare, "one pool, nothing lost: in place")
 	require.Equal(t, int64(2000*d1), small.HeldMilliMs)
 	got := slices.Collect(gang.Usage())
 	require.Len(t, got, 2)

@@ -57,8 +57,9 @@ func Outcomes() []Outcome {
 // Start and End are -1 when the job never started or has not ended.
 //
 // A run keeps one record a job, so the fields are ordered to leave no
-// padding (240 bytes; TestJobRecordSize), and the per-pool usage is kept
-// compactly: see Usage.
+// padding (224 bytes; TestJobRecordSize); the per-pool usage is kept
+// compactly (see Usage), and what few jobs have (recovery settings, a
+// training step) is read through methods.
 type JobRecord struct {
 	ID int32
 	// Reason indexes Result.Reasons: why the job first had to wait (-1: it
@@ -102,17 +103,14 @@ type JobRecord struct {
 	// The usage (see Usage): usePool is the pool of the only entry plus
 	// one (0: no usage) and useHeld its Held, when that entry is the whole
 	// usage and lost nothing and wrote no checkpoint, as for most jobs;
-	// otherwise useAll is every entry.
+	// otherwise rare.use is every entry.
 	usePool int32
 	// LostMs is job time lost to disruptions (work since the last
 	// checkpoint, restores); CheckpointMs time spent writing checkpoints.
 	LostMs, CheckpointMs Time
 	useHeld              [3]int64
-	useAll               *[]PoolUsage
-	// Recovery is the job's checkpoint and restart settings (nil: none).
-	Recovery *cluster.Recovery
-	// Step is how a training job's steps went (nil for other jobs).
-	Step *StepRecord
+	// rare is what few jobs have (nil: none of it): see recordRare.
+	rare *recordRare
 	// Admitted is when admission first admitted the job (-1: never, or no
 	// admission policy); Preemptions the times admission or the scheduler
 	// evicted it.
@@ -122,17 +120,43 @@ type JobRecord struct {
 	PreemptionsCaused int32
 }
 
+// recordRare is the part of a record few jobs have: a usage list when the
+// usage does not fit in the record, recovery settings, a training job's
+// step record. A run's records with recovery settings and nothing else of
+// it share one per setting; a recordRare is never changed once made.
+type recordRare struct {
+	use      []PoolUsage // nil: the usage is in the record
+	recovery *cluster.Recovery
+	step     *StepRecord
+}
+
+// Recovery is the job's checkpoint and restart settings (nil: none).
+func (r *JobRecord) Recovery() *cluster.Recovery {
+	if r.rare == nil {
+		return nil
+	}
+	return r.rare.recovery
+}
+
+// Step is how a training job's steps went (nil for other jobs).
+func (r *JobRecord) Step() *StepRecord {
+	if r.rare == nil {
+		return nil
+	}
+	return r.rare.step
+}
+
 // Usage is the resource time the job's pods held, one entry a pool in the
 // order the pools were first used (none if its pods never held anything).
 // A record keeps a single entry with no lost or checkpoint time in place
-// (32 bytes instead of a slice of 80-byte entries a job), so the entries
-// are read through this iterator:
+// (24 bytes and the pool in what was padding, instead of a slice of
+// 80-byte entries a job), so the entries are read through this iterator:
 //
 //	for u := range rec.Usage() { ... u.Pool, u.Held[sim.ResGPU] ... }
 func (r *JobRecord) Usage() iter.Seq[PoolUsage] {
 	return func(yield func(PoolUsage) bool) {
-		if r.useAll != nil {
-			for _, u := range *r.useAll {
+		if r.rare != nil && r.rare.use != nil {
+			for _, u := range r.rare.use {
 				if !yield(u) {
 					return
 				}
@@ -149,26 +173,28 @@ func (r *JobRecord) Usage() iter.Seq[PoolUsage] {
 // is. Runs build their records' usage themselves; this is for records
 // made by hand.
 func (r *JobRecord) SetUsage(us []PoolUsage) {
-	r.setUsage(us, nil)
-}
-
-// setUsage makes us the usage, keeping the list in *list when it cannot
-// be kept in place (nil: a new one).
-func (r *JobRecord) setUsage(us []PoolUsage, list *[]PoolUsage) {
-	r.usePool, r.useHeld, r.useAll = 0, [3]int64{}, nil
+	var rare recordRare
+	if r.rare != nil {
+		rare = *r.rare
+	}
+	r.usePool, r.useHeld, rare.use = 0, [3]int64{}, nil
 	switch {
 	case len(us) == 0:
-	case len(us) == 1 && us[0].Lost == [3]int64{} && us[0].Checkpoint == [3]int64{} && us[0].Pool >= 0 && us[0].Pool < math.MaxInt32:
+	case inPlace(us):
 		r.usePool, r.useHeld = us[0].Pool+1, us[0].Held
 	default:
-		if list == nil {
-			list = new([]PoolUsage)
-			*list = slices.Clone(us)
-		} else {
-			*list = us
-		}
-		r.useAll = list
+		rare.use = slices.Clone(us)
 	}
+	r.rare = nil
+	if rare.use != nil || rare.recovery != nil || rare.step != nil {
+		r.rare = &rare
+	}
+}
+
+// inPlace reports whether usage us fits in a record: one pool, nothing
+// lost or checkpointed.
+func inPlace(us []PoolUsage) bool {
+	return len(us) == 1 && us[0].Lost == [3]int64{} && us[0].Checkpoint == [3]int64{} && us[0].Pool >= 0 && us[0].Pool < math.MaxInt32
 }
 
 // AdmissionWait is the time from submit to first admission (-1 if never

@@ -37,11 +37,11 @@ func TestPackedAgainstSpreadTraining(t *testing.T) {
 		return res.Jobs[0]
 	}
 	packed, spread := run("MostAllocated"), run("LeastAllocated")
-	require.Equal(t, [3]int{2, 16, 8}, [3]int{packed.Step.Nodes, packed.Step.Ranks, packed.Step.GPUsPerNode})
-	require.Equal(t, [3]int{4, 16, 4}, [3]int{spread.Step.Nodes, spread.Step.Ranks, spread.Step.GPUsPerNode})
-	require.Equal(t, "ib-ndr-400", packed.Step.Fabric)
-	require.InDelta(t, 168.69, packed.Step.CommMs, 0.01)
-	require.InDelta(t, 337.32, spread.Step.CommMs, 0.01)
+	require.Equal(t, [3]int{2, 16, 8}, [3]int{packed.Step().Nodes, packed.Step().Ranks, packed.Step().GPUsPerNode})
+	require.Equal(t, [3]int{4, 16, 4}, [3]int{spread.Step().Nodes, spread.Step().Ranks, spread.Step().GPUsPerNode})
+	require.Equal(t, "ib-ndr-400", packed.Step().Fabric)
+	require.InDelta(t, 168.69, packed.Step().CommMs, 0.01)
+	require.InDelta(t, 337.32, spread.Step().CommMs, 0.01)
 	// 100 steps: 116.869 s against 133.732 s.
 	require.Equal(t, sim.Time(116869), packed.End-packed.Start)
 	require.Equal(t, sim.Time(133732), spread.End-spread.Start)
@@ -52,7 +52,7 @@ func TestPackedAgainstSpreadTraining(t *testing.T) {
 	one.Replicas = 2
 	res, err := sim.Run(sim.Config{Pools: pools, Workload: &sim.SliceSource{Jobs: []cluster.JobSpec{one}}})
 	require.NoError(t, err)
-	st := res.Jobs[0].Step
+	st := res.Jobs[0].Step()
 	require.Equal(t, "h100-nvls", st.Fabric)
 	require.InDelta(t, 51.11, st.CommMs, 0.01)
 }

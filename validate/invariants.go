@@ -155,7 +155,7 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 		if j.Deadline > 0 && j.Deadline < endAt {
 			endAt = j.Deadline
 		}
-		if j.Slowed || j.Attempts > 1 || j.Recovery != nil {
+		if j.Slowed || j.Attempts > 1 || j.Recovery() != nil {
 			endAt = res.End + 1 // slowed, restarted or checkpointing: it may run past its duration
 		}
 		if !started || j.End >= 0 || endAt <= res.End {

@@ -197,8 +197,8 @@ func TestOtherSamplesRun(t *testing.T) {
 	}, spans(res))
 	for _, j := range res.Jobs {
 		if j.Name == "tensorflow-dist-mnist-0" && j.Duration == 4*minute {
-			require.NotNil(t, j.Recovery)
-			require.NotNil(t, j.Recovery.Volcano)
+			require.NotNil(t, j.Recovery())
+			require.NotNil(t, j.Recovery().Volcano)
 			require.Equal(t, "default", j.Queue)
 		}
 	}
