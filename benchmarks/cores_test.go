@@ -28,6 +28,7 @@ func BenchmarkCoresSpotWhatIf(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	defer reportGC(b, readGC())
 	defer reportParallelism(b, cpuTime())
 	for i := 0; i < b.N; i++ {
 		out, err := pipeline.Scenario(sc, pipeline.Options{File: "spot-what-if.yaml"})
@@ -54,6 +55,7 @@ func BenchmarkCoresValidate8Seeds(b *testing.B) {
 		sides = append(sides, pipeline.Side{Name: name, Scenario: sc, File: path})
 	}
 	b.ReportAllocs()
+	defer reportGC(b, readGC())
 	defer reportParallelism(b, cpuTime())
 	for i := 0; i < b.N; i++ {
 		sums, err := pipeline.Replications(sides, sides[0].Scenario.Seed(), 8, 0)

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/reports"
@@ -215,66 +216,80 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	}
 	// The runs, in the order a single worker takes them; an error that
 	// stops one is its own (a variant that does not patch, say), so the
-	// first in this order wins as it did when they ran one by one.
+	// first in this order wins as it did when they ran one by one. Each
+	// run's scenario (a variant, the all-on-demand twin) is built on the
+	// workers by the first run that needs it, not one after another
+	// before the pool starts.
 	type job struct {
 		name string
-		sc   *scenarios.Scenario
-		err  error
+		sc   func() (*scenarios.Scenario, error)
 		wrap string // prefixes the run's error
 	}
-	jobs := []job{{name: o.Variant, sc: sc}}
+	given := sync.OnceValues(func() (*scenarios.Scenario, error) {
+		if sc.UsesSpot() {
+			prime(sc) // the twin and the curve's runs read it while it runs
+		}
+		return sc, nil
+	})
+	jobs := []job{{name: o.Variant, sc: given}}
 	if o.Variant != "" {
 		jobs[0].wrap = "variant " + o.Variant
 	}
 	variants := o.Variant == "" && !o.NoVariants && len(base.Spec.Variants) > 0
 	if variants {
 		for _, name := range base.VariantNames() {
-			v, err := base.Variant(name)
-			jobs = append(jobs, job{name: name, sc: v, err: err, wrap: "variant " + name})
+			build := sync.OnceValues(func() (*scenarios.Scenario, error) {
+				v, err := base.Variant(name)
+				if err == nil && v.UsesSpot() {
+					prime(v) // its curve's runs read it while it runs
+				}
+				return v, err
+			})
+			jobs = append(jobs, job{name: name, sc: build, wrap: "variant " + name})
 		}
 	}
 	twin := !o.NoSpotTwin && sc.UsesSpot()
 	if twin {
-		od, err := sc.OnDemandOnly()
-		jobs = append(jobs, job{name: "all on-demand", sc: od, err: err, wrap: "the all-on-demand comparison run"})
+		od := sync.OnceValues(func() (*scenarios.Scenario, error) {
+			s, _ := given()
+			return s.OnDemandOnly()
+		})
+		jobs = append(jobs, job{name: "all on-demand", sc: od, wrap: "the all-on-demand comparison run"})
 	}
 	// The spot sensitivity curves of the runs that use spot (the scenario,
 	// then each variant) go to the same pool after the runs above, so that
 	// no worker waits at the end of one curve for another's slowest run.
+	// Whether a variant uses spot is known once it is built, on a worker:
+	// every variant has a curve's runs in the pool, and those of a variant
+	// without spot do nothing.
 	type curveJob struct {
 		name  string
 		c     *spotCurve
-		err   error
 		run   int // the job whose spot use the curve varies
 		first int // the pool index of the curve's first run
 	}
 	var curves []curveJob
 	n := len(jobs)
 	if !o.NoSensitivity {
-		add := func(name string, s *scenarios.Scenario, run int) {
-			c, err := newSpotCurve(name, s, o, reports.SpotMTBFGrid())
-			curves = append(curves, curveJob{name: name, c: c, err: err, run: run, first: n})
-			if err != nil {
-				n++ // one job that returns the error
-			} else {
-				n += c.runs()
-			}
+		add := func(name string, run int) {
+			c := newSpotCurve(name, jobs[run].sc, o, reports.SpotMTBFGrid())
+			curves = append(curves, curveJob{name: name, c: c, run: run, first: n})
+			n += c.runs()
 		}
 		if sc.UsesSpot() {
-			add(nameOr(o.Variant, "as given"), sc, 0)
+			add(nameOr(o.Variant, "as given"), 0)
 		}
 		if variants {
 			for k, name := range base.VariantNames() {
-				// A variant that does not build fails its own run first.
-				if j := jobs[1+k]; j.err == nil && j.sc.UsesSpot() {
-					add(name, j.sc, 1+k)
-				}
+				add(name, 1+k)
 			}
 		}
 	}
-	// A curve's runs read its scenario while the scenario's own run goes.
-	for _, cj := range curves {
-		prime(cj.c.sc)
+	// usesSpot is whether job run's scenario uses spot (false when it did
+	// not build: that run fails first, at a lower index).
+	usesSpot := func(run int) bool {
+		s, err := jobs[run].sc()
+		return err == nil && s.UsesSpot()
 	}
 	type result struct {
 		run *Run
@@ -285,24 +300,24 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		if i >= len(jobs) {
 			k := sort.Search(len(curves), func(k int) bool { return curves[k].first > i }) - 1
 			cj := &curves[k]
-			err := cj.err
-			var sum *reports.Summary
-			if err == nil {
-				sum, err = cj.c.run(i - cj.first)
+			if !usesSpot(cj.run) {
+				return result{}, nil
 			}
+			sum, err := cj.c.run(i - cj.first)
 			if err != nil {
 				return result{}, fmt.Errorf("the spot sensitivity of %s: %w", cj.name, err)
 			}
 			return result{sum: sum}, nil
 		}
 		j := &jobs[i]
-		if j.err != nil {
-			return result{}, j.err
+		s, err := j.sc()
+		if err != nil {
+			return result{}, err
 		}
 		// Progress bars for the scenario and its variants; with runs side
 		// by side, for the first alone.
 		progress := i < len(jobs)-boolInt(twin) && (workers == 1 || i == 0)
-		r, err := One(j.sc, o, j.name, progress)
+		r, err := One(s, o, j.name, progress)
 		if err != nil && j.wrap != "" {
 			err = fmt.Errorf("%s: %w", j.wrap, err)
 		}
@@ -333,6 +348,9 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, tw.Summary, out.Main.Result, tw.Result)
 	}
 	for _, cj := range curves {
+		if !usesSpot(cj.run) {
+			continue
+		}
 		curve := cj.c.finish(res[cj.first].sum, runs[cj.run].Summary)
 		out.Main.Summary.SpotSensitivity = append(out.Main.Summary.SpotSensitivity, *curve)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"gpuplan.dev/gpuplan/reports"
@@ -19,10 +20,7 @@ import (
 // spot, when given, is the run's own summary: the curve then carries the
 // waterfall from the all-on-demand bill to its bill.
 func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time.Duration, spot *reports.Summary) (*reports.SpotCurve, error) {
-	c, err := newSpotCurve(name, sc, o, grid)
-	if err != nil {
-		return nil, err
-	}
+	c := newSpotCurve(name, func() (*scenarios.Scenario, error) { return sc, nil }, o, grid)
 	sums, err := Pool(context.Background(), c.runs(), o.Workers, func(_ context.Context, i int) (*reports.Summary, error) {
 		return c.run(i)
 	})
@@ -35,28 +33,31 @@ func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time
 // spotCurve is one spot sensitivity's runs, for a pool of its own
 // (SpotSensitivity) or one shared with other runs (Scenario): run 0 is
 // the all-on-demand one, run i the grid's point i-1; each keeps its
-// summary only, not the run's job records.
+// summary only, not the run's job records. Its scenario and the
+// all-on-demand one are built on the workers, once, by the first run
+// that needs them (a variant's is built by the variant's own run or by
+// the curve's first), not before the pool starts.
 type spotCurve struct {
 	name  string
-	sc    *scenarios.Scenario
-	od    *scenarios.Scenario
+	sc    func() (*scenarios.Scenario, error)
+	od    func() (*scenarios.Scenario, error)
 	o     Options
 	grid  []time.Duration
 	curve *reports.SpotCurve
 }
 
-func newSpotCurve(name string, sc *scenarios.Scenario, o Options, grid []time.Duration) (*spotCurve, error) {
-	od, err := sc.OnDemandOnly()
-	if err != nil {
-		return nil, err
-	}
-	seed := sc.Seed()
-	if o.Build.Seed != nil {
-		seed = *o.Build.Seed
-	}
-	curve := &reports.SpotCurve{Run: name, Points: make([]reports.SpotPoint, len(grid)),
-		Note: fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", seed)}
-	return &spotCurve{name: name, sc: sc, od: od, o: o, grid: grid, curve: curve}, nil
+// newSpotCurve is the curve of the scenario sc returns (sc may be called
+// from several workers at once and must build it once).
+func newSpotCurve(name string, sc func() (*scenarios.Scenario, error), o Options, grid []time.Duration) *spotCurve {
+	od := sync.OnceValues(func() (*scenarios.Scenario, error) {
+		s, err := sc()
+		if err != nil {
+			return nil, err
+		}
+		return s.OnDemandOnly()
+	})
+	curve := &reports.SpotCurve{Run: name, Points: make([]reports.SpotPoint, len(grid))}
+	return &spotCurve{name: name, sc: sc, od: od, o: o, grid: grid, curve: curve}
 }
 
 func (c *spotCurve) runs() int { return len(c.grid) + 1 }
@@ -64,13 +65,21 @@ func (c *spotCurve) runs() int { return len(c.grid) + 1 }
 // run runs run i; runs may go at once (each fills its own point).
 func (c *spotCurve) run(i int) (*reports.Summary, error) {
 	if i == 0 {
-		r, err := One(c.od, c.o, c.name+" all on-demand", false)
+		od, err := c.od()
+		if err != nil {
+			return nil, err
+		}
+		r, err := One(od, c.o, c.name+" all on-demand", false)
 		if err != nil {
 			return nil, err
 		}
 		return r.Summary, nil
 	}
-	return spotPoint(c.sc, c.o, c.name, c.grid[i-1], &c.curve.Points[i-1])
+	sc, err := c.sc()
+	if err != nil {
+		return nil, err
+	}
+	return spotPoint(sc, c.o, c.name, c.grid[i-1], &c.curve.Points[i-1])
 }
 
 // finish completes the curve from the all-on-demand run's summary odSum;
@@ -78,6 +87,13 @@ func (c *spotCurve) run(i int) (*reports.Summary, error) {
 // the waterfall from the all-on-demand bill to its bill.
 func (c *spotCurve) finish(odSum, spot *reports.Summary) *reports.SpotCurve {
 	curve := c.curve
+	seed := uint64(0)
+	if c.o.Build.Seed != nil {
+		seed = *c.o.Build.Seed
+	} else if sc, err := c.sc(); err == nil { // built by the runs
+		seed = sc.Seed()
+	}
+	curve.Note = fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", seed)
 	odFig := reports.Figures("", odSum)
 	curve.OnDemand = reports.SpotOnDemand{CostPerUsefulGPUHour: odFig.CostPerUsefulGPUHour, Completed: odFig.Completed,
 		CostPerMillionRequests: odFig.CostPerMillionRequests}

@@ -2,12 +2,15 @@ package pipeline
 
 import (
 	"math"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/scenarios"
 )
 
 // The break-even MTBF the report gives (interpolated on its 16-point
@@ -87,4 +90,36 @@ func TestServedSaving(t *testing.T) {
 	p = reports.SpotPoint{CostPerMillionRequests: 1.5}
 	setServedSaving(&p, 0)
 	require.Zero(t, p.ServedSavingPct, "no service all on-demand: no figure")
+}
+
+// Variants are built on the workers, and whether one has a spot curve is
+// known only once it is built: a variant without spot has none, the
+// others keep theirs in order, the same on 1 and 4 workers.
+func TestScenarioCurvesOfVariantsBuiltOnTheWorkers(t *testing.T) {
+	data, err := os.ReadFile("../examples/spot-what-if.yaml")
+	require.NoError(t, err)
+	onDemand := "  variants:\n  - name: on-demand\n    patch:\n      cluster:\n        pools:\n        - {name: train-od, count: 4}\n        - {name: train-spot, count: 0}\n"
+	text := strings.Replace(string(data), "  variants:\n", onDemand, 1)
+	require.NotEqual(t, string(data), text)
+	sc, err := scenarios.Parse("v.yaml", "../examples", []byte(text))
+	require.NoError(t, err)
+	h := 24 * time.Hour
+	var first []reports.SpotCurve
+	for _, w := range []int{1, 4} {
+		out, err := Scenario(sc, Options{Build: scenarios.Options{Horizon: &h}, Workers: w})
+		require.NoError(t, err)
+		var names []string
+		for _, c := range out.Main.Summary.SpotSensitivity {
+			names = append(names, c.Run)
+			require.Contains(t, c.Note, "seed 7;")
+		}
+		require.Equal(t, []string{"all-spot-tight", "all-spot-advisor", "mix-tight"}, names, "%d workers", w)
+		require.Len(t, out.Variants, 4)
+		if first == nil {
+			first = out.Main.Summary.SpotSensitivity
+		} else {
+			require.Equal(t, first, out.Main.Summary.SpotSensitivity, "%d workers", w)
+		}
+	}
+
 }
