@@ -285,6 +285,10 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 			}
 		}
 	}
+	// The scenario's own curve starts with the run the all-on-demand twin
+	// is (the same scenario and options): it takes the twin's summary
+	// rather than run it again.
+	twinned := func(cj *curveJob) bool { return twin && cj.run == 0 }
 	// usesSpot is whether job run's scenario uses spot (false when it did
 	// not build: that run fails first, at a lower index).
 	usesSpot := func(run int) bool {
@@ -300,7 +304,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		if i >= len(jobs) {
 			k := sort.Search(len(curves), func(k int) bool { return curves[k].first > i }) - 1
 			cj := &curves[k]
-			if !usesSpot(cj.run) {
+			if !usesSpot(cj.run) || (i == cj.first && twinned(cj)) {
 				return result{}, nil
 			}
 			sum, err := cj.c.run(i - cj.first)
@@ -351,7 +355,11 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		if !usesSpot(cj.run) {
 			continue
 		}
-		curve := cj.c.finish(res[cj.first].sum, runs[cj.run].Summary)
+		od := res[cj.first].sum
+		if twinned(&cj) {
+			od = runs[len(runs)-1].Summary
+		}
+		curve := cj.c.finish(od, runs[cj.run].Summary)
 		out.Main.Summary.SpotSensitivity = append(out.Main.Summary.SpotSensitivity, *curve)
 	}
 	return out, nil

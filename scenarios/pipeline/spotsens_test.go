@@ -123,3 +123,26 @@ func TestScenarioCurvesOfVariantsBuiltOnTheWorkers(t *testing.T) {
 	}
 
 }
+
+// The scenario's own curve takes its all-on-demand figures from the
+// all-on-demand twin instead of running it again: the curve is the one a
+// pool of its own computes, all-on-demand run included.
+func TestScenarioCurveSharesTheTwin(t *testing.T) {
+	sc := load(t, "../examples/volcano-jobs.yaml")
+	require.True(t, sc.UsesSpot())
+	h := 12 * time.Hour
+	o := Options{Build: scenarios.Options{Horizon: &h}, NoVariants: true}
+	out, err := Scenario(sc, o)
+	require.NoError(t, err)
+	sum := out.Main.Summary
+	require.NotNil(t, sum.SpotVsOnDemand)
+	require.Len(t, sum.SpotSensitivity, 1)
+	curve := sum.SpotSensitivity[0]
+	require.Equal(t, sum.SpotVsOnDemand.OnDemand.CostPerUsefulGPUHour, curve.OnDemand.CostPerUsefulGPUHour)
+	require.Equal(t, sum.SpotVsOnDemand.OnDemand.Completed, curve.OnDemand.Completed)
+	require.Positive(t, curve.OnDemand.Completed)
+	require.Positive(t, curve.OnDemand.CostPerUsefulGPUHour)
+	alone, err := SpotSensitivity("as given", sc, o, reports.SpotMTBFGrid(), sum)
+	require.NoError(t, err)
+	require.Equal(t, *alone, curve)
+}
