@@ -322,9 +322,28 @@ type bucket struct {
 	skipped uint64
 }
 
+// entry is a workload in a bucket, with its generation and queue order
+// (less's keys) when added: a stale entry's workload may since have been
+// requeued at another time, or finished and reused for another workload
+// (Controller.free), and the entries must stay in the order a search
+// assumes.
 type entry struct {
-	x   *wl
-	gen int64
+	x       *wl
+	gen     int64
+	created int64
+	prio    int32
+	id      int32
+}
+
+// after says e's workload, as added, comes after x in queue order (less).
+func (e *entry) after(x *wl) bool {
+	if x.Priority != e.prio {
+		return x.Priority > e.prio
+	}
+	if x.Created != e.created {
+		return x.Created < e.created
+	}
+	return x.ID < e.id
 }
 
 // first is the bucket's first live workload, or nil.
@@ -348,13 +367,13 @@ func (b *bucket) add(x *wl) {
 		n := copy(b.entries, b.entries[b.head:])
 		b.entries, b.head = b.entries[:n], 0
 	}
-	e := entry{x, x.gen}
+	e := entry{x: x, gen: x.gen, created: x.Created, prio: x.Priority, id: x.ID}
 	live := b.entries[b.head:]
-	if n := len(live); n == 0 || !less(x, live[n-1].x) {
+	if n := len(live); n == 0 || !live[n-1].after(x) {
 		b.entries = append(b.entries, e)
 		return
 	}
-	i := b.head + sort.Search(len(live), func(i int) bool { return less(x, live[i].x) })
+	i := b.head + sort.Search(len(live), func(i int) bool { return live[i].after(x) })
 	b.entries = slices.Insert(b.entries, i, e)
 }
 
@@ -427,6 +446,12 @@ type Controller struct {
 	wlSlab      []wl
 	intSlab     []int
 	scratchLend []float64
+	// free holds finished workloads for Submit to reuse (with their
+	// requests' and assignment's arrays): stale bucket entries may point
+	// to them, but a reused workload's generation goes on from where it
+	// was, so they stay stale. noReuse turns it off (tests).
+	free    []*wl
+	noReuse bool
 	// ver counts changes of what admission decisions depend on (usage,
 	// the admitted workloads), pver changes of pending demand; Version
 	// is their sum.
@@ -603,16 +628,25 @@ func (c *Controller) Submit(w Workload) error {
 		return fmt.Errorf("workload %d submitted twice", w.ID)
 	}
 	nr := len(c.resName)
-	if len(c.reqSlab) < nr {
-		c.reqSlab = make([]int64, 256*nr)
+	var x *wl
+	if n := len(c.free); n > 0 {
+		x = c.free[n-1]
+		c.free[n-1] = nil
+		c.free = c.free[:n-1]
+		clear(x.req)
+		*x = wl{Workload: w, cq: qi, req: x.req, assign: x.assign[:0], gen: x.gen}
+	} else {
+		if len(c.reqSlab) < nr {
+			c.reqSlab = make([]int64, 256*nr)
+		}
+		if len(c.wlSlab) == 0 {
+			c.wlSlab = make([]wl, 256)
+		}
+		x = &c.wlSlab[0]
+		c.wlSlab = c.wlSlab[1:]
+		*x = wl{Workload: w, cq: qi, req: c.reqSlab[:nr:nr]}
+		c.reqSlab = c.reqSlab[nr:]
 	}
-	if len(c.wlSlab) == 0 {
-		c.wlSlab = make([]wl, 256)
-	}
-	x := &c.wlSlab[0]
-	c.wlSlab = c.wlSlab[1:]
-	*x = wl{Workload: w, cq: qi, req: c.reqSlab[:nr:nr]}
-	c.reqSlab = c.reqSlab[nr:]
 	// The requests are summed into req: the caller may reuse its slice.
 	x.Requests = nil
 	st := c.cqs[qi]
@@ -659,7 +693,8 @@ func (w *wlIndex) get(id int32) *wl {
 
 func (w *wlIndex) put(id int32, x *wl) {
 	if id >= 0 && int(id) >= len(w.dense) && int(id) < 2*len(w.dense)+1024 {
-		w.dense = slices.Grow(w.dense, int(id)+1-len(w.dense))
+		// Doubling: a million ids copy 8 MB of index once, not five times.
+		w.dense = slices.Grow(w.dense, max(int(id)+1, 2*len(w.dense))-len(w.dense))
 		w.dense = w.dense[:cap(w.dense)]
 	}
 	if id >= 0 && int(id) < len(w.dense) {
@@ -764,6 +799,9 @@ func (c *Controller) Finish(id int32) {
 		c.pver++
 	}
 	c.wls.del(id)
+	if !c.noReuse {
+		c.free = append(c.free, x)
+	}
 }
 
 // Evict takes back an admitted workload's quota; it is then neither

@@ -91,14 +91,16 @@ func randomSpec(r *rand.Rand) Spec {
 
 // A cycle sets aside, untried, a first that failed while nothing was
 // admitted or released since, and admits a head with the flavors found
-// when the heads were gathered if nothing changed since: shortcuts that
-// must never change a decision. Over random policies and random
-// submissions, cycles, completions, evictions, withdrawals and requeues,
-// a controller taking them and one trying every head afresh agree on
+// when the heads were gathered if nothing changed since, and reuses a
+// finished workload's memory for the next submitted (stale bucket entries
+// may still point to it): shortcuts that must never change a decision.
+// Over random policies and random submissions, cycles, completions,
+// evictions, withdrawals and requeues, a controller taking them and one
+// trying every head afresh with fresh memory for every workload agree on
 // every decision, reason and standing.
 func TestCycleShortcutsChangeNoDecision(t *testing.T) {
 	resources := []string{gpu, "cpu", "memory", "nvidia.com/mig-1g.10gb"}
-	specs, admissions, preemptions := 0, 0, 0
+	specs, admissions, preemptions, reused := 0, 0, 0, 0
 	for seed := uint64(0); seed < 120; seed++ {
 		r := rand.New(rand.NewPCG(seed, 17))
 		spec := randomSpec(r)
@@ -108,7 +110,7 @@ func TestCycleShortcutsChangeNoDecision(t *testing.T) {
 		}
 		slow, err := New(spec)
 		require.NoError(t, err)
-		slow.noShortcuts = true
+		slow.noShortcuts, slow.noReuse = true, true
 		specs++
 		var ids []int32
 		now := int64(0)
@@ -127,6 +129,9 @@ func TestCycleShortcutsChangeNoDecision(t *testing.T) {
 				}
 				if r.IntN(3) == 0 {
 					w.Tolerations = []cluster.Toleration{{Key: "spot", Operator: "Exists"}}
+				}
+				if len(fast.free) > 0 {
+					reused++
 				}
 				require.NoError(t, fast.Submit(w))
 				require.NoError(t, slow.Submit(w))
@@ -169,9 +174,10 @@ func TestCycleShortcutsChangeNoDecision(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d policies, %d admissions, %d preemptions", specs, admissions, preemptions)
+	t.Logf("%d policies, %d admissions, %d preemptions, %d workloads reused", specs, admissions, preemptions, reused)
 	// The random policies exercise what the shortcuts skip.
 	require.Greater(t, specs, 100)
 	require.Greater(t, admissions, 2000)
 	require.Greater(t, preemptions, 300)
+	require.Greater(t, reused, 1000)
 }
