@@ -253,10 +253,38 @@ func Describe(ms []float64) Stats { return describeWith(ms, nil) }
 
 // describeWith is Describe sorting with scratch (nil, or as long as ms).
 func describeWith(ms, scratch []float64) Stats {
+	sortFloatsWith(ms, scratch)
+	return describeSorted(ms)
+}
+
+// describeRuns is Describe of all, whose values are the sorted runs (of
+// non-negative values, no NaN), with scratch as long as all: one run is
+// all sorted, two are merged into scratch, more are sorted again.
+func describeRuns(all, scratch []float64, runs [][]float64) Stats {
+	switch len(runs) {
+	case 1:
+		return describeSorted(all)
+	case 2:
+		a, b := runs[0], runs[1]
+		out := scratch[:0]
+		for len(a) > 0 && len(b) > 0 {
+			if b[0] < a[0] {
+				out, b = append(out, b[0]), b[1:]
+			} else {
+				out, a = append(out, a[0]), a[1:]
+			}
+		}
+		out = append(append(out, a...), b...)
+		return describeSorted(out)
+	}
+	return describeWith(all, scratch)
+}
+
+// describeSorted is Describe of sorted values.
+func describeSorted(ms []float64) Stats {
 	if len(ms) == 0 {
 		return Stats{}
 	}
-	sortFloatsWith(ms, scratch)
 	q := func(p float64) float64 { return round(stat.Quantile(p, stat.Empirical, ms, nil)/1000, 3) }
 	return Stats{
 		Count: len(ms),
@@ -342,15 +370,25 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		held                 int64
 	}
 	queues := map[string]*qacc{}
+	// queueOf is job j's queue; most jobs are in the queue of the job
+	// before them.
+	var last *qacc
+	queueOf := func(j *sim.JobRecord) *qacc {
+		if last == nil || j.Queue != last.q.Name {
+			last = queues[j.Queue]
+		}
+		return last
+	}
 	// Count first, so that each queue's waits and completion times are a
-	// window of one list of each, allocated at its size.
+	// window of one list, allocated at its size.
 	var nwait, njct int
 	for i := range res.Jobs {
 		j := &res.Jobs[i]
-		qa := queues[j.Queue]
+		qa := queueOf(j)
 		if qa == nil {
 			qa = &qacc{q: QueueStats{Name: j.Queue}}
 			queues[j.Queue] = qa
+			last = qa
 		}
 		if j.Start >= 0 {
 			nwait++
@@ -373,10 +411,11 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		wo += qa.nwait
 		jo += qa.njct
 	}
-	// waits also holds the Kaplan-Meier observations once the waits are
-	// described: a value a job.
-	waits, jcts := make([]float64, len(res.Jobs)), make([]float64, njct)
+	// One list of a value a job holds the waits, then the completion
+	// times, then the Kaplan-Meier observations.
+	vals := make([]float64, len(res.Jobs))
 	waited, unsched, pending := map[string]int{}, map[string]int{}, map[string]int{}
+	byOutcome, byReason := make([]int, len(sim.Outcomes())), make([]int, len(res.Reasons))
 	for i := range res.Jobs {
 		j := &res.Jobs[i]
 		s.Jobs.Total++
@@ -384,23 +423,28 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		if j.Pod.MilliGPUs() > 0 {
 			s.Jobs.GPUJobs++
 		}
-		s.Jobs.ByOutcome[j.Outcome.String()]++
-		qa := queues[j.Queue]
+		if int(j.Outcome) < len(byOutcome) {
+			byOutcome[j.Outcome]++
+		} else {
+			s.Jobs.ByOutcome[j.Outcome.String()]++
+		}
+		qa := queueOf(j)
 		qa.q.Jobs++
 		qa.held += j.HeldMilliMs
 		qa.q.Preempted += int(j.Preemptions)
 		qa.q.Preempting += int(j.PreemptionsCaused)
 		if w := j.Wait(); w >= 0 {
-			waits[qa.wat] = float64(w)
+			vals[qa.wat] = float64(w)
 			qa.wat++
 		}
 		if j.Outcome == sim.Completed {
 			qa.q.Completed++
-			jcts[qa.jat] = float64(j.JCT())
-			qa.jat++
 		}
-		if j.Reason >= 0 {
-			waited[res.Reason(j.Reason)]++
+		switch r := j.Reason; {
+		case r >= 0 && int(r) < len(byReason):
+			byReason[r]++
+		case r >= 0:
+			waited[res.Reason(r)]++
 		}
 		switch j.Outcome {
 		case sim.Unschedulable:
@@ -411,6 +455,14 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 			s.OOMKilled++
 		}
 	}
+	for o, n := range byOutcome {
+		s.Jobs.ByOutcome[sim.Outcome(o).String()] += n
+	}
+	for r, n := range byReason {
+		if n > 0 {
+			waited[res.Reasons[r]] += n
+		}
+	}
 	if res.Admission != nil {
 		s.Admission = summarizeAdmission(res)
 		s.FairSharing = res.Admission.FairSharing
@@ -418,29 +470,39 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	// The statistics of waits and completion times take a sort each, with
 	// one scratch list a job for all of them (a 3M-job run's summary used
 	// 229 MB for them, each list and each queue's its own, each sort its
-	// own scratch): each queue's window sorted with the matching window of
-	// scratch (a large run's queues on every core at once), then the whole
-	// list, every queue's values, for the run's; the Kaplan-Meier
-	// observations reuse the waits' list.
+	// own scratch; now 46): each queue's window sorted with the matching
+	// window of scratch (a large run's queues on every core at once), then
+	// the run's: one queue's are the run's, two queues' are merged, more
+	// are sorted again (describeRuns).
 	scratch := make([]float64, len(res.Jobs))
 	par := len(res.Jobs) >= parallelStatsMin
 	var perQueue []func()
+	var runs [][]float64
 	for _, n := range names {
 		qa := queues[n]
-		w, sw := waits[qa.woff:qa.woff+qa.nwait], scratch[qa.woff:qa.woff+qa.nwait]
+		w, sw := vals[qa.woff:qa.woff+qa.nwait], scratch[qa.woff:qa.woff+qa.nwait]
 		perQueue = append(perQueue, func() { qa.q.QueueWait = describeWith(w, sw) })
+		runs = append(runs, w)
 	}
 	runAll(par, perQueue)
-	s.QueueWait = describeWith(waits[:nwait], scratch)
-	perQueue = perQueue[:0]
+	s.QueueWait = describeRuns(vals[:nwait], scratch, runs)
+	for i := range res.Jobs {
+		if j := &res.Jobs[i]; j.Outcome == sim.Completed {
+			qa := queueOf(j)
+			vals[qa.jat] = float64(j.JCT())
+			qa.jat++
+		}
+	}
+	perQueue, runs = perQueue[:0], runs[:0]
 	for _, n := range names {
 		qa := queues[n]
-		c, sc := jcts[qa.joff:qa.joff+qa.njct], scratch[qa.joff:qa.joff+qa.njct]
+		c, sc := vals[qa.joff:qa.joff+qa.njct], scratch[qa.joff:qa.joff+qa.njct]
 		perQueue = append(perQueue, func() { qa.q.JCT = describeWith(c, sc) })
+		runs = append(runs, c)
 	}
 	runAll(par, perQueue)
-	s.JCT = describeWith(jcts, scratch)
-	s.JCTAllJobs = censoredJCTWith(res, waits, scratch)
+	s.JCT = describeRuns(vals[:njct], scratch, runs)
+	s.JCTAllJobs = censoredJCTWith(res, vals, scratch)
 	for _, n := range names {
 		qa := queues[n]
 		qa.q.GPUHoursAllocated = gpuHours(qa.held)

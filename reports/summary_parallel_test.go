@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -85,4 +87,31 @@ func TestSummaryQueuesOfALargeRun(t *testing.T) {
 	require.Equal(t, Stats{Count: n / 2, Mean: 2.5, P50: 1.5, P95: 3.5, P99: 3.5, Max: 3.5}, s.QueueWait)
 	require.Equal(t, Stats{Count: n / 2, Mean: 3602.5, P50: 3601.5, P95: 3603.5, P99: 3603.5, Max: 3603.5}, s.JCT)
 	require.Equal(t, CensoredStats{Jobs: n, Censored: n / 2, P50: 3603.5, P95: -1}, s.JCTAllJobs)
+}
+
+// describeRuns, given a list made of sorted runs, describes it as Describe
+// does: one run, two merged, three sorted again; ties and runs of very
+// different lengths included.
+func TestDescribeRunsAsDescribe(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, sizes := range [][]int{{0}, {5000}, {1, 9000}, {7000, 0}, {3000, 3000}, {10, 20, 5000}} {
+		var all []float64
+		var runs [][]float64
+		for _, n := range sizes {
+			run := make([]float64, n)
+			for i := range run {
+				run[i] = float64(r.IntN(2000) * 1000)
+			}
+			all = append(all, run...)
+			runs = append(runs, run)
+		}
+		want := Describe(slices.Clone(all))
+		off := 0
+		for k, n := range sizes {
+			runs[k] = all[off : off+n]
+			slices.Sort(runs[k])
+			off += n
+		}
+		require.Equal(t, want, describeRuns(all, make([]float64, len(all)), runs), "runs of %v", sizes)
+	}
 }
