@@ -112,7 +112,7 @@ func (a *admState) integrate(t Time) {
 		// only their demand while no workload is admitted or released.
 		if v := a.ctl.Version(); v != a.standVer {
 			if u := a.ctl.UsageVersion(); u != a.usageVer {
-				a.stand = a.ctl.AppendStandings(a.stand)
+				a.stand = a.ctl.AppendUsage(a.stand)
 				a.usageVer = u
 			} else {
 				a.ctl.RefreshDemand(a.stand)

@@ -389,9 +389,13 @@ type cqState struct {
 	resOf   [][]int // group -> covered position -> resource index
 	flavors [][]int // group -> flavor indices in Spec.Flavors
 	// keys are the tree's flavor-resource keys per [group][flavor in
-	// group][covered resource]; gpuSlots the GPU resources' positions.
-	keys     [][][]int
-	gpuSlots []slot
+	// group][covered resource]; gpuSlots the GPU resources' positions,
+	// gpuUse their usage cells and gpuNominal their nominal quotas (for
+	// Standings).
+	keys       [][][]int
+	gpuSlots   []slot
+	gpuUse     []*int64
+	gpuNominal []int64
 	// quota and usage per [group][flavor in group][covered resource]
 	quota    [][][]Quota
 	usage    [][][]int64
@@ -560,6 +564,12 @@ func New(spec Spec) (*Controller, error) {
 				}
 				st.keys[gi] = append(st.keys[gi], keys)
 			}
+		}
+	}
+	for _, st := range c.cqs {
+		for _, p := range st.gpuSlots {
+			st.gpuUse = append(st.gpuUse, &st.usage[p.g][p.f][p.r])
+			st.gpuNominal = append(st.gpuNominal, st.quota[p.g][p.f][p.r].Nominal)
 		}
 	}
 	c.buildLending()
@@ -1362,22 +1372,35 @@ func IsGPU(resource string) bool { return strings.HasPrefix(resource, "nvidia.co
 // each quota-holding Cohort's (as Queues lists them).
 func (c *Controller) Standings() []Standing { return c.AppendStandings(nil) }
 
-// AppendStandings is Standings written over dst's array when it has room
-// (admission's integrals take them at every change: no allocation).
+// AppendStandings is Standings written over dst's array when it has room.
 func (c *Controller) AppendStandings(dst []Standing) []Standing {
+	return c.appendStandings(dst, true)
+}
+
+// AppendUsage is AppendStandings without the queues' Share (left 0):
+// what admission's integrals read at every change (no allocation).
+func (c *Controller) AppendUsage(dst []Standing) []Standing {
+	return c.appendStandings(dst, false)
+}
+
+func (c *Controller) appendStandings(dst []Standing, share bool) []Standing {
 	n := len(c.cqs) + len(c.lenders)
 	out := slices.Grow(dst[:0], n)[:n]
 	clear(out)
 	for qi, st := range c.cqs {
-		out[qi].Share = c.share(st)
-		out[qi].Demand = st.pendingGPUs
-		for _, p := range st.gpuSlots {
-			qt, u := st.quota[p.g][p.f][p.r], st.usage[p.g][p.f][p.r]
-			out[qi].Nominal += qt.Nominal
-			out[qi].Used += u
-			out[qi].Demand += u
-			out[qi].Borrowed += float64(max(0, u-qt.Nominal))
+		o := &out[qi]
+		if share {
+			o.Share = c.share(st)
 		}
+		var used, borrowed, nominal int64
+		for k, p := range st.gpuUse {
+			u, nom := *p, st.gpuNominal[k]
+			nominal += nom
+			used += u
+			borrowed += max(0, u-nom)
+		}
+		// (Whole numbers: the sum in float64 is the same in any order.)
+		o.Nominal, o.Used, o.Demand, o.Borrowed = nominal, used, st.pendingGPUs+used, float64(borrowed)
 	}
 	for li, n := range c.lenders {
 		out[len(c.cqs)+li].Nominal = c.ownGPUs(n)
@@ -1393,10 +1416,9 @@ func (c *Controller) AppendStandings(dst []Standing) []Standing {
 			clear(lendOf)
 			c.scratchLend = lendOf
 			for _, m := range lk.members {
-				o := c.cqs[members[m.i]]
-				qt, u := o.quota[m.g][m.f][m.r], o.usage[m.g][m.f][m.r]
-				borrowed += float64(max(0, u-qt.Nominal))
-				lendOf[m.i] = float64(min(lendable(qt), max(0, qt.Nominal-u)))
+				u := *m.use
+				borrowed += float64(max(0, u-m.nominal))
+				lendOf[m.i] = float64(min(m.lendable, max(0, m.nominal-u)))
 				unused += lendOf[m.i]
 			}
 			for j, li := range lenders {
@@ -1431,7 +1453,13 @@ type lendKey struct {
 	members []memberSlot
 }
 
-type memberSlot struct{ i, g, f, r int }
+// memberSlot is a member queue's quota for a key: its index among the
+// tree's members, its usage cell, nominal and lendable quota.
+type memberSlot struct {
+	i                 int
+	use               *int64
+	nominal, lendable int64
+}
 
 // buildLending fills c.lending once the queues know their slots.
 func (c *Controller) buildLending() {
@@ -1451,7 +1479,9 @@ func (c *Controller) buildLending() {
 				lk := lendKey{key: c.frKey(fi, ri)}
 				for i, oi := range members {
 					if g, f, r, ok := c.find(c.cqs[oi], fi, name); ok {
-						lk.members = append(lk.members, memberSlot{i, g, f, r})
+						st := c.cqs[oi]
+						qt := st.quota[g][f][r]
+						lk.members = append(lk.members, memberSlot{i: i, use: &st.usage[g][f][r], nominal: qt.Nominal, lendable: lendable(qt)})
 					}
 				}
 				l.keys = append(l.keys, lk)

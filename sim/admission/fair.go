@@ -407,13 +407,19 @@ func (c *Controller) divide(i int, have float64, out []float64) {
 	}
 	give, want := f.give, f.want
 	pool := have
+	wants := false
 	for _, ch := range kids {
 		give[ch] = min(f.demand[ch], f.quota[ch])
 		reserved := max(0, f.quota[ch]-f.lend[ch]-give[ch]) // unused guaranteed
 		pool -= give[ch] + reserved
 		want[ch] = max(0, min(f.demand[ch], f.limit[ch])-give[ch])
+		wants = wants || want[ch] > 1e-9
 	}
-	for _, zero := range []bool{false, true} {
+	// (No child wanting more than its quota, the rounds below give none.)
+	for _, zero := range [2]bool{false, true} {
+		if !wants {
+			break
+		}
 		for pool > 1e-9 {
 			var wsum float64
 			for _, ch := range kids {
