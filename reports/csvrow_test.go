@@ -81,7 +81,8 @@ func jobsResult(n int) *sim.Result {
 			j.Start, j.End, j.Outcome, j.Pool, j.PodsBound = j.Submit+1_500, j.Submit+1_500+3_600_000, sim.Completed, 0, 2
 			j.HeldMilliMs = 2 * 4000 * 3_600_000
 		} else {
-			j.Outcome, j.Reason, j.Diagnosis = sim.Pending, 0, "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+			j.Outcome, j.Reason = sim.Pending, 0
+			j.SetDiagnosis("0/2 nodes are available: 2 Insufficient nvidia.com/gpu.")
 		}
 		res.Jobs[i] = j
 	}

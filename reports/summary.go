@@ -448,9 +448,9 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		}
 		switch j.Outcome {
 		case sim.Unschedulable:
-			unsched[j.Diagnosis]++
+			unsched[j.Diagnosis()]++
 		case sim.Pending:
-			pending[j.Diagnosis]++
+			pending[j.Diagnosis()]++
 		case sim.OOMKilled:
 			s.OOMKilled++
 		}

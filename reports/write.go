@@ -301,7 +301,7 @@ func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing, sb *Showback) error
 		}
 		r.float(gpuHours(j.HeldMilliMs), 3)
 		r.str(res.Reason(j.Reason))
-		r.str(j.Diagnosis)
+		r.str(j.Diagnosis())
 		r.int(int64(j.Attempts))
 		r.int(int64(j.Disruptions))
 		r.ms(j.LostMs)

@@ -115,7 +115,7 @@ func TestReclaimEvictsAndResumesFromCheckpoint(t *testing.T) {
 	require.Equal(t, Pending, rb.Outcome)
 	require.Equal(t, Time(0), rb.Start)
 	require.Equal(t, int32(1), rb.Preemptions)
-	require.Contains(t, rb.Diagnosis, "Preempted to accommodate a workload (UID: 1) due to reclamation within the cohort")
+	require.Contains(t, rb.Diagnosis(), "Preempted to accommodate a workload (UID: 1) due to reclamation within the cohort")
 }
 
 func TestUnknownLocalQueueIsAnError(t *testing.T) {
@@ -159,7 +159,7 @@ func TestWaitForPodsReady(t *testing.T) {
 		require.Equal(t, tc.timeouts, res.Admission.Queues[0].PodsReadyTimeouts)
 		if tc.outcome == Failed {
 			require.Equal(t, 9*Minute, j.End)
-			require.Equal(t, "Deactivated by Kueue: not PodsReady within 2m0s 3 times (waitForPodsReady backoffLimitCount 2)", j.Diagnosis)
+			require.Equal(t, "Deactivated by Kueue: not PodsReady within 2m0s 3 times (waitForPodsReady backoffLimitCount 2)", j.Diagnosis())
 			require.Equal(t, 1, res.Admission.Queues[0].Deactivated)
 		}
 	}

@@ -99,7 +99,7 @@ func TestBackoffLimitAndDelay(t *testing.T) {
 	j := res.Jobs[0]
 	require.Equal(t, sim.Failed, j.Outcome)
 	require.Equal(t, 30*mins, j.End)
-	require.Contains(t, j.Diagnosis, "BackoffLimitExceeded: 1 failures (the last a spot interruption) with a backoff limit of 0")
+	require.Contains(t, j.Diagnosis(), "BackoffLimitExceeded: 1 failures (the last a spot interruption) with a backoff limit of 0")
 	require.Equal(t, 30*mins, j.LostMs, "no checkpoints: all its work is lost")
 
 	res = simulate(t, pools, spec, gpuJob("default", 0, hour, 1, 8, nil))

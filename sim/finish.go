@@ -91,14 +91,15 @@ func (r *runner) finish() (res *Result, err error) {
 		}
 		rec.Outcome = Pending
 		if x := j.x; x != nil && x.backoffUntil > 0 {
-			rec.Diagnosis = fmt.Sprintf("BackOff: disrupted %d time(s); its pods are recreated after the restart backoff, at %s", x.disruptions, durationText(x.backoffUntil))
+			r.recs.diagnose(rec, fmt.Sprintf("BackOff: disrupted %d time(s); its pods are recreated after the restart backoff, at %s", x.disruptions, durationText(x.backoffUntil)))
 			continue
 		}
 		if j.awaitingAdmission() {
-			rec.Diagnosis = r.adm.ctl.Reason(id)
-			if rec.Diagnosis == "" {
-				rec.Diagnosis = "waiting for admission: ClusterQueue " + r.adm.ctl.ClusterQueueOf(j.spec.Queue) + " is StrictFIFO and its head does not fit"
+			msg := r.adm.ctl.Reason(id)
+			if msg == "" {
+				msg = "waiting for admission: ClusterQueue " + r.adm.ctl.ClusterQueueOf(j.spec.Queue) + " is StrictFIFO and its head does not fit"
 			}
+			r.recs.diagnose(rec, msg)
 			continue
 		}
 		key := fmt.Sprintf("%p|%+v|%d", j.spec.Constraints, j.spec.Pod, j.info.Remaining())
@@ -111,7 +112,7 @@ func (r *runner) finish() (res *Result, err error) {
 			msg = d.Message()
 			diag[key] = msg
 		}
-		rec.Diagnosis = msg
+		r.recs.diagnose(rec, msg)
 	}
 	if r.frag != nil {
 		res.Nodes = r.nodeStates()

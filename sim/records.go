@@ -33,10 +33,10 @@ type recStore struct {
 	n      int32 // records numbered so far
 	// The rare parts of the few records that have one (recordRare): usage
 	// entries are cut from use, the rare parts from rares; records with
-	// recovery settings and nothing else of it share one of shared.
+	// only recovery settings and a diagnosis share one of shared.
 	use    []PoolUsage
 	rares  []recordRare
-	shared map[*cluster.Recovery]*recordRare
+	shared map[rareKey]*recordRare
 	// Records share one PodSpec per distinct request: pods holds them,
 	// recent the last few used (a trace has few, in any order).
 	pods   map[cluster.PodSpec]*cluster.PodSpec
@@ -95,28 +95,46 @@ func (s *recStore) usage(n int) []PoolUsage {
 	return s.use[k : k+n : k+n]
 }
 
-// rare is the rare part of a record with usage list use (nil: none),
-// recovery settings rcv and step record step: nil when all three are.
-func (s *recStore) rare(use []PoolUsage, rcv *cluster.Recovery, step *StepRecord) *recordRare {
+// rare is the rare part x of a record, shared with the records with the
+// same recovery settings and diagnosis when that is all it holds: nil when
+// it holds nothing.
+func (s *recStore) rare(x recordRare) *recordRare {
 	switch {
-	case use == nil && step == nil && rcv == nil:
+	case x.use == nil && x.step == nil && x.recovery == nil && x.diag == "":
 		return nil
-	case use == nil && step == nil:
-		x, ok := s.shared[rcv]
+	case x.use == nil && x.step == nil:
+		k := rareKey{x.recovery, x.diag}
+		p, ok := s.shared[k]
 		if !ok {
 			if s.shared == nil {
-				s.shared = map[*cluster.Recovery]*recordRare{}
+				s.shared = map[rareKey]*recordRare{}
 			}
-			x = &recordRare{recovery: rcv}
-			s.shared[rcv] = x
+			p = &recordRare{recovery: x.recovery, diag: x.diag}
+			s.shared[k] = p
 		}
-		return x
+		return p
 	}
 	if len(s.rares) == cap(s.rares) {
 		s.rares = make([]recordRare, 0, recChunk)
 	}
-	s.rares = append(s.rares, recordRare{use: use, recovery: rcv, step: step})
+	s.rares = append(s.rares, x)
 	return &s.rares[len(s.rares)-1]
+}
+
+// rareKey is what records share a rare part by.
+type rareKey struct {
+	recovery *cluster.Recovery
+	diag     string
+}
+
+// diagnose gives record rec the diagnosis msg.
+func (s *recStore) diagnose(rec *JobRecord, msg string) {
+	var x recordRare
+	if rec.rare != nil {
+		x = *rec.rare
+	}
+	x.diag = msg
+	rec.rare = s.rare(x)
 }
 
 // result is every record, in order, as one slice; the store is spent.
@@ -210,7 +228,7 @@ func (r *runner) record(j *jobState, id int32) *JobRecord {
 		Replicas: j.spec.Replicas, PodsBound: j.info.Bound, MinAvailable: minAvailable(&j.spec), Pod: r.recs.pod(&j.spec.Pod),
 		Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
 		Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
-		Pool: j.pool, Reason: j.info.FirstReason, Diagnosis: j.diag,
+		Pool: j.pool, Reason: j.info.FirstReason,
 		AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts),
 		Admitted: -1,
 	}
@@ -239,6 +257,6 @@ func (r *runner) record(j *jobState, id int32) *JobRecord {
 			}
 		}
 	}
-	rec.rare = r.recs.rare(use, j.spec.Recovery, step)
+	rec.rare = r.recs.rare(recordRare{use: use, recovery: j.spec.Recovery, step: step, diag: j.diag})
 	return rec
 }

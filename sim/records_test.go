@@ -68,11 +68,32 @@ func recordsAgree(t *testing.T, nodes int) {
 	}
 }
 
-// A record is kept for every job of a run: 224 bytes, no padding. The
-// fields are 21 of 8 bytes (strings count 2, the three Held values 3),
-// 13 of 4 and 3 of 1: 168 + 52 + 3 = 223, rounded up to 8.
+// A record is kept for every job of a run: 208 bytes, no padding. The
+// fields are 19 of 8 bytes (strings count 2, the three Held values 3),
+// 13 of 4 and 3 of 1: 152 + 52 + 3 = 207, rounded up to 8.
 func TestJobRecordSize(t *testing.T) {
-	require.Equal(t, uintptr(224), unsafe.Sizeof(JobRecord{}))
+	require.Equal(t, uintptr(208), unsafe.Sizeof(JobRecord{}))
+}
+
+// Jobs with the same diagnosis (and no other rare part) share it: two
+// 16-GPU jobs on one 8-GPU node are unschedulable for the same reason, a
+// third job waits behind a running one until the horizon; setting one
+// record's diagnosis changes no other.
+func TestDiagnosisShared(t *testing.T) {
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 8)}, Horizon: 10 * Minute},
+		job("big1", 0, Minute, 1, 16), job("big2", 0, Minute, 1, 16), job("long", 0, Hour, 1, 8), job("next", Minute, Minute, 1, 8))
+	big1, big2, long, next := &res.Jobs[0], &res.Jobs[1], &res.Jobs[2], &res.Jobs[3]
+	require.Equal(t, []Outcome{Unschedulable, Unschedulable, Running, Pending}, []Outcome{big1.Outcome, big2.Outcome, long.Outcome, next.Outcome})
+	require.Equal(t, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", big1.Diagnosis())
+	require.Same(t, big1.rare, big2.rare)
+	require.Empty(t, long.Diagnosis())
+	require.Nil(t, long.rare)
+	require.Equal(t, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", next.Diagnosis())
+	big1.SetDiagnosis("changed")
+	require.Equal(t, "changed", big1.Diagnosis())
+	require.Equal(t, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", big2.Diagnosis())
+	big1.SetDiagnosis("")
+	require.Nil(t, big1.rare, "nothing rare left")
 }
 
 // Records with the same recovery settings and nothing else rare share
@@ -95,9 +116,14 @@ func TestRecoverySharedUntilUsageSet(t *testing.T) {
 	require.Same(t, rcv, ra.Recovery())
 	require.Equal(t, []PoolUsage{{Pool: 0, Held: [3]int64{1000 * Minute, 1000 * Minute, 1024 * Minute}}}, slices.Collect(rb.Usage()))
 	require.Same(t, rcv, rb.Recovery())
+	ra.SetDiagnosis("why")
+	require.Equal(t, "why", ra.Diagnosis())
+	require.Equal(t, []PoolUsage{lost}, slices.Collect(ra.Usage()))
+	require.Empty(t, rb.Diagnosis())
 	ra.SetUsage(nil)
 	require.Empty(t, slices.Collect(ra.Usage()))
 	require.Same(t, rcv, ra.Recovery())
+	require.Equal(t, "why", ra.Diagnosis())
 }
 
 // Usage gives back what SetUsage was given, whether it fits in the record

@@ -57,9 +57,9 @@ func Outcomes() []Outcome {
 // Start and End are -1 when the job never started or has not ended.
 //
 // A run keeps one record a job, so the fields are ordered to leave no
-// padding (224 bytes; TestJobRecordSize); the per-pool usage is kept
+// padding (208 bytes; TestJobRecordSize); the per-pool usage is kept
 // compactly (see Usage), and what few jobs have (recovery settings, a
-// training step) is read through methods.
+// training step, a diagnosis) is read through methods.
 type JobRecord struct {
 	ID int32
 	// Reason indexes Result.Reasons: why the job first had to wait (-1: it
@@ -87,9 +87,6 @@ type JobRecord struct {
 	Slowed bool
 	// Pool is the index of the pool of the job's first pod (-1: none).
 	Pool int32
-	// Diagnosis explains a job left pending or unschedulable, as
-	// kube-scheduler would ("0/N nodes are available: ...").
-	Diagnosis string
 	// HeldMilliMs is milli-GPU x ms the job's pods held GPUs, partly bound
 	// pods included.
 	HeldMilliMs int64
@@ -122,12 +119,43 @@ type JobRecord struct {
 
 // recordRare is the part of a record few jobs have: a usage list when the
 // usage does not fit in the record, recovery settings, a training job's
-// step record. A run's records with recovery settings and nothing else of
-// it share one per setting; a recordRare is never changed once made.
+// step record, a diagnosis. A run's records with recovery settings and a
+// diagnosis and nothing else of it share one per pair; a recordRare is
+// never changed once made.
 type recordRare struct {
 	use      []PoolUsage // nil: the usage is in the record
 	recovery *cluster.Recovery
 	step     *StepRecord
+	diag     string
+}
+
+// Diagnosis explains a job left pending or unschedulable, as
+// kube-scheduler would ("0/N nodes are available: ..."), or why a job
+// failed ("" for others).
+func (r *JobRecord) Diagnosis() string {
+	if r.rare == nil {
+		return ""
+	}
+	return r.rare.diag
+}
+
+// SetDiagnosis makes msg the record's diagnosis. Runs build their records'
+// diagnoses themselves; this is for records made by hand.
+func (r *JobRecord) SetDiagnosis(msg string) {
+	var rare recordRare
+	if r.rare != nil {
+		rare = *r.rare
+	}
+	rare.diag = msg
+	r.rare = rare.orNil()
+}
+
+// orNil is a copy of x, or nil when x holds nothing.
+func (x recordRare) orNil() *recordRare {
+	if x.use == nil && x.recovery == nil && x.step == nil && x.diag == "" {
+		return nil
+	}
+	return &x
 }
 
 // Recovery is the job's checkpoint and restart settings (nil: none).
@@ -185,10 +213,7 @@ func (r *JobRecord) SetUsage(us []PoolUsage) {
 	default:
 		rare.use = slices.Clone(us)
 	}
-	r.rare = nil
-	if rare.use != nil || rare.recovery != nil || rare.step != nil {
-		r.rare = &rare
-	}
+	r.rare = rare.orNil()
 }
 
 // inPlace reports whether usage us fits in a record: one pool, nothing

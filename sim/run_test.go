@@ -120,17 +120,17 @@ func TestConstraintsAndUnschedulable(t *testing.T) {
 	gangTooBig := job("gang3", 0, Second, 3, 4) // 3 x 4 GPUs: the pools hold 1+2 = 3... but general holds only 1
 	gangTooBig.Constraints = &cluster.Constraints{NodeSelector: map[string]string{cluster.LabelPool: "general"}}
 	res := run(t, Config{Pools: []cluster.PoolSpec{train, gen}}, big, ok, huge, gangTooBig)
-	out := map[string]JobRecord{}
-	for _, j := range res.Jobs {
-		out[j.Name] = j
+	out := map[string]*JobRecord{}
+	for i := range res.Jobs {
+		out[res.Jobs[i].Name] = &res.Jobs[i]
 	}
 	require.Equal(t, Unschedulable, out["big"].Outcome)
-	require.Equal(t, "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint {dedicated: training}.", out["big"].Diagnosis)
+	require.Equal(t, "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint {dedicated: training}.", out["big"].Diagnosis())
 	require.Equal(t, Completed, out["ok"].Outcome)
 	require.Equal(t, int32(0), out["ok"].Pool)
 	require.Equal(t, Unschedulable, out["huge"].Outcome)
 	require.Equal(t, Unschedulable, out["gang3"].Outcome)
-	require.Contains(t, out["gang3"].Diagnosis, "gang of 3 pods")
+	require.Contains(t, out["gang3"].Diagnosis(), "gang of 3 pods")
 }
 
 func TestDeadlinesDeleteRunningAndPendingJobs(t *testing.T) {
@@ -157,7 +157,7 @@ func TestHorizonLeavesRunningAndPending(t *testing.T) {
 	require.Equal(t, Running, res.Jobs[0].Outcome)
 	require.Equal(t, int64(8*1000*10*Second), res.Jobs[0].HeldMilliMs)
 	require.Equal(t, Pending, res.Jobs[1].Outcome)
-	require.Equal(t, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", res.Jobs[1].Diagnosis)
+	require.Equal(t, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", res.Jobs[1].Diagnosis())
 }
 
 func TestSharedGPUs(t *testing.T) {

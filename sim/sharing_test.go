@@ -35,7 +35,7 @@ func TestTimeSlicingSlowdownAndOOM(t *testing.T) {
 	require.Equal(t, Completed, res.Jobs[0].Outcome)
 	require.Equal(t, OOMKilled, res.Jobs[2].Outcome)
 	require.Equal(t, timing{3 * Minute, 3 * Minute}, tm["C"])
-	require.Contains(t, res.Jobs[2].Diagnosis, "20480 MiB of the GPU's 16384 MiB")
+	require.Contains(t, res.Jobs[2].Diagnosis(), "20480 MiB of the GPU's 16384 MiB")
 	// A replica holds a quarter of the GPU: A 250 milli for 14 min.
 	require.Equal(t, int64(250*14*Minute), res.Jobs[0].HeldMilliMs)
 	require.Equal(t, int64(250), res.Jobs[0].AllocMilli)
@@ -65,9 +65,9 @@ func TestMIGMixedAndSingle(t *testing.T) {
 	require.Equal(t, int64(143), res.Jobs[0].AllocMilli)
 	require.Equal(t, int64(429), res.Jobs[3].AllocMilli)
 	require.Equal(t, Unschedulable, res.Jobs[4].Outcome)
-	require.Contains(t, res.Jobs[4].Diagnosis, "Insufficient nvidia.com/gpu")
+	require.Contains(t, res.Jobs[4].Diagnosis(), "Insufficient nvidia.com/gpu")
 	require.Equal(t, Unschedulable, res.Jobs[5].Outcome)
-	require.Contains(t, res.Jobs[5].Diagnosis, "Insufficient nvidia.com/mig-7g.80gb")
+	require.Contains(t, res.Jobs[5].Diagnosis(), "Insufficient nvidia.com/mig-7g.80gb")
 
 	single := pool("single", 1, 1)
 	single.GPUModel = "A100-40GB"

@@ -31,7 +31,7 @@ func TestVolcanoPodEvictedPolicies(t *testing.T) {
 	require.Equal(t, sim.Failed, j.Outcome)
 	require.Equal(t, 150*mins, j.End)
 	require.Equal(t, int32(3), j.Attempts)
-	require.Equal(t, "Volcano Job Failed: PodEvicted (spot interruption) with policy RestartJob reached maxRetry 3", j.Diagnosis)
+	require.Equal(t, "Volcano Job Failed: PodEvicted (spot interruption) with policy RestartJob reached maxRetry 3", j.Diagnosis())
 
 	j = volcano(cluster.VolcanoRestartJob, 4)
 	require.Equal(t, sim.Completed, j.Outcome)
@@ -49,7 +49,7 @@ func TestVolcanoPodEvictedPolicies(t *testing.T) {
 		require.Equal(t, sim.Failed, j.Outcome, a.String())
 		require.Equal(t, 30*mins, j.End)
 	}
-	require.Contains(t, j.Diagnosis, "Volcano Job Terminated: PodEvicted (spot interruption) with policy TerminateJob")
+	require.Contains(t, j.Diagnosis(), "Volcano Job Terminated: PodEvicted (spot interruption) with policy TerminateJob")
 
 	// The Kubernetes Job it replaces: backoff 10 s, then 20 s, then 40 s.
 	res := simulate(t, pools, spec, gpuJob("train", 0, 4*hour, 1, 8, nil))
@@ -73,7 +73,7 @@ func TestVolcanoPodFailedRestart(t *testing.T) {
 	require.Equal(t, sim.Failed, j.Outcome)
 	require.Equal(t, int32(2), j.Attempts)
 	require.Equal(t, mins, j.End)
-	require.Contains(t, j.Diagnosis, "PodFailed (OOM on a time-sliced GPU: 20480 of 16384 MiB declared) with policy RestartJob reached maxRetry 2")
+	require.Contains(t, j.Diagnosis(), "PodFailed (OOM on a time-sliced GPU: 20480 of 16384 MiB declared) with policy RestartJob reached maxRetry 2")
 
 	// Without a PodFailed policy it is OOM-killed once, as before.
 	oom.Recovery = &cluster.Recovery{Volcano: &cluster.VolcanoPolicies{OnEvicted: cluster.VolcanoRestartJob, MaxRetry: 2}}

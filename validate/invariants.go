@@ -135,11 +135,11 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 			bad("%s deleted while running, but start %d end %d deadline %d duration %d do not agree", name, j.Start, j.End, j.Deadline, j.Duration)
 		}
 	case sim.Failed:
-		if j.End < 0 || j.Diagnosis == "" || (j.Disruptions == 0 && !strings.HasPrefix(j.Diagnosis, "DeadlineExceeded") && !strings.HasPrefix(j.Diagnosis, "Deactivated by Kueue")) || j.Failures > j.Disruptions {
+		if j.End < 0 || j.Diagnosis() == "" || (j.Disruptions == 0 && !strings.HasPrefix(j.Diagnosis(), "DeadlineExceeded") && !strings.HasPrefix(j.Diagnosis(), "Deactivated by Kueue")) || j.Failures > j.Disruptions {
 			bad("%s failed but has no end, no diagnosis, or no disruption or deadline to fail on", name)
 		}
 	case sim.OOMKilled:
-		if !started || j.End != j.Start || j.HeldMilliMs != 0 || j.Diagnosis == "" {
+		if !started || j.End != j.Start || j.HeldMilliMs != 0 || j.Diagnosis() == "" {
 			bad("%s was OOM-killed, so it ends as it starts and holds nothing, with a diagnosis", name)
 		}
 	case sim.Abandoned:
@@ -147,7 +147,7 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 			bad("%s abandoned, but start %d end %d deadline %d do not agree", name, j.Start, j.End, j.Deadline)
 		}
 	case sim.Unschedulable:
-		if started || j.End >= 0 || j.HeldMilliMs != 0 || j.PodsBound != 0 || j.Diagnosis == "" {
+		if started || j.End >= 0 || j.HeldMilliMs != 0 || j.PodsBound != 0 || j.Diagnosis() == "" {
 			bad("%s is unschedulable but started, ended, held GPUs or has no diagnosis", name)
 		}
 	case sim.Running:
@@ -165,7 +165,7 @@ func checkJob(res *sim.Result, j *sim.JobRecord, gang bool, bad func(string, ...
 		if (started && j.Preemptions == 0 && j.Disruptions == 0) || j.End >= 0 {
 			bad("%s is pending at the end but started (and was never preempted nor disrupted) or ended", name)
 		}
-		if j.Diagnosis == "" {
+		if j.Diagnosis() == "" {
 			bad("%s is pending at the end without a diagnosis", name)
 		}
 	default:

@@ -41,7 +41,7 @@ func TestInvariantsCatchBrokenBooks(t *testing.T) {
 		}, "over its capacity"},
 		"supply":                          {func(r *sim.Result) { r.Pools[0].SuppliedMilliMs-- }, "supplied"},
 		"completed early":                 {func(r *sim.Result) { r.Jobs[1].End-- }, "completed but ran"},
-		"unschedulable without diagnosis": {func(r *sim.Result) { r.Jobs[2].Diagnosis = "" }, "no diagnosis"},
+		"unschedulable without diagnosis": {func(r *sim.Result) { r.Jobs[2].SetDiagnosis("") }, "no diagnosis"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -63,7 +63,7 @@ func TestRestartBackoffAtTheEndIsPendingNotABug(t *testing.T) {
 				for _, j := range out.Main.Result.Jobs {
 					if j.Outcome.String() == "pending" && j.Start >= 0 && j.PodsBound == 0 {
 						found = true
-						require.NotEmpty(t, j.Diagnosis)
+						require.NotEmpty(t, j.Diagnosis())
 					}
 				}
 				require.True(t, found, "%s seed %d horizon %s: a started job waiting again at the end", c.file, seed, h)
