@@ -61,8 +61,11 @@ type admState struct {
 	acc      []QueueAdmission
 	cons     map[consKey]*cluster.Constraints
 	// base maps each of cons's constraints back to the job's own ones it
-	// was made from (an admitted job's pods carry the former).
-	base map[*cluster.Constraints]*cluster.Constraints
+	// was made from (an admitted job's pods carry the former); lastKey
+	// and lastCons are the last looked up (most runs have one).
+	base     map[*cluster.Constraints]*cluster.Constraints
+	lastKey  consKey
+	lastCons *cluster.Constraints
 	// stand and fair are the standings and fair shares as of the
 	// controller's version standVer and usage version usageVer (0: never
 	// read); req is scratch reused at every submission.
@@ -252,7 +255,11 @@ func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluste
 		}
 		k.rest = sb.String()
 	}
+	if a.lastCons != nil && k == a.lastKey {
+		return a.lastCons
+	}
 	if c, ok := a.cons[k]; ok {
+		a.lastKey, a.lastCons = k, c
 		return c
 	}
 	c := &cluster.Constraints{NodeSelector: map[string]string{}}
@@ -274,6 +281,7 @@ func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluste
 	}
 	a.cons[k] = c
 	a.base[c] = base
+	a.lastKey, a.lastCons = k, c
 	return c
 }
 

@@ -437,7 +437,11 @@ type Controller struct {
 	// lastLQ and lastCQ: the LocalQueue last submitted to and its queue.
 	lastLQ string
 	lastCQ int
-	seq    int64
+	// lqNames and lqCQ list the LocalQueues and their queues when there
+	// are few (lookup scans them: cheaper than hashing a name each job).
+	lqNames []string
+	lqCQ    []int
+	seq     int64
 	// evicted wait for the end of the cycle that evicted them.
 	evicted []*wl
 	// lending is per cohort tree (buildLending).
@@ -613,11 +617,48 @@ func New(spec Spec) (*Controller, error) {
 		}
 		c.lq[l.Name] = qi
 	}
+	if len(spec.LocalQueues) <= smallScan {
+		for _, l := range spec.LocalQueues {
+			c.lqNames = append(c.lqNames, l.Name)
+			c.lqCQ = append(c.lqCQ, c.lq[l.Name])
+		}
+	}
 	return c, nil
 }
 
 // Spec returns the policy the controller enforces.
 func (c *Controller) Spec() *Spec { return &c.spec }
+
+// smallScan is how many names a lookup scans rather than hashes.
+const smallScan = 8
+
+// lqIndex is the queue a LocalQueue feeds.
+func (c *Controller) lqIndex(name string) (int, bool) {
+	if c.lqNames == nil {
+		qi, ok := c.lq[name]
+		return qi, ok
+	}
+	for i, n := range c.lqNames {
+		if n == name {
+			return c.lqCQ[i], true
+		}
+	}
+	return 0, false
+}
+
+// resIndex is a resource's index.
+func (c *Controller) resIndex(name string) (int, bool) {
+	if len(c.resName) > smallScan {
+		ri, ok := c.res[name]
+		return ri, ok
+	}
+	for ri, n := range c.resName {
+		if n == name {
+			return ri, true
+		}
+	}
+	return 0, false
+}
 
 // ErrNoQueue is returned by Submit for a workload whose LocalQueue does
 // not exist.
@@ -629,7 +670,7 @@ func (c *Controller) Submit(w Workload) error {
 	qi := c.lastCQ
 	if qi < 0 || w.Queue != c.lastLQ {
 		var ok bool
-		if qi, ok = c.lq[w.Queue]; !ok {
+		if qi, ok = c.lqIndex(w.Queue); !ok {
 			return fmt.Errorf("%w %q", ErrNoQueue, w.Queue)
 		}
 		c.lastLQ, c.lastCQ = w.Queue, qi
@@ -665,7 +706,7 @@ func (c *Controller) Submit(w Workload) error {
 		if r.Amount <= 0 {
 			continue
 		}
-		ri, ok := c.res[r.Resource]
+		ri, ok := c.resIndex(r.Resource)
 		if !ok || st.groupOf[ri] < 0 {
 			missing = append(missing, r.Resource)
 			continue
@@ -1512,7 +1553,7 @@ func (c *Controller) QueueIndex(localQueue string) int {
 	if c.lastCQ >= 0 && localQueue == c.lastLQ {
 		return c.lastCQ
 	}
-	if qi, ok := c.lq[localQueue]; ok {
+	if qi, ok := c.lqIndex(localQueue); ok {
 		return qi
 	}
 	return -1
@@ -1521,10 +1562,10 @@ func (c *Controller) QueueIndex(localQueue string) int {
 // Covers says whether the ClusterQueue fed by a LocalQueue has quota for
 // a resource.
 func (c *Controller) Covers(localQueue, resource string) bool {
-	qi, ok := c.lq[localQueue]
+	qi, ok := c.lqIndex(localQueue)
 	if !ok {
 		return false
 	}
-	ri, ok := c.res[resource]
+	ri, ok := c.resIndex(resource)
 	return ok && c.cqs[qi].groupOf[ri] >= 0
 }
