@@ -16,6 +16,15 @@ import (
 // two times is what a second core buys. cpu/wall is the cores kept busy
 // on average: near 2 at -cpu 2 when the machine has two cores free, even
 // where other work on a shared machine slows the wall clock.
+//
+// On a shared machine whose other work takes the second core, -cpu 2
+// shows cpu/wall near 1 and the ratio means nothing, whatever the
+// process's nice value. Interleaving the two settings in one process
+// (-cpu 1,2,1,2,1,2 -benchtime 8x, medians per setting) and, as root,
+// running it under `chrt -f 1` (cpu/wall then near 2 at -cpu 2) gives
+// ratios that hold from run to run within a few hundredths; the CPU a
+// run takes still moves by 10-20% with what the rest of the host does.
+// gc/op and gc-cpu-s/op say how much of that is the collector.
 
 // BenchmarkCoresSpotWhatIf is `gpuplan simulate
 // scenarios/examples/spot-what-if.yaml` without writing files: the
