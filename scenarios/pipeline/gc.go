@@ -24,7 +24,16 @@ import (
 // memory is at most the floor (gcFloorPerWorker x workers, at most
 // gcFloorMax). A GOGC other than 100 when the pool starts (the GOGC
 // environment variable, debug.SetGCPercent, or an enclosing pool's floor)
-// is left alone. The setting is the process's: two pools started at once
+// is left alone: Scenario and Replications start the floor before they
+// build anything, and their pool leaves it alone. Started only at the
+// pool, the first allocations before it, with GOGC just put back to 100
+// by an earlier pool over its heap of garbage, would start a collection
+// that then runs beside the workers, one more each time (at -cpu 2,
+// BenchmarkCoresSpotWhatIf collected 0.95 times an op when it built the
+// variants before the pool, 0.55-0.7 times when it built them on the
+// workers, 0.45 with the floor started first; BenchmarkCoresValidate8Seeds
+// 0.55 when it primed the scenarios before the pool, 0.40 since). The
+// setting is the process's: two pools started at once
 // by one program share it, and the first to finish puts GOGC back to 100.
 const (
 	gcFloorPerWorker = 32 << 20
@@ -51,6 +60,18 @@ func startGCFloor(workers int) *gcFloor {
 		live: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	g.adjust()
 	return g
+}
+
+// setWorkers sets the floor for workers (callers that start the floor
+// before they know how many runs the pool gets); a nil g does nothing.
+func (g *gcFloor) setWorkers(workers int) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.floor = min(uint64(workers)*gcFloorPerWorker, gcFloorMax)
+	g.mu.Unlock()
+	g.adjust()
 }
 
 // adjust sets GOGC from the live heap the last collection marked, and

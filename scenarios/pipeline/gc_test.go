@@ -99,3 +99,31 @@ func TestPoolLeavesTheUsersGOGCAlone(t *testing.T) {
 		t.Fatalf("GOGC %v inside the pool and %d after, want the user's 50 every time", inside, g)
 	}
 }
+
+// Scenario and Replications start the floor before they know how many
+// workers their pool gets, then set it: GOGC follows the floor of the
+// workers set, and the pool inside leaves it alone.
+func TestFloorStartedBeforeThePoolFollowsItsWorkers(t *testing.T) {
+	withGOGC(t, 100)
+	runtime.GC()
+	g := startGCFloor(1)
+	if want := int64(gcPercentFor(gcFloorPerWorker, liveHeap())); gogc() != want {
+		t.Fatalf("GOGC = %d with one worker's floor, want %d", gogc(), want)
+	}
+	g.setWorkers(4)
+	want := int64(gcPercentFor(4*gcFloorPerWorker, liveHeap()))
+	if gogc() != want {
+		t.Fatalf("GOGC = %d with four workers' floor, want %d", gogc(), want)
+	}
+	inside, err := Pool(context.Background(), 2, 2, func(context.Context, int) (int64, error) { return gogc(), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want > 100 && (inside[0] != want || inside[1] != want || gogc() != want) {
+		t.Fatalf("GOGC %v inside the pool and %d after it, want the enclosing floor's %d", inside, gogc(), want)
+	}
+	g.stop()
+	if gogc() != 100 {
+		t.Fatalf("GOGC = %d after stop, want 100 back", gogc())
+	}
+}

@@ -206,6 +206,8 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 // are independent and go to a pool of o.Workers; the outcome is the same
 // whatever their number.
 func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
+	gc := startGCFloor(Workers(o.Workers)) // before anything is built: see gcFloor
+	defer gc.stop()
 	base := sc
 	if o.Variant != "" {
 		v, err := sc.Variant(o.Variant)
@@ -300,6 +302,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		sum *reports.Summary // a curve's run
 	}
 	workers := min(Workers(o.Workers), n)
+	gc.setWorkers(workers)
 	res, err := Pool(context.Background(), n, workers, func(_ context.Context, i int) (result, error) {
 		if i >= len(jobs) {
 			k := sort.Search(len(curves), func(k int) bool { return curves[k].first > i }) - 1

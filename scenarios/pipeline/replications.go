@@ -26,6 +26,8 @@ type Side struct {
 // number of workers.
 func Replications(sides []Side, seed uint64, reps, workers int) ([][]*reports.Summary, error) {
 	n := len(sides)
+	gc := startGCFloor(min(Workers(workers), max(1, n*reps))) // before anything is built: see gcFloor
+	defer gc.stop()
 	// A side's scenario is primed by its first run, on a worker, before
 	// any of its runs reads it.
 	primed := make([]func() *scenarios.Scenario, n)
