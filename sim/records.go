@@ -7,8 +7,8 @@ import "gpuplan.dev/gpuplan/sim/cluster"
 //
 // The records live in chunks of recChunk. With Config.JobsHint the chunks
 // are windows of one array of that many records, reserved at the start
-// (its pages cost memory only once written), and Result.Jobs is that
-// array: no copy. Without a hint, or past it, the chunks are allocated one
+// (its pages cost memory only once written; on Linux it is advised to
+// huge pages, see adviseHuge), and Result.Jobs is that array: no copy. Without a hint, or past it, the chunks are allocated one
 // by one and copied into Result.Jobs at the end.
 //
 // In a plain run (no capacity controller, preemption or service, whose
@@ -69,6 +69,7 @@ func (s *recStore) reserve(hint int) {
 		return
 	}
 	s.all = make([]JobRecord, (hint+recChunk-1)/recChunk*recChunk)
+	adviseHuge(s.all)
 }
 
 // slot is the record numbered i, its chunk made on first use.
