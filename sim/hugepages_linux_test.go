@@ -29,10 +29,6 @@ func TestRecordsArrayAdvisedHuge(t *testing.T) {
 	lo := (start + huge - 1) &^ (huge - 1)
 	flags := vmFlags(t, lo)
 	require.Contains(t, strings.Fields(flags), "hg", "VmFlags of the mapping at %#x: %s", lo, flags)
-	// A small array (under two huge pages) is left alone, and so is none.
-	var small recStore
-	small.reserve(1000)
-	adviseHuge(nil)
 }
 
 // vmFlags is the VmFlags line of the mapping of /proc/self/smaps that

@@ -8,8 +8,9 @@ import "gpuplan.dev/gpuplan/sim/cluster"
 // The records live in chunks of recChunk. With Config.JobsHint the chunks
 // are windows of one array of that many records, reserved at the start
 // (its pages cost memory only once written; on Linux it is advised to
-// huge pages, see adviseHuge), and Result.Jobs is that array: no copy. Without a hint, or past it, the chunks are allocated one
-// by one and copied into Result.Jobs at the end.
+// huge pages, see adviseHuge), and Result.Jobs is that array: no copy.
+// Without a hint, or past it, the chunks are allocated one by one and
+// copied into Result.Jobs at the end.
 //
 // In a plain run (no capacity controller, preemption or service, whose
 // events and tables refer to jobs by index after they finish), a job's
@@ -101,7 +102,7 @@ func (s *recStore) usage(n int) []PoolUsage {
 // it holds nothing.
 func (s *recStore) rare(x recordRare) *recordRare {
 	switch {
-	case x.use == nil && x.step == nil && x.recovery == nil && x.diag == "":
+	case x.empty():
 		return nil
 	case x.use == nil && x.step == nil:
 		k := rareKey{x.recovery, x.diag}

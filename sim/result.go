@@ -150,9 +150,14 @@ func (r *JobRecord) SetDiagnosis(msg string) {
 	r.rare = rare.orNil()
 }
 
+// empty reports whether x holds nothing.
+func (x *recordRare) empty() bool {
+	return x.use == nil && x.recovery == nil && x.step == nil && x.diag == ""
+}
+
 // orNil is a copy of x, or nil when x holds nothing.
 func (x recordRare) orNil() *recordRare {
-	if x.use == nil && x.recovery == nil && x.step == nil && x.diag == "" {
+	if x.empty() {
 		return nil
 	}
 	return &x

@@ -579,10 +579,10 @@ func (r *runner) handle(t Time, ev event) error {
 	return nil
 }
 
-// MaxJobs bounds the jobs of one run: each keeps a record of about 330
-// bytes (232 of record, 80 of usage, its name) and, while it is in flight
-// (in any run with a capacity controller, preemption or services: to the
-// end), 352 of state, so 20 million is some 7 to 13 GB.
+// MaxJobs bounds the jobs of one run: each keeps a record of about 220
+// bytes (208 of record, its name) and, while it is in flight (in any run
+// with a capacity controller, preemption or services: to the end), 352 of
+// state, so 20 million is some 4.5 to 12 GB.
 const MaxJobs = 20_000_000
 
 func (r *runner) arrive(t Time) error {

@@ -121,7 +121,6 @@ func TestScenarioCurvesOfVariantsBuiltOnTheWorkers(t *testing.T) {
 			require.Equal(t, first, out.Main.Summary.SpotSensitivity, "%d workers", w)
 		}
 	}
-
 }
 
 // The scenario's own curve takes its all-on-demand figures from the
