@@ -63,7 +63,10 @@ func MIGProfiles(model string) []MIGProfile {
 		return migTable(func(s int) string { return names[s] }, func(s int) int64 { return int64(s) * 10 * 1024 }, "1g.20gb")
 	case "H200-141GB":
 		names := map[int]string{1: "18gb", 2: "35gb", 4: "71gb", 8: "141gb"}
-		mib := map[int]int64{1: 18 * 1024, 2: 35 * 1024, 4: 71 * 1024, 8: 141 * 1024}
+		// Memory as NVML reports it on a real H200 (nvidia-smi mig -lgip:
+		// 16.00, 32.50, 69.75 and 140.00 GiB; benchmarks/calibrate/testdata/
+		// h200-device), not as the names read: a 1g.18gb instance holds 16 GiB.
+		mib := map[int]int64{1: 16 * 1024, 2: 32*1024 + 512, 4: 69*1024 + 768, 8: 140 * 1024}
 		return migTable(func(s int) string { return names[s] }, func(s int) int64 { return mib[s] }, "1g.35gb")
 	}
 	return nil

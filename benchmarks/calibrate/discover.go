@@ -27,7 +27,10 @@ func nvmlErr(what string, ret nvml.Return) error {
 	return fmt.Errorf("NVML %s: %s", what, ret.String())
 }
 
-func busID(b [32]int8) string {
+func busID(b [32]int8) string { return strings.ToLower(cString(b[:])) }
+
+// cString is a NUL-terminated C string of an NVML structure.
+func cString(b []int8) string {
 	var sb strings.Builder
 	for _, c := range b {
 		if c == 0 {
@@ -35,7 +38,7 @@ func busID(b [32]int8) string {
 		}
 		sb.WriteByte(byte(c))
 	}
-	return strings.ToLower(sb.String())
+	return sb.String()
 }
 
 var topoNames = map[nvml.GpuTopologyLevel]string{
@@ -43,8 +46,31 @@ var topoNames = map[nvml.GpuTopologyLevel]string{
 	nvml.TOPOLOGY_HOSTBRIDGE: "PHB", nvml.TOPOLOGY_NODE: "NODE", nvml.TOPOLOGY_SYSTEM: "SYS",
 }
 
-// migProfileName names a GPU instance profile as nvidia-smi does:
-// <slices>g.<memory GB, rounded up>gb, +me for the media-extension profile.
+// ProfileNamer gives NVML's own name of a device's GPU instance profile id,
+// or false when NVML has none for it.
+type ProfileNamer func(d nvml.Device, id int) (string, bool)
+
+// NVMLProfileName reads the name field of NVML's version-2 profile
+// structure ("MIG 1g.18gb"), the name nvidia-smi prints and the device
+// plugin advertises. A profile cannot always be named from its memory: a
+// real H200 reports its 1g.18gb profile with 16,384 MiB
+// (testdata/h200-device).
+func NVMLProfileName(d nvml.Device, id int) (string, bool) {
+	info, ret := d.GetGpuInstanceProfileInfoV(id).V2()
+	if ret != nvml.SUCCESS {
+		return "", false
+	}
+	return profileNameV2(info)
+}
+
+func profileNameV2(info nvml.GpuInstanceProfileInfo_v2) (string, bool) {
+	name := strings.TrimPrefix(cString(info.Name[:]), "MIG ")
+	return name, name != ""
+}
+
+// migProfileName names a GPU instance profile when NVML gives no name:
+// <slices>g.<memory GiB, rounded up>gb, +me for the media-extension
+// profile. It matches NVIDIA's names on the A100 and H100, not the H200's.
 func migProfileName(id int, info nvml.GpuInstanceProfileInfo) string {
 	name := fmt.Sprintf("%dg.%dgb", info.SliceCount, int(math.Ceil(float64(info.MemorySizeMB)/1024)))
 	if id == nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1 {
@@ -55,8 +81,10 @@ func migProfileName(id int, info nvml.GpuInstanceProfileInfo) string {
 
 // Discover enumerates the GPUs NVML sees and their topology; node facts
 // (host, CPUs, memory) come from the caller. It initialises and shuts
-// down lib.
-func Discover(lib nvml.Interface, node models.NodeFacts) (*models.NodeFacts, error) {
+// down lib. MIG profiles take their names from named when it is given and
+// knows the profile (the real library: NVMLProfileName; go-nvml's mock
+// servers cannot answer it), else from their slices and memory.
+func Discover(lib nvml.Interface, node models.NodeFacts, named ProfileNamer) (*models.NodeFacts, error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
 			return nil, errNoNVML
@@ -121,7 +149,13 @@ func Discover(lib nvml.Interface, node models.NodeFacts) (*models.NodeFacts, err
 				if ret != nvml.SUCCESS {
 					continue
 				}
-				if name := migProfileName(id, info); !seen[name] {
+				name := migProfileName(id, info)
+				if named != nil {
+					if n, ok := named(d, id); ok {
+						name = n
+					}
+				}
+				if !seen[name] {
 					seen[name] = true
 					g.MIGProfiles = append(g.MIGProfiles, name)
 				}

@@ -79,7 +79,7 @@ func TestDiscoverOnMockDGXs(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			wire(c.srv, c.links, c.power, 1980, 2619)
-			f, err := Discover(c.srv, models.NodeFacts{Hostname: "mock", CPUs: 224, MemoryMiB: 2 << 20})
+			f, err := Discover(c.srv, models.NodeFacts{Hostname: "mock", CPUs: 224, MemoryMiB: 2 << 20}, nil)
 			require.NoError(t, err)
 			require.Equal(t, "mock", f.Hostname)
 			require.NotEmpty(t, f.DriverVersion)
@@ -137,7 +137,7 @@ func TestDiscoverDirectLinksAndPCIe(t *testing.T) {
 			d.GetNvLinkStateFunc = func(int) (nvml.EnableState, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 		}
 	}
-	f, err := Discover(s, models.NodeFacts{})
+	f, err := Discover(s, models.NodeFacts{}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 4, f.Pairs[0].NVLinks, "GPUs 0 and 1: 4 direct links")
 	require.False(t, f.Pairs[0].ViaNVSwitch)
@@ -152,7 +152,7 @@ func TestDiscoverWithoutNVML(t *testing.T) {
 		lib.Shutdown()
 		t.Skip("this machine has NVML")
 	}
-	_, err := Discover(lib, models.NodeFacts{})
+	_, err := Discover(lib, models.NodeFacts{}, nil)
 	require.Error(t, err)
 	require.True(t, NoNVML(err), err.Error())
 	require.Contains(t, err.Error(), "NVML library not found")

@@ -5,4 +5,6 @@ package calibrate
 import "gpuplan.dev/gpuplan/models"
 
 // DiscoverNode discovers this node through its NVML library.
-func DiscoverNode() (*models.NodeFacts, error) { return Discover(OpenNVML(), HostFacts()) }
+func DiscoverNode() (*models.NodeFacts, error) {
+	return Discover(OpenNVML(), HostFacts(), NVMLProfileName)
+}
