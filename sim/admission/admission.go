@@ -268,8 +268,8 @@ type Workload struct {
 	// Constraints are the workload's pods' node selector, required node
 	// affinity and tolerations, checked against each flavor's nodeLabels
 	// and nodeTaints (nil: none). Workloads with the same constraints
-	// should share one pointer: Submit reuses what it worked out for the
-	// last one.
+	// should share one pointer, not changed once submitted: Submit reuses
+	// what it worked out for the last one.
 	Constraints *cluster.Constraints
 }
 
