@@ -161,10 +161,8 @@ func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 func (r *runner) submit(t Time, j *jobState) error {
 	a := r.adm
 	a.integrate(t)
-	w := admission.Workload{ID: j.info.ID, Queue: j.spec.Queue, Priority: j.spec.Priority, Created: j.spec.Submit, Requests: a.requests(&j.spec)}
-	if c := j.spec.Constraints; c != nil {
-		w.Tolerations = c.Tolerations
-	}
+	w := admission.Workload{ID: j.info.ID, Queue: j.spec.Queue, Priority: j.spec.Priority, Created: j.spec.Submit, Requests: a.requests(&j.spec),
+		Constraints: j.spec.Constraints}
 	if err := a.ctl.Submit(w); err != nil {
 		return &WorkloadError{Job: int(j.info.ID), Name: j.spec.Name, Err: fmt.Errorf("queue %q: %w (every job's queue must be a LocalQueue of the admission policy)", j.spec.Queue, err)}
 	}

@@ -184,10 +184,15 @@ type FairSharing struct {
 }
 
 // Flavor is a ResourceFlavor: the node labels an admitted workload's pods
-// are steered to, and the taints they tolerate there.
+// are steered to, and the taints they tolerate there. A workload is
+// assigned the flavor only if its pods' node selector and required
+// affinity match NodeLabels (on the keys its resource group's flavors
+// label) and its pods tolerate NodeTaints (flavors.go).
 type Flavor struct {
-	Name        string
-	NodeLabels  map[string]string
+	Name       string
+	NodeLabels map[string]string
+	// Tolerations are added to an admitted workload's pods; they count
+	// against the flavor's own NodeTaints as well, as in Kueue.
 	Tolerations []Toleration
 	// NodeTaints must be tolerated by a workload for it to be assigned
 	// the flavor (NoSchedule and NoExecute; PreferNoSchedule is ignored).
@@ -260,9 +265,12 @@ type Workload struct {
 	Priority int32
 	Created  int64
 	Requests []Request
-	// Tolerations are the workload's pods' (checked against flavors'
-	// nodeTaints).
-	Tolerations []cluster.Toleration
+	// Constraints are the workload's pods' node selector, required node
+	// affinity and tolerations, checked against each flavor's nodeLabels
+	// and nodeTaints (nil: none). Workloads with the same constraints
+	// should share one pointer, not changed once submitted: Submit reuses
+	// what it worked out for the last one.
+	Constraints *cluster.Constraints
 }
 
 // Decision is one change a cycle made.
@@ -286,6 +294,7 @@ type Decision struct {
 type wl struct {
 	Workload
 	cq       int
+	class    int32   // its flavors' verdicts (cqState.classes)
 	req      []int64 // per resource index
 	gpus     int64   // of every nvidia.com/ resource
 	admitted bool
@@ -313,11 +322,13 @@ type bucket struct {
 	head    int
 	// reason is why the bucket's first workload last failed.
 	reason string
-	// The shape: priority and requests per resource index; next chains
-	// shapes whose hashes collide.
-	prio int32
-	req  []int64
-	next *bucket
+	// The shape: priority, requests per resource index and the class
+	// (which flavors may be assigned); next chains shapes whose hashes
+	// collide.
+	prio  int32
+	req   []int64
+	class int32
+	next  *bucket
 	// skipped is the cycle (Controller.cycles) that set the bucket aside.
 	skipped uint64
 }
@@ -388,6 +399,14 @@ type cqState struct {
 	posOf   []int   // resource index -> its position in its group's Covered
 	resOf   [][]int // group -> covered position -> resource index
 	flavors [][]int // group -> flavor indices in Spec.Flavors
+	// labelKeys are each group's label keys (groupLabelKeys); flat[g]+f
+	// is group g's flavor f's place in a class pattern, classes the
+	// patterns of the queue's workloads (a verdict per flavor: flavors.go)
+	// and classIdx finds one.
+	labelKeys []map[string]bool
+	flat      []int
+	classes   [][]byte
+	classIdx  map[string]int32
 	// keys are the tree's flavor-resource keys per [group][flavor in
 	// group][covered resource]; gpuSlots the GPU resources' positions,
 	// gpuUse their usage cells and gpuNominal their nominal quotas (for
@@ -437,6 +456,13 @@ type Controller struct {
 	// lastLQ and lastCQ: the LocalQueue last submitted to and its queue.
 	lastLQ string
 	lastCQ int
+	// lastClassCQ, lastClassCons and lastClass: the queue and constraints
+	// a class was last worked out for, and the class (classOf); classBuf
+	// is its scratch.
+	lastClassCQ   *cqState
+	lastClassCons *cluster.Constraints
+	lastClass     int32
+	classBuf      []byte
 	// lqNames and lqCQ list the LocalQueues and their queues when there
 	// are few (lookup scans them: cheaper than hashing a name each job).
 	lqNames []string
@@ -487,6 +513,9 @@ func New(spec Spec) (*Controller, error) {
 	for i, f := range spec.Flavors {
 		if _, dup := c.flavor[f.Name]; dup || f.Name == "" {
 			return nil, fmt.Errorf("ResourceFlavor %q: missing or duplicate name", f.Name)
+		}
+		if len(f.NodeTaints) > maxFlavorTaints {
+			return nil, fmt.Errorf("ResourceFlavor %s: %d nodeTaints, more than %d", f.Name, len(f.NodeTaints), maxFlavorTaints)
 		}
 		c.flavor[f.Name] = i
 	}
@@ -552,6 +581,12 @@ func New(spec Spec) (*Controller, error) {
 		}
 		st.resOf = make([][]int, len(st.Groups))
 		st.keys = make([][][]int, len(st.Groups))
+		n := 0
+		for gi := range st.Groups {
+			st.labelKeys = append(st.labelKeys, groupLabelKeys(c.spec.Flavors, st.flavors[gi]))
+			st.flat = append(st.flat, n)
+			n += len(st.flavors[gi])
+		}
 		for gi, g := range st.Groups {
 			for r, name := range g.Covered {
 				ri := c.res[name]
@@ -701,6 +736,7 @@ func (c *Controller) Submit(w Workload) error {
 	// The requests are summed into req: the caller may reuse its slice.
 	x.Requests = nil
 	st := c.cqs[qi]
+	x.class = c.classOf(st, w.Constraints)
 	var missing []string
 	for _, r := range w.Requests {
 		if r.Amount <= 0 {
@@ -780,16 +816,16 @@ func less(a, b *wl) bool {
 
 func (c *Controller) insert(st *cqState, x *wl) {
 	if x.bucket == nil {
-		h := shapeHash(x.Priority, x.req)
+		h := shapeHash(x.Priority, x.class, x.req)
 		b := st.buckets[h]
-		for b != nil && (b.prio != x.Priority || !slices.Equal(b.req, x.req)) {
+		for b != nil && (b.prio != x.Priority || b.class != x.class || !slices.Equal(b.req, x.req)) {
 			b = b.next
 		}
 		if b == nil {
 			if st.buckets == nil {
 				st.buckets = map[uint64]*bucket{}
 			}
-			b = &bucket{prio: x.Priority, req: slices.Clone(x.req), next: st.buckets[h]}
+			b = &bucket{prio: x.Priority, req: slices.Clone(x.req), class: x.class, next: st.buckets[h]}
 			st.buckets[h] = b
 			st.bucketsL = append(st.bucketsL, b)
 		}
@@ -804,11 +840,12 @@ func (c *Controller) insert(st *cqState, x *wl) {
 	x.bucket.add(x)
 }
 
-// shapeHash hashes a shape (priority and requests) for cqState.buckets
-// (FNV-1a over 64-bit words; collisions are chained).
-func shapeHash(prio int32, req []int64) uint64 {
+// shapeHash hashes a shape (priority, class and requests) for
+// cqState.buckets (FNV-1a over 64-bit words; collisions are chained).
+func shapeHash(prio, class int32, req []int64) uint64 {
 	h := uint64(14695981039346656037)
 	h = (h ^ uint64(uint32(prio))) * 1099511628211
+	h = (h ^ uint64(uint32(class))) * 1099511628211
 	for _, a := range req {
 		h = (h ^ uint64(a)) * 1099511628211
 	}
@@ -1026,13 +1063,13 @@ func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool)
 		stopped := false
 		for f := range st.flavors[g] {
 			fl := &c.spec.Flavors[st.flavors[g][f]]
-			if len(fl.NodeTaints) > 0 {
-				if t, bad := untolerated(fl, x.Tolerations); bad {
-					if why {
-						cur = appendWhy(cur, "untolerated taint {", t, "} in flavor ", fl.Name)
-					}
-					continue
+			if v := c.flavorVerdict(st, x, g, f); v != candidate {
+				// Not a candidate for its pods (Kueue's
+				// checkFlavorForPodSets): tried no further.
+				if why {
+					cur = appendVerdict(cur, fl, v)
 				}
+				continue
 			}
 			fits, b := true, false
 			shorts := 0
@@ -1365,26 +1402,6 @@ type Standing struct {
 	// lendable quota (borrowing is shared among the lenders in proportion
 	// to what each leaves unused).
 	Borrowed, Lent float64
-}
-
-// untolerated finds a flavor taint the tolerations do not cover.
-func untolerated(f *Flavor, tols []cluster.Toleration) (string, bool) {
-	for _, t := range f.NodeTaints {
-		if t.Effect != cluster.NoSchedule && t.Effect != cluster.NoExecute {
-			continue
-		}
-		ok := false
-		for _, tol := range tols {
-			if tol.Tolerates(t) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect), true
-		}
-	}
-	return "", false
 }
 
 // Amount writes an amount in the simulator's units the Kubernetes way:

@@ -330,7 +330,7 @@ func TestFlavorTaints(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "q", Requests: []Request{{gpu, 1}}}))
 	require.NoError(t, c.Submit(Workload{ID: 2, Queue: "q", Created: 1, Requests: []Request{{gpu, 1}},
-		Tolerations: []cluster.Toleration{{Key: "spot", Operator: "Exists", Effect: cluster.NoSchedule}}}))
+		Constraints: &cluster.Constraints{Tolerations: []cluster.Toleration{{Key: "spot", Operator: "Exists", Effect: cluster.NoSchedule}}}}))
 	var flavors []int
 	for _, d := range c.Cycle() {
 		if !d.Waiting {

@@ -9,7 +9,9 @@
 // fair.go) and the controller side of waitForPodsReady (Evict, Requeue).
 //
 // A workload is admitted whole or not at all: every resource it asks for
-// must fit the quota of one flavor per resource group. An admitted
+// must fit the quota of one flavor per resource group, among the flavors
+// its pods' node selector, required node affinity and tolerations allow
+// (flavors.go, which mirrors Kueue v0.17.0's flavor assigner). An admitted
 // workload holds its quota until it finishes or is preempted, whether or
 // not its pods have been placed yet; the flavor's node labels then steer
 // its pods to the flavor's nodes.

@@ -31,7 +31,7 @@ func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
 		cross = "fair sharing within the cohort"
 	}
 	for f := range st.flavors[g] {
-		if _, bad := untolerated(&c.spec.Flavors[st.flavors[g][f]], x.Tolerations); bad {
+		if c.flavorVerdict(st, x, g, f) != candidate {
 			continue
 		}
 		targets := c.targetsFor(x, g, f)

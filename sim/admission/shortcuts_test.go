@@ -10,7 +10,8 @@ import (
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
-// randomSpec is a random policy: one to three flavors (some tainted),
+// randomSpec is a random policy: one to three flavors (some tainted, some
+// labelled with one of two zones),
 // two to four queues in a flat cohort, a tree with a quota-holding
 // Cohort, or none; gpu alone or with cpu and memory, sometimes a MIG
 // group; random limits, preemption policies, strategies, fungibility and
@@ -22,6 +23,9 @@ func randomSpec(r *rand.Rand) Spec {
 		f := Flavor{Name: fmt.Sprintf("f%d", i)}
 		if r.IntN(4) == 0 {
 			f.NodeTaints = []cluster.Taint{{Key: "spot", Value: "true", Effect: cluster.NoSchedule}}
+		}
+		if r.IntN(2) == 0 {
+			f.NodeLabels = map[string]string{"zone": fmt.Sprintf("z%d", r.IntN(2))}
 		}
 		s.Flavors = append(s.Flavors, f)
 	}
@@ -100,6 +104,10 @@ func randomSpec(r *rand.Rand) Spec {
 // every decision, reason and standing.
 func TestCycleShortcutsChangeNoDecision(t *testing.T) {
 	resources := []string{gpu, "cpu", "memory", "nvidia.com/mig-1g.10gb"}
+	tol := []cluster.Toleration{{Key: "spot", Operator: "Exists"}}
+	cons := []*cluster.Constraints{nil, nil, nil, {Tolerations: tol},
+		{NodeSelector: map[string]string{"zone": "z0"}},
+		{NodeSelector: map[string]string{"zone": "z1"}, Tolerations: tol}}
 	specs, admissions, preemptions, reused := 0, 0, 0, 0
 	for seed := uint64(0); seed < 120; seed++ {
 		r := rand.New(rand.NewPCG(seed, 17))
@@ -127,9 +135,9 @@ func TestCycleShortcutsChangeNoDecision(t *testing.T) {
 					}
 					w.Requests = append(w.Requests, Request{res, int64(r.IntN(6))})
 				}
-				if r.IntN(3) == 0 {
-					w.Tolerations = []cluster.Toleration{{Key: "spot", Operator: "Exists"}}
-				}
+				// Constraints from a few shared ones (as a run shares
+				// them): a toleration, a zone selector, both.
+				w.Constraints = cons[r.IntN(len(cons))]
 				if len(fast.free) > 0 {
 					reused++
 				}

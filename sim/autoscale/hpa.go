@@ -331,10 +331,17 @@ func (h *HPA) changedWithin(now, period int64, sign int) int {
 
 // limit is the furthest the policies of one direction (dir +1 up, -1
 // down) let the replicas go from cur: each policy measures from the
-// replicas at the start of its period (cur less what it already changed
-// within it); Max selects the policy allowing the most change, Min the
-// least. A Percent step up rounds up; a Percent step down truncates the
-// replicas it leaves, as the controller does.
+// replicas at the start of its period, which is cur less the replicas
+// added within the period plus those removed within it, whichever the
+// direction (a scale-down inside a scale-up's period gives the scale-up
+// back its room, and the mirror); Max selects the policy allowing the
+// most change, Min the least. A Percent step up rounds up; a Percent step
+// down truncates the replicas it leaves. This is the controller's
+// calculateScaleUpLimitWithScalingRules and
+// calculateScaleDownLimitWithBehaviors (k8s.io/kubernetes
+// pkg/controller/podautoscaler/horizontal.go), both of which take
+// periodStartReplicas = currentReplicas - replicasAddedInCurrentPeriod +
+// replicasDeletedInCurrentPeriod.
 func (h *HPA) limit(now int64, cur, dir int) int {
 	r := h.spec.ScaleUp
 	if dir < 0 {
@@ -346,7 +353,7 @@ func (h *HPA) limit(now int64, cur, dir int) int {
 	found := false
 	best := cur
 	for _, p := range r.Policies {
-		start := cur - dir*h.changedWithin(now, p.PeriodMs, dir)
+		start := cur - h.changedWithin(now, p.PeriodMs, +1) + h.changedWithin(now, p.PeriodMs, -1)
 		var prop int
 		switch {
 		case p.Type == Pods:

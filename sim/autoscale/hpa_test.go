@@ -254,3 +254,36 @@ func TestSkipSteadyIsTheSyncs(t *testing.T) {
 		}
 	}
 }
+
+// Scale-down and scale-up policies inside one period: the limit of each
+// direction counts from the replicas at the period's start, current -
+// added + removed within it (the controller's
+// calculateScaleUpLimitWithScalingRules and
+// calculateScaleDownLimitWithBehaviors). Pods 2 up and Pods 1 down per
+// 60 s, no windows, 10 replicas at target 50:
+//   - t=0: 300 requests ask for 6, down by 1: 9 (removed 1 at t=0).
+//   - t=15 s: 1000 ask for 20; the period started at 9 + 1 = 10, so up to
+//     12 (counting from 9 it would be 11).
+//   - t=30 s: 200 ask for 4; the period (t > -30 s) started at
+//     12 - 3 + 1 = 10, so down to 9.
+//   - t=45 s: 1000 again; the period holds -1 (0 s), +3 (15 s), -3 (30 s):
+//     start 9 - 3 + 4 = 10, up to 12.
+//   - t=60 s: the t=0 change has left the period (0 + 60 s is not after
+//     60 s): start 12 - 6 + 3 = 9, so up to 11 < 12: 12 stays.
+//   - t=75 s: the 15 s change has left too: start 12 - 3 + 3 = 12, up to 14.
+func TestHPAPeriodCountsBothDirections(t *testing.T) {
+	spec := NewHPASpec(20, 50)
+	spec.ScaleUp = Rules{Policies: []Policy{{Pods, 2, 60_000}}}
+	spec.ScaleDown = Rules{Policies: []Policy{{Pods, 1, 60_000}}}
+	h, err := NewHPA(spec)
+	require.NoError(t, err)
+	load := []float64{300, 1000, 200, 1000, 1000, 1000}
+	want := []int{9, 12, 9, 12, 12, 14}
+	r := 10
+	var got []int
+	for i, l := range load {
+		r = h.Sync(int64(i)*15_000, Observation{Replicas: r, Ready: r, Metric: l / float64(r)})
+		got = append(got, r)
+	}
+	require.Equal(t, want, got)
+}

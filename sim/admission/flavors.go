@@ -1,0 +1,180 @@
+package admission
+
+import (
+	"slices"
+
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// Which flavors of a queue a workload may be assigned, as Kueue v0.17.0's
+// flavor assigner decides it before it looks at any quota
+// (FlavorAssigner.checkFlavorForPodSets, pkg/scheduler/flavorassigner):
+// a flavor is a candidate for the workload's pods only if they tolerate
+// its nodeTaints and their node selector and required node affinity,
+// narrowed to the label keys the resource group's flavors set, match
+// its nodeLabels. The answer depends on the workload's constraints and
+// the queue only, never on usage, so Submit works it out once per
+// workload and files it as the workload's class (a pattern of verdicts,
+// one per flavor of each group, shared by every workload that gets the
+// same); the cycle then reads it.
+
+// Verdicts of a flavor for a workload, in a class pattern.
+const (
+	// candidate: the flavor may be assigned.
+	candidate byte = 0
+	// noAffinity: the pods' selector or required affinity does not
+	// match the flavor's nodeLabels.
+	noAffinity byte = 1
+	// untoleratedTaint + i: the pods do not tolerate the flavor's
+	// nodeTaints[i] (New refuses a flavor with more taints than a byte
+	// counts; Kueue allows 8).
+	untoleratedTaint byte = 2
+	maxFlavorTaints       = 255 - int(untoleratedTaint)
+)
+
+// groupLabelKeys is a queue's resource group's label keys: every key of
+// the nodeLabels of the group's flavors (Kueue's
+// clusterQueue.updateLabelKeys, pkg/cache/scheduler/clusterqueue.go;
+// empty: no flavor of the group sets a label, and selectors and affinity
+// are not looked at).
+func groupLabelKeys(flavors []Flavor, group []int) map[string]bool {
+	keys := map[string]bool{}
+	for _, fi := range group {
+		for k := range flavors[fi].NodeLabels {
+			keys[k] = true
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	return keys
+}
+
+// verdict is what flavor f makes of pods with constraints c in a group
+// with label keys keys: the taints first, then the selector and affinity,
+// in the order of Kueue's checkFlavorForPodSets.
+func verdict(f *Flavor, keys map[string]bool, c *cluster.Constraints) byte {
+	var tols []cluster.Toleration
+	if c != nil {
+		tols = c.Tolerations
+	}
+	if i, bad := untolerated(f, tols); bad {
+		return untoleratedTaint + byte(i)
+	}
+	if !flavorMatches(c, keys, f.NodeLabels) {
+		return noAffinity
+	}
+	return candidate
+}
+
+// untolerated finds the first of the flavor's NoSchedule and NoExecute
+// taints that neither the pods' tolerations nor the flavor's own
+// tolerations cover (Kueue's checkFlavorForPodSets calls
+// corev1helpers.FindMatchingUntoleratedTaint with the pod's tolerations
+// and then the flavor's, filtered to those two effects).
+func untolerated(f *Flavor, tols []cluster.Toleration) (int, bool) {
+	for i, t := range f.NodeTaints {
+		if t.Effect != cluster.NoSchedule && t.Effect != cluster.NoExecute {
+			continue
+		}
+		ok := slices.ContainsFunc(tols, func(tol cluster.Toleration) bool { return tol.Tolerates(t) })
+		if !ok {
+			ok = slices.ContainsFunc(f.Tolerations, func(tol Toleration) bool {
+				return cluster.Toleration{Key: tol.Key, Operator: tol.Operator, Value: tol.Value, Effect: cluster.TaintEffect(tol.Effect)}.Tolerates(t)
+			})
+		}
+		if !ok {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// flavorMatches says whether pods with constraints c may go to nodes
+// labelled labels, looking only at the label keys keys, as Kueue's
+// flavorSelector (pkg/scheduler/flavorassigner/flavorassigner.go) builds
+// its RequiredNodeAffinity and matches it against a node carrying the
+// flavor's nodeLabels:
+//   - the node selector keeps only the keys in keys, and each kept key
+//     must be labelled with its value;
+//   - each required affinity term keeps only its requirements on keys in
+//     keys; if a term keeps none (or had none), the affinity matches any
+//     flavor (terms are ORed, and that term no longer constrains);
+//     otherwise some term must have every kept requirement hold
+//     (In/NotIn/Exists/DoesNotExist/Gt/Lt on the flavor's labels).
+func flavorMatches(c *cluster.Constraints, keys map[string]bool, labels map[string]string) bool {
+	if c == nil || len(keys) == 0 {
+		return true
+	}
+	for k, v := range c.NodeSelector {
+		if !keys[k] {
+			continue
+		}
+		if lv, ok := labels[k]; !ok || lv != v {
+			return false
+		}
+	}
+	if len(c.Affinity) == 0 {
+		return true
+	}
+	for _, term := range c.Affinity {
+		if !slices.ContainsFunc(term, func(r cluster.Requirement) bool { return keys[r.Key] }) {
+			return true // an emptied term: the affinity is dropped
+		}
+	}
+	for _, term := range c.Affinity {
+		all := true
+		for _, r := range term {
+			if keys[r.Key] && !r.Matches(labels) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// classOf files a workload with constraints c in queue st: the index of
+// its verdict pattern in st.classes (one verdict per flavor of each
+// group, at st.flat[g]+f), added when new.
+func (c *Controller) classOf(st *cqState, cons *cluster.Constraints) int32 {
+	if c.lastClassCQ == st && c.lastClassCons == cons {
+		return c.lastClass
+	}
+	p := c.classBuf[:0]
+	for g := range st.Groups {
+		for _, fi := range st.flavors[g] {
+			p = append(p, verdict(&c.spec.Flavors[fi], st.labelKeys[g], cons))
+		}
+	}
+	c.classBuf = p
+	cl, ok := st.classIdx[string(p)]
+	if !ok {
+		cl = int32(len(st.classes))
+		st.classes = append(st.classes, slices.Clone(p))
+		if st.classIdx == nil {
+			st.classIdx = map[string]int32{}
+		}
+		st.classIdx[string(p)] = cl
+	}
+	c.lastClassCQ, c.lastClassCons, c.lastClass = st, cons, cl
+	return cl
+}
+
+// flavorVerdict is what group g's flavor f makes of workload x.
+func (c *Controller) flavorVerdict(st *cqState, x *wl, g, f int) byte {
+	return st.classes[x.class][st.flat[g]+f]
+}
+
+// appendVerdict appends the reason a flavor is not a candidate, in
+// Kueue's words.
+func appendVerdict(b []byte, fl *Flavor, v byte) []byte {
+	if v == noAffinity {
+		return appendWhy(b, "flavor ", fl.Name, " doesn't match node affinity")
+	}
+	t := fl.NodeTaints[v-untoleratedTaint]
+	return appendWhy(b, "untolerated taint {", t.Key, "=", t.Value, ":", string(t.Effect), "} in flavor ", fl.Name)
+}
