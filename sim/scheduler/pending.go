@@ -8,12 +8,9 @@ import "math/bits"
 // act on the pods kube-scheduler marked unschedulable, and kube-scheduler
 // tries every pod; a job that this queue left untried (behind a blocked
 // head, past the backfill depth, or in a bucket no node had the GPUs for)
-// is such a pod all the same. Under strict FIFO the walk ends after a job
-// that no pool's empty node could hold: every job behind it waits behind
-// it whatever is launched, so nothing is launched for them.
+// is such a pod all the same.
 func (s *Scheduler) Pending(fn func(*JobInfo) bool) {
 	var cur [numBuckets]int
-	var elig []int32
 	for {
 		var next *JobInfo
 		nb := -1
@@ -35,11 +32,6 @@ func (s *Scheduler) Pending(fn func(*JobInfo) bool) {
 		}
 		if next == nil || !fn(next) {
 			return
-		}
-		if !s.cfg.Backfill {
-			if elig = s.fw.EligiblePools(next, elig[:0]); len(elig) == 0 {
-				return
-			}
 		}
 		cur[nb]++
 	}
