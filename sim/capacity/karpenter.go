@@ -149,7 +149,10 @@ func (k *Controller) solve(now Time) error {
 		if pe.need == 0 {
 			continue
 		}
-		k.stamp++
+		if k.stamp++; k.stamp == 0 { // wrapped: forget every mark
+			clear(k.mark)
+			k.stamp = 1
+		}
 		for _, p := range k.eligibleOf(pe) {
 			k.mark[p] = k.stamp
 		}
