@@ -142,4 +142,3 @@ func TestSpotSensitivityOff(t *testing.T) {
 	require.Equal(t, len(reports.SpotMTBFGrid()), points, "--spot-sensitivity on overrides the scenario")
 	require.Len(t, out.Main.Summary.SpotSensitivity, 1)
 }
-

@@ -72,10 +72,10 @@ func (c *spotCurve) runs() int { return len(c.grid) + 1 }
 func (c *spotCurve) run(i int) (*reports.Summary, error) {
 	if i == 0 {
 		od, err := c.od()
-		if err != nil {
-			return nil, err
+		var r *Run
+		if err == nil {
+			r, err = One(od, c.o, c.name+" all on-demand", false)
 		}
-		r, err := One(od, c.o, c.name+" all on-demand", false)
 		if err != nil {
 			c.curve.Failed = failure(err)
 			return nil, nil
