@@ -17,7 +17,7 @@ const (
 	EvReady EventKind = iota
 	// EvNotice: node Index gets its spot interruption notice.
 	EvNotice
-	// EvReclaim: node Index is reclaimed (spot).
+	// EvReclaim: node Index is reclaimed (spot) without notice.
 	EvReclaim
 	// EvFail: node Index fails.
 	EvFail
@@ -36,12 +36,19 @@ const (
 	EvRestock
 	// EvExpire: node Index has lived its NodePool's expireAfter.
 	EvExpire
+	// EvLeave: node Index, under notice (a spot reclaim's, or the grace of
+	// a consolidation or an expiry), goes now.
+	EvLeave
 )
 
 // Live reports whether the event can let waiting jobs progress: a run does
 // not end while one is due. Interruptions and scale-downs far in the
-// future do not keep a finished run going.
-func (k EventKind) Live() bool { return k == EvReady || k == EvScaleUp || k == EvRestock }
+// future do not keep a finished run going; a noticed node's going, due
+// within its notice, does: it frees its slot for the replacement that the
+// jobs it cordoned away from wait for.
+func (k EventKind) Live() bool {
+	return k == EvReady || k == EvScaleUp || k == EvRestock || k == EvLeave
+}
 
 // Event is a capacity event, scheduled by the host and handed back to
 // Handle when due. Stamp tells stale node events (from a node since
@@ -324,7 +331,7 @@ func (k *Controller) Handle(now Time, ev Event) error {
 			return nil
 		}
 		return k.notice(now, ev.Index)
-	case EvReclaim, EvFail:
+	case EvReclaim, EvFail, EvLeave:
 		if k.stale(ev) {
 			return nil
 		}
@@ -404,7 +411,7 @@ func (k *Controller) notice(now Time, n int32) error {
 	if err := k.host.Notice(now, n, now+notice, CauseSpot); err != nil {
 		return err
 	}
-	k.host.Schedule(now+notice, Event{Kind: EvReclaim, Index: n, Stamp: k.gen[n]})
+	k.host.Schedule(now+notice, Event{Kind: EvLeave, Index: n, Stamp: k.gen[n]})
 	return nil
 }
 
@@ -623,7 +630,7 @@ func (k *Controller) expire(now Time, n int32) error {
 		return err
 	}
 	k.noticed[n], k.cause[n] = true, CauseExpiry
-	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvReclaim, Index: n, Stamp: k.gen[n]})
+	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvLeave, Index: n, Stamp: k.gen[n]})
 	return nil
 }
 
@@ -661,7 +668,7 @@ func (k *Controller) consolidate(now Time, g int32) error {
 		return err
 	}
 	k.noticed[best], k.cause[best] = true, CauseConsolidation
-	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvReclaim, Index: best, Stamp: k.gen[best]})
+	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvLeave, Index: best, Stamp: k.gen[best]})
 	return nil
 }
 
