@@ -15,7 +15,7 @@ import (
 // are written under GPUPLAN_COMPOSE_OUT when it is set. `make soak` runs
 // the same hunt longer (soak_test.go).
 func TestComposer(t *testing.T) {
-	o := HuntOptions{Seed: uint64(envInt(t, "GPUPLAN_COMPOSE_SEED", 1)), N: envInt(t, "GPUPLAN_COMPOSE_N", 1500),
+	o := HuntOptions{Seed: uint64(envInt(t, "GPUPLAN_COMPOSE_SEED", 1)), N: envInt(t, "GPUPLAN_COMPOSE_N", 2000),
 		Duration: envDuration(t, "GPUPLAN_COMPOSE_TIME", 0), Shrink: true, FindingsDir: os.Getenv("GPUPLAN_COMPOSE_OUT")}
 	if testing.Short() {
 		o.N = min(o.N, 200)
