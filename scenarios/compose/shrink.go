@@ -101,7 +101,9 @@ func candidates(c *Composition) []*Composition {
 		})
 		if in := p.Interruptions; in != nil {
 			flag(in.Notice != "", func(d *Composition) { d.Pools[i].Interruptions.Notice = "" })
-			flag(in.Model != "mtbf", func(d *Composition) { *d.Pools[i].Interruptions = Interruptions{Model: "mtbf", Value: "3h", Notice: in.Notice} })
+			flag(in.Model != "mtbf", func(d *Composition) {
+				*d.Pools[i].Interruptions = Interruptions{Model: "mtbf", Value: "3h", Notice: in.Notice}
+			})
 		}
 	}
 	for i, n := range c.NodePools {
