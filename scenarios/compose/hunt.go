@@ -28,8 +28,10 @@ type HuntOptions struct {
 	// user can run.
 	FindingsDir string
 	// Shrink shrinks the first finding of each shape (the others are
-	// counted under it).
-	Shrink bool
+	// counted under it); ShrinkKnown those of a known Area too (their
+	// shrinking may take minutes: the spot sensitivity's replays).
+	Shrink      bool
+	ShrinkKnown bool
 	// Run is how each composition runs.
 	Run Options
 }
@@ -138,6 +140,9 @@ func Hunt(o HuntOptions) (*Report, error) {
 	}
 	if o.Shrink {
 		for i, f := range rep.Findings {
+			if f.Area != "" && !o.ShrinkKnown {
+				continue
+			}
 			shape := f.Shape
 			k := 0
 			f.Shrunk, f.Tried = Shrink(f.Composition, func(c *Composition) bool {

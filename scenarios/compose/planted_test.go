@@ -2,6 +2,7 @@ package compose
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,26 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 	if len(seen) < 45 {
 		t.Errorf("50 compositions gave only %d different scenarios", len(seen))
+	}
+}
+
+// Findings of one cause share a shape whatever their numbers and names,
+// and the two known defects being fixed are told apart from new ones.
+func TestShapeGroupsByCause(t *testing.T) {
+	a := Shape(errors.New("invariant violated (a gpuplan bug), 1 problem(s):\n  job 1710 (class2) has 2 placements for 1 bound pods of 1"))
+	b := Shape(errors.New("invariant violated (a gpuplan bug), 3 problem(s):\n  job 17 (cron0-1) has 4 placements for 2 bound pods of 2\n  ..."))
+	if a != b {
+		t.Errorf("one cause, two shapes:\n%s\n%s", a, b)
+	}
+	if got := Area(a); !strings.Contains(got, "Kueue preemption") {
+		t.Errorf("Area(%q) = %q; want the Kueue preemption + lost nodes defect", a, got)
+	}
+	c := Shape(errors.New("invariant violated (a gpuplan bug), 1 problem(s):\n  pool spot supplied 123 milli-GPU ms, more than its 1 node slots could"))
+	if got := Area(c); !strings.Contains(got, "spot supply ledger") {
+		t.Errorf("Area(%q) = %q; want the spot supply ledger defect", c, got)
+	}
+	d := Shape(errors.New("invariant violated: GPU device 3 of node 0 released but not fully held"))
+	if Area(d) != "" || d == a {
+		t.Errorf("a new defect %q is taken for a known one (%q)", d, Area(d))
 	}
 }
