@@ -140,7 +140,7 @@ var (
 	pathRE   = regexp.MustCompile(`(/[^\s:]+)+(\.ya?ml|\.csv|\.json)?(:\d+)*`)
 	quotedRE = regexp.MustCompile(`"[^"]*"|'[^']*'`)
 	nameRE   = regexp.MustCompile(`\b(pool|class|service|queue|node pool|nodePool|ClusterQueue|LocalQueue|variant) [A-Za-z][\w.-]*`)
-	parenRE  = regexp.MustCompile(`\([A-Za-z][\w.-]*\)`)
+	parenRE  = regexp.MustCompile(`\([A-Za-z][\w.-]+\)`)
 	numberRE = regexp.MustCompile(`-?\d+(\.\d+)?([eE][-+]?\d+)?`)
 )
 
