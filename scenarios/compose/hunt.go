@@ -128,7 +128,7 @@ func Hunt(o HuntOptions) (*Report, error) {
 		key := r.out.Verdict.String() + "\x00" + r.out.Shape
 		f := byShape[key]
 		if f == nil {
-			f = &Finding{Shape: r.out.Shape, Area: Area(r.out.Shape), Verdict: r.out.Verdict, First: r.n, Err: r.out.Err, Composition: r.c}
+			f = &Finding{Shape: r.out.Shape, Area: areaOf(r.out.Shape, r.c), Verdict: r.out.Verdict, First: r.n, Err: r.out.Err, Composition: r.c}
 			byShape[key] = f
 			if r.out.Verdict == Broken {
 				rep.Findings = append(rep.Findings, f)
@@ -178,18 +178,36 @@ func Hunt(o HuntOptions) (*Report, error) {
 	return rep, nil
 }
 
+// The known defects being fixed.
+const (
+	areaKueue  = "Kueue preemption + nodes lost (known, being fixed)"
+	areaLedger = "supply ledger / timeline without a horizon, spot sensitivity (known, being fixed)"
+)
+
 // Area names the known defect an error's shape belongs to, so that a
 // hunt's findings read by cause: "" when it is none of them.
 func Area(shape string) string {
 	switch {
 	case strings.Contains(shape, "placements for") || strings.Contains(shape, "still lists jobs after its eviction"):
-		return "Kueue preemption + nodes lost (known, being fixed)"
+		return areaKueue
 	case strings.Contains(shape, "node slots could") || strings.Contains(shape, "timeline bucket") ||
 		strings.Contains(shape, "negative width") || strings.Contains(shape, "spot sensitivity") ||
 		strings.Contains(shape, "supplied"):
-		return "spot supply ledger / timeline (known, being fixed)"
+		return areaLedger
 	}
 	return ""
+}
+
+// areaOf is Area for a composition: the supply ledger and timeline
+// defect being fixed is the one of runs without a horizon and of the
+// spot sensitivity's replays; the same shape in a run with a horizon is
+// new.
+func areaOf(shape string, c *Composition) string {
+	a := Area(shape)
+	if a == areaLedger && c.Horizon != "" && !strings.HasPrefix(shape, "(spot sensitivity)") {
+		return ""
+	}
+	return a
 }
 
 // Print writes the report: the count, the coverage table, the findings

@@ -52,3 +52,20 @@ func TestSlicedAttemptPaysItsRestore(t *testing.T) {
 		}
 	}
 }
+
+// The shrunk findings kept in testdata/findings run clean: each fails
+// until its defect is fixed (their READMEs say which).
+func TestFindingsRunClean(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "findings", "*", ScenarioFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range dirs {
+		t.Run(filepath.Base(filepath.Dir(file)), func(t *testing.T) {
+			out := classify(runFile(file, false, Options{}))
+			if out.Verdict != OK {
+				t.Errorf("gpuplan simulate %s: %s: %v", file, out.Verdict, out.Err)
+			}
+		})
+	}
+}
