@@ -190,7 +190,7 @@ func Generate(seed uint64, n int) *Composition {
 			p.MaxNodes = p.Count + 1 + r.IntN(2)
 		}
 		if chance(0.3) {
-			p.Failures = pick("2h", "6h", "20h")
+			p.Failures = pick("30m", "2h", "6h", "20h")
 		}
 		if p.Kind == "spot" {
 			p.Interruptions = interruptions(r, p.MaxNodes == 0)
@@ -201,7 +201,7 @@ func Generate(seed uint64, n int) *Composition {
 		n := NodePool{Name: "karp", InstanceTypes: []string{"g5.xlarge", "g5.12xlarge"}, LimitGPUs: 4 + 4*r.IntN(2),
 			Consolidation: chance(0.5), Spot: chance(0.5)}
 		if chance(0.25) {
-			n.Failures = pick("3h", "12h")
+			n.Failures = pick("20m", "3h", "12h")
 		}
 		if n.Spot && chance(0.7) {
 			n.Interruptions = interruptions(r, false)
@@ -293,6 +293,21 @@ func Generate(seed uint64, n int) *Composition {
 	}
 	if len(c.Services) > 0 || len(c.CronJobs) > 0 || chance(0.6) {
 		c.Horizon = pick("3h", "8h", "24h")
+	}
+	if c.Horizon == "" {
+		// Without a horizon a run goes until its jobs drain: node failures
+		// every half hour could keep one going for minutes (a job that
+		// never fits waits through every failure).
+		for i := range c.Pools {
+			if c.Pools[i].Failures == "30m" {
+				c.Pools[i].Failures = "2h"
+			}
+		}
+		for i := range c.NodePools {
+			if c.NodePools[i].Failures == "20m" {
+				c.NodePools[i].Failures = "3h"
+			}
+		}
 	}
 	c.Sensitivity = chance(0.03)
 	return c

@@ -151,8 +151,8 @@ func WriteFinding(dir string, c *Composition, out Outcome) error {
 		return err
 	}
 	sens := ""
-	if !c.Sensitivity {
-		sens = " (the composer ran it without the spot sensitivity's replays)"
+	if strings.HasPrefix(out.Shape, "(spot sensitivity)") {
+		sens = " It fails in the spot sensitivity's replays, which `gpuplan simulate` runs for a scenario that buys spot."
 	}
 	readme := fmt.Sprintf("# A composed scenario that breaks an invariant\n\n"+
 		"Found by the scenario composer (scenarios/compose) and shrunk.%s Rerun:\n\n"+
