@@ -128,7 +128,11 @@ type Policy struct {
 	CohortQuota int
 	// Preemption is withinClusterQueue LowerPriority and
 	// reclaimWithinCohort Any (else Never).
-	Preemption       bool
+	Preemption bool
+	// Flavors gives each pool and NodePool a ResourceFlavor of its own
+	// (nodeLabels gpuplan.dev/pool or karpenter.sh/nodepool), each with a
+	// quota; else one flavor covers every node.
+	Flavors          bool
 	FairSharing      bool
 	WaitForPodsReady bool
 	StrictFIFO       bool
@@ -217,6 +221,7 @@ func Generate(seed uint64, n int) *Composition {
 		p := &Policy{Kind: "kueue", Cohort: chance(0.6), Preemption: chance(0.6), StrictFIFO: chance(0.2)}
 		p.FairSharing = p.Cohort && chance(0.4)
 		p.WaitForPodsReady = chance(0.3)
+		p.Flavors = chance(0.4)
 		if p.Cohort && chance(0.4) {
 			p.CohortQuota = 1 + r.IntN(3)
 		}
@@ -393,6 +398,9 @@ func (c *Composition) Features() []string {
 			}
 			if p.StrictFIFO {
 				add("kueue StrictFIFO")
+			}
+			if p.Flavors {
+				add("kueue flavor per pool")
 			}
 		}
 	}

@@ -255,27 +255,52 @@ func (c *Composition) renderPolicy(classes []Class) []byte {
 		covered = append(covered, m)
 	}
 	sort.Strings(covered[3:])
-	quota := func(gpus, borrow int) []any {
-		var rs []any
-		for _, name := range covered {
-			r := map[string]any{"name": name}
-			switch name {
-			case "cpu":
-				r["nominalQuota"] = 64
-			case "memory":
-				r["nominalQuota"] = "256Gi"
-			default:
-				r["nominalQuota"] = gpus
-				if borrow >= 0 {
-					r["borrowingLimit"] = borrow
-				}
-			}
-			rs = append(rs, r)
-		}
-		return []any{map[string]any{"coveredResources": covered, "flavors": []any{map[string]any{"name": "default", "resources": rs}}}}
+	// The flavors: one for every node, or one per pool and NodePool.
+	type flavor struct {
+		name   string
+		labels map[string]any
 	}
-	docs = append(docs, mustYAML(map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
-		"metadata": map[string]any{"name": "default"}, "spec": map[string]any{}}))
+	flavors := []flavor{{name: "default"}}
+	if p.Flavors && len(c.Pools)+len(c.NodePools) > 0 {
+		flavors = nil
+		for _, pl := range c.Pools {
+			flavors = append(flavors, flavor{pl.Name, map[string]any{"gpuplan.dev/pool": pl.Name}})
+		}
+		for _, np := range c.NodePools {
+			flavors = append(flavors, flavor{np.Name, map[string]any{"karpenter.sh/nodepool": np.Name}})
+		}
+	}
+	quota := func(gpus, borrow int) []any {
+		var fs []any
+		for _, f := range flavors {
+			var rs []any
+			for _, name := range covered {
+				r := map[string]any{"name": name}
+				switch name {
+				case "cpu":
+					r["nominalQuota"] = 64
+				case "memory":
+					r["nominalQuota"] = "256Gi"
+				default:
+					r["nominalQuota"] = gpus
+					if borrow >= 0 {
+						r["borrowingLimit"] = borrow
+					}
+				}
+				rs = append(rs, r)
+			}
+			fs = append(fs, map[string]any{"name": f.name, "resources": rs})
+		}
+		return []any{map[string]any{"coveredResources": covered, "flavors": fs}}
+	}
+	for _, f := range flavors {
+		spec := map[string]any{}
+		if f.labels != nil {
+			spec["nodeLabels"] = f.labels
+		}
+		docs = append(docs, mustYAML(map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+			"metadata": map[string]any{"name": f.name}, "spec": spec}))
+	}
 	if p.Cohort && p.CohortQuota > 0 {
 		docs = append(docs, mustYAML(map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",
 			"metadata": map[string]any{"name": "research"}, "spec": map[string]any{"resourceGroups": quota(p.CohortQuota, -1)}}))

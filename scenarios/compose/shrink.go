@@ -86,6 +86,7 @@ func candidates(c *Composition) []*Composition {
 		flag(p.FairSharing, func(d *Composition) { d.Policy.FairSharing = false })
 		flag(p.WaitForPodsReady, func(d *Composition) { d.Policy.WaitForPodsReady = false })
 		flag(p.StrictFIFO, func(d *Composition) { d.Policy.StrictFIFO = false })
+		flag(p.Flavors, func(d *Composition) { d.Policy.Flavors = false })
 		for i, q := range p.Queues {
 			flag(q.BorrowingLimit >= 0, func(d *Composition) { d.Policy.Queues[i].BorrowingLimit = -1 })
 		}
