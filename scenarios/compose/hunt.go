@@ -191,8 +191,7 @@ func Area(shape string) string {
 	case strings.Contains(shape, "placements for") || strings.Contains(shape, "still lists jobs after its eviction"):
 		return areaKueue
 	case strings.Contains(shape, "node slots could") || strings.Contains(shape, "timeline bucket") ||
-		strings.Contains(shape, "negative width") || strings.Contains(shape, "spot sensitivity") ||
-		strings.Contains(shape, "supplied"):
+		strings.Contains(shape, "negative width") || strings.Contains(shape, "supplied"):
 		return areaLedger
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"gpuplan.dev/gpuplan/scenarios/pipeline"
 	"gpuplan.dev/gpuplan/sim"
 )
 
@@ -119,5 +120,10 @@ func TestShapeGroupsByCause(t *testing.T) {
 	d := Shape(errors.New("invariant violated: GPU device 3 of node 0 released but not fully held"))
 	if Area(d) != "" || d == a {
 		t.Errorf("a new defect %q is taken for a known one (%q)", d, Area(d))
+	}
+	// A new defect in the spot sensitivity's replays is new too.
+	e := Shape(&pipeline.BugError{Run: "spot MTBF 15m", Err: errors.New("invariant violated: GPU device 3 of node 0 released but not fully held")})
+	if !strings.HasPrefix(e, "(spot sensitivity)") || areaOf(e, &Composition{}) != "" {
+		t.Errorf("a new defect in the spot sensitivity %q is taken for a known one (%q)", e, areaOf(e, &Composition{}))
 	}
 }
