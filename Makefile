@@ -28,8 +28,8 @@ test:
 	$(GO) test -count=1 $(PKGS)
 
 # The scenario composer's longer hunt for broken invariants (make test runs
-# 2,000 compositions): SOAK of compositions, then the findings shrunk, in
-# about 10 minutes. GPUPLAN_SOAK_TIME=2h make soak SOAKTIMEOUT=0 runs longer;
+# 2,000 compositions): SOAK of compositions, then the findings shrunk (at
+# most 4 minutes more). GPUPLAN_SOAK_TIME=2h make soak SOAKTIMEOUT=0 runs longer;
 # GPUPLAN_COMPOSE_OUT=DIR writes the shrunk findings there.
 SOAK ?= 8m
 SOAKTIMEOUT ?= 15m

@@ -32,6 +32,9 @@ type HuntOptions struct {
 	// shrinking may take minutes: the spot sensitivity's replays).
 	Shrink      bool
 	ShrinkKnown bool
+	// ShrinkBudget, when positive, bounds the time all shrinking takes:
+	// past it, the findings are reported as far as they were shrunk.
+	ShrinkBudget time.Duration
 	// Run is how each composition runs.
 	Run Options
 }
@@ -139,13 +142,21 @@ func Hunt(o HuntOptions) (*Report, error) {
 		f.Count++
 	}
 	if o.Shrink {
+		shrinkStart := time.Now()
+		spent := func() bool { return o.ShrinkBudget > 0 && time.Since(shrinkStart) > o.ShrinkBudget }
 		for i, f := range rep.Findings {
 			if f.Area != "" && !o.ShrinkKnown {
 				continue
 			}
 			shape := f.Shape
 			k := 0
+			if spent() {
+				break
+			}
 			f.Shrunk, f.Tried = Shrink(f.Composition, func(c *Composition) bool {
+				if spent() {
+					return false
+				}
 				k++
 				dir := filepath.Join(o.Dir, fmt.Sprintf("shrink-%d-%d", i, k))
 				out := Run(c, dir, o.Run)
