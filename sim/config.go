@@ -96,6 +96,11 @@ type Config struct {
 	// Services are inference services whose replicas run beside the
 	// workload's jobs (see ServiceConfig).
 	Services []ServiceConfig
+	// MaxEvents, when positive, stops a run whose events pass it plus
+	// EventsPerJob for each job submitted, with a *BudgetError: the
+	// backstop of the budget a scenario is checked against before it runs
+	// (a run without a horizon cannot be estimated in full).
+	MaxEvents uint64
 	// Progress, when set, is called every ProgressEvery events.
 	Progress      func(Progress)
 	ProgressEvery uint64
