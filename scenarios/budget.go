@@ -123,7 +123,13 @@ func (s *Scenario) budgetTerms(b *Built, from string) []budgetTerm {
 			fit:  func(a float64) string { return "a timelineInterval of at least " + ceilDuration(float64(h)/a) }})
 	}
 	terms = append(terms, s.jobTerms(h, hText, from)...)
-	terms = append(terms, s.capacityTerms(b, h, hText)...)
+	if span, text := s.submitSpan(); h <= 0 && span > 0 {
+		// Without a horizon the run lasts at least as long as its
+		// arrivals take to submit a synthetic workload's jobs limit.
+		terms = append(terms, s.capacityTerms(b, span, text)...)
+	} else {
+		terms = append(terms, s.capacityTerms(b, h, hText)...)
+	}
 	terms = append(terms, s.serviceTerms(cfg, h, hText)...)
 	return terms
 }
@@ -174,6 +180,29 @@ func (s *Scenario) jobTerms(h int64, hText, from string) []budgetTerm {
 		}
 	}
 	return terms
+}
+
+// submitSpan is how long a synthetic workload with a jobs limit takes to
+// submit it at its classes' mean rates (0 when it has none), and that in
+// words: a floor of how long a run without a horizon lasts.
+func (s *Scenario) submitSpan() (int64, string) {
+	sy := s.Spec.Workload.Synthetic
+	if sy == nil || sy.Jobs <= 0 || s.Spec.Workload.Trace != nil {
+		return 0, ""
+	}
+	rate := 0.0
+	for i := range sy.Classes {
+		rate += sy.Classes[i].Arrival.RatePerHour
+	}
+	if !(rate > 0) {
+		return 0, ""
+	}
+	span := float64(sy.Jobs) / rate * float64(sim.Hour)
+	if span > float64(maxDurationMs) {
+		span = maxDurationMs
+	}
+	ms := int64(span)
+	return ms, fmt.Sprintf("%s the arrivals take to submit the %d jobs of spec.workload.synthetic.jobs (no horizon)", durationText(ms), sy.Jobs)
 }
 
 // capacityTerms estimates each pool's node failures and spot

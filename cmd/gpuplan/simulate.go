@@ -79,8 +79,8 @@ against the scenario's cluster (the default scenario's cluster when none is give
 the whole trace runs unless --horizon cuts it.
 
 A run's work is checked before it starts against a budget of events
-(--max-events, default 25,000,000; the shipped examples make at most about
-130,000): node failures and spot interruptions (nodes x horizon / MTBF), the
+(--max-events, default 25,000,000; the shipped examples are estimated at
+780,000 at most): node failures and spot interruptions (nodes x horizon / MTBF), the
 scalers' periods of the services (horizon / period), the jobs the arrival
 processes submit, timeline buckets, a rate file's samples and spikes. A scenario
 over it is refused (exit 2) naming the setting that costs most and the value of
