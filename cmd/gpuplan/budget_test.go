@@ -5,17 +5,40 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/reports/outdir"
 )
 
 // Issue 33's inputs whose work grows without bound: each is refused before
 // it runs, with exit status 2 and the file, line and field, by a gpuplan
 // process whose CPU time and peak resident memory are measured.
+
+// mainWritingPeakRSS runs gpuplan on the process's arguments and writes
+// its peak resident memory (VmHWM, of this process's own address space
+// since its exec: rusage's maxrss would count the test binary that
+// started it) into the file at path.
+func mainWritingPeakRSS(path string) int {
+	code := runWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, &outdir.Tracker{})
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 3
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			if err := os.WriteFile(path, []byte(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB"))), 0o644); err != nil {
+				return 3
+			}
+		}
+	}
+	return code
+}
 
 // runBounded runs gpuplan in a process of its own and returns its exit
 // status, stderr, CPU time (user and system) and peak RSS in bytes.
@@ -23,6 +46,8 @@ func runBounded(t *testing.T, dir string, args ...string) (int, string, time.Dur
 	t.Helper()
 	c := gpuplanProcess(t, args...)
 	c.Dir = dir
+	peakFile := filepath.Join(t.TempDir(), "peak-rss-kib")
+	c.Env = append(c.Env, "GPUPLAN_TEST_PEAK_RSS="+peakFile)
 	// Before the budget these ran for more than 10 minutes: a minute is
 	// a failure, not a hang.
 	var errOut bytes.Buffer
@@ -38,7 +63,11 @@ func runBounded(t *testing.T, dir string, args ...string) (int, string, time.Dur
 	}
 	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return code, errOut.String(), cpu, ru.Maxrss << 10 // Linux: KiB
+	peak, err := os.ReadFile(peakFile)
+	require.NoError(t, err)
+	kib, err := strconv.ParseInt(string(peak), 10, 64)
+	require.NoError(t, err)
+	return code, errOut.String(), cpu, kib << 10
 }
 
 func TestUnboundedWorkRefusedBeforeTheRun(t *testing.T) {
