@@ -58,6 +58,10 @@ type Options struct {
 	// Planted plants known bugs in the run (tests only: see
 	// sim.PlantedBugs).
 	Planted *sim.PlantedBugs
+	// MaxEvents is the work budget: a scenario estimated to make more
+	// events is refused before it runs (0: DefaultMaxEvents; see
+	// checkBudget).
+	MaxEvents int64
 }
 
 // Built is a scenario ready to run.
@@ -279,6 +283,15 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		b.Close()
 		return nil, err
 	}
+	from := ""
+	if opts.Horizon != nil {
+		from = " (--horizon)"
+	}
+	if err := s.checkBudget(b, opts, from); err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.Config.MaxEvents = uint64(opts.maxEvents())
 	return b, nil
 }
 
@@ -375,6 +388,26 @@ func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 	servicesOnly := trace == nil && !manifests && s.Spec.Workload.Synthetic == nil
 	if trace == nil && !manifests && !servicesOnly && b.Config.Horizon == 0 && s.Spec.Workload.Synthetic.Jobs == 0 {
 		return nil, &InputError{File: "--horizon", Msg: "a synthetic workload without a jobs limit needs a horizon"}
+	}
+	if manifests && b.Config.Horizon == 0 {
+		// Manifests submitted by a rate or a schedule never drain.
+		for i, m := range s.Spec.Workload.Manifests {
+			if m.Count > 0 {
+				continue
+			}
+			how := "by a rate"
+			switch {
+			case m.Arrival != nil:
+			case m.Schedule != "":
+				how = "on a schedule"
+			default:
+				how = "its objects (a CronJob on its schedule)"
+			}
+			if opts.Horizon != nil {
+				return nil, &InputError{File: "--horizon", Msg: fmt.Sprintf("0 runs until the workload drains, and %s (%s) submits %s without a count, so it never does: give a horizon (or a count)", fmt.Sprintf("spec.workload.manifests[%d]", i), m.Path, how)}
+			}
+			return nil, s.errAt(fmt.Sprintf("spec.workload.manifests[%d]", i), "submitting manifests by a rate or a schedule needs spec.horizon or a count, or it never ends")
+		}
 	}
 	from := ""
 	if opts.Horizon != nil {

@@ -989,16 +989,38 @@ func resourceGroups(d policyDoc, in []kueue.ResourceGroup, cohort bool) ([]admis
 	return out, nil
 }
 
+// MaxCohortDepth bounds the levels of a tree of Cohorts, a root at level
+// 1 (an undefined parent named by a Cohort is a root): admission walks a
+// ClusterQueue's chain of parents for every workload it admits.
+const MaxCohortDepth = 64
+
 // cohortTree passes the Cohorts read to the admission model (which
-// builds the trees), refusing a cycle of parents with its place.
+// builds the trees), refusing a cycle of parents or a tree deeper than
+// MaxCohortDepth with its place. Each Cohort's chain is walked once: a
+// walk stops at a Cohort whose depth is known.
 func (p *Policy) cohortTree() error {
+	depth := make(map[string]int, len(p.cohorts))
 	for _, name := range p.cohortOrder {
-		seen := map[string]bool{}
+		var chain []string
+		on := map[string]bool{}
+		base := 0
 		for n := name; n != ""; n = p.cohorts[n].parent {
-			if seen[n] {
+			if d, ok := depth[n]; ok {
+				base = d
+				break
+			}
+			if on[n] {
 				return &InputError{File: p.cohorts[name].where, Msg: fmt.Sprintf("Cohort %s is in a cycle of parents", name)}
 			}
-			seen[n] = true
+			on[n] = true
+			chain = append(chain, n)
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			base++
+			depth[chain[i]] = base
+		}
+		if d := depth[name]; d > MaxCohortDepth {
+			return &InputError{File: p.cohorts[name].where, Msg: fmt.Sprintf("Cohort %s is %d levels deep (its chain of parents goes up through %s to %s); gpuplan models trees of Cohorts at most %d levels deep", Quote(name), d, Quote(chain[min(1, len(chain)-1)]), Quote(chain[len(chain)-1]), MaxCohortDepth)}
 		}
 		c := p.cohorts[name]
 		p.Spec.Cohorts = append(p.Spec.Cohorts, admission.Cohort{Name: name, Parent: c.parent, Groups: c.groups, FairWeight: c.weight})

@@ -102,6 +102,11 @@ type Config struct {
 	// *StallError (jobs that restart after every disruption and never
 	// finish, say). The spot sensitivity's replays set it; 0: no bound.
 	StallLimit Time
+	// MaxEvents, when positive, stops a run whose events pass it plus
+	// EventsPerJob for each job submitted, with a *BudgetError: the
+	// backstop of the budget a scenario is checked against before it runs
+	// (a run without a horizon cannot be estimated in full).
+	MaxEvents uint64
 	// Progress, when set, is called every ProgressEvery events.
 	Progress      func(Progress)
 	ProgressEvery uint64

@@ -43,3 +43,28 @@ func TestEngineInvariantExitCode(t *testing.T) {
 	require.True(t, errors.As(err, &ec))
 	require.Equal(t, 4, ec.ExitCode())
 }
+
+// MaxEvents stops a run that makes more events than its budget allows
+// (plus EventsPerJob for each job submitted): a 1 ms timeline without a
+// horizon makes one tick a millisecond, so a budget of 1,000 and one job
+// (1,008 events) is passed about a second into the run, with exit status 2.
+func TestMaxEventsStopsARunPastItsBudget(t *testing.T) {
+	cfg := Config{Pools: []cluster.PoolSpec{pool("p", 1, 8)}, TimelineInterval: 1, MaxEvents: 1000,
+		Workload: &SliceSource{Jobs: []cluster.JobSpec{job("a", 0, Hour, 1, 1)}}}
+	_, err := Run(cfg)
+	var be *BudgetError
+	require.True(t, errors.As(err, &be), "%v", err)
+	require.Equal(t, 2, be.ExitCode())
+	require.Equal(t, uint64(1009), be.Events, "the first event past 1,000 + 8")
+	require.EqualValues(t, 1, be.Jobs)
+	require.InDelta(t, 1008, float64(be.Reached), 2, "one tick a ms, the job's arrival at 0")
+	require.Contains(t, err.Error(), "the run made 1009 events by ")
+
+	// The same run with a budget that holds it finishes.
+	cfg.MaxEvents = 1 << 30
+	cfg.TimelineInterval = Minute
+	cfg.Workload = &SliceSource{Jobs: []cluster.JobSpec{job("a", 0, Hour, 1, 1)}}
+	res, err := Run(cfg)
+	require.NoError(t, err)
+	require.Less(t, res.Stats.Events, uint64(100))
+}

@@ -507,6 +507,9 @@ func (r *runner) loop() error {
 		if r.vp.on {
 			r.catchUp(t, math.MaxUint64)
 		}
+		if m := r.cfg.MaxEvents; m > 0 && r.stats.Events > m+EventsPerJob*uint64(r.njobs) {
+			return &BudgetError{Max: m, Events: r.stats.Events, Jobs: int64(r.njobs), Reached: t}
+		}
 		if r.adm != nil && r.adm.dirty {
 			if err := r.admitCycle(t); err != nil {
 				return err
@@ -936,6 +939,28 @@ func (r *runner) expire(t Time, j *jobState) error {
 	r.dirty = true // a strict FIFO head may have gone
 	return nil
 }
+
+// EventsPerJob is the allowance of events each submitted job adds to
+// Config.MaxEvents: far more than a job makes on average (about 2), so
+// that a large trace is never stopped for its jobs.
+const EventsPerJob = 8
+
+// BudgetError is a run that made more events than its budget allows. It
+// is bad input: a setting (an MTBF, a period, a workload that never
+// drains) costs more than the budget, which --max-events raises.
+type BudgetError struct {
+	Max, Events uint64
+	Jobs        int64
+	Reached     Time
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("the run made %d events by %s of simulated time, more than its budget of %d (--max-events) and %d for each of its %d jobs: a setting makes far more events than the estimate before the run found (node failures or interruptions, a scaler's period, a run without a horizon); give a horizon, lower that setting or raise --max-events",
+		e.Events, durationText(e.Reached), e.Max, EventsPerJob, e.Jobs)
+}
+
+// ExitCode is 2: bad input.
+func (e *BudgetError) ExitCode() int { return 2 }
 
 // MaxTimelineCells bounds the timeline's memory: buckets x (two series a
 // pool, two for the jobs), 8 bytes each (64 MiB).

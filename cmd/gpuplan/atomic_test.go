@@ -21,6 +21,9 @@ import (
 // kill a real gpuplan process at any point.
 func TestMain(m *testing.M) {
 	if os.Getenv("GPUPLAN_TEST_MAIN") == "1" {
+		if p := os.Getenv("GPUPLAN_TEST_PEAK_RSS"); p != "" {
+			os.Exit(mainWritingPeakRSS(p))
+		}
 		main()
 		return
 	}

@@ -23,7 +23,13 @@ func newScenarioCmd(out io.Writer) *cobra.Command {
 			_, err := out.Write(scenarios.DefaultYAML())
 			return err
 		},
-	}, &cobra.Command{
+	}, checkCmd(out))
+	return c
+}
+
+func checkCmd(out io.Writer) *cobra.Command {
+	var maxEvents int64
+	c := &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Check scenario files as simulate would, running nothing; report the first problem in each (exit 2 if any)",
 		Long: `Check loads each scenario file strictly and then makes every check simulate
@@ -35,7 +41,8 @@ config.properties, autoscaler and Deployment or InferenceService manifests,
 replica bounds, and a pool each replica can run on), the admission policy
 (each class's and service's queue must be one of its LocalQueues), each
 what-if variant and the all-on-demand twin, and reads the pricing rules.
-Nothing is simulated.`,
+It checks the work budget too (see simulate --max-events). Nothing is
+simulated.`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
 			var first error
@@ -49,7 +56,7 @@ Nothing is simulated.`,
 					}
 					continue
 				}
-				if err := pipeline.Check(s, pipeline.Options{File: f}); err != nil {
+				if err := pipeline.Check(s, pipeline.Options{File: f, Build: scenarios.Options{MaxEvents: maxEvents}}); err != nil {
 					if first == nil {
 						first = err
 					}
@@ -59,6 +66,7 @@ Nothing is simulated.`,
 			}
 			return first
 		},
-	})
+	}
+	c.Flags().Int64Var(&maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: a scenario whose settings are estimated to make more simulation events is refused (see simulate --help)")
 	return c
 }

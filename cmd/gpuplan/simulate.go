@@ -38,6 +38,7 @@ type simulateOptions struct {
 	memProfile  string
 	workers     int
 	spotSens    string
+	maxEvents   int64
 
 	stdout, stderr io.Writer
 	// tracker holds the output folder being built, for the signal handler.
@@ -79,6 +80,18 @@ the all-on-demand twin and the sensitivity's runs go --workers at a time (one
 per core by default); the outputs are the same whatever the number. --trace replaces the scenario's workload with a trace file replayed
 against the scenario's cluster (the default scenario's cluster when none is given);
 the whole trace runs unless --horizon cuts it.
+
+A run's work is checked before it starts against a budget of events
+(--max-events, default 25,000,000; the shipped examples are estimated at
+780,000 at most): node failures and spot interruptions (nodes x horizon / MTBF), the
+scalers' periods of the services (horizon / period), the jobs the arrival
+processes submit, timeline buckets, a rate file's samples and spikes. A scenario
+over it is refused (exit 2) naming the setting that costs most and the value of
+it that fits. A run without a horizon whose workload never drains (services,
+manifests submitted by a rate or a schedule, a synthetic workload without a
+jobs limit) is refused too; --horizon 0 means run until the workload drains. A
+run that still passes the budget (plus 8 events for each job it submitted) is
+stopped with exit 2.
 
 A scenario's spec.policy, or --policy DIR (a file or folder of Kueue
 ResourceFlavors, ClusterQueues, LocalQueues, Cohorts, priority classes and Kueue's
@@ -135,6 +148,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 	f.IntVar(&o.workers, "workers", 0, "whole runs at once (the variants, the all-on-demand twin, the spot sensitivity's points; 0: one per core); the outputs do not depend on it")
 	f.StringVar(&o.spotSens, "spot-sensitivity", "", "replay a run that buys spot at 16 spot MTBFs for the break-even: on or off (default: spec.output.spotSensitivity, else on)")
+	f.Int64Var(&o.maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: refuse, before it runs, a scenario whose settings are estimated to make more simulation events (failures, interruptions, scaler periods, jobs, timeline buckets), naming the setting and what would fit")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
 	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
 	return c
@@ -158,6 +172,9 @@ func (o *simulateOptions) validate() error {
 	case "", string(scenarios.Off), string(scenarios.On):
 	default:
 		return usageError{fmt.Errorf("--spot-sensitivity is %q; want off or on", o.spotSens)}
+	}
+	if o.maxEvents <= 0 {
+		return usageError{fmt.Errorf("--max-events %d: want a positive number of events", o.maxEvents)}
 	}
 	if o.workers < 0 {
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
@@ -201,7 +218,7 @@ func (o *simulateOptions) run() error {
 	if err != nil {
 		return err
 	}
-	opts := scenarios.Options{TieBreak: o.tieBreak}
+	opts := scenarios.Options{TieBreak: o.tieBreak, MaxEvents: o.maxEvents}
 	if pipeline.IsPolicy(o.policy) || o.policy == "" {
 		opts.Policy = o.policy
 	} else if _, err := os.Stat(o.policy); err == nil {
