@@ -230,6 +230,19 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 		}
 		r.push(t+w.Timeout, event{kind: evPodsReady, job: j.info.ID, stamp: x.readyStamp})
 	}
+	if x := j.x; x != nil && x.backoffUntil > t {
+		// Evicted while it waited out the restart backoff of a disruption
+		// and admitted again before the backoff ends: the Job controller
+		// recreates its pods only then (the evRequeue already on the
+		// clock, which requeues it and watches its deadline again), so it
+		// is back in backoff: not pending and no deadline event of its own.
+		r.addPending(t, j, -1)
+		if j.deadline.Valid() && r.q.Cancel(j.deadline) {
+			r.live--
+		}
+		j.deadline = engine.Handle{}
+		return
+	}
 	if first {
 		fr, lr := j.info.FirstReason, j.info.LastReason
 		r.sched.Enqueue(&j.info)

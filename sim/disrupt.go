@@ -304,6 +304,10 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 // requeue puts a disrupted job back in the queue, unless its deadline
 // passed meanwhile.
 func (r *runner) requeue(t Time, j *jobState) error {
+	if j.running {
+		// Only a stopped job waits out a backoff (see admitted).
+		return invariant(fmt.Errorf("job %d is requeued after its restart backoff while it runs", j.info.ID))
+	}
 	if j.finished || j.awaitingAdmission() {
 		return nil // admission preempted it meanwhile: it waits there
 	}
