@@ -81,6 +81,13 @@ type JobInfo struct {
 	Done bool
 	// queued is set while the job sits in a queue bucket.
 	queued bool
+	// Under the scheduling queue: inBackoff is set while the job waits in
+	// the backoff queue; failures counts its failed attempts (the pod's
+	// UnschedulableCount, saturating) and backoffUntil is when its backoff
+	// after the last one ends.
+	inBackoff    bool
+	failures     uint8
+	backoffUntil cluster.Time
 }
 
 // Remaining is the number of pods still to bind.
