@@ -83,12 +83,15 @@ type JobInfo struct {
 	queued bool
 	// Under the scheduling queue: inBackoff is set while the job waits in
 	// the backoff queue; failures counts its failed attempts (the pod's
-	// UnschedulableCount, saturating) and backoffUntil is when its backoff
-	// after the last one ends.
-	inBackoff    bool
-	failures     uint8
-	backoffUntil cluster.Time
+	// UnschedulableCount, saturating) and backoffEnd is the second at which
+	// its backoff after the last one is over (see Scheduler.backOff).
+	inBackoff  bool
+	failures   uint8
+	backoffEnd int32
 }
+
+// backoffUntil is when j's backoff ends, in ms.
+func (j *JobInfo) backoffUntil() cluster.Time { return cluster.Time(j.backoffEnd) * 1000 }
 
 // Remaining is the number of pods still to bind.
 func (j *JobInfo) Remaining() int32 { return j.Spec.Replicas - j.Bound }

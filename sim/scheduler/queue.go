@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 
@@ -209,7 +210,7 @@ func (s *Scheduler) forgetFits() {
 // lost): it keeps its place in queue order and is tried at the next pass.
 func (s *Scheduler) Requeue(j *JobInfo) {
 	j.Bound, j.Attempted = 0, false
-	j.failures, j.backoffUntil = 0, 0 // a new pod: no attempts yet
+	j.failures, j.backoffEnd = 0, 0 // a new pod: no attempts yet
 	if !j.Done {
 		return
 	}
@@ -298,11 +299,11 @@ func (s *Scheduler) NextBackoff() (cluster.Time, bool) {
 // Activate ends a job's backoff now: it is tried at the next pass that
 // walks the queue (the preemptor whose victims were evicted, which
 // kube-scheduler nominates to the node it freed).
-func (s *Scheduler) Activate(j *JobInfo) { j.backoffUntil = 0 }
+func (s *Scheduler) Activate(j *JobInfo) { j.backoffEnd = 0 }
 
 func (s *Scheduler) pushBackoff(j *JobInfo) {
 	j.inBackoff = true
-	h := append(s.backoff, backoffEntry{until: j.backoffUntil, j: j})
+	h := append(s.backoff, backoffEntry{until: j.backoffUntil(), j: j})
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
@@ -350,7 +351,7 @@ func (s *Scheduler) flushBackoff(now cluster.Time) {
 		switch {
 		case j.Done:
 			j.inBackoff = false
-		case j.backoffUntil > now:
+		case j.backoffUntil() > now:
 			s.pushBackoff(j)
 		default:
 			j.inBackoff = false
@@ -497,7 +498,7 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 			break
 		}
 		s.cursor[nb]++
-		if s.kube && next.backoffUntil > now {
+		if s.kube && next.backoffUntil() > now {
 			// Still backing off from its last failed attempt: the event
 			// moves it to the backoff queue, and it is tried when that ends.
 			if !next.inBackoff {
@@ -601,7 +602,8 @@ func (s *Scheduler) try(now cluster.Time, j *JobInfo, b Binder) error {
 }
 
 // backOff counts a failed attempt of j at now and, under the scheduling
-// queue, starts its backoff.
+// queue, starts its backoff: it may be tried again from the first whole
+// second at or after now + BackoffFor(attempts).
 func (s *Scheduler) backOff(now cluster.Time, j *JobInfo) {
 	if !s.kube {
 		return
@@ -609,7 +611,11 @@ func (s *Scheduler) backOff(now cluster.Time, j *JobInfo) {
 	if j.failures < 255 {
 		j.failures++
 	}
-	j.backoffUntil = now + BackoffFor(int(j.failures))
+	// kube-scheduler moves the pods whose backoff is over to activeQ once
+	// a second (flushBackoffQCompleted): the first whole second at or after
+	// the end, which also keeps JobInfo small.
+	end := (now + BackoffFor(int(j.failures)) + 999) / 1000
+	j.backoffEnd = int32(min(end, math.MaxInt32))
 }
 
 // shapeMemo remembers the smallest jobs that failed in this pass, per

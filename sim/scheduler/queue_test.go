@@ -75,7 +75,8 @@ func TestBackoffFor(t *testing.T) {
 
 // The scheduling queue: a job that does not fit is set aside and the
 // jobs behind it are tried; freed capacity brings it back only once its
-// backoff (1s, then 2s) is over, when a pass retries it.
+// backoff (1s, then 2s, from its last attempt, at a whole second) is
+// over, when a pass retries it.
 func TestSchedulingQueueBacksOff(t *testing.T) {
 	c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 1, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 1 << 20}})
 	require.NoError(t, err)
@@ -130,4 +131,17 @@ func TestSchedulingQueueBacksOff(t *testing.T) {
 	require.Equal(t, []int32{0, 2, 1}, bound())
 	_, ok = s.NextBackoff()
 	require.False(t, ok)
+
+	// A failure between whole seconds: the backoff queue is flushed once
+	// a second, so e, failing at 3.4s, is back at 5s (4.4s rounded up).
+	e := job(3, 8)
+	s.Enqueue(e)
+	require.NoError(t, s.Pass(3400, false, &rec))
+	require.NoError(t, c.Release(0, rec.log[2].pls[0], &b.Spec.Pod))
+	require.NoError(t, s.Pass(4700, true, &rec))
+	at, ok = s.NextBackoff()
+	require.True(t, ok)
+	require.Equal(t, int64(5000), at)
+	require.NoError(t, s.Pass(5000, false, &rec))
+	require.Equal(t, []int32{0, 2, 1, 3}, bound())
 }
