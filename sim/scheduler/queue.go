@@ -210,7 +210,7 @@ func (s *Scheduler) forgetFits() {
 // lost): it keeps its place in queue order and is tried at the next pass.
 func (s *Scheduler) Requeue(j *JobInfo) {
 	j.Bound, j.Attempted = 0, false
-	j.failures, j.backoffEnd = 0, 0 // a new pod: no attempts yet
+	j.backoff, j.backoffEnd = 0, 0 // a new pod: no attempts yet
 	if !j.Done {
 		return
 	}
@@ -302,7 +302,7 @@ func (s *Scheduler) NextBackoff() (cluster.Time, bool) {
 func (s *Scheduler) Activate(j *JobInfo) { j.backoffEnd = 0 }
 
 func (s *Scheduler) pushBackoff(j *JobInfo) {
-	j.inBackoff = true
+	j.setInBackoff(true)
 	h := append(s.backoff, backoffEntry{until: j.backoffUntil(), j: j})
 	i := len(h) - 1
 	for i > 0 {
@@ -350,11 +350,11 @@ func (s *Scheduler) flushBackoff(now cluster.Time) {
 		j := e.j
 		switch {
 		case j.Done:
-			j.inBackoff = false
+			j.setInBackoff(false)
 		case j.backoffUntil() > now:
 			s.pushBackoff(j)
 		default:
-			j.inBackoff = false
+			j.setInBackoff(false)
 			s.retry = append(s.retry, j)
 		}
 	}
@@ -501,7 +501,7 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 		if s.kube && next.backoffUntil() > now {
 			// Still backing off from its last failed attempt: the event
 			// moves it to the backoff queue, and it is tried when that ends.
-			if !next.inBackoff {
+			if !next.inBackoff() {
 				s.pushBackoff(next)
 			}
 			continue
@@ -608,13 +608,13 @@ func (s *Scheduler) backOff(now cluster.Time, j *JobInfo) {
 	if !s.kube {
 		return
 	}
-	if j.failures < 255 {
-		j.failures++
+	if j.failures() < int(^inBackoffQ) {
+		j.backoff++
 	}
 	// kube-scheduler moves the pods whose backoff is over to activeQ once
 	// a second (flushBackoffQCompleted): the first whole second at or after
 	// the end, which also keeps JobInfo small.
-	end := (now + BackoffFor(int(j.failures)) + 999) / 1000
+	end := (now + BackoffFor(j.failures()) + 999) / 1000
 	j.backoffEnd = int32(min(end, math.MaxInt32))
 }
 

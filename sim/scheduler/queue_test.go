@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -144,4 +145,10 @@ func TestSchedulingQueueBacksOff(t *testing.T) {
 	require.Equal(t, int64(5000), at)
 	require.NoError(t, s.Pass(5000, false, &rec))
 	require.Equal(t, []int32{0, 2, 1, 3}, bound())
+}
+
+// Every job in flight keeps a JobInfo; the scheduling queue's state
+// (backoff end, attempts, backoff flag) fits in its padding.
+func TestJobInfoStays32Bytes(t *testing.T) {
+	require.Equal(t, uintptr(32), unsafe.Sizeof(scheduler.JobInfo{}))
 }
