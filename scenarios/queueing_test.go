@@ -118,3 +118,25 @@ func TestQueueingPolicyNames(t *testing.T) {
 		require.ErrorContains(t, err, "q.yaml:", c.queueing)
 	}
 }
+
+// kube-scheduler's default scoring can be written in a scenario's
+// profile: LeastAllocated on cpu and memory and
+// NodeResourcesBalancedAllocation, weight 1 each.
+func TestRealDefaultProfileInAScenario(t *testing.T) {
+	text, err := os.ReadFile("testdata/no-kueue-strict-fifo/no-kueue.yaml")
+	require.NoError(t, err)
+	s := strings.Replace(string(text), "  horizon: 5d\n", `  horizon: 5d
+  scheduler:
+    plugins:
+    - {name: PrioritySort}
+    - {name: NodeAffinity}
+    - {name: TaintToleration}
+    - {name: NodeResourcesFit}
+    - {name: LeastAllocated, weight: 1, resources: {cpu: 1, memory: 1}}
+    - {name: NodeResourcesBalancedAllocation, weight: 1}
+    - {name: Gang}
+`, 1)
+	res := runQueueing(t, s)
+	require.Equal(t, []string{"LeastAllocated(weight 1)", "NodeResourcesBalancedAllocation(weight 1)"}, res.Profile["score"])
+	require.GreaterOrEqual(t, res.Jobs[0].Start, sim.Time(0), "the first job ran")
+}
