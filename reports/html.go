@@ -222,7 +222,7 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			pg.Lead[0].Notes = append(pg.Lead[0].Notes, "Spot break-even: "+spotCurveText(c))
 		}
 	}
-	sched := htmlSection{Title: "Scheduler", Intro: fmt.Sprintf("Queue policy %s, backfill %v.", s.Scheduler.Policy, s.Scheduler.Backfill)}
+	sched := htmlSection{Title: "Scheduler", Intro: "Queue policy " + queueText(s.Scheduler) + "."}
 	points := make([]string, 0, len(s.Scheduler.Plugins))
 	for k := range s.Scheduler.Plugins {
 		points = append(points, k)

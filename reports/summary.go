@@ -337,7 +337,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		Engine: EngineStats{Events: res.Stats.Events, Passes: res.Stats.Passes, Attempts: res.Stats.Attempts,
 			Skipped: res.Stats.Skipped, Relayouts: res.Stats.Relayouts},
 		Scheduler: SchedulerInfo{
-			Plugins: res.Profile, Policy: "FIFO",
+			Plugins: res.Profile, Policy: res.Queue.Policy.String(),
 			Backfill: res.Queue.Backfill, BackfillDepth: res.Queue.BackfillDepth,
 		},
 	}

@@ -612,11 +612,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	writeAdmissionMarkdown(w, s)
 	writeCapacityAndCost(w, s)
 	fmt.Fprintf(w, "## Scheduler\n\n")
-	fmt.Fprintf(w, "Queue policy %s, backfill %v", s.Scheduler.Policy, s.Scheduler.Backfill)
-	if s.Scheduler.BackfillDepth > 0 {
-		fmt.Fprintf(w, " (depth %d)", s.Scheduler.BackfillDepth)
-	}
-	fmt.Fprintf(w, ".\n\n")
+	fmt.Fprintf(w, "Queue policy %s.\n\n", queueText(s.Scheduler))
 	points := make([]string, 0, len(s.Scheduler.Plugins))
 	for k := range s.Scheduler.Plugins {
 		points = append(points, k)
@@ -796,4 +792,16 @@ func trainingRows(s *Summary) [][]string {
 			fmt.Sprintf("%.3f s", t.StepSeconds), fmt.Sprintf("%.3f s", t.CommSeconds), pct(t.CommShare)})
 	}
 	return rows
+}
+
+// queueText describes the queue policy of a run.
+func queueText(si SchedulerInfo) string {
+	if si.Policy == "SchedulingQueue" {
+		return "SchedulingQueue (kube-scheduler's: a job that does not fit is set aside and the jobs behind it are tried; it is tried again when capacity frees up, after a backoff of 1s doubling to 10s)"
+	}
+	t := fmt.Sprintf("%s, backfill %v", si.Policy, si.Backfill)
+	if si.BackfillDepth > 0 {
+		t += fmt.Sprintf(" (depth %d)", si.BackfillDepth)
+	}
+	return t
 }

@@ -312,10 +312,7 @@ func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 		Pools:    cm.Pools,
 		Capacity: cm.Capacity,
 		Plugins:  s.pluginConfigs(),
-		Queue: scheduler.QueueConfig{
-			Backfill:      s.Spec.Queueing.Backfill,
-			BackfillDepth: s.Spec.Queueing.BackfillDepth,
-		},
+		Queue:    queueConfig(s.Spec.Queueing),
 	}}
 	b.Assumptions = append(b.Assumptions, cm.PriceNotes()...)
 	if s.cat != nil {
@@ -527,4 +524,15 @@ func (w withRecovery) Next(j *cluster.JobSpec) (bool, error) {
 
 func constraintsFrom(sel map[string]string, terms []TermSpec, tols []TolerationSpec) (*cluster.Constraints, error) {
 	return traces.ConstraintsFrom(sel, terms, tols)
+}
+
+// queueConfig is the engine's queue for a queueing spec.
+func queueConfig(q QueueingSpec) scheduler.QueueConfig {
+	switch q.Effective() {
+	case QueueStrictFIFO:
+		return scheduler.QueueConfig{Policy: scheduler.FIFO}
+	case QueueBackfill:
+		return scheduler.QueueConfig{Policy: scheduler.FIFO, Backfill: true, BackfillDepth: q.BackfillDepth}
+	}
+	return scheduler.QueueConfig{Policy: scheduler.SchedulingQueue}
 }

@@ -189,13 +189,21 @@ func (s *Scenario) Validate() error {
 	if p := sp.Policy; p != nil && len(p.Manifests) == 0 {
 		return s.errAt("spec.policy.manifests", "name the files or folders of Kueue manifests")
 	}
-	switch sp.Queueing.Policy {
-	case "", "FIFO":
+	switch q := sp.Queueing; q.Policy {
+	case "", QueueFIFO:
+	case QueueSchedulingQueue, QueueStrictFIFO:
+		if q.Backfill {
+			return s.errAt("spec.queueing.backfill", "is true with policy %s; backfill goes with policy Backfill or FIFO", q.Policy)
+		}
+	case QueueBackfill:
 	default:
-		return s.errAt("spec.queueing.policy", "is %q; the known policy is FIFO (with backfill: true or false)", sp.Queueing.Policy)
+		return s.errAt("spec.queueing.policy", "is %s; the known policies are SchedulingQueue (the default), StrictFIFO, Backfill and FIFO (with backfill: true or false)", Quote(q.Policy))
 	}
 	if sp.Queueing.BackfillDepth < 0 {
 		return s.errAt("spec.queueing.backfillDepth", "must not be negative")
+	}
+	if sp.Queueing.BackfillDepth > 0 && sp.Queueing.Effective() != QueueBackfill {
+		return s.errAt("spec.queueing.backfillDepth", "is set but the queueing policy is %s; it bounds Backfill only", sp.Queueing.Effective())
 	}
 	if sp.Output.TimelineInterval != nil && sp.Output.TimelineInterval.Duration < 1e6 {
 		return s.errAt("spec.output.timelineInterval", "must be at least 1ms")

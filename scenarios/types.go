@@ -531,14 +531,48 @@ type PluginSpec struct {
 	Resources map[string]int64 `json:"resources,omitempty"`
 }
 
-// QueueingSpec is how the pending queue is served.
+// QueueingSpec is how the pending queue is served, in QueueSort order
+// (priority, then submit time).
 type QueueingSpec struct {
-	// Policy is FIFO (in QueueSort order: priority, then submit time).
+	// Policy is SchedulingQueue (kube-scheduler's queue: a job that does
+	// not fit backs off and the jobs behind it are tried; the default),
+	// StrictFIFO (the first job that does not fit blocks every job behind
+	// it), Backfill (every job that fits starts, at once) or FIFO (StrictFIFO,
+	// or Backfill with backfill: true). Empty: SchedulingQueue, or Backfill
+	// with backfill: true.
 	Policy string `json:"policy,omitempty"`
-	// Backfill lets later jobs start past one that does not fit.
+	// Backfill (with policy FIFO or empty) lets later jobs start past one
+	// that does not fit at once.
 	Backfill bool `json:"backfill,omitempty"`
-	// BackfillDepth bounds how many jobs past a blocked one are tried (0: all).
+	// BackfillDepth bounds how many jobs past a blocked one are tried (0:
+	// all; Backfill only).
 	BackfillDepth int `json:"backfillDepth,omitempty"`
+}
+
+// Queueing policy names (spec.queueing.policy).
+const (
+	QueueSchedulingQueue = "SchedulingQueue"
+	QueueStrictFIFO      = "StrictFIFO"
+	QueueBackfill        = "Backfill"
+	QueueFIFO            = "FIFO"
+)
+
+// Effective is the policy the spec names once defaults are applied:
+// SchedulingQueue, StrictFIFO or Backfill.
+func (q QueueingSpec) Effective() string {
+	switch q.Policy {
+	case "":
+		if q.Backfill {
+			return QueueBackfill
+		}
+		return QueueSchedulingQueue
+	case QueueFIFO:
+		if q.Backfill {
+			return QueueBackfill
+		}
+		return QueueStrictFIFO
+	}
+	return q.Policy
 }
 
 // PolicySpec is an admission policy given as Kubernetes manifests.

@@ -40,6 +40,7 @@ func (r *runner) finish() (res *Result, err error) {
 		Truncated: r.truncated || r.hasNext,
 		Dynamic:   r.capacity != nil,
 	}
+	res.Queue.Policy = r.cfg.Queue.Policy
 	res.Queue.Backfill = r.cfg.Queue.Backfill
 	res.Queue.BackfillDepth = r.cfg.Queue.BackfillDepth
 	for i := range r.c.Pools {

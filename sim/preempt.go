@@ -47,6 +47,9 @@ func (r *runner) preemptPass(t Time) error {
 		if err != nil {
 			return err
 		}
+		if ok {
+			r.sched.Activate(&r.job(id).info)
+		}
 		evicted = evicted || ok
 	}
 	if evicted {
@@ -55,6 +58,7 @@ func (r *runner) preemptPass(t Time) error {
 			return invariant(err)
 		}
 		r.dirty, r.freed = false, false
+		r.armBackoff()
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
 )
 
 // Outcome is how a job ended up.
@@ -347,6 +348,7 @@ type Result struct {
 	// Profile lists the enabled scheduler plugins per extension point.
 	Profile map[string][]string
 	Queue   struct {
+		Policy        scheduler.QueuePolicy
 		Backfill      bool
 		BackfillDepth int
 	}

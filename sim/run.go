@@ -29,6 +29,7 @@ const (
 	evAdmitCycle   // blockAdmission lifted during a pass: run admission again
 	evScale        // a service's scaler period (job: the service; sub: scalePeriod, scaleStart or scaleDecided)
 	evReady        // a replica's cold start is over (stamp: its attempt)
+	evBackoff      // a job's backoff in the scheduling queue ends: a pass retries it
 )
 
 type event struct {
@@ -204,6 +205,9 @@ type runner struct {
 	lastSub   Time
 	truncated bool
 
+	// backoffAt is the earliest evBackoff pending (-1: none).
+	backoffAt Time
+
 	live     int // pending non-tick events
 	finished int
 	freed    bool
@@ -307,6 +311,8 @@ func newRunner(cfg Config) (*runner, error) {
 		c:      c,
 		fw:     fw,
 		sched:  scheduler.New(fw, cfg.Queue),
+
+		backoffAt: -1,
 	}
 	r.fabrics = cfg.Fabrics
 	if r.fabrics == nil {
@@ -521,6 +527,7 @@ func (r *runner) loop() error {
 				return invariant(err)
 			}
 			r.dirty, r.freed = false, false
+			r.armBackoff()
 			if r.preemptOn {
 				if err := r.preemptPass(t); err != nil {
 					return err
@@ -606,6 +613,11 @@ func (r *runner) handle(t Time, ev event) error {
 		r.admitRequeue(t, r.job(ev.job))
 	case evAdmitCycle:
 		r.adm.dirty = true
+	case evBackoff:
+		if t == r.backoffAt {
+			r.backoffAt = -1
+		}
+		r.dirty = true
 	case evScale:
 		return r.scale(t, int(ev.job), ev.sub == scaleStart, ev.sub == scaleDecided, int(ev.stamp))
 	case evReady:
@@ -1135,4 +1147,13 @@ func newFramework(c *cluster.Cluster, pcfg []scheduler.PluginConfig, handle *sch
 		return nil, fmt.Errorf("unknown tie break %q (want %s, %s or %s)", tieBreak, TieBreakLowestIndex, TieBreakRandom, TieBreakNodeOrder)
 	}
 	return fw, nil
+}
+
+// armBackoff makes sure a pass runs when the earliest backoff in the
+// scheduling queue ends.
+func (r *runner) armBackoff() {
+	if at, ok := r.sched.NextBackoff(); ok && (r.backoffAt < 0 || at < r.backoffAt) {
+		r.push(at, event{kind: evBackoff})
+		r.backoffAt = at
+	}
 }

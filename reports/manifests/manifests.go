@@ -868,9 +868,13 @@ func (g *gen) kueue() (File, error) {
 	}
 	strategy := kueue.StrictFIFO
 	words := "StrictFIFO: the scenario's queue is FIFO without backfill"
-	if g.s.Spec.Queueing.Backfill {
+	switch g.s.Spec.Queueing.Effective() {
+	case scenarios.QueueBackfill:
 		strategy = kueue.BestEffortFIFO
 		words = "BestEffortFIFO: the scenario backfills, letting a smaller job past one that does not fit"
+	case scenarios.QueueSchedulingQueue:
+		strategy = kueue.BestEffortFIFO
+		words = "BestEffortFIFO: the scenario's queue is kube-scheduler's, which tries the jobs behind one that does not fit"
 	}
 	f := File{Path: "kueue.yaml", Comment: g.header(
 		"Kueue: a ResourceFlavor per pool, one ClusterQueue holding the whole cluster (the simulation has",

@@ -68,8 +68,12 @@ func (s *Status) Err() error {
 
 // JobInfo is a job as the scheduler sees it.
 type JobInfo struct {
-	ID   int32
-	Spec *cluster.JobSpec
+	ID int32
+	// backoffEnd (under the scheduling queue) is the second at which the
+	// job's backoff after its last failed attempt is over (see
+	// Scheduler.backOff); it sits in the padding after ID.
+	backoffEnd int32
+	Spec       *cluster.JobSpec
 	// Bound is the number of the job's pods bound so far.
 	Bound int32
 	// FirstReason and LastReason index the scheduler's reason table (-1:
@@ -81,7 +85,27 @@ type JobInfo struct {
 	Done bool
 	// queued is set while the job sits in a queue bucket.
 	queued bool
+	// backoff (under the scheduling queue): the low 7 bits count the
+	// job's failed attempts (the pod's UnschedulableCount, saturating at
+	// 127), the top bit is set while it waits in the backoff queue. One
+	// byte, so that JobInfo stays 32 bytes.
+	backoff uint8
 }
+
+const inBackoffQ uint8 = 0x80
+
+func (j *JobInfo) failures() int   { return int(j.backoff &^ inBackoffQ) }
+func (j *JobInfo) inBackoff() bool { return j.backoff&inBackoffQ != 0 }
+func (j *JobInfo) setInBackoff(b bool) {
+	if b {
+		j.backoff |= inBackoffQ
+	} else {
+		j.backoff &^= inBackoffQ
+	}
+}
+
+// backoffUntil is when j's backoff ends, in ms.
+func (j *JobInfo) backoffUntil() cluster.Time { return cluster.Time(j.backoffEnd) * 1000 }
 
 // Remaining is the number of pods still to bind.
 func (j *JobInfo) Remaining() int32 { return j.Spec.Replicas - j.Bound }

@@ -1,17 +1,66 @@
 package scheduler
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
+// QueuePolicy names how the pending queue is served.
+type QueuePolicy uint8
+
+const (
+	// FIFO walks the queue in QueueSort order: strict FIFO (the first job
+	// that does not fit blocks every job behind it) or, with Backfill, every
+	// job that fits starts. The zero value.
+	FIFO QueuePolicy = iota
+	// SchedulingQueue is kube-scheduler's scheduling queue: a job that does
+	// not fit is set aside (unschedulablePods) and the jobs behind it are
+	// tried; an event that frees capacity moves it back, to be tried again
+	// once its backoff is over (InitialBackoff doubling with each failed
+	// attempt up to MaxBackoff), in QueueSort order.
+	SchedulingQueue
+)
+
+// String is the policy's name in reports: FIFO (strict or backfilling)
+// or SchedulingQueue.
+func (p QueuePolicy) String() string {
+	if p == SchedulingQueue {
+		return "SchedulingQueue"
+	}
+	return "FIFO"
+}
+
+// kube-scheduler's podInitialBackoffDuration and podMaxBackoffDuration
+// defaults, in ms.
+const (
+	InitialBackoff cluster.Time = 1000
+	MaxBackoff     cluster.Time = 10000
+)
+
+// BackoffFor is the backoff after a job's n-th failed attempt: 1s, 2s,
+// 4s, 8s, then 10s (kube-scheduler's calculateBackoffDuration).
+func BackoffFor(n int) cluster.Time {
+	if n <= 0 {
+		return 0
+	}
+	d := InitialBackoff
+	for i := 1; i < n; i++ {
+		if d > MaxBackoff-d {
+			return MaxBackoff
+		}
+		d += d
+	}
+	return d
+}
+
 // QueueConfig is how the pending queue is walked each pass.
 type QueueConfig struct {
-	// Backfill lets jobs behind a blocked one start when they fit (the
-	// kube-scheduler and BestEffortFIFO behaviour). Without it the queue is
-	// strict FIFO: the first job that does not fit blocks every job behind it.
+	Policy QueuePolicy
+	// Backfill (FIFO only) lets jobs behind a blocked one start when they
+	// fit (Kueue's BestEffortFIFO). Without it the queue is strict FIFO.
 	Backfill bool
 	// BackfillDepth, when positive, bounds how many jobs a pass tries after
 	// the first one that did not fit (Slurm's bf_max_job_test).
@@ -71,6 +120,19 @@ type Scheduler struct {
 	Attempts, Skipped uint64
 
 	wantMIG []string // MIG profiles of jobs that did not fit in this pass
+
+	// walkPast: jobs behind one that does not fit are tried (Backfill or
+	// the scheduling queue); kube: the scheduling queue.
+	walkPast, kube bool
+	// backoff is the scheduling queue's backoffQ: a min-heap on the time
+	// each job's backoff ends; retry is a pass's jobs whose backoff ended.
+	backoff []backoffEntry
+	retry   []*JobInfo
+}
+
+type backoffEntry struct {
+	until cluster.Time
+	j     *JobInfo
 }
 
 // WantedMIG lists, in the order first seen, the MIG profiles of the jobs
@@ -80,7 +142,7 @@ func (s *Scheduler) WantedMIG() []string { return s.wantMIG }
 // New returns a scheduler over fw.
 func New(fw *Framework, cfg QueueConfig) *Scheduler {
 	less := fw.prof.QueueSort.Less
-	s := &Scheduler{fw: fw, cfg: cfg, less: less, cmp: func(a, b *JobInfo) int {
+	s := &Scheduler{fw: fw, cfg: cfg, less: less, kube: cfg.Policy == SchedulingQueue, cmp: func(a, b *JobInfo) int {
 		switch {
 		case less(a, b):
 			return -1
@@ -89,6 +151,7 @@ func New(fw *Framework, cfg QueueConfig) *Scheduler {
 		}
 		return 0
 	}}
+	s.walkPast = cfg.Backfill || s.kube
 	s.blocked = fw.reasons.intern("waiting behind an earlier job that does not fit")
 	s.full = fw.reasons.intern("Insufficient nvidia.com/gpu: no node has that many GPUs free")
 	return s
@@ -147,6 +210,7 @@ func (s *Scheduler) forgetFits() {
 // lost): it keeps its place in queue order and is tried at the next pass.
 func (s *Scheduler) Requeue(j *JobInfo) {
 	j.Bound, j.Attempted = 0, false
+	j.backoff, j.backoffEnd = 0, 0 // a new pod: no attempts yet
 	if !j.Done {
 		return
 	}
@@ -157,6 +221,9 @@ func (s *Scheduler) Requeue(j *JobInfo) {
 		bk := &s.buckets[bucketOf(j)]
 		bk.done--
 		bk.head = 0
+		if s.kube {
+			s.merged = append(s.merged, j) // see finishPass
+		}
 		return
 	}
 	s.arrivals = append(s.arrivals, j)
@@ -212,7 +279,85 @@ func (s *Scheduler) HoldsNoDone() bool {
 			return false
 		}
 	}
+	for _, e := range s.backoff {
+		if e.j.Done {
+			return false
+		}
+	}
 	return true
+}
+
+// NextBackoff is when the earliest backoff of a job in the backoff queue
+// ends (ok false: none waits); a pass at that time tries it again.
+func (s *Scheduler) NextBackoff() (cluster.Time, bool) {
+	if len(s.backoff) == 0 {
+		return 0, false
+	}
+	return s.backoff[0].until, true
+}
+
+// Activate ends a job's backoff now: it is tried at the next pass that
+// walks the queue (the preemptor whose victims were evicted, which
+// kube-scheduler nominates to the node it freed).
+func (s *Scheduler) Activate(j *JobInfo) { j.backoffEnd = 0 }
+
+func (s *Scheduler) pushBackoff(j *JobInfo) {
+	j.setInBackoff(true)
+	h := append(s.backoff, backoffEntry{until: j.backoffUntil(), j: j})
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].until <= h[i].until {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	s.backoff = h
+}
+
+func (s *Scheduler) popBackoff() backoffEntry {
+	h := s.backoff
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = backoffEntry{}
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h[l].until < h[m].until {
+			m = l
+		}
+		if r := l + 1; r < n && h[r].until < h[m].until {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	s.backoff = h
+	return top
+}
+
+// flushBackoff moves the jobs whose backoff ended by now from the backoff
+// queue to retry (flushBackoffQCompleted); a job whose backoff was renewed
+// since it went in waits on.
+func (s *Scheduler) flushBackoff(now cluster.Time) {
+	for len(s.backoff) > 0 && s.backoff[0].until <= now {
+		e := s.popBackoff()
+		j := e.j
+		switch {
+		case j.Done:
+			j.setInBackoff(false)
+		case j.backoffUntil() > now:
+			s.pushBackoff(j)
+		default:
+			j.setInBackoff(false)
+			s.retry = append(s.retry, j)
+		}
+	}
 }
 
 func (s *Scheduler) markDone(j *JobInfo) {
@@ -279,11 +424,20 @@ func (s *Scheduler) fail(j *JobInfo, reason int32) {
 func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 	s.memo.reset()
 	s.wantMIG = s.wantMIG[:0]
-	if s.cfg.Backfill && !freed {
-		// Only the new arrivals can fit: everything queued failed against
-		// at least the capacity there is now.
-		slices.SortStableFunc(s.arrivals, s.cmp)
-		for _, j := range s.arrivals {
+	if s.kube {
+		s.flushBackoff(now)
+	}
+	if s.walkPast && !freed {
+		// Only the new arrivals can fit, and under the scheduling queue
+		// the jobs whose backoff just ended (an earlier event moved them):
+		// everything else failed against at least the capacity there is now.
+		list := s.arrivals
+		if len(s.retry) > 0 {
+			s.retry = append(s.retry, s.arrivals...)
+			list = s.retry
+		}
+		slices.SortStableFunc(list, s.cmp)
+		for _, j := range list {
 			if j.Done {
 				continue
 			}
@@ -291,10 +445,14 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 				return err
 			}
 		}
+		clear(s.retry)
+		s.retry = s.retry[:0]
 		s.merge()
 		s.finishPass()
 		return nil
 	}
+	clear(s.retry) // the walk tries them in their places
+	s.retry = s.retry[:0]
 	s.merge()
 	for w := 0; w < maskWords; w++ {
 		for m := s.occupied[w]; m != 0; m &= m - 1 {
@@ -313,7 +471,7 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 		for w := 0; w < maskWords; w++ {
 			for m := s.occupied[w]; m != 0; m &= m - 1 {
 				bi := w<<6 | bits.TrailingZeros64(m)
-				if s.cfg.Backfill {
+				if s.walkPast {
 					if bi/sizeClasses > int(maxFree) {
 						break scan // buckets are in increasing GPU count
 					}
@@ -340,10 +498,18 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 			break
 		}
 		s.cursor[nb]++
-		if blocked && (!s.cfg.Backfill || (s.cfg.BackfillDepth > 0 && tried >= s.cfg.BackfillDepth)) {
+		if s.kube && next.backoffUntil() > now {
+			// Still backing off from its last failed attempt: the event
+			// moves it to the backoff queue, and it is tried when that ends.
+			if !next.inBackoff() {
+				s.pushBackoff(next)
+			}
+			continue
+		}
+		if blocked && (!s.walkPast || (s.cfg.BackfillDepth > 0 && tried >= s.cfg.BackfillDepth)) {
 			break // strict FIFO, or backfill depth used up: the rest wait
 		}
-		if !s.cfg.Backfill && !freed && next.Attempted {
+		if !s.walkPast && !freed && next.Attempted {
 			break // the head failed against at least this much capacity
 		}
 		if blocked {
@@ -363,12 +529,21 @@ func (s *Scheduler) Pass(now cluster.Time, freed bool, b Binder) error {
 	return nil
 }
 
-// finishPass gives jobs merged this pass that were never tried a reason,
-// and compacts buckets that are a quarter Done.
+// finishPass gives jobs merged this pass (or, under the scheduling queue,
+// put back in it) that were never tried a reason, and compacts buckets
+// that are a quarter Done.
 func (s *Scheduler) finishPass() {
 	for _, j := range s.merged {
+		if s.kube && !j.Done && !j.Attempted {
+			// Not tried because no node had its GPUs free: kube-scheduler
+			// would have tried it and set it aside, so it waits as one
+			// that failed (a node provisioner sees it).
+			j.Attempted = true
+			s.fail(j, s.full)
+			continue
+		}
 		if !j.Done && !j.Attempted && j.FirstReason < 0 {
-			if s.cfg.Backfill {
+			if s.walkPast {
 				s.fail(j, s.full)
 			} else {
 				s.fail(j, s.blocked)
@@ -405,6 +580,7 @@ func (s *Scheduler) try(now cluster.Time, j *JobInfo, b Binder) error {
 	if r, ok := s.memo.dominated(j); ok && j.Attempted {
 		s.Skipped++
 		s.fail(j, r)
+		s.backOff(now, j)
 		return nil
 	}
 	s.Attempts++
@@ -418,10 +594,28 @@ func (s *Scheduler) try(now cluster.Time, j *JobInfo, b Binder) error {
 	}
 	r := s.fw.reasons.intern(st.Message())
 	s.fail(j, r)
+	s.backOff(now, j)
 	if placed == 0 {
 		s.memo.add(j, r)
 	}
 	return nil
+}
+
+// backOff counts a failed attempt of j at now and, under the scheduling
+// queue, starts its backoff: it may be tried again from the first whole
+// second at or after now + BackoffFor(attempts).
+func (s *Scheduler) backOff(now cluster.Time, j *JobInfo) {
+	if !s.kube {
+		return
+	}
+	if j.failures() < int(^inBackoffQ) {
+		j.backoff++
+	}
+	// kube-scheduler moves the pods whose backoff is over to activeQ once
+	// a second (flushBackoffQCompleted): the first whole second at or after
+	// the end, which also keeps JobInfo small.
+	end := (now + BackoffFor(j.failures()) + 999) / 1000
+	j.backoffEnd = int32(min(end, math.MaxInt32))
 }
 
 // shapeMemo remembers the smallest jobs that failed in this pass, per

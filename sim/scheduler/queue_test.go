@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -61,4 +62,93 @@ func TestQueueKeepsPlacesBeforeItsHead(t *testing.T) {
 	pass(41)
 	pass(5)
 	pass(6)
+}
+
+// kube-scheduler's backoff after the n-th failed attempt:
+// podInitialBackoffDuration (1s) doubled per attempt, capped at
+// podMaxBackoffDuration (10s).
+func TestBackoffFor(t *testing.T) {
+	for n, want := range []int64{0, 1000, 2000, 4000, 8000, 10000, 10000} {
+		require.Equal(t, want, scheduler.BackoffFor(n), "attempt %d", n)
+	}
+	require.Equal(t, int64(10000), scheduler.BackoffFor(200))
+}
+
+// The scheduling queue: a job that does not fit is set aside and the
+// jobs behind it are tried; freed capacity brings it back only once its
+// backoff (1s, then 2s, from its last attempt, at a whole second) is
+// over, when a pass retries it.
+func TestSchedulingQueueBacksOff(t *testing.T) {
+	c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 1, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 1 << 20}})
+	require.NoError(t, err)
+	prof, err := plugins.NewProfile(plugins.Default(), &scheduler.Handle{})
+	require.NoError(t, err)
+	fw, err := scheduler.NewFramework(prof, c)
+	require.NoError(t, err)
+	s := scheduler.New(fw, scheduler.QueueConfig{Policy: scheduler.SchedulingQueue})
+	job := func(id int32, gpus int32) *scheduler.JobInfo {
+		return &scheduler.JobInfo{ID: id, Spec: &cluster.JobSpec{Submit: int64(id), Duration: 1, Replicas: 1, Pod: cluster.PodSpec{MilliCPU: 1000, MemoryMiB: 1024, GPUs: gpus}}}
+	}
+	var rec recorder
+	bound := func() []int32 {
+		var ids []int32
+		for _, b := range rec.log {
+			ids = append(ids, b.job)
+		}
+		return ids
+	}
+	a, b := job(0, 8), job(1, 8)
+	s.Enqueue(a)
+	s.Enqueue(b)
+	require.NoError(t, s.Pass(0, false, &rec))
+	require.Equal(t, []int32{0}, bound()) // b failed at 0: backoff to 1s
+	at, ok := s.NextBackoff()
+	require.False(t, ok, "b waits in unschedulablePods, not in backoff: nothing freed yet")
+
+	require.NoError(t, c.Release(0, rec.log[0].pls[0], &a.Spec.Pod))
+	require.NoError(t, s.Pass(500, true, &rec)) // a finished: b is still backing off
+	require.Equal(t, []int32{0}, bound())
+	at, ok = s.NextBackoff()
+	require.True(t, ok)
+	require.Equal(t, int64(1000), at)
+
+	cj := job(2, 4) // behind b, tried meanwhile
+	s.Enqueue(cj)
+	require.NoError(t, s.Pass(600, false, &rec))
+	require.Equal(t, []int32{0, 2}, bound())
+
+	require.NoError(t, s.Pass(1000, false, &rec)) // b's backoff is over: tried, fails (4 GPUs free)
+	require.Equal(t, []int32{0, 2}, bound())
+	_, ok = s.NextBackoff()
+	require.False(t, ok)
+
+	require.NoError(t, c.Release(0, rec.log[1].pls[0], &cj.Spec.Pod))
+	require.NoError(t, s.Pass(1500, true, &rec)) // second failure at 1s: backoff 2s, to 3s
+	require.Equal(t, []int32{0, 2}, bound())
+	at, ok = s.NextBackoff()
+	require.True(t, ok)
+	require.Equal(t, int64(3000), at)
+	require.NoError(t, s.Pass(3000, false, &rec))
+	require.Equal(t, []int32{0, 2, 1}, bound())
+	_, ok = s.NextBackoff()
+	require.False(t, ok)
+
+	// A failure between whole seconds: the backoff queue is flushed once
+	// a second, so e, failing at 3.4s, is back at 5s (4.4s rounded up).
+	e := job(3, 8)
+	s.Enqueue(e)
+	require.NoError(t, s.Pass(3400, false, &rec))
+	require.NoError(t, c.Release(0, rec.log[2].pls[0], &b.Spec.Pod))
+	require.NoError(t, s.Pass(4700, true, &rec))
+	at, ok = s.NextBackoff()
+	require.True(t, ok)
+	require.Equal(t, int64(5000), at)
+	require.NoError(t, s.Pass(5000, false, &rec))
+	require.Equal(t, []int32{0, 2, 1, 3}, bound())
+}
+
+// Every job in flight keeps a JobInfo; the scheduling queue's state
+// (backoff end, attempts, backoff flag) fits in its padding.
+func TestJobInfoStays32Bytes(t *testing.T) {
+	require.Equal(t, uintptr(32), unsafe.Sizeof(scheduler.JobInfo{}))
 }

@@ -8,6 +8,7 @@ import (
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/balancedallocation"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/fgd"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/leastallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/mostallocated"
@@ -102,4 +103,40 @@ func TestFGDFillsTheFragment(t *testing.T) {
 	pod := &cluster.PodSpec{MilliCPU: 1000, GPUMilli: 500}
 	pl.(scheduler.ScorePlugin).ScoreBatch(&scheduler.CycleState{Cluster: c}, pod, []int32{0, 1}, out)
 	require.Equal(t, []int64{37, 62}, out)
+}
+
+// kube-scheduler's default scoring (NodeResourcesFit LeastAllocated on cpu
+// and memory, and NodeResourcesBalancedAllocation, weight 1 each) on two
+// nodes of 64 CPUs and 256 GiB, for a pod of 16 CPUs and 64 GiB. Node 0
+// has 32 CPUs and 128 GiB taken: after the pod cpu 0.75, memory 0.75,
+// LeastAllocated (25 + 25) / 2 = 25, balanced 100: 125. Node 1 has 160 GiB
+// taken: cpu 0.25, memory 224/256 = 0.875, LeastAllocated (75 + 12) / 2 =
+// 43, balanced (1 - 0.3125) x 100 = 68: 111. Node 0 wins; LeastAllocated
+// alone picks node 1.
+func TestDefaultProfileWithBalancedAllocation(t *testing.T) {
+	for _, tc := range []struct {
+		balanced bool
+		want     int32
+	}{{true, 0}, {false, 1}} {
+		c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 2, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 256 << 10}})
+		require.NoError(t, err)
+		_, err = c.Allocate(0, 0, &cluster.PodSpec{MilliCPU: 32000, MemoryMiB: 128 << 10}, -1)
+		require.NoError(t, err)
+		_, err = c.Allocate(0, 1, &cluster.PodSpec{MemoryMiB: 160 << 10}, -1)
+		require.NoError(t, err)
+		cfgs := []scheduler.PluginConfig{{Name: noderesources.Name}, {Name: leastallocated.Name, Weight: 1, Resources: map[string]int64{"cpu": 1, "memory": 1}}}
+		if tc.balanced {
+			cfgs = append(cfgs, scheduler.PluginConfig{Name: balancedallocation.Name, Weight: 1})
+		}
+		prof, err := NewProfile(cfgs, nil)
+		require.NoError(t, err)
+		fw, err := scheduler.NewFramework(prof, c)
+		require.NoError(t, err)
+		var b binds
+		placed, st, err := fw.Attempt(0, &scheduler.JobInfo{Spec: &cluster.JobSpec{Replicas: 1, Duration: 1, Pod: cluster.PodSpec{MilliCPU: 16000, MemoryMiB: 64 << 10}}}, &b)
+		require.NoError(t, err)
+		require.True(t, st.IsSuccess())
+		require.Equal(t, int32(1), placed)
+		require.Equal(t, []int32{tc.want}, b.nodes, "balanced %v", tc.balanced)
+	}
 }

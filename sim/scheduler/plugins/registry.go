@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/balancedallocation"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/bestfit"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/dotprod"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/fgd"
@@ -27,19 +28,20 @@ type Factory func(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, 
 // Registry returns every known plugin by name.
 func Registry() map[string]Factory {
 	return map[string]Factory{
-		queuesort.Name:       queuesort.New,
-		nodeaffinity.Name:    nodeaffinity.New,
-		tainttoleration.Name: tainttoleration.New,
-		noderesources.Name:   noderesources.New,
-		mostallocated.Name:   mostallocated.New,
-		leastallocated.Name:  leastallocated.New,
-		gang.Name:            gang.New,
-		fgd.Name:             fgd.New,
-		bestfit.Name:         bestfit.New,
-		dotprod.Name:         dotprod.New,
-		gpupacking.Name:      gpupacking.New,
-		gpuclustering.Name:   gpuclustering.New,
-		random.Name:          random.New,
+		queuesort.Name:          queuesort.New,
+		nodeaffinity.Name:       nodeaffinity.New,
+		tainttoleration.Name:    tainttoleration.New,
+		noderesources.Name:      noderesources.New,
+		mostallocated.Name:      mostallocated.New,
+		leastallocated.Name:     leastallocated.New,
+		balancedallocation.Name: balancedallocation.New,
+		gang.Name:               gang.New,
+		fgd.Name:                fgd.New,
+		bestfit.Name:            bestfit.New,
+		dotprod.Name:            dotprod.New,
+		gpupacking.Name:         gpupacking.New,
+		gpuclustering.Name:      gpuclustering.New,
+		random.Name:             random.New,
 	}
 }
 
