@@ -176,6 +176,7 @@ func splitManifests(file string, data []byte) ([]policyDoc, error) {
 			// JSON, which decoding goes through, has no infinities or NaN.
 			return nil, &InputError{File: file, Line: x.Line, Column: x.Column, Field: path, Msg: Quote(x.Value) + " is not a finite number"}
 		}
+		strict.QuoteYAML11Bools(root) // names and label values as YAML 1.2 reads them
 		b, err := yamlv3.Marshal(root)
 		if err != nil {
 			return nil, inputErr(file, root.Line, "", "%v", err)

@@ -9,8 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -324,7 +324,7 @@ type volcanoConfFile struct {
 // parseVolcanoScheduler reads a volcano-scheduler.conf.
 func parseVolcanoScheduler(where string, data []byte) (*VolcanoSchedulerConf, error) {
 	var f volcanoConfFile
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	if err := strict.UnmarshalStrict(data, &f); err != nil {
 		return nil, &InputError{File: where, Msg: strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")}
 	}
 	out := &VolcanoSchedulerConf{where: where}
