@@ -257,14 +257,20 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 	if p.GPUsPerNode > 0 && p.GPUModel == "" && !byType {
 		return s.errAt(at("gpuModel"), "a pool with GPUs needs a gpuModel")
 	}
+	if p.GPUModel != "" && p.GPUMemory == nil && !models.KnownGPUModel(p.GPUModel) {
+		return s.errAt(at("gpuModel"), "%s is not a GPU model gpuplan knows (known: %s); for another model give gpuMemory too", Quote(p.GPUModel), strings.Join(models.GPUModels(), ", "))
+	}
+	// An instance type fills in what is left out; a zero given is a zero.
+	_, cpuGiven := s.pos[at("cpu")]
+	_, memGiven := s.pos[at("memory")]
 	if cpu, err := MilliCPU(p.CPU); err != nil {
 		return s.errAt(at("cpu"), "%v", err)
-	} else if cpu == 0 && !byType {
+	} else if cpu == 0 && (!byType || cpuGiven) {
 		return s.errAt(at("cpu"), "must be positive")
 	}
 	if mem, err := MemoryMiB(p.Memory); err != nil {
 		return s.errAt(at("memory"), "%v", err)
-	} else if mem == 0 && !byType {
+	} else if mem == 0 && (!byType || memGiven) {
 		return s.errAt(at("memory"), "must be positive")
 	}
 	if p.GPUMemory != nil {

@@ -136,6 +136,9 @@ func LoadPolicy(paths []string) (*Policy, error) {
 	if err := pol.read(docs); err != nil {
 		return nil, err
 	}
+	if err := volcanoParentCycle(pol.Volcano); err != nil {
+		return nil, err
+	}
 	return pol, nil
 }
 

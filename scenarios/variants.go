@@ -50,6 +50,9 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	if err := json.Unmarshal(v.Patch.raw, &patch); err != nil {
 		return nil, s.errAt(at+".patch", "%v", err)
 	}
+	if miss, name := missingDelete(doc, patch, at+".patch"); miss != "" {
+		return nil, s.errAt(miss, "$patch: delete names %s, which the list does not have; a delete names an item of the scenario", Quote(name))
+	}
 	merged, err := json.Marshal(mergePatch(doc, patch))
 	if err != nil {
 		return nil, err
@@ -118,6 +121,48 @@ func mergePatch(doc, patch any) any {
 		return d
 	}
 	return patch
+}
+
+// missingDelete finds the first `$patch: delete` in patch that names no
+// item of doc's list, as its field path and the name; "" when none.
+func missingDelete(doc, patch any, path string) (string, string) {
+	switch p := patch.(type) {
+	case map[string]any:
+		d, _ := doc.(map[string]any)
+		keys := make([]string, 0, len(p))
+		for k := range p {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if miss, name := missingDelete(d[k], p[k], path+"."+k); miss != "" {
+				return miss, name
+			}
+		}
+	case []any:
+		d, ok := doc.([]any)
+		if !named(p) || (ok && !named(d)) {
+			return "", ""
+		}
+		for i, item := range p {
+			m := item.(map[string]any)
+			name := m["name"].(string)
+			j := -1
+			if ok {
+				j = indexByName(d, name)
+			}
+			at := fmt.Sprintf("%s[%d]", path, i)
+			switch {
+			case m["$patch"] == "delete" && j < 0:
+				return at, name
+			case j >= 0:
+				if miss, n := missingDelete(d[j], m, at); miss != "" {
+					return miss, n
+				}
+			}
+		}
+	}
+	return "", ""
 }
 
 func named(list []any) bool {
