@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -32,25 +31,27 @@ func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 func Default() (*Scenario, error) { return Parse(DefaultName, "", defaultYAML) }
 
 // LoadFile reads, strictly decodes and validates a scenario file.
-func LoadFile(path string) (*Scenario, error) {
-	data, err := readWholeBounded(path)
-	if err != nil {
-		return nil, err
-	}
-	return Parse(path, filepath.Dir(path), data)
-}
+func LoadFile(path string) (*Scenario, error) { return LoadFileWith(path, LoadOptions{}) }
 
 func readErr(err error) string { return strict.ReadErr(err) }
 
 // Parse decodes and validates a scenario; file names it in errors and dir
 // resolves the relative paths inside it.
 func Parse(file, dir string, data []byte) (*Scenario, error) {
+	return ParseWith(file, dir, data, LoadOptions{})
+}
+
+// ParseWith is Parse as the options say.
+func ParseWith(file, dir string, data []byte, o LoadOptions) (*Scenario, error) {
 	s := &Scenario{}
 	pos, err := decodeStrict(file, data, s)
 	if err != nil {
 		return nil, err
 	}
-	s.file, s.dir, s.pos = file, dir, pos
+	s.file, s.dir, s.pos, s.restrict = file, dir, pos, o.RestrictPaths
+	if err := s.checkPaths(); err != nil {
+		return nil, err
+	}
 	if err := s.importNodePools(); err != nil {
 		return nil, err
 	}

@@ -36,6 +36,8 @@ type Scenario struct {
 	imported      []string
 	importedPools []string
 	nodeNotes     []string
+	// restrict refuses paths outside dir (LoadOptions.RestrictPaths).
+	restrict bool
 }
 
 // Metadata names and describes a scenario.

@@ -57,7 +57,7 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir}
+	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir, restrict: s.restrict}
 	c.Metadata.Name = s.Metadata.Name + "/" + v.Name
 	if v.Description != "" {
 		c.Metadata.Description = v.Description
@@ -65,6 +65,12 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	c.pos = positions{"": s.pos[at]}
 	if err := yaml.UnmarshalStrict(merged, &c.Spec); err != nil {
 		return nil, s.errAt(at+".patch", "the patched spec does not decode: %v", err)
+	}
+	if err := c.checkPaths(); err != nil {
+		if ie, ok := err.(*InputError); ok {
+			ie.Msg = fmt.Sprintf("variant %s: %s", v.Name, ie.Msg)
+		}
+		return nil, err
 	}
 	if err := c.importNodePools(); err != nil {
 		return nil, err

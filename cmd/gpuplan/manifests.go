@@ -15,6 +15,7 @@ import (
 
 func newManifestsCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
 	var out, variant string
+	var restrict bool
 	var o manifests.Options
 	c := &cobra.Command{
 		Use:   "manifests [SCENARIO] --out DIR",
@@ -84,7 +85,7 @@ built with the projects' API types; each file is written atomically.`,
 			if len(args) == 0 {
 				sc, err = scenarios.Default()
 			} else {
-				sc, err = scenarios.LoadFile(args[0])
+				sc, err = scenarios.LoadFileWith(args[0], loadOptions(restrict))
 			}
 			if err != nil {
 				return err
@@ -125,6 +126,7 @@ built with the projects' API types; each file is written atomically.`,
 	f := c.Flags()
 	f.StringVar(&out, "out", "", "folder to write the manifests into (required)")
 	f.StringVar(&variant, "variant", "", "render this what-if variant of the scenario")
+	addRestrictPaths(f, &restrict, false)
 	f.StringVar(&o.ClusterName, "cluster-name", "", "EKS cluster name for Karpenter's discovery tags and node role (default: the scenario's name)")
 	f.StringVar(&o.Namespace, "namespace", manifests.DefaultNamespace, "namespace of the Jobs, LocalQueues and checkpoint claims")
 	f.StringVar(&o.Image, "image", manifests.DefaultImage, "container image of the Job templates")

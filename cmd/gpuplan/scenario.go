@@ -15,7 +15,8 @@ func newScenarioCmd(out io.Writer) *cobra.Command {
 		Use:   "scenario",
 		Short: "Show or check scenario files",
 	}
-	c.AddCommand(&cobra.Command{
+	var restrict bool
+	def := &cobra.Command{
 		Use:   "default",
 		Short: "Print the built-in default scenario (a starting point for your own)",
 		Args:  argsUsage(cobra.NoArgs),
@@ -23,7 +24,8 @@ func newScenarioCmd(out io.Writer) *cobra.Command {
 			_, err := out.Write(scenarios.DefaultYAML())
 			return err
 		},
-	}, &cobra.Command{
+	}
+	check := &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Check scenario files as simulate would, running nothing; report the first problem in each (exit 2 if any)",
 		Long: `Check loads each scenario file strictly and then makes every check simulate
@@ -40,7 +42,7 @@ Nothing is simulated.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			var first error
 			for _, f := range args {
-				s, err := scenarios.LoadFile(f)
+				s, err := scenarios.LoadFileWith(f, loadOptions(restrict))
 				if err != nil {
 					if first == nil {
 						first = err
@@ -59,6 +61,8 @@ Nothing is simulated.`,
 			}
 			return first
 		},
-	})
+	}
+	addRestrictPaths(check.Flags(), &restrict, false)
+	c.AddCommand(def, check)
 	return c
 }

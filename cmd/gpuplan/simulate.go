@@ -37,6 +37,7 @@ type simulateOptions struct {
 	cpuProfile  string
 	memProfile  string
 	workers     int
+	restrict    bool
 
 	stdout, stderr io.Writer
 	// tracker holds the output folder being built, for the signal handler.
@@ -132,6 +133,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 	f.IntVar(&o.workers, "workers", 0, "whole runs at once (the variants, the all-on-demand twin, the spot sensitivity's points; 0: one per core); the outputs do not depend on it")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
+	addRestrictPaths(f, &o.restrict, false)
 	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
 	return c
 }
@@ -187,7 +189,7 @@ func (o *simulateOptions) run() error {
 	if o.scenario == "" {
 		sc, err = scenarios.Default()
 	} else {
-		sc, err = scenarios.LoadFile(o.scenario)
+		sc, err = scenarios.LoadFileWith(o.scenario, loadOptions(o.restrict))
 	}
 	if err != nil {
 		return err
