@@ -123,8 +123,12 @@ func TestFlagErrorsNameFlagAndValue(t *testing.T) {
 		{[]string{"trace", "convert", trace, "--format", "csv", "--out", filepath.Join(dir, "c.csv"), "--arrival-scale", "-1"}, 2, "--arrival-scale -1: want a positive number (1 keeps the trace's)"},
 		{[]string{"trace", "convert", trace, "--format", "csv", "--out", filepath.Join(dir, "c.csv"), "--max-jobs", "-1"}, 2, "--max-jobs -1: want 0 (all) or more"},
 		{[]string{"advise", "checkpoint", "--checkpoint-cost", "5m"}, 2, "--mtbf is required: a positive duration (examples: 5m, 4h, 1d)"},
-		{[]string{"compare", filepath.Join(dir, "none.json"), sc}, 2, filepath.Join(dir, "none.json") + ": no such file"},
-		{[]string{"sweep", filepath.Join(dir, "none.yaml")}, 2, filepath.Join(dir, "none.yaml") + ": no such file"},
+		{[]string{"compare", filepath.Join(dir, "none.json"), sc}, 2, "gpuplan: " + filepath.Join(dir, "none.json") + ": no such file\n"},
+		{[]string{"sweep", filepath.Join(dir, "none.yaml")}, 2, "gpuplan: " + filepath.Join(dir, "none.yaml") + ": no such file\n"},
+		{[]string{"calibrate", "parse", filepath.Join(dir, "none.txt")}, 2, "gpuplan: " + filepath.Join(dir, "none.txt") + ": no such file\n"},
+		{[]string{"simulate", "--trace", trace, "--trace-format", "nope"}, 2, `--trace-format "nope": want one of native, csv, jsonl, openb, philly, philly-raw, helios, pai`},
+		{[]string{"manifests", sc, "--out", filepath.Join(dir, "m"), "--training-api", "mpi"}, 2, `--training-api "mpi" is not one of job, pytorchjob, tfjob`},
+		{[]string{"manifests", sc, "--out", filepath.Join(dir, "m"), "--access-mode", "ReadOnlyMany"}, 2, `--access-mode "ReadOnlyMany" is not one of ReadWriteOnce, ReadWriteMany`},
 	} {
 		code, errOut, _, took := runMeasured(t, c.args...)
 		require.Equal(t, c.code, code, "%v: %s", c.args, errOut)

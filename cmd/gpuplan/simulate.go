@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,6 +163,9 @@ func (o *simulateOptions) validate() error {
 	}
 	if (o.trace == "") != (o.traceFormat == "") {
 		return usageError{errors.New("--trace and --trace-format go together")}
+	}
+	if o.traceFormat != "" && !slices.Contains(traces.TraceFormats(), o.traceFormat) {
+		return usageError{fmt.Errorf("--trace-format %q: want one of %s", o.traceFormat, strings.Join(traces.TraceFormats(), ", "))}
 	}
 	if o.pendingPods != "" && o.trace == "" {
 		return usageError{errors.New("--pending-pods applies to --trace")}
