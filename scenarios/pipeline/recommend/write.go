@@ -163,40 +163,10 @@ func (r *Result) WriteDir(dir string) error {
 			sc.Spec.Pricing.Catalogs[i] = rel(p)
 		}
 	}
-	y, err := marshalScenario(sc)
+	y, err := yaml.Marshal(sc)
 	if err != nil {
 		return err
 	}
 	head := fmt.Sprintf("# Written by gpuplan recommend: %s with %s.\n", base.Metadata.Name, r.Sweep.Describe(r.Winner.Point))
 	return os.WriteFile(filepath.Join(dir, FileScenario), append([]byte(head), y...), 0o644)
-}
-
-// marshalScenario writes sc as YAML without the zero cpu and memory of its
-// pools: left out, an instance type's come from the catalog; written as
-// "0" they would be a zero given, which loading refuses.
-func marshalScenario(sc *scenarios.Scenario) ([]byte, error) {
-	j, err := json.Marshal(sc)
-	if err != nil {
-		return nil, err
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(j, &doc); err != nil {
-		return nil, err
-	}
-	spec, _ := doc["spec"].(map[string]any)
-	cluster, _ := spec["cluster"].(map[string]any)
-	pools, _ := cluster["pools"].([]any)
-	for _, p := range pools {
-		if m, ok := p.(map[string]any); ok {
-			for _, k := range []string{"cpu", "memory"} {
-				if m[k] == "0" {
-					delete(m, k)
-				}
-			}
-		}
-	}
-	if j, err = json.Marshal(doc); err != nil {
-		return nil, err
-	}
-	return yaml.JSONToYAML(j)
 }
