@@ -11,3 +11,21 @@ func GPUMemoryMiB(model string) int64 {
 	}
 	return gib[model] << 10
 }
+
+// GPUModels are the GPU model names gpuplan knows: those of GPUMemoryMiB
+// and the generic or anonymised names traces use (A100, H100, openb's G1 to
+// G3), sorted.
+func GPUModels() []string {
+	return []string{"A10", "A100", "A100-40GB", "A100-80GB", "A10G", "B200", "G1", "G2", "G3", "H100", "H100-80GB", "H200-141GB",
+		"L4", "L40S", "M60", "MI25", "MI300X", "P100", "P4", "T4", "V100", "V100-32GB", "V100M16", "V100M32"}
+}
+
+// KnownGPUModel reports whether model is one of GPUModels.
+func KnownGPUModel(model string) bool {
+	for _, m := range GPUModels() {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}

@@ -178,3 +178,31 @@ func MIGLayout(model, layout string) ([]string, error) {
 	}
 	return nil, fmt.Errorf("unknown MIG layout %q (want all-<profile> or all-balanced)", layout)
 }
+
+// MIGProfileNames lists the profile names of every MIG-capable model,
+// sorted, each once.
+func MIGProfileNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range MIGModels() {
+		for _, p := range MIGProfiles(m) {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				out = append(out, p.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// IsMIGProfile reports whether name is a profile of some MIG-capable
+// model.
+func IsMIGProfile(name string) bool {
+	for _, n := range MIGProfileNames() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

@@ -796,7 +796,7 @@ func (s *Scenario) OnDemandOnly() (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir, pos: s.pos, cat: s.cat}
+	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir, restrict: s.restrict, pos: s.pos, cat: s.cat}
 	if err := json.Unmarshal(data, &c.Spec); err != nil {
 		return nil, err
 	}

@@ -130,3 +130,7 @@ func CheckLines(file string, data []byte) error { return traces.CheckLines(file,
 // file of at most MaxFileBytes, lines of at most MaxLineBytes, errors
 // naming the file (traces.ReadInput).
 func ReadInput(path string) ([]byte, error) { return traces.ReadInput(path) }
+
+// ReadErr is why a file could not be read, without the path the error
+// repeats ("no such file" for one missing).
+func ReadErr(err error) string { return strict.ReadErr(err) }

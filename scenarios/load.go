@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -32,25 +31,27 @@ func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 func Default() (*Scenario, error) { return Parse(DefaultName, "", defaultYAML) }
 
 // LoadFile reads, strictly decodes and validates a scenario file.
-func LoadFile(path string) (*Scenario, error) {
-	data, err := readWholeBounded(path)
-	if err != nil {
-		return nil, err
-	}
-	return Parse(path, filepath.Dir(path), data)
-}
+func LoadFile(path string) (*Scenario, error) { return LoadFileWith(path, LoadOptions{}) }
 
 func readErr(err error) string { return strict.ReadErr(err) }
 
 // Parse decodes and validates a scenario; file names it in errors and dir
 // resolves the relative paths inside it.
 func Parse(file, dir string, data []byte) (*Scenario, error) {
+	return ParseWith(file, dir, data, LoadOptions{})
+}
+
+// ParseWith is Parse as the options say.
+func ParseWith(file, dir string, data []byte, o LoadOptions) (*Scenario, error) {
 	s := &Scenario{}
 	pos, err := decodeStrict(file, data, s)
 	if err != nil {
 		return nil, err
 	}
-	s.file, s.dir, s.pos = file, dir, pos
+	s.file, s.dir, s.pos, s.restrict = file, dir, pos, o.RestrictPaths
+	if err := s.checkPaths(); err != nil {
+		return nil, err
+	}
 	if err := s.importNodePools(); err != nil {
 		return nil, err
 	}
@@ -270,14 +271,20 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 	if p.GPUsPerNode > 0 && p.GPUModel == "" && !byType {
 		return s.errAt(at("gpuModel"), "a pool with GPUs needs a gpuModel")
 	}
+	if p.GPUModel != "" && p.GPUMemory == nil && !models.KnownGPUModel(p.GPUModel) {
+		return s.errAt(at("gpuModel"), "%s is not a GPU model gpuplan knows (known: %s); for another model give gpuMemory too", Quote(p.GPUModel), strings.Join(models.GPUModels(), ", "))
+	}
+	// An instance type fills in what is left out; a zero given is a zero.
+	_, cpuGiven := s.pos[at("cpu")]
+	_, memGiven := s.pos[at("memory")]
 	if cpu, err := MilliCPU(p.CPU); err != nil {
 		return s.errAt(at("cpu"), "%v", err)
-	} else if cpu == 0 && !byType {
+	} else if cpu == 0 && (!byType || cpuGiven) {
 		return s.errAt(at("cpu"), "must be positive")
 	}
 	if mem, err := MemoryMiB(p.Memory); err != nil {
 		return s.errAt(at("memory"), "%v", err)
-	} else if mem == 0 && !byType {
+	} else if mem == 0 && (!byType || memGiven) {
 		return s.errAt(at("memory"), "must be positive")
 	}
 	if p.GPUMemory != nil {

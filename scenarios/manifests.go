@@ -88,6 +88,9 @@ func (s *Scenario) manifestEntry(i int, seed uint64) (workloads.Entry, []string,
 		}
 		r := &workloads.Rate{Fixed: a.Process == "fixed", RatePerHour: a.RatePerHour, Start: start, Rng: rng}
 		if a.Start != nil {
+			if a.Start.Duration < 0 {
+				return e, nil, s.errAt(at+".arrival.start", "%s is negative; the first arrival is at or after the start of the run", a.Start.Duration)
+			}
 			r.Start = a.Start.Millis()
 		}
 		if d := a.Diurnal; d != nil {

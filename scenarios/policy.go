@@ -136,6 +136,9 @@ func LoadPolicy(paths []string) (*Policy, error) {
 	if err := pol.read(docs); err != nil {
 		return nil, err
 	}
+	if err := volcanoParentCycle(pol.Volcano); err != nil {
+		return nil, err
+	}
 	return pol, nil
 }
 
@@ -176,6 +179,7 @@ func splitManifests(file string, data []byte) ([]policyDoc, error) {
 			// JSON, which decoding goes through, has no infinities or NaN.
 			return nil, &InputError{File: file, Line: x.Line, Column: x.Column, Field: path, Msg: Quote(x.Value) + " is not a finite number"}
 		}
+		strict.QuoteYAML11Bools(root) // names and label values as YAML 1.2 reads them
 		b, err := yamlv3.Marshal(root)
 		if err != nil {
 			return nil, inputErr(file, root.Line, "", "%v", err)

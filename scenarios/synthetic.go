@@ -88,6 +88,9 @@ func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
 		g.amplitude, g.peakHour = d.Amplitude, d.PeakHour
 	}
 	if a.Start != nil {
+		if a.Start.Duration < 0 {
+			return nil, s.errAt(at+".arrival.start", "%s is negative; the first arrival is at or after the start of the run", a.Start.Duration)
+		}
 		g.start = float64(a.Start.Millis())
 	}
 	var err error

@@ -38,6 +38,8 @@ type Scenario struct {
 	imported      []string
 	importedPools []string
 	nodeNotes     []string
+	// restrict refuses paths outside dir (LoadOptions.RestrictPaths).
+	restrict bool
 }
 
 // Metadata names and describes a scenario.
@@ -288,8 +290,8 @@ type PoolSpec struct {
 	InstanceType string            `json:"instanceType,omitempty"`
 	GPUModel     string            `json:"gpuModel,omitempty"`
 	GPUsPerNode  int32             `json:"gpusPerNode,omitempty"`
-	CPU          resource.Quantity `json:"cpu"`
-	Memory       resource.Quantity `json:"memory"`
+	CPU          resource.Quantity `json:"cpu,omitzero"`
+	Memory       resource.Quantity `json:"memory,omitzero"`
 	Labels       map[string]string `json:"labels,omitempty"`
 	Taints       []TaintSpec       `json:"taints,omitempty"`
 	// GPUMemory is each GPU's memory (default: the model's, when known).

@@ -50,11 +50,14 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	if err := json.Unmarshal(v.Patch.raw, &patch); err != nil {
 		return nil, s.errAt(at+".patch", "%v", err)
 	}
+	if miss, name := missingDelete(doc, patch, at+".patch"); miss != "" {
+		return nil, s.errAt(miss, "$patch: delete names %s, which the list does not have; a delete names an item of the scenario", Quote(name))
+	}
 	merged, err := json.Marshal(mergePatch(doc, patch))
 	if err != nil {
 		return nil, err
 	}
-	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir}
+	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir, restrict: s.restrict}
 	c.Metadata.Name = s.Metadata.Name + "/" + v.Name
 	if v.Description != "" {
 		c.Metadata.Description = v.Description
@@ -62,6 +65,12 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	c.pos = positions{"": s.pos[at]}
 	if err := yaml.UnmarshalStrict(merged, &c.Spec); err != nil {
 		return nil, s.errAt(at+".patch", "the patched spec does not decode: %v", err)
+	}
+	if err := c.checkPaths(); err != nil {
+		if ie, ok := err.(*InputError); ok {
+			ie.Msg = fmt.Sprintf("variant %s: %s", v.Name, ie.Msg)
+		}
+		return nil, err
 	}
 	if err := c.importNodePools(); err != nil {
 		return nil, err
@@ -118,6 +127,48 @@ func mergePatch(doc, patch any) any {
 		return d
 	}
 	return patch
+}
+
+// missingDelete finds the first `$patch: delete` in patch that names no
+// item of doc's list, as its field path and the name; "" when none.
+func missingDelete(doc, patch any, path string) (string, string) {
+	switch p := patch.(type) {
+	case map[string]any:
+		d, _ := doc.(map[string]any)
+		keys := make([]string, 0, len(p))
+		for k := range p {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if miss, name := missingDelete(d[k], p[k], path+"."+k); miss != "" {
+				return miss, name
+			}
+		}
+	case []any:
+		d, ok := doc.([]any)
+		if !named(p) || (ok && !named(d)) {
+			return "", ""
+		}
+		for i, item := range p {
+			m := item.(map[string]any)
+			name := m["name"].(string)
+			j := -1
+			if ok {
+				j = indexByName(d, name)
+			}
+			at := fmt.Sprintf("%s[%d]", path, i)
+			switch {
+			case m["$patch"] == "delete" && j < 0:
+				return at, name
+			case j >= 0:
+				if miss, n := missingDelete(d[j], m, at); miss != "" {
+					return miss, n
+				}
+			}
+		}
+	}
+	return "", ""
 }
 
 func named(list []any) bool {

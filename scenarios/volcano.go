@@ -9,8 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -45,6 +45,39 @@ type VolcanoQueueSpec struct {
 	DequeueStrategy string         `json:"dequeueStrategy,omitempty"`
 
 	where string
+	// parentAt is an error at the Queue's spec.parent.
+	parentAt func(format string, args ...any) error
+}
+
+// volcanoParentCycle refuses Queues whose spec.parent chain comes back to
+// one of them: Volcano's webhook refuses such a hierarchy, and no queue
+// of it has a place in the tree.
+func volcanoParentCycle(qs []VolcanoQueue) error {
+	byName := map[string]int{}
+	for i := range qs {
+		byName[qs[i].Name] = i
+	}
+	for i := range qs {
+		chain := []string{qs[i].Name}
+		seen := map[int]bool{i: true}
+		for j := i; ; {
+			par := qs[j].Spec.Parent
+			k, ok := byName[par]
+			if par == "" || par == "root" || !ok {
+				break
+			}
+			chain = append(chain, par)
+			if seen[k] {
+				if k == i {
+					return qs[i].Spec.parentAt("Queue %s is in a cycle of parents (%s); a Queue's parents lead up to root", Quote(qs[i].Name), strings.Join(chain, " -> "))
+				}
+				break // a cycle further up, reported from its own queue
+			}
+			seen[k] = true
+			j = k
+		}
+	}
+	return nil
 }
 
 func (p *Policy) volcanoQueue(d policyDoc) error {
@@ -53,6 +86,7 @@ func (p *Policy) volcanoQueue(d policyDoc) error {
 		return err
 	}
 	q.Spec.where = d.where(q.Name)
+	q.Spec.parentAt = func(format string, args ...any) error { return d.fieldErr("spec.parent", format, args...) }
 	s := &q.Spec
 	// Volcano's admission webhook refuses a weight below 1; left out, it
 	// defaults to 1.
@@ -324,7 +358,7 @@ type volcanoConfFile struct {
 // parseVolcanoScheduler reads a volcano-scheduler.conf.
 func parseVolcanoScheduler(where string, data []byte) (*VolcanoSchedulerConf, error) {
 	var f volcanoConfFile
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	if err := strict.UnmarshalStrict(data, &f); err != nil {
 		return nil, &InputError{File: where, Msg: strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")}
 	}
 	out := &VolcanoSchedulerConf{where: where}

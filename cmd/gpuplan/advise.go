@@ -101,8 +101,10 @@ the same node lifetimes, so the comparison between intervals is not noise.`,
 }
 
 func (o *adviseCheckpointOptions) validate() error {
-	if o.mtbf == "" || o.cost == "" {
-		return usageError{fmt.Errorf("--mtbf and --checkpoint-cost are required")}
+	for _, r := range []struct{ flag, v string }{{"mtbf", o.mtbf}, {"checkpoint-cost", o.cost}} {
+		if r.v == "" {
+			return usageError{fmt.Errorf("--%s is required: a positive duration (examples: 5m, 4h, 1d)", r.flag)}
+		}
 	}
 	parse := func(flag, v string, positive bool) (time.Duration, error) {
 		d, err := scenarios.ParseDuration(v)

@@ -28,7 +28,7 @@ func TestAdviseCheckpointGolden(t *testing.T) {
 
 	code, _, errOut := gpuplan(t, "advise", "checkpoint", "--mtbf", "4h")
 	require.Equal(t, 2, code)
-	require.Contains(t, errOut, "--mtbf and --checkpoint-cost are required")
+	require.Contains(t, errOut, "--checkpoint-cost is required: a positive duration (examples: 5m, 4h, 1d)")
 	code, _, errOut = gpuplan(t, "advise", "checkpoint", "--mtbf", "soon", "--checkpoint-cost", "5m")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `--mtbf "soon" is not a positive duration`)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"gpuplan.dev/gpuplan/scenarios"
 	"io"
@@ -111,7 +112,11 @@ for all-reduce). Fabrics are named by kind: nvlink, pcie (one node) or network
 			var runs []*calibrate.Run
 			for _, p := range args {
 				if err := scenarios.RegularFile(p); err != nil {
-					return usageError{err}
+					var ie *scenarios.InputError
+					if errors.As(err, &ie) {
+						return err
+					}
+					return usageError{fmt.Errorf("%s: %s", p, scenarios.ReadErr(err))}
 				}
 				f, err := os.Open(p)
 				if err != nil {

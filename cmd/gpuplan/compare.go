@@ -2,15 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/scenarios"
 )
 
 type comparison struct {
@@ -32,9 +33,13 @@ type compareRow struct {
 }
 
 func readSummaryFile(path string) (*reports.Summary, error) {
-	b, err := os.ReadFile(path)
+	b, err := scenarios.ReadFileBounded(path)
 	if err != nil {
-		return nil, usageError{err}
+		var ie *scenarios.InputError
+		if errors.As(err, &ie) {
+			return nil, err
+		}
+		return nil, usageError{fmt.Errorf("%s: %s", path, scenarios.ReadErr(err))}
 	}
 	var s reports.Summary
 	if err := json.Unmarshal(b, &s); err != nil {

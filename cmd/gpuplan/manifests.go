@@ -3,9 +3,11 @@ package main
 import (
 	"slices"
 
+	"errors"
 	"fmt"
 	"gpuplan.dev/gpuplan/reports/outdir"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +17,7 @@ import (
 
 func newManifestsCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
 	var out, variant string
+	var restrict bool
 	var o manifests.Options
 	c := &cobra.Command{
 		Use:   "manifests [SCENARIO] --out DIR",
@@ -84,7 +87,7 @@ built with the projects' API types; each file is written atomically.`,
 			if len(args) == 0 {
 				sc, err = scenarios.Default()
 			} else {
-				sc, err = scenarios.LoadFile(args[0])
+				sc, err = scenarios.LoadFileWith(args[0], loadOptions(restrict))
 			}
 			if err != nil {
 				return err
@@ -100,7 +103,7 @@ built with the projects' API types; each file is written atomically.`,
 			}
 			files, warnings, err := manifests.Generate(sc, m, o)
 			if err != nil {
-				return usageError{err}
+				return usageError{optionAsFlag(err)}
 			}
 			// The folder appears whole: built aside, put in place at once.
 			folder := outdir.Options{Kind: "manifests", Tracker: t, Ours: func(names []string) bool {
@@ -125,6 +128,7 @@ built with the projects' API types; each file is written atomically.`,
 	f := c.Flags()
 	f.StringVar(&out, "out", "", "folder to write the manifests into (required)")
 	f.StringVar(&variant, "variant", "", "render this what-if variant of the scenario")
+	addRestrictPaths(f, &restrict, false)
 	f.StringVar(&o.ClusterName, "cluster-name", "", "EKS cluster name for Karpenter's discovery tags and node role (default: the scenario's name)")
 	f.StringVar(&o.Namespace, "namespace", manifests.DefaultNamespace, "namespace of the Jobs, LocalQueues and checkpoint claims")
 	f.StringVar(&o.Image, "image", manifests.DefaultImage, "container image of the Job templates")
@@ -137,4 +141,24 @@ built with the projects' API types; each file is written atomically.`,
 	f.StringVar(&o.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")
 	f.StringVar(&o.ServingImage, "serving-image", manifests.DefaultServingImage, "container image of the inference services' replicas (TorchServe)")
 	return c
+}
+
+// optionFlags are the flags of the manifests options, by the words the
+// library's errors name them with.
+var optionFlags = []struct{ words, flag string }{
+	{"training API ", "--training-api "}, {"fixed pools ", "--fixed-pools "}, {"access mode ", "--access-mode "},
+	{"checkpoint storage ", "--checkpoint-storage "}, {"cluster name ", "--cluster-name "}, {"namespace ", "--namespace "},
+	{"storage class ", "--storage-class "}, {"prometheus release ", "--prometheus-release "},
+}
+
+// optionAsFlag names the flag of an option error ("training API \"x\" is
+// not one of ..." is --training-api's).
+func optionAsFlag(err error) error {
+	msg := err.Error()
+	for _, o := range optionFlags {
+		if rest, ok := strings.CutPrefix(msg, o.words); ok {
+			return errors.New(o.flag + rest)
+		}
+	}
+	return err
 }

@@ -55,7 +55,7 @@ func TestManifestsFlags(t *testing.T) {
 	require.Contains(t, string(b), "release: monitoring")
 	code, _, errOut = gpuplan(t, "manifests", "--out", t.TempDir(), "--training-api", "mpijob")
 	require.Equal(t, 2, code)
-	require.Contains(t, errOut, `training API "mpijob" is not one of job, pytorchjob, tfjob`)
+	require.Contains(t, errOut, `--training-api "mpijob" is not one of job, pytorchjob, tfjob`)
 }
 
 func TestManifestsBadInputExits2(t *testing.T) {

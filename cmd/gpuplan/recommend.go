@@ -27,6 +27,7 @@ type recommendOptions struct {
 	stdout       io.Writer
 	tracker      *outdir.Tracker
 	scenarioFile string
+	restrict     bool
 }
 
 func newRecommendCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
@@ -72,6 +73,7 @@ it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad inp
 		},
 	}
 	f := c.Flags()
+	addRestrictPaths(f, &o.restrict, false)
 	f.StringVar(&o.minimize, "minimize", "cost.total", "the metric to minimise (or maximise, for completed and allocation)")
 	f.StringArrayVar(&o.subjectTo, "subject-to", nil, "a constraint, METRIC <= BOUND or METRIC >= BOUND (repeatable)")
 	f.StringArrayVar(&o.vary, "vary", nil, "a setting to search: PATH=VALUES or spot:POOL=VALUES (repeatable)")
@@ -83,14 +85,24 @@ it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad inp
 	return c
 }
 
+// maxCoarse bounds --coarse: the first grid has coarse^parameters points.
+const maxCoarse = 100
+
 var paramField = regexp.MustCompile(`^spec\.parameters\[(\d+)\]`)
 
 func (o *recommendOptions) run(ctx context.Context) error {
 	if len(o.vary) == 0 {
 		return usageError{fmt.Errorf("give at least one --vary PATH=VALUES")}
 	}
-	if o.search.MinReps < 2 || o.search.MaxReps < o.search.MinReps || o.search.MaxReps > sweep.MaxReplications {
-		return usageError{fmt.Errorf("--min-seeds %d, --max-seeds %d: want 2 <= min <= max <= %d", o.search.MinReps, o.search.MaxReps, sweep.MaxReplications)}
+	switch {
+	case o.search.MinReps < 2 || o.search.MinReps > sweep.MaxReplications:
+		return usageError{fmt.Errorf("--min-seeds %d: want 2..%d (an interval needs two seeds)", o.search.MinReps, sweep.MaxReplications)}
+	case o.search.MaxReps < o.search.MinReps || o.search.MaxReps > sweep.MaxReplications:
+		return usageError{fmt.Errorf("--max-seeds %d: want --min-seeds (%d)..%d", o.search.MaxReps, o.search.MinReps, sweep.MaxReplications)}
+	case o.search.Coarse < 2 || o.search.Coarse > maxCoarse:
+		return usageError{fmt.Errorf("--coarse %d: want 2..%d values of each parameter in the first grid", o.search.Coarse, maxCoarse)}
+	case o.search.Workers < 0:
+		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.search.Workers)}
 	}
 	obj, err := sweep.ParseMetric(o.minimize)
 	if err != nil {
@@ -121,7 +133,7 @@ func (o *recommendOptions) run(ctx context.Context) error {
 		base, err = scenarios.Default()
 		data = scenarios.DefaultYAML()
 	} else if data, err = scenarios.ReadFileBounded(o.scenarioFile); err == nil {
-		base, err = scenarios.Parse(o.scenarioFile, filepath.Dir(o.scenarioFile), data)
+		base, err = scenarios.ParseWith(o.scenarioFile, filepath.Dir(o.scenarioFile), data, loadOptions(o.restrict))
 	}
 	if err != nil {
 		return err

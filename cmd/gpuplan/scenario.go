@@ -29,6 +29,7 @@ func newScenarioCmd(out io.Writer) *cobra.Command {
 
 func checkCmd(out io.Writer) *cobra.Command {
 	var maxEvents int64
+	var restrict bool
 	c := &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Check scenario files as simulate would, running nothing; report the first problem in each (exit 2 if any)",
@@ -47,7 +48,7 @@ simulated.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			var first error
 			for _, f := range args {
-				s, err := scenarios.LoadFile(f)
+				s, err := scenarios.LoadFileWith(f, loadOptions(restrict))
 				if err != nil {
 					if first == nil {
 						first = err
@@ -68,5 +69,6 @@ simulated.`,
 		},
 	}
 	c.Flags().Int64Var(&maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: a scenario whose settings are estimated to make more simulation events is refused (see simulate --help)")
+	addRestrictPaths(c.Flags(), &restrict, false)
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,7 @@ type simulateOptions struct {
 	workers     int
 	spotSens    string
 	maxEvents   int64
+	restrict    bool
 
 	stdout, stderr io.Writer
 	// tracker holds the output folder being built, for the signal handler.
@@ -150,6 +152,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.spotSens, "spot-sensitivity", "", "replay a run that buys spot at 16 spot MTBFs for the break-even: on or off (default: spec.output.spotSensitivity, else on)")
 	f.Int64Var(&o.maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: refuse, before it runs, a scenario whose settings are estimated to make more simulation events (failures, interruptions, scaler periods, jobs, timeline buckets), naming the setting and what would fit")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
+	addRestrictPaths(f, &o.restrict, false)
 	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
 	return c
 }
@@ -187,6 +190,9 @@ func (o *simulateOptions) validate() error {
 	if (o.trace == "") != (o.traceFormat == "") {
 		return usageError{errors.New("--trace and --trace-format go together")}
 	}
+	if o.traceFormat != "" && !slices.Contains(traces.TraceFormats(), o.traceFormat) {
+		return usageError{fmt.Errorf("--trace-format %q: want one of %s", o.traceFormat, strings.Join(traces.TraceFormats(), ", "))}
+	}
 	if o.pendingPods != "" && o.trace == "" {
 		return usageError{errors.New("--pending-pods applies to --trace")}
 	}
@@ -213,7 +219,7 @@ func (o *simulateOptions) run() error {
 	if o.scenario == "" {
 		sc, err = scenarios.Default()
 	} else {
-		sc, err = scenarios.LoadFile(o.scenario)
+		sc, err = scenarios.LoadFileWith(o.scenario, loadOptions(o.restrict))
 	}
 	if err != nil {
 		return err

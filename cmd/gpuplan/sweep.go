@@ -19,6 +19,7 @@ type sweepOptions struct {
 	spec, out, shard, progress string
 	workers                    int
 	emitJob                    bool
+	restrict                   bool
 	job                        sweep.JobOptions
 	stdout, stderr             io.Writer
 }
@@ -75,6 +76,7 @@ line and field), 3 an I/O failure, 4 a broken invariant.`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.out, "out", "", "output folder (default out/sweep-NAME); points go to OUT/points")
+	addRestrictPaths(f, &o.restrict, false)
 	f.IntVar(&o.workers, "workers", 0, "runs at once (0: one per core); the results do not depend on it")
 	f.StringVar(&o.shard, "shard", "", "run only shard I of N (I/N): the points whose index is I modulo N")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar with ETA on stderr: auto (only on a terminal), always or never")
@@ -106,7 +108,7 @@ func (o *sweepOptions) run(ctx context.Context) error {
 			return usageError{err}
 		}
 	}
-	sw, err := sweep.Load(o.spec)
+	sw, err := sweep.LoadWith(o.spec, loadOptions(o.restrict))
 	if err != nil {
 		return err
 	}

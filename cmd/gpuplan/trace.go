@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -233,7 +234,7 @@ times. The output is written atomically.`,
 				*d.dst = x.Milliseconds()
 			}
 			if f.To > 0 && f.To <= f.From {
-				return usageError{fmt.Errorf("--to must be after --from")}
+				return usageError{fmt.Errorf("--to %q must be after --from %q", to, from)}
 			}
 			if queues != "" {
 				f.Queues = map[string]bool{}
@@ -241,8 +242,19 @@ times. The output is written atomically.`,
 					f.Queues[strings.TrimSpace(q)] = true
 				}
 			}
-			if arrival <= 0 || duration <= 0 || minGPUs < 0 || maxJobs < 0 {
-				return usageError{fmt.Errorf("--arrival-scale and --duration-scale must be positive, --min-gpus and --max-jobs not negative")}
+			for _, s := range []struct {
+				flag string
+				v    float64
+			}{{"arrival-scale", arrival}, {"duration-scale", duration}} {
+				if !(s.v > 0) || math.IsInf(s.v, 0) {
+					return usageError{fmt.Errorf("--%s %g: want a positive number (1 keeps the trace's)", s.flag, s.v)}
+				}
+			}
+			if minGPUs < 0 {
+				return usageError{fmt.Errorf("--min-gpus %g: want 0 or more", minGPUs)}
+			}
+			if maxJobs < 0 {
+				return usageError{fmt.Errorf("--max-jobs %d: want 0 (all) or more", maxJobs)}
 			}
 			f.MinGPUs, f.MaxJobs, f.ArrivalScale, f.DurationScale = minGPUs, maxJobs, arrival, duration
 			src, err := in.open(args[0])
@@ -296,8 +308,13 @@ gzip for .gz; written atomically.`,
 			if out == "" {
 				return usageError{fmt.Errorf("--out is required")}
 			}
-			if o.Jobs <= 0 || o.GPUs < 8 || !(o.Load > 0) || o.Load > 10 {
-				return usageError{fmt.Errorf("--jobs must be positive, --gpus at least 8 and --load in (0, 10]")}
+			switch {
+			case o.Jobs <= 0:
+				return usageError{fmt.Errorf("--jobs %d: want a positive number of jobs", o.Jobs)}
+			case o.GPUs < 8:
+				return usageError{fmt.Errorf("--gpus %d: want at least 8 (one node)", o.GPUs)}
+			case !(o.Load > 0) || o.Load > 10:
+				return usageError{fmt.Errorf("--load %g: want a number in (0, 10]", o.Load)}
 			}
 			var bar *progressbar.ProgressBar
 			if showProgress(progress, stderr) {
@@ -347,8 +364,8 @@ out of order by itself; sorting once saves doing it on every run.)`, traces.Sort
 			if out == "" {
 				return usageError{fmt.Errorf("--out is required")}
 			}
-			if memRows < 0 {
-				return usageError{fmt.Errorf("--memory-rows must not be negative")}
+			if memRows < 1 {
+				return usageError{fmt.Errorf("--memory-rows %d: want at least 1 (rows sorted in memory at once; default %d)", memRows, traces.SortMemoryRows)}
 			}
 			if err := in.check(); err != nil {
 				return err

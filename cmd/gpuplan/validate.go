@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +23,7 @@ func (failedRules) ExitCode() int   { return 1 }
 
 func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var baseline, candidate, rules, markdown, junit, jsonOut string
+	var restrict bool
 	var reps, workers int
 	var seed uint64
 	c := &cobra.Command{
@@ -49,8 +48,15 @@ The rules file (kind Assertions):
 
 Metrics: ` + fmt.Sprint(validate.Metrics()) + `; of: candidate (default),
 baseline, change or relativeChange. The Markdown summary goes to stdout (and
---markdown FILE), JUnit XML to --junit FILE. Exit 0 when every rule passes, 1 when
-one fails, 2 on bad input.
+--markdown FILE), JUnit XML to --junit FILE, the verdicts to --json FILE; each
+FILE's folder must exist, which is checked before any run. Exit 0 when every
+rule passes, 1 when one fails, 2 on bad input, 3 when an output's folder is not
+there or cannot be written.
+
+As a CI gate runs scenarios from pull requests, validate restricts paths by
+default: a scenario (and its variants) may name only files in its own folder,
+symbolic links followed; --restrict-paths=false lifts that. Special files
+(/proc, /sys, devices, FIFOs) are refused by every command.
 
 The runs (both sides, every seed) go to --workers at once, one per core by
 default; the verdicts are the same whatever the number.`,
@@ -63,7 +69,13 @@ default; the verdicts are the same whatever the number.`,
 				return usageError{fmt.Errorf("--baseline, --candidate and --assert are required")}
 			}
 			if reps < 0 || reps > 1000 {
-				return usageError{fmt.Errorf("--replications %d must be in 1..1000", reps)}
+				return usageError{fmt.Errorf("--replications %d: want 1..1000 (or 0: the rules file's, else 5)", reps)}
+			}
+			// The outputs' folders are there before any work is done.
+			for _, o := range []struct{ flag, path string }{{"markdown", markdown}, {"junit", junit}, {"json", jsonOut}} {
+				if err := checkOutputFile(o.flag, o.path); err != nil {
+					return err
+				}
 			}
 			data, err := scenarios.ReadInput(rules)
 			if err != nil {
@@ -75,7 +87,7 @@ default; the verdicts are the same whatever the number.`,
 			}
 			sides := map[validate.Side]*scenarios.Scenario{}
 			for side, path := range map[validate.Side]string{validate.Baseline: baseline, validate.Candidate: candidate} {
-				if sides[side], err = scenarios.LoadFile(path); err != nil {
+				if sides[side], err = scenarios.LoadFileWith(path, loadOptions(restrict)); err != nil {
 					return err
 				}
 			}
@@ -115,11 +127,6 @@ default; the verdicts are the same whatever the number.`,
 				if path == "" {
 					return nil
 				}
-				if dir := filepath.Dir(path); dir != "" {
-					if err := os.MkdirAll(dir, 0o755); err != nil {
-						return err
-					}
-				}
 				return reports.WriteFileAtomic(path, fn)
 			}
 			if err := write(markdown, func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
@@ -154,7 +161,8 @@ default; the verdicts are the same whatever the number.`,
 	f.IntVar(&reps, "replications", 0, "seeds per side (default: the rules file's, else 5)")
 	f.Uint64Var(&seed, "seed", 0, "first seed (default: the baseline's spec.seed)")
 	f.StringVar(&markdown, "markdown", "", "also write the Markdown summary here")
-	f.StringVar(&junit, "junit", "", "write JUnit XML here")
+	f.StringVar(&junit, "junit", "", "write JUnit XML here (its folder must exist)")
+	addRestrictPaths(f, &restrict, true)
 	f.StringVar(&jsonOut, "json", "", "write the verdicts as JSON here")
 	f.IntVar(&workers, "workers", 0, "runs at once (0: one per core); the verdicts do not depend on it")
 	return c

@@ -68,6 +68,11 @@ func Decode(file string, data []byte, out any, opt Options) (Positions, error) {
 	if err := w.Walk(root, reflect.TypeOf(out).Elem(), ""); err != nil {
 		return nil, err
 	}
+	if QuoteYAML11Bools(root) {
+		if b, err := yamlv3.Marshal(root); err == nil {
+			data = b
+		}
+	}
 	if err := yaml.UnmarshalStrict(data, out); err != nil {
 		// The walker places what it knows of; what is left is named as
 		// decoding says it, quoting little of the input.
@@ -183,10 +188,16 @@ func (w *Walker) Walk(n *yamlv3.Node, t reflect.Type, path string) error {
 		return w.fail(n, path, "YAML aliases are not supported")
 	}
 	w.Pos[path] = [2]int{n.Line, n.Column}
+	optional := t.Kind() == reflect.Pointer
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if n.Tag == "!!null" {
+		if !optional && isNumberOrBool(t.Kind()) {
+			// Decoding would read null as 0 (or false): count: null is
+			// not count: 0.
+			return w.fail(n, path, "is null; give a %s or leave the field out", kindWord(t.Kind()))
+		}
 		return nil
 	}
 	if IsNonFinite(n) {
@@ -343,6 +354,11 @@ func (w *Walker) walkPatch(n *yamlv3.Node, t reflect.Type, path string) error {
 		}
 		return nil
 	}
+	if n.Tag == "!!null" {
+		// In a patch null removes the field.
+		w.Pos[path] = [2]int{n.Line, n.Column}
+		return nil
+	}
 	if n.Kind == yamlv3.SequenceNode && t.Kind() == reflect.Slice {
 		for i, v := range n.Content {
 			if err := w.walkPatch(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -352,6 +368,20 @@ func (w *Walker) walkPatch(n *yamlv3.Node, t reflect.Type, path string) error {
 		return nil
 	}
 	return w.Walk(n, t, path)
+}
+
+func isNumberOrBool(k reflect.Kind) bool {
+	return k == reflect.Bool || k >= reflect.Int && k <= reflect.Float64
+}
+
+func kindWord(k reflect.Kind) string {
+	switch {
+	case k == reflect.Bool:
+		return "true or false"
+	case k >= reflect.Float32:
+		return "number"
+	}
+	return "whole number"
 }
 
 // Join appends a key to a field path.

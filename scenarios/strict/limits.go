@@ -1,11 +1,13 @@
 package strict
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -148,10 +150,15 @@ func RegularFile(path string) error {
 	if !st.Mode().IsRegular() {
 		return &InputError{File: path, Msg: fmt.Sprintf("is not a regular file (%s): gpuplan reads files, not devices, pipes or folders", st.Mode().Type())}
 	}
+	if why := special(path); why != "" {
+		// /proc/self/environ looks like a regular file and holds secrets.
+		return &InputError{File: path, Msg: why + ": gpuplan reads a user's files, not the kernel's"}
+	}
 	return nil
 }
 
-// ReadFileBounded reads a whole regular file of at most MaxFileBytes.
+// ReadFileBounded reads a whole regular file of at most MaxFileBytes, as
+// text (Text: UTF-16 with a byte-order mark decoded, NUL bytes refused).
 func ReadFileBounded(path string) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -169,5 +176,47 @@ func ReadFileBounded(path string) ([]byte, error) {
 	if len(data) > MaxFileBytes {
 		return nil, tooLarge
 	}
+	return Text(path, data)
+}
+
+// Text checks that data read from path is text and returns it as UTF-8:
+// UTF-16 with a byte-order mark (as Kubernetes reads it) is decoded, a
+// UTF-8 byte-order mark is kept for the readers that strip it; a file
+// with NUL bytes (binary, or UTF-16 without a byte-order mark) is refused
+// with its name and the reason, quoting none of it.
+func Text(path string, data []byte) ([]byte, error) {
+	switch {
+	case len(data) >= 2 && data[0] == 0xff && data[1] == 0xfe:
+		return decodeUTF16(path, data[2:], false)
+	case len(data) >= 2 && data[0] == 0xfe && data[1] == 0xff:
+		return decodeUTF16(path, data[2:], true)
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return nil, &InputError{File: path, Msg: NotText(i)}
+	}
 	return data, nil
+}
+
+// NotText is why a file with a NUL byte at offset i is refused.
+func NotText(i int) string {
+	return fmt.Sprintf("is not a text file: it has a NUL byte at byte %d (a binary file, or UTF-16 without a byte-order mark: save it as UTF-8); nothing of it is quoted", i)
+}
+
+func decodeUTF16(path string, b []byte, bigEndian bool) ([]byte, error) {
+	if len(b)%2 != 0 {
+		return nil, &InputError{File: path, Msg: fmt.Sprintf("starts with a UTF-16 byte-order mark but has an odd number of bytes (%d) after it; save it as UTF-8", len(b))}
+	}
+	u := make([]uint16, len(b)/2)
+	for i := range u {
+		if bigEndian {
+			u[i] = uint16(b[2*i])<<8 | uint16(b[2*i+1])
+		} else {
+			u[i] = uint16(b[2*i+1])<<8 | uint16(b[2*i])
+		}
+	}
+	out := []byte(string(utf16.Decode(u)))
+	if i := bytes.IndexByte(out, 0); i >= 0 {
+		return nil, &InputError{File: path, Msg: NotText(i)}
+	}
+	return out, nil
 }

@@ -43,6 +43,9 @@ func Manifests(file string, data []byte) ([]Manifest, error) {
 		if root.Kind != yamlv3.MappingNode {
 			return nil, Errorf(file, root.Line, "", "a manifest is a mapping with apiVersion and kind, got %s", KindName(root))
 		}
+		// Names and label values read as YAML 1.2 (and Kubernetes) reads
+		// them, whichever decoder follows.
+		QuoteYAML11Bools(root)
 		m := Manifest{Root: root, Line: root.Line}
 		m.APIVersion, m.Kind = scalarAt(root, "apiVersion"), scalarAt(root, "kind")
 		m.Name = scalarAt(mapAt(root, "metadata"), "name")

@@ -2,7 +2,9 @@ package traces
 
 import (
 	"fmt"
+	"strconv"
 
+	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -50,6 +52,9 @@ func ConstraintsFrom(sel map[string]string, terms []TermSpec, tols []TolerationS
 			case cluster.OpGt, cluster.OpLt:
 				if len(r.Values) != 1 {
 					return nil, fmt.Errorf("affinity[%d].matchExpressions[%d]: %s takes one value", i, j, op)
+				}
+				if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
+					return nil, fmt.Errorf("affinity[%d].matchExpressions[%d].values[0]: %s %s is not an integer; Gt and Lt compare a label as a whole number", i, j, op, strict.Quote(r.Values[0]))
 				}
 			default:
 				return nil, fmt.Errorf("affinity[%d].matchExpressions[%d].operator: %q is not In, NotIn, Exists, DoesNotExist, Gt or Lt", i, j, r.Operator)

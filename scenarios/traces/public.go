@@ -362,6 +362,10 @@ func newHeliosSource(file string, r io.Reader, closer func() error, opts TraceOp
 		if err != nil {
 			return false, err
 		}
+		if nodes == 0 && gpus > 0 {
+			// CPU-only rows of the source give 0 nodes; a GPU job runs on one.
+			return false, t.bad("node_num", "is 0 for a job of %d GPUs; a job with GPUs runs on at least one node", gpus)
+		}
 		pods, each := splitPods(gpus, nodes, per)
 		if gpus == 0 {
 			pods = max(nodes, 1)

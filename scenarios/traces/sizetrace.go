@@ -238,8 +238,8 @@ func lightJob(format string, row []string, idx []int, per int64, j *cluster.JobS
 		gpus, ok1 := lightCount(v(2), maxTraceGPUs)
 		cpus, ok2 := lightCount(v(3), 1<<20)
 		nodes, ok3 := lightCount(v(4), 1<<12)
-		if !ok1 || !ok2 || !ok3 {
-			return 0, false
+		if !ok1 || !ok2 || !ok3 || (gpus > 0 && nodes == 0) {
+			return 0, false // the reader says why
 		}
 		pods, each := splitPods(gpus, nodes, per)
 		if gpus == 0 {

@@ -59,6 +59,10 @@ func openInput(path string) (io.ReadCloser, error) {
 	}
 	f, err := strict.Open(path)
 	if err != nil {
+		var ie *strict.InputError
+		if errors.As(err, &ie) {
+			return nil, err
+		}
 		msg := strict.ReadErr(err)
 		// strict.Open's own errors start with the path, which the
 		// InputError already names.

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/csv"
 	"errors"
@@ -280,9 +281,33 @@ func OpenMaybeGzip(path string) (io.Reader, func() error, error) {
 			f.Close()
 			return nil, nil, &strict.InputError{File: path, Msg: "not a gzip file: " + boundMessage(err.Error())}
 		}
-		return zr, func() error { zr.Close(); return f.Close() }, nil
+		zb := bufio.NewReaderSize(zr, 1<<16)
+		if err := refuseBinary(path, zb); err != nil {
+			zr.Close()
+			f.Close()
+			return nil, nil, err
+		}
+		return zb, func() error { zr.Close(); return f.Close() }, nil
+	}
+	if err := refuseBinary(path, br); err != nil {
+		f.Close()
+		return nil, nil, err
 	}
 	return br, f.Close, nil
+}
+
+// refuseBinary refuses a trace whose first 64 KiB hold a NUL byte: it is
+// not text (a binary file, or UTF-16 without a byte-order mark), and no
+// message quotes any of it.
+func refuseBinary(path string, br *bufio.Reader) error {
+	head, _ := br.Peek(br.Size())
+	if len(head) >= 2 && (head[0] == 0xff && head[1] == 0xfe || head[0] == 0xfe && head[1] == 0xff) {
+		return &strict.InputError{File: path, Msg: "is UTF-16 (it starts with a UTF-16 byte-order mark); a trace is UTF-8 text: save it as UTF-8"}
+	}
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		return &strict.InputError{File: path, Msg: strict.NotText(i)}
+	}
+	return nil
 }
 
 // interner shares one *Constraints between jobs with the same text (the

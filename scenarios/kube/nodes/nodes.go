@@ -235,6 +235,9 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 			if err != nil {
 				return p, "", bad(allocAt+"["+strconv.Quote(string(r))+"]", "%v", err)
 			}
+			if q.MilliValue()%1000 != 0 {
+				return p, "", bad(allocAt+"["+strconv.Quote(string(r))+"]", "%s %s: a device plugin advertises whole devices", r, strict.Quote(q.String()))
+			}
 			if v > 0 {
 				mig[prof] = v
 			}
@@ -244,6 +247,9 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 	if q, ok := alloc[ResourceGPU]; ok {
 		if gpus, err = strict.QuantityIn(q, false, 1, strict.MaxPodGPUs*8, ResourceGPU); err != nil {
 			return p, "", bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "%v", err)
+		}
+		if q.MilliValue()%1000 != 0 {
+			return p, "", bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "%s %s: a device plugin advertises whole GPUs", ResourceGPU, strict.Quote(q.String()))
 		}
 	}
 	labelInt := func(key string, max int64) (int64, error) {

@@ -173,6 +173,19 @@ func readHPA(file string, line int, pos strict.Positions, x *autoscalingv2.Horiz
 		m := x.Spec.Metrics[0]
 		var target autoscalingv2.MetricTarget
 		h.Metric.Source = string(m.Type)
+		// The API server's validation: the type names the source given.
+		source := map[autoscalingv2.MetricSourceType]bool{
+			autoscalingv2.ResourceMetricSourceType:          m.Resource != nil,
+			autoscalingv2.ContainerResourceMetricSourceType: m.ContainerResource != nil,
+			autoscalingv2.PodsMetricSourceType:              m.Pods != nil,
+			autoscalingv2.ObjectMetricSourceType:            m.Object != nil,
+			autoscalingv2.ExternalMetricSourceType:          m.External != nil,
+		}
+		if given, ok := source[m.Type]; !ok {
+			return h, at("spec.metrics[0].type", "%s is not a metric source type (one of Resource, ContainerResource, Pods, Object, External)", strict.Quote(string(m.Type)))
+		} else if !given {
+			return h, at("spec.metrics[0].type", "is %s but spec.metrics[0] has no %s source", m.Type, strings.ToLower(string(m.Type[:1]))+string(m.Type[1:]))
+		}
 		switch {
 		case m.Resource != nil:
 			h.Metric.Name, target = string(m.Resource.Name), m.Resource.Target

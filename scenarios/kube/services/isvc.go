@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/autoscale"
 )
@@ -119,6 +120,9 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 			}
 			w := Workload{File: file, Line: m.Line, Kind: m.Kind, Name: d.Name, Namespace: d.Namespace, Replicas: 1}
 			if d.Spec.Replicas != nil {
+				if *d.Spec.Replicas < 0 {
+					return nil, nil, strict.At(file, m.Line, pos, "spec.replicas", "%d is negative; a Deployment runs 0 or more replicas", *d.Spec.Replicas)
+				}
 				w.Replicas = int(*d.Spec.Replicas)
 			}
 			ps := d.Spec.Template.Spec
@@ -295,6 +299,9 @@ func podOf(file string, line int, pos strict.Positions, at string, cs []corev1.C
 		}
 		for _, name := range slices.Sorted(maps.Keys(req)) {
 			if prof, ok := strings.CutPrefix(string(name), "nvidia.com/mig-"); ok {
+				if !models.IsMIGProfile(prof) {
+					return p, strict.At(file, line, pos, field, "resource %s names no MIG profile (profiles: %s)", strict.Quote(string(name)), strings.Join(models.MIGProfileNames(), ", "))
+				}
 				if p.MIG != "" && p.MIG != prof {
 					return p, strict.At(file, line, pos, field, "asks for two MIG profiles (%s and %s); gpuplan models one slice a replica", p.MIG, prof)
 				}

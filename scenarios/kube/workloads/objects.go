@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -457,6 +458,8 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 			if pod.MemoryMiB, err = strict.MemoryMiB(q); err != nil {
 				return pod, nil, d.errAt(field, "%v", err)
 			}
+		case strings.HasPrefix(n, resourceMIGPrefix) && !models.IsMIGProfile(strings.TrimPrefix(n, resourceMIGPrefix)):
+			return pod, nil, d.errAt(field, "resource %s names no MIG profile (profiles: %s)", strict.Quote(n), strings.Join(models.MIGProfileNames(), ", "))
 		case n == resourceGPU || strings.HasPrefix(n, resourceMIGPrefix):
 			c, err := strict.QuantityIn(q, false, 0, strict.MaxPodGPUs, n)
 			if err != nil {
@@ -520,7 +523,22 @@ func constraintsOf(d *doc, ps *corev1.PodSpec, at string) (*cluster.Constraints,
 						f := fmt.Sprintf("%s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchExpressions[%d]", at, i, j)
 						op := cluster.SelectorOp(r.Operator)
 						switch op {
-						case cluster.OpIn, cluster.OpNotIn, cluster.OpExists, cluster.OpDoesNotExist, cluster.OpGt, cluster.OpLt:
+						case cluster.OpIn, cluster.OpNotIn:
+							if len(r.Values) == 0 {
+								return nil, d.errAt(f+".values", "%s needs values", op)
+							}
+						case cluster.OpExists, cluster.OpDoesNotExist:
+							if len(r.Values) != 0 {
+								return nil, d.errAt(f+".values", "%s takes no values", op)
+							}
+						case cluster.OpGt, cluster.OpLt:
+							// The API server's validation: one value, an integer.
+							if len(r.Values) != 1 {
+								return nil, d.errAt(f+".values", "%s takes one value, got %d", op, len(r.Values))
+							}
+							if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
+								return nil, d.errAt(f+".values[0]", "%s %s is not an integer; Gt and Lt compare a label as a whole number", op, strict.Quote(r.Values[0]))
+							}
 						default:
 							return nil, d.errAt(f+".operator", "%s is not In, NotIn, Exists, DoesNotExist, Gt or Lt", strict.Quote(string(r.Operator)))
 						}

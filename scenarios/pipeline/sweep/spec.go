@@ -150,22 +150,30 @@ type segment struct {
 }
 
 // Load reads a sweep spec; the base scenario is read relative to it.
-func Load(file string) (*Sweep, error) {
+func Load(file string) (*Sweep, error) { return LoadWith(file, scenarios.LoadOptions{}) }
+
+// LoadWith is Load reading the base scenario as the options say; with
+// RestrictPaths the base scenario must be in the sweep file's folder too.
+func LoadWith(file string, o scenarios.LoadOptions) (*Sweep, error) {
 	data, err := scenarios.ReadFileBounded(file)
 	if err != nil {
-		return nil, err
+		if _, ok := err.(*scenarios.InputError); ok {
+			return nil, err
+		}
+		return nil, &scenarios.InputError{File: file, Msg: scenarios.ReadErr(err)}
 	}
-	return Parse(file, data)
+	s, err := parse(file, data, o)
+	return s, scenarios.BoundError(err)
 }
 
 // Parse reads a sweep spec from data. Errors are *scenarios.InputError
 // naming the file, line and field.
 func Parse(file string, data []byte) (*Sweep, error) {
-	s, err := parse(file, data)
+	s, err := parse(file, data, scenarios.LoadOptions{})
 	return s, scenarios.BoundError(err)
 }
 
-func parse(file string, data []byte) (*Sweep, error) {
+func parse(file string, data []byte, o scenarios.LoadOptions) (*Sweep, error) {
 	if err := scenarios.CheckLines(file, data); err != nil {
 		return nil, err
 	}
@@ -200,8 +208,13 @@ func parse(file string, data []byte) (*Sweep, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(filepath.Dir(file), path)
 		}
+		if o.RestrictPaths {
+			if msg := scenarios.OutsideFolder(filepath.Dir(file), path); msg != "" {
+				return nil, bad("spec.scenario", "%s %s; with --restrict-paths a sweep reads only files in its own folder", scenarios.Quote(sp.Scenario), msg)
+			}
+		}
 		if sw.baseBytes, err = scenarios.ReadFileBounded(path); err == nil {
-			sw.Base, err = scenarios.Parse(path, filepath.Dir(path), sw.baseBytes)
+			sw.Base, err = scenarios.ParseWith(path, filepath.Dir(path), sw.baseBytes, o)
 		}
 		if err != nil {
 			if _, ok := err.(*scenarios.InputError); ok {

@@ -1,0 +1,39 @@
+package workloads
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/scenarios/strict"
+)
+
+// A Job the API server refuses, accepted before issue 33: a MIG resource
+// that names no profile (mig-9g.99gb is on no GPU), and node affinity Gt
+// with a value that is not an integer. Each names its line and field.
+func TestJobsRefusedAsTheAPIServerWould(t *testing.T) {
+	gt := "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n" +
+		"      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n" +
+		"            - matchExpressions:\n              - {key: nvidia.com/gpu.memory, operator: Gt, values: [\"%s\"]}\n"
+	for _, c := range []struct{ name, from, to, want string }{
+		{"mig", "nvidia.com/mig-3g.40gb: 1}", "nvidia.com/mig-9g.99gb: 1}",
+			`j.yaml:29:44: spec.template.spec.containers[0].resources.limits["nvidia.com/mig-9g.99gb"]: resource "nvidia.com/mig-9g.99gb" names no MIG profile (profiles: 1g.10gb, 1g.18gb, 1g.20gb, 1g.35gb, 1g.5gb, 2g.10gb, 2g.20gb, 2g.35gb, 3g.20gb, 3g.40gb, 3g.71gb, 4g.20gb, 4g.40gb, 4g.71gb, 7g.141gb, 7g.40gb, 7g.80gb)`},
+		{"gt", "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n", strings.Replace(gt, "%s", "40GB", 1),
+			`j.yaml:26:69: spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]: Gt "40GB" is not an integer; Gt and Lt compare a label as a whole number`},
+		{"gt-two", "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n", strings.Replace(gt, `"%s"`, `"1", "2"`, 1),
+			`j.yaml:26:68: spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: Gt takes one value, got 2`},
+	} {
+		bad := strings.Replace(job, c.from, c.to, 1)
+		require.NotEqual(t, job, bad, c.name)
+		_, _, err := Parse("j.yaml", []byte(bad))
+		var ie *strict.InputError
+		require.True(t, errors.As(err, &ie), "%s: %v", c.name, err)
+		require.Equal(t, 2, ie.ExitCode())
+		require.Equal(t, c.want, err.Error(), c.name)
+	}
+	// Gt with an integer reads.
+	_, _, err := Parse("j.yaml", []byte(strings.Replace(job, "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n", strings.Replace(gt, "%s", "40000", 1), 1)))
+	require.NoError(t, err)
+}
