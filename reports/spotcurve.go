@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"strings"
 
 	"gpuplan.dev/gpuplan/models"
 	"math"
@@ -21,6 +22,9 @@ type SpotCurve struct {
 	OnDemand       SpotOnDemand `json:"onDemand"`
 	// Waterfall goes from the all-on-demand bill to this run's spot bill.
 	Waterfall []WaterfallStep `json:"waterfall,omitempty"`
+	// Failed, when set, is why the curve's all-on-demand run failed: no
+	// point then has a saving.
+	Failed string `json:"failed,omitempty"`
 }
 
 // SpotOnDemand is the all-on-demand run the curve compares with.
@@ -44,6 +48,34 @@ type SpotPoint struct {
 	// for the same requests (the break-even stays training's).
 	CostPerMillionRequests float64 `json:"costPerMillionRequests,omitempty"`
 	ServedSavingPct        float64 `json:"servedWorkSavingPct,omitempty"`
+	// Failed, when set, is why this point's run failed: it has no figures
+	// and the curve's break-even and savings leave it out.
+	Failed string `json:"failed,omitempty"`
+}
+
+// done is the curve's points that ran (not Failed), in order.
+func (c *SpotCurve) done() []SpotPoint {
+	out := make([]SpotPoint, 0, len(c.Points))
+	for _, p := range c.Points {
+		if p.Failed == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// failures says which points failed and why ("" when none did).
+func (c *SpotCurve) failures() string {
+	var out []string
+	for _, p := range c.Points {
+		if p.Failed != "" {
+			out = append(out, fmt.Sprintf("MTBF %s: failed: %s", Human(p.MTBFHours*3600), p.Failed))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %d of %d points failed and are left out (%s).", len(out), len(c.Points), strings.Join(out, "; "))
 }
 
 // SpotMTBFGrid is the curve's MTBFs: 15 minutes to a year, each about
@@ -64,8 +96,9 @@ func SpotMTBFGrid() []time.Duration {
 // BreakEven finds where the saving crosses zero between two points of
 // the curve, interpolating linearly in log MTBF; 0 when it never does.
 func (c *SpotCurve) BreakEven() float64 {
-	for i := 1; i < len(c.Points); i++ {
-		a, b := c.Points[i-1], c.Points[i]
+	pts := c.done()
+	for i := 1; i < len(pts); i++ {
+		a, b := pts[i-1], pts[i]
 		if (a.SavingPct < 0) != (b.SavingPct < 0) {
 			f := a.SavingPct / (a.SavingPct - b.SavingPct)
 			return round(math.Exp(math.Log(a.MTBFHours)+f*(math.Log(b.MTBFHours)-math.Log(a.MTBFHours))), 3)
@@ -79,8 +112,15 @@ func spotCurveRows(c *SpotCurve) [][]string {
 	for _, p := range c.Points {
 		r := []string{Human(p.MTBFHours * 3600), fmt.Sprint(p.Interruptions), fmt.Sprint(p.Completed),
 			Money(p.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", p.SavingPct)}
+		if p.Failed != "" {
+			r = []string{Human(p.MTBFHours * 3600), "failed", "-", "-", "-"}
+		}
 		if c.OnDemand.CostPerMillionRequests > 0 {
-			r = append(r, Money(p.CostPerMillionRequests), fmt.Sprintf("%+.1f%%", p.ServedSavingPct))
+			if p.Failed != "" {
+				r = append(r, "-", "-")
+			} else {
+				r = append(r, Money(p.CostPerMillionRequests), fmt.Sprintf("%+.1f%%", p.ServedSavingPct))
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -119,8 +159,9 @@ var PublishedSpotGPU = struct {
 // SavingAt interpolates the curve's saving at an MTBF (log MTBF, linear
 // saving); ok is false outside the curve.
 func (c *SpotCurve) SavingAt(hours float64) (float64, bool) {
-	for i := 1; i < len(c.Points); i++ {
-		a, b := c.Points[i-1], c.Points[i]
+	pts := c.done()
+	for i := 1; i < len(pts); i++ {
+		a, b := pts[i-1], pts[i]
 		if hours >= a.MTBFHours && hours <= b.MTBFHours {
 			f := (math.Log(hours) - math.Log(a.MTBFHours)) / (math.Log(b.MTBFHours) - math.Log(a.MTBFHours))
 			return a.SavingPct + f*(b.SavingPct-a.SavingPct), true
@@ -130,6 +171,15 @@ func (c *SpotCurve) SavingAt(hours float64) (float64, bool) {
 }
 
 func spotCurveText(c *SpotCurve) string {
+	if c.Failed != "" {
+		return fmt.Sprintf("%s: no curve: its all-on-demand run failed: %s. %s", c.Run, c.Failed, c.Note)
+	}
+	if f := c.failures(); f != "" {
+		// The figures below are of the points that ran.
+		c2 := *c
+		c2.Note = strings.TrimPrefix(f, " ") + " " + c.Note
+		c = &c2
+	}
 	if c.OnDemand.Completed == 0 && c.OnDemand.CostPerUsefulGPUHour == 0 {
 		// Nothing to measure the same work by: no job completed (a run of
 		// inference services alone, say).
@@ -156,8 +206,8 @@ func spotCurveText(c *SpotCurve) string {
 	if c.BreakEvenHours > 0 {
 		return fmt.Sprintf("%s: spot stops paying for this workload and checkpoint setting when a node is interrupted more often than every %s on average (%s). %s", c.Run, Human(c.BreakEvenHours*3600), od, c.Note)
 	}
-	if len(c.Points) > 0 && c.Points[0].SavingPct > 0 {
-		return fmt.Sprintf("%s: spot pays at every MTBF tried, down to %s (%s). %s", c.Run, Human(c.Points[0].MTBFHours*3600), od, c.Note)
+	if pts := c.done(); len(pts) > 0 && pts[0].SavingPct > 0 {
+		return fmt.Sprintf("%s: spot pays at every MTBF tried, down to %s (%s). %s", c.Run, Human(pts[0].MTBFHours*3600), od, c.Note)
 	}
 	return fmt.Sprintf("%s: spot does not pay at any MTBF tried (%s). %s", c.Run, od, c.Note)
 }

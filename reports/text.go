@@ -550,6 +550,11 @@ func header(s *Summary) []string {
 	}
 	lines = append(lines, fmt.Sprintf("Scenario file: %s. Workload: %s.", src, sc.Workload))
 	h := "until the workload drained"
+	if n := s.Jobs.ByOutcome[sim.Pending.String()] + s.Jobs.ByOutcome[sim.Running.String()]; n > 0 {
+		// Nothing was left to happen, but not every job finished: the
+		// workload did not drain.
+		h = fmt.Sprintf("until nothing more could happen, %d job(s) unfinished", n)
+	}
 	if sc.HorizonSeconds > 0 {
 		h = "horizon " + Human(sc.HorizonSeconds)
 		if sc.Truncated {

@@ -205,6 +205,11 @@ func (s *Scenario) Validate() error {
 			return err
 		}
 	}
+	switch sp.Output.SpotSensitivity {
+	case "", Off, On:
+	default:
+		return s.errAt("spec.output.spotSensitivity", "is %s; want off or on", Quote(string(sp.Output.SpotSensitivity)))
+	}
 	if st := sp.Output.StartTime; st != "" {
 		if _, err := time.Parse(time.RFC3339, st); err != nil {
 			return s.errAt("spec.output.startTime", "%q is not an RFC 3339 time (2026-01-01T00:00:00Z)", st)

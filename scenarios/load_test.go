@@ -115,6 +115,8 @@ func TestStrictLoadingNamesFileLineAndField(t *testing.T) {
 		{"bad kind", "kind: Scenario", "kind: Scenaro", `:2:7: kind: is "Scenaro", want "Scenario"`},
 		{"start time not RFC 3339", "  horizon: 2h\n", "  horizon: 2h\n  output: {startTime: 2026-13-01}\n",
 			`:7:23: spec.output.startTime: "2026-13-01" is not an RFC 3339 time`},
+		{"spot sensitivity neither off nor on", "  horizon: 2h\n", "  horizon: 2h\n  output: {spotSensitivity: sometimes}\n",
+			`:7:29: spec.output.spotSensitivity: is "sometimes"; want off or on`},
 		{"list where a mapping goes", "  cluster:\n", "  cluster: [1, 2]\n  clusterx:\n", `:7:12: spec.cluster: expected a mapping, got a list`},
 	}
 	for _, c := range cases {
@@ -185,5 +187,24 @@ func TestSharingPools(t *testing.T) {
 			_, err = s.Pools()
 		}
 		require.ErrorContains(t, err, want, body)
+	}
+}
+
+// spec.output.spotSensitivity reads off and on as written, though the YAML
+// 1.1 reader underneath takes them for booleans; absent is "" (on).
+func TestSpotSensitivityField(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want Switch
+	}{{"", ""}, {"  output: {spotSensitivity: off}\n", Off}, {"  output: {spotSensitivity: on}\n", On},
+		{"  output: {spotSensitivity: \"off\"}\n", Off}} {
+		body := strings.Replace(minimal, "  horizon: 2h\n", "  horizon: 2h\n"+c.line, 1)
+		sc, err := LoadFile(writeFile(t, "s.yaml", body))
+		require.NoError(t, err, c.line)
+		require.Equal(t, c.want, sc.Spec.Output.SpotSensitivity, c.line)
+		// A copy (variants, the all-on-demand twin) keeps it.
+		od, err := sc.OnDemandOnly()
+		require.NoError(t, err)
+		require.Equal(t, c.want, od.Spec.Output.SpotSensitivity, c.line)
 	}
 }

@@ -185,7 +185,7 @@ func (p *Policy) nodePool(d policyDoc) error {
 			}
 		}
 		if res.NoGPU == nil {
-			note(reqPath, "resolves to %d instance types (%d with NVIDIA GPUs), %s: a pending pod gets the cheapest that fits, spot first", len(priced), gpus, strings.Join(res.CapacityTypes, " and "))
+			note(reqPath, "resolves to %d instance types (%d with NVIDIA GPUs), %s: pending pods are packed into NodeClaims, each launched on its cheapest offering (spot dearer than the cheapest on-demand one dropped)", len(priced), gpus, strings.Join(res.CapacityTypes, " and "))
 		}
 		if res.NoGPU != nil {
 			at := reqPath

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -567,6 +569,38 @@ type OutputSpec struct {
 	// StartTime is the wall-clock time (RFC 3339) simulated time 0 stands
 	// for in the metric series' timestamps (default 2026-01-01T00:00:00Z).
 	StartTime string `json:"startTime,omitempty"`
+	// SpotSensitivity turns the spot sensitivity (a run that buys spot
+	// replayed at 16 spot MTBFs for the break-even) off or on (default on;
+	// simulate's --spot-sensitivity overrides it).
+	SpotSensitivity Switch `json:"spotSensitivity,omitempty"`
+}
+
+// Switch is a setting written off or on ("": not given). A YAML 1.1 reader
+// takes those words for booleans: false and true are read as off and on.
+type Switch string
+
+// The values of a Switch.
+const (
+	Off Switch = "off"
+	On  Switch = "on"
+)
+
+// UnmarshalJSON reads "off", "on", false or true.
+func (s *Switch) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "false":
+		*s = Off
+		return nil
+	case "true":
+		*s = On
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("want off or on: %w", err)
+	}
+	*s = Switch(v)
+	return nil
 }
 
 // DefaultStartTime is the wall-clock time simulated time 0 stands for when

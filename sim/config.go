@@ -96,6 +96,12 @@ type Config struct {
 	// Services are inference services whose replicas run beside the
 	// workload's jobs (see ServiceConfig).
 	Services []ServiceConfig
+	// StallLimit, when positive, bounds a run without a horizon that no
+	// longer drains: once no job has arrived or finished for the longer of
+	// StallLimit and ten times the longest job arrived, it stops with a
+	// *StallError (jobs that restart after every disruption and never
+	// finish, say). The spot sensitivity's replays set it; 0: no bound.
+	StallLimit Time
 	// Progress, when set, is called every ProgressEvery events.
 	Progress      func(Progress)
 	ProgressEvery uint64
@@ -140,4 +146,17 @@ func invariant(err error) error {
 		return err
 	}
 	return &InvariantError{Err: err}
+}
+
+// StallError is a run without a horizon that stopped draining: no job
+// arrived or finished for Limit of simulated time, up to At, with
+// Unfinished of Jobs jobs not finished (Config.StallLimit).
+type StallError struct {
+	At, Limit        Time
+	Unfinished, Jobs int
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("the workload does not drain: no job arrived or finished for %s of simulated time (to %s), %d of %d jobs unfinished",
+		durationText(e.Limit), durationText(e.At), e.Unfinished, e.Jobs)
 }

@@ -95,8 +95,8 @@ func (r *runner) Schedule(at Time, ev capacity.Event) {
 // CapacityChanged implements capacity.Host.
 func (r *runner) CapacityChanged() { r.dirty, r.freed = true, true }
 
-// Waiting implements capacity.Host.
-func (r *runner) Waiting(fn func(*scheduler.JobInfo) bool) { r.sched.Waiting(fn) }
+// Waiting implements capacity.Host: every pending job, tried or not.
+func (r *runner) Waiting(fn func(*scheduler.JobInfo) bool) { r.sched.Pending(fn) }
 
 // EligiblePools implements capacity.Host.
 func (r *runner) EligiblePools(job *scheduler.JobInfo, dst []int32) []int32 {

@@ -224,6 +224,11 @@ type runner struct {
 	slabs     [65][][]cluster.Placement
 	stats     Stats
 	lastEvent Time
+	// For Config.StallLimit: the jobs arrived plus finished when that
+	// count last changed (at progressAt), and the longest job arrived.
+	progressMark int
+	progressAt   Time
+	longest      Time
 }
 
 func (r *runner) job(id int32) *jobState {
@@ -455,6 +460,17 @@ func (r *runner) loop() error {
 		if r.live == 0 && !r.hasNext && len(r.svcs) == 0 && (h == 0 || r.capacity == nil) {
 			break // only ticks left
 		}
+		if h == 0 && r.drained() {
+			// Every job has finished and none is to come: the run ends
+			// with its last job, whatever nodes are still on their way or
+			// going (they were for jobs that no longer need them).
+			break
+		}
+		if h == 0 && r.cfg.StallLimit > 0 {
+			if err := r.checkStall(t); err != nil {
+				return err
+			}
+		}
 		for {
 			t2, ok := r.q.PeekTime()
 			if !ok || t2 != t {
@@ -471,8 +487,12 @@ func (r *runner) loop() error {
 			r.stats.Events++
 			if ev.live() {
 				r.live--
-				r.lastEvent = t
 			}
+			// The run has reached t, whatever the event: one that is not
+			// live (an interruption, a failure) may still stop, fail or
+			// requeue a job and moves the supply ledger to t, so a run
+			// without a horizon ends no earlier.
+			r.lastEvent = t
 			r.now = t
 			if err := r.handle(t, ev); err != nil {
 				return err
@@ -518,6 +538,26 @@ func (r *runner) loop() error {
 		}
 	}
 	return nil
+}
+
+// drained reports whether every job of the workload has arrived and
+// finished (a run with services never drains: it runs to its horizon).
+func (r *runner) drained() bool {
+	return !r.hasNext && len(r.svcs) == 0 && int(r.njobs)-r.nrep == r.finished
+}
+
+// checkStall stops a run without a horizon in which no job has arrived
+// or finished for its stall limit (Config.StallLimit) by t.
+func (r *runner) checkStall(t Time) error {
+	if m := int(r.njobs) + r.finished; m != r.progressMark {
+		r.progressMark, r.progressAt = m, r.now
+	}
+	limit := max(r.cfg.StallLimit, 10*r.longest)
+	if t-r.progressAt <= limit {
+		return nil
+	}
+	jobs := int(r.njobs) - r.nrep
+	return &StallError{At: t, Limit: limit, Unfinished: jobs - r.finished, Jobs: jobs}
 }
 
 func (r *runner) handle(t Time, ev event) error {
@@ -592,6 +632,7 @@ func (r *runner) arrive(t Time) error {
 	j := r.newJob()
 	j.spec = r.next
 	r.recs.n++
+	r.longest = max(r.longest, j.spec.Duration)
 	if r.plug.NeedsMix {
 		if err := r.countShape(&j.spec); err != nil {
 			return err

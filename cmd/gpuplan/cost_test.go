@@ -191,3 +191,26 @@ func TestFOCUSExportReadsBackAndAddsUp(t *testing.T) {
 		}
 	}
 }
+
+// --spot-sensitivity off skips the replay of a run that buys spot (no
+// break-even printed, none in summary.json); on, or no flag, runs it; any
+// other value is a usage error (exit 2).
+func TestSpotSensitivityFlag(t *testing.T) {
+	code, out, errOut := gpuplan(t, "simulate", "testdata/cost-two-nodes.yaml")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Spot break-even:")
+	code, on, errOut := gpuplan(t, "simulate", "testdata/cost-two-nodes.yaml", "--spot-sensitivity", "on")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, out, on)
+
+	dir := filepath.Join(t.TempDir(), "off")
+	code, off, errOut := gpuplan(t, "simulate", "testdata/cost-two-nodes.yaml", "--spot-sensitivity", "off", "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, off, "Spot break-even")
+	require.Contains(t, off, "all on-demand", "the all-on-demand twin still runs")
+	require.Empty(t, readSummary(t, dir).SpotSensitivity)
+
+	code, _, errOut = gpuplan(t, "simulate", "testdata/cost-two-nodes.yaml", "--spot-sensitivity", "maybe")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `--spot-sensitivity is "maybe"; want off or on`)
+}

@@ -37,6 +37,7 @@ type simulateOptions struct {
 	cpuProfile  string
 	memProfile  string
 	workers     int
+	spotSens    string
 
 	stdout, stderr io.Writer
 	// tracker holds the output folder being built, for the signal handler.
@@ -69,7 +70,9 @@ pricePerHour) add a FinOps section: cost by pool, capacity type, instance type a
 queue, idle cost, work lost to interruptions, the showback per team; a run with
 spot nodes is repeated with every spot node bought on-demand and the two are set
 side by side for the same work (cost per useful GPU-hour, completion times job by
-job), and replayed at 16 spot MTBFs for the break-even interruption rate. A
+job), and replayed at 16 spot MTBFs for the break-even interruption rate
+(--spot-sensitivity off, or spec.output.spotSensitivity: off, skips the replay; a
+point whose replay fails is reported as failed, with why, and the others stand). A
 scenario with spec.variants runs each what-if variant too and compares them
 (their files go to DIR/variants/NAME); --variant runs one alone. The variants,
 the all-on-demand twin and the sensitivity's runs go --workers at a time (one
@@ -131,6 +134,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.variant, "variant", "", "run only this what-if variant of the scenario (spec.variants) instead of the scenario and all its variants")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 	f.IntVar(&o.workers, "workers", 0, "whole runs at once (the variants, the all-on-demand twin, the spot sensitivity's points; 0: one per core); the outputs do not depend on it")
+	f.StringVar(&o.spotSens, "spot-sensitivity", "", "replay a run that buys spot at 16 spot MTBFs for the break-even: on or off (default: spec.output.spotSensitivity, else on)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
 	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
 	return c
@@ -149,6 +153,11 @@ func (o *simulateOptions) validate() error {
 	case "table", "json", "markdown":
 	default:
 		return usageError{fmt.Errorf("--output is %q; want table, json or markdown", o.output)}
+	}
+	switch o.spotSens {
+	case "", string(scenarios.Off), string(scenarios.On):
+	default:
+		return usageError{fmt.Errorf("--spot-sensitivity is %q; want off or on", o.spotSens)}
 	}
 	if o.workers < 0 {
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
@@ -222,7 +231,8 @@ func (o *simulateOptions) run() error {
 		}
 		opts.Horizon = &h
 	}
-	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.variant, Progress: o.progressFunc(), Workers: o.workers}
+	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.variant, Progress: o.progressFunc(), Workers: o.workers,
+		Sensitivity: scenarios.Switch(o.spotSens)}
 	outcome, err := pipeline.Scenario(sc, popts)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/reports"
@@ -40,12 +41,35 @@ type Options struct {
 	NoVariants bool
 	// NoSpotTwin skips the all-on-demand comparison run.
 	NoSpotTwin bool
-	// NoSensitivity skips the spot-savings curve over interruption rates.
+	// NoSensitivity skips the spot-savings curve over interruption rates,
+	// whatever Sensitivity and the scenario say.
 	NoSensitivity bool
+	// Sensitivity turns that curve off or on (simulate's
+	// --spot-sensitivity); "": as the scenario's
+	// spec.output.spotSensitivity says (on by default).
+	Sensitivity scenarios.Switch
 	// Workers is how many whole runs (variants, the all-on-demand twin,
 	// the spot-sensitivity points) may run at once; 0: one per core
 	// (GOMAXPROCS). The outcome does not depend on it.
 	Workers int
+
+	// stallLimit is sim.Config.StallLimit (the spot sensitivity's points).
+	stallLimit sim.Time
+	// pointHook, when set (tests), is called before each spot-sensitivity
+	// point runs; an error it returns is that point's failure.
+	pointHook func(mtbf time.Duration) error
+}
+
+// SensitivityOn reports whether a run of sc with o replays its spot
+// nodes at the sensitivity's MTBFs (when it buys spot).
+func SensitivityOn(sc *scenarios.Scenario, o Options) bool {
+	switch {
+	case o.NoSensitivity:
+		return false
+	case o.Sensitivity != "":
+		return o.Sensitivity == scenarios.On
+	}
+	return sc.Spec.Output.SpotSensitivity != scenarios.Off
 }
 
 // Run is one simulated run: its result and its summary.
@@ -171,6 +195,7 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 		done = o.Progress(name, &Watch{HorizonMs: built.Config.Horizon, cfg: &built.Config})
 	}
 	cfg := built.Config
+	cfg.StallLimit = o.stallLimit
 	stop := func() {}
 	if _, trace := cfg.Workload.(interface{ Info() traces.TraceInfo }); trace {
 		// The trace is parsed on another core while the run simulates;
@@ -272,7 +297,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	}
 	var curves []curveJob
 	n := len(jobs)
-	if !o.NoSensitivity {
+	if SensitivityOn(sc, o) {
 		add := func(name string, run int) {
 			c := newSpotCurve(name, jobs[run].sc, o, reports.SpotMTBFGrid())
 			curves = append(curves, curveJob{name: name, c: c, run: run, first: n})

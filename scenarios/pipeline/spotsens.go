@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/sim"
 )
 
 // SpotSensitivity runs sc with every spot node interrupted at each MTBF
@@ -63,15 +66,19 @@ func newSpotCurve(name string, sc func() (*scenarios.Scenario, error), o Options
 func (c *spotCurve) runs() int { return len(c.grid) + 1 }
 
 // run runs run i; runs may go at once (each fills its own point).
+// A run that fails is its point's failure (the curve's, for the
+// all-on-demand run), reported in the curve, never an error of the whole:
+// only a scenario that does not build (the run it varies fails first) is.
 func (c *spotCurve) run(i int) (*reports.Summary, error) {
 	if i == 0 {
 		od, err := c.od()
-		if err != nil {
-			return nil, err
+		var r *Run
+		if err == nil {
+			r, err = One(od, c.o, c.name+" all on-demand", false)
 		}
-		r, err := One(od, c.o, c.name+" all on-demand", false)
 		if err != nil {
-			return nil, err
+			c.curve.Failed = failure(err)
+			return nil, nil
 		}
 		return r.Summary, nil
 	}
@@ -79,14 +86,43 @@ func (c *spotCurve) run(i int) (*reports.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return spotPoint(sc, c.o, c.name, c.grid[i-1], &c.curve.Points[i-1])
+	p := &c.curve.Points[i-1]
+	mtbf := c.grid[i-1]
+	if err := spotPoint(sc, c.o, c.name, mtbf, p); err != nil {
+		*p = reports.SpotPoint{MTBFHours: mtbf.Hours(), Failed: failure(err)}
+	}
+	return nil, nil
 }
+
+// maxFailure bounds the text of a failed run kept in a curve.
+const maxFailure = 600
+
+// failure is a failed run's error as one line of at most maxFailure bytes.
+func failure(err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	if len(msg) > maxFailure {
+		cut := maxFailure
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "..."
+	}
+	return msg
+}
+
+// pointStall bounds a replay without a horizon that stops draining
+// (sim.Config.StallLimit): at a short MTBF, a job that restarts from
+// scratch after every interruption may never finish.
+const pointStall = 30 * 24 * sim.Hour
 
 // finish completes the curve from the all-on-demand run's summary odSum;
 // spot, when given, is the spot run's own summary: the curve then carries
 // the waterfall from the all-on-demand bill to its bill.
 func (c *spotCurve) finish(odSum, spot *reports.Summary) *reports.SpotCurve {
 	curve := c.curve
+	if odSum == nil {
+		curve.Failed = nameOr(curve.Failed, "no all-on-demand run")
+	}
 	seed := uint64(0)
 	if c.o.Build.Seed != nil {
 		seed = *c.o.Build.Seed
@@ -94,10 +130,19 @@ func (c *spotCurve) finish(odSum, spot *reports.Summary) *reports.SpotCurve {
 		seed = sc.Seed()
 	}
 	curve.Note = fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", seed)
+	if curve.Failed != "" {
+		for i := range curve.Points {
+			curve.Points[i] = reports.SpotPoint{MTBFHours: c.grid[i].Hours(), Failed: "the curve's all-on-demand run failed"}
+		}
+		return curve
+	}
 	odFig := reports.Figures("", odSum)
 	curve.OnDemand = reports.SpotOnDemand{CostPerUsefulGPUHour: odFig.CostPerUsefulGPUHour, Completed: odFig.Completed,
 		CostPerMillionRequests: odFig.CostPerMillionRequests}
 	for i := range curve.Points {
+		if curve.Points[i].Failed != "" {
+			continue
+		}
 		setSaving(&curve.Points[i], odFig.CostPerUsefulGPUHour)
 		setServedSaving(&curve.Points[i], odFig.CostPerMillionRequests)
 	}
@@ -131,14 +176,20 @@ func setServedSaving(p *reports.SpotPoint, odCost float64) {
 
 // spotPoint runs sc at one spot MTBF and fills p but for its saving
 // (setSaving), which needs the all-on-demand run.
-func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duration, p *reports.SpotPoint) (*reports.Summary, error) {
+func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duration, p *reports.SpotPoint) error {
+	if o.pointHook != nil {
+		if err := o.pointHook(mtbf); err != nil {
+			return err
+		}
+	}
 	v, err := sc.WithSpotMTBF(mtbf)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	o.stallLimit = pointStall
 	r, err := One(v, o, fmt.Sprintf("%s at spot MTBF %s", name, mtbf), false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	f := reports.Figures("", r.Summary)
 	p.MTBFHours = mtbf.Hours()
@@ -148,5 +199,5 @@ func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duratio
 	for _, c := range r.Summary.Capacity {
 		p.Interruptions += c.Interrupted
 	}
-	return nil, nil
+	return nil
 }

@@ -30,7 +30,7 @@ func TestSpotBreakEvenAgainstBisection(t *testing.T) {
 
 	saving := func(h float64) float64 {
 		var p reports.SpotPoint
-		_, err := spotPoint(v, o, "bisect", time.Duration(h*float64(time.Hour)).Round(time.Second), &p)
+		err := spotPoint(v, o, "bisect", time.Duration(h*float64(time.Hour)).Round(time.Second), &p)
 		require.NoError(t, err)
 		setSaving(&p, curve.OnDemand.CostPerUsefulGPUHour)
 		return p.SavingPct

@@ -17,7 +17,7 @@ const (
 	EvReady EventKind = iota
 	// EvNotice: node Index gets its spot interruption notice.
 	EvNotice
-	// EvReclaim: node Index is reclaimed (spot).
+	// EvReclaim: node Index is reclaimed (spot) without notice.
 	EvReclaim
 	// EvFail: node Index fails.
 	EvFail
@@ -36,12 +36,19 @@ const (
 	EvRestock
 	// EvExpire: node Index has lived its NodePool's expireAfter.
 	EvExpire
+	// EvLeave: node Index, under notice (a spot reclaim's, or the grace of
+	// a consolidation or an expiry), goes now.
+	EvLeave
 )
 
 // Live reports whether the event can let waiting jobs progress: a run does
 // not end while one is due. Interruptions and scale-downs far in the
-// future do not keep a finished run going.
-func (k EventKind) Live() bool { return k == EvReady || k == EvScaleUp || k == EvRestock }
+// future do not keep a finished run going; a noticed node's going, due
+// within its notice, does: it frees its slot for the replacement that the
+// jobs it cordoned away from wait for.
+func (k EventKind) Live() bool {
+	return k == EvReady || k == EvScaleUp || k == EvRestock || k == EvLeave
+}
 
 // Event is a capacity event, scheduled by the host and handed back to
 // Handle when due. Stamp tells stale node events (from a node since
@@ -91,8 +98,9 @@ type Host interface {
 	Evict(now Time, n int32, cause Cause) error
 	// CapacityChanged says a node became Ready.
 	CapacityChanged()
-	// Waiting calls fn for each queued job that did not fit, in queue
-	// order, until fn returns false.
+	// Waiting calls fn for each queued job still pending (tried and not
+	// fitting, or not tried yet: the pods a provisioner sees unschedulable),
+	// in queue order, until fn returns false.
 	Waiting(fn func(job *scheduler.JobInfo) bool)
 	// EligiblePools appends the pools an empty node of which could hold
 	// one of the job's pods.
@@ -146,6 +154,19 @@ type Controller struct {
 	eligible   []int32
 	cands      []int32
 
+	// The scale-up's dry run (karpenter.go), kept between scale-ups.
+	pend       []pendingJob
+	eligBuf    []int32
+	kq         []int32 // pend in Karpenter's queue order
+	claims     []nodeClaim
+	order      claimOrder
+	scratch    []int32
+	left       []limitsLeft // per group
+	mark       []uint32     // per pool: stamp when eligible for the pod at hand
+	stamp      uint32
+	nodePools  bool // some group is a NodePool
+	autoscaler bool // some group is a cluster-autoscaler group
+
 	// Stats are per pool.
 	Stats []PoolStats
 }
@@ -169,6 +190,11 @@ func New(spec Spec, c *cluster.Cluster, host Host, seed uint64) (*Controller, er
 		availAt: make([]int32, len(c.Pools)), restocking: make([]bool, len(c.Pools)),
 		lastAdd: make([]Time, len(spec.Groups)), scaleUpAt: -1, lastScale: -1 << 62,
 		Stats: make([]PoolStats, len(c.Pools)),
+		left:  make([]limitsLeft, len(spec.Groups)), mark: make([]uint32, len(c.Pools)),
+	}
+	for g := range spec.Groups {
+		k.nodePools = k.nodePools || spec.Groups[g].Kind == NodePool
+		k.autoscaler = k.autoscaler || spec.Groups[g].Kind == Autoscaler
 	}
 	for i := range k.pick {
 		k.pick[i] = models.NewStream(seed, streamPool+uint64(i))
@@ -305,7 +331,7 @@ func (k *Controller) Handle(now Time, ev Event) error {
 			return nil
 		}
 		return k.notice(now, ev.Index)
-	case EvReclaim, EvFail:
+	case EvReclaim, EvFail, EvLeave:
 		if k.stale(ev) {
 			return nil
 		}
@@ -385,7 +411,7 @@ func (k *Controller) notice(now Time, n int32) error {
 	if err := k.host.Notice(now, n, now+notice, CauseSpot); err != nil {
 		return err
 	}
-	k.host.Schedule(now+notice, Event{Kind: EvReclaim, Index: n, Stamp: k.gen[n]})
+	k.host.Schedule(now+notice, Event{Kind: EvLeave, Index: n, Stamp: k.gen[n]})
 	return nil
 }
 
@@ -604,7 +630,7 @@ func (k *Controller) expire(now Time, n int32) error {
 		return err
 	}
 	k.noticed[n], k.cause[n] = true, CauseExpiry
-	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvReclaim, Index: n, Stamp: k.gen[n]})
+	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvLeave, Index: n, Stamp: k.gen[n]})
 	return nil
 }
 
@@ -642,7 +668,7 @@ func (k *Controller) consolidate(now Time, g int32) error {
 		return err
 	}
 	k.noticed[best], k.cause[best] = true, CauseConsolidation
-	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvReclaim, Index: best, Stamp: k.gen[best]})
+	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvLeave, Index: best, Stamp: k.gen[best]})
 	return nil
 }
 
@@ -671,60 +697,54 @@ func (k *Controller) AfterPass(now Time) {
 // maxScaleUpJobs bounds the waiting jobs one scale-up decision looks at.
 const maxScaleUpJobs = 4096
 
-// scaleUp packs the waiting jobs, in queue order, onto the nodes still
-// booting and then onto new nodes, chosen per group, until the jobs are
-// covered or the groups are at their limits. The packing is a dry run;
-// only the launches are real.
+// scaleUp plans nodes for the waiting jobs as a dry run; only the
+// launches are real. The NodePools solve the whole batch as Karpenter
+// does (solve, karpenter.go). The cluster-autoscaler groups then take the
+// pods left, job by job in queue order: onto the nodes already there,
+// then onto new nodes of the first group with room, its expander picking
+// the pool.
 func (k *Controller) scaleUp(now Time) error {
 	k.lastScale = now
 	c := k.c
 	k.stmt.Begin(c)
-	var err error
-	seen := 0
-	k.host.Waiting(func(job *scheduler.JobInfo) bool {
-		if seen++; seen > maxScaleUpJobs {
-			return false
+	k.collect()
+	if k.nodePools {
+		if err := k.solve(now); err != nil {
+			return err
 		}
-		pod := &job.Spec.Pod
-		need := job.Remaining()
-		k.eligible = k.host.EligiblePools(job, k.eligible[:0])
-		for _, p := range k.eligible {
-			pl := &c.Pools[p]
-			for n := pl.First; n < pl.First+pl.Count && need > 0; n++ {
-				for need > 0 && c.Nodes[n].State == cluster.NodeBooting && c.Fits(n, pod) {
-					if err = k.stmt.Allocate(now, n, pod, -1); err != nil {
-						return false
+	}
+	if k.autoscaler {
+		for i := range k.pend {
+			pe := &k.pend[i]
+			if !k.nodePools {
+				if err := k.placeExisting(now, pe); err != nil {
+					return err
+				}
+			}
+			pod := &pe.job.Spec.Pod
+			k.eligible = append(k.eligible[:0], k.eligibleOf(pe)...)
+			for pe.need > 0 {
+				p := k.choose(now, pod, pe.need)
+				if p < 0 {
+					break
+				}
+				n, err := k.launch(now, p)
+				if err != nil {
+					return err
+				}
+				placed := false
+				for pe.need > 0 && c.Fits(n, pod) {
+					if err := k.stmt.Allocate(now, n, pod, -1); err != nil {
+						return err
 					}
-					need--
+					pe.need--
+					placed = true
+				}
+				if !placed {
+					return fmt.Errorf("invariant violated: a new node of pool %d does not hold the pod it was launched for", p)
 				}
 			}
 		}
-		for need > 0 {
-			p := k.choose(now, pod, need)
-			if p < 0 {
-				break
-			}
-			var n int32
-			if n, err = k.launch(now, p); err != nil {
-				return false
-			}
-			placed := false
-			for need > 0 && c.Fits(n, pod) {
-				if err = k.stmt.Allocate(now, n, pod, -1); err != nil {
-					return false
-				}
-				need--
-				placed = true
-			}
-			if !placed {
-				err = fmt.Errorf("invariant violated: a new node of pool %d does not hold the pod it was launched for", p)
-				return false
-			}
-		}
-		return true
-	})
-	if err != nil {
-		return err
 	}
 	return k.stmt.Discard(now)
 }
@@ -750,38 +770,32 @@ func (k *Controller) room(now Time, p int32) bool {
 	return gr.MaxGPUs == 0 || gpus+int64(pl.Spec.GPUsPerNode) <= gr.MaxGPUs
 }
 
-// choose picks the pool to grow for a pod of which need are still
-// unplaced: the first group (in order) with room in an eligible pool,
-// and within it the pool its rule prefers. -1 when none can grow.
+// choose picks the cluster-autoscaler pool to grow for a pod of which
+// need are still unplaced: the first group (in order) with room in an
+// eligible pool, and within it the pool its expander prefers. -1 when
+// none can grow.
 func (k *Controller) choose(now Time, pod *cluster.PodSpec, need int32) int32 {
-	for {
-		g := int32(-1)
-		k.cands = k.cands[:0]
-		for _, p := range k.eligible {
-			if !k.room(now, p) {
-				continue
-			}
-			pg := k.spec.Pools[p].Group
-			if g < 0 || pg < g {
-				g, k.cands = pg, k.cands[:0]
-			}
-			if pg == g {
-				k.cands = append(k.cands, p)
-			}
-		}
-		if g < 0 {
-			return -1
-		}
-		gr := &k.spec.Groups[g]
-		p := k.rank(gr, pod, need)
-		if gr.Kind == NodePool && k.spec.Pools[p].CapacityType == models.Spot && gr.SpotLaunchFailure > 0 &&
-			k.pick[p].Float64() < gr.SpotLaunchFailure {
-			k.Stats[p].SpotFallbacks++
-			k.iceUntil[p] = now + iceTTL
+	g := int32(-1)
+	k.cands = k.cands[:0]
+	for _, p := range k.eligible {
+		if !k.room(now, p) {
 			continue
 		}
-		return p
+		pg := k.spec.Pools[p].Group
+		if k.spec.Groups[pg].Kind != Autoscaler {
+			continue
+		}
+		if g < 0 || pg < g {
+			g, k.cands = pg, k.cands[:0]
+		}
+		if pg == g {
+			k.cands = append(k.cands, p)
+		}
 	}
+	if g < 0 {
+		return -1
+	}
+	return k.rank(&k.spec.Groups[g], pod, need)
 }
 
 // rank applies a group's rule to the candidate pools.
@@ -793,14 +807,6 @@ func (k *Controller) rank(gr *Group, pod *cluster.PodSpec, need int32) int32 {
 	}
 	best := k.cands[0]
 	switch {
-	case gr.Kind == NodePool:
-		// Spot before on-demand; then the cheapest per pod placed.
-		for _, p := range k.cands[1:] {
-			bs, ps := k.spec.Pools[best].CapacityType == models.Spot, k.spec.Pools[p].CapacityType == models.Spot
-			if (ps && !bs) || (ps == bs && perPod(p) < perPod(best)) {
-				best = p
-			}
-		}
 	case gr.Expander == ExpanderPrice:
 		for _, p := range k.cands[1:] {
 			if perPod(p) < perPod(best) {

@@ -1,7 +1,9 @@
 // Package capacity owns node supply over time: static pools that replace
 // lost nodes, cluster-autoscaler-like node groups (min/max, scale-down of
-// unneeded nodes), Karpenter-like NodePools (several instance types, spot
-// first with on-demand fallback, limits, consolidation), spot
+// unneeded nodes), Karpenter-like NodePools (several instance types and
+// capacity types; the pending pods packed into NodeClaims as Karpenter's
+// scheduler does, each launched on its cheapest offering; limits,
+// consolidation), spot
 // interruptions with their notice (exponential lifetimes, a trace of
 // times, or an availability trace bounding how many nodes a spot pool may
 // hold), and node failures.
