@@ -125,12 +125,18 @@ func provision(dir, file string) ([]offer, nodePool, outcome, error) {
 		out.nodes[key[o.pool]] += n
 		out.perHour += float64(n) * o.price
 	}
+	// The pods per offering are the provisioner's plan (each NodeClaim's
+	// pods), not where the scheduler binds them later; the rest of the
+	// batch is left pending.
+	total := 0
 	for _, j := range res.Jobs {
-		if j.Attempts == 0 || j.Pool < 0 {
-			out.pending += int(j.Replicas)
-			continue
-		}
-		out.pods[key[j.Pool]] += int(j.Replicas)
+		total += int(j.Replicas)
 	}
+	for _, o := range offers {
+		n := int(res.Pools[o.pool].Capacity.PlannedPods)
+		out.pods[key[o.pool]] += n
+		total -= n
+	}
+	out.pending = total
 	return offers, np, out, nil
 }
