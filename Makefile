@@ -10,7 +10,7 @@ FUZZMINIMIZE ?= 2s
 # go-nvml's cgo bindings use NVML functions marked deprecated: keep gcc quiet about it.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build run test bench fuzz vet fmt clean xcheck
+.PHONY: all build run test soak bench fuzz vet fmt clean xcheck
 
 all: build
 
@@ -33,6 +33,15 @@ test:
 # accepted difference with its reason; a difference not accepted fails.
 xcheck:
 	cd validate/xcheck && $(GO) test -count=1 -v ./...
+
+# The scenario composer's longer hunt for broken invariants (make test runs
+# 2,000 compositions): SOAK of compositions, then the findings shrunk (at
+# most 4 minutes more). GPUPLAN_SOAK_TIME=2h make soak SOAKTIMEOUT=0 runs longer;
+# GPUPLAN_COMPOSE_OUT=DIR writes the shrunk findings there.
+SOAK ?= 8m
+SOAKTIMEOUT ?= 15m
+soak:
+	GPUPLAN_SOAK_TIME=$${GPUPLAN_SOAK_TIME:-$(SOAK)} $(GO) test -tags soak -count=1 -timeout $(SOAKTIMEOUT) -run '^TestComposerSoak$$' -v ./scenarios/compose/
 
 # Performance benchmarks (not part of make test): median of 5 runs each;
 # the whole-run pool's on 1 and 2 cores; issue 17's scale replays (a

@@ -55,6 +55,9 @@ type Options struct {
 	// PolicyManifests, when set, replace spec.policy.manifests (paths as
 	// given, not relative to the scenario).
 	PolicyManifests []string
+	// Planted plants known bugs in the run (tests only: see
+	// sim.PlantedBugs).
+	Planted *sim.PlantedBugs
 }
 
 // Built is a scenario ready to run.
@@ -323,6 +326,7 @@ func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 		b.Config.Fabrics = fabs
 		b.Assumptions = append(b.Assumptions, "training jobs communicate over "+from+"; across nodes the network's bus bandwidth is scaled by the share of a node's rails a job uses")
 	}
+	b.Config.Planted = opts.Planted
 	b.Config.TieBreak = s.Spec.Scheduler.TieBreak
 	b.Config.Preemption = s.Spec.Scheduler.Preemption
 	if opts.Seed != nil {

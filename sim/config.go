@@ -105,6 +105,10 @@ type Config struct {
 	// Progress, when set, is called every ProgressEvery events.
 	Progress      func(Progress)
 	ProgressEvery uint64
+	// Planted, when set, plants known bugs in the run. Only tests set it:
+	// they check that the invariant checks, and the scenario composer
+	// that hunts for broken invariants (scenarios/compose), catch them.
+	Planted *PlantedBugs
 	// periodEvents makes every scaler period an event of its own (tests:
 	// the same run as the default, which does consecutive periods with
 	// nothing between them in one; see nextSync).
@@ -112,6 +116,15 @@ type Config struct {
 	// periodsSkipped, when set, counts the periods done in skipped
 	// stretches (tests; see syncChain).
 	periodsSkipped *int
+}
+
+// PlantedBugs are deliberate bugs a test may plant in a run to check that
+// they are caught; a run the product makes never has any.
+type PlantedBugs struct {
+	// DoubleReleaseOnLoss releases a job's first placement twice when an
+	// attempt ends with work lost (a lost node, a reclaim, a preemption
+	// without a checkpoint): a double release in the allocation ledger.
+	DoubleReleaseOnLoss bool
 }
 
 // InvariantError is a broken invariant: a bug in the simulator, not bad input.

@@ -796,6 +796,11 @@ func (r *runner) releaseAll(t Time, j *jobState, lost, ckpt Time) error {
 		}
 		r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}, t-pl.At, lost, ckpt)
 	}
+	if pb := r.cfg.Planted; pb != nil && pb.DoubleReleaseOnLoss && lost > 0 && len(j.placed) > 0 {
+		if err := r.c.Release(t, j.placed[0], pod); err != nil {
+			return invariant(err)
+		}
+	}
 	if r.onNode != nil {
 		r.releasedFrom(j)
 	}

@@ -46,8 +46,11 @@ func (r *runner) startSliced(t Time, j *jobState) error {
 			return r.oomKill(t, j, g, used, capacity)
 		}
 	}
+	// The attempt restores its checkpoint first (complete books the
+	// restore as time lost, as it does off time-sliced GPUs), then does
+	// the work left; on time-sliced GPUs it writes no checkpoints.
 	x := j.ext()
-	x.work = float64(j.spec.Duration - j.savedWork())
+	x.work = float64(j.restoreTime() + j.spec.Duration - j.savedWork())
 	x.rate, x.rated = 1, t
 	for _, g := range gpus {
 		r.onGPU[g] = append(r.onGPU[g], j.info.ID)

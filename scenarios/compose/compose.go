@@ -1,0 +1,531 @@
+package compose
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Composition is one composed scenario, in pieces the shrinker can take
+// away one at a time. Render writes it as the files a user writes.
+type Composition struct {
+	// Seed is the scenario's spec.seed (kept while shrinking).
+	Seed uint64
+	// Horizon is spec.horizon ("": none, the run goes until the workload
+	// drains; only with a bounded workload: a job cap and no services or
+	// CronJobs).
+	Horizon string
+	// Jobs caps the synthetic jobs (always set: compositions stay tiny).
+	Jobs      int
+	Pools     []Pool
+	NodePools []NodePool
+	Classes   []Class
+	Services  []Service
+	// CronJobs replace the synthetic classes as the workload (a scenario's
+	// workload is one of synthetic or manifests).
+	CronJobs []CronJob
+	// Policy is the admission in front of the scheduler (nil: none).
+	Policy *Policy
+	// Preemption is kube-scheduler's priority preemption.
+	Preemption bool
+	// Checkpoint and IgnoreDisruptions are spec.workload.recovery.
+	Checkpoint        bool
+	IgnoreDisruptions bool
+	// Volcano runs every job as a Volcano Job (spec.workload.volcano).
+	Volcano *VolcanoJobs
+	// Backfill is spec.queueing.backfill.
+	Backfill bool
+	// Sensitivity runs the spot sensitivity's replays (runs that buy spot).
+	Sensitivity bool
+}
+
+// Pool is one spec.cluster.pools entry.
+type Pool struct {
+	Name string
+	// Kind is on-demand, spot, mig or time-sliced.
+	Kind         string
+	InstanceType string
+	Count        int
+	// MaxNodes > 0 makes it a cluster-autoscaler node group.
+	MaxNodes int
+	// Failures is a node failure MTBF ("": none).
+	Failures string
+	// Interruptions of a spot pool (nil: the Spot Advisor's band).
+	Interruptions *Interruptions
+	// Replicas of a time-sliced GPU.
+	Replicas int
+}
+
+// NodePool is one Karpenter NodePool.
+type NodePool struct {
+	Name          string
+	InstanceTypes []string
+	Spot          bool
+	LimitGPUs     int
+	Consolidation bool
+	Failures      string
+	Interruptions *Interruptions
+}
+
+// Interruptions is a spot reclaim process in one of the schema's models.
+type Interruptions struct {
+	// Model is rate, mtbf, band, times, path or skypilot.
+	Model string
+	// Value is the rate per hour, the MTBF, the band's label, or the
+	// times (comma separated).
+	Value string
+	// Notice is the notice before a reclaim ("": the provider's default;
+	// "0s": none).
+	Notice string
+}
+
+// Class is one synthetic job class.
+type Class struct {
+	Name, Queue string
+	Priority    int32
+	// PreemptNever is the PriorityClass's preemptionPolicy: Never.
+	PreemptNever bool
+	RatePerHour  float64
+	// Replicas > 1 is a gang of that many pods.
+	Replicas int
+	GPUs     int
+	// MIG asks for a MIG instance of this profile (rendered only while a
+	// MIG pool exists); Pool pins the class to a pool by name (rendered
+	// only while that pool exists).
+	MIG    string
+	Pool   string
+	Median string
+}
+
+// Service is one inference service.
+type Service struct {
+	Name string
+	// Scaler is none, hpa, keda or kpa.
+	Scaler   string
+	Min, Max int
+	Rate     float64
+}
+
+// CronJob is one batch/v1 CronJob of the workload manifests.
+type CronJob struct {
+	Name        string
+	Schedule    string
+	Parallelism int
+	Duration    string
+}
+
+// Policy is the admission policy: Kueue or Volcano queues.
+type Policy struct {
+	// Kind is kueue or volcano.
+	Kind string
+	// Queues are the ClusterQueues (Volcano Queues), one per queue name.
+	Queues []Queue
+	// Cohort puts the ClusterQueues in one cohort; CohortQuota gives the
+	// cohort a quota of its own.
+	Cohort      bool
+	CohortQuota int
+	// Preemption is withinClusterQueue LowerPriority and
+	// reclaimWithinCohort Any (else Never).
+	Preemption bool
+	// Flavors gives each pool and NodePool a ResourceFlavor of its own
+	// (nodeLabels gpuplan.dev/pool or karpenter.sh/nodepool), each with a
+	// quota; else one flavor covers every node.
+	Flavors          bool
+	FairSharing      bool
+	WaitForPodsReady bool
+	StrictFIFO       bool
+}
+
+// Queue is one ClusterQueue (or Volcano Queue).
+type Queue struct {
+	Name string
+	GPUs int
+	// BorrowingLimit >= 0 caps borrowing from the cohort (-1: no limit).
+	BorrowingLimit int
+	Weight         int
+}
+
+// VolcanoJobs is spec.workload.volcano.
+type VolcanoJobs struct {
+	MaxRetry int
+	// Policy is RestartJob, AbortJob or "" (none).
+	Policy       string
+	MinAvailable int
+}
+
+// Generate composes scenario n of a hunt seeded seed: deterministic.
+func Generate(seed uint64, n int) *Composition {
+	r := rand.New(rand.NewPCG(seed, uint64(n)))
+	c := &Composition{Seed: uint64(1 + r.IntN(1000)), Jobs: 2 + r.IntN(14), Backfill: r.IntN(2) == 0}
+	chance := func(p float64) bool { return r.Float64() < p }
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+
+	// Pools: one to three, of the four kinds; sometimes Karpenter instead
+	// or beside.
+	np := 1 + r.IntN(3)
+	if chance(0.25) {
+		np = r.IntN(2)
+	}
+	for i := range np {
+		p := Pool{Name: fmt.Sprintf("pool%d", i), Count: 1 + r.IntN(2)}
+		switch k := r.IntN(10); {
+		case k < 4:
+			p.Kind = "on-demand"
+		case k < 7:
+			p.Kind = "spot"
+		case k < 8:
+			p.Kind = "mig"
+		default:
+			p.Kind = "time-sliced"
+		}
+		switch p.Kind {
+		case "mig":
+			p.InstanceType, p.Count = "p5.48xlarge", 1
+		case "time-sliced":
+			p.InstanceType, p.Replicas = pick("g6.12xlarge", "g5.12xlarge"), 2+r.IntN(3)
+		default:
+			// Instance types of the embedded catalog and the Spot
+			// Advisor's data for us-east-1.
+			p.InstanceType = pick("g5.xlarge", "g6.2xlarge", "g5.12xlarge", "g6.12xlarge")
+		}
+		if p.Kind != "mig" && chance(0.25) {
+			p.MaxNodes = p.Count + 1 + r.IntN(2)
+		}
+		if chance(0.3) {
+			p.Failures = pick("30m", "2h", "6h", "20h")
+		}
+		if p.Kind == "spot" {
+			p.Interruptions = interruptions(r, p.MaxNodes == 0)
+		}
+		c.Pools = append(c.Pools, p)
+	}
+	if len(c.Pools) == 0 || chance(0.2) {
+		n := NodePool{Name: "karp", InstanceTypes: []string{"g5.xlarge", "g5.12xlarge"}, LimitGPUs: 4 + 4*r.IntN(2),
+			Consolidation: chance(0.5), Spot: chance(0.5)}
+		if chance(0.25) {
+			n.Failures = pick("20m", "3h", "12h")
+		}
+		if n.Spot && chance(0.7) {
+			n.Interruptions = interruptions(r, false)
+		}
+		c.NodePools = append(c.NodePools, n)
+	}
+
+	// Admission: none, Kueue or Volcano queues.
+	queues := []string{"team-a"}
+	switch k := r.IntN(10); {
+	case k < 4:
+		queues = append(queues, "team-b")
+		p := &Policy{Kind: "kueue", Cohort: chance(0.6), Preemption: chance(0.6), StrictFIFO: chance(0.2)}
+		p.FairSharing = p.Cohort && chance(0.4)
+		p.WaitForPodsReady = chance(0.3)
+		p.Flavors = chance(0.4)
+		if p.Cohort && chance(0.4) {
+			p.CohortQuota = 1 + r.IntN(3)
+		}
+		for _, q := range queues {
+			bl := -1
+			if p.Cohort && chance(0.4) {
+				bl = r.IntN(3)
+			}
+			p.Queues = append(p.Queues, Queue{Name: q, GPUs: 1 + r.IntN(4), BorrowingLimit: bl, Weight: 1 + r.IntN(3)})
+		}
+		c.Policy = p
+	case k < 5:
+		queues = append(queues, "team-b")
+		p := &Policy{Kind: "volcano"}
+		for _, q := range queues {
+			p.Queues = append(p.Queues, Queue{Name: q, GPUs: 2 + r.IntN(4), Weight: 1 + r.IntN(3), BorrowingLimit: -1})
+		}
+		c.Policy = p
+	}
+
+	// The workload: synthetic classes, or CronJobs; services beside.
+	if chance(0.12) {
+		for i := range 1 + r.IntN(2) {
+			c.CronJobs = append(c.CronJobs, CronJob{Name: fmt.Sprintf("cron%d", i), Schedule: pick("*/30 * * * *", "0 * * * *", "15 */2 * * *"),
+				Parallelism: 1 + r.IntN(2), Duration: pick("10m", "25m", "50m")})
+		}
+	} else {
+		for i := range 1 + r.IntN(3) {
+			cl := Class{Name: fmt.Sprintf("class%d", i), Queue: queues[r.IntN(len(queues))], RatePerHour: float64(1 + r.IntN(8)),
+				Replicas: 1, GPUs: 1, Median: pick("10m", "30m", "1h", "2h")}
+			if chance(0.3) {
+				cl.Replicas = 2 + r.IntN(2)
+			}
+			if chance(0.5) {
+				cl.Priority = int32(100 * r.IntN(4))
+				cl.PreemptNever = chance(0.2)
+			}
+			// Pin some classes to a MIG or time-sliced pool.
+			for _, p := range c.Pools {
+				if p.Kind == "mig" && chance(0.5) {
+					cl.MIG, cl.Replicas = pick("1g.10gb", "3g.40gb"), 1
+					break
+				}
+				if p.Kind == "time-sliced" && chance(0.4) {
+					cl.Pool = p.Name
+					break
+				}
+			}
+			c.Classes = append(c.Classes, cl)
+		}
+	}
+	// Services ask for a whole GPU: only beside pools that have one.
+	whole := len(c.NodePools) > 0
+	for _, p := range c.Pools {
+		whole = whole || p.Kind != "mig"
+	}
+	if whole && chance(0.25) {
+		for i := range 1 + r.IntN(2) {
+			s := Service{Name: fmt.Sprintf("svc%d", i), Scaler: pick("none", "hpa", "keda", "kpa"), Min: 1, Max: 1 + r.IntN(3), Rate: float64(20 + r.IntN(200))}
+			if s.Scaler == "kpa" || s.Scaler == "keda" {
+				s.Min = r.IntN(2)
+			}
+			c.Services = append(c.Services, s)
+		}
+	}
+	c.Preemption = chance(0.3)
+	c.Checkpoint = chance(0.4)
+	c.IgnoreDisruptions = chance(0.4)
+	if !c.IgnoreDisruptions && chance(0.2) {
+		c.Volcano = &VolcanoJobs{MaxRetry: 1 + r.IntN(4), Policy: pick("", "RestartJob", "AbortJob")}
+		if chance(0.3) {
+			c.Volcano.MinAvailable = 1
+		}
+	}
+	if len(c.Services) > 0 || len(c.CronJobs) > 0 || chance(0.6) {
+		c.Horizon = pick("3h", "8h", "24h")
+	}
+	if c.Horizon == "" {
+		// Without a horizon a run goes until its jobs drain: node failures
+		// every half hour could keep one going for minutes (a job that
+		// never fits waits through every failure).
+		for i := range c.Pools {
+			if c.Pools[i].Failures == "30m" {
+				c.Pools[i].Failures = "2h"
+			}
+		}
+		for i := range c.NodePools {
+			if c.NodePools[i].Failures == "20m" {
+				c.NodePools[i].Failures = "3h"
+			}
+		}
+	}
+	c.Sensitivity = chance(0.03)
+	return c
+}
+
+// interruptions draws a spot reclaim process from every model the
+// schema offers (a SkyPilot trace only for a fixed pool).
+func interruptions(r *rand.Rand, fixed bool) *Interruptions {
+	models := []string{"rate", "mtbf", "band", "times", "path"}
+	if fixed {
+		models = append(models, "skypilot")
+	}
+	in := &Interruptions{Model: models[r.IntN(len(models))]}
+	switch in.Model {
+	case "rate":
+		in.Value = []string{"0.1", "0.5", "1"}[r.IntN(3)]
+	case "mtbf":
+		in.Value = []string{"1h", "3h", "12h"}[r.IntN(3)]
+	case "band":
+		in.Value = []string{"<5%", ">20%", "published-gpu-2023", "auto"}[r.IntN(4)]
+	case "times", "path":
+		in.Value = []string{"20m,1h", "45m", "10m,2h,2h30m"}[r.IntN(3)]
+	}
+	in.Notice = []string{"", "0s", "30s", "2m"}[r.IntN(4)]
+	return in
+}
+
+// Features are the features a composition has, by the names of the
+// coverage table.
+func (c *Composition) Features() []string {
+	set := map[string]bool{}
+	add := func(f string) { set[f] = true }
+	spot := false
+	for _, p := range c.Pools {
+		add("pool " + p.Kind)
+		if p.MaxNodes > 0 {
+			add("pool autoscaled")
+		}
+		if p.Failures != "" {
+			add("node failures")
+		}
+		if p.Kind == "spot" {
+			spot = true
+			interruptionFeatures(p.Interruptions, add)
+		}
+	}
+	for _, n := range c.NodePools {
+		add("karpenter nodepool")
+		if n.Consolidation {
+			add("karpenter consolidation")
+		}
+		if n.Failures != "" {
+			add("node failures")
+		}
+		if n.Spot {
+			spot = true
+			add("karpenter spot")
+			interruptionFeatures(n.Interruptions, add)
+		}
+	}
+	if p := c.Policy; p != nil {
+		add(p.Kind)
+		if p.Kind == "kueue" {
+			if p.Cohort {
+				add("kueue cohort")
+			}
+			if p.CohortQuota > 0 {
+				add("kueue cohort quota")
+			}
+			for _, q := range p.Queues {
+				if q.BorrowingLimit >= 0 {
+					add("kueue borrowing limit")
+				}
+			}
+			if p.Preemption {
+				add("kueue preemption")
+			}
+			if p.FairSharing {
+				add("kueue fair sharing")
+			}
+			if p.WaitForPodsReady {
+				add("kueue waitForPodsReady")
+			}
+			if p.StrictFIFO {
+				add("kueue StrictFIFO")
+			}
+			if p.Flavors {
+				add("kueue flavor per pool")
+			}
+		}
+	}
+	if len(c.CronJobs) > 0 {
+		add("cronjobs")
+	} else {
+		for _, cl := range c.classes() {
+			if cl.Replicas > 1 {
+				add("gang")
+			}
+			if cl.MIG != "" {
+				add("MIG profile request")
+			}
+			if cl.Priority > 0 {
+				add("priority class")
+			}
+		}
+	}
+	for _, s := range c.Services {
+		add("service " + s.Scaler)
+		if s.Scaler != "none" && s.Min == 0 {
+			add("service scale to zero")
+		}
+	}
+	if c.Preemption {
+		add("priority preemption")
+	}
+	if c.Checkpoint {
+		add("checkpoints")
+	}
+	if c.IgnoreDisruptions && c.Volcano == nil {
+		add("ignore disruptions")
+	}
+	if c.Volcano != nil {
+		add("volcano jobs")
+	}
+	if c.Horizon == "" {
+		add("no horizon")
+	} else {
+		add("horizon")
+	}
+	if spot && c.Sensitivity {
+		add("spot sensitivity")
+	}
+	out := make([]string, 0, len(set))
+	for f := range set {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func interruptionFeatures(in *Interruptions, add func(string)) {
+	if in == nil {
+		add("interruptions default band")
+		return
+	}
+	add("interruptions " + in.Model)
+	if in.Notice == "0s" {
+		add("interruptions without notice")
+	} else {
+		add("interruptions with notice")
+	}
+}
+
+// classes are the classes as rendered: a MIG request only while a MIG
+// pool exists, a pin only while its pool exists.
+func (c *Composition) classes() []Class {
+	mig, pools := false, map[string]bool{}
+	for _, p := range c.Pools {
+		mig = mig || p.Kind == "mig"
+		pools[p.Name] = true
+	}
+	out := slices.Clone(c.Classes)
+	for i := range out {
+		if !mig {
+			out[i].MIG = ""
+		}
+		if !pools[out[i].Pool] {
+			out[i].Pool = ""
+		}
+	}
+	return out
+}
+
+// Size is how big a composition is, for the shrinker's report: pools
+// (NodePools included), classes (CronJobs included), services.
+func (c *Composition) Size() (pools, classes, services int) {
+	return len(c.Pools) + len(c.NodePools), len(c.Classes) + len(c.CronJobs), len(c.Services)
+}
+
+// String is a one-line description.
+func (c *Composition) String() string {
+	p, cl, s := c.Size()
+	return fmt.Sprintf("seed %d, %d pools, %d classes, %d services, horizon %q: %s", c.Seed, p, cl, s, c.Horizon, strings.Join(c.Features(), ", "))
+}
+
+// clone is a deep copy.
+func (c *Composition) clone() *Composition {
+	d := *c
+	d.Pools = slices.Clone(c.Pools)
+	for i := range d.Pools {
+		if in := d.Pools[i].Interruptions; in != nil {
+			x := *in
+			d.Pools[i].Interruptions = &x
+		}
+	}
+	d.NodePools = slices.Clone(c.NodePools)
+	for i := range d.NodePools {
+		if in := d.NodePools[i].Interruptions; in != nil {
+			x := *in
+			d.NodePools[i].Interruptions = &x
+		}
+	}
+	d.Classes = slices.Clone(c.Classes)
+	d.Services = slices.Clone(c.Services)
+	d.CronJobs = slices.Clone(c.CronJobs)
+	if c.Policy != nil {
+		p := *c.Policy
+		p.Queues = slices.Clone(c.Policy.Queues)
+		d.Policy = &p
+	}
+	if c.Volcano != nil {
+		v := *c.Volcano
+		d.Volcano = &v
+	}
+	return &d
+}
