@@ -1,4 +1,4 @@
-# gpuplan: make run | make test | make bench
+# gpuplan: make run | make test | make bench | make xcheck
 GO      ?= go
 BIN     := bin/gpuplan
 PKGS    := ./...
@@ -10,7 +10,7 @@ FUZZMINIMIZE ?= 2s
 # go-nvml's cgo bindings use NVML functions marked deprecated: keep gcc quiet about it.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build run test soak bench fuzz vet fmt clean
+.PHONY: all build run test soak bench fuzz vet fmt clean xcheck
 
 all: build
 
@@ -26,6 +26,13 @@ test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) test -count=1 $(PKGS)
+
+# Cross-checks against the real controllers (validate/xcheck, a module of its
+# own so the product's dependencies and `make test` stay as they are): each
+# driver prints its generated cases, the share agreeing exactly and each
+# accepted difference with its reason; a difference not accepted fails.
+xcheck:
+	cd validate/xcheck && $(GO) test -count=1 -v ./...
 
 # The scenario composer's longer hunt for broken invariants (make test runs
 # 2,000 compositions): SOAK of compositions, then the findings shrunk (at

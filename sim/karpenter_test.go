@@ -80,3 +80,24 @@ func TestStrictFIFOProvisionsThePodsBehindTheHead(t *testing.T) {
 	}
 	require.Equal(t, []int32{1, 0, 1}, []int32{res.Jobs[1].Pool, res.Jobs[2].Pool, res.Jobs[3].Pool})
 }
+
+// PlannedPods is the provisioning decision alone, the pods of each
+// NodeClaim launched into a pool, as Karpenter's Solve returns it (the
+// cross-check in validate/xcheck compares it with Solve's). Types of 1 GPU
+// ($1.50/h) and 4 GPUs ($4/h); three 1-GPU pods pending together: the
+// first opens a NodeClaim of both types, the second leaves only the 4-GPU
+// one, the third joins it. One 4-GPU node holding the three pods.
+func TestPlannedPodsArePerNodeClaim(t *testing.T) {
+	spec := &capacity.Spec{
+		Pools: []capacity.Pool{
+			{PricePerHour: 1.5, Provisioning: 5 * mins, Group: 0},
+			{PricePerHour: 4, Provisioning: 5 * mins, Group: 0},
+		},
+		Groups: []capacity.Group{{Name: "gpu", Kind: capacity.NodePool, Pools: []int32{0, 1}, MaxGPUs: 64}},
+	}
+	pools := []cluster.PoolSpec{gpuPool("one", 0, 4, 1), gpuPool("four", 0, 4, 4)}
+	res := runQueue(t, scheduler.QueueConfig{Backfill: true}, pools, spec,
+		gpuJob("a", 0, hour, 1, 1, nil), gpuJob("b", 0, hour, 1, 1, nil), gpuJob("c", 0, hour, 1, 1, nil))
+	require.Equal(t, []int64{0, 1}, []int64{res.Pools[0].Capacity.Launched, res.Pools[1].Capacity.Launched})
+	require.Equal(t, []int64{0, 3}, []int64{res.Pools[0].Capacity.PlannedPods, res.Pools[1].Capacity.PlannedPods})
+}

@@ -120,6 +120,11 @@ type PoolStats struct {
 	SpotFallbacks int64 // spot launches refused for want of capacity
 	Expired       int64 // drained at their NodePool's expireAfter
 	MaxPresent    int32
+	// PlannedPods counts the pods a NodePool's scale-ups planned on the
+	// nodes launched into the pool (each NodeClaim's pods), whichever node
+	// the scheduler binds them to later: the provisioning decision alone,
+	// as Karpenter's Solve returns it.
+	PlannedPods int64
 }
 
 // Random streams, offset by the node slot or pool index.

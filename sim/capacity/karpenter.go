@@ -172,6 +172,7 @@ func (k *Controller) solve(now Time) error {
 		if _, err := k.launch(now, p); err != nil {
 			return err
 		}
+		k.Stats[p].PlannedPods += int64(k.claims[i].pods)
 	}
 	return nil
 }
