@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,6 +133,13 @@ func (c *Composition) Render() map[string][]byte {
 		if c.Policy != nil {
 			m["queue"] = "team-a"
 		}
+		if s.Priority != 0 {
+			if c.priorityClasses() && s.PriorityClass {
+				m["priorityClass"] = priorityClassName(s.Priority)
+			} else {
+				m["priority"] = s.Priority
+			}
+		}
 		switch s.Scaler {
 		case "hpa":
 			m["autoscaler"] = map[string]any{"hpa": map[string]any{"metric": "requestsPerReplica", "target": 60}}
@@ -154,7 +162,11 @@ func (c *Composition) Render() map[string][]byte {
 	}
 	if p := c.Policy; p != nil {
 		files["policy/"+p.Kind+".yaml"] = c.renderPolicy(classes)
-		spec["policy"] = map[string]any{"manifests": []string{"policy/"}}
+		pol := map[string]any{"manifests": []string{"policy/"}}
+		if p.Kind == "kueue" && p.BatchClass {
+			pol["priorityClasses"] = map[string]any{"team-b": "batch"}
+		}
+		spec["policy"] = pol
 	}
 	doc := map[string]any{"apiVersion": "gpuplan.dev/v1alpha1", "kind": "Scenario",
 		"metadata": map[string]any{"name": "composed", "description": "A scenario the composer wrote (scenarios/compose)."},
@@ -324,6 +336,29 @@ func (c *Composition) renderPolicy(classes []Class) []byte {
 		docs = append(docs, mustYAML(map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
 			"metadata": map[string]any{"name": q.Name, "namespace": q.Name}, "spec": map[string]any{"clusterQueue": q.Name}}))
 	}
+	if c.priorityClasses() {
+		// scheduling.k8s.io/v1 PriorityClasses: the services' and the
+		// batch class team-b's jobs take.
+		vals := map[int32]bool{}
+		for _, s := range c.Services {
+			if s.PriorityClass && s.Priority != 0 {
+				vals[s.Priority] = true
+			}
+		}
+		var sorted []int32
+		for v := range vals {
+			sorted = append(sorted, v)
+		}
+		slices.Sort(sorted)
+		for _, v := range sorted {
+			docs = append(docs, mustYAML(map[string]any{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+				"metadata": map[string]any{"name": priorityClassName(v)}, "value": v, "description": "online inference"}))
+		}
+		if p.BatchClass {
+			docs = append(docs, mustYAML(map[string]any{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+				"metadata": map[string]any{"name": "batch"}, "value": 100, "preemptionPolicy": "PreemptLowerPriority"}))
+		}
+	}
 	if p.FairSharing || p.WaitForPodsReady {
 		conf := map[string]any{"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
 		if p.FairSharing {
@@ -339,6 +374,27 @@ func (c *Composition) renderPolicy(classes []Class) []byte {
 	}
 	return bytes.Join(docs, []byte("---\n"))
 }
+
+// priorityClasses is whether the policy carries PriorityClass objects:
+// a Kueue policy with a service or the batch class that names one.
+func (c *Composition) priorityClasses() bool {
+	p := c.Policy
+	if p == nil || p.Kind != "kueue" {
+		return false
+	}
+	if p.BatchClass {
+		return true
+	}
+	for _, s := range c.Services {
+		if s.PriorityClass && s.Priority != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// priorityClassName names the PriorityClass of a service's priority.
+func priorityClassName(v int32) string { return fmt.Sprintf("serving-%d", v) }
 
 // WriteFiles writes files into dir (created as needed).
 func WriteFiles(dir string, files map[string][]byte) error {
