@@ -39,6 +39,11 @@ type Composition struct {
 	Backfill bool
 	// Sensitivity runs the spot sensitivity's replays (runs that buy spot).
 	Sensitivity bool
+	// Variants are spec.variants, what-ifs run beside the scenario: each
+	// one of the kinds more-nodes (pool0 one node more), double-rate
+	// (class0 arriving twice as fast), no-failures (pool0's failures
+	// removed).
+	Variants []string
 	// Busy marks a composition drawn as a busy, contended cluster: Kueue
 	// preemption, nodes failing every quarter hour to hour, a service of
 	// high priority and jobs arriving faster (the coverage table counts
@@ -61,6 +66,9 @@ type Pool struct {
 	Interruptions *Interruptions
 	// Replicas of a time-sliced GPU.
 	Replicas int
+	// MIGSingle is a MIG pool of the single strategy: every GPU cut into
+	// instances of one profile, each offered as an nvidia.com/gpu.
+	MIGSingle string
 }
 
 // NodePool is one Karpenter NodePool.
@@ -182,7 +190,7 @@ func Generate(seed uint64, n int) *Composition {
 	// reach that combination in about 1 of 200 compositions.
 	c.Busy = chance(0.35)
 	if c.Busy {
-		c.Jobs = 10 + r.IntN(41)
+		c.Jobs = 20 + r.IntN(41)
 	}
 
 	// Pools: one to three, of the four kinds; sometimes Karpenter instead
@@ -206,6 +214,9 @@ func Generate(seed uint64, n int) *Composition {
 		switch p.Kind {
 		case "mig":
 			p.InstanceType, p.Count = "p5.48xlarge", 1
+			if chance(0.35) {
+				p.MIGSingle = pick("1g.10gb", "3g.40gb")
+			}
 		case "time-sliced":
 			p.InstanceType, p.Replicas = pick("g6.12xlarge", "g5.12xlarge"), 2+r.IntN(3)
 		default:
@@ -227,7 +238,7 @@ func Generate(seed uint64, n int) *Composition {
 		}
 		c.Pools = append(c.Pools, p)
 	}
-	if len(c.Pools) == 0 || chance(0.2) || (c.Busy && chance(0.6)) {
+	if len(c.Pools) == 0 || chance(0.2) || (c.Busy && chance(0.8)) {
 		n := NodePool{Name: "karp", InstanceTypes: []string{"g5.xlarge", "g5.12xlarge"}, LimitGPUs: 4 + 4*r.IntN(2),
 			Consolidation: chance(0.5), Spot: chance(0.5)}
 		if c.Busy {
@@ -240,7 +251,9 @@ func Generate(seed uint64, n int) *Composition {
 		if chance(0.25) {
 			n.Failures = pick("20m", "3h", "12h")
 		}
-		if c.Busy && chance(0.8) {
+		if c.Busy && chance(0.9) {
+			// Karpenter replaces a failed node: jobs and replicas come
+			// and go on fresh nodes.
 			n.Failures = pick("15m", "15m", "30m", "1h")
 		}
 		if n.Spot && chance(0.7) {
@@ -390,6 +403,13 @@ func Generate(seed uint64, n int) *Composition {
 		}
 	}
 	c.Sensitivity = chance(0.03)
+	if chance(0.1) {
+		for _, v := range []string{"more-nodes", "double-rate", "no-failures"} {
+			if chance(0.5) {
+				c.Variants = append(c.Variants, v)
+			}
+		}
+	}
 	return c
 }
 
@@ -515,6 +535,14 @@ func (c *Composition) Features() []string {
 	if c.Busy {
 		add("busy profile")
 	}
+	for _, p := range c.Pools {
+		if p.Kind == "mig" && p.MIGSingle != "" {
+			add("MIG single strategy")
+		}
+	}
+	if len(c.variants()) > 0 {
+		add("variants")
+	}
 	// The combination users met trouble in: Kueue preemption while nodes
 	// fail, a service of priority beside the jobs.
 	if c.Policy != nil && c.Policy.Kind == "kueue" && c.Policy.Preemption && set["node failures"] && set["service priority"] {
@@ -562,11 +590,12 @@ func interruptionFeatures(in *Interruptions, add func(string)) {
 }
 
 // classes are the classes as rendered: a MIG request only while a MIG
-// pool exists, a pin only while its pool exists.
+// pool of the mixed strategy exists (the single strategy offers its
+// instances as whole GPUs), a pin only while its pool exists.
 func (c *Composition) classes() []Class {
 	mig, pools := false, map[string]bool{}
 	for _, p := range c.Pools {
-		mig = mig || p.Kind == "mig"
+		mig = mig || (p.Kind == "mig" && p.MIGSingle == "")
 		pools[p.Name] = true
 	}
 	out := slices.Clone(c.Classes)
@@ -577,6 +606,30 @@ func (c *Composition) classes() []Class {
 		if !pools[out[i].Pool] {
 			out[i].Pool = ""
 		}
+	}
+	return out
+}
+
+// variants are the variants as rendered: each only while what it changes
+// exists.
+func (c *Composition) variants() []string {
+	var out []string
+	for _, v := range c.Variants {
+		switch v {
+		case "more-nodes":
+			if len(c.Pools) == 0 {
+				continue
+			}
+		case "double-rate":
+			if len(c.CronJobs) > 0 || len(c.Classes) == 0 {
+				continue
+			}
+		case "no-failures":
+			if len(c.Pools) == 0 || c.Pools[0].Failures == "" {
+				continue
+			}
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -611,6 +664,7 @@ func (c *Composition) clone() *Composition {
 		}
 	}
 	d.Classes = slices.Clone(c.Classes)
+	d.Variants = slices.Clone(c.Variants)
 	d.Services = slices.Clone(c.Services)
 	d.CronJobs = slices.Clone(c.CronJobs)
 	if c.Policy != nil {

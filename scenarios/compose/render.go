@@ -33,6 +33,9 @@ func (c *Composition) Render() map[string][]byte {
 		case "mig":
 			m["gpuModel"], m["gpusPerNode"], m["cpu"], m["memory"] = "H100-80GB", 8, "192", "2048Gi"
 			m["sharing"] = map[string]any{"mig": map[string]any{"strategy": "mixed", "layout": "all-balanced"}}
+			if p.MIGSingle != "" {
+				m["sharing"] = map[string]any{"mig": map[string]any{"strategy": "single", "profiles": []string{p.MIGSingle}}}
+			}
 		case "time-sliced":
 			m["sharing"] = map[string]any{"timeSlicing": map[string]any{"replicas": p.Replicas}}
 		}
@@ -154,6 +157,24 @@ func (c *Composition) Render() map[string][]byte {
 		workload["services"] = svcs
 	}
 	spec["workload"] = workload
+	var variants []any
+	for _, v := range c.variants() {
+		var patch map[string]any
+		switch v {
+		case "more-nodes":
+			patch = map[string]any{"cluster": map[string]any{"pools": []any{map[string]any{"name": c.Pools[0].Name, "count": c.Pools[0].Count + 1}}}}
+		case "double-rate":
+			cl := classes[0]
+			patch = map[string]any{"workload": map[string]any{"synthetic": map[string]any{"classes": []any{
+				map[string]any{"name": cl.Name, "arrival": map[string]any{"ratePerHour": 2 * cl.RatePerHour}}}}}}
+		case "no-failures":
+			patch = map[string]any{"cluster": map[string]any{"pools": []any{map[string]any{"name": c.Pools[0].Name, "failures": nil}}}}
+		}
+		variants = append(variants, map[string]any{"name": v, "patch": patch})
+	}
+	if len(variants) > 0 {
+		spec["variants"] = variants
+	}
 	if c.Preemption {
 		spec["scheduler"] = map[string]any{"preemption": true}
 	}

@@ -67,6 +67,9 @@ func candidates(c *Composition) []*Composition {
 	case "8h":
 		with(func(d *Composition) { d.Horizon = "3h" })
 	}
+	for i := range c.Variants {
+		with(func(d *Composition) { d.Variants = append(d.Variants[:i], d.Variants[i+1:]...) })
+	}
 	// Features of the whole.
 	flag := func(on bool, off func(d *Composition)) {
 		if on {
@@ -99,6 +102,7 @@ func candidates(c *Composition) []*Composition {
 		flag(p.MaxNodes > 0, func(d *Composition) { d.Pools[i].MaxNodes = 0 })
 		flag(p.Failures != "", func(d *Composition) { d.Pools[i].Failures = "" })
 		flag(p.Failures != "" && p.Failures != "20h", func(d *Composition) { d.Pools[i].Failures = "20h" })
+		flag(p.MIGSingle != "", func(d *Composition) { d.Pools[i].MIGSingle = "" })
 		flag(p.Kind == "spot", func(d *Composition) { d.Pools[i].Kind, d.Pools[i].Interruptions = "on-demand", nil })
 		flag(p.Kind == "mig" || p.Kind == "time-sliced", func(d *Composition) {
 			d.Pools[i].Kind, d.Pools[i].InstanceType, d.Pools[i].Replicas = "on-demand", "g5.12xlarge", 0
