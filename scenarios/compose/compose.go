@@ -39,6 +39,10 @@ type Composition struct {
 	Backfill bool
 	// Sensitivity runs the spot sensitivity's replays (runs that buy spot).
 	Sensitivity bool
+	// Trace writes the classes' jobs as a trace file in the native CSV
+	// format (spec.workload.trace) instead of synthetic classes: Jobs
+	// rows, the classes' in turn, each class's at its mean spacing.
+	Trace bool
 	// Variants are spec.variants, what-ifs run beside the scenario: each
 	// one of the kinds more-nodes (pool0 one node more), double-rate
 	// (class0 arriving twice as fast), no-failures (pool0's failures
@@ -403,6 +407,7 @@ func Generate(seed uint64, n int) *Composition {
 		}
 	}
 	c.Sensitivity = chance(0.03)
+	c.Trace = len(c.CronJobs) == 0 && chance(0.1)
 	if chance(0.1) {
 		for _, v := range []string{"more-nodes", "double-rate", "no-failures"} {
 			if chance(0.5) {
@@ -543,6 +548,9 @@ func (c *Composition) Features() []string {
 	if len(c.variants()) > 0 {
 		add("variants")
 	}
+	if c.Trace && len(c.CronJobs) == 0 && len(c.Classes) > 0 {
+		add("trace file")
+	}
 	// The combination users met trouble in: Kueue preemption while nodes
 	// fail, a service of priority beside the jobs.
 	if c.Policy != nil && c.Policy.Kind == "kueue" && c.Policy.Preemption && set["node failures"] && set["service priority"] {
@@ -621,7 +629,7 @@ func (c *Composition) variants() []string {
 				continue
 			}
 		case "double-rate":
-			if len(c.CronJobs) > 0 || len(c.Classes) == 0 {
+			if len(c.CronJobs) > 0 || len(c.Classes) == 0 || c.Trace {
 				continue
 			}
 		case "no-failures":

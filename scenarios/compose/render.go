@@ -79,6 +79,9 @@ func (c *Composition) Render() map[string][]byte {
 	if len(c.CronJobs) > 0 {
 		files["workloads/cronjobs.yaml"] = c.renderCronJobs()
 		workload["manifests"] = []any{map[string]any{"path": "workloads/cronjobs.yaml", "queue": "team-a"}}
+	} else if len(classes) > 0 && c.Trace {
+		files["trace.csv"] = c.renderTrace(classes)
+		workload["trace"] = map[string]any{"path": "trace.csv", "format": "csv"}
 	} else if len(classes) > 0 {
 		var cls []any
 		for _, cl := range classes {
@@ -394,6 +397,36 @@ func (c *Composition) renderPolicy(classes []Class) []byte {
 			"data":     map[string]any{"controller_manager_config.yaml": string(mustYAML(conf))}}))
 	}
 	return bytes.Join(docs, []byte("---\n"))
+}
+
+// renderTrace writes the classes' jobs as a native CSV trace: Jobs rows,
+// the classes' in turn, each class's k-th job at k times its mean
+// spacing (3600/ratePerHour seconds), running its median.
+func (c *Composition) renderTrace(classes []Class) []byte {
+	var b bytes.Buffer
+	b.WriteString("name,queue,submit,duration,replicas,gpus,cpu,memory,priority,mig,node_selector\n")
+	type row struct {
+		at  float64
+		k   int
+		cl  Class
+		seq int
+	}
+	var rows []row
+	for i := range c.Jobs {
+		cl := classes[i%len(classes)]
+		k := i / len(classes)
+		rows = append(rows, row{float64(k) * 3600 / cl.RatePerHour, k, cl, i})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].at < rows[j].at })
+	for _, r := range rows {
+		sel := ""
+		if r.cl.Pool != "" {
+			sel = "gpuplan.dev/pool=" + r.cl.Pool
+		}
+		fmt.Fprintf(&b, "%s-%d,%s,%.1f,%d,%d,%d,2,8Gi,%d,%s,%s\n", r.cl.Name, r.k, r.cl.Queue, r.at, seconds(r.cl.Median),
+			r.cl.Replicas, r.cl.GPUs, r.cl.Priority, r.cl.MIG, sel)
+	}
+	return b.Bytes()
 }
 
 // priorityClasses is whether the policy carries PriorityClass objects:

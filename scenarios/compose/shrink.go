@@ -82,6 +82,7 @@ func candidates(c *Composition) []*Composition {
 	flag(c.IgnoreDisruptions, func(d *Composition) { d.IgnoreDisruptions = false })
 	flag(c.Volcano != nil, func(d *Composition) { d.Volcano = nil })
 	flag(c.Backfill, func(d *Composition) { d.Backfill = false })
+	flag(c.Trace, func(d *Composition) { d.Trace = false })
 	flag(c.Busy, func(d *Composition) { d.Busy = false })
 	if p := c.Policy; p != nil {
 		flag(p.Cohort, func(d *Composition) { d.Policy.Cohort, d.Policy.CohortQuota, d.Policy.FairSharing = false, 0, false })
