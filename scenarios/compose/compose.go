@@ -39,6 +39,20 @@ type Composition struct {
 	Backfill bool
 	// Sensitivity runs the spot sensitivity's replays (runs that buy spot).
 	Sensitivity bool
+	// Trace writes the classes' jobs as a trace file in the native CSV
+	// format (spec.workload.trace) instead of synthetic classes: Jobs
+	// rows, the classes' in turn, each class's at its mean spacing.
+	Trace bool
+	// Variants are spec.variants, what-ifs run beside the scenario: each
+	// one of the kinds more-nodes (pool0 one node more), double-rate
+	// (class0 arriving twice as fast), no-failures (pool0's failures
+	// removed).
+	Variants []string
+	// Busy marks a composition drawn as a busy, contended cluster: Kueue
+	// preemption, nodes failing every quarter hour to hour, a service of
+	// high priority and jobs arriving faster (the coverage table counts
+	// them; the pieces themselves are the ordinary fields).
+	Busy bool
 }
 
 // Pool is one spec.cluster.pools entry.
@@ -56,6 +70,9 @@ type Pool struct {
 	Interruptions *Interruptions
 	// Replicas of a time-sliced GPU.
 	Replicas int
+	// MIGSingle is a MIG pool of the single strategy: every GPU cut into
+	// instances of one profile, each offered as an nvidia.com/gpu.
+	MIGSingle string
 }
 
 // NodePool is one Karpenter NodePool.
@@ -106,6 +123,11 @@ type Service struct {
 	Scaler   string
 	Min, Max int
 	Rate     float64
+	// Priority is the replicas' priority (0: none); PriorityClass gives it
+	// as a PriorityClass object of the Kueue policy the service names,
+	// else as spec.workload.services[].priority.
+	Priority      int32
+	PriorityClass bool
 }
 
 // CronJob is one batch/v1 CronJob of the workload manifests.
@@ -136,6 +158,10 @@ type Policy struct {
 	FairSharing      bool
 	WaitForPodsReady bool
 	StrictFIFO       bool
+	// BatchClass gives team-b's jobs the priority of a PriorityClass
+	// object "batch" (spec.policy.priorityClasses) in place of their
+	// classes' own.
+	BatchClass bool
 }
 
 // Queue is one ClusterQueue (or Volcano Queue).
@@ -161,6 +187,15 @@ func Generate(seed uint64, n int) *Composition {
 	c := &Composition{Seed: uint64(1 + r.IntN(1000)), Jobs: 2 + r.IntN(14), Backfill: r.IntN(2) == 0}
 	chance := func(p float64) bool { return r.Float64() < p }
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	// A third of the compositions are busy, contended clusters, where
+	// users meet trouble: queues that preempt while nodes fail, a
+	// service of high priority beside the jobs, jobs arriving faster
+	// than the nodes free up. Uniform draws over each feature alone
+	// reach that combination in about 1 of 200 compositions.
+	c.Busy = chance(0.35)
+	if c.Busy {
+		c.Jobs = 20 + r.IntN(41)
+	}
 
 	// Pools: one to three, of the four kinds; sometimes Karpenter instead
 	// or beside.
@@ -183,6 +218,9 @@ func Generate(seed uint64, n int) *Composition {
 		switch p.Kind {
 		case "mig":
 			p.InstanceType, p.Count = "p5.48xlarge", 1
+			if chance(0.35) {
+				p.MIGSingle = pick("1g.10gb", "3g.40gb")
+			}
 		case "time-sliced":
 			p.InstanceType, p.Replicas = pick("g6.12xlarge", "g5.12xlarge"), 2+r.IntN(3)
 		default:
@@ -196,16 +234,31 @@ func Generate(seed uint64, n int) *Composition {
 		if chance(0.3) {
 			p.Failures = pick("30m", "2h", "6h", "20h")
 		}
+		if c.Busy && p.Kind != "mig" && chance(0.7) {
+			p.Failures = pick("15m", "30m", "1h")
+		}
 		if p.Kind == "spot" {
 			p.Interruptions = interruptions(r, p.MaxNodes == 0)
 		}
 		c.Pools = append(c.Pools, p)
 	}
-	if len(c.Pools) == 0 || chance(0.2) {
+	if len(c.Pools) == 0 || chance(0.2) || (c.Busy && chance(0.8)) {
 		n := NodePool{Name: "karp", InstanceTypes: []string{"g5.xlarge", "g5.12xlarge"}, LimitGPUs: 4 + 4*r.IntN(2),
 			Consolidation: chance(0.5), Spot: chance(0.5)}
+		if c.Busy {
+			// Room for a few nodes of 4 GPUs that fail and come back.
+			n.LimitGPUs = 8 * (1 + r.IntN(4))
+			if chance(0.5) {
+				n.InstanceTypes = []string{"g5.12xlarge"}
+			}
+		}
 		if chance(0.25) {
 			n.Failures = pick("20m", "3h", "12h")
+		}
+		if c.Busy && chance(0.9) {
+			// Karpenter replaces a failed node: jobs and replicas come
+			// and go on fresh nodes.
+			n.Failures = pick("15m", "15m", "30m", "1h")
 		}
 		if n.Spot && chance(0.7) {
 			n.Interruptions = interruptions(r, false)
@@ -215,10 +268,20 @@ func Generate(seed uint64, n int) *Composition {
 
 	// Admission: none, Kueue or Volcano queues.
 	queues := []string{"team-a"}
-	switch k := r.IntN(10); {
+	k := r.IntN(10)
+	if c.Busy {
+		k = 0
+	}
+	switch {
 	case k < 4:
 		queues = append(queues, "team-b")
-		p := &Policy{Kind: "kueue", Cohort: chance(0.6), Preemption: chance(0.6), StrictFIFO: chance(0.2)}
+		p := &Policy{Kind: "kueue", Cohort: chance(0.6), Preemption: c.Busy || chance(0.6), StrictFIFO: chance(0.2), BatchClass: chance(0.15)}
+		if c.Busy {
+			// A cohort lends a full queue the other's quota, and its
+			// jobs borrow instead of preempting: most busy queues stand
+			// alone.
+			p.Cohort = chance(0.3)
+		}
 		p.FairSharing = p.Cohort && chance(0.4)
 		p.WaitForPodsReady = chance(0.3)
 		p.Flavors = chance(0.4)
@@ -230,7 +293,14 @@ func Generate(seed uint64, n int) *Composition {
 			if p.Cohort && chance(0.4) {
 				bl = r.IntN(3)
 			}
-			p.Queues = append(p.Queues, Queue{Name: q, GPUs: 1 + r.IntN(4), BorrowingLimit: bl, Weight: 1 + r.IntN(3)})
+			gpus := 1 + r.IntN(4)
+			if c.Busy {
+				// A quota the service's replicas and the jobs contend
+				// for: admission, not the nodes, is what holds jobs back,
+				// so Kueue preempts.
+				gpus = 4 * (1 + r.IntN(4))
+			}
+			p.Queues = append(p.Queues, Queue{Name: q, GPUs: gpus, BorrowingLimit: bl, Weight: 1 + r.IntN(3)})
 		}
 		c.Policy = p
 	case k < 5:
@@ -252,6 +322,17 @@ func Generate(seed uint64, n int) *Composition {
 		for i := range 1 + r.IntN(3) {
 			cl := Class{Name: fmt.Sprintf("class%d", i), Queue: queues[r.IntN(len(queues))], RatePerHour: float64(1 + r.IntN(8)),
 				Replicas: 1, GPUs: 1, Median: pick("10m", "30m", "1h", "2h")}
+			if c.Busy {
+				// More work than the nodes hold, in the service's queue
+				// most often: the service's replicas preempt jobs.
+				cl.RatePerHour, cl.Median = float64(6+r.IntN(15)), pick("30m", "1h", "90m")
+				if chance(0.7) {
+					cl.Queue = queues[0]
+				}
+				if chance(0.4) {
+					cl.GPUs = []int{2, 4}[r.IntN(2)]
+				}
+			}
 			if chance(0.3) {
 				cl.Replicas = 2 + r.IntN(2)
 			}
@@ -262,11 +343,11 @@ func Generate(seed uint64, n int) *Composition {
 			// Pin some classes to a MIG or time-sliced pool.
 			for _, p := range c.Pools {
 				if p.Kind == "mig" && chance(0.5) {
-					cl.MIG, cl.Replicas = pick("1g.10gb", "3g.40gb"), 1
+					cl.MIG, cl.Replicas, cl.GPUs = pick("1g.10gb", "3g.40gb"), 1, 1
 					break
 				}
 				if p.Kind == "time-sliced" && chance(0.4) {
-					cl.Pool = p.Name
+					cl.Pool, cl.GPUs = p.Name, 1
 					break
 				}
 			}
@@ -278,11 +359,20 @@ func Generate(seed uint64, n int) *Composition {
 	for _, p := range c.Pools {
 		whole = whole || p.Kind != "mig"
 	}
-	if whole && chance(0.25) {
+	if whole && (chance(0.25) || (c.Busy && chance(0.8))) {
 		for i := range 1 + r.IntN(2) {
 			s := Service{Name: fmt.Sprintf("svc%d", i), Scaler: pick("none", "hpa", "keda", "kpa"), Min: 1, Max: 1 + r.IntN(3), Rate: float64(20 + r.IntN(200))}
+			if c.Busy {
+				// Enough load to scale out and back as nodes come and go.
+				s.Max, s.Rate = 4+r.IntN(13), float64(100+r.IntN(700))
+			}
 			if s.Scaler == "kpa" || s.Scaler == "keda" {
 				s.Min = r.IntN(2)
+			}
+			// A service usually outranks the batch jobs beside it.
+			if chance(0.2) || (c.Busy && chance(0.7)) {
+				s.Priority = []int32{1000, 100000}[r.IntN(2)]
+				s.PriorityClass = c.Policy != nil && c.Policy.Kind == "kueue" && chance(0.5)
 			}
 			c.Services = append(c.Services, s)
 		}
@@ -296,7 +386,7 @@ func Generate(seed uint64, n int) *Composition {
 			c.Volcano.MinAvailable = 1
 		}
 	}
-	if len(c.Services) > 0 || len(c.CronJobs) > 0 || chance(0.6) {
+	if len(c.Services) > 0 || len(c.CronJobs) > 0 || chance(0.6) || c.Busy {
 		c.Horizon = pick("3h", "8h", "24h")
 	}
 	if c.Horizon == "" {
@@ -304,17 +394,27 @@ func Generate(seed uint64, n int) *Composition {
 		// every half hour could keep one going for minutes (a job that
 		// never fits waits through every failure).
 		for i := range c.Pools {
-			if c.Pools[i].Failures == "30m" {
+			switch c.Pools[i].Failures {
+			case "15m", "30m", "1h":
 				c.Pools[i].Failures = "2h"
 			}
 		}
 		for i := range c.NodePools {
-			if c.NodePools[i].Failures == "20m" {
+			switch c.NodePools[i].Failures {
+			case "15m", "20m", "30m", "1h":
 				c.NodePools[i].Failures = "3h"
 			}
 		}
 	}
 	c.Sensitivity = chance(0.03)
+	c.Trace = len(c.CronJobs) == 0 && chance(0.1)
+	if chance(0.1) {
+		for _, v := range []string{"more-nodes", "double-rate", "no-failures"} {
+			if chance(0.5) {
+				c.Variants = append(c.Variants, v)
+			}
+		}
+	}
 	return c
 }
 
@@ -402,6 +502,9 @@ func (c *Composition) Features() []string {
 			if p.Flavors {
 				add("kueue flavor per pool")
 			}
+			if p.BatchClass {
+				add("PriorityClass objects")
+			}
 		}
 	}
 	if len(c.CronJobs) > 0 {
@@ -410,6 +513,9 @@ func (c *Composition) Features() []string {
 		for _, cl := range c.classes() {
 			if cl.Replicas > 1 {
 				add("gang")
+			}
+			if cl.GPUs > 1 {
+				add("multi-GPU pods")
 			}
 			if cl.MIG != "" {
 				add("MIG profile request")
@@ -424,6 +530,31 @@ func (c *Composition) Features() []string {
 		if s.Scaler != "none" && s.Min == 0 {
 			add("service scale to zero")
 		}
+		if s.Priority != 0 {
+			add("service priority")
+		}
+		if s.PriorityClass && c.Policy != nil && c.Policy.Kind == "kueue" {
+			add("PriorityClass objects")
+		}
+	}
+	if c.Busy {
+		add("busy profile")
+	}
+	for _, p := range c.Pools {
+		if p.Kind == "mig" && p.MIGSingle != "" {
+			add("MIG single strategy")
+		}
+	}
+	if len(c.variants()) > 0 {
+		add("variants")
+	}
+	if c.Trace && len(c.CronJobs) == 0 && len(c.Classes) > 0 {
+		add("trace file")
+	}
+	// The combination users met trouble in: Kueue preemption while nodes
+	// fail, a service of priority beside the jobs.
+	if c.Policy != nil && c.Policy.Kind == "kueue" && c.Policy.Preemption && set["node failures"] && set["service priority"] {
+		add("kueue preemption+failures+service")
 	}
 	if c.Preemption {
 		add("priority preemption")
@@ -467,11 +598,12 @@ func interruptionFeatures(in *Interruptions, add func(string)) {
 }
 
 // classes are the classes as rendered: a MIG request only while a MIG
-// pool exists, a pin only while its pool exists.
+// pool of the mixed strategy exists (the single strategy offers its
+// instances as whole GPUs), a pin only while its pool exists.
 func (c *Composition) classes() []Class {
 	mig, pools := false, map[string]bool{}
 	for _, p := range c.Pools {
-		mig = mig || p.Kind == "mig"
+		mig = mig || (p.Kind == "mig" && p.MIGSingle == "")
 		pools[p.Name] = true
 	}
 	out := slices.Clone(c.Classes)
@@ -482,6 +614,30 @@ func (c *Composition) classes() []Class {
 		if !pools[out[i].Pool] {
 			out[i].Pool = ""
 		}
+	}
+	return out
+}
+
+// variants are the variants as rendered: each only while what it changes
+// exists.
+func (c *Composition) variants() []string {
+	var out []string
+	for _, v := range c.Variants {
+		switch v {
+		case "more-nodes":
+			if len(c.Pools) == 0 {
+				continue
+			}
+		case "double-rate":
+			if len(c.CronJobs) > 0 || len(c.Classes) == 0 || c.Trace {
+				continue
+			}
+		case "no-failures":
+			if len(c.Pools) == 0 || c.Pools[0].Failures == "" {
+				continue
+			}
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -516,6 +672,7 @@ func (c *Composition) clone() *Composition {
 		}
 	}
 	d.Classes = slices.Clone(c.Classes)
+	d.Variants = slices.Clone(c.Variants)
 	d.Services = slices.Clone(c.Services)
 	d.CronJobs = slices.Clone(c.CronJobs)
 	if c.Policy != nil {

@@ -29,18 +29,11 @@ func TestComposer(t *testing.T) {
 func check(t *testing.T, rep *Report) {
 	t.Helper()
 	for _, f := range rep.Findings {
-		t.Errorf("%d compositions broke an invariant (%s): %s", f.Count, areaOr(f.Area), f.Shape)
+		t.Errorf("%d compositions broke an invariant: %s", f.Count, f.Shape)
 	}
 	for _, f := range rep.Refusals {
 		t.Errorf("%d valid compositions were refused (a composer bug, or a valid input gpuplan refuses): %s", f.Count, firstLine(f.Err.Error()))
 	}
-}
-
-func areaOr(a string) string {
-	if a == "" {
-		return "new"
-	}
-	return a
 }
 
 // envInt reads a count from the environment (def when unset).

@@ -19,12 +19,20 @@
 //
 // TestComposer (in `make test`) hunts over 2,000 compositions and logs
 // their count, a table of how many had each feature and every failure,
-// grouped by the shape of its error (numbers, names and paths taken out)
-// and by the known defect it belongs to; `make soak` (the tag soak) hunts
+// grouped by the shape of its error (numbers, names and paths taken out);
+// every invariant failure is a finding. `make soak` (the tag soak) hunts
 // for 8 minutes on another seed. GPUPLAN_COMPOSE_N, GPUPLAN_COMPOSE_SEED,
 // GPUPLAN_COMPOSE_TIME and GPUPLAN_SOAK_TIME tune them by hand;
 // GPUPLAN_COMPOSE_OUT=DIR writes each shrunk finding to DIR/finding-NN.
 // TestComposerFindsPlantedDoubleRelease checks the composer itself: a bug
 // planted in the allocation ledger (sim.PlantedBugs, set only by tests) is
 // found and shrunk to at most 3 pools and 3 classes.
+//
+// A third of the compositions are drawn busy: Kueue queues that preempt,
+// with a quota the jobs and a service of high priority contend for,
+// while nodes fail every 15 minutes to an hour. Drawing each feature on
+// its own never gave a service a priority, and so never reached the
+// defect of issue 33's Kueue preemption + lost nodes reproduction;
+// TestComposerFindsKueuePreemptionLostNodes checks that a bounded hunt
+// now finds and shrinks it while it is in the engine.
 package compose

@@ -28,10 +28,8 @@ type HuntOptions struct {
 	// user can run.
 	FindingsDir string
 	// Shrink shrinks the first finding of each shape (the others are
-	// counted under it); ShrinkKnown those of a known Area too (their
-	// shrinking may take minutes: the spot sensitivity's replays).
-	Shrink      bool
-	ShrinkKnown bool
+	// counted under it).
+	Shrink bool
 	// ShrinkBudget, when positive, bounds the time all shrinking takes:
 	// past it, the findings are reported as far as they were shrunk.
 	ShrinkBudget time.Duration
@@ -41,9 +39,7 @@ type HuntOptions struct {
 
 // Finding is one shape of failure and the compositions that had it.
 type Finding struct {
-	Shape string
-	// Area is the known defect it belongs to ("" when none is known).
-	Area    string
+	Shape   string
 	Verdict Verdict
 	// Count compositions failed this way; First is the first of them (its
 	// index in the hunt) and Err its error.
@@ -131,7 +127,7 @@ func Hunt(o HuntOptions) (*Report, error) {
 		key := r.out.Verdict.String() + "\x00" + r.out.Shape
 		f := byShape[key]
 		if f == nil {
-			f = &Finding{Shape: r.out.Shape, Area: areaOf(r.out.Shape, r.c), Verdict: r.out.Verdict, First: r.n, Err: r.out.Err, Composition: r.c}
+			f = &Finding{Shape: r.out.Shape, Verdict: r.out.Verdict, First: r.n, Err: r.out.Err, Composition: r.c}
 			byShape[key] = f
 			if r.out.Verdict == Broken {
 				rep.Findings = append(rep.Findings, f)
@@ -145,9 +141,6 @@ func Hunt(o HuntOptions) (*Report, error) {
 		shrinkStart := time.Now()
 		spent := func() bool { return o.ShrinkBudget > 0 && time.Since(shrinkStart) > o.ShrinkBudget }
 		for i, f := range rep.Findings {
-			if f.Area != "" && !o.ShrinkKnown {
-				continue
-			}
 			shape := f.Shape
 			k := 0
 			if spent() {
@@ -189,37 +182,6 @@ func Hunt(o HuntOptions) (*Report, error) {
 	return rep, nil
 }
 
-// The known defects being fixed.
-const (
-	areaKueue  = "Kueue preemption + nodes lost (known, being fixed)"
-	areaLedger = "supply ledger / timeline without a horizon, spot sensitivity (known, being fixed)"
-)
-
-// Area names the known defect an error's shape belongs to, so that a
-// hunt's findings read by cause: "" when it is none of them.
-func Area(shape string) string {
-	switch {
-	case strings.Contains(shape, "placements for") || strings.Contains(shape, "still lists jobs after its eviction"):
-		return areaKueue
-	case strings.Contains(shape, "node slots could") || strings.Contains(shape, "timeline bucket") ||
-		strings.Contains(shape, "negative width") || strings.Contains(shape, "supplied"):
-		return areaLedger
-	}
-	return ""
-}
-
-// areaOf is Area for a composition: the supply ledger and timeline
-// defect being fixed is the one of runs without a horizon and of the
-// spot sensitivity's replays; the same shape in a run with a horizon is
-// new.
-func areaOf(shape string, c *Composition) string {
-	a := Area(shape)
-	if a == areaLedger && c.Horizon != "" && !strings.HasPrefix(shape, "(spot sensitivity)") {
-		return ""
-	}
-	return a
-}
-
 // Print writes the report: the count, the coverage table, the findings
 // and the refusals.
 func (r *Report) Print(w io.Writer) {
@@ -244,11 +206,7 @@ func (r *Report) Print(w io.Writer) {
 	}{{"invariant failures", r.Findings}, {"inputs refused", r.Refusals}} {
 		fmt.Fprintf(w, "\n%s: %d shapes\n", group.title, len(group.fs))
 		for _, f := range group.fs {
-			area := f.Area
-			if area == "" {
-				area = "new"
-			}
-			fmt.Fprintf(w, "- %d x [%s] %s\n  first: composition %d: %s\n", f.Count, area, f.Shape, f.First, f.Composition)
+			fmt.Fprintf(w, "- %d x %s\n  first: composition %d: %s\n", f.Count, f.Shape, f.First, f.Composition)
 			if f.Shrunk != nil {
 				fmt.Fprintf(w, "  shrunk (%d candidates run): %s\n", f.Tried, f.Shrunk)
 			}

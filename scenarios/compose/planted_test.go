@@ -95,35 +95,21 @@ func TestGenerateIsDeterministic(t *testing.T) {
 }
 
 // Findings of one cause share a shape whatever their numbers and names,
-// and the two known defects being fixed are told apart from new ones.
+// and findings of different causes do not; the spot sensitivity's are
+// told apart from the run's own.
 func TestShapeGroupsByCause(t *testing.T) {
 	a := Shape(errors.New("invariant violated (a gpuplan bug), 1 problem(s):\n  job 1710 (class2) has 2 placements for 1 bound pods of 1"))
 	b := Shape(errors.New("invariant violated (a gpuplan bug), 3 problem(s):\n  job 17 (cron0-1) has 4 placements for 2 bound pods of 2\n  ..."))
 	if a != b {
 		t.Errorf("one cause, two shapes:\n%s\n%s", a, b)
 	}
-	if got := Area(a); !strings.Contains(got, "Kueue preemption") {
-		t.Errorf("Area(%q) = %q; want the Kueue preemption + lost nodes defect", a, got)
-	}
 	c := Shape(errors.New("invariant violated (a gpuplan bug), 1 problem(s):\n  pool spot supplied 123 milli-GPU ms, more than its 1 node slots could"))
-	if got := Area(c); got != areaLedger {
-		t.Errorf("Area(%q) = %q; want the supply ledger defect", c, got)
-	}
-	// The ledger defect being fixed is that of runs without a horizon:
-	// the same shape with one is new.
-	if got := areaOf(c, &Composition{Horizon: "8h"}); got != "" {
-		t.Errorf("with a horizon, %q is taken for the known defect %q", c, got)
-	}
-	if got := areaOf(c, &Composition{}); got != areaLedger {
-		t.Errorf("without a horizon, %q is %q; want the known ledger defect", c, got)
-	}
 	d := Shape(errors.New("invariant violated: GPU device 3 of node 0 released but not fully held"))
-	if Area(d) != "" || d == a {
-		t.Errorf("a new defect %q is taken for a known one (%q)", d, Area(d))
+	if c == a || d == a || d == c {
+		t.Errorf("three causes, fewer shapes: %q, %q, %q", a, c, d)
 	}
-	// A new defect in the spot sensitivity's replays is new too.
 	e := Shape(&pipeline.BugError{Run: "spot MTBF 15m", Err: errors.New("invariant violated: GPU device 3 of node 0 released but not fully held")})
-	if !strings.HasPrefix(e, "(spot sensitivity)") || areaOf(e, &Composition{}) != "" {
-		t.Errorf("a new defect in the spot sensitivity %q is taken for a known one (%q)", e, areaOf(e, &Composition{}))
+	if !strings.HasPrefix(e, "(spot sensitivity)") || e == d {
+		t.Errorf("a failure in the spot sensitivity %q reads as the run's own %q", e, d)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,6 +33,9 @@ func (c *Composition) Render() map[string][]byte {
 		case "mig":
 			m["gpuModel"], m["gpusPerNode"], m["cpu"], m["memory"] = "H100-80GB", 8, "192", "2048Gi"
 			m["sharing"] = map[string]any{"mig": map[string]any{"strategy": "mixed", "layout": "all-balanced"}}
+			if p.MIGSingle != "" {
+				m["sharing"] = map[string]any{"mig": map[string]any{"strategy": "single", "profiles": []string{p.MIGSingle}}}
+			}
 		case "time-sliced":
 			m["sharing"] = map[string]any{"timeSlicing": map[string]any{"replicas": p.Replicas}}
 		}
@@ -75,6 +79,9 @@ func (c *Composition) Render() map[string][]byte {
 	if len(c.CronJobs) > 0 {
 		files["workloads/cronjobs.yaml"] = c.renderCronJobs()
 		workload["manifests"] = []any{map[string]any{"path": "workloads/cronjobs.yaml", "queue": "team-a"}}
+	} else if len(classes) > 0 && c.Trace {
+		files["trace.csv"] = c.renderTrace(classes)
+		workload["trace"] = map[string]any{"path": "trace.csv", "format": "csv"}
 	} else if len(classes) > 0 {
 		var cls []any
 		for _, cl := range classes {
@@ -132,6 +139,13 @@ func (c *Composition) Render() map[string][]byte {
 		if c.Policy != nil {
 			m["queue"] = "team-a"
 		}
+		if s.Priority != 0 {
+			if c.priorityClasses() && s.PriorityClass {
+				m["priorityClass"] = priorityClassName(s.Priority)
+			} else {
+				m["priority"] = s.Priority
+			}
+		}
 		switch s.Scaler {
 		case "hpa":
 			m["autoscaler"] = map[string]any{"hpa": map[string]any{"metric": "requestsPerReplica", "target": 60}}
@@ -146,6 +160,24 @@ func (c *Composition) Render() map[string][]byte {
 		workload["services"] = svcs
 	}
 	spec["workload"] = workload
+	var variants []any
+	for _, v := range c.variants() {
+		var patch map[string]any
+		switch v {
+		case "more-nodes":
+			patch = map[string]any{"cluster": map[string]any{"pools": []any{map[string]any{"name": c.Pools[0].Name, "count": c.Pools[0].Count + 1}}}}
+		case "double-rate":
+			cl := classes[0]
+			patch = map[string]any{"workload": map[string]any{"synthetic": map[string]any{"classes": []any{
+				map[string]any{"name": cl.Name, "arrival": map[string]any{"ratePerHour": 2 * cl.RatePerHour}}}}}}
+		case "no-failures":
+			patch = map[string]any{"cluster": map[string]any{"pools": []any{map[string]any{"name": c.Pools[0].Name, "failures": nil}}}}
+		}
+		variants = append(variants, map[string]any{"name": v, "patch": patch})
+	}
+	if len(variants) > 0 {
+		spec["variants"] = variants
+	}
 	if c.Preemption {
 		spec["scheduler"] = map[string]any{"preemption": true}
 	}
@@ -154,7 +186,11 @@ func (c *Composition) Render() map[string][]byte {
 	}
 	if p := c.Policy; p != nil {
 		files["policy/"+p.Kind+".yaml"] = c.renderPolicy(classes)
-		spec["policy"] = map[string]any{"manifests": []string{"policy/"}}
+		pol := map[string]any{"manifests": []string{"policy/"}}
+		if p.Kind == "kueue" && p.BatchClass {
+			pol["priorityClasses"] = map[string]any{"team-b": "batch"}
+		}
+		spec["policy"] = pol
 	}
 	doc := map[string]any{"apiVersion": "gpuplan.dev/v1alpha1", "kind": "Scenario",
 		"metadata": map[string]any{"name": "composed", "description": "A scenario the composer wrote (scenarios/compose)."},
@@ -324,6 +360,29 @@ func (c *Composition) renderPolicy(classes []Class) []byte {
 		docs = append(docs, mustYAML(map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
 			"metadata": map[string]any{"name": q.Name, "namespace": q.Name}, "spec": map[string]any{"clusterQueue": q.Name}}))
 	}
+	if c.priorityClasses() {
+		// scheduling.k8s.io/v1 PriorityClasses: the services' and the
+		// batch class team-b's jobs take.
+		vals := map[int32]bool{}
+		for _, s := range c.Services {
+			if s.PriorityClass && s.Priority != 0 {
+				vals[s.Priority] = true
+			}
+		}
+		var sorted []int32
+		for v := range vals {
+			sorted = append(sorted, v)
+		}
+		slices.Sort(sorted)
+		for _, v := range sorted {
+			docs = append(docs, mustYAML(map[string]any{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+				"metadata": map[string]any{"name": priorityClassName(v)}, "value": v, "description": "online inference"}))
+		}
+		if p.BatchClass {
+			docs = append(docs, mustYAML(map[string]any{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+				"metadata": map[string]any{"name": "batch"}, "value": 100, "preemptionPolicy": "PreemptLowerPriority"}))
+		}
+	}
 	if p.FairSharing || p.WaitForPodsReady {
 		conf := map[string]any{"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
 		if p.FairSharing {
@@ -339,6 +398,57 @@ func (c *Composition) renderPolicy(classes []Class) []byte {
 	}
 	return bytes.Join(docs, []byte("---\n"))
 }
+
+// renderTrace writes the classes' jobs as a native CSV trace: Jobs rows,
+// the classes' in turn, each class's k-th job at k times its mean
+// spacing (3600/ratePerHour seconds), running its median.
+func (c *Composition) renderTrace(classes []Class) []byte {
+	var b bytes.Buffer
+	b.WriteString("name,queue,submit,duration,replicas,gpus,cpu,memory,priority,mig,node_selector\n")
+	type row struct {
+		at  float64
+		k   int
+		cl  Class
+		seq int
+	}
+	var rows []row
+	for i := range c.Jobs {
+		cl := classes[i%len(classes)]
+		k := i / len(classes)
+		rows = append(rows, row{float64(k) * 3600 / cl.RatePerHour, k, cl, i})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].at < rows[j].at })
+	for _, r := range rows {
+		sel := ""
+		if r.cl.Pool != "" {
+			sel = "gpuplan.dev/pool=" + r.cl.Pool
+		}
+		fmt.Fprintf(&b, "%s-%d,%s,%.1f,%d,%d,%d,2,8Gi,%d,%s,%s\n", r.cl.Name, r.k, r.cl.Queue, r.at, seconds(r.cl.Median),
+			r.cl.Replicas, r.cl.GPUs, r.cl.Priority, r.cl.MIG, sel)
+	}
+	return b.Bytes()
+}
+
+// priorityClasses is whether the policy carries PriorityClass objects:
+// a Kueue policy with a service or the batch class that names one.
+func (c *Composition) priorityClasses() bool {
+	p := c.Policy
+	if p == nil || p.Kind != "kueue" {
+		return false
+	}
+	if p.BatchClass {
+		return true
+	}
+	for _, s := range c.Services {
+		if s.PriorityClass && s.Priority != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// priorityClassName names the PriorityClass of a service's priority.
+func priorityClassName(v int32) string { return fmt.Sprintf("serving-%d", v) }
 
 // WriteFiles writes files into dir (created as needed).
 func WriteFiles(dir string, files map[string][]byte) error {

@@ -67,6 +67,9 @@ func candidates(c *Composition) []*Composition {
 	case "8h":
 		with(func(d *Composition) { d.Horizon = "3h" })
 	}
+	for i := range c.Variants {
+		with(func(d *Composition) { d.Variants = append(d.Variants[:i], d.Variants[i+1:]...) })
+	}
 	// Features of the whole.
 	flag := func(on bool, off func(d *Composition)) {
 		if on {
@@ -79,6 +82,8 @@ func candidates(c *Composition) []*Composition {
 	flag(c.IgnoreDisruptions, func(d *Composition) { d.IgnoreDisruptions = false })
 	flag(c.Volcano != nil, func(d *Composition) { d.Volcano = nil })
 	flag(c.Backfill, func(d *Composition) { d.Backfill = false })
+	flag(c.Trace, func(d *Composition) { d.Trace = false })
+	flag(c.Busy, func(d *Composition) { d.Busy = false })
 	if p := c.Policy; p != nil {
 		flag(p.Cohort, func(d *Composition) { d.Policy.Cohort, d.Policy.CohortQuota, d.Policy.FairSharing = false, 0, false })
 		flag(p.CohortQuota > 0, func(d *Composition) { d.Policy.CohortQuota = 0 })
@@ -87,6 +92,7 @@ func candidates(c *Composition) []*Composition {
 		flag(p.WaitForPodsReady, func(d *Composition) { d.Policy.WaitForPodsReady = false })
 		flag(p.StrictFIFO, func(d *Composition) { d.Policy.StrictFIFO = false })
 		flag(p.Flavors, func(d *Composition) { d.Policy.Flavors = false })
+		flag(p.BatchClass, func(d *Composition) { d.Policy.BatchClass = false })
 		for i, q := range p.Queues {
 			flag(q.BorrowingLimit >= 0, func(d *Composition) { d.Policy.Queues[i].BorrowingLimit = -1 })
 		}
@@ -96,6 +102,8 @@ func candidates(c *Composition) []*Composition {
 		flag(p.Count > 1, func(d *Composition) { d.Pools[i].Count = 1 })
 		flag(p.MaxNodes > 0, func(d *Composition) { d.Pools[i].MaxNodes = 0 })
 		flag(p.Failures != "", func(d *Composition) { d.Pools[i].Failures = "" })
+		flag(p.Failures != "" && p.Failures != "20h", func(d *Composition) { d.Pools[i].Failures = "20h" })
+		flag(p.MIGSingle != "", func(d *Composition) { d.Pools[i].MIGSingle = "" })
 		flag(p.Kind == "spot", func(d *Composition) { d.Pools[i].Kind, d.Pools[i].Interruptions = "on-demand", nil })
 		flag(p.Kind == "mig" || p.Kind == "time-sliced", func(d *Composition) {
 			d.Pools[i].Kind, d.Pools[i].InstanceType, d.Pools[i].Replicas = "on-demand", "g5.12xlarge", 0
@@ -115,6 +123,7 @@ func candidates(c *Composition) []*Composition {
 	}
 	for i, cl := range c.Classes {
 		flag(cl.Replicas > 1, func(d *Composition) { d.Classes[i].Replicas = 1 })
+		flag(cl.GPUs > 1, func(d *Composition) { d.Classes[i].GPUs = 1 })
 		flag(cl.Priority != 0, func(d *Composition) { d.Classes[i].Priority = 0 })
 		flag(cl.PreemptNever, func(d *Composition) { d.Classes[i].PreemptNever = false })
 		flag(cl.MIG != "", func(d *Composition) { d.Classes[i].MIG = "" })
@@ -123,6 +132,8 @@ func candidates(c *Composition) []*Composition {
 	for i, s := range c.Services {
 		flag(s.Scaler != "none", func(d *Composition) { d.Services[i].Scaler = "none" })
 		flag(s.Max > 1, func(d *Composition) { d.Services[i].Max = 1 })
+		flag(s.Priority != 0, func(d *Composition) { d.Services[i].Priority, d.Services[i].PriorityClass = 0, false })
+		flag(s.PriorityClass, func(d *Composition) { d.Services[i].PriorityClass = false })
 	}
 	for i, cj := range c.CronJobs {
 		flag(cj.Parallelism > 1, func(d *Composition) { d.CronJobs[i].Parallelism = 1 })

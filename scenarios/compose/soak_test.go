@@ -16,6 +16,6 @@ import (
 // with, say, GPUPLAN_SOAK_TIME=2h make soak SOAKTIMEOUT=0.
 func TestComposerSoak(t *testing.T) {
 	rep := hunt(t, HuntOptions{Seed: uint64(envInt(t, "GPUPLAN_SOAK_SEED", 2)), N: envInt(t, "GPUPLAN_SOAK_N", 10_000_000),
-		Duration: envDuration(t, "GPUPLAN_SOAK_TIME", 8*time.Minute), Shrink: true, ShrinkKnown: true, ShrinkBudget: 4 * time.Minute, FindingsDir: os.Getenv("GPUPLAN_COMPOSE_OUT")})
+		Duration: envDuration(t, "GPUPLAN_SOAK_TIME", 8*time.Minute), Shrink: true, ShrinkBudget: 4 * time.Minute, FindingsDir: os.Getenv("GPUPLAN_COMPOSE_OUT")})
 	check(t, rep)
 }
