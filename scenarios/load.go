@@ -43,6 +43,9 @@ func Parse(file, dir string, data []byte) (*Scenario, error) {
 
 // ParseWith is Parse as the options say.
 func ParseWith(file, dir string, data []byte, o LoadOptions) (*Scenario, error) {
+	if len(data) > strict.MaxScenarioBytes {
+		return nil, &strict.InputError{File: file, Line: 1, Msg: fmt.Sprintf("the scenario is %d KiB, over the %d KiB a scenario document may be: long lists (spikes, rates, jobs) belong in the files it names (a load's csv, a trace)", len(data)>>10, strict.MaxScenarioBytes>>10)}
+	}
 	s := &Scenario{}
 	pos, err := decodeStrict(file, data, s)
 	if err != nil {

@@ -114,6 +114,14 @@ spec:
         pod: {cpu: "1", memory: 1Gi, gpus: 1}
         duration: {distribution: exponential, mean: 1h}
 `), 0o644))
+	// A service whose load lists 100,000 spikes (5,289,180 bytes of YAML: 100,000 lines of 48 bytes plus 488,890 digits, and the header): refused
+	// by its size before its YAML is decoded (it took 3.8 s and 412 MB).
+	var many strings.Builder
+	many.WriteString("apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nmetadata: {name: spikes}\nspec:\n  horizon: 24h\n  cluster:\n    pools:\n    - {name: a, count: 1, gpuModel: A10G, gpusPerNode: 1, cpu: \"8\", memory: 32Gi}\n  workload:\n    services:\n    - name: s\n      replicas: {fixed: 1}\n      load:\n        constant: 10\n        spikes:\n")
+	for i := 0; i < 100000; i++ {
+		fmt.Fprintf(&many, "        - {start: %ds, length: 1s, multiplier: 2}\n", i)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(tmp, "spikes.yaml"), []byte(many.String()), 0o644))
 	budget, err := filepath.Abs("testdata/budget")
 	require.NoError(t, err)
 	manifests, err := filepath.Abs("../../scenarios/examples/manifests/scenario.yaml")
@@ -143,6 +151,8 @@ spec:
 		// Parsing 10,000 policy documents costs about 1.2 s of CPU.
 		{"cohort-chain", tmp, []string{"cohorts.yaml"},
 			`gpuplan: policy/kueue.yaml:24: Cohort c0: Cohort "c0" is 10000 levels deep`, 4 * time.Second},
+		{"spikes-100k", tmp, []string{"spikes.yaml"},
+			"gpuplan: spikes.yaml:1: the scenario is 5165 KiB, over the 1024 KiB a scenario document may be", time.Second},
 		{"manifests-horizon-0", tmp, []string{manifests, "--horizon", "0"},
 			"gpuplan: --horizon: 0 runs until the workload drains, and spec.workload.manifests[0] (workloads/train-pytorchjob.yaml) submits by a rate without a count, so it never does: give a horizon (or a count)", time.Second},
 	} {

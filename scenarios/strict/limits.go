@@ -27,6 +27,12 @@ const (
 	// MaxFileBytes bounds a scenario, policy, price or profile file read
 	// whole (traces stream and have no such bound).
 	MaxFileBytes = 64 << 20
+	// MaxScenarioBytes bounds the scenario document itself, a hand-written
+	// file (the shipped ones are under 20 KiB): its YAML is decoded into a
+	// tree of nodes of about a hundred times its size, so a 64 MiB
+	// scenario would take gigabytes before a field could be checked.
+	// Long data goes in the files a scenario names (rate CSVs, traces).
+	MaxScenarioBytes = 1 << 20
 
 	// MaxPodMilliCPU and MaxPodMemoryMiB bound one pod's (or one node's)
 	// CPU and memory: well above the largest instances sold (448 vCPU,
