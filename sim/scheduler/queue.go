@@ -232,6 +232,12 @@ func (s *Scheduler) Requeue(j *JobInfo) {
 // Waiting calls fn for each queued job that was tried and did not fit, in
 // queue order, until fn returns false.
 func (s *Scheduler) Waiting(fn func(*JobInfo) bool) {
+	s.inOrder(func(j *JobInfo) bool { return j.Done || !j.Attempted }, fn)
+}
+
+// inOrder calls fn for each queued job that skip does not pass over, in
+// queue order (the buckets' heads merged by less), until fn returns false.
+func (s *Scheduler) inOrder(skip func(*JobInfo) bool, fn func(*JobInfo) bool) {
 	var cur [numBuckets]int
 	for {
 		var next *JobInfo
@@ -241,7 +247,7 @@ func (s *Scheduler) Waiting(fn func(*JobInfo) bool) {
 				bi := w<<6 | bits.TrailingZeros64(m)
 				bk := &s.buckets[bi]
 				cur[bi] = max(cur[bi], bk.head)
-				for cur[bi] < len(bk.jobs) && (bk.jobs[cur[bi]].Done || !bk.jobs[cur[bi]].Attempted) {
+				for cur[bi] < len(bk.jobs) && skip(bk.jobs[cur[bi]]) {
 					cur[bi]++
 				}
 				if cur[bi] == len(bk.jobs) {
