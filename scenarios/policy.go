@@ -185,14 +185,24 @@ func splitManifests(file string, data []byte) ([]policyDoc, error) {
 			return nil, inputErr(file, root.Line, "", "%v", err)
 		}
 		d := policyDoc{file: file, line: root.Line, data: b, root: root}
-		if err := yaml.Unmarshal(b, &d.tm); err != nil {
-			return nil, inputErr(file, root.Line, "", "%v", err)
-		}
+		d.tm.APIVersion, d.tm.Kind = scalarValue(root, "apiVersion"), scalarValue(root, "kind")
 		if d.tm.APIVersion == "" || d.tm.Kind == "" {
 			return nil, inputErr(file, root.Line, "", "a manifest needs apiVersion and kind")
 		}
 		out = append(out, d)
 	}
+}
+
+// scalarValue is the string a mapping gives key, "" when it gives none
+// or not a string (a manifest's TypeMeta, read from the node: decoding
+// the document again for two fields was most of a large policy's load).
+func scalarValue(m *yamlv3.Node, key string) string {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k, v := m.Content[i], m.Content[i+1]; k.Value == key && v.Kind == yamlv3.ScalarNode && v.Tag == "!!str" {
+			return v.Value
+		}
+	}
+	return ""
 }
 
 func (d policyDoc) errorf(format string, args ...any) *InputError {
