@@ -6,10 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
+	"gpuplan.dev/gpuplan/scenarios/strict"
 )
 
 var rangeRE = regexp.MustCompile(`^([^.,\[\]]+)\.\.([^/,\[\]]+)(?:/(.+))?$`)
@@ -33,7 +32,7 @@ func ParseVary(s string) (sweep.Parameter, error) {
 	}
 	switch m := rangeRE.FindStringSubmatch(rhs); {
 	case strings.HasPrefix(rhs, "["):
-		if err := yaml.Unmarshal([]byte(rhs), &p.Values); err != nil {
+		if err := strict.Unmarshal([]byte(rhs), &p.Values); err != nil {
 			return p, fmt.Errorf("--vary %s: the values are not a YAML list: %v", scenarios.Quote(s), err)
 		}
 		if p.Values == nil {
