@@ -28,6 +28,7 @@ type recommendOptions struct {
 	tracker      *outdir.Tracker
 	scenarioFile string
 	restrict     bool
+	maxEvents    int64
 }
 
 func newRecommendCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
@@ -82,6 +83,7 @@ it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad inp
 	f.IntVar(&o.search.MaxReps, "max-seeds", 5, "seeds a setting runs at most, where the intervals do not decide")
 	f.IntVar(&o.search.Coarse, "coarse", 4, "values of each parameter in the first grid")
 	f.IntVar(&o.search.Workers, "workers", 0, "runs at once (0: one per core); the answer does not depend on it")
+	addMaxEvents(f, &o.maxEvents, "each run (every setting, every seed; each --vary value is checked against it first)")
 	return c
 }
 
@@ -103,6 +105,9 @@ func (o *recommendOptions) run(ctx context.Context) error {
 		return usageError{fmt.Errorf("--coarse %d: want 2..%d values of each parameter in the first grid", o.search.Coarse, maxCoarse)}
 	case o.search.Workers < 0:
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.search.Workers)}
+	}
+	if err := checkMaxEvents(o.maxEvents); err != nil {
+		return err
 	}
 	obj, err := sweep.ParseMetric(o.minimize)
 	if err != nil {
@@ -138,7 +143,7 @@ func (o *recommendOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sw, err := recommend.Space(base, data, params, obj, o.search.Constraints, o.search.MaxReps)
+	sw, err := recommend.Space(base, data, params, obj, o.search.Constraints, o.search.MaxReps, sweep.MaxEvents(o.maxEvents))
 	if err != nil {
 		// Name the --vary, not the spec field it became.
 		var ie *scenarios.InputError

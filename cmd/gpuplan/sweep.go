@@ -18,6 +18,7 @@ import (
 type sweepOptions struct {
 	spec, out, shard, progress string
 	workers                    int
+	maxEvents                  int64
 	emitJob                    bool
 	restrict                   bool
 	job                        sweep.JobOptions
@@ -78,6 +79,7 @@ line and field), 3 an I/O failure, 4 a broken invariant.`,
 	f.StringVar(&o.out, "out", "", "output folder (default out/sweep-NAME); points go to OUT/points")
 	addRestrictPaths(f, &o.restrict, false)
 	f.IntVar(&o.workers, "workers", 0, "runs at once (0: one per core); the results do not depend on it")
+	addMaxEvents(f, &o.maxEvents, "each run (every point, every seed; each parameter's values are checked against it at load)")
 	f.StringVar(&o.shard, "shard", "", "run only shard I of N (I/N): the points whose index is I modulo N")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar with ETA on stderr: auto (only on a terminal), always or never")
 	f.BoolVar(&o.emitJob, "emit-job", false, "print a Kubernetes batch/v1 Indexed Job running the sweep's shards, and run nothing")
@@ -101,6 +103,9 @@ func (o *sweepOptions) run(ctx context.Context) error {
 	default:
 		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", o.progress)}
 	}
+	if err := checkMaxEvents(o.maxEvents); err != nil {
+		return err
+	}
 	opts := sweep.Options{Workers: o.workers}
 	if o.shard != "" {
 		var err error
@@ -108,7 +113,7 @@ func (o *sweepOptions) run(ctx context.Context) error {
 			return usageError{err}
 		}
 	}
-	sw, err := sweep.LoadWith(o.spec, loadOptions(o.restrict))
+	sw, err := sweep.LoadWith(o.spec, loadOptions(o.restrict), sweep.MaxEvents(o.maxEvents))
 	if err != nil {
 		return err
 	}

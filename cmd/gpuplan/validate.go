@@ -26,6 +26,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var restrict bool
 	var reps, workers int
 	var seed uint64
+	var maxEvents int64
 	c := &cobra.Command{
 		Use:   "validate --baseline A.yaml --candidate B.yaml --assert RULES.yaml",
 		Short: "Gate a change: run baseline and candidate on the same seeds and check rules",
@@ -68,6 +69,9 @@ default; the verdicts are the same whatever the number.`,
 			if baseline == "" || candidate == "" || rules == "" {
 				return usageError{fmt.Errorf("--baseline, --candidate and --assert are required")}
 			}
+			if err := checkMaxEvents(maxEvents); err != nil {
+				return err
+			}
 			if reps < 0 || reps > 1000 {
 				return usageError{fmt.Errorf("--replications %d: want 1..1000 (or 0: the rules file's, else 5)", reps)}
 			}
@@ -100,8 +104,8 @@ default; the verdicts are the same whatever the number.`,
 			start := time.Now()
 			// Every run on a pool first, in the order Evaluate takes them.
 			sums, err := pipeline.Replications([]pipeline.Side{
-				{Name: string(validate.Baseline), Scenario: sides[validate.Baseline], File: baseline},
-				{Name: string(validate.Candidate), Scenario: sides[validate.Candidate], File: candidate},
+				{Name: string(validate.Baseline), Scenario: sides[validate.Baseline], File: baseline, MaxEvents: maxEvents},
+				{Name: string(validate.Candidate), Scenario: sides[validate.Candidate], File: candidate, MaxEvents: maxEvents},
 			}, seed, a.Seeds(reps), workers)
 			if err != nil {
 				return err
@@ -165,5 +169,6 @@ default; the verdicts are the same whatever the number.`,
 	addRestrictPaths(f, &restrict, true)
 	f.StringVar(&jsonOut, "json", "", "write the verdicts as JSON here")
 	f.IntVar(&workers, "workers", 0, "runs at once (0: one per core); the verdicts do not depend on it")
+	addMaxEvents(f, &maxEvents, "each run (both sides, every seed)")
 	return c
 }
