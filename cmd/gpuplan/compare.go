@@ -66,6 +66,11 @@ requests.`,
   gpuplan compare out/a/summary.json out/b/summary.json`,
 		Args: argsUsage(cobra.ExactArgs(2)),
 		RunE: func(_ *cobra.Command, args []string) error {
+			switch output {
+			case "table", "json", "markdown":
+			default:
+				return usageError{fmt.Errorf("--output is %s; want table, json or markdown", q(output))}
+			}
 			a, err := readSummaryFile(args[0])
 			if err != nil {
 				return err
@@ -125,9 +130,6 @@ requests.`,
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(cmp.Rows)
-			case "table", "markdown":
-			default:
-				return usageError{fmt.Errorf("--output is %q; want table, json or markdown", output)}
 			}
 			val := func(r compareRow, x float64) string {
 				switch r.Unit {

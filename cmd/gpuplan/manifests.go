@@ -82,6 +82,11 @@ built with the projects' API types; each file is written atomically.`,
 			if out == "" {
 				return usageError{fmt.Errorf("--out DIR is required")}
 			}
+			for _, f := range []struct{ flag, v string }{{"image", o.Image}, {"serving-image", o.ServingImage}, {"entrypoint", o.Entrypoint}} {
+				if strings.TrimSpace(f.v) == "" {
+					return badFlag(f.flag, f.v, "want a value (see its default in --help)")
+				}
+			}
 			var sc *scenarios.Scenario
 			var err error
 			if len(args) == 0 {

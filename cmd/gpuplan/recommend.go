@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -111,17 +112,17 @@ func (o *recommendOptions) run(ctx context.Context) error {
 	}
 	obj, err := sweep.ParseMetric(o.minimize)
 	if err != nil {
-		return usageError{fmt.Errorf("--minimize: %v", err)}
+		return badFlag("minimize", o.minimize, strings.TrimPrefix(err.Error(), q(o.minimize)+": "))
 	}
 	o.search.Objective = obj
 	for _, s := range o.subjectTo {
 		c, err := sweep.ParseConstraint(s)
 		if err != nil {
-			return usageError{fmt.Errorf("--subject-to: %v", err)}
+			return badFlag("subject-to", s, strings.TrimPrefix(err.Error(), q(s)+": "))
 		}
 		o.search.Constraints = append(o.search.Constraints, c)
 		if msg := sweep.Contradiction(o.search.Constraints); msg != "" {
-			return usageError{fmt.Errorf("--subject-to: %s", msg)}
+			return badFlag("subject-to", s, strings.TrimPrefix(msg, c.Text+" "))
 		}
 	}
 	var params []sweep.Parameter

@@ -46,6 +46,9 @@ It checks the work budget too (see simulate --max-events). Nothing is
 simulated.`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if err := checkMaxEvents(maxEvents); err != nil {
+				return err
+			}
 			var first error
 			for _, f := range args {
 				s, err := scenarios.LoadFileWith(f, loadOptions(restrict))

@@ -42,6 +42,11 @@ type simulateOptions struct {
 	maxEvents   int64
 	restrict    bool
 
+	// Filled by validate: the --policy as a placement policy or Kueue
+	// manifests, and the --horizon parsed.
+	placement, policyManifests string
+	horizonD                   *time.Duration
+
 	stdout, stderr io.Writer
 	// tracker holds the output folder being built, for the signal handler.
 	tracker *outdir.Tracker
@@ -169,15 +174,15 @@ func (o *simulateOptions) validate() error {
 	switch o.output {
 	case "table", "json", "markdown":
 	default:
-		return usageError{fmt.Errorf("--output is %q; want table, json or markdown", o.output)}
+		return usageError{fmt.Errorf("--output is %s; want table, json or markdown", q(o.output))}
 	}
 	switch o.spotSens {
 	case "", string(scenarios.Off), string(scenarios.On):
 	default:
-		return usageError{fmt.Errorf("--spot-sensitivity is %q; want off or on", o.spotSens)}
+		return usageError{fmt.Errorf("--spot-sensitivity is %s; want off or on", q(o.spotSens))}
 	}
-	if o.maxEvents <= 0 {
-		return usageError{fmt.Errorf("--max-events %d: want a positive number of events", o.maxEvents)}
+	if err := checkMaxEvents(o.maxEvents); err != nil {
+		return err
 	}
 	if o.workers < 0 {
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
@@ -185,16 +190,21 @@ func (o *simulateOptions) validate() error {
 	switch o.progress {
 	case "auto", "always", "never":
 	default:
-		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", o.progress)}
+		return usageError{fmt.Errorf("--progress is %s; want auto, always or never", q(o.progress))}
 	}
 	if (o.trace == "") != (o.traceFormat == "") {
 		return usageError{errors.New("--trace and --trace-format go together")}
 	}
 	if o.traceFormat != "" && !slices.Contains(traces.TraceFormats(), o.traceFormat) {
-		return usageError{fmt.Errorf("--trace-format %q: want one of %s", o.traceFormat, strings.Join(traces.TraceFormats(), ", "))}
+		return usageError{fmt.Errorf("--trace-format %s: want one of %s", q(o.traceFormat), strings.Join(traces.TraceFormats(), ", "))}
 	}
 	if o.pendingPods != "" && o.trace == "" {
 		return usageError{errors.New("--pending-pods applies to --trace")}
+	}
+	switch o.pendingPods {
+	case "", traces.PendingReplay, traces.PendingExclude:
+	default:
+		return badFlag("pending-pods", o.pendingPods, "want replay or exclude")
 	}
 	switch o.clusterFrom {
 	case "":
@@ -208,7 +218,21 @@ func (o *simulateOptions) validate() error {
 			return usageError{errors.New("--cluster derive sizes a cluster for --trace; give one")}
 		}
 	default:
-		return usageError{fmt.Errorf("--cluster is %q; want scenario or derive", o.clusterFrom)}
+		return usageError{fmt.Errorf("--cluster is %s; want scenario or derive", q(o.clusterFrom))}
+	}
+	if pipeline.IsPolicy(o.policy) || o.policy == "" {
+		o.placement = o.policy
+	} else if _, err := os.Stat(o.policy); err == nil {
+		o.policyManifests = o.policy
+	} else {
+		return usageError{fmt.Errorf("--policy %s is neither a placement policy (%s) nor a file or folder of Kueue manifests", q(o.policy), strings.Join(pipeline.PolicyNames(), ", "))}
+	}
+	if o.horizon != "" {
+		h, err := scenarios.ParseDuration(o.horizon)
+		if err != nil || h < 0 {
+			return usageError{fmt.Errorf("--horizon %s is not a duration (examples: 72h, 30d, 0)", q(o.horizon))}
+		}
+		o.horizonD = &h
 	}
 	return nil
 }
@@ -224,13 +248,9 @@ func (o *simulateOptions) run() error {
 	if err != nil {
 		return err
 	}
-	opts := scenarios.Options{TieBreak: o.tieBreak, MaxEvents: o.maxEvents}
-	if pipeline.IsPolicy(o.policy) || o.policy == "" {
-		opts.Policy = o.policy
-	} else if _, err := os.Stat(o.policy); err == nil {
-		opts.PolicyManifests = []string{o.policy}
-	} else {
-		return usageError{fmt.Errorf("--policy %q is neither a placement policy (%s) nor a file or folder of Kueue manifests", o.policy, strings.Join(pipeline.PolicyNames(), ", "))}
+	opts := scenarios.Options{TieBreak: o.tieBreak, MaxEvents: o.maxEvents, Policy: o.placement, Horizon: o.horizonD}
+	if o.policyManifests != "" {
+		opts.PolicyManifests = []string{o.policyManifests}
 	}
 	if o.seedSet {
 		opts.Seed = &o.seed
@@ -246,13 +266,6 @@ func (o *simulateOptions) run() error {
 			}
 			opts.Pools, opts.ClusterNotes, opts.TraceScan = scan.Pools, scan.Notes, scan
 		}
-	}
-	if o.horizon != "" {
-		h, err := scenarios.ParseDuration(o.horizon)
-		if err != nil || h < 0 {
-			return usageError{fmt.Errorf("--horizon %q is not a duration (examples: 72h, 30d, 0)", o.horizon)}
-		}
-		opts.Horizon = &h
 	}
 	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.variant, Progress: o.progressFunc(), Workers: o.workers,
 		Sensitivity: scenarios.Switch(o.spotSens)}

@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
 )
@@ -96,12 +98,12 @@ line and field), 3 an I/O failure, 4 a broken invariant.`,
 
 func (o *sweepOptions) run(ctx context.Context) error {
 	if o.workers < 0 {
-		return usageError{fmt.Errorf("--workers %d must not be negative", o.workers)}
+		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
 	}
 	switch o.progress {
 	case "auto", "always", "never":
 	default:
-		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", o.progress)}
+		return usageError{fmt.Errorf("--progress is %s; want auto, always or never", q(o.progress))}
 	}
 	if err := checkMaxEvents(o.maxEvents); err != nil {
 		return err
@@ -111,6 +113,11 @@ func (o *sweepOptions) run(ctx context.Context) error {
 		var err error
 		if opts.Shard, opts.Shards, err = sweep.ParseShard(o.shard); err != nil {
 			return usageError{err}
+		}
+	}
+	if o.emitJob {
+		if err := o.checkJob(); err != nil {
+			return err
 		}
 	}
 	sw, err := sweep.LoadWith(o.spec, loadOptions(o.restrict), sweep.MaxEvents(o.maxEvents))
@@ -209,4 +216,21 @@ present twice and a point missing (naming the first missing ones): exit 2.`,
 	}
 	c.Flags().StringVar(&out, "out", "", "the folder to write the table into")
 	return c
+}
+
+// checkJob refuses --emit-job's flags that would write a Job the API
+// server refuses, before the sweep is read.
+func (o *sweepOptions) checkJob() error {
+	switch {
+	case o.job.Parallelism < 0:
+		return usageError{fmt.Errorf("--parallelism %d: want 0 (every pod at once) or more", o.job.Parallelism)}
+	case strings.TrimSpace(o.job.Image) == "":
+		return badFlag("image", o.job.Image, "want a container image holding /gpuplan, such as registry.example/gpuplan:v1")
+	}
+	if o.job.Namespace != "" {
+		if errs := validation.IsDNS1123Label(o.job.Namespace); len(errs) > 0 {
+			return badFlag("namespace", o.job.Namespace, "want a namespace name: "+errs[0])
+		}
+	}
+	return nil
 }

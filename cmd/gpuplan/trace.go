@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -62,13 +63,32 @@ func (t *traceInput) check() error {
 	if t.format == "" {
 		return usageError{fmt.Errorf("--format is required (%s)", strings.Join(traces.TraceFormats(), ", "))}
 	}
+	if !slices.Contains(traces.TraceFormats(), t.format) {
+		return badFlag("format", t.format, "want one of "+strings.Join(traces.TraceFormats(), ", "))
+	}
 	if t.gpusPerNode < 1 || t.gpusPerNode > traces.MaxGPUsPerNode {
 		return usageError{fmt.Errorf("--gpus-per-node %d must be in 1..%d", t.gpusPerNode, traces.MaxGPUsPerNode)}
 	}
-	switch t.progress {
+	return checkProgress(t.progress)
+}
+
+// checkProgress refuses a --progress that is not auto, always or never.
+func checkProgress(mode string) error {
+	switch mode {
 	case "auto", "always", "never":
-	default:
-		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", t.progress)}
+		return nil
+	}
+	return usageError{fmt.Errorf("--progress is %s; want auto, always or never", q(mode))}
+}
+
+// checkTraceOut refuses, before any trace is read, a --out whose folder
+// is not there (the trace is written beside it, then renamed).
+func checkTraceOut(out string) error {
+	if out == "" {
+		return usageError{fmt.Errorf("--out is required")}
+	}
+	if err := checkOutputFile("out", out); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
@@ -119,7 +139,7 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if output != "table" && output != "json" {
-				return usageError{fmt.Errorf("--output is %q; want table or json", output)}
+				return usageError{fmt.Errorf("--output is %s; want table or json", q(output))}
 			}
 			src, err := in.open(args[0])
 			if err != nil {
@@ -216,8 +236,8 @@ times. The output is written atomically.`,
   gpuplan trace convert philly.csv --format philly --out fast.csv --arrival-scale 1.5`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if out == "" {
-				return usageError{fmt.Errorf("--out is required")}
+			if err := checkTraceOut(out); err != nil {
+				return err
 			}
 			var f traces.TraceFilter
 			for _, d := range []struct {
@@ -229,12 +249,12 @@ times. The output is written atomically.`,
 				}
 				x, err := scenarios.ParseDuration(d.v)
 				if err != nil || x < 0 {
-					return usageError{fmt.Errorf("--%s %q is not a duration from the trace start (examples: 12h, 7d)", d.flag, d.v)}
+					return usageError{fmt.Errorf("--%s %s is not a duration from the trace start (examples: 12h, 7d)", d.flag, q(d.v))}
 				}
 				*d.dst = x.Milliseconds()
 			}
 			if f.To > 0 && f.To <= f.From {
-				return usageError{fmt.Errorf("--to %q must be after --from %q", to, from)}
+				return usageError{fmt.Errorf("--to %s must be after --from %s", q(to), q(from))}
 			}
 			if queues != "" {
 				f.Queues = map[string]bool{}
@@ -305,8 +325,11 @@ gzip for .gz; written atomically.`,
   gpuplan simulate --trace 1m.csv.gz --trace-format native`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
-			if out == "" {
-				return usageError{fmt.Errorf("--out is required")}
+			if err := checkTraceOut(out); err != nil {
+				return err
+			}
+			if err := checkProgress(progress); err != nil {
+				return err
 			}
 			switch {
 			case o.Jobs <= 0:
@@ -361,8 +384,13 @@ out of order by itself; sorting once saves doing it on every run.)`, traces.Sort
   gpuplan trace sort big.csv --format native --out big-sorted.csv --tmp-dir /scratch`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if out == "" {
-				return usageError{fmt.Errorf("--out is required")}
+			if err := checkTraceOut(out); err != nil {
+				return err
+			}
+			if tmpDir != "" {
+				if st, err := os.Stat(tmpDir); err != nil || !st.IsDir() {
+					return badFlag("tmp-dir", tmpDir, "want a folder that exists, for the sorted runs")
+				}
 			}
 			if memRows < 1 {
 				return usageError{fmt.Errorf("--memory-rows %d: want at least 1 (rows sorted in memory at once; default %d)", memRows, traces.SortMemoryRows)}

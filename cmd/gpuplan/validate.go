@@ -72,6 +72,9 @@ default; the verdicts are the same whatever the number.`,
 			if err := checkMaxEvents(maxEvents); err != nil {
 				return err
 			}
+			if workers < 0 {
+				return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", workers)}
+			}
 			if reps < 0 || reps > 1000 {
 				return usageError{fmt.Errorf("--replications %d: want 1..1000 (or 0: the rules file's, else 5)", reps)}
 			}
@@ -97,9 +100,6 @@ default; the verdicts are the same whatever the number.`,
 			}
 			if !cmd.Flags().Changed("seed") {
 				seed = sides[validate.Baseline].Seed()
-			}
-			if workers < 0 {
-				return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", workers)}
 			}
 			start := time.Now()
 			// Every run on a pool first, in the order Evaluate takes them.
