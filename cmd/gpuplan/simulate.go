@@ -11,7 +11,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/reports/outdir"
@@ -187,10 +186,8 @@ func (o *simulateOptions) validate() error {
 	if o.workers < 0 {
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
 	}
-	switch o.progress {
-	case "auto", "always", "never":
-	default:
-		return usageError{fmt.Errorf("--progress is %s; want auto, always or never", q(o.progress))}
+	if err := checkProgress(o.progress); err != nil {
+		return err
 	}
 	if (o.trace == "") != (o.traceFormat == "") {
 		return usageError{errors.New("--trace and --trace-format go together")}
@@ -258,7 +255,7 @@ func (o *simulateOptions) run() error {
 	if o.trace != "" {
 		opts.Trace = &scenarios.TraceSpec{Path: o.trace, Format: o.traceFormat, PendingPods: o.pendingPods}
 		if o.clusterFrom == "derive" {
-			tick, done := progressTicks(o.progress, o.stderr, "sizing a cluster for the trace")
+			tick, done := progress{o.progress, o.stderr}.ticks("sizing a cluster for the trace")
 			scan, err := traces.SizeTrace(o.trace, o.traceFormat, traces.TraceOptions{PendingPods: o.pendingPods}, tick)
 			done()
 			if err != nil {
@@ -305,26 +302,14 @@ func (o *simulateOptions) progressFunc() func(string, *pipeline.Watch) func() {
 }
 
 func (o *simulateOptions) startProgress(w *pipeline.Watch) func() {
-	show := o.progress == "always"
-	if o.progress == "auto" {
-		f, ok := o.stderr.(*os.File)
-		show = ok && term.IsTerminal(int(f.Fd()))
-	}
-	if !show {
-		return func() {}
-	}
 	max := int64(-1)
 	if w.HorizonMs > 0 {
 		max = w.HorizonMs / 1000
 	}
-	bar := progressbar.NewOptions64(max,
-		progressbar.OptionSetWriter(o.stderr),
-		progressbar.OptionSetDescription("simulating"),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionShowElapsedTimeOnFinish(),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSpinnerType(14),
-	)
+	bar := progress{o.progress, o.stderr}.bar(max, "simulating", progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionSpinnerType(14))
+	if bar == nil {
+		return func() {}
+	}
 	w.Each(func(now int64, submitted, finished int) {
 		bar.Describe(fmt.Sprintf("simulated %s, %d jobs in, %d done", reports.Human(float64(now)/1000), submitted, finished))
 		if max > 0 {
@@ -333,5 +318,5 @@ func (o *simulateOptions) startProgress(w *pipeline.Watch) func() {
 			_ = bar.Add(1)
 		}
 	})
-	return func() { _ = bar.Finish(); _ = bar.Clear() }
+	return func() { finish(bar) }
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
@@ -100,10 +98,8 @@ func (o *sweepOptions) run(ctx context.Context) error {
 	if o.workers < 0 {
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
 	}
-	switch o.progress {
-	case "auto", "always", "never":
-	default:
-		return usageError{fmt.Errorf("--progress is %s; want auto, always or never", q(o.progress))}
+	if err := checkProgress(o.progress); err != nil {
+		return err
 	}
 	if err := checkMaxEvents(o.maxEvents); err != nil {
 		return err
@@ -145,13 +141,11 @@ func (o *sweepOptions) run(ctx context.Context) error {
 		ctx = context.Background()
 	}
 	var bar *progressbar.ProgressBar
-	if o.showProgress() {
+	if p := (progress{o.progress, o.stderr}); p.shown() {
 		opts.Progress = func(done, total int) {
 			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(o.stderr),
-					progressbar.OptionSetDescription("sweep points"), progressbar.OptionShowCount(),
-					progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
-					progressbar.OptionClearOnFinish())
+				bar = p.bar(int64(total), "sweep points", progressbar.OptionShowCount(),
+					progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond))
 			}
 			_ = bar.Set(done)
 		}
@@ -178,14 +172,6 @@ func (o *sweepOptions) run(ctx context.Context) error {
 	}
 	fmt.Fprintf(o.stdout, "Wrote %s/{%s,%s,%s}\n", opts.Out, sweep.FileCSV, sweep.FileJSON, sweep.FileHTML)
 	return nil
-}
-
-func (o *sweepOptions) showProgress() bool {
-	if o.progress == "auto" {
-		f, ok := o.stderr.(*os.File)
-		return ok && term.IsTerminal(int(f.Fd()))
-	}
-	return o.progress == "always"
 }
 
 func newSweepMergeCmd(stdout io.Writer) *cobra.Command {

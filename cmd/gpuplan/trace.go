@@ -10,11 +10,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
@@ -72,15 +69,6 @@ func (t *traceInput) check() error {
 	return checkProgress(t.progress)
 }
 
-// checkProgress refuses a --progress that is not auto, always or never.
-func checkProgress(mode string) error {
-	switch mode {
-	case "auto", "always", "never":
-		return nil
-	}
-	return usageError{fmt.Errorf("--progress is %s; want auto, always or never", q(mode))}
-}
-
 // checkTraceOut refuses, before any trace is read, a --out whose folder
 // is not there (the trace is written beside it, then renamed).
 func checkTraceOut(out string) error {
@@ -93,39 +81,13 @@ func checkTraceOut(out string) error {
 	return nil
 }
 
-func showProgress(mode string, w io.Writer) bool {
-	if mode == "always" {
-		return true
-	}
-	f, ok := w.(*os.File)
-	return mode == "auto" && ok && term.IsTerminal(int(f.Fd()))
-}
-
 // withProgress shows a spinner with the jobs read so far on a terminal.
 func withProgress(src traces.TraceSource, mode string, w io.Writer, what string) (traces.TraceSource, func()) {
-	tick, done := progressTicks(mode, w, what)
+	tick, done := progress{mode, w}.ticks(what)
 	if tick == nil {
 		return src, done
 	}
 	return traces.Counting(src, progressEvery, tick), done
-}
-
-// progressEvery is how many jobs a progress tick counts.
-const progressEvery = 4096
-
-// progressTicks is a spinner with the jobs read so far on a terminal: tick
-// takes the count every progressEvery jobs (nil when there is no terminal
-// to show it on), done clears it.
-func progressTicks(mode string, w io.Writer, what string) (tick func(n int), done func()) {
-	if !showProgress(mode, w) {
-		return nil, func() {}
-	}
-	bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
-		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionSpinnerType(14))
-	return func(n int) {
-		bar.Describe(fmt.Sprintf("%d jobs", n))
-		_ = bar.Add(progressEvery)
-	}, func() { _ = bar.Finish(); _ = bar.Clear() }
 }
 
 func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -312,7 +274,7 @@ times. The output is written atomically.`,
 
 func newTraceGenerateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o scenarios.GenerateOptions
-	var out, progress string
+	var out, progressMode string
 	c := &cobra.Command{
 		Use:   "generate --jobs N --out FILE",
 		Short: "Write a reproducible synthetic trace in the native format",
@@ -328,7 +290,7 @@ gzip for .gz; written atomically.`,
 			if err := checkTraceOut(out); err != nil {
 				return err
 			}
-			if err := checkProgress(progress); err != nil {
+			if err := checkProgress(progressMode); err != nil {
 				return err
 			}
 			switch {
@@ -339,16 +301,9 @@ gzip for .gz; written atomically.`,
 			case !(o.Load > 0) || o.Load > 10:
 				return usageError{fmt.Errorf("--load %g: want a number in (0, 10]", o.Load)}
 			}
-			var bar *progressbar.ProgressBar
-			if showProgress(progress, stderr) {
-				bar = progressbar.NewOptions64(int64(o.Jobs), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("generating"),
-					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-			}
+			bar := progress{progressMode, stderr}.bar(int64(o.Jobs), "generating")
 			err := writeTrace(out, func(w *traces.NativeWriter) error { return scenarios.GenerateTrace(o, w) })
-			if bar != nil {
-				_ = bar.Finish()
-				_ = bar.Clear()
-			}
+			finish(bar)
 			if err != nil {
 				return err
 			}
@@ -362,7 +317,7 @@ gzip for .gz; written atomically.`,
 	f.IntVar(&o.GPUs, "gpus", 10000, "GPUs of the cluster the trace is sized for")
 	f.Float64Var(&o.Load, "load", 0.85, "offered share of the cluster's GPU-hours")
 	f.StringVar(&out, "out", "", "trace to write (.csv, .jsonl, optionally .gz)")
-	f.StringVar(&progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	f.StringVar(&progressMode, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 	return c
 }
 
