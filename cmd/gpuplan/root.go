@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,7 +36,7 @@ aside and put in place whole: it holds the earlier run or the new one, never a m
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newSimulateCmd(out, errOut, t), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, errOut), newCompareCmd(out), newManifestsCmd(out, t), newSweepCmd(out, errOut), newRecommendCmd(out, t))
+	root.AddCommand(newSimulateCmd(out, errOut, t), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, time.Now), newCompareCmd(out), newManifestsCmd(out, t), newSweepCmd(out, errOut), newRecommendCmd(out, t))
 	return root
 }
 
