@@ -30,6 +30,8 @@ type recommendOptions struct {
 	scenarioFile string
 	restrict     bool
 	maxEvents    int64
+	// params are the --vary settings parsed (validate).
+	params []sweep.Parameter
 }
 
 func newRecommendCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
@@ -71,6 +73,9 @@ it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad inp
 			if len(args) == 1 {
 				o.scenarioFile = args[0]
 			}
+			if err := o.validate(); err != nil {
+				return err
+			}
 			return o.run(cmd.Context())
 		},
 	}
@@ -93,7 +98,9 @@ const maxCoarse = 100
 
 var paramField = regexp.MustCompile(`^spec\.parameters\[(\d+)\]`)
 
-func (o *recommendOptions) run(ctx context.Context) error {
+// validate checks the flags and parses the objective, the constraints
+// and the settings varied, before any scenario is read.
+func (o *recommendOptions) validate() error {
 	if len(o.vary) == 0 {
 		return usageError{fmt.Errorf("give at least one --vary PATH=VALUES")}
 	}
@@ -125,14 +132,19 @@ func (o *recommendOptions) run(ctx context.Context) error {
 			return badFlag("subject-to", s, strings.TrimPrefix(msg, c.Text+" "))
 		}
 	}
-	var params []sweep.Parameter
+	o.params = nil
 	for _, v := range o.vary {
 		p, err := recommend.ParseVary(v)
 		if err != nil {
 			return usageError{err}
 		}
-		params = append(params, p)
+		o.params = append(o.params, p)
 	}
+	return nil
+}
+
+func (o *recommendOptions) run(ctx context.Context) error {
+	var err error
 	var base *scenarios.Scenario
 	var data []byte
 	if o.scenarioFile == "" {
@@ -144,7 +156,7 @@ func (o *recommendOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sw, err := recommend.Space(base, data, params, obj, o.search.Constraints, o.search.MaxReps, sweep.MaxEvents(o.maxEvents))
+	sw, err := recommend.Space(base, data, o.params, o.search.Objective, o.search.Constraints, o.search.MaxReps, sweep.MaxEvents(o.maxEvents))
 	if err != nil {
 		// Name the --vary, not the spec field it became.
 		var ie *scenarios.InputError

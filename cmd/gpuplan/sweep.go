@@ -18,6 +18,7 @@ import (
 type sweepOptions struct {
 	spec, out, shard, progress string
 	workers                    int
+	shardI, shards             int // --shard parsed
 	maxEvents                  int64
 	emitJob                    bool
 	restrict                   bool
@@ -72,6 +73,9 @@ line and field), 3 an I/O failure, 4 a broken invariant.`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.spec = args[0]
+			if err := o.validate(); err != nil {
+				return err
+			}
 			return o.run(cmd.Context())
 		},
 	}
@@ -94,7 +98,8 @@ line and field), 3 an I/O failure, 4 a broken invariant.`,
 	return c
 }
 
-func (o *sweepOptions) run(ctx context.Context) error {
+// validate checks the flags before the spec is read, and parses --shard.
+func (o *sweepOptions) validate() error {
 	if o.workers < 0 {
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
 	}
@@ -104,18 +109,20 @@ func (o *sweepOptions) run(ctx context.Context) error {
 	if err := checkMaxEvents(o.maxEvents); err != nil {
 		return err
 	}
-	opts := sweep.Options{Workers: o.workers}
 	if o.shard != "" {
 		var err error
-		if opts.Shard, opts.Shards, err = sweep.ParseShard(o.shard); err != nil {
+		if o.shardI, o.shards, err = sweep.ParseShard(o.shard); err != nil {
 			return usageError{err}
 		}
 	}
 	if o.emitJob {
-		if err := o.checkJob(); err != nil {
-			return err
-		}
+		return o.checkJob()
 	}
+	return nil
+}
+
+func (o *sweepOptions) run(ctx context.Context) error {
+	opts := sweep.Options{Workers: o.workers, Shard: o.shardI, Shards: o.shards}
 	sw, err := sweep.LoadWith(o.spec, loadOptions(o.restrict), sweep.MaxEvents(o.maxEvents))
 	if err != nil {
 		return err
