@@ -16,6 +16,9 @@ type Side struct {
 	Scenario *scenarios.Scenario
 	// File is the scenario's path as the user gave it, for the reports.
 	File string
+	// MaxEvents is the work budget each run is built with
+	// (scenarios.Options.MaxEvents; 0: the default).
+	MaxEvents int64
 }
 
 // Replications runs every side on reps seeds from seed on, on a pool of
@@ -39,7 +42,7 @@ func Replications(sides []Side, seed uint64, reps, workers int) ([][]*reports.Su
 	}
 	sums, err := Pool(context.Background(), n*reps, workers, func(_ context.Context, i int) (*reports.Summary, error) {
 		sd, s := &sides[i%n], seed+uint64(i/n)
-		r, err := One(primed[i%n](), Options{Build: scenarios.Options{Seed: &s}, File: sd.File}, sd.Name, false)
+		r, err := One(primed[i%n](), Options{Build: scenarios.Options{Seed: &s, MaxEvents: sd.MaxEvents}, File: sd.File}, sd.Name, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s, seed %d: %w", sd.Name, s, err)
 		}

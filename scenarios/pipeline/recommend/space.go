@@ -61,8 +61,9 @@ func scalar(v string) any {
 }
 
 // Space is the sweep recommend searches: the scenario, the parameters
-// varied, the objective then each constraint's metric, and maxReps seeds.
-func Space(base *scenarios.Scenario, baseBytes []byte, vary []sweep.Parameter, objective sweep.Metric, cons []sweep.Constraint, maxReps int) (*sweep.Sweep, error) {
+// varied, the objective then each constraint's metric, and maxReps seeds
+// (opts: sweep.MaxEvents, the work budget of every run).
+func Space(base *scenarios.Scenario, baseBytes []byte, vary []sweep.Parameter, objective sweep.Metric, cons []sweep.Constraint, maxReps int, opts ...sweep.Option) (*sweep.Sweep, error) {
 	metrics := []string{objective.Name}
 	for _, c := range cons {
 		if !contains(metrics, c.Metric.Name) {
@@ -75,7 +76,7 @@ func Space(base *scenarios.Scenario, baseBytes []byte, vary []sweep.Parameter, o
 	}
 	doc := sweep.Document{Metadata: sweep.Metadata{Name: "recommend-" + strings.ReplaceAll(name, "/", "-")},
 		Spec: sweep.Spec{Parameters: vary, Replications: maxReps, Metrics: metrics}}
-	return sweep.New(base, baseBytes, doc)
+	return sweep.New(base, baseBytes, doc, opts...)
 }
 
 func contains(l []string, s string) bool {
