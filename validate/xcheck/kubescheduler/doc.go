@@ -7,7 +7,9 @@
 // node a pod is bound to, or none) is compared with gpuplan's, nodes of one
 // node type being interchangeable; where the two differ the driver scores
 // both nodes with gpuplan's score plugins and accepts the difference only
-// as a tie the real scheduler broke at random. Under random tie breaks the
-// bound counts and pods-per-node of repeated runs are also compared as
+// as a tie the real scheduler broke otherwise (in v1.37.2 by heap order
+// among equal scores, not at random). Where ties are common the
+// bound counts and pods-per-node of repeated runs are also compared, with
+// gpuplan under random tie breaks, as
 // distributions (Mann-Whitney U).
 package kubescheduler

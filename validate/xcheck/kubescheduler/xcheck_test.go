@@ -51,7 +51,7 @@ func TestKubeSchedulerPlacements(t *testing.T) {
 		}
 		accepted := "none"
 		if tied > 0 {
-			accepted = fmt.Sprintf("%d clusters with %d decisions where kube-scheduler broke a tie at random between nodes gpuplan scores equal and chose another than gpuplan's lowest index (gpuplan then followed it)", tied, ties)
+			accepted = fmt.Sprintf("%d clusters with %d decisions where kube-scheduler broke a tie otherwise between nodes gpuplan scores equal and chose another than gpuplan's lowest index (gpuplan then followed it)", tied, ties)
 		}
 		fmt.Printf("xcheck kube-scheduler %s: %d random clusters (%d nodes, %d pods; kube-scheduler bound %d pods, %d GPUs): %d agree exactly pod by pod (%.1f%%), %d diverge; accepted differences: %s\n",
 			p, randomClusters, nodes, pods, bound, gpus, exact, 100*float64(exact)/randomClusters, len(diverged), accepted)
