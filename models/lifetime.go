@@ -30,6 +30,16 @@ func (e Exponential) CDF(x float64) float64 {
 
 func (e Exponential) String() string { return fmt.Sprintf("exponential(mean %.4g)", e.MeanValue) }
 
+// CDF of a constant: 0 below its value, 1 from it.
+func (c Constant) CDF(x float64) float64 {
+	if x < c.Value {
+		return 0
+	}
+	return 1
+}
+
+func (c Constant) String() string { return fmt.Sprintf("constant(%.4g)", c.Value) }
+
 // Weibull lifetimes with shape K and scale Lambda: a shape below 1 is a
 // hazard that falls with age (many early losses and a long tail, as spot
 // preemptions show), 1 the exponential, above 1 wear-out.
