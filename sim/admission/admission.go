@@ -958,14 +958,6 @@ func (c *Controller) ClusterQueueOf(localQueue string) string {
 	return ""
 }
 
-func (c *Controller) charge(x *wl, sign int64) {
-	for g, f := range x.assign {
-		if f >= 0 {
-			c.chargeGroup(x, g, sign)
-		}
-	}
-}
-
 func (c *Controller) release(x *wl) {
 	c.charge(x, -1)
 	c.ver++
@@ -1038,15 +1030,15 @@ func (c *Controller) fits(st *cqState, g, f, r int, extra int64, allowBorrow boo
 	return true, 0
 }
 
-// assignment finds a flavor per group for x, in order, as the queue's
-// flavorFungibility says, and writes it to assign (one per group of the
-// queue, -1 unused). borrow reports whether it borrows; ok false gives
-// the first group that did not fit (a group stopped at a flavor where
-// preemption would make room also fails, so the caller preempts there)
-// and, with why, writes the reason to c.why.
-func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool) (ok, borrow bool, failed int) {
+// assignment is the flavor assigner: it finds a flavor per group for x,
+// in order, as the queue's flavorFungibility says, and writes it to
+// assign (one per group of the queue, -1 unused). The result's outcome is
+// the worst of the groups' (a group stopped at a flavor where preemption
+// would make room is preemptFit), its failed the first group that did
+// not fit, where the caller preempts; with why, the reason goes to c.why.
+func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool) assignResult {
 	st := c.cqs[x.cq]
-	failed = -1
+	res := assignResult{outcome: fit, failed: -1}
 	for g := range st.Groups {
 		assign[g] = -1
 		asks := false
@@ -1114,16 +1106,21 @@ func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool)
 				continue
 			}
 			assign[g] = f
-			borrow = borrow || b
+			res.borrow = res.borrow || b
 			break
 		}
 		if assign[g] < 0 && borrowAt >= 0 && !stopped {
 			assign[g] = borrowAt
-			borrow = true
+			res.borrow = true
 		}
 		if assign[g] < 0 {
-			if failed < 0 {
-				failed = g
+			o := noFit
+			if stopped {
+				o = preemptFit
+			}
+			res.outcome = min(res.outcome, o)
+			if res.failed < 0 {
+				res.failed = g
 			}
 			if why {
 				if len(cur) == 0 {
@@ -1134,10 +1131,10 @@ func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool)
 		}
 		c.whyCur = cur
 	}
-	if failed >= 0 {
-		return false, false, failed
+	if res.outcome != fit {
+		res.borrow = false
 	}
-	return true, borrow, -1
+	return res
 }
 
 // appendWhy appends one flavor's part of a reason, "; " after another's.
@@ -1262,7 +1259,8 @@ loop:
 				if first.failedAt != c.ver || c.noShortcuts {
 					c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
 					as = c.headAssign[h.at:]
-					if h.fits, h.borrow, _ = c.assignment(first, true, as, false); !h.fits {
+					r := c.assignment(first, true, as, false)
+					if h.fits, h.borrow = r.outcome == fit, r.borrow; !h.fits {
 						as = nil
 					}
 				}
@@ -1319,16 +1317,16 @@ loop:
 			}
 			before, tried := x.reason, c.ver
 			var as []int
-			ok, g := false, -1
+			res := assignResult{outcome: fit, failed: -1}
 			if h.fits && h.ver == c.ver && !c.noShortcuts {
 				// Nothing changed since its head was found: it fits as
 				// found then.
-				as, ok = c.headAssign[h.at:h.at+len(st.Groups)], true
+				as = c.headAssign[h.at : h.at+len(st.Groups)]
 			} else {
 				as = c.scratchAssign(st)
-				ok, _, g = c.assignment(x, true, as, true)
+				res = c.assignment(x, true, as, true)
 			}
-			if ok {
+			if res.outcome == fit {
 				d := c.admit(x, as)
 				if before == "" {
 					d.Reason = x.bucket.reason
@@ -1349,7 +1347,7 @@ loop:
 				x.reason = string(r)
 			}
 			x.bucket.reason = x.reason
-			if c.preempt(x, g, &out) {
+			if c.preempt(x, res.failed, &out) {
 				if block {
 					break loop
 				}
