@@ -524,48 +524,9 @@ func New(spec Spec) (*Controller, error) {
 			return nil, fmt.Errorf("ClusterQueue %q: missing or duplicate name", q.Name)
 		}
 		c.cqByName[q.Name] = qi
-		st := &cqState{ClusterQueue: q, cohort: -1}
-		seen := map[string]bool{}
-		for gi, g := range q.Groups {
-			var fl []int
-			var quota [][]Quota
-			var usage [][]int64
-			for _, r := range g.Covered {
-				if seen[r] {
-					return nil, fmt.Errorf("ClusterQueue %s: resource %s is in two resource groups", q.Name, r)
-				}
-				seen[r] = true
-				if _, ok := c.res[r]; !ok {
-					c.res[r] = len(c.resName)
-					c.resName = append(c.resName, r)
-				}
-			}
-			for _, f := range g.Flavors {
-				fi, ok := c.flavor[f.Flavor]
-				if !ok {
-					return nil, fmt.Errorf("ClusterQueue %s: resourceGroups[%d] names flavor %q, which no ResourceFlavor defines", q.Name, gi, f.Flavor)
-				}
-				if len(f.Resources) != len(g.Covered) {
-					return nil, fmt.Errorf("ClusterQueue %s: flavor %s lists %d resources, the group covers %d", q.Name, f.Flavor, len(f.Resources), len(g.Covered))
-				}
-				for ri, rq := range f.Resources {
-					if rq.Nominal < 0 || rq.BorrowingLimit < NoLimit || rq.LendingLimit < NoLimit {
-						return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: negative quota", q.Name, f.Flavor, g.Covered[ri])
-					}
-					if rq.LendingLimit > rq.Nominal {
-						return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: lendingLimit %d is more than nominalQuota %d", q.Name, f.Flavor, g.Covered[ri], rq.LendingLimit, rq.Nominal)
-					}
-					if q.Cohort == "" && (rq.BorrowingLimit != NoLimit || rq.LendingLimit != NoLimit) {
-						return nil, fmt.Errorf("ClusterQueue %s: borrowingLimit and lendingLimit need a cohort", q.Name)
-					}
-				}
-				fl = append(fl, fi)
-				quota = append(quota, f.Resources)
-				usage = append(usage, make([]int64, len(g.Covered)))
-			}
-			st.flavors = append(st.flavors, fl)
-			st.quota = append(st.quota, quota)
-			st.usage = append(st.usage, usage)
+		st, err := c.queueState(q)
+		if err != nil {
+			return nil, err
 		}
 		c.cqs = append(c.cqs, st)
 	}
@@ -574,36 +535,7 @@ func New(spec Spec) (*Controller, error) {
 	}
 	// (After the tree: a Cohort may name resources no queue covers.)
 	for _, st := range c.cqs {
-		st.groupOf = make([]int, len(c.resName))
-		st.posOf = make([]int, len(c.resName))
-		for i := range st.groupOf {
-			st.groupOf[i], st.posOf[i] = -1, -1
-		}
-		st.resOf = make([][]int, len(st.Groups))
-		st.keys = make([][][]int, len(st.Groups))
-		n := 0
-		for gi := range st.Groups {
-			st.labelKeys = append(st.labelKeys, groupLabelKeys(c.spec.Flavors, st.flavors[gi]))
-			st.flat = append(st.flat, n)
-			n += len(st.flavors[gi])
-		}
-		for gi, g := range st.Groups {
-			for r, name := range g.Covered {
-				ri := c.res[name]
-				st.groupOf[ri], st.posOf[ri] = gi, r
-				st.resOf[gi] = append(st.resOf[gi], ri)
-			}
-			for f, fl := range st.flavors[gi] {
-				keys := make([]int, len(g.Covered))
-				for r, ri := range st.resOf[gi] {
-					keys[r] = c.frKey(fl, ri)
-					if IsGPU(g.Covered[r]) {
-						st.gpuSlots = append(st.gpuSlots, slot{gi, f, r})
-					}
-				}
-				st.keys[gi] = append(st.keys[gi], keys)
-			}
-		}
+		c.indexQueue(st)
 	}
 	for _, st := range c.cqs {
 		for _, p := range st.gpuSlots {
@@ -659,6 +591,92 @@ func New(spec Spec) (*Controller, error) {
 		}
 	}
 	return c, nil
+}
+
+// queueState checks a ClusterQueue's resource groups and quotas and makes
+// its state: its flavors, quotas and (zero) usage per group, registering
+// the resources it covers.
+func (c *Controller) queueState(q ClusterQueue) (*cqState, error) {
+	st := &cqState{ClusterQueue: q, cohort: -1}
+	seen := map[string]bool{}
+	for gi, g := range q.Groups {
+		var fl []int
+		var quota [][]Quota
+		var usage [][]int64
+		for _, r := range g.Covered {
+			if seen[r] {
+				return nil, fmt.Errorf("ClusterQueue %s: resource %s is in two resource groups", q.Name, r)
+			}
+			seen[r] = true
+			if _, ok := c.res[r]; !ok {
+				c.res[r] = len(c.resName)
+				c.resName = append(c.resName, r)
+			}
+		}
+		for _, f := range g.Flavors {
+			fi, ok := c.flavor[f.Flavor]
+			if !ok {
+				return nil, fmt.Errorf("ClusterQueue %s: resourceGroups[%d] names flavor %q, which no ResourceFlavor defines", q.Name, gi, f.Flavor)
+			}
+			if len(f.Resources) != len(g.Covered) {
+				return nil, fmt.Errorf("ClusterQueue %s: flavor %s lists %d resources, the group covers %d", q.Name, f.Flavor, len(f.Resources), len(g.Covered))
+			}
+			for ri, rq := range f.Resources {
+				if rq.Nominal < 0 || rq.BorrowingLimit < NoLimit || rq.LendingLimit < NoLimit {
+					return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: negative quota", q.Name, f.Flavor, g.Covered[ri])
+				}
+				if rq.LendingLimit > rq.Nominal {
+					return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: lendingLimit %d is more than nominalQuota %d", q.Name, f.Flavor, g.Covered[ri], rq.LendingLimit, rq.Nominal)
+				}
+				if q.Cohort == "" && (rq.BorrowingLimit != NoLimit || rq.LendingLimit != NoLimit) {
+					return nil, fmt.Errorf("ClusterQueue %s: borrowingLimit and lendingLimit need a cohort", q.Name)
+				}
+			}
+			fl = append(fl, fi)
+			quota = append(quota, f.Resources)
+			usage = append(usage, make([]int64, len(g.Covered)))
+		}
+		st.flavors = append(st.flavors, fl)
+		st.quota = append(st.quota, quota)
+		st.usage = append(st.usage, usage)
+	}
+	return st, nil
+}
+
+// indexQueue fills a queue's indices by resource (its group and
+// position there), its groups' label keys and flavor patterns' places,
+// its flavor-resource keys in the tree and its GPU slots.
+func (c *Controller) indexQueue(st *cqState) {
+	st.groupOf = make([]int, len(c.resName))
+	st.posOf = make([]int, len(c.resName))
+	for i := range st.groupOf {
+		st.groupOf[i], st.posOf[i] = -1, -1
+	}
+	st.resOf = make([][]int, len(st.Groups))
+	st.keys = make([][][]int, len(st.Groups))
+	n := 0
+	for gi := range st.Groups {
+		st.labelKeys = append(st.labelKeys, groupLabelKeys(c.spec.Flavors, st.flavors[gi]))
+		st.flat = append(st.flat, n)
+		n += len(st.flavors[gi])
+	}
+	for gi, g := range st.Groups {
+		for r, name := range g.Covered {
+			ri := c.res[name]
+			st.groupOf[ri], st.posOf[ri] = gi, r
+			st.resOf[gi] = append(st.resOf[gi], ri)
+		}
+		for f, fl := range st.flavors[gi] {
+			keys := make([]int, len(g.Covered))
+			for r, ri := range st.resOf[gi] {
+				keys[r] = c.frKey(fl, ri)
+				if IsGPU(g.Covered[r]) {
+					st.gpuSlots = append(st.gpuSlots, slot{gi, f, r})
+				}
+			}
+			st.keys[gi] = append(st.keys[gi], keys)
+		}
+	}
 }
 
 // Spec returns the policy the controller enforces.
@@ -1234,70 +1252,11 @@ func (c *Controller) Cycle() []Decision {
 	block := c.spec.WaitForPodsReady != nil && c.spec.WaitForPodsReady.BlockAdmission
 loop:
 	for {
-		clear(c.cycHeads)
-		heads := c.cycHeads[:0]
-		c.headAssign = c.headAssign[:0]
-		c.shareBuf = c.shareBuf[:0]
-		for qi, st := range c.cqs {
-			if blocked[qi] || st.pendingN == 0 {
-				continue
-			}
-			var first *wl
-			for _, b := range st.bucketsL {
-				if b.skipped == c.cycles {
-					continue
-				}
-				if x := b.first(); x != nil && (first == nil || less(x, first)) {
-					first = x
-				}
-			}
-			if first != nil {
-				// A workload known to fail as things stand has no
-				// assignment (and does not borrow).
-				var as []int
-				h := head{x: first, ver: c.ver, at: len(c.headAssign)}
-				if first.failedAt != c.ver || c.noShortcuts {
-					c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
-					as = c.headAssign[h.at:]
-					r := c.assignment(first, true, as, false)
-					if h.fits, h.borrow = r.outcome == fit, r.borrow; !h.fits {
-						as = nil
-					}
-				}
-				if fair {
-					h.path, h.shares = c.headShares(first, as)
-				}
-				heads = append(heads, h)
-			}
-		}
-		c.cycHeads = heads
+		heads := c.heads(blocked, fair)
 		if len(heads) == 0 {
 			break
 		}
-		// Heads in order; less orders workloads totally, so the order is
-		// the one sort.SliceStable gave.
-		before := func(a, b *head) bool {
-			if fair {
-				if fairBefore(a, b) {
-					return true
-				}
-				if fairBefore(b, a) {
-					return false
-				}
-			} else if a.borrow != b.borrow {
-				return !a.borrow
-			}
-			return less(a.x, b.x)
-		}
-		slices.SortStableFunc(heads, func(a, b head) int {
-			switch {
-			case before(&a, &b):
-				return -1
-			case before(&b, &a):
-				return 1
-			}
-			return 0
-		})
+		sortHeads(heads, fair)
 		for _, h := range heads {
 			x := h.x
 			st := c.cqs[x.cq]
@@ -1374,6 +1333,82 @@ loop:
 		return nil
 	}
 	return out
+}
+
+// heads are the first pending workload of every queue not blocked this
+// cycle, each with what the flavor assigner makes of it as things stand
+// (its flavors at c.headAssign[at:]) and, under fair sharing, the shares
+// along its queue's path with it admitted (in the controller's scratch:
+// valid until the next call).
+func (c *Controller) heads(blocked []bool, fair bool) []head {
+	clear(c.cycHeads)
+	heads := c.cycHeads[:0]
+	c.headAssign = c.headAssign[:0]
+	c.shareBuf = c.shareBuf[:0]
+	for qi, st := range c.cqs {
+		if blocked[qi] || st.pendingN == 0 {
+			continue
+		}
+		var first *wl
+		for _, b := range st.bucketsL {
+			if b.skipped == c.cycles {
+				continue
+			}
+			if x := b.first(); x != nil && (first == nil || less(x, first)) {
+				first = x
+			}
+		}
+		if first != nil {
+			// A workload known to fail as things stand has no
+			// assignment (and does not borrow).
+			var as []int
+			h := head{x: first, ver: c.ver, at: len(c.headAssign)}
+			if first.failedAt != c.ver || c.noShortcuts {
+				c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
+				as = c.headAssign[h.at:]
+				r := c.assignment(first, true, as, false)
+				if h.fits, h.borrow = r.outcome == fit, r.borrow; !h.fits {
+					as = nil
+				}
+			}
+			if fair {
+				h.path, h.shares = c.headShares(first, as)
+			}
+			heads = append(heads, h)
+		}
+	}
+	c.cycHeads = heads
+	return heads
+}
+
+// sortHeads puts the heads in the order they are tried: under fair
+// sharing by the shares of their sides of their lowest common ancestor,
+// otherwise those that do not borrow first; then in queue order.
+func sortHeads(heads []head, fair bool) {
+	// Heads in order; less orders workloads totally, so the order is
+	// the one sort.SliceStable gave.
+	before := func(a, b *head) bool {
+		if fair {
+			if fairBefore(a, b) {
+				return true
+			}
+			if fairBefore(b, a) {
+				return false
+			}
+		} else if a.borrow != b.borrow {
+			return !a.borrow
+		}
+		return less(a.x, b.x)
+	}
+	slices.SortStableFunc(heads, func(a, b head) int {
+		switch {
+		case before(&a, &b):
+			return -1
+		case before(&b, &a):
+			return 1
+		}
+		return 0
+	})
 }
 
 func (c *Controller) setAside(st *cqState, x *wl, blocked []bool) {

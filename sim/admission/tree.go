@@ -205,7 +205,16 @@ func (c *Controller) buildTree(spec *Spec) error {
 			n.parent = p
 		}
 	}
-	// Depths, subtree quotas bottom-up (deepest first), roots.
+	c.sumSubtrees(nk)
+	c.findRoots()
+	c.buildFairDivision()
+	return nil
+}
+
+// sumSubtrees works out each node's depth, its subtree quota (bottom-up,
+// deepest first: its own nominal quota and what its children lend up to
+// it) and its potential (nk flavor-resource keys).
+func (c *Controller) sumSubtrees(nk int) {
 	order := make([]int, len(c.nodes))
 	for i, n := range c.nodes {
 		order[i] = i
@@ -232,6 +241,11 @@ func (c *Controller) buildTree(spec *Spec) error {
 			n.potential[k] = c.potentialOf(i, k)
 		}
 	}
+}
+
+// findRoots lists the cohort trees (their roots and member queues, each
+// queue's tree in st.cohort) and the Cohorts that hold quota of their own.
+func (c *Controller) findRoots() {
 	rootOf := func(i int) int {
 		for c.nodes[i].parent >= 0 {
 			i = c.nodes[i].parent
@@ -260,8 +274,6 @@ func (c *Controller) buildTree(spec *Spec) error {
 			c.lenders = append(c.lenders, i)
 		}
 	}
-	c.buildFairDivision()
-	return nil
 }
 
 // root is the tree (index into c.cohorts) a Cohort node belongs to.
