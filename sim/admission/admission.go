@@ -448,11 +448,31 @@ type Controller struct {
 	// field indexes it); rootNode is each tree's root node.
 	cohorts  [][]int
 	rootNode []int
-	nodes    []*cnode
+	tree
 	// lenders are the Cohort nodes that hold quota of their own.
 	lenders []int
 	fair    fairDivision
 	wls     wlIndex
+	lookups
+	seq int64
+	// evicted wait for the end of the cycle that evicted them.
+	evicted []*wl
+	// lending is per cohort tree (buildLending).
+	lending []lending
+	slabs
+	// ver counts changes of what admission decisions depend on (usage,
+	// the admitted workloads), pver changes of pending demand; Version
+	// is their sum.
+	ver, pver uint64
+	// noShortcuts makes every cycle try every head afresh (tests hold
+	// the shortcuts to the decisions they would take without).
+	noShortcuts bool
+	cycleScratch
+}
+
+// lookups remember the last answers of Submit's lookups, which a run's
+// jobs mostly repeat.
+type lookups struct {
 	// lastLQ and lastCQ: the LocalQueue last submitted to and its queue.
 	lastLQ string
 	lastCQ int
@@ -467,11 +487,10 @@ type Controller struct {
 	// are few (lookup scans them: cheaper than hashing a name each job).
 	lqNames []string
 	lqCQ    []int
-	seq     int64
-	// evicted wait for the end of the cycle that evicted them.
-	evicted []*wl
-	// lending is per cohort tree (buildLending).
-	lending []lending
+}
+
+// slabs are what a controller's workloads are cut from.
+type slabs struct {
 	// reqSlab, wlSlab and intSlab are where workloads' per-resource
 	// requests, the workloads themselves and their flavor assignments
 	// (and decisions' flavors) are cut from, a block at a time;
@@ -486,14 +505,12 @@ type Controller struct {
 	// was, so they stay stale. noReuse turns it off (tests).
 	free    []*wl
 	noReuse bool
-	// ver counts changes of what admission decisions depend on (usage,
-	// the admitted workloads), pver changes of pending demand; Version
-	// is their sum.
-	ver, pver uint64
-	// noShortcuts makes every cycle try every head afresh (tests hold
-	// the shortcuts to the decisions they would take without).
-	noShortcuts bool
-	// Cycle's scratch: cycles numbers the cycles (bucket.skipped), why
+}
+
+// cycleScratch is Cycle's scratch, kept between cycles so that a cycle
+// allocates nothing unless it decides something.
+type cycleScratch struct {
+	// cycles numbers the cycles (bucket.skipped), why
 	// and whyCur are assignment's reasons, reason the one being written.
 	cycles     uint64
 	cycBlocked []bool
@@ -509,7 +526,8 @@ type Controller struct {
 
 // New checks a spec and returns its controller.
 func New(spec Spec) (*Controller, error) {
-	c := &Controller{spec: spec, res: map[string]int{}, flavor: map[string]int{}, cqByName: map[string]int{}, lq: map[string]int{}, ver: 1, lastCQ: -1}
+	c := &Controller{spec: spec, res: map[string]int{}, flavor: map[string]int{}, cqByName: map[string]int{}, lq: map[string]int{}, ver: 1}
+	c.lastCQ = -1
 	for i, f := range spec.Flavors {
 		if _, dup := c.flavor[f.Name]; dup || f.Name == "" {
 			return nil, fmt.Errorf("ResourceFlavor %q: missing or duplicate name", f.Name)

@@ -147,10 +147,10 @@ func lca(px, py []int) (int, int) {
 
 // borrowingOn says whether a node uses more than its subtree quota of any
 // resource in the flavor.
-func (c *Controller) borrowingOn(i, flavor int) bool {
-	n := c.nodes[i]
-	for ri := range c.resName {
-		if k := c.frKey(flavor, ri); n.usage[k] > n.subtree[k] {
+func (t *tree) borrowingOn(i, flavor int) bool {
+	n := t.nodes[i]
+	for ri := range t.nres {
+		if k := t.frKey(flavor, ri); n.usage[k] > n.subtree[k] {
 			return true
 		}
 	}
