@@ -237,10 +237,10 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 		// clock, which requeues it and watches its deadline again), so it
 		// is back in backoff: not pending and no deadline event of its own.
 		r.addPending(t, j, -1)
-		if j.deadline.Valid() && r.q.Cancel(j.deadline) {
+		if j.dl.h.Valid() && r.q.Cancel(j.dl.h) {
 			r.live--
 		}
-		j.deadline = engine.Handle{}
+		j.dl.h = engine.Handle{}
 		return
 	}
 	if first {
@@ -318,7 +318,7 @@ func (r *runner) evict(t Time, j *jobState) error {
 // attempt ends keeping what it saved (everything, when the write was done:
 // done), and the job is pending in admission again.
 func (r *runner) endEvict(t Time, j *jobState, done bool) error {
-	j.x.exitEvict = false
+	j.x.exit.evict = false
 	if err := r.unadmitAt(t, j, done); err != nil {
 		return err
 	}
@@ -341,29 +341,29 @@ func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 		x := j.ext()
 		work, writes, lost := progress(j, t)
 		if exited {
-			work, writes, lost = x.exitWork, x.exitWrites, x.exitLost
+			work, writes, lost = x.exit.work, x.exit.writes, x.exit.lost
 		}
 		gpus := r.slicedGPUs(j)
-		if j.finishH.Valid() && r.q.Cancel(j.finishH) {
+		if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
 			r.live--
 		}
-		j.finishH = engine.Handle{}
+		j.att.finish = engine.Handle{}
 		x.saved += work
 		if err := r.endAttempt(t, j, gpus, lost, writes); err != nil {
 			return err
 		}
-		j.sliced, x.exiting = false, false
+		j.sliced, x.exit.on = false, false
 		j.info.Bound = 0
 		r.addPending(t, j, 1)
-		if j.deadlineAt > t {
-			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+		if j.dl.at > t {
+			j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 		}
 	case j.info.Done:
 		// Waiting out a backoff after a disruption: requeue will find it
 		// awaiting admission.
 		r.addPending(t, j, 1)
-		if j.deadlineAt > t && !j.deadline.Valid() {
-			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+		if j.dl.at > t && !j.dl.h.Valid() {
+			j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 		}
 	default:
 		if len(j.placed) > 0 {
@@ -453,10 +453,10 @@ func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
 		j.diag = fmt.Sprintf("Deactivated by Kueue: not PodsReady within %s %d times (waitForPodsReady backoffLimitCount %d)", durationText(w.Timeout), x.requeues, w.BackoffLimit)
 		r.finished++
 		a.ctl.Finish(j.info.ID)
-		if j.deadline.Valid() && r.q.Cancel(j.deadline) {
+		if j.dl.h.Valid() && r.q.Cancel(j.dl.h) {
 			r.live--
 		}
-		j.deadline = engine.Handle{}
+		j.dl.h = engine.Handle{}
 		return nil
 	}
 	r.push(t+w.Backoff(x.requeues), event{kind: evAdmitRequeue, job: j.info.ID})

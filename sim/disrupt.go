@@ -44,7 +44,7 @@ func progress(j *jobState, t Time) (work, writes, lost Time) {
 	if j.svc != 0 {
 		return 0, 0, 0 // a replica pod serves: it computes nothing to lose
 	}
-	d := t - j.aStart
+	d := t - j.att.start
 	rec := j.spec.Recovery
 	if rec == nil || rec.CheckpointInterval <= 0 || j.sliced {
 		return 0, 0, d
@@ -116,7 +116,7 @@ func (r *runner) Notice(now Time, n int32, reclaim Time, cause capacity.Cause) e
 			if err := r.releasePending(now, j); err != nil {
 				return err
 			}
-		case j.isExiting() || (!j.sliced && j.plannedEnd <= reclaim):
+		case j.isExiting() || (!j.sliced && j.att.plannedEnd <= reclaim):
 			// Checkpointing already, or done before the reclaim.
 		default:
 			if r.beginExit(now, j, cause, reclaim-now, false) {
@@ -142,19 +142,19 @@ func (r *runner) beginExit(now Time, j *jobState, cause capacity.Cause, window T
 		return false
 	}
 	work, writes, lost := progress(j, now)
-	restore := min(j.restoreTime(), now-j.aStart)
+	restore := min(j.restoreTime(), now-j.att.start)
 	// Everything computed since the last checkpoint is saved; a periodic
 	// write cut short is lost.
 	computed := min(lost-restore, rec.CheckpointInterval)
 	x := j.ext()
-	x.exitWork = work + computed
-	x.exitWrites = writes + rec.CheckpointCost
-	x.exitLost = lost - computed
-	x.exiting, x.exitCause, x.exitEvict = true, cause, evict
-	if j.finishH.Valid() && r.q.Cancel(j.finishH) {
+	x.exit.work = work + computed
+	x.exit.writes = writes + rec.CheckpointCost
+	x.exit.lost = lost - computed
+	x.exit.on, x.exit.cause, x.exit.evict = true, cause, evict
+	if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
 		r.live--
 	}
-	j.finishH = r.push(now+rec.CheckpointCost, event{kind: evExit, job: j.info.ID, stamp: j.attempts})
+	j.att.finish = r.push(now+rec.CheckpointCost, event{kind: evExit, job: j.info.ID, stamp: j.attempts})
 	return true
 }
 
@@ -247,28 +247,28 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 	if j.svc != 0 {
 		return r.replicaLost(t, j, cause)
 	}
-	if j.x != nil && j.x.exitEvict {
+	if j.x != nil && j.x.exit.evict {
 		// Admission evicted it and it was writing its last checkpoint: it
 		// goes back to admission, with the write if it was done.
 		return r.endEvict(t, j, onNotice)
 	}
 	var work, writes, lost Time
 	if onNotice {
-		work, writes, lost = j.x.exitWork, j.x.exitWrites, j.x.exitLost
+		work, writes, lost = j.x.exit.work, j.x.exit.writes, j.x.exit.lost
 	} else {
 		work, writes, lost = progress(j, t)
 	}
 	gpus := r.slicedGPUs(j)
-	if j.finishH.Valid() && r.q.Cancel(j.finishH) {
+	if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
 		r.live--
 	}
-	j.finishH = engine.Handle{}
+	j.att.finish = engine.Handle{}
 	x := j.ext()
 	x.saved += work
 	if err := r.endAttempt(t, j, gpus, lost, writes); err != nil {
 		return err
 	}
-	j.sliced, x.exiting = false, false
+	j.sliced, x.exit.on = false, false
 	j.info.Bound = 0
 	x.disruptions++
 	r.dstats.byCause[cause]++
@@ -311,7 +311,7 @@ func (r *runner) requeue(t Time, j *jobState) error {
 	if j.finished || j.awaitingAdmission() {
 		return nil // admission preempted it meanwhile: it waits there
 	}
-	if j.deadlineAt > 0 && t >= j.deadlineAt {
+	if j.dl.at > 0 && t >= j.dl.at {
 		j.finished = true
 		j.end = t
 		j.outcome = Deleted
@@ -326,8 +326,8 @@ func (r *runner) requeue(t Time, j *jobState) error {
 	r.addPending(t, j, 1)
 	r.sched.Requeue(&j.info)
 	r.dirty, r.freed = true, true
-	if j.deadlineAt > 0 {
-		j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+	if j.dl.at > 0 {
+		j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 	}
 	return nil
 }

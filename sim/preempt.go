@@ -141,7 +141,7 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 					if a.spec.Priority != b.spec.Priority {
 						return int(b.spec.Priority) - int(a.spec.Priority)
 					}
-					return int(b.aStart - a.aStart)
+					return int(b.att.start - a.att.start)
 				})
 				vs := &victimSet{node: n, maxPrio: -1 << 40}
 				for _, id := range cands {

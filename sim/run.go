@@ -40,20 +40,17 @@ type event struct {
 }
 
 type jobState struct {
-	info     scheduler.JobInfo
-	spec     cluster.JobSpec
-	placed   []cluster.Placement
-	start    Time
-	end      Time
-	deadline engine.Handle
-	finishH  engine.Handle
-	diag     string
+	info   scheduler.JobInfo
+	spec   cluster.JobSpec
+	placed []cluster.Placement
+	start  Time
+	end    Time
+	// att is the current attempt, dl the job's deadline.
+	att  attempt
+	dl   jobDeadline
+	diag string
 
 	allocMilli int64
-	// The current attempt started at aStart and finishes at plannedEnd;
-	// deadlineAt is the effective deadline (trace deletion or
-	// activeDeadline, whichever comes first; failOnDeadline for the latter).
-	aStart, plannedEnd, deadlineAt Time
 	// useHeld is the resource time (milli-GPU, milli-CPU, MiB x ms) the
 	// job's pods held in its first pool, usePool (-1 before any).
 	useHeld        [3]int64
@@ -80,28 +77,35 @@ type jobState struct {
 	x *jobExtra
 }
 
+// attempt is a job's current attempt: it started at start and finishes
+// at plannedEnd, by the finish event (when not time-sliced).
+type attempt struct {
+	start, plannedEnd Time
+	finish            engine.Handle
+}
+
+// jobDeadline is a job's effective deadline at (trace deletion or
+// activeDeadline, whichever comes first; failOnDeadline for the latter)
+// and its pending deadline event h.
+type jobDeadline struct {
+	h  engine.Handle
+	at Time
+}
+
 // jobExtra is the part of a job's state most jobs never use.
 type jobExtra struct {
 	// Disruption: restore is what the current attempt pays first, saved
-	// the work checkpoints committed; a job checkpointing on notice is
-	// exiting and commits exitWork when it stops.
-	exiting   bool
-	exitCause capacity.Cause
-	// exitEvict: the stop was admission's eviction; the job goes back to
-	// admission when it has stopped.
-	exitEvict                      bool
-	restore, saved                 Time
-	failures, disruptions          int32
-	lostMs, ckptMs                 Time
-	exitWork, exitWrites, exitLost Time
+	// the work checkpoints committed; exit is a stop on notice under way.
+	exit                  jobExit
+	restore, saved        Time
+	failures, disruptions int32
+	lostMs, ckptMs        Time
 	// lost0 and ckpt0 are the lost and checkpoint resource time of the
 	// first pool; more is the usage of any other pools.
 	lost0, ckpt0 [3]int64
 	more         []PoolUsage
-	// On time-sliced GPUs a job progresses at rate (1 / most sharers of any
-	// of its GPUs) and work is the full-speed time it still needs.
-	work, rate float64
-	rated      Time
+	// slice is its progress on time-sliced GPUs.
+	slice sliceRate
 	// step is a training job's step time on its first placement.
 	step *StepRecord
 	// Admission: preempted counts the times admission evicted it.
@@ -117,6 +121,25 @@ type jobExtra struct {
 	// backoffUntil: a disrupted job waits for its pods to be recreated
 	// until then (evRequeue), neither running nor queued.
 	backoffUntil Time
+}
+
+// jobExit is a job checkpointing on notice: it is exiting (on) for cause
+// and commits work (with writes spent and lost lost) when it stops; evict:
+// the stop was admission's eviction, and the job goes back to admission
+// when it has stopped.
+type jobExit struct {
+	on                 bool
+	cause              capacity.Cause
+	evict              bool
+	work, writes, lost Time
+}
+
+// sliceRate is a job's progress on time-sliced GPUs: it progresses at
+// rate (1 / most sharers of any of its GPUs) since rated, and work is the
+// full-speed time it still needed then.
+type sliceRate struct {
+	work, rate float64
+	rated      Time
 }
 
 // ext is the job's extra state, made on first use.
@@ -141,7 +164,7 @@ func (j *jobState) restoreTime() Time {
 	return j.x.restore
 }
 
-func (j *jobState) isExiting() bool { return j.x != nil && j.x.exiting }
+func (j *jobState) isExiting() bool { return j.x != nil && j.x.exit.on }
 
 // Jobs live in chunks that never move: the first holds firstChunk jobs (a
 // small run allocates little), the others 1<<chunkBits each.
@@ -628,7 +651,7 @@ func (r *runner) handle(t Time, ev event) error {
 	case evExit:
 		j := r.job(ev.job)
 		if j.running && j.isExiting() && j.attempts == ev.stamp {
-			return r.disrupt(t, j, j.x.exitCause, true)
+			return r.disrupt(t, j, j.x.exit.cause, true)
 		}
 	}
 	return nil
@@ -686,14 +709,14 @@ func (r *runner) arrive(t Time) error {
 			r.sched.Enqueue(&j.info)
 			r.dirty = true
 		}
-		j.deadlineAt = j.spec.Deadline
+		j.dl.at = j.spec.Deadline
 		if rec := j.spec.Recovery; rec != nil && rec.ActiveDeadline > 0 {
-			if ad := j.spec.Submit + rec.ActiveDeadline; j.deadlineAt == 0 || ad < j.deadlineAt {
-				j.deadlineAt, j.failOnDeadline = ad, true
+			if ad := j.spec.Submit + rec.ActiveDeadline; j.dl.at == 0 || ad < j.dl.at {
+				j.dl.at, j.failOnDeadline = ad, true
 			}
 		}
-		if j.deadlineAt > 0 {
-			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+		if j.dl.at > 0 {
+			j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 		}
 	}
 	return r.readNext()
@@ -754,23 +777,23 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	}
 	j.attempts++
 	j.running = true
-	j.aStart = t
+	j.att.start = t
 	if x := j.x; x != nil {
-		x.exiting, x.restore = false, 0
+		x.exit.on, x.restore = false, 0
 	}
 	rec := j.spec.Recovery
 	if j.savedWork() > 0 && rec != nil {
 		j.ext().restore = rec.RestoreCost
 	}
-	j.plannedEnd = t + j.restoreTime() + wallTime(j.spec.Duration-j.savedWork(), rec)
-	end := j.plannedEnd
-	if d := j.deadlineAt; d > 0 && d < end {
+	j.att.plannedEnd = t + j.restoreTime() + wallTime(j.spec.Duration-j.savedWork(), rec)
+	end := j.att.plannedEnd
+	if d := j.dl.at; d > 0 && d < end {
 		end = d
 	}
-	if j.deadline.Valid() {
-		r.q.Cancel(j.deadline)
+	if j.dl.h.Valid() {
+		r.q.Cancel(j.dl.h)
 		r.live--
-		j.deadline = engine.Handle{}
+		j.dl.h = engine.Handle{}
 	}
 	if info.FirstReason < 0 && t > j.spec.Submit {
 		info.FirstReason = r.sched.BlockedReason()
@@ -785,7 +808,7 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	if j.sliced {
 		return r.startSliced(t, j)
 	}
-	j.finishH = r.push(end, event{kind: evFinish, job: info.ID})
+	j.att.finish = r.push(end, event{kind: evFinish, job: info.ID})
 	return nil
 }
 
@@ -893,9 +916,9 @@ func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time
 
 func (r *runner) complete(t Time, j *jobState) error {
 	gpus := r.slicedGPUs(j)
-	left := j.plannedEnd - t // work left when not time-sliced
+	left := j.att.plannedEnd - t // work left when not time-sliced
 	if j.sliced {
-		left = Time(math.Round(j.x.work - float64(t-j.x.rated)*j.x.rate))
+		left = Time(math.Round(j.x.slice.work - float64(t-j.x.slice.rated)*j.x.slice.rate))
 	}
 	// A whole attempt spends its restore and its checkpoint writes; one cut
 	// short by the deadline wrote the checkpoints it had reached.
@@ -907,13 +930,13 @@ func (r *runner) complete(t Time, j *jobState) error {
 			_, writes, _ = progress(j, t)
 		}
 	}
-	if err := r.endAttempt(t, j, gpus, min(j.restoreTime(), t-j.aStart), writes); err != nil {
+	if err := r.endAttempt(t, j, gpus, min(j.restoreTime(), t-j.att.start), writes); err != nil {
 		return err
 	}
 	j.end = t
 	j.finished = true
 	j.outcome = Completed
-	if j.deadlineAt > 0 && t == j.deadlineAt && left > 0 {
+	if j.dl.at > 0 && t == j.dl.at && left > 0 {
 		j.outcome = Deleted
 		if j.failOnDeadline {
 			j.outcome = Failed
@@ -927,7 +950,7 @@ func (r *runner) complete(t Time, j *jobState) error {
 }
 
 func (r *runner) expire(t Time, j *jobState) error {
-	j.deadline = engine.Handle{}
+	j.dl.h = engine.Handle{}
 	if j.finished || j.running {
 		return nil
 	}

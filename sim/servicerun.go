@@ -582,8 +582,8 @@ func (r *runner) replicaBound(t Time, j *jobState) error {
 	}
 	j.attempts++
 	j.running = true
-	j.aStart = t
-	j.plannedEnd = math.MaxInt64
+	j.att.start = t
+	j.att.plannedEnd = math.MaxInt64
 	j.allocMilli = 0
 	for _, pl := range j.placed {
 		j.allocMilli += int64(pl.Milli)

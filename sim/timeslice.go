@@ -50,8 +50,8 @@ func (r *runner) startSliced(t Time, j *jobState) error {
 	// restore as time lost, as it does off time-sliced GPUs), then does
 	// the work left; on time-sliced GPUs it writes no checkpoints.
 	x := j.ext()
-	x.work = float64(j.restoreTime() + j.spec.Duration - j.savedWork())
-	x.rate, x.rated = 1, t
+	x.slice.work = float64(j.restoreTime() + j.spec.Duration - j.savedWork())
+	x.slice.rate, x.slice.rated = 1, t
 	for _, g := range gpus {
 		r.onGPU[g] = append(r.onGPU[g], j.info.ID)
 	}
@@ -102,22 +102,22 @@ func (r *runner) retime(t Time, gpus []int32) error {
 				rate = min(rate, r.c.SliceRate(node, r.c.Sharers(h)))
 			}
 			x := j.x
-			x.work -= float64(t-x.rated) * x.rate
-			x.work = max(x.work, 0)
-			x.rate, x.rated = rate, t
+			x.slice.work -= float64(t-x.slice.rated) * x.slice.rate
+			x.slice.work = max(x.slice.work, 0)
+			x.slice.rate, x.slice.rated = rate, t
 			if rate < 1 {
 				j.slowed = true
 			}
-			end := t + Time(math.Ceil(x.work/rate))
-			if d := j.deadlineAt; d > 0 && d < end {
+			end := t + Time(math.Ceil(x.slice.work/rate))
+			if d := j.dl.at; d > 0 && d < end {
 				end = d
 			}
-			if j.finishH.Valid() {
-				if r.q.Cancel(j.finishH) {
+			if j.att.finish.Valid() {
+				if r.q.Cancel(j.att.finish) {
 					r.live--
 				}
 			}
-			j.finishH = r.push(end, event{kind: evFinish, job: id})
+			j.att.finish = r.push(end, event{kind: evFinish, job: id})
 		}
 	}
 	return nil
