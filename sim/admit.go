@@ -180,7 +180,7 @@ func (r *runner) admitCycle(t Time) error {
 	}
 	a.integrate(t)
 	for _, d := range a.ctl.Cycle() {
-		j := r.job(d.ID)
+		j := r.jobs.at(d.ID)
 		switch {
 		case d.Waiting:
 			id := r.fw.InternReason(d.Reason)
@@ -189,7 +189,7 @@ func (r *runner) admitCycle(t Time) error {
 			}
 			j.info.LastReason = id
 		case d.Preempted:
-			by := r.job(d.By)
+			by := r.jobs.at(d.By)
 			q := &a.acc[a.ctl.QueueIndex(by.spec.Queue)]
 			q.PreemptionsCaused++
 			if d.Reclaim {
@@ -236,9 +236,9 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 		// recreates its pods only then (the evRequeue already on the
 		// clock, which requeues it and watches its deadline again), so it
 		// is back in backoff: not pending and no deadline event of its own.
-		r.addPending(t, j, -1)
+		r.tline.addPending(t, j, -1)
 		if j.dl.h.Valid() && r.q.Cancel(j.dl.h) {
-			r.live--
+			r.st.live--
 		}
 		j.dl.h = engine.Handle{}
 		return
@@ -251,7 +251,7 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 	} else {
 		r.sched.Requeue(&j.info)
 	}
-	r.dirty = true
+	r.st.dirty = true
 }
 
 // constraints adds the flavors' node labels and tolerations to a job's own
@@ -345,7 +345,7 @@ func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 		}
 		gpus := r.slicedGPUs(j)
 		if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
-			r.live--
+			r.st.live--
 		}
 		j.att.finish = engine.Handle{}
 		x.saved += work
@@ -354,14 +354,14 @@ func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 		}
 		j.sliced, x.exit.on = false, false
 		j.info.Bound = 0
-		r.addPending(t, j, 1)
+		r.tline.addPending(t, j, 1)
 		if j.dl.at > t {
 			j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 		}
 	case j.info.Done:
 		// Waiting out a backoff after a disruption: requeue will find it
 		// awaiting admission.
-		r.addPending(t, j, 1)
+		r.tline.addPending(t, j, 1)
 		if j.dl.at > t && !j.dl.h.Valid() {
 			j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 		}
@@ -417,7 +417,7 @@ func (r *runner) podsReady(j *jobState) {
 		r.adm.blocking--
 		// Bound in a pass, after this instant's admission cycle: another
 		// cycle now.
-		r.push(r.now, event{kind: evAdmitCycle})
+		r.push(r.st.now, event{kind: evAdmitCycle})
 	}
 }
 
@@ -446,15 +446,15 @@ func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
 	// waits for admission again after each backoff.
 	if w.BackoffLimit >= 0 && x.requeues > w.BackoffLimit && j.svc == 0 {
 		q.Deactivated++
-		r.addPending(t, j, -1)
+		r.tline.addPending(t, j, -1)
 		j.finished = true
 		j.outcome = Failed
 		j.end = t
 		j.diag = fmt.Sprintf("Deactivated by Kueue: not PodsReady within %s %d times (waitForPodsReady backoffLimitCount %d)", durationText(w.Timeout), x.requeues, w.BackoffLimit)
-		r.finished++
+		r.st.finished++
 		a.ctl.Finish(j.info.ID)
 		if j.dl.h.Valid() && r.q.Cancel(j.dl.h) {
-			r.live--
+			r.st.live--
 		}
 		j.dl.h = engine.Handle{}
 		return nil

@@ -64,25 +64,35 @@ type disruptionStats struct {
 	failed  int64
 }
 
-// placedOn records the nodes of newly bound pods.
-func (r *runner) placedOn(j *jobState, pls []cluster.Placement) {
+// disruption is the run's link to node supply: the capacity controller
+// (nil: nodes never come or go), the jobs with a pod on each node (for
+// capacity and scheduler preemption; nil when neither runs) and the
+// disruptions counted by cause.
+type disruption struct {
+	capacity *capacity.Controller
+	onNode   [][]int32
+	dstats   disruptionStats
+}
+
+// placedOn records the nodes of newly bound pods at now.
+func (d *disruption) placedOn(now Time, j *jobState, pls []cluster.Placement) {
 	for _, pl := range pls {
-		if l := r.onNode[pl.Node]; !slices.Contains(l, j.info.ID) {
-			r.onNode[pl.Node] = append(l, j.info.ID)
+		if l := d.onNode[pl.Node]; !slices.Contains(l, j.info.ID) {
+			d.onNode[pl.Node] = append(l, j.info.ID)
 		}
-		if r.capacity != nil {
-			r.capacity.PodsChanged(r.now, pl.Node)
+		if d.capacity != nil {
+			d.capacity.PodsChanged(now, pl.Node)
 		}
 	}
 }
 
-// releasedFrom forgets the nodes of job j's pods, just released.
-func (r *runner) releasedFrom(j *jobState) {
+// releasedFrom forgets the nodes of job j's pods, just released at now.
+func (d *disruption) releasedFrom(now Time, j *jobState) {
 	for _, pl := range j.placed {
 		id := j.info.ID
-		r.onNode[pl.Node] = slices.DeleteFunc(r.onNode[pl.Node], func(x int32) bool { return x == id })
-		if r.capacity != nil {
-			r.capacity.PodsChanged(r.now, pl.Node)
+		d.onNode[pl.Node] = slices.DeleteFunc(d.onNode[pl.Node], func(x int32) bool { return x == id })
+		if d.capacity != nil {
+			d.capacity.PodsChanged(now, pl.Node)
 		}
 	}
 }
@@ -93,7 +103,7 @@ func (r *runner) Schedule(at Time, ev capacity.Event) {
 }
 
 // CapacityChanged implements capacity.Host.
-func (r *runner) CapacityChanged() { r.dirty, r.freed = true, true }
+func (r *runner) CapacityChanged() { r.st.dirty, r.st.freed = true, true }
 
 // Waiting implements capacity.Host: every pending job, tried or not.
 func (r *runner) Waiting(fn func(*scheduler.JobInfo) bool) { r.sched.Pending(fn) }
@@ -108,8 +118,8 @@ func (r *runner) EligiblePools(job *scheduler.JobInfo, dst []int32) []int32 {
 // stops if a write fits in the notice, and stops at once otherwise; pods
 // of jobs not yet started are released.
 func (r *runner) Notice(now Time, n int32, reclaim Time, cause capacity.Cause) error {
-	for _, id := range slices.Clone(r.onNode[n]) {
-		j := r.job(id)
+	for _, id := range slices.Clone(r.disr.onNode[n]) {
+		j := r.jobs.at(id)
 		switch {
 		case j.finished:
 		case !j.running:
@@ -152,7 +162,7 @@ func (r *runner) beginExit(now Time, j *jobState, cause capacity.Cause, window T
 	x.exit.lost = lost - computed
 	x.exit.on, x.exit.cause, x.exit.evict = true, cause, evict
 	if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
-		r.live--
+		r.st.live--
 	}
 	j.att.finish = r.push(now+rec.CheckpointCost, event{kind: evExit, job: j.info.ID, stamp: j.attempts})
 	return true
@@ -160,8 +170,8 @@ func (r *runner) beginExit(now Time, j *jobState, cause capacity.Cause, window T
 
 // Evict implements capacity.Host: every job with a pod on node n stops now.
 func (r *runner) Evict(now Time, n int32, cause capacity.Cause) error {
-	for _, id := range slices.Clone(r.onNode[n]) {
-		j := r.job(id)
+	for _, id := range slices.Clone(r.disr.onNode[n]) {
+		j := r.jobs.at(id)
 		switch {
 		case j.finished:
 		case !j.running:
@@ -174,7 +184,7 @@ func (r *runner) Evict(now Time, n int32, cause capacity.Cause) error {
 			}
 		}
 	}
-	if len(r.onNode[n]) > 0 {
+	if len(r.disr.onNode[n]) > 0 {
 		return fmt.Errorf("invariant violated: node %d still lists jobs after its eviction", n)
 	}
 	return nil
@@ -200,8 +210,8 @@ func (r *runner) Movable(now Time, n int32) bool {
 	ok := true
 	var pools []int32
 jobs:
-	for _, id := range r.onNode[n] {
-		j := r.job(id)
+	for _, id := range r.disr.onNode[n] {
+		j := r.jobs.at(id)
 		if !j.running || j.isExiting() || (j.spec.Recovery != nil && j.spec.Recovery.DoNotDisrupt) {
 			ok = false
 			break
@@ -260,7 +270,7 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 	}
 	gpus := r.slicedGPUs(j)
 	if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
-		r.live--
+		r.st.live--
 	}
 	j.att.finish = engine.Handle{}
 	x := j.ext()
@@ -271,7 +281,7 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 	j.sliced, x.exit.on = false, false
 	j.info.Bound = 0
 	x.disruptions++
-	r.dstats.byCause[cause]++
+	r.disr.dstats.byCause[cause]++
 	rec := j.spec.Recovery
 	if rec != nil && rec.Volcano != nil {
 		return r.volcanoEvent(t, j, rec.Volcano.OnEvicted, "PodEvicted", cause.String(), false)
@@ -290,8 +300,8 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 		j.outcome = Failed
 		j.end = t
 		j.diag = fmt.Sprintf("BackoffLimitExceeded: %d failures (the last a %s) with a backoff limit of %d", x.failures, cause, limit)
-		r.finished++
-		r.dstats.failed++
+		r.st.finished++
+		r.disr.dstats.failed++
 		r.admFinish(t, j)
 		return nil
 	}
@@ -319,13 +329,13 @@ func (r *runner) requeue(t Time, j *jobState) error {
 			j.outcome = Failed
 			j.diag = "DeadlineExceeded: the job was active longer than its activeDeadlineSeconds"
 		}
-		r.finished++
+		r.st.finished++
 		r.admFinish(t, j)
 		return nil
 	}
-	r.addPending(t, j, 1)
+	r.tline.addPending(t, j, 1)
 	r.sched.Requeue(&j.info)
-	r.dirty, r.freed = true, true
+	r.st.dirty, r.st.freed = true, true
 	if j.dl.at > 0 {
 		j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 	}
@@ -345,8 +355,8 @@ func (r *runner) volcanoEvent(t Time, j *jobState, a cluster.VolcanoAction, podE
 		j.outcome = o
 		j.end = t
 		j.diag = diag
-		r.finished++
-		r.dstats.failed++
+		r.st.finished++
+		r.disr.dstats.failed++
 		r.admFinish(t, j)
 		return nil
 	}

@@ -35,7 +35,7 @@ type victimSet struct {
 func (r *runner) preemptPass(t Time) error {
 	var waiting []int32
 	r.sched.Waiting(func(info *scheduler.JobInfo) bool {
-		j := r.job(info.ID)
+		j := r.jobs.at(info.ID)
 		if j.spec.Flags&cluster.FlagPreemptNever == 0 && !j.running && !j.finished && !j.awaitingAdmission() {
 			waiting = append(waiting, info.ID)
 		}
@@ -43,21 +43,21 @@ func (r *runner) preemptPass(t Time) error {
 	})
 	evicted := false
 	for _, id := range waiting {
-		ok, err := r.preemptFor(t, r.job(id))
+		ok, err := r.preemptFor(t, r.jobs.at(id))
 		if err != nil {
 			return err
 		}
 		if ok {
-			r.sched.Activate(&r.job(id).info)
+			r.sched.Activate(&r.jobs.at(id).info)
 		}
 		evicted = evicted || ok
 	}
 	if evicted {
-		r.stats.Passes++
+		r.st.stats.Passes++
 		if err := r.sched.Pass(t, true, r); err != nil {
 			return invariant(err)
 		}
-		r.dirty, r.freed = false, false
+		r.st.dirty, r.st.freed = false, false
 		r.armBackoff()
 	}
 	return nil
@@ -94,11 +94,11 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 	avail := func(n int32) res3 {
 		nd := &r.c.Nodes[n]
 		a := res3{nd.FreeCPU, nd.FreeMem, int64(r.c.FreeDevices(n, pod))}
-		for _, id := range r.onNode[n] {
+		for _, id := range r.disr.onNode[n] {
 			// Chosen victims, and lower-priority jobs already stopping
 			// (victims terminating: kube-scheduler waits for them rather
 			// than preempting more).
-			if v := r.job(id); chosen[id] || (v.isExiting() && v.spec.Priority < p.spec.Priority) {
+			if v := r.jobs.at(id); chosen[id] || (v.isExiting() && v.spec.Priority < p.spec.Priority) {
 				a = a.add(r.heldOn(v, n))
 			}
 		}
@@ -123,8 +123,8 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 				}
 				var cands []int32
 				total := a
-				for _, id := range r.onNode[n] {
-					v := r.job(id)
+				for _, id := range r.disr.onNode[n] {
+					v := r.jobs.at(id)
 					if chosen[id] || id == p.info.ID || !v.running || v.isExiting() || v.spec.Priority >= p.spec.Priority {
 						continue
 					}
@@ -137,7 +137,7 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 				// Spare the victims not needed, highest priority first and,
 				// among equals, the latest started first.
 				slices.SortStableFunc(cands, func(x, y int32) int {
-					a, b := r.job(x), r.job(y)
+					a, b := r.jobs.at(x), r.jobs.at(y)
 					if a.spec.Priority != b.spec.Priority {
 						return int(b.spec.Priority) - int(a.spec.Priority)
 					}
@@ -145,12 +145,12 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 				})
 				vs := &victimSet{node: n, maxPrio: -1 << 40}
 				for _, id := range cands {
-					h := r.heldOn(r.job(id), n)
+					h := r.heldOn(r.jobs.at(id), n)
 					if fits(total.sub(h)) {
 						total = total.sub(h)
 						continue
 					}
-					pr := int64(r.job(id).spec.Priority)
+					pr := int64(r.jobs.at(id).spec.Priority)
 					vs.jobs = append(vs.jobs, id)
 					vs.maxPrio = max(vs.maxPrio, pr)
 					vs.sumPrio += pr
@@ -177,7 +177,7 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		v := r.job(id)
+		v := r.jobs.at(id)
 		v.ext().preempted++
 		p.ext().preempting++
 		if r.beginExit(t, v, capacity.CausePreemption, -1, false) {

@@ -7,6 +7,17 @@ import "gpuplan.dev/gpuplan/models"
 // service and comes back after the drain and reconfigure delays as
 // all-<profile>. One re-layout per profile is in flight at a time.
 
+// gpuSharing is the state of shared GPUs: the running jobs on each
+// time-sliced physical GPU (timeslice.go), and MIG relayouts: whether any
+// pool can relayout, the relayouts started, and the profiles with one in
+// flight.
+type gpuSharing struct {
+	onGPU       [][]int32
+	canRelayout bool
+	relayouts   []relayoutOp
+	inFlight    map[string]bool
+}
+
 type relayoutOp struct {
 	node    int32
 	gpu     int
@@ -16,7 +27,7 @@ type relayoutOp struct {
 
 func (r *runner) relayout(t Time) error {
 	for _, prof := range r.sched.WantedMIG() {
-		if r.inFlight[prof] {
+		if r.share.inFlight[prof] {
 			continue
 		}
 	pools:
@@ -37,11 +48,11 @@ func (r *runner) relayout(t Time) error {
 				if err := r.c.BeginRelayout(t, n, g); err != nil {
 					return invariant(err)
 				}
-				r.relayouts = append(r.relayouts, relayoutOp{node: n, gpu: g, layout: layout, profile: prof})
-				r.inFlight[prof] = true
-				r.stats.Relayouts++
+				r.share.relayouts = append(r.share.relayouts, relayoutOp{node: n, gpu: g, layout: layout, profile: prof})
+				r.share.inFlight[prof] = true
+				r.st.stats.Relayouts++
 				sh := pl.Spec.Sharing
-				r.push(t+sh.MIGDrain+sh.MIGReconfigure, event{kind: evRelayout, job: int32(len(r.relayouts) - 1)})
+				r.push(t+sh.MIGDrain+sh.MIGReconfigure, event{kind: evRelayout, job: int32(len(r.share.relayouts) - 1)})
 				break pools
 			}
 		}

@@ -53,7 +53,7 @@ func (r *runner) startSliced(t Time, j *jobState) error {
 	x.slice.work = float64(j.restoreTime() + j.spec.Duration - j.savedWork())
 	x.slice.rate, x.slice.rated = 1, t
 	for _, g := range gpus {
-		r.onGPU[g] = append(r.onGPU[g], j.info.ID)
+		r.share.onGPU[g] = append(r.share.onGPU[g], j.info.ID)
 	}
 	return r.retime(t, gpus)
 }
@@ -64,7 +64,7 @@ func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) err
 	if err := r.releaseAll(t, j, 0, 0); err != nil {
 		return err
 	}
-	r.addRunning(t, j, -1)
+	r.tline.addRunning(t, j, -1)
 	j.running = false
 	if rec := j.spec.Recovery; rec != nil && rec.Volcano != nil && rec.Volcano.OnFailed != cluster.VolcanoSync {
 		// Its pods stay counted bound until the pass ends (the scheduler
@@ -77,7 +77,7 @@ func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) err
 	j.finished = true
 	j.outcome = OOMKilled
 	j.diag = fmt.Sprintf("OOM: the pods sharing its time-sliced GPU declare %d MiB of the GPU's %d MiB", used, capacity)
-	r.finished++
+	r.st.finished++
 	r.admFinish(t, j)
 	return nil
 }
@@ -85,7 +85,7 @@ func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) err
 // unregister removes a finished job from its GPUs and re-times the rest.
 func (r *runner) unregister(t Time, j *jobState, gpus []int32) error {
 	for _, g := range gpus {
-		r.onGPU[g] = slices.DeleteFunc(r.onGPU[g], func(id int32) bool { return id == j.info.ID })
+		r.share.onGPU[g] = slices.DeleteFunc(r.share.onGPU[g], func(id int32) bool { return id == j.info.ID })
 	}
 	return r.retime(t, gpus)
 }
@@ -94,8 +94,8 @@ func (r *runner) unregister(t Time, j *jobState, gpus []int32) error {
 // moves its finish event.
 func (r *runner) retime(t Time, gpus []int32) error {
 	for _, g := range gpus {
-		for _, id := range r.onGPU[g] {
-			j := r.job(id)
+		for _, id := range r.share.onGPU[g] {
+			j := r.jobs.at(id)
 			rate := 1.0
 			node := j.placed[0].Node
 			for _, h := range r.slicedGPUs(j) {
@@ -114,7 +114,7 @@ func (r *runner) retime(t Time, gpus []int32) error {
 			}
 			if j.att.finish.Valid() {
 				if r.q.Cancel(j.att.finish) {
-					r.live--
+					r.st.live--
 				}
 			}
 			j.att.finish = r.push(end, event{kind: evFinish, job: id})

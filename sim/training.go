@@ -40,7 +40,7 @@ func (r *runner) stepTime(j *jobState) (*StepRecord, error) {
 	if intraName == "" {
 		intraName = models.DefaultFabricFor(pool.GPUModel)
 	}
-	intra, ok := r.fabrics[intraName]
+	intra, ok := r.sc.fabrics[intraName]
 	if !ok {
 		return nil, fmt.Errorf("pool %s: fabric %q is not in the run's fabrics", pool.Name, intraName)
 	}
@@ -50,7 +50,7 @@ func (r *runner) stepTime(j *jobState) (*StepRecord, error) {
 		if netName == "" {
 			netName = models.DefaultNetwork
 		}
-		net, ok := r.fabrics[netName]
+		net, ok := r.sc.fabrics[netName]
 		if !ok {
 			return nil, fmt.Errorf("pool %s: network fabric %q is not in the run's fabrics", pool.Name, netName)
 		}
