@@ -363,100 +363,117 @@ func (r *runner) readNext() error {
 	return nil
 }
 
+// loop runs the events up to the horizon (engine.Run calls Begin,
+// Dispatch and Settle below).
 func (r *runner) loop() error {
+	return engine.Run[event](r.q, r.cfg.Horizon, r)
+}
+
+// Begin implements engine.Dispatcher: whether the run goes on to the
+// events at t.
+func (r *runner) Begin(t Time) (bool, error) {
 	h := r.cfg.Horizon
-	for {
-		t, ok := r.q.PeekTime()
-		if !ok || (h > 0 && t > h) {
-			break
+	// With no job left, a run with a horizon still goes on to it when
+	// nodes come and go: the nodes a burst launched are scaled down,
+	// consolidated or expired, and billed until then, not to the
+	// horizon. Services run to the horizon too.
+	if r.st.live == 0 && !r.feed.hasNext && len(r.svc.svcs) == 0 && (h == 0 || r.disr.capacity == nil) {
+		return false, nil // only ticks left
+	}
+	if h == 0 && r.drained() {
+		// Every job has finished and none is to come: the run ends
+		// with its last job, whatever nodes are still on their way or
+		// going (they were for jobs that no longer need them).
+		return false, nil
+	}
+	if h == 0 && r.cfg.StallLimit > 0 {
+		if err := r.checkStall(t); err != nil {
+			return false, err
 		}
-		// With no job left, a run with a horizon still goes on to it when
-		// nodes come and go: the nodes a burst launched are scaled down,
-		// consolidated or expired, and billed until then, not to the
-		// horizon. Services run to the horizon too.
-		if r.st.live == 0 && !r.feed.hasNext && len(r.svc.svcs) == 0 && (h == 0 || r.disr.capacity == nil) {
-			break // only ticks left
-		}
-		if h == 0 && r.drained() {
-			// Every job has finished and none is to come: the run ends
-			// with its last job, whatever nodes are still on their way or
-			// going (they were for jobs that no longer need them).
-			break
-		}
-		if h == 0 && r.cfg.StallLimit > 0 {
-			if err := r.checkStall(t); err != nil {
-				return err
-			}
-		}
-		for {
-			t2, ok := r.q.PeekTime()
-			if !ok || t2 != t {
-				break
-			}
-			_, ev, _ := r.q.Pop()
-			if r.svc.vp.on {
-				r.catchUp(t, r.q.Popped())
-				if ev.kind == evScale && ev.sub == scaleWake {
-					r.materialise()
-					continue
-				}
-			}
-			r.st.stats.Events++
-			if ev.live() {
-				r.st.live--
-			}
-			// The run has reached t, whatever the event: one that is not
-			// live (an interruption, a failure) may still stop, fail or
-			// requeue a job and moves the supply ledger to t, so a run
-			// without a horizon ends no earlier.
-			r.st.lastEvent = t
-			r.st.now = t
-			if err := r.handle(t, ev); err != nil {
-				return err
-			}
-			if r.cfg.Progress != nil && r.st.stats.Events%r.cfg.ProgressEvery == 0 {
-				r.cfg.Progress(Progress{Now: t, Submitted: int(r.jobs.njobs) - r.svc.nrep, Finished: r.st.finished, Events: r.st.stats.Events})
-			}
-			if r.svc.chain > 0 {
-				r.syncChain()
-			}
-		}
-		if r.svc.vp.on {
-			r.catchUp(t, math.MaxUint64)
-		}
-		if m := r.cfg.MaxEvents; m > 0 && r.st.stats.Events > m+EventsPerJob*uint64(r.jobs.njobs) {
-			return &BudgetError{Max: m, Events: r.st.stats.Events, Jobs: int64(r.jobs.njobs), Reached: t}
-		}
-		if r.adm != nil && r.adm.dirty {
-			if err := r.admitCycle(t); err != nil {
-				return err
-			}
-		}
-		if r.st.dirty {
-			r.st.stats.Passes++
-			if err := r.sched.Pass(t, r.st.freed, r); err != nil {
-				return invariant(err)
-			}
-			r.st.dirty, r.st.freed = false, false
-			r.armBackoff()
-			if r.sc.preemptOn {
-				if err := r.preemptPass(t); err != nil {
-					return err
-				}
-			}
-			if r.share.canRelayout {
-				if err := r.relayout(t); err != nil {
-					return err
-				}
-			}
-			if r.disr.capacity != nil {
-				r.disr.capacity.AfterPass(t)
-			}
-		}
-		if r.svc.vp.on && (r.st.dirty || (r.adm != nil && r.adm.dirty)) {
-			// A pass is due at the next event, which may be a period.
+	}
+	return true, nil
+}
+
+// Dispatch implements engine.Dispatcher: one event at t.
+func (r *runner) Dispatch(t Time, ev event) error {
+	if r.svc.vp.on {
+		r.catchUp(t, r.q.Popped())
+		if ev.kind == evScale && ev.sub == scaleWake {
 			r.materialise()
+			return nil
 		}
+	}
+	r.st.stats.Events++
+	if ev.live() {
+		r.st.live--
+	}
+	// The run has reached t, whatever the event: one that is not
+	// live (an interruption, a failure) may still stop, fail or
+	// requeue a job and moves the supply ledger to t, so a run
+	// without a horizon ends no earlier.
+	r.st.lastEvent = t
+	r.st.now = t
+	if err := r.handle(t, ev); err != nil {
+		return err
+	}
+	if r.cfg.Progress != nil && r.st.stats.Events%r.cfg.ProgressEvery == 0 {
+		r.cfg.Progress(Progress{Now: t, Submitted: int(r.jobs.njobs) - r.svc.nrep, Finished: r.st.finished, Events: r.st.stats.Events})
+	}
+	if r.svc.chain > 0 {
+		r.syncChain()
+	}
+	return nil
+}
+
+// Settle implements engine.Dispatcher: once the events at t are done,
+// the event budget is checked and admission and a scheduling pass (with
+// preemption, MIG relayouts and the capacity controller after it) run if
+// anything changed.
+func (r *runner) Settle(t Time) error {
+	if r.svc.vp.on {
+		r.catchUp(t, math.MaxUint64)
+	}
+	if m := r.cfg.MaxEvents; m > 0 && r.st.stats.Events > m+EventsPerJob*uint64(r.jobs.njobs) {
+		return &BudgetError{Max: m, Events: r.st.stats.Events, Jobs: int64(r.jobs.njobs), Reached: t}
+	}
+	if r.adm != nil && r.adm.dirty {
+		if err := r.admitCycle(t); err != nil {
+			return err
+		}
+	}
+	if r.st.dirty {
+		if err := r.pass(t); err != nil {
+			return err
+		}
+	}
+	if r.svc.vp.on && (r.st.dirty || (r.adm != nil && r.adm.dirty)) {
+		// A pass is due at the next event, which may be a period.
+		r.materialise()
+	}
+	return nil
+}
+
+// pass runs a scheduling pass at t and what follows one: scheduler
+// preemption, MIG relayouts, the capacity controller.
+func (r *runner) pass(t Time) error {
+	r.st.stats.Passes++
+	if err := r.sched.Pass(t, r.st.freed, r); err != nil {
+		return invariant(err)
+	}
+	r.st.dirty, r.st.freed = false, false
+	r.armBackoff()
+	if r.sc.preemptOn {
+		if err := r.preemptPass(t); err != nil {
+			return err
+		}
+	}
+	if r.share.canRelayout {
+		if err := r.relayout(t); err != nil {
+			return err
+		}
+	}
+	if r.disr.capacity != nil {
+		r.disr.capacity.AfterPass(t)
 	}
 	return nil
 }
