@@ -343,7 +343,7 @@ func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 		if exited {
 			work, writes, lost = x.exit.work, x.exit.writes, x.exit.lost
 		}
-		gpus := r.slicedGPUs(j)
+		gpus := slicedGPUs(r.c, j)
 		if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
 			r.st.live--
 		}

@@ -268,7 +268,7 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 	} else {
 		work, writes, lost = progress(j, t)
 	}
-	gpus := r.slicedGPUs(j)
+	gpus := slicedGPUs(r.c, j)
 	if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
 		r.st.live--
 	}

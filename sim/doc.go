@@ -9,6 +9,18 @@
 // pods go through the same admission, scheduler and preemption, and a
 // scaler event per service period decides how many there are.
 //
+// The event loop is engine.Run; the runner (run.go) is its Dispatcher.
+// The runner's state is grouped by the subsystem that owns it: the job
+// table, the workload feed and the records (jobs.go, records.go); the
+// timeline and job counts (timeline.go); services (servicerun.go); GPU
+// sharing, time-slicing and MIG relayouts (timeslice.go, relayout.go);
+// disruption (disrupt.go); the scheduler's side and its preemption
+// (preempt.go); the admission adapter over sim/admission (admit.go). The
+// job table, feed, timeline and service set work through their own
+// methods; job lifecycle (disruption, checkpoint, deadline), preemption,
+// admission and time-slicing are still methods of the runner, in those
+// files, as they act across the others.
+//
 // Run checks the cluster's books as it goes (every allocation against free
 // capacity, every gang bound whole) and once more at the end (free capacity
 // plus live placements equals capacity on every node); a failure is an

@@ -68,7 +68,7 @@ func (r *runner) finish() (res *Result, err error) {
 		if !j.finished {
 			p := &j.spec.Pod
 			for _, pl := range j.placed {
-				r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), p.MilliCPU, p.MemoryMiB}, end-pl.At, 0, 0)
+				j.book(r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), p.MilliCPU, p.MemoryMiB}, end-pl.At, 0, 0)
 			}
 		}
 		if j.svc != 0 {

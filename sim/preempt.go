@@ -69,7 +69,7 @@ func (a res3) add(b res3) res3 { return res3{a.cpu + b.cpu, a.mem + b.mem, a.gpu
 func (a res3) sub(b res3) res3 { return res3{a.cpu - b.cpu, a.mem - b.mem, a.gpu - b.gpu} }
 
 // heldOn is what job v's pods hold on node n, whole GPUs counted.
-func (r *runner) heldOn(v *jobState, n int32) res3 {
+func heldOn(v *jobState, n int32) res3 {
 	var h res3
 	for _, pl := range v.placed {
 		if pl.Node == n {
@@ -99,7 +99,7 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 			// (victims terminating: kube-scheduler waits for them rather
 			// than preempting more).
 			if v := r.jobs.at(id); chosen[id] || (v.isExiting() && v.spec.Priority < p.spec.Priority) {
-				a = a.add(r.heldOn(v, n))
+				a = a.add(heldOn(v, n))
 			}
 		}
 		return a.sub(used[n])
@@ -129,7 +129,7 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 						continue
 					}
 					cands = append(cands, id)
-					total = total.add(r.heldOn(v, n))
+					total = total.add(heldOn(v, n))
 				}
 				if len(cands) == 0 || !fits(total) {
 					continue
@@ -145,7 +145,7 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 				})
 				vs := &victimSet{node: n, maxPrio: -1 << 40}
 				for _, id := range cands {
-					h := r.heldOn(r.jobs.at(id), n)
+					h := heldOn(r.jobs.at(id), n)
 					if fits(total.sub(h)) {
 						total = total.sub(h)
 						continue

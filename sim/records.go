@@ -156,12 +156,6 @@ func (s *recStore) result() []JobRecord {
 	return out
 }
 
-// plainRun reports whether a finished job is never looked up by index
-// again, so that its record can be built at once and its state dropped.
-func (r *runner) plainRun() bool {
-	return r.disr.capacity == nil && !r.sc.preemptOn && len(r.svc.svcs) == 0 && r.disr.onNode == nil
-}
-
 // record builds the record of workload job j, numbered id among the
 // workload's jobs, from its state (Running and Pending jobs are completed
 // by finish).

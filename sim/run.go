@@ -313,7 +313,9 @@ func newRunner(cfg Config) (*runner, error) {
 	if err := r.initServices(); err != nil {
 		return nil, err
 	}
-	r.jobs.plain = r.plainRun()
+	// A plain run looks up no finished job by index again, so that its
+	// record is built at once and its state dropped.
+	r.jobs.plain = r.disr.capacity == nil && !r.sc.preemptOn && len(r.svc.svcs) == 0 && r.disr.onNode == nil
 	r.jobs.recs.reserve(cfg.JobsHint)
 	return r, nil
 }
@@ -399,7 +401,7 @@ func (r *runner) Dispatch(t Time, ev event) error {
 	if r.svc.vp.on {
 		r.catchUp(t, r.q.Popped())
 		if ev.kind == evScale && ev.sub == scaleWake {
-			r.materialise()
+			r.svc.materialise(r.q)
 			return nil
 		}
 	}
@@ -448,7 +450,7 @@ func (r *runner) Settle(t Time) error {
 	}
 	if r.svc.vp.on && (r.st.dirty || (r.adm != nil && r.adm.dirty)) {
 		// A pass is due at the next event, which may be a period.
-		r.materialise()
+		r.svc.materialise(r.q)
 	}
 	return nil
 }
@@ -724,7 +726,7 @@ func (r *runner) releaseAll(t Time, j *jobState, lost, ckpt Time) error {
 		if err := r.c.Release(t, pl, pod); err != nil {
 			return invariant(err)
 		}
-		r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}, t-pl.At, lost, ckpt)
+		j.book(r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}, t-pl.At, lost, ckpt)
 	}
 	if pb := r.cfg.Planted; pb != nil && pb.DoubleReleaseOnLoss && lost > 0 && len(j.placed) > 0 {
 		if err := r.c.Release(t, j.placed[0], pod); err != nil {
@@ -742,7 +744,7 @@ func (r *runner) releaseAll(t Time, j *jobState, lost, ckpt Time) error {
 // book adds to job j's usage in pool p: resources res held for dt, of
 // which lost and ckpt (capped at dt) were lost to a disruption and spent
 // writing checkpoints.
-func (r *runner) book(j *jobState, p int32, res [3]int64, dt, lost, ckpt Time) {
+func (j *jobState) book(p int32, res [3]int64, dt, lost, ckpt Time) {
 	lost, ckpt = min(lost, dt), min(ckpt, dt)
 	if j.usePool < 0 {
 		j.usePool = p
@@ -804,7 +806,7 @@ func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time
 }
 
 func (r *runner) complete(t Time, j *jobState) error {
-	gpus := r.slicedGPUs(j)
+	gpus := slicedGPUs(r.c, j)
 	left := j.att.plannedEnd - t // work left when not time-sliced
 	if j.sliced {
 		left = Time(math.Round(j.x.slice.work - float64(t-j.x.slice.rated)*j.x.slice.rate))
@@ -941,7 +943,7 @@ func (r *runner) closeBucket(t Time) {
 	if r.tline.frag != nil {
 		r.tline.frag.sample(r.c, r.sc.plug, r.tline.tl.FragMilli)
 	}
-	r.closeServices(t)
+	r.svc.close(t)
 }
 
 // Random streams of a run, from its seed.

@@ -203,7 +203,7 @@ func (r *runner) initServices() error {
 		}
 		s.svc = svc
 		s.cold = c.ImagePull + c.ModelLoad
-		tmpl := r.replicaSpec(c, 0)
+		tmpl := replicaSpec(c, 0)
 		if err := tmpl.Validate(); err != nil {
 			return bad("replica pod: %v", err)
 		}
@@ -219,12 +219,14 @@ func (r *runner) initServices() error {
 	return nil
 }
 
-func (r *runner) replicaSpec(c *ServiceConfig, t Time) cluster.JobSpec {
+// replicaSpec is a replica pod of service c made at t.
+func replicaSpec(c *ServiceConfig, t Time) cluster.JobSpec {
 	return cluster.JobSpec{Name: c.Spec.Name, Queue: c.Queue, Submit: t, Duration: 1, Replicas: 1,
 		Priority: c.Priority, Pod: c.Pod, Constraints: c.Constraints, Flags: c.Flags}
 }
 
-func (r *runner) svcOf(j *jobState) *svcState { return &r.svc.svcs[j.svc-1] }
+// of is the service whose replica pod job j is.
+func (ss *serviceSet) of(j *jobState) *svcState { return &ss.svcs[j.svc-1] }
 
 func (s *svcState) find(id int32) int {
 	for i := range s.pods {
@@ -237,7 +239,7 @@ func (s *svcState) find(id int32) int {
 
 // account advances service s to t with the counts that held since it was
 // last accounted.
-func (r *runner) account(s *svcState, t Time) {
+func (s *svcState) account(t Time) {
 	if t <= s.last {
 		return
 	}
@@ -251,17 +253,17 @@ func (r *runner) account(s *svcState, t Time) {
 // the batch of periods in nextSync, want is it).
 func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
 	s := &r.svc.svcs[k]
-	if !r.lazy(s) {
-		r.account(s, t)
+	if !s.lazy(r.cfg.periodEvents) {
+		s.account(t)
 	}
 	switch {
 	case init:
 		want = s.initial
 	case !decided:
-		want = r.decide(t, s)
+		want = s.decide(t)
 	}
 	if want != len(s.pods) {
-		r.account(s, t)
+		s.account(t)
 	}
 	for len(s.pods) < want {
 		if err := r.createReplica(t, k); err != nil {
@@ -276,7 +278,7 @@ func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
 	if len(s.pods) != want || want < s.min || want > s.max {
 		return &InvariantError{Err: fmt.Errorf("service %s holds %d replica pods after deciding %d (bounds %d..%d)", s.cfg.Spec.Name, len(s.pods), want, s.min, s.max)}
 	}
-	r.nextSync(t, k)
+	r.svc.nextSync(t, k)
 	return nil
 }
 
@@ -285,12 +287,12 @@ func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
 // its scaler's periods too: its scaler reads only the request rate, which
 // the accounting does not change (Config.periodEvents accounts every
 // period, the reference the lazy accounting is tested against).
-func (r *runner) lazy(s *svcState) bool {
-	return !r.cfg.periodEvents && s.svc.RateOnly()
+func (s *svcState) lazy(periodEvents bool) bool {
+	return !periodEvents && s.svc.RateOnly()
 }
 
 // decide is service s's scaler's decision at t, within its bounds.
-func (r *runner) decide(t Time, s *svcState) int {
+func (s *svcState) decide(t Time) int {
 	n := len(s.pods)
 	want := s.scaler.Decide(t, n, s.ready, n-s.ready, s.svc.Observe(t, s.ready))
 	s.decisions++
@@ -299,8 +301,8 @@ func (r *runner) decide(t Time, s *svcState) int {
 
 // nextSync schedules service k's scaler period after the one at t: the
 // run's loop calls syncChain once the event at t is counted.
-func (r *runner) nextSync(t Time, k int) {
-	r.svc.chain, r.svc.chainAt = k+1, t
+func (ss *serviceSet) nextSync(t Time, k int) {
+	ss.chain, ss.chainAt = k+1, t
 }
 
 // syncChain schedules the scaler period that follows the one just done
@@ -340,7 +342,7 @@ func (r *runner) syncChain() {
 	h := r.cfg.Horizon
 	now := r.st.now
 	defer func() { r.st.now = now }()
-	lazy := r.lazy(s)
+	lazy := s.lazy(r.cfg.periodEvents)
 	for {
 		next := t + s.period
 		if next >= h {
@@ -375,9 +377,9 @@ func (r *runner) syncChain() {
 		// The period at next is the run's next event.
 		r.st.now = next
 		if !lazy {
-			r.account(s, next)
+			s.account(next)
 		}
-		if want := r.decide(next, s); want != len(s.pods) {
+		if want := s.decide(next); want != len(s.pods) {
 			r.push(next, event{kind: evScale, sub: scaleDecided, job: int32(k), stamp: uint32(want)})
 			return
 		}
@@ -443,17 +445,17 @@ func (r *runner) catchUp(t Time, seq uint64) {
 
 // materialise ends the deferred stretch: its next period becomes the
 // event it would be, the wake event goes.
-func (r *runner) materialise() {
-	v := &r.svc.vp
+func (ss *serviceSet) materialise(q *engine.Queue[event]) {
+	v := &ss.vp
 	if !v.on {
 		return
 	}
 	v.on = false
-	if s := &r.svc.svcs[v.k]; v.next > v.from {
+	if s := &ss.svcs[v.k]; v.next > v.from {
 		s.svc.SkipPeriods(v.from, v.next-s.period, s.period, v.pods)
 	}
-	r.q.Cancel(v.wake)
-	r.q.PushSeq(v.next, v.seq, event{kind: evScale, sub: scalePeriod, job: int32(v.k)})
+	q.Cancel(v.wake)
+	q.PushSeq(v.next, v.seq, event{kind: evScale, sub: scalePeriod, job: int32(v.k)})
 }
 
 // skipPeriods does service s's periods first, first+period, ..., last,
@@ -500,7 +502,7 @@ func (r *runner) createReplica(t Time, k int) error {
 	}
 	j := r.jobs.add(r.sched)
 	j.svc = int16(k + 1)
-	j.spec = r.replicaSpec(s.cfg, t)
+	j.spec = replicaSpec(s.cfg, t)
 	j.info.FirstReason, j.info.LastReason = -1, -1
 	r.svc.nrep++
 	s.pods = append(s.pods, replica{id: j.info.ID, created: t})
@@ -560,7 +562,7 @@ func (r *runner) deleteReplica(t Time, s *svcState, id int32) error {
 	j := r.jobs.at(id)
 	switch {
 	case j.running:
-		if err := r.endAttempt(t, j, r.slicedGPUs(j), 0, 0); err != nil {
+		if err := r.endAttempt(t, j, slicedGPUs(r.c, j), 0, 0); err != nil {
 			return err
 		}
 		j.sliced = false
@@ -587,8 +589,8 @@ func (r *runner) deleteReplica(t Time, s *svcState, id int32) error {
 // replicaBound starts a replica whose pod was just bound: it serves after
 // its cold start.
 func (r *runner) replicaBound(t Time, j *jobState) error {
-	s := r.svcOf(j)
-	r.account(s, t)
+	s := r.svc.of(j)
+	s.account(t)
 	if j.attempts == 0 {
 		j.start = t
 	}
@@ -606,7 +608,7 @@ func (r *runner) replicaBound(t Time, j *jobState) error {
 	s.boundMilli += j.allocMilli
 	if j.sliced {
 		// Its GPUs' other pods now share with one more.
-		if err := r.retime(t, r.slicedGPUs(j)); err != nil {
+		if err := r.retime(t, slicedGPUs(r.c, j)); err != nil {
 			return err
 		}
 	}
@@ -620,12 +622,12 @@ func (r *runner) replicaBound(t Time, j *jobState) error {
 
 // replicaReady marks a bound replica ready: it serves from t.
 func (r *runner) replicaReady(t Time, j *jobState) {
-	s := r.svcOf(j)
+	s := r.svc.of(j)
 	i := s.find(j.info.ID)
 	if i < 0 || s.pods[i].ready {
 		return
 	}
-	r.account(s, t)
+	s.account(t)
 	s.pods[i].ready = true
 	s.ready++
 	s.coldStarts++
@@ -635,11 +637,11 @@ func (r *runner) replicaReady(t Time, j *jobState) {
 // replicaStopping is called as a bound replica's pod is about to be
 // released (deleted, preempted, lost with its node, evicted).
 func (r *runner) replicaStopping(t Time, j *jobState) {
-	s := r.svcOf(j)
+	s := r.svc.of(j)
 	if r.svc.vp.on && int(j.svc-1) == r.svc.vp.k {
-		r.materialise()
+		r.svc.materialise(r.q)
 	}
-	r.account(s, t)
+	s.account(t)
 	s.boundMilli -= j.allocMilli
 	if i := s.find(j.info.ID); i >= 0 {
 		if s.pods[i].ready {
@@ -654,23 +656,23 @@ func (r *runner) replicaStopping(t Time, j *jobState) {
 // replicaLost ends a replica's pod taken by preemption or a lost node: its
 // ReplicaSet makes a new pod at once, which queues again.
 func (r *runner) replicaLost(t Time, j *jobState, cause capacity.Cause) error {
-	if err := r.endAttempt(t, j, r.slicedGPUs(j), 0, 0); err != nil {
+	if err := r.endAttempt(t, j, slicedGPUs(r.c, j), 0, 0); err != nil {
 		return err
 	}
 	j.sliced = false
 	j.info.Bound = 0
 	if cause != capacity.CausePreemption {
-		r.svcOf(j).disrupted++
+		r.svc.of(j).disrupted++
 	}
 	return r.requeue(t, j)
 }
 
 // closeServices adds each service's timeline point for the bucket ending
 // at t.
-func (r *runner) closeServices(t Time) {
-	for k := range r.svc.svcs {
-		s := &r.svc.svcs[k]
-		r.account(s, t)
+func (ss *serviceSet) close(t Time) {
+	for k := range ss.svcs {
+		s := &ss.svcs[k]
+		s.account(t)
 		w := float64(t - s.markAt)
 		v := s.svc
 		now := svcMark{v.Arrived, v.Served, v.Dropped, v.ReplicaMs, v.ReadyMs, s.gpuMs}
@@ -699,7 +701,7 @@ func (r *runner) serviceResults(end Time, jobs int) ([]ServiceResult, error) {
 	out := make([]ServiceResult, len(r.svc.svcs))
 	for k := range r.svc.svcs {
 		s := &r.svc.svcs[k]
-		r.account(s, end)
+		s.account(end)
 		v := s.svc
 		if d := v.Arrived - v.Served - v.Dropped - v.Backlog(); math.Abs(d) > 1e-6*max(1, v.Arrived) {
 			return nil, &InvariantError{Err: fmt.Errorf("service %s: %g requests arrived, %g served, %g dropped, %g waiting: %g unaccounted for", s.cfg.Spec.Name, v.Arrived, v.Served, v.Dropped, v.Backlog(), d)}

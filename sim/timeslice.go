@@ -18,17 +18,17 @@ import (
 // capacity is OOM-killed at once.
 
 // slicedGPUs lists the time-sliced physical GPUs job j's pods are on.
-func (r *runner) slicedGPUs(j *jobState) []int32 {
+func slicedGPUs(c *cluster.Cluster, j *jobState) []int32 {
 	if !j.sliced {
 		return nil
 	}
 	var out []int32
 	for _, pl := range j.placed {
-		if !r.c.TimeSliced(pl.Node) {
+		if !c.TimeSliced(pl.Node) {
 			continue
 		}
 		for m := pl.GPUs; m != 0; m &= m - 1 {
-			g := r.c.PhysGPU(pl.Node, bits.TrailingZeros64(m))
+			g := c.PhysGPU(pl.Node, bits.TrailingZeros64(m))
 			if !slices.Contains(out, g) {
 				out = append(out, g)
 			}
@@ -39,7 +39,7 @@ func (r *runner) slicedGPUs(j *jobState) []int32 {
 
 // startSliced starts a job whose pods are on time-sliced GPUs.
 func (r *runner) startSliced(t Time, j *jobState) error {
-	gpus := r.slicedGPUs(j)
+	gpus := slicedGPUs(r.c, j)
 	node := j.placed[0].Node
 	for _, g := range gpus {
 		if used, capacity := r.c.GPUMemory(g, node); capacity > 0 && used > capacity {
@@ -98,7 +98,7 @@ func (r *runner) retime(t Time, gpus []int32) error {
 			j := r.jobs.at(id)
 			rate := 1.0
 			node := j.placed[0].Node
-			for _, h := range r.slicedGPUs(j) {
+			for _, h := range slicedGPUs(r.c, j) {
 				rate = min(rate, r.c.SliceRate(node, r.c.Sharers(h)))
 			}
 			x := j.x
