@@ -158,8 +158,7 @@ func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 }
 
 // submit hands an arrived job to admission.
-func (r *runner) submit(t Time, j *jobState) error {
-	a := r.adm
+func (a *admState) submit(t Time, j *jobState) error {
 	a.integrate(t)
 	w := admission.Workload{ID: j.info.ID, Queue: j.spec.Queue, Priority: j.spec.Priority, Created: j.spec.Submit, Requests: a.requests(&j.spec),
 		Constraints: j.spec.Constraints}
@@ -303,7 +302,7 @@ func (r *runner) evict(t Time, j *jobState) error {
 	x := j.ext()
 	x.preempted++
 	if x.notReady {
-		r.podsReady(j)
+		r.adm.podsReady(j, r.st.now, r)
 	}
 	if j.running && r.beginExit(t, j, capacity.CausePreemption, -1, true) {
 		// It writes a last checkpoint in its grace period, its pods on
@@ -380,17 +379,18 @@ func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 	return nil
 }
 
-// admFinish releases a job's quota once it has ended.
-func (r *runner) admFinish(t Time, j *jobState) {
-	if r.adm == nil {
+// finish releases a job's quota once it has ended (a is nil in a run
+// without admission: nothing to release).
+func (a *admState) finish(t Time, j *jobState, ev eventSink) {
+	if a == nil {
 		return
 	}
 	if j.x != nil && j.x.notReady {
-		r.podsReady(j)
+		a.podsReady(j, t, ev)
 	}
-	r.adm.integrate(t)
-	r.adm.ctl.Finish(j.info.ID)
-	r.adm.dirty = true
+	a.integrate(t)
+	a.ctl.Finish(j.info.ID)
+	a.dirty = true
 }
 
 func (j *jobState) awaitingAdmission() bool { return j.awaiting }
@@ -410,14 +410,15 @@ func (a *admState) result(end Time) *AdmissionResult {
 	return res
 }
 
-// podsReady ends a job's wait for its pods (they all run, or it left).
-func (r *runner) podsReady(j *jobState) {
+// podsReady ends a job's wait for its pods at now (they all run, or it
+// left).
+func (a *admState) podsReady(j *jobState, now Time, ev eventSink) {
 	j.x.notReady = false
-	if r.adm.wfpr.BlockAdmission {
-		r.adm.blocking--
+	if a.wfpr.BlockAdmission {
+		a.blocking--
 		// Bound in a pass, after this instant's admission cycle: another
 		// cycle now.
-		r.push(r.st.now, event{kind: evAdmitCycle})
+		ev.push(now, event{kind: evAdmitCycle})
 	}
 }
 
@@ -430,7 +431,7 @@ func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
 		return nil
 	}
 	a := r.adm
-	r.podsReady(j)
+	r.adm.podsReady(j, r.st.now, r)
 	if err := r.unadmit(t, j); err != nil {
 		return err
 	}
@@ -463,18 +464,18 @@ func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
 	return nil
 }
 
-// admitRequeue makes a job evicted by waitForPodsReady pending again.
-func (r *runner) admitRequeue(t Time, j *jobState) {
+// requeue makes a job evicted by waitForPodsReady pending again.
+func (a *admState) requeue(t Time, j *jobState) {
 	if j.finished {
 		return
 	}
 	at := j.x.evictedAt
-	if r.adm.wfpr.RequeueAtCreation {
+	if a.wfpr.RequeueAtCreation {
 		at = j.spec.Submit
 	}
-	r.adm.integrate(t)
-	r.adm.ctl.Requeue(j.info.ID, at)
-	r.adm.dirty = true
+	a.integrate(t)
+	a.ctl.Requeue(j.info.ID, at)
+	a.dirty = true
 }
 
 // durationText writes a duration in ms the way Go does.

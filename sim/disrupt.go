@@ -302,7 +302,7 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 		j.diag = fmt.Sprintf("BackoffLimitExceeded: %d failures (the last a %s) with a backoff limit of %d", x.failures, cause, limit)
 		r.st.finished++
 		r.disr.dstats.failed++
-		r.admFinish(t, j)
+		r.adm.finish(t, j, r)
 		return nil
 	}
 	delay := min(10*Second<<min(x.failures-1, 10), 6*Minute)
@@ -330,7 +330,7 @@ func (r *runner) requeue(t Time, j *jobState) error {
 			j.diag = "DeadlineExceeded: the job was active longer than its activeDeadlineSeconds"
 		}
 		r.st.finished++
-		r.admFinish(t, j)
+		r.adm.finish(t, j, r)
 		return nil
 	}
 	r.tline.addPending(t, j, 1)
@@ -357,7 +357,7 @@ func (r *runner) volcanoEvent(t Time, j *jobState, a cluster.VolcanoAction, podE
 		j.diag = diag
 		r.st.finished++
 		r.disr.dstats.failed++
-		r.admFinish(t, j)
+		r.adm.finish(t, j, r)
 		return nil
 	}
 	switch a {

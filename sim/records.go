@@ -17,7 +17,7 @@ import "gpuplan.dev/gpuplan/sim/cluster"
 // record is built when it finishes, and a chunk of the job table whose
 // jobs are all recorded is dropped: the table then holds the jobs in
 // flight, not every job of the run. Admission runs are plain: the
-// controller forgets a workload when its job finishes (admFinish, before
+// controller forgets a workload when its job finishes (admState.finish, before
 // retire), its decisions name pending and admitted workloads only, and
 // the events it leaves queued for a finished job (a waitForPodsReady
 // timeout, a requeue after one) do nothing to it, so runner.handle drops

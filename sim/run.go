@@ -266,8 +266,8 @@ func newRunner(cfg Config) (*runner, error) {
 		fw:    fw,
 		sched: scheduler.New(fw, cfg.Queue),
 		sc:    schedSide{plug: handle, shapes: map[models.PodShape]int{}, backoffAt: -1},
-		share: gpuSharing{onGPU: make([][]int32, c.PhysGPUs())},
 	}
+	r.share = gpuSharing{c: c, jobs: &r.jobs, onGPU: make([][]int32, c.PhysGPUs())}
 	r.sc.fabrics = cfg.Fabrics
 	if r.sc.fabrics == nil {
 		r.sc.fabrics = models.DefaultFabrics()
@@ -335,6 +335,15 @@ func (r *runner) run() (*Result, error) {
 	}
 	res.Profile = r.fw.Profile().Names()
 	return res, nil
+}
+
+// cancel cancels the event h names, if it is still to come.
+func (r *runner) cancel(h engine.Handle) bool {
+	if r.q.Cancel(h) {
+		r.st.live--
+		return true
+	}
+	return false
 }
 
 func (r *runner) push(at Time, ev event) engine.Handle {
@@ -470,7 +479,9 @@ func (r *runner) pass(t Time) error {
 		}
 	}
 	if r.share.canRelayout {
-		if err := r.relayout(t); err != nil {
+		n, err := r.share.relayout(t, r.sched.WantedMIG(), r)
+		r.st.stats.Relayouts += uint64(n)
+		if err != nil {
 			return err
 		}
 	}
@@ -525,11 +536,9 @@ func (r *runner) handle(t Time, ev event) error {
 	case evTick:
 		return r.tick(t)
 	case evRelayout:
-		op := r.share.relayouts[ev.job]
-		if err := r.c.EndRelayout(t, op.node, op.gpu, op.layout); err != nil {
-			return invariant(err)
+		if err := r.share.endRelayout(t, ev.job); err != nil {
+			return err
 		}
-		delete(r.share.inFlight, op.profile)
 		r.st.dirty, r.st.freed = true, true
 	case evCapacity:
 		return invariant(r.disr.capacity.Handle(t, capacity.Event{Kind: capacity.EventKind(ev.sub), Index: ev.job, Stamp: ev.stamp}))
@@ -540,7 +549,7 @@ func (r *runner) handle(t Time, ev event) error {
 	case evPodsReady:
 		return r.podsReadyTimeout(t, r.jobs.at(ev.job), ev.stamp)
 	case evAdmitRequeue:
-		r.admitRequeue(t, r.jobs.at(ev.job))
+		r.adm.requeue(t, r.jobs.at(ev.job))
 	case evAdmitCycle:
 		r.adm.dirty = true
 	case evBackoff:
@@ -609,7 +618,7 @@ func (r *runner) arrive(t Time) error {
 	} else {
 		r.tline.addPending(t, j, 1)
 		if r.adm != nil {
-			if err := r.submit(t, j); err != nil {
+			if err := r.adm.submit(t, j); err != nil {
 				return err
 			}
 		} else {
@@ -666,7 +675,7 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	// Every pod is bound: the job starts (again, after a disruption).
 	t := r.st.now
 	if j.x != nil && j.x.notReady {
-		r.podsReady(j)
+		r.adm.podsReady(j, r.st.now, r)
 	}
 	if j.svc != 0 {
 		return r.replicaBound(t, j)
@@ -796,9 +805,7 @@ func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time
 		return err
 	}
 	if j.sliced {
-		if err := r.unregister(t, j, gpus); err != nil {
-			return err
-		}
+		r.share.stop(t, j, gpus, r)
 	}
 	r.tline.addRunning(t, j, -1)
 	j.running = false
@@ -835,7 +842,7 @@ func (r *runner) complete(t Time, j *jobState) error {
 		}
 	}
 	r.st.finished++
-	r.admFinish(t, j)
+	r.adm.finish(t, j, r)
 	r.jobs.retire(j, r.adm != nil)
 	return nil
 }
@@ -860,7 +867,7 @@ func (r *runner) expire(t Time, j *jobState) error {
 	}
 	j.end = t
 	r.st.finished++
-	r.admFinish(t, j)
+	r.adm.finish(t, j, r)
 	r.jobs.retire(j, r.adm != nil)
 	r.st.dirty = true // a strict FIFO head may have gone
 	return nil

@@ -512,7 +512,7 @@ func (r *runner) createReplica(t Time, k int) error {
 		}
 	}
 	if r.adm != nil {
-		return r.submit(t, j)
+		return r.adm.submit(t, j)
 	}
 	r.sched.Enqueue(&j.info)
 	r.st.dirty = true
@@ -579,7 +579,7 @@ func (r *runner) deleteReplica(t Time, s *svcState, id int32) error {
 	j.finished = true
 	j.outcome = Deleted
 	j.end = t
-	r.admFinish(t, j)
+	r.adm.finish(t, j, r)
 	if i := s.find(id); i >= 0 {
 		s.pods = slices.Delete(s.pods, i, i+1)
 	}
@@ -608,9 +608,7 @@ func (r *runner) replicaBound(t Time, j *jobState) error {
 	s.boundMilli += j.allocMilli
 	if j.sliced {
 		// Its GPUs' other pods now share with one more.
-		if err := r.retime(t, slicedGPUs(r.c, j)); err != nil {
-			return err
-		}
+		r.share.retime(t, slicedGPUs(r.c, j), r)
 	}
 	if s.cold == 0 {
 		r.replicaReady(t, j)

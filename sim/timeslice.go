@@ -46,16 +46,23 @@ func (r *runner) startSliced(t Time, j *jobState) error {
 			return r.oomKill(t, j, g, used, capacity)
 		}
 	}
-	// The attempt restores its checkpoint first (complete books the
-	// restore as time lost, as it does off time-sliced GPUs), then does
-	// the work left; on time-sliced GPUs it writes no checkpoints.
+	r.share.start(t, j, gpus, r)
+	return nil
+}
+
+// start starts job j on time-sliced GPUs gpus at t: it and their other
+// sharers are re-timed. The attempt restores its checkpoint first
+// (complete books the restore as time lost, as it does off time-sliced
+// GPUs), then does the work left; on time-sliced GPUs it writes no
+// checkpoints.
+func (g *gpuSharing) start(t Time, j *jobState, gpus []int32, ev eventSink) {
 	x := j.ext()
 	x.slice.work = float64(j.restoreTime() + j.spec.Duration - j.savedWork())
 	x.slice.rate, x.slice.rated = 1, t
-	for _, g := range gpus {
-		r.share.onGPU[g] = append(r.share.onGPU[g], j.info.ID)
+	for _, p := range gpus {
+		g.onGPU[p] = append(g.onGPU[p], j.info.ID)
 	}
-	return r.retime(t, gpus)
+	g.retime(t, gpus, ev)
 }
 
 // oomKill ends a job that would overfill a GPU's memory (or, under a
@@ -78,28 +85,29 @@ func (r *runner) oomKill(t Time, j *jobState, g int32, used, capacity int64) err
 	j.outcome = OOMKilled
 	j.diag = fmt.Sprintf("OOM: the pods sharing its time-sliced GPU declare %d MiB of the GPU's %d MiB", used, capacity)
 	r.st.finished++
-	r.admFinish(t, j)
+	r.adm.finish(t, j, r)
 	return nil
 }
 
-// unregister removes a finished job from its GPUs and re-times the rest.
-func (r *runner) unregister(t Time, j *jobState, gpus []int32) error {
-	for _, g := range gpus {
-		r.share.onGPU[g] = slices.DeleteFunc(r.share.onGPU[g], func(id int32) bool { return id == j.info.ID })
+// stop removes a job that stopped from its GPUs and re-times the rest.
+func (g *gpuSharing) stop(t Time, j *jobState, gpus []int32, ev eventSink) {
+	for _, p := range gpus {
+		g.onGPU[p] = slices.DeleteFunc(g.onGPU[p], func(id int32) bool { return id == j.info.ID })
 	}
-	return r.retime(t, gpus)
+	g.retime(t, gpus, ev)
 }
 
 // retime brings every running job on the given GPUs to its new rate and
 // moves its finish event.
-func (r *runner) retime(t Time, gpus []int32) error {
-	for _, g := range gpus {
-		for _, id := range r.share.onGPU[g] {
-			j := r.jobs.at(id)
+func (g *gpuSharing) retime(t Time, gpus []int32, ev eventSink) {
+	c := g.c
+	for _, p := range gpus {
+		for _, id := range g.onGPU[p] {
+			j := g.jobs.at(id)
 			rate := 1.0
 			node := j.placed[0].Node
-			for _, h := range slicedGPUs(r.c, j) {
-				rate = min(rate, r.c.SliceRate(node, r.c.Sharers(h)))
+			for _, h := range slicedGPUs(c, j) {
+				rate = min(rate, c.SliceRate(node, c.Sharers(h)))
 			}
 			x := j.x
 			x.slice.work -= float64(t-x.slice.rated) * x.slice.rate
@@ -113,12 +121,9 @@ func (r *runner) retime(t Time, gpus []int32) error {
 				end = d
 			}
 			if j.att.finish.Valid() {
-				if r.q.Cancel(j.att.finish) {
-					r.st.live--
-				}
+				ev.cancel(j.att.finish)
 			}
-			j.att.finish = r.push(end, event{kind: evFinish, job: id})
+			j.att.finish = ev.push(end, event{kind: evFinish, job: id})
 		}
 	}
-	return nil
 }
