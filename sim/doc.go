@@ -16,10 +16,13 @@
 // sharing, time-slicing and MIG relayouts (timeslice.go, relayout.go);
 // disruption (disrupt.go); the scheduler's side and its preemption
 // (preempt.go); the admission adapter over sim/admission (admit.go). The
-// job table, feed, timeline and service set work through their own
-// methods; job lifecycle (disruption, checkpoint, deadline), preemption,
-// admission and time-slicing are still methods of the runner, in those
-// files, as they act across the others.
+// job table, feed, timeline, service set, GPU sharing (time-slicing's
+// re-timing, MIG relayouts) and the admission adapter's submissions and
+// releases work through their own methods, scheduling events through the
+// small eventSink interface; job lifecycle (disruption, checkpoint,
+// deadline), scheduler preemption, admission's cycle and evictions and
+// the replicas' lifecycle are still methods of the runner, in those
+// files, as each acts across several of the others.
 //
 // Run checks the cluster's books as it goes (every allocation against free
 // capacity, every gang bound whole) and once more at the end (free capacity

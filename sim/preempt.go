@@ -3,6 +3,7 @@ package sim
 import (
 	"slices"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
@@ -23,6 +24,22 @@ import (
 // writes what it computed, its pods on their nodes; the preemptor waits
 // for it rather than preempting others. Pods on
 // time-sliced, MIG or shared GPUs are not preempted for.
+
+// schedSide is the run's side of the scheduler: the pod mix plugins read,
+// the pending backoff pass, preemption, and the fabrics training jobs'
+// step times are modelled on.
+type schedSide struct {
+	plug *scheduler.Handle
+	// shapes counts the pod shapes arrived so far; the handle's mix (for
+	// fragmentation-aware plugins) is refreshed from it as jobs arrive.
+	shapes map[models.PodShape]int
+	// backoffAt is the earliest evBackoff pending (-1: none).
+	backoffAt Time
+	// preemptOn: the scheduler preempts lower-priority jobs for pending
+	// ones (kube-scheduler's DefaultPreemption).
+	preemptOn bool
+	fabrics   map[string]models.Fabric
+}
 
 type victimSet struct {
 	jobs             []int32

@@ -206,22 +206,6 @@ type loopState struct {
 	progressAt   Time
 }
 
-// schedSide is the run's side of the scheduler: the pod mix plugins read,
-// the pending backoff pass, preemption, and the fabrics training jobs'
-// step times are modelled on.
-type schedSide struct {
-	plug *scheduler.Handle
-	// shapes counts the pod shapes arrived so far; the handle's mix (for
-	// fragmentation-aware plugins) is refreshed from it as jobs arrive.
-	shapes map[models.PodShape]int
-	// backoffAt is the earliest evBackoff pending (-1: none).
-	backoffAt Time
-	// preemptOn: the scheduler preempts lower-priority jobs for pending
-	// ones (kube-scheduler's DefaultPreemption).
-	preemptOn bool
-	fabrics   map[string]models.Fabric
-}
-
 // Run simulates cfg and returns its result.
 func Run(cfg Config) (*Result, error) {
 	r, err := newRunner(cfg)
