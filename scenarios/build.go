@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 func tieBreaks() []string {

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 //go:embed default.yaml

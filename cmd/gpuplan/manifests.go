@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"gpuplan.dev/gpuplan/reports/manifests"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/manifests"
 )
 
 func newManifestsCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
