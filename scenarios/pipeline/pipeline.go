@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/traces"
@@ -125,59 +124,16 @@ func (e *InputError) ExitCode() int { return 2 }
 func scenarioName(o *Options) string { return nameOr(o.File, "(the built-in default)") }
 
 // One builds and runs one scenario, checks its invariants and summarises
-// it.
+// it: the summary is the run's result read with the built plan (its
+// pricing rules, names, notes), not with the scenario document.
 func One(sc *scenarios.Scenario, o Options, name string, progress bool) (*Run, error) {
 	built, res, err := simulate(sc, o, name, progress)
 	if err != nil {
 		return nil, err
 	}
 	defer built.Close()
-	assumptions := append([]string{}, built.Assumptions...)
-	if n, ok := built.Config.Workload.(interface{ Notes() []string }); ok {
-		assumptions = append(assumptions, n.Notes()...)
-	}
-	pr, err := pricing(sc, built, res)
-	if err != nil {
-		return nil, err
-	}
-	sum := reports.Summarize(res, reports.Meta{
-		Scenario: sc.Metadata.Name, File: o.File, Description: sc.Metadata.Description,
-		Workload: built.Workload, Assumptions: assumptions, Pricing: pr,
-		Start: sc.Spec.Output.Start(),
-	})
+	sum := reports.Summarize(res, built.Meta(o.File))
 	return &Run{Name: name, Result: res, Summary: sum}, nil
-}
-
-// pricing is what the run's nodes cost and how their prices split: GPU
-// nodes' CPUs and memory at GPU-less instances' rates, the GPUs the rest
-// (pricing.split: opencost keeps OpenCost's base-rate ratio).
-func pricing(sc *scenarios.Scenario, built *scenarios.Built, res *sim.Result) (*reports.Pricing, error) {
-	pr := &reports.Pricing{BaseRates: built.BaseRates, Sources: built.PriceSources}
-	rule, budgets, err := sc.Showback()
-	if err != nil {
-		return nil, err
-	}
-	pr.IdleDistribution, pr.Budgets = rule, budgets
-	opencost, err := sc.OpenCostSplit()
-	if err != nil {
-		return nil, err
-	}
-	if !opencost {
-		rates, err := sc.CPUMemoryRates()
-		if err != nil {
-			return nil, err
-		}
-		pr.CPUMemory = rates
-	}
-	for i, p := range built.Prices {
-		pp := reports.PoolPricing{PerHour: p.PerHour, CapacityType: p.CapacityType, Basis: p.Basis,
-			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures}
-		if p.CapacityType == models.Spot && i < len(res.Pools) {
-			pp.OnDemandPerHour = sc.OnDemandPriceOf(res.Pools[i].Spec.Name, res.Pools[i].Spec.InstanceType)
-		}
-		pr.Pools = append(pr.Pools, pp)
-	}
-	return pr, nil
 }
 
 // simulate builds and runs one scenario and checks its invariants; the
@@ -252,12 +208,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		sc   func() (*scenarios.Scenario, error)
 		wrap string // prefixes the run's error
 	}
-	given := sync.OnceValues(func() (*scenarios.Scenario, error) {
-		if sc.UsesSpot() {
-			prime(sc) // the twin and the curve's runs read it while it runs
-		}
-		return sc, nil
-	})
+	given := func() (*scenarios.Scenario, error) { return sc, nil }
 	jobs := []job{{name: o.Variant, sc: given}}
 	if o.Variant != "" {
 		jobs[0].wrap = "variant " + o.Variant
@@ -265,13 +216,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	variants := o.Variant == "" && !o.NoVariants && len(base.Spec.Variants) > 0
 	if variants {
 		for _, name := range base.VariantNames() {
-			build := sync.OnceValues(func() (*scenarios.Scenario, error) {
-				v, err := base.Variant(name)
-				if err == nil && v.UsesSpot() {
-					prime(v) // its curve's runs read it while it runs
-				}
-				return v, err
-			})
+			build := sync.OnceValues(func() (*scenarios.Scenario, error) { return base.Variant(name) })
 			jobs = append(jobs, job{name: name, sc: build, wrap: "variant " + name})
 		}
 	}
