@@ -1,12 +1,13 @@
 // Package pipeline is the run pipeline every command uses: build a loaded
-// scenario, run it on the engine, check its invariants, price and
-// summarise it, run its what-if variants and its all-on-demand twin, and
-// write the whole run into one output folder that appears whole or not at
-// all.
+// scenario into its plan, run it on the engine, check its invariants,
+// summarise the result with the plan (its prices and pricing rules), run
+// its what-if variants and its all-on-demand twin, assemble the outcome's
+// summary in one place, and write the whole run into one output folder
+// that appears whole or not at all.
 //
-// No caller can skip the invariant checks: Run checks them inside every
-// run and turns a violation into a *BugError (exit status 4) that names
-// the scenario and seed to report.
+// No caller can skip the invariant checks: One (which every run goes
+// through) checks them inside every run and turns a violation into a
+// *BugError (exit status 4) that names the scenario and seed to report.
 package pipeline
 
 import (
@@ -307,35 +308,49 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	for i := range runs {
 		runs[i] = res[i].run
 	}
-	main := runs[0]
-	out := &Outcome{Main: *main, workers: o.Workers}
+	var vs []*Run
 	if variants {
-		main.Summary.Variants = []reports.RunFigures{reports.Figures("(as given)", main.Summary)}
-		for k, name := range base.VariantNames() {
-			vr := runs[1+k]
-			f := reports.Figures(name, vr.Summary)
-			reports.PairWithBase(&f, &main.Summary.Variants[0], vr.Result, main.Result)
-			main.Summary.Variants = append(main.Summary.Variants, f)
-			out.Variants = append(out.Variants, *vr)
-		}
-		out.Main.Summary = main.Summary
+		vs = runs[1 : 1+len(base.Spec.Variants)]
 	}
+	var tw *Run
 	if twin {
-		tw := runs[len(runs)-1]
-		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, tw.Summary, out.Main.Result, tw.Result)
+		tw = runs[len(runs)-1]
 	}
+	var sens []reports.SpotCurve
 	for _, cj := range curves {
 		if !usesSpot(cj.run) {
 			continue
 		}
 		od := res[cj.first].sum
 		if twinned(&cj) {
-			od = runs[len(runs)-1].Summary
+			od = tw.Summary
 		}
-		curve := cj.c.finish(od, runs[cj.run].Summary)
-		out.Main.Summary.SpotSensitivity = append(out.Main.Summary.SpotSensitivity, *curve)
+		sens = append(sens, *cj.c.finish(od, runs[cj.run].Summary))
 	}
-	return out, nil
+	return assemble(runs[0], vs, tw, sens, o.Workers), nil
+}
+
+// assemble is the one place an outcome's summary is put together beyond
+// what reports.Summarize makes of one run and its plan: the variants'
+// figures, each paired with the run as given; the comparison with the
+// all-on-demand twin (nil: none); the spot sensitivity curves.
+func assemble(main *Run, variants []*Run, twin *Run, curves []reports.SpotCurve, workers int) *Outcome {
+	out := &Outcome{Main: *main, workers: workers}
+	sum := out.Main.Summary
+	if len(variants) > 0 {
+		sum.Variants = []reports.RunFigures{reports.Figures("(as given)", sum)}
+		for _, vr := range variants {
+			f := reports.Figures(vr.Name, vr.Summary)
+			reports.PairWithBase(&f, &sum.Variants[0], vr.Result, main.Result)
+			sum.Variants = append(sum.Variants, f)
+			out.Variants = append(out.Variants, *vr)
+		}
+	}
+	if twin != nil {
+		sum.SpotVsOnDemand = reports.CompareSpot(sum, twin.Summary, main.Result, twin.Result)
+	}
+	sum.SpotSensitivity = append(sum.SpotSensitivity, curves...)
+	return out
 }
 
 func boolInt(b bool) int {
