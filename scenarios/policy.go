@@ -25,11 +25,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Policy is an admission policy read from Kubernetes manifests.

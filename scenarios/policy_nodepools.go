@@ -450,14 +450,16 @@ type karpenterOffer struct {
 }
 
 func (s *Scenario) karpenterType(name string) (resources, karpenterOffer, error) {
-	if s.karp == nil {
+	kc := s.karp // read when the scenario loaded (loadKarpenterCatalog)
+	if kc == nil {
+		// A scenario made some other way: read, not kept.
 		c, err := karpenter.AWS()
 		if err != nil {
 			return resources{}, karpenterOffer{}, err
 		}
-		s.karp = c
+		kc = c
 	}
-	t, ok := s.karp.Lookup(name)
+	t, ok := kc.Lookup(name)
 	if !ok || t.OnDemandPerHour <= 0 {
 		return resources{}, karpenterOffer{}, nil
 	}

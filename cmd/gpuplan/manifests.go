@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"gpuplan.dev/gpuplan/reports/manifests"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/manifests"
 )
 
 // manifestsOptions are manifests' flags.

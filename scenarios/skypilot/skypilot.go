@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // MaxTicks bounds a trace's data points (a year at 1-second ticks).

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 const deployment = `apiVersion: apps/v1

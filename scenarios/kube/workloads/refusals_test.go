@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // A Job the API server refuses, accepted before issue 33: a MIG resource

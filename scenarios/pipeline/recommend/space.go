@@ -8,7 +8,7 @@ import (
 
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 var rangeRE = regexp.MustCompile(`^([^.,\[\]]+)\.\.([^/,\[\]]+)(?:/(.+))?$`)

@@ -18,7 +18,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"gpuplan.dev/gpuplan/scenarios"
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // newObject returns an empty typed object for an apiVersion and kind this

@@ -28,10 +28,10 @@ type goldenCase struct {
 
 var goldenCases = []goldenCase{
 	{name: "default"},
-	{name: "gpu-sharing", scenario: "../../scenarios/examples/gpu-sharing.yaml"},
-	{name: "spot-mix", scenario: "../../scenarios/examples/spot-what-if.yaml", variant: "mix-tight"},
+	{name: "gpu-sharing", scenario: "../../examples/gpu-sharing.yaml"},
+	{name: "spot-mix", scenario: "../../examples/spot-what-if.yaml", variant: "mix-tight"},
 	{name: "elastic", scenario: "testdata/scenarios/elastic.yaml"},
-	{name: "volcano", scenario: "../../scenarios/examples/volcano-jobs.yaml", variant: "min-available-4"},
+	{name: "volcano", scenario: "../../examples/volcano-jobs.yaml", variant: "min-available-4"},
 }
 
 func generate(t *testing.T, c goldenCase) []File {
@@ -284,7 +284,7 @@ func TestDecodeIsStrict(t *testing.T) {
 }
 
 func TestGenerateRefusesWhatItCannotRender(t *testing.T) {
-	s, err := scenarios.LoadFile("../../scenarios/examples/openb-replay.yaml")
+	s, err := scenarios.LoadFile("../../examples/openb-replay.yaml")
 	require.NoError(t, err)
 	m, err := s.Cluster()
 	require.NoError(t, err)
