@@ -31,8 +31,10 @@ test:
 # own so the product's dependencies and `make test` stay as they are): each
 # driver prints its generated cases, the share agreeing exactly and each
 # accepted difference with its reason; a difference not accepted fails.
+# The HPA driver is a nested module (it requires k8s.io/kubernetes).
 xcheck:
 	cd validate/xcheck && $(GO) test -count=1 -v ./...
+	cd validate/xcheck/hpa && $(GO) test -count=1 -v ./...
 
 # The scenario composer's longer hunt for broken invariants (make test runs
 # 2,000 compositions): SOAK of compositions, then the findings shrunk (at
