@@ -569,13 +569,7 @@ func (s *Service) KeepBand(replicas, minR, maxR int) (lo, hi float64, ok bool) {
 			}
 			return autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v}
 		}
-		tolUp, tolDown := sp.Tolerance, sp.Tolerance
-		if sp.ScaleUp.Tolerance > 0 {
-			tolUp = sp.ScaleUp.Tolerance
-		}
-		if sp.ScaleDown.Tolerance > 0 {
-			tolDown = sp.ScaleDown.Tolerance
-		}
+		tolUp, tolDown := sp.ScaleUp.ToleranceOr(sp.Tolerance), sp.ScaleDown.ToleranceOr(sp.Tolerance)
 		// The ratio of the metric to its target that keeps the replicas,
 		// shrunk a little so that rounding cannot put an end outside.
 		r := float64(replicas)

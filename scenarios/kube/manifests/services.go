@@ -425,7 +425,7 @@ func rulesOf(r autoscale.Rules) *autoscalingv2.HPAScalingRules {
 		}
 		out.Policies = append(out.Policies, autoscalingv2.HPAScalingPolicy{Type: t, Value: int32(p.Value), PeriodSeconds: int32(p.PeriodMs / 1000)})
 	}
-	if r.Tolerance > 0 {
+	if r.HasTolerance {
 		out.Tolerance = resource.NewMilliQuantity(int64(math.Round(r.Tolerance*1000)), resource.DecimalSI)
 	}
 	return out
@@ -484,8 +484,10 @@ func (g *gen) hpa(v Service, ns string, s services.HPA) (*autoscalingv2.Horizont
 			MinReplicas:    ptr(int32(sp.MinReplicas)),
 			MaxReplicas:    int32(sp.MaxReplicas),
 			Metrics:        []autoscalingv2.MetricSpec{m},
-			Behavior:       behaviorOf(sp.ScaleUp, sp.ScaleDown),
 		},
+	}
+	if !sp.NoBehavior {
+		h.Spec.Behavior = behaviorOf(sp.ScaleUp, sp.ScaleDown)
 	}
 	notes := []string{fmt.Sprintf("The HorizontalPodAutoscaler scales it on %s, target %.4g.", words, target)}
 	def := autoscale.NewHPASpec(1, 1)
