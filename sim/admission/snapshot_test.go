@@ -51,9 +51,9 @@ func build(t *testing.T, qs ...*queueBuilder) *Controller {
 
 // try asks the flavor assigner about a pending workload as things stand.
 func try(c *Controller, id int32) (assignResult, []int) {
-	x := c.wls.get(id)
-	as := make([]int, len(c.cqs[x.cq].Groups))
-	return c.assignment(x, true, as, false), as
+	x := c.queues.wls.get(id)
+	as := make([]int, len(c.snap.cqs[x.cq].Groups))
+	return c.assigner.assignment(x, true, as, false), as
 }
 
 var cmpResult = cmp.AllowUnexported(assignResult{})
@@ -62,12 +62,12 @@ var cmpResult = cmp.AllowUnexported(assignResult{})
 // node's, by name.
 func usage(c *Controller) map[string][]int64 {
 	out := map[string][]int64{}
-	for _, st := range c.cqs {
+	for _, st := range c.snap.cqs {
 		for _, fl := range st.usage[0] {
 			out["queue/"+st.Name] = append(out["queue/"+st.Name], fl...)
 		}
 	}
-	for _, n := range c.nodes {
+	for _, n := range c.snap.nodes {
 		out["node/"+n.name] = append([]int64(nil), n.usage...)
 	}
 	return out
@@ -177,7 +177,7 @@ func TestWhatIfsUndo(t *testing.T) {
 	submit(t, c, 3, "team-b", 3, 0)
 	before := usage(c)
 
-	a := c.simulateAdd(c.wls.get(3), []int{0})
+	a := c.snap.simulateAdd(c.queues.wls.get(3), []int{0})
 	if got := usage(c); got["node/org"][0] != 6 || got["queue/team-b"][0] != 3 {
 		t.Errorf("with team-b's 3 added: cohort %d, team-b %d; want 6 and 3", got["node/org"][0], got["queue/team-b"][0])
 	}
@@ -186,7 +186,7 @@ func TestWhatIfsUndo(t *testing.T) {
 		t.Errorf("after simulateAdd's undo (-want +got):\n%s", d)
 	}
 
-	r := c.simulateRemoval(c.wls.get(1))
+	r := c.snap.simulateRemoval(c.queues.wls.get(1))
 	if got := usage(c)["queue/team-a"][0]; got != 2 {
 		t.Errorf("team-a without its 1-GPU workload uses %d, want 2", got)
 	}
@@ -195,7 +195,7 @@ func TestWhatIfsUndo(t *testing.T) {
 		t.Errorf("after simulateRemoval's undo (-want +got):\n%s", d)
 	}
 
-	e := c.simulateEviction([]*wl{c.wls.get(1), c.wls.get(2)})
+	e := c.snap.simulateEviction([]*wl{c.queues.wls.get(1), c.queues.wls.get(2)})
 	if c.Admitted(1) || c.Admitted(2) {
 		t.Error("evicted workloads still admitted during the what-if")
 	}
@@ -221,14 +221,14 @@ func TestFillBack(t *testing.T) {
 	cycle(c)
 	before := usage(c)
 	submit(t, c, 5, "q", 6, 0)
-	x := c.wls.get(5)
-	fits := func() bool { return c.fitsIn(x, 0, 0, false) }
-	r := removal{c: c}
+	x := c.queues.wls.get(5)
+	fits := func() bool { return c.snap.fitsIn(x, 0, 0, false) }
+	r := removal{s: &c.snap}
 	for _, id := range []int32{1, 2, 3} {
 		if fits() {
 			t.Fatalf("fits before workload %d is removed", id)
 		}
-		r.remove(c.wls.get(id))
+		r.remove(c.queues.wls.get(id))
 	}
 	if !fits() {
 		t.Fatal("does not fit with 7 GPUs free")
