@@ -248,3 +248,62 @@ func TestFillBack(t *testing.T) {
 		t.Errorf("after the removal's undo (-want +got):\n%s", d)
 	}
 }
+
+// The preemptor picks the fewest newest lower-priority workloads that make
+// room, and leaves them released: queue q (4 GPUs, withinClusterQueue
+// LowerPriority) runs workloads 1, 2 and 3 of 1, 2 and 1 GPUs at priority
+// 0 (admitted in that order). A 2-GPU workload at priority 5 finds no
+// room. Candidates newest first: 3 (1 GPU: 1 free, short), then 2 (3
+// free: fits); putting 3 back leaves 2 free, enough: the target is 2
+// alone, and x's assignment is the queue's one flavor.
+func TestPreemptorTargets(t *testing.T) {
+	c := build(t, queue("q").flavor("gpu", 4, NoLimit, NoLimit).within(LowerPriority))
+	for i, g := range []int64{1, 2, 1} {
+		submit(t, c, int32(i+1), "q", g, 0)
+	}
+	cycle(c)
+	submit(t, c, 4, "q", 2, 5)
+	x := c.queues.wls.get(4)
+	if got, _ := try(c, 4); got.outcome != noFit {
+		t.Fatalf("outcome before preemption %v, want NoFit", got.outcome)
+	}
+	if !c.preemptor.canPreempt(x, 0, 0) {
+		t.Fatal("canPreempt: false, want true")
+	}
+	if d := cmp.Diff([]int64{4}, usage(c)["queue/q"]); d != "" {
+		t.Fatalf("canPreempt changed the usage (-want +got):\n%s", d)
+	}
+	targets, assign := c.preemptor.preempt(x, 0)
+	var ids []int32
+	for _, t := range targets {
+		ids = append(ids, t.ID)
+	}
+	if d := cmp.Diff([]int32{2}, ids); d != "" {
+		t.Errorf("targets (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]int{0}, assign); d != "" {
+		t.Errorf("assignment (-want +got):\n%s", d)
+	}
+	if c.Admitted(2) || !c.Admitted(1) || !c.Admitted(3) {
+		t.Errorf("admitted after preempt: 1 %v, 2 %v, 3 %v; want true, false, true", c.Admitted(1), c.Admitted(2), c.Admitted(3))
+	}
+	if u := usage(c)["queue/q"][0]; u != 2 {
+		t.Errorf("usage with 2 released: %d, want 4-2 = 2", u)
+	}
+}
+
+// No lower-priority workload may go: an equal-priority preemptor gets no
+// targets and the snapshot is left as it was.
+func TestPreemptorNothingToTake(t *testing.T) {
+	c := build(t, queue("q").flavor("gpu", 4, NoLimit, NoLimit).within(LowerPriority))
+	submit(t, c, 1, "q", 4, 0)
+	cycle(c)
+	submit(t, c, 2, "q", 2, 0)
+	before := usage(c)
+	if targets, assign := c.preemptor.preempt(c.queues.wls.get(2), 0); targets != nil || assign != nil {
+		t.Errorf("preempt: %v, %v; want nothing", targets, assign)
+	}
+	if d := cmp.Diff(before, usage(c)); d != "" {
+		t.Errorf("usage changed (-want +got):\n%s", d)
+	}
+}
