@@ -126,7 +126,7 @@ func (r *runner) finish() (res *Result, err error) {
 	res.Stats.JobsFailed = r.disr.dstats.failed
 	res.Stats.Attempts = r.sched.Attempts
 	res.Stats.Skipped = r.sched.Skipped
-	if res.Services, err = r.serviceResults(end, int(r.jobs.recs.n)); err != nil {
+	if res.Services, err = r.svc.results(end, int(r.jobs.recs.n)); err != nil {
 		return nil, err
 	}
 	r.jobs.release()

@@ -294,7 +294,7 @@ func newRunner(cfg Config) (*runner, error) {
 			return nil, err
 		}
 	}
-	if err := r.initServices(); err != nil {
+	if err := r.svc.init(&r.cfg, r, r.q, &r.jobs, r.fw, r.adm); err != nil {
 		return nil, err
 	}
 	// A plain run looks up no finished job by index again, so that its
@@ -392,9 +392,9 @@ func (r *runner) Begin(t Time) (bool, error) {
 // Dispatch implements engine.Dispatcher: one event at t.
 func (r *runner) Dispatch(t Time, ev event) error {
 	if r.svc.vp.on {
-		r.catchUp(t, r.q.Popped())
+		r.svc.catchUp(t, r.q.Popped())
 		if ev.kind == evScale && ev.sub == scaleWake {
-			r.svc.materialise(r.q)
+			r.svc.materialise()
 			return nil
 		}
 	}
@@ -415,7 +415,7 @@ func (r *runner) Dispatch(t Time, ev event) error {
 		r.cfg.Progress(Progress{Now: t, Submitted: int(r.jobs.njobs) - r.svc.nrep, Finished: r.st.finished, Events: r.st.stats.Events})
 	}
 	if r.svc.chain > 0 {
-		r.syncChain()
+		r.svc.syncChain()
 	}
 	return nil
 }
@@ -426,7 +426,7 @@ func (r *runner) Dispatch(t Time, ev event) error {
 // anything changed.
 func (r *runner) Settle(t Time) error {
 	if r.svc.vp.on {
-		r.catchUp(t, math.MaxUint64)
+		r.svc.catchUp(t, math.MaxUint64)
 	}
 	if m := r.cfg.MaxEvents; m > 0 && r.st.stats.Events > m+EventsPerJob*uint64(r.jobs.njobs) {
 		return &BudgetError{Max: m, Events: r.st.stats.Events, Jobs: int64(r.jobs.njobs), Reached: t}
@@ -441,12 +441,16 @@ func (r *runner) Settle(t Time) error {
 			return err
 		}
 	}
-	if r.svc.vp.on && (r.st.dirty || (r.adm != nil && r.adm.dirty)) {
+	if r.svc.vp.on && r.passDue() {
 		// A pass is due at the next event, which may be a period.
-		r.svc.materialise(r.q)
+		r.svc.materialise()
 	}
 	return nil
 }
+
+// passDue implements serviceHost: a scheduling pass or an admission
+// cycle is due at the end of this instant.
+func (r *runner) passDue() bool { return r.st.dirty || (r.adm != nil && r.adm.dirty) }
 
 // pass runs a scheduling pass at t and what follows one: scheduler
 // preemption, MIG relayouts, the capacity controller.
@@ -542,11 +546,11 @@ func (r *runner) handle(t Time, ev event) error {
 		}
 		r.st.dirty = true
 	case evScale:
-		return r.scale(t, int(ev.job), ev.sub == scaleStart, ev.sub == scaleDecided, int(ev.stamp))
+		return r.svc.scale(t, int(ev.job), ev.sub == scaleStart, ev.sub == scaleDecided, int(ev.stamp))
 	case evReady:
 		j := r.jobs.at(ev.job)
 		if !j.finished && j.running && j.attempts == ev.stamp {
-			r.replicaReady(t, j)
+			r.svc.replicaReady(t, j)
 		}
 	case evExit:
 		j := r.jobs.at(ev.job)
@@ -662,7 +666,7 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 		r.adm.podsReady(j, r.st.now, r)
 	}
 	if j.svc != 0 {
-		return r.replicaBound(t, j)
+		return r.svc.replicaBound(t, j)
 	}
 	r.tline.started(t)
 	if j.attempts == 0 {
@@ -783,7 +787,7 @@ func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time
 		x.ckptMs += writes
 	}
 	if j.svc != 0 {
-		r.replicaStopping(t, j)
+		r.svc.replicaStopping(t, j)
 	}
 	if err := r.releaseAll(t, j, lost, writes); err != nil {
 		return err
