@@ -547,7 +547,7 @@ func (r *runner) newPod(t Time, k int, spec cluster.JobSpec) (*jobState, error) 
 	j.spec = spec
 	j.info.FirstReason, j.info.LastReason = -1, -1
 	if r.sc.plug.NeedsMix {
-		if err := r.countShape(&j.spec); err != nil {
+		if err := r.sc.countShape(&j.spec, r.jobs.njobs); err != nil {
 			return j, err
 		}
 	}
