@@ -276,3 +276,77 @@ func checkRun(t *testing.T, r row, res *sim.Result) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// runScenario writes files into a folder and runs the scenario body
+// there.
+func runScenario(t *testing.T, files map[string]string, body string) *sim.Result {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+	s, err := scenarios.Parse(filepath.Join(dir, "s.yaml"), dir, []byte(body))
+	require.NoError(t, err)
+	b, err := s.Build(scenarios.Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	res, err := sim.Run(b.Config)
+	require.NoError(t, err)
+	return res
+}
+
+func readSeed(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// The AKS guide's Kueue file (s2-10): LocalQueue gpu-queue in team-a and
+// in team-b, each pointing at its team's ClusterQueue (team-a 4 GPUs,
+// team-b 2), with its ClusterQueues given the coveredResources Kueue
+// requires. Its Job (2 pods of 1 GPU, in team-a) twice, and the same Job
+// in team-b twice, on eight T4 nodes (room for all four at once): team-a's
+// two fit its 4 GPUs and run 0-1 h; team-b's quota holds one, so the
+// second waits for it and runs 1-2 h. Each job is in its own namespace's
+// gpu-queue.
+func TestAKSKueueTeamsEachToTheirOwnGPUQueue(t *testing.T) {
+	kueue := strings.ReplaceAll(readSeed(t, "s2-10-kueue-two-teams-and-job.yaml"),
+		"  resourceGroups:\n  - flavors:", "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:")
+	policy, jobA, ok := strings.Cut(kueue, "---\napiVersion: batch/v1\n")
+	require.True(t, ok)
+	jobA = "apiVersion: batch/v1\n" + jobA
+	jobB := strings.ReplaceAll(strings.ReplaceAll(jobA, "namespace: team-a", "namespace: team-b"), "team-a-two-gpu-training", "team-b-two-gpu-training")
+	res := runScenario(t, map[string]string{"kueue.yaml": policy, "team-a.yaml": jobA, "team-b.yaml": jobB}, `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: teams}
+spec:
+  cluster:
+    pools:
+    - {name: gpunp, count: 8, gpuModel: T4, gpusPerNode: 1, cpu: "4", memory: 28Gi,
+       labels: {accelerator: nvidia, workload: training}, taints: [{key: sku, value: gpu, effect: NoSchedule}]}
+  policy:
+    manifests: [kueue.yaml]
+  workload:
+    manifests:
+    - {path: team-a.yaml, count: 2, duration: {distribution: constant, value: 1h}}
+    - {path: team-b.yaml, count: 2, duration: {distribution: constant, value: 1h}}
+`)
+	type run struct {
+		name, queue string
+		start, end  int64
+	}
+	var got []run
+	for _, j := range res.Jobs {
+		got = append(got, run{j.Name, j.Queue, j.Start, j.End})
+	}
+	sort.Slice(got, func(a, b int) bool { return got[a].name < got[b].name })
+	const hour = 3_600_000
+	require.Equal(t, []run{
+		{"team-a-two-gpu-training-0", "team-a/gpu-queue", 0, hour},
+		{"team-a-two-gpu-training-1", "team-a/gpu-queue", 0, hour},
+		{"team-b-two-gpu-training-0", "team-b/gpu-queue", 0, hour},
+		{"team-b-two-gpu-training-1", "team-b/gpu-queue", hour, 2 * hour},
+	}, got)
+}
+

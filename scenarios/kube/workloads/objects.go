@@ -42,6 +42,8 @@ type Object struct {
 	Line int
 	Kind string
 	Name string
+	// Namespace is metadata.namespace ("" when the manifest gives none).
+	Namespace string
 	// Queue is the kueue.x-k8s.io/queue-name label (or a Volcano Job's
 	// spec.queue, a Kubeflow job's schedulingPolicy.queue).
 	Queue string
@@ -184,8 +186,12 @@ func objName(m metav1.ObjectMeta) string {
 	return "unnamed"
 }
 
-// readMeta takes the queue and priority labels of the object's metadata.
+// readMeta takes the namespace and the queue and priority labels of the
+// object's metadata.
 func (o *Object) readMeta(m metav1.ObjectMeta) {
+	if o.Namespace == "" {
+		o.Namespace = m.Namespace
+	}
 	if q := m.Labels[LabelQueue]; q != "" {
 		o.Queue = q
 	}

@@ -121,6 +121,10 @@ type Entry struct {
 	// Queue is the queue of objects without one (default: the entry's
 	// name).
 	Queue string
+	// SharedQueues are the LocalQueue names the admission policy defines
+	// in more than one namespace: an object's queue of such a name is
+	// "namespace/name" (Kueue looks a job's queue up in its namespace).
+	SharedQueues map[string]bool
 	// Recovery is the scenario's recovery, which objects' own settings
 	// refine.
 	Recovery *cluster.Recovery
@@ -360,6 +364,9 @@ func (s *Source) fire(st *stream) {
 			d = max(1, int64(math.Round(st.e.Duration.Sample(s.opts.Rng))))
 		}
 		queue := o.Queue
+		if queue != "" && o.Namespace != "" && st.e.SharedQueues[queue] {
+			queue = o.Namespace + "/" + queue
+		}
 		if queue == "" {
 			queue = st.e.Queue
 		}
