@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,6 +58,21 @@ const (
 	a100Tainted = `    - {name: a100, count: 4, gpuModel: A100-80GB, gpusPerNode: 8, cpu: "96", memory: 1152Gi,
        labels: {accelerator: nvidia-a100-80gb}, taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
 `
+	// The first article's basic Pod's nodes (s0-01 selects
+	// accelerator=nvidia-a100 and tolerates nvidia.com/gpu).
+	a100Basic = `    - {name: a100, count: 1, gpuModel: A100-80GB, gpusPerNode: 8, cpu: "96", memory: 1152Gi,
+       labels: {accelerator: nvidia-a100}, taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
+`
+	// One GPU time-sliced 4 ways, as the first article's ConfigMap (s0-04)
+	// sets it.
+	timeSliced = `    - {name: shared, count: 1, gpuModel: A100-80GB, gpusPerNode: 1, cpu: "12", memory: 110Gi,
+       sharing: {timeSlicing: {replicas: 4}}}
+`
+	// One A100 80GB as seven 1g.10gb instances (the first article's
+	// nvidia-smi commands, mixed strategy), untainted.
+	migPlain = `    - {name: a100mig, count: 1, gpuModel: A100-80GB, gpusPerNode: 1, cpu: "12", memory: 110Gi,
+       sharing: {mig: {strategy: mixed, layout: all-1g.10gb}}}
+`
 	// A plain pool of CPU nodes for the CPU-only Jobs.
 	cpuNodes = `    - {name: cpu, count: 2, cpu: "16", memory: 64Gi}
 `
@@ -77,9 +93,8 @@ type row struct {
 }
 
 var table = []row{
-	{file: "s0-01-pod-gpu-basic.yaml", slot: slotWorkload, outcome: refused,
-		want: []string{"s0-01-pod-gpu-basic.yaml: no workload in the file"},
-		what: "a bare Pod is not read as a workload"},
+	{file: "s0-01-pod-gpu-basic.yaml", slot: slotWorkload, outcome: runs, pools: a100Basic, jobs: 1, gpus: 1,
+		what: "the Pod (1 GPU, 4 CPUs, 16Gi) runs on the A100 nodes it selects, tolerating their taint"},
 	{file: "s0-02-pytorchjob-llm-finetuning.yaml", slot: slotWorkload, outcome: waits, pools: a100Tainted, jobs: 1, gpus: 32,
 		want: []string{"llm-finetuning-job-0", "untolerated taint"},
 		what: "one gang of 4 pods x 8 GPUs (Master and 3 Workers); the Worker template lacks the Master's toleration, so on the article's tainted nodes the whole gang waits (warning: the templates differ in placement)"},
@@ -88,12 +103,10 @@ var table = []row{
 		what: "refused: nodeClassRef.apiVersion is not a field of karpenter.sh/v1 (it wants group)"},
 	{file: "s0-04-time-slicing-configmap.yaml", slot: slotNone, outcome: notAnInput,
 		what: "the device plugin's time-slicing config: give cluster.pools[].sharing.timeSlicing.replicas: 4"},
-	{file: "s0-05-pod-inference-small-timesliced.yaml", slot: slotWorkload, outcome: refused,
-		want: []string{"s0-05-pod-inference-small-timesliced.yaml: no workload in the file"},
-		what: "a bare Pod is not read as a workload"},
-	{file: "s0-06-pod-inference-mig.yaml", slot: slotWorkload, outcome: refused,
-		want: []string{"s0-06-pod-inference-mig.yaml: no workload in the file"},
-		what: "a bare Pod is not read as a workload"},
+	{file: "s0-05-pod-inference-small-timesliced.yaml", slot: slotWorkload, outcome: runs, pools: timeSliced, jobs: 1, gpus: 1,
+		what: "the Pod runs on one of 4 time-slicing replicas of a GPU (a quarter of it in the ledger; 4 such pods share it, each at a quarter of the speed)"},
+	{file: "s0-06-pod-inference-mig.yaml", slot: slotWorkload, outcome: runs, pools: migPlain, jobs: 1, gpus: 1,
+		what: "the Pod runs on a 1g.10gb MIG instance (mixed strategy)"},
 	{file: "s0-07-torchserve-deployment-configmap-scaledobject.yaml", slot: slotService, outcome: loads,
 		what: "the Deployment's replica pod (1 GPU) and 3 replicas; the ScaledObject in the autoscaler slot"},
 	{file: "s0-07-torchserve-deployment-configmap-scaledobject.yaml", slot: slotAutoscaler, outcome: loads,
@@ -112,9 +125,8 @@ var table = []row{
 		what: "Helm values: mig.strategy single is cluster.pools[].sharing.mig.strategy"},
 	{file: "s2-01-pvc-job-checkpointed-batch.yaml", slot: slotWorkload, outcome: runs, pools: cpuNodes, jobs: 1,
 		what: "the Job runs (CPU only); the PVC is skipped"},
-	{file: "s2-02-pod-gpu-training.yaml", slot: slotWorkload, outcome: refused,
-		want: []string{"s2-02-pod-gpu-training.yaml: no workload in the file"},
-		what: "a bare Pod is not read as a workload"},
+	{file: "s2-02-pod-gpu-training.yaml", slot: slotWorkload, outcome: runs, pools: aksT4, jobs: 1, gpus: 1,
+		what: "the Pod runs on the T4 pool"},
 	{file: "s2-03-daemonset-nvidia-device-plugin.yaml", slot: slotNone, outcome: notAnInput,
 		what: "the device plugin itself: gpuplan's nodes advertise nvidia.com/gpu as if it runs"},
 	{file: "s2-04-mig-parted-configmap-job-mig-trial.yaml", slot: slotWorkload, outcome: runs, pools: aksMIG, jobs: 1, gpus: 1,
@@ -387,5 +399,40 @@ func TestFirstArticlePyTorchJobIsOneGang(t *testing.T) {
 				require.Zero(t, j.PodsBound, "no pod of a waiting gang is bound")
 			}
 		})
+	}
+}
+
+// The tutorials' first Pods as a workload, several at once: the
+// time-sliced one (s0-05) four times on one GPU shared 4 ways: all four
+// start at once, each on a replica, and share the GPU's compute, so 1 h
+// of work takes each 4 h; the MIG one (s0-06) eight times on one A100 of
+// seven 1g.10gb instances: seven run 0-1 h, the eighth waits for an
+// instance and runs 1-2 h.
+func TestTutorialPodsShareAGPU(t *testing.T) {
+	const hour = 3_600_000
+	scenario := func(pools, file string, n int) string {
+		return "apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nmetadata: {name: pods}\nspec:\n  cluster:\n    pools:\n" + pools +
+			"  workload:\n    manifests:\n    - {path: " + file + ", count: " + strconv.Itoa(n) + ", duration: {distribution: constant, value: 1h}}\n"
+	}
+	ends := func(res *sim.Result) (out [][2]int64) {
+		for _, j := range res.Jobs {
+			out = append(out, [2]int64{j.Start, j.End})
+		}
+		sort.Slice(out, func(a, b int) bool { return out[a][0] < out[b][0] || out[a][0] == out[b][0] && out[a][1] < out[b][1] })
+		return out
+	}
+	ts := "s0-05-pod-inference-small-timesliced.yaml"
+	res := runScenario(t, map[string]string{ts: readSeed(t, ts)}, scenario(timeSliced, ts, 4))
+	require.Equal(t, [][2]int64{{0, 4 * hour}, {0, 4 * hour}, {0, 4 * hour}, {0, 4 * hour}}, ends(res))
+	mig := "s0-06-pod-inference-mig.yaml"
+	res = runScenario(t, map[string]string{mig: readSeed(t, mig)}, scenario(migPlain, mig, 8))
+	want := [][2]int64{}
+	for range 7 {
+		want = append(want, [2]int64{0, hour})
+	}
+	want = append(want, [2]int64{hour, 2 * hour})
+	require.Equal(t, want, ends(res))
+	for _, j := range res.Jobs {
+		require.Equal(t, "1g.10gb", j.Pod.MIG)
 	}
 }
