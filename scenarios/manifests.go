@@ -188,11 +188,16 @@ func (s *Scenario) manifestSource(seed uint64, horizon int64, policyFiles ...str
 	var notes []string
 	var prio map[string]int32
 	var never map[string]bool
+	var shared map[string]bool
 	for i := range s.Spec.Workload.Manifests {
 		e, n, err := s.manifestEntry(i, seed)
 		if err != nil {
 			return nil, nil, err
 		}
+		if shared == nil && namespacedQueues(e.Objects) {
+			shared = s.sharedLocalQueues(policyFiles)
+		}
+		e.SharedQueues = shared
 		notes = append(notes, n...)
 		for k, o := range e.Objects {
 			if o.PriorityClass == "" {
@@ -228,6 +233,36 @@ func (s *Scenario) manifestSource(seed uint64, horizon int64, policyFiles ...str
 	}
 	// The source's own notes reach the run through its Notes method.
 	return src, notes, nil
+}
+
+// namespacedQueues says whether an object gives both a namespace and a
+// queue.
+func namespacedQueues(objs []workloads.Object) bool {
+	for _, o := range objs {
+		if o.Namespace != "" && o.Queue != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedLocalQueues are the LocalQueue names the policy (files, else
+// spec.policy's manifests) defines in several namespaces. A policy that
+// does not load gives none here: the policy step reports its error.
+func (s *Scenario) sharedLocalQueues(files []string) map[string]bool {
+	if files == nil && s.Spec.Policy != nil {
+		for _, m := range s.Spec.Policy.Manifests {
+			files = append(files, s.path(m))
+		}
+	}
+	if len(files) == 0 {
+		return map[string]bool{}
+	}
+	pol, err := LoadPolicy(files)
+	if err != nil {
+		return map[string]bool{}
+	}
+	return pol.SharedLocalQueueNames()
 }
 
 // priorityClasses reads the values of the policy's priority classes.

@@ -40,7 +40,10 @@ type Policy struct {
 	PriorityClasses map[string]int32
 	// PreemptNever names the PriorityClasses with preemptionPolicy Never.
 	PreemptNever map[string]bool
-	// LocalQueueNamespaces gives each LocalQueue's namespace, by name.
+	// LocalQueueNamespaces gives each LocalQueue's namespace, by its name
+	// in Spec.LocalQueues: the LocalQueue's own name, or
+	// "namespace/name" for a name defined in several namespaces (Kueue
+	// keys LocalQueues by namespace and name; see LocalQueueName).
 	LocalQueueNamespaces map[string]string
 	// WorkloadPriorityClasses names the PriorityClasses read that are
 	// Kueue WorkloadPriorityClasses.
@@ -58,7 +61,10 @@ type Policy struct {
 	NodePools   []NodePoolSpec
 	StaticPools []PoolSpec
 	NodeClasses []string
-	karp        *karpenter.Catalog
+	// lqNamespaces is each LocalQueue's namespace, in Spec.LocalQueues'
+	// order.
+	lqNamespaces []string
+	karp         *karpenter.Catalog
 	// Volcano are the Volcano Queues read; they become ClusterQueues once
 	// the cluster's size is known (VolcanoSpec).
 	Volcano []VolcanoQueue
@@ -417,7 +423,50 @@ func (p *Policy) read(docs []policyDoc) error {
 	if err := p.cohortTree(); err != nil {
 		return err
 	}
+	p.qualifyLocalQueues()
 	return p.check()
+}
+
+// qualifyLocalQueues names the LocalQueues whose name is defined in more
+// than one namespace "namespace/name" (the key a job of that namespace
+// reaches them by); a name defined once keeps its bare name.
+func (p *Policy) qualifyLocalQueues() {
+	count := map[string]int{}
+	for _, l := range p.Spec.LocalQueues {
+		count[l.Name]++
+	}
+	for i := range p.Spec.LocalQueues {
+		l := &p.Spec.LocalQueues[i]
+		if count[l.Name] < 2 || i >= len(p.lqNamespaces) {
+			continue
+		}
+		ns := p.lqNamespaces[i]
+		delete(p.LocalQueueNamespaces, l.Name)
+		l.Name = ns + "/" + l.Name
+		p.LocalQueueNamespaces[l.Name] = ns
+	}
+}
+
+// SharedLocalQueueNames are the LocalQueue names the policy defines in
+// more than one namespace: a job's queue of such a name is
+// "namespace/name" in the run.
+func (p *Policy) SharedLocalQueueNames() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range p.Spec.LocalQueues {
+		if _, name, ok := strings.Cut(l.Name, "/"); ok {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// LocalQueueName is the Kubernetes name of a LocalQueue of the run (its
+// Spec.LocalQueues name without the namespace a shared name carries).
+func LocalQueueName(key string) string {
+	if _, name, ok := strings.Cut(key, "/"); ok {
+		return name
+	}
+	return key
 }
 
 func (p *Policy) readDocs(docs []policyDoc) error {
@@ -440,7 +489,9 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if err := d.strict(&lq); err != nil {
 				return err
 			}
-			if err := p.define(d, lq.Name); err != nil {
+			// A LocalQueue is namespaced: one name may be defined in
+			// several namespaces (each team's gpu-queue).
+			if err := p.define(d, lq.Namespace+"/"+lq.Name); err != nil {
 				return err
 			}
 			p.lqDocs = append(p.lqDocs, d)
@@ -448,6 +499,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 				p.notModelled(d, lq.Name, "spec.stopPolicy or spec.fairSharing")
 			}
 			p.Spec.LocalQueues = append(p.Spec.LocalQueues, admission.LocalQueue{Name: lq.Name, ClusterQueue: string(lq.Spec.ClusterQueue)})
+			p.lqNamespaces = append(p.lqNamespaces, lq.Namespace)
 			p.LocalQueueNamespaces[lq.Name] = lq.Namespace
 		case (api == kueueV1beta2 || api == kueueV1beta1 || api == kueueV1alpha1) && kind == "Cohort":
 			var c kueue.Cohort

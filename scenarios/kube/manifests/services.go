@@ -268,12 +268,14 @@ func (g *gen) service(v Service) ([]File, error) {
 		lq = cfg.Queue
 		if lq == "" {
 			var err error
-			if lq, _, err = g.localQueue(scenarios.ClassSpec{Name: v.Name, Queue: v.Queue}); err != nil {
+			if lq, ns, err = g.localQueue(scenarios.ClassSpec{Name: v.Name, Queue: v.Queue}); err != nil {
 				return nil, err
 			}
-		}
-		if ns = g.pol.LocalQueueNamespaces[lq]; ns == "" {
-			ns = "default"
+		} else {
+			if ns = g.pol.LocalQueueNamespaces[lq]; ns == "" {
+				ns = "default"
+			}
+			lq = scenarios.LocalQueueName(lq)
 		}
 	}
 	g.jobNamespaces = append(g.jobNamespaces, ns)
