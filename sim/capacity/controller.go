@@ -133,6 +133,7 @@ const (
 	streamFail = 2 << 40
 	streamPool = 3 << 40
 	streamGone = 4 << 40 // per pool: outage lengths
+	streamWave = 5 << 40 // per pool: who a reclaim wave takes
 )
 
 // Controller decides when nodes come and go.
@@ -155,6 +156,7 @@ type Controller struct {
 	restocking []bool       // per pool: an EvRestock is due
 	outage     []Time       // per pool: the end of its capacity outage (Process.Outage)
 	gone       []*rand.Rand // per pool: outage lengths, made on first use
+	waves      waves        // reclaim waves (wave.go)
 	lastAdd    []Time       // per group
 	scaleUpAt  Time
 	lastScale  Time
@@ -352,7 +354,7 @@ func (k *Controller) Handle(now Time, ev Event) error {
 		if k.stale(ev) || k.noticed[ev.Index] {
 			return nil
 		}
-		return k.notice(now, ev.Index)
+		return k.drawnReclaim(now, ev.Index, true)
 	case EvReclaim, EvFail, EvLeave:
 		if k.stale(ev) {
 			return nil
@@ -365,8 +367,8 @@ func (k *Controller) Handle(now Time, ev Event) error {
 			k.Stats[k.c.Nodes[n].Pool].Failed++
 		case k.noticed[n]:
 			cause = k.cause[n]
-		default:
-			k.Stats[k.c.Nodes[n].Pool].Interrupted++
+		default: // a drawn lifetime ended without notice
+			return k.drawnReclaim(now, n, false)
 		}
 		return k.remove(now, n, cause)
 	case EvTrace:
