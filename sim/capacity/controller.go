@@ -118,6 +118,7 @@ type PoolStats struct {
 	ScaledDown    int64 // removed by an Autoscaler as unneeded
 	Consolidated  int64 // removed by a NodePool's consolidation
 	SpotFallbacks int64 // spot launches refused for want of capacity
+	WaveVictims   int64 // spot interruptions that came with another node's (Process.Wave)
 	Expired       int64 // drained at their NodePool's expireAfter
 	MaxPresent    int32
 	// PlannedPods counts the pods a NodePool's scale-ups planned on the
@@ -288,10 +289,11 @@ func (k *Controller) present(now Time, n int32) {
 	ps := &k.spec.Pools[k.c.Nodes[n].Pool]
 	if r, life := ps.Interruptions.RatePerHour, ps.Interruptions.Lifetime; r > 0 || life != nil {
 		var at Time
+		stretch := k.waveStretch(k.c.Nodes[n].Pool)
 		if r > 0 {
-			at = now + expMs(stream(k.life, n, k.seed, streamLife), 3.6e6/r)
+			at = now + expMs(stream(k.life, n, k.seed, streamLife), 3.6e6/r*stretch)
 		} else {
-			at = now + hoursMs(life.Sample(stream(k.life, n, k.seed, streamLife)))
+			at = now + hoursMs(life.Sample(stream(k.life, n, k.seed, streamLife))*stretch)
 		}
 		kind := EvNotice
 		if ps.Interruptions.Notice == 0 {

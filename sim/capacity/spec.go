@@ -60,7 +60,11 @@ type Process struct {
 	// Wave is the chance that each other node of the pool (one zone) up
 	// and not under notice is reclaimed with a node whose drawn lifetime
 	// (RatePerHour or Lifetime) ended: a reclaim wave, as multi-node spot
-	// traces show. 0: nodes go one at a time.
+	// traces show. 0: nodes go one at a time. Each node's drawn lifetime
+	// is stretched by 1 + Wave x (n-1), n the nodes the pool holds when it
+	// is drawn, so that a node's mean time to interruption stays the
+	// distribution's: waves make the interruptions come together, not
+	// more often.
 	Wave float64
 	// Times, when set, is a trace: at each time one node of the pool,
 	// drawn uniformly from those present, is interrupted.

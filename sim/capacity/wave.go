@@ -39,6 +39,7 @@ func (k *Controller) drawnReclaim(now Time, n int32, notice bool) error {
 				w.victims = append(w.victims, m)
 			}
 		}
+		k.Stats[p].WaveVictims += int64(len(w.victims))
 	}
 	// The victims' slots are kept: remove or notice below may relaunch
 	// into freed slots, and the buffer is not reused until the next wave.
@@ -63,4 +64,16 @@ func (k *Controller) drawnReclaim(now Time, n int32, notice bool) error {
 		}
 	}
 	return nil
+}
+
+// waveStretch is what pool p's drawn lifetimes are multiplied by so that
+// waves keep a node's mean time to interruption: with n nodes held, a
+// node goes in its own reclaim and in each of the n-1 others' at chance
+// Wave, so its own clock runs 1 + Wave x (n-1) times slower.
+func (k *Controller) waveStretch(p int32) float64 {
+	q := k.spec.Pools[p].Interruptions.Wave
+	if q <= 0 {
+		return 1
+	}
+	return 1 + q*float64(max(k.c.Pools[p].Present-1, 0))
 }
