@@ -24,16 +24,20 @@ type Transformer struct {
 	// WeightBytes and KVBytes are the bytes of a weight and of a cached
 	// key or value element (2: bf16 or fp16; 1: fp8).
 	WeightBytes, KVBytes float64
+	// MaxContext is the longest sequence the model takes
+	// (max_position_embeddings).
+	MaxContext int
 }
 
 // Llama3_8B and Llama3_70B are Meta's Llama 3 (and 3.1) models as their
-// published config.json files give them, in bf16.
+// published config.json files give them, in bf16, with Llama 3.1's
+// context of 131,072 tokens (Llama 3's was 8,192).
 func Llama3_8B() Transformer {
-	return Transformer{Name: "llama-3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, Intermediate: 14336, Vocab: 128256, WeightBytes: 2, KVBytes: 2}
+	return Transformer{Name: "llama-3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, Intermediate: 14336, Vocab: 128256, WeightBytes: 2, KVBytes: 2, MaxContext: 131072}
 }
 
 func Llama3_70B() Transformer {
-	return Transformer{Name: "llama-3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, Intermediate: 28672, Vocab: 128256, WeightBytes: 2, KVBytes: 2}
+	return Transformer{Name: "llama-3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, Intermediate: 28672, Vocab: 128256, WeightBytes: 2, KVBytes: 2, MaxContext: 131072}
 }
 
 // HeadDim is the width of one attention head.
@@ -50,6 +54,8 @@ func (t Transformer) Check() error {
 		return fmt.Errorf("heads %d is not a multiple of kvHeads %d", t.Heads, t.KVHeads)
 	case !(t.WeightBytes > 0) || !(t.KVBytes > 0):
 		return fmt.Errorf("weightBytes and kvBytes are positive")
+	case t.MaxContext < 0:
+		return fmt.Errorf("maxContext %d is negative", t.MaxContext)
 	}
 	return nil
 }
@@ -86,6 +92,9 @@ type Roofline struct {
 	TFLOPS, GBps, KernelUS float64
 	// MemoryGiB is the memory a process can use.
 	MemoryGiB float64
+	// PeakTFLOPS and PeakGBps are the published peaks the rates were
+	// derived from (0 when fitted only); for the record.
+	PeakTFLOPS, PeakGBps float64
 	// Source says where the figures come from.
 	Source string
 }
