@@ -37,10 +37,14 @@
 //     model's shape (Transformer: Llama 3 8B and 70B as published) and a
 //     roofline of the GPU (each matrix multiply a kernel's fixed time plus
 //     the larger of its bytes over the bandwidth and its FLOPs over the
-//     rate; H200Roofline fitted to a measured H200), tensor parallelism,
-//     and the KV cache's capacity in blocks. Not yet used by the cluster
-//     run: the token-level service model that will use it is to come
-//     (times there in seconds).
+//     rate; H200Roofline fitted to a measured H200, RooflineFor the other
+//     GPUs from published peaks), tensor parallelism, and the KV cache's
+//     capacity in blocks; WholeStep is BLIS's single-crossover roofline,
+//     for comparing with it (times there in seconds).
+//   - SimulateLLM: the exact request- and step-level model of one
+//     vLLM-style replica (llmsim.go): continuous batching within the
+//     token budget and max_num_seqs, chunked prefill, KV blocks and
+//     preemption by recompute. Not yet used by the cluster run.
 //
 // Times are in milliseconds, rates per second unless named otherwise.
 // Everything random takes an explicit *rand.Rand.
