@@ -78,6 +78,11 @@ func (s *Scenario) validateService(i int) error {
 	if v.Priority != nil && v.PriorityClass != "" {
 		return s.errAt(at+".priorityClass", "give priority or priorityClass, not both")
 	}
+	if v.LLM != nil {
+		if _, err := s.llmService(at, v); err != nil {
+			return err
+		}
+	}
 	if v.Pod == nil && len(v.Manifests) == 0 {
 		return s.errAt(at+".pod", "a service needs its replica pod: give pod, or manifests of a Deployment or InferenceService")
 	}

@@ -61,6 +61,9 @@ type ServiceSpec struct {
 	// pod, bounds, placement, PriorityClass and (for an InferenceService)
 	// autoscaler come from; fields given here win.
 	Manifests []string `json:"manifests,omitempty"`
+	// LLM makes the replicas vLLM-style engines serving requests in
+	// tokens (servicellm.go).
+	LLM *LLMServiceSpec `json:"llm,omitempty"`
 }
 
 // ServiceReplicasSpec bounds a service's replicas.
