@@ -45,6 +45,11 @@
 //     vLLM-style replica (llmsim.go): continuous batching within the
 //     token budget and max_num_seqs, chunked prefill, KV blocks and
 //     preemption by recompute. Not yet used by the cluster run.
+//   - SteadyLLM: the fast model of one LLM replica at a steady rate
+//     (llmfast.go): the fixed point of the mean step over the prompts a
+//     step gathers and the requests decoding (Little's law), with TTFT
+//     and TPOT percentiles from a grid; within 5% of SimulateLLM up to
+//     63-80% of capacity. Not yet used by the cluster run either.
 //
 // Times are in milliseconds, rates per second unless named otherwise.
 // Everything random takes an explicit *rand.Rand.
