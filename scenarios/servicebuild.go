@@ -421,6 +421,7 @@ var metricKinds = map[string]services.MetricKind{
 	MetricConcurrency:        services.Concurrency,
 	MetricQueueLatency:       services.QueueLatencyMs,
 	MetricUtilization:        services.Utilization,
+	MetricQueueDepth:         services.QueueDepth,
 }
 
 // serviceScaler builds the autoscaler and the replica bounds: the

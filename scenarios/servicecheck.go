@@ -266,7 +266,7 @@ func timeOfDay(v string) (int64, error) {
 }
 
 // metricNames are the service metrics an autoscaler may scale on.
-var metricNames = []string{MetricRequestsPerReplica, MetricConcurrency, MetricQueueLatency, MetricUtilization}
+var metricNames = []string{MetricRequestsPerReplica, MetricConcurrency, MetricQueueLatency, MetricUtilization, MetricQueueDepth}
 
 func (s *Scenario) checkMetric(at, m string, required bool) error {
 	if m == "" && !required {

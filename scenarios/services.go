@@ -165,6 +165,9 @@ const (
 	MetricConcurrency        = "concurrency"
 	MetricQueueLatency       = "queueLatency"
 	MetricUtilization        = "utilization"
+	// MetricQueueDepth is requests waiting per replica (vLLM's
+	// vllm:num_requests_waiting).
+	MetricQueueDepth = "queueDepth"
 )
 
 // HPAScalerSpec is a HorizontalPodAutoscaler on one of the service's
