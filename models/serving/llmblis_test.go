@@ -114,3 +114,20 @@ func TestLLMAgainstBLIS(t *testing.T) {
 			Mean(d.TTFTMs), InterpQuantile(d.TTFTMs, 0.95), Mean(d.TPOTMs), InterpQuantile(d.TPOTMs, 0.95))
 	}
 }
+
+// WholeStep by hand: one decode of Llama-3-8B as BLIS counts it (MLP
+// 4096 x 9557 x 3 = 117,436,416 weights a layer, BLIS's 2 x 4096 x
+// 14,336 = 117,440,512 within 0.004%) over a context of 1,000 tokens on
+// BLIS's H100: bytes are the layers' weights, 32 x 159,379,456 x 2 B =
+// 10,200,285,184 B, the cache, 1,000 x 131,072 B, and a hidden vector a
+// layer, 32 x 4096 x 2 B: 10,331,619,328 B at 3.35 TB/s, 3.0841 ms; its
+// FLOPs (2 x 32 x 159,379,456 and attention's 4 x 4096 x 999 a layer,
+// 1.07e10) at 296.85 TFLOP/s take 0.036 ms: the step is the bytes. No
+// head, no kernel time: BLIS's own roofline's figure for this step.
+func TestWholeStepByHand(t *testing.T) {
+	e := Engine{Model: blisShape(Llama3_8B()), GPU: blisH100(), TP: 1, StepModel: WholeStep}
+	require.InEpsilon(t, 3.0841e-3, e.StepTime(Step{Decode: []int{1000}}), 0.0001)
+	// TP splits all of it: a quarter on four GPUs (no all-reduce given).
+	e.TP = 4
+	require.InEpsilon(t, 3.0841e-3/4, e.StepTime(Step{Decode: []int{1000}}), 0.0001)
+}

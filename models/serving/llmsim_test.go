@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/models"
 )
 
 func h100(t *testing.T) Roofline {
@@ -195,4 +197,20 @@ func TestLLMDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a, b)
 	require.Positive(t, a.Preemptions)
+}
+
+// Tensor parallelism's all-reduces priced by the fabric: Llama-3-70B on
+// four H100s over NVLink (h100-nvls: 39.67 us latency, 479.7 GB/s bus
+// bandwidth). A decode step of 32 sequences all-reduces 32 x 8192 x 2 B
+// = 524,288 B twice a layer; a ring all-reduce over 4 moves 2 x 3/4 of
+// it: 39.67 us + 786,432 B / 479.7 GB/s = 41.31 us, 82.62 us a layer,
+// 6.61 ms over 80 layers, added to the step without all-reduces.
+func TestTensorParallelAllReduceByFabric(t *testing.T) {
+	nv := models.DefaultFabrics()["h100-nvls"]
+	e := Engine{Model: Llama3_70B(), GPU: h100(t), TP: 4}
+	without := e.StepTime(Step{Decode: make32(2000)})
+	e.AllReduce = TPAllReduce(nv, 4)
+	require.InEpsilon(t, 41.31e-6, e.AllReduce(524_288), 0.001)
+	require.InEpsilon(t, without+6.609e-3, e.StepTime(Step{Decode: make32(2000)}), 0.001)
+	require.Nil(t, TPAllReduce(nv, 1))
 }
