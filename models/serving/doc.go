@@ -50,6 +50,9 @@
 //     step gathers and the requests decoding (Little's law), with TTFT
 //     and TPOT percentiles from a grid; within 5% of SimulateLLM up to
 //     63-80% of capacity. Not yet used by the cluster run either.
+//   - SizeLLM: the fewest replicas meeting p95 TTFT and TPOT targets at a
+//     rate (the fast model's count, confirmed by the exact model), and
+//     the cost per million tokens (llmsize.go).
 //
 // Times are in milliseconds, rates per second unless named otherwise.
 // Everything random takes an explicit *rand.Rand.

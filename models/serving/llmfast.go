@@ -189,7 +189,7 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 			return ls
 		}
 		sd := math.Sqrt(varD)
-		return []level{{0.25, d - 1.5*sd}, {0.25, d - 0.5*sd}, {0.25, d + 0.5*sd}, {0.25, math.Max(d+1.5*sd, 0)}}
+		return []level{{0.25, math.Max(d-1.5*sd, 0)}, {0.25, math.Max(d-0.5*sd, 0)}, {0.25, d + 0.5*sd}, {0.25, d + 1.5*sd}}
 	}
 	// The fixed point: the mean step over the prompts a step holds and
 	// the levels of D.
@@ -204,6 +204,12 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 		}
 		pk = poisson(lam * s)
 		_, varD := drift(d)
+		// The cache must hold the decoding requests' drift too (two
+		// deviations above the mean): beyond, requests queue for blocks
+		// and are preempted, which this model does not follow.
+		if (d+2*math.Sqrt(varD))*blocksPerReq > float64(cfg.Blocks()) {
+			return LLMSteady{}, ErrLLMOverload
+		}
 		// An engine with nothing to run does not step: the mean is over
 		// the steps that run (busy their share).
 		mean, second, tpot, dsum = 0, 0, 0, 0

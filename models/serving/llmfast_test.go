@@ -83,3 +83,31 @@ func BenchmarkSteadyLLM(b *testing.B) {
 		}
 	}
 }
+
+// A small cache is a capacity too. Llama-3-70B on one B200 has 5,568
+// blocks (89,088 tokens) beside its 131 GiB of weights; at 8.33
+// requests/s about 100 chat requests decode at once, 40 blocks each on
+// average (4,000 blocks), but their drift (sd about 33) passes the
+// cache two deviations up, where requests queue for blocks and are
+// preempted: the exact model's p95 TTFT is seconds, not the 200 ms the
+// steps alone give. The fast model says overload rather than the
+// latter.
+func TestSteadyLLMCacheDrift(t *testing.T) {
+	b, _ := RooflineFor("B200")
+	cfg := LLMConfig{Engine: Engine{Model: Llama3_70B(), GPU: b, TP: 1}, MaxModelLen: 8192}
+	require.Equal(t, int64(5568), cfg.WithDefaults().Blocks())
+	in := TokenDist{Kind: Normal, Mean: 512, StdDev: 256, Min: 16, Max: 2048}
+	out := TokenDist{Kind: Normal, Mean: 256, StdDev: 128, Min: 16, Max: 1024}
+	_, err := SteadyLLM(cfg, 50.0/6, in, out)
+	require.True(t, errors.Is(err, ErrLLMOverload), "%v", err)
+	ex, err := SimulateLLM(cfg, PoissonLLMRequests(rand.New(rand.NewPCG(3, 4)), 50.0/6, 5000, in, out))
+	require.NoError(t, err)
+	require.Greater(t, InterpQuantile(ex.TTFTMs, 0.95), 1000.0)
+	require.Positive(t, ex.Preemptions)
+	// At 50/7 it holds, and the exact model agrees within 10%.
+	f, err := SteadyLLM(cfg, 50.0/7, in, out)
+	require.NoError(t, err)
+	ex, err = SimulateLLM(cfg, PoissonLLMRequests(rand.New(rand.NewPCG(3, 4)), 50.0/7, 5000, in, out))
+	require.NoError(t, err)
+	require.InEpsilon(t, InterpQuantile(ex.TTFTMs, 0.95), f.TTFTP95Ms, 0.10)
+}
