@@ -101,6 +101,9 @@ func (s *Scenario) buildService(i int, b *Built, pc *servicePolicy) (sim.Service
 	var notes []string
 	cfg := sim.ServiceConfig{}
 	if v.LLM != nil {
+		if _, err := s.buildLLMService(at, v); err != nil {
+			return cfg, nil, err
+		}
 		return cfg, nil, s.errAt(at+".llm", "the cluster run does not serve LLM services yet (issue 31): the engine model is checked, not run")
 	}
 

@@ -38,9 +38,11 @@ type LLMServiceSpec struct {
 	// Roofline overrides the GPU's figures.
 	Roofline *LLMRooflineSpec `json:"roofline,omitempty"`
 	// InputTokens and OutputTokens are the requests' prompt and output
-	// lengths.
+	// lengths; or RequestTrace gives each request (llmtrace.go), read
+	// when the scenario is built.
 	InputTokens  TokenDistSpec `json:"inputTokens"`
 	OutputTokens TokenDistSpec `json:"outputTokens"`
+	RequestTrace *LLMTraceSpec `json:"requestTrace,omitempty"`
 }
 
 // LLMRooflineSpec overrides a GPU's roofline: the dense bf16 rate
@@ -83,10 +85,12 @@ func LLMModels() map[string]serving.Transformer {
 
 var llmGPUs = []string{"A100-40GB", "A100-80GB", "B200", "H100-80GB", "H200-141GB"}
 
-// LLMService is an LLM service's engine and request lengths as built.
+// LLMService is an LLM service's engine and request lengths as built
+// (Trace, when the service gives a request trace, read at build).
 type LLMService struct {
 	Config        serving.LLMConfig
 	Input, Output serving.TokenDist
+	Trace         []serving.LLMRequest
 }
 
 // llmService checks services[i].llm field by field (at is the service's
@@ -173,15 +177,24 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 		cfg.Engine.GPU.Source = "the scenario's roofline over " + roof.Source
 	}
 	cfg = cfg.WithDefaults()
-	var err error
-	if out.Input, err = s.tokenDist(at+".inputTokens", &l.InputTokens, cfg.MaxModelLen); err != nil {
-		return out, err
-	}
-	if out.Output, err = s.tokenDist(at+".outputTokens", &l.OutputTokens, cfg.MaxModelLen); err != nil {
-		return out, err
-	}
-	if n := out.Input.Longest() + out.Output.Longest(); n > cfg.MaxModelLen {
-		return out, s.errAt(at+".outputTokens", "a request of up to %d prompt and %d output tokens is above maxModelLen %d", out.Input.Longest(), out.Output.Longest(), cfg.MaxModelLen)
+	if t := l.RequestTrace; t != nil {
+		if t.Path == "" {
+			return out, s.errAt(at+".requestTrace.path", "is empty: name a file")
+		}
+		if l.InputTokens != (TokenDistSpec{}) || l.OutputTokens != (TokenDistSpec{}) {
+			return out, s.errAt(at+".requestTrace", "give the token lengths or a request trace, not both")
+		}
+	} else {
+		var err error
+		if out.Input, err = s.tokenDist(at+".inputTokens", &l.InputTokens, cfg.MaxModelLen); err != nil {
+			return out, err
+		}
+		if out.Output, err = s.tokenDist(at+".outputTokens", &l.OutputTokens, cfg.MaxModelLen); err != nil {
+			return out, err
+		}
+		if n := out.Input.Longest() + out.Output.Longest(); n > cfg.MaxModelLen {
+			return out, s.errAt(at+".outputTokens", "a request of up to %d prompt and %d output tokens is above maxModelLen %d", out.Input.Longest(), out.Output.Longest(), cfg.MaxModelLen)
+		}
 	}
 	if err := cfg.Check(); err != nil {
 		field, msg, _ := strings.Cut(err.Error(), ": ")
@@ -242,4 +255,19 @@ func (s *Scenario) tokenDist(at string, t *TokenDistSpec, maxLen int) (serving.T
 		return d, s.errAt(at, "%v", err)
 	}
 	return d, nil
+}
+
+// buildLLMService is llmService with the files it names read: the
+// request trace, strictly, its requests within maxModelLen.
+func (s *Scenario) buildLLMService(at string, v *ServiceSpec) (LLMService, error) {
+	l, err := s.llmService(at, v)
+	if err != nil || v.LLM.RequestTrace == nil {
+		return l, err
+	}
+	file, data, err := s.readServiceFile(v.LLM.RequestTrace.Path)
+	if err != nil {
+		return l, err
+	}
+	l.Trace, err = ReadLLMTraceCSV(file, data, l.Config.MaxModelLen)
+	return l, err
 }

@@ -89,3 +89,48 @@ func TestLLMServiceBadInput(t *testing.T) {
 	_, err := parseLLM(t, body)
 	require.NoError(t, err)
 }
+
+// A request trace: strict, each bad row an error at its line and column.
+func TestReadLLMTraceCSV(t *testing.T) {
+	reqs, err := ReadLLMTraceCSV("t.csv", []byte("\xef\xbb\xbftime,input_tokens,output_tokens\r\n0,512,256\r\n# later\r\n0.25,1024,128\r\n0.25,64,512\r\n"), 8192)
+	require.NoError(t, err)
+	require.Equal(t, []serving.LLMRequest{{ArrivalMs: 0, Input: 512, Output: 256}, {ArrivalMs: 250, Input: 1024, Output: 128}, {ArrivalMs: 250, Input: 64, Output: 512}}, reqs)
+	for _, c := range []struct{ body, want string }{
+		{"time,requests_per_second\n", `t.csv:1: header: is "time,requests_per_second"; a request trace starts with the header time,input_tokens,output_tokens`},
+		{"time,input_tokens,output_tokens\n0,512,-3\n", `t.csv:2: output_tokens: "-3" is not a count of tokens from 1 to 10000000`},
+		{"time,input_tokens,output_tokens\n0,-512,3\n", `t.csv:2: input_tokens: "-512" is not a count of tokens`},
+		{"time,input_tokens,output_tokens\n1,5,3\n0.5,5,3\n", `t.csv:3: time: "0.5" is before the row before: requests must be in time order`},
+		{"time,input_tokens,output_tokens\n0,8000,500\n", `t.csv:2: output_tokens: a request of 8000 prompt and 500 output tokens is above maxModelLen 8192`},
+		{"time,input_tokens,output_tokens\n-1,5,3\n", `t.csv:2: time: "-1" is not a time in seconds`},
+		{"time,input_tokens,output_tokens\n0,5\n", `t.csv:2: "0,5" has 2 fields`},
+		{"time,input_tokens,output_tokens\n", `t.csv: has a header and no requests`},
+	} {
+		_, err := ReadLLMTraceCSV("t.csv", []byte(c.body), 8192)
+		require.Error(t, err, c.body)
+		requireInputError(t, err)
+		require.Contains(t, err.Error(), c.want, c.body)
+	}
+}
+
+// A service's trace is read when the scenario is built: its errors come
+// from `scenario check` too.
+func TestLLMServiceTrace(t *testing.T) {
+	body := strings.Replace(svcCluster+svcLLM, `        inputTokens: {mean: 512, stdDev: 256, min: 16, max: 2048}
+        outputTokens: {mean: 256, stdDev: 128, min: 16, max: 1024}
+`, "        requestTrace: {path: llm-trace.csv}\n", 1)
+	s, err := parseLLM(t, body)
+	require.NoError(t, err)
+	l, err := s.buildLLMService("spec.workload.services[0]", &s.Spec.Workload.Services[0])
+	require.NoError(t, err)
+	require.Len(t, l.Trace, 5)
+	require.Equal(t, serving.LLMRequest{ArrivalMs: 1500, Input: 2048, Output: 1024}, l.Trace[3])
+	_, err = buildSvc(t, body)
+	require.ErrorContains(t, err, "the cluster run does not serve LLM services yet")
+
+	// maxModelLen 2048 refuses the trace's fourth request, at its line.
+	_, err = buildSvc(t, strings.Replace(body, "maxModelLen: 8192", "maxModelLen: 2048", 1))
+	require.ErrorContains(t, err, "llm-trace.csv:6: output_tokens: a request of 2048 prompt and 1024 output tokens is above maxModelLen 2048")
+	// Lengths and a trace together are refused.
+	_, err = parseLLM(t, strings.Replace(body, "        requestTrace:", "        inputTokens: {mean: 5}\n        requestTrace:", 1))
+	require.ErrorContains(t, err, "spec.workload.services[0].llm.requestTrace: give the token lengths or a request trace, not both")
+}
