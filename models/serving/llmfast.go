@@ -41,8 +41,10 @@ import (
 type LLMSteady struct {
 	// StepMs is the mean step; Decoding the mean requests decoding.
 	StepMs, Decoding float64
-	// TTFT and TPOT mean and p95, ms.
+	// TTFT and TPOT mean and p95, ms; and p50 and p99 (held to the exact
+	// model, p99 less tightly: see TestSteadyLLMAgainstExact).
 	TTFTMeanMs, TTFTP95Ms, TPOTMeanMs, TPOTP95Ms float64
+	TTFTP50Ms, TTFTP99Ms, TPOTP50Ms, TPOTP99Ms   float64
 	// KVBlocks is the mean blocks held.
 	KVBlocks float64
 }
@@ -268,22 +270,26 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 			sds = append(sds, math.Sqrt(varStep/(o-1)+dsdD*dsdD*varD*keep))
 		}
 	}
-	res.TPOTP95Ms = res.TPOTMeanMs
+	res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms = res.TPOTMeanMs, res.TPOTMeanMs, res.TPOTMeanMs
 	if len(sds) > 0 {
 		cdf := func(x float64) float64 {
 			return meanOf(sds, func(sd float64) float64 {
 				return 0.5 * math.Erfc(-(x-res.TPOTMeanMs)/(sd*math.Sqrt2))
 			})
 		}
-		lo, hi := res.TPOTMeanMs, res.TPOTMeanMs+5*slices.Max(sds)+1e-9
-		for range 60 {
-			if mid := (lo + hi) / 2; cdf(mid) < 0.95 {
-				lo = mid
-			} else {
-				hi = mid
+		q := func(p float64) float64 {
+			w := 6*slices.Max(sds) + 1e-9
+			lo, hi := res.TPOTMeanMs-w, res.TPOTMeanMs+w
+			for range 60 {
+				if mid := (lo + hi) / 2; cdf(mid) < p {
+					lo = mid
+				} else {
+					hi = mid
+				}
 			}
+			return (lo + hi) / 2
 		}
-		res.TPOTP95Ms = (lo + hi) / 2
+		res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms = q(0.50), q(0.95), q(0.99)
 	}
 
 	// TTFT: the rest of the step arrived in (length-biased: a step drawn
@@ -353,7 +359,9 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 		tot += v.w
 	}
 	res.TTFTMeanMs = sum / tot
+	res.TTFTP50Ms = weightedQuantile(tt, 0.50)
 	res.TTFTP95Ms = weightedQuantile(tt, 0.95)
+	res.TTFTP99Ms = weightedQuantile(tt, 0.99)
 	return res, nil
 }
 
