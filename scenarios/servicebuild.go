@@ -100,6 +100,12 @@ func (s *Scenario) buildService(i int, b *Built, pc *servicePolicy) (sim.Service
 	at := fmt.Sprintf("spec.workload.services[%d]", i)
 	var notes []string
 	cfg := sim.ServiceConfig{}
+	if v.LLM != nil {
+		if _, err := s.buildLLMService(at, v); err != nil {
+			return cfg, nil, err
+		}
+		return cfg, nil, s.errAt(at+".llm", "the cluster run does not serve LLM services yet (issue 31): the engine model is checked, not run")
+	}
 
 	// The Deployment or InferenceService, when the service comes from one.
 	var wl *kubesvc.Workload
@@ -418,6 +424,7 @@ var metricKinds = map[string]services.MetricKind{
 	MetricConcurrency:        services.Concurrency,
 	MetricQueueLatency:       services.QueueLatencyMs,
 	MetricUtilization:        services.Utilization,
+	MetricQueueDepth:         services.QueueDepth,
 }
 
 // serviceScaler builds the autoscaler and the replica bounds: the

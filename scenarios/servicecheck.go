@@ -78,6 +78,11 @@ func (s *Scenario) validateService(i int) error {
 	if v.Priority != nil && v.PriorityClass != "" {
 		return s.errAt(at+".priorityClass", "give priority or priorityClass, not both")
 	}
+	if v.LLM != nil {
+		if _, err := s.llmService(at, v); err != nil {
+			return err
+		}
+	}
 	if v.Pod == nil && len(v.Manifests) == 0 {
 		return s.errAt(at+".pod", "a service needs its replica pod: give pod, or manifests of a Deployment or InferenceService")
 	}
@@ -261,7 +266,7 @@ func timeOfDay(v string) (int64, error) {
 }
 
 // metricNames are the service metrics an autoscaler may scale on.
-var metricNames = []string{MetricRequestsPerReplica, MetricConcurrency, MetricQueueLatency, MetricUtilization}
+var metricNames = []string{MetricRequestsPerReplica, MetricConcurrency, MetricQueueLatency, MetricUtilization, MetricQueueDepth}
 
 func (s *Scenario) checkMetric(at, m string, required bool) error {
 	if m == "" && !required {

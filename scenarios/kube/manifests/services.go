@@ -69,6 +69,9 @@ const (
 	annotationKnativePanicThr = "autoscaling.knative.dev/panic-threshold-percentage"
 )
 
+// MetricVLLMWaiting is vLLM's gauge of the requests waiting, a queue depth.
+const MetricVLLMWaiting = "vllm:num_requests_waiting"
+
 // gatherServices builds the scenario's services as a run does (the
 // workload too: Build has no services-only form), so the files write what
 // the run simulated: the resolved replica pod, bounds, autoscaler and
@@ -448,6 +451,8 @@ func metricOf(k services.MetricKind, gpu bool) (name string, factor float64, wor
 	switch k {
 	case services.Concurrency:
 		return MetricRequestsInFlight, 1, fmt.Sprintf("requests in flight per replica (%s: a prometheus-adapter rule over TorchServe's queue and the batch being served)", MetricRequestsInFlight)
+	case services.QueueDepth:
+		return MetricVLLMWaiting, 1, fmt.Sprintf("requests waiting per replica (vLLM's %s gauge)", MetricVLLMWaiting)
 	case services.QueueLatencyMs:
 		return MetricQueueLatencyMicros, 1000, fmt.Sprintf("the mean queue latency (TorchServe's %s over %s, in microseconds)", MetricQueueLatencyMicros, MetricRequestsTotal)
 	case services.Utilization:
@@ -507,6 +512,8 @@ func promQuery(k services.MetricKind, ns, name string) string {
 	switch k {
 	case services.Concurrency:
 		return fmt.Sprintf("sum(%s%s)", MetricRequestsInFlight, sel)
+	case services.QueueDepth:
+		return fmt.Sprintf("sum(%s%s)", MetricVLLMWaiting, sel)
 	case services.QueueLatencyMs:
 		return fmt.Sprintf("sum(rate(%s%s[1m])) / sum(rate(%s%s[1m]))", MetricQueueLatencyMicros, sel, MetricRequestsTotal, sel)
 	case services.Utilization:
