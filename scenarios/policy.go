@@ -58,7 +58,6 @@ type Policy struct {
 	NodePools   []NodePoolSpec
 	StaticPools []PoolSpec
 	NodeClasses []string
-	karp        *karpenter.Catalog
 	// Volcano are the Volcano Queues read; they become ClusterQueues once
 	// the cluster's size is known (VolcanoSpec).
 	Volcano []VolcanoQueue
@@ -411,7 +410,16 @@ func (p *Policy) read(docs []policyDoc) error {
 	if err := p.cohortDepthFirst(docs); err != nil {
 		return err
 	}
-	if err := p.readDocs(docs); err != nil {
+	var kc *karpenter.Catalog
+	if hasNodePool(docs) {
+		// Read once for all the NodePools, before any is read.
+		c, err := karpenter.AWS()
+		if err != nil {
+			return err
+		}
+		kc = c
+	}
+	if err := p.readDocs(docs, kc); err != nil {
 		return err
 	}
 	if err := p.cohortTree(); err != nil {
@@ -420,7 +428,46 @@ func (p *Policy) read(docs []policyDoc) error {
 	return p.check()
 }
 
-func (p *Policy) readDocs(docs []policyDoc) error {
+// hasNodePool reports whether docs (or the items of a List among them)
+// hold a Karpenter NodePool: its instance types are read from Karpenter's
+// AWS catalog.
+func hasNodePool(docs []policyDoc) bool {
+	for _, d := range docs {
+		if d.root != nil && nodePoolIn(d.root) {
+			return true
+		}
+	}
+	return false
+}
+
+// nodePoolIn reports whether the manifest m is a NodePool or a List
+// holding one (at any depth).
+func nodePoolIn(m *yamlv3.Node) bool {
+	api, kind := scalarValue(m, "apiVersion"), scalarValue(m, "kind")
+	if api == karpenterAPI && kind == "NodePool" {
+		return true
+	}
+	if api != "v1" || kind != "List" {
+		return false
+	}
+	items, ok := strict.NodeAt(m, "items")
+	if !ok || items.Kind != yamlv3.SequenceNode {
+		return false
+	}
+	for _, it := range items.Content {
+		if it.Kind == yamlv3.MappingNode && nodePoolIn(it) {
+			return true
+		}
+	}
+	return false
+}
+
+// karpenterAPI is the API version of the Karpenter NodePools read.
+const karpenterAPI = "karpenter.sh/v1"
+
+// readDocs reads docs in order; kc is Karpenter's AWS catalog when they
+// hold a NodePool (hasNodePool).
+func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 	for _, d := range docs {
 		kind, api := d.tm.Kind, d.tm.APIVersion
 		if err := checkAPIVersion(d); err != nil {
@@ -515,7 +562,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 				}
 				items = append(items, sub)
 			}
-			if err := p.readDocs(items); err != nil {
+			if err := p.readDocs(items, kc); err != nil {
 				return err
 			}
 		case (api == kueueConfigV1beta1 || api == kueueConfigV1beta2) && kind == "Configuration":
@@ -526,8 +573,8 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if err := p.configMap(d); err != nil {
 				return err
 			}
-		case api == "karpenter.sh/v1" && kind == "NodePool":
-			if err := p.nodePool(d); err != nil {
+		case api == karpenterAPI && kind == "NodePool":
+			if err := p.nodePool(d, kc); err != nil {
 				return err
 			}
 		case api == "karpenter.k8s.aws/v1" && kind == "EC2NodeClass":
