@@ -1239,7 +1239,7 @@ func (q *queueMapper) Notes() []string {
 
 // policy reads the scenario's admission policy (manifests replaced by
 // opts.PolicyManifests when given) and wraps the workload to map queues.
-func (s *Scenario) policy(b *Built, opts Options) error {
+func (s builder) policy(b *Built, opts Options) error {
 	ps := s.Spec.Policy
 	manifests := opts.PolicyManifests
 	if manifests == nil && ps != nil {

@@ -444,7 +444,7 @@ type karpenterOffer struct {
 	ok bool
 }
 
-func (s *Scenario) karpenterType(name string) (resources, karpenterOffer, error) {
+func (s builder) karpenterType(name string) (resources, karpenterOffer, error) {
 	kc := s.karp // read when the scenario loaded (loadKarpenterCatalog)
 	if kc == nil {
 		// A scenario made some other way: read, not kept.
@@ -509,7 +509,7 @@ func limitByResources(maxNodes int, g *capacity.Group, ps *cluster.PoolSpec) int
 // spotInterruptions is a NodePool's spot reclaim process; a type only
 // Karpenter's catalog knows, with no Spot Advisor band and no
 // interruptions given, is not interrupted, and the assumption says so.
-func (s *Scenario) spotInterruptions(at, it, region string, spec *InterruptionSpec, res resources, karpenterOnly bool) (capacity.Process, error) {
+func (s builder) spotInterruptions(at, it, region string, spec *InterruptionSpec, res resources, karpenterOnly bool) (capacity.Process, error) {
 	if karpenterOnly && spec == nil {
 		adv, err := DefaultSpotAdvisor()
 		if err != nil {
