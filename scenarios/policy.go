@@ -64,7 +64,6 @@ type Policy struct {
 	// lqNamespaces is each LocalQueue's namespace, in Spec.LocalQueues'
 	// order.
 	lqNamespaces []string
-	karp         *karpenter.Catalog
 	// Volcano are the Volcano Queues read; they become ClusterQueues once
 	// the cluster's size is known (VolcanoSpec).
 	Volcano []VolcanoQueue
@@ -417,7 +416,16 @@ func (p *Policy) read(docs []policyDoc) error {
 	if err := p.cohortDepthFirst(docs); err != nil {
 		return err
 	}
-	if err := p.readDocs(docs); err != nil {
+	var kc *karpenter.Catalog
+	if hasNodePool(docs) {
+		// Read once for all the NodePools, before any is read.
+		c, err := karpenter.AWS()
+		if err != nil {
+			return err
+		}
+		kc = c
+	}
+	if err := p.readDocs(docs, kc); err != nil {
 		return err
 	}
 	if err := p.cohortTree(); err != nil {
@@ -469,7 +477,46 @@ func LocalQueueName(key string) string {
 	return key
 }
 
-func (p *Policy) readDocs(docs []policyDoc) error {
+// hasNodePool reports whether docs (or the items of a List among them)
+// hold a Karpenter NodePool: its instance types are read from Karpenter's
+// AWS catalog.
+func hasNodePool(docs []policyDoc) bool {
+	for _, d := range docs {
+		if d.root != nil && nodePoolIn(d.root) {
+			return true
+		}
+	}
+	return false
+}
+
+// nodePoolIn reports whether the manifest m is a NodePool or a List
+// holding one (at any depth).
+func nodePoolIn(m *yamlv3.Node) bool {
+	api, kind := scalarValue(m, "apiVersion"), scalarValue(m, "kind")
+	if api == karpenterAPI && kind == "NodePool" {
+		return true
+	}
+	if api != "v1" || kind != "List" {
+		return false
+	}
+	items, ok := strict.NodeAt(m, "items")
+	if !ok || items.Kind != yamlv3.SequenceNode {
+		return false
+	}
+	for _, it := range items.Content {
+		if it.Kind == yamlv3.MappingNode && nodePoolIn(it) {
+			return true
+		}
+	}
+	return false
+}
+
+// karpenterAPI is the API version of the Karpenter NodePools read.
+const karpenterAPI = "karpenter.sh/v1"
+
+// readDocs reads docs in order; kc is Karpenter's AWS catalog when they
+// hold a NodePool (hasNodePool).
+func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 	for _, d := range docs {
 		kind, api := d.tm.Kind, d.tm.APIVersion
 		if err := checkAPIVersion(d); err != nil {
@@ -567,7 +614,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 				}
 				items = append(items, sub)
 			}
-			if err := p.readDocs(items); err != nil {
+			if err := p.readDocs(items, kc); err != nil {
 				return err
 			}
 		case (api == kueueConfigV1beta1 || api == kueueConfigV1beta2) && kind == "Configuration":
@@ -578,8 +625,8 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if err := p.configMap(d); err != nil {
 				return err
 			}
-		case api == "karpenter.sh/v1" && kind == "NodePool":
-			if err := p.nodePool(d); err != nil {
+		case api == karpenterAPI && kind == "NodePool":
+			if err := p.nodePool(d, kc); err != nil {
 				return err
 			}
 		case api == "karpenter.k8s.aws/v1" && kind == "EC2NodeClass":
@@ -1244,7 +1291,7 @@ func (q *queueMapper) Notes() []string {
 
 // policy reads the scenario's admission policy (manifests replaced by
 // opts.PolicyManifests when given) and wraps the workload to map queues.
-func (s *Scenario) policy(b *Built, opts Options) error {
+func (s builder) policy(b *Built, opts Options) error {
 	ps := s.Spec.Policy
 	manifests := opts.PolicyManifests
 	if manifests == nil && ps != nil {
