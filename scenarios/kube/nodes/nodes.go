@@ -298,7 +298,14 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 		p.MIGStrategy = strategy
 		layout, err := migLayout(p.GPUModel, p.MIGConfig)
 		if err != nil {
-			return p, "", bad(label(LabelMIGConfig), "node %s: %v", strict.Quote(n.Name), err)
+			// A configuration of the cluster's own mig-parted config
+			// (hptuning-1g10gb): what it made is what the node advertises,
+			// its MIG devices (mixed) or its MIG product (single).
+			if strategy == "mixed" && len(mig) > 0 || strategy == "single" && migProfile != "" {
+				layout, err = nil, nil
+			} else {
+				return p, "", bad(label(LabelMIGConfig), "node %s: %v", strict.Quote(n.Name), err)
+			}
 		}
 		if strategy == "single" {
 			// GPU feature discovery overrides gpu.product with the profile

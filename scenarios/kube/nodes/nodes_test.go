@@ -139,7 +139,6 @@ func TestBadNodeLists(t *testing.T) {
 		{"cpu", "      cpu: 95690m\n      ephemeral-storage", "      cpu: lots\n      ephemeral-storage", `x.yaml:63:12: items[0].status.allocatable["cpu"]: "lots" is not a quantity`},
 		{"capacity-type", "karpenter.sh/capacity-type: spot", "karpenter.sh/capacity-type: cheap", `x.yaml:446:35: items[11].metadata.labels["karpenter.sh/capacity-type"]: karpenter.sh/capacity-type is "cheap"; Karpenter's capacity types are on-demand, spot and reserved`},
 		{"gpu-count", `nvidia.com/gpu.count: "4"`, `nvidia.com/gpu.count: "four"`, `x.yaml:452:29: items[11].metadata.labels["nvidia.com/gpu.count"]: "four" is not a whole number from 0 to 512`},
-		{"mig-config", "nvidia.com/mig.config: all-1g.5gb", "nvidia.com/mig.config: custom-mix", `x.yaml:156:30: items[2].metadata.labels["nvidia.com/mig.config"]: node "ip-10-0-1-13.ec2.internal": nvidia.com/mig.config is "custom-mix"`},
 	} {
 		body := strings.Replace(string(base), c.from, c.to, 1)
 		require.NotEqual(t, string(base), body, c.name)
@@ -179,4 +178,46 @@ func FuzzNodes(f *testing.F) {
 		}
 		require.LessOrEqual(t, total, strict.MaxNodes)
 	})
+}
+
+// A node labelled with a configuration of the cluster's own mig-parted
+// config (the AKS guide's hptuning-1g10gb) is read from the MIG devices it
+// advertises (mixed) or its MIG product (single); only where the node
+// says neither is the name it cannot resolve refused.
+func TestCustomMIGConfigReadFromWhatTheNodeAdvertises(t *testing.T) {
+	base, err := os.ReadFile("testdata/mixed-cluster.yaml")
+	require.NoError(t, err)
+	res, err := Parse("x.yaml", []byte(strings.Replace(string(base), "nvidia.com/mig.config: all-1g.5gb", "nvidia.com/mig.config: hptuning-1g5gb", 1)))
+	require.NoError(t, err)
+	var got *Pool
+	for i, p := range res.Pools {
+		if p.FirstNode == "ip-10-0-1-13.ec2.internal" {
+			got = &res.Pools[i]
+		}
+	}
+	require.NotNil(t, got)
+	// 56 nvidia.com/mig-1g.5gb over the 8 GPUs nvidia.com/gpu.count gives.
+	require.Equal(t, "mixed", got.MIGStrategy)
+	require.Equal(t, []string{"1g.5gb", "1g.5gb", "1g.5gb", "1g.5gb", "1g.5gb", "1g.5gb", "1g.5gb"}, got.MIGLayout)
+	require.Equal(t, int32(8), got.GPUs)
+	require.Equal(t, "hptuning-1g5gb", got.MIGConfig)
+
+	single := `apiVersion: v1
+kind: Node
+metadata:
+  name: a
+  labels: {nvidia.com/mig.strategy: single, nvidia.com/mig.config: hptuning, nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-1g.10gb}
+status:
+  allocatable: {cpu: "24", memory: 220Gi, nvidia.com/gpu: "7"}
+`
+	res, err = Parse("n.yaml", []byte(single))
+	require.NoError(t, err)
+	require.Equal(t, []string{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}, res.Pools[0].MIGLayout)
+	require.Equal(t, int32(1), res.Pools[0].GPUs)
+	// Mixed, but no MIG device advertised (MIG manager not done yet): the
+	// name is all there is, and gpuplan cannot read it.
+	mixed := strings.NewReplacer("single", "mixed", "-MIG-1g.10gb", "", `nvidia.com/gpu: "7"`, `nvidia.com/gpu: "0"`).Replace(single)
+	_, err = Parse("n.yaml", []byte(strings.Replace(mixed, "nvidia.com/gpu.product", `nvidia.com/gpu.count: "1", nvidia.com/gpu.product`, 1)))
+	require.ErrorContains(t, err, `n.yaml:5:`)
+	require.ErrorContains(t, err, `metadata.labels["nvidia.com/mig.config"]: node "a": nvidia.com/mig.config is "hptuning"`)
 }
