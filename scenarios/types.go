@@ -110,6 +110,11 @@ type ClusterSpec struct {
 	NodeList  *NodeListSpec  `json:"nodeList,omitempty"`
 	// Nodes is the live cluster's `kubectl get nodes -o yaml`.
 	Nodes *NodesSpec `json:"nodes,omitempty"`
+	// GPUConfigs are the GPU Operator's configs (the device plugin's
+	// time-slicing/MPS ConfigMap, mig-parted's ConfigMap, or the bare
+	// config files): pools without sharing take theirs through their
+	// nvidia.com/device-plugin.config and nvidia.com/mig.config labels.
+	GPUConfigs []string `json:"gpuConfigs,omitempty"`
 }
 
 // PricingSpec says where prices come from.

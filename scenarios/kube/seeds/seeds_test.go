@@ -21,6 +21,7 @@ import (
 const (
 	slotWorkload   = "workload.manifests"
 	slotPolicy     = "policy.manifests"
+	slotGPUConfigs = "cluster.gpuConfigs"
 	slotService    = "workload.services[].manifests"
 	slotAutoscaler = "workload.services[].autoscaler.manifests"
 	slotTorchServe = "workload.services[].torchserve.path"
@@ -47,10 +48,12 @@ const (
 	// The AKS guide's MIG nodes: A100 80GB (Standard_NC24ads_A100_v4, one
 	// GPU) labelled for mig-parted's hptuning-1g10gb (s2-cli-03), which
 	// the ConfigMap of s2-04 makes seven 1g.10gb instances.
+	// The pool says no sharing: mig-parted's config (cluster.gpuConfigs)
+	// resolves its label; GPU feature discovery labels the mixed strategy
+	// the Job's nvidia.com/mig-1g.10gb needs.
 	aksMIG = `    - {name: a100mig, count: 1, gpuModel: A100-80GB, gpusPerNode: 1, cpu: "24", memory: 220Gi,
-       labels: {accelerator: nvidia, nvidia.com/mig.config: hptuning-1g10gb, nvidia.com/mig.config.state: success},
-       taints: [{key: sku, value: gpu, effect: NoSchedule}],
-       sharing: {mig: {strategy: mixed, layout: all-1g.10gb}}}
+       labels: {accelerator: nvidia, nvidia.com/mig.config: hptuning-1g10gb, nvidia.com/mig.config.state: success, nvidia.com/mig.strategy: mixed},
+       taints: [{key: sku, value: gpu, effect: NoSchedule}]}
 `
 	// The first article's GPU nodes (s0-03's NodePool: label
 	// accelerator, taint nvidia.com/gpu=true:NoSchedule) as p4d-like
@@ -63,10 +66,9 @@ const (
 	a100Basic = `    - {name: a100, count: 1, gpuModel: A100-80GB, gpusPerNode: 8, cpu: "96", memory: 1152Gi,
        labels: {accelerator: nvidia-a100}, taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
 `
-	// One GPU time-sliced 4 ways, as the first article's ConfigMap (s0-04)
-	// sets it.
-	timeSliced = `    - {name: shared, count: 1, gpuModel: A100-80GB, gpusPerNode: 1, cpu: "12", memory: 110Gi,
-       sharing: {timeSlicing: {replicas: 4}}}
+	// One GPU, time-sliced 4 ways by the first article's ConfigMap (s0-04,
+	// given in cluster.gpuConfigs).
+	timeSliced = `    - {name: shared, count: 1, gpuModel: A100-80GB, gpusPerNode: 1, cpu: "12", memory: 110Gi}
 `
 	// One A100 80GB as seven 1g.10gb instances (the first article's
 	// nvidia-smi commands, mixed strategy), untainted.
@@ -88,6 +90,13 @@ type row struct {
 	// want: key words of the refusal (file:line:field first), or of why
 	// a job waits.
 	want []string
+	// configs are the cluster.gpuConfigs the pools need; workload, for a
+	// file given in cluster.gpuConfigs, the workload run on its pools
+	// (count times); sharing what the config makes of the first pool.
+	configs  []string
+	workload string
+	count    int
+	sharing  string
 	// what gpuplan makes of it, in the README's words.
 	what string
 }
@@ -101,10 +110,11 @@ var table = []row{
 	{file: "s0-03-karpenter-gpu-nodepool.yaml", slot: slotPolicy, outcome: refused,
 		want: []string{"s0-03-karpenter-gpu-nodepool.yaml:1:", `unknown field "apiVersion"`},
 		what: "refused: nodeClassRef.apiVersion is not a field of karpenter.sh/v1 (it wants group)"},
-	{file: "s0-04-time-slicing-configmap.yaml", slot: slotNone, outcome: notAnInput,
-		what: "the device plugin's time-slicing config: give cluster.pools[].sharing.timeSlicing.replicas: 4"},
-	{file: "s0-05-pod-inference-small-timesliced.yaml", slot: slotWorkload, outcome: runs, pools: timeSliced, jobs: 1, gpus: 1,
-		what: "the Pod runs on one of 4 time-slicing replicas of a GPU (a quarter of it in the ledger; 4 such pods share it, each at a quarter of the speed)"},
+	{file: "s0-04-time-slicing-configmap.yaml", slot: slotGPUConfigs, outcome: runs, pools: timeSliced, workload: "s0-05-pod-inference-small-timesliced.yaml", count: 4, jobs: 4, gpus: 4,
+		sharing: "timeSlicing 4",
+		what:    "the device plugin's config (key any, the only one, so every node's): each GPU of the pools without sharing is 4 time-slicing replicas; 4 of s0-05's Pods share one GPU"},
+	{file: "s0-05-pod-inference-small-timesliced.yaml", slot: slotWorkload, outcome: runs, pools: timeSliced, configs: []string{"s0-04-time-slicing-configmap.yaml"}, jobs: 1, gpus: 1,
+		what: "the Pod runs on one of 4 time-slicing replicas of a GPU (s0-04 in cluster.gpuConfigs; a quarter of it in the ledger; 4 such pods share it, each at a quarter of the speed)"},
 	{file: "s0-06-pod-inference-mig.yaml", slot: slotWorkload, outcome: runs, pools: migPlain, jobs: 1, gpus: 1,
 		what: "the Pod runs on a 1g.10gb MIG instance (mixed strategy)"},
 	{file: "s0-07-torchserve-deployment-configmap-scaledobject.yaml", slot: slotService, outcome: loads,
@@ -118,7 +128,7 @@ var table = []row{
 	{file: "s0-cli-01-helm-device-plugin-gpu-operator.sh", slot: slotNone, outcome: notAnInput,
 		what: "installs the device plugin and GPU Operator; mig.strategy=single is cluster.pools[].sharing.mig.strategy"},
 	{file: "s0-cli-02-timeslicing-mig-nvidia-smi-patch.sh", slot: slotNone, outcome: notAnInput,
-		what: "enables MIG by hand (7 x 1g.10gb, mixed): cluster.pools[].sharing.mig {strategy: mixed, layout: all-1g.10gb}"},
+		what: "enables MIG by hand (7 x 1g.10gb, mixed): cluster.pools[].sharing.mig {strategy: mixed, layout: all-1g.10gb}; its ClusterPolicy patch names s0-04's ConfigMap, which cluster.gpuConfigs reads"},
 	{file: "s0-helm-device-plugin-values.yaml", slot: slotNone, outcome: notAnInput,
 		what: "Helm values: nothing in them changes what is simulated"},
 	{file: "s0-helm-gpu-operator-values.yaml", slot: slotNone, outcome: notAnInput,
@@ -129,8 +139,11 @@ var table = []row{
 		what: "the Pod runs on the T4 pool"},
 	{file: "s2-03-daemonset-nvidia-device-plugin.yaml", slot: slotNone, outcome: notAnInput,
 		what: "the device plugin itself: gpuplan's nodes advertise nvidia.com/gpu as if it runs"},
-	{file: "s2-04-mig-parted-configmap-job-mig-trial.yaml", slot: slotWorkload, outcome: runs, pools: aksMIG, jobs: 1, gpus: 1,
-		what: "the Job runs on a 1g.10gb slice of a pool given as MIG all-1g.10gb; mig-parted's ConfigMap is skipped"},
+	{file: "s2-04-mig-parted-configmap-job-mig-trial.yaml", slot: slotGPUConfigs, outcome: runs, pools: aksMIG, workload: "s2-04-mig-parted-configmap-job-mig-trial.yaml", count: 8, jobs: 8, gpus: 8,
+		sharing: "mig mixed 1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb",
+		what:    "mig-parted's config: the pool labelled nvidia.com/mig.config: hptuning-1g10gb is 7 x 1g.10gb per GPU (the Namespaces and the Job are skipped, noted)"},
+	{file: "s2-04-mig-parted-configmap-job-mig-trial.yaml", slot: slotWorkload, outcome: runs, pools: aksMIG, configs: []string{"s2-04-mig-parted-configmap-job-mig-trial.yaml"}, jobs: 1, gpus: 1,
+		what: "the Job runs on a 1g.10gb instance of the A100 labelled hptuning-1g10gb (this file in cluster.gpuConfigs too); the ConfigMap is skipped as a workload"},
 	{file: "s2-05-job-isolated-gpu-training.yaml", slot: slotWorkload, outcome: runs, pools: aksT4, jobs: 1, gpus: 1,
 		what: "runs on the T4 pool"},
 	{file: "s2-06-pytorchjob-nccl.yaml", slot: slotWorkload, outcome: runs, pools: aksT4, jobs: 1, gpus: 2,
@@ -170,7 +183,7 @@ var table = []row{
 	{file: "s2-cli-02-az-aks-autoscaler.sh", slot: slotNone, outcome: notAnInput,
 		what: "the cluster autoscaler's bounds (0..8) and profile: cluster.pools[].autoscaling"},
 	{file: "s2-cli-03-kubectl-label-mig-config.sh", slot: slotNone, outcome: notAnInput,
-		what: "labels nodes for mig-parted: give the pool the label and its MIG layout"},
+		what: "labels nodes for mig-parted: give the pool the label nvidia.com/mig.config: hptuning-1g10gb and s2-04's ConfigMap in cluster.gpuConfigs"},
 }
 
 // Every file of testdata is in the table, and the table holds what
@@ -192,7 +205,7 @@ func TestSeedManifests(t *testing.T) {
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
 			switch r.slot {
-			case slotWorkload:
+			case slotWorkload, slotGPUConfigs:
 				checkWorkload(t, r)
 			case slotPolicy:
 				_, err := scenarios.LoadPolicy([]string{path})
@@ -238,16 +251,28 @@ func requireWords(t *testing.T, err error, words []string) {
 func checkWorkload(t *testing.T, r row) {
 	t.Helper()
 	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join("testdata", r.file))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, r.file), data, 0o644))
+	workload, configs, count := r.file, r.configs, max(r.count, 1)
+	if r.slot == slotGPUConfigs {
+		workload, configs = r.workload, []string{r.file}
+	}
+	for _, f := range append([]string{workload}, configs...) {
+		data, err := os.ReadFile(filepath.Join("testdata", f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), data, 0o644))
+	}
 	pools := r.pools
 	if pools == "" {
 		pools = cpuNodes
 	}
-	body := "apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nmetadata: {name: seed}\nspec:\n  cluster:\n    pools:\n" + pools +
-		"  horizon: 24h\n  workload:\n    manifests:\n    - {path: " + r.file + ", count: 1, duration: {distribution: constant, value: 1h}}\n"
+	body := "apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nmetadata: {name: seed}\nspec:\n  cluster:\n    pools:\n" + pools
+	if len(configs) > 0 {
+		body += "    gpuConfigs: [" + strings.Join(configs, ", ") + "]\n"
+	}
+	body += "  horizon: 24h\n  workload:\n    manifests:\n    - {path: " + workload + ", count: " + strconv.Itoa(count) + ", duration: {distribution: constant, value: 1h}}\n"
 	s, err := scenarios.Parse(filepath.Join(dir, "s.yaml"), dir, []byte(body))
+	if err == nil && r.sharing != "" {
+		require.Equal(t, r.sharing, sharing(s.Spec.Cluster.Pools[0].Sharing))
+	}
 	if err == nil {
 		var b *scenarios.Built
 		if b, err = s.Build(scenarios.Options{}); err == nil {
@@ -261,6 +286,19 @@ func checkWorkload(t *testing.T, r row) {
 	}
 	require.Equal(t, refused, r.outcome, "%v", err)
 	requireWords(t, err, r.want)
+}
+
+// sharing says what a pool's sharing is, in the table's words.
+func sharing(sh *scenarios.SharingSpec) string {
+	switch {
+	case sh == nil:
+		return "none"
+	case sh.TimeSlicing != nil:
+		return "timeSlicing " + strconv.Itoa(int(sh.TimeSlicing.Replicas))
+	case sh.MIG != nil:
+		return "mig " + sh.MIG.Strategy + " " + sh.MIG.Layout + strings.Join(sh.MIG.Profiles, ",")
+	}
+	return "?"
 }
 
 func checkRun(t *testing.T, r row, res *sim.Result) {
@@ -403,7 +441,8 @@ func TestFirstArticlePyTorchJobIsOneGang(t *testing.T) {
 }
 
 // The tutorials' first Pods as a workload, several at once: the
-// time-sliced one (s0-05) four times on one GPU shared 4 ways: all four
+// time-sliced one (s0-05) four times on one GPU shared 4 ways (the
+// article's ConfigMap, s0-04, in cluster.gpuConfigs): all four
 // start at once, each on a replica, and share the GPU's compute, so 1 h
 // of work takes each 4 h; the MIG one (s0-06) eight times on one A100 of
 // seven 1g.10gb instances: seven run 0-1 h, the eighth waits for an
@@ -421,8 +460,8 @@ func TestTutorialPodsShareAGPU(t *testing.T) {
 		sort.Slice(out, func(a, b int) bool { return out[a][0] < out[b][0] || out[a][0] == out[b][0] && out[a][1] < out[b][1] })
 		return out
 	}
-	ts := "s0-05-pod-inference-small-timesliced.yaml"
-	res := runScenario(t, map[string]string{ts: readSeed(t, ts)}, scenario(timeSliced, ts, 4))
+	ts, cm := "s0-05-pod-inference-small-timesliced.yaml", "s0-04-time-slicing-configmap.yaml"
+	res := runScenario(t, map[string]string{ts: readSeed(t, ts), cm: readSeed(t, cm)}, scenario(timeSliced+"    gpuConfigs: ["+cm+"]\n", ts, 4))
 	require.Equal(t, [][2]int64{{0, 4 * hour}, {0, 4 * hour}, {0, 4 * hour}, {0, 4 * hour}}, ends(res))
 	mig := "s0-06-pod-inference-mig.yaml"
 	res = runScenario(t, map[string]string{mig: readSeed(t, mig)}, scenario(migPlain, mig, 8))
@@ -435,4 +474,30 @@ func TestTutorialPodsShareAGPU(t *testing.T) {
 	for _, j := range res.Jobs {
 		require.Equal(t, "1g.10gb", j.Pod.MIG)
 	}
+}
+
+// The README's table of the articles' manifests is this table.
+func TestREADMETable(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(readme), "| file | slot | outcome | what gpuplan makes of it |\n|---|---|---|---|\n")
+	require.True(t, ok, "the README has the table")
+	got, _, _ := strings.Cut(after, "\n\n")
+	var want []string
+	for _, r := range table {
+		slot, outcome := "none", r.outcome
+		if r.slot != slotNone {
+			slot = "`" + r.slot + "`"
+		}
+		if outcome == waits {
+			outcome = "loads, waits"
+		}
+		want = append(want, "| `"+r.file+"` | "+slot+" | "+outcome+" | "+r.what+" |")
+	}
+	if out := os.Getenv("SEEDS_TABLE_OUT"); out != "" {
+		// To rewrite the README's table by hand: the rows, in a file
+		// outside the repository.
+		require.NoError(t, os.WriteFile(out, []byte(strings.Join(want, "\n")), 0o644))
+	}
+	require.Equal(t, strings.Join(want, "\n"), got)
 }
