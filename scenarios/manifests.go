@@ -48,6 +48,9 @@ func (s builder) manifestEntry(i int, seed uint64) (workloads.Entry, []string, e
 	if err != nil {
 		return workloads.Entry{}, nil, err
 	}
+	if err := s.fillWorkspacePods(objs); err != nil {
+		return workloads.Entry{}, nil, err
+	}
 	name := strings.TrimSuffix(filepath.Base(m.Path), filepath.Ext(m.Path))
 	e := workloads.Entry{Name: name, Objects: objs, Limit: m.Count, Queue: m.Queue}
 	if e.Queue == "" {

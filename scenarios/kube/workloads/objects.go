@@ -68,6 +68,8 @@ type Object struct {
 	// Notes name what the manifest says that gpuplan reads but does not
 	// model, each with its line.
 	Notes []string
+	// Workspace is a KAITO Workspace's nodes (nil for other kinds).
+	Workspace *Workspace
 	// podGroup is a bare Pod's Kueue pod group (its
 	// kueue.x-k8s.io/pod-group-name label) and groupTotal the group's
 	// kueue.x-k8s.io/pod-group-total-count (0: not given), at groupLine.
@@ -171,6 +173,10 @@ func convert(d *doc, o *Object, v any) error {
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name
 		return rayJobObject(d, o, x)
+	case *kaitoWorkspace:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return kaitoObject(d, o, x)
 	case *rayCluster:
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name

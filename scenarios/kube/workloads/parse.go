@@ -17,6 +17,7 @@ const (
 	groupVolcano  = "batch.volcano.sh"
 	groupJobSet   = "jobset.x-k8s.io"
 	groupRay      = "ray.io"
+	groupKAITO    = "kaito.sh"
 )
 
 // Kinds lists the workload kinds Parse reads, as apiVersion kind.
@@ -24,6 +25,7 @@ func Kinds() []string {
 	return []string{
 		"v1 Pod", "batch/v1 Job", "batch/v1 CronJob", "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob",
 		"batch.volcano.sh/v1alpha1 Job", "jobset.x-k8s.io/v1alpha2 JobSet", "ray.io/v1 RayJob", "ray.io/v1 RayCluster",
+		"kaito.sh/v1alpha1 Workspace", "kaito.sh/v1beta1 Workspace",
 	}
 }
 
@@ -49,6 +51,8 @@ func schemaFor(apiVersion, kind string) any {
 		return &rayJob{}
 	case "ray.io/v1 RayCluster":
 		return &rayCluster{}
+	case "kaito.sh/v1alpha1 Workspace", "kaito.sh/v1beta1 Workspace":
+		return &kaitoWorkspace{}
 	}
 	return nil
 }

@@ -37,3 +37,41 @@ func TestJobsRefusedAsTheAPIServerWould(t *testing.T) {
 	_, _, err := Parse("j.yaml", []byte(strings.Replace(job, "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n", strings.Replace(gt, "%s", "40000", 1), 1)))
 	require.NoError(t, err)
 }
+
+// A KAITO Workspace is refused where KAITO's webhook would refuse it, or
+// where it is not a job (an inference Workspace), at the field's line.
+func TestKAITOWorkspaceRefusals(t *testing.T) {
+	base := `apiVersion: kaito.sh/v1alpha1
+kind: Workspace
+metadata:
+  name: ws
+resource:
+  instanceType: Standard_NC24ads_A100_v4
+  labelSelector:
+    matchLabels:
+      apps: tuning
+tuning:
+  preset:
+    name: phi-3-mini-4k-instruct
+  method: qlora
+  input:
+    urls: [https://example.com/data.json]
+`
+	objs, _, err := Parse("ws.yaml", []byte(base))
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	require.Equal(t, &Workspace{InstanceType: "Standard_NC24ads_A100_v4", Count: 1, Labels: map[string]string{"apps": "tuning"}}, objs[0].Workspace)
+	require.Equal(t, map[string]string{"apps": "tuning", "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}, objs[0].Groups[0].Constraints.NodeSelector)
+	for _, c := range []struct{ from, to, want string }{
+		{"  method: qlora", "  method: full", `ws.yaml:13:11: tuning.method: is "full"; KAITO tunes by lora or qlora`},
+		{"  labelSelector:\n    matchLabels:\n      apps: tuning\n", "  labelSelector: {}\n", `ws.yaml:7:18: resource.labelSelector: is required`},
+		{"tuning:\n  preset:\n    name: phi-3-mini-4k-instruct\n  method: qlora\n  input:\n    urls: [https://example.com/data.json]\n", "inference:\n  preset:\n    name: phi-3-mini-4k-instruct\n", `ws.yaml:11:3: inference: an inference Workspace is a service`},
+		{"  instanceType: Standard_NC24ads_A100_v4\n", "  count: 0\n  instanceType: Standard_NC24ads_A100_v4\n", `ws.yaml:6:10: resource.count: is 0`},
+		{"  method: qlora", "  methods: qlora", `ws.yaml:13:3: tuning.methods: unknown field "methods"`},
+	} {
+		body := strings.Replace(base, c.from, c.to, 1)
+		require.NotEqual(t, base, body)
+		_, _, err := Parse("ws.yaml", []byte(body))
+		require.ErrorContains(t, err, c.want)
+	}
+}
