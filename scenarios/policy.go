@@ -251,7 +251,16 @@ func (d policyDoc) strict(out any) error {
 	if err := yaml.UnmarshalStrict(data, out); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")
 		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+			// The walker names it at its own line and full path (not the
+			// first key of that name, apiVersion at line 1).
 			name := strings.Trim(f, `"`)
+			if d.root != nil {
+				w := strict.Walker{File: d.file, Pos: strict.Positions{}, Opts: scenarioOptions()}
+				var ie *InputError
+				if err := w.Walk(d.root, reflect.TypeOf(out).Elem(), ""); errors.As(err, &ie) && strings.HasSuffix(ie.Field, name) {
+					return inputErr(d.file, ie.Line, d.tm.Kind, "unknown field %s", Quote(ie.Field))
+				}
+			}
 			if path, line := findKey(d.root, name, ""); line > 0 {
 				return inputErr(d.file, line, d.tm.Kind, "unknown field %s", Quote(path))
 			}

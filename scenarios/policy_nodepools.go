@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"gpuplan.dev/gpuplan/models"
@@ -35,11 +34,11 @@ func (p *Policy) nodePoolNote(d policyDoc, path, name, format string, args ...an
 // groups, block devices and user data do not change what the simulation
 // does.
 func (p *Policy) nodeClass(d policyDoc) error {
-	var obj struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata"`
+	var obj ec2NodeClass
+	if err := d.strict(&obj); err != nil {
+		return err
 	}
-	if err := d.decode(&obj); err != nil {
+	if err := ec2NodeClassRules(d, &obj); err != nil {
 		return err
 	}
 	if obj.Name == "" {
@@ -70,6 +69,9 @@ func typeSelecting(key string) bool {
 func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 	var np karpv1.NodePool
 	if err := d.strict(&np); err != nil {
+		return err
+	}
+	if err := nodePoolRules(d, &np); err != nil {
 		return err
 	}
 	if np.Name == "" {

@@ -108,8 +108,8 @@ var table = []row{
 		want: []string{"llm-finetuning-job-0", "untolerated taint"},
 		what: "one gang of 4 pods x 8 GPUs (Master and 3 Workers); the Worker template lacks the Master's toleration, so on the article's tainted nodes the whole gang waits (warning: the templates differ in placement)"},
 	{file: "s0-03-karpenter-gpu-nodepool.yaml", slot: slotPolicy, outcome: refused,
-		want: []string{"s0-03-karpenter-gpu-nodepool.yaml:1:", `unknown field "apiVersion"`},
-		what: "refused: nodeClassRef.apiVersion is not a field of karpenter.sh/v1 (it wants group)"},
+		want: []string{"s0-03-karpenter-gpu-nodepool.yaml:13: NodePool: unknown field \"spec.template.spec.nodeClassRef.apiVersion\""},
+		what: "refused at line 13: spec.template.spec.nodeClassRef.apiVersion is not a field of karpenter.sh/v1 (it wants group, which the CRD requires); with group, its EC2NodeClass is refused: spec.amiSelectorTerms is required in v1"},
 	{file: "s0-04-time-slicing-configmap.yaml", slot: slotGPUConfigs, outcome: runs, pools: timeSliced, workload: "s0-05-pod-inference-small-timesliced.yaml", count: 4, jobs: 4, gpus: 4,
 		sharing: "timeSlicing 4",
 		what:    "the device plugin's config (key any, the only one, so every node's): each GPU of the pools without sharing is 4 time-slicing replicas; 4 of s0-05's Pods share one GPU"},
@@ -533,4 +533,61 @@ spec:
 	}
 	sort.Slice(got, func(a, b int) bool { return got[a][0] < got[b][0] })
 	require.Equal(t, [][2]int64{{0, hour}, {hour, 2 * hour}}, got)
+}
+
+// The first article's NodePool and EC2NodeClass (s0-03) as the API
+// server checks them against Karpenter's v1 CRDs, one fix at a time: the
+// unknown nodeClassRef.apiVersion at its own line (13) and full path;
+// without it, the group the CRD requires; with the group, the
+// EC2NodeClass's missing amiSelectorTerms (required in v1); with an AMI
+// alias in place of amiFamily, it loads.
+func TestFirstArticleKarpenterObjectsCheckedAsTheAPIServer(t *testing.T) {
+	base := readSeed(t, "s0-03-karpenter-gpu-nodepool.yaml")
+	const ref = "        apiVersion: karpenter.k8s.aws/v1\n"
+	require.Contains(t, base, ref)
+	noAPIVersion := strings.Replace(base, ref, "", 1)
+	withGroup := strings.Replace(base, ref, "        group: karpenter.k8s.aws\n", 1)
+	withAlias := strings.Replace(withGroup, "  amiFamily: AL2\n", "  amiSelectorTerms:\n  - alias: al2@latest\n", 1)
+	for _, c := range []struct{ name, body, want string }{
+		{"as-written", base, `np.yaml:13: NodePool: unknown field "spec.template.spec.nodeClassRef.apiVersion"`},
+		{"no-apiVersion", noAPIVersion, `np.yaml:13:9: spec.template.spec.nodeClassRef.group: Required value`},
+		{"group", withGroup, `np.yaml:50:3: spec.amiSelectorTerms: Required value`},
+		{"empty-terms", strings.Replace(withGroup, "  amiFamily: AL2\n", "  amiFamily: AL2\n  amiSelectorTerms: []\n", 1), `np.yaml:51:21: spec.amiSelectorTerms: Invalid value: 0`},
+		{"no-role", strings.Replace(withAlias, "  role: KarpenterNodeRole\n", "", 1), `np.yaml:50:3: spec: Invalid value: must specify exactly one of ['role', 'instanceProfile']`},
+		{"ami-family", strings.Replace(withGroup, "  amiFamily: AL2\n", "  amiFamily: AL3\n  amiSelectorTerms: [{id: ami-1}]\n", 1), `np.yaml:50:14: spec.amiFamily: Unsupported value: "AL3"`},
+		{"loads", withAlias, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "np.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(c.body), 0o644))
+			_, err := scenarios.LoadPolicy([]string{path})
+			if c.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
+// Two Volcano Jobs Volcano's admission webhook denies, made from the AKS
+// guide's (s2-11): a second task named worker, and a second policy on
+// PodFailed. Each is refused at its line with the webhook's reason, never
+// run.
+func TestVolcanoWebhookDenials(t *testing.T) {
+	base := readSeed(t, "s2-11-volcano-job.yaml")
+	_, tasks, ok := strings.Cut(base, "  tasks:\n")
+	require.True(t, ok)
+	for _, c := range []struct{ name, body, want string }{
+		{"duplicate-task", base + tasks, `spec.tasks[1].name: duplicated task name worker (also spec.tasks[0])`},
+		{"two-policies-one-event", strings.Replace(base, "  - event: PodFailed\n    action: RestartJob\n", "  - event: PodFailed\n    action: RestartJob\n  - event: PodFailed\n    action: AbortJob\n", 1),
+			`v.yaml:14:12: spec.policies[2].event: duplicate event PodFailed across different policy (also spec.policies[1])`},
+		{"any-and-another", strings.Replace(base, "event: PodEvicted", "event: \"*\"", 1), `v.yaml:10:3: spec.policies: if there's * here, no other policy should be here`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := workloads.Parse("v.yaml", []byte(c.body))
+			require.ErrorContains(t, err, c.want)
+			require.ErrorContains(t, err, "Volcano's admission webhook denies the Job")
+		})
+	}
 }

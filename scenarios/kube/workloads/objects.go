@@ -796,6 +796,9 @@ func volcanoObject(d *doc, o *Object, x *volcanoJob) error {
 	if len(s.Tasks) == 0 {
 		return d.errAt("spec.tasks", "a Volcano Job needs at least one task")
 	}
+	if err := volcanoTaskRules(d, s.Tasks); err != nil {
+		return err
+	}
 	vp := &cluster.VolcanoPolicies{MaxRetry: cluster.DefaultMaxRetry}
 	if s.MaxRetry != 0 {
 		if s.MaxRetry < 1 {
@@ -864,6 +867,9 @@ func volcanoObject(d *doc, o *Object, x *volcanoJob) error {
 }
 
 func volcanoPolicies(d *doc, vp *cluster.VolcanoPolicies, ps []volcanoLifecyclePolicy, at string) error {
+	if err := volcanoPolicyRules(d, ps, at); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i, p := range ps {
 		pat := fmt.Sprintf("%s[%d]", at, i)
