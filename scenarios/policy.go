@@ -258,6 +258,9 @@ func (d policyDoc) strict(out any) error {
 				w := strict.Walker{File: d.file, Pos: strict.Positions{}, Opts: scenarioOptions()}
 				var ie *InputError
 				if err := w.Walk(d.root, reflect.TypeOf(out).Elem(), ""); errors.As(err, &ie) && strings.HasSuffix(ie.Field, name) {
+					if strings.HasPrefix(d.tm.APIVersion, "kueue.x-k8s.io/") {
+						return inputErr(d.file, ie.Line, d.tm.Kind, "unknown field %s: %s", Quote(ie.Field), kueueUnknownField(d.tm.APIVersion, d.tm.Kind, ie.Field))
+					}
 					return inputErr(d.file, ie.Line, d.tm.Kind, "unknown field %s", Quote(ie.Field))
 				}
 			}

@@ -591,3 +591,40 @@ func TestVolcanoWebhookDenials(t *testing.T) {
 		})
 	}
 }
+
+// A Kueue field of a release after the one gpuplan reads names both
+// releases: Kueue's concurrent admission documentation's ClusterQueue
+// (spec.concurrentAdmissionPolicy, alpha since v0.18) against v0.17.0;
+// a field no release has (the documentation's minimal-cq
+// flavorFallbackStrategy) says which API it is not a field of.
+func TestKueueFieldsOfALaterRelease(t *testing.T) {
+	dir := t.TempDir()
+	cq := `apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: team-cluster-queue
+spec:
+  namespaceSelector: {}
+  concurrentAdmissionPolicy:
+    migration:
+      mode: TryPreferredFlavors
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: spot
+      resources:
+      - {name: cpu, nominalQuota: 9}
+`
+	path := filepath.Join(dir, "cq.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cq), 0o644))
+	_, err := scenarios.LoadPolicy([]string{path})
+	require.ErrorContains(t, err, `cq.yaml:7: ClusterQueue: unknown field "spec.concurrentAdmissionPolicy": a field of Kueue v0.18 (alpha, behind the ConcurrentAdmission feature gate); gpuplan reads Kueue v0.17.0's API (kueue.x-k8s.io/v1beta2)`)
+	other := strings.Replace(cq, "concurrentAdmissionPolicy", "flavorFallbackStrategy", 1)
+	require.NoError(t, os.WriteFile(path, []byte(other), 0o644))
+	_, err = scenarios.LoadPolicy([]string{path})
+	require.ErrorContains(t, err, `cq.yaml:7: ClusterQueue: unknown field "spec.flavorFallbackStrategy": not a field of Kueue v0.17.0's kueue.x-k8s.io/v1beta2 ClusterQueue`)
+	// The version named is the one compiled in.
+	mod, err := os.ReadFile("../../../go.mod")
+	require.NoError(t, err)
+	require.Contains(t, string(mod), "\tsigs.k8s.io/kueue "+scenarios.KueueVersion+"\n")
+}
