@@ -628,3 +628,108 @@ spec:
 	require.NoError(t, err)
 	require.Contains(t, string(mod), "\tsigs.k8s.io/kueue "+scenarios.KueueVersion+"\n")
 }
+
+// An MPIJob (the MPI operator's kubeflow.org/v2beta1, shaped as its
+// tensorflow-benchmarks example: one CPU launcher, two workers of 4 GPUs)
+// reads as 3 pods, 8 GPUs, and runs 0-1 h on two 4-GPU nodes. With
+// runLauncherAsWorker and the launcher asking for the workers' pod, it is
+// one gang of 3 x 4 GPUs: on three 4-GPU nodes it runs whole, on two it
+// waits whole, no pod bound. A JAXJob of two 1-GPU workers is one gang
+// the same way. (A launcher of another shape than its workers is still a
+// job of its own: gpuplan's jobs have one pod shape; see the notes.)
+func TestMPIJobAndJAXJobAreOneGang(t *testing.T) {
+	const mpi = `apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: tensorflow-benchmarks
+spec:
+  slotsPerWorker: 4
+  runPolicy:
+    cleanPodPolicy: Running
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - image: mpioperator/tensorflow-benchmarks:latest
+            name: tensorflow-benchmarks
+            resources: {requests: {cpu: "1", memory: 2Gi}}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - image: mpioperator/tensorflow-benchmarks:latest
+            name: tensorflow-benchmarks
+            resources:
+              limits:
+                nvidia.com/gpu: 4
+`
+	const jax = `apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata:
+  name: jaxjob-simple
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      replicas: 2
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+          - name: jax
+            image: docker.io/kubeflow/jaxjob-simple:latest
+            resources: {limits: {nvidia.com/gpu: 1}}
+`
+	scenario := func(file, pools string) string {
+		return "apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nmetadata: {name: gang}\nspec:\n  horizon: 24h\n  cluster:\n    pools:\n" + pools +
+			"  workload:\n    manifests:\n    - {path: " + file + ", count: 1, duration: {distribution: constant, value: 1h}}\n"
+	}
+	gpus := func(n, g string) string {
+		return "    - {name: gpu, count: " + n + ", gpuModel: A100-80GB, gpusPerNode: " + g + ", cpu: \"32\", memory: 256Gi}\n"
+	}
+	asWorker := strings.NewReplacer("  slotsPerWorker: 4\n", "  slotsPerWorker: 4\n  runLauncherAsWorker: true\n",
+		`resources: {requests: {cpu: "1", memory: 2Gi}}`, "resources: {limits: {nvidia.com/gpu: 4}}").Replace(mpi)
+	for _, c := range []struct {
+		name, file, body, pools string
+		jobs, pods, gpus        int
+		start, end              int64
+	}{
+		{"mpi", "mpi.yaml", mpi, gpus("2", "4") + cpuNodes, 2, 3, 8, 0, 3_600_000},
+		{"mpi-launcher-as-worker", "mpi.yaml", asWorker, gpus("3", "4"), 1, 3, 12, 0, 3_600_000},
+		{"mpi-launcher-as-worker-too-few", "mpi.yaml", asWorker, gpus("2", "4"), 1, 3, 12, -1, -1},
+		{"jax", "jax.yaml", jax, gpus("2", "1"), 1, 2, 2, 0, 3_600_000},
+		{"jax-too-few", "jax.yaml", jax, gpus("1", "1"), 1, 2, 2, -1, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := runScenario(t, map[string]string{c.file: c.body}, scenario(c.file, c.pools))
+			require.Len(t, res.Jobs, c.jobs)
+			for _, j := range res.Jobs {
+				require.Equal(t, c.start, j.Start)
+				require.Equal(t, c.end, j.End)
+				if c.start < 0 {
+					require.Zero(t, j.PodsBound)
+				}
+			}
+			_, _, err := workloads.Parse(c.file, []byte(c.body))
+			require.NoError(t, err)
+			objs, _, _ := workloads.Parse(c.file, []byte(c.body))
+			pods, g := 0, 0
+			for _, gr := range objs[0].Groups {
+				pods += int(gr.Pods)
+				g += int(gr.Pods) * int(gr.Pod.GPUs)
+			}
+			require.Equal(t, c.pods, pods)
+			require.Equal(t, c.gpus, g)
+		})
+	}
+	// The MPI operator's validation: one launcher, known replica types.
+	for _, c := range []struct{ from, to, want string }{
+		{"    Launcher:\n      replicas: 1\n", "    Launcher:\n      replicas: 2\n", `mpi.yaml:11:17: spec.mpiReplicaSpecs["Launcher"].replicas: is 2; an MPIJob has exactly one launcher`},
+		{"    Worker:\n", "    Workers:\n", `spec.mpiReplicaSpecs["Workers"]: "Workers" is not a replica type of a MPIJob (it takes Launcher, Worker)`},
+	} {
+		_, _, err := workloads.Parse("mpi.yaml", []byte(strings.Replace(mpi, c.from, c.to, 1)))
+		require.ErrorContains(t, err, c.want)
+	}
+}

@@ -707,17 +707,31 @@ func cronJobObject(d *doc, o *Object, x *batchv1.CronJob) error {
 	return nil
 }
 
-// kubeflowObject reads a PyTorchJob or TFJob: its replica specs (Master,
-// Worker, PS, Chief, Evaluator) in name order, one gang.
+// kubeflowObject reads a PyTorchJob, TFJob, JAXJob or MPIJob: its replica
+// specs (Master, Worker, PS, Chief, Evaluator, Launcher) in name order, one
+// gang.
 func kubeflowObject(d *doc, o *Object, x *kubeflowJob) error {
 	o.readMeta(x.ObjectMeta)
-	specs, field := x.Spec.PyTorchReplicaSpecs, "spec.pytorchReplicaSpecs"
-	other, otherField := x.Spec.TFReplicaSpecs, "spec.tfReplicaSpecs"
-	if o.Kind == "TFJob" {
-		specs, field, other, otherField = other, otherField, specs, field
+	all := []struct {
+		kind, field string
+		specs       map[string]*kubeflowReplicaSpec
+	}{
+		{"PyTorchJob", "spec.pytorchReplicaSpecs", x.Spec.PyTorchReplicaSpecs},
+		{"TFJob", "spec.tfReplicaSpecs", x.Spec.TFReplicaSpecs},
+		{"JAXJob", "spec.jaxReplicaSpecs", x.Spec.JAXReplicaSpecs},
+		{"MPIJob", "spec.mpiReplicaSpecs", x.Spec.MPIReplicaSpecs},
 	}
-	if len(other) > 0 {
-		return d.errAt(otherField, "is not a field of a %s", o.Kind)
+	var specs map[string]*kubeflowReplicaSpec
+	var field string
+	for _, k := range all {
+		if k.kind == o.Kind {
+			specs, field = k.specs, k.field
+		} else if len(k.specs) > 0 {
+			return d.errAt(k.field, "is not a field of a %s", o.Kind)
+		}
+	}
+	if err := kubeflowKindRules(d, o, x); err != nil {
+		return err
 	}
 	if len(specs) == 0 {
 		return d.errAt(field, "a %s needs at least one replica spec", o.Kind)

@@ -26,6 +26,7 @@ func Kinds() []string {
 		"v1 Pod", "batch/v1 Job", "batch/v1 CronJob", "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob",
 		"batch.volcano.sh/v1alpha1 Job", "jobset.x-k8s.io/v1alpha2 JobSet", "ray.io/v1 RayJob", "ray.io/v1 RayCluster",
 		"kaito.sh/v1alpha1 Workspace", "kaito.sh/v1beta1 Workspace",
+		"kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob",
 	}
 }
 
@@ -41,7 +42,7 @@ func schemaFor(apiVersion, kind string) any {
 		// batch/v1beta1 (removed in Kubernetes 1.25) has the same fields
 		// as batch/v1 for what gpuplan reads; older examples use it.
 		return &batchv1.CronJob{}
-	case "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob":
+	case "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob", "kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob":
 		return &kubeflowJob{}
 	case "batch.volcano.sh/v1alpha1 Job":
 		return &volcanoJob{}

@@ -30,6 +30,19 @@ type kubeflowJobSpec struct {
 	TFReplicaSpecs      map[string]*kubeflowReplicaSpec `json:"tfReplicaSpecs,omitempty"`
 	SuccessPolicy       *string                         `json:"successPolicy,omitempty"`
 	EnableDynamicWorker bool                            `json:"enableDynamicWorker,omitempty"`
+	// JAXJob (kubeflow.org/v1).
+	JAXReplicaSpecs map[string]*kubeflowReplicaSpec `json:"jaxReplicaSpecs,omitempty"`
+	// MPIJob: the training operator's (kubeflow.org/v1: mainContainer,
+	// cleanPodPolicy) and the MPI operator's (kubeflow.org/v2beta1:
+	// sshAuthMountPath, launcherCreationPolicy, mpiImplementation).
+	MPIReplicaSpecs        map[string]*kubeflowReplicaSpec `json:"mpiReplicaSpecs,omitempty"`
+	SlotsPerWorker         *int32                          `json:"slotsPerWorker,omitempty"`
+	MainContainer          string                          `json:"mainContainer,omitempty"`
+	CleanPodPolicy         *string                         `json:"cleanPodPolicy,omitempty"`
+	SSHAuthMountPath       string                          `json:"sshAuthMountPath,omitempty"`
+	LauncherCreationPolicy string                          `json:"launcherCreationPolicy,omitempty"`
+	MPIImplementation      string                          `json:"mpiImplementation,omitempty"`
+	RunLauncherAsWorker    *bool                           `json:"runLauncherAsWorker,omitempty"`
 }
 
 type kubeflowReplicaSpec struct {
