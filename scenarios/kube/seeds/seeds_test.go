@@ -733,3 +733,116 @@ spec:
 		require.ErrorContains(t, err, c.want)
 	}
 }
+
+// A LeaderWorkerSet shaped as LWS's vLLM example (2 replicas, size 2,
+// leader and worker 8 GPUs each): two groups, each one gang of 2 pods, 16
+// GPUs. On four 8-GPU nodes both run 0-1 h; on three one runs 0-1 h and
+// the other, whole, 1-2 h; on one node neither can, and no pod binds.
+func TestLeaderWorkerSetGroupsAreGangs(t *testing.T) {
+	const lws = `apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: vllm
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 2
+    restartPolicy: RecreateGroupOnPodRestart
+    leaderTemplate:
+      metadata:
+        labels: {role: leader}
+      spec:
+        containers:
+        - name: vllm-leader
+          image: vllm/vllm-openai:latest
+          resources: {limits: {nvidia.com/gpu: "8"}}
+    workerTemplate:
+      spec:
+        containers:
+        - name: vllm-worker
+          image: vllm/vllm-openai:latest
+          resources: {limits: {nvidia.com/gpu: "8"}}
+`
+	const hour = 3_600_000
+	for _, c := range []struct {
+		name  string
+		nodes string
+		want  [][2]int64
+	}{
+		{"room-for-both", "4", [][2]int64{{0, hour}, {0, hour}}},
+		{"room-for-one", "3", [][2]int64{{0, hour}, {hour, 2 * hour}}},
+		{"no-room", "1", [][2]int64{{-1, -1}, {-1, -1}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := runScenario(t, map[string]string{"lws.yaml": lws}, "apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nmetadata: {name: lws}\nspec:\n  horizon: 24h\n  cluster:\n    pools:\n"+
+				"    - {name: h100, count: "+c.nodes+", gpuModel: H100-80GB, gpusPerNode: 8, cpu: \"96\", memory: 1Ti}\n"+
+				"  workload:\n    manifests:\n    - {path: lws.yaml, count: 1, duration: {distribution: constant, value: 1h}}\n")
+			var got [][2]int64
+			var names []string
+			for _, j := range res.Jobs {
+				require.EqualValues(t, 2, j.Replicas)
+				require.EqualValues(t, 8, j.Pod.GPUs)
+				if j.Start < 0 {
+					require.Zero(t, j.PodsBound)
+				}
+				got = append(got, [2]int64{j.Start, j.End})
+				names = append(names, j.Name)
+			}
+			sort.Slice(got, func(a, b int) bool { return got[a][0] < got[b][0] })
+			sort.Strings(names)
+			require.Equal(t, c.want, got)
+			require.Equal(t, []string{"vllm-0-0", "vllm-1-0"}, names)
+		})
+	}
+	_, _, err := workloads.Parse("lws.yaml", []byte(strings.Replace(lws, "size: 2", "size: 0", 1)))
+	require.ErrorContains(t, err, "lws.yaml:8:11: spec.leaderWorkerTemplate.size: is 0")
+}
+
+// A RayService (KubeRay's ray-service.sample shape: a head of 2 CPUs and
+// a GPU worker group of 2 replicas, min 1, max 5) reads as its RayCluster:
+// the head and 2 workers of 1 GPU.
+func TestRayServiceReadsItsCluster(t *testing.T) {
+	const rs = `apiVersion: ray.io/v1
+kind: RayService
+metadata:
+  name: rayservice-sample
+spec:
+  serveConfigV2: |
+    applications:
+    - name: app
+      import_path: app:deployment
+  rayClusterConfig:
+    rayVersion: "2.46.0"
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - name: ray-head
+            image: rayproject/ray:2.46.0
+            resources: {requests: {cpu: "2", memory: 4Gi}}
+    workerGroupSpecs:
+    - groupName: gpu-group
+      replicas: 2
+      minReplicas: 1
+      maxReplicas: 5
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - name: ray-worker
+            image: rayproject/ray:2.46.0-gpu
+            resources: {limits: {nvidia.com/gpu: 1}}
+`
+	objs, _, err := workloads.Parse("rs.yaml", []byte(rs))
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	pods, gpus := 0, 0
+	for _, g := range objs[0].Groups {
+		pods += int(g.Pods)
+		gpus += int(g.Pods) * int(g.Pod.GPUs)
+	}
+	require.Equal(t, 3, pods)
+	require.Equal(t, 2, gpus)
+	require.Contains(t, strings.Join(objs[0].Notes, "\n"), "a RayService serves until it is deleted")
+}

@@ -70,6 +70,9 @@ type Object struct {
 	Notes []string
 	// Workspace is a KAITO Workspace's nodes (nil for other kinds).
 	Workspace *Workspace
+	// copies is how many objects the document is (a LeaderWorkerSet's
+	// replicas: each group its own gang); 0 or 1: one.
+	copies int32
 	// podGroup is a bare Pod's Kueue pod group (its
 	// kueue.x-k8s.io/pod-group-name label) and groupTotal the group's
 	// kueue.x-k8s.io/pod-group-total-count (0: not given), at groupLine.
@@ -173,6 +176,14 @@ func convert(d *doc, o *Object, v any) error {
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name
 		return rayJobObject(d, o, x)
+	case *leaderWorkerSet:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return lwsObject(d, o, x)
+	case *rayService:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return rayServiceObject(d, o, x)
 	case *kaitoWorkspace:
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name

@@ -27,6 +27,7 @@ func Kinds() []string {
 		"batch.volcano.sh/v1alpha1 Job", "jobset.x-k8s.io/v1alpha2 JobSet", "ray.io/v1 RayJob", "ray.io/v1 RayCluster",
 		"kaito.sh/v1alpha1 Workspace", "kaito.sh/v1beta1 Workspace",
 		"kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob",
+		"leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "ray.io/v1 RayService",
 	}
 }
 
@@ -54,6 +55,10 @@ func schemaFor(apiVersion, kind string) any {
 		return &rayCluster{}
 	case "kaito.sh/v1alpha1 Workspace", "kaito.sh/v1beta1 Workspace":
 		return &kaitoWorkspace{}
+	case "leaderworkerset.x-k8s.io/v1 LeaderWorkerSet":
+		return &leaderWorkerSet{}
+	case "ray.io/v1 RayService":
+		return &rayService{}
 	}
 	return nil
 }
@@ -109,6 +114,20 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes}
 		if err := convert(d, &o, out); err != nil {
 			return nil, nil, err
+		}
+		if o.copies > 1 {
+			// A LeaderWorkerSet's groups: one object each.
+			base := o.Name
+			for i := range o.copies {
+				c := o
+				c.Name = copyName(base, i)
+				c.Groups = append([]Group(nil), o.Groups...)
+				if i > 0 {
+					c.Notes = nil // said once, with the first
+				}
+				objs = append(objs, c)
+			}
+			continue
 		}
 		objs = append(objs, o)
 	}
