@@ -149,6 +149,22 @@ func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 		}
 		out.InstanceTypes = listed
 	} else {
+		// Instance types the NodePool lists that Karpenter's embedded
+		// reference lacks cannot launch: said, not dropped silently.
+		for i, r := range reqs {
+			if r.Key != corev1.LabelInstanceTypeStable || r.Operator != string(corev1.NodeSelectorOpIn) {
+				continue
+			}
+			var missing []string
+			for _, v := range r.Values {
+				if _, ok := cat.Lookup(v); !ok {
+					missing = append(missing, v)
+				}
+			}
+			if len(missing) > 0 {
+				note(fmt.Sprintf("%s[%d]", reqPath, i), "%s not in Karpenter's embedded AWS instance types (scenarios/catalog/karpenter), so never launched: give such nodes as a pool (cpu, memory, gpuModel, gpusPerNode, pricePerHour) to simulate them", strings.Join(missing, ", "))
+			}
+		}
 		var priced []string
 		unpriced := 0
 		for _, t := range res.Types {

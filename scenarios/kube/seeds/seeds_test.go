@@ -846,3 +846,19 @@ spec:
 	require.Equal(t, 2, gpus)
 	require.Contains(t, strings.Join(objs[0].Notes, "\n"), "a RayService serves until it is deleted")
 }
+
+// The first article's NodePool lists p3.8xlarge, which Karpenter's
+// embedded AWS reference does not have: the NodePool (fixed to load)
+// resolves to the other three, and a note names p3.8xlarge at its
+// requirement's line (18) rather than dropping it silently.
+func TestNodePoolTypeMissingFromTheReferenceIsNoted(t *testing.T) {
+	body := strings.Replace(readSeed(t, "s0-03-karpenter-gpu-nodepool.yaml"), "        apiVersion: karpenter.k8s.aws/v1\n", "        group: karpenter.k8s.aws\n", 1)
+	body = strings.Replace(body, "  amiFamily: AL2\n", "  amiSelectorTerms:\n  - alias: al2@latest\n", 1)
+	path := filepath.Join(t.TempDir(), "np.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	p, err := scenarios.LoadPolicy([]string{path})
+	require.NoError(t, err)
+	notes := strings.Join(p.Notes, "\n")
+	require.Contains(t, notes, "np.yaml:18: NodePool gpu-spot: p3.8xlarge not in Karpenter's embedded AWS instance types")
+	require.Contains(t, notes, "resolves to 3 instance types")
+}
