@@ -34,8 +34,24 @@ func (s *Scenario) applyGPUConfigs() error {
 	s.nodeNotes = append(s.nodeNotes, cfg.Notes...)
 	for i := range s.Spec.Cluster.Pools {
 		p := &s.Spec.Cluster.Pools[i]
-		if p.Sharing != nil || p.GPUsPerNode == 0 && p.GPUModel == "" && p.InstanceType == "" {
+		if p.Sharing != nil {
 			continue
+		}
+		model, gpus := p.GPUModel, p.GPUsPerNode
+		if p.InstanceType != "" && (model == "" || gpus == 0) {
+			res, err := builder{s}.instance(p.InstanceType)
+			if err != nil {
+				return err
+			}
+			if model == "" {
+				model = res.it.GPUModel
+			}
+			if gpus == 0 {
+				gpus = res.it.GPUs
+			}
+		}
+		if model == "" || gpus == 0 {
+			continue // no GPUs to share
 		}
 		at := fmt.Sprintf("spec.cluster.pools[%d]", i)
 		ps, key, ok, err := cfg.PluginFor(p.Labels)
@@ -45,18 +61,6 @@ func (s *Scenario) applyGPUConfigs() error {
 		name, hasMIG := p.Labels[gpuop.LabelMIGConfig]
 		var layout []string
 		if hasMIG {
-			model := p.GPUModel
-			if model == "" {
-				res, err := builder{s}.instance(p.InstanceType)
-				if err != nil {
-					return err
-				}
-				model = res.it.GPUModel
-			}
-			gpus := p.GPUsPerNode
-			if gpus == 0 {
-				gpus = 1
-			}
 			if layout, err = cfg.MIGLayout(model, gpus, name); err != nil {
 				return s.errAt(at+".labels["+strconv.Quote(gpuop.LabelMIGConfig)+"]", "%v", err)
 			}

@@ -862,3 +862,31 @@ func TestNodePoolTypeMissingFromTheReferenceIsNoted(t *testing.T) {
 	require.Contains(t, notes, "np.yaml:18: NodePool gpu-spot: p3.8xlarge not in Karpenter's embedded AWS instance types")
 	require.Contains(t, notes, "resolves to 3 instance types")
 }
+
+// cluster.gpuConfigs shares only GPUs: beside the time-sliced A100 pool a
+// CPU pool (no GPU) and a pool given by instance type (g5.12xlarge, 4
+// A10G from the catalog) take the lone device plugin config as the GPU
+// Operator would: the CPU pool nothing, the g5 pool 4 replicas.
+func TestGPUConfigsShareOnlyGPUs(t *testing.T) {
+	dir := t.TempDir()
+	cm := "s0-04-time-slicing-configmap.yaml"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, cm), []byte(readSeed(t, cm)), 0o644))
+	pod := "s0-05-pod-inference-small-timesliced.yaml"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, pod), []byte(readSeed(t, pod)), 0o644))
+	s, err := scenarios.Parse(filepath.Join(dir, "s.yaml"), dir, []byte(`apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: share}
+spec:
+  cluster:
+    pools:
+    - {name: cpu, count: 1, cpu: "16", memory: 64Gi}
+    - {name: g5, count: 1, instanceType: g5.12xlarge}
+    gpuConfigs: [`+cm+`]
+  workload:
+    manifests:
+    - {path: `+pod+`, count: 1, duration: {distribution: constant, value: 1h}}
+`))
+	require.NoError(t, err)
+	require.Equal(t, "none", sharing(s.Spec.Cluster.Pools[0].Sharing))
+	require.Equal(t, "timeSlicing 4", sharing(s.Spec.Cluster.Pools[1].Sharing))
+}
