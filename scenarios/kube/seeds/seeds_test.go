@@ -863,10 +863,11 @@ func TestNodePoolTypeMissingFromTheReferenceIsNoted(t *testing.T) {
 	require.Contains(t, notes, "resolves to 3 instance types")
 }
 
-// cluster.gpuConfigs shares only GPUs: beside the time-sliced A100 pool a
-// CPU pool (no GPU) and a pool given by instance type (g5.12xlarge, 4
-// A10G from the catalog) take the lone device plugin config as the GPU
-// Operator would: the CPU pool nothing, the g5 pool 4 replicas.
+// cluster.gpuConfigs shares only GPUs: a CPU pool named by its instance
+// type (c7i.4xlarge, no GPU) and a pool given by instance type alone
+// (g5.12xlarge, 4 A10G from the catalog) take the lone device plugin
+// config as the GPU Operator would: the CPU pool nothing, the g5 pool 4
+// replicas.
 func TestGPUConfigsShareOnlyGPUs(t *testing.T) {
 	dir := t.TempDir()
 	cm := "s0-04-time-slicing-configmap.yaml"
@@ -879,7 +880,7 @@ metadata: {name: share}
 spec:
   cluster:
     pools:
-    - {name: cpu, count: 1, cpu: "16", memory: 64Gi}
+    - {name: cpu, count: 1, instanceType: c7i.4xlarge, cpu: "16", memory: 32Gi}
     - {name: g5, count: 1, instanceType: g5.12xlarge}
     gpuConfigs: [`+cm+`]
   workload:
