@@ -123,3 +123,31 @@ func TestMPSConfig(t *testing.T) {
 	require.Equal(t, "mps.yaml", key)
 	require.Equal(t, PluginSharing{Replicas: 10, MPS: true, Where: "mps.yaml:1"}, ps)
 }
+
+// What gpuplan writes reads back: the GPU Operator file `gpuplan
+// manifests` writes for the gpu-sharing example (its golden copy) gives
+// the H100 pool's labels (nvidia.com/device-plugin.config: h100-mig,
+// nvidia.com/mig.config: gpuplan-h100-mig) the mixed strategy and the
+// example's all-balanced layout on an H100 (2 x 1g.10gb, 2g.20gb,
+// 3g.40gb), and the L4 pool's (l4-timesliced) 4 time-slicing replicas,
+// as the example's scenario gives them.
+func TestReadsWhatGpuplanWrites(t *testing.T) {
+	c := read(t, "../manifests/testdata/golden/gpu-sharing/gpu-operator.yaml")
+	ps, _, ok, err := c.PluginFor(map[string]string{LabelDevicePluginConfig: "h100-mig", LabelMIGConfig: "gpuplan-h100-mig"})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "mixed", ps.MIGStrategy)
+	require.Zero(t, ps.Replicas)
+	l, err := c.MIGLayout("H100-80GB", 8, "gpuplan-h100-mig")
+	require.NoError(t, err)
+	require.Equal(t, []string{"1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"}, l)
+	ps, _, ok, err = c.PluginFor(map[string]string{LabelDevicePluginConfig: "l4-timesliced"})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int32(4), ps.Replicas)
+	require.Equal(t, "", ps.MIGStrategy)
+	// A node with no label, with two configs in the map, takes neither.
+	_, _, ok, err = c.PluginFor(nil)
+	require.NoError(t, err)
+	require.False(t, ok)
+}
