@@ -52,6 +52,9 @@ type Spec struct {
 	// SpineOversubscription and CoreOversubscription divide the rails'
 	// bandwidth across racks of a block and across blocks; 0: defaults.
 	SpineOversubscription, CoreOversubscription float64
+	// DomainFabric names the multi-node NVLink fabric of domains wider
+	// than a node; "": the GPU model's (DomainFabricFor).
+	DomainFabric string
 }
 
 // Zero reports whether s is the flat default.
@@ -80,6 +83,9 @@ func (s Spec) Validate(gpusPerNode int32) error {
 	}
 	return nil
 }
+
+// NodesPerDomain is the nodes of one NVLink domain (1: each node its own).
+func (s Spec) NodesPerDomain(gpusPerNode int32) int32 { return s.nodesPerDomain(gpusPerNode) }
 
 func (s Spec) nodesPerDomain(gpusPerNode int32) int32 {
 	if s.DomainGPUs <= 0 || gpusPerNode <= 0 {
@@ -187,7 +193,8 @@ func DomainFabricFor(model string) string {
 
 // Tiers are the fabrics a gang's all-reduce runs over at each level.
 type Tiers struct {
-	// Host is the node's own fabric (NVSwitch, PCIe).
+	// Host is the node's own fabric (NVSwitch, PCIe; on a node inside a
+	// multi-node NVLink domain, the domain's fabric).
 	Host models.Fabric
 	// Domain is the multi-node NVLink fabric; unused unless the pool has
 	// NVLink domains wider than a node.
@@ -199,23 +206,28 @@ type Tiers struct {
 }
 
 // AllReduce is the seconds an all-reduce of bytes over ranks takes on a
-// placement spanning level, and the fabric that limits it. railScale (at
-// most 1) is the share of a node's rails the gang uses; it scales the
-// network levels only.
+// placement spanning level, and the fabric that limits it: the one of
+// least bandwidth among the host's fabric and the level's (a ring runs at
+// its slowest link; on a tie the host's). railScale (at most 1) is the
+// share of a node's rails the gang uses; it scales the network levels.
 func (t *Tiers) AllReduce(level Level, bytes int64, ranks int, railScale float64) (float64, string) {
 	f, scale := t.Host, 1.0
+	var g models.Fabric
+	gs := 1.0
 	switch level {
 	case Host:
+		return f.Time(models.AllReduce, bytes, ranks, scale), f.Name
 	case Domain:
-		f = t.Domain
+		g = t.Domain
+	case Rack:
+		g, gs = t.Rails, railScale
+	case Block:
+		g, gs = t.Rails, railScale/math.Max(t.Spine, 1)
 	default:
-		f, scale = t.Rails, railScale
-		switch level {
-		case Block:
-			scale /= math.Max(t.Spine, 1)
-		case Zone:
-			scale /= math.Max(math.Max(t.Core, t.Spine), 1)
-		}
+		g, gs = t.Rails, railScale/math.Max(math.Max(t.Core, t.Spine), 1)
+	}
+	if g.BusBWGBps*gs < f.BusBWGBps*scale {
+		f, scale = g, gs
 	}
 	return f.Time(models.AllReduce, bytes, ranks, scale), f.Name
 }

@@ -17,7 +17,10 @@ func tiers(t *testing.T, s topology.Spec) topology.Tiers {
 	t.Helper()
 	fab := models.DefaultFabrics()
 	spine, core := s.Oversubscriptions()
-	return topology.Tiers{Host: fab[models.DefaultFabricFor("GB200")], Domain: topology.DefaultFabrics()[topology.NVL72],
+	// A GB200 tray's 4 GPUs talk through the rack's NVLink switch trays:
+	// the host's fabric is the domain's.
+	nvl := topology.DefaultFabrics()[topology.NVL72]
+	return topology.Tiers{Host: nvl, Domain: nvl,
 		Rails: fab[models.DefaultNetwork], Spine: spine, Core: core}
 }
 
@@ -52,6 +55,10 @@ func seq(from, n int32) []int32 {
 // (Rail scale 1: a GB200 tray has one 400G NIC per GPU.)
 func TestAllReduceByLevel(t *testing.T) {
 	tr := tiers(t, gb200)
+	// One tray: the same NVLink, 4 ranks: 39.67 us + 2e9 x 1.5 / 835e9 = 3.6325 ms.
+	sec, fab := tr.AllReduce(topology.Host, 2_000_000_000, 4, 1)
+	require.Equal(t, topology.NVL72, fab)
+	require.InDelta(t, 3.6325, sec*1000, 0.001)
 	cases := []struct {
 		name   string
 		slots  []int32
@@ -116,4 +123,20 @@ func TestValidate(t *testing.T) {
 	require.ErrorContains(t, topology.Spec{RacksPerBlock: 2}.Validate(8), "needs nodes per rack")
 	require.ErrorContains(t, topology.Spec{SpineOversubscription: 0.5}.Validate(8), "outside [1, 1000]")
 	require.ErrorContains(t, topology.Spec{NodesPerRack: -1}.Validate(8), "negative")
+}
+
+// A ring runs at its slowest link: PCIe GPUs (12 GB/s) spread over two
+// racks are limited by PCIe, not by the spine's 155.66 / 2 = 77.83 GB/s.
+// 16 ranks, 1 GB: 30 us + 1e9 x 1.875 / 12e9 = 156.28 ms.
+func TestSlowestLink(t *testing.T) {
+	fab := models.DefaultFabrics()
+	tr := topology.Tiers{Host: fab["pcie"], Rails: fab[models.DefaultNetwork], Spine: 2, Core: 4}
+	sec, name := tr.AllReduce(topology.Block, 1_000_000_000, 16, 1)
+	require.Equal(t, "pcie", name)
+	require.InDelta(t, 156.28, sec*1000, 0.01)
+	// Half the rails at the core's 4:1: 155.66 / 8 = 19.46 GB/s, still
+	// faster than PCIe; an 8:1 core (9.73 GB/s) is slower.
+	tr.Core = 8
+	_, name = tr.AllReduce(topology.Zone, 1_000_000_000, 16, 0.5)
+	require.Equal(t, models.DefaultNetwork, name)
 }
