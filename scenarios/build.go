@@ -218,6 +218,9 @@ func (s builder) clusterModel() (*ClusterModel, error) {
 		if ps.GPUsPerNode > 0 && ps.GPUModel == "" {
 			return nil, s.errAt(at+".gpuModel", "a pool with GPUs needs a gpuModel")
 		}
+		if ps.Topology, err = s.poolTopology(at, p.Topology, ps.GPUsPerNode, ps.GPUModel); err != nil {
+			return nil, err
+		}
 		if a := p.Autoscaling; a != nil {
 			ps.MaxNodes = a.MaxNodes
 		}
@@ -351,11 +354,12 @@ func (s builder) buildJobs(opts Options) (*Built, error) {
 		Queue:    queueConfig(s.Spec.Queueing),
 	}}
 	b.Assumptions = append(b.Assumptions, cm.PriceNotes()...)
+	b.Assumptions = append(b.Assumptions, topologyNotes(cm.Pools)...)
 	if s.hasTraining() || s.Spec.Calibration != "" {
 		names := map[string]bool{}
 		var named []string
 		for _, p := range cm.Pools {
-			for _, n := range []string{p.Fabric, p.Network} {
+			for _, n := range []string{p.Fabric, p.Network, p.Topology.DomainFabric} {
 				if n != "" {
 					names[n] = true
 					named = append(named, p.Name)

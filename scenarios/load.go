@@ -322,6 +322,9 @@ func (s validator) validatePool(i int, seen map[string]bool) error {
 	if err := s.validateCapacity(fmt.Sprintf("spec.cluster.pools[%d]", i), &p.CapacitySpec); err != nil {
 		return err
 	}
+	if err := s.validatePoolTopology(i); err != nil {
+		return err
+	}
 	if a := p.Autoscaling; a != nil {
 		switch {
 		case a.MinNodes < 0:

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/models/topology"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 )
 
@@ -69,6 +70,9 @@ func parseProfile(file string, data []byte) (*models.CalibrationProfile, error) 
 // by the scenario's calibration profile; it also says which were used.
 func (s builder) fabrics(pools []string, names map[string]bool) (map[string]models.Fabric, string, error) {
 	fabs := models.DefaultFabrics()
+	for k, f := range topology.DefaultFabrics() {
+		fabs[k] = f
+	}
 	from := "built-in fabrics (fits of published nccl-tests outputs)"
 	if c := s.Spec.Calibration; c != "" {
 		p, err := LoadProfile(s.path(c))

@@ -136,6 +136,7 @@ func (s builder) buildService(i int, b *Built, pc *servicePolicy) (sim.ServiceCo
 			return cfg, nil, s.errAt(at+".manifests", "the files hold %s; name the service after the one it is", strings.Join(names, ", "))
 		}
 		notes = append(notes, fmt.Sprintf("replicas from %s %s (%s:%d)", wl.Kind, wl.Name, wl.File, wl.Line))
+		notes = append(notes, wl.Notes...)
 	}
 
 	// The replica pod and where it may run.

@@ -316,6 +316,9 @@ type PoolSpec struct {
 	// Autoscaling makes the pool a cluster-autoscaler node group; count is
 	// then its initial size.
 	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+	// Topology groups the pool's nodes into NVLink domains, racks and
+	// blocks (topology.go); none: one flat network.
+	Topology *PoolTopologySpec `json:"topology,omitempty"`
 }
 
 // SharingSpec is how a pool's GPUs are shared (one of the two).

@@ -246,6 +246,9 @@ type StepRecord struct {
 	// the placement's nodes and GPUs; GPUsPerNode the fewest on a node.
 	Fabric                    string
 	Nodes, Ranks, GPUsPerNode int
+	// Level is the widest topology level the placement spans ("" when its
+	// pool has no topology).
+	Level string
 }
 
 // Resources of a PoolUsage, in its arrays.

@@ -46,6 +46,9 @@ func stepTime(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobState)
 	if !ok {
 		return nil, fmt.Errorf("pool %s: fabric %q is not in the run's fabrics", pool.Name, intraName)
 	}
+	if topologyPriced(c, j) {
+		return rec, topologyStep(c, fabrics, j, rec, pool, intra, fewest)
+	}
 	f, scale := intra, 1.0
 	if len(perNode) > 1 {
 		netName := pool.Network

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/models/topology"
 )
 
 // Time is virtual time in milliseconds.
@@ -486,6 +487,9 @@ type PoolSpec struct {
 	Sharing         Sharing
 	Labels          map[string]string
 	Taints          []Taint
+	// Topology groups the pool's node slots into NVLink domains, racks
+	// and blocks (zero: one flat network, each node its own domain).
+	Topology topology.Spec
 }
 
 // Slots is the most nodes the pool can have at once.
@@ -508,6 +512,9 @@ func (p *PoolSpec) Validate() error {
 		return fmt.Errorf("memory must be positive")
 	case p.GPUMemoryMiB < 0:
 		return fmt.Errorf("gpu memory is negative")
+	}
+	if err := p.Topology.Validate(p.GPUsPerNode); err != nil {
+		return fmt.Errorf("topology: %w", err)
 	}
 	sh := &p.Sharing
 	if sh.TimeSlicing > 1 && sh.MIGStrategy != "" {

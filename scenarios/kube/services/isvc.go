@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/sim/autoscale"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
@@ -62,6 +63,9 @@ type Workload struct {
 	Model, StorageURI        string
 	KPA                      *autoscale.KPASpec
 	HPA                      *autoscale.HPASpec
+	// Notes say what the manifest asks that gpuplan took as something
+	// else (gpufields).
+	Notes []string
 }
 
 // isvc is the part of serving.kserve.io/v1beta1 InferenceService gpuplan
@@ -90,6 +94,8 @@ type isvc struct {
 				Resources  corev1.ResourceRequirements `json:"resources"`
 			} `json:"model"`
 			Containers []corev1.Container `json:"containers"`
+			// ResourceClaims are read to be refused (gpufields).
+			ResourceClaims []corev1.PodResourceClaim `json:"resourceClaims"`
 		} `json:"predictor"`
 	} `json:"spec"`
 }
@@ -126,6 +132,9 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 				w.Replicas = int(*d.Spec.Replicas)
 			}
 			ps := d.Spec.Template.Spec
+			if w.Notes, err = gpuFields(file, m.Line, pos, &w, gpufields.Pod(d.Spec.Template.Annotations, &ps, "spec.template.metadata", "spec.template.spec")); err != nil {
+				return nil, nil, err
+			}
 			if w.Pod, err = podOf(file, m.Line, pos, "spec.template.spec", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
 				return nil, nil, err
 			}
@@ -189,6 +198,13 @@ func readISVC(file string, m strict.Manifest) (Workload, error) {
 	}
 	if wl.Mode == "RawDeployment" && wl.MinReplicas == 0 {
 		return wl, at("spec.predictor.minReplicas", "RawDeployment scales with an HPA, which cannot scale to zero: minReplicas must be at least 1")
+	}
+	fs := gpufields.Pod(x.Metadata.Annotations, &corev1.PodSpec{ResourceClaims: p.ResourceClaims, Containers: p.Containers}, "metadata", "spec.predictor")
+	if p.Model != nil {
+		fs = append(fs, gpufields.Container(&corev1.Container{Resources: p.Model.Resources}, "spec.predictor.model")...)
+	}
+	if wl.Notes, err = gpuFields(file, m.Line, pos, &wl, fs); err != nil {
+		return wl, err
 	}
 	var containers []corev1.Container
 	if p.Model != nil {

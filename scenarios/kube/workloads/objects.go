@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
@@ -504,6 +505,9 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 	if len(ps.Containers) == 0 {
 		return pod, nil, d.errAt(dot+"spec.containers", "a pod needs at least one container")
 	}
+	if err := checkGPUFields(d, t, dot); err != nil {
+		return pod, nil, err
+	}
 	// The first pod template's annotation wins over later ones and over
 	// sleeps; the longest sleep counts when no annotation is given.
 	if v, ok := t.Annotations[AnnotationDuration]; ok {
@@ -602,6 +606,8 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 			if mig, ok := strings.CutPrefix(n, resourceMIGPrefix); ok {
 				pod.MIG = mig
 			}
+		case gpufields.IsHAMi(n):
+			// refused or noted by checkGPUFields
 		default:
 			d.note(field, "resource %s is not modelled", strict.Quote(n))
 		}

@@ -1,0 +1,20 @@
+// Package gpufields finds the fields of a pod template that ask for GPUs,
+// or place GPU pods, in ways gpuplan does not model yet, so that none is
+// dropped without a word: each is either refused (an input error at its
+// field, saying what to write instead) or noted (what gpuplan took it as).
+//
+// Refused, because the pod would otherwise run without its GPUs: Dynamic
+// Resource Allocation claims (spec.resourceClaims and a container's
+// resources.claims, resource.k8s.io), and HAMi's nvidia.com/gpucores,
+// nvidia.com/gpumem and nvidia.com/gpumem-percentage in a container that
+// asks for no nvidia.com/gpu, and GPUs under another extended resource
+// name (example.com/gpu, a DRA-backed extended resource; amd.com/gpu).
+//
+// Noted: HAMi's shares beside nvidia.com/gpu (taken as whole GPUs), and
+// Kueue's topology-aware scheduling annotations on the pod template
+// (kueue.x-k8s.io/podset-required-topology, -preferred-topology,
+// -unconstrained-topology, -slice-required-topology, -slice-size): the
+// pods are placed as if unconstrained.
+//
+// Every workload reader calls Pod on each pod template it reads.
+package gpufields

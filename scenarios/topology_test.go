@@ -1,0 +1,113 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim"
+)
+
+// topoScenario is one 16-GPU training job (4 pods x 4 H100s, 100 steps of
+// 1 s, 14 GB of gradients) on 4 nodes of 8 H100s in racks of 2 nodes;
+// %s is the pool's topology block, %s the scoring plugin.
+const topoScenario = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: topo
+spec:
+  seed: 1
+  cluster:
+    pools:
+    - name: h100
+      count: 4
+      gpuModel: H100-80GB
+      gpusPerNode: 8
+      cpu: "96"
+      memory: 1Ti
+%s
+  workload:
+    synthetic:
+      jobs: 1
+      classes:
+      - name: llm
+        queue: research
+        arrival: {process: fixed, ratePerHour: 1}
+        replicas: 4
+        pod: {cpu: "40", memory: 400Gi, gpus: 4}
+        training: {steps: 100, computePerStep: 1s, gradientBytes: "14G"}
+  scheduler:
+    plugins:
+    - {name: PrioritySort}
+    - {name: NodeResourcesFit}
+    - {name: %s, weight: 1}
+    - {name: Gang}
+`
+
+func topoRun(t *testing.T, block, score string) (sim.JobRecord, []string) {
+	t.Helper()
+	s, err := Parse("topo.yaml", "", []byte(fmt.Sprintf(topoScenario, block, score)))
+	require.NoError(t, err)
+	b, err := s.Build(Options{})
+	require.NoError(t, err)
+	res, err := sim.Run(b.Config)
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 1)
+	return res.Jobs[0], b.Assumptions
+}
+
+// Packed and spread placements of the same gang on 2-node racks, worked by
+// hand (S x 2 x 15/16 = 26.25e9 bytes; alpha + bytes / busbw):
+//
+//	packed (MostAllocated): 2 nodes of one rack, all rails: 155.66 GB/s,
+//	  50 us + 26.25e9 / 155.66e9 = 168.69 ms; 100 x 1168.69 ms = 116.869 s;
+//	spread (LeastAllocated): 4 nodes over 2 racks, half the rails, through
+//	  a 2:1 spine (the assumed default): 38.915 GB/s,
+//	  50 us + 26.25e9 / 38.915e9 = 674.60 ms; 100 x 1674.60 ms = 167.460 s;
+//	spread through a non-blocking spine (spineOversubscription: 1):
+//	  77.83 GB/s, 50 us + 26.25e9 / 77.83e9 = 337.32 ms: 133.732 s, the
+//	  flat pool's figure.
+func TestPoolTopologyPricesTheGang(t *testing.T) {
+	const racks = "      topology: {nodesPerRack: 2}"
+	packed, notes := topoRun(t, racks, "MostAllocated")
+	require.Equal(t, sim.Time(116869), packed.End-packed.Start)
+	require.Equal(t, "rack", packed.Step().Level)
+	spread, _ := topoRun(t, racks, "LeastAllocated")
+	require.Equal(t, sim.Time(167460), spread.End-spread.Start)
+	require.Equal(t, "block", spread.Step().Level)
+	nonBlocking, _ := topoRun(t, "      topology: {nodesPerRack: 2, spineOversubscription: 1}", "LeastAllocated")
+	require.Equal(t, sim.Time(133732), nonBlocking.End-nonBlocking.Start)
+	flat, flatNotes := topoRun(t, "", "LeastAllocated")
+	require.Equal(t, sim.Time(133732), flat.End-flat.Start)
+	require.Equal(t, "", flat.Step().Level)
+
+	// The run says what it took the topology as; a flat pool says nothing.
+	require.Contains(t, strings.Join(notes, "\n"), "pool h100: each node its own NVLink domain, 2 nodes a rack, all racks a block")
+	require.Contains(t, strings.Join(notes, "\n"), "2:1 spine (assumed")
+	require.NotContains(t, strings.Join(flatNotes, "\n"), "NVLink domain")
+}
+
+// A topology block that cannot be is an input error at its field.
+func TestPoolTopologyErrors(t *testing.T) {
+	for _, c := range []struct{ block, field, msg string }{
+		{"      topology: {nodesPerRack: -1}", "pools[0].topology.nodesPerRack", "outside 0..65536"},
+		{"      topology: {spineOversubscription: 0.5}", "pools[0].topology.spineOversubscription", "outside [1, 1000]"},
+		{"      topology: {spineOversubscription: 4, coreOversubscription: 2}", "pools[0].topology.coreOversubscription", "below the spine's 4"},
+		{"      topology: {racksPerBlock: 2}", "pools[0].topology.racksPerBlock", "needs nodesPerRack"},
+		{"      topology: {nvlinkDomainGPUs: 12}", "pools[0].topology.nvlinkDomainGPUs", "not a whole number of the pool's 8-GPU nodes"},
+		{"      topology: {nvlinkDomainGPUs: 16}", "pools[0].topology.domainFabric", "no built-in NVLink domain wider than a node"},
+		{"      topology: {nvlinkDomainGPUs: 32, nodesPerRack: 6, domainFabric: gb200-nvl72}", "pools[0].topology.nodesPerRack", "not a whole number of 4-node NVLink domains"},
+		{"      topology: {nodesPerRak: 2}", "nodesPerRak", "unknown"},
+	} {
+		s, err := Parse("topo.yaml", "", []byte(fmt.Sprintf(topoScenario, c.block, "MostAllocated")))
+		if err == nil {
+			_, err = s.Build(Options{})
+		}
+		require.Error(t, err, c.block)
+		require.Contains(t, err.Error(), "topo.yaml:15:", c.block)
+		require.Contains(t, err.Error(), c.field, c.block)
+		require.Contains(t, err.Error(), c.msg, c.block)
+	}
+}

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"fmt"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/models/topology"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// Topology-aware step time: when a training job's pods are on a pool with
+// a topology (NVLink domains, racks, blocks), its all-reduce is priced by
+// the widest level its nodes span (models/topology): inside one NVLink
+// domain at the domain's NVLink, across hosts of a rack at the rails,
+// across racks through the spine, across blocks (or pools) through the
+// core. Pools without a topology keep the flat model of stepTime.
+
+// topologyPriced reports whether j's placement touches a pool with a
+// topology.
+func topologyPriced(c *cluster.Cluster, j *jobState) bool {
+	for _, pl := range j.placed {
+		if !c.Pools[c.Nodes[pl.Node].Pool].Spec.Topology.Zero() {
+			return true
+		}
+	}
+	return false
+}
+
+// topologyStep fills rec's all-reduce for j on a topology pool: intra is
+// the node's fabric as stepTime resolved it, fewest the fewest ranks on a
+// node.
+func topologyStep(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobState, rec *StepRecord, pool *cluster.PoolSpec, intra models.Fabric, fewest int) error {
+	places := make([]topology.Place, 0, len(j.placed))
+	level := topology.Host
+	first := c.Nodes[j.placed[0].Node].Pool
+	for _, pl := range j.placed {
+		if c.Nodes[pl.Node].Pool != first {
+			level = topology.Zone // different pools share no rack or spine
+		}
+		places = append(places, c.PlaceOf(pl.Node))
+	}
+	level = max(level, topology.Span(places))
+	spec := &pool.Topology
+	spine, core := spec.Oversubscriptions()
+	tr := topology.Tiers{Host: intra, Spine: spine, Core: core}
+	if spec.NodesPerDomain(pool.GPUsPerNode) > 1 {
+		name := spec.DomainFabric
+		if name == "" {
+			name = topology.DomainFabricFor(pool.GPUModel)
+		}
+		f, ok := fabrics[name]
+		if !ok {
+			f, ok = topology.DefaultFabrics()[name]
+		}
+		if !ok {
+			return fmt.Errorf("pool %s: NVLink domains of %d GPUs need a domain fabric (%q is not in the run's fabrics)", pool.Name, spec.DomainGPUs, name)
+		}
+		tr.Domain = f
+		if pool.Fabric == "" {
+			// A node's GPUs talk through the domain's NVLink switches.
+			tr.Host = f
+		}
+	}
+	railScale := 1.0
+	if level >= topology.Rack {
+		netName := pool.Network
+		if netName == "" {
+			netName = models.DefaultNetwork
+		}
+		net, ok := fabrics[netName]
+		if !ok {
+			return fmt.Errorf("pool %s: network fabric %q is not in the run's fabrics", pool.Name, netName)
+		}
+		tr.Rails = net
+		railScale = min(1, float64(fewest)/float64(net.RanksPerNode()))
+	}
+	sec, name := tr.AllReduce(level, j.spec.Training.GradientBytes, rec.Ranks, railScale)
+	rec.Fabric, rec.CommMs, rec.Level = name, sec*1000, level.String()
+	return nil
+}
