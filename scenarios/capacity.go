@@ -275,17 +275,25 @@ func (s builder) interruptions(at, instanceType, region string, spec *Interrupti
 	p.Notice = notice
 	set := 0
 	if spec != nil {
-		for _, b := range []bool{spec.RatePerHour != nil, spec.MTBF != nil, spec.Band != "", len(spec.Times) > 0 || spec.Path != "", spec.SkyPilot != ""} {
+		for _, b := range []bool{spec.RatePerHour != nil, spec.MTBF != nil, spec.Band != "", len(spec.Times) > 0 || spec.Path != "", spec.SkyPilot != "", spec.Lifetime != nil} {
 			if b {
 				set++
 			}
 		}
 	}
 	if set > 1 {
-		return p, s.errAt(at, "give one of ratePerHour, mtbf, band or a trace (times, path; or a SkyPilot trace, skypilot)")
+		return p, s.errAt(at, "give one of ratePerHour, mtbf, band, lifetime or a trace (times, path; or a SkyPilot trace, skypilot)")
+	}
+	if spec != nil && (spec.Outage != nil || spec.Wave != nil) && (len(spec.Times) > 0 || spec.Path != "" || spec.SkyPilot != "") {
+		return p, s.errAt(at, "a trace of interruptions brings its own times: outage and wave follow drawn lifetimes (lifetime, ratePerHour, mtbf, band)")
 	}
 	band := "auto"
 	switch {
+	case set == 0 || spec.Lifetime != nil:
+		// The measured preset, or the lifetime given (spotmodel.go).
+		if _, err := s.spotModel(at, spec, res, false, &p); err != nil {
+			return p, err
+		}
 	case spec != nil && spec.RatePerHour != nil:
 		if *spec.RatePerHour < 0 || math.IsNaN(*spec.RatePerHour) {
 			return p, s.errAt(at+".ratePerHour", "must not be negative")
@@ -350,6 +358,12 @@ func (s builder) interruptions(at, instanceType, region string, spec *Interrupti
 		p.Assumption = why
 		if band == "auto" {
 			p.Assumption = fmt.Sprintf("%s in %s: %s", instanceType, region, why)
+		}
+	}
+	if set > 0 && spec.Lifetime == nil {
+		// An outage and a wave after a rate, an MTBF or a band.
+		if _, err := s.spotModel(at, spec, res, true, &p); err != nil {
+			return p, err
 		}
 	}
 	p.Assumption += ", notice " + noticeText
