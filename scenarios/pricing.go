@@ -42,5 +42,8 @@ func (s builder) pricingPlan(pools []cluster.PoolSpec, prices []PoolPrice) (*rep
 		}
 		pr.Pools = append(pr.Pools, pp)
 	}
+	if pr.Commitments, err = s.commitments(pools, prices); err != nil {
+		return nil, err
+	}
 	return pr, nil
 }

@@ -139,6 +139,9 @@ type PricingSpec struct {
 	// Budgets are USD per team (queue) for 30 days, prorated to the run,
 	// shown beside each team's showback.
 	Budgets map[string]float64 `json:"budgets,omitempty"`
+	// Commitments are reserved instances, Savings Plans and committed-use
+	// discounts bought ahead (commitments.go).
+	Commitments []CommitmentSpec `json:"commitments,omitempty"`
 }
 
 // BaseRatesSpec are USD per GPU-hour, vCPU-hour and GiB-hour, as ratios.
