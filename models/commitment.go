@@ -151,3 +151,7 @@ func ApplyCommitments(cs []Commitment, eligible [][]bool, usage, onDemand []floa
 	}
 	return uses, uncovered
 }
+
+// Reserved is the capacity type of nodes held in a capacity reservation
+// or capacity block: paid for whether used or not, never interrupted.
+const Reserved = "reserved"

@@ -239,6 +239,9 @@ func (s builder) quote(at, instanceType string, cs *CapacitySpec, ct string, ove
 		return 0, "", est, err
 	}
 	region := s.region(cs.Region)
+	if ct == models.Reserved {
+		return s.quoteReserved(at, cat, instanceType, region, cs)
+	}
 	q, err := cat.Quote(instanceType, region, cs.Zone, ct)
 	if err != nil {
 		if _, known := cat.Instance(instanceType); !known {
@@ -391,7 +394,9 @@ func capacityType(ct string) string {
 	return ct
 }
 
-func validCapacityType(ct string) bool { return ct == "" || ct == models.OnDemand || ct == models.Spot }
+func validCapacityType(ct string) bool {
+	return ct == "" || ct == models.OnDemand || ct == models.Spot || ct == models.Reserved
+}
 
 // fillFromCatalog completes a pool's size from its instance type.
 func fillFromCatalog(ps *cluster.PoolSpec, res resources, gpuModelSet, gpusSet, cpuSet, memSet bool) {
@@ -421,6 +426,9 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 	p := &s.Spec.Cluster.Pools[i]
 	at := fmt.Sprintf("spec.cluster.pools[%d]", i)
 	ct := capacityType(p.CapacityType)
+	if err := s.reservedPool(at, p); err != nil {
+		return capacity.Pool{}, PoolPrice{}, err
+	}
 	cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Replace: true, Group: -1}
 	price := PoolPrice{Pool: p.Name, CapacityType: ct}
 	var err error
@@ -600,7 +608,10 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 
 func (s validator) validateCapacity(at string, cs *CapacitySpec) error {
 	if !validCapacityType(cs.CapacityType) {
-		return s.errAt(at+".capacityType", "is %q; want %s or %s", cs.CapacityType, models.OnDemand, models.Spot)
+		return s.errAt(at+".capacityType", "is %q; want %s, %s or %s", cs.CapacityType, models.OnDemand, models.Spot, models.Reserved)
+	}
+	if err := s.validateReserved(at, cs); err != nil {
+		return err
 	}
 	if cs.PricePerHour != nil && (*cs.PricePerHour < 0 || math.IsNaN(*cs.PricePerHour) || math.IsInf(*cs.PricePerHour, 0)) {
 		return s.errAt(at+".pricePerHour", "must be a price, not negative")

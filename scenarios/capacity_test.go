@@ -124,7 +124,7 @@ func TestCapacityScenarioBuilds(t *testing.T) {
 
 func TestCapacityErrors(t *testing.T) {
 	cases := []struct{ from, to, want string }{
-		{"      capacityType: spot\n      failures", "      capacityType: preemptible\n      failures", `:15:21: spec.cluster.pools[1].capacityType: is "preemptible"; want on-demand or spot`},
+		{"      capacityType: spot\n      failures", "      capacityType: preemptible\n      failures", `:15:21: spec.cluster.pools[1].capacityType: is "preemptible"; want on-demand, spot or reserved`},
 		{"      instanceType: g5.12xlarge\n", "      instanceType: g5.12xlarge\n      interruptions: {mtbf: 1h}\n", `:20:22: spec.cluster.pools[2].interruptions: only spot nodes are interrupted`},
 		{"      limits: {nvidia.com/gpu: 16}", "      limits: {}", `:26:15: spec.cluster.nodePools[0].limits: a NodePool needs limits`},
 		{"      autoscaling: {maxNodes: 3, expander: least-waste, scanInterval: 30s}", "      autoscaling: {maxNodes: 3, expander: cheapest}", `spec.cluster.pools[2].autoscaling.expander: is "cheapest"`},
