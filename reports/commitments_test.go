@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/models"
 )
 
 // The commitments' lines as the text report prints them (the figures of
@@ -19,4 +21,13 @@ func TestWriteCommitments(t *testing.T) {
   - ri-p4d (instances): $200.00 committed, $200.00 used (100.0%), $0.00 unused, covering $320.00 of on-demand usage; $175,200 paid upfront for the term
   - sp (spend): $80.00 committed, $70.00 used (87.5%), $10.00 unused, covering $100.00 of on-demand usage
 `, b.String())
+}
+
+// The advice as the text report prints it (the first hand-worked case
+// of models' TestAdviseSpendCommitmentByHand).
+func TestWriteCommitmentAdvice(t *testing.T) {
+	var b bytes.Buffer
+	a := &CommitmentAdvice{Demand: "d", CommitmentAdvice: models.AdviseSpendCommitment([]float64{10, 10, 0, 10}, []float64{1, 1, 1, 1}, 0.3)}
+	writeCommitmentAdvice(&b, a)
+	require.Equal(t, "Commitment advice (a spend commitment at 30% off, on the run's demand: d): commit $7.00 an hour; the demand's bill $28.00 against $30.00 all on demand (saving $2.00), utilisation 75.0%, coverage 100.0%. Any commitment above $7.50 an hour costs more than none; $7.00 an hour stops paying if demand falls by more than 6.7%; demand 10% down: $28.00 with it, $27.00 without; demand 25% down: $28.00 with it, $22.50 without; demand 50% down: $28.00 with it, $15.00 without.\n", b.String())
 }

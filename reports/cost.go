@@ -27,6 +27,9 @@ type Pricing struct {
 	// Commitments are reserved instances, Savings Plans and committed-use
 	// discounts the bill is read with (commitments.go).
 	Commitments []PricedCommitment
+	// AdviseDiscount, when positive, asks for a spend commitment's
+	// recommendation at that discount (commitadvice.go).
+	AdviseDiscount float64
 }
 
 // PoolPricing is one pool's node price and how it was found.
@@ -85,8 +88,10 @@ type CostSummary struct {
 	// Commitments is what the commitments did to the bill, when there
 	// are any: Total stays the bill at list prices.
 	Commitments *CommitmentSummary `json:"commitments,omitempty"`
-	Model       string             `json:"model"`
-	Sources     []string           `json:"sources,omitempty"`
+	// CommitmentAdvice is the recommended spend commitment, when asked.
+	CommitmentAdvice *CommitmentAdvice `json:"commitmentAdvice,omitempty"`
+	Model            string            `json:"model"`
+	Sources          []string          `json:"sources,omitempty"`
 }
 
 // CostLine is one line of a cost breakdown.
@@ -309,6 +314,7 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 		cs.CostPerUsefulGPUHour = cs.Total / cs.UsefulGPUHours
 	}
 	cs.Commitments = commitmentsOf(res, pr, cs.Total)
+	cs.CommitmentAdvice = commitmentAdviceOf(res, pr)
 	lines := func(m map[string]*acc, byOrder bool) []CostLine {
 		out := make([]*acc, 0, len(m))
 		for _, a := range m {

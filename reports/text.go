@@ -462,6 +462,10 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 			writeCommitments(w, s.Cost.Commitments)
 			fmt.Fprintln(w)
 		}
+		if s.Cost.CommitmentAdvice != nil {
+			writeCommitmentAdvice(w, s.Cost.CommitmentAdvice)
+			fmt.Fprintln(w)
+		}
 		fmt.Fprintf(w, "By capacity type:\n\n")
 		mdTable(w, []string{"capacity", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByCapacityType))
 		fmt.Fprintf(w, "By instance type:\n\n")
@@ -699,6 +703,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintf(w, "Useful GPU-hours %.1f at %s each; GPU-hours lost to disruptions %.1f (%s).\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), c.LostGPUHours, money(c.LostCost))
 		}
 		writeCommitments(w, c.Commitments)
+		writeCommitmentAdvice(w, c.CommitmentAdvice)
 		for _, k := range c.ByWorkload {
 			if k.Kind == KindTraining && servicesOnly(s) {
 				continue

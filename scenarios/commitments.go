@@ -38,6 +38,25 @@ type CommitmentSpec struct {
 	Pools []string `json:"pools,omitempty"`
 }
 
+// CommitmentAdviceSpec asks for a spend commitment's recommendation at a
+// discount (a Savings Plan's or committed-use discount's share off
+// on-demand).
+type CommitmentAdviceSpec struct {
+	Discount float64 `json:"discount"`
+}
+
+// commitmentAdvice is the discount the advice is asked at (0: none).
+func (s builder) commitmentAdvice() (float64, error) {
+	a := s.Spec.Pricing.CommitmentAdvice
+	if a == nil {
+		return 0, nil
+	}
+	if !(a.Discount > 0 && a.Discount < 1) {
+		return 0, s.errAt("spec.pricing.commitmentAdvice.discount", "%g is not a share between 0 and 1", a.Discount)
+	}
+	return a.Discount, nil
+}
+
 // Commitment kinds in the schema.
 const (
 	KindSavingsPlan  = "savingsPlan"

@@ -106,6 +106,7 @@ func TestCommitmentsBillByHand(t *testing.T) {
 
 func TestCommitmentErrors(t *testing.T) {
 	cases := []struct{ from, to, want string }{
+		{"  pricing:\n", "  pricing:\n    commitmentAdvice: {discount: 1.5}\n", `c.yaml:8:34: spec.pricing.commitmentAdvice.discount: 1.5 is not a share between 0 and 1`},
 		{"      capacityType: reserved\n", "      capacityType: reserved\n      autoscaling: {maxNodes: 3}\n", `spec.cluster.pools[0].autoscaling: a reserved pool is a capacity reservation of count nodes`},
 		{"      capacityType: reserved\n", "      capacityType: reserved\n      interruptions: {mtbf: 1h}\n", `spec.cluster.pools[0].interruptions: only spot nodes are interrupted`},
 		{"      capacityType: reserved\n", "      capacityType: leased\n", `spec.cluster.pools[0].capacityType: is "leased"; want on-demand, spot or reserved`},

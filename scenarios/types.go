@@ -142,6 +142,9 @@ type PricingSpec struct {
 	// Commitments are reserved instances, Savings Plans and committed-use
 	// discounts bought ahead (commitments.go).
 	Commitments []CommitmentSpec `json:"commitments,omitempty"`
+	// CommitmentAdvice asks for the spend commitment that makes the run's
+	// demand cheapest (commitments.go).
+	CommitmentAdvice *CommitmentAdviceSpec `json:"commitmentAdvice,omitempty"`
 }
 
 // BaseRatesSpec are USD per GPU-hour, vCPU-hour and GiB-hour, as ratios.
