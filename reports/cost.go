@@ -24,6 +24,12 @@ type Pricing struct {
 	// team (queue) for 30 days, prorated to the run.
 	IdleDistribution string
 	Budgets          map[string]float64
+	// Commitments are reserved instances, Savings Plans and committed-use
+	// discounts the bill is read with (commitments.go).
+	Commitments []PricedCommitment
+	// AdviseDiscount, when positive, asks for a spend commitment's
+	// recommendation at that discount (commitadvice.go).
+	AdviseDiscount float64
 }
 
 // PoolPricing is one pool's node price and how it was found.
@@ -79,8 +85,13 @@ type CostSummary struct {
 	// GPURates is the effective price of a GPU-hour each pool's split
 	// used, by GPU model and capacity type.
 	GPURates []GPURate `json:"gpuRates,omitempty"`
-	Model    string    `json:"model"`
-	Sources  []string  `json:"sources,omitempty"`
+	// Commitments is what the commitments did to the bill, when there
+	// are any: Total stays the bill at list prices.
+	Commitments *CommitmentSummary `json:"commitments,omitempty"`
+	// CommitmentAdvice is the recommended spend commitment, when asked.
+	CommitmentAdvice *CommitmentAdvice `json:"commitmentAdvice,omitempty"`
+	Model            string            `json:"model"`
+	Sources          []string          `json:"sources,omitempty"`
 }
 
 // CostLine is one line of a cost breakdown.
@@ -302,6 +313,8 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 	if cs.UsefulGPUHours > 0 {
 		cs.CostPerUsefulGPUHour = cs.Total / cs.UsefulGPUHours
 	}
+	cs.Commitments = commitmentsOf(res, pr, cs.Total)
+	cs.CommitmentAdvice = commitmentAdviceOf(res, pr)
 	lines := func(m map[string]*acc, byOrder bool) []CostLine {
 		out := make([]*acc, 0, len(m))
 		for _, a := range m {

@@ -458,6 +458,14 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		fmt.Fprintf(w, "## Cost (USD)\n\n")
 		mdTable(w, []string{"pool", "capacity", "$/node-h", "node-h", "cost", "allocated", "idle", "idle GPU", "lost to disruptions"}, costRows(c))
 		fmt.Fprintf(w, "%s\n\n", usefulText(s))
+		if s.Cost.Commitments != nil {
+			writeCommitments(w, s.Cost.Commitments)
+			fmt.Fprintln(w)
+		}
+		if s.Cost.CommitmentAdvice != nil {
+			writeCommitmentAdvice(w, s.Cost.CommitmentAdvice)
+			fmt.Fprintln(w)
+		}
 		fmt.Fprintf(w, "By capacity type:\n\n")
 		mdTable(w, []string{"capacity", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByCapacityType))
 		fmt.Fprintf(w, "By instance type:\n\n")
@@ -694,6 +702,8 @@ func WriteTable(w io.Writer, s *Summary) error {
 		} else {
 			fmt.Fprintf(w, "Useful GPU-hours %.1f at %s each; GPU-hours lost to disruptions %.1f (%s).\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), c.LostGPUHours, money(c.LostCost))
 		}
+		writeCommitments(w, c.Commitments)
+		writeCommitmentAdvice(w, c.CommitmentAdvice)
 		for _, k := range c.ByWorkload {
 			if k.Kind == KindTraining && servicesOnly(s) {
 				continue

@@ -239,6 +239,9 @@ func (s builder) quote(at, instanceType string, cs *CapacitySpec, ct string, ove
 		return 0, "", est, err
 	}
 	region := s.region(cs.Region)
+	if ct == models.Reserved {
+		return s.quoteReserved(at, cat, instanceType, region, cs)
+	}
 	q, err := cat.Quote(instanceType, region, cs.Zone, ct)
 	if err != nil {
 		if _, known := cat.Instance(instanceType); !known {
@@ -275,17 +278,25 @@ func (s builder) interruptions(at, instanceType, region string, spec *Interrupti
 	p.Notice = notice
 	set := 0
 	if spec != nil {
-		for _, b := range []bool{spec.RatePerHour != nil, spec.MTBF != nil, spec.Band != "", len(spec.Times) > 0 || spec.Path != "", spec.SkyPilot != ""} {
+		for _, b := range []bool{spec.RatePerHour != nil, spec.MTBF != nil, spec.Band != "", len(spec.Times) > 0 || spec.Path != "", spec.SkyPilot != "", spec.Lifetime != nil} {
 			if b {
 				set++
 			}
 		}
 	}
 	if set > 1 {
-		return p, s.errAt(at, "give one of ratePerHour, mtbf, band or a trace (times, path; or a SkyPilot trace, skypilot)")
+		return p, s.errAt(at, "give one of ratePerHour, mtbf, band, lifetime or a trace (times, path; or a SkyPilot trace, skypilot)")
+	}
+	if spec != nil && (spec.Outage != nil || spec.Wave != nil) && (len(spec.Times) > 0 || spec.Path != "" || spec.SkyPilot != "") {
+		return p, s.errAt(at, "a trace of interruptions brings its own times: outage and wave follow drawn lifetimes (lifetime, ratePerHour, mtbf, band)")
 	}
 	band := "auto"
 	switch {
+	case set == 0 || spec.Lifetime != nil:
+		// The measured preset, or the lifetime given (spotmodel.go).
+		if _, err := s.spotModel(at, spec, res, false, &p); err != nil {
+			return p, err
+		}
 	case spec != nil && spec.RatePerHour != nil:
 		if *spec.RatePerHour < 0 || math.IsNaN(*spec.RatePerHour) {
 			return p, s.errAt(at+".ratePerHour", "must not be negative")
@@ -352,6 +363,12 @@ func (s builder) interruptions(at, instanceType, region string, spec *Interrupti
 			p.Assumption = fmt.Sprintf("%s in %s: %s", instanceType, region, why)
 		}
 	}
+	if set > 0 && spec.Lifetime == nil {
+		// An outage and a wave after a rate, an MTBF or a band.
+		if _, err := s.spotModel(at, spec, res, true, &p); err != nil {
+			return p, err
+		}
+	}
 	p.Assumption += ", notice " + noticeText
 	return p, nil
 }
@@ -377,7 +394,9 @@ func capacityType(ct string) string {
 	return ct
 }
 
-func validCapacityType(ct string) bool { return ct == "" || ct == models.OnDemand || ct == models.Spot }
+func validCapacityType(ct string) bool {
+	return ct == "" || ct == models.OnDemand || ct == models.Spot || ct == models.Reserved
+}
 
 // fillFromCatalog completes a pool's size from its instance type.
 func fillFromCatalog(ps *cluster.PoolSpec, res resources, gpuModelSet, gpusSet, cpuSet, memSet bool) {
@@ -407,6 +426,9 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 	p := &s.Spec.Cluster.Pools[i]
 	at := fmt.Sprintf("spec.cluster.pools[%d]", i)
 	ct := capacityType(p.CapacityType)
+	if err := s.reservedPool(at, p); err != nil {
+		return capacity.Pool{}, PoolPrice{}, err
+	}
 	cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Replace: true, Group: -1}
 	price := PoolPrice{Pool: p.Name, CapacityType: ct}
 	var err error
@@ -586,7 +608,10 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 
 func (s validator) validateCapacity(at string, cs *CapacitySpec) error {
 	if !validCapacityType(cs.CapacityType) {
-		return s.errAt(at+".capacityType", "is %q; want %s or %s", cs.CapacityType, models.OnDemand, models.Spot)
+		return s.errAt(at+".capacityType", "is %q; want %s, %s or %s", cs.CapacityType, models.OnDemand, models.Spot, models.Reserved)
+	}
+	if err := s.validateReserved(at, cs); err != nil {
+		return err
 	}
 	if cs.PricePerHour != nil && (*cs.PricePerHour < 0 || math.IsNaN(*cs.PricePerHour) || math.IsInf(*cs.PricePerHour, 0)) {
 		return s.errAt(at+".pricePerHour", "must be a price, not negative")

@@ -75,11 +75,15 @@ func TestCapacityScenarioBuilds(t *testing.T) {
 
 	c := m.Capacity
 	require.NotNil(t, c)
-	// A spot pool without an interruption model takes its Spot Advisor band
-	// (p4d.24xlarge in us-east-1: 10-15%, read as 15% a month).
-	require.InEpsilon(t, -math.Log(0.85)/720, c.Pools[1].Interruptions.RatePerHour, 1e-12)
+	// A spot pool without an interruption model takes the measured
+	// preset: lifetimes, outages and waves fitted to the V100 preemption
+	// traces, borrowed for the A100 and said so.
+	require.Zero(t, c.Pools[1].Interruptions.RatePerHour)
+	require.Equal(t, models.MeasuredV100Lifetime, c.Pools[1].Interruptions.Lifetime)
+	require.Equal(t, models.MeasuredV100Outage, c.Pools[1].Interruptions.Outage)
+	require.Equal(t, models.MeasuredWave, c.Pools[1].Interruptions.Wave)
 	require.Equal(t, cluster.Time(2*60*1000), c.Pools[1].Interruptions.Notice)
-	require.Contains(t, m.Prices[1].Interruptions, "p4d.24xlarge in us-east-1: AWS Spot Advisor band 10-15%")
+	require.Contains(t, m.Prices[1].Interruptions, "measured on V100 (no public preemption trace of A100-40GB")
 	require.Equal(t, cluster.Time(1000*3600*1000), c.Pools[1].FailureMTBF)
 	require.True(t, c.Pools[0].Replace)
 	require.Equal(t, cluster.Time(DefaultProvisioning), c.Pools[0].Provisioning)
@@ -120,13 +124,13 @@ func TestCapacityScenarioBuilds(t *testing.T) {
 
 func TestCapacityErrors(t *testing.T) {
 	cases := []struct{ from, to, want string }{
-		{"      capacityType: spot\n      failures", "      capacityType: preemptible\n      failures", `:15:21: spec.cluster.pools[1].capacityType: is "preemptible"; want on-demand or spot`},
+		{"      capacityType: spot\n      failures", "      capacityType: preemptible\n      failures", `:15:21: spec.cluster.pools[1].capacityType: is "preemptible"; want on-demand, spot or reserved`},
 		{"      instanceType: g5.12xlarge\n", "      instanceType: g5.12xlarge\n      interruptions: {mtbf: 1h}\n", `:20:22: spec.cluster.pools[2].interruptions: only spot nodes are interrupted`},
 		{"      limits: {nvidia.com/gpu: 16}", "      limits: {}", `:26:15: spec.cluster.nodePools[0].limits: a NodePool needs limits`},
 		{"      autoscaling: {maxNodes: 3, expander: least-waste, scanInterval: 30s}", "      autoscaling: {maxNodes: 3, expander: cheapest}", `spec.cluster.pools[2].autoscaling.expander: is "cheapest"`},
 		{"      autoscaling: {maxNodes: 3, expander: least-waste, scanInterval: 30s}", "      count: 5\n      autoscaling: {maxNodes: 3}", `spec.cluster.pools[2].count: field "count" is given twice`},
 		{"[p5.48xlarge, g5.12xlarge]", "[p5.48xlarge, x9.huge]", `spec.cluster.nodePools[0].instanceTypes[1]: instance type "x9.huge" is not in the price catalog`},
-		{"      interruptions: {ratePerHour: 0.5, notice: 30s}", "      interruptions: {ratePerHour: 0.5, band: \"<5%\"}", `spec.cluster.nodePools[0].interruptions: give one of ratePerHour, mtbf, band or a trace`},
+		{"      interruptions: {ratePerHour: 0.5, notice: 30s}", "      interruptions: {ratePerHour: 0.5, band: \"<5%\"}", `spec.cluster.nodePools[0].interruptions: give one of ratePerHour, mtbf, band, lifetime or a trace`},
 		{"checkpoint: {interval: 30m, cost: 2m}", "checkpoint: {interval: 0s, cost: 2m}", `spec.workload.recovery.checkpoint.interval: must be positive`},
 		{"      failures: {mtbf: 1000h}", "      failures: {mtbf: 1000h}\n      region: eu-north-1", `spec.cluster.pools[1].instanceType: instance type "p4d.24xlarge" has no prices in region "eu-north-1"`},
 	}
@@ -143,13 +147,33 @@ func TestCapacityErrors(t *testing.T) {
 	}
 }
 
-// A spot pool of a type the Spot Advisor does not know needs a model.
-func TestSpotPoolNeedsAnInterruptionModel(t *testing.T) {
-	body := strings.Replace(capacityScenario, "      instanceType: p4d.24xlarge\n      capacityType: spot", "      instanceType: a2-highgpu-1g\n      capacityType: spot\n      region: us-central1", 1)
+// The Spot Advisor band stays selectable (band: auto, the pool's type and
+// region: p4d.24xlarge in us-east-1 is 10-15%, read as 15% of instances
+// interrupted in a month); a type it does not know is refused. With no
+// model the same type takes the measured preset instead.
+func TestSpotAdvisorBandAuto(t *testing.T) {
+	body := strings.Replace(capacityScenario, "      failures: {mtbf: 1000h}", "      failures: {mtbf: 1000h}\n      interruptions: {band: auto}", 1)
 	s, err := Parse("c.yaml", "", []byte(body))
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	require.InEpsilon(t, -math.Log(0.85)/720, m.Capacity.Pools[1].Interruptions.RatePerHour, 1e-12)
+	require.Nil(t, m.Capacity.Pools[1].Interruptions.Lifetime)
+	require.Contains(t, m.Prices[1].Interruptions, "p4d.24xlarge in us-east-1: AWS Spot Advisor band 10-15%")
+
+	gcp := strings.Replace(body, "      instanceType: p4d.24xlarge\n      capacityType: spot", "      instanceType: a2-highgpu-1g\n      capacityType: spot\n      region: us-central1", 1)
+	s, err = Parse("c.yaml", "", []byte(gcp))
 	require.NoError(t, err)
 	_, err = s.Cluster()
 	require.ErrorContains(t, err, `the Spot Advisor data has no band for "a2-highgpu-1g" in us-central1: give interruptions`)
+
+	gcp = strings.Replace(gcp, "\n      interruptions: {band: auto}", "", 1)
+	s, err = Parse("c.yaml", "", []byte(gcp))
+	require.NoError(t, err)
+	m, err = s.Cluster()
+	require.NoError(t, err)
+	require.Equal(t, models.MeasuredV100Lifetime, m.Capacity.Pools[1].Interruptions.Lifetime)
+	require.Equal(t, cluster.Time(30000), m.Capacity.Pools[1].Interruptions.Notice, "GCP's notice")
 }
 
 func TestOnDemandOnly(t *testing.T) {

@@ -524,20 +524,10 @@ func limitByResources(maxNodes int, g *capacity.Group, ps *cluster.PoolSpec) int
 	return maxNodes
 }
 
-// spotInterruptions is a NodePool's spot reclaim process; a type only
-// Karpenter's catalog knows, with no Spot Advisor band and no
-// interruptions given, is not interrupted, and the assumption says so.
+// spotInterruptions is a NodePool's spot reclaim process: as a pool's
+// (with no interruptions given, the measured preset, which needs no Spot
+// Advisor band).
 func (s builder) spotInterruptions(at, it, region string, spec *InterruptionSpec, res resources, karpenterOnly bool) (capacity.Process, error) {
-	if karpenterOnly && spec == nil {
-		adv, err := DefaultSpotAdvisor()
-		if err != nil {
-			return capacity.Process{}, err
-		}
-		if _, ok := adv.Lookup(region, it); !ok {
-			notice, text := noticeFor(res.it, true)
-			return capacity.Process{Notice: notice, Assumption: fmt.Sprintf("no Spot Advisor band for %s in %s: its spot nodes are not interrupted, notice %s", it, region, text)}, nil
-		}
-	}
 	return s.interruptions(at, it, region, spec, res)
 }
 

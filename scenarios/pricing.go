@@ -42,5 +42,11 @@ func (s builder) pricingPlan(pools []cluster.PoolSpec, prices []PoolPrice) (*rep
 		}
 		pr.Pools = append(pr.Pools, pp)
 	}
+	if pr.Commitments, err = s.commitments(pools, prices); err != nil {
+		return nil, err
+	}
+	if pr.AdviseDiscount, err = s.commitmentAdvice(); err != nil {
+		return nil, err
+	}
 	return pr, nil
 }

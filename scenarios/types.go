@@ -144,6 +144,12 @@ type PricingSpec struct {
 	// Budgets are USD per team (queue) for 30 days, prorated to the run,
 	// shown beside each team's showback.
 	Budgets map[string]float64 `json:"budgets,omitempty"`
+	// Commitments are reserved instances, Savings Plans and committed-use
+	// discounts bought ahead (commitments.go).
+	Commitments []CommitmentSpec `json:"commitments,omitempty"`
+	// CommitmentAdvice asks for the spend commitment that makes the run's
+	// demand cheapest (commitments.go).
+	CommitmentAdvice *CommitmentAdviceSpec `json:"commitmentAdvice,omitempty"`
 }
 
 // BaseRatesSpec are USD per GPU-hour, vCPU-hour and GiB-hour, as ratios.
@@ -179,8 +185,21 @@ type CapacitySpec struct {
 
 // InterruptionSpec is one of a rate, an MTBF, an AWS Spot Advisor band
 // (a label such as "<5%", or auto: the band of the pool's instance type
-// and region) or a trace of times.
+// and region: a monthly share of instances interrupted, read as an
+// exponential rate), a lifetime distribution or a trace of times; with
+// none, the measured preset (models.MeasuredSpotPreset: lifetimes,
+// outages and waves fitted to public spot preemption traces).
 type InterruptionSpec struct {
+	// Lifetime is each node's time to preemption, drawn at each launch
+	// (spotmodel.go).
+	Lifetime *LifetimeSpec `json:"lifetime,omitempty"`
+	// Outage is how long the capacity stays gone after a reclaim: a fixed
+	// pool relaunches when it ends, a NodePool falls back to its next
+	// offering by price meanwhile.
+	Outage *LifetimeSpec `json:"outage,omitempty"`
+	// Wave is the chance that each other node of the pool goes with a
+	// reclaimed one (a node's mean time to preemption is kept).
+	Wave        *float64  `json:"wave,omitempty"`
 	RatePerHour *float64  `json:"ratePerHour,omitempty"`
 	MTBF        *Duration `json:"mtbf,omitempty"`
 	Band        string    `json:"band,omitempty"`

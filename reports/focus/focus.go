@@ -282,7 +282,7 @@ type Charge struct {
 	Provider           string // "AWS", "Google Cloud", "Microsoft Azure", or "" when unknown
 	Region, Zone       string
 	Pool, InstanceType string
-	CapacityType       string // "on-demand" or "spot"
+	CapacityType       string // "on-demand", "spot" or "reserved"
 	GPUModel           string
 	Team, Job          string  // empty on idle rows
 	Idle               bool    // cost no pod held
@@ -439,8 +439,11 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 			service = "Kubernetes node pool"
 		}
 		pricing, capacity := "Standard", "on-demand"
-		if c.CapacityType == "spot" {
+		switch c.CapacityType {
+		case "spot":
 			pricing, capacity = "Dynamic", "spot"
+		case "reserved": // a capacity reservation or block, bought ahead
+			pricing, capacity = "Committed", "reserved"
 		}
 		resourceID, resourceName := subAccount+"/"+c.Pool, c.Pool
 		if c.Job != "" {
@@ -525,8 +528,8 @@ func checkCharge(c Charge, bs, be time.Time) error {
 		return errors.New("no pool (ResourceId must not be null)")
 	case strings.TrimSpace(c.InstanceType) == "":
 		return errors.New("no instance type (SkuId must not be null on usage)")
-	case c.CapacityType != "on-demand" && c.CapacityType != "spot":
-		return fmt.Errorf("capacity type %q is not on-demand or spot", c.CapacityType)
+	case c.CapacityType != "on-demand" && c.CapacityType != "spot" && c.CapacityType != "reserved":
+		return fmt.Errorf("capacity type %q is not on-demand, spot or reserved", c.CapacityType)
 	case !finite(c.Cost, c.ListCost, c.Quantity, c.ListUnitPrice, c.UnitPrice):
 		return errors.New("a money or quantity field is NaN or infinite")
 	case c.ListUnitPrice < 0 || c.UnitPrice < 0:

@@ -309,7 +309,7 @@ func TestWriteRefuses(t *testing.T) {
 			func(c *Charge) { c.Start = time.Time{} }, "charge 0: start or end unset"},
 		{"no pool", nil, func(c *Charge) { c.Pool = "" }, "no pool"},
 		{"no instance type", nil, func(c *Charge) { c.InstanceType = "" }, "no instance type"},
-		{"capacity type", nil, func(c *Charge) { c.CapacityType = "reserved" }, `capacity type "reserved"`},
+		{"capacity type", nil, func(c *Charge) { c.CapacityType = "preemptible" }, `capacity type "preemptible" is not on-demand, spot or reserved`},
 		{"NaN", nil, func(c *Charge) { c.Cost = math.NaN() }, "NaN or infinite"},
 		{"negative price", nil, func(c *Charge) { c.UnitPrice = -1 }, "negative unit price"},
 		{"list inconsistent", nil, func(c *Charge) { c.ListCost = 1 }, "is not ListCost"},
@@ -514,4 +514,19 @@ func FuzzRead(f *testing.F) {
 		}
 		_ = Check(h, rows)
 	})
+}
+
+// A node of a capacity reservation or block is bought ahead: FOCUS's
+// Committed pricing category, and its SKU price names the capacity.
+func TestReservedIsCommitted(t *testing.T) {
+	ch := sampleCharges()[:1]
+	ch[0].CapacityType = "reserved"
+	var buf bytes.Buffer
+	if err := Write(&buf, sampleOptions, ch); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, ",Committed,") || !strings.Contains(out, "/reserved") || strings.Contains(out, ",Standard,") {
+		t.Errorf("a reserved node is not priced as Committed:\n%s", out)
+	}
 }

@@ -121,3 +121,23 @@ func (t *Trace) Drops(n int) int64 {
 	}
 	return drops
 }
+
+// Runs are the trace's runs of ticks with an instance held (held true)
+// or none (false), in hours, in order: one node's lifetimes, or the
+// outages after its preemptions, in a trace of one instance. A run the
+// trace's end cuts is left out (it was longer), and so is a run without
+// one before the first instance is held (no preemption began it).
+func (t *Trace) Runs(held bool) []float64 {
+	var out []float64
+	for i := 0; i < len(t.Counts); {
+		j := i
+		for j < len(t.Counts) && (t.Counts[j] > 0) == (t.Counts[i] > 0) {
+			j++
+		}
+		if (t.Counts[i] > 0) == held && j < len(t.Counts) && (held || i > 0) {
+			out = append(out, float64(j-i)*t.Gap.Hours())
+		}
+		i = j
+	}
+	return out
+}

@@ -115,3 +115,13 @@ func FuzzSkyPilot(f *testing.F) {
 		}
 	})
 }
+
+// Runs splits a trace of one instance into lifetimes (runs held) and
+// outages (runs without), leaving out a run the file's end cuts and a run
+// without before the first instance.
+func TestRuns(t *testing.T) {
+	tr, err := Parse("t.json", []byte(`{"metadata": {"gap_seconds": 1800}, "data": [0, 1, 1, 0, 1, 0, 0, 0, 1]}`))
+	require.NoError(t, err)
+	require.Equal(t, []float64{1, 0.5}, tr.Runs(true))
+	require.Equal(t, []float64{0.5, 1.5}, tr.Runs(false))
+}

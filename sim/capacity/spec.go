@@ -157,9 +157,9 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 		p := &s.Pools[i]
 		name := pools[i].Name
 		switch p.CapacityType {
-		case "", models.OnDemand, models.Spot:
+		case "", models.OnDemand, models.Spot, models.Reserved:
 		default:
-			return fmt.Errorf("pool %s: capacity type %q is not %s or %s", name, p.CapacityType, models.OnDemand, models.Spot)
+			return fmt.Errorf("pool %s: capacity type %q is not %s, %s or %s", name, p.CapacityType, models.OnDemand, models.Spot, models.Reserved)
 		}
 		if p.Interruptions.Active() && p.CapacityType != models.Spot {
 			return fmt.Errorf("pool %s: spot interruptions on a %s pool", name, p.CapacityType)

@@ -1,0 +1,82 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim"
+)
+
+// CommitmentAdvice is the recommended spend commitment for the run's
+// demand (cost.commitmentAdvice in summary.json).
+type CommitmentAdvice struct {
+	models.CommitmentAdvice
+	// Demand says what the demand is.
+	Demand string `json:"demand"`
+}
+
+// DemandDescription says what the advice's demand is.
+const DemandDescription = "the GPU-hours the work held in each timeline bucket of the on-demand pools, at the on-demand price of a GPU-hour (the node's price over its GPUs): what a fleet that followed the demand would pay on demand"
+
+// DemandRates is the run's demand for the commitment advice: for each
+// timeline bucket, the on-demand dollars an hour of the GPU-hours the
+// work held in on-demand pools with GPUs (each at its node price over its
+// GPUs), and the bucket's hours.
+func DemandRates(res *sim.Result, pr *Pricing) (rates, hours []float64) {
+	tl := &res.Timeline
+	nb := 0
+	for p := range tl.Allocated {
+		nb = max(nb, len(tl.Allocated[p]))
+	}
+	for i := 0; i < nb; i++ {
+		h := float64(tl.Width(i, res.End)) / float64(sim.Hour)
+		if h <= 0 {
+			continue
+		}
+		dollars := 0.0
+		for p := range res.Pools {
+			g := res.Pools[p].Spec.GPUsPerNode
+			if g <= 0 || p >= len(pr.Pools) || i >= len(tl.Allocated[p]) {
+				continue
+			}
+			if ct := pr.Pools[p].CapacityType; ct != models.OnDemand && ct != "" {
+				continue
+			}
+			gpuHours := float64(tl.Allocated[p][i]) / 1000 / float64(sim.Hour)
+			dollars += gpuHours * pr.Pools[p].PerHour / float64(g)
+		}
+		rates = append(rates, dollars/h)
+		hours = append(hours, h)
+	}
+	return rates, hours
+}
+
+// commitmentAdviceOf is the advice when the pricing asks for it.
+func commitmentAdviceOf(res *sim.Result, pr *Pricing) *CommitmentAdvice {
+	if pr.AdviseDiscount <= 0 {
+		return nil
+	}
+	rates, hours := DemandRates(res, pr)
+	a := models.AdviseSpendCommitment(rates, hours, pr.AdviseDiscount)
+	r := func(x float64) float64 { return round(x, 4) }
+	a.Level, a.Bill, a.BillNone, a.Saving, a.BreakEven = r(a.Level), r(a.Bill), r(a.BillNone), r(a.Saving), r(a.BreakEven)
+	a.Utilisation, a.Coverage, a.BreakEvenFall = r(a.Utilisation), r(a.Coverage), r(a.BreakEvenFall)
+	for i := range a.Risk {
+		a.Risk[i].Bill, a.Risk[i].BillNone = r(a.Risk[i].Bill), r(a.Risk[i].BillNone)
+	}
+	return &CommitmentAdvice{CommitmentAdvice: a, Demand: DemandDescription}
+}
+
+// writeCommitmentAdvice prints the advice.
+func writeCommitmentAdvice(w io.Writer, a *CommitmentAdvice) {
+	if a == nil {
+		return
+	}
+	fmt.Fprintf(w, "Commitment advice (a spend commitment at %.0f%% off, on the run's demand: %s): commit %s an hour; the demand's bill %s against %s all on demand (saving %s), utilisation %.1f%%, coverage %.1f%%. Any commitment above %s an hour costs more than none; %s an hour stops paying if demand falls by more than %.1f%%",
+		100*a.Discount, a.Demand, money(a.Level), money(a.Bill), money(a.BillNone), money(a.Saving), 100*a.Utilisation, 100*a.Coverage, money(a.BreakEven), money(a.Level), 100*a.BreakEvenFall)
+	for _, f := range a.Risk {
+		fmt.Fprintf(w, "; demand %.0f%% down: %s with it, %s without", 100*f.Fall, money(f.Bill), money(f.BillNone))
+	}
+	fmt.Fprintln(w, ".")
+}
