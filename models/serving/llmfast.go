@@ -321,6 +321,7 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 		}
 	}
 	var tt []wx
+	var scratch []float64
 	for _, l := range levels(d, varD) {
 		dz := l.d
 		for k, p := range pk {
@@ -349,16 +350,28 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 							others += o
 						}
 						for _, own := range ins {
-							ps[0] = own
+							// The others' prompts take the step's room
+							// first; once they are done the whole room
+							// is its own.
+							cur := append(scratch[:0], ps...)
+							cur[0] = own
 							var ttft float64
-							for left := own; ; {
-								ttft += stepMs(ps, dz)
-								left -= math.Max(budget-dz-others, 1)
+							for left, othersLeft := own, others; ; {
+								ttft += stepMs(cur, dz)
+								room := math.Max(budget-dz, 1)
+								fromOthers := math.Min(othersLeft, room)
+								othersLeft -= fromOthers
+								left -= math.Max(room-fromOthers, 1)
 								if left <= 0 {
 									break
 								}
-								ps[0] = left
+								cur = cur[:1]
+								cur[0] = left
+								if othersLeft >= 1 {
+									cur = append(cur, othersLeft)
+								}
 							}
+							scratch = cur
 							for _, u := range []float64{0.25, 0.75} {
 								tt = append(tt, wx{w * q / float64(len(ins)) / 4, u*x + ttft})
 							}
