@@ -15,7 +15,7 @@ import (
 // arrivals at random (a Kubernetes Service in front: each replica's
 // arrivals Poisson at rate / ready), and the requests served in the piece
 // have the TTFT and TPOT distributions of one replica at that rate. The
-// fast model is asked once per rate of a grid 1% apart (the nearest one;
+// fast model is asked once per rate of a grid 2% apart (the nearest one;
 // a run that visits a rate again reads it from Memo), so a steady rate
 // costs one evaluation per run, a diurnal curve one per grid rate it
 // crosses.
@@ -52,8 +52,8 @@ type LLMMemo struct {
 
 // llmGrid is the relative spacing of the rates the fast model is asked
 // at: a rate is served with the nearest one's distributions (within
-// 0.5% of it).
-const llmGrid = 0.01
+// 1% of it).
+const llmGrid = 0.02
 
 // llmCapKey is the grid key of the capacity's steady state.
 const llmCapKey = math.MinInt
