@@ -23,7 +23,7 @@ func llm8B(t *testing.T) *LLM {
 // has, over an hour, the TTFT and TPOT of one replica at 10/s: held to the
 // exact engine model (SimulateLLM, 8,000 requests at 10/s) within 5% on
 // mean and p95 (the fast model's own 5%, with the run's 2% histogram
-// buckets and 1% rate grid inside it). Tokens served are the requests
+// buckets and 2% rate grid inside it). Tokens served are the requests
 // times the mean lengths.
 func TestLLMServiceAgainstExact(t *testing.T) {
 	l := llm8B(t)
