@@ -303,6 +303,9 @@ func (s *Service) metricsLLM(lambda float64, ready int) Metrics {
 	l := s.llm
 	m := Metrics{Rate: lambda, InFlight: s.backlog}
 	per := lambda / float64(ready)
+	if per <= 0 && s.backlog == 0 {
+		return m // nothing arrives, nothing waits
+	}
 	st := l.capSt
 	if per > 0 {
 		st, _ = l.at(per)

@@ -93,3 +93,16 @@ func TestLLMServiceNoneReady(t *testing.T) {
 	require.Equal(t, 50.0, s.Dropped)
 	require.Equal(t, 0.0, s.Served)
 }
+
+// At no load nothing waits: the queue latency a scaler reads is 0, not
+// the wait of a replica at capacity, and vllm:num_requests_waiting 0.
+func TestLLMServiceIdleMetrics(t *testing.T) {
+	l := llm8B(t)
+	l.CapacityPerReplica = 37.5
+	s, err := New(Spec{Name: "chat", Load: serving.Load{Points: []serving.Point{{AtMs: 0, Rate: 0}}}, LLM: l}, Fixed{Replicas: 2})
+	require.NoError(t, err)
+	m := s.Metrics(0, 2)
+	require.Equal(t, 0.0, m.QueueLatencyMs)
+	require.Equal(t, 0.0, m.value(QueueDepth, 2))
+	require.Equal(t, 0.0, m.InFlight)
+}
