@@ -72,7 +72,7 @@ func (s builder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built, cfg si
 		l.Config.Engine.AllReduce = serving.TPAllReduce(f, tp)
 		notes = append(notes, fmt.Sprintf("tensor parallel %d: two all-reduces a layer priced on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)", tp, f.Name, f.AlphaUS, f.BusBWGBps))
 	}
-	x := &services.LLM{Config: l.Config, Input: l.Input, Output: l.Output, Memo: &services.LLMMemo{}}
+	x := &services.LLM{Config: l.Config, Input: l.Input, Output: l.Output}
 	if sl := v.LLM.SLO; sl != nil {
 		if sl.TTFT != nil {
 			x.TTFTSLOMs = float64(sl.TTFT.Millis())

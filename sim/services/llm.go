@@ -3,7 +3,6 @@ package services
 import (
 	"math"
 	"slices"
-	"sync"
 
 	"gpuplan.dev/gpuplan/models/serving"
 )
@@ -16,9 +15,10 @@ import (
 // arrivals Poisson at rate / ready), and the requests served in the piece
 // have the TTFT and TPOT distributions of one replica at that rate. The
 // fast model is asked once per rate of a grid 2% apart (the nearest one;
-// a run that visits a rate again reads it from Memo), so a steady rate
-// costs one evaluation per run, a diurnal curve one per grid rate it
-// crosses.
+// a run that visits a rate again reads it from its own memo: the plan is
+// read-only, nothing is cached in it), so a steady rate costs one
+// evaluation per run and replica count, a diurnal curve one per grid rate
+// it crosses.
 //
 // Above a replica's capacity (CapacityPerReplica, serving.LLMCapacity:
 // where the decoding requests fill max_num_seqs or the KV cache) the
@@ -39,15 +39,6 @@ type LLM struct {
 	// TTFTSLOMs and TPOTSLOMs are the targets whose attainment the report
 	// measures (0: none).
 	TTFTSLOMs, TPOTSLOMs float64
-	// Memo keeps the fast model's answers at the grid's rates; runs of
-	// one configuration may share it (it locks). nil: each run its own.
-	Memo *LLMMemo
-}
-
-// LLMMemo is the fast model's steady states by grid rate.
-type LLMMemo struct {
-	mu     sync.Mutex
-	points map[int]*serving.LLMSteady
 }
 
 // llmGrid is the relative spacing of the rates the fast model is asked
@@ -79,8 +70,10 @@ type LLMReport struct {
 
 // llmRun is an LLM service's state over a run.
 type llmRun struct {
-	spec      *LLM
-	memo      *LLMMemo
+	spec *LLM
+	// points are the fast model's steady states by grid key (nil:
+	// overloaded there), computed when the run first needs them.
+	points    map[int]*serving.LLMSteady
 	eIn, eOut float64
 	capSt     *serving.LLMSteady
 	// capPer is the requests a second one replica serves.
@@ -119,16 +112,13 @@ const errNegativeLLM = llmError("llm: capacity and SLO targets must not be negat
 
 // newLLMRun starts an LLM service's books.
 func newLLMRun(l *LLM) (*llmRun, error) {
-	r := &llmRun{spec: l, memo: l.Memo, pend: map[int]float64{}, capPer: l.CapacityPerReplica}
+	r := &llmRun{spec: l, points: map[int]*serving.LLMSteady{}, pend: map[int]float64{}, capPer: l.CapacityPerReplica}
 	if r.capPer == 0 {
 		c, err := serving.LLMCapacity(l.Config, l.Input, l.Output)
 		if err != nil {
 			return nil, err
 		}
 		r.capPer = c
-	}
-	if r.memo == nil {
-		r.memo = &LLMMemo{}
 	}
 	st, err := serving.SteadyLLM(l.Config, r.capPer, l.Input, l.Output)
 	if err != nil {
@@ -164,26 +154,20 @@ func (l *llmRun) at(rate float64) (*serving.LLMSteady, int) {
 		return l.capSt, llmCapKey
 	}
 	k := int(math.Round(math.Log(rate) / math.Log1p(llmGrid)))
-	m := l.memo
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if st, ok := m.points[k]; ok {
+	if st, ok := l.points[k]; ok {
 		if st == nil {
 			return l.capSt, llmCapKey
 		}
 		return st, k
 	}
-	if m.points == nil {
-		m.points = map[int]*serving.LLMSteady{}
-	}
 	grid := math.Exp(float64(k) * math.Log1p(llmGrid))
 	st, err := serving.SteadyLLM(l.spec.Config, min(grid, l.capPer), l.spec.Input, l.spec.Output)
 	if err != nil {
 		// Overloaded at the grid rate just below capacity: capacity's.
-		m.points[k] = nil
+		l.points[k] = nil
 		return l.capSt, llmCapKey
 	}
-	m.points[k] = &st
+	l.points[k] = &st
 	return &st, k
 }
 
@@ -192,9 +176,7 @@ func (l *llmRun) point(k int) *serving.LLMSteady {
 	if k == llmCapKey {
 		return l.capSt
 	}
-	l.memo.mu.Lock()
-	defer l.memo.mu.Unlock()
-	return l.memo.points[k]
+	return l.points[k]
 }
 
 // overloaded reports whether lambda on ready (>= 1) replicas is above what
