@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim"
 )
 
 // The LLM serving example (scenarios/examples/llm-serving): Llama-3-8B
@@ -52,4 +54,26 @@ func TestExampleLLMServing(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { bb.Close() })
 	require.Greater(t, bb.Config.Services[0].Spec.LLM.CapacityPerReplica, capacity)
+}
+
+// The LLM service beside checkpointing training: with preemption its
+// replicas evict training pods at the peaks, which lose the work since
+// their last checkpoint; without, training loses nothing and the
+// replicas wait for GPUs (replica pods held, pending ones included, above
+// the GPU-hours they were bound to).
+func TestExampleLLMBesideTraining(t *testing.T) {
+	_, on := runExample(t, "examples/llm-serving/beside-training/scenario.yaml", "")
+	_, off := runExample(t, "examples/llm-serving/beside-training/scenario.yaml", "no-preemption")
+	require.Greater(t, lostGPUHours(on), 1.0)
+	require.Equal(t, 0.0, lostGPUHours(off))
+	gpuHours := func(r *sim.Result) float64 {
+		var held int64
+		for _, u := range r.Services[0].Usage {
+			held += u.Held[sim.ResGPU]
+		}
+		return float64(held) / float64(sim.Hour) / 1000
+	}
+	require.InDelta(t, on.Services[0].ReplicaHours, gpuHours(on), 0.5, "with preemption the replicas are bound at once")
+	require.Greater(t, off.Services[0].ReplicaHours-gpuHours(off), 2.0, "without, they wait")
+	require.Greater(t, on.Services[0].LLM.TTFTAttainment, off.Services[0].LLM.TTFTAttainment)
 }
