@@ -9,7 +9,7 @@ import (
 	"gpuplan.dev/gpuplan/sim"
 )
 
-// The LLM serving example (scenarios/examples/llm-serving): Llama-3-8B
+// The LLM serving example (scenarios/examples/llm-serving/chat): Llama-3-8B
 // chat on H100s, KEDA on vllm:num_requests_waiting, 60 +- 40 requests/s
 // over two days, and the same on B200s. Figures by hand:
 //   - arrivals: the cosine integrates to 0 over whole days, so 60/s x
@@ -23,7 +23,7 @@ import (
 //   - replicas: the 100/s peak needs at least 100 / 37.5 (a replica's
 //     capacity) = 2.7 ready, so 3.
 func TestExampleLLMServing(t *testing.T) {
-	b, res := runExample(t, "examples/llm-serving/scenario.yaml", "")
+	b, res := runExample(t, "examples/llm-serving/chat/scenario.yaml", "")
 	r := res.Services[0]
 	require.InEpsilon(t, 10_368_000, r.Arrived, 1e-6)
 	day, peak := 86400.0, 14*3600.0
@@ -46,7 +46,7 @@ func TestExampleLLMServing(t *testing.T) {
 	require.Greater(t, r.ReadyHours, 48*60/capacity)
 
 	// A B200 replica serves more (its run's figures are in the README).
-	v, err := LoadFile("examples/llm-serving/scenario.yaml")
+	v, err := LoadFile("examples/llm-serving/chat/scenario.yaml")
 	require.NoError(t, err)
 	v, err = v.Variant("b200")
 	require.NoError(t, err)
