@@ -53,6 +53,8 @@ type ServiceSummary struct {
 	Disrupted int `json:"disrupted"`
 	// Cost is what the replicas cost, when the run is priced.
 	Cost *ServiceCost `json:"cost,omitempty"`
+	// LLM holds an LLM service's token figures (llmservices.go).
+	LLM *LLMServiceSummary `json:"llm,omitempty"`
 }
 
 // ServiceCost prices a service's replicas as jobs are priced: the
@@ -146,6 +148,11 @@ func (s *Summary) summarizeServices(res *sim.Result, pr *Pricing) {
 				c.ShowbackPerMillionRequests = round(perMillion(cost[i]*f, r.Served), 4)
 			}
 			l.Cost = c
+		}
+		if cost != nil {
+			l.LLM = llmSummary(r, l.GPUHours, cost[i])
+		} else {
+			l.LLM = llmSummary(r, l.GPUHours, -1)
 		}
 		s.Services = append(s.Services, l)
 	}
@@ -376,6 +383,7 @@ func writeServicesTable(w io.Writer, s *Summary) {
 		fmt.Fprintln(tw, strings.Join(append(row, r[16:]...), "\t"))
 	}
 	tw.Flush()
+	writeLLMTable(w, s)
 }
 
 func titleCase(s string) string {

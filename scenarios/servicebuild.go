@@ -100,13 +100,6 @@ func (s builder) buildService(i int, b *Built, pc *servicePolicy) (sim.ServiceCo
 	at := fmt.Sprintf("spec.workload.services[%d]", i)
 	var notes []string
 	cfg := sim.ServiceConfig{}
-	if v.LLM != nil {
-		if _, err := s.buildLLMService(at, v); err != nil {
-			return cfg, nil, err
-		}
-		return cfg, nil, s.errAt(at+".llm", "the cluster run does not serve LLM services yet (issue 31): the engine model is checked, not run")
-	}
-
 	// The Deployment or InferenceService, when the service comes from one.
 	var wl *kubesvc.Workload
 	if len(v.Manifests) > 0 {
@@ -191,7 +184,10 @@ func (s builder) buildService(i int, b *Built, pc *servicePolicy) (sim.ServiceCo
 	cfg.Scaler, cfg.MinReplicas, cfg.MaxReplicas, cfg.InitialReplicas = scn.scaler, scn.min, scn.max, scn.initial
 	notes = append(notes, scn.notes...)
 
-	// Batching and service time.
+	// An LLM engine (servicellmbuild.go), or batching and service time.
+	if v.LLM != nil {
+		return s.buildLLMServiceSpec(at, v, b, cfg, notes)
+	}
 	spec := services.Spec{Name: v.Name, Batch: serving.Batch{Size: 1}, Balancing: serving.Random}
 	if _, kpa := scn.scaler.(services.KPA); kpa {
 		spec.Balancing = serving.LeastRequest // the activator's queue

@@ -9,9 +9,8 @@ import (
 
 // An LLM service (spec.workload.services[].llm): the replicas are
 // vLLM-style engines serving requests measured in tokens. The schema and
-// its checks are here; the engine model is models/serving (SimulateLLM).
-// The cluster run does not serve LLM services yet: a scenario that has
-// one is checked field by field and then refused at build.
+// its checks are here; the engine model is models/serving (SimulateLLM,
+// SteadyLLM), and the cluster run serves it as servicellmbuild.go says.
 
 // LLMServiceSpec is one replica's engine and the requests' lengths.
 type LLMServiceSpec struct {
@@ -43,6 +42,8 @@ type LLMServiceSpec struct {
 	InputTokens  TokenDistSpec `json:"inputTokens"`
 	OutputTokens TokenDistSpec `json:"outputTokens"`
 	RequestTrace *LLMTraceSpec `json:"requestTrace,omitempty"`
+	// SLO is the TTFT and TPOT targets the report measures attainment of.
+	SLO *LLMSLOSpec `json:"slo,omitempty"`
 }
 
 // LLMRooflineSpec overrides a GPU's roofline: the dense bf16 rate
@@ -194,6 +195,16 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 		}
 		if n := out.Input.Longest() + out.Output.Longest(); n > cfg.MaxModelLen {
 			return out, s.errAt(at+".outputTokens", "a request of up to %d prompt and %d output tokens is above maxModelLen %d", out.Input.Longest(), out.Output.Longest(), cfg.MaxModelLen)
+		}
+	}
+	if sl := l.SLO; sl != nil {
+		for _, f := range []struct {
+			name string
+			d    *Duration
+		}{{"ttft", sl.TTFT}, {"tpot", sl.TPOT}} {
+			if f.d != nil && f.d.Duration <= 0 {
+				return out, s.errAt(at+".slo."+f.name, "is %s: a target is positive", f.d.Duration)
+			}
 		}
 	}
 	if err := cfg.Check(); err != nil {

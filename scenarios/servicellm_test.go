@@ -41,9 +41,10 @@ func TestLLMServiceFields(t *testing.T) {
 	require.Equal(t, 0.9, l.Config.GPUMemoryUtilization)
 	require.Equal(t, "H100-80GB", l.Config.Engine.GPU.Name)
 	require.Equal(t, serving.TokenDist{Kind: serving.Normal, Mean: 512, StdDev: 256, Min: 16, Max: 2048}, l.Input)
-	// The cluster run does not serve them yet, and says so.
+	// The cluster runs them on the GPUs named: here the cluster has
+	// A100s, not H100s.
 	_, err = buildSvc(t, svcCluster+svcLLM)
-	require.ErrorContains(t, err, "spec.workload.services[0].llm: the cluster run does not serve LLM services yet")
+	require.ErrorContains(t, err, "spec.workload.services[0].llm.gpu: is H100-80GB, but a replica can run on pool a100's A100-80GB")
 }
 
 // Bad LLM definitions are errors at their file, line and field (exit 2):
@@ -125,7 +126,7 @@ func TestLLMServiceTrace(t *testing.T) {
 	require.Len(t, l.Trace, 5)
 	require.Equal(t, serving.LLMRequest{ArrivalMs: 1500, Input: 2048, Output: 1024}, l.Trace[3])
 	_, err = buildSvc(t, body)
-	require.ErrorContains(t, err, "the cluster run does not serve LLM services yet")
+	require.ErrorContains(t, err, "spec.workload.services[0].llm.requestTrace: the cluster run draws requests from inputTokens and outputTokens")
 
 	// maxModelLen 2048 refuses the trace's fourth request, at its line.
 	_, err = buildSvc(t, strings.Replace(body, "maxModelLen: 8192", "maxModelLen: 2048", 1))

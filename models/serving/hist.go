@@ -176,3 +176,18 @@ func (h *Histogram) Reset() {
 	}
 	h.total, h.used = 0, false
 }
+
+// AddAt adds n requests of latency ms (a point of a distribution given
+// by its quantiles, as the LLM fast model's).
+func (h *Histogram) AddAt(ms, n float64) {
+	if n <= 0 {
+		return
+	}
+	if h.counts == nil {
+		h.counts = make([]float64, histBuckets())
+	}
+	i := min(bucketOf(ms), len(h.counts)-1)
+	h.counts[i] += n
+	h.touch(i, i)
+	h.total += n
+}

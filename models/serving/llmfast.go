@@ -47,7 +47,16 @@ type LLMSteady struct {
 	TTFTP50Ms, TTFTP99Ms, TPOTP50Ms, TPOTP99Ms   float64
 	// KVBlocks is the mean blocks held.
 	KVBlocks float64
+	// TTFTPoints and TPOTPoints are the distributions' quantiles at
+	// (i + 0.5) / LLMQuantilePoints, i = 0..LLMQuantilePoints-1: equally
+	// weighted points, so a run can mix the distributions of many
+	// intervals into one histogram.
+	TTFTPoints, TPOTPoints []float64
 }
+
+// LLMQuantilePoints is how many quantiles LLMSteady gives of each
+// distribution.
+const LLMQuantilePoints = 100
 
 // ErrLLMOverload is a rate above what the replica sustains.
 var ErrLLMOverload = errors.New("the rate is above the replica's capacity")
@@ -290,6 +299,12 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 			return (lo + hi) / 2
 		}
 		res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms = q(0.50), q(0.95), q(0.99)
+		res.TPOTPoints = make([]float64, LLMQuantilePoints)
+		for i := range res.TPOTPoints {
+			res.TPOTPoints[i] = q((float64(i) + 0.5) / LLMQuantilePoints)
+		}
+	} else {
+		res.TPOTPoints = slices.Repeat([]float64{res.TPOTMeanMs}, LLMQuantilePoints)
 	}
 
 	// TTFT: the rest of the step arrived in (length-biased: a step drawn
@@ -306,6 +321,7 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 		}
 	}
 	var tt []wx
+	var scratch []float64
 	for _, l := range levels(d, varD) {
 		dz := l.d
 		for k, p := range pk {
@@ -334,16 +350,28 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 							others += o
 						}
 						for _, own := range ins {
-							ps[0] = own
+							// The others' prompts take the step's room
+							// first; once they are done the whole room
+							// is its own.
+							cur := append(scratch[:0], ps...)
+							cur[0] = own
 							var ttft float64
-							for left := own; ; {
-								ttft += stepMs(ps, dz)
-								left -= math.Max(budget-dz-others, 1)
+							for left, othersLeft := own, others; ; {
+								ttft += stepMs(cur, dz)
+								room := math.Max(budget-dz, 1)
+								fromOthers := math.Min(othersLeft, room)
+								othersLeft -= fromOthers
+								left -= math.Max(room-fromOthers, 1)
 								if left <= 0 {
 									break
 								}
-								ps[0] = left
+								cur = cur[:1]
+								cur[0] = left
+								if othersLeft >= 1 {
+									cur = append(cur, othersLeft)
+								}
 							}
+							scratch = cur
 							for _, u := range []float64{0.25, 0.75} {
 								tt = append(tt, wx{w * q / float64(len(ins)) / 4, u*x + ttft})
 							}
@@ -362,6 +390,16 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 	res.TTFTP50Ms = weightedQuantile(tt, 0.50)
 	res.TTFTP95Ms = weightedQuantile(tt, 0.95)
 	res.TTFTP99Ms = weightedQuantile(tt, 0.99)
+	res.TTFTPoints = make([]float64, LLMQuantilePoints)
+	cum, k := 0.0, 0 // tt is sorted now
+	for i := range res.TTFTPoints {
+		p := (float64(i) + 0.5) / LLMQuantilePoints
+		for k < len(tt)-1 && cum+tt[k].w < p*tot {
+			cum += tt[k].w
+			k++
+		}
+		res.TTFTPoints[i] = tt[k].x
+	}
 	return res, nil
 }
 

@@ -46,12 +46,18 @@ type Spec struct {
 	// (the zero value: one shared queue, Knative's activator) or Random
 	// (kube-proxy: each replica queues and batches its own share).
 	Balancing serving.Balancing
+	// LLM, when set, makes the replicas vLLM-style engines (llm.go): Batch,
+	// QueueLimit, TimeoutMs and SLOMs are then unused.
+	LLM *LLM
 }
 
 // Validate refuses a service that cannot be simulated.
 func (s Spec) Validate() error {
 	if err := s.Load.Validate(); err != nil {
 		return err
+	}
+	if s.LLM != nil {
+		return s.LLM.validate()
 	}
 	if err := s.Batch.Validate(); err != nil {
 		return err
@@ -218,6 +224,8 @@ type Service struct {
 	Arrived, Served, Dropped float64
 	// ReplicaMs and ReadyMs integrate the replicas held and ready.
 	ReplicaMs, ReadyMs float64
+	// llm is an LLM service's state (llm.go), nil for a batch server.
+	llm *llmRun
 }
 
 // New is a service with its scaler.
@@ -229,7 +237,15 @@ func New(spec Spec, scaler Scaler) (*Service, error) {
 	if step <= 0 {
 		return nil, fmt.Errorf("service %s: the scaler's period is %d ms: it must be positive", spec.Name, step)
 	}
-	return &Service{spec: spec, scaler: scaler, steady: spec.Load.Steady(), smooth: spec.Load.Amplitude > 0 && len(spec.Load.Points) == 0, memoReady: -1, step: step}, nil
+	s := &Service{spec: spec, scaler: scaler, steady: spec.Load.Steady(), smooth: spec.Load.Amplitude > 0 && len(spec.Load.Points) == 0, memoReady: -1, step: step}
+	if spec.LLM != nil {
+		l, err := newLLMRun(spec.LLM)
+		if err != nil {
+			return nil, fmt.Errorf("service %s: %w", spec.Name, err)
+		}
+		s.llm = l
+	}
+	return s, nil
 }
 
 // Scaler is the service's controller.
@@ -265,7 +281,7 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 			b = l.PieceEnd(a, to, s.step, pieceTolerance)
 			lambda = s.rate(a, b)
 		}
-		if s.backlog > 0 || ready == 0 || s.cycle(lambda, ready).Regime == serving.Overload {
+		if s.backlog > 0 || ready == 0 || s.overloaded(lambda, ready) {
 			// Not linear in the piece's length: a piece per period.
 			if g := (a/s.step + 1) * s.step; g < b {
 				b = g
@@ -291,6 +307,10 @@ func (s *Service) rate(a, b int64) float64 {
 
 // advance accounts for dt ms at rate lambda on ready replicas.
 func (s *Service) advance(dt, lambda float64, ready int) {
+	if s.llm != nil {
+		s.advanceLLM(dt, lambda, ready)
+		return
+	}
 	arrived := lambda * dt / 1000
 	s.Arrived += arrived
 	if ready == 0 && s.spec.Balancing == serving.Random {
@@ -444,6 +464,9 @@ func (s *Service) Backlog() float64 { return s.backlog }
 // BucketP95 is the 95th-percentile latency (ms) of the requests served
 // since the last call (0 when none was served), and starts a new bucket.
 func (s *Service) BucketP95() float64 {
+	if s.llm != nil {
+		return s.llm.bucketP95()
+	}
 	s.flush()
 	if s.bucket.Total() == 0 {
 		return 0
@@ -482,6 +505,9 @@ func (s *Service) Metrics(now int64, ready int) Metrics {
 			m.QueueLatencyMs = 0
 		}
 		return m
+	}
+	if s.llm != nil {
+		return s.metricsLLM(lambda, ready)
 	}
 	cy := s.cycle(lambda, ready)
 	cy.BacklogMs = s.backlog / (float64(ready) * s.spec.Batch.Capacity()) * 1000
@@ -528,6 +554,8 @@ type Report struct {
 	P50Ms, P95Ms, P99Ms      float64
 	SLOMs, SLOAttainment     float64 // share of arrivals served within the SLO
 	ReplicaHours, ReadyHours float64
+	// LLM holds an LLM service's token figures (nil for a batch server).
+	LLM *LLMReport
 }
 
 // Report sums up the run.
@@ -542,6 +570,9 @@ func (s *Service) Report() Report {
 	}
 	if s.spec.SLOMs > 0 && s.Arrived > 0 && s.hist.Total() > 0 {
 		r.SLOAttainment = s.hist.Within(s.spec.SLOMs) * s.Served / s.Arrived
+	}
+	if s.llm != nil {
+		s.reportLLM(&r)
 	}
 	return r
 }

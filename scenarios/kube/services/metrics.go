@@ -47,7 +47,7 @@ func (m Metric) Kind() (services.MetricKind, float64, error) {
 	case strings.Contains(text, "vllm:num_requests_waiting"):
 		return services.QueueDepth, 1, nil
 	case strings.Contains(text, "vllm:"):
-		return 0, 0, fmt.Errorf("%s: of vLLM's metrics gpuplan's services export vllm:num_requests_waiting (a queue depth); the running requests, KV-cache use and token latencies are an LLM service's, which the cluster run does not serve yet", strict.Quote(m.Name+m.Query))
+		return 0, 0, fmt.Errorf("%s: of vLLM's metrics gpuplan's services export vllm:num_requests_waiting (a queue depth); the running requests, KV-cache use and token latencies are not exported to autoscalers yet", strict.Quote(m.Name+m.Query))
 	}
 	has := func(words ...string) bool {
 		for _, w := range words {

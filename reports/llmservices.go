@@ -1,0 +1,118 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"gpuplan.dev/gpuplan/sim"
+)
+
+// LLMServiceSummary is an LLM service's token figures: TTFT and TPOT
+// against their targets, the tokens its replicas served per GPU and
+// what a million tokens cost. The service's own latency figures (p50Ms,
+// p95Ms, p99Ms, sloMs, sloAttainment) are its TTFT's.
+type LLMServiceSummary struct {
+	// Time to first token and time per output token, ms (2% buckets).
+	TTFTMeanMs float64 `json:"ttftMeanMs"`
+	TTFTP50Ms  float64 `json:"ttftP50Ms"`
+	TTFTP95Ms  float64 `json:"ttftP95Ms"`
+	TTFTP99Ms  float64 `json:"ttftP99Ms"`
+	TPOTMeanMs float64 `json:"tpotMeanMs"`
+	TPOTP50Ms  float64 `json:"tpotP50Ms"`
+	TPOTP95Ms  float64 `json:"tpotP95Ms"`
+	TPOTP99Ms  float64 `json:"tpotP99Ms"`
+	// The targets (0: none) and the share of arrived requests served
+	// within each.
+	TTFTSLOMs      float64 `json:"ttftSloMs,omitempty"`
+	TPOTSLOMs      float64 `json:"tpotSloMs,omitempty"`
+	TTFTAttainment float64 `json:"ttftSloAttainment,omitempty"`
+	TPOTAttainment float64 `json:"tpotSloAttainment,omitempty"`
+	// Prompt and output tokens served, and per second of the GPU time
+	// the replica pods held (output alone, and both).
+	InputTokens              float64 `json:"inputTokens"`
+	OutputTokens             float64 `json:"outputTokens"`
+	OutputTokensPerGPUSecond float64 `json:"outputTokensPerGpuSecond"`
+	TokensPerGPUSecond       float64 `json:"tokensPerGpuSecond"`
+	// GPUsPerReplica is the tensor parallel; CapacityPerReplica the
+	// requests a second one replica serves (the fast model's).
+	GPUsPerReplica     int     `json:"gpusPerReplica"`
+	CapacityPerReplica float64 `json:"capacityPerReplica"`
+	// What the replicas cost per million output tokens, and per million
+	// tokens (prompt and output), when the run is priced.
+	CostPerMillionOutputTokens float64 `json:"costPerMillionOutputTokens,omitempty"`
+	CostPerMillionTokens       float64 `json:"costPerMillionTokens,omitempty"`
+}
+
+// llmSummary is an LLM service's figures (nil for a batch server); cost
+// is what its replicas paid (priced: cost >= 0, else -1).
+func llmSummary(r *sim.ServiceResult, gpuHours, cost float64) *LLMServiceSummary {
+	x := r.LLM
+	if x == nil {
+		return nil
+	}
+	l := &LLMServiceSummary{TTFTMeanMs: round(x.TTFTMeanMs, 2), TTFTP50Ms: round(x.TTFTP50Ms, 2), TTFTP95Ms: round(x.TTFTP95Ms, 2), TTFTP99Ms: round(x.TTFTP99Ms, 2),
+		TPOTMeanMs: round(x.TPOTMeanMs, 2), TPOTP50Ms: round(x.TPOTP50Ms, 2), TPOTP95Ms: round(x.TPOTP95Ms, 2), TPOTP99Ms: round(x.TPOTP99Ms, 2),
+		TTFTSLOMs: x.TTFTSLOMs, TPOTSLOMs: x.TPOTSLOMs, InputTokens: round(x.InputTokens, 0), OutputTokens: round(x.OutputTokens, 0),
+		GPUsPerReplica: x.GPUsPerReplica, CapacityPerReplica: round(x.CapacityPerReplica, 3)}
+	if x.TTFTSLOMs > 0 {
+		l.TTFTAttainment = round(x.TTFTAttainment, 4)
+	}
+	if x.TPOTSLOMs > 0 {
+		l.TPOTAttainment = round(x.TPOTAttainment, 4)
+	}
+	if gpuHours > 0 {
+		l.OutputTokensPerGPUSecond = round(x.OutputTokens/(gpuHours*3600), 1)
+		l.TokensPerGPUSecond = round((x.InputTokens+x.OutputTokens)/(gpuHours*3600), 1)
+	}
+	if cost >= 0 {
+		l.CostPerMillionOutputTokens = round(perMillion(cost, x.OutputTokens), 4)
+		l.CostPerMillionTokens = round(perMillion(cost, x.InputTokens+x.OutputTokens), 4)
+	}
+	return l
+}
+
+// llmServicesNote says what the LLM table counts.
+const llmServicesNote = "LLM services: TTFT and TPOT from the fast engine model per interval (the services table's latency is their TTFT); within SLO is the share of arrived requests served within each target; tokens per GPU-second divide the tokens served by the GPU time the replica pods held."
+
+// writeLLMTable writes the terminal's LLM services block, when the run
+// has one.
+func writeLLMTable(w io.Writer, s *Summary) {
+	has := false
+	for _, v := range s.Services {
+		has = has || v.LLM != nil
+	}
+	if !has {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	h := []string{"LLM SERVICE", "TTFT P50", "P95", "P99", "WITHIN", "TPOT P50", "P95", "P99", "WITHIN", "OUT TOK/S/GPU", "TOK/S/GPU"}
+	priced := hasServiceCost(s)
+	if priced {
+		h = append(h, "$/M OUT", "$/M TOK")
+	}
+	fmt.Fprintln(tw, strings.Join(h, "\t"))
+	within := func(att, slo float64) string {
+		if slo <= 0 {
+			return "-"
+		}
+		return pct(att) + " of " + msText2(slo)
+	}
+	for _, v := range s.Services {
+		l := v.LLM
+		if l == nil {
+			continue
+		}
+		row := []string{v.Name, msText2(l.TTFTP50Ms), msText2(l.TTFTP95Ms), msText2(l.TTFTP99Ms), within(l.TTFTAttainment, l.TTFTSLOMs),
+			msText2(l.TPOTP50Ms), msText2(l.TPOTP95Ms), msText2(l.TPOTP99Ms), within(l.TPOTAttainment, l.TPOTSLOMs),
+			fmt.Sprintf("%.0f", l.OutputTokensPerGPUSecond), fmt.Sprintf("%.0f", l.TokensPerGPUSecond)}
+		if priced {
+			row = append(row, money(l.CostPerMillionOutputTokens), money(l.CostPerMillionTokens))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, llmServicesNote)
+}

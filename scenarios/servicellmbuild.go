@@ -1,0 +1,120 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/services"
+)
+
+// The cluster run's side of an LLM service: its replicas are pods of the
+// same scheduler as any service's (cfg.Pod, placement, priority, queue
+// and autoscaler built as for a batch server), and the services.Spec they
+// serve carries the engine (services.LLM) in place of a batch model.
+
+// LLMSLOSpec is an LLM service's latency targets, whose attainment the
+// report gives: time to first token and time per output token.
+type LLMSLOSpec struct {
+	TTFT *Duration `json:"ttft,omitempty"`
+	TPOT *Duration `json:"tpot,omitempty"`
+}
+
+// LLMServingNote is the assumption a run with an LLM service lists.
+const LLMServingNote = "LLM services: each replica a vLLM-style engine (continuous batching, chunked prefill, KV-cache blocks) accounted per interval with the fast model (models/serving.SteadyLLM, held within 5% of the request- and step-level model on mean and p95 TTFT and TPOT up to 63-80% of a replica's capacity, optimistic nearer it); requests spread at random over the ready replicas (Poisson per replica); above capacity the excess waits in a backlog served at capacity; with no replica ready requests are refused"
+
+// llmFabrics is the NVLink fabric of each GPU with LLM defaults: the
+// all-reduces of a tensor-parallel replica are priced on it.
+var llmFabrics = map[string]string{"A100-40GB": "a100-nvswitch", "A100-80GB": "a100-nvswitch", "H100-80GB": "h100-nvls",
+	"H200-141GB": "h200-nvswitch", "B200": "b200-nvswitch"}
+
+// buildLLMServiceSpec finishes an LLM service whose pod, placement,
+// queue, priority and scaler cfg holds: the engine, the load, the cold
+// start; the fields of a batch server are refused.
+func (s builder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built, cfg sim.ServiceConfig, notes []string) (sim.ServiceConfig, []string, error) {
+	l, err := s.buildLLMService(at, v)
+	if err != nil {
+		return cfg, nil, err
+	}
+	la := at + ".llm"
+	if v.LLM.RequestTrace != nil {
+		return cfg, nil, s.errAt(la+".requestTrace", "the cluster run draws requests from inputTokens and outputTokens at the load's rate; a request trace is for the exact model")
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"batching", v.Batching != nil}, {"torchserve", v.TorchServe != nil}, {"queueLimit", v.QueueLimit != nil}, {"timeout", v.Timeout != nil}, {"slo", v.SLO != nil}} {
+		if f.set {
+			msg := "is a batch server's; an LLM service's engine is its llm block"
+			if f.name == "slo" {
+				msg = "is a batch server's latency; give an LLM service's targets as llm.slo.ttft and llm.slo.tpot"
+			}
+			return cfg, nil, s.errAt(at+"."+f.name, "%s", msg)
+		}
+	}
+	if v.Balancing != "" && v.Balancing != "random" {
+		return cfg, nil, s.errAt(at+".balancing", "%s: an LLM service's requests are spread at random over its replicas (the fast model is one replica's at Poisson arrivals)", Quote(v.Balancing))
+	}
+	tp := l.Config.Engine.TP
+	if int(cfg.Pod.GPUs) != tp || cfg.Pod.MIG != "" {
+		return cfg, nil, s.errAt(at+".pod.gpus", "a replica of tensorParallel %d holds %d whole GPUs; the pod asks for %d%s", tp, tp, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""])
+	}
+	gpu := l.Config.Engine.GPU.Name
+	for _, p := range servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod) {
+		if p.GPUModel != gpu {
+			return cfg, nil, s.errAt(la+".gpu", "is %s, but a replica can run on pool %s's %s: give the service a nodeSelector (or affinity) that keeps it on %s nodes", gpu, p.Name, p.GPUModel, gpu)
+		}
+	}
+	if tp > 1 {
+		f := models.DefaultFabrics()[llmFabrics[gpu]]
+		l.Config.Engine.AllReduce = serving.TPAllReduce(f, tp)
+		notes = append(notes, fmt.Sprintf("tensor parallel %d: two all-reduces a layer priced on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)", tp, f.Name, f.AlphaUS, f.BusBWGBps))
+	}
+	x := &services.LLM{Config: l.Config, Input: l.Input, Output: l.Output}
+	if sl := v.LLM.SLO; sl != nil {
+		if sl.TTFT != nil {
+			x.TTFTSLOMs = float64(sl.TTFT.Millis())
+		}
+		if sl.TPOT != nil {
+			x.TPOTSLOMs = float64(sl.TPOT.Millis())
+		}
+	}
+	if x.CapacityPerReplica, err = serving.LLMCapacity(l.Config, l.Input, l.Output); err != nil {
+		return cfg, nil, s.errAt(la, "%v", err)
+	}
+	spec := services.Spec{Name: v.Name, Balancing: serving.Random, LLM: x}
+	notes = append(notes, fmt.Sprintf("LLM engine %s on %d %s (%s), KV cache %d blocks of %d tokens, up to %d requests and %d tokens a step: a replica serves up to %.1f requests/s of these lengths (the fast model's capacity)",
+		l.Config.Engine.Model.Name, tp, gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), l.Config.Blocks(), l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
+	if spec.Load, err = s.serviceLoad(at+".load", &v.Load); err != nil {
+		return cfg, nil, err
+	}
+	if err := spec.Validate(); err != nil {
+		return cfg, nil, s.errAt(at, "%v", err)
+	}
+	cfg.Spec = spec
+	if c := v.ColdStart; c != nil {
+		if c.ImagePull != nil {
+			cfg.ImagePull = c.ImagePull.Millis()
+		}
+		if c.ModelLoad != nil {
+			cfg.ModelLoad = c.ModelLoad.Millis()
+		}
+	}
+	if cfg.ImagePull == 0 && cfg.ModelLoad == 0 {
+		notes = append(notes, "no coldStart given: a replica serves as soon as it is bound")
+	}
+	b.Assumptions = appendOnce(b.Assumptions, LLMServingNote)
+	return cfg, notes, nil
+}
+
+// appendOnce appends s unless xs holds it.
+func appendOnce(xs []string, s string) []string {
+	for _, x := range xs {
+		if x == s {
+			return xs
+		}
+	}
+	return append(xs, s)
+}

@@ -1,0 +1,59 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/sim/services"
+)
+
+// svcLLMA100 is svcLLM on the test cluster's A100s, with an SLO.
+var svcLLMA100 = strings.Replace(svcLLM, "gpu: H100-80GB", "gpu: A100-80GB\n        slo: {ttft: 500ms, tpot: 50ms}", 1)
+
+// An LLM service builds into a service of the cluster run: its replica a
+// one-GPU pod, the engine and SLO in its Spec, requests spread at random,
+// the replica's capacity found by the fast model (serving.LLMCapacity of
+// the same engine), and the assumption listed.
+func TestLLMServiceBuilds(t *testing.T) {
+	b, err := buildSvc(t, svcCluster+svcLLMA100)
+	require.NoError(t, err)
+	require.Len(t, b.Config.Services, 1)
+	c := b.Config.Services[0]
+	require.EqualValues(t, 1, c.Pod.GPUs)
+	l := c.Spec.LLM
+	require.NotNil(t, l)
+	require.Equal(t, serving.Random, c.Spec.Balancing)
+	require.Equal(t, 500.0, l.TTFTSLOMs)
+	require.Equal(t, 50.0, l.TPOTSLOMs)
+	require.Equal(t, "A100-80GB", l.Config.Engine.GPU.Name)
+	want, err := serving.LLMCapacity(l.Config, l.Input, l.Output)
+	require.NoError(t, err)
+	require.Equal(t, want, l.CapacityPerReplica)
+	require.Contains(t, b.Assumptions, LLMServingNote)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "service chat: LLM engine llama-3-8b on 1 A100-80GB")
+	_, ok := c.Scaler.(services.Scaler)
+	require.True(t, ok || c.Scaler == nil)
+}
+
+// What a cluster run cannot do with an LLM service is an error at its
+// field: a pod whose GPUs are not the tensor parallel, a batch server's
+// fields, a request trace, a target that is not positive.
+func TestLLMServiceBuildErrors(t *testing.T) {
+	for _, c := range []struct{ name, from, to, want string }{
+		{"pod-gpus", "gpus: 1}", "gpus: 2}", "spec.workload.services[0].pod.gpus: a replica of tensorParallel 1 holds 1 whole GPUs; the pod asks for 2"},
+		{"batch-slo", "      load: {constant: 5}", "      load: {constant: 5}\n      slo: {latency: 1s}", "spec.workload.services[0].slo: is a batch server's latency; give an LLM service's targets as llm.slo.ttft and llm.slo.tpot"},
+		{"batching", "      load: {constant: 5}", "      load: {constant: 5}\n      batching: {batchSize: 4}", "spec.workload.services[0].batching: is a batch server's"},
+		{"balancing", "      load: {constant: 5}", "      load: {constant: 5}\n      balancing: leastRequest", "spec.workload.services[0].balancing: \"leastRequest\": an LLM service's requests are spread at random"},
+		{"ttft", "ttft: 500ms", "ttft: -5ms", "spec.workload.services[0].llm.slo.ttft: is -5ms: a target is positive"},
+	} {
+		body := strings.Replace(svcCluster+svcLLMA100, c.from, c.to, 1)
+		require.NotEqual(t, svcCluster+svcLLMA100, body, c.name)
+		_, err := buildSvc(t, body)
+		require.Error(t, err, c.name)
+		requireInputError(t, err)
+		require.Contains(t, err.Error(), c.want, c.name)
+	}
+}

@@ -1,0 +1,327 @@
+package services
+
+import (
+	"math"
+	"slices"
+
+	"gpuplan.dev/gpuplan/models/serving"
+)
+
+// An LLM service (Spec.LLM): each replica is a vLLM-style engine with
+// continuous batching, and its requests are measured in tokens. The run
+// accounts for it with the fast model (serving.SteadyLLM), never request
+// by request: over each piece of an interval the ready replicas share the
+// arrivals at random (a Kubernetes Service in front: each replica's
+// arrivals Poisson at rate / ready), and the requests served in the piece
+// have the TTFT and TPOT distributions of one replica at that rate. The
+// fast model is asked once per rate of a grid 2% apart (the nearest one;
+// a run that visits a rate again reads it from its own memo: the plan is
+// read-only, nothing is cached in it), so a steady rate costs one
+// evaluation per run and replica count, a diurnal curve one per grid rate
+// it crosses.
+//
+// Above a replica's capacity (CapacityPerReplica, serving.LLMCapacity:
+// where the decoding requests fill max_num_seqs or the KV cache) the
+// excess waits in a backlog, served at capacity in arrival order; its
+// requests' TTFT is their wait plus the TTFT at capacity, their TPOT the
+// TPOT at capacity. The fast model is held to the exact one within 5%
+// on mean and p95 up to 63-80% of capacity and is optimistic nearer it
+// (TestSteadyLLMAgainstExact in models/serving). With no replica ready,
+// requests are refused and dropped (no endpoint behind the Service).
+
+// LLM is an LLM service's engine and request lengths.
+type LLM struct {
+	Config        serving.LLMConfig
+	Input, Output serving.TokenDist
+	// CapacityPerReplica is serving.LLMCapacity of Config (requests a
+	// second one replica serves); New computes it when 0.
+	CapacityPerReplica float64
+	// TTFTSLOMs and TPOTSLOMs are the targets whose attainment the report
+	// measures (0: none).
+	TTFTSLOMs, TPOTSLOMs float64
+}
+
+// llmGrid is the relative spacing of the rates the fast model is asked
+// at: a rate is served with the nearest one's distributions (within
+// 1% of it).
+const llmGrid = 0.02
+
+// llmCapKey is the grid key of the capacity's steady state.
+const llmCapKey = math.MinInt
+
+// LLMReport is an LLM service's figures over the run.
+type LLMReport struct {
+	// TTFT and TPOT of the requests served, ms: mean and quantiles (read
+	// from histograms of 2% buckets).
+	TTFTMeanMs, TTFTP50Ms, TTFTP95Ms, TTFTP99Ms float64
+	TPOTMeanMs, TPOTP50Ms, TPOTP95Ms, TPOTP99Ms float64
+	// TTFTSLOMs and TPOTSLOMs are the targets (0: none); the attainments
+	// the share of arrived requests served within each.
+	TTFTSLOMs, TPOTSLOMs           float64
+	TTFTAttainment, TPOTAttainment float64
+	// InputTokens and OutputTokens are the prompt and output tokens of
+	// the requests served (their mean lengths times the requests).
+	InputTokens, OutputTokens float64
+	// GPUsPerReplica is the engine's tensor parallel; CapacityPerReplica
+	// the requests a second one replica serves.
+	GPUsPerReplica     int
+	CapacityPerReplica float64
+}
+
+// llmRun is an LLM service's state over a run.
+type llmRun struct {
+	spec *LLM
+	// points are the fast model's steady states by grid key (nil:
+	// overloaded there), computed when the run first needs them.
+	points    map[int]*serving.LLMSteady
+	eIn, eOut float64
+	capSt     *serving.LLMSteady
+	// capPer is the requests a second one replica serves.
+	capPer float64
+	// pend is the requests served at each grid key since the last flush.
+	pend map[int]float64
+	// ttft and tpot are the run's distributions up to the last bucket;
+	// bttft and btpot the bucket's.
+	ttft, tpot, bttft, btpot serving.Histogram
+	// ttftSum and tpotSum sum the requests' means.
+	ttftSum, tpotSum float64
+	inTok, outTok    float64
+}
+
+func (l *LLM) validate() error {
+	if err := l.Config.Check(); err != nil {
+		return err
+	}
+	if err := l.Input.Check(); err != nil {
+		return err
+	}
+	if err := l.Output.Check(); err != nil {
+		return err
+	}
+	if l.CapacityPerReplica < 0 || l.TTFTSLOMs < 0 || l.TPOTSLOMs < 0 {
+		return errNegativeLLM
+	}
+	return nil
+}
+
+type llmError string
+
+func (e llmError) Error() string { return string(e) }
+
+const errNegativeLLM = llmError("llm: capacity and SLO targets must not be negative")
+
+// newLLMRun starts an LLM service's books.
+func newLLMRun(l *LLM) (*llmRun, error) {
+	r := &llmRun{spec: l, points: map[int]*serving.LLMSteady{}, pend: map[int]float64{}, capPer: l.CapacityPerReplica}
+	if r.capPer == 0 {
+		c, err := serving.LLMCapacity(l.Config, l.Input, l.Output)
+		if err != nil {
+			return nil, err
+		}
+		r.capPer = c
+	}
+	st, err := serving.SteadyLLM(l.Config, r.capPer, l.Input, l.Output)
+	if err != nil {
+		return nil, err
+	}
+	r.capSt = &st
+	r.eIn, r.eOut = meanLength(l.Input), meanLength(l.Output)
+	return r, nil
+}
+
+// meanLength is a length distribution's mean, from its quantiles as the
+// fast model takes them.
+func meanLength(d serving.TokenDist) float64 {
+	switch d.Kind {
+	case serving.Fixed:
+		return d.Mean
+	case serving.Uniform:
+		return float64(d.Min+d.Max) / 2
+	}
+	// A normal clamped to [Min, Max]: its mean over 1,000 quantiles.
+	s := 0.0
+	for i := range 1000 {
+		z := math.Sqrt2 * math.Erfinv(2*(float64(i)+0.5)/1000-1)
+		s += math.Min(math.Max(math.Round(d.Mean+d.StdDev*z), float64(d.Min)), float64(d.Max))
+	}
+	return s / 1000
+}
+
+// at is one replica's steady state at rate (per second), from the grid
+// rate nearest it, and its key; the capacity's above it.
+func (l *llmRun) at(rate float64) (*serving.LLMSteady, int) {
+	if rate >= l.capPer {
+		return l.capSt, llmCapKey
+	}
+	k := int(math.Round(math.Log(rate) / math.Log1p(llmGrid)))
+	if st, ok := l.points[k]; ok {
+		if st == nil {
+			return l.capSt, llmCapKey
+		}
+		return st, k
+	}
+	grid := math.Exp(float64(k) * math.Log1p(llmGrid))
+	st, err := serving.SteadyLLM(l.spec.Config, min(grid, l.capPer), l.spec.Input, l.spec.Output)
+	if err != nil {
+		// Overloaded at the grid rate just below capacity: capacity's.
+		l.points[k] = nil
+		return l.capSt, llmCapKey
+	}
+	l.points[k] = &st
+	return &st, k
+}
+
+// point is the steady state of a key at (the capacity's for llmCapKey).
+func (l *llmRun) point(k int) *serving.LLMSteady {
+	if k == llmCapKey {
+		return l.capSt
+	}
+	return l.points[k]
+}
+
+// overloaded reports whether lambda on ready (>= 1) replicas is above what
+// they serve.
+func (s *Service) overloaded(lambda float64, ready int) bool {
+	if s.llm != nil {
+		return lambda > float64(ready)*s.llm.capPer
+	}
+	return s.cycle(lambda, ready).Regime == serving.Overload
+}
+
+// advanceLLM accounts for dt ms at rate lambda on ready replicas.
+func (s *Service) advanceLLM(dt, lambda float64, ready int) {
+	l := s.llm
+	arrived := lambda * dt / 1000
+	s.Arrived += arrived
+	if ready == 0 {
+		s.Dropped += s.backlog + arrived
+		s.backlog = 0
+		return
+	}
+	capTotal := float64(ready) * l.capPer
+	if s.backlog == 0 && lambda <= capTotal {
+		if arrived > 0 {
+			_, k := l.at(lambda / float64(ready))
+			l.pend[k] += arrived
+			l.served(arrived)
+		}
+		s.Served += arrived
+		return
+	}
+	// Behind: the replicas serve at capacity, the requests waiting
+	// behind the backlog (its mean over the piece).
+	start := s.backlog
+	served := min(capTotal*dt/1000, s.backlog+arrived)
+	s.backlog = max(0, s.backlog+arrived-served)
+	waitMs := (start + s.backlog) / 2 / capTotal * 1000
+	if served > 0 {
+		w := served / serving.LLMQuantilePoints
+		for _, x := range l.capSt.TTFTPoints {
+			l.bttft.AddAt(x+waitMs, w)
+		}
+		for _, x := range l.capSt.TPOTPoints {
+			l.btpot.AddAt(x, w)
+		}
+		l.ttftSum += served * (l.capSt.TTFTMeanMs + waitMs)
+		l.tpotSum += served * l.capSt.TPOTMeanMs
+		l.served(served)
+	}
+	s.Served += served
+}
+
+// served counts the tokens of n requests served.
+func (l *llmRun) served(n float64) {
+	l.inTok += n * l.eIn
+	l.outTok += n * l.eOut
+}
+
+// flush adds the requests served at each grid rate to the bucket's
+// histograms, in the keys' order.
+func (l *llmRun) flush() {
+	if len(l.pend) == 0 {
+		return
+	}
+	keys := make([]int, 0, len(l.pend))
+	for k := range l.pend {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		n, st := l.pend[k], l.point(k)
+		w := n / serving.LLMQuantilePoints
+		for _, x := range st.TTFTPoints {
+			l.bttft.AddAt(x, w)
+		}
+		for _, x := range st.TPOTPoints {
+			l.btpot.AddAt(x, w)
+		}
+		l.ttftSum += n * st.TTFTMeanMs
+		l.tpotSum += n * st.TPOTMeanMs
+	}
+	clear(l.pend)
+}
+
+// bucketP95 is the bucket's p95 TTFT, and starts a new bucket.
+func (l *llmRun) bucketP95() float64 {
+	l.flush()
+	q := 0.0
+	if l.bttft.Total() > 0 {
+		q = l.bttft.Quantile(0.95)
+	}
+	l.ttft.Merge(&l.bttft)
+	l.tpot.Merge(&l.btpot)
+	l.bttft.Reset()
+	l.btpot.Reset()
+	return q
+}
+
+// metricsLLM is what an LLM service exports at rate lambda with ready
+// (>= 1) replicas: vLLM's num_requests_waiting is the requests not yet
+// scheduled, each waiting for the step in progress to end (the mean TTFT
+// less the mean step, the prefill's), and behind a backlog its wait too;
+// in flight the waiting and the running (Little's law over TTFT and the
+// output's decode steps); utilization the rate over capacity.
+func (s *Service) metricsLLM(lambda float64, ready int) Metrics {
+	l := s.llm
+	m := Metrics{Rate: lambda, InFlight: s.backlog}
+	per := lambda / float64(ready)
+	if per <= 0 && s.backlog == 0 {
+		return m // nothing arrives, nothing waits
+	}
+	st := l.capSt
+	if per > 0 {
+		st, _ = l.at(per)
+	}
+	m.QueueLatencyMs = max(st.TTFTMeanMs-st.StepMs, 0)
+	if s.backlog > 0 {
+		m.QueueLatencyMs += s.backlog / (float64(ready) * l.capPer) * 1000
+	}
+	m.InFlight += lambda * (st.TTFTMeanMs + st.TPOTMeanMs*max(l.eOut-1, 0)) / 1000
+	m.Utilization = 100 * math.Min(1, per/l.capPer)
+	return m
+}
+
+// reportLLM adds the LLM figures to r.
+func (s *Service) reportLLM(r *Report) {
+	l := s.llm
+	l.bucketP95()
+	x := &LLMReport{TTFTSLOMs: l.spec.TTFTSLOMs, TPOTSLOMs: l.spec.TPOTSLOMs, InputTokens: l.inTok, OutputTokens: l.outTok,
+		GPUsPerReplica: max(l.spec.Config.Engine.TP, 1), CapacityPerReplica: l.capPer}
+	if n := l.ttft.Total(); n > 0 {
+		x.TTFTMeanMs, x.TPOTMeanMs = l.ttftSum/n, l.tpotSum/n
+		x.TTFTP50Ms, x.TTFTP95Ms, x.TTFTP99Ms = l.ttft.Quantile(0.5), l.ttft.Quantile(0.95), l.ttft.Quantile(0.99)
+		x.TPOTP50Ms, x.TPOTP95Ms, x.TPOTP99Ms = l.tpot.Quantile(0.5), l.tpot.Quantile(0.95), l.tpot.Quantile(0.99)
+		if s.Arrived > 0 {
+			if x.TTFTSLOMs > 0 {
+				x.TTFTAttainment = l.ttft.Within(x.TTFTSLOMs) * s.Served / s.Arrived
+			}
+			if x.TPOTSLOMs > 0 {
+				x.TPOTAttainment = l.tpot.Within(x.TPOTSLOMs) * s.Served / s.Arrived
+			}
+		}
+		// The service's latency figures are its TTFT's.
+		r.P50Ms, r.P95Ms, r.P99Ms = x.TTFTP50Ms, x.TTFTP95Ms, x.TTFTP99Ms
+		r.SLOMs, r.SLOAttainment = x.TTFTSLOMs, x.TTFTAttainment
+	}
+	r.LLM = x
+}
