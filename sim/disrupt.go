@@ -7,7 +7,6 @@ import (
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/engine"
-	"gpuplan.dev/gpuplan/sim/scheduler"
 )
 
 // Jobs under disruption. A job with a checkpoint interval tau and cost
@@ -97,49 +96,6 @@ func (d *disruption) releasedFrom(now Time, j *jobState) {
 	}
 }
 
-// Schedule implements capacity.Host.
-func (r *runner) Schedule(at Time, ev capacity.Event) {
-	r.push(at, event{kind: evCapacity, sub: uint8(ev.Kind), job: ev.Index, stamp: ev.Stamp})
-}
-
-// CapacityChanged implements capacity.Host.
-func (r *runner) CapacityChanged() { r.st.dirty, r.st.freed = true, true }
-
-// Waiting implements capacity.Host: every pending job, tried or not.
-func (r *runner) Waiting(fn func(*scheduler.JobInfo) bool) { r.sched.Pending(fn) }
-
-// EligiblePools implements capacity.Host.
-func (r *runner) EligiblePools(job *scheduler.JobInfo, dst []int32) []int32 {
-	return r.fw.EligiblePools(job, dst)
-}
-
-// Notice implements capacity.Host: node n is drained now and goes at
-// reclaim. A running job that would not finish by then checkpoints and
-// stops if a write fits in the notice, and stops at once otherwise; pods
-// of jobs not yet started are released.
-func (r *runner) Notice(now Time, n int32, reclaim Time, cause capacity.Cause) error {
-	for _, id := range slices.Clone(r.disr.onNode[n]) {
-		j := r.jobs.at(id)
-		switch {
-		case j.finished:
-		case !j.running:
-			if err := r.releasePending(now, j); err != nil {
-				return err
-			}
-		case j.isExiting() || (!j.sliced && j.att.plannedEnd <= reclaim):
-			// Checkpointing already, or done before the reclaim.
-		default:
-			if r.beginExit(now, j, cause, reclaim-now, false) {
-				continue
-			}
-			if err := r.disrupt(now, j, cause, false); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // beginExit starts a running job's graceful stop: when it checkpoints and
 // a write fits both in its pods' termination grace period and in window
 // (a notice; -1 for none), it writes everything it computed and stops
@@ -168,28 +124,6 @@ func (r *runner) beginExit(now Time, j *jobState, cause capacity.Cause, window T
 	return true
 }
 
-// Evict implements capacity.Host: every job with a pod on node n stops now.
-func (r *runner) Evict(now Time, n int32, cause capacity.Cause) error {
-	for _, id := range slices.Clone(r.disr.onNode[n]) {
-		j := r.jobs.at(id)
-		switch {
-		case j.finished:
-		case !j.running:
-			if err := r.releasePending(now, j); err != nil {
-				return err
-			}
-		default:
-			if err := r.disrupt(now, j, cause, false); err != nil {
-				return err
-			}
-		}
-	}
-	if len(r.disr.onNode[n]) > 0 {
-		return fmt.Errorf("invariant violated: node %d still lists jobs after its eviction", n)
-	}
-	return nil
-}
-
 // releasePending frees the pods a queued job has bound so far; it stays
 // in the queue.
 func (r *runner) releasePending(now Time, j *jobState) error {
@@ -198,56 +132,6 @@ func (r *runner) releasePending(now Time, j *jobState) error {
 	}
 	j.info.Bound = 0
 	return nil
-}
-
-// Movable implements capacity.Host: every job on node n may be disrupted
-// (not do-not-disrupt, all its pods on n) and its pods fit on the other
-// Ready nodes of their eligible pools now.
-func (r *runner) Movable(now Time, n int32) bool {
-	c := r.c
-	var stmt cluster.Statement
-	stmt.Begin(c)
-	ok := true
-	var pools []int32
-jobs:
-	for _, id := range r.disr.onNode[n] {
-		j := r.jobs.at(id)
-		if !j.running || j.isExiting() || (j.spec.Recovery != nil && j.spec.Recovery.DoNotDisrupt) {
-			ok = false
-			break
-		}
-		for _, pl := range j.placed {
-			if pl.Node != n {
-				ok = false
-				break jobs
-			}
-		}
-		pools = r.fw.EligiblePools(&j.info, pools[:0])
-		pod := &j.spec.Pod
-		for range j.spec.Replicas {
-			placed := false
-			for _, p := range pools {
-				pl := &c.Pools[p]
-				for m := pl.First; m < pl.First+pl.Count && !placed; m++ {
-					if m != n && c.Schedulable(m) && c.Fits(m, pod) {
-						if stmt.Allocate(now, m, pod, -1) != nil {
-							ok = false
-							break jobs
-						}
-						placed = true
-					}
-				}
-			}
-			if !placed {
-				ok = false
-				break jobs
-			}
-		}
-	}
-	if err := stmt.Discard(now); err != nil {
-		return false
-	}
-	return ok
 }
 
 // disrupt stops job j's running attempt at t: it keeps what its

@@ -22,7 +22,10 @@
 // small eventSink interface; job lifecycle (disruption, checkpoint,
 // deadline), scheduler preemption, admission's cycle and evictions and
 // the replicas' lifecycle are still methods of the runner, in those
-// files, as each acts across several of the others.
+// files, as each acts across several of the others. The capacity
+// controller sees the run through capacityHost (supply.go), its
+// capacity.Host: events on the run's clock, the waiting jobs, and what a
+// node's notice or loss means for the jobs on it.
 //
 // Run checks the cluster's books as it goes (every allocation against free
 // capacity, every gang bound whole) and once more at the end (free capacity

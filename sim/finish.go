@@ -45,8 +45,8 @@ func (r *runner) finish() (res *Result, err error) {
 	res.Queue.Backfill = r.cfg.Queue.Backfill
 	res.Queue.BackfillDepth = r.cfg.Queue.BackfillDepth
 	for i := range r.c.Pools {
-		a, s := r.c.Integrals(i)
-		pr := PoolResult{Spec: r.c.Pools[i].Spec, AllocatedMilliMs: a, SuppliedMilliMs: s, Usage: r.c.Usage(i)}
+		a, s := r.c.Pools[i].Integrals()
+		pr := PoolResult{Spec: r.c.Pools[i].Spec, AllocatedMilliMs: a, SuppliedMilliMs: s, Usage: r.c.Pools[i].Usage()}
 		if r.disr.capacity != nil {
 			pr.Capacity = r.disr.capacity.Stats[i]
 		}

@@ -51,7 +51,7 @@ func (g *gpuSharing) relayout(t Time, wanted []string, ev eventSink) (int, error
 	pools:
 		for i := range c.Pools {
 			pl := &c.Pools[i]
-			if !c.CanRelayout(i) {
+			if !c.MIG().CanRelayout(i) {
 				continue
 			}
 			layout, err := models.MIGLayout(pl.Spec.GPUModel, "all-"+prof)
@@ -59,11 +59,11 @@ func (g *gpuSharing) relayout(t Time, wanted []string, ev eventSink) (int, error
 				continue // the model has no such profile
 			}
 			for n := pl.First; n < pl.First+pl.Count; n++ {
-				gpu := c.IdleMIGGPU(n)
+				gpu := c.MIG().IdleGPU(n)
 				if gpu < 0 {
 					continue
 				}
-				if err := c.BeginRelayout(t, n, gpu); err != nil {
+				if err := c.MIG().BeginRelayout(t, n, gpu); err != nil {
 					return started, invariant(err)
 				}
 				g.relayouts = append(g.relayouts, relayoutOp{node: n, gpu: gpu, layout: layout, profile: prof})
@@ -81,7 +81,7 @@ func (g *gpuSharing) relayout(t Time, wanted []string, ev eventSink) (int, error
 // endRelayout ends re-layout i at t: its GPU is back, with its new layout.
 func (g *gpuSharing) endRelayout(t Time, i int32) error {
 	op := g.relayouts[i]
-	if err := g.c.EndRelayout(t, op.node, op.gpu, op.layout); err != nil {
+	if err := g.c.MIG().EndRelayout(t, op.node, op.gpu, op.layout); err != nil {
 		return invariant(err)
 	}
 	delete(g.inFlight, op.profile)

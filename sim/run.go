@@ -251,7 +251,7 @@ func newRunner(cfg Config) (*runner, error) {
 		sched: scheduler.New(fw, cfg.Queue),
 		sc:    schedSide{plug: handle, shapes: map[models.PodShape]int{}, backoffAt: -1},
 	}
-	r.share = gpuSharing{c: c, jobs: &r.jobs, onGPU: make([][]int32, c.PhysGPUs())}
+	r.share = gpuSharing{c: c, jobs: &r.jobs, onGPU: make([][]int32, c.GPUs().PhysGPUs())}
 	r.sc.fabrics = cfg.Fabrics
 	if r.sc.fabrics == nil {
 		r.sc.fabrics = models.DefaultFabrics()
@@ -262,7 +262,7 @@ func newRunner(cfg Config) (*runner, error) {
 		handle.NeedsMix = true
 	}
 	for i := range c.Pools {
-		if c.CanRelayout(i) {
+		if c.MIG().CanRelayout(i) {
 			r.share.canRelayout = true
 			r.share.inFlight = map[string]bool{}
 		}
@@ -275,7 +275,7 @@ func newRunner(cfg Config) (*runner, error) {
 	r.tline.tlSup = make([]int64, len(c.Pools))
 	r.tline.tl.Supplied = make([][]int64, len(c.Pools))
 	if cfg.Capacity != nil {
-		k, err := capacity.New(*cfg.Capacity, c, r, cfg.Seed)
+		k, err := capacity.New(*cfg.Capacity, c, capacityHost{r}, cfg.Seed)
 		if err != nil {
 			return nil, err
 		}
@@ -692,7 +692,7 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	j.allocMilli = 0
 	for _, pl := range j.placed {
 		j.allocMilli += int64(pl.Milli)
-		if r.c.TimeSliced(pl.Node) {
+		if r.c.GPUs().TimeSliced(pl.Node) {
 			j.sliced = true
 		}
 	}

@@ -662,7 +662,7 @@ func (r *runner) startPod(t Time, j *jobState) {
 	j.allocMilli = 0
 	for _, pl := range j.placed {
 		j.allocMilli += int64(pl.Milli)
-		if r.c.TimeSliced(pl.Node) {
+		if r.c.GPUs().TimeSliced(pl.Node) {
 			j.sliced = true
 		}
 	}

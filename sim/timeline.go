@@ -74,7 +74,7 @@ func (l *timeline) integrate(now Time) {
 // since the last bucket end (c's integrals) and the job integrals.
 func (l *timeline) close(c *cluster.Cluster) {
 	for p := range c.Pools {
-		a, sup := c.Integrals(p)
+		a, sup := c.Pools[p].Integrals()
 		l.tl.Allocated[p] = append(l.tl.Allocated[p], a-l.tlAlloc[p])
 		l.tl.Supplied[p] = append(l.tl.Supplied[p], sup-l.tlSup[p])
 		l.tlAlloc[p], l.tlSup[p] = a, sup

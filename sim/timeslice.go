@@ -24,11 +24,11 @@ func slicedGPUs(c *cluster.Cluster, j *jobState) []int32 {
 	}
 	var out []int32
 	for _, pl := range j.placed {
-		if !c.TimeSliced(pl.Node) {
+		if !c.GPUs().TimeSliced(pl.Node) {
 			continue
 		}
 		for m := pl.GPUs; m != 0; m &= m - 1 {
-			g := c.PhysGPU(pl.Node, bits.TrailingZeros64(m))
+			g := c.GPUs().PhysGPU(pl.Node, bits.TrailingZeros64(m))
 			if !slices.Contains(out, g) {
 				out = append(out, g)
 			}
@@ -42,7 +42,7 @@ func (r *runner) startSliced(t Time, j *jobState) error {
 	gpus := slicedGPUs(r.c, j)
 	node := j.placed[0].Node
 	for _, g := range gpus {
-		if used, capacity := r.c.GPUMemory(g, node); capacity > 0 && used > capacity {
+		if used, capacity := r.c.GPUs().GPUMemory(g, node); capacity > 0 && used > capacity {
 			return r.oomKill(t, j, g, used, capacity)
 		}
 	}
@@ -107,7 +107,7 @@ func (g *gpuSharing) retime(t Time, gpus []int32, ev eventSink) {
 			rate := 1.0
 			node := j.placed[0].Node
 			for _, h := range slicedGPUs(c, j) {
-				rate = min(rate, c.SliceRate(node, c.Sharers(h)))
+				rate = min(rate, c.GPUs().SliceRate(node, c.GPUs().Sharers(h)))
 			}
 			x := j.x
 			x.slice.work -= float64(t-x.slice.rated) * x.slice.rate

@@ -51,7 +51,7 @@ func slicedRun(t *testing.T, overhead float64, jobs ...cluster.JobSpec) (*gpuSha
 	for _, s := range jobs {
 		tb.add(holder(false)).spec = s
 	}
-	return &gpuSharing{c: c, jobs: tb, onGPU: make([][]int32, c.PhysGPUs())}, tb, &sink{q: engine.New[event](0)}
+	return &gpuSharing{c: c, jobs: tb, onGPU: make([][]int32, c.GPUs().PhysGPUs())}, tb, &sink{q: engine.New[event](0)}
 }
 
 // place binds job j's one pod at t and starts it on its shared GPU.

@@ -137,49 +137,26 @@ const (
 	streamWave = 5 << 40 // per pool: who a reclaim wave takes
 )
 
-// Controller decides when nodes come and go.
+// Controller decides when nodes come and go. Its state is in four parts:
+// the fleet (per node slot), the interruption process (spot lifetimes,
+// failures, traces and outages, per pool), the provisioner (scale-up and
+// its dry run) and the ledger of what happened to each pool.
 type Controller struct {
 	spec Spec
 	c    *cluster.Cluster
 	host Host
 	seed uint64
+	// pick is a stream per pool: trace and availability victims, the
+	// random expander, spot launch failures.
+	pick  []*rand.Rand
+	waves waves // reclaim waves (wave.go)
 
-	gen        []uint32 // per node slot: launches so far
-	emptyEpoch []uint32 // per node slot: bumped when it empties or fills
-	empty      []bool
-	lastChange []Time
-	noticed    []bool
-	cause      []Cause      // why a noticed node goes
-	life, fail []*rand.Rand // per node slot, made on first use
-	pick       []*rand.Rand // per pool
-	iceUntil   []Time
-	availAt    []int32      // per pool: the availability trace's current tick
-	restocking []bool       // per pool: an EvRestock is due
-	outage     []Time       // per pool: the end of its capacity outage (Process.Outage)
-	gone       []*rand.Rand // per pool: outage lengths, made on first use
-	waves      waves        // reclaim waves (wave.go)
-	lastAdd    []Time       // per group
-	scaleUpAt  Time
-	lastScale  Time
-	stmt       cluster.Statement
-	eligible   []int32
-	cands      []int32
-
-	// The scale-up's dry run (karpenter.go), kept between scale-ups.
-	pend       []pendingJob
-	eligBuf    []int32
-	kq         []int32 // pend in Karpenter's queue order
-	claims     []nodeClaim
-	order      claimOrder
-	scratch    []int32
-	left       []limitsLeft // per group
-	mark       []uint32     // per pool: stamp when eligible for the pod at hand
-	stamp      uint32
-	nodePools  bool // some group is a NodePool
-	autoscaler bool // some group is a cluster-autoscaler group
+	fleet fleet
+	spot  interruptions
+	prov  provisioner
 
 	// Stats are per pool.
-	Stats []PoolStats
+	Stats Ledger
 }
 
 // New returns a controller for cluster c. Call Start before the run.
@@ -191,28 +168,16 @@ func New(spec Spec, c *cluster.Cluster, host Host, seed uint64) (*Controller, er
 	if err := spec.Validate(pools); err != nil {
 		return nil, err
 	}
-	n := len(c.Nodes)
 	k := &Controller{
 		spec: spec, c: c, host: host, seed: seed,
-		gen: make([]uint32, n), emptyEpoch: make([]uint32, n), empty: make([]bool, n),
-		lastChange: make([]Time, n), noticed: make([]bool, n), cause: make([]Cause, n),
-		life: make([]*rand.Rand, n), fail: make([]*rand.Rand, n),
-		pick: make([]*rand.Rand, len(c.Pools)), iceUntil: make([]Time, len(c.Pools)),
-		availAt: make([]int32, len(c.Pools)), restocking: make([]bool, len(c.Pools)),
-		outage: make([]Time, len(c.Pools)), gone: make([]*rand.Rand, len(c.Pools)),
-		lastAdd: make([]Time, len(spec.Groups)), scaleUpAt: -1, lastScale: -1 << 62,
-		Stats: make([]PoolStats, len(c.Pools)),
-		left:  make([]limitsLeft, len(spec.Groups)), mark: make([]uint32, len(c.Pools)),
+		pick:  make([]*rand.Rand, len(c.Pools)),
+		fleet: newFleet(len(c.Nodes)),
+		spot:  newInterruptions(seed, len(c.Nodes), len(c.Pools)),
+		Stats: make(Ledger, len(c.Pools)),
 	}
-	for g := range spec.Groups {
-		k.nodePools = k.nodePools || spec.Groups[g].Kind == NodePool
-		k.autoscaler = k.autoscaler || spec.Groups[g].Kind == Autoscaler
-	}
+	k.prov = newProvisioner(&k.spec, c)
 	for i := range k.pick {
 		k.pick[i] = models.NewStream(seed, streamPool+uint64(i))
-	}
-	for g := range k.lastAdd {
-		k.lastAdd[g] = -1 << 62
 	}
 	return k, nil
 }
@@ -225,7 +190,7 @@ func (k *Controller) Start() {
 		for n := pl.First; n < pl.First+pl.Count; n++ {
 			if k.c.Nodes[n].State != cluster.NodeAbsent {
 				k.present(0, n)
-				k.empty[n] = true
+				k.fleet.empty[n] = true
 				k.scheduleIdle(0, n)
 			}
 		}
@@ -254,13 +219,7 @@ func (k *Controller) Start() {
 	k.observe()
 }
 
-func (k *Controller) observe() {
-	for p := range k.c.Pools {
-		if pr := k.c.Pools[p].Present; pr > k.Stats[p].MaxPresent {
-			k.Stats[p].MaxPresent = pr
-		}
-	}
-}
+func (k *Controller) observe() { k.Stats.observe(k.c) }
 
 func stream(s []*rand.Rand, i int32, seed, base uint64) *rand.Rand {
 	if s[i] == nil {
@@ -284,30 +243,29 @@ func hoursMs(h float64) Time {
 
 // present starts a node's interruption and failure clocks.
 func (k *Controller) present(now Time, n int32) {
-	k.gen[n]++
-	k.noticed[n] = false
+	stamp := k.fleet.up(n)
 	ps := &k.spec.Pools[k.c.Nodes[n].Pool]
 	if r, life := ps.Interruptions.RatePerHour, ps.Interruptions.Lifetime; r > 0 || life != nil {
 		var at Time
 		stretch := k.waveStretch(k.c.Nodes[n].Pool)
 		if r > 0 {
-			at = now + expMs(stream(k.life, n, k.seed, streamLife), 3.6e6/r*stretch)
+			at = now + expMs(k.spot.lifeStream(n), 3.6e6/r*stretch)
 		} else {
-			at = now + hoursMs(life.Sample(stream(k.life, n, k.seed, streamLife))*stretch)
+			at = now + hoursMs(life.Sample(k.spot.lifeStream(n))*stretch)
 		}
 		kind := EvNotice
 		if ps.Interruptions.Notice == 0 {
 			kind = EvReclaim
 		}
-		k.host.Schedule(at, Event{Kind: kind, Index: n, Stamp: k.gen[n]})
+		k.host.Schedule(at, Event{Kind: kind, Index: n, Stamp: stamp})
 	}
 	if ps.FailureMTBF > 0 {
-		at := now + expMs(stream(k.fail, n, k.seed, streamFail), float64(ps.FailureMTBF))
-		k.host.Schedule(at, Event{Kind: EvFail, Index: n, Stamp: k.gen[n]})
+		at := now + expMs(k.spot.failStream(n), float64(ps.FailureMTBF))
+		k.host.Schedule(at, Event{Kind: EvFail, Index: n, Stamp: stamp})
 	}
 	if ps.Group >= 0 {
 		if ea := k.spec.Groups[ps.Group].ExpireAfter; ea > 0 {
-			k.host.Schedule(now+ea, Event{Kind: EvExpire, Index: n, Stamp: k.gen[n]})
+			k.host.Schedule(now+ea, Event{Kind: EvExpire, Index: n, Stamp: stamp})
 		}
 	}
 }
@@ -323,19 +281,18 @@ func (k *Controller) launch(now Time, p int32) (int32, error) {
 		return -1, err
 	}
 	k.present(now, n)
-	k.empty[n] = true
-	k.emptyEpoch[n]++
+	k.fleet.launched(n)
 	k.Stats[p].Launched++
 	if g := k.spec.Pools[p].Group; g >= 0 {
-		k.lastAdd[g] = now
+		k.prov.lastAdd[g] = now
 	}
-	k.host.Schedule(now+k.spec.Pools[p].Provisioning, Event{Kind: EvReady, Index: n, Stamp: k.gen[n]})
+	k.host.Schedule(now+k.spec.Pools[p].Provisioning, Event{Kind: EvReady, Index: n, Stamp: k.fleet.gen[n]})
 	k.observe()
 	return n, nil
 }
 
 func (k *Controller) stale(ev Event) bool {
-	return k.c.Nodes[ev.Index].State == cluster.NodeAbsent || k.gen[ev.Index] != ev.Stamp
+	return k.fleet.stale(k.c, ev)
 }
 
 // Handle carries out a due capacity event.
@@ -353,7 +310,7 @@ func (k *Controller) Handle(now Time, ev Event) error {
 			k.scheduleIdle(now, ev.Index)
 		}
 	case EvNotice:
-		if k.stale(ev) || k.noticed[ev.Index] {
+		if k.stale(ev) || k.fleet.noticed[ev.Index] {
 			return nil
 		}
 		return k.drawnReclaim(now, ev.Index, true)
@@ -367,8 +324,8 @@ func (k *Controller) Handle(now Time, ev Event) error {
 		case ev.Kind == EvFail:
 			cause = CauseFailure
 			k.Stats[k.c.Nodes[n].Pool].Failed++
-		case k.noticed[n]:
-			cause = k.cause[n]
+		case k.fleet.noticed[n]:
+			cause = k.fleet.cause[n]
 		default: // a drawn lifetime ended without notice
 			return k.drawnReclaim(now, n, false)
 		}
@@ -379,13 +336,7 @@ func (k *Controller) Handle(now Time, ev Event) error {
 		if next := int(ev.Stamp) + 1; next < len(ts) {
 			k.host.Schedule(ts[next], Event{Kind: EvTrace, Index: p, Stamp: uint32(next)})
 		}
-		var victims []int32
-		pl := &k.c.Pools[p]
-		for n := pl.First; n < pl.First+pl.Count; n++ {
-			if st := k.c.Nodes[n].State; st != cluster.NodeAbsent && !k.noticed[n] {
-				victims = append(victims, n)
-			}
-		}
+		victims := k.fleet.standing(k.c, p, nil)
 		if len(victims) == 0 {
 			return nil
 		}
@@ -398,20 +349,20 @@ func (k *Controller) Handle(now Time, ev Event) error {
 	case EvAvail:
 		return k.availTick(now, ev.Index, ev.Stamp)
 	case EvRestock:
-		k.restocking[ev.Index] = false
+		k.spot.restocking[ev.Index] = false
 		if err := k.restock(now, ev.Index); err != nil {
 			return err
 		}
 		k.scheduleRestock(now, ev.Index)
 	case EvScaleUp:
-		k.scaleUpAt = -1
+		k.prov.scaleUpAt = -1
 		return k.scaleUp(now)
 	case EvIdle:
 		return k.idle(now, ev)
 	case EvConsolidate:
 		return k.consolidate(now, ev.Index)
 	case EvExpire:
-		if k.stale(ev) || k.noticed[ev.Index] {
+		if k.stale(ev) || k.fleet.noticed[ev.Index] {
 			return nil
 		}
 		return k.expire(now, ev.Index)
@@ -428,7 +379,7 @@ func (k *Controller) notice(now Time, n int32) error {
 	if nd.State == cluster.NodeBooting {
 		return k.remove(now, n, CauseSpot) // nothing runs on it yet
 	}
-	k.noticed[n], k.cause[n] = true, CauseSpot
+	k.fleet.leave(n, CauseSpot)
 	if nd.State == cluster.NodeReady {
 		if err := k.c.Cordon(now, n); err != nil {
 			return err
@@ -437,7 +388,7 @@ func (k *Controller) notice(now Time, n int32) error {
 	if err := k.host.Notice(now, n, now+notice, CauseSpot); err != nil {
 		return err
 	}
-	k.host.Schedule(now+notice, Event{Kind: EvLeave, Index: n, Stamp: k.gen[n]})
+	k.host.Schedule(now+notice, Event{Kind: EvLeave, Index: n, Stamp: k.fleet.gen[n]})
 	return nil
 }
 
@@ -450,14 +401,12 @@ func (k *Controller) remove(now Time, n int32, cause Cause) error {
 	if err := k.c.Remove(now, n); err != nil {
 		return err
 	}
-	k.noticed[n] = false
+	k.fleet.noticed[n] = false
 	p := k.c.Nodes[n].Pool
 	ps := &k.spec.Pools[p]
 	if cause == CauseSpot && ps.Interruptions.Outage != nil {
-		if now >= k.outage[p] {
-			k.outage[p] = now + hoursMs(ps.Interruptions.Outage.Sample(stream(k.gone, p, k.seed, streamGone)))
-		}
-		k.iceUntil[p] = max(k.iceUntil[p], k.outage[p]) // NodePools fall back meanwhile
+		end := k.spot.interrupted(now, p, ps.Interruptions.Outage)
+		k.prov.iceUntil[p] = max(k.prov.iceUntil[p], end) // NodePools fall back meanwhile
 		if ps.Group < 0 && ps.Replace {
 			k.scheduleRestock(now, p)
 			return nil
@@ -479,38 +428,21 @@ func (k *Controller) remove(now Time, n int32, cause Cause) error {
 }
 
 // holding counts pool p's nodes that are launched and not going away.
-func (k *Controller) holding(p int32) int32 {
-	pl := &k.c.Pools[p]
-	var h int32
-	for n := pl.First; n < pl.First+pl.Count; n++ {
-		if k.c.Nodes[n].State != cluster.NodeAbsent && !k.noticed[n] {
-			h++
-		}
-	}
-	return h
-}
+func (k *Controller) holding(p int32) int32 { return k.fleet.holding(k.c, p) }
 
 // allowed is how many nodes pool p's availability trace lets it hold now.
-func (k *Controller) allowed(p int32) int32 {
-	return k.spec.Pools[p].Interruptions.Available[k.availAt[p]]
-}
+func (k *Controller) allowed(p int32) int32 { return k.spot.allowed(&k.spec.Pools[p], p) }
 
 // availTick applies tick i of pool p's availability trace: nodes over
 // what it allows are interrupted, and lost ones come back if it has room.
 func (k *Controller) availTick(now Time, p int32, i uint32) error {
 	ps := &k.spec.Pools[p]
-	k.availAt[p] = int32(i)
+	k.spot.availAt[p] = int32(i)
 	if next := int(i) + 1; next < len(ps.Interruptions.Available) {
 		k.host.Schedule(Time(next)*ps.Interruptions.AvailableGap, Event{Kind: EvAvail, Index: p, Stamp: uint32(next)})
 	}
 	for k.holding(p) > k.allowed(p) {
-		var victims []int32
-		pl := &k.c.Pools[p]
-		for n := pl.First; n < pl.First+pl.Count; n++ {
-			if k.c.Nodes[n].State != cluster.NodeAbsent && !k.noticed[n] {
-				victims = append(victims, n)
-			}
-		}
+		victims := k.fleet.standing(k.c, p, nil)
 		n := victims[k.pick[p].IntN(len(victims))]
 		if ps.Interruptions.Notice == 0 {
 			k.Stats[p].Interrupted++
@@ -537,7 +469,7 @@ func (k *Controller) restock(now Time, p int32) error {
 	if ps.Group >= 0 || !ps.Replace {
 		return nil
 	}
-	if now < k.outage[p] {
+	if now < k.spot.outage[p] {
 		return nil // the capacity is not back yet
 	}
 	want := int32(k.c.Pools[p].Spec.Nodes)
@@ -556,22 +488,22 @@ func (k *Controller) restock(now Time, p int32) error {
 // for a node pool p lacks; nothing when none lacks or none comes.
 func (k *Controller) scheduleRestock(now Time, p int32) {
 	ps := &k.spec.Pools[p]
-	if k.restocking[p] || ps.Group >= 0 || !ps.Replace {
+	if k.spot.restocking[p] || ps.Group >= 0 || !ps.Replace {
 		return
 	}
 	h := k.holding(p)
 	if h >= int32(k.c.Pools[p].Spec.Nodes) {
 		return
 	}
-	if now < k.outage[p] {
-		k.restocking[p] = true
-		k.host.Schedule(k.outage[p], Event{Kind: EvRestock, Index: p})
+	if now < k.spot.outage[p] {
+		k.spot.restocking[p] = true
+		k.host.Schedule(k.spot.outage[p], Event{Kind: EvRestock, Index: p})
 		return
 	}
 	av := ps.Interruptions.Available
-	for i := int(k.availAt[p]) + 1; i < len(av); i++ {
+	for i := int(k.spot.availAt[p]) + 1; i < len(av); i++ {
 		if av[i] > h {
-			k.restocking[p] = true
+			k.spot.restocking[p] = true
 			k.host.Schedule(max(now, Time(i)*ps.Interruptions.AvailableGap), Event{Kind: EvRestock, Index: p})
 			return
 		}
@@ -580,14 +512,7 @@ func (k *Controller) scheduleRestock(now Time, p int32) {
 
 // PodsChanged is called after pods were bound to or released from node n.
 func (k *Controller) PodsChanged(now Time, n int32) {
-	k.lastChange[n] = now
-	e := k.c.Nodes[n].Pods == 0
-	if e == k.empty[n] {
-		return
-	}
-	k.empty[n] = e
-	k.emptyEpoch[n]++
-	if e {
+	if k.fleet.podsChanged(now, n, k.c.Nodes[n].Pods == 0) {
 		k.scheduleIdle(now, n)
 	}
 }
@@ -610,44 +535,25 @@ func (k *Controller) idleDelay(n int32) Time {
 
 func (k *Controller) scheduleIdle(now Time, n int32) {
 	if d := k.idleDelay(n); d > 0 {
-		k.host.Schedule(now+d, Event{Kind: EvIdle, Index: n, Stamp: k.emptyEpoch[n]})
+		k.host.Schedule(now+d, Event{Kind: EvIdle, Index: n, Stamp: k.fleet.emptyEpoch[n]})
 	}
-}
-
-func (k *Controller) groupNodes(g int32) (nodes int, gpus int64) {
-	for _, p := range k.spec.Groups[g].Pools {
-		pl := &k.c.Pools[p]
-		nodes += int(pl.Present)
-		gpus += int64(pl.Present) * int64(pl.Spec.GPUsPerNode)
-	}
-	return
-}
-
-// groupResources is the CPU and memory of a group's nodes present.
-func (k *Controller) groupResources(g int32) (milliCPU, memMiB int64) {
-	for _, p := range k.spec.Groups[g].Pools {
-		pl := &k.c.Pools[p]
-		milliCPU += int64(pl.Present) * pl.Spec.MilliCPU
-		memMiB += int64(pl.Present) * pl.Spec.MemoryMiB
-	}
-	return
 }
 
 // idle removes an empty node whose group no longer needs it.
 func (k *Controller) idle(now Time, ev Event) error {
 	n := ev.Index
 	nd := &k.c.Nodes[n]
-	if k.emptyEpoch[n] != ev.Stamp || nd.State != cluster.NodeReady || nd.Pods != 0 {
+	if k.fleet.emptyEpoch[n] != ev.Stamp || nd.State != cluster.NodeReady || nd.Pods != 0 {
 		return nil
 	}
 	p := nd.Pool
 	g := k.spec.Pools[p].Group
 	gr := &k.spec.Groups[g]
 	if gr.Kind == Autoscaler {
-		if nodes, _ := k.groupNodes(g); nodes <= gr.MinNodes {
+		if nodes, _ := k.prov.groupNodes(g); nodes <= gr.MinNodes {
 			return nil
 		}
-		if wait := k.lastAdd[g] + gr.ScaleDownDelayAfterAdd; now < wait {
+		if wait := k.prov.lastAdd[g] + gr.ScaleDownDelayAfterAdd; now < wait {
 			k.host.Schedule(wait, ev)
 			return nil
 		}
@@ -676,8 +582,8 @@ func (k *Controller) expire(now Time, n int32) error {
 	if err := k.host.Notice(now, n, now+ConsolidationGrace, CauseExpiry); err != nil {
 		return err
 	}
-	k.noticed[n], k.cause[n] = true, CauseExpiry
-	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvLeave, Index: n, Stamp: k.gen[n]})
+	k.fleet.leave(n, CauseExpiry)
+	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvLeave, Index: n, Stamp: k.fleet.gen[n]})
 	return nil
 }
 
@@ -692,7 +598,7 @@ func (k *Controller) consolidate(now Time, g int32) error {
 		pl := &k.c.Pools[p]
 		for n := pl.First; n < pl.First+pl.Count; n++ {
 			nd := &k.c.Nodes[n]
-			if nd.State != cluster.NodeReady || nd.Pods == 0 || now-k.lastChange[n] < gr.ConsolidateAfter {
+			if nd.State != cluster.NodeReady || nd.Pods == 0 || now-k.fleet.lastChange[n] < gr.ConsolidateAfter {
 				continue
 			}
 			used := nd.CapMilli - nd.FreeMilli
@@ -714,15 +620,15 @@ func (k *Controller) consolidate(now Time, g int32) error {
 	if err := k.host.Notice(now, best, now+ConsolidationGrace, CauseConsolidation); err != nil {
 		return err
 	}
-	k.noticed[best], k.cause[best] = true, CauseConsolidation
-	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvLeave, Index: best, Stamp: k.gen[best]})
+	k.fleet.leave(best, CauseConsolidation)
+	k.host.Schedule(now+ConsolidationGrace, Event{Kind: EvLeave, Index: best, Stamp: k.fleet.gen[best]})
 	return nil
 }
 
 // AfterPass is called after each scheduling pass: when jobs wait, a
 // scale-up decision is due (at most one per scan interval).
 func (k *Controller) AfterPass(now Time) {
-	if len(k.spec.Groups) == 0 || k.scaleUpAt >= 0 {
+	if len(k.spec.Groups) == 0 || k.prov.scaleUpAt >= 0 {
 		return
 	}
 	waiting := false
@@ -736,8 +642,8 @@ func (k *Controller) AfterPass(now Time) {
 			scan = min(scan, s)
 		}
 	}
-	at := max(now, k.lastScale+scan)
-	k.scaleUpAt = at
+	at := max(now, k.prov.lastScale+scan)
+	k.prov.scaleUpAt = at
 	k.host.Schedule(at, Event{Kind: EvScaleUp})
 }
 
@@ -751,27 +657,27 @@ const maxScaleUpJobs = 4096
 // then onto new nodes of the first group with room, its expander picking
 // the pool.
 func (k *Controller) scaleUp(now Time) error {
-	k.lastScale = now
+	k.prov.lastScale = now
 	c := k.c
-	k.stmt.Begin(c)
+	k.prov.stmt.Begin(c)
 	k.collect()
-	if k.nodePools {
+	if k.prov.nodePools {
 		if err := k.solve(now); err != nil {
 			return err
 		}
 	}
-	if k.autoscaler {
-		for i := range k.pend {
-			pe := &k.pend[i]
-			if !k.nodePools {
-				if err := k.placeExisting(now, pe); err != nil {
+	if k.prov.autoscaler {
+		for i := range k.prov.pend {
+			pe := &k.prov.pend[i]
+			if !k.prov.nodePools {
+				if err := k.prov.placeExisting(now, pe); err != nil {
 					return err
 				}
 			}
 			pod := &pe.job.Spec.Pod
-			k.eligible = append(k.eligible[:0], k.eligibleOf(pe)...)
+			k.prov.eligible = append(k.prov.eligible[:0], k.prov.eligibleOf(pe)...)
 			for pe.need > 0 {
-				p := k.choose(now, pod, pe.need)
+				p := k.prov.choose(now, pod, pe.need, k.pick)
 				if p < 0 {
 					break
 				}
@@ -781,7 +687,7 @@ func (k *Controller) scaleUp(now Time) error {
 				}
 				placed := false
 				for pe.need > 0 && c.Fits(n, pod) {
-					if err := k.stmt.Allocate(now, n, pod, -1); err != nil {
+					if err := k.prov.stmt.Allocate(now, n, pod, -1); err != nil {
 						return err
 					}
 					pe.need--
@@ -793,89 +699,5 @@ func (k *Controller) scaleUp(now Time) error {
 			}
 		}
 	}
-	return k.stmt.Discard(now)
-}
-
-// room reports whether group pool p can take one more node.
-func (k *Controller) room(now Time, p int32) bool {
-	ps := &k.spec.Pools[p]
-	pl := &k.c.Pools[p]
-	if ps.Group < 0 || pl.Present >= pl.Count || k.iceUntil[p] > now {
-		return false
-	}
-	gr := &k.spec.Groups[ps.Group]
-	nodes, gpus := k.groupNodes(ps.Group)
-	if gr.MaxNodes > 0 && nodes >= gr.MaxNodes {
-		return false
-	}
-	if gr.MaxMilliCPU > 0 || gr.MaxMemoryMiB > 0 {
-		cpu, mem := k.groupResources(ps.Group)
-		if (gr.MaxMilliCPU > 0 && cpu+pl.Spec.MilliCPU > gr.MaxMilliCPU) || (gr.MaxMemoryMiB > 0 && mem+pl.Spec.MemoryMiB > gr.MaxMemoryMiB) {
-			return false
-		}
-	}
-	return gr.MaxGPUs == 0 || gpus+int64(pl.Spec.GPUsPerNode) <= gr.MaxGPUs
-}
-
-// choose picks the cluster-autoscaler pool to grow for a pod of which
-// need are still unplaced: the first group (in order) with room in an
-// eligible pool, and within it the pool its expander prefers. -1 when
-// none can grow.
-func (k *Controller) choose(now Time, pod *cluster.PodSpec, need int32) int32 {
-	g := int32(-1)
-	k.cands = k.cands[:0]
-	for _, p := range k.eligible {
-		if !k.room(now, p) {
-			continue
-		}
-		pg := k.spec.Pools[p].Group
-		if k.spec.Groups[pg].Kind != Autoscaler {
-			continue
-		}
-		if g < 0 || pg < g {
-			g, k.cands = pg, k.cands[:0]
-		}
-		if pg == g {
-			k.cands = append(k.cands, p)
-		}
-	}
-	if g < 0 {
-		return -1
-	}
-	return k.rank(&k.spec.Groups[g], pod, need)
-}
-
-// rank applies a group's rule to the candidate pools.
-func (k *Controller) rank(gr *Group, pod *cluster.PodSpec, need int32) int32 {
-	c := k.c
-	perPod := func(p int32) float64 {
-		fit := min(c.PodsPerEmptyNode(int(p), pod), int64(need))
-		return k.spec.Pools[p].PricePerHour / float64(max(fit, 1))
-	}
-	best := k.cands[0]
-	switch {
-	case gr.Expander == ExpanderPrice:
-		for _, p := range k.cands[1:] {
-			if perPod(p) < perPod(best) {
-				best = p
-			}
-		}
-	case gr.Expander == ExpanderLeastWaste:
-		waste := func(p int32) float64 {
-			s := &c.Pools[p].Spec
-			fit := float64(min(c.PodsPerEmptyNode(int(p), pod), int64(need)))
-			if s.GPUsPerNode > 0 {
-				return 1 - fit*float64(pod.MilliGPUs())/float64(int64(s.GPUsPerNode)*cluster.MilliGPU)
-			}
-			return 1 - fit*float64(pod.MilliCPU)/float64(s.MilliCPU)
-		}
-		for _, p := range k.cands[1:] {
-			if waste(p) < waste(best) {
-				best = p
-			}
-		}
-	default:
-		best = k.cands[k.pick[k.cands[0]].IntN(len(k.cands))]
-	}
-	return best
+	return k.prov.stmt.Discard(now)
 }

@@ -9,7 +9,12 @@
 // hold), and node failures.
 //
 // The Controller decides when nodes come and go; the simulation (its Host)
-// carries out what that means for the jobs on them. Every random draw comes
+// carries out what that means for the jobs on them. Its state is in parts,
+// each its own type: the fleet (per node slot: generation, emptiness,
+// notice), the interruption process (per slot and pool: lifetime and
+// failure streams, outages, the availability trace's tick), the
+// provisioner (scale-up timing and its dry run, karpenter.go) and the
+// Ledger of what happened to each pool. Every random draw comes
 // from a stream of the run's seed: each node slot has its own, so the same
 // slot sees the same sequence of lifetimes whatever the jobs do.
 //

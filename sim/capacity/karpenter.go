@@ -72,33 +72,33 @@ func special(pod *cluster.PodSpec) bool { return pod.MIG != "" || pod.Shared() }
 // collect lists the waiting jobs (at most maxScaleUpJobs) in queue order
 // with their eligible pools.
 func (k *Controller) collect() {
-	clear(k.pend)
-	k.pend = k.pend[:0]
-	k.eligBuf = k.eligBuf[:0]
+	clear(k.prov.pend)
+	k.prov.pend = k.prov.pend[:0]
+	k.prov.eligBuf = k.prov.eligBuf[:0]
 	k.host.Waiting(func(job *scheduler.JobInfo) bool {
-		if len(k.pend) == maxScaleUpJobs {
+		if len(k.prov.pend) == maxScaleUpJobs {
 			return false
 		}
 		need := job.Remaining()
 		if need <= 0 {
 			return true
 		}
-		e0 := int32(len(k.eligBuf))
-		k.eligBuf = k.host.EligiblePools(job, k.eligBuf)
-		k.pend = append(k.pend, pendingJob{job: job, need: need, elig0: e0, elig1: int32(len(k.eligBuf))})
+		e0 := int32(len(k.prov.eligBuf))
+		k.prov.eligBuf = k.host.EligiblePools(job, k.prov.eligBuf)
+		k.prov.pend = append(k.prov.pend, pendingJob{job: job, need: need, elig0: e0, elig1: int32(len(k.prov.eligBuf))})
 		return true
 	})
 }
 
-func (k *Controller) eligibleOf(pe *pendingJob) []int32 { return k.eligBuf[pe.elig0:pe.elig1] }
+func (pv *provisioner) eligibleOf(pe *pendingJob) []int32 { return pv.eligBuf[pe.elig0:pe.elig1] }
 
 // placeExisting places as many of pe's pods as fit on nodes already there,
 // as Scheduler.addToExistingNode does before anything new is planned,
 // in the order of sortExistingNodes: initialized (Ready) nodes first, then
 // those still booting. A job the queue tried already did not fit the
 // Ready nodes, so only one it has not tried looks at them.
-func (k *Controller) placeExisting(now Time, pe *pendingJob) error {
-	c := k.c
+func (pv *provisioner) placeExisting(now Time, pe *pendingJob) error {
+	c := pv.c
 	pod := &pe.job.Spec.Pod
 	for pass := 0; pass < 2 && pe.need > 0; pass++ {
 		want := cluster.NodeBooting
@@ -108,11 +108,11 @@ func (k *Controller) placeExisting(now Time, pe *pendingJob) error {
 			}
 			want = cluster.NodeReady
 		}
-		for _, p := range k.eligibleOf(pe) {
+		for _, p := range pv.eligibleOf(pe) {
 			pl := &c.Pools[p]
 			for n := pl.First; n < pl.First+pl.Count && pe.need > 0; n++ {
 				for pe.need > 0 && c.Nodes[n].State == want && c.Fits(n, pod) {
-					if err := k.stmt.Allocate(now, n, pod, -1); err != nil {
+					if err := pv.stmt.Allocate(now, n, pod, -1); err != nil {
 						return err
 					}
 					pe.need--
@@ -131,54 +131,54 @@ func (k *Controller) placeExisting(now Time, pe *pendingJob) error {
 func (k *Controller) solve(now Time) error {
 	// NewQueue: byCPUAndMemoryDescending, CPU then memory, larger first;
 	// ties in queue order (Karpenter: creation time, then the pod's UID).
-	k.kq = k.kq[:0]
-	for i := range k.pend {
-		k.kq = append(k.kq, int32(i))
+	k.prov.kq = k.prov.kq[:0]
+	for i := range k.prov.pend {
+		k.prov.kq = append(k.prov.kq, int32(i))
 	}
-	slices.SortStableFunc(k.kq, k.byCPUAndMemoryDescending)
+	slices.SortStableFunc(k.prov.kq, k.prov.byCPUAndMemoryDescending)
 	for g := range k.spec.Groups {
-		k.left[g] = k.limitsLeft(int32(g))
+		k.prov.left[g] = k.prov.limitsLeft(int32(g))
 	}
-	k.claims = k.claims[:0]
-	k.order.ord = k.order.ord[:0]
-	for _, i := range k.kq {
-		pe := &k.pend[i]
-		if err := k.placeExisting(now, pe); err != nil {
+	k.prov.claims = k.prov.claims[:0]
+	k.prov.order.ord = k.prov.order.ord[:0]
+	for _, i := range k.prov.kq {
+		pe := &k.prov.pend[i]
+		if err := k.prov.placeExisting(now, pe); err != nil {
 			return err
 		}
 		if pe.need == 0 {
 			continue
 		}
-		if k.stamp++; k.stamp == 0 { // wrapped: forget every mark
-			clear(k.mark)
-			k.stamp = 1
+		if k.prov.stamp++; k.prov.stamp == 0 { // wrapped: forget every mark
+			clear(k.prov.mark)
+			k.prov.stamp = 1
 		}
-		for _, p := range k.eligibleOf(pe) {
-			k.mark[p] = k.stamp
+		for _, p := range k.prov.eligibleOf(pe) {
+			k.prov.mark[p] = k.prov.stamp
 		}
 		for pe.need > 0 {
-			if k.addToInflight(pe) || k.addToNew(now, pe) {
+			if k.prov.addToInflight(pe) || k.prov.addToNew(now, pe) {
 				pe.need--
 				continue
 			}
 			break // no NodeClaim can hold it: neither can its like
 		}
 	}
-	for _, i := range k.order.ord {
-		p := k.offering(now, &k.claims[i])
+	for _, i := range k.prov.order.ord {
+		p := k.offering(now, &k.prov.claims[i])
 		if p < 0 {
 			continue
 		}
 		if _, err := k.launch(now, p); err != nil {
 			return err
 		}
-		k.Stats[p].PlannedPods += int64(k.claims[i].pods)
+		k.Stats[p].PlannedPods += int64(k.prov.claims[i].pods)
 	}
 	return nil
 }
 
-func (k *Controller) byCPUAndMemoryDescending(a, b int32) int {
-	pa, pb := &k.pend[a].job.Spec.Pod, &k.pend[b].job.Spec.Pod
+func (pv *provisioner) byCPUAndMemoryDescending(a, b int32) int {
+	pa, pb := &pv.pend[a].job.Spec.Pod, &pv.pend[b].job.Spec.Pod
 	switch {
 	case pa.MilliCPU != pb.MilliCPU:
 		if pa.MilliCPU > pb.MilliCPU {
@@ -196,14 +196,14 @@ func (k *Controller) byCPUAndMemoryDescending(a, b int32) int {
 
 // limitsLeft is group g's limits less what its nodes present take
 // (Scheduler.remainingResources, from the NodePool's usage).
-func (k *Controller) limitsLeft(g int32) limitsLeft {
-	gr := &k.spec.Groups[g]
+func (pv *provisioner) limitsLeft(g int32) limitsLeft {
+	gr := &pv.spec.Groups[g]
 	l := limitsLeft{nodes: -1, gpus: -1, milliCPU: -1, memMiB: -1}
 	if gr.Kind != NodePool {
 		return l
 	}
-	nodes, gpus := k.groupNodes(g)
-	cpu, mem := k.groupResources(g)
+	nodes, gpus := pv.groupNodes(g)
+	cpu, mem := pv.groupResources(g)
 	if gr.MaxNodes > 0 {
 		l.nodes = max(int64(gr.MaxNodes-nodes), 0)
 	}
@@ -221,8 +221,8 @@ func (k *Controller) limitsLeft(g int32) limitsLeft {
 
 // withinLimits is filterByRemainingResources for one pool: a node of it
 // takes no limited resource past what is left.
-func (k *Controller) withinLimits(p int32, l *limitsLeft) bool {
-	s := &k.c.Pools[p].Spec
+func (pv *provisioner) withinLimits(p int32, l *limitsLeft) bool {
+	s := &pv.c.Pools[p].Spec
 	return (l.gpus < 0 || int64(s.GPUsPerNode) <= l.gpus) &&
 		(l.milliCPU < 0 || s.MilliCPU <= l.milliCPU) &&
 		(l.memMiB < 0 || s.MemoryMiB <= l.memMiB)
@@ -231,13 +231,13 @@ func (k *Controller) withinLimits(p int32, l *limitsLeft) bool {
 // holds reports whether an empty node of pool p holds the NodeClaim's
 // pods and pod besides (NodeClaim.CanAdd's fits: the summed requests
 // within the instance type's allocatable).
-func (k *Controller) holds(p int32, cl *nodeClaim, pod *cluster.PodSpec) bool {
-	pl := &k.c.Pools[p]
+func (pv *provisioner) holds(p int32, cl *nodeClaim, pod *cluster.PodSpec) bool {
+	pl := &pv.c.Pools[p]
 	if cl.milliCPU+pod.MilliCPU > pl.Spec.MilliCPU || cl.memMiB+pod.MemoryMiB > pl.Spec.MemoryMiB {
 		return false
 	}
 	if special(pod) {
-		return int64(cl.pods)+1 <= k.c.PodsPerEmptyNode(int(p), pod)
+		return int64(cl.pods)+1 <= pv.c.PodsPerEmptyNode(int(p), pod)
 	}
 	return cl.gpus+pod.GPUs <= pl.DevicesPerNode
 }
@@ -260,25 +260,25 @@ func (cl *nodeClaim) add(pod *cluster.PodSpec) {
 // pods, fewest first, the pod joins the first whose instance types it is
 // compatible with and that some of them can still hold with it (CanAdd);
 // that NodeClaim keeps only those.
-func (k *Controller) addToInflight(pe *pendingJob) bool {
+func (pv *provisioner) addToInflight(pe *pendingJob) bool {
 	pod := &pe.job.Spec.Pod
-	k.order.claims = k.claims
-	sort.Sort(&k.order)
-	for _, ci := range k.order.ord {
-		cl := &k.claims[ci]
+	pv.order.claims = pv.claims
+	sort.Sort(&pv.order)
+	for _, ci := range pv.order.ord {
+		cl := &pv.claims[ci]
 		if (special(pod) || special(cl.spec)) && !(cl.alike && *cl.spec == *pod) {
 			continue
 		}
-		k.scratch = k.scratch[:0]
+		pv.scratch = pv.scratch[:0]
 		for _, p := range cl.pools {
-			if k.mark[p] == k.stamp && k.holds(p, cl, pod) {
-				k.scratch = append(k.scratch, p)
+			if pv.mark[p] == pv.stamp && pv.holds(p, cl, pod) {
+				pv.scratch = append(pv.scratch, p)
 			}
 		}
-		if len(k.scratch) == 0 {
+		if len(pv.scratch) == 0 {
 			continue
 		}
-		cl.pools = append(cl.pools[:0], k.scratch...)
+		cl.pools = append(cl.pools[:0], pv.scratch...)
 		cl.add(pod)
 		return true
 	}
@@ -290,39 +290,39 @@ func (k *Controller) addToInflight(pe *pendingJob) bool {
 // its limits leave starts a NodeClaim with all of them; the limits left
 // then lose the most any of them could take (subtractMax). Offerings
 // refused for want of capacity lately are not available.
-func (k *Controller) addToNew(now Time, pe *pendingJob) bool {
+func (pv *provisioner) addToNew(now Time, pe *pendingJob) bool {
 	pod := &pe.job.Spec.Pod
-	for g := range k.spec.Groups {
-		gr := &k.spec.Groups[g]
-		l := &k.left[g]
+	for g := range pv.spec.Groups {
+		gr := &pv.spec.Groups[g]
+		l := &pv.left[g]
 		if gr.Kind != NodePool || l.nodes == 0 {
 			continue
 		}
-		k.scratch = k.scratch[:0]
-		for _, p := range k.eligibleOf(pe) {
-			if k.spec.Pools[p].Group == int32(g) && k.iceUntil[p] <= now && k.withinLimits(p, l) {
-				k.scratch = append(k.scratch, p)
+		pv.scratch = pv.scratch[:0]
+		for _, p := range pv.eligibleOf(pe) {
+			if pv.spec.Pools[p].Group == int32(g) && pv.iceUntil[p] <= now && pv.withinLimits(p, l) {
+				pv.scratch = append(pv.scratch, p)
 			}
 		}
-		if len(k.scratch) == 0 {
+		if len(pv.scratch) == 0 {
 			continue
 		}
 		var cl *nodeClaim
-		if n := len(k.claims); n < cap(k.claims) {
-			k.claims = k.claims[:n+1]
-			cl = &k.claims[n]
+		if n := len(pv.claims); n < cap(pv.claims) {
+			pv.claims = pv.claims[:n+1]
+			cl = &pv.claims[n]
 			*cl = nodeClaim{pools: cl.pools[:0]}
 		} else {
-			k.claims = append(k.claims, nodeClaim{})
-			cl = &k.claims[n]
+			pv.claims = append(pv.claims, nodeClaim{})
+			cl = &pv.claims[n]
 		}
 		cl.group = int32(g)
-		cl.pools = append(cl.pools, k.scratch...)
+		cl.pools = append(cl.pools, pv.scratch...)
 		cl.add(pod)
-		k.order.ord = append(k.order.ord, int32(len(k.claims)-1))
+		pv.order.ord = append(pv.order.ord, int32(len(pv.claims)-1))
 		var gpus, cpu, mem int64
 		for _, p := range cl.pools {
-			s := &k.c.Pools[p].Spec
+			s := &pv.c.Pools[p].Spec
 			gpus, cpu, mem = max(gpus, int64(s.GPUsPerNode)), max(cpu, s.MilliCPU), max(mem, s.MemoryMiB)
 		}
 		if l.nodes > 0 {
@@ -357,7 +357,7 @@ func (k *Controller) offering(now Time, cl *nodeClaim) int32 {
 	for {
 		cheapestOD, anySpot := math.Inf(1), false
 		for _, p := range cl.pools {
-			if !k.room(now, p) {
+			if !k.prov.room(now, p) {
 				continue
 			}
 			if ps := &k.spec.Pools[p]; ps.CapacityType == models.Spot {
@@ -369,7 +369,7 @@ func (k *Controller) offering(now Time, cl *nodeClaim) int32 {
 		mixed := anySpot && !math.IsInf(cheapestOD, 1)
 		best, bestSpot, bestPrice := int32(-1), false, 0.0
 		for _, p := range cl.pools {
-			if !k.room(now, p) {
+			if !k.prov.room(now, p) {
 				continue
 			}
 			ps := &k.spec.Pools[p]
@@ -386,7 +386,7 @@ func (k *Controller) offering(now Time, cl *nodeClaim) int32 {
 		}
 		if bestSpot && gr.SpotLaunchFailure > 0 && k.pick[best].Float64() < gr.SpotLaunchFailure {
 			k.Stats[best].SpotFallbacks++
-			k.iceUntil[best] = now + iceTTL
+			k.prov.iceUntil[best] = now + iceTTL
 			continue
 		}
 		return best

@@ -32,7 +32,7 @@ func (k *Controller) drawnReclaim(now Time, n int32, notice bool) error {
 		}
 		pl := &k.c.Pools[p]
 		for m := pl.First; m < pl.First+pl.Count; m++ {
-			if m == n || k.c.Nodes[m].State == cluster.NodeAbsent || k.noticed[m] {
+			if m == n || k.c.Nodes[m].State == cluster.NodeAbsent || k.fleet.noticed[m] {
 				continue
 			}
 			if w.r[p].Float64() < q {
@@ -48,7 +48,7 @@ func (k *Controller) drawnReclaim(now Time, n int32, notice bool) error {
 		m := n
 		if i >= 0 {
 			m = victims[i]
-			if k.c.Nodes[m].State == cluster.NodeAbsent || k.noticed[m] {
+			if k.c.Nodes[m].State == cluster.NodeAbsent || k.fleet.noticed[m] {
 				continue
 			}
 		}

@@ -51,7 +51,7 @@ type classIndex struct {
 	order []int32
 }
 
-func (p *Pool) classed() bool { return p.kind == devPlain && p.DevicesPerNode <= classGPUs }
+func (p *Pool) classed() bool { return p.dev.kind == devPlain && p.DevicesPerNode <= classGPUs }
 
 func (c *Cluster) initClasses() {
 	x := &c.cls

@@ -42,6 +42,14 @@ type Pool struct {
 	// exactly k whole GPUs free; nil for a pool that is not classed.
 	byClassFree [][]int32
 
+	dev poolDevices // what each node's devices are
+	use poolUsage   // what the pool supplied and its pods held, over time
+}
+
+// poolDevices is what the devices of a pool's nodes are: their kind, the
+// milli-GPU and MIG profile of each device of a new node, and what the
+// node can hold of each profile.
+type poolDevices struct {
 	kind      devKind
 	generic   bool    // devices answer nvidia.com/gpu requests
 	perGPU    int32   // devices per physical GPU
@@ -49,7 +57,11 @@ type Pool struct {
 	profiles  []string
 	relayout  bool
 	migCounts map[string]int32 // instances of each profile a node can have
+}
 
+// poolUsage is a pool's time integrals, brought up to date by advance
+// before anything they integrate changes.
+type poolUsage struct {
 	supplyMilli    int64 // milli-GPUs supplied right now
 	allocIntegral  int64 // milli-GPU x ms allocated so far
 	supplyIntegral int64
@@ -195,38 +207,36 @@ func New(pools []PoolSpec) (*Cluster, error) {
 		p := pools[i]
 		labels := p.NodeLabels()
 		pl := Pool{
-			Spec:        p,
-			Labels:      labels,
-			First:       int32(len(c.Nodes)),
-			Count:       int32(p.Slots()),
-			Present:     int32(p.Nodes),
-			Ready:       int32(p.Nodes),
-			supplyMilli: int64(p.Nodes) * int64(p.GPUsPerNode) * MilliGPU,
-			generic:     true,
-			perGPU:      1,
-			migCounts:   map[string]int32{},
+			Spec:    p,
+			Labels:  labels,
+			First:   int32(len(c.Nodes)),
+			Count:   int32(p.Slots()),
+			Present: int32(p.Nodes),
+			Ready:   int32(p.Nodes),
+			use:     poolUsage{supplyMilli: int64(p.Nodes) * int64(p.GPUsPerNode) * MilliGPU},
+			dev:     poolDevices{generic: true, perGPU: 1, migCounts: map[string]int32{}},
 		}
 		var perGPUCaps []int32
 		var perGPUProfiles []string
 		switch sh := p.Sharing; {
 		case sh.TimeSlicing > 1:
-			pl.kind, pl.perGPU = devSlice, sh.TimeSlicing
+			pl.dev.kind, pl.dev.perGPU = devSlice, sh.TimeSlicing
 			w := make([]int, sh.TimeSlicing)
 			for k := range w {
 				w[k] = 1
 			}
 			perGPUCaps = splitMilli(w, len(w))
 		case sh.MIGStrategy != "":
-			pl.kind, pl.perGPU = devMIG, int32(len(sh.MIGLayout))
+			pl.dev.kind, pl.dev.perGPU = devMIG, int32(len(sh.MIGLayout))
 			var err error
 			perGPUCaps, perGPUProfiles, err = migDevices(p.GPUModel, sh.MIGLayout)
 			if err != nil {
 				return nil, fmt.Errorf("pool %q: %w", p.Name, err)
 			}
-			pl.generic = sh.MIGStrategy == MIGSingle
+			pl.dev.generic = sh.MIGStrategy == MIGSingle
 			if sh.MIGRelayout {
 				// Room for the largest layout (7 instances) on every GPU.
-				pl.relayout, pl.perGPU = true, 7
+				pl.dev.relayout, pl.dev.perGPU = true, 7
 				for len(perGPUCaps) < 7 {
 					perGPUCaps = append(perGPUCaps, 0)
 					perGPUProfiles = append(perGPUProfiles, "")
@@ -237,24 +247,24 @@ func New(pools []PoolSpec) (*Cluster, error) {
 			perGPUProfiles = nil
 		}
 		for g := int32(0); g < p.GPUsPerNode; g++ {
-			pl.caps = append(pl.caps, perGPUCaps...)
+			pl.dev.caps = append(pl.dev.caps, perGPUCaps...)
 			if perGPUProfiles != nil {
-				pl.profiles = append(pl.profiles, perGPUProfiles...)
+				pl.dev.profiles = append(pl.dev.profiles, perGPUProfiles...)
 				for _, name := range perGPUProfiles {
 					if name != "" {
-						pl.migCounts[name]++
+						pl.dev.migCounts[name]++
 					}
 				}
 			}
 		}
-		if pl.relayout {
+		if pl.dev.relayout {
 			for _, mp := range models.MIGProfiles(p.GPUModel) {
-				pl.migCounts[mp.Name] = max(pl.migCounts[mp.Name], int32(mp.Max)*p.GPUsPerNode)
+				pl.dev.migCounts[mp.Name] = max(pl.dev.migCounts[mp.Name], int32(mp.Max)*p.GPUsPerNode)
 			}
 		}
-		pl.DevicesPerNode = int32(len(pl.caps))
+		pl.DevicesPerNode = int32(len(pl.dev.caps))
 		genericFree := pl.DevicesPerNode
-		if !pl.generic {
+		if !pl.dev.generic {
 			genericFree = 0
 		}
 		pl.FreeByWhole = make([]int32, genericFree+1)
@@ -262,7 +272,7 @@ func New(pools []PoolSpec) (*Cluster, error) {
 		pl.byFree = make([][]int32, genericFree+1)
 		pl.byFree[genericFree] = make([]int32, 0, p.Slots())
 		var capSum int64
-		for _, x := range pl.caps {
+		for _, x := range pl.dev.caps {
 			capSum += int64(x)
 		}
 		for n := 0; n < p.Slots(); n++ {
@@ -278,12 +288,12 @@ func New(pools []PoolSpec) (*Cluster, error) {
 				FreeMilli: capSum,
 				CapMilli:  capSum,
 			}
-			c.devFree = append(c.devFree, pl.caps...)
-			c.devCap = append(c.devCap, pl.caps...)
-			if pl.profiles != nil {
-				c.devProfile = append(c.devProfile, pl.profiles...)
+			c.devFree = append(c.devFree, pl.dev.caps...)
+			c.devCap = append(c.devCap, pl.dev.caps...)
+			if pl.dev.profiles != nil {
+				c.devProfile = append(c.devProfile, pl.dev.profiles...)
 			} else {
-				c.devProfile = append(c.devProfile, make([]string, len(pl.caps))...)
+				c.devProfile = append(c.devProfile, make([]string, len(pl.dev.caps))...)
 			}
 			for g := int32(0); g < p.GPUsPerNode; g++ {
 				c.physBusy = append(c.physBusy, 0)
@@ -304,9 +314,6 @@ func New(pools []PoolSpec) (*Cluster, error) {
 	return c, nil
 }
 
-// PhysGPUs is the number of physical GPUs in the cluster.
-func (c *Cluster) PhysGPUs() int { return len(c.physBusy) }
-
 // migDevices lays out one GPU: each instance's milli-GPU and profile, in
 // placement order.
 func migDevices(model string, layout []string) ([]int32, []string, error) {
@@ -321,117 +328,6 @@ func migDevices(model string, layout []string) ([]int32, []string, error) {
 		names = append(names, x.Profile.Name)
 	}
 	return splitMilli(w, 7), names, nil
-}
-
-// CanRelayout reports whether pool i re-partitions idle GPUs on demand.
-func (c *Cluster) CanRelayout(i int) bool { return c.Pools[i].relayout }
-
-// IdleMIGGPU is a GPU of node n (a re-layout pool) whose instances are
-// all free and that is in service, lowest index first; -1 if none.
-func (c *Cluster) IdleMIGGPU(n int32) int {
-	nd := &c.Nodes[n]
-	pl := &c.Pools[nd.Pool]
-	if !pl.relayout || nd.State != NodeReady {
-		return -1
-	}
-	per := int(pl.perGPU)
-	for g := 0; g < int(pl.Spec.GPUsPerNode); g++ {
-		if c.physOut[nd.physBase+int32(g)] || c.physBusy[nd.physBase+int32(g)] != 0 {
-			continue
-		}
-		idle := true
-		for d := g * per; d < (g+1)*per; d++ {
-			if i := nd.gpuBase + int32(d); c.devFree[i] != c.devCap[i] {
-				idle = false
-				break
-			}
-		}
-		if idle {
-			return g
-		}
-	}
-	return -1
-}
-
-// BeginRelayout takes idle GPU g of node n out of service: its instances
-// go away until EndRelayout.
-func (c *Cluster) BeginRelayout(now Time, n int32, g int) error {
-	nd := &c.Nodes[n]
-	pl := &c.Pools[nd.Pool]
-	if c.IdleMIGGPU(n) < 0 || g < 0 || g >= int(pl.Spec.GPUsPerNode) || c.physOut[nd.physBase+int32(g)] {
-		return fmt.Errorf("invariant violated: re-layout of GPU %d of node %d, which is not idle", g, n)
-	}
-	c.advance(pl, now)
-	per := int(pl.perGPU)
-	for d := g * per; d < (g+1)*per; d++ {
-		i := nd.gpuBase + int32(d)
-		if c.devFree[i] != c.devCap[i] {
-			return fmt.Errorf("invariant violated: re-layout of GPU %d of node %d, which holds pods", g, n)
-		}
-		nd.FreeMilli -= int64(c.devCap[i])
-		nd.CapMilli -= int64(c.devCap[i])
-		c.devFree[i], c.devCap[i], c.devProfile[i] = 0, 0, ""
-	}
-	c.physOut[nd.physBase+int32(g)] = true
-	nd.Version++
-	return nil
-}
-
-// EndRelayout returns GPU g of node n to service with a new layout.
-func (c *Cluster) EndRelayout(now Time, n int32, g int, layout []string) error {
-	nd := &c.Nodes[n]
-	pl := &c.Pools[nd.Pool]
-	if !c.physOut[nd.physBase+int32(g)] {
-		return fmt.Errorf("invariant violated: GPU %d of node %d ends a re-layout it did not begin", g, n)
-	}
-	caps, names, err := migDevices(pl.Spec.GPUModel, layout)
-	if err != nil {
-		return err
-	}
-	if len(caps) > int(pl.perGPU) {
-		return fmt.Errorf("layout %v has more instances than a GPU has room for", layout)
-	}
-	c.advance(pl, now)
-	per := int(pl.perGPU)
-	for k := 0; k < per; k++ {
-		i := nd.gpuBase + int32(g*per+k)
-		if k < len(caps) {
-			c.devFree[i], c.devCap[i], c.devProfile[i] = caps[k], caps[k], names[k]
-			nd.FreeMilli += int64(caps[k])
-			nd.CapMilli += int64(caps[k])
-		}
-	}
-	c.physOut[nd.physBase+int32(g)] = false
-	nd.Version++
-	return nil
-}
-
-// TimeSliced reports whether node n's GPUs are time-sliced.
-func (c *Cluster) TimeSliced(n int32) bool { return c.Pools[c.Nodes[n].Pool].kind == devSlice }
-
-// PhysGPU is the cluster-wide index of the physical GPU that device d of
-// node n belongs to.
-func (c *Cluster) PhysGPU(n int32, d int) int32 {
-	nd := &c.Nodes[n]
-	return nd.physBase + int32(d)/c.Pools[nd.Pool].perGPU
-}
-
-// SliceRate is the speed of each of k pods sharing a time-sliced GPU of
-// node n's pool: 1/k, less the pool's context-switch overhead.
-func (c *Cluster) SliceRate(n int32, k int32) float64 {
-	if k <= 1 {
-		return 1
-	}
-	return (1 - c.Pools[c.Nodes[n].Pool].Spec.Sharing.SliceOverhead) / float64(k)
-}
-
-// Sharers is the number of devices taken on physical GPU g.
-func (c *Cluster) Sharers(g int32) int32 { return int32(c.physBusy[g]) }
-
-// GPUMemory is physical GPU g's declared memory in use and its capacity
-// (0 when the pool does not say).
-func (c *Cluster) GPUMemory(g int32, n int32) (used, capacity int64) {
-	return c.physMem[g], c.Pools[c.Nodes[n].Pool].Spec.GPUMemoryMiB
 }
 
 // FragState is node n as GPU fragmentation sees it (GPUFree is shared: read only).
@@ -450,7 +346,7 @@ func (c *Cluster) GPUFree(n int32) []int32 {
 func (c *Cluster) freeMIG(n int32, profile string) int32 {
 	nd := &c.Nodes[n]
 	pl := &c.Pools[nd.Pool]
-	if pl.kind != devMIG || pl.generic {
+	if pl.dev.kind != devMIG || pl.dev.generic {
 		return 0
 	}
 	var k int32
@@ -495,13 +391,13 @@ func (c *Cluster) FitsEmpty(i int, p *PodSpec) bool {
 	}
 	switch {
 	case p.GPUMilli > 0:
-		return pl.kind == devPlain && s.GPUsPerNode >= 1
+		return pl.dev.kind == devPlain && s.GPUsPerNode >= 1
 	case p.MIG != "":
-		return !pl.generic && pl.migCounts[p.MIG] >= p.GPUs
+		return !pl.dev.generic && pl.dev.migCounts[p.MIG] >= p.GPUs
 	case p.GPUs == 0:
 		return true
 	}
-	return pl.generic && pl.DevicesPerNode >= p.GPUs
+	return pl.dev.generic && pl.DevicesPerNode >= p.GPUs
 }
 
 // PodsPerEmptyNode is how many pods like p an empty node of pool i holds.
@@ -519,7 +415,7 @@ func (c *Cluster) PodsPerEmptyNode(i int, p *PodSpec) int64 {
 	case p.GPUMilli > 0:
 		n = min(n, int64(s.GPUsPerNode)*(MilliGPU/int64(p.GPUMilli)))
 	case p.MIG != "":
-		n = min(n, int64(pl.migCounts[p.MIG]/p.GPUs))
+		n = min(n, int64(pl.dev.migCounts[p.MIG]/p.GPUs))
 	case p.GPUs > 0:
 		n = min(n, int64(pl.DevicesPerNode/p.GPUs))
 	}
@@ -536,15 +432,16 @@ func (e *OverCommitError) Error() string {
 	return fmt.Sprintf("invariant violated: pod %+v allocated on node %d beyond its free capacity", e.Pod, e.Node)
 }
 
-func (c *Cluster) advance(pl *Pool, now Time) {
-	if dt := now - pl.last; dt > 0 {
-		pl.allocIntegral += pl.AllocMilli * dt
-		pl.supplyIntegral += pl.supplyMilli * dt
+// advance brings the pool's time integrals up to now.
+func (pl *Pool) advance(now Time) {
+	if dt := now - pl.use.last; dt > 0 {
+		pl.use.allocIntegral += pl.AllocMilli * dt
+		pl.use.supplyIntegral += pl.use.supplyMilli * dt
 		h := float64(dt) / 3.6e6
-		pl.cpuHours += float64(pl.allocCPU) * h
-		pl.memHours += float64(pl.allocMem) * h
-		pl.nodeMs += float64(pl.Present) * float64(dt)
-		pl.last = now
+		pl.use.cpuHours += float64(pl.use.allocCPU) * h
+		pl.use.memHours += float64(pl.use.allocMem) * h
+		pl.use.nodeMs += float64(pl.Present) * float64(dt)
+		pl.use.last = now
 	}
 }
 
@@ -555,23 +452,22 @@ type Usage struct {
 	NodeHours, MilliCPUHours, MemMiBHours float64
 }
 
-// Usage returns pool i's resource time so far.
-func (c *Cluster) Usage(i int) Usage {
-	pl := &c.Pools[i]
-	return Usage{NodeHours: pl.nodeMs / 3.6e6, MilliCPUHours: pl.cpuHours, MemMiBHours: pl.memHours}
+// Usage returns the pool's resource time so far.
+func (pl *Pool) Usage() Usage {
+	return Usage{NodeHours: pl.use.nodeMs / 3.6e6, MilliCPUHours: pl.use.cpuHours, MemMiBHours: pl.use.memHours}
 }
 
 // Advance brings every pool's time integrals up to now.
 func (c *Cluster) Advance(now Time) {
 	for i := range c.Pools {
-		c.advance(&c.Pools[i], now)
+		c.Pools[i].advance(now)
 	}
 }
 
-// Integrals returns pool i's allocated and supplied milli-GPU x ms up to the
-// last Advance (or allocation change).
-func (c *Cluster) Integrals(i int) (allocated, supplied int64) {
-	return c.Pools[i].allocIntegral, c.Pools[i].supplyIntegral
+// Integrals returns the pool's allocated and supplied milli-GPU x ms up to
+// the last Advance (or allocation change).
+func (pl *Pool) Integrals() (allocated, supplied int64) {
+	return pl.use.allocIntegral, pl.use.supplyIntegral
 }
 
 // move re-files node n after its free whole GPUs changed from before.
@@ -627,7 +523,7 @@ func (c *Cluster) AppendNodesWithFree(i int32, minWhole int32, dst []int32) []in
 }
 
 func (c *Cluster) refreshShare(nd *Node) {
-	if c.Pools[nd.Pool].kind != devPlain {
+	if c.Pools[nd.Pool].dev.kind != devPlain {
 		nd.MaxShare = 0
 		return
 	}
@@ -651,10 +547,10 @@ func (c *Cluster) takeDevices(n int32, p *PodSpec) uint64 {
 	gc := c.devCap[nd.gpuBase : nd.gpuBase+nd.gpuN]
 	var mask uint64
 	need := p.GPUs
-	if pool.kind == devSlice {
+	if pool.dev.kind == devSlice {
 		// Each replica goes to the GPU with the fewest taken replicas,
 		// counting the ones this pod has taken (ties: lowest index).
-		per := int(pool.perGPU)
+		per := int(pool.dev.perGPU)
 		for ; need > 0; need-- {
 			best, bestBusy := -1, 0
 			for d := range gf {
@@ -696,7 +592,7 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 	}
 	nd := &c.Nodes[n]
 	pool := &c.Pools[nd.Pool]
-	c.advance(pool, now)
+	pool.advance(now)
 	pl := Placement{Node: n, Share: -1, At: now}
 	gf := c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN]
 	wholeBefore := nd.FreeWhole
@@ -726,13 +622,13 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 			d := bits.TrailingZeros64(m)
 			pl.Milli += gf[d]
 			gf[d] = 0
-			if pool.kind == devSlice {
-				g := c.PhysGPU(n, d)
+			if pool.dev.kind == devSlice {
+				g := c.GPUs().PhysGPU(n, d)
 				c.physBusy[g]++
 				c.physMem[g] += p.GPUMemMiB
 			}
 		}
-		if pool.generic {
+		if pool.dev.generic {
 			nd.FreeWhole -= p.GPUs
 		}
 		if nd.FreeWhole == 0 || nd.MaxShare == MilliGPU {
@@ -740,8 +636,8 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 		}
 	}
 	pool.AllocMilli += int64(pl.Milli)
-	pool.allocCPU += p.MilliCPU
-	pool.allocMem += p.MemoryMiB
+	pool.use.allocCPU += p.MilliCPU
+	pool.use.allocMem += p.MemoryMiB
 	if wholeBefore != nd.FreeWhole && nd.State == NodeReady {
 		c.move(pool, n, wholeBefore)
 	}
@@ -759,7 +655,7 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 	nd := &c.Nodes[pl.Node]
 	pool := &c.Pools[nd.Pool]
-	c.advance(pool, now)
+	pool.advance(now)
 	gf := c.devFree[nd.gpuBase : nd.gpuBase+nd.gpuN]
 	gc := c.devCap[nd.gpuBase : nd.gpuBase+nd.gpuN]
 	wholeBefore := nd.FreeWhole
@@ -783,8 +679,8 @@ func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 			}
 			gf[d] = gc[d]
 			milli += gc[d]
-			if pool.kind == devSlice {
-				g := c.PhysGPU(pl.Node, d)
+			if pool.dev.kind == devSlice {
+				g := c.GPUs().PhysGPU(pl.Node, d)
 				c.physBusy[g]--
 				c.physMem[g] -= p.GPUMemMiB
 			}
@@ -792,13 +688,13 @@ func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 		if milli != pl.Milli {
 			return fmt.Errorf("invariant violated: placement on node %d records %d milli-GPU, its devices hold %d", pl.Node, pl.Milli, milli)
 		}
-		if pool.generic {
+		if pool.dev.generic {
 			nd.FreeWhole += p.GPUs
 		}
 	}
 	pool.AllocMilli -= int64(pl.Milli)
-	pool.allocCPU -= p.MilliCPU
-	pool.allocMem -= p.MemoryMiB
+	pool.use.allocCPU -= p.MilliCPU
+	pool.use.allocMem -= p.MemoryMiB
 	c.refreshShare(nd)
 	if wholeBefore != nd.FreeWhole && nd.State == NodeReady {
 		c.move(pool, pl.Node, wholeBefore)
@@ -869,7 +765,7 @@ func (c *Cluster) CheckDevices() error {
 	for n := range c.Nodes {
 		nd := &c.Nodes[n]
 		pl := &c.Pools[nd.Pool]
-		per := int(pl.perGPU)
+		per := int(pl.dev.perGPU)
 		var capSum, freeSum int64
 		for g := 0; g < int(pl.Spec.GPUsPerNode); g++ {
 			var gcap int64
@@ -881,7 +777,7 @@ func (c *Cluster) CheckDevices() error {
 				}
 				gcap += int64(c.devCap[i])
 				freeSum += int64(c.devFree[i])
-				if pl.kind == devMIG && c.devProfile[i] != "" {
+				if pl.dev.kind == devMIG && c.devProfile[i] != "" {
 					mp, ok := models.MIGProfileByName(pl.Spec.GPUModel, c.devProfile[i])
 					if !ok {
 						return fmt.Errorf("device %d of node %d is MIG profile %q, which %s does not have", d, n, c.devProfile[i], pl.Spec.GPUModel)
@@ -893,7 +789,7 @@ func (c *Cluster) CheckDevices() error {
 			switch {
 			case c.physOut[nd.physBase+int32(g)]:
 				want = 0
-			case pl.kind == devMIG:
+			case pl.dev.kind == devMIG:
 				want = int64(compute) * MilliGPU / 7
 			}
 			if gcap != want {

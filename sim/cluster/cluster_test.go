@@ -35,7 +35,7 @@ func TestAllocateReleaseWholeGPUs(t *testing.T) {
 	// 3 GPUs held from t=0 to t=1000 ms on a pool supplying 8 GPUs.
 	require.NoError(t, c.Release(1000, pl, &pod))
 	c.Advance(2000)
-	alloc, supply := c.Integrals(0)
+	alloc, supply := c.Pools[0].Integrals()
 	require.Equal(t, int64(3*MilliGPU*1000), alloc)
 	require.Equal(t, int64(8*MilliGPU*2000), supply)
 	require.Equal(t, []int32{0, 0, 0, 0, 2}, c.Pools[0].FreeByWhole)
@@ -79,7 +79,7 @@ func TestStatementDiscardRestoresState(t *testing.T) {
 		require.Equal(t, int32(4), n.FreeWhole)
 	}
 	c.Advance(100)
-	alloc, _ := c.Integrals(0)
+	alloc, _ := c.Pools[0].Integrals()
 	require.Zero(t, alloc, "an allocation discarded at the same instant holds nothing")
 }
 
@@ -151,10 +151,10 @@ func TestMIGNodeCapacity(t *testing.T) {
 	require.Equal(t, int64(2*857-428), c.Nodes[0].FreeMilli)
 	require.NoError(t, c.CheckDevices())
 
-	require.NoError(t, c.BeginRelayout(0, 0, 1))
+	require.NoError(t, c.MIG().BeginRelayout(0, 0, 1))
 	require.Equal(t, int64(857), c.Nodes[0].CapMilli, "GPU 1 out of service")
 	require.NoError(t, c.CheckDevices())
-	require.NoError(t, c.EndRelayout(0, 0, 1, []string{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}))
+	require.NoError(t, c.MIG().EndRelayout(0, 0, 1, []string{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}))
 	require.Equal(t, int64(857+1000), c.Nodes[0].CapMilli)
 	require.NoError(t, c.CheckDevices())
 

@@ -9,6 +9,11 @@
 // without looking at its nodes. Allocations go through Allocate and Release,
 // which check capacity on every call; an over-commit is a bug and is
 // reported as an error, never absorbed. A Statement groups allocations so a
-// gang is committed or discarded as a unit. This package decides nothing
-// about placement.
+// gang is committed or discarded as a unit. Node lifecycle (Launch,
+// SetReady, Cordon, Remove) is in lifecycle.go, the state classes the
+// GPU-clustering policy reads in classes.go; two views group the rest by
+// concept: GPUs (c.GPUs(): physical GPUs, time-slice sharers and speed,
+// GPU memory) and MIG (c.MIG(): re-layout of idle GPUs). Each Pool keeps
+// its device layout and its time integrals (Usage, Integrals) as parts.
+// This package decides nothing about placement.
 package cluster

@@ -42,16 +42,16 @@ func (c *Cluster) Launch(now Time, n int32) error {
 		return fmt.Errorf("invariant violated: launch into slot %d, which holds a %s node", n, nd.State)
 	}
 	pl := &c.Pools[nd.Pool]
-	c.advance(pl, now)
+	pl.advance(now)
 	if nd.Pods != 0 {
 		return fmt.Errorf("invariant violated: absent node %d holds %d pods", n, nd.Pods)
 	}
 	var capSum int64
-	for k, x := range pl.caps {
+	for k, x := range pl.dev.caps {
 		i := nd.gpuBase + int32(k)
 		c.devFree[i], c.devCap[i] = x, x
-		if pl.profiles != nil {
-			c.devProfile[i] = pl.profiles[k]
+		if pl.dev.profiles != nil {
+			c.devProfile[i] = pl.dev.profiles[k]
 		}
 		capSum += int64(x)
 	}
@@ -64,7 +64,7 @@ func (c *Cluster) Launch(now Time, n int32) error {
 	nd.State = NodeBooting
 	nd.Version++
 	pl.Present++
-	pl.supplyMilli += int64(pl.Spec.GPUsPerNode) * MilliGPU
+	pl.use.supplyMilli += int64(pl.Spec.GPUsPerNode) * MilliGPU
 	return nil
 }
 
@@ -75,7 +75,7 @@ func (c *Cluster) SetReady(now Time, n int32) error {
 		return fmt.Errorf("invariant violated: node %d made ready from %s", n, nd.State)
 	}
 	pl := &c.Pools[nd.Pool]
-	c.advance(pl, now)
+	pl.advance(now)
 	nd.State = NodeReady
 	pl.Ready++
 	c.file(pl, n)
@@ -91,7 +91,7 @@ func (c *Cluster) Cordon(now Time, n int32) error {
 		return fmt.Errorf("invariant violated: node %d cordoned from %s", n, nd.State)
 	}
 	pl := &c.Pools[nd.Pool]
-	c.advance(pl, now)
+	pl.advance(now)
 	c.unfile(pl, n, nd.FreeWhole)
 	nd.State = NodeCordoned
 	pl.Ready--
@@ -110,7 +110,7 @@ func (c *Cluster) Remove(now Time, n int32) error {
 		return fmt.Errorf("invariant violated: removing node %d, which still holds %d pods", n, nd.Pods)
 	}
 	pl := &c.Pools[nd.Pool]
-	c.advance(pl, now)
+	pl.advance(now)
 	if nd.State == NodeReady {
 		c.unfile(pl, n, nd.FreeWhole)
 		pl.Ready--
@@ -119,7 +119,7 @@ func (c *Cluster) Remove(now Time, n int32) error {
 	nd.Version++
 	c.reclass(n)
 	pl.Present--
-	pl.supplyMilli -= int64(pl.Spec.GPUsPerNode) * MilliGPU
+	pl.use.supplyMilli -= int64(pl.Spec.GPUsPerNode) * MilliGPU
 	return nil
 }
 
