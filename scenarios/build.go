@@ -309,7 +309,7 @@ func (s builder) build(opts Options) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.buildServices(b, opts); err != nil {
+	if err := (serviceBuilder{s.Scenario}).buildServices(b, opts); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -317,13 +317,13 @@ func (s builder) build(opts Options) (*Built, error) {
 	if opts.Horizon != nil {
 		from = " (--horizon)"
 	}
-	if err := s.checkBudget(b, opts, from); err != nil {
+	if err := (budgeter{s.Scenario}).checkBudget(b, opts, from); err != nil {
 		b.Close()
 		return nil, err
 	}
 	b.Config.MaxEvents = uint64(opts.maxEvents())
 	b.Scenario, b.Description, b.Start = s.Metadata.Name, s.Metadata.Description, s.Spec.Output.Start()
-	b.Pricing, err = s.pricingPlan(b.Config.Pools, b.Prices)
+	b.Pricing, err = pricer{s.Scenario}.pricingPlan(b.Config.Pools, b.Prices)
 	if err != nil {
 		b.Close()
 		return nil, err

@@ -20,7 +20,7 @@ const ServingModelNote = "inference services: a fluid per-interval model of each
 
 // buildServices builds spec.workload.services into b.Config.Services,
 // reading the files they name.
-func (s builder) buildServices(b *Built, opts Options) error {
+func (s serviceBuilder) buildServices(b *Built, opts Options) error {
 	svcs := s.Spec.Workload.Services
 	if len(svcs) == 0 {
 		return nil
@@ -89,13 +89,13 @@ func (p *servicePolicy) get() (*Policy, error) {
 }
 
 // readServiceFile reads a file a service names, bounded.
-func (s builder) readServiceFile(p string) (string, []byte, error) {
+func (s serviceBuilder) readServiceFile(p string) (string, []byte, error) {
 	file := s.path(p)
 	data, err := readWholeBounded(file)
 	return file, data, err
 }
 
-func (s builder) buildService(i int, b *Built, pc *servicePolicy) (sim.ServiceConfig, []string, error) {
+func (s serviceBuilder) buildService(i int, b *Built, pc *servicePolicy) (sim.ServiceConfig, []string, error) {
 	v := &s.Spec.Workload.Services[i]
 	at := fmt.Sprintf("spec.workload.services[%d]", i)
 	var notes []string
@@ -290,7 +290,7 @@ func tolerationsOf(ts []corev1.Toleration) []TolerationSpec {
 // servicePriority sets the replicas' priority: priority, priorityClass
 // (or the manifest's priorityClassName) from spec.policy's manifests, or
 // spec.policy.priorityClasses for the service's queue.
-func (s builder) servicePriority(at string, v *ServiceSpec, wl *kubesvc.Workload, cfg *sim.ServiceConfig, pc *servicePolicy) error {
+func (s serviceBuilder) servicePriority(at string, v *ServiceSpec, wl *kubesvc.Workload, cfg *sim.ServiceConfig, pc *servicePolicy) error {
 	if v.PreemptionPolicy == PreemptNever {
 		cfg.Flags |= cluster.FlagPreemptNever
 	}
@@ -330,7 +330,7 @@ func (s builder) servicePriority(at string, v *ServiceSpec, wl *kubesvc.Workload
 
 // serviceQueue maps the replicas' queue through spec.policy.queues and
 // defaultQueue when the run has admission, as jobs' queues are.
-func (s builder) serviceQueue(at string, v *ServiceSpec, b *Built, cfg *sim.ServiceConfig) error {
+func (s serviceBuilder) serviceQueue(at string, v *ServiceSpec, b *Built, cfg *sim.ServiceConfig) error {
 	adm := b.Config.Admission
 	if adm == nil {
 		return nil
@@ -355,7 +355,7 @@ func (s builder) serviceQueue(at string, v *ServiceSpec, b *Built, cfg *sim.Serv
 }
 
 // torchServeModel picks the model (and version) a service serves.
-func (s builder) torchServeModel(at string, ts *TorchServeSpec, conf *kubesvc.TorchServe) (kubesvc.TorchServeModel, error) {
+func (s serviceBuilder) torchServeModel(at string, ts *TorchServeSpec, conf *kubesvc.TorchServe) (kubesvc.TorchServeModel, error) {
 	var names []string
 	var match []kubesvc.TorchServeModel
 	for _, m := range conf.Models {
@@ -376,7 +376,7 @@ func (s builder) torchServeModel(at string, ts *TorchServeSpec, conf *kubesvc.To
 }
 
 // serviceLoad builds the rate curve.
-func (s builder) serviceLoad(at string, l *ServiceLoadSpec) (serving.Load, error) {
+func (s serviceBuilder) serviceLoad(at string, l *ServiceLoadSpec) (serving.Load, error) {
 	var out serving.Load
 	switch {
 	case l.Constant != nil:
@@ -430,7 +430,7 @@ var metricKinds = map[string]services.MetricKind{
 // serviceScaler builds the autoscaler and the replica bounds: the
 // scenario's replicas, else the autoscaler manifest's or the
 // InferenceService's bounds.
-func (s builder) serviceScaler(at string, v *ServiceSpec, wl *kubesvc.Workload) (scalerResult, error) {
+func (s serviceBuilder) serviceScaler(at string, v *ServiceSpec, wl *kubesvc.Workload) (scalerResult, error) {
 	var out scalerResult
 	a := v.Autoscaler
 	// Bounds from the manifests first; the scenario's replicas win.
@@ -682,7 +682,7 @@ func kindName(k services.MetricKind) string {
 }
 
 // behavior applies a scenario's HPA behavior over the defaults.
-func (s builder) behavior(at string, b *HPABehaviorSpec, up, down *autoscale.Rules) error {
+func (s serviceBuilder) behavior(at string, b *HPABehaviorSpec, up, down *autoscale.Rules) error {
 	if b == nil {
 		return nil
 	}
