@@ -183,43 +183,77 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 	if pr.CPUMemory.VCPU > 0 {
 		cs.Model = CostModelGPUResidual + " (" + pr.CPUMemory.Basis + ")"
 	}
+	b := &costBook{cs: cs, rates: allRates(res, pr),
+		byCT: map[string]*costAcc{}, byIT: map[string]*costAcc{}, byGroup: map[string]*costAcc{}, byQueue: map[string]*costAcc{},
+		poolAlloc: make([]float64, len(res.Pools)), poolLost: make([]float64, len(res.Pools)),
+		jobAlloc: map[string]float64{}, svcAlloc: map[string]float64{}}
 	jobCost, jobLost := JobCosts(res, pr)
-	type acc struct {
-		line  CostLine
-		order int
+	b.jobs(res, jobCost, jobLost)
+	if len(res.Services) > 0 {
+		b.training(res, jobCost, jobLost)
 	}
-	group := func(m map[string]*acc, key string, order int) *CostLine {
-		a := m[key]
-		if a == nil {
-			a = &acc{line: CostLine{Name: key}, order: order}
-			m[key] = a
-		}
-		return &a.line
+	b.services(res, pr)
+	b.pools(res, pr)
+	b.finish(res, pr)
+	return cs
+}
+
+// costAcc is one line of a grouping as Cost adds to it; order ranks the
+// lines of a grouping that keeps its first-seen order.
+type costAcc struct {
+	line  CostLine
+	order int
+}
+
+// costBook is what Cost adds up as it goes through the jobs, the services
+// and the pools: the summary, the lines by capacity type, instance type,
+// group and queue, each pool's cost of pods (allocated) and of lost work,
+// and the split between training and inference.
+type costBook struct {
+	cs                           *CostSummary
+	rates                        []poolRates
+	byCT, byIT, byGroup, byQueue map[string]*costAcc
+	poolAlloc, poolLost          []float64
+	kinds                        [2]WorkloadCost
+	jobAlloc, svcAlloc           map[string]float64
+}
+
+const gpuMs = float64(sim.Hour) * 1000
+
+// group is the line of m for key, added (with order) when new.
+func group(m map[string]*costAcc, key string, order int) *CostLine {
+	a := m[key]
+	if a == nil {
+		a = &costAcc{line: CostLine{Name: key}, order: order}
+		m[key] = a
 	}
-	byCT, byIT, byGroup, byQueue := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}, map[string]*acc{}
-	add := func(dst *CostLine, l *CostLine) {
-		dst.NodeHours += l.NodeHours
-		dst.GPUHours += l.GPUHours
-		dst.Cost += l.Cost
-		dst.Allocated += l.Allocated
-		dst.Idle += l.Idle
-		dst.IdleGPU += l.IdleGPU
-		dst.LostCost += l.LostCost
-	}
-	// Pods' cost per pool, from the jobs' usage.
-	poolAlloc := make([]float64, len(res.Pools))
-	poolLost := make([]float64, len(res.Pools))
-	rates := allRates(res, pr)
-	const gpuMs = float64(sim.Hour) * 1000
+	return &a.line
+}
+
+// addLine adds l's hours and costs to dst.
+func addLine(dst *CostLine, l *CostLine) {
+	dst.NodeHours += l.NodeHours
+	dst.GPUHours += l.GPUHours
+	dst.Cost += l.Cost
+	dst.Allocated += l.Allocated
+	dst.Idle += l.Idle
+	dst.IdleGPU += l.IdleGPU
+	dst.LostCost += l.LostCost
+}
+
+// jobs adds each job's cost to its queue and its pods' usage to their
+// pools, with the GPU-hours lost, checkpointed and (completed) useful.
+func (b *costBook) jobs(res *sim.Result, jobCost, jobLost []float64) {
+	cs, rates := b.cs, b.rates
 	for i := range res.Jobs {
 		j := &res.Jobs[i]
-		q := group(byQueue, j.Queue, 0)
+		q := group(b.byQueue, j.Queue, 0)
 		q.Cost += jobCost[i]
 		q.Allocated += jobCost[i]
 		q.LostCost += jobLost[i]
 		for u := range j.Usage() {
-			poolAlloc[u.Pool] += rates[u.Pool].price(u.Held)
-			poolLost[u.Pool] += rates[u.Pool].price(u.Lost)
+			b.poolAlloc[u.Pool] += rates[u.Pool].price(u.Held)
+			b.poolLost[u.Pool] += rates[u.Pool].price(u.Lost)
 			q.GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
 			cs.LostGPUHours += float64(u.Lost[sim.ResGPU]) / gpuMs
 			cs.CheckpointGPUHours += float64(u.Checkpoint[sim.ResGPU]) / gpuMs
@@ -229,41 +263,54 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 			cs.UsefulGPUHours += float64(j.Duration) * float64(j.AllocMilli) / gpuMs
 		}
 	}
-	// Services' replica pods pay the same way, under their queue.
-	var kinds [2]WorkloadCost
-	jobAlloc, svcAlloc := map[string]float64{}, map[string]float64{}
-	if len(res.Services) > 0 {
-		kinds[0].Kind, kinds[1].Kind = KindTraining, KindInference
-		for i := range res.Jobs {
-			j := &res.Jobs[i]
-			jobAlloc[j.Queue] += jobCost[i]
-			kinds[0].Allocated += jobCost[i]
-			kinds[0].LostCost += jobLost[i]
-			for u := range j.Usage() {
-				kinds[0].GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
-				kinds[0].GPUCost += rates[u.Pool][sim.ResGPU] * float64(u.Held[sim.ResGPU])
-			}
+}
+
+// training adds the jobs to the training side of the workload split (a
+// run with services only).
+func (b *costBook) training(res *sim.Result, jobCost, jobLost []float64) {
+	b.kinds[0].Kind, b.kinds[1].Kind = KindTraining, KindInference
+	for i := range res.Jobs {
+		j := &res.Jobs[i]
+		b.jobAlloc[j.Queue] += jobCost[i]
+		b.kinds[0].Allocated += jobCost[i]
+		b.kinds[0].LostCost += jobLost[i]
+		for u := range j.Usage() {
+			b.kinds[0].GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
+			b.kinds[0].GPUCost += b.rates[u.Pool][sim.ResGPU] * float64(u.Held[sim.ResGPU])
 		}
 	}
+}
+
+// services adds the services' replica pods the same way, under their
+// queue, and to the inference side of the workload split.
+func (b *costBook) services(res *sim.Result, pr *Pricing) {
+	rates := b.rates
 	svcCost, svcGPU, svcLost := serviceCosts(res, pr)
 	for i := range res.Services {
 		sv := &res.Services[i]
-		q := group(byQueue, sv.Queue, 0)
+		q := group(b.byQueue, sv.Queue, 0)
 		q.Cost += svcCost[i]
 		q.Allocated += svcCost[i]
 		q.LostCost += svcLost[i]
-		svcAlloc[sv.Queue] += svcCost[i]
-		kinds[1].Allocated += svcCost[i]
-		kinds[1].GPUCost += svcGPU[i]
-		kinds[1].LostCost += svcLost[i]
-		kinds[1].RequestsServed += sv.Served
+		b.svcAlloc[sv.Queue] += svcCost[i]
+		b.kinds[1].Allocated += svcCost[i]
+		b.kinds[1].GPUCost += svcGPU[i]
+		b.kinds[1].LostCost += svcLost[i]
+		b.kinds[1].RequestsServed += sv.Served
 		for _, u := range sv.Usage {
-			poolAlloc[u.Pool] += rates[u.Pool].price(u.Held)
-			poolLost[u.Pool] += rates[u.Pool].price(u.Lost)
+			b.poolAlloc[u.Pool] += rates[u.Pool].price(u.Held)
+			b.poolLost[u.Pool] += rates[u.Pool].price(u.Lost)
 			q.GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
-			kinds[1].GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
+			b.kinds[1].GPUHours += float64(u.Held[sim.ResGPU]) / gpuMs
 		}
 	}
+}
+
+// pools prices each pool's node-hours, splits them into allocated and
+// idle, adds each to the totals and its capacity type's, instance type's
+// and group's lines, and lists the GPU rates.
+func (b *costBook) pools(res *sim.Result, pr *Pricing) {
+	cs, rates := b.cs, b.rates
 	for i := range res.Pools {
 		p := &res.Pools[i]
 		var pp PoolPricing
@@ -277,10 +324,10 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 			PricePerHour: pp.PerHour, PriceBasis: pp.Basis, NodeHours: p.Usage.NodeHours,
 			GPUHours: float64(p.SuppliedMilliMs) / gpuMs}
 		l.Cost = p.Usage.NodeHours * pp.PerHour
-		l.Allocated = poolAlloc[i]
+		l.Allocated = b.poolAlloc[i]
 		l.Idle = l.Cost - l.Allocated
 		l.IdleGPU = rates[i][0] * float64(p.SuppliedMilliMs-p.AllocatedMilliMs)
-		l.LostCost = poolLost[i]
+		l.LostCost = b.poolLost[i]
 		cs.ByPool = append(cs.ByPool, l)
 		if g := p.Spec.GPUsPerNode; g > 0 && pp.PerHour > 0 {
 			split := splitOf(p, pp, pr)
@@ -300,42 +347,51 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 		if ct == "" {
 			ct = models.OnDemand
 		}
-		add(group(byCT, ct, 0), &l)
+		addLine(group(b.byCT, ct, 0), &l)
 		it := p.Spec.InstanceType
 		if it == "" {
 			it = "(none)"
 		}
-		add(group(byIT, it, 0), &l)
+		addLine(group(b.byIT, it, 0), &l)
 		if pp.Group != "" {
-			add(group(byGroup, pp.Group, i), &l)
+			addLine(group(b.byGroup, pp.Group, i), &l)
 		}
 	}
+}
+
+// costLines are m's lines sorted by name (by order first when byOrder),
+// rounded.
+func costLines(m map[string]*costAcc, byOrder bool) []CostLine {
+	out := make([]*costAcc, 0, len(m))
+	for _, a := range m {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if byOrder && out[i].order != out[j].order {
+			return out[i].order < out[j].order
+		}
+		return out[i].line.Name < out[j].line.Name
+	})
+	res := make([]CostLine, len(out))
+	for i, a := range out {
+		res[i] = roundLine(a.line)
+	}
+	return res
+}
+
+// finish rounds the summary, sorts its groupings, and adds the showback
+// (budgets prorated to the run's length) and the workload split.
+func (b *costBook) finish(res *sim.Result, pr *Pricing) {
+	cs := b.cs
 	if cs.UsefulGPUHours > 0 {
 		cs.CostPerUsefulGPUHour = cs.Total / cs.UsefulGPUHours
 	}
 	cs.Commitments = commitmentsOf(res, pr, cs.Total)
 	cs.CommitmentAdvice = commitmentAdviceOf(res, pr)
-	lines := func(m map[string]*acc, byOrder bool) []CostLine {
-		out := make([]*acc, 0, len(m))
-		for _, a := range m {
-			out = append(out, a)
-		}
-		sort.Slice(out, func(i, j int) bool {
-			if byOrder && out[i].order != out[j].order {
-				return out[i].order < out[j].order
-			}
-			return out[i].line.Name < out[j].line.Name
-		})
-		res := make([]CostLine, len(out))
-		for i, a := range out {
-			res[i] = roundLine(a.line)
-		}
-		return res
-	}
-	cs.ByCapacityType = lines(byCT, false)
-	cs.ByInstanceType = lines(byIT, false)
-	cs.ByGroup = lines(byGroup, true)
-	cs.ByQueue = lines(byQueue, false)
+	cs.ByCapacityType = costLines(b.byCT, false)
+	cs.ByInstanceType = costLines(b.byIT, false)
+	cs.ByGroup = costLines(b.byGroup, true)
+	cs.ByQueue = costLines(b.byQueue, false)
 	for i := range cs.ByPool {
 		cs.ByPool[i] = roundLine(cs.ByPool[i])
 	}
@@ -344,15 +400,14 @@ func Cost(res *sim.Result, pr *Pricing) *CostSummary {
 	cs.LostGPUHours, cs.CheckpointGPUHours = round(cs.LostGPUHours, 4), round(cs.CheckpointGPUHours, 4)
 	cs.UsefulGPUHours, cs.CostPerUsefulGPUHour = round(cs.UsefulGPUHours, 4), round(cs.CostPerUsefulGPUHour, 4)
 	budgets := map[string]float64{}
-	for t, b := range pr.Budgets {
-		budgets[t] = round(b*float64(res.End)/float64(30*24*sim.Hour), 2)
+	for t, bu := range pr.Budgets {
+		budgets[t] = round(bu*float64(res.End)/float64(30*24*sim.Hour), 2)
 	}
 	// The rule was checked when the scenario was read.
 	cs.Showback, _ = ShowbackOf(cs, pr.IdleDistribution, budgets)
 	if len(res.Services) > 0 {
-		cs.ByWorkload = workloadSplit(cs, &kinds, jobAlloc, svcAlloc)
+		cs.ByWorkload = workloadSplit(cs, &b.kinds, b.jobAlloc, b.svcAlloc)
 	}
-	return cs
 }
 
 func roundLine(l CostLine) CostLine {

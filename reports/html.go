@@ -59,44 +59,7 @@ func WriteHTML(w io.Writer, s *Summary, plots []Plot) error {
 
 func htmlModel(s *Summary, plots []Plot) htmlPage {
 	pg := htmlPage{Title: "gpuplan report: " + s.Scenario.Name, Header: header(s)}
-	completed := s.Jobs.ByOutcome["completed"]
-	pg.KPIs = []htmlKPI{
-		{"GPU allocation", pct(s.Cluster.Allocation), fmt.Sprintf("%.0f of %.0f GPU-hours", s.Cluster.GPUHoursAllocated, s.Cluster.GPUHoursSupplied)},
-		{"jobs completed", fmt.Sprint(completed), fmt.Sprintf("of %d", s.Jobs.Total)},
-		{"p95 queue wait", Human(s.QueueWait.P95), "mean " + Human(s.QueueWait.Mean)},
-		{"p95 completion time", Human(s.JCT.P95), "p50 " + Human(s.JCT.P50)},
-	}
-	if servicesOnly(s) {
-		pg.KPIs = pg.KPIs[:1]
-	}
-	for i, v := range s.Services {
-		if i == maxServiceKPIs {
-			break
-		}
-		if v.SLOMs > 0 {
-			pg.KPIs = append(pg.KPIs, htmlKPI{v.Name + " within SLO", pct(v.SLOAttainment), fmt.Sprintf("p95 %s against %s", msText2(v.P95Ms), msText2(v.SLOMs))})
-		} else {
-			pg.KPIs = append(pg.KPIs, htmlKPI{v.Name + " p95 latency", msText2(v.P95Ms), "p99 " + msText2(v.P99Ms)})
-		}
-	}
-	if c := s.Cost; c != nil {
-		detail := fmt.Sprintf("%s per useful GPU-hour", money(c.CostPerUsefulGPUHour))
-		if len(c.ByWorkload) == 2 {
-			// With services the bill is not all training's.
-			detail = fmt.Sprintf("training %s, inference %s", money(c.ByWorkload[0].Total), money(c.ByWorkload[1].Total))
-		}
-		if tr, inf := bySideKPI(s); tr != "" {
-			// Jobs and services: two figures, each side's share over its
-			// own work, and no single one.
-			detail = fmt.Sprintf("training %s (%s), inference %s (%s)", money(c.ByWorkload[0].Total), tr, money(c.ByWorkload[1].Total), inf)
-		}
-		pg.KPIs = append(pg.KPIs,
-			htmlKPI{"cost", money(c.Total), detail},
-			htmlKPI{"idle cost", money(c.Idle), fmt.Sprintf("%.1f%% of the bill", 100*safeDiv(c.Idle, c.Total))})
-		if c.LostCost > 0 {
-			pg.KPIs = append(pg.KPIs, htmlKPI{"lost to disruptions", money(c.LostCost), fmt.Sprintf("%.1f GPU-hours", c.LostGPUHours)})
-		}
-	}
+	pg.KPIs = htmlKPIs(s)
 	for _, p := range plots {
 		if p.Name == "compare" {
 			pg.LeadPlots = append(pg.LeadPlots, htmlPlot{Name: p.Name, Title: p.Title,
@@ -145,52 +108,10 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			Notes: admissionNotes(s)})
 	}
 	if len(s.Capacity) > 0 {
-		sec := htmlSection{Title: "Node supply", Tables: []htmlTable{{Header: []string{"pool", "capacity", "initial nodes", "max nodes", "node-h", "launched", "interrupted", "failed", "scaled in", "spot fallbacks"}, Rows: capacityRows(s)}}}
-		for _, c := range s.Capacity {
-			if c.Interruptions != "" {
-				sec.Notes = append(sec.Notes, c.Pool+" interruptions: "+c.Interruptions)
-			}
-			if c.Failures != "" {
-				sec.Notes = append(sec.Notes, c.Pool+" failures: "+c.Failures)
-			}
-		}
-		if d := s.Disruptions; d != nil {
-			sec.Notes = append(sec.Notes, fmt.Sprintf("%d jobs stopped by lost nodes (%d restarts); %d failed (past a backoff limit or Volcano maxRetry, or by a Volcano policy); %.1f GPU-hours lost, %.1f spent writing checkpoints.",
-				d.JobsDisrupted, d.Restarts, d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours))
-		}
-		add(sec)
+		add(supplySection(s))
 	}
 	if c := s.Cost; c != nil {
-		sec := htmlSection{Title: "Cost (USD)", Tables: []htmlTable{
-			{Header: []string{"pool", "capacity", "$/node-h", "node-h", "cost", "allocated", "idle", "idle GPU", "lost to disruptions"}, Rows: costRows(c)},
-			{Caption: "By capacity type", Header: []string{"capacity", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByCapacityType)},
-			{Caption: "By instance type", Header: []string{"instance", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByInstanceType)},
-			{Caption: "By queue (what its pods paid)", Header: []string{"queue", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByQueue)},
-		}, Notes: []string{usefulText(s)}}
-		if len(c.ByWorkload) > 0 {
-			sec.Tables = append(sec.Tables, htmlTable{Caption: "Training and inference, the whole bill", Header: workloadHeader(), Rows: workloadRows(c.ByWorkload)})
-			sec.Notes = append(sec.Notes, workloadNote)
-		}
-		if len(c.ByGroup) > 0 {
-			sec.Tables = append(sec.Tables, htmlTable{Caption: "By NodePool or node group", Header: []string{"group", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByGroup)})
-		}
-		for _, p := range c.ByPool {
-			if p.PriceBasis != "" {
-				sec.Notes = append(sec.Notes, p.Name+": "+p.PriceBasis)
-			}
-		}
-		if len(c.Unpriced) > 0 {
-			sec.Notes = append(sec.Notes, "No price, not counted: "+strings.Join(c.Unpriced, ", "))
-		}
-		sec.Notes = append(sec.Notes, c.Model+".")
-		if sb := c.Showback; sb != nil && len(sb.Teams) > 0 {
-			sec.Tables = append(sec.Tables, htmlTable{Caption: "Showback by team (queue), the whole bill", Header: showbackHeader(sb), Rows: showbackRows(sb)})
-			sec.Notes = append(sec.Notes, showbackText(sb))
-		}
-		if len(c.GPURates) > 0 {
-			sec.Tables = append(sec.Tables, htmlTable{Caption: "Effective GPU-hour price", Header: gpuRateHeader(), Rows: gpuRateRows(c)})
-		}
-		add(sec)
+		add(costSection(s, c))
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		add(htmlSection{Title: "Spot against on-demand", Intro: "The same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).",
@@ -210,17 +131,7 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	}
 	if len(s.Variants) > 0 {
 		// The page opens with the comparison.
-		pg.Lead = append(pg.Lead, htmlSection{Title: "What-if variants compared", Intro: "The scenario as given and each of its variants, same seed and workload. The rest of the page is the scenario as given.",
-			Tables: []htmlTable{{Header: variantHeaderFor(s.Variants), Rows: variantRows(s.Variants)},
-				{Caption: "Like for like against the scenario as given: jobs both runs completed, cost for the same work", Header: pairedHeaderFor(s.Variants), Rows: pairedRows(s.Variants)}},
-			Notes: []string{censoredNote}})
-		if rows := variantServiceRows(s.Variants); len(rows) > 0 {
-			pg.Lead[0].Tables = append(pg.Lead[0].Tables, htmlTable{Caption: "Inference services in each run", Header: variantServiceHeader(), Rows: rows})
-		}
-		for i := range s.SpotSensitivity {
-			c := &s.SpotSensitivity[i]
-			pg.Lead[0].Notes = append(pg.Lead[0].Notes, "Spot break-even: "+spotCurveText(c))
-		}
+		pg.Lead = append(pg.Lead, variantsSection(s))
 	}
 	sched := htmlSection{Title: "Scheduler", Intro: "Queue policy " + queueText(s.Scheduler) + "."}
 	points := make([]string, 0, len(s.Scheduler.Plugins))
@@ -238,6 +149,124 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	e := s.Engine
 	pg.Engine = fmt.Sprintf("Engine: %d events, %d scheduling passes, %d placement attempts (%d skipped as dominated).", e.Events, e.Passes, e.Attempts, e.Skipped)
 	return pg
+}
+
+// htmlKPIs are the page's headline figures: allocation, jobs, wait and
+// completion time (allocation alone for services only), each service's
+// latency or SLO, and the bill.
+func htmlKPIs(s *Summary) []htmlKPI {
+	completed := s.Jobs.ByOutcome["completed"]
+	kpis := []htmlKPI{
+		{"GPU allocation", pct(s.Cluster.Allocation), fmt.Sprintf("%.0f of %.0f GPU-hours", s.Cluster.GPUHoursAllocated, s.Cluster.GPUHoursSupplied)},
+		{"jobs completed", fmt.Sprint(completed), fmt.Sprintf("of %d", s.Jobs.Total)},
+		{"p95 queue wait", Human(s.QueueWait.P95), "mean " + Human(s.QueueWait.Mean)},
+		{"p95 completion time", Human(s.JCT.P95), "p50 " + Human(s.JCT.P50)},
+	}
+	if servicesOnly(s) {
+		kpis = kpis[:1]
+	}
+	for i, v := range s.Services {
+		if i == maxServiceKPIs {
+			break
+		}
+		if v.SLOMs > 0 {
+			kpis = append(kpis, htmlKPI{v.Name + " within SLO", pct(v.SLOAttainment), fmt.Sprintf("p95 %s against %s", msText2(v.P95Ms), msText2(v.SLOMs))})
+		} else {
+			kpis = append(kpis, htmlKPI{v.Name + " p95 latency", msText2(v.P95Ms), "p99 " + msText2(v.P99Ms)})
+		}
+	}
+	if c := s.Cost; c != nil {
+		detail := fmt.Sprintf("%s per useful GPU-hour", money(c.CostPerUsefulGPUHour))
+		if len(c.ByWorkload) == 2 {
+			// With services the bill is not all training's.
+			detail = fmt.Sprintf("training %s, inference %s", money(c.ByWorkload[0].Total), money(c.ByWorkload[1].Total))
+		}
+		if tr, inf := bySideKPI(s); tr != "" {
+			// Jobs and services: two figures, each side's share over its
+			// own work, and no single one.
+			detail = fmt.Sprintf("training %s (%s), inference %s (%s)", money(c.ByWorkload[0].Total), tr, money(c.ByWorkload[1].Total), inf)
+		}
+		kpis = append(kpis,
+			htmlKPI{"cost", money(c.Total), detail},
+			htmlKPI{"idle cost", money(c.Idle), fmt.Sprintf("%.1f%% of the bill", 100*safeDiv(c.Idle, c.Total))})
+		if c.LostCost > 0 {
+			kpis = append(kpis, htmlKPI{"lost to disruptions", money(c.LostCost), fmt.Sprintf("%.1f GPU-hours", c.LostGPUHours)})
+		}
+	}
+	return kpis
+}
+
+// supplySection is the node supply: each pool's nodes over the run, its
+// interruption and failure processes, and the work disruptions cost.
+func supplySection(s *Summary) htmlSection {
+	sec := htmlSection{Title: "Node supply", Tables: []htmlTable{{Header: []string{"pool", "capacity", "initial nodes", "max nodes", "node-h", "launched", "interrupted", "failed", "scaled in", "spot fallbacks"}, Rows: capacityRows(s)}}}
+	for _, c := range s.Capacity {
+		if c.Interruptions != "" {
+			sec.Notes = append(sec.Notes, c.Pool+" interruptions: "+c.Interruptions)
+		}
+		if c.Failures != "" {
+			sec.Notes = append(sec.Notes, c.Pool+" failures: "+c.Failures)
+		}
+	}
+	if d := s.Disruptions; d != nil {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d jobs stopped by lost nodes (%d restarts); %d failed (past a backoff limit or Volcano maxRetry, or by a Volcano policy); %.1f GPU-hours lost, %.1f spent writing checkpoints.",
+			d.JobsDisrupted, d.Restarts, d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours))
+	}
+	return sec
+}
+
+// costSection is the bill: by pool, capacity type, instance type, queue,
+// workload and group, the price bases, the showback and the GPU-hour
+// prices.
+func costSection(s *Summary, c *CostSummary) htmlSection {
+	sec := htmlSection{Title: "Cost (USD)", Tables: []htmlTable{
+		{Header: []string{"pool", "capacity", "$/node-h", "node-h", "cost", "allocated", "idle", "idle GPU", "lost to disruptions"}, Rows: costRows(c)},
+		{Caption: "By capacity type", Header: []string{"capacity", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByCapacityType)},
+		{Caption: "By instance type", Header: []string{"instance", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByInstanceType)},
+		{Caption: "By queue (what its pods paid)", Header: []string{"queue", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByQueue)},
+	}, Notes: []string{usefulText(s)}}
+	if len(c.ByWorkload) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Caption: "Training and inference, the whole bill", Header: workloadHeader(), Rows: workloadRows(c.ByWorkload)})
+		sec.Notes = append(sec.Notes, workloadNote)
+	}
+	if len(c.ByGroup) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Caption: "By NodePool or node group", Header: []string{"group", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByGroup)})
+	}
+	for _, p := range c.ByPool {
+		if p.PriceBasis != "" {
+			sec.Notes = append(sec.Notes, p.Name+": "+p.PriceBasis)
+		}
+	}
+	if len(c.Unpriced) > 0 {
+		sec.Notes = append(sec.Notes, "No price, not counted: "+strings.Join(c.Unpriced, ", "))
+	}
+	sec.Notes = append(sec.Notes, c.Model+".")
+	if sb := c.Showback; sb != nil && len(sb.Teams) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Caption: "Showback by team (queue), the whole bill", Header: showbackHeader(sb), Rows: showbackRows(sb)})
+		sec.Notes = append(sec.Notes, showbackText(sb))
+	}
+	if len(c.GPURates) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Caption: "Effective GPU-hour price", Header: gpuRateHeader(), Rows: gpuRateRows(c)})
+	}
+	return sec
+}
+
+// variantsSection is the comparison the page opens with when the
+// scenario has variants: each run, like for like against the scenario as
+// given, the services in each, and the spot break-evens.
+func variantsSection(s *Summary) htmlSection {
+	sec := htmlSection{Title: "What-if variants compared", Intro: "The scenario as given and each of its variants, same seed and workload. The rest of the page is the scenario as given.",
+		Tables: []htmlTable{{Header: variantHeaderFor(s.Variants), Rows: variantRows(s.Variants)},
+			{Caption: "Like for like against the scenario as given: jobs both runs completed, cost for the same work", Header: pairedHeaderFor(s.Variants), Rows: pairedRows(s.Variants)}},
+		Notes: []string{censoredNote}}
+	if rows := variantServiceRows(s.Variants); len(rows) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Caption: "Inference services in each run", Header: variantServiceHeader(), Rows: rows})
+	}
+	for i := range s.SpotSensitivity {
+		c := &s.SpotSensitivity[i]
+		sec.Notes = append(sec.Notes, "Spot break-even: "+spotCurveText(c))
+	}
+	return sec
 }
 
 // maxServiceKPIs is how many services get a headline figure.

@@ -76,8 +76,8 @@ func TestPairJCT(t *testing.T) {
 
 // The same-work figure compares costs per useful GPU-hour, not bills.
 func TestCompareSpotSameWork(t *testing.T) {
-	spot := &Summary{Cost: &CostSummary{Total: 300, CostPerUsefulGPUHour: 3}, Jobs: JobCounts{ByOutcome: map[string]int{"completed": 10}}}
-	od := &Summary{Cost: &CostSummary{Total: 1000, CostPerUsefulGPUHour: 5}, Jobs: JobCounts{ByOutcome: map[string]int{"completed": 20}}}
+	spot := &Summary{MoneyFigures: MoneyFigures{Cost: &CostSummary{Total: 300, CostPerUsefulGPUHour: 3}}, JobFigures: JobFigures{Jobs: JobCounts{ByOutcome: map[string]int{"completed": 10}}}}
+	od := &Summary{MoneyFigures: MoneyFigures{Cost: &CostSummary{Total: 1000, CostPerUsefulGPUHour: 5}}, JobFigures: JobFigures{Jobs: JobCounts{ByOutcome: map[string]int{"completed": 20}}}}
 	c := CompareSpot(spot, od, nil, nil)
 	require.Equal(t, 700.0, c.Savings)
 	require.Equal(t, 70.0, c.SavingsPct)

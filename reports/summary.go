@@ -41,35 +41,17 @@ type Summary struct {
 	SimulatedSeconds float64       `json:"simulatedSeconds"`
 	Cluster          PoolSummary   `json:"cluster"`
 	Pools            []PoolSummary `json:"pools"`
-	Jobs             JobCounts     `json:"jobs"`
-	QueueWait        Stats         `json:"queueWait"`
-	JCT              Stats         `json:"jct"`
-	// JCTAllJobs is completion time over every job, the unfinished ones
-	// censored at the end of the run (Kaplan-Meier): JCT over completed
-	// jobs alone flatters a run that completed less.
-	JCTAllJobs     CensoredStats `json:"jctAllJobs"`
-	Queues         []QueueStats  `json:"queues"`
-	PendingReasons []ReasonCount `json:"pendingReasons"`
-	Unschedulable  []ReasonCount `json:"unschedulable"`
-	PendingAtEnd   []ReasonCount `json:"pendingAtEnd"`
-	// OOMKilled counts jobs that overfilled a time-sliced GPU's memory.
-	OOMKilled int `json:"oomKilled"`
+	// JobFigures: the jobs' outcomes, waits and completion times.
+	JobFigures
 	// Fragmentation, when sampled: the cluster's fragmented GPUs (FGD
 	// measure) over the timeline's interval ends.
 	Fragmentation *FragSummary  `json:"fragmentation,omitempty"`
 	Scheduler     SchedulerInfo `json:"scheduler"`
-	// Capacity is what happened to the nodes, when they came and went.
-	Capacity []CapacityLine `json:"capacity,omitempty"`
-	// Disruptions summarises jobs stopped by lost nodes.
-	Disruptions *DisruptionSummary `json:"disruptions,omitempty"`
-	// Cost is the FinOps view, when pools have prices.
-	Cost *CostSummary `json:"cost,omitempty"`
-	// SpotVsOnDemand compares the run with the same run on on-demand
-	// nodes only, when the run used spot.
-	SpotVsOnDemand *SpotComparison `json:"spotVsOnDemand,omitempty"`
-	// SpotSensitivity is, for each run that buys spot (the scenario as
-	// given or a variant), what spot saves at each interruption rate.
-	SpotSensitivity []SpotCurve `json:"spotSensitivity,omitempty"`
+	// SupplyFigures: the nodes' comings and goings and what they cost
+	// the jobs.
+	SupplyFigures
+	// MoneyFigures: the bill, and what spot saves.
+	MoneyFigures
 	// Admission is each Kueue ClusterQueue's record, with a policy.
 	Admission []AdmissionLine `json:"admission,omitempty"`
 	// FairSharing lists the fair-sharing preemption strategies when
@@ -87,6 +69,49 @@ type Summary struct {
 
 	pricing *Pricing  // for the per-job costs of jobs.csv
 	start   time.Time // for the metric series
+}
+
+// JobFigures are a summary's figures of the jobs: outcomes, queue wait,
+// completion time (of the completed jobs, and of all of them, the
+// unfinished censored), per queue, and why jobs waited. Embedded in
+// Summary, its fields sit in summary.json at the top level.
+type JobFigures struct {
+	Jobs      JobCounts `json:"jobs"`
+	QueueWait Stats     `json:"queueWait"`
+	JCT       Stats     `json:"jct"`
+	// JCTAllJobs is completion time over every job, the unfinished ones
+	// censored at the end of the run (Kaplan-Meier): JCT over completed
+	// jobs alone flatters a run that completed less.
+	JCTAllJobs     CensoredStats `json:"jctAllJobs"`
+	Queues         []QueueStats  `json:"queues"`
+	PendingReasons []ReasonCount `json:"pendingReasons"`
+	Unschedulable  []ReasonCount `json:"unschedulable"`
+	PendingAtEnd   []ReasonCount `json:"pendingAtEnd"`
+	// OOMKilled counts jobs that overfilled a time-sliced GPU's memory.
+	OOMKilled int `json:"oomKilled"`
+}
+
+// SupplyFigures are a summary's figures of the node supply. Embedded in
+// Summary, its fields sit in summary.json at the top level.
+type SupplyFigures struct {
+	// Capacity is what happened to the nodes, when they came and went.
+	Capacity []CapacityLine `json:"capacity,omitempty"`
+	// Disruptions summarises jobs stopped by lost nodes.
+	Disruptions *DisruptionSummary `json:"disruptions,omitempty"`
+}
+
+// MoneyFigures are a summary's money: the FinOps view and what spot
+// saves. Embedded in Summary, its fields sit in summary.json at the top
+// level.
+type MoneyFigures struct {
+	// Cost is the FinOps view, when pools have prices.
+	Cost *CostSummary `json:"cost,omitempty"`
+	// SpotVsOnDemand compares the run with the same run on on-demand
+	// nodes only, when the run used spot.
+	SpotVsOnDemand *SpotComparison `json:"spotVsOnDemand,omitempty"`
+	// SpotSensitivity is, for each run that buys spot (the scenario as
+	// given or a variant), what spot saves at each interruption rate.
+	SpotSensitivity []SpotCurve `json:"spotSensitivity,omitempty"`
 }
 
 // CapacityLine is one pool's node supply over the run.

@@ -312,7 +312,7 @@ func (s builder) build(opts Options) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.buildServices(b, opts); err != nil {
+	if err := (serviceBuilder{s.Scenario}).buildServices(b, opts); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -320,13 +320,13 @@ func (s builder) build(opts Options) (*Built, error) {
 	if opts.Horizon != nil {
 		from = " (--horizon)"
 	}
-	if err := s.checkBudget(b, opts, from); err != nil {
+	if err := (budgeter{s.Scenario}).checkBudget(b, opts, from); err != nil {
 		b.Close()
 		return nil, err
 	}
 	b.Config.MaxEvents = uint64(opts.maxEvents())
 	b.Scenario, b.Description, b.Start = s.Metadata.Name, s.Metadata.Description, s.Spec.Output.Start()
-	b.Pricing, err = s.pricingPlan(b.Config.Pools, b.Prices)
+	b.Pricing, err = pricer{s.Scenario}.pricingPlan(b.Config.Pools, b.Prices)
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -336,6 +336,65 @@ func (s builder) build(opts Options) (*Built, error) {
 
 // buildJobs builds everything but the services.
 func (s builder) buildJobs(opts Options) (*Built, error) {
+	b, err := s.newBuilt(opts)
+	if err != nil {
+		return nil, err
+	}
+	trace := s.Spec.Workload.Trace
+	traceFile := ""
+	if trace != nil {
+		traceFile = s.path(trace.Path)
+	}
+	if opts.Trace != nil {
+		trace = opts.Trace
+		traceFile = trace.Path
+		b.Config.Horizon = 0
+		if err := (validator{&Scenario{file: "--trace"}}).validateTrace(trace, "--trace"); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Horizon != nil {
+		if *opts.Horizon < 0 {
+			return nil, &InputError{File: "--horizon", Msg: "must not be negative"}
+		}
+		b.Config.Horizon = opts.Horizon.Milliseconds()
+	}
+	manifests := trace == nil && len(s.Spec.Workload.Manifests) > 0
+	servicesOnly := trace == nil && !manifests && s.Spec.Workload.Synthetic == nil
+	if err := s.checkDrains(b, opts, trace == nil, manifests, servicesOnly); err != nil {
+		return nil, err
+	}
+	from := ""
+	if opts.Horizon != nil {
+		from = " (--horizon)"
+	}
+	if err := s.checkTimeline(b.Config.Horizon, from); err != nil {
+		return nil, err
+	}
+	if servicesOnly {
+		b.Config.Workload = &sim.SliceSource{}
+		b.Workload = "services only"
+		return b, s.policy(b, opts)
+	}
+	if trace == nil {
+		if err := s.checkArrivals(b.Config.Horizon, from); err != nil {
+			return nil, err
+		}
+	}
+	if trace != nil {
+		return b, s.buildTrace(b, opts, trace, traceFile)
+	}
+	if manifests {
+		return b, s.buildManifests(b, opts)
+	}
+	return b, s.buildSynthetic(b, opts)
+}
+
+// newBuilt starts the plan: the cluster (or --trace's derived pools), the
+// fabrics training jobs talk over, the scheduler's profile, tie-break and
+// preemption, the seed, horizon, timeline and fragmentation, with the
+// command line's overrides.
+func (s builder) newBuilt(opts Options) (*Built, error) {
 	cm, err := s.Cluster()
 	if err != nil {
 		return nil, err
@@ -399,29 +458,15 @@ func (s builder) buildJobs(opts Options) (*Built, error) {
 		b.Config.TimelineInterval = t.Millis()
 	}
 	b.Config.Fragmentation = s.Spec.Output.Fragmentation
-	trace := s.Spec.Workload.Trace
-	traceFile := ""
-	if trace != nil {
-		traceFile = s.path(trace.Path)
-	}
-	if opts.Trace != nil {
-		trace = opts.Trace
-		traceFile = trace.Path
-		b.Config.Horizon = 0
-		if err := (validator{&Scenario{file: "--trace"}}).validateTrace(trace, "--trace"); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Horizon != nil {
-		if *opts.Horizon < 0 {
-			return nil, &InputError{File: "--horizon", Msg: "must not be negative"}
-		}
-		b.Config.Horizon = opts.Horizon.Milliseconds()
-	}
-	manifests := trace == nil && len(s.Spec.Workload.Manifests) > 0
-	servicesOnly := trace == nil && !manifests && s.Spec.Workload.Synthetic == nil
-	if trace == nil && !manifests && !servicesOnly && b.Config.Horizon == 0 && s.Spec.Workload.Synthetic.Jobs == 0 {
-		return nil, &InputError{File: "--horizon", Msg: "a synthetic workload without a jobs limit needs a horizon"}
+	return b, nil
+}
+
+// checkDrains refuses a run with no horizon whose workload never drains:
+// a synthetic workload without a jobs limit, manifests submitted by a rate
+// or a schedule without a count.
+func (s builder) checkDrains(b *Built, opts Options, noTrace, manifests, servicesOnly bool) error {
+	if noTrace && !manifests && !servicesOnly && b.Config.Horizon == 0 && s.Spec.Workload.Synthetic.Jobs == 0 {
+		return &InputError{File: "--horizon", Msg: "a synthetic workload without a jobs limit needs a horizon"}
 	}
 	if manifests && b.Config.Horizon == 0 {
 		// Manifests submitted by a rate or a schedule never drain.
@@ -438,80 +483,64 @@ func (s builder) buildJobs(opts Options) (*Built, error) {
 				how = "its objects (a CronJob on its schedule)"
 			}
 			if opts.Horizon != nil {
-				return nil, &InputError{File: "--horizon", Msg: fmt.Sprintf("0 runs until the workload drains, and %s (%s) submits %s without a count, so it never does: give a horizon (or a count)", fmt.Sprintf("spec.workload.manifests[%d]", i), m.Path, how)}
+				return &InputError{File: "--horizon", Msg: fmt.Sprintf("0 runs until the workload drains, and %s (%s) submits %s without a count, so it never does: give a horizon (or a count)", fmt.Sprintf("spec.workload.manifests[%d]", i), m.Path, how)}
 			}
-			return nil, s.errAt(fmt.Sprintf("spec.workload.manifests[%d]", i), "submitting manifests by a rate or a schedule needs spec.horizon or a count, or it never ends")
+			return s.errAt(fmt.Sprintf("spec.workload.manifests[%d]", i), "submitting manifests by a rate or a schedule needs spec.horizon or a count, or it never ends")
 		}
 	}
-	from := ""
-	if opts.Horizon != nil {
-		from = " (--horizon)"
+	return nil
+}
+
+// buildTrace makes a trace replay the workload: the trace file opened as
+// a stream (closed with b), with the workload's recovery and Volcano
+// settings, then the policy.
+func (s builder) buildTrace(b *Built, opts Options, trace *TraceSpec, traceFile string) error {
+	jobTable := trace.JobTable
+	if jobTable != "" && opts.Trace == nil {
+		jobTable = s.path(jobTable)
 	}
-	if err := s.checkTimeline(b.Config.Horizon, from); err != nil {
-		return nil, err
+	topts := traces.TraceOptions{PendingPods: trace.PendingPods, GPUsPerNode: trace.GPUsPerNode, JobTable: jobTable}
+	if opts.Trace != nil {
+		topts.Scan = opts.TraceScan
 	}
-	if servicesOnly {
-		b.Config.Workload = &sim.SliceSource{}
-		b.Workload = "services only"
-		return b, s.policy(b, opts)
+	src, err := traces.OpenTrace(traceFile, trace.Format, topts)
+	if err != nil {
+		return err
 	}
-	if trace == nil {
-		if err := s.checkArrivals(b.Config.Horizon, from); err != nil {
-			return nil, err
-		}
+	b.closers = append(b.closers, src.Close)
+	b.Config.Workload = src
+	rec, err := s.recovery("spec.workload.recovery", s.Spec.Workload.Recovery)
+	if err != nil {
+		return err
 	}
-	if trace != nil {
-		jobTable := trace.JobTable
-		if jobTable != "" && opts.Trace == nil {
-			jobTable = s.path(jobTable)
-		}
-		topts := traces.TraceOptions{PendingPods: trace.PendingPods, GPUsPerNode: trace.GPUsPerNode, JobTable: jobTable}
-		if opts.Trace != nil {
-			topts.Scan = opts.TraceScan
-		}
-		src, err := traces.OpenTrace(traceFile, trace.Format, topts)
-		if err != nil {
-			return nil, err
-		}
-		b.closers = append(b.closers, src.Close)
-		b.Config.Workload = src
-		rec, err := s.recovery("spec.workload.recovery", s.Spec.Workload.Recovery)
-		if err != nil {
-			return nil, err
-		}
-		rec, minAvail, err := s.volcano("spec.workload.volcano", s.Spec.Workload.Volcano, s.Spec.Workload.Recovery, rec)
-		if err != nil {
-			return nil, err
-		}
-		if rec != nil || minAvail > 0 {
-			b.Config.Workload = withRecovery{src, rec, minAvail}
-		}
-		b.Workload = fmt.Sprintf("trace %s (format %s)", traceFile, trace.Format)
-		if err := s.policy(b, opts); err != nil {
-			return nil, err
-		}
-		return b, nil
+	rec, minAvail, err := s.volcano("spec.workload.volcano", s.Spec.Workload.Volcano, s.Spec.Workload.Recovery, rec)
+	if err != nil {
+		return err
 	}
-	if manifests {
-		return b, s.buildManifests(b, opts)
+	if rec != nil || minAvail > 0 {
+		b.Config.Workload = withRecovery{src, rec, minAvail}
 	}
+	b.Workload = fmt.Sprintf("trace %s (format %s)", traceFile, trace.Format)
+	return s.policy(b, opts)
+}
+
+// buildSynthetic makes the synthetic classes the workload: their
+// generator, checked against the pools' MIG profiles, then the policy.
+func (s builder) buildSynthetic(b *Built, opts Options) error {
 	gen, err := s.generator(b.Config.Seed, b.Config.Horizon)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.Config.Workload = gen
 	if err := s.checkClassMIG(b.Config.Pools); err != nil {
-		return nil, err
+		return err
 	}
 	var names []string
 	for _, c := range s.Spec.Workload.Synthetic.Classes {
 		names = append(names, c.Name)
 	}
 	b.Workload = fmt.Sprintf("synthetic, classes %s", strings.Join(names, ", "))
-	if err := s.policy(b, opts); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return s.policy(b, opts)
 }
 
 func taintsFrom(ts []TaintSpec) []cluster.Taint {

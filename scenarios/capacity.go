@@ -215,7 +215,7 @@ func (s *Scenario) region(r string) string {
 }
 
 // BaseRates are the scenario's ratios for splitting a node's price.
-func (s builder) BaseRates() models.BaseRates {
+func (s pricer) BaseRates() models.BaseRates {
 	if b := s.Spec.Pricing.BaseRates; b != nil {
 		return models.BaseRates{GPU: b.GPU, VCPU: b.CPU, GiB: b.Memory}
 	}

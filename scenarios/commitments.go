@@ -46,7 +46,7 @@ type CommitmentAdviceSpec struct {
 }
 
 // commitmentAdvice is the discount the advice is asked at (0: none).
-func (s builder) commitmentAdvice() (float64, error) {
+func (s pricer) commitmentAdvice() (float64, error) {
 	a := s.Spec.Pricing.CommitmentAdvice
 	if a == nil {
 		return 0, nil
@@ -68,7 +68,7 @@ const (
 
 // commitments builds spec.pricing.commitments against the run's pools
 // (prices index for index).
-func (s builder) commitments(pools []cluster.PoolSpec, prices []PoolPrice) ([]reports.PricedCommitment, error) {
+func (s pricer) commitments(pools []cluster.PoolSpec, prices []PoolPrice) ([]reports.PricedCommitment, error) {
 	cs := s.Spec.Pricing.Commitments
 	if len(cs) > maxCommitments {
 		return nil, s.errAt("spec.pricing.commitments", "has %d commitments; at most %d", len(cs), maxCommitments)

@@ -11,15 +11,22 @@
 //   - load.go, decode.go, patched.go, variants.go: reading a scenario
 //     strictly (every error at file:line:field), the embedded default,
 //     merge patches and the variants built from them;
-//   - build.go: Build, from a scenario to sim.Config with its assumptions;
+//   - build.go, builder.go: Build, from a scenario to sim.Config with its
+//     assumptions and pricing plan. The document's own methods are
+//     decoding, defaults and accessors; building is done by views over it
+//     that read it and change nothing: builder (pools, workload, policy),
+//     serviceBuilder (services, servicescaler.go for their autoscalers),
+//     budgeter (the work budget, budget.go), pricer (the pricing rules,
+//     pricing.go and rates.go) and validator (Validate and the paths it
+//     names);
 //   - checks.go, classchecks.go: the checks a scenario passes before the
 //     clock starts (sizes, each class against the pools and the policy),
 //     shared by simulate and `scenario check`;
 //   - synthetic.go: synthetic workloads (classes with arrival processes,
 //     pod and duration distributions); generate.go: the large synthetic
 //     traces of `gpuplan trace generate`;
-//   - services.go, servicebuild.go, servicecheck.go, servicerates.go,
-//     servicetime.go: inference services (spec.workload.services[]) with
+//   - services.go, servicebuild.go, servicescaler.go, servicecheck.go,
+//     servicerates.go, servicetime.go, servicellm.go: inference services (spec.workload.services[]) with
 //     their load curves and rate files, batching and service-time
 //     defaults, and autoscalers;
 //   - policy.go, policy_nodepools.go, volcano.go, manifests.go: admission

@@ -189,6 +189,25 @@ func (s validator) validate() error {
 	if err := s.validateWorkload(); err != nil {
 		return err
 	}
+	if err := s.validateScheduler(); err != nil {
+		return err
+	}
+	if p := sp.Policy; p != nil && len(p.Manifests) == 0 {
+		return s.errAt("spec.policy.manifests", "name the files or folders of Kueue manifests")
+	}
+	if err := s.validateQueueing(); err != nil {
+		return err
+	}
+	if err := s.validateOutput(); err != nil {
+		return err
+	}
+	return s.validateVariants()
+}
+
+// validateScheduler checks spec.scheduler: a known policy or known plugins
+// (not both) that make a profile, and the tie-break.
+func (s validator) validateScheduler() error {
+	sp := &s.Spec
 	names := map[string]bool{}
 	for _, n := range plugins.Names() {
 		names[n] = true
@@ -214,9 +233,13 @@ func (s validator) validate() error {
 			return s.errAt("spec.scheduler.plugins", "%v", err)
 		}
 	}
-	if p := sp.Policy; p != nil && len(p.Manifests) == 0 {
-		return s.errAt("spec.policy.manifests", "name the files or folders of Kueue manifests")
-	}
+	return nil
+}
+
+// validateQueueing checks spec.queueing: a known policy, and backfill
+// and its depth only where the policy backfills.
+func (s validator) validateQueueing() error {
+	sp := &s.Spec
 	switch q := sp.Queueing; q.Policy {
 	case "", QueueFIFO:
 	case QueueSchedulingQueue, QueueStrictFIFO:
@@ -233,6 +256,13 @@ func (s validator) validate() error {
 	if sp.Queueing.BackfillDepth > 0 && sp.Queueing.Effective() != QueueBackfill {
 		return s.errAt("spec.queueing.backfillDepth", "is set but the queueing policy is %s; it bounds Backfill only", sp.Queueing.Effective())
 	}
+	return nil
+}
+
+// validateOutput checks spec.output: the timeline's interval (and its
+// buckets over the horizon), the spot sensitivity and the start time.
+func (s validator) validateOutput() error {
+	sp := &s.Spec
 	if sp.Output.TimelineInterval != nil && sp.Output.TimelineInterval.Duration < 1e6 {
 		return s.errAt("spec.output.timelineInterval", "must be at least 1ms")
 	}
@@ -251,6 +281,13 @@ func (s validator) validate() error {
 			return s.errAt("spec.output.startTime", "%q is not an RFC 3339 time (2026-01-01T00:00:00Z)", st)
 		}
 	}
+	return nil
+}
+
+// validateVariants checks spec.variants: unique valid names, bounded
+// descriptions, and a patch that applies to a valid scenario.
+func (s validator) validateVariants() error {
+	sp := &s.Spec
 	vnames := map[string]bool{}
 	for i, v := range sp.Variants {
 		if !nameRE.MatchString(v.Name) {

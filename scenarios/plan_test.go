@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -130,4 +131,24 @@ func TestLoadedScenarioIsReadOnly(t *testing.T) {
 	assert.Same(t, s.cat, od.cat)
 	assert.Same(t, s.karp, od.karp)
 	assert.Equal(t, s.pos, od.pos)
+}
+
+// Build reads a scenario's admission policy once: the plan's assumptions
+// name it once (two-teams: a synthetic workload under 2 Kueue
+// ClusterQueues; fair-sharing: under 3).
+func TestBuildReadsThePolicyOnce(t *testing.T) {
+	for _, f := range []string{"examples/two-teams/scenario.yaml", "examples/fair-sharing/scenario.yaml"} {
+		s, err := LoadFile(f)
+		require.NoError(t, err, f)
+		b, err := s.Build(Options{})
+		require.NoError(t, err, f)
+		n := 0
+		for _, a := range b.Assumptions {
+			if strings.HasPrefix(a, "admission: ") {
+				n++
+			}
+		}
+		b.Close()
+		assert.Equal(t, 1, n, "%s: admission assumptions in %q", f, b.Assumptions)
+	}
 }

@@ -77,9 +77,52 @@ func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 	if np.Name == "" {
 		return d.fieldErr("metadata.name", "a NodePool needs a name")
 	}
-	const reqPath = "spec.template.spec.requirements"
 	name := np.Name
 	note := func(path, format string, args ...any) { p.nodePoolNote(d, path, name, format, args...) }
+	out := NodePoolSpec{Name: name, Labels: map[string]string{}}
+	if err := p.nodePoolOfferings(d, &np, &out, cat, note); err != nil {
+		return err
+	}
+	if err := p.nodePoolTemplate(d, &np, &out, note); err != nil {
+		return err
+	}
+	if err := p.nodePoolLimits(d, &np, &out, note); err != nil {
+		return err
+	}
+	dis := np.Spec.Disruption
+	if ca := dis.ConsolidateAfter; ca.Duration != nil {
+		out.Consolidation = &ConsolidationSpec{Policy: string(dis.ConsolidationPolicy), ConsolidateAfter: Duration{Duration: *ca.Duration}}
+		if out.Consolidation.Policy == "" {
+			out.Consolidation.Policy = string(karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized)
+		}
+	}
+	if len(dis.Budgets) > 0 {
+		note("spec.disruption.budgets", "disruption budgets are not modelled: consolidation removes one node at a time, whatever the budget allows")
+	}
+	if len(out.Labels) == 0 {
+		out.Labels = nil
+	}
+	if np.Spec.Replicas != nil {
+		return p.staticNodePool(d, &np, out, cat, note)
+	}
+	if w := np.Spec.Weight; w != nil {
+		if *w < 0 || *w > 100 {
+			return d.fieldErr("spec.weight", "NodePool %s: weight %d is outside 0..100", name, *w)
+		}
+		out.Weight = *w
+	}
+	p.NodePools = append(p.NodePools, out)
+	return nil
+}
+
+// nodePoolOfferings resolves a NodePool's requirements against
+// Karpenter's catalog into out: its instance types (as listed, when an
+// instance-type In alone narrows them; else the priced ones the
+// requirements allow), capacity types, zone, region and the labels the
+// requirements fix; the notes say what is not modelled, at its line.
+func (p *Policy) nodePoolOfferings(d policyDoc, np *karpv1.NodePool, out *NodePoolSpec, cat *karpenter.Catalog, note func(path, format string, args ...any)) error {
+	const reqPath = "spec.template.spec.requirements"
+	name := np.Name
 	var reqs []karpenter.Requirement
 	var listed []string // instance-type In values, when they alone narrow the types
 	listedOnly, hasListed := true, false
@@ -114,7 +157,6 @@ func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 		}
 		return d.fieldErr(path, "NodePool %s: %s", name, e.Msg)
 	}
-	out := NodePoolSpec{Name: name, Labels: map[string]string{}}
 	var offers []karpenter.Requirement
 	if hasListed && listedOnly {
 		for _, r := range reqs {
@@ -210,6 +252,14 @@ func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 	for k, v := range res.Labels {
 		out.Labels[k] = v
 	}
+	return nil
+}
+
+// nodePoolTemplate reads the NodePool's node template into out: labels,
+// taints and expireAfter; startup taints and the termination grace period
+// are noted as not modelled.
+func (p *Policy) nodePoolTemplate(d policyDoc, np *karpv1.NodePool, out *NodePoolSpec, note func(path, format string, args ...any)) error {
+	name := np.Name
 	for k, v := range np.Spec.Template.Labels {
 		out.Labels[k] = v
 	}
@@ -233,32 +283,6 @@ func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 	if np.Spec.Template.Spec.TerminationGracePeriod != nil {
 		note("spec.template.spec.terminationGracePeriod", "terminationGracePeriod is not modelled (a drained job gets its pods' own grace period)")
 	}
-	if err := p.nodePoolLimits(d, &np, &out, note); err != nil {
-		return err
-	}
-	dis := np.Spec.Disruption
-	if ca := dis.ConsolidateAfter; ca.Duration != nil {
-		out.Consolidation = &ConsolidationSpec{Policy: string(dis.ConsolidationPolicy), ConsolidateAfter: Duration{Duration: *ca.Duration}}
-		if out.Consolidation.Policy == "" {
-			out.Consolidation.Policy = string(karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized)
-		}
-	}
-	if len(dis.Budgets) > 0 {
-		note("spec.disruption.budgets", "disruption budgets are not modelled: consolidation removes one node at a time, whatever the budget allows")
-	}
-	if len(out.Labels) == 0 {
-		out.Labels = nil
-	}
-	if np.Spec.Replicas != nil {
-		return p.staticNodePool(d, &np, out, cat, note)
-	}
-	if w := np.Spec.Weight; w != nil {
-		if *w < 0 || *w > 100 {
-			return d.fieldErr("spec.weight", "NodePool %s: weight %d is outside 0..100", name, *w)
-		}
-		out.Weight = *w
-	}
-	p.NodePools = append(p.NodePools, out)
 	return nil
 }
 

@@ -87,7 +87,7 @@ func (s validator) validateService(i int) error {
 		return s.errAt(at+".pod", "a service needs its replica pod: give pod, or manifests of a Deployment or InferenceService")
 	}
 	if v.Pod != nil {
-		if _, err := (builder{s.Scenario}).servicePod(at+".pod", v.Pod); err != nil {
+		if _, err := (serviceBuilder{s.Scenario}).servicePod(at+".pod", v.Pod); err != nil {
 			return err
 		}
 	}
@@ -413,7 +413,7 @@ func (s validator) validateBehavior(at string, b *HPABehaviorSpec) error {
 
 // servicePod is a replica's pod: the class pod schema with one number of
 // GPUs (whole, or a share below 1 of one GPU) or MIG instances.
-func (s builder) servicePod(at string, p *PodTemplate) (cluster.PodSpec, error) {
+func (s serviceBuilder) servicePod(at string, p *PodTemplate) (cluster.PodSpec, error) {
 	var out cluster.PodSpec
 	var err error
 	if out.MilliCPU, err = MilliCPU(p.CPU); err != nil {

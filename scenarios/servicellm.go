@@ -270,7 +270,7 @@ func (s *Scenario) tokenDist(at string, t *TokenDistSpec, maxLen int) (serving.T
 
 // buildLLMService is llmService with the files it names read: the
 // request trace, strictly, its requests within maxModelLen.
-func (s builder) buildLLMService(at string, v *ServiceSpec) (LLMService, error) {
+func (s serviceBuilder) buildLLMService(at string, v *ServiceSpec) (LLMService, error) {
 	l, err := s.llmService(at, v)
 	if err != nil || v.LLM.RequestTrace == nil {
 		return l, err

@@ -33,7 +33,7 @@ var llmFabrics = map[string]string{"A100-40GB": "a100-nvswitch", "A100-80GB": "a
 // buildLLMServiceSpec finishes an LLM service whose pod, placement,
 // queue, priority and scaler cfg holds: the engine, the load, the cold
 // start; the fields of a batch server are refused.
-func (s builder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built, cfg sim.ServiceConfig, notes []string) (sim.ServiceConfig, []string, error) {
+func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built, cfg sim.ServiceConfig, notes []string) (sim.ServiceConfig, []string, error) {
 	l, err := s.buildLLMService(at, v)
 	if err != nil {
 		return cfg, nil, err

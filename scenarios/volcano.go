@@ -150,6 +150,19 @@ var volcanoResources = [3]string{"cpu", "memory", "nvidia.com/gpu"}
 // reclaim from each other only with the scheduler's reclaim action
 // (VolcanoSchedulerConf.apply), which is off by default.
 func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, []string) {
+	t := &queueTree{byName: map[string]int{}}
+	for i := range qs {
+		q := &qs[i]
+		t.add(&vqNode{name: q.Name, parent: -1, weight: int64(max(q.Spec.Weight, 1)), q: q})
+	}
+	notes := t.link(qs)
+	t.share(-1, clusterTotal(pools))
+	return t.admissionSpec(notes)
+}
+
+// clusterTotal is what the whole cluster holds, the root's deserved: CPU
+// (milli), memory (MiB) and GPUs (each time-sliced share counted).
+func clusterTotal(pools []cluster.PoolSpec) [3]int64 {
 	var total [3]int64 // cpu milli, memory MiB, GPUs
 	for _, p := range pools {
 		n := int64(p.Slots())
@@ -161,18 +174,29 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 		}
 		total[2] += n * g
 	}
+	return total
+}
+
+// queueTree is the Volcano queues as a tree: a node per Queue and per
+// inner level of the volcano.sh/hierarchy annotations, found by name.
+type queueTree struct {
+	nodes  []*vqNode
+	byName map[string]int
+}
+
+func (t *queueTree) add(n *vqNode) int {
+	t.nodes = append(t.nodes, n)
+	t.byName[n.name] = len(t.nodes) - 1
+	return len(t.nodes) - 1
+}
+
+// link sets each queue's parent (spec.parent, else the hierarchy
+// annotation's path, adding its inner levels) and each node's children,
+// and puts queues in a cycle of parents at the top; the notes say what
+// it could not follow.
+func (t *queueTree) link(qs []VolcanoQueue) []string {
 	var notes []string
-	var nodes []*vqNode
-	byName := map[string]int{}
-	add := func(n *vqNode) int {
-		nodes = append(nodes, n)
-		byName[n.name] = len(nodes) - 1
-		return len(nodes) - 1
-	}
-	for i := range qs {
-		q := &qs[i]
-		add(&vqNode{name: q.Name, parent: -1, weight: int64(max(q.Spec.Weight, 1)), q: q})
-	}
+	nodes, byName := t.nodes, t.byName
 	// Parents: spec.parent, else the hierarchy annotation's path.
 	for i := range qs {
 		q := &qs[i]
@@ -206,7 +230,8 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 			name := strings.Join(path[:k+1], "/")
 			pi, ok := byName[name]
 			if !ok {
-				pi = add(&vqNode{name: name, parent: parent, weight: weightAt(k)})
+				pi = t.add(&vqNode{name: name, parent: parent, weight: weightAt(k)})
+				nodes = t.nodes
 			}
 			parent = pi
 		}
@@ -232,56 +257,68 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 			seen[p] = true
 		}
 	}
-	// Deserved, top down: a share of the parent's by weight among
-	// siblings, unless spec.deserved says.
-	var share func(parent int, of [3]int64)
-	share = func(parent int, of [3]int64) {
-		var sib []int
-		for i, n := range nodes {
-			if n.parent == parent {
-				sib = append(sib, i)
-			}
-		}
-		var weights int64
-		for _, i := range sib {
-			weights += nodes[i].weight
-		}
-		for _, i := range sib {
-			n := nodes[i]
-			for r, name := range volcanoResources {
-				n.deserved[r] = mulDivInt64(of[r], n.weight, weights)
-				if n.q != nil {
-					if v, ok := n.q.Spec.Deserved[corev1.ResourceName(name)]; ok {
-						n.deserved[r] = quantity(name, v)
-					}
-				}
-			}
-			share(i, n.deserved)
+	return notes
+}
+
+// share sets the deserved resources of parent's children (-1: the top
+// level) from of, the parent's, top down: a share by weight among
+// siblings, unless spec.deserved says.
+func (t *queueTree) share(parent int, of [3]int64) {
+	var sib []int
+	for i, n := range t.nodes {
+		if n.parent == parent {
+			sib = append(sib, i)
 		}
 	}
-	share(-1, total)
-	quotaOf := func(n *vqNode) (admission.FlavorQuotas, []string) {
-		fq := admission.FlavorQuotas{Flavor: "volcano-cluster"}
-		var words []string
+	var weights int64
+	for _, i := range sib {
+		weights += t.nodes[i].weight
+	}
+	for _, i := range sib {
+		n := t.nodes[i]
 		for r, name := range volcanoResources {
-			qt := admission.Quota{Nominal: n.deserved[r], BorrowingLimit: admission.NoLimit, LendingLimit: admission.NoLimit}
+			n.deserved[r] = mulDivInt64(of[r], n.weight, weights)
 			if n.q != nil {
-				if v, ok := n.q.Spec.Capability[corev1.ResourceName(name)]; ok {
-					c := quantity(name, v)
-					if c < qt.Nominal {
-						qt.Nominal = c
-					}
-					qt.BorrowingLimit = c - qt.Nominal
-				}
-				if v, ok := n.q.Spec.Guarantee.Resource[corev1.ResourceName(name)]; ok {
-					qt.LendingLimit = max(0, qt.Nominal-min(quantity(name, v), qt.Nominal))
+				if v, ok := n.q.Spec.Deserved[corev1.ResourceName(name)]; ok {
+					n.deserved[r] = quantity(name, v)
 				}
 			}
-			fq.Resources = append(fq.Resources, qt)
-			words = append(words, fmt.Sprintf("%s %s", name, admission.Amount(name, qt.Nominal)))
 		}
-		return fq, words
+		t.share(i, n.deserved)
 	}
+}
+
+// vqQuota is a node's quota of the one volcano-cluster flavor: nominal
+// its deserved (capped by its capability), borrowing up to its
+// capability, lending all but its guarantee; and the words for its note.
+func vqQuota(n *vqNode) (admission.FlavorQuotas, []string) {
+	fq := admission.FlavorQuotas{Flavor: "volcano-cluster"}
+	var words []string
+	for r, name := range volcanoResources {
+		qt := admission.Quota{Nominal: n.deserved[r], BorrowingLimit: admission.NoLimit, LendingLimit: admission.NoLimit}
+		if n.q != nil {
+			if v, ok := n.q.Spec.Capability[corev1.ResourceName(name)]; ok {
+				c := quantity(name, v)
+				if c < qt.Nominal {
+					qt.Nominal = c
+				}
+				qt.BorrowingLimit = c - qt.Nominal
+			}
+			if v, ok := n.q.Spec.Guarantee.Resource[corev1.ResourceName(name)]; ok {
+				qt.LendingLimit = max(0, qt.Nominal-min(quantity(name, v), qt.Nominal))
+			}
+		}
+		fq.Resources = append(fq.Resources, qt)
+		words = append(words, fmt.Sprintf("%s %s", name, admission.Amount(name, qt.Nominal)))
+	}
+	return fq, words
+}
+
+// admissionSpec writes the tree as Kueue's: inner nodes as Cohorts under
+// the volcano cohort, leaves as ClusterQueues (each with its LocalQueue),
+// adding a note per node to notes.
+func (t *queueTree) admissionSpec(notes []string) (admission.Spec, []string) {
+	nodes := t.nodes
 	spec := admission.Spec{Flavors: []admission.Flavor{{Name: "volcano-cluster"}}}
 	cohortOf := func(n *vqNode) string {
 		if n.parent < 0 {
@@ -291,7 +328,7 @@ func volcanoSpec(qs []VolcanoQueue, pools []cluster.PoolSpec) (admission.Spec, [
 	}
 	spec.Cohorts = append(spec.Cohorts, admission.Cohort{Name: "volcano"})
 	for _, n := range nodes {
-		fq, words := quotaOf(n)
+		fq, words := vqQuota(n)
 		where := "hierarchy level " + n.name
 		if n.q != nil {
 			where = n.q.Spec.where

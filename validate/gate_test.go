@@ -128,7 +128,7 @@ func fake(base, cand []float64, set func(*reports.Summary, float64)) RunFunc {
 		if side == Candidate {
 			v = cand
 		}
-		s := &reports.Summary{Jobs: reports.JobCounts{ByOutcome: map[string]int{}}}
+		s := &reports.Summary{JobFigures: reports.JobFigures{Jobs: reports.JobCounts{ByOutcome: map[string]int{}}}}
 		set(s, v[int(seed-10)])
 		return s, nil
 	}
@@ -261,12 +261,12 @@ func TestGateJSONKeysOneCase(t *testing.T) {
 // a rule can gate a candidate on a service's SLO.
 func TestServiceMetrics(t *testing.T) {
 	s := &reports.Summary{
-		Jobs: reports.JobCounts{ByOutcome: map[string]int{}},
+		JobFigures: reports.JobFigures{Jobs: reports.JobCounts{ByOutcome: map[string]int{}}},
 		Services: []reports.ServiceSummary{{Name: "recommender", P50Ms: 40, P95Ms: 180, P99Ms: 420, SLOMs: 200, SLOAttainment: 0.97,
 			RequestsArrived: 1e6, RequestsServed: 999000, RequestsDropped: 1000, GPUHours: 12, ColdStarts: 3,
 			Cost: &reports.ServiceCost{Cost: 60, PerMillionRequests: 60.06}}},
-		Pools: []reports.PoolSummary{{Name: "l4.pool", Allocation: 0.25, GPUs: 8}},
-		Cost:  &reports.CostSummary{Total: 100},
+		Pools:        []reports.PoolSummary{{Name: "l4.pool", Allocation: 0.25, GPUs: 8}},
+		MoneyFigures: reports.MoneyFigures{Cost: &reports.CostSummary{Total: 100}},
 	}
 	for name, want := range map[string]float64{
 		"service.recommender.sloAttainment": 0.97, "service.recommender.p95Ms": 180, "service.recommender.p99Ms": 420,
@@ -335,10 +335,12 @@ func TestEvaluateRelativeChangeOfZeroBaseline(t *testing.T) {
 
 func TestMetricNames(t *testing.T) {
 	s := &reports.Summary{
-		Cluster:   reports.PoolSummary{Allocation: 0.5, GPUHoursIdle: 7},
-		QueueWait: reports.Stats{P95: 60},
-		Jobs:      reports.JobCounts{Total: 9, ByOutcome: map[string]int{"completed": 8}},
-		Queues:    []reports.QueueStats{{Name: "team.a", Completed: 3, QueueWait: reports.Stats{P99: 42}}},
+		Cluster: reports.PoolSummary{Allocation: 0.5, GPUHoursIdle: 7},
+		JobFigures: reports.JobFigures{
+			QueueWait: reports.Stats{P95: 60},
+			Jobs:      reports.JobCounts{Total: 9, ByOutcome: map[string]int{"completed": 8}},
+			Queues:    []reports.QueueStats{{Name: "team.a", Completed: 3, QueueWait: reports.Stats{P99: 42}}},
+		},
 	}
 	for name, want := range map[string]float64{
 		"allocation": 0.5, "gpuHours.idle": 7, "wait.p95": 60, "jobs.total": 9, "jobs.completed": 8,

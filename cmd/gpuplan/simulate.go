@@ -20,35 +20,51 @@ import (
 )
 
 type simulateOptions struct {
-	scenario    string
-	seed        uint64
-	seedSet     bool
-	out         string
-	output      string
-	trace       string
-	traceFormat string
-	pendingPods string
-	progress    string
-	horizon     string
-	policy      string
-	tieBreak    string
-	variant     string
-	clusterFrom string
-	cpuProfile  string
-	memProfile  string
-	workers     int
-	spotSens    string
-	maxEvents   int64
-	restrict    bool
-
-	// Filled by validate: the --policy as a placement policy or Kueue
-	// manifests, and the --horizon parsed.
-	placement, policyManifests string
-	horizonD                   *time.Duration
+	scenario string
+	// over are the flags that override the scenario's own settings.
+	over overrides
+	// trace is --trace and the flags that go with it.
+	trace traceReplay
+	// out is the output folder, output what is printed, progress when a
+	// progress bar shows.
+	out, output, progress string
+	workers               int
+	restrict              bool
+	profile               profiles
 
 	stdout, stderr io.Writer
 	// tracker holds the output folder being built, for the signal handler.
 	tracker *outdir.Tracker
+}
+
+// overrides are simulate's flags that replace what the scenario says:
+// the seed, horizon, policy, tie-break, the variant to run alone, the work
+// budget and the spot sensitivity.
+type overrides struct {
+	seed    uint64
+	seedSet bool
+	horizon string
+	policy  string
+	// Filled by validate: the --policy as a placement policy or Kueue
+	// manifests, and the --horizon parsed.
+	placement, policyManifests string
+	horizonD                   *time.Duration
+	tieBreak                   string
+	variant                    string
+	maxEvents                  int64
+	spotSens                   string
+}
+
+// traceReplay is --trace and its companions: the file and its format,
+// what becomes of openb's pods that never ran, and where the cluster the
+// trace runs on comes from (scenario or derive).
+type traceReplay struct {
+	path, format, pendingPods, clusterFrom string
+}
+
+// profiles are the files --cpuprofile and --memprofile write.
+type profiles struct {
+	cpu, mem string
 }
 
 func newSimulateCmd(stdout, stderr io.Writer, t *outdir.Tracker) *cobra.Command {
@@ -128,7 +144,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			stop, err := startCPUProfile(o.cpuProfile)
+			stop, err := startCPUProfile(o.profile.cpu)
 			if err != nil {
 				return err
 			}
@@ -140,24 +156,24 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 		},
 	}
 	f := c.Flags()
-	f.Uint64Var(&o.seed, "seed", 0, "random seed (overrides spec.seed)")
+	f.Uint64Var(&o.over.seed, "seed", 0, "random seed (overrides spec.seed)")
 	f.StringVar(&o.out, "out", "", "folder to write summary.json, jobs.csv, timeline.csv, report.md, report.html, plots/ and the metric series into")
 	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or markdown")
-	f.StringVar(&o.trace, "trace", "", "trace file to replay instead of the scenario's workload (.gz read directly)")
-	f.StringVar(&o.traceFormat, "trace-format", "", "format of --trace: "+strings.Join(traces.TraceFormats(), ", "))
-	f.StringVar(&o.clusterFrom, "cluster", "", "the cluster to run on: scenario (the scenario's, or the built-in default's) or derive (sized from the --trace); default derive for --trace without a scenario file, else scenario")
-	f.StringVar(&o.pendingPods, "pending-pods", "", "openb pods that never ran in the source: replay (default) or exclude")
-	f.StringVar(&o.horizon, "horizon", "", "end the run at this simulated time, e.g. 72h or 30d (0: run until the workload drains); with --trace the whole trace runs unless this is given")
-	f.StringVar(&o.policy, "policy", "", "a GPU placement policy replacing the scenario's scheduler profile ("+strings.Join(pipeline.PolicyNames(), ", ")+"), or a file or folder of Kueue manifests replacing spec.policy (admission)")
-	f.StringVar(&o.tieBreak, "tie-break", "", "between nodes of equal score: lowestIndex, random or nodeOrder (overrides spec.scheduler.tieBreak)")
-	f.StringVar(&o.variant, "variant", "", "run only this what-if variant of the scenario (spec.variants) instead of the scenario and all its variants")
+	f.StringVar(&o.trace.path, "trace", "", "trace file to replay instead of the scenario's workload (.gz read directly)")
+	f.StringVar(&o.trace.format, "trace-format", "", "format of --trace: "+strings.Join(traces.TraceFormats(), ", "))
+	f.StringVar(&o.trace.clusterFrom, "cluster", "", "the cluster to run on: scenario (the scenario's, or the built-in default's) or derive (sized from the --trace); default derive for --trace without a scenario file, else scenario")
+	f.StringVar(&o.trace.pendingPods, "pending-pods", "", "openb pods that never ran in the source: replay (default) or exclude")
+	f.StringVar(&o.over.horizon, "horizon", "", "end the run at this simulated time, e.g. 72h or 30d (0: run until the workload drains); with --trace the whole trace runs unless this is given")
+	f.StringVar(&o.over.policy, "policy", "", "a GPU placement policy replacing the scenario's scheduler profile ("+strings.Join(pipeline.PolicyNames(), ", ")+"), or a file or folder of Kueue manifests replacing spec.policy (admission)")
+	f.StringVar(&o.over.tieBreak, "tie-break", "", "between nodes of equal score: lowestIndex, random or nodeOrder (overrides spec.scheduler.tieBreak)")
+	f.StringVar(&o.over.variant, "variant", "", "run only this what-if variant of the scenario (spec.variants) instead of the scenario and all its variants")
 	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 	f.IntVar(&o.workers, "workers", 0, "whole runs at once (the variants, the all-on-demand twin, the spot sensitivity's points; 0: one per core); the outputs do not depend on it")
-	f.StringVar(&o.spotSens, "spot-sensitivity", "", "replay a run that buys spot at 16 spot MTBFs for the break-even: on or off (default: spec.output.spotSensitivity, else on)")
-	f.Int64Var(&o.maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: refuse, before it runs, a scenario whose settings are estimated to make more simulation events (failures, interruptions, scaler periods, jobs, timeline buckets), naming the setting and what would fit")
-	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
+	f.StringVar(&o.over.spotSens, "spot-sensitivity", "", "replay a run that buys spot at 16 spot MTBFs for the break-even: on or off (default: spec.output.spotSensitivity, else on)")
+	f.Int64Var(&o.over.maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: refuse, before it runs, a scenario whose settings are estimated to make more simulation events (failures, interruptions, scaler periods, jobs, timeline buckets), naming the setting and what would fit")
+	f.StringVar(&o.profile.cpu, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
 	addRestrictPaths(f, &o.restrict, false)
-	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
+	f.StringVar(&o.profile.mem, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
 	return c
 }
 
@@ -165,7 +181,7 @@ func (o *simulateOptions) complete(cmd *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.scenario = args[0]
 	}
-	o.seedSet = cmd.Flags().Changed("seed")
+	o.over.seedSet = cmd.Flags().Changed("seed")
 	return nil
 }
 
@@ -175,12 +191,12 @@ func (o *simulateOptions) validate() error {
 	default:
 		return usageError{fmt.Errorf("--output is %s; want table, json or markdown", q(o.output))}
 	}
-	switch o.spotSens {
+	switch o.over.spotSens {
 	case "", string(scenarios.Off), string(scenarios.On):
 	default:
-		return usageError{fmt.Errorf("--spot-sensitivity is %s; want off or on", q(o.spotSens))}
+		return usageError{fmt.Errorf("--spot-sensitivity is %s; want off or on", q(o.over.spotSens))}
 	}
-	if err := checkMaxEvents(o.maxEvents); err != nil {
+	if err := checkMaxEvents(o.over.maxEvents); err != nil {
 		return err
 	}
 	if o.workers < 0 {
@@ -189,47 +205,47 @@ func (o *simulateOptions) validate() error {
 	if err := checkProgress(o.progress); err != nil {
 		return err
 	}
-	if (o.trace == "") != (o.traceFormat == "") {
+	if (o.trace.path == "") != (o.trace.format == "") {
 		return usageError{errors.New("--trace and --trace-format go together")}
 	}
-	if o.traceFormat != "" && !slices.Contains(traces.TraceFormats(), o.traceFormat) {
-		return usageError{fmt.Errorf("--trace-format %s: want one of %s", q(o.traceFormat), strings.Join(traces.TraceFormats(), ", "))}
+	if o.trace.format != "" && !slices.Contains(traces.TraceFormats(), o.trace.format) {
+		return usageError{fmt.Errorf("--trace-format %s: want one of %s", q(o.trace.format), strings.Join(traces.TraceFormats(), ", "))}
 	}
-	if o.pendingPods != "" && o.trace == "" {
+	if o.trace.pendingPods != "" && o.trace.path == "" {
 		return usageError{errors.New("--pending-pods applies to --trace")}
 	}
-	switch o.pendingPods {
+	switch o.trace.pendingPods {
 	case "", traces.PendingReplay, traces.PendingExclude:
 	default:
-		return badFlag("pending-pods", o.pendingPods, "want replay or exclude")
+		return badFlag("pending-pods", o.trace.pendingPods, "want replay or exclude")
 	}
-	switch o.clusterFrom {
+	switch o.trace.clusterFrom {
 	case "":
-		o.clusterFrom = "scenario"
-		if o.trace != "" && o.scenario == "" {
-			o.clusterFrom = "derive"
+		o.trace.clusterFrom = "scenario"
+		if o.trace.path != "" && o.scenario == "" {
+			o.trace.clusterFrom = "derive"
 		}
 	case "scenario":
 	case "derive":
-		if o.trace == "" {
+		if o.trace.path == "" {
 			return usageError{errors.New("--cluster derive sizes a cluster for --trace; give one")}
 		}
 	default:
-		return usageError{fmt.Errorf("--cluster is %s; want scenario or derive", q(o.clusterFrom))}
+		return usageError{fmt.Errorf("--cluster is %s; want scenario or derive", q(o.trace.clusterFrom))}
 	}
-	if pipeline.IsPolicy(o.policy) || o.policy == "" {
-		o.placement = o.policy
-	} else if _, err := os.Stat(o.policy); err == nil {
-		o.policyManifests = o.policy
+	if pipeline.IsPolicy(o.over.policy) || o.over.policy == "" {
+		o.over.placement = o.over.policy
+	} else if _, err := os.Stat(o.over.policy); err == nil {
+		o.over.policyManifests = o.over.policy
 	} else {
-		return usageError{fmt.Errorf("--policy %s is neither a placement policy (%s) nor a file or folder of Kueue manifests", q(o.policy), strings.Join(pipeline.PolicyNames(), ", "))}
+		return usageError{fmt.Errorf("--policy %s is neither a placement policy (%s) nor a file or folder of Kueue manifests", q(o.over.policy), strings.Join(pipeline.PolicyNames(), ", "))}
 	}
-	if o.horizon != "" {
-		h, err := scenarios.ParseDuration(o.horizon)
+	if o.over.horizon != "" {
+		h, err := scenarios.ParseDuration(o.over.horizon)
 		if err != nil || h < 0 {
-			return usageError{fmt.Errorf("--horizon %s is not a duration (examples: 72h, 30d, 0)", q(o.horizon))}
+			return usageError{fmt.Errorf("--horizon %s is not a duration (examples: 72h, 30d, 0)", q(o.over.horizon))}
 		}
-		o.horizonD = &h
+		o.over.horizonD = &h
 	}
 	return nil
 }
@@ -245,18 +261,18 @@ func (o *simulateOptions) run() error {
 	if err != nil {
 		return err
 	}
-	opts := scenarios.Options{TieBreak: o.tieBreak, MaxEvents: o.maxEvents, Policy: o.placement, Horizon: o.horizonD}
-	if o.policyManifests != "" {
-		opts.PolicyManifests = []string{o.policyManifests}
+	opts := scenarios.Options{TieBreak: o.over.tieBreak, MaxEvents: o.over.maxEvents, Policy: o.over.placement, Horizon: o.over.horizonD}
+	if o.over.policyManifests != "" {
+		opts.PolicyManifests = []string{o.over.policyManifests}
 	}
-	if o.seedSet {
-		opts.Seed = &o.seed
+	if o.over.seedSet {
+		opts.Seed = &o.over.seed
 	}
-	if o.trace != "" {
-		opts.Trace = &scenarios.TraceSpec{Path: o.trace, Format: o.traceFormat, PendingPods: o.pendingPods}
-		if o.clusterFrom == "derive" {
+	if o.trace.path != "" {
+		opts.Trace = &scenarios.TraceSpec{Path: o.trace.path, Format: o.trace.format, PendingPods: o.trace.pendingPods}
+		if o.trace.clusterFrom == "derive" {
 			tick, done := progress{o.progress, o.stderr}.ticks("sizing a cluster for the trace")
-			scan, err := traces.SizeTrace(o.trace, o.traceFormat, traces.TraceOptions{PendingPods: o.pendingPods}, tick)
+			scan, err := traces.SizeTrace(o.trace.path, o.trace.format, traces.TraceOptions{PendingPods: o.trace.pendingPods}, tick)
 			done()
 			if err != nil {
 				return usageError{err}
@@ -264,8 +280,8 @@ func (o *simulateOptions) run() error {
 			opts.Pools, opts.ClusterNotes, opts.TraceScan = scan.Pools, scan.Notes, scan
 		}
 	}
-	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.variant, Progress: o.progressFunc(), Workers: o.workers,
-		Sensitivity: scenarios.Switch(o.spotSens)}
+	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.over.variant, Progress: o.progressFunc(), Workers: o.workers,
+		Sensitivity: scenarios.Switch(o.over.spotSens)}
 	outcome, err := pipeline.Scenario(sc, popts)
 	if err != nil {
 		return err
@@ -276,7 +292,7 @@ func (o *simulateOptions) run() error {
 		}
 	}
 	// The heap profile while the results are still held.
-	if err := writeHeapProfile(o.memProfile); err != nil {
+	if err := writeHeapProfile(o.profile.mem); err != nil {
 		return err
 	}
 	sum := outcome.Main.Summary

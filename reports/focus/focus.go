@@ -807,16 +807,53 @@ const maxProblems = 20
 // requirements the specification sets for these rows. It reports up to
 // 20 problems, joined.
 func Check(header []string, rows []map[string]string) error {
-	var problems []error
-	more := 0
-	add := func(format string, a ...any) {
-		if len(problems) < maxProblems {
-			problems = append(problems, fmt.Errorf(format, a...))
-		} else {
-			more++
-		}
+	c := &checker{present: make(map[string]bool, len(header))}
+	cols := c.columns(header)
+	for n, row := range rows {
+		rn := n + 1
+		nums := c.values(rn, row, cols)
+		c.rules(rn, row, nums)
 	}
-	present := make(map[string]bool, len(header))
+	if c.more > 0 {
+		c.problems = append(c.problems, fmt.Errorf("and %d more problems", c.more))
+	}
+	return errors.Join(c.problems...)
+}
+
+// checker gathers Check's problems (the first maxProblems, and a count of
+// the rest) over a file whose header has the columns present.
+type checker struct {
+	problems []error
+	more     int
+	present  map[string]bool
+}
+
+func (c *checker) add(format string, a ...any) {
+	if len(c.problems) < maxProblems {
+		c.problems = append(c.problems, fmt.Errorf(format, a...))
+	} else {
+		c.more++
+	}
+}
+
+// get is row's value of column id, and whether the file has the column.
+func (c *checker) get(row map[string]string, id string) (string, bool) {
+	if !c.present[id] {
+		return "", false
+	}
+	return row[id], true
+}
+
+func (c *checker) isNull(row map[string]string, id string) bool {
+	v, _ := c.get(row, id)
+	return v == ""
+}
+
+// columns checks the header: no column twice, each FOCUS's or an x_
+// custom one, every Mandatory column present; it returns FOCUS's columns
+// in the header's order.
+func (c *checker) columns(header []string) []*Column {
+	add, present := c.add, c.present
 	var cols []*Column
 	for _, h := range header {
 		if present[h] {
@@ -824,158 +861,162 @@ func Check(header []string, rows []map[string]string) error {
 			continue
 		}
 		present[h] = true
-		if c, ok := specByID[h]; ok {
-			cols = append(cols, c)
+		if col, ok := specByID[h]; ok {
+			cols = append(cols, col)
 		} else if !strings.HasPrefix(h, "x_") {
 			add("column %q is neither a FOCUS %s column nor an x_ custom column", h, Version)
 		}
 	}
-	for _, c := range spec {
-		if c.FeatureLevel == Mandatory && !present[c.ID] {
-			add("missing Mandatory column %s", c.ID)
+	for _, col := range spec {
+		if col.FeatureLevel == Mandatory && !present[col.ID] {
+			add("missing Mandatory column %s", col.ID)
 		}
 	}
-	for n, row := range rows {
-		rn := n + 1
-		get := func(id string) (string, bool) {
-			if !present[id] {
-				return "", false
+	return cols
+}
+
+// values checks each of a row's values against its column: nullability,
+// data type and allowed values; it returns the row's Decimal values.
+func (c *checker) values(rn int, row map[string]string, cols []*Column) map[string]float64 {
+	add := c.add
+	nums := map[string]float64{}
+	for _, col := range cols {
+		v := row[col.ID]
+		if v == "" {
+			if !col.AllowsNulls {
+				add("row %d: %s is null, which FOCUS %s does not allow", rn, col.ID, Version)
 			}
-			return row[id], true
+			continue
 		}
-		isNull := func(id string) bool { v, _ := get(id); return v == "" }
-		nums := map[string]float64{}
-		for _, c := range cols {
-			v := row[c.ID]
-			if v == "" {
-				if !c.AllowsNulls {
-					add("row %d: %s is null, which FOCUS %s does not allow", rn, c.ID, Version)
-				}
+		switch col.DataType {
+		case Decimal:
+			f, err := ParseDecimal(v)
+			if err != nil {
+				add("row %d: %s: %v", rn, col.ID, err)
 				continue
 			}
-			switch c.DataType {
-			case Decimal:
-				f, err := ParseDecimal(v)
-				if err != nil {
-					add("row %d: %s: %v", rn, c.ID, err)
-					continue
-				}
-				nums[c.ID] = f
-			case DateTime:
-				if _, err := ParseTime(v); err != nil {
-					add("row %d: %s: %v", rn, c.ID, err)
-				}
-			case JSON:
-				if err := checkKeyValue(v); err != nil {
-					add("row %d: %s: %v", rn, c.ID, err)
-				}
+			nums[col.ID] = f
+		case DateTime:
+			if _, err := ParseTime(v); err != nil {
+				add("row %d: %s: %v", rn, col.ID, err)
 			}
-			if len(c.AllowedValues) > 0 && !contains(c.AllowedValues, v) {
-				if len(c.AllowedValues) <= 10 {
-					add("row %d: %s %q is not one of the allowed values (%s)", rn, c.ID, v, strings.Join(c.AllowedValues, ", "))
-				} else {
-					add("row %d: %s %q is not one of the allowed values", rn, c.ID, v)
-				}
+		case JSON:
+			if err := checkKeyValue(v); err != nil {
+				add("row %d: %s: %v", rn, col.ID, err)
 			}
 		}
-		if v, ok := get("BillingCurrency"); ok && v != "" && !currencyRE.MatchString(v) {
-			add("row %d: BillingCurrency %q is not an ISO 4217 code", rn, v)
-		}
-		category, _ := get("ChargeCategory")
-		class, _ := get("ChargeClass")
-		usage := category == "Usage"
-		usageOrPurchase := usage || category == "Purchase"
-		correction := class == "Correction"
-		for _, id := range nonNullOnUsageOrPurchase {
-			v, ok := get(id)
-			switch {
-			case !ok:
-			case usageOrPurchase && !correction && v == "":
-				add("row %d: %s is null on a %s charge", rn, id, category)
-			case category == "Tax" && v != "":
-				add("row %d: %s must be null on a Tax charge", rn, id)
+		if len(col.AllowedValues) > 0 && !contains(col.AllowedValues, v) {
+			if len(col.AllowedValues) <= 10 {
+				add("row %d: %s %q is not one of the allowed values (%s)", rn, col.ID, v, strings.Join(col.AllowedValues, ", "))
+			} else {
+				add("row %d: %s %q is not one of the allowed values", rn, col.ID, v)
 			}
 		}
-		if v, ok := get("ConsumedQuantity"); ok {
-			status, _ := get("CommitmentDiscountStatus")
-			switch {
-			case !usage && v != "":
-				add("row %d: ConsumedQuantity must be null when ChargeCategory is %q", rn, category)
-			case usage && status == "Unused" && v != "":
-				add("row %d: ConsumedQuantity must be null on unused commitment", rn)
-			case usage && status != "Unused" && !correction && v == "":
-				add("row %d: ConsumedQuantity is null on a Usage charge", rn)
-			}
+	}
+	return nums
+}
+
+// rules checks the requirements FOCUS sets across a row's columns: the
+// currency code, the columns null or not by charge category and class,
+// the columns null together, signs, unit price x quantity = cost, and
+// periods that end after they start.
+func (c *checker) rules(rn int, row map[string]string, nums map[string]float64) {
+	add, present := c.add, c.present
+	get := func(id string) (string, bool) { return c.get(row, id) }
+	isNull := func(id string) bool { return c.isNull(row, id) }
+	if v, ok := get("BillingCurrency"); ok && v != "" && !currencyRE.MatchString(v) {
+		add("row %d: BillingCurrency %q is not an ISO 4217 code", rn, v)
+	}
+	category, _ := get("ChargeCategory")
+	class, _ := get("ChargeClass")
+	usage := category == "Usage"
+	usageOrPurchase := usage || category == "Purchase"
+	correction := class == "Correction"
+	for _, id := range nonNullOnUsageOrPurchase {
+		v, ok := get(id)
+		switch {
+		case !ok:
+		case usageOrPurchase && !correction && v == "":
+			add("row %d: %s is null on a %s charge", rn, id, category)
+		case category == "Tax" && v != "":
+			add("row %d: %s must be null on a Tax charge", rn, id)
 		}
-		if v, ok := get("CommitmentDiscountQuantity"); ok {
-			withID := !isNull("CommitmentDiscountId")
-			switch {
-			case usageOrPurchase && withID && !correction && v == "":
-				add("row %d: CommitmentDiscountQuantity is null on a %s charge with a CommitmentDiscountId", rn, category)
-			case !(usageOrPurchase && withID) && v != "":
-				add("row %d: CommitmentDiscountQuantity must be null here", rn)
-			}
+	}
+	if v, ok := get("ConsumedQuantity"); ok {
+		status, _ := get("CommitmentDiscountStatus")
+		switch {
+		case !usage && v != "":
+			add("row %d: ConsumedQuantity must be null when ChargeCategory is %q", rn, category)
+		case usage && status == "Unused" && v != "":
+			add("row %d: ConsumedQuantity must be null on unused commitment", rn)
+		case usage && status != "Unused" && !correction && v == "":
+			add("row %d: ConsumedQuantity is null on a Usage charge", rn)
 		}
-		for _, id := range []string{"CommitmentDiscountStatus", "CapacityReservationStatus"} {
-			parent := strings.Replace(id, "Status", "Id", 1)
-			if present[id] && present[parent] && usage && !isNull(parent) && isNull(id) {
-				add("row %d: %s is null on a Usage charge with a %s", rn, id, parent)
-			}
+	}
+	if v, ok := get("CommitmentDiscountQuantity"); ok {
+		withID := !isNull("CommitmentDiscountId")
+		switch {
+		case usageOrPurchase && withID && !correction && v == "":
+			add("row %d: CommitmentDiscountQuantity is null on a %s charge with a CommitmentDiscountId", rn, category)
+		case !(usageOrPurchase && withID) && v != "":
+			add("row %d: CommitmentDiscountQuantity must be null here", rn)
 		}
-		for _, p := range nullTogether {
-			if present[p[0]] && present[p[1]] && isNull(p[0]) != isNull(p[1]) {
-				if isNull(p[1]) {
-					add("row %d: %s must be null when %s is null", rn, p[0], p[1])
-				} else {
-					add("row %d: %s must not be null when %s is not null", rn, p[0], p[1])
-				}
-			}
+	}
+	for _, id := range []string{"CommitmentDiscountStatus", "CapacityReservationStatus"} {
+		parent := strings.Replace(id, "Status", "Id", 1)
+		if present[id] && present[parent] && usage && !isNull(parent) && isNull(id) {
+			add("row %d: %s is null on a Usage charge with a %s", rn, id, parent)
 		}
-		for _, p := range nullWith {
-			if present[p[0]] && present[p[1]] && isNull(p[1]) && !isNull(p[0]) {
+	}
+	for _, p := range nullTogether {
+		if present[p[0]] && present[p[1]] && isNull(p[0]) != isNull(p[1]) {
+			if isNull(p[1]) {
 				add("row %d: %s must be null when %s is null", rn, p[0], p[1])
-			}
-		}
-		if category == "Purchase" {
-			if v, _ := get("ChargeFrequency"); v == "Usage-Based" {
-				add("row %d: ChargeFrequency must not be Usage-Based on a Purchase", rn)
-			}
-		}
-		if sub, _ := get("ServiceSubcategory"); sub != "" {
-			if cat, ok := get("ServiceCategory"); ok && cat != "" && parentCategory[sub] != "" && parentCategory[sub] != cat {
-				add("row %d: ServiceSubcategory %q belongs to ServiceCategory %q, not %q", rn, sub, parentCategory[sub], cat)
-			}
-		}
-		for _, id := range nonNegative {
-			if v, ok := nums[id]; ok && v < 0 {
-				add("row %d: %s %s is negative", rn, id, row[id])
-			}
-		}
-		if q, ok := nums["PricingQuantity"]; ok && !correction {
-			for _, p := range products {
-				price, ok1 := nums[p[0]]
-				cost, ok2 := nums[p[1]]
-				if ok1 && ok2 && !consistent(price, q, cost) {
-					add("row %d: %s %s x PricingQuantity %s is not %s %s", rn, p[0], row[p[0]], row["PricingQuantity"], p[1], row[p[1]])
-				}
-			}
-		}
-		for _, p := range [][2]string{{"ChargePeriodStart", "ChargePeriodEnd"}, {"BillingPeriodStart", "BillingPeriodEnd"}} {
-			s, e := row[p[0]], row[p[1]]
-			if !present[p[0]] || !present[p[1]] || s == "" || e == "" {
-				continue
-			}
-			ts, err1 := ParseTime(s)
-			te, err2 := ParseTime(e)
-			if err1 == nil && err2 == nil && te.Before(ts) {
-				add("row %d: %s %s is before %s %s", rn, p[1], e, p[0], s)
+			} else {
+				add("row %d: %s must not be null when %s is not null", rn, p[0], p[1])
 			}
 		}
 	}
-	if more > 0 {
-		problems = append(problems, fmt.Errorf("and %d more problems", more))
+	for _, p := range nullWith {
+		if present[p[0]] && present[p[1]] && isNull(p[1]) && !isNull(p[0]) {
+			add("row %d: %s must be null when %s is null", rn, p[0], p[1])
+		}
 	}
-	return errors.Join(problems...)
+	if category == "Purchase" {
+		if v, _ := get("ChargeFrequency"); v == "Usage-Based" {
+			add("row %d: ChargeFrequency must not be Usage-Based on a Purchase", rn)
+		}
+	}
+	if sub, _ := get("ServiceSubcategory"); sub != "" {
+		if cat, ok := get("ServiceCategory"); ok && cat != "" && parentCategory[sub] != "" && parentCategory[sub] != cat {
+			add("row %d: ServiceSubcategory %q belongs to ServiceCategory %q, not %q", rn, sub, parentCategory[sub], cat)
+		}
+	}
+	for _, id := range nonNegative {
+		if v, ok := nums[id]; ok && v < 0 {
+			add("row %d: %s %s is negative", rn, id, row[id])
+		}
+	}
+	if q, ok := nums["PricingQuantity"]; ok && !correction {
+		for _, p := range products {
+			price, ok1 := nums[p[0]]
+			cost, ok2 := nums[p[1]]
+			if ok1 && ok2 && !consistent(price, q, cost) {
+				add("row %d: %s %s x PricingQuantity %s is not %s %s", rn, p[0], row[p[0]], row["PricingQuantity"], p[1], row[p[1]])
+			}
+		}
+	}
+	for _, p := range [][2]string{{"ChargePeriodStart", "ChargePeriodEnd"}, {"BillingPeriodStart", "BillingPeriodEnd"}} {
+		s, e := row[p[0]], row[p[1]]
+		if !present[p[0]] || !present[p[1]] || s == "" || e == "" {
+			continue
+		}
+		ts, err1 := ParseTime(s)
+		te, err2 := ParseTime(e)
+		if err1 == nil && err2 == nil && te.Before(ts) {
+			add("row %d: %s %s is before %s %s", rn, p[1], e, p[0], s)
+		}
+	}
 }
 
 func contains(vs []string, v string) bool {

@@ -183,29 +183,48 @@ type VolcanoJobs struct {
 
 // Generate composes scenario n of a hunt seeded seed: deterministic.
 func Generate(seed uint64, n int) *Composition {
-	r := rand.New(rand.NewPCG(seed, uint64(n)))
+	d := drawer{rand.New(rand.NewPCG(seed, uint64(n)))}
+	r := d.r
 	c := &Composition{Seed: uint64(1 + r.IntN(1000)), Jobs: 2 + r.IntN(14), Backfill: r.IntN(2) == 0}
-	chance := func(p float64) bool { return r.Float64() < p }
-	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	// A third of the compositions are busy, contended clusters, where
 	// users meet trouble: queues that preempt while nodes fail, a
 	// service of high priority beside the jobs, jobs arriving faster
 	// than the nodes free up. Uniform draws over each feature alone
 	// reach that combination in about 1 of 200 compositions.
-	c.Busy = chance(0.35)
+	c.Busy = d.chance(0.35)
 	if c.Busy {
 		c.Jobs = 20 + r.IntN(41)
 	}
+	// Each part draws in turn from the one stream: their order is part of
+	// what a seed means.
+	d.pools(c)
+	d.karpenter(c)
+	queues := d.admission(c)
+	d.workload(c, queues)
+	d.services(c)
+	d.runSettings(c)
+	return c
+}
 
+// drawer is a composition's random stream and the two draws every part
+// of it uses.
+type drawer struct{ r *rand.Rand }
+
+func (d drawer) chance(p float64) bool    { return d.r.Float64() < p }
+func (d drawer) pick(xs ...string) string { return xs[d.r.IntN(len(xs))] }
+
+// pools draws the fixed pools: none to three, of the four kinds (on-demand,
+// spot, MIG, time-sliced), some that fail or scale.
+func (d drawer) pools(c *Composition) {
 	// Pools: one to three, of the four kinds; sometimes Karpenter instead
 	// or beside.
-	np := 1 + r.IntN(3)
-	if chance(0.25) {
-		np = r.IntN(2)
+	np := 1 + d.r.IntN(3)
+	if d.chance(0.25) {
+		np = d.r.IntN(2)
 	}
 	for i := range np {
-		p := Pool{Name: fmt.Sprintf("pool%d", i), Count: 1 + r.IntN(2)}
-		switch k := r.IntN(10); {
+		p := Pool{Name: fmt.Sprintf("pool%d", i), Count: 1 + d.r.IntN(2)}
+		switch k := d.r.IntN(10); {
 		case k < 4:
 			p.Kind = "on-demand"
 		case k < 7:
@@ -218,135 +237,150 @@ func Generate(seed uint64, n int) *Composition {
 		switch p.Kind {
 		case "mig":
 			p.InstanceType, p.Count = "p5.48xlarge", 1
-			if chance(0.35) {
-				p.MIGSingle = pick("1g.10gb", "3g.40gb")
+			if d.chance(0.35) {
+				p.MIGSingle = d.pick("1g.10gb", "3g.40gb")
 			}
 		case "time-sliced":
-			p.InstanceType, p.Replicas = pick("g6.12xlarge", "g5.12xlarge"), 2+r.IntN(3)
+			p.InstanceType, p.Replicas = d.pick("g6.12xlarge", "g5.12xlarge"), 2+d.r.IntN(3)
 		default:
 			// Instance types of the embedded catalog and the Spot
 			// Advisor's data for us-east-1.
-			p.InstanceType = pick("g5.xlarge", "g6.2xlarge", "g5.12xlarge", "g6.12xlarge")
+			p.InstanceType = d.pick("g5.xlarge", "g6.2xlarge", "g5.12xlarge", "g6.12xlarge")
 		}
-		if p.Kind != "mig" && chance(0.25) {
-			p.MaxNodes = p.Count + 1 + r.IntN(2)
+		if p.Kind != "mig" && d.chance(0.25) {
+			p.MaxNodes = p.Count + 1 + d.r.IntN(2)
 		}
-		if chance(0.3) {
-			p.Failures = pick("30m", "2h", "6h", "20h")
+		if d.chance(0.3) {
+			p.Failures = d.pick("30m", "2h", "6h", "20h")
 		}
-		if c.Busy && p.Kind != "mig" && chance(0.7) {
-			p.Failures = pick("15m", "30m", "1h")
+		if c.Busy && p.Kind != "mig" && d.chance(0.7) {
+			p.Failures = d.pick("15m", "30m", "1h")
 		}
 		if p.Kind == "spot" {
-			p.Interruptions = interruptions(r, p.MaxNodes == 0)
+			p.Interruptions = interruptions(d.r, p.MaxNodes == 0)
 		}
 		c.Pools = append(c.Pools, p)
 	}
-	if len(c.Pools) == 0 || chance(0.2) || (c.Busy && chance(0.8)) {
-		n := NodePool{Name: "karp", InstanceTypes: []string{"g5.xlarge", "g5.12xlarge"}, LimitGPUs: 4 + 4*r.IntN(2),
-			Consolidation: chance(0.5), Spot: chance(0.5)}
+}
+
+// karpenter draws a Karpenter NodePool, when there is no pool or by
+// chance (most busy clusters have one).
+func (d drawer) karpenter(c *Composition) {
+	if len(c.Pools) == 0 || d.chance(0.2) || (c.Busy && d.chance(0.8)) {
+		n := NodePool{Name: "karp", InstanceTypes: []string{"g5.xlarge", "g5.12xlarge"}, LimitGPUs: 4 + 4*d.r.IntN(2),
+			Consolidation: d.chance(0.5), Spot: d.chance(0.5)}
 		if c.Busy {
 			// Room for a few nodes of 4 GPUs that fail and come back.
-			n.LimitGPUs = 8 * (1 + r.IntN(4))
-			if chance(0.5) {
+			n.LimitGPUs = 8 * (1 + d.r.IntN(4))
+			if d.chance(0.5) {
 				n.InstanceTypes = []string{"g5.12xlarge"}
 			}
 		}
-		if chance(0.25) {
-			n.Failures = pick("20m", "3h", "12h")
+		if d.chance(0.25) {
+			n.Failures = d.pick("20m", "3h", "12h")
 		}
-		if c.Busy && chance(0.9) {
+		if c.Busy && d.chance(0.9) {
 			// Karpenter replaces a failed node: jobs and replicas come
 			// and go on fresh nodes.
-			n.Failures = pick("15m", "15m", "30m", "1h")
+			n.Failures = d.pick("15m", "15m", "30m", "1h")
 		}
-		if n.Spot && chance(0.7) {
-			n.Interruptions = interruptions(r, false)
+		if n.Spot && d.chance(0.7) {
+			n.Interruptions = interruptions(d.r, false)
 		}
 		c.NodePools = append(c.NodePools, n)
 	}
 
+}
+
+// admission draws the admission policy (none, Kueue or Volcano queues)
+// and returns the queues jobs may go to.
+func (d drawer) admission(c *Composition) []string {
 	// Admission: none, Kueue or Volcano queues.
 	queues := []string{"team-a"}
-	k := r.IntN(10)
+	k := d.r.IntN(10)
 	if c.Busy {
 		k = 0
 	}
 	switch {
 	case k < 4:
 		queues = append(queues, "team-b")
-		p := &Policy{Kind: "kueue", Cohort: chance(0.6), Preemption: c.Busy || chance(0.6), StrictFIFO: chance(0.2), BatchClass: chance(0.15)}
+		p := &Policy{Kind: "kueue", Cohort: d.chance(0.6), Preemption: c.Busy || d.chance(0.6), StrictFIFO: d.chance(0.2), BatchClass: d.chance(0.15)}
 		if c.Busy {
 			// A cohort lends a full queue the other's quota, and its
 			// jobs borrow instead of preempting: most busy queues stand
 			// alone.
-			p.Cohort = chance(0.3)
+			p.Cohort = d.chance(0.3)
 		}
-		p.FairSharing = p.Cohort && chance(0.4)
-		p.WaitForPodsReady = chance(0.3)
-		p.Flavors = chance(0.4)
-		if p.Cohort && chance(0.4) {
-			p.CohortQuota = 1 + r.IntN(3)
+		p.FairSharing = p.Cohort && d.chance(0.4)
+		p.WaitForPodsReady = d.chance(0.3)
+		p.Flavors = d.chance(0.4)
+		if p.Cohort && d.chance(0.4) {
+			p.CohortQuota = 1 + d.r.IntN(3)
 		}
 		for _, q := range queues {
 			bl := -1
-			if p.Cohort && chance(0.4) {
-				bl = r.IntN(3)
+			if p.Cohort && d.chance(0.4) {
+				bl = d.r.IntN(3)
 			}
-			gpus := 1 + r.IntN(4)
+			gpus := 1 + d.r.IntN(4)
 			if c.Busy {
 				// A quota the service's replicas and the jobs contend
 				// for: admission, not the nodes, is what holds jobs back,
 				// so Kueue preempts.
-				gpus = 4 * (1 + r.IntN(4))
+				gpus = 4 * (1 + d.r.IntN(4))
 			}
-			p.Queues = append(p.Queues, Queue{Name: q, GPUs: gpus, BorrowingLimit: bl, Weight: 1 + r.IntN(3)})
+			p.Queues = append(p.Queues, Queue{Name: q, GPUs: gpus, BorrowingLimit: bl, Weight: 1 + d.r.IntN(3)})
 		}
 		c.Policy = p
 	case k < 5:
 		queues = append(queues, "team-b")
 		p := &Policy{Kind: "volcano"}
 		for _, q := range queues {
-			p.Queues = append(p.Queues, Queue{Name: q, GPUs: 2 + r.IntN(4), Weight: 1 + r.IntN(3), BorrowingLimit: -1})
+			p.Queues = append(p.Queues, Queue{Name: q, GPUs: 2 + d.r.IntN(4), Weight: 1 + d.r.IntN(3), BorrowingLimit: -1})
 		}
 		c.Policy = p
 	}
 
+	return queues
+}
+
+// workload draws the jobs: synthetic classes in the queues, or CronJobs.
+func (d drawer) workload(c *Composition, queues []string) {
 	// The workload: synthetic classes, or CronJobs; services beside.
-	if chance(0.12) {
-		for i := range 1 + r.IntN(2) {
-			c.CronJobs = append(c.CronJobs, CronJob{Name: fmt.Sprintf("cron%d", i), Schedule: pick("*/30 * * * *", "0 * * * *", "15 */2 * * *"),
-				Parallelism: 1 + r.IntN(2), Duration: pick("10m", "25m", "50m")})
+	if d.chance(0.12) {
+		for i := range 1 + d.r.IntN(2) {
+			c.CronJobs = append(c.CronJobs, CronJob{Name: fmt.Sprintf("cron%d", i), Schedule: d.pick("*/30 * * * *", "0 * * * *", "15 */2 * * *"),
+				Parallelism: 1 + d.r.IntN(2), Duration: d.pick("10m", "25m", "50m")})
 		}
 	} else {
-		for i := range 1 + r.IntN(3) {
-			cl := Class{Name: fmt.Sprintf("class%d", i), Queue: queues[r.IntN(len(queues))], RatePerHour: float64(1 + r.IntN(8)),
-				Replicas: 1, GPUs: 1, Median: pick("10m", "30m", "1h", "2h")}
+		for i := range 1 + d.r.IntN(3) {
+			cl := Class{Name: fmt.Sprintf("class%d", i), Queue: queues[d.r.IntN(len(queues))], RatePerHour: float64(1 + d.r.IntN(8)),
+				Replicas: 1, GPUs: 1, Median: d.pick("10m", "30m", "1h", "2h")}
 			if c.Busy {
 				// More work than the nodes hold, in the service's queue
 				// most often: the service's replicas preempt jobs.
-				cl.RatePerHour, cl.Median = float64(6+r.IntN(15)), pick("30m", "1h", "90m")
-				if chance(0.7) {
+				cl.RatePerHour, cl.Median = float64(6+d.r.IntN(15)), d.pick("30m", "1h", "90m")
+				if d.chance(0.7) {
 					cl.Queue = queues[0]
 				}
-				if chance(0.4) {
-					cl.GPUs = []int{2, 4}[r.IntN(2)]
+				if d.chance(0.4) {
+					cl.GPUs = []int{2, 4}[d.r.IntN(2)]
 				}
 			}
-			if chance(0.3) {
-				cl.Replicas = 2 + r.IntN(2)
+			if d.chance(0.3) {
+				cl.Replicas = 2 + d.r.IntN(2)
 			}
-			if chance(0.5) {
-				cl.Priority = int32(100 * r.IntN(4))
-				cl.PreemptNever = chance(0.2)
+			if d.chance(0.5) {
+				cl.Priority = int32(100 * d.r.IntN(4))
+				cl.PreemptNever = d.chance(0.2)
 			}
 			// Pin some classes to a MIG or time-sliced pool.
 			for _, p := range c.Pools {
-				if p.Kind == "mig" && chance(0.5) {
-					cl.MIG, cl.Replicas, cl.GPUs = pick("1g.10gb", "3g.40gb"), 1, 1
+				if p.Kind == "mig" && d.chance(0.5) {
+					cl.MIG, cl.Replicas, cl.GPUs = d.pick("1g.10gb", "3g.40gb"), 1, 1
 					break
 				}
-				if p.Kind == "time-sliced" && chance(0.4) {
+				if p.Kind == "time-sliced" && d.chance(0.4) {
 					cl.Pool, cl.GPUs = p.Name, 1
 					break
 				}
@@ -354,40 +388,51 @@ func Generate(seed uint64, n int) *Composition {
 			c.Classes = append(c.Classes, cl)
 		}
 	}
+}
+
+// services draws inference services beside the jobs, where a pool has
+// whole GPUs.
+func (d drawer) services(c *Composition) {
 	// Services ask for a whole GPU: only beside pools that have one.
 	whole := len(c.NodePools) > 0
 	for _, p := range c.Pools {
 		whole = whole || p.Kind != "mig"
 	}
-	if whole && (chance(0.25) || (c.Busy && chance(0.8))) {
-		for i := range 1 + r.IntN(2) {
-			s := Service{Name: fmt.Sprintf("svc%d", i), Scaler: pick("none", "hpa", "keda", "kpa"), Min: 1, Max: 1 + r.IntN(3), Rate: float64(20 + r.IntN(200))}
+	if whole && (d.chance(0.25) || (c.Busy && d.chance(0.8))) {
+		for i := range 1 + d.r.IntN(2) {
+			s := Service{Name: fmt.Sprintf("svc%d", i), Scaler: d.pick("none", "hpa", "keda", "kpa"), Min: 1, Max: 1 + d.r.IntN(3), Rate: float64(20 + d.r.IntN(200))}
 			if c.Busy {
 				// Enough load to scale out and back as nodes come and go.
-				s.Max, s.Rate = 4+r.IntN(13), float64(100+r.IntN(700))
+				s.Max, s.Rate = 4+d.r.IntN(13), float64(100+d.r.IntN(700))
 			}
 			if s.Scaler == "kpa" || s.Scaler == "keda" {
-				s.Min = r.IntN(2)
+				s.Min = d.r.IntN(2)
 			}
 			// A service usually outranks the batch jobs beside it.
-			if chance(0.2) || (c.Busy && chance(0.7)) {
-				s.Priority = []int32{1000, 100000}[r.IntN(2)]
-				s.PriorityClass = c.Policy != nil && c.Policy.Kind == "kueue" && chance(0.5)
+			if d.chance(0.2) || (c.Busy && d.chance(0.7)) {
+				s.Priority = []int32{1000, 100000}[d.r.IntN(2)]
+				s.PriorityClass = c.Policy != nil && c.Policy.Kind == "kueue" && d.chance(0.5)
 			}
 			c.Services = append(c.Services, s)
 		}
 	}
-	c.Preemption = chance(0.3)
-	c.Checkpoint = chance(0.4)
-	c.IgnoreDisruptions = chance(0.4)
-	if !c.IgnoreDisruptions && chance(0.2) {
-		c.Volcano = &VolcanoJobs{MaxRetry: 1 + r.IntN(4), Policy: pick("", "RestartJob", "AbortJob")}
-		if chance(0.3) {
+}
+
+// runSettings draws the rest: preemption, checkpoints, disruptions,
+// Volcano's job settings, the horizon (and failures rare enough to drain
+// without one), the sensitivity, the trace and the variants.
+func (d drawer) runSettings(c *Composition) {
+	c.Preemption = d.chance(0.3)
+	c.Checkpoint = d.chance(0.4)
+	c.IgnoreDisruptions = d.chance(0.4)
+	if !c.IgnoreDisruptions && d.chance(0.2) {
+		c.Volcano = &VolcanoJobs{MaxRetry: 1 + d.r.IntN(4), Policy: d.pick("", "RestartJob", "AbortJob")}
+		if d.chance(0.3) {
 			c.Volcano.MinAvailable = 1
 		}
 	}
-	if len(c.Services) > 0 || len(c.CronJobs) > 0 || chance(0.6) || c.Busy {
-		c.Horizon = pick("3h", "8h", "24h")
+	if len(c.Services) > 0 || len(c.CronJobs) > 0 || d.chance(0.6) || c.Busy {
+		c.Horizon = d.pick("3h", "8h", "24h")
 	}
 	if c.Horizon == "" {
 		// Without a horizon a run goes until its jobs drain: node failures
@@ -406,16 +451,15 @@ func Generate(seed uint64, n int) *Composition {
 			}
 		}
 	}
-	c.Sensitivity = chance(0.03)
-	c.Trace = len(c.CronJobs) == 0 && chance(0.1)
-	if chance(0.1) {
+	c.Sensitivity = d.chance(0.03)
+	c.Trace = len(c.CronJobs) == 0 && d.chance(0.1)
+	if d.chance(0.1) {
 		for _, v := range []string{"more-nodes", "double-rate", "no-failures"} {
-			if chance(0.5) {
+			if d.chance(0.5) {
 				c.Variants = append(c.Variants, v)
 			}
 		}
 	}
-	return c
 }
 
 // interruptions draws a spot reclaim process from every model the

@@ -21,6 +21,44 @@ const ScenarioFile = "scenario.yaml"
 func (c *Composition) Render() map[string][]byte {
 	files := map[string][]byte{}
 	classes := c.classes()
+	cluster := c.renderCluster(files)
+	spec := map[string]any{"seed": c.Seed, "cluster": cluster}
+	if c.Horizon != "" {
+		spec["horizon"] = c.Horizon
+	}
+	workload := c.renderWorkload(classes, files)
+	if svcs := c.renderServices(); len(svcs) > 0 {
+		workload["services"] = svcs
+	}
+	spec["workload"] = workload
+	variants := c.renderVariants(classes)
+	if len(variants) > 0 {
+		spec["variants"] = variants
+	}
+	if c.Preemption {
+		spec["scheduler"] = map[string]any{"preemption": true}
+	}
+	if c.Backfill {
+		spec["queueing"] = map[string]any{"backfill": true}
+	}
+	if p := c.Policy; p != nil {
+		files["policy/"+p.Kind+".yaml"] = c.renderPolicy(classes)
+		pol := map[string]any{"manifests": []string{"policy/"}}
+		if p.Kind == "kueue" && p.BatchClass {
+			pol["priorityClasses"] = map[string]any{"team-b": "batch"}
+		}
+		spec["policy"] = pol
+	}
+	doc := map[string]any{"apiVersion": "gpuplan.dev/v1alpha1", "kind": "Scenario",
+		"metadata": map[string]any{"name": "composed", "description": "A scenario the composer wrote (scenarios/compose)."},
+		"spec":     spec}
+	files[ScenarioFile] = mustYAML(doc)
+	return files
+}
+
+// renderCluster is spec.cluster: the pools and Karpenter NodePools,
+// their interruption traces added to files.
+func (c *Composition) renderCluster(files map[string][]byte) map[string]any {
 	pools := []any{}
 	for _, p := range c.Pools {
 		m := map[string]any{"name": p.Name, "count": p.Count, "instanceType": p.InstanceType, "provisioning": "4m"}
@@ -71,10 +109,13 @@ func (c *Composition) Render() map[string][]byte {
 	if len(nodePools) > 0 {
 		cluster["nodePools"] = nodePools
 	}
-	spec := map[string]any{"seed": c.Seed, "cluster": cluster}
-	if c.Horizon != "" {
-		spec["horizon"] = c.Horizon
-	}
+	return cluster
+}
+
+// renderWorkload is spec.workload but its services: CronJob manifests, a
+// trace or synthetic classes (the manifests and trace added to files),
+// recovery and Volcano's job settings.
+func (c *Composition) renderWorkload(classes []Class, files map[string][]byte) map[string]any {
 	workload := map[string]any{}
 	if len(c.CronJobs) > 0 {
 		files["workloads/cronjobs.yaml"] = c.renderCronJobs()
@@ -130,6 +171,11 @@ func (c *Composition) Render() map[string][]byte {
 		}
 		workload["volcano"] = m
 	}
+	return workload
+}
+
+// renderServices is spec.workload.services.
+func (c *Composition) renderServices() []any {
 	var svcs []any
 	for _, s := range c.Services {
 		m := map[string]any{"name": s.Name, "pod": map[string]any{"cpu": "2", "memory": "8Gi", "gpus": 1},
@@ -156,10 +202,11 @@ func (c *Composition) Render() map[string][]byte {
 		}
 		svcs = append(svcs, m)
 	}
-	if len(svcs) > 0 {
-		workload["services"] = svcs
-	}
-	spec["workload"] = workload
+	return svcs
+}
+
+// renderVariants is spec.variants: each variant's patch.
+func (c *Composition) renderVariants(classes []Class) []any {
 	var variants []any
 	for _, v := range c.variants() {
 		var patch map[string]any
@@ -175,28 +222,7 @@ func (c *Composition) Render() map[string][]byte {
 		}
 		variants = append(variants, map[string]any{"name": v, "patch": patch})
 	}
-	if len(variants) > 0 {
-		spec["variants"] = variants
-	}
-	if c.Preemption {
-		spec["scheduler"] = map[string]any{"preemption": true}
-	}
-	if c.Backfill {
-		spec["queueing"] = map[string]any{"backfill": true}
-	}
-	if p := c.Policy; p != nil {
-		files["policy/"+p.Kind+".yaml"] = c.renderPolicy(classes)
-		pol := map[string]any{"manifests": []string{"policy/"}}
-		if p.Kind == "kueue" && p.BatchClass {
-			pol["priorityClasses"] = map[string]any{"team-b": "batch"}
-		}
-		spec["policy"] = pol
-	}
-	doc := map[string]any{"apiVersion": "gpuplan.dev/v1alpha1", "kind": "Scenario",
-		"metadata": map[string]any{"name": "composed", "description": "A scenario the composer wrote (scenarios/compose)."},
-		"spec":     spec}
-	files[ScenarioFile] = mustYAML(doc)
-	return files
+	return variants
 }
 
 // max is the replicas' maximum as rendered: the minimum without an

@@ -18,6 +18,10 @@
 // reads each file back strictly into the same types, so a field this
 // package writes and the type does not know fails a test.
 //
+// Generate's generator (gen) writes the cluster-wide files; a workload
+// class's file is written by a jobFile (jobfile.go), an inference
+// service's by a serviceWriter (services.go).
+//
 // The package reads a scenario and its resolved cluster model; it never
 // runs the simulation.
 package manifests

@@ -109,7 +109,13 @@ func (g *gen) gatherServices() error {
 
 // admission says whether the run had Kueue admission (a policy that is
 // not Volcano's).
-func (g *gen) admission() bool { return g.pol != nil && len(g.pol.Volcano) == 0 }
+func (g serviceWriter) admission() bool { return g.pol != nil && len(g.pol.Volcano) == 0 }
+
+// serviceWriter writes one inference service's files (service) and the
+// objects they hold: the replica pod's resources, the Deployment or KServe
+// InferenceService, its HPA or KEDA ScaledObject. It reads the generator's
+// options, pools and policy, and records its warnings there.
+type serviceWriter struct{ *gen }
 
 // serviceFiles writes each service: services/NAME.yaml (a Deployment and
 // its HPA or KEDA ScaledObject, or a KServe InferenceService for the KPA)
@@ -117,7 +123,7 @@ func (g *gen) admission() bool { return g.pol != nil && len(g.pol.Volcano) == 0 
 func (g *gen) serviceFiles() ([]File, error) {
 	var files []File
 	for i, v := range g.svcs {
-		fs, err := g.service(v)
+		fs, err := serviceWriter{g}.service(v)
 		if err != nil {
 			return nil, fmt.Errorf("spec.workload.services[%d] (%s): %v", i, v.Name, err)
 		}
@@ -129,7 +135,7 @@ func (g *gen) serviceFiles() ([]File, error) {
 // replicaResources is a replica's requests (equal to its limits) and the
 // pools its GPU resource pins it to (MIG single strategy, time-slicing),
 // with words for the comment.
-func (g *gen) replicaResources(name string, p cluster.PodSpec) (corev1.ResourceList, []string, string, error) {
+func (g serviceWriter) replicaResources(name string, p cluster.PodSpec) (corev1.ResourceList, []string, string, error) {
 	res := corev1.ResourceList{}
 	if p.MilliCPU > 0 {
 		res[corev1.ResourceCPU] = *resource.NewMilliQuantity(p.MilliCPU, resource.DecimalSI)
@@ -247,7 +253,7 @@ func seconds(ms int64) (int32, bool) {
 	return int32(min(s, math.MaxInt32)), s*1000 != ms
 }
 
-func (g *gen) service(v Service) ([]File, error) {
+func (g serviceWriter) service(v Service) ([]File, error) {
 	if errs := validation.IsDNS1123Label(v.Name); len(errs) > 0 {
 		return nil, fmt.Errorf("name %q is not a valid Kubernetes name: %s", v.Name, strings.Join(errs, "; "))
 	}
@@ -464,7 +470,7 @@ func metricOf(k services.MetricKind, gpu bool) (name string, factor float64, wor
 	return MetricRequestsPerSecond, 1, fmt.Sprintf("requests per second per replica (%s: a prometheus-adapter rule, rate(%s[1m]))", MetricRequestsPerSecond, MetricRequestsTotal)
 }
 
-func (g *gen) hpa(v Service, ns string, s services.HPA) (*autoscalingv2.HorizontalPodAutoscaler, []string) {
+func (g serviceWriter) hpa(v Service, ns string, s services.HPA) (*autoscalingv2.HorizontalPodAutoscaler, []string) {
 	sp := s.H.Spec()
 	gpu := v.Config.Pod.MilliGPUs() > 0
 	name, factor, words := metricOf(s.Metric, gpu)
@@ -524,7 +530,7 @@ func promQuery(k services.MetricKind, ns, name string) string {
 
 func number(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-func (g *gen) scaledObject(v Service, ns string, s services.KEDA) (*ScaledObject, []string) {
+func (g serviceWriter) scaledObject(v Service, ns string, s services.KEDA) (*ScaledObject, []string) {
 	sp := s.K.Spec()
 	_, factor, words := metricOf(s.Metric, true)
 	if s.Metric == services.Utilization {
@@ -571,7 +577,7 @@ func (g *gen) scaledObject(v Service, ns string, s services.KEDA) (*ScaledObject
 // InferenceService: the KPA's concurrency target per replica is
 // scaleTarget x the target utilization (Knative's 70% unless that does
 // not give it).
-func (g *gen) inferenceService(v Service, ns string, labels, ann map[string]string, res corev1.ResourceList, sel map[string]string, aff *corev1.Affinity,
+func (g serviceWriter) inferenceService(v Service, ns string, labels, ann map[string]string, res corev1.ResourceList, sel map[string]string, aff *corev1.Affinity,
 	tols []corev1.Toleration, pc string, sp autoscale.KPASpec) (*InferenceService, []string) {
 	cfg := v.Config
 	target := sp.Target / knativeTargetUtilization * 100

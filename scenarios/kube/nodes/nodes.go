@@ -227,16 +227,52 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 	p.CPU = *resource.NewMilliQuantity(milli, resource.DecimalSI)
 	p.Memory = mem.DeepCopy()
 
-	// MIG devices advertised under the mixed strategy.
+	// MIG devices advertised under the mixed strategy, and GPUs.
+	a := nodeAt{n: n, labels: labels, allocAt: allocAt, bad: bad}
+	mig, gpus, err := a.devices(alloc)
+	if err != nil {
+		return p, "", err
+	}
+	if err := a.gpus(&p, mig, gpus); err != nil {
+		return p, "", err
+	}
+	if p.GPUs > 0 && p.GPUProduct == "" {
+		return p, "", bad(labels, "node %s has %d GPUs but no %s label (GPU feature discovery's): gpuplan cannot tell which GPU it is", strict.Quote(n.Name), p.GPUs, LabelGPUProduct)
+	}
+	p.Taints = machineTaints(n)
+	var key strings.Builder
+	fmt.Fprintf(&key, "%s|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d", p.InstanceType, p.CapacityType, p.Region, p.Zone, p.GPUProduct, p.GPUs, p.GPUMemoryMiB,
+		p.MIGStrategy, strings.Join(p.MIGLayout, ","), milli, mem.Value())
+	for _, t := range p.Taints {
+		fmt.Fprintf(&key, "|%s=%s:%s", t.Key, t.Value, t.Effect)
+	}
+	return p, key.String(), nil
+}
+
+// nodeAt is where a node's fields are, for errors: its labels, its
+// allocatable (or capacity) resources, and the error for a bad field.
+type nodeAt struct {
+	n               *corev1.Node
+	labels, allocAt string
+	bad             func(path, format string, args ...any) error
+}
+
+func (a nodeAt) label(key string) string { return a.labels + "[" + strconv.Quote(key) + "]" }
+
+// devices are the MIG devices the node advertises by profile (mixed
+// strategy) and its nvidia.com/gpu count, each a whole number.
+func (a nodeAt) devices(alloc corev1.ResourceList) (map[string]int64, int64, error) {
+	allocAt, bad := a.allocAt, a.bad
+	var err error
 	mig := map[string]int64{}
 	for r, q := range alloc {
 		if prof, ok := strings.CutPrefix(string(r), resourceMIGPrefix); ok {
 			v, err := strict.QuantityIn(q, false, 1, 64*8, string(r))
 			if err != nil {
-				return p, "", bad(allocAt+"["+strconv.Quote(string(r))+"]", "%v", err)
+				return nil, 0, bad(allocAt+"["+strconv.Quote(string(r))+"]", "%v", err)
 			}
 			if q.MilliValue()%1000 != 0 {
-				return p, "", bad(allocAt+"["+strconv.Quote(string(r))+"]", "%s %s: a device plugin advertises whole devices", r, strict.Quote(q.String()))
+				return nil, 0, bad(allocAt+"["+strconv.Quote(string(r))+"]", "%s %s: a device plugin advertises whole devices", r, strict.Quote(q.String()))
 			}
 			if v > 0 {
 				mig[prof] = v
@@ -246,12 +282,21 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 	var gpus int64
 	if q, ok := alloc[ResourceGPU]; ok {
 		if gpus, err = strict.QuantityIn(q, false, 1, strict.MaxPodGPUs*8, ResourceGPU); err != nil {
-			return p, "", bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "%v", err)
+			return nil, 0, bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "%v", err)
 		}
 		if q.MilliValue()%1000 != 0 {
-			return p, "", bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "%s %s: a device plugin advertises whole GPUs", ResourceGPU, strict.Quote(q.String()))
+			return nil, 0, bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "%s %s: a device plugin advertises whole GPUs", ResourceGPU, strict.Quote(q.String()))
 		}
 	}
+	return mig, gpus, nil
+}
+
+// gpus reads the node's GPUs into p: the model (from gpu.product and
+// gpu.memory), and, with MIG on, the strategy, the layout (configured,
+// the single strategy's profile, or the devices advertised) and the
+// whole GPUs behind the devices.
+func (a nodeAt) gpus(p *Pool, mig map[string]int64, gpus int64) error {
+	n, lb, labels, allocAt, bad, label := a.n, a.n.Labels, a.labels, a.allocAt, a.bad, a.label
 	labelInt := func(key string, max int64) (int64, error) {
 		v, ok := lb[key]
 		if !ok {
@@ -265,11 +310,11 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 	}
 	count, err := labelInt(LabelGPUCount, strict.MaxPodGPUs*8)
 	if err != nil {
-		return p, "", err
+		return err
 	}
 	memMiB, err := labelInt(LabelGPUMemory, 1<<24)
 	if err != nil {
-		return p, "", err
+		return err
 	}
 	strategy := lb[LabelMIGStrategy]
 	product, migProfile, _ := strings.Cut(p.GPUProduct, "-MIG-")
@@ -285,14 +330,14 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 	case "mixed":
 		migOn = len(mig) > 0 || configured
 	default:
-		return p, "", bad(label(LabelMIGStrategy), "is %s; GPU feature discovery's strategies are none, single and mixed", strict.Quote(strategy))
+		return bad(label(LabelMIGStrategy), "is %s; GPU feature discovery's strategies are none, single and mixed", strict.Quote(strategy))
 	}
 	if !migOn {
 		p.GPUs = int32(gpus)
 		p.GPUMemoryMiB = memMiB
 	} else {
 		if p.GPUModel == "" || models.MIGProfiles(p.GPUModel) == nil {
-			return p, "", bad(label(LabelGPUProduct), "node %s uses MIG (%s=%s) on %s, which gpuplan knows no MIG profiles of (MIG models: %s)",
+			return bad(label(LabelGPUProduct), "node %s uses MIG (%s=%s) on %s, which gpuplan knows no MIG profiles of (MIG models: %s)",
 				strict.Quote(n.Name), LabelMIGStrategy, strategy, strict.Quote(p.GPUProduct), strings.Join(models.MIGModels(), ", "))
 		}
 		p.MIGStrategy = strategy
@@ -304,7 +349,7 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 			if strategy == "mixed" && len(mig) > 0 || strategy == "single" && migProfile != "" {
 				layout, err = nil, nil
 			} else {
-				return p, "", bad(label(LabelMIGConfig), "node %s: %v", strict.Quote(n.Name), err)
+				return bad(label(LabelMIGConfig), "node %s: %v", strict.Quote(n.Name), err)
 			}
 		}
 		if strategy == "single" {
@@ -314,47 +359,45 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 			if layout == nil {
 				layout, err = migLayout(p.GPUModel, "all-"+migProfile)
 				if err != nil {
-					return p, "", bad(label(LabelGPUProduct), "node %s: %v", strict.Quote(n.Name), err)
+					return bad(label(LabelGPUProduct), "node %s: %v", strict.Quote(n.Name), err)
 				}
 			}
 			if gpus%int64(len(layout)) != 0 {
-				return p, "", bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "node %s advertises %d MIG devices, not a whole number of GPUs of %d instances (%s)", strict.Quote(n.Name), gpus, len(layout), strings.Join(layout, ", "))
+				return bad(allocAt+"["+strconv.Quote(ResourceGPU)+"]", "node %s advertises %d MIG devices, not a whole number of GPUs of %d instances (%s)", strict.Quote(n.Name), gpus, len(layout), strings.Join(layout, ", "))
 			}
 			p.GPUs = int32(gpus / int64(len(layout)))
 		} else {
 			p.GPUs = int32(count)
 			if p.GPUs == 0 {
-				return p, "", bad(labels, "node %s uses the mixed MIG strategy but gives no %s", strict.Quote(n.Name), LabelGPUCount)
+				return bad(labels, "node %s uses the mixed MIG strategy but gives no %s", strict.Quote(n.Name), LabelGPUCount)
 			}
 			if layout == nil {
 				layout, err = layoutFromDevices(mig, int64(p.GPUs))
 				if err != nil {
-					return p, "", bad(allocAt, "node %s: %v", strict.Quote(n.Name), err)
+					return bad(allocAt, "node %s: %v", strict.Quote(n.Name), err)
 				}
 			}
 		}
 		p.MIGLayout = layout
 	}
-	if p.GPUs > 0 && p.GPUProduct == "" {
-		return p, "", bad(labels, "node %s has %d GPUs but no %s label (GPU feature discovery's): gpuplan cannot tell which GPU it is", strict.Quote(n.Name), p.GPUs, LabelGPUProduct)
-	}
+	return nil
+}
+
+// machineTaints are the node's taints but the conditions the node
+// controller sets (node.kubernetes.io/...), sorted.
+func machineTaints(n *corev1.Node) []corev1.Taint {
+	var taints []corev1.Taint
 	for _, t := range n.Spec.Taints {
 		if strings.HasPrefix(t.Key, "node.kubernetes.io/") {
 			continue // conditions the node controller sets, not the machine's
 		}
-		p.Taints = append(p.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect})
+		taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect})
 	}
-	sort.Slice(p.Taints, func(i, j int) bool {
-		a, b := p.Taints[i], p.Taints[j]
+	sort.Slice(taints, func(i, j int) bool {
+		a, b := taints[i], taints[j]
 		return a.Key+"\x00"+string(a.Effect)+"\x00"+a.Value < b.Key+"\x00"+string(b.Effect)+"\x00"+b.Value
 	})
-	var key strings.Builder
-	fmt.Fprintf(&key, "%s|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d", p.InstanceType, p.CapacityType, p.Region, p.Zone, p.GPUProduct, p.GPUs, p.GPUMemoryMiB,
-		p.MIGStrategy, strings.Join(p.MIGLayout, ","), milli, mem.Value())
-	for _, t := range p.Taints {
-		fmt.Fprintf(&key, "|%s=%s:%s", t.Key, t.Value, t.Effect)
-	}
-	return p, key.String(), nil
+	return taints
 }
 
 // capacityType reads the capacity type from the labels the provisioners
