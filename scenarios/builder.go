@@ -28,3 +28,9 @@ type budgeter struct{ *Scenario }
 // base rates and split, CPU/memory rates, on-demand twins of spot pools,
 // the showback's idle rule and budgets.
 type pricer struct{ *Scenario }
+
+// interrupter builds a pool's disruption processes for the capacity model:
+// spot interruptions (a band, a rate, lifetime and outage distributions,
+// reclaim waves, a SkyPilot trace) and what they are taken from. It reads
+// the document and the catalogs and changes neither.
+type interrupter struct{ *Scenario }

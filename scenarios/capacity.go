@@ -269,7 +269,7 @@ func noticeFor(it models.InstanceType, known bool) (cluster.Time, string) {
 }
 
 // interruptions builds a spot pool's reclaim process.
-func (s builder) interruptions(at, instanceType, region string, spec *InterruptionSpec, res resources) (capacity.Process, error) {
+func (s interrupter) interruptions(at, instanceType, region string, spec *InterruptionSpec, res resources) (capacity.Process, error) {
 	var p capacity.Process
 	notice, noticeText := noticeFor(res.it, res.ok)
 	if spec != nil && spec.Notice != nil {
@@ -294,7 +294,7 @@ func (s builder) interruptions(at, instanceType, region string, spec *Interrupti
 	switch {
 	case set == 0 || spec.Lifetime != nil:
 		// The measured preset, or the lifetime given (spotmodel.go).
-		if _, err := s.spotModel(at, spec, res, false, &p); err != nil {
+		if _, err := interrupter(s).spotModel(at, spec, res, false, &p); err != nil {
 			return p, err
 		}
 	case spec != nil && spec.RatePerHour != nil:
@@ -334,7 +334,7 @@ func (s builder) interruptions(at, instanceType, region string, spec *Interrupti
 		sort.Slice(p.Times, func(i, j int) bool { return p.Times[i] < p.Times[j] })
 		p.Assumption = fmt.Sprintf("a trace of %d interruptions", len(p.Times))
 	case spec != nil && spec.SkyPilot != "":
-		if err := s.skyPilot(spec.SkyPilot, &p); err != nil {
+		if err := interrupter(s).skyPilot(spec.SkyPilot, &p); err != nil {
 			return p, err
 		}
 	case spec != nil && spec.Band != "":
@@ -365,7 +365,7 @@ func (s builder) interruptions(at, instanceType, region string, spec *Interrupti
 	}
 	if set > 0 && spec.Lifetime == nil {
 		// An outage and a wave after a rate, an MTBF or a band.
-		if _, err := s.spotModel(at, spec, res, true, &p); err != nil {
+		if _, err := interrupter(s).spotModel(at, spec, res, true, &p); err != nil {
 			return p, err
 		}
 	}
@@ -446,10 +446,10 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 		cp.Replace = *p.Replace
 	}
 	if ct == models.Spot {
-		if cp.Interruptions, err = s.interruptions(at+".interruptions", p.InstanceType, s.region(p.Region), p.Interruptions, res); err != nil {
+		if cp.Interruptions, err = interrupter(s).interruptions(at+".interruptions", p.InstanceType, s.region(p.Region), p.Interruptions, res); err != nil {
 			return cp, price, err
 		}
-		if err := s.scaleAvailability(at+".interruptions.skypilot", &cp, p); err != nil {
+		if err := interrupter(s).scaleAvailability(at+".interruptions.skypilot", &cp, p); err != nil {
 			return cp, price, err
 		}
 		price.Interruptions = cp.Interruptions.Assumption
@@ -586,7 +586,7 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 					if in := np.Interruptions; in != nil && in.SkyPilot != "" {
 						return nil, nil, nil, nil, s.errAt(at+".interruptions.skypilot", "a SkyPilot trace bounds a fixed spot pool's nodes; a NodePool's spot capacity is spotLaunchFailure and interruptions")
 					}
-					if cp.Interruptions, err = s.spotInterruptions(at+".interruptions", it, region, np.Interruptions, res, byKarpenter); err != nil {
+					if cp.Interruptions, err = interrupter(s).spotInterruptions(at+".interruptions", it, region, np.Interruptions, res, byKarpenter); err != nil {
 						return nil, nil, nil, nil, err
 					}
 					price.Interruptions = cp.Interruptions.Assumption

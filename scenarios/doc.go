@@ -17,8 +17,9 @@
 //     that read it and change nothing: builder (pools, workload, policy),
 //     serviceBuilder (services, servicescaler.go for their autoscalers),
 //     budgeter (the work budget, budget.go), pricer (the pricing rules,
-//     pricing.go and rates.go) and validator (Validate and the paths it
-//     names);
+//     pricing.go, rates.go and commitments.go), interrupter (a pool's spot
+//     interruptions: spotmodel.go, spottrace.go) and validator (Validate
+//     and the paths it names);
 //   - checks.go, classchecks.go: the checks a scenario passes before the
 //     clock starts (sizes, each class against the pools and the policy),
 //     shared by simulate and `scenario check`;

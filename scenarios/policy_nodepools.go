@@ -551,7 +551,7 @@ func limitByResources(maxNodes int, g *capacity.Group, ps *cluster.PoolSpec) int
 // spotInterruptions is a NodePool's spot reclaim process: as a pool's
 // (with no interruptions given, the measured preset, which needs no Spot
 // Advisor band).
-func (s builder) spotInterruptions(at, it, region string, spec *InterruptionSpec, res resources, karpenterOnly bool) (capacity.Process, error) {
+func (s interrupter) spotInterruptions(at, it, region string, spec *InterruptionSpec, res resources, karpenterOnly bool) (capacity.Process, error) {
 	return s.interruptions(at, it, region, spec, res)
 }
 

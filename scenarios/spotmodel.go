@@ -62,7 +62,7 @@ const (
 )
 
 // lifetimeDist builds a LifetimeSpec (times in hours).
-func (s builder) lifetimeDist(at string, l *LifetimeSpec) (models.LifetimeDist, error) {
+func (s interrupter) lifetimeDist(at string, l *LifetimeSpec) (models.LifetimeDist, error) {
 	n := 0
 	for _, set := range []bool{l.Exponential != nil, l.Weibull != nil, l.HyperExponential != nil, l.Trace != ""} {
 		if set {
@@ -124,7 +124,7 @@ func (s builder) lifetimeDist(at string, l *LifetimeSpec) (models.LifetimeDist, 
 
 // traceDist reads the observed times of l.Trace: outage false reads the
 // times held, true the times without.
-func (s builder) traceDist(at string, l *LifetimeSpec, outage bool) (models.LifetimeDist, string, error) {
+func (s interrupter) traceDist(at string, l *LifetimeSpec, outage bool) (models.LifetimeDist, string, error) {
 	path := s.path(l.Trace)
 	var xs []float64
 	if strings.HasSuffix(strings.ToLower(l.Trace), ".json") {
@@ -162,7 +162,7 @@ func (s builder) traceDist(at string, l *LifetimeSpec, outage bool) (models.Life
 // with no model given (no rate, mtbf, band, trace or lifetime) the
 // measured preset for the pool's GPU model, whose outage and wave the
 // spec's replace. It returns whether it set the lifetime.
-func (s builder) spotModel(at string, spec *InterruptionSpec, res resources, modelGiven bool, p *capacity.Process) (bool, error) {
+func (s interrupter) spotModel(at string, spec *InterruptionSpec, res resources, modelGiven bool, p *capacity.Process) (bool, error) {
 	var in InterruptionSpec
 	if spec != nil {
 		in = *spec
@@ -217,7 +217,7 @@ func (s builder) spotModel(at string, spec *InterruptionSpec, res resources, mod
 }
 
 // dist is a LifetimeSpec's distribution and its description.
-func (s builder) dist(at string, l *LifetimeSpec, outage bool) (models.LifetimeDist, string, error) {
+func (s interrupter) dist(at string, l *LifetimeSpec, outage bool) (models.LifetimeDist, string, error) {
 	d, err := s.lifetimeDist(at, l)
 	if err != nil {
 		return nil, "", err

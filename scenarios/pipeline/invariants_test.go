@@ -121,6 +121,29 @@ func TestEveryShippedScenarioSeedAndHorizon(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
+	everyVariantSeedAndHorizon(t, shipped(t), seeds, []float64{0.137, 0.371, 0.618, 0.853, 1.0})
+}
+
+// TestShippedLLMExamplesSeedAndHorizon holds the LLM serving examples
+// (examples/llm-serving/*, one folder deeper than the glob above reaches)
+// to the same invariants on 3 seeds, cut at one odd horizon (the full
+// horizon runs in scenarios TestExampleLLMServing and
+// TestExampleLLMBesideTraining): an LLM run costs
+// seconds (the fast engine model is evaluated per rate), so the 250 runs
+// per variant above would take minutes.
+func TestShippedLLMExamplesSeedAndHorizon(t *testing.T) {
+	files, err := filepath.Glob("../examples/llm-serving/*/scenario.yaml")
+	require.NoError(t, err)
+	require.Len(t, files, 2, "the two LLM serving examples")
+	everyVariantSeedAndHorizon(t, files, 3, []float64{0.371})
+}
+
+// everyVariantSeedAndHorizon runs each file's scenario, each variant and
+// (for spot scenarios) the all-on-demand twin, on seeds 1..seeds, cut at
+// each fraction of the scenario's horizon, and fails on any run that
+// breaks an invariant.
+func everyVariantSeedAndHorizon(t *testing.T, files []string, seeds int, fractions []float64) {
+	t.Helper()
 	type job struct {
 		file, variant string
 		sc            *scenarios.Scenario
@@ -128,7 +151,7 @@ func TestEveryShippedScenarioSeedAndHorizon(t *testing.T) {
 		horizon       time.Duration
 	}
 	var jobs []job
-	for _, file := range shipped(t) {
+	for _, file := range files {
 		base := load(t, file)
 		runs := map[string]*scenarios.Scenario{"": base}
 		for _, v := range base.VariantNames() {
@@ -154,7 +177,7 @@ func TestEveryShippedScenarioSeedAndHorizon(t *testing.T) {
 		}
 		for _, name := range names {
 			for s := 1; s <= seeds; s++ {
-				for _, f := range []float64{0.137, 0.371, 0.618, 0.853, 1.0} {
+				for _, f := range fractions {
 					// Whole seconds plus an odd millisecond.
 					hz := time.Duration(float64(h)*f).Truncate(time.Second) + 7*time.Millisecond
 					jobs = append(jobs, job{file, name, runs[name], uint64(s), hz})
