@@ -24,6 +24,10 @@ const (
 	LabelPool         = "gpuplan.dev/pool"
 	LabelGPUModel     = "gpuplan.dev/gpu-model"
 	LabelInstanceType = "node.kubernetes.io/instance-type"
+	// LabelZone and LabelHostname are the well-known topology labels a
+	// node carries per node rather than per pool (NodeLabel).
+	LabelZone     = "topology.kubernetes.io/zone"
+	LabelHostname = "kubernetes.io/hostname"
 )
 
 // NodeLabels are the labels every node of the pool carries: the pool's
@@ -490,6 +494,10 @@ type PoolSpec struct {
 	// Topology groups the pool's node slots into NVLink domains, racks
 	// and blocks (zero: one flat network, each node its own domain).
 	Topology topology.Spec
+	// Zones, when given, spread the pool's nodes over zones round robin
+	// (ZoneOf): each node's topology.kubernetes.io/zone label. None: the
+	// zone label, if any, is the pool's.
+	Zones []string
 }
 
 // Slots is the most nodes the pool can have at once.
@@ -514,6 +522,9 @@ func (p *PoolSpec) Validate() error {
 		return fmt.Errorf("gpu memory is negative")
 	}
 	if err := p.Topology.Validate(p.GPUsPerNode); err != nil {
+		return fmt.Errorf("topology: %w", err)
+	}
+	if err := p.validateZones(); err != nil {
 		return fmt.Errorf("topology: %w", err)
 	}
 	sh := &p.Sharing
