@@ -174,6 +174,47 @@ type Constraints struct {
 	Affinity []NodeSelectorTerm
 	// Tolerations for the node pool taints.
 	Tolerations []Toleration
+	// Spread are the pod's topology spread constraints.
+	Spread []SpreadConstraint
+}
+
+// SpreadConstraint is one of a pod's topologySpreadConstraints: the pods
+// its selector matches may differ by at most MaxSkew between the domains
+// of TopologyKey (zones, hosts, ...).
+type SpreadConstraint struct {
+	MaxSkew     int32
+	TopologyKey string
+	// DoNotSchedule: whenUnsatisfiable DoNotSchedule (a filter); else
+	// ScheduleAnyway (a score).
+	DoNotSchedule bool
+	// Selector is the labelSelector, matchLabels as In requirements, all
+	// ANDed; Nothing: no labelSelector (it matches no pod).
+	Selector []Requirement
+	Nothing  bool
+	// MinDomains: with fewer eligible domains the global minimum is 0.
+	MinDomains int32
+	// IgnoreNodeAffinity is nodeAffinityPolicy Ignore (default Honor:
+	// only nodes the pod's node selector and affinity admit count);
+	// HonorTaints is nodeTaintsPolicy Honor (default Ignore: tainted
+	// nodes count too).
+	IgnoreNodeAffinity, HonorTaints bool
+}
+
+// Matches reports whether the constraint's selector matches a pod's labels.
+func (sc *SpreadConstraint) Matches(l *PodLabels) bool {
+	if sc.Nothing {
+		return false
+	}
+	var labels map[string]string
+	if l != nil {
+		labels = l.Labels
+	}
+	for _, r := range sc.Selector {
+		if !r.Matches(labels) {
+			return false
+		}
+	}
+	return true
 }
 
 // Key is a canonical text form, used to share identical constraints.
@@ -200,6 +241,13 @@ func (c *Constraints) Key() string {
 	for _, t := range c.Tolerations {
 		fmt.Fprintf(&b, "o:%s/%s/%s/%s;", t.Key, t.Operator, t.Value, t.Effect)
 	}
+	for _, sc := range c.Spread {
+		fmt.Fprintf(&b, "p:%d/%s/%t/%t/%d/%t/%t/", sc.MaxSkew, sc.TopologyKey, sc.DoNotSchedule, sc.Nothing, sc.MinDomains, sc.IgnoreNodeAffinity, sc.HonorTaints)
+		for _, r := range sc.Selector {
+			fmt.Fprintf(&b, "%s %s %s,", r.Key, r.Op, strings.Join(r.Values, "|"))
+		}
+		b.WriteString(";")
+	}
 	return b.String()
 }
 
@@ -217,6 +265,9 @@ type PodSpec struct {
 	// GPUMemMiB is the GPU memory each of the pod's GPUs needs. Only
 	// time-sliced GPUs, which do not isolate memory, check it.
 	GPUMemMiB int64
+	// Labels are the pod's labels, which topology spread selectors match
+	// (nil: none; the cluster counts labelled pods per node).
+	Labels *PodLabels
 }
 
 // MilliGPUs is the pod's GPU request in milli-GPUs.

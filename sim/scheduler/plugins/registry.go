@@ -17,6 +17,7 @@ import (
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/mostallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/nodeaffinity"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/noderesources"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/podtopologyspread"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/queuesort"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/random"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/tainttoleration"
@@ -42,6 +43,7 @@ func Registry() map[string]Factory {
 		gpupacking.Name:         gpupacking.New,
 		gpuclustering.Name:      gpuclustering.New,
 		random.Name:             random.New,
+		podtopologyspread.Name:  podtopologyspread.New,
 	}
 }
 
@@ -168,6 +170,9 @@ func NewProfile(cfgs []scheduler.PluginConfig, h *scheduler.Handle) (*scheduler.
 				p.GPUSelect, selWeight = x, cfg.Weight
 			}
 			used = true
+		}
+		if x, ok := pl.(scheduler.PlacementAwarePlugin); ok {
+			p.PlacementAware = append(p.PlacementAware, x)
 		}
 		if x, ok := pl.(scheduler.MinMemberPlugin); ok {
 			p.MinMember, used = x, true
