@@ -319,6 +319,7 @@ func (s builder) build(opts Options) (*Built, error) {
 		b.Close()
 		return nil, err
 	}
+	s.spreadProfile(b)
 	from := ""
 	if opts.Horizon != nil {
 		from = " (--horizon)"

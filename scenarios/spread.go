@@ -1,0 +1,42 @@
+package scenarios
+
+import (
+	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/podtopologyspread"
+)
+
+// spreader is a workload that can say whether its pods carry topology
+// spread constraints.
+type spreader interface{ Spreads() bool }
+
+// spreadProfile enables PodTopologySpread when the run's pods carry
+// topology spread constraints: the default profile gains it (weight 2, as
+// in kube-scheduler's default profile, where it is always on); a profile
+// the scenario names without it is kept, and an assumption says the
+// constraints are not honoured.
+func (s builder) spreadProfile(b *Built) {
+	asked := false
+	if w, ok := b.Config.Workload.(spreader); ok && w.Spreads() {
+		asked = true
+	}
+	for _, sv := range b.Config.Services {
+		if sv.Constraints != nil && len(sv.Constraints.Spread) > 0 {
+			asked = true
+		}
+	}
+	if !asked {
+		return
+	}
+	if len(b.Config.Plugins) == 0 {
+		b.Config.Plugins = append(plugins.Default(), scheduler.PluginConfig{Name: podtopologyspread.Name, Weight: podtopologyspread.DefaultWeight})
+		b.Assumptions = append(b.Assumptions, "topology spread constraints: the default scheduler profile runs with PodTopologySpread (weight 2, as kube-scheduler's); a node without a constraint's topology key takes none of its pods under DoNotSchedule")
+		return
+	}
+	for _, p := range b.Config.Plugins {
+		if p.Name == podtopologyspread.Name {
+			return
+		}
+	}
+	b.Assumptions = append(b.Assumptions, "topology spread constraints are NOT honoured: the scheduler profile does not enable "+podtopologyspread.Name)
+}
