@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/podtopologyspread"
@@ -39,4 +40,22 @@ func (s builder) spreadProfile(b *Built) {
 		}
 	}
 	b.Assumptions = append(b.Assumptions, "topology spread constraints are NOT honoured: the scheduler profile does not enable "+podtopologyspread.Name)
+}
+
+// withSpread is a service's replica labels and its constraints with the
+// spread constraints of its manifest's pod template added.
+func withSpread(c *cluster.Constraints, labels map[string]string, spread []cluster.SpreadConstraint) (*cluster.PodLabels, *cluster.Constraints) {
+	var l *cluster.PodLabels
+	if len(labels) > 0 {
+		l = &cluster.PodLabels{Labels: labels}
+	}
+	if len(spread) == 0 {
+		return l, c
+	}
+	out := &cluster.Constraints{}
+	if c != nil {
+		*out = *c
+	}
+	out.Spread = spread
+	return l, out
 }
