@@ -94,8 +94,8 @@ type isvc struct {
 			Labels               map[string]string   `json:"labels"`
 			// TopologySpreadConstraints are the predictor pods' (podspread).
 			TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints"`
-			PriorityClassName    string              `json:"priorityClassName"`
-			Model                *struct {
+			PriorityClassName         string                            `json:"priorityClassName"`
+			Model                     *struct {
 				ModelFormat struct {
 					Name string `json:"name"`
 				} `json:"modelFormat"`
