@@ -164,9 +164,17 @@ func (s builder) buildService(i int, b *Built, pc *servicePolicy) (sim.ServiceCo
 	if cfg.Constraints, err = constraintsFrom(sel, v.Affinity, tols); err != nil {
 		return cfg, nil, s.errAt(at, "%v", err)
 	}
-	if wl != nil {
-		cfg.Pod.Labels, cfg.Constraints = withSpread(cfg.Constraints, wl.Pod.Labels, wl.Pod.Spread)
+	labels, spread, err := validator(s).serviceSpread(at, v)
+	if err != nil {
+		return cfg, nil, err
 	}
+	if wl != nil && len(v.TopologySpreadConstraints) == 0 {
+		spread = wl.Pod.Spread
+	}
+	if wl != nil && v.Labels == nil {
+		labels = wl.Pod.Labels
+	}
+	cfg.Pod.Labels, cfg.Constraints = withSpread(cfg.Constraints, labels, spread)
 	if len(servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod)) == 0 {
 		return cfg, nil, s.errAt(at+".pod", "no pool can run a replica of service %s (its CPU, memory, GPUs, MIG profile, nodeSelector, affinity and tolerations against the pools' nodes, GPUs, labels and taints)", v.Name)
 	}

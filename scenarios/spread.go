@@ -1,6 +1,9 @@
 package scenarios
 
 import (
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"gpuplan.dev/gpuplan/scenarios/kube/podspread"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
@@ -58,4 +61,27 @@ func withSpread(c *cluster.Constraints, labels map[string]string, spread []clust
 	}
 	out.Spread = spread
 	return l, out
+}
+
+// serviceSpread reads a service's own topologySpreadConstraints and
+// labels (app: NAME by default when it has constraints), checked as the
+// API server checks a pod's.
+func (s validator) serviceSpread(at string, v *ServiceSpec) (map[string]string, []cluster.SpreadConstraint, error) {
+	spread, _, f := podspread.Read(v.TopologySpreadConstraints)
+	if f != nil {
+		return nil, nil, s.errAt(at+"."+f.Field, "%s", f.Msg)
+	}
+	for k, val := range v.Labels {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return nil, nil, s.errAt(at+".labels", "%s is not a label key: %s", Quote(k), errs[0])
+		}
+		if errs := validation.IsValidLabelValue(val); len(errs) > 0 {
+			return nil, nil, s.errAt(at+".labels", "%s is not a label value: %s", Quote(val), errs[0])
+		}
+	}
+	labels := v.Labels
+	if labels == nil && len(spread) > 0 {
+		labels = map[string]string{"app": v.Name}
+	}
+	return labels, spread, nil
 }

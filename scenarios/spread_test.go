@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/podtopologyspread"
@@ -45,4 +46,61 @@ func TestServiceSpreadFromDeployment(t *testing.T) {
 	b, err = buildSvc(t, strings.Replace(strings.Replace(body, "spread-deployment.yaml", "scaledobject.yaml", 1), "name: web", "name: bert-classifier", 1))
 	require.NoError(t, err)
 	require.Empty(t, b.Config.Plugins)
+}
+
+// zonedServices: one-node pools in zones z1 (4 GPUs), z2 and z3 (2 each),
+// and a service of 8 one-GPU replicas, maxSkew 1 over the zones.
+const zonedService = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: zoned}
+spec:
+  horizon: 1h
+  cluster:
+    pools:
+    - {name: a, count: 1, gpuModel: A100-80GB, gpusPerNode: 4, cpu: "64", memory: 512Gi, topology: {zones: [z1]}}
+    - {name: b, count: 1, gpuModel: A100-80GB, gpusPerNode: 2, cpu: "64", memory: 512Gi, topology: {zones: [z2]}}
+    - {name: c, count: 1, gpuModel: A100-80GB, gpusPerNode: 2, cpu: "64", memory: 512Gi, topology: {zones: [z3]}}
+  workload:
+    services:
+    - name: web
+      pod: {cpu: "4", memory: 16Gi, gpus: 1}
+      gpuModel: A100-80GB
+      replicas: {min: 8, max: 8, initial: 8}
+      load: {constant: 10}
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: %s, labelSelector: {matchLabels: {app: web}}}
+`
+
+// The service's own constraints, by hand as for a Job: under
+// DoNotSchedule z2 and z3 fill at 2 replicas and z1 stops at 3 (a fourth
+// there would be 4 against 2): 7 replicas hold GPUs, z1:z2:z3 = 3:2:2.
+// ScheduleAnyway places the eighth in z1: 4:2:2. The replicas' labels
+// default to app: NAME, which the selector matches.
+func TestServiceSpreadOwnSpec(t *testing.T) {
+	for _, c := range []struct {
+		when string
+		want [3]int64
+	}{{"DoNotSchedule", [3]int64{3, 2, 2}}, {"ScheduleAnyway", [3]int64{4, 2, 2}}} {
+		b, err := buildSvc(t, strings.Replace(zonedService, "%s", c.when, 1))
+		require.NoError(t, err)
+		sv := b.Config.Services[0]
+		require.Equal(t, map[string]string{"app": "web"}, sv.Pod.Labels.Labels)
+		res, err := sim.Run(b.Config)
+		require.NoError(t, err)
+		var held [3]int64
+		for _, u := range res.Services[0].Usage {
+			held[u.Pool] += u.Held[0]
+		}
+		// Every replica holds its GPU from the start to the end: held
+		// milli-GPU ms per pool is GPUs x 1000 x horizon.
+		var got [3]int64
+		for i, h := range held {
+			require.Zero(t, h%(1000*3_600_000), "pool %d held %d", i, h)
+			got[i] = h / (1000 * 3_600_000)
+		}
+		require.Equal(t, c.want, got, c.when)
+	}
+	_, err := buildSvc(t, strings.NewReplacer("%s", "DoNotSchedule", "maxSkew: 1", "maxSkew: -1").Replace(zonedService))
+	require.Error(t, err)
+	require.Regexp(t, `^svc\.yaml:\d+:\d+: spec\.workload\.services\[0\]\.topologySpreadConstraints\[0\]\.maxSkew: -1: must be greater than zero`, err.Error())
 }
