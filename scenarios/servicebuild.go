@@ -174,7 +174,11 @@ func (s builder) buildService(i int, b *Built, pc *servicePolicy) (sim.ServiceCo
 	if wl != nil && v.Labels == nil {
 		labels = wl.Pod.Labels
 	}
-	cfg.Pod.Labels, cfg.Constraints = withSpread(cfg.Constraints, labels, spread)
+	var terms []cluster.PodAffinityTerm
+	if wl != nil {
+		terms = wl.Pod.PodAffinity
+	}
+	cfg.Pod.Labels, cfg.Constraints = withSpread(cfg.Constraints, labels, spread, terms)
 	if len(servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod)) == 0 {
 		return cfg, nil, s.errAt(at+".pod", "no pool can run a replica of service %s (its CPU, memory, GPUs, MIG profile, nodeSelector, affinity and tolerations against the pools' nodes, GPUs, labels and taints)", v.Name)
 	}

@@ -104,3 +104,40 @@ func TestServiceSpreadOwnSpec(t *testing.T) {
 	require.Error(t, err)
 	require.Regexp(t, `^svc\.yaml:\d+:\d+: spec\.workload\.services\[0\]\.topologySpreadConstraints\[0\]\.maxSkew: -1: must be greater than zero`, err.Error())
 }
+
+// Required pod anti-affinity from a Deployment: one replica per node.
+// Three one-node pools of 4 GPUs, 4 one-GPU replicas: MostAllocated alone
+// packs all 4 on the first node; with the anti-affinity to app=web on
+// kubernetes.io/hostname each node takes one (1/1/1 GPUs held for the
+// hour) and the fourth replica waits. The preferred term is noted.
+func TestServiceAntiAffinityFromDeployment(t *testing.T) {
+	body := `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: anti}
+spec:
+  horizon: 1h
+  cluster:
+    pools:
+    - {name: a, count: 1, gpuModel: A100-80GB, gpusPerNode: 4, cpu: "64", memory: 512Gi}
+    - {name: b, count: 1, gpuModel: A100-80GB, gpusPerNode: 4, cpu: "64", memory: 512Gi}
+    - {name: c, count: 1, gpuModel: A100-80GB, gpusPerNode: 4, cpu: "64", memory: 512Gi}
+  workload:
+    services:
+    - name: web
+      manifests: [antiaffinity-deployment.yaml]
+      gpuModel: A100-80GB
+      replicas: {min: 4, max: 4, initial: 4}
+      load: {constant: 10}
+`
+	b, err := buildSvc(t, body)
+	require.NoError(t, err)
+	require.Contains(t, b.Config.Plugins, scheduler.PluginConfig{Name: "InterPodAffinity"})
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "preferredDuringSchedulingIgnoredDuringExecution: preferences are not modelled")
+	res, err := sim.Run(b.Config)
+	require.NoError(t, err)
+	var held [3]int64
+	for _, u := range res.Services[0].Usage {
+		held[u.Pool] += u.Held[0]
+	}
+	require.Equal(t, [3]int64{1000 * 3_600_000, 1000 * 3_600_000, 1000 * 3_600_000}, held)
+}

@@ -176,6 +176,27 @@ type Constraints struct {
 	Tolerations []Toleration
 	// Spread are the pod's topology spread constraints.
 	Spread []SpreadConstraint
+	// PodAffinity are the pod's required pod affinity and anti-affinity
+	// terms (requiredDuringSchedulingIgnoredDuringExecution).
+	PodAffinity []PodAffinityTerm
+}
+
+// PodAffinityTerm is one required pod (anti-)affinity term: the node's
+// TopologyKey domain must hold (affinity) or must not hold (Anti) a pod
+// the selector matches.
+type PodAffinityTerm struct {
+	Anti        bool
+	TopologyKey string
+	// Selector: requirements ANDed, matchLabels as In; Nothing: no
+	// labelSelector (it matches no pod).
+	Selector []Requirement
+	Nothing  bool
+}
+
+// Matches reports whether the term's selector matches a pod's labels.
+func (t *PodAffinityTerm) Matches(l *PodLabels) bool {
+	sc := SpreadConstraint{Selector: t.Selector, Nothing: t.Nothing}
+	return sc.Matches(l)
 }
 
 // SpreadConstraint is one of a pod's topologySpreadConstraints: the pods
@@ -244,6 +265,13 @@ func (c *Constraints) Key() string {
 	for _, sc := range c.Spread {
 		fmt.Fprintf(&b, "p:%d/%s/%t/%t/%d/%t/%t/", sc.MaxSkew, sc.TopologyKey, sc.DoNotSchedule, sc.Nothing, sc.MinDomains, sc.IgnoreNodeAffinity, sc.HonorTaints)
 		for _, r := range sc.Selector {
+			fmt.Fprintf(&b, "%s %s %s,", r.Key, r.Op, strings.Join(r.Values, "|"))
+		}
+		b.WriteString(";")
+	}
+	for _, t := range c.PodAffinity {
+		fmt.Fprintf(&b, "a:%t/%s/%t/", t.Anti, t.TopologyKey, t.Nothing)
+		for _, r := range t.Selector {
 			fmt.Fprintf(&b, "%s %s %s,", r.Key, r.Op, strings.Join(r.Values, "|"))
 		}
 		b.WriteString(";")

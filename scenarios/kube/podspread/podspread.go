@@ -159,3 +159,56 @@ func Describe(cs []cluster.SpreadConstraint) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// ReadAffinity turns a pod's required pod affinity and anti-affinity
+// terms (requiredDuringSchedulingIgnoredDuringExecution) into terms for
+// the InterPodAffinity plugin; preferred terms, namespaces and
+// match/mismatchLabelKeys are noted. Fields are relative to the pod spec.
+func ReadAffinity(a *corev1.Affinity) (out []cluster.PodAffinityTerm, notes []Finding, err *Finding) {
+	if a == nil {
+		return nil, nil, nil
+	}
+	type group struct {
+		name string
+		anti bool
+		req  []corev1.PodAffinityTerm
+		pref int
+	}
+	var gs []group
+	if pa := a.PodAffinity; pa != nil {
+		gs = append(gs, group{"podAffinity", false, pa.RequiredDuringSchedulingIgnoredDuringExecution, len(pa.PreferredDuringSchedulingIgnoredDuringExecution)})
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		gs = append(gs, group{"podAntiAffinity", true, pa.RequiredDuringSchedulingIgnoredDuringExecution, len(pa.PreferredDuringSchedulingIgnoredDuringExecution)})
+	}
+	for _, g := range gs {
+		if g.pref > 0 {
+			notes = append(notes, Finding{"affinity." + g.name + ".preferredDuringSchedulingIgnoredDuringExecution", "preferences are not modelled"})
+		}
+		if len(g.req) > MaxConstraints {
+			return nil, nil, &Finding{"affinity." + g.name + ".requiredDuringSchedulingIgnoredDuringExecution", fmt.Sprintf("%d terms, more than %d", len(g.req), MaxConstraints)}
+		}
+		for i, t := range g.req {
+			at := fmt.Sprintf("affinity.%s.requiredDuringSchedulingIgnoredDuringExecution[%d]", g.name, i)
+			if t.TopologyKey == "" {
+				return nil, nil, &Finding{at + ".topologyKey", "is required (a node label: kubernetes.io/hostname, topology.kubernetes.io/zone, ...)"}
+			}
+			if errs := validation.IsQualifiedName(t.TopologyKey); len(errs) > 0 {
+				return nil, nil, &Finding{at + ".topologyKey", fmt.Sprintf("%s is not a label key: %s", strict.Quote(t.TopologyKey), errs[0])}
+			}
+			sel, f := selector(t.LabelSelector)
+			if f != nil {
+				f.Field = at + ".labelSelector" + f.Field
+				return nil, nil, f
+			}
+			if len(t.Namespaces) > 0 || t.NamespaceSelector != nil {
+				notes = append(notes, Finding{at, "namespaces are not modelled: the pods of every namespace count"})
+			}
+			if len(t.MatchLabelKeys) > 0 || len(t.MismatchLabelKeys) > 0 {
+				notes = append(notes, Finding{at, "matchLabelKeys and mismatchLabelKeys are read but not modelled: the selector alone picks the pods"})
+			}
+			out = append(out, cluster.PodAffinityTerm{Anti: g.anti, TopologyKey: t.TopologyKey, Selector: sel, Nothing: t.LabelSelector == nil})
+		}
+	}
+	return out, notes, nil
+}

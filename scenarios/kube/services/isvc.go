@@ -42,8 +42,9 @@ type Pod struct {
 	PriorityClassName string
 	// Labels are the replica pods' labels; Spread their topology spread
 	// constraints (podspread).
-	Labels map[string]string
-	Spread []cluster.SpreadConstraint
+	Labels      map[string]string
+	Spread      []cluster.SpreadConstraint
+	PodAffinity []cluster.PodAffinityTerm
 }
 
 // Workload is a Deployment or an InferenceService's predictor: the
@@ -94,6 +95,7 @@ type isvc struct {
 			Labels               map[string]string   `json:"labels"`
 			// TopologySpreadConstraints are the predictor pods' (podspread).
 			TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints"`
+			Affinity                  *corev1.Affinity                  `json:"affinity"`
 			PriorityClassName         string                            `json:"priorityClassName"`
 			Model                     *struct {
 				ModelFormat struct {
@@ -147,7 +149,7 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 			if w.Pod, err = podOf(file, m.Line, pos, "spec.template.spec", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
 				return nil, nil, err
 			}
-			if err := spreadOf(file, m.Line, pos, "spec.template.spec.", &w, d.Spec.Template.Labels, ps.TopologySpreadConstraints); err != nil {
+			if err := spreadOf(file, m.Line, pos, "spec.template.spec.", &w, d.Spec.Template.Labels, ps.TopologySpreadConstraints, ps.Affinity); err != nil {
 				return nil, nil, err
 			}
 			out = append(out, w)
@@ -230,7 +232,7 @@ func readISVC(file string, m strict.Manifest) (Workload, error) {
 	if wl.Pod, err = podOf(file, m.Line, pos, "spec.predictor", containers, p.NodeSelector, p.Tolerations, p.PriorityClassName); err != nil {
 		return wl, err
 	}
-	if err := spreadOf(file, m.Line, pos, "spec.predictor.", &wl, isvcPodLabels(x.Metadata.Name, x.Metadata.Labels, p.Labels), p.TopologySpreadConstraints); err != nil {
+	if err := spreadOf(file, m.Line, pos, "spec.predictor.", &wl, isvcPodLabels(x.Metadata.Name, x.Metadata.Labels, p.Labels), p.TopologySpreadConstraints, p.Affinity); err != nil {
 		return wl, err
 	}
 	if wl.ScaleMetric == "" {

@@ -10,15 +10,22 @@ import (
 	"gpuplan.dev/gpuplan/validate/strict"
 )
 
-// spreadOf reads the replica pods' labels and topology spread constraints
+// spreadOf reads the replica pods' labels, topology spread constraints and
+// required pod (anti-)affinity
 // (fields under at, such as "spec.template.spec.") into w; notes go to
 // w.Notes.
-func spreadOf(file string, line int, pos strict.Positions, at string, w *Workload, labels map[string]string, tscs []corev1.TopologySpreadConstraint) error {
+func spreadOf(file string, line int, pos strict.Positions, at string, w *Workload, labels map[string]string, tscs []corev1.TopologySpreadConstraint, aff *corev1.Affinity) error {
 	w.Pod.Labels = labels
 	spread, notes, f := podspread.Read(tscs)
 	if f != nil {
 		return strict.At(file, line, pos, at+f.Field, "%s", f.Msg)
 	}
+	terms, more, f := podspread.ReadAffinity(aff)
+	if f != nil {
+		return strict.At(file, line, pos, at+f.Field, "%s", f.Msg)
+	}
+	notes = append(notes, more...)
+	w.Pod.PodAffinity = terms
 	for _, n := range notes {
 		l := line
 		if p, ok := pos[at+n.Field]; ok {

@@ -669,9 +669,14 @@ func constraintsOf(d *doc, ps *corev1.PodSpec, at string) (*cluster.Constraints,
 				d.note(at+".affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", "preferences are not modelled")
 			}
 		}
-		if a.PodAffinity != nil || a.PodAntiAffinity != nil {
-			d.note(at+".affinity", "pod affinity and anti-affinity are not modelled")
+		terms, notes, f := podspread.ReadAffinity(a)
+		if f != nil {
+			return nil, d.errAt(at+"."+f.Field, "%s", f.Msg)
 		}
+		for _, n := range notes {
+			d.note(at+"."+n.Field, "%s", n.Msg)
+		}
+		c.PodAffinity = terms
 	}
 	spread, notes, f := podspread.Read(ps.TopologySpreadConstraints)
 	if f != nil {
@@ -691,7 +696,7 @@ func constraintsOf(d *doc, ps *corev1.PodSpec, at string) (*cluster.Constraints,
 		}
 		c.Tolerations = append(c.Tolerations, tol)
 	}
-	if c.NodeSelector == nil && c.Affinity == nil && c.Tolerations == nil && c.Spread == nil {
+	if c.NodeSelector == nil && c.Affinity == nil && c.Tolerations == nil && c.Spread == nil && c.PodAffinity == nil {
 		return nil, nil
 	}
 	return c, nil

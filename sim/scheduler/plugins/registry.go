@@ -13,6 +13,7 @@ import (
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/gang"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/gpuclustering"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/gpupacking"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/interpodaffinity"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/leastallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/mostallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/nodeaffinity"
@@ -44,6 +45,7 @@ func Registry() map[string]Factory {
 		gpuclustering.Name:      gpuclustering.New,
 		random.Name:             random.New,
 		podtopologyspread.Name:  podtopologyspread.New,
+		interpodaffinity.Name:   interpodaffinity.New,
 	}
 }
 
