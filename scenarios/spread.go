@@ -36,6 +36,15 @@ func (s builder) spreadProfile(b *Built) {
 			affinity = affinity || len(c.PodAffinity) > 0
 		}
 	}
+	if !spread && !affinity {
+		// No selector anywhere to match them: the replicas' labels change
+		// nothing, and a service reads back from the manifests gpuplan
+		// writes (which label its Deployment) as it was.
+		for i := range b.Config.Services {
+			b.Config.Services[i].Pod.Labels = nil
+		}
+		return
+	}
 	named := len(b.Config.Plugins) > 0
 	if !named && (spread || affinity) {
 		b.Config.Plugins = plugins.Default()
