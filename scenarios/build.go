@@ -221,6 +221,9 @@ func (s builder) clusterModel() (*ClusterModel, error) {
 		if ps.Topology, err = s.poolTopology(at, p.Topology, ps.GPUsPerNode, ps.GPUModel); err != nil {
 			return nil, err
 		}
+		if p.Topology != nil {
+			ps.Zones = p.Topology.Zones
+		}
 		if a := p.Autoscaling; a != nil {
 			ps.MaxNodes = a.MaxNodes
 		}
@@ -316,6 +319,7 @@ func (s builder) build(opts Options) (*Built, error) {
 		b.Close()
 		return nil, err
 	}
+	s.spreadProfile(b)
 	from := ""
 	if opts.Horizon != nil {
 		from = " (--horizon)"

@@ -234,6 +234,21 @@ func (s serviceBuilder) replicaPod(at string, v *ServiceSpec, wl *kubesvc.Worklo
 	if cfg.Constraints, err = constraintsFrom(sel, v.Affinity, tols); err != nil {
 		return s.errAt(at, "%v", err)
 	}
+	labels, spread, err := validator(s).serviceSpread(at, v)
+	if err != nil {
+		return err
+	}
+	if wl != nil && len(v.TopologySpreadConstraints) == 0 {
+		spread = wl.Pod.Spread
+	}
+	if wl != nil && v.Labels == nil {
+		labels = wl.Pod.Labels
+	}
+	var terms []cluster.PodAffinityTerm
+	if wl != nil {
+		terms = wl.Pod.PodAffinity
+	}
+	cfg.Pod.Labels, cfg.Constraints = withSpread(cfg.Constraints, labels, spread, terms)
 	if len(servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod)) == 0 {
 		return s.errAt(at+".pod", "no pool can run a replica of service %s (its CPU, memory, GPUs, MIG profile, nodeSelector, affinity and tolerations against the pools' nodes, GPUs, labels and taints)", v.Name)
 	}

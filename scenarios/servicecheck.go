@@ -94,6 +94,9 @@ func (s validator) validateService(i int) error {
 	if _, err := constraintsFrom(v.NodeSelector, v.Affinity, v.Tolerations); err != nil {
 		return s.errAt(at, "%v", err)
 	}
+	if _, _, err := s.serviceSpread(at, v); err != nil {
+		return err
+	}
 	if v.GPUModel != "" {
 		if _, ok := serviceTimeDefaults[v.GPUModel]; !ok {
 			return s.errAt(at+".gpuModel", "%s has no service-time defaults (known: %s); give batching.baseMs and perItemMs", Quote(v.GPUModel), strings.Join(serviceTimeModels(), ", "))

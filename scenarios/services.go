@@ -7,6 +7,8 @@ package scenarios
 // manifests) are read when the scenario is built, so `scenario check`
 // reads them as `simulate` does.
 
+import corev1 "k8s.io/api/core/v1"
+
 // ServiceSpec is one inference service: replicas that are pods of the
 // cluster's scheduler, a request load, a batching and service-time model,
 // and the autoscaler that sizes it.
@@ -27,6 +29,13 @@ type ServiceSpec struct {
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	Affinity     []TermSpec        `json:"affinity,omitempty"`
 	Tolerations  []TolerationSpec  `json:"tolerations,omitempty"`
+	// TopologySpreadConstraints spread the replicas as a pod template's
+	// do (core/v1 TopologySpreadConstraint); Labels are the replicas' pod
+	// labels the selectors match (default with constraints: app: NAME).
+	// A manifest's own constraints and labels are taken when these are
+	// not given.
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	Labels                    map[string]string                 `json:"labels,omitempty"`
 	// GPUModel names whose service-time defaults apply (default: the GPU
 	// model of the pools a replica can run on; the slowest when several).
 	GPUModel string `json:"gpuModel,omitempty"`

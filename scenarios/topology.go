@@ -2,6 +2,9 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"gpuplan.dev/gpuplan/models/topology"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -28,6 +31,11 @@ type PoolTopologySpec struct {
 	// DomainFabric names the NVLink domain's fabric (default: the GPU
 	// model's, gb200-nvl72 for GB200/GB300).
 	DomainFabric string `json:"domainFabric,omitempty"`
+	// Zones spread the pool's nodes over zones, round robin by its widest
+	// unit (node, rack or block: cluster.PoolSpec.ZoneSlot), as each
+	// node's topology.kubernetes.io/zone label. None: the pool's zone, if
+	// any, labels every node.
+	Zones []string `json:"zones,omitempty"`
 }
 
 // maxTopologySize bounds the sizes a topology block may give.
@@ -62,6 +70,37 @@ func (s validator) validatePoolTopology(i int) error {
 	}
 	if t.RacksPerBlock > 0 && t.NodesPerRack == 0 && t.NVLinkDomainGPUs == 0 {
 		return s.errAt(at("racksPerBlock"), "needs nodesPerRack (or nvlinkDomainGPUs): without racks there are no blocks")
+	}
+	return s.validateZones(i, at)
+}
+
+// validateZones checks pool i's topology.zones: bounded, each a label
+// value, none twice, and no other zone given for the pool.
+func (s validator) validateZones(i int, at func(string) string) error {
+	p := s.Spec.Cluster.Pools[i]
+	zs := p.Topology.Zones
+	if len(zs) == 0 {
+		return nil
+	}
+	if len(zs) > cluster.MaxZones {
+		return s.errAt(at("zones"), "%d zones is more than %d", len(zs), cluster.MaxZones)
+	}
+	seen := map[string]bool{}
+	for k, z := range zs {
+		f := fmt.Sprintf("zones[%d]", k)
+		if errs := validation.IsValidLabelValue(z); z == "" || len(errs) > 0 {
+			return s.errAt(at(f), "%s is not a zone name (a label value: up to 63 letters, digits, '-', '_' or '.')", Quote(z))
+		}
+		if seen[z] {
+			return s.errAt(at(f), "%s is listed twice", Quote(z))
+		}
+		seen[z] = true
+	}
+	if p.Zone != "" {
+		return s.errAt(fmt.Sprintf("spec.cluster.pools[%d].zone", i), "the pool gives one zone (%s) and topology.zones spreads it over %d: give one or the other", Quote(p.Zone), len(zs))
+	}
+	if _, ok := p.Labels[cluster.LabelZone]; ok {
+		return s.errAt(fmt.Sprintf("spec.cluster.pools[%d].labels", i), "%s is set and topology.zones spreads the pool over %d zones: give one or the other", cluster.LabelZone, len(zs))
 	}
 	return nil
 }
@@ -101,6 +140,9 @@ func (s builder) poolTopology(at string, t *PoolTopologySpec, gpusPerNode int32,
 func topologyNotes(pools []cluster.PoolSpec) []string {
 	var notes []string
 	for _, p := range pools {
+		if len(p.Zones) > 0 {
+			notes = append(notes, fmt.Sprintf("pool %s: nodes spread over zones %s round robin by %s (each node's %s label); prices stay the pool's region's, and the all-reduce is not priced across zones", p.Name, strings.Join(p.Zones, ", "), zoneUnit(p), cluster.LabelZone))
+		}
 		t := p.Topology
 		if t.Zero() {
 			continue
@@ -120,6 +162,17 @@ func topologyNotes(pools []cluster.PoolSpec) []string {
 			p.Name, domain, countOr(t.NodesPerRack, "nodes", "all"), countOr(t.RacksPerBlock, "racks", "all"), spine, src(t.SpineOversubscription, topology.DefaultSpine()), core, src(t.CoreOversubscription, topology.DefaultCore())))
 	}
 	return notes
+}
+
+// zoneUnit names what pool p deals out to its zones (cluster.PoolSpec.ZoneSlot).
+func zoneUnit(p cluster.PoolSpec) string {
+	switch t := p.Topology; {
+	case t.RacksPerBlock > 0:
+		return "block"
+	case t.NodesPerRack > 0 || t.NodesPerDomain(p.GPUsPerNode) > 1:
+		return "rack"
+	}
+	return "node"
 }
 
 func countOr(n int32, unit, none string) string {

@@ -100,6 +100,10 @@ func TestPoolTopologyErrors(t *testing.T) {
 		{"      topology: {nvlinkDomainGPUs: 16}", "pools[0].topology.domainFabric", "no built-in NVLink domain wider than a node"},
 		{"      topology: {nvlinkDomainGPUs: 32, nodesPerRack: 6, domainFabric: gb200-nvl72}", "pools[0].topology.nodesPerRack", "not a whole number of 4-node NVLink domains"},
 		{"      topology: {nodesPerRak: 2}", "nodesPerRak", "unknown"},
+		{"      topology: {zones: [a, b, a]}", "pools[0].topology.zones[2]", `"a" is listed twice`},
+		{"      topology: {zones: [a, \"b c\"]}", "pools[0].topology.zones[1]", "not a zone name"},
+		{"      topology: {zones: [a, \"\"]}", "pools[0].topology.zones[1]", "not a zone name"},
+		{"      labels: {topology.kubernetes.io/zone: a}\n      topology: {zones: [a, b]}", "pools[0].labels", "give one or the other"},
 	} {
 		s, err := Parse("topo.yaml", "", []byte(fmt.Sprintf(topoScenario, c.block, "MostAllocated")))
 		if err == nil {

@@ -172,6 +172,7 @@ type Cluster struct {
 	physMem    []int64  // GPU memory declared by the pods on each physical GPU
 	physOut    []bool   // a GPU out of service for a MIG re-layout
 	cls        classIndex
+	labels     labelTally // pods per label set and node (podlabels.go)
 }
 
 // splitMilli divides one GPU's 1000 milli over devices with the given
@@ -648,6 +649,7 @@ func (c *Cluster) Allocate(now Time, n int32, p *PodSpec, gpu int) (Placement, e
 	nd.Classes[ClassOf(p)]++
 	nd.Version++
 	c.reclass(n)
+	c.tallyPod(n, p, +1)
 	return pl, nil
 }
 
@@ -706,6 +708,7 @@ func (c *Cluster) Release(now Time, pl Placement, p *PodSpec) error {
 	nd.Classes[ClassOf(p)]--
 	nd.Version++
 	c.reclass(pl.Node)
+	c.tallyPod(pl.Node, p, -1)
 	if nd.FreeCPU > pool.Spec.MilliCPU || nd.FreeMem > pool.Spec.MemoryMiB || nd.Pods < 0 {
 		return fmt.Errorf("invariant violated: node %d has more free than its capacity after a release", pl.Node)
 	}

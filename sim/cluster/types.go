@@ -24,6 +24,10 @@ const (
 	LabelPool         = "gpuplan.dev/pool"
 	LabelGPUModel     = "gpuplan.dev/gpu-model"
 	LabelInstanceType = "node.kubernetes.io/instance-type"
+	// LabelZone and LabelHostname are the well-known topology labels a
+	// node carries per node rather than per pool (NodeLabel).
+	LabelZone     = "topology.kubernetes.io/zone"
+	LabelHostname = "kubernetes.io/hostname"
 )
 
 // NodeLabels are the labels every node of the pool carries: the pool's
@@ -170,6 +174,68 @@ type Constraints struct {
 	Affinity []NodeSelectorTerm
 	// Tolerations for the node pool taints.
 	Tolerations []Toleration
+	// Spread are the pod's topology spread constraints.
+	Spread []SpreadConstraint
+	// PodAffinity are the pod's required pod affinity and anti-affinity
+	// terms (requiredDuringSchedulingIgnoredDuringExecution).
+	PodAffinity []PodAffinityTerm
+}
+
+// PodAffinityTerm is one required pod (anti-)affinity term: the node's
+// TopologyKey domain must hold (affinity) or must not hold (Anti) a pod
+// the selector matches.
+type PodAffinityTerm struct {
+	Anti        bool
+	TopologyKey string
+	// Selector: requirements ANDed, matchLabels as In; Nothing: no
+	// labelSelector (it matches no pod).
+	Selector []Requirement
+	Nothing  bool
+}
+
+// Matches reports whether the term's selector matches a pod's labels.
+func (t *PodAffinityTerm) Matches(l *PodLabels) bool {
+	sc := SpreadConstraint{Selector: t.Selector, Nothing: t.Nothing}
+	return sc.Matches(l)
+}
+
+// SpreadConstraint is one of a pod's topologySpreadConstraints: the pods
+// its selector matches may differ by at most MaxSkew between the domains
+// of TopologyKey (zones, hosts, ...).
+type SpreadConstraint struct {
+	MaxSkew     int32
+	TopologyKey string
+	// DoNotSchedule: whenUnsatisfiable DoNotSchedule (a filter); else
+	// ScheduleAnyway (a score).
+	DoNotSchedule bool
+	// Selector is the labelSelector, matchLabels as In requirements, all
+	// ANDed; Nothing: no labelSelector (it matches no pod).
+	Selector []Requirement
+	Nothing  bool
+	// MinDomains: with fewer eligible domains the global minimum is 0.
+	MinDomains int32
+	// IgnoreNodeAffinity is nodeAffinityPolicy Ignore (default Honor:
+	// only nodes the pod's node selector and affinity admit count);
+	// HonorTaints is nodeTaintsPolicy Honor (default Ignore: tainted
+	// nodes count too).
+	IgnoreNodeAffinity, HonorTaints bool
+}
+
+// Matches reports whether the constraint's selector matches a pod's labels.
+func (sc *SpreadConstraint) Matches(l *PodLabels) bool {
+	if sc.Nothing {
+		return false
+	}
+	var labels map[string]string
+	if l != nil {
+		labels = l.Labels
+	}
+	for _, r := range sc.Selector {
+		if !r.Matches(labels) {
+			return false
+		}
+	}
+	return true
 }
 
 // Key is a canonical text form, used to share identical constraints.
@@ -196,6 +262,20 @@ func (c *Constraints) Key() string {
 	for _, t := range c.Tolerations {
 		fmt.Fprintf(&b, "o:%s/%s/%s/%s;", t.Key, t.Operator, t.Value, t.Effect)
 	}
+	for _, sc := range c.Spread {
+		fmt.Fprintf(&b, "p:%d/%s/%t/%t/%d/%t/%t/", sc.MaxSkew, sc.TopologyKey, sc.DoNotSchedule, sc.Nothing, sc.MinDomains, sc.IgnoreNodeAffinity, sc.HonorTaints)
+		for _, r := range sc.Selector {
+			fmt.Fprintf(&b, "%s %s %s,", r.Key, r.Op, strings.Join(r.Values, "|"))
+		}
+		b.WriteString(";")
+	}
+	for _, t := range c.PodAffinity {
+		fmt.Fprintf(&b, "a:%t/%s/%t/", t.Anti, t.TopologyKey, t.Nothing)
+		for _, r := range t.Selector {
+			fmt.Fprintf(&b, "%s %s %s,", r.Key, r.Op, strings.Join(r.Values, "|"))
+		}
+		b.WriteString(";")
+	}
 	return b.String()
 }
 
@@ -213,6 +293,9 @@ type PodSpec struct {
 	// GPUMemMiB is the GPU memory each of the pod's GPUs needs. Only
 	// time-sliced GPUs, which do not isolate memory, check it.
 	GPUMemMiB int64
+	// Labels are the pod's labels, which topology spread selectors match
+	// (nil: none; the cluster counts labelled pods per node).
+	Labels *PodLabels
 }
 
 // MilliGPUs is the pod's GPU request in milli-GPUs.
@@ -490,6 +573,10 @@ type PoolSpec struct {
 	// Topology groups the pool's node slots into NVLink domains, racks
 	// and blocks (zero: one flat network, each node its own domain).
 	Topology topology.Spec
+	// Zones, when given, spread the pool's nodes over zones round robin
+	// (ZoneOf): each node's topology.kubernetes.io/zone label. None: the
+	// zone label, if any, is the pool's.
+	Zones []string
 }
 
 // Slots is the most nodes the pool can have at once.
@@ -514,6 +601,9 @@ func (p *PoolSpec) Validate() error {
 		return fmt.Errorf("gpu memory is negative")
 	}
 	if err := p.Topology.Validate(p.GPUsPerNode); err != nil {
+		return fmt.Errorf("topology: %w", err)
+	}
+	if err := p.validateZones(); err != nil {
 		return fmt.Errorf("topology: %w", err)
 	}
 	sh := &p.Sharing

@@ -25,6 +25,9 @@ type Profile struct {
 	Reserve   []ReservePlugin
 	Permit    []PermitPlugin
 	MinMember MinMemberPlugin
+	// PlacementAware are the plugins that may ask for every node to be
+	// filtered and scored again before each of a job's pods.
+	PlacementAware []PlacementAwarePlugin
 	// GPUSelect places shared pods on a GPU of the chosen node (nil: least free that fits).
 	GPUSelect GPUSelectPlugin
 }
@@ -260,7 +263,9 @@ func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *S
 	var placed int32
 	var refused *Status
 	var err error
-	if f.byClass {
+	if f.placementAware(job) {
+		placed, refused, err = f.placeEach(now, job, want)
+	} else if f.byClass {
 		placed, refused, err = f.placeByClass(now, job, want)
 	} else {
 		placed, refused, err = f.placeByNode(now, job, want)
@@ -368,6 +373,45 @@ func (f *Framework) placeByClass(now cluster.Time, job *JobInfo, want int32) (in
 		emptied := f.lastEmptied
 		nodes = f.filter(pod, f.classCandidates(pod))
 		f.lastEmptied = emptied
+	}
+	return placed, nil, nil
+}
+
+// placementAware reports whether a plugin's verdicts for job depend on
+// where its (and others') pods are across the nodes.
+func (f *Framework) placementAware(job *JobInfo) bool {
+	for _, p := range f.prof.PlacementAware {
+		if p.PlacementAware(job) {
+			return true
+		}
+	}
+	return false
+}
+
+// placeEach reserves the job's pods one at a time (up to want), listing,
+// filtering and scoring every candidate node before each, as
+// kube-scheduler runs one cycle per pod: for placement-aware jobs, whose
+// pods change the verdict on other nodes than their own.
+func (f *Framework) placeEach(now cluster.Time, job *JobInfo, want int32) (int32, *Status, error) {
+	st := &f.st
+	pod := &job.Spec.Pod
+	f.stmt.Begin(f.c)
+	var placed int32
+	for placed < want {
+		nodes := f.filter(pod, f.candidates(pod))
+		if len(nodes) == 0 {
+			break
+		}
+		if cap(st.scores) < len(nodes) {
+			st.scores = make([]int64, len(nodes), 2*len(nodes))
+		}
+		scores := st.scores[:len(nodes)]
+		f.score(pod, nodes, scores)
+		n := nodes[f.best(nodes, scores)]
+		if refused, err := f.reserve(now, job, n); refused != nil || err != nil {
+			return 0, refused, err
+		}
+		placed++
 	}
 	return placed, nil, nil
 }

@@ -167,6 +167,16 @@ type ListScorer interface {
 	ScoresDependOnList()
 }
 
+// PlacementAwarePlugin is a plugin whose filter or score, for some jobs,
+// depends on where pods already are across the nodes (topology spread):
+// placing one pod changes the verdict on other nodes. For such a job the
+// framework filters and scores every node again before each pod, as
+// kube-scheduler runs one cycle per pod, and not one node per state class.
+type PlacementAwarePlugin interface {
+	Plugin
+	PlacementAware(job *JobInfo) bool
+}
+
 // ReservePlugin is told of each pod reserved on a node and of each
 // reservation undone when the job's statement is discarded.
 type ReservePlugin interface {

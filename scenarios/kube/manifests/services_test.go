@@ -126,6 +126,7 @@ func TestServiceDeploymentAndHPARoundTrip(t *testing.T) {
 	assert.Equal(t, 2, w.Replicas, "initial replicas")
 	assert.Equal(t, kubesvc.Pod{MilliCPU: 4000, MemoryMiB: 16384, GPUs: 1, PriorityClassName: "gpuplan-priority-1000",
 		NodeSelector: map[string]string{"node.kubernetes.io/instance-type": "g6.xlarge"},
+		Labels:       map[string]string{"app.kubernetes.io/name": "bert"}, // the template's, for spread and pod affinity selectors
 		Tolerations:  []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}, w.Pod)
 
 	set, err := kubesvc.Read("bert.yaml", y)

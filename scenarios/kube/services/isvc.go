@@ -18,6 +18,7 @@ import (
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/sim/autoscale"
+	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
 
@@ -39,6 +40,11 @@ type Pod struct {
 	NodeSelector      map[string]string
 	Tolerations       []corev1.Toleration
 	PriorityClassName string
+	// Labels are the replica pods' labels; Spread their topology spread
+	// constraints (podspread).
+	Labels      map[string]string
+	Spread      []cluster.SpreadConstraint
+	PodAffinity []cluster.PodAffinityTerm
 }
 
 // Workload is a Deployment or an InferenceService's predictor: the
@@ -74,6 +80,7 @@ type isvc struct {
 	Metadata struct {
 		Name        string            `json:"name"`
 		Namespace   string            `json:"namespace"`
+		Labels      map[string]string `json:"labels"`
 		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Spec struct {
@@ -85,8 +92,12 @@ type isvc struct {
 			ContainerConcurrency int64               `json:"containerConcurrency"`
 			NodeSelector         map[string]string   `json:"nodeSelector"`
 			Tolerations          []corev1.Toleration `json:"tolerations"`
-			PriorityClassName    string              `json:"priorityClassName"`
-			Model                *struct {
+			Labels               map[string]string   `json:"labels"`
+			// TopologySpreadConstraints are the predictor pods' (podspread).
+			TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints"`
+			Affinity                  *corev1.Affinity                  `json:"affinity"`
+			PriorityClassName         string                            `json:"priorityClassName"`
+			Model                     *struct {
 				ModelFormat struct {
 					Name string `json:"name"`
 				} `json:"modelFormat"`
@@ -136,6 +147,9 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 				return nil, nil, err
 			}
 			if w.Pod, err = podOf(file, m.Line, pos, "spec.template.spec", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
+				return nil, nil, err
+			}
+			if err := spreadOf(file, m.Line, pos, "spec.template.spec.", &w, d.Spec.Template.Labels, ps.TopologySpreadConstraints, ps.Affinity); err != nil {
 				return nil, nil, err
 			}
 			out = append(out, w)
@@ -216,6 +230,9 @@ func readISVC(file string, m strict.Manifest) (Workload, error) {
 		return wl, at("spec.predictor", "names no model and no containers")
 	}
 	if wl.Pod, err = podOf(file, m.Line, pos, "spec.predictor", containers, p.NodeSelector, p.Tolerations, p.PriorityClassName); err != nil {
+		return wl, err
+	}
+	if err := spreadOf(file, m.Line, pos, "spec.predictor.", &wl, isvcPodLabels(x.Metadata.Name, x.Metadata.Labels, p.Labels), p.TopologySpreadConstraints, p.Affinity); err != nil {
 		return wl, err
 	}
 	if wl.ScaleMetric == "" {

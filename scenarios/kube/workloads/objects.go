@@ -15,6 +15,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
+	"gpuplan.dev/gpuplan/scenarios/kube/podspread"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
@@ -616,6 +617,7 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 		return pod, nil, d.errAt(dot+"spec", "%v", err)
 	}
 	c, err := constraintsOf(d, ps, dot+"spec")
+	pod.Labels = podspread.Labels(t.Labels)
 	return pod, c, err
 }
 
@@ -684,13 +686,23 @@ func constraintsOf(d *doc, ps *corev1.PodSpec, at string) (*cluster.Constraints,
 				d.note(at+".affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", "preferences are not modelled")
 			}
 		}
-		if a.PodAffinity != nil || a.PodAntiAffinity != nil {
-			d.note(at+".affinity", "pod affinity and anti-affinity are not modelled")
+		terms, notes, f := podspread.ReadAffinity(a)
+		if f != nil {
+			return nil, d.errAt(at+"."+f.Field, "%s", f.Msg)
 		}
+		for _, n := range notes {
+			d.note(at+"."+n.Field, "%s", n.Msg)
+		}
+		c.PodAffinity = terms
 	}
-	if len(ps.TopologySpreadConstraints) > 0 {
-		d.note(at+".topologySpreadConstraints", "not modelled")
+	spread, notes, f := podspread.Read(ps.TopologySpreadConstraints)
+	if f != nil {
+		return nil, d.errAt(at+"."+f.Field, "%s", f.Msg)
 	}
+	for _, n := range notes {
+		d.note(at+"."+n.Field, "%s", n.Msg)
+	}
+	c.Spread = spread
 	for i, t := range ps.Tolerations {
 		tol := cluster.Toleration{Key: t.Key, Operator: string(t.Operator), Value: t.Value, Effect: cluster.TaintEffect(t.Effect)}
 		if tol.Operator == "" {
@@ -701,7 +713,7 @@ func constraintsOf(d *doc, ps *corev1.PodSpec, at string) (*cluster.Constraints,
 		}
 		c.Tolerations = append(c.Tolerations, tol)
 	}
-	if c.NodeSelector == nil && c.Affinity == nil && c.Tolerations == nil {
+	if c.NodeSelector == nil && c.Affinity == nil && c.Tolerations == nil && c.Spread == nil && c.PodAffinity == nil {
 		return nil, nil
 	}
 	return c, nil

@@ -171,7 +171,7 @@ func plans(o *Object) ([]plan, []string) {
 		merged := false
 		for i := range out {
 			p := &out[i]
-			if p.pod != g.Pod || p.waves != g.Waves {
+			if !samePod(p.pod, g.Pod) || p.waves != g.Waves {
 				continue
 			}
 			if p.constraints.Key() != g.Constraints.Key() {

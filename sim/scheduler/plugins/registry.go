@@ -13,10 +13,12 @@ import (
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/gang"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/gpuclustering"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/gpupacking"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/interpodaffinity"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/leastallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/mostallocated"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/nodeaffinity"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/noderesources"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/podtopologyspread"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/queuesort"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/random"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins/tainttoleration"
@@ -42,6 +44,8 @@ func Registry() map[string]Factory {
 		gpupacking.Name:         gpupacking.New,
 		gpuclustering.Name:      gpuclustering.New,
 		random.Name:             random.New,
+		podtopologyspread.Name:  podtopologyspread.New,
+		interpodaffinity.Name:   interpodaffinity.New,
 	}
 }
 
@@ -168,6 +172,9 @@ func NewProfile(cfgs []scheduler.PluginConfig, h *scheduler.Handle) (*scheduler.
 				p.GPUSelect, selWeight = x, cfg.Weight
 			}
 			used = true
+		}
+		if x, ok := pl.(scheduler.PlacementAwarePlugin); ok {
+			p.PlacementAware = append(p.PlacementAware, x)
 		}
 		if x, ok := pl.(scheduler.MinMemberPlugin); ok {
 			p.MinMember, used = x, true
