@@ -37,7 +37,7 @@ func topologyStep(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobSt
 		if c.Nodes[pl.Node].Pool != first {
 			level = topology.Zone // different pools share no rack or spine
 		}
-		places = append(places, c.PlaceOf(pl.Node))
+		places = append(places, c.Topology().PlaceOf(pl.Node))
 	}
 	level = max(level, topology.Span(places))
 	spec := &pool.Topology

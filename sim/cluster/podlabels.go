@@ -40,10 +40,10 @@ func (c *Cluster) tallyPod(n int32, p *PodSpec, d int32) {
 
 // PodLabelSets is the number of label sets whose pods have been placed;
 // PodLabelSet(i) is the i-th.
-func (c *Cluster) PodLabelSets() int { return len(c.labels.sets) }
+func (t Topology) PodLabelSets() int { return len(t.c.labels.sets) }
 
 // PodLabelSet is the i-th label set placed (0 <= i < PodLabelSets()).
-func (c *Cluster) PodLabelSet(i int) *PodLabels { return c.labels.sets[i] }
+func (t Topology) PodLabelSet(i int) *PodLabels { return t.c.labels.sets[i] }
 
 // PodsWithLabels is how many pods of label set i are on node n now.
-func (c *Cluster) PodsWithLabels(i int, n int32) int32 { return c.labels.pods[i][n] }
+func (t Topology) PodsWithLabels(i int, n int32) int32 { return t.c.labels.pods[i][n] }

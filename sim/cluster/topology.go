@@ -7,9 +7,19 @@ import (
 	"gpuplan.dev/gpuplan/models/topology"
 )
 
+// Topology is where the cluster's nodes sit (host, NVLink domain, rack,
+// block, zone, the labels the scheduler matches) and which labelled pods
+// each holds: the view topology spread constraints and pod affinity read.
+// It is a view of the cluster's state: c.Topology().
+type Topology struct{ c *Cluster }
+
+// Topology returns the topology view of the cluster.
+func (c *Cluster) Topology() Topology { return Topology{c} }
+
 // PlaceOf is node slot n's place in its pool's topology: its host, NVLink
 // domain, rack and block, from its position among the pool's slots.
-func (c *Cluster) PlaceOf(n int32) topology.Place {
+func (t Topology) PlaceOf(n int32) topology.Place {
+	c := t.c
 	p := &c.Pools[c.Nodes[n].Pool]
 	return p.Spec.Topology.PlaceOf(n-p.First, p.Spec.GPUsPerNode)
 }
@@ -63,7 +73,8 @@ func (p *PoolSpec) ZoneSlot(slot int32) int {
 
 // ZoneOf is node n's zone: its pool's zones dealt round robin (ZoneSlot),
 // else the pool's zone label; "" when it has none.
-func (c *Cluster) ZoneOf(n int32) string {
+func (t Topology) ZoneOf(n int32) string {
+	c := t.c
 	p := &c.Pools[c.Nodes[n].Pool]
 	if z := p.Spec.ZoneSlot(n - p.First); z >= 0 {
 		return p.Spec.Zones[z]
@@ -73,19 +84,21 @@ func (c *Cluster) ZoneOf(n int32) string {
 
 // HostnameOf is node n's kubernetes.io/hostname: its pool's name and its
 // slot in the pool (gpu-a-0, gpu-a-1, ...).
-func (c *Cluster) HostnameOf(n int32) string {
+func (t Topology) HostnameOf(n int32) string {
+	c := t.c
 	p := &c.Pools[c.Nodes[n].Pool]
 	return p.Spec.Name + "-" + strconv.Itoa(int(n-p.First))
 }
 
 // NodeLabel is the value of label key on node n: the pool's labels, plus
 // the node's own zone (ZoneOf) and hostname (HostnameOf).
-func (c *Cluster) NodeLabel(n int32, key string) (string, bool) {
+func (t Topology) NodeLabel(n int32, key string) (string, bool) {
+	c := t.c
 	switch key {
 	case LabelHostname:
-		return c.HostnameOf(n), true
+		return t.HostnameOf(n), true
 	case LabelZone:
-		z := c.ZoneOf(n)
+		z := t.ZoneOf(n)
 		return z, z != ""
 	}
 	v, ok := c.Pools[c.Nodes[n].Pool].Labels[key]

@@ -33,18 +33,18 @@ func TestZonesRoundRobin(t *testing.T) {
 	for _, p := range c.Pools {
 		var got []string
 		for n := p.First; n < p.First+p.Count; n++ {
-			got = append(got, c.ZoneOf(n))
+			got = append(got, c.Topology().ZoneOf(n))
 		}
 		require.Equal(t, want[p.Spec.Name], got, p.Spec.Name)
 	}
-	v, ok := c.NodeLabel(3, LabelZone)
+	v, ok := c.Topology().NodeLabel(3, LabelZone)
 	require.True(t, ok)
 	require.Equal(t, "z1", v)
-	v, _ = c.NodeLabel(3, LabelHostname)
+	v, _ = c.Topology().NodeLabel(3, LabelHostname)
 	require.Equal(t, "flat-3", v)
-	v, _ = c.NodeLabel(3, "team")
+	v, _ = c.Topology().NodeLabel(3, "team")
 	require.Equal(t, "a", v)
-	_, ok = c.NodeLabel(c.Pools[3].First, LabelZone)
+	_, ok = c.Topology().NodeLabel(c.Pools[3].First, LabelZone)
 	require.False(t, ok, "a pool with no zone gives its nodes no zone label")
 
 	_, err = New([]PoolSpec{{Name: "x", Nodes: 1, MilliCPU: 1, MemoryMiB: 1, Zones: []string{"a", "a"}}})

@@ -81,7 +81,7 @@ func (p *InterPodAffinity) table(c *cluster.Cluster, key string) []int32 {
 			t[n] = int32(n)
 			continue
 		}
-		v, ok := c.NodeLabel(int32(n), key)
+		v, ok := c.Topology().NodeLabel(int32(n), key)
 		if !ok {
 			t[n] = -1
 			continue
@@ -112,12 +112,12 @@ func (p *InterPodAffinity) compute(c *cluster.Cluster, ts []cluster.PodAffinityT
 			cnt = append(cnt, 0)
 		}
 		p.any[i] = false
-		for k := 0; k < c.PodLabelSets(); k++ {
-			if !t.Matches(c.PodLabelSet(k)) {
+		for k := 0; k < c.Topology().PodLabelSets(); k++ {
+			if !t.Matches(c.Topology().PodLabelSet(k)) {
 				continue
 			}
 			for n := range c.Nodes {
-				m := c.PodsWithLabels(k, int32(n))
+				m := c.Topology().PodsWithLabels(k, int32(n))
 				if m == 0 || c.Nodes[n].State == cluster.NodeAbsent {
 					continue
 				}

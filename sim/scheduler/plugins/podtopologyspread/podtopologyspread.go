@@ -112,7 +112,7 @@ func (p *PodTopologySpread) table(c *cluster.Cluster, key string) *domainTable {
 	} else {
 		ids := map[string]int32{}
 		for n := range t.of {
-			v, ok := c.NodeLabel(int32(n), key)
+			v, ok := c.Topology().NodeLabel(int32(n), key)
 			if !ok {
 				t.of[n] = -1
 				continue
@@ -179,7 +179,7 @@ func (p *PodTopologySpread) compute(st *scheduler.CycleState, job *scheduler.Job
 	if len(states) == 0 {
 		return states
 	}
-	sets := c.PodLabelSets()
+	sets := c.Topology().PodLabelSets()
 	for pi := range c.Pools {
 		pl := &c.Pools[pi]
 		if pl.Present == 0 {
@@ -202,7 +202,7 @@ func (p *PodTopologySpread) compute(st *scheduler.CycleState, job *scheduler.Job
 				d := cs.dom.of[n]
 				cs.eligible[d] = true
 				for k := 0; k < sets; k++ {
-					if m := c.PodsWithLabels(k, n); m > 0 && cs.c.Matches(c.PodLabelSet(k)) {
+					if m := c.Topology().PodsWithLabels(k, n); m > 0 && cs.c.Matches(c.Topology().PodLabelSet(k)) {
 						cs.counts[d] += m
 					}
 				}
@@ -343,8 +343,8 @@ func (p *PodTopologySpread) ScoreBatch(st *scheduler.CycleState, pod *cluster.Po
 			var cnt int32
 			if cs.c.TopologyKey == cluster.LabelHostname {
 				// The pods on the node itself, whatever the policies.
-				for k := 0; k < c.PodLabelSets(); k++ {
-					if m := c.PodsWithLabels(k, n); m > 0 && cs.c.Matches(c.PodLabelSet(k)) {
+				for k := 0; k < c.Topology().PodLabelSets(); k++ {
+					if m := c.Topology().PodsWithLabels(k, n); m > 0 && cs.c.Matches(c.Topology().PodLabelSet(k)) {
 						cnt += m
 					}
 				}

@@ -59,7 +59,7 @@ func job(replicas int32, skew int32, hard bool, minDomains int32) *scheduler.Job
 func zoneCounts(c *cluster.Cluster, nodes []int32) map[string]int {
 	out := map[string]int{}
 	for _, n := range nodes {
-		out[c.ZoneOf(n)]++
+		out[c.Topology().ZoneOf(n)]++
 	}
 	return out
 }
