@@ -31,8 +31,10 @@ test:
 # own so the product's dependencies and `make test` stay as they are): each
 # driver prints its generated cases, the share agreeing exactly and each
 # accepted difference with its reason; a difference not accepted fails.
+# The HPA driver is a nested module (it requires k8s.io/kubernetes).
 xcheck:
 	cd validate/xcheck && $(GO) test -count=1 -v ./...
+	cd validate/xcheck/hpa && $(GO) test -count=1 -v ./...
 
 # The scenario composer's longer hunt for broken invariants (make test runs
 # 2,000 compositions): SOAK of compositions, then the findings shrunk (at
@@ -61,12 +63,12 @@ fuzz:
 	$(GO) test ./scenarios/kube/nodes/ -run '^$$' -fuzz '^FuzzNodes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/skypilot/ -run '^$$' -fuzz '^FuzzSkyPilot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./validate/ -run '^$$' -fuzz '^FuzzParseAssertions$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
-	$(GO) test ./reports/manifests/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(GO) test ./scenarios/kube/manifests/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/kube/services/ -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/kube/services/ -run '^$$' -fuzz '^FuzzReadServing$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/kube/services/ -run '^$$' -fuzz '^FuzzTorchServe$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/ -run '^$$' -fuzz '^FuzzReadRateCSV$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
-	$(GO) test ./scenarios/strict/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(GO) test ./validate/strict/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./reports/ -run '^$$' -fuzz '^FuzzCSVRow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./reports/focus/ -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./scenarios/kube/workloads/ -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)

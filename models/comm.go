@@ -169,7 +169,7 @@ func round(x float64, digits int) float64 {
 
 // DefaultFabrics are used when no calibration profile is given: fits of
 // published nccl-tests all_reduce_perf outputs (the project's testdata/nccl,
-// which a test refits), and for H200 and PCIe, figures stated as such.
+// which a test refits), and for H200, B200 and PCIe, figures stated as such.
 func DefaultFabrics() map[string]Fabric {
 	return map[string]Fabric{
 		"a100-nvswitch": {Name: "a100-nvswitch", Kind: FabricNVLink, Collective: AllReduce, Ranks: 8, Nodes: 1, AlphaUS: 39.67, BusBWGBps: 234.29,
@@ -178,6 +178,8 @@ func DefaultFabrics() map[string]Fabric {
 			PeakBusBWGBps: 476.53, Source: "fit of nccl-tests all_reduce_perf, 8x H100 80GB, NVSwitch with NVLS (NVIDIA/nccl-tests issue 290); latency from the A100 run (no small messages measured)"},
 		"h200-nvswitch": {Name: "h200-nvswitch", Kind: FabricNVLink, Collective: AllReduce, Ranks: 8, Nodes: 1, AlphaUS: 39.67, BusBWGBps: 475,
 			PeakBusBWGBps: 475, Source: "nccl-tests maintainers' figure for 8x H200 (about 475 GB/s); latency from the A100 run"},
+		"b200-nvswitch": {Name: "b200-nvswitch", Kind: FabricNVLink, Collective: AllReduce, Ranks: 8, Nodes: 1, AlphaUS: 39.67, BusBWGBps: 830,
+			PeakBusBWGBps: 830, Source: "a user's nccl-tests all_reduce_perf on 8x B200, NVLink 5 through NVSwitch: 830+ GB/s busbw (NVIDIA/nccl issue 1807, NCCL 2.27); latency from the A100 run"},
 		"pcie": {Name: "pcie", Kind: FabricPCIe, Collective: AllReduce, Ranks: 8, Nodes: 1, AlphaUS: 30, BusBWGBps: 12,
 			PeakBusBWGBps: 12, Source: "assumed: PCIe Gen4 GPUs through host bridges, no published figure shipped"},
 		"ib-ndr-400": {Name: "ib-ndr-400", Kind: FabricNetwork, Collective: AllReduce, Ranks: 16, Nodes: 2, AlphaUS: 50, BusBWGBps: 155.66,
@@ -194,6 +196,10 @@ func DefaultFabricFor(model string) string {
 		return "h100-nvls"
 	case "H200-141GB":
 		return "h200-nvswitch"
+	case "B200", "GB200":
+		// GB200's four GPUs of a tray over the same NVLink 5; across the
+		// NVL72 rack's NVLink domain it is the topology model's to price.
+		return "b200-nvswitch"
 	}
 	return "pcie"
 }

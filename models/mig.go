@@ -52,7 +52,7 @@ func migTable(mem func(slices int) string, memMiB func(slices int) int64, oneSli
 }
 
 // MIGProfiles returns the GPU instance profiles of a MIG-capable GPU model
-// (A100-40GB, A100-80GB, H100-80GB, H200-141GB), or nil.
+// (MIGModels), or nil.
 func MIGProfiles(model string) []MIGProfile {
 	switch model {
 	case "A100-40GB":
@@ -68,12 +68,31 @@ func MIGProfiles(model string) []MIGProfile {
 		// h200-device), not as the names read: a 1g.18gb instance holds 16 GiB.
 		mib := map[int]int64{1: 16 * 1024, 2: 32*1024 + 512, 4: 69*1024 + 768, 8: 140 * 1024}
 		return migTable(func(s int) string { return names[s] }, func(s int) int64 { return mib[s] }, "1g.35gb")
+	case "B200":
+		// NVIDIA MIG User Guide (R580), "B200 MIG Profiles": 1/8, 2/8, 4/8
+		// and all of 180 GB. Memory as go-nvml's B200 mock gives it (23, 45,
+		// 90 and 180 GiB); no B200 has been measured here, and a real H200
+		// reported 16 GiB for its 1g.18gb (above), so a real B200 may too
+		// report less than the names say.
+		names := map[int]string{1: "23gb", 2: "45gb", 4: "90gb", 8: "180gb"}
+		gib := map[int]int64{1: 23, 2: 45, 4: 90, 8: 180}
+		return migTable(func(s int) string { return names[s] }, func(s int) int64 { return gib[s] << 10 }, "1g.45gb")
+	case "GB200":
+		// NVIDIA MIG User Guide (R580): GB200, 186 GB, up to 7 instances;
+		// the profile names of NVIDIA's GPU Operator (mig-parted) for it:
+		// 1g.23gb, 1g.47gb, 2g.47gb, 3g.93gb, 4g.93gb, 7g.186gb. Memory
+		// read off the names, as for B200.
+		names := map[int]string{1: "23gb", 2: "47gb", 4: "93gb", 8: "186gb"}
+		gib := map[int]int64{1: 23, 2: 47, 4: 93, 8: 186}
+		return migTable(func(s int) string { return names[s] }, func(s int) int64 { return gib[s] << 10 }, "1g.47gb")
 	}
 	return nil
 }
 
 // MIGModels lists the GPU models with MIG profiles.
-func MIGModels() []string { return []string{"A100-40GB", "A100-80GB", "H100-80GB", "H200-141GB"} }
+func MIGModels() []string {
+	return []string{"A100-40GB", "A100-80GB", "B200", "GB200", "H100-80GB", "H200-141GB"}
+}
 
 // MIGProfileByName finds a profile of a model.
 func MIGProfileByName(model, name string) (MIGProfile, bool) {

@@ -13,6 +13,9 @@ func TestMIGProfileTables(t *testing.T) {
 		"A100-80GB":  {"1g.10gb": 7, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1},
 		"H100-80GB":  {"1g.10gb": 7, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1},
 		"H200-141GB": {"1g.18gb": 7, "1g.35gb": 4, "2g.35gb": 3, "3g.71gb": 2, "4g.71gb": 1, "7g.141gb": 1},
+		// B200: the guide's table 9; GB200: NVIDIA's GPU Operator names.
+		"B200":  {"1g.23gb": 7, "1g.45gb": 4, "2g.45gb": 3, "3g.90gb": 2, "4g.90gb": 1, "7g.180gb": 1},
+		"GB200": {"1g.23gb": 7, "1g.47gb": 4, "2g.47gb": 3, "3g.93gb": 2, "4g.93gb": 1, "7g.186gb": 1},
 	}
 	for model, profiles := range want {
 		got := map[string]int{}
@@ -33,6 +36,24 @@ func TestMIGProfileTables(t *testing.T) {
 	require.Equal(t, "nvidia.com/mig-3g.40gb", p.Resource())
 	require.Equal(t, int64(40*1024), p.MemoryMiB)
 	require.Nil(t, MIGProfiles("T4"))
+	// Every MIG model is a known model with memory, and its whole-GPU
+	// profile holds the GPU's memory (within the 1 to 2 GiB NVML keeps
+	// back on a real H200).
+	for _, m := range MIGModels() {
+		require.True(t, KnownGPUModel(m), m)
+		full := MIGProfiles(m)[len(MIGProfiles(m))-1]
+		require.Equal(t, 7, full.Compute, m)
+		require.InDelta(t, GPUMemoryMiB(m), full.MemoryMiB, 2048, m)
+	}
+	// The B200 combinations of the guide's placement diagram: a 3g, a 2g
+	// and two 1g use all 8 memory slices and 7 compute slices; a 4g and a
+	// 3g too; a second 4g does not fit.
+	_, err := PlaceMIG("B200", []string{"3g.90gb", "2g.45gb", "1g.23gb", "1g.23gb"})
+	require.NoError(t, err)
+	_, err = PlaceMIG("B200", []string{"4g.90gb", "3g.90gb"})
+	require.NoError(t, err)
+	_, err = PlaceMIG("B200", []string{"4g.90gb", "4g.90gb"})
+	require.Error(t, err)
 }
 
 // Combinations from NVIDIA's list of valid A100 configurations, and some
@@ -80,4 +101,15 @@ func TestMIGCombinations(t *testing.T) {
 	require.NoError(t, err)
 	_, err = PlaceMIG("A100-40GB", []string{"5g.25gb"})
 	require.ErrorContains(t, err, `no MIG profile "5g.25gb"`)
+}
+
+// The intra-node fabric of each model: B200 and GB200 went over the
+// 12 GB/s PCIe assumption, 70 times slower than their NVLink 5.
+func TestDefaultFabricFor(t *testing.T) {
+	fabs := DefaultFabrics()
+	for model, want := range map[string]float64{"A100-80GB": 234.29, "H100-80GB": 479.70, "H200-141GB": 475, "B200": 830, "GB200": 830, "L4": 12} {
+		f, ok := fabs[DefaultFabricFor(model)]
+		require.True(t, ok, model)
+		require.Equal(t, want, f.BusBWGBps, model)
+	}
 }

@@ -341,75 +341,19 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 			Backfill: res.Queue.Backfill, BackfillDepth: res.Queue.BackfillDepth,
 		},
 	}
-	var sup, alloc int64
-	nodes, gpus := 0, 0
-	for _, p := range res.Pools {
-		ps := ledger(p.Spec.Name, p.SuppliedMilliMs, p.AllocatedMilliMs)
-		ps.InstanceType, ps.GPUModel = p.Spec.InstanceType, p.Spec.GPUModel
-		ps.Nodes, ps.GPUsPerNode = p.Spec.Nodes, p.Spec.GPUsPerNode
-		ps.GPUs = p.Spec.Nodes * int(p.Spec.GPUsPerNode)
-		s.Pools = append(s.Pools, ps)
-		sup += p.SuppliedMilliMs
-		alloc += p.AllocatedMilliMs
-		nodes += ps.Nodes
-		gpus += ps.GPUs
-	}
-	s.Cluster = ledger("cluster", sup, alloc)
-	s.Cluster.Nodes, s.Cluster.GPUs = nodes, gpus
+	s.ledgers(res)
 
 	s.Jobs.ByOutcome = map[string]int{}
 	for _, o := range sim.Outcomes() {
 		s.Jobs.ByOutcome[o.String()] = 0
 	}
-	type qacc struct {
-		q           QueueStats
-		nwait, njct int
-		// The queue's waits are waits[woff:woff+nwait], its completion
-		// times jcts[joff:joff+njct]; wat and jat fill them.
-		woff, joff, wat, jat int
-		held                 int64
-	}
-	queues := map[string]*qacc{}
-	// queueOf is job j's queue; most jobs are in the queue of the job
-	// before them.
+	queues, names, nwait, njct := queueWindows(res)
 	var last *qacc
 	queueOf := func(j *sim.JobRecord) *qacc {
 		if last == nil || j.Queue != last.q.Name {
 			last = queues[j.Queue]
 		}
 		return last
-	}
-	// Count first, so that each queue's waits and completion times are a
-	// window of one list, allocated at its size.
-	var nwait, njct int
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
-		qa := queueOf(j)
-		if qa == nil {
-			qa = &qacc{q: QueueStats{Name: j.Queue}}
-			queues[j.Queue] = qa
-			last = qa
-		}
-		if j.Start >= 0 {
-			nwait++
-			qa.nwait++
-		}
-		if j.Outcome == sim.Completed {
-			njct++
-			qa.njct++
-		}
-	}
-	names := make([]string, 0, len(queues))
-	for k := range queues {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	wo, jo := 0, 0
-	for _, n := range names {
-		qa := queues[n]
-		qa.woff, qa.wat, qa.joff, qa.jat = wo, wo, jo, jo
-		wo += qa.nwait
-		jo += qa.njct
 	}
 	// One list of a value a job holds the waits, then the completion
 	// times, then the Kaplan-Meier observations.
@@ -508,37 +452,124 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		qa.q.GPUHoursAllocated = gpuHours(qa.held)
 		s.Queues = append(s.Queues, qa.q)
 	}
-	if fm := res.Timeline.FragMilli; fm != nil && len(res.Pools) > 0 && len(fm[0]) > 0 {
-		fs := &FragSummary{}
-		for i := range fm[0] {
-			var sum int64
-			for p := range fm {
-				sum += fm[p][i]
-			}
-			g := float64(sum) / cluster.MilliGPU
-			fs.MeanFragGPUs += g / float64(len(fm[0]))
-			fs.MaxFragGPUs = max(fs.MaxFragGPUs, g)
-		}
-		fs.MeanFragGPUs, fs.MaxFragGPUs = round(fs.MeanFragGPUs, 3), round(fs.MaxFragGPUs, 3)
-		s.Fragmentation = fs
-	}
+	s.Fragmentation = fragmentation(res)
 	s.PendingReasons = countReasons(waited)
 	s.Unschedulable = countReasons(unsched)
 	s.PendingAtEnd = countReasons(pending)
 	s.capacity(res, meta.Pricing)
 	s.Training = trainingLines(res)
-	if meta.Pricing != nil {
-		priced := false
-		for _, p := range meta.Pricing.Pools {
-			priced = priced || p.PerHour > 0
-		}
-		if priced {
-			s.Cost = Cost(res, meta.Pricing)
-			s.pricing = meta.Pricing
-		}
-	}
+	s.price(res, meta.Pricing)
 	s.summarizeServices(res, meta.Pricing)
 	return s
+}
+
+// qacc is one queue's figures as Summarize gathers them.
+type qacc struct {
+	q           QueueStats
+	nwait, njct int
+	// The queue's waits are waits[woff:woff+nwait], its completion
+	// times jcts[joff:joff+njct]; wat and jat fill them.
+	woff, joff, wat, jat int
+	held                 int64
+}
+
+// queueWindows counts each queue's waits and completion times first, so
+// that each queue's are a window of one list, allocated at its size: the
+// queues, their names in order, and the run's counts of waits and of
+// completion times.
+func queueWindows(res *sim.Result) (map[string]*qacc, []string, int, int) {
+	queues := map[string]*qacc{}
+	// Most jobs are in the queue of the job before them.
+	var last *qacc
+	var nwait, njct int
+	for i := range res.Jobs {
+		j := &res.Jobs[i]
+		if last == nil || j.Queue != last.q.Name {
+			last = queues[j.Queue]
+		}
+		qa := last
+		if qa == nil {
+			qa = &qacc{q: QueueStats{Name: j.Queue}}
+			queues[j.Queue] = qa
+			last = qa
+		}
+		if j.Start >= 0 {
+			nwait++
+			qa.nwait++
+		}
+		if j.Outcome == sim.Completed {
+			njct++
+			qa.njct++
+		}
+	}
+	names := make([]string, 0, len(queues))
+	for k := range queues {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	wo, jo := 0, 0
+	for _, n := range names {
+		qa := queues[n]
+		qa.woff, qa.wat, qa.joff, qa.jat = wo, wo, jo, jo
+		wo += qa.nwait
+		jo += qa.njct
+	}
+	return queues, names, nwait, njct
+}
+
+// ledgers fills the GPU-hour ledger of each pool and of the cluster.
+func (s *Summary) ledgers(res *sim.Result) {
+	var sup, alloc int64
+	nodes, gpus := 0, 0
+	for _, p := range res.Pools {
+		ps := ledger(p.Spec.Name, p.SuppliedMilliMs, p.AllocatedMilliMs)
+		ps.InstanceType, ps.GPUModel = p.Spec.InstanceType, p.Spec.GPUModel
+		ps.Nodes, ps.GPUsPerNode = p.Spec.Nodes, p.Spec.GPUsPerNode
+		ps.GPUs = p.Spec.Nodes * int(p.Spec.GPUsPerNode)
+		s.Pools = append(s.Pools, ps)
+		sup += p.SuppliedMilliMs
+		alloc += p.AllocatedMilliMs
+		nodes += ps.Nodes
+		gpus += ps.GPUs
+	}
+	s.Cluster = ledger("cluster", sup, alloc)
+	s.Cluster.Nodes, s.Cluster.GPUs = nodes, gpus
+}
+
+// fragmentation is the mean and peak of the GPUs stranded by
+// fragmentation over the timeline (nil when the run did not measure it).
+func fragmentation(res *sim.Result) *FragSummary {
+	fm := res.Timeline.FragMilli
+	if fm == nil || len(res.Pools) == 0 || len(fm[0]) == 0 {
+		return nil
+	}
+	fs := &FragSummary{}
+	for i := range fm[0] {
+		var sum int64
+		for p := range fm {
+			sum += fm[p][i]
+		}
+		g := float64(sum) / cluster.MilliGPU
+		fs.MeanFragGPUs += g / float64(len(fm[0]))
+		fs.MaxFragGPUs = max(fs.MaxFragGPUs, g)
+	}
+	fs.MeanFragGPUs, fs.MaxFragGPUs = round(fs.MeanFragGPUs, 3), round(fs.MaxFragGPUs, 3)
+	return fs
+}
+
+// price fills the cost section when the plan prices any pool.
+func (s *Summary) price(res *sim.Result, pr *Pricing) {
+	if pr == nil {
+		return
+	}
+	priced := false
+	for _, p := range pr.Pools {
+		priced = priced || p.PerHour > 0
+	}
+	if priced {
+		s.Cost = Cost(res, pr)
+		s.pricing = pr
+	}
 }
 
 // capacity fills the capacity and disruption sections of a dynamic run.

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 func tieBreaks() []string {
@@ -64,20 +65,43 @@ type Options struct {
 	MaxEvents int64
 }
 
-// Built is a scenario ready to run.
+// Built is a scenario ready to run: the complete plan that the run and
+// its pricing read, and nothing changes once it is built. The run reads
+// Config; the reports read the rest (Meta) with the run's result, never
+// the scenario document.
 type Built struct {
 	Config sim.Config
+	// Scenario and Description name and describe the scenario run (a
+	// variant's are its own); Start is the wall-clock time of simulated
+	// time 0.
+	Scenario, Description string
+	Start                 time.Time
 	// Workload describes the job source in words, for reports.
 	Workload string
 	// Assumptions lists what the run assumed that the input did not say.
 	Assumptions []string
-	// Prices is what each pool's nodes cost; BaseRates split a node's
-	// price over its resources.
-	Prices    []PoolPrice
-	BaseRates models.BaseRates
-	// PriceSources describe the price catalog, when one was read.
-	PriceSources []string
-	closers      []func() error
+	// Prices is what each pool's nodes cost and how it was found.
+	Prices []PoolPrice
+	// Pricing is every rule the run's costs are read with: the pools'
+	// prices and their on-demand twins, base rates, the split and its
+	// CPU and memory rates, the catalog's sources, showback and budgets.
+	Pricing *reports.Pricing
+	closers []func() error
+}
+
+// Meta is what the reports say of the run besides its result: file is
+// the scenario's path as the user gave it. A trace's reader adds its notes
+// as it reads, so Meta is taken once the run is over.
+func (b *Built) Meta(file string) reports.Meta {
+	assumptions := append([]string{}, b.Assumptions...)
+	if n, ok := b.Config.Workload.(interface{ Notes() []string }); ok {
+		assumptions = append(assumptions, n.Notes()...)
+	}
+	return reports.Meta{
+		Scenario: b.Scenario, File: file, Description: b.Description,
+		Workload: b.Workload, Assumptions: assumptions, Pricing: b.Pricing,
+		Start: b.Start,
+	}
 }
 
 // Close releases the files the workload streams from.
@@ -292,6 +316,12 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 		return nil, err
 	}
 	b.Config.MaxEvents = uint64(opts.maxEvents())
+	b.Scenario, b.Description, b.Start = s.Metadata.Name, s.Metadata.Description, s.Spec.Output.Start()
+	b.Pricing, err = s.pricingPlan(b.Config.Pools, b.Prices)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -307,7 +337,7 @@ func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 			cm.Prices = append(cm.Prices, PoolPrice{Pool: p.Name, CapacityType: "on-demand", Basis: "no price (derived cluster)"})
 		}
 	}
-	b := &Built{Assumptions: append(append([]string(nil), opts.ClusterNotes...), s.nodeNotes...), Prices: cm.Prices, BaseRates: s.BaseRates(), Config: sim.Config{
+	b := &Built{Assumptions: append(append([]string(nil), opts.ClusterNotes...), s.nodeNotes...), Prices: cm.Prices, Config: sim.Config{
 		Seed:     s.Seed(),
 		Pools:    cm.Pools,
 		Capacity: cm.Capacity,
@@ -315,9 +345,6 @@ func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 		Queue:    queueConfig(s.Spec.Queueing),
 	}}
 	b.Assumptions = append(b.Assumptions, cm.PriceNotes()...)
-	if s.cat != nil {
-		b.PriceSources = s.cat.Sources
-	}
 	if s.hasTraining() || s.Spec.Calibration != "" {
 		names := map[string]bool{}
 		var named []string

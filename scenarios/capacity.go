@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -158,21 +157,51 @@ func (s *Scenario) instance(name string) (resources, error) {
 	return resources{it: it, ok: ok}, nil
 }
 
-// catalog loads the scenario's price catalog once.
+// catalog is the scenario's price catalog, read when the scenario loaded
+// (readInputs). A scenario made some other way reads it here without
+// keeping it: nothing a run reads fills in on first use.
 func (s *Scenario) catalog() (*models.PriceCatalog, error) {
 	if s.cat != nil {
 		return s.cat, nil
 	}
+	return LoadCatalog(s.catalogPaths()...)
+}
+
+// catalogPaths are the files of spec.pricing.catalogs, resolved.
+func (s *Scenario) catalogPaths() []string {
 	var paths []string
 	for _, p := range s.Spec.Pricing.Catalogs {
 		paths = append(paths, s.path(p))
 	}
-	cat, err := LoadCatalog(paths...)
+	return paths
+}
+
+// loadPriceCatalog reads the price catalog (the embedded one and
+// spec.pricing.catalogs) as the scenario loads, before anything that
+// sizes or prices a pool reads it.
+func (s *Scenario) loadPriceCatalog() error {
+	cat, err := LoadCatalog(s.catalogPaths()...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.cat = cat
-	return cat, nil
+	return nil
+}
+
+// loadKarpenterCatalog reads Karpenter's AWS catalog as the scenario
+// loads when it has NodePools (their instance types are sized and priced
+// from it when the price catalog does not know them); the NodePools read
+// from spec.policy's manifests may have brought it already.
+func (s *Scenario) loadKarpenterCatalog() error {
+	if s.karp != nil || len(s.Spec.Cluster.NodePools) == 0 {
+		return nil
+	}
+	c, err := karpenter.AWS()
+	if err != nil {
+		return err
+	}
+	s.karp = c
+	return nil
 }
 
 func (s *Scenario) region(r string) string {
@@ -792,12 +821,8 @@ func (s *Scenario) UsesSpot() bool {
 // onDemandPricePerHour or the catalog's on-demand price) and lose their
 // interruptions; NodePools allow on-demand only. Node failures stay.
 func (s *Scenario) OnDemandOnly() (*Scenario, error) {
-	data, err := json.Marshal(s.Spec)
+	c, err := s.derive()
 	if err != nil {
-		return nil, err
-	}
-	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir, restrict: s.restrict, pos: s.pos, cat: s.cat}
-	if err := json.Unmarshal(data, &c.Spec); err != nil {
 		return nil, err
 	}
 	for i := range c.Spec.Cluster.Pools {

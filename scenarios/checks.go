@@ -12,9 +12,9 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Checks on the sizes a scenario or a policy asks for, made when it is

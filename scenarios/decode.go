@@ -8,13 +8,13 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // The strict reading every scenarios file goes through lives in
-// scenarios/strict; these names keep the package's own spelling of it.
+// validate/strict; these names keep the package's own spelling of it.
 
 // InputError is bad input: a file that cannot be read as what it claims to
 // be. It names the file, the line (and column when known) and the field.
@@ -24,7 +24,7 @@ type InputError = strict.InputError
 // positions maps a field path to its line and column in the file.
 type positions = strict.Positions
 
-// Bounds on what gpuplan reads (see scenarios/strict for each).
+// Bounds on what gpuplan reads (see validate/strict for each).
 const (
 	MaxLineBytes        = strict.MaxLineBytes
 	MaxQuote            = strict.MaxQuote

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 //go:embed default.yaml
@@ -55,16 +55,31 @@ func ParseWith(file, dir string, data []byte, o LoadOptions) (*Scenario, error) 
 	if err := s.checkPaths(); err != nil {
 		return nil, err
 	}
-	if err := s.importNodePools(); err != nil {
-		return nil, err
-	}
-	if err := s.importNodes(); err != nil {
+	if err := s.readInputs(); err != nil {
 		return nil, err
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// readInputs reads, as the scenario loads, everything besides the
+// document that building it reads: the price catalog, the NodePools of
+// spec.policy's manifests, the nodes of spec.cluster.nodes and Karpenter's
+// catalog for NodePools. None of it changes afterwards, so runs on several
+// workers share a scenario without a lock.
+func (s *Scenario) readInputs() error {
+	if err := s.loadPriceCatalog(); err != nil {
+		return err
+	}
+	if err := s.importNodePools(); err != nil {
+		return err
+	}
+	if err := s.importNodes(); err != nil {
+		return err
+	}
+	return s.loadKarpenterCatalog()
 }
 
 // File is where the scenario was loaded from.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"gpuplan.dev/gpuplan/reports/manifests"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/manifests"
 )
 
 // roundTripCluster has what gpuplan manifests writes as Karpenter

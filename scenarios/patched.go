@@ -14,3 +14,22 @@ func (s *Scenario) Patched(name string, patch []byte) (*Scenario, error) {
 	c.Spec.Variants = []VariantSpec{{Name: name, Patch: SpecPatch{raw: patch}}}
 	return c.Variant(name)
 }
+
+// derive is a copy of the scenario whose spec the caller may change (the
+// all-on-demand twin, a spot-sensitivity point): a deep copy of the spec,
+// and the same origin (file, folder, path restriction, field positions)
+// and inputs read when it loaded (catalogs, imported NodePools and nodes
+// and their notes), which nothing changes once loaded. Every such copy is
+// made here, so none leaves out a field.
+func (s *Scenario) derive() (*Scenario, error) {
+	data, err := json.Marshal(s.Spec)
+	if err != nil {
+		return nil, err
+	}
+	c := *s
+	c.Spec = Spec{}
+	if err := json.Unmarshal(data, &c.Spec); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}

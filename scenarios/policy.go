@@ -25,11 +25,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Policy is an admission policy read from Kubernetes manifests.
@@ -86,6 +86,9 @@ type flavorRef struct {
 type policyDoc struct {
 	file string
 	line int
+	// data is the document's YAML when it is not root's (an item of a
+	// List); else it is written from root when a reader decodes the
+	// document (bytes): a policy's documents are not all decoded.
 	data []byte
 	tm   metav1.TypeMeta
 	root *yamlv3.Node
@@ -180,11 +183,7 @@ func splitManifests(file string, data []byte) ([]policyDoc, error) {
 			return nil, &InputError{File: file, Line: x.Line, Column: x.Column, Field: path, Msg: Quote(x.Value) + " is not a finite number"}
 		}
 		strict.QuoteYAML11Bools(root) // names and label values as YAML 1.2 reads them
-		b, err := yamlv3.Marshal(root)
-		if err != nil {
-			return nil, inputErr(file, root.Line, "", "%v", err)
-		}
-		d := policyDoc{file: file, line: root.Line, data: b, root: root}
+		d := policyDoc{file: file, line: root.Line, root: root}
 		d.tm.APIVersion, d.tm.Kind = scalarValue(root, "apiVersion"), scalarValue(root, "kind")
 		if d.tm.APIVersion == "" || d.tm.Kind == "" {
 			return nil, inputErr(file, root.Line, "", "a manifest needs apiVersion and kind")
@@ -213,9 +212,38 @@ func (d policyDoc) where(name string) string {
 	return fmt.Sprintf("%s:%d: %s %s", d.file, d.line, d.tm.Kind, name)
 }
 
+// bytes is the document's YAML.
+func (d policyDoc) bytes() ([]byte, error) {
+	if d.data != nil {
+		return d.data, nil
+	}
+	b, err := yamlv3.Marshal(d.root)
+	if err != nil {
+		return nil, inputErr(d.file, d.line, "", "%v", err)
+	}
+	return b, nil
+}
+
+// decode reads a document into out (not strictly: the fields of a newer
+// version read as an older one).
+func (d policyDoc) decode(out any) error {
+	b, err := d.bytes()
+	if err != nil {
+		return err
+	}
+	if err := yaml.Unmarshal(b, out); err != nil {
+		return d.errorf("%v", strict.Shorten(err.Error()))
+	}
+	return nil
+}
+
 // strict decodes a document into out, naming an unknown field.
 func (d policyDoc) strict(out any) error {
-	if err := yaml.UnmarshalStrict(d.data, out); err != nil {
+	data, err := d.bytes()
+	if err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(data, out); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")
 		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 			name := strings.Trim(f, `"`)
@@ -380,6 +408,9 @@ func (p *Policy) read(docs []policyDoc) error {
 	if p.WorkloadPriorityClasses == nil {
 		p.WorkloadPriorityClasses = map[string]bool{}
 	}
+	if err := p.cohortDepthFirst(docs); err != nil {
+		return err
+	}
 	if err := p.readDocs(docs); err != nil {
 		return err
 	}
@@ -427,8 +458,8 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 				if err := d.strict(&old); err != nil {
 					return err
 				}
-				if err := yaml.Unmarshal(d.data, &c); err != nil {
-					return d.errorf("%v", err)
+				if err := d.decode(&c); err != nil {
+					return err
 				}
 			} else if err := d.strict(&c); err != nil {
 				return err
@@ -770,8 +801,8 @@ func (p *Policy) flavor(d policyDoc) error {
 		if err := d.strict(&old); err != nil {
 			return err
 		}
-		if err := yaml.Unmarshal(d.data, &rf); err != nil {
-			return d.errorf("%v", err)
+		if err := d.decode(&rf); err != nil {
+			return err
 		}
 	} else if err := d.strict(&rf); err != nil {
 		return err
@@ -1013,18 +1044,33 @@ const MaxCohortDepth = 64
 // MaxCohortDepth with its place. Each Cohort's chain is walked once: a
 // walk stops at a Cohort whose depth is known.
 func (p *Policy) cohortTree() error {
-	depth := make(map[string]int, len(p.cohorts))
+	if err := cohortDepths(p.cohortOrder, p.cohorts); err != nil {
+		return err
+	}
 	for _, name := range p.cohortOrder {
+		c := p.cohorts[name]
+		p.Spec.Cohorts = append(p.Spec.Cohorts, admission.Cohort{Name: name, Parent: c.parent, Groups: c.groups, FairWeight: c.weight})
+	}
+	return nil
+}
+
+// cohortDepths refuses a cycle of parents or a tree deeper than
+// MaxCohortDepth among the Cohorts named in order, with the place of the
+// first Cohort found in one. Each chain is walked once: a walk stops at a
+// Cohort whose depth is known.
+func cohortDepths(order []string, cohorts map[string]cohortDef) error {
+	depth := make(map[string]int, len(cohorts))
+	for _, name := range order {
 		var chain []string
 		on := map[string]bool{}
 		base := 0
-		for n := name; n != ""; n = p.cohorts[n].parent {
+		for n := name; n != ""; n = cohorts[n].parent {
 			if d, ok := depth[n]; ok {
 				base = d
 				break
 			}
 			if on[n] {
-				return &InputError{File: p.cohorts[name].where, Msg: fmt.Sprintf("Cohort %s is in a cycle of parents", name)}
+				return &InputError{File: cohorts[name].where, Msg: fmt.Sprintf("Cohort %s is in a cycle of parents", name)}
 			}
 			on[n] = true
 			chain = append(chain, n)
@@ -1034,12 +1080,52 @@ func (p *Policy) cohortTree() error {
 			depth[chain[i]] = base
 		}
 		if d := depth[name]; d > MaxCohortDepth {
-			return &InputError{File: p.cohorts[name].where, Msg: fmt.Sprintf("Cohort %s is %d levels deep (its chain of parents goes up through %s to %s); gpuplan models trees of Cohorts at most %d levels deep", Quote(name), d, Quote(chain[min(1, len(chain)-1)]), Quote(chain[len(chain)-1]), MaxCohortDepth)}
+			return &InputError{File: cohorts[name].where, Msg: fmt.Sprintf("Cohort %s is %d levels deep (its chain of parents goes up through %s to %s); gpuplan models trees of Cohorts at most %d levels deep", Quote(name), d, Quote(chain[min(1, len(chain)-1)]), Quote(chain[len(chain)-1]), MaxCohortDepth)}
 		}
-		c := p.cohorts[name]
-		p.Spec.Cohorts = append(p.Spec.Cohorts, admission.Cohort{Name: name, Parent: c.parent, Groups: c.groups, FairWeight: c.weight})
 	}
 	return nil
+}
+
+// cohortDepthFirst refuses a tree of Cohorts too deep (or a cycle of
+// parents) from the documents' names and parents alone, before any
+// document is decoded: a chain of 10,000 Cohorts was refused only after
+// all of them were decoded strictly. The Cohorts of earlier files count;
+// a document whose name or parent is not a plain string is left to the
+// strict reading that follows.
+func (p *Policy) cohortDepthFirst(docs []policyDoc) error {
+	cohorts := make(map[string]cohortDef, len(p.cohorts))
+	order := append([]string(nil), p.cohortOrder...)
+	for name, c := range p.cohorts {
+		cohorts[name] = c
+	}
+	for _, d := range docs {
+		if d.tm.Kind != "Cohort" || d.root == nil {
+			continue
+		}
+		name := scalarValue(nodeOf(d.root, "metadata"), "name")
+		if name == "" {
+			continue
+		}
+		if _, dup := cohorts[name]; dup {
+			continue // the strict reading names the duplicate
+		}
+		cohorts[name] = cohortDef{parent: scalarValue(nodeOf(d.root, "spec"), "parentName"), where: d.where(name)}
+		order = append(order, name)
+	}
+	if len(order) <= MaxCohortDepth {
+		return nil
+	}
+	return cohortDepths(order, cohorts)
+}
+
+// nodeOf is the mapping a mapping gives key (an empty node when none).
+func nodeOf(m *yamlv3.Node, key string) *yamlv3.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k, v := m.Content[i], m.Content[i+1]; k.Value == key && v.Kind == yamlv3.MappingNode {
+			return v
+		}
+	}
+	return &yamlv3.Node{}
 }
 
 // queueMapper sends each job to its LocalQueue: the scenario's mapping,

@@ -12,11 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -53,8 +51,8 @@ func (p *Policy) nodeClass(d policyDoc) error {
 		metav1.TypeMeta   `json:",inline"`
 		metav1.ObjectMeta `json:"metadata"`
 	}
-	if err := yaml.Unmarshal(d.data, &obj); err != nil {
-		return d.errorf("%v", strict.Shorten(err.Error()))
+	if err := d.decode(&obj); err != nil {
+		return err
 	}
 	if obj.Name == "" {
 		return d.fieldErr("metadata.name", "an EC2NodeClass needs a name")
@@ -452,14 +450,16 @@ type karpenterOffer struct {
 }
 
 func (s *Scenario) karpenterType(name string) (resources, karpenterOffer, error) {
-	if s.karp == nil {
+	kc := s.karp // read when the scenario loaded (loadKarpenterCatalog)
+	if kc == nil {
+		// A scenario made some other way: read, not kept.
 		c, err := karpenter.AWS()
 		if err != nil {
 			return resources{}, karpenterOffer{}, err
 		}
-		s.karp = c
+		kc = c
 	}
-	t, ok := s.karp.Lookup(name)
+	t, ok := kc.Lookup(name)
 	if !ok || t.OnDemandPerHour <= 0 {
 		return resources{}, karpenterOffer{}, nil
 	}

@@ -106,9 +106,9 @@ const (
 	SplitOpenCost    = "opencost"
 )
 
-// OpenCostSplit reports whether the scenario asks for OpenCost's base-rate
+// openCostSplit reports whether the scenario asks for OpenCost's base-rate
 // split of node prices instead of the GPU-residual one.
-func (s *Scenario) OpenCostSplit() (bool, error) {
+func (s *Scenario) openCostSplit() (bool, error) {
 	if err := validateSplit(s.Spec.Pricing.Split); err != nil {
 		return false, s.errAt("spec.pricing.split", "%v", err)
 	}
@@ -124,10 +124,10 @@ func validateSplit(v string) error {
 	return fmt.Errorf("%s is not a split rule (gpu-residual, opencost)", Quote(v))
 }
 
-// CPUMemoryRates are the rates that price a GPU node's vCPUs and memory
+// cpuMemoryRates are the rates that price a GPU node's vCPUs and memory
 // under the gpu-residual split: the scenario's pricing.cpuMemoryRates, or
 // those fitted over AWS's GPU-less instances.
-func (s *Scenario) CPUMemoryRates() (models.CPUMemoryRates, error) {
+func (s *Scenario) cpuMemoryRates() (models.CPUMemoryRates, error) {
 	if r := s.Spec.Pricing.CPUMemoryRates; r != nil {
 		if !(r.CPU > 0 && r.Memory > 0) || math.IsInf(r.CPU, 0) || math.IsInf(r.Memory, 0) {
 			return models.CPUMemoryRates{}, s.errAt("spec.pricing.cpuMemoryRates", "cpu and memory must be positive USD per vCPU-hour and GiB-hour")
@@ -138,11 +138,11 @@ func (s *Scenario) CPUMemoryRates() (models.CPUMemoryRates, error) {
 	return AWSCPUMemoryRates()
 }
 
-// OnDemandPriceOf is what a spot pool's node would cost on demand: the
+// onDemandPriceOf is what a spot pool's node would cost on demand: the
 // pool's onDemandPricePerHour, else the on-demand price of its instance
 // type in its region from the scenario's catalog (loaded once); 0 when
 // neither is known.
-func (s *Scenario) OnDemandPriceOf(pool, instanceType string) float64 {
+func (s *Scenario) onDemandPriceOf(pool, instanceType string) float64 {
 	region := s.region("")
 	for i := range s.Spec.Cluster.Pools {
 		p := &s.Spec.Cluster.Pools[i]
@@ -168,9 +168,9 @@ func (s *Scenario) OnDemandPriceOf(pool, instanceType string) float64 {
 	return q.PerHour
 }
 
-// Showback is the scenario's idle-distribution rule and budgets
+// showback is the scenario's idle-distribution rule and budgets
 // (spec.pricing), checked.
-func (s *Scenario) Showback() (string, map[string]float64, error) {
+func (s *Scenario) showback() (string, map[string]float64, error) {
 	p := &s.Spec.Pricing
 	switch p.IdleDistribution {
 	case "", "allocation", "even":

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models/serving"
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Bounds on what a service may ask for, so that a typo is an error at its

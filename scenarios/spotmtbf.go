@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
@@ -12,12 +11,8 @@ import (
 // interruptions per node, whatever model it had (its notice kept): the
 // points of a spot-savings sensitivity curve.
 func (s *Scenario) WithSpotMTBF(mtbf time.Duration) (*Scenario, error) {
-	data, err := json.Marshal(s.Spec)
+	c, err := s.derive()
 	if err != nil {
-		return nil, err
-	}
-	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir, restrict: s.restrict, pos: s.pos, cat: s.cat}
-	if err := json.Unmarshal(data, &c.Spec); err != nil {
 		return nil, err
 	}
 	set := func(in *InterruptionSpec) *InterruptionSpec {

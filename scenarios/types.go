@@ -10,11 +10,12 @@ import (
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
 	"gpuplan.dev/gpuplan/scenarios/traces"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // APIVersion and Kind identify a scenario document.
 const (
-	APIVersion = "gpuplan.dev/v1alpha1"
+	APIVersion = strict.APIVersion
 	Kind       = "Scenario"
 )
 

@@ -72,10 +72,7 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 		}
 		return nil, err
 	}
-	if err := c.importNodePools(); err != nil {
-		return nil, err
-	}
-	if err := c.importNodes(); err != nil {
+	if err := c.readInputs(); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {

@@ -158,8 +158,7 @@ func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 }
 
 // submit hands an arrived job to admission.
-func (r *runner) submit(t Time, j *jobState) error {
-	a := r.adm
+func (a *admState) submit(t Time, j *jobState) error {
 	a.integrate(t)
 	w := admission.Workload{ID: j.info.ID, Queue: j.spec.Queue, Priority: j.spec.Priority, Created: j.spec.Submit, Requests: a.requests(&j.spec),
 		Constraints: j.spec.Constraints}
@@ -180,7 +179,7 @@ func (r *runner) admitCycle(t Time) error {
 	}
 	a.integrate(t)
 	for _, d := range a.ctl.Cycle() {
-		j := r.job(d.ID)
+		j := r.jobs.at(d.ID)
 		switch {
 		case d.Waiting:
 			id := r.fw.InternReason(d.Reason)
@@ -189,7 +188,7 @@ func (r *runner) admitCycle(t Time) error {
 			}
 			j.info.LastReason = id
 		case d.Preempted:
-			by := r.job(d.By)
+			by := r.jobs.at(d.By)
 			q := &a.acc[a.ctl.QueueIndex(by.spec.Queue)]
 			q.PreemptionsCaused++
 			if d.Reclaim {
@@ -236,11 +235,11 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 		// recreates its pods only then (the evRequeue already on the
 		// clock, which requeues it and watches its deadline again), so it
 		// is back in backoff: not pending and no deadline event of its own.
-		r.addPending(t, j, -1)
-		if j.deadline.Valid() && r.q.Cancel(j.deadline) {
-			r.live--
+		r.tline.addPending(t, j, -1)
+		if j.dl.h.Valid() && r.q.Cancel(j.dl.h) {
+			r.st.live--
 		}
-		j.deadline = engine.Handle{}
+		j.dl.h = engine.Handle{}
 		return
 	}
 	if first {
@@ -251,7 +250,7 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 	} else {
 		r.sched.Requeue(&j.info)
 	}
-	r.dirty = true
+	r.st.dirty = true
 }
 
 // constraints adds the flavors' node labels and tolerations to a job's own
@@ -303,7 +302,7 @@ func (r *runner) evict(t Time, j *jobState) error {
 	x := j.ext()
 	x.preempted++
 	if x.notReady {
-		r.podsReady(j)
+		r.adm.podsReady(j, r.st.now, r)
 	}
 	if j.running && r.beginExit(t, j, capacity.CausePreemption, -1, true) {
 		// It writes a last checkpoint in its grace period, its pods on
@@ -318,7 +317,7 @@ func (r *runner) evict(t Time, j *jobState) error {
 // attempt ends keeping what it saved (everything, when the write was done:
 // done), and the job is pending in admission again.
 func (r *runner) endEvict(t Time, j *jobState, done bool) error {
-	j.x.exitEvict = false
+	j.x.exit.evict = false
 	if err := r.unadmitAt(t, j, done); err != nil {
 		return err
 	}
@@ -341,29 +340,29 @@ func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 		x := j.ext()
 		work, writes, lost := progress(j, t)
 		if exited {
-			work, writes, lost = x.exitWork, x.exitWrites, x.exitLost
+			work, writes, lost = x.exit.work, x.exit.writes, x.exit.lost
 		}
-		gpus := r.slicedGPUs(j)
-		if j.finishH.Valid() && r.q.Cancel(j.finishH) {
-			r.live--
+		gpus := slicedGPUs(r.c, j)
+		if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
+			r.st.live--
 		}
-		j.finishH = engine.Handle{}
+		j.att.finish = engine.Handle{}
 		x.saved += work
 		if err := r.endAttempt(t, j, gpus, lost, writes); err != nil {
 			return err
 		}
-		j.sliced, x.exiting = false, false
+		j.sliced, x.exit.on = false, false
 		j.info.Bound = 0
-		r.addPending(t, j, 1)
-		if j.deadlineAt > t {
-			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+		r.tline.addPending(t, j, 1)
+		if j.dl.at > t {
+			j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 		}
 	case j.info.Done:
 		// Waiting out a backoff after a disruption: requeue will find it
 		// awaiting admission.
-		r.addPending(t, j, 1)
-		if j.deadlineAt > t && !j.deadline.Valid() {
-			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+		r.tline.addPending(t, j, 1)
+		if j.dl.at > t && !j.dl.h.Valid() {
+			j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 		}
 	default:
 		if len(j.placed) > 0 {
@@ -380,17 +379,18 @@ func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
 	return nil
 }
 
-// admFinish releases a job's quota once it has ended.
-func (r *runner) admFinish(t Time, j *jobState) {
-	if r.adm == nil {
+// finish releases a job's quota once it has ended (a is nil in a run
+// without admission: nothing to release).
+func (a *admState) finish(t Time, j *jobState, ev eventSink) {
+	if a == nil {
 		return
 	}
 	if j.x != nil && j.x.notReady {
-		r.podsReady(j)
+		a.podsReady(j, t, ev)
 	}
-	r.adm.integrate(t)
-	r.adm.ctl.Finish(j.info.ID)
-	r.adm.dirty = true
+	a.integrate(t)
+	a.ctl.Finish(j.info.ID)
+	a.dirty = true
 }
 
 func (j *jobState) awaitingAdmission() bool { return j.awaiting }
@@ -410,14 +410,15 @@ func (a *admState) result(end Time) *AdmissionResult {
 	return res
 }
 
-// podsReady ends a job's wait for its pods (they all run, or it left).
-func (r *runner) podsReady(j *jobState) {
+// podsReady ends a job's wait for its pods at now (they all run, or it
+// left).
+func (a *admState) podsReady(j *jobState, now Time, ev eventSink) {
 	j.x.notReady = false
-	if r.adm.wfpr.BlockAdmission {
-		r.adm.blocking--
+	if a.wfpr.BlockAdmission {
+		a.blocking--
 		// Bound in a pass, after this instant's admission cycle: another
 		// cycle now.
-		r.push(r.now, event{kind: evAdmitCycle})
+		ev.push(now, event{kind: evAdmitCycle})
 	}
 }
 
@@ -430,7 +431,7 @@ func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
 		return nil
 	}
 	a := r.adm
-	r.podsReady(j)
+	r.adm.podsReady(j, r.st.now, r)
 	if err := r.unadmit(t, j); err != nil {
 		return err
 	}
@@ -446,35 +447,35 @@ func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
 	// waits for admission again after each backoff.
 	if w.BackoffLimit >= 0 && x.requeues > w.BackoffLimit && j.svc == 0 {
 		q.Deactivated++
-		r.addPending(t, j, -1)
+		r.tline.addPending(t, j, -1)
 		j.finished = true
 		j.outcome = Failed
 		j.end = t
 		j.diag = fmt.Sprintf("Deactivated by Kueue: not PodsReady within %s %d times (waitForPodsReady backoffLimitCount %d)", durationText(w.Timeout), x.requeues, w.BackoffLimit)
-		r.finished++
+		r.st.finished++
 		a.ctl.Finish(j.info.ID)
-		if j.deadline.Valid() && r.q.Cancel(j.deadline) {
-			r.live--
+		if j.dl.h.Valid() && r.q.Cancel(j.dl.h) {
+			r.st.live--
 		}
-		j.deadline = engine.Handle{}
+		j.dl.h = engine.Handle{}
 		return nil
 	}
 	r.push(t+w.Backoff(x.requeues), event{kind: evAdmitRequeue, job: j.info.ID})
 	return nil
 }
 
-// admitRequeue makes a job evicted by waitForPodsReady pending again.
-func (r *runner) admitRequeue(t Time, j *jobState) {
+// requeue makes a job evicted by waitForPodsReady pending again.
+func (a *admState) requeue(t Time, j *jobState) {
 	if j.finished {
 		return
 	}
 	at := j.x.evictedAt
-	if r.adm.wfpr.RequeueAtCreation {
+	if a.wfpr.RequeueAtCreation {
 		at = j.spec.Submit
 	}
-	r.adm.integrate(t)
-	r.adm.ctl.Requeue(j.info.ID, at)
-	r.adm.dirty = true
+	a.integrate(t)
+	a.ctl.Requeue(j.info.ID, at)
+	a.dirty = true
 }
 
 // durationText writes a duration in ms the way Go does.

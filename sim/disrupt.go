@@ -44,7 +44,7 @@ func progress(j *jobState, t Time) (work, writes, lost Time) {
 	if j.svc != 0 {
 		return 0, 0, 0 // a replica pod serves: it computes nothing to lose
 	}
-	d := t - j.aStart
+	d := t - j.att.start
 	rec := j.spec.Recovery
 	if rec == nil || rec.CheckpointInterval <= 0 || j.sliced {
 		return 0, 0, d
@@ -64,25 +64,35 @@ type disruptionStats struct {
 	failed  int64
 }
 
-// placedOn records the nodes of newly bound pods.
-func (r *runner) placedOn(j *jobState, pls []cluster.Placement) {
+// disruption is the run's link to node supply: the capacity controller
+// (nil: nodes never come or go), the jobs with a pod on each node (for
+// capacity and scheduler preemption; nil when neither runs) and the
+// disruptions counted by cause.
+type disruption struct {
+	capacity *capacity.Controller
+	onNode   [][]int32
+	dstats   disruptionStats
+}
+
+// placedOn records the nodes of newly bound pods at now.
+func (d *disruption) placedOn(now Time, j *jobState, pls []cluster.Placement) {
 	for _, pl := range pls {
-		if l := r.onNode[pl.Node]; !slices.Contains(l, j.info.ID) {
-			r.onNode[pl.Node] = append(l, j.info.ID)
+		if l := d.onNode[pl.Node]; !slices.Contains(l, j.info.ID) {
+			d.onNode[pl.Node] = append(l, j.info.ID)
 		}
-		if r.capacity != nil {
-			r.capacity.PodsChanged(r.now, pl.Node)
+		if d.capacity != nil {
+			d.capacity.PodsChanged(now, pl.Node)
 		}
 	}
 }
 
-// releasedFrom forgets the nodes of job j's pods, just released.
-func (r *runner) releasedFrom(j *jobState) {
+// releasedFrom forgets the nodes of job j's pods, just released at now.
+func (d *disruption) releasedFrom(now Time, j *jobState) {
 	for _, pl := range j.placed {
 		id := j.info.ID
-		r.onNode[pl.Node] = slices.DeleteFunc(r.onNode[pl.Node], func(x int32) bool { return x == id })
-		if r.capacity != nil {
-			r.capacity.PodsChanged(r.now, pl.Node)
+		d.onNode[pl.Node] = slices.DeleteFunc(d.onNode[pl.Node], func(x int32) bool { return x == id })
+		if d.capacity != nil {
+			d.capacity.PodsChanged(now, pl.Node)
 		}
 	}
 }
@@ -93,7 +103,7 @@ func (r *runner) Schedule(at Time, ev capacity.Event) {
 }
 
 // CapacityChanged implements capacity.Host.
-func (r *runner) CapacityChanged() { r.dirty, r.freed = true, true }
+func (r *runner) CapacityChanged() { r.st.dirty, r.st.freed = true, true }
 
 // Waiting implements capacity.Host: every pending job, tried or not.
 func (r *runner) Waiting(fn func(*scheduler.JobInfo) bool) { r.sched.Pending(fn) }
@@ -108,15 +118,15 @@ func (r *runner) EligiblePools(job *scheduler.JobInfo, dst []int32) []int32 {
 // stops if a write fits in the notice, and stops at once otherwise; pods
 // of jobs not yet started are released.
 func (r *runner) Notice(now Time, n int32, reclaim Time, cause capacity.Cause) error {
-	for _, id := range slices.Clone(r.onNode[n]) {
-		j := r.job(id)
+	for _, id := range slices.Clone(r.disr.onNode[n]) {
+		j := r.jobs.at(id)
 		switch {
 		case j.finished:
 		case !j.running:
 			if err := r.releasePending(now, j); err != nil {
 				return err
 			}
-		case j.isExiting() || (!j.sliced && j.plannedEnd <= reclaim):
+		case j.isExiting() || (!j.sliced && j.att.plannedEnd <= reclaim):
 			// Checkpointing already, or done before the reclaim.
 		default:
 			if r.beginExit(now, j, cause, reclaim-now, false) {
@@ -142,26 +152,26 @@ func (r *runner) beginExit(now Time, j *jobState, cause capacity.Cause, window T
 		return false
 	}
 	work, writes, lost := progress(j, now)
-	restore := min(j.restoreTime(), now-j.aStart)
+	restore := min(j.restoreTime(), now-j.att.start)
 	// Everything computed since the last checkpoint is saved; a periodic
 	// write cut short is lost.
 	computed := min(lost-restore, rec.CheckpointInterval)
 	x := j.ext()
-	x.exitWork = work + computed
-	x.exitWrites = writes + rec.CheckpointCost
-	x.exitLost = lost - computed
-	x.exiting, x.exitCause, x.exitEvict = true, cause, evict
-	if j.finishH.Valid() && r.q.Cancel(j.finishH) {
-		r.live--
+	x.exit.work = work + computed
+	x.exit.writes = writes + rec.CheckpointCost
+	x.exit.lost = lost - computed
+	x.exit.on, x.exit.cause, x.exit.evict = true, cause, evict
+	if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
+		r.st.live--
 	}
-	j.finishH = r.push(now+rec.CheckpointCost, event{kind: evExit, job: j.info.ID, stamp: j.attempts})
+	j.att.finish = r.push(now+rec.CheckpointCost, event{kind: evExit, job: j.info.ID, stamp: j.attempts})
 	return true
 }
 
 // Evict implements capacity.Host: every job with a pod on node n stops now.
 func (r *runner) Evict(now Time, n int32, cause capacity.Cause) error {
-	for _, id := range slices.Clone(r.onNode[n]) {
-		j := r.job(id)
+	for _, id := range slices.Clone(r.disr.onNode[n]) {
+		j := r.jobs.at(id)
 		switch {
 		case j.finished:
 		case !j.running:
@@ -174,7 +184,7 @@ func (r *runner) Evict(now Time, n int32, cause capacity.Cause) error {
 			}
 		}
 	}
-	if len(r.onNode[n]) > 0 {
+	if len(r.disr.onNode[n]) > 0 {
 		return fmt.Errorf("invariant violated: node %d still lists jobs after its eviction", n)
 	}
 	return nil
@@ -200,8 +210,8 @@ func (r *runner) Movable(now Time, n int32) bool {
 	ok := true
 	var pools []int32
 jobs:
-	for _, id := range r.onNode[n] {
-		j := r.job(id)
+	for _, id := range r.disr.onNode[n] {
+		j := r.jobs.at(id)
 		if !j.running || j.isExiting() || (j.spec.Recovery != nil && j.spec.Recovery.DoNotDisrupt) {
 			ok = false
 			break
@@ -247,31 +257,31 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 	if j.svc != 0 {
 		return r.replicaLost(t, j, cause)
 	}
-	if j.x != nil && j.x.exitEvict {
+	if j.x != nil && j.x.exit.evict {
 		// Admission evicted it and it was writing its last checkpoint: it
 		// goes back to admission, with the write if it was done.
 		return r.endEvict(t, j, onNotice)
 	}
 	var work, writes, lost Time
 	if onNotice {
-		work, writes, lost = j.x.exitWork, j.x.exitWrites, j.x.exitLost
+		work, writes, lost = j.x.exit.work, j.x.exit.writes, j.x.exit.lost
 	} else {
 		work, writes, lost = progress(j, t)
 	}
-	gpus := r.slicedGPUs(j)
-	if j.finishH.Valid() && r.q.Cancel(j.finishH) {
-		r.live--
+	gpus := slicedGPUs(r.c, j)
+	if j.att.finish.Valid() && r.q.Cancel(j.att.finish) {
+		r.st.live--
 	}
-	j.finishH = engine.Handle{}
+	j.att.finish = engine.Handle{}
 	x := j.ext()
 	x.saved += work
 	if err := r.endAttempt(t, j, gpus, lost, writes); err != nil {
 		return err
 	}
-	j.sliced, x.exiting = false, false
+	j.sliced, x.exit.on = false, false
 	j.info.Bound = 0
 	x.disruptions++
-	r.dstats.byCause[cause]++
+	r.disr.dstats.byCause[cause]++
 	rec := j.spec.Recovery
 	if rec != nil && rec.Volcano != nil {
 		return r.volcanoEvent(t, j, rec.Volcano.OnEvicted, "PodEvicted", cause.String(), false)
@@ -290,9 +300,9 @@ func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice boo
 		j.outcome = Failed
 		j.end = t
 		j.diag = fmt.Sprintf("BackoffLimitExceeded: %d failures (the last a %s) with a backoff limit of %d", x.failures, cause, limit)
-		r.finished++
-		r.dstats.failed++
-		r.admFinish(t, j)
+		r.st.finished++
+		r.disr.dstats.failed++
+		r.adm.finish(t, j, r)
 		return nil
 	}
 	delay := min(10*Second<<min(x.failures-1, 10), 6*Minute)
@@ -311,7 +321,7 @@ func (r *runner) requeue(t Time, j *jobState) error {
 	if j.finished || j.awaitingAdmission() {
 		return nil // admission preempted it meanwhile: it waits there
 	}
-	if j.deadlineAt > 0 && t >= j.deadlineAt {
+	if j.dl.at > 0 && t >= j.dl.at {
 		j.finished = true
 		j.end = t
 		j.outcome = Deleted
@@ -319,15 +329,15 @@ func (r *runner) requeue(t Time, j *jobState) error {
 			j.outcome = Failed
 			j.diag = "DeadlineExceeded: the job was active longer than its activeDeadlineSeconds"
 		}
-		r.finished++
-		r.admFinish(t, j)
+		r.st.finished++
+		r.adm.finish(t, j, r)
 		return nil
 	}
-	r.addPending(t, j, 1)
+	r.tline.addPending(t, j, 1)
 	r.sched.Requeue(&j.info)
-	r.dirty, r.freed = true, true
-	if j.deadlineAt > 0 {
-		j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+	r.st.dirty, r.st.freed = true, true
+	if j.dl.at > 0 {
+		j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 	}
 	return nil
 }
@@ -345,9 +355,9 @@ func (r *runner) volcanoEvent(t Time, j *jobState, a cluster.VolcanoAction, podE
 		j.outcome = o
 		j.end = t
 		j.diag = diag
-		r.finished++
-		r.dstats.failed++
-		r.admFinish(t, j)
+		r.st.finished++
+		r.disr.dstats.failed++
+		r.adm.finish(t, j, r)
 		return nil
 	}
 	switch a {

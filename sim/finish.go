@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"runtime"
 
 	"gpuplan.dev/gpuplan/models"
 
@@ -12,20 +11,20 @@ import (
 
 // finish closes the books at the end of the run and builds the Result.
 func (r *runner) finish() (res *Result, err error) {
-	end := r.lastEvent
+	end := r.st.lastEvent
 	if r.cfg.Horizon > 0 {
 		end = r.cfg.Horizon
 	}
 	// Remaining whole buckets, then the partial last one.
-	for b := r.lastTick + r.tl.Interval; b <= end; b += r.tl.Interval {
+	for b := r.tline.lastTick + r.tline.tl.Interval; b <= end; b += r.tline.tl.Interval {
 		r.c.Advance(b)
-		r.integrate(b)
+		r.tline.integrate(b)
 		r.closeBucket(b)
-		r.lastTick = b
+		r.tline.lastTick = b
 	}
 	r.c.Advance(end)
-	r.integrate(end)
-	if end > r.lastTick {
+	r.tline.integrate(end)
+	if end > r.tline.lastTick {
 		r.closeBucket(end)
 	}
 	if err := r.checkBooks(); err != nil {
@@ -36,9 +35,9 @@ func (r *runner) finish() (res *Result, err error) {
 		Horizon:   r.cfg.Horizon,
 		End:       end,
 		Reasons:   nil,
-		Timeline:  r.tl,
-		Truncated: r.truncated || r.hasNext,
-		Dynamic:   r.capacity != nil,
+		Timeline:  r.tline.tl,
+		Truncated: r.feed.truncated || r.feed.hasNext,
+		Dynamic:   r.disr.capacity != nil,
 	}
 	res.Queue.Policy = r.cfg.Queue.Policy
 	res.Queue.Backfill = r.cfg.Queue.Backfill
@@ -46,8 +45,8 @@ func (r *runner) finish() (res *Result, err error) {
 	for i := range r.c.Pools {
 		a, s := r.c.Integrals(i)
 		pr := PoolResult{Spec: r.c.Pools[i].Spec, AllocatedMilliMs: a, SuppliedMilliMs: s, Usage: r.c.Usage(i)}
-		if r.capacity != nil {
-			pr.Capacity = r.capacity.Stats[i]
+		if r.disr.capacity != nil {
+			pr.Capacity = r.disr.capacity.Stats[i]
 		}
 		res.Pools = append(res.Pools, pr)
 	}
@@ -57,19 +56,19 @@ func (r *runner) finish() (res *Result, err error) {
 	// without them.
 	diag := map[string]string{}
 	out := int32(-1)
-	for id := int32(0); id < r.njobs; id++ {
-		if r.chunks[chunkOf(id)] == nil {
+	for id := int32(0); id < r.jobs.njobs; id++ {
+		if r.jobs.chunks[chunkOf(id)] == nil {
 			// Every job of the chunk was recorded as it finished (a plain
 			// run: no replica pods, out is id).
 			id = chunkEnd(chunkOf(id)) - 1
 			out = id
 			continue
 		}
-		j := r.job(id)
+		j := r.jobs.at(id)
 		if !j.finished {
 			p := &j.spec.Pod
 			for _, pl := range j.placed {
-				r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), p.MilliCPU, p.MemoryMiB}, end-pl.At, 0, 0)
+				j.book(r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), p.MilliCPU, p.MemoryMiB}, end-pl.At, 0, 0)
 			}
 		}
 		if j.svc != 0 {
@@ -79,7 +78,7 @@ func (r *runner) finish() (res *Result, err error) {
 		if j.recorded {
 			continue
 		}
-		rec := r.record(j, out)
+		rec := r.jobs.record(j, out, r.adm != nil)
 		if j.finished {
 			continue
 		}
@@ -92,7 +91,7 @@ func (r *runner) finish() (res *Result, err error) {
 		}
 		rec.Outcome = Pending
 		if x := j.x; x != nil && x.backoffUntil > 0 {
-			r.recs.diagnose(rec, fmt.Sprintf("BackOff: disrupted %d time(s); its pods are recreated after the restart backoff, at %s", x.disruptions, durationText(x.backoffUntil)))
+			r.jobs.recs.diagnose(rec, fmt.Sprintf("BackOff: disrupted %d time(s); its pods are recreated after the restart backoff, at %s", x.disruptions, durationText(x.backoffUntil)))
 			continue
 		}
 		if j.awaitingAdmission() {
@@ -100,7 +99,7 @@ func (r *runner) finish() (res *Result, err error) {
 			if msg == "" {
 				msg = "waiting for admission: ClusterQueue " + r.adm.ctl.ClusterQueueOf(j.spec.Queue) + " is StrictFIFO and its head does not fit"
 			}
-			r.recs.diagnose(rec, msg)
+			r.jobs.recs.diagnose(rec, msg)
 			continue
 		}
 		key := fmt.Sprintf("%p|%+v|%d", j.spec.Constraints, j.spec.Pod, j.info.Remaining())
@@ -113,49 +112,26 @@ func (r *runner) finish() (res *Result, err error) {
 			msg = d.Message()
 			diag[key] = msg
 		}
-		r.recs.diagnose(rec, msg)
+		r.jobs.recs.diagnose(rec, msg)
 	}
-	if r.frag != nil {
+	if r.tline.frag != nil {
 		res.Nodes = r.nodeStates()
 	}
 	res.Reasons = r.fw.Reasons()
-	res.Stats = r.stats
+	res.Stats = r.st.stats
 	if r.adm != nil {
 		res.Admission = r.adm.result(end)
 	}
-	res.Stats.Disruptions = r.dstats.byCause
-	res.Stats.JobsFailed = r.dstats.failed
+	res.Stats.Disruptions = r.disr.dstats.byCause
+	res.Stats.JobsFailed = r.disr.dstats.failed
 	res.Stats.Attempts = r.sched.Attempts
 	res.Stats.Skipped = r.sched.Skipped
-	if res.Services, err = r.serviceResults(end, int(r.recs.n)); err != nil {
+	if res.Services, err = r.serviceResults(end, int(r.jobs.recs.n)); err != nil {
 		return nil, err
 	}
-	r.release()
-	res.Jobs = r.recs.result()
+	r.jobs.release()
+	res.Jobs = r.jobs.recs.result()
 	return res, nil
-}
-
-// bigRun is the size of job table past which the run's end collects its
-// engine state at once (when a quarter of it or more is garbage).
-const bigRun = 1 << 18
-
-// release drops the job table, whose state is now in the records. A big
-// run's heap may hold much garbage by now: every job's state (333 MB at
-// 1M) in a run that is not plain, or the job-table chunks a plain run
-// dropped and could not reuse (its queue kept finished jobs). One
-// collection then frees it before the outputs allocate, and they reuse
-// its memory rather than grow the heap. A run whose garbage is small (a
-// small run, or a plain run that reused its chunks) skips the collection,
-// which would cost a mark of every record for little.
-func (r *runner) release() {
-	r.chunks, r.spare = nil, nil
-	garbage := int64(r.njobs)
-	if r.plain {
-		garbage = int64(r.discarded) << chunkBits
-	}
-	if r.njobs >= bigRun && garbage >= bigRun/4 {
-		runtime.GC()
-	}
 }
 
 // checkBooks recomputes every node's usage from the live placements and
@@ -167,12 +143,12 @@ func (r *runner) checkBooks() error {
 	}
 	used := make([]use, len(r.c.Nodes))
 	poolMilli := make([]int64, len(r.c.Pools))
-	for id := int32(0); id < r.njobs; id++ {
-		if r.chunks[chunkOf(id)] == nil {
+	for id := int32(0); id < r.jobs.njobs; id++ {
+		if r.jobs.chunks[chunkOf(id)] == nil {
 			id = chunkEnd(chunkOf(id)) - 1
 			continue // finished jobs, recorded: nothing placed
 		}
-		j := r.job(id)
+		j := r.jobs.at(id)
 		if j.finished && len(j.placed) > 0 {
 			return fmt.Errorf("finished job %d still holds %d placements", id, len(j.placed))
 		}
@@ -221,7 +197,7 @@ func (r *runner) nodeStates() []NodeState {
 		nd := &r.c.Nodes[n]
 		out[n] = NodeState{Pool: nd.Pool, FreeMilliCPU: nd.FreeCPU, FreeMemoryMiB: nd.FreeMem, FreeMilliGPU: nd.FreeMilli, Pods: nd.Pods}
 		if sh := r.c.Pools[nd.Pool].Spec.Sharing; sh.TimeSlicing <= 1 && sh.MIGStrategy == "" {
-			out[n].FragMilliGPU = int64(math.Round(models.Fragmentation(r.c.FragState(int32(n)), r.plug.Mix)))
+			out[n].FragMilliGPU = int64(math.Round(models.Fragmentation(r.c.FragState(int32(n)), r.sc.plug.Mix)))
 		}
 	}
 	return out

@@ -149,7 +149,10 @@ func TestMIGLayoutSweep(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, 4*(7*2+6)*5, runs)
+	// 6 models (A100-40GB, A100-80GB, B200, GB200, H100-80GB, H200-141GB),
+	// 7 layouts each (all-balanced and one per profile), 2 mixed variants of
+	// each and a single one of all but all-balanced, 5 seeds.
+	require.Equal(t, 6*(7*2+6)*5, runs)
 }
 
 // The inflation experiment on a single-strategy MIG pool whose layout

@@ -3,6 +3,7 @@ package sim
 import (
 	"slices"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
@@ -24,6 +25,22 @@ import (
 // for it rather than preempting others. Pods on
 // time-sliced, MIG or shared GPUs are not preempted for.
 
+// schedSide is the run's side of the scheduler: the pod mix plugins read,
+// the pending backoff pass, preemption, and the fabrics training jobs'
+// step times are modelled on.
+type schedSide struct {
+	plug *scheduler.Handle
+	// shapes counts the pod shapes arrived so far; the handle's mix (for
+	// fragmentation-aware plugins) is refreshed from it as jobs arrive.
+	shapes map[models.PodShape]int
+	// backoffAt is the earliest evBackoff pending (-1: none).
+	backoffAt Time
+	// preemptOn: the scheduler preempts lower-priority jobs for pending
+	// ones (kube-scheduler's DefaultPreemption).
+	preemptOn bool
+	fabrics   map[string]models.Fabric
+}
+
 type victimSet struct {
 	jobs             []int32
 	maxPrio, sumPrio int64
@@ -35,7 +52,7 @@ type victimSet struct {
 func (r *runner) preemptPass(t Time) error {
 	var waiting []int32
 	r.sched.Waiting(func(info *scheduler.JobInfo) bool {
-		j := r.job(info.ID)
+		j := r.jobs.at(info.ID)
 		if j.spec.Flags&cluster.FlagPreemptNever == 0 && !j.running && !j.finished && !j.awaitingAdmission() {
 			waiting = append(waiting, info.ID)
 		}
@@ -43,21 +60,21 @@ func (r *runner) preemptPass(t Time) error {
 	})
 	evicted := false
 	for _, id := range waiting {
-		ok, err := r.preemptFor(t, r.job(id))
+		ok, err := r.preemptFor(t, r.jobs.at(id))
 		if err != nil {
 			return err
 		}
 		if ok {
-			r.sched.Activate(&r.job(id).info)
+			r.sched.Activate(&r.jobs.at(id).info)
 		}
 		evicted = evicted || ok
 	}
 	if evicted {
-		r.stats.Passes++
+		r.st.stats.Passes++
 		if err := r.sched.Pass(t, true, r); err != nil {
 			return invariant(err)
 		}
-		r.dirty, r.freed = false, false
+		r.st.dirty, r.st.freed = false, false
 		r.armBackoff()
 	}
 	return nil
@@ -69,7 +86,7 @@ func (a res3) add(b res3) res3 { return res3{a.cpu + b.cpu, a.mem + b.mem, a.gpu
 func (a res3) sub(b res3) res3 { return res3{a.cpu - b.cpu, a.mem - b.mem, a.gpu - b.gpu} }
 
 // heldOn is what job v's pods hold on node n, whole GPUs counted.
-func (r *runner) heldOn(v *jobState, n int32) res3 {
+func heldOn(v *jobState, n int32) res3 {
 	var h res3
 	for _, pl := range v.placed {
 		if pl.Node == n {
@@ -94,12 +111,12 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 	avail := func(n int32) res3 {
 		nd := &r.c.Nodes[n]
 		a := res3{nd.FreeCPU, nd.FreeMem, int64(r.c.FreeDevices(n, pod))}
-		for _, id := range r.onNode[n] {
+		for _, id := range r.disr.onNode[n] {
 			// Chosen victims, and lower-priority jobs already stopping
 			// (victims terminating: kube-scheduler waits for them rather
 			// than preempting more).
-			if v := r.job(id); chosen[id] || (v.isExiting() && v.spec.Priority < p.spec.Priority) {
-				a = a.add(r.heldOn(v, n))
+			if v := r.jobs.at(id); chosen[id] || (v.isExiting() && v.spec.Priority < p.spec.Priority) {
+				a = a.add(heldOn(v, n))
 			}
 		}
 		return a.sub(used[n])
@@ -123,13 +140,13 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 				}
 				var cands []int32
 				total := a
-				for _, id := range r.onNode[n] {
-					v := r.job(id)
+				for _, id := range r.disr.onNode[n] {
+					v := r.jobs.at(id)
 					if chosen[id] || id == p.info.ID || !v.running || v.isExiting() || v.spec.Priority >= p.spec.Priority {
 						continue
 					}
 					cands = append(cands, id)
-					total = total.add(r.heldOn(v, n))
+					total = total.add(heldOn(v, n))
 				}
 				if len(cands) == 0 || !fits(total) {
 					continue
@@ -137,20 +154,20 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 				// Spare the victims not needed, highest priority first and,
 				// among equals, the latest started first.
 				slices.SortStableFunc(cands, func(x, y int32) int {
-					a, b := r.job(x), r.job(y)
+					a, b := r.jobs.at(x), r.jobs.at(y)
 					if a.spec.Priority != b.spec.Priority {
 						return int(b.spec.Priority) - int(a.spec.Priority)
 					}
-					return int(b.aStart - a.aStart)
+					return int(b.att.start - a.att.start)
 				})
 				vs := &victimSet{node: n, maxPrio: -1 << 40}
 				for _, id := range cands {
-					h := r.heldOn(r.job(id), n)
+					h := heldOn(r.jobs.at(id), n)
 					if fits(total.sub(h)) {
 						total = total.sub(h)
 						continue
 					}
-					pr := int64(r.job(id).spec.Priority)
+					pr := int64(r.jobs.at(id).spec.Priority)
 					vs.jobs = append(vs.jobs, id)
 					vs.maxPrio = max(vs.maxPrio, pr)
 					vs.sumPrio += pr
@@ -177,7 +194,7 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		v := r.job(id)
+		v := r.jobs.at(id)
 		v.ext().preempted++
 		p.ext().preempting++
 		if r.beginExit(t, v, capacity.CausePreemption, -1, false) {

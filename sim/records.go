@@ -17,7 +17,7 @@ import "gpuplan.dev/gpuplan/sim/cluster"
 // record is built when it finishes, and a chunk of the job table whose
 // jobs are all recorded is dropped: the table then holds the jobs in
 // flight, not every job of the run. Admission runs are plain: the
-// controller forgets a workload when its job finishes (admFinish, before
+// controller forgets a workload when its job finishes (admState.finish, before
 // retire), its decisions name pending and admitted workloads only, and
 // the events it leaves queued for a finished job (a waitForPodsReady
 // timeout, a requeue after one) do nothing to it, so runner.handle drops
@@ -156,85 +156,22 @@ func (s *recStore) result() []JobRecord {
 	return out
 }
 
-// plainRun reports whether a finished job is never looked up by index
-// again, so that its record can be built at once and its state dropped.
-func (r *runner) plainRun() bool {
-	return r.capacity == nil && !r.preemptOn && len(r.svcs) == 0 && r.onNode == nil
-}
-
-// gone reports whether job id's chunk of the job table was dropped (a
-// plain run): the job finished and is recorded.
-func (r *runner) gone(id int32) bool { return r.chunks[chunkOf(id)] == nil }
-
-// chunkOf is the job table chunk of job id.
-func chunkOf(id int32) int {
-	if id < firstChunk {
-		return 0
-	}
-	return 1 + int((id-firstChunk)>>chunkBits)
-}
-
-// chunkEnd is one past the last job id chunk k holds.
-func chunkEnd(k int) int32 {
-	return firstChunk + int32(k)<<chunkBits
-}
-
-// retire is called when job j has finished: in a plain run its record is
-// built now, and its chunk of the job table dropped once every job of it
-// is recorded.
-func (r *runner) retire(j *jobState) {
-	if !r.plain || j.svc != 0 {
-		return
-	}
-	r.record(j, j.info.ID) // no replica pods: records are numbered as jobs
-	k := chunkOf(j.info.ID)
-	r.inChunk[k]--
-	if r.inChunk[k] == 0 && r.njobs >= chunkEnd(k) {
-		r.dropped++
-		if c := r.chunks[k]; len(c) == 1<<chunkBits && len(r.spare) < spareChunks {
-			r.spare = append(r.spare, c)
-		} else {
-			r.discarded++
-		}
-		r.chunks[k] = nil
-	}
-}
-
-// spareChunks is how many dropped chunks wait for reuse.
-const spareChunks = 8
-
-// freshChunk is a zeroed chunk for the job table: a dropped one when the
-// scheduler no longer points to any job that left its queue (the only
-// references a plain run keeps to finished jobs), so that a run does not
-// allocate its jobs' state again and again as garbage (344 MB a million
-// jobs); a new one otherwise.
-func (r *runner) freshChunk() []jobState {
-	if n := len(r.spare); n > 0 && r.sched.HoldsNoDone() {
-		c := r.spare[n-1]
-		r.spare[n-1] = nil
-		r.spare = r.spare[:n-1]
-		clear(c)
-		return c
-	}
-	return make([]jobState, 1<<chunkBits)
-}
-
 // record builds the record of workload job j, numbered id among the
 // workload's jobs, from its state (Running and Pending jobs are completed
 // by finish).
-func (r *runner) record(j *jobState, id int32) *JobRecord {
+func (t *jobTable) record(j *jobState, id int32, admission bool) *JobRecord {
 	j.recorded = true
-	rec := r.recs.slot(id)
+	rec := t.recs.slot(id)
 	*rec = JobRecord{
 		ID: id, Name: j.spec.Name, Queue: j.spec.Queue, Priority: j.spec.Priority,
-		Replicas: j.spec.Replicas, PodsBound: j.info.Bound, MinAvailable: minAvailable(&j.spec), Pod: r.recs.pod(&j.spec.Pod),
+		Replicas: j.spec.Replicas, PodsBound: j.info.Bound, MinAvailable: minAvailable(&j.spec), Pod: t.recs.pod(&j.spec.Pod),
 		Submit: j.spec.Submit, Start: j.start, End: j.end, Duration: j.spec.Duration,
 		Deadline: j.spec.Deadline, Flags: j.spec.Flags, Outcome: j.outcome,
 		Pool: j.pool, Reason: j.info.FirstReason,
 		AllocMilli: j.allocMilli, Slowed: j.slowed, Attempts: int32(j.attempts),
 		Admitted: -1,
 	}
-	if r.adm != nil {
+	if admission {
 		rec.Admitted = j.admitAt
 	}
 	x := j.x
@@ -251,7 +188,7 @@ func (r *runner) record(j *jobState, id int32) *JobRecord {
 			rec.usePool, rec.useHeld = j.usePool+1, j.useHeld
 			rec.HeldMilliMs = j.useHeld[ResGPU]
 		} else {
-			use = r.recs.usage(1 + len(x.more))
+			use = t.recs.usage(1 + len(x.more))
 			use[0] = PoolUsage{Pool: j.usePool, Held: j.useHeld, Lost: x.lost0, Checkpoint: x.ckpt0}
 			copy(use[1:], x.more)
 			for _, u := range use {
@@ -259,6 +196,6 @@ func (r *runner) record(j *jobState, id int32) *JobRecord {
 			}
 		}
 	}
-	rec.rare = r.recs.rare(recordRare{use: use, recovery: j.spec.Recovery, step: step, diag: j.diag})
+	rec.rare = t.recs.rare(recordRare{use: use, recovery: j.spec.Recovery, step: step, diag: j.diag})
 	return rec
 }

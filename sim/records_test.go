@@ -224,15 +224,15 @@ func TestAdmissionRecordsAsJobsFinishEqualRecordsAtTheEnd(t *testing.T) {
 				cfg.Workload = &SliceSource{Jobs: jobs}
 				r, err := newRunner(cfg)
 				require.NoError(t, err)
-				require.True(t, r.plain, "an admission run is plain")
-				r.plain = plain
+				require.True(t, r.jobs.plain, "an admission run is plain")
+				r.jobs.plain = plain
 				res, err := r.run()
 				require.NoError(t, err)
 				results[k] = res
 				if plain {
-					require.GreaterOrEqual(t, r.dropped, 4, "chunks dropped")
+					require.GreaterOrEqual(t, r.jobs.dropped, 4, "chunks dropped")
 					if c.adm.WaitForPodsReady != nil {
-						require.Positive(t, r.stale, "timeouts queued for jobs whose chunks were dropped")
+						require.Positive(t, r.jobs.stale, "timeouts queued for jobs whose chunks were dropped")
 					}
 				}
 			}

@@ -40,20 +40,17 @@ type event struct {
 }
 
 type jobState struct {
-	info     scheduler.JobInfo
-	spec     cluster.JobSpec
-	placed   []cluster.Placement
-	start    Time
-	end      Time
-	deadline engine.Handle
-	finishH  engine.Handle
-	diag     string
+	info   scheduler.JobInfo
+	spec   cluster.JobSpec
+	placed []cluster.Placement
+	start  Time
+	end    Time
+	// att is the current attempt, dl the job's deadline.
+	att  attempt
+	dl   jobDeadline
+	diag string
 
 	allocMilli int64
-	// The current attempt started at aStart and finishes at plannedEnd;
-	// deadlineAt is the effective deadline (trace deletion or
-	// activeDeadline, whichever comes first; failOnDeadline for the latter).
-	aStart, plannedEnd, deadlineAt Time
 	// useHeld is the resource time (milli-GPU, milli-CPU, MiB x ms) the
 	// job's pods held in its first pool, usePool (-1 before any).
 	useHeld        [3]int64
@@ -80,28 +77,35 @@ type jobState struct {
 	x *jobExtra
 }
 
+// attempt is a job's current attempt: it started at start and finishes
+// at plannedEnd, by the finish event (when not time-sliced).
+type attempt struct {
+	start, plannedEnd Time
+	finish            engine.Handle
+}
+
+// jobDeadline is a job's effective deadline at (trace deletion or
+// activeDeadline, whichever comes first; failOnDeadline for the latter)
+// and its pending deadline event h.
+type jobDeadline struct {
+	h  engine.Handle
+	at Time
+}
+
 // jobExtra is the part of a job's state most jobs never use.
 type jobExtra struct {
 	// Disruption: restore is what the current attempt pays first, saved
-	// the work checkpoints committed; a job checkpointing on notice is
-	// exiting and commits exitWork when it stops.
-	exiting   bool
-	exitCause capacity.Cause
-	// exitEvict: the stop was admission's eviction; the job goes back to
-	// admission when it has stopped.
-	exitEvict                      bool
-	restore, saved                 Time
-	failures, disruptions          int32
-	lostMs, ckptMs                 Time
-	exitWork, exitWrites, exitLost Time
+	// the work checkpoints committed; exit is a stop on notice under way.
+	exit                  jobExit
+	restore, saved        Time
+	failures, disruptions int32
+	lostMs, ckptMs        Time
 	// lost0 and ckpt0 are the lost and checkpoint resource time of the
 	// first pool; more is the usage of any other pools.
 	lost0, ckpt0 [3]int64
 	more         []PoolUsage
-	// On time-sliced GPUs a job progresses at rate (1 / most sharers of any
-	// of its GPUs) and work is the full-speed time it still needs.
-	work, rate float64
-	rated      Time
+	// slice is its progress on time-sliced GPUs.
+	slice sliceRate
 	// step is a training job's step time on its first placement.
 	step *StepRecord
 	// Admission: preempted counts the times admission evicted it.
@@ -117,6 +121,25 @@ type jobExtra struct {
 	// backoffUntil: a disrupted job waits for its pods to be recreated
 	// until then (evRequeue), neither running nor queued.
 	backoffUntil Time
+}
+
+// jobExit is a job checkpointing on notice: it is exiting (on) for cause
+// and commits work (with writes spent and lost lost) when it stops; evict:
+// the stop was admission's eviction, and the job goes back to admission
+// when it has stopped.
+type jobExit struct {
+	on                 bool
+	cause              capacity.Cause
+	evict              bool
+	work, writes, lost Time
+}
+
+// sliceRate is a job's progress on time-sliced GPUs: it progresses at
+// rate (1 / most sharers of any of its GPUs) since rated, and work is the
+// full-speed time it still needed then.
+type sliceRate struct {
+	work, rate float64
+	rated      Time
 }
 
 // ext is the job's extra state, made on first use.
@@ -141,128 +164,46 @@ func (j *jobState) restoreTime() Time {
 	return j.x.restore
 }
 
-func (j *jobState) isExiting() bool { return j.x != nil && j.x.exiting }
+func (j *jobState) isExiting() bool { return j.x != nil && j.x.exit.on }
 
-// Jobs live in chunks that never move: the first holds firstChunk jobs (a
-// small run allocates little), the others 1<<chunkBits each.
-const (
-	chunkBits  = 10
-	firstChunk = 64
-)
-
+// runner is one run: the engine's queue and the cluster, the scheduler,
+// and the subsystems that own the rest of its state (each in its own
+// file): the job table and records, the workload feed, the timeline and
+// job counts, GPU sharing, services, disruption, the scheduler's side
+// (pod mix, backoff, preemption) and admission.
 type runner struct {
-	cfg  Config
-	plug *scheduler.Handle
-	// shapes counts the pod shapes arrived so far; the handle's mix (for
-	// fragmentation-aware plugins) is refreshed from it as jobs arrive.
-	shapes map[models.PodShape]int
-	// onGPU lists the running jobs on each time-sliced physical GPU.
-	onGPU [][]int32
-	frag  *fragTracker // nil unless fragmentation is sampled
+	cfg   Config
+	q     *engine.Queue[event]
+	c     *cluster.Cluster
+	sched *scheduler.Scheduler
+	fw    *scheduler.Framework
 
-	canRelayout bool
-	relayouts   []relayoutOp
-	inFlight    map[string]bool
-	q           *engine.Queue[event]
-	c           *cluster.Cluster
-	sched       *scheduler.Scheduler
-	fw          *scheduler.Framework
+	jobs  jobTable     // jobs.go
+	feed  workloadFeed // jobs.go
+	tline timeline     // timeline.go
+	share gpuSharing   // timeslice.go, relayout.go
+	svc   serviceSet   // servicerun.go
+	disr  disruption   // disrupt.go
+	sc    schedSide    // preempt.go
+	adm   *admState    // admit.go; nil without an admission policy
+	st    loopState
+}
 
-	chunks [][]jobState
-	njobs  int32
-	// inChunk counts each chunk's jobs not yet recorded; plain: finished
-	// jobs are recorded at once and their chunks dropped (records.go).
-	inChunk []int32
-	plain   bool
-	recs    recStore
-	spare   [][]jobState // dropped chunks, for reuse (records.go)
-	// dropped counts the chunks dropped, discarded those of them left
-	// to the collector; stale the events dropped with their jobs.
-	dropped, discarded, stale int
-	// svcs are the run's inference services; nrep counts the entries of
-	// the job table that are their replica pods.
-	svcs []svcState
-	// chain is 1 + the service whose scaler period at chainAt was just
-	// done (0: none): syncChain schedules its next.
-	chain   int
-	chainAt Time
-	vp      deferredPeriods
-	nrep    int
-
-	// capacity, when set, makes nodes come and go; onNode then lists the
-	// jobs with a pod on each node.
-	capacity *capacity.Controller
-	onNode   [][]int32
-	fabrics  map[string]models.Fabric
-	dstats   disruptionStats
-	adm      *admState // nil without an admission policy
-	// preemptOn: the scheduler preempts lower-priority jobs for pending
-	// ones (kube-scheduler's DefaultPreemption).
-	preemptOn bool
-
-	next      cluster.JobSpec // the job read but not yet arrived
-	hasNext   bool
-	lastSub   Time
-	truncated bool
-
-	// backoffAt is the earliest evBackoff pending (-1: none).
-	backoffAt Time
-
+// loopState is the event loop's own state.
+type loopState struct {
 	live     int // pending non-tick events
 	finished int
-	freed    bool
-	dirty    bool
-	now      Time
-
-	// queue-length and running-job integrals
-	pending, running int64
-	qLast            Time
-	pendInt, runInt  int64
-
-	tl        Timeline
-	lastTick  Time
-	tlAlloc   []int64 // pool allocation integrals at the last tick
-	tlSup     []int64 // pool supply integrals at the last tick
-	tlPend    int64
-	tlRun     int64
-	slabs     [65][][]cluster.Placement
+	// freed: a pass may place pods it could not before (resources were
+	// freed); dirty: a pass is due at the end of this instant.
+	freed     bool
+	dirty     bool
+	now       Time
 	stats     Stats
 	lastEvent Time
 	// For Config.StallLimit: the jobs arrived plus finished when that
-	// count last changed (at progressAt), and the longest job arrived.
+	// count last changed (at progressAt).
 	progressMark int
 	progressAt   Time
-	longest      Time
-}
-
-func (r *runner) job(id int32) *jobState {
-	if id < firstChunk {
-		return &r.chunks[0][id]
-	}
-	id -= firstChunk
-	return &r.chunks[1+id>>chunkBits][id&(1<<chunkBits-1)]
-}
-
-func (r *runner) newJob() *jobState {
-	id := r.njobs
-	switch {
-	case len(r.chunks) == 0:
-		r.chunks = append(r.chunks, make([]jobState, firstChunk))
-		r.inChunk = append(r.inChunk, 0)
-	case id >= firstChunk && int(1+(id-firstChunk)>>chunkBits) == len(r.chunks):
-		r.chunks = append(r.chunks, r.freshChunk())
-		r.inChunk = append(r.inChunk, 0)
-	}
-	r.njobs++
-	r.inChunk[len(r.inChunk)-1]++
-	j := r.job(id)
-	j.info.ID = id
-	j.info.Spec = &j.spec
-	j.start, j.end = -1, -1
-	j.pool = -1
-	j.usePool = -1
-	j.admitAt = -1
-	return j
 }
 
 // Run simulates cfg and returns its result.
@@ -303,52 +244,49 @@ func newRunner(cfg Config) (*runner, error) {
 		return nil, err
 	}
 	r := &runner{
-		onGPU:  make([][]int32, c.PhysGPUs()),
-		plug:   handle,
-		shapes: map[models.PodShape]int{},
-		cfg:    cfg,
-		q:      engine.New[event](1024),
-		c:      c,
-		fw:     fw,
-		sched:  scheduler.New(fw, cfg.Queue),
-
-		backoffAt: -1,
+		cfg:   cfg,
+		q:     engine.New[event](1024),
+		c:     c,
+		fw:    fw,
+		sched: scheduler.New(fw, cfg.Queue),
+		sc:    schedSide{plug: handle, shapes: map[models.PodShape]int{}, backoffAt: -1},
 	}
-	r.fabrics = cfg.Fabrics
-	if r.fabrics == nil {
-		r.fabrics = models.DefaultFabrics()
+	r.share = gpuSharing{c: c, jobs: &r.jobs, onGPU: make([][]int32, c.PhysGPUs())}
+	r.sc.fabrics = cfg.Fabrics
+	if r.sc.fabrics == nil {
+		r.sc.fabrics = models.DefaultFabrics()
 	}
-	r.tl.Interval = cfg.TimelineInterval
-	r.tl.Allocated = make([][]int64, len(c.Pools))
+	r.tline.tl.Interval = cfg.TimelineInterval
+	r.tline.tl.Allocated = make([][]int64, len(c.Pools))
 	if cfg.Fragmentation {
 		handle.NeedsMix = true
 	}
 	for i := range c.Pools {
 		if c.CanRelayout(i) {
-			r.canRelayout = true
-			r.inFlight = map[string]bool{}
+			r.share.canRelayout = true
+			r.share.inFlight = map[string]bool{}
 		}
 	}
 	if handle.NeedsMix {
-		r.frag = &fragTracker{}
-		r.tl.FragMilli = make([][]int64, len(c.Pools))
+		r.tline.frag = &fragTracker{}
+		r.tline.tl.FragMilli = make([][]int64, len(c.Pools))
 	}
-	r.tlAlloc = make([]int64, len(c.Pools))
-	r.tlSup = make([]int64, len(c.Pools))
-	r.tl.Supplied = make([][]int64, len(c.Pools))
+	r.tline.tlAlloc = make([]int64, len(c.Pools))
+	r.tline.tlSup = make([]int64, len(c.Pools))
+	r.tline.tl.Supplied = make([][]int64, len(c.Pools))
 	if cfg.Capacity != nil {
 		k, err := capacity.New(*cfg.Capacity, c, r, cfg.Seed)
 		if err != nil {
 			return nil, err
 		}
-		r.capacity = k
-		r.onNode = make([][]int32, len(c.Nodes))
+		r.disr.capacity = k
+		r.disr.onNode = make([][]int32, len(c.Nodes))
 		k.Start()
 	}
 	if cfg.Preemption {
-		r.preemptOn = true
-		if r.onNode == nil {
-			r.onNode = make([][]int32, len(c.Nodes))
+		r.sc.preemptOn = true
+		if r.disr.onNode == nil {
+			r.disr.onNode = make([][]int32, len(c.Nodes))
 		}
 	}
 	if cfg.Admission != nil {
@@ -359,8 +297,10 @@ func newRunner(cfg Config) (*runner, error) {
 	if err := r.initServices(); err != nil {
 		return nil, err
 	}
-	r.plain = r.plainRun()
-	r.recs.reserve(cfg.JobsHint)
+	// A plain run looks up no finished job by index again, so that its
+	// record is built at once and its state dropped.
+	r.jobs.plain = r.disr.capacity == nil && !r.sc.preemptOn && len(r.svc.svcs) == 0 && r.disr.onNode == nil
+	r.jobs.recs.reserve(cfg.JobsHint)
 	return r, nil
 }
 
@@ -381,9 +321,18 @@ func (r *runner) run() (*Result, error) {
 	return res, nil
 }
 
+// cancel cancels the event h names, if it is still to come.
+func (r *runner) cancel(h engine.Handle) bool {
+	if r.q.Cancel(h) {
+		r.st.live--
+		return true
+	}
+	return false
+}
+
 func (r *runner) push(at Time, ev event) engine.Handle {
 	if ev.live() {
-		r.live++
+		r.st.live++
 	}
 	return r.q.Push(at, ev)
 }
@@ -402,150 +351,126 @@ func (ev event) live() bool {
 }
 
 func (r *runner) readNext() error {
-	r.hasNext = false
-	j := &r.next
-	ok, err := r.cfg.Workload.Next(j)
-	if err != nil {
+	if err := r.feed.read(r.cfg.Workload, r.cfg.Horizon, int(r.jobs.njobs)); err != nil || !r.feed.hasNext {
 		return err
 	}
-	if !ok {
-		return nil
-	}
-	if r.cfg.Horizon > 0 && j.Submit >= r.cfg.Horizon {
-		r.truncated = true
-		return nil
-	}
-	idx := int(r.njobs)
-	if err := j.Validate(); err != nil {
-		return &WorkloadError{Job: idx, Name: j.Name, Err: err}
-	}
-	if j.Submit < r.lastSub {
-		return &WorkloadError{Job: idx, Name: j.Name, Err: fmt.Errorf("submitted at %d ms, before the previous job (%d ms): the workload must be in submit order", j.Submit, r.lastSub)}
-	}
-	r.lastSub = j.Submit
-	r.hasNext = true
-	r.push(j.Submit, event{kind: evArrival})
+	r.push(r.feed.next.Submit, event{kind: evArrival})
 	return nil
 }
 
-// addPending and addRunning change the pending and running job counts
-// by d for job j (replica pods are not counted).
-func (r *runner) addPending(t Time, j *jobState, d int64) {
-	if j.svc == 0 {
-		r.integrate(t)
-		r.pending += d
-	}
-}
-
-func (r *runner) addRunning(t Time, j *jobState, d int64) {
-	if j.svc == 0 {
-		r.integrate(t)
-		r.running += d
-	}
-}
-
-func (r *runner) integrate(now Time) {
-	if dt := now - r.qLast; dt > 0 {
-		r.pendInt += r.pending * dt
-		r.runInt += r.running * dt
-		r.qLast = now
-	}
-}
-
+// loop runs the events up to the horizon (engine.Run calls Begin,
+// Dispatch and Settle below).
 func (r *runner) loop() error {
+	return engine.Run[event](r.q, r.cfg.Horizon, r)
+}
+
+// Begin implements engine.Dispatcher: whether the run goes on to the
+// events at t.
+func (r *runner) Begin(t Time) (bool, error) {
 	h := r.cfg.Horizon
-	for {
-		t, ok := r.q.PeekTime()
-		if !ok || (h > 0 && t > h) {
-			break
+	// With no job left, a run with a horizon still goes on to it when
+	// nodes come and go: the nodes a burst launched are scaled down,
+	// consolidated or expired, and billed until then, not to the
+	// horizon. Services run to the horizon too.
+	if r.st.live == 0 && !r.feed.hasNext && len(r.svc.svcs) == 0 && (h == 0 || r.disr.capacity == nil) {
+		return false, nil // only ticks left
+	}
+	if h == 0 && r.drained() {
+		// Every job has finished and none is to come: the run ends
+		// with its last job, whatever nodes are still on their way or
+		// going (they were for jobs that no longer need them).
+		return false, nil
+	}
+	if h == 0 && r.cfg.StallLimit > 0 {
+		if err := r.checkStall(t); err != nil {
+			return false, err
 		}
-		// With no job left, a run with a horizon still goes on to it when
-		// nodes come and go: the nodes a burst launched are scaled down,
-		// consolidated or expired, and billed until then, not to the
-		// horizon. Services run to the horizon too.
-		if r.live == 0 && !r.hasNext && len(r.svcs) == 0 && (h == 0 || r.capacity == nil) {
-			break // only ticks left
+	}
+	return true, nil
+}
+
+// Dispatch implements engine.Dispatcher: one event at t.
+func (r *runner) Dispatch(t Time, ev event) error {
+	if r.svc.vp.on {
+		r.catchUp(t, r.q.Popped())
+		if ev.kind == evScale && ev.sub == scaleWake {
+			r.svc.materialise(r.q)
+			return nil
 		}
-		if h == 0 && r.drained() {
-			// Every job has finished and none is to come: the run ends
-			// with its last job, whatever nodes are still on their way or
-			// going (they were for jobs that no longer need them).
-			break
+	}
+	r.st.stats.Events++
+	if ev.live() {
+		r.st.live--
+	}
+	// The run has reached t, whatever the event: one that is not
+	// live (an interruption, a failure) may still stop, fail or
+	// requeue a job and moves the supply ledger to t, so a run
+	// without a horizon ends no earlier.
+	r.st.lastEvent = t
+	r.st.now = t
+	if err := r.handle(t, ev); err != nil {
+		return err
+	}
+	if r.cfg.Progress != nil && r.st.stats.Events%r.cfg.ProgressEvery == 0 {
+		r.cfg.Progress(Progress{Now: t, Submitted: int(r.jobs.njobs) - r.svc.nrep, Finished: r.st.finished, Events: r.st.stats.Events})
+	}
+	if r.svc.chain > 0 {
+		r.syncChain()
+	}
+	return nil
+}
+
+// Settle implements engine.Dispatcher: once the events at t are done,
+// the event budget is checked and admission and a scheduling pass (with
+// preemption, MIG relayouts and the capacity controller after it) run if
+// anything changed.
+func (r *runner) Settle(t Time) error {
+	if r.svc.vp.on {
+		r.catchUp(t, math.MaxUint64)
+	}
+	if m := r.cfg.MaxEvents; m > 0 && r.st.stats.Events > m+EventsPerJob*uint64(r.jobs.njobs) {
+		return &BudgetError{Max: m, Events: r.st.stats.Events, Jobs: int64(r.jobs.njobs), Reached: t}
+	}
+	if r.adm != nil && r.adm.dirty {
+		if err := r.admitCycle(t); err != nil {
+			return err
 		}
-		if h == 0 && r.cfg.StallLimit > 0 {
-			if err := r.checkStall(t); err != nil {
-				return err
-			}
+	}
+	if r.st.dirty {
+		if err := r.pass(t); err != nil {
+			return err
 		}
-		for {
-			t2, ok := r.q.PeekTime()
-			if !ok || t2 != t {
-				break
-			}
-			_, ev, _ := r.q.Pop()
-			if r.vp.on {
-				r.catchUp(t, r.q.Popped())
-				if ev.kind == evScale && ev.sub == scaleWake {
-					r.materialise()
-					continue
-				}
-			}
-			r.stats.Events++
-			if ev.live() {
-				r.live--
-			}
-			// The run has reached t, whatever the event: one that is not
-			// live (an interruption, a failure) may still stop, fail or
-			// requeue a job and moves the supply ledger to t, so a run
-			// without a horizon ends no earlier.
-			r.lastEvent = t
-			r.now = t
-			if err := r.handle(t, ev); err != nil {
-				return err
-			}
-			if r.cfg.Progress != nil && r.stats.Events%r.cfg.ProgressEvery == 0 {
-				r.cfg.Progress(Progress{Now: t, Submitted: int(r.njobs) - r.nrep, Finished: r.finished, Events: r.stats.Events})
-			}
-			if r.chain > 0 {
-				r.syncChain()
-			}
+	}
+	if r.svc.vp.on && (r.st.dirty || (r.adm != nil && r.adm.dirty)) {
+		// A pass is due at the next event, which may be a period.
+		r.svc.materialise(r.q)
+	}
+	return nil
+}
+
+// pass runs a scheduling pass at t and what follows one: scheduler
+// preemption, MIG relayouts, the capacity controller.
+func (r *runner) pass(t Time) error {
+	r.st.stats.Passes++
+	if err := r.sched.Pass(t, r.st.freed, r); err != nil {
+		return invariant(err)
+	}
+	r.st.dirty, r.st.freed = false, false
+	r.armBackoff()
+	if r.sc.preemptOn {
+		if err := r.preemptPass(t); err != nil {
+			return err
 		}
-		if r.vp.on {
-			r.catchUp(t, math.MaxUint64)
+	}
+	if r.share.canRelayout {
+		n, err := r.share.relayout(t, r.sched.WantedMIG(), r)
+		r.st.stats.Relayouts += uint64(n)
+		if err != nil {
+			return err
 		}
-		if m := r.cfg.MaxEvents; m > 0 && r.stats.Events > m+EventsPerJob*uint64(r.njobs) {
-			return &BudgetError{Max: m, Events: r.stats.Events, Jobs: int64(r.njobs), Reached: t}
-		}
-		if r.adm != nil && r.adm.dirty {
-			if err := r.admitCycle(t); err != nil {
-				return err
-			}
-		}
-		if r.dirty {
-			r.stats.Passes++
-			if err := r.sched.Pass(t, r.freed, r); err != nil {
-				return invariant(err)
-			}
-			r.dirty, r.freed = false, false
-			r.armBackoff()
-			if r.preemptOn {
-				if err := r.preemptPass(t); err != nil {
-					return err
-				}
-			}
-			if r.canRelayout {
-				if err := r.relayout(t); err != nil {
-					return err
-				}
-			}
-			if r.capacity != nil {
-				r.capacity.AfterPass(t)
-			}
-		}
-		if r.vp.on && (r.dirty || (r.adm != nil && r.adm.dirty)) {
-			// A pass is due at the next event, which may be a period.
-			r.materialise()
-		}
+	}
+	if r.disr.capacity != nil {
+		r.disr.capacity.AfterPass(t)
 	}
 	return nil
 }
@@ -553,27 +478,27 @@ func (r *runner) loop() error {
 // drained reports whether every job of the workload has arrived and
 // finished (a run with services never drains: it runs to its horizon).
 func (r *runner) drained() bool {
-	return !r.hasNext && len(r.svcs) == 0 && int(r.njobs)-r.nrep == r.finished
+	return !r.feed.hasNext && len(r.svc.svcs) == 0 && int(r.jobs.njobs)-r.svc.nrep == r.st.finished
 }
 
 // checkStall stops a run without a horizon in which no job has arrived
 // or finished for its stall limit (Config.StallLimit) by t.
 func (r *runner) checkStall(t Time) error {
-	if m := int(r.njobs) + r.finished; m != r.progressMark {
-		r.progressMark, r.progressAt = m, r.now
+	if m := int(r.jobs.njobs) + r.st.finished; m != r.st.progressMark {
+		r.st.progressMark, r.st.progressAt = m, r.st.now
 	}
-	limit := max(r.cfg.StallLimit, 10*r.longest)
-	if t-r.progressAt <= limit {
+	limit := max(r.cfg.StallLimit, 10*r.feed.longest)
+	if t-r.st.progressAt <= limit {
 		return nil
 	}
-	jobs := int(r.njobs) - r.nrep
-	return &StallError{At: t, Limit: limit, Unfinished: jobs - r.finished, Jobs: jobs}
+	jobs := int(r.jobs.njobs) - r.svc.nrep
+	return &StallError{At: t, Limit: limit, Unfinished: jobs - r.st.finished, Jobs: jobs}
 }
 
 func (r *runner) handle(t Time, ev event) error {
 	switch ev.kind {
 	case evFinish, evDeadline, evRequeue, evExit, evPodsReady, evAdmitRequeue:
-		if r.gone(ev.job) {
+		if r.jobs.gone(ev.job) {
 			// Its job finished and is recorded, its state dropped
 			// (records.go): a deadline, restart, exit, waitForPodsReady
 			// timeout or admission requeue does nothing to a finished
@@ -581,7 +506,7 @@ func (r *runner) handle(t Time, ev event) error {
 			if ev.kind == evFinish {
 				return invariant(fmt.Errorf("job %d finishes again after it was recorded", ev.job))
 			}
-			r.stale++
+			r.jobs.stale++
 			return nil
 		}
 	}
@@ -589,46 +514,44 @@ func (r *runner) handle(t Time, ev event) error {
 	case evArrival:
 		return r.arrive(t)
 	case evFinish:
-		return r.complete(t, r.job(ev.job))
+		return r.complete(t, r.jobs.at(ev.job))
 	case evDeadline:
-		return r.expire(t, r.job(ev.job))
+		return r.expire(t, r.jobs.at(ev.job))
 	case evTick:
 		return r.tick(t)
 	case evRelayout:
-		op := r.relayouts[ev.job]
-		if err := r.c.EndRelayout(t, op.node, op.gpu, op.layout); err != nil {
-			return invariant(err)
+		if err := r.share.endRelayout(t, ev.job); err != nil {
+			return err
 		}
-		delete(r.inFlight, op.profile)
-		r.dirty, r.freed = true, true
+		r.st.dirty, r.st.freed = true, true
 	case evCapacity:
-		return invariant(r.capacity.Handle(t, capacity.Event{Kind: capacity.EventKind(ev.sub), Index: ev.job, Stamp: ev.stamp}))
+		return invariant(r.disr.capacity.Handle(t, capacity.Event{Kind: capacity.EventKind(ev.sub), Index: ev.job, Stamp: ev.stamp}))
 	case evRequeue:
-		j := r.job(ev.job)
+		j := r.jobs.at(ev.job)
 		j.x.backoffUntil = 0
 		return r.requeue(t, j)
 	case evPodsReady:
-		return r.podsReadyTimeout(t, r.job(ev.job), ev.stamp)
+		return r.podsReadyTimeout(t, r.jobs.at(ev.job), ev.stamp)
 	case evAdmitRequeue:
-		r.admitRequeue(t, r.job(ev.job))
+		r.adm.requeue(t, r.jobs.at(ev.job))
 	case evAdmitCycle:
 		r.adm.dirty = true
 	case evBackoff:
-		if t == r.backoffAt {
-			r.backoffAt = -1
+		if t == r.sc.backoffAt {
+			r.sc.backoffAt = -1
 		}
-		r.dirty = true
+		r.st.dirty = true
 	case evScale:
 		return r.scale(t, int(ev.job), ev.sub == scaleStart, ev.sub == scaleDecided, int(ev.stamp))
 	case evReady:
-		j := r.job(ev.job)
+		j := r.jobs.at(ev.job)
 		if !j.finished && j.running && j.attempts == ev.stamp {
 			r.replicaReady(t, j)
 		}
 	case evExit:
-		j := r.job(ev.job)
+		j := r.jobs.at(ev.job)
 		if j.running && j.isExiting() && j.attempts == ev.stamp {
-			return r.disrupt(t, j, j.x.exitCause, true)
+			return r.disrupt(t, j, j.x.exit.cause, true)
 		}
 	}
 	return nil
@@ -641,14 +564,14 @@ func (r *runner) handle(t Time, ev event) error {
 const MaxJobs = 20_000_000
 
 func (r *runner) arrive(t Time) error {
-	if r.njobs >= MaxJobs {
-		return &WorkloadError{Job: int(r.njobs), Name: r.next.Name, Err: fmt.Errorf("the workload has more than %d jobs, the most one run holds; cut it with a horizon or split the trace", MaxJobs)}
+	if r.jobs.njobs >= MaxJobs {
+		return &WorkloadError{Job: int(r.jobs.njobs), Name: r.feed.next.Name, Err: fmt.Errorf("the workload has more than %d jobs, the most one run holds; cut it with a horizon or split the trace", MaxJobs)}
 	}
-	j := r.newJob()
-	j.spec = r.next
-	r.recs.n++
-	r.longest = max(r.longest, j.spec.Duration)
-	if r.plug.NeedsMix {
+	j := r.jobs.add(r.sched)
+	j.spec = r.feed.next
+	r.jobs.recs.n++
+	r.feed.longest = max(r.feed.longest, j.spec.Duration)
+	if r.sc.plug.NeedsMix {
 		if err := r.countShape(&j.spec); err != nil {
 			return err
 		}
@@ -674,26 +597,26 @@ func (r *runner) arrive(t Time) error {
 			why += "; " + d.Message()
 		}
 		j.diag = why
-		r.finished++
-		r.retire(j)
+		r.st.finished++
+		r.jobs.retire(j, r.adm != nil)
 	} else {
-		r.addPending(t, j, 1)
+		r.tline.addPending(t, j, 1)
 		if r.adm != nil {
-			if err := r.submit(t, j); err != nil {
+			if err := r.adm.submit(t, j); err != nil {
 				return err
 			}
 		} else {
 			r.sched.Enqueue(&j.info)
-			r.dirty = true
+			r.st.dirty = true
 		}
-		j.deadlineAt = j.spec.Deadline
+		j.dl.at = j.spec.Deadline
 		if rec := j.spec.Recovery; rec != nil && rec.ActiveDeadline > 0 {
-			if ad := j.spec.Submit + rec.ActiveDeadline; j.deadlineAt == 0 || ad < j.deadlineAt {
-				j.deadlineAt, j.failOnDeadline = ad, true
+			if ad := j.spec.Submit + rec.ActiveDeadline; j.dl.at == 0 || ad < j.dl.at {
+				j.dl.at, j.failOnDeadline = ad, true
 			}
 		}
-		if j.deadlineAt > 0 {
-			j.deadline = r.push(j.deadlineAt, event{kind: evDeadline, job: j.info.ID})
+		if j.dl.at > 0 {
+			j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 		}
 	}
 	return r.readNext()
@@ -702,23 +625,23 @@ func (r *runner) arrive(t Time) error {
 // countShape adds a job to the pod mix seen so far and refreshes the mix
 // plugins read at 1, 2, 4, ... jobs, then every mixRefresh jobs.
 func (r *runner) countShape(j *cluster.JobSpec) error {
-	r.shapes[ShapeOf(j)] += int(j.Replicas)
-	if n := r.njobs; n&(n-1) == 0 || n%mixRefresh == 0 {
-		mix, err := models.NewPodMix(r.shapes, MixCoverage)
+	r.sc.shapes[ShapeOf(j)] += int(j.Replicas)
+	if n := r.jobs.njobs; n&(n-1) == 0 || n%mixRefresh == 0 {
+		mix, err := models.NewPodMix(r.sc.shapes, MixCoverage)
 		if err != nil {
 			return invariant(err)
 		}
-		r.plug.Mix = mix
-		r.plug.MixVersion++
+		r.sc.plug.Mix = mix
+		r.sc.plug.MixVersion++
 	}
 	return nil
 }
 
 // Bind implements scheduler.Binder: the framework committed placements.
 func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
-	j := r.job(info.ID)
+	j := r.jobs.at(info.ID)
 	if j.placed == nil {
-		j.placed = r.alloc(j.spec.Replicas)
+		j.placed = r.jobs.placements(j.spec.Replicas)
 	}
 	if j.pool < 0 && len(pls) > 0 {
 		j.pool = r.c.Nodes[pls[0].Node].Pool
@@ -727,23 +650,21 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	if int32(len(j.placed)) != info.Bound || info.Bound > j.spec.Replicas {
 		return &InvariantError{Err: fmt.Errorf("job %d has %d placements for %d bound pods of %d", info.ID, len(j.placed), info.Bound, j.spec.Replicas)}
 	}
-	if r.onNode != nil {
-		r.placedOn(j, pls)
+	if r.disr.onNode != nil {
+		r.disr.placedOn(r.st.now, j, pls)
 	}
 	if info.Bound < j.spec.Replicas {
 		return nil
 	}
 	// Every pod is bound: the job starts (again, after a disruption).
-	t := r.now
+	t := r.st.now
 	if j.x != nil && j.x.notReady {
-		r.podsReady(j)
+		r.adm.podsReady(j, r.st.now, r)
 	}
 	if j.svc != 0 {
 		return r.replicaBound(t, j)
 	}
-	r.integrate(t)
-	r.pending--
-	r.running++
+	r.tline.started(t)
 	if j.attempts == 0 {
 		j.start = t
 		if j.spec.Training != nil {
@@ -754,23 +675,23 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	}
 	j.attempts++
 	j.running = true
-	j.aStart = t
+	j.att.start = t
 	if x := j.x; x != nil {
-		x.exiting, x.restore = false, 0
+		x.exit.on, x.restore = false, 0
 	}
 	rec := j.spec.Recovery
 	if j.savedWork() > 0 && rec != nil {
 		j.ext().restore = rec.RestoreCost
 	}
-	j.plannedEnd = t + j.restoreTime() + wallTime(j.spec.Duration-j.savedWork(), rec)
-	end := j.plannedEnd
-	if d := j.deadlineAt; d > 0 && d < end {
+	j.att.plannedEnd = t + j.restoreTime() + wallTime(j.spec.Duration-j.savedWork(), rec)
+	end := j.att.plannedEnd
+	if d := j.dl.at; d > 0 && d < end {
 		end = d
 	}
-	if j.deadline.Valid() {
-		r.q.Cancel(j.deadline)
-		r.live--
-		j.deadline = engine.Handle{}
+	if j.dl.h.Valid() {
+		r.q.Cancel(j.dl.h)
+		r.st.live--
+		j.dl.h = engine.Handle{}
 	}
 	if info.FirstReason < 0 && t > j.spec.Submit {
 		info.FirstReason = r.sched.BlockedReason()
@@ -785,19 +706,8 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 	if j.sliced {
 		return r.startSliced(t, j)
 	}
-	j.finishH = r.push(end, event{kind: evFinish, job: info.ID})
+	j.att.finish = r.push(end, event{kind: evFinish, job: info.ID})
 	return nil
-}
-
-func (r *runner) alloc(n int32) []cluster.Placement {
-	if int(n) < len(r.slabs) {
-		if s := r.slabs[n]; len(s) > 0 {
-			p := s[len(s)-1]
-			r.slabs[n] = s[:len(s)-1]
-			return p[:0]
-		}
-	}
-	return make([]cluster.Placement, 0, n)
 }
 
 // releaseAll frees every pod of job j. Of the time since the current
@@ -809,28 +719,25 @@ func (r *runner) releaseAll(t Time, j *jobState, lost, ckpt Time) error {
 		if err := r.c.Release(t, pl, pod); err != nil {
 			return invariant(err)
 		}
-		r.book(j, r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}, t-pl.At, lost, ckpt)
+		j.book(r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}, t-pl.At, lost, ckpt)
 	}
 	if pb := r.cfg.Planted; pb != nil && pb.DoubleReleaseOnLoss && lost > 0 && len(j.placed) > 0 {
 		if err := r.c.Release(t, j.placed[0], pod); err != nil {
 			return invariant(err)
 		}
 	}
-	if r.onNode != nil {
-		r.releasedFrom(j)
+	if r.disr.onNode != nil {
+		r.disr.releasedFrom(r.st.now, j)
 	}
-	if n := j.spec.Replicas; int(n) < len(r.slabs) && j.placed != nil {
-		r.slabs[n] = append(r.slabs[n], j.placed[:0])
-	}
-	j.placed = nil
-	r.freed, r.dirty = true, true
+	r.jobs.unplace(j)
+	r.st.freed, r.st.dirty = true, true
 	return nil
 }
 
 // book adds to job j's usage in pool p: resources res held for dt, of
 // which lost and ckpt (capped at dt) were lost to a disruption and spent
 // writing checkpoints.
-func (r *runner) book(j *jobState, p int32, res [3]int64, dt, lost, ckpt Time) {
+func (j *jobState) book(p int32, res [3]int64, dt, lost, ckpt Time) {
 	lost, ckpt = min(lost, dt), min(ckpt, dt)
 	if j.usePool < 0 {
 		j.usePool = p
@@ -882,20 +789,18 @@ func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time
 		return err
 	}
 	if j.sliced {
-		if err := r.unregister(t, j, gpus); err != nil {
-			return err
-		}
+		r.share.stop(t, j, gpus, r)
 	}
-	r.addRunning(t, j, -1)
+	r.tline.addRunning(t, j, -1)
 	j.running = false
 	return nil
 }
 
 func (r *runner) complete(t Time, j *jobState) error {
-	gpus := r.slicedGPUs(j)
-	left := j.plannedEnd - t // work left when not time-sliced
+	gpus := slicedGPUs(r.c, j)
+	left := j.att.plannedEnd - t // work left when not time-sliced
 	if j.sliced {
-		left = Time(math.Round(j.x.work - float64(t-j.x.rated)*j.x.rate))
+		left = Time(math.Round(j.x.slice.work - float64(t-j.x.slice.rated)*j.x.slice.rate))
 	}
 	// A whole attempt spends its restore and its checkpoint writes; one cut
 	// short by the deadline wrote the checkpoints it had reached.
@@ -907,27 +812,27 @@ func (r *runner) complete(t Time, j *jobState) error {
 			_, writes, _ = progress(j, t)
 		}
 	}
-	if err := r.endAttempt(t, j, gpus, min(j.restoreTime(), t-j.aStart), writes); err != nil {
+	if err := r.endAttempt(t, j, gpus, min(j.restoreTime(), t-j.att.start), writes); err != nil {
 		return err
 	}
 	j.end = t
 	j.finished = true
 	j.outcome = Completed
-	if j.deadlineAt > 0 && t == j.deadlineAt && left > 0 {
+	if j.dl.at > 0 && t == j.dl.at && left > 0 {
 		j.outcome = Deleted
 		if j.failOnDeadline {
 			j.outcome = Failed
 			j.diag = "DeadlineExceeded: the job was active longer than its activeDeadlineSeconds"
 		}
 	}
-	r.finished++
-	r.admFinish(t, j)
-	r.retire(j)
+	r.st.finished++
+	r.adm.finish(t, j, r)
+	r.jobs.retire(j, r.adm != nil)
 	return nil
 }
 
 func (r *runner) expire(t Time, j *jobState) error {
-	j.deadline = engine.Handle{}
+	j.dl.h = engine.Handle{}
 	if j.finished || j.running {
 		return nil
 	}
@@ -936,7 +841,7 @@ func (r *runner) expire(t Time, j *jobState) error {
 			return err
 		}
 	}
-	r.addPending(t, j, -1)
+	r.tline.addPending(t, j, -1)
 	r.sched.Remove(&j.info)
 	j.finished = true
 	j.outcome = Abandoned
@@ -945,10 +850,10 @@ func (r *runner) expire(t Time, j *jobState) error {
 		j.diag = "DeadlineExceeded: the job was active longer than its activeDeadlineSeconds"
 	}
 	j.end = t
-	r.finished++
-	r.admFinish(t, j)
-	r.retire(j)
-	r.dirty = true // a strict FIFO head may have gone
+	r.st.finished++
+	r.adm.finish(t, j, r)
+	r.jobs.retire(j, r.adm != nil)
+	r.st.dirty = true // a strict FIFO head may have gone
 	return nil
 }
 
@@ -1005,17 +910,17 @@ func timelineFits(horizon, interval Time, pools int) error {
 }
 
 func (r *runner) tick(t Time) error {
-	if n := maxBuckets(len(r.c.Pools)); int64(len(r.tl.PendingJobMs)) >= n {
+	if n := maxBuckets(len(r.c.Pools)); int64(len(r.tline.tl.PendingJobMs)) >= n {
 		// A run without a horizon went on longer than its timeline holds.
-		return &TimelineError{Interval: r.tl.Interval, Reached: t, Buckets: n}
+		return &TimelineError{Interval: r.tline.tl.Interval, Reached: t, Buckets: n}
 	}
 	r.c.Advance(t)
-	r.integrate(t)
+	r.tline.integrate(t)
 	if t > 0 {
 		r.closeBucket(t)
 	}
-	r.lastTick = t
-	next := t + r.tl.Interval
+	r.tline.lastTick = t
+	next := t + r.tline.tl.Interval
 	if r.cfg.Horizon > 0 && next > r.cfg.Horizon {
 		return nil
 	}
@@ -1025,56 +930,11 @@ func (r *runner) tick(t Time) error {
 
 // closeBucket ends the timeline bucket that ends at t.
 func (r *runner) closeBucket(t Time) {
-	for p := range r.c.Pools {
-		a, sup := r.c.Integrals(p)
-		r.tl.Allocated[p] = append(r.tl.Allocated[p], a-r.tlAlloc[p])
-		r.tl.Supplied[p] = append(r.tl.Supplied[p], sup-r.tlSup[p])
-		r.tlAlloc[p], r.tlSup[p] = a, sup
+	r.tline.close(r.c)
+	if r.tline.frag != nil {
+		r.tline.frag.sample(r.c, r.sc.plug, r.tline.tl.FragMilli)
 	}
-	r.tl.PendingJobMs = append(r.tl.PendingJobMs, r.pendInt-r.tlPend)
-	r.tl.RunningJobMs = append(r.tl.RunningJobMs, r.runInt-r.tlRun)
-	r.tlPend, r.tlRun = r.pendInt, r.runInt
-	if r.frag != nil {
-		r.frag.sample(r)
-	}
-	r.closeServices(t)
-}
-
-// fragTracker samples the FGD fragmentation of every pool at each bucket
-// end, recomputing only the nodes that changed since the last sample.
-// Time-sliced and MIG pools count 0: the measure is defined for whole GPUs
-// and shares of them.
-type fragTracker struct {
-	version int
-	nodeVer []uint32 // node version + 1 at the last computation
-	node    []float64
-}
-
-func (f *fragTracker) sample(r *runner) {
-	c := r.c
-	if f.node == nil {
-		f.node = make([]float64, len(c.Nodes))
-		f.nodeVer = make([]uint32, len(c.Nodes))
-	}
-	if f.version != r.plug.MixVersion {
-		clear(f.nodeVer)
-		f.version = r.plug.MixVersion
-	}
-	per := make([]int64, len(c.Pools))
-	for n := range c.Nodes {
-		nd := &c.Nodes[n]
-		if sh := c.Pools[nd.Pool].Spec.Sharing; sh.TimeSlicing > 1 || sh.MIGStrategy != "" || nd.State == cluster.NodeAbsent {
-			continue // the measure is for whole GPUs and their shares, of nodes present
-		}
-		if f.nodeVer[n] != nd.Version+1 {
-			f.node[n] = models.Fragmentation(c.FragState(int32(n)), r.plug.Mix)
-			f.nodeVer[n] = nd.Version + 1
-		}
-		per[nd.Pool] += int64(math.Round(f.node[n]))
-	}
-	for p := range per {
-		r.tl.FragMilli[p] = append(r.tl.FragMilli[p], per[p])
-	}
+	r.svc.close(t)
 }
 
 // Random streams of a run, from its seed.
@@ -1152,8 +1012,8 @@ func newFramework(c *cluster.Cluster, pcfg []scheduler.PluginConfig, handle *sch
 // armBackoff makes sure a pass runs when the earliest backoff in the
 // scheduling queue ends.
 func (r *runner) armBackoff() {
-	if at, ok := r.sched.NextBackoff(); ok && (r.backoffAt < 0 || at < r.backoffAt) {
+	if at, ok := r.sched.NextBackoff(); ok && (r.sc.backoffAt < 0 || at < r.sc.backoffAt) {
 		r.push(at, event{kind: evBackoff})
-		r.backoffAt = at
+		r.sc.backoffAt = at
 	}
 }

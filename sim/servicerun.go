@@ -75,6 +75,18 @@ type deferredPeriods struct {
 	pods int
 }
 
+// serviceSet is the run's inference services; nrep counts the entries of
+// the job table that are their replica pods. chain is 1 + the service
+// whose scaler period at chainAt was just done (0: none): syncChain
+// schedules its next; vp defers the periods of services that need none.
+type serviceSet struct {
+	svcs    []svcState
+	chain   int
+	chainAt Time
+	vp      deferredPeriods
+	nrep    int
+}
+
 // svcState is one service during the run.
 type svcState struct {
 	cfg      *ServiceConfig
@@ -145,13 +157,13 @@ func (r *runner) initServices() error {
 	if cfg.Horizon <= 0 {
 		return fmt.Errorf("a run with inference services needs a positive horizon: services never finish, so the run would not end")
 	}
-	r.svcs = make([]svcState, len(cfg.Services))
+	r.svc.svcs = make([]svcState, len(cfg.Services))
 	for k := range cfg.Services {
 		c := &cfg.Services[k]
 		bad := func(format string, args ...any) error {
 			return &ServiceError{Service: k, Name: c.Spec.Name, Err: fmt.Errorf(format, args...)}
 		}
-		s := &r.svcs[k]
+		s := &r.svc.svcs[k]
 		s.cfg = c
 		s.min, s.max = c.MinReplicas, c.MaxReplicas
 		if s.max == 0 {
@@ -191,7 +203,7 @@ func (r *runner) initServices() error {
 		}
 		s.svc = svc
 		s.cold = c.ImagePull + c.ModelLoad
-		tmpl := r.replicaSpec(c, 0)
+		tmpl := replicaSpec(c, 0)
 		if err := tmpl.Validate(); err != nil {
 			return bad("replica pod: %v", err)
 		}
@@ -207,12 +219,14 @@ func (r *runner) initServices() error {
 	return nil
 }
 
-func (r *runner) replicaSpec(c *ServiceConfig, t Time) cluster.JobSpec {
+// replicaSpec is a replica pod of service c made at t.
+func replicaSpec(c *ServiceConfig, t Time) cluster.JobSpec {
 	return cluster.JobSpec{Name: c.Spec.Name, Queue: c.Queue, Submit: t, Duration: 1, Replicas: 1,
 		Priority: c.Priority, Pod: c.Pod, Constraints: c.Constraints, Flags: c.Flags}
 }
 
-func (r *runner) svcOf(j *jobState) *svcState { return &r.svcs[j.svc-1] }
+// of is the service whose replica pod job j is.
+func (ss *serviceSet) of(j *jobState) *svcState { return &ss.svcs[j.svc-1] }
 
 func (s *svcState) find(id int32) int {
 	for i := range s.pods {
@@ -225,7 +239,7 @@ func (s *svcState) find(id int32) int {
 
 // account advances service s to t with the counts that held since it was
 // last accounted.
-func (r *runner) account(s *svcState, t Time) {
+func (s *svcState) account(t Time) {
 	if t <= s.last {
 		return
 	}
@@ -238,18 +252,18 @@ func (r *runner) account(s *svcState, t Time) {
 // the initial replicas are made; decided: the decision was taken at t by
 // the batch of periods in nextSync, want is it).
 func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
-	s := &r.svcs[k]
-	if !r.lazy(s) {
-		r.account(s, t)
+	s := &r.svc.svcs[k]
+	if !s.lazy(r.cfg.periodEvents) {
+		s.account(t)
 	}
 	switch {
 	case init:
 		want = s.initial
 	case !decided:
-		want = r.decide(t, s)
+		want = s.decide(t)
 	}
 	if want != len(s.pods) {
-		r.account(s, t)
+		s.account(t)
 	}
 	for len(s.pods) < want {
 		if err := r.createReplica(t, k); err != nil {
@@ -264,7 +278,7 @@ func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
 	if len(s.pods) != want || want < s.min || want > s.max {
 		return &InvariantError{Err: fmt.Errorf("service %s holds %d replica pods after deciding %d (bounds %d..%d)", s.cfg.Spec.Name, len(s.pods), want, s.min, s.max)}
 	}
-	r.nextSync(t, k)
+	r.svc.nextSync(t, k)
 	return nil
 }
 
@@ -273,12 +287,12 @@ func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
 // its scaler's periods too: its scaler reads only the request rate, which
 // the accounting does not change (Config.periodEvents accounts every
 // period, the reference the lazy accounting is tested against).
-func (r *runner) lazy(s *svcState) bool {
-	return !r.cfg.periodEvents && s.svc.RateOnly()
+func (s *svcState) lazy(periodEvents bool) bool {
+	return !periodEvents && s.svc.RateOnly()
 }
 
 // decide is service s's scaler's decision at t, within its bounds.
-func (r *runner) decide(t Time, s *svcState) int {
+func (s *svcState) decide(t Time) int {
 	n := len(s.pods)
 	want := s.scaler.Decide(t, n, s.ready, n-s.ready, s.svc.Observe(t, s.ready))
 	s.decisions++
@@ -287,8 +301,8 @@ func (r *runner) decide(t Time, s *svcState) int {
 
 // nextSync schedules service k's scaler period after the one at t: the
 // run's loop calls syncChain once the event at t is counted.
-func (r *runner) nextSync(t Time, k int) {
-	r.chain, r.chainAt = k+1, t
+func (ss *serviceSet) nextSync(t Time, k int) {
+	ss.chain, ss.chainAt = k+1, t
 }
 
 // syncChain schedules the scaler period that follows the one just done
@@ -322,21 +336,21 @@ func (r *runner) nextSync(t Time, k int) {
 // first period outside the band, at the horizon, or at a change of the
 // service's replicas.
 func (r *runner) syncChain() {
-	k, t := r.chain-1, r.chainAt
-	r.chain = 0
-	s := &r.svcs[k]
+	k, t := r.svc.chain-1, r.svc.chainAt
+	r.svc.chain = 0
+	s := &r.svc.svcs[k]
 	h := r.cfg.Horizon
-	now := r.now
-	defer func() { r.now = now }()
-	lazy := r.lazy(s)
+	now := r.st.now
+	defer func() { r.st.now = now }()
+	lazy := s.lazy(r.cfg.periodEvents)
 	for {
 		next := t + s.period
 		if next >= h {
 			return
 		}
 		at, queued := r.q.PeekTime()
-		pending := r.dirty || (r.adm != nil && r.adm.dirty) || r.cfg.periodEvents
-		if !pending && lazy && len(r.svcs) == 1 && s.ready == len(s.pods) {
+		pending := r.st.dirty || (r.adm != nil && r.adm.dirty) || r.cfg.periodEvents
+		if !pending && lazy && len(r.svc.svcs) == 1 && s.ready == len(s.pods) {
 			if lo, hi, ok := s.svc.KeepBand(len(s.pods), s.min, s.max); ok {
 				if p := s.cfg.Spec.Load.FirstOutside(next, s.period, h, lo, hi); p > next && r.deferPeriods(k, next, p) {
 					return
@@ -361,11 +375,11 @@ func (r *runner) syncChain() {
 			}
 		}
 		// The period at next is the run's next event.
-		r.now = next
+		r.st.now = next
 		if !lazy {
-			r.account(s, next)
+			s.account(next)
 		}
-		if want := r.decide(next, s); want != len(s.pods) {
+		if want := s.decide(next); want != len(s.pods) {
 			r.push(next, event{kind: evScale, sub: scaleDecided, job: int32(k), stamp: uint32(want)})
 			return
 		}
@@ -390,7 +404,7 @@ func (r *runner) syncChain() {
 // materialise then puts the next period in the queue as the event it
 // would be.
 func (r *runner) deferPeriods(k int, next, exit Time) bool {
-	s := &r.svcs[k]
+	s := &r.svc.svcs[k]
 	wake := exit
 	if h := r.cfg.Horizon; exit >= h {
 		wake = next + (h-1-next)/s.period*s.period
@@ -398,7 +412,7 @@ func (r *runner) deferPeriods(k int, next, exit Time) bool {
 	if wake <= next {
 		return false
 	}
-	v := &r.vp
+	v := &r.svc.vp
 	v.on, v.k, v.next, v.seq = true, k, next, r.q.Reserve()
 	v.from, v.pods = next, len(s.pods)
 	v.wake = r.q.PushSeq(wake, 0, event{kind: evScale, sub: scaleWake, job: int32(k)})
@@ -409,11 +423,11 @@ func (r *runner) deferPeriods(k int, next, exit Time) bool {
 // sequence number seq (math.MaxUint64: every period at t or before, as
 // the loop is done with the events at t).
 func (r *runner) catchUp(t Time, seq uint64) {
-	v := &r.vp
+	v := &r.svc.vp
 	if !v.on || v.next > t || (v.next == t && v.seq > seq) {
 		return
 	}
-	s := &r.svcs[v.k]
+	s := &r.svc.svcs[v.k]
 	p := s.period
 	var last Time
 	switch {
@@ -431,17 +445,17 @@ func (r *runner) catchUp(t Time, seq uint64) {
 
 // materialise ends the deferred stretch: its next period becomes the
 // event it would be, the wake event goes.
-func (r *runner) materialise() {
-	v := &r.vp
+func (ss *serviceSet) materialise(q *engine.Queue[event]) {
+	v := &ss.vp
 	if !v.on {
 		return
 	}
 	v.on = false
-	if s := &r.svcs[v.k]; v.next > v.from {
+	if s := &ss.svcs[v.k]; v.next > v.from {
 		s.svc.SkipPeriods(v.from, v.next-s.period, s.period, v.pods)
 	}
-	r.q.Cancel(v.wake)
-	r.q.PushSeq(v.next, v.seq, event{kind: evScale, sub: scalePeriod, job: int32(v.k)})
+	q.Cancel(v.wake)
+	q.PushSeq(v.next, v.seq, event{kind: evScale, sub: scalePeriod, job: int32(v.k)})
 }
 
 // skipPeriods does service s's periods first, first+period, ..., last,
@@ -467,41 +481,41 @@ func (r *runner) countKept(s *svcState, first, last Time) {
 // loop does.
 func (r *runner) countPeriods(first, last, step Time) {
 	n := uint64((last-first)/step) + 1
-	e0 := r.stats.Events
-	r.stats.Events += n
+	e0 := r.st.stats.Events
+	r.st.stats.Events += n
 	if r.cfg.Progress == nil {
 		return
 	}
 	every := r.cfg.ProgressEvery
 	for e := (e0/every + 1) * every; e <= e0+n; e += every {
 		t := first + Time(e-e0-1)*step
-		r.cfg.Progress(Progress{Now: t, Submitted: int(r.njobs) - r.nrep, Finished: r.finished, Events: e})
+		r.cfg.Progress(Progress{Now: t, Submitted: int(r.jobs.njobs) - r.svc.nrep, Finished: r.st.finished, Events: e})
 	}
 }
 
 // createReplica makes a replica pod of service k at t: pending, in
 // admission or the scheduler's queue.
 func (r *runner) createReplica(t Time, k int) error {
-	s := &r.svcs[k]
-	if r.njobs >= MaxJobs {
+	s := &r.svc.svcs[k]
+	if r.jobs.njobs >= MaxJobs {
 		return fmt.Errorf("service %s: the run already holds %d jobs and replica pods, the most one run holds", s.cfg.Spec.Name, MaxJobs)
 	}
-	j := r.newJob()
+	j := r.jobs.add(r.sched)
 	j.svc = int16(k + 1)
-	j.spec = r.replicaSpec(s.cfg, t)
+	j.spec = replicaSpec(s.cfg, t)
 	j.info.FirstReason, j.info.LastReason = -1, -1
-	r.nrep++
+	r.svc.nrep++
 	s.pods = append(s.pods, replica{id: j.info.ID, created: t})
-	if r.plug.NeedsMix {
+	if r.sc.plug.NeedsMix {
 		if err := r.countShape(&j.spec); err != nil {
 			return err
 		}
 	}
 	if r.adm != nil {
-		return r.submit(t, j)
+		return r.adm.submit(t, j)
 	}
 	r.sched.Enqueue(&j.info)
-	r.dirty = true
+	r.st.dirty = true
 	return nil
 }
 
@@ -511,7 +525,7 @@ func (r *runner) createReplica(t Time, k int) error {
 func (r *runner) scaleDown(t Time, s *svcState, n int) error {
 	order := slices.Clone(s.pods)
 	rank := func(p replica) (bound, ready int) {
-		if r.job(p.id).running {
+		if r.jobs.at(p.id).running {
 			bound = 1
 		}
 		if p.ready {
@@ -545,10 +559,10 @@ func (r *runner) scaleDown(t Time, s *svcState, n int) error {
 
 // deleteReplica deletes a replica pod: a bound one releases its node.
 func (r *runner) deleteReplica(t Time, s *svcState, id int32) error {
-	j := r.job(id)
+	j := r.jobs.at(id)
 	switch {
 	case j.running:
-		if err := r.endAttempt(t, j, r.slicedGPUs(j), 0, 0); err != nil {
+		if err := r.endAttempt(t, j, slicedGPUs(r.c, j), 0, 0); err != nil {
 			return err
 		}
 		j.sliced = false
@@ -560,12 +574,12 @@ func (r *runner) deleteReplica(t Time, s *svcState, id int32) error {
 			}
 		}
 		r.sched.Remove(&j.info)
-		r.dirty = true
+		r.st.dirty = true
 	}
 	j.finished = true
 	j.outcome = Deleted
 	j.end = t
-	r.admFinish(t, j)
+	r.adm.finish(t, j, r)
 	if i := s.find(id); i >= 0 {
 		s.pods = slices.Delete(s.pods, i, i+1)
 	}
@@ -575,15 +589,15 @@ func (r *runner) deleteReplica(t Time, s *svcState, id int32) error {
 // replicaBound starts a replica whose pod was just bound: it serves after
 // its cold start.
 func (r *runner) replicaBound(t Time, j *jobState) error {
-	s := r.svcOf(j)
-	r.account(s, t)
+	s := r.svc.of(j)
+	s.account(t)
 	if j.attempts == 0 {
 		j.start = t
 	}
 	j.attempts++
 	j.running = true
-	j.aStart = t
-	j.plannedEnd = math.MaxInt64
+	j.att.start = t
+	j.att.plannedEnd = math.MaxInt64
 	j.allocMilli = 0
 	for _, pl := range j.placed {
 		j.allocMilli += int64(pl.Milli)
@@ -594,9 +608,7 @@ func (r *runner) replicaBound(t Time, j *jobState) error {
 	s.boundMilli += j.allocMilli
 	if j.sliced {
 		// Its GPUs' other pods now share with one more.
-		if err := r.retime(t, r.slicedGPUs(j)); err != nil {
-			return err
-		}
+		r.share.retime(t, slicedGPUs(r.c, j), r)
 	}
 	if s.cold == 0 {
 		r.replicaReady(t, j)
@@ -608,12 +620,12 @@ func (r *runner) replicaBound(t Time, j *jobState) error {
 
 // replicaReady marks a bound replica ready: it serves from t.
 func (r *runner) replicaReady(t Time, j *jobState) {
-	s := r.svcOf(j)
+	s := r.svc.of(j)
 	i := s.find(j.info.ID)
 	if i < 0 || s.pods[i].ready {
 		return
 	}
-	r.account(s, t)
+	s.account(t)
 	s.pods[i].ready = true
 	s.ready++
 	s.coldStarts++
@@ -623,11 +635,11 @@ func (r *runner) replicaReady(t Time, j *jobState) {
 // replicaStopping is called as a bound replica's pod is about to be
 // released (deleted, preempted, lost with its node, evicted).
 func (r *runner) replicaStopping(t Time, j *jobState) {
-	s := r.svcOf(j)
-	if r.vp.on && int(j.svc-1) == r.vp.k {
-		r.materialise()
+	s := r.svc.of(j)
+	if r.svc.vp.on && int(j.svc-1) == r.svc.vp.k {
+		r.svc.materialise(r.q)
 	}
-	r.account(s, t)
+	s.account(t)
 	s.boundMilli -= j.allocMilli
 	if i := s.find(j.info.ID); i >= 0 {
 		if s.pods[i].ready {
@@ -642,23 +654,23 @@ func (r *runner) replicaStopping(t Time, j *jobState) {
 // replicaLost ends a replica's pod taken by preemption or a lost node: its
 // ReplicaSet makes a new pod at once, which queues again.
 func (r *runner) replicaLost(t Time, j *jobState, cause capacity.Cause) error {
-	if err := r.endAttempt(t, j, r.slicedGPUs(j), 0, 0); err != nil {
+	if err := r.endAttempt(t, j, slicedGPUs(r.c, j), 0, 0); err != nil {
 		return err
 	}
 	j.sliced = false
 	j.info.Bound = 0
 	if cause != capacity.CausePreemption {
-		r.svcOf(j).disrupted++
+		r.svc.of(j).disrupted++
 	}
 	return r.requeue(t, j)
 }
 
 // closeServices adds each service's timeline point for the bucket ending
 // at t.
-func (r *runner) closeServices(t Time) {
-	for k := range r.svcs {
-		s := &r.svcs[k]
-		r.account(s, t)
+func (ss *serviceSet) close(t Time) {
+	for k := range ss.svcs {
+		s := &ss.svcs[k]
+		s.account(t)
 		w := float64(t - s.markAt)
 		v := s.svc
 		now := svcMark{v.Arrived, v.Served, v.Dropped, v.ReplicaMs, v.ReadyMs, s.gpuMs}
@@ -678,16 +690,16 @@ func (r *runner) closeServices(t Time) {
 // usage of their replica pods, and the checks that requests were
 // conserved and no replica was counted as a job.
 func (r *runner) serviceResults(end Time, jobs int) ([]ServiceResult, error) {
-	if len(r.svcs) == 0 {
+	if len(r.svc.svcs) == 0 {
 		return nil, nil
 	}
-	if jobs+r.nrep != int(r.njobs) {
-		return nil, &InvariantError{Err: fmt.Errorf("%d job records and %d replica pods for %d entries: a replica was counted as a job", jobs, r.nrep, r.njobs)}
+	if jobs+r.svc.nrep != int(r.jobs.njobs) {
+		return nil, &InvariantError{Err: fmt.Errorf("%d job records and %d replica pods for %d entries: a replica was counted as a job", jobs, r.svc.nrep, r.jobs.njobs)}
 	}
-	out := make([]ServiceResult, len(r.svcs))
-	for k := range r.svcs {
-		s := &r.svcs[k]
-		r.account(s, end)
+	out := make([]ServiceResult, len(r.svc.svcs))
+	for k := range r.svc.svcs {
+		s := &r.svc.svcs[k]
+		s.account(end)
 		v := s.svc
 		if d := v.Arrived - v.Served - v.Dropped - v.Backlog(); math.Abs(d) > 1e-6*max(1, v.Arrived) {
 			return nil, &InvariantError{Err: fmt.Errorf("service %s: %g requests arrived, %g served, %g dropped, %g waiting: %g unaccounted for", s.cfg.Spec.Name, v.Arrived, v.Served, v.Dropped, v.Backlog(), d)}
@@ -702,8 +714,8 @@ func (r *runner) serviceResults(end Time, jobs int) ([]ServiceResult, error) {
 		res.Timeline = s.tl
 		res.Decisions = s.decisions
 	}
-	for id := int32(0); id < r.njobs; id++ {
-		j := r.job(id)
+	for id := int32(0); id < r.jobs.njobs; id++ {
+		j := r.jobs.at(id)
 		if j.svc == 0 {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // Data-parallel training: a job with a Training spec runs Steps steps, each
@@ -17,8 +18,9 @@ import (
 // intra-node fabric allows. The run time is fixed when the job first
 // starts.
 
-// stepTime is one step of job j on its placement.
-func (r *runner) stepTime(j *jobState) (*StepRecord, error) {
+// stepTime is one step of job j on its placement in cluster c, its
+// collectives timed on fabrics.
+func stepTime(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobState) (*StepRecord, error) {
 	tr := j.spec.Training
 	perNode := map[int32]int{}
 	ranks := 0
@@ -31,7 +33,7 @@ func (r *runner) stepTime(j *jobState) (*StepRecord, error) {
 	for _, g := range perNode {
 		fewest = min(fewest, g)
 	}
-	pool := &r.c.Pools[r.c.Nodes[j.placed[0].Node].Pool].Spec
+	pool := &c.Pools[c.Nodes[j.placed[0].Node].Pool].Spec
 	rec := &StepRecord{Steps: tr.Steps, ComputeMs: float64(tr.ComputePerStep), Nodes: len(perNode), Ranks: ranks, GPUsPerNode: fewest}
 	if ranks <= 1 || tr.GradientBytes == 0 {
 		return rec, nil
@@ -40,7 +42,7 @@ func (r *runner) stepTime(j *jobState) (*StepRecord, error) {
 	if intraName == "" {
 		intraName = models.DefaultFabricFor(pool.GPUModel)
 	}
-	intra, ok := r.fabrics[intraName]
+	intra, ok := fabrics[intraName]
 	if !ok {
 		return nil, fmt.Errorf("pool %s: fabric %q is not in the run's fabrics", pool.Name, intraName)
 	}
@@ -50,7 +52,7 @@ func (r *runner) stepTime(j *jobState) (*StepRecord, error) {
 		if netName == "" {
 			netName = models.DefaultNetwork
 		}
-		net, ok := r.fabrics[netName]
+		net, ok := fabrics[netName]
 		if !ok {
 			return nil, fmt.Errorf("pool %s: network fabric %q is not in the run's fabrics", pool.Name, netName)
 		}
@@ -68,7 +70,7 @@ func (r *runner) stepTime(j *jobState) (*StepRecord, error) {
 
 // startTraining fixes a training job's run time at its first start.
 func (r *runner) startTraining(j *jobState) error {
-	rec, err := r.stepTime(j)
+	rec, err := stepTime(r.c, r.sc.fabrics, j)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"gpuplan.dev/gpuplan/reports"
-	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Assertions is a rules file: kind Assertions, apiVersion gpuplan.dev/v1alpha1.
@@ -83,18 +83,18 @@ func (r *Rule) label() string {
 }
 
 // ParseAssertions reads and checks a rules file. Errors name the file,
-// line and field, and quote at most scenarios.MaxQuote bytes of it.
+// line and field, and quote at most strict.MaxQuote bytes of it.
 func ParseAssertions(file string, data []byte) (*Assertions, error) {
 	a, err := parseAssertions(file, data)
-	return a, scenarios.BoundError(err)
+	return a, strict.BoundError(err)
 }
 
 func parseAssertions(file string, data []byte) (*Assertions, error) {
-	if err := scenarios.CheckLines(file, data); err != nil {
+	if err := strict.CheckLines(file, data); err != nil {
 		return nil, err
 	}
 	a := &Assertions{}
-	pos, err := scenarios.DecodeStrictYAML(file, data, a)
+	pos, err := strict.Decode(file, data, a, strict.Options{What: "a rules file"})
 	if err != nil {
 		// YAML's .inf and .nan decode, then fail as JSON with no place:
 		// find them.
@@ -106,14 +106,14 @@ func parseAssertions(file string, data []byte) (*Assertions, error) {
 		return nil, err
 	}
 	bad := func(path, format string, args ...any) error {
-		e := &scenarios.InputError{File: file, Field: path, Msg: fmt.Sprintf(format, args...)}
+		e := &strict.InputError{File: file, Field: path, Msg: fmt.Sprintf(format, args...)}
 		if lc, ok := pos[path]; ok {
 			e.Line, e.Column = lc[0], lc[1]
 		}
 		return e
 	}
-	if a.APIVersion != scenarios.APIVersion || a.Kind != "Assertions" {
-		return nil, bad("kind", "want apiVersion %s, kind Assertions", scenarios.APIVersion)
+	if a.APIVersion != strict.APIVersion || a.Kind != "Assertions" {
+		return nil, bad("kind", "want apiVersion %s, kind Assertions", strict.APIVersion)
 	}
 	if a.Replications < 0 || a.Replications > 1000 {
 		return nil, bad("replications", "must be in 1..1000")
@@ -133,14 +133,14 @@ func parseAssertions(file string, data []byte) (*Assertions, error) {
 			r.Of = OfCandidate
 		case OfCandidate, OfBaseline, OfChange, OfRelativeChange:
 		default:
-			return nil, bad(at+".of", "is %s; want candidate, baseline, change or relativeChange", scenarios.Quote(r.Of))
+			return nil, bad(at+".of", "is %s; want candidate, baseline, change or relativeChange", strict.Quote(r.Of))
 		}
 		ok := false
 		for _, o := range ops() {
 			ok = ok || o == r.Op
 		}
 		if !ok {
-			return nil, bad(at+".op", "is %s; want one of %s", scenarios.Quote(r.Op), strings.Join(ops(), " "))
+			return nil, bad(at+".op", "is %s; want one of %s", strict.Quote(r.Op), strings.Join(ops(), " "))
 		}
 		if r.threshold, err = parseThreshold(r.Value.text, unit, r.Of); err != nil {
 			return nil, bad(at+".value", "%v", err)
@@ -157,10 +157,10 @@ func parseThreshold(v string, unit Unit, of string) (float64, error) {
 	if p, ok := strings.CutSuffix(v, "%"); ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("%s is not a percentage", scenarios.Quote(v))
+			return 0, fmt.Errorf("%s is not a percentage", strict.Quote(v))
 		}
 		if of != OfRelativeChange && unit != Ratio {
-			return 0, fmt.Errorf("%s: a percentage bounds a relativeChange or a ratio metric", scenarios.Quote(v))
+			return 0, fmt.Errorf("%s: a percentage bounds a relativeChange or a ratio metric", strict.Quote(v))
 		}
 		return f / 100, nil
 	}
@@ -168,12 +168,12 @@ func parseThreshold(v string, unit Unit, of string) (float64, error) {
 		return f, nil
 	}
 	if unit == Seconds && of != OfRelativeChange {
-		d, err := scenarios.ParseDuration(v)
+		d, err := strict.ParseDuration(v)
 		if err == nil {
 			return d.Seconds(), nil
 		}
 	}
-	return 0, fmt.Errorf("%s is not a number, a duration or a percentage", scenarios.Quote(v))
+	return 0, fmt.Errorf("%s is not a number, a duration or a percentage", strict.Quote(v))
 }
 
 // nonFinite finds a YAML .inf or .nan in a rules file, as an InputError
@@ -183,15 +183,15 @@ func nonFinite(file string, data []byte) error {
 	if yamlv3.Unmarshal(data, &doc) != nil {
 		return nil
 	}
-	n, path := scenarios.FindNonFinite(&doc, "")
+	n, path := strict.FindNonFinite(&doc, "")
 	if n == nil {
 		return nil
 	}
-	msg := fmt.Sprintf("%s is not a finite number", scenarios.Quote(n.Value))
+	msg := fmt.Sprintf("%s is not a finite number", strict.Quote(n.Value))
 	if strings.HasSuffix(path, ".value") {
 		msg += "; a bound is a number, a duration (30m) or a percentage (5%)"
 	}
-	return &scenarios.InputError{File: file, Line: n.Line, Column: n.Column, Field: path, Msg: msg}
+	return &strict.InputError{File: file, Line: n.Line, Column: n.Column, Field: path, Msg: msg}
 }
 
 // Side is which scenario a run was.

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/reports"
-	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 const head = "apiVersion: gpuplan.dev/v1alpha1\nkind: Assertions\n"
@@ -52,7 +52,7 @@ func TestParseAssertionsErrorsNameLineAndField(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := ParseAssertions("rules.yaml", []byte(head+c.body))
-		var ie *scenarios.InputError
+		var ie *strict.InputError
 		require.True(t, errors.As(err, &ie), "%q: %v", c.body, err)
 		assert.Contains(t, err.Error(), "rules.yaml", c.body)
 		assert.Contains(t, err.Error(), c.field, c.body)
@@ -74,10 +74,12 @@ func TestParseAssertionsBadValues(t *testing.T) {
 		{"rules:\n- {metric: allocation, op: '>=', value: -.Inf}\n", `rules.yaml:4:41: rules[0].value: "-.Inf" is not a finite number`},
 		{"rules:\n- {metric: allocation, op: '>=', value: '" + strings.Repeat("9", 5000) + "x'}\n", `rules.yaml:4:41: rules[0].value: "99999`},
 		{"rules:\n- {metric: allocation, op: '" + strings.Repeat("<", 5000) + "', value: 1}\n", `rules.yaml:4:28: rules[0].op: is "<<<`},
-		{"rules:\n- {metric: allocation, op: '>=', value: 1}\n# " + strings.Repeat("x", scenarios.MaxLineBytes) + "\n", `rules.yaml:5: the line is longer than 1 MiB`},
+		{"rules:\n- {metric: allocation, op: '>=', value: 1}\n# " + strings.Repeat("x", strict.MaxLineBytes) + "\n", `rules.yaml:5: the line is longer than 1 MiB`},
+		// A second document is refused as a rules file's, not a scenario's.
+		{"rules:\n- {metric: allocation, op: '>=', value: 1}\n---\nrules: []\n", `rules.yaml:5: the file has more than one YAML document; a rules file is one document`},
 	} {
 		_, err := ParseAssertions("rules.yaml", []byte(head+c.body))
-		var ie *scenarios.InputError
+		var ie *strict.InputError
 		require.True(t, errors.As(err, &ie), "%v", err)
 		assert.Contains(t, err.Error(), c.want)
 		assert.Less(t, len(err.Error()), 300, err.Error())
@@ -103,7 +105,7 @@ func FuzzParseAssertions(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := ParseAssertions("f.yaml", data)
 		if err != nil {
-			var ie *scenarios.InputError
+			var ie *strict.InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("not an InputError: %T %v", err, err)
 			}

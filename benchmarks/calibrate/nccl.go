@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"gpuplan.dev/gpuplan/models"
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Run is one nccl-tests run: its collective, devices and measured sizes.

@@ -109,7 +109,7 @@ func (o *adviseCheckpointOptions) validate() error {
 	parse := func(flag, v string, positive bool) (time.Duration, error) {
 		d, err := scenarios.ParseDuration(v)
 		if err != nil || d < 0 || (positive && d == 0) {
-			return 0, usageError{fmt.Errorf("--%s %q is not a positive duration (examples: 5m, 4h, 1d)", flag, v)}
+			return 0, usageError{fmt.Errorf("--%s %s is not a positive duration (examples: 5m, 4h, 1d)", flag, q(v))}
 		}
 		return d, nil
 	}
@@ -136,7 +136,7 @@ func (o *adviseCheckpointOptions) validate() error {
 		return usageError{fmt.Errorf("--points %d must be in 3..200", o.points)}
 	}
 	if o.output != "table" && o.output != "json" {
-		return usageError{fmt.Errorf("--output is %q; want table or json", o.output)}
+		return usageError{fmt.Errorf("--output is %s; want table or json", q(o.output))}
 	}
 	return nil
 }

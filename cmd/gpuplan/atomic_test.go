@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,18 +87,40 @@ func staging(t *testing.T, parent string) []string {
 	return m
 }
 
-// A run killed at a random point over a folder that holds an earlier run
-// leaves the folder holding either the whole earlier run or the whole new
-// one, never a mix; the next run clears what the killed one left aside.
+// A run killed while it writes its output folder over a folder that
+// holds an earlier run leaves the folder holding either the whole earlier
+// run or the whole new one, never a mix; the next run clears what the
+// killed one left aside. Each kill is timed to land while the run's
+// staging folder exists (it is watched for), and the test counts the
+// kills that did: a SIGKILL that leaves the staging folder behind, with
+// files of the new run in it, and the old run in place, landed mid-write;
+// so did a SIGTERM sent while the staging folder existed that stopped the
+// run (exit 143) with the old run in place.
 func TestKilledRunLeavesOldOrNewFolderWhole(t *testing.T) {
 	scenario := "../../scenarios/examples/spot-what-if.yaml" // variants: several folders
 	root := t.TempDir()
-	old, fresh := filepath.Join(root, "old"), filepath.Join(root, "new")
-	for dir, seed := range map[string]string{old: "2", fresh: "7"} {
-		c := gpuplanProcess(t, "simulate", scenario, "--seed", seed, "--out", dir)
-		out, err := c.CombinedOutput()
-		require.NoError(t, err, string(out))
+	args := func(seed, out string) []string {
+		// One writer and no spot replay: the same folders, written
+		// longer, reached sooner.
+		return []string{"simulate", scenario, "--seed", seed, "--workers", "1", "--spot-sensitivity", "off", "--out", out}
 	}
+	old, fresh := filepath.Join(root, "old"), filepath.Join(root, "new")
+	out, err := gpuplanProcess(t, args("2", old)...).CombinedOutput()
+	require.NoError(t, err, string(out))
+	// The new run, timed: how long its staging folder exists (the
+	// write), to spread the kills over it.
+	c := gpuplanProcess(t, args("7", fresh)...)
+	var stdout bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stdout
+	require.NoError(t, c.Start())
+	seen := waitStaging(t, root, nil)
+	require.NotZero(t, seen, "the run wrote no staging folder")
+	for len(staging(t, root)) > 0 {
+		time.Sleep(200 * time.Microsecond)
+	}
+	write := time.Since(seen)
+	require.NoError(t, c.Wait(), stdout.String())
+	t.Logf("the write takes %v", write)
 	oldTree, newTree := tree(t, old), tree(t, fresh)
 	require.NotEqual(t, oldTree["summary.json"], newTree["summary.json"])
 	require.Contains(t, oldTree, filepath.Join("variants", "all-spot-tight", "jobs.csv"))
@@ -104,57 +128,93 @@ func TestKilledRunLeavesOldOrNewFolderWhole(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(old, "plots", "stale.png"), []byte("from another scenario"), 0o644))
 	oldTree = tree(t, old)
 
-	// How long a run takes here, to spread the kills over it.
-	begin := time.Now()
-	c := gpuplanProcess(t, "simulate", scenario, "--seed", "7", "--out", filepath.Join(root, "timing"))
-	require.NoError(t, c.Run())
-	span := time.Since(begin)
+	target := filepath.Join(root, "target")
 
 	rng := rand.New(rand.NewPCG(1, 2))
-	sawOld, sawNew := 0, 0
-	for i := 0; i < 16; i++ {
-		target := filepath.Join(root, "target")
+	const kills = 8
+	landed := 0
+	for i := 0; i < kills; i++ {
 		require.NoError(t, os.RemoveAll(target))
 		copyTree(t, old, target)
 		sig := syscall.SIGKILL
 		if i%4 == 3 {
 			sig = syscall.SIGTERM
-			for _, p := range staging(t, root) { // left by earlier SIGKILLs
-				require.NoError(t, os.RemoveAll(p))
-			}
 		}
-		c := gpuplanProcess(t, "simulate", scenario, "--seed", "7", "--out", target)
+		before := staging(t, root) // left by earlier SIGKILLs
+		c := gpuplanProcess(t, args("7", target)...)
 		require.NoError(t, c.Start())
-		time.Sleep(span*3/10 + time.Duration(rng.Int64N(int64(span)*9/10)))
+		seen := waitStaging(t, root, before)
+		require.NotZero(t, seen, "kill %d: the run ended before it wrote a staging folder", i)
+		time.Sleep(time.Duration(rng.Int64N(int64(write)/2 + 1)))
+		writing := len(newPaths(staging(t, root), before)) > 0
 		_ = c.Process.Signal(sig)
 		err := c.Wait()
 		got := tree(t, target)
-		switch {
-		case equalTrees(got, oldTree):
-			sawOld++
-		case equalTrees(got, newTree):
-			sawNew++
-		default:
+		isOld := equalTrees(got, oldTree)
+		if !isOld && !equalTrees(got, newTree) {
 			t.Fatalf("kill %d (%v): the folder is neither the old run nor the new one: %v", i, sig, diffTrees(got, oldTree, newTree))
 		}
+		left := newPaths(staging(t, root), before)
 		if sig == syscall.SIGTERM {
 			// SIGTERM cleans up at once; exit 143 unless it had finished.
-			// (-1: the signal came before the handler was installed, at
-			// start-up, before any folder was made.)
 			if err != nil {
-				require.Contains(t, []int{143, -1}, c.ProcessState.ExitCode())
+				require.Equal(t, 143, c.ProcessState.ExitCode())
 			}
-			require.Empty(t, staging(t, root), "SIGTERM left a staging folder")
+			require.Empty(t, left, "SIGTERM left a staging folder")
+			if writing && err != nil && isOld {
+				landed++
+			}
+			continue
+		}
+		// A SIGKILL before the swap leaves its staging folder, partly
+		// filled with the new run's files, and the old run in place.
+		if len(left) == 1 && isOld && sharesAFile(tree(t, left[0]), newTree) {
+			landed++
 		}
 	}
-	t.Logf("after the kill: %d old, %d new", sawOld, sawNew)
+	t.Logf("%d of %d kills landed while the run was writing its folder", landed, kills)
+	require.GreaterOrEqual(t, landed, kills*3/4, "too few kills landed mid-write for the test to mean anything")
 	// The next run over the same folder removes staging folders left by
 	// SIGKILL, and the stale plot.
-	c = gpuplanProcess(t, "simulate", scenario, "--seed", "7", "--out", filepath.Join(root, "target"))
-	out, err := c.CombinedOutput()
+	out, err = gpuplanProcess(t, args("7", target)...).CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Empty(t, staging(t, root))
-	require.True(t, equalTrees(tree(t, filepath.Join(root, "target")), newTree))
+	require.True(t, equalTrees(tree(t, target), newTree))
+}
+
+// waitStaging waits until a staging folder of the run appears in parent
+// (one not in before, those there when it started), and returns when it
+// was seen (zero after half a minute without one).
+func waitStaging(t *testing.T, parent string, before []string) time.Time {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Microsecond) {
+		if len(newPaths(staging(t, parent), before)) > 0 {
+			return time.Now()
+		}
+	}
+	return time.Time{}
+}
+
+// newPaths is the paths of now not in before.
+func newPaths(now, before []string) []string {
+	var out []string
+	for _, p := range now {
+		if !slices.Contains(before, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sharesAFile reports whether part holds a file with the same path and
+// bytes as one of whole's.
+func sharesAFile(part, whole map[string]string) bool {
+	for k, v := range part {
+		if whole[k] == v {
+			return true
+		}
+	}
+	return false
 }
 
 func equalTrees(a, b map[string]string) bool {

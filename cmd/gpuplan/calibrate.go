@@ -7,6 +7,7 @@ import (
 	"gpuplan.dev/gpuplan/scenarios"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,10 +25,53 @@ type calibrateOptions struct {
 	stderr      io.Writer
 }
 
-func (o *calibrateOptions) write(p *models.CalibrationProfile) error {
+// validateOutput checks the flags of the profile's output, before any
+// work.
+func (o *calibrateOptions) validateOutput() error {
 	if o.output != "yaml" && o.output != "json" {
-		return usageError{fmt.Errorf("--output is %q; want yaml or json", o.output)}
+		return usageError{fmt.Errorf("--output is %s; want yaml or json", q(o.output))}
 	}
+	if err := checkOutputFile("out", o.out); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// validate checks calibrate's flags before NVML is asked anything.
+func (o *calibrateOptions) validate() error {
+	if err := o.validateOutput(); err != nil {
+		return err
+	}
+	if o.nccl.GPUs < 0 {
+		return usageError{fmt.Errorf("--gpus %d: want 0 (every GPU found) or more", o.nccl.GPUs)}
+	}
+	for _, s := range []struct{ flag, v string }{{"min-bytes", o.nccl.MinBytes}, {"max-bytes", o.nccl.MaxBytes}} {
+		if !ncclSize(s.v) {
+			return badFlag(s.flag, s.v, "want a size in bytes as nccl-tests reads it: digits with an optional K, M or G (8, 64M, 4G)")
+		}
+	}
+	if o.nccl.Timeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %s: want a positive duration", o.nccl.Timeout)}
+	}
+	return nil
+}
+
+// ncclSize reports whether s is a size nccl-tests' -b and -e read: digits
+// and an optional K, M or G (either case).
+func ncclSize(s string) bool {
+	digits := strings.TrimRight(s, "KMGkmg")
+	if len(s)-len(digits) > 1 || digits == "" {
+		return false
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (o *calibrateOptions) write(p *models.CalibrationProfile) error {
 	if o.out == "" {
 		return calibrate.WriteProfile(o.stdout, p, o.output)
 	}
@@ -58,6 +102,9 @@ builds a profile from saved nccl-tests output anywhere.`,
   gpuplan calibrate parse all_reduce.txt --output json`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
 			node, err := calibrate.DiscoverNode()
 			if err != nil {
 				if calibrate.NoNVML(err) {
@@ -109,6 +156,9 @@ for all-reduce). Fabrics are named by kind: nvlink, pcie (one node) or network
 		Example: `  gpuplan calibrate parse testdata/nccl/h100_8gpu_single_node_nvls_issue290.txt --output json`,
 		Args:    argsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if err := o.validateOutput(); err != nil {
+				return err
+			}
 			var runs []*calibrate.Run
 			for _, p := range args {
 				if err := scenarios.RegularFile(p); err != nil {

@@ -147,7 +147,7 @@ func TestHTMLReportServicePlotsRender(t *testing.T) {
 		t.Skip("no Chromium on this machine (set GPUPLAN_BROWSER): the services' plots were not opened in a browser")
 	}
 	dir := t.TempDir()
-	code, _, errOut := gpuplan(t, "simulate", "../../reports/manifests/testdata/scenarios/services.yaml", "--out", dir, "--output", "json")
+	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/kube/manifests/testdata/scenarios/services.yaml", "--out", dir, "--output", "json")
 	require.Equal(t, 0, code, errOut)
 	html, err := os.ReadFile(filepath.Join(dir, reports.FileHTML))
 	require.NoError(t, err)

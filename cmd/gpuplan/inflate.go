@@ -78,7 +78,7 @@ func (o *inflateOptions) validate() error {
 		return usageError{fmt.Errorf("--nodes and --pods are required")}
 	}
 	if !pipeline.IsPolicy(o.policy) {
-		return usageError{fmt.Errorf("--policy %q is not one of %s", o.policy, strings.Join(pipeline.PolicyNames(), ", "))}
+		return usageError{fmt.Errorf("--policy %s is not one of %s", q(o.policy), strings.Join(pipeline.PolicyNames(), ", "))}
 	}
 	if !(o.target > 0) || o.target > 100 {
 		return usageError{fmt.Errorf("--target %g must be in (0, 100]", o.target)}
@@ -86,12 +86,12 @@ func (o *inflateOptions) validate() error {
 	switch o.tieBreak {
 	case pipeline.TieBreakNodeOrder, pipeline.TieBreakRandom, pipeline.TieBreakLowestIndex:
 	default:
-		return usageError{fmt.Errorf("--tie-break is %q; want nodeOrder, random or lowestIndex", o.tieBreak)}
+		return usageError{fmt.Errorf("--tie-break is %s; want nodeOrder, random or lowestIndex", q(o.tieBreak))}
 	}
 	switch o.output {
 	case "table", "json":
 	default:
-		return usageError{fmt.Errorf("--output is %q; want table or json", o.output)}
+		return usageError{fmt.Errorf("--output is %s; want table or json", q(o.output))}
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 // Command gpuplan is an offline simulator and capacity planner for
-// Kubernetes GPU clusters. Each command is a thin layer over the library:
-// flags fill an options struct, the library does the work, a printer shows
-// the result.
+// Kubernetes GPU clusters. Each command is a layer over the library, one
+// file each: flags fill an options struct (complete, validate, run), the
+// library does the work, a printer of its result shows it. flagerr.go
+// words bad flag values, progress.go draws every progress bar, paths.go
+// and budget.go hold the flags several commands share.
 //
 // Exit status: 0 success, 1 a failed assertion, 2 bad input or usage, 3 an
 // I/O or environment failure, 4 a broken invariant (a gpuplan bug).

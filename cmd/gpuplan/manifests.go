@@ -11,14 +11,22 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"gpuplan.dev/gpuplan/reports/manifests"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/manifests"
 )
 
+// manifestsOptions are manifests' flags.
+type manifestsOptions struct {
+	scenario, out, variant string
+	restrict               bool
+	gen                    manifests.Options
+
+	stdout, stderr io.Writer
+	tracker        *outdir.Tracker
+}
+
 func newManifestsCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
-	var out, variant string
-	var restrict bool
-	var o manifests.Options
+	o := &manifestsOptions{stdout: stdout, tracker: t}
 	c := &cobra.Command{
 		Use:   "manifests [SCENARIO] --out DIR",
 		Short: "Write the Kubernetes objects that put a scenario into practice",
@@ -79,68 +87,92 @@ built with the projects' API types; each file is written atomically.`,
   kubectl apply --dry-run=server -R -f manifests/`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return usageError{fmt.Errorf("--out DIR is required")}
-			}
-			var sc *scenarios.Scenario
-			var err error
-			if len(args) == 0 {
-				sc, err = scenarios.Default()
-			} else {
-				sc, err = scenarios.LoadFileWith(args[0], loadOptions(restrict))
-			}
-			if err != nil {
+			o.complete(cmd, args)
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if variant != "" {
-				if sc, err = sc.Variant(variant); err != nil {
-					return err
-				}
-			}
-			m, err := sc.Cluster()
-			if err != nil {
-				return err
-			}
-			files, warnings, err := manifests.Generate(sc, m, o)
-			if err != nil {
-				return usageError{optionAsFlag(err)}
-			}
-			// The folder appears whole: built aside, put in place at once.
-			folder := outdir.Options{Kind: "manifests", Tracker: t, Ours: func(names []string) bool {
-				return slices.Contains(names, "namespaces.yaml")
-			}}
-			if err := outdir.Write(out, folder, func(staging string) error { return manifests.WriteDir(staging, files) }); err != nil {
-				return err
-			}
-			for _, f := range files {
-				if f.Raw != nil {
-					fmt.Fprintf(stdout, "wrote %s/%s\n", out, f.Path)
-					continue
-				}
-				fmt.Fprintf(stdout, "wrote %s/%s (%d objects)\n", out, f.Path, len(f.Objects))
-			}
-			for _, w := range warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
-			}
-			return nil
+			return o.run()
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&out, "out", "", "folder to write the manifests into (required)")
-	f.StringVar(&variant, "variant", "", "render this what-if variant of the scenario")
-	addRestrictPaths(f, &restrict, false)
-	f.StringVar(&o.ClusterName, "cluster-name", "", "EKS cluster name for Karpenter's discovery tags and node role (default: the scenario's name)")
-	f.StringVar(&o.Namespace, "namespace", manifests.DefaultNamespace, "namespace of the Jobs, LocalQueues and checkpoint claims")
-	f.StringVar(&o.Image, "image", manifests.DefaultImage, "container image of the Job templates")
-	f.StringVar(&o.CheckpointStorage, "checkpoint-storage", manifests.DefaultCheckpointStorage, "size of each checkpointing class's volume claim")
-	f.StringVar(&o.StorageClass, "storage-class", "", "storageClassName of the checkpoint volumes (default: a gp3 EBS class written in storage.yaml for ReadWriteOnce, the cluster's default for ReadWriteMany)")
-	f.StringVar(&o.AccessMode, "access-mode", manifests.AccessRWO, "checkpoint volumes: ReadWriteOnce (one per pod) or ReadWriteMany (one claim per class; needs an RWX storage class)")
-	f.StringVar(&o.TrainingAPI, "training-api", manifests.TrainingJob, "how gangs and training classes run: job (Indexed Job), pytorchjob or tfjob (Kubeflow training operator)")
-	f.StringVar(&o.FixedPools, "fixed-pools", manifests.FixedStatic, "how fixed-size pools are written: nodepool-static (Karpenter, alpha) or managed-nodegroup (EKS, eksctl)")
-	f.StringVar(&o.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
-	f.StringVar(&o.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")
-	f.StringVar(&o.ServingImage, "serving-image", manifests.DefaultServingImage, "container image of the inference services' replicas (TorchServe)")
+	f.StringVar(&o.out, "out", "", "folder to write the manifests into (required)")
+	f.StringVar(&o.variant, "variant", "", "render this what-if variant of the scenario")
+	addRestrictPaths(f, &o.restrict, false)
+	f.StringVar(&o.gen.ClusterName, "cluster-name", "", "EKS cluster name for Karpenter's discovery tags and node role (default: the scenario's name)")
+	f.StringVar(&o.gen.Namespace, "namespace", manifests.DefaultNamespace, "namespace of the Jobs, LocalQueues and checkpoint claims")
+	f.StringVar(&o.gen.Image, "image", manifests.DefaultImage, "container image of the Job templates")
+	f.StringVar(&o.gen.CheckpointStorage, "checkpoint-storage", manifests.DefaultCheckpointStorage, "size of each checkpointing class's volume claim")
+	f.StringVar(&o.gen.StorageClass, "storage-class", "", "storageClassName of the checkpoint volumes (default: a gp3 EBS class written in storage.yaml for ReadWriteOnce, the cluster's default for ReadWriteMany)")
+	f.StringVar(&o.gen.AccessMode, "access-mode", manifests.AccessRWO, "checkpoint volumes: ReadWriteOnce (one per pod) or ReadWriteMany (one claim per class; needs an RWX storage class)")
+	f.StringVar(&o.gen.TrainingAPI, "training-api", manifests.TrainingJob, "how gangs and training classes run: job (Indexed Job), pytorchjob or tfjob (Kubeflow training operator)")
+	f.StringVar(&o.gen.FixedPools, "fixed-pools", manifests.FixedStatic, "how fixed-size pools are written: nodepool-static (Karpenter, alpha) or managed-nodegroup (EKS, eksctl)")
+	f.StringVar(&o.gen.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
+	f.StringVar(&o.gen.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")
+	f.StringVar(&o.gen.ServingImage, "serving-image", manifests.DefaultServingImage, "container image of the inference services' replicas (TorchServe)")
 	return c
+}
+
+func (o *manifestsOptions) complete(cmd *cobra.Command, args []string) {
+	if len(args) == 1 {
+		o.scenario = args[0]
+	}
+	o.stderr = cmd.ErrOrStderr()
+}
+
+func (o *manifestsOptions) validate() error {
+	if o.out == "" {
+		return usageError{fmt.Errorf("--out DIR is required")}
+	}
+	for _, f := range []struct{ flag, v string }{{"image", o.gen.Image}, {"serving-image", o.gen.ServingImage}, {"entrypoint", o.gen.Entrypoint}} {
+		if strings.TrimSpace(f.v) == "" {
+			return badFlag(f.flag, f.v, "want a value (see its default in --help)")
+		}
+	}
+	return nil
+}
+
+func (o *manifestsOptions) run() error {
+	var sc *scenarios.Scenario
+	var err error
+	if o.scenario == "" {
+		sc, err = scenarios.Default()
+	} else {
+		sc, err = scenarios.LoadFileWith(o.scenario, loadOptions(o.restrict))
+	}
+	if err != nil {
+		return err
+	}
+	if o.variant != "" {
+		if sc, err = sc.Variant(o.variant); err != nil {
+			return err
+		}
+	}
+	m, err := sc.Cluster()
+	if err != nil {
+		return err
+	}
+	files, warnings, err := manifests.Generate(sc, m, o.gen)
+	if err != nil {
+		return usageError{optionAsFlag(err)}
+	}
+	// The folder appears whole: built aside, put in place at once.
+	folder := outdir.Options{Kind: "manifests", Tracker: o.tracker, Ours: func(names []string) bool {
+		return slices.Contains(names, "namespaces.yaml")
+	}}
+	if err := outdir.Write(o.out, folder, func(staging string) error { return manifests.WriteDir(staging, files) }); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if f.Raw != nil {
+			fmt.Fprintf(o.stdout, "wrote %s/%s\n", o.out, f.Path)
+			continue
+		}
+		fmt.Fprintf(o.stdout, "wrote %s/%s (%d objects)\n", o.out, f.Path, len(f.Objects))
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(o.stderr, "warning: %s\n", w)
+	}
+	return nil
 }
 
 // optionFlags are the flags of the manifests options, by the words the

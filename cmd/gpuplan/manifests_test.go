@@ -8,12 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"gpuplan.dev/gpuplan/reports/manifests"
+	"gpuplan.dev/gpuplan/scenarios/kube/manifests"
 )
 
 // TestManifestsCommand writes the gpu-sharing example's manifests and
 // reads every file back strictly; the files themselves are golden-tested
-// in reports/manifests.
+// in scenarios/kube/manifests.
 func TestManifestsCommand(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := gpuplan(t, "manifests", "../../scenarios/examples/gpu-sharing.yaml", "--out", dir, "--namespace", "inference", "--cluster-name", "prod-gpu")

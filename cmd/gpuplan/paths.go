@@ -45,11 +45,11 @@ func checkOutputFile(flag, path string) error {
 	st, err := os.Stat(dir)
 	switch {
 	case err != nil && os.IsNotExist(err):
-		return outputFolderError{fmt.Errorf("--%s %q: the folder %q does not exist; create it first (nothing was run)", flag, path, dir)}
+		return outputFolderError{fmt.Errorf("--%s %s: the folder %s does not exist; create it first (nothing was run)", flag, q(path), q(dir))}
 	case err != nil:
-		return outputFolderError{fmt.Errorf("--%s %q: the folder %q cannot be read: %v (nothing was run)", flag, path, dir, err)}
+		return outputFolderError{fmt.Errorf("--%s %s: the folder %s cannot be read: %v (nothing was run)", flag, q(path), q(dir), err)}
 	case !st.IsDir():
-		return outputFolderError{fmt.Errorf("--%s %q: %q is not a folder (nothing was run)", flag, path, dir)}
+		return outputFolderError{fmt.Errorf("--%s %s: %s is not a folder (nothing was run)", flag, q(path), q(dir))}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,9 @@ type recommendOptions struct {
 	tracker      *outdir.Tracker
 	scenarioFile string
 	restrict     bool
+	maxEvents    int64
+	// params are the --vary settings parsed (validate).
+	params []sweep.Parameter
 }
 
 func newRecommendCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
@@ -69,6 +73,9 @@ it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad inp
 			if len(args) == 1 {
 				o.scenarioFile = args[0]
 			}
+			if err := o.validate(); err != nil {
+				return err
+			}
 			return o.run(cmd.Context())
 		},
 	}
@@ -82,6 +89,7 @@ it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad inp
 	f.IntVar(&o.search.MaxReps, "max-seeds", 5, "seeds a setting runs at most, where the intervals do not decide")
 	f.IntVar(&o.search.Coarse, "coarse", 4, "values of each parameter in the first grid")
 	f.IntVar(&o.search.Workers, "workers", 0, "runs at once (0: one per core); the answer does not depend on it")
+	addMaxEvents(f, &o.maxEvents, "each run (every setting, every seed; each --vary value is checked against it first)")
 	return c
 }
 
@@ -90,7 +98,9 @@ const maxCoarse = 100
 
 var paramField = regexp.MustCompile(`^spec\.parameters\[(\d+)\]`)
 
-func (o *recommendOptions) run(ctx context.Context) error {
+// validate checks the flags and parses the objective, the constraints
+// and the settings varied, before any scenario is read.
+func (o *recommendOptions) validate() error {
 	if len(o.vary) == 0 {
 		return usageError{fmt.Errorf("give at least one --vary PATH=VALUES")}
 	}
@@ -104,29 +114,37 @@ func (o *recommendOptions) run(ctx context.Context) error {
 	case o.search.Workers < 0:
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.search.Workers)}
 	}
+	if err := checkMaxEvents(o.maxEvents); err != nil {
+		return err
+	}
 	obj, err := sweep.ParseMetric(o.minimize)
 	if err != nil {
-		return usageError{fmt.Errorf("--minimize: %v", err)}
+		return badFlag("minimize", o.minimize, strings.TrimPrefix(err.Error(), q(o.minimize)+": "))
 	}
 	o.search.Objective = obj
 	for _, s := range o.subjectTo {
 		c, err := sweep.ParseConstraint(s)
 		if err != nil {
-			return usageError{fmt.Errorf("--subject-to: %v", err)}
+			return badFlag("subject-to", s, strings.TrimPrefix(err.Error(), q(s)+": "))
 		}
 		o.search.Constraints = append(o.search.Constraints, c)
 		if msg := sweep.Contradiction(o.search.Constraints); msg != "" {
-			return usageError{fmt.Errorf("--subject-to: %s", msg)}
+			return badFlag("subject-to", s, strings.TrimPrefix(msg, c.Text+" "))
 		}
 	}
-	var params []sweep.Parameter
+	o.params = nil
 	for _, v := range o.vary {
 		p, err := recommend.ParseVary(v)
 		if err != nil {
 			return usageError{err}
 		}
-		params = append(params, p)
+		o.params = append(o.params, p)
 	}
+	return nil
+}
+
+func (o *recommendOptions) run(ctx context.Context) error {
+	var err error
 	var base *scenarios.Scenario
 	var data []byte
 	if o.scenarioFile == "" {
@@ -138,7 +156,7 @@ func (o *recommendOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sw, err := recommend.Space(base, data, params, obj, o.search.Constraints, o.search.MaxReps)
+	sw, err := recommend.Space(base, data, o.params, o.search.Objective, o.search.Constraints, o.search.MaxReps, sweep.MaxEvents(o.maxEvents))
 	if err != nil {
 		// Name the --vary, not the spec field it became.
 		var ie *scenarios.InputError

@@ -14,7 +14,7 @@ func TestRecommendRefusesBadQuestions(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"--vary", "cluster.pools[l4].count=3..10", "--subject-to", "wait.p95 <= 30m", "--subject-to", "wait.p95 >= 1h"},
-			"--subject-to: wait.p95 >= 1h contradicts wait.p95 <= 30m: no value is both"},
+			`--subject-to "wait.p95 >= 1h": contradicts wait.p95 <= 30m: no value is both`},
 		{[]string{"--vary", "cluster.pools[l4].cuont=3..10"}, `--vary "cluster.pools[l4].cuont=3..10": cluster.pools[l4].cuont = 3: unknown field "cuont"`},
 		{[]string{"--vary", "cluster.pools[h100].count=3..10"}, `--vary "cluster.pools[h100].count=3..10": no item named "h100"`},
 		{[]string{"--vary", "cluster.pools[l4].count=10..3"}, "is empty: to (3) is below from (10)"},

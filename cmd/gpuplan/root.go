@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,10 +35,8 @@ aside and put in place whole: it holds the earlier run or the new one, never a m
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
-	})
-	root.AddCommand(newSimulateCmd(out, errOut, t), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, errOut), newCompareCmd(out), newManifestsCmd(out, t), newSweepCmd(out, errOut), newRecommendCmd(out, t))
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newSimulateCmd(out, errOut, t), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, time.Now), newCompareCmd(out), newManifestsCmd(out, t), newSweepCmd(out, errOut), newRecommendCmd(out, t))
 	return root
 }
 

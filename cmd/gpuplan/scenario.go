@@ -27,9 +27,16 @@ func newScenarioCmd(out io.Writer) *cobra.Command {
 	return c
 }
 
+// checkOptions are scenario check's flags.
+type checkOptions struct {
+	files     []string
+	maxEvents int64
+	restrict  bool
+	stdout    io.Writer
+}
+
 func checkCmd(out io.Writer) *cobra.Command {
-	var maxEvents int64
-	var restrict bool
+	o := &checkOptions{stdout: out}
 	c := &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Check scenario files as simulate would, running nothing; report the first problem in each (exit 2 if any)",
@@ -46,29 +53,39 @@ It checks the work budget too (see simulate --max-events). Nothing is
 simulated.`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			var first error
-			for _, f := range args {
-				s, err := scenarios.LoadFileWith(f, loadOptions(restrict))
-				if err != nil {
-					if first == nil {
-						first = err
-					} else {
-						fmt.Fprintln(out, err)
-					}
-					continue
-				}
-				if err := pipeline.Check(s, pipeline.Options{File: f, Build: scenarios.Options{MaxEvents: maxEvents}}); err != nil {
-					if first == nil {
-						first = err
-					}
-					continue
-				}
-				fmt.Fprintf(out, "%s: ok (scenario %s)\n", f, s.Metadata.Name)
+			o.files = args
+			if err := checkMaxEvents(o.maxEvents); err != nil {
+				return err
 			}
-			return first
+			return o.run()
 		},
 	}
-	c.Flags().Int64Var(&maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: a scenario whose settings are estimated to make more simulation events is refused (see simulate --help)")
-	addRestrictPaths(c.Flags(), &restrict, false)
+	c.Flags().Int64Var(&o.maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: a scenario whose settings are estimated to make more simulation events is refused (see simulate --help)")
+	addRestrictPaths(c.Flags(), &o.restrict, false)
 	return c
+}
+
+// run checks each file, printing every problem after the first (which
+// is the error) and ok for each file that passes.
+func (o *checkOptions) run() error {
+	var first error
+	for _, f := range o.files {
+		s, err := scenarios.LoadFileWith(f, loadOptions(o.restrict))
+		if err != nil {
+			if first == nil {
+				first = err
+			} else {
+				fmt.Fprintln(o.stdout, err)
+			}
+			continue
+		}
+		if err := pipeline.Check(s, pipeline.Options{File: f, Build: scenarios.Options{MaxEvents: o.maxEvents}}); err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		fmt.Fprintf(o.stdout, "%s: ok (scenario %s)\n", f, s.Metadata.Name)
+	}
+	return first
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/reports/outdir"
@@ -41,6 +40,11 @@ type simulateOptions struct {
 	spotSens    string
 	maxEvents   int64
 	restrict    bool
+
+	// Filled by validate: the --policy as a placement policy or Kueue
+	// manifests, and the --horizon parsed.
+	placement, policyManifests string
+	horizonD                   *time.Duration
 
 	stdout, stderr io.Writer
 	// tracker holds the output folder being built, for the signal handler.
@@ -169,32 +173,35 @@ func (o *simulateOptions) validate() error {
 	switch o.output {
 	case "table", "json", "markdown":
 	default:
-		return usageError{fmt.Errorf("--output is %q; want table, json or markdown", o.output)}
+		return usageError{fmt.Errorf("--output is %s; want table, json or markdown", q(o.output))}
 	}
 	switch o.spotSens {
 	case "", string(scenarios.Off), string(scenarios.On):
 	default:
-		return usageError{fmt.Errorf("--spot-sensitivity is %q; want off or on", o.spotSens)}
+		return usageError{fmt.Errorf("--spot-sensitivity is %s; want off or on", q(o.spotSens))}
 	}
-	if o.maxEvents <= 0 {
-		return usageError{fmt.Errorf("--max-events %d: want a positive number of events", o.maxEvents)}
+	if err := checkMaxEvents(o.maxEvents); err != nil {
+		return err
 	}
 	if o.workers < 0 {
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
 	}
-	switch o.progress {
-	case "auto", "always", "never":
-	default:
-		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", o.progress)}
+	if err := checkProgress(o.progress); err != nil {
+		return err
 	}
 	if (o.trace == "") != (o.traceFormat == "") {
 		return usageError{errors.New("--trace and --trace-format go together")}
 	}
 	if o.traceFormat != "" && !slices.Contains(traces.TraceFormats(), o.traceFormat) {
-		return usageError{fmt.Errorf("--trace-format %q: want one of %s", o.traceFormat, strings.Join(traces.TraceFormats(), ", "))}
+		return usageError{fmt.Errorf("--trace-format %s: want one of %s", q(o.traceFormat), strings.Join(traces.TraceFormats(), ", "))}
 	}
 	if o.pendingPods != "" && o.trace == "" {
 		return usageError{errors.New("--pending-pods applies to --trace")}
+	}
+	switch o.pendingPods {
+	case "", traces.PendingReplay, traces.PendingExclude:
+	default:
+		return badFlag("pending-pods", o.pendingPods, "want replay or exclude")
 	}
 	switch o.clusterFrom {
 	case "":
@@ -208,7 +215,21 @@ func (o *simulateOptions) validate() error {
 			return usageError{errors.New("--cluster derive sizes a cluster for --trace; give one")}
 		}
 	default:
-		return usageError{fmt.Errorf("--cluster is %q; want scenario or derive", o.clusterFrom)}
+		return usageError{fmt.Errorf("--cluster is %s; want scenario or derive", q(o.clusterFrom))}
+	}
+	if pipeline.IsPolicy(o.policy) || o.policy == "" {
+		o.placement = o.policy
+	} else if _, err := os.Stat(o.policy); err == nil {
+		o.policyManifests = o.policy
+	} else {
+		return usageError{fmt.Errorf("--policy %s is neither a placement policy (%s) nor a file or folder of Kueue manifests", q(o.policy), strings.Join(pipeline.PolicyNames(), ", "))}
+	}
+	if o.horizon != "" {
+		h, err := scenarios.ParseDuration(o.horizon)
+		if err != nil || h < 0 {
+			return usageError{fmt.Errorf("--horizon %s is not a duration (examples: 72h, 30d, 0)", q(o.horizon))}
+		}
+		o.horizonD = &h
 	}
 	return nil
 }
@@ -224,13 +245,9 @@ func (o *simulateOptions) run() error {
 	if err != nil {
 		return err
 	}
-	opts := scenarios.Options{TieBreak: o.tieBreak, MaxEvents: o.maxEvents}
-	if pipeline.IsPolicy(o.policy) || o.policy == "" {
-		opts.Policy = o.policy
-	} else if _, err := os.Stat(o.policy); err == nil {
-		opts.PolicyManifests = []string{o.policy}
-	} else {
-		return usageError{fmt.Errorf("--policy %q is neither a placement policy (%s) nor a file or folder of Kueue manifests", o.policy, strings.Join(pipeline.PolicyNames(), ", "))}
+	opts := scenarios.Options{TieBreak: o.tieBreak, MaxEvents: o.maxEvents, Policy: o.placement, Horizon: o.horizonD}
+	if o.policyManifests != "" {
+		opts.PolicyManifests = []string{o.policyManifests}
 	}
 	if o.seedSet {
 		opts.Seed = &o.seed
@@ -238,7 +255,7 @@ func (o *simulateOptions) run() error {
 	if o.trace != "" {
 		opts.Trace = &scenarios.TraceSpec{Path: o.trace, Format: o.traceFormat, PendingPods: o.pendingPods}
 		if o.clusterFrom == "derive" {
-			tick, done := progressTicks(o.progress, o.stderr, "sizing a cluster for the trace")
+			tick, done := progress{o.progress, o.stderr}.ticks("sizing a cluster for the trace")
 			scan, err := traces.SizeTrace(o.trace, o.traceFormat, traces.TraceOptions{PendingPods: o.pendingPods}, tick)
 			done()
 			if err != nil {
@@ -246,13 +263,6 @@ func (o *simulateOptions) run() error {
 			}
 			opts.Pools, opts.ClusterNotes, opts.TraceScan = scan.Pools, scan.Notes, scan
 		}
-	}
-	if o.horizon != "" {
-		h, err := scenarios.ParseDuration(o.horizon)
-		if err != nil || h < 0 {
-			return usageError{fmt.Errorf("--horizon %q is not a duration (examples: 72h, 30d, 0)", o.horizon)}
-		}
-		opts.Horizon = &h
 	}
 	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.variant, Progress: o.progressFunc(), Workers: o.workers,
 		Sensitivity: scenarios.Switch(o.spotSens)}
@@ -292,26 +302,14 @@ func (o *simulateOptions) progressFunc() func(string, *pipeline.Watch) func() {
 }
 
 func (o *simulateOptions) startProgress(w *pipeline.Watch) func() {
-	show := o.progress == "always"
-	if o.progress == "auto" {
-		f, ok := o.stderr.(*os.File)
-		show = ok && term.IsTerminal(int(f.Fd()))
-	}
-	if !show {
-		return func() {}
-	}
 	max := int64(-1)
 	if w.HorizonMs > 0 {
 		max = w.HorizonMs / 1000
 	}
-	bar := progressbar.NewOptions64(max,
-		progressbar.OptionSetWriter(o.stderr),
-		progressbar.OptionSetDescription("simulating"),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionShowElapsedTimeOnFinish(),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSpinnerType(14),
-	)
+	bar := progress{o.progress, o.stderr}.bar(max, "simulating", progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionSpinnerType(14))
+	if bar == nil {
+		return func() {}
+	}
 	w.Each(func(now int64, submitted, finished int) {
 		bar.Describe(fmt.Sprintf("simulated %s, %d jobs in, %d done", reports.Human(float64(now)/1000), submitted, finished))
 		if max > 0 {
@@ -320,5 +318,5 @@ func (o *simulateOptions) startProgress(w *pipeline.Watch) func() {
 			_ = bar.Add(1)
 		}
 	})
-	return func() { _ = bar.Finish(); _ = bar.Clear() }
+	return func() { finish(bar) }
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
 )
@@ -18,6 +18,8 @@ import (
 type sweepOptions struct {
 	spec, out, shard, progress string
 	workers                    int
+	shardI, shards             int // --shard parsed
+	maxEvents                  int64
 	emitJob                    bool
 	restrict                   bool
 	job                        sweep.JobOptions
@@ -71,6 +73,9 @@ line and field), 3 an I/O failure, 4 a broken invariant.`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.spec = args[0]
+			if err := o.validate(); err != nil {
+				return err
+			}
 			return o.run(cmd.Context())
 		},
 	}
@@ -78,6 +83,7 @@ line and field), 3 an I/O failure, 4 a broken invariant.`,
 	f.StringVar(&o.out, "out", "", "output folder (default out/sweep-NAME); points go to OUT/points")
 	addRestrictPaths(f, &o.restrict, false)
 	f.IntVar(&o.workers, "workers", 0, "runs at once (0: one per core); the results do not depend on it")
+	addMaxEvents(f, &o.maxEvents, "each run (every point, every seed; each parameter's values are checked against it at load)")
 	f.StringVar(&o.shard, "shard", "", "run only shard I of N (I/N): the points whose index is I modulo N")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar with ETA on stderr: auto (only on a terminal), always or never")
 	f.BoolVar(&o.emitJob, "emit-job", false, "print a Kubernetes batch/v1 Indexed Job running the sweep's shards, and run nothing")
@@ -92,23 +98,32 @@ line and field), 3 an I/O failure, 4 a broken invariant.`,
 	return c
 }
 
-func (o *sweepOptions) run(ctx context.Context) error {
+// validate checks the flags before the spec is read, and parses --shard.
+func (o *sweepOptions) validate() error {
 	if o.workers < 0 {
-		return usageError{fmt.Errorf("--workers %d must not be negative", o.workers)}
+		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
 	}
-	switch o.progress {
-	case "auto", "always", "never":
-	default:
-		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", o.progress)}
+	if err := checkProgress(o.progress); err != nil {
+		return err
 	}
-	opts := sweep.Options{Workers: o.workers}
+	if err := checkMaxEvents(o.maxEvents); err != nil {
+		return err
+	}
 	if o.shard != "" {
 		var err error
-		if opts.Shard, opts.Shards, err = sweep.ParseShard(o.shard); err != nil {
+		if o.shardI, o.shards, err = sweep.ParseShard(o.shard); err != nil {
 			return usageError{err}
 		}
 	}
-	sw, err := sweep.LoadWith(o.spec, loadOptions(o.restrict))
+	if o.emitJob {
+		return o.checkJob()
+	}
+	return nil
+}
+
+func (o *sweepOptions) run(ctx context.Context) error {
+	opts := sweep.Options{Workers: o.workers, Shard: o.shardI, Shards: o.shards}
+	sw, err := sweep.LoadWith(o.spec, loadOptions(o.restrict), sweep.MaxEvents(o.maxEvents))
 	if err != nil {
 		return err
 	}
@@ -133,13 +148,11 @@ func (o *sweepOptions) run(ctx context.Context) error {
 		ctx = context.Background()
 	}
 	var bar *progressbar.ProgressBar
-	if o.showProgress() {
+	if p := (progress{o.progress, o.stderr}); p.shown() {
 		opts.Progress = func(done, total int) {
 			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(o.stderr),
-					progressbar.OptionSetDescription("sweep points"), progressbar.OptionShowCount(),
-					progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
-					progressbar.OptionClearOnFinish())
+				bar = p.bar(int64(total), "sweep points", progressbar.OptionShowCount(),
+					progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond))
 			}
 			_ = bar.Set(done)
 		}
@@ -166,14 +179,6 @@ func (o *sweepOptions) run(ctx context.Context) error {
 	}
 	fmt.Fprintf(o.stdout, "Wrote %s/{%s,%s,%s}\n", opts.Out, sweep.FileCSV, sweep.FileJSON, sweep.FileHTML)
 	return nil
-}
-
-func (o *sweepOptions) showProgress() bool {
-	if o.progress == "auto" {
-		f, ok := o.stderr.(*os.File)
-		return ok && term.IsTerminal(int(f.Fd()))
-	}
-	return o.progress == "always"
 }
 
 func newSweepMergeCmd(stdout io.Writer) *cobra.Command {
@@ -204,4 +209,21 @@ present twice and a point missing (naming the first missing ones): exit 2.`,
 	}
 	c.Flags().StringVar(&out, "out", "", "the folder to write the table into")
 	return c
+}
+
+// checkJob refuses --emit-job's flags that would write a Job the API
+// server refuses, before the sweep is read.
+func (o *sweepOptions) checkJob() error {
+	switch {
+	case o.job.Parallelism < 0:
+		return usageError{fmt.Errorf("--parallelism %d: want 0 (every pod at once) or more", o.job.Parallelism)}
+	case strings.TrimSpace(o.job.Image) == "":
+		return badFlag("image", o.job.Image, "want a container image holding /gpuplan, such as registry.example/gpuplan:v1")
+	}
+	if o.job.Namespace != "" {
+		if errs := validation.IsDNS1123Label(o.job.Namespace); len(errs) > 0 {
+			return badFlag("namespace", o.job.Namespace, "want a namespace name: "+errs[0])
+		}
+	}
+	return nil
 }

@@ -7,13 +7,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
@@ -62,50 +60,34 @@ func (t *traceInput) check() error {
 	if t.format == "" {
 		return usageError{fmt.Errorf("--format is required (%s)", strings.Join(traces.TraceFormats(), ", "))}
 	}
+	if !slices.Contains(traces.TraceFormats(), t.format) {
+		return badFlag("format", t.format, "want one of "+strings.Join(traces.TraceFormats(), ", "))
+	}
 	if t.gpusPerNode < 1 || t.gpusPerNode > traces.MaxGPUsPerNode {
 		return usageError{fmt.Errorf("--gpus-per-node %d must be in 1..%d", t.gpusPerNode, traces.MaxGPUsPerNode)}
 	}
-	switch t.progress {
-	case "auto", "always", "never":
-	default:
-		return usageError{fmt.Errorf("--progress is %q; want auto, always or never", t.progress)}
+	return checkProgress(t.progress)
+}
+
+// checkTraceOut refuses, before any trace is read, a --out whose folder
+// is not there (the trace is written beside it, then renamed).
+func checkTraceOut(out string) error {
+	if out == "" {
+		return usageError{fmt.Errorf("--out is required")}
+	}
+	if err := checkOutputFile("out", out); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
 
-func showProgress(mode string, w io.Writer) bool {
-	if mode == "always" {
-		return true
-	}
-	f, ok := w.(*os.File)
-	return mode == "auto" && ok && term.IsTerminal(int(f.Fd()))
-}
-
 // withProgress shows a spinner with the jobs read so far on a terminal.
 func withProgress(src traces.TraceSource, mode string, w io.Writer, what string) (traces.TraceSource, func()) {
-	tick, done := progressTicks(mode, w, what)
+	tick, done := progress{mode, w}.ticks(what)
 	if tick == nil {
 		return src, done
 	}
 	return traces.Counting(src, progressEvery, tick), done
-}
-
-// progressEvery is how many jobs a progress tick counts.
-const progressEvery = 4096
-
-// progressTicks is a spinner with the jobs read so far on a terminal: tick
-// takes the count every progressEvery jobs (nil when there is no terminal
-// to show it on), done clears it.
-func progressTicks(mode string, w io.Writer, what string) (tick func(n int), done func()) {
-	if !showProgress(mode, w) {
-		return nil, func() {}
-	}
-	bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
-		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionSpinnerType(14))
-	return func(n int) {
-		bar.Describe(fmt.Sprintf("%d jobs", n))
-		_ = bar.Add(progressEvery)
-	}, func() { _ = bar.Finish(); _ = bar.Clear() }
 }
 
 func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -119,7 +101,7 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if output != "table" && output != "json" {
-				return usageError{fmt.Errorf("--output is %q; want table or json", output)}
+				return usageError{fmt.Errorf("--output is %s; want table or json", q(output))}
 			}
 			src, err := in.open(args[0])
 			if err != nil {
@@ -216,8 +198,8 @@ times. The output is written atomically.`,
   gpuplan trace convert philly.csv --format philly --out fast.csv --arrival-scale 1.5`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if out == "" {
-				return usageError{fmt.Errorf("--out is required")}
+			if err := checkTraceOut(out); err != nil {
+				return err
 			}
 			var f traces.TraceFilter
 			for _, d := range []struct {
@@ -229,12 +211,12 @@ times. The output is written atomically.`,
 				}
 				x, err := scenarios.ParseDuration(d.v)
 				if err != nil || x < 0 {
-					return usageError{fmt.Errorf("--%s %q is not a duration from the trace start (examples: 12h, 7d)", d.flag, d.v)}
+					return usageError{fmt.Errorf("--%s %s is not a duration from the trace start (examples: 12h, 7d)", d.flag, q(d.v))}
 				}
 				*d.dst = x.Milliseconds()
 			}
 			if f.To > 0 && f.To <= f.From {
-				return usageError{fmt.Errorf("--to %q must be after --from %q", to, from)}
+				return usageError{fmt.Errorf("--to %s must be after --from %s", q(to), q(from))}
 			}
 			if queues != "" {
 				f.Queues = map[string]bool{}
@@ -292,7 +274,7 @@ times. The output is written atomically.`,
 
 func newTraceGenerateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o scenarios.GenerateOptions
-	var out, progress string
+	var out, progressMode string
 	c := &cobra.Command{
 		Use:   "generate --jobs N --out FILE",
 		Short: "Write a reproducible synthetic trace in the native format",
@@ -305,8 +287,11 @@ gzip for .gz; written atomically.`,
   gpuplan simulate --trace 1m.csv.gz --trace-format native`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
-			if out == "" {
-				return usageError{fmt.Errorf("--out is required")}
+			if err := checkTraceOut(out); err != nil {
+				return err
+			}
+			if err := checkProgress(progressMode); err != nil {
+				return err
 			}
 			switch {
 			case o.Jobs <= 0:
@@ -316,16 +301,9 @@ gzip for .gz; written atomically.`,
 			case !(o.Load > 0) || o.Load > 10:
 				return usageError{fmt.Errorf("--load %g: want a number in (0, 10]", o.Load)}
 			}
-			var bar *progressbar.ProgressBar
-			if showProgress(progress, stderr) {
-				bar = progressbar.NewOptions64(int64(o.Jobs), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("generating"),
-					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-			}
+			bar := progress{progressMode, stderr}.bar(int64(o.Jobs), "generating")
 			err := writeTrace(out, func(w *traces.NativeWriter) error { return scenarios.GenerateTrace(o, w) })
-			if bar != nil {
-				_ = bar.Finish()
-				_ = bar.Clear()
-			}
+			finish(bar)
 			if err != nil {
 				return err
 			}
@@ -339,7 +317,7 @@ gzip for .gz; written atomically.`,
 	f.IntVar(&o.GPUs, "gpus", 10000, "GPUs of the cluster the trace is sized for")
 	f.Float64Var(&o.Load, "load", 0.85, "offered share of the cluster's GPU-hours")
 	f.StringVar(&out, "out", "", "trace to write (.csv, .jsonl, optionally .gz)")
-	f.StringVar(&progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	f.StringVar(&progressMode, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
 	return c
 }
 
@@ -361,8 +339,13 @@ out of order by itself; sorting once saves doing it on every run.)`, traces.Sort
   gpuplan trace sort big.csv --format native --out big-sorted.csv --tmp-dir /scratch`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if out == "" {
-				return usageError{fmt.Errorf("--out is required")}
+			if err := checkTraceOut(out); err != nil {
+				return err
+			}
+			if tmpDir != "" {
+				if st, err := os.Stat(tmpDir); err != nil || !st.IsDir() {
+					return badFlag("tmp-dir", tmpDir, "want a folder that exists, for the sorted runs")
+				}
 			}
 			if memRows < 1 {
 				return usageError{fmt.Errorf("--memory-rows %d: want at least 1 (rows sorted in memory at once; default %d)", memRows, traces.SortMemoryRows)}

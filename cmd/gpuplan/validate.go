@@ -10,8 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"gpuplan.dev/gpuplan/reports"
-	"gpuplan.dev/gpuplan/scenarios"
-	"gpuplan.dev/gpuplan/scenarios/pipeline"
+	"gpuplan.dev/gpuplan/scenarios/pipeline/gate"
 	"gpuplan.dev/gpuplan/validate"
 )
 
@@ -21,11 +20,23 @@ type failedRules struct{ n, of int }
 func (e failedRules) Error() string { return fmt.Sprintf("%d of %d rules failed", e.n, e.of) }
 func (failedRules) ExitCode() int   { return 1 }
 
-func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
-	var baseline, candidate, rules, markdown, junit, jsonOut string
-	var restrict bool
-	var reps, workers int
-	var seed uint64
+// validateOptions are validate's flags.
+type validateOptions struct {
+	baseline, candidate, rules string
+	markdown, junit, jsonOut   string
+	restrict                   bool
+	reps, workers              int
+	seed                       uint64
+	seedSet                    bool
+	maxEvents                  int64
+
+	stdout io.Writer
+	// now is the clock of the JUnit report's elapsed time.
+	now func() time.Time
+}
+
+func newValidateCmd(stdout io.Writer, now func() time.Time) *cobra.Command {
+	o := &validateOptions{stdout: stdout, now: now}
 	c := &cobra.Command{
 		Use:   "validate --baseline A.yaml --candidate B.yaml --assert RULES.yaml",
 		Short: "Gate a change: run baseline and candidate on the same seeds and check rules",
@@ -65,105 +76,97 @@ default; the verdicts are the same whatever the number.`,
     --assert scenarios/examples/validate/rules.yaml --junit report.xml`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if baseline == "" || candidate == "" || rules == "" {
-				return usageError{fmt.Errorf("--baseline, --candidate and --assert are required")}
-			}
-			if reps < 0 || reps > 1000 {
-				return usageError{fmt.Errorf("--replications %d: want 1..1000 (or 0: the rules file's, else 5)", reps)}
-			}
-			// The outputs' folders are there before any work is done.
-			for _, o := range []struct{ flag, path string }{{"markdown", markdown}, {"junit", junit}, {"json", jsonOut}} {
-				if err := checkOutputFile(o.flag, o.path); err != nil {
-					return err
-				}
-			}
-			data, err := scenarios.ReadInput(rules)
-			if err != nil {
-				return usageError{err}
-			}
-			a, err := validate.ParseAssertions(rules, data)
-			if err != nil {
+			o.complete(cmd)
+			if err := o.validate(); err != nil {
 				return err
 			}
-			sides := map[validate.Side]*scenarios.Scenario{}
-			for side, path := range map[validate.Side]string{validate.Baseline: baseline, validate.Candidate: candidate} {
-				if sides[side], err = scenarios.LoadFileWith(path, loadOptions(restrict)); err != nil {
-					return err
-				}
-			}
-			if !cmd.Flags().Changed("seed") {
-				seed = sides[validate.Baseline].Seed()
-			}
-			if workers < 0 {
-				return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", workers)}
-			}
-			start := time.Now()
-			// Every run on a pool first, in the order Evaluate takes them.
-			sums, err := pipeline.Replications([]pipeline.Side{
-				{Name: string(validate.Baseline), Scenario: sides[validate.Baseline], File: baseline},
-				{Name: string(validate.Candidate), Scenario: sides[validate.Candidate], File: candidate},
-			}, seed, a.Seeds(reps), workers)
-			if err != nil {
-				return err
-			}
-			res, err := validate.Evaluate(a, reps, seed, func(side validate.Side, s uint64) (*reports.Summary, error) {
-				i := 0
-				if side == validate.Candidate {
-					i = 1
-				}
-				return sums[i][s-seed], nil
-			})
-			if err != nil {
-				return err
-			}
-			var md bytes.Buffer
-			if err := res.WriteMarkdown(&md, baseline, candidate); err != nil {
-				return err
-			}
-			if _, err := stdout.Write(md.Bytes()); err != nil {
-				return err
-			}
-			write := func(path string, fn func(io.Writer) error) error {
-				if path == "" {
-					return nil
-				}
-				return reports.WriteFileAtomic(path, fn)
-			}
-			if err := write(markdown, func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
-				return err
-			}
-			if err := write(junit, func(w io.Writer) error { return res.WriteJUnit(w, time.Since(start)) }); err != nil {
-				return err
-			}
-			if err := write(jsonOut, func(w io.Writer) error {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
-			}); err != nil {
-				return err
-			}
-			if !res.Pass {
-				n := 0
-				for _, v := range res.Verdicts {
-					if !v.Pass {
-						n++
-					}
-				}
-				return failedRules{n, len(res.Verdicts)}
-			}
-			return nil
+			return o.run()
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&baseline, "baseline", "", "the scenario as it is")
-	f.StringVar(&candidate, "candidate", "", "the scenario with the change")
-	f.StringVar(&rules, "assert", "", "rules file (kind Assertions)")
-	f.IntVar(&reps, "replications", 0, "seeds per side (default: the rules file's, else 5)")
-	f.Uint64Var(&seed, "seed", 0, "first seed (default: the baseline's spec.seed)")
-	f.StringVar(&markdown, "markdown", "", "also write the Markdown summary here")
-	f.StringVar(&junit, "junit", "", "write JUnit XML here (its folder must exist)")
-	addRestrictPaths(f, &restrict, true)
-	f.StringVar(&jsonOut, "json", "", "write the verdicts as JSON here")
-	f.IntVar(&workers, "workers", 0, "runs at once (0: one per core); the verdicts do not depend on it")
+	f.StringVar(&o.baseline, "baseline", "", "the scenario as it is")
+	f.StringVar(&o.candidate, "candidate", "", "the scenario with the change")
+	f.StringVar(&o.rules, "assert", "", "rules file (kind Assertions)")
+	f.IntVar(&o.reps, "replications", 0, "seeds per side (default: the rules file's, else 5)")
+	f.Uint64Var(&o.seed, "seed", 0, "first seed (default: the baseline's spec.seed)")
+	f.StringVar(&o.markdown, "markdown", "", "also write the Markdown summary here")
+	f.StringVar(&o.junit, "junit", "", "write JUnit XML here (its folder must exist)")
+	addRestrictPaths(f, &o.restrict, true)
+	f.StringVar(&o.jsonOut, "json", "", "write the verdicts as JSON here")
+	f.IntVar(&o.workers, "workers", 0, "runs at once (0: one per core); the verdicts do not depend on it")
+	addMaxEvents(f, &o.maxEvents, "each run (both sides, every seed)")
 	return c
+}
+
+func (o *validateOptions) complete(cmd *cobra.Command) { o.seedSet = cmd.Flags().Changed("seed") }
+
+func (o *validateOptions) validate() error {
+	if o.baseline == "" || o.candidate == "" || o.rules == "" {
+		return usageError{fmt.Errorf("--baseline, --candidate and --assert are required")}
+	}
+	if err := checkMaxEvents(o.maxEvents); err != nil {
+		return err
+	}
+	if o.workers < 0 {
+		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
+	}
+	if o.reps < 0 || o.reps > 1000 {
+		return usageError{fmt.Errorf("--replications %d: want 1..1000 (or 0: the rules file's, else 5)", o.reps)}
+	}
+	// The outputs' folders are there before any work is done.
+	for _, out := range []struct{ flag, path string }{{"markdown", o.markdown}, {"junit", o.junit}, {"json", o.jsonOut}} {
+		if err := checkOutputFile(out.flag, out.path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *validateOptions) run() error {
+	start := o.now()
+	g := gate.Options{Baseline: o.baseline, Candidate: o.candidate, Rules: o.rules, Replications: o.reps,
+		Workers: o.workers, MaxEvents: o.maxEvents, Load: loadOptions(o.restrict)}
+	if o.seedSet {
+		g.Seed = &o.seed
+	}
+	res, err := gate.Run(g)
+	if err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	if err := res.WriteMarkdown(&md, o.baseline, o.candidate); err != nil {
+		return err
+	}
+	if _, err := o.stdout.Write(md.Bytes()); err != nil {
+		return err
+	}
+	write := func(path string, fn func(io.Writer) error) error {
+		if path == "" {
+			return nil
+		}
+		return reports.WriteFileAtomic(path, fn)
+	}
+	if err := write(o.markdown, func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
+		return err
+	}
+	if err := write(o.junit, func(w io.Writer) error { return res.WriteJUnit(w, o.now().Sub(start)) }); err != nil {
+		return err
+	}
+	if err := write(o.jsonOut, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}); err != nil {
+		return err
+	}
+	if !res.Pass {
+		n := 0
+		for _, v := range res.Verdicts {
+			if !v.Pass {
+				n++
+			}
+		}
+		return failedRules{n, len(res.Verdicts)}
+	}
+	return nil
 }

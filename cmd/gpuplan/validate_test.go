@@ -1,19 +1,40 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"gpuplan.dev/gpuplan/reports"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 const exDir = "../../scenarios/examples/validate/"
+
+// validateAt runs gpuplan validate with its clock stopped at one instant
+// (the JUnit report's elapsed time is 0), as run does otherwise.
+func validateAt(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	at := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
+	c := newValidateCmd(&out, func() time.Time { return at })
+	c.SetArgs(args)
+	c.SetOut(&out)
+	c.SetErr(&errOut)
+	c.SilenceErrors, c.SilenceUsage = true, true
+	if err := c.Execute(); err != nil {
+		fmt.Fprintln(&errOut, "gpuplan: "+err.Error())
+		return exitCode(err), out.String(), errOut.String()
+	}
+	return 0, out.String(), errOut.String()
+}
 
 // The example gate: cutting the A10G pool from 8 nodes to 6 saves 3% (two
 // g5.12xlarge at $5.672/h for 72 h is $816.77 of $27044) but makes
@@ -22,9 +43,16 @@ func TestValidateExampleFails(t *testing.T) {
 	dir := t.TempDir()
 	junit := filepath.Join(dir, "junit.xml")
 	md := filepath.Join(dir, "pr.md")
-	code, out, errOut := gpuplan(t, "validate", "--baseline", exDir+"baseline.yaml", "--candidate", exDir+"candidate.yaml",
+	code, out, errOut := validateAt(t, "--baseline", exDir+"baseline.yaml", "--candidate", exDir+"candidate.yaml",
 		"--assert", exDir+"rules.yaml", "--junit", junit, "--markdown", md, "--json", filepath.Join(dir, "v.json"))
 	require.Equal(t, 1, code, errOut)
+	// What 8c91a01 printed for the example, byte for byte.
+	want, err := os.ReadFile("testdata/validate/example.md")
+	require.NoError(t, err)
+	require.Equal(t, string(want), out)
+	b, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	golden(t, "validate/example.junit.xml", string(b))
 	assert.Contains(t, errOut, "2 of 5 rules failed")
 	assert.Contains(t, out, "### gpuplan validate: FAILED")
 	assert.Contains(t, out, "5 replications (seeds 42-46)")
@@ -39,7 +67,7 @@ func TestValidateExampleFails(t *testing.T) {
 			assert.True(t, strings.HasPrefix(line, "| pass"), line)
 		}
 	}
-	b, err := os.ReadFile(md)
+	b, err = os.ReadFile(md)
 	require.NoError(t, err)
 	assert.Equal(t, out, string(b))
 

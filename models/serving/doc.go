@@ -32,6 +32,15 @@
 //     holding the fast per-interval model to: a week of thousands of
 //     requests a second is never simulated request by request inside a
 //     cluster run.
+//   - Engine: an LLM serving engine's step (llm.go): the GPU time of one
+//     continuous-batching step of prefill chunks and decodes from the
+//     model's shape (Transformer: Llama 3 8B and 70B as published) and a
+//     roofline of the GPU (each matrix multiply a kernel's fixed time plus
+//     the larger of its bytes over the bandwidth and its FLOPs over the
+//     rate; H200Roofline fitted to a measured H200), tensor parallelism,
+//     and the KV cache's capacity in blocks. Not yet used by the cluster
+//     run: the token-level service model that will use it is to come
+//     (times there in seconds).
 //
 // Times are in milliseconds, rates per second unless named otherwise.
 // Everything random takes an explicit *rand.Rand.

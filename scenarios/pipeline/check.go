@@ -8,9 +8,10 @@ import (
 
 // Check makes every check Scenario makes before its clocks start, running
 // nothing: it builds the scenario (or the one variant asked for), each of
-// its variants and its all-on-demand twin exactly as a run would, and
-// reads the pricing rules the reports apply. It is what `gpuplan scenario
-// check` runs, so that a file it passes is one simulate does not refuse.
+// its variants and its all-on-demand twin exactly as a run would (the
+// build settles the pricing rules the reports apply). It is what `gpuplan
+// scenario check` runs, so that a file it passes is one simulate does not
+// refuse.
 func Check(sc *scenarios.Scenario, o Options) error {
 	base := sc
 	if o.Variant != "" {
@@ -49,27 +50,12 @@ func Check(sc *scenarios.Scenario, o Options) error {
 	return nil
 }
 
-// checkOne builds one run as simulate does and closes it unrun, then reads
-// the rules its pricing applies.
+// checkOne builds one run as simulate does, its pricing rules with it,
+// and closes it unrun.
 func checkOne(sc *scenarios.Scenario, o Options) error {
 	built, err := sc.Build(o.Build)
 	if err != nil {
 		return err
 	}
-	if err := built.Close(); err != nil {
-		return err
-	}
-	if _, _, err := sc.Showback(); err != nil {
-		return err
-	}
-	opencost, err := sc.OpenCostSplit()
-	if err != nil {
-		return err
-	}
-	if !opencost {
-		if _, err := sc.CPUMemoryRates(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return built.Close()
 }

@@ -1,12 +1,13 @@
 // Package pipeline is the run pipeline every command uses: build a loaded
-// scenario, run it on the engine, check its invariants, price and
-// summarise it, run its what-if variants and its all-on-demand twin, and
-// write the whole run into one output folder that appears whole or not at
-// all.
+// scenario into its plan, run it on the engine, check its invariants,
+// summarise the result with the plan (its prices and pricing rules), run
+// its what-if variants and its all-on-demand twin, assemble the outcome's
+// summary in one place, and write the whole run into one output folder
+// that appears whole or not at all.
 //
-// No caller can skip the invariant checks: Run checks them inside every
-// run and turns a violation into a *BugError (exit status 4) that names
-// the scenario and seed to report.
+// No caller can skip the invariant checks: One (which every run goes
+// through) checks them inside every run and turns a violation into a
+// *BugError (exit status 4) that names the scenario and seed to report.
 package pipeline
 
 import (
@@ -17,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/traces"
@@ -125,59 +125,16 @@ func (e *InputError) ExitCode() int { return 2 }
 func scenarioName(o *Options) string { return nameOr(o.File, "(the built-in default)") }
 
 // One builds and runs one scenario, checks its invariants and summarises
-// it.
+// it: the summary is the run's result read with the built plan (its
+// pricing rules, names, notes), not with the scenario document.
 func One(sc *scenarios.Scenario, o Options, name string, progress bool) (*Run, error) {
 	built, res, err := simulate(sc, o, name, progress)
 	if err != nil {
 		return nil, err
 	}
 	defer built.Close()
-	assumptions := append([]string{}, built.Assumptions...)
-	if n, ok := built.Config.Workload.(interface{ Notes() []string }); ok {
-		assumptions = append(assumptions, n.Notes()...)
-	}
-	pr, err := pricing(sc, built, res)
-	if err != nil {
-		return nil, err
-	}
-	sum := reports.Summarize(res, reports.Meta{
-		Scenario: sc.Metadata.Name, File: o.File, Description: sc.Metadata.Description,
-		Workload: built.Workload, Assumptions: assumptions, Pricing: pr,
-		Start: sc.Spec.Output.Start(),
-	})
+	sum := reports.Summarize(res, built.Meta(o.File))
 	return &Run{Name: name, Result: res, Summary: sum}, nil
-}
-
-// pricing is what the run's nodes cost and how their prices split: GPU
-// nodes' CPUs and memory at GPU-less instances' rates, the GPUs the rest
-// (pricing.split: opencost keeps OpenCost's base-rate ratio).
-func pricing(sc *scenarios.Scenario, built *scenarios.Built, res *sim.Result) (*reports.Pricing, error) {
-	pr := &reports.Pricing{BaseRates: built.BaseRates, Sources: built.PriceSources}
-	rule, budgets, err := sc.Showback()
-	if err != nil {
-		return nil, err
-	}
-	pr.IdleDistribution, pr.Budgets = rule, budgets
-	opencost, err := sc.OpenCostSplit()
-	if err != nil {
-		return nil, err
-	}
-	if !opencost {
-		rates, err := sc.CPUMemoryRates()
-		if err != nil {
-			return nil, err
-		}
-		pr.CPUMemory = rates
-	}
-	for i, p := range built.Prices {
-		pp := reports.PoolPricing{PerHour: p.PerHour, CapacityType: p.CapacityType, Basis: p.Basis,
-			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures}
-		if p.CapacityType == models.Spot && i < len(res.Pools) {
-			pp.OnDemandPerHour = sc.OnDemandPriceOf(res.Pools[i].Spec.Name, res.Pools[i].Spec.InstanceType)
-		}
-		pr.Pools = append(pr.Pools, pp)
-	}
-	return pr, nil
 }
 
 // simulate builds and runs one scenario and checks its invariants; the
@@ -252,12 +209,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		sc   func() (*scenarios.Scenario, error)
 		wrap string // prefixes the run's error
 	}
-	given := sync.OnceValues(func() (*scenarios.Scenario, error) {
-		if sc.UsesSpot() {
-			prime(sc) // the twin and the curve's runs read it while it runs
-		}
-		return sc, nil
-	})
+	given := func() (*scenarios.Scenario, error) { return sc, nil }
 	jobs := []job{{name: o.Variant, sc: given}}
 	if o.Variant != "" {
 		jobs[0].wrap = "variant " + o.Variant
@@ -265,13 +217,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	variants := o.Variant == "" && !o.NoVariants && len(base.Spec.Variants) > 0
 	if variants {
 		for _, name := range base.VariantNames() {
-			build := sync.OnceValues(func() (*scenarios.Scenario, error) {
-				v, err := base.Variant(name)
-				if err == nil && v.UsesSpot() {
-					prime(v) // its curve's runs read it while it runs
-				}
-				return v, err
-			})
+			build := sync.OnceValues(func() (*scenarios.Scenario, error) { return base.Variant(name) })
 			jobs = append(jobs, job{name: name, sc: build, wrap: "variant " + name})
 		}
 	}
@@ -362,35 +308,49 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	for i := range runs {
 		runs[i] = res[i].run
 	}
-	main := runs[0]
-	out := &Outcome{Main: *main, workers: o.Workers}
+	var vs []*Run
 	if variants {
-		main.Summary.Variants = []reports.RunFigures{reports.Figures("(as given)", main.Summary)}
-		for k, name := range base.VariantNames() {
-			vr := runs[1+k]
-			f := reports.Figures(name, vr.Summary)
-			reports.PairWithBase(&f, &main.Summary.Variants[0], vr.Result, main.Result)
-			main.Summary.Variants = append(main.Summary.Variants, f)
-			out.Variants = append(out.Variants, *vr)
-		}
-		out.Main.Summary = main.Summary
+		vs = runs[1 : 1+len(base.Spec.Variants)]
 	}
+	var tw *Run
 	if twin {
-		tw := runs[len(runs)-1]
-		out.Main.Summary.SpotVsOnDemand = reports.CompareSpot(out.Main.Summary, tw.Summary, out.Main.Result, tw.Result)
+		tw = runs[len(runs)-1]
 	}
+	var sens []reports.SpotCurve
 	for _, cj := range curves {
 		if !usesSpot(cj.run) {
 			continue
 		}
 		od := res[cj.first].sum
 		if twinned(&cj) {
-			od = runs[len(runs)-1].Summary
+			od = tw.Summary
 		}
-		curve := cj.c.finish(od, runs[cj.run].Summary)
-		out.Main.Summary.SpotSensitivity = append(out.Main.Summary.SpotSensitivity, *curve)
+		sens = append(sens, *cj.c.finish(od, runs[cj.run].Summary))
 	}
-	return out, nil
+	return assemble(runs[0], vs, tw, sens, o.Workers), nil
+}
+
+// assemble is the one place an outcome's summary is put together beyond
+// what reports.Summarize makes of one run and its plan: the variants'
+// figures, each paired with the run as given; the comparison with the
+// all-on-demand twin (nil: none); the spot sensitivity curves.
+func assemble(main *Run, variants []*Run, twin *Run, curves []reports.SpotCurve, workers int) *Outcome {
+	out := &Outcome{Main: *main, workers: workers}
+	sum := out.Main.Summary
+	if len(variants) > 0 {
+		sum.Variants = []reports.RunFigures{reports.Figures("(as given)", sum)}
+		for _, vr := range variants {
+			f := reports.Figures(vr.Name, vr.Summary)
+			reports.PairWithBase(&f, &sum.Variants[0], vr.Result, main.Result)
+			sum.Variants = append(sum.Variants, f)
+			out.Variants = append(out.Variants, *vr)
+		}
+	}
+	if twin != nil {
+		sum.SpotVsOnDemand = reports.CompareSpot(sum, twin.Summary, main.Result, twin.Result)
+	}
+	sum.SpotSensitivity = append(sum.SpotSensitivity, curves...)
+	return out
 }
 
 func boolInt(b bool) int {

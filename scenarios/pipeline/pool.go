@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-
-	"gpuplan.dev/gpuplan/scenarios"
 )
 
 // Workers is the number of workers to use when the caller asks for 0:
@@ -123,15 +121,4 @@ func Pool[T any](ctx context.Context, n, workers int, job func(ctx context.Conte
 		}
 	}
 	return results, nil
-}
-
-// prime loads what a scenario reads on first use and then keeps (its
-// price catalog, when a pool names an instance type) before runs on
-// several workers share the scenario: the scenario keeps it without a
-// lock, so two runs loading it at once would race. Build loads it the
-// same way, so an error here comes back from the run itself.
-func prime(sc *scenarios.Scenario) {
-	if sc != nil {
-		_, _ = sc.Cluster()
-	}
 }

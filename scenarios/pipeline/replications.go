@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
@@ -16,6 +15,9 @@ type Side struct {
 	Scenario *scenarios.Scenario
 	// File is the scenario's path as the user gave it, for the reports.
 	File string
+	// MaxEvents is the work budget each run is built with
+	// (scenarios.Options.MaxEvents; 0: the default).
+	MaxEvents int64
 }
 
 // Replications runs every side on reps seeds from seed on, on a pool of
@@ -28,18 +30,9 @@ func Replications(sides []Side, seed uint64, reps, workers int) ([][]*reports.Su
 	n := len(sides)
 	gc := startGCFloor(min(Workers(workers), max(1, n*reps))) // before anything is built: see gcFloor
 	defer gc.stop()
-	// A side's scenario is primed by its first run, on a worker, before
-	// any of its runs reads it.
-	primed := make([]func() *scenarios.Scenario, n)
-	for i, sd := range sides {
-		primed[i] = sync.OnceValue(func() *scenarios.Scenario {
-			prime(sd.Scenario)
-			return sd.Scenario
-		})
-	}
 	sums, err := Pool(context.Background(), n*reps, workers, func(_ context.Context, i int) (*reports.Summary, error) {
 		sd, s := &sides[i%n], seed+uint64(i/n)
-		r, err := One(primed[i%n](), Options{Build: scenarios.Options{Seed: &s}, File: sd.File}, sd.Name, false)
+		r, err := One(sd.Scenario, Options{Build: scenarios.Options{Seed: &s, MaxEvents: sd.MaxEvents}, File: sd.File}, sd.Name, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s, seed %d: %w", sd.Name, s, err)
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // MaxTicks bounds a trace's data points (a year at 1-second ticks).
@@ -20,13 +20,21 @@ type Trace struct {
 	// Peak is the most instances held at any tick: the size of the
 	// cluster the trace was collected with, as far as the data shows.
 	Peak int32
+	// Prices is the spot price in $/h at each tick, when the file gives
+	// them (the repository's preemption traces of April 2023 do: a
+	// "prices" list as long as "data"); nil otherwise.
+	Prices []float64
 }
+
+// MaxPrice bounds a tick's price: $10,000 an hour.
+const MaxPrice = 10_000
 
 type file struct {
 	Metadata struct {
 		GapSeconds int64 `json:"gap_seconds"`
 	} `json:"metadata"`
-	Data []int64 `json:"data"`
+	Data   []int64   `json:"data"`
+	Prices []float64 `json:"prices"`
 }
 
 // Parse reads a trace from data (JSON; YAML of the same shape is read
@@ -64,6 +72,17 @@ func Parse(name string, data []byte) (*Trace, error) {
 	}
 	if t.Peak == 0 {
 		return nil, bad("data", "no tick holds an instance: the trace never had spot capacity")
+	}
+	if f.Prices != nil {
+		if len(f.Prices) != len(f.Data) {
+			return nil, bad("prices", "has %d prices for %d data points; a price is the $/h at each tick", len(f.Prices), len(f.Data))
+		}
+		for i, p := range f.Prices {
+			if p < 0 || p > MaxPrice { // JSON has no NaN or infinities
+				return nil, bad(fmt.Sprintf("prices[%d]", i), "is %g; a spot price is from 0 to %d $/h", p, MaxPrice)
+			}
+		}
+		t.Prices = f.Prices
 	}
 	return t, nil
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // A hand-written 4-node preemption-style trace (testdata/PROVENANCE.md):
@@ -52,6 +52,22 @@ func TestAvailabilityStyleTrace(t *testing.T) {
 	require.Equal(t, int64(12), tr.Drops(3))
 }
 
+// The repository's April 2023 preemption traces carry the spot price at
+// each tick ("prices"); they were refused as an unknown field. The shape,
+// copied by hand: 8 ticks 32 s apart, the instance lost at tick 3 and back
+// at tick 5 (one drop), and the price at each tick kept.
+func TestTraceWithPrices(t *testing.T) {
+	tr, err := Read("testdata/preemption_1node_prices.json")
+	require.NoError(t, err)
+	require.Equal(t, 32*time.Second, tr.Gap)
+	require.Equal(t, []int32{1, 1, 1, 0, 0, 1, 1, 1}, tr.Counts)
+	require.Equal(t, int64(1), tr.Drops(1))
+	require.Equal(t, []float64{0.918, 0.918, 0.918, 0.918, 0.9311, 0.9311, 0.9311, 0.9311}, tr.Prices)
+	tr, err = Read("testdata/preemption_4node.json")
+	require.NoError(t, err)
+	require.Nil(t, tr.Prices, "a trace without prices")
+}
+
 func TestBadTraces(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`{"metadata": {"gap_seconds": 0}, "data": [1]}`, `t.json:1:30: metadata.gap_seconds: is 0; the seconds between ticks are from 1 to 604800`},
@@ -61,6 +77,9 @@ func TestBadTraces(t *testing.T) {
 		{`{"metadata": {"gap_seconds": 300}, "data": [0, 0]}`, `data: no tick holds an instance`},
 		{`{"metadata": {"gap": 300}, "data": [1]}`, `t.json:1:15: metadata.gap: unknown field "gap"`},
 		{`[1, 2, 3]`, `t.json:1:1: expected a mapping, got a list`},
+		{`{"metadata": {"gap_seconds": 30}, "data": [1, 0], "prices": [0.9]}`, `t.json:1:61: prices: has 1 prices for 2 data points`},
+		{`{"metadata": {"gap_seconds": 30}, "data": [1, 0], "prices": [0.9, -1]}`, `t.json:1:67: prices[1]: is -1; a spot price is from 0 to 10000 $/h`},
+		{`{"metadata": {"gap_seconds": 30}, "data": [1, 0], "prices": [0.9, "x"]}`, `prices[1]`},
 	} {
 		_, err := Parse("t.json", []byte(c.in))
 		require.Error(t, err, c.in)
@@ -72,7 +91,7 @@ func TestBadTraces(t *testing.T) {
 
 func FuzzSkyPilot(f *testing.F) {
 	// Seeds: the two hand-written traces in testdata, and short ones.
-	for _, name := range []string{"testdata/preemption_4node.json", "testdata/availability_1node.json"} {
+	for _, name := range []string{"testdata/preemption_4node.json", "testdata/availability_1node.json", "testdata/preemption_1node_prices.json"} {
 		data, err := os.ReadFile(name)
 		require.NoError(f, err)
 		f.Add(data)

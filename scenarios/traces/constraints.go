@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // TermSpec is a required node affinity term: all its expressions hold.

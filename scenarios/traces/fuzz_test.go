@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Every parser must turn any input into jobs that validate or an

@@ -13,8 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // NativeColumns lists the native CSV columns. submit and duration are

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // The openb trace (Alibaba cluster-trace-gpu-v2023, used by the FGD paper).

@@ -5,9 +5,9 @@ import (
 	"io"
 	"time"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Public GPU cluster traces, read as published. Each row becomes a gpuplan

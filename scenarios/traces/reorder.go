@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // absJob is a job with an absolute submit time (ms since the epoch) and

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // TraceScan is what one light pass over a trace learned (SizeTrace): the

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/models"
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Checks shared by the trace, price and profile readers: every input file
@@ -131,11 +131,7 @@ func (e *lineTooLong) Error() string {
 }
 
 func (e *lineTooLong) inputError(file string) *strict.InputError {
-	msg := fmt.Sprintf("the line is longer than %d MiB: is this a text file of the format given?", strict.MaxLineBytes>>20)
-	if e.record {
-		msg = fmt.Sprintf("a record (a quoted field running over several lines) is longer than %d MiB: is a quote left open?", strict.MaxLineBytes>>20)
-	}
-	return &strict.InputError{File: file, Line: e.line, Msg: msg}
+	return strict.LineTooLong(file, e.line, e.record)
 }
 
 // boundedReader drops a leading UTF-8 byte order mark and fails, with the
@@ -225,92 +221,18 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 func DropBOM(b []byte) []byte { return bytes.TrimPrefix(b, utf8BOM) }
 
 // checkLines refuses a whole file read into memory whose lines are longer
-// than MaxLineBytes, naming the line.
-func checkLines(file string, data []byte) error {
-	line := 1
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			i = len(data)
-		}
-		if i > strict.MaxLineBytes {
-			return (&lineTooLong{line: line}).inputError(file)
-		}
-		if i == len(data) {
-			break
-		}
-		data = data[i+1:]
-		line++
-	}
-	return nil
-}
+// than MaxLineBytes, naming the line (strict.CheckLines).
+func checkLines(file string, data []byte) error { return strict.CheckLines(file, data) }
 
 // CheckLines refuses data (a file read whole) with a line longer than
 // MaxLineBytes, as an InputError naming the file and line.
-func CheckLines(file string, data []byte) error { return checkLines(file, data) }
+func CheckLines(file string, data []byte) error { return strict.CheckLines(file, data) }
 
-// maxMessageBytes bounds an error message built from a decoder's text.
-const maxMessageBytes = 4 * strict.MaxQuote
+// boundMessage bounds a decoder's error text (strict.BoundMessage).
+func boundMessage(msg string) string { return strict.BoundMessage(msg) }
 
-// boundMessage rewrites a decoder's error text so that it quotes at most
-// MaxQuote bytes of input: each Go-quoted string in it longer than that is
-// re-quoted with Quote, and the whole is cut to a few hundred bytes.
-func boundMessage(msg string) string {
-	if len(msg) <= strict.MaxQuote {
-		return msg
-	}
-	var b strings.Builder
-	for rest := msg; rest != ""; {
-		i := strings.IndexByte(rest, '"')
-		if i < 0 {
-			b.WriteString(rest)
-			break
-		}
-		b.WriteString(rest[:i])
-		q, err := strconv.QuotedPrefix(rest[i:])
-		if err != nil {
-			b.WriteString(rest[i:])
-			break
-		}
-		if s, err := strconv.Unquote(q); err == nil && len(s) > strict.MaxQuote {
-			b.WriteString(strict.Quote(s))
-		} else {
-			b.WriteString(q)
-		}
-		rest = rest[i+len(q):]
-	}
-	out := b.String()
-	if len(out) > maxMessageBytes {
-		return strings.ToValidUTF8(out[:maxMessageBytes], "") + fmt.Sprintf("... (%d bytes of message cut)", len(out)-maxMessageBytes)
-	}
-	return out
-}
-
-// BoundError returns err with its message bounded as boundMessage does
-// (an InputError keeps its file, line and field).
-func BoundError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ie *strict.InputError
-	if errors.As(err, &ie) {
-		if len(ie.Msg) <= strict.MaxQuote && len(ie.Field) <= strict.MaxQuote {
-			return err
-		}
-		out := *ie
-		out.Msg = boundMessage(ie.Msg)
-		if len(out.Field) > strict.MaxQuote {
-			out.Field = strict.Quote(out.Field)
-		}
-		return &out
-	}
-	if msg := err.Error(); len(msg) > strict.MaxQuote {
-		if b := boundMessage(msg); b != msg {
-			return errors.New(b)
-		}
-	}
-	return err
-}
+// BoundError returns err with its message bounded (strict.BoundError).
+func BoundError(err error) error { return strict.BoundError(err) }
 
 // MIGProfileNames lists every MIG profile of the MIG-capable GPU models,
 // sorted (a trace may ask for any of them).

@@ -18,8 +18,8 @@ import (
 	"maps"
 	"slices"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // NativeWriter writes jobs in a native format: CSV (NativeColumns) or,

@@ -448,11 +448,31 @@ type Controller struct {
 	// field indexes it); rootNode is each tree's root node.
 	cohorts  [][]int
 	rootNode []int
-	nodes    []*cnode
+	tree
 	// lenders are the Cohort nodes that hold quota of their own.
 	lenders []int
 	fair    fairDivision
 	wls     wlIndex
+	lookups
+	seq int64
+	// evicted wait for the end of the cycle that evicted them.
+	evicted []*wl
+	// lending is per cohort tree (buildLending).
+	lending []lending
+	slabs
+	// ver counts changes of what admission decisions depend on (usage,
+	// the admitted workloads), pver changes of pending demand; Version
+	// is their sum.
+	ver, pver uint64
+	// noShortcuts makes every cycle try every head afresh (tests hold
+	// the shortcuts to the decisions they would take without).
+	noShortcuts bool
+	cycleScratch
+}
+
+// lookups remember the last answers of Submit's lookups, which a run's
+// jobs mostly repeat.
+type lookups struct {
 	// lastLQ and lastCQ: the LocalQueue last submitted to and its queue.
 	lastLQ string
 	lastCQ int
@@ -467,11 +487,10 @@ type Controller struct {
 	// are few (lookup scans them: cheaper than hashing a name each job).
 	lqNames []string
 	lqCQ    []int
-	seq     int64
-	// evicted wait for the end of the cycle that evicted them.
-	evicted []*wl
-	// lending is per cohort tree (buildLending).
-	lending []lending
+}
+
+// slabs are what a controller's workloads are cut from.
+type slabs struct {
 	// reqSlab, wlSlab and intSlab are where workloads' per-resource
 	// requests, the workloads themselves and their flavor assignments
 	// (and decisions' flavors) are cut from, a block at a time;
@@ -486,14 +505,12 @@ type Controller struct {
 	// was, so they stay stale. noReuse turns it off (tests).
 	free    []*wl
 	noReuse bool
-	// ver counts changes of what admission decisions depend on (usage,
-	// the admitted workloads), pver changes of pending demand; Version
-	// is their sum.
-	ver, pver uint64
-	// noShortcuts makes every cycle try every head afresh (tests hold
-	// the shortcuts to the decisions they would take without).
-	noShortcuts bool
-	// Cycle's scratch: cycles numbers the cycles (bucket.skipped), why
+}
+
+// cycleScratch is Cycle's scratch, kept between cycles so that a cycle
+// allocates nothing unless it decides something.
+type cycleScratch struct {
+	// cycles numbers the cycles (bucket.skipped), why
 	// and whyCur are assignment's reasons, reason the one being written.
 	cycles     uint64
 	cycBlocked []bool
@@ -509,7 +526,8 @@ type Controller struct {
 
 // New checks a spec and returns its controller.
 func New(spec Spec) (*Controller, error) {
-	c := &Controller{spec: spec, res: map[string]int{}, flavor: map[string]int{}, cqByName: map[string]int{}, lq: map[string]int{}, ver: 1, lastCQ: -1}
+	c := &Controller{spec: spec, res: map[string]int{}, flavor: map[string]int{}, cqByName: map[string]int{}, lq: map[string]int{}, ver: 1}
+	c.lastCQ = -1
 	for i, f := range spec.Flavors {
 		if _, dup := c.flavor[f.Name]; dup || f.Name == "" {
 			return nil, fmt.Errorf("ResourceFlavor %q: missing or duplicate name", f.Name)
@@ -524,48 +542,9 @@ func New(spec Spec) (*Controller, error) {
 			return nil, fmt.Errorf("ClusterQueue %q: missing or duplicate name", q.Name)
 		}
 		c.cqByName[q.Name] = qi
-		st := &cqState{ClusterQueue: q, cohort: -1}
-		seen := map[string]bool{}
-		for gi, g := range q.Groups {
-			var fl []int
-			var quota [][]Quota
-			var usage [][]int64
-			for _, r := range g.Covered {
-				if seen[r] {
-					return nil, fmt.Errorf("ClusterQueue %s: resource %s is in two resource groups", q.Name, r)
-				}
-				seen[r] = true
-				if _, ok := c.res[r]; !ok {
-					c.res[r] = len(c.resName)
-					c.resName = append(c.resName, r)
-				}
-			}
-			for _, f := range g.Flavors {
-				fi, ok := c.flavor[f.Flavor]
-				if !ok {
-					return nil, fmt.Errorf("ClusterQueue %s: resourceGroups[%d] names flavor %q, which no ResourceFlavor defines", q.Name, gi, f.Flavor)
-				}
-				if len(f.Resources) != len(g.Covered) {
-					return nil, fmt.Errorf("ClusterQueue %s: flavor %s lists %d resources, the group covers %d", q.Name, f.Flavor, len(f.Resources), len(g.Covered))
-				}
-				for ri, rq := range f.Resources {
-					if rq.Nominal < 0 || rq.BorrowingLimit < NoLimit || rq.LendingLimit < NoLimit {
-						return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: negative quota", q.Name, f.Flavor, g.Covered[ri])
-					}
-					if rq.LendingLimit > rq.Nominal {
-						return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: lendingLimit %d is more than nominalQuota %d", q.Name, f.Flavor, g.Covered[ri], rq.LendingLimit, rq.Nominal)
-					}
-					if q.Cohort == "" && (rq.BorrowingLimit != NoLimit || rq.LendingLimit != NoLimit) {
-						return nil, fmt.Errorf("ClusterQueue %s: borrowingLimit and lendingLimit need a cohort", q.Name)
-					}
-				}
-				fl = append(fl, fi)
-				quota = append(quota, f.Resources)
-				usage = append(usage, make([]int64, len(g.Covered)))
-			}
-			st.flavors = append(st.flavors, fl)
-			st.quota = append(st.quota, quota)
-			st.usage = append(st.usage, usage)
+		st, err := c.queueState(q)
+		if err != nil {
+			return nil, err
 		}
 		c.cqs = append(c.cqs, st)
 	}
@@ -574,36 +553,7 @@ func New(spec Spec) (*Controller, error) {
 	}
 	// (After the tree: a Cohort may name resources no queue covers.)
 	for _, st := range c.cqs {
-		st.groupOf = make([]int, len(c.resName))
-		st.posOf = make([]int, len(c.resName))
-		for i := range st.groupOf {
-			st.groupOf[i], st.posOf[i] = -1, -1
-		}
-		st.resOf = make([][]int, len(st.Groups))
-		st.keys = make([][][]int, len(st.Groups))
-		n := 0
-		for gi := range st.Groups {
-			st.labelKeys = append(st.labelKeys, groupLabelKeys(c.spec.Flavors, st.flavors[gi]))
-			st.flat = append(st.flat, n)
-			n += len(st.flavors[gi])
-		}
-		for gi, g := range st.Groups {
-			for r, name := range g.Covered {
-				ri := c.res[name]
-				st.groupOf[ri], st.posOf[ri] = gi, r
-				st.resOf[gi] = append(st.resOf[gi], ri)
-			}
-			for f, fl := range st.flavors[gi] {
-				keys := make([]int, len(g.Covered))
-				for r, ri := range st.resOf[gi] {
-					keys[r] = c.frKey(fl, ri)
-					if IsGPU(g.Covered[r]) {
-						st.gpuSlots = append(st.gpuSlots, slot{gi, f, r})
-					}
-				}
-				st.keys[gi] = append(st.keys[gi], keys)
-			}
-		}
+		c.indexQueue(st)
 	}
 	for _, st := range c.cqs {
 		for _, p := range st.gpuSlots {
@@ -659,6 +609,92 @@ func New(spec Spec) (*Controller, error) {
 		}
 	}
 	return c, nil
+}
+
+// queueState checks a ClusterQueue's resource groups and quotas and makes
+// its state: its flavors, quotas and (zero) usage per group, registering
+// the resources it covers.
+func (c *Controller) queueState(q ClusterQueue) (*cqState, error) {
+	st := &cqState{ClusterQueue: q, cohort: -1}
+	seen := map[string]bool{}
+	for gi, g := range q.Groups {
+		var fl []int
+		var quota [][]Quota
+		var usage [][]int64
+		for _, r := range g.Covered {
+			if seen[r] {
+				return nil, fmt.Errorf("ClusterQueue %s: resource %s is in two resource groups", q.Name, r)
+			}
+			seen[r] = true
+			if _, ok := c.res[r]; !ok {
+				c.res[r] = len(c.resName)
+				c.resName = append(c.resName, r)
+			}
+		}
+		for _, f := range g.Flavors {
+			fi, ok := c.flavor[f.Flavor]
+			if !ok {
+				return nil, fmt.Errorf("ClusterQueue %s: resourceGroups[%d] names flavor %q, which no ResourceFlavor defines", q.Name, gi, f.Flavor)
+			}
+			if len(f.Resources) != len(g.Covered) {
+				return nil, fmt.Errorf("ClusterQueue %s: flavor %s lists %d resources, the group covers %d", q.Name, f.Flavor, len(f.Resources), len(g.Covered))
+			}
+			for ri, rq := range f.Resources {
+				if rq.Nominal < 0 || rq.BorrowingLimit < NoLimit || rq.LendingLimit < NoLimit {
+					return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: negative quota", q.Name, f.Flavor, g.Covered[ri])
+				}
+				if rq.LendingLimit > rq.Nominal {
+					return nil, fmt.Errorf("ClusterQueue %s: flavor %s resource %s: lendingLimit %d is more than nominalQuota %d", q.Name, f.Flavor, g.Covered[ri], rq.LendingLimit, rq.Nominal)
+				}
+				if q.Cohort == "" && (rq.BorrowingLimit != NoLimit || rq.LendingLimit != NoLimit) {
+					return nil, fmt.Errorf("ClusterQueue %s: borrowingLimit and lendingLimit need a cohort", q.Name)
+				}
+			}
+			fl = append(fl, fi)
+			quota = append(quota, f.Resources)
+			usage = append(usage, make([]int64, len(g.Covered)))
+		}
+		st.flavors = append(st.flavors, fl)
+		st.quota = append(st.quota, quota)
+		st.usage = append(st.usage, usage)
+	}
+	return st, nil
+}
+
+// indexQueue fills a queue's indices by resource (its group and
+// position there), its groups' label keys and flavor patterns' places,
+// its flavor-resource keys in the tree and its GPU slots.
+func (c *Controller) indexQueue(st *cqState) {
+	st.groupOf = make([]int, len(c.resName))
+	st.posOf = make([]int, len(c.resName))
+	for i := range st.groupOf {
+		st.groupOf[i], st.posOf[i] = -1, -1
+	}
+	st.resOf = make([][]int, len(st.Groups))
+	st.keys = make([][][]int, len(st.Groups))
+	n := 0
+	for gi := range st.Groups {
+		st.labelKeys = append(st.labelKeys, groupLabelKeys(c.spec.Flavors, st.flavors[gi]))
+		st.flat = append(st.flat, n)
+		n += len(st.flavors[gi])
+	}
+	for gi, g := range st.Groups {
+		for r, name := range g.Covered {
+			ri := c.res[name]
+			st.groupOf[ri], st.posOf[ri] = gi, r
+			st.resOf[gi] = append(st.resOf[gi], ri)
+		}
+		for f, fl := range st.flavors[gi] {
+			keys := make([]int, len(g.Covered))
+			for r, ri := range st.resOf[gi] {
+				keys[r] = c.frKey(fl, ri)
+				if IsGPU(g.Covered[r]) {
+					st.gpuSlots = append(st.gpuSlots, slot{gi, f, r})
+				}
+			}
+			st.keys[gi] = append(st.keys[gi], keys)
+		}
+	}
 }
 
 // Spec returns the policy the controller enforces.
@@ -958,14 +994,6 @@ func (c *Controller) ClusterQueueOf(localQueue string) string {
 	return ""
 }
 
-func (c *Controller) charge(x *wl, sign int64) {
-	for g, f := range x.assign {
-		if f >= 0 {
-			c.chargeGroup(x, g, sign)
-		}
-	}
-}
-
 func (c *Controller) release(x *wl) {
 	c.charge(x, -1)
 	c.ver++
@@ -1038,15 +1066,15 @@ func (c *Controller) fits(st *cqState, g, f, r int, extra int64, allowBorrow boo
 	return true, 0
 }
 
-// assignment finds a flavor per group for x, in order, as the queue's
-// flavorFungibility says, and writes it to assign (one per group of the
-// queue, -1 unused). borrow reports whether it borrows; ok false gives
-// the first group that did not fit (a group stopped at a flavor where
-// preemption would make room also fails, so the caller preempts there)
-// and, with why, writes the reason to c.why.
-func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool) (ok, borrow bool, failed int) {
+// assignment is the flavor assigner: it finds a flavor per group for x,
+// in order, as the queue's flavorFungibility says, and writes it to
+// assign (one per group of the queue, -1 unused). The result's outcome is
+// the worst of the groups' (a group stopped at a flavor where preemption
+// would make room is preemptFit), its failed the first group that did
+// not fit, where the caller preempts; with why, the reason goes to c.why.
+func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool) assignResult {
 	st := c.cqs[x.cq]
-	failed = -1
+	res := assignResult{outcome: fit, failed: -1}
 	for g := range st.Groups {
 		assign[g] = -1
 		asks := false
@@ -1114,16 +1142,21 @@ func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool)
 				continue
 			}
 			assign[g] = f
-			borrow = borrow || b
+			res.borrow = res.borrow || b
 			break
 		}
 		if assign[g] < 0 && borrowAt >= 0 && !stopped {
 			assign[g] = borrowAt
-			borrow = true
+			res.borrow = true
 		}
 		if assign[g] < 0 {
-			if failed < 0 {
-				failed = g
+			o := noFit
+			if stopped {
+				o = preemptFit
+			}
+			res.outcome = min(res.outcome, o)
+			if res.failed < 0 {
+				res.failed = g
 			}
 			if why {
 				if len(cur) == 0 {
@@ -1134,10 +1167,10 @@ func (c *Controller) assignment(x *wl, allowBorrow bool, assign []int, why bool)
 		}
 		c.whyCur = cur
 	}
-	if failed >= 0 {
-		return false, false, failed
+	if res.outcome != fit {
+		res.borrow = false
 	}
-	return true, borrow, -1
+	return res
 }
 
 // appendWhy appends one flavor's part of a reason, "; " after another's.
@@ -1237,69 +1270,11 @@ func (c *Controller) Cycle() []Decision {
 	block := c.spec.WaitForPodsReady != nil && c.spec.WaitForPodsReady.BlockAdmission
 loop:
 	for {
-		clear(c.cycHeads)
-		heads := c.cycHeads[:0]
-		c.headAssign = c.headAssign[:0]
-		c.shareBuf = c.shareBuf[:0]
-		for qi, st := range c.cqs {
-			if blocked[qi] || st.pendingN == 0 {
-				continue
-			}
-			var first *wl
-			for _, b := range st.bucketsL {
-				if b.skipped == c.cycles {
-					continue
-				}
-				if x := b.first(); x != nil && (first == nil || less(x, first)) {
-					first = x
-				}
-			}
-			if first != nil {
-				// A workload known to fail as things stand has no
-				// assignment (and does not borrow).
-				var as []int
-				h := head{x: first, ver: c.ver, at: len(c.headAssign)}
-				if first.failedAt != c.ver || c.noShortcuts {
-					c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
-					as = c.headAssign[h.at:]
-					if h.fits, h.borrow, _ = c.assignment(first, true, as, false); !h.fits {
-						as = nil
-					}
-				}
-				if fair {
-					h.path, h.shares = c.headShares(first, as)
-				}
-				heads = append(heads, h)
-			}
-		}
-		c.cycHeads = heads
+		heads := c.heads(blocked, fair)
 		if len(heads) == 0 {
 			break
 		}
-		// Heads in order; less orders workloads totally, so the order is
-		// the one sort.SliceStable gave.
-		before := func(a, b *head) bool {
-			if fair {
-				if fairBefore(a, b) {
-					return true
-				}
-				if fairBefore(b, a) {
-					return false
-				}
-			} else if a.borrow != b.borrow {
-				return !a.borrow
-			}
-			return less(a.x, b.x)
-		}
-		slices.SortStableFunc(heads, func(a, b head) int {
-			switch {
-			case before(&a, &b):
-				return -1
-			case before(&b, &a):
-				return 1
-			}
-			return 0
-		})
+		sortHeads(heads, fair)
 		for _, h := range heads {
 			x := h.x
 			st := c.cqs[x.cq]
@@ -1319,16 +1294,16 @@ loop:
 			}
 			before, tried := x.reason, c.ver
 			var as []int
-			ok, g := false, -1
+			res := assignResult{outcome: fit, failed: -1}
 			if h.fits && h.ver == c.ver && !c.noShortcuts {
 				// Nothing changed since its head was found: it fits as
 				// found then.
-				as, ok = c.headAssign[h.at:h.at+len(st.Groups)], true
+				as = c.headAssign[h.at : h.at+len(st.Groups)]
 			} else {
 				as = c.scratchAssign(st)
-				ok, _, g = c.assignment(x, true, as, true)
+				res = c.assignment(x, true, as, true)
 			}
-			if ok {
+			if res.outcome == fit {
 				d := c.admit(x, as)
 				if before == "" {
 					d.Reason = x.bucket.reason
@@ -1349,7 +1324,7 @@ loop:
 				x.reason = string(r)
 			}
 			x.bucket.reason = x.reason
-			if c.preempt(x, g, &out) {
+			if c.preempt(x, res.failed, &out) {
 				if block {
 					break loop
 				}
@@ -1376,6 +1351,82 @@ loop:
 		return nil
 	}
 	return out
+}
+
+// heads are the first pending workload of every queue not blocked this
+// cycle, each with what the flavor assigner makes of it as things stand
+// (its flavors at c.headAssign[at:]) and, under fair sharing, the shares
+// along its queue's path with it admitted (in the controller's scratch:
+// valid until the next call).
+func (c *Controller) heads(blocked []bool, fair bool) []head {
+	clear(c.cycHeads)
+	heads := c.cycHeads[:0]
+	c.headAssign = c.headAssign[:0]
+	c.shareBuf = c.shareBuf[:0]
+	for qi, st := range c.cqs {
+		if blocked[qi] || st.pendingN == 0 {
+			continue
+		}
+		var first *wl
+		for _, b := range st.bucketsL {
+			if b.skipped == c.cycles {
+				continue
+			}
+			if x := b.first(); x != nil && (first == nil || less(x, first)) {
+				first = x
+			}
+		}
+		if first != nil {
+			// A workload known to fail as things stand has no
+			// assignment (and does not borrow).
+			var as []int
+			h := head{x: first, ver: c.ver, at: len(c.headAssign)}
+			if first.failedAt != c.ver || c.noShortcuts {
+				c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
+				as = c.headAssign[h.at:]
+				r := c.assignment(first, true, as, false)
+				if h.fits, h.borrow = r.outcome == fit, r.borrow; !h.fits {
+					as = nil
+				}
+			}
+			if fair {
+				h.path, h.shares = c.headShares(first, as)
+			}
+			heads = append(heads, h)
+		}
+	}
+	c.cycHeads = heads
+	return heads
+}
+
+// sortHeads puts the heads in the order they are tried: under fair
+// sharing by the shares of their sides of their lowest common ancestor,
+// otherwise those that do not borrow first; then in queue order.
+func sortHeads(heads []head, fair bool) {
+	// Heads in order; less orders workloads totally, so the order is
+	// the one sort.SliceStable gave.
+	before := func(a, b *head) bool {
+		if fair {
+			if fairBefore(a, b) {
+				return true
+			}
+			if fairBefore(b, a) {
+				return false
+			}
+		} else if a.borrow != b.borrow {
+			return !a.borrow
+		}
+		return less(a.x, b.x)
+	}
+	slices.SortStableFunc(heads, func(a, b head) int {
+		switch {
+		case before(&a, &b):
+			return -1
+		case before(&b, &a):
+			return 1
+		}
+		return 0
+	})
 }
 
 func (c *Controller) setAside(st *cqState, x *wl, blocked []bool) {

@@ -98,54 +98,20 @@ func (c *Controller) pathShares(p []int) []int64 {
 	return out
 }
 
-// withCharged runs fn with x charged to assign (one flavor per group, -1
-// unused), and takes the charge back.
-func (c *Controller) withCharged(x *wl, assign []int, fn func()) {
-	saved := x.assign
-	x.assign = assign
-	for g, f := range assign {
-		if f >= 0 {
-			c.chargeGroup(x, g, +1)
-		}
-	}
-	fn()
-	for g, f := range assign {
-		if f >= 0 {
-			c.chargeGroup(x, g, -1)
-		}
-	}
-	x.assign = saved
-}
-
 // headShares are the shares along x's queue's path with x admitted to
 // assign (as they stand when assign is nil), appended to c.shareBuf (the
 // cycle's scratch).
 func (c *Controller) headShares(x *wl, assign []int) (path []int, shares []int64) {
 	st := c.cqs[x.cq]
 	path = c.path(st)
-	saved := x.assign
 	if assign != nil {
-		x.assign = assign
-		c.chargeAs(x, +1)
+		defer c.simulateAdd(x, assign).undo()
 	}
 	start := len(c.shareBuf)
 	for _, i := range path {
 		c.shareBuf = append(c.shareBuf, c.nodeShare(i))
 	}
-	if assign != nil {
-		c.chargeAs(x, -1)
-		x.assign = saved
-	}
 	return path, c.shareBuf[start:len(c.shareBuf):len(c.shareBuf)]
-}
-
-// chargeAs charges (or takes back) x on its assign's flavors.
-func (c *Controller) chargeAs(x *wl, sign int64) {
-	for g, f := range x.assign {
-		if f >= 0 {
-			c.chargeGroup(x, g, sign)
-		}
-	}
 }
 
 // fairBefore orders two heads by the shares of their sides of their
@@ -169,21 +135,6 @@ func groupAssign(st *cqState, g, f int) []int {
 	return assign
 }
 
-// chargeGroup adds (or takes away) x's requests of group g on its
-// assigned flavor there.
-func (c *Controller) chargeGroup(x *wl, g int, sign int64) {
-	st := c.cqs[x.cq]
-	f := x.assign[g]
-	for ri, a := range x.req {
-		if a == 0 || st.groupOf[ri] != g {
-			continue
-		}
-		r := st.posOf[ri]
-		st.usage[g][f][r] += sign * a
-		c.addUsage(st.node, st.keys[g][f][r], sign*a)
-	}
-}
-
 // lca gives the positions in the two paths of the children of their
 // lowest common ancestor (its own two sides).
 func lca(px, py []int) (int, int) {
@@ -196,10 +147,10 @@ func lca(px, py []int) (int, int) {
 
 // borrowingOn says whether a node uses more than its subtree quota of any
 // resource in the flavor.
-func (c *Controller) borrowingOn(i, flavor int) bool {
-	n := c.nodes[i]
-	for ri := range c.resName {
-		if k := c.frKey(flavor, ri); n.usage[k] > n.subtree[k] {
+func (t *tree) borrowingOn(i, flavor int) bool {
+	n := t.nodes[i]
+	for ri := range t.nres {
+		if k := t.frKey(flavor, ri); n.usage[k] > n.subtree[k] {
 			return true
 		}
 	}
@@ -249,11 +200,12 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 		}
 		return true
 	}
-	var removed []*wl
+	r := removal{c: c}
+	defer r.undo() // the caller releases the targets for good
+	fits := func() bool { return c.fitsIn(x, g, f, true) }
 	take := func(t *wl) bool {
-		c.charge(t, -1)
-		removed = append(removed, t)
-		return c.fitsIn(x, g, f, true)
+		r.remove(t)
+		return fits()
 	}
 	fit := false
 	for si, strat := range c.spec.FairSharing.Strategies {
@@ -290,19 +242,11 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 				}
 				kx, ky := lca(xPath, paths[q])
 				mySide, theirSide := xPath[kx], paths[q][ky]
-				var reclaim bool
-				var mine int64
-				c.withCharged(x, assign, func() {
-					reclaim = !c.borrowingOn(mySide, flavor)
-					mine = c.nodeShare(mySide)
-				})
+				reclaim, mine := c.sideWith(x, assign, mySide, flavor)
 				for len(l) > 0 {
 					t := l[0]
 					l = l[1:]
-					old := c.nodeShare(theirSide)
-					c.charge(t, -1)
-					after := c.nodeShare(theirSide)
-					c.charge(t, +1)
+					old, after := c.nodeShare(theirSide), c.shareWithout(t, theirSide)
 					if reclaim || strat.allows(mine, old, after) {
 						fit, progressed = take(t), true
 						break
@@ -326,34 +270,23 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 		}
 	}
 	if !fit {
-		for _, t := range removed {
-			c.charge(t, +1)
-		}
 		return nil
 	}
-	keep := fillBack(c, x, g, f, removed)
-	for _, t := range keep {
-		c.charge(t, +1) // the caller releases them for good
-	}
-	return keep
+	return r.fillBack(fits)
 }
 
-// fillBack puts back, newest removal first, the removed workloads x does
-// not need (all but the last removed are tried); it returns those kept
-// out, in removal order, still uncharged.
-func fillBack(c *Controller, x *wl, g, f int, removed []*wl) []*wl {
-	keep := removed[len(removed)-1:]
-	for i := len(removed) - 2; i >= 0; i-- {
-		t := removed[i]
-		c.charge(t, +1)
-		if c.fitsIn(x, g, f, true) {
-			continue // not needed
-		}
-		c.charge(t, -1)
-		keep = append(keep, t)
-	}
-	slices.Reverse(keep)
-	return keep
+// sideWith says, with x admitted to assign, whether the preemptor's side
+// of the common ancestor (node side) would not borrow on the flavor (a
+// reclaim) and what its share would be.
+func (c *Controller) sideWith(x *wl, assign []int, side, flavor int) (reclaim bool, share int64) {
+	defer c.simulateAdd(x, assign).undo()
+	return !c.borrowingOn(side, flavor), c.nodeShare(side)
+}
+
+// shareWithout is node i's share with t's usage taken away.
+func (c *Controller) shareWithout(t *wl, i int) int64 {
+	defer c.simulateRemoval(t).undo()
+	return c.nodeShare(i)
 }
 
 // FairShares gives each ClusterQueue the GPUs a weighted max-min division

@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"slices"
 	"sort"
 	"strconv"
 )
@@ -40,14 +39,10 @@ func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
 		}
 		// The targets make room in group g: evict them only if x then
 		// fits in every group.
-		for _, t := range targets {
-			c.release(t)
-		}
+		evict := c.simulateEviction(targets)
 		assign := c.scratchAssign(st)
-		if ok, _, _ := c.assignment(x, true, assign, false); !ok {
-			for _, t := range targets {
-				c.readmit(t)
-			}
+		if c.assignment(x, true, assign, false).outcome != fit {
+			evict.undo()
 			continue
 		}
 		for _, t := range targets {
@@ -212,42 +207,18 @@ func (c *Controller) minimal(x *wl, g, f int, cands []*wl, allowBorrow bool) []*
 	}
 	st := c.cqs[x.cq]
 	flavor := st.flavors[g][f]
-	var removed []*wl
-	fit := false
+	r := removal{c: c}
+	defer r.undo() // the caller releases the targets for good
 	for _, t := range cands {
 		if t.cq != x.cq && !c.borrowingOn(c.cqs[t.cq].node, flavor) {
 			continue
 		}
-		c.charge(t, -1)
-		removed = append(removed, t)
+		r.remove(t)
 		if c.fitsIn(x, g, f, allowBorrow) {
-			fit = true
-			break
+			return r.fillBack(func() bool { return c.fitsIn(x, g, f, allowBorrow) })
 		}
 	}
-	if !fit {
-		for _, t := range removed {
-			c.charge(t, +1)
-		}
-		return nil
-	}
-	// Put back what is not needed, all but the last removed, newest
-	// removal first.
-	keep := removed[len(removed)-1:]
-	for i := len(removed) - 2; i >= 0; i-- {
-		t := removed[i]
-		c.charge(t, +1)
-		if c.fitsIn(x, g, f, allowBorrow) {
-			continue // not needed
-		}
-		c.charge(t, -1)
-		keep = append(keep, t)
-	}
-	for _, t := range keep {
-		c.charge(t, +1) // the caller releases them for good
-	}
-	slices.Reverse(keep)
-	return keep
+	return nil
 }
 
 // fitsIn says whether x fits group g's flavor f as the usage stands.

@@ -46,8 +46,18 @@ type cnode struct {
 	weight    int64 // a Cohort's fair-sharing weight in thousandths
 }
 
+// tree is the cohort trees' nodes, ClusterQueues and Cohorts alike, as
+// Kueue's snapshot keeps them (one resource-node type for both; what a
+// node may borrow worked out up the tree). A node's quota and usage are
+// slices indexed by flavor-resource key (frKey).
+type tree struct {
+	nodes []*cnode
+	// nres is the number of resources: a key's stride per flavor.
+	nres int
+}
+
 // frKey is a flavor and resource's index into a node's slices.
-func (c *Controller) frKey(flavor, res int) int { return flavor*len(c.resName) + res }
+func (t *tree) frKey(flavor, res int) int { return flavor*t.nres + res }
 
 func (n *cnode) guaranteed(k int) int64 {
 	if l := n.own[k].LendingLimit; l != NoLimit {
@@ -60,9 +70,9 @@ func (n *cnode) contrib(k int) int64 { return max(0, n.usage[k]-n.guaranteed(k))
 
 // addUsage changes a node's usage and passes the change in what it uses
 // of its parent up the tree.
-func (c *Controller) addUsage(i, k int, d int64) {
+func (t *tree) addUsage(i, k int, d int64) {
 	for i >= 0 && d != 0 {
-		n := c.nodes[i]
+		n := t.nodes[i]
 		before := n.contrib(k)
 		n.usage[k] += d
 		d = n.contrib(k) - before
@@ -71,14 +81,14 @@ func (c *Controller) addUsage(i, k int, d int64) {
 }
 
 // available is what node i may still use of a flavor-resource.
-func (c *Controller) available(i, k int) int64 {
-	n := c.nodes[i]
+func (t *tree) available(i, k int) int64 {
+	n := t.nodes[i]
 	if n.parent < 0 {
 		return n.subtree[k] - n.usage[k]
 	}
 	g := n.guaranteed(k)
 	local := max(0, g-n.usage[k])
-	fromParent := c.available(n.parent, k)
+	fromParent := t.available(n.parent, k)
 	if bl := n.own[k].BorrowingLimit; bl != NoLimit {
 		stored := n.subtree[k] - g
 		usedInParent := max(0, n.usage[k]-g)
@@ -90,13 +100,13 @@ func (c *Controller) available(i, k int) int64 {
 // potentialOf is the most node i could use of a flavor-resource with
 // nothing in use: its guaranteed part plus what its ancestors could give
 // it within its borrowing limit.
-func (c *Controller) potentialOf(i, k int) int64 {
-	n := c.nodes[i]
+func (t *tree) potentialOf(i, k int) int64 {
+	n := t.nodes[i]
 	if n.parent < 0 {
 		return n.subtree[k]
 	}
 	g := n.guaranteed(k)
-	fromParent := c.potentialOf(n.parent, k)
+	fromParent := t.potentialOf(n.parent, k)
 	if bl := n.own[k].BorrowingLimit; bl != NoLimit {
 		fromParent = min(fromParent, n.subtree[k]-g+bl)
 	}
@@ -124,7 +134,8 @@ func (c *Controller) buildTree(spec *Spec) error {
 			}
 		}
 	}
-	nk := len(spec.Flavors) * len(c.resName)
+	c.nres = len(c.resName)
+	nk := len(spec.Flavors) * c.nres
 	newNode := func(name string, cq int) int {
 		n := &cnode{name: name, parent: -1, cq: cq, own: make([]Quota, nk), subtree: make([]int64, nk), usage: make([]int64, nk)}
 		for k := range n.own {
@@ -205,7 +216,16 @@ func (c *Controller) buildTree(spec *Spec) error {
 			n.parent = p
 		}
 	}
-	// Depths, subtree quotas bottom-up (deepest first), roots.
+	c.sumSubtrees(nk)
+	c.findRoots()
+	c.buildFairDivision()
+	return nil
+}
+
+// sumSubtrees works out each node's depth, its subtree quota (bottom-up,
+// deepest first: its own nominal quota and what its children lend up to
+// it) and its potential (nk flavor-resource keys).
+func (c *Controller) sumSubtrees(nk int) {
 	order := make([]int, len(c.nodes))
 	for i, n := range c.nodes {
 		order[i] = i
@@ -232,6 +252,11 @@ func (c *Controller) buildTree(spec *Spec) error {
 			n.potential[k] = c.potentialOf(i, k)
 		}
 	}
+}
+
+// findRoots lists the cohort trees (their roots and member queues, each
+// queue's tree in st.cohort) and the Cohorts that hold quota of their own.
+func (c *Controller) findRoots() {
 	rootOf := func(i int) int {
 		for c.nodes[i].parent >= 0 {
 			i = c.nodes[i].parent
@@ -260,8 +285,6 @@ func (c *Controller) buildTree(spec *Spec) error {
 			c.lenders = append(c.lenders, i)
 		}
 	}
-	c.buildFairDivision()
-	return nil
 }
 
 // root is the tree (index into c.cohorts) a Cohort node belongs to.

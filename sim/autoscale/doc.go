@@ -10,7 +10,9 @@
 //     recommendation in the window wins; scale-up 0 s) and the scaling
 //     policies (Pods or Percent per period, selectPolicy Max, Min or
 //     Disabled; defaults: up 100% or 4 pods per 15 s, down 100% per 15 s)
-//     applied as the controller applies them; a sync every 15 s.
+//     applied as the controller applies them; a sync every 15 s. Checked
+//     sync by sync against Kubernetes' own controller by
+//     validate/xcheck/hpa.
 //   - KEDA: a ScaledObject, which owns the 0 <-> 1 step (a trigger is active
 //     above its activationThreshold; the last replica goes after
 //     cooldownPeriod without activity, polled every pollingInterval) and

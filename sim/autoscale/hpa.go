@@ -63,6 +63,17 @@ type HPASpec struct {
 	Tolerance float64
 	// SyncMs is --horizontal-pod-autoscaler-sync-period (15 s).
 	SyncMs int64
+	// NoBehavior is a HorizontalPodAutoscaler that gives no
+	// spec.behavior (the API server then stores none): the controller
+	// takes its older path (normalizeDesiredReplicas), not the documented
+	// default behavior. A scale-down waits for the highest recommendation
+	// of the last ScaleDown.StabilizationMs
+	// (--horizontal-pod-autoscaler-downscale-stabilization, 300 s), one
+	// made exactly that long ago included; a scale-up goes at most to
+	// max(2 x current, 4) replicas in one sync, whatever the syncs before
+	// it did; no scale event is remembered. The rest of ScaleUp and
+	// ScaleDown is unused.
+	NoBehavior bool
 }
 
 // DefaultScaleUp and DefaultScaleDown are the behaviors the HPA applies
@@ -128,17 +139,33 @@ type stamped struct {
 	replicas int
 }
 
+// scaleEvent is one applied change of one direction, as the controller
+// remembers it: the replicas added (or removed), when, and whether it has
+// been marked outdated (older than its direction's longest policy period
+// at a later change of that direction, which may then take its place).
+type scaleEvent struct {
+	at       int64
+	replicas int
+	outdated bool
+}
+
 // HPA is one HorizontalPodAutoscaler's controller state: the
-// recommendations it made and the scale changes it applied, kept only as
-// long as a window or a policy period looks back.
+// recommendations it made, kept only as long as a window looks back, and
+// the scale changes it applied, kept as the controller keeps them.
 type HPA struct {
-	spec    HPASpec
-	recs    []stamped // recommendations, oldest first
-	changes []stamped // applied changes: at, signed replica delta
+	spec HPASpec
+	recs []stamped // recommendations, oldest first
+	// ups and downs are the scale-up and scale-down events, in the
+	// controller's order (an outdated event's slot is reused).
+	ups, downs []scaleEvent
+	last       int64 // the last sync
 	// flat is the replicas every one of recs recommends, -1 when they
 	// differ (any value when recs is empty): a steady sync checks it
 	// instead of walking the windows.
 	flat int
+	// synced is whether a sync has happened: the first records the
+	// replicas it finds as a recommendation.
+	synced bool
 }
 
 // NewHPA is a controller for spec; it refuses an invalid spec.
@@ -155,12 +182,23 @@ func (h *HPA) Spec() HPASpec { return h.spec }
 // Sync is one reconcile at now (ms): the replicas the target should have.
 func (h *HPA) Sync(now int64, o Observation) int {
 	cur := o.Replicas
+	h.start(now, cur)
 	if cur == 0 && h.spec.MinReplicas > 0 {
 		// The target scaled to zero by hand: the HPA stands aside.
 		return 0
 	}
+	if cur > h.spec.MaxReplicas || cur < h.spec.MinReplicas {
+		// Outside the bounds (edited by hand, or the bounds changed): the
+		// controller sets the bound without reading the metric, recording
+		// no recommendation, and remembers the change for the policies.
+		desired := min(max(cur, h.spec.MinReplicas), h.spec.MaxReplicas)
+		if !h.spec.NoBehavior {
+			h.store(now, desired-cur)
+		}
+		return desired
+	}
 	proposal := h.proposal(o)
-	if proposal == cur && len(h.changes) == 0 && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas &&
+	if proposal == cur && h.quiet(now) && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas &&
 		(len(h.recs) == 0 || h.flat == cur) {
 		h.steady(now, cur)
 		return cur
@@ -176,10 +214,80 @@ func (h *HPA) Sync(now int64, o Observation) int {
 			}
 		}
 	}
-	if desired != cur {
-		h.changes = append(h.changes, stamped{now, desired - cur})
+	if !h.spec.NoBehavior {
+		h.store(now, desired-cur)
 	}
 	return desired
+}
+
+// store remembers a change of delta replicas at now as the controller's
+// storeScaleEvent does: each direction keeps its own events; at a new
+// event, those older than the direction's longest policy period are
+// marked outdated, and the new event takes the slot of the last outdated
+// one (or is appended). An event so replaced is forgotten even where the
+// other direction's (longer) periods would still count it.
+func (h *HPA) store(now int64, delta int) {
+	if delta == 0 {
+		return
+	}
+	list, rules, n := &h.ups, h.spec.ScaleUp, delta
+	if delta < 0 {
+		list, rules, n = &h.downs, h.spec.ScaleDown, -delta
+	}
+	longest := longestPeriod(rules)
+	slot := -1
+	for i := range *list {
+		if (*list)[i].at < now-longest {
+			(*list)[i].outdated = true
+		}
+		if (*list)[i].outdated {
+			slot = i
+		}
+	}
+	e := scaleEvent{at: now, replicas: n}
+	if slot >= 0 {
+		(*list)[slot] = e
+	} else {
+		*list = append(*list, e)
+	}
+}
+
+func longestPeriod(r Rules) int64 {
+	var longest int64
+	for _, p := range r.Policies {
+		longest = max(longest, p.PeriodMs)
+	}
+	return longest
+}
+
+// quiet reports whether no remembered change counts in any policy's
+// period at now (nor at any later time).
+func (h *HPA) quiet(now int64) bool {
+	longest := max(longestPeriod(h.spec.ScaleUp), longestPeriod(h.spec.ScaleDown))
+	for _, l := range [][]scaleEvent{h.ups, h.downs} {
+		for _, e := range l {
+			if e.at+longest > now {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// start is the first sync's bookkeeping: the controller records the
+// replicas it first finds as a recommendation made now
+// (recordInitialRecommendation in k8s.io/kubernetes
+// pkg/controller/podautoscaler/horizontal.go), so a stabilization window
+// holds them back from a change until it has passed: a scale-down waits
+// out the down window, a scale-up the up window.
+func (h *HPA) start(now int64, cur int) {
+	h.last = now
+	if h.synced {
+		return
+	}
+	h.synced = true
+	h.recs = append(h.recs, stamped{now, cur})
+	h.flat = cur
 }
 
 // proposal is the replica calculator's answer for one metric.
@@ -212,19 +320,26 @@ func (h *HPA) proposal(o Observation) int {
 }
 
 func (h *HPA) within(ratio float64) bool {
-	tol := h.spec.Tolerance
-	if ratio > 1 && h.spec.ScaleUp.Tolerance > 0 {
-		tol = h.spec.ScaleUp.Tolerance
+	up, down := h.spec.Tolerance, h.spec.Tolerance
+	if h.spec.ScaleUp.Tolerance > 0 {
+		up = h.spec.ScaleUp.Tolerance
 	}
-	if ratio < 1 && h.spec.ScaleDown.Tolerance > 0 {
-		tol = h.spec.ScaleDown.Tolerance
+	if h.spec.ScaleDown.Tolerance > 0 {
+		down = h.spec.ScaleDown.Tolerance
 	}
-	return math.Abs(ratio-1) <= tol
+	// The controller's test, 1 - down <= ratio <= 1 + up, is on a ratio
+	// of milli-unit integers: a metric at exactly 90% of its target is
+	// within a 0.1 tolerance. The same ratio of floats (0.09 / 0.1) can
+	// land an ulp outside, so the bounds get the slack ceilInt gives.
+	return 1-down-1e-9 <= ratio && ratio <= 1+up+1e-9
 }
 
 // normalize applies the stabilization windows, the scaling policies and
 // the min/max bounds, as the controller's behavior path does.
 func (h *HPA) normalize(now int64, cur, proposal int) int {
+	if h.spec.NoBehavior {
+		return h.normalizeWithoutBehavior(now, cur, proposal)
+	}
 	h.recs = append(h.recs, stamped{now, proposal})
 	// Stabilize: a scale-up takes the lowest recommendation of the up
 	// window, a scale-down the highest of the down window (a window holds
@@ -261,19 +376,52 @@ func (h *HPA) normalize(now int64, cur, proposal int) int {
 		limit := h.limit(now, cur, -1)
 		desired = max(rec, min(limit, cur))
 	}
-	h.trimChanges(now)
 	return min(max(desired, h.spec.MinReplicas), h.spec.MaxReplicas)
 }
 
+// reach is how long a recommendation counts: one made at or before now -
+// reach (and not at now) is out of every window at now.
+func (h *HPA) reach() int64 {
+	if h.spec.NoBehavior {
+		// The downscale window counts a recommendation exactly its
+		// length old.
+		return h.spec.ScaleDown.StabilizationMs + 1
+	}
+	return max(h.spec.ScaleUp.StabilizationMs, h.spec.ScaleDown.StabilizationMs)
+}
+
+// normalizeWithoutBehavior is the controller's path for an HPA without
+// behavior (stabilizeRecommendation and convertDesiredReplicasWithRules):
+// the highest recommendation within the downscale window, a
+// recommendation exactly the window's length old included, then at most
+// max(2 x cur, 4) and within the bounds.
+func (h *HPA) normalizeWithoutBehavior(now int64, cur, proposal int) int {
+	window := h.spec.ScaleDown.StabilizationMs
+	rec := proposal
+	keep := h.recs[:0]
+	for _, r := range h.recs {
+		if r.at+window < now {
+			continue
+		}
+		keep = append(keep, r)
+		rec = max(rec, r.replicas)
+	}
+	h.recs = append(keep, stamped{now, proposal})
+	limit := min(h.spec.MaxReplicas, max(2*cur, 4))
+	return max(min(rec, limit), h.spec.MinReplicas)
+}
+
 // steady is normalize's work when the proposal is cur, every
-// recommendation in the windows is cur and no change is remembered: both
+// recommendation in the windows is cur and no remembered change counts
+// in a policy's period any more: both
 // windows recommend cur, so the answer is cur (within bounds), and all that
 // changes is the recommendations, which gain this one and lose those out
 // of every window (the oldest: they are in time order).
 func (h *HPA) steady(now int64, cur int) {
+	h.last = now
 	h.recs = append(h.recs, stamped{now, cur})
 	h.flat = cur
-	longest := max(h.spec.ScaleUp.StabilizationMs, h.spec.ScaleDown.StabilizationMs)
+	longest := h.reach()
 	i := 0
 	for i < len(h.recs) && h.recs[i].at+longest <= now && h.recs[i].at != now {
 		i++
@@ -284,16 +432,16 @@ func (h *HPA) steady(now int64, cur int) {
 }
 
 // Keeps reports whether a Sync with o, at any time after the last one,
-// takes the steady path: the replicas within the bounds, no change
-// remembered, every remembered recommendation o.Replicas, and the
-// replica calculator proposing o.Replicas. Sync then returns o.Replicas
-// and only records the recommendation.
+// takes the steady path: the replicas within the bounds, no remembered
+// change counting in a policy's period, every remembered recommendation
+// o.Replicas, and the replica calculator proposing o.Replicas. Sync then
+// returns o.Replicas and only records the recommendation.
 func (h *HPA) Keeps(o Observation) bool {
 	cur := o.Replicas
 	if cur == 0 && h.spec.MinReplicas > 0 {
 		return false
 	}
-	return len(h.changes) == 0 && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas &&
+	return h.quiet(h.last) && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas &&
 		(len(h.recs) == 0 || h.flat == cur) && h.proposal(o) == cur
 }
 
@@ -305,13 +453,14 @@ func (h *HPA) SkipSteady(first, last, step int64, cur int) {
 	if last < first || step <= 0 {
 		return
 	}
-	longest := max(h.spec.ScaleUp.StabilizationMs, h.spec.ScaleDown.StabilizationMs)
+	longest := h.reach()
 	from := first
 	if lim := last - longest; lim >= first {
 		// The first sync after lim: those at or before it leave every
 		// window by last.
 		from = min(first+((lim-first)/step+1)*step, last)
 	}
+	h.start(first, cur)
 	for t := from; t <= last; t += step {
 		h.steady(t, cur)
 	}
@@ -320,10 +469,14 @@ func (h *HPA) SkipSteady(first, last, step int64, cur int) {
 // changedWithin sums the replicas added (sign > 0) or removed (sign < 0)
 // within period before now.
 func (h *HPA) changedWithin(now, period int64, sign int) int {
+	list := h.ups
+	if sign < 0 {
+		list = h.downs
+	}
 	n := 0
-	for _, c := range h.changes {
-		if c.at+period > now && c.replicas*sign > 0 {
-			n += c.replicas * sign
+	for _, e := range list {
+		if e.at+period > now {
+			n += e.replicas
 		}
 	}
 	return n
@@ -370,22 +523,6 @@ func (h *HPA) limit(now int64, cur, dir int) int {
 		}
 	}
 	return best
-}
-
-func (h *HPA) trimChanges(now int64) {
-	var longest int64
-	for _, r := range []Rules{h.spec.ScaleUp, h.spec.ScaleDown} {
-		for _, p := range r.Policies {
-			longest = max(longest, p.PeriodMs)
-		}
-	}
-	keep := h.changes[:0]
-	for _, c := range h.changes {
-		if c.at+longest > now {
-			keep = append(keep, c)
-		}
-	}
-	h.changes = keep
 }
 
 func ceilInt(x float64) int {

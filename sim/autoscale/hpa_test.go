@@ -153,12 +153,20 @@ func TestHPASelectMin(t *testing.T) {
 // windows (normalize), as the HPA did before it.
 func (h *HPA) syncWalking(now int64, o Observation) int {
 	cur := o.Replicas
+	h.start(now, cur)
 	if cur == 0 && h.spec.MinReplicas > 0 {
 		return 0
 	}
+	if cur > h.spec.MaxReplicas || cur < h.spec.MinReplicas {
+		desired := min(max(cur, h.spec.MinReplicas), h.spec.MaxReplicas)
+		if !h.spec.NoBehavior {
+			h.store(now, desired-cur)
+		}
+		return desired
+	}
 	desired := h.normalize(now, cur, h.proposal(o))
-	if desired != cur {
-		h.changes = append(h.changes, stamped{now, desired - cur})
+	if !h.spec.NoBehavior {
+		h.store(now, desired-cur)
 	}
 	return desired
 }
@@ -179,6 +187,7 @@ func TestSteadySyncIsTheWalk(t *testing.T) {
 		{"scale-up window", func(s *HPASpec) { s.ScaleUp.StabilizationMs = 60_000 }},
 		{"no scale-down window", func(s *HPASpec) { s.ScaleDown.StabilizationMs = 0 }},
 		{"value", func(s *HPASpec) { s.Type = Value; s.MinReplicas = 2 }},
+		{"no behavior", func(s *HPASpec) { s.NoBehavior = true }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := NewHPASpec(12, 100)
@@ -199,11 +208,12 @@ func TestSteadySyncIsTheWalk(t *testing.T) {
 				// The load spread over the replicas (for a Value
 				// metric too: any value that falls as they grow).
 				o := Observation{Replicas: cur, Ready: cur, Metric: load / float64(max(cur, 1))}
-				wasFlat := len(fast.changes) == 0 && (len(fast.recs) == 0 || fast.flat == cur)
+				wasFlat := fast.quiet(now) && (len(fast.recs) == 0 || fast.flat == cur)
 				got, want := fast.Sync(now, o), walk.syncWalking(now, o)
 				require.Equal(t, want, got, "at %d ms", now)
 				require.Equal(t, walk.recs, fast.recs, "at %d ms", now)
-				require.Equal(t, walk.changes, fast.changes, "at %d ms", now)
+				require.Equal(t, walk.ups, fast.ups, "at %d ms", now)
+				require.Equal(t, walk.downs, fast.downs, "at %d ms", now)
 				if wasFlat && got == cur {
 					steady++
 				}
@@ -245,7 +255,8 @@ func TestSkipSteadyIsTheSyncs(t *testing.T) {
 			skip.SkipSteady(first, last, 15_000, 3)
 			require.Equal(t, each.recs, skip.recs, "window %d ms, %d syncs skipped", stab, n)
 			require.Equal(t, each.flat, skip.flat)
-			require.Equal(t, each.changes, skip.changes)
+			require.Equal(t, each.ups, skip.ups)
+			require.Equal(t, each.downs, skip.downs)
 			// Then the load falls: both scale down at the same sync.
 			o.Metric = 40
 			for end := now + 900_000; now < end; now += 15_000 {
@@ -285,5 +296,107 @@ func TestHPAPeriodCountsBothDirections(t *testing.T) {
 		r = h.Sync(int64(i)*15_000, Observation{Replicas: r, Ready: r, Metric: l / float64(r)})
 		got = append(got, r)
 	}
+	require.Equal(t, want, got)
+}
+
+// The controller's first sync records the replicas it finds as a
+// recommendation (recordInitialRecommendation): a stabilization window
+// holds a change back until that recommendation has left it. Worked by
+// hand: 10 replicas at half the target under the default 300 s down
+// window recommend 5 from t=0 on; the 10 recorded at t=0 is in the window
+// while its age is under 300 s, so the scale-down comes at t=300 s.
+// Under a 60 s up window, 2 replicas at twice the target stay 2 until
+// t=60 s.
+func TestHPAInitialRecommendation(t *testing.T) {
+	h, err := NewHPA(NewHPASpec(20, 100))
+	require.NoError(t, err)
+	got := run(t, h, 10, 315_000, func(int64, int) float64 { return 50 })
+	want := slices.Repeat([]int{10}, 20) // t=0 .. 285 s
+	want = append(want, 5, 5)            // t=300, 315 s
+	require.Equal(t, want, got)
+
+	spec := NewHPASpec(20, 100)
+	spec.ScaleUp.StabilizationMs = 60_000
+	h, err = NewHPA(spec)
+	require.NoError(t, err)
+	got = run(t, h, 2, 75_000, func(_ int64, r int) float64 { return 400 / float64(r) })
+	require.Equal(t, []int{2, 2, 2, 2, 4, 4}, got)
+}
+
+// Replicas outside [min, max] (edited by hand) are brought to the bound
+// at once, whatever the metric says and whatever the policies allow, as
+// the controller does before it reads any metric.
+func TestHPAOutOfBounds(t *testing.T) {
+	spec := NewHPASpec(8, 100)
+	spec.MinReplicas = 3
+	h, err := NewHPA(spec)
+	require.NoError(t, err)
+	// 12 replicas at a fifth of the target would ask for 3.
+	require.Equal(t, 8, h.Sync(0, Observation{Replicas: 12, Ready: 12, Metric: 20}))
+	h, err = NewHPA(spec)
+	require.NoError(t, err)
+	// 1 replica under its target would ask for 1.
+	require.Equal(t, 3, h.Sync(0, Observation{Replicas: 1, Ready: 1, Metric: 50}))
+}
+
+// The controller keeps each direction's scale events apart and, at a new
+// event, lets it take the place of one older than that direction's
+// longest policy period: a scale-down so replaced no longer gives a
+// longer scale-up period its room back. By hand, with up Pods 2 per
+// 300 s and down Pods 10 per 15 s (no windows), from 10 replicas, target
+// 100: t=0 metric 40 -> 4 (6 removed); t=15 s at the target, 4; t=30 s
+// metric 75 -> 3 (1 removed; the 6 removed at t=0 are older than 15 s and
+// make way); t=45 s metric 600 asks 18: the up period starts at 3 - 0 + 1
+// = 4 replicas, so 4 + 2 = 6 (counting the forgotten 6 would give 12).
+func TestHPAForgetsOutdatedScaleEvents(t *testing.T) {
+	spec := NewHPASpec(30, 100)
+	spec.ScaleUp = Rules{Policies: []Policy{{Pods, 2, 300_000}}}
+	spec.ScaleDown = Rules{Policies: []Policy{{Pods, 10, 15_000}}}
+	h, err := NewHPA(spec)
+	require.NoError(t, err)
+	cur := 10
+	for i, step := range []struct {
+		metric float64
+		want   int
+	}{{40, 4}, {100, 4}, {75, 3}, {600, 6}} {
+		cur = h.Sync(int64(i)*15_000, Observation{Replicas: cur, Ready: cur, Metric: step.metric})
+		require.Equal(t, step.want, cur, "at %d s", i*15)
+	}
+}
+
+// The tolerance's bounds belong to it: a metric at exactly 110% (or 90%)
+// of its target is within the default 0.1, as the controller's test
+// 1 - 0.1 <= ratio <= 1 + 0.1 on milli-units has it, even where the float
+// ratio lands an ulp outside (110/100, 0.09/0.1).
+func TestHPAToleranceBounds(t *testing.T) {
+	for _, c := range []struct{ target, metric float64 }{{100, 110}, {100, 90}, {0.1, 0.09}, {0.1, 0.11}} {
+		h, err := NewHPA(NewHPASpec(20, c.target))
+		require.NoError(t, err)
+		require.Equal(t, 10, h.Sync(0, Observation{Replicas: 10, Ready: 10, Metric: c.metric}), "metric %g, target %g", c.metric, c.target)
+	}
+}
+
+// Without a behavior the controller takes its older path. By hand, from 1
+// replica, target 100, a load of 3,000 (30 replicas' worth) spread over
+// the replicas: each sync at most max(2 x current, 4): 1 -> 4 -> 8 -> 16
+// -> 30 (the documented default behavior, 4 pods or 100% per 15 s, gives
+// 1 -> 5 -> 10 -> 20 -> 30). Then at 1,000 (10 replicas' worth) from
+// t=75 s: the recommendations of 30 made at 60 s and before hold the
+// scale-down until the one made at 60 s is more than 300 s old: 30 up to
+// and including t=360 s, 10 at t=375 s.
+func TestHPANoBehavior(t *testing.T) {
+	spec := NewHPASpec(50, 100)
+	spec.NoBehavior = true
+	h, err := NewHPA(spec)
+	require.NoError(t, err)
+	got := run(t, h, 1, 390_000, func(now int64, r int) float64 {
+		if now < 75_000 {
+			return 3000 / float64(r)
+		}
+		return 1000 / float64(r)
+	})
+	want := []int{4, 8, 16, 30, 30}                      // t=0..60 s
+	want = append(want, slices.Repeat([]int{30}, 20)...) // t=75..360 s
+	want = append(want, 10, 10)                          // t=375, 390 s
 	require.Equal(t, want, got)
 }

@@ -132,6 +132,7 @@ const (
 	streamLife = 1 << 40
 	streamFail = 2 << 40
 	streamPool = 3 << 40
+	streamGone = 4 << 40 // per pool: outage lengths
 )
 
 // Controller decides when nodes come and go.
@@ -150,9 +151,11 @@ type Controller struct {
 	life, fail []*rand.Rand // per node slot, made on first use
 	pick       []*rand.Rand // per pool
 	iceUntil   []Time
-	availAt    []int32 // per pool: the availability trace's current tick
-	restocking []bool  // per pool: an EvRestock is due
-	lastAdd    []Time  // per group
+	availAt    []int32      // per pool: the availability trace's current tick
+	restocking []bool       // per pool: an EvRestock is due
+	outage     []Time       // per pool: the end of its capacity outage (Process.Outage)
+	gone       []*rand.Rand // per pool: outage lengths, made on first use
+	lastAdd    []Time       // per group
 	scaleUpAt  Time
 	lastScale  Time
 	stmt       cluster.Statement
@@ -193,6 +196,7 @@ func New(spec Spec, c *cluster.Cluster, host Host, seed uint64) (*Controller, er
 		life: make([]*rand.Rand, n), fail: make([]*rand.Rand, n),
 		pick: make([]*rand.Rand, len(c.Pools)), iceUntil: make([]Time, len(c.Pools)),
 		availAt: make([]int32, len(c.Pools)), restocking: make([]bool, len(c.Pools)),
+		outage: make([]Time, len(c.Pools)), gone: make([]*rand.Rand, len(c.Pools)),
 		lastAdd: make([]Time, len(spec.Groups)), scaleUpAt: -1, lastScale: -1 << 62,
 		Stats: make([]PoolStats, len(c.Pools)),
 		left:  make([]limitsLeft, len(spec.Groups)), mark: make([]uint32, len(c.Pools)),
@@ -267,13 +271,26 @@ func expMs(r *rand.Rand, meanMs float64) Time {
 	return Time(r.ExpFloat64()*meanMs) + 1
 }
 
+// hoursMs is a drawn time in hours, in ms (at least 1).
+func hoursMs(h float64) Time {
+	if !(h < 1e9) { // a century's horizon is far below; +Inf and NaN too
+		h = 1e9
+	}
+	return max(Time(h*3.6e6), 1)
+}
+
 // present starts a node's interruption and failure clocks.
 func (k *Controller) present(now Time, n int32) {
 	k.gen[n]++
 	k.noticed[n] = false
 	ps := &k.spec.Pools[k.c.Nodes[n].Pool]
-	if r := ps.Interruptions.RatePerHour; r > 0 {
-		at := now + expMs(stream(k.life, n, k.seed, streamLife), 3.6e6/r)
+	if r, life := ps.Interruptions.RatePerHour, ps.Interruptions.Lifetime; r > 0 || life != nil {
+		var at Time
+		if r > 0 {
+			at = now + expMs(stream(k.life, n, k.seed, streamLife), 3.6e6/r)
+		} else {
+			at = now + hoursMs(life.Sample(stream(k.life, n, k.seed, streamLife)))
+		}
 		kind := EvNotice
 		if ps.Interruptions.Notice == 0 {
 			kind = EvReclaim
@@ -432,6 +449,16 @@ func (k *Controller) remove(now Time, n int32, cause Cause) error {
 	k.noticed[n] = false
 	p := k.c.Nodes[n].Pool
 	ps := &k.spec.Pools[p]
+	if cause == CauseSpot && ps.Interruptions.Outage != nil {
+		if now >= k.outage[p] {
+			k.outage[p] = now + hoursMs(ps.Interruptions.Outage.Sample(stream(k.gone, p, k.seed, streamGone)))
+		}
+		k.iceUntil[p] = max(k.iceUntil[p], k.outage[p]) // NodePools fall back meanwhile
+		if ps.Group < 0 && ps.Replace {
+			k.scheduleRestock(now, p)
+			return nil
+		}
+	}
 	if (cause == CauseSpot || cause == CauseFailure) && ps.Group < 0 && ps.Replace {
 		if len(ps.Interruptions.Available) > 0 {
 			if err := k.restock(now, p); err != nil {
@@ -506,7 +533,13 @@ func (k *Controller) restock(now Time, p int32) error {
 	if ps.Group >= 0 || !ps.Replace {
 		return nil
 	}
-	want := min(int32(k.c.Pools[p].Spec.Nodes), k.allowed(p))
+	if now < k.outage[p] {
+		return nil // the capacity is not back yet
+	}
+	want := int32(k.c.Pools[p].Spec.Nodes)
+	if len(ps.Interruptions.Available) > 0 {
+		want = min(want, k.allowed(p))
+	}
 	for h := k.holding(p); h < want && k.c.FreeSlot(int(p)) >= 0; h++ {
 		if _, err := k.launch(now, p); err != nil {
 			return err
@@ -524,6 +557,11 @@ func (k *Controller) scheduleRestock(now Time, p int32) {
 	}
 	h := k.holding(p)
 	if h >= int32(k.c.Pools[p].Spec.Nodes) {
+		return
+	}
+	if now < k.outage[p] {
+		k.restocking[p] = true
+		k.host.Schedule(k.outage[p], Event{Kind: EvRestock, Index: p})
 		return
 	}
 	av := ps.Interruptions.Available

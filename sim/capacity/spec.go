@@ -45,6 +45,18 @@ type Process struct {
 	// RatePerHour, when positive, interrupts each node after an
 	// exponential lifetime of mean 1/rate hours.
 	RatePerHour float64
+	// Lifetime, when set (and RatePerHour is not), draws each node's time
+	// to its interruption, in hours, from a distribution: heavy-tailed
+	// lifetimes (Weibull, hyperexponential) as spot preemption traces
+	// show, drawn anew for each node launched.
+	Lifetime models.LifetimeDist
+	// Outage, when set, is how long, in hours, the capacity stays gone
+	// after an interruption: a fixed pool relaunches the nodes it lost only
+	// when the outage ends (interruptions during one wait for its end; the
+	// next interruption after it draws a new one), and a NodePool's
+	// launches into the pool are refused until then (Karpenter falls back
+	// to the next offering it allows).
+	Outage models.LifetimeDist
 	// Times, when set, is a trace: at each time one node of the pool,
 	// drawn uniformly from those present, is interrupted.
 	Times []Time
@@ -64,7 +76,9 @@ type Process struct {
 }
 
 // Active reports whether the process interrupts anything.
-func (p *Process) Active() bool { return p.RatePerHour > 0 || len(p.Times) > 0 || len(p.Available) > 0 }
+func (p *Process) Active() bool {
+	return p.RatePerHour > 0 || p.Lifetime != nil || len(p.Times) > 0 || len(p.Available) > 0
+}
 
 // GroupKind is the kind of autoscaler.
 type GroupKind uint8
@@ -143,6 +157,17 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 		}
 		if p.PricePerHour < 0 || p.Provisioning < 0 || p.FailureMTBF < 0 || p.Interruptions.RatePerHour < 0 || p.Interruptions.Notice < 0 {
 			return fmt.Errorf("pool %s: price, provisioning time, MTBF, rate and notice must not be negative", name)
+		}
+		if p.Interruptions.Lifetime != nil && p.Interruptions.RatePerHour > 0 {
+			return fmt.Errorf("pool %s: a rate and a lifetime distribution both draw the interruptions; give one", name)
+		}
+		if p.Interruptions.Outage != nil && !p.Interruptions.Active() {
+			return fmt.Errorf("pool %s: an outage follows an interruption, and the pool has none", name)
+		}
+		for _, d := range []models.LifetimeDist{p.Interruptions.Lifetime, p.Interruptions.Outage} {
+			if d != nil && !(d.Mean() > 0) {
+				return fmt.Errorf("pool %s: %s has no positive mean", name, d)
+			}
 		}
 		if len(p.Interruptions.Available) > 0 && p.Interruptions.AvailableGap <= 0 {
 			return fmt.Errorf("pool %s: an availability trace needs a positive gap between its ticks", name)

@@ -185,10 +185,14 @@ func TestObserveReadsWhatTheScalerReads(t *testing.T) {
 // 1 to 5 replicas on a target of 1,000 requests/s each (the band is
 // [1,000 (r-1)/r r, 1,100 r] from the rounding up and the 0.1 tolerance:
 // 2 replicas keep from 1,000 to 2,200 requests/s), an AverageValue and a
-// Value target, and a fixed count, whose band is every rate.
+// Value target, and a fixed count, whose band is every rate. (No
+// scale-down window: a fresh HPA's first sync records the replicas it
+// finds, as the controller does, and a window would hold a scale-down
+// below the band.)
 func TestKeepBandIsWhatTheHPADecides(t *testing.T) {
 	for _, typ := range []autoscale.MetricType{autoscale.AverageValue, autoscale.Value} {
 		spec := autoscale.NewHPASpec(8, 1000)
+		spec.ScaleDown.StabilizationMs = 0
 		spec.Type = typ
 		if typ == autoscale.Value {
 			spec.Target = 2000 // the total: 2,000/s for any replicas

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/models"
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Well-known node labels read here.

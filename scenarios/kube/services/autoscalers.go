@@ -9,8 +9,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/autoscale"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Metric is what an autoscaler scales on.

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/models"
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/autoscale"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 //go:embed crds/inferenceservice_v1beta1.json.gz

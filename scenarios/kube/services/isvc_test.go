@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 func TestReadInferenceServices(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/services"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // Kind says which of a simulated service's metrics an autoscaler's metric

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
 	"gpuplan.dev/gpuplan/sim/autoscale"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 func read(t *testing.T, name string) []byte {

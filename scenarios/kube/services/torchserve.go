@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/models/serving"
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // TorchServe is what gpuplan reads of a TorchServe config.properties.

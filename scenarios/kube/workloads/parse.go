@@ -6,7 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // The kinds Parse reads, by apiVersion group.

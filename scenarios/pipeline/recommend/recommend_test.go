@@ -27,6 +27,11 @@ func TestParseVary(t *testing.T) {
 	p, err = ParseVary("policy.manifests=[[policy/], [policy-cohort/]]")
 	require.NoError(t, err)
 	require.Equal(t, []any{[]any{"policy/"}, []any{"policy-cohort/"}}, p.Values)
+	// YAML 1.2, as Kubernetes reads names and label values: no and on are
+	// strings (YAML 1.1 made them false and true); true stays a boolean.
+	p, err = ParseVary("workload.synthetic.classes[0].queue=[no, on, yes, true]")
+	require.NoError(t, err)
+	require.Equal(t, []any{"no", "on", "yes", true}, p.Values)
 	for _, bad := range []string{"nopath", "=1,2", "a=", "a=[1,"} {
 		_, err := ParseVary(bad)
 		require.Error(t, err, bad)

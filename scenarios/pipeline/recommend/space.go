@@ -6,10 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 var rangeRE = regexp.MustCompile(`^([^.,\[\]]+)\.\.([^/,\[\]]+)(?:/(.+))?$`)
@@ -33,7 +32,7 @@ func ParseVary(s string) (sweep.Parameter, error) {
 	}
 	switch m := rangeRE.FindStringSubmatch(rhs); {
 	case strings.HasPrefix(rhs, "["):
-		if err := yaml.Unmarshal([]byte(rhs), &p.Values); err != nil {
+		if err := strict.Unmarshal([]byte(rhs), &p.Values); err != nil {
 			return p, fmt.Errorf("--vary %s: the values are not a YAML list: %v", scenarios.Quote(s), err)
 		}
 		if p.Values == nil {
@@ -62,8 +61,9 @@ func scalar(v string) any {
 }
 
 // Space is the sweep recommend searches: the scenario, the parameters
-// varied, the objective then each constraint's metric, and maxReps seeds.
-func Space(base *scenarios.Scenario, baseBytes []byte, vary []sweep.Parameter, objective sweep.Metric, cons []sweep.Constraint, maxReps int) (*sweep.Sweep, error) {
+// varied, the objective then each constraint's metric, and maxReps seeds
+// (opts: sweep.MaxEvents, the work budget of every run).
+func Space(base *scenarios.Scenario, baseBytes []byte, vary []sweep.Parameter, objective sweep.Metric, cons []sweep.Constraint, maxReps int, opts ...sweep.Option) (*sweep.Sweep, error) {
 	metrics := []string{objective.Name}
 	for _, c := range cons {
 		if !contains(metrics, c.Metric.Name) {
@@ -76,7 +76,7 @@ func Space(base *scenarios.Scenario, baseBytes []byte, vary []sweep.Parameter, o
 	}
 	doc := sweep.Document{Metadata: sweep.Metadata{Name: "recommend-" + strings.ReplaceAll(name, "/", "-")},
 		Spec: sweep.Spec{Parameters: vary, Replications: maxReps, Metrics: metrics}}
-	return sweep.New(base, baseBytes, doc)
+	return sweep.New(base, baseBytes, doc, opts...)
 }
 
 func contains(l []string, s string) bool {

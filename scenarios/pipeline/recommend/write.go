@@ -10,8 +10,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"gpuplan.dev/gpuplan/reports/manifests"
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/manifests"
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
 )
 

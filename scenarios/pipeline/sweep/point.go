@@ -160,7 +160,7 @@ func (sw *Sweep) RunPoint(pt Point, seeds []uint64) (*Result, error) {
 	res := &Result{Index: pt.Index, Values: pt.Values, Seeds: seeds, Metrics: make([][]float64, len(sw.Metrics))}
 	for _, seed := range seeds {
 		s := seed
-		run, err := pipeline.One(sc, pipeline.Options{Build: scenarios.Options{Seed: &s}, File: sw.baseFile(),
+		run, err := pipeline.One(sc, pipeline.Options{Build: scenarios.Options{Seed: &s, MaxEvents: sw.maxEvents}, File: sw.baseFile(),
 			NoVariants: true, NoSpotTwin: true, NoSensitivity: true}, sc.Metadata.Name, false)
 		if err != nil {
 			return nil, fmt.Errorf("point %d (%s), seed %d: %w", pt.Index, sw.Describe(pt), seed, err)

@@ -133,7 +133,18 @@ type Sweep struct {
 	baseBytes []byte
 	baseDoc   map[string]any
 	spotPools map[string]bool
+	// maxEvents is the work budget every run is built with (MaxEvents).
+	maxEvents int64
 }
+
+// Option is a setting of a sweep made in code rather than in its spec.
+type Option func(*Sweep)
+
+// MaxEvents sets the work budget (scenarios.Options.MaxEvents, the
+// commands' --max-events) that each parameter's values are checked
+// against at load and every point is built with; 0 is
+// scenarios.DefaultMaxEvents.
+func MaxEvents(n int64) Option { return func(sw *Sweep) { sw.maxEvents = n } }
 
 // Param is a parameter with its values listed and its path parsed.
 type Param struct {
@@ -154,7 +165,7 @@ func Load(file string) (*Sweep, error) { return LoadWith(file, scenarios.LoadOpt
 
 // LoadWith is Load reading the base scenario as the options say; with
 // RestrictPaths the base scenario must be in the sweep file's folder too.
-func LoadWith(file string, o scenarios.LoadOptions) (*Sweep, error) {
+func LoadWith(file string, o scenarios.LoadOptions, opts ...Option) (*Sweep, error) {
 	data, err := scenarios.ReadFileBounded(file)
 	if err != nil {
 		if _, ok := err.(*scenarios.InputError); ok {
@@ -162,7 +173,7 @@ func LoadWith(file string, o scenarios.LoadOptions) (*Sweep, error) {
 		}
 		return nil, &scenarios.InputError{File: file, Msg: scenarios.ReadErr(err)}
 	}
-	s, err := parse(file, data, o)
+	s, err := parse(file, data, o, opts...)
 	return s, scenarios.BoundError(err)
 }
 
@@ -173,7 +184,7 @@ func Parse(file string, data []byte) (*Sweep, error) {
 	return s, scenarios.BoundError(err)
 }
 
-func parse(file string, data []byte, o scenarios.LoadOptions) (*Sweep, error) {
+func parse(file string, data []byte, o scenarios.LoadOptions, opts ...Option) (*Sweep, error) {
 	if err := scenarios.CheckLines(file, data); err != nil {
 		return nil, err
 	}
@@ -200,6 +211,9 @@ func parse(file string, data []byte, o scenarios.LoadOptions) (*Sweep, error) {
 	}
 	sp := &doc.Spec
 	sw := &Sweep{Doc: doc, File: file}
+	for _, opt := range opts {
+		opt(sw)
+	}
 	if sp.Scenario == "" {
 		sw.Base, err = scenarios.Default()
 		sw.baseBytes = scenarios.DefaultYAML()
@@ -232,9 +246,12 @@ func parse(file string, data []byte, o scenarios.LoadOptions) (*Sweep, error) {
 // New is a sweep of a loaded scenario built in code (recommend's search
 // space): the same checks as a spec file's, errors naming the field as
 // "spec.parameters[i]..." of a spec with no file.
-func New(base *scenarios.Scenario, baseBytes []byte, doc Document) (*Sweep, error) {
+func New(base *scenarios.Scenario, baseBytes []byte, doc Document, opts ...Option) (*Sweep, error) {
 	doc.APIVersion, doc.Kind = scenarios.APIVersion, Kind
 	sw := &Sweep{Doc: doc, File: "(command line)", Base: base, baseBytes: baseBytes}
+	for _, opt := range opts {
+		opt(sw)
+	}
 	bad := func(path, format string, args ...any) error {
 		return &scenarios.InputError{File: sw.File, Field: path, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -364,7 +381,7 @@ func (sw *Sweep) check(bad func(string, string, ...any) error) error {
 				// Building finds what checking does not (an
 				// instance type with no spot price).
 				var b *scenarios.Built
-				if b, err = sc.Build(scenarios.Options{}); err == nil {
+				if b, err = sc.Build(scenarios.Options{MaxEvents: sw.maxEvents}); err == nil {
 					b.Close()
 				}
 			}

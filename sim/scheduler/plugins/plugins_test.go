@@ -107,12 +107,13 @@ func TestFGDFillsTheFragment(t *testing.T) {
 
 // kube-scheduler's default scoring (NodeResourcesFit LeastAllocated on cpu
 // and memory, and NodeResourcesBalancedAllocation, weight 1 each) on two
-// nodes of 64 CPUs and 256 GiB, for a pod of 16 CPUs and 64 GiB. Node 0
-// has 32 CPUs and 128 GiB taken: after the pod cpu 0.75, memory 0.75,
-// LeastAllocated (25 + 25) / 2 = 25, balanced 100: 125. Node 1 has 160 GiB
-// taken: cpu 0.25, memory 224/256 = 0.875, LeastAllocated (75 + 12) / 2 =
-// 43, balanced (1 - 0.3125) x 100 = 68: 111. Node 0 wins; LeastAllocated
-// alone picks node 1.
+// nodes of 64 CPUs and 256 GiB, for a pod of 32 CPUs and 32 GiB. Node 0
+// has 96 GiB taken: after the pod cpu 0.5, memory 0.5, LeastAllocated
+// (50 + 50) / 2 = 50; balance before (0, 0.375) (1 - 0.1875) x 100 = 81,
+// after 100, balanced 50 + (50 + 100 - 81) / 2 = 84: 134. Node 1 is empty:
+// cpu 0.5, memory 0.125, LeastAllocated (50 + 87) / 2 = 68; balance
+// before 100, after 81, balanced 50 + (50 + 81 - 100) / 2 = 65: 133. Node
+// 0 wins; LeastAllocated alone picks node 1.
 func TestDefaultProfileWithBalancedAllocation(t *testing.T) {
 	for _, tc := range []struct {
 		balanced bool
@@ -120,9 +121,7 @@ func TestDefaultProfileWithBalancedAllocation(t *testing.T) {
 	}{{true, 0}, {false, 1}} {
 		c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 2, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 256 << 10}})
 		require.NoError(t, err)
-		_, err = c.Allocate(0, 0, &cluster.PodSpec{MilliCPU: 32000, MemoryMiB: 128 << 10}, -1)
-		require.NoError(t, err)
-		_, err = c.Allocate(0, 1, &cluster.PodSpec{MemoryMiB: 160 << 10}, -1)
+		_, err = c.Allocate(0, 0, &cluster.PodSpec{MemoryMiB: 96 << 10}, -1)
 		require.NoError(t, err)
 		cfgs := []scheduler.PluginConfig{{Name: noderesources.Name}, {Name: leastallocated.Name, Weight: 1, Resources: map[string]int64{"cpu": 1, "memory": 1}}}
 		if tc.balanced {
@@ -133,7 +132,7 @@ func TestDefaultProfileWithBalancedAllocation(t *testing.T) {
 		fw, err := scheduler.NewFramework(prof, c)
 		require.NoError(t, err)
 		var b binds
-		placed, st, err := fw.Attempt(0, &scheduler.JobInfo{Spec: &cluster.JobSpec{Replicas: 1, Duration: 1, Pod: cluster.PodSpec{MilliCPU: 16000, MemoryMiB: 64 << 10}}}, &b)
+		placed, st, err := fw.Attempt(0, &scheduler.JobInfo{Spec: &cluster.JobSpec{Replicas: 1, Duration: 1, Pod: cluster.PodSpec{MilliCPU: 32000, MemoryMiB: 32 << 10}}}, &b)
 		require.NoError(t, err)
 		require.True(t, st.IsSuccess())
 		require.Equal(t, int32(1), placed)

@@ -7,9 +7,12 @@
 // when named and the pod asks for GPUs, as kube-scheduler leaves out an
 // extended resource the pod does not request) the fraction requested is
 // (requested on the node + the pod's request) / allocatable, at most 1;
-// a resource the node does not have is left out. The score is
+// a resource the node does not have is left out. The balance is
 // (1 - std) x MaxNodeScore, truncated, where std is the population
 // standard deviation of the fractions (|f1 - f2| / 2 for two, 0 for one).
+// The score is how much the pod improves the balance, as kube-scheduler
+// v1.37 computes it: 50 + (50 + balance with the pod - balance without
+// it) / 2 in integers (75: no change; 100: best; 50: worst).
 // A pod that requests none of the resources scores 0 everywhere (the
 // plugin skips best-effort pods). Resource weights only select the
 // resources; their values are not used, as in kube-scheduler.
@@ -57,23 +60,36 @@ func (p *BalancedAllocation) ScoreBatch(st *scheduler.CycleState, pod *cluster.P
 	for i, n := range nodes {
 		nd := &c.Nodes[n]
 		spec := &c.Pools[nd.Pool].Spec
-		var f [3]float64
+		// after: the fractions with the pod; before: without it.
+		var after, before [3]float64
 		k := 0
 		if p.cpu && spec.MilliCPU > 0 {
-			f[k] = fraction(spec.MilliCPU-nd.FreeCPU+pod.MilliCPU, spec.MilliCPU)
+			used := spec.MilliCPU - nd.FreeCPU
+			after[k], before[k] = fraction(used+pod.MilliCPU, spec.MilliCPU), fraction(used, spec.MilliCPU)
 			k++
 		}
 		if p.mem && spec.MemoryMiB > 0 {
-			f[k] = fraction(spec.MemoryMiB-nd.FreeMem+pod.MemoryMiB, spec.MemoryMiB)
+			used := spec.MemoryMiB - nd.FreeMem
+			after[k], before[k] = fraction(used+pod.MemoryMiB, spec.MemoryMiB), fraction(used, spec.MemoryMiB)
 			k++
 		}
 		if gpu && spec.GPUsPerNode > 0 {
 			total := int64(spec.GPUsPerNode) * cluster.MilliGPU
-			f[k] = fraction(total-nd.FreeMilli+reqGPU, total)
+			used := total - nd.FreeMilli
+			after[k], before[k] = fraction(used+reqGPU, total), fraction(used, total)
 			k++
 		}
-		out[i] = Score(f[:k])
+		out[i] = Improvement(Score(after[:k]), Score(before[:k]))
 	}
+}
+
+// Improvement is the plugin's score from the balance with the pod (with)
+// and without it (without), each a Score in [50, 100]: kube-scheduler's
+// balancedResourceScorer (k8s.io/kubernetes v1.37.2) scores how much the pod improves
+// the node's balance, MaxNodeScore/2 + (MaxNodeScore/2 + with -
+// without)/2 in integers, again in [50, 100]: 75 for no change.
+func Improvement(with, without int64) int64 {
+	return scheduler.MaxNodeScore/2 + (scheduler.MaxNodeScore/2+with-without)/2
 }
 
 func fraction(requested, allocatable int64) float64 {

@@ -32,7 +32,7 @@ func generateWith(t *testing.T, file, variant string, o Options) ([]File, []stri
 	return Generate(s, m, o)
 }
 
-const twoTeams = "../../scenarios/examples/two-teams/scenario.yaml"
+const twoTeams = "../../examples/two-teams/scenario.yaml"
 
 // TestTwoTeamsPolicyIsWrittenBack checks the two-teams policy against its
 // manifests by hand: team-a 4 GPUs, 32 CPUs, 128Gi; team-b 2, 16, 64Gi;
@@ -90,7 +90,7 @@ func TestTwoTeamsPolicyIsWrittenBack(t *testing.T) {
 // the 8 shared GPUs, team-c weighs 2, and Kueue's configuration turns
 // fair sharing on with the two strategies the policy gives.
 func TestFairSharingConfiguration(t *testing.T) {
-	files, _, err := generateWith(t, "../../scenarios/examples/fair-sharing/scenario.yaml", "fair-sharing", Options{})
+	files, _, err := generateWith(t, "../../examples/fair-sharing/scenario.yaml", "fair-sharing", Options{})
 	require.NoError(t, err)
 	co := find[kueue.Cohort](t, files, "research")
 	gpus := co.Spec.ResourceGroups[0].Flavors[0].Resources[2]

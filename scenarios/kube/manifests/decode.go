@@ -3,7 +3,6 @@ package manifests
 import (
 	"bytes"
 	"fmt"
-	"gpuplan.dev/gpuplan/scenarios"
 	"strings"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -17,7 +16,9 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	kueuecfg "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/yaml"
+
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // newObject returns an empty typed object for an apiVersion and kind this
@@ -84,14 +85,14 @@ func Decode(file string, data []byte) ([]any, error) {
 	var out []any
 	for i, doc := range splitDocuments(data) {
 		var tm metav1.TypeMeta
-		if err := yaml.Unmarshal(doc, &tm); err != nil {
+		if err := strict.Unmarshal(doc, &tm); err != nil {
 			return nil, fmt.Errorf("%s: document %d: %v", file, i+1, err)
 		}
 		obj := newObject(tm.APIVersion, tm.Kind)
 		if obj == nil {
 			return nil, fmt.Errorf("%s: document %d: apiVersion %q kind %q is not one gpuplan writes", file, i+1, tm.APIVersion, tm.Kind)
 		}
-		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+		if err := strict.UnmarshalStrict(doc, obj); err != nil {
 			return nil, fmt.Errorf("%s: document %d (%s): %v", file, i+1, tm.Kind, err)
 		}
 		if cm, ok := obj.(*corev1.ConfigMap); ok {
@@ -110,19 +111,19 @@ func decodeConfigData(cm *corev1.ConfigMap) error {
 		switch cm.Name {
 		case DevicePluginConfigMap:
 			var c DevicePluginConfig
-			err = yaml.UnmarshalStrict([]byte(v), &c)
+			err = strict.UnmarshalStrict([]byte(v), &c)
 			if err == nil && c.Version != "v1" {
 				err = fmt.Errorf("version %q, want v1", c.Version)
 			}
 		case KueueConfigMap:
 			var c kueuecfg.Configuration
-			err = yaml.UnmarshalStrict([]byte(v), &c)
+			err = strict.UnmarshalStrict([]byte(v), &c)
 		case VolcanoSchedulerConfigMap:
 			var c volcanoConf
-			err = yaml.UnmarshalStrict([]byte(v), &c)
+			err = strict.UnmarshalStrict([]byte(v), &c)
 		case MigConfigMap:
 			var c MigPartedConfig
-			err = yaml.UnmarshalStrict([]byte(v), &c)
+			err = strict.UnmarshalStrict([]byte(v), &c)
 			if err == nil && c.Version != "v1" {
 				err = fmt.Errorf("version %q, want v1", c.Version)
 			}

@@ -28,10 +28,10 @@ type goldenCase struct {
 
 var goldenCases = []goldenCase{
 	{name: "default"},
-	{name: "gpu-sharing", scenario: "../../scenarios/examples/gpu-sharing.yaml"},
-	{name: "spot-mix", scenario: "../../scenarios/examples/spot-what-if.yaml", variant: "mix-tight"},
+	{name: "gpu-sharing", scenario: "../../examples/gpu-sharing.yaml"},
+	{name: "spot-mix", scenario: "../../examples/spot-what-if.yaml", variant: "mix-tight"},
 	{name: "elastic", scenario: "testdata/scenarios/elastic.yaml"},
-	{name: "volcano", scenario: "../../scenarios/examples/volcano-jobs.yaml", variant: "min-available-4"},
+	{name: "volcano", scenario: "../../examples/volcano-jobs.yaml", variant: "min-available-4"},
 }
 
 func generate(t *testing.T, c goldenCase) []File {
@@ -272,10 +272,19 @@ func TestDecodeIsStrict(t *testing.T) {
 	bad = strings.Replace(string(gpuOp), "replicas: 4", "replica: 4", 1)
 	_, err = Decode("gpu-operator.yaml", []byte(bad))
 	require.ErrorContains(t, err, "ConfigMap device-plugin-config): data[l4-timesliced]")
+
+	// A file edited by hand reads as Kubernetes reads it (YAML 1.2): a
+	// label value yes and a name no are strings, not the booleans YAML 1.1
+	// made of them (which a string field then refused).
+	objs, err := Decode("ns.yaml", []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: no\n  labels: {gpu: yes, team: on}\n"))
+	require.NoError(t, err)
+	ns := objs[0].(*corev1.Namespace)
+	require.Equal(t, "no", ns.Name)
+	require.Equal(t, map[string]string{"gpu": "yes", "team": "on"}, ns.Labels)
 }
 
 func TestGenerateRefusesWhatItCannotRender(t *testing.T) {
-	s, err := scenarios.LoadFile("../../scenarios/examples/openb-replay.yaml")
+	s, err := scenarios.LoadFile("../../examples/openb-replay.yaml")
 	require.NoError(t, err)
 	m, err := s.Cluster()
 	require.NoError(t, err)

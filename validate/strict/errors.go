@@ -56,3 +56,7 @@ func ReadErr(err error) string {
 	}
 	return err.Error()
 }
+
+// APIVersion is the apiVersion of gpuplan's own documents: a scenario, a
+// rules file (kind Assertions), a calibration profile.
+const APIVersion = "gpuplan.dev/v1alpha1"

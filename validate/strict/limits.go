@@ -172,12 +172,29 @@ func ReadFileBounded(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	tooLarge := fmt.Errorf("%s is larger than %d MiB; gpuplan reads files of that kind whole and refuses larger ones", path, MaxFileBytes>>20)
-	if st, err := f.Stat(); err == nil && st.Size() > MaxFileBytes {
-		return nil, tooLarge // known before reading a byte
+	size := int64(0)
+	if st, err := f.Stat(); err == nil {
+		if st.Size() > MaxFileBytes {
+			return nil, tooLarge // known before reading a byte
+		}
+		size = st.Size()
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
+	// Read into a buffer of the file's size and a byte more, to see the
+	// end (as os.ReadFile does): io.ReadAll's doubling copied a 10 MB file
+	// several times over.
+	data := make([]byte, 0, size+1)
+	for len(data) <= MaxFileBytes {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // the file grew
+		}
+		n, err := f.Read(data[len(data):min(cap(data), MaxFileBytes+1)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(data) > MaxFileBytes {
 		return nil, tooLarge

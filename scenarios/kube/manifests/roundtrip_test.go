@@ -24,7 +24,7 @@ import (
 func shippedRuns(t *testing.T) [][2]string {
 	t.Helper()
 	var files []string
-	for _, pat := range []string{"../../scenarios/examples/*.yaml", "../../scenarios/examples/*/scenario.yaml", "../../scenarios/examples/inference/*/scenario.yaml"} {
+	for _, pat := range []string{"../../examples/*.yaml", "../../examples/*/scenario.yaml", "../../examples/inference/*/scenario.yaml"} {
 		m, err := filepath.Glob(pat)
 		require.NoError(t, err)
 		files = append(files, m...)

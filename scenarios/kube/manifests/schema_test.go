@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"gpuplan.dev/gpuplan/scenarios/strict"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // crdSchemas maps the custom resources gpuplan writes to the published
@@ -103,12 +103,12 @@ func TestCustomResourcesMatchTheirCRDs(t *testing.T) {
 	}
 	for _, r := range [][2]string{
 		{twoTeams, ""}, {twoTeams, "cohort-reclaim"}, {twoTeams, "strict-fifo"},
-		{"../../scenarios/examples/fair-sharing/scenario.yaml", ""},
-		{"../../scenarios/examples/fair-sharing/scenario.yaml", "fair-sharing"},
-		{"../../scenarios/examples/manifests/scenario.yaml", ""},
-		{"../../scenarios/examples/inference/torchserve-bert/scenario.yaml", ""},
-		{"../../scenarios/examples/inference/kserve-flash-sale/scenario.yaml", ""},
-		{"../../scenarios/examples/inference/priority-training/scenario.yaml", ""},
+		{"../../examples/fair-sharing/scenario.yaml", ""},
+		{"../../examples/fair-sharing/scenario.yaml", "fair-sharing"},
+		{"../../examples/manifests/scenario.yaml", ""},
+		{"../../examples/inference/torchserve-bert/scenario.yaml", ""},
+		{"../../examples/inference/kserve-flash-sale/scenario.yaml", ""},
+		{"../../examples/inference/priority-training/scenario.yaml", ""},
 	} {
 		files, _, err := generateWith(t, r[0], r[1], Options{})
 		require.NoError(t, err)

@@ -1,0 +1,210 @@
+package serving
+
+import (
+	"fmt"
+	"math"
+)
+
+// The time of one step of an LLM serving engine (vLLM-style continuous
+// batching: each step runs the prefill chunks and the decodes of the
+// sequences scheduled, every token through every layer at once) from the
+// model's shape and a roofline of the GPU: every matrix multiply costs a
+// kernel's fixed time plus the larger of its bytes over the memory
+// bandwidth and its FLOPs over the compute rate, so a decode step of a
+// few sequences is the weights read once (memory-bound) and a long
+// prefill is 2 x parameters x tokens of compute (compute-bound).
+
+// Transformer is a decoder-only model's shape, Llama-style: grouped-query
+// attention and a gated MLP.
+type Transformer struct {
+	Name string
+	// Layers, Hidden (the model dimension), Heads and KVHeads (query and
+	// key/value heads), Intermediate (the MLP's width) and Vocab.
+	Layers, Hidden, Heads, KVHeads, Intermediate, Vocab int
+	// WeightBytes and KVBytes are the bytes of a weight and of a cached
+	// key or value element (2: bf16 or fp16; 1: fp8).
+	WeightBytes, KVBytes float64
+}
+
+// Llama3_8B and Llama3_70B are Meta's Llama 3 (and 3.1) models as their
+// published config.json files give them, in bf16.
+func Llama3_8B() Transformer {
+	return Transformer{Name: "llama-3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, Intermediate: 14336, Vocab: 128256, WeightBytes: 2, KVBytes: 2}
+}
+
+func Llama3_70B() Transformer {
+	return Transformer{Name: "llama-3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, Intermediate: 28672, Vocab: 128256, WeightBytes: 2, KVBytes: 2}
+}
+
+// HeadDim is the width of one attention head.
+func (t Transformer) HeadDim() int { return t.Hidden / t.Heads }
+
+// Check refuses a shape that is not one.
+func (t Transformer) Check() error {
+	switch {
+	case t.Layers <= 0 || t.Hidden <= 0 || t.Heads <= 0 || t.KVHeads <= 0 || t.Intermediate <= 0 || t.Vocab <= 0:
+		return fmt.Errorf("layers, hidden, heads, kvHeads, intermediate and vocab are positive")
+	case t.Hidden%t.Heads != 0:
+		return fmt.Errorf("hidden %d is not a multiple of heads %d", t.Hidden, t.Heads)
+	case t.Heads%t.KVHeads != 0:
+		return fmt.Errorf("heads %d is not a multiple of kvHeads %d", t.Heads, t.KVHeads)
+	case !(t.WeightBytes > 0) || !(t.KVBytes > 0):
+		return fmt.Errorf("weightBytes and kvBytes are positive")
+	}
+	return nil
+}
+
+// the four weight matrices of a layer, as (rows k, columns n) of y = x W.
+func (t Transformer) layerMatrices() [4][2]int {
+	h, kvw := t.Hidden, 2*t.KVHeads*t.HeadDim()
+	return [4][2]int{{h, h + kvw}, {h, h}, {h, 2 * t.Intermediate}, {t.Intermediate, h}}
+}
+
+// Params counts the weights: each layer's attention projections (query,
+// key, value, output) and MLP (gate, up, down), and the embedding and
+// the output head (norms, a few thousand, are left out).
+func (t Transformer) Params() float64 {
+	per := 0.0
+	for _, m := range t.layerMatrices() {
+		per += float64(m[0]) * float64(m[1])
+	}
+	return float64(t.Layers)*per + 2*float64(t.Vocab)*float64(t.Hidden)
+}
+
+// KVBytesPerToken is the KV cache one token holds: a key and a value per
+// layer and key/value head.
+func (t Transformer) KVBytesPerToken() float64 {
+	return 2 * float64(t.Layers*t.KVHeads*t.HeadDim()) * t.KVBytes
+}
+
+// Roofline is a GPU as an LLM step sees it.
+type Roofline struct {
+	Name string
+	// TFLOPS is the dense bf16 rate large matrix multiplies reach;
+	// GBps the memory bandwidth large reads reach (weights, KV cache);
+	// KernelUS the fixed time of each kernel (launch and ramp).
+	TFLOPS, GBps, KernelUS float64
+	// MemoryGiB is the memory a process can use.
+	MemoryGiB float64
+	// Source says where the figures come from.
+	Source string
+}
+
+// H200Roofline is fitted to one H200 measured for this project
+// (benchmarks/calibrate/testdata/h200-device/h200-llm-pieces.json, bf16,
+// PyTorch 2.11, CUDA 13.0): the fixed time, bandwidth and rate that best
+// fit (least squares of the log error) the 96 timed projections of
+// Llama-3-8B and -70B at 1 to 16,384 rows (median error 7%); 140 GiB is
+// what NVML reports of its memory.
+func H200Roofline() Roofline {
+	return Roofline{Name: "H200-141GB", TFLOPS: 750, GBps: 4400, KernelUS: 24, MemoryGiB: 140,
+		Source: "fitted to a measured H200 (bf16 GEMMs of Llama-3 shapes, 2026-12-04)"}
+}
+
+// GEMM is the time in seconds of y = x W for x of m rows by k and W of k
+// by n, elements of b bytes: a kernel's fixed time plus the larger of
+// reading x and W and writing y at the bandwidth, and 2mkn FLOPs at the
+// rate.
+func (r Roofline) GEMM(m, k, n int, b float64) float64 {
+	bytes := b * (float64(k)*float64(n) + float64(m)*float64(k) + float64(m)*float64(n))
+	flops := 2 * float64(m) * float64(k) * float64(n)
+	return r.KernelUS*1e-6 + math.Max(bytes/(r.GBps*1e9), flops/(r.TFLOPS*1e12))
+}
+
+// Read is the time of one kernel reading bytes (decode attention's pass
+// over the KV cache).
+func (r Roofline) Read(bytes float64) float64 { return r.KernelUS*1e-6 + bytes/(r.GBps*1e9) }
+
+// Compute is the time of one kernel doing flops (prefill attention).
+func (r Roofline) Compute(flops float64) float64 {
+	return r.KernelUS*1e-6 + flops/(r.TFLOPS*1e12)
+}
+
+// Chunk is a prefill chunk of a step: Tokens new tokens of a sequence
+// that already has Cached tokens in the KV cache.
+type Chunk struct{ Tokens, Cached int }
+
+// Step is what one engine step runs: prefill chunks and decodes (each
+// decode one new token of a sequence whose context is Context tokens).
+type Step struct {
+	Prefill []Chunk
+	Decode  []int // each decoding sequence's context length
+}
+
+// Engine is a model on a replica's GPUs, tensor-parallel over TP of them.
+type Engine struct {
+	Model Transformer
+	GPU   Roofline
+	TP    int
+	// AllReduce is the time of an all-reduce of bytes over the TP GPUs
+	// (nil with TP 1).
+	AllReduce func(bytes float64) float64
+}
+
+// StepTime is the GPU time of one step in seconds: per layer the four
+// projections with every token of the batch as a row (weights and heads
+// split over TP), decode attention reading each sequence's cached keys
+// and values, causal prefill attention's FLOPs, and with TP > 1 two
+// all-reduces of the layer's activations; then the output head for each
+// sequence that produces a token (every decode, every prefill chunk). The
+// engine's CPU time per step (scheduling, sampling) is not included.
+func (e Engine) StepTime(b Step) float64 {
+	tp := max(e.TP, 1)
+	m := e.Model
+	tokens := len(b.Decode)
+	for _, c := range b.Prefill {
+		tokens += c.Tokens
+	}
+	if tokens == 0 {
+		return 0
+	}
+	var layer float64
+	for i, w := range m.layerMatrices() {
+		k, n := w[0], w[1]
+		if i == 1 || i == 3 { // output and down projections split by rows
+			k /= tp
+		} else {
+			n /= tp
+		}
+		layer += e.GPU.GEMM(tokens, k, n, m.WeightBytes)
+	}
+	kvPerTokenLayer := 2 * float64(m.KVHeads*m.HeadDim()) * m.KVBytes / float64(tp)
+	if len(b.Decode) > 0 {
+		ctx := 0.0
+		for _, c := range b.Decode {
+			ctx += float64(c)
+		}
+		layer += e.GPU.Read(ctx * kvPerTokenLayer)
+	}
+	if len(b.Prefill) > 0 {
+		// Scores and weighted values, 2 FLOPs a multiply-add each, for
+		// each new token over the cached ones and the new ones before it.
+		flops := 0.0
+		for _, c := range b.Prefill {
+			t := float64(c.Tokens)
+			flops += 4 * float64(m.Hidden/tp) * t * (float64(c.Cached) + (t+1)/2)
+		}
+		layer += e.GPU.Compute(flops)
+	}
+	if tp > 1 && e.AllReduce != nil {
+		layer += 2 * e.AllReduce(float64(tokens)*float64(m.Hidden)*m.WeightBytes)
+	}
+	seqs := len(b.Decode) + len(b.Prefill)
+	head := e.GPU.GEMM(seqs, m.Hidden, m.Vocab/tp, m.WeightBytes)
+	return float64(m.Layers)*layer + head
+}
+
+// KVCacheTokens is how many tokens the replica's KV cache holds, in whole
+// blocks of blockSize tokens: the share util of each GPU's memory less its
+// share of the weights and reserve bytes (activations, CUDA graphs), over
+// the KV bytes a token takes on each GPU. Zero when the weights do not
+// fit.
+func (e Engine) KVCacheTokens(util float64, reserve float64, blockSize int) int64 {
+	tp := float64(max(e.TP, 1))
+	free := util*e.GPU.MemoryGiB*(1<<30) - e.Model.Params()*e.Model.WeightBytes/tp - reserve
+	if free <= 0 || blockSize <= 0 {
+		return 0
+	}
+	blockBytes := float64(blockSize) * e.Model.KVBytesPerToken() / tp
+	return int64(math.Floor(free/blockBytes)) * int64(blockSize)
+}
