@@ -66,7 +66,7 @@ func (o Options) maxEvents() int64 {
 // checkBudget refuses a built plan whose estimated events are over the
 // budget, naming the costliest setting (from says where the horizon came
 // from when it is not spec.horizon).
-func (s *Scenario) checkBudget(b *Built, opts Options, from string) error {
+func (s builder) checkBudget(b *Built, opts Options, from string) error {
 	if opts.MaxEvents < 0 {
 		return &InputError{File: "--max-events", Msg: fmt.Sprintf("%d: want a positive number of events", opts.MaxEvents)}
 	}
@@ -101,7 +101,7 @@ func (s *Scenario) checkBudget(b *Built, opts Options, from string) error {
 
 // budgetTerms lists the settings of a built plan whose cost grows without
 // bound, with their estimates.
-func (s *Scenario) budgetTerms(b *Built, from string) []budgetTerm {
+func (s builder) budgetTerms(b *Built, from string) []budgetTerm {
 	cfg := &b.Config
 	h := cfg.Horizon
 	hText := durationText(h) + " horizon" + from
@@ -136,7 +136,7 @@ func (s *Scenario) budgetTerms(b *Built, from string) []budgetTerm {
 
 // jobTerms estimates the jobs of a synthetic workload or of manifests
 // submitted by an arrival process.
-func (s *Scenario) jobTerms(h int64, hText, from string) []budgetTerm {
+func (s builder) jobTerms(h int64, hText, from string) []budgetTerm {
 	var terms []budgetTerm
 	w := &s.Spec.Workload
 	if sy := w.Synthetic; sy != nil && w.Trace == nil {
@@ -185,7 +185,7 @@ func (s *Scenario) jobTerms(h int64, hText, from string) []budgetTerm {
 // submitSpan is how long a synthetic workload with a jobs limit takes to
 // submit it at its classes' mean rates (0 when it has none), and that in
 // words: a floor of how long a run without a horizon lasts.
-func (s *Scenario) submitSpan() (int64, string) {
+func (s builder) submitSpan() (int64, string) {
 	sy := s.Spec.Workload.Synthetic
 	if sy == nil || sy.Jobs <= 0 || s.Spec.Workload.Trace != nil {
 		return 0, ""
@@ -207,7 +207,7 @@ func (s *Scenario) submitSpan() (int64, string) {
 
 // capacityTerms estimates each pool's node failures and spot
 // interruptions over the horizon, on the most nodes it can have.
-func (s *Scenario) capacityTerms(b *Built, h int64, hText string) []budgetTerm {
+func (s builder) capacityTerms(b *Built, h int64, hText string) []budgetTerm {
 	cs := b.Config.Capacity
 	if cs == nil || h <= 0 {
 		return nil
@@ -254,7 +254,7 @@ func (s *Scenario) capacityTerms(b *Built, h int64, hText string) []budgetTerm {
 
 // poolField is the scenario field a built pool comes from and its
 // capacity settings (nil for an imported node list's).
-func (s *Scenario) poolField(i int, name string) (string, *CapacitySpec) {
+func (s builder) poolField(i int, name string) (string, *CapacitySpec) {
 	if i < len(s.Spec.Cluster.Pools) {
 		return fmt.Sprintf("spec.cluster.pools[%d]", i), &s.Spec.Cluster.Pools[i].CapacitySpec
 	}
@@ -269,7 +269,7 @@ func (s *Scenario) poolField(i int, name string) (string, *CapacitySpec) {
 
 // serviceTerms estimates each service's scaler periods, rate samples and
 // spike evaluations over the horizon.
-func (s *Scenario) serviceTerms(cfg *sim.Config, h int64, hText string) []budgetTerm {
+func (s builder) serviceTerms(cfg *sim.Config, h int64, hText string) []budgetTerm {
 	if h <= 0 {
 		return nil
 	}

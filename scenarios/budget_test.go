@@ -180,7 +180,7 @@ func TestBudgetFlagMovesTheLine(t *testing.T) {
 
 func totalEstimate(s *Scenario, b *Built) float64 {
 	n := 0.0
-	for _, t := range s.budgetTerms(b, "") {
+	for _, t := range (builder{s}).budgetTerms(b, "") {
 		n += t.events
 	}
 	return n

@@ -123,7 +123,7 @@ func (s *Scenario) path(p string) string {
 	return filepath.Join(s.dir, p)
 }
 
-func (s *Scenario) pluginConfigs() []scheduler.PluginConfig {
+func (s builder) pluginConfigs() []scheduler.PluginConfig {
 	if p := s.Spec.Scheduler.Policy; p != "" {
 		out, _ := plugins.PolicyProfile(p) // validated on load
 		return out
@@ -164,7 +164,10 @@ type ClusterModel struct {
 
 // Cluster builds the scenario's cluster model, reading the price catalog
 // for pools that name an instance type.
-func (s *Scenario) Cluster() (*ClusterModel, error) {
+func (s *Scenario) Cluster() (*ClusterModel, error) { return builder{s}.clusterModel() }
+
+// clusterModel is Cluster.
+func (s builder) clusterModel() (*ClusterModel, error) {
 	m := &ClusterModel{}
 	var caps []capacity.Pool
 	var groups []capacity.Group
@@ -298,7 +301,10 @@ func (s *Scenario) Cluster() (*ClusterModel, error) {
 
 // Build turns the scenario into a simulation config. The caller must Close
 // the result when the run is over.
-func (s *Scenario) Build(opts Options) (*Built, error) {
+func (s *Scenario) Build(opts Options) (*Built, error) { return builder{s}.build(opts) }
+
+// build is Build.
+func (s builder) build(opts Options) (*Built, error) {
 	b, err := s.buildJobs(opts)
 	if err != nil {
 		return nil, err
@@ -326,7 +332,7 @@ func (s *Scenario) Build(opts Options) (*Built, error) {
 }
 
 // buildJobs builds everything but the services.
-func (s *Scenario) buildJobs(opts Options) (*Built, error) {
+func (s builder) buildJobs(opts Options) (*Built, error) {
 	cm, err := s.Cluster()
 	if err != nil {
 		return nil, err
@@ -398,7 +404,7 @@ func (s *Scenario) buildJobs(opts Options) (*Built, error) {
 		trace = opts.Trace
 		traceFile = trace.Path
 		b.Config.Horizon = 0
-		if err := (&Scenario{file: "--trace"}).validateTrace(trace, "--trace"); err != nil {
+		if err := (validator{&Scenario{file: "--trace"}}).validateTrace(trace, "--trace"); err != nil {
 			return nil, err
 		}
 	}

@@ -125,7 +125,7 @@ type PoolPrice struct {
 }
 
 // capacityNeeded reports whether any pool needs the capacity controller.
-func (s *Scenario) capacityNeeded() bool {
+func (s builder) capacityNeeded() bool {
 	sp := &s.Spec.Cluster
 	if len(sp.NodePools) > 0 {
 		return true
@@ -145,7 +145,7 @@ type resources struct {
 	ok bool
 }
 
-func (s *Scenario) instance(name string) (resources, error) {
+func (s builder) instance(name string) (resources, error) {
 	if name == "" {
 		return resources{}, nil
 	}
@@ -160,7 +160,7 @@ func (s *Scenario) instance(name string) (resources, error) {
 // catalog is the scenario's price catalog, read when the scenario loaded
 // (readInputs). A scenario made some other way reads it here without
 // keeping it: nothing a run reads fills in on first use.
-func (s *Scenario) catalog() (*models.PriceCatalog, error) {
+func (s builder) catalog() (*models.PriceCatalog, error) {
 	if s.cat != nil {
 		return s.cat, nil
 	}
@@ -215,7 +215,7 @@ func (s *Scenario) region(r string) string {
 }
 
 // BaseRates are the scenario's ratios for splitting a node's price.
-func (s *Scenario) BaseRates() models.BaseRates {
+func (s builder) BaseRates() models.BaseRates {
 	if b := s.Spec.Pricing.BaseRates; b != nil {
 		return models.BaseRates{GPU: b.GPU, VCPU: b.CPU, GiB: b.Memory}
 	}
@@ -227,7 +227,7 @@ func (s *Scenario) BaseRates() models.BaseRates {
 // spot node the catalog has no spot price for in its region (or zone) is
 // priced from the Spot Advisor's savings on its on-demand price when the
 // advisor has the type there (est says so).
-func (s *Scenario) quote(at, instanceType string, cs *CapacitySpec, ct string, override *float64) (perHour float64, basis string, est spotEstimate, err error) {
+func (s builder) quote(at, instanceType string, cs *CapacitySpec, ct string, override *float64) (perHour float64, basis string, est spotEstimate, err error) {
 	if override != nil {
 		return *override, "scenario price", est, nil
 	}
@@ -266,7 +266,7 @@ func noticeFor(it models.InstanceType, known bool) (cluster.Time, string) {
 }
 
 // interruptions builds a spot pool's reclaim process.
-func (s *Scenario) interruptions(at, instanceType, region string, spec *InterruptionSpec, res resources) (capacity.Process, error) {
+func (s builder) interruptions(at, instanceType, region string, spec *InterruptionSpec, res resources) (capacity.Process, error) {
 	var p capacity.Process
 	notice, noticeText := noticeFor(res.it, res.ok)
 	if spec != nil && spec.Notice != nil {
@@ -357,7 +357,7 @@ func (s *Scenario) interruptions(at, instanceType, region string, spec *Interrup
 }
 
 // failures builds a pool's node-failure MTBF.
-func (s *Scenario) failures(at string, f *FailureSpec) (cluster.Time, string, error) {
+func (s builder) failures(at string, f *FailureSpec) (cluster.Time, string, error) {
 	if f == nil {
 		return 0, "", nil
 	}
@@ -403,7 +403,7 @@ func fillFromCatalog(ps *cluster.PoolSpec, res resources, gpuModelSet, gpusSet, 
 }
 
 // poolCapacity is one inline pool's capacity behaviour.
-func (s *Scenario) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups *[]capacity.Group) (capacity.Pool, PoolPrice, error) {
+func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups *[]capacity.Group) (capacity.Pool, PoolPrice, error) {
 	p := &s.Spec.Cluster.Pools[i]
 	at := fmt.Sprintf("spec.cluster.pools[%d]", i)
 	ct := capacityType(p.CapacityType)
@@ -456,7 +456,7 @@ func (s *Scenario) poolCapacity(i int, ps *cluster.PoolSpec, res resources, grou
 
 // nodePools expands the NodePools into cluster pools, one per instance
 // type and capacity type, and their group.
-func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []PoolPrice, []capacity.Group, error) {
+func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []PoolPrice, []capacity.Group, error) {
 	var pools []cluster.PoolSpec
 	var caps []capacity.Pool
 	var prices []PoolPrice
@@ -584,7 +584,7 @@ func (s *Scenario) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []
 	return pools, caps, prices, groups, nil
 }
 
-func (s *Scenario) validateCapacity(at string, cs *CapacitySpec) error {
+func (s validator) validateCapacity(at string, cs *CapacitySpec) error {
 	if !validCapacityType(cs.CapacityType) {
 		return s.errAt(at+".capacityType", "is %q; want %s or %s", cs.CapacityType, models.OnDemand, models.Spot)
 	}
@@ -603,7 +603,7 @@ func (s *Scenario) validateCapacity(at string, cs *CapacitySpec) error {
 	if cs.Interruptions != nil && cs.CapacityType != models.Spot {
 		return s.errAt(at+".interruptions", "only spot nodes are interrupted; set capacityType: spot")
 	}
-	return validateInterruptions(s, at+".interruptions", cs.Interruptions)
+	return validateInterruptions(s.Scenario, at+".interruptions", cs.Interruptions)
 }
 
 func validateInterruptions(s *Scenario, at string, in *InterruptionSpec) error {
@@ -621,7 +621,7 @@ func validateInterruptions(s *Scenario, at string, in *InterruptionSpec) error {
 	return nil
 }
 
-func (s *Scenario) validateNodePool(i int, seen map[string]bool) error {
+func (s validator) validateNodePool(i int, seen map[string]bool) error {
 	np := &s.Spec.Cluster.NodePools[i]
 	at := fmt.Sprintf("spec.cluster.nodePools[%d]", i)
 	if !nameRE.MatchString(np.Name) {
@@ -677,11 +677,11 @@ func (s *Scenario) validateNodePool(i int, seen map[string]bool) error {
 			return s.errAt(fmt.Sprintf("%s.taints[%d].key", at, j), "is required")
 		}
 	}
-	return validateInterruptions(s, at+".interruptions", np.Interruptions)
+	return validateInterruptions(s.Scenario, at+".interruptions", np.Interruptions)
 }
 
 // recovery turns a RecoverySpec into the simulator's.
-func (s *Scenario) recovery(at string, r *RecoverySpec) (*cluster.Recovery, error) {
+func (s builder) recovery(at string, r *RecoverySpec) (*cluster.Recovery, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -728,7 +728,7 @@ func (s *Scenario) recovery(at string, r *RecoverySpec) (*cluster.Recovery, erro
 
 // volcano applies a Volcano Job spec to a job's recovery settings (a copy;
 // nil v: rec as it is) and gives its minAvailable (0: the whole job).
-func (s *Scenario) volcano(at string, v *VolcanoJobSpec, spec *RecoverySpec, rec *cluster.Recovery) (*cluster.Recovery, int32, error) {
+func (s builder) volcano(at string, v *VolcanoJobSpec, spec *RecoverySpec, rec *cluster.Recovery) (*cluster.Recovery, int32, error) {
 	if v == nil {
 		return rec, 0, nil
 	}

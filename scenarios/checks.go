@@ -175,7 +175,7 @@ func (s *Scenario) subfield(at, field string) string {
 // checkNodeCount bounds the nodes the scenario's pools and NodePools can
 // have at their largest, as written (Cluster checks them again once
 // NodePools are expanded into their instance types).
-func (s *Scenario) checkNodeCount() error {
+func (s validator) checkNodeCount() error {
 	var total int64
 	for i, p := range s.Spec.Cluster.Pools {
 		n := int64(p.Count)
@@ -204,7 +204,7 @@ func (s *Scenario) checkNodeCount() error {
 // checkClusterSize bounds the nodes of a built cluster, every pool at its
 // largest (a NodePool's limits count once for each of its instance types
 // and capacity types).
-func (s *Scenario) checkClusterSize(pools []cluster.PoolSpec) error {
+func (s builder) checkClusterSize(pools []cluster.PoolSpec) error {
 	var total int64
 	for _, p := range pools {
 		total += int64(p.Slots())
@@ -218,7 +218,7 @@ func (s *Scenario) checkClusterSize(pools []cluster.PoolSpec) error {
 // checkTimeline refuses a timeline of more than MaxTimelineBuckets
 // intervals over a horizon of horizonMs (from names where the horizon
 // came from when it is not spec.horizon), before anything is allocated.
-func (s *Scenario) checkTimeline(horizonMs int64, from string) error {
+func (s builder) checkTimeline(horizonMs int64, from string) error {
 	interval := int64(sim.Hour)
 	field := "spec.horizon"
 	if t := s.Spec.Output.TimelineInterval; t != nil && t.Millis() > 0 {
@@ -265,7 +265,7 @@ func expectedArrivals(a *ArrivalSpec, horizonMs int64) float64 {
 // MaxJobs jobs over horizonMs (from names where the horizon came from when
 // it is not spec.horizon) with no jobs limit below that, before a job is
 // generated: the field named is the rate of the class that submits most.
-func (s *Scenario) checkArrivals(horizonMs int64, from string) error {
+func (s builder) checkArrivals(horizonMs int64, from string) error {
 	sy := s.Spec.Workload.Synthetic
 	if sy == nil || horizonMs <= 0 || (sy.Jobs > 0 && sy.Jobs <= MaxJobs) {
 		return nil

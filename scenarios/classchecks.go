@@ -41,7 +41,7 @@ func migOffers(p cluster.PoolSpec) []string {
 // checkClassMIG refuses a class whose pods ask for a MIG profile that no
 // pool offers: a profile of another GPU model (1g.5gb is an A100-40GB
 // profile, not an H100's), or one no MIG pool's layout has.
-func (s *Scenario) checkClassMIG(pools []cluster.PoolSpec) error {
+func (s builder) checkClassMIG(pools []cluster.PoolSpec) error {
 	sy := s.Spec.Workload.Synthetic
 	if sy == nil {
 		return nil
@@ -89,7 +89,7 @@ func (s *Scenario) checkClassMIG(pools []cluster.PoolSpec) error {
 // checkClassQueues refuses a class whose queue the admission policy does
 // not know: every job is submitted to a LocalQueue, after spec.policy.queues
 // maps it, or to spec.policy.defaultQueue.
-func (s *Scenario) checkClassQueues(q *queueMapper) error {
+func (s builder) checkClassQueues(q *queueMapper) error {
 	sy := s.Spec.Workload.Synthetic
 	if sy == nil {
 		return nil

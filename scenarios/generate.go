@@ -81,7 +81,7 @@ func GenerateTrace(o GenerateOptions, w *traces.NativeWriter) error {
 	if err != nil {
 		return err
 	}
-	gen, err := s.generator(s.Seed(), 0)
+	gen, err := builder{s}.generator(s.Seed(), 0)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func (s *Scenario) importNodes() error {
 		// the catalog's zones are zone IDs, so the pool is priced at its
 		// region's figure.
 		if p.GPUs > 0 && p.GPUModel == "" {
-			res, err := s.instance(p.InstanceType)
+			res, err := builder{s}.instance(p.InstanceType)
 			if err != nil {
 				return err
 			}

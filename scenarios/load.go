@@ -52,7 +52,7 @@ func ParseWith(file, dir string, data []byte, o LoadOptions) (*Scenario, error) 
 		return nil, err
 	}
 	s.file, s.dir, s.pos, s.restrict = file, dir, pos, o.RestrictPaths
-	if err := s.checkPaths(); err != nil {
+	if err := (validator{s}).checkPaths(); err != nil {
 		return nil, err
 	}
 	if err := s.readInputs(); err != nil {
@@ -109,7 +109,10 @@ func (s *Scenario) errAt(path, format string, args ...any) *InputError {
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 
 // Validate checks the scenario's meaning (its shape was checked on decoding).
-func (s *Scenario) Validate() error {
+func (s *Scenario) Validate() error { return validator{s}.validate() }
+
+// validate is Validate.
+func (s validator) validate() error {
 	if s.APIVersion != APIVersion {
 		return s.errAt("apiVersion", "is %q, want %q", s.APIVersion, APIVersion)
 	}
@@ -162,11 +165,11 @@ func (s *Scenario) Validate() error {
 			return s.errAt("spec.pricing.baseRates", "give at least one positive rate")
 		}
 	}
-	rec, err := s.recovery("spec.workload.recovery", sp.Workload.Recovery)
+	rec, err := builder{s.Scenario}.recovery("spec.workload.recovery", sp.Workload.Recovery)
 	if err != nil {
 		return err
 	}
-	if _, _, err := s.volcano("spec.workload.volcano", sp.Workload.Volcano, sp.Workload.Recovery, rec); err != nil {
+	if _, _, err := (builder{s.Scenario}).volcano("spec.workload.volcano", sp.Workload.Volcano, sp.Workload.Recovery, rec); err != nil {
 		return err
 	}
 	if nl := sp.Cluster.NodeList; nl != nil {
@@ -201,7 +204,7 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	if len(sp.Scheduler.Plugins) > 0 {
-		if _, err := plugins.NewProfile(s.pluginConfigs(), nil); err != nil {
+		if _, err := plugins.NewProfile(builder{s.Scenario}.pluginConfigs(), nil); err != nil {
 			return s.errAt("spec.scheduler.plugins", "%v", err)
 		}
 	}
@@ -228,7 +231,7 @@ func (s *Scenario) Validate() error {
 		return s.errAt("spec.output.timelineInterval", "must be at least 1ms")
 	}
 	if sp.Horizon != nil {
-		if err := s.checkTimeline(sp.Horizon.Millis(), ""); err != nil {
+		if err := (builder{s.Scenario}).checkTimeline(sp.Horizon.Millis(), ""); err != nil {
 			return err
 		}
 	}
@@ -264,7 +267,7 @@ func (s *Scenario) Validate() error {
 	return nil
 }
 
-func (s *Scenario) validatePool(i int, seen map[string]bool) error {
+func (s validator) validatePool(i int, seen map[string]bool) error {
 	p := &s.Spec.Cluster.Pools[i]
 	at := func(f string) string { return fmt.Sprintf("spec.cluster.pools[%d].%s", i, f) }
 	if !nameRE.MatchString(p.Name) {
@@ -370,7 +373,7 @@ func (s *Scenario) validatePool(i int, seen map[string]bool) error {
 	return nil
 }
 
-func (s *Scenario) validateWorkload() error {
+func (s validator) validateWorkload() error {
 	w := &s.Spec.Workload
 	given := 0
 	for _, g := range []bool{w.Trace != nil, w.Synthetic != nil, len(w.Manifests) > 0} {
@@ -411,7 +414,7 @@ func (s *Scenario) validateWorkload() error {
 	}
 	names := map[string]bool{}
 	for i := range sy.Classes {
-		if _, err := s.classGen(i, 0); err != nil {
+		if _, err := (builder{s.Scenario}).classGen(i, 0); err != nil {
 			return err
 		}
 		n := sy.Classes[i].Name
@@ -421,12 +424,12 @@ func (s *Scenario) validateWorkload() error {
 		names[n] = true
 	}
 	if s.Spec.Horizon != nil {
-		return s.checkArrivals(s.Spec.Horizon.Millis(), "")
+		return builder{s.Scenario}.checkArrivals(s.Spec.Horizon.Millis(), "")
 	}
 	return nil
 }
 
-func (s *Scenario) validateTrace(t *TraceSpec, at string) error {
+func (s validator) validateTrace(t *TraceSpec, at string) error {
 	if t.Path == "" {
 		return s.errAt(at+".path", "is required")
 	}

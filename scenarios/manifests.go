@@ -38,7 +38,7 @@ type ManifestsSpec struct {
 const streamManifests = 300
 
 // manifestEntry reads file entry i: its objects and when they arrive.
-func (s *Scenario) manifestEntry(i int, seed uint64) (workloads.Entry, []string, error) {
+func (s builder) manifestEntry(i int, seed uint64) (workloads.Entry, []string, error) {
 	m := &s.Spec.Workload.Manifests[i]
 	at := fmt.Sprintf("spec.workload.manifests[%d]", i)
 	if m.Path == "" {
@@ -163,13 +163,13 @@ func (s *shifted) Next() (int64, bool) {
 	return t + s.by, ok
 }
 
-func (s *Scenario) millis(ms int64) string {
+func (s builder) millis(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).String()
 }
 
 // validateManifests reads every manifest file (so scenario check finds
 // what simulate would refuse) and checks when they arrive.
-func (s *Scenario) validateManifests() error {
+func (s validator) validateManifests() error {
 	if s.Spec.Horizon == nil {
 		for i, m := range s.Spec.Workload.Manifests {
 			if m.Count == 0 {
@@ -177,22 +177,27 @@ func (s *Scenario) validateManifests() error {
 			}
 		}
 	}
-	_, _, err := s.manifestSource(0, 0)
+	_, _, err := builder{s.Scenario}.manifestSource(0, 0)
 	return err
 }
 
 // manifestSource builds the workload of spec.workload.manifests, with the
 // priorities of the objects' priority classes from the policy.
-func (s *Scenario) manifestSource(seed uint64, horizon int64, policyFiles ...string) (*workloads.Source, []string, error) {
+func (s builder) manifestSource(seed uint64, horizon int64, policyFiles ...string) (*workloads.Source, []string, error) {
 	var entries []workloads.Entry
 	var notes []string
 	var prio map[string]int32
 	var never map[string]bool
+	var shared map[string]bool
 	for i := range s.Spec.Workload.Manifests {
 		e, n, err := s.manifestEntry(i, seed)
 		if err != nil {
 			return nil, nil, err
 		}
+		if shared == nil && namespacedQueues(e.Objects) {
+			shared = s.sharedLocalQueues(policyFiles)
+		}
+		e.SharedQueues = shared
 		notes = append(notes, n...)
 		for k, o := range e.Objects {
 			if o.PriorityClass == "" {
@@ -230,8 +235,38 @@ func (s *Scenario) manifestSource(seed uint64, horizon int64, policyFiles ...str
 	return src, notes, nil
 }
 
+// namespacedQueues says whether an object gives both a namespace and a
+// queue.
+func namespacedQueues(objs []workloads.Object) bool {
+	for _, o := range objs {
+		if o.Namespace != "" && o.Queue != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedLocalQueues are the LocalQueue names the policy (files, else
+// spec.policy's manifests) defines in several namespaces. A policy that
+// does not load gives none here: the policy step reports its error.
+func (s *Scenario) sharedLocalQueues(files []string) map[string]bool {
+	if files == nil && s.Spec.Policy != nil {
+		for _, m := range s.Spec.Policy.Manifests {
+			files = append(files, s.path(m))
+		}
+	}
+	if len(files) == 0 {
+		return map[string]bool{}
+	}
+	pol, err := LoadPolicy(files)
+	if err != nil {
+		return map[string]bool{}
+	}
+	return pol.SharedLocalQueueNames()
+}
+
 // priorityClasses reads the values of the policy's priority classes.
-func (s *Scenario) priorityClasses(files []string) (map[string]int32, map[string]bool, error) {
+func (s builder) priorityClasses(files []string) (map[string]int32, map[string]bool, error) {
 	if files == nil && s.Spec.Policy != nil {
 		for _, m := range s.Spec.Policy.Manifests {
 			files = append(files, s.path(m))
@@ -248,7 +283,7 @@ func (s *Scenario) priorityClasses(files []string) (map[string]int32, map[string
 }
 
 // buildManifests makes spec.workload.manifests the run's workload.
-func (s *Scenario) buildManifests(b *Built, opts Options) error {
+func (s builder) buildManifests(b *Built, opts Options) error {
 	src, notes, err := s.manifestSource(b.Config.Seed, b.Config.Horizon, opts.PolicyManifests...)
 	if err != nil {
 		return err

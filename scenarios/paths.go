@@ -44,7 +44,7 @@ const maxRestrictedEntries = 100000
 
 // checkPaths refuses, when the scenario was loaded with RestrictPaths, any
 // path its spec names that resolves outside its folder.
-func (s *Scenario) checkPaths() error {
+func (s validator) checkPaths() error {
 	if !s.restrict || s.dir == "" {
 		return nil
 	}
@@ -139,7 +139,7 @@ func within(root, p string) bool {
 
 // restrictedPath refuses p (named at field) when it, or anything under it,
 // resolves outside root.
-func (s *Scenario) restrictedPath(root, field, p string) error {
+func (s validator) restrictedPath(root, field, p string) error {
 	full := s.path(p)
 	outside := func(what, real string) error {
 		return s.errAt(field, "%s %s resolves to %s, outside the scenario's folder %s; with --restrict-paths (the default of validate) a scenario reads only files in its own folder", what, Quote(p), Quote(real), Quote(root))

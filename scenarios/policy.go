@@ -40,7 +40,10 @@ type Policy struct {
 	PriorityClasses map[string]int32
 	// PreemptNever names the PriorityClasses with preemptionPolicy Never.
 	PreemptNever map[string]bool
-	// LocalQueueNamespaces gives each LocalQueue's namespace, by name.
+	// LocalQueueNamespaces gives each LocalQueue's namespace, by its name
+	// in Spec.LocalQueues: the LocalQueue's own name, or
+	// "namespace/name" for a name defined in several namespaces (Kueue
+	// keys LocalQueues by namespace and name; see LocalQueueName).
 	LocalQueueNamespaces map[string]string
 	// WorkloadPriorityClasses names the PriorityClasses read that are
 	// Kueue WorkloadPriorityClasses.
@@ -58,7 +61,9 @@ type Policy struct {
 	NodePools   []NodePoolSpec
 	StaticPools []PoolSpec
 	NodeClasses []string
-	karp        *karpenter.Catalog
+	// lqNamespaces is each LocalQueue's namespace, in Spec.LocalQueues'
+	// order.
+	lqNamespaces []string
 	// Volcano are the Volcano Queues read; they become ClusterQueues once
 	// the cluster's size is known (VolcanoSpec).
 	Volcano []VolcanoQueue
@@ -411,16 +416,107 @@ func (p *Policy) read(docs []policyDoc) error {
 	if err := p.cohortDepthFirst(docs); err != nil {
 		return err
 	}
-	if err := p.readDocs(docs); err != nil {
+	var kc *karpenter.Catalog
+	if hasNodePool(docs) {
+		// Read once for all the NodePools, before any is read.
+		c, err := karpenter.AWS()
+		if err != nil {
+			return err
+		}
+		kc = c
+	}
+	if err := p.readDocs(docs, kc); err != nil {
 		return err
 	}
 	if err := p.cohortTree(); err != nil {
 		return err
 	}
+	p.qualifyLocalQueues()
 	return p.check()
 }
 
-func (p *Policy) readDocs(docs []policyDoc) error {
+// qualifyLocalQueues names the LocalQueues whose name is defined in more
+// than one namespace "namespace/name" (the key a job of that namespace
+// reaches them by); a name defined once keeps its bare name.
+func (p *Policy) qualifyLocalQueues() {
+	count := map[string]int{}
+	for _, l := range p.Spec.LocalQueues {
+		count[l.Name]++
+	}
+	for i := range p.Spec.LocalQueues {
+		l := &p.Spec.LocalQueues[i]
+		if count[l.Name] < 2 || i >= len(p.lqNamespaces) {
+			continue
+		}
+		ns := p.lqNamespaces[i]
+		delete(p.LocalQueueNamespaces, l.Name)
+		l.Name = ns + "/" + l.Name
+		p.LocalQueueNamespaces[l.Name] = ns
+	}
+}
+
+// SharedLocalQueueNames are the LocalQueue names the policy defines in
+// more than one namespace: a job's queue of such a name is
+// "namespace/name" in the run.
+func (p *Policy) SharedLocalQueueNames() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range p.Spec.LocalQueues {
+		if _, name, ok := strings.Cut(l.Name, "/"); ok {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// LocalQueueName is the Kubernetes name of a LocalQueue of the run (its
+// Spec.LocalQueues name without the namespace a shared name carries).
+func LocalQueueName(key string) string {
+	if _, name, ok := strings.Cut(key, "/"); ok {
+		return name
+	}
+	return key
+}
+
+// hasNodePool reports whether docs (or the items of a List among them)
+// hold a Karpenter NodePool: its instance types are read from Karpenter's
+// AWS catalog.
+func hasNodePool(docs []policyDoc) bool {
+	for _, d := range docs {
+		if d.root != nil && nodePoolIn(d.root) {
+			return true
+		}
+	}
+	return false
+}
+
+// nodePoolIn reports whether the manifest m is a NodePool or a List
+// holding one (at any depth).
+func nodePoolIn(m *yamlv3.Node) bool {
+	api, kind := scalarValue(m, "apiVersion"), scalarValue(m, "kind")
+	if api == karpenterAPI && kind == "NodePool" {
+		return true
+	}
+	if api != "v1" || kind != "List" {
+		return false
+	}
+	items, ok := strict.NodeAt(m, "items")
+	if !ok || items.Kind != yamlv3.SequenceNode {
+		return false
+	}
+	for _, it := range items.Content {
+		if it.Kind == yamlv3.MappingNode && nodePoolIn(it) {
+			return true
+		}
+	}
+	return false
+}
+
+// karpenterAPI is the API version of the Karpenter NodePools read.
+const karpenterAPI = "karpenter.sh/v1"
+
+// readDocs reads docs in order; kc is Karpenter's AWS catalog when they
+// hold a NodePool (hasNodePool).
+func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 	for _, d := range docs {
 		kind, api := d.tm.Kind, d.tm.APIVersion
 		if err := checkAPIVersion(d); err != nil {
@@ -440,7 +536,9 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if err := d.strict(&lq); err != nil {
 				return err
 			}
-			if err := p.define(d, lq.Name); err != nil {
+			// A LocalQueue is namespaced: one name may be defined in
+			// several namespaces (each team's gpu-queue).
+			if err := p.define(d, lq.Namespace+"/"+lq.Name); err != nil {
 				return err
 			}
 			p.lqDocs = append(p.lqDocs, d)
@@ -448,6 +546,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 				p.notModelled(d, lq.Name, "spec.stopPolicy or spec.fairSharing")
 			}
 			p.Spec.LocalQueues = append(p.Spec.LocalQueues, admission.LocalQueue{Name: lq.Name, ClusterQueue: string(lq.Spec.ClusterQueue)})
+			p.lqNamespaces = append(p.lqNamespaces, lq.Namespace)
 			p.LocalQueueNamespaces[lq.Name] = lq.Namespace
 		case (api == kueueV1beta2 || api == kueueV1beta1 || api == kueueV1alpha1) && kind == "Cohort":
 			var c kueue.Cohort
@@ -515,7 +614,7 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 				}
 				items = append(items, sub)
 			}
-			if err := p.readDocs(items); err != nil {
+			if err := p.readDocs(items, kc); err != nil {
 				return err
 			}
 		case (api == kueueConfigV1beta1 || api == kueueConfigV1beta2) && kind == "Configuration":
@@ -526,8 +625,8 @@ func (p *Policy) readDocs(docs []policyDoc) error {
 			if err := p.configMap(d); err != nil {
 				return err
 			}
-		case api == "karpenter.sh/v1" && kind == "NodePool":
-			if err := p.nodePool(d); err != nil {
+		case api == karpenterAPI && kind == "NodePool":
+			if err := p.nodePool(d, kc); err != nil {
 				return err
 			}
 		case api == "karpenter.k8s.aws/v1" && kind == "EC2NodeClass":
@@ -1192,7 +1291,7 @@ func (q *queueMapper) Notes() []string {
 
 // policy reads the scenario's admission policy (manifests replaced by
 // opts.PolicyManifests when given) and wraps the workload to map queues.
-func (s *Scenario) policy(b *Built, opts Options) error {
+func (s builder) policy(b *Built, opts Options) error {
 	ps := s.Spec.Policy
 	manifests := opts.PolicyManifests
 	if manifests == nil && ps != nil {

@@ -31,18 +31,6 @@ func (p *Policy) nodePoolNote(d policyDoc, path, name, format string, args ...an
 	p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: NodePool %s: %s", d.file, e.Line, name, e.Msg))
 }
 
-// karpenterCatalog is Karpenter's AWS catalog, read on first use.
-func (p *Policy) karpenterCatalog() (*karpenter.Catalog, error) {
-	if p.karp == nil {
-		c, err := karpenter.AWS()
-		if err != nil {
-			return nil, err
-		}
-		p.karp = c
-	}
-	return p.karp, nil
-}
-
 // nodeClass lists an EC2NodeClass as read: its AMI, subnets, security
 // groups, block devices and user data do not change what the simulation
 // does.
@@ -78,7 +66,8 @@ func typeSelecting(key string) bool {
 // (node.kubernetes.io/instance-type In [...] and nothing else narrowing
 // them) keeps them as written. spec.replicas makes a static NodePool: a
 // fixed pool. What the simulation does not model is noted with its line.
-func (p *Policy) nodePool(d policyDoc) error {
+// cat is Karpenter's AWS catalog, read once for all of a policy's NodePools.
+func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 	var np karpv1.NodePool
 	if err := d.strict(&np); err != nil {
 		return err
@@ -113,9 +102,8 @@ func (p *Policy) nodePool(d policyDoc) error {
 			listedOnly = false
 		}
 	}
-	cat, err := p.karpenterCatalog()
-	if err != nil {
-		return err
+	if cat == nil {
+		return fmt.Errorf("%s: NodePool %s: Karpenter's catalog was not read for it (a gpuplan bug)", d.where(name), name)
 	}
 	reqErr := func(e *karpenter.Error) error {
 		path := reqPath
@@ -416,12 +404,19 @@ func (s *Scenario) importNodePools() error {
 	if err != nil {
 		return err
 	}
+	if len(pol.NodePools) > 0 && s.karp == nil {
+		c, err := karpenter.AWS()
+		if err != nil {
+			return err
+		}
+		s.karp = c
+	}
 	keys := s.selectorKeys()
 	for _, np := range pol.NodePools {
-		if np.resolved && pol.karp != nil {
+		if np.resolved {
 			var ts []*karpenter.InstanceType
 			for _, n := range np.InstanceTypes {
-				if t, ok := pol.karp.Lookup(n); ok {
+				if t, ok := s.karp.Lookup(n); ok {
 					ts = append(ts, t)
 				}
 			}
@@ -449,7 +444,7 @@ type karpenterOffer struct {
 	ok bool
 }
 
-func (s *Scenario) karpenterType(name string) (resources, karpenterOffer, error) {
+func (s builder) karpenterType(name string) (resources, karpenterOffer, error) {
 	kc := s.karp // read when the scenario loaded (loadKarpenterCatalog)
 	if kc == nil {
 		// A scenario made some other way: read, not kept.
@@ -514,7 +509,7 @@ func limitByResources(maxNodes int, g *capacity.Group, ps *cluster.PoolSpec) int
 // spotInterruptions is a NodePool's spot reclaim process; a type only
 // Karpenter's catalog knows, with no Spot Advisor band and no
 // interruptions given, is not interrupted, and the assumption says so.
-func (s *Scenario) spotInterruptions(at, it, region string, spec *InterruptionSpec, res resources, karpenterOnly bool) (capacity.Process, error) {
+func (s builder) spotInterruptions(at, it, region string, spec *InterruptionSpec, res resources, karpenterOnly bool) (capacity.Process, error) {
 	if karpenterOnly && spec == nil {
 		adv, err := DefaultSpotAdvisor()
 		if err != nil {

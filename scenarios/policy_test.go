@@ -440,3 +440,27 @@ func TestKueueConfiguration(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, p.Spec.FairSharing)
 }
+
+// A NodePool inside a v1 List (at any depth) is resolved against
+// Karpenter's AWS catalog like a top-level one: the catalog is read once
+// for all of a policy's NodePools before any is read. By the catalog's
+// table, the types whose instance-gpu-name is a100 are p4d.24xlarge and
+// p4de.24xlarge.
+func TestNodePoolInListResolvedFromCatalog(t *testing.T) {
+	np := `{apiVersion: karpenter.sh/v1, kind: NodePool, metadata: {name: a100},
+  spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default},
+    requirements: [{key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [a100]}]}},
+    limits: {nvidia.com/gpu: "16"}}}`
+	for name, doc := range map[string]string{
+		"top level":   np,
+		"in a List":   "apiVersion: v1\nkind: List\nitems:\n- " + np,
+		"nested List": "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: [" + np + "]}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := ParsePolicy("np.yaml", []byte(doc))
+			require.NoError(t, err)
+			require.Len(t, p.NodePools, 1)
+			require.Equal(t, []string{"p4d.24xlarge", "p4de.24xlarge"}, p.NodePools[0].InstanceTypes)
+		})
+	}
+}

@@ -13,7 +13,7 @@ import (
 // GPU-less instances' rates, the GPUs the rest; opencost: the base-rate
 // ratio), the catalog's sources, the showback's idle rule and budgets.
 // pools and prices are the run's, index for index.
-func (s *Scenario) pricingPlan(pools []cluster.PoolSpec, prices []PoolPrice) (*reports.Pricing, error) {
+func (s builder) pricingPlan(pools []cluster.PoolSpec, prices []PoolPrice) (*reports.Pricing, error) {
 	pr := &reports.Pricing{BaseRates: s.BaseRates()}
 	if s.cat != nil {
 		pr.Sources = s.cat.Sources

@@ -67,7 +67,7 @@ func parseProfile(file string, data []byte) (*models.CalibrationProfile, error) 
 
 // fabrics is the run's fabrics: the built-in ones, replaced and added to
 // by the scenario's calibration profile; it also says which were used.
-func (s *Scenario) fabrics(pools []string, names map[string]bool) (map[string]models.Fabric, string, error) {
+func (s builder) fabrics(pools []string, names map[string]bool) (map[string]models.Fabric, string, error) {
 	fabs := models.DefaultFabrics()
 	from := "built-in fabrics (fits of published nccl-tests outputs)"
 	if c := s.Spec.Calibration; c != "" {

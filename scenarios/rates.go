@@ -108,7 +108,7 @@ const (
 
 // openCostSplit reports whether the scenario asks for OpenCost's base-rate
 // split of node prices instead of the GPU-residual one.
-func (s *Scenario) openCostSplit() (bool, error) {
+func (s builder) openCostSplit() (bool, error) {
 	if err := validateSplit(s.Spec.Pricing.Split); err != nil {
 		return false, s.errAt("spec.pricing.split", "%v", err)
 	}
@@ -127,7 +127,7 @@ func validateSplit(v string) error {
 // cpuMemoryRates are the rates that price a GPU node's vCPUs and memory
 // under the gpu-residual split: the scenario's pricing.cpuMemoryRates, or
 // those fitted over AWS's GPU-less instances.
-func (s *Scenario) cpuMemoryRates() (models.CPUMemoryRates, error) {
+func (s builder) cpuMemoryRates() (models.CPUMemoryRates, error) {
 	if r := s.Spec.Pricing.CPUMemoryRates; r != nil {
 		if !(r.CPU > 0 && r.Memory > 0) || math.IsInf(r.CPU, 0) || math.IsInf(r.Memory, 0) {
 			return models.CPUMemoryRates{}, s.errAt("spec.pricing.cpuMemoryRates", "cpu and memory must be positive USD per vCPU-hour and GiB-hour")
@@ -142,7 +142,7 @@ func (s *Scenario) cpuMemoryRates() (models.CPUMemoryRates, error) {
 // pool's onDemandPricePerHour, else the on-demand price of its instance
 // type in its region from the scenario's catalog (loaded once); 0 when
 // neither is known.
-func (s *Scenario) onDemandPriceOf(pool, instanceType string) float64 {
+func (s builder) onDemandPriceOf(pool, instanceType string) float64 {
 	region := s.region("")
 	for i := range s.Spec.Cluster.Pools {
 		p := &s.Spec.Cluster.Pools[i]
@@ -170,7 +170,7 @@ func (s *Scenario) onDemandPriceOf(pool, instanceType string) float64 {
 
 // showback is the scenario's idle-distribution rule and budgets
 // (spec.pricing), checked.
-func (s *Scenario) showback() (string, map[string]float64, error) {
+func (s builder) showback() (string, map[string]float64, error) {
 	p := &s.Spec.Pricing
 	switch p.IdleDistribution {
 	case "", "allocation", "even":

@@ -20,7 +20,7 @@ const ServingModelNote = "inference services: a fluid per-interval model of each
 
 // buildServices builds spec.workload.services into b.Config.Services,
 // reading the files they name.
-func (s *Scenario) buildServices(b *Built, opts Options) error {
+func (s builder) buildServices(b *Built, opts Options) error {
 	svcs := s.Spec.Workload.Services
 	if len(svcs) == 0 {
 		return nil
@@ -34,10 +34,10 @@ func (s *Scenario) buildServices(b *Built, opts Options) error {
 		}
 		return s.errAt("spec.horizon", "a scenario with services needs a horizon (services never drain); give spec.horizon or --horizon")
 	}
-	if err := s.validateServices(); err != nil {
+	if err := (validator{s.Scenario}).validateServices(); err != nil {
 		return err
 	}
-	pc := &servicePolicy{s: s, opts: opts}
+	pc := &servicePolicy{s: s.Scenario, opts: opts}
 	b.Assumptions = append(b.Assumptions, ServingModelNote)
 	var names []string
 	for _, v := range svcs {
@@ -89,17 +89,23 @@ func (p *servicePolicy) get() (*Policy, error) {
 }
 
 // readServiceFile reads a file a service names, bounded.
-func (s *Scenario) readServiceFile(p string) (string, []byte, error) {
+func (s builder) readServiceFile(p string) (string, []byte, error) {
 	file := s.path(p)
 	data, err := readWholeBounded(file)
 	return file, data, err
 }
 
-func (s *Scenario) buildService(i int, b *Built, pc *servicePolicy) (sim.ServiceConfig, []string, error) {
+func (s builder) buildService(i int, b *Built, pc *servicePolicy) (sim.ServiceConfig, []string, error) {
 	v := &s.Spec.Workload.Services[i]
 	at := fmt.Sprintf("spec.workload.services[%d]", i)
 	var notes []string
 	cfg := sim.ServiceConfig{}
+	if v.LLM != nil {
+		if _, err := s.buildLLMService(at, v); err != nil {
+			return cfg, nil, err
+		}
+		return cfg, nil, s.errAt(at+".llm", "the cluster run does not serve LLM services yet (issue 31): the engine model is checked, not run")
+	}
 
 	// The Deployment or InferenceService, when the service comes from one.
 	var wl *kubesvc.Workload
@@ -284,7 +290,7 @@ func tolerationsOf(ts []corev1.Toleration) []TolerationSpec {
 // servicePriority sets the replicas' priority: priority, priorityClass
 // (or the manifest's priorityClassName) from spec.policy's manifests, or
 // spec.policy.priorityClasses for the service's queue.
-func (s *Scenario) servicePriority(at string, v *ServiceSpec, wl *kubesvc.Workload, cfg *sim.ServiceConfig, pc *servicePolicy) error {
+func (s builder) servicePriority(at string, v *ServiceSpec, wl *kubesvc.Workload, cfg *sim.ServiceConfig, pc *servicePolicy) error {
 	if v.PreemptionPolicy == PreemptNever {
 		cfg.Flags |= cluster.FlagPreemptNever
 	}
@@ -324,7 +330,7 @@ func (s *Scenario) servicePriority(at string, v *ServiceSpec, wl *kubesvc.Worklo
 
 // serviceQueue maps the replicas' queue through spec.policy.queues and
 // defaultQueue when the run has admission, as jobs' queues are.
-func (s *Scenario) serviceQueue(at string, v *ServiceSpec, b *Built, cfg *sim.ServiceConfig) error {
+func (s builder) serviceQueue(at string, v *ServiceSpec, b *Built, cfg *sim.ServiceConfig) error {
 	adm := b.Config.Admission
 	if adm == nil {
 		return nil
@@ -349,7 +355,7 @@ func (s *Scenario) serviceQueue(at string, v *ServiceSpec, b *Built, cfg *sim.Se
 }
 
 // torchServeModel picks the model (and version) a service serves.
-func (s *Scenario) torchServeModel(at string, ts *TorchServeSpec, conf *kubesvc.TorchServe) (kubesvc.TorchServeModel, error) {
+func (s builder) torchServeModel(at string, ts *TorchServeSpec, conf *kubesvc.TorchServe) (kubesvc.TorchServeModel, error) {
 	var names []string
 	var match []kubesvc.TorchServeModel
 	for _, m := range conf.Models {
@@ -370,7 +376,7 @@ func (s *Scenario) torchServeModel(at string, ts *TorchServeSpec, conf *kubesvc.
 }
 
 // serviceLoad builds the rate curve.
-func (s *Scenario) serviceLoad(at string, l *ServiceLoadSpec) (serving.Load, error) {
+func (s builder) serviceLoad(at string, l *ServiceLoadSpec) (serving.Load, error) {
 	var out serving.Load
 	switch {
 	case l.Constant != nil:
@@ -418,12 +424,13 @@ var metricKinds = map[string]services.MetricKind{
 	MetricConcurrency:        services.Concurrency,
 	MetricQueueLatency:       services.QueueLatencyMs,
 	MetricUtilization:        services.Utilization,
+	MetricQueueDepth:         services.QueueDepth,
 }
 
 // serviceScaler builds the autoscaler and the replica bounds: the
 // scenario's replicas, else the autoscaler manifest's or the
 // InferenceService's bounds.
-func (s *Scenario) serviceScaler(at string, v *ServiceSpec, wl *kubesvc.Workload) (scalerResult, error) {
+func (s builder) serviceScaler(at string, v *ServiceSpec, wl *kubesvc.Workload) (scalerResult, error) {
 	var out scalerResult
 	a := v.Autoscaler
 	// Bounds from the manifests first; the scenario's replicas win.
@@ -675,7 +682,7 @@ func kindName(k services.MetricKind) string {
 }
 
 // behavior applies a scenario's HPA behavior over the defaults.
-func (s *Scenario) behavior(at string, b *HPABehaviorSpec, up, down *autoscale.Rules) error {
+func (s builder) behavior(at string, b *HPABehaviorSpec, up, down *autoscale.Rules) error {
 	if b == nil {
 		return nil
 	}

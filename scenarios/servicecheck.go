@@ -44,7 +44,7 @@ type namedFloat struct {
 
 // validateServices checks every service's own fields when the scenario is
 // read; what they take from files is checked when it is built.
-func (s *Scenario) validateServices() error {
+func (s validator) validateServices() error {
 	names := map[string]bool{}
 	for i := range s.Spec.Workload.Services {
 		if err := s.validateService(i); err != nil {
@@ -59,7 +59,7 @@ func (s *Scenario) validateServices() error {
 	return nil
 }
 
-func (s *Scenario) validateService(i int) error {
+func (s validator) validateService(i int) error {
 	v := &s.Spec.Workload.Services[i]
 	at := fmt.Sprintf("spec.workload.services[%d]", i)
 	if !nameRE.MatchString(v.Name) {
@@ -78,11 +78,16 @@ func (s *Scenario) validateService(i int) error {
 	if v.Priority != nil && v.PriorityClass != "" {
 		return s.errAt(at+".priorityClass", "give priority or priorityClass, not both")
 	}
+	if v.LLM != nil {
+		if _, err := s.llmService(at, v); err != nil {
+			return err
+		}
+	}
 	if v.Pod == nil && len(v.Manifests) == 0 {
 		return s.errAt(at+".pod", "a service needs its replica pod: give pod, or manifests of a Deployment or InferenceService")
 	}
 	if v.Pod != nil {
-		if _, err := s.servicePod(at+".pod", v.Pod); err != nil {
+		if _, err := (builder{s.Scenario}).servicePod(at+".pod", v.Pod); err != nil {
 			return err
 		}
 	}
@@ -163,7 +168,7 @@ func (s *Scenario) validateService(i int) error {
 
 // checkServiceDuration refuses a negative duration (or 0 when positive is
 // asked), or one past a century.
-func (s *Scenario) checkServiceDuration(at string, d *Duration, positive bool) error {
+func (s validator) checkServiceDuration(at string, d *Duration, positive bool) error {
 	if d == nil {
 		return nil
 	}
@@ -179,14 +184,14 @@ func (s *Scenario) checkServiceDuration(at string, d *Duration, positive bool) e
 }
 
 // checkRate refuses a rate that is not a number of requests per second.
-func (s *Scenario) checkRate(at string, r float64) error {
+func (s validator) checkRate(at string, r float64) error {
 	if !finite(r) || r < 0 || r > MaxServiceRate {
 		return s.errAt(at, "%g requests/s: a rate is from 0 to %g", r, MaxServiceRate)
 	}
 	return nil
 }
 
-func (s *Scenario) validateLoad(at string, l *ServiceLoadSpec) error {
+func (s validator) validateLoad(at string, l *ServiceLoadSpec) error {
 	given := 0
 	for _, g := range []bool{l.Constant != nil, l.Diurnal != nil, l.CSV != nil} {
 		if g {
@@ -261,9 +266,9 @@ func timeOfDay(v string) (int64, error) {
 }
 
 // metricNames are the service metrics an autoscaler may scale on.
-var metricNames = []string{MetricRequestsPerReplica, MetricConcurrency, MetricQueueLatency, MetricUtilization}
+var metricNames = []string{MetricRequestsPerReplica, MetricConcurrency, MetricQueueLatency, MetricUtilization, MetricQueueDepth}
 
-func (s *Scenario) checkMetric(at, m string, required bool) error {
+func (s validator) checkMetric(at, m string, required bool) error {
 	if m == "" && !required {
 		return nil
 	}
@@ -275,7 +280,7 @@ func (s *Scenario) checkMetric(at, m string, required bool) error {
 	return s.errAt(at, "is %s; want one of %s", Quote(m), strings.Join(metricNames, ", "))
 }
 
-func (s *Scenario) validateAutoscaler(at string, a *AutoscalerSpec) error {
+func (s validator) validateAutoscaler(at string, a *AutoscalerSpec) error {
 	given := 0
 	for _, g := range []bool{a.HPA != nil, a.KEDA != nil, a.KPA != nil, len(a.Manifests) > 0} {
 		if g {
@@ -369,7 +374,7 @@ func (s *Scenario) validateAutoscaler(at string, a *AutoscalerSpec) error {
 	return nil
 }
 
-func (s *Scenario) validateBehavior(at string, b *HPABehaviorSpec) error {
+func (s validator) validateBehavior(at string, b *HPABehaviorSpec) error {
 	if b == nil {
 		return nil
 	}
@@ -408,7 +413,7 @@ func (s *Scenario) validateBehavior(at string, b *HPABehaviorSpec) error {
 
 // servicePod is a replica's pod: the class pod schema with one number of
 // GPUs (whole, or a share below 1 of one GPU) or MIG instances.
-func (s *Scenario) servicePod(at string, p *PodTemplate) (cluster.PodSpec, error) {
+func (s builder) servicePod(at string, p *PodTemplate) (cluster.PodSpec, error) {
 	var out cluster.PodSpec
 	var err error
 	if out.MilliCPU, err = MilliCPU(p.CPU); err != nil {

@@ -61,6 +61,9 @@ type ServiceSpec struct {
 	// pod, bounds, placement, PriorityClass and (for an InferenceService)
 	// autoscaler come from; fields given here win.
 	Manifests []string `json:"manifests,omitempty"`
+	// LLM makes the replicas vLLM-style engines serving requests in
+	// tokens (servicellm.go).
+	LLM *LLMServiceSpec `json:"llm,omitempty"`
 }
 
 // ServiceReplicasSpec bounds a service's replicas.
@@ -162,6 +165,9 @@ const (
 	MetricConcurrency        = "concurrency"
 	MetricQueueLatency       = "queueLatency"
 	MetricUtilization        = "utilization"
+	// MetricQueueDepth is requests waiting per replica (vLLM's
+	// vllm:num_requests_waiting).
+	MetricQueueDepth = "queueDepth"
 )
 
 // HPAScalerSpec is a HorizontalPodAutoscaler on one of the service's

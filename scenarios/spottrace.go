@@ -10,7 +10,7 @@ import (
 
 // skyPilot reads a SkyPilot spot trace into p: the counts as the trace
 // gives them (scaleAvailability fits them to the pool).
-func (s *Scenario) skyPilot(path string, p *capacity.Process) error {
+func (s builder) skyPilot(path string, p *capacity.Process) error {
 	tr, err := skypilot.Read(s.path(path))
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func (s *Scenario) skyPilot(path string, p *capacity.Process) error {
 // scaleAvailability fits an availability trace read for a fixed pool to
 // its count: at each tick the trace's share of its peak, of the pool's
 // nodes, rounded down.
-func (s *Scenario) scaleAvailability(at string, cp *capacity.Pool, p *PoolSpec) error {
+func (s builder) scaleAvailability(at string, cp *capacity.Pool, p *PoolSpec) error {
 	av := cp.Interruptions.Available
 	if len(av) == 0 {
 		return nil

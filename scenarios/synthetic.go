@@ -48,7 +48,7 @@ type classGen struct {
 }
 
 // classGen builds class i's generator (seed only matters for running).
-func (s *Scenario) classGen(i int, seed uint64) (*classGen, error) {
+func (s builder) classGen(i int, seed uint64) (*classGen, error) {
 	c := &s.Spec.Workload.Synthetic.Classes[i]
 	at := fmt.Sprintf("spec.workload.synthetic.classes[%d]", i)
 	if !nameRE.MatchString(c.Name) {
@@ -290,7 +290,7 @@ type Generator struct {
 }
 
 // generator builds the scenario's synthetic workload for a seed.
-func (s *Scenario) generator(seed uint64, horizon int64) (*Generator, error) {
+func (s builder) generator(seed uint64, horizon int64) (*Generator, error) {
 	sy := s.Spec.Workload.Synthetic
 	g := &Generator{limit: sy.Jobs, horizon: horizon}
 	for i := range sy.Classes {

@@ -66,7 +66,7 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	if err := yaml.UnmarshalStrict(merged, &c.Spec); err != nil {
 		return nil, s.errAt(at+".patch", "the patched spec does not decode: %v", err)
 	}
-	if err := c.checkPaths(); err != nil {
+	if err := (validator{c}).checkPaths(); err != nil {
 		if ie, ok := err.(*InputError); ok {
 			ie.Msg = fmt.Sprintf("variant %s: %s", v.Name, ie.Msg)
 		}

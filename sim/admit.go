@@ -310,7 +310,7 @@ func (r *runner) evict(t Time, j *jobState) error {
 		r.adm.ctl.Withdraw(j.info.ID)
 		return nil
 	}
-	return r.unadmit(t, j)
+	return r.unadmit(t, j, false)
 }
 
 // endEvict finishes the graceful stop of a job admission evicted: the
@@ -318,7 +318,7 @@ func (r *runner) evict(t Time, j *jobState) error {
 // done), and the job is pending in admission again.
 func (r *runner) endEvict(t Time, j *jobState, done bool) error {
 	j.x.exit.evict = false
-	if err := r.unadmitAt(t, j, done); err != nil {
+	if err := r.unadmit(t, j, done); err != nil {
 		return err
 	}
 	r.adm.integrate(t)
@@ -329,12 +329,10 @@ func (r *runner) endEvict(t Time, j *jobState, done bool) error {
 
 // unadmit takes a job out of the scheduler's hands (a running attempt
 // ends, keeping what its checkpoints saved; a queued job leaves the
-// queue) to wait for admission again.
-func (r *runner) unadmit(t Time, j *jobState) error { return r.unadmitAt(t, j, false) }
-
-// unadmitAt is unadmit; exited says a running job has just written its
-// last checkpoint (its exit figures stand) rather than stopping as it is.
-func (r *runner) unadmitAt(t Time, j *jobState, exited bool) error {
+// queue) to wait for admission again; exited says a running job has just
+// written its last checkpoint (its exit figures stand) rather than
+// stopping as it is.
+func (r *runner) unadmit(t Time, j *jobState, exited bool) error {
 	switch {
 	case j.running:
 		x := j.ext()
@@ -432,7 +430,7 @@ func (r *runner) podsReadyTimeout(t Time, j *jobState, stamp uint32) error {
 	}
 	a := r.adm
 	r.adm.podsReady(j, r.st.now, r)
-	if err := r.unadmit(t, j); err != nil {
+	if err := r.unadmit(t, j, false); err != nil {
 		return err
 	}
 	a.integrate(t)

@@ -255,7 +255,7 @@ jobs:
 // goes back to the queue, or fails past its backoff limit.
 func (r *runner) disrupt(t Time, j *jobState, cause capacity.Cause, onNotice bool) error {
 	if j.svc != 0 {
-		return r.replicaLost(t, j, cause)
+		return r.svc.replicaLost(t, j, cause)
 	}
 	if j.x != nil && j.x.exit.evict {
 		// Admission evicted it and it was writing its last checkpoint: it

@@ -19,15 +19,17 @@ func (r *runner) finish() (res *Result, err error) {
 	for b := r.tline.lastTick + r.tline.tl.Interval; b <= end; b += r.tline.tl.Interval {
 		r.c.Advance(b)
 		r.tline.integrate(b)
-		r.closeBucket(b)
+		r.tline.closeBucket(r.c, r.sc.plug)
+		r.svc.close(b)
 		r.tline.lastTick = b
 	}
 	r.c.Advance(end)
 	r.tline.integrate(end)
 	if end > r.tline.lastTick {
-		r.closeBucket(end)
+		r.tline.closeBucket(r.c, r.sc.plug)
+		r.svc.close(end)
 	}
-	if err := r.checkBooks(); err != nil {
+	if err := r.jobs.checkBooks(r.c); err != nil {
 		return nil, invariant(err)
 	}
 	res = &Result{
@@ -115,7 +117,7 @@ func (r *runner) finish() (res *Result, err error) {
 		r.jobs.recs.diagnose(rec, msg)
 	}
 	if r.tline.frag != nil {
-		res.Nodes = r.nodeStates()
+		res.Nodes = nodeStates(r.c, r.sc.plug.Mix)
 	}
 	res.Reasons = r.fw.Reasons()
 	res.Stats = r.st.stats
@@ -126,7 +128,7 @@ func (r *runner) finish() (res *Result, err error) {
 	res.Stats.JobsFailed = r.disr.dstats.failed
 	res.Stats.Attempts = r.sched.Attempts
 	res.Stats.Skipped = r.sched.Skipped
-	if res.Services, err = r.serviceResults(end, int(r.jobs.recs.n)); err != nil {
+	if res.Services, err = r.svc.results(end, int(r.jobs.recs.n)); err != nil {
 		return nil, err
 	}
 	r.jobs.release()
@@ -134,21 +136,21 @@ func (r *runner) finish() (res *Result, err error) {
 	return res, nil
 }
 
-// checkBooks recomputes every node's usage from the live placements and
-// compares it with the cluster's free counters.
-func (r *runner) checkBooks() error {
+// checkBooks recomputes every node's usage from the live placements of
+// the table's jobs and compares it with the cluster's free counters.
+func (jt *jobTable) checkBooks(c *cluster.Cluster) error {
 	type use struct {
 		cpu, mem, milli int64
 		pods            int32
 	}
-	used := make([]use, len(r.c.Nodes))
-	poolMilli := make([]int64, len(r.c.Pools))
-	for id := int32(0); id < r.jobs.njobs; id++ {
-		if r.jobs.chunks[chunkOf(id)] == nil {
+	used := make([]use, len(c.Nodes))
+	poolMilli := make([]int64, len(c.Pools))
+	for id := int32(0); id < jt.njobs; id++ {
+		if jt.chunks[chunkOf(id)] == nil {
 			id = chunkEnd(chunkOf(id)) - 1
 			continue // finished jobs, recorded: nothing placed
 		}
-		j := r.jobs.at(id)
+		j := jt.at(id)
 		if j.finished && len(j.placed) > 0 {
 			return fmt.Errorf("finished job %d still holds %d placements", id, len(j.placed))
 		}
@@ -159,15 +161,15 @@ func (r *runner) checkBooks() error {
 			u.mem += p.MemoryMiB
 			u.milli += int64(pl.Milli)
 			u.pods++
-			poolMilli[r.c.Nodes[pl.Node].Pool] += int64(pl.Milli)
+			poolMilli[c.Nodes[pl.Node].Pool] += int64(pl.Milli)
 		}
 		if j.running && int32(len(j.placed)) != j.spec.Replicas {
 			return fmt.Errorf("running job %d has %d of %d pods placed", id, len(j.placed), j.spec.Replicas)
 		}
 	}
-	for n := range r.c.Nodes {
-		nd := &r.c.Nodes[n]
-		spec := &r.c.Pools[nd.Pool].Spec
+	for n := range c.Nodes {
+		nd := &c.Nodes[n]
+		spec := &c.Pools[nd.Pool].Spec
 		u := used[n]
 		if nd.FreeCPU+u.cpu != spec.MilliCPU || nd.FreeMem+u.mem != spec.MemoryMiB ||
 			nd.FreeMilli+u.milli != nd.CapMilli || nd.Pods != u.pods {
@@ -179,25 +181,26 @@ func (r *runner) checkBooks() error {
 	}
 	// A node offers what its devices hold: a GPU whose MIG layout leaves
 	// compute slices unused offers less than 1000 (checked per device).
-	if err := r.c.CheckDevices(); err != nil {
+	if err := c.CheckDevices(); err != nil {
 		return err
 	}
-	for p := range r.c.Pools {
-		if r.c.Pools[p].AllocMilli != poolMilli[p] {
-			return fmt.Errorf("pool %s counts %d milli-GPU allocated, its pods hold %d", r.c.Pools[p].Spec.Name, r.c.Pools[p].AllocMilli, poolMilli[p])
+	for p := range c.Pools {
+		if c.Pools[p].AllocMilli != poolMilli[p] {
+			return fmt.Errorf("pool %s counts %d milli-GPU allocated, its pods hold %d", c.Pools[p].Spec.Name, c.Pools[p].AllocMilli, poolMilli[p])
 		}
 	}
 	return nil
 }
 
-// nodeStates is every node's free capacity and fragmentation at the end.
-func (r *runner) nodeStates() []NodeState {
-	out := make([]NodeState, len(r.c.Nodes))
-	for n := range r.c.Nodes {
-		nd := &r.c.Nodes[n]
+// nodeStates is every node's free capacity and fragmentation (under the
+// pod mix) at the end.
+func nodeStates(c *cluster.Cluster, mix *models.PodMix) []NodeState {
+	out := make([]NodeState, len(c.Nodes))
+	for n := range c.Nodes {
+		nd := &c.Nodes[n]
 		out[n] = NodeState{Pool: nd.Pool, FreeMilliCPU: nd.FreeCPU, FreeMemoryMiB: nd.FreeMem, FreeMilliGPU: nd.FreeMilli, Pods: nd.Pods}
-		if sh := r.c.Pools[nd.Pool].Spec.Sharing; sh.TimeSlicing <= 1 && sh.MIGStrategy == "" {
-			out[n].FragMilliGPU = int64(math.Round(models.Fragmentation(r.c.FragState(int32(n)), r.sc.plug.Mix)))
+		if sh := c.Pools[nd.Pool].Spec.Sharing; sh.TimeSlicing <= 1 && sh.MIGStrategy == "" {
+			out[n].FragMilliGPU = int64(math.Round(models.Fragmentation(c.FragState(int32(n)), mix)))
 		}
 	}
 	return out

@@ -183,6 +183,16 @@ type workloadFeed struct {
 	longest   Time
 }
 
+// readNext reads the workload's next job (numbered idx) and, when there
+// is one before the horizon, schedules its arrival.
+func (f *workloadFeed) readNext(src JobSource, horizon Time, idx int, ev eventSink) error {
+	if err := f.read(src, horizon, idx); err != nil || !f.hasNext {
+		return err
+	}
+	ev.push(f.next.Submit, event{kind: evArrival})
+	return nil
+}
+
 // read reads the workload's next job, numbered idx, into f.next: hasNext
 // says whether there is one before the horizon (0: none).
 func (f *workloadFeed) read(src JobSource, horizon Time, idx int) error {

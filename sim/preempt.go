@@ -60,14 +60,23 @@ func (r *runner) preemptPass(t Time) error {
 	})
 	evicted := false
 	for _, id := range waiting {
-		ok, err := r.preemptFor(t, r.jobs.at(id))
-		if err != nil {
-			return err
+		p := r.jobs.at(id)
+		victims := r.sc.victims(p, r.c, r.fw, &r.jobs, r.disr.onNode)
+		for _, vid := range victims {
+			v := r.jobs.at(vid)
+			v.ext().preempted++
+			p.ext().preempting++
+			if r.beginExit(t, v, capacity.CausePreemption, -1, false) {
+				continue // it checkpoints in its grace period, then goes
+			}
+			if err := r.disrupt(t, v, capacity.CausePreemption, false); err != nil {
+				return err
+			}
 		}
-		if ok {
-			r.sched.Activate(&r.jobs.at(id).info)
+		if len(victims) > 0 {
+			r.sched.Activate(&p.info)
+			evicted = true
 		}
-		evicted = evicted || ok
 	}
 	if evicted {
 		r.st.stats.Passes++
@@ -75,7 +84,7 @@ func (r *runner) preemptPass(t Time) error {
 			return invariant(err)
 		}
 		r.st.dirty, r.st.freed = false, false
-		r.armBackoff()
+		r.sc.armBackoff(r.sched, r)
 	}
 	return nil
 }
@@ -96,26 +105,28 @@ func heldOn(v *jobState, n int32) res3 {
 	return h
 }
 
-// preemptFor evicts the jobs p needs gone, if evicting lower-priority jobs
-// lets all its remaining pods fit; it reports whether it evicted.
-func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
+// victims are the jobs p needs gone (in id order), if evicting
+// lower-priority jobs would let all its remaining pods fit (nil: none
+// would); jobs on node n are onNode[n]. It decides and changes nothing:
+// preemptPass evicts them.
+func (s *schedSide) victims(p *jobState, c *cluster.Cluster, fw *scheduler.Framework, jobs *jobTable, onNode [][]int32) []int32 {
 	pod := &p.spec.Pod
 	if pod.Shared() || pod.MIG != "" {
-		return false, nil
+		return nil
 	}
 	want := res3{pod.MilliCPU, pod.MemoryMiB, int64(pod.GPUs)}
 	fits := func(a res3) bool { return a.cpu >= want.cpu && a.mem >= want.mem && a.gpu >= want.gpu }
-	pools := r.fw.EligiblePools(&p.info, nil)
+	pools := fw.EligiblePools(&p.info, nil)
 	chosen := map[int32]bool{}
 	used := map[int32]res3{}
 	avail := func(n int32) res3 {
-		nd := &r.c.Nodes[n]
-		a := res3{nd.FreeCPU, nd.FreeMem, int64(r.c.FreeDevices(n, pod))}
-		for _, id := range r.disr.onNode[n] {
+		nd := &c.Nodes[n]
+		a := res3{nd.FreeCPU, nd.FreeMem, int64(c.FreeDevices(n, pod))}
+		for _, id := range onNode[n] {
 			// Chosen victims, and lower-priority jobs already stopping
 			// (victims terminating: kube-scheduler waits for them rather
 			// than preempting more).
-			if v := r.jobs.at(id); chosen[id] || (v.isExiting() && v.spec.Priority < p.spec.Priority) {
+			if v := jobs.at(id); chosen[id] || (v.isExiting() && v.spec.Priority < p.spec.Priority) {
 				a = a.add(heldOn(v, n))
 			}
 		}
@@ -125,12 +136,12 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 		var best *victimSet
 	search:
 		for _, pi := range pools {
-			pl := &r.c.Pools[pi]
+			pl := &c.Pools[pi]
 			if sh := pl.Spec.Sharing; sh.TimeSlicing > 1 || sh.MIGStrategy != "" {
 				continue
 			}
 			for n := pl.First; n < pl.First+pl.Count; n++ {
-				if !r.c.Schedulable(n) {
+				if !c.Schedulable(n) {
 					continue
 				}
 				a := avail(n)
@@ -140,8 +151,8 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 				}
 				var cands []int32
 				total := a
-				for _, id := range r.disr.onNode[n] {
-					v := r.jobs.at(id)
+				for _, id := range onNode[n] {
+					v := jobs.at(id)
 					if chosen[id] || id == p.info.ID || !v.running || v.isExiting() || v.spec.Priority >= p.spec.Priority {
 						continue
 					}
@@ -154,7 +165,7 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 				// Spare the victims not needed, highest priority first and,
 				// among equals, the latest started first.
 				slices.SortStableFunc(cands, func(x, y int32) int {
-					a, b := r.jobs.at(x), r.jobs.at(y)
+					a, b := jobs.at(x), jobs.at(y)
 					if a.spec.Priority != b.spec.Priority {
 						return int(b.spec.Priority) - int(a.spec.Priority)
 					}
@@ -162,12 +173,12 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 				})
 				vs := &victimSet{node: n, maxPrio: -1 << 40}
 				for _, id := range cands {
-					h := heldOn(r.jobs.at(id), n)
+					h := heldOn(jobs.at(id), n)
 					if fits(total.sub(h)) {
 						total = total.sub(h)
 						continue
 					}
-					pr := int64(r.jobs.at(id).spec.Priority)
+					pr := int64(jobs.at(id).spec.Priority)
 					vs.jobs = append(vs.jobs, id)
 					vs.maxPrio = max(vs.maxPrio, pr)
 					vs.sumPrio += pr
@@ -178,7 +189,7 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 			}
 		}
 		if best == nil {
-			return false, nil
+			return nil
 		}
 		for _, id := range best.jobs {
 			chosen[id] = true
@@ -186,25 +197,14 @@ func (r *runner) preemptFor(t Time, p *jobState) (bool, error) {
 		used[best.node] = used[best.node].add(want)
 	}
 	if len(chosen) == 0 {
-		return false, nil
+		return nil
 	}
 	ids := make([]int32, 0, len(chosen))
 	for id := range chosen {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	for _, id := range ids {
-		v := r.jobs.at(id)
-		v.ext().preempted++
-		p.ext().preempting++
-		if r.beginExit(t, v, capacity.CausePreemption, -1, false) {
-			continue // it checkpoints in its grace period, then goes
-		}
-		if err := r.disrupt(t, v, capacity.CausePreemption, false); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
+	return ids
 }
 
 // better orders candidate nodes as kube-scheduler does: the lowest

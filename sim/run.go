@@ -294,7 +294,7 @@ func newRunner(cfg Config) (*runner, error) {
 			return nil, err
 		}
 	}
-	if err := r.initServices(); err != nil {
+	if err := r.svc.init(&r.cfg, r, r.q, &r.jobs, r.fw, r.adm); err != nil {
 		return nil, err
 	}
 	// A plain run looks up no finished job by index again, so that its
@@ -306,11 +306,13 @@ func newRunner(cfg Config) (*runner, error) {
 
 // run simulates the run set up and returns its result.
 func (r *runner) run() (*Result, error) {
-	if err := r.readNext(); err != nil {
+	if err := r.feed.readNext(r.cfg.Workload, r.cfg.Horizon, int(r.jobs.njobs), r); err != nil {
 		return nil, err
 	}
 	r.push(0, event{kind: evTick})
-	if err := r.loop(); err != nil {
+	// The events up to the horizon: engine.Run calls Begin, Dispatch and
+	// Settle below.
+	if err := engine.Run[event](r.q, r.cfg.Horizon, r); err != nil {
 		return nil, err
 	}
 	res, err := r.finish()
@@ -350,20 +352,6 @@ func (ev event) live() bool {
 	return true
 }
 
-func (r *runner) readNext() error {
-	if err := r.feed.read(r.cfg.Workload, r.cfg.Horizon, int(r.jobs.njobs)); err != nil || !r.feed.hasNext {
-		return err
-	}
-	r.push(r.feed.next.Submit, event{kind: evArrival})
-	return nil
-}
-
-// loop runs the events up to the horizon (engine.Run calls Begin,
-// Dispatch and Settle below).
-func (r *runner) loop() error {
-	return engine.Run[event](r.q, r.cfg.Horizon, r)
-}
-
 // Begin implements engine.Dispatcher: whether the run goes on to the
 // events at t.
 func (r *runner) Begin(t Time) (bool, error) {
@@ -392,9 +380,9 @@ func (r *runner) Begin(t Time) (bool, error) {
 // Dispatch implements engine.Dispatcher: one event at t.
 func (r *runner) Dispatch(t Time, ev event) error {
 	if r.svc.vp.on {
-		r.catchUp(t, r.q.Popped())
+		r.svc.catchUp(t, r.q.Popped())
 		if ev.kind == evScale && ev.sub == scaleWake {
-			r.svc.materialise(r.q)
+			r.svc.materialise()
 			return nil
 		}
 	}
@@ -415,7 +403,7 @@ func (r *runner) Dispatch(t Time, ev event) error {
 		r.cfg.Progress(Progress{Now: t, Submitted: int(r.jobs.njobs) - r.svc.nrep, Finished: r.st.finished, Events: r.st.stats.Events})
 	}
 	if r.svc.chain > 0 {
-		r.syncChain()
+		r.svc.syncChain()
 	}
 	return nil
 }
@@ -426,7 +414,7 @@ func (r *runner) Dispatch(t Time, ev event) error {
 // anything changed.
 func (r *runner) Settle(t Time) error {
 	if r.svc.vp.on {
-		r.catchUp(t, math.MaxUint64)
+		r.svc.catchUp(t, math.MaxUint64)
 	}
 	if m := r.cfg.MaxEvents; m > 0 && r.st.stats.Events > m+EventsPerJob*uint64(r.jobs.njobs) {
 		return &BudgetError{Max: m, Events: r.st.stats.Events, Jobs: int64(r.jobs.njobs), Reached: t}
@@ -441,12 +429,16 @@ func (r *runner) Settle(t Time) error {
 			return err
 		}
 	}
-	if r.svc.vp.on && (r.st.dirty || (r.adm != nil && r.adm.dirty)) {
+	if r.svc.vp.on && r.passDue() {
 		// A pass is due at the next event, which may be a period.
-		r.svc.materialise(r.q)
+		r.svc.materialise()
 	}
 	return nil
 }
+
+// passDue implements serviceHost: a scheduling pass or an admission
+// cycle is due at the end of this instant.
+func (r *runner) passDue() bool { return r.st.dirty || (r.adm != nil && r.adm.dirty) }
 
 // pass runs a scheduling pass at t and what follows one: scheduler
 // preemption, MIG relayouts, the capacity controller.
@@ -456,7 +448,7 @@ func (r *runner) pass(t Time) error {
 		return invariant(err)
 	}
 	r.st.dirty, r.st.freed = false, false
-	r.armBackoff()
+	r.sc.armBackoff(r.sched, r)
 	if r.sc.preemptOn {
 		if err := r.preemptPass(t); err != nil {
 			return err
@@ -542,11 +534,11 @@ func (r *runner) handle(t Time, ev event) error {
 		}
 		r.st.dirty = true
 	case evScale:
-		return r.scale(t, int(ev.job), ev.sub == scaleStart, ev.sub == scaleDecided, int(ev.stamp))
+		return r.svc.scale(t, int(ev.job), ev.sub == scaleStart, ev.sub == scaleDecided, int(ev.stamp))
 	case evReady:
 		j := r.jobs.at(ev.job)
 		if !j.finished && j.running && j.attempts == ev.stamp {
-			r.replicaReady(t, j)
+			r.svc.replicaReady(t, j)
 		}
 	case evExit:
 		j := r.jobs.at(ev.job)
@@ -572,7 +564,7 @@ func (r *runner) arrive(t Time) error {
 	r.jobs.recs.n++
 	r.feed.longest = max(r.feed.longest, j.spec.Duration)
 	if r.sc.plug.NeedsMix {
-		if err := r.countShape(&j.spec); err != nil {
+		if err := r.sc.countShape(&j.spec, r.jobs.njobs); err != nil {
 			return err
 		}
 	}
@@ -619,20 +611,21 @@ func (r *runner) arrive(t Time) error {
 			j.dl.h = r.push(j.dl.at, event{kind: evDeadline, job: j.info.ID})
 		}
 	}
-	return r.readNext()
+	return r.feed.readNext(r.cfg.Workload, r.cfg.Horizon, int(r.jobs.njobs), r)
 }
 
 // countShape adds a job to the pod mix seen so far and refreshes the mix
 // plugins read at 1, 2, 4, ... jobs, then every mixRefresh jobs.
-func (r *runner) countShape(j *cluster.JobSpec) error {
-	r.sc.shapes[ShapeOf(j)] += int(j.Replicas)
-	if n := r.jobs.njobs; n&(n-1) == 0 || n%mixRefresh == 0 {
-		mix, err := models.NewPodMix(r.sc.shapes, MixCoverage)
+// n is the jobs (and replica pods) of the run so far.
+func (s *schedSide) countShape(j *cluster.JobSpec, n int32) error {
+	s.shapes[ShapeOf(j)] += int(j.Replicas)
+	if n&(n-1) == 0 || n%mixRefresh == 0 {
+		mix, err := models.NewPodMix(s.shapes, MixCoverage)
 		if err != nil {
 			return invariant(err)
 		}
-		r.sc.plug.Mix = mix
-		r.sc.plug.MixVersion++
+		s.plug.Mix = mix
+		s.plug.MixVersion++
 	}
 	return nil
 }
@@ -662,13 +655,13 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 		r.adm.podsReady(j, r.st.now, r)
 	}
 	if j.svc != 0 {
-		return r.replicaBound(t, j)
+		return r.svc.replicaBound(t, j)
 	}
 	r.tline.started(t)
 	if j.attempts == 0 {
 		j.start = t
 		if j.spec.Training != nil {
-			if err := r.startTraining(j); err != nil {
+			if err := startTraining(r.c, r.sc.fabrics, j); err != nil {
 				return err
 			}
 		}
@@ -783,7 +776,7 @@ func (r *runner) endAttempt(t Time, j *jobState, gpus []int32, lost, writes Time
 		x.ckptMs += writes
 	}
 	if j.svc != 0 {
-		r.replicaStopping(t, j)
+		r.svc.replicaStopping(t, j)
 	}
 	if err := r.releaseAll(t, j, lost, writes); err != nil {
 		return err
@@ -917,7 +910,8 @@ func (r *runner) tick(t Time) error {
 	r.c.Advance(t)
 	r.tline.integrate(t)
 	if t > 0 {
-		r.closeBucket(t)
+		r.tline.closeBucket(r.c, r.sc.plug)
+		r.svc.close(t)
 	}
 	r.tline.lastTick = t
 	next := t + r.tline.tl.Interval
@@ -926,15 +920,6 @@ func (r *runner) tick(t Time) error {
 	}
 	r.push(next, event{kind: evTick})
 	return nil
-}
-
-// closeBucket ends the timeline bucket that ends at t.
-func (r *runner) closeBucket(t Time) {
-	r.tline.close(r.c)
-	if r.tline.frag != nil {
-		r.tline.frag.sample(r.c, r.sc.plug, r.tline.tl.FragMilli)
-	}
-	r.svc.close(t)
 }
 
 // Random streams of a run, from its seed.
@@ -1011,9 +996,9 @@ func newFramework(c *cluster.Cluster, pcfg []scheduler.PluginConfig, handle *sch
 
 // armBackoff makes sure a pass runs when the earliest backoff in the
 // scheduling queue ends.
-func (r *runner) armBackoff() {
-	if at, ok := r.sched.NextBackoff(); ok && (r.sc.backoffAt < 0 || at < r.sc.backoffAt) {
-		r.push(at, event{kind: evBackoff})
-		r.sc.backoffAt = at
+func (s *schedSide) armBackoff(sched *scheduler.Scheduler, ev eventSink) {
+	if at, ok := sched.NextBackoff(); ok && (s.backoffAt < 0 || at < s.backoffAt) {
+		ev.push(at, event{kind: evBackoff})
+		s.backoffAt = at
 	}
 }

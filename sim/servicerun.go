@@ -85,6 +85,38 @@ type serviceSet struct {
 	chainAt Time
 	vp      deferredPeriods
 	nrep    int
+	// run is the run, for the replicas' pods and the events; q is its
+	// event queue (deferred periods reserve places in it) and jobs its
+	// job table, where the replicas' pods are.
+	run  serviceHost
+	q    *engine.Queue[event]
+	jobs *jobTable
+	// horizon, periodEvents and periodsSkipped are the Config's.
+	horizon        Time
+	periodEvents   bool
+	periodsSkipped *int
+}
+
+// serviceHost is what the services ask of the run: its events, and the
+// steps a replica's pod shares with every job's (the runner).
+type serviceHost interface {
+	eventSink
+	// passDue says a scheduling pass or an admission cycle is due at
+	// the end of this instant.
+	passDue() bool
+	// countPeriods counts the periods first, first+step, ..., last as
+	// the run's events.
+	countPeriods(first, last, step Time)
+	// newPod makes a replica pod of service k at t from spec: pending,
+	// in admission or the scheduler's queue.
+	newPod(t Time, k int, spec cluster.JobSpec) (*jobState, error)
+	// startPod starts the attempt of a replica pod just bound.
+	startPod(t Time, j *jobState)
+	// deletePod deletes a replica pod: a bound one releases its node.
+	deletePod(t Time, j *jobState) error
+	// restartPod ends the attempt of a pod taken by preemption or a lost
+	// node and queues it again.
+	restartPod(t Time, j *jobState) error
 }
 
 // svcState is one service during the run.
@@ -144,10 +176,13 @@ func (e *ServiceError) ExitCode() int { return 2 }
 // maxServices bounds the services of a run (jobState.svc is an int16).
 const maxServices = math.MaxInt16
 
-// initServices checks the run's services and sets them up; the first
-// scaler event of each is at time 0, where it creates the initial replicas.
-func (r *runner) initServices() error {
-	cfg := r.cfg
+// init checks the run's services and sets them up; the first scaler
+// event of each is at time 0, where it creates the initial replicas. fw
+// checks that a replica pod fits some node, adm (nil: no admission) that
+// its queue is a LocalQueue.
+func (ss *serviceSet) init(cfg *Config, run serviceHost, q *engine.Queue[event], jobs *jobTable, fw *scheduler.Framework, adm *admState) error {
+	ss.run, ss.q, ss.jobs = run, q, jobs
+	ss.horizon, ss.periodEvents, ss.periodsSkipped = cfg.Horizon, cfg.periodEvents, cfg.periodsSkipped
 	if len(cfg.Services) == 0 {
 		return nil
 	}
@@ -157,13 +192,13 @@ func (r *runner) initServices() error {
 	if cfg.Horizon <= 0 {
 		return fmt.Errorf("a run with inference services needs a positive horizon: services never finish, so the run would not end")
 	}
-	r.svc.svcs = make([]svcState, len(cfg.Services))
+	ss.svcs = make([]svcState, len(cfg.Services))
 	for k := range cfg.Services {
 		c := &cfg.Services[k]
 		bad := func(format string, args ...any) error {
 			return &ServiceError{Service: k, Name: c.Spec.Name, Err: fmt.Errorf(format, args...)}
 		}
-		s := &r.svc.svcs[k]
+		s := &ss.svcs[k]
 		s.cfg = c
 		s.min, s.max = c.MinReplicas, c.MaxReplicas
 		if s.max == 0 {
@@ -208,13 +243,13 @@ func (r *runner) initServices() error {
 			return bad("replica pod: %v", err)
 		}
 		info := scheduler.JobInfo{ID: -1, Spec: &tmpl, FirstReason: -1, LastReason: -1}
-		if ok, why := r.fw.FitsEmpty(&info); !ok {
+		if ok, why := fw.FitsEmpty(&info); !ok {
 			return bad("its replica pod fits no node of the cluster: %s", why)
 		}
-		if r.adm != nil && r.adm.ctl.QueueIndex(c.Queue) < 0 {
+		if adm != nil && adm.ctl.QueueIndex(c.Queue) < 0 {
 			return bad("queue %q is not a LocalQueue of the admission policy", c.Queue)
 		}
-		r.push(0, event{kind: evScale, sub: scaleStart, job: int32(k)})
+		run.push(0, event{kind: evScale, sub: scaleStart, job: int32(k)})
 	}
 	return nil
 }
@@ -251,9 +286,9 @@ func (s *svcState) account(t Time) {
 // scale is a service's scaler period at t (init: the run's start, where
 // the initial replicas are made; decided: the decision was taken at t by
 // the batch of periods in nextSync, want is it).
-func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
-	s := &r.svc.svcs[k]
-	if !s.lazy(r.cfg.periodEvents) {
+func (ss *serviceSet) scale(t Time, k int, init, decided bool, want int) error {
+	s := &ss.svcs[k]
+	if !s.lazy(ss.periodEvents) {
 		s.account(t)
 	}
 	switch {
@@ -266,19 +301,19 @@ func (r *runner) scale(t Time, k int, init, decided bool, want int) error {
 		s.account(t)
 	}
 	for len(s.pods) < want {
-		if err := r.createReplica(t, k); err != nil {
+		if err := ss.createReplica(t, k); err != nil {
 			return err
 		}
 	}
 	if n := len(s.pods) - want; n > 0 {
-		if err := r.scaleDown(t, s, n); err != nil {
+		if err := ss.scaleDown(t, s, n); err != nil {
 			return err
 		}
 	}
 	if len(s.pods) != want || want < s.min || want > s.max {
 		return &InvariantError{Err: fmt.Errorf("service %s holds %d replica pods after deciding %d (bounds %d..%d)", s.cfg.Spec.Name, len(s.pods), want, s.min, s.max)}
 	}
-	r.svc.nextSync(t, k)
+	ss.nextSync(t, k)
 	return nil
 }
 
@@ -335,30 +370,28 @@ func (ss *serviceSet) nextSync(t Time, k int) {
 // done as the run comes past them, job events or not, and it ends at the
 // first period outside the band, at the horizon, or at a change of the
 // service's replicas.
-func (r *runner) syncChain() {
-	k, t := r.svc.chain-1, r.svc.chainAt
-	r.svc.chain = 0
-	s := &r.svc.svcs[k]
-	h := r.cfg.Horizon
-	now := r.st.now
-	defer func() { r.st.now = now }()
-	lazy := s.lazy(r.cfg.periodEvents)
+func (ss *serviceSet) syncChain() {
+	k, t := ss.chain-1, ss.chainAt
+	ss.chain = 0
+	s := &ss.svcs[k]
+	h := ss.horizon
+	lazy := s.lazy(ss.periodEvents)
 	for {
 		next := t + s.period
 		if next >= h {
 			return
 		}
-		at, queued := r.q.PeekTime()
-		pending := r.st.dirty || (r.adm != nil && r.adm.dirty) || r.cfg.periodEvents
-		if !pending && lazy && len(r.svc.svcs) == 1 && s.ready == len(s.pods) {
+		at, queued := ss.q.PeekTime()
+		pending := ss.run.passDue() || ss.periodEvents
+		if !pending && lazy && len(ss.svcs) == 1 && s.ready == len(s.pods) {
 			if lo, hi, ok := s.svc.KeepBand(len(s.pods), s.min, s.max); ok {
-				if p := s.cfg.Spec.Load.FirstOutside(next, s.period, h, lo, hi); p > next && r.deferPeriods(k, next, p) {
+				if p := s.cfg.Spec.Load.FirstOutside(next, s.period, h, lo, hi); p > next && ss.deferPeriods(k, next, p) {
 					return
 				}
 			}
 		}
 		if pending || (queued && at <= next) {
-			r.push(next, event{kind: evScale, sub: scalePeriod, job: int32(k)})
+			ss.run.push(next, event{kind: evScale, sub: scalePeriod, job: int32(k)})
 			return
 		}
 		if lazy && s.ready == len(s.pods) {
@@ -368,22 +401,21 @@ func (r *runner) syncChain() {
 					until = min(until, at)
 				}
 				if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next {
-					r.skipPeriods(s, next, p-s.period)
+					ss.skipPeriods(s, next, p-s.period)
 					t = p - s.period
 					continue
 				}
 			}
 		}
 		// The period at next is the run's next event.
-		r.st.now = next
 		if !lazy {
 			s.account(next)
 		}
 		if want := s.decide(next); want != len(s.pods) {
-			r.push(next, event{kind: evScale, sub: scaleDecided, job: int32(k), stamp: uint32(want)})
+			ss.run.push(next, event{kind: evScale, sub: scaleDecided, job: int32(k), stamp: uint32(want)})
 			return
 		}
-		r.countPeriods(next, next, s.period)
+		ss.run.countPeriods(next, next, s.period)
 		t = next
 	}
 }
@@ -403,31 +435,31 @@ func (r *runner) syncChain() {
 // pass left due (the loop) can make a later period decide otherwise:
 // materialise then puts the next period in the queue as the event it
 // would be.
-func (r *runner) deferPeriods(k int, next, exit Time) bool {
-	s := &r.svc.svcs[k]
+func (ss *serviceSet) deferPeriods(k int, next, exit Time) bool {
+	s := &ss.svcs[k]
 	wake := exit
-	if h := r.cfg.Horizon; exit >= h {
+	if h := ss.horizon; exit >= h {
 		wake = next + (h-1-next)/s.period*s.period
 	}
 	if wake <= next {
 		return false
 	}
-	v := &r.svc.vp
-	v.on, v.k, v.next, v.seq = true, k, next, r.q.Reserve()
+	v := &ss.vp
+	v.on, v.k, v.next, v.seq = true, k, next, ss.q.Reserve()
 	v.from, v.pods = next, len(s.pods)
-	v.wake = r.q.PushSeq(wake, 0, event{kind: evScale, sub: scaleWake, job: int32(k)})
+	v.wake = ss.q.PushSeq(wake, 0, event{kind: evScale, sub: scaleWake, job: int32(k)})
 	return true
 }
 
 // catchUp does the deferred periods that come before the event at t with
 // sequence number seq (math.MaxUint64: every period at t or before, as
 // the loop is done with the events at t).
-func (r *runner) catchUp(t Time, seq uint64) {
-	v := &r.svc.vp
+func (ss *serviceSet) catchUp(t Time, seq uint64) {
+	v := &ss.vp
 	if !v.on || v.next > t || (v.next == t && v.seq > seq) {
 		return
 	}
-	s := &r.svc.svcs[v.k]
+	s := &ss.svcs[v.k]
 	p := s.period
 	var last Time
 	switch {
@@ -439,13 +471,14 @@ func (r *runner) catchUp(t Time, seq uint64) {
 	default:
 		last = v.next
 	}
-	r.countKept(s, v.next, last)
-	v.next, v.seq = last+p, r.q.Reserve()
+	ss.countKept(s, v.next, last)
+	v.next, v.seq = last+p, ss.q.Reserve()
 }
 
 // materialise ends the deferred stretch: its next period becomes the
 // event it would be, the wake event goes.
-func (ss *serviceSet) materialise(q *engine.Queue[event]) {
+func (ss *serviceSet) materialise() {
+	q := ss.q
 	v := &ss.vp
 	if !v.on {
 		return
@@ -460,20 +493,20 @@ func (ss *serviceSet) materialise(q *engine.Queue[event]) {
 
 // skipPeriods does service s's periods first, first+period, ..., last,
 // each of which its scaler keeps the replicas at.
-func (r *runner) skipPeriods(s *svcState, first, last Time) {
+func (ss *serviceSet) skipPeriods(s *svcState, first, last Time) {
 	s.svc.SkipPeriods(first, last, s.period, len(s.pods))
-	r.countKept(s, first, last)
+	ss.countKept(s, first, last)
 }
 
 // countKept counts service s's periods first, first+period, ..., last,
 // which its scaler kept the replicas at, as decisions and events.
-func (r *runner) countKept(s *svcState, first, last Time) {
+func (ss *serviceSet) countKept(s *svcState, first, last Time) {
 	n := int((last-first)/s.period) + 1
 	s.decisions += n
-	if r.cfg.periodsSkipped != nil {
-		*r.cfg.periodsSkipped += n
+	if ss.periodsSkipped != nil {
+		*ss.periodsSkipped += n
 	}
-	r.countPeriods(first, last, s.period)
+	ss.run.countPeriods(first, last, s.period)
 }
 
 // countPeriods counts the periods first, first+step, ..., last as events,
@@ -495,37 +528,44 @@ func (r *runner) countPeriods(first, last, step Time) {
 
 // createReplica makes a replica pod of service k at t: pending, in
 // admission or the scheduler's queue.
-func (r *runner) createReplica(t Time, k int) error {
-	s := &r.svc.svcs[k]
-	if r.jobs.njobs >= MaxJobs {
+func (ss *serviceSet) createReplica(t Time, k int) error {
+	s := &ss.svcs[k]
+	if ss.jobs.njobs >= MaxJobs {
 		return fmt.Errorf("service %s: the run already holds %d jobs and replica pods, the most one run holds", s.cfg.Spec.Name, MaxJobs)
 	}
+	j, err := ss.run.newPod(t, k, replicaSpec(s.cfg, t))
+	ss.nrep++
+	s.pods = append(s.pods, replica{id: j.info.ID, created: t})
+	return err
+}
+
+// newPod implements serviceHost: the pod joins the job table, marked
+// with its service, and goes to admission or the scheduler's queue.
+func (r *runner) newPod(t Time, k int, spec cluster.JobSpec) (*jobState, error) {
 	j := r.jobs.add(r.sched)
 	j.svc = int16(k + 1)
-	j.spec = replicaSpec(s.cfg, t)
+	j.spec = spec
 	j.info.FirstReason, j.info.LastReason = -1, -1
-	r.svc.nrep++
-	s.pods = append(s.pods, replica{id: j.info.ID, created: t})
 	if r.sc.plug.NeedsMix {
-		if err := r.countShape(&j.spec); err != nil {
-			return err
+		if err := r.sc.countShape(&j.spec, r.jobs.njobs); err != nil {
+			return j, err
 		}
 	}
 	if r.adm != nil {
-		return r.adm.submit(t, j)
+		return j, r.adm.submit(t, j)
 	}
 	r.sched.Enqueue(&j.info)
 	r.st.dirty = true
-	return nil
+	return j, nil
 }
 
 // scaleDown deletes n of service s's replica pods, as a ReplicaSet ranks
 // them: unscheduled before scheduled, not ready before ready, newest
 // first.
-func (r *runner) scaleDown(t Time, s *svcState, n int) error {
+func (ss *serviceSet) scaleDown(t Time, s *svcState, n int) error {
 	order := slices.Clone(s.pods)
 	rank := func(p replica) (bound, ready int) {
-		if r.jobs.at(p.id).running {
+		if ss.jobs.at(p.id).running {
 			bound = 1
 		}
 		if p.ready {
@@ -550,7 +590,7 @@ func (r *runner) scaleDown(t Time, s *svcState, n int) error {
 		return int(b.id - a.id)
 	})
 	for _, p := range order[:n] {
-		if err := r.deleteReplica(t, s, p.id); err != nil {
+		if err := ss.deleteReplica(t, s, p.id); err != nil {
 			return err
 		}
 	}
@@ -558,8 +598,18 @@ func (r *runner) scaleDown(t Time, s *svcState, n int) error {
 }
 
 // deleteReplica deletes a replica pod: a bound one releases its node.
-func (r *runner) deleteReplica(t Time, s *svcState, id int32) error {
-	j := r.jobs.at(id)
+func (ss *serviceSet) deleteReplica(t Time, s *svcState, id int32) error {
+	if err := ss.run.deletePod(t, ss.jobs.at(id)); err != nil {
+		return err
+	}
+	if i := s.find(id); i >= 0 {
+		s.pods = slices.Delete(s.pods, i, i+1)
+	}
+	return nil
+}
+
+// deletePod implements serviceHost.
+func (r *runner) deletePod(t Time, j *jobState) error {
 	switch {
 	case j.running:
 		if err := r.endAttempt(t, j, slicedGPUs(r.c, j), 0, 0); err != nil {
@@ -580,17 +630,28 @@ func (r *runner) deleteReplica(t Time, s *svcState, id int32) error {
 	j.outcome = Deleted
 	j.end = t
 	r.adm.finish(t, j, r)
-	if i := s.find(id); i >= 0 {
-		s.pods = slices.Delete(s.pods, i, i+1)
-	}
 	return nil
 }
 
 // replicaBound starts a replica whose pod was just bound: it serves after
 // its cold start.
-func (r *runner) replicaBound(t Time, j *jobState) error {
-	s := r.svc.of(j)
+func (ss *serviceSet) replicaBound(t Time, j *jobState) error {
+	s := ss.of(j)
 	s.account(t)
+	ss.run.startPod(t, j)
+	s.boundMilli += j.allocMilli
+	if s.cold == 0 {
+		ss.replicaReady(t, j)
+		return nil
+	}
+	ss.run.push(t+s.cold, event{kind: evReady, job: j.info.ID, stamp: j.attempts})
+	return nil
+}
+
+// startPod implements serviceHost: the pod's attempt runs from t, with
+// no planned end; on time-sliced GPUs, their other pods share with one
+// more.
+func (r *runner) startPod(t Time, j *jobState) {
 	if j.attempts == 0 {
 		j.start = t
 	}
@@ -605,22 +666,14 @@ func (r *runner) replicaBound(t Time, j *jobState) error {
 			j.sliced = true
 		}
 	}
-	s.boundMilli += j.allocMilli
 	if j.sliced {
-		// Its GPUs' other pods now share with one more.
 		r.share.retime(t, slicedGPUs(r.c, j), r)
 	}
-	if s.cold == 0 {
-		r.replicaReady(t, j)
-		return nil
-	}
-	r.push(t+s.cold, event{kind: evReady, job: j.info.ID, stamp: j.attempts})
-	return nil
 }
 
 // replicaReady marks a bound replica ready: it serves from t.
-func (r *runner) replicaReady(t Time, j *jobState) {
-	s := r.svc.of(j)
+func (ss *serviceSet) replicaReady(t Time, j *jobState) {
+	s := ss.of(j)
 	i := s.find(j.info.ID)
 	if i < 0 || s.pods[i].ready {
 		return
@@ -634,10 +687,10 @@ func (r *runner) replicaReady(t Time, j *jobState) {
 
 // replicaStopping is called as a bound replica's pod is about to be
 // released (deleted, preempted, lost with its node, evicted).
-func (r *runner) replicaStopping(t Time, j *jobState) {
-	s := r.svc.of(j)
-	if r.svc.vp.on && int(j.svc-1) == r.svc.vp.k {
-		r.svc.materialise(r.q)
+func (ss *serviceSet) replicaStopping(t Time, j *jobState) {
+	s := ss.of(j)
+	if ss.vp.on && int(j.svc-1) == ss.vp.k {
+		ss.materialise()
 	}
 	s.account(t)
 	s.boundMilli -= j.allocMilli
@@ -653,15 +706,20 @@ func (r *runner) replicaStopping(t Time, j *jobState) {
 
 // replicaLost ends a replica's pod taken by preemption or a lost node: its
 // ReplicaSet makes a new pod at once, which queues again.
-func (r *runner) replicaLost(t Time, j *jobState, cause capacity.Cause) error {
+func (ss *serviceSet) replicaLost(t Time, j *jobState, cause capacity.Cause) error {
+	if cause != capacity.CausePreemption {
+		ss.of(j).disrupted++
+	}
+	return ss.run.restartPod(t, j)
+}
+
+// restartPod implements serviceHost.
+func (r *runner) restartPod(t Time, j *jobState) error {
 	if err := r.endAttempt(t, j, slicedGPUs(r.c, j), 0, 0); err != nil {
 		return err
 	}
 	j.sliced = false
 	j.info.Bound = 0
-	if cause != capacity.CausePreemption {
-		r.svc.of(j).disrupted++
-	}
 	return r.requeue(t, j)
 }
 
@@ -689,16 +747,16 @@ func (ss *serviceSet) close(t Time) {
 // serviceResults closes the services' books at end: their reports, the
 // usage of their replica pods, and the checks that requests were
 // conserved and no replica was counted as a job.
-func (r *runner) serviceResults(end Time, jobs int) ([]ServiceResult, error) {
-	if len(r.svc.svcs) == 0 {
+func (ss *serviceSet) results(end Time, jobs int) ([]ServiceResult, error) {
+	if len(ss.svcs) == 0 {
 		return nil, nil
 	}
-	if jobs+r.svc.nrep != int(r.jobs.njobs) {
-		return nil, &InvariantError{Err: fmt.Errorf("%d job records and %d replica pods for %d entries: a replica was counted as a job", jobs, r.svc.nrep, r.jobs.njobs)}
+	if jobs+ss.nrep != int(ss.jobs.njobs) {
+		return nil, &InvariantError{Err: fmt.Errorf("%d job records and %d replica pods for %d entries: a replica was counted as a job", jobs, ss.nrep, ss.jobs.njobs)}
 	}
-	out := make([]ServiceResult, len(r.svc.svcs))
-	for k := range r.svc.svcs {
-		s := &r.svc.svcs[k]
+	out := make([]ServiceResult, len(ss.svcs))
+	for k := range ss.svcs {
+		s := &ss.svcs[k]
 		s.account(end)
 		v := s.svc
 		if d := v.Arrived - v.Served - v.Dropped - v.Backlog(); math.Abs(d) > 1e-6*max(1, v.Arrived) {
@@ -714,8 +772,8 @@ func (r *runner) serviceResults(end Time, jobs int) ([]ServiceResult, error) {
 		res.Timeline = s.tl
 		res.Decisions = s.decisions
 	}
-	for id := int32(0); id < r.jobs.njobs; id++ {
-		j := r.jobs.at(id)
+	for id := int32(0); id < ss.jobs.njobs; id++ {
+		j := ss.jobs.at(id)
 		if j.svc == 0 {
 			continue
 		}

@@ -28,6 +28,16 @@ type timeline struct {
 	frag     *fragTracker // nil unless fragmentation is sampled
 }
 
+// closeBucket ends the timeline bucket at the last integration: the
+// pools' allocation and supply, and the fragmentation sampled under the
+// scheduler's pod mix (plug) when it is tracked.
+func (l *timeline) closeBucket(c *cluster.Cluster, plug *scheduler.Handle) {
+	l.close(c)
+	if l.frag != nil {
+		l.frag.sample(c, plug, l.tl.FragMilli)
+	}
+}
+
 // addPending and addRunning change the pending and running job counts
 // by d for job j (replica pods are not counted).
 func (l *timeline) addPending(t Time, j *jobState, d int64) {

@@ -68,9 +68,10 @@ func stepTime(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobState)
 	return rec, nil
 }
 
-// startTraining fixes a training job's run time at its first start.
-func (r *runner) startTraining(j *jobState) error {
-	rec, err := stepTime(r.c, r.sc.fabrics, j)
+// startTraining fixes a training job's run time at its first start, on
+// the cluster's fabrics.
+func startTraining(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobState) error {
+	rec, err := stepTime(c, fabrics, j)
 	if err != nil {
 		return err
 	}

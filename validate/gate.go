@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -86,8 +87,24 @@ func (r *Rule) label() string {
 // line and field, and quote at most strict.MaxQuote bytes of it.
 func ParseAssertions(file string, data []byte) (*Assertions, error) {
 	a, err := parseAssertions(file, data)
+	var ml *metricListError
+	if errors.As(err, &ml) {
+		// The metric as written is quoted bounded; the list is whole.
+		return nil, ml
+	}
 	return a, strict.BoundError(err)
 }
+
+// metricListError is an unknown metric in a rules file: the InputError
+// naming file, line and field, and after it the list of every metric
+// validate knows, not cut.
+type metricListError struct{ *strict.InputError }
+
+func (e *metricListError) Error() string {
+	return e.InputError.Error() + " (metrics: " + strings.Join(Metrics(), ", ") + ")"
+}
+
+func (e *metricListError) Unwrap() error { return e.InputError }
 
 func parseAssertions(file string, data []byte) (*Assertions, error) {
 	if err := strict.CheckLines(file, data); err != nil {
@@ -126,7 +143,8 @@ func parseAssertions(file string, data []byte) (*Assertions, error) {
 		at := fmt.Sprintf("rules[%d]", i)
 		unit, err := MetricUnit(r.Metric)
 		if err != nil {
-			return nil, bad(at+".metric", "%v", err)
+			ie := bad(at+".metric", "unknown metric %s", strict.Quote(r.Metric)).(*strict.InputError)
+			return nil, &metricListError{ie}
 		}
 		switch r.Of {
 		case "":
@@ -167,9 +185,12 @@ func parseThreshold(v string, unit Unit, of string) (float64, error) {
 	if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
 		return f, nil
 	}
-	if unit == Seconds && of != OfRelativeChange {
+	if (unit == Seconds || unit == Milliseconds) && of != OfRelativeChange {
 		d, err := strict.ParseDuration(v)
 		if err == nil {
+			if unit == Milliseconds {
+				return float64(d.Microseconds()) / 1000, nil
+			}
 			return d.Seconds(), nil
 		}
 	}
@@ -207,18 +228,36 @@ type RunFunc func(side Side, seed uint64) (*reports.Summary, error)
 
 // Verdict is one rule's outcome.
 type Verdict struct {
-	Rule      string  `json:"rule"`
-	Metric    string  `json:"metric"`
-	Of        string  `json:"of"`
-	Op        string  `json:"op"`
-	Threshold string  `json:"threshold"`
-	Mean      float64 `json:"mean"`
-	// Low and High bound the 95% confidence interval of the mean over the
+	Rule      string `json:"rule"`
+	Metric    string `json:"metric"`
+	Of        string `json:"of"`
+	Op        string `json:"op"`
+	Threshold string `json:"threshold"`
+	// Unit is what Mean, CILow, CIHigh and Samples measure: the metric's
+	// unit (seconds, milliseconds, ratio, usd, number), or "fraction" for a
+	// relativeChange (a change over the baseline's mean).
+	Unit string `json:"unit"`
+	// Mean is the judged value: the mean over the replications of what
+	// the rule looks at (of).
+	Mean float64 `json:"mean"`
+	// CILow and CIHigh bound the 95% confidence interval of Mean over the
 	// replications (Student's t; paired by seed for changes).
-	Low     float64   `json:"ciLow"`
-	High    float64   `json:"ciHigh"`
+	CILow  float64 `json:"ciLow"`
+	CIHigh float64 `json:"ciHigh"`
+	// Samples are the judged value, one per seed, in Unit.
 	Samples []float64 `json:"samples"`
-	Pass    bool      `json:"pass"`
+	// BaselineMean and CandidateMean are the metric's means on each side,
+	// in the metric's unit; Change is their difference (candidate -
+	// baseline) with ChangeLow and ChangeHigh its 95% interval, paired by
+	// seed; RelativeChange is Change over the baseline's mean (0 when that
+	// is 0).
+	BaselineMean   float64 `json:"baselineMean"`
+	CandidateMean  float64 `json:"candidateMean"`
+	Change         float64 `json:"change"`
+	ChangeLow      float64 `json:"changeLow"`
+	ChangeHigh     float64 `json:"changeHigh"`
+	RelativeChange float64 `json:"relativeChange"`
+	Pass           bool    `json:"pass"`
 	// Certain is set when the whole interval is on the rule's side of the
 	// threshold (or the whole of it is not).
 	Certain bool `json:"certain"`
@@ -232,7 +271,10 @@ type GateResult struct {
 	Verdicts     []Verdict `json:"verdicts"`
 	Pass         bool      `json:"pass"`
 	// Baseline and Candidate are the first seed's headline figures.
-	Baseline, Candidate reports.RunFigures
+	Baseline  reports.RunFigures `json:"baseline"`
+	Candidate reports.RunFigures `json:"candidate"`
+	// servicesOnly: both first runs have inference services and no jobs.
+	servicesOnly bool
 }
 
 // RuleError is a rule the runs cannot answer (a queue the scenario lacks,
@@ -280,10 +322,11 @@ func Evaluate(a *Assertions, reps int, seed uint64, run RunFunc) (*GateResult, e
 		base, cand = append(base, b), append(cand, c)
 	}
 	res.Baseline, res.Candidate = reports.Figures("baseline", base[0]), reports.Figures("candidate", cand[0])
+	res.servicesOnly = base[0].Jobs.Total == 0 && cand[0].Jobs.Total == 0 && len(base[0].Services)+len(cand[0].Services) > 0
 	for _, r := range a.Rules {
 		unit, _ := MetricUnit(r.Metric)
-		v := Verdict{Rule: r.label(), Metric: r.Metric, Of: r.Of, Op: r.Op, Threshold: r.Value.text, unit: unit}
-		var baseSum float64
+		v := Verdict{Rule: r.label(), Metric: r.Metric, Of: r.Of, Op: r.Op, Threshold: r.Value.text, unit: unit, Unit: unit.String()}
+		var bs, cs, ds []float64
 		for i := 0; i < reps; i++ {
 			bv, err := Metric(base[i], r.Metric)
 			if err != nil {
@@ -293,29 +336,38 @@ func Evaluate(a *Assertions, reps int, seed uint64, run RunFunc) (*GateResult, e
 			if err != nil {
 				return nil, &RuleError{v.Rule, err}
 			}
-			baseSum += bv
-			switch r.Of {
-			case OfBaseline:
-				v.Samples = append(v.Samples, bv)
-			case OfCandidate:
-				v.Samples = append(v.Samples, cv)
-			default:
-				v.Samples = append(v.Samples, cv-bv)
-			}
+			bs, cs, ds = append(bs, bv), append(cs, cv), append(ds, cv-bv)
 		}
-		mean, half := meanCI(v.Samples)
-		if r.Of == OfRelativeChange {
-			// The mean change over the mean baseline (the baseline's own
-			// spread is left out of the interval).
-			bm := baseSum / float64(reps)
+		bm, cm := stat.Mean(bs, nil), stat.Mean(cs, nil)
+		change, half := meanCI(ds)
+		v.BaselineMean, v.CandidateMean = bm, cm
+		v.Change, v.ChangeLow, v.ChangeHigh = change, change-half, change+half
+		if bm != 0 {
+			v.RelativeChange = change / math.Abs(bm)
+		}
+		switch r.Of {
+		case OfBaseline:
+			v.Samples = bs
+		case OfCandidate:
+			v.Samples = cs
+		case OfChange:
+			v.Samples = ds
+		case OfRelativeChange:
+			// The paired changes over the baseline's mean (its own spread
+			// left out of the interval): the mean of these is the mean
+			// change over the mean baseline.
 			if bm == 0 {
 				return nil, &RuleError{v.Rule, fmt.Errorf("the baseline's %s is 0: a relative change is undefined", r.Metric)}
 			}
-			mean, half = mean/math.Abs(bm), half/math.Abs(bm)
+			v.Unit = "fraction"
+			for _, d := range ds {
+				v.Samples = append(v.Samples, d/math.Abs(bm))
+			}
 		}
-		v.Mean, v.Low, v.High = mean, mean-half, mean+half
+		mean, half := meanCI(v.Samples)
+		v.Mean, v.CILow, v.CIHigh = mean, mean-half, mean+half
 		v.Pass = holds(mean, r.Op, r.threshold)
-		v.Certain = holds(v.Low, r.Op, r.threshold) == holds(v.High, r.Op, r.threshold)
+		v.Certain = holds(v.CILow, r.Op, r.threshold) == holds(v.CIHigh, r.Op, r.threshold)
 		res.Pass = res.Pass && v.Pass
 		res.Verdicts = append(res.Verdicts, v)
 	}
@@ -347,22 +399,54 @@ func holds(x float64, op string, t float64) bool {
 	return math.Abs(x-t) <= eps*math.Max(1, math.Abs(t))
 }
 
-func (v *Verdict) format(x float64) string {
-	if v.Of == OfRelativeChange {
-		return fmt.Sprintf("%+.2f%%", 100*x)
+// formatter writes values of the metric's unit, one precision for all
+// of xs (a row's figures together); a relativeChange's judged values are
+// percentages.
+func (v *Verdict) formatter(relative bool, xs ...float64) func(float64) string {
+	if relative {
+		return func(x float64) string {
+			if math.Round(1e4*x) == 0 {
+				x = 0 // no -0.00%
+			}
+			return fmt.Sprintf("%+.2f%%", 100*x)
+		}
 	}
 	switch v.unit {
 	case Seconds:
-		return reports.Human(x)
+		return reports.DurationFormat(xs...)
+	case Milliseconds:
+		return func(x float64) string { return fmt.Sprintf("%.1f ms", x) }
 	case Ratio:
-		return fmt.Sprintf("%.2f%%", 100*x)
+		return func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 	case USD:
-		return reports.Money(x)
+		return reports.MoneyFormat(xs...)
 	}
-	return strconv.FormatFloat(x, 'g', 6, 64)
+	return reports.NumberFormat(xs...)
 }
 
-// WriteMarkdown writes the result as a pull-request comment.
+// judged writes the judged value's figures (mean, interval, samples) in
+// one unit.
+func (v *Verdict) judged() func(float64) string {
+	return v.formatter(v.Of == OfRelativeChange, append([]float64{v.Mean, v.CILow, v.CIHigh}, v.Samples...)...)
+}
+
+// signed writes a difference with its sign: a ratio's in percentage
+// points.
+func (v *Verdict) signed(x float64, f func(float64) string) string {
+	if v.unit == Ratio {
+		return fmt.Sprintf("%+.2f pp", 100*x)
+	}
+	out := f(x)
+	if !strings.HasPrefix(out, "-") && !strings.HasPrefix(out, "+") {
+		out = "+" + out
+	}
+	return out
+}
+
+// WriteMarkdown writes the result as a pull-request comment: for each
+// rule the baseline's and the candidate's means, their difference with
+// its 95% interval (paired by seed), and the value the rule tests with
+// its interval against the bound.
 func (g *GateResult) WriteMarkdown(w io.Writer, baseline, candidate string) error {
 	verdict := "passed"
 	if !g.Pass {
@@ -375,9 +459,9 @@ func (g *GateResult) WriteMarkdown(w io.Writer, baseline, candidate string) erro
 		}
 	}
 	fmt.Fprintf(w, "### gpuplan validate: %s\n\n", verdict)
-	fmt.Fprintf(w, "Baseline `%s` against candidate `%s`, %d replications (seeds %d-%d); %d of %d rules failed.\n\n",
+	fmt.Fprintf(w, "Baseline `%s` against candidate `%s`, %d replications (seeds %d-%d); %d of %d rules failed. Means over the seeds; intervals are 95%% (Student's t, the difference paired by seed).\n\n",
 		baseline, candidate, g.Replications, g.Seeds[0], g.Seeds[len(g.Seeds)-1], fails, len(g.Verdicts))
-	fmt.Fprintf(w, "| | rule | value (95%% CI) | bound |\n|---|---|---|---|\n")
+	fmt.Fprintf(w, "| | rule | baseline | candidate | difference (95%% CI) | tested (95%% CI) | bound |\n|---|---|---:|---:|---:|---:|---|\n")
 	for _, v := range g.Verdicts {
 		mark := "pass"
 		if !v.Pass {
@@ -394,15 +478,64 @@ func (g *GateResult) WriteMarkdown(w io.Writer, baseline, candidate string) erro
 		if !strings.HasPrefix(rule, what+" ") {
 			rule += " (" + what + ")"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s (%s to %s) | %s %s |\n", mark, rule, v.format(v.Mean), v.format(v.Low), v.format(v.High), v.Op, v.Threshold)
+		f := v.formatter(false, v.BaselineMean, v.CandidateMean, v.Change, v.ChangeLow, v.ChangeHigh)
+		diff := fmt.Sprintf("%s (%s to %s)", v.signed(v.Change, f), v.signed(v.ChangeLow, f), v.signed(v.ChangeHigh, f))
+		if v.BaselineMean != 0 && v.unit != Ratio {
+			diff = fmt.Sprintf("%s, %+.1f%%", diff, 100*v.RelativeChange)
+		}
+		j := v.judged()
+		tested := fmt.Sprintf("%s: %s (%s to %s)", v.Of, j(v.Mean), j(v.CILow), j(v.CIHigh))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s %s |\n", mark, rule, f(v.BaselineMean), f(v.CandidateMean), diff, tested, v.Op, v.Threshold)
 	}
-	fmt.Fprintf(w, "\nHeadline figures, first seed (the work each run completed, and its cost per useful GPU-hour, beside the bill):\n\n| | cost | completed | $/useful GPU-h | p95 wait | p50 JCT | p95 JCT | allocation |\n|---|---|---|---|---|---|---|---|\n")
-	for _, f := range []reports.RunFigures{g.Baseline, g.Candidate} {
-		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %.1f%% |\n", f.Name, reports.Money(f.Cost), f.Completed, reports.Money(f.CostPerUsefulGPUHour),
-			reports.Human(f.WaitP95), reports.Human(f.JCTP50), reports.Human(f.JCTP95), 100*f.Allocation)
+	figs := []reports.RunFigures{g.Baseline, g.Candidate}
+	if g.servicesOnly {
+		g.writeServiceHeadlines(w)
+		fmt.Fprintf(w, "\n`uncertain`: the 95%% confidence interval crosses the bound; more replications would tell.\n")
+		return nil
 	}
-	fmt.Fprintf(w, "\n`uncertain`: the 95%% confidence interval crosses the bound; more replications would tell.\n")
+	fmt.Fprintf(w, "\nHeadline figures, first seed (the work each run completed, and its cost per useful GPU-hour, beside the bill):\n\n| | cost | completed | $/useful GPU-h | p95 wait | p50 JCT* | p95 JCT* | allocation |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	cost := reports.MoneyFormat(g.Baseline.Cost, g.Candidate.Cost)
+	perH := reports.MoneyFormat(g.Baseline.CostPerUsefulGPUHour, g.Candidate.CostPerUsefulGPUHour)
+	wait := reports.DurationFormat(g.Baseline.WaitP95, g.Candidate.WaitP95)
+	jct := reports.DurationFormat(g.Baseline.JCTAllP50, g.Candidate.JCTAllP50, g.Baseline.JCTAllP95, g.Candidate.JCTAllP95)
+	km := func(x float64) string {
+		if x < 0 {
+			return "not reached"
+		}
+		return jct(x)
+	}
+	for _, f := range figs {
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %.1f%% |\n", f.Name, cost(f.Cost), f.Completed, perH(f.CostPerUsefulGPUHour),
+			wait(f.WaitP95), km(f.JCTAllP50), km(f.JCTAllP95), 100*f.Allocation)
+	}
+	fmt.Fprintf(w, "\n`uncertain`: the 95%% confidence interval crosses the bound; more replications would tell. *Completion time over every job, the unfinished ones censored at the end of the run (Kaplan-Meier).\n")
 	return nil
+}
+
+// writeServiceHeadlines is the headline table of runs of inference
+// services alone: no job columns, each service's figures instead.
+func (g *GateResult) writeServiceHeadlines(w io.Writer) {
+	fmt.Fprintf(w, "\nHeadline figures, first seed (inference services only):\n\n| | service | cost | $/M requests | p95 latency | within SLO | dropped | GPU-h | allocation |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	var costs, perM, drops, gpuh []float64
+	for _, f := range []reports.RunFigures{g.Baseline, g.Candidate} {
+		costs = append(costs, f.Cost)
+		for _, v := range f.Services {
+			perM, drops, gpuh = append(perM, v.CostPerMillion), append(drops, v.Dropped), append(gpuh, v.GPUHours)
+		}
+	}
+	cost, pm, dr, gh := reports.MoneyFormat(costs...), reports.MoneyFormat(perM...), reports.NumberFormat(drops...), reports.NumberFormat(gpuh...)
+	for _, f := range []reports.RunFigures{g.Baseline, g.Candidate} {
+		for _, v := range f.Services {
+			att, per := "-", "-"
+			if v.SLOAttainment > 0 {
+				att = fmt.Sprintf("%.2f%%", 100*v.SLOAttainment)
+			}
+			if v.CostPerMillion > 0 {
+				per = pm(v.CostPerMillion)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f ms | %s | %s | %s | %.1f%% |\n", f.Name, v.Name, cost(f.Cost), per, v.P95Ms, att, dr(v.Dropped), gh(v.GPUHours), 100*f.Allocation)
+		}
+	}
 }
 
 type junitSuites struct {
@@ -434,11 +567,21 @@ type junitFailure struct {
 func (g *GateResult) WriteJUnit(w io.Writer, elapsed time.Duration) error {
 	s := junitSuite{Name: "gpuplan validate", Tests: len(g.Verdicts), Time: strconv.FormatFloat(elapsed.Seconds(), 'f', 3, 64)}
 	for _, v := range g.Verdicts {
+		// Every figure of a case in the judged value's one unit.
+		j := v.judged()
+		samples := make([]string, len(v.Samples))
+		for i, x := range v.Samples {
+			samples[i] = j(x)
+		}
+		what := v.Metric
+		if v.Of != OfCandidate {
+			what = v.Of + " of " + v.Metric
+		}
 		c := junitCase{Name: v.Rule, ClassName: "gpuplan.validate",
-			SystemOut: fmt.Sprintf("%s %s %s: mean %s, 95%% CI %s to %s, samples %v", v.Metric, v.Op, v.Threshold, v.format(v.Mean), v.format(v.Low), v.format(v.High), v.Samples)}
+			SystemOut: fmt.Sprintf("%s %s %s: mean %s, 95%% CI %s to %s, per seed %s", what, v.Op, v.Threshold, j(v.Mean), j(v.CILow), j(v.CIHigh), strings.Join(samples, ", "))}
 		if !v.Pass {
 			s.Failures++
-			c.Failure = &junitFailure{Message: fmt.Sprintf("%s is %s, want %s %s", v.Metric, v.format(v.Mean), v.Op, v.Threshold), Text: c.SystemOut}
+			c.Failure = &junitFailure{Message: fmt.Sprintf("%s is %s, want %s %s", what, j(v.Mean), v.Op, v.Threshold), Text: c.SystemOut}
 		}
 		s.Cases = append(s.Cases, c)
 	}

@@ -2,10 +2,12 @@ package validate
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -145,8 +147,8 @@ func TestEvaluateConfidenceIntervalByHand(t *testing.T) {
 	require.Len(t, res.Verdicts, 2)
 	v := res.Verdicts[0]
 	assert.InDelta(t, 0.70, v.Mean, 1e-12)
-	assert.InDelta(t, 0.70-0.098161, v.Low, 1e-5)
-	assert.InDelta(t, 0.70+0.098161, v.High, 1e-5)
+	assert.InDelta(t, 0.70-0.098161, v.CILow, 1e-5)
+	assert.InDelta(t, 0.70+0.098161, v.CIHigh, 1e-5)
 	assert.True(t, v.Pass, "mean 0.70 >= 0.65")
 	assert.False(t, v.Certain, "the interval 0.60..0.80 crosses 0.65")
 	assert.False(t, res.Verdicts[1].Pass, "mean 0.70 < 0.75")
@@ -171,7 +173,7 @@ func TestEvaluatePairedChange(t *testing.T) {
 	require.NoError(t, err)
 	rel := res.Verdicts[0]
 	assert.InDelta(t, 0.05, rel.Mean, 1e-12)
-	assert.InDelta(t, 0.05-0.02484138, rel.Low, 1e-6)
+	assert.InDelta(t, 0.05-0.02484138, rel.CILow, 1e-6)
 	assert.True(t, rel.Pass, "5% <= 5%")
 	assert.False(t, res.Verdicts[1].Pass, "5% > 4%")
 	assert.InDelta(t, 5, res.Verdicts[2].Mean, 1e-12)
@@ -184,7 +186,13 @@ func TestEvaluatePairedChange(t *testing.T) {
 	out := md.String()
 	assert.Contains(t, out, "### gpuplan validate: FAILED")
 	assert.Contains(t, out, "1 of 4 rules failed")
-	assert.Contains(t, out, "| **FAIL** (uncertain) | cost up at most 4% (relativeChange of cost.total) | +5.00% (+2.52% to +7.48%) | <= 4% |")
+	// Each rule: baseline mean (50+100+150)/3 = $100, candidate
+	// (54+105+156)/3 = $105, the paired difference $5 +- $2.48 (5% of
+	// $100), and the tested value with its interval against the bound.
+	assert.Contains(t, out, "| baseline | candidate | difference (95% CI) | tested (95% CI) | bound |")
+	assert.Contains(t, out, "| **FAIL** (uncertain) | cost up at most 4% (relativeChange of cost.total) | $100.00 | $105.00 | +$5.00 (+$2.52 to +$7.48), +5.0% | relativeChange: +5.00% (+2.52% to +7.48%) | <= 4% |")
+	// The baseline's own interval: sd 50, 4.302653*50/sqrt(3) = 124.21.
+	assert.Contains(t, out, "| baseline: $100.00 (-$24.21 to $224.21) | == 100 |")
 
 	var j bytes.Buffer
 	require.NoError(t, res.WriteJUnit(&j, 1500*time.Millisecond))
@@ -198,6 +206,123 @@ func TestEvaluatePairedChange(t *testing.T) {
 	require.NotNil(t, s.Cases[1].Failure)
 	assert.Equal(t, "cost up at most 4%", s.Cases[1].Name)
 	assert.Nil(t, s.Cases[0].Failure)
+	// One unit per case: a relative change's per-seed values are the
+	// changes over the baseline's mean, 4/100, 5/100, 6/100, in percent
+	// like its mean, not dollars beside a percentage.
+	assert.Contains(t, s.Cases[1].SystemOut, "relativeChange of cost.total <= 4%: mean +5.00%, 95% CI +2.52% to +7.48%, per seed +4.00%, +5.00%, +6.00%")
+	assert.Contains(t, s.Cases[2].SystemOut, "mean $5.00, 95% CI $2.52 to $7.48, per seed $4.00, $5.00, $6.00")
+	assert.Equal(t, "fraction", rel.Unit)
+	assert.Equal(t, []float64{0.04, 0.05, 0.06}, roundAll(rel.Samples))
+	assert.Equal(t, "usd", res.Verdicts[2].Unit)
+}
+
+func roundAll(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Round(x*1e9) / 1e9
+	}
+	return out
+}
+
+// The verdicts' JSON: every key in one style (lowerCamelCase), the
+// headline figures included.
+func TestGateJSONKeysOneCase(t *testing.T) {
+	set := func(s *reports.Summary, v float64) { s.Cost = &reports.CostSummary{Total: v} }
+	a, err := ParseAssertions("r.yaml", []byte(head+"rules:\n- {metric: cost.total, op: '<', value: 200}\n"))
+	require.NoError(t, err)
+	res, err := Evaluate(a, 2, 10, fake([]float64{50, 100}, []float64{54, 105}, set))
+	require.NoError(t, err)
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	var doc any
+	require.NoError(t, json.Unmarshal(b, &doc))
+	lowerCamel := regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`)
+	var walk func(path string, x any)
+	walk = func(path string, x any) {
+		switch v := x.(type) {
+		case map[string]any:
+			for k, y := range v {
+				assert.Regexp(t, lowerCamel, k, "key %s.%s", path, k)
+				walk(path+"."+k, y)
+			}
+		case []any:
+			for _, y := range v {
+				walk(path+"[]", y)
+			}
+		}
+	}
+	walk("", doc)
+	m := doc.(map[string]any)
+	assert.Contains(t, m, "baseline")
+	assert.Contains(t, m, "candidate")
+}
+
+// An inference service's metrics, read off summary.json's services[]:
+// a rule can gate a candidate on a service's SLO.
+func TestServiceMetrics(t *testing.T) {
+	s := &reports.Summary{
+		Jobs: reports.JobCounts{ByOutcome: map[string]int{}},
+		Services: []reports.ServiceSummary{{Name: "recommender", P50Ms: 40, P95Ms: 180, P99Ms: 420, SLOMs: 200, SLOAttainment: 0.97,
+			RequestsArrived: 1e6, RequestsServed: 999000, RequestsDropped: 1000, GPUHours: 12, ColdStarts: 3,
+			Cost: &reports.ServiceCost{Cost: 60, PerMillionRequests: 60.06}}},
+		Pools: []reports.PoolSummary{{Name: "l4.pool", Allocation: 0.25, GPUs: 8}},
+		Cost:  &reports.CostSummary{Total: 100},
+	}
+	for name, want := range map[string]float64{
+		"service.recommender.sloAttainment": 0.97, "service.recommender.p95Ms": 180, "service.recommender.p99Ms": 420,
+		"service.recommender.requestsDropped": 1000, "service.recommender.costPerMillionRequests": 60.06,
+		"service.recommender.gpuHours": 12, "service.recommender.coldStarts": 3, "service.recommender.cost": 60,
+		// The bill over the requests served: 100 / 0.999 M.
+		"cost.perMillionRequests": 100 / 0.999,
+		"pool.l4.pool.allocation": 0.25, "pool.l4.pool.gpus": 8,
+	} {
+		got, err := Metric(s, name)
+		require.NoError(t, err, name)
+		assert.InDelta(t, want, got, 1e-2, name)
+	}
+	units := map[string]Unit{"service.x.sloAttainment": Ratio, "service.x.p95Ms": Milliseconds, "service.x.requestsDropped": Number,
+		"service.x.costPerMillionRequests": USD, "cost.perMillionRequests": USD}
+	for name, want := range units {
+		u, err := MetricUnit(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, u, name)
+	}
+	_, err := Metric(s, "service.search.p95Ms")
+	assert.ErrorContains(t, err, `no service "search" (services: recommender)`)
+
+	// Latency bounds: a plain number of milliseconds or a duration.
+	a, err := ParseAssertions("r.yaml", []byte(head+`rules:
+- {metric: service.recommender.p95Ms, op: "<=", value: 250ms}
+- {metric: service.recommender.p95Ms, op: "<=", value: 0.3s}
+- {metric: service.recommender.p95Ms, op: "<=", value: 250}
+- {metric: service.recommender.sloAttainment, op: ">=", value: 99%}
+- {metric: service.recommender.costPerMillionRequests, of: relativeChange, op: "<=", value: 5%}
+`))
+	require.NoError(t, err)
+	for i, want := range []float64{250, 300, 250, 0.99, 0.05} {
+		assert.InDelta(t, want, a.Rules[i].threshold, 1e-12, "rule %d", i)
+	}
+}
+
+// An unknown metric names file, line and field, and then lists every
+// metric validate knows, whole (it was cut after a few hundred bytes).
+func TestUnknownMetricListsEveryMetric(t *testing.T) {
+	_, err := ParseAssertions("rules.yaml", []byte(head+"rules:\n- {metric: service.recommender.sloAttainmnt, op: '>=', value: 0.99}\n"))
+	var ie *strict.InputError
+	require.True(t, errors.As(err, &ie), "%v", err)
+	assert.Equal(t, 2, ie.ExitCode())
+	msg := err.Error()
+	assert.True(t, strings.HasPrefix(msg, `rules.yaml:4:12: rules[0].metric: unknown metric "service.recommender.sloAttainmnt" (metrics: `), msg)
+	for _, m := range Metrics() {
+		assert.Contains(t, msg, m)
+	}
+	assert.True(t, strings.HasSuffix(msg, ")"), msg)
+	assert.Contains(t, msg, "sloAttainment")
+	assert.NotContains(t, msg, "bytes of message cut")
+	// The name as written is still quoted bounded.
+	_, err = ParseAssertions("rules.yaml", []byte(head+"rules:\n- {metric: "+strings.Repeat("x", 5000)+", op: '>=', value: 0.99}\n"))
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 300+len(strings.Join(Metrics(), ", ")))
 }
 
 func TestEvaluateRelativeChangeOfZeroBaseline(t *testing.T) {

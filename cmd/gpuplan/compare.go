@@ -41,8 +41,9 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "compare A/summary.json B/summary.json",
 		Short: "Set two runs' key figures side by side",
-		Long: `Set two runs' key figures side by side, with the change: jobs, waits, completion times, the
-bill, idle cost and the cost per useful GPU-hour (the bill over completed jobs' work); for runs
+		Long: `Set two runs' key figures side by side, with the change: jobs, waits, completion times (over
+every job, the unfinished ones censored at the end of the run: Kaplan-Meier, as simulate prints
+them), the bill, idle cost and the cost per useful GPU-hour (the bill over completed jobs' work); for runs
 with both jobs and services, training's cost per useful GPU-hour and inference's cost per million
 requests served instead, each on its share of the bill (cost.byWorkload); and for each inference
 service both runs have, its p95 latency, SLO attainment, drops, GPU-hours and cost per million

@@ -46,10 +46,8 @@ func TestValidateExampleFails(t *testing.T) {
 	code, out, errOut := validateAt(t, "--baseline", exDir+"baseline.yaml", "--candidate", exDir+"candidate.yaml",
 		"--assert", exDir+"rules.yaml", "--junit", junit, "--markdown", md, "--json", filepath.Join(dir, "v.json"))
 	require.Equal(t, 1, code, errOut)
-	// What 8c91a01 printed for the example, byte for byte.
-	want, err := os.ReadFile("testdata/validate/example.md")
-	require.NoError(t, err)
-	require.Equal(t, string(want), out)
+	// The example's Markdown, byte for byte (testdata/validate/PROVENANCE.md).
+	golden(t, "validate/example.md", out)
 	b, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	golden(t, "validate/example.junit.xml", string(b))
@@ -91,8 +89,10 @@ func TestValidateExampleFails(t *testing.T) {
 	var v struct {
 		Pass     bool
 		Verdicts []struct {
-			Rule    string
-			Samples []float64
+			Rule         string
+			Unit         string
+			Samples      []float64
+			BaselineMean float64
 		}
 	}
 	b, err = os.ReadFile(filepath.Join(dir, "v.json"))
@@ -100,14 +100,99 @@ func TestValidateExampleFails(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &v))
 	assert.False(t, v.Pass)
 	require.Len(t, v.Verdicts, 5)
-	for _, s := range v.Verdicts[2].Samples {
-		assert.InDelta(t, -2*5.672*72, s, 0.01, "each seed saves two nodes' price")
+	// A relative change's samples are in its unit, a fraction of the
+	// baseline's mean bill, like its mean.
+	rel := v.Verdicts[2]
+	assert.Equal(t, "fraction", rel.Unit)
+	for _, s := range rel.Samples {
+		assert.InDelta(t, -2*5.672*72, s*rel.BaselineMean, 0.01, "each seed saves two nodes' price")
 	}
 
 	// Same seeds, same verdicts, byte for byte.
 	code2, out2, _ := gpuplan(t, "validate", "--baseline", exDir+"baseline.yaml", "--candidate", exDir+"candidate.yaml", "--assert", exDir+"rules.yaml")
 	assert.Equal(t, 1, code2)
 	assert.Equal(t, out, out2)
+}
+
+// The inference gate example (scenarios/examples/validate/inference): the
+// candidate raises the HPA's target from 900 to 1,150 requests/s per
+// replica. It saves money and keeps its p95 under the 100 ms SLO, but
+// fails on the share of requests within the SLO and on drops. Every
+// figure of the verdicts is the one simulate writes to each side's
+// summary.json, and the bill's change is the node-hours' at g5.4xlarge's
+// $1.624/h.
+func TestValidateGatesOnInferenceSLO(t *testing.T) {
+	inf := exDir + "inference/"
+	dir := t.TempDir()
+	code, out, errOut := validateAt(t, "--baseline", inf+"baseline.yaml", "--candidate", inf+"candidate.yaml",
+		"--assert", inf+"rules.yaml", "--json", filepath.Join(dir, "v.json"))
+	require.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "2 of 4 rules failed")
+
+	sides := map[string]reports.Summary{}
+	for _, side := range []string{"baseline", "candidate"} {
+		o := filepath.Join(dir, side)
+		code, _, errOut := gpuplan(t, "simulate", inf+side+".yaml", "--out", o, "--output", "json")
+		require.Equal(t, 0, code, errOut)
+		sides[side] = readSummary(t, o)
+	}
+	base, cand := sides["baseline"], sides["candidate"]
+	require.Len(t, base.Services, 1)
+	bs, cs := base.Services[0], cand.Services[0]
+
+	var v struct {
+		Pass     bool
+		Verdicts []struct {
+			Rule, Unit                  string
+			Mean, CILow, CIHigh         float64
+			BaselineMean, CandidateMean float64
+			Change                      float64
+			Pass                        bool
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "v.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &v))
+	require.Len(t, v.Verdicts, 4)
+	slo, p95, drops, cost := v.Verdicts[0], v.Verdicts[1], v.Verdicts[2], v.Verdicts[3]
+
+	// SLO attainment: the candidate's own, below 99%: fails.
+	assert.Equal(t, "ratio", slo.Unit)
+	assert.InDelta(t, cs.SLOAttainment, slo.Mean, 1e-12)
+	assert.InDelta(t, bs.SLOAttainment, slo.BaselineMean, 1e-12)
+	assert.Less(t, cs.SLOAttainment, 0.99)
+	assert.False(t, slo.Pass)
+	// p95 latency in milliseconds, under 100: passes.
+	assert.Equal(t, "milliseconds", p95.Unit)
+	assert.InDelta(t, cs.P95Ms, p95.Mean, 1e-12)
+	assert.Less(t, cs.P95Ms, 100.0)
+	assert.True(t, p95.Pass)
+	// Drops: the paired change, more on the candidate: fails.
+	assert.InDelta(t, cs.RequestsDropped-bs.RequestsDropped, drops.Mean, 1e-6)
+	assert.False(t, drops.Pass)
+	// The bill: node-hours x $1.624 on each side; the change relative.
+	var bh, ch float64
+	for _, c := range base.Cost.ByPool {
+		bh += c.NodeHours
+	}
+	for _, c := range cand.Cost.ByPool {
+		ch += c.NodeHours
+	}
+	assert.InDelta(t, 1.624*bh, base.Cost.Total, 0.01)
+	assert.InDelta(t, 1.624*ch, cand.Cost.Total, 0.01)
+	assert.Equal(t, "fraction", cost.Unit)
+	assert.InDelta(t, (ch-bh)/bh, cost.Mean, 1e-6)
+	assert.True(t, cost.Pass)
+
+	// The Markdown gives baseline, candidate, difference and interval.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "99% of requests within the 100 ms SLO") {
+			assert.Contains(t, line, fmt.Sprintf("| **FAIL** | 99%% of requests within the 100 ms SLO (service.recommender.sloAttainment) | %.2f%% | %.2f%% | %+.2f pp",
+				100*bs.SLOAttainment, 100*cs.SLOAttainment, 100*(cs.SLOAttainment-bs.SLOAttainment)))
+		}
+	}
+	assert.Contains(t, out, "Headline figures, first seed (inference services only)")
+	assert.NotContains(t, out, "$/useful GPU-h")
 }
 
 func TestValidatePassesAndBadInput(t *testing.T) {

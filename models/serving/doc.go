@@ -37,10 +37,22 @@
 //     model's shape (Transformer: Llama 3 8B and 70B as published) and a
 //     roofline of the GPU (each matrix multiply a kernel's fixed time plus
 //     the larger of its bytes over the bandwidth and its FLOPs over the
-//     rate; H200Roofline fitted to a measured H200), tensor parallelism,
-//     and the KV cache's capacity in blocks. Not yet used by the cluster
-//     run: the token-level service model that will use it is to come
-//     (times there in seconds).
+//     rate; H200Roofline fitted to a measured H200, RooflineFor the other
+//     GPUs from published peaks), tensor parallelism, and the KV cache's
+//     capacity in blocks; WholeStep is BLIS's single-crossover roofline,
+//     for comparing with it (times there in seconds).
+//   - SimulateLLM: the exact request- and step-level model of one
+//     vLLM-style replica (llmsim.go): continuous batching within the
+//     token budget and max_num_seqs, chunked prefill, KV blocks and
+//     preemption by recompute. Not yet used by the cluster run.
+//   - SteadyLLM: the fast model of one LLM replica at a steady rate
+//     (llmfast.go): the fixed point of the mean step over the prompts a
+//     step gathers and the requests decoding (Little's law), with TTFT
+//     and TPOT percentiles from a grid; within 5% of SimulateLLM up to
+//     63-80% of capacity. Not yet used by the cluster run either.
+//   - SizeLLM: the fewest replicas meeting p95 TTFT and TPOT targets at a
+//     rate (the fast model's count, confirmed by the exact model), and
+//     the cost per million tokens (llmsize.go).
 //
 // Times are in milliseconds, rates per second unless named otherwise.
 // Everything random takes an explicit *rand.Rand.

@@ -24,16 +24,20 @@ type Transformer struct {
 	// WeightBytes and KVBytes are the bytes of a weight and of a cached
 	// key or value element (2: bf16 or fp16; 1: fp8).
 	WeightBytes, KVBytes float64
+	// MaxContext is the longest sequence the model takes
+	// (max_position_embeddings).
+	MaxContext int
 }
 
 // Llama3_8B and Llama3_70B are Meta's Llama 3 (and 3.1) models as their
-// published config.json files give them, in bf16.
+// published config.json files give them, in bf16, with Llama 3.1's
+// context of 131,072 tokens (Llama 3's was 8,192).
 func Llama3_8B() Transformer {
-	return Transformer{Name: "llama-3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, Intermediate: 14336, Vocab: 128256, WeightBytes: 2, KVBytes: 2}
+	return Transformer{Name: "llama-3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, Intermediate: 14336, Vocab: 128256, WeightBytes: 2, KVBytes: 2, MaxContext: 131072}
 }
 
 func Llama3_70B() Transformer {
-	return Transformer{Name: "llama-3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, Intermediate: 28672, Vocab: 128256, WeightBytes: 2, KVBytes: 2}
+	return Transformer{Name: "llama-3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, Intermediate: 28672, Vocab: 128256, WeightBytes: 2, KVBytes: 2, MaxContext: 131072}
 }
 
 // HeadDim is the width of one attention head.
@@ -50,6 +54,8 @@ func (t Transformer) Check() error {
 		return fmt.Errorf("heads %d is not a multiple of kvHeads %d", t.Heads, t.KVHeads)
 	case !(t.WeightBytes > 0) || !(t.KVBytes > 0):
 		return fmt.Errorf("weightBytes and kvBytes are positive")
+	case t.MaxContext < 0:
+		return fmt.Errorf("maxContext %d is negative", t.MaxContext)
 	}
 	return nil
 }
@@ -86,6 +92,13 @@ type Roofline struct {
 	TFLOPS, GBps, KernelUS float64
 	// MemoryGiB is the memory a process can use.
 	MemoryGiB float64
+	// DecodeTFLOPS, when above 0, is the rate of the decode rows of a
+	// step's matrix multiplies (BLIS's roofline calibrates a lower model
+	// FLOPs utilisation for decode than for prefill); 0: TFLOPS.
+	DecodeTFLOPS float64
+	// PeakTFLOPS and PeakGBps are the published peaks the rates were
+	// derived from (0 when fitted only); for the record.
+	PeakTFLOPS, PeakGBps float64
 	// Source says where the figures come from.
 	Source string
 }
@@ -105,10 +118,21 @@ func H200Roofline() Roofline {
 // by n, elements of b bytes: a kernel's fixed time plus the larger of
 // reading x and W and writing y at the bandwidth, and 2mkn FLOPs at the
 // rate.
-func (r Roofline) GEMM(m, k, n int, b float64) float64 {
-	bytes := b * (float64(k)*float64(n) + float64(m)*float64(k) + float64(m)*float64(n))
-	flops := 2 * float64(m) * float64(k) * float64(n)
-	return r.KernelUS*1e-6 + math.Max(bytes/(r.GBps*1e9), flops/(r.TFLOPS*1e12))
+func (r Roofline) GEMM(m, k, n int, b float64) float64 { return r.gemm(m, 0, k, n, b) }
+
+// gemm is GEMM of mp prefill rows and md decode rows, the decode rows'
+// FLOPs at DecodeTFLOPS when set.
+func (r Roofline) gemm(mp, md, k, n int, b float64) float64 {
+	m := float64(mp + md)
+	bytes := b * (float64(k)*float64(n) + m*float64(k) + m*float64(n))
+	flops := 2 * float64(k) * float64(n)
+	secs := flops * float64(mp) / (r.TFLOPS * 1e12)
+	if r.DecodeTFLOPS > 0 {
+		secs += flops * float64(md) / (r.DecodeTFLOPS * 1e12)
+	} else {
+		secs += flops * float64(md) / (r.TFLOPS * 1e12)
+	}
+	return r.KernelUS*1e-6 + math.Max(bytes/(r.GBps*1e9), secs)
 }
 
 // Read is the time of one kernel reading bytes (decode attention's pass
@@ -131,11 +155,31 @@ type Step struct {
 	Decode  []int // each decoding sequence's context length
 }
 
+// StepModel names how Engine prices a step.
+type StepModel int
+
+const (
+	// PerKernel (the default) prices each matrix multiply and attention
+	// pass as a kernel: its fixed time plus the larger of its bytes and
+	// its FLOPs, summed over the layers, with the output head.
+	PerKernel StepModel = iota
+	// WholeStep is the single-crossover roofline of BLIS (llm-d's
+	// simulator) and llm-optimizer: the larger of the step's FLOPs over
+	// the rate (prefill and decode tokens at their own rates) and its
+	// bytes over the bandwidth (the layers' weights once, the KV cache
+	// read and written, a hidden vector a token and layer), with no
+	// kernel time and no output head. It is here to compare with BLIS
+	// on its own assumptions.
+	WholeStep
+)
+
 // Engine is a model on a replica's GPUs, tensor-parallel over TP of them.
 type Engine struct {
 	Model Transformer
 	GPU   Roofline
 	TP    int
+	// StepModel is PerKernel unless set.
+	StepModel StepModel
 	// AllReduce is the time of an all-reduce of bytes over the TP GPUs
 	// (nil with TP 1).
 	AllReduce func(bytes float64) float64
@@ -151,12 +195,16 @@ type Engine struct {
 func (e Engine) StepTime(b Step) float64 {
 	tp := max(e.TP, 1)
 	m := e.Model
-	tokens := len(b.Decode)
+	prefill := 0
 	for _, c := range b.Prefill {
-		tokens += c.Tokens
+		prefill += c.Tokens
 	}
+	tokens := prefill + len(b.Decode)
 	if tokens == 0 {
 		return 0
+	}
+	if e.StepModel == WholeStep {
+		return e.wholeStep(b, prefill)
 	}
 	var layer float64
 	for i, w := range m.layerMatrices() {
@@ -166,7 +214,7 @@ func (e Engine) StepTime(b Step) float64 {
 		} else {
 			n /= tp
 		}
-		layer += e.GPU.GEMM(tokens, k, n, m.WeightBytes)
+		layer += e.GPU.gemm(prefill, len(b.Decode), k, n, m.WeightBytes)
 	}
 	kvPerTokenLayer := 2 * float64(m.KVHeads*m.HeadDim()) * m.KVBytes / float64(tp)
 	if len(b.Decode) > 0 {
@@ -189,8 +237,7 @@ func (e Engine) StepTime(b Step) float64 {
 	if tp > 1 && e.AllReduce != nil {
 		layer += 2 * e.AllReduce(float64(tokens)*float64(m.Hidden)*m.WeightBytes)
 	}
-	seqs := len(b.Decode) + len(b.Prefill)
-	head := e.GPU.GEMM(seqs, m.Hidden, m.Vocab/tp, m.WeightBytes)
+	head := e.GPU.gemm(len(b.Prefill), len(b.Decode), m.Hidden, m.Vocab/tp, m.WeightBytes)
 	return float64(m.Layers)*layer + head
 }
 
@@ -207,4 +254,41 @@ func (e Engine) KVCacheTokens(util float64, reserve float64, blockSize int) int6
 	}
 	blockBytes := float64(blockSize) * e.Model.KVBytesPerToken() / tp
 	return int64(math.Floor(free/blockBytes)) * int64(blockSize)
+}
+
+// wholeStep is StepTime under WholeStep.
+func (e Engine) wholeStep(b Step, prefillTokens int) float64 {
+	m := e.Model
+	tp := float64(max(e.TP, 1))
+	layers := float64(m.Layers)
+	var params float64
+	for _, w := range m.layerMatrices() {
+		params += float64(w[0]) * float64(w[1])
+	}
+	decodeRate := e.GPU.DecodeTFLOPS
+	if !(decodeRate > 0) {
+		decodeRate = e.GPU.TFLOPS
+	}
+	kvToken := m.KVBytesPerToken()
+	attn := func(t, cached float64) float64 { // FLOPs of t new tokens over cached ones, all layers
+		return layers * 4 * float64(m.Hidden) * t * (cached + (t-1)/2)
+	}
+	var prefillFlops, decodeFlops, bytes float64
+	for _, c := range b.Prefill {
+		t := float64(c.Tokens)
+		prefillFlops += 2*layers*params*t + attn(t, float64(c.Cached))
+		bytes += kvToken * (float64(c.Cached) + t)
+	}
+	for _, ctx := range b.Decode {
+		decodeFlops += 2*layers*params + attn(1, float64(ctx-1))
+		bytes += kvToken * float64(ctx)
+	}
+	tokens := float64(prefillTokens + len(b.Decode))
+	bytes += layers*params*m.WeightBytes + layers*float64(m.Hidden)*m.KVBytes*tokens
+	compute := prefillFlops/(e.GPU.TFLOPS*1e12) + decodeFlops/(decodeRate*1e12)
+	t := math.Max(compute, bytes/(e.GPU.GBps*1e9)) / tp
+	if tp > 1 && e.AllReduce != nil {
+		t += 2 * layers * e.AllReduce(tokens*float64(m.Hidden)*m.WeightBytes)
+	}
+	return t
 }

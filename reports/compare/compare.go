@@ -58,8 +58,11 @@ func New(pathA string, a *reports.Summary, pathB string, b *reports.Summary) *Co
 	c.add("jobs failed", float64(fa.Failed), float64(fb.Failed), Count)
 	c.add("GPU allocation", fa.Allocation, fb.Allocation, Fraction)
 	c.add("p95 queue wait", fa.WaitP95, fb.WaitP95, Seconds)
-	c.add("p50 completion time", fa.JCTP50, fb.JCTP50, Seconds)
-	c.add("p95 completion time", fa.JCTP95, fb.JCTP95, Seconds)
+	// Completion time over every job, the unfinished ones censored at the
+	// end of the run (Kaplan-Meier), as simulate prints it: over completed
+	// jobs alone it flatters the run that completed less.
+	c.add(P50CompletionTime, fa.JCTAllP50, fb.JCTAllP50, Seconds)
+	c.add(P95CompletionTime, fa.JCTAllP95, fb.JCTAllP95, Seconds)
 	c.add("cost (USD)", fa.Cost, fb.Cost, USD)
 	c.add("idle cost (USD)", fa.IdleCost, fb.IdleCost, USD)
 	if fa.BySide || fb.BySide {
@@ -93,8 +96,20 @@ func New(pathA string, a *reports.Summary, pathB string, b *reports.Summary) *Co
 	return c
 }
 
+// The completion-time rows' names: Kaplan-Meier quantiles over every job.
+const (
+	P50CompletionTime = "p50 completion time, all jobs (KM)"
+	P95CompletionTime = "p95 completion time, all jobs (KM)"
+)
+
 func (c *Comparison) add(metric string, a, b float64, unit Unit) {
 	r := Row{Metric: metric, A: a, B: b, Change: b - a, Unit: unit}
+	if unit == Seconds && (a < 0 || b < 0) {
+		// A Kaplan-Meier quantile not reached (-1) has no change.
+		r.Change = 0
+		c.Rows = append(c.Rows, r)
+		return
+	}
 	if a != 0 {
 		r.RelativeChange = (b - a) / a
 	}
@@ -105,6 +120,9 @@ func (c *Comparison) add(metric string, a, b float64, unit Unit) {
 func (r Row) Format(x float64) string {
 	switch r.Unit {
 	case Seconds:
+		if x < 0 {
+			return "not reached"
+		}
 		return reports.Human(x)
 	case Milliseconds:
 		return fmt.Sprintf("%.1f ms", x)
@@ -124,6 +142,8 @@ func (r Row) FormatChange() string {
 	switch {
 	case r.Unit == Fraction:
 		return fmt.Sprintf("%+.1f pp", 100*r.Change)
+	case r.Unit == Seconds && (r.A < 0 || r.B < 0):
+		return ""
 	case r.A != 0:
 		return fmt.Sprintf("%+.1f%%", 100*r.RelativeChange)
 	}

@@ -66,5 +66,5 @@ func BenchmarkControllerPerJob(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(preempted)/float64(b.N), "preempted/job")
-	b.ReportMetric(float64(c.cqs[0].pendingN+c.cqs[1].pendingN), "pending-at-end")
+	b.ReportMetric(float64(c.queues.pending[0].n+c.queues.pending[1].n), "pending-at-end")
 }

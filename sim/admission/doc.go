@@ -8,13 +8,18 @@
 // sharing (weighted dominant-resource shares compared root to leaves:
 // fair.go) and the controller side of waitForPodsReady (Evict, Requeue).
 //
-// The package is cut in Kueue's shape: the usage a cycle decides against
+// The package is cut in Kueue's shape (pkg/scheduler, pkg/cache,
+// pkg/queue), each part its own type: the usage a cycle decides against
 // is a snapshot (snapshot.go) over one tree of resource nodes shared by
 // ClusterQueues and Cohorts (tree.go), whose what-if changes return their
-// own undo; the flavor assigner (Controller.assignment) answers with an
-// ordered outcome, NoFit < Preempt < Fit, the borrow flag and the group
-// that failed in one small result; preemption (preempt.go, fair.go) picks
-// its targets by what-if removals and one fill-back.
+// own undo; the queue manager (queue.go) keeps the pending workloads and
+// gives each ClusterQueue's head; the flavor assigner (flavors.go)
+// answers with an ordered outcome, NoFit < Preempt < Fit, the borrow flag
+// and the group that failed in one small result, asking the preemptor
+// (through a one-method oracle) where flavorFungibility stops on
+// preemption; the preemptor (preempt.go, fair.go) picks its targets by
+// what-if removals and one fill-back. Controller runs the cycle over
+// them.
 //
 // A workload is admitted whole or not at all: every resource it asks for
 // must fit the quota of one flavor per resource group, among the flavors

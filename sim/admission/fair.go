@@ -24,10 +24,10 @@ import (
 // first strategy refuses are tried with the next.
 
 // nodeWeight is a tree node's fair-sharing weight in thousandths.
-func (c *Controller) nodeWeight(i int) int64 {
-	n := c.nodes[i]
+func (s *snapshot) nodeWeight(i int) int64 {
+	n := s.nodes[i]
 	if n.cq >= 0 {
-		return c.cqs[n.cq].weight()
+		return s.cqs[n.cq].weight()
 	}
 	return n.weight
 }
@@ -37,19 +37,19 @@ func (c *Controller) nodeWeight(i int) int64 {
 // of what its parent could use at most (its potential available, Kueue's
 // calculateLendable); the largest over resources, divided by its weight
 // (weight 0: infinite, once it borrows).
-func (c *Controller) nodeShare(i int) int64 {
-	n := c.nodes[i]
+func (s *snapshot) nodeShare(i int) int64 {
+	n := s.nodes[i]
 	if n.parent < 0 {
 		return 0
 	}
 	var drs int64
 	borrowing := false
-	nr := len(c.resName)
+	nr := len(s.resName)
 	for ri := 0; ri < nr; ri++ {
 		var borrowed, den int64
 		for k := ri; k < len(n.usage); k += nr {
 			borrowed += max(0, n.usage[k]-n.subtree[k])
-			den += c.nodes[n.parent].potential[k]
+			den += s.nodes[n.parent].potential[k]
 		}
 		if borrowed > 0 {
 			borrowing = true
@@ -61,7 +61,7 @@ func (c *Controller) nodeShare(i int) int64 {
 	if !borrowing {
 		return 0
 	}
-	w := c.nodeWeight(i)
+	w := s.nodeWeight(i)
 	if w == 0 {
 		return math.MaxInt64
 	}
@@ -69,19 +69,19 @@ func (c *Controller) nodeShare(i int) int64 {
 }
 
 // share is a queue's weighted share as its usage stands.
-func (c *Controller) share(st *cqState) int64 {
+func (s *snapshot) share(st *cqState) int64 {
 	if st.cohort < 0 {
 		return 0
 	}
-	return c.nodeShare(st.node)
+	return s.nodeShare(st.node)
 }
 
 // path lists a queue's tree nodes from just below the root down to its
 // leaf (made once: callers only read it).
-func (c *Controller) path(st *cqState) []int {
+func (s *snapshot) path(st *cqState) []int {
 	if st.path == nil {
 		st.path = []int{}
-		for i := st.node; c.nodes[i].parent >= 0; i = c.nodes[i].parent {
+		for i := st.node; s.nodes[i].parent >= 0; i = s.nodes[i].parent {
 			st.path = append(st.path, i)
 		}
 		slices.Reverse(st.path)
@@ -90,10 +90,10 @@ func (c *Controller) path(st *cqState) []int {
 }
 
 // pathShares are the shares of a path's nodes as the usage stands.
-func (c *Controller) pathShares(p []int) []int64 {
+func (s *snapshot) pathShares(p []int) []int64 {
 	out := make([]int64, len(p))
 	for k, i := range p {
-		out[k] = c.nodeShare(i)
+		out[k] = s.nodeShare(i)
 	}
 	return out
 }
@@ -102,14 +102,14 @@ func (c *Controller) pathShares(p []int) []int64 {
 // assign (as they stand when assign is nil), appended to c.shareBuf (the
 // cycle's scratch).
 func (c *Controller) headShares(x *wl, assign []int) (path []int, shares []int64) {
-	st := c.cqs[x.cq]
-	path = c.path(st)
+	s := &c.snap
+	path = s.path(s.cqs[x.cq])
 	if assign != nil {
-		defer c.simulateAdd(x, assign).undo()
+		defer s.simulateAdd(x, assign).undo()
 	}
 	start := len(c.shareBuf)
 	for _, i := range path {
-		c.shareBuf = append(c.shareBuf, c.nodeShare(i))
+		c.shareBuf = append(c.shareBuf, s.nodeShare(i))
 	}
 	return path, c.shareBuf[start:len(c.shareBuf):len(c.shareBuf)]
 }
@@ -160,14 +160,14 @@ func (t *tree) borrowingOn(i, flavor int) bool {
 // fairTargets picks, from the candidates, workloads to preempt so that x
 // fits group g's flavor f, and trims the set to what x needs. The
 // candidates' usage is left as it was; nil: x does not fit.
-func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
+func (pr *preemptor) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 	if len(cands) == 0 {
 		return nil
 	}
-	st := c.cqs[x.cq]
+	st := pr.snap.cqs[x.cq]
 	flavor := st.flavors[g][f]
 	assign := groupAssign(st, g, f)
-	xPath := c.path(st)
+	xPath := pr.snap.path(st)
 	// Each queue's candidates, lowest priority then newest first.
 	byQueue := map[int][]*wl{}
 	var queues []int
@@ -187,28 +187,28 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 	}
 	paths := map[int][]int{}
 	for _, q := range queues {
-		paths[q] = c.path(c.cqs[q])
+		paths[q] = pr.snap.path(pr.snap.cqs[q])
 	}
 	// eligible: a queue of the tree gives up workloads only while it and
 	// every Cohort above it up to its side of the common ancestor borrow.
 	eligible := func(q int) bool {
 		_, ky := lca(xPath, paths[q])
 		for k := len(paths[q]) - 1; k >= ky; k-- {
-			if !c.borrowingOn(paths[q][k], flavor) {
+			if !pr.snap.borrowingOn(paths[q][k], flavor) {
 				return false
 			}
 		}
 		return true
 	}
-	r := removal{c: c}
+	r := removal{s: pr.snap}
 	defer r.undo() // the caller releases the targets for good
-	fits := func() bool { return c.fitsIn(x, g, f, true) }
+	fits := func() bool { return pr.snap.fitsIn(x, g, f, true) }
 	take := func(t *wl) bool {
 		r.remove(t)
 		return fits()
 	}
 	fit := false
-	for si, strat := range c.spec.FairSharing.Strategies {
+	for si, strat := range pr.fair.Strategies {
 		retry := map[int][]*wl{}
 		for !fit {
 			// The queue whose path from the root has the highest shares.
@@ -223,7 +223,7 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 			}
 			sh := make(map[int][]int64, len(order))
 			for _, q := range order {
-				sh[q] = c.pathShares(paths[q])
+				sh[q] = pr.snap.pathShares(paths[q])
 			}
 			sort.SliceStable(order, func(i, j int) bool {
 				return slices.Compare(sh[order[i]], sh[order[j]]) > 0
@@ -242,11 +242,11 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 				}
 				kx, ky := lca(xPath, paths[q])
 				mySide, theirSide := xPath[kx], paths[q][ky]
-				reclaim, mine := c.sideWith(x, assign, mySide, flavor)
+				reclaim, mine := pr.snap.sideWith(x, assign, mySide, flavor)
 				for len(l) > 0 {
 					t := l[0]
 					l = l[1:]
-					old, after := c.nodeShare(theirSide), c.shareWithout(t, theirSide)
+					old, after := pr.snap.nodeShare(theirSide), pr.snap.shareWithout(t, theirSide)
 					if reclaim || strat.allows(mine, old, after) {
 						fit, progressed = take(t), true
 						break
@@ -262,7 +262,7 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 				break
 			}
 		}
-		if fit || si == len(c.spec.FairSharing.Strategies)-1 {
+		if fit || si == len(pr.fair.Strategies)-1 {
 			break
 		}
 		for q, l := range retry {
@@ -278,15 +278,15 @@ func (c *Controller) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 // sideWith says, with x admitted to assign, whether the preemptor's side
 // of the common ancestor (node side) would not borrow on the flavor (a
 // reclaim) and what its share would be.
-func (c *Controller) sideWith(x *wl, assign []int, side, flavor int) (reclaim bool, share int64) {
-	defer c.simulateAdd(x, assign).undo()
-	return !c.borrowingOn(side, flavor), c.nodeShare(side)
+func (s *snapshot) sideWith(x *wl, assign []int, side, flavor int) (reclaim bool, share int64) {
+	defer s.simulateAdd(x, assign).undo()
+	return !s.borrowingOn(side, flavor), s.nodeShare(side)
 }
 
 // shareWithout is node i's share with t's usage taken away.
-func (c *Controller) shareWithout(t *wl, i int) int64 {
-	defer c.simulateRemoval(t).undo()
-	return c.nodeShare(i)
+func (s *snapshot) shareWithout(t *wl, i int) int64 {
+	defer s.simulateRemoval(t).undo()
+	return s.nodeShare(i)
 }
 
 // FairShares gives each ClusterQueue the GPUs a weighted max-min division
@@ -304,36 +304,41 @@ func (c *Controller) FairShares(s []Standing) []float64 { return c.AppendFairSha
 // AppendFairShares is FairShares written over dst's array when it has
 // room.
 func (c *Controller) AppendFairShares(dst []float64, s []Standing) []float64 {
-	out := slices.Grow(dst[:0], len(s))[:len(s)]
+	return c.snap.appendFairShares(dst, s)
+}
+
+// appendFairShares is AppendFairShares.
+func (s *snapshot) appendFairShares(dst []float64, stand []Standing) []float64 {
+	out := slices.Grow(dst[:0], len(stand))[:len(stand)]
 	clear(out)
-	for qi := range c.cqs {
-		out[qi] = float64(min(s[qi].Demand, s[qi].Nominal))
+	for qi := range s.cqs {
+		out[qi] = float64(min(stand[qi].Demand, stand[qi].Nominal))
 	}
-	f := &c.fair
+	f := &s.fair
 	// Demands bottom up (deepest first).
 	for _, i := range f.order {
-		n := c.nodes[i]
+		n := s.nodes[i]
 		f.demand[i] = 0
 		if n.cq >= 0 {
-			f.demand[i] = float64(s[n.cq].Demand)
+			f.demand[i] = float64(stand[n.cq].Demand)
 		}
 		for _, ch := range f.children[i] {
 			f.demand[i] += f.demand[ch]
 		}
 	}
-	for _, r := range c.rootNode {
-		c.divide(r, f.quota[r], out)
+	for _, r := range s.rootNode {
+		s.divide(r, f.quota[r], out)
 	}
 	return out
 }
 
 // divide hands node i's have GPUs down its subtree (see FairShares),
 // setting out[q] for each ClusterQueue q under it.
-func (c *Controller) divide(i int, have float64, out []float64) {
-	f := &c.fair
+func (s *snapshot) divide(i int, have float64, out []float64) {
+	f := &s.fair
 	kids := f.children[i]
 	if len(kids) == 0 {
-		if q := c.nodes[i].cq; q >= 0 {
+		if q := s.nodes[i].cq; q >= 0 {
 			out[q] = have
 		}
 		return
@@ -356,8 +361,8 @@ func (c *Controller) divide(i int, have float64, out []float64) {
 		for pool > 1e-9 {
 			var wsum float64
 			for _, ch := range kids {
-				if want[ch] > 1e-9 && (c.nodeWeight(ch) == 0) == zero {
-					wsum += max(float64(c.nodeWeight(ch)), 1)
+				if want[ch] > 1e-9 && (s.nodeWeight(ch) == 0) == zero {
+					wsum += max(float64(s.nodeWeight(ch)), 1)
 				}
 			}
 			if wsum == 0 {
@@ -365,7 +370,7 @@ func (c *Controller) divide(i int, have float64, out []float64) {
 			}
 			given := 0.0
 			for _, ch := range kids {
-				w := float64(c.nodeWeight(ch))
+				w := float64(s.nodeWeight(ch))
 				if want[ch] <= 1e-9 || (w == 0) != zero {
 					continue
 				}
@@ -378,7 +383,7 @@ func (c *Controller) divide(i int, have float64, out []float64) {
 		}
 	}
 	for _, ch := range kids {
-		c.divide(ch, give[ch], out)
+		s.divide(ch, give[ch], out)
 	}
 }
 
@@ -393,31 +398,31 @@ type fairDivision struct {
 	demand, give, want []float64
 }
 
-// buildFairDivision fills c.fair once the tree is built.
-func (c *Controller) buildFairDivision() {
-	nn := len(c.nodes)
-	f := &c.fair
+// buildFairDivision fills s.fair once the tree is built.
+func (s *snapshot) buildFairDivision() {
+	nn := len(s.nodes)
+	f := &s.fair
 	f.quota, f.lend, f.limit = make([]float64, nn), make([]float64, nn), make([]float64, nn)
 	f.demand, f.give, f.want = make([]float64, nn), make([]float64, nn), make([]float64, nn)
 	f.children = make([][]int, nn)
 	f.order = make([]int, nn)
-	for i, n := range c.nodes {
+	for i, n := range s.nodes {
 		f.order[i] = i
 		if n.parent >= 0 {
 			f.children[n.parent] = append(f.children[n.parent], i)
 		}
 	}
-	slices.SortStableFunc(f.order, func(a, b int) int { return c.nodes[b].depth - c.nodes[a].depth })
+	slices.SortStableFunc(f.order, func(a, b int) int { return s.nodes[b].depth - s.nodes[a].depth })
 	for _, i := range f.order {
-		n := c.nodes[i]
+		n := s.nodes[i]
 		var own, ll, bl float64
 		llSet, blUnbounded := false, false
-		for fi := range c.spec.Flavors {
-			for ri, name := range c.resName {
+		for fi := range s.flavors {
+			for ri, name := range s.resName {
 				if !IsGPU(name) {
 					continue
 				}
-				q := n.own[c.frKey(fi, ri)]
+				q := n.own[s.frKey(fi, ri)]
 				own += float64(q.Nominal)
 				if q.LendingLimit != NoLimit {
 					llSet = true

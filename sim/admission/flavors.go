@@ -32,6 +32,34 @@ const (
 	maxFlavorTaints       = 255 - int(untoleratedTaint)
 )
 
+// flavorAssigner is Kueue's FlavorAssigner: it files a workload's class
+// when it is submitted and, at each cycle, finds a flavor per resource
+// group against the snapshot (assignment).
+type flavorAssigner struct {
+	snap *snapshot
+	// oracle says whether preemption would make room on a flavor (for
+	// flavorFungibility's whenCanPreempt: MayStopSearch).
+	oracle preemptionOracle
+	// lastClassCQ, lastClassCons and lastClass: the queue and constraints
+	// a class was last worked out for, and the class (classOf); classBuf
+	// is its scratch.
+	lastClassCQ   *cqState
+	lastClassCons *cluster.Constraints
+	lastClass     int32
+	classBuf      []byte
+	// why is the last failed assignment's reason (assignment with why),
+	// whyCur the group's being written.
+	why, whyCur []byte
+}
+
+// preemptionOracle is what the flavor assigner asks of preemption (as
+// Kueue's flavorassigner.PreemptionOracle).
+type preemptionOracle interface {
+	// canPreempt says whether preempting admitted workloads would let x
+	// into group g's flavor f.
+	canPreempt(x *wl, g, f int) bool
+}
+
 // groupLabelKeys is a queue's resource group's label keys: every key of
 // the nodeLabels of the group's flavors (Kueue's
 // clusterQueue.updateLabelKeys, pkg/cache/scheduler/clusterqueue.go;
@@ -140,17 +168,17 @@ func flavorMatches(c *cluster.Constraints, keys map[string]bool, labels map[stri
 // classOf files a workload with constraints c in queue st: the index of
 // its verdict pattern in st.classes (one verdict per flavor of each
 // group, at st.flat[g]+f), added when new.
-func (c *Controller) classOf(st *cqState, cons *cluster.Constraints) int32 {
-	if c.lastClassCQ == st && c.lastClassCons == cons {
-		return c.lastClass
+func (fa *flavorAssigner) classOf(st *cqState, cons *cluster.Constraints) int32 {
+	if fa.lastClassCQ == st && fa.lastClassCons == cons {
+		return fa.lastClass
 	}
-	p := c.classBuf[:0]
+	p := fa.classBuf[:0]
 	for g := range st.Groups {
 		for _, fi := range st.flavors[g] {
-			p = append(p, verdict(&c.spec.Flavors[fi], st.labelKeys[g], cons))
+			p = append(p, verdict(&fa.snap.flavors[fi], st.labelKeys[g], cons))
 		}
 	}
-	c.classBuf = p
+	fa.classBuf = p
 	cl, ok := st.classIdx[string(p)]
 	if !ok {
 		cl = int32(len(st.classes))
@@ -160,12 +188,12 @@ func (c *Controller) classOf(st *cqState, cons *cluster.Constraints) int32 {
 		}
 		st.classIdx[string(p)] = cl
 	}
-	c.lastClassCQ, c.lastClassCons, c.lastClass = st, cons, cl
+	fa.lastClassCQ, fa.lastClassCons, fa.lastClass = st, cons, cl
 	return cl
 }
 
-// flavorVerdict is what group g's flavor f makes of workload x.
-func (c *Controller) flavorVerdict(st *cqState, x *wl, g, f int) byte {
+// verdict is what group g's flavor f makes of workload x.
+func (fa *flavorAssigner) verdict(st *cqState, x *wl, g, f int) byte {
 	return st.classes[x.class][st.flat[g]+f]
 }
 
@@ -177,4 +205,122 @@ func appendVerdict(b []byte, fl *Flavor, v byte) []byte {
 	}
 	t := fl.NodeTaints[v-untoleratedTaint]
 	return appendWhy(b, "untolerated taint {", t.Key, "=", t.Value, ":", string(t.Effect), "} in flavor ", fl.Name)
+}
+
+// assignment is the flavor assigner: it finds a flavor per group for x,
+// in order, as the queue's flavorFungibility says, and writes it to
+// assign (one per group of the queue, -1 unused). The result's outcome is
+// the worst of the groups' (a group stopped at a flavor where preemption
+// would make room is preemptFit), its failed the first group that did
+// not fit, where the caller preempts; with why, the reason goes to fa.why.
+func (fa *flavorAssigner) assignment(x *wl, allowBorrow bool, assign []int, why bool) assignResult {
+	st := fa.snap.cqs[x.cq]
+	res := assignResult{outcome: fit, failed: -1}
+	for g := range st.Groups {
+		assign[g] = -1
+		asks := false
+		for ri, a := range x.req {
+			if a > 0 && st.groupOf[ri] == g {
+				asks = true
+			}
+		}
+		if !asks {
+			continue
+		}
+		cur := fa.whyCur[:0]
+		borrowAt := -1 // the first flavor that fits by borrowing, when trying on
+		stopped := false
+		for f := range st.flavors[g] {
+			fl := &fa.snap.flavors[st.flavors[g][f]]
+			if v := fa.verdict(st, x, g, f); v != candidate {
+				// Not a candidate for its pods (Kueue's
+				// checkFlavorForPodSets): tried no further.
+				if why {
+					cur = appendVerdict(cur, fl, v)
+				}
+				continue
+			}
+			fits, b := true, false
+			shorts := 0
+			for r, ri := range st.resOf[g] {
+				a := x.req[ri]
+				if a == 0 {
+					continue
+				}
+				name := st.Groups[g].Covered[r]
+				fit, short := fa.snap.fits(st, g, f, r, a, allowBorrow)
+				if !fit {
+					if why {
+						if shorts == 0 {
+							cur = appendWhy(cur, "insufficient unused quota in flavor ", fl.Name, " for ")
+						} else {
+							cur = append(cur, ", "...)
+						}
+						cur = append(cur, name...)
+						cur = append(cur, " ("...)
+						cur = appendAmount(cur, name, short)
+						cur = append(cur, " more needed)"...)
+					}
+					fits = false
+					shorts++
+					continue
+				}
+				if st.usage[g][f][r]+a > st.quota[g][f][r].Nominal {
+					b = true
+				}
+			}
+			if !fits {
+				if st.Fungibility.StopOnPreempt && borrowAt < 0 && fa.oracle.canPreempt(x, g, f) {
+					stopped = true
+					break
+				}
+				continue
+			}
+			if b && st.Fungibility.TryNextOnBorrow {
+				if borrowAt < 0 {
+					borrowAt = f
+				}
+				continue
+			}
+			assign[g] = f
+			res.borrow = res.borrow || b
+			break
+		}
+		if assign[g] < 0 && borrowAt >= 0 && !stopped {
+			assign[g] = borrowAt
+			res.borrow = true
+		}
+		if assign[g] < 0 {
+			o := noFit
+			if stopped {
+				o = preemptFit
+			}
+			res.outcome = min(res.outcome, o)
+			if res.failed < 0 {
+				res.failed = g
+			}
+			if why {
+				if len(cur) == 0 {
+					cur = append(cur, "no flavor"...)
+				}
+				fa.why = append(append(fa.why[:0], "couldn't assign flavors: "...), cur...)
+			}
+		}
+		fa.whyCur = cur
+	}
+	if res.outcome != fit {
+		res.borrow = false
+	}
+	return res
+}
+
+// appendWhy appends one flavor's part of a reason, "; " after another's.
+func appendWhy(b []byte, parts ...string) []byte {
+	if len(b) > 0 {
+		b = append(b, "; "...)
+	}
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
 }

@@ -1,9 +1,23 @@
 package admission
 
 import (
+	"slices"
 	"sort"
-	"strconv"
 )
+
+// preemptor is Kueue's Preemptor: it picks the admitted workloads whose
+// eviction would let a pending one in, by what-ifs on the snapshot, and
+// asks the flavor assigner whether the pending one then fits.
+type preemptor struct {
+	snap     *snapshot
+	assigner *flavorAssigner
+	// fair is the spec's fair sharing (nil: classic preemption).
+	fair *FairSharing
+	// assignBuf is scratch for the assignments it tries.
+	assignBuf []int
+}
+
+var _ preemptionOracle = &preemptor{}
 
 // preempt tries to make room for x by evicting admitted workloads, in the
 // first flavor (in order, tolerated) where preemption makes room: the
@@ -18,73 +32,69 @@ import (
 // lower priority, then the most recently admitted; the greedy set is then
 // trimmed of those x does not need. g is the first of x's groups that
 // does not fit as things stand; a flavor whose targets make room there but
-// leave another group short is passed over. It appends the evictions and
-// x's admission to out, or returns false when nothing works.
-func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
-	st := c.cqs[x.cq]
+// leave another group short is passed over. It returns the targets,
+// released from the snapshot, and x's assignment with them gone (in the
+// preemptor's scratch), or nil when nothing works.
+func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
+	st := pr.snap.cqs[x.cq]
 	if g < 0 {
-		return false
-	}
-	cross := "reclamation within the cohort"
-	if c.spec.FairSharing != nil {
-		cross = "fair sharing within the cohort"
+		return nil, nil
 	}
 	for f := range st.flavors[g] {
-		if c.flavorVerdict(st, x, g, f) != candidate {
+		if pr.assigner.verdict(st, x, g, f) != candidate {
 			continue
 		}
-		targets := c.targetsFor(x, g, f)
+		targets := pr.targetsFor(x, g, f)
 		if targets == nil {
 			continue
 		}
 		// The targets make room in group g: evict them only if x then
 		// fits in every group.
-		evict := c.simulateEviction(targets)
-		assign := c.scratchAssign(st)
-		if c.assignment(x, true, assign, false).outcome != fit {
+		evict := pr.snap.simulateEviction(targets)
+		assign := pr.scratch(st)
+		if pr.assigner.assignment(x, true, assign, false).outcome != fit {
 			evict.undo()
 			continue
 		}
-		for _, t := range targets {
-			reclaim := t.cq != x.cq
-			why := "prioritization in the ClusterQueue"
-			if reclaim {
-				why = cross
-			}
-			t.reason = "Preempted to accommodate a workload (UID: " + strconv.Itoa(int(x.ID)) + ") due to " + why
-			c.evicted = append(c.evicted, t)
-			*out = append(*out, Decision{ID: t.ID, Preempted: true, By: x.ID, Reclaim: reclaim})
-		}
-		*out = append(*out, c.admit(x, assign))
-		return true
+		return targets, assign
 	}
-	return false
+	return nil, nil
+}
+
+// canPreempt says whether preempting admitted workloads would let x into
+// group g's flavor f, the snapshot left as it was.
+func (pr *preemptor) canPreempt(x *wl, g, f int) bool { return pr.targetsFor(x, g, f) != nil }
+
+// scratch is a scratch assignment of the queue's groups.
+func (pr *preemptor) scratch(st *cqState) []int {
+	pr.assignBuf = slices.Grow(pr.assignBuf[:0], len(st.Groups))[:len(st.Groups)]
+	return pr.assignBuf
 }
 
 // targetsFor are the workloads whose preemption would let x into group
 // g's flavor f (nil: none would), the usage left as it was.
-func (c *Controller) targetsFor(x *wl, g, f int) []*wl {
-	st := c.cqs[x.cq]
+func (pr *preemptor) targetsFor(x *wl, g, f int) []*wl {
+	st := pr.snap.cqs[x.cq]
 	p := st.Preempt
-	if c.spec.FairSharing != nil {
+	if pr.fair != nil {
 		if p.WithinClusterQueue == Never && p.ReclaimWithinCohort == Never {
 			return nil
 		}
-		return c.fairTargets(x, g, f, c.candidates(x, g, f, c.shortResources(x, g, f), p.ReclaimWithinCohort, p.WithinClusterQueue))
+		return pr.fairTargets(x, g, f, pr.candidates(x, g, f, pr.shortResources(x, g, f), p.ReclaimWithinCohort, p.WithinClusterQueue))
 	}
 	if p.WithinClusterQueue == Never && p.ReclaimWithinCohort == Never && p.BorrowWithinCohort == Never {
 		return nil
 	}
-	return c.classicTargets(x, g, f)
+	return pr.classicTargets(x, g, f)
 }
 
 // classicTargets is classic preemption's choice on group g's flavor f:
 // reclaim (x within its nominal quota where it falls short), else within
 // the queue and, with borrowWithinCohort, from lower-priority borrowers.
-func (c *Controller) classicTargets(x *wl, g, f int) []*wl {
-	st := c.cqs[x.cq]
+func (pr *preemptor) classicTargets(x *wl, g, f int) []*wl {
+	st := pr.snap.cqs[x.cq]
 	p := st.Preempt
-	short := c.shortResources(x, g, f)
+	short := pr.shortResources(x, g, f)
 	under := true
 	for _, r := range short {
 		if st.usage[g][f][r] >= st.quota[g][f][r].Nominal {
@@ -93,29 +103,29 @@ func (c *Controller) classicTargets(x *wl, g, f int) []*wl {
 	}
 	var targets []*wl
 	if under && st.cohort >= 0 && p.ReclaimWithinCohort != Never {
-		targets = c.minimal(x, g, f, c.candidates(x, g, f, short, p.ReclaimWithinCohort, p.WithinClusterQueue), false)
+		targets = pr.minimal(x, g, f, pr.candidates(x, g, f, short, p.ReclaimWithinCohort, p.WithinClusterQueue), false)
 	}
 	if targets == nil {
 		cohortPolicy := Never
 		if p.BorrowWithinCohort != Never {
 			cohortPolicy = LowerPriority
 		}
-		targets = c.minimal(x, g, f, c.candidates(x, g, f, short, cohortPolicy, p.WithinClusterQueue), true)
+		targets = pr.minimal(x, g, f, pr.candidates(x, g, f, short, cohortPolicy, p.WithinClusterQueue), true)
 	}
 	return targets
 }
 
 // shortResources are the covered resources of group g, flavor f, that x
 // does not fit.
-func (c *Controller) shortResources(x *wl, g, f int) []int {
-	st := c.cqs[x.cq]
+func (pr *preemptor) shortResources(x *wl, g, f int) []int {
+	st := pr.snap.cqs[x.cq]
 	var out []int
 	for ri, a := range x.req {
 		if a == 0 || st.groupOf[ri] != g {
 			continue
 		}
 		r := st.posOf[ri]
-		if ok, _ := c.fits(st, g, f, r, a, true); !ok {
+		if ok, _ := pr.snap.fits(st, g, f, r, a, true); !ok {
 			out = append(out, r)
 		}
 	}
@@ -137,8 +147,8 @@ func allowed(p Policy, x, t *wl) bool {
 // candidates are the admitted workloads on group g's flavor f of x's
 // queue that use a short resource: x's own queue's as within allows, the
 // cohort's as cohort allows.
-func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Policy) []*wl {
-	st := c.cqs[x.cq]
+func (pr *preemptor) candidates(x *wl, g, f int, short []int, cohort, within Policy) []*wl {
+	st := pr.snap.cqs[x.cq]
 	flavor := st.flavors[g][f]
 	var out []*wl
 	scan := func(q *cqState, p Policy) {
@@ -151,8 +161,8 @@ func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Pol
 		var where []at
 		for _, r := range short {
 			name := st.Groups[g].Covered[r]
-			if tg, tf, _, ok := c.find(q, flavor, name); ok {
-				where = append(where, at{tg, tf, c.res[name]})
+			if tg, tf, _, ok := pr.snap.find(q, flavor, name); ok {
+				where = append(where, at{tg, tf, pr.snap.res[name]})
 			}
 		}
 		if len(where) == 0 {
@@ -172,12 +182,12 @@ func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Pol
 	}
 	scan(st, within)
 	if st.cohort >= 0 && cohort != Never {
-		for _, mi := range c.cohorts[st.cohort] {
-			q := c.cqs[mi]
+		for _, mi := range pr.snap.cohorts[st.cohort] {
+			q := pr.snap.cqs[mi]
 			if mi == x.cq || q.NotReclaimable {
 				continue
 			}
-			if c.borrowingOn(q.node, flavor) {
+			if pr.snap.borrowingOn(q.node, flavor) {
 				scan(q, cohort)
 			}
 		}
@@ -201,37 +211,22 @@ func (c *Controller) candidates(x *wl, g, f int, short []int, cohort, within Pol
 // minimal removes candidates greedily until x fits, skipping a cohort
 // candidate whose queue no longer borrows, then puts back those x does not
 // need, newest first. nil: x does not fit even with all of them gone.
-func (c *Controller) minimal(x *wl, g, f int, cands []*wl, allowBorrow bool) []*wl {
+func (pr *preemptor) minimal(x *wl, g, f int, cands []*wl, allowBorrow bool) []*wl {
 	if len(cands) == 0 {
 		return nil
 	}
-	st := c.cqs[x.cq]
+	st := pr.snap.cqs[x.cq]
 	flavor := st.flavors[g][f]
-	r := removal{c: c}
+	r := removal{s: pr.snap}
 	defer r.undo() // the caller releases the targets for good
 	for _, t := range cands {
-		if t.cq != x.cq && !c.borrowingOn(c.cqs[t.cq].node, flavor) {
+		if t.cq != x.cq && !pr.snap.borrowingOn(pr.snap.cqs[t.cq].node, flavor) {
 			continue
 		}
 		r.remove(t)
-		if c.fitsIn(x, g, f, allowBorrow) {
-			return r.fillBack(func() bool { return c.fitsIn(x, g, f, allowBorrow) })
+		if pr.snap.fitsIn(x, g, f, allowBorrow) {
+			return r.fillBack(func() bool { return pr.snap.fitsIn(x, g, f, allowBorrow) })
 		}
 	}
 	return nil
-}
-
-// fitsIn says whether x fits group g's flavor f as the usage stands.
-func (c *Controller) fitsIn(x *wl, g, f int, allowBorrow bool) bool {
-	st := c.cqs[x.cq]
-	for ri, a := range x.req {
-		if a == 0 || st.groupOf[ri] != g {
-			continue
-		}
-		r := st.posOf[ri]
-		if ok, _ := c.fits(st, g, f, r, a, allowBorrow); !ok {
-			return false
-		}
-	}
-	return true
 }

@@ -118,7 +118,7 @@ func TestCycleShortcutsChangeNoDecision(t *testing.T) {
 		}
 		slow, err := New(spec)
 		require.NoError(t, err)
-		slow.noShortcuts, slow.noReuse = true, true
+		slow.noShortcuts, slow.queues.noReuse = true, true
 		specs++
 		var ids []int32
 		now := int64(0)
@@ -138,7 +138,7 @@ func TestCycleShortcutsChangeNoDecision(t *testing.T) {
 				// Constraints from a few shared ones (as a run shares
 				// them): a toleration, a zone selector, both.
 				w.Constraints = cons[r.IntN(len(cons))]
-				if len(fast.free) > 0 {
+				if len(fast.queues.free) > 0 {
 					reused++
 				}
 				require.NoError(t, fast.Submit(w))

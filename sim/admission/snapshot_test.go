@@ -51,9 +51,9 @@ func build(t *testing.T, qs ...*queueBuilder) *Controller {
 
 // try asks the flavor assigner about a pending workload as things stand.
 func try(c *Controller, id int32) (assignResult, []int) {
-	x := c.wls.get(id)
-	as := make([]int, len(c.cqs[x.cq].Groups))
-	return c.assignment(x, true, as, false), as
+	x := c.queues.wls.get(id)
+	as := make([]int, len(c.snap.cqs[x.cq].Groups))
+	return c.assigner.assignment(x, true, as, false), as
 }
 
 var cmpResult = cmp.AllowUnexported(assignResult{})
@@ -62,12 +62,12 @@ var cmpResult = cmp.AllowUnexported(assignResult{})
 // node's, by name.
 func usage(c *Controller) map[string][]int64 {
 	out := map[string][]int64{}
-	for _, st := range c.cqs {
+	for _, st := range c.snap.cqs {
 		for _, fl := range st.usage[0] {
 			out["queue/"+st.Name] = append(out["queue/"+st.Name], fl...)
 		}
 	}
-	for _, n := range c.nodes {
+	for _, n := range c.snap.nodes {
 		out["node/"+n.name] = append([]int64(nil), n.usage...)
 	}
 	return out
@@ -177,7 +177,7 @@ func TestWhatIfsUndo(t *testing.T) {
 	submit(t, c, 3, "team-b", 3, 0)
 	before := usage(c)
 
-	a := c.simulateAdd(c.wls.get(3), []int{0})
+	a := c.snap.simulateAdd(c.queues.wls.get(3), []int{0})
 	if got := usage(c); got["node/org"][0] != 6 || got["queue/team-b"][0] != 3 {
 		t.Errorf("with team-b's 3 added: cohort %d, team-b %d; want 6 and 3", got["node/org"][0], got["queue/team-b"][0])
 	}
@@ -186,7 +186,7 @@ func TestWhatIfsUndo(t *testing.T) {
 		t.Errorf("after simulateAdd's undo (-want +got):\n%s", d)
 	}
 
-	r := c.simulateRemoval(c.wls.get(1))
+	r := c.snap.simulateRemoval(c.queues.wls.get(1))
 	if got := usage(c)["queue/team-a"][0]; got != 2 {
 		t.Errorf("team-a without its 1-GPU workload uses %d, want 2", got)
 	}
@@ -195,7 +195,7 @@ func TestWhatIfsUndo(t *testing.T) {
 		t.Errorf("after simulateRemoval's undo (-want +got):\n%s", d)
 	}
 
-	e := c.simulateEviction([]*wl{c.wls.get(1), c.wls.get(2)})
+	e := c.snap.simulateEviction([]*wl{c.queues.wls.get(1), c.queues.wls.get(2)})
 	if c.Admitted(1) || c.Admitted(2) {
 		t.Error("evicted workloads still admitted during the what-if")
 	}
@@ -221,14 +221,14 @@ func TestFillBack(t *testing.T) {
 	cycle(c)
 	before := usage(c)
 	submit(t, c, 5, "q", 6, 0)
-	x := c.wls.get(5)
-	fits := func() bool { return c.fitsIn(x, 0, 0, false) }
-	r := removal{c: c}
+	x := c.queues.wls.get(5)
+	fits := func() bool { return c.snap.fitsIn(x, 0, 0, false) }
+	r := removal{s: &c.snap}
 	for _, id := range []int32{1, 2, 3} {
 		if fits() {
 			t.Fatalf("fits before workload %d is removed", id)
 		}
-		r.remove(c.wls.get(id))
+		r.remove(c.queues.wls.get(id))
 	}
 	if !fits() {
 		t.Fatal("does not fit with 7 GPUs free")
@@ -246,5 +246,64 @@ func TestFillBack(t *testing.T) {
 	r.undo()
 	if d := cmp.Diff(before, usage(c)); d != "" {
 		t.Errorf("after the removal's undo (-want +got):\n%s", d)
+	}
+}
+
+// The preemptor picks the fewest newest lower-priority workloads that make
+// room, and leaves them released: queue q (4 GPUs, withinClusterQueue
+// LowerPriority) runs workloads 1, 2 and 3 of 1, 2 and 1 GPUs at priority
+// 0 (admitted in that order). A 2-GPU workload at priority 5 finds no
+// room. Candidates newest first: 3 (1 GPU: 1 free, short), then 2 (3
+// free: fits); putting 3 back leaves 2 free, enough: the target is 2
+// alone, and x's assignment is the queue's one flavor.
+func TestPreemptorTargets(t *testing.T) {
+	c := build(t, queue("q").flavor("gpu", 4, NoLimit, NoLimit).within(LowerPriority))
+	for i, g := range []int64{1, 2, 1} {
+		submit(t, c, int32(i+1), "q", g, 0)
+	}
+	cycle(c)
+	submit(t, c, 4, "q", 2, 5)
+	x := c.queues.wls.get(4)
+	if got, _ := try(c, 4); got.outcome != noFit {
+		t.Fatalf("outcome before preemption %v, want NoFit", got.outcome)
+	}
+	if !c.preemptor.canPreempt(x, 0, 0) {
+		t.Fatal("canPreempt: false, want true")
+	}
+	if d := cmp.Diff([]int64{4}, usage(c)["queue/q"]); d != "" {
+		t.Fatalf("canPreempt changed the usage (-want +got):\n%s", d)
+	}
+	targets, assign := c.preemptor.preempt(x, 0)
+	var ids []int32
+	for _, t := range targets {
+		ids = append(ids, t.ID)
+	}
+	if d := cmp.Diff([]int32{2}, ids); d != "" {
+		t.Errorf("targets (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]int{0}, assign); d != "" {
+		t.Errorf("assignment (-want +got):\n%s", d)
+	}
+	if c.Admitted(2) || !c.Admitted(1) || !c.Admitted(3) {
+		t.Errorf("admitted after preempt: 1 %v, 2 %v, 3 %v; want true, false, true", c.Admitted(1), c.Admitted(2), c.Admitted(3))
+	}
+	if u := usage(c)["queue/q"][0]; u != 2 {
+		t.Errorf("usage with 2 released: %d, want 4-2 = 2", u)
+	}
+}
+
+// No lower-priority workload may go: an equal-priority preemptor gets no
+// targets and the snapshot is left as it was.
+func TestPreemptorNothingToTake(t *testing.T) {
+	c := build(t, queue("q").flavor("gpu", 4, NoLimit, NoLimit).within(LowerPriority))
+	submit(t, c, 1, "q", 4, 0)
+	cycle(c)
+	submit(t, c, 2, "q", 2, 0)
+	before := usage(c)
+	if targets, assign := c.preemptor.preempt(c.queues.wls.get(2), 0); targets != nil || assign != nil {
+		t.Errorf("preempt: %v, %v; want nothing", targets, assign)
+	}
+	if d := cmp.Diff(before, usage(c)); d != "" {
+		t.Errorf("usage changed (-want +got):\n%s", d)
 	}
 }

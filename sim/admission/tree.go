@@ -115,8 +115,8 @@ func (t *tree) potentialOf(i, k int) int64 {
 
 // buildTree makes the cohort tree's nodes: one per ClusterQueue, one per
 // Cohort defined or named by a queue or as a parent; it fills each
-// queue's root (st.cohort) and each root's members (c.cohorts).
-func (c *Controller) buildTree(spec *Spec) error {
+// queue's root (st.cohort) and each root's members (s.cohorts).
+func (s *snapshot) buildTree(spec *Spec) error {
 	byName := map[string]int{}
 	defined := map[string]*Cohort{}
 	for i := range spec.Cohorts {
@@ -127,22 +127,22 @@ func (c *Controller) buildTree(spec *Spec) error {
 		defined[ch.Name] = ch
 		for _, g := range ch.Groups {
 			for _, r := range g.Covered {
-				if _, ok := c.res[r]; !ok {
-					c.res[r] = len(c.resName)
-					c.resName = append(c.resName, r)
+				if _, ok := s.res[r]; !ok {
+					s.res[r] = len(s.resName)
+					s.resName = append(s.resName, r)
 				}
 			}
 		}
 	}
-	c.nres = len(c.resName)
-	nk := len(spec.Flavors) * c.nres
+	s.nres = len(s.resName)
+	nk := len(spec.Flavors) * s.nres
 	newNode := func(name string, cq int) int {
 		n := &cnode{name: name, parent: -1, cq: cq, own: make([]Quota, nk), subtree: make([]int64, nk), usage: make([]int64, nk)}
 		for k := range n.own {
 			n.own[k] = Quota{BorrowingLimit: NoLimit, LendingLimit: NoLimit}
 		}
-		c.nodes = append(c.nodes, n)
-		return len(c.nodes) - 1
+		s.nodes = append(s.nodes, n)
+		return len(s.nodes) - 1
 	}
 	var cohortNode func(name string, trail []string) (int, error)
 	cohortNode = func(name string, trail []string) (int, error) {
@@ -154,17 +154,17 @@ func (c *Controller) buildTree(spec *Spec) error {
 		}
 		i := newNode(name, -1)
 		byName[name] = i
-		c.nodes[i].weight = 1000
+		s.nodes[i].weight = 1000
 		ch := defined[name]
 		if ch == nil {
 			return i, nil
 		}
-		n := c.nodes[i]
+		n := s.nodes[i]
 		n.groups = ch.Groups
 		n.weight = (&ClusterQueue{FairWeight: ch.FairWeight}).weight()
 		for gi, g := range ch.Groups {
 			for _, f := range g.Flavors {
-				fi, ok := c.flavor[f.Flavor]
+				fi, ok := s.flavor[f.Flavor]
 				if !ok {
 					return 0, fmt.Errorf("Cohort %s: resourceGroups[%d] names flavor %q, which no ResourceFlavor defines", name, gi, f.Flavor)
 				}
@@ -178,7 +178,7 @@ func (c *Controller) buildTree(spec *Spec) error {
 					if ch.Parent == "" && (q.BorrowingLimit != NoLimit || q.LendingLimit != NoLimit) {
 						return 0, fmt.Errorf("Cohort %s: borrowingLimit and lendingLimit need a parent Cohort", name)
 					}
-					n.own[c.frKey(fi, c.res[g.Covered[ri]])] = q
+					n.own[s.frKey(fi, s.res[g.Covered[ri]])] = q
 					n.hasQuota = n.hasQuota || q.Nominal > 0
 				}
 			}
@@ -188,7 +188,7 @@ func (c *Controller) buildTree(spec *Spec) error {
 			if err != nil {
 				return 0, err
 			}
-			c.nodes[i].parent = p
+			s.nodes[i].parent = p
 		}
 		return i, nil
 	}
@@ -197,14 +197,14 @@ func (c *Controller) buildTree(spec *Spec) error {
 			return err
 		}
 	}
-	for qi, st := range c.cqs {
+	for qi, st := range s.cqs {
 		i := newNode(st.Name, qi)
 		st.node = i
-		n := c.nodes[i]
+		n := s.nodes[i]
 		for g, grp := range st.Groups {
 			for f, fl := range st.flavors[g] {
 				for r, name := range grp.Covered {
-					n.own[c.frKey(fl, c.res[name])] = st.quota[g][f][r]
+					n.own[s.frKey(fl, s.res[name])] = st.quota[g][f][r]
 				}
 			}
 		}
@@ -216,93 +216,93 @@ func (c *Controller) buildTree(spec *Spec) error {
 			n.parent = p
 		}
 	}
-	c.sumSubtrees(nk)
-	c.findRoots()
-	c.buildFairDivision()
+	s.sumSubtrees(nk)
+	s.findRoots()
+	s.buildFairDivision()
 	return nil
 }
 
 // sumSubtrees works out each node's depth, its subtree quota (bottom-up,
 // deepest first: its own nominal quota and what its children lend up to
 // it) and its potential (nk flavor-resource keys).
-func (c *Controller) sumSubtrees(nk int) {
-	order := make([]int, len(c.nodes))
-	for i, n := range c.nodes {
+func (s *snapshot) sumSubtrees(nk int) {
+	order := make([]int, len(s.nodes))
+	for i, n := range s.nodes {
 		order[i] = i
-		for p := n.parent; p >= 0; p = c.nodes[p].parent {
+		for p := n.parent; p >= 0; p = s.nodes[p].parent {
 			n.depth++
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return c.nodes[b].depth - c.nodes[a].depth })
+	slices.SortStableFunc(order, func(a, b int) int { return s.nodes[b].depth - s.nodes[a].depth })
 	for _, i := range order {
-		n := c.nodes[i]
+		n := s.nodes[i]
 		for k := range n.subtree {
 			n.subtree[k] += n.own[k].Nominal
 		}
 		if n.parent >= 0 {
-			p := c.nodes[n.parent]
+			p := s.nodes[n.parent]
 			for k := range n.subtree {
 				p.subtree[k] += n.subtree[k] - n.guaranteed(k)
 			}
 		}
 	}
-	for i, n := range c.nodes {
+	for i, n := range s.nodes {
 		n.potential = make([]int64, nk)
 		for k := range n.potential {
-			n.potential[k] = c.potentialOf(i, k)
+			n.potential[k] = s.potentialOf(i, k)
 		}
 	}
 }
 
 // findRoots lists the cohort trees (their roots and member queues, each
 // queue's tree in st.cohort) and the Cohorts that hold quota of their own.
-func (c *Controller) findRoots() {
+func (s *snapshot) findRoots() {
 	rootOf := func(i int) int {
-		for c.nodes[i].parent >= 0 {
-			i = c.nodes[i].parent
+		for s.nodes[i].parent >= 0 {
+			i = s.nodes[i].parent
 		}
 		return i
 	}
 	roots := map[int]int{}
-	for i, n := range c.nodes {
+	for i, n := range s.nodes {
 		if n.cq < 0 && n.parent < 0 {
-			roots[i] = len(c.cohorts)
-			c.rootNode = append(c.rootNode, i)
-			c.cohorts = append(c.cohorts, nil)
+			roots[i] = len(s.cohorts)
+			s.rootNode = append(s.rootNode, i)
+			s.cohorts = append(s.cohorts, nil)
 		}
 	}
-	for qi, st := range c.cqs {
+	for qi, st := range s.cqs {
 		if st.Cohort == "" {
 			st.cohort = -1
 			continue
 		}
 		k := roots[rootOf(st.node)]
 		st.cohort = k
-		c.cohorts[k] = append(c.cohorts[k], qi)
+		s.cohorts[k] = append(s.cohorts[k], qi)
 	}
-	for i, n := range c.nodes {
+	for i, n := range s.nodes {
 		if n.cq < 0 && n.hasQuota {
-			c.lenders = append(c.lenders, i)
+			s.lenders = append(s.lenders, i)
 		}
 	}
 }
 
-// root is the tree (index into c.cohorts) a Cohort node belongs to.
-func (c *Controller) rootIndex(i int) int {
-	for c.nodes[i].parent >= 0 {
-		i = c.nodes[i].parent
+// root is the tree (index into s.cohorts) a Cohort node belongs to.
+func (s *snapshot) rootIndex(i int) int {
+	for s.nodes[i].parent >= 0 {
+		i = s.nodes[i].parent
 	}
-	return slices.Index(c.rootNode, i)
+	return slices.Index(s.rootNode, i)
 }
 
 // ownGPUs is a Cohort's own quota of GPUs, over flavors.
-func (c *Controller) ownGPUs(i int) int64 {
-	n := c.nodes[i]
+func (s *snapshot) ownGPUs(i int) int64 {
+	n := s.nodes[i]
 	var nominal int64
-	for fi := range c.spec.Flavors {
-		for ri, name := range c.resName {
+	for fi := range s.flavors {
+		for ri, name := range s.resName {
 			if IsGPU(name) {
-				nominal += n.own[c.frKey(fi, ri)].Nominal
+				nominal += n.own[s.frKey(fi, ri)].Nominal
 			}
 		}
 	}

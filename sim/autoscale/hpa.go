@@ -37,9 +37,20 @@ type Rules struct {
 	StabilizationMs int64
 	Policies        []Policy
 	Select          Select
-	// Tolerance, when set (> 0), replaces the cluster-wide tolerance for
-	// this direction (the behavior's tolerance field).
-	Tolerance float64
+	// Tolerance, when HasTolerance, replaces the cluster-wide tolerance
+	// for this direction (the behavior's tolerance field; 0 is a
+	// tolerance too: the controller then compares exactly).
+	Tolerance    float64
+	HasTolerance bool
+}
+
+// ToleranceOr is this direction's tolerance: its own where the behavior
+// gives one, else the cluster's.
+func (r Rules) ToleranceOr(cluster float64) float64 {
+	if r.HasTolerance {
+		return r.Tolerance
+	}
+	return cluster
 }
 
 // MetricType is how a metric's target is read: the average per ready pod
@@ -320,13 +331,7 @@ func (h *HPA) proposal(o Observation) int {
 }
 
 func (h *HPA) within(ratio float64) bool {
-	up, down := h.spec.Tolerance, h.spec.Tolerance
-	if h.spec.ScaleUp.Tolerance > 0 {
-		up = h.spec.ScaleUp.Tolerance
-	}
-	if h.spec.ScaleDown.Tolerance > 0 {
-		down = h.spec.ScaleDown.Tolerance
-	}
+	up, down := h.spec.ScaleUp.ToleranceOr(h.spec.Tolerance), h.spec.ScaleDown.ToleranceOr(h.spec.Tolerance)
 	// The controller's test, 1 - down <= ratio <= 1 + up, is on a ratio
 	// of milli-unit integers: a metric at exactly 90% of its target is
 	// within a 0.1 tolerance. The same ratio of floats (0.09 / 0.1) can

@@ -118,6 +118,7 @@ type PoolStats struct {
 	ScaledDown    int64 // removed by an Autoscaler as unneeded
 	Consolidated  int64 // removed by a NodePool's consolidation
 	SpotFallbacks int64 // spot launches refused for want of capacity
+	WaveVictims   int64 // spot interruptions that came with another node's (Process.Wave)
 	Expired       int64 // drained at their NodePool's expireAfter
 	MaxPresent    int32
 	// PlannedPods counts the pods a NodePool's scale-ups planned on the
@@ -133,6 +134,7 @@ const (
 	streamFail = 2 << 40
 	streamPool = 3 << 40
 	streamGone = 4 << 40 // per pool: outage lengths
+	streamWave = 5 << 40 // per pool: who a reclaim wave takes
 )
 
 // Controller decides when nodes come and go.
@@ -155,6 +157,7 @@ type Controller struct {
 	restocking []bool       // per pool: an EvRestock is due
 	outage     []Time       // per pool: the end of its capacity outage (Process.Outage)
 	gone       []*rand.Rand // per pool: outage lengths, made on first use
+	waves      waves        // reclaim waves (wave.go)
 	lastAdd    []Time       // per group
 	scaleUpAt  Time
 	lastScale  Time
@@ -286,10 +289,11 @@ func (k *Controller) present(now Time, n int32) {
 	ps := &k.spec.Pools[k.c.Nodes[n].Pool]
 	if r, life := ps.Interruptions.RatePerHour, ps.Interruptions.Lifetime; r > 0 || life != nil {
 		var at Time
+		stretch := k.waveStretch(k.c.Nodes[n].Pool)
 		if r > 0 {
-			at = now + expMs(stream(k.life, n, k.seed, streamLife), 3.6e6/r)
+			at = now + expMs(stream(k.life, n, k.seed, streamLife), 3.6e6/r*stretch)
 		} else {
-			at = now + hoursMs(life.Sample(stream(k.life, n, k.seed, streamLife)))
+			at = now + hoursMs(life.Sample(stream(k.life, n, k.seed, streamLife))*stretch)
 		}
 		kind := EvNotice
 		if ps.Interruptions.Notice == 0 {
@@ -352,7 +356,7 @@ func (k *Controller) Handle(now Time, ev Event) error {
 		if k.stale(ev) || k.noticed[ev.Index] {
 			return nil
 		}
-		return k.notice(now, ev.Index)
+		return k.drawnReclaim(now, ev.Index, true)
 	case EvReclaim, EvFail, EvLeave:
 		if k.stale(ev) {
 			return nil
@@ -365,8 +369,8 @@ func (k *Controller) Handle(now Time, ev Event) error {
 			k.Stats[k.c.Nodes[n].Pool].Failed++
 		case k.noticed[n]:
 			cause = k.cause[n]
-		default:
-			k.Stats[k.c.Nodes[n].Pool].Interrupted++
+		default: // a drawn lifetime ended without notice
+			return k.drawnReclaim(now, n, false)
 		}
 		return k.remove(now, n, cause)
 	case EvTrace:

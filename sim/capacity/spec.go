@@ -57,6 +57,15 @@ type Process struct {
 	// launches into the pool are refused until then (Karpenter falls back
 	// to the next offering it allows).
 	Outage models.LifetimeDist
+	// Wave is the chance that each other node of the pool (one zone) up
+	// and not under notice is reclaimed with a node whose drawn lifetime
+	// (RatePerHour or Lifetime) ended: a reclaim wave, as multi-node spot
+	// traces show. 0: nodes go one at a time. Each node's drawn lifetime
+	// is stretched by 1 + Wave x (n-1), n the nodes the pool holds when it
+	// is drawn, so that a node's mean time to interruption stays the
+	// distribution's: waves make the interruptions come together, not
+	// more often.
+	Wave float64
 	// Times, when set, is a trace: at each time one node of the pool,
 	// drawn uniformly from those present, is interrupted.
 	Times []Time
@@ -160,6 +169,9 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 		}
 		if p.Interruptions.Lifetime != nil && p.Interruptions.RatePerHour > 0 {
 			return fmt.Errorf("pool %s: a rate and a lifetime distribution both draw the interruptions; give one", name)
+		}
+		if w := p.Interruptions.Wave; !(w >= 0 && w <= 1) || (w > 0 && p.Interruptions.RatePerHour <= 0 && p.Interruptions.Lifetime == nil) {
+			return fmt.Errorf("pool %s: a reclaim wave is a chance from 0 to 1 and follows drawn lifetimes (a rate or a lifetime distribution)", name)
 		}
 		if p.Interruptions.Outage != nil && !p.Interruptions.Active() {
 			return fmt.Errorf("pool %s: an outage follows an interruption, and the pool has none", name)

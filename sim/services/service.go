@@ -23,6 +23,11 @@ const (
 	// Utilization: percent of the ready replicas' time spent serving (GPU
 	// or CPU utilization).
 	Utilization
+	// QueueDepth: requests waiting, not yet in service, per ready replica
+	// (vLLM's vllm:num_requests_waiting gauge; KEDA's AverageValue on the
+	// sum): the arrival rate times the mean wait before service (Little's
+	// law), and with no replica ready the requests held.
+	QueueDepth
 )
 
 // Spec is one service.
@@ -97,6 +102,11 @@ func (m Metrics) value(k MetricKind, ready int) float64 {
 		return m.QueueLatencyMs
 	case Utilization:
 		return m.Utilization
+	case QueueDepth:
+		if ready == 0 {
+			return m.InFlight
+		}
+		return m.Rate * m.QueueLatencyMs / 1000 / r
 	}
 	return m.Rate / r
 }
@@ -139,7 +149,7 @@ func (k KEDA) Fresh() (Scaler, error) {
 
 func (k KEDA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
 	v := m.value(k.Metric, ready)
-	if k.Metric == RequestsPerReplica || k.Metric == Concurrency {
+	if k.Metric == RequestsPerReplica || k.Metric == Concurrency || k.Metric == QueueDepth {
 		v *= float64(max(ready, 1)) // the trigger reports the total
 	}
 	return k.K.Sync(now, autoscale.Observation{Replicas: replicas, Ready: ready, NotReady: starting}, v)
@@ -569,13 +579,7 @@ func (s *Service) KeepBand(replicas, minR, maxR int) (lo, hi float64, ok bool) {
 			}
 			return autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v}
 		}
-		tolUp, tolDown := sp.Tolerance, sp.Tolerance
-		if sp.ScaleUp.Tolerance > 0 {
-			tolUp = sp.ScaleUp.Tolerance
-		}
-		if sp.ScaleDown.Tolerance > 0 {
-			tolDown = sp.ScaleDown.Tolerance
-		}
+		tolUp, tolDown := sp.ScaleUp.ToleranceOr(sp.Tolerance), sp.ScaleDown.ToleranceOr(sp.Tolerance)
 		// The ratio of the metric to its target that keeps the replicas,
 		// shrunk a little so that rounding cannot put an end outside.
 		r := float64(replicas)

@@ -103,7 +103,7 @@ func (g *gen) localQueue(c scenarios.ClassSpec) (name, ns string, err error) {
 	if ns == "" {
 		ns = "default"
 	}
-	return q, ns, nil
+	return scenarios.LocalQueueName(q), ns, nil
 }
 
 // policyPriorityClass is the PriorityClass spec.policy.priorityClasses
@@ -271,7 +271,7 @@ func (g *gen) policyKueue() (File, error) {
 		}
 		f.Objects = append(f.Objects, &kueue.LocalQueue{
 			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "LocalQueue"},
-			ObjectMeta: meta(l.Name, ns),
+			ObjectMeta: meta(scenarios.LocalQueueName(l.Name), ns),
 			Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(l.ClusterQueue)},
 		})
 	}

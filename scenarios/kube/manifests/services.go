@@ -69,6 +69,9 @@ const (
 	annotationKnativePanicThr = "autoscaling.knative.dev/panic-threshold-percentage"
 )
 
+// MetricVLLMWaiting is vLLM's gauge of the requests waiting, a queue depth.
+const MetricVLLMWaiting = "vllm:num_requests_waiting"
+
 // gatherServices builds the scenario's services as a run does (the
 // workload too: Build has no services-only form), so the files write what
 // the run simulated: the resolved replica pod, bounds, autoscaler and
@@ -268,12 +271,14 @@ func (g *gen) service(v Service) ([]File, error) {
 		lq = cfg.Queue
 		if lq == "" {
 			var err error
-			if lq, _, err = g.localQueue(scenarios.ClassSpec{Name: v.Name, Queue: v.Queue}); err != nil {
+			if lq, ns, err = g.localQueue(scenarios.ClassSpec{Name: v.Name, Queue: v.Queue}); err != nil {
 				return nil, err
 			}
-		}
-		if ns = g.pol.LocalQueueNamespaces[lq]; ns == "" {
-			ns = "default"
+		} else {
+			if ns = g.pol.LocalQueueNamespaces[lq]; ns == "" {
+				ns = "default"
+			}
+			lq = scenarios.LocalQueueName(lq)
 		}
 	}
 	g.jobNamespaces = append(g.jobNamespaces, ns)
@@ -425,7 +430,7 @@ func rulesOf(r autoscale.Rules) *autoscalingv2.HPAScalingRules {
 		}
 		out.Policies = append(out.Policies, autoscalingv2.HPAScalingPolicy{Type: t, Value: int32(p.Value), PeriodSeconds: int32(p.PeriodMs / 1000)})
 	}
-	if r.Tolerance > 0 {
+	if r.HasTolerance {
 		out.Tolerance = resource.NewMilliQuantity(int64(math.Round(r.Tolerance*1000)), resource.DecimalSI)
 	}
 	return out
@@ -446,6 +451,8 @@ func metricOf(k services.MetricKind, gpu bool) (name string, factor float64, wor
 	switch k {
 	case services.Concurrency:
 		return MetricRequestsInFlight, 1, fmt.Sprintf("requests in flight per replica (%s: a prometheus-adapter rule over TorchServe's queue and the batch being served)", MetricRequestsInFlight)
+	case services.QueueDepth:
+		return MetricVLLMWaiting, 1, fmt.Sprintf("requests waiting per replica (vLLM's %s gauge)", MetricVLLMWaiting)
 	case services.QueueLatencyMs:
 		return MetricQueueLatencyMicros, 1000, fmt.Sprintf("the mean queue latency (TorchServe's %s over %s, in microseconds)", MetricQueueLatencyMicros, MetricRequestsTotal)
 	case services.Utilization:
@@ -484,8 +491,10 @@ func (g *gen) hpa(v Service, ns string, s services.HPA) (*autoscalingv2.Horizont
 			MinReplicas:    ptr(int32(sp.MinReplicas)),
 			MaxReplicas:    int32(sp.MaxReplicas),
 			Metrics:        []autoscalingv2.MetricSpec{m},
-			Behavior:       behaviorOf(sp.ScaleUp, sp.ScaleDown),
 		},
+	}
+	if !sp.NoBehavior {
+		h.Spec.Behavior = behaviorOf(sp.ScaleUp, sp.ScaleDown)
 	}
 	notes := []string{fmt.Sprintf("The HorizontalPodAutoscaler scales it on %s, target %.4g.", words, target)}
 	def := autoscale.NewHPASpec(1, 1)
@@ -503,6 +512,8 @@ func promQuery(k services.MetricKind, ns, name string) string {
 	switch k {
 	case services.Concurrency:
 		return fmt.Sprintf("sum(%s%s)", MetricRequestsInFlight, sel)
+	case services.QueueDepth:
+		return fmt.Sprintf("sum(%s%s)", MetricVLLMWaiting, sel)
 	case services.QueueLatencyMs:
 		return fmt.Sprintf("sum(rate(%s%s[1m])) / sum(rate(%s%s[1m]))", MetricQueueLatencyMicros, sel, MetricRequestsTotal, sel)
 	case services.Utilization:

@@ -206,6 +206,10 @@ func readHPA(file string, line int, pos strict.Positions, x *autoscalingv2.Horiz
 		}
 		spec.Target, spec.Type = v, typ
 	}
+	// An HPA that gives no behavior is stored without one, and the
+	// controller then takes its older path (HPASpec.NoBehavior), not the
+	// documented default behavior.
+	spec.NoBehavior = x.Spec.Behavior == nil
 	if b := x.Spec.Behavior; b != nil {
 		var err error
 		if spec.ScaleUp, err = rules(b.ScaleUp, autoscale.DefaultScaleUp()); err != nil {
@@ -300,7 +304,7 @@ func rules(r *autoscalingv2.HPAScalingRules, def autoscale.Rules) (autoscale.Rul
 		if t < 0 || t >= 1 {
 			return out, fmt.Errorf("tolerance: 0 to 1, got %g", t)
 		}
-		out.Tolerance = t
+		out.Tolerance, out.HasTolerance = t, true
 	}
 	return out, nil
 }

@@ -14,6 +14,8 @@ import (
 // requests, utilization in percent. It goes by the resource, metric name
 // or Prometheus query:
 //
+//   - vLLM's vllm:num_requests_waiting: a queue depth (requests waiting),
+//     known by name; vLLM's other metrics are refused;
 //   - the cpu or nvidia.com/gpu resource, KEDA's cpu trigger, a name with
 //     "util" (DCGM_FI_DEV_GPU_UTIL): utilization;
 //   - "latency" or "queue_time" (TorchServe's ts_queue_latency_microseconds,
@@ -39,6 +41,14 @@ func (m Metric) Kind() (services.MetricKind, float64, error) {
 		return 0, 0, fmt.Errorf("resource %s: gpuplan models a replica's CPU or GPU utilization, not its %s", strict.Quote(m.Name), strict.Quote(m.Name))
 	}
 	text := strings.ToLower(m.Name + " " + m.Query)
+	// vLLM's own metrics are known by name, not guessed from their words
+	// (vllm:num_requests_waiting holds "request" but is no rate).
+	switch {
+	case strings.Contains(text, "vllm:num_requests_waiting"):
+		return services.QueueDepth, 1, nil
+	case strings.Contains(text, "vllm:"):
+		return 0, 0, fmt.Errorf("%s: of vLLM's metrics gpuplan's services export vllm:num_requests_waiting (a queue depth); the running requests, KV-cache use and token latencies are an LLM service's, which the cluster run does not serve yet", strict.Quote(m.Name+m.Query))
+	}
 	has := func(words ...string) bool {
 		for _, w := range words {
 			if strings.Contains(text, w) {

@@ -25,6 +25,10 @@ func TestMetricKind(t *testing.T) {
 		{Metric{Source: "External", Name: "DCGM_FI_DEV_GPU_UTIL"}, services.Utilization, 1},
 		{Metric{Source: "Pods", Name: "requests_in_flight"}, services.Concurrency, 1},
 		{Metric{Source: "prometheus", Query: `sum(rate(ts_inference_requests_total[1m]))`}, services.RequestsPerReplica, 1},
+		// vLLM's waiting requests are a queue depth, though the name
+		// says "requests" (issue 31: it was read as a rate).
+		{Metric{Source: "prometheus", Query: `sum(vllm:num_requests_waiting{model_name="llama"})`}, services.QueueDepth, 1},
+		{Metric{Source: "External", Name: "vllm:num_requests_waiting"}, services.QueueDepth, 1},
 	} {
 		k, f, err := c.m.Kind()
 		require.NoError(t, err, "%+v", c.m)
@@ -33,6 +37,8 @@ func TestMetricKind(t *testing.T) {
 	}
 	_, _, err := Metric{Source: "Resource", Name: "memory"}.Kind()
 	require.ErrorContains(t, err, `not its "memory"`)
+	_, _, err = Metric{Source: "prometheus", Query: "avg(vllm:gpu_cache_usage_perc)"}.Kind()
+	require.ErrorContains(t, err, "of vLLM's metrics gpuplan's services export vllm:num_requests_waiting")
 	_, _, err = Metric{Source: "prometheus", Query: "sum(foo)"}.Kind()
 	require.ErrorContains(t, err, `cannot tell what prometheus "sum(foo)" measures`)
 }

@@ -149,3 +149,69 @@ func FuzzTorchServe(f *testing.F) {
 		}
 	})
 }
+
+// An HPA that gives no spec.behavior is stored without one, and
+// Kubernetes' controller then takes its older path: a scale-up goes at
+// most to max(2 x current, 4) replicas in one sync
+// (normalizeDesiredReplicas), not the documented default behavior's
+// max(current + 4, 2 x current). At 1000% CPU on a 50% target from one
+// replica: 1 -> max(2, 4) = 4 -> max(8, 4) = 8; the default behavior
+// would give 1 -> 5 -> 10. (Found by the HPA cross-check, issue 26.)
+func TestHPAWithoutBehaviorTakesTheControllersOlderPath(t *testing.T) {
+	const doc = `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 20
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
+`
+	set, err := Read("hpa.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := set.HPAs[0].Spec
+	if !s.NoBehavior {
+		t.Fatalf("an HPA without behavior read as %+v, want NoBehavior", s)
+	}
+	c, _ := autoscale.NewHPA(s)
+	var got []int
+	for i, cur := range []int{1, 4} {
+		got = append(got, c.Sync(int64(i)*15_000, autoscale.Observation{Replicas: cur, Ready: cur, Metric: 500}))
+	}
+	if got[0] != 4 || got[1] != 8 {
+		t.Errorf("replicas after two syncs %v, want [4 8]", got)
+	}
+}
+
+// A behavior's explicit tolerance of 0 is a tolerance: the controller
+// compares exactly, so 52% CPU on a 50% target at 10 replicas
+// (ratio 1.04, inside the cluster's 0.1) asks for ceil(10.4) = 11. Read
+// as unset it kept 10.
+func TestHPAToleranceZeroComparesExactly(t *testing.T) {
+	const doc = `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 20
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
+  behavior:
+    scaleUp: {tolerance: "0"}
+`
+	set, err := Read("hpa.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := set.HPAs[0].Spec
+	c, _ := autoscale.NewHPA(s)
+	if got := c.Sync(0, autoscale.Observation{Replicas: 10, Ready: 10, Metric: 52}); got != 11 {
+		t.Errorf("52%% on a 50%% target at 10 replicas with tolerance 0: %d replicas, want 11", got)
+	}
+}

@@ -42,6 +42,8 @@ type Object struct {
 	Line int
 	Kind string
 	Name string
+	// Namespace is metadata.namespace ("" when the manifest gives none).
+	Namespace string
 	// Queue is the kueue.x-k8s.io/queue-name label (or a Volcano Job's
 	// spec.queue, a Kubeflow job's schedulingPolicy.queue).
 	Queue string
@@ -66,6 +68,11 @@ type Object struct {
 	// Notes name what the manifest says that gpuplan reads but does not
 	// model, each with its line.
 	Notes []string
+	// podGroup is a bare Pod's Kueue pod group (its
+	// kueue.x-k8s.io/pod-group-name label) and groupTotal the group's
+	// kueue.x-k8s.io/pod-group-total-count (0: not given), at groupLine.
+	podGroup              string
+	groupTotal, groupLine int
 }
 
 // Group is one role's pods: identical pods, Pods of them at a time.
@@ -136,6 +143,10 @@ func (o *Object) Pods() int64 {
 
 func convert(d *doc, o *Object, v any) error {
 	switch x := v.(type) {
+	case *corev1.Pod:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return podObject(d, o, x)
 	case *batchv1.Job:
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name
@@ -172,6 +183,93 @@ func convert(d *doc, o *Object, v any) error {
 	return fmt.Errorf("internal: no conversion for %T", v)
 }
 
+// Kueue's plain-pod integration: pods of one group (this label, in one
+// namespace) are one Workload, admitted together once the annotation's
+// count of them exists.
+const (
+	LabelPodGroup           = "kueue.x-k8s.io/pod-group-name"
+	AnnotationPodGroupTotal = "kueue.x-k8s.io/pod-group-total-count"
+)
+
+// podObject reads a bare Pod: one pod, run for the object's duration (a
+// Pod that restarts its containers, restartPolicy Always, the default,
+// is run for that duration all the same: noted).
+func podObject(d *doc, o *Object, x *corev1.Pod) error {
+	o.readMeta(x.ObjectMeta)
+	g := Group{Name: "pod", Pods: 1, Waves: 1}
+	var err error
+	t := corev1.PodTemplateSpec{ObjectMeta: x.ObjectMeta, Spec: x.Spec}
+	if g.Pod, g.Constraints, err = podOf(d, o, &t, ""); err != nil {
+		return err
+	}
+	o.Groups = append(o.Groups, g)
+	if x.Spec.RestartPolicy == "" || x.Spec.RestartPolicy == corev1.RestartPolicyAlways {
+		d.note("spec.restartPolicy", "a Pod that restarts its containers whenever they exit (Always, the default) never completes in Kubernetes; gpuplan runs it for its duration")
+	}
+	if x.Spec.NodeName != "" {
+		d.note("spec.nodeName", "not modelled: the pod is scheduled like any other")
+	}
+	if name := x.Labels[LabelPodGroup]; name != "" {
+		o.podGroup = name
+		o.groupLine = d.line
+		at := fmt.Sprintf("metadata.annotations[%q]", AnnotationPodGroupTotal)
+		if p, ok := d.pos[at]; ok {
+			o.groupLine = p[0]
+		}
+		v, ok := x.Annotations[AnnotationPodGroupTotal]
+		if !ok {
+			return d.errAt(fmt.Sprintf("metadata.labels[%q]", LabelPodGroup), "a pod of Kueue pod group %s needs the %s annotation (the group's pod count), as Kueue's webhook requires", strict.Quote(name), AnnotationPodGroupTotal)
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || int64(n) > strict.MaxReplicas {
+			return d.errAt(at, "%s is not a pod count between 1 and %d", strict.Quote(v), strict.MaxReplicas)
+		}
+		o.groupTotal = n
+	}
+	return o.readDuration(d, x.ObjectMeta)
+}
+
+// podGroups merges the Pods of one Kueue pod group (label
+// kueue.x-k8s.io/pod-group-name, in one namespace) into one object whose
+// groups are its pods: one gang. A group whose pods in the file are fewer
+// than its total count would never be admitted, and is refused.
+func podGroups(file string, objs []Object) ([]Object, error) {
+	var out []Object
+	index := map[string]int{}
+	for _, o := range objs {
+		if o.podGroup == "" {
+			out = append(out, o)
+			continue
+		}
+		key := o.Namespace + "/" + o.podGroup
+		i, ok := index[key]
+		if !ok {
+			index[key] = len(out)
+			first := o
+			first.Name = o.podGroup
+			out = append(out, first)
+			continue
+		}
+		g := &out[i]
+		if o.groupTotal != g.groupTotal {
+			return nil, &strict.InputError{File: file, Line: o.groupLine, Field: fmt.Sprintf("metadata.annotations[%q]", AnnotationPodGroupTotal), Msg: fmt.Sprintf("pod group %s: %d here, %d at line %d; the pods of a group give one count", strict.Quote(o.podGroup), o.groupTotal, g.groupTotal, g.groupLine)}
+		}
+		g.Groups = append(g.Groups, o.Groups...)
+		g.Notes = append(g.Notes, o.Notes...)
+		if o.Duration > g.Duration && g.DurationFrom != fromAnnotation {
+			g.Duration, g.DurationFrom = o.Duration, o.DurationFrom
+		}
+		g.Restart.DoNotDisrupt = g.Restart.DoNotDisrupt || o.Restart.DoNotDisrupt
+		g.Restart.TerminationGrace = max(g.Restart.TerminationGrace, o.Restart.TerminationGrace)
+	}
+	for _, o := range out {
+		if o.podGroup != "" && int(o.Pods()) != o.groupTotal {
+			return nil, &strict.InputError{File: file, Line: o.groupLine, Field: fmt.Sprintf("metadata.annotations[%q]", AnnotationPodGroupTotal), Msg: fmt.Sprintf("pod group %s counts %d pods and the file has %d of them: Kueue admits the group only once all its pods exist", strict.Quote(o.podGroup), o.groupTotal, o.Pods())}
+		}
+	}
+	return out, nil
+}
+
 // objName is the object's name, or its generateName with a trailing "-"
 // dropped.
 func objName(m metav1.ObjectMeta) string {
@@ -184,8 +282,12 @@ func objName(m metav1.ObjectMeta) string {
 	return "unnamed"
 }
 
-// readMeta takes the queue and priority labels of the object's metadata.
+// readMeta takes the namespace and the queue and priority labels of the
+// object's metadata.
 func (o *Object) readMeta(m metav1.ObjectMeta) {
+	if o.Namespace == "" {
+		o.Namespace = m.Namespace
+	}
 	if q := m.Labels[LabelQueue]; q != "" {
 		o.Queue = q
 	}
@@ -377,15 +479,20 @@ func sleepMs(c *corev1.Container) int64 {
 func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.PodSpec, *cluster.Constraints, error) {
 	ps := &t.Spec
 	var pod cluster.PodSpec
+	// dot prefixes the template's fields (a bare Pod's are at the top).
+	dot := at + "."
+	if at == "" {
+		dot = ""
+	}
 	if len(ps.Containers) == 0 {
-		return pod, nil, d.errAt(at+".spec.containers", "a pod needs at least one container")
+		return pod, nil, d.errAt(dot+"spec.containers", "a pod needs at least one container")
 	}
 	// The first pod template's annotation wins over later ones and over
 	// sleeps; the longest sleep counts when no annotation is given.
 	if v, ok := t.Annotations[AnnotationDuration]; ok {
 		ms, err := parseDuration(v)
 		if err != nil {
-			return pod, nil, d.errAt(fmt.Sprintf("%s.metadata.annotations[%q]", at, AnnotationDuration), "%v", err)
+			return pod, nil, d.errAt(fmt.Sprintf("%smetadata.annotations[%q]", dot, AnnotationDuration), "%v", err)
 		}
 		if o.DurationFrom != fromAnnotation {
 			o.Duration, o.DurationFrom = ms, fromAnnotation
@@ -406,7 +513,7 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 	}
 	if g := ps.TerminationGracePeriodSeconds; g != nil {
 		if *g < 0 || *g > maxDurationMs/1000 {
-			return pod, nil, d.errAt(at+".spec.terminationGracePeriodSeconds", "must be between 0 and 100 years of seconds")
+			return pod, nil, d.errAt(dot+"spec.terminationGracePeriodSeconds", "must be between 0 and 100 years of seconds")
 		}
 		o.Restart.TerminationGrace = max(o.Restart.TerminationGrace, max(*g*1000, 1))
 	}
@@ -422,7 +529,7 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 				if _, ok := c.Resources.Requests[name]; ok {
 					list = "requests"
 				}
-				where[name] = fmt.Sprintf("%s.spec.%s[%d].resources.%s[%q]", at, kind, i, list, name)
+				where[name] = fmt.Sprintf("%sspec.%s[%d].resources.%s[%q]", dot, kind, i, list, name)
 			}
 			cur, ok := total[name]
 			switch {
@@ -483,9 +590,9 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 		}
 	}
 	if err := pod.Validate(); err != nil {
-		return pod, nil, d.errAt(at+".spec", "%v", err)
+		return pod, nil, d.errAt(dot+"spec", "%v", err)
 	}
-	c, err := constraintsOf(d, ps, at+".spec")
+	c, err := constraintsOf(d, ps, dot+"spec")
 	return pod, c, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"gpuplan.dev/gpuplan/validate/strict"
 )
@@ -21,7 +22,7 @@ const (
 // Kinds lists the workload kinds Parse reads, as apiVersion kind.
 func Kinds() []string {
 	return []string{
-		"batch/v1 Job", "batch/v1 CronJob", "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob",
+		"v1 Pod", "batch/v1 Job", "batch/v1 CronJob", "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob",
 		"batch.volcano.sh/v1alpha1 Job", "jobset.x-k8s.io/v1alpha2 JobSet", "ray.io/v1 RayJob", "ray.io/v1 RayCluster",
 	}
 }
@@ -30,6 +31,8 @@ func Kinds() []string {
 // (nil: not a workload gpuplan reads).
 func schemaFor(apiVersion, kind string) any {
 	switch apiVersion + " " + kind {
+	case "v1 Pod":
+		return &corev1.Pod{}
 	case "batch/v1 Job":
 		return &batchv1.Job{}
 	case "batch/v1 CronJob", "batch/v1beta1 CronJob":
@@ -103,6 +106,10 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 			return nil, nil, err
 		}
 		objs = append(objs, o)
+	}
+	objs, err = podGroups(file, objs)
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(objs) == 0 {
 		msg := "no workload in the file"

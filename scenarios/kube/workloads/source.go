@@ -121,6 +121,10 @@ type Entry struct {
 	// Queue is the queue of objects without one (default: the entry's
 	// name).
 	Queue string
+	// SharedQueues are the LocalQueue names the admission policy defines
+	// in more than one namespace: an object's queue of such a name is
+	// "namespace/name" (Kueue looks a job's queue up in its namespace).
+	SharedQueues map[string]bool
 	// Recovery is the scenario's recovery, which objects' own settings
 	// refine.
 	Recovery *cluster.Recovery
@@ -154,7 +158,12 @@ type plan struct {
 // plans merges an object's groups of identical pods into one job each.
 // When the object becomes one job, it keeps its gang size; when its
 // groups ask for different pods, each becomes a job (a gang of its own)
-// submitted with the others.
+// submitted with the others. Groups that ask for the same pods but whose
+// templates differ in placement (node selector, required affinity,
+// tolerations: a Worker template without the Master's toleration) are one
+// gang all the same, as the operator's PodGroup or Kueue's Workload makes
+// them: its pods go only where every such template may go, and a warning
+// says so.
 func plans(o *Object) ([]plan, []string) {
 	var out []plan
 	var notes []string
@@ -162,13 +171,22 @@ func plans(o *Object) ([]plan, []string) {
 		merged := false
 		for i := range out {
 			p := &out[i]
-			if p.pod == g.Pod && p.waves == g.Waves && p.constraints.Key() == g.Constraints.Key() {
-				p.minAvailable += minOr(g.MinAvailable, g.Pods)
-				p.replicas += g.Pods
-				p.suffix += "+" + g.Name
-				merged = true
-				break
+			if p.pod != g.Pod || p.waves != g.Waves {
+				continue
 			}
+			if p.constraints.Key() != g.Constraints.Key() {
+				c, ok := bothConstraints(p.constraints, g.Constraints)
+				if !ok {
+					continue
+				}
+				notes = append(notes, fmt.Sprintf("warning: %s:%d: %s %s: replica templates %s and %s ask for the same pods but differ in placement (%s against %s): they are one gang, placed only where both may go (a node selector of either, a taint both tolerate)", o.File, o.Line, o.Kind, o.Name, p.suffix, g.Name, describe(p.constraints), describe(g.Constraints)))
+				p.constraints = c
+			}
+			p.minAvailable += minOr(g.MinAvailable, g.Pods)
+			p.replicas += g.Pods
+			p.suffix += "+" + g.Name
+			merged = true
+			break
 		}
 		if !merged {
 			out = append(out, plan{suffix: g.Name, replicas: g.Pods, minAvailable: minOr(g.MinAvailable, g.Pods), waves: g.Waves, pod: g.Pod, constraints: g.Constraints})
@@ -184,13 +202,21 @@ func plans(o *Object) ([]plan, []string) {
 			out[0].minAvailable = o.MinAvailable
 		}
 		out[0].suffix = ""
-		return out, nil
+		return out, notes
 	}
 	notes = append(notes, fmt.Sprintf("%s:%d: %s %s: its %d pod groups ask for different pods: each is submitted as a job of its own (a gang of its own), all at once, not held to start together", o.File, o.Line, o.Kind, o.Name, len(out)))
 	if o.MinAvailable > 0 {
 		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: minAvailable %d across groups of different pods is not modelled: each group is a gang of its own", o.File, o.Line, o.Kind, o.Name, o.MinAvailable))
 	}
 	return out, notes
+}
+
+// describe is a pod template's placement constraints in a few words.
+func describe(c *cluster.Constraints) string {
+	if k := c.Key(); k != "" {
+		return "{" + k + "}"
+	}
+	return "none"
 }
 
 func minOr(v, def int32) int32 {
@@ -360,6 +386,9 @@ func (s *Source) fire(st *stream) {
 			d = max(1, int64(math.Round(st.e.Duration.Sample(s.opts.Rng))))
 		}
 		queue := o.Queue
+		if queue != "" && o.Namespace != "" && st.e.SharedQueues[queue] {
+			queue = o.Namespace + "/" + queue
+		}
 		if queue == "" {
 			queue = st.e.Queue
 		}

@@ -85,27 +85,10 @@ func TestHPA(t *testing.T) {
 
 // accepted names a known difference a case falls under, not fixed in
 // sim/autoscale, and how to take it away from gpuplan's spec (the check
-// then demands exact agreement).
+// then demands exact agreement). None is left: the two it named (an HPA
+// without behavior, which the importer now gives HPASpec.NoBehavior, and
+// an explicit tolerance of 0, now kept apart from an unset one) are fixed.
 func accepted(c *hpaCase) (string, func(*autoscale.HPASpec)) {
-	if c.behavior == nil {
-		return "no behavior given: the controller takes its older path (scale-up at most max(2 x current, 4) per sync, the 300 s downscale window counting a recommendation exactly 300 s old, no scale-down policy); gpuplan's manifest importer gives such an HPA the documented default behavior, where sim/autoscale's HPASpec.NoBehavior is that path (scenarios/kube/services to set it)",
-			func(s *autoscale.HPASpec) { s.NoBehavior = true }
-	}
-	for _, r := range []*autoscalingv2.HPAScalingRules{behaviorUp(c), behaviorDown(c)} {
-		if r != nil && r.Tolerance != nil && r.Tolerance.IsZero() {
-			return "an explicit behavior tolerance of 0: the controller compares exactly; gpuplan's Rules.Tolerance reads 0 as unset and applies the cluster's 0.1 (scenarios/kube/services and sim/autoscale need an unset/0 distinction)",
-				func(s *autoscale.HPASpec) {
-					for _, x := range []struct {
-						r    *autoscalingv2.HPAScalingRules
-						into *autoscale.Rules
-					}{{behaviorUp(c), &s.ScaleUp}, {behaviorDown(c), &s.ScaleDown}} {
-						if x.r != nil && x.r.Tolerance != nil && x.r.Tolerance.IsZero() {
-							x.into.Tolerance = 1e-12
-						}
-					}
-				}
-		}
-	}
 	return "", nil
 }
 

@@ -1,0 +1,377 @@
+package serving
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// The exact model of one LLM replica: a request- and step-level simulator
+// of a vLLM-style engine (vLLM V1's scheduler). Each step it
+//
+//  1. schedules the running requests in the order they were admitted:
+//     each its remaining prompt (a chunk of at most the step's token
+//     budget, max_num_batched_tokens: chunked prefill) or one decode
+//     token, with the KV-cache blocks the new tokens need; when no block
+//     is free, the last admitted running request is preempted (its
+//     blocks freed, it goes back to the head of the waiting queue and
+//     will recompute its prompt and the tokens it has generated: vLLM's
+//     preemption by recompute), until the request fits or is itself the
+//     one preempted;
+//  2. then, if nothing was preempted in this step, admits waiting
+//     requests in arrival order while the budget lasts, fewer than
+//     max_num_seqs run, and their first chunk's blocks are free (no
+//     watermark: vLLM V1 keeps none);
+//  3. runs for Engine.StepTime of what it scheduled plus a fixed CPU
+//     time, after which a request whose prompt (and recomputed tokens)
+//     is all in the cache has one new token: the first is the end of
+//     its time to first token; the last frees its blocks.
+//
+// Requests arriving while a step runs join the waiting queue when it
+// ends. A replica with nothing to run waits for the next arrival.
+
+// LLMConfig is one replica of the engine.
+type LLMConfig struct {
+	Engine Engine
+	// MaxNumBatchedTokens is the token budget of a step (vLLM's
+	// --max-num-batched-tokens; default 8,192); MaxNumSeqs the most
+	// requests running at once (--max-num-seqs; default 256).
+	MaxNumBatchedTokens, MaxNumSeqs int
+	// MaxModelLen is the longest request (prompt and output) the engine
+	// takes (--max-model-len; default the model's MaxContext).
+	MaxModelLen int
+	// BlockSize is the KV cache's block in tokens (default 16).
+	BlockSize int
+	// GPUMemoryUtilization is the share of each GPU's memory the engine
+	// may use (--gpu-memory-utilization; default 0.9).
+	GPUMemoryUtilization float64
+	// ReserveBytes is each GPU's memory for activations, CUDA graphs and
+	// the CUDA context, which the KV cache cannot use (0: ActivationBytes).
+	ReserveBytes float64
+	// KVBlocks, when above 0, is the cache's size in blocks instead of
+	// what the memory arithmetic gives (vLLM's --num-gpu-blocks-override).
+	KVBlocks int64
+	// StepOverheadMs is the engine's CPU time each step (scheduling,
+	// sampling, detokenising) not overlapped with the GPU.
+	StepOverheadMs float64
+	// RecordSteps keeps a StepRecord of every step in the result.
+	RecordSteps bool
+}
+
+// Defaults of LLMConfig's limits.
+const (
+	DefaultMaxNumBatchedTokens = 8192
+	DefaultMaxNumSeqs          = 256
+	DefaultBlockSize           = 16
+	DefaultGPUMemUtil          = 0.9
+)
+
+// WithDefaults fills the zero fields.
+func (c LLMConfig) WithDefaults() LLMConfig {
+	if c.MaxNumBatchedTokens == 0 {
+		c.MaxNumBatchedTokens = DefaultMaxNumBatchedTokens
+	}
+	if c.MaxNumSeqs == 0 {
+		c.MaxNumSeqs = DefaultMaxNumSeqs
+	}
+	if c.MaxModelLen == 0 {
+		c.MaxModelLen = c.Engine.Model.MaxContext
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = DefaultBlockSize
+	}
+	if c.GPUMemoryUtilization == 0 {
+		c.GPUMemoryUtilization = DefaultGPUMemUtil
+	}
+	if c.ReserveBytes == 0 {
+		c.ReserveBytes = c.ActivationBytes()
+	}
+	return c
+}
+
+// ActivationBytes estimates what vLLM's memory profiling run finds on
+// each GPU besides the weights: the peak activations of a step of
+// MaxNumBatchedTokens tokens (the MLP's gate and up outputs and four
+// hidden-wide buffers a token, split over TP), the logits of MaxNumSeqs
+// sequences in fp32, and 1 GiB of CUDA context, CUDA graphs and NCCL
+// buffers (an assumption, stated).
+func (c LLMConfig) ActivationBytes() float64 {
+	m := c.Engine.Model
+	tp := float64(max(c.Engine.TP, 1))
+	tokens := float64(max(c.MaxNumBatchedTokens, 1))
+	act := tokens * (2*float64(m.Intermediate) + 4*float64(m.Hidden)) * m.WeightBytes / tp
+	logits := float64(max(c.MaxNumSeqs, 1)) * float64(m.Vocab) * 4 / tp
+	return act + logits + 1<<30
+}
+
+// Blocks is the KV cache's size in blocks.
+func (c LLMConfig) Blocks() int64 {
+	if c.KVBlocks > 0 {
+		return c.KVBlocks
+	}
+	if c.BlockSize <= 0 {
+		return 0
+	}
+	return c.Engine.KVCacheTokens(c.GPUMemoryUtilization, c.ReserveBytes, c.BlockSize) / int64(c.BlockSize)
+}
+
+// Check refuses a replica that cannot run, with the field at fault
+// (Go field names; the scenario layer names its own): limits that are
+// not positive, a max model length above the model's, a model whose
+// weights do not fit the GPUs' memory, or a cache that does not hold one
+// request of the max model length (vLLM refuses to start then too).
+func (c LLMConfig) Check() error {
+	if err := c.Engine.Model.Check(); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	g := c.Engine.GPU
+	switch {
+	case !(g.TFLOPS > 0) || !(g.GBps > 0) || g.KernelUS < 0 || !(g.MemoryGiB > 0):
+		return fmt.Errorf("gpu: tflops, gbps and memoryGiB are positive and kernelUS is not negative")
+	case c.Engine.TP < 1:
+		return fmt.Errorf("tensorParallel: %d is below 1", c.Engine.TP)
+	case c.MaxNumBatchedTokens < 1:
+		return fmt.Errorf("maxNumBatchedTokens: %d is below 1", c.MaxNumBatchedTokens)
+	case c.MaxNumSeqs < 1:
+		return fmt.Errorf("maxNumSeqs: %d is below 1", c.MaxNumSeqs)
+	case c.BlockSize < 1:
+		return fmt.Errorf("blockSize: %d is below 1", c.BlockSize)
+	case !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1):
+		return fmt.Errorf("gpuMemoryUtilization: %g is not in (0, 1]", c.GPUMemoryUtilization)
+	case c.ReserveBytes < 0 || c.StepOverheadMs < 0 || c.KVBlocks < 0:
+		return fmt.Errorf("reserveBytes, stepOverheadMs and kvBlocks are not negative")
+	case c.MaxModelLen < 1:
+		return fmt.Errorf("maxModelLen: %d is below 1", c.MaxModelLen)
+	case c.Engine.Model.MaxContext > 0 && c.MaxModelLen > c.Engine.Model.MaxContext:
+		return fmt.Errorf("maxModelLen: %d is above the model's %d tokens", c.MaxModelLen, c.Engine.Model.MaxContext)
+	}
+	tp := float64(c.Engine.TP)
+	weights := c.Engine.Model.Params() * c.Engine.Model.WeightBytes / tp
+	usable := c.GPUMemoryUtilization * g.MemoryGiB * (1 << 30)
+	if c.KVBlocks == 0 && weights+c.ReserveBytes >= usable {
+		return fmt.Errorf("model: %s needs %.1f GiB of weights and %.1f GiB of activations on each of %d %s, which has %.1f GiB at utilization %g",
+			c.Engine.Model.Name, weights/(1<<30), c.ReserveBytes/(1<<30), c.Engine.TP, g.Name, usable/(1<<30), c.GPUMemoryUtilization)
+	}
+	if blocks := c.Blocks(); blocks*int64(c.BlockSize) < int64(c.MaxModelLen) {
+		return fmt.Errorf("maxModelLen: %d tokens do not fit the KV cache of %d tokens", c.MaxModelLen, blocks*int64(c.BlockSize))
+	}
+	return nil
+}
+
+// LLMRequest is one request: its arrival and its prompt and output
+// lengths in tokens.
+type LLMRequest struct {
+	ArrivalMs     float64
+	Input, Output int
+}
+
+// StepRecord is one step of the engine.
+type StepRecord struct {
+	StartMs, Ms float64
+	// PrefillTokens and Decodes are what it ran; Running and Waiting the
+	// requests after its scheduling; UsedBlocks the cache blocks held.
+	PrefillTokens, Decodes, Running, Waiting int
+	UsedBlocks                               int64
+	// Preempted counts the requests preempted in its scheduling.
+	Preempted int
+}
+
+// LLMResult is what one replica served.
+type LLMResult struct {
+	// TTFTMs, TPOTMs and E2EMs of each finished request, in request
+	// order: first token less arrival; (last token less first) over the
+	// output tokens after the first (0 for a one-token output); last
+	// token less arrival.
+	TTFTMs, TPOTMs, E2EMs []float64
+	// Preemptions counts recompute preemptions; Steps the steps run;
+	// Blocks the cache's size; PeakBlocks the most held at once.
+	Preemptions, Steps int
+	Blocks, PeakBlocks int64
+	// EndMs is when the last request finished; BusyMs the time steps ran.
+	EndMs, BusyMs float64
+	// InputTokens and OutputTokens served.
+	InputTokens, OutputTokens int64
+	StepLog                   []StepRecord
+}
+
+type llmReq struct {
+	i                   int
+	in, out             int
+	computed, generated int
+	blocks              int64
+	firstMs             float64
+}
+
+// tokens is what the request's KV cache must hold before its next token.
+func (r *llmReq) tokens() int { return r.in + r.generated }
+
+// maxLLMRequests bounds one run: the exact model is for short windows and
+// for holding the fast model to.
+const maxLLMRequests = 5_000_000
+
+// SimulateLLM serves reqs (sorted by arrival) on one replica.
+func SimulateLLM(cfg LLMConfig, reqs []LLMRequest) (LLMResult, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Check(); err != nil {
+		return LLMResult{}, err
+	}
+	if len(reqs) > maxLLMRequests {
+		return LLMResult{}, fmt.Errorf("requests: %d is above the exact model's %d", len(reqs), maxLLMRequests)
+	}
+	for i, r := range reqs {
+		switch {
+		case r.Input < 1 || r.Output < 1:
+			return LLMResult{}, fmt.Errorf("request %d: input %d and output %d tokens are at least 1", i, r.Input, r.Output)
+		case r.Input+r.Output > cfg.MaxModelLen:
+			return LLMResult{}, fmt.Errorf("request %d: %d tokens are above maxModelLen %d", i, r.Input+r.Output, cfg.MaxModelLen)
+		case i > 0 && r.ArrivalMs < reqs[i-1].ArrivalMs, math.IsNaN(r.ArrivalMs):
+			return LLMResult{}, fmt.Errorf("request %d: arrivals are not sorted", i)
+		}
+	}
+	bs := int64(cfg.BlockSize)
+	res := LLMResult{Blocks: cfg.Blocks(),
+		TTFTMs: make([]float64, len(reqs)), TPOTMs: make([]float64, len(reqs)), E2EMs: make([]float64, len(reqs))}
+	free := res.Blocks
+	state := make([]llmReq, len(reqs))
+	var waiting, running []*llmReq
+	type sched struct {
+		r *llmReq
+		n int
+	}
+	var batch []sched
+	var step Step
+	next, done := 0, 0
+	t := 0.0
+	for done < len(reqs) {
+		for next < len(reqs) && reqs[next].ArrivalMs <= t {
+			state[next] = llmReq{i: next, in: reqs[next].Input, out: reqs[next].Output}
+			waiting = append(waiting, &state[next])
+			next++
+		}
+		if len(running) == 0 && len(waiting) == 0 {
+			t = reqs[next].ArrivalMs
+			continue
+		}
+		budget := cfg.MaxNumBatchedTokens
+		batch = batch[:0]
+		preempted := 0
+		for i := 0; i < len(running) && budget > 0; i++ {
+			r := running[i]
+			n := min(r.tokens()-r.computed, budget)
+			need := (int64(r.computed+n)+bs-1)/bs - r.blocks
+			self := false
+			for need > free && !self {
+				v := running[len(running)-1]
+				running = running[:len(running)-1]
+				free += v.blocks
+				v.blocks, v.computed = 0, 0
+				waiting = append(waiting, nil)
+				copy(waiting[1:], waiting)
+				waiting[0] = v
+				preempted++
+				self = v == r
+			}
+			if self {
+				break
+			}
+			free -= need
+			r.blocks += need
+			batch = append(batch, sched{r, n})
+			budget -= n
+		}
+		if preempted == 0 {
+			for len(waiting) > 0 && budget > 0 && len(running) < cfg.MaxNumSeqs {
+				r := waiting[0]
+				n := min(r.tokens()-r.computed, budget)
+				need := (int64(r.computed+n)+bs-1)/bs - r.blocks
+				if need > free {
+					break
+				}
+				free -= need
+				r.blocks += need
+				waiting = waiting[1:]
+				running = append(running, r)
+				batch = append(batch, sched{r, n})
+				budget -= n
+			}
+		}
+		res.Preemptions += preempted
+		if len(batch) == 0 {
+			return res, fmt.Errorf("invariant: step at %.3f ms schedules nothing with %d running and %d waiting", t, len(running), len(waiting))
+		}
+		step.Prefill, step.Decode = step.Prefill[:0], step.Decode[:0]
+		prefillTokens := 0
+		for _, s := range batch {
+			if s.n == 1 && s.r.generated > 0 && s.r.computed == s.r.tokens()-1 {
+				step.Decode = append(step.Decode, s.r.computed+1)
+			} else {
+				step.Prefill = append(step.Prefill, Chunk{Tokens: s.n, Cached: s.r.computed})
+				prefillTokens += s.n
+			}
+		}
+		ms := cfg.Engine.StepTime(step)*1e3 + cfg.StepOverheadMs
+		used := res.Blocks - free
+		res.PeakBlocks = max(res.PeakBlocks, used)
+		if cfg.RecordSteps {
+			res.StepLog = append(res.StepLog, StepRecord{StartMs: t, Ms: ms, PrefillTokens: prefillTokens, Decodes: len(step.Decode),
+				Running: len(running), Waiting: len(waiting), UsedBlocks: used, Preempted: preempted})
+		}
+		t += ms
+		res.BusyMs += ms
+		res.Steps++
+		finished := false
+		for _, s := range batch {
+			r := s.r
+			r.computed += s.n
+			if r.computed < r.tokens() {
+				continue
+			}
+			r.generated++
+			if r.generated == 1 {
+				r.firstMs = t
+			}
+			if r.generated == r.out {
+				a := reqs[r.i].ArrivalMs
+				res.TTFTMs[r.i] = r.firstMs - a
+				res.E2EMs[r.i] = t - a
+				if r.out > 1 {
+					res.TPOTMs[r.i] = (t - r.firstMs) / float64(r.out-1)
+				}
+				res.InputTokens += int64(r.in)
+				res.OutputTokens += int64(r.out)
+				free += r.blocks
+				r.blocks = 0
+				finished = true
+				done++
+			}
+		}
+		if finished {
+			kept := running[:0]
+			for _, r := range running {
+				if r.generated < r.out {
+					kept = append(kept, r)
+				}
+			}
+			running = kept
+		}
+	}
+	res.EndMs = t
+	return res, nil
+}
+
+// InterpQuantile is the p-quantile of xs, linearly interpolated between
+// the order statistics (numpy's default, which BLIS reports); xs is not
+// changed.
+func InterpQuantile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	h := p * float64(len(s)-1)
+	lo := int(math.Floor(h))
+	if lo >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
+}

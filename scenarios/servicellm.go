@@ -1,0 +1,273 @@
+package scenarios
+
+import (
+	"math"
+	"strings"
+
+	"gpuplan.dev/gpuplan/models/serving"
+)
+
+// An LLM service (spec.workload.services[].llm): the replicas are
+// vLLM-style engines serving requests measured in tokens. The schema and
+// its checks are here; the engine model is models/serving (SimulateLLM).
+// The cluster run does not serve LLM services yet: a scenario that has
+// one is checked field by field and then refused at build.
+
+// LLMServiceSpec is one replica's engine and the requests' lengths.
+type LLMServiceSpec struct {
+	// Model is a model of the catalog: llama-3-8b or llama-3-70b (Llama 3
+	// and 3.1, bf16).
+	Model string `json:"model"`
+	// GPU is the replica's GPU model, one with LLM defaults (H100-80GB,
+	// H200-141GB, B200, A100-80GB, A100-40GB); default the service's
+	// gpuModel.
+	GPU string `json:"gpu,omitempty"`
+	// TensorParallel is the GPUs of one replica the model is split over
+	// (vLLM's --tensor-parallel-size; default 1).
+	TensorParallel *int `json:"tensorParallel,omitempty"`
+	// vLLM's engine limits: --max-num-batched-tokens (default 8192),
+	// --max-num-seqs (256), --max-model-len (the model's context),
+	// --gpu-memory-utilization (0.9), --block-size (16).
+	MaxNumBatchedTokens  *int     `json:"maxNumBatchedTokens,omitempty"`
+	MaxNumSeqs           *int     `json:"maxNumSeqs,omitempty"`
+	MaxModelLen          *int     `json:"maxModelLen,omitempty"`
+	GPUMemoryUtilization *float64 `json:"gpuMemoryUtilization,omitempty"`
+	BlockSize            *int     `json:"blockSize,omitempty"`
+	// StepOverheadMs is the engine's CPU time a step (default 0).
+	StepOverheadMs *float64 `json:"stepOverheadMs,omitempty"`
+	// Roofline overrides the GPU's figures.
+	Roofline *LLMRooflineSpec `json:"roofline,omitempty"`
+	// InputTokens and OutputTokens are the requests' prompt and output
+	// lengths; or RequestTrace gives each request (llmtrace.go), read
+	// when the scenario is built.
+	InputTokens  TokenDistSpec `json:"inputTokens"`
+	OutputTokens TokenDistSpec `json:"outputTokens"`
+	RequestTrace *LLMTraceSpec `json:"requestTrace,omitempty"`
+}
+
+// LLMRooflineSpec overrides a GPU's roofline: the dense bf16 rate
+// reached (TFLOP/s; decodeTflops for decode rows), the memory bandwidth
+// reached (GB/s), a kernel's fixed time (us) and the memory (GiB).
+type LLMRooflineSpec struct {
+	TFLOPS       *float64 `json:"tflops,omitempty"`
+	DecodeTFLOPS *float64 `json:"decodeTflops,omitempty"`
+	GBps         *float64 `json:"gbps,omitempty"`
+	KernelUS     *float64 `json:"kernelUs,omitempty"`
+	MemoryGiB    *float64 `json:"memoryGiB,omitempty"`
+}
+
+// TokenDistSpec is a length in tokens: mean alone is fixed; min and max
+// alone uniform; mean and stdDev a normal, rounded and clamped to min
+// (default 1) and max (default maxModelLen).
+type TokenDistSpec struct {
+	Mean   *float64 `json:"mean,omitempty"`
+	StdDev *float64 `json:"stdDev,omitempty"`
+	Min    *int     `json:"min,omitempty"`
+	Max    *int     `json:"max,omitempty"`
+}
+
+// Bounds of an LLM service's engine fields.
+const (
+	maxLLMTensorParallel = 64
+	maxLLMBatchedTokens  = 1 << 24
+	maxLLMNumSeqs        = 1 << 20
+	maxLLMBlockSize      = 1024
+	maxLLMStepOverheadMs = 1e4
+	maxLLMTFLOPS         = 1e6
+	maxLLMGBps           = 1e6
+	maxLLMMemoryGiB      = 1e5
+)
+
+// LLMModels are the models an LLM service may name.
+func LLMModels() map[string]serving.Transformer {
+	return map[string]serving.Transformer{"llama-3-8b": serving.Llama3_8B(), "llama-3-70b": serving.Llama3_70B()}
+}
+
+var llmGPUs = []string{"A100-40GB", "A100-80GB", "B200", "H100-80GB", "H200-141GB"}
+
+// LLMService is an LLM service's engine and request lengths as built
+// (Trace, when the service gives a request trace, read at build).
+type LLMService struct {
+	Config        serving.LLMConfig
+	Input, Output serving.TokenDist
+	Trace         []serving.LLMRequest
+}
+
+// llmService checks services[i].llm field by field (at is the service's
+// path) and builds it; every error names its field.
+func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
+	l := v.LLM
+	at += ".llm"
+	var out LLMService
+	model, ok := LLMModels()[l.Model]
+	if !ok {
+		return out, s.errAt(at+".model", "%s is not a model of the catalog (known: llama-3-8b, llama-3-70b)", Quote(l.Model))
+	}
+	gpu, gpuAt := l.GPU, at+".gpu"
+	if gpu == "" {
+		gpu, gpuAt = v.GPUModel, strings.TrimSuffix(at, ".llm")+".gpuModel"
+	}
+	if gpu == "" {
+		return out, s.errAt(at+".gpu", "name the replica's GPU (one of %s), here or in the service's gpuModel", strings.Join(llmGPUs, ", "))
+	}
+	roof, ok := serving.RooflineFor(gpu)
+	if !ok {
+		return out, s.errAt(gpuAt, "%s has no LLM roofline defaults (known: %s)", Quote(gpu), strings.Join(llmGPUs, ", "))
+	}
+	cfg := serving.LLMConfig{Engine: serving.Engine{Model: model, GPU: roof, TP: 1}}
+	ints := []struct {
+		name     string
+		v        *int
+		lo, hi   int
+		dst      *int
+		whatIsIt string
+	}{
+		{"tensorParallel", l.TensorParallel, 1, maxLLMTensorParallel, &cfg.Engine.TP, "GPUs of a replica"},
+		{"maxNumBatchedTokens", l.MaxNumBatchedTokens, 1, maxLLMBatchedTokens, &cfg.MaxNumBatchedTokens, "tokens a step"},
+		{"maxNumSeqs", l.MaxNumSeqs, 1, maxLLMNumSeqs, &cfg.MaxNumSeqs, "requests running at once"},
+		{"blockSize", l.BlockSize, 1, maxLLMBlockSize, &cfg.BlockSize, "tokens a KV block"},
+		{"maxModelLen", l.MaxModelLen, 1, model.MaxContext, &cfg.MaxModelLen, "tokens a request"},
+	}
+	for _, f := range ints {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < f.lo || *f.v > f.hi {
+			if f.name == "maxModelLen" && *f.v > f.hi {
+				return out, s.errAt(at+"."+f.name, "%d is above %s's context of %d tokens", *f.v, model.Name, f.hi)
+			}
+			return out, s.errAt(at+"."+f.name, "%d: %s are from %d to %d", *f.v, f.whatIsIt, f.lo, f.hi)
+		}
+		*f.dst = *f.v
+	}
+	if u := l.GPUMemoryUtilization; u != nil {
+		if !(*u > 0 && *u <= 1) {
+			return out, s.errAt(at+".gpuMemoryUtilization", "%g: a share of the GPU's memory, above 0 and at most 1", *u)
+		}
+		cfg.GPUMemoryUtilization = *u
+	}
+	if o := l.StepOverheadMs; o != nil {
+		if !(*o >= 0 && *o <= maxLLMStepOverheadMs) {
+			return out, s.errAt(at+".stepOverheadMs", "%g ms: from 0 to %g", *o, float64(maxLLMStepOverheadMs))
+		}
+		cfg.StepOverheadMs = *o
+	}
+	if r := l.Roofline; r != nil {
+		for _, f := range []struct {
+			name string
+			v    *float64
+			hi   float64
+			zero bool
+			dst  *float64
+		}{
+			{"tflops", r.TFLOPS, maxLLMTFLOPS, false, &cfg.Engine.GPU.TFLOPS},
+			{"decodeTflops", r.DecodeTFLOPS, maxLLMTFLOPS, false, &cfg.Engine.GPU.DecodeTFLOPS},
+			{"gbps", r.GBps, maxLLMGBps, false, &cfg.Engine.GPU.GBps},
+			{"kernelUs", r.KernelUS, 1e6, true, &cfg.Engine.GPU.KernelUS},
+			{"memoryGiB", r.MemoryGiB, maxLLMMemoryGiB, false, &cfg.Engine.GPU.MemoryGiB},
+		} {
+			if f.v == nil {
+				continue
+			}
+			if !finite(*f.v) || *f.v < 0 || (*f.v == 0 && !f.zero) || *f.v > f.hi {
+				return out, s.errAt(at+".roofline."+f.name, "%g: must be positive and at most %g", *f.v, f.hi)
+			}
+			*f.dst = *f.v
+		}
+		cfg.Engine.GPU.Source = "the scenario's roofline over " + roof.Source
+	}
+	cfg = cfg.WithDefaults()
+	if t := l.RequestTrace; t != nil {
+		if t.Path == "" {
+			return out, s.errAt(at+".requestTrace.path", "is empty: name a file")
+		}
+		if l.InputTokens != (TokenDistSpec{}) || l.OutputTokens != (TokenDistSpec{}) {
+			return out, s.errAt(at+".requestTrace", "give the token lengths or a request trace, not both")
+		}
+	} else {
+		var err error
+		if out.Input, err = s.tokenDist(at+".inputTokens", &l.InputTokens, cfg.MaxModelLen); err != nil {
+			return out, err
+		}
+		if out.Output, err = s.tokenDist(at+".outputTokens", &l.OutputTokens, cfg.MaxModelLen); err != nil {
+			return out, err
+		}
+		if n := out.Input.Longest() + out.Output.Longest(); n > cfg.MaxModelLen {
+			return out, s.errAt(at+".outputTokens", "a request of up to %d prompt and %d output tokens is above maxModelLen %d", out.Input.Longest(), out.Output.Longest(), cfg.MaxModelLen)
+		}
+	}
+	if err := cfg.Check(); err != nil {
+		field, msg, _ := strings.Cut(err.Error(), ": ")
+		switch field {
+		case "model":
+			return out, s.errAt(at+".model", "%s; a larger tensorParallel splits it", msg)
+		case "maxModelLen":
+			return out, s.errAt(at+".maxModelLen", "%s", msg)
+		}
+		return out, s.errAt(at, "%v", err)
+	}
+	out.Config = cfg
+	return out, nil
+}
+
+// tokenDist checks and builds one length distribution.
+func (s *Scenario) tokenDist(at string, t *TokenDistSpec, maxLen int) (serving.TokenDist, error) {
+	for _, f := range []namedFloat{{"mean", t.Mean}, {"stdDev", t.StdDev}} {
+		if f.x != nil && !(finite(*f.x) && *f.x >= 0 && *f.x <= serving.MaxTokens) {
+			return serving.TokenDist{}, s.errAt(at+"."+f.name, "%g tokens: a length is from 0 to %d", *f.x, serving.MaxTokens)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"min", t.Min}, {"max", t.Max}} {
+		if f.v != nil && (*f.v < 1 || *f.v > serving.MaxTokens) {
+			return serving.TokenDist{}, s.errAt(at+"."+f.name, "%d tokens: a length is from 1 to %d", *f.v, serving.MaxTokens)
+		}
+	}
+	d := serving.TokenDist{Min: 1, Max: maxLen}
+	if t.Min != nil {
+		d.Min = *t.Min
+	}
+	if t.Max != nil {
+		d.Max = *t.Max
+	}
+	switch {
+	case t.Mean != nil && t.StdDev == nil && t.Min == nil && t.Max == nil:
+		d = serving.TokenDist{Kind: serving.Fixed, Mean: *t.Mean}
+		if *t.Mean < 1 || *t.Mean != math.Trunc(*t.Mean) {
+			return d, s.errAt(at+".mean", "%g tokens: a fixed length is a whole number, at least 1", *t.Mean)
+		}
+	case t.Mean == nil && t.StdDev == nil && t.Min != nil && t.Max != nil:
+		d.Kind = serving.Uniform
+	case t.Mean != nil && t.StdDev != nil:
+		d.Kind, d.Mean, d.StdDev = serving.Normal, *t.Mean, *t.StdDev
+		if *t.Mean < 1 {
+			return d, s.errAt(at+".mean", "%g tokens: the mean is at least 1", *t.Mean)
+		}
+	default:
+		return d, s.errAt(at, "give mean (a fixed length), min and max (uniform), or mean and stdDev (normal, within min and max)")
+	}
+	if d.Min > d.Max {
+		return d, s.errAt(at+".min", "min %d is above max %d", d.Min, d.Max)
+	}
+	if err := d.Check(); err != nil {
+		return d, s.errAt(at, "%v", err)
+	}
+	return d, nil
+}
+
+// buildLLMService is llmService with the files it names read: the
+// request trace, strictly, its requests within maxModelLen.
+func (s builder) buildLLMService(at string, v *ServiceSpec) (LLMService, error) {
+	l, err := s.llmService(at, v)
+	if err != nil || v.LLM.RequestTrace == nil {
+		return l, err
+	}
+	file, data, err := s.readServiceFile(v.LLM.RequestTrace.Path)
+	if err != nil {
+		return l, err
+	}
+	l.Trace, err = ReadLLMTraceCSV(file, data, l.Config.MaxModelLen)
+	return l, err
+}

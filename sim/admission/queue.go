@@ -1,0 +1,360 @@
+package admission
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// The queue manager (Kueue's pkg/queue.Manager): the pending workloads of
+// every ClusterQueue in queue order, the index of every workload the
+// controller knows by id, and what workloads are cut from. It decides
+// nothing: the cycle asks it for each queue's head and tells it what left
+// the queue.
+
+// queueManager holds the pending side of admission.
+type queueManager struct {
+	// lq maps a LocalQueue to its ClusterQueue's index.
+	lq map[string]int
+	lookups
+	wls wlIndex
+	// pending is each ClusterQueue's pending workloads, in spec order.
+	pending []pendingQueue
+	slabs
+	// pver counts changes of pending demand (Controller.Version).
+	pver uint64
+}
+
+// pendingQueue is one ClusterQueue's pending workloads, in buckets of one
+// shape.
+type pendingQueue struct {
+	buckets  map[uint64]*bucket // by shape hash
+	bucketsL []*bucket          // in creation order
+	// gpus are the GPUs its pending workloads ask for, n how many there
+	// are (a cycle skips a queue with none).
+	gpus int64
+	n    int
+}
+
+type wl struct {
+	Workload
+	cq       int
+	class    int32   // its flavors' verdicts (cqState.classes)
+	req      []int64 // per resource index
+	gpus     int64   // of every nvidia.com/ resource
+	admitted bool
+	assign   []int // per group of its queue: flavor index in the group, -1 unused
+	seq      int64 // admission order
+	reason   string
+	// Pending: its bucket and the generation of its live entry there;
+	// admitted: its index in the queue's admitted list.
+	bucket  *bucket
+	gen     int64
+	pending bool
+	admIdx  int
+	// failedAt is the controller's state (snapshot.ver) at which the
+	// workload was last tried and neither admitted nor made room for by
+	// preemption: while the state stays the same, trying it again would
+	// fail the same way (0: not known).
+	failedAt uint64
+}
+
+// bucket holds a queue's pending workloads of one shape (priority and
+// requests) in queue order: they fit or fail together, so a cycle tries
+// only the first of each.
+type bucket struct {
+	entries []entry
+	head    int
+	// reason is why the bucket's first workload last failed.
+	reason string
+	// The shape: priority, requests per resource index and the class
+	// (which flavors may be assigned); next chains shapes whose hashes
+	// collide.
+	prio  int32
+	req   []int64
+	class int32
+	next  *bucket
+	// skipped is the cycle (Controller.cycles) that set the bucket aside.
+	skipped uint64
+}
+
+// entry is a workload in a bucket, with its generation and queue order
+// (less's keys) when added: a stale entry's workload may since have been
+// requeued at another time, or finished and reused for another workload
+// (queueManager.free), and the entries must stay in the order a search
+// assumes.
+type entry struct {
+	x       *wl
+	gen     int64
+	created int64
+	prio    int32
+	id      int32
+}
+
+// after says e's workload, as added, comes after x in queue order (less).
+func (e *entry) after(x *wl) bool {
+	if x.Priority != e.prio {
+		return x.Priority > e.prio
+	}
+	if x.Created != e.created {
+		return x.Created < e.created
+	}
+	return x.ID < e.id
+}
+
+// first is the bucket's first live workload, or nil.
+func (b *bucket) first() *wl {
+	for b.head < len(b.entries) {
+		e := b.entries[b.head]
+		if e.x.pending && e.x.gen == e.gen {
+			return e.x
+		}
+		b.head++
+	}
+	if b.head > 0 {
+		b.entries, b.head = b.entries[:0], 0
+	}
+	return nil
+}
+
+func (b *bucket) add(x *wl) {
+	b.first()
+	if b.head > 64 && b.head > len(b.entries)/2 {
+		n := copy(b.entries, b.entries[b.head:])
+		b.entries, b.head = b.entries[:n], 0
+	}
+	e := entry{x: x, gen: x.gen, created: x.Created, prio: x.Priority, id: x.ID}
+	live := b.entries[b.head:]
+	if n := len(live); n == 0 || !live[n-1].after(x) {
+		b.entries = append(b.entries, e)
+		return
+	}
+	i := b.head + sort.Search(len(live), func(i int) bool { return live[i].after(x) })
+	b.entries = slices.Insert(b.entries, i, e)
+}
+
+// lookups remember the last LocalQueue looked up, which a run's jobs
+// mostly repeat.
+type lookups struct {
+	// lastLQ and lastCQ: the LocalQueue last submitted to and its queue.
+	lastLQ string
+	lastCQ int
+	// lqNames and lqCQ list the LocalQueues and their queues when there
+	// are few (lookup scans them: cheaper than hashing a name each job).
+	lqNames []string
+	lqCQ    []int
+}
+
+// slabs are what a controller's workloads are cut from.
+type slabs struct {
+	// reqSlab and wlSlab are where workloads' per-resource requests and
+	// the workloads themselves are cut from, a block at a time.
+	reqSlab []int64
+	wlSlab  []wl
+	// free holds finished workloads for Submit to reuse (with their
+	// requests' and assignment's arrays): stale bucket entries may point
+	// to them, but a reused workload's generation goes on from where it
+	// was, so they stay stale. noReuse turns it off (tests).
+	free    []*wl
+	noReuse bool
+}
+
+// smallScan is how many names a lookup scans rather than hashes.
+const smallScan = 8
+
+// lqIndex is the queue a LocalQueue feeds.
+func (c *queueManager) lqIndex(name string) (int, bool) {
+	if c.lqNames == nil {
+		qi, ok := c.lq[name]
+		return qi, ok
+	}
+	for i, n := range c.lqNames {
+		if n == name {
+			return c.lqCQ[i], true
+		}
+	}
+	return 0, false
+}
+
+// wlIndex finds workloads by id: ids from 0 up to a bound that grows
+// with the ids seen (a run's job ids are dense) in a slice, any other in
+// a map.
+type wlIndex struct {
+	dense  []*wl
+	sparse map[int32]*wl
+}
+
+func (w *wlIndex) get(id int32) *wl {
+	if id >= 0 && int(id) < len(w.dense) && w.dense[id] != nil {
+		return w.dense[id]
+	}
+	if w.sparse != nil {
+		return w.sparse[id]
+	}
+	return nil
+}
+
+func (w *wlIndex) put(id int32, x *wl) {
+	if id >= 0 && int(id) >= len(w.dense) && int(id) < 2*len(w.dense)+1024 {
+		// Doubling: a million ids copy 8 MB of index once, not five times.
+		w.dense = slices.Grow(w.dense, max(int(id)+1, 2*len(w.dense))-len(w.dense))
+		w.dense = w.dense[:cap(w.dense)]
+	}
+	if id >= 0 && int(id) < len(w.dense) {
+		w.dense[id] = x
+		return
+	}
+	if w.sparse == nil {
+		w.sparse = map[int32]*wl{}
+	}
+	w.sparse[id] = x
+}
+
+func (w *wlIndex) del(id int32) {
+	if id >= 0 && int(id) < len(w.dense) {
+		w.dense[id] = nil
+	}
+	if w.sparse != nil {
+		delete(w.sparse, id)
+	}
+}
+
+// less is queue order: higher priority first, then older, then by id.
+func less(a, b *wl) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if a.Created != b.Created {
+		return a.Created < b.Created
+	}
+	return a.ID < b.ID
+}
+
+// insert queues x (new, requeued or back from an eviction) in its queue.
+func (c *queueManager) insert(x *wl) {
+	st := &c.pending[x.cq]
+	if x.bucket == nil {
+		h := shapeHash(x.Priority, x.class, x.req)
+		b := st.buckets[h]
+		for b != nil && (b.prio != x.Priority || b.class != x.class || !slices.Equal(b.req, x.req)) {
+			b = b.next
+		}
+		if b == nil {
+			if st.buckets == nil {
+				st.buckets = map[uint64]*bucket{}
+			}
+			b = &bucket{prio: x.Priority, req: slices.Clone(x.req), class: x.class, next: st.buckets[h]}
+			st.buckets[h] = b
+			st.bucketsL = append(st.bucketsL, b)
+		}
+		x.bucket = b
+	}
+	x.gen++
+	x.pending = true
+	x.failedAt = 0
+	st.gpus += x.gpus
+	st.n++
+	c.pver++
+	x.bucket.add(x)
+}
+
+// shapeHash hashes a shape (priority, class and requests) for
+// pendingQueue.buckets (FNV-1a over 64-bit words; collisions are chained).
+func shapeHash(prio, class int32, req []int64) uint64 {
+	h := uint64(14695981039346656037)
+	h = (h ^ uint64(uint32(prio))) * 1099511628211
+	h = (h ^ uint64(uint32(class))) * 1099511628211
+	for _, a := range req {
+		h = (h ^ uint64(a)) * 1099511628211
+	}
+	return h
+}
+
+// dequeue takes x out of its queue: its bucket entry goes stale.
+func (c *queueManager) dequeue(x *wl) {
+	x.pending = false
+	c.pending[x.cq].gpus -= x.gpus
+	c.pending[x.cq].n--
+}
+
+// withdraw takes x out of its queue, and the pending demand changes
+// (dequeue's admission changes the usage instead).
+func (c *queueManager) withdraw(x *wl) {
+	c.dequeue(x)
+	c.pver++
+}
+
+// newWorkload cuts a workload for w in queue qi over nr resources, from
+// a finished one when there is one, else from the slabs.
+func (c *queueManager) newWorkload(w Workload, qi, nr int) *wl {
+	var x *wl
+	if n := len(c.free); n > 0 {
+		x = c.free[n-1]
+		c.free[n-1] = nil
+		c.free = c.free[:n-1]
+		clear(x.req)
+		*x = wl{Workload: w, cq: qi, req: x.req, assign: x.assign[:0], gen: x.gen}
+		return x
+	}
+	if len(c.reqSlab) < nr {
+		c.reqSlab = make([]int64, 256*nr)
+	}
+	if len(c.wlSlab) == 0 {
+		c.wlSlab = make([]wl, 256)
+	}
+	x = &c.wlSlab[0]
+	c.wlSlab = c.wlSlab[1:]
+	*x = wl{Workload: w, cq: qi, req: c.reqSlab[:nr:nr]}
+	c.reqSlab = c.reqSlab[nr:]
+	return x
+}
+
+// forget drops a finished workload, keeping it for reuse.
+func (c *queueManager) forget(x *wl) {
+	c.wls.del(x.ID)
+	if !c.noReuse {
+		c.free = append(c.free, x)
+	}
+}
+
+// head is queue qi's first pending workload among the buckets not set
+// aside in this cycle (nil: none).
+func (c *queueManager) head(qi int, cycle uint64) *wl {
+	var first *wl
+	for _, b := range c.pending[qi].bucketsL {
+		if b.skipped == cycle {
+			continue
+		}
+		if x := b.first(); x != nil && (first == nil || less(x, first)) {
+			first = x
+		}
+	}
+	return first
+}
+
+// init indexes the LocalQueues by name to their ClusterQueues' indices.
+func (c *queueManager) init(lqs []LocalQueue, cqs []ClusterQueue) error {
+	c.lq, c.lastCQ = map[string]int{}, -1
+	c.pending = make([]pendingQueue, len(cqs))
+	byName := make(map[string]int, len(cqs))
+	for qi, q := range cqs {
+		byName[q.Name] = qi
+	}
+	for _, l := range lqs {
+		qi, ok := byName[l.ClusterQueue]
+		if !ok {
+			return fmt.Errorf("LocalQueue %s points at ClusterQueue %q, which is not defined", l.Name, l.ClusterQueue)
+		}
+		if _, dup := c.lq[l.Name]; dup {
+			return fmt.Errorf("LocalQueue %q is defined twice", l.Name)
+		}
+		c.lq[l.Name] = qi
+	}
+	if len(lqs) <= smallScan {
+		for _, l := range lqs {
+			c.lqNames = append(c.lqNames, l.Name)
+			c.lqCQ = append(c.lqCQ, c.lq[l.Name])
+		}
+	}
+	return nil
+}
