@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
 	"sigs.k8s.io/kueue/pkg/scheduler"
+	"sigs.k8s.io/kueue/pkg/util/expectations"
 	"sigs.k8s.io/kueue/pkg/util/routine"
 	"sigs.k8s.io/kueue/pkg/workload"
 )
@@ -110,16 +111,19 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(start)
 	recorder := &record.FakeRecorder{}
-	cache := schdcache.New(cl)
-	queues, requeuer := qcache.NewManagerForUnitTestsWithRequeuer(cl, cache, qcache.WithClock(clk))
-	var opts []scheduler.Option
-	opts = append(opts, scheduler.WithClock(nil, clk))
+	// One store of in-flight preemptions, shared as Kueue's manager shares
+	// it between the scheduler, the queues and the workload handlers.
+	expect := expectations.NewStore("preemption")
+	cache := schdcache.New(cl, schdcache.WithFairSharing(p.fairSharing != nil))
+	queues, requeuer := qcache.NewManagerForUnitTestsWithRequeuer(cl, cache, qcache.WithClock(clk),
+		qcache.WithPreemptionExpectations(expect))
+	opts := []scheduler.Option{scheduler.WithClock(nil, clk), scheduler.WithPreemptionExpectations(expect)}
 	if p.fairSharing != nil {
 		opts = append(opts, scheduler.WithFairSharing(p.fairSharing))
 	}
 	sched := scheduler.New(queues, cache, cl, recorder, opts...)
 	sched.SetAdmissionRoutineWrapper(routine.NewWrapper(nil, nil))
-	wlr := core.NewWorkloadReconciler(cl, queues, cache, recorder)
+	wlr := core.NewWorkloadReconciler(cl, queues, cache, recorder, core.WithPreemptionExpectations(expect))
 
 	for _, pc := range p.priorities {
 		if err := cl.Create(ctx, pc); err != nil {
@@ -155,6 +159,14 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 	}
 	lqNS := map[string]string{}
 	for _, lq := range p.local {
+		// Kueue matches the ClusterQueue's namespaceSelector against the
+		// workload's Namespace object: it has to exist.
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lq.Namespace}}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(ns), ns); err != nil {
+			if err := cl.Create(ctx, ns); err != nil {
+				return nil, err
+			}
+		}
 		if err := cl.Create(ctx, lq); err != nil {
 			return nil, err
 		}
