@@ -86,6 +86,15 @@ func subResourcePatch(ctx context.Context, c client.Client, sub string, obj clie
 	return c.SubResource(sub).Patch(ctx, obj, patch, keep...)
 }
 
+// inline runs the admission routine in the caller (Kueue's default wrapper
+// starts a goroutine, whose status patch would land at an unknown later
+// moment of virtual time).
+type inline struct{}
+
+func (inline) Run(f func()) { f() }
+
+var _ routine.Wrapper = inline{}
+
 // fieldIndexer adds Kueue's indexes to the fake client's builder.
 type fieldIndexer struct{ b *fake.ClientBuilder }
 
@@ -101,9 +110,38 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(kueue.AddToScheme(scheme))
+	// dirty names the workloads written since the handlers last saw them
+	// (the fake client's List decodes every object, too slow to call each
+	// cycle).
+	dirty := map[types.NamespacedName]bool{}
+	mark := func(obj client.Object, err error) error {
+		if _, ok := obj.(*kueue.Workload); ok && err == nil {
+			dirty[client.ObjectKeyFromObject(obj)] = true
+		}
+		return err
+	}
 	idx := &fieldIndexer{b: fake.NewClientBuilder().WithScheme(scheme).
 		WithStatusSubresource(&kueue.Workload{}, &kueue.ClusterQueue{}, &kueue.LocalQueue{}, &kueue.Cohort{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: subResourcePatch})}
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				return mark(obj, subResourcePatch(ctx, c, sub, obj, patch, opts...))
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				return mark(obj, c.SubResource(sub).Update(ctx, obj, opts...))
+			},
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				return mark(obj, c.Create(ctx, obj, opts...))
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				return mark(obj, c.Update(ctx, obj, opts...))
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				return mark(obj, c.Patch(ctx, obj, patch, opts...))
+			},
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				return mark(obj, c.Delete(ctx, obj, opts...))
+			},
+		})}
 	if err := indexer.Setup(ctx, idx); err != nil {
 		return nil, err
 	}
@@ -122,7 +160,9 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 		opts = append(opts, scheduler.WithFairSharing(p.fairSharing))
 	}
 	sched := scheduler.New(queues, cache, cl, recorder, opts...)
-	sched.SetAdmissionRoutineWrapper(routine.NewWrapper(nil, nil))
+	// Admissions are written at once, not in a goroutine: the cycle's
+	// effects are all in the store when ScheduleOnce returns.
+	sched.SetAdmissionRoutineWrapper(inline{})
 	wlr := core.NewWorkloadReconciler(cl, queues, cache, recorder, core.WithPreemptionExpectations(expect))
 
 	for _, pc := range p.priorities {
@@ -198,14 +238,29 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 	// observe hands every workload changed since the last call to the
 	// WorkloadReconciler's Create and Update handlers, as its informer
 	// would, and returns how many changed.
+	// observe hands every workload changed since the last call to the
+	// WorkloadReconciler's Create and Update handlers, as its informer
+	// would, in name order, and returns how many changed; it notes the
+	// ones Kueue has just evicted.
+	var evicted []types.NamespacedName
 	observe := func() (int, error) {
-		var l kueue.WorkloadList
-		if err := cl.List(ctx, &l); err != nil {
-			return 0, err
+		keys := make([]types.NamespacedName, 0, len(dirty))
+		for k := range dirty {
+			keys = append(keys, k)
 		}
+		clear(dirty)
+		sort.Slice(keys, func(a, b int) bool {
+			if keys[a].Namespace != keys[b].Namespace {
+				return keys[a].Namespace < keys[b].Namespace
+			}
+			return keys[a].Name < keys[b].Name
+		})
 		changed := 0
-		for i := range l.Items {
-			w := &l.Items[i]
+		for _, k := range keys {
+			w := &kueue.Workload{}
+			if err := cl.Get(ctx, k, w); err != nil {
+				return 0, err
+			}
 			old := seen[w.Name]
 			if old != nil && old.ResourceVersion == w.ResourceVersion {
 				continue
@@ -213,6 +268,9 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 			cur := w.DeepCopy()
 			seen[w.Name] = cur
 			changed++
+			if workload.HasQuotaReservation(cur) && workload.IsEvicted(cur) {
+				evicted = append(evicted, k)
+			}
 			if old == nil {
 				wlr.Create(event.TypedCreateEvent[*kueue.Workload]{Object: cur.DeepCopy()})
 				continue
@@ -233,19 +291,19 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 	// release evicts: a workload marked Evicted gives its quota back at
 	// once (its pods stop) and goes back to its queue.
 	release := func() (int, error) {
-		var l kueue.WorkloadList
-		if err := cl.List(ctx, &l); err != nil {
-			return 0, err
-		}
+		todo := evicted
+		evicted = nil
 		n := 0
-		for i := range l.Items {
-			w := &l.Items[i]
+		for _, k := range todo {
+			w := &kueue.Workload{}
+			if err := cl.Get(ctx, k, w); err != nil {
+				return 0, err
+			}
 			if !workload.HasQuotaReservation(w) || !workload.IsEvicted(w) {
 				continue
 			}
-			wl := w.DeepCopy()
-			workload.UnsetQuotaReservationWithCondition(wl, "Pending", "Preempted", clk.Now())
-			if err := cl.Status().Update(ctx, wl); err != nil {
+			workload.UnsetQuotaReservationWithCondition(w, "Pending", "Preempted", clk.Now())
+			if err := cl.Status().Update(ctx, w); err != nil {
 				return 0, err
 			}
 			v := out[w.Name]
