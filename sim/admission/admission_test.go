@@ -461,3 +461,35 @@ func TestPreemptionMustMakeEveryGroupFit(t *testing.T) {
 	require.Equal(t, []int32{3}, a)
 	require.Equal(t, []int32{2}, p)
 }
+
+// Kueue orders victims of one priority by when they reserved quota as its
+// conditions stamp it, in whole seconds, newest first; reservations in the
+// same second fall back to the lower UID (gpuplan: the lower ID). Found
+// by the Kueue cross-check (validate/xcheck/kueue) on fair-sharing's
+// policy-fair: two jobs admitted in the same second, Kueue evicted the
+// other one.
+func TestSameSecondVictimsByID(t *testing.T) {
+	lower := func(c *ClusterQueue) { c.Preempt.WithinClusterQueue = LowerPriority }
+	// admitAt admits job 1 at t1 and job 2 at t2 (ms), then job 3 of a
+	// higher priority arrives and needs one of their places.
+	victim := func(t1, t2 int64) []int32 {
+		c := controller(t, cq("q", "", q(4), lower))
+		c.SetClock(t1)
+		submit(t, c, 1, "q", 2, 0)
+		if t2 != t1 {
+			a, _ := cycle(c)
+			require.Equal(t, []int32{1}, a)
+			c.SetClock(t2)
+		}
+		submit(t, c, 2, "q", 2, 0)
+		cycle(c)
+		c.SetClock(t2 + 60_000)
+		submit(t, c, 3, "q", 2, 10)
+		a, p := cycle(c)
+		require.Equal(t, []int32{3}, a)
+		return p
+	}
+	require.Equal(t, []int32{1}, victim(5_200, 5_200), "one cycle, one second: the lower ID")
+	require.Equal(t, []int32{1}, victim(5_100, 5_900), "two cycles in one second: the lower ID")
+	require.Equal(t, []int32{2}, victim(5_900, 6_100), "the newer second first")
+}

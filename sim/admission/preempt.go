@@ -200,12 +200,19 @@ func (pr *preemptor) candidates(x *wl, g, f int, short []int, cohort, within Pol
 		if a.Priority != b.Priority {
 			return a.Priority < b.Priority
 		}
-		if a.seq != b.seq {
-			return a.seq > b.seq
-		}
-		return a.ID < b.ID
+		return evictsFirst(a, b)
 	})
 	return out
+}
+
+// evictsFirst is Kueue's victim order among workloads of one priority
+// (CandidatesOrdering): the most recent quota reservation first, in whole
+// seconds, then the lower UID (here the ID).
+func evictsFirst(a, b *wl) bool {
+	if a.reservedSec != b.reservedSec {
+		return a.reservedSec > b.reservedSec
+	}
+	return a.ID < b.ID
 }
 
 // minimal removes candidates greedily until x fits, skipping a cohort
