@@ -3,6 +3,7 @@ package kueue
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"time"
 
@@ -57,6 +58,7 @@ type job struct {
 	gpus      int32
 	selector  map[string]string
 	tolerates []corev1.Toleration
+	uid       string // the Workload's UID (runGpuplan sets it)
 }
 
 // verdict is what happened to one job: first admission and end (seconds,
@@ -85,6 +87,10 @@ func subResourcePatch(ctx context.Context, c client.Client, sub string, obj clie
 	}
 	return c.SubResource(sub).Patch(ctx, obj, patch, keep...)
 }
+
+// traceOn prints Kueue's admissions and evictions (XCHECK_TRACE set), to
+// find where the two sides part.
+var traceOn = os.Getenv("XCHECK_TRACE") != ""
 
 // inline runs the admission routine in the caller (Kueue's default wrapper
 // starts a goroutine, whose status patch would land at an unknown later
@@ -282,6 +288,9 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 					v.admitted = now
 				}
 				runEnd[w.Name] = now + byName[w.Name].duration
+				if traceOn {
+					fmt.Fprintf(os.Stderr, "kueue %d admit %s\n", now, w.Name)
+				}
 			}
 			out[w.Name] = v
 			wlr.Update(event.TypedUpdateEvent[*kueue.Workload]{ObjectOld: old.DeepCopy(), ObjectNew: cur.DeepCopy()})
@@ -305,6 +314,9 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 			workload.UnsetQuotaReservationWithCondition(w, "Pending", "Preempted", clk.Now())
 			if err := cl.Status().Update(ctx, w); err != nil {
 				return 0, err
+			}
+			if traceOn {
+				fmt.Fprintf(os.Stderr, "kueue %d evict %s\n", now, w.Name)
 			}
 			v := out[w.Name]
 			v.preemptions++
@@ -452,7 +464,7 @@ func newWorkload(j *job, ns, priorityClass string, priority int32, now time.Time
 	}
 	w := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: j.name, Namespace: ns, CreationTimestamp: metav1.NewTime(now),
-			UID: types.UID(fmt.Sprintf("uid-%s", j.name))},
+			UID: types.UID(j.uid)},
 		Spec: kueue.WorkloadSpec{
 			QueueName: kueue.LocalQueueName(j.queue),
 			PodSets: []kueue.PodSet{{

@@ -75,8 +75,11 @@ func writeTrace(path string, jobs []job) error {
 }
 
 // runGpuplan replays the trace through gpuplan with the policy and
-// returns each job's first admission, end and preemptions (seconds).
-func runGpuplan(scenario, trace string, policyPaths []string) (map[string]verdict, error) {
+// returns each job's first admission, end and preemptions (seconds); it
+// sets each job's Workload UID to one that sorts as gpuplan's job ID does
+// (where Kueue falls back to the UID, gpuplan falls back to the ID; a real
+// cluster's UIDs are random).
+func runGpuplan(scenario, trace string, policyPaths []string, jobs []job) (map[string]verdict, error) {
 	res, err := runScenario(scenario, scenarios.Options{
 		Trace:           &scenarios.TraceSpec{Path: trace, Format: "csv"},
 		PolicyManifests: policyPaths,
@@ -84,8 +87,10 @@ func runGpuplan(scenario, trace string, policyPaths []string) (map[string]verdic
 	if err != nil {
 		return nil, err
 	}
+	ids := map[string]int32{}
 	out := map[string]verdict{}
 	for _, r := range res.Jobs {
+		ids[r.Name] = r.ID
 		v := verdict{admitted: -1, end: -1, preemptions: int(r.Preemptions)}
 		if r.Admitted >= 0 {
 			v.admitted = int64(r.Admitted) / 1000
@@ -94,6 +99,13 @@ func runGpuplan(scenario, trace string, policyPaths []string) (map[string]verdic
 			v.end = int64(r.End) / 1000
 		}
 		out[r.Name] = v
+	}
+	for i := range jobs {
+		id, ok := ids[jobs[i].name]
+		if !ok {
+			return nil, fmt.Errorf("job %s is not in gpuplan's result", jobs[i].name)
+		}
+		jobs[i].uid = fmt.Sprintf("uid-%08d", id)
 	}
 	return out, nil
 }

@@ -71,13 +71,13 @@ func TestKueueShipped(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		got, err := runGpuplan(scen, trace, []string{pdir}, jobs)
+		if err != nil {
+			t.Fatalf("%s: gpuplan: %v", name, err)
+		}
 		want, err := runKueue(p, jobs)
 		if err != nil {
 			t.Fatalf("%s: Kueue: %v", name, err)
-		}
-		got, err := runGpuplan(scen, trace, []string{pdir})
-		if err != nil {
-			t.Fatalf("%s: gpuplan: %v", name, err)
 		}
 		agree, diffs := compare(want, got)
 		totalJobs += len(jobs)
@@ -132,13 +132,13 @@ func TestKueueRandom(t *testing.T) {
 		if err != nil {
 			t.Fatalf("r%03d: %v", i, err)
 		}
+		got, err := runGpuplan(scen, trace, nil, jobs)
+		if err != nil {
+			t.Fatalf("r%03d: gpuplan: %v", i, err)
+		}
 		want, err := runKueue(p, jobs)
 		if err != nil {
 			t.Fatalf("r%03d: Kueue: %v", i, err)
-		}
-		got, err := runGpuplan(scen, trace, nil)
-		if err != nil {
-			t.Fatalf("r%03d: gpuplan: %v", i, err)
 		}
 		agree, diffs := compare(want, got)
 		cases++
