@@ -11,8 +11,9 @@ import (
 )
 
 // randomCase writes a random policy (Kueue manifests), a gpuplan scenario
-// whose pools carry the flavors' node labels and taints (with nodes to
-// spare: quota, not nodes, is what the check is about) and a trace, and
+// whose pools carry the flavors' node labels and taints (12 nodes of 8
+// GPUs a flavor, more than any quota lets in: quota, not nodes, is what
+// the check is about) and a trace, and
 // returns the paths and the jobs. Seeded by i.
 func randomCase(dir string, i int) (scenario, policyDir, trace string, jobs []job, err error) {
 	r := rand.New(rand.NewPCG(26, uint64(i)))
@@ -36,7 +37,7 @@ func randomCase(dir string, i int) (scenario, policyDir, trace string, jobs []jo
 			ptaints = fmt.Sprintf("      taints:\n      - {key: dedicated, value: f%d, effect: NoSchedule}\n", f)
 		}
 		doc("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: f%d\nspec:\n  nodeLabels:\n    gpuplan.dev/flavor: f%d\n%s", f, f, taints)
-		fmt.Fprintf(&pools, "    - name: f%d\n      count: 200\n      instanceType: g6.2xlarge\n      labels:\n        gpuplan.dev/flavor: f%d\n%s", f, f, ptaints)
+		fmt.Fprintf(&pools, "    - name: f%d\n      count: 12\n      instanceType: g6.48xlarge\n      labels:\n        gpuplan.dev/flavor: f%d\n%s", f, f, ptaints)
 	}
 	fair := r.IntN(4) == 0
 	nested := r.IntN(2) == 0
@@ -52,11 +53,14 @@ func randomCase(dir string, i int) (scenario, policyDir, trace string, jobs []jo
 		queues = append(queues, name)
 		var cq strings.Builder
 		fmt.Fprintf(&cq, "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: %s\nspec:\n  namespaceSelector: {}\n", name)
+		inCohort := true
 		switch {
 		case nested && r.IntN(2) == 0:
 			cq.WriteString("  cohortName: mid\n")
 		case r.IntN(6) != 0:
 			cq.WriteString("  cohortName: root\n")
+		default:
+			inCohort = false // Kueue refuses borrowing and lending limits here
 		}
 		fmt.Fprintf(&cq, "  queueingStrategy: %s\n", pick("BestEffortFIFO", "BestEffortFIFO", "StrictFIFO"))
 		if fair {
@@ -70,12 +74,13 @@ func randomCase(dir string, i int) (scenario, policyDir, trace string, jobs []jo
 		cq.WriteString("  resourceGroups:\n  - coveredResources: [\"cpu\", \"memory\", \"nvidia.com/gpu\"]\n    flavors:\n")
 		perm := r.Perm(nf)[:1+r.IntN(nf)]
 		for _, f := range perm {
-			fmt.Fprintf(&cq, "    - name: f%d\n      resources:\n      - name: cpu\n        nominalQuota: 1000\n      - name: memory\n        nominalQuota: 4000Gi\n      - name: nvidia.com/gpu\n        nominalQuota: %d\n", f, r.IntN(7))
-			if r.IntN(3) == 0 {
+			nominal := r.IntN(7)
+			fmt.Fprintf(&cq, "    - name: f%d\n      resources:\n      - name: cpu\n        nominalQuota: 1000\n      - name: memory\n        nominalQuota: 4000Gi\n      - name: nvidia.com/gpu\n        nominalQuota: %d\n", f, nominal)
+			if inCohort && r.IntN(3) == 0 {
 				fmt.Fprintf(&cq, "        borrowingLimit: %d\n", r.IntN(5))
 			}
-			if r.IntN(3) == 0 {
-				fmt.Fprintf(&cq, "        lendingLimit: %d\n", r.IntN(4))
+			if inCohort && r.IntN(3) == 0 {
+				fmt.Fprintf(&cq, "        lendingLimit: %d\n", r.IntN(min(nominal, 3)+1)) // at most nominalQuota, as Kueue validates
 			}
 		}
 		doc("%s", cq.String())
