@@ -493,3 +493,28 @@ func TestSameSecondVictimsByID(t *testing.T) {
 	require.Equal(t, []int32{1}, victim(5_100, 5_900), "two cycles in one second: the lower ID")
 	require.Equal(t, []int32{2}, victim(5_900, 6_100), "the newer second first")
 }
+
+// Kueue's flavor assigner considers preemption on a flavor only if the
+// request is within the queue's nominal quota, the queue may reclaim in
+// its cohort tree, or it may preempt while borrowing (fitsResourceQuota).
+// Queue a (nominal 3, withinClusterQueue LowerPriority) in a flat cohort
+// with b's idle GPU: a 4-GPU job of a higher priority does not evict a's
+// 2-GPU job to borrow b's GPU; it waits for it to end. With
+// borrowWithinCohort it does. Found by the Kueue cross-check
+// (validate/xcheck/kueue, random policy r005).
+func TestNoPreemptionBeyondNominalWithoutBorrowWithinCohort(t *testing.T) {
+	run := func(opts ...func(*ClusterQueue)) (admitted, preempted []int32) {
+		c := controller(t, cq("a", "org", q(3), opts...), cq("b", "org", q(1)))
+		submit(t, c, 1, "a", 2, 0)
+		a, _ := cycle(c)
+		require.Equal(t, []int32{1}, a)
+		submit(t, c, 2, "a", 4, 10)
+		return cycle(c)
+	}
+	lower := func(c *ClusterQueue) { c.Preempt.WithinClusterQueue = LowerPriority }
+	a, p := run(lower)
+	require.Empty(t, a, "4 > nominal 3: no preemption to borrow")
+	require.Empty(t, p)
+	_, p = run(lower, func(c *ClusterQueue) { c.Preempt.BorrowWithinCohort = LowerPriority })
+	require.Equal(t, []int32{1}, p, "borrowWithinCohort: it may preempt while borrowing")
+}
