@@ -2,6 +2,7 @@ package kueue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -91,6 +92,12 @@ func subResourcePatch(ctx context.Context, c client.Client, sub string, obj clie
 // traceOn prints Kueue's admissions and evictions (XCHECK_TRACE set), to
 // find where the two sides part.
 var traceOn = os.Getenv("XCHECK_TRACE") != ""
+
+// errNoSettle: Kueue's cycles at one moment never end, workloads evicting
+// each other in turn (more than maxCycles cycles without the clock moving).
+var errNoSettle = errors.New("Kueue's scheduling cycles do not settle: workloads preempt each other in turn")
+
+const maxCycles = 2000
 
 // inline runs the admission routine in the caller (Kueue's default wrapper
 // starts a goroutine, whose status patch would land at an unknown later
@@ -385,8 +392,8 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 			if before == 0 {
 				break
 			}
-			if cycles > 100000 {
-				return nil, fmt.Errorf("at %ds: no end to the scheduling cycles", now)
+			if cycles > maxCycles {
+				return nil, fmt.Errorf("at %ds: %w", now, errNoSettle)
 			}
 			sched.ScheduleOnce(ctx)
 			changed, err := observe()

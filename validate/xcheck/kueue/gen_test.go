@@ -66,9 +66,11 @@ func randomCase(dir string, i int) (scenario, policyDir, trace string, jobs []jo
 		if fair {
 			fmt.Fprintf(&cq, "  fairSharing:\n    weight: %d\n", 1+r.IntN(3))
 		}
+		reclaim := pick("Never", "LowerPriority", "Any")
 		fmt.Fprintf(&cq, "  preemption:\n    withinClusterQueue: %s\n    reclaimWithinCohort: %s\n",
-			pick("Never", "LowerPriority", "LowerOrNewerEqualPriority"), pick("Never", "LowerPriority", "Any"))
-		if !fair {
+			pick("Never", "LowerPriority", "LowerOrNewerEqualPriority"), reclaim)
+		// Kueue's CRD refuses borrowWithinCohort without reclaimWithinCohort.
+		if !fair && reclaim != "Never" {
 			fmt.Fprintf(&cq, "    borrowWithinCohort:\n      policy: %s\n", pick("Never", "LowerPriority"))
 		}
 		cq.WriteString("  resourceGroups:\n  - coveredResources: [\"cpu\", \"memory\", \"nvidia.com/gpu\"]\n    flavors:\n")

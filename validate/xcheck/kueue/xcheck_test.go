@@ -1,6 +1,7 @@
 package kueue
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,7 +123,7 @@ func TestKueueRandom(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
-	cases, agreeCases, jobsTotal, agreeJobs, pre := 0, 0, 0, 0, 0
+	cases, agreeCases, jobsTotal, agreeJobs, pre, unsettled := 0, 0, 0, 0, 0, 0
 	for i := range n {
 		scen, pdir, trace, jobs, err := randomCase(dir, i)
 		if err != nil {
@@ -137,6 +138,12 @@ func TestKueueRandom(t *testing.T) {
 			t.Fatalf("r%03d: gpuplan: %v", i, err)
 		}
 		want, err := runKueue(p, jobs)
+		if errors.Is(err, errNoSettle) {
+			// Accepted: Kueue itself has no answer to compare with.
+			fmt.Printf("xcheck kueue: r%03d accepted difference: %v (gpuplan settles)\n", i, err)
+			unsettled++
+			continue
+		}
 		if err != nil {
 			t.Fatalf("r%03d: Kueue: %v", i, err)
 		}
@@ -163,6 +170,6 @@ func TestKueueRandom(t *testing.T) {
 			t.Error(msg)
 		}
 	}
-	fmt.Printf("xcheck kueue: %d random policies (%d jobs, %d preemptions by Kueue), %d policies agree on every job, %d jobs agree exactly (%.1f%%)\n",
-		cases, jobsTotal, pre, agreeCases, agreeJobs, 100*float64(agreeJobs)/float64(jobsTotal))
+	fmt.Printf("xcheck kueue: %d random policies compared (%d jobs, %d preemptions by Kueue), %d policies agree on every job, %d jobs agree exactly (%.1f%%); %d more where Kueue does not settle\n",
+		cases, jobsTotal, pre, agreeCases, agreeJobs, 100*float64(agreeJobs)/float64(jobsTotal), unsettled)
 }
