@@ -31,10 +31,14 @@ test:
 # own so the product's dependencies and `make test` stay as they are): each
 # driver prints its generated cases, the share agreeing exactly and each
 # accepted difference with its reason; a difference not accepted fails.
-# The HPA driver is a nested module (it requires k8s.io/kubernetes).
+# The HPA driver is a nested module (it requires k8s.io/kubernetes); so is
+# the Kueue driver, which builds a vendored Kueue with two added files
+# (go build -overlay refuses files in the module cache; vendor/ is not
+# committed).
 xcheck:
 	cd validate/xcheck && $(GO) test -count=1 -v ./...
 	cd validate/xcheck/hpa && $(GO) test -count=1 -v ./...
+	cd validate/xcheck/kueue && $(GO) mod vendor && $(GO) test -overlay overlay.json -count=1 -timeout 30m -v .
 
 # The scenario composer's longer hunt for broken invariants (make test runs
 # 2,000 compositions): SOAK of compositions, then the findings shrunk (at

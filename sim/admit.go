@@ -178,6 +178,7 @@ func (r *runner) admitCycle(t Time) error {
 		return nil // blockAdmission: an admitted job is not running yet
 	}
 	a.integrate(t)
+	a.ctl.SetClock(int64(t))
 	for _, d := range a.ctl.Cycle() {
 		j := r.jobs.at(d.ID)
 		switch {

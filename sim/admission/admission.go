@@ -303,6 +303,10 @@ type Controller struct {
 	preemptor preemptor
 	// seq numbers admissions (a workload's admission order).
 	seq int64
+	// now is the time of the next cycle's admissions (ms, SetClock;
+	// clocked: it was called).
+	now     int64
+	clocked bool
 	// evicted wait for the end of the cycle that evicted them.
 	evicted []*wl
 	// intSlab is where workloads' flavor assignments and decisions'
@@ -517,6 +521,10 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 	copy(x.assign, assign)
 	c.seq++
 	x.seq = c.seq
+	x.reservedSec = c.now / 1000
+	if !c.clocked {
+		x.reservedSec = c.seq // no clock: each admission its own moment
+	}
 	x.reason = ""
 	st := c.snap.cqs[x.cq]
 	c.queues.dequeue(x)
@@ -577,6 +585,14 @@ type head struct {
 	path   []int
 	shares []int64
 }
+
+// SetClock sets the time (ms) the next cycles' admissions are stamped
+// with. Kueue orders preemption victims of one priority by when they
+// reserved quota, newest first, as its conditions stamp it: in whole
+// seconds; reservations in the same second fall back to the Workload's UID
+// (lowest first), for which gpuplan uses the workload's ID.
+// Without a clock, each admission counts as a moment of its own.
+func (c *Controller) SetClock(ms int64) { c.now, c.clocked = ms, true }
 
 // Cycle admits what fits, preempting where the queues' policies allow,
 // until nothing more can be admitted; it returns the decisions in order

@@ -461,3 +461,60 @@ func TestPreemptionMustMakeEveryGroupFit(t *testing.T) {
 	require.Equal(t, []int32{3}, a)
 	require.Equal(t, []int32{2}, p)
 }
+
+// Kueue orders victims of one priority by when they reserved quota as its
+// conditions stamp it, in whole seconds, newest first; reservations in the
+// same second fall back to the lower UID (gpuplan: the lower ID). Found
+// by the Kueue cross-check (validate/xcheck/kueue) on fair-sharing's
+// policy-fair: two jobs admitted in the same second, Kueue evicted the
+// other one.
+func TestSameSecondVictimsByID(t *testing.T) {
+	lower := func(c *ClusterQueue) { c.Preempt.WithinClusterQueue = LowerPriority }
+	// admitAt admits job 1 at t1 and job 2 at t2 (ms), then job 3 of a
+	// higher priority arrives and needs one of their places.
+	victim := func(t1, t2 int64) []int32 {
+		c := controller(t, cq("q", "", q(4), lower))
+		c.SetClock(t1)
+		submit(t, c, 1, "q", 2, 0)
+		if t2 != t1 {
+			a, _ := cycle(c)
+			require.Equal(t, []int32{1}, a)
+			c.SetClock(t2)
+		}
+		submit(t, c, 2, "q", 2, 0)
+		cycle(c)
+		c.SetClock(t2 + 60_000)
+		submit(t, c, 3, "q", 2, 10)
+		a, p := cycle(c)
+		require.Equal(t, []int32{3}, a)
+		return p
+	}
+	require.Equal(t, []int32{1}, victim(5_200, 5_200), "one cycle, one second: the lower ID")
+	require.Equal(t, []int32{1}, victim(5_100, 5_900), "two cycles in one second: the lower ID")
+	require.Equal(t, []int32{2}, victim(5_900, 6_100), "the newer second first")
+}
+
+// Kueue's flavor assigner considers preemption on a flavor only if the
+// request is within the queue's nominal quota, the queue may reclaim in
+// its cohort tree, or it may preempt while borrowing (fitsResourceQuota).
+// Queue a (nominal 3, withinClusterQueue LowerPriority) in a flat cohort
+// with b's idle GPU: a 4-GPU job of a higher priority does not evict a's
+// 2-GPU job to borrow b's GPU; it waits for it to end. With
+// borrowWithinCohort it does. Found by the Kueue cross-check
+// (validate/xcheck/kueue, random policy r005).
+func TestNoPreemptionBeyondNominalWithoutBorrowWithinCohort(t *testing.T) {
+	run := func(opts ...func(*ClusterQueue)) (admitted, preempted []int32) {
+		c := controller(t, cq("a", "org", q(3), opts...), cq("b", "org", q(1)))
+		submit(t, c, 1, "a", 2, 0)
+		a, _ := cycle(c)
+		require.Equal(t, []int32{1}, a)
+		submit(t, c, 2, "a", 4, 10)
+		return cycle(c)
+	}
+	lower := func(c *ClusterQueue) { c.Preempt.WithinClusterQueue = LowerPriority }
+	a, p := run(lower)
+	require.Empty(t, a, "4 > nominal 3: no preemption to borrow")
+	require.Empty(t, p)
+	_, p = run(lower, func(c *ClusterQueue) { c.Preempt.BorrowWithinCohort = LowerPriority })
+	require.Equal(t, []int32{1}, p, "borrowWithinCohort: it may preempt while borrowing")
+}

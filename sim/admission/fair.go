@@ -182,7 +182,7 @@ func (pr *preemptor) fairTargets(x *wl, g, f int, cands []*wl) []*wl {
 			if l[i].Priority != l[j].Priority {
 				return l[i].Priority < l[j].Priority
 			}
-			return l[i].seq > l[j].seq
+			return evictsFirst(l[i], l[j])
 		})
 	}
 	paths := map[int][]int{}

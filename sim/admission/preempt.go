@@ -76,6 +76,9 @@ func (pr *preemptor) scratch(st *cqState) []int {
 func (pr *preemptor) targetsFor(x *wl, g, f int) []*wl {
 	st := pr.snap.cqs[x.cq]
 	p := st.Preempt
+	if !pr.mayPreemptOn(x, g, f) {
+		return nil
+	}
 	if pr.fair != nil {
 		if p.WithinClusterQueue == Never && p.ReclaimWithinCohort == Never {
 			return nil
@@ -86,6 +89,57 @@ func (pr *preemptor) targetsFor(x *wl, g, f int) []*wl {
 		return nil
 	}
 	return pr.classicTargets(x, g, f)
+}
+
+// mayPreemptOn is the gate of Kueue's flavor assigner before it simulates
+// preemption on a flavor (fitsResourceQuota): for every resource x falls
+// short of, x's request must be within its queue's nominal quota, or the
+// queue may reclaim in its hierarchy (mayReclaimInHierarchy), or it may
+// preempt while borrowing (borrowWithinCohort; under fair sharing,
+// reclaimWithinCohort). Otherwise the flavor does not fit and x waits,
+// even where evicting its queue's lower-priority workloads and borrowing
+// would let it in.
+func (pr *preemptor) mayPreemptOn(x *wl, g, f int) bool {
+	st := pr.snap.cqs[x.cq]
+	p := st.Preempt
+	if p.BorrowWithinCohort != Never || (pr.fair != nil && p.ReclaimWithinCohort != Never) {
+		return true
+	}
+	for ri, a := range x.req {
+		if a == 0 || st.groupOf[ri] != g {
+			continue
+		}
+		r := st.posOf[ri]
+		if ok, _ := pr.snap.fits(st, g, f, r, a, true); ok || a <= st.quota[g][f][r].Nominal {
+			continue
+		}
+		if st.cohort >= 0 && pr.mayReclaimInHierarchy(st, st.keys[g][f][r], a) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// mayReclaimInHierarchy is Kueue's FindHeightOfLowestSubtreeThatFits's
+// second answer: the lowest node on the queue's path to its root that
+// holds val more of key k without borrowing (what each node below keeps
+// unused counted off on the way) has a parent.
+func (pr *preemptor) mayReclaimInHierarchy(st *cqState, k int, val int64) bool {
+	nodes := pr.snap.nodes
+	n := nodes[st.node]
+	if n.usage[k]+val <= n.subtree[k] {
+		return n.parent >= 0
+	}
+	remaining := val - max(0, n.guaranteed(k)-n.usage[k])
+	for i := n.parent; i >= 0; i = nodes[i].parent {
+		m := nodes[i]
+		if m.usage[k]+remaining <= m.subtree[k] {
+			return m.parent >= 0
+		}
+		remaining -= max(0, m.guaranteed(k)-m.usage[k])
+	}
+	return false
 }
 
 // classicTargets is classic preemption's choice on group g's flavor f:
@@ -200,12 +254,19 @@ func (pr *preemptor) candidates(x *wl, g, f int, short []int, cohort, within Pol
 		if a.Priority != b.Priority {
 			return a.Priority < b.Priority
 		}
-		if a.seq != b.seq {
-			return a.seq > b.seq
-		}
-		return a.ID < b.ID
+		return evictsFirst(a, b)
 	})
 	return out
+}
+
+// evictsFirst is Kueue's victim order among workloads of one priority
+// (CandidatesOrdering): the most recent quota reservation first, in whole
+// seconds, then the lower UID (here the ID).
+func evictsFirst(a, b *wl) bool {
+	if a.reservedSec != b.reservedSec {
+		return a.reservedSec > b.reservedSec
+	}
+	return a.ID < b.ID
 }
 
 // minimal removes candidates greedily until x fits, skipping a cohort

@@ -45,7 +45,10 @@ type wl struct {
 	admitted bool
 	assign   []int // per group of its queue: flavor index in the group, -1 unused
 	seq      int64 // admission order
-	reason   string
+	// reservedSec is when it last reserved quota, in whole seconds (the
+	// resolution of Kueue's condition timestamps).
+	reservedSec int64
+	reason      string
 	// Pending: its bucket and the generation of its live entry there;
 	// admitted: its index in the queue's admitted list.
 	bucket  *bucket
