@@ -979,31 +979,39 @@ func (g *gen) alerts() (File, error) {
 			Name: "gpuplan.gpu-utilisation",
 			Rules: []monitoringv1.Rule{{
 				Alert: "GPUUnderutilised",
-				Expr:  intstr.FromString("avg_over_time(" + held + "[30m]) < 50"),
-				For:   ptr(monitoringv1.Duration("30m")),
+				// The mean of the last 30 minutes' samples, once the pod
+				// has held the GPU for 30 minutes (its series has a sample
+				// 30 minutes back): no `for`, which would add its own 30
+				// minutes on top of the window's (a GPU going from 100%
+				// to 40% would fire after 55 minutes, not 25).
+				Expr: intstr.FromString("avg_over_time(" + held + "[30m]) < 50 and " + held + " offset 30m"),
 				Labels: map[string]string{
 					"severity": "warning",
 				},
 				Annotations: map[string]string{
-					"summary":     "GPU {{ $labels.gpu }} ({{ $labels.modelName }}) on {{ $labels.Hostname }}, held by pod {{ $labels.exported_namespace }}/{{ $labels.exported_pod }}, averaged under 50% utilisation for 30 minutes.",
-					"description": "DCGM_FI_DEV_GPU_UTIL averages {{ $value }}%. A GPU a pod holds but does not use still costs its full hourly price and keeps queued jobs waiting.",
+					"summary":     "GPU {{ $labels.gpu }} ({{ $labels.modelName }}) on {{ $labels.Hostname }}, held by pod {{ $labels.exported_namespace }}/{{ $labels.exported_pod }}, averaged under 50% utilisation over the last 30 minutes.",
+					"description": "DCGM_FI_DEV_GPU_UTIL averaged {{ $value }}% over the last 30 minutes, all of them held by this pod. A GPU a pod holds but does not use still costs its full hourly price and keeps queued jobs waiting.",
 				},
 			}, {
 				Alert: "GPUHeldIdle",
-				Expr:  intstr.FromString("max_over_time(" + held + "[1h]) == 0"),
-				For:   ptr(monitoringv1.Duration("15m")),
+				// 0 at every evaluation for an hour: the `for` is the
+				// hour. (A max over a 1h window with a `for` of 15m fired
+				// 15 minutes into a new pod's life, whose window held
+				// nothing but zeros, and 1h15m after a busy spell.)
+				Expr: intstr.FromString(held + " == 0"),
+				For:  ptr(monitoringv1.Duration("1h")),
 				Labels: map[string]string{
 					"severity": "warning",
 				},
 				Annotations: map[string]string{
 					"summary":     "Pod {{ $labels.exported_namespace }}/{{ $labels.exported_pod }} has held GPU {{ $labels.gpu }} ({{ $labels.modelName }}) on {{ $labels.Hostname }} for an hour without using it.",
-					"description": "DCGM_FI_DEV_GPU_UTIL stayed at 0 for an hour on a GPU a pod holds.",
+					"description": "DCGM_FI_DEV_GPU_UTIL read 0 at every rule evaluation for the last hour on a GPU this pod holds.",
 				},
 			}},
 		}}},
 	}
 	return File{Path: "prometheusrule.yaml", Objects: []any{pr}, Comment: g.header(
-		"Alerts on GPUs a pod holds (dcgm-exporter's series with exported_pod set: a GPU no pod holds has no pod label and does not fire) whose utilisation averages under 50% over 30 minutes, or stays at 0 for an hour.",
+		"Alerts on GPUs a pod holds (dcgm-exporter's series with exported_pod set: a GPU no pod holds has no pod label and does not fire) whose utilisation averaged under 50% over the last 30 minutes (once the pod has held the GPU that long), or read 0 at every evaluation for an hour.",
 		"The release label ("+g.o.PrometheusRelease+", --prometheus-release) is what kube-prometheus-stack's default ruleSelector matches: its Helm release name.",
 	)}, nil
 }
