@@ -54,8 +54,9 @@ when none is given):
   volcano-queues.yaml          instead, for a Volcano policy: its Queues as read and the
                                scheduler's ConfigMap (its actions decide reclaim and preempt)
   storage.yaml                 the EBS gp3 StorageClass of per-pod checkpoint volumes
-  prometheusrule.yaml          alerts on GPUs a pod holds (DCGM, exported_pod set) under 50%
-                               for 30 minutes or idle for an hour; label release
+  prometheusrule.yaml          alerts on GPUs a pod holds (DCGM, exported_pod set) averaging
+                               under 50% over the last 30 minutes or at 0% for an hour;
+                               label release
   jobs/CLASS.yaml              a workload class as a suspended Job (a gang: an Indexed Job and
                                a headless Service; torchrun with its node rank), a Kubeflow
                                PyTorchJob or TFJob (--training-api), or a Volcano Job; GPU
