@@ -118,155 +118,204 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 	if lam <= 0 {
 		return LLMSteady{}, nil
 	}
-	budget := float64(cfg.MaxNumBatchedTokens)
-	// stepMs is a step of prompts of total tokens p (as chunks of eIn)
-	// and d decodes (d fractional: interpolated).
-	var st Step
-	var decodes []int // every decode of the mean context
-	stepMs := func(prompts []float64, d float64) float64 {
-		lo := math.Floor(d)
-		one := func(n int) float64 {
-			st.Prefill = st.Prefill[:0]
-			room := budget - float64(n)
-			for _, p := range prompts {
-				t := math.Min(p, room)
-				if t < 1 {
-					break
-				}
-				st.Prefill = append(st.Prefill, Chunk{Tokens: int(t)})
-				room -= t
-			}
-			for len(decodes) < n {
-				decodes = append(decodes, int(ctx))
-			}
-			st.Decode = decodes[:n]
-			return cfg.Engine.StepTime(st)*1e3 + cfg.StepOverheadMs
-		}
-		a := one(int(lo))
-		if d == lo {
-			return a
-		}
-		return a + (d-lo)*(one(int(lo)+1)-a)
-	}
-	prompts := func(k int) []float64 {
-		ps := make([]float64, k)
-		for i := range ps {
-			ps[i] = eIn
-		}
-		return ps
-	}
-	// kStep is a step of k prompts: one of each length of the grid with
-	// k - 1 of the mean length (the step is convex in its prompts' sizes:
-	// each kernel is the larger of its bytes and its FLOPs), averaged.
-	kStep := func(k int, d float64) float64 {
-		if k == 0 {
-			return stepMs(nil, d)
-		}
-		ps := prompts(k)
-		return meanOf(ins, func(own float64) float64 { ps[0] = own; return stepMs(ps, d) })
-	}
-	// D drifts: the decoding requests are an M/G/infinity count (Poisson,
-	// variance d) whose lives stretch when it is high (the steps slow):
-	// the feedback g = lambda x E[output - 1] x dStep/dD amplifies the
-	// drift by 1/(1 - g). It is slow: its correlation time is the
-	// decode's mean residual life, tau = E[L^2] / 2E[L] steps.
-	var pk []float64
-	// A longer step also gathers more prompts for the next (lambda x
-	// dStep/dk more), which lengthens it again: dStep/dD in full is
-	// the step's own slope over 1 - lambda x dStep/dk.
-	drift := func(d float64) (dsdD, varD float64) {
-		var dsdk float64
-		for k, p := range pk {
-			x := kStep(k, d)
-			dsdD += p * (kStep(k, d+1) - x)
-			dsdk += p * (kStep(k+1, d) - x)
-		}
-		dsdD /= 1 - math.Min(lam*dsdk, 0.9)
-		g := math.Min(lam*eDec*dsdD, 0.9)
-		return dsdD, d / ((1 - g) * (1 - g))
-	}
-	// levels are the decoding count's levels and weights: the Poisson
-	// distribution itself while it is small, else four of a normal of
-	// the drift's variance.
-	type level struct{ w, d float64 }
-	levels := func(d, varD float64) []level {
-		if d < 30 {
-			var ls []level
-			for n, p := range poisson(d) {
-				if p > 1e-4 {
-					ls = append(ls, level{p, float64(n)})
-				}
-			}
-			return ls
-		}
-		sd := math.Sqrt(varD)
-		return []level{{0.25, math.Max(d-1.5*sd, 0)}, {0.25, math.Max(d-0.5*sd, 0)}, {0.25, d + 0.5*sd}, {0.25, d + 1.5*sd}}
-	}
-	// The fixed point: the mean step over the prompts a step holds and
-	// the levels of D.
-	s := stepMs(prompts(1), 0)
-	blocksPerReq := (ctx + float64(cfg.BlockSize)/2) / float64(cfg.BlockSize)
-	// tpot is the mean step weighted by the requests decoding in it.
-	var mean, second, tpot, dsum float64
-	for it := 0; ; it++ {
-		d := lam * eDec * s
-		if d > float64(cfg.MaxNumSeqs) || d*blocksPerReq > float64(cfg.Blocks()) || lam*s*eIn > budget-d || it > 200 {
-			return LLMSteady{}, ErrLLMOverload
-		}
-		pk = poisson(lam * s)
-		_, varD := drift(d)
-		// The cache must hold the decoding requests' drift too (two
-		// deviations above the mean): beyond, requests queue for blocks
-		// and are preempted, which this model does not follow.
-		if (d+2*math.Sqrt(varD))*blocksPerReq > float64(cfg.Blocks()) {
-			return LLMSteady{}, ErrLLMOverload
-		}
-		// An engine with nothing to run does not step: the mean is over
-		// the steps that run (busy their share).
-		mean, second, tpot, dsum = 0, 0, 0, 0
-		busy := 0.0
-		for _, l := range levels(d, varD) {
-			for k, p := range pk {
-				x := kStep(k, l.d)
-				if x == 0 {
-					continue
-				}
-				busy += l.w * p
-				mean += l.w * p * x
-				second += l.w * p * x * x
-				tpot += l.w * p * x * l.d
-				dsum += l.w * p * l.d
-			}
-		}
-		mean, second = mean/busy, second/busy
-		if math.Abs(mean-s) < 1e-5*s {
-			s = mean
-			break
-		}
-		s = 0.5*s + 0.5*mean
-		if s > 1e7 {
-			return LLMSteady{}, ErrLLMOverload
-		}
+	m := &steadyModel{cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam,
+		budget:       float64(cfg.MaxNumBatchedTokens),
+		blocksPerReq: (ctx + float64(cfg.BlockSize)/2) / float64(cfg.BlockSize)}
+	s, mo, err := m.fixedPoint()
+	if err != nil {
+		return LLMSteady{}, err
 	}
 	d := lam * eDec * s
 	tpotMean := s
-	if dsum > 0 {
-		tpotMean = tpot / dsum
+	if mo.dsum > 0 {
+		tpotMean = mo.tpot / mo.dsum
 	}
-	res := LLMSteady{StepMs: s, Decoding: d, KVBlocks: d * blocksPerReq, TPOTMeanMs: tpotMean}
-	dsdD, varD := drift(d)
+	res := LLMSteady{StepMs: s, Decoding: d, KVBlocks: d * m.blocksPerReq, TPOTMeanMs: tpotMean}
+	dsdD, varD := m.drift(d)
 	// The step-to-step variance, less the drift's (counted apart).
-	varStep := math.Max(second-s*s-dsdD*dsdD*varD, 0)
+	varStep := math.Max(mo.second-s*s-dsdD*dsdD*varD, 0)
 	// The drift reverts to the mean 1/(1 - g) slower than the
 	// residual life.
 	tau := meanOf(outs, func(x float64) float64 { return (x - 1) * (x - 1) }) / math.Max(2*eDec, 1e-9)
 	tau /= 1 - math.Min(lam*eDec*dsdD, 0.9)
+	res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms, res.TPOTPoints = tpotQuantiles(res.TPOTMeanMs, m.tpotSpreads(varStep, dsdD, varD, tau))
+	tt := m.ttftPoints(d, varD, mo.mean)
+	res.TTFTMeanMs, res.TTFTP50Ms, res.TTFTP95Ms, res.TTFTP99Ms, res.TTFTPoints = ttftQuantiles(tt)
+	return res, nil
+}
 
-	// TPOT: per request the mean of its out - 1 steps: the step-to-step
-	// variance averages over them, the drift over its life against tau;
-	// its p95 solves mean over outputs of Phi((x - mean) / sd) = 0.95.
+// steadyModel is what the parts of SteadyLLM share: the replica, the
+// grids of prompt and output lengths and their means, the rate (per ms),
+// and, once the fixed point sets it, the Poisson count of the prompts a
+// step holds. It reuses one Step and one slice of decodes between step
+// times.
+type steadyModel struct {
+	cfg       LLMConfig
+	ins, outs []float64
+	// eIn is the mean prompt, eDec the mean decode steps (output - 1),
+	// ctx a decoding request's mean context.
+	eIn, eDec, ctx float64
+	lam            float64
+	budget         float64 // max_num_batched_tokens
+	blocksPerReq   float64 // a decoding request's mean blocks
+	pk             []float64
+	st             Step
+	decodes        []int // every decode of the mean context
+}
+
+// stepMs is a step of prompts of total tokens p (as chunks of eIn)
+// and d decodes (d fractional: interpolated).
+func (m *steadyModel) stepMs(prompts []float64, d float64) float64 {
+	lo := math.Floor(d)
+	a := m.stepOf(prompts, int(lo))
+	if d == lo {
+		return a
+	}
+	return a + (d-lo)*(m.stepOf(prompts, int(lo)+1)-a)
+}
+
+// stepOf is a step of prompts (each cut to the room left in the
+// budget) beside n decodes of the mean context.
+func (m *steadyModel) stepOf(prompts []float64, n int) float64 {
+	m.st.Prefill = m.st.Prefill[:0]
+	room := m.budget - float64(n)
+	for _, p := range prompts {
+		t := math.Min(p, room)
+		if t < 1 {
+			break
+		}
+		m.st.Prefill = append(m.st.Prefill, Chunk{Tokens: int(t)})
+		room -= t
+	}
+	for len(m.decodes) < n {
+		m.decodes = append(m.decodes, int(m.ctx))
+	}
+	m.st.Decode = m.decodes[:n]
+	return m.cfg.Engine.StepTime(m.st)*1e3 + m.cfg.StepOverheadMs
+}
+
+// prompts are k prompts of the mean length.
+func (m *steadyModel) prompts(k int) []float64 {
+	ps := make([]float64, k)
+	for i := range ps {
+		ps[i] = m.eIn
+	}
+	return ps
+}
+
+// kStep is a step of k prompts: one of each length of the grid with
+// k - 1 of the mean length (the step is convex in its prompts' sizes:
+// each kernel is the larger of its bytes and its FLOPs), averaged.
+func (m *steadyModel) kStep(k int, d float64) float64 {
+	if k == 0 {
+		return m.stepMs(nil, d)
+	}
+	ps := m.prompts(k)
+	return meanOf(m.ins, func(own float64) float64 { ps[0] = own; return m.stepMs(ps, d) })
+}
+
+// D drifts: the decoding requests are an M/G/infinity count (Poisson,
+// variance d) whose lives stretch when it is high (the steps slow):
+// the feedback g = lambda x E[output - 1] x dStep/dD amplifies the
+// drift by 1/(1 - g). It is slow: its correlation time is the
+// decode's mean residual life, tau = E[L^2] / 2E[L] steps.
+//
+// A longer step also gathers more prompts for the next (lambda x
+// dStep/dk more), which lengthens it again: dStep/dD in full is
+// the step's own slope over 1 - lambda x dStep/dk.
+func (m *steadyModel) drift(d float64) (dsdD, varD float64) {
+	var dsdk float64
+	for k, p := range m.pk {
+		x := m.kStep(k, d)
+		dsdD += p * (m.kStep(k, d+1) - x)
+		dsdk += p * (m.kStep(k+1, d) - x)
+	}
+	dsdD /= 1 - math.Min(m.lam*dsdk, 0.9)
+	g := math.Min(m.lam*m.eDec*dsdD, 0.9)
+	return dsdD, d / ((1 - g) * (1 - g))
+}
+
+// level is one level of the decoding count and its weight.
+type level struct{ w, d float64 }
+
+// decodeLevels are the decoding count's levels and weights: the Poisson
+// distribution itself while it is small, else four of a normal of
+// the drift's variance.
+func decodeLevels(d, varD float64) []level {
+	if d < 30 {
+		var ls []level
+		for n, p := range poisson(d) {
+			if p > 1e-4 {
+				ls = append(ls, level{p, float64(n)})
+			}
+		}
+		return ls
+	}
+	sd := math.Sqrt(varD)
+	return []level{{0.25, math.Max(d-1.5*sd, 0)}, {0.25, math.Max(d-0.5*sd, 0)}, {0.25, d + 0.5*sd}, {0.25, d + 1.5*sd}}
+}
+
+// stepMoments are the steps' moments over the prompts a step holds and
+// the levels of D, over the steps that run: the mean and second moment,
+// and the sums that weight the step by the requests decoding in it
+// (tpot / dsum is the mean TPOT).
+type stepMoments struct{ mean, second, tpot, dsum float64 }
+
+// fixedPoint is the mean step s: the fixed point of the mean step over
+// the prompts a step holds and the levels of D, or ErrLLMOverload. It
+// leaves m.pk the Poisson count of the prompts a step of s holds.
+func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
+	cfg, lam, eDec := m.cfg, m.lam, m.eDec
+	s := m.stepMs(m.prompts(1), 0)
+	var mo stepMoments
+	for it := 0; ; it++ {
+		d := lam * eDec * s
+		if d > float64(cfg.MaxNumSeqs) || d*m.blocksPerReq > float64(cfg.Blocks()) || lam*s*m.eIn > m.budget-d || it > 200 {
+			return 0, stepMoments{}, ErrLLMOverload
+		}
+		m.pk = poisson(lam * s)
+		_, varD := m.drift(d)
+		// The cache must hold the decoding requests' drift too (two
+		// deviations above the mean): beyond, requests queue for blocks
+		// and are preempted, which this model does not follow.
+		if (d+2*math.Sqrt(varD))*m.blocksPerReq > float64(cfg.Blocks()) {
+			return 0, stepMoments{}, ErrLLMOverload
+		}
+		// An engine with nothing to run does not step: the mean is over
+		// the steps that run (busy their share).
+		mo = stepMoments{}
+		busy := 0.0
+		for _, l := range decodeLevels(d, varD) {
+			for k, p := range m.pk {
+				x := m.kStep(k, l.d)
+				if x == 0 {
+					continue
+				}
+				busy += l.w * p
+				mo.mean += l.w * p * x
+				mo.second += l.w * p * x * x
+				mo.tpot += l.w * p * x * l.d
+				mo.dsum += l.w * p * l.d
+			}
+		}
+		mo.mean, mo.second = mo.mean/busy, mo.second/busy
+		if math.Abs(mo.mean-s) < 1e-5*s {
+			return mo.mean, mo, nil
+		}
+		s = 0.5*s + 0.5*mo.mean
+		if s > 1e7 {
+			return 0, stepMoments{}, ErrLLMOverload
+		}
+	}
+}
+
+// tpotSpreads are the deviations of a request's TPOT, one per output
+// length of the grid (over 1): per request the mean of its out - 1
+// steps: the step-to-step variance averages over them, the drift over
+// its life against tau.
+func (m *steadyModel) tpotSpreads(varStep, dsdD, varD, tau float64) []float64 {
 	var sds []float64
-	for _, o := range outs {
+	for _, o := range m.outs {
 		if o > 1 {
 			// The mean of an Ornstein-Uhlenbeck drift over x = L/tau
 			// of its correlation times keeps 2(x - 1 + e^-x)/x^2 of its
@@ -279,41 +328,50 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 			sds = append(sds, math.Sqrt(varStep/(o-1)+dsdD*dsdD*varD*keep))
 		}
 	}
-	res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms = res.TPOTMeanMs, res.TPOTMeanMs, res.TPOTMeanMs
-	if len(sds) > 0 {
-		cdf := func(x float64) float64 {
-			return meanOf(sds, func(sd float64) float64 {
-				return 0.5 * math.Erfc(-(x-res.TPOTMeanMs)/(sd*math.Sqrt2))
-			})
-		}
-		q := func(p float64) float64 {
-			w := 6*slices.Max(sds) + 1e-9
-			lo, hi := res.TPOTMeanMs-w, res.TPOTMeanMs+w
-			for range 60 {
-				if mid := (lo + hi) / 2; cdf(mid) < p {
-					lo = mid
-				} else {
-					hi = mid
-				}
-			}
-			return (lo + hi) / 2
-		}
-		res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms = q(0.50), q(0.95), q(0.99)
-		res.TPOTPoints = make([]float64, LLMQuantilePoints)
-		for i := range res.TPOTPoints {
-			res.TPOTPoints[i] = q((float64(i) + 0.5) / LLMQuantilePoints)
-		}
-	} else {
-		res.TPOTPoints = slices.Repeat([]float64{res.TPOTMeanMs}, LLMQuantilePoints)
-	}
+	return sds
+}
 
-	// TTFT: the rest of the step arrived in (length-biased: a step drawn
-	// in proportion to its length, the arrival uniform in it) and the
-	// steps of its own prompt beside the j others that arrived in the
-	// same step, at four levels of the drifting D.
-	// The prompts of a step vary in size too: k of them total k x E[in]
-	// give or take sqrt(k) x their deviation (two levels, -1 and +1).
-	sdIn := math.Sqrt(meanOf(ins, func(x float64) float64 { return (x - eIn) * (x - eIn) }))
+// tpotQuantiles are TPOT's p50, p95, p99 and LLMQuantilePoints points:
+// a mixture over outputs of normals about the mean, each quantile
+// solving mean over outputs of Phi((x - mean) / sd) = p.
+func tpotQuantiles(mean float64, sds []float64) (p50, p95, p99 float64, points []float64) {
+	if len(sds) == 0 {
+		return mean, mean, mean, slices.Repeat([]float64{mean}, LLMQuantilePoints)
+	}
+	cdf := func(x float64) float64 {
+		return meanOf(sds, func(sd float64) float64 {
+			return 0.5 * math.Erfc(-(x-mean)/(sd*math.Sqrt2))
+		})
+	}
+	q := func(p float64) float64 {
+		w := 6*slices.Max(sds) + 1e-9
+		lo, hi := mean-w, mean+w
+		for range 60 {
+			if mid := (lo + hi) / 2; cdf(mid) < p {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		return (lo + hi) / 2
+	}
+	points = make([]float64, LLMQuantilePoints)
+	for i := range points {
+		points[i] = q((float64(i) + 0.5) / LLMQuantilePoints)
+	}
+	return q(0.50), q(0.95), q(0.99), points
+}
+
+// ttftPoints are TTFT's weighted points: the rest of the step arrived in
+// (length-biased: a step drawn in proportion to its length, the arrival
+// uniform in it) and the steps of its own prompt beside the j others
+// that arrived in the same step, at the levels of the drifting D. mean
+// is the mean step.
+// The prompts of a step vary in size too: k of them total k x E[in]
+// give or take sqrt(k) x their deviation (two levels, -1 and +1).
+func (m *steadyModel) ttftPoints(d, varD, mean float64) []wx {
+	eIn := m.eIn
+	sdIn := math.Sqrt(meanOf(m.ins, func(x float64) float64 { return (x - eIn) * (x - eIn) }))
 	sized := func(ps []float64, from int, z float64) {
 		k := float64(len(ps) - from)
 		for i := from; i < len(ps); i++ {
@@ -322,13 +380,13 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 	}
 	var tt []wx
 	var scratch []float64
-	for _, l := range levels(d, varD) {
+	for _, l := range decodeLevels(d, varD) {
 		dz := l.d
-		for k, p := range pk {
+		for k, p := range m.pk {
 			for _, za := range []float64{-1, 1} {
-				arr := prompts(k)
+				arr := m.prompts(k)
 				sized(arr, 0, za)
-				x := stepMs(arr, dz) // the step it arrives in
+				x := m.stepMs(arr, dz) // the step it arrives in
 				// Arriving at an idle engine (x = 0, the share of
 				// states with nothing to run) it starts at once.
 				w := l.w * p * x / mean / 2
@@ -338,42 +396,22 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 				if w < 1e-9 {
 					continue
 				}
-				for j, q := range poisson(lam * x) {
+				for j, q := range poisson(m.lam * x) {
 					if q < 1e-4 {
 						continue
 					}
 					for _, zo := range []float64{-1, 1} {
-						ps := prompts(j + 1)
+						ps := m.prompts(j + 1)
 						sized(ps, 1, zo)
 						others := 0.0
 						for _, o := range ps[1:] {
 							others += o
 						}
-						for _, own := range ins {
-							// The others' prompts take the step's room
-							// first; once they are done the whole room
-							// is its own.
-							cur := append(scratch[:0], ps...)
-							cur[0] = own
+						for _, own := range m.ins {
 							var ttft float64
-							for left, othersLeft := own, others; ; {
-								ttft += stepMs(cur, dz)
-								room := math.Max(budget-dz, 1)
-								fromOthers := math.Min(othersLeft, room)
-								othersLeft -= fromOthers
-								left -= math.Max(room-fromOthers, 1)
-								if left <= 0 {
-									break
-								}
-								cur = cur[:1]
-								cur[0] = left
-								if othersLeft >= 1 {
-									cur = append(cur, othersLeft)
-								}
-							}
-							scratch = cur
+							ttft, scratch = m.prefillMs(append(scratch[:0], ps...), own, others, dz)
 							for _, u := range []float64{0.25, 0.75} {
-								tt = append(tt, wx{w * q / float64(len(ins)) / 4, u*x + ttft})
+								tt = append(tt, wx{w * q / float64(len(m.ins)) / 4, u*x + ttft})
 							}
 						}
 					}
@@ -381,26 +419,58 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 			}
 		}
 	}
+	return tt
+}
+
+// prefillMs is the steps that prefill a prompt of own tokens beside
+// others' of others tokens at dz decodes: cur is the first step's
+// prompts (own first; the slice is reused and returned). The others'
+// prompts take the step's room first; once they are done the whole room
+// is its own.
+func (m *steadyModel) prefillMs(cur []float64, own, others, dz float64) (float64, []float64) {
+	cur[0] = own
+	var ttft float64
+	for left, othersLeft := own, others; ; {
+		ttft += m.stepMs(cur, dz)
+		room := math.Max(m.budget-dz, 1)
+		fromOthers := math.Min(othersLeft, room)
+		othersLeft -= fromOthers
+		left -= math.Max(room-fromOthers, 1)
+		if left <= 0 {
+			break
+		}
+		cur = cur[:1]
+		cur[0] = left
+		if othersLeft >= 1 {
+			cur = append(cur, othersLeft)
+		}
+	}
+	return ttft, cur
+}
+
+// ttftQuantiles are TTFT's mean, p50, p95, p99 and LLMQuantilePoints
+// points of the weighted points tt (sorted in place).
+func ttftQuantiles(tt []wx) (mean, p50, p95, p99 float64, points []float64) {
 	sum, tot := 0.0, 0.0
 	for _, v := range tt {
 		sum += v.w * v.x
 		tot += v.w
 	}
-	res.TTFTMeanMs = sum / tot
-	res.TTFTP50Ms = weightedQuantile(tt, 0.50)
-	res.TTFTP95Ms = weightedQuantile(tt, 0.95)
-	res.TTFTP99Ms = weightedQuantile(tt, 0.99)
-	res.TTFTPoints = make([]float64, LLMQuantilePoints)
+	mean = sum / tot
+	p50 = weightedQuantile(tt, 0.50)
+	p95 = weightedQuantile(tt, 0.95)
+	p99 = weightedQuantile(tt, 0.99)
+	points = make([]float64, LLMQuantilePoints)
 	cum, k := 0.0, 0 // tt is sorted now
-	for i := range res.TTFTPoints {
+	for i := range points {
 		p := (float64(i) + 0.5) / LLMQuantilePoints
 		for k < len(tt)-1 && cum+tt[k].w < p*tot {
 			cum += tt[k].w
 			k++
 		}
-		res.TTFTPoints[i] = tt[k].x
+		points[i] = tt[k].x
 	}
-	return res, nil
+	return mean, p50, p95, p99, points
 }
 
 // wx is a weighted value.
