@@ -92,10 +92,11 @@ func staging(t *testing.T, parent string) []string {
 // run or the whole new one, never a mix; the next run clears what the
 // killed one left aside. Each kill is timed to land while the run's
 // staging folder exists (it is watched for), and the test counts the
-// kills that did: a SIGKILL that leaves the staging folder behind, with
-// files of the new run in it, and the old run in place, landed mid-write;
-// so did a SIGTERM sent while the staging folder existed that stopped the
-// run (exit 143) with the old run in place.
+// kills that did (killing again, up to 20 runs, until 6 have): a SIGKILL
+// that leaves the staging folder behind, with files of the new run in it,
+// and the old run in place, landed mid-write; so did a SIGTERM sent while
+// the staging folder existed that stopped the run (exit 143) with the old
+// run in place.
 func TestKilledRunLeavesOldOrNewFolderWhole(t *testing.T) {
 	scenario := "../../scenarios/examples/spot-what-if.yaml" // variants: several folders
 	root := t.TempDir()
@@ -131,9 +132,13 @@ func TestKilledRunLeavesOldOrNewFolderWhole(t *testing.T) {
 	target := filepath.Join(root, "target")
 
 	rng := rand.New(rand.NewPCG(1, 2))
-	const kills = 8
-	landed := 0
-	for i := 0; i < kills; i++ {
+	// Kill until 6 kills have landed mid-write, at most 20 runs: on a
+	// loaded machine the write's length varies, and a kill after the swap
+	// proves nothing (though its folder must still be whole).
+	const want, maxKills = 6, 20
+	landed, kills := 0, 0
+	for i := 0; i < maxKills && landed < want; i++ {
+		kills++
 		require.NoError(t, os.RemoveAll(target))
 		copyTree(t, old, target)
 		sig := syscall.SIGKILL
@@ -173,7 +178,7 @@ func TestKilledRunLeavesOldOrNewFolderWhole(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d kills landed while the run was writing its folder", landed, kills)
-	require.GreaterOrEqual(t, landed, kills*3/4, "too few kills landed mid-write for the test to mean anything")
+	require.GreaterOrEqual(t, landed, want, "too few kills landed mid-write for the test to mean anything")
 	// The next run over the same folder removes staging folders left by
 	// SIGKILL, and the stale plot.
 	out, err = gpuplanProcess(t, args("7", target)...).CombinedOutput()
