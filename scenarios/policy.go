@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
+	"gpuplan.dev/gpuplan/scenarios/kube/crds"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/admission"
@@ -661,8 +662,25 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 		default:
 			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue, Karpenter NodePool and EC2NodeClass, and PriorityClass", d.file, d.line, kind, api))
 		}
+		if err := d.checkCRD(); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// checkCRD checks a Kueue object against Kueue's published CRD schema and
+// its CEL rules, as the API server does when it is created (after
+// gpuplan's own checks, whose words are closer to the model).
+func (d policyDoc) checkCRD() error {
+	if d.root == nil {
+		return nil
+	}
+	crd, err := crds.Kueue(d.tm.APIVersion, d.tm.Kind)
+	if err != nil || crd == nil {
+		return err
+	}
+	return crd.Check(d.file, strict.Manifest{Root: d.root, APIVersion: d.tm.APIVersion, Kind: d.tm.Kind, Line: d.line})
 }
 
 const (

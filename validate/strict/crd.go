@@ -21,7 +21,14 @@ import (
 type CRD struct {
 	name   string
 	schema *jsonschema.Schema
+	// doc is the schema as JSON, for its defaults and CEL rules.
+	doc         any
+	unevaluated []string
 }
+
+// Unevaluated lists the schema's CEL rules (not counting transition
+// rules) that Check cannot evaluate, each with its place.
+func (c *CRD) Unevaluated() []string { return c.unevaluated }
 
 // CompileCRD compiles a schema, gzipped or not.
 func CompileCRD(name string, data []byte) (*CRD, error) {
@@ -38,6 +45,7 @@ func CompileCRD(name string, data []byte) (*CRD, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
+	unknown := unevaluatedRules(doc)
 	strictCRD(doc)
 	c := jsonschema.NewCompiler()
 	url := "file:///" + name
@@ -48,7 +56,7 @@ func CompileCRD(name string, data []byte) (*CRD, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
-	return &CRD{name: name, schema: s}, nil
+	return &CRD{name: name, schema: s, doc: doc, unevaluated: unknown}, nil
 }
 
 // strictCRD makes a structural schema refuse unknown fields and lets
@@ -92,7 +100,7 @@ func (c *CRD) Check(file string, m Manifest) error {
 	err = c.schema.Validate(inst)
 	var ve *jsonschema.ValidationError
 	if err == nil {
-		return nil
+		return c.rules(file, m, inst)
 	}
 	if !errors.As(err, &ve) {
 		return Errorf(file, m.Line, m.Kind, "%s", Shorten(err.Error()))
@@ -186,3 +194,33 @@ func unknownKey(msg string) string {
 // against the schema, for callers that hold an object rather than a
 // manifest's YAML.
 func (c *CRD) Validate(inst any) error { return c.schema.Validate(inst) }
+
+// rules runs the schema's CEL rules gpuplan can evaluate on a valid instance after its
+// defaults, as the API server does on create; a rule that fails is an
+// InputError at the field it is attached to, with the API server's words.
+func (c *CRD) rules(file string, m Manifest, inst any) error {
+	applyDefaults(c.doc, inst)
+	f := evalRules(c.doc, inst, "")
+	if f == nil {
+		return nil
+	}
+	e := &InputError{File: file, Line: m.Line, Field: f.field, Msg: fmt.Sprintf("%s: Invalid value: \"object\": %s (a rule of the %s schema, checked with its defaults)", m.Kind, f.message, m.Kind)}
+	if n, ok := NodeAt(m.Root, f.field); ok || n != nil {
+		e.Line, e.Column = n.Line, n.Column
+	}
+	// An object's rule is placed at its key, not at its first field.
+	if i := strings.LastIndexByte(f.field, '.'); !strings.HasSuffix(f.field, "]") {
+		parent, key := "", f.field
+		if i >= 0 {
+			parent, key = f.field[:i], f.field[i+1:]
+		}
+		if pn, ok := NodeAt(m.Root, parent); ok && pn.Kind == yamlv3.MappingNode {
+			for j := 0; j+1 < len(pn.Content); j += 2 {
+				if k := pn.Content[j]; k.Value == key {
+					e.Line, e.Column = k.Line, k.Column
+				}
+			}
+		}
+	}
+	return e
+}
