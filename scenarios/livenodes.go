@@ -70,6 +70,9 @@ func (s *Scenario) importNodes() error {
 		if lc, ok := s.pos["spec.cluster.nodes"]; ok {
 			s.pos[fmt.Sprintf("spec.cluster.pools[%d]", len(s.Spec.Cluster.Pools))] = lc
 		}
+		if p.CapacityType == nodes.Reserved {
+			s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%s:%d: pool %s: %d nodes of a capacity reservation or capacity block (Karpenter's reserved, EKS's CAPACITY_BLOCK): held and paid for the whole run, never interrupted, not covered by pricing.commitments; priced at the on-demand figure, as an on-demand capacity reservation bills (a capacity block's own price is not on the node: give the pool inline with pricePerHour)", file, p.Line, p.Name, p.Nodes))
+		}
 		s.Spec.Cluster.Pools = append(s.Spec.Cluster.Pools, ps)
 		s.importedPools = append(s.importedPools, p.Name)
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -93,4 +94,53 @@ func TestLiveClusterNodesBecomePools(t *testing.T) {
 	require.NoError(t, err)
 	defer b.Close()
 	require.Contains(t, b.Assumptions, filepath.Join(dir, "nodes.yaml")+": 1 cordoned nodes (spec.unschedulable) left out")
+}
+
+// Nodes of a capacity reservation (Karpenter's capacity-type reserved)
+// or an EKS capacity block (CAPACITY_BLOCK) become reserved pools, not
+// on-demand ones (they were on-demand before): held for the whole run,
+// priced at the on-demand figure (p4d.24xlarge 21.957642, g5.xlarge
+// 1.006, Karpenter's us-east-1 table), each pool with a note saying so.
+func TestReservedAndCapacityBlockNodesBecomeReservedPools(t *testing.T) {
+	dir := t.TempDir()
+	nodes, err := os.ReadFile("kube/nodes/testdata/mixed-cluster.yaml")
+	require.NoError(t, err)
+	dump := strings.ReplaceAll(string(nodes), "karpenter.sh/capacity-type: on-demand", "karpenter.sh/capacity-type: reserved")
+	dump = strings.ReplaceAll(dump, "eks.amazonaws.com/capacityType: ON_DEMAND", "eks.amazonaws.com/capacityType: CAPACITY_BLOCK")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nodes.yaml"), []byte(dump), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(liveScenario), 0o644))
+	s, err := LoadFile(filepath.Join(dir, "s.yaml"))
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	got := map[string]string{}
+	price := map[string]float64{}
+	for i, p := range m.Pools {
+		got[p.Name] = p.Labels[LabelCapacityType]
+		require.Equal(t, p.Name, m.Prices[i].Pool)
+		price[p.Name] = m.Prices[i].PerHour
+		if strings.Contains(p.Name, "-reserved-") {
+			require.Equal(t, "reserved", m.Prices[i].CapacityType, p.Name)
+		}
+	}
+	require.Equal(t, map[string]string{
+		"p4d.24xlarge-reserved-us-east-1a":   "reserved",
+		"p4d.24xlarge-reserved-us-east-1a-2": "reserved",
+		"p5.48xlarge-spot-us-east-1b":        "spot",
+		"g5.xlarge-reserved-us-east-1a":      "reserved",
+		"g5.12xlarge-spot-us-east-1c":        "spot",
+		"m6i.2xlarge-reserved-us-east-1a":    "reserved",
+	}, got)
+	require.InDelta(t, 21.957642, price["p4d.24xlarge-reserved-us-east-1a"], 1e-9)
+	require.InDelta(t, 1.006, price["g5.xlarge-reserved-us-east-1a"], 1e-9)
+	b, err := s.Build(Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	n := 0
+	for _, a := range b.Assumptions {
+		if strings.Contains(a, "of a capacity reservation or capacity block") {
+			n++
+		}
+	}
+	require.Equal(t, 4, n, "a note for each reserved pool")
 }

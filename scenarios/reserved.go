@@ -38,6 +38,10 @@ func (s builder) reservedPool(at string, p *PoolSpec) error {
 func (s builder) quoteReserved(at string, cat *models.PriceCatalog, instanceType, region string, cs *CapacitySpec) (float64, string, spotEstimate, error) {
 	q, err := cat.Quote(instanceType, region, cs.Zone, models.OnDemand)
 	if err != nil {
+		if _, known := cat.Instance(instanceType); !known {
+			// As an on-demand pool of a type the catalog lacks.
+			return 0, fmt.Sprintf("no price (%s is not in the catalog)", instanceType), spotEstimate{}, nil
+		}
 		return 0, "", spotEstimate{}, s.errAt(at, "%v; give pricePerHour (a capacity block's price) or another region or zone", err)
 	}
 	return q.PerHour, fmt.Sprintf("capacity reservation at the on-demand price (%s)", q.Basis), spotEstimate{}, nil

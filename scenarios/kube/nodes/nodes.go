@@ -41,6 +41,10 @@ const (
 const (
 	OnDemand = "on-demand"
 	Spot     = "spot"
+	// Reserved: a capacity reservation or capacity block (Karpenter's
+	// reserved, EKS's CAPACITY_BLOCK): held and paid for whether used or
+	// not, never interrupted.
+	Reserved = "reserved"
 )
 
 // Pool is a group of identical nodes.
@@ -407,8 +411,10 @@ func capacityType(lb map[string]string) (string, string, error) {
 		switch v {
 		case "spot":
 			return Spot, LabelKarpenterCT, nil
-		case "on-demand", "reserved":
+		case "on-demand":
 			return OnDemand, LabelKarpenterCT, nil
+		case "reserved":
+			return Reserved, LabelKarpenterCT, nil
 		}
 		return "", LabelKarpenterCT, fmt.Errorf("%s is %s; Karpenter's capacity types are on-demand, spot and reserved", LabelKarpenterCT, strict.Quote(v))
 	}
@@ -416,8 +422,10 @@ func capacityType(lb map[string]string) (string, string, error) {
 		switch v {
 		case "SPOT":
 			return Spot, LabelEKSCT, nil
-		case "ON_DEMAND", "CAPACITY_BLOCK":
+		case "ON_DEMAND":
 			return OnDemand, LabelEKSCT, nil
+		case "CAPACITY_BLOCK":
+			return Reserved, LabelEKSCT, nil
 		}
 		return "", LabelEKSCT, fmt.Errorf("%s is %s; EKS's capacity types are ON_DEMAND, SPOT and CAPACITY_BLOCK", LabelEKSCT, strict.Quote(v))
 	}
