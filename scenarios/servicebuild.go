@@ -234,6 +234,14 @@ func (s serviceBuilder) replicaPod(at string, v *ServiceSpec, wl *kubesvc.Worklo
 	if cfg.Constraints, err = constraintsFrom(sel, v.Affinity, tols); err != nil {
 		return s.errAt(at, "%v", err)
 	}
+	if wl != nil && v.Affinity == nil && len(wl.Pod.NodeAffinity) > 0 {
+		// The manifest's required node affinity, unless the scenario
+		// gives its own.
+		if cfg.Constraints == nil {
+			cfg.Constraints = &cluster.Constraints{}
+		}
+		cfg.Constraints.Affinity = wl.Pod.NodeAffinity
+	}
 	labels, spread, err := validator(s).serviceSpread(at, v)
 	if err != nil {
 		return err

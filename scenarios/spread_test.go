@@ -141,3 +141,40 @@ spec:
 	}
 	require.Equal(t, [3]int64{1000 * 3_600_000, 1000 * 3_600_000, 1000 * 3_600_000}, held)
 }
+
+// A Deployment's required node affinity reaches its replicas (it was
+// dropped without a word): of three 4-GPU pools only b carries
+// tier=serve, so the four one-GPU replicas all run there, 4 x 1 h = 4
+// GPU-hours held on b and none on a or c; the preference is noted as not
+// modelled. An operator the API server refuses is an error at its line.
+func TestServiceNodeAffinityFromDeployment(t *testing.T) {
+	body := `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: pinned}
+spec:
+  horizon: 1h
+  cluster:
+    pools:
+    - {name: a, count: 1, gpuModel: A100-80GB, gpusPerNode: 4, cpu: "64", memory: 512Gi}
+    - {name: b, count: 1, gpuModel: A100-80GB, gpusPerNode: 4, cpu: "64", memory: 512Gi, labels: {tier: serve}}
+    - {name: c, count: 1, gpuModel: A100-80GB, gpusPerNode: 4, cpu: "64", memory: 512Gi}
+  workload:
+    services:
+    - name: web
+      manifests: [nodeaffinity-deployment.yaml]
+      gpuModel: A100-80GB
+      replicas: {min: 4, max: 4, initial: 4}
+      load: {constant: 10}
+`
+	b, err := buildSvc(t, body)
+	require.NoError(t, err)
+	require.Equal(t, []cluster.NodeSelectorTerm{{{Key: "tier", Op: cluster.OpIn, Values: []string{"serve"}}}}, b.Config.Services[0].Constraints.Affinity)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution: preferences are not modelled")
+	res, err := sim.Run(b.Config)
+	require.NoError(t, err)
+	var held [3]int64
+	for _, u := range res.Services[0].Usage {
+		held[u.Pool] += u.Held[0]
+	}
+	require.Equal(t, [3]int64{0, 4 * 1000 * 3_600_000, 0}, held)
+}

@@ -45,6 +45,8 @@ type Pod struct {
 	Labels      map[string]string
 	Spread      []cluster.SpreadConstraint
 	PodAffinity []cluster.PodAffinityTerm
+	// NodeAffinity is the required node affinity's terms (any one holds).
+	NodeAffinity []cluster.NodeSelectorTerm
 }
 
 // Workload is a Deployment or an InferenceService's predictor: the

@@ -93,6 +93,7 @@ func TestBadServiceDefinitions(t *testing.T) {
 	hpa := string(read(t, "hpa.yaml"))
 	so := string(read(t, "scaledobject.yaml"))
 	props := string(read(t, "config.properties"))
+	na := string(read(t, "nodeaffinity-deployment.yaml"))
 	cases := []struct {
 		name, file, text, want string
 	}{
@@ -103,13 +104,18 @@ func TestBadServiceDefinitions(t *testing.T) {
 		{"KEDA threshold text", "so.yaml", strings.Replace(so, `threshold: "100000"`, `threshold: "lots"`, 1), `"lots" is not a number`},
 		{"batchSize 0", "config.properties", strings.Replace(props, `"batchSize": 32`, `"batchSize": 0`, 1), `config.properties:16: models["bert"]["1.0"].batchSize: must be from 1`},
 		{"queue size", "config.properties", strings.Replace(props, "job_queue_size=500", "job_queue_size=-1", 1), `config.properties:7: job_queue_size: "-1" is not a whole number`},
+		{"node affinity operator", "d.yaml", strings.Replace(na, "operator: In, values: [serve]", "operator: Among, values: [serve]", 1), `d.yaml:22:39: spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: "Among" is not In, NotIn, Exists, DoesNotExist, Gt or Lt`},
+		{"node affinity In without values", "d.yaml", strings.Replace(na, "operator: In, values: [serve]", "operator: In", 1), `nodeSelectorTerms[0].matchExpressions[0].values: In needs values`},
 		{"models JSON", "config.properties", strings.Replace(props, `"maxWorkers": 2,\`, `"maxWorkers": 2,,\`, 1), `config.properties:15: models: not the JSON`},
 	}
 	for _, c := range cases {
 		var err error
-		if strings.HasSuffix(c.file, ".properties") {
+		switch {
+		case strings.HasSuffix(c.file, ".properties"):
 			_, err = ParseTorchServe(c.file, []byte(c.text))
-		} else {
+		case c.file == "d.yaml":
+			_, _, err = ReadServing(c.file, []byte(c.text))
+		default:
 			_, err = Read(c.file, []byte(c.text))
 		}
 		var ie *strict.InputError
