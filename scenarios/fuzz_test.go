@@ -76,7 +76,7 @@ func readsFiles(s *Scenario) bool {
 func FuzzPolicy(f *testing.F) {
 	seed(f, "testdata/kueue/site/single-clusterqueue-setup.yaml", "testdata/kueue/site/shared-quota-setup.yaml",
 		"testdata/kueue/site/minimal-cq.yaml", "testdata/kueue/kueueviz/01-cluster-queues.yaml", "testdata/kueue/kueueviz/01.5-cohorts.yaml",
-		"examples/two-teams/policy-cohort/kueue.yaml", "examples/fair-sharing/policy-fair/kueue.yaml", "testdata/kueue/config/controller_manager_config.yaml", "testdata/volcano/dequeue-strategies-queues.yaml", "testdata/volcano/hierarchical-jobs-queues.yaml", "testdata/volcano/scheduler-ci-configmap.yaml", "kube/manifests/testdata/golden/elastic/karpenter/nodepools.yaml")
+		"examples/two-teams/policy-cohort/kueue.yaml", "examples/fair-sharing/policy-fair/kueue.yaml", "testdata/kueue/config/controller_manager_config.yaml", "testdata/volcano/dequeue-strategies-queues.yaml", "testdata/volcano/hierarchical-jobs-queues.yaml", "testdata/volcano/scheduler-ci-configmap.yaml", "kube/manifests/testdata/golden/elastic/kubernetes/10-karpenter/nodepools.yaml")
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems: []\n"))
 	f.Add([]byte("--- \n- a\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -62,8 +62,8 @@ func TestGeneratedNodePoolsReadBack(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, manifests.WriteDir(dir, files))
-	np := filepath.Join(dir, "karpenter", "nodepools.yaml")
-	nc := filepath.Join(dir, "karpenter", "ec2nodeclass.yaml")
+	np := filepath.Join(dir, filepath.FromSlash(manifests.PathNodePools))
+	nc := filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass))
 	for _, f := range []string{np, nc} {
 		_, err := os.Stat(f)
 		require.NoError(t, err)

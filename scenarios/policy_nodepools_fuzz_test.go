@@ -14,7 +14,7 @@ func FuzzNodePool(f *testing.F) {
 	if err != nil || len(examples) == 0 {
 		f.Fatal("no Karpenter examples", err)
 	}
-	seed(f, append(examples, "kube/manifests/testdata/golden/elastic/karpenter/nodepools.yaml")...)
+	seed(f, append(examples, "kube/manifests/testdata/golden/elastic/kubernetes/10-karpenter/nodepools.yaml")...)
 	head := "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec:\n"
 	for _, s := range []string{
 		"  template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}, requirements: [{key: karpenter.k8s.aws/instance-gpu-count, operator: Gt, values: [\"x\"]}]}}\n",

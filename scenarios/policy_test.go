@@ -252,7 +252,7 @@ func TestPriorityClassesByQueue(t *testing.T) {
 // Karpenter NodePools in the policy manifests join the cluster: here the
 // NodePools gpuplan manifests wrote for its elastic test scenario.
 func TestNodePoolsFromManifests(t *testing.T) {
-	np, err := filepath.Abs("kube/manifests/testdata/golden/elastic/karpenter/nodepools.yaml")
+	np, err := filepath.Abs("kube/manifests/testdata/golden/elastic/kubernetes/10-karpenter/nodepools.yaml")
 	require.NoError(t, err)
 	body := `apiVersion: gpuplan.dev/v1alpha1
 kind: Scenario

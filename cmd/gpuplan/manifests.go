@@ -34,41 +34,52 @@ func newManifestsCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
 admission policy and workload as the simulation ran them (the embedded default scenario
 when none is given):
 
-  namespaces.yaml              the namespaces the jobs and LocalQueues use, and gpu-operator
-  karpenter/ec2nodeclass.yaml  the AWS node class (AL2023 image, discovery tags)
-  karpenter/nodepools.yaml     a NodePool per pool: instance types, capacity types, zone,
-                               labels, taints, GPU and node limits, disruption; a fixed pool
-                               is a static NodePool (spec.replicas); expireAfter Never
-  eksctl-nodegroups.yaml       with --fixed-pools managed-nodegroup: the fixed pools as EKS
-                               managed node groups (eksctl ClusterConfig)
-  gpu-operator.yaml            device-plugin time-slicing / MIG-strategy configs and the
-                               mig-parted layouts, picked per node by label
-  priorityclasses.yaml         the PriorityClasses the jobs use
-  kueue.yaml                   the Kueue policy that ran: when spec.policy gives manifests,
-                               their ResourceFlavors, Cohorts, ClusterQueues (quotas,
-                               borrowing and lending limits, preemption, queueing strategy,
-                               fungibility, fair-sharing weights) and LocalQueues, written
-                               back normalised; else one ClusterQueue over the whole cluster
-  kueue-config.yaml            Kueue's Configuration when the run used fair sharing or
-                               waitForPodsReady
-  volcano-queues.yaml          instead, for a Volcano policy: its Queues as read and the
-                               scheduler's ConfigMap (its actions decide reclaim and preempt)
-  storage.yaml                 the EBS gp3 StorageClass of per-pod checkpoint volumes
-  prometheusrule.yaml          alerts on GPUs a pod holds (DCGM, exported_pod set) averaging
-                               under 50% over the last 30 minutes or at 0% for an hour;
-                               label release
-  jobs/CLASS.yaml              a workload class as a suspended Job (a gang: an Indexed Job and
-                               a headless Service; torchrun with its node rank), a Kubeflow
-                               PyTorchJob or TFJob (--training-api), or a Volcano Job; GPU
-                               requests equal to limits (MIG as nvidia.com/mig-PROFILE, a
-                               share of a GPU as one time-slicing replica), checkpoint volume,
-                               a grace period long enough for the checkpoint write
-  services/NAME.yaml           an inference service: a Deployment (the replica pod, its
-                               PriorityClass, placement and Kueue queue label) with its
-                               autoscaling/v2 HPA or KEDA ScaledObject, or for Knative's KPA a
-                               KServe InferenceService (scaleMetric concurrency, scaleTarget)
-  services/NAME.config.properties  TorchServe's batching, queue and timeout, when the service
-                               batches (also the ConfigMap the Deployment mounts)
+DIR/kubernetes/ holds every API object, named so that one ` + "`kubectl apply -R -f DIR/kubernetes`" + `
+(which walks the folder in name order) creates what an object names before it: the
+objects of the cluster's own APIs first, then Karpenter's, Kueue's or Volcano's custom
+resources (their CRDs installed), then the workloads. eksctl's file sits beside it.
+
+  kubernetes/00-namespaces.yaml      the namespaces the jobs and LocalQueues use, and gpu-operator
+  kubernetes/01-priorityclasses.yaml the PriorityClasses the jobs use
+  kubernetes/02-storage.yaml         the EBS gp3 StorageClass of per-pod checkpoint volumes
+  kubernetes/03-gpu-operator.yaml    device-plugin time-slicing / MIG-strategy configs and the
+                                     mig-parted layouts, picked per node by label
+  kubernetes/10-karpenter/ec2nodeclass.yaml  the AWS node class (AL2023 image, discovery tags)
+  kubernetes/10-karpenter/nodepools.yaml     a NodePool per pool: instance types, capacity
+                                     types, zone, labels, taints, GPU and node limits,
+                                     disruption; a fixed pool is a static NodePool
+                                     (spec.replicas); expireAfter Never
+  kubernetes/20-kueue.yaml           the Kueue policy that ran: when spec.policy gives
+                                     manifests, their ResourceFlavors, Cohorts, ClusterQueues
+                                     (quotas, borrowing and lending limits, preemption, queueing
+                                     strategy, fungibility, fair-sharing weights) and
+                                     LocalQueues, written back normalised; else one ClusterQueue
+                                     over the whole cluster
+  kubernetes/21-kueue-config.yaml    Kueue's Configuration (ConfigMap kueue-manager-config) when
+                                     the run used fair sharing or waitForPodsReady
+  kubernetes/20-volcano-queues.yaml  instead, for a Volcano policy: its Queues as read and the
+                                     scheduler's ConfigMap (its actions decide reclaim and preempt)
+  kubernetes/30-prometheusrule.yaml  alerts on GPUs a pod holds (DCGM, exported_pod set)
+                                     averaging under 50% over the last 30 minutes or at 0% for
+                                     an hour; label release
+  kubernetes/40-jobs/CLASS.yaml      a workload class as a suspended Job (a gang: an Indexed Job
+                                     and a headless Service; torchrun with its node rank), a
+                                     Kubeflow PyTorchJob or TFJob (--training-api), or a Volcano
+                                     Job; GPU requests equal to limits (MIG as
+                                     nvidia.com/mig-PROFILE, a share of a GPU as one
+                                     time-slicing replica), checkpoint volume, a grace period
+                                     long enough for the checkpoint write
+  kubernetes/40-services/NAME.yaml   an inference service: a Deployment (the replica pod, its
+                                     PriorityClass, placement and Kueue queue label) with its
+                                     autoscaling/v2 HPA or KEDA ScaledObject, or for Knative's
+                                     KPA a KServe InferenceService (scaleMetric concurrency,
+                                     scaleTarget)
+  kubernetes/40-services/NAME.config.properties  TorchServe's batching, queue and timeout,
+                                     when the service batches (also the ConfigMap the
+                                     Deployment mounts; kubectl skips the file)
+  eksctl-nodegroups.yaml             with --fixed-pools managed-nodegroup: the fixed pools as
+                                     EKS managed node groups (eksctl ClusterConfig; eksctl
+                                     create nodegroup --config-file, not kubectl)
 
 Checkpoint storage: --access-mode ReadWriteOnce (default; EBS on EKS attaches a volume
 to one node) gives each pod its own volume, deleted with it; ReadWriteMany with an RWX
@@ -85,7 +96,7 @@ volumes that die with their pods) go to stderr and into the files' comments. Obj
 built with the projects' API types; each file is written atomically.`,
 		Example: `  gpuplan manifests scenarios/examples/gpu-sharing.yaml --out manifests/
   gpuplan manifests scenarios/examples/spot-what-if.yaml --variant all-spot-tight --out m/
-  kubectl apply --dry-run=server -R -f manifests/`,
+  kubectl apply --dry-run=server -R -f manifests/kubernetes`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.complete(cmd, args)

@@ -26,8 +26,8 @@ func TestManifestsCommand(t *testing.T) {
 		return err
 	}))
 	require.Len(t, files, strings.Count(out, "wrote "))
-	for _, want := range []string{"karpenter/nodepools.yaml", "karpenter/ec2nodeclass.yaml", "gpu-operator.yaml", "kueue.yaml", "prometheusrule.yaml", "jobs/inference-small.yaml"} {
-		require.Contains(t, out, filepath.Join(dir, want))
+	for _, want := range []string{manifests.PathNodePools, manifests.PathEC2NodeClass, manifests.PathGPUOperator, manifests.PathKueue, manifests.PathPrometheusRule, manifests.DirJobs + "inference-small.yaml"} {
+		require.Contains(t, out, filepath.Join(dir, filepath.FromSlash(want)))
 	}
 	for _, p := range files {
 		require.NotContains(t, filepath.Base(p), ".tmp-", "no temporary file left behind")
@@ -36,10 +36,10 @@ func TestManifestsCommand(t *testing.T) {
 		_, err = manifests.Decode(p, b)
 		require.NoError(t, err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "karpenter", "ec2nodeclass.yaml"))
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass)))
 	require.NoError(t, err)
 	require.Contains(t, string(b), "karpenter.sh/discovery: prod-gpu")
-	b, err = os.ReadFile(filepath.Join(dir, "kueue.yaml"))
+	b, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(manifests.PathKueue)))
 	require.NoError(t, err)
 	require.Contains(t, string(b), "namespace: inference")
 }
@@ -50,7 +50,7 @@ func TestManifestsFlags(t *testing.T) {
 	code, _, errOut := gpuplan(t, "manifests", "../../scenarios/examples/spot-what-if.yaml", "--out", dir,
 		"--training-api", "pytorchjob", "--access-mode", "ReadWriteMany", "--storage-class", "efs-sc", "--prometheus-release", "monitoring")
 	require.Equal(t, 0, code, errOut)
-	b, err := os.ReadFile(filepath.Join(dir, "prometheusrule.yaml"))
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(manifests.PathPrometheusRule)))
 	require.NoError(t, err)
 	require.Contains(t, string(b), "release: monitoring")
 	code, _, errOut = gpuplan(t, "manifests", "--out", t.TempDir(), "--training-api", "mpijob")

@@ -132,7 +132,7 @@ func TestMPSConfig(t *testing.T) {
 // 3g.40gb), and the L4 pool's (l4-timesliced) 4 time-slicing replicas,
 // as the example's scenario gives them.
 func TestReadsWhatGpuplanWrites(t *testing.T) {
-	c := read(t, "../manifests/testdata/golden/gpu-sharing/gpu-operator.yaml")
+	c := read(t, "../manifests/testdata/golden/gpu-sharing/kubernetes/03-gpu-operator.yaml")
 	ps, _, ok, err := c.PluginFor(map[string]string{LabelDevicePluginConfig: "h100-mig", LabelMIGConfig: "gpuplan-h100-mig"})
 	require.NoError(t, err)
 	require.True(t, ok)

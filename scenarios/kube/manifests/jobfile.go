@@ -16,7 +16,7 @@ import (
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
-// jobFile is one workload class's file, jobs/CLASS.yaml, as it is written
+// jobFile is one workload class's file, kubernetes/40-jobs/CLASS.yaml, as it is written
 // (gen.jobs): the class, its recovery settings, the LocalQueue (or Volcano
 // Queue) and namespace its jobs go to, and the comment lines and objects
 // gathered so far. It records its warnings on the generator.
@@ -76,7 +76,7 @@ func (j *jobFile) write() (File, error) {
 }
 
 func (j *jobFile) file() File {
-	return File{Path: "jobs/" + j.c.Name + ".yaml", Objects: j.objects, Comment: j.header(j.comment...)}
+	return File{Path: DirJobs + j.c.Name + ".yaml", Objects: j.objects, Comment: j.header(j.comment...)}
 }
 
 // gpuRequest is what a class's container asks for: its requests (equal

@@ -499,7 +499,7 @@ func (g *gen) gatherPools() error {
 }
 
 func (g *gen) namespaces() (File, error) {
-	f := File{Path: "namespaces.yaml", Comment: g.header("Namespaces of the Jobs and of the NVIDIA GPU Operator's configuration.")}
+	f := File{Path: PathNamespaces, Comment: g.header("Namespaces of the Jobs and of the NVIDIA GPU Operator's configuration.")}
 	if len(g.workloadFiles) > 0 {
 		f.Comment = append(f.Comment, "The workload is the scenario's own manifests ("+strings.Join(g.workloadFiles, ", ")+"): apply them as they are; gpuplan writes no job templates for them.")
 	}
@@ -544,7 +544,7 @@ func (g *gen) nodeClass() (File, error) {
 			Tags: map[string]string{generatedBy: g.s.Metadata.Name},
 		},
 	}
-	return File{Path: "karpenter/ec2nodeclass.yaml", Objects: []any{nc}, Comment: g.header(
+	return File{Path: PathEC2NodeClass, Objects: []any{nc}, Comment: g.header(
 		"The AWS node class of every NodePool: the EKS-optimised AL2023 image (Karpenter picks its NVIDIA",
 		"variant for GPU instances), subnets and security groups tagged karpenter.sh/discovery, and a",
 		"200 GiB gp3 root volume for container images.",
@@ -567,7 +567,7 @@ func (q *pool) sharingLabels() map[string]string {
 func migConfigName(pool string) string { return "gpuplan-" + pool }
 
 func (g *gen) nodePools() (File, error) {
-	f := File{Path: "karpenter/nodepools.yaml", Comment: g.header(
+	f := File{Path: PathNodePools, Comment: g.header(
 		"One Karpenter NodePool per scenario pool. A fixed pool is a static NodePool (spec.replicas, alpha:",
 		"start Karpenter with the feature gate StaticCapacity=true) that keeps its node count as the",
 		"simulation did; the others launch nodes for pending pods within their GPU and node limits.",
@@ -671,7 +671,7 @@ func (q *pool) resources() map[corev1.ResourceName]int64 {
 }
 
 func (g *gen) gpuOperator() (File, error) {
-	f := File{Path: "gpu-operator.yaml", Comment: g.header(
+	f := File{Path: PathGPUOperator, Comment: g.header(
 		"NVIDIA GPU Operator configuration: one device-plugin config per pool that shares its GPUs",
 		"(set ClusterPolicy devicePlugin.config.name to "+DevicePluginConfigMap+") and the MIG layouts",
 		"(set ClusterPolicy migManager.config.name to "+MigConfigMap+"). Each pool's NodePool labels its",
@@ -763,7 +763,7 @@ func (g *gen) priorityClasses() (File, error) {
 	if g.s.Spec.Scheduler.Preemption {
 		words = "priority and preempts lower-priority jobs (spec.scheduler.preemption), so each has preemptionPolicy PreemptLowerPriority unless its classes say Never."
 	}
-	f := File{Path: "priorityclasses.yaml", Comment: g.header(
+	f := File{Path: PathPriorityClasses, Comment: g.header(
 		"One PriorityClass per priority the workload classes use. The simulation orders its queue by",
 		words,
 	)}
@@ -875,7 +875,7 @@ func (g *gen) kueue() (File, error) {
 		strategy = kueue.BestEffortFIFO
 		words = "BestEffortFIFO: the scenario's queue is kube-scheduler's, which tries the jobs behind one that does not fit"
 	}
-	f := File{Path: "kueue.yaml", Comment: g.header(
+	f := File{Path: PathKueue, Comment: g.header(
 		"Kueue: a ResourceFlavor per pool, one ClusterQueue holding the whole cluster (the simulation has",
 		"one queue and no quotas) with "+words+", and a LocalQueue per workload queue.",
 	)}
@@ -1010,7 +1010,7 @@ func (g *gen) alerts() (File, error) {
 			}},
 		}}},
 	}
-	return File{Path: "prometheusrule.yaml", Objects: []any{pr}, Comment: g.header(
+	return File{Path: PathPrometheusRule, Objects: []any{pr}, Comment: g.header(
 		"Alerts on GPUs a pod holds (dcgm-exporter's series with exported_pod set: a GPU no pod holds has no pod label and does not fire) whose utilisation averaged under 50% over the last 30 minutes (once the pod has held the GPU that long), or read 0 at every evaluation for an hour.",
 		"The release label ("+g.o.PrometheusRelease+", --prometheus-release) is what kube-prometheus-stack's default ruleSelector matches: its Helm release name.",
 	)}, nil

@@ -255,9 +255,9 @@ func TestDecodeIsStrict(t *testing.T) {
 	var pools, gpuOp []byte
 	for _, f := range files {
 		switch f.Path {
-		case "karpenter/nodepools.yaml":
+		case PathNodePools:
 			pools = encode(t, f)
-		case "gpu-operator.yaml":
+		case PathGPUOperator:
 			gpuOp = encode(t, f)
 		}
 	}

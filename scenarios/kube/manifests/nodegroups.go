@@ -57,7 +57,7 @@ type NodeGroupTaint struct {
 // nodeGroups writes the fixed pools as EKS managed node groups when
 // --fixed-pools managed-nodegroup asks for it.
 func (g *gen) nodeGroups() (File, error) {
-	f := File{Path: "eksctl-nodegroups.yaml"}
+	f := File{Path: PathEksctl}
 	if g.o.FixedPools != FixedNodeGroup {
 		return f, nil
 	}

@@ -76,7 +76,7 @@ func TestTwoTeamsPolicyIsWrittenBack(t *testing.T) {
 	cm := find[corev1.ConfigMap](t, files, VolcanoSchedulerConfigMap)
 	require.Contains(t, cm.Data[VolcanoSchedulerConfKey], "enqueue, allocate, backfill")
 	for _, f := range files {
-		require.NotEqual(t, "kueue.yaml", f.Path)
+		require.NotEqual(t, PathKueue, f.Path)
 	}
 	bp := find[batchv1.Job](t, files, "b-pair")
 	require.Equal(t, "volcano", bp.Spec.Template.Spec.SchedulerName)
@@ -114,7 +114,7 @@ func TestRoundTripCanFail(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, WriteDir(dir, files))
-	p := filepath.Join(dir, "kueue.yaml")
+	p := filepath.Join(dir, filepath.FromSlash(PathKueue))
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
 	i := strings.Index(string(b), "name: team-b\nspec:")

@@ -178,7 +178,7 @@ func preemptionPolicy(p admission.Policy) kueue.PreemptionPolicy {
 // model it ran (so what the simulation did not read is not written).
 func (g *gen) policyKueue() (File, error) {
 	spec := g.pol.Spec
-	f := File{Path: "kueue.yaml", Comment: g.header(
+	f := File{Path: PathKueue, Comment: g.header(
 		"Kueue: the admission policy the simulation ran, read from " + strings.Join(g.policyFiles(), ", ") +
 			" and written back normalised (kueue.x-k8s.io/v1beta2, quantities canonical, defaults explicit):" +
 			fmt.Sprintf(" %d ResourceFlavors, %d Cohorts, %d ClusterQueues (quotas, borrowing and lending limits, preemption, queueing strategy, flavor fungibility, fair-sharing weights) and %d LocalQueues in the namespaces their jobs run in.",
@@ -292,7 +292,7 @@ func (g *gen) policyFiles() []string {
 // kueueConfig writes Kueue's controller configuration when the run used
 // a part of it (fair sharing, waitForPodsReady).
 func (g *gen) kueueConfig() (File, error) {
-	f := File{Path: "kueue-config.yaml"}
+	f := File{Path: PathKueueConfig}
 	if g.pol == nil || len(g.pol.Volcano) > 0 {
 		return f, nil
 	}
@@ -369,7 +369,7 @@ func (g *gen) kueueFrameworks() []string {
 // policyVolcano writes the Volcano Queues the run used, as read, and the
 // scheduler configuration that decided their reclaim and preemption.
 func (g *gen) policyVolcano() (File, error) {
-	f := File{Path: "volcano-queues.yaml", Comment: g.header(
+	f := File{Path: PathVolcano, Comment: g.header(
 		"Volcano: the Queues the simulation ran, read from "+strings.Join(g.policyFiles(), ", ")+" and written back as read",
 		"(weights, capabilities, deserved and guaranteed resources, reclaimable, parents), and the",
 		"scheduler's configuration ("+VolcanoSchedulerConfigMap+" in "+VolcanoNamespace+"), whose actions decide",

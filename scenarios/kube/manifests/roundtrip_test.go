@@ -97,7 +97,7 @@ func TestRoundTrip(t *testing.T) {
 			require.NoError(t, WriteDir(dir, files))
 			var policy []string
 			if s.Spec.Policy != nil && len(s.Spec.Policy.Manifests) > 0 {
-				for _, f := range []string{"kueue.yaml", "kueue-config.yaml", "volcano-queues.yaml", "priorityclasses.yaml"} {
+				for _, f := range []string{PathKueue, PathKueueConfig, PathVolcano, PathPriorityClasses} {
 					if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 						policy = append(policy, filepath.Join(dir, f))
 					}
@@ -108,7 +108,7 @@ func TestRoundTrip(t *testing.T) {
 			require.Equal(t, want, got, "the policy read back")
 			// The cluster too: the written NodePools and EC2NodeClass as
 			// the cluster, with the policy read back.
-			cluster := []string{filepath.Join(dir, "karpenter", "nodepools.yaml"), filepath.Join(dir, "karpenter", "ec2nodeclass.yaml")}
+			cluster := []string{filepath.Join(dir, filepath.FromSlash(PathNodePools)), filepath.Join(dir, filepath.FromSlash(PathEC2NodeClass))}
 			t.Logf("carried over from the scenario's pools by name, no object holding them: %s", strings.Join(clusterSimulationOnly, "; "))
 			back := readBack(t, s, append(cluster, policy...))
 			got = summaryJSON(t, back, pipeline.Options{})
@@ -221,7 +221,7 @@ func readBack(t *testing.T, s *scenarios.Scenario, manifests []string) *scenario
 }
 
 // servicesReadBack is the scenario with each inference service taken from
-// the files gpuplan manifests wrote (services/NAME.yaml: the replica pod,
+// the files gpuplan manifests wrote (kubernetes/40-services/NAME.yaml: the replica pod,
 // placement, bounds and autoscaler; config.properties: the batch size and
 // delay). What no object carries stays the scenario's: the load, cold
 // start, service time, SLO and timeout; and, as the run resolved them, the
@@ -240,7 +240,7 @@ func servicesReadBack(t *testing.T, s *scenarios.Scenario, dir string) *scenario
 	wl.Services = nil
 	for i, v := range s.Spec.Workload.Services {
 		c := b.Config.Services[i]
-		y := filepath.Join(dir, "services", v.Name+".yaml")
+		y := filepath.Join(dir, filepath.FromSlash(DirServices), v.Name+".yaml")
 		nv := scenarios.ServiceSpec{Name: v.Name, Queue: v.Queue, Priority: ptr(c.Priority), GPUModel: v.GPUModel,
 			ColdStart: v.ColdStart, Load: v.Load, Timeout: v.Timeout, SLO: v.SLO, Manifests: []string{y}, QueueLimit: ptr(c.Spec.QueueLimit),
 			Balancing: v.Balancing} // the balancer in front is no object gpuplan writes
@@ -249,7 +249,7 @@ func servicesReadBack(t *testing.T, s *scenarios.Scenario, dir string) *scenario
 		}
 		batch := c.Spec.Batch
 		nv.Batching = &scenarios.BatchingSpec{BaseMs: ptr(batch.BaseMs), PerItemMs: ptr(batch.PerItemMs)}
-		if props := filepath.Join(dir, "services", v.Name+".config.properties"); fileExists(props) {
+		if props := filepath.Join(dir, filepath.FromSlash(DirServices), v.Name+".config.properties"); fileExists(props) {
 			nv.TorchServe = &scenarios.TorchServeSpec{Path: props}
 		} else {
 			nv.Batching.BatchSize = ptr(batch.Size)

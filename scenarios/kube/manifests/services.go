@@ -117,9 +117,9 @@ func (g serviceWriter) admission() bool { return g.pol != nil && len(g.pol.Volca
 // options, pools and policy, and records its warnings there.
 type serviceWriter struct{ *gen }
 
-// serviceFiles writes each service: services/NAME.yaml (a Deployment and
+// serviceFiles writes each service: kubernetes/40-services/NAME.yaml (a Deployment and
 // its HPA or KEDA ScaledObject, or a KServe InferenceService for the KPA)
-// and, when batching was set, services/NAME.config.properties.
+// and, when batching was set, kubernetes/40-services/NAME.config.properties.
 func (g *gen) serviceFiles() ([]File, error) {
 	var files []File
 	for i, v := range g.svcs {
@@ -311,7 +311,7 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 		var notes []string
 		props, notes = torchServeConfig(v)
 		comment = append(comment, notes...)
-		files = append(files, File{Path: "services/" + v.Name + ".config.properties", Raw: props,
+		files = append(files, File{Path: DirServices + v.Name + ".config.properties", Raw: props,
 			Comment: g.header(fmt.Sprintf("TorchServe configuration of service %s: its batching (batchSize %d, maxBatchDelay %.0f ms) and queue as the run modelled them.", v.Name, b.Size, b.MaxDelayMs))})
 	}
 	pc := g.servicePriorityClass(v)
@@ -323,7 +323,7 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 			comment = append(comment, g.warn("service %s: an InferenceService's pods are Knative's; Kueue admits them through its pod integration (enable \"pod\" in its integrations) and the queue label is on the InferenceService", v.Name))
 		}
 		objects = append(objects, isvc)
-		return append(files, File{Path: "services/" + v.Name + ".yaml", Comment: g.header(comment...), Objects: objects}), nil
+		return append(files, File{Path: DirServices + v.Name + ".yaml", Comment: g.header(comment...), Objects: objects}), nil
 	}
 	replicas := int32(cfg.InitialReplicas)
 	podLabels := map[string]string{"app.kubernetes.io/name": v.Name}
@@ -378,7 +378,7 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 	default:
 		comment = append(comment, fmt.Sprintf("No autoscaler: %d replicas.", replicas))
 	}
-	return append(files, File{Path: "services/" + v.Name + ".yaml", Comment: g.header(comment...), Objects: objects}), nil
+	return append(files, File{Path: DirServices + v.Name + ".yaml", Comment: g.header(comment...), Objects: objects}), nil
 }
 
 // torchServeConfig is the model's config.properties: batching, the

@@ -114,9 +114,9 @@ func written(t *testing.T, g *gen) map[string][]byte {
 func TestServiceDeploymentAndHPARoundTrip(t *testing.T) {
 	v := hpaService(t)
 	files := written(t, bare(v))
-	require.Contains(t, files, "services/bert.yaml")
-	require.Contains(t, files, "services/bert.config.properties")
-	y := files["services/bert.yaml"]
+	require.Contains(t, files, DirServices+"bert.yaml")
+	require.Contains(t, files, DirServices+"bert.config.properties")
+	y := files[DirServices+"bert.yaml"]
 
 	wls, _, err := kubesvc.ReadServing("bert.yaml", y)
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestServiceDeploymentAndHPARoundTrip(t *testing.T) {
 	assert.Equal(t, kubesvc.Metric{Source: "Pods", Name: MetricRequestsPerSecond}, h.Metric)
 	assert.Equal(t, v.Config.Scaler.(services.HPA).H.Spec(), h.Spec, "bounds, target, type, behavior, tolerance, sync")
 
-	ts, err := kubesvc.ParseTorchServe("config.properties", files["services/bert.config.properties"])
+	ts, err := kubesvc.ParseTorchServe("config.properties", files[DirServices+"bert.config.properties"])
 	require.NoError(t, err)
 	assert.Equal(t, 100, ts.JobQueueSize)
 	assert.Equal(t, 2, ts.DefaultResponseTimeoutS)
@@ -161,7 +161,7 @@ func TestServiceDeploymentAndHPARoundTrip(t *testing.T) {
 	}
 	require.NotNil(t, cm)
 	require.NotNil(t, dep)
-	assert.Equal(t, string(files["services/bert.config.properties"][bytes.Index(files["services/bert.config.properties"], []byte("inference_address")):]), cm.Data["config.properties"])
+	assert.Equal(t, string(files[DirServices+"bert.config.properties"][bytes.Index(files[DirServices+"bert.config.properties"], []byte("inference_address")):]), cm.Data["config.properties"])
 	assert.Equal(t, TorchServeConfigPath, dep.Spec.Template.Spec.Containers[0].VolumeMounts[0].MountPath)
 	assert.Equal(t, cm.Name, dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name)
 }
@@ -172,7 +172,7 @@ func TestServiceDeploymentAndHPARoundTrip(t *testing.T) {
 func TestServiceScaledObjectRoundTrip(t *testing.T) {
 	v := kedaService(t)
 	files := written(t, bare(v))
-	set, err := kubesvc.Read("bert-keda.yaml", files["services/bert-keda.yaml"])
+	set, err := kubesvc.Read("bert-keda.yaml", files[DirServices+"bert-keda.yaml"])
 	require.NoError(t, err)
 	require.Len(t, set.ScaledObjects, 1)
 	so := set.ScaledObjects[0]
@@ -183,7 +183,7 @@ func TestServiceScaledObjectRoundTrip(t *testing.T) {
 	want.Threshold, want.ActivationThreshold = 100_000, 5_000
 	assert.Equal(t, want, so.Spec)
 
-	wls, _, err := kubesvc.ReadServing("bert-keda.yaml", files["services/bert-keda.yaml"])
+	wls, _, err := kubesvc.ReadServing("bert-keda.yaml", files[DirServices+"bert-keda.yaml"])
 	require.NoError(t, err)
 	require.Len(t, wls, 1)
 	assert.Equal(t, 0, wls[0].Replicas, "scaled to zero at the start")
@@ -200,7 +200,7 @@ func TestServiceInferenceServiceRoundTrip(t *testing.T) {
 	}{{7, 10, ""}, {10, 10, "100"}} {
 		v := kpaService(t, c.target)
 		files := written(t, bare(v))
-		y := files["services/recommender.yaml"]
+		y := files[DirServices+"recommender.yaml"]
 		wls, _, err := kubesvc.ReadServing("recommender.yaml", y)
 		require.NoError(t, err)
 		require.Len(t, wls, 1)
@@ -233,18 +233,18 @@ func TestServiceUtilizationMetric(t *testing.T) {
 	require.NoError(t, err)
 	v.Config.Scaler = services.HPA{H: h, Metric: services.Utilization}
 	files := written(t, bare(v))
-	set, err := kubesvc.Read("bert.yaml", files["services/bert.yaml"])
+	set, err := kubesvc.Read("bert.yaml", files[DirServices+"bert.yaml"])
 	require.NoError(t, err)
 	assert.Equal(t, kubesvc.Metric{Source: "Pods", Name: MetricGPUUtil}, set.HPAs[0].Metric)
 	assert.Equal(t, 60.0, set.HPAs[0].Spec.Target)
 
 	v.Config.Pod = cluster.PodSpec{MilliCPU: 2000, MemoryMiB: 4096}
 	files = written(t, bare(v))
-	set, err = kubesvc.Read("bert.yaml", files["services/bert.yaml"])
+	set, err = kubesvc.Read("bert.yaml", files[DirServices+"bert.yaml"])
 	require.NoError(t, err)
 	assert.Equal(t, kubesvc.Metric{Source: "Resource", Name: "cpu"}, set.HPAs[0].Metric)
 	assert.Equal(t, 60.0, set.HPAs[0].Spec.Target)
-	objs, err := Decode("bert.yaml", files["services/bert.yaml"])
+	objs, err := Decode("bert.yaml", files[DirServices+"bert.yaml"])
 	require.NoError(t, err)
 	for _, o := range objs {
 		if x, ok := o.(*autoscalingv2.HorizontalPodAutoscaler); ok {
@@ -311,25 +311,25 @@ spec:
     services:
     - name: bert
       priority: 1000
-      manifests: [services/bert.yaml]
-      autoscaler: {manifests: [services/bert.yaml]}
-      torchserve: {path: services/bert.config.properties}
+      manifests: [kubernetes/40-services/bert.yaml]
+      autoscaler: {manifests: [kubernetes/40-services/bert.yaml]}
+      torchserve: {path: kubernetes/40-services/bert.config.properties}
       batching: {baseMs: 8, perItemMs: 0.9}
       coldStart: {imagePull: 40s, modelLoad: 25s}
       load: {constant: 200}
       timeout: 2s
       slo: {latency: 200ms}
     - name: bert-keda
-      manifests: [services/bert-keda.yaml]
-      autoscaler: {manifests: [services/bert-keda.yaml]}
-      torchserve: {path: services/bert-keda.config.properties}
+      manifests: [kubernetes/40-services/bert-keda.yaml]
+      autoscaler: {manifests: [kubernetes/40-services/bert-keda.yaml]}
+      torchserve: {path: kubernetes/40-services/bert-keda.config.properties}
       batching: {baseMs: 12, perItemMs: 1.5}
       coldStart: {imagePull: 30s, modelLoad: 20s}
       load: {diurnal: {base: 100, amplitude: 80, peak: "14:00"}}
       slo: {latency: 300ms}
     - name: recommender
       queue: shop
-      manifests: [services/recommender.yaml]
+      manifests: [kubernetes/40-services/recommender.yaml]
       batching: {batchSize: 1, baseMs: 20, perItemMs: 0}
       coldStart: {imagePull: 1m, modelLoad: 2m}
       load: {constant: 30, spikes: [{start: 2h, length: 1h, multiplier: 5}]}
@@ -364,18 +364,18 @@ func TestServicesScenarioRoundTrip(t *testing.T) {
 			require.NoError(t, err, f.Path)
 		}
 	}
-	for _, p := range []string{"services/bert.yaml", "services/bert.config.properties", "services/bert-keda.yaml",
-		"services/bert-keda.config.properties", "services/recommender.yaml"} {
+	for _, p := range []string{DirServices + "bert.yaml", DirServices + "bert.config.properties", DirServices + "bert-keda.yaml",
+		DirServices + "bert-keda.config.properties", DirServices + "recommender.yaml"} {
 		assert.True(t, paths[p], p)
 	}
-	assert.False(t, paths["services/recommender.config.properties"], "no batching, no config.properties")
+	assert.False(t, paths[DirServices+"recommender.config.properties"], "no batching, no config.properties")
 	for p := range paths {
-		assert.False(t, strings.HasPrefix(p, "jobs/"), "services alone write no job template: %s", p)
+		assert.False(t, strings.HasPrefix(p, DirJobs), "services alone write no job template: %s", p)
 	}
 	// bert's priority 1000 is a PriorityClass of its own; the others have
 	// none (priority 0, no class uses priorities).
 	for _, f := range files {
-		if f.Path != "priorityclasses.yaml" {
+		if f.Path != PathPriorityClasses {
 			continue
 		}
 		require.Len(t, f.Objects, 1)
@@ -452,7 +452,7 @@ func TestServiceUnderAdmission(t *testing.T) {
 	require.NoError(t, err)
 	var dep *appsv1.Deployment
 	for _, f := range files {
-		if f.Path != "services/classifier.yaml" {
+		if f.Path != DirServices+"classifier.yaml" {
 			continue
 		}
 		objs, err := Decode(f.Path, encode(t, f))

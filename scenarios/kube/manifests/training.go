@@ -159,7 +159,7 @@ func (g *gen) checkpointVolume(c scenarios.ClassSpec, ns string) (corev1.Volume,
 // storage writes the EBS gp3 StorageClass of per-pod checkpoint volumes
 // (when no class was named) and says what per-pod volumes mean.
 func (g *gen) storage() (File, error) {
-	f := File{Path: "storage.yaml"}
+	f := File{Path: PathStorage}
 	if len(g.perPodVolumes) == 0 {
 		return f, nil
 	}

@@ -106,7 +106,7 @@ func (g *gen) volcanoQueues() (File, error) {
 			Spec:       scenarios.VolcanoQueueSpec{Weight: 1, Reclaimable: ptr(true)},
 		})
 	}
-	return File{Path: "volcano-queues.yaml", Objects: objs, Comment: g.header(
+	return File{Path: PathVolcano, Objects: objs, Comment: g.header(
 		"Volcano Queues, one per workload queue, of equal weight: each deserves an equal share of the cluster and may use more while the others leave theirs idle.")}, nil
 }
 

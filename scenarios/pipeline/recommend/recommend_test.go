@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/manifests"
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
 )
 
@@ -104,6 +105,6 @@ func TestRecommendMatchesTheExhaustiveSweep(t *testing.T) {
 	sc, err := scenarios.LoadFile(filepath.Join(dir, FileScenario))
 	require.NoError(t, err)
 	require.Equal(t, res.Winner.Point.Values[0], float64(sc.Spec.Cluster.Pools[0].Count))
-	_, err = os.Stat(filepath.Join(dir, DirManifests, "kueue.yaml"))
+	_, err = os.Stat(filepath.Join(dir, DirManifests, filepath.FromSlash(manifests.PathKueue)))
 	require.NoError(t, err)
 }
