@@ -630,7 +630,7 @@ func (c *Composition) Features() []string {
 
 func interruptionFeatures(in *Interruptions, add func(string)) {
 	if in == nil {
-		add("interruptions default band")
+		add("interruptions default (the measured spot preset)")
 		return
 	}
 	add("interruptions " + in.Model)
