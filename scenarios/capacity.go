@@ -262,8 +262,13 @@ func (s builder) quote(at, instanceType string, cs *CapacitySpec, ct string, ove
 }
 
 func noticeFor(it models.InstanceType, known bool) (cluster.Time, string) {
-	if known && (it.Cloud == models.GCP || it.Cloud == models.Azure) {
-		return 30 * 1000, "30 s (" + it.Cloud + ")"
+	switch {
+	case known && it.Cloud == models.Azure:
+		// AKS spot node pools are scale sets of Spot VMs; Azure evicts
+		// with the Scheduled Events Preempt notice, at least 30 s ahead.
+		return 30 * 1000, "30 s (Azure Spot VM eviction through Scheduled Events; eviction policy Delete, the AKS spot node pool default: the evicted node is deleted, nothing of it billed after)"
+	case known && it.Cloud == models.GCP:
+		return 30 * 1000, "30 s (GCP Spot VM preemption notice)"
 	}
 	return 2 * 60 * 1000, "2 min (AWS)"
 }

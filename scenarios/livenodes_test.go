@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/sim"
 )
 
 const liveScenario = `apiVersion: gpuplan.dev/v1alpha1
@@ -143,4 +145,54 @@ func TestReservedAndCapacityBlockNodesBecomeReservedPools(t *testing.T) {
 		}
 	}
 	require.Equal(t, 4, n, "a note for each reserved pool")
+}
+
+// An AKS cluster as a node dump (no GPU feature discovery): the GPUs come
+// from the VM size through the embedded Azure catalog, each agent pool
+// keeps its name, the spot agent pool is a spot pool priced at the
+// catalog's eastus spot figure and gets Azure's 30 s eviction notice,
+// named in its interruption model. Prices from azure_gpu_vms.csv, eastus:
+// Standard_NC24ads_A100_v4 3.673 on-demand; Standard_NC40ads_H100_v5
+// spot 2.192418. Before, the dump was refused (no nvidia.com/gpu.product).
+func TestAKSNodeDumpEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	nodes, err := os.ReadFile("kube/nodes/testdata/aks-cluster.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nodes.yaml"), nodes, 0o644))
+	scen := strings.Replace(liveScenario, "  horizon: 6h\n", "  horizon: 6h\n  pricing: {region: eastus}\n", 1)
+	scen = strings.Replace(scen, "        duration: 1h\n", "        duration: 1h\n        tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}, {key: kubernetes.azure.com/scalesetpriority, operator: Exists, effect: NoSchedule}]\n", 1)
+	scen = strings.Replace(scen, "gpus: 8}", "gpus: 1}", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(scen), 0o644))
+	s, err := LoadFile(filepath.Join(dir, "s.yaml"))
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	type pool struct {
+		nodes int
+		model string
+		ct    string
+		price float64
+	}
+	got := map[string]pool{}
+	for i, p := range m.Pools {
+		got[p.Name] = pool{p.Nodes, p.GPUModel, p.Labels[LabelCapacityType], m.Prices[i].PerHour}
+	}
+	require.Equal(t, map[string]pool{
+		"gpunp":  {2, "A100-80GB", "on-demand", 3.673},
+		"spotnp": {3, "H100-80GB", "spot", 2.192418},
+		"system": {1, "", "on-demand", 0},
+	}, got)
+	b, err := s.Build(Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	var model string
+	for _, p := range b.Config.Capacity.Pools {
+		if strings.Contains(p.Interruptions.Assumption, "spot supply") {
+			model = p.Interruptions.Assumption
+		}
+	}
+	require.Contains(t, model, "notice 30 s (Azure Spot VM eviction through Scheduled Events; eviction policy Delete")
+	res, err := sim.Run(b.Config)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Jobs)
 }

@@ -28,6 +28,7 @@ const (
 	LabelGKESpot        = "cloud.google.com/gke-spot"
 	LabelGKEPreemptible = "cloud.google.com/gke-preemptible"
 	LabelAKSPriority    = "kubernetes.azure.com/scalesetpriority"
+	LabelAKSAgentPool   = "kubernetes.azure.com/agentpool"
 	LabelGPUProduct     = "nvidia.com/gpu.product"
 	LabelGPUCount       = "nvidia.com/gpu.count"
 	LabelGPUMemory      = "nvidia.com/gpu.memory" // MiB
@@ -58,6 +59,10 @@ type Pool struct {
 	FirstNode string
 
 	InstanceType, CapacityType, Region, Zone string
+	// AgentPool is the node pool the cloud made the node in, when its
+	// labels say (AKS's kubernetes.azure.com/agentpool): the pool keeps
+	// its name.
+	AgentPool string
 	// GPUProduct is nvidia.com/gpu.product as labelled; GPUModel is
 	// gpuplan's name for it ("" when it is not one gpuplan knows).
 	GPUProduct, GPUModel string
@@ -191,7 +196,7 @@ var perNode = []string{corev1.LabelHostname, "nvidia.com/gfd.timestamp", "nvidia
 func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) error) (Pool, string, error) {
 	lb := n.Labels
 	p := Pool{FirstNode: n.Name, InstanceType: lb[LabelInstanceType], Region: lb[LabelRegion], Zone: lb[LabelZone],
-		GPUProduct: lb[LabelGPUProduct], MIGConfig: lb[LabelMIGConfig], Labels: maps.Clone(lb)}
+		AgentPool: lb[LabelAKSAgentPool], GPUProduct: lb[LabelGPUProduct], MIGConfig: lb[LabelMIGConfig], Labels: maps.Clone(lb)}
 	if p.Labels == nil {
 		p.Labels = map[string]string{}
 	}
@@ -240,12 +245,14 @@ func pool(n *corev1.Node, at string, bad func(path, format string, args ...any) 
 	if err := a.gpus(&p, mig, gpus); err != nil {
 		return p, "", err
 	}
-	if p.GPUs > 0 && p.GPUProduct == "" {
+	if p.GPUs > 0 && p.GPUProduct == "" && p.InstanceType == "" {
+		// Without GPU feature discovery's label the instance type (an
+		// AKS VM size, an EC2 type) tells the GPU through the catalog.
 		return p, "", bad(labels, "node %s has %d GPUs but no %s label (GPU feature discovery's): gpuplan cannot tell which GPU it is", strict.Quote(n.Name), p.GPUs, LabelGPUProduct)
 	}
 	p.Taints = machineTaints(n)
 	var key strings.Builder
-	fmt.Fprintf(&key, "%s|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d", p.InstanceType, p.CapacityType, p.Region, p.Zone, p.GPUProduct, p.GPUs, p.GPUMemoryMiB,
+	fmt.Fprintf(&key, "%s|%s|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d", p.AgentPool, p.InstanceType, p.CapacityType, p.Region, p.Zone, p.GPUProduct, p.GPUs, p.GPUMemoryMiB,
 		p.MIGStrategy, strings.Join(p.MIGLayout, ","), milli, mem.Value())
 	for _, t := range p.Taints {
 		fmt.Fprintf(&key, "|%s=%s:%s", t.Key, t.Value, t.Effect)
@@ -505,22 +512,39 @@ func layoutFromDevices(mig map[string]int64, gpus int64) ([]string, error) {
 
 var notName = regexp.MustCompile(`[^a-z0-9.-]+`)
 
-// nameAll names each pool from its instance type (or GPU), capacity type and
-// zone, numbering the groups that would share a name in file order.
+// nameAll names each pool: an AKS agent pool by its own name (with its
+// zone when its nodes span zones); else from its instance type (or GPU),
+// capacity type and zone; numbering the groups that would share a name
+// in file order.
 func nameAll(pools []Pool) {
+	groups := map[string]int{}
+	for _, p := range pools {
+		if p.AgentPool != "" {
+			groups[p.AgentPool]++
+		}
+	}
 	seen := map[string]int{}
 	for i := range pools {
 		p := &pools[i]
-		parts := []string{p.InstanceType}
-		if p.InstanceType == "" {
-			parts[0] = "nodes"
-			if p.GPUProduct != "" {
-				parts[0] = p.GPUProduct
+		var parts []string
+		switch {
+		case p.AgentPool != "":
+			parts = []string{p.AgentPool}
+			if groups[p.AgentPool] > 1 && p.Zone != "" {
+				parts = append(parts, p.Zone)
 			}
-		}
-		parts = append(parts, p.CapacityType)
-		if p.Zone != "" {
-			parts = append(parts, p.Zone)
+		default:
+			parts = []string{p.InstanceType}
+			if p.InstanceType == "" {
+				parts[0] = "nodes"
+				if p.GPUProduct != "" {
+					parts[0] = p.GPUProduct
+				}
+			}
+			parts = append(parts, p.CapacityType)
+			if p.Zone != "" {
+				parts = append(parts, p.Zone)
+			}
 		}
 		n := strings.Trim(notName.ReplaceAllString(strings.ToLower(strings.Join(parts, "-")), "-"), "-.")
 		if len(n) > 200 {
