@@ -122,24 +122,35 @@ func (c *PriceCatalog) Quote(instanceType, region, zone, capacityType string) (Q
 	if len(rows) == 0 {
 		return Quote{}, fmt.Errorf("instance type %q has no prices in the catalog", instanceType)
 	}
-	var prices []float64
+	var prices, regional []float64
 	regions := map[string]bool{}
 	for _, o := range rows {
 		regions[o.Region] = true
-		if o.Region != region || (zone != "" && o.Zone != zone) {
+		if o.Region != region {
 			continue
 		}
 		p := o.OnDemand
 		if capacityType == Spot {
 			p = o.Spot
 		}
-		if p > 0 {
+		if p <= 0 {
+			continue
+		}
+		if o.Zone == "" {
+			regional = append(regional, p)
+		}
+		if zone == "" || o.Zone == zone {
 			prices = append(prices, p)
 		}
 	}
 	where := region
 	if zone != "" {
 		where += " zone " + zone
+		if len(prices) == 0 && len(regional) > 0 {
+			// A catalog that prices the region, not its zones (Azure's):
+			// every zone at the region's price.
+			prices, where = regional, region+" (priced by region, not zone)"
+		}
 	}
 	if len(prices) == 0 {
 		if !regions[region] {

@@ -79,6 +79,9 @@ func (s *Scenario) readInputs() error {
 	if err := s.importNodes(); err != nil {
 		return err
 	}
+	if err := s.importAgentPools(); err != nil {
+		return err
+	}
 	if err := s.importWorkspaces(); err != nil {
 		return err
 	}

@@ -110,6 +110,9 @@ type ClusterSpec struct {
 	NodeList  *NodeListSpec  `json:"nodeList,omitempty"`
 	// Nodes is the live cluster's `kubectl get nodes -o yaml`.
 	Nodes *NodesSpec `json:"nodes,omitempty"`
+	// AgentPools are AKS agent pools as an ARM template (what gpuplan
+	// manifests --provider aks writes).
+	AgentPools *AgentPoolsSpec `json:"agentPools,omitempty"`
 	// GPUConfigs are the GPU Operator's configs (the device plugin's
 	// time-slicing/MPS ConfigMap, mig-parted's ConfigMap, or the bare
 	// config files): pools without sharing take theirs through their

@@ -77,6 +77,11 @@ resources (their CRDs installed), then the workloads. eksctl's file sits beside 
   kubernetes/40-services/NAME.config.properties  TorchServe's batching, queue and timeout,
                                      when the service batches (also the ConfigMap the
                                      Deployment mounts; kubectl skips the file)
+  aks-agentpools.json                with --provider aks, instead of 10-karpenter/: each pool as
+                                     an AKS agent pool in an ARM template (VM size, count, Spot
+                                     or Regular, zone, labels, taints, autoscaler min/max); az
+                                     deployment group create --template-file, not kubectl; a
+                                     scenario reads it back with cluster.agentPools
   eksctl-nodegroups.yaml             with --fixed-pools managed-nodegroup: the fixed pools as
                                      EKS managed node groups (eksctl ClusterConfig; eksctl
                                      create nodegroup --config-file, not kubectl)
@@ -96,6 +101,7 @@ volumes that die with their pods) go to stderr and into the files' comments. Obj
 built with the projects' API types; each file is written atomically.`,
 		Example: `  gpuplan manifests scenarios/examples/gpu-sharing.yaml --out manifests/
   gpuplan manifests scenarios/examples/spot-what-if.yaml --variant all-spot-tight --out m/
+  gpuplan manifests aks-scenario.yaml --provider aks --out aks/
   kubectl apply --dry-run=server -R -f manifests/kubernetes`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -117,6 +123,7 @@ built with the projects' API types; each file is written atomically.`,
 	f.StringVar(&o.gen.StorageClass, "storage-class", "", "storageClassName of the checkpoint volumes (default: a gp3 EBS class written in storage.yaml for ReadWriteOnce, the cluster's default for ReadWriteMany)")
 	f.StringVar(&o.gen.AccessMode, "access-mode", manifests.AccessRWO, "checkpoint volumes: ReadWriteOnce (one per pod) or ReadWriteMany (one claim per class; needs an RWX storage class)")
 	f.StringVar(&o.gen.TrainingAPI, "training-api", manifests.TrainingJob, "how gangs and training classes run: job (Indexed Job), pytorchjob or tfjob (Kubeflow training operator)")
+	f.StringVar(&o.gen.Provider, "provider", manifests.ProviderEKS, "the cloud the pools are written for: eks (Karpenter NodePools and EC2NodeClass) or aks (AKS agent pools as an ARM template, aks-agentpools.json)")
 	f.StringVar(&o.gen.FixedPools, "fixed-pools", manifests.FixedStatic, "how fixed-size pools are written: nodepool-static (Karpenter, alpha) or managed-nodegroup (EKS, eksctl)")
 	f.StringVar(&o.gen.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
 	f.StringVar(&o.gen.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")
@@ -190,7 +197,7 @@ func (o *manifestsOptions) run() error {
 // optionFlags are the flags of the manifests options, by the words the
 // library's errors name them with.
 var optionFlags = []struct{ words, flag string }{
-	{"training API ", "--training-api "}, {"fixed pools ", "--fixed-pools "}, {"access mode ", "--access-mode "},
+	{"training API ", "--training-api "}, {"fixed pools ", "--fixed-pools "}, {"provider ", "--provider "}, {"access mode ", "--access-mode "},
 	{"checkpoint storage ", "--checkpoint-storage "}, {"cluster name ", "--cluster-name "}, {"namespace ", "--namespace "},
 	{"storage class ", "--storage-class "}, {"prometheus release ", "--prometheus-release "},
 }

@@ -89,7 +89,7 @@ func checkApplyOrder(t *testing.T, name, dir, storageClass string) {
 	top, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	for _, e := range top {
-		require.True(t, e.Name() == Applied || e.Name() == PathEksctl, "%s: %s is outside %s/", name, e.Name(), Applied)
+		require.True(t, e.Name() == Applied || e.Name() == PathEksctl || e.Name() == PathAKSAgentPools, "%s: %s is outside %s/", name, e.Name(), Applied)
 	}
 	// filepath.WalkDir visits in lexical order, as kubectl's builder.
 	err = filepath.WalkDir(filepath.Join(dir, Applied), func(p string, d fs.DirEntry, err error) error {

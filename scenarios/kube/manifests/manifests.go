@@ -94,6 +94,10 @@ type Options struct {
 	// ServingImage is the container image of the inference services'
 	// replicas (default DefaultServingImage).
 	ServingImage string
+	// Provider is the cloud the pools are written for: eks (Karpenter
+	// NodePools and EC2NodeClass, the default) or aks (AKS agent pools
+	// as an ARM template).
+	Provider string
 }
 
 // Values of Options' enumerations.
@@ -103,6 +107,8 @@ const (
 	TrainingTFJob      = "tfjob"
 	FixedStatic        = "nodepool-static"
 	FixedNodeGroup     = "managed-nodegroup"
+	ProviderEKS        = "eks"
+	ProviderAKS        = "aks"
 	AccessRWO          = string(corev1.ReadWriteOnce)
 	AccessRWX          = string(corev1.ReadWriteMany)
 )
@@ -161,6 +167,9 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	if o.AccessMode == "" {
 		o.AccessMode = AccessRWO
 	}
+	if o.Provider == "" {
+		o.Provider = ProviderEKS
+	}
 	ckpt, err := resource.ParseQuantity(o.CheckpointStorage)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint storage %q: %v", o.CheckpointStorage, err)
@@ -185,6 +194,7 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 		{"training API", o.TrainingAPI, []string{TrainingJob, TrainingPyTorchJob, TrainingTFJob}},
 		{"fixed pools", o.FixedPools, []string{FixedStatic, FixedNodeGroup}},
 		{"access mode", o.AccessMode, []string{AccessRWO, AccessRWX}},
+		{"provider", o.Provider, []string{ProviderEKS, ProviderAKS}},
 	} {
 		if !slices.Contains(c.ok, c.v) {
 			return nil, nil, fmt.Errorf("%s %q is not one of %s", c.what, c.v, strings.Join(c.ok, ", "))
@@ -222,9 +232,17 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	if err != nil {
 		return nil, nil, err
 	}
-	steps := []func() (File, error){
-		g.namespaces, g.nodeClass, g.nodePools, g.nodeGroups, g.gpuOperator, g.priorityClasses, g.kueue, g.kueueConfig, g.storage, g.alerts,
+	steps := []func() (File, error){g.namespaces}
+	if o.Provider == ProviderAKS {
+		aksFile, err := g.agentPools()
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, aksFile)
+	} else {
+		steps = append(steps, g.nodeClass, g.nodePools, g.nodeGroups)
 	}
+	steps = append(steps, g.gpuOperator, g.priorityClasses, g.kueue, g.kueueConfig, g.storage, g.alerts)
 	for _, step := range steps {
 		if err := add(step()); err != nil {
 			return nil, nil, err

@@ -1,0 +1,77 @@
+package scenarios
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/kube/aks"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+// AgentPoolsSpec is an ARM template of AKS agent pools (package
+// scenarios/kube/aks): each becomes a pool of its VM size, priced from
+// the catalog in the template's location (else pricing.region).
+type AgentPoolsSpec struct {
+	Path string `json:"path"`
+}
+
+// importAgentPools reads spec.cluster.agentPools and adds its pools to
+// the inline ones, as importNodes does for a node dump.
+func (s *Scenario) importAgentPools() error {
+	ap := s.Spec.Cluster.AgentPools
+	if ap == nil {
+		return nil
+	}
+	if ap.Path == "" {
+		return s.errAt("spec.cluster.agentPools.path", "is required: an ARM template of agent pools (gpuplan manifests --provider aks writes one)")
+	}
+	file := s.path(ap.Path)
+	data, err := readWholeBounded(file)
+	if err != nil {
+		return err
+	}
+	region := s.Spec.Pricing.Region
+	if region == "" {
+		region = DefaultRegion
+	}
+	pools, notes, err := aks.Read(file, data, region)
+	if err != nil {
+		return err
+	}
+	for _, p := range pools {
+		if slices.ContainsFunc(s.Spec.Cluster.Pools, func(q PoolSpec) bool { return q.Name == p.Name }) {
+			return &InputError{File: file, Line: p.Line, Field: "agent pool " + p.Name, Msg: fmt.Sprintf("its name is taken by a pool given inline in %s; rename that pool", s.file)}
+		}
+		ps := PoolSpec{Name: p.Name, Count: p.Count, InstanceType: p.VMSize, CapacitySpec: CapacitySpec{CapacityType: models.OnDemand, Region: p.Location}}
+		if p.Spot {
+			ps.CapacityType = models.Spot
+		}
+		if len(p.Zones) == 1 {
+			ps.Zone = aks.Zone(p.Location, p.Zones[0])
+		}
+		if len(p.Labels) > 0 {
+			ps.Labels = maps.Clone(p.Labels)
+			delete(ps.Labels, cluster.LabelPool) // gpuplan's own, set again on every pool
+			if len(ps.Labels) == 0 {
+				ps.Labels = nil
+			}
+		}
+		for _, t := range p.Taints {
+			k, v, e, _ := aks.ParseTaint(t)
+			ps.Taints = append(ps.Taints, TaintSpec{Key: k, Value: v, Effect: e})
+		}
+		if p.MaxCount > 0 {
+			ps.Autoscaling = &AutoscalingSpec{MinNodes: p.MinCount, MaxNodes: p.MaxCount}
+		}
+		if lc, ok := s.pos["spec.cluster.agentPools"]; ok {
+			s.pos[fmt.Sprintf("spec.cluster.pools[%d]", len(s.Spec.Cluster.Pools))] = lc
+		}
+		s.Spec.Cluster.Pools = append(s.Spec.Cluster.Pools, ps)
+		s.importedPools = append(s.importedPools, p.Name)
+	}
+	s.nodeNotes = append(s.nodeNotes, notes...)
+	s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%d AKS agent pools read from %s, priced from the catalog in %s", len(pools), ap.Path, pools[0].Location))
+	return nil
+}

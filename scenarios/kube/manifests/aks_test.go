@@ -1,0 +1,94 @@
+package manifests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/pipeline"
+)
+
+// aksScenario: an AKS cluster given as pools of Azure VM sizes in eastus:
+// two A100 nodes on demand in zone 1, three H100 spot nodes in zone 2
+// (the measured spot preset, Azure's 30 s notice), an autoscaled A100
+// pool of 0 to 2 nodes, with a taint the jobs tolerate; one GPU a job.
+const aksScenario = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: aks}
+spec:
+  horizon: 12h
+  pricing: {region: eastus}
+  cluster:
+    pools:
+    - {name: gpunp, count: 2, instanceType: Standard_NC24ads_A100_v4, zone: eastus-1, labels: {team: ml}}
+    - {name: spotnp, count: 3, instanceType: Standard_NC40ads_H100_v5, capacityType: spot, zone: eastus-2,
+       taints: [{key: kubernetes.azure.com/scalesetpriority, value: spot, effect: NoSchedule}]}
+    - {name: burst, count: 0, instanceType: Standard_NC24ads_A100_v4, autoscaling: {minNodes: 0, maxNodes: 2}}
+  workload:
+    synthetic:
+      classes:
+      - name: train
+        arrival: {process: poisson, ratePerHour: 3}
+        pod: {cpu: "8", memory: 64Gi, gpus: 1}
+        duration: 90m
+        tolerations: [{key: kubernetes.azure.com/scalesetpriority, operator: Exists, effect: NoSchedule}]
+`
+
+// TestAKSAgentPoolsRoundTrip: --provider aks writes the pools as AKS
+// agent pools in an ARM template (VM size, count, Spot with eviction
+// policy Delete, zone number, labels, taints, the autoscaler's bounds),
+// and the scenario with its pools replaced by spec.cluster.agentPools
+// reading that file gives the same summary, byte for byte. The written
+// template holds what a hand check of the scenario gives.
+func TestAKSAgentPoolsRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	sf := filepath.Join(dir, "s.yaml")
+	require.NoError(t, os.WriteFile(sf, []byte(aksScenario), 0o644))
+	s, err := scenarios.LoadFile(sf)
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err := Generate(s, m, Options{Provider: ProviderAKS})
+	require.NoError(t, err)
+	out := filepath.Join(dir, "out")
+	require.NoError(t, WriteDir(out, files))
+	for _, f := range files {
+		require.False(t, strings.Contains(f.Path, "karpenter"), "no Karpenter objects for AKS: %s", f.Path)
+	}
+	arm, err := os.ReadFile(filepath.Join(out, PathAKSAgentPools))
+	require.NoError(t, err)
+	for _, want := range []string{
+		`"vmSize": "Standard_NC40ads_H100_v5"`, `"scaleSetPriority": "Spot"`, `"scaleSetEvictionPolicy": "Delete"`,
+		`"availabilityZones": [` + "\n" + `          "2"`, `"kubernetes.azure.com/scalesetpriority=spot:NoSchedule"`,
+		`"enableAutoScaling": true`, `"maxCount": 2`, `"team": "ml"`, `"gpuplan.dev/pool": "burst"`,
+		`"name": "[format('{0}/{1}', parameters('clusterName'), 'gpunp')]"`, `"defaultValue": "eastus"`,
+	} {
+		require.Contains(t, string(arm), want)
+	}
+
+	back := strings.Replace(aksScenario, aksScenario[strings.Index(aksScenario, "    pools:\n"):strings.Index(aksScenario, "  workload:\n")],
+		"    agentPools: {path: out/"+PathAKSAgentPools+"}\n", 1)
+	bf := filepath.Join(dir, "back.yaml")
+	require.NoError(t, os.WriteFile(bf, []byte(back), 0o644))
+	sb, err := scenarios.LoadFile(bf)
+	require.NoError(t, err)
+	want := summaryJSON(t, s, pipeline.Options{})
+	got := summaryJSON(t, sb, pipeline.Options{})
+	delete(want, "scenario")
+	delete(got, "scenario")
+	require.Equal(t, want, got)
+
+	// A pool that cannot be an agent pool is refused, naming it.
+	bad := strings.Replace(aksScenario, "name: spotnp", "name: spot-h100-pool", 1)
+	require.NoError(t, os.WriteFile(sf, []byte(bad), 0o644))
+	s, err = scenarios.LoadFile(sf)
+	require.NoError(t, err)
+	m, err = s.Cluster()
+	require.NoError(t, err)
+	_, _, err = Generate(s, m, Options{Provider: ProviderAKS})
+	require.ErrorContains(t, err, `"spot-h100-pool" is not an AKS agent pool name`)
+}
