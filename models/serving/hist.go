@@ -183,10 +183,23 @@ func (h *Histogram) AddAt(ms, n float64) {
 	if n <= 0 {
 		return
 	}
+	h.AddToBucket(HistBucket(ms), n)
+}
+
+// HistBucket is the bucket AddAt adds a latency of ms to: a caller that
+// adds the same latencies again and again (the points of one
+// distribution) finds their buckets once and adds with AddToBucket.
+func HistBucket(ms float64) int { return min(bucketOf(ms), len(edges)-1) }
+
+// AddToBucket adds n requests to bucket i (HistBucket of their latency):
+// AddAt without finding the bucket.
+func (h *Histogram) AddToBucket(i int, n float64) {
+	if n <= 0 {
+		return
+	}
 	if h.counts == nil {
 		h.counts = make([]float64, histBuckets())
 	}
-	i := min(bucketOf(ms), len(h.counts)-1)
 	h.counts[i] += n
 	h.touch(i, i)
 	h.total += n

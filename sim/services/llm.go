@@ -162,10 +162,22 @@ type llmRun struct {
 	points    map[int]*serving.LLMSteady
 	eIn, eOut float64
 	capSt     *serving.LLMSteady
+	// capTPOT are the histogram buckets of capSt's TPOT points.
+	capTPOT []int
 	// capPer is the requests a second one replica serves.
 	capPer float64
-	// pend is the requests served at each grid key since the last flush.
-	pend map[int]float64
+	// pend is the requests served at each grid key since the last flush,
+	// but for key cur's, which curN sums (curOK: it holds one) until
+	// another key is served: the same sums, added in the same order,
+	// without a map access a piece at a steady rate.
+	pend  map[int]float64
+	cur   int
+	curN  float64
+	curOK bool
+	// lastRate is the rate at asked last, lastSt and lastKey its answer.
+	lastRate float64
+	lastSt   *serving.LLMSteady
+	lastKey  int
 	// ttft and tpot are the run's distributions up to the last bucket;
 	// bttft and btpot the bucket's.
 	ttft, tpot, bttft, btpot serving.Histogram
@@ -210,6 +222,9 @@ func newLLMRun(l *LLM) (*llmRun, error) {
 		r.capPer, r.capSt = capPer, &st
 	}
 	r.eIn, r.eOut = meanLength(l.Input), meanLength(l.Output)
+	for _, x := range r.capSt.TPOTPoints {
+		r.capTPOT = append(r.capTPOT, serving.HistBucket(x))
+	}
 	return r, nil
 }
 
@@ -237,6 +252,17 @@ func (l *llmRun) at(rate float64) (*serving.LLMSteady, int) {
 	if rate >= l.capPer {
 		return l.capSt, llmCapKey
 	}
+	if l.lastSt != nil && rate == l.lastRate {
+		return l.lastSt, l.lastKey
+	}
+	st, k := l.lookup(rate)
+	l.lastRate, l.lastSt, l.lastKey = rate, st, k
+	return st, k
+}
+
+// lookup is at for a rate below capacity: the plan's curve, the run's
+// memo, or the fast model.
+func (l *llmRun) lookup(rate float64) (*serving.LLMSteady, int) {
 	k := llmKey(rate)
 	if c := l.spec.Curve; c != nil && c.capPer == l.capPer && k >= c.lo && k < c.lo+len(c.points) {
 		if st := c.points[k-c.lo]; st != nil {
@@ -294,7 +320,7 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 	if s.backlog == 0 && lambda <= capTotal {
 		if arrived > 0 {
 			_, k := l.at(lambda / float64(ready))
-			l.pend[k] += arrived
+			l.pendAdd(k, arrived)
 			l.served(arrived)
 		}
 		s.Served += arrived
@@ -311,14 +337,25 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 		for _, x := range l.capSt.TTFTPoints {
 			l.bttft.AddAt(x+waitMs, w)
 		}
-		for _, x := range l.capSt.TPOTPoints {
-			l.btpot.AddAt(x, w)
+		for _, i := range l.capTPOT {
+			l.btpot.AddToBucket(i, w)
 		}
 		l.ttftSum += served * (l.capSt.TTFTMeanMs + waitMs)
 		l.tpotSum += served * l.capSt.TPOTMeanMs
 		l.served(served)
 	}
 	s.Served += served
+}
+
+// pendAdd adds n requests served at key k to pend.
+func (l *llmRun) pendAdd(k int, n float64) {
+	if !l.curOK || k != l.cur {
+		if l.curOK {
+			l.pend[l.cur] = l.curN
+		}
+		l.cur, l.curN, l.curOK = k, l.pend[k], true
+	}
+	l.curN += n
 }
 
 // served counts the tokens of n requests served.
@@ -330,6 +367,10 @@ func (l *llmRun) served(n float64) {
 // flush adds the requests served at each grid rate to the bucket's
 // histograms, in the keys' order.
 func (l *llmRun) flush() {
+	if l.curOK {
+		l.pend[l.cur] = l.curN
+		l.curOK = false
+	}
 	if len(l.pend) == 0 {
 		return
 	}
