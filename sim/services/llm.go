@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/sim/autoscale"
 )
 
 // An LLM service (Spec.LLM): each replica is a vLLM-style engine with
@@ -416,15 +417,22 @@ func (l *llmRun) bucketP95() float64 {
 // output's decode steps); utilization the rate over capacity.
 func (s *Service) metricsLLM(lambda float64, ready int) Metrics {
 	l := s.llm
-	m := Metrics{Rate: lambda, InFlight: s.backlog}
 	per := lambda / float64(ready)
 	if per <= 0 && s.backlog == 0 {
-		return m // nothing arrives, nothing waits
+		return Metrics{Rate: lambda, InFlight: s.backlog} // nothing arrives, nothing waits
 	}
 	st := l.capSt
 	if per > 0 {
 		st, _ = l.at(per)
 	}
+	return s.metricsLLMOf(lambda, ready, st)
+}
+
+// metricsLLMOf is metricsLLM with the steady state st of its rate.
+func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady) Metrics {
+	l := s.llm
+	m := Metrics{Rate: lambda, InFlight: s.backlog}
+	per := lambda / float64(ready)
 	m.QueueLatencyMs = max(st.TTFTMeanMs-st.StepMs, 0)
 	if s.backlog > 0 {
 		m.QueueLatencyMs += s.backlog / (float64(ready) * l.capPer) * 1000
@@ -432,6 +440,101 @@ func (s *Service) metricsLLM(lambda float64, ready int) Metrics {
 	m.InFlight += lambda * (st.TTFTMeanMs + st.TPOTMeanMs*max(l.eOut-1, 0)) / 1000
 	m.Utilization = 100 * math.Min(1, per/l.capPer)
 	return m
+}
+
+// SettledBand is, for an LLM service whose scaler reads more than the
+// rate, the band of request rates [lo, hi] around the rate at now within
+// which the scaler, asked at a period with all replicas ready, keeps them
+// and changes nothing but the records of a steady sync (SkipPeriods),
+// and in which no backlog forms (below capacity by the most the rate
+// moves in a period). With no backlog its metrics are a function of the
+// rate: over one grid key of the plan's curve each is linear in it (the
+// steady state is the key's), so the scaler's answer, monotone in its
+// metric, keeps the replicas across a key when it does at both ends. The
+// band is the keys around now's that do, within the curve (no rate is
+// evaluated here). ok is false when there is none: a backlog, a replica
+// not ready, no curve, or a scaler that would change something.
+//
+// Periods in the band need no accounting either: nothing a decision
+// reads depends on it, so the run accounts the service lazily over them,
+// as it does a service whose scaler reads only the rate.
+func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float64, ok bool) {
+	l := s.llm
+	if l == nil || rateOnly(s.scaler) || s.backlog != 0 || replicas < 1 || replicas < minR || replicas > maxR {
+		return 0, 0, false
+	}
+	c := l.spec.Curve
+	if c == nil || c.capPer != l.capPer {
+		return 0, 0, false
+	}
+	var keeps func(Metrics) bool
+	switch x := s.scaler.(type) {
+	case HPA:
+		keeps = func(m Metrics) bool {
+			v := m.value(x.Metric, replicas)
+			if x.H.Spec().Type == autoscale.Value && x.Metric != QueueLatencyMs && x.Metric != Utilization {
+				v *= float64(replicas)
+			}
+			return x.H.Keeps(autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v})
+		}
+	case KEDA:
+		keeps = func(m Metrics) bool {
+			v := m.value(x.Metric, replicas)
+			if x.Metric == RequestsPerReplica || x.Metric == Concurrency || x.Metric == QueueDepth {
+				v *= float64(replicas)
+			}
+			return x.K.Keeps(autoscale.Observation{Replicas: replicas, Ready: replicas}, v)
+		}
+	default:
+		return 0, 0, false
+	}
+	r := float64(replicas)
+	// The most the rate moves in a period, which a piece between two
+	// periods in the band may reach beyond it.
+	ld := &s.spec.Load
+	drift := 0.0
+	if ld.Amplitude > 0 {
+		day := ld.PeriodMs
+		if day == 0 {
+			day = 24 * 3600 * 1000
+		}
+		drift = ld.Amplitude * 2 * math.Pi / float64(day) * float64(s.step)
+		for _, sp := range ld.Spikes {
+			drift *= max(sp.Factor, 1)
+		}
+	}
+	top := 0.99*r*l.capPer - drift
+	g := math.Log1p(llmGrid)
+	// pass reports whether key k keeps the replicas at both ends of its
+	// rates (a closed interval: a rate on the edge between two keys is
+	// either's, and both are asked).
+	pass := func(k int) bool {
+		if k < c.lo || k >= c.lo+len(c.points) || c.points[k-c.lo] == nil {
+			return false
+		}
+		st := c.points[k-c.lo]
+		a, b := math.Exp((float64(k)-0.5)*g)*r, math.Exp((float64(k)+0.5)*g)*r
+		return b <= top && keeps(s.metricsLLMOf(a, replicas, st)) && keeps(s.metricsLLMOf(b, replicas, st))
+	}
+	rate := ld.At(now)
+	if !(rate > 0) {
+		return 0, 0, false
+	}
+	k0 := llmKey(rate / r)
+	if !pass(k0) {
+		return 0, 0, false
+	}
+	k1, k2 := k0, k0
+	for pass(k1 - 1) {
+		k1--
+	}
+	for pass(k2 + 1) {
+		k2++
+	}
+	// Shrunk a little: a rate inside is one of the keys k1..k2.
+	lo = math.Exp((float64(k1)-0.5)*g) * r * (1 + 1e-9)
+	hi = math.Exp((float64(k2)+0.5)*g) * r * (1 - 1e-9)
+	return lo, hi, true
 }
 
 // reportLLM adds the LLM figures to r.
