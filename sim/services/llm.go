@@ -163,8 +163,9 @@ type llmRun struct {
 	points    map[int]*serving.LLMSteady
 	eIn, eOut float64
 	capSt     *serving.LLMSteady
-	// capTPOT are the histogram buckets of capSt's TPOT points.
-	capTPOT []int
+	// capTPOT are the histogram buckets of capSt's TPOT points; buf holds
+	// a distribution's buckets while they are added.
+	capTPOT, buf []int
 	// capPer is the requests a second one replica serves.
 	capPer float64
 	// pend is the requests served at each grid key since the last flush,
@@ -335,8 +336,9 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 	waitMs := (start + s.backlog) / 2 / capTotal * 1000
 	if served > 0 {
 		w := served / serving.LLMQuantilePoints
-		for _, x := range l.capSt.TTFTPoints {
-			l.bttft.AddAt(x+waitMs, w)
+		l.buf = serving.HistBuckets(l.capSt.TTFTPoints, waitMs, l.buf[:0])
+		for _, i := range l.buf {
+			l.bttft.AddToBucket(i, w)
 		}
 		for _, i := range l.capTPOT {
 			l.btpot.AddToBucket(i, w)
@@ -383,11 +385,13 @@ func (l *llmRun) flush() {
 	for _, k := range keys {
 		n, st := l.pend[k], l.point(k)
 		w := n / serving.LLMQuantilePoints
-		for _, x := range st.TTFTPoints {
-			l.bttft.AddAt(x, w)
+		l.buf = serving.HistBuckets(st.TTFTPoints, 0, l.buf[:0])
+		for _, i := range l.buf {
+			l.bttft.AddToBucket(i, w)
 		}
-		for _, x := range st.TPOTPoints {
-			l.btpot.AddAt(x, w)
+		l.buf = serving.HistBuckets(st.TPOTPoints, 0, l.buf[:0])
+		for _, i := range l.buf {
+			l.btpot.AddToBucket(i, w)
 		}
 		l.ttftSum += n * st.TTFTMeanMs
 		l.tpotSum += n * st.TPOTMeanMs
