@@ -388,18 +388,24 @@ func (ss *serviceSet) syncChain() {
 		}
 		at, queued := ss.q.PeekTime()
 		pending := ss.run.passDue() || ss.periodEvents
-		if !pending && len(ss.svcs) == 1 {
-			if lo, hi, until, ok := s.band(lazy, next, h); ok {
-				if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next && ss.deferPeriods(k, next, p) {
-					return
-				}
+		var lo, hi float64
+		var until Time
+		ok := false
+		if !pending {
+			// Asked once a period: the same answer serves both ways of
+			// keeping the periods.
+			lo, hi, until, ok = s.band(lazy, next, h)
+		}
+		if ok && len(ss.svcs) == 1 {
+			if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next && ss.deferPeriods(k, next, p) {
+				return
 			}
 		}
 		if pending || (queued && at <= next) {
 			ss.run.push(next, event{kind: evScale, sub: scalePeriod, job: int32(k)})
 			return
 		}
-		if lo, hi, until, ok := s.band(lazy, next, h); ok {
+		if ok {
 			if queued {
 				until = min(until, at)
 			}
