@@ -57,9 +57,11 @@ func defaultWithLLM(b *testing.B, horizon, load string) (sim.Config, []cluster.J
 // of the default scenario's jobs alone against the same jobs with a
 // 1,000 requests/s LLM service beside them, constant or diurnal (700 to
 // 1,300/s); it reports each run's CPU time and the service's overhead in
-// percent (issue 31: at most 30). The scenario's build (the replica's
-// capacity search) is outside the timing, as the jobs' generation is.
-// Run with -cpu 1: CPU seconds, not wall time, on a shared machine.
+// percent (issue 31: at most 30, for both). The scenario's build (the
+// replica's capacity search and the fast model's curve, computed once
+// for every run of the plan) is outside the timing, as the jobs'
+// generation is. Run with -cpu 1 -count 5 and read the medians: CPU
+// seconds, not wall time, on a shared machine. In `make bench`.
 func BenchmarkLLMServiceBesideDefaultJobs(b *testing.B) {
 	for _, c := range []struct{ name, load string }{
 		{"week/constant", "{constant: 1000}"},

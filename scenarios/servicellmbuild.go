@@ -93,6 +93,16 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 	if err := spec.Validate(); err != nil {
 		return cfg, nil, s.errAt(at, "%v", err)
 	}
+	// The fast model at every per-replica rate the run may meet, once for
+	// all its runs: from the load's lowest rate on the most replicas up to
+	// capacity.
+	maxR := cfg.MaxReplicas
+	if maxR == 0 {
+		maxR = max(cfg.MinReplicas, cfg.InitialReplicas)
+	}
+	if x.Curve, err = services.NewLLMCurve(x, spec.Load.Floor()/float64(max(maxR, 1))); err != nil {
+		return cfg, nil, s.errAt(la, "%v", err)
+	}
 	cfg.Spec = spec
 	if c := v.ColdStart; c != nil {
 		if c.ImagePull != nil {

@@ -35,7 +35,11 @@ import (
 // Advance cuts a long interval where the model needs it. A stretch of
 // periods the scaler is known to keep is done in one step (syncChain); in
 // a run with one service it stays out of the event queue, its periods done
-// as the run comes past them (deferPeriods).
+// as the run comes past them (deferPeriods). An LLM service whose scaler
+// reads its queue (KEDA on vllm:num_requests_waiting) is settled too while
+// it carries no backlog and the rate stays in the band where its metric
+// keeps the replicas (services.SettledBand): its periods there are kept
+// the same way and it is accounted lazily over them.
 // The cost is per replica change, timeline bucket, change of the rate and
 // period not skipped, never per request, and a run without services pays
 // nothing.
@@ -361,7 +365,8 @@ func (ss *serviceSet) nextSync(t Time, k int) {
 //
 // A stretch of periods that the scaler is known to keep is done in one
 // step (skip): with every replica ready and the scaler settled, it keeps
-// them while the request rate stays within its KeepBand, and
+// them while the request rate stays within its KeepBand (or a settled LLM
+// service's SettledBand, until the load's next change), and
 // Load.FirstOutside finds the first period where the rate leaves it. The
 // periods before it (and before the next event and the horizon) are
 // counted, reported to Progress and recorded in the scaler as each would
@@ -383,28 +388,31 @@ func (ss *serviceSet) syncChain() {
 		}
 		at, queued := ss.q.PeekTime()
 		pending := ss.run.passDue() || ss.periodEvents
-		if !pending && lazy && len(ss.svcs) == 1 && s.ready == len(s.pods) {
-			if lo, hi, ok := s.svc.KeepBand(len(s.pods), s.min, s.max); ok {
-				if p := s.cfg.Spec.Load.FirstOutside(next, s.period, h, lo, hi); p > next && ss.deferPeriods(k, next, p) {
-					return
-				}
+		var lo, hi float64
+		var until Time
+		ok := false
+		if !pending {
+			// Asked once a period: the same answer serves both ways of
+			// keeping the periods.
+			lo, hi, until, ok = s.band(lazy, next, h)
+		}
+		if ok && len(ss.svcs) == 1 {
+			if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next && ss.deferPeriods(k, next, p) {
+				return
 			}
 		}
 		if pending || (queued && at <= next) {
 			ss.run.push(next, event{kind: evScale, sub: scalePeriod, job: int32(k)})
 			return
 		}
-		if lazy && s.ready == len(s.pods) {
-			if lo, hi, ok := s.svc.KeepBand(len(s.pods), s.min, s.max); ok {
-				until := h
-				if queued {
-					until = min(until, at)
-				}
-				if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next {
-					ss.skipPeriods(s, next, p-s.period)
-					t = p - s.period
-					continue
-				}
+		if ok {
+			if queued {
+				until = min(until, at)
+			}
+			if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next {
+				ss.skipPeriods(s, next, p-s.period)
+				t = p - s.period
+				continue
 			}
 		}
 		// The period at next is the run's next event.
@@ -418,6 +426,26 @@ func (ss *serviceSet) syncChain() {
 		ss.run.countPeriods(next, next, s.period)
 		t = next
 	}
+}
+
+// band is the band of request rates within which service s's scaler,
+// all of its replicas ready, keeps them at every period from next until
+// before until: a lazily accounted service's KeepBand (until the
+// horizon h), or a settled LLM service's SettledBand (until the load's
+// next change too: the band assumes no backlog, which a jump of the rate
+// between two periods could build). Over the periods in it the service is
+// accounted lazily either way: what a decision reads does not depend on
+// the accounting there.
+func (s *svcState) band(lazy bool, next, h Time) (lo, hi float64, until Time, ok bool) {
+	if s.ready != len(s.pods) {
+		return 0, 0, 0, false
+	}
+	if lazy {
+		lo, hi, ok = s.svc.KeepBand(len(s.pods), s.min, s.max)
+		return lo, hi, h, ok
+	}
+	lo, hi, ok = s.svc.SettledBand(next, len(s.pods), s.min, s.max)
+	return lo, hi, min(h, s.cfg.Spec.Load.NextChange(next)), ok
 }
 
 // deferPeriods keeps service k's periods from next on out of the queue

@@ -498,6 +498,27 @@ func TestScalerPeriodsWithoutEventsSameRun(t *testing.T) {
 			Load: serving.Load{Points: []serving.Point{{AtMs: 0, Rate: 0}, {AtMs: 3 * Hour, Rate: 150}, {AtMs: 4 * Hour, Rate: 0}}}},
 			Scaler: services.KEDA{K: kd, Metric: services.RequestsPerReplica}, Pod: replicaPod, MaxReplicas: 3, ImagePull: Minute}
 	}
+	// An LLM service (Llama-3-8B on one H100 a replica, chat lengths:
+	// 37.5 requests/s a replica) on a diurnal curve of 100 to 300/s (its
+	// peak at 4 h), or at 200/s with half as much again for 30 min at 5 h,
+	// above the jobs' priority or below it (preempted by them),
+	// scaled by KEDA on vllm:num_requests_waiting (0.5 a replica): its
+	// scaler reads the queue, not the rate, so it is accounted every
+	// period, but a settled stretch is still skipped (SettledBand) and
+	// accounted lazily. The plan's curve is built once for both runs.
+	llmSpec := llmChat(t)
+	llmDiurnal := serving.Load{Base: 200, Amplitude: 100, PeakMs: 4 * Hour}
+	llmSteady := serving.Load{Base: 200, Spikes: []serving.Spike{{StartMs: 5 * Hour, LengthMs: 30 * Minute, Factor: 1.5}}}
+	llm := func(load serving.Load, prio int32) ServiceConfig {
+		spec := autoscale.NewScaledObjectSpec(0.5)
+		spec.MinReplicaCount, spec.MaxReplicaCount = 2, 12
+		kd, err := autoscale.NewKEDA(spec)
+		require.NoError(t, err)
+		return ServiceConfig{Spec: services.Spec{Name: "llm", Balancing: serving.Random, LLM: llmSpec,
+			Load: load},
+			Scaler: services.KEDA{K: kd, Metric: services.QueueDepth}, Pod: replicaPod,
+			MinReplicas: 2, MaxReplicas: 12, InitialReplicas: 6, ModelLoad: 40 * Second, Priority: prio}
+	}
 	points := func() ServiceConfig {
 		// Overloaded from 2 h to 3 h (900/s on 2 x 615/s... 1,230/s: a
 		// backlog builds under a queue limit, accounted period by period).
@@ -521,6 +542,10 @@ func TestScalerPeriodsWithoutEventsSameRun(t *testing.T) {
 		{"steady HPA", func() []ServiceConfig { return []ServiceConfig{steady()} }, true, false},
 		{"fixed on points", func() []ServiceConfig { return []ServiceConfig{points()} }, true, false},
 		{"steady HPA, jobs on the grid preempting replicas", func() []ServiceConfig { return []ServiceConfig{steady()} }, true, true},
+		{"LLM under KEDA on the queue, diurnal", func() []ServiceConfig { return []ServiceConfig{llm(llmDiurnal, 10)} }, true, false},
+		{"LLM under KEDA on the queue, steady with a spike", func() []ServiceConfig { return []ServiceConfig{llm(llmSteady, 10)} }, true, false},
+		{"LLM under KEDA, its replicas preempted by the jobs", func() []ServiceConfig { return []ServiceConfig{llm(llmSteady, 0)} }, false, false},
+		{"LLM under KEDA and an HPA service", func() []ServiceConfig { return []ServiceConfig{llm(llmDiurnal, 10), steady()} }, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mk := func(periodEvents bool, skipped *int) (*Result, []Progress) {
@@ -609,7 +634,43 @@ func sameServiceRun(t *testing.T, want, got *Result) {
 			*gp = ServicePoint{Rate: wp.Rate, Served: wp.Served, Dropped: wp.Dropped, P95Ms: wp.P95Ms,
 				Replicas: gp.Replicas, Ready: gp.Ready, GPUs: gp.GPUs}
 		}
+		if w.LLM != nil {
+			// An LLM service's token figures: counts to rounding, latencies
+			// within a histogram bucket (and the rate grid's step: a piece
+			// accounted lazily is served at its mean rate's grid key).
+			wl, gl := w.LLM, g.LLM
+			require.NotNil(t, gl)
+			for _, f := range [][3]float64{{wl.TTFTMeanMs, gl.TTFTMeanMs, 0.01}, {wl.TPOTMeanMs, gl.TPOTMeanMs, 0.01},
+				{wl.TTFTP50Ms, gl.TTFTP50Ms, 0.021}, {wl.TTFTP95Ms, gl.TTFTP95Ms, 0.021}, {wl.TTFTP99Ms, gl.TTFTP99Ms, 0.021},
+				{wl.TPOTP50Ms, gl.TPOTP50Ms, 0.021}, {wl.TPOTP95Ms, gl.TPOTP95Ms, 0.021}, {wl.TPOTP99Ms, gl.TPOTP99Ms, 0.021},
+				{wl.InputTokens, gl.InputTokens, 1e-9}, {wl.OutputTokens, gl.OutputTokens, 1e-9}} {
+				near("LLM figure", f[0], f[1], f[2])
+			}
+			near("TTFT attainment", wl.TTFTAttainment, gl.TTFTAttainment, 0.01)
+			near("TPOT attainment", wl.TPOTAttainment, gl.TPOTAttainment, 0.01)
+			*gl = *wl
+		}
 		g.Arrived, g.Served, g.Dropped = w.Arrived, w.Served, w.Dropped
 		g.P50Ms, g.P95Ms, g.P99Ms, g.SLOAttainment = w.P50Ms, w.P95Ms, w.P99Ms, w.SLOAttainment
 	}
+}
+
+// llmChat is Llama-3-8B on one H100 a replica with chat lengths (prompts
+// 512 +- 256 tokens, outputs 256 +- 128) and TTFT and TPOT targets of
+// 200 and 30 ms, with its curve from 100/s on 12 replicas, as a plan
+// holds it.
+func llmChat(t *testing.T) *services.LLM {
+	t.Helper()
+	roof, ok := serving.RooflineFor("H100-80GB")
+	require.True(t, ok)
+	l := &services.LLM{Config: serving.LLMConfig{Engine: serving.Engine{Model: serving.Llama3_8B(), GPU: roof, TP: 1}, MaxModelLen: 8192}.WithDefaults(),
+		Input:     serving.TokenDist{Kind: serving.Normal, Mean: 512, StdDev: 256, Min: 16, Max: 2048},
+		Output:    serving.TokenDist{Kind: serving.Normal, Mean: 256, StdDev: 128, Min: 16, Max: 1024},
+		TTFTSLOMs: 200, TPOTSLOMs: 30}
+	c, err := serving.LLMCapacity(l.Config, l.Input, l.Output)
+	require.NoError(t, err)
+	l.CapacityPerReplica = c
+	l.Curve, err = services.NewLLMCurve(l, 100.0/12)
+	require.NoError(t, err)
+	return l
 }

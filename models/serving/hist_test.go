@@ -2,6 +2,8 @@ package serving
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -66,5 +68,34 @@ func TestHistogramMergeAndReset(t *testing.T) {
 	a.Reset()
 	if a.Total() != 0 || !math.IsNaN(a.Quantile(0.5)) {
 		t.Errorf("reset histogram holds %g", a.Total())
+	}
+}
+
+// HistBuckets is HistBucket of each shifted point, to the bucket: for
+// sorted quantile-like points over the whole range, points on the edges
+// and an ulp either side of them, points out of order, below the first
+// edge and beyond the last.
+func TestHistBucketsIsHistBucket(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var xs []float64
+	for range 5000 {
+		xs = append(xs, math.Exp(r.Float64()*math.Log(2e8))*1e-2)
+	}
+	for i := 0; i < len(edges); i += 7 {
+		e := edges[i]
+		xs = append(xs, e, math.Nextafter(e, 0), math.Nextafter(e, math.Inf(1)))
+	}
+	xs = append(xs, 0, 0.05, 0.1, 2e7, math.Inf(1))
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	for _, in := range [][]float64{sorted, xs} {
+		for _, shift := range []float64{0, 0.37, 1234.5} {
+			got := HistBuckets(in, shift, nil)
+			for i, x := range in {
+				if want := HistBucket(x + shift); got[i] != want {
+					t.Fatalf("%g + %g: bucket %d, want %d", x, shift, got[i], want)
+				}
+			}
+		}
 	}
 }

@@ -193,18 +193,49 @@ type Engine struct {
 // sequence that produces a token (every decode, every prefill chunk). The
 // engine's CPU time per step (scheduling, sampling) is not included.
 func (e Engine) StepTime(b Step) float64 {
-	tp := max(e.TP, 1)
-	m := e.Model
 	prefill := 0
 	for _, c := range b.Prefill {
 		prefill += c.Tokens
 	}
-	tokens := prefill + len(b.Decode)
-	if tokens == 0 {
+	if prefill+len(b.Decode) == 0 {
 		return 0
 	}
 	if e.StepModel == WholeStep {
 		return e.wholeStep(b, prefill)
+	}
+	hiddenTP := e.Model.Hidden / max(e.TP, 1)
+	ctx := 0.0
+	for _, c := range b.Decode {
+		ctx += float64(c)
+	}
+	flops := 0.0
+	for _, c := range b.Prefill {
+		flops += prefillAttnFlops(hiddenTP, c.Tokens, c.Cached)
+	}
+	return e.perKernel(prefill, len(b.Prefill), len(b.Decode), ctx, flops)
+}
+
+// prefillAttnFlops is causal prefill attention's FLOPs in one layer for a
+// chunk of tokens new tokens over cached ones (hiddenTP: the model
+// dimension on one GPU): scores and weighted values, 2 FLOPs a
+// multiply-add each, for each new token over the cached ones and the new
+// ones before it.
+func prefillAttnFlops(hiddenTP, tokens, cached int) float64 {
+	t := float64(tokens)
+	return 4 * float64(hiddenTP) * t * (float64(cached) + (t+1)/2)
+}
+
+// perKernel is StepTime under PerKernel from a step's totals: prefill
+// tokens in chunks chunks, decodes sequences decoding with contexts
+// summing to ctx, and the prefill attention's FLOPs a layer (the sum of
+// prefillAttnFlops over the chunks). It costs the same whatever the
+// step's size, so the fast model can price steps of many sequences.
+func (e Engine) perKernel(prefill, chunks, decodes int, ctx, flops float64) float64 {
+	tp := max(e.TP, 1)
+	m := e.Model
+	tokens := prefill + decodes
+	if tokens == 0 {
+		return 0
 	}
 	var layer float64
 	for i, w := range m.layerMatrices() {
@@ -214,30 +245,19 @@ func (e Engine) StepTime(b Step) float64 {
 		} else {
 			n /= tp
 		}
-		layer += e.GPU.gemm(prefill, len(b.Decode), k, n, m.WeightBytes)
+		layer += e.GPU.gemm(prefill, decodes, k, n, m.WeightBytes)
 	}
 	kvPerTokenLayer := 2 * float64(m.KVHeads*m.HeadDim()) * m.KVBytes / float64(tp)
-	if len(b.Decode) > 0 {
-		ctx := 0.0
-		for _, c := range b.Decode {
-			ctx += float64(c)
-		}
+	if decodes > 0 {
 		layer += e.GPU.Read(ctx * kvPerTokenLayer)
 	}
-	if len(b.Prefill) > 0 {
-		// Scores and weighted values, 2 FLOPs a multiply-add each, for
-		// each new token over the cached ones and the new ones before it.
-		flops := 0.0
-		for _, c := range b.Prefill {
-			t := float64(c.Tokens)
-			flops += 4 * float64(m.Hidden/tp) * t * (float64(c.Cached) + (t+1)/2)
-		}
+	if chunks > 0 {
 		layer += e.GPU.Compute(flops)
 	}
 	if tp > 1 && e.AllReduce != nil {
 		layer += 2 * e.AllReduce(float64(tokens)*float64(m.Hidden)*m.WeightBytes)
 	}
-	head := e.GPU.gemm(len(b.Prefill), len(b.Decode), m.Hidden, m.Vocab/tp, m.WeightBytes)
+	head := e.GPU.gemm(chunks, decodes, m.Hidden, m.Vocab/tp, m.WeightBytes)
 	return float64(m.Layers)*layer + head
 }
 

@@ -175,8 +175,37 @@ func (m *steadyModel) stepMs(prompts []float64, d float64) float64 {
 }
 
 // stepOf is a step of prompts (each cut to the room left in the
-// budget) beside n decodes of the mean context.
+// budget) beside n decodes of the mean context. Per kernel it is priced
+// from the step's totals (Engine.perKernel, the same sums StepTime
+// takes: n decodes of the mean context sum to n times it exactly), so
+// it costs the same whatever n.
 func (m *steadyModel) stepOf(prompts []float64, n int) float64 {
+	e := m.cfg.Engine
+	if e.StepModel != PerKernel {
+		return m.stepOfWhole(prompts, n)
+	}
+	hiddenTP := e.Model.Hidden / max(e.TP, 1)
+	room := m.budget - float64(n)
+	prefill, chunks, flops := 0, 0, 0.0
+	for _, p := range prompts {
+		t := math.Min(p, room)
+		if t < 1 {
+			break
+		}
+		prefill += int(t)
+		chunks++
+		flops += prefillAttnFlops(hiddenTP, int(t), 0)
+		room -= t
+	}
+	ctx := float64(n * int(m.ctx))
+	if prefill+n == 0 {
+		return m.cfg.StepOverheadMs
+	}
+	return e.perKernel(prefill, chunks, n, ctx, flops)*1e3 + m.cfg.StepOverheadMs
+}
+
+// stepOfWhole is stepOf through StepTime, for the other step models.
+func (m *steadyModel) stepOfWhole(prompts []float64, n int) float64 {
 	m.st.Prefill = m.st.Prefill[:0]
 	room := m.budget - float64(n)
 	for _, p := range prompts {
@@ -347,10 +376,16 @@ func tpotQuantiles(mean float64, sds []float64) (p50, p95, p99 float64, points [
 		w := 6*slices.Max(sds) + 1e-9
 		lo, hi := mean-w, mean+w
 		for range 60 {
+			l0, h0 := lo, hi
 			if mid := (lo + hi) / 2; cdf(mid) < p {
 				lo = mid
 			} else {
 				hi = mid
+			}
+			if lo == l0 && hi == h0 {
+				// Down to adjacent floats: every step left would be
+				// this one again.
+				break
 			}
 		}
 		return (lo + hi) / 2
@@ -457,9 +492,10 @@ func ttftQuantiles(tt []wx) (mean, p50, p95, p99 float64, points []float64) {
 		tot += v.w
 	}
 	mean = sum / tot
-	p50 = weightedQuantile(tt, 0.50)
-	p95 = weightedQuantile(tt, 0.95)
-	p99 = weightedQuantile(tt, 0.99)
+	slices.SortFunc(tt, func(a, b wx) int { return cmp.Compare(a.x, b.x) })
+	p50 = sortedQuantile(tt, 0.50)
+	p95 = sortedQuantile(tt, 0.95)
+	p99 = sortedQuantile(tt, 0.99)
 	points = make([]float64, LLMQuantilePoints)
 	cum, k := 0.0, 0 // tt is sorted now
 	for i := range points {
@@ -476,12 +512,11 @@ func ttftQuantiles(tt []wx) (mean, p50, p95, p99 float64, points []float64) {
 // wx is a weighted value.
 type wx struct{ w, x float64 }
 
-// weightedQuantile is the p-quantile of weighted points (sorted in place).
-func weightedQuantile(xs []wx, p float64) float64 {
+// sortedQuantile is the p-quantile of weighted points sorted by value.
+func sortedQuantile(xs []wx, p float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	slices.SortFunc(xs, func(a, b wx) int { return cmp.Compare(a.x, b.x) })
 	tot := 0.0
 	for _, v := range xs {
 		tot += v.w

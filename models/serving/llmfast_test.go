@@ -2,6 +2,7 @@ package serving
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -116,4 +117,47 @@ func TestSteadyLLMCacheDrift(t *testing.T) {
 	ex, err = SimulateLLM(cfg, PoissonLLMRequests(rand.New(rand.NewPCG(3, 4)), 50.0/7, 5000, in, out))
 	require.NoError(t, err)
 	require.InEpsilon(t, InterpQuantile(ex.TTFTMs, 0.95), f.TTFTP95Ms, 0.10)
+}
+
+// The fast model prices a step from its totals (Engine.perKernel), not
+// from a Step of one entry per decoding sequence: it must be the step
+// StepTime prices, to the bit, for every shape the model asks for (a
+// step with no prompt, prompts cut to the budget's room, 70B over TP4
+// with its all-reduces, the budget used up by decodes), and the same
+// step under WholeStep (priced through StepTime itself).
+func TestSteadyStepIsStepTime(t *testing.T) {
+	nv := models.DefaultFabrics()["h100-nvls"]
+	for _, e := range []Engine{
+		{Model: Llama3_8B(), GPU: h100(t), TP: 1},
+		{Model: Llama3_70B(), GPU: h100(t), TP: 4, AllReduce: TPAllReduce(nv, 4)},
+		{Model: Llama3_8B(), GPU: h100(t), TP: 1, StepModel: WholeStep},
+	} {
+		cfg := LLMConfig{Engine: e, MaxModelLen: 8192, MaxNumBatchedTokens: 2048, StepOverheadMs: 0.5}.WithDefaults()
+		m := &steadyModel{cfg: cfg, ctx: 640.7, budget: 2048}
+		for _, c := range []struct {
+			prompts []float64
+			n       int
+		}{
+			{nil, 1}, {nil, 200}, {[]float64{512}, 0}, {[]float64{300, 512.4, 512.4}, 37},
+			{[]float64{1500, 900, 700}, 100}, {[]float64{100}, 2047}, {[]float64{100}, 2048},
+		} {
+			// By hand: each prompt cut to the room the decodes and the
+			// prompts before it leave, down to none below one token.
+			var st Step
+			room := 2048.0 - float64(c.n)
+			for _, p := range c.prompts {
+				if tok := math.Min(p, room); tok >= 1 {
+					st.Prefill = append(st.Prefill, Chunk{Tokens: int(tok)})
+					room -= tok
+				} else {
+					break
+				}
+			}
+			for range c.n {
+				st.Decode = append(st.Decode, 640)
+			}
+			want := e.StepTime(st)*1e3 + 0.5
+			require.Equal(t, want, m.stepOf(c.prompts, c.n), "%s TP%d model %d: %v and %d decodes", e.Model.Name, e.TP, e.StepModel, c.prompts, c.n)
+		}
+	}
 }

@@ -61,6 +61,28 @@ func (l Load) Validate() error {
 	return nil
 }
 
+// Floor is a rate at or below every positive rate the curve takes, and
+// every positive mean over a piece of it that no change cuts: the lowest
+// positive base, trough or point, times the spike factors below 1. It is
+// 0 when there is no such rate above 0 (a diurnal trough at 0).
+func (l Load) Floor() float64 {
+	r := l.Base - l.Amplitude
+	if len(l.Points) > 0 {
+		r = 0
+		for _, p := range l.Points {
+			if p.Rate > 0 && (r == 0 || p.Rate < r) {
+				r = p.Rate
+			}
+		}
+	}
+	for _, s := range l.Spikes {
+		if s.Factor > 0 && s.Factor < 1 {
+			r *= s.Factor
+		}
+	}
+	return max(r, 0)
+}
+
 // At is the rate at t (ms).
 func (l Load) At(t int64) float64 {
 	r := l.Base

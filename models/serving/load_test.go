@@ -159,3 +159,39 @@ func TestPieceEndKeepsTheRateWithinTolerance(t *testing.T) {
 	}
 	t.Logf("%d pieces over two days", pieces)
 }
+
+// Floor is at or below every positive rate a curve takes: by hand for
+// each shape, and checked against the curve itself every minute of two
+// days (the rate at the minute and the mean over it).
+func TestLoadFloor(t *testing.T) {
+	const h = 3600_000
+	for _, c := range []struct {
+		name string
+		l    Load
+		want float64
+	}{
+		{"constant", Load{Base: 30}, 30},
+		// 60 +- 40: the trough is 20.
+		{"diurnal", Load{Base: 60, Amplitude: 40, PeakMs: 14 * h}, 20},
+		// A half-traffic window takes the trough to 10; a launch at 2x
+		// raises nothing below it.
+		{"diurnal and spikes", Load{Base: 60, Amplitude: 40, Spikes: []Spike{{StartMs: 2 * h, LengthMs: 3 * h, Factor: 0.5}, {StartMs: 30 * h, LengthMs: h, Factor: 2}}}, 10},
+		// The lowest positive point: 0 is no rate to serve.
+		{"points", Load{Points: []Point{{0, 0}, {h, 5}, {2 * h, 3}, {3 * h, 8}}}, 3},
+		// A trough at 0 comes as near it as it likes: no floor.
+		{"trough at zero", Load{Base: 50, Amplitude: 50}, 0},
+	} {
+		f := c.l.Floor()
+		if math.Abs(f-c.want) > 1e-9 {
+			t.Errorf("%s: floor %g, want %g", c.name, f, c.want)
+		}
+		for m := int64(0); m < 48*60; m++ {
+			a := m * 60_000
+			for _, r := range []float64{c.l.At(a), c.l.Mean(a, a+60_000)} {
+				if r > 0 && r < f*(1-1e-12) {
+					t.Errorf("%s: %g at minute %d is below the floor %g", c.name, r, m, f)
+				}
+			}
+		}
+	}
+}

@@ -98,3 +98,43 @@ func (k *KEDA) Sync(now int64, o Observation, metric float64) int {
 	}
 	return k.hpa.Sync(now, o)
 }
+
+// Keeps reports whether a Sync at a multiple of the HPA's period after the
+// last one, with o (all of its replicas ready) and the trigger's metric,
+// keeps the replicas and changes nothing but the records a steady sync
+// makes (SkipSteady): at least one replica, the trigger active (so the
+// activation loop neither scales to zero nor leaves a record other than
+// the poll's), and the HPA on the steady path.
+func (k *KEDA) Keeps(o Observation, metric float64) bool {
+	if o.Replicas == 0 || o.Ready != o.Replicas || o.NotReady != 0 || !(metric > k.spec.ActivationThreshold) {
+		return false
+	}
+	if k.spec.Type == AverageValue {
+		o.Metric = metric / float64(max(o.Ready, 1))
+	} else {
+		o.Metric = metric
+	}
+	return k.hpa.Keeps(o)
+}
+
+// SkipSteady records the syncs at first, first+step, ..., last (multiples
+// of the HPA's period) that Keeps with cur replicas, as calling Sync at
+// each would: the polls that fall due (each active), and the HPA's
+// steady syncs. Its cost is the polls', not the stretch's syncs.
+func (k *KEDA) SkipSteady(first, last, step int64, cur int) {
+	if last < first || step <= 0 {
+		return
+	}
+	for t := first; ; t += step {
+		if k.nextPoll > t {
+			// The first sync at or after the poll that falls due.
+			t = first + (k.nextPoll-first+step-1)/step*step
+		}
+		if t > last {
+			break
+		}
+		k.nextPoll = t + k.spec.PollingMs
+		k.lastActive, k.everActive = t, true
+	}
+	k.hpa.SkipSteady(first, last, step, cur)
+}

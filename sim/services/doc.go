@@ -17,5 +17,8 @@
 // (Advance cuts it into pieces where the rate moves), and a scaler that
 // reads only the rate tells the run, through KeepBand, the rates at which
 // it would keep its replicas, so that the run can do the periods of a
-// steady stretch in one step (SkipPeriods).
+// steady stretch in one step (SkipPeriods). An LLM service with no backlog
+// has metrics that are a function of the rate too (its steady state at
+// the rate per replica), so SettledBand gives such a band for its HPA or
+// KEDA on the queue, in-flight requests, queue latency or utilization.
 package services

@@ -1,10 +1,12 @@
 package services
 
 import (
+	"errors"
 	"math"
 	"slices"
 
 	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/sim/autoscale"
 )
 
 // An LLM service (Spec.LLM): each replica is a vLLM-style engine with
@@ -14,11 +16,14 @@ import (
 // arrivals at random (a Kubernetes Service in front: each replica's
 // arrivals Poisson at rate / ready), and the requests served in the piece
 // have the TTFT and TPOT distributions of one replica at that rate. The
-// fast model is asked once per rate of a grid 2% apart (the nearest one;
-// a run that visits a rate again reads it from its own memo: the plan is
-// read-only, nothing is cached in it), so a steady rate costs one
-// evaluation per run and replica count, a diurnal curve one per grid rate
-// it crosses.
+// fast model is asked once per rate of a grid 2% apart (the nearest one).
+// The plan computes it, once for all its runs, at the grid rates from
+// the load's lowest on the most replicas up to capacity, bounded to the
+// 65 highest (LLMCurve, built with the scenario); a run reads those and
+// computes any other rate it meets once, in its own memo (the plan is
+// read-only: nothing is cached in it). A run within the curve evaluates
+// the fast model not at all: about 10 ms an evaluation, against a week
+// of the default scenario's jobs in a few ms.
 //
 // Above a replica's capacity (CapacityPerReplica, serving.LLMCapacity:
 // where the decoding requests fill max_num_seqs or the KV cache) the
@@ -39,6 +44,88 @@ type LLM struct {
 	// TTFTSLOMs and TPOTSLOMs are the targets whose attainment the report
 	// measures (0: none).
 	TTFTSLOMs, TPOTSLOMs float64
+	// Curve, when set, is the fast model at the grid rates a run may ask
+	// for, computed with the plan (NewLLMCurve of this LLM): a run reads
+	// it and computes only the rates outside it. It is read-only.
+	Curve *LLMCurve
+}
+
+// LLMCurve is one replica's steady states at the grid rates from a
+// lowest one up to its capacity, and at the capacity itself: what a run
+// would compute at each (the same SteadyLLM call), computed once for
+// every run of a plan, so that a run need not evaluate the fast model at
+// all while its per-replica rates stay within it.
+type LLMCurve struct {
+	capPer float64
+	capSt  serving.LLMSteady
+	// lo is the grid key of points[0]; a nil point is a grid rate where
+	// the fast model says overload (capacity's state then).
+	lo     int
+	points []*serving.LLMSteady
+}
+
+// llmCurveKeys bounds a curve: the grid rates from capacity down by
+// 1.02^64 (to 28% of it), where an autoscaled service's replicas spend
+// their time (the shipped examples' runs ask for few rates below it). A
+// run computes any lower rate it meets itself, as it would without a
+// curve: the same figures, at the run's cost.
+const llmCurveKeys = 64
+
+// NewLLMCurve is l's curve from minRate (per replica; 0: as low as the
+// bound lets it go) up to l's capacity (l.CapacityPerReplica, or
+// serving.LLMCapacity when 0).
+func NewLLMCurve(l *LLM, minRate float64) (*LLMCurve, error) {
+	capPer, capSt, err := llmCapacity(l)
+	if err != nil {
+		return nil, err
+	}
+	c := &LLMCurve{capPer: capPer, capSt: capSt}
+	hi := llmKey(capPer)
+	lo := hi - llmCurveKeys
+	if minRate > 0 {
+		lo = max(lo, llmKey(minRate))
+	}
+	c.lo = lo
+	for k := lo; k <= hi; k++ {
+		st, err := llmSteadyAt(l, k, capPer)
+		if err != nil {
+			return nil, err
+		}
+		c.points = append(c.points, st)
+	}
+	return c, nil
+}
+
+// llmKey is the grid key of a rate: the nearest grid rate's.
+func llmKey(rate float64) int { return int(math.Round(math.Log(rate) / math.Log1p(llmGrid))) }
+
+// llmSteadyAt is the steady state at grid key k (capped at capacity), nil
+// where the fast model says overload.
+func llmSteadyAt(l *LLM, k int, capPer float64) (*serving.LLMSteady, error) {
+	grid := math.Exp(float64(k) * math.Log1p(llmGrid))
+	st, err := serving.SteadyLLM(l.Config, min(grid, capPer), l.Input, l.Output)
+	if err != nil {
+		if errors.Is(err, serving.ErrLLMOverload) {
+			// Overloaded at the grid rate just below capacity: capacity's.
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &st, nil
+}
+
+// llmCapacity is l's capacity per replica and its steady state there.
+func llmCapacity(l *LLM) (float64, serving.LLMSteady, error) {
+	capPer := l.CapacityPerReplica
+	if capPer == 0 {
+		c, err := serving.LLMCapacity(l.Config, l.Input, l.Output)
+		if err != nil {
+			return 0, serving.LLMSteady{}, err
+		}
+		capPer = c
+	}
+	st, err := serving.SteadyLLM(l.Config, capPer, l.Input, l.Output)
+	return capPer, st, err
 }
 
 // llmGrid is the relative spacing of the rates the fast model is asked
@@ -76,10 +163,23 @@ type llmRun struct {
 	points    map[int]*serving.LLMSteady
 	eIn, eOut float64
 	capSt     *serving.LLMSteady
+	// capTPOT are the histogram buckets of capSt's TPOT points; buf holds
+	// a distribution's buckets while they are added.
+	capTPOT, buf []int
 	// capPer is the requests a second one replica serves.
 	capPer float64
-	// pend is the requests served at each grid key since the last flush.
-	pend map[int]float64
+	// pend is the requests served at each grid key since the last flush,
+	// but for key cur's, which curN sums (curOK: it holds one) until
+	// another key is served: the same sums, added in the same order,
+	// without a map access a piece at a steady rate.
+	pend  map[int]float64
+	cur   int
+	curN  float64
+	curOK bool
+	// lastRate is the rate at asked last, lastSt and lastKey its answer.
+	lastRate float64
+	lastSt   *serving.LLMSteady
+	lastKey  int
 	// ttft and tpot are the run's distributions up to the last bucket;
 	// bttft and btpot the bucket's.
 	ttft, tpot, bttft, btpot serving.Histogram
@@ -110,22 +210,23 @@ func (e llmError) Error() string { return string(e) }
 
 const errNegativeLLM = llmError("llm: capacity and SLO targets must not be negative")
 
-// newLLMRun starts an LLM service's books.
+// newLLMRun starts an LLM service's books: its capacity's steady state
+// from the plan's curve when it has one.
 func newLLMRun(l *LLM) (*llmRun, error) {
-	r := &llmRun{spec: l, points: map[int]*serving.LLMSteady{}, pend: map[int]float64{}, capPer: l.CapacityPerReplica}
-	if r.capPer == 0 {
-		c, err := serving.LLMCapacity(l.Config, l.Input, l.Output)
+	r := &llmRun{spec: l, points: map[int]*serving.LLMSteady{}, pend: map[int]float64{}}
+	if c := l.Curve; c != nil && (l.CapacityPerReplica == 0 || l.CapacityPerReplica == c.capPer) {
+		r.capPer, r.capSt = c.capPer, &c.capSt
+	} else {
+		capPer, st, err := llmCapacity(l)
 		if err != nil {
 			return nil, err
 		}
-		r.capPer = c
+		r.capPer, r.capSt = capPer, &st
 	}
-	st, err := serving.SteadyLLM(l.Config, r.capPer, l.Input, l.Output)
-	if err != nil {
-		return nil, err
-	}
-	r.capSt = &st
 	r.eIn, r.eOut = meanLength(l.Input), meanLength(l.Output)
+	for _, x := range r.capSt.TPOTPoints {
+		r.capTPOT = append(r.capTPOT, serving.HistBucket(x))
+	}
 	return r, nil
 }
 
@@ -153,28 +254,47 @@ func (l *llmRun) at(rate float64) (*serving.LLMSteady, int) {
 	if rate >= l.capPer {
 		return l.capSt, llmCapKey
 	}
-	k := int(math.Round(math.Log(rate) / math.Log1p(llmGrid)))
+	if l.lastSt != nil && rate == l.lastRate {
+		return l.lastSt, l.lastKey
+	}
+	st, k := l.lookup(rate)
+	l.lastRate, l.lastSt, l.lastKey = rate, st, k
+	return st, k
+}
+
+// lookup is at for a rate below capacity: the plan's curve, the run's
+// memo, or the fast model.
+func (l *llmRun) lookup(rate float64) (*serving.LLMSteady, int) {
+	k := llmKey(rate)
+	if c := l.spec.Curve; c != nil && c.capPer == l.capPer && k >= c.lo && k < c.lo+len(c.points) {
+		if st := c.points[k-c.lo]; st != nil {
+			return st, k
+		}
+		return l.capSt, llmCapKey
+	}
 	if st, ok := l.points[k]; ok {
 		if st == nil {
 			return l.capSt, llmCapKey
 		}
 		return st, k
 	}
-	grid := math.Exp(float64(k) * math.Log1p(llmGrid))
-	st, err := serving.SteadyLLM(l.spec.Config, min(grid, l.capPer), l.spec.Input, l.spec.Output)
-	if err != nil {
+	st, err := llmSteadyAt(l.spec, k, l.capPer)
+	if err != nil || st == nil {
 		// Overloaded at the grid rate just below capacity: capacity's.
 		l.points[k] = nil
 		return l.capSt, llmCapKey
 	}
-	l.points[k] = &st
-	return &st, k
+	l.points[k] = st
+	return st, k
 }
 
 // point is the steady state of a key at (the capacity's for llmCapKey).
 func (l *llmRun) point(k int) *serving.LLMSteady {
 	if k == llmCapKey {
 		return l.capSt
+	}
+	if c := l.spec.Curve; c != nil && c.capPer == l.capPer && k >= c.lo && k < c.lo+len(c.points) {
+		return c.points[k-c.lo]
 	}
 	return l.points[k]
 }
@@ -202,7 +322,7 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 	if s.backlog == 0 && lambda <= capTotal {
 		if arrived > 0 {
 			_, k := l.at(lambda / float64(ready))
-			l.pend[k] += arrived
+			l.pendAdd(k, arrived)
 			l.served(arrived)
 		}
 		s.Served += arrived
@@ -216,17 +336,29 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 	waitMs := (start + s.backlog) / 2 / capTotal * 1000
 	if served > 0 {
 		w := served / serving.LLMQuantilePoints
-		for _, x := range l.capSt.TTFTPoints {
-			l.bttft.AddAt(x+waitMs, w)
+		l.buf = serving.HistBuckets(l.capSt.TTFTPoints, waitMs, l.buf[:0])
+		for _, i := range l.buf {
+			l.bttft.AddToBucket(i, w)
 		}
-		for _, x := range l.capSt.TPOTPoints {
-			l.btpot.AddAt(x, w)
+		for _, i := range l.capTPOT {
+			l.btpot.AddToBucket(i, w)
 		}
 		l.ttftSum += served * (l.capSt.TTFTMeanMs + waitMs)
 		l.tpotSum += served * l.capSt.TPOTMeanMs
 		l.served(served)
 	}
 	s.Served += served
+}
+
+// pendAdd adds n requests served at key k to pend.
+func (l *llmRun) pendAdd(k int, n float64) {
+	if !l.curOK || k != l.cur {
+		if l.curOK {
+			l.pend[l.cur] = l.curN
+		}
+		l.cur, l.curN, l.curOK = k, l.pend[k], true
+	}
+	l.curN += n
 }
 
 // served counts the tokens of n requests served.
@@ -238,6 +370,10 @@ func (l *llmRun) served(n float64) {
 // flush adds the requests served at each grid rate to the bucket's
 // histograms, in the keys' order.
 func (l *llmRun) flush() {
+	if l.curOK {
+		l.pend[l.cur] = l.curN
+		l.curOK = false
+	}
 	if len(l.pend) == 0 {
 		return
 	}
@@ -249,11 +385,13 @@ func (l *llmRun) flush() {
 	for _, k := range keys {
 		n, st := l.pend[k], l.point(k)
 		w := n / serving.LLMQuantilePoints
-		for _, x := range st.TTFTPoints {
-			l.bttft.AddAt(x, w)
+		l.buf = serving.HistBuckets(st.TTFTPoints, 0, l.buf[:0])
+		for _, i := range l.buf {
+			l.bttft.AddToBucket(i, w)
 		}
-		for _, x := range st.TPOTPoints {
-			l.btpot.AddAt(x, w)
+		l.buf = serving.HistBuckets(st.TPOTPoints, 0, l.buf[:0])
+		for _, i := range l.buf {
+			l.btpot.AddToBucket(i, w)
 		}
 		l.ttftSum += n * st.TTFTMeanMs
 		l.tpotSum += n * st.TPOTMeanMs
@@ -283,15 +421,22 @@ func (l *llmRun) bucketP95() float64 {
 // output's decode steps); utilization the rate over capacity.
 func (s *Service) metricsLLM(lambda float64, ready int) Metrics {
 	l := s.llm
-	m := Metrics{Rate: lambda, InFlight: s.backlog}
 	per := lambda / float64(ready)
 	if per <= 0 && s.backlog == 0 {
-		return m // nothing arrives, nothing waits
+		return Metrics{Rate: lambda, InFlight: s.backlog} // nothing arrives, nothing waits
 	}
 	st := l.capSt
 	if per > 0 {
 		st, _ = l.at(per)
 	}
+	return s.metricsLLMOf(lambda, ready, st)
+}
+
+// metricsLLMOf is metricsLLM with the steady state st of its rate.
+func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady) Metrics {
+	l := s.llm
+	m := Metrics{Rate: lambda, InFlight: s.backlog}
+	per := lambda / float64(ready)
 	m.QueueLatencyMs = max(st.TTFTMeanMs-st.StepMs, 0)
 	if s.backlog > 0 {
 		m.QueueLatencyMs += s.backlog / (float64(ready) * l.capPer) * 1000
@@ -299,6 +444,101 @@ func (s *Service) metricsLLM(lambda float64, ready int) Metrics {
 	m.InFlight += lambda * (st.TTFTMeanMs + st.TPOTMeanMs*max(l.eOut-1, 0)) / 1000
 	m.Utilization = 100 * math.Min(1, per/l.capPer)
 	return m
+}
+
+// SettledBand is, for an LLM service whose scaler reads more than the
+// rate, the band of request rates [lo, hi] around the rate at now within
+// which the scaler, asked at a period with all replicas ready, keeps them
+// and changes nothing but the records of a steady sync (SkipPeriods),
+// and in which no backlog forms (below capacity by the most the rate
+// moves in a period). With no backlog its metrics are a function of the
+// rate: over one grid key of the plan's curve each is linear in it (the
+// steady state is the key's), so the scaler's answer, monotone in its
+// metric, keeps the replicas across a key when it does at both ends. The
+// band is the keys around now's that do, within the curve (no rate is
+// evaluated here). ok is false when there is none: a backlog, a replica
+// not ready, no curve, or a scaler that would change something.
+//
+// Periods in the band need no accounting either: nothing a decision
+// reads depends on it, so the run accounts the service lazily over them,
+// as it does a service whose scaler reads only the rate.
+func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float64, ok bool) {
+	l := s.llm
+	if l == nil || rateOnly(s.scaler) || s.backlog != 0 || replicas < 1 || replicas < minR || replicas > maxR {
+		return 0, 0, false
+	}
+	c := l.spec.Curve
+	if c == nil || c.capPer != l.capPer {
+		return 0, 0, false
+	}
+	var keeps func(Metrics) bool
+	switch x := s.scaler.(type) {
+	case HPA:
+		keeps = func(m Metrics) bool {
+			v := m.value(x.Metric, replicas)
+			if x.H.Spec().Type == autoscale.Value && x.Metric != QueueLatencyMs && x.Metric != Utilization {
+				v *= float64(replicas)
+			}
+			return x.H.Keeps(autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v})
+		}
+	case KEDA:
+		keeps = func(m Metrics) bool {
+			v := m.value(x.Metric, replicas)
+			if x.Metric == RequestsPerReplica || x.Metric == Concurrency || x.Metric == QueueDepth {
+				v *= float64(replicas)
+			}
+			return x.K.Keeps(autoscale.Observation{Replicas: replicas, Ready: replicas}, v)
+		}
+	default:
+		return 0, 0, false
+	}
+	r := float64(replicas)
+	// The most the rate moves in a period, which a piece between two
+	// periods in the band may reach beyond it.
+	ld := &s.spec.Load
+	drift := 0.0
+	if ld.Amplitude > 0 {
+		day := ld.PeriodMs
+		if day == 0 {
+			day = 24 * 3600 * 1000
+		}
+		drift = ld.Amplitude * 2 * math.Pi / float64(day) * float64(s.step)
+		for _, sp := range ld.Spikes {
+			drift *= max(sp.Factor, 1)
+		}
+	}
+	top := 0.99*r*l.capPer - drift
+	g := math.Log1p(llmGrid)
+	// pass reports whether key k keeps the replicas at both ends of its
+	// rates (a closed interval: a rate on the edge between two keys is
+	// either's, and both are asked).
+	pass := func(k int) bool {
+		if k < c.lo || k >= c.lo+len(c.points) || c.points[k-c.lo] == nil {
+			return false
+		}
+		st := c.points[k-c.lo]
+		a, b := math.Exp((float64(k)-0.5)*g)*r, math.Exp((float64(k)+0.5)*g)*r
+		return b <= top && keeps(s.metricsLLMOf(a, replicas, st)) && keeps(s.metricsLLMOf(b, replicas, st))
+	}
+	rate := ld.At(now)
+	if !(rate > 0) {
+		return 0, 0, false
+	}
+	k0 := llmKey(rate / r)
+	if !pass(k0) {
+		return 0, 0, false
+	}
+	k1, k2 := k0, k0
+	for pass(k1 - 1) {
+		k1--
+	}
+	for pass(k2 + 1) {
+		k2++
+	}
+	// Shrunk a little: a rate inside is one of the keys k1..k2.
+	lo = math.Exp((float64(k1)-0.5)*g) * r * (1 + 1e-9)
+	hi = math.Exp((float64(k2)+0.5)*g) * r * (1 - 1e-9)
+	return lo, hi, true
 }
 
 // reportLLM adds the LLM figures to r.

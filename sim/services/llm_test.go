@@ -1,6 +1,7 @@
 package services
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -105,4 +106,50 @@ func TestLLMServiceIdleMetrics(t *testing.T) {
 	require.Equal(t, 0.0, m.QueueLatencyMs)
 	require.Equal(t, 0.0, m.value(QueueDepth, 2))
 	require.Equal(t, 0.0, m.InFlight)
+}
+
+// A curve computed with the plan changes no figure: a day of a diurnal
+// load on five replicas (80 +- 20 requests/s: 12 to 20 a replica, within
+// the curve, which reaches down to 28% of the 37.5/s capacity) reports
+// exactly what the run computing each rate itself reports, and the run
+// evaluates the fast model at no rate of its own. A load whose trough
+// goes below the curve (40 +- 20: 4 to 12 a replica) still reports the
+// same, computing only the rates below it (under 10.6 a replica).
+func TestLLMCurveSameFigures(t *testing.T) {
+	l := llm8B(t)
+	l.TTFTSLOMs, l.TPOTSLOMs = 150, 30
+	c, err := serving.LLMCapacity(l.Config, l.Input, l.Output)
+	require.NoError(t, err)
+	l.CapacityPerReplica = c
+	withCurve := *l
+	// From the lower load's trough on five replicas (4/s), bounded to the
+	// 65 grid rates from capacity down.
+	withCurve.Curve, err = NewLLMCurve(&withCurve, 20.0/5)
+	require.NoError(t, err)
+	require.Len(t, withCurve.Curve.points, llmCurveKeys+1)
+	day := func(x *LLM, base float64) (Report, *Service) {
+		s, err := New(Spec{Name: "chat", Load: serving.Load{Base: base, Amplitude: 20, PeakMs: 14 * 3_600_000}, LLM: x}, Fixed{Replicas: 5})
+		require.NoError(t, err)
+		for h := int64(0); h < 24; h++ {
+			s.Advance(h*3_600_000, (h+1)*3_600_000, 5, 5)
+			s.Metrics((h+1)*3_600_000, 5)
+			s.BucketP95()
+		}
+		return s.Report(), s
+	}
+	for _, base := range []float64{80, 40} {
+		want, alone := day(l, base)
+		got, s := day(&withCurve, base)
+		require.Equal(t, want, got, "load %g", base)
+		require.NotEmpty(t, alone.llm.points, "load %g: without a curve the run computes its rates", base)
+		for k := range s.llm.points {
+			rate := math.Exp(float64(k) * math.Log1p(llmGrid))
+			require.Less(t, rate, c/math.Pow(1+llmGrid, llmCurveKeys)*1.011, "load %g: rate %g computed by the run", base, rate)
+		}
+		if base == 80 {
+			require.Empty(t, s.llm.points)
+		} else {
+			require.NotEmpty(t, s.llm.points)
+		}
+	}
 }

@@ -631,9 +631,12 @@ func (s *Service) KeepBand(replicas, minR, maxR int) (lo, hi float64, ok bool) {
 
 // SkipPeriods records that the scaler was asked at first, first+step,
 // ..., last with replicas all ready and kept them (each at a rate within
-// KeepBand).
+// KeepBand, or SettledBand).
 func (s *Service) SkipPeriods(first, last, step int64, replicas int) {
-	if h, ok := s.scaler.(HPA); ok {
-		h.H.SkipSteady(first, last, step, replicas)
+	switch x := s.scaler.(type) {
+	case HPA:
+		x.H.SkipSteady(first, last, step, replicas)
+	case KEDA:
+		x.K.SkipSteady(first, last, step, replicas)
 	}
 }
