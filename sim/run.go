@@ -570,7 +570,10 @@ func (r *runner) arrive(t Time) error {
 	}
 
 	j.info.FirstReason, j.info.LastReason = -1, -1
-	if ok, why := r.fw.FitsEmpty(&j.info); !ok {
+	// Under an admission policy a job no pool could hold is queued all the
+	// same, as Kueue queues its Workload (it knows quotas and flavors, not
+	// nodes): it waits there, and a StrictFIFO queue waits behind it.
+	if ok, why := r.fw.FitsEmpty(&j.info); !ok && r.adm == nil {
 		j.outcome = Unschedulable
 		j.finished = true
 		j.info.Done = true
