@@ -22,7 +22,9 @@ const (
 	Abandoned
 	// Unschedulable: no pool could ever hold it (too large or no pool its
 	// constraints allow); it was never queued. Under an admission policy
-	// such a job is queued as Kueue queues it, and ends pending.
+	// such a job is queued as Kueue queues it (admitted if it fits its
+	// quota) and ends pending or abandoned, its diagnosis saying it is
+	// never schedulable.
 	Unschedulable
 	// Running: still running at the end of the run.
 	Running
