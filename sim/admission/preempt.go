@@ -35,11 +35,20 @@ var _ preemptionOracle = &preemptor{}
 // leave another group short is passed over. It returns the targets,
 // released from the snapshot, and x's assignment with them gone (in the
 // preemptor's scratch), or nil when nothing works.
+//
+// Among the flavors where preemption makes room, Kueue's flavor assigner
+// (flavorassigner.go, findFlavorForPodSetResource with isPreferred, its
+// default BorrowingOverPreemption) takes, under whenCanPreempt:
+// TryNextFlavor, the best: one whose targets are all other queues'
+// (reclaim) over one that evicts from x's own queue (preempt), then the
+// one where x borrows from nearest (borrowing level 0: not at all), then
+// the first; under MayStopSearch the first.
 func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 	st := pr.snap.cqs[x.cq]
 	if g < 0 {
 		return nil, nil
 	}
+	best, bestReclaim, bestLevel := -1, false, 0
 	for f := range st.flavors[g] {
 		if pr.assigner.verdict(st, x, g, f) != candidate {
 			continue
@@ -56,9 +65,67 @@ func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 			evict.undo()
 			continue
 		}
-		return targets, assign
+		if st.Fungibility.StopOnPreempt {
+			return targets, assign
+		}
+		reclaim := true
+		for _, t := range targets {
+			if t.cq == x.cq {
+				reclaim = false
+			}
+		}
+		level := pr.borrowLevel(x, g, f)
+		evict.undo()
+		if best < 0 || (reclaim && !bestReclaim) || (reclaim == bestReclaim && level < bestLevel) {
+			best, bestReclaim, bestLevel = f, reclaim, level
+		}
 	}
-	return nil, nil
+	if best < 0 {
+		return nil, nil
+	}
+	targets := pr.targetsFor(x, g, best)
+	pr.snap.simulateEviction(targets)
+	assign := pr.scratch(st)
+	pr.assigner.assignment(x, true, assign, false)
+	return targets, assign
+}
+
+// borrowLevel is how far up its cohort tree x would borrow on group g's
+// flavor f as usage stands: the largest, over the resources x asks for,
+// of Kueue's FindHeightOfLowestSubtreeThatFits (0 where the queue's own
+// quota holds it, else the height of the lowest ancestor whose subtree
+// holds what the nodes below leave unused short).
+func (pr *preemptor) borrowLevel(x *wl, g, f int) int {
+	st := pr.snap.cqs[x.cq]
+	nodes := pr.snap.nodes
+	n := nodes[st.node]
+	level := 0
+	for ri, a := range x.req {
+		if a == 0 || st.groupOf[ri] != g || n.parent < 0 {
+			continue
+		}
+		k := st.keys[g][f][st.posOf[ri]]
+		if n.usage[k]+a <= n.subtree[k] {
+			continue
+		}
+		remaining := a - max(0, n.guaranteed(k)-n.usage[k])
+		h := -1
+		last := n.parent
+		for i := n.parent; i >= 0; i = nodes[i].parent {
+			m := nodes[i]
+			last = i
+			if m.usage[k]+remaining <= m.subtree[k] {
+				h = m.height
+				break
+			}
+			remaining -= max(0, m.guaranteed(k)-m.usage[k])
+		}
+		if h < 0 {
+			h = nodes[last].height
+		}
+		level = max(level, h)
+	}
+	return level
 }
 
 // canPreempt says whether preempting admitted workloads would let x into
