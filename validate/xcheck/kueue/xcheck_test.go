@@ -167,6 +167,9 @@ func TestKueueRandom(t *testing.T) {
 			}
 			continue
 		}
+		if classifyOn {
+			fmt.Printf("xcheck kueue: classify %s: %s\n", name, firstDivergence(want, got, jobs, p))
+		}
 		first := diffs
 		if len(first) > 3 {
 			first = first[:3]
