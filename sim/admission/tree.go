@@ -45,8 +45,8 @@ type cnode struct {
 	// height is a Cohort's height in its tree as Kueue's getNodeHeight
 	// counts it: 1 with children, one more than its highest child Cohort.
 	height int
-	groups    []ResourceGroup
-	weight    int64 // a Cohort's fair-sharing weight in thousandths
+	groups []ResourceGroup
+	weight int64 // a Cohort's fair-sharing weight in thousandths
 }
 
 // tree is the cohort trees' nodes, ClusterQueues and Cohorts alike, as
