@@ -64,6 +64,62 @@ func TestTwoTeamsBestEffortVersusStrict(t *testing.T) {
 	require.Equal(t, timing{0, 20 * Minute}, strict["a1"])
 }
 
+// A StrictFIFO head that can never fit (issue 26, Kueue cross-check r006):
+// team-b's x asks for 3 GPUs in one pod, more than team-b's 2 GPUs of
+// quota (no cohort to borrow from) and more than any node's 2 GPUs. Kueue
+// queues its Workload all the same (it knows quotas, not nodes) and
+// requeues a StrictFIFO head that does not fit straight back at the head
+// (pkg/cache/queue ClusterQueue.RequeueIfNotPresent: immediate unless the
+// namespace does not match), so the one-GPU s behind it is never
+// admitted; under BestEffortFIFO s is admitted on arrival and runs 1-4
+// min. team-a's a1 runs 0-20 min either way.
+func TestStrictFIFOHeadThatNeverFitsBlocksItsQueue(t *testing.T) {
+	jobs := []cluster.JobSpec{
+		queued(job("a1", 0, 20*Minute, 2, 2), "team-a"),
+		queued(job("x", 0, 5*Minute, 1, 3), "team-b"),
+		queued(job("s", 1*Minute, 3*Minute, 1, 1), "team-b"),
+	}
+	pools := []cluster.PoolSpec{pool("p", 3, 2)}
+	strict := run(t, Config{Pools: pools, Admission: twoTeams("", admission.StrictFIFO, admission.Never)}, jobs...)
+	require.Equal(t, timing{0, 20 * Minute}, times(strict)["a1"])
+	x, s := strict.Jobs[1], strict.Jobs[2]
+	require.Equal(t, []Outcome{Pending, Pending}, []Outcome{x.Outcome, s.Outcome}, "x waits in team-b's queue, s behind it")
+	require.Equal(t, []Time{-1, -1}, []Time{x.Admitted, s.Admitted})
+
+	best := run(t, Config{Pools: pools, Admission: twoTeams("", admission.BestEffortFIFO, admission.Never)}, jobs...)
+	require.Equal(t, timing{1 * Minute, 4 * Minute}, times(best)["s"])
+	require.Equal(t, Pending, best.Jobs[1].Outcome, "x is queued, never admitted")
+	// Reported pending, it still says it can never run, and why it waits.
+	require.Equal(t, "never schedulable, queued all the same as Kueue counts quota, not nodes: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu.; "+
+		"ClusterQueue team-b: couldn't assign flavors: insufficient unused quota in flavor gpu for nvidia.com/gpu (1 more needed)",
+		best.Jobs[1].Diagnosis())
+}
+
+// A job that fits its quota but no node (issue 26): Kueue admits by quota,
+// so team-a's big (one pod of 3 GPUs; team-a's quota is 4, every node has
+// 2) is admitted on arrival and holds 3 of team-a's 4 GPUs for good while
+// its pod stays pending. a2 (2 GPUs) at 1 min finds 1 GPU of quota left
+// and is never admitted; a3 (1 GPU) at 2 min is admitted at once and runs
+// 2-5 min past big's pending pod (kube-scheduler's queue, the scenarios'
+// default). Before, big was unschedulable on arrival and held nothing, so
+// a2 was admitted at 1 min.
+func TestJobThatFitsQuotaButNoNodeIsAdmittedAndHoldsItsQuota(t *testing.T) {
+	jobs := []cluster.JobSpec{
+		queued(job("big", 0, 5*Minute, 1, 3), "team-a"),
+		queued(job("a2", 1*Minute, 10*Minute, 1, 2), "team-a"),
+		queued(job("a3", 2*Minute, 3*Minute, 1, 1), "team-a"),
+	}
+	pools := []cluster.PoolSpec{pool("p", 3, 2)}
+	res := run(t, Config{Pools: pools, Queue: scheduler.QueueConfig{Policy: scheduler.SchedulingQueue},
+		Admission: twoTeams("", admission.BestEffortFIFO, admission.Never)}, jobs...)
+	big, a2, a3 := res.Jobs[0], res.Jobs[1], res.Jobs[2]
+	require.Equal(t, []Outcome{Pending, Pending, Completed}, []Outcome{big.Outcome, a2.Outcome, a3.Outcome})
+	require.Equal(t, []Time{0, -1, 2 * Minute}, []Time{big.Admitted, a2.Admitted, a3.Admitted})
+	require.Equal(t, timing{2 * Minute, 5 * Minute}, times(res)["a3"])
+	require.Equal(t, "never schedulable, queued all the same as Kueue counts quota, not nodes: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu.; "+
+		"admitted, it holds its quota while its pods stay pending", big.Diagnosis())
+}
+
 // Reclaim at run time: team-b's 6-GPU training job (60 min of work, a
 // checkpoint every 10 min that takes 1 min to write) borrows team-a's 4
 // GPUs; at 25 min team-a asks for 2 and takes them back. By hand: b1 wrote

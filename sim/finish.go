@@ -101,7 +101,15 @@ func (r *runner) finish() (res *Result, err error) {
 			if msg == "" {
 				msg = "waiting for admission: ClusterQueue " + r.adm.ctl.ClusterQueueOf(j.spec.Queue) + " is StrictFIFO and its head does not fit"
 			}
+			if j.diag != "" {
+				msg = j.diag + "; " + msg
+			}
 			r.jobs.recs.diagnose(rec, msg)
+			continue
+		}
+		if j.diag != "" {
+			// Admitted (it fit its quota) but no node could ever hold it.
+			r.jobs.recs.diagnose(rec, j.diag+"; admitted, it holds its quota while its pods stay pending")
 			continue
 		}
 		key := fmt.Sprintf("%p|%+v|%d", j.spec.Constraints, j.spec.Pod, j.info.Remaining())

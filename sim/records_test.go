@@ -202,7 +202,10 @@ func TestAdmissionRecordsAsJobsFinishEqualRecordsAtTheEnd(t *testing.T) {
 			j.Deadline = j.Submit + 3*Minute
 		}
 		if i%100 == 7 {
-			j.Pod.GPUs = 16 // no 8-GPU node holds it
+			// No 8-GPU node holds it; it waits in its queue (as Kueue
+			// queues it) until its deadline deletes it.
+			j.Pod.GPUs = 16
+			j.Deadline = j.Submit + 5*Minute
 		}
 		jobs = append(jobs, j)
 	}
@@ -247,7 +250,14 @@ func TestAdmissionRecordsAsJobsFinishEqualRecordsAtTheEnd(t *testing.T) {
 			}
 			require.Positive(t, preempted)
 			require.Positive(t, counts[Completed])
-			require.Positive(t, counts[Unschedulable])
+			abandoned := 0
+			for i := 7; i < len(want.Jobs); i += 100 {
+				if o := want.Jobs[i].Outcome; o != Running && o != Pending {
+					require.Equal(t, Abandoned, o, want.Jobs[i].Name)
+					abandoned++
+				}
+			}
+			require.Positive(t, abandoned, "16-GPU jobs queued until their deadline")
 			require.Positive(t, counts[Running]+counts[Pending], "jobs left at the horizon")
 			if c.adm.WaitForPodsReady != nil {
 				require.Positive(t, want.Admission.Queues[0].PodsReadyTimeouts)

@@ -21,7 +21,10 @@ const (
 	// Abandoned: still pending when its deadline came.
 	Abandoned
 	// Unschedulable: no pool could ever hold it (too large or no pool its
-	// constraints allow); it was never queued.
+	// constraints allow); it was never queued. Under an admission policy
+	// such a job is queued as Kueue queues it (admitted if it fits its
+	// quota) and ends pending or abandoned, its diagnosis saying it is
+	// never schedulable.
 	Unschedulable
 	// Running: still running at the end of the run.
 	Running

@@ -549,6 +549,11 @@ func (r *runner) handle(t Time, ev event) error {
 	return nil
 }
 
+// neverRuns begins the diagnosis of a job that no node could ever hold,
+// queued under an admission policy all the same (a pending job's record
+// has no diagnosis of its own before the end of the run).
+const neverRuns = "never schedulable, queued all the same as Kueue counts quota, not nodes: "
+
 // MaxJobs bounds the jobs of one run: each keeps a record of about 220
 // bytes (208 of record, its name) and, while it is in flight (in any run
 // with a capacity controller, preemption or services: to the end), 352 of
@@ -570,10 +575,8 @@ func (r *runner) arrive(t Time) error {
 	}
 
 	j.info.FirstReason, j.info.LastReason = -1, -1
-	if ok, why := r.fw.FitsEmpty(&j.info); !ok {
-		j.outcome = Unschedulable
-		j.finished = true
-		j.info.Done = true
+	ok, why := r.fw.FitsEmpty(&j.info)
+	if !ok {
 		d, err := r.fw.Diagnose(t, &j.info, true)
 		if err != nil {
 			return invariant(err)
@@ -588,10 +591,24 @@ func (r *runner) arrive(t Time) error {
 		case rejected > 0:
 			why += "; " + d.Message()
 		}
+	}
+	switch {
+	case !ok && r.adm == nil:
+		j.outcome = Unschedulable
+		j.finished = true
+		j.info.Done = true
 		j.diag = why
 		r.st.finished++
 		r.jobs.retire(j, r.adm != nil)
-	} else {
+	default:
+		if !ok {
+			// Under an admission policy a job no pool could hold is queued
+			// all the same, as Kueue queues its Workload (it counts quota,
+			// not nodes): it waits in its ClusterQueue (a StrictFIFO one
+			// waits behind it) or, admitted, holds its quota while its
+			// pods stay pending. Its record says it can never run.
+			j.diag = neverRuns + why
+		}
 		r.tline.addPending(t, j, 1)
 		if r.adm != nil {
 			if err := r.adm.submit(t, j); err != nil {

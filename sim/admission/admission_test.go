@@ -518,3 +518,37 @@ func TestNoPreemptionBeyondNominalWithoutBorrowWithinCohort(t *testing.T) {
 	_, p = run(lower, func(c *ClusterQueue) { c.Preempt.BorrowWithinCohort = LowerPriority })
 	require.Equal(t, []int32{1}, p, "borrowWithinCohort: it may preempt while borrowing")
 }
+
+// Hierarchical reclaim (Kueue v0.17.0's classical preemption,
+// collectCandidatesForHierarchicalReclaim in
+// pkg/scheduler/preemption/classical/hierarchical_preemption.go; issue 26,
+// Kueue cross-check r005 and r151). Cohort mid (under root) holds
+// ClusterQueues a (6 GPUs) and team (5); other (3) sits at root. Subtree
+// quotas: mid 11, root 14. a runs 5 GPUs; other borrows 3 for a 6-GPU
+// workload: 11 of 14 used. team's 6-GPU workload needs 6 > its 5 and finds
+// 3 free. By hand: it does not fit team's quota, but with a's 5 it fits
+// mid's 11 (5 + 6 = 11), so it has the advantage over every queue outside
+// mid that uses more than its quota: other's workload is reclaimed
+// (reclaimWithinCohort: Any) though team then borrows 1 within mid. The
+// former rule (reclaim only without borrowing, the queue below its
+// nominal quota) left it waiting.
+func TestHierarchicalReclaimFromOutsideTheSubtree(t *testing.T) {
+	reclaimAny := func(c *ClusterQueue) { c.Preempt.ReclaimWithinCohort = Any }
+	s := Spec{Flavors: []Flavor{{Name: "gpu"}},
+		Cohorts:       []Cohort{{Name: "root"}, {Name: "mid", Parent: "root"}},
+		ClusterQueues: []ClusterQueue{cq("a", "mid", q(6)), cq("team", "mid", q(5), reclaimAny), cq("other", "root", q(3))}}
+	for _, c := range s.ClusterQueues {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	submit(t, c, 1, "a", 5, 0)
+	submit(t, c, 2, "other", 6, 0)
+	a, p := cycle(c)
+	require.Equal(t, []int32{1, 2}, a)
+	require.Empty(t, p)
+	submit(t, c, 3, "team", 6, 0)
+	a, p = cycle(c)
+	require.Equal(t, []int32{2}, p, "other's borrowing workload is reclaimed")
+	require.Equal(t, []int32{3}, a)
+}

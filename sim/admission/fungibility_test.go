@@ -95,3 +95,36 @@ func TestFungibilityWhenCanPreempt(t *testing.T) {
 		}
 	}
 }
+
+// Where preemption would make room in more than one flavor, Kueue's flavor
+// assigner (whenCanPreempt: TryNextFlavor, the default) prefers the flavor
+// whose targets are all other queues' borrowed quota (reclaim) to one
+// where it evicts from its own queue (isPreferred in
+// pkg/scheduler/flavorassigner/flavorassigner.go: preemption modes
+// preempt < reclaim), though it comes later (issue 26, Kueue cross-check
+// r027). team has 2 reserved and 2 spot GPUs and may evict its own lower
+// priority and any borrower; lender has 2 spot GPUs and borrows team's 2
+// for its 4-GPU workload 2; team's workload 1 (priority 0) holds reserved.
+// team's 2-GPU workload 3 (priority 10) fits neither flavor: in reserved
+// it would evict 1 (its own queue's), in spot 2 (lender's, borrowed): it
+// evicts 2 and takes spot. Before, it took the first flavor and evicted 1.
+func TestPreemptionPrefersReclaimToOwnQueue(t *testing.T) {
+	c := fungible(t, twoFlavors("team", "org", 2, 2, func(q *ClusterQueue) {
+		q.Preempt.WithinClusterQueue = LowerPriority
+		q.Preempt.ReclaimWithinCohort = Any
+	}), twoFlavors("lender", "org", 0, 2))
+	submit(t, c, 1, "team", 2, 0)
+	require.Equal(t, "reserved", flavorOf(t, c, 1, c.Cycle()))
+	submit(t, c, 2, "lender", 4, 0)
+	require.Equal(t, "spot", flavorOf(t, c, 2, c.Cycle()))
+	submit(t, c, 3, "team", 2, 10)
+	ds := c.Cycle()
+	require.Equal(t, "spot", flavorOf(t, c, 3, ds))
+	var preempted []int32
+	for _, d := range ds {
+		if d.Preempted {
+			preempted = append(preempted, d.ID)
+		}
+	}
+	require.Equal(t, []int32{2}, preempted)
+}

@@ -35,11 +35,20 @@ var _ preemptionOracle = &preemptor{}
 // leave another group short is passed over. It returns the targets,
 // released from the snapshot, and x's assignment with them gone (in the
 // preemptor's scratch), or nil when nothing works.
+//
+// Among the flavors where preemption makes room, Kueue's flavor assigner
+// (flavorassigner.go, findFlavorForPodSetResource with isPreferred, its
+// default BorrowingOverPreemption) takes, under whenCanPreempt:
+// TryNextFlavor, the best: one whose targets are all other queues'
+// (reclaim) over one that evicts from x's own queue (preempt), then the
+// one where x borrows from nearest (borrowing level 0: not at all), then
+// the first; under MayStopSearch the first.
 func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 	st := pr.snap.cqs[x.cq]
 	if g < 0 {
 		return nil, nil
 	}
+	best, bestReclaim, bestLevel := -1, false, 0
 	for f := range st.flavors[g] {
 		if pr.assigner.verdict(st, x, g, f) != candidate {
 			continue
@@ -56,9 +65,67 @@ func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 			evict.undo()
 			continue
 		}
-		return targets, assign
+		if st.Fungibility.StopOnPreempt {
+			return targets, assign
+		}
+		reclaim := true
+		for _, t := range targets {
+			if t.cq == x.cq {
+				reclaim = false
+			}
+		}
+		level := pr.borrowLevel(x, g, f)
+		evict.undo()
+		if best < 0 || (reclaim && !bestReclaim) || (reclaim == bestReclaim && level < bestLevel) {
+			best, bestReclaim, bestLevel = f, reclaim, level
+		}
 	}
-	return nil, nil
+	if best < 0 {
+		return nil, nil
+	}
+	targets := pr.targetsFor(x, g, best)
+	pr.snap.simulateEviction(targets)
+	assign := pr.scratch(st)
+	pr.assigner.assignment(x, true, assign, false)
+	return targets, assign
+}
+
+// borrowLevel is how far up its cohort tree x would borrow on group g's
+// flavor f as usage stands: the largest, over the resources x asks for,
+// of Kueue's FindHeightOfLowestSubtreeThatFits (0 where the queue's own
+// quota holds it, else the height of the lowest ancestor whose subtree
+// holds what the nodes below leave unused short).
+func (pr *preemptor) borrowLevel(x *wl, g, f int) int {
+	st := pr.snap.cqs[x.cq]
+	nodes := pr.snap.nodes
+	n := nodes[st.node]
+	level := 0
+	for ri, a := range x.req {
+		if a == 0 || st.groupOf[ri] != g || n.parent < 0 {
+			continue
+		}
+		k := st.keys[g][f][st.posOf[ri]]
+		if n.usage[k]+a <= n.subtree[k] {
+			continue
+		}
+		remaining := a - max(0, n.guaranteed(k)-n.usage[k])
+		h := -1
+		last := n.parent
+		for i := n.parent; i >= 0; i = nodes[i].parent {
+			m := nodes[i]
+			last = i
+			if m.usage[k]+remaining <= m.subtree[k] {
+				h = m.height
+				break
+			}
+			remaining -= max(0, m.guaranteed(k)-m.usage[k])
+		}
+		if h < 0 {
+			h = nodes[last].height
+		}
+		level = max(level, h)
+	}
+	return level
 }
 
 // canPreempt says whether preempting admitted workloads would let x into
@@ -142,31 +209,190 @@ func (pr *preemptor) mayReclaimInHierarchy(st *cqState, k int, val int64) bool {
 	return false
 }
 
-// classicTargets is classic preemption's choice on group g's flavor f:
-// reclaim (x within its nominal quota where it falls short), else within
-// the queue and, with borrowWithinCohort, from lower-priority borrowers.
+// classicTargets is Kueue v0.17.0's classical preemption on group g's
+// flavor f (pkg/scheduler/preemption: classicalPreemptions, with
+// classical.NewCandidateIterator and collectCandidatesForHierarchicalReclaim):
+//   - candidates: x's own queue's workloads as withinClusterQueue allows;
+//     with reclaimWithinCohort, the workloads it allows of the other queues
+//     of x's tree that use more than their subtree quota of a short
+//     resource, as does every Cohort between them and the lowest Cohort
+//     they share with x. Walking up from x's queue, a queue met at a
+//     Cohort where x (what the nodes below leave unused counted off) fits
+//     within the quota of x's side, or below it, is reclaimed from
+//     whatever its priority (hierarchical advantage); otherwise it may be
+//     preempted only while x does not borrow, unless borrowWithinCohort
+//     allows it and it has the lower priority;
+//   - order: the hierarchical ones, then the others' (each other queues
+//     first, lower priority, newest), then x's own queue's;
+//   - attempts: with borrowing, then without (without first where no
+//     hierarchical candidate exists and borrowWithinCohort is off; only
+//     with where only x's own queue has candidates, or borrowWithinCohort
+//     is off and x's queue is not under its nominal quota);
+//   - each attempt removes valid candidates in order until x fits, then
+//     puts back, newest removal first, those x does not need.
 func (pr *preemptor) classicTargets(x *wl, g, f int) []*wl {
-	st := pr.snap.cqs[x.cq]
+	s := pr.snap
+	st := s.cqs[x.cq]
 	p := st.Preempt
 	short := pr.shortResources(x, g, f)
+	keys := make([]int, len(short))
+	for i, r := range short {
+		keys[i] = st.keys[g][f][r]
+	}
+	nodes := s.nodes
+	within := func(i int) bool { // Kueue's IsWithinNominalInResources
+		n := nodes[i]
+		for _, k := range keys {
+			if n.usage[k] > n.subtree[k] {
+				return false
+			}
+		}
+		return true
+	}
+	const (
+		whileBorrowing = iota
+		withoutBorrowing
+		hierarchical
+		sameQueue
+	)
+	type cand struct {
+		t       *wl
+		lca     int
+		variant int
+	}
+	var hier, prio, same []cand
+	if p.WithinClusterQueue != Never {
+		for _, t := range pr.candidates(x, g, f, short, Never, p.WithinClusterQueue) {
+			same = append(same, cand{t, -1, sameQueue})
+		}
+	}
+	leaf := st.node
+	if nodes[leaf].parent >= 0 && p.ReclaimWithinCohort != Never {
+		// Each ancestor of x's queue, with whether x has the advantage
+		// there (it fits the quota of its side below it).
+		var anc []int
+		var adv []bool
+		type fr struct {
+			k int
+			v int64
+		}
+		var req []fr
+		hasAdv := true
+		n := nodes[leaf]
+		for ri, a := range x.req {
+			if a == 0 || st.groupOf[ri] != g {
+				continue
+			}
+			k := st.keys[g][f][st.posOf[ri]]
+			if n.usage[k]+a > n.subtree[k] {
+				hasAdv = false
+			}
+			req = append(req, fr{k, max(0, a-max(0, n.guaranteed(k)-n.usage[k]))})
+		}
+		for i := n.parent; i >= 0; i = nodes[i].parent {
+			anc = append(anc, i)
+			adv = append(adv, hasAdv)
+			m := nodes[i]
+			fits := true
+			for j := range req {
+				if m.usage[req[j].k]+req[j].v > m.subtree[req[j].k] {
+					fits = false
+				}
+				local := max(0, m.guaranteed(req[j].k)-m.usage[req[j].k])
+				if m.parent < 0 {
+					local = max(0, m.subtree[req[j].k]-m.usage[req[j].k])
+				}
+				req[j].v = max(0, req[j].v-local)
+			}
+			hasAdv = hasAdv || fits
+		}
+		// The other queues' candidates (in Kueue's order): each queue
+		// under the lowest ancestor of x's queue that holds it, all the
+		// nodes on its way up to that one over their quota.
+		lcaOf := map[int]int{} // queue -> index in anc, -1: none
+		for _, t := range pr.candidates(x, g, f, short, p.ReclaimWithinCohort, Never) {
+			lca, seen := lcaOf[t.cq]
+			if !seen {
+				lca = -1
+				for i := s.cqs[t.cq].node; i >= 0; i = nodes[i].parent {
+					if at := slices.Index(anc, i); at >= 0 {
+						lca = at
+						break
+					}
+					if within(i) {
+						break
+					}
+				}
+				lcaOf[t.cq] = lca
+			}
+			if lca < 0 {
+				continue
+			}
+			{
+				c := cand{t, anc[lca], hierarchical}
+				switch {
+				case adv[lca]:
+					hier = append(hier, c)
+					continue
+				case p.BorrowWithinCohort == Never || t.Priority >= x.Priority:
+					c.variant = withoutBorrowing
+				default:
+					c.variant = whileBorrowing
+				}
+				prio = append(prio, c)
+			}
+		}
+	}
+	all := append(append(append([]cand{}, hier...), prio...), same...)
+	if len(all) == 0 {
+		return nil
+	}
+	forbidden := p.BorrowWithinCohort == Never
 	under := true
 	for _, r := range short {
 		if st.usage[g][f][r] >= st.quota[g][f][r].Nominal {
 			under = false
 		}
 	}
-	var targets []*wl
-	if under && st.cohort >= 0 && p.ReclaimWithinCohort != Never {
-		targets = pr.minimal(x, g, f, pr.candidates(x, g, f, short, p.ReclaimWithinCohort, p.WithinClusterQueue), false)
+	var attempts []bool
+	switch {
+	case len(hier)+len(prio) == 0 || (forbidden && !under):
+		attempts = []bool{true}
+	case forbidden && len(hier) == 0:
+		attempts = []bool{false, true}
+	default:
+		attempts = []bool{true, false}
 	}
-	if targets == nil {
-		cohortPolicy := Never
-		if p.BorrowWithinCohort != Never {
-			cohortPolicy = LowerPriority
+	valid := func(c cand, borrow bool) bool {
+		if c.variant == sameQueue {
+			return true
 		}
-		targets = pr.minimal(x, g, f, pr.candidates(x, g, f, short, cohortPolicy, p.WithinClusterQueue), true)
+		if borrow && c.variant == withoutBorrowing {
+			return false
+		}
+		for i := s.cqs[c.t.cq].node; i >= 0 && i != c.lca; i = nodes[i].parent {
+			if within(i) {
+				return false
+			}
+		}
+		return true
 	}
-	return targets
+	for _, borrow := range attempts {
+		r := removal{s: s}
+		for _, c := range all {
+			if !valid(c, borrow) {
+				continue
+			}
+			r.remove(c.t)
+			if s.fitsIn(x, g, f, borrow) {
+				targets := r.fillBack(func() bool { return s.fitsIn(x, g, f, borrow) })
+				r.undo() // the caller releases the targets for good
+				return targets
+			}
+		}
+		r.undo()
+	}
+	return nil
 }
 
 // shortResources are the covered resources of group g, flavor f, that x

@@ -42,8 +42,11 @@ type cnode struct {
 	// use (fixed by the quotas: filled once the tree is built).
 	potential []int64
 	hasQuota  bool // a Cohort holding quota of its own
-	groups    []ResourceGroup
-	weight    int64 // a Cohort's fair-sharing weight in thousandths
+	// height is a Cohort's height in its tree as Kueue's getNodeHeight
+	// counts it: 1 with children, one more than its highest child Cohort.
+	height int
+	groups []ResourceGroup
+	weight int64 // a Cohort's fair-sharing weight in thousandths
 }
 
 // tree is the cohort trees' nodes, ClusterQueues and Cohorts alike, as
@@ -243,6 +246,10 @@ func (s *snapshot) sumSubtrees(nk int) {
 			p := s.nodes[n.parent]
 			for k := range n.subtree {
 				p.subtree[k] += n.subtree[k] - n.guaranteed(k)
+			}
+			p.height = max(p.height, 1)
+			if n.cq < 0 {
+				p.height = max(p.height, n.height+1)
 			}
 		}
 	}

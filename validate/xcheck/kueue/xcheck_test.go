@@ -124,7 +124,12 @@ func TestKueueRandom(t *testing.T) {
 		n = 20
 	}
 	cases, agreeCases, jobsTotal, agreeJobs, pre, unsettled := 0, 0, 0, 0, 0, 0
+	// XCHECK_CASE runs one random case alone (its number, as in r006).
+	only := os.Getenv("XCHECK_CASE")
 	for i := range n {
+		if only != "" && only != fmt.Sprintf("r%03d", i) {
+			continue
+		}
 		scen, pdir, trace, jobs, err := randomCase(dir, i)
 		if err != nil {
 			t.Fatal(err)
@@ -161,6 +166,9 @@ func TestKueueRandom(t *testing.T) {
 				t.Errorf("%s agrees now: take it off openRandom", name)
 			}
 			continue
+		}
+		if classifyOn {
+			fmt.Printf("xcheck kueue: classify %s: %s\n", name, firstDivergence(want, got, jobs, p))
 		}
 		first := diffs
 		if len(first) > 3 {
