@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -70,7 +71,10 @@ type disruptionStats struct {
 type disruption struct {
 	capacity *capacity.Controller
 	onNode   [][]int32
-	dstats   disruptionStats
+	// byPrio counts onNode's entries by their jobs' priority: the lowest
+	// priority of a job on a node, below which no job can preempt.
+	byPrio prioCounts
+	dstats disruptionStats
 }
 
 // placedOn records the nodes of newly bound pods at now.
@@ -78,6 +82,7 @@ func (d *disruption) placedOn(now Time, j *jobState, pls []cluster.Placement) {
 	for _, pl := range pls {
 		if l := d.onNode[pl.Node]; !slices.Contains(l, j.info.ID) {
 			d.onNode[pl.Node] = append(l, j.info.ID)
+			d.byPrio.add(j.spec.Priority, 1)
 		}
 		if d.capacity != nil {
 			d.capacity.PodsChanged(now, pl.Node)
@@ -89,7 +94,9 @@ func (d *disruption) placedOn(now Time, j *jobState, pls []cluster.Placement) {
 func (d *disruption) releasedFrom(now Time, j *jobState) {
 	for _, pl := range j.placed {
 		id := j.info.ID
-		d.onNode[pl.Node] = slices.DeleteFunc(d.onNode[pl.Node], func(x int32) bool { return x == id })
+		l := d.onNode[pl.Node]
+		d.onNode[pl.Node] = slices.DeleteFunc(l, func(x int32) bool { return x == id })
+		d.byPrio.add(j.spec.Priority, int32(len(d.onNode[pl.Node])-len(l)))
 		if d.capacity != nil {
 			d.capacity.PodsChanged(now, pl.Node)
 		}
@@ -261,4 +268,32 @@ func (r *runner) volcanoEvent(t Time, j *jobState, a cluster.VolcanoAction, podE
 		return nil
 	}
 	return r.requeue(t, j)
+}
+
+// prioCounts counts entries by priority, in increasing priority, those
+// with no entry left dropped.
+type prioCounts []prioCount
+
+type prioCount struct{ prio, n int32 }
+
+// add counts n more entries (n < 0: fewer) of priority p.
+func (c *prioCounts) add(p, n int32) {
+	if n == 0 {
+		return
+	}
+	i, found := slices.BinarySearchFunc(*c, p, func(e prioCount, p int32) int { return cmp.Compare(e.prio, p) })
+	if !found {
+		*c = slices.Insert(*c, i, prioCount{p, 0})
+	}
+	if (*c)[i].n += n; (*c)[i].n == 0 {
+		*c = slices.Delete(*c, i, i+1)
+	}
+}
+
+// lowest is the lowest priority counted (ok false: none is).
+func (c prioCounts) lowest() (p int32, ok bool) {
+	if len(c) == 0 {
+		return 0, false
+	}
+	return c[0].prio, true
 }

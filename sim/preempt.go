@@ -39,6 +39,22 @@ type schedSide struct {
 	// ones (kube-scheduler's DefaultPreemption).
 	preemptOn bool
 	fabrics   map[string]models.Fabric
+	// found holds, within a preemption pass, the searches that found no
+	// victims since the last eviction: victims is a function of the
+	// search's key and the cluster's state, which only an eviction
+	// changes in the pass, so a waiting job of the same key (a backlog of
+	// like jobs, each searching every node) is passed over.
+	found map[searchKey]bool
+}
+
+// searchKey is what a victim search for a waiting job depends on besides
+// the cluster: its pod, its constraints (the same *Constraints: traces
+// intern them), the pods it has left to place and its priority.
+type searchKey struct {
+	pod  cluster.PodSpec
+	cons *cluster.Constraints
+	left int32
+	prio int32
 }
 
 type victimSet struct {
@@ -49,9 +65,18 @@ type victimSet struct {
 
 // preemptPass tries preemption for the jobs left waiting, in queue order,
 // and runs another pass when it evicted.
+//
+// A job preempts only jobs of lower priority on nodes: the jobs at or
+// below the lowest priority on any node are not looked at (victims would
+// find none for them), so a pass costs the waiting jobs that could
+// preempt, not a backlog that grows all run long.
 func (r *runner) preemptPass(t Time) error {
+	floor, any := r.disr.byPrio.lowest()
+	if !any {
+		return nil // no job on any node: none to preempt
+	}
 	var waiting []int32
-	r.sched.Waiting(func(info *scheduler.JobInfo) bool {
+	r.sched.WaitingAbove(floor, func(info *scheduler.JobInfo) bool {
 		j := r.jobs.at(info.ID)
 		if j.spec.Flags&cluster.FlagPreemptNever == 0 && !j.running && !j.finished && !j.awaitingAdmission() {
 			waiting = append(waiting, info.ID)
@@ -59,9 +84,23 @@ func (r *runner) preemptPass(t Time) error {
 		return true
 	})
 	evicted := false
+	clear(r.sc.found)
 	for _, id := range waiting {
 		p := r.jobs.at(id)
+		key := searchKey{pod: p.spec.Pod, cons: p.spec.Constraints, left: p.spec.Replicas - p.info.Bound, prio: p.spec.Priority}
+		if r.sc.found[key] {
+			continue // the same search found none, and nothing changed since
+		}
+		r.st.stats.PreemptSearches++
 		victims := r.sc.victims(p, r.c, r.fw, &r.jobs, r.disr.onNode)
+		if len(victims) == 0 {
+			if r.sc.found == nil {
+				r.sc.found = map[searchKey]bool{}
+			}
+			r.sc.found[key] = true
+			continue
+		}
+		clear(r.sc.found) // the victims' nodes change
 		for _, vid := range victims {
 			v := r.jobs.at(vid)
 			v.ext().preempted++
@@ -73,10 +112,8 @@ func (r *runner) preemptPass(t Time) error {
 				return err
 			}
 		}
-		if len(victims) > 0 {
-			r.sched.Activate(&p.info)
-			evicted = true
-		}
+		r.sched.Activate(&p.info)
+		evicted = true
 	}
 	if evicted {
 		r.st.stats.Passes++

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,4 +91,52 @@ func TestPreemptionChoosesVictims(t *testing.T) {
 	}
 	require.Equal(t, map[string]int32{"C": 1, "D": 0, "E": 0, "H": 0}, got)
 	require.Equal(t, timing{Minute, 11 * Minute}, times(res)["H"])
+}
+
+// A backlog that cannot preempt costs no victim search. One node of 8
+// GPUs: A (priority 1, 8 GPUs, 10 h) runs, and 200 jobs of priority 1 (8
+// GPUs, 1 h) arrive a minute apart from 1 min. None can preempt (equal
+// priority), so none is searched for (before, the run made 399
+// searches). By hand they run one after another from 10 h.
+func TestPreemptionSkipsJobsThatCannotPreempt(t *testing.T) {
+	jobs := []cluster.JobSpec{prio(job("A", 0, 10*Hour, 1, 8), 1)}
+	for i := 1; i <= 200; i++ {
+		jobs = append(jobs, prio(job(fmt.Sprintf("w%03d", i), Time(i)*Minute, Hour, 1, 8), 1))
+	}
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 1, 8)}, Preemption: true}, jobs...)
+	tm := times(res)
+	for _, i := range []int{1, 2, 100, 200} {
+		start := 10*Hour + Time(i-1)*Hour
+		require.Equal(t, timing{start, start + Hour}, tm[fmt.Sprintf("w%03d", i)], "w%03d", i)
+	}
+	require.Zero(t, res.Stats.PreemptSearches)
+	require.Zero(t, res.Stats.Disruptions[capacity.CausePreemption])
+}
+
+// Waiting jobs alike search once a pass. Two nodes of 8 GPUs: B
+// (priority 2, 8 GPUs) fills one; D (priority 2) and C (priority 0), 4
+// GPUs each, the other; all three run 10 h. 100 jobs of priority 1 (8
+// GPUs, 1 h) arrive at 1 min: each could evict C alone, which frees 4
+// GPUs, not 8, so none preempts. The jobs are alike (same pod,
+// constraints, pods left and priority), and nothing changes between
+// their searches, so the pass at 1 min searches for the first only; from
+// 10 h C is gone and no job is below priority 1, so none searches: one
+// search in all (before, 50). By hand they run two at a time from 10 h.
+func TestPreemptionSearchesLikeJobsOnce(t *testing.T) {
+	jobs := []cluster.JobSpec{
+		prio(job("B", 0, 10*Hour, 1, 8), 2),
+		prio(job("D", 0, 10*Hour, 1, 4), 2),
+		prio(job("C", 0, 10*Hour, 1, 4), 0),
+	}
+	for i := 1; i <= 100; i++ {
+		jobs = append(jobs, prio(job(fmt.Sprintf("w%03d", i), Minute, Hour, 1, 8), 1))
+	}
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 2, 8)}, Preemption: true}, jobs...)
+	tm := times(res)
+	for _, i := range []int{1, 2, 3, 99, 100} {
+		start := 10*Hour + Time((i-1)/2)*Hour
+		require.Equal(t, timing{start, start + Hour}, tm[fmt.Sprintf("w%03d", i)], "w%03d", i)
+	}
+	require.Zero(t, res.Stats.Disruptions[capacity.CausePreemption])
+	require.Equal(t, uint64(1), res.Stats.PreemptSearches)
 }

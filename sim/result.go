@@ -334,6 +334,9 @@ type Stats struct {
 	Skipped  uint64
 	// Relayouts counts MIG re-layouts of idle GPUs.
 	Relayouts uint64
+	// PreemptSearches counts the scheduler's searches for preemption
+	// victims (a waiting job's look over the nodes its pods may use).
+	PreemptSearches uint64
 	// Disruptions counts jobs stopped by losing a node, by cause (spot
 	// interruption, node failure, consolidation); JobsFailed those that
 	// then failed past their backoff limit.

@@ -132,6 +132,14 @@ type QueueSortPlugin interface {
 	Less(a, b *JobInfo) bool
 }
 
+// PriorityFirst is implemented by a QueueSort plugin whose order puts
+// every job before all jobs of lower priority (PrioritySort): a walk of
+// the queue may stop at the first job of a priority it does not want.
+type PriorityFirst interface {
+	QueueSortPlugin
+	PriorityFirst()
+}
+
 // PreFilterPlugin checks a job before any node is looked at and narrows
 // CycleState.Pools to the pools that may hold its pods. A plugin that drops
 // every pool returns the reason.

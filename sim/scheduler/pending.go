@@ -8,5 +8,5 @@ package scheduler
 // head, past the backfill depth, or in a bucket no node had the GPUs for)
 // is such a pod all the same.
 func (s *Scheduler) Pending(fn func(*JobInfo) bool) {
-	s.inOrder(func(j *JobInfo) bool { return j.Done }, fn)
+	s.inOrder(func(j *JobInfo) bool { return j.Done }, nil, fn)
 }

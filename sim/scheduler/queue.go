@@ -232,12 +232,30 @@ func (s *Scheduler) Requeue(j *JobInfo) {
 // Waiting calls fn for each queued job that was tried and did not fit, in
 // queue order, until fn returns false.
 func (s *Scheduler) Waiting(fn func(*JobInfo) bool) {
-	s.inOrder(func(j *JobInfo) bool { return j.Done || !j.Attempted }, fn)
+	s.inOrder(waitingSkip, nil, fn)
+}
+
+func waitingSkip(j *JobInfo) bool { return j.Done || !j.Attempted }
+
+// WaitingAbove is Waiting for the jobs of priority above floor only
+// (those that may preempt a job of priority floor). When the queue sort
+// puts higher priorities first (PriorityFirst), a bucket is walked only
+// to its first job at or below the floor, so the walk costs the jobs
+// above the floor, not the whole backlog; otherwise every waiting job is
+// looked at and those at or below the floor passed over.
+func (s *Scheduler) WaitingAbove(floor int32, fn func(*JobInfo) bool) {
+	if _, ok := s.fw.prof.QueueSort.(PriorityFirst); ok {
+		s.inOrder(waitingSkip, func(j *JobInfo) bool { return j.Spec.Priority <= floor }, fn)
+		return
+	}
+	s.inOrder(waitingSkip, nil, func(j *JobInfo) bool { return j.Spec.Priority <= floor || fn(j) })
 }
 
 // inOrder calls fn for each queued job that skip does not pass over, in
 // queue order (the buckets' heads merged by less), until fn returns false.
-func (s *Scheduler) inOrder(skip func(*JobInfo) bool, fn func(*JobInfo) bool) {
+// A bucket's walk ends at its first job that past (when not nil) accepts:
+// past must hold for every job after that one in queue order too.
+func (s *Scheduler) inOrder(skip, past func(*JobInfo) bool, fn func(*JobInfo) bool) {
 	var cur [numBuckets]int
 	for {
 		var next *JobInfo
@@ -247,7 +265,15 @@ func (s *Scheduler) inOrder(skip func(*JobInfo) bool, fn func(*JobInfo) bool) {
 				bi := w<<6 | bits.TrailingZeros64(m)
 				bk := &s.buckets[bi]
 				cur[bi] = max(cur[bi], bk.head)
-				for cur[bi] < len(bk.jobs) && skip(bk.jobs[cur[bi]]) {
+				for cur[bi] < len(bk.jobs) {
+					j := bk.jobs[cur[bi]]
+					if past != nil && past(j) {
+						cur[bi] = len(bk.jobs)
+						break
+					}
+					if !skip(j) {
+						break
+					}
 					cur[bi]++
 				}
 				if cur[bi] == len(bk.jobs) {

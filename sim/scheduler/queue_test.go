@@ -152,3 +152,50 @@ func TestSchedulingQueueBacksOff(t *testing.T) {
 func TestJobInfoStays32Bytes(t *testing.T) {
 	require.Equal(t, uintptr(32), unsafe.Sizeof(scheduler.JobInfo{}))
 }
+
+// WaitingAbove yields exactly the waiting jobs of Waiting above the floor,
+// in the same order, though under PrioritySort it stops each list at its
+// first job at or below the floor. One node of 8 GPUs, taken by a job of
+// priority 10; 60 jobs of 1, 2, 4 or 8 GPUs, 1 or 2 pods and priorities
+// 0 to 4 then wait in several lists (kube-scheduler's queue sets them
+// aside as tried), some finished (deleted) among them.
+func TestWaitingAboveIsWaitingFiltered(t *testing.T) {
+	c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 1, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 1 << 20}})
+	require.NoError(t, err)
+	prof, err := plugins.NewProfile(plugins.Default(), &scheduler.Handle{})
+	require.NoError(t, err)
+	fw, err := scheduler.NewFramework(prof, c)
+	require.NoError(t, err)
+	s := scheduler.New(fw, scheduler.QueueConfig{Policy: scheduler.SchedulingQueue})
+	pod := func(g int32) cluster.PodSpec { return cluster.PodSpec{MilliCPU: 1000, MemoryMiB: 1024, GPUs: g} }
+	s.Enqueue(&scheduler.JobInfo{ID: 0, Spec: &cluster.JobSpec{Submit: 0, Duration: 1, Replicas: 1, Priority: 10, Pod: pod(8)}})
+	var jobs []*scheduler.JobInfo
+	for i := 1; i <= 60; i++ {
+		spec := &cluster.JobSpec{Submit: int64(i), Duration: 1, Replicas: int32(1 + i%2), Priority: int32(i*7) % 5, Pod: pod(int32(1) << (i % 4))}
+		jobs = append(jobs, &scheduler.JobInfo{ID: int32(i), Spec: spec})
+		s.Enqueue(jobs[len(jobs)-1])
+	}
+	var rec recorder
+	require.NoError(t, s.Pass(0, true, &rec))
+	require.Len(t, rec.log, 1, "only the job of priority 10 fits")
+	for i := 0; i < len(jobs); i += 7 {
+		s.Remove(jobs[i])
+	}
+	ids := func(walk func(func(*scheduler.JobInfo) bool)) []int32 {
+		var out []int32
+		walk(func(j *scheduler.JobInfo) bool { out = append(out, j.ID); return true })
+		return out
+	}
+	all := ids(s.Waiting)
+	require.Len(t, all, 60-9, "60 waiting, 9 removed")
+	for floor := int32(-1); floor <= 4; floor++ {
+		var want []int32
+		for _, id := range all {
+			if jobs[id-1].Spec.Priority > floor {
+				want = append(want, id)
+			}
+		}
+		got := ids(func(fn func(*scheduler.JobInfo) bool) { s.WaitingAbove(floor, fn) })
+		require.Equal(t, want, got, "floor %d", floor)
+	}
+}

@@ -11,7 +11,10 @@ const Name = "PrioritySort"
 // PrioritySort is the QueueSort plugin.
 type PrioritySort struct{}
 
-var _ scheduler.QueueSortPlugin = &PrioritySort{}
+var (
+	_ scheduler.QueueSortPlugin = &PrioritySort{}
+	_ scheduler.PriorityFirst   = &PrioritySort{}
+)
 
 // New returns the plugin.
 func New(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error) {
@@ -19,6 +22,9 @@ func New(scheduler.PluginConfig, *scheduler.Handle) (scheduler.Plugin, error) {
 }
 
 func (*PrioritySort) Name() string { return Name }
+
+// PriorityFirst: a job comes before every job of lower priority.
+func (*PrioritySort) PriorityFirst() {}
 
 func (*PrioritySort) Less(a, b *scheduler.JobInfo) bool {
 	if a.Spec.Priority != b.Spec.Priority {
