@@ -76,7 +76,8 @@ func jc(c *Candidate) *jsonCandidate {
 	return &jsonCandidate{c.Point.Index, c.Point.Values, c.Seeds, c.Status, c.Confident, c.Stats}
 }
 
-// WriteDir writes recommend.json (every point searched), and for a winner
+// WriteDir writes recommend.json (every point searched), decision.html
+// (the answer, the Pareto front, the sensitivity), and for a winner
 // scenario.yaml (the base scenario with the winning settings) and its
 // manifests (gpuplan manifests' objects) under manifests/.
 func (r *Result) WriteDir(dir string) error {
@@ -104,6 +105,17 @@ func (r *Result) WriteDir(dir string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, FileJSON), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	d, err := r.Decision()
+	if err != nil {
+		return err
+	}
+	page, err := d.HTML()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileDecision), page, 0o644); err != nil {
 		return err
 	}
 	if r.Winner == nil {
