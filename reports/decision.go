@@ -104,8 +104,8 @@ func unitColumn(unit string, xs []float64) column {
 	case UnitRatio:
 		return column{func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }, "%"}
 	case UnitMilliseconds:
-		nf := NumberFormat(xs...)
-		return column{func(x float64) string { return nf(x) + " ms" }, "ms"}
+		// The cells carry their unit (ms, s or longer).
+		return column{latencyFormat(xs...), ""}
 	}
 	return column{NumberFormat(xs...), ""}
 }
@@ -114,12 +114,7 @@ func unitColumn(unit string, xs []float64) column {
 // negative dollars, durations or shares, no share above 100% (Student's t
 // knows nothing of bounds).
 func (d *Decision) clip(m int, st Interval) Interval {
-	switch d.Metrics[m].Unit {
-	case UnitUSD, UnitSeconds, UnitMilliseconds:
-		st.Lo = math.Max(st.Lo, 0)
-	case UnitRatio:
-		st.Lo, st.Hi = math.Max(st.Lo, 0), math.Min(st.Hi, 1)
-	}
+	st.Lo, st.Hi = UnitClip(d.Metrics[m].Unit, st.Lo, st.Hi)
 	return st
 }
 
