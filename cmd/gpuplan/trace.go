@@ -135,7 +135,9 @@ func writeTraceStats(w io.Writer, file, format string, st *traces.TraceStats) er
 	fmt.Fprintln(tw, "GPU JOBS\tMEAN\tP50\tP90\tP99\tMAX\t")
 	g, d := st.GPUsPerJob, st.DurationSeconds
 	fmt.Fprintf(tw, "GPUs per job\t%.2f\t%.3g\t%.3g\t%.3g\t%.3g\t\n", g.Mean, g.P50, g.P90, g.P99, g.Max)
-	fmt.Fprintf(tw, "duration\t%s\t%s\t%s\t%s\t%s\t\n", reports.Human(d.Mean), reports.Human(d.P50), reports.Human(d.P90), reports.Human(d.P99), reports.Human(d.Max))
+	// One unit across the row: the durations' quantiles side by side.
+	df := reports.DurationFormat(d.Mean, d.P50, d.P90, d.P99, d.Max)
+	fmt.Fprintf(tw, "duration\t%s\t%s\t%s\t%s\t%s\t\n", df(d.Mean), df(d.P50), df(d.P90), df(d.P99), df(d.Max))
 	fmt.Fprintln(tw, "\t\t\t\t\t\t")
 	fmt.Fprintln(tw, "QUEUE\tJOBS\tGPU JOBS\tGPU-H\t\t\t")
 	for i, q := range st.Queues {
