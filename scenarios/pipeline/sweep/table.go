@@ -268,6 +268,11 @@ func writeBytesAtomic(dir, name string, data []byte) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	// CreateTemp makes the file 0600; the sweep's files are for whoever
+	// reads the folder, as every other output (0644).
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
 	if err == nil {
 		err = os.Rename(f.Name(), filepath.Join(dir, name))
 	}
