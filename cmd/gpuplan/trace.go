@@ -2,7 +2,6 @@ package main
 
 import (
 	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -100,8 +99,8 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
   gpuplan trace stats cluster_log.csv --format helios --output json`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if output != "table" && output != "json" {
-				return usageError{fmt.Errorf("--output is %s; want table or json", q(output))}
+			if output != "table" && output != "json" && output != "yaml" {
+				return usageError{fmt.Errorf("--output is %s; want table, json or yaml", q(output))}
 			}
 			src, err := in.open(args[0])
 			if err != nil {
@@ -114,16 +113,17 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+			switch output {
+			case "json":
+				return jsonOf(st)(stdout)
+			case "yaml":
+				return writeYAML(stdout, jsonOf(st))
 			}
 			return writeTraceStats(stdout, args[0], in.format, st)
 		},
 	}
 	in.flags(c)
-	c.Flags().StringVarP(&output, "output", "o", "table", "what to print: table or json")
+	c.Flags().StringVarP(&output, "output", "o", "table", "what to print: table, json or yaml")
 	return c
 }
 
