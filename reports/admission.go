@@ -123,7 +123,7 @@ func admissionHeader() []string {
 }
 
 func admissionRows(ls []AdmissionLine) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, l := range ls {
 		share := "-"
 		if l.Cohort != "" {
@@ -134,11 +134,11 @@ func admissionRows(ls []AdmissionLine) [][]string {
 			cohort = "-"
 		}
 		t := l.TimeToAdmission
-		rows = append(rows, []string{l.Name, cohort, l.Strategy, fmt.Sprint(l.NominalGPUs), fmt.Sprintf("%.2f", l.MeanGPUsUsed), share,
+		rows = append(rows, []any{l.Name, cohort, l.Strategy, fmt.Sprint(l.NominalGPUs), fmt.Sprintf("%.2f", l.MeanGPUsUsed), share,
 			fmt.Sprintf("%.1f", l.BorrowedGPUHours), fmt.Sprintf("%.1f", l.LentGPUHours), fmt.Sprint(l.Jobs),
-			Human(t.P50), Human(t.P95), Human(t.P99), fmt.Sprint(l.PreemptionsSuffered), fmt.Sprintf("%d (%d)", l.PreemptionsCaused, l.Reclaims), fmt.Sprint(l.PendingAtEnd)})
+			durSecs(t.P50), durSecs(t.P95), durSecs(t.P99), fmt.Sprint(l.PreemptionsSuffered), fmt.Sprintf("%d (%d)", l.PreemptionsCaused, l.Reclaims), fmt.Sprint(l.PendingAtEnd)})
 	}
-	return rows
+	return columns(rows)
 }
 
 func writeAdmissionMarkdown(w io.Writer, s *Summary) {

@@ -79,7 +79,7 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	outcomes = append(outcomes, []string{"total", fmt.Sprint(s.Jobs.Total)})
 	jobs := htmlSection{Title: "Jobs", Tables: []htmlTable{
 		{Header: []string{"outcome", "jobs"}, Rows: outcomes},
-		{Header: []string{"", "jobs", "mean", "p50", "p95", "p99", "max"}, Rows: [][]string{statRow("queue wait (started jobs)", s.QueueWait), statRow("completion time (completed jobs)", s.JCT)}},
+		{Header: []string{"", "jobs", "mean", "p50", "p95", "p99", "max"}, Rows: statRows("queue wait (started jobs)", "completion time (completed jobs)", s)},
 		{Caption: "Queues", Header: []string{"queue", "jobs", "completed", "GPU-h", "mean wait", "p95 wait", "p50 JCT", "p95 JCT"}, Rows: queueRows(s)},
 	}, Notes: []string{fmt.Sprintf("%d jobs ask for GPUs; %d pods in all.", s.Jobs.GPUJobs, s.Jobs.Pods)}}
 	if f := s.Fragmentation; f != nil {

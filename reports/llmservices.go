@@ -100,17 +100,21 @@ func writeLLMTable(w io.Writer, s *Summary) {
 		}
 		return pct(att) + " of " + msText2(slo)
 	}
+	var rows [][]any
 	for _, v := range s.Services {
 		l := v.LLM
 		if l == nil {
 			continue
 		}
-		row := []string{v.Name, msText2(l.TTFTP50Ms), msText2(l.TTFTP95Ms), msText2(l.TTFTP99Ms), within(l.TTFTAttainment, l.TTFTSLOMs),
-			msText2(l.TPOTP50Ms), msText2(l.TPOTP95Ms), msText2(l.TPOTP99Ms), within(l.TPOTAttainment, l.TPOTSLOMs),
+		row := []any{v.Name, millis(l.TTFTP50Ms), millis(l.TTFTP95Ms), millis(l.TTFTP99Ms), within(l.TTFTAttainment, l.TTFTSLOMs),
+			millis(l.TPOTP50Ms), millis(l.TPOTP95Ms), millis(l.TPOTP99Ms), within(l.TPOTAttainment, l.TPOTSLOMs),
 			fmt.Sprintf("%.0f", l.OutputTokensPerGPUSecond), fmt.Sprintf("%.0f", l.TokensPerGPUSecond)}
 		if priced {
-			row = append(row, money(l.CostPerMillionOutputTokens), money(l.CostPerMillionTokens))
+			row = append(row, usd(l.CostPerMillionOutputTokens), usd(l.CostPerMillionTokens))
 		}
+		rows = append(rows, row)
+	}
+	for _, row := range columns(rows) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()

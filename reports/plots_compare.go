@@ -283,3 +283,22 @@ func waterfallPlot(title string, ws []WaterfallStep) (*plot.Plot, error) {
 	p.Y.Min, p.Y.Max = 0, math.Max(1, top*1.3)
 	return p, nil
 }
+
+// UnitTicks labels a linear axis of figures of a unit (validate's names)
+// at round values in the unit the labels are written in, every label
+// through the one formatter of that unit (UnitFormat over the labels):
+// $15,000 and 4.00h, never 1.5e+04 or 14400.
+type UnitTicks struct{ Unit string }
+
+// Ticks are the axis's ticks between lo and hi.
+func (u UnitTicks) Ticks(lo, hi float64) []plot.Tick {
+	vals := unitTicks(u.Unit, svgAxis{lo: lo, hi: hi})
+	f := UnitFormat(u.Unit, vals...)
+	out := make([]plot.Tick, 0, len(vals))
+	for _, v := range vals {
+		if v >= lo && v <= hi {
+			out = append(out, plot.Tick{Value: v, Label: f(v)})
+		}
+	}
+	return out
+}

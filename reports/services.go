@@ -178,21 +178,21 @@ func variantServiceHeader() []string {
 }
 
 func variantServiceRows(vs []RunFigures) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, f := range vs {
 		for _, v := range f.Services {
-			att, cost := "-", "-"
+			var att, cost any = "-", "-"
 			if v.SLOAttainment > 0 {
 				att = pct(v.SLOAttainment)
 			}
 			if v.CostPerMillion > 0 {
-				cost = money(v.CostPerMillion)
+				cost = usd(v.CostPerMillion)
 			}
-			rows = append(rows, []string{f.Name, v.Name, msText2(v.P95Ms), att, requests(v.Dropped), fmt.Sprintf("%.1f", v.ReplicaHours),
+			rows = append(rows, []any{f.Name, v.Name, millis(v.P95Ms), att, requests(v.Dropped), fmt.Sprintf("%.1f", v.ReplicaHours),
 				fmt.Sprintf("%.1f", v.GPUHours), fmt.Sprint(v.ColdStarts), cost})
 		}
 	}
-	return rows
+	return columns(rows)
 }
 
 // WorkloadCost is one side of the bill when a run has services: what
@@ -274,26 +274,26 @@ func serviceHeader() []string {
 // serviceRows are the services table's rows; with costs, two more
 // columns (see serviceCostHeader).
 func serviceRows(s *Summary) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, v := range s.Services {
-		slo, att := "-", "-"
+		var slo, att any = "-", "-"
 		if v.SLOMs > 0 {
-			slo, att = msText2(v.SLOMs), pct(v.SLOAttainment)
+			slo, att = millis(v.SLOMs), pct(v.SLOAttainment)
 		}
-		cold := "-"
+		var cold any = "-"
 		if v.ColdStarts > 0 {
-			cold = Human(v.MeanColdStartSeconds)
+			cold = durSecs(v.MeanColdStartSeconds)
 		}
-		r := []string{v.Name, v.Queue, requests(v.RequestsArrived), requests(v.RequestsServed), requests(v.RequestsDropped),
-			msText2(v.P50Ms), msText2(v.P95Ms), msText2(v.P99Ms), slo, att,
+		r := []any{v.Name, v.Queue, requests(v.RequestsArrived), requests(v.RequestsServed), requests(v.RequestsDropped),
+			millis(v.P50Ms), millis(v.P95Ms), millis(v.P99Ms), slo, att,
 			fmt.Sprintf("%.1f", v.ReplicaHours), fmt.Sprintf("%.1f", v.GPUHours), fmt.Sprintf("%.1f", v.PeakReplicas),
 			fmt.Sprint(v.ColdStarts), cold, fmt.Sprint(v.Preempted + v.Disrupted)}
 		if v.Cost != nil {
-			r = append(r, money(v.Cost.Cost), money(v.Cost.PerMillionRequests))
+			r = append(r, usd(v.Cost.Cost), usd(v.Cost.PerMillionRequests))
 		}
 		rows = append(rows, r)
 	}
-	return rows
+	return columns(rows)
 }
 
 // servicesOnly says the run had inference services and no job: the job
@@ -337,19 +337,19 @@ func workloadHeader() []string {
 }
 
 func workloadRows(ws []WorkloadCost) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, w := range ws {
-		useful, perM := "-", "-"
+		var useful, perM any = "-", "-"
 		if w.PerUsefulGPUHour > 0 {
-			useful = money(w.PerUsefulGPUHour)
+			useful = usd(w.PerUsefulGPUHour)
 		}
 		if w.PerMillionRequests > 0 {
-			perM = money(w.PerMillionRequests)
+			perM = usd(w.PerMillionRequests)
 		}
-		rows = append(rows, []string{w.Kind, fmt.Sprintf("%.1f", w.GPUHours), money(w.GPUCost), money(w.Allocated), money(w.IdleShare),
-			money(w.Total), pct(w.BillShare), money(w.LostCost), useful, perM})
+		rows = append(rows, []any{w.Kind, fmt.Sprintf("%.1f", w.GPUHours), usd(w.GPUCost), usd(w.Allocated), usd(w.IdleShare),
+			usd(w.Total), pct(w.BillShare), usd(w.LostCost), useful, perM})
 	}
-	return rows
+	return columns(rows)
 }
 
 // servicesNote says what the services table counts.

@@ -169,9 +169,9 @@ func hasBudgets(sb *Showback) bool {
 }
 
 func showbackRows(sb *Showback) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, t := range sb.Teams {
-		r := []string{t.Team, Money(t.Allocated), Money(t.IdleShare), Money(t.Total)}
+		r := []any{t.Team, usd(t.Allocated), usd(t.IdleShare), usd(t.Total)}
 		if hasBudgets(sb) {
 			used := ""
 			if t.Budget > 0 {
@@ -180,11 +180,11 @@ func showbackRows(sb *Showback) [][]string {
 					used += " (over)"
 				}
 			}
-			r = append(r, Money(t.Budget), used)
+			r = append(r, usd(t.Budget), used)
 		}
 		rows = append(rows, r)
 	}
-	return append(rows, []string{"all teams", "", "", Money(sb.Total)})
+	return columns(append(rows, []any{"all teams", "", "", usd(sb.Total)}))
 }
 
 func showbackText(sb *Showback) string {

@@ -108,23 +108,23 @@ func (c *SpotCurve) BreakEven() float64 {
 }
 
 func spotCurveRows(c *SpotCurve) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, p := range c.Points {
-		r := []string{Human(p.MTBFHours * 3600), fmt.Sprint(p.Interruptions), fmt.Sprint(p.Completed),
-			Money(p.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", p.SavingPct)}
+		r := []any{inHours(p.MTBFHours * 3600), fmt.Sprint(p.Interruptions), fmt.Sprint(p.Completed),
+			usd(p.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", p.SavingPct)}
 		if p.Failed != "" {
-			r = []string{Human(p.MTBFHours * 3600), "failed", "-", "-", "-"}
+			r = []any{inHours(p.MTBFHours * 3600), "failed", "-", "-", "-"}
 		}
 		if c.OnDemand.CostPerMillionRequests > 0 {
 			if p.Failed != "" {
 				r = append(r, "-", "-")
 			} else {
-				r = append(r, Money(p.CostPerMillionRequests), fmt.Sprintf("%+.1f%%", p.ServedSavingPct))
+				r = append(r, usd(p.CostPerMillionRequests), fmt.Sprintf("%+.1f%%", p.ServedSavingPct))
 			}
 		}
 		rows = append(rows, r)
 	}
-	return rows
+	return columns(rows)
 }
 
 func spotCurveHeader() []string {

@@ -18,7 +18,9 @@ func TestSpotCurveFailuresReported(t *testing.T) {
 			{MTBFHours: 2, SavingPct: 40, Completed: 2, CostPerUsefulGPUHour: 2.4},
 		}}
 	rows := spotCurveRows(c)
-	require.Equal(t, []string{"15.0m", "failed", "-", "-", "-"}, rows[0])
+	// One unit in the MTBF column, hours: 15 min = 0.25h.
+	require.Equal(t, []string{"0.25h", "failed", "-", "-", "-"}, rows[0])
+	require.Equal(t, "2.00h", rows[2][0])
 	require.Equal(t, "-20.0%", rows[1][4])
 	// Zero a third of the way from 30m (-20%) to 2h (+40%) in log MTBF:
 	// 0.5 x 4^(1/3) = 0.794h = 47.6m.

@@ -28,11 +28,17 @@ func Human(s float64) string {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
-func statRow(name string, st Stats) []string {
+func statCells(name string, st Stats) []any {
 	if st.Count == 0 {
-		return []string{name, "0", "-", "-", "-", "-", "-"}
+		return []any{name, "0", "-", "-", "-", "-", "-"}
 	}
-	return []string{name, fmt.Sprint(st.Count), Human(st.Mean), Human(st.P50), Human(st.P95), Human(st.P99), Human(st.Max)}
+	return []any{name, fmt.Sprint(st.Count), durSecs(st.Mean), durSecs(st.P50), durSecs(st.P95), durSecs(st.P99), durSecs(st.Max)}
+}
+
+// statRows are the wait and completion-time rows, their durations in one
+// unit per column.
+func statRows(waitName, jctName string, s *Summary) [][]string {
+	return columns([][]any{statCells(waitName, s.QueueWait), statCells(jctName, s.JCT)})
 }
 
 func outcomeOrder(s *Summary) []string {
@@ -85,19 +91,19 @@ func poolRows(s *Summary) [][]string {
 }
 
 func queueRows(s *Summary) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, q := range s.Queues {
 		w, j := q.QueueWait, q.JCT
-		cell := func(st Stats, v float64) string {
+		cell := func(st Stats, v float64) any {
 			if st.Count == 0 {
 				return "-"
 			}
-			return Human(v)
+			return durSecs(v)
 		}
-		rows = append(rows, []string{q.Name, fmt.Sprint(q.Jobs), fmt.Sprint(q.Completed), fmt.Sprintf("%.1f", q.GPUHoursAllocated),
+		rows = append(rows, []any{q.Name, fmt.Sprint(q.Jobs), fmt.Sprint(q.Completed), fmt.Sprintf("%.1f", q.GPUHoursAllocated),
 			cell(w, w.Mean), cell(w, w.P95), cell(j, j.P50), cell(j, j.P95)})
 	}
-	return rows
+	return columns(rows)
 }
 
 func reasonRows(rc []ReasonCount, limit int) [][]string {
@@ -117,22 +123,18 @@ func reasonRows(rc []ReasonCount, limit int) [][]string {
 }
 
 func waterfallRows(ws []WaterfallStep) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, s := range ws {
 		switch {
 		case s.Of:
-			rows = append(rows, []string{s.Name, Money(s.Delta), ""})
+			rows = append(rows, []any{s.Name, usd(s.Delta), ""})
 		case s.Delta == 0 && (s.Name == "all on-demand bill" || s.Name == "spot bill"):
-			rows = append(rows, []string{s.Name, "", Money(s.Total)})
+			rows = append(rows, []any{s.Name, "", usd(s.Total)})
 		default:
-			sign := "+"
-			if s.Delta < 0 {
-				sign = ""
-			}
-			rows = append(rows, []string{s.Name, sign + Money(s.Delta), Money(s.Total)})
+			rows = append(rows, []any{s.Name, signedUSD(s.Delta), usd(s.Total)})
 		}
 	}
-	return rows
+	return columns(rows)
 }
 
 func teamSpotHeader() []string {
@@ -140,15 +142,15 @@ func teamSpotHeader() []string {
 }
 
 func teamSpotRows(sc *SpotComparison) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, t := range sc.ByTeam {
 		ch := ""
 		if t.OnDemand > 0 {
 			ch = fmt.Sprintf("%+.1f%%", 100*(t.Spot-t.OnDemand)/t.OnDemand)
 		}
-		rows = append(rows, []string{t.Team, Money(t.Spot), Money(t.OnDemand), ch})
+		rows = append(rows, []any{t.Team, usd(t.Spot), usd(t.OnDemand), ch})
 	}
-	return rows
+	return columns(rows)
 }
 
 func gpuRateHeader() []string {
@@ -156,11 +158,11 @@ func gpuRateHeader() []string {
 }
 
 func gpuRateRows(c *CostSummary) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, g := range c.GPURates {
-		rows = append(rows, []string{g.Pool, g.GPUModel, g.CapacityType, money(g.NodePerHour), money(g.PerGPUHour), fmt.Sprintf("%.1f%%", 100*g.GPUShare)})
+		rows = append(rows, []any{g.Pool, g.GPUModel, g.CapacityType, usd(g.NodePerHour), usd(g.PerGPUHour), fmt.Sprintf("%.1f%%", 100*g.GPUShare)})
 	}
-	return rows
+	return columns(rows)
 }
 
 func money(x float64) string { return Money(x) }
@@ -235,24 +237,24 @@ func bySideKPI(s *Summary) (training, inference string) {
 }
 
 func costRows(c *CostSummary) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, l := range c.ByPool {
 		price := "-"
 		if l.PricePerHour > 0 {
 			price = fmt.Sprintf("%.4g", l.PricePerHour)
 		}
-		rows = append(rows, []string{l.Name, l.CapacityType, price, fmt.Sprintf("%.1f", l.NodeHours), money(l.Cost), money(l.Allocated), money(l.Idle), money(l.IdleGPU), money(l.LostCost)})
+		rows = append(rows, []any{l.Name, l.CapacityType, price, fmt.Sprintf("%.1f", l.NodeHours), usd(l.Cost), usd(l.Allocated), usd(l.Idle), usd(l.IdleGPU), usd(l.LostCost)})
 	}
-	rows = append(rows, []string{"all pools", "", "", "", money(c.Total), money(c.Allocated), money(c.Idle), money(c.IdleGPU), money(c.LostCost)})
-	return rows
+	rows = append(rows, []any{"all pools", "", "", "", usd(c.Total), usd(c.Allocated), usd(c.Idle), usd(c.IdleGPU), usd(c.LostCost)})
+	return columns(rows)
 }
 
 func costLineRows(lines []CostLine) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, l := range lines {
-		rows = append(rows, []string{l.Name, fmt.Sprintf("%.1f", l.GPUHours), money(l.Cost), money(l.Idle), money(l.LostCost)})
+		rows = append(rows, []any{l.Name, fmt.Sprintf("%.1f", l.GPUHours), usd(l.Cost), usd(l.Idle), usd(l.LostCost)})
 	}
-	return rows
+	return columns(rows)
 }
 
 func capacityRows(s *Summary) [][]string {
@@ -266,11 +268,11 @@ func capacityRows(s *Summary) [][]string {
 
 func spotRows(c *SpotComparison) [][]string {
 	vs := []RunFigures{c.Spot, c.OnDemand}
-	row := func(f RunFigures) []string {
-		return withServed(vs, f, []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
-			money(f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Disruptions), kmText(f.JCTAllP50), kmText(f.JCTAllP95)})
+	row := func(f RunFigures) []any {
+		return withServed(vs, f, []any{f.Name, usd(f.Cost), usd(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), usd(f.LostCost),
+			usd(f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Disruptions), kmCell(f.JCTAllP50), kmCell(f.JCTAllP95)})
 	}
-	return [][]string{row(c.Spot), row(c.OnDemand)}
+	return columns([][]any{row(c.Spot), row(c.OnDemand)})
 }
 
 // A comparison of runs with services adds, after the cost per useful
@@ -315,13 +317,13 @@ func bySideHeader(vs []RunFigures, h []string) []string {
 
 // withServed adds f's cost per million requests to its row r when the
 // runs vs have one.
-func withServed(vs []RunFigures, f RunFigures, r []string) []string {
+func withServed(vs []RunFigures, f RunFigures, r []any) []any {
 	if !anyServed(vs) {
 		return r
 	}
-	x := "-"
+	var x any = "-"
 	if f.CostPerMillionRequests > 0 {
-		x = money(f.CostPerMillionRequests)
+		x = usd(f.CostPerMillionRequests)
 	}
 	return slices.Insert(r, perWorkCol+1, x)
 }
@@ -333,12 +335,12 @@ func variantHeader() []string {
 // censoredNote explains the starred completion times.
 const censoredNote = "* Completion time over every job, the unfinished ones counted as censored at the end of the run (Kaplan-Meier), not dropped; \"not reached\" when more than that share never completed."
 
-// kmText writes a censored quantile.
-func kmText(x float64) string {
+// kmCell is a censored quantile's cell.
+func kmCell(x float64) any {
 	if x < 0 {
 		return "not reached"
 	}
-	return Human(x)
+	return durSecs(x)
 }
 
 func pairedHeader() []string {
@@ -365,18 +367,18 @@ func pairedHeaderFor(vs []RunFigures) []string {
 
 // pairedRows compares each variant with the scenario as given, job by job.
 func pairedRows(vs []RunFigures) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, f := range vs {
 		p := f.Paired
 		if p == nil {
 			continue
 		}
-		rows = append(rows, []string{f.Name, fmt.Sprint(f.Completed), fmt.Sprint(p.Both), Human(p.MeanSeconds), Human(p.OtherMeanSecs),
-			fmt.Sprint(p.Slower), fmt.Sprint(p.OnlyThis), fmt.Sprint(p.OnlyOther), Money(f.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", f.SameWorkVsBasePct)})
+		rows = append(rows, []any{f.Name, fmt.Sprint(f.Completed), fmt.Sprint(p.Both), durSecs(p.MeanSeconds), durSecs(p.OtherMeanSecs),
+			fmt.Sprint(p.Slower), fmt.Sprint(p.OnlyThis), fmt.Sprint(p.OnlyOther), usd(f.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", f.SameWorkVsBasePct)})
 		if anyServed(vs) {
-			perM, saving := "-", "-"
+			var perM, saving any = "-", "-"
 			if f.CostPerMillionRequests > 0 {
-				perM = Money(f.CostPerMillionRequests)
+				perM = usd(f.CostPerMillionRequests)
 			}
 			if f.ServedVsBasePct != 0 || f.CostPerMillionRequests > 0 && base0(vs).CostPerMillionRequests > 0 {
 				saving = fmt.Sprintf("%+.1f%%", f.ServedVsBasePct)
@@ -384,7 +386,7 @@ func pairedRows(vs []RunFigures) [][]string {
 			rows[len(rows)-1] = append(rows[len(rows)-1], perM, saving)
 		}
 	}
-	return rows
+	return columns(rows)
 }
 
 // base0 is the scenario as given among the runs vs (the first).
@@ -396,17 +398,17 @@ func base0(vs []RunFigures) RunFigures {
 }
 
 func variantRows(vs []RunFigures) [][]string {
-	var rows [][]string
+	var rows [][]any
 	for _, f := range vs {
-		r := withServed(vs, f, []string{f.Name, money(f.Cost), money(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), money(f.LostCost),
-			money(f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Failed), fmt.Sprint(f.Disruptions),
-			Human(f.WaitP95), kmText(f.JCTAllP50), kmText(f.JCTAllP95), pct(f.Allocation)})
+		r := withServed(vs, f, []any{f.Name, usd(f.Cost), usd(f.IdleCost), fmt.Sprintf("%.1f", f.LostGPUHours), usd(f.LostCost),
+			usd(f.CostPerUsefulGPUHour), fmt.Sprint(f.Completed), fmt.Sprint(f.Failed), fmt.Sprint(f.Disruptions),
+			durSecs(f.WaitP95), kmCell(f.JCTAllP50), kmCell(f.JCTAllP95), pct(f.Allocation)})
 		if hasSteps(vs) {
 			r = append(r, fmt.Sprintf("%.3f s", f.StepSeconds))
 		}
 		rows = append(rows, r)
 	}
-	return rows
+	return columns(rows)
 }
 
 func hasSteps(vs []RunFigures) bool {
@@ -597,7 +599,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		fmt.Fprintf(w, "Fragmented GPUs (FGD measure, at each timeline interval's end): mean %.1f, max %.1f.\n\n", f.MeanFragGPUs, f.MaxFragGPUs)
 	}
 	fmt.Fprintf(w, "## Waiting and completion\n\n")
-	mdTable(w, []string{"", "jobs", "mean", "p50", "p95", "p99", "max"}, [][]string{statRow("queue wait (started jobs)", s.QueueWait), statRow("completion time (completed jobs)", s.JCT)})
+	mdTable(w, []string{"", "jobs", "mean", "p50", "p95", "p99", "max"}, statRows("queue wait (started jobs)", "completion time (completed jobs)", s))
 	fmt.Fprintf(w, "## Queues\n\n")
 	mdTable(w, []string{"queue", "jobs", "completed", "GPU-h", "mean wait", "p95 wait", "p50 JCT", "p95 JCT"}, queueRows(s))
 	if len(s.Services) > 0 {
@@ -667,8 +669,9 @@ func WriteTable(w io.Writer, s *Summary) error {
 	} else {
 		fmt.Fprintf(tw, "Jobs: %d (%s)\n\n", s.Jobs.Total, strings.Join(parts, ", "))
 		row("", "JOBS", "MEAN", "P50", "P95", "P99", "MAX")
-		row(statRow("queue wait", s.QueueWait)...)
-		row(statRow("completion time", s.JCT)...)
+		for _, r := range statRows("queue wait", "completion time", s) {
+			row(r...)
+		}
 		fmt.Fprintln(tw)
 		row("QUEUE", "JOBS", "COMPLETED", "GPU-H", "MEAN WAIT", "P95 WAIT", "P50 JCT", "P95 JCT")
 		for _, r := range queueRows(s) {

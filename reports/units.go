@@ -113,3 +113,124 @@ func NumberFormat(xs ...float64) func(float64) string {
 		return thousands(n)
 	}
 }
+
+// Table cells that hold a figure until their column is written: a
+// column's money in one precision (MoneyFormat over the column), its
+// durations in one unit (DurationFormat), its latencies in one unit
+// (latencyFormat). Any other cell is a string, written as is.
+type (
+	usd       float64 // dollars
+	signedUSD float64 // dollars, + written on a positive amount
+	durSecs   float64 // a duration in seconds
+	millis    float64 // a latency in milliseconds
+	// inHours is a duration in seconds written in hours whatever its
+	// size: a column spread over decades (an MTBF from 15 minutes to 10
+	// days) would read 0.01d in days.
+	inHours float64
+)
+
+// columns writes rows of cells (strings, usd, signedUSD, durSecs, millis):
+// each column's figures of one kind with one formatter built over them
+// all, so that no column mixes $2,642 with $785.39 or 42.0s with 3.40h.
+func columns(rows [][]any) [][]string {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r))
+	}
+	type fmts struct {
+		money, dur, lat func(float64) string
+	}
+	col := make([]fmts, width)
+	for j := range width {
+		var money, dur, lat []float64
+		for _, r := range rows {
+			if j >= len(r) {
+				continue
+			}
+			switch v := r[j].(type) {
+			case usd:
+				money = append(money, float64(v))
+			case signedUSD:
+				money = append(money, float64(v))
+			case durSecs:
+				dur = append(dur, float64(v))
+			case millis:
+				lat = append(lat, float64(v))
+			}
+		}
+		col[j] = fmts{MoneyFormat(money...), DurationFormat(dur...), latencyFormat(lat...)}
+	}
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = make([]string, len(r))
+		for j, c := range r {
+			switch v := c.(type) {
+			case string:
+				out[i][j] = v
+			case usd:
+				out[i][j] = col[j].money(float64(v))
+			case signedUSD:
+				s := col[j].money(float64(v))
+				if s != col[j].money(0) && v > 0 {
+					s = "+" + s
+				}
+				out[i][j] = s
+			case durSecs:
+				out[i][j] = col[j].dur(float64(v))
+			case millis:
+				out[i][j] = col[j].lat(float64(v))
+			case inHours:
+				u := durationUnits[2]
+				out[i][j] = fmt.Sprintf("%.*f%s", u.decimals, float64(v)/u.seconds, u.suffix)
+			default:
+				out[i][j] = fmt.Sprint(v)
+			}
+		}
+	}
+	return out
+}
+
+// latencyFormat writes latencies of a column in one unit: milliseconds
+// (85.3 ms) while every one is under a second, seconds to the millisecond
+// (0.006 s, 24.200 s) under a minute, else as DurationFormat.
+func latencyFormat(ms ...float64) func(float64) string {
+	var top float64
+	for _, x := range ms {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			top = math.Max(top, math.Abs(x))
+		}
+	}
+	switch {
+	case top < 999.95:
+		return func(x float64) string { return fmt.Sprintf("%.1f ms", x) }
+	case top < 59999.5:
+		return func(x float64) string { return fmt.Sprintf("%.3f s", x/1000) }
+	}
+	s := make([]float64, len(ms))
+	for i, x := range ms {
+		s[i] = x / 1000
+	}
+	d := DurationFormat(s...)
+	return func(x float64) string { return d(x / 1000) }
+}
+
+// UnitFormat is the one formatter for a column of figures of a unit
+// (validate's names: usd, seconds, milliseconds, ratio, number) holding
+// the values xs: MoneyFormat, DurationFormat, latencies in one unit,
+// percentages with one decimal, or NumberFormat.
+func UnitFormat(unit string, xs ...float64) func(float64) string {
+	return unitColumn(unit, xs).f
+}
+
+// UnitClip keeps an interval inside the values a figure of the unit can
+// take: no negative dollars or durations, no share outside 0..100%
+// (Student's t knows nothing of bounds).
+func UnitClip(unit string, lo, hi float64) (float64, float64) {
+	switch unit {
+	case UnitUSD, UnitSeconds, UnitMilliseconds:
+		lo = math.Max(lo, 0)
+	case UnitRatio:
+		lo, hi = math.Max(lo, 0), math.Min(hi, 1)
+	}
+	return lo, hi
+}

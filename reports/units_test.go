@@ -49,3 +49,24 @@ func TestNumberFormat(t *testing.T) {
 	require.Equal(t, "2.00", g(2))
 	require.Equal(t, "3", NumberFormat(3, 4)(3))
 }
+
+// A table's column keeps one precision and one unit whatever its rows:
+// the issue's $2,642 beside $785.39 becomes $2,642 beside $785, and 42 s
+// beside 3.4 h is 0.01h beside 3.40h.
+func TestColumnsFormatEachColumnAsOne(t *testing.T) {
+	rows := columns([][]any{
+		{"a", usd(2642.37), durSecs(42), signedUSD(12.5), millis(6), millis(6)},
+		{"b", usd(785.39), durSecs(12240), signedUSD(-3), millis(24200), millis(85.26)},
+		{"c", "-", "-", signedUSD(0), "-", millis(999)},
+	})
+	require.Equal(t, [][]string{
+		{"a", "$2,642", "0.01h", "+$12.50", "0.006 s", "6.0 ms"},
+		{"b", "$785", "3.40h", "-$3.00", "24.200 s", "85.3 ms"},
+		{"c", "-", "-", "$0.00", "-", "999.0 ms"},
+	}, rows)
+	// An MTBF column is in hours from 15 minutes to 10 days.
+	require.Equal(t, [][]string{{"0.25h"}, {"240.00h"}}, columns([][]any{{inHours(900)}, {inHours(864000)}}))
+	// Latencies from a minute up: the duration formatter's unit.
+	f := latencyFormat(90000, 150000)
+	require.Equal(t, []string{"1.5m", "2.5m"}, []string{f(90000), f(150000)})
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -96,7 +95,7 @@ the same node lifetimes, so the comparison between intervals is not noise.`,
 	f.IntVar(&o.jobs, "jobs", 1000, "simulated jobs per interval (with --simulate)")
 	f.IntVar(&o.points, "points", 13, "intervals tried (with --simulate)")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed (with --simulate)")
-	f.StringVarP(&o.output, "output", "o", "table", "what to print: table or json")
+	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or yaml")
 	return c
 }
 
@@ -135,8 +134,8 @@ func (o *adviseCheckpointOptions) validate() error {
 	if o.points < 3 || o.points > 200 {
 		return usageError{fmt.Errorf("--points %d must be in 3..200", o.points)}
 	}
-	if o.output != "table" && o.output != "json" {
-		return usageError{fmt.Errorf("--output is %s; want table or json", q(o.output))}
+	if o.output != "table" && o.output != "json" && o.output != "yaml" {
+		return usageError{fmt.Errorf("--output is %s; want table, json or yaml", q(o.output))}
 	}
 	return nil
 }
@@ -159,10 +158,11 @@ func (o *adviseCheckpointOptions) run() error {
 		}
 		adv.Simulation = info
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(o.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(adv)
+	switch o.output {
+	case "json":
+		return jsonOf(adv)(o.stdout)
+	case "yaml":
+		return writeYAML(o.stdout, jsonOf(adv))
 	}
 	w := o.stdout
 	fmt.Fprintf(w, "Checkpoint cost %s, MTBF %s:\n", o.delta, o.m)

@@ -39,8 +39,8 @@ func TestBadFlagValuesNameTheFlagAndTheValue(t *testing.T) {
 		accepts string
 	}{
 		// simulate
-		{[]string{"simulate", "--output", "xml"}, "output", "xml", "want table, json or markdown"},
-		{[]string{"simulate", "--output", long}, "output", "xxxxxxxx", "want table, json or markdown"},
+		{[]string{"simulate", "--output", "xml"}, "output", "xml", "want table, json, yaml or markdown"},
+		{[]string{"simulate", "--output", long}, "output", "xxxxxxxx", "want table, json, yaml or markdown"},
 		{[]string{"simulate", "--seed", "abc"}, "seed", "abc", "want a whole number, 0 or more"},
 		{[]string{"simulate", "--seed", "-1"}, "seed", "-1", "want a whole number, 0 or more"},
 		{[]string{"simulate", "--horizon", "5x"}, "horizon", "5x", "examples: 72h, 30d, 0"},
@@ -95,19 +95,19 @@ func TestBadFlagValuesNameTheFlagAndTheValue(t *testing.T) {
 		{with(val, "--seed", "x"), "seed", "x", "want a whole number, 0 or more"},
 		{with(val, "--max-events", "-1"), "max-events", "-1", "want a positive number of events"},
 		// compare
-		{[]string{"compare", "a/summary.json", "b/summary.json", "--output", "xml"}, "output", "xml", "want table, json or markdown"},
+		{[]string{"compare", "a/summary.json", "b/summary.json", "--output", "xml"}, "output", "xml", "want table, json, yaml or markdown"},
 		// inflate
 		{with(inf, "--policy", "x"), "policy", "x", "is not one of bestfit, dotprod, fgd"},
 		{with(inf, "--target", "0"), "target", "0", "must be in (0, 100]"},
 		{with(inf, "--target", "many"), "target", "many", "want a number"},
 		{with(inf, "--tie-break", "x"), "tie-break", "x", "want nodeOrder, random or lowestIndex"},
-		{with(inf, "--output", "yaml"), "output", "yaml", "want table or json"},
+		{with(inf, "--output", "xml"), "output", "xml", "want table, json or yaml"},
 		{with(inf, "--seed", "-4"), "seed", "-4", "want a whole number, 0 or more"},
 		// trace
 		{[]string{"trace", "stats", pods, "--format", "x"}, "format", "x", "want one of native, csv, jsonl, openb"},
 		{[]string{"trace", "stats", pods, "--format", "openb", "--gpus-per-node", "0"}, "gpus-per-node", "0", "must be in 1..64"},
 		{[]string{"trace", "stats", pods, "--format", "openb", "--progress", "x"}, "progress", "x", "want auto, always or never"},
-		{[]string{"trace", "stats", pods, "--format", "openb", "--output", "yaml"}, "output", "yaml", "want table or json"},
+		{[]string{"trace", "stats", pods, "--format", "openb", "--output", "xml"}, "output", "xml", "want table, json or yaml"},
 		{with(conv, "--from", "x"), "from", "x", "is not a duration from the trace start"},
 		{with(conv, "--arrival-scale", "0"), "arrival-scale", "0", "want a positive number"},
 		{with(conv, "--duration-scale", "-1"), "duration-scale", "-1", "want a positive number"},
@@ -144,7 +144,7 @@ func TestBadFlagValuesNameTheFlagAndTheValue(t *testing.T) {
 		{[]string{"advise", "checkpoint", "--mtbf", "x", "--checkpoint-cost", "5m"}, "mtbf", "x", "is not a positive duration"},
 		{with(adv, "--jobs", "0"), "jobs", "0", "must be in 1..1000000"},
 		{with(adv, "--points", "2"), "points", "2", "must be in 3..200"},
-		{with(adv, "--output", "yaml"), "output", "yaml", "want table or json"},
+		{with(adv, "--output", "xml"), "output", "xml", "want table, json or yaml"},
 		{with(adv, "--restart", "-1m"), "restart", "-1m", "is not a positive duration"},
 	} {
 		name := strings.Join(c.args[:1], " ") + " --" + c.flag + " " + c.value

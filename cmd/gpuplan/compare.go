@@ -59,7 +59,7 @@ requests.`,
 			return o.run()
 		},
 	}
-	c.Flags().StringVarP(&o.output, "output", "o", "table", "table, json or markdown")
+	c.Flags().StringVarP(&o.output, "output", "o", "table", "table, json, yaml or markdown")
 	return c
 }
 
@@ -67,10 +67,10 @@ func (o *compareOptions) complete(args []string) { o.a, o.b = args[0], args[1] }
 
 func (o *compareOptions) validate() error {
 	switch o.output {
-	case "table", "json", "markdown":
+	case "table", "json", "yaml", "markdown":
 		return nil
 	}
-	return usageError{fmt.Errorf("--output is %s; want table, json or markdown", q(o.output))}
+	return usageError{fmt.Errorf("--output is %s; want table, json, yaml or markdown", q(o.output))}
 }
 
 func (o *compareOptions) run() error {
@@ -86,6 +86,8 @@ func (o *compareOptions) run() error {
 	switch o.output {
 	case "json":
 		return cmp.WriteJSON(o.stdout)
+	case "yaml":
+		return writeYAML(o.stdout, cmp.WriteJSON)
 	case "markdown":
 		return cmp.WriteMarkdown(o.stdout)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,13 +34,16 @@ func browser() string {
 	return ""
 }
 
-func screenshot(t *testing.T, bin, page, shot string) image.Image {
+// screenshot opens page in headless Chromium in a window width CSS
+// pixels wide (Chromium's headless window is at least 500 wide: see
+// narrowShot for less) and decodes the screenshot.
+func screenshot(t *testing.T, bin, page, shot string, width int) image.Image {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
 		"--no-first-run", "--user-data-dir="+filepath.Join(t.TempDir(), "profile"),
-		"--window-size=1280,2200", "--screenshot="+shot, "file://"+page)
+		"--force-device-scale-factor=1", "--window-size="+strconv.Itoa(width)+",2200", "--screenshot="+shot, "file://"+page)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	f, err := os.Open(shot)
@@ -91,7 +95,7 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 	html, err := os.ReadFile(page)
 	require.NoError(t, err)
 
-	img := screenshot(t, bin, page, filepath.Join(dir, "shot.png"))
+	img := screenshot(t, bin, page, filepath.Join(dir, "shot.png"), 1280)
 	blue, orange := near(img, reports.PlotColor(0)), near(img, reports.PlotColor(1))
 	t.Logf("screenshot %v: %d pixels of the first series colour, %d of the second", img.Bounds().Size(), blue, orange)
 	// The cost plot's useful-spend bar alone is about 90x120 screen pixels
@@ -103,7 +107,7 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 	bare := regexp.MustCompile(`src="data:image/png;base64,[^"]*"`).ReplaceAll(html, []byte(`src=""`))
 	barePage := filepath.Join(dir, "bare.html")
 	require.NoError(t, os.WriteFile(barePage, bare, 0o644))
-	img = screenshot(t, bin, barePage, filepath.Join(dir, "bare.png"))
+	img = screenshot(t, bin, barePage, filepath.Join(dir, "bare.png"), 1280)
 	assert.Less(t, near(img, reports.PlotColor(0)), 200, "without its images the page has no plot colour")
 }
 
@@ -168,7 +172,7 @@ func TestHTMLReportServicePlotsRender(t *testing.T) {
 	count := func(name, page string) int {
 		p := filepath.Join(dir, name+".html")
 		require.NoError(t, os.WriteFile(p, []byte(page), 0o644))
-		shot := screenshot(t, bin, p, filepath.Join(dir, name+".png"))
+		shot := screenshot(t, bin, p, filepath.Join(dir, name+".png"), 1280)
 		return near(shot, reports.PlotColor(2)) + near(shot, reports.PlotColor(3))
 	}
 	services := count("services", strip(func(n string) bool { return strings.HasPrefix(n, "service-") }))

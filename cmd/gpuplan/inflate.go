@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -69,7 +68,7 @@ does, and lowestIndex takes the first node of the list.`,
 	f.Uint64Var(&o.seed, "seed", 42, "random seed (shuffle, clones, ties)")
 	f.Float64Var(&o.target, "target", 1.3, "arrived GPU demand to stop at, as a multiple of the cluster's GPUs")
 	f.StringVar(&o.tieBreak, "tie-break", pipeline.TieBreakNodeOrder, "between nodes of equal score: nodeOrder, random or lowestIndex")
-	f.StringVarP(&o.output, "output", "o", "table", "what to print: table or json")
+	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or yaml")
 	return c
 }
 
@@ -89,9 +88,9 @@ func (o *inflateOptions) validate() error {
 		return usageError{fmt.Errorf("--tie-break is %s; want nodeOrder, random or lowestIndex", q(o.tieBreak))}
 	}
 	switch o.output {
-	case "table", "json":
+	case "table", "json", "yaml":
 	default:
-		return usageError{fmt.Errorf("--output is %s; want table or json", q(o.output))}
+		return usageError{fmt.Errorf("--output is %s; want table, json or yaml", q(o.output))}
 	}
 	return nil
 }
@@ -103,10 +102,11 @@ func (o *inflateOptions) run() error {
 	}
 	rep := inflateReport{Policy: o.policy, TieBreak: o.tieBreak, Seed: o.seed, Target: o.target, CapacityGPUs: res.CapacityGPUs,
 		Pods: res.Pods, Clones: res.Clones, Failed: res.Failed, Points: res.Points}
-	if o.output == "json" {
-		enc := json.NewEncoder(o.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+	switch o.output {
+	case "json":
+		return jsonOf(rep)(o.stdout)
+	case "yaml":
+		return writeYAML(o.stdout, jsonOf(rep))
 	}
 	fmt.Fprintf(o.stdout, "Inflation, policy %s, seed %d: %d pods (%d clones) on %d GPUs; %d pods found no node.\n\n",
 		o.policy, o.seed, res.Pods, res.Clones, res.CapacityGPUs, res.Failed)

@@ -61,7 +61,12 @@ which their means decide. Every run goes through the run pipeline (invariants
 checked). The report says how many simulations it took against a sweep of every
 setting at --max-seeds seeds.
 
-With --out DIR: DIR/recommend.json (every setting searched), DIR/scenario.yaml (the
+With --out DIR: DIR/recommend.json (every setting searched), DIR/decision.html (one
+self-contained page that leads with the answer: the setting, its cost, its margin
+against each constraint with 95% intervals, the runner-up and why it lost, the
+cheaper settings rejected and the constraint each missed; then the Pareto front,
+every point linked to its row, and how the cost moves along each parameter),
+DIR/scenario.yaml (the
 winner, paths relative to DIR) and DIR/manifests/ (what gpuplan manifests writes for
 it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad input,
 4 a broken invariant.`,
@@ -189,7 +194,7 @@ func (o *recommendOptions) run(ctx context.Context) error {
 	if err := outdir.Write(o.out, folder, res.WriteDir); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stdout, "\nWrote %s/%s", o.out, recommend.FileJSON)
+	fmt.Fprintf(o.stdout, "\nWrote %s/%s, %s/%s", o.out, recommend.FileJSON, o.out, recommend.FileDecision)
 	if res.Winner != nil {
 		fmt.Fprintf(o.stdout, ", %s/%s and %s/%s/", o.out, recommend.FileScenario, o.out, recommend.DirManifests)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,10 +11,12 @@ import (
 	"gpuplan.dev/gpuplan/reports/outdir"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version, when set at build time with -ldflags "-X main.version=...",
+// overrides the module version the build info records.
 var version = "dev"
 
 func newRootCmd(in io.Reader, out, errOut io.Writer, t *outdir.Tracker) *cobra.Command {
+	v := readVersion(debug.ReadBuildInfo, version)
 	root := &cobra.Command{
 		Use:   "gpuplan",
 		Short: "Simulate and plan Kubernetes GPU clusters offline",
@@ -30,13 +33,14 @@ message gives the seed to report it with). An output folder (--out) is built
 aside and put in place whole: it holds the earlier run or the new one, never a mix.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version,
+		Version:       v.String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newSimulateCmd(out, errOut, t), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, time.Now), newCompareCmd(out), newManifestsCmd(out, t), newSweepCmd(out, errOut), newRecommendCmd(out, t))
+	root.AddCommand(newSimulateCmd(out, errOut, t), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, time.Now), newCompareCmd(out), newManifestsCmd(out, t), newSweepCmd(out, errOut), newRecommendCmd(out, t), newVersionCmd(out, v))
 	return root
 }
 

@@ -158,7 +158,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f := c.Flags()
 	f.Uint64Var(&o.over.seed, "seed", 0, "random seed (overrides spec.seed)")
 	f.StringVar(&o.out, "out", "", "folder to write summary.json, jobs.csv, timeline.csv, report.md, report.html, plots/ and the metric series into")
-	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or markdown")
+	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json, yaml or markdown")
 	f.StringVar(&o.trace.path, "trace", "", "trace file to replay instead of the scenario's workload (.gz read directly)")
 	f.StringVar(&o.trace.format, "trace-format", "", "format of --trace: "+strings.Join(traces.TraceFormats(), ", "))
 	f.StringVar(&o.trace.clusterFrom, "cluster", "", "the cluster to run on: scenario (the scenario's, or the built-in default's) or derive (sized from the --trace); default derive for --trace without a scenario file, else scenario")
@@ -187,9 +187,9 @@ func (o *simulateOptions) complete(cmd *cobra.Command, args []string) error {
 
 func (o *simulateOptions) validate() error {
 	switch o.output {
-	case "table", "json", "markdown":
+	case "table", "json", "yaml", "markdown":
 	default:
-		return usageError{fmt.Errorf("--output is %s; want table, json or markdown", q(o.output))}
+		return usageError{fmt.Errorf("--output is %s; want table, json, yaml or markdown", q(o.output))}
 	}
 	switch o.over.spotSens {
 	case "", string(scenarios.Off), string(scenarios.On):
@@ -299,6 +299,8 @@ func (o *simulateOptions) run() error {
 	switch o.output {
 	case "json":
 		return reports.WriteJSON(o.stdout, sum)
+	case "yaml":
+		return writeYAML(o.stdout, func(w io.Writer) error { return reports.WriteJSON(w, sum) })
 	case "markdown":
 		return reports.WriteMarkdown(o.stdout, sum)
 	}

@@ -57,8 +57,13 @@ atomically to OUT/points/NNNNNN.json, so a sweep stopped at any moment (kill -9
 included) and started again with the same --out runs only the points missing.
 The table OUT/sweep.csv and OUT/sweep.json (one row per point: each metric's
 mean and 95% interval over the seeds) and OUT/sweep.html (Pareto front of the
-first metric against each other one, each metric against each parameter) are
-byte-identical whatever the number of workers or shards.
+first metric against each other one, each metric against each parameter) and
+OUT/decision.html (the answer first: the best point on the first metric among
+those meeting spec.constraints, its margin against each with 95% intervals, the
+runner-up and why it lost, the better points rejected and the constraint each
+missed; then the Pareto front with every point linked to its row, and how the
+answer's first metric moves along each parameter) are byte-identical whatever
+the number of workers or shards.
 
 --shard I/N runs only the points whose index is I modulo N (and writes no table);
 gpuplan sweep merge joins the shards' folders. --emit-job prints a batch/v1
@@ -177,7 +182,7 @@ func (o *sweepOptions) run(ctx context.Context) error {
 	if err := t.Write(opts.Out); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.stdout, "Wrote %s/{%s,%s,%s}\n", opts.Out, sweep.FileCSV, sweep.FileJSON, sweep.FileHTML)
+	fmt.Fprintf(o.stdout, "Wrote %s/{%s,%s,%s,%s}\n", opts.Out, sweep.FileCSV, sweep.FileJSON, sweep.FileHTML, sweep.FileDecision)
 	return nil
 }
 
@@ -187,7 +192,7 @@ func newSweepMergeCmd(stdout io.Writer) *cobra.Command {
 		Use:   "merge DIR...",
 		Short: "Join sweep shards' folders into one table",
 		Long: `Read the point files of each folder (a sweep's --out, or its points/ folder)
-and write the table OUT/sweep.csv, sweep.json and sweep.html, byte for byte what one
+and write the table OUT/sweep.csv, sweep.json, sweep.html and decision.html, byte for byte what one
 process running every point writes. Refuses points of different sweeps, a point
 present twice and a point missing (naming the first missing ones): exit 2.`,
 		Example: `  gpuplan sweep merge results/shard-0 results/shard-1 results/shard-2 results/shard-3 --out out/sweep`,
@@ -203,7 +208,7 @@ present twice and a point missing (naming the first missing ones): exit 2.`,
 			if err := t.Write(out); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "Merged %d points of sweep %s from %d folders; wrote %s/{%s,%s,%s}\n", len(t.Rows), t.Sweep, len(dirs), out, sweep.FileCSV, sweep.FileJSON, sweep.FileHTML)
+			fmt.Fprintf(stdout, "Merged %d points of sweep %s from %d folders; wrote %s/{%s,%s,%s,%s}\n", len(t.Rows), t.Sweep, len(dirs), out, sweep.FileCSV, sweep.FileJSON, sweep.FileHTML, sweep.FileDecision)
 			return nil
 		},
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -100,8 +99,8 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
   gpuplan trace stats cluster_log.csv --format helios --output json`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if output != "table" && output != "json" {
-				return usageError{fmt.Errorf("--output is %s; want table or json", q(output))}
+			if output != "table" && output != "json" && output != "yaml" {
+				return usageError{fmt.Errorf("--output is %s; want table, json or yaml", q(output))}
 			}
 			src, err := in.open(args[0])
 			if err != nil {
@@ -114,16 +113,17 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+			switch output {
+			case "json":
+				return jsonOf(st)(stdout)
+			case "yaml":
+				return writeYAML(stdout, jsonOf(st))
 			}
 			return writeTraceStats(stdout, args[0], in.format, st)
 		},
 	}
 	in.flags(c)
-	c.Flags().StringVarP(&output, "output", "o", "table", "what to print: table or json")
+	c.Flags().StringVarP(&output, "output", "o", "table", "what to print: table, json or yaml")
 	return c
 }
 
@@ -135,7 +135,9 @@ func writeTraceStats(w io.Writer, file, format string, st *traces.TraceStats) er
 	fmt.Fprintln(tw, "GPU JOBS\tMEAN\tP50\tP90\tP99\tMAX\t")
 	g, d := st.GPUsPerJob, st.DurationSeconds
 	fmt.Fprintf(tw, "GPUs per job\t%.2f\t%.3g\t%.3g\t%.3g\t%.3g\t\n", g.Mean, g.P50, g.P90, g.P99, g.Max)
-	fmt.Fprintf(tw, "duration\t%s\t%s\t%s\t%s\t%s\t\n", reports.Human(d.Mean), reports.Human(d.P50), reports.Human(d.P90), reports.Human(d.P99), reports.Human(d.Max))
+	// One unit across the row: the durations' quantiles side by side.
+	df := reports.DurationFormat(d.Mean, d.P50, d.P90, d.P99, d.Max)
+	fmt.Fprintf(tw, "duration\t%s\t%s\t%s\t%s\t%s\t\n", df(d.Mean), df(d.P50), df(d.P90), df(d.P99), df(d.Max))
 	fmt.Fprintln(tw, "\t\t\t\t\t\t")
 	fmt.Fprintln(tw, "QUEUE\tJOBS\tGPU JOBS\tGPU-H\t\t\t")
 	for i, q := range st.Queues {

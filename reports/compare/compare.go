@@ -153,9 +153,38 @@ func (r Row) FormatChange() string {
 func (c *Comparison) cells() [][]string {
 	rows := make([][]string, 0, len(c.Rows))
 	for _, r := range c.Rows {
-		rows = append(rows, []string{r.Metric, r.Format(r.A), r.Format(r.B), r.FormatChange()})
+		a, b := r.FormatPair()
+		rows = append(rows, []string{r.Metric, a, b, r.FormatChange()})
 	}
 	return rows
+}
+
+// FormatPair writes A and B in one unit and one precision (the
+// one money and duration formatters over the pair): $785 beside $2,642,
+// never $785.39 beside $2,642; 0.50h beside 3.40h, never 30.0m.
+func (r Row) FormatPair() (string, string) {
+	var f func(float64) string
+	switch r.Unit {
+	case Seconds:
+		var xs []float64
+		for _, x := range []float64{r.A, r.B} {
+			if x >= 0 {
+				xs = append(xs, x)
+			}
+		}
+		d := reports.DurationFormat(xs...)
+		f = func(x float64) string {
+			if x < 0 {
+				return "not reached"
+			}
+			return d(x)
+		}
+	case USD, USDPerGPUHour:
+		f = reports.MoneyFormat(r.A, r.B)
+	default:
+		return r.Format(r.A), r.Format(r.B)
+	}
+	return f(r.A), f(r.B)
 }
 
 // WriteTable prints the comparison as an aligned text table.

@@ -64,6 +64,11 @@ type Result struct {
 	Sweep *sweep.Sweep
 	// Metrics name Candidate.Stats' columns.
 	Metrics []string
+	// Objective and Constraints are the question asked, MinReps and
+	// MaxReps the seeds a point ran.
+	Objective        sweep.Metric
+	Constraints      []sweep.Constraint
+	MinReps, MaxReps int
 	// Winner is the best feasible point (nil: none), RunnerUp the next.
 	Winner, RunnerUp *Candidate
 	// Pareto is the front of the objective against the first
@@ -349,7 +354,8 @@ func (s *search) best() *Candidate {
 }
 
 func (s *search) result() *Result {
-	r := &Result{Sweep: s.sw, Runs: s.runs, GridRuns: s.sw.NumPoints() * s.o.MaxReps}
+	r := &Result{Sweep: s.sw, Runs: s.runs, GridRuns: s.sw.NumPoints() * s.o.MaxReps,
+		Objective: s.o.Objective, Constraints: s.o.Constraints, MinReps: s.o.MinReps, MaxReps: s.o.MaxReps}
 	for _, m := range s.sw.Metrics {
 		r.Metrics = append(r.Metrics, m.Name)
 	}

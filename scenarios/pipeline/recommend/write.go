@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/kube/manifests"
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
@@ -46,19 +47,26 @@ func (r *Result) WriteText(w io.Writer, o Options) error {
 		fmt.Fprintf(w, "%s: %s (%d seeds)\n", x.label, r.Sweep.Describe(x.c.Point), x.c.Seeds)
 		for m, name := range r.Metrics {
 			st := x.c.Stats[m]
-			fmt.Fprintf(w, "  %-28s %s  95%% interval [%s, %s]\n", name, fig(st.Mean), fig(st.Lo), fig(st.Hi))
+			unit := r.Sweep.Metrics[m].Unit().String()
+			lo, hi := reports.UnitClip(unit, st.Lo, st.Hi)
+			f := reports.UnitFormat(unit, st.Mean, lo, hi)
+			fmt.Fprintf(w, "  %-28s %s  95%% interval [%s, %s]\n", name, f(st.Mean), f(lo), f(hi))
 		}
 	}
 	if len(r.Pareto) > 0 && len(r.Metrics) > 1 {
 		fmt.Fprintf(w, "\nPareto front of %s against %s (settings searched):\n", r.Metrics[0], r.Metrics[1])
+		var xs, ys []float64
 		for _, c := range r.Pareto {
-			fmt.Fprintf(w, "  %-12s %-12s %-24s %s\n", fig(c.Stats[0].Mean), fig(c.Stats[1].Mean), c.Status, r.Sweep.Describe(c.Point))
+			xs, ys = append(xs, c.Stats[0].Mean), append(ys, c.Stats[1].Mean)
+		}
+		fx := reports.UnitFormat(r.Sweep.Metrics[0].Unit().String(), xs...)
+		fy := reports.UnitFormat(r.Sweep.Metrics[1].Unit().String(), ys...)
+		for _, c := range r.Pareto {
+			fmt.Fprintf(w, "  %-12s %-12s %-24s %s\n", fx(c.Stats[0].Mean), fy(c.Stats[1].Mean), c.Status, r.Sweep.Describe(c.Point))
 		}
 	}
 	return nil
 }
-
-func fig(v float64) string { return fmt.Sprintf("%.6g", v) }
 
 type jsonCandidate struct {
 	Index     int          `json:"index"`
@@ -76,7 +84,8 @@ func jc(c *Candidate) *jsonCandidate {
 	return &jsonCandidate{c.Point.Index, c.Point.Values, c.Seeds, c.Status, c.Confident, c.Stats}
 }
 
-// WriteDir writes recommend.json (every point searched), and for a winner
+// WriteDir writes recommend.json (every point searched), decision.html
+// (the answer, the Pareto front, the sensitivity), and for a winner
 // scenario.yaml (the base scenario with the winning settings) and its
 // manifests (gpuplan manifests' objects) under manifests/.
 func (r *Result) WriteDir(dir string) error {
@@ -104,6 +113,17 @@ func (r *Result) WriteDir(dir string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, FileJSON), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	d, err := r.Decision()
+	if err != nil {
+		return err
+	}
+	page, err := d.HTML()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileDecision), page, 0o644); err != nil {
 		return err
 	}
 	if r.Winner == nil {

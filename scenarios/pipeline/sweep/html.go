@@ -130,14 +130,34 @@ func (t *Table) HTML() ([]byte, error) {
 			n++
 		}
 	}
+	// Each metric's column in its unit, one formatter over the column
+	// (never 1.505e+04 dollars or raw seconds), intervals clipped to the
+	// values the metric can take (no negative wait).
+	units := make([]string, len(t.Metrics))
+	fmts := make([]func(float64) string, len(t.Metrics))
+	for m, name := range t.Metrics {
+		units[m] = metricUnit(name)
+		var xs []float64
+		for _, r := range t.Rows {
+			lo, hi := reports.UnitClip(units[m], r.Stats[m].Lo, r.Stats[m].Hi)
+			xs = append(xs, r.Stats[m].Mean, lo, hi)
+		}
+		fmts[m] = reports.UnitFormat(units[m], xs...)
+	}
 	var rows [][]string
 	for _, r := range t.Rows {
 		row := []string{fmt.Sprint(r.Index)}
 		for _, v := range r.Values {
 			row = append(row, FormatValue(v))
 		}
-		for _, s := range r.Stats {
-			row = append(row, fmt.Sprintf("%.4g [%.4g, %.4g]", s.Mean, s.Lo, s.Hi))
+		for m, s := range r.Stats {
+			f := fmts[m]
+			lo, hi := reports.UnitClip(units[m], s.Lo, s.Hi)
+			if lo == hi {
+				row = append(row, f(s.Mean))
+			} else {
+				row = append(row, fmt.Sprintf("%s [%s, %s]", f(s.Mean), f(lo), f(hi)))
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -158,6 +178,8 @@ func (t *Table) HTML() ([]byte, error) {
 func (t *Table) paretoPlot(mx, my int) (*plot.Plot, error) {
 	xn, yn := t.Metrics[mx], t.Metrics[my]
 	p := reports.NewPlot(fmt.Sprintf("Pareto front: %s against %s", yn, xn), xn, yn)
+	p.X.Tick.Marker = reports.UnitTicks{Unit: metricUnit(xn)}
+	p.Y.Tick.Marker = reports.UnitTicks{Unit: metricUnit(yn)}
 	var all plotter.XYs
 	x, y := make([]float64, len(t.Rows)), make([]float64, len(t.Rows))
 	for i, r := range t.Rows {
@@ -220,7 +242,8 @@ func (t *Table) sensitivityPlot(j, m int) (*plot.Plot, bool, error) {
 	if numeric {
 		sort.SliceStable(order, func(a, b int) bool { return byVal[order[a]].x < byVal[order[b]].x })
 	}
-	p := reports.NewPlot(fmt.Sprintf("%s against %s", t.Metrics[m], t.Parameters[j]), t.Parameters[j], t.Metrics[m]+" (mean over the other settings)")
+	p := reports.NewPlot(fmt.Sprintf("%s against %s (mean over the other settings)", t.Metrics[m], t.Parameters[j]), t.Parameters[j], t.Metrics[m])
+	p.Y.Tick.Marker = reports.UnitTicks{Unit: metricUnit(t.Metrics[m])}
 	var xy plotter.XYs
 	for i, k := range order {
 		a := byVal[k]
@@ -241,4 +264,13 @@ func (t *Table) sensitivityPlot(j, m int) (*plot.Plot, bool, error) {
 		p.NominalX(order...)
 	}
 	return p, true, nil
+}
+
+// metricUnit is the unit of a metric the table keeps (a plain number if
+// it does not parse).
+func metricUnit(name string) string {
+	if mt, err := ParseMetric(name); err == nil {
+		return mt.Unit().String()
+	}
+	return reports.UnitNumber
 }

@@ -245,7 +245,7 @@ func TestWorkersResumeAndShardsGiveTheSameBytes(t *testing.T) {
 	require.Equal(t, Stats{Points: 16, Ran: 16, Runs: 48}, st)
 	runSweep(t, sw, Options{Out: two, Workers: 2})
 	a, b := readAll(t, one), readAll(t, two)
-	require.Len(t, a, 16+3)
+	require.Len(t, a, 16+4) // the points, sweep.csv, .json, .html and decision.html
 	require.Equal(t, a, b, "1 and 2 workers must write the same bytes")
 
 	// More nodes, less waiting; spot nodes cost less than on-demand ones.

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
 )
 
@@ -23,6 +24,9 @@ const (
 	FileCSV  = "sweep.csv"
 	FileJSON = "sweep.json"
 	FileHTML = "sweep.html"
+	// FileDecision is the decision page: the answer first, then the
+	// Pareto front, the sensitivity and every point.
+	FileDecision = reports.FileDecision
 )
 
 // maxPointFile bounds a point file read back.
@@ -219,7 +223,7 @@ func (t *Table) JSON() ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// Write writes sweep.csv, sweep.json and sweep.html into dir, each
+// Write writes sweep.csv, sweep.json, sweep.html and decision.html into dir, each
 // atomically.
 func (t *Table) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -233,10 +237,18 @@ func (t *Table) Write(dir string) error {
 	if err != nil {
 		return err
 	}
+	d, err := t.Decision()
+	if err != nil {
+		return err
+	}
+	page, err := d.HTML()
+	if err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		name string
 		data []byte
-	}{{FileCSV, t.CSV()}, {FileJSON, j}, {FileHTML, html}} {
+	}{{FileCSV, t.CSV()}, {FileJSON, j}, {FileHTML, html}, {FileDecision, page}} {
 		if err := writeBytesAtomic(dir, f.name, f.data); err != nil {
 			return err
 		}
@@ -255,6 +267,11 @@ func writeBytesAtomic(dir, name string, data []byte) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	// CreateTemp makes the file 0600; the sweep's files are for whoever
+	// reads the folder, as every other output (0644).
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), filepath.Join(dir, name))
