@@ -6,6 +6,7 @@ package podspread
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -209,6 +210,71 @@ func ReadAffinity(a *corev1.Affinity) (out []cluster.PodAffinityTerm, notes []Fi
 			}
 			out = append(out, cluster.PodAffinityTerm{Anti: g.anti, TopologyKey: t.TopologyKey, Selector: sel, Nothing: t.LabelSelector == nil})
 		}
+	}
+	return out, notes, nil
+}
+
+// ReadNodeAffinity reads a pod's required node affinity, checked as the API
+// server checks it; preferences and matchFields are noted as not
+// modelled.
+func ReadNodeAffinity(aff *corev1.Affinity) ([]cluster.NodeSelectorTerm, []Finding, *Finding) {
+	if aff == nil || aff.NodeAffinity == nil {
+		return nil, nil, nil
+	}
+	const base = "affinity.nodeAffinity."
+	var out []cluster.NodeSelectorTerm
+	var notes []Finding
+	na := aff.NodeAffinity
+	if len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+		notes = append(notes, Finding{Field: base + "preferredDuringSchedulingIgnoredDuringExecution", Msg: "preferences are not modelled"})
+	}
+	req := na.RequiredDuringSchedulingIgnoredDuringExecution
+	if req == nil {
+		return nil, notes, nil
+	}
+	if len(req.NodeSelectorTerms) == 0 {
+		return nil, nil, &Finding{Field: base + "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms", Msg: "must have at least one term"}
+	}
+	if len(req.NodeSelectorTerms) > MaxConstraints {
+		return nil, nil, &Finding{Field: base + "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms", Msg: fmt.Sprintf("%d terms, more than %d", len(req.NodeSelectorTerms), MaxConstraints)}
+	}
+	for i, term := range req.NodeSelectorTerms {
+		at := fmt.Sprintf("%srequiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d]", base, i)
+		if len(term.MatchExpressions) > MaxConstraints {
+			return nil, nil, &Finding{Field: at + ".matchExpressions", Msg: fmt.Sprintf("%d requirements, more than %d", len(term.MatchExpressions), MaxConstraints)}
+		}
+		var t cluster.NodeSelectorTerm
+		for j, r := range term.MatchExpressions {
+			f := fmt.Sprintf("%s.matchExpressions[%d]", at, j)
+			op := cluster.SelectorOp(r.Operator)
+			switch op {
+			case cluster.OpIn, cluster.OpNotIn:
+				if len(r.Values) == 0 {
+					return nil, nil, &Finding{Field: f + ".values", Msg: fmt.Sprintf("%s needs values", op)}
+				}
+			case cluster.OpExists, cluster.OpDoesNotExist:
+				if len(r.Values) != 0 {
+					return nil, nil, &Finding{Field: f + ".values", Msg: fmt.Sprintf("%s takes no values", op)}
+				}
+			case cluster.OpGt, cluster.OpLt:
+				if len(r.Values) != 1 {
+					return nil, nil, &Finding{Field: f + ".values", Msg: fmt.Sprintf("%s takes one value, got %d", op, len(r.Values))}
+				}
+				if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
+					return nil, nil, &Finding{Field: f + ".values[0]", Msg: fmt.Sprintf("%s %s is not an integer; Gt and Lt compare a label as a whole number", op, strict.Quote(r.Values[0]))}
+				}
+			default:
+				return nil, nil, &Finding{Field: f + ".operator", Msg: fmt.Sprintf("%s is not In, NotIn, Exists, DoesNotExist, Gt or Lt", strict.Quote(string(r.Operator)))}
+			}
+			if r.Key == "" {
+				return nil, nil, &Finding{Field: f + ".key", Msg: "is required"}
+			}
+			t = append(t, cluster.Requirement{Key: r.Key, Op: op, Values: r.Values})
+		}
+		if len(term.MatchFields) > 0 {
+			notes = append(notes, Finding{Field: at + ".matchFields", Msg: "not modelled (gpuplan's nodes have no metadata.name to match)"})
+		}
+		out = append(out, t)
 	}
 	return out, notes, nil
 }

@@ -647,45 +647,14 @@ func constraintsOf(d *doc, ps *corev1.PodSpec, at string) (*cluster.Constraints,
 		c.NodeSelector = ps.NodeSelector
 	}
 	if a := ps.Affinity; a != nil {
-		if na := a.NodeAffinity; na != nil {
-			if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-				for i, term := range req.NodeSelectorTerms {
-					var t cluster.NodeSelectorTerm
-					for j, r := range term.MatchExpressions {
-						f := fmt.Sprintf("%s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchExpressions[%d]", at, i, j)
-						op := cluster.SelectorOp(r.Operator)
-						switch op {
-						case cluster.OpIn, cluster.OpNotIn:
-							if len(r.Values) == 0 {
-								return nil, d.errAt(f+".values", "%s needs values", op)
-							}
-						case cluster.OpExists, cluster.OpDoesNotExist:
-							if len(r.Values) != 0 {
-								return nil, d.errAt(f+".values", "%s takes no values", op)
-							}
-						case cluster.OpGt, cluster.OpLt:
-							// The API server's validation: one value, an integer.
-							if len(r.Values) != 1 {
-								return nil, d.errAt(f+".values", "%s takes one value, got %d", op, len(r.Values))
-							}
-							if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
-								return nil, d.errAt(f+".values[0]", "%s %s is not an integer; Gt and Lt compare a label as a whole number", op, strict.Quote(r.Values[0]))
-							}
-						default:
-							return nil, d.errAt(f+".operator", "%s is not In, NotIn, Exists, DoesNotExist, Gt or Lt", strict.Quote(string(r.Operator)))
-						}
-						t = append(t, cluster.Requirement{Key: r.Key, Op: op, Values: r.Values})
-					}
-					if len(term.MatchFields) > 0 {
-						d.note(fmt.Sprintf("%s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchFields", at, i), "not modelled (gpuplan's nodes have no metadata.name to match)")
-					}
-					c.Affinity = append(c.Affinity, t)
-				}
-			}
-			if len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
-				d.note(at+".affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", "preferences are not modelled")
-			}
+		na, notes, f := podspread.ReadNodeAffinity(a)
+		if f != nil {
+			return nil, d.errAt(at+"."+f.Field, "%s", f.Msg)
 		}
+		for _, n := range notes {
+			d.note(at+"."+n.Field, "%s", n.Msg)
+		}
+		c.Affinity = na
 		terms, notes, f := podspread.ReadAffinity(a)
 		if f != nil {
 			return nil, d.errAt(at+"."+f.Field, "%s", f.Msg)
