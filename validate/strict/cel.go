@@ -2,6 +2,7 @@ package strict
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -61,7 +62,7 @@ var celRules = map[string]celRule{
 	// ResourceFlavor spec.nodeTaints.
 	`self.all(x, x.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])`: func(self any) bool {
 		return all(self, func(x map[string]any) bool {
-			return oneOf(str(x, "effect"), "NoSchedule", "PreferNoSchedule", "NoExecute")
+			return slices.Contains([]string{"NoSchedule", "PreferNoSchedule", "NoExecute"}, str(x, "effect"))
 		})
 	},
 	// ResourceFlavor spec.tolerations.
@@ -73,7 +74,7 @@ var celRules = map[string]celRule{
 	},
 	`self.all(x, !has(x.operator) || x.operator in ['Equal', 'Exists'])`: func(self any) bool {
 		return all(self, func(x map[string]any) bool {
-			return !has(x, "operator") || oneOf(str(x, "operator"), "Equal", "Exists")
+			return !has(x, "operator") || slices.Contains([]string{"Equal", "Exists"}, str(x, "operator"))
 		})
 	},
 	`self.all(x, has(x.operator) && x.operator == 'Exists' ? !has(x.value) : true)`: func(self any) bool {
@@ -81,7 +82,7 @@ var celRules = map[string]celRule{
 	},
 	`self.all(x, !has(x.effect) || x.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])`: func(self any) bool {
 		return all(self, func(x map[string]any) bool {
-			return !has(x, "effect") || oneOf(str(x, "effect"), "NoSchedule", "PreferNoSchedule", "NoExecute")
+			return !has(x, "effect") || slices.Contains([]string{"NoSchedule", "PreferNoSchedule", "NoExecute"}, str(x, "effect"))
 		})
 	},
 }
@@ -116,15 +117,6 @@ func str(m map[string]any, k string) string {
 	return s
 }
 
-func oneOf(s string, vals ...string) bool {
-	for _, v := range vals {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
-
 func all(self any, f func(map[string]any) bool) bool {
 	for _, x := range list(self) {
 		if !f(obj(x)) {
@@ -137,7 +129,6 @@ func all(self any, f func(map[string]any) bool) bool {
 // celCheck is one rule of a schema with its message.
 type celCheck struct {
 	rule    celRule
-	text    string
 	message string
 }
 
@@ -163,7 +154,7 @@ func schemaRules(at string, node map[string]any, unknown *[]string) []celCheck {
 		if msg == "" {
 			msg = "failed rule: " + text
 		}
-		out = append(out, celCheck{rule: f, text: text, message: msg})
+		out = append(out, celCheck{rule: f, message: msg})
 	}
 	return out
 }
