@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"maps"
-	"slices"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/kube/aks"
@@ -41,8 +40,8 @@ func (s *Scenario) importAgentPools() error {
 		return err
 	}
 	for _, p := range pools {
-		if slices.ContainsFunc(s.Spec.Cluster.Pools, func(q PoolSpec) bool { return q.Name == p.Name }) {
-			return &InputError{File: file, Line: p.Line, Field: "agent pool " + p.Name, Msg: fmt.Sprintf("its name is taken by a pool given inline in %s; rename that pool", s.file)}
+		if err := s.poolNameFree(p.Name, file, p.Line, "agent pool "+p.Name); err != nil {
+			return err
 		}
 		ps := PoolSpec{Name: p.Name, Count: p.Count, InstanceType: p.VMSize, CapacitySpec: CapacitySpec{CapacityType: models.OnDemand, Region: p.Location}}
 		if p.Spot {
@@ -65,11 +64,7 @@ func (s *Scenario) importAgentPools() error {
 		if p.MaxCount > 0 {
 			ps.Autoscaling = &AutoscalingSpec{MinNodes: p.MinCount, MaxNodes: p.MaxCount}
 		}
-		if lc, ok := s.pos["spec.cluster.agentPools"]; ok {
-			s.pos[fmt.Sprintf("spec.cluster.pools[%d]", len(s.Spec.Cluster.Pools))] = lc
-		}
-		s.Spec.Cluster.Pools = append(s.Spec.Cluster.Pools, ps)
-		s.importedPools = append(s.importedPools, p.Name)
+		s.addImportedPool(ps, "spec.cluster.agentPools")
 	}
 	s.nodeNotes = append(s.nodeNotes, notes...)
 	s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%d AKS agent pools read from %s, priced from the catalog in %s", len(pools), ap.Path, pools[0].Location))

@@ -31,11 +31,8 @@ func (s *Scenario) importNodes() error {
 		return err
 	}
 	for _, p := range res.Pools {
-		for _, q := range s.Spec.Cluster.Pools {
-			if q.Name == p.Name {
-				return &InputError{File: file, Line: p.Line, Field: "node " + p.FirstNode,
-					Msg: fmt.Sprintf("its pool's name %s is taken by a pool given inline in %s; rename that pool", Quote(p.Name), s.file)}
-			}
+		if err := s.poolNameFree(p.Name, file, p.Line, "node "+p.FirstNode); err != nil {
+			return err
 		}
 		ps := PoolSpec{
 			Name: p.Name, Count: p.Nodes, InstanceType: p.InstanceType, GPUModel: p.GPUModel, GPUsPerNode: p.GPUs,
@@ -66,17 +63,36 @@ func (s *Scenario) importNodes() error {
 		for _, t := range p.Taints {
 			ps.Taints = append(ps.Taints, TaintSpec{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
 		}
-		// Errors about the pool later name the nodes field's line.
-		if lc, ok := s.pos["spec.cluster.nodes"]; ok {
-			s.pos[fmt.Sprintf("spec.cluster.pools[%d]", len(s.Spec.Cluster.Pools))] = lc
-		}
 		if p.CapacityType == nodes.Reserved {
 			s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%s:%d: pool %s: %d nodes of a capacity reservation or capacity block (Karpenter's reserved, EKS's CAPACITY_BLOCK): held and paid for the whole run, never interrupted, not covered by pricing.commitments; priced at the on-demand figure, as an on-demand capacity reservation bills (a capacity block's own price is not on the node: give the pool inline with pricePerHour)", file, p.Line, p.Name, p.Nodes))
 		}
-		s.Spec.Cluster.Pools = append(s.Spec.Cluster.Pools, ps)
-		s.importedPools = append(s.importedPools, p.Name)
+		s.addImportedPool(ps, "spec.cluster.nodes")
 	}
 	s.nodeNotes = append(s.nodeNotes, res.Notes...)
 	s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%d pools read from the node list %s, priced at their region's catalog price (a node's zone, such as us-east-1a, is the account's name for it, not the catalog's zone ID)", len(res.Pools), ns.Path))
 	return nil
+}
+
+// poolNameFree refuses a pool read from file (at line, named by what)
+// whose name a pool given inline already has.
+func (s *Scenario) poolNameFree(name, file string, line int, what string) error {
+	for _, q := range s.Spec.Cluster.Pools {
+		if q.Name == name {
+			return &InputError{File: file, Line: line, Field: what,
+				Msg: fmt.Sprintf("its pool's name %s is taken by a pool given inline in %s; rename that pool", Quote(name), s.file)}
+		}
+	}
+	return nil
+}
+
+// addImportedPool adds a pool read from a file (a node dump, an agent-pool
+// template) to the inline ones, remembering its name so that a variant
+// reads the file again; errors about the pool later name the line of the
+// scenario field that gave the file (from).
+func (s *Scenario) addImportedPool(ps PoolSpec, from string) {
+	if lc, ok := s.pos[from]; ok {
+		s.pos[fmt.Sprintf("spec.cluster.pools[%d]", len(s.Spec.Cluster.Pools))] = lc
+	}
+	s.Spec.Cluster.Pools = append(s.Spec.Cluster.Pools, ps)
+	s.importedPools = append(s.importedPools, ps.Name)
 }
