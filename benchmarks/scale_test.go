@@ -183,3 +183,58 @@ func BenchmarkScaleNodes(b *testing.B) {
 func BenchmarkScaleKueue(b *testing.B) {
 	scaleCase{jobs: 1_000_000, offered: 1000, nodes: 170, policy: "testdata/kueue-1m/queues.yaml", writeOut: true}.run(b)
 }
+
+// kueueManyQueues writes testdata/kueue-1m's policy with idle
+// ClusterQueues added so that there are n in all: vc1 and vc2 as there
+// (cohort philly, 900 and 460 GPUs of quota), the others with no quota and
+// no jobs, 50 to a cohort under philly (a cohort tree). The same quota and
+// the same work: only the queues with nothing to admit grow.
+func kueueManyQueues(b *testing.B, n int) string {
+	b.Helper()
+	base, err := os.ReadFile("testdata/kueue-1m/queues.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := append([]byte(nil), base...)
+	w = append(w, "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: philly}\n"...)
+	for i := 0; i < n-2; i++ {
+		if i%50 == 0 {
+			w = fmt.Appendf(w, "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: idle%d}\nspec: {parentName: philly}\n", i/50)
+		}
+		w = fmt.Appendf(w, `---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: idle-cq%d}
+spec:
+  namespaceSelector: {}
+  cohortName: idle%d
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: gpu
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 0}
+`, i, i/50)
+	}
+	path := filepath.Join(b.TempDir(), "queues.yaml")
+	if err := os.WriteFile(path, w, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkKueueQueues: BenchmarkScaleKueue's jobs (200k of them, no
+// output folder) with 2 and with 500 ClusterQueues (kueueManyQueues: 498
+// of them with nothing to admit). Issue 34's target: 500 queues within
+// 1.5 times the CPU of 2.
+func BenchmarkKueueQueues(b *testing.B) {
+	for _, n := range []int{2, 500} {
+		b.Run(fmt.Sprintf("queues=%d", n), func(b *testing.B) {
+			policy := "testdata/kueue-1m/queues.yaml"
+			if n > 2 {
+				policy = kueueManyQueues(b, n)
+			}
+			scaleCase{jobs: 200_000, offered: 1000, nodes: 170, policy: policy}.run(b)
+		})
+	}
+}
