@@ -383,6 +383,13 @@ func (s *snapshot) divide(i int, have float64, out []float64) {
 		}
 	}
 	for _, ch := range kids {
+		if f.demand[ch] == 0 {
+			// Nothing asked for below ch: it was given nothing, and each
+			// ClusterQueue under it keeps appendFairShares' min(Demand,
+			// Nominal) = 0. Not visiting it makes the cost follow the
+			// queues with demand, not every queue of the tree.
+			continue
+		}
 		s.divide(ch, give[ch], out)
 	}
 }

@@ -289,3 +289,33 @@ func TestHierarchicalFairPreemption(t *testing.T) {
 		require.Equal(t, tc.want, []int64{st[1].Used, st[2].Used}, "D1 weight %d", tc.weight)
 	}
 }
+
+// FairShares with idle parts of the tree (a ClusterQueue per team, most
+// with nothing to admit): KEP-1714's story 3 above plus Cohort C3 whose
+// queues ask for nothing, 3a with 60 GPUs of quota (lent whole) and 3b
+// with none. The tree then holds 360 GPUs; C1 (asking 1,200) and C2
+// (400) get 180 each, and within C1 1a, 1b and 1c (weight 3) get 36, 36
+// and 108; shared, 3a and 3b ask for nothing and get nothing.
+func TestFairSharesIdleCohort(t *testing.T) {
+	s := Spec{
+		Flavors: []Flavor{{Name: "gpu"}},
+		Cohorts: []Cohort{{Name: "org"}, {Name: "CS", Parent: "org"}, {Name: "C1", Parent: "org"}, {Name: "C2", Parent: "org"},
+			{Name: "C3", Parent: "org"}},
+		ClusterQueues: []ClusterQueue{cq("shared", "CS", q(300)), cq("1a", "C1", q(0)), cq("1b", "C1", q(0)),
+			cq("1c", "C1", q(0), weight(3000)), cq("2a", "C2", q(0)), cq("3a", "C3", q(60)), cq("3b", "C3", q(0))},
+		FairSharing: &FairSharing{},
+	}
+	for _, c := range s.ClusterQueues {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	id := int32(0)
+	for n := 0; n < 40; n++ {
+		for _, q := range []string{"1a", "1b", "1c", "2a"} {
+			id++
+			submit(t, c, id, q, 10, 0)
+		}
+	}
+	require.InDeltaSlice(t, []float64{0, 36, 36, 108, 180, 0, 0}, c.FairShares(c.Standings()), 1e-9)
+}
