@@ -20,11 +20,7 @@ type progress struct {
 
 // checkProgress refuses a --progress that is not auto, always or never.
 func checkProgress(mode string) error {
-	switch mode {
-	case "auto", "always", "never":
-		return nil
-	}
-	return usageError{fmt.Errorf("--progress is %s; want auto, always or never", q(mode))}
+	return progressModes().check("progress", mode)
 }
 
 // shown reports whether bars are shown.

@@ -174,6 +174,23 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.profile.cpu, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
 	addRestrictPaths(f, &o.restrict, false)
 	f.StringVar(&o.profile.mem, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
+	scenarioArgs(c)
+	enumFlag(c, "output", choicesOf(outputsTable))
+	enumFlag(c, "trace-format", traces.TraceFormats)
+	enumFlag(c, "cluster", choicesOf(clusterSources))
+	enumFlag(c, "pending-pods", choicesOf(pendingPodModes))
+	// --policy is a placement policy or a file or folder of Kueue
+	// manifests: the names, and the shell's file completion besides.
+	enumFlag(c, "policy", pipeline.PolicyNames)
+	enumFlag(c, "tie-break", scenarios.TieBreaks)
+	enumFlag(c, "progress", choicesOf(progressModes))
+	enumFlag(c, "spot-sensitivity", choicesOf(onOff))
+	scenarioFlag(c, "variant", variantNames)
+	fileFlag(c, "trace")
+	dirFlag(c, "out")
+	fileFlag(c, "cpuprofile")
+	fileFlag(c, "memprofile")
+	freeFlag(c, "seed", "horizon", "workers", "max-events")
 	return c
 }
 
@@ -186,15 +203,13 @@ func (o *simulateOptions) complete(cmd *cobra.Command, args []string) error {
 }
 
 func (o *simulateOptions) validate() error {
-	switch o.output {
-	case "table", "json", "yaml", "markdown":
-	default:
-		return usageError{fmt.Errorf("--output is %s; want table, json, yaml or markdown", q(o.output))}
+	if err := outputsTable().check("output", o.output); err != nil {
+		return err
 	}
-	switch o.over.spotSens {
-	case "", string(scenarios.Off), string(scenarios.On):
-	default:
-		return usageError{fmt.Errorf("--spot-sensitivity is %s; want off or on", q(o.over.spotSens))}
+	if o.over.spotSens != "" {
+		if err := onOff().check("spot-sensitivity", o.over.spotSens); err != nil {
+			return err
+		}
 	}
 	if err := checkMaxEvents(o.over.maxEvents); err != nil {
 		return err
@@ -214,10 +229,13 @@ func (o *simulateOptions) validate() error {
 	if o.trace.pendingPods != "" && o.trace.path == "" {
 		return usageError{errors.New("--pending-pods applies to --trace")}
 	}
-	switch o.trace.pendingPods {
-	case "", traces.PendingReplay, traces.PendingExclude:
-	default:
-		return badFlag("pending-pods", o.trace.pendingPods, "want replay or exclude")
+	if o.trace.pendingPods != "" && !pendingPodModes().has(o.trace.pendingPods) {
+		return badFlag("pending-pods", o.trace.pendingPods, "want "+pendingPodModes().words())
+	}
+	if o.trace.clusterFrom != "" {
+		if err := clusterSources().check("cluster", o.trace.clusterFrom); err != nil {
+			return err
+		}
 	}
 	switch o.trace.clusterFrom {
 	case "":
@@ -230,8 +248,6 @@ func (o *simulateOptions) validate() error {
 		if o.trace.path == "" {
 			return usageError{errors.New("--cluster derive sizes a cluster for --trace; give one")}
 		}
-	default:
-		return usageError{fmt.Errorf("--cluster is %s; want scenario or derive", q(o.trace.clusterFrom))}
 	}
 	if pipeline.IsPolicy(o.over.policy) || o.over.policy == "" {
 		o.over.placement = o.over.policy

@@ -95,6 +95,13 @@ default; the verdicts are the same whatever the number.`,
 	f.StringVar(&o.jsonOut, "json", "", "write the verdicts as JSON here")
 	f.IntVar(&o.workers, "workers", 0, "runs at once (0: one per core); the verdicts do not depend on it")
 	addMaxEvents(f, &o.maxEvents, "each run (both sides, every seed)")
+	fileFlag(c, "baseline", "yaml", "yml")
+	fileFlag(c, "candidate", "yaml", "yml")
+	fileFlag(c, "assert", "yaml", "yml")
+	fileFlag(c, "markdown", "md")
+	fileFlag(c, "junit", "xml")
+	fileFlag(c, "json", "json")
+	freeFlag(c, "replications", "seed", "workers", "max-events")
 	return c
 }
 
