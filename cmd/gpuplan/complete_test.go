@@ -73,6 +73,7 @@ func TestCompletionOfEnumFlagsIsTheValidatedList(t *testing.T) {
 		{[]string{"calibrate"}, "output"},
 		{[]string{"calibrate", "parse", "x.txt"}, "output"},
 		{[]string{"version"}, "output"},
+		{[]string{"validate", "--baseline", "a.yaml", "--candidate", "b.yaml", "--assert", "r.yaml"}, "progress"},
 		{[]string{"sweep", "testdata/sweep-two-nodes.yaml"}, "progress"},
 		{[]string{"trace", "stats", pods}, "format"},
 		{[]string{"trace", "stats", pods, "--format", "openb"}, "output"},

@@ -115,3 +115,15 @@ func TestProgressCoversEveryRunOfAServicesOnlyScenario(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Empty(t, errOut)
 }
+
+// validate's line covers both sides on every seed: rules.yaml says
+// replications: 5, so 2 x 5 = 10 runs, each counted.
+func TestProgressCoversEveryRunOfValidate(t *testing.T) {
+	code, _, errOut := gpuplan(t, "validate", "--baseline", "../../scenarios/examples/validate/baseline.yaml",
+		"--candidate", "../../scenarios/examples/validate/candidate.yaml", "--assert", "../../scenarios/examples/validate/rules.yaml", "--progress", "always")
+	require.Contains(t, []int{0, 1}, code, errOut)
+	for k := 1; k <= 10; k++ {
+		require.Contains(t, errOut, fmt.Sprintf(" %d/10 runs done", k))
+	}
+	require.Contains(t, errOut, "done: 10/10 runs done, 100%")
+}
