@@ -127,3 +127,18 @@ func TestProgressCoversEveryRunOfValidate(t *testing.T) {
 	}
 	require.Contains(t, errOut, "done: 10/10 runs done, 100%")
 }
+
+// A run with variants and the spot sensitivity: spot-what-if as given
+// buys no spot (train-spot count 0: no all-on-demand twin, no curve of
+// its own); its three variants (all-spot-tight, all-spot-advisor,
+// mix-tight) buy spot, each with a curve of 16 MTBFs and its
+// all-on-demand point. 1 + 3 + 3 x 17 = 55 runs, every one counted.
+func TestProgressCoversVariantsAndSpotSensitivity(t *testing.T) {
+	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/examples/spot-what-if.yaml", "--progress", "always")
+	require.Equal(t, 0, code, errOut)
+	for k := 1; k <= 55; k++ {
+		require.Contains(t, errOut, fmt.Sprintf(" %d/55 runs done", k))
+	}
+	require.Contains(t, errOut, "mix-tight spot sensitivity")
+	require.Contains(t, errOut, "done: 55/55 runs done, 100%")
+}
