@@ -17,12 +17,15 @@ import (
 	"gpuplan.dev/gpuplan/validate/strict"
 )
 
-func tieBreaks() []string {
+// TieBreaks lists the tie-breaks between nodes of equal score that
+// spec.scheduler.tieBreak and --tie-break take: the one list the check
+// and the command line's completion read.
+func TieBreaks() []string {
 	return []string{sim.TieBreakLowestIndex, sim.TieBreakRandom, sim.TieBreakNodeOrder}
 }
 
 func knownTieBreak(t string) bool {
-	for _, k := range tieBreaks() {
+	for _, k := range TieBreaks() {
 		if k == t {
 			return true
 		}
@@ -451,7 +454,7 @@ func (s builder) newBuilt(opts Options) (*Built, error) {
 	}
 	if opts.TieBreak != "" {
 		if !knownTieBreak(opts.TieBreak) {
-			return nil, &InputError{File: "--tie-break", Msg: fmt.Sprintf("%q is not one of %s", opts.TieBreak, strings.Join(tieBreaks(), ", "))}
+			return nil, &InputError{File: "--tie-break", Msg: fmt.Sprintf("%q is not one of %s", opts.TieBreak, strings.Join(TieBreaks(), ", "))}
 		}
 		b.Config.TieBreak = opts.TieBreak
 	}

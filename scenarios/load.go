@@ -224,7 +224,7 @@ func (s validator) validateScheduler() error {
 		}
 	}
 	if tb := sp.Scheduler.TieBreak; tb != "" && !knownTieBreak(tb) {
-		return s.errAt("spec.scheduler.tieBreak", "is %q; want one of %s", tb, strings.Join(tieBreaks(), ", "))
+		return s.errAt("spec.scheduler.tieBreak", "is %q; want one of %s", tb, strings.Join(TieBreaks(), ", "))
 	}
 	for i, p := range sp.Scheduler.Plugins {
 		if !names[p.Name] {

@@ -96,6 +96,8 @@ the same node lifetimes, so the comparison between intervals is not noise.`,
 	f.IntVar(&o.points, "points", 13, "intervals tried (with --simulate)")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed (with --simulate)")
 	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or yaml")
+	enumFlag(c, "output", choicesOf(outputsTJY))
+	freeFlag(c, "mtbf", "checkpoint-cost", "job-length", "restart", "restore", "jobs", "points", "seed")
 	return c
 }
 
@@ -134,10 +136,7 @@ func (o *adviseCheckpointOptions) validate() error {
 	if o.points < 3 || o.points > 200 {
 		return usageError{fmt.Errorf("--points %d must be in 3..200", o.points)}
 	}
-	if o.output != "table" && o.output != "json" && o.output != "yaml" {
-		return usageError{fmt.Errorf("--output is %s; want table, json or yaml", q(o.output))}
-	}
-	return nil
+	return outputsTJY().check("output", o.output)
 }
 
 func (o *adviseCheckpointOptions) run() error {

@@ -100,7 +100,7 @@ func TestBadFlagValuesNameTheFlagAndTheValue(t *testing.T) {
 		{with(inf, "--policy", "x"), "policy", "x", "is not one of bestfit, dotprod, fgd"},
 		{with(inf, "--target", "0"), "target", "0", "must be in (0, 100]"},
 		{with(inf, "--target", "many"), "target", "many", "want a number"},
-		{with(inf, "--tie-break", "x"), "tie-break", "x", "want nodeOrder, random or lowestIndex"},
+		{with(inf, "--tie-break", "x"), "tie-break", "x", "want lowestIndex, random or nodeOrder"},
 		{with(inf, "--output", "xml"), "output", "xml", "want table, json or yaml"},
 		{with(inf, "--seed", "-4"), "seed", "-4", "want a whole number, 0 or more"},
 		// trace

@@ -28,8 +28,8 @@ type calibrateOptions struct {
 // validateOutput checks the flags of the profile's output, before any
 // work.
 func (o *calibrateOptions) validateOutput() error {
-	if o.output != "yaml" && o.output != "json" {
-		return usageError{fmt.Errorf("--output is %s; want yaml or json", q(o.output))}
+	if err := outputsProfile().check("output", o.output); err != nil {
+		return err
 	}
 	if err := checkOutputFile("out", o.out); err != nil {
 		return usageError{err}
@@ -139,6 +139,10 @@ builds a profile from saved nccl-tests output anywhere.`,
 	f.DurationVar(&o.nccl.Timeout, "timeout", 5*time.Minute, "time limit of each nccl-tests run")
 	f.BoolVar(&o.nccl.Ring, "ring", false, "also run with NCCL_ALGO=RING")
 	f.BoolVar(&o.skipNCCL, "skip-nccl", false, "discover the node only")
+	enumFlag(c, "output", choicesOf(outputsProfile))
+	fileFlag(c, "out", "yaml", "yml", "json")
+	dirFlag(c, "nccl-tests")
+	freeFlag(c, "gpus", "min-bytes", "max-bytes", "timeout")
 	c.AddCommand(newCalibrateParseCmd(stdout))
 	return c
 }
@@ -188,5 +192,7 @@ for all-reduce). Fabrics are named by kind: nvlink, pcie (one node) or network
 	}
 	c.Flags().StringVar(&o.out, "out", "", "profile to write (default: stdout)")
 	c.Flags().StringVarP(&o.output, "output", "o", "yaml", "profile format: yaml or json")
+	enumFlag(c, "output", choicesOf(outputsProfile))
+	fileFlag(c, "out", "yaml", "yml", "json")
 	return c
 }

@@ -60,17 +60,17 @@ requests.`,
 		},
 	}
 	c.Flags().StringVarP(&o.output, "output", "o", "table", "table, json, yaml or markdown")
+	enumFlag(c, "output", choicesOf(outputsTable))
+	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"json"}, cobra.ShellCompDirectiveFilterFileExt
+	}
 	return c
 }
 
 func (o *compareOptions) complete(args []string) { o.a, o.b = args[0], args[1] }
 
 func (o *compareOptions) validate() error {
-	switch o.output {
-	case "table", "json", "yaml", "markdown":
-		return nil
-	}
-	return usageError{fmt.Errorf("--output is %s; want table, json, yaml or markdown", q(o.output))}
+	return outputsTable().check("output", o.output)
 }
 
 func (o *compareOptions) run() error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
 )
 
@@ -67,8 +68,14 @@ does, and lowestIndex takes the first node of the list.`,
 	f.StringVar(&o.policy, "policy", "fgd", "placement policy: "+strings.Join(pipeline.PolicyNames(), ", "))
 	f.Uint64Var(&o.seed, "seed", 42, "random seed (shuffle, clones, ties)")
 	f.Float64Var(&o.target, "target", 1.3, "arrived GPU demand to stop at, as a multiple of the cluster's GPUs")
-	f.StringVar(&o.tieBreak, "tie-break", pipeline.TieBreakNodeOrder, "between nodes of equal score: nodeOrder, random or lowestIndex")
+	f.StringVar(&o.tieBreak, "tie-break", pipeline.TieBreakNodeOrder, "between nodes of equal score: "+choices(scenarios.TieBreaks()).words())
 	f.StringVarP(&o.output, "output", "o", "table", "what to print: table, json or yaml")
+	enumFlag(c, "output", choicesOf(outputsTJY))
+	enumFlag(c, "policy", pipeline.PolicyNames)
+	enumFlag(c, "tie-break", scenarios.TieBreaks)
+	fileFlag(c, "nodes", "csv")
+	fileFlag(c, "pods", "csv")
+	freeFlag(c, "seed", "target")
 	return c
 }
 
@@ -82,17 +89,10 @@ func (o *inflateOptions) validate() error {
 	if !(o.target > 0) || o.target > 100 {
 		return usageError{fmt.Errorf("--target %g must be in (0, 100]", o.target)}
 	}
-	switch o.tieBreak {
-	case pipeline.TieBreakNodeOrder, pipeline.TieBreakRandom, pipeline.TieBreakLowestIndex:
-	default:
-		return usageError{fmt.Errorf("--tie-break is %s; want nodeOrder, random or lowestIndex", q(o.tieBreak))}
+	if err := choices(scenarios.TieBreaks()).check("tie-break", o.tieBreak); err != nil {
+		return err
 	}
-	switch o.output {
-	case "table", "json", "yaml":
-	default:
-		return usageError{fmt.Errorf("--output is %s; want table, json or yaml", q(o.output))}
-	}
-	return nil
+	return outputsTJY().check("output", o.output)
 }
 
 func (o *inflateOptions) run() error {

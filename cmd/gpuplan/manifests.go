@@ -128,6 +128,15 @@ built with the projects' API types; each file is written atomically.`,
 	f.StringVar(&o.gen.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
 	f.StringVar(&o.gen.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")
 	f.StringVar(&o.gen.ServingImage, "serving-image", manifests.DefaultServingImage, "container image of the inference services' replicas (TorchServe)")
+	scenarioArgs(c)
+	dirFlag(c, "out")
+	scenarioFlag(c, "variant", variantNames)
+	// Checked by manifests.Generate against these same lists.
+	enumFlag(c, "access-mode", manifests.AccessModes)
+	enumFlag(c, "training-api", manifests.TrainingAPIs)
+	enumFlag(c, "provider", manifests.Providers)
+	enumFlag(c, "fixed-pools", manifests.FixedPoolKinds)
+	freeFlag(c, "cluster-name", "namespace", "image", "checkpoint-storage", "storage-class", "prometheus-release", "entrypoint", "serving-image")
 	return c
 }
 

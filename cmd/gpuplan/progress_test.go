@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -56,4 +59,86 @@ func TestProgressHelper(t *testing.T) {
 	tick(progressEvery)
 	done()
 	require.NotZero(t, buf.Len())
+}
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+// The ETA is the time spent so far scaled by what remains: 4 units
+// planned, one done after 30 s is 25%, and 30 s x 0.75 / 0.25 = 90 s
+// remain (1m30s); at 3 of 4 after 60 s, 60 x 0.25 / 0.75 = 20 s.
+func TestProgressMeterETAFromAFakeClock(t *testing.T) {
+	var buf bytes.Buffer
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	m := progress{"always", &buf}.meter(clock.now)
+	m.plan(4)
+	step := func(d time.Duration) {
+		require.NoError(t, m.step("work", func() error { clock.t = clock.t.Add(d); return nil }))
+	}
+	step(30 * time.Second)
+	require.Contains(t, buf.String(), "1/4 runs done,  25%, ETA 1m30s")
+	step(20 * time.Second)
+	step(10 * time.Second)
+	require.Contains(t, buf.String(), "3/4 runs done,  75%, ETA 20s")
+	step(0)
+	m.finish()
+	require.Contains(t, buf.String(), "done: 4/4 runs done, 100%")
+	require.True(t, strings.HasSuffix(buf.String(), "\r\033[K"), "the line is cleared at the end")
+	require.Equal(t, 2*time.Second, eta(6*time.Second, 0.75), "6 x 0.25 / 0.75")
+	require.Zero(t, eta(time.Minute, 0), "no ETA before any work is done")
+}
+
+// A services-only run (torchserve-bert: no jobs, two variants, no spot)
+// shows one line over every run the command makes, measured in
+// simulated time, never "0 jobs in": the scenario, hpa-throughput and
+// shared-queue (3 runs), and each variant's spot-sensitivity slots, 16
+// MTBFs and the all-on-demand point each (2 x 17 = 34; they do nothing
+// for a variant without spot but are counted): 37 runs, then writing the
+// folder, 38 units. Every count from 1 to 38 is drawn, and the line
+// reaches 100%.
+func TestProgressCoversEveryRunOfAServicesOnlyScenario(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/examples/inference/torchserve-bert/scenario.yaml", "--progress", "always", "--out", out, "--workers", "2")
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, errOut, "jobs in")
+	require.NotContains(t, errOut, " 0%\n")
+	for k := 1; k <= 38; k++ {
+		require.Contains(t, errOut, fmt.Sprintf(" %d/38 runs done", k))
+	}
+	require.Contains(t, errOut, "writing "+out)
+	require.Contains(t, errOut, "done: 38/38 runs done, 100%")
+	require.NotContains(t, errOut, "jobs", "progress is runs and simulated time, never jobs")
+	// Piped (auto, stderr a buffer): nothing.
+	code, _, errOut = gpuplan(t, "simulate", "../../scenarios/examples/inference/torchserve-bert/scenario.yaml", "--progress", "auto")
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut)
+}
+
+// validate's line covers both sides on every seed: rules.yaml says
+// replications: 5, so 2 x 5 = 10 runs, each counted.
+func TestProgressCoversEveryRunOfValidate(t *testing.T) {
+	code, _, errOut := gpuplan(t, "validate", "--baseline", "../../scenarios/examples/validate/baseline.yaml",
+		"--candidate", "../../scenarios/examples/validate/candidate.yaml", "--assert", "../../scenarios/examples/validate/rules.yaml", "--progress", "always")
+	require.Contains(t, []int{0, 1}, code, errOut)
+	for k := 1; k <= 10; k++ {
+		require.Contains(t, errOut, fmt.Sprintf(" %d/10 runs done", k))
+	}
+	require.Contains(t, errOut, "done: 10/10 runs done, 100%")
+}
+
+// A run with variants and the spot sensitivity: spot-what-if as given
+// buys no spot (train-spot count 0: no all-on-demand twin, no curve of
+// its own); its three variants (all-spot-tight, all-spot-advisor,
+// mix-tight) buy spot, each with a curve of 16 MTBFs and its
+// all-on-demand point. 1 + 3 + 3 x 17 = 55 runs, every one counted.
+func TestProgressCoversVariantsAndSpotSensitivity(t *testing.T) {
+	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/examples/spot-what-if.yaml", "--progress", "always")
+	require.Equal(t, 0, code, errOut)
+	for k := 1; k <= 55; k++ {
+		require.Contains(t, errOut, fmt.Sprintf(" %d/55 runs done", k))
+	}
+	require.Contains(t, errOut, "mix-tight spot sensitivity")
+	require.Contains(t, errOut, "done: 55/55 runs done, 100%")
 }

@@ -95,6 +95,14 @@ it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad inp
 	f.IntVar(&o.search.Coarse, "coarse", 4, "values of each parameter in the first grid")
 	f.IntVar(&o.search.Workers, "workers", 0, "runs at once (0: one per core); the answer does not depend on it")
 	addMaxEvents(f, &o.maxEvents, "each run (every setting, every seed; each --vary value is checked against it first)")
+	scenarioArgs(c)
+	dirFlag(c, "out")
+	// The metrics, the scenario's services and pools spelled out (the
+	// built-in default's without a scenario); --vary the pools' settings.
+	must(c.RegisterFlagCompletionFunc("minimize", scenarioOrDefault(recommendMetrics)))
+	must(c.RegisterFlagCompletionFunc("subject-to", scenarioOrDefault(recommendMetrics)))
+	must(c.RegisterFlagCompletionFunc("vary", scenarioOrDefault(varyCompletions)))
+	freeFlag(c, "min-seeds", "max-seeds", "coarse", "workers", "max-events")
 	return c
 }
 

@@ -62,6 +62,10 @@ simulated.`,
 	}
 	c.Flags().Int64Var(&o.maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: a scenario whose settings are estimated to make more simulation events is refused (see simulate --help)")
 	addRestrictPaths(c.Flags(), &o.restrict, false)
+	freeFlag(c, "max-events")
+	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+	}
 	return c
 }
 

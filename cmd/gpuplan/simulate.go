@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"gpuplan.dev/gpuplan/reports"
@@ -33,6 +32,8 @@ type simulateOptions struct {
 	profile               profiles
 
 	stdout, stderr io.Writer
+	// now is the clock of the progress line's ETA (nil: time.Now).
+	now func() time.Time
 	// tracker holds the output folder being built, for the signal handler.
 	tracker *outdir.Tracker
 }
@@ -167,13 +168,30 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.over.policy, "policy", "", "a GPU placement policy replacing the scenario's scheduler profile ("+strings.Join(pipeline.PolicyNames(), ", ")+"), or a file or folder of Kueue manifests replacing spec.policy (admission)")
 	f.StringVar(&o.over.tieBreak, "tie-break", "", "between nodes of equal score: lowestIndex, random or nodeOrder (overrides spec.scheduler.tieBreak)")
 	f.StringVar(&o.over.variant, "variant", "", "run only this what-if variant of the scenario (spec.variants) instead of the scenario and all its variants")
-	f.StringVar(&o.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	f.StringVar(&o.progress, "progress", "auto", "one progress line with an ETA on stderr over every run (variants, the all-on-demand twin, the spot sensitivity's points) and the writing of --out: auto (only on a terminal), always or never")
 	f.IntVar(&o.workers, "workers", 0, "whole runs at once (the variants, the all-on-demand twin, the spot sensitivity's points; 0: one per core); the outputs do not depend on it")
 	f.StringVar(&o.over.spotSens, "spot-sensitivity", "", "replay a run that buys spot at 16 spot MTBFs for the break-even: on or off (default: spec.output.spotSensitivity, else on)")
 	f.Int64Var(&o.over.maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: refuse, before it runs, a scenario whose settings are estimated to make more simulation events (failures, interruptions, scaler periods, jobs, timeline buckets), naming the setting and what would fit")
 	f.StringVar(&o.profile.cpu, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
 	addRestrictPaths(f, &o.restrict, false)
 	f.StringVar(&o.profile.mem, "memprofile", "", "write a heap profile to this file once the outputs are written: what is live then (the results) and every allocation of the run (go tool pprof -sample_index=alloc_space)")
+	scenarioArgs(c)
+	enumFlag(c, "output", choicesOf(outputsTable))
+	enumFlag(c, "trace-format", traces.TraceFormats)
+	enumFlag(c, "cluster", choicesOf(clusterSources))
+	enumFlag(c, "pending-pods", choicesOf(pendingPodModes))
+	// --policy is a placement policy or a file or folder of Kueue
+	// manifests: the names, and the shell's file completion besides.
+	enumFlag(c, "policy", pipeline.PolicyNames)
+	enumFlag(c, "tie-break", scenarios.TieBreaks)
+	enumFlag(c, "progress", choicesOf(progressModes))
+	enumFlag(c, "spot-sensitivity", choicesOf(onOff))
+	scenarioFlag(c, "variant", variantNames)
+	fileFlag(c, "trace")
+	dirFlag(c, "out")
+	fileFlag(c, "cpuprofile")
+	fileFlag(c, "memprofile")
+	freeFlag(c, "seed", "horizon", "workers", "max-events")
 	return c
 }
 
@@ -186,15 +204,13 @@ func (o *simulateOptions) complete(cmd *cobra.Command, args []string) error {
 }
 
 func (o *simulateOptions) validate() error {
-	switch o.output {
-	case "table", "json", "yaml", "markdown":
-	default:
-		return usageError{fmt.Errorf("--output is %s; want table, json, yaml or markdown", q(o.output))}
+	if err := outputsTable().check("output", o.output); err != nil {
+		return err
 	}
-	switch o.over.spotSens {
-	case "", string(scenarios.Off), string(scenarios.On):
-	default:
-		return usageError{fmt.Errorf("--spot-sensitivity is %s; want off or on", q(o.over.spotSens))}
+	if o.over.spotSens != "" {
+		if err := onOff().check("spot-sensitivity", o.over.spotSens); err != nil {
+			return err
+		}
 	}
 	if err := checkMaxEvents(o.over.maxEvents); err != nil {
 		return err
@@ -214,10 +230,13 @@ func (o *simulateOptions) validate() error {
 	if o.trace.pendingPods != "" && o.trace.path == "" {
 		return usageError{errors.New("--pending-pods applies to --trace")}
 	}
-	switch o.trace.pendingPods {
-	case "", traces.PendingReplay, traces.PendingExclude:
-	default:
-		return badFlag("pending-pods", o.trace.pendingPods, "want replay or exclude")
+	if o.trace.pendingPods != "" && !pendingPodModes().has(o.trace.pendingPods) {
+		return badFlag("pending-pods", o.trace.pendingPods, "want "+pendingPodModes().words())
+	}
+	if o.trace.clusterFrom != "" {
+		if err := clusterSources().check("cluster", o.trace.clusterFrom); err != nil {
+			return err
+		}
 	}
 	switch o.trace.clusterFrom {
 	case "":
@@ -230,8 +249,6 @@ func (o *simulateOptions) validate() error {
 		if o.trace.path == "" {
 			return usageError{errors.New("--cluster derive sizes a cluster for --trace; give one")}
 		}
-	default:
-		return usageError{fmt.Errorf("--cluster is %s; want scenario or derive", q(o.trace.clusterFrom))}
 	}
 	if pipeline.IsPolicy(o.over.policy) || o.over.policy == "" {
 		o.over.placement = o.over.policy
@@ -280,14 +297,23 @@ func (o *simulateOptions) run() error {
 			opts.Pools, opts.ClusterNotes, opts.TraceScan = scan.Pools, scan.Notes, scan
 		}
 	}
-	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.over.variant, Progress: o.progressFunc(), Workers: o.workers,
+	// One progress line over every run and the writing of the outputs.
+	m := progress{o.progress, o.stderr}.meter(o.now)
+	defer m.finish()
+	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.over.variant, Workers: o.workers,
 		Sensitivity: scenarios.Switch(o.over.spotSens)}
+	if m != nil {
+		popts.Progress, popts.Planned = m.run, m.plan
+		if o.out != "" {
+			m.plan(1)
+		}
+	}
 	outcome, err := pipeline.Scenario(sc, popts)
 	if err != nil {
 		return err
 	}
 	if o.out != "" {
-		if err := outcome.WriteDir(o.out, o.tracker); err != nil {
+		if err := m.step("writing "+o.out+" (tables, plots, report)", func() error { return outcome.WriteDir(o.out, o.tracker) }); err != nil {
 			return err
 		}
 	}
@@ -311,30 +337,4 @@ func (o *simulateOptions) run() error {
 		fmt.Fprintf(o.stdout, "\nWrote %s/{%s,%s,%s,%s,%s}, plots/ and the metric series\n", o.out, reports.FileSummary, reports.FileJobs, reports.FileTimeline, reports.FileReport, reports.FileHTML)
 	}
 	return nil
-}
-
-// progressFunc shows a progress bar on stderr for each run, when asked
-// (or on a terminal).
-func (o *simulateOptions) progressFunc() func(string, *pipeline.Watch) func() {
-	return func(_ string, w *pipeline.Watch) func() { return o.startProgress(w) }
-}
-
-func (o *simulateOptions) startProgress(w *pipeline.Watch) func() {
-	max := int64(-1)
-	if w.HorizonMs > 0 {
-		max = w.HorizonMs / 1000
-	}
-	bar := progress{o.progress, o.stderr}.bar(max, "simulating", progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionSpinnerType(14))
-	if bar == nil {
-		return func() {}
-	}
-	w.Each(func(now int64, submitted, finished int) {
-		bar.Describe(fmt.Sprintf("simulated %s, %d jobs in, %d done", reports.Human(float64(now)/1000), submitted, finished))
-		if max > 0 {
-			_ = bar.Set64(now / 1000)
-		} else {
-			_ = bar.Add(1)
-		}
-	})
-	return func() { finish(bar) }
 }

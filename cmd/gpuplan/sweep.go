@@ -99,6 +99,10 @@ line and field), 3 an I/O failure, 4 a broken invariant.`,
 	f.StringVar(&o.job.Memory, "memory", "2Gi", "with --emit-job: each pod's memory request and limit")
 	f.StringVar(&o.job.Claim, "claim", "gpuplan-sweep", "with --emit-job: the PersistentVolumeClaim mounted at /work (inputs, and results/shard-I)")
 	f.StringVar(&o.job.Namespace, "namespace", "", "with --emit-job: the Job's namespace")
+	scenarioArgs(c)
+	dirFlag(c, "out")
+	enumFlag(c, "progress", choicesOf(progressModes))
+	freeFlag(c, "workers", "max-events", "shard", "shards", "parallelism", "image", "cpus", "memory", "claim", "namespace")
 	c.AddCommand(newSweepMergeCmd(stdout))
 	return c
 }
@@ -213,6 +217,7 @@ present twice and a point missing (naming the first missing ones): exit 2.`,
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "the folder to write the table into")
+	dirFlag(c, "out")
 	return c
 }
 

@@ -31,6 +31,10 @@ Formats: ` + strings.Join(traces.TraceFormats(), ", ") + `. .gz files are read (
 	return c
 }
 
+// traceOutExts are the endings of a native trace file written (gzip
+// for .gz).
+var traceOutExts = []string{"csv", "jsonl", "gz"}
+
 // traceInput is the flags every command reading a trace shares.
 type traceInput struct {
 	format, jobTable string
@@ -45,6 +49,10 @@ func (t *traceInput) flags(c *cobra.Command) {
 	f.StringVar(&t.jobTable, "job-table", "", "pai: pai_job_table.csv, whose users become the queues")
 	f.Int64Var(&t.gpusPerNode, "gpus-per-node", 8, "philly, helios: split jobs into pods of at most this many GPUs")
 	f.StringVar(&t.progress, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	enumFlag(c, "format", traces.TraceFormats)
+	enumFlag(c, "progress", choicesOf(progressModes))
+	fileFlag(c, "job-table", "csv")
+	freeFlag(c, "gpus-per-node")
 }
 
 func (t *traceInput) open(path string) (traces.TraceSource, error) {
@@ -99,8 +107,8 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
   gpuplan trace stats cluster_log.csv --format helios --output json`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if output != "table" && output != "json" && output != "yaml" {
-				return usageError{fmt.Errorf("--output is %s; want table, json or yaml", q(output))}
+			if err := outputsTJY().check("output", output); err != nil {
+				return err
 			}
 			src, err := in.open(args[0])
 			if err != nil {
@@ -124,6 +132,7 @@ func newTraceStatsCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	in.flags(c)
 	c.Flags().StringVarP(&output, "output", "o", "table", "what to print: table, json or yaml")
+	enumFlag(c, "output", choicesOf(outputsTJY))
 	return c
 }
 
@@ -271,6 +280,8 @@ times. The output is written atomically.`,
 	fl.IntVar(&maxJobs, "max-jobs", 0, "stop after this many jobs (0: all)")
 	fl.Float64Var(&arrival, "arrival-scale", 1, "divide the gaps between submissions by this (2: twice the rate)")
 	fl.Float64Var(&duration, "duration-scale", 1, "multiply run times by this")
+	fileFlag(c, "out", traceOutExts...)
+	freeFlag(c, "from", "to", "queue", "min-gpus", "max-jobs", "arrival-scale", "duration-scale")
 	return c
 }
 
@@ -320,6 +331,9 @@ gzip for .gz; written atomically.`,
 	f.Float64Var(&o.Load, "load", 0.85, "offered share of the cluster's GPU-hours")
 	f.StringVar(&out, "out", "", "trace to write (.csv, .jsonl, optionally .gz)")
 	f.StringVar(&progressMode, "progress", "auto", "progress on stderr: auto (only on a terminal), always or never")
+	enumFlag(c, "progress", choicesOf(progressModes))
+	fileFlag(c, "out", traceOutExts...)
+	freeFlag(c, "jobs", "seed", "gpus", "load")
 	return c
 }
 
@@ -379,5 +393,9 @@ out of order by itself; sorting once saves doing it on every run.)`, traces.Sort
 	f.StringVar(&out, "out", "", "native trace to write (.csv, .jsonl, optionally .gz)")
 	f.IntVar(&memRows, "memory-rows", traces.SortMemoryRows, "rows sorted in memory at once; beyond that, an external merge sort")
 	f.StringVar(&tmpDir, "tmp-dir", "", "where the sorted runs go (default: the system's temporary folder)")
+	enumFlag(c, "trace-format", traces.TraceFormats)
+	fileFlag(c, "out", traceOutExts...)
+	dirFlag(c, "tmp-dir")
+	freeFlag(c, "memory-rows")
 	return c
 }

@@ -29,8 +29,10 @@ type validateOptions struct {
 	seed                       uint64
 	seedSet                    bool
 	maxEvents                  int64
+	// progress is --progress.
+	progress string
 
-	stdout io.Writer
+	stdout, stderr io.Writer
 	// now is the clock of the JUnit report's elapsed time.
 	now func() time.Time
 }
@@ -95,16 +97,31 @@ default; the verdicts are the same whatever the number.`,
 	f.StringVar(&o.jsonOut, "json", "", "write the verdicts as JSON here")
 	f.IntVar(&o.workers, "workers", 0, "runs at once (0: one per core); the verdicts do not depend on it")
 	addMaxEvents(f, &o.maxEvents, "each run (both sides, every seed)")
+	f.StringVar(&o.progress, "progress", "auto", "one progress line with an ETA on stderr over every run (both sides, every seed): auto (only on a terminal), always or never")
+	enumFlag(c, "progress", choicesOf(progressModes))
+	fileFlag(c, "baseline", "yaml", "yml")
+	fileFlag(c, "candidate", "yaml", "yml")
+	fileFlag(c, "assert", "yaml", "yml")
+	fileFlag(c, "markdown", "md")
+	fileFlag(c, "junit", "xml")
+	fileFlag(c, "json", "json")
+	freeFlag(c, "replications", "seed", "workers", "max-events")
 	return c
 }
 
-func (o *validateOptions) complete(cmd *cobra.Command) { o.seedSet = cmd.Flags().Changed("seed") }
+func (o *validateOptions) complete(cmd *cobra.Command) {
+	o.seedSet = cmd.Flags().Changed("seed")
+	o.stderr = cmd.ErrOrStderr()
+}
 
 func (o *validateOptions) validate() error {
 	if o.baseline == "" || o.candidate == "" || o.rules == "" {
 		return usageError{fmt.Errorf("--baseline, --candidate and --assert are required")}
 	}
 	if err := checkMaxEvents(o.maxEvents); err != nil {
+		return err
+	}
+	if err := checkProgress(o.progress); err != nil {
 		return err
 	}
 	if o.workers < 0 {
@@ -129,7 +146,12 @@ func (o *validateOptions) run() error {
 	if o.seedSet {
 		g.Seed = &o.seed
 	}
+	m := progress{o.progress, o.stderr}.meter(nil)
+	if m != nil {
+		g.Progress, g.Planned = m.run, m.plan
+	}
 	res, err := gate.Run(g)
+	m.finish()
 	if err != nil {
 		return err
 	}

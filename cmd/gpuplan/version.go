@@ -88,8 +88,14 @@ gpuplan --version prints the same line.`,
   gpuplan version -o json`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
+			if output == "" {
+				output = "table"
+			}
+			if !outputsTJY().has(output) {
+				return badFlag("output", output, "want "+outputsTJY().words())
+			}
 			switch output {
-			case "table", "":
+			case "table":
 				_, err := fmt.Fprintln(out, v.String())
 				return err
 			case "json":
@@ -107,9 +113,10 @@ gpuplan --version prints the same line.`,
 				_, err = out.Write(b)
 				return err
 			}
-			return badFlag("output", output, "want table, json or yaml")
+			return nil
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "table", "what to print: table (one line), json or yaml")
+	enumFlag(c, "output", choicesOf(outputsTJY))
 	return c
 }

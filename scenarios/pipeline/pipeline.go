@@ -37,6 +37,12 @@ type Options struct {
 	// function to call after it; it may ask the run for its progress
 	// (Watch.Each).
 	Progress func(name string, w *Watch) (done func())
+	// Planned, when set, is told before any run starts how many runs
+	// Scenario makes (the scenario or its variant, each variant, the
+	// all-on-demand twin, every spot-sensitivity point): Progress is then
+	// called for each of them, the sensitivity's points with a Watch that
+	// follows nothing.
+	Planned func(runs int)
 	// NoVariants skips spec.variants (validate compares whole scenarios).
 	NoVariants bool
 	// NoSpotTwin skips the all-on-demand comparison run.
@@ -274,10 +280,16 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	}
 	workers := min(Workers(o.Workers), n)
 	gc.setWorkers(workers)
+	if o.Planned != nil {
+		o.Planned(n)
+	}
 	res, err := Pool(context.Background(), n, workers, func(_ context.Context, i int) (result, error) {
 		if i >= len(jobs) {
 			k := sort.Search(len(curves), func(k int) bool { return curves[k].first > i }) - 1
 			cj := &curves[k]
+			if o.Progress != nil {
+				defer o.Progress(cj.name+" spot sensitivity", &Watch{})()
+			}
 			if !usesSpot(cj.run) || (i == cj.first && twinned(cj)) {
 				return result{}, nil
 			}
@@ -292,10 +304,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		if err != nil {
 			return result{}, err
 		}
-		// Progress bars for the scenario and its variants; with runs side
-		// by side, for the first alone.
-		progress := i < len(jobs)-boolInt(twin) && (workers == 1 || i == 0)
-		r, err := One(s, o, j.name, progress)
+		r, err := One(s, o, j.name, true)
 		if err != nil && j.wrap != "" {
 			err = fmt.Errorf("%s: %w", j.wrap, err)
 		}
@@ -378,5 +387,8 @@ type Watch struct {
 // Each asks the run to call f as it goes with the simulated time (ms) and
 // the jobs submitted and finished so far.
 func (w *Watch) Each(f func(nowMs int64, submitted, finished int)) {
+	if w.cfg == nil {
+		return
+	}
 	w.cfg.Progress = func(p sim.Progress) { f(p.Now, p.Submitted, p.Finished) }
 }

@@ -27,12 +27,22 @@ type Side struct {
 // ("NAME, seed S: ..."), and the summaries are the same whatever the
 // number of workers.
 func Replications(sides []Side, seed uint64, reps, workers int) ([][]*reports.Summary, error) {
+	return ReplicationsWith(sides, seed, reps, workers, Options{})
+}
+
+// ReplicationsWith is Replications telling o.Planned how many runs it
+// makes and o.Progress about each (the other fields of o are not read).
+func ReplicationsWith(sides []Side, seed uint64, reps, workers int, o Options) ([][]*reports.Summary, error) {
 	n := len(sides)
+	if o.Planned != nil {
+		o.Planned(n * reps)
+	}
 	gc := startGCFloor(min(Workers(workers), max(1, n*reps))) // before anything is built: see gcFloor
 	defer gc.stop()
 	sums, err := Pool(context.Background(), n*reps, workers, func(_ context.Context, i int) (*reports.Summary, error) {
 		sd, s := &sides[i%n], seed+uint64(i/n)
-		r, err := One(sd.Scenario, Options{Build: scenarios.Options{Seed: &s, MaxEvents: sd.MaxEvents}, File: sd.File}, sd.Name, false)
+		r, err := One(sd.Scenario, Options{Build: scenarios.Options{Seed: &s, MaxEvents: sd.MaxEvents}, File: sd.File, Progress: o.Progress},
+			fmt.Sprintf("%s, seed %d", sd.Name, s), o.Progress != nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s, seed %d: %w", sd.Name, s, err)
 		}

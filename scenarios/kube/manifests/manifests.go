@@ -113,6 +113,13 @@ const (
 	AccessRWX          = string(corev1.ReadWriteMany)
 )
 
+// The values each enumeration of Options takes: the one list Generate
+// checks against and the command line completes from.
+func TrainingAPIs() []string   { return []string{TrainingJob, TrainingPyTorchJob, TrainingTFJob} }
+func FixedPoolKinds() []string { return []string{FixedStatic, FixedNodeGroup} }
+func AccessModes() []string    { return []string{AccessRWO, AccessRWX} }
+func Providers() []string      { return []string{ProviderEKS, ProviderAKS} }
+
 // Defaults of Options.
 const (
 	DefaultNamespace         = "gpuplan"
@@ -191,10 +198,10 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 		what, v string
 		ok      []string
 	}{
-		{"training API", o.TrainingAPI, []string{TrainingJob, TrainingPyTorchJob, TrainingTFJob}},
-		{"fixed pools", o.FixedPools, []string{FixedStatic, FixedNodeGroup}},
-		{"access mode", o.AccessMode, []string{AccessRWO, AccessRWX}},
-		{"provider", o.Provider, []string{ProviderEKS, ProviderAKS}},
+		{"training API", o.TrainingAPI, TrainingAPIs()},
+		{"fixed pools", o.FixedPools, FixedPoolKinds()},
+		{"access mode", o.AccessMode, AccessModes()},
+		{"provider", o.Provider, Providers()},
 	} {
 		if !slices.Contains(c.ok, c.v) {
 			return nil, nil, fmt.Errorf("%s %q is not one of %s", c.what, c.v, strings.Join(c.ok, ", "))

@@ -23,6 +23,9 @@ type Options struct {
 	MaxEvents int64
 	// Load says how the scenarios are read (--restrict-paths).
 	Load scenarios.LoadOptions
+	// Progress and Planned follow the runs (pipeline.Options' own).
+	Progress func(name string, w *pipeline.Watch) (done func())
+	Planned  func(runs int)
 }
 
 // Run loads the rules and both scenarios, runs each side on the same
@@ -50,10 +53,10 @@ func Run(o Options) (*validate.GateResult, error) {
 		seed = *o.Seed
 	}
 	// Every run on a pool first, in the order Evaluate takes them.
-	sums, err := pipeline.Replications([]pipeline.Side{
+	sums, err := pipeline.ReplicationsWith([]pipeline.Side{
 		{Name: string(validate.Baseline), Scenario: sides[validate.Baseline], File: o.Baseline, MaxEvents: o.MaxEvents},
 		{Name: string(validate.Candidate), Scenario: sides[validate.Candidate], File: o.Candidate, MaxEvents: o.MaxEvents},
-	}, seed, a.Seeds(o.Replications), o.Workers)
+	}, seed, a.Seeds(o.Replications), o.Workers, pipeline.Options{Progress: o.Progress, Planned: o.Planned})
 	if err != nil {
 		return nil, err
 	}
