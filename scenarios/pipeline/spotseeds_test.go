@@ -43,7 +43,6 @@ func TestSpotSensitivityMeanOverSeeds(t *testing.T) {
 	require.NoError(t, err)
 	require.InEpsilon(t, 2.26, ten.Points[0].InterruptionsHW95, 0.4, "10 seeds at 1h")
 	require.Greater(t, ten.Points[0].InterruptionsHW95, curve.Points[0].InterruptionsHW95, "the interval narrows as the seeds grow")
-	// Seed k of 10 is seed k of 40: the first ten replays are the same runs.
 
 	// The same curve on 1 and 2 workers.
 	for _, w := range []int{1, 2} {
