@@ -129,8 +129,9 @@ func TestSpotCurveBySide(t *testing.T) {
 			{MTBFHours: 4, Completed: 3, CostPerUsefulGPUHour: 3, SavingPct: 25, CostPerMillionRequests: 1, ServedSavingPct: 50},
 		}}
 	assert.Equal(t, []string{"MTBF per node", "interruptions", "completed", "training $/useful GPU-h", "training same-work saving",
-		"inference $/M requests", "inference same-requests saving"}, spotCurveHeaderFor(c))
-	assert.Equal(t, []string{"1.00h", "0", "2", "$5.00", "-25.0%", "$1.50", "+25.0%"}, spotCurveRows(c)[0])
+		"inference $/M requests", "inference same-requests saving", "within SLO (worst service)", "requests dropped"}, spotCurveHeaderFor(c))
+	// No service with an SLO: "-"; no request dropped: 0.
+	assert.Equal(t, []string{"1.00h", "0", "2", "$5.00", "-25.0%", "$1.50", "+25.0%", "-", "0"}, spotCurveRows(c)[0])
 	// Saving -25% at 1 h and +25% at 4 h: zero halfway in log MTBF, 2 h.
 	assert.Equal(t, 2.0, c.BreakEven())
 	c.BreakEvenHours = c.BreakEven()

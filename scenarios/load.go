@@ -279,6 +279,9 @@ func (s validator) validateOutput() error {
 	default:
 		return s.errAt("spec.output.spotSensitivity", "is %s; want off or on", Quote(string(sp.Output.SpotSensitivity)))
 	}
+	if n := sp.Output.SpotSensitivitySeeds; n < 0 || n > MaxSpotSensitivitySeeds {
+		return s.errAt("spec.output.spotSensitivitySeeds", "is %d; want 1 to %d", n, MaxSpotSensitivitySeeds)
+	}
 	if st := sp.Output.StartTime; st != "" {
 		if _, err := time.Parse(time.RFC3339, st); err != nil {
 			return s.errAt("spec.output.startTime", "%q is not an RFC 3339 time (2026-01-01T00:00:00Z)", st)

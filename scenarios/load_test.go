@@ -117,6 +117,8 @@ func TestStrictLoadingNamesFileLineAndField(t *testing.T) {
 			`:7:23: spec.output.startTime: "2026-13-01" is not an RFC 3339 time`},
 		{"spot sensitivity neither off nor on", "  horizon: 2h\n", "  horizon: 2h\n  output: {spotSensitivity: sometimes}\n",
 			`:7:29: spec.output.spotSensitivity: is "sometimes"; want off or on`},
+		{"spot sensitivity seeds past the bound", "  horizon: 2h\n", "  horizon: 2h\n  output: {spotSensitivitySeeds: 101}\n",
+			`:7:34: spec.output.spotSensitivitySeeds: is 101; want 1 to 100`},
 		{"list where a mapping goes", "  cluster:\n", "  cluster: [1, 2]\n  clusterx:\n", `:7:12: spec.cluster: expected a mapping, got a list`},
 	}
 	for _, c := range cases {

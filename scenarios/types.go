@@ -640,7 +640,15 @@ type OutputSpec struct {
 	// replayed at 16 spot MTBFs for the break-even) off or on (default on;
 	// simulate's --spot-sensitivity overrides it).
 	SpotSensitivity Switch `json:"spotSensitivity,omitempty"`
+	// SpotSensitivitySeeds is how many seeds of node supply each point of
+	// the spot sensitivity replays, 1 to 100 (default 5; simulate's
+	// --spot-seeds overrides it): each point is their mean with its 95%
+	// interval.
+	SpotSensitivitySeeds int `json:"spotSensitivitySeeds,omitempty"`
 }
+
+// MaxSpotSensitivitySeeds bounds spec.output.spotSensitivitySeeds.
+const MaxSpotSensitivitySeeds = 100
 
 // Switch is a setting written off or on ("": not given). A YAML 1.1 reader
 // takes those words for booleans: false and true are read as off and on.

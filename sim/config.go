@@ -102,6 +102,13 @@ type Config struct {
 	// *StallError (jobs that restart after every disruption and never
 	// finish, say). The spot sensitivity's replays set it; 0: no bound.
 	StallLimit Time
+	// SupplyReplicate, when positive, draws node supply (spot lifetimes,
+	// capacity outages and reclaim waves, node failures) from seed
+	// Seed+SupplyReplicate while everything else (the workload, the
+	// scheduler's ties) keeps Seed: replicate k of the same run sees other
+	// interruptions of the same workload. The spot sensitivity's seeds
+	// set it; 0: supply from Seed.
+	SupplyReplicate uint64
 	// MaxEvents, when positive, stops a run whose events pass it plus
 	// EventsPerJob for each job submitted, with a *BudgetError: the
 	// backstop of the budget a scenario is checked against before it runs

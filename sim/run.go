@@ -275,7 +275,7 @@ func newRunner(cfg Config) (*runner, error) {
 	r.tline.tlSup = make([]int64, len(c.Pools))
 	r.tline.tl.Supplied = make([][]int64, len(c.Pools))
 	if cfg.Capacity != nil {
-		k, err := capacity.New(*cfg.Capacity, c, capacityHost{r}, cfg.Seed)
+		k, err := capacity.New(*cfg.Capacity, c, capacityHost{r}, cfg.Seed+cfg.SupplyReplicate)
 		if err != nil {
 			return nil, err
 		}

@@ -54,6 +54,7 @@ type overrides struct {
 	variant                    string
 	maxEvents                  int64
 	spotSens                   string
+	spotSeeds                  int
 }
 
 // traceReplay is --trace and its companions: the file and its format,
@@ -94,8 +95,9 @@ pricePerHour) add a FinOps section: cost by pool, capacity type, instance type a
 queue, idle cost, work lost to interruptions, the showback per team; a run with
 spot nodes is repeated with every spot node bought on-demand and the two are set
 side by side for the same work (cost per useful GPU-hour, completion times job by
-job), and replayed at 16 spot MTBFs for the break-even interruption rate
-(--spot-sensitivity off, or spec.output.spotSensitivity: off, skips the replay; a
+job), and replayed at 16 spot MTBFs for the break-even interruption rate, each
+on --spot-seeds seeds of node supply (5 by default) whose mean and 95% interval it
+reports (--spot-sensitivity off, or spec.output.spotSensitivity: off, skips the replay; a
 point whose replay fails is reported as failed, with why, and the others stand). A
 scenario with spec.variants runs each what-if variant too and compares them
 (their files go to DIR/variants/NAME); --variant runs one alone. The variants,
@@ -171,6 +173,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.progress, "progress", "auto", "one progress line with an ETA on stderr over every run (variants, the all-on-demand twin, the spot sensitivity's points) and the writing of --out: auto (only on a terminal), always or never")
 	f.IntVar(&o.workers, "workers", 0, "whole runs at once (the variants, the all-on-demand twin, the spot sensitivity's points; 0: one per core); the outputs do not depend on it")
 	f.StringVar(&o.over.spotSens, "spot-sensitivity", "", "replay a run that buys spot at 16 spot MTBFs for the break-even: on or off (default: spec.output.spotSensitivity, else on)")
+	f.IntVar(&o.over.spotSeeds, "spot-seeds", 0, "seeds of node supply each spot-sensitivity MTBF replays, 1 to 100: each point is their mean with its 95% interval (0: spec.output.spotSensitivitySeeds, else 5)")
 	f.Int64Var(&o.over.maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: refuse, before it runs, a scenario whose settings are estimated to make more simulation events (failures, interruptions, scaler periods, jobs, timeline buckets), naming the setting and what would fit")
 	f.StringVar(&o.profile.cpu, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
 	addRestrictPaths(f, &o.restrict, false)
@@ -211,6 +214,9 @@ func (o *simulateOptions) validate() error {
 		if err := onOff().check("spot-sensitivity", o.over.spotSens); err != nil {
 			return err
 		}
+	}
+	if o.over.spotSeeds < 0 || o.over.spotSeeds > pipeline.MaxSpotSeeds {
+		return usageError{fmt.Errorf("--spot-seeds is %d; want 1 to %d (0: the scenario's, else %d)", o.over.spotSeeds, pipeline.MaxSpotSeeds, pipeline.DefaultSpotSeeds)}
 	}
 	if err := checkMaxEvents(o.over.maxEvents); err != nil {
 		return err
@@ -301,7 +307,7 @@ func (o *simulateOptions) run() error {
 	m := progress{o.progress, o.stderr}.meter(o.now)
 	defer m.finish()
 	popts := pipeline.Options{Build: opts, File: o.scenario, Variant: o.over.variant, Workers: o.workers,
-		Sensitivity: scenarios.Switch(o.over.spotSens)}
+		Sensitivity: scenarios.Switch(o.over.spotSens), SpotSeeds: o.over.spotSeeds}
 	if m != nil {
 		popts.Progress, popts.Planned = m.run, m.plan
 		if o.out != "" {

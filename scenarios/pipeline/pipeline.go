@@ -59,8 +59,16 @@ type Options struct {
 	// (GOMAXPROCS). The outcome does not depend on it.
 	Workers int
 
+	// SpotSeeds is how many seeds of node supply each spot-sensitivity
+	// point replays (simulate's --spot-seeds); 0: as the scenario's
+	// spec.output.spotSensitivitySeeds says (DefaultSpotSeeds by default).
+	SpotSeeds int
+
 	// stallLimit is sim.Config.StallLimit (the spot sensitivity's points).
 	stallLimit sim.Time
+	// supplyReplicate is sim.Config.SupplyReplicate (the spot
+	// sensitivity's seeds).
+	supplyReplicate uint64
 	// pointHook, when set (tests), is called before each spot-sensitivity
 	// point runs; an error it returns is that point's failure.
 	pointHook func(mtbf time.Duration) error
@@ -159,6 +167,7 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 	}
 	cfg := built.Config
 	cfg.StallLimit = o.stallLimit
+	cfg.SupplyReplicate = o.supplyReplicate
 	stop := func() {}
 	if _, trace := cfg.Workload.(interface{ Info() traces.TraceInfo }); trace {
 		// The trace is parsed on another core while the run simulates;
@@ -251,7 +260,7 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	n := len(jobs)
 	if SensitivityOn(sc, o) {
 		add := func(name string, run int) {
-			c := newSpotCurve(name, jobs[run].sc, o, reports.SpotMTBFGrid())
+			c := newSpotCurve(name, jobs[run].sc, o, reports.SpotMTBFGrid(), SpotSeeds(sc, o))
 			curves = append(curves, curveJob{name: name, c: c, run: run, first: n})
 			n += c.runs()
 		}

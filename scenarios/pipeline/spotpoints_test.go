@@ -25,7 +25,8 @@ import (
 // average to give 8h uninterrupted, 2,650h at m = 61m and more below,
 // against the 720h (30 days) a point may go without a job finishing.
 // Those points may fail as not draining, and the run stands. (At the next
-// MTBF, 1.8h, it is 150h.)
+// MTBF, 1.8h, it is 150h.) Each point replays one seed here: the twenty
+// seeds are the supply seeds the default five would add.
 func TestSpotWithoutHorizonEverySeed(t *testing.T) {
 	zero := time.Duration(0)
 	files := []string{
@@ -37,7 +38,7 @@ func TestSpotWithoutHorizonEverySeed(t *testing.T) {
 		file := filepath.Join("testdata", f)
 		sc := load(t, file)
 		for seed := uint64(1); seed <= 20; seed++ {
-			o := Options{Build: scenarios.Options{Seed: &seed, Horizon: &zero}, File: file}
+			o := Options{Build: scenarios.Options{Seed: &seed, Horizon: &zero}, File: file, SpotSeeds: 1}
 			out, err := Scenario(sc, o)
 			require.NoError(t, err, "%s seed %d", f, seed)
 			s := out.Main.Summary
@@ -88,10 +89,10 @@ func TestSpotSensitivityPointFailureIsThePoints(t *testing.T) {
 
 	var buf strings.Builder
 	require.NoError(t, reports.WriteTable(&buf, out.Main.Summary))
-	require.Contains(t, buf.String(), "MTBF 15.0m: failed: planted invariant failure")
+	require.Contains(t, buf.String(), "MTBF 15.0m: failed: replay 1 of 5: planted invariant failure")
 	buf.Reset()
 	require.NoError(t, reports.WriteJSON(&buf, out.Main.Summary))
-	require.Contains(t, buf.String(), `"failed": "planted invariant failure`)
+	require.Contains(t, buf.String(), `"failed": "replay 1 of 5: planted invariant failure`)
 }
 
 // The break-even and the savings read only the points that ran.
@@ -124,7 +125,7 @@ func TestSpotSensitivityOff(t *testing.T) {
 	}
 	sc := load(t, file)
 	out := run(sc, "")
-	require.Equal(t, len(reports.SpotMTBFGrid()), points, "on by default")
+	require.Equal(t, len(reports.SpotMTBFGrid())*DefaultSpotSeeds, points, "on by default, each MTBF on 5 seeds")
 	require.Len(t, out.Main.Summary.SpotSensitivity, 1)
 	require.NotNil(t, out.Main.Summary.SpotVsOnDemand, "the all-on-demand twin still runs")
 
@@ -139,6 +140,6 @@ func TestSpotSensitivityOff(t *testing.T) {
 	require.Zero(t, points, "spec.output.spotSensitivity: off")
 	require.Empty(t, out.Main.Summary.SpotSensitivity)
 	out = run(off, scenarios.On)
-	require.Equal(t, len(reports.SpotMTBFGrid()), points, "--spot-sensitivity on overrides the scenario")
+	require.Equal(t, len(reports.SpotMTBFGrid())*DefaultSpotSeeds, points, "--spot-sensitivity on overrides the scenario")
 	require.Len(t, out.Main.Summary.SpotSensitivity, 1)
 }

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"time"
@@ -15,15 +14,16 @@ import (
 )
 
 // SpotSensitivity runs sc with every spot node interrupted at each MTBF
-// of grid, and the same workload all on-demand, and reports what spot
-// saves at each for the same completed work, and the break-even MTBF.
-// The runs go to a pool of o.Workers; the result does not depend on how
-// many.
+// of grid, each MTBF on SpotSeeds(sc, o) seeds of node supply, and the
+// same workload all on-demand, and reports what spot saves at each for
+// the same completed work (the mean over the seeds, with its 95%
+// interval), and the break-even MTBF with its interval. The runs go to a
+// pool of o.Workers; the result does not depend on how many.
 //
 // spot, when given, is the run's own summary: the curve then carries the
 // waterfall from the all-on-demand bill to its bill.
 func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time.Duration, spot *reports.Summary) (*reports.SpotCurve, error) {
-	c := newSpotCurve(name, func() (*scenarios.Scenario, error) { return sc, nil }, o, grid)
+	c := newSpotCurve(name, func() (*scenarios.Scenario, error) { return sc, nil }, o, grid, SpotSeeds(sc, o))
 	sums, err := Pool(context.Background(), c.runs(), o.Workers, func(_ context.Context, i int) (*reports.Summary, error) {
 		return c.run(i)
 	})
@@ -33,25 +33,51 @@ func SpotSensitivity(name string, sc *scenarios.Scenario, o Options, grid []time
 	return c.finish(sums[0], spot), nil
 }
 
+// DefaultSpotSeeds is how many seeds of node supply each point of the
+// spot sensitivity replays when neither the options nor the scenario say.
+const DefaultSpotSeeds = 5
+
+// MaxSpotSeeds bounds the seeds a point may replay.
+const MaxSpotSeeds = scenarios.MaxSpotSensitivitySeeds
+
+// SpotSeeds is how many seeds each point of sc's spot sensitivity
+// replays: o.SpotSeeds, else spec.output.spotSensitivitySeeds, else
+// DefaultSpotSeeds.
+func SpotSeeds(sc *scenarios.Scenario, o Options) int {
+	switch {
+	case o.SpotSeeds > 0:
+		return o.SpotSeeds
+	case sc != nil && sc.Spec.Output.SpotSensitivitySeeds > 0:
+		return sc.Spec.Output.SpotSensitivitySeeds
+	}
+	return DefaultSpotSeeds
+}
+
 // spotCurve is one spot sensitivity's runs, for a pool of its own
 // (SpotSensitivity) or one shared with other runs (Scenario): run 0 is
-// the all-on-demand one, run i the grid's point i-1; each keeps its
-// summary only, not the run's job records. Its scenario and the
-// all-on-demand one are built on the workers, once, by the first run
-// that needs them (a variant's is built by the variant's own run or by
-// the curve's first), not before the pool starts.
+// the all-on-demand one, run 1+i*seeds+k the grid's point i on supply
+// seed k; each keeps its sample only, not the run's job records. Its
+// scenario and the all-on-demand one are built on the workers, once, by
+// the first run that needs them (a variant's is built by the variant's
+// own run or by the curve's first), not before the pool starts.
 type spotCurve struct {
 	name  string
 	sc    func() (*scenarios.Scenario, error)
 	od    func() (*scenarios.Scenario, error)
 	o     Options
 	grid  []time.Duration
-	curve *reports.SpotCurve
+	seeds int
+	// samples[i*seeds+k] and fails[i*seeds+k] are point i's run on
+	// supply seed k (each run writes its own).
+	samples []reports.SpotSample
+	fails   []string
+	curve   *reports.SpotCurve
 }
 
 // newSpotCurve is the curve of the scenario sc returns (sc may be called
-// from several workers at once and must build it once).
-func newSpotCurve(name string, sc func() (*scenarios.Scenario, error), o Options, grid []time.Duration) *spotCurve {
+// from several workers at once and must build it once), seeds runs a
+// point.
+func newSpotCurve(name string, sc func() (*scenarios.Scenario, error), o Options, grid []time.Duration, seeds int) *spotCurve {
 	od := sync.OnceValues(func() (*scenarios.Scenario, error) {
 		s, err := sc()
 		if err != nil {
@@ -59,13 +85,15 @@ func newSpotCurve(name string, sc func() (*scenarios.Scenario, error), o Options
 		}
 		return s.OnDemandOnly()
 	})
-	curve := &reports.SpotCurve{Run: name, Points: make([]reports.SpotPoint, len(grid))}
-	return &spotCurve{name: name, sc: sc, od: od, o: o, grid: grid, curve: curve}
+	seeds = max(seeds, 1)
+	curve := &reports.SpotCurve{Run: name, Seeds: seeds, Points: make([]reports.SpotPoint, len(grid))}
+	return &spotCurve{name: name, sc: sc, od: od, o: o, grid: grid, seeds: seeds,
+		samples: make([]reports.SpotSample, len(grid)*seeds), fails: make([]string, len(grid)*seeds), curve: curve}
 }
 
-func (c *spotCurve) runs() int { return len(c.grid) + 1 }
+func (c *spotCurve) runs() int { return len(c.grid)*c.seeds + 1 }
 
-// run runs run i; runs may go at once (each fills its own point).
+// run runs run i; runs may go at once (each fills its own sample).
 // A run that fails is its point's failure (the curve's, for the
 // all-on-demand run), reported in the curve, never an error of the whole:
 // only a scenario that does not build (the run it varies fails first) is.
@@ -86,10 +114,13 @@ func (c *spotCurve) run(i int) (*reports.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &c.curve.Points[i-1]
-	mtbf := c.grid[i-1]
-	if err := spotPoint(sc, c.o, c.name, mtbf, p); err != nil {
-		*p = reports.SpotPoint{MTBFHours: mtbf.Hours(), Failed: failure(err)}
+	j := i - 1
+	mtbf, k := c.grid[j/c.seeds], j%c.seeds
+	if err := spotPoint(sc, c.o, c.name, mtbf, uint64(k), &c.samples[j]); err != nil {
+		c.fails[j] = failure(err)
+		if c.seeds > 1 {
+			c.fails[j] = fmt.Sprintf("replay %d of %d: %s", k+1, c.seeds, c.fails[j])
+		}
 	}
 	return nil, nil
 }
@@ -129,7 +160,7 @@ func (c *spotCurve) finish(odSum, spot *reports.Summary) *reports.SpotCurve {
 	} else if sc, err := c.sc(); err == nil { // built by the runs
 		seed = sc.Seed()
 	}
-	curve.Note = fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), seed %d; the run itself uses the interruption model its report states.", seed)
+	curve.Note = fmt.Sprintf("Each point replays the whole workload with every spot node's lifetime exponential at that mean (notice kept), %s; the run itself uses the interruption model its report states.", seedsText(seed, c.seeds))
 	if curve.Failed != "" {
 		for i := range curve.Points {
 			curve.Points[i] = reports.SpotPoint{MTBFHours: c.grid[i].Hours(), Failed: "the curve's all-on-demand run failed"}
@@ -140,43 +171,41 @@ func (c *spotCurve) finish(odSum, spot *reports.Summary) *reports.SpotCurve {
 	curve.OnDemand = reports.SpotOnDemand{CostPerUsefulGPUHour: odFig.CostPerUsefulGPUHour, Completed: odFig.Completed,
 		CostPerMillionRequests: odFig.CostPerMillionRequests}
 	for i := range curve.Points {
-		if curve.Points[i].Failed != "" {
+		runs := c.samples[i*c.seeds : (i+1)*c.seeds]
+		failed := ""
+		for _, f := range c.fails[i*c.seeds : (i+1)*c.seeds] {
+			if f != "" {
+				failed = f // a point stands only on all its seeds
+				break
+			}
+		}
+		if failed != "" {
+			curve.Points[i] = reports.SpotPoint{MTBFHours: c.grid[i].Hours(), Failed: failed}
 			continue
 		}
-		setSaving(&curve.Points[i], odFig.CostPerUsefulGPUHour)
-		setServedSaving(&curve.Points[i], odFig.CostPerMillionRequests)
+		curve.Points[i] = reports.SpotPointOf(c.grid[i].Hours(), runs, curve.OnDemand)
 	}
 	curve.BreakEvenHours = curve.BreakEven()
+	if c.seeds > 1 {
+		curve.BreakEvenLoHours, curve.BreakEvenHiHours = curve.BreakEvenRange()
+	}
 	if spot != nil && spot.Cost != nil && odSum.Cost != nil {
 		curve.Waterfall = reports.SpotWaterfall(spot.Cost, odSum.Cost)
 	}
 	return curve
 }
 
-// setSaving sets a point's saving against the all-on-demand cost of a
-// useful GPU-hour.
-func setSaving(p *reports.SpotPoint, odCost float64) {
-	if odCost > 0 && p.CostPerUsefulGPUHour > 0 {
-		p.SavingPct = math.Round(10000*(1-p.CostPerUsefulGPUHour/odCost)) / 100
-	} else if odCost > 0 {
-		p.SavingPct = -100 // no useful work at all
+// seedsText says which seeds a curve's points ran on.
+func seedsText(seed uint64, seeds int) string {
+	if seeds == 1 {
+		return fmt.Sprintf("seed %d", seed)
 	}
+	return fmt.Sprintf("seed %d; each is the mean over %d seeds of node supply (%d to %d; the workload stays seed %d's) with its 95%% interval (Student's t)", seed, seeds, seed, seed+uint64(seeds)-1, seed)
 }
 
-// setServedSaving sets a point's saving against the all-on-demand cost
-// of a million requests served (runs with services; in a run with jobs
-// too, each is inference's share of its bill).
-func setServedSaving(p *reports.SpotPoint, odCost float64) {
-	if odCost > 0 && p.CostPerMillionRequests > 0 {
-		p.ServedSavingPct = math.Round(10000*(1-p.CostPerMillionRequests/odCost)) / 100
-	} else if odCost > 0 {
-		p.ServedSavingPct = -100 // no request served at all
-	}
-}
-
-// spotPoint runs sc at one spot MTBF and fills p but for its saving
-// (setSaving), which needs the all-on-demand run.
-func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duration, p *reports.SpotPoint) error {
+// spotPoint runs sc at one spot MTBF with node supply from the run's
+// seed plus replicate, and fills the sample.
+func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duration, replicate uint64, p *reports.SpotSample) error {
 	if o.pointHook != nil {
 		if err := o.pointHook(mtbf); err != nil {
 			return err
@@ -187,17 +216,15 @@ func spotPoint(sc *scenarios.Scenario, o Options, name string, mtbf time.Duratio
 		return err
 	}
 	o.stallLimit = pointStall
-	r, err := One(v, o, fmt.Sprintf("%s at spot MTBF %s", name, mtbf), false)
+	o.supplyReplicate = replicate
+	label := fmt.Sprintf("%s at spot MTBF %s", name, mtbf)
+	if replicate > 0 {
+		label += fmt.Sprintf(", supply seed +%d", replicate)
+	}
+	r, err := One(v, o, label, false)
 	if err != nil {
 		return err
 	}
-	f := reports.Figures("", r.Summary)
-	p.MTBFHours = mtbf.Hours()
-	p.Completed = f.Completed
-	p.CostPerUsefulGPUHour = f.CostPerUsefulGPUHour
-	p.CostPerMillionRequests = f.CostPerMillionRequests
-	for _, c := range r.Summary.Capacity {
-		p.Interruptions += c.Interrupted
-	}
+	*p = reports.SpotSampleOf(r.Summary)
 	return nil
 }

@@ -28,12 +28,16 @@ func TestSpotBreakEvenAgainstBisection(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, curve.BreakEvenHours, 0.0, "spot stops paying somewhere on the curve")
 
+	// The bisection averages the curve's seeds as its points do.
+	seeds := curve.Seeds
+	require.Equal(t, DefaultSpotSeeds, seeds)
 	saving := func(h float64) float64 {
-		var p reports.SpotPoint
-		err := spotPoint(v, o, "bisect", time.Duration(h*float64(time.Hour)).Round(time.Second), &p)
-		require.NoError(t, err)
-		setSaving(&p, curve.OnDemand.CostPerUsefulGPUHour)
-		return p.SavingPct
+		samples := make([]reports.SpotSample, seeds)
+		for k := range samples {
+			err := spotPoint(v, o, "bisect", time.Duration(h*float64(time.Hour)).Round(time.Second), uint64(k), &samples[k])
+			require.NoError(t, err)
+		}
+		return reports.SpotPointOf(h, samples, curve.OnDemand).SavingPct
 	}
 	lo, hi := grid[0].Hours(), grid[len(grid)-1].Hours()
 	require.Less(t, saving(lo), 0.0)
@@ -79,16 +83,17 @@ func TestWithSpotMTBF(t *testing.T) {
 }
 
 // A point's saving for the same requests: $1.50 a million against $2 all
-// on-demand saves 25%; a point that served nothing saves -100%.
+// on-demand saves 25%; a replay that served nothing saves -100%, and the
+// point is the mean of its replays: (25 - 100)/2 = -37.5%.
 func TestServedSaving(t *testing.T) {
-	p := reports.SpotPoint{CostPerMillionRequests: 1.5}
-	setServedSaving(&p, 2)
+	od := reports.SpotOnDemand{CostPerMillionRequests: 2}
+	p := reports.SpotPointOf(1, []reports.SpotSample{{CostPerMillionRequests: 1.5}}, od)
 	require.Equal(t, 25.0, p.ServedSavingPct)
-	p = reports.SpotPoint{}
-	setServedSaving(&p, 2)
+	p = reports.SpotPointOf(1, []reports.SpotSample{{}}, od)
 	require.Equal(t, -100.0, p.ServedSavingPct)
-	p = reports.SpotPoint{CostPerMillionRequests: 1.5}
-	setServedSaving(&p, 0)
+	p = reports.SpotPointOf(1, []reports.SpotSample{{CostPerMillionRequests: 1.5}, {}}, od)
+	require.Equal(t, -37.5, p.ServedSavingPct)
+	p = reports.SpotPointOf(1, []reports.SpotSample{{CostPerMillionRequests: 1.5}}, reports.SpotOnDemand{})
 	require.Zero(t, p.ServedSavingPct, "no service all on-demand: no figure")
 }
 
