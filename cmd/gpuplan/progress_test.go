@@ -93,22 +93,21 @@ func TestProgressMeterETAFromAFakeClock(t *testing.T) {
 // A services-only run (torchserve-bert: no jobs, two variants, no spot)
 // shows one line over every run the command makes, measured in
 // simulated time, never "0 jobs in": the scenario, hpa-throughput and
-// shared-queue (3 runs), and each variant's spot-sensitivity slots, 16
-// MTBFs and the all-on-demand point each (2 x 17 = 34; they do nothing
-// for a variant without spot but are counted): 37 runs, then writing the
-// folder, 38 units. Every count from 1 to 38 is drawn, and the line
-// reaches 100%.
+// shared-queue (3 runs), then writing the folder: 4 units. Each
+// variant's spot-sensitivity slots (16 MTBFs x 5 seeds and the
+// all-on-demand point: 81) are planned until the variant is built and
+// proves to buy no spot (166 units at first, 85 after one, 4 after
+// both: which the first redraw shows depends on the workers); none of them is drawn as a run, and the line ends at 4 of 4.
 func TestProgressCoversEveryRunOfAServicesOnlyScenario(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/examples/inference/torchserve-bert/scenario.yaml", "--progress", "always", "--out", out, "--workers", "2")
 	require.Equal(t, 0, code, errOut)
 	require.NotContains(t, errOut, "jobs in")
 	require.NotContains(t, errOut, " 0%\n")
-	for k := 1; k <= 38; k++ {
-		require.Contains(t, errOut, fmt.Sprintf(" %d/38 runs done", k))
-	}
+	require.Contains(t, errOut, " 3/4 runs done", "the three runs, before the writing")
+	require.NotContains(t, errOut, "spot sensitivity", "no slot of a variant without spot is a run")
 	require.Contains(t, errOut, "writing "+out)
-	require.Contains(t, errOut, "done: 38/38 runs done, 100%")
+	require.Contains(t, errOut, "done: 4/4 runs done, 100%")
 	require.NotContains(t, errOut, "jobs", "progress is runs and simulated time, never jobs")
 	// Piped (auto, stderr a buffer): nothing.
 	code, _, errOut = gpuplan(t, "simulate", "../../scenarios/examples/inference/torchserve-bert/scenario.yaml", "--progress", "auto")
@@ -131,14 +130,16 @@ func TestProgressCoversEveryRunOfValidate(t *testing.T) {
 // A run with variants and the spot sensitivity: spot-what-if as given
 // buys no spot (train-spot count 0: no all-on-demand twin, no curve of
 // its own); its three variants (all-spot-tight, all-spot-advisor,
-// mix-tight) buy spot, each with a curve of 16 MTBFs and its
-// all-on-demand point. 1 + 3 + 3 x 17 = 55 runs, every one counted.
+// mix-tight) buy spot, each with a curve of 16 MTBFs, 5 seeds of node
+// supply each (the default of spec.output.spotSensitivitySeeds), and its
+// all-on-demand point. 1 + 3 + 3 x (16 x 5 + 1) = 247 runs, every one
+// counted.
 func TestProgressCoversVariantsAndSpotSensitivity(t *testing.T) {
 	code, _, errOut := gpuplan(t, "simulate", "../../scenarios/examples/spot-what-if.yaml", "--progress", "always")
 	require.Equal(t, 0, code, errOut)
-	for k := 1; k <= 55; k++ {
-		require.Contains(t, errOut, fmt.Sprintf(" %d/55 runs done", k))
+	for k := 1; k <= 247; k++ {
+		require.Contains(t, errOut, fmt.Sprintf(" %d/247 runs done", k))
 	}
 	require.Contains(t, errOut, "mix-tight spot sensitivity")
-	require.Contains(t, errOut, "done: 55/55 runs done, 100%")
+	require.Contains(t, errOut, "done: 247/247 runs done, 100%")
 }

@@ -194,7 +194,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	dirFlag(c, "out")
 	fileFlag(c, "cpuprofile")
 	fileFlag(c, "memprofile")
-	freeFlag(c, "seed", "horizon", "workers", "max-events")
+	freeFlag(c, "seed", "horizon", "workers", "max-events", "spot-seeds")
 	return c
 }
 

@@ -41,7 +41,9 @@ type Options struct {
 	// Scenario makes (the scenario or its variant, each variant, the
 	// all-on-demand twin, every spot-sensitivity point): Progress is then
 	// called for each of them, the sensitivity's points with a Watch that
-	// follows nothing.
+	// follows nothing. Whether a variant buys spot is known only once it
+	// is built, on a worker: the sensitivity runs of a variant that buys
+	// none are taken back with a negative Planned, and are no runs.
 	Planned func(runs int)
 	// NoVariants skips spec.variants (validate compares whole scenarios).
 	NoVariants bool
@@ -255,6 +257,9 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		c     *spotCurve
 		run   int // the job whose spot use the curve varies
 		first int // the pool index of the curve's first run
+		// unplan takes the curve's runs back from the plan, once, when
+		// its variant proves to buy no spot.
+		unplan sync.Once
 	}
 	var curves []curveJob
 	n := len(jobs)
@@ -287,6 +292,11 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		run *Run
 		sum *reports.Summary // a curve's run
 	}
+	unplan := func(cj *curveJob) {
+		if o.Planned != nil {
+			cj.unplan.Do(func() { o.Planned(-cj.c.runs()) })
+		}
+	}
 	workers := min(Workers(o.Workers), n)
 	gc.setWorkers(workers)
 	if o.Planned != nil {
@@ -296,10 +306,15 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		if i >= len(jobs) {
 			k := sort.Search(len(curves), func(k int) bool { return curves[k].first > i }) - 1
 			cj := &curves[k]
+			if !usesSpot(cj.run) {
+				// A variant without spot has no curve: its slots are no runs.
+				unplan(cj)
+				return result{}, nil
+			}
 			if o.Progress != nil {
 				defer o.Progress(cj.name+" spot sensitivity", &Watch{})()
 			}
-			if !usesSpot(cj.run) || (i == cj.first && twinned(cj)) {
+			if i == cj.first && twinned(cj) {
 				return result{}, nil
 			}
 			sum, err := cj.c.run(i - cj.first)
@@ -312,6 +327,13 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		s, err := j.sc()
 		if err != nil {
 			return result{}, err
+		}
+		if !s.UsesSpot() {
+			for k := range curves {
+				if curves[k].run == i {
+					unplan(&curves[k])
+				}
+			}
 		}
 		r, err := One(s, o, j.name, true)
 		if err != nil && j.wrap != "" {
@@ -335,12 +357,13 @@ func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 		tw = runs[len(runs)-1]
 	}
 	var sens []reports.SpotCurve
-	for _, cj := range curves {
+	for k := range curves {
+		cj := &curves[k]
 		if !usesSpot(cj.run) {
 			continue
 		}
 		od := res[cj.first].sum
-		if twinned(&cj) {
+		if twinned(cj) {
 			od = tw.Summary
 		}
 		sens = append(sens, *cj.c.finish(od, runs[cj.run].Summary))
