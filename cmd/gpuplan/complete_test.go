@@ -75,6 +75,7 @@ func TestCompletionOfEnumFlagsIsTheValidatedList(t *testing.T) {
 		{[]string{"version"}, "output"},
 		{[]string{"validate", "--baseline", "a.yaml", "--candidate", "b.yaml", "--assert", "r.yaml"}, "progress"},
 		{[]string{"sweep", "testdata/sweep-two-nodes.yaml"}, "progress"},
+		{[]string{"recommend", "testdata/cost-two-nodes.yaml", "--vary", "cluster.pools[0].count=1..3"}, "progress"},
 		{[]string{"trace", "stats", pods}, "format"},
 		{[]string{"trace", "stats", pods, "--format", "openb"}, "output"},
 		{[]string{"trace", "stats", pods, "--format", "openb"}, "progress"},

@@ -98,6 +98,9 @@ type meter struct {
 	next  int    // the next run's key in part
 	stage string // what is being done now
 	drawn bool
+	// open is true when more work may be planned later (recommend's
+	// search): the ETA is then of the runs planned so far.
+	open bool
 }
 
 // meter returns the command's progress line (nil when not shown).
@@ -150,6 +153,9 @@ func (m *meter) line() string {
 	s := fmt.Sprintf("%s: %d/%d runs done, %3.0f%%", m.stage, m.done, m.total, 100*f)
 	if f > 0 && f < 1 {
 		s += ", ETA " + eta(m.now().Sub(m.start), f).String()
+		if m.open {
+			s += " for the runs planned so far"
+		}
 	}
 	return s
 }
@@ -233,4 +239,26 @@ func nameOrGiven(name string) string {
 		return "the scenario"
 	}
 	return name
+}
+
+// searchMeter is the line over recommend's search, which plans its runs a
+// batch at a time (recommend.Progress).
+type searchMeter struct{ m *meter }
+
+// Plan adds a batch of runs and names it on the line.
+func (s searchMeter) Plan(stage string, runs int) {
+	s.m.mu.Lock()
+	s.m.open = true
+	s.m.total += runs
+	s.m.stage = stage
+	s.m.draw(true)
+	s.m.mu.Unlock()
+}
+
+// Done counts one run finished.
+func (s searchMeter) Done() {
+	s.m.mu.Lock()
+	s.m.done++
+	s.m.draw(false)
+	s.m.mu.Unlock()
 }

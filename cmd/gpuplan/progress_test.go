@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +143,30 @@ func TestProgressCoversVariantsAndSpotSensitivity(t *testing.T) {
 	}
 	require.Contains(t, errOut, "mix-tight spot sensitivity")
 	require.Contains(t, errOut, "done: 247/247 runs done, 100%")
+}
+
+// recommend plans its runs a batch at a time: the line names each stage
+// and counts the runs planned so far, and ends at the number of
+// simulations the answer reports. Three settings fit in the coarse grid
+// (4 values a parameter), each at --min-seeds 3: 9 runs; with no
+// constraint nothing is undecided, so no second stage.
+func TestProgressCoversEveryRunOfRecommend(t *testing.T) {
+	code, stdout, errOut := gpuplan(t, "recommend", "testdata/cost-two-nodes.yaml", "--vary", "cluster.pools[0].count=1..3",
+		"--progress", "always", "--workers", "2")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, stdout, "Searched 3 of the 3 settings with 9 simulations")
+	require.Contains(t, errOut, "the coarse grid: 3 settings, 3 seeds each: 0/9 runs done")
+	require.Contains(t, errOut, "done: 9/9 runs done, 100%")
+	// A search with a constraint that leaves settings undecided plans a
+	// second batch; the final count still matches the answer's.
+	code, stdout, errOut = gpuplan(t, "recommend", "../../scenarios/examples/two-teams/scenario.yaml",
+		"--vary", "cluster.pools[l4].count=3..10", "--subject-to", "completed >= 0.8", "--progress", "always", "--workers", "2")
+	require.Equal(t, 0, code, errOut)
+	m := regexp.MustCompile(`with (\d+) simulations`).FindStringSubmatch(stdout)
+	require.NotNil(t, m, stdout)
+	require.Contains(t, errOut, fmt.Sprintf("done: %s/%s runs done, 100%%", m[1], m[1]))
+	// Piped (auto): nothing.
+	code, _, errOut = gpuplan(t, "recommend", "testdata/cost-two-nodes.yaml", "--vary", "cluster.pools[0].count=1..3")
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,13 +30,18 @@ type recommendOptions struct {
 	tracker      *outdir.Tracker
 	scenarioFile string
 	restrict     bool
+	// progress is --progress, stderr where its line is drawn and now its
+	// clock (nil: time.Now).
+	progress string
+	stderr   io.Writer
+	now      func() time.Time
 	maxEvents    int64
 	// params are the --vary settings parsed (validate).
 	params []sweep.Parameter
 }
 
-func newRecommendCmd(stdout io.Writer, t *outdir.Tracker) *cobra.Command {
-	o := &recommendOptions{stdout: stdout, tracker: t}
+func newRecommendCmd(stdout, stderr io.Writer, t *outdir.Tracker) *cobra.Command {
+	o := &recommendOptions{stdout: stdout, stderr: stderr, tracker: t}
 	c := &cobra.Command{
 		Use:   "recommend [SCENARIO] --vary PATH=VALUES... --subject-to 'METRIC <= BOUND'...",
 		Short: "Find the cheapest setting that meets every constraint, with 95% intervals, and write it as manifests",
@@ -94,6 +100,7 @@ it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad inp
 	f.IntVar(&o.search.MaxReps, "max-seeds", 5, "seeds a setting runs at most, where the intervals do not decide")
 	f.IntVar(&o.search.Coarse, "coarse", 4, "values of each parameter in the first grid")
 	f.IntVar(&o.search.Workers, "workers", 0, "runs at once (0: one per core); the answer does not depend on it")
+	f.StringVar(&o.progress, "progress", "auto", "one progress line on stderr over the search: its stage, the runs done of those planned so far and an ETA for them: auto (only on a terminal), always or never")
 	addMaxEvents(f, &o.maxEvents, "each run (every setting, every seed; each --vary value is checked against it first)")
 	scenarioArgs(c)
 	dirFlag(c, "out")
@@ -103,6 +110,7 @@ it), the folder put in place whole. Exit status: 0 (a winner or none), 2 bad inp
 	must(c.RegisterFlagCompletionFunc("subject-to", scenarioOrDefault(recommendMetrics)))
 	must(c.RegisterFlagCompletionFunc("vary", scenarioOrDefault(varyCompletions)))
 	freeFlag(c, "min-seeds", "max-seeds", "coarse", "workers", "max-events")
+	enumFlag(c, "progress", choicesOf(progressModes))
 	return c
 }
 
@@ -128,6 +136,9 @@ func (o *recommendOptions) validate() error {
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.search.Workers)}
 	}
 	if err := checkMaxEvents(o.maxEvents); err != nil {
+		return err
+	}
+	if err := checkProgress(o.progress); err != nil {
 		return err
 	}
 	obj, err := sweep.ParseMetric(o.minimize)
@@ -186,7 +197,13 @@ func (o *recommendOptions) run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res, err := recommend.Search(ctx, sw, o.search)
+	search := o.search
+	m := progress{o.progress, o.stderr}.meter(o.now)
+	if m != nil {
+		search.Progress = searchMeter{m}
+	}
+	res, err := recommend.Search(ctx, sw, search)
+	m.finish()
 	if err != nil {
 		return err
 	}

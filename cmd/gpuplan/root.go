@@ -40,7 +40,7 @@ aside and put in place whole: it holds the earlier run or the new one, never a m
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newSimulateCmd(out, errOut, t), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, time.Now), newCompareCmd(out), newManifestsCmd(out, t), newSweepCmd(out, errOut), newRecommendCmd(out, t), newVersionCmd(out, v))
+	root.AddCommand(newSimulateCmd(out, errOut, t), newScenarioCmd(out), newInflateCmd(out), newAdviseCmd(out), newTraceCmd(out, errOut), newCalibrateCmd(out, errOut), newValidateCmd(out, time.Now), newCompareCmd(out), newManifestsCmd(out, t), newSweepCmd(out, errOut), newRecommendCmd(out, errOut, t), newVersionCmd(out, v))
 	return root
 }
 

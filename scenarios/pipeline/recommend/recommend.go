@@ -36,6 +36,19 @@ type Options struct {
 	Coarse int
 	// Workers run at once (0: one per core).
 	Workers int
+	// Progress, when set, hears of every run: Plan before each batch
+	// (what the search is doing and how many runs), Done after each run,
+	// from the workers at once.
+	Progress Progress
+}
+
+// Progress follows a search as it goes. The search plans its runs a
+// batch at a time (how many settings the next stage holds, how many are
+// still undecided), so the runs planned grow as it goes; Result.GridRuns
+// bounds them.
+type Progress interface {
+	Plan(stage string, runs int)
+	Done()
 }
 
 // Status is what the search concluded of a point.
@@ -120,7 +133,7 @@ func Search(ctx context.Context, sw *sweep.Sweep, o Options) (*Result, error) {
 	for j, m := range s.sizes {
 		coarse[j] = spread(m, o.Coarse)
 	}
-	if err := s.evaluate(ctx, s.product(coarse)); err != nil {
+	if err := s.evaluate(ctx, s.product(coarse), "the coarse grid"); err != nil {
 		return nil, err
 	}
 	// The fine grid in the box around the best coarse point: between its
@@ -141,7 +154,7 @@ func Search(ctx context.Context, sw *sweep.Sweep, o Options) (*Result, error) {
 				box[j] = append(box[j], v)
 			}
 		}
-		if err := s.evaluate(ctx, s.product(box)); err != nil {
+		if err := s.evaluate(ctx, s.product(box), "the fine grid around the best"); err != nil {
 			return nil, err
 		}
 	}
@@ -168,7 +181,7 @@ func Search(ctx context.Context, sw *sweep.Sweep, o Options) (*Result, error) {
 		if len(next) == 0 {
 			break
 		}
-		if err := s.evaluate(ctx, next); err != nil {
+		if err := s.evaluate(ctx, next, "the best's neighbours"); err != nil {
 			return nil, err
 		}
 		if s.best() == best {
@@ -243,8 +256,9 @@ func (s *search) product(axes [][]int) []int {
 }
 
 // evaluate runs the points not yet seen: MinReps seeds each, then more
-// seeds, two at a time, for the points still undecided.
-func (s *search) evaluate(ctx context.Context, idx []int) error {
+// seeds, two at a time, for the points still undecided. stage names the
+// points for the progress line.
+func (s *search) evaluate(ctx context.Context, idx []int, stage string) error {
 	var todo []*Candidate
 	for _, i := range idx {
 		if s.seen[i] == nil {
@@ -265,7 +279,21 @@ func (s *search) evaluate(ctx context.Context, idx []int) error {
 				jobs = append(jobs, job{c, s.sw.Seeds[r]})
 			}
 		}
+		if p := s.o.Progress; p != nil && len(jobs) > 0 {
+			n := fmt.Sprintf("%d settings", len(todo))
+			if len(todo) == 1 {
+				n = "1 setting"
+			}
+			what := fmt.Sprintf("%s: %s, %d seeds each", stage, n, reps)
+			if reps > s.o.MinReps {
+				what = fmt.Sprintf("%s: %s undecided, seeds up to %d", stage, n, reps)
+			}
+			p.Plan(what, len(jobs))
+		}
 		res, err := pipeline.Pool(ctx, len(jobs), s.o.Workers, func(_ context.Context, k int) (*sweep.Result, error) {
+			if p := s.o.Progress; p != nil {
+				defer p.Done()
+			}
 			return s.sw.RunPoint(jobs[k].c.Point, []uint64{jobs[k].seed})
 		})
 		if err != nil {

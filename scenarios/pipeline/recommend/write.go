@@ -33,7 +33,11 @@ func (r *Result) WriteText(w io.Writer, o Options) error {
 	for _, c := range o.Constraints {
 		cons = append(cons, c.Text)
 	}
-	fmt.Fprintf(w, "Minimising %s subject to %s.\n\n", o.Objective.Name, strings.Join(cons, ", "))
+	if len(cons) == 0 {
+		fmt.Fprintf(w, "Minimising %s (no --subject-to: every setting is feasible).\n\n", o.Objective.Name)
+	} else {
+		fmt.Fprintf(w, "Minimising %s subject to %s.\n\n", o.Objective.Name, strings.Join(cons, ", "))
+	}
 	for _, x := range []struct {
 		label string
 		c     *Candidate
