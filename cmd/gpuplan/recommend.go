@@ -32,10 +32,10 @@ type recommendOptions struct {
 	restrict     bool
 	// progress is --progress, stderr where its line is drawn and now its
 	// clock (nil: time.Now).
-	progress string
-	stderr   io.Writer
-	now      func() time.Time
-	maxEvents    int64
+	progress  string
+	stderr    io.Writer
+	now       func() time.Time
+	maxEvents int64
 	// params are the --vary settings parsed (validate).
 	params []sweep.Parameter
 }
