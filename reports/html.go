@@ -85,6 +85,9 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	if f := s.Fragmentation; f != nil {
 		jobs.Notes = append(jobs.Notes, fmt.Sprintf("Fragmented GPUs (FGD measure): mean %.1f, max %.1f.", f.MeanFragGPUs, f.MaxFragGPUs))
 	}
+	if servicesOnly(s) {
+		jobs = htmlSection{Title: "Jobs", Intro: "None: inference services only."}
+	}
 	add(jobs)
 	if len(s.Services) > 0 {
 		add(htmlSection{Title: "Inference services", Intro: "Each service's requests, latency against its SLO, replicas and cold starts; its plots show replicas held and ready against the load, and the p95 latency of each interval against the SLO.",
@@ -115,14 +118,14 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		add(htmlSection{Title: "Spot against on-demand", Intro: "The same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).",
-			Tables: []htmlTable{{Header: spotHeaderFor(sc), Rows: spotRows(sc)}, {Caption: "From the all-on-demand bill to the spot bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(sc.Waterfall)}, {Caption: "Each team's showback with spot and all on-demand", Header: teamSpotHeader(), Rows: teamSpotRows(sc)}},
-			Notes:  nonEmpty(sameWorkText(sc), pairedText(sc.Paired), censoredNote)})
+			Tables: []htmlTable{spotHTML(s, sc), {Caption: "From the all-on-demand bill to the spot bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(sc.Waterfall)}, {Caption: "Each team's showback with spot and all on-demand", Header: teamSpotHeader(), Rows: teamSpotRows(sc)}},
+			Notes:  nonEmpty(sameWorkText(sc), pairedText(sc.Paired), jobsOnly(s, censoredNote))})
 	}
 	for i := range s.SpotSensitivity {
 		c := &s.SpotSensitivity[i]
 		add(htmlSection{Title: "Spot savings against the interruption rate: " + c.Run,
 			Intro:  "What spot saves for the same completed work, against the same workload all on-demand, when every spot node is interrupted at each mean time between interruptions.",
-			Tables: []htmlTable{{Header: spotCurveHeaderFor(c), Rows: spotCurveRows(c)}, {Caption: "From the all-on-demand bill to this run's bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(c.Waterfall)}},
+			Tables: []htmlTable{curveHTML(s, c), {Caption: "From the all-on-demand bill to this run's bill", Header: []string{"step", "change", "running total"}, Rows: waterfallRows(c.Waterfall)}},
 			Notes:  []string{spotCurveText(c)}})
 	}
 	if len(s.Training) > 0 {
@@ -181,6 +184,12 @@ func htmlKPIs(s *Summary) []htmlKPI {
 			// With services the bill is not all training's.
 			detail = fmt.Sprintf("training %s, inference %s", money(c.ByWorkload[0].Total), money(c.ByWorkload[1].Total))
 		}
+		if servicesOnly(s) {
+			detail = "no jobs: the whole bill is inference's"
+			if n := len(c.ByWorkload); n > 0 && c.ByWorkload[n-1].PerMillionRequests > 0 {
+				detail = money(c.ByWorkload[n-1].PerMillionRequests) + " a million requests served"
+			}
+		}
 		if tr, inf := bySideKPI(s); tr != "" {
 			// Jobs and services: two figures, each side's share over its
 			// own work, and no single one.
@@ -208,7 +217,9 @@ func supplySection(s *Summary) htmlSection {
 			sec.Notes = append(sec.Notes, c.Pool+" failures: "+c.Failures)
 		}
 	}
-	if d := s.Disruptions; d != nil {
+	if t := replicaDisruptions(s); t != "" {
+		sec.Notes = append(sec.Notes, t)
+	} else if d := s.Disruptions; d != nil {
 		sec.Notes = append(sec.Notes, fmt.Sprintf("%d jobs stopped by lost nodes (%d restarts); %d failed (past a backoff limit or Volcano maxRetry, or by a Volcano policy); %.1f GPU-hours lost, %.1f spent writing checkpoints.",
 			d.JobsDisrupted, d.Restarts, d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours))
 	}
@@ -224,8 +235,8 @@ func costSection(s *Summary, c *CostSummary) htmlSection {
 		{Caption: "By capacity type", Header: []string{"capacity", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByCapacityType)},
 		{Caption: "By instance type", Header: []string{"instance", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByInstanceType)},
 		{Caption: "By queue (what its pods paid)", Header: []string{"queue", "GPU-h", "cost", "idle", "lost"}, Rows: costLineRows(c.ByQueue)},
-	}, Notes: []string{usefulText(s)}}
-	if len(c.ByWorkload) > 0 {
+	}, Notes: nonEmpty(usefulText(s))}
+	if len(c.ByWorkload) > 0 && !servicesOnly(s) {
 		sec.Tables = append(sec.Tables, htmlTable{Caption: "Training and inference, the whole bill", Header: workloadHeader(), Rows: workloadRows(c.ByWorkload)})
 		sec.Notes = append(sec.Notes, workloadNote)
 	}
@@ -256,9 +267,11 @@ func costSection(s *Summary, c *CostSummary) htmlSection {
 // given, the services in each, and the spot break-evens.
 func variantsSection(s *Summary) htmlSection {
 	sec := htmlSection{Title: "What-if variants compared", Intro: "The scenario as given and each of its variants, same seed and workload. The rest of the page is the scenario as given.",
-		Tables: []htmlTable{{Header: variantHeaderFor(s.Variants), Rows: variantRows(s.Variants)},
-			{Caption: "Like for like against the scenario as given: jobs both runs completed, cost for the same work", Header: pairedHeaderFor(s.Variants), Rows: pairedRows(s.Variants)}},
-		Notes: []string{censoredNote}}
+		Tables: []htmlTable{variantHTML(s)},
+		Notes:  []string{runsNote(s)}}
+	if p := pairedHTML(s); len(p.Rows) > 0 || !servicesOnly(s) {
+		sec.Tables = append(sec.Tables, p)
+	}
 	if rows := variantServiceRows(s.Variants); len(rows) > 0 {
 		sec.Tables = append(sec.Tables, htmlTable{Caption: "Inference services in each run", Header: variantServiceHeader(), Rows: rows})
 	}
@@ -287,4 +300,38 @@ func nonEmpty(xs ...string) []string {
 		}
 	}
 	return out
+}
+
+// spotHTML, curveHTML, variantHTML and pairedHTML are the run
+// comparisons as HTML tables, fitted to s (servicesonly.go).
+func spotHTML(s *Summary, sc *SpotComparison) htmlTable {
+	h, rows := spotTable(s, sc)
+	return htmlTable{Header: h, Rows: rows}
+}
+
+func curveHTML(s *Summary, c *SpotCurve) htmlTable {
+	h, rows := spotCurveTable(s, c)
+	return htmlTable{Header: h, Rows: rows}
+}
+
+func variantHTML(s *Summary) htmlTable {
+	h, rows := variantTable(s)
+	return htmlTable{Header: h, Rows: rows}
+}
+
+func pairedHTML(s *Summary) htmlTable {
+	h, rows := pairedTable(s)
+	caption := "Like for like against the scenario as given: jobs both runs completed, cost for the same work"
+	if servicesOnly(s) {
+		caption = "Like for like against the scenario as given: the bill for the same requests served"
+	}
+	return htmlTable{Caption: caption, Header: h, Rows: rows}
+}
+
+// jobsOnly is note, or "" in a run of services alone.
+func jobsOnly(s *Summary, note string) string {
+	if servicesOnly(s) {
+		return ""
+	}
+	return note
 }

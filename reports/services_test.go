@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"html/template"
 	"math"
 	"strings"
 	"testing"
@@ -235,6 +236,60 @@ func TestServicesOnlyLeavesJobFiguresOut(t *testing.T) {
 	b.Reset()
 	require.NoError(t, WriteHTML(&b, s, plots))
 	assert.NotContains(t, b.String(), "jobs completed")
+}
+
+// Every format of a run of services alone, with variants and a spot
+// comparison: no job table, no job column, no useful GPU-hours; the run's
+// cost per million requests is named as the whole bill's ($80 over 36M:
+// $2.22; the service's own pods paid $40: $1.11); the lost replicas are
+// counted; a pool an autoscaler grew from 1 node to 3 says so.
+func TestServicesOnlyEveryFormatWithoutJobFigures(t *testing.T) {
+	alone := func(perHour float64) (*sim.Result, *Summary) {
+		res, pr := servedRun()
+		res.Jobs = nil
+		res.Timeline.RunningJobMs = []int64{0, 0}
+		res.Pools[0].AllocatedMilliMs = 1000 * 10 * int64(sim.Hour)
+		res.Services[0].Disrupted = 2
+		pr.Pools[0].PerHour = perHour
+		return res, Summarize(res, Meta{Scenario: "served", Pricing: pr})
+	}
+	sr, s := alone(8)
+	or, od := alone(8)
+	s.Disruptions = &DisruptionSummary{}
+	s.Capacity = []CapacityLine{{Pool: "gpu", CapacityType: "on-demand", InitialNodes: 1, MaxNodes: 3}}
+	s.Variants = []RunFigures{Figures("(as given)", s), Figures("other", od)}
+	s.SpotVsOnDemand = CompareSpot(s, od, sr, or)
+
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, s))
+	term := b.String()
+	b.Reset()
+	require.NoError(t, WriteMarkdown(&b, s))
+	md := b.String()
+	b.Reset()
+	require.NoError(t, WriteHTML(&b, s, nil))
+	html := b.String()
+	for name, out := range map[string]string{"terminal": term, "markdown": md, "html": html} {
+		low := strings.ToLower(out)
+		for _, job := range []string{"useful gpu-h", "jct", "completed</th>", "| completed |", " completed ", "p95 wait", "gpu-h lost", "jobs stopped", "queue wait"} {
+			assert.NotContains(t, low, job, name)
+		}
+		assert.Contains(t, low, "bill $/m requests", name)
+		assert.Contains(t, out, "$2.22", name)
+		note := servedBillNote
+		if name == "html" {
+			note = template.HTMLEscapeString(note)
+		}
+		assert.Contains(t, out, note, name)
+		assert.Contains(t, out, "Disruptions: 2 replica pods lost with their node, 0 evicted by the scheduler or admission", name)
+	}
+	assert.Regexp(t, `gpu\s+L4\s+1 \(max 3\)\s+2 \(max 6\)`, term)
+	assert.Regexp(t, `all pools\s+1 at the start\s+2 at the start`, term)
+	assert.Contains(t, md, "## Jobs\n\nNone: inference services only.")
+	assert.NotContains(t, md, "## Queues")
+	assert.Contains(t, html, "None: inference services only.")
+	assert.Contains(t, html, "$2.22 a million requests served", "the cost headline measures the requests")
+	assert.NotContains(t, html, "training $0.00")
 }
 
 // A run's headline figures carry its services' (for variants and

@@ -360,10 +360,8 @@ func spotCurveText(c *SpotCurve) string {
 	if c.OnDemand.Completed == 0 && c.OnDemand.CostPerUsefulGPUHour == 0 {
 		// Nothing to measure the same work by: no job completed (a run of
 		// inference services alone, say).
-		// Nothing to measure the same work by: no job completed (a run of
-		// inference services alone, say).
 		if c.OnDemand.CostPerMillionRequests > 0 {
-			return fmt.Sprintf("%s: no job completed all on-demand, so the break-even, which measures completed jobs' work, says nothing here; the same-requests saving at each MTBF (all on-demand: %s a million requests served) is the like-for-like figure. %s", c.Run, Money(c.OnDemand.CostPerMillionRequests), c.Note)
+			return fmt.Sprintf("%s: no job completed all on-demand (a run of inference services alone has none), so the break-even, which measures completed jobs' work, says nothing here; the same-requests saving at each MTBF (all on-demand: %s a million requests served) is the like-for-like figure. %s", c.Run, Money(c.OnDemand.CostPerMillionRequests), c.Note)
 		}
 		return fmt.Sprintf("%s: no job completed all on-demand, so the curve, which measures completed jobs' work, says nothing here; compare the runs' cost per million requests served instead. %s", c.Run, c.Note)
 	}

@@ -76,14 +76,34 @@ func mdTable(w io.Writer, header []string, rows [][]string) {
 	fmt.Fprintln(w)
 }
 
+// poolRows are the supply table's rows. A pool's nodes and GPUs are its
+// count at the start; one that an autoscaler grew (a Karpenter NodePool
+// starts at 0) shows its most at once beside it, and the cluster's total
+// then says it is the start's.
 func poolRows(s *Summary) [][]string {
+	most := map[string]int{}
+	for _, c := range s.Capacity {
+		most[c.Pool] = int(c.MaxNodes)
+	}
+	grew := false
 	var rows [][]string
 	for _, p := range append(append([]PoolSummary{}, s.Pools...), s.Cluster) {
 		name := p.Name
+		nodes, gpus := fmt.Sprint(p.Nodes), fmt.Sprint(p.GPUs)
+		if m := most[p.Name]; m > p.Nodes {
+			grew = true
+			nodes += fmt.Sprintf(" (max %d)", m)
+			gpus += fmt.Sprintf(" (max %d)", m*int(p.GPUsPerNode))
+		}
 		if p.Name == "cluster" {
 			name = "all pools"
+			nodes, gpus = fmt.Sprint(p.Nodes), fmt.Sprint(p.GPUs)
+			if grew {
+				nodes += " at the start"
+				gpus += " at the start"
+			}
 		}
-		rows = append(rows, []string{name, p.InstanceType, p.GPUModel, fmt.Sprint(p.Nodes), fmt.Sprint(p.GPUs),
+		rows = append(rows, []string{name, p.InstanceType, p.GPUModel, nodes, gpus,
 			fmt.Sprintf("%.1f", p.GPUHoursSupplied), fmt.Sprintf("%.1f", p.GPUHoursAllocated),
 			fmt.Sprintf("%.1f", p.GPUHoursIdle), pct(p.Allocation)})
 	}
@@ -205,6 +225,11 @@ func bySide(s *Summary) bool {
 // it and inference's over the requests served.
 func usefulText(s *Summary) string {
 	c := s.Cost
+	if servicesOnly(s) {
+		// No job did any work: the services' cost per million requests
+		// is the figure.
+		return ""
+	}
 	if !bySide(s) {
 		return fmt.Sprintf("Useful GPU-hours (completed jobs' work): %.1f, at %s each. Checkpoint writes cost %s.", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), money(c.CheckpointCost))
 	}
@@ -374,14 +399,14 @@ func pairedRows(vs []RunFigures) [][]string {
 			continue
 		}
 		rows = append(rows, []any{f.Name, fmt.Sprint(f.Completed), fmt.Sprint(p.Both), durSecs(p.MeanSeconds), durSecs(p.OtherMeanSecs),
-			fmt.Sprint(p.Slower), fmt.Sprint(p.OnlyThis), fmt.Sprint(p.OnlyOther), usd(f.CostPerUsefulGPUHour), fmt.Sprintf("%+.1f%%", f.SameWorkVsBasePct)})
+			fmt.Sprint(p.Slower), fmt.Sprint(p.OnlyThis), fmt.Sprint(p.OnlyOther), usd(f.CostPerUsefulGPUHour), signedPct(f.SameWorkVsBasePct)})
 		if anyServed(vs) {
 			var perM, saving any = "-", "-"
 			if f.CostPerMillionRequests > 0 {
 				perM = usd(f.CostPerMillionRequests)
 			}
 			if f.ServedVsBasePct != 0 || f.CostPerMillionRequests > 0 && base0(vs).CostPerMillionRequests > 0 {
-				saving = fmt.Sprintf("%+.1f%%", f.ServedVsBasePct)
+				saving = signedPct(f.ServedVsBasePct)
 			}
 			rows[len(rows)-1] = append(rows[len(rows)-1], perM, saving)
 		}
@@ -451,7 +476,9 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		}
 		fmt.Fprintln(w)
 	}
-	if d := s.Disruptions; d != nil {
+	if t := replicaDisruptions(s); t != "" {
+		fmt.Fprintf(w, "%s\n\n", t)
+	} else if d := s.Disruptions; d != nil {
 		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes or preemption (%d restarts; %d spot, %d failure, %d consolidation, %d preemption); %d failed (past a backoff limit or Volcano maxRetry, or by a Volcano policy). "+
 			"GPU-hours lost to them: %.1f; spent writing checkpoints: %.1f.\n\n",
 			d.JobsDisrupted, d.Restarts, d.ByCause["spot interruption"], d.ByCause["node failure"], d.ByCause["consolidation"], d.ByCause["preemption"], d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours)
@@ -459,7 +486,9 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 	if c := s.Cost; c != nil {
 		fmt.Fprintf(w, "## Cost (USD)\n\n")
 		mdTable(w, []string{"pool", "capacity", "$/node-h", "node-h", "cost", "allocated", "idle", "idle GPU", "lost to disruptions"}, costRows(c))
-		fmt.Fprintf(w, "%s\n\n", usefulText(s))
+		if t := usefulText(s); t != "" {
+			fmt.Fprintf(w, "%s\n\n", t)
+		}
 		if s.Cost.Commitments != nil {
 			writeCommitments(w, s.Cost.Commitments)
 			fmt.Fprintln(w)
@@ -478,7 +507,7 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 		}
 		fmt.Fprintf(w, "By queue (what its pods paid):\n\n")
 		mdTable(w, []string{"queue", "GPU-h", "cost", "idle", "lost"}, costLineRows(c.ByQueue))
-		if len(c.ByWorkload) > 0 {
+		if len(c.ByWorkload) > 0 && !servicesOnly(s) {
 			fmt.Fprintf(w, "Training and inference, the whole bill:\n\n")
 			mdTable(w, workloadHeader(), workloadRows(c.ByWorkload))
 			fmt.Fprintf(w, "%s\n\n", workloadNote)
@@ -508,21 +537,25 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 	}
 	if len(s.Variants) > 0 {
 		fmt.Fprintf(w, "## What-if variants\n\nThe scenario as given and each of its variants, same seed and workload.\n\n")
-		mdTable(w, variantHeaderFor(s.Variants), variantRows(s.Variants))
-		fmt.Fprintf(w, "%s\n\n", censoredNote)
+		h, rows := variantTable(s)
+		mdTable(w, h, rows)
+		fmt.Fprintf(w, "%s\n\n", runsNote(s))
 		if rows := variantServiceRows(s.Variants); len(rows) > 0 {
 			fmt.Fprintf(w, "Inference services in each run:\n\n")
 			mdTable(w, variantServiceHeader(), rows)
 		}
-		if rows := pairedRows(s.Variants); len(rows) > 0 {
-			fmt.Fprintf(w, "Like for like against the scenario as given: completion times over the jobs both runs completed, and cost for the same completed work.\n\n")
-			mdTable(w, pairedHeaderFor(s.Variants), rows)
+		if h, rows := pairedTable(s); len(rows) > 0 {
+			fmt.Fprintf(w, "%s\n\n", pairedCaption(s))
+			mdTable(w, h, rows)
 		}
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintf(w, "## Spot against on-demand\n\nThe same run with every spot node bought on-demand instead (no spot interruptions; node failures kept).\n\n")
-		mdTable(w, spotHeaderFor(sc), spotRows(sc))
-		fmt.Fprintf(w, "%s\n\n", censoredNote)
+		h, rows := spotTable(s, sc)
+		mdTable(w, h, rows)
+		if !servicesOnly(s) {
+			fmt.Fprintf(w, "%s\n\n", censoredNote)
+		}
 		fmt.Fprintf(w, "%s\n\n", sameWorkText(sc))
 		if len(sc.Waterfall) > 0 {
 			fmt.Fprintf(w, "From the all-on-demand bill to the spot bill:\n\n")
@@ -539,7 +572,8 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 	for i := range s.SpotSensitivity {
 		c := &s.SpotSensitivity[i]
 		fmt.Fprintf(w, "## Spot savings against the interruption rate: %s\n\n", c.Run)
-		mdTable(w, spotCurveHeaderFor(c), spotCurveRows(c))
+		h, rows := spotCurveTable(s, c)
+		mdTable(w, h, rows)
 		fmt.Fprintf(w, "%s\n\n", spotCurveText(c))
 		if len(c.Waterfall) > 0 {
 			fmt.Fprintf(w, "From the all-on-demand bill to this run's bill:\n\n")
@@ -585,6 +619,28 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	fmt.Fprintf(w, "## GPU supply and allocation\n\n")
 	mdTable(w, []string{"pool", "instance", "GPU", "nodes", "GPUs", "GPU-h supplied", "GPU-h allocated", "GPU-h idle", "allocation"}, poolRows(s))
 	fmt.Fprintf(w, "## Jobs\n\n")
+	if servicesOnly(s) {
+		fmt.Fprintf(w, "None: inference services only.\n\n")
+	} else {
+		writeJobsMarkdown(w, s)
+	}
+	if len(s.Services) > 0 {
+		fmt.Fprintf(w, "## Inference services\n\n")
+		mdTable(w, serviceHeaderFor(s), serviceRows(s))
+		fmt.Fprintf(w, "%s\n\n", servicesNote)
+	}
+	writeWhyMarkdown(w, s)
+	writeAdmissionMarkdown(w, s)
+	writeCapacityAndCost(w, s)
+	writeSchedulerMarkdown(w, s)
+	e := s.Engine
+	_, err := fmt.Fprintf(w, "Engine: %d events, %d scheduling passes, %d placement attempts (%d skipped as dominated).\n", e.Events, e.Passes, e.Attempts, e.Skipped)
+	return err
+}
+
+// writeJobsMarkdown writes the jobs' outcomes, waits and completion
+// times, and each queue's.
+func writeJobsMarkdown(w io.Writer, s *Summary) {
 	var rows [][]string
 	for _, o := range outcomeOrder(s) {
 		rows = append(rows, []string{o, fmt.Sprint(s.Jobs.ByOutcome[o])})
@@ -602,11 +658,11 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	mdTable(w, []string{"", "jobs", "mean", "p50", "p95", "p99", "max"}, statRows("queue wait (started jobs)", "completion time (completed jobs)", s))
 	fmt.Fprintf(w, "## Queues\n\n")
 	mdTable(w, []string{"queue", "jobs", "completed", "GPU-h", "mean wait", "p95 wait", "p50 JCT", "p95 JCT"}, queueRows(s))
-	if len(s.Services) > 0 {
-		fmt.Fprintf(w, "## Inference services\n\n")
-		mdTable(w, serviceHeaderFor(s), serviceRows(s))
-		fmt.Fprintf(w, "%s\n\n", servicesNote)
-	}
+}
+
+// writeWhyMarkdown writes why jobs waited, which were left pending and
+// which never fit.
+func writeWhyMarkdown(w io.Writer, s *Summary) {
 	if len(s.PendingReasons) > 0 {
 		fmt.Fprintf(w, "## Why jobs waited\n\nThe first reason the scheduler gave for each job that could not start on arrival.\n\n")
 		mdTable(w, []string{"reason", "jobs"}, reasonRows(s.PendingReasons, 20))
@@ -619,8 +675,11 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		fmt.Fprintf(w, "## Never schedulable\n\nJobs no pool could hold even when empty; they were not queued.\n\n")
 		mdTable(w, []string{"diagnosis", "jobs"}, reasonRows(s.Unschedulable, 20))
 	}
-	writeAdmissionMarkdown(w, s)
-	writeCapacityAndCost(w, s)
+}
+
+// writeSchedulerMarkdown writes the scheduler's profile and the
+// assumptions.
+func writeSchedulerMarkdown(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "## Scheduler\n\n")
 	fmt.Fprintf(w, "Queue policy %s.\n\n", queueText(s.Scheduler))
 	points := make([]string, 0, len(s.Scheduler.Plugins))
@@ -639,9 +698,6 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		}
 		fmt.Fprintln(w)
 	}
-	e := s.Engine
-	_, err := fmt.Fprintf(w, "Engine: %d events, %d scheduling passes, %d placement attempts (%d skipped as dominated).\n", e.Events, e.Passes, e.Attempts, e.Skipped)
-	return err
 }
 
 // WriteTable writes the terminal summary.
@@ -700,9 +756,13 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}
 		tw.Flush()
-		if bySide(s) {
+		switch {
+		case servicesOnly(s):
+			// The services table and the inference line below hold the
+			// figures; no job did any work.
+		case bySide(s):
 			fmt.Fprintf(w, "Useful GPU-hours %.1f; GPU-hours lost to disruptions %.1f (%s). Each side on its share of the bill:\n", c.UsefulGPUHours, c.LostGPUHours, money(c.LostCost))
-		} else {
+		default:
 			fmt.Fprintf(w, "Useful GPU-hours %.1f at %s each; GPU-hours lost to disruptions %.1f (%s).\n", c.UsefulGPUHours, money(c.CostPerUsefulGPUHour), c.LostGPUHours, money(c.LostCost))
 		}
 		writeCommitments(w, c.Commitments)
@@ -721,7 +781,9 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintln(w, ".")
 		}
 	}
-	if d := s.Disruptions; d != nil {
+	if t := replicaDisruptions(s); t != "" {
+		fmt.Fprintln(w, t)
+	} else if d := s.Disruptions; d != nil {
 		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes, %d restarts, %d failed.\n", d.JobsDisrupted, d.Restarts, d.JobsFailed)
 	}
 	if len(s.Training) > 0 {
@@ -736,8 +798,9 @@ func WriteTable(w io.Writer, s *Summary) error {
 	if len(s.Variants) > 0 {
 		fmt.Fprintln(w, "\nWhat-if variants (same seed and workload):")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.ToUpper(strings.Join(variantHeaderFor(s.Variants), "\t")))
-		for _, r := range variantRows(s.Variants) {
+		vh, vrows := variantTable(s)
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(vh, "\t")))
+		for _, r := range vrows {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}
 		tw.Flush()
@@ -750,22 +813,23 @@ func WriteTable(w io.Writer, s *Summary) error {
 			}
 			tw.Flush()
 		}
-		if rows := pairedRows(s.Variants); len(rows) > 0 {
-			fmt.Fprintln(w, "\nLike for like against the scenario as given (jobs both runs completed; cost for the same work):")
+		if ph, rows := pairedTable(s); len(rows) > 0 {
+			fmt.Fprintf(w, "\n%s\n", pairedCaptionShort(s))
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, strings.ToUpper(strings.Join(pairedHeaderFor(s.Variants), "\t")))
+			fmt.Fprintln(tw, strings.ToUpper(strings.Join(ph, "\t")))
 			for _, r := range rows {
 				fmt.Fprintln(tw, strings.Join(r, "\t"))
 			}
 			tw.Flush()
 		}
-		fmt.Fprintln(w, censoredNote)
+		fmt.Fprintln(w, runsNote(s))
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.ToUpper(strings.Join(spotHeaderFor(sc), "\t")))
-		for _, r := range spotRows(sc) {
+		sh, srows := spotTable(s, sc)
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(sh, "\t")))
+		for _, r := range srows {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}
 		tw.Flush()
