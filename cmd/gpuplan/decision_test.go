@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -154,4 +155,17 @@ func TestRecommendDecisionPage(t *testing.T) {
 	require.Contains(t, text, fmt.Sprintf("Runner-up #%d:", res.RunnerUp.Index))
 	// Five nodes cost less and miss team-a's bound.
 	require.Regexp(t, `cluster.pools\[l4\].count = 5, [^:]*: misses wait.p95\{queue=team-a\} <= 5h at [0-9.]+h`, text)
+	// The terminal's Pareto front names the constraint each cheaper
+	// setting misses, its value and the gap to the 5 h bound.
+	miss := regexp.MustCompile(`count=5, [^:]*: misses wait.p95\{queue=team-a\} <= 5h at ([0-9.]+)h \(([0-9.]+)h over the bound\)`).FindStringSubmatch(stdout)
+	require.NotNil(t, miss, stdout)
+	at, gap := mustFloat(t, miss[1]), mustFloat(t, miss[2])
+	require.InDelta(t, at-5, gap, 0.011)
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	x, err := strconv.ParseFloat(s, 64)
+	require.NoError(t, err)
+	return x
 }

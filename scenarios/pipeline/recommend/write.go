@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -66,10 +67,39 @@ func (r *Result) WriteText(w io.Writer, o Options) error {
 		fx := reports.UnitFormat(r.Sweep.Metrics[0].Unit().String(), xs...)
 		fy := reports.UnitFormat(r.Sweep.Metrics[1].Unit().String(), ys...)
 		for _, c := range r.Pareto {
-			fmt.Fprintf(w, "  %-12s %-12s %-24s %s\n", fx(c.Stats[0].Mean), fy(c.Stats[1].Mean), c.Status, r.Sweep.Describe(c.Point))
+			fmt.Fprintf(w, "  %-12s %-12s %s: %s\n", fx(c.Stats[0].Mean), fy(c.Stats[1].Mean), r.Sweep.Describe(c.Point), r.why(c))
 		}
 	}
 	return nil
+}
+
+// why is what the search concluded of c, naming for a setting that
+// misses a constraint which one and its value there: the first whose 95%
+// interval misses it, else (decided on the means after --max-seeds) the
+// first whose mean does.
+func (r *Result) why(c *Candidate) string {
+	if c.Status != Infeasible {
+		return string(c.Status)
+	}
+	for _, byMean := range []bool{false, true} {
+		for _, con := range r.Constraints {
+			m := slices.Index(r.Metrics, con.Metric.Name)
+			if m < 0 {
+				continue
+			}
+			st := c.Stats[m]
+			if !byMean && con.Judge(st) != sweep.Missed || byMean && con.Meets(st.Mean) {
+				continue
+			}
+			gap, side := st.Mean-con.Bound, "over"
+			if gap < 0 {
+				gap, side = -gap, "under"
+			}
+			f := reports.UnitFormat(r.Sweep.Metrics[m].Unit().String(), st.Mean, con.Bound, gap)
+			return fmt.Sprintf("misses %s at %s (%s %s the bound)", con.Text, f(st.Mean), f(gap), side)
+		}
+	}
+	return string(c.Status)
 }
 
 type jsonCandidate struct {
