@@ -58,7 +58,7 @@ func WriteHTML(w io.Writer, s *Summary, plots []Plot) error {
 }
 
 func htmlModel(s *Summary, plots []Plot) htmlPage {
-	pg := htmlPage{Title: "gpuplan report: " + s.Scenario.Name, Header: header(s)}
+	pg := htmlPage{Title: "gpuplan report: " + s.Scenario.Name, Header: append(header(s), clockLine(s)...)}
 	pg.KPIs = htmlKPIs(s)
 	for _, p := range plots {
 		if p.Name == "compare" {

@@ -353,3 +353,16 @@ func TestSpotComparisonForServicesAlone(t *testing.T) {
 	assert.Equal(t, "For the same requests, spot saves 50.0% ($1.11 against $2.22 a million requests served); its bill is $40.00 against $80.00 all on-demand ($40.00 lower). api within its SLO: 98.7% on spot, 98.7% on demand.", sameWorkText(c))
 	assert.Empty(t, pairedText(c.Paired), "no job to pair")
 }
+
+// The report says which wall-clock time simulated time 0 is, in UTC
+// (08:30 at +02:00 is 06:30 UTC), in Markdown and HTML.
+func TestReportStatesTheClock(t *testing.T) {
+	res, pr := servedRun()
+	s := Summarize(res, Meta{Scenario: "served", Pricing: pr, Start: time.Date(2026, 3, 1, 8, 30, 0, 0, time.FixedZone("", 2*3600))})
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s))
+	assert.Contains(t, b.String(), "Simulated time 0 is 2026-03-01 06:30 UTC (spec.output.startTime)")
+	b.Reset()
+	require.NoError(t, WriteHTML(&b, s, nil))
+	assert.Contains(t, b.String(), "Simulated time 0 is 2026-03-01 06:30 UTC")
+}

@@ -609,10 +609,21 @@ func header(s *Summary) []string {
 	return lines
 }
 
+// clockLine says which wall-clock time simulated time 0 stands for, in
+// UTC, and how the diurnal loads read it (none without a start: a
+// summary read back).
+func clockLine(s *Summary) []string {
+	if s.start.IsZero() {
+		return nil
+	}
+	return []string{fmt.Sprintf("Simulated time 0 is %s UTC (spec.output.startTime); timestamps count from it. A service's diurnal peak is a time of day in UTC, a job class's diurnal peakHour hours after time 0.",
+		s.start.UTC().Format("2006-01-02 15:04"))}
+}
+
 // WriteMarkdown writes the Markdown report.
 func WriteMarkdown(w io.Writer, s *Summary) error {
 	fmt.Fprintf(w, "# gpuplan report: %s\n\n", s.Scenario.Name)
-	for _, l := range header(s) {
+	for _, l := range append(header(s), clockLine(s)...) {
 		fmt.Fprintf(w, "%s\n", l)
 	}
 	fmt.Fprintln(w)
