@@ -467,6 +467,7 @@ func costPlot(c *CostSummary) (*plot.Plot, error) {
 	p.Legend.Left = false
 	p.X.Min, p.X.Max = -0.75, float64(len(c.ByPool))-0.25
 	p.Y.Min, p.Y.Max = 0, math.Max(1, top*1.4)
+	p.Y.Tick.Marker = UnitTicks{Unit: UnitUSD}
 	return p, nil
 }
 

@@ -48,14 +48,14 @@ func comparePlot(s *Summary) (*plot.Plot, error) {
 	if len(s.Variants) < 2 {
 		return nil, nil
 	}
-	p := newPlot("What-if variants: cost against p95 queue wait", "p95 queue wait (h)", "cost (USD)")
+	p := newPlot("What-if variants: cost against p95 queue wait", "p95 queue wait", "cost")
 	var xys plotter.XYs
 	var labels []string
 	top, right := 0.0, 0.0
 	for _, f := range s.Variants {
-		xy := plotter.XY{X: f.WaitP95 / 3600, Y: f.Cost}
+		xy := plotter.XY{X: f.WaitP95, Y: f.Cost}
 		label := fmt.Sprintf("%s (%d done)", f.Name, f.Completed)
-		top, right = math.Max(top, f.Cost), math.Max(right, f.WaitP95/3600)
+		top, right = math.Max(top, f.Cost), math.Max(right, f.WaitP95)
 		// Runs with the same figures share one point and one label.
 		same := -1
 		for i, q := range xys {
@@ -101,8 +101,11 @@ func comparePlot(s *Summary) (*plot.Plot, error) {
 		ls.Offset = vg.Point{X: vg.Points(6), Y: dy}
 		p.Add(ls)
 	}
-	p.X.Min, p.X.Max = 0, math.Max(0.1, right*1.6)
+	p.X.Min, p.X.Max = 0, math.Max(360, right*1.6)
 	p.Y.Min, p.Y.Max = 0, math.Max(1, top*1.15)
+	// Waits and money through the tables' formatters: 25h and $8,000.
+	p.X.Tick.Marker = UnitTicks{Unit: UnitSeconds}
+	p.Y.Tick.Marker = UnitTicks{Unit: UnitUSD}
 	return p, nil
 }
 
@@ -152,6 +155,7 @@ func costTimePlot(res *sim.Result, s *Summary) (*plot.Plot, error) {
 		return nil, nil
 	}
 	p.Y.Min, p.Y.Max = 0, math.Max(1, top*(1.15+0.07*float64(drawn)))
+	p.Y.Tick.Marker = UnitTicks{Unit: UnitUSD}
 	return p, nil
 }
 
@@ -190,6 +194,7 @@ func teamCostPlot(s *Summary) (*plot.Plot, error) {
 	rotateNames(p, len(names))
 	p.X.Min, p.X.Max = -0.75, float64(len(names))-0.25
 	p.Y.Min, p.Y.Max = 0, math.Max(1, top*1.35)
+	p.Y.Tick.Marker = UnitTicks{Unit: UnitUSD}
 	return p, nil
 }
 
@@ -281,6 +286,7 @@ func waterfallPlot(title string, ws []WaterfallStep) (*plot.Plot, error) {
 	rotateNames(p, n)
 	p.X.Min, p.X.Max = -0.75, float64(n)-0.25
 	p.Y.Min, p.Y.Max = 0, math.Max(1, top*1.3)
+	p.Y.Tick.Marker = UnitTicks{Unit: UnitUSD}
 	return p, nil
 }
 

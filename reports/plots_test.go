@@ -1,10 +1,12 @@
 package reports
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
 	"gpuplan.dev/gpuplan/sim"
@@ -59,4 +61,29 @@ func TestLongTimelinesDrawnCoarser(t *testing.T) {
 	got = steps(tl, maxSteps*3600_000, 24, func(i int) float64 { return vals[i%3] })
 	require.Len(t, got, 2*maxSteps)
 	require.Equal(t, plotter.XY{X: 1.0 / 24, Y: 2}, got[2])
+}
+
+// The variants' chart labels its axes through the tables' formatters:
+// money as $15,000 (never 1.5e+04 or 16000) and waits in one duration
+// unit (days here: the widest wait is 1.34 days, the axis 1.6 times it).
+func TestComparePlotAxesInTheTablesUnits(t *testing.T) {
+	s := &Summary{Variants: []RunFigures{{Name: "(as given)", Cost: 14756, WaitP95: 78444}, {Name: "tight", Cost: 4564, WaitP95: 115776}}}
+	p, err := comparePlot(s)
+	require.NoError(t, err)
+	labels := func(ts []plot.Tick) []string {
+		var out []string
+		for _, x := range ts {
+			if x.Label != "" {
+				out = append(out, x.Label)
+			}
+		}
+		return out
+	}
+	y := labels(p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max))
+	require.Equal(t, []string{"$0", "$5,000", "$10,000", "$15,000"}, y)
+	x := labels(p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max))
+	require.Contains(t, x, "1.00d")
+	for _, l := range x {
+		require.True(t, strings.HasSuffix(l, "d"), l)
+	}
 }
