@@ -220,8 +220,8 @@ func supplySection(s *Summary) htmlSection {
 	if t := replicaDisruptions(s); t != "" {
 		sec.Notes = append(sec.Notes, t)
 	} else if d := s.Disruptions; d != nil {
-		sec.Notes = append(sec.Notes, fmt.Sprintf("%d jobs stopped by lost nodes (%d restarts); %d failed (past a backoff limit or Volcano maxRetry, or by a Volcano policy); %.1f GPU-hours lost, %.1f spent writing checkpoints.",
-			d.JobsDisrupted, d.Restarts, d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours))
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d jobs stopped by lost nodes or preemption%s (%d restarts); %d failed (past a backoff limit or Volcano maxRetry, or by a Volcano policy); %.1f GPU-hours lost, %.1f spent writing checkpoints.",
+			d.JobsDisrupted, stopsByCause(d), d.Restarts, d.JobsFailed, d.LostGPUHours, d.CheckpointGPUHours))
 	}
 	return sec
 }

@@ -366,3 +366,15 @@ func TestReportStatesTheClock(t *testing.T) {
 	require.NoError(t, WriteHTML(&b, s, nil))
 	assert.Contains(t, b.String(), "Simulated time 0 is 2026-03-01 06:30 UTC")
 }
+
+// Jobs stopped by preemption are not "stopped by lost nodes": the
+// terminal names each cause's stops (a job stopped twice counts two).
+func TestDisruptionsNameTheirCause(t *testing.T) {
+	d := &DisruptionSummary{JobsDisrupted: 4, Restarts: 3, ByCause: map[string]int64{"preemption": 4, "spot interruption": 1}}
+	s := &Summary{}
+	s.Disruptions = d
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, s))
+	assert.Contains(t, b.String(), "Disruptions: 4 jobs stopped, 1 stop by spot interruption, 4 stops by preemption, 3 restarts, 0 failed.")
+	assert.NotContains(t, b.String(), "lost nodes,")
+}

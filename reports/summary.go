@@ -96,7 +96,7 @@ type JobFigures struct {
 type SupplyFigures struct {
 	// Capacity is what happened to the nodes, when they came and went.
 	Capacity []CapacityLine `json:"capacity,omitempty"`
-	// Disruptions summarises jobs stopped by lost nodes.
+	// Disruptions summarises jobs stopped by lost nodes or preemption.
 	Disruptions *DisruptionSummary `json:"disruptions,omitempty"`
 }
 

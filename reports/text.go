@@ -711,6 +711,22 @@ func writeSchedulerMarkdown(w io.Writer, s *Summary) {
 	}
 }
 
+// stopsByCause counts the stops by what caused them (a job can be
+// stopped more than once): ", 4 stops by preemption", or "" with none.
+func stopsByCause(d *DisruptionSummary) string {
+	out := ""
+	for _, c := range []string{"spot interruption", "node failure", "consolidation", "preemption"} {
+		if n := d.ByCause[c]; n > 0 {
+			stops := "stops"
+			if n == 1 {
+				stops = "stop"
+			}
+			out += fmt.Sprintf(", %d %s by %s", n, stops, c)
+		}
+	}
+	return out
+}
+
 // WriteTable writes the terminal summary.
 func WriteTable(w io.Writer, s *Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -795,7 +811,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 	if t := replicaDisruptions(s); t != "" {
 		fmt.Fprintln(w, t)
 	} else if d := s.Disruptions; d != nil {
-		fmt.Fprintf(w, "Disruptions: %d jobs stopped by lost nodes, %d restarts, %d failed.\n", d.JobsDisrupted, d.Restarts, d.JobsFailed)
+		fmt.Fprintf(w, "Disruptions: %d jobs stopped%s, %d restarts, %d failed.\n", d.JobsDisrupted, stopsByCause(d), d.Restarts, d.JobsFailed)
 	}
 	if len(s.Training) > 0 {
 		fmt.Fprintln(w, "\nTraining steps (compute + all-reduce) by placement:")
