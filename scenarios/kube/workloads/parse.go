@@ -28,6 +28,7 @@ func Kinds() []string {
 		"kaito.sh/v1alpha1 Workspace", "kaito.sh/v1beta1 Workspace",
 		"kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob",
 		"leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "ray.io/v1 RayService",
+		"kubeflow.org/v1 PaddleJob", "kubeflow.org/v1 XGBoostJob",
 	}
 }
 
@@ -43,7 +44,8 @@ func schemaFor(apiVersion, kind string) any {
 		// batch/v1beta1 (removed in Kubernetes 1.25) has the same fields
 		// as batch/v1 for what gpuplan reads; older examples use it.
 		return &batchv1.CronJob{}
-	case "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob", "kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob":
+	case "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob", "kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob",
+		"kubeflow.org/v1 PaddleJob", "kubeflow.org/v1 XGBoostJob":
 		return &kubeflowJob{}
 	case "batch.volcano.sh/v1alpha1 Job":
 		return &volcanoJob{}
