@@ -170,7 +170,7 @@ func (s serviceBuilder) buildService(i int, b *Built, pc *servicePolicy) (sim.Se
 	return cfg, notes, nil
 }
 
-// serviceWorkload is the Deployment or InferenceService the service
+// serviceWorkload is the Deployment, StatefulSet or InferenceService the service
 // comes from (nil when it has no manifests): the only one in its files,
 // or the one named after the service; and the note that says so.
 func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec) (*kubesvc.Workload, string, error) {
@@ -199,7 +199,7 @@ func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec) (*kubesvc.Wor
 	}
 	if wl == nil {
 		if len(all) == 0 {
-			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment or InferenceService")
+			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment, StatefulSet or InferenceService")
 		}
 		return nil, "", s.errAt(at+".manifests", "the files hold %s; name the service after the one it is", strings.Join(names, ", "))
 	}
