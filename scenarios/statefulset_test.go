@@ -11,11 +11,12 @@ import (
 
 // A StatefulSet gives a service its replica pod and replicas as a
 // Deployment does (Kueue serves both alike); before, the service's files
-// held "no Deployment or InferenceService". 3 replicas of 1 GPU, 4 CPUs,
+// held "no Deployment or InferenceService". A ReplicaSet reads the same way
+// (Volcano's examples write them by hand). 3 replicas of 1 GPU, 4 CPUs,
 // 16Gi, kept at 3 without an autoscaler; podManagementPolicy OrderedReady
 // (the default: not given) and volumeClaimTemplates are noted; a KEDA
 // ScaledObject whose scaleTargetRef names the StatefulSet scales it.
-func TestServiceFromStatefulSet(t *testing.T) {
+func TestServiceFromStatefulSetOrReplicaSet(t *testing.T) {
 	const sts = `apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -83,4 +84,15 @@ spec:
 	c = b.Config.Services[0]
 	require.Equal(t, []int{2, 6, 3}, []int{c.MinReplicas, c.MaxReplicas, c.InitialReplicas})
 	require.Contains(t, strings.Join(b.Assumptions, "\n"), "scaled by ScaledObject triton-scaler")
+
+	// The same replicas and pod as a ReplicaSet (which has no
+	// volumeClaimTemplates or serviceName): 3..3, nothing noted.
+	rs := strings.NewReplacer("kind: StatefulSet\n", "kind: ReplicaSet\n", "  serviceName: triton\n", "").Replace(sts[:strings.Index(sts, "  volumeClaimTemplates:")])
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sts.yaml"), []byte(rs), 0o644))
+	b = build(body)
+	c = b.Config.Services[0]
+	require.Equal(t, []int{3, 3, 3}, []int{c.MinReplicas, c.MaxReplicas, c.InitialReplicas})
+	require.EqualValues(t, 1, c.Pod.GPUs)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "replicas from ReplicaSet triton")
+	require.NotContains(t, strings.Join(b.Assumptions, "\n"), "OrderedReady")
 }

@@ -55,11 +55,11 @@ type Pod struct {
 type Workload struct {
 	File            string
 	Line            int
-	Kind            string // Deployment, StatefulSet or InferenceService
+	Kind            string // Deployment, ReplicaSet, StatefulSet or InferenceService
 	Name, Namespace string
 	Pod             Pod
-	// Replicas is a Deployment's or StatefulSet's spec.replicas (default
-	// 1).
+	// Replicas is a Deployment's, ReplicaSet's or StatefulSet's
+	// spec.replicas (default 1).
 	Replicas int
 	// For an InferenceService: its deployment mode (Serverless, the
 	// default, or RawDeployment), replica bounds, scaling metric and
@@ -122,8 +122,9 @@ const (
 	knativeUtilizationPct    = 70
 )
 
-// ReadServing reads the Deployments, StatefulSets and InferenceServices of
-// a manifest file (other kinds are listed as skipped).
+// ReadServing reads the Deployments, ReplicaSets, StatefulSets and
+// InferenceServices of a manifest file (other kinds are listed as
+// skipped).
 func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 	docs, err := strict.Manifests(file, data)
 	if err != nil {
@@ -135,6 +136,18 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 		switch {
 		case m.APIVersion == "apps/v1" && m.Kind == "Deployment":
 			var d appsv1.Deployment
+			pos, err := m.Decode(file, &d, strict.Options{What: "a manifest"})
+			if err != nil {
+				return nil, nil, err
+			}
+			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, w)
+		case m.APIVersion == "apps/v1" && m.Kind == "ReplicaSet":
+			// What a Deployment runs, written by hand (Volcano's examples).
+			var d appsv1.ReplicaSet
 			pos, err := m.Decode(file, &d, strict.Options{What: "a manifest"})
 			if err != nil {
 				return nil, nil, err
@@ -183,8 +196,8 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 	return out, skipped, nil
 }
 
-// replicated reads a Deployment's or StatefulSet's replicas and pod
-// template.
+// replicated reads a Deployment's, ReplicaSet's or StatefulSet's replicas
+// and pod template.
 func replicated(file string, m strict.Manifest, pos strict.Positions, meta metav1.ObjectMeta, replicas *int32, tpl *corev1.PodTemplateSpec) (Workload, error) {
 	w := Workload{File: file, Line: m.Line, Kind: m.Kind, Name: meta.Name, Namespace: meta.Namespace, Replicas: 1}
 	if replicas != nil {
