@@ -190,6 +190,10 @@ func convert(d *doc, o *Object, v any) error {
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name
 		return kaitoObject(d, o, x)
+	case *trainJob:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return trainJobObject(d, o, x)
 	case *rayCluster:
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name

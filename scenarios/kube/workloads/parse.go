@@ -29,6 +29,7 @@ func Kinds() []string {
 		"kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob",
 		"leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "ray.io/v1 RayService",
 		"kubeflow.org/v1 PaddleJob", "kubeflow.org/v1 XGBoostJob",
+		"trainer.kubeflow.org/v1alpha1 TrainJob",
 	}
 }
 
@@ -61,6 +62,8 @@ func schemaFor(apiVersion, kind string) any {
 		return &leaderWorkerSet{}
 	case "ray.io/v1 RayService":
 		return &rayService{}
+	case "trainer.kubeflow.org/v1alpha1 TrainJob":
+		return &trainJob{}
 	}
 	return nil
 }
@@ -73,6 +76,12 @@ type doc struct {
 	pos      strict.Positions
 	notes    *[]string
 	objField string // the object's name, for notes
+	// rename, when set, is the path errors and notes name for a field of
+	// pos (a TrainJob's runtime: its template's fields where they are).
+	rename func(string) string
+	// runtimes are the file's TrainingRuntimes and
+	// ClusterTrainingRuntimes, for its TrainJobs.
+	runtimes map[string]*runtimeDoc
 }
 
 // errAt is an InputError at a field path of the document.
@@ -80,6 +89,9 @@ func (d *doc) errAt(field, format string, args ...any) error {
 	e := &strict.InputError{File: d.file, Line: d.line, Field: field, Msg: fmt.Sprintf(format, args...)}
 	if p, ok := d.pos[field]; ok {
 		e.Line, e.Column = p[0], p[1]
+	}
+	if d.rename != nil {
+		e.Field = d.rename(field)
 	}
 	return e
 }
@@ -90,6 +102,9 @@ func (d *doc) note(field, format string, args ...any) {
 	line := d.line
 	if p, ok := d.pos[field]; ok {
 		line = p[0]
+	}
+	if d.rename != nil {
+		field = d.rename(field)
 	}
 	*d.notes = append(*d.notes, fmt.Sprintf("%s:%d: %s %s: %s: %s", d.file, line, d.kind, d.objField, field, fmt.Sprintf(format, args...)))
 }
@@ -102,7 +117,14 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 	if err != nil {
 		return nil, nil, err
 	}
+	runtimes, skipped, err := readRuntimes(file, docs)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, m := range docs {
+		if isRuntime(m) {
+			continue
+		}
 		out := schemaFor(m.APIVersion, m.Kind)
 		if out == nil {
 			skipped = append(skipped, fmt.Sprintf("%s:%d: %s %s %s is not a workload gpuplan reads (it reads %s)", file, m.Line, strict.Quote(m.APIVersion), strict.Quote(m.Kind), strict.Quote(m.Name), strings.Join(Kinds(), ", ")))
@@ -113,7 +135,7 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 			return nil, nil, err
 		}
 		o := Object{File: file, Line: m.Line, Kind: m.Kind}
-		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes}
+		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes, runtimes: runtimes}
 		if err := convert(d, &o, out); err != nil {
 			return nil, nil, err
 		}
