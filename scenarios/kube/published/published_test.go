@@ -107,9 +107,9 @@ var table = []row{
 	{file: "kueue/site/static/examples/admission-fs/admission-fair-sharing-setup.yaml", slots: "policy", outcome: loads},
 	{file: "kueue/site/static/examples/admission-fs/lq-a-simple-job.yaml", slots: "workload", outcome: loads},
 	{file: "kueue/site/static/examples/admission-fs/lq-b-simple-job.yaml", slots: "workload", outcome: loads},
-	{file: "kueue/site/static/examples/appwrapper/deployment-sample.yaml", slots: "", outcome: gap, want: []string{"\"workload.codeflare.dev/v1beta2\" \"AppWrapper\""}, why: "AppWrapper (CodeFlare) is not read"},
-	{file: "kueue/site/static/examples/appwrapper/leaderworkerset-sample.yaml", slots: "", outcome: gap, want: []string{"\"workload.codeflare.dev/v1beta2\" \"AppWrapper\""}, why: "AppWrapper (CodeFlare) is not read"},
-	{file: "kueue/site/static/examples/appwrapper/pytorch-sample.yaml", slots: "", outcome: gap, want: []string{"\"workload.codeflare.dev/v1beta2\" \"AppWrapper\""}, why: "AppWrapper (CodeFlare) is not read"},
+	{file: "kueue/site/static/examples/appwrapper/deployment-sample.yaml", slots: "workload", outcome: loads},
+	{file: "kueue/site/static/examples/appwrapper/leaderworkerset-sample.yaml", slots: "workload", outcome: loads},
+	{file: "kueue/site/static/examples/appwrapper/pytorch-sample.yaml", slots: "workload", outcome: loads},
 	{file: "kueue/site/static/examples/dra/sample-dra-capacity-job.yaml", slots: "workload", outcome: gap, want: []string{"39:9: spec.template.spec.resourceClaims[0]:", "Dynamic Resource Allocation (resource.k8s.io) is not modelled yet"}, why: "a GPU by DRA resource claim: DRA is not modelled"},
 	{file: "kueue/site/static/examples/dra/sample-dra-capacity-queues.yaml", slots: "policy", outcome: loads},
 	{file: "kueue/site/static/examples/dra/sample-dra-counter-job.yaml", slots: "workload", outcome: gap, want: []string{"36:9: spec.template.spec.resourceClaims[0]:", "Dynamic Resource Allocation (resource.k8s.io) is not modelled yet"}, why: "a GPU by DRA resource claim: DRA is not modelled"},
@@ -388,7 +388,7 @@ func TestPublishedExamplesShare(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{
 		"karpenter-provider-aws": "25 of 33 files load (25 of 33 inputs); refused: 5 the file's error, 3 not read; 0 not an input",
-		"kueue":                  "52 of 80 files load (52 of 68 inputs); refused: 0 the file's error, 16 not read; 12 not an input",
+		"kueue":                  "55 of 80 files load (55 of 68 inputs); refused: 0 the file's error, 13 not read; 12 not an input",
 		"trainer":                "2 of 9 files load (2 of 9 inputs); refused: 0 the file's error, 7 not read; 0 not an input",
 		"training-operator":      "27 of 31 files load (27 of 28 inputs); refused: 1 the file's error, 0 not read; 3 not an input",
 		"volcano":                "26 of 41 files load (26 of 39 inputs); refused: 6 the file's error, 7 not read; 2 not an input",

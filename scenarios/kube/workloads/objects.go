@@ -194,6 +194,10 @@ func convert(d *doc, o *Object, v any) error {
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name
 		return trainJobObject(d, o, x)
+	case *appWrapper:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return appWrapperObject(d, o, x)
 	case *rayCluster:
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name

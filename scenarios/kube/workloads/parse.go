@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -29,7 +30,7 @@ func Kinds() []string {
 		"kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob",
 		"leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "ray.io/v1 RayService",
 		"kubeflow.org/v1 PaddleJob", "kubeflow.org/v1 XGBoostJob",
-		"trainer.kubeflow.org/v1alpha1 TrainJob",
+		"trainer.kubeflow.org/v1alpha1 TrainJob", "workload.codeflare.dev/v1beta2 AppWrapper",
 	}
 }
 
@@ -64,6 +65,8 @@ func schemaFor(apiVersion, kind string) any {
 		return &rayService{}
 	case "trainer.kubeflow.org/v1alpha1 TrainJob":
 		return &trainJob{}
+	case "workload.codeflare.dev/v1beta2 AppWrapper":
+		return &appWrapper{}
 	}
 	return nil
 }
@@ -82,6 +85,9 @@ type doc struct {
 	// runtimes are the file's TrainingRuntimes and
 	// ClusterTrainingRuntimes, for its TrainJobs.
 	runtimes map[string]*runtimeDoc
+	// root is the document's YAML (an AppWrapper's components are read
+	// from it).
+	root *yamlv3.Node
 }
 
 // errAt is an InputError at a field path of the document.
@@ -135,7 +141,7 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 			return nil, nil, err
 		}
 		o := Object{File: file, Line: m.Line, Kind: m.Kind}
-		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes, runtimes: runtimes}
+		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes, runtimes: runtimes, root: m.Root}
 		if err := convert(d, &o, out); err != nil {
 			return nil, nil, err
 		}
