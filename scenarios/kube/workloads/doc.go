@@ -4,8 +4,8 @@
 // CronJobs, Kubeflow PyTorchJobs, TFJobs, JAXJobs, MPIJobs, PaddleJobs and
 // XGBoostJobs (kubeflow.org/v1; MPIJob also v2beta1), the Kubeflow
 // trainer's TrainJobs with their runtimes (trainer.kubeflow.org/v1alpha1),
-// CodeFlare AppWrappers (workload.codeflare.dev/v1beta2), Volcano Jobs (batch.volcano.sh/v1alpha1), JobSets
-// (jobset.x-k8s.io/v1alpha2) and
+// CodeFlare AppWrappers (workload.codeflare.dev/v1beta2), Volcano Jobs
+// (batch.volcano.sh/v1alpha1), JobSets (jobset.x-k8s.io/v1alpha2) and
 // KubeRay RayJobs and RayClusters (ray.io/v1). Each document is decoded
 // strictly into its project's Go type (k8s.io/api for Job and CronJob) or
 // a typed struct of the project's published schema (the others, whose
