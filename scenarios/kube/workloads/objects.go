@@ -198,6 +198,10 @@ func convert(d *doc, o *Object, v any) error {
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name
 		return appWrapperObject(d, o, x)
+	case *volcanoCronJob:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return volcanoCronJobObject(d, o, x)
 	case *rayCluster:
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name

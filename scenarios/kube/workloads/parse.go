@@ -31,6 +31,7 @@ func Kinds() []string {
 		"leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "ray.io/v1 RayService",
 		"kubeflow.org/v1 PaddleJob", "kubeflow.org/v1 XGBoostJob",
 		"trainer.kubeflow.org/v1alpha1 TrainJob", "workload.codeflare.dev/v1beta2 AppWrapper",
+		"batch.volcano.sh/v1alpha1 CronJob",
 	}
 }
 
@@ -67,6 +68,8 @@ func schemaFor(apiVersion, kind string) any {
 		return &trainJob{}
 	case "workload.codeflare.dev/v1beta2 AppWrapper":
 		return &appWrapper{}
+	case "batch.volcano.sh/v1alpha1 CronJob":
+		return &volcanoCronJob{}
 	}
 	return nil
 }
