@@ -170,9 +170,10 @@ func (s serviceBuilder) buildService(i int, b *Built, pc *servicePolicy) (sim.Se
 	return cfg, notes, nil
 }
 
-// serviceWorkload is the Deployment or InferenceService the service
-// comes from (nil when it has no manifests): the only one in its files,
-// or the one named after the service; and the note that says so.
+// serviceWorkload is the Deployment, ReplicaSet, StatefulSet or
+// InferenceService the service comes from (nil when it has no manifests):
+// the only one in its files, or the one named after the service; and the
+// note that says so.
 func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec) (*kubesvc.Workload, string, error) {
 	if len(v.Manifests) == 0 {
 		return nil, "", nil
@@ -199,7 +200,7 @@ func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec) (*kubesvc.Wor
 	}
 	if wl == nil {
 		if len(all) == 0 {
-			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment or InferenceService")
+			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment, ReplicaSet, StatefulSet or InferenceService")
 		}
 		return nil, "", s.errAt(at+".manifests", "the files hold %s; name the service after the one it is", strings.Join(names, ", "))
 	}

@@ -52,8 +52,8 @@ func (s serviceBuilder) serviceScaler(at string, v *ServiceSpec, wl *kubesvc.Wor
 	return scalerResult{scaler: sc, min: d.lo, max: d.hi, initial: d.initial, notes: d.notes}, nil
 }
 
-// workloadScaler takes the bounds from the service's Deployment (its
-// replicas) or InferenceService (min and max replicas) and, when the
+// workloadScaler takes the bounds from the service's Deployment,
+// ReplicaSet or StatefulSet (its replicas) or InferenceService (min and max replicas) and, when the
 // scenario gives no autoscaler, the autoscaler KServe's mode sets up (the
 // KPA, or an HPA on CPU utilization).
 func (s serviceBuilder) workloadScaler(at string, v *ServiceSpec, wl *kubesvc.Workload, d *scalerDraft) error {
@@ -61,7 +61,7 @@ func (s serviceBuilder) workloadScaler(at string, v *ServiceSpec, wl *kubesvc.Wo
 		return nil
 	}
 	a := v.Autoscaler
-	if wl.Kind == "Deployment" {
+	if wl.Kind == "Deployment" || wl.Kind == "ReplicaSet" || wl.Kind == "StatefulSet" {
 		// spec.replicas is where the service starts; without an
 		// autoscaler it is what it keeps.
 		d.initial = wl.Replicas

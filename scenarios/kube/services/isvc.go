@@ -13,6 +13,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/models"
@@ -54,10 +55,11 @@ type Pod struct {
 type Workload struct {
 	File            string
 	Line            int
-	Kind            string // Deployment or InferenceService
+	Kind            string // Deployment, ReplicaSet, StatefulSet or InferenceService
 	Name, Namespace string
 	Pod             Pod
-	// Replicas is a Deployment's spec.replicas (default 1).
+	// Replicas is a Deployment's, ReplicaSet's or StatefulSet's
+	// spec.replicas (default 1).
 	Replicas int
 	// For an InferenceService: its deployment mode (Serverless, the
 	// default, or RawDeployment), replica bounds, scaling metric and
@@ -120,8 +122,9 @@ const (
 	knativeUtilizationPct    = 70
 )
 
-// ReadServing reads the Deployments and InferenceServices of a manifest
-// file (other kinds are listed as skipped).
+// ReadServing reads the Deployments, ReplicaSets, StatefulSets and
+// InferenceServices of a manifest file (other kinds are listed as
+// skipped).
 func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 	docs, err := strict.Manifests(file, data)
 	if err != nil {
@@ -137,22 +140,40 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			w := Workload{File: file, Line: m.Line, Kind: m.Kind, Name: d.Name, Namespace: d.Namespace, Replicas: 1}
-			if d.Spec.Replicas != nil {
-				if *d.Spec.Replicas < 0 {
-					return nil, nil, strict.At(file, m.Line, pos, "spec.replicas", "%d is negative; a Deployment runs 0 or more replicas", *d.Spec.Replicas)
-				}
-				w.Replicas = int(*d.Spec.Replicas)
-			}
-			ps := d.Spec.Template.Spec
-			if w.Notes, err = gpuFields(file, m.Line, pos, &w, gpufields.Pod(d.Spec.Template.Annotations, &ps, "spec.template.metadata", "spec.template.spec")); err != nil {
+			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template)
+			if err != nil {
 				return nil, nil, err
 			}
-			if w.Pod, err = podOf(file, m.Line, pos, "spec.template.spec", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
+			out = append(out, w)
+		case m.APIVersion == "apps/v1" && m.Kind == "ReplicaSet":
+			// What a Deployment runs, written by hand (Volcano's examples).
+			var d appsv1.ReplicaSet
+			pos, err := m.Decode(file, &d, strict.Options{What: "a manifest"})
+			if err != nil {
 				return nil, nil, err
 			}
-			if err := spreadOf(file, m.Line, pos, "spec.template.spec.", &w, d.Spec.Template.Labels, ps.TopologySpreadConstraints, ps.Affinity); err != nil {
+			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template)
+			if err != nil {
 				return nil, nil, err
+			}
+			out = append(out, w)
+		case m.APIVersion == "apps/v1" && m.Kind == "StatefulSet":
+			// Its replicas as a Deployment's (Kueue serves both alike);
+			// what only a StatefulSet has is noted.
+			var d appsv1.StatefulSet
+			pos, err := m.Decode(file, &d, strict.Options{What: "a manifest"})
+			if err != nil {
+				return nil, nil, err
+			}
+			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template)
+			if err != nil {
+				return nil, nil, err
+			}
+			if d.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
+				w.Notes = append(w.Notes, fmt.Sprintf("%s:%d: StatefulSet %s: podManagementPolicy OrderedReady (the default) starts its replicas one at a time, each once the one before is ready: not modelled, they start as a Deployment's do", file, m.Line, d.Name))
+			}
+			if len(d.Spec.VolumeClaimTemplates) > 0 {
+				w.Notes = append(w.Notes, fmt.Sprintf("%s:%d: StatefulSet %s: volumeClaimTemplates: storage is not modelled", file, m.Line, d.Name))
 			}
 			out = append(out, w)
 		case m.APIVersion == "serving.kserve.io/v1beta1" && m.Kind == "InferenceService":
@@ -173,6 +194,30 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 		}
 	}
 	return out, skipped, nil
+}
+
+// replicated reads a Deployment's, ReplicaSet's or StatefulSet's replicas
+// and pod template.
+func replicated(file string, m strict.Manifest, pos strict.Positions, meta metav1.ObjectMeta, replicas *int32, tpl *corev1.PodTemplateSpec) (Workload, error) {
+	w := Workload{File: file, Line: m.Line, Kind: m.Kind, Name: meta.Name, Namespace: meta.Namespace, Replicas: 1}
+	if replicas != nil {
+		if *replicas < 0 {
+			return w, strict.At(file, m.Line, pos, "spec.replicas", "%d is negative; a %s runs 0 or more replicas", *replicas, m.Kind)
+		}
+		w.Replicas = int(*replicas)
+	}
+	ps := tpl.Spec
+	var err error
+	if w.Notes, err = gpuFields(file, m.Line, pos, &w, gpufields.Pod(tpl.Annotations, &ps, "spec.template.metadata", "spec.template.spec")); err != nil {
+		return w, err
+	}
+	if w.Pod, err = podOf(file, m.Line, pos, "spec.template.spec", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
+		return w, err
+	}
+	if err := spreadOf(file, m.Line, pos, "spec.template.spec.", &w, tpl.Labels, ps.TopologySpreadConstraints, ps.Affinity); err != nil {
+		return w, err
+	}
+	return w, nil
 }
 
 func readISVC(file string, m strict.Manifest) (Workload, error) {

@@ -1,7 +1,10 @@
 // Package workloads reads Kubernetes workload manifests as gpuplan jobs.
 //
 // A manifest file (one or more YAML documents) may hold batch/v1 Jobs and
-// CronJobs, Kubeflow PyTorchJobs and TFJobs (kubeflow.org/v1), Volcano Jobs
+// CronJobs, Kubeflow PyTorchJobs, TFJobs, JAXJobs, MPIJobs, PaddleJobs and
+// XGBoostJobs (kubeflow.org/v1; MPIJob also v2beta1), the Kubeflow
+// trainer's TrainJobs with their runtimes (trainer.kubeflow.org/v1alpha1),
+// CodeFlare AppWrappers (workload.codeflare.dev/v1beta2), Volcano Jobs
 // (batch.volcano.sh/v1alpha1), JobSets (jobset.x-k8s.io/v1alpha2) and
 // KubeRay RayJobs and RayClusters (ray.io/v1). Each document is decoded
 // strictly into its project's Go type (k8s.io/api for Job and CronJob) or

@@ -10,16 +10,20 @@ import (
 
 // The replica types each Kubeflow kind takes, as its operator's
 // validation accepts them (training-operator pkg/apis/kubeflow.org/v1
-// *_validation.go, mpi-operator pkg/apis/kubeflow/validation).
+// *_validation.go and pkg/webhooks, mpi-operator
+// pkg/apis/kubeflow/validation).
 var kubeflowReplicaTypes = map[string][]string{
 	"PyTorchJob": {"Master", "Worker"},
 	"TFJob":      {"Chief", "Master", "PS", "Worker", "Evaluator"},
 	"JAXJob":     {"Worker"},
 	"MPIJob":     {"Launcher", "Worker"},
+	"PaddleJob":  {"Master", "Worker"},
+	"XGBoostJob": {"Master", "Worker"},
 }
 
-// kubeflowKindRules checks what a JAXJob's or MPIJob's operator checks
-// on creation, and notes what gpuplan does not model of them.
+// kubeflowKindRules checks what a JAXJob's, MPIJob's, PaddleJob's or
+// XGBoostJob's operator checks on creation, and notes what gpuplan does
+// not model of them.
 func kubeflowKindRules(d *doc, o *Object, x *kubeflowJob) error {
 	s := &x.Spec
 	var specs map[string]*kubeflowReplicaSpec
@@ -29,6 +33,10 @@ func kubeflowKindRules(d *doc, o *Object, x *kubeflowJob) error {
 		specs, field = s.JAXReplicaSpecs, "spec.jaxReplicaSpecs"
 	case "MPIJob":
 		specs, field = s.MPIReplicaSpecs, "spec.mpiReplicaSpecs"
+	case "PaddleJob":
+		specs, field = s.PaddleReplicaSpecs, "spec.paddleReplicaSpecs"
+	case "XGBoostJob":
+		specs, field = s.XGBReplicaSpecs, "spec.xgbReplicaSpecs"
 	default:
 		return nil
 	}
@@ -36,6 +44,17 @@ func kubeflowKindRules(d *doc, o *Object, x *kubeflowJob) error {
 	for n := range specs {
 		if !slices.Contains(allowed, n) {
 			return d.errAt(fmt.Sprintf("%s[%q]", field, n), "%s is not a replica type of a %s (it takes %s)", strict.Quote(n), o.Kind, strings.Join(allowed, ", "))
+		}
+	}
+	if o.Kind == "XGBoostJob" {
+		// The training operator's webhook (pkg/webhooks/xgboost): a
+		// Master, exactly one (its defaulting sets a missing count to 1).
+		m, ok := specs["Master"]
+		if !ok || m == nil {
+			return d.errAt(field, "an XGBoostJob needs a Master replica spec, as the training operator's webhook requires")
+		}
+		if m.Replicas != nil && *m.Replicas != 1 {
+			return d.errAt(field+`["Master"].replicas`, "is %d; an XGBoostJob has exactly one Master", *m.Replicas)
 		}
 	}
 	if o.Kind == "MPIJob" {

@@ -190,6 +190,18 @@ func convert(d *doc, o *Object, v any) error {
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name
 		return kaitoObject(d, o, x)
+	case *trainJob:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return trainJobObject(d, o, x)
+	case *appWrapper:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return appWrapperObject(d, o, x)
+	case *volcanoCronJob:
+		o.Name = objName(x.ObjectMeta)
+		d.objField = o.Name
+		return volcanoCronJobObject(d, o, x)
 	case *rayCluster:
 		o.Name = objName(x.ObjectMeta)
 		d.objField = o.Name
@@ -705,9 +717,9 @@ func cronJobObject(d *doc, o *Object, x *batchv1.CronJob) error {
 	return nil
 }
 
-// kubeflowObject reads a PyTorchJob, TFJob, JAXJob or MPIJob: its replica
-// specs (Master, Worker, PS, Chief, Evaluator, Launcher) in name order, one
-// gang.
+// kubeflowObject reads a PyTorchJob, TFJob, JAXJob, MPIJob, PaddleJob or
+// XGBoostJob: its replica specs (Master, Worker, PS, Chief, Evaluator,
+// Launcher) in name order, one gang.
 func kubeflowObject(d *doc, o *Object, x *kubeflowJob) error {
 	o.readMeta(x.ObjectMeta)
 	all := []struct {
@@ -718,6 +730,8 @@ func kubeflowObject(d *doc, o *Object, x *kubeflowJob) error {
 		{"TFJob", "spec.tfReplicaSpecs", x.Spec.TFReplicaSpecs},
 		{"JAXJob", "spec.jaxReplicaSpecs", x.Spec.JAXReplicaSpecs},
 		{"MPIJob", "spec.mpiReplicaSpecs", x.Spec.MPIReplicaSpecs},
+		{"PaddleJob", "spec.paddleReplicaSpecs", x.Spec.PaddleReplicaSpecs},
+		{"XGBoostJob", "spec.xgbReplicaSpecs", x.Spec.XGBReplicaSpecs},
 	}
 	var specs map[string]*kubeflowReplicaSpec
 	var field string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -28,6 +29,9 @@ func Kinds() []string {
 		"kaito.sh/v1alpha1 Workspace", "kaito.sh/v1beta1 Workspace",
 		"kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob",
 		"leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "ray.io/v1 RayService",
+		"kubeflow.org/v1 PaddleJob", "kubeflow.org/v1 XGBoostJob",
+		"trainer.kubeflow.org/v1alpha1 TrainJob", "workload.codeflare.dev/v1beta2 AppWrapper",
+		"batch.volcano.sh/v1alpha1 CronJob",
 	}
 }
 
@@ -43,7 +47,8 @@ func schemaFor(apiVersion, kind string) any {
 		// batch/v1beta1 (removed in Kubernetes 1.25) has the same fields
 		// as batch/v1 for what gpuplan reads; older examples use it.
 		return &batchv1.CronJob{}
-	case "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob", "kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob":
+	case "kubeflow.org/v1 PyTorchJob", "kubeflow.org/v1 TFJob", "kubeflow.org/v1 JAXJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v2beta1 MPIJob",
+		"kubeflow.org/v1 PaddleJob", "kubeflow.org/v1 XGBoostJob":
 		return &kubeflowJob{}
 	case "batch.volcano.sh/v1alpha1 Job":
 		return &volcanoJob{}
@@ -59,6 +64,12 @@ func schemaFor(apiVersion, kind string) any {
 		return &leaderWorkerSet{}
 	case "ray.io/v1 RayService":
 		return &rayService{}
+	case "trainer.kubeflow.org/v1alpha1 TrainJob":
+		return &trainJob{}
+	case "workload.codeflare.dev/v1beta2 AppWrapper":
+		return &appWrapper{}
+	case "batch.volcano.sh/v1alpha1 CronJob":
+		return &volcanoCronJob{}
 	}
 	return nil
 }
@@ -71,6 +82,15 @@ type doc struct {
 	pos      strict.Positions
 	notes    *[]string
 	objField string // the object's name, for notes
+	// rename, when set, is the path errors and notes name for a field of
+	// pos (a TrainJob's runtime: its template's fields where they are).
+	rename func(string) string
+	// runtimes are the file's TrainingRuntimes and
+	// ClusterTrainingRuntimes, for its TrainJobs.
+	runtimes map[string]*runtimeDoc
+	// root is the document's YAML (an AppWrapper's components are read
+	// from it).
+	root *yamlv3.Node
 }
 
 // errAt is an InputError at a field path of the document.
@@ -78,6 +98,9 @@ func (d *doc) errAt(field, format string, args ...any) error {
 	e := &strict.InputError{File: d.file, Line: d.line, Field: field, Msg: fmt.Sprintf(format, args...)}
 	if p, ok := d.pos[field]; ok {
 		e.Line, e.Column = p[0], p[1]
+	}
+	if d.rename != nil {
+		e.Field = d.rename(field)
 	}
 	return e
 }
@@ -88,6 +111,9 @@ func (d *doc) note(field, format string, args ...any) {
 	line := d.line
 	if p, ok := d.pos[field]; ok {
 		line = p[0]
+	}
+	if d.rename != nil {
+		field = d.rename(field)
 	}
 	*d.notes = append(*d.notes, fmt.Sprintf("%s:%d: %s %s: %s: %s", d.file, line, d.kind, d.objField, field, fmt.Sprintf(format, args...)))
 }
@@ -100,7 +126,14 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 	if err != nil {
 		return nil, nil, err
 	}
+	runtimes, skipped, err := readRuntimes(file, docs)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, m := range docs {
+		if isRuntime(m) {
+			continue
+		}
 		out := schemaFor(m.APIVersion, m.Kind)
 		if out == nil {
 			skipped = append(skipped, fmt.Sprintf("%s:%d: %s %s %s is not a workload gpuplan reads (it reads %s)", file, m.Line, strict.Quote(m.APIVersion), strict.Quote(m.Kind), strict.Quote(m.Name), strings.Join(Kinds(), ", ")))
@@ -111,7 +144,7 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 			return nil, nil, err
 		}
 		o := Object{File: file, Line: m.Line, Kind: m.Kind}
-		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes}
+		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes, runtimes: runtimes, root: m.Root}
 		if err := convert(d, &o, out); err != nil {
 			return nil, nil, err
 		}

@@ -11,8 +11,9 @@ import (
 // does not model are kept as free-form values so that a manifest using them
 // still reads; each is named in the object's notes when given.
 
-// kubeflowJob is a Kubeflow training-operator v1 PyTorchJob or TFJob
-// (kubeflow.org/v1).
+// kubeflowJob is a Kubeflow training-operator job (kubeflow.org/v1
+// PyTorchJob, TFJob, JAXJob, MPIJob, PaddleJob, XGBoostJob; the MPI
+// operator's kubeflow.org/v2beta1 MPIJob).
 type kubeflowJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -43,6 +44,10 @@ type kubeflowJobSpec struct {
 	LauncherCreationPolicy string                          `json:"launcherCreationPolicy,omitempty"`
 	MPIImplementation      string                          `json:"mpiImplementation,omitempty"`
 	RunLauncherAsWorker    *bool                           `json:"runLauncherAsWorker,omitempty"`
+	// PaddleJob (kubeflow.org/v1; its elasticPolicy is ElasticPolicy's).
+	PaddleReplicaSpecs map[string]*kubeflowReplicaSpec `json:"paddleReplicaSpecs,omitempty"`
+	// XGBoostJob (kubeflow.org/v1).
+	XGBReplicaSpecs map[string]*kubeflowReplicaSpec `json:"xgbReplicaSpecs,omitempty"`
 }
 
 type kubeflowReplicaSpec struct {
