@@ -195,9 +195,10 @@ const (
 // Tdk the decoding sequences' keys and values read and the new ones
 // written; Tw the layers' weights read once (no output head); Tar two
 // ring all-reduces a layer of the step's activations, 2 x (TP-1)/TP of
-// their bytes over the HBM bandwidth (0 on one GPU). Every term but Tw's
-// weights is the step's tokens split over TP; Tw is the weights over TP.
-// sequences counts the step's prefill chunks and decodes.
+// their bytes over the HBM bandwidth (0 on one GPU). Each term is one
+// GPU's share: the work, weights and cache split over TP. sequences
+// counts the step's prefill chunks and decodes. With TP > 1 the Engine's
+// AllReduce is not used: AllReduce x Tar stands for it.
 type StepFit struct {
 	PrefillCompute, PrefillKV, DecodeCompute, DecodeKV, Weights, AllReduce float64
 	PerLayerUS, PerSeqUS, PerStepUS                                        float64
