@@ -40,7 +40,10 @@
 //     rate; H200Roofline fitted to a measured H200, RooflineFor the other
 //     GPUs from published peaks), tensor parallelism, and the KV cache's
 //     capacity in blocks; WholeStep is BLIS's single-crossover roofline,
-//     for comparing with it (times there in seconds).
+//     for comparing with it (times there in seconds); Fitted a step time
+//     fitted to measured steps (StepFit, BLIS's trained-physics form:
+//     corrected roofline terms and fixed overheads), with LLMConfig's
+//     API-server overheads beside it.
 //   - SimulateLLM: the exact request- and step-level model of one
 //     vLLM-style replica (llmsim.go): continuous batching within the
 //     token budget and max_num_seqs, chunked prefill, KV blocks and

@@ -171,7 +171,48 @@ const (
 	// kernel time and no output head. It is here to compare with BLIS
 	// on its own assumptions.
 	WholeStep
+	// Fitted is Engine.Fit: a step time fitted to measured steps, in the
+	// form of BLIS's trained-physics latency model (see StepFit).
+	Fitted
 )
+
+// StepFit is a step time fitted to measured steps (a vLLM benchmark's,
+// or BLIS's published coefficients), in the form of BLIS's default
+// "trained-physics" latency model: dimensionless corrections of roofline
+// terms, each computed at the GPU's published peaks (Roofline.PeakTFLOPS
+// and PeakGBps; TFLOPS and GBps when those are 0), and fixed overheads
+// in microseconds:
+//
+//	step = PrefillCompute x Tpc + PrefillKV x Tpk + DecodeCompute x Tdc
+//	     + DecodeKV x Tdk + Weights x Tw + AllReduce x Tar
+//	     + PerLayerUS x layers + PerSeqUS x sequences + PerStepUS
+//
+// on one GPU of TP: Tpc is the prefill tokens' FLOPs (the four attention
+// projections, the gated MLP's three matrices, and causal attention: 4 x
+// hidden x t x (s + t/2) a layer for a chunk of t tokens of a prompt of s
+// so far) over the peak rate; Tpk their keys and values written; Tdc the
+// decode tokens' FLOPs (projections, MLP, attention over the context);
+// Tdk the decoding sequences' keys and values read and the new ones
+// written; Tw the layers' weights read once (no output head); Tar two
+// ring all-reduces a layer of the step's activations, 2 x (TP-1)/TP of
+// their bytes over the HBM bandwidth (0 on one GPU). Each term is one
+// GPU's share: the work, weights and cache split over TP. sequences
+// counts the step's prefill chunks and decodes. With TP > 1 the Engine's
+// AllReduce is not used: AllReduce x Tar stands for it.
+type StepFit struct {
+	PrefillCompute, PrefillKV, DecodeCompute, DecodeKV, Weights, AllReduce float64
+	PerLayerUS, PerSeqUS, PerStepUS                                        float64
+}
+
+// Check refuses a coefficient that is negative or not a number.
+func (f StepFit) Check() error {
+	for _, v := range []float64{f.PrefillCompute, f.PrefillKV, f.DecodeCompute, f.DecodeKV, f.Weights, f.AllReduce, f.PerLayerUS, f.PerSeqUS, f.PerStepUS} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("step fit: coefficients are finite and not negative (%g)", v)
+		}
+	}
+	return nil
+}
 
 // Engine is a model on a replica's GPUs, tensor-parallel over TP of them.
 type Engine struct {
@@ -180,6 +221,8 @@ type Engine struct {
 	TP    int
 	// StepModel is PerKernel unless set.
 	StepModel StepModel
+	// Fit is the step time under StepModel Fitted.
+	Fit StepFit
 	// AllReduce is the time of an all-reduce of bytes over the TP GPUs
 	// (nil with TP 1).
 	AllReduce func(bytes float64) float64
@@ -200,8 +243,11 @@ func (e Engine) StepTime(b Step) float64 {
 	if prefill+len(b.Decode) == 0 {
 		return 0
 	}
-	if e.StepModel == WholeStep {
+	switch e.StepModel {
+	case WholeStep:
 		return e.wholeStep(b, prefill)
+	case Fitted:
+		return e.fitted(b, prefill)
 	}
 	hiddenTP := e.Model.Hidden / max(e.TP, 1)
 	ctx := 0.0
@@ -311,4 +357,47 @@ func (e Engine) wholeStep(b Step, prefillTokens int) float64 {
 		t += 2 * layers * e.AllReduce(tokens*float64(m.Hidden)*m.WeightBytes)
 	}
 	return t
+}
+
+// fitted is StepTime under Fitted (StepFit's formula), in seconds.
+func (e Engine) fitted(b Step, prefillTokens int) float64 {
+	m, f := e.Model, e.Fit
+	tp := float64(max(e.TP, 1))
+	L, d := float64(m.Layers), float64(m.Hidden)
+	dKV := float64(m.KVHeads * m.HeadDim())
+	dFF := float64(m.Intermediate)
+	flopsUS := e.GPU.PeakTFLOPS * 1e6 // FLOPs a microsecond
+	if !(flopsUS > 0) {
+		flopsUS = e.GPU.TFLOPS * 1e6
+	}
+	bytesUS := e.GPU.PeakGBps * 1e3 // bytes a microsecond
+	if !(bytesUS > 0) {
+		bytesUS = e.GPU.GBps * 1e3
+	}
+	// a token's FLOPs in one layer's projections (query, key, value,
+	// output) and gated MLP (gate, up, down), split over TP
+	perToken := 2*d*(2*d+2*dKV)/tp + 6*d*dFF/tp
+	kvToken := L * 2 * dKV / tp * m.KVBytes // a token's keys and values, all layers
+	P, D := float64(prefillTokens), float64(len(b.Decode))
+	var attnP, ctx float64
+	for _, c := range b.Prefill {
+		t := float64(c.Tokens)
+		attnP += 4 * d / tp * t * (float64(c.Cached+c.Tokens) + t/2)
+	}
+	for _, c := range b.Decode {
+		ctx += float64(c - 1) // the cached context, without the new token
+	}
+	var us float64
+	if P > 0 {
+		us += f.PrefillCompute*L*(P*perToken+attnP)/flopsUS + f.PrefillKV*kvToken*P/bytesUS
+	}
+	if D > 0 {
+		us += f.DecodeCompute*L*(D*perToken+4*d/tp*ctx)/flopsUS + f.DecodeKV*kvToken*(ctx+D)/bytesUS
+	}
+	us += f.Weights * L * (d*(2*d+2*dKV) + 3*d*dFF) * m.WeightBytes / tp / bytesUS
+	if tp > 1 {
+		us += f.AllReduce * 2 * L * (P + D) * d * m.WeightBytes * 2 * (tp - 1) / tp / bytesUS
+	}
+	us += f.PerLayerUS*L + f.PerSeqUS*float64(len(b.Prefill)+len(b.Decode)) + f.PerStepUS
+	return us * 1e-6
 }

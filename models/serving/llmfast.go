@@ -141,7 +141,30 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 	res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms, res.TPOTPoints = tpotQuantiles(res.TPOTMeanMs, m.tpotSpreads(varStep, dsdD, varD, tau))
 	tt := m.ttftPoints(d, varD, mo.mean)
 	res.TTFTMeanMs, res.TTFTP50Ms, res.TTFTP95Ms, res.TTFTP99Ms, res.TTFTPoints = ttftQuantiles(tt)
+	if c := cfg; c.RequestOverheadMs > 0 || c.TokenOverheadMs > 0 {
+		// The API server's times outside the engine (LLMConfig): a
+		// constant delay before queueing shifts every arrival alike, so
+		// the engine's steady state is the same and each TTFT is later
+		// by it; each token's streaming adds to TTFT and TPOT.
+		res.shift(c.RequestOverheadMs+c.TokenOverheadMs, c.TokenOverheadMs)
+	}
 	return res, nil
+}
+
+// shift adds ttft to every TTFT figure and tpot to every TPOT figure.
+func (s *LLMSteady) shift(ttft, tpot float64) {
+	for _, p := range []*float64{&s.TTFTMeanMs, &s.TTFTP50Ms, &s.TTFTP95Ms, &s.TTFTP99Ms} {
+		*p += ttft
+	}
+	for _, p := range []*float64{&s.TPOTMeanMs, &s.TPOTP50Ms, &s.TPOTP95Ms, &s.TPOTP99Ms} {
+		*p += tpot
+	}
+	for i := range s.TTFTPoints {
+		s.TTFTPoints[i] += ttft
+	}
+	for i := range s.TPOTPoints {
+		s.TPOTPoints[i] += tpot
+	}
 }
 
 // steadyModel is what the parts of SteadyLLM share: the replica, the

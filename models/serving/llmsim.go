@@ -54,6 +54,14 @@ type LLMConfig struct {
 	// StepOverheadMs is the engine's CPU time each step (scheduling,
 	// sampling, detokenising) not overlapped with the GPU.
 	StepOverheadMs float64
+	// RequestOverheadMs, TokenOverheadMs and FinishOverheadMs are the API
+	// server's time outside the engine (BLIS's alpha coefficients; 0
+	// unless set): before a request reaches the engine's queue (HTTP,
+	// validation, tokenising: it is queued that much after it arrives,
+	// and its TTFT and E2E include it); streaming each output token (the
+	// TTFT and each later token's gap include it, so TPOT does, without
+	// holding the engine); and after the last token (E2E only).
+	RequestOverheadMs, TokenOverheadMs, FinishOverheadMs float64
 	// RecordSteps keeps a StepRecord of every step in the result.
 	RecordSteps bool
 }
@@ -140,10 +148,18 @@ func (c LLMConfig) Check() error {
 		return fmt.Errorf("gpuMemoryUtilization: %g is not in (0, 1]", c.GPUMemoryUtilization)
 	case c.ReserveBytes < 0 || c.StepOverheadMs < 0 || c.KVBlocks < 0:
 		return fmt.Errorf("reserveBytes, stepOverheadMs and kvBlocks are not negative")
+	case !(c.RequestOverheadMs >= 0) || !(c.TokenOverheadMs >= 0) || !(c.FinishOverheadMs >= 0) ||
+		math.IsInf(c.RequestOverheadMs+c.TokenOverheadMs+c.FinishOverheadMs, 0):
+		return fmt.Errorf("requestOverheadMs, tokenOverheadMs and finishOverheadMs are finite and not negative")
 	case c.MaxModelLen < 1:
 		return fmt.Errorf("maxModelLen: %d is below 1", c.MaxModelLen)
 	case c.Engine.Model.MaxContext > 0 && c.MaxModelLen > c.Engine.Model.MaxContext:
 		return fmt.Errorf("maxModelLen: %d is above the model's %d tokens", c.MaxModelLen, c.Engine.Model.MaxContext)
+	}
+	if c.Engine.StepModel == Fitted {
+		if err := c.Engine.Fit.Check(); err != nil {
+			return fmt.Errorf("stepFit: %w", err)
+		}
 	}
 	tp := float64(c.Engine.TP)
 	weights := c.Engine.Model.Params() * c.Engine.Model.WeightBytes / tp
@@ -242,14 +258,15 @@ func SimulateLLM(cfg LLMConfig, reqs []LLMRequest) (LLMResult, error) {
 	var step Step
 	next, done := 0, 0
 	t := 0.0
+	queued := func(i int) float64 { return reqs[i].ArrivalMs + cfg.RequestOverheadMs }
 	for done < len(reqs) {
-		for next < len(reqs) && reqs[next].ArrivalMs <= t {
+		for next < len(reqs) && queued(next) <= t {
 			state[next] = llmReq{i: next, in: reqs[next].Input, out: reqs[next].Output}
 			waiting = append(waiting, &state[next])
 			next++
 		}
 		if len(running) == 0 && len(waiting) == 0 {
-			t = reqs[next].ArrivalMs
+			t = queued(next)
 			continue
 		}
 		budget := cfg.MaxNumBatchedTokens
@@ -332,10 +349,10 @@ func SimulateLLM(cfg LLMConfig, reqs []LLMRequest) (LLMResult, error) {
 			}
 			if r.generated == r.out {
 				a := reqs[r.i].ArrivalMs
-				res.TTFTMs[r.i] = r.firstMs - a
-				res.E2EMs[r.i] = t - a
+				res.TTFTMs[r.i] = r.firstMs - a + cfg.TokenOverheadMs
+				res.E2EMs[r.i] = t - a + float64(r.out)*cfg.TokenOverheadMs + cfg.FinishOverheadMs
 				if r.out > 1 {
-					res.TPOTMs[r.i] = (t - r.firstMs) / float64(r.out-1)
+					res.TPOTMs[r.i] = (t-r.firstMs)/float64(r.out-1) + cfg.TokenOverheadMs
 				}
 				res.InputTokens += int64(r.in)
 				res.OutputTokens += int64(r.out)
