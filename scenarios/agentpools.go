@@ -3,10 +3,14 @@ package scenarios
 import (
 	"fmt"
 	"maps"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/kube/aks"
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // AgentPoolsSpec is an ARM template of AKS agent pools (package
@@ -47,16 +51,19 @@ func (s *Scenario) importAgentPools() error {
 		if p.Spot {
 			ps.CapacityType = models.Spot
 		}
+		if err := applyShape(p.Shape, &ps); err != nil {
+			return fmt.Errorf("%s:%d: agent pool %s: tags: %w", file, p.Line, p.Name, err)
+		}
 		if len(p.Zones) == 1 {
 			ps.Zone = aks.Zone(p.Location, p.Zones[0])
 		}
-		if len(p.Labels) > 0 {
-			ps.Labels = maps.Clone(p.Labels)
-			delete(ps.Labels, cluster.LabelPool) // gpuplan's own, set again on every pool
-			if len(ps.Labels) == 0 {
-				ps.Labels = nil
-			}
+		// The pool's nodeLabels, and the labels AKS sets on its nodes.
+		ps.Labels = maps.Clone(p.Labels)
+		if ps.Labels == nil {
+			ps.Labels = map[string]string{}
 		}
+		maps.Copy(ps.Labels, aks.SystemLabels(p))
+		delete(ps.Labels, cluster.LabelPool) // gpuplan's own, set again on every pool
 		for _, t := range p.Taints {
 			k, v, e, _ := aks.ParseTaint(t)
 			ps.Taints = append(ps.Taints, TaintSpec{Key: k, Value: v, Effect: e})
@@ -68,5 +75,32 @@ func (s *Scenario) importAgentPools() error {
 	}
 	s.nodeNotes = append(s.nodeNotes, notes...)
 	s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%d AKS agent pools read from %s, priced from the catalog in %s", len(pools), ap.Path, pools[0].Location))
+	return nil
+}
+
+// applyShape sets the pool's shape from the agent pool's gpuplan tags
+// (what --provider aks writes for a shape the scenario gave).
+func applyShape(sh aks.Shape, ps *PoolSpec) error {
+	for _, q := range []struct {
+		tag, v string
+		to     *resource.Quantity
+	}{{aks.TagCPU, sh.CPU, &ps.CPU}, {aks.TagMemory, sh.Memory, &ps.Memory}} {
+		if q.v == "" {
+			continue
+		}
+		x, err := resource.ParseQuantity(q.v)
+		if err != nil || x.Sign() <= 0 {
+			return fmt.Errorf("%s: %s is not a positive quantity", q.tag, strict.Quote(q.v))
+		}
+		*q.to = x
+	}
+	ps.GPUModel = sh.GPUModel
+	if sh.GPUs != "" {
+		n, err := strconv.Atoi(sh.GPUs)
+		if err != nil || n < 0 || n > 64 {
+			return fmt.Errorf("%s: %s is not a GPU count from 0 to 64", aks.TagGPUs, strict.Quote(sh.GPUs))
+		}
+		ps.GPUsPerNode = int32(n)
+	}
 	return nil
 }

@@ -36,8 +36,44 @@ type Pool struct {
 	Labels   map[string]string
 	// Taints as AKS writes them: key=value:Effect.
 	Taints []string
+	// System is a System-mode pool (AKS's system pods run there); the
+	// others are User.
+	System bool
+	// Shape is the node's shape where the scenario gave it (a VM size
+	// the catalog lacks, or a node dump's own figures): vCPUs, memory,
+	// GPU model and GPUs a node, written as the agent pool's resource
+	// tags (TagCPU...) so that the template reads back to the same pool.
+	// Empty values are not written.
+	Shape Shape
 	// Line is where the resource is in the file (read only).
 	Line int
+}
+
+// Shape is a node's shape as gpuplan's tags carry it.
+type Shape struct {
+	CPU, Memory, GPUModel, GPUs string
+}
+
+// The tags that carry a Shape: ARM resource tags on the agent pool
+// (properties.tags), which AKS keeps and puts on the pool's VM scale set.
+const (
+	TagCPU      = "gpuplan.dev/cpu"
+	TagMemory   = "gpuplan.dev/memory"
+	TagGPUModel = "gpuplan.dev/gpu-model"
+	TagGPUs     = "gpuplan.dev/gpus-per-node"
+)
+
+func (sh Shape) tags() map[string]string {
+	t := map[string]string{}
+	for k, v := range map[string]string{TagCPU: sh.CPU, TagMemory: sh.Memory, TagGPUModel: sh.GPUModel, TagGPUs: sh.GPUs} {
+		if v != "" {
+			t[k] = v
+		}
+	}
+	if len(t) == 0 {
+		return nil
+	}
+	return t
 }
 
 type template struct {
@@ -75,6 +111,7 @@ type properties struct {
 	AvailabilityZones      []string          `json:"availabilityZones,omitempty"`
 	NodeLabels             map[string]string `json:"nodeLabels,omitempty"`
 	NodeTaints             []string          `json:"nodeTaints,omitempty"`
+	Tags                   map[string]string `json:"tags,omitempty"`
 }
 
 // validName is AKS's rule for a Linux agent pool's name.
@@ -106,7 +143,11 @@ func Write(pools []Pool, location string, comments []string) ([]byte, error) {
 		if why := CheckName(p.Name); why != "" {
 			return nil, fmt.Errorf("pool %s: %s", p.Name, why)
 		}
-		pr := properties{VMSize: p.VMSize, Count: p.Count, Mode: "User", OSType: "Linux", AvailabilityZones: p.Zones, NodeLabels: p.Labels, NodeTaints: p.Taints}
+		mode := "User"
+		if p.System {
+			mode = "System"
+		}
+		pr := properties{VMSize: p.VMSize, Count: p.Count, Mode: mode, OSType: "Linux", AvailabilityZones: p.Zones, NodeLabels: p.Labels, NodeTaints: p.Taints, Tags: p.Shape.tags()}
 		if p.Spot {
 			pr.ScaleSetPriority, pr.ScaleSetEvictionPolicy = "Spot", "Delete"
 			pr.SpotMaxPrice = ptr(-1.0) // up to the on-demand price, never evicted for price
@@ -153,7 +194,7 @@ func nameOf(s string) (string, bool) {
 // listed as not modelled.
 var known = map[string]bool{"vmSize": true, "count": true, "mode": true, "osType": true, "scaleSetPriority": true,
 	"scaleSetEvictionPolicy": true, "spotMaxPrice": true, "enableAutoScaling": true, "minCount": true, "maxCount": true,
-	"availabilityZones": true, "nodeLabels": true, "nodeTaints": true}
+	"availabilityZones": true, "nodeLabels": true, "nodeTaints": true, "tags": true}
 
 // Read reads the agent pools of an ARM template (other resources are
 // noted and skipped). location is the region when the template's location
@@ -240,6 +281,11 @@ func Read(file string, data []byte, location string) ([]Pool, []string, error) {
 		if p.Count, _, err = num("count"); err != nil {
 			return nil, nil, err
 		}
+		mode, err := str("mode")
+		if err != nil {
+			return nil, nil, err
+		}
+		p.System = mode == "System"
 		prio, err := str("scaleSetPriority")
 		if err != nil {
 			return nil, nil, err
@@ -288,6 +334,21 @@ func Read(file string, data []byte, location string) ([]Pool, []string, error) {
 				p.Taints = append(p.Taints, s)
 			}
 		}
+		if tags, ok := pr["tags"].(map[string]any); ok {
+			for k, v := range tags {
+				x := fmt.Sprint(v)
+				switch k {
+				case TagCPU:
+					p.Shape.CPU = x
+				case TagMemory:
+					p.Shape.Memory = x
+				case TagGPUModel:
+					p.Shape.GPUModel = x
+				case TagGPUs:
+					p.Shape.GPUs = x
+				}
+			}
+		}
 		var other []string
 		for k := range pr {
 			if !known[k] {
@@ -304,6 +365,56 @@ func Read(file string, data []byte, location string) ([]Pool, []string, error) {
 		return nil, nil, strict.Errorf(file, 1, "resources", "no %s resource", ResourceType)
 	}
 	return pools, notes, nil
+}
+
+// UserLabels are the labels an agent pool's nodeLabels may carry: those
+// AKS, the kubelet or a CSI driver set on every node (kubernetes.azure.com/,
+// the kubernetes.io and k8s.io domains, topology.disk.csi.azure.com/,
+// agentpool, storageprofile, storagetier) are left out, as AKS refuses
+// or overwrites them; SystemLabels gives them back on reading.
+func UserLabels(labels map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range labels {
+		if !systemLabel(k) {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func systemLabel(k string) bool {
+	switch k {
+	case "agentpool", "storageprofile", "storagetier":
+		return true
+	}
+	domain, _, ok := strings.Cut(k, "/")
+	if !ok {
+		return false
+	}
+	for _, d := range []string{"kubernetes.io", "k8s.io", "kubernetes.azure.com", "topology.disk.csi.azure.com"} {
+		if domain == d || strings.HasSuffix(domain, "."+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// SystemLabels are the labels AKS puts on every node of the pool p that
+// selectors use: its agent pool (both spellings), its mode and, for a
+// Spot pool, its priority.
+func SystemLabels(p Pool) map[string]string {
+	mode := "user"
+	if p.System {
+		mode = "system"
+	}
+	l := map[string]string{"agentpool": p.Name, "kubernetes.azure.com/agentpool": p.Name, "kubernetes.azure.com/mode": mode}
+	if p.Spot {
+		l["kubernetes.azure.com/scalesetpriority"] = "spot"
+	}
+	return l
 }
 
 // ParseTaint splits key=value:Effect (value optional).

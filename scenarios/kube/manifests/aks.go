@@ -50,7 +50,23 @@ func (g *gen) agentPools() (File, error) {
 		for k, v := range q.sharingLabels() {
 			labels[k] = v
 		}
-		ap := aks.Pool{Name: p.Name, VMSize: p.InstanceType, Count: p.Count, Spot: p.CapacityType == "spot", Location: loc, Labels: labels}
+		// The labels AKS sets itself (a node dump has them all) are not
+		// written: AKS refuses them in nodeLabels.
+		ap := aks.Pool{Name: p.Name, VMSize: p.InstanceType, Count: p.Count, Spot: p.CapacityType == "spot", Location: loc,
+			Labels: aks.UserLabels(labels), System: labels["kubernetes.azure.com/mode"] == "system"}
+		// A shape the scenario gives (a node dump's figures, a VM size the
+		// catalog lacks) travels as tags, so the template reads back to
+		// the same pool.
+		if !p.CPU.IsZero() {
+			ap.Shape.CPU = p.CPU.String()
+		}
+		if !p.Memory.IsZero() {
+			ap.Shape.Memory = p.Memory.String()
+		}
+		ap.Shape.GPUModel = p.GPUModel
+		if p.GPUsPerNode > 0 {
+			ap.Shape.GPUs = fmt.Sprint(p.GPUsPerNode)
+		}
 		if p.Zone != "" {
 			ap.Zones = []string{strings.TrimPrefix(p.Zone, loc+"-")}
 		}

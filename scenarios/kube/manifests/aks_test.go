@@ -92,3 +92,83 @@ func TestAKSAgentPoolsRoundTrip(t *testing.T) {
 	_, _, err = Generate(s, m, Options{Provider: ProviderAKS})
 	require.ErrorContains(t, err, `"spot-h100-pool" is not an AKS agent pool name`)
 }
+
+// dumpScenario is an AKS cluster as `kubectl get nodes -o yaml` gives it
+// (the hand-made dump with AKS's labels and no GPU feature discovery:
+// system, gpunp with 2 A100 nodes, spotnp with 3 spot H100 nodes),
+// priced in eastus, running 1-GPU jobs that tolerate the GPU and spot
+// taints.
+const dumpScenario = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: aks-dump}
+spec:
+  horizon: 12h
+  pricing: {region: eastus}
+  cluster:
+    nodes: {path: nodes.yaml}
+  workload:
+    synthetic:
+      classes:
+      - name: train
+        arrival: {process: poisson, ratePerHour: 3}
+        pod: {cpu: "8", memory: 64Gi, gpus: 1}
+        duration: 90m
+        tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}, {key: kubernetes.azure.com/scalesetpriority, operator: Exists, effect: NoSchedule}]
+      - name: on-spot
+        arrival: {process: poisson, ratePerHour: 2}
+        pod: {cpu: "8", memory: 64Gi, gpus: 1}
+        duration: 1h
+        nodeSelector: {kubernetes.azure.com/agentpool: spotnp}
+        tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}, {key: kubernetes.azure.com/scalesetpriority, operator: Exists, effect: NoSchedule}]
+`
+
+// TestAKSNodeDumpRoundTrip is the issue's AKS journey end to end: the
+// node dump is simulated and priced, written back with --provider aks as
+// agent pools in an ARM template, and the scenario reading that template
+// in place of the dump gives the same summary (pools, prices, spot
+// eviction model, jobs and cost), byte for byte. A class that selects the
+// spot agent pool by AKS's own label lands there after the round trip
+// too: reading gives back the labels AKS sets.
+func TestAKSNodeDumpRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	nodes, err := os.ReadFile("../nodes/testdata/aks-cluster.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nodes.yaml"), nodes, 0o644))
+	sf := filepath.Join(dir, "s.yaml")
+	require.NoError(t, os.WriteFile(sf, []byte(dumpScenario), 0o644))
+	s, err := scenarios.LoadFile(sf)
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err := Generate(s, m, Options{Provider: ProviderAKS})
+	require.NoError(t, err)
+	out := filepath.Join(dir, "out")
+	require.NoError(t, WriteDir(out, files))
+	arm, err := os.ReadFile(filepath.Join(out, PathAKSAgentPools))
+	require.NoError(t, err)
+	// The system pool's Standard_D4s_v5 is no GPU VM (not in the
+	// catalog): its shape from the dump (allocatable 3000m CPU and
+	// 8388608Ki, 8 GiB) travels as tags.
+	for _, want := range []string{`"vmSize": "Standard_NC40ads_H100_v5"`, `"scaleSetPriority": "Spot"`, `'gpunp')]"`, `'spotnp')]"`,
+		`"vmSize": "Standard_D4s_v5"`, `"gpuplan.dev/cpu": "3"`, `"gpuplan.dev/memory": "8Gi"`} {
+		require.Contains(t, string(arm), want)
+	}
+	// AKS refuses its own labels in nodeLabels (the dump's nodes carry
+	// them all); the system pool stays a System pool.
+	require.NotContains(t, string(arm), `"kubernetes.azure.com/agentpool"`)
+	require.NotContains(t, string(arm), `"beta.kubernetes.io/instance-type"`)
+	require.Contains(t, string(arm), `"mode": "System"`)
+	back := strings.Replace(dumpScenario, "    nodes: {path: nodes.yaml}\n", "    agentPools: {path: out/"+PathAKSAgentPools+"}\n", 1)
+	bf := filepath.Join(dir, "back.yaml")
+	require.NoError(t, os.WriteFile(bf, []byte(back), 0o644))
+	sb, err := scenarios.LoadFile(bf)
+	require.NoError(t, err)
+	want := summaryJSON(t, s, pipeline.Options{})
+	got := summaryJSON(t, sb, pipeline.Options{})
+	delete(want, "scenario")
+	delete(got, "scenario")
+	require.NotEmpty(t, want["cost"], "the dump is priced")
+	jobs := want["jobs"].(map[string]any)
+	require.Zero(t, jobs["byOutcome"].(map[string]any)["unschedulable"], "the class on spotnp finds its nodes by AKS's label")
+	require.Equal(t, want, got)
+}
