@@ -727,6 +727,13 @@ func (s builder) recovery(at string, r *RecoverySpec) (*cluster.Recovery, error)
 			return nil, s.errAt(at+".checkpoint.interval", "%s is below 1 ms, the shortest duration gpuplan represents", c.Interval.Duration)
 		}
 		out.CheckpointInterval = c.Interval.Millis()
+		if c.Cost == nil && s.UsesSpot() {
+			// A free write is saved in any spot notice (2 min on AWS): no
+			// interruption would lose work, whatever the interval.
+			return nil, s.errAt(at+".checkpoint.cost", "a job that checkpoints where spot nodes run needs cost, the time a write takes "+
+				"(the checkpoint's size over the storage's write bandwidth: 300 GB at 1 GB/s is 5m); without it a write is free, a job under a spot notice "+
+				"saves all its work before its node goes and no interruption loses any, whatever the interval (cost: 0s to mean that)")
+		}
 		if c.Cost != nil {
 			out.CheckpointCost = c.Cost.Millis()
 		}
