@@ -44,6 +44,20 @@ type PoolPricing struct {
 	Group string
 	// Interruptions and Failures name the models used ("" none).
 	Interruptions, Failures string
+	// BlockStart and BlockEnd are a capacity block's window (BlockEnd 0:
+	// none): its nodes are paid for the whole window, within the run,
+	// whether present or not.
+	BlockStart, BlockEnd sim.Time
+}
+
+// paidNodeHours is what a pool of nodes nodes is billed for: a capacity
+// block's whole window within the run [0, end); else the node-hours used.
+func (pp *PoolPricing) paidNodeHours(used float64, nodes int, end sim.Time) float64 {
+	if pp.BlockEnd <= 0 {
+		return used
+	}
+	held := max(min(pp.BlockEnd, end)-pp.BlockStart, 0)
+	return float64(nodes) * float64(held) / float64(sim.Hour)
 }
 
 // CostSummary is the FinOps view of a run, in USD. Allocation follows
@@ -323,7 +337,7 @@ func (b *costBook) pools(res *sim.Result, pr *Pricing) {
 		l := CostLine{Name: p.Spec.Name, CapacityType: pp.CapacityType, InstanceType: p.Spec.InstanceType, OnDemandPricePerHour: pp.OnDemandPerHour,
 			PricePerHour: pp.PerHour, PriceBasis: pp.Basis, NodeHours: p.Usage.NodeHours,
 			GPUHours: float64(p.SuppliedMilliMs) / gpuMs}
-		l.Cost = p.Usage.NodeHours * pp.PerHour
+		l.Cost = pp.paidNodeHours(p.Usage.NodeHours, p.Spec.Nodes, res.End) * pp.PerHour
 		l.Allocated = b.poolAlloc[i]
 		l.Idle = l.Cost - l.Allocated
 		l.IdleGPU = rates[i][0] * float64(p.SuppliedMilliMs-p.AllocatedMilliMs)

@@ -120,6 +120,9 @@ type PoolPrice struct {
 	Group string
 	// Interruptions and Failures say which model was used ("" none).
 	Interruptions, Failures string
+	// Block is a capacity block's window (End 0: none): paid for the
+	// whole of it.
+	Block capacity.Window
 	// estimate is a spot price the catalog did not give (see PriceNotes).
 	estimate spotEstimate
 }
@@ -132,7 +135,7 @@ func (s builder) capacityNeeded() bool {
 	}
 	for i := range sp.Pools {
 		p := &sp.Pools[i]
-		if p.CapacityType == models.Spot || p.Interruptions != nil || p.Failures != nil || p.Autoscaling != nil {
+		if p.CapacityType == models.Spot || p.Interruptions != nil || p.Failures != nil || p.Autoscaling != nil || p.Window != nil {
 			return true
 		}
 	}
@@ -431,12 +434,12 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 	p := &s.Spec.Cluster.Pools[i]
 	at := fmt.Sprintf("spec.cluster.pools[%d]", i)
 	ct := capacityType(p.CapacityType)
-	if err := s.reservedPool(at, p); err != nil {
+	window, err := s.reservedPool(at, p)
+	if err != nil {
 		return capacity.Pool{}, PoolPrice{}, err
 	}
-	cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Replace: true, Group: -1}
-	price := PoolPrice{Pool: p.Name, CapacityType: ct}
-	var err error
+	cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Replace: true, Group: -1, Window: window}
+	price := PoolPrice{Pool: p.Name, CapacityType: ct, Block: window}
 	if cp.PricePerHour, price.Basis, price.estimate, err = s.quote(at+".instanceType", p.InstanceType, &p.CapacitySpec, ct, p.PricePerHour); err != nil {
 		return cp, price, err
 	}

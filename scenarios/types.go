@@ -311,6 +311,12 @@ type CheckpointSpec struct {
 	Restore  *Duration `json:"restore,omitempty"`
 }
 
+// WindowSpec is a capacity block's reserved time, from the run's start.
+type WindowSpec struct {
+	Start Duration `json:"start"`
+	End   Duration `json:"end"`
+}
+
 // PoolSpec is a group of identical nodes.
 type PoolSpec struct {
 	Name         string            `json:"name"`
@@ -338,6 +344,10 @@ type PoolSpec struct {
 	// Autoscaling makes the pool a cluster-autoscaler node group; count is
 	// then its initial size.
 	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+	// Window makes a reserved pool a capacity block (EC2 Capacity Blocks
+	// for ML): its count nodes from start to end of the run's clock, paid
+	// for the whole window, terminated from 30 minutes before its end.
+	Window *WindowSpec `json:"window,omitempty"`
 	// Topology groups the pool's nodes into NVLink domains, racks and
 	// blocks (topology.go); none: one flat network.
 	Topology *PoolTopologySpec `json:"topology,omitempty"`
