@@ -48,16 +48,23 @@ type PoolPricing struct {
 	// none): its nodes are paid for the whole window, within the run,
 	// whether present or not.
 	BlockStart, BlockEnd sim.Time
+	// Held is a capacity reservation a NodePool launches into: that many
+	// nodes paid for the whole run, launched or not (0: none).
+	Held int
 }
 
 // paidNodeHours is what a pool of nodes nodes is billed for: a capacity
-// block's whole window within the run [0, end); else the node-hours used.
+// block's whole window within the run [0, end); a NodePool's reservation
+// its nodes over the whole run; else the node-hours used.
 func (pp *PoolPricing) paidNodeHours(used float64, nodes int, end sim.Time) float64 {
-	if pp.BlockEnd <= 0 {
-		return used
+	switch {
+	case pp.BlockEnd > 0:
+		held := max(min(pp.BlockEnd, end)-pp.BlockStart, 0)
+		return float64(nodes) * float64(held) / float64(sim.Hour)
+	case pp.Held > 0:
+		return float64(pp.Held) * float64(end) / float64(sim.Hour)
 	}
-	held := max(min(pp.BlockEnd, end)-pp.BlockStart, 0)
-	return float64(nodes) * float64(held) / float64(sim.Hour)
+	return used
 }
 
 // CostSummary is the FinOps view of a run, in USD. Allocation follows

@@ -266,8 +266,22 @@ type NodePoolSpec struct {
 	// ExpireAfter is each node's lifetime (Karpenter's expireAfter): then
 	// it is drained, its jobs given 30 s, and launched for again.
 	ExpireAfter *Duration `json:"expireAfter,omitempty"`
+	// Reservations are the capacity reservations the NodePool's reserved
+	// capacity type launches into (an EC2NodeClass's
+	// capacityReservationSelectorTerms): count instances of a type, paid
+	// for the whole run whether launched or not.
+	Reservations []NodePoolReservation `json:"reservations,omitempty"`
 	// resolved: InstanceTypes came from requirements on well-known labels.
 	resolved bool
+}
+
+// NodePoolReservation is one capacity reservation a NodePool may launch
+// into: count instances of instanceType, at pricePerHour (default: the
+// on-demand price, as an on-demand capacity reservation bills).
+type NodePoolReservation struct {
+	InstanceType string   `json:"instanceType"`
+	Count        int      `json:"count"`
+	PricePerHour *float64 `json:"pricePerHour,omitempty"`
 }
 
 // NodePoolLimits cap a NodePool's nodes (spec.limits).
