@@ -44,6 +44,27 @@ type PoolPricing struct {
 	Group string
 	// Interruptions and Failures name the models used ("" none).
 	Interruptions, Failures string
+	// BlockStart and BlockEnd are a capacity block's window (BlockEnd 0:
+	// none): its nodes are paid for the whole window, within the run,
+	// whether present or not.
+	BlockStart, BlockEnd sim.Time
+	// Held is a capacity reservation a NodePool launches into: that many
+	// nodes paid for the whole run, launched or not (0: none).
+	Held int
+}
+
+// paidNodeHours is what a pool of nodes nodes is billed for: a capacity
+// block's whole window within the run [0, end); a NodePool's reservation
+// its nodes over the whole run; else the node-hours used.
+func (pp *PoolPricing) paidNodeHours(used float64, nodes int, end sim.Time) float64 {
+	switch {
+	case pp.BlockEnd > 0:
+		held := max(min(pp.BlockEnd, end)-pp.BlockStart, 0)
+		return float64(nodes) * float64(held) / float64(sim.Hour)
+	case pp.Held > 0:
+		return float64(pp.Held) * float64(end) / float64(sim.Hour)
+	}
+	return used
 }
 
 // CostSummary is the FinOps view of a run, in USD. Allocation follows
@@ -323,7 +344,7 @@ func (b *costBook) pools(res *sim.Result, pr *Pricing) {
 		l := CostLine{Name: p.Spec.Name, CapacityType: pp.CapacityType, InstanceType: p.Spec.InstanceType, OnDemandPricePerHour: pp.OnDemandPerHour,
 			PricePerHour: pp.PerHour, PriceBasis: pp.Basis, NodeHours: p.Usage.NodeHours,
 			GPUHours: float64(p.SuppliedMilliMs) / gpuMs}
-		l.Cost = p.Usage.NodeHours * pp.PerHour
+		l.Cost = pp.paidNodeHours(p.Usage.NodeHours, p.Spec.Nodes, res.End) * pp.PerHour
 		l.Allocated = b.poolAlloc[i]
 		l.Idle = l.Cost - l.Allocated
 		l.IdleGPU = rates[i][0] * float64(p.SuppliedMilliMs-p.AllocatedMilliMs)

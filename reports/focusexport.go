@@ -100,6 +100,9 @@ func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 			continue
 		}
 		cost := l.NodeHours*l.PricePerHour - alloc[i]
+		if i < len(pr.Pools) && (pr.Pools[i].BlockEnd > 0 || pr.Pools[i].Held > 0) {
+			cost = l.Cost - alloc[i] // a capacity block's window, a reservation's run
+		}
 		if cost <= 0 {
 			continue
 		}

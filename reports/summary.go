@@ -625,6 +625,9 @@ func (s *Summary) capacity(res *sim.Result, pr *Pricing) {
 func (s *Summary) disruptions(res *sim.Result) {
 	d := &DisruptionSummary{ByCause: map[string]int64{}}
 	for c, n := range res.Stats.Disruptions {
+		if n == 0 && capacity.Cause(c) == capacity.CauseBlockEnd {
+			continue // named only where a capacity block ended under jobs
+		}
 		d.ByCause[capacity.Cause(c).String()] = n
 	}
 	d.JobsFailed = res.Stats.JobsFailed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,6 +121,12 @@ type PoolPrice struct {
 	Group string
 	// Interruptions and Failures say which model was used ("" none).
 	Interruptions, Failures string
+	// Block is a capacity block's window (End 0: none): paid for the
+	// whole of it.
+	Block capacity.Window
+	// Held is a NodePool's capacity reservation: that many nodes paid for
+	// the whole run, launched or not (0: none).
+	Held int
 	// estimate is a spot price the catalog did not give (see PriceNotes).
 	estimate spotEstimate
 }
@@ -132,7 +139,7 @@ func (s builder) capacityNeeded() bool {
 	}
 	for i := range sp.Pools {
 		p := &sp.Pools[i]
-		if p.CapacityType == models.Spot || p.Interruptions != nil || p.Failures != nil || p.Autoscaling != nil {
+		if p.CapacityType == models.Spot || p.Interruptions != nil || p.Failures != nil || p.Autoscaling != nil || p.Window != nil {
 			return true
 		}
 	}
@@ -431,12 +438,12 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 	p := &s.Spec.Cluster.Pools[i]
 	at := fmt.Sprintf("spec.cluster.pools[%d]", i)
 	ct := capacityType(p.CapacityType)
-	if err := s.reservedPool(at, p); err != nil {
+	window, err := s.reservedPool(at, p)
+	if err != nil {
 		return capacity.Pool{}, PoolPrice{}, err
 	}
-	cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Replace: true, Group: -1}
-	price := PoolPrice{Pool: p.Name, CapacityType: ct}
-	var err error
+	cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Replace: true, Group: -1, Window: window}
+	price := PoolPrice{Pool: p.Name, CapacityType: ct, Block: window}
 	if cp.PricePerHour, price.Basis, price.estimate, err = s.quote(at+".instanceType", p.InstanceType, &p.CapacitySpec, ct, p.PricePerHour); err != nil {
 		return cp, price, err
 	}
@@ -528,6 +535,12 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 				return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "instance type %q is not in the price catalog nor Karpenter's AWS catalog (add it with spec.pricing.catalogs)", it)
 			}
 			for _, ct := range cts {
+				rsv := -1
+				if ct == models.Reserved {
+					if rsv = slices.IndexFunc(np.Reservations, func(r NodePoolReservation) bool { return r.InstanceType == it }); rsv < 0 {
+						continue // no reservation of this type
+					}
+				}
 				ps := cluster.PoolSpec{Name: fmt.Sprintf("%s/%s/%s", np.Name, it, ct), InstanceType: it}
 				fillFromCatalog(&ps, res, false, false, false, false)
 				switch {
@@ -538,6 +551,13 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 				}
 				if np.Limits.Nodes > 0 {
 					ps.MaxNodes = min(ps.MaxNodes, np.Limits.Nodes)
+				}
+				if rsv >= 0 {
+					// No more than the reservation holds.
+					ps.MaxNodes = np.Reservations[rsv].Count
+					if np.Limits.Nodes > 0 {
+						ps.MaxNodes = min(ps.MaxNodes, np.Limits.Nodes)
+					}
 				}
 				ps.MaxNodes = limitByResources(ps.MaxNodes, &g, &ps)
 				ps.Labels = map[string]string{LabelNodePool: np.Name, LabelKarpenterCT: ct, LabelCapacityType: ct, LabelRegion: region}
@@ -565,6 +585,13 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 				}
 				cp := capacity.Pool{CapacityType: ct, Provisioning: DefaultProvisioning, Group: gi}
 				price := PoolPrice{Pool: ps.Name, CapacityType: ct, Group: np.Name}
+				if rsv >= 0 {
+					if v := np.Reservations[rsv].PricePerHour; v != nil {
+						override = v
+					}
+					// Paid for whether launched or not.
+					price.Held = np.Reservations[rsv].Count
+				}
 				// The price catalog's price, else (a type it does not
 				// know or does not price there) Karpenter's.
 				byKarpenter := karpenterOnly && override == nil
@@ -576,7 +603,11 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 					}
 				}
 				if byKarpenter {
-					if cp.PricePerHour, price.Basis, price.estimate, err = ko.price(region, ct); err != nil {
+					kct := ct
+					if ct == models.Reserved {
+						kct = models.OnDemand // an on-demand capacity reservation bills at it
+					}
+					if cp.PricePerHour, price.Basis, price.estimate, err = ko.price(region, kct); err != nil {
 						return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "%v", err)
 					}
 				}
@@ -665,8 +696,29 @@ func (s validator) validateNodePool(i int, seen map[string]bool) error {
 		return s.errAt(at+".instanceTypes", "give at least one instance type")
 	}
 	for k, ct := range np.CapacityTypes {
-		if ct != models.OnDemand && ct != models.Spot {
-			return s.errAt(fmt.Sprintf("%s.capacityTypes[%d]", at, k), "is %q; want %s or %s", ct, models.OnDemand, models.Spot)
+		if ct != models.OnDemand && ct != models.Spot && ct != models.Reserved {
+			return s.errAt(fmt.Sprintf("%s.capacityTypes[%d]", at, k), "is %q; want %s, %s or %s", ct, models.OnDemand, models.Spot, models.Reserved)
+		}
+		if ct == models.Reserved && len(np.Reservations) == 0 {
+			return s.errAt(fmt.Sprintf("%s.capacityTypes[%d]", at, k), "reserved launches into capacity reservations: give them in reservations (instanceType, count)")
+		}
+	}
+	for k, r := range np.Reservations {
+		rat := fmt.Sprintf("%s.reservations[%d]", at, k)
+		switch {
+		case !slices.Contains(np.CapacityTypes, models.Reserved):
+			return s.errAt(rat, "the NodePool's capacityTypes do not allow reserved")
+		case !slices.Contains(np.InstanceTypes, r.InstanceType):
+			return s.errAt(rat+".instanceType", "%q is not one of the NodePool's instanceTypes", r.InstanceType)
+		case r.Count < 1 || r.Count > 100000:
+			return s.errAt(rat+".count", "is %d; a reservation holds 1 to 100,000 instances", r.Count)
+		case r.PricePerHour != nil && (*r.PricePerHour < 0 || math.IsNaN(*r.PricePerHour) || math.IsInf(*r.PricePerHour, 0)):
+			return s.errAt(rat+".pricePerHour", "must be a price, not negative")
+		}
+		for _, o := range np.Reservations[:k] {
+			if o.InstanceType == r.InstanceType {
+				return s.errAt(rat+".instanceType", "%q has a reservation already", r.InstanceType)
+			}
 		}
 	}
 	if np.Limits.GPUs <= 0 && np.Limits.Nodes <= 0 && np.Limits.CPU == nil && np.Limits.Memory == nil {
@@ -727,6 +779,13 @@ func (s builder) recovery(at string, r *RecoverySpec) (*cluster.Recovery, error)
 			return nil, s.errAt(at+".checkpoint.interval", "%s is below 1 ms, the shortest duration gpuplan represents", c.Interval.Duration)
 		}
 		out.CheckpointInterval = c.Interval.Millis()
+		if c.Cost == nil && s.UsesSpot() {
+			// A free write is saved in any spot notice (2 min on AWS): no
+			// interruption would lose work, whatever the interval.
+			return nil, s.errAt(at+".checkpoint.cost", "a job that checkpoints where spot nodes run needs cost, the time a write takes "+
+				"(the checkpoint's size over the storage's write bandwidth: 300 GB at 1 GB/s is 5m); without it a write is free, a job under a spot notice "+
+				"saves all its work before its node goes and no interruption loses any, whatever the interval (cost: 0s to mean that)")
+		}
 		if c.Cost != nil {
 			out.CheckpointCost = c.Cost.Millis()
 		}
@@ -849,7 +908,8 @@ func (s *Scenario) UsesSpot() bool {
 // OnDemandOnly is the same scenario with every spot node bought
 // on-demand: spot pools become on-demand (priced at their
 // onDemandPricePerHour or the catalog's on-demand price) and lose their
-// interruptions; NodePools allow on-demand only. Node failures stay.
+// interruptions; NodePools allow on-demand only (and their capacity
+// reservations, bought either way). Node failures stay.
 func (s *Scenario) OnDemandOnly() (*Scenario, error) {
 	c, err := s.derive()
 	if err != nil {
@@ -865,7 +925,11 @@ func (s *Scenario) OnDemandOnly() (*Scenario, error) {
 	}
 	for i := range c.Spec.Cluster.NodePools {
 		np := &c.Spec.Cluster.NodePools[i]
-		np.CapacityTypes, np.Interruptions, np.SpotLaunchFailure = []string{models.OnDemand}, nil, 0
+		cts := []string{models.OnDemand}
+		if slices.Contains(np.CapacityTypes, models.Reserved) {
+			cts = append(cts, models.Reserved) // its reservations stay bought
+		}
+		np.CapacityTypes, np.Interruptions, np.SpotLaunchFailure = cts, nil, 0
 		for it, m := range np.PricePerHour {
 			delete(m, models.Spot)
 			if len(m) == 0 {

@@ -266,8 +266,22 @@ type NodePoolSpec struct {
 	// ExpireAfter is each node's lifetime (Karpenter's expireAfter): then
 	// it is drained, its jobs given 30 s, and launched for again.
 	ExpireAfter *Duration `json:"expireAfter,omitempty"`
+	// Reservations are the capacity reservations the NodePool's reserved
+	// capacity type launches into (an EC2NodeClass's
+	// capacityReservationSelectorTerms): count instances of a type, paid
+	// for the whole run whether launched or not.
+	Reservations []NodePoolReservation `json:"reservations,omitempty"`
 	// resolved: InstanceTypes came from requirements on well-known labels.
 	resolved bool
+}
+
+// NodePoolReservation is one capacity reservation a NodePool may launch
+// into: count instances of instanceType, at pricePerHour (default: the
+// on-demand price, as an on-demand capacity reservation bills).
+type NodePoolReservation struct {
+	InstanceType string   `json:"instanceType"`
+	Count        int      `json:"count"`
+	PricePerHour *float64 `json:"pricePerHour,omitempty"`
 }
 
 // NodePoolLimits cap a NodePool's nodes (spec.limits).
@@ -311,6 +325,12 @@ type CheckpointSpec struct {
 	Restore  *Duration `json:"restore,omitempty"`
 }
 
+// WindowSpec is a capacity block's reserved time, from the run's start.
+type WindowSpec struct {
+	Start Duration `json:"start"`
+	End   Duration `json:"end"`
+}
+
 // PoolSpec is a group of identical nodes.
 type PoolSpec struct {
 	Name         string            `json:"name"`
@@ -338,6 +358,10 @@ type PoolSpec struct {
 	// Autoscaling makes the pool a cluster-autoscaler node group; count is
 	// then its initial size.
 	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+	// Window makes a reserved pool a capacity block (EC2 Capacity Blocks
+	// for ML): its count nodes from start to end of the run's clock, paid
+	// for the whole window, terminated from 30 minutes before its end.
+	Window *WindowSpec `json:"window,omitempty"`
 	// Topology groups the pool's nodes into NVLink domains, racks and
 	// blocks (topology.go); none: one flat network.
 	Topology *PoolTopologySpec `json:"topology,omitempty"`

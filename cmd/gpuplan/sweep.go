@@ -38,7 +38,8 @@ parameters (a path into the scenario's spec, or spotShareOf a pool; values, a
 range or a logRange), the design (grid, random or latinHypercube with points and
 seed), the replications (seeds per point: the scenario's seed, seed+1, ...) and the
 metrics (those of validate, wait.p95{queue=NAME}, or completed: the share of jobs
-completed).
+completed). A checkpoint interval on spot needs its cost (the time a write
+takes): without one every write would be free and no interruption would lose work.
 
   apiVersion: gpuplan.dev/v1alpha1
   kind: Sweep
@@ -48,6 +49,7 @@ completed).
     - {name: h100, path: "cluster.pools[h100-train].count", values: [4, 6, 8, 10]}
     - {name: spot, spotShareOf: h100-train, values: [0, 0.5, 1]}
     - {name: ckpt, path: workload.recovery.checkpoint.interval, range: {from: 30m, to: 90m, step: 30m}}
+    - {name: ckptCost, path: workload.recovery.checkpoint.cost, values: [5m]}
     replications: 5
     metrics: [cost.total, wait.p95, completed]
 

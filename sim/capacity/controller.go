@@ -37,8 +37,13 @@ const (
 	// EvExpire: node Index has lived its NodePool's expireAfter.
 	EvExpire
 	// EvLeave: node Index, under notice (a spot reclaim's, or the grace of
-	// a consolidation or an expiry), goes now.
+	// a consolidation, an expiry or a capacity block's end), goes now.
 	EvLeave
+	// EvBlockStart: capacity block (pool Index) begins: its nodes launch.
+	EvBlockStart
+	// EvBlockEnd: capacity block (pool Index) warns of its end: its nodes
+	// are cordoned and go BlockWarning - BlockTerminate later.
+	EvBlockEnd
 )
 
 // Live reports whether the event can let waiting jobs progress: a run does
@@ -47,7 +52,7 @@ const (
 // within its notice, does: it frees its slot for the replacement that the
 // jobs it cordoned away from wait for.
 func (k EventKind) Live() bool {
-	return k == EvReady || k == EvScaleUp || k == EvRestock || k == EvLeave
+	return k == EvReady || k == EvScaleUp || k == EvRestock || k == EvLeave || k == EvBlockStart
 }
 
 // Event is a capacity event, scheduled by the host and handed back to
@@ -71,12 +76,14 @@ const (
 	CausePreemption
 	// CauseExpiry: the node reached its NodePool's expireAfter.
 	CauseExpiry
+	// CauseBlockEnd: the node's capacity block ended.
+	CauseBlockEnd
 	// NumCauses counts the causes.
 	NumCauses
 )
 
 func (c Cause) String() string {
-	return [...]string{"spot interruption", "node failure", "consolidation", "preemption", "expiry"}[c]
+	return [...]string{"spot interruption", "node failure", "consolidation", "preemption", "expiry", "capacity block end"}[c]
 }
 
 // ConsolidationGrace is how long a consolidated node's pods get to stop
@@ -120,6 +127,7 @@ type PoolStats struct {
 	SpotFallbacks int64 // spot launches refused for want of capacity
 	WaveVictims   int64 // spot interruptions that came with another node's (Process.Wave)
 	Expired       int64 // drained at their NodePool's expireAfter
+	BlockEnded    int64 // gone at their capacity block's end
 	MaxPresent    int32
 	// PlannedPods counts the pods a NodePool's scale-ups planned on the
 	// nodes launched into the pool (each NodeClaim's pods), whichever node
@@ -154,6 +162,8 @@ type Controller struct {
 	fleet fleet
 	spot  interruptions
 	prov  provisioner
+	// blockOver marks the capacity blocks (pools) past their end warning.
+	blockOver []bool
 
 	// Stats are per pool.
 	Stats Ledger
@@ -170,10 +180,11 @@ func New(spec Spec, c *cluster.Cluster, host Host, seed uint64) (*Controller, er
 	}
 	k := &Controller{
 		spec: spec, c: c, host: host, seed: seed,
-		pick:  make([]*rand.Rand, len(c.Pools)),
-		fleet: newFleet(len(c.Nodes)),
-		spot:  newInterruptions(seed, len(c.Nodes), len(c.Pools)),
-		Stats: make(Ledger, len(c.Pools)),
+		pick:      make([]*rand.Rand, len(c.Pools)),
+		fleet:     newFleet(len(c.Nodes)),
+		spot:      newInterruptions(seed, len(c.Nodes), len(c.Pools)),
+		Stats:     make(Ledger, len(c.Pools)),
+		blockOver: make([]bool, len(c.Pools)),
 	}
 	k.prov = newProvisioner(&k.spec, c)
 	for i := range k.pick {
@@ -196,6 +207,18 @@ func (k *Controller) Start() {
 		}
 		if ts := k.spec.Pools[p].Interruptions.Times; len(ts) > 0 {
 			k.host.Schedule(ts[0], Event{Kind: EvTrace, Index: int32(p), Stamp: 0})
+		}
+		if w := k.spec.Pools[p].Window; w.Active() {
+			if w.Start > 0 {
+				// A block not yet begun has no node.
+				for n := pl.First; n < pl.First+pl.Count; n++ {
+					if k.c.Nodes[n].State != cluster.NodeAbsent {
+						_ = k.c.Remove(0, n)
+					}
+				}
+				k.host.Schedule(w.Start, Event{Kind: EvBlockStart, Index: int32(p)})
+			}
+			k.host.Schedule(w.End-BlockWarning, Event{Kind: EvBlockEnd, Index: int32(p)})
 		}
 		if av := k.spec.Pools[p].Interruptions.Available; len(av) > 0 {
 			// Nodes the trace has no room for at the start are not there.
@@ -366,6 +389,43 @@ func (k *Controller) Handle(now Time, ev Event) error {
 			return nil
 		}
 		return k.expire(now, ev.Index)
+	case EvBlockStart:
+		p := ev.Index
+		for h := k.holding(p); h < int32(k.c.Pools[p].Spec.Nodes) && k.c.FreeSlot(int(p)) >= 0; h++ {
+			if _, err := k.launch(now, p); err != nil {
+				return err
+			}
+		}
+	case EvBlockEnd:
+		return k.blockEnd(now, ev.Index)
+	}
+	return nil
+}
+
+// blockEnd is capacity block p's end warning: every node of the pool is
+// cordoned and told it goes at the termination, and none is launched again.
+func (k *Controller) blockEnd(now Time, p int32) error {
+	k.blockOver[p] = true
+	for _, n := range k.fleet.standing(k.c, p, nil) {
+		nd := &k.c.Nodes[n]
+		k.Stats[p].BlockEnded++
+		if nd.State == cluster.NodeBooting {
+			if err := k.remove(now, n, CauseBlockEnd); err != nil {
+				return err
+			}
+			continue
+		}
+		if nd.State == cluster.NodeReady {
+			if err := k.c.Cordon(now, n); err != nil {
+				return err
+			}
+		}
+		leave := now + BlockWarning - BlockTerminate
+		if err := k.host.Notice(now, n, leave, CauseBlockEnd); err != nil {
+			return err
+		}
+		k.fleet.leave(n, CauseBlockEnd)
+		k.host.Schedule(leave, Event{Kind: EvLeave, Index: n, Stamp: k.fleet.gen[n]})
 	}
 	return nil
 }
@@ -412,7 +472,7 @@ func (k *Controller) remove(now Time, n int32, cause Cause) error {
 			return nil
 		}
 	}
-	if (cause == CauseSpot || cause == CauseFailure) && ps.Group < 0 && ps.Replace {
+	if (cause == CauseSpot || cause == CauseFailure) && ps.Group < 0 && ps.Replace && !k.blockOver[p] {
 		if len(ps.Interruptions.Available) > 0 {
 			if err := k.restock(now, p); err != nil {
 				return err

@@ -354,6 +354,19 @@ func (pv *provisioner) addToNew(now Time, pe *pendingJob) bool {
 // and the next cheapest is tried. -1 when none has room.
 func (k *Controller) offering(now Time, cl *nodeClaim) int32 {
 	gr := &k.spec.Groups[cl.group]
+	// Reserved capacity first, while a reservation has room (the AWS
+	// provider launches only reserved offerings when one is left, the
+	// cheapest); it is paid for whether used or not.
+	best := int32(-1)
+	for _, p := range cl.pools {
+		if ps := &k.spec.Pools[p]; ps.CapacityType == models.Reserved && k.prov.room(now, p) &&
+			(best < 0 || ps.PricePerHour < k.spec.Pools[best].PricePerHour) {
+			best = p
+		}
+	}
+	if best >= 0 {
+		return best
+	}
 	for {
 		cheapestOD, anySpot := math.Inf(1), false
 		for _, p := range cl.pools {

@@ -38,7 +38,29 @@ type Pool struct {
 	// Group is the index of the autoscaling group the pool belongs to (-1:
 	// none, its node count is fixed).
 	Group int32
+	// Window, when its End is positive, makes a reserved pool a capacity
+	// block: its nodes are launched at Start and go at End (see Window).
+	Window Window
 }
+
+// A capacity block's end, as EC2 runs it (Capacity Blocks for ML, "Monitor
+// Capacity Blocks using EventBridge"): 40 minutes before the block ends a
+// warning says its instances begin to terminate in 10 minutes; they are
+// terminated from 30 minutes before the end.
+const (
+	BlockWarning   = 40 * 60 * 1000
+	BlockTerminate = 30 * 60 * 1000
+)
+
+// Window is a capacity block's reserved time, from the run's start: the
+// pool has no node before Start; at Start its nodes are launched
+// (Provisioning applies); at End - BlockWarning each node is cordoned and
+// told it goes at End - BlockTerminate (a job whose checkpoint write fits
+// in the 10 minutes writes it and stops), and none is launched again.
+type Window struct{ Start, End Time }
+
+// Active reports whether the pool is a capacity block.
+func (w Window) Active() bool { return w.End > 0 }
 
 // Process is a spot interruption process.
 type Process struct {
@@ -192,6 +214,14 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 		for k, t := range p.Interruptions.Times {
 			if t < 0 || (k > 0 && t < p.Interruptions.Times[k-1]) {
 				return fmt.Errorf("pool %s: interruption times must be non-negative and in order", name)
+			}
+		}
+		if w := p.Window; w.Active() || w.Start != 0 {
+			switch {
+			case p.CapacityType != models.Reserved || p.Group >= 0:
+				return fmt.Errorf("pool %s: a capacity block's window is for a fixed reserved pool", name)
+			case w.Start < 0 || w.End-w.Start < 60*60*1000:
+				return fmt.Errorf("pool %s: a capacity block's window starts at 0 or later and lasts at least an hour", name)
 			}
 		}
 		if p.Group < -1 || int(p.Group) >= len(s.Groups) {

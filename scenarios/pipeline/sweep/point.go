@@ -22,7 +22,9 @@ func (sw *Sweep) scenarioOnly(pt Point, only int) (*scenarios.Scenario, error) {
 	// A field of a pool a spot share makes needs the share.
 	spotToo := only >= 0 && sw.Params[only].spotOf == "" && len(sw.Params[only].path) > 1 &&
 		sw.spotPools[sw.Params[only].path[1].name]
-	use := func(j int) bool { return only < 0 || j == only || (spotToo && sw.Params[j].spotOf != "") }
+	use := func(j int) bool {
+		return only < 0 || j == only || (spotToo && sw.Params[j].spotOf != "") || sw.siblings(only, j)
+	}
 	for j, p := range sw.Params {
 		if !use(j) || p.spotOf != "" {
 			continue
@@ -42,6 +44,17 @@ func (sw *Sweep) scenarioOnly(pt Point, only int) (*scenarios.Scenario, error) {
 		return nil, err
 	}
 	return sw.Base.Patched(fmt.Sprintf("point-%d", pt.Index), b)
+}
+
+// siblings reports whether parameters i and j set fields of one object
+// (workload.recovery.checkpoint's interval and cost): checked alone, one
+// would be checked without the other it may need.
+func (sw *Sweep) siblings(i, j int) bool {
+	if i < 0 || j < 0 || i == j {
+		return false
+	}
+	a, b := sw.Params[i].path, sw.Params[j].path
+	return len(a) > 1 && len(a) == len(b) && slices.Equal(a[:len(a)-1], b[:len(b)-1])
 }
 
 // setPath sets value at path in a merge patch, items of named lists as

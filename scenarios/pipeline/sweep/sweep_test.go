@@ -307,3 +307,34 @@ func TestHTMLHasTheCharts(t *testing.T) {
 	}
 	require.False(t, math.IsNaN(tab.Rows[0].Stats[0].Mean))
 }
+
+// Fields of one object set by two parameters are checked together: over a
+// base without recovery, a checkpoint's cost alone has no interval
+// ("must be positive"), so the cost parameter of the shipped sweep was
+// refused; checked with the interval's first value it builds, and a bad
+// value is still named at its own parameter.
+func TestSiblingParametersCheckedTogether(t *testing.T) {
+	f := spec(t, head+"  - {name: ckpt, path: workload.recovery.checkpoint.interval, values: [30m, 2h]}\n"+
+		"  - {name: ckptCost, path: workload.recovery.checkpoint.cost, values: [1m, -1m]}\n")
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(f), "small.yaml"))
+	require.NoError(t, err)
+	plain := strings.Replace(string(b), "    recovery:\n      checkpoint: {interval: 1h, cost: 1m}\n", "", 1)
+	require.NotEqual(t, string(b), plain)
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(f), "small.yaml"), []byte(plain), 0o644))
+	_, err = Load(f)
+	var ie *scenarios.InputError
+	require.True(t, errors.As(err, &ie), "want an InputError, got %v", err)
+	require.Equal(t, "spec.parameters[1].values", ie.Field, err.Error())
+	require.Contains(t, err.Error(), "ckptCost = -1m")
+
+	body, err := os.ReadFile(f)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(f, bytes.Replace(body, []byte("[1m, -1m]"), []byte("[1m]"), 1), 0o644))
+	sw, err := Load(f)
+	require.NoError(t, err)
+	sc, err := sw.Scenario(sw.Points()[1])
+	require.NoError(t, err)
+	ck := sc.Spec.Workload.Recovery.Checkpoint
+	require.Equal(t, "2h0m0s", ck.Interval.Duration.String())
+	require.Equal(t, "1m0s", ck.Cost.Duration.String())
+}
