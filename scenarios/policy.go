@@ -912,8 +912,11 @@ func (p *Policy) check() error {
 		}
 		return nil
 	}
-	if len(p.Spec.ClusterQueues) == 0 && len(p.NodePools) == 0 && len(p.StaticPools) == 0 {
-		return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy has no ClusterQueue, Volcano Queue or NodePool"}
+	if len(p.Spec.ClusterQueues) == 0 && len(p.NodePools) == 0 && len(p.StaticPools) == 0 && len(p.PriorityClasses) == 0 {
+		return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy has no ClusterQueue, Volcano Queue, NodePool or PriorityClass"}
+	}
+	if len(p.Spec.ClusterQueues) == 0 && len(p.NodePools) == 0 && len(p.StaticPools) == 0 && len(p.WorkloadPriorityClasses) > 0 {
+		p.Notes = append(p.Notes, strings.Join(p.Files, ", ")+": Kueue WorkloadPriorityClasses without a ClusterQueue: Kueue admits nothing here, so they give jobs their priority and nothing else")
 	}
 	return nil
 }
@@ -1372,9 +1375,18 @@ func (s builder) policy(b *Built, opts Options) error {
 		}
 	}
 	if len(pol.Spec.ClusterQueues) == 0 {
-		// NodePools only: read when the scenario loaded; what they do not
-		// model is said.
+		// NodePools or PriorityClasses only: the NodePools were read when
+		// the scenario loaded; what they do not model is said; the
+		// classes spec.policy.priorityClasses names give queues' jobs
+		// their priority (manifests' priorityClassName was read with the
+		// workload).
 		b.Assumptions = append(b.Assumptions, pol.Notes...)
+		if len(qm.prio) > 0 {
+			b.Config.Workload = qm
+			if _, trace := qm.JobSource.(interface{ Info() traces.TraceInfo }); trace {
+				b.Config.Workload = tracedQueueMapper{qm}
+			}
+		}
 		return nil
 	}
 	if s.Spec.Workload.Trace == nil && opts.Trace == nil {

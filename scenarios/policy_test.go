@@ -464,3 +464,51 @@ func TestNodePoolInListResolvedFromCatalog(t *testing.T) {
 		})
 	}
 }
+
+// A policy of PriorityClasses alone (the AKS guide's s2-12: the API
+// server takes it) is no queue policy: it gives the queues named in
+// spec.policy.priorityClasses their priority and Never flag, and jobs
+// run without admission.
+func TestPriorityClassesAlone(t *testing.T) {
+	pc, err := filepath.Abs("kube/seeds/testdata/s2-12-priorityclasses.yaml")
+	require.NoError(t, err)
+	pol, err := LoadPolicy([]string{pc})
+	require.NoError(t, err)
+	require.Equal(t, map[string]int32{"training-batch": 10000, "inference-critical": 100000}, pol.PriorityClasses)
+	require.True(t, pol.PreemptNever["training-batch"])
+	body := `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: pcs}
+spec:
+  horizon: 6h
+  cluster:
+    pools:
+    - {name: gpu, count: 1, gpuModel: T4, gpusPerNode: 1, cpu: "4", memory: 28Gi}
+  policy:
+    manifests: [` + pc + `]
+    priorityClasses: {batch: training-batch, serve: inference-critical}
+  workload:
+    synthetic:
+      classes:
+      - {name: batch, queue: batch, arrival: {process: fixed, ratePerHour: 1}, pod: {cpu: "1", memory: 1Gi, gpus: 1}, duration: 30m}
+      - {name: serve, queue: serve, arrival: {process: fixed, ratePerHour: 1}, pod: {cpu: "1", memory: 1Gi, gpus: 1}, duration: 10m}
+`
+	s, err := Parse("s.yaml", t.TempDir(), []byte(body))
+	require.NoError(t, err)
+	built, err := s.Build(Options{})
+	require.NoError(t, err)
+	defer built.Close()
+	require.Nil(t, built.Config.Admission, "no ClusterQueue: nothing admits")
+	var j cluster.JobSpec
+	seen := map[string]int32{}
+	for {
+		ok, err := built.Config.Workload.Next(&j)
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		seen[j.Queue] = j.Priority
+		require.Equal(t, j.Queue == "batch", j.Flags&cluster.FlagPreemptNever != 0)
+	}
+	require.Equal(t, map[string]int32{"batch": 10000, "serve": 100000}, seen)
+}
