@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -551,4 +552,33 @@ func TestHierarchicalReclaimFromOutsideTheSubtree(t *testing.T) {
 	a, p = cycle(c)
 	require.Equal(t, []int32{2}, p, "other's borrowing workload is reclaimed")
 	require.Equal(t, []int32{3}, a)
+}
+
+// A cycle looks for heads only in the queues with pending workloads. Of
+// 500 ClusterQueues (1 GPU of quota each, no cohort) q17 and q400 have a
+// 1-GPU workload each. Cycle 1: the first search for heads walks those two
+// and both are admitted; the second search walks none (nothing is pending)
+// and the cycle ends: 2 walked. Then q17 gets a 2-GPU workload. Cycle 2:
+// the first search walks q17, its head does not fit (1 GPU of quota, 1 in
+// use; withinClusterQueue Never) and its bucket is set aside; the second
+// search walks q17 again and finds no head: 2 more, 4 in all. Walking
+// every queue at each search would make it 2 x 500 per cycle, 2,000.
+func TestCycleHeadsOfManyQueues(t *testing.T) {
+	var cqs []ClusterQueue
+	for i := 0; i < 500; i++ {
+		cqs = append(cqs, cq(fmt.Sprintf("q%d", i), "", q(1)))
+	}
+	c := controller(t, cqs...)
+	submit(t, c, 1, "q400", 1, 0)
+	submit(t, c, 2, "q17", 1, 1)
+	admitted, _ := cycle(c)
+	require.ElementsMatch(t, []int32{1, 2}, admitted)
+	require.Equal(t, Stats{Cycles: 1, QueuesWalked: 2}, c.Stats())
+
+	submit(t, c, 3, "q17", 2, 0)
+	admitted, _ = cycle(c)
+	require.Empty(t, admitted)
+	// One search: q17's head (3) does not fit its 1 GPU, set aside; the
+	// second search walks q17 again and finds nothing: 2 more.
+	require.Equal(t, Stats{Cycles: 2, QueuesWalked: 4}, c.Stats())
 }
