@@ -593,8 +593,11 @@ func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
 }
 
 type head struct {
-	x      *wl
-	borrow bool
+	x *wl
+	// level is how far up its cohort tree the head borrows where it fits
+	// as found (0: not at all; Kueue's Assignment.Borrowing, the height
+	// of the lowest subtree that holds it).
+	level int
 	// fits: as the state stood at version ver, x fitted with the flavors
 	// at c.headAssign[at:].
 	fits bool
@@ -761,8 +764,14 @@ func (c *Controller) headOf(qi int, fair bool) (head, bool) {
 		c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
 		as = c.headAssign[h.at:]
 		r := c.assigner.assignment(first, true, as, false)
-		if h.fits, h.borrow = r.outcome == fit, r.borrow; !h.fits {
+		if h.fits = r.outcome == fit; !h.fits {
 			as = nil
+		} else if r.borrow {
+			for g, f := range as {
+				if f >= 0 {
+					h.level = max(h.level, c.preemptor.borrowLevel(first, g, f))
+				}
+			}
 		}
 	}
 	if fair {
@@ -773,7 +782,9 @@ func (c *Controller) headOf(qi int, fair bool) (head, bool) {
 
 // sortHeads puts the heads in the order they are tried: under fair
 // sharing by the shares of their sides of their lowest common ancestor,
-// otherwise those that do not borrow first; then in queue order.
+// otherwise those that do not borrow first, then those that borrow from
+// nearer up their cohort tree (Kueue's classical iterator compares
+// Assignment.Borrows(), a height); then in queue order.
 func sortHeads(heads []head, fair bool) {
 	// Heads in order; less orders workloads totally, so the order is
 	// the one sort.SliceStable gave.
@@ -785,8 +796,8 @@ func sortHeads(heads []head, fair bool) {
 			if fairBefore(b, a) {
 				return false
 			}
-		} else if a.borrow != b.borrow {
-			return !a.borrow
+		} else if a.level != b.level {
+			return a.level < b.level
 		}
 		return less(a.x, b.x)
 	}

@@ -582,3 +582,27 @@ func TestCycleHeadsOfManyQueues(t *testing.T) {
 	// second search walks q17 again and finds nothing: 2 more.
 	require.Equal(t, Stats{Cycles: 2, QueuesWalked: 4}, c.Stats())
 }
+
+// Heads that borrow go in order of how far up the cohort tree they borrow
+// (Kueue's classical iterator compares Assignment.Borrows(), the height of
+// the lowest subtree that holds the workload), then in queue order. Tree:
+// root holds Cohort mid (a: 2 GPUs, b: none) and c (2). c's w2 (3 GPUs,
+// created 0) borrows 1 from root (height 2: it has a child Cohort); b's
+// w1 (2 GPUs, created 1) borrows a's 2 within mid (height 1). Both cannot
+// fit the tree's 4: w1 goes first though it is younger, and w2 then finds
+// 4 - 2 = 2 GPUs for its 3. Ordering borrowers by age alone admitted w2.
+func TestBorrowersByHeightOfTheirBorrowing(t *testing.T) {
+	s := Spec{Flavors: []Flavor{{Name: "gpu"}},
+		Cohorts:       []Cohort{{Name: "root"}, {Name: "mid", Parent: "root"}},
+		ClusterQueues: []ClusterQueue{cq("a", "mid", q(2)), cq("b", "mid", q(0)), cq("c", "root", q(2))}}
+	for _, c := range s.ClusterQueues {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	require.NoError(t, c.Submit(Workload{ID: 2, Queue: "c", Created: 0, Requests: []Request{{gpu, 3}}}))
+	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "b", Created: 1, Requests: []Request{{gpu, 2}}}))
+	a, p := cycle(c)
+	require.Equal(t, []int32{1}, a)
+	require.Empty(t, p)
+}
