@@ -187,9 +187,10 @@ func BenchmarkScaleKueue(b *testing.B) {
 // kueueManyQueues writes testdata/kueue-1m's policy with idle
 // ClusterQueues added so that there are n in all: vc1 and vc2 as there
 // (cohort philly, 900 and 460 GPUs of quota), the others with no quota and
-// no jobs, 50 to a cohort under philly (a cohort tree). The same quota and
-// the same work: only the queues with nothing to admit grow.
-func kueueManyQueues(b *testing.B, n int) string {
+// no jobs, either 50 to a cohort under philly (a cohort tree) or, flat,
+// all directly in philly. The same quota and the same work: only the
+// queues with nothing to admit grow.
+func kueueManyQueues(b *testing.B, n int, flat bool) string {
 	b.Helper()
 	base, err := os.ReadFile("testdata/kueue-1m/queues.yaml")
 	if err != nil {
@@ -198,8 +199,12 @@ func kueueManyQueues(b *testing.B, n int) string {
 	w := append([]byte(nil), base...)
 	w = append(w, "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: philly}\n"...)
 	for i := 0; i < n-2; i++ {
-		if i%50 == 0 {
-			w = fmt.Appendf(w, "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: idle%d}\nspec: {parentName: philly}\n", i/50)
+		cohort := "philly"
+		if !flat {
+			cohort = fmt.Sprintf("idle%d", i/50)
+			if i%50 == 0 {
+				w = fmt.Appendf(w, "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: %s}\nspec: {parentName: philly}\n", cohort)
+			}
 		}
 		w = fmt.Appendf(w, `---
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -207,14 +212,14 @@ kind: ClusterQueue
 metadata: {name: idle-cq%d}
 spec:
   namespaceSelector: {}
-  cohortName: idle%d
+  cohortName: %s
   resourceGroups:
   - coveredResources: ["nvidia.com/gpu"]
     flavors:
     - name: gpu
       resources:
       - {name: nvidia.com/gpu, nominalQuota: 0}
-`, i, i/50)
+`, i, cohort)
 	}
 	path := filepath.Join(b.TempDir(), "queues.yaml")
 	if err := os.WriteFile(path, w, 0o644); err != nil {
@@ -225,14 +230,19 @@ spec:
 
 // BenchmarkKueueQueues: BenchmarkScaleKueue's jobs (200k of them, no
 // output folder) with 2 and with 500 ClusterQueues (kueueManyQueues: 498
-// of them with nothing to admit). Issue 34's target: 500 queues within
-// 1.5 times the CPU of 2.
+// of them with nothing to admit), in a cohort tree (50 to a Cohort under
+// philly) and flat (all 500 in philly). Issue 34's target: 500 queues
+// within 1.5 times the CPU of 2.
 func BenchmarkKueueQueues(b *testing.B) {
-	for _, n := range []int{2, 500} {
-		b.Run(fmt.Sprintf("queues=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		n    int
+		flat bool
+	}{{"queues=2", 2, false}, {"queues=500", 500, false}, {"queues=500-flat", 500, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			policy := "testdata/kueue-1m/queues.yaml"
-			if n > 2 {
-				policy = kueueManyQueues(b, n)
+			if c.n > 2 {
+				policy = kueueManyQueues(b, c.n, c.flat)
 			}
 			scaleCase{jobs: 200_000, offered: 1000, nodes: 170, policy: policy}.run(b)
 		})

@@ -66,13 +66,11 @@ type admState struct {
 	base     map[*cluster.Constraints]*cluster.Constraints
 	lastKey  consKey
 	lastCons *cluster.Constraints
-	// stand and fair are the standings and fair shares as of the
-	// controller's version standVer and usage version usageVer (0: never
-	// read); req is scratch reused at every submission.
-	stand              []admission.Standing
-	fair               []float64
-	standVer, usageVer uint64
-	req                []admission.Request
+	// view is admission's usage view as of the controller's version
+	// viewVer (0: never read); req is scratch reused at every submission.
+	view    *admission.UsageView
+	viewVer uint64
+	req     []admission.Request
 }
 
 // consKey is a job's own constraints and the flavors admitted to: up to
@@ -111,21 +109,16 @@ func newAdmState(spec *admission.Spec) (*admState, error) {
 func (a *admState) integrate(t Time) {
 	dt := float64(t - a.last)
 	if dt > 0 {
-		// The standings change only with the controller's state, and
-		// only their demand while no workload is admitted or released.
-		if v := a.ctl.Version(); v != a.standVer {
-			if u := a.ctl.UsageVersion(); u != a.usageVer {
-				a.stand = a.ctl.AppendUsage(a.stand)
-				a.usageVer = u
-			} else {
-				a.ctl.RefreshDemand(a.stand)
-			}
-			a.fair = a.ctl.AppendFairShares(a.fair, a.stand)
-			a.standVer = v
+		// The standings change only with the controller's state; the
+		// view brings up to date only the queues that changed, and lists
+		// the rows that may be non-zero (any other adds 0).
+		if v := a.ctl.Version(); v != a.viewVer {
+			a.view = a.ctl.Usage()
+			a.viewVer = v
 		}
-		st, fair := a.stand, a.fair
-		for i, s := range st {
-			q := &a.acc[i]
+		rows, fair := a.view.Rows, a.view.Fair
+		for _, i := range a.view.Active {
+			s, q := &rows[i], &a.acc[i]
 			q.UsedGPUMs += float64(s.Used) * dt
 			q.BorrowedGPUMs += s.Borrowed * dt
 			q.LentGPUMs += s.Lent * dt

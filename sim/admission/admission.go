@@ -3,6 +3,7 @@ package admission
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -316,7 +317,25 @@ type Controller struct {
 	// the shortcuts to the decisions they would take without).
 	noShortcuts bool
 	cycleScratch
+	// touched and usage are the usage view (usage.go); walked counts the
+	// queues the cycles' head searches looked at (Stats).
+	touched touchSet
+	usage   usageState
+	walked  uint64
 }
+
+// Stats counts what the controller's cycles did, for tests and
+// benchmarks of their cost.
+type Stats struct {
+	// Cycles counts the calls of Cycle; QueuesWalked the ClusterQueues
+	// their searches for heads looked at (a search looks at each queue
+	// with pending workloads, once; a cycle searches again after each
+	// round of heads, until none is left).
+	Cycles, QueuesWalked uint64
+}
+
+// Stats says what the controller's cycles did so far.
+func (c *Controller) Stats() Stats { return Stats{Cycles: c.cycles, QueuesWalked: c.walked} }
 
 // cycleScratch is Cycle's scratch, kept between cycles so that a cycle
 // allocates nothing unless it decides something.
@@ -350,6 +369,7 @@ func New(spec Spec) (*Controller, error) {
 	if err := c.queues.init(spec.LocalQueues, spec.ClusterQueues); err != nil {
 		return nil, err
 	}
+	c.initUsage()
 	c.assigner = flavorAssigner{snap: &c.snap, oracle: &c.preemptor}
 	c.preemptor = preemptor{snap: &c.snap, assigner: &c.assigner, fair: c.spec.FairSharing}
 	return c, nil
@@ -573,8 +593,11 @@ func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
 }
 
 type head struct {
-	x      *wl
-	borrow bool
+	x *wl
+	// level is how far up its cohort tree the head borrows where it fits
+	// as found (0: not at all; Kueue's Assignment.Borrowing, the height
+	// of the lowest subtree that holds it).
+	level int
 	// fits: as the state stood at version ver, x fitted with the flavors
 	// at c.headAssign[at:].
 	fits bool
@@ -701,42 +724,67 @@ loop:
 // cycle, each with what the flavor assigner makes of it as things stand
 // (its flavors at c.headAssign[at:]) and, under fair sharing, the shares
 // along its queue's path with it admitted (in the controller's scratch:
-// valid until the next call).
+// valid until the next call). It walks only the queues with pending
+// workloads (queueManager.busy), in spec order: a cycle's cost does not
+// grow with the queues that have nothing to admit.
 func (c *Controller) heads(blocked []bool, fair bool) []head {
 	clear(c.cycHeads)
 	heads := c.cycHeads[:0]
 	c.headAssign = c.headAssign[:0]
 	c.shareBuf = c.shareBuf[:0]
-	for qi, st := range c.snap.cqs {
-		if blocked[qi] || c.queues.pending[qi].n == 0 {
-			continue
-		}
-		if first := c.queues.head(qi, c.cycles); first != nil {
-			// A workload known to fail as things stand has no
-			// assignment (and does not borrow).
-			var as []int
-			h := head{x: first, ver: c.snap.ver, at: len(c.headAssign)}
-			if first.failedAt != c.snap.ver || c.noShortcuts {
-				c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
-				as = c.headAssign[h.at:]
-				r := c.assigner.assignment(first, true, as, false)
-				if h.fits, h.borrow = r.outcome == fit, r.borrow; !h.fits {
-					as = nil
-				}
+	for w, word := range c.queues.busy {
+		for ; word != 0; word &= word - 1 {
+			qi := w<<6 | bits.TrailingZeros64(word)
+			c.walked++
+			if blocked[qi] {
+				continue
 			}
-			if fair {
-				h.path, h.shares = c.headShares(first, as)
+			if h, ok := c.headOf(qi, fair); ok {
+				heads = append(heads, h)
 			}
-			heads = append(heads, h)
 		}
 	}
 	c.cycHeads = heads
 	return heads
 }
 
+// headOf is queue qi's head (ok false: every bucket of it was set aside
+// this cycle).
+func (c *Controller) headOf(qi int, fair bool) (head, bool) {
+	st := c.snap.cqs[qi]
+	first := c.queues.head(qi, c.cycles)
+	if first == nil {
+		return head{}, false
+	}
+	// A workload known to fail as things stand has no assignment (and
+	// does not borrow).
+	var as []int
+	h := head{x: first, ver: c.snap.ver, at: len(c.headAssign)}
+	if first.failedAt != c.snap.ver || c.noShortcuts {
+		c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
+		as = c.headAssign[h.at:]
+		r := c.assigner.assignment(first, true, as, false)
+		if h.fits = r.outcome == fit; !h.fits {
+			as = nil
+		} else if r.borrow {
+			for g, f := range as {
+				if f >= 0 {
+					h.level = max(h.level, c.preemptor.borrowLevel(first, g, f))
+				}
+			}
+		}
+	}
+	if fair {
+		h.path, h.shares = c.headShares(first, as)
+	}
+	return h, true
+}
+
 // sortHeads puts the heads in the order they are tried: under fair
 // sharing by the shares of their sides of their lowest common ancestor,
-// otherwise those that do not borrow first; then in queue order.
+// otherwise those that do not borrow first, then those that borrow from
+// nearer up their cohort tree (Kueue's classical iterator compares
+// Assignment.Borrows(), a height); then in queue order.
 func sortHeads(heads []head, fair bool) {
 	// Heads in order; less orders workloads totally, so the order is
 	// the one sort.SliceStable gave.
@@ -748,8 +796,8 @@ func sortHeads(heads []head, fair bool) {
 			if fairBefore(b, a) {
 				return false
 			}
-		} else if a.borrow != b.borrow {
-			return !a.borrow
+		} else if a.level != b.level {
+			return a.level < b.level
 		}
 		return less(a.x, b.x)
 	}

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -551,4 +552,57 @@ func TestHierarchicalReclaimFromOutsideTheSubtree(t *testing.T) {
 	a, p = cycle(c)
 	require.Equal(t, []int32{2}, p, "other's borrowing workload is reclaimed")
 	require.Equal(t, []int32{3}, a)
+}
+
+// A cycle looks for heads only in the queues with pending workloads. Of
+// 500 ClusterQueues (1 GPU of quota each, no cohort) q17 and q400 have a
+// 1-GPU workload each. Cycle 1: the first search for heads walks those two
+// and both are admitted; the second search walks none (nothing is pending)
+// and the cycle ends: 2 walked. Then q17 gets a 2-GPU workload. Cycle 2:
+// the first search walks q17, its head does not fit (1 GPU of quota, 1 in
+// use; withinClusterQueue Never) and its bucket is set aside; the second
+// search walks q17 again and finds no head: 2 more, 4 in all. Walking
+// every queue at each search would make it 2 x 500 per cycle, 2,000.
+func TestCycleHeadsOfManyQueues(t *testing.T) {
+	var cqs []ClusterQueue
+	for i := 0; i < 500; i++ {
+		cqs = append(cqs, cq(fmt.Sprintf("q%d", i), "", q(1)))
+	}
+	c := controller(t, cqs...)
+	submit(t, c, 1, "q400", 1, 0)
+	submit(t, c, 2, "q17", 1, 1)
+	admitted, _ := cycle(c)
+	require.ElementsMatch(t, []int32{1, 2}, admitted)
+	require.Equal(t, Stats{Cycles: 1, QueuesWalked: 2}, c.Stats())
+
+	submit(t, c, 3, "q17", 2, 0)
+	admitted, _ = cycle(c)
+	require.Empty(t, admitted)
+	// One search: q17's head (3) does not fit its 1 GPU, set aside; the
+	// second search walks q17 again and finds nothing: 2 more.
+	require.Equal(t, Stats{Cycles: 2, QueuesWalked: 4}, c.Stats())
+}
+
+// Heads that borrow go in order of how far up the cohort tree they borrow
+// (Kueue's classical iterator compares Assignment.Borrows(), the height of
+// the lowest subtree that holds the workload), then in queue order. Tree:
+// root holds Cohort mid (a: 2 GPUs, b: none) and c (2). c's w2 (3 GPUs,
+// created 0) borrows 1 from root (height 2: it has a child Cohort); b's
+// w1 (2 GPUs, created 1) borrows a's 2 within mid (height 1). Both cannot
+// fit the tree's 4: w1 goes first though it is younger, and w2 then finds
+// 4 - 2 = 2 GPUs for its 3. Ordering borrowers by age alone admitted w2.
+func TestBorrowersByHeightOfTheirBorrowing(t *testing.T) {
+	s := Spec{Flavors: []Flavor{{Name: "gpu"}},
+		Cohorts:       []Cohort{{Name: "root"}, {Name: "mid", Parent: "root"}},
+		ClusterQueues: []ClusterQueue{cq("a", "mid", q(2)), cq("b", "mid", q(0)), cq("c", "root", q(2))}}
+	for _, c := range s.ClusterQueues {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	require.NoError(t, c.Submit(Workload{ID: 2, Queue: "c", Created: 0, Requests: []Request{{gpu, 3}}}))
+	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "b", Created: 1, Requests: []Request{{gpu, 2}}}))
+	a, p := cycle(c)
+	require.Equal(t, []int32{1}, a)
+	require.Empty(t, p)
 }

@@ -32,8 +32,9 @@
 // The model follows Kueue's documented behaviour, without Kueue's code:
 // quotas are integers in the simulator's units (whole GPUs or MIG
 // instances, milli-CPU, MiB), a cycle admits the heads of every
-// ClusterQueue (workloads that do not borrow first, then by priority,
-// then by creation time) until nothing more fits, and evictions release
+// ClusterQueue (workloads that do not borrow first, then those borrowing
+// from nearer up their cohort tree, then by priority, then by creation
+// time) until nothing more fits, and evictions release
 // their quota at once (the simulator keeps a victim's pods on their nodes
 // while it writes a last checkpoint, Withdraw keeping it out of the queue
 // meanwhile). The package is

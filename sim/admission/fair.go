@@ -314,43 +314,56 @@ func (s *snapshot) appendFairShares(dst []float64, stand []Standing) []float64 {
 	for qi := range s.cqs {
 		out[qi] = float64(min(stand[qi].Demand, stand[qi].Nominal))
 	}
-	f := &s.fair
+	f, d := &s.fair, &s.fairScratch
 	// Demands bottom up (deepest first).
 	for _, i := range f.order {
 		n := s.nodes[i]
-		f.demand[i] = 0
+		d.demand[i] = 0
 		if n.cq >= 0 {
-			f.demand[i] = float64(stand[n.cq].Demand)
+			d.demand[i] = float64(stand[n.cq].Demand)
 		}
 		for _, ch := range f.children[i] {
-			f.demand[i] += f.demand[ch]
+			d.demand[i] += d.demand[ch]
+		}
+	}
+	for i, kids := range f.children {
+		d.walk[i] = d.walk[i][:0]
+		for _, ch := range kids {
+			if d.demand[ch] > 0 || f.reserves[ch] {
+				d.walk[i] = append(d.walk[i], ch)
+			}
 		}
 	}
 	for _, r := range s.rootNode {
-		s.divide(r, f.quota[r], out)
+		s.divide(d, r, f.quota[r], out)
 	}
 	return out
 }
 
 // divide hands node i's have GPUs down its subtree (see FairShares),
-// setting out[q] for each ClusterQueue q under it.
-func (s *snapshot) divide(i int, have float64, out []float64) {
+// setting out[q] for each ClusterQueue q under it, with the demands of d.
+// It walks only the children in d.walk[i]: those asking for something and
+// those that keep an unused guaranteed part; any other child (nothing
+// asked, nothing kept back) would be given nothing and change nothing, so
+// the cost follows the children with demand, not every child of a cohort
+// of hundreds of ClusterQueues.
+func (s *snapshot) divide(d *fairState, i int, have float64, out []float64) {
 	f := &s.fair
-	kids := f.children[i]
-	if len(kids) == 0 {
+	if len(f.children[i]) == 0 {
 		if q := s.nodes[i].cq; q >= 0 {
 			out[q] = have
 		}
 		return
 	}
-	give, want := f.give, f.want
+	kids := d.walk[i]
+	give, want := d.give, d.want
 	pool := have
 	wants := false
 	for _, ch := range kids {
-		give[ch] = min(f.demand[ch], f.quota[ch])
+		give[ch] = min(d.demand[ch], f.quota[ch])
 		reserved := max(0, f.quota[ch]-f.lend[ch]-give[ch]) // unused guaranteed
 		pool -= give[ch] + reserved
-		want[ch] = max(0, min(f.demand[ch], f.limit[ch])-give[ch])
+		want[ch] = max(0, min(d.demand[ch], f.limit[ch])-give[ch])
 		wants = wants || want[ch] > 1e-9
 	}
 	// (No child wanting more than its quota, the rounds below give none.)
@@ -374,35 +387,62 @@ func (s *snapshot) divide(i int, have float64, out []float64) {
 				if want[ch] <= 1e-9 || (w == 0) != zero {
 					continue
 				}
-				d := min(pool*max(w, 1)/wsum, want[ch])
-				give[ch] += d
-				want[ch] -= d
-				given += d
+				dd := min(pool*max(w, 1)/wsum, want[ch])
+				give[ch] += dd
+				want[ch] -= dd
+				given += dd
 			}
 			pool -= given
 		}
 	}
 	for _, ch := range kids {
-		if f.demand[ch] == 0 {
+		if d.demand[ch] == 0 {
 			// Nothing asked for below ch: it was given nothing, and each
 			// ClusterQueue under it keeps appendFairShares' min(Demand,
 			// Nominal) = 0. Not visiting it makes the cost follow the
 			// queues with demand, not every queue of the tree.
 			continue
 		}
-		s.divide(ch, give[ch], out)
+		s.divide(d, ch, give[ch], out)
 	}
 }
 
-// fairDivision holds what FairShares needs of the tree: per node, its GPU
-// quota over its subtree, what of it it lends, its quota plus borrowing
-// limit, its children and the nodes deepest first (all fixed by the
-// quotas), and scratch for the demands and the division.
+// fairDivision holds what FairShares needs of the tree, all fixed by the
+// quotas: per node, its GPU quota over its subtree, what of it it lends,
+// its quota plus borrowing limit, whether it keeps part of its quota back
+// from its siblings (reserves: quota above what it lends), its children
+// and the nodes deepest first.
 type fairDivision struct {
 	quota, lend, limit []float64
+	reserves           []bool
 	children           [][]int
 	order              []int
+}
+
+// fairState is a division's demands and scratch: per node, its demand
+// (what its subtree's ClusterQueues use and ask for), what the division
+// gives it and what it still wants, and the children divide walks
+// (walk[i] in children[i]'s order: those with demand or that reserve).
+type fairState struct {
 	demand, give, want []float64
+	walk               [][]int
+}
+
+// newFairState makes a fairState for the snapshot's tree, nothing asked
+// for: each node's walk holds its children that reserve.
+func (s *snapshot) newFairState() fairState {
+	nn := len(s.nodes)
+	f := &s.fair
+	d := fairState{demand: make([]float64, nn), give: make([]float64, nn), want: make([]float64, nn), walk: make([][]int, nn)}
+	for i, kids := range f.children {
+		d.walk[i] = make([]int, 0, len(kids))
+		for _, ch := range kids {
+			if f.reserves[ch] {
+				d.walk[i] = append(d.walk[i], ch)
+			}
+		}
+	}
+	return d
 }
 
 // buildFairDivision fills s.fair once the tree is built.
@@ -410,7 +450,7 @@ func (s *snapshot) buildFairDivision() {
 	nn := len(s.nodes)
 	f := &s.fair
 	f.quota, f.lend, f.limit = make([]float64, nn), make([]float64, nn), make([]float64, nn)
-	f.demand, f.give, f.want = make([]float64, nn), make([]float64, nn), make([]float64, nn)
+	f.reserves = make([]bool, nn)
 	f.children = make([][]int, nn)
 	f.order = make([]int, nn)
 	for i, n := range s.nodes {
@@ -450,9 +490,13 @@ func (s *snapshot) buildFairDivision() {
 		if llSet {
 			f.lend[i] = min(f.quota[i], ll)
 		}
+		// (Exactly when divide's reserved is above 0 for a child given
+		// nothing.)
+		f.reserves[i] = f.quota[i]-f.lend[i]-0 > 0
 		f.limit[i] = math.Inf(1)
 		if !blUnbounded && n.parent >= 0 {
 			f.limit[i] = f.quota[i] + bl
 		}
 	}
+	s.fairScratch = s.newFairState()
 }

@@ -187,6 +187,14 @@ func TestFairShares(t *testing.T) {
 	lend.LendingLimit = 2
 	c = controller(t, cq("a", "org", lend), cq("b", "org", q(2)), cq("c", "org", q(2), weight(2000)))
 	require.InDeltaSlice(t, []float64{1, 2 + 2.0/3, 2 + 4.0/3}, c.FairShares(demand(c)), 1e-9)
+	// The same when a asks for nothing: it keeps back 4 - 2 = 2 all the
+	// same (the division skips children asking nothing only where they
+	// keep nothing back), b and c share 8 - 2 - 2 - 2 = 2 as 1:2.
+	c = controller(t, cq("a", "org", lend), cq("b", "org", q(2)), cq("c", "org", q(2), weight(2000)))
+	submit(t, c, 2, "b", 6, 0)
+	submit(t, c, 3, "c", 6, 0)
+	require.InDeltaSlice(t, []float64{0, 2 + 2.0/3, 2 + 4.0/3}, c.FairShares(c.Standings()), 1e-9)
+	require.InDeltaSlice(t, []float64{0, 2 + 2.0/3, 2 + 4.0/3}, c.Usage().Fair, 1e-9)
 
 	borrow := q(2)
 	borrow.BorrowingLimit = 1

@@ -23,6 +23,12 @@ type queueManager struct {
 	slabs
 	// pver counts changes of pending demand (Controller.Version).
 	pver uint64
+	// busy has a bit set for each ClusterQueue with pending workloads
+	// (pendingQueue.n > 0): a cycle looks for heads in those only.
+	busy []uint64
+	// touch is told of every queue whose pending workloads change (the
+	// usage view).
+	touch *touchSet
 }
 
 // pendingQueue is one ClusterQueue's pending workloads, in buckets of one
@@ -257,6 +263,10 @@ func (c *queueManager) insert(x *wl) {
 	x.failedAt = 0
 	st.gpus += x.gpus
 	st.n++
+	if st.n == 1 {
+		c.busy[x.cq>>6] |= 1 << (x.cq & 63)
+	}
+	c.touch.mark(x.cq)
 	c.pver++
 	x.bucket.add(x)
 }
@@ -276,8 +286,13 @@ func shapeHash(prio, class int32, req []int64) uint64 {
 // dequeue takes x out of its queue: its bucket entry goes stale.
 func (c *queueManager) dequeue(x *wl) {
 	x.pending = false
-	c.pending[x.cq].gpus -= x.gpus
-	c.pending[x.cq].n--
+	st := &c.pending[x.cq]
+	st.gpus -= x.gpus
+	st.n--
+	if st.n == 0 {
+		c.busy[x.cq>>6] &^= 1 << (x.cq & 63)
+	}
+	c.touch.mark(x.cq)
 }
 
 // withdraw takes x out of its queue, and the pending demand changes
@@ -339,6 +354,7 @@ func (c *queueManager) head(qi int, cycle uint64) *wl {
 func (c *queueManager) init(lqs []LocalQueue, cqs []ClusterQueue) error {
 	c.lq, c.lastCQ = map[string]int{}, -1
 	c.pending = make([]pendingQueue, len(cqs))
+	c.busy = make([]uint64, (len(cqs)+63)/64)
 	byName := make(map[string]int, len(cqs))
 	for qi, q := range cqs {
 		byName[q.Name] = qi

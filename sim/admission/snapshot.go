@@ -37,6 +37,8 @@ type snapshot struct {
 	// lenders are the Cohort nodes that hold quota of their own.
 	lenders []int
 	fair    fairDivision
+	// fairScratch is appendFairShares' demands and scratch.
+	fairScratch fairState
 	// lending is per cohort tree (buildLending); scratchLend is
 	// Standings' scratch.
 	lending     []lending
@@ -44,12 +46,15 @@ type snapshot struct {
 	// ver counts changes of what admission decisions depend on (usage,
 	// the admitted workloads).
 	ver uint64
+	// touch is told of every queue whose usage changes (the usage view).
+	touch *touchSet
 }
 
 // charge adds (sign +1) or takes away (-1) x's requests on its assigned
 // flavors, in its queue's cells and up the cohort tree.
 func (s *snapshot) charge(x *wl, sign int64) {
 	st := s.cqs[x.cq]
+	s.touch.mark(x.cq)
 	for g, f := range x.assign {
 		if f < 0 {
 			continue
