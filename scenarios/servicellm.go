@@ -36,6 +36,11 @@ type LLMServiceSpec struct {
 	StepOverheadMs *float64 `json:"stepOverheadMs,omitempty"`
 	// Roofline overrides the GPU's figures.
 	Roofline *LLMRooflineSpec `json:"roofline,omitempty"`
+	// StepFit prices a step with fitted coefficients instead of the
+	// per-kernel roofline (serving.StepFit: BLIS's trained-physics form);
+	// APIOverhead adds the API server's time outside the engine.
+	StepFit     *LLMStepFitSpec     `json:"stepFit,omitempty"`
+	APIOverhead *LLMAPIOverheadSpec `json:"apiOverhead,omitempty"`
 	// InputTokens and OutputTokens are the requests' prompt and output
 	// lengths; or RequestTrace gives each request (llmtrace.go), read
 	// when the scenario is built.
@@ -56,6 +61,38 @@ type LLMRooflineSpec struct {
 	KernelUS     *float64 `json:"kernelUs,omitempty"`
 	MemoryGiB    *float64 `json:"memoryGiB,omitempty"`
 }
+
+// LLMStepFitSpec is serving.StepFit as a scenario gives it: the
+// dimensionless corrections of the roofline terms and the fixed
+// overheads in microseconds (unset: 0).
+type LLMStepFitSpec struct {
+	PrefillCompute *float64 `json:"prefillCompute,omitempty"`
+	PrefillKV      *float64 `json:"prefillKV,omitempty"`
+	DecodeCompute  *float64 `json:"decodeCompute,omitempty"`
+	DecodeKV       *float64 `json:"decodeKV,omitempty"`
+	Weights        *float64 `json:"weights,omitempty"`
+	AllReduce      *float64 `json:"allReduce,omitempty"`
+	PerLayerUS     *float64 `json:"perLayerUs,omitempty"`
+	PerSeqUS       *float64 `json:"perSeqUs,omitempty"`
+	PerStepUS      *float64 `json:"perStepUs,omitempty"`
+}
+
+// LLMAPIOverheadSpec is the API server's time outside the engine, in
+// milliseconds: before a request is queued, with each output token
+// streamed, after the last (serving.LLMConfig's RequestOverheadMs,
+// TokenOverheadMs, FinishOverheadMs).
+type LLMAPIOverheadSpec struct {
+	RequestMs *float64 `json:"requestMs,omitempty"`
+	TokenMs   *float64 `json:"tokenMs,omitempty"`
+	FinishMs  *float64 `json:"finishMs,omitempty"`
+}
+
+// Bounds of a step fit's coefficients and the API server's times.
+const (
+	maxLLMFitCoefficient = 1e3
+	maxLLMFitUS          = 1e6
+	maxLLMAPIMs          = 1e4
+)
 
 // TokenDistSpec is a length in tokens: mean alone is fixed; min and max
 // alone uniform; mean and stdDev a normal, rounded and clamped to min
@@ -176,6 +213,52 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 			*f.dst = *f.v
 		}
 		cfg.Engine.GPU.Source = "the scenario's roofline over " + roof.Source
+	}
+	if f := l.StepFit; f != nil {
+		fit := &cfg.Engine.Fit
+		for _, c := range []struct {
+			name string
+			v    *float64
+			hi   float64
+			dst  *float64
+		}{
+			{"prefillCompute", f.PrefillCompute, maxLLMFitCoefficient, &fit.PrefillCompute},
+			{"prefillKV", f.PrefillKV, maxLLMFitCoefficient, &fit.PrefillKV},
+			{"decodeCompute", f.DecodeCompute, maxLLMFitCoefficient, &fit.DecodeCompute},
+			{"decodeKV", f.DecodeKV, maxLLMFitCoefficient, &fit.DecodeKV},
+			{"weights", f.Weights, maxLLMFitCoefficient, &fit.Weights},
+			{"allReduce", f.AllReduce, maxLLMFitCoefficient, &fit.AllReduce},
+			{"perLayerUs", f.PerLayerUS, maxLLMFitUS, &fit.PerLayerUS},
+			{"perSeqUs", f.PerSeqUS, maxLLMFitUS, &fit.PerSeqUS},
+			{"perStepUs", f.PerStepUS, maxLLMFitUS, &fit.PerStepUS},
+		} {
+			if c.v == nil {
+				continue
+			}
+			if !finite(*c.v) || *c.v < 0 || *c.v > c.hi {
+				return out, s.errAt(at+".stepFit."+c.name, "%g: from 0 to %g", *c.v, c.hi)
+			}
+			*c.dst = *c.v
+		}
+		if *fit == (serving.StepFit{}) {
+			return out, s.errAt(at+".stepFit", "every coefficient is 0: a step would take no time")
+		}
+		cfg.Engine.StepModel = serving.Fitted
+	}
+	if a := l.APIOverhead; a != nil {
+		for _, c := range []struct {
+			name string
+			v    *float64
+			dst  *float64
+		}{{"requestMs", a.RequestMs, &cfg.RequestOverheadMs}, {"tokenMs", a.TokenMs, &cfg.TokenOverheadMs}, {"finishMs", a.FinishMs, &cfg.FinishOverheadMs}} {
+			if c.v == nil {
+				continue
+			}
+			if !finite(*c.v) || *c.v < 0 || *c.v > maxLLMAPIMs {
+				return out, s.errAt(at+".apiOverhead."+c.name, "%g ms: from 0 to %g", *c.v, float64(maxLLMAPIMs))
+			}
+			*c.dst = *c.v
+		}
 	}
 	cfg = cfg.WithDefaults()
 	if t := l.RequestTrace; t != nil {

@@ -135,3 +135,35 @@ func TestLLMServiceTrace(t *testing.T) {
 	_, err = parseLLM(t, strings.Replace(body, "        requestTrace:", "        inputTokens: {mean: 5}\n        requestTrace:", 1))
 	require.ErrorContains(t, err, "spec.workload.services[0].llm.requestTrace: give the token lengths or a request trace, not both")
 }
+
+// stepFit and apiOverhead reach the engine: with every coefficient 0 but
+// perStepUs 1000 and perSeqUs 50, a step of three decodes takes
+// 1,000 + 3 x 50 = 1,150 us whatever their contexts; the API server's
+// times are the config's.
+func TestLLMServiceStepFit(t *testing.T) {
+	body := strings.Replace(svcCluster+svcLLM, "        maxModelLen: 8192\n",
+		"        maxModelLen: 8192\n        stepFit: {perStepUs: 1000, perSeqUs: 50}\n        apiOverhead: {requestMs: 15.6, tokenMs: 0.046, finishMs: 0.78}\n", 1)
+	s, err := parseLLM(t, body)
+	require.NoError(t, err)
+	l, err := s.llmService("spec.workload.services[0]", &s.Spec.Workload.Services[0])
+	require.NoError(t, err)
+	e := l.Config.Engine
+	require.Equal(t, serving.Fitted, e.StepModel)
+	require.InDelta(t, 1150e-6, e.StepTime(serving.Step{Decode: []int{100, 2000, 7000}}), 1e-12)
+	require.Equal(t, 15.6, l.Config.RequestOverheadMs)
+	require.Equal(t, 0.046, l.Config.TokenOverheadMs)
+	require.Equal(t, 0.78, l.Config.FinishOverheadMs)
+
+	for _, c := range []struct{ to, want string }{
+		{"stepFit: {perStepUs: -1}", `spec.workload.services[0].llm.stepFit.perStepUs: -1: from 0 to 1e+06`},
+		{"stepFit: {weights: 0}", `spec.workload.services[0].llm.stepFit: every coefficient is 0: a step would take no time`},
+		{"apiOverhead: {tokenMs: 20000}", `spec.workload.services[0].llm.apiOverhead.tokenMs: 20000 ms: from 0 to 10000`},
+		{"stepFit: {perStep: 3}", `unknown field "perStep"`},
+	} {
+		bad := strings.Replace(svcCluster+svcLLM, "        maxModelLen: 8192\n", "        maxModelLen: 8192\n        "+c.to+"\n", 1)
+		_, err := parseLLM(t, bad)
+		require.Error(t, err, c.to)
+		requireInputError(t, err)
+		require.Contains(t, err.Error(), c.want, c.to)
+	}
+}
