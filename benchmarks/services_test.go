@@ -1,6 +1,8 @@
 package benchmarks
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +103,81 @@ func BenchmarkServiceBesideDefaultJobs(b *testing.B) {
 			b.ReportMetric(float64(res.Stats.Passes), "with-service-passes")
 		})
 	}
+}
+
+// tenServiceYAML is service I of BenchmarkTenServicesBesideDefaultJobs: a
+// 400 requests/s diurnal service (200 to 600/s) peaking at hour PEAK, 1 to
+// 4 replicas, otherwise serviceYAML's.
+const tenServiceYAML = `    - name: serve-I
+      queue: inference
+      priority: 1000
+      pod: {cpu: "8", memory: 32Gi, gpus: 1}
+      replicas: {min: 1, max: 4, initial: 1}
+      coldStart: {imagePull: 30s, modelLoad: 20s}
+      load: {diurnal: {base: 400, amplitude: 200, peak: "PEAK:00"}}
+      batching: {batchSize: 32, maxBatchDelay: 50ms}
+      slo: {latency: 200ms}
+      autoscaler:
+        hpa: {metric: requestsPerReplica, target: 1000}
+`
+
+// defaultWithServices is the default scenario over a week with n of
+// tenServiceYAML's services, their peaks two hours apart.
+func defaultWithServices(b *testing.B, n int) (sim.Config, []cluster.JobSpec) {
+	b.Helper()
+	text := strings.Replace(string(scenarios.DefaultYAML()), "  horizon: 72h\n", "  horizon: 168h\n", 1)
+	if n > 0 {
+		svcs := "    services:\n"
+		for i := 0; i < n; i++ {
+			svcs += strings.NewReplacer("serve-I", "serve-"+strconv.Itoa(i), "PEAK", fmt.Sprintf("%02d", (2*i)%24)).Replace(tenServiceYAML)
+		}
+		text = strings.Replace(text, "  workload:\n", "  workload:\n"+svcs, 1)
+	}
+	s, err := scenarios.Parse(scenarios.DefaultName, "", []byte(text))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, jobs := buildJobs(b, s)
+	if len(cfg.Services) != n {
+		b.Fatalf("%d services built, want %d", len(cfg.Services), n)
+	}
+	return cfg, jobs
+}
+
+// BenchmarkTenServicesBesideDefaultJobs is issue 34's services case: a
+// week of the default scenario's jobs alone, beside one diurnal service,
+// and beside ten (peaks two hours apart); each iteration runs the three
+// in turns on the same jobs and reports each one's CPU time and the run
+// with ten over the run with one (issue 34: at most 3; a lone settled
+// service adds almost nothing, so the runs' totals are compared, not what
+// each adds). Run with -cpu 1: CPU seconds, not wall time.
+func BenchmarkTenServicesBesideDefaultJobs(b *testing.B) {
+	cfgs := make([]sim.Config, 3)
+	var jobs []cluster.JobSpec
+	for k, n := range []int{0, 1, 10} {
+		var js []cluster.JobSpec
+		cfgs[k], js = defaultWithServices(b, n)
+		if k == 0 {
+			jobs = js
+		} else if len(js) != len(jobs) {
+			b.Fatalf("the services changed the jobs: %d against %d", len(js), len(jobs))
+		}
+	}
+	t := make([]time.Duration, 3)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k, cfg := range cfgs {
+			cfg.Workload = &sim.SliceSource{Jobs: jobs}
+			start := cpuTime()
+			if _, err := sim.Run(cfg); err != nil {
+				b.Fatal(err)
+			}
+			t[k] += cpuTime() - start
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(t[0].Seconds()*1000/n, "jobs-cpu-ms/op")
+	b.ReportMetric(t[1].Seconds()*1000/n, "one-service-cpu-ms/op")
+	b.ReportMetric(t[2].Seconds()*1000/n, "ten-services-cpu-ms/op")
+	b.ReportMetric(t[2].Seconds()/t[1].Seconds(), "ten-over-one")
 }
