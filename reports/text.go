@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/capacity"
 )
 
 // Human formats seconds for people: 42.0s, 12.5m, 3.40h, 2.10d.
@@ -715,8 +716,8 @@ func writeSchedulerMarkdown(w io.Writer, s *Summary) {
 // stopped more than once): ", 4 stops by preemption", or "" with none.
 func stopsByCause(d *DisruptionSummary) string {
 	out := ""
-	for _, c := range []string{"spot interruption", "node failure", "consolidation", "preemption"} {
-		if n := d.ByCause[c]; n > 0 {
+	for c := capacity.Cause(0); c < capacity.NumCauses; c++ {
+		if n := d.ByCause[c.String()]; n > 0 {
 			stops := "stops"
 			if n == 1 {
 				stops = "stop"

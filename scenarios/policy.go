@@ -1295,6 +1295,15 @@ func (q *queueMapper) Next(j *cluster.JobSpec) (bool, error) {
 	return true, nil
 }
 
+// source is q as the run's job source: a tracedQueueMapper over a trace
+// reader, so the reader's Info still reaches the pipeline.
+func (q *queueMapper) source() sim.JobSource {
+	if _, trace := q.JobSource.(interface{ Info() traces.TraceInfo }); trace {
+		return tracedQueueMapper{q}
+	}
+	return q
+}
+
 // tracedQueueMapper is a queueMapper over a trace reader: it passes on the
 // reader's Info, from which the pipeline sizes the run's records and which
 // makes it parse the trace on another core (the mapper's counts are read
@@ -1382,10 +1391,7 @@ func (s builder) policy(b *Built, opts Options) error {
 		// workload).
 		b.Assumptions = append(b.Assumptions, pol.Notes...)
 		if len(qm.prio) > 0 {
-			b.Config.Workload = qm
-			if _, trace := qm.JobSource.(interface{ Info() traces.TraceInfo }); trace {
-				b.Config.Workload = tracedQueueMapper{qm}
-			}
+			b.Config.Workload = qm.source()
 		}
 		return nil
 	}
@@ -1394,10 +1400,7 @@ func (s builder) policy(b *Built, opts Options) error {
 			return err
 		}
 	}
-	b.Config.Workload = qm
-	if _, trace := qm.JobSource.(interface{ Info() traces.TraceInfo }); trace {
-		b.Config.Workload = tracedQueueMapper{qm}
-	}
+	b.Config.Workload = qm.source()
 	b.Config.Admission = &pol.Spec
 	kind := "Kueue"
 	if len(pol.Volcano) > 0 {

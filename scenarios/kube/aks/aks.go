@@ -11,6 +11,7 @@ import (
 
 	yamlv3 "go.yaml.in/yaml/v3"
 
+	"gpuplan.dev/gpuplan/scenarios/kube/nodes"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
 
@@ -410,9 +411,9 @@ func SystemLabels(p Pool) map[string]string {
 	if p.System {
 		mode = "system"
 	}
-	l := map[string]string{"agentpool": p.Name, "kubernetes.azure.com/agentpool": p.Name, "kubernetes.azure.com/mode": mode}
+	l := map[string]string{"agentpool": p.Name, nodes.LabelAKSAgentPool: p.Name, nodes.LabelAKSMode: mode}
 	if p.Spot {
-		l["kubernetes.azure.com/scalesetpriority"] = "spot"
+		l[nodes.LabelAKSPriority] = "spot"
 	}
 	return l
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/scenarios/kube/aks"
+	"gpuplan.dev/gpuplan/scenarios/kube/nodes"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -53,7 +54,7 @@ func (g *gen) agentPools() (File, error) {
 		// The labels AKS sets itself (a node dump has them all) are not
 		// written: AKS refuses them in nodeLabels.
 		ap := aks.Pool{Name: p.Name, VMSize: p.InstanceType, Count: p.Count, Spot: p.CapacityType == "spot", Location: loc,
-			Labels: aks.UserLabels(labels), System: labels["kubernetes.azure.com/mode"] == "system"}
+			Labels: aks.UserLabels(labels), System: labels[nodes.LabelAKSMode] == "system"}
 		// A shape the scenario gives (a node dump's figures, a VM size the
 		// catalog lacks) travels as tags, so the template reads back to
 		// the same pool.

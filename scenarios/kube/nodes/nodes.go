@@ -29,6 +29,7 @@ const (
 	LabelGKEPreemptible = "cloud.google.com/gke-preemptible"
 	LabelAKSPriority    = "kubernetes.azure.com/scalesetpriority"
 	LabelAKSAgentPool   = "kubernetes.azure.com/agentpool"
+	LabelAKSMode        = "kubernetes.azure.com/mode" // system or user
 	LabelGPUProduct     = "nvidia.com/gpu.product"
 	LabelGPUCount       = "nvidia.com/gpu.count"
 	LabelGPUMemory      = "nvidia.com/gpu.memory" // MiB
