@@ -179,6 +179,13 @@ func (c LLMConfig) Check() error {
 type LLMRequest struct {
 	ArrivalMs     float64
 	Input, Output int
+	// PrefixID names the shared prefix the prompt starts with (a system
+	// prompt, a few-shot block, a conversation's history; 0: none) and
+	// PrefixTokens its length, within Input. With prefix caching
+	// (vLLM's automatic prefix caching, on by default in its V1 engine) a
+	// replica that holds the prefix's full blocks does not prefill them
+	// again.
+	PrefixID, PrefixTokens int
 }
 
 // StepRecord is one step of the engine.
@@ -205,21 +212,11 @@ type LLMResult struct {
 	Blocks, PeakBlocks int64
 	// EndMs is when the last request finished; BusyMs the time steps ran.
 	EndMs, BusyMs float64
-	// InputTokens and OutputTokens served.
-	InputTokens, OutputTokens int64
+	// InputTokens and OutputTokens served; PrefixHitTokens the prompt
+	// tokens found in the prefix cache instead of prefilled.
+	InputTokens, OutputTokens, PrefixHitTokens int64
 	StepLog                   []StepRecord
 }
-
-type llmReq struct {
-	i                   int
-	in, out             int
-	computed, generated int
-	blocks              int64
-	firstMs             float64
-}
-
-// tokens is what the request's KV cache must hold before its next token.
-func (r *llmReq) tokens() int { return r.in + r.generated }
 
 // maxLLMRequests bounds one run: the exact model is for short windows and
 // for holding the fast model to.
@@ -228,152 +225,40 @@ const maxLLMRequests = 5_000_000
 // SimulateLLM serves reqs (sorted by arrival) on one replica.
 func SimulateLLM(cfg LLMConfig, reqs []LLMRequest) (LLMResult, error) {
 	cfg = cfg.WithDefaults()
-	if err := cfg.Check(); err != nil {
+	if err := checkLLMRun(cfg, reqs); err != nil {
 		return LLMResult{}, err
 	}
+	rep := newLLMReplica(&cfg, reqs, newLLMOutcomes(len(reqs)))
+	for i := range reqs {
+		rep.route(i)
+	}
+	if err := rep.advance(math.Inf(1)); err != nil {
+		return rep.res, err
+	}
+	return rep.result(), nil
+}
+
+// checkLLMRun refuses a configuration or requests the engine cannot serve.
+func checkLLMRun(cfg LLMConfig, reqs []LLMRequest) error {
+	if err := cfg.Check(); err != nil {
+		return err
+	}
 	if len(reqs) > maxLLMRequests {
-		return LLMResult{}, fmt.Errorf("requests: %d is above the exact model's %d", len(reqs), maxLLMRequests)
+		return fmt.Errorf("requests: %d is above the exact model's %d", len(reqs), maxLLMRequests)
 	}
 	for i, r := range reqs {
 		switch {
 		case r.Input < 1 || r.Output < 1:
-			return LLMResult{}, fmt.Errorf("request %d: input %d and output %d tokens are at least 1", i, r.Input, r.Output)
+			return fmt.Errorf("request %d: input %d and output %d tokens are at least 1", i, r.Input, r.Output)
 		case r.Input+r.Output > cfg.MaxModelLen:
-			return LLMResult{}, fmt.Errorf("request %d: %d tokens are above maxModelLen %d", i, r.Input+r.Output, cfg.MaxModelLen)
+			return fmt.Errorf("request %d: %d tokens are above maxModelLen %d", i, r.Input+r.Output, cfg.MaxModelLen)
 		case i > 0 && r.ArrivalMs < reqs[i-1].ArrivalMs, math.IsNaN(r.ArrivalMs):
-			return LLMResult{}, fmt.Errorf("request %d: arrivals are not sorted", i)
+			return fmt.Errorf("request %d: arrivals are not sorted", i)
+		case r.PrefixTokens < 0 || r.PrefixTokens > r.Input || r.PrefixID < 0:
+			return fmt.Errorf("request %d: prefixTokens %d is not in [0, input %d] or prefixID %d is negative", i, r.PrefixTokens, r.Input, r.PrefixID)
 		}
 	}
-	bs := int64(cfg.BlockSize)
-	res := LLMResult{Blocks: cfg.Blocks(),
-		TTFTMs: make([]float64, len(reqs)), TPOTMs: make([]float64, len(reqs)), E2EMs: make([]float64, len(reqs))}
-	free := res.Blocks
-	state := make([]llmReq, len(reqs))
-	var waiting, running []*llmReq
-	type sched struct {
-		r *llmReq
-		n int
-	}
-	var batch []sched
-	var step Step
-	next, done := 0, 0
-	t := 0.0
-	queued := func(i int) float64 { return reqs[i].ArrivalMs + cfg.RequestOverheadMs }
-	for done < len(reqs) {
-		for next < len(reqs) && queued(next) <= t {
-			state[next] = llmReq{i: next, in: reqs[next].Input, out: reqs[next].Output}
-			waiting = append(waiting, &state[next])
-			next++
-		}
-		if len(running) == 0 && len(waiting) == 0 {
-			t = queued(next)
-			continue
-		}
-		budget := cfg.MaxNumBatchedTokens
-		batch = batch[:0]
-		preempted := 0
-		for i := 0; i < len(running) && budget > 0; i++ {
-			r := running[i]
-			n := min(r.tokens()-r.computed, budget)
-			need := (int64(r.computed+n)+bs-1)/bs - r.blocks
-			self := false
-			for need > free && !self {
-				v := running[len(running)-1]
-				running = running[:len(running)-1]
-				free += v.blocks
-				v.blocks, v.computed = 0, 0
-				waiting = append(waiting, nil)
-				copy(waiting[1:], waiting)
-				waiting[0] = v
-				preempted++
-				self = v == r
-			}
-			if self {
-				break
-			}
-			free -= need
-			r.blocks += need
-			batch = append(batch, sched{r, n})
-			budget -= n
-		}
-		if preempted == 0 {
-			for len(waiting) > 0 && budget > 0 && len(running) < cfg.MaxNumSeqs {
-				r := waiting[0]
-				n := min(r.tokens()-r.computed, budget)
-				need := (int64(r.computed+n)+bs-1)/bs - r.blocks
-				if need > free {
-					break
-				}
-				free -= need
-				r.blocks += need
-				waiting = waiting[1:]
-				running = append(running, r)
-				batch = append(batch, sched{r, n})
-				budget -= n
-			}
-		}
-		res.Preemptions += preempted
-		if len(batch) == 0 {
-			return res, fmt.Errorf("invariant: step at %.3f ms schedules nothing with %d running and %d waiting", t, len(running), len(waiting))
-		}
-		step.Prefill, step.Decode = step.Prefill[:0], step.Decode[:0]
-		prefillTokens := 0
-		for _, s := range batch {
-			if s.n == 1 && s.r.generated > 0 && s.r.computed == s.r.tokens()-1 {
-				step.Decode = append(step.Decode, s.r.computed+1)
-			} else {
-				step.Prefill = append(step.Prefill, Chunk{Tokens: s.n, Cached: s.r.computed})
-				prefillTokens += s.n
-			}
-		}
-		ms := cfg.Engine.StepTime(step)*1e3 + cfg.StepOverheadMs
-		used := res.Blocks - free
-		res.PeakBlocks = max(res.PeakBlocks, used)
-		if cfg.RecordSteps {
-			res.StepLog = append(res.StepLog, StepRecord{StartMs: t, Ms: ms, PrefillTokens: prefillTokens, Decodes: len(step.Decode),
-				Running: len(running), Waiting: len(waiting), UsedBlocks: used, Preempted: preempted})
-		}
-		t += ms
-		res.BusyMs += ms
-		res.Steps++
-		finished := false
-		for _, s := range batch {
-			r := s.r
-			r.computed += s.n
-			if r.computed < r.tokens() {
-				continue
-			}
-			r.generated++
-			if r.generated == 1 {
-				r.firstMs = t
-			}
-			if r.generated == r.out {
-				a := reqs[r.i].ArrivalMs
-				res.TTFTMs[r.i] = r.firstMs - a + cfg.TokenOverheadMs
-				res.E2EMs[r.i] = t - a + float64(r.out)*cfg.TokenOverheadMs + cfg.FinishOverheadMs
-				if r.out > 1 {
-					res.TPOTMs[r.i] = (t-r.firstMs)/float64(r.out-1) + cfg.TokenOverheadMs
-				}
-				res.InputTokens += int64(r.in)
-				res.OutputTokens += int64(r.out)
-				free += r.blocks
-				r.blocks = 0
-				finished = true
-				done++
-			}
-		}
-		if finished {
-			kept := running[:0]
-			for _, r := range running {
-				if r.generated < r.out {
-					kept = append(kept, r)
-				}
-			}
-			running = kept
-		}
-	}
-	res.EndMs = t
-	return res, nil
+	return nil
 }
 
 // InterpQuantile is the p-quantile of xs, linearly interpolated between
