@@ -47,7 +47,14 @@
 //   - SimulateLLM: the exact request- and step-level model of one
 //     vLLM-style replica (llmsim.go): continuous batching within the
 //     token budget and max_num_seqs, chunked prefill, KV blocks and
-//     preemption by recompute. Not yet used by the cluster run.
+//     preemption by recompute, and vLLM's automatic prefix caching (a
+//     request naming a shared prefix skips the prefill of the prefix's
+//     full blocks a replica still holds; unread cached prefixes give
+//     their blocks up, least recently used first). SimulateLLMRouted
+//     runs several replicas behind a router (llmroute.go): round robin,
+//     least outstanding, or the llm-d endpoint picker's default
+//     prefix-aware scoring. Not yet used by the cluster run, whose fast
+//     model splits a service's arrivals evenly and has no prefix cache.
 //   - SteadyLLM: the fast model of one LLM replica at a steady rate
 //     (llmfast.go): the fixed point of the mean step over the prompts a
 //     step gathers and the requests decoding (Little's law), with TTFT
