@@ -215,7 +215,7 @@ type LLMResult struct {
 	// InputTokens and OutputTokens served; PrefixHitTokens the prompt
 	// tokens found in the prefix cache instead of prefilled.
 	InputTokens, OutputTokens, PrefixHitTokens int64
-	StepLog                   []StepRecord
+	StepLog                                    []StepRecord
 }
 
 // maxLLMRequests bounds one run: the exact model is for short windows and
