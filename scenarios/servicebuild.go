@@ -139,6 +139,14 @@ func (s serviceBuilder) buildService(i int, b *Built, pc *servicePolicy) (sim.Se
 	notes = append(notes, scn.notes...)
 
 	// An LLM engine (servicellmbuild.go), or batching and service time.
+	if wl != nil && wl.VLLM != nil {
+		if v.LLM == nil {
+			return cfg, nil, s.errAt(at, "%s %s runs a vLLM server (%s:%d, container %s): give the service an llm block with the requests' inputTokens and outputTokens; the engine's arguments come from the manifest", wl.Kind, wl.Name, wl.File, wl.Line, Quote(wl.VLLM.Container))
+		}
+		var more []string
+		v, more = withVLLMArgs(v, wl)
+		notes = append(notes, more...)
+	}
 	if v.LLM != nil {
 		return s.buildLLMServiceSpec(at, v, b, cfg, notes)
 	}

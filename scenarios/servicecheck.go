@@ -78,7 +78,10 @@ func (s validator) validateService(i int) error {
 	if v.Priority != nil && v.PriorityClass != "" {
 		return s.errAt(at+".priorityClass", "give priority or priorityClass, not both")
 	}
-	if v.LLM != nil {
+	// An llm block without its model takes it from a vLLM server in the
+	// service's manifests, read when the scenario is built (and checked
+	// then).
+	if v.LLM != nil && (v.LLM.Model != "" || len(v.Manifests) == 0) {
 		if _, err := s.llmService(at, v); err != nil {
 			return err
 		}

@@ -15,7 +15,8 @@ import (
 // LLMServiceSpec is one replica's engine and the requests' lengths.
 type LLMServiceSpec struct {
 	// Model is a model of the catalog: llama-3-8b or llama-3-70b (Llama 3
-	// and 3.1, bf16).
+	// and 3.1, bf16). With manifests holding a vLLM server, it and the
+	// engine's limits left unset are the server's arguments.
 	Model string `json:"model"`
 	// GPU is the replica's GPU model, one with LLM defaults (H100-80GB,
 	// H200-141GB, B200, A100-80GB, A100-40GB); default the service's

@@ -6,6 +6,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/models/serving"
+	kubesvc "gpuplan.dev/gpuplan/scenarios/kube/services"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/services"
 )
@@ -127,4 +128,58 @@ func appendOnce(xs []string, s string) []string {
 		}
 	}
 	return append(xs, s)
+}
+
+// withVLLMArgs is v with its llm block's unset engine fields taken from
+// the vLLM server's arguments in wl's manifest (a field the scenario
+// sets wins, and a note says so), and the notes on what was read.
+func withVLLMArgs(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, []string) {
+	a := wl.VLLM
+	w, l := *v, *v.LLM
+	w.LLM = &l
+	where := fmt.Sprintf("%s %s (%s:%d)", wl.Kind, wl.Name, wl.File, wl.Line)
+	var read, over []string
+	str := func(field, flag string, dst *string, val string) {
+		switch {
+		case val == "":
+		case *dst == "":
+			*dst = val
+			read = append(read, flag+" "+val)
+		case *dst != val:
+			over = append(over, fmt.Sprintf("llm.%s %s over %s %s", field, *dst, flag, val))
+		}
+	}
+	ints := func(field, flag string, dst **int, val *int) {
+		switch {
+		case val == nil:
+		case *dst == nil:
+			*dst = val
+			read = append(read, fmt.Sprintf("%s %d", flag, *val))
+		case **dst != *val:
+			over = append(over, fmt.Sprintf("llm.%s %d over %s %d", field, **dst, flag, *val))
+		}
+	}
+	str("model", "model", &l.Model, a.Model)
+	ints("tensorParallel", "--tensor-parallel-size", &l.TensorParallel, a.TensorParallel)
+	ints("maxNumSeqs", "--max-num-seqs", &l.MaxNumSeqs, a.MaxNumSeqs)
+	ints("maxNumBatchedTokens", "--max-num-batched-tokens", &l.MaxNumBatchedTokens, a.MaxNumBatchedTokens)
+	ints("maxModelLen", "--max-model-len", &l.MaxModelLen, a.MaxModelLen)
+	ints("blockSize", "--block-size", &l.BlockSize, a.BlockSize)
+	switch g := a.GPUMemoryUtilization; {
+	case g == nil:
+	case l.GPUMemoryUtilization == nil:
+		l.GPUMemoryUtilization = g
+		read = append(read, fmt.Sprintf("--gpu-memory-utilization %g", *g))
+	case *l.GPUMemoryUtilization != *g:
+		over = append(over, fmt.Sprintf("llm.gpuMemoryUtilization %g over --gpu-memory-utilization %g", *l.GPUMemoryUtilization, *g))
+	}
+	args := "every engine limit vLLM's default"
+	if len(read) > 0 {
+		args = strings.Join(read, ", ") + "; the rest vLLM's defaults"
+	}
+	notes := []string{fmt.Sprintf("vLLM server of %s, container %s, model %s: %s", where, Quote(a.Container), Quote(a.HFModel), args)}
+	if len(over) > 0 {
+		notes = append(notes, "the scenario's "+strings.Join(over, ", ")+" (the scenario wins)")
+	}
+	return &w, append(notes, a.Notes...)
 }

@@ -73,6 +73,9 @@ type Workload struct {
 	Model, StorageURI        string
 	KPA                      *autoscale.KPASpec
 	HPA                      *autoscale.HPASpec
+	// VLLM is the engine arguments of a replica's vLLM server (vllm.go),
+	// nil when no container runs one.
+	VLLM *VLLM
 	// Notes say what the manifest asks that gpuplan took as something
 	// else (gpufields).
 	Notes []string
@@ -215,6 +218,9 @@ func replicated(file string, m strict.Manifest, pos strict.Positions, meta metav
 		return w, err
 	}
 	if err := spreadOf(file, m.Line, pos, "spec.template.spec.", &w, tpl.Labels, ps.TopologySpreadConstraints, ps.Affinity); err != nil {
+		return w, err
+	}
+	if w.VLLM, err = vllmOf(file, m.Line, pos, "spec.template.spec", ps.Containers); err != nil {
 		return w, err
 	}
 	return w, nil

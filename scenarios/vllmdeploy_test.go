@@ -1,0 +1,112 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// vllmDeploy is a vLLM Deployment as vLLM's Kubernetes guide writes one
+// (the server in a shell script), serving Llama 3.1 8B on one A100.
+const vllmDeploy = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+  namespace: serving
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: chat}
+  template:
+    metadata:
+      labels: {app: chat}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:latest
+        command: ["/bin/sh", "-c"]
+        args:
+        - vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 128 --max-model-len 4096 --gpu-memory-utilization 0.85 --max-num-batched-tokens 1024 --enable-prefix-caching
+        ports:
+        - containerPort: 8000
+        resources:
+          limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "1"}
+`
+
+const vllmService = `    services:
+    - name: chat
+      manifests: [vllm.yaml]
+      load: {constant: 5}
+      llm:
+        gpu: A100-80GB
+        inputTokens: {mean: 512, stdDev: 256, min: 16, max: 2048}
+        outputTokens: {mean: 256, stdDev: 128, min: 16, max: 1024}
+`
+
+// A vLLM Deployment is an LLM service: the engine's limits are the
+// server's arguments, the replicas and pod the Deployment's; the scenario
+// gives the request lengths and may override an argument (it wins, and a
+// note says so). Arguments the run does not model are noted.
+func TestLLMServiceFromVLLMDeployment(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm.yaml"), []byte(body), 0o644))
+	}
+	build := func(body string) (*Built, error) {
+		s, err := Parse("svc.yaml", dir, []byte(body))
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.Build(Options{})
+		if err == nil {
+			t.Cleanup(func() { b.Close() })
+		}
+		return b, err
+	}
+	write(vllmDeploy)
+	b, err := build(svcCluster + vllmService)
+	require.NoError(t, err)
+	c := b.Config.Services[0]
+	require.EqualValues(t, 1, c.Pod.GPUs)
+	require.Equal(t, 2, c.InitialReplicas)
+	cfg := c.Spec.LLM.Config
+	require.Equal(t, "llama-3-8b", cfg.Engine.Model.Name)
+	require.Equal(t, 1, cfg.Engine.TP)
+	require.Equal(t, 128, cfg.MaxNumSeqs)
+	require.Equal(t, 4096, cfg.MaxModelLen)
+	require.Equal(t, 0.85, cfg.GPUMemoryUtilization)
+	require.Equal(t, 1024, cfg.MaxNumBatchedTokens)
+	all := strings.Join(b.Assumptions, "\n")
+	require.Contains(t, all, `vLLM server of Deployment chat (`)
+	require.Contains(t, all, `container "vllm", model "meta-llama/Llama-3.1-8B-Instruct": model llama-3-8b, --max-num-seqs 128, --max-num-batched-tokens 1024, --max-model-len 4096, --gpu-memory-utilization 0.85; the rest vLLM's defaults`)
+	require.Contains(t, all, "vLLM --enable-prefix-caching: the cluster run's fast model has no prefix cache")
+
+	// The scenario's maxNumSeqs wins over the argument.
+	b, err = build(svcCluster + strings.Replace(vllmService, "        gpu: A100-80GB\n", "        gpu: A100-80GB\n        maxNumSeqs: 64\n", 1))
+	require.NoError(t, err)
+	require.Equal(t, 64, b.Config.Services[0].Spec.LLM.Config.MaxNumSeqs)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "the scenario's llm.maxNumSeqs 64 over --max-num-seqs 128 (the scenario wins)")
+
+	// Tensor parallel 2 on a one-GPU pod is the pod's error, as vLLM
+	// would not start.
+	write(strings.Replace(vllmDeploy, "--max-num-seqs 128", "--max-num-seqs 128 -tp 2", 1))
+	_, err = build(svcCluster + vllmService)
+	requireInputError(t, err)
+	require.ErrorContains(t, err, "spec.workload.services[0].pod.gpus: a replica of tensorParallel 2 holds 2 whole GPUs; the pod asks for 1")
+
+	// Pipeline parallel is refused at the argument's line.
+	write(strings.Replace(vllmDeploy, "--max-num-seqs 128", "--max-num-seqs 128 --pipeline-parallel-size 2", 1))
+	_, err = build(svcCluster + vllmService)
+	requireInputError(t, err)
+	require.ErrorContains(t, err, "vllm.yaml:19:9: spec.template.spec.containers[0].args: --pipeline-parallel-size 2: pipeline and data parallel replicas are not modelled")
+
+	// Without an llm block the request lengths are missing: refused.
+	write(vllmDeploy)
+	_, err = build(svcCluster + "    services:\n    - name: chat\n      manifests: [vllm.yaml]\n      load: {constant: 5}\n      batching: {batchSize: 1, baseMs: 20, perItemMs: 1}\n")
+	requireInputError(t, err)
+	require.ErrorContains(t, err, `spec.workload.services[0]: Deployment chat runs a vLLM server (`)
+	require.ErrorContains(t, err, `container "vllm"): give the service an llm block with the requests' inputTokens and outputTokens`)
+}
