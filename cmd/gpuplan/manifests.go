@@ -128,6 +128,7 @@ built with the projects' API types; each file is written atomically.`,
 	f.StringVar(&o.gen.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
 	f.StringVar(&o.gen.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")
 	f.StringVar(&o.gen.ServingImage, "serving-image", manifests.DefaultServingImage, "container image of the inference services' replicas (TorchServe)")
+	f.StringVar(&o.gen.LLMImage, "llm-image", manifests.DefaultLLMImage, "container image of the LLM services' replicas (vLLM's OpenAI-compatible server, its entry point given the engine's arguments)")
 	scenarioArgs(c)
 	dirFlag(c, "out")
 	scenarioFlag(c, "variant", variantNames)
@@ -136,7 +137,7 @@ built with the projects' API types; each file is written atomically.`,
 	enumFlag(c, "training-api", manifests.TrainingAPIs)
 	enumFlag(c, "provider", manifests.Providers)
 	enumFlag(c, "fixed-pools", manifests.FixedPoolKinds)
-	freeFlag(c, "cluster-name", "namespace", "image", "checkpoint-storage", "storage-class", "prometheus-release", "entrypoint", "serving-image")
+	freeFlag(c, "cluster-name", "namespace", "image", "checkpoint-storage", "storage-class", "prometheus-release", "entrypoint", "serving-image", "llm-image")
 	return c
 }
 
@@ -151,7 +152,7 @@ func (o *manifestsOptions) validate() error {
 	if o.out == "" {
 		return usageError{fmt.Errorf("--out DIR is required")}
 	}
-	for _, f := range []struct{ flag, v string }{{"image", o.gen.Image}, {"serving-image", o.gen.ServingImage}, {"entrypoint", o.gen.Entrypoint}} {
+	for _, f := range []struct{ flag, v string }{{"image", o.gen.Image}, {"serving-image", o.gen.ServingImage}, {"llm-image", o.gen.LLMImage}, {"entrypoint", o.gen.Entrypoint}} {
 		if strings.TrimSpace(f.v) == "" {
 			return badFlag(f.flag, f.v, "want a value (see its default in --help)")
 		}

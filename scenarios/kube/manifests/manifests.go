@@ -94,6 +94,9 @@ type Options struct {
 	// ServingImage is the container image of the inference services'
 	// replicas (default DefaultServingImage).
 	ServingImage string
+	// LLMImage is the container image of the LLM services' replicas
+	// (default DefaultLLMImage).
+	LLMImage string
 	// Provider is the cloud the pools are written for: eks (Karpenter
 	// NodePools and EC2NodeClass, the default) or aks (AKS agent pools
 	// as an ARM template).
@@ -161,6 +164,9 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	}
 	if o.Entrypoint == "" {
 		o.Entrypoint = DefaultEntrypoint
+	}
+	if o.LLMImage == "" {
+		o.LLMImage = DefaultLLMImage
 	}
 	if o.ServingImage == "" {
 		o.ServingImage = DefaultServingImage

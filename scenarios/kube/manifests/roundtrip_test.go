@@ -249,7 +249,13 @@ func servicesReadBack(t *testing.T, s *scenarios.Scenario, dir string) *scenario
 		}
 		batch := c.Spec.Batch
 		nv.Batching = &scenarios.BatchingSpec{BaseMs: ptr(batch.BaseMs), PerItemMs: ptr(batch.PerItemMs)}
-		if props := filepath.Join(dir, filepath.FromSlash(DirServices), v.Name+".config.properties"); fileExists(props) {
+		if l := v.LLM; l != nil {
+			// The engine's limits from the vLLM server's arguments; the
+			// request lengths, targets and step model are the run's alone.
+			nv.Batching, nv.QueueLimit = nil, nil
+			nv.LLM = &scenarios.LLMServiceSpec{GPU: l.GPU, StepOverheadMs: l.StepOverheadMs, Roofline: l.Roofline, StepFit: l.StepFit,
+				APIOverhead: l.APIOverhead, InputTokens: l.InputTokens, OutputTokens: l.OutputTokens, SLO: l.SLO}
+		} else if props := filepath.Join(dir, filepath.FromSlash(DirServices), v.Name+".config.properties"); fileExists(props) {
 			nv.TorchServe = &scenarios.TorchServeSpec{Path: props}
 		} else {
 			nv.Batching.BatchSize = ptr(batch.Size)
@@ -276,4 +282,31 @@ func servicesReadBack(t *testing.T, s *scenarios.Scenario, dir string) *scenario
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// TestRoundTripLLM: the LLM chat example's service written as a vLLM
+// Deployment (the engine's limits as the server's arguments) and its KEDA
+// ScaledObject, read back, gives the run's summary. (One example, not
+// every LLM example and variant: each run computes its engine's curve.)
+func TestRoundTripLLM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates an LLM service three times")
+	}
+	s, err := scenarios.LoadFile("../../examples/llm-serving/chat/scenario.yaml")
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err := Generate(s, m, Options{})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, WriteDir(dir, files))
+	raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(DirServices), "chat.yaml"))
+	require.NoError(t, err)
+	for _, arg := range []string{"image: vllm/vllm-openai:v0.11.0", "- --model\n        - meta-llama/Llama-3.1-8B-Instruct", "- --max-num-seqs\n        - \"256\"",
+		"- --max-model-len\n        - \"8192\"", "- --max-num-batched-tokens\n        - \"8192\"", "path: /health", "kind: ScaledObject", "vllm:num_requests_waiting"} {
+		require.Contains(t, string(raw), arg)
+	}
+	want := summaryJSON(t, s, pipeline.Options{})
+	got := summaryJSON(t, servicesReadBack(t, s, dir), pipeline.Options{})
+	require.Equal(t, want, got, "the LLM service read back")
 }

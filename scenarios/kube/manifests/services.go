@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"gpuplan.dev/gpuplan/models/serving"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/autoscale"
@@ -46,6 +47,9 @@ const (
 	// DefaultServingImage is TorchServe's GPU image, the replicas'
 	// container (Options.ServingImage).
 	DefaultServingImage = "pytorch/torchserve:0.12.0-gpu"
+	// DefaultLLMImage is vLLM's OpenAI-compatible server, the LLM
+	// services' replicas' container (Options.LLMImage).
+	DefaultLLMImage = "vllm/vllm-openai:v0.11.0"
 	// TorchServeConfigPath is where TorchServe's image reads its
 	// configuration.
 	TorchServeConfigPath = "/home/model-server/config.properties"
@@ -300,8 +304,12 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 	ann := map[string]string{generatedBy: g.s.Metadata.Name}
 	b := cfg.Spec.Batch
 	comment := []string{fmt.Sprintf("Inference service %s: replicas %d to %d (%d at the start); a replica serves after its image pull (%s) and model load (%s) once bound.",
-		v.Name, cfg.MinReplicas, cfg.MaxReplicas, cfg.InitialReplicas, msDuration(int64(cfg.ImagePull)), msDuration(int64(cfg.ModelLoad))),
-		fmt.Sprintf("Simulation only, with no Kubernetes object: the request load, the service time of a batch (%.4g ms + %.4g ms per request) and the SLO.", b.BaseMs, b.PerItemMs)}
+		v.Name, cfg.MinReplicas, cfg.MaxReplicas, cfg.InitialReplicas, msDuration(int64(cfg.ImagePull)), msDuration(int64(cfg.ModelLoad)))}
+	if cfg.Spec.LLM == nil {
+		comment = append(comment, fmt.Sprintf("Simulation only, with no Kubernetes object: the request load, the service time of a batch (%.4g ms + %.4g ms per request) and the SLO.", b.BaseMs, b.PerItemMs))
+	} else {
+		comment = append(comment, "Simulation only, with no Kubernetes object: the request load and lengths, the engine's step model (roofline or fitted coefficients, step and API overheads) and the TTFT/TPOT targets.")
+	}
 	if words != "" {
 		comment = append(comment, words)
 	}
@@ -319,6 +327,9 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 	if kpa, ok := cfg.Scaler.(services.KPA); ok && kpa.K != nil {
 		isvc, notes := g.inferenceService(v, ns, labels, ann, res, sel, aff, tols, pc, kpa.K.Spec())
 		comment = append(comment, notes...)
+		if cfg.Spec.LLM != nil {
+			comment = append(comment, g.warn("service %s: an LLM service under Knative's KPA is written as an InferenceService with TorchServe's predictor; give its predictor vLLM's container (as a Deployment's is written) by hand", v.Name))
+		}
 		if lq != "" {
 			comment = append(comment, g.warn("service %s: an InferenceService's pods are Knative's; Kueue admits them through its pod integration (enable \"pod\" in its integrations) and the queue label is on the InferenceService", v.Name))
 		}
@@ -338,8 +349,15 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 			{Name: "metrics", ContainerPort: 8082}},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ping", Port: intOrName("inference")}}},
 	}
+	metricsPort := "8082"
+	if l := cfg.Spec.LLM; l != nil {
+		var notes []string
+		container, notes = g.vllmContainer(l.Config, res)
+		comment = append(comment, notes...)
+		metricsPort = "8000"
+	}
 	pod := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "8082"}},
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": metricsPort}},
 		Spec: corev1.PodSpec{NodeSelector: sel, Affinity: aff, Tolerations: tols, PriorityClassName: pc,
 			Containers: []corev1.Container{container}},
 	}
@@ -647,4 +665,34 @@ func utilText(ann map[string]string) string {
 		return u
 	}
 	return strconv.Itoa(knativeTargetUtilization)
+}
+
+// vllmModels are the Hugging Face ids an LLM service's catalog model is
+// written as (the instruct models; the base models have the same shape).
+var vllmModels = map[string]string{"llama-3-8b": "meta-llama/Llama-3.1-8B-Instruct", "llama-3-70b": "meta-llama/Llama-3.1-70B-Instruct"}
+
+// vllmContainer is an LLM service's replica: vLLM's OpenAI-compatible
+// server (the image's entry point) with the engine's limits as the run
+// modelled them, and the notes for the file's comment.
+func (g serviceWriter) vllmContainer(c serving.LLMConfig, res corev1.ResourceList) (corev1.Container, []string) {
+	model := vllmModels[c.Engine.Model.Name]
+	args := []string{"--model", model,
+		"--tensor-parallel-size", strconv.Itoa(max(c.Engine.TP, 1)),
+		"--max-num-seqs", strconv.Itoa(c.MaxNumSeqs),
+		"--max-num-batched-tokens", strconv.Itoa(c.MaxNumBatchedTokens),
+		"--max-model-len", strconv.Itoa(c.MaxModelLen),
+		"--gpu-memory-utilization", strconv.FormatFloat(c.GPUMemoryUtilization, 'g', -1, 64),
+		"--block-size", strconv.Itoa(c.BlockSize),
+		"--port", "8000"}
+	notes := []string{fmt.Sprintf("vLLM serves %s (%s's shape) with the engine limits the run modelled; the image is %s.", model, c.Engine.Model.Name, g.o.LLMImage)}
+	notes = append(notes, "vLLM's automatic prefix caching (on by default) was not simulated: the run prefills every prompt whole, conservative where prompts share a prefix.")
+	return corev1.Container{
+		Name:      "vllm",
+		Image:     g.o.LLMImage,
+		Args:      args,
+		Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
+		Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: 8000}},
+		// vLLM answers /health once the model is loaded.
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intOrName("http")}}},
+	}, notes
 }
