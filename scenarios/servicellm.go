@@ -50,7 +50,26 @@ type LLMServiceSpec struct {
 	RequestTrace *LLMTraceSpec `json:"requestTrace,omitempty"`
 	// SLO is the TTFT and TPOT targets the report measures attainment of.
 	SLO *LLMSLOSpec `json:"slo,omitempty"`
+	// Prefix is the shared prefix the prompts start with (a system
+	// prompt, few-shot examples): vLLM's automatic prefix caching keeps
+	// its full blocks on a replica, so a prompt prefills only what
+	// follows them.
+	Prefix *LLMPrefixSpec `json:"prefix,omitempty"`
 }
+
+// LLMPrefixSpec is an LLM service's shared prompt prefixes.
+type LLMPrefixSpec struct {
+	// Tokens is a prefix's length, part of every prompt (below the
+	// shortest prompt).
+	Tokens int `json:"tokens"`
+	// Groups is how many different prefixes the prompts start with
+	// (default 1); a replica holds every one (requests reach the
+	// replicas at random).
+	Groups *int `json:"groups,omitempty"`
+}
+
+// maxLLMPrefixGroups bounds llm.prefix.groups.
+const maxLLMPrefixGroups = 10_000
 
 // LLMRooflineSpec overrides a GPU's roofline: the dense bf16 rate
 // reached (TFLOP/s; decodeTflops for decode rows), the memory bandwidth
@@ -281,6 +300,32 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 			return out, s.errAt(at+".outputTokens", "a request of up to %d prompt and %d output tokens is above maxModelLen %d", out.Input.Longest(), out.Output.Longest(), cfg.MaxModelLen)
 		}
 	}
+	if p := l.Prefix; p != nil {
+		if l.RequestTrace != nil {
+			return out, s.errAt(at+".prefix", "shares a prefix among inputTokens' prompts; a request trace is for the exact model")
+		}
+		shortest := out.Input.Min
+		if out.Input.Kind == serving.Fixed {
+			shortest = int(out.Input.Mean)
+		}
+		if p.Tokens < 1 || p.Tokens >= shortest {
+			return out, s.errAt(at+".prefix.tokens", "%d: a prefix is part of every prompt, from 1 to %d tokens (below the shortest prompt, %d)", p.Tokens, shortest-1, shortest)
+		}
+		groups := 1
+		if p.Groups != nil {
+			if *p.Groups < 1 || *p.Groups > maxLLMPrefixGroups {
+				return out, s.errAt(at+".prefix.groups", "%d: from 1 to %d prefixes", *p.Groups, maxLLMPrefixGroups)
+			}
+			groups = *p.Groups
+		}
+		// vLLM caches full blocks only.
+		blocks := p.Tokens / cfg.BlockSize
+		if blocks == 0 {
+			return out, s.errAt(at+".prefix.tokens", "%d tokens fill no KV block of %d: vLLM caches full blocks only", p.Tokens, cfg.BlockSize)
+		}
+		cfg.PrefixHitTokens = blocks * cfg.BlockSize
+		cfg.PrefixCacheBlocks = int64(groups) * int64(blocks)
+	}
 	if sl := l.SLO; sl != nil {
 		for _, f := range []struct {
 			name string
@@ -298,6 +343,8 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 			return out, s.errAt(at+".model", "%s; a larger tensorParallel splits it", msg)
 		case "maxModelLen":
 			return out, s.errAt(at+".maxModelLen", "%s", msg)
+		case "prefix":
+			return out, s.errAt(at+".prefix.groups", "%s", msg)
 		}
 		return out, s.errAt(at, "%v", err)
 	}

@@ -73,6 +73,10 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		l.Config.Engine.AllReduce = serving.TPAllReduce(f, tp)
 		notes = append(notes, fmt.Sprintf("tensor parallel %d: two all-reduces a layer priced on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)", tp, f.Name, f.AlphaUS, f.BusBWGBps))
 	}
+	if c := l.Config; c.PrefixHitTokens > 0 || v.LLM.Prefix != nil {
+		notes = append(notes, fmt.Sprintf("prefix caching (vLLM's automatic prefix caching): each prompt's first %d tokens (the prefix's full blocks of %d) are found cached; every replica holds the %d prefixes' %d blocks, as requests spread at random reach them all; a prefix's first request on a replica (a miss) is not counted",
+			c.PrefixHitTokens, c.BlockSize, c.PrefixCacheBlocks/int64(max(c.PrefixHitTokens/c.BlockSize, 1)), c.PrefixCacheBlocks))
+	}
 	x := &services.LLM{Config: l.Config, Input: l.Input, Output: l.Output}
 	if sl := v.LLM.SLO; sl != nil {
 		if sl.TTFT != nil {

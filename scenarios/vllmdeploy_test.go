@@ -82,7 +82,7 @@ func TestLLMServiceFromVLLMDeployment(t *testing.T) {
 	all := strings.Join(b.Assumptions, "\n")
 	require.Contains(t, all, `vLLM server of Deployment chat (`)
 	require.Contains(t, all, `container "vllm", model "meta-llama/Llama-3.1-8B-Instruct": model llama-3-8b, --max-num-seqs 128, --max-num-batched-tokens 1024, --max-model-len 4096, --gpu-memory-utilization 0.85; the rest vLLM's defaults`)
-	require.Contains(t, all, "vLLM --enable-prefix-caching: the cluster run's fast model has no prefix cache")
+	require.Contains(t, all, "vLLM --enable-prefix-caching: the cluster run caches prefixes where llm.prefix says")
 
 	// The scenario's maxNumSeqs wins over the argument.
 	b, err = build(svcCluster + strings.Replace(vllmService, "        gpu: A100-80GB\n", "        gpu: A100-80GB\n        maxNumSeqs: 64\n", 1))

@@ -3,6 +3,7 @@ package serving
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 )
@@ -109,18 +110,31 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 		return LLMSteady{}, err
 	}
 	ins, outs := in.quantilePoints(16), out.quantilePoints(24)
+	// With a prefix cache (LLMConfig.PrefixHitTokens) each prompt
+	// prefills only what follows its cached prefix, attending to it: the
+	// grid is of the tokens computed.
+	hit := float64(cfg.PrefixHitTokens)
+	if hit > 0 && slices.Min(ins) <= hit {
+		return LLMSteady{}, fmt.Errorf("prefixHitTokens: %d cached tokens leave nothing to prefill of a %.0f-token prompt", cfg.PrefixHitTokens, slices.Min(ins))
+	}
+	for i := range ins {
+		ins[i] -= hit
+	}
 	eIn := meanOf(ins, func(x float64) float64 { return x })
 	eDec := meanOf(outs, func(x float64) float64 { return x - 1 })
 	// Mean context of a decoding request: its prompt and, weighted by
 	// its decode steps, half its output.
-	ctx := eIn + meanOf(outs, func(x float64) float64 { return (x - 1) * x / 2 })/math.Max(eDec, 1e-9)
+	ctx := eIn + hit + meanOf(outs, func(x float64) float64 { return (x - 1) * x / 2 })/math.Max(eDec, 1e-9)
 	lam := rate / 1e3 // per ms
 	if lam <= 0 {
 		return LLMSteady{}, nil
 	}
-	m := &steadyModel{cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam,
+	// A request's own blocks hold its context but the cached prefix,
+	// which the prefixes' blocks hold once for all.
+	m := &steadyModel{cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam, hit: cfg.PrefixHitTokens,
 		budget:       float64(cfg.MaxNumBatchedTokens),
-		blocksPerReq: (ctx + float64(cfg.BlockSize)/2) / float64(cfg.BlockSize)}
+		blocks:       float64(cfg.Blocks() - cfg.PrefixCacheBlocks),
+		blocksPerReq: (ctx - hit + float64(cfg.BlockSize)/2) / float64(cfg.BlockSize)}
 	s, mo, err := m.fixedPoint()
 	if err != nil {
 		return LLMSteady{}, err
@@ -181,6 +195,10 @@ type steadyModel struct {
 	lam            float64
 	budget         float64 // max_num_batched_tokens
 	blocksPerReq   float64 // a decoding request's mean blocks
+	// hit is the prompt tokens found cached (LLMConfig.PrefixHitTokens);
+	// blocks the cache's blocks less the cached prefixes'.
+	hit    int
+	blocks float64
 	pk             []float64
 	st             Step
 	decodes        []int // every decode of the mean context
@@ -217,7 +235,7 @@ func (m *steadyModel) stepOf(prompts []float64, n int) float64 {
 		}
 		prefill += int(t)
 		chunks++
-		flops += prefillAttnFlops(hiddenTP, int(t), 0)
+		flops += prefillAttnFlops(hiddenTP, int(t), m.hit)
 		room -= t
 	}
 	ctx := float64(n * int(m.ctx))
@@ -236,7 +254,7 @@ func (m *steadyModel) stepOfWhole(prompts []float64, n int) float64 {
 		if t < 1 {
 			break
 		}
-		m.st.Prefill = append(m.st.Prefill, Chunk{Tokens: int(t)})
+		m.st.Prefill = append(m.st.Prefill, Chunk{Tokens: int(t), Cached: m.hit})
 		room -= t
 	}
 	for len(m.decodes) < n {
@@ -322,7 +340,7 @@ func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
 	var mo stepMoments
 	for it := 0; ; it++ {
 		d := lam * eDec * s
-		if d > float64(cfg.MaxNumSeqs) || d*m.blocksPerReq > float64(cfg.Blocks()) || lam*s*m.eIn > m.budget-d || it > 200 {
+		if d > float64(cfg.MaxNumSeqs) || d*m.blocksPerReq > m.blocks || lam*s*m.eIn > m.budget-d || it > 200 {
 			return 0, stepMoments{}, ErrLLMOverload
 		}
 		m.pk = poisson(lam * s)
@@ -330,7 +348,7 @@ func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
 		// The cache must hold the decoding requests' drift too (two
 		// deviations above the mean): beyond, requests queue for blocks
 		// and are preempted, which this model does not follow.
-		if (d+2*math.Sqrt(varD))*m.blocksPerReq > float64(cfg.Blocks()) {
+		if (d+2*math.Sqrt(varD))*m.blocksPerReq > m.blocks {
 			return 0, stepMoments{}, ErrLLMOverload
 		}
 		// An engine with nothing to run does not step: the mean is over

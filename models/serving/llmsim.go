@@ -62,6 +62,13 @@ type LLMConfig struct {
 	// TTFT and each later token's gap include it, so TPOT does, without
 	// holding the engine); and after the last token (E2E only).
 	RequestOverheadMs, TokenOverheadMs, FinishOverheadMs float64
+	// PrefixHitTokens and PrefixCacheBlocks are the fast model's prefix
+	// cache (SteadyLLM): each prompt's first PrefixHitTokens tokens are
+	// found cached, and the cached prefixes hold PrefixCacheBlocks of the
+	// KV cache. The exact model ignores them: it follows each request's
+	// PrefixID through the replica's cache.
+	PrefixHitTokens   int
+	PrefixCacheBlocks int64
 	// RecordSteps keeps a StepRecord of every step in the result.
 	RecordSteps bool
 }
@@ -148,6 +155,8 @@ func (c LLMConfig) Check() error {
 		return fmt.Errorf("gpuMemoryUtilization: %g is not in (0, 1]", c.GPUMemoryUtilization)
 	case c.ReserveBytes < 0 || c.StepOverheadMs < 0 || c.KVBlocks < 0:
 		return fmt.Errorf("reserveBytes, stepOverheadMs and kvBlocks are not negative")
+	case c.PrefixHitTokens < 0 || c.PrefixCacheBlocks < 0:
+		return fmt.Errorf("prefixHitTokens and prefixCacheBlocks are not negative")
 	case !(c.RequestOverheadMs >= 0) || !(c.TokenOverheadMs >= 0) || !(c.FinishOverheadMs >= 0) ||
 		math.IsInf(c.RequestOverheadMs+c.TokenOverheadMs+c.FinishOverheadMs, 0):
 		return fmt.Errorf("requestOverheadMs, tokenOverheadMs and finishOverheadMs are finite and not negative")
@@ -170,6 +179,9 @@ func (c LLMConfig) Check() error {
 	}
 	if blocks := c.Blocks(); blocks*int64(c.BlockSize) < int64(c.MaxModelLen) {
 		return fmt.Errorf("maxModelLen: %d tokens do not fit the KV cache of %d tokens", c.MaxModelLen, blocks*int64(c.BlockSize))
+	}
+	if blocks := c.Blocks(); c.PrefixCacheBlocks > 0 && (blocks-c.PrefixCacheBlocks)*int64(c.BlockSize) < int64(c.MaxModelLen) {
+		return fmt.Errorf("prefix: the cached prefixes' %d blocks leave %d of the KV cache's %d, less than one request of maxModelLen %d tokens", c.PrefixCacheBlocks, blocks-c.PrefixCacheBlocks, blocks, c.MaxModelLen)
 	}
 	return nil
 }

@@ -254,7 +254,7 @@ func servicesReadBack(t *testing.T, s *scenarios.Scenario, dir string) *scenario
 			// request lengths, targets and step model are the run's alone.
 			nv.Batching, nv.QueueLimit = nil, nil
 			nv.LLM = &scenarios.LLMServiceSpec{GPU: l.GPU, StepOverheadMs: l.StepOverheadMs, Roofline: l.Roofline, StepFit: l.StepFit,
-				APIOverhead: l.APIOverhead, InputTokens: l.InputTokens, OutputTokens: l.OutputTokens, SLO: l.SLO}
+				APIOverhead: l.APIOverhead, InputTokens: l.InputTokens, OutputTokens: l.OutputTokens, SLO: l.SLO, Prefix: l.Prefix}
 		} else if props := filepath.Join(dir, filepath.FromSlash(DirServices), v.Name+".config.properties"); fileExists(props) {
 			nv.TorchServe = &scenarios.TorchServeSpec{Path: props}
 		} else {

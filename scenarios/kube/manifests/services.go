@@ -685,7 +685,9 @@ func (g serviceWriter) vllmContainer(c serving.LLMConfig, res corev1.ResourceLis
 		"--block-size", strconv.Itoa(c.BlockSize),
 		"--port", "8000"}
 	notes := []string{fmt.Sprintf("vLLM serves %s (%s's shape) with the engine limits the run modelled; the image is %s.", model, c.Engine.Model.Name, g.o.LLMImage)}
-	notes = append(notes, "vLLM's automatic prefix caching (on by default) was not simulated: the run prefills every prompt whole, conservative where prompts share a prefix.")
+	if c.PrefixHitTokens == 0 {
+		notes = append(notes, "vLLM's automatic prefix caching (on by default) was not simulated: the run prefills every prompt whole, conservative where prompts share a prefix (llm.prefix says what they share).")
+	}
 	return corev1.Container{
 		Name:      "vllm",
 		Image:     g.o.LLMImage,

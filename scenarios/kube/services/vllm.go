@@ -203,7 +203,7 @@ func parseVLLM(argv []string) (*VLLM, error) {
 		case "--no-enable-chunked-prefill":
 			v.Notes = append(v.Notes, fmt.Sprintf("vLLM %s: not modelled, prefills are chunked to the step's token budget (vLLM V1's way)", name))
 		case "--enable-prefix-caching":
-			v.Notes = append(v.Notes, fmt.Sprintf("vLLM %s: the cluster run's fast model has no prefix cache: every prompt is prefilled whole", name))
+			v.Notes = append(v.Notes, fmt.Sprintf("vLLM %s: the cluster run caches prefixes where llm.prefix says what the prompts share; without it every prompt is prefilled whole", name))
 		case "--no-enable-prefix-caching":
 			// As the cluster run's fast model: no prefix cache.
 		case "--enforce-eager", "--speculative-config", "--enable-lora", "--max-loras", "--swap-space", "--cpu-offload-gb",

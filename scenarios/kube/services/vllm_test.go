@@ -83,7 +83,7 @@ func TestVLLMWhatIsNotModelled(t *testing.T) {
 	v, err := parseVLLM([]string{"meta-llama/Llama-3.1-8B-Instruct", "--quantization", "fp8", "--enable-prefix-caching", "--port", "8000", "--made-up-flag", "3"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"vLLM --quantization fp8: not modelled, weights and KV cache taken as 16-bit",
-		"vLLM --enable-prefix-caching: the cluster run's fast model has no prefix cache: every prompt is prefilled whole",
+		"vLLM --enable-prefix-caching: the cluster run caches prefixes where llm.prefix says what the prompts share; without it every prompt is prefilled whole",
 		"vLLM arguments not read: --made-up-flag"}, v.Notes)
 	_, err = vllmOf("f.yaml", 3, nil, "spec.template.spec", []corev1.Container{{Command: []string{"sh", "-c"}, Args: []string{"vllm serve $MODEL --max-num-seqs 8"}}})
 	require.ErrorContains(t, err, "f.yaml:3: spec.template.spec.containers[0].command: the vLLM command line uses a shell variable or substitution")
