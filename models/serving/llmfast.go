@@ -197,11 +197,11 @@ type steadyModel struct {
 	blocksPerReq   float64 // a decoding request's mean blocks
 	// hit is the prompt tokens found cached (LLMConfig.PrefixHitTokens);
 	// blocks the cache's blocks less the cached prefixes'.
-	hit    int
-	blocks float64
-	pk             []float64
-	st             Step
-	decodes        []int // every decode of the mean context
+	hit     int
+	blocks  float64
+	pk      []float64
+	st      Step
+	decodes []int // every decode of the mean context
 }
 
 // stepMs is a step of prompts of total tokens p (as chunks of eIn)
