@@ -179,6 +179,10 @@ type Constraints struct {
 	// PodAffinity are the pod's required pod affinity and anti-affinity
 	// terms (requiredDuringSchedulingIgnoredDuringExecution).
 	PodAffinity []PodAffinityTerm
+	// TAS is the pod template's Kueue topology-aware scheduling request
+	// (nil: none): the job's pods are placed into topology domains as
+	// Kueue assigns them (tas.go).
+	TAS *TASRequest
 }
 
 // PodAffinityTerm is one required pod (anti-)affinity term: the node's
