@@ -273,6 +273,9 @@ func (c *Constraints) Key() string {
 		}
 		b.WriteString(";")
 	}
+	if r := c.TAS; r != nil {
+		fmt.Fprintf(&b, "k:%d/%s/%s/%d;", r.Mode, r.Level, r.SliceLevel, r.SliceSize)
+	}
 	for _, t := range c.PodAffinity {
 		fmt.Fprintf(&b, "a:%t/%s/%t/", t.Anti, t.TopologyKey, t.Nothing)
 		for _, r := range t.Selector {
