@@ -119,7 +119,7 @@ func tasNotes(levels []string, fromPolicy bool) []string {
 	return []string{fmt.Sprintf("Kueue topology-aware scheduling: jobs asking for topology are placed over the levels %s of %s as Kueue assigns them "+
 		"(BestFit: the tightest domain at the level that holds the job; preferred goes up a level while none does; required waits; unconstrained fills the smallest gaps first; "+
 		"blocks, racks and NVLink domains are %s, %s and %s of each pool's topology); the assignment is made when the scheduler places the job, "+
-		"so an admitted job waiting for a domain holds its quota (Kueue checks the topology at admission)",
+		"so an admitted job waiting for a domain holds its quota (Kueue checks the topology at admission); jobs without the annotations are placed as any job (Kueue would give them an implied unconstrained request on a topology flavor)",
 		strings.Join(levels, ", "), src, cluster.LabelTopologyBlock, cluster.LabelTopologyRack, cluster.LabelGPUClique)}
 }
 

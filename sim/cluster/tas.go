@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"gpuplan.dev/gpuplan/models/topology"
 )
@@ -45,28 +47,36 @@ type tasLevels struct {
 // pool's label of that name (a node without it is left out of TAS).
 func (c *Cluster) SetTASLevels(keys []string) error {
 	t := tasLevels{keys: append([]string(nil), keys...), vals: make([][]int64, len(keys))}
+	// Kueue breaks ties between domains by their label values' text: a
+	// node's hostname value is its hostname's rank among all of them
+	// (gpu-10 before gpu-2).
+	hostRank := make([]int64, len(c.Nodes))
+	if slices.Contains(keys, LabelHostname) {
+		order := make([]int32, len(c.Nodes))
+		names := make([]string, len(c.Nodes))
+		for n := range c.Nodes {
+			order[n], names[n] = int32(n), c.Topology().HostnameOf(int32(n))
+		}
+		slices.SortFunc(order, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
+		for r, n := range order {
+			hostRank[n] = int64(r)
+		}
+	}
 	seen := map[string]bool{}
 	for l, k := range keys {
 		if k == "" || seen[k] {
 			return fmt.Errorf("topology level %d: %q is empty or listed twice", l, k)
 		}
 		seen[k] = true
-		interned := map[string]int64{}
-		intern := func(s string) int64 {
-			v, ok := interned[s]
-			if !ok {
-				v = int64(len(interned))
-				interned[s] = v
-			}
-			return v
-		}
+		// Other labels: each value's rank among the level's values.
+		var text []string
 		vals := make([]int64, len(c.Nodes))
 		for n := range c.Nodes {
 			pl := c.Topology().PlaceOf(int32(n))
 			pool := int64(c.Nodes[n].Pool) << 32
 			switch k {
 			case LabelHostname:
-				vals[n] = int64(n)
+				vals[n] = hostRank[n]
 			case LabelTopologyBlock:
 				vals[n] = pool | int64(pl.Block)
 			case LabelTopologyRack:
@@ -79,7 +89,26 @@ func (c *Cluster) SetTASLevels(keys []string) error {
 					vals[n] = -1
 					continue
 				}
-				vals[n] = intern(v)
+				if text == nil {
+					text = make([]string, len(c.Nodes))
+				}
+				text[n] = v
+			}
+		}
+		if text != nil {
+			var distinct []string
+			for n, v := range text {
+				if vals[n] >= 0 {
+					distinct = append(distinct, v)
+				}
+			}
+			slices.Sort(distinct)
+			distinct = slices.Compact(distinct)
+			for n, v := range text {
+				if vals[n] >= 0 {
+					r, _ := slices.BinarySearch(distinct, v)
+					vals[n] = int64(r)
+				}
 			}
 		}
 		t.vals[l] = vals
