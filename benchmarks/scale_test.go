@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"gpuplan.dev/gpuplan/models/topology"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
 	"gpuplan.dev/gpuplan/scenarios/traces"
@@ -87,6 +88,8 @@ type scaleCase struct {
 	nodes    int
 	policy   string
 	writeOut bool
+	// topo is the pool's topology (zero: flat).
+	topo topology.Spec
 }
 
 // replay runs c.jobs jobs as simulate does and returns the jobs simulated.
@@ -97,7 +100,7 @@ func (c scaleCase) replay(b *testing.B, trace, out string) int {
 	}
 	opts := scenarios.Options{Trace: &scenarios.TraceSpec{Path: trace, Format: traces.FormatPhilly}}
 	if c.nodes > 0 {
-		opts.Pools = []cluster.PoolSpec{{Name: "gpu", GPUModel: "generic", Nodes: c.nodes, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1 << 20}}
+		opts.Pools = []cluster.PoolSpec{{Name: "gpu", GPUModel: "generic", Nodes: c.nodes, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1 << 20, Topology: c.topo}}
 	} else {
 		scan, err := traces.SizeTrace(trace, traces.FormatPhilly, traces.TraceOptions{}, nil)
 		if err != nil {

@@ -90,6 +90,8 @@ type Built struct {
 	// CPU and memory rates, the catalog's sources, showback and budgets.
 	Pricing *reports.Pricing
 	closers []func() error
+	// tasLevels are the levels of the policy's Kueue Topology (nil: none).
+	tasLevels []string
 }
 
 // Meta is what the reports say of the run besides its result: file is

@@ -299,5 +299,8 @@ func (s builder) buildManifests(b *Built, opts Options) error {
 	b.Workload = "manifests " + strings.Join(files, ", ")
 	b.Assumptions = append(b.Assumptions, "workload manifests: each file's objects are submitted together at each of its arrivals; a Job's completions run in rounds of parallelism pods; CronJobs run on their schedules in their time zones from spec.output.startTime (a concurrencyPolicy Forbid run counts as running from its submission for its duration; Replace deletes a run still pending or running when the next is due)")
 	b.Assumptions = append(b.Assumptions, notes...)
-	return s.policy(b, opts)
+	if err := s.policy(b, opts); err != nil {
+		return err
+	}
+	return s.checkTAS(b, src, b.tasLevels)
 }

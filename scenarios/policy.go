@@ -71,6 +71,10 @@ type Policy struct {
 	// VolcanoScheduler is the Volcano scheduler's configuration, when a
 	// volcano-scheduler.conf was read (nil: Volcano's defaults).
 	VolcanoScheduler *VolcanoSchedulerConf
+	// topologies are the Kueue Topologies read (tas.go), tasFlavors
+	// the ResourceFlavors that name one.
+	topologies map[string]kueueTopology
+	tasFlavors []tasFlavor
 	// weighted names a ClusterQueue with a fair-sharing weight.
 	weighted string
 	// defs are where each ResourceFlavor, ClusterQueue and LocalQueue is
@@ -347,6 +351,7 @@ const (
 // readVersions are the apiVersions gpuplan reads of each kind it reads.
 var readVersions = map[string][]string{
 	"ResourceFlavor":        {kueueV1beta1, kueueV1beta2},
+	"Topology":              {kueueV1beta1, kueueV1beta2},
 	"ClusterQueue":          {kueueV1beta1, kueueV1beta2},
 	"LocalQueue":            {kueueV1beta1, kueueV1beta2},
 	"Cohort":                {kueueV1alpha1, kueueV1beta1, kueueV1beta2},
@@ -361,7 +366,7 @@ var readVersions = map[string][]string{
 }
 
 // kueueKinds are the kinds only Kueue defines.
-var kueueKinds = map[string]bool{"ResourceFlavor": true, "ClusterQueue": true, "LocalQueue": true, "Cohort": true, "WorkloadPriorityClass": true}
+var kueueKinds = map[string]bool{"Topology": true, "ResourceFlavor": true, "ClusterQueue": true, "LocalQueue": true, "Cohort": true, "WorkloadPriorityClass": true}
 
 func apiGroup(apiVersion string) string {
 	if i := strings.LastIndexByte(apiVersion, '/'); i >= 0 {
@@ -540,6 +545,10 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 			if err := p.flavor(d); err != nil {
 				return err
 			}
+		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "Topology":
+			if err := p.topology(d); err != nil {
+				return err
+			}
 		case (api == kueueV1beta1 || api == kueueV1beta2) && kind == "ClusterQueue":
 			if err := p.clusterQueue(d); err != nil {
 				return err
@@ -660,7 +669,7 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 				p.PreemptNever[pc.Name] = true
 			}
 		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue, Karpenter NodePool and EC2NodeClass, and PriorityClass", d.file, d.line, kind, api))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue Topology, ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue, Karpenter NodePool and EC2NodeClass, and PriorityClass", d.file, d.line, kind, api))
 		}
 		if err := d.checkCRD(); err != nil {
 			return err
@@ -944,7 +953,7 @@ func (p *Policy) flavor(d policyDoc) error {
 	}
 	f.Name, f.NodeLabels, taints, tols = rf.Name, rf.Spec.NodeLabels, rf.Spec.NodeTaints, rf.Spec.Tolerations
 	if rf.Spec.TopologyName != nil {
-		p.notModelled(d, rf.Name, "spec.topologyName (topology-aware scheduling)")
+		p.tasFlavors = append(p.tasFlavors, tasFlavor{name: rf.Name, topology: string(*rf.Spec.TopologyName), doc: d})
 	}
 	for _, t := range taints {
 		f.NodeTaints = append(f.NodeTaints, cluster.Taint{Key: t.Key, Value: t.Value, Effect: cluster.TaintEffect(t.Effect)})
@@ -1346,6 +1355,9 @@ func (s builder) policy(b *Built, opts Options) error {
 	}
 	pol, err := LoadPolicy(manifests)
 	if err != nil {
+		return err
+	}
+	if b.tasLevels, err = pol.TASLevels(); err != nil {
 		return err
 	}
 	if len(pol.Volcano) > 0 {

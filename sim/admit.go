@@ -273,6 +273,7 @@ func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluste
 		}
 		c.Affinity = base.Affinity
 		c.Tolerations = append(c.Tolerations, base.Tolerations...)
+		c.TAS = base.TAS
 	}
 	for _, fi := range flavors {
 		f := &a.ctl.Spec().Flavors[fi]

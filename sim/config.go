@@ -83,6 +83,10 @@ type Config struct {
 	// Fabrics are the interconnects training jobs communicate over, by
 	// name (nil: models.DefaultFabrics()).
 	Fabrics map[string]models.Fabric
+	// TASLevels are the node label keys of the Kueue Topology that jobs
+	// asking for topology-aware scheduling are placed over, widest first
+	// (cluster.Cluster.SetTASLevels; nil: the pools' levels, TASLevels).
+	TASLevels []string
 	// Capacity, when set, makes nodes come and go: spot interruptions,
 	// failures, autoscaling (one entry per pool, same order).
 	Capacity *capacity.Spec

@@ -238,6 +238,9 @@ func newRunner(cfg Config) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.SetTASLevels(TASLevels(cfg.TASLevels, cfg.Pools)); err != nil {
+		return nil, fmt.Errorf("topology levels: %w", err)
+	}
 	handle := &scheduler.Handle{Rand: models.NewStream(cfg.Seed, streamScheduler)}
 	fw, err := newFramework(c, cfg.Plugins, handle, cfg.Seed, cfg.TieBreak, TieBreakLowestIndex)
 	if err != nil {

@@ -78,3 +78,22 @@ func topologyStep(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobSt
 	rec.Fabric, rec.CommMs, rec.Level = name, sec*1000, level.String()
 	return nil
 }
+
+// TASLevels are the Kueue topology levels of a run: the given ones, or
+// by default the pools' blocks, racks, NVLink domains (when some pool's
+// are wider than a node) and hosts, under the labels of
+// cluster.LabelTopologyBlock, LabelTopologyRack, LabelGPUClique and
+// kubernetes.io/hostname.
+func TASLevels(given []string, pools []cluster.PoolSpec) []string {
+	if len(given) > 0 {
+		return given
+	}
+	levels := []string{cluster.LabelTopologyBlock, cluster.LabelTopologyRack}
+	for _, p := range pools {
+		if p.Topology.NodesPerDomain(p.GPUsPerNode) > 1 {
+			levels = append(levels, cluster.LabelGPUClique)
+			break
+		}
+	}
+	return append(levels, cluster.LabelHostname)
+}

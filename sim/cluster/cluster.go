@@ -173,6 +173,7 @@ type Cluster struct {
 	physOut    []bool   // a GPU out of service for a MIG re-layout
 	cls        classIndex
 	labels     labelTally // pods per label set and node (podlabels.go)
+	tas        tasLevels  // Kueue TAS levels (tas.go)
 }
 
 // splitMilli divides one GPU's 1000 milli over devices with the given

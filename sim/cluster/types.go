@@ -179,6 +179,10 @@ type Constraints struct {
 	// PodAffinity are the pod's required pod affinity and anti-affinity
 	// terms (requiredDuringSchedulingIgnoredDuringExecution).
 	PodAffinity []PodAffinityTerm
+	// TAS is the pod template's Kueue topology-aware scheduling request
+	// (nil: none): the job's pods are placed into topology domains as
+	// Kueue assigns them (tas.go).
+	TAS *TASRequest
 }
 
 // PodAffinityTerm is one required pod (anti-)affinity term: the node's
@@ -268,6 +272,9 @@ func (c *Constraints) Key() string {
 			fmt.Fprintf(&b, "%s %s %s,", r.Key, r.Op, strings.Join(r.Values, "|"))
 		}
 		b.WriteString(";")
+	}
+	if r := c.TAS; r != nil {
+		fmt.Fprintf(&b, "k:%d/%s/%s/%d;", r.Mode, r.Level, r.SliceLevel, r.SliceSize)
 	}
 	for _, t := range c.PodAffinity {
 		fmt.Fprintf(&b, "a:%t/%s/%t/", t.Anti, t.TopologyKey, t.Nothing)

@@ -263,7 +263,9 @@ func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *S
 	var placed int32
 	var refused *Status
 	var err error
-	if f.placementAware(job) {
+	if c := job.Spec.Constraints; c != nil && c.TAS != nil {
+		placed, refused, err = f.placeTAS(now, job, want)
+	} else if f.placementAware(job) {
 		placed, refused, err = f.placeEach(now, job, want)
 	} else if f.byClass {
 		placed, refused, err = f.placeByClass(now, job, want)
@@ -497,6 +499,9 @@ func (f *Framework) FitsEmpty(job *JobInfo) (bool, string) {
 	}
 	if capacity < int64(st.MinPods) {
 		return false, fmt.Sprintf("gang of %d pods is larger than the %d such pods the eligible pools hold when empty", st.MinPods, capacity)
+	}
+	if c := job.Spec.Constraints; c != nil && c.TAS != nil {
+		return f.tasFitsEmpty(job)
 	}
 	return true, ""
 }

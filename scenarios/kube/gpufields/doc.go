@@ -10,11 +10,17 @@
 // asks for no nvidia.com/gpu, and GPUs under another extended resource
 // name (example.com/gpu, a DRA-backed extended resource; amd.com/gpu).
 //
-// Noted: HAMi's shares beside nvidia.com/gpu (taken as whole GPUs), and
-// Kueue's topology-aware scheduling annotations on the pod template
-// (kueue.x-k8s.io/podset-required-topology, -preferred-topology,
-// -unconstrained-topology, -slice-required-topology, -slice-size): the
-// pods are placed as if unconstrained.
+// Noted: HAMi's shares beside nvidia.com/gpu (taken as whole GPUs).
 //
-// Every workload reader calls Pod on each pod template it reads.
+// Kueue's topology-aware scheduling annotations on a job's pod template
+// (kueue.x-k8s.io/podset-required-topology, -preferred-topology,
+// -unconstrained-topology, -slice-required-topology, -slice-size) are
+// read by KueueTopology into the job's cluster.TASRequest, checked as
+// Kueue's webhook checks them, each noted with what it is taken as; the
+// multi-layer -slice-required-topology-constraints is refused. On a
+// service's template (Pod) they are noted: its replicas are placed as if
+// unconstrained.
+//
+// Every workload reader calls KueueTopology and PodFields on each job's
+// pod template, and Pod on each service's.
 package gpufields

@@ -3,10 +3,14 @@ package gpufields
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
+	"gpuplan.dev/gpuplan/models/topology"
+	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
 
@@ -47,9 +51,18 @@ const dra = "Dynamic Resource Allocation (resource.k8s.io) is not modelled yet: 
 // Pod checks one pod template: its annotations (at metaAt, the path of
 // its metadata) and its spec (at specAt). Findings come in field order:
 // annotations, then claims, then containers.
+//
+// Pod is the check of a service's pod template: its Kueue topology
+// annotations are noted (TAS is modelled for jobs only); a job's reader
+// calls KueueTopology and PodFields instead.
 func Pod(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt string) []Finding {
+	return append(kueueTopology(annotations, metaAt), PodFields(spec, specAt)...)
+}
+
+// PodFields checks a pod spec (at specAt): its claims, then its
+// containers.
+func PodFields(spec *corev1.PodSpec, specAt string) []Finding {
 	var out []Finding
-	out = append(out, kueueTopology(annotations, metaAt)...)
 	for i, c := range spec.ResourceClaims {
 		out = append(out, Finding{Field: fmt.Sprintf("%s.resourceClaims[%d]", specAt, i), Err: true,
 			Msg: fmt.Sprintf("pod resource claim %s: %s", strict.Quote(c.Name), dra)})
@@ -106,30 +119,119 @@ func Container(c *corev1.Container, at string) []Finding {
 	return out
 }
 
+// kueueTopology notes a service's Kueue topology annotations: TAS is
+// modelled for jobs (KueueTopology), not for a service's replicas.
 func kueueTopology(ann map[string]string, metaAt string) []Finding {
-	field := func(k string) string { return fmt.Sprintf("%s.annotations[%q]", metaAt, k) }
 	var out []Finding
-	for _, k := range []string{KueueRequiredTopology, KueuePreferredTopology, KueueUnconstrainedTopology, KueueSliceRequiredTopology, KueueSliceSize} {
-		v, ok := ann[k]
-		if !ok {
-			continue
+	for _, k := range tasKeys {
+		if _, ok := ann[k]; ok {
+			out = append(out, Finding{Field: tasField(metaAt, k),
+				Msg: "Kueue topology-aware scheduling is modelled for jobs, not for a service's replicas: they are placed as if unconstrained"})
 		}
-		var msg string
-		switch k {
-		case KueueRequiredTopology:
-			msg = fmt.Sprintf("Kueue topology-aware scheduling is not modelled yet: the pods are placed as if unconstrained, not all in one %s domain; Kueue would hold the job until one such domain fits it, so waits here can be shorter", strict.Quote(v))
-		case KueuePreferredTopology:
-			msg = fmt.Sprintf("Kueue topology-aware scheduling is not modelled yet: the pods are placed as if unconstrained, not packed into the fewest %s domains", strict.Quote(v))
-		case KueueUnconstrainedTopology:
-			msg = "Kueue topology-aware scheduling is not modelled yet: the pods are placed as if unconstrained (as asked)"
-		case KueueSliceRequiredTopology:
-			msg = fmt.Sprintf("Kueue topology-aware scheduling is not modelled yet: slices are not kept within one %s domain; the pods are placed as if unconstrained", strict.Quote(v))
-		case KueueSliceSize:
-			msg = fmt.Sprintf("Kueue topology-aware scheduling is not modelled yet: slices of %s pods are not kept together; the pods are placed as if unconstrained", strict.Quote(v))
-		}
-		out = append(out, Finding{Field: field(k), Msg: msg})
 	}
 	return out
+}
+
+var tasKeys = []string{KueueRequiredTopology, KueuePreferredTopology, KueueUnconstrainedTopology, KueueSliceRequiredTopology, KueueSliceSize, KueueSliceConstraints}
+
+// KueueSliceConstraints is Kueue's multi-layer slice annotation
+// (TASMultiLayerTopology), not modelled.
+const KueueSliceConstraints = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+
+func tasField(metaAt, k string) string { return fmt.Sprintf("%s.annotations[%q]", metaAt, k) }
+
+// KueueTopology reads a job's pod template's Kueue topology-aware
+// scheduling annotations (at metaAt, the template's metadata) as Kueue's
+// webhook checks them (pkg/controller/jobframework/tas_validation.go):
+// at most one of required, preferred and unconstrained; levels are label
+// keys; a slice level needs a slice size of at least 1 and a size needs
+// a level. The request (nil: none) and, for each annotation, a note of
+// what it is taken as, or the first refusal (Err).
+func KueueTopology(ann map[string]string, metaAt string) (*cluster.TASRequest, []Finding) {
+	refuse := func(k, msg string, args ...any) (*cluster.TASRequest, []Finding) {
+		return nil, []Finding{{Field: tasField(metaAt, k), Err: true, Msg: fmt.Sprintf(msg, args...)}}
+	}
+	req, pref, unc := ann[KueueRequiredTopology], ann[KueuePreferredTopology], ann[KueueUnconstrainedTopology]
+	_, hasReq := ann[KueueRequiredTopology]
+	_, hasPref := ann[KueuePreferredTopology]
+	_, hasUnc := ann[KueueUnconstrainedTopology]
+	slice, hasSlice := ann[KueueSliceRequiredTopology]
+	size, hasSize := ann[KueueSliceSize]
+	if _, ok := ann[KueueSliceConstraints]; ok {
+		return refuse(KueueSliceConstraints, "Kueue's multi-layer slice constraints are not modelled yet: give one slice level with %s and %s", KueueSliceRequiredTopology, KueueSliceSize)
+	}
+	n := 0
+	for _, b := range []bool{hasReq, hasPref, hasUnc} {
+		if b {
+			n++
+		}
+	}
+	if n > 1 {
+		k := KueuePreferredTopology
+		if hasUnc {
+			k = KueueUnconstrainedTopology
+		}
+		return refuse(k, "must not contain more than one topology annotation: [%q, %q, %q] (Kueue's webhook refuses the job)", KueueRequiredTopology, KueuePreferredTopology, KueueUnconstrainedTopology)
+	}
+	for _, lv := range []struct {
+		k, v string
+		ok   bool
+	}{{KueueRequiredTopology, req, hasReq}, {KueuePreferredTopology, pref, hasPref}, {KueueSliceRequiredTopology, slice, hasSlice}} {
+		if lv.ok {
+			if errs := validation.IsQualifiedName(lv.v); len(errs) > 0 {
+				return refuse(lv.k, "%s is not a node label key: %s", strict.Quote(lv.v), errs[0])
+			}
+		}
+	}
+	r := &cluster.TASRequest{}
+	if hasUnc {
+		b, err := strconv.ParseBool(unc)
+		if err != nil {
+			return refuse(KueueUnconstrainedTopology, "%s must be a boolean value", strict.Quote(unc))
+		}
+		if !b && !hasSlice {
+			return nil, []Finding{{Field: tasField(metaAt, KueueUnconstrainedTopology), Msg: "\"false\": no topology request (placed as any job)"}}
+		}
+	}
+	switch {
+	case hasSlice && !hasSize:
+		return refuse(KueueSliceSize, "must be set when %q is specified", KueueSliceRequiredTopology)
+	case hasSize && !hasSlice:
+		return refuse(KueueSliceSize, "may not be set when %q is not specified", KueueSliceRequiredTopology)
+	case hasSize:
+		v, err := strconv.ParseInt(size, 10, 32)
+		if err != nil {
+			return refuse(KueueSliceSize, "%s must be a numeric value", strict.Quote(size))
+		}
+		if v < 1 {
+			return refuse(KueueSliceSize, "%s must be greater than or equal to 1", strict.Quote(size))
+		}
+		r.SliceLevel, r.SliceSize = slice, int32(v)
+	}
+	var out []Finding
+	note := func(k, msg string, args ...any) {
+		out = append(out, Finding{Field: tasField(metaAt, k), Msg: "Kueue topology-aware scheduling: " + fmt.Sprintf(msg, args...)})
+	}
+	switch {
+	case hasReq:
+		r.Mode, r.Level = topology.TASRequired, req
+		note(KueueRequiredTopology, "every pod in one %s domain, the tightest that holds them (BestFit); the job waits while none does", strict.Quote(req))
+	case hasPref:
+		r.Mode, r.Level = topology.TASPreferred, pref
+		note(KueuePreferredTopology, "the pods in the fewest %s domains (BestFit), going up a level while none holds them all", strict.Quote(pref))
+	case hasUnc || hasSlice:
+		r.Mode = topology.TASUnconstrained
+		if hasUnc {
+			note(KueueUnconstrainedTopology, "the pods on any nodes, the smallest gaps filled first (LeastFreeCapacity)")
+		}
+	default:
+		return nil, nil
+	}
+	if hasSlice {
+		note(KueueSliceRequiredTopology, "each slice of %d pods in one %s domain", r.SliceSize, strict.Quote(slice))
+		note(KueueSliceSize, "slices of %s pods, each in one %s domain", strict.Quote(size), strict.Quote(slice))
+	}
+	return r, out
 }
 
 // IsOtherGPU reports whether an extended resource name asks for a GPU

@@ -13,7 +13,8 @@ import (
 // Kueue's published DRA and TAS samples (testdata/kueue, PROVENANCE.md):
 // the DRA Jobs ask for their GPU by claim (or a DRA-backed extended
 // resource) and are refused at that field, never run GPU-less; the TAS
-// Jobs and JobSets load, their topology annotations noted at their lines.
+// Jobs and JobSets load, their topology requests read and noted (what
+// they are taken as) at their lines.
 // Lines are the samples' own (a claim's "- name" line, an annotation's key).
 func TestKueueSamples(t *testing.T) {
 	for _, c := range []struct {
@@ -25,13 +26,13 @@ func TestKueueSamples(t *testing.T) {
 		{"sample-dra-counter-job.yaml", []string{`:36:9: spec.template.spec.resourceClaims[0]: pod resource claim "gpu"`}, true},
 		{"sample-dra-capacity-job.yaml", []string{`spec.template.spec.resourceClaims[0]: pod resource claim "gpu"`}, true},
 		{"sample-dra-extended-resource-job.yaml", []string{`:21:30: spec.template.spec.containers[0].resources.limits["example.com/gpu"]: resource "example.com/gpu" asks for a GPU`}, true},
-		{"sample-job-required.yaml", []string{`:14: Job tas-sample-required: spec.template.metadata.annotations["kueue.x-k8s.io/podset-required-topology"]: Kueue topology-aware scheduling is not modelled yet`}, false},
-		{"sample-job-preferred.yaml", []string{`spec.template.metadata.annotations["kueue.x-k8s.io/podset-preferred-topology"]: Kueue topology-aware scheduling is not modelled yet: the pods are placed as if unconstrained`}, false},
+		{"sample-job-required.yaml", []string{`:14: Job tas-sample-required: spec.template.metadata.annotations["kueue.x-k8s.io/podset-required-topology"]: Kueue topology-aware scheduling: every pod in one "cloud.provider.com/topology-rack" domain`}, false},
+		{"sample-job-preferred.yaml", []string{`spec.template.metadata.annotations["kueue.x-k8s.io/podset-preferred-topology"]: Kueue topology-aware scheduling: the pods in the fewest "cloud.provider.com/topology-block" domains`}, false},
 		{"sample-job-unconstrained.yaml", []string{`spec.template.metadata.annotations["kueue.x-k8s.io/podset-unconstrained-topology"]`}, false},
 		{"sample-jobset-tas-sliced.yaml", []string{
 			`:20: JobSet jobset-tas-sliced: spec.replicatedJobs[0].template.spec.template.metadata.annotations["kueue.x-k8s.io/podset-slice-required-topology"]`,
-			`:21: JobSet jobset-tas-sliced: spec.replicatedJobs[0].template.spec.template.metadata.annotations["kueue.x-k8s.io/podset-slice-size"]: Kueue topology-aware scheduling is not modelled yet: slices of "4" pods`}, false},
-		{"sample-jobset-tas-required.yaml", []string{`podset-required-topology"]: Kueue topology-aware scheduling is not modelled yet`}, false},
+			`:21: JobSet jobset-tas-sliced: spec.replicatedJobs[0].template.spec.template.metadata.annotations["kueue.x-k8s.io/podset-slice-size"]: Kueue topology-aware scheduling: slices of "4" pods`}, false},
+		{"sample-jobset-tas-required.yaml", []string{`podset-required-topology"]: Kueue topology-aware scheduling: every pod in one`}, false},
 		{"sample-jobset-tas-combined.yaml", []string{`podset-required-topology"]`, `podset-slice-required-topology"]`, `podset-slice-size"]`}, false},
 	} {
 		objs, _, err := workloads.Load(filepath.Join("testdata", "kueue", c.file))

@@ -86,7 +86,13 @@ func bothConstraints(a, b *cluster.Constraints) (c *cluster.Constraints, ok bool
 	}
 	keep(a.Tolerations, b.Tolerations)
 	keep(b.Tolerations, a.Tolerations)
-	if out.NodeSelector == nil && out.Affinity == nil && out.Tolerations == nil {
+	// Kueue assigns each PodSet's topology on its own; as one gang here,
+	// the first template's request (else the second's) places them all.
+	out.TAS = a.TAS
+	if out.TAS == nil {
+		out.TAS = b.TAS
+	}
+	if out.NodeSelector == nil && out.Affinity == nil && out.Tolerations == nil && out.TAS == nil {
 		return nil, true
 	}
 	return out, true

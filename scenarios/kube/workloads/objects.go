@@ -80,6 +80,9 @@ type Object struct {
 	// kueue.x-k8s.io/pod-group-total-count (0: not given), at groupLine.
 	podGroup              string
 	groupTotal, groupLine int
+	// tasAt is where each Kueue topology request of the object's pod
+	// templates is written (its level annotation), for errors at it.
+	tasAt map[*cluster.TASRequest]strict.InputError
 }
 
 // Group is one role's pods: identical pods, Pods of them at a time.
@@ -518,7 +521,8 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 	if len(ps.Containers) == 0 {
 		return pod, nil, d.errAt(dot+"spec.containers", "a pod needs at least one container")
 	}
-	if err := checkGPUFields(d, t, dot); err != nil {
+	tas, err := checkGPUFields(d, t, dot)
+	if err != nil {
 		return pod, nil, err
 	}
 	// The first pod template's annotation wins over later ones and over
@@ -586,7 +590,6 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 		names = append(names, string(n))
 	}
 	sort.Strings(names)
-	var err error
 	for _, n := range names {
 		q := total[corev1.ResourceName(n)]
 		field := where[corev1.ResourceName(n)]
@@ -629,6 +632,16 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 		return pod, nil, d.errAt(dot+"spec", "%v", err)
 	}
 	c, err := constraintsOf(d, ps, dot+"spec")
+	if err == nil && tas != nil {
+		if c == nil {
+			c = &cluster.Constraints{}
+		}
+		c.TAS = tas
+		if o.tasAt == nil {
+			o.tasAt = map[*cluster.TASRequest]strict.InputError{}
+		}
+		o.tasAt[tas] = *d.errAt(dot+"metadata"+tasField(t.Annotations), "").(*strict.InputError)
+	}
 	pod.Labels = podspread.Labels(t.Labels)
 	return pod, c, err
 }
