@@ -208,7 +208,7 @@ func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec) (*kubesvc.Wor
 	}
 	if wl == nil {
 		if len(all) == 0 {
-			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment, ReplicaSet, StatefulSet or InferenceService")
+			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment, ReplicaSet, StatefulSet, InferenceService or LLMInferenceService")
 		}
 		return nil, "", s.errAt(at+".manifests", "the files hold %s; name the service after the one it is", strings.Join(names, ", "))
 	}

@@ -70,9 +70,20 @@ func (s serviceBuilder) workloadScaler(at string, v *ServiceSpec, wl *kubesvc.Wo
 		}
 		return nil
 	}
+	if wl.Kind == "LLMInferenceService" && wl.ScaleMetric == "" {
+		// spec.replicas, as a Deployment's.
+		d.initial = wl.Replicas
+		if a == nil {
+			d.lo, d.hi = wl.Replicas, wl.Replicas
+		}
+		return nil
+	}
 	d.lo, d.hi, d.loFrom = wl.MinReplicas, wl.MaxReplicas, wl.Kind+" "+wl.Name
 	if a != nil {
 		return nil
+	}
+	if wl.Kind == "LLMInferenceService" {
+		return s.errAt(at+".manifests", "LLMInferenceService %s scales by spec.scaling (KEDA or the workload variant autoscaler), which gpuplan does not read: give the service an autoscaler", wl.Name)
 	}
 	switch {
 	case wl.KPA != nil:

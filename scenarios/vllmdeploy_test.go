@@ -110,3 +110,57 @@ func TestLLMServiceFromVLLMDeployment(t *testing.T) {
 	require.ErrorContains(t, err, `spec.workload.services[0]: Deployment chat runs a vLLM server (`)
 	require.ErrorContains(t, err, `container "vllm"): give the service an llm block with the requests' inputTokens and outputTokens`)
 }
+
+// A KServe LLMInferenceService is an LLM service too: Llama 3.1 70B on 4
+// GPUs a replica, 2 replicas, vLLM's limits from VLLM_ADDITIONAL_ARGS;
+// with spec.scaling its autoscaler (KEDA or WVA) is not read, so the
+// scenario must give one.
+func TestLLMServiceFromLLMInferenceService(t *testing.T) {
+	const isvc = `apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata:
+  name: chat
+spec:
+  model:
+    uri: hf://meta-llama/Llama-3.1-70B-Instruct
+  replicas: 2
+  parallelism:
+    tensor: 4
+  template:
+    containers:
+    - name: main
+      env:
+      - name: VLLM_ADDITIONAL_ARGS
+        value: --max-num-seqs 128 --max-model-len 8192
+      resources:
+        limits: {cpu: "32", memory: 256Gi, nvidia.com/gpu: "4"}
+`
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm.yaml"), []byte(isvc), 0o644))
+	build := func(body string) (*Built, error) {
+		s, err := Parse("svc.yaml", dir, []byte(body))
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.Build(Options{})
+		if err == nil {
+			t.Cleanup(func() { b.Close() })
+		}
+		return b, err
+	}
+	b, err := build(svcCluster + vllmService)
+	require.NoError(t, err)
+	c := b.Config.Services[0]
+	require.EqualValues(t, 4, c.Pod.GPUs)
+	require.Equal(t, []int{2, 2, 2}, []int{c.MinReplicas, c.MaxReplicas, c.InitialReplicas})
+	cfg := c.Spec.LLM.Config
+	require.Equal(t, "llama-3-70b", cfg.Engine.Model.Name)
+	require.Equal(t, 4, cfg.Engine.TP)
+	require.Equal(t, 128, cfg.MaxNumSeqs)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "replicas from LLMInferenceService chat")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm.yaml"), []byte(strings.Replace(isvc, "  replicas: 2\n", "  scaling: {minReplicas: 1, maxReplicas: 4}\n", 1)), 0o644))
+	_, err = build(svcCluster + vllmService)
+	requireInputError(t, err)
+	require.ErrorContains(t, err, "spec.workload.services[0].manifests: LLMInferenceService chat scales by spec.scaling (KEDA or the workload variant autoscaler), which gpuplan does not read: give the service an autoscaler")
+}

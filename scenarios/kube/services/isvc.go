@@ -55,7 +55,7 @@ type Pod struct {
 type Workload struct {
 	File            string
 	Line            int
-	Kind            string // Deployment, ReplicaSet, StatefulSet or InferenceService
+	Kind            string // Deployment, ReplicaSet, StatefulSet, InferenceService or LLMInferenceService
 	Name, Namespace string
 	Pod             Pod
 	// Replicas is a Deployment's, ReplicaSet's or StatefulSet's
@@ -188,6 +188,12 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 				return nil, nil, err
 			}
 			w, err := readISVC(file, m)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, w)
+		case (m.APIVersion == "serving.kserve.io/v1alpha1" || m.APIVersion == "serving.kserve.io/v1alpha2") && m.Kind == "LLMInferenceService":
+			w, err := readLLMISVC(file, m)
 			if err != nil {
 				return nil, nil, err
 			}

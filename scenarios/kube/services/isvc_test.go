@@ -68,10 +68,11 @@ func TestBadInferenceServices(t *testing.T) {
 }
 
 func FuzzReadServing(f *testing.F) {
-	for _, n := range []string{"isvc.yaml", "scaledobject.yaml"} {
+	for _, n := range []string{"isvc.yaml", "scaledobject.yaml", "kserve-llmisvc/single-node-gpu_llm-inference-service-qwen2-7b-gpu.yaml"} {
 		b, _ := os.ReadFile("testdata/" + n)
 		f.Add(b)
 	}
+	f.Add([]byte(llamaISVC))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, _, err := ReadServing("f.yaml", data); err != nil {
 			var ie *strict.InputError

@@ -37,6 +37,22 @@ var vllmTakesNoValue = map[string]bool{
 	"--enable-log-requests": true, "--disable-frontend-multiprocessing": true,
 }
 
+// vllmValued are the arguments gpuplan reads a value of.
+var vllmValued = map[string]bool{"--model": true, "--tensor-parallel-size": true, "-tp": true, "--max-num-seqs": true,
+	"--max-num-batched-tokens": true, "--max-model-len": true, "--block-size": true, "--gpu-memory-utilization": true,
+	"--pipeline-parallel-size": true, "-pp": true, "--data-parallel-size": true, "-dp": true, "--quantization": true,
+	"-q": true, "--kv-cache-dtype": true, "--dtype": true}
+
+// isFlag reports an argument that is a flag, not a value (a negative
+// number is a value).
+func isFlag(a string) bool {
+	if !strings.HasPrefix(a, "-") {
+		return false
+	}
+	_, err := strconv.ParseFloat(a, 64)
+	return err != nil
+}
+
 // vllmNoEffect are arguments that do not change what the engine model
 // computes (serving, naming and logging).
 var vllmNoEffect = map[string]bool{
@@ -155,11 +171,17 @@ func parseVLLM(argv []string) (*VLLM, error) {
 		name, val, hasVal := strings.Cut(a, "=")
 		name = strings.ReplaceAll(name, "_", "-")
 		if !hasVal && !vllmTakesNoValue[name] {
-			if k+1 >= len(argv) {
-				return nil, fmt.Errorf("%s has no value", name)
+			// A flag followed by another (or by nothing) takes no value
+			// (a boolean flag gpuplan does not list); one gpuplan reads
+			// a value of must have it.
+			if k+1 >= len(argv) || isFlag(argv[k+1]) {
+				if vllmValued[name] {
+					return nil, fmt.Errorf("%s has no value", name)
+				}
+			} else {
+				k++
+				val = argv[k]
 			}
-			k++
-			val = argv[k]
 		}
 		intArg := func(dst **int, lo int) error {
 			n, err := strconv.Atoi(val)

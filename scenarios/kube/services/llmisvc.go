@@ -1,0 +1,193 @@
+package services
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
+	"gpuplan.dev/gpuplan/validate/strict"
+)
+
+// llmisvc is KServe's LLMInferenceService (serving.kserve.io v1alpha1 and
+// v1alpha2): every field of its spec as the CRD has them (KServe at
+// aaac4e294, config/crd/full/llmisvc), those gpuplan reads typed, the
+// rest kept to be noted or refused.
+type llmisvc struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta `json:"metadata"`
+	Status          any               `json:"status"`
+	Spec            struct {
+		Model struct {
+			URI          string `json:"uri"`
+			Name         string `json:"name"`
+			LoRA         any    `json:"lora"`
+			Criticality  string `json:"criticality"`
+			Confidential any    `json:"confidential"`
+		} `json:"model"`
+		Replicas    *int32 `json:"replicas"`
+		Parallelism *struct {
+			Tensor      *int32 `json:"tensor"`
+			Pipeline    *int32 `json:"pipeline"`
+			Data        *int32 `json:"data"`
+			DataLocal   *int32 `json:"dataLocal"`
+			DataRPCPort *int32 `json:"dataRPCPort"`
+			Expert      *bool  `json:"expert"`
+		} `json:"parallelism"`
+		Template *corev1.PodSpec `json:"template"`
+		Worker   any             `json:"worker"`
+		Prefill  any             `json:"prefill"`
+		Router   *struct {
+			Scheduler any `json:"scheduler"`
+			Route     any `json:"route"`
+			Gateway   any `json:"gateway"`
+			Ingress   any `json:"ingress"`
+		} `json:"router"`
+		Scaling *struct {
+			MinReplicas *int32 `json:"minReplicas"`
+			MaxReplicas *int32 `json:"maxReplicas"`
+			KEDA        any    `json:"keda"`
+			WVA         any    `json:"wva"`
+		} `json:"scaling"`
+		BaseRefs           []corev1.LocalObjectReference `json:"baseRefs"`
+		Labels             map[string]string             `json:"labels"`
+		Annotations        map[string]string             `json:"annotations"`
+		StorageInitializer any                           `json:"storageInitializer"`
+		Tracing            any                           `json:"tracing"`
+		RolloutStrategy    any                           `json:"rolloutStrategy"`
+		KVCacheOffloading  any                           `json:"kvCacheOffloading"`
+	} `json:"spec"`
+}
+
+// readLLMISVC reads an LLMInferenceService as an LLM service's replicas:
+// the model from spec.model, tensor parallel from spec.parallelism, the
+// replica pod from spec.template, vLLM's extra arguments from the main
+// container's VLLM_ADDITIONAL_ARGS (KServe's default configuration runs
+// vLLM with them), the replicas from spec.replicas or spec.scaling's
+// bounds. What changes the engine and is not modelled is refused at its
+// field (multi-node workers, prefill/decode disaggregation, pipeline or
+// data parallel); what gpuplan takes as something else is noted.
+func readLLMISVC(file string, m strict.Manifest) (Workload, error) {
+	var x llmisvc
+	pos, err := m.Decode(file, &x, strict.Options{What: "an LLMInferenceService"})
+	if err != nil {
+		return Workload{}, err
+	}
+	at := func(field, format string, args ...any) error {
+		return strict.At(file, m.Line, pos, field, format, args...)
+	}
+	sp := &x.Spec
+	w := Workload{File: file, Line: m.Line, Kind: m.Kind, Name: x.Metadata.Name, Namespace: x.Metadata.Namespace, Replicas: 1}
+	switch {
+	case sp.Replicas != nil && sp.Scaling != nil:
+		// The CRD's CEL rule on spec.
+		return w, at("spec", "replicas and scaling are mutually exclusive; use scaling for autoscaled deployments or replicas for static deployments")
+	case sp.Worker != nil:
+		return w, at("spec.worker", "multi-node replicas (a worker pod beside each replica's leader, a LeaderWorkerSet) are not modelled: a replica is one pod")
+	case sp.Prefill != nil:
+		return w, at("spec.prefill", "prefill/decode disaggregation (separate prefill replicas) is not modelled")
+	case sp.Template == nil || len(sp.Template.Containers) == 0:
+		return w, at("spec.template", "gives no container, so no GPUs: KServe's LLMInferenceServiceConfig presets are not read; give spec.template.containers[].resources")
+	}
+	if sp.Replicas != nil {
+		if *sp.Replicas < 0 {
+			return w, at("spec.replicas", "%d is negative", *sp.Replicas)
+		}
+		w.Replicas = int(*sp.Replicas)
+	}
+	if s := sp.Scaling; s != nil {
+		w.MinReplicas, w.MaxReplicas = 1, 1
+		if s.MinReplicas != nil {
+			w.MinReplicas = int(*s.MinReplicas)
+		}
+		if s.MaxReplicas != nil {
+			w.MaxReplicas = int(*s.MaxReplicas)
+		}
+		if w.MinReplicas < 0 || w.MaxReplicas < max(w.MinReplicas, 1) {
+			return w, at("spec.scaling", "minReplicas %d and maxReplicas %d are not bounds (0 <= min <= max, max >= 1)", w.MinReplicas, w.MaxReplicas)
+		}
+		w.Replicas = max(w.MinReplicas, 1)
+		w.ScaleMetric = "spec.scaling"
+	}
+	ps := *sp.Template
+	if w.Notes, err = gpuFields(file, m.Line, pos, &w, gpufields.Pod(nil, &ps, "metadata", "spec.template")); err != nil {
+		return w, err
+	}
+	if w.Pod, err = podOf(file, m.Line, pos, "spec.template", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
+		return w, err
+	}
+	if w.Pod.GPUs == 0 {
+		return w, at("spec.template.containers", "ask for no nvidia.com/gpu: an LLM replica holds whole GPUs")
+	}
+	if err := spreadOf(file, m.Line, pos, "spec.template.", &w, sp.Labels, ps.TopologySpreadConstraints, ps.Affinity); err != nil {
+		return w, err
+	}
+	// The engine: the model, tensor parallel, and vLLM's extra arguments.
+	hf, ok := strings.CutPrefix(sp.Model.URI, "hf://")
+	if !ok {
+		hf = sp.Model.Name
+	}
+	if hf == "" {
+		return w, at("spec.model", "names no model: give uri (hf://ORG/NAME) or name")
+	}
+	argv := []string{hf}
+	main := ps.Containers[0]
+	for _, c := range ps.Containers {
+		if c.Name == "main" {
+			main = c
+		}
+	}
+	argv = append(argv, main.Args...)
+	for i, e := range main.Env {
+		if e.Name != "VLLM_ADDITIONAL_ARGS" {
+			continue
+		}
+		words, err := shellWords(e.Value)
+		if err != nil {
+			return w, at(fmt.Sprintf("spec.template.containers[0].env[%d].value", i), "%v", err)
+		}
+		argv = append(argv, words...)
+	}
+	v, err := parseVLLM(argv)
+	if err != nil {
+		return w, at("spec.template.containers", "%v", err)
+	}
+	v.Container = main.Name
+	if p := sp.Parallelism; p != nil {
+		for _, f := range []struct {
+			name string
+			n    *int32
+		}{{"pipeline", p.Pipeline}, {"data", p.Data}, {"dataLocal", p.DataLocal}} {
+			if f.n != nil && *f.n > 1 {
+				return w, at("spec.parallelism."+f.name, "%d: pipeline and data parallel replicas are not modelled (a replica is one tensor-parallel engine)", *f.n)
+			}
+		}
+		if p.Tensor != nil {
+			if *p.Tensor < 1 {
+				return w, at("spec.parallelism.tensor", "%d is below 1", *p.Tensor)
+			}
+			tp := int(*p.Tensor)
+			v.TensorParallel = &tp
+		}
+		if p.Expert != nil && *p.Expert {
+			v.Notes = append(v.Notes, "spec.parallelism.expert: expert parallelism is not modelled (the catalog's models are dense)")
+		}
+	}
+	w.VLLM = v
+	where := fmt.Sprintf("%s:%d: LLMInferenceService %s", file, m.Line, w.Name)
+	if sp.Router != nil && sp.Router.Scheduler != nil {
+		w.Notes = append(w.Notes, where+": spec.router.scheduler: the endpoint picker routes requests (prefix-aware by default); the cluster run spreads them at random over the replicas (models/serving.SimulateLLMRouted has the picker, in the exact model)")
+	}
+	if len(sp.BaseRefs) > 0 {
+		w.Notes = append(w.Notes, where+": spec.baseRefs: the LLMInferenceServiceConfig presets are not read; the replica is vLLM with the arguments given here")
+	}
+	if sp.Model.LoRA != nil {
+		w.Notes = append(w.Notes, where+": spec.model.lora: LoRA adapters are not modelled")
+	}
+	if sp.KVCacheOffloading != nil {
+		w.Notes = append(w.Notes, where+": spec.kvCacheOffloading: KV-cache offloading is not modelled (the cache is the GPUs')")
+	}
+	return w, nil
+}
