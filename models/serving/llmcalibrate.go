@@ -100,6 +100,10 @@ func CalibrateLLM(cfg LLMConfig, reqs []LLMRequest, want LLMMeasured) (LLMFit, e
 	}
 	itl := func(m LLMMeasured) float64 { return m.ITLMeanMs }
 	ttft := func(m LLMMeasured) float64 { return m.TTFTMeanMs }
+	// The knobs stay physical: the compute rate and the bandwidth at most
+	// 1.5 times the starting roofline's (a published peak times an
+	// efficiency), the compute rate at least a twentieth of it.
+	tLo, tHi, bHi := g.TFLOPS/20, 1.5*g.TFLOPS, 1.5*g.GBps
 	fit := LLMFit{Before: before}
 	close := func(m LLMMeasured, tol float64) bool {
 		return math.Abs(m.TTFTMeanMs-want.TTFTMeanMs) <= tol*want.TTFTMeanMs && math.Abs(m.ITLMeanMs-want.ITLMeanMs) <= tol*want.ITLMeanMs
@@ -117,14 +121,14 @@ func CalibrateLLM(cfg LLMConfig, reqs []LLMRequest, want LLMMeasured) (LLMFit, e
 			if err := bisect(&g.KernelUS, 0, 1000, true, itl, want.ITLMeanMs); err != nil {
 				return fit, err
 			}
-		} else if err := bisect(&g.GBps, g.GBps, 100*g.GBps, false, itl, want.ITLMeanMs); err != nil {
+		} else if err := bisect(&g.GBps, g.GBps, bHi, false, itl, want.ITLMeanMs); err != nil {
 			return fit, err
 		}
 		// The prefill: the compute rate (decodes keep theirs).
 		if g.DecodeTFLOPS == 0 {
 			g.DecodeTFLOPS = g.TFLOPS
 		}
-		if err := bisect(&g.TFLOPS, g.TFLOPS/100, 100*g.TFLOPS, false, ttft, want.TTFTMeanMs); err != nil {
+		if err := bisect(&g.TFLOPS, tLo, tHi, false, ttft, want.TTFTMeanMs); err != nil {
 			return fit, err
 		}
 		m, err = measure(cfg, reqs)
@@ -138,13 +142,16 @@ func CalibrateLLM(cfg LLMConfig, reqs []LLMRequest, want LLMMeasured) (LLMFit, e
 	if fit.After, err = measure(cfg, reqs); err != nil {
 		return fit, err
 	}
-	if !close(fit.After, 0.01) {
-		{
-			return fit, fmt.Errorf("no roofline gives the measured means: the closest gives TTFT %.3f ms (measured %.3f) and ITL %.3f ms (measured %.3f)",
-				fit.After.TTFTMeanMs, want.TTFTMeanMs, fit.After.ITLMeanMs, want.ITLMeanMs)
-		}
-	}
 	fit.Roofline = *g
 	fit.Roofline.Source = fmt.Sprintf("calibrated to a measured vLLM benchmark (mean TTFT %.3g ms, mean ITL %.3g ms) from %s", want.TTFTMeanMs, want.ITLMeanMs, g.Source)
+	if !close(fit.After, 0.01) {
+		return fit, fmt.Errorf("%w: the closest gives TTFT %.3f ms (measured %.3f) and ITL %.3f ms (measured %.3f)",
+			ErrLLMFitResidual, fit.After.TTFTMeanMs, want.TTFTMeanMs, fit.After.ITLMeanMs, want.ITLMeanMs)
+	}
 	return fit, nil
 }
+
+// ErrLLMFitResidual is a calibration whose closest roofline still misses
+// a measured mean by more than 1%: the fit it returns is that closest
+// one, for a caller that takes it with the gap said.
+var ErrLLMFitResidual = errors.New("no roofline gives the measured means")
