@@ -187,3 +187,26 @@ func withVLLMArgs(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, []string)
 	}
 	return &w, append(notes, a.Notes...)
 }
+
+// LLMEngine is a replica's engine as a scenario's llm block builds it
+// from a catalog model, a GPU with LLM defaults and a tensor parallel
+// (its all-reduces on the GPU's NVLink fabric): for tools that model one
+// engine outside a scenario (gpuplan calibrate vllm).
+func LLMEngine(model, gpu string, tp int) (serving.Engine, error) {
+	m, ok := LLMModels()[model]
+	if !ok {
+		return serving.Engine{}, fmt.Errorf("model %s is not in the catalog (known: llama-3-8b, llama-3-70b)", Quote(model))
+	}
+	roof, ok := serving.RooflineFor(gpu)
+	if !ok {
+		return serving.Engine{}, fmt.Errorf("GPU %s has no LLM roofline defaults (known: %s)", Quote(gpu), strings.Join(llmGPUs, ", "))
+	}
+	if tp < 1 || tp > maxLLMTensorParallel {
+		return serving.Engine{}, fmt.Errorf("tensor parallel %d: from 1 to %d GPUs", tp, maxLLMTensorParallel)
+	}
+	e := serving.Engine{Model: m, GPU: roof, TP: tp}
+	if tp > 1 {
+		e.AllReduce = serving.TPAllReduce(models.DefaultFabrics()[llmFabrics[gpu]], tp)
+	}
+	return e, nil
+}

@@ -144,6 +144,7 @@ builds a profile from saved nccl-tests output anywhere.`,
 	dirFlag(c, "nccl-tests")
 	freeFlag(c, "gpus", "min-bytes", "max-bytes", "timeout")
 	c.AddCommand(newCalibrateParseCmd(stdout))
+	c.AddCommand(newCalibrateVLLMCmd(stdout))
 	return c
 }
 

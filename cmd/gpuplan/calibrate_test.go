@@ -110,3 +110,39 @@ func TestPackedVsSpreadExample(t *testing.T) {
 	require.InDelta(t, 1+50e-6+14e9*1.875/(155.66e9/2), s.Variants[1].Step, 1e-4)
 	require.InDelta(t, 2000*s.Variants[0].Step, s.Variants[0].JCT, 1)
 }
+
+// gpuplan calibrate vllm on a measured run (BLIS's dataset, in vLLM's
+// result format): the roofline to paste into an llm block, the model's
+// means before and after, and what was replayed; the fitted roofline in
+// a scenario gives the measured means (the fit is the exact model's).
+func TestCalibrateVLLM(t *testing.T) {
+	file := "../../benchmarks/calibrate/testdata/vllm-bench/llama-3.1-8b-h100-long-prompts.json"
+	args := []string{"calibrate", "vllm", file, "--model", "llama-3-8b", "--gpu", "H100-80GB", "--max-num-batched-tokens", "2048",
+		"--max-model-len", "4096", "--kv-blocks", "7463", "--input-tokens", "2048,1974,2,3500", "--output-tokens", "28,60,6,200"}
+	code, out, errOut := gpuplan(t, args...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "# replayed: 300 requests with lengths drawn from the given distributions")
+	require.Contains(t, out, "# replayed: Poisson arrivals at 10 a second (seed 1)")
+	require.Contains(t, out, "# measured: mean TTFT 49.408 ms, mean ITL 8.593 ms")
+	require.Regexp(t, `fitted: TTFT 49\.[3-5]\d\d ms, ITL 8\.[56]\d\d ms`, out)
+	require.Regexp(t, "roofline:\n  tflops: [0-9.]+\n  gbps: 3070\\.8\n  kernelUs: [0-9.]+\n", out)
+	dir := t.TempDir()
+	code, out, errOut = gpuplan(t, append(args, "--out", filepath.Join(dir, "roofline.yaml"))...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Wrote "+filepath.Join(dir, "roofline.yaml")+": tflops")
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "vllm", file, "--gpu", "H100-80GB"}, "--model and --gpu are required"},
+		{[]string{"calibrate", "vllm", file, "--model", "llama-3-8b", "--gpu", "T4"}, `GPU "T4" has no LLM roofline defaults`},
+		{[]string{"calibrate", "vllm", file, "--model", "llama-3-8b", "--gpu", "H100-80GB", "--input-tokens", "a,b"}, "--input-tokens"},
+		{[]string{"calibrate", "vllm", file, "--model", "llama-3-8b", "--gpu", "H100-80GB", "--input-tokens", "100"}, "--input-tokens and --output-tokens go together"},
+		{[]string{"calibrate", "vllm", "missing.json", "--model", "llama-3-8b", "--gpu", "H100-80GB"}, "missing.json"},
+	} {
+		code, _, errOut := gpuplan(t, c.args...)
+		require.Equal(t, 2, code, "%v: %s", c.args, errOut)
+		require.Contains(t, errOut, c.want)
+	}
+}
