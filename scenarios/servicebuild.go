@@ -495,6 +495,8 @@ var metricKinds = map[string]services.MetricKind{
 	MetricQueueLatency:       services.QueueLatencyMs,
 	MetricUtilization:        services.Utilization,
 	MetricQueueDepth:         services.QueueDepth,
+	MetricRequestsRunning:    services.Running,
+	MetricKVCacheUsage:       services.KVCacheUsage,
 }
 
 func kindName(k services.MetricKind) string {

@@ -272,7 +272,7 @@ func timeOfDay(v string) (int64, error) {
 }
 
 // metricNames are the service metrics an autoscaler may scale on.
-var metricNames = []string{MetricRequestsPerReplica, MetricConcurrency, MetricQueueLatency, MetricUtilization, MetricQueueDepth}
+var metricNames = []string{MetricRequestsPerReplica, MetricConcurrency, MetricQueueLatency, MetricUtilization, MetricQueueDepth, MetricRequestsRunning, MetricKVCacheUsage}
 
 func (s validator) checkMetric(at, m string, required bool) error {
 	if m == "" && !required {

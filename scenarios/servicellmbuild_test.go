@@ -57,3 +57,21 @@ func TestLLMServiceBuildErrors(t *testing.T) {
 		require.Contains(t, err.Error(), c.want, c.name)
 	}
 }
+
+// An LLM service scales on vLLM's KV-cache usage or running requests; a
+// batch server, whose replicas export neither, is refused.
+func TestLLMOnlyMetrics(t *testing.T) {
+	llm := strings.Replace(svcCluster+svcLLMA100, "      load: {constant: 5}\n", "      load: {constant: 5}\n      autoscaler:\n        hpa: {metric: kvCacheUsage, target: 0.6, type: Value}\n      replicas: {min: 1, max: 4}\n", 1)
+	require.NotEqual(t, svcCluster+svcLLMA100, llm)
+	b, err := buildSvc(t, llm)
+	require.NoError(t, err)
+	h, ok := b.Config.Services[0].Scaler.(services.HPA)
+	require.True(t, ok)
+	require.Equal(t, services.KVCacheUsage, h.Metric)
+
+	batch := strings.Replace(svcCluster+svcBERT, "hpa: {metric: requestsPerReplica, target: 50}", "hpa: {metric: requestsRunning, target: 4}", 1)
+	require.NotEqual(t, svcCluster+svcBERT, batch)
+	_, err = buildSvc(t, batch)
+	requireInputError(t, err)
+	require.ErrorContains(t, err, "spec.workload.services[0].autoscaler: scales on requestsRunning, which only an LLM service's engines export")
+}

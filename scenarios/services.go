@@ -177,6 +177,12 @@ const (
 	// MetricQueueDepth is requests waiting per replica (vLLM's
 	// vllm:num_requests_waiting).
 	MetricQueueDepth = "queueDepth"
+	// MetricRequestsRunning is requests running in the engine per replica
+	// (vLLM's vllm:num_requests_running); MetricKVCacheUsage the mean
+	// share of a replica's KV cache in use, 0 to 1 (vLLM's
+	// vllm:kv_cache_usage_perc). LLM services only.
+	MetricRequestsRunning = "requestsRunning"
+	MetricKVCacheUsage    = "kvCacheUsage"
 )
 
 // HPAScalerSpec is a HorizontalPodAutoscaler on one of the service's

@@ -358,7 +358,7 @@ func TestServiceBadInput(t *testing.T) {
 		{"hpa-zero", "{min: 1, max: 8, initial: 2}", "{min: 0, max: 8, initial: 0}",
 			`spec.workload.services[0].replicas.min: 0: a HorizontalPodAutoscaler cannot scale to zero`},
 		{"metric", "metric: requestsPerReplica", "metric: rps",
-			`svc.yaml:39:23: spec.workload.services[0].autoscaler.hpa.metric: is "rps"; want one of requestsPerReplica, concurrency, queueLatency, utilization, queueDepth`},
+			`svc.yaml:39:23: spec.workload.services[0].autoscaler.hpa.metric: is "rps"; want one of requestsPerReplica, concurrency, queueLatency, utilization, queueDepth, requestsRunning, kvCacheUsage`},
 		{"two-loads", "        constant: 200\n", "        constant: 200\n        csv: {path: rates.csv}\n",
 			`svc.yaml:32:9: spec.workload.services[0].load: give exactly one of constant, diurnal or csv`},
 		{"spike", "multiplier: 5", "multiplier: -1",

@@ -49,6 +49,9 @@ func (s serviceBuilder) serviceScaler(at string, v *ServiceSpec, wl *kubesvc.Wor
 	if err != nil {
 		return scalerResult{}, err
 	}
+	if d.kind.LLMOnly() && v.LLM == nil {
+		return scalerResult{}, s.errAt(at+".autoscaler", "scales on %s, which only an LLM service's engines export (vLLM's KV cache and running requests); this service has no llm block", kindName(d.kind))
+	}
 	return scalerResult{scaler: sc, min: d.lo, max: d.hi, initial: d.initial, notes: d.notes}, nil
 }
 

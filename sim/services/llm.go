@@ -166,8 +166,10 @@ type llmRun struct {
 	// capTPOT are the histogram buckets of capSt's TPOT points; buf holds
 	// a distribution's buckets while they are added.
 	capTPOT, buf []int
-	// capPer is the requests a second one replica serves.
+	// capPer is the requests a second one replica serves; blocks its KV
+	// cache's blocks.
 	capPer float64
+	blocks float64
 	// pend is the requests served at each grid key since the last flush,
 	// but for key cur's, which curN sums (curOK: it holds one) until
 	// another key is served: the same sums, added in the same order,
@@ -224,6 +226,7 @@ func newLLMRun(l *LLM) (*llmRun, error) {
 		r.capPer, r.capSt = capPer, &st
 	}
 	r.eIn, r.eOut = meanLength(l.Input), meanLength(l.Output)
+	r.blocks = float64(l.Config.Blocks())
 	for _, x := range r.capSt.TPOTPoints {
 		r.capTPOT = append(r.capTPOT, serving.HistBucket(x))
 	}
@@ -443,6 +446,12 @@ func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady)
 	}
 	m.InFlight += lambda * (st.TTFTMeanMs + st.TPOTMeanMs*max(l.eOut-1, 0)) / 1000
 	m.Utilization = 100 * math.Min(1, per/l.capPer)
+	// Running: in flight less waiting (the queue's wait over the rate,
+	// and the backlog).
+	m.Running = max(m.InFlight-lambda*m.QueueLatencyMs/1000-s.backlog, 0)
+	if l.blocks > 0 {
+		m.KVCacheUsage = math.Min(1, (st.KVBlocks+float64(l.spec.Config.PrefixCacheBlocks))/l.blocks)
+	}
 	return m
 }
 
@@ -476,7 +485,7 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 	case HPA:
 		keeps = func(m Metrics) bool {
 			v := m.value(x.Metric, replicas)
-			if x.H.Spec().Type == autoscale.Value && x.Metric != QueueLatencyMs && x.Metric != Utilization {
+			if x.H.Spec().Type == autoscale.Value && !x.Metric.Average() {
 				v *= float64(replicas)
 			}
 			return x.H.Keeps(autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v})
@@ -484,7 +493,7 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 	case KEDA:
 		keeps = func(m Metrics) bool {
 			v := m.value(x.Metric, replicas)
-			if x.Metric == RequestsPerReplica || x.Metric == Concurrency || x.Metric == QueueDepth {
+			if !x.Metric.Average() {
 				v *= float64(replicas)
 			}
 			return x.K.Keeps(autoscale.Observation{Replicas: replicas, Ready: replicas}, v)

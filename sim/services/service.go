@@ -28,7 +28,27 @@ const (
 	// sum): the arrival rate times the mean wait before service (Little's
 	// law), and with no replica ready the requests held.
 	QueueDepth
+	// Running: requests running in the engine per ready replica (vLLM's
+	// vllm:num_requests_running gauge; KEDA's AverageValue on the sum):
+	// those in flight less those waiting. LLM services only.
+	Running
+	// KVCacheUsage: the share of a replica's KV-cache blocks in use, 0 to
+	// 1, averaged over the ready replicas (vLLM's
+	// vllm:kv_cache_usage_perc, vllm:gpu_cache_usage_perc before v0.10):
+	// the decoding requests' blocks and the cached prefixes'. LLM
+	// services only.
+	KVCacheUsage
 )
+
+// Average reports a metric that is a mean over the replicas or requests
+// (its value is no per-replica share of a total a Value or KEDA metric
+// would sum): queue latency, utilization and KV-cache usage.
+func (k MetricKind) Average() bool {
+	return k == QueueLatencyMs || k == Utilization || k == KVCacheUsage
+}
+
+// LLMOnly reports a metric only an LLM service exports.
+func (k MetricKind) LLMOnly() bool { return k == Running || k == KVCacheUsage }
 
 // Spec is one service.
 type Spec struct {
@@ -95,6 +115,9 @@ type Metrics struct {
 	InFlight       float64 // requests in the system (Little's law, plus the backlog)
 	QueueLatencyMs float64 // mean wait before service
 	Utilization    float64 // percent of ready replicas' time serving
+	// Running is the requests in the engines (LLM services);
+	// KVCacheUsage the mean share of a replica's KV cache in use.
+	Running, KVCacheUsage float64
 }
 
 // value is the metric an HPA or trigger reads, per ready replica where the
@@ -113,6 +136,10 @@ func (m Metrics) value(k MetricKind, ready int) float64 {
 			return m.InFlight
 		}
 		return m.Rate * m.QueueLatencyMs / 1000 / r
+	case Running:
+		return m.Running / r
+	case KVCacheUsage:
+		return m.KVCacheUsage
 	}
 	return m.Rate / r
 }
@@ -133,7 +160,7 @@ func (h HPA) Fresh() (Scaler, error) {
 
 func (h HPA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
 	v := m.value(h.Metric, ready)
-	if h.H.Spec().Type == autoscale.Value && h.Metric != QueueLatencyMs && h.Metric != Utilization {
+	if h.H.Spec().Type == autoscale.Value && !h.Metric.Average() {
 		v *= float64(max(ready, 1)) // a Value metric is the service's total
 	}
 	return h.H.Sync(now, autoscale.Observation{Replicas: replicas, Ready: ready, NotReady: starting, Metric: v})
@@ -155,7 +182,7 @@ func (k KEDA) Fresh() (Scaler, error) {
 
 func (k KEDA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
 	v := m.value(k.Metric, ready)
-	if k.Metric == RequestsPerReplica || k.Metric == Concurrency || k.Metric == QueueDepth {
+	if !k.Metric.Average() {
 		v *= float64(max(ready, 1)) // the trigger reports the total
 	}
 	return k.K.Sync(now, autoscale.Observation{Replicas: replicas, Ready: ready, NotReady: starting}, v)

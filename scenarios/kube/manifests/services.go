@@ -73,8 +73,14 @@ const (
 	annotationKnativePanicThr = "autoscaling.knative.dev/panic-threshold-percentage"
 )
 
-// MetricVLLMWaiting is vLLM's gauge of the requests waiting, a queue depth.
-const MetricVLLMWaiting = "vllm:num_requests_waiting"
+// MetricVLLMWaiting is vLLM's gauge of the requests waiting, a queue depth;
+// MetricVLLMRunning of those running; MetricVLLMKVCache the share of the KV
+// cache in use (0 to 1; vllm:gpu_cache_usage_perc before vLLM 0.10).
+const (
+	MetricVLLMWaiting = "vllm:num_requests_waiting"
+	MetricVLLMRunning = "vllm:num_requests_running"
+	MetricVLLMKVCache = "vllm:kv_cache_usage_perc"
+)
 
 // gatherServices builds the scenario's services as a run does (the
 // workload too: Build has no services-only form), so the files write what
@@ -477,6 +483,10 @@ func metricOf(k services.MetricKind, gpu bool) (name string, factor float64, wor
 		return MetricRequestsInFlight, 1, fmt.Sprintf("requests in flight per replica (%s: a prometheus-adapter rule over TorchServe's queue and the batch being served)", MetricRequestsInFlight)
 	case services.QueueDepth:
 		return MetricVLLMWaiting, 1, fmt.Sprintf("requests waiting per replica (vLLM's %s gauge)", MetricVLLMWaiting)
+	case services.Running:
+		return MetricVLLMRunning, 1, fmt.Sprintf("requests running per replica (vLLM's %s gauge)", MetricVLLMRunning)
+	case services.KVCacheUsage:
+		return MetricVLLMKVCache, 1, fmt.Sprintf("the share of the KV cache in use, 0 to 1 (vLLM's %s gauge)", MetricVLLMKVCache)
 	case services.QueueLatencyMs:
 		return MetricQueueLatencyMicros, 1000, fmt.Sprintf("the mean queue latency (TorchServe's %s over %s, in microseconds)", MetricQueueLatencyMicros, MetricRequestsTotal)
 	case services.Utilization:
@@ -538,6 +548,10 @@ func promQuery(k services.MetricKind, ns, name string) string {
 		return fmt.Sprintf("sum(%s%s)", MetricRequestsInFlight, sel)
 	case services.QueueDepth:
 		return fmt.Sprintf("sum(%s%s)", MetricVLLMWaiting, sel)
+	case services.Running:
+		return fmt.Sprintf("sum(%s%s)", MetricVLLMRunning, sel)
+	case services.KVCacheUsage:
+		return fmt.Sprintf("avg(%s%s)", MetricVLLMKVCache, sel)
 	case services.QueueLatencyMs:
 		return fmt.Sprintf("sum(rate(%s%s[1m])) / sum(rate(%s%s[1m]))", MetricQueueLatencyMicros, sel, MetricRequestsTotal, sel)
 	case services.Utilization:

@@ -14,8 +14,11 @@ import (
 // requests, utilization in percent. It goes by the resource, metric name
 // or Prometheus query:
 //
-//   - vLLM's vllm:num_requests_waiting: a queue depth (requests waiting),
-//     known by name; vLLM's other metrics are refused;
+//   - vLLM's vllm:num_requests_waiting: a queue depth (requests waiting);
+//     vllm:num_requests_running: the requests running;
+//     vllm:kv_cache_usage_perc and vllm:gpu_cache_usage_perc: the KV-cache
+//     share in use (0 to 1), known by name; vLLM's other metrics are
+//     refused;
 //   - the cpu or nvidia.com/gpu resource, KEDA's cpu trigger, a name with
 //     "util" (DCGM_FI_DEV_GPU_UTIL): utilization;
 //   - "latency" or "queue_time" (TorchServe's ts_queue_latency_microseconds,
@@ -46,8 +49,13 @@ func (m Metric) Kind() (services.MetricKind, float64, error) {
 	switch {
 	case strings.Contains(text, "vllm:num_requests_waiting"):
 		return services.QueueDepth, 1, nil
+	case strings.Contains(text, "vllm:num_requests_running"):
+		return services.Running, 1, nil
+	case strings.Contains(text, "vllm:kv_cache_usage_perc"), strings.Contains(text, "vllm:gpu_cache_usage_perc"):
+		// A share, 0 to 1, despite "perc" (vLLM's own description).
+		return services.KVCacheUsage, 1, nil
 	case strings.Contains(text, "vllm:"):
-		return 0, 0, fmt.Errorf("%s: of vLLM's metrics gpuplan's services export vllm:num_requests_waiting (a queue depth); the running requests, KV-cache use and token latencies are not exported to autoscalers yet", strict.Quote(m.Name+m.Query))
+		return 0, 0, fmt.Errorf("%s: of vLLM's metrics gpuplan's services export vllm:num_requests_waiting (a queue depth), vllm:num_requests_running and vllm:kv_cache_usage_perc (or gpu_cache_usage_perc); token latencies are not exported to autoscalers yet", strict.Quote(m.Name+m.Query))
 	}
 	has := func(words ...string) bool {
 		for _, w := range words {

@@ -29,6 +29,9 @@ func TestMetricKind(t *testing.T) {
 		// says "requests" (issue 31: it was read as a rate).
 		{Metric{Source: "prometheus", Query: `sum(vllm:num_requests_waiting{model_name="llama"})`}, services.QueueDepth, 1},
 		{Metric{Source: "External", Name: "vllm:num_requests_waiting"}, services.QueueDepth, 1},
+		{Metric{Source: "prometheus", Query: "sum(vllm:num_requests_running)"}, services.Running, 1},
+		{Metric{Source: "prometheus", Query: "avg(vllm:gpu_cache_usage_perc)"}, services.KVCacheUsage, 1},
+		{Metric{Source: "Pods", Name: "vllm:kv_cache_usage_perc"}, services.KVCacheUsage, 1},
 	} {
 		k, f, err := c.m.Kind()
 		require.NoError(t, err, "%+v", c.m)
@@ -37,8 +40,8 @@ func TestMetricKind(t *testing.T) {
 	}
 	_, _, err := Metric{Source: "Resource", Name: "memory"}.Kind()
 	require.ErrorContains(t, err, `not its "memory"`)
-	_, _, err = Metric{Source: "prometheus", Query: "avg(vllm:gpu_cache_usage_perc)"}.Kind()
-	require.ErrorContains(t, err, "of vLLM's metrics gpuplan's services export vllm:num_requests_waiting")
+	_, _, err = Metric{Source: "prometheus", Query: "histogram_quantile(0.95, vllm:time_to_first_token_seconds_bucket)"}.Kind()
+	require.ErrorContains(t, err, "of vLLM's metrics gpuplan's services export vllm:num_requests_waiting (a queue depth), vllm:num_requests_running and vllm:kv_cache_usage_perc")
 	_, _, err = Metric{Source: "prometheus", Query: "sum(foo)"}.Kind()
 	require.ErrorContains(t, err, `cannot tell what prometheus "sum(foo)" measures`)
 }
