@@ -48,9 +48,19 @@ const dra = "Dynamic Resource Allocation (resource.k8s.io) is not modelled yet: 
 // its metadata) and its spec (at specAt). Findings come in field order:
 // annotations, then claims, then containers.
 func Pod(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt string) []Finding {
+	return PodWithDRA(annotations, spec, metaAt, specAt, nil)
+}
+
+// PodWithDRA is Pod for a reader that resolves DRA itself
+// (scenarios/kube/dra): with backed non-nil, claims are not refused here,
+// nor extended resources backed(name) says a DeviceClass maps.
+func PodWithDRA(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt string, backed func(string) bool) []Finding {
 	var out []Finding
 	out = append(out, kueueTopology(annotations, metaAt)...)
 	for i, c := range spec.ResourceClaims {
+		if backed != nil {
+			break
+		}
 		out = append(out, Finding{Field: fmt.Sprintf("%s.resourceClaims[%d]", specAt, i), Err: true,
 			Msg: fmt.Sprintf("pod resource claim %s: %s", strict.Quote(c.Name), dra)})
 	}
@@ -59,7 +69,7 @@ func Pod(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt str
 		cs   []corev1.Container
 	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
 		for i := range list.cs {
-			out = append(out, Container(&list.cs[i], fmt.Sprintf("%s.%s[%d]", specAt, list.name, i))...)
+			out = append(out, container(&list.cs[i], fmt.Sprintf("%s.%s[%d]", specAt, list.name, i), backed)...)
 		}
 	}
 	return out
@@ -67,13 +77,18 @@ func Pod(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt str
 
 // Container checks one container (at its path) for DRA claims and HAMi
 // shares; Pod calls it for each of a pod's containers.
-func Container(c *corev1.Container, at string) []Finding {
+func Container(c *corev1.Container, at string) []Finding { return container(c, at, nil) }
+
+func container(c *corev1.Container, at string, backed func(string) bool) []Finding {
 	var out []Finding
 	for j, cl := range c.Resources.Claims {
+		if backed != nil {
+			break
+		}
 		out = append(out, Finding{Field: fmt.Sprintf("%s.resources.claims[%d]", at, j), Err: true,
 			Msg: fmt.Sprintf("container claim %s: %s", strict.Quote(cl.Name), dra)})
 	}
-	out = append(out, otherGPUs(c, at)...)
+	out = append(out, otherGPUs(c, at, backed)...)
 	gpus := int64(0)
 	for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
 		if q, ok := rl["nvidia.com/gpu"]; ok {
@@ -146,7 +161,7 @@ func IsOtherGPU(name string) bool {
 }
 
 // otherGPUs refuses a container's requests for GPUs under another name.
-func otherGPUs(c *corev1.Container, at string) []Finding {
+func otherGPUs(c *corev1.Container, at string, backed func(string) bool) []Finding {
 	var out []Finding
 	for _, list := range []struct {
 		name string
@@ -154,7 +169,7 @@ func otherGPUs(c *corev1.Container, at string) []Finding {
 	}{{"limits", c.Resources.Limits}, {"requests", c.Resources.Requests}} {
 		var names []string
 		for n := range list.rl {
-			if IsOtherGPU(string(n)) {
+			if IsOtherGPU(string(n)) && (backed == nil || !backed(string(n))) {
 				names = append(names, string(n))
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
 	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/scenarios/kube/podspread"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -80,6 +81,9 @@ type Object struct {
 	// kueue.x-k8s.io/pod-group-total-count (0: not given), at groupLine.
 	podGroup              string
 	groupTotal, groupLine int
+	// named are the ResourceClaims its pods name (shareClaims divides
+	// them).
+	named []namedClaim
 }
 
 // Group is one role's pods: identical pods, Pods of them at a time.
@@ -587,10 +591,21 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 	}
 	sort.Strings(names)
 	var err error
+	backed := d.dra.ExtendedResources()
+	var ext []dra.ExtRequest
 	for _, n := range names {
 		q := total[corev1.ResourceName(n)]
 		field := where[corev1.ResourceName(n)]
 		switch {
+		case backed[n] != "" && n != string(corev1.ResourceCPU) && n != string(corev1.ResourceMemory):
+			c, err := strict.QuantityIn(q, false, 0, strict.MaxPodGPUs, n)
+			if err != nil {
+				return pod, nil, d.errAt(field, "%v", err)
+			}
+			if q.MilliValue()%1000 != 0 {
+				return pod, nil, d.errAt(field, "%s %s: devices are whole", n, strict.Quote(q.String()))
+			}
+			ext = append(ext, dra.ExtRequest{Name: n, Count: c, Field: field})
 		case n == string(corev1.ResourceCPU):
 			if pod.MilliCPU, err = strict.MilliCPU(q); err != nil {
 				return pod, nil, d.errAt(field, "%v", err)
@@ -625,12 +640,18 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 			d.note(field, "resource %s is not modelled", strict.Quote(n))
 		}
 	}
+	c, err := constraintsOf(d, ps, dot+"spec")
+	if err != nil {
+		return pod, nil, err
+	}
+	if err := claims(d, o, ps, dot, ext, &pod, &c); err != nil {
+		return pod, nil, err
+	}
 	if err := pod.Validate(); err != nil {
 		return pod, nil, d.errAt(dot+"spec", "%v", err)
 	}
-	c, err := constraintsOf(d, ps, dot+"spec")
 	pod.Labels = podspread.Labels(t.Labels)
-	return pod, c, err
+	return pod, c, nil
 }
 
 func gpuKind(p cluster.PodSpec) string {
