@@ -119,7 +119,7 @@ type parser struct {
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
-func (p *parser) next() token  { t := p.toks[p.i]; p.i++; return t }
+func (p *parser) next() token { t := p.toks[p.i]; p.i++; return t }
 func (p *parser) is(text string) bool {
 	t := p.peek()
 	return (t.kind == 'p' || t.kind == 'i') && t.text == text
@@ -353,9 +353,10 @@ func (p *parser) device() (expr, error) {
 		if err := p.expect("]"); err != nil {
 			return nil, err
 		}
-		if err := p.expect("."); err != nil {
-			return nil, err
+		if !p.is(".") {
+			return nil, fmt.Errorf("device.%s[%q] is read by name (.NAME); a has() or key-in-map test is outside the subset gpuplan evaluates", t.text, domain)
 		}
+		p.i++
 		n := p.next()
 		if n.kind != 'i' {
 			return nil, fmt.Errorf("want an attribute name at offset %d", n.at)

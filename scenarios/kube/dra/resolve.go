@@ -419,7 +419,7 @@ func (s *Set) exact(c *claim, at string, ex *resourcev1.ExactDeviceRequest, pool
 	}
 	// Models: nil when the request narrows nothing the pod's kind does not
 	// already (every model with its MIG profile, or every whole GPU).
-	if anyModel || narrowsNothing(catalog, &class.sel, p) {
+	if anyModel || narrowsNothing(catalog, p) {
 		p.models = nil
 	}
 	switch ex.AllocationMode {
@@ -546,12 +546,13 @@ func (s *Set) share(p *part, match []Device, ex *resourcev1.ExactDeviceRequest, 
 	return nil
 }
 
-// narrowsNothing reports whether the part's models are every model the
-// class offers for its kind (whole GPUs, or its MIG profile).
-func narrowsNothing(catalog []Device, class *[]selector, p part) bool {
+// narrowsNothing reports whether the part's models are every model with
+// devices of its kind (whole GPUs, or its MIG profile): the pod's request
+// alone already keeps it there.
+func narrowsNothing(catalog []Device, p part) bool {
 	for i := range catalog {
 		d := &catalog[i]
-		if d.MIG != p.mig || d.Model == "" || !all(*class, d) {
+		if d.MIG != p.mig || d.Model == "" {
 			continue
 		}
 		if !slices.Contains(p.models, d.Model) {
