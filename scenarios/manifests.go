@@ -38,13 +38,13 @@ type ManifestsSpec struct {
 const streamManifests = 300
 
 // manifestEntry reads file entry i: its objects and when they arrive.
-func (s builder) manifestEntry(i int, seed uint64) (workloads.Entry, []string, error) {
+func (s builder) manifestEntry(i int, seed uint64, pools []cluster.PoolSpec) (workloads.Entry, []string, error) {
 	m := &s.Spec.Workload.Manifests[i]
 	at := fmt.Sprintf("spec.workload.manifests[%d]", i)
 	if m.Path == "" {
 		return workloads.Entry{}, nil, s.errAt(at+".path", "is required")
 	}
-	objs, skipped, err := workloads.Load(s.path(m.Path))
+	objs, skipped, err := workloads.LoadIn(s.path(m.Path), pools)
 	if err != nil {
 		return workloads.Entry{}, nil, err
 	}
@@ -180,20 +180,25 @@ func (s validator) validateManifests() error {
 			}
 		}
 	}
-	_, _, err := builder{s.Scenario}.manifestSource(0, 0)
+	var pools []cluster.PoolSpec
+	if cm, err := s.Cluster(); err == nil {
+		pools = cm.Pools
+	}
+	_, _, err := builder{s.Scenario}.manifestSource(0, 0, pools)
 	return err
 }
 
 // manifestSource builds the workload of spec.workload.manifests, with the
 // priorities of the objects' priority classes from the policy.
-func (s builder) manifestSource(seed uint64, horizon int64, policyFiles ...string) (*workloads.Source, []string, error) {
+// pools are the cluster's node pools, for the objects' DRA claims.
+func (s builder) manifestSource(seed uint64, horizon int64, pools []cluster.PoolSpec, policyFiles ...string) (*workloads.Source, []string, error) {
 	var entries []workloads.Entry
 	var notes []string
 	var prio map[string]int32
 	var never map[string]bool
 	var shared map[string]bool
 	for i := range s.Spec.Workload.Manifests {
-		e, n, err := s.manifestEntry(i, seed)
+		e, n, err := s.manifestEntry(i, seed, pools)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -287,7 +292,7 @@ func (s builder) priorityClasses(files []string) (map[string]int32, map[string]b
 
 // buildManifests makes spec.workload.manifests the run's workload.
 func (s builder) buildManifests(b *Built, opts Options) error {
-	src, notes, err := s.manifestSource(b.Config.Seed, b.Config.Horizon, opts.PolicyManifests...)
+	src, notes, err := s.manifestSource(b.Config.Seed, b.Config.Horizon, b.Config.Pools, opts.PolicyManifests...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,74 @@
+package published_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/sim"
+)
+
+// Kueue's four DRA samples (site/static/examples/dra) simulated with
+// their devices: each Job is submitted once, runs 10 minutes (the samples
+// pause forever; spec.workload.manifests' duration says how long) on a
+// cluster of one 8-GPU A100-80GB node, and holds what its claim asks:
+//   - rct: one device of the example driver's gpu.example.com: 1 GPU,
+//     10 min = 1/6 GPU-hour;
+//   - counter: the same claim (Kueue's counter quota charges 80Gi of
+//     gpu.memory for it; the device is one GPU): 1/6 GPU-hour;
+//   - capacity: 4Gi of a simulated GPU's 80Gi: 50/1000 of a GPU, 10 min
+//     = 0.05/6 = 0.008333 GPU-hour;
+//   - extended-resource: example.com/gpu: 1, which the example driver's
+//     DeviceClass backs (extendedResourceName): 1 GPU, 1/6 GPU-hour.
+//
+// Before DRA was read, each was refused ("DRA is not modelled").
+func TestKueueDRASamplesSimulate(t *testing.T) {
+	for _, c := range []struct {
+		file     string
+		gpuHours float64
+	}{
+		{"sample-dra-rct-job.yaml", 1.0 / 6},
+		{"sample-dra-counter-job.yaml", 1.0 / 6},
+		{"sample-dra-capacity-job.yaml", 0.05 / 6},
+		{"sample-dra-extended-resource-job.yaml", 1.0 / 6},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			job, err := filepath.Abs(filepath.Join("testdata/kueue/site/static/examples/dra", c.file))
+			require.NoError(t, err)
+			dir := t.TempDir()
+			path := filepath.Join(dir, "scenario.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(strings.Replace(`apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: kueue-dra}
+spec:
+  seed: 1
+  cluster:
+    pools:
+    - {name: a100, count: 1, instanceType: p4de.24xlarge, gpuModel: A100-80GB, gpusPerNode: 8, cpu: "96", memory: 1152Gi}
+  workload:
+    manifests:
+    - {path: JOB, count: 1, duration: 10m}
+`, "JOB", job, 1)), 0o644))
+			s, err := scenarios.LoadFile(path)
+			require.NoError(t, err)
+			b, err := s.Build(scenarios.Options{})
+			require.NoError(t, err)
+			t.Cleanup(func() { b.Close() })
+			res, err := sim.Run(b.Config)
+			require.NoError(t, err)
+			require.Len(t, res.Jobs, 1)
+			require.Equal(t, sim.Completed, res.Jobs[0].Outcome)
+			require.Equal(t, int32(0), res.Jobs[0].Pool)
+			sum := reports.Summarize(res, reports.Meta{Scenario: "kueue-dra", Assumptions: b.Assumptions})
+			// The summary rounds GPU-hours to 3 decimals.
+			require.InDelta(t, c.gpuHours, sum.Cluster.GPUHoursAllocated, 5e-4)
+			// What the claim was taken as is in the assumptions.
+			require.Contains(t, strings.Join(b.Assumptions, "\n"), "taken as")
+		})
+	}
+}
