@@ -41,6 +41,24 @@ type Request struct {
 	Notes   []Finding
 	// Named are the ResourceClaims the pod names (not templates).
 	Named []Named
+	// Kueue is what Kueue's DRA integration counts of the request.
+	Kueue KueueView
+}
+
+// KueueView is what Kueue (v0.17, its DynamicResourceAllocation and
+// DRAExtendedResources integrations) counts of a pod's DRA devices: the
+// DeviceClasses of its ResourceClaimTemplates' requests (charged through
+// deviceClassMappings), the DRA-backed extended resources it asks for
+// (charged as themselves), whether it names a ResourceClaim (not
+// counted), and Unsupported: the first feature of a template Kueue
+// refuses (pkg/dra countDevicesPerClass: firstAvailable, CEL selectors,
+// allocationMode All, adminAccess, constraints, config), at Field.
+type KueueView struct {
+	Classes     []string
+	Ext         []string
+	Named       bool
+	Unsupported string
+	Field       string
 }
 
 // Named is a ResourceClaim a pod names: Key its namespace/name, What its
@@ -115,6 +133,11 @@ func (s *Set) Pod(namespace string, spec *corev1.PodSpec, specAt string, ext []E
 		if err != nil {
 			return r, err
 		}
+		if pc.ResourceClaimTemplateName != nil {
+			kueueView(&r.Kueue, c, at)
+		} else {
+			r.Kueue.Named = true
+		}
 		for _, n := range notes {
 			r.Notes = append(r.Notes, Finding{at, n})
 		}
@@ -152,8 +175,43 @@ func (s *Set) Pod(namespace string, spec *corev1.PodSpec, specAt string, ext []E
 		}
 		r.Notes = append(r.Notes, Finding{e.Field, fmt.Sprintf("%s %d: a DRA-backed extended resource of DeviceClass %s (%s): taken as %s", strict.Quote(e.Name), e.Count, strict.Quote(class), s.classes[class].where, p.describe())})
 		parts = append(parts, p)
+		r.Kueue.Ext = append(r.Kueue.Ext, e.Name)
 	}
 	return r, combine(&r, parts, specAt)
+}
+
+// kueueView adds a template's requests to what Kueue counts.
+func kueueView(v *KueueView, c *claim, at string) {
+	d := &c.spec.Devices
+	refuse := func(what string) {
+		if v.Unsupported == "" {
+			v.Unsupported, v.Field = fmt.Sprintf("%s (%s)", what, c.what()), at
+		}
+	}
+	if len(d.Constraints) > 0 {
+		refuse("device constraints")
+	}
+	if len(d.Config) > 0 {
+		refuse("device config")
+	}
+	for _, rq := range d.Requests {
+		ex := rq.Exactly
+		switch {
+		case ex == nil:
+			refuse("firstAvailable")
+			continue
+		case len(ex.Selectors) > 0:
+			refuse("CEL selectors")
+		case ex.AdminAccess != nil && *ex.AdminAccess:
+			refuse("adminAccess")
+		case ex.AllocationMode == resourcev1.DeviceAllocationModeAll:
+			refuse("allocationMode All")
+		}
+		if !slices.Contains(v.Classes, ex.DeviceClassName) {
+			v.Classes = append(v.Classes, ex.DeviceClassName)
+		}
+	}
+	sort.Strings(v.Classes)
 }
 
 func (p part) describe() string {

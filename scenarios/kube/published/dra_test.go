@@ -72,3 +72,76 @@ spec:
 		})
 	}
 }
+
+// Kueue's quota for DRA devices, as Kueue v0.17 charges it: the samples'
+// ClusterQueue (sample-dra-queues.yaml) covers example.com/gpu with a
+// nominal quota of 8. Ten copies of a one-GPU Job start together on 16
+// GPUs:
+//   - the ResourceClaimTemplate sample with the Configuration's
+//     deviceClassMappings (example.com/gpu <- gpu.example.com, as Kueue's
+//     setup_dra page gives it): 8 run at once, 2 wait for quota;
+//   - the same without a mapping: Kueue does not count the claims, all 10
+//     run at once (the GPUs, 16, are enough);
+//   - the extended-resource sample: example.com/gpu is charged as itself,
+//     no mapping needed: 8 at once.
+func TestKueueDRAQuota(t *testing.T) {
+	queues, err := filepath.Abs("testdata/kueue/site/static/examples/dra/sample-dra-queues.yaml")
+	require.NoError(t, err)
+	const mapping = `apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+resources:
+  deviceClassMappings:
+  - name: example.com/gpu
+    deviceClassNames: [gpu.example.com]
+`
+	for _, c := range []struct {
+		name, file string
+		mapped     bool
+		atOnce     int
+	}{
+		{"template, mapped", "sample-dra-rct-job.yaml", true, 8},
+		{"template, no mapping", "sample-dra-rct-job.yaml", false, 10},
+		{"extended resource", "sample-dra-extended-resource-job.yaml", false, 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			job, err := filepath.Abs(filepath.Join("testdata/kueue/site/static/examples/dra", c.file))
+			require.NoError(t, err)
+			dir := t.TempDir()
+			policy := "[" + queues + "]"
+			if c.mapped {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(mapping), 0o644))
+				policy = "[" + queues + ", config.yaml]"
+			}
+			path := filepath.Join(dir, "scenario.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(strings.NewReplacer("JOB", job, "POLICY", policy).Replace(`apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: kueue-dra-quota}
+spec:
+  seed: 1
+  cluster:
+    pools:
+    - {name: a100, count: 2, instanceType: p4de.24xlarge, gpuModel: A100-80GB, gpusPerNode: 8, cpu: "96", memory: 1152Gi}
+  policy: {manifests: POLICY}
+  workload:
+    manifests:
+    - {path: JOB, count: 10, duration: 10m}
+`)), 0o644))
+			s, err := scenarios.LoadFile(path)
+			require.NoError(t, err)
+			b, err := s.Build(scenarios.Options{})
+			require.NoError(t, err)
+			t.Cleanup(func() { b.Close() })
+			res, err := sim.Run(b.Config)
+			require.NoError(t, err)
+			require.Len(t, res.Jobs, 10)
+			atOnce := 0
+			for _, j := range res.Jobs {
+				require.Equal(t, sim.Completed, j.Outcome)
+				if j.Start == 0 {
+					atOnce++
+				}
+			}
+			require.Equal(t, c.atOnce, atOnce)
+		})
+	}
+}

@@ -38,17 +38,17 @@ type namedClaim struct {
 // resources (ext) into pod's GPU request, and the GPU models they allow
 // into c's node affinity; pod already holds the device plugin's
 // resources.
-func claims(d *doc, o *Object, ps *corev1.PodSpec, dot string, ext []dra.ExtRequest, pod *cluster.PodSpec, c **cluster.Constraints) error {
+func claims(d *doc, o *Object, ps *corev1.PodSpec, dot string, ext []dra.ExtRequest, pod *cluster.PodSpec, c **cluster.Constraints) (*DRAUse, error) {
 	if len(ps.ResourceClaims) == 0 && len(ext) == 0 && !anyContainerClaims(ps) {
-		return nil
+		return nil, nil
 	}
 	req, err := d.dra.Pod(d.namespace, ps, dot+"spec", ext, d.pools)
 	var fe *dra.FieldError
 	if errors.As(err, &fe) {
-		return d.errAt(fe.Field, "%s", fe.Msg)
+		return nil, d.errAt(fe.Field, "%s", fe.Msg)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, n := range req.Notes {
 		d.note(n.Field, "%s", n.Msg)
@@ -61,10 +61,10 @@ func claims(d *doc, o *Object, ps *corev1.PodSpec, dot string, ext []dra.ExtRequ
 		o.named = append(o.named, nc)
 	}
 	if req.Empty() {
-		return nil
+		return nil, nil
 	}
 	if pod.GPUs > 0 || pod.GPUMilli > 0 {
-		return d.errAt(dot+"spec.resourceClaims", "the pod asks for GPUs by DRA claim and by %s; gpuplan gives a pod one kind of GPU", gpuKind(*pod))
+		return nil, d.errAt(dot+"spec.resourceClaims", "the pod asks for GPUs by DRA claim and by %s; gpuplan gives a pod one kind of GPU", gpuKind(*pod))
 	}
 	pod.GPUs, pod.MIG, pod.GPUMilli, pod.GPUMemMiB = req.GPUs, req.MIG, req.GPUMilli, req.GPUMemMiB
 	if req.Models != nil {
@@ -80,7 +80,11 @@ func claims(d *doc, o *Object, ps *corev1.PodSpec, dot string, ext []dra.ExtRequ
 			}
 		}
 	}
-	return nil
+	use := &DRAUse{KueueView: req.Kueue, File: d.file, Line: d.line}
+	if p, ok := d.pos[req.Kueue.Field]; ok {
+		use.Line = p[0]
+	}
+	return use, nil
 }
 
 func anyContainerClaims(ps *corev1.PodSpec) bool {
