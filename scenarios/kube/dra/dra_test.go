@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/scenarios/kube/services"
 	"gpuplan.dev/gpuplan/scenarios/kube/workloads"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/validate/strict"
@@ -225,4 +226,56 @@ spec:
 	// 141Gi or more: H200 (141), B200 (180), GB200 (186).
 	require.Equal(t, int32(2), o.Groups[0].Pod.GPUs)
 	require.Equal(t, []string{"B200", "GB200", "H200-141GB"}, o.Groups[0].Constraints.Affinity[0][0].Values)
+}
+
+// A Deployment's replicas get their GPUs by claim as a Job's pods do: a
+// template of 2 Hopper GPUs gives each replica 2 GPUs on the Hopper
+// models; a 1g.10gb template one MIG slice; a ResourceClaim all replicas
+// name (one device for all) is refused at its field.
+func TestServiceReplicasByClaim(t *testing.T) {
+	deploy := func(claims string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llm, namespace: ml}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: llm}}
+  template:
+    metadata: {labels: {app: llm}}
+    spec:
+      containers:
+      - name: c
+        image: x
+        resources: {requests: {cpu: "4"}, claims: [{name: g}]}
+      resourceClaims: [` + claims + `]
+`
+	}
+	tmpl := func(name, class, expr string) string {
+		return `apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: ` + name + `, namespace: ml}
+spec: {spec: {devices: {requests: [{name: r, exactly: {deviceClassName: ` + class + `, count: 2, selectors: [{cel: {expression: "` + expr + `"}}]}}]}}}
+---
+`
+	}
+	ws, _, err := services.ReadServing("s.yaml", []byte(tmpl("hopper", "gpu.nvidia.com", "device.attributes['gpu.nvidia.com'].architecture == 'Hopper'")+deploy("{name: g, resourceClaimTemplateName: hopper}")))
+	require.NoError(t, err)
+	require.Len(t, ws, 1)
+	require.Equal(t, int64(2), ws[0].Pod.GPUs)
+	require.Equal(t, []cluster.NodeSelectorTerm{{{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: []string{"H100", "H100-80GB", "H200-141GB"}}}}, ws[0].Pod.NodeAffinity)
+	mig := strings.Replace(tmpl("slice", "mig.nvidia.com", "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"), "count: 2", "count: 1", 1)
+	ws, _, err = services.ReadServing("s.yaml", []byte(mig+deploy("{name: g, resourceClaimTemplateName: slice}")))
+	require.NoError(t, err)
+	require.Equal(t, "1g.10gb", ws[0].Pod.MIG)
+	require.Equal(t, int64(0), ws[0].Pod.GPUs)
+	shared := `apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one, namespace: ml}
+spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu.nvidia.com}}]}}
+---
+`
+	_, _, err = services.ReadServing("s.yaml", []byte(shared+deploy("{name: g, resourceClaimName: one}")))
+	ie := inputErr(t, err)
+	require.Equal(t, "spec.template.spec.resourceClaims[0].resourceClaimName", ie.Field)
+	require.Contains(t, ie.Msg, "shared by every replica")
 }

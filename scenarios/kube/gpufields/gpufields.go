@@ -40,54 +40,30 @@ type Finding struct {
 	Err   bool
 }
 
-// dra is the advice of a refused DRA claim.
-const dra = "Dynamic Resource Allocation (resource.k8s.io) is not modelled yet: gpuplan cannot tell which devices the claim holds and would run the pod without them; " +
-	"to simulate it, ask for the GPUs in the container's resources.limits as nvidia.com/gpu: N (or nvidia.com/mig-<profile>: N)"
-
 // Pod checks one pod template: its annotations (at metaAt, the path of
 // its metadata) and its spec (at specAt). Findings come in field order:
-// annotations, then claims, then containers.
-func Pod(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt string) []Finding {
-	return PodWithDRA(annotations, spec, metaAt, specAt, nil)
-}
-
-// PodWithDRA is Pod for a reader that resolves DRA itself
-// (scenarios/kube/dra): with backed non-nil, claims are not refused here,
-// nor extended resources backed(name) says a DeviceClass maps.
-func PodWithDRA(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt string, backed func(string) bool) []Finding {
+// annotations, then containers. DRA claims are not checked here: the
+// readers resolve them (scenarios/kube/dra), and backed reports the
+// extended resources a DeviceClass maps (DRA-backed, resolved there too).
+func Pod(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt string, backed func(string) bool) []Finding {
 	var out []Finding
 	out = append(out, kueueTopology(annotations, metaAt)...)
-	for i, c := range spec.ResourceClaims {
-		if backed != nil {
-			break
-		}
-		out = append(out, Finding{Field: fmt.Sprintf("%s.resourceClaims[%d]", specAt, i), Err: true,
-			Msg: fmt.Sprintf("pod resource claim %s: %s", strict.Quote(c.Name), dra)})
-	}
 	for _, list := range []struct {
 		name string
 		cs   []corev1.Container
 	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
 		for i := range list.cs {
-			out = append(out, container(&list.cs[i], fmt.Sprintf("%s.%s[%d]", specAt, list.name, i), backed)...)
+			out = append(out, Container(&list.cs[i], fmt.Sprintf("%s.%s[%d]", specAt, list.name, i), backed)...)
 		}
 	}
 	return out
 }
 
-// Container checks one container (at its path) for DRA claims and HAMi
-// shares; Pod calls it for each of a pod's containers.
-func Container(c *corev1.Container, at string) []Finding { return container(c, at, nil) }
-
-func container(c *corev1.Container, at string, backed func(string) bool) []Finding {
+// Container checks one container (at its path) for HAMi shares and GPUs
+// under names gpuplan does not read (other than those backed reports);
+// Pod calls it for each of a pod's containers.
+func Container(c *corev1.Container, at string, backed func(string) bool) []Finding {
 	var out []Finding
-	for j, cl := range c.Resources.Claims {
-		if backed != nil {
-			break
-		}
-		out = append(out, Finding{Field: fmt.Sprintf("%s.resources.claims[%d]", at, j), Err: true,
-			Msg: fmt.Sprintf("container claim %s: %s", strict.Quote(cl.Name), dra)})
-	}
 	out = append(out, otherGPUs(c, at, backed)...)
 	gpus := int64(0)
 	for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
@@ -148,10 +124,11 @@ func kueueTopology(ann map[string]string, metaAt string) []Finding {
 }
 
 // IsOtherGPU reports whether an extended resource name asks for a GPU
-// gpuplan does not read: a name part with "gpu" in it (example.com/gpu,
-// the DRA-backed extended resource of Kueue's samples; amd.com/gpu;
+// gpuplan does not read: a name part with "gpu" in it (amd.com/gpu;
 // gpu.intel.com/i915 is not caught), other than nvidia.com/gpu,
-// nvidia.com/mig-<profile> and HAMi's shares.
+// nvidia.com/mig-<profile> and HAMi's shares. Pod and Container skip the
+// names a DeviceClass backs (example.com/gpu, as the example driver's
+// class gives it).
 func IsOtherGPU(name string) bool {
 	domain, part, ok := strings.Cut(name, "/")
 	if !ok || name == "nvidia.com/gpu" || IsHAMi(name) || (domain == "nvidia.com" && strings.HasPrefix(part, "mig-")) {
@@ -176,7 +153,7 @@ func otherGPUs(c *corev1.Container, at string, backed func(string) bool) []Findi
 		sort.Strings(names)
 		for _, n := range names {
 			out = append(out, Finding{Field: fmt.Sprintf("%s.resources.%s[%q]", at, list.name, n), Err: true,
-				Msg: fmt.Sprintf("resource %s asks for a GPU under a name gpuplan does not model (a DRA-backed extended resource or another vendor's device plugin) and would run the pod without it; write nvidia.com/gpu: N (or nvidia.com/mig-<profile>: N) to simulate it", strict.Quote(n))})
+				Msg: fmt.Sprintf("resource %s asks for a GPU under a name gpuplan does not model (another vendor's device plugin, or a DRA-backed extended resource no DeviceClass of the file maps by spec.extendedResourceName) and would run the pod without it; write nvidia.com/gpu: N (or nvidia.com/mig-<profile>: N), or give the DeviceClass in the file", strict.Quote(n))})
 		}
 	}
 	return out

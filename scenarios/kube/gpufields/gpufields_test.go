@@ -55,17 +55,16 @@ var fields = []struct {
 	field                  func(spec, meta string) string
 	refused                bool
 	says                   string
-	// job, when set, is the outcome in the workload kinds (jobs), which
-	// read DRA claims (scenarios/kube/dra): the field, refused or not,
-	// the words and the GPUs taken (0: not checked).
-	job *outcome
+	// gpus, when positive, is the GPUs each pod is taken as.
+	gpus int64
 }{
+	// DRA claims are read (scenarios/kube/dra): a claim whose template is
+	// not in the file, or a container claim naming no pod claim, is
+	// refused at its field.
 	{name: "pod resourceClaims", rc: "resourceClaims: [{name: gpu, resourceClaimTemplateName: single-gpu}],", cl: ", claims: [{name: gpu}]",
-		field: func(s, _ string) string { return s + ".resourceClaims[0]" }, refused: true, says: "ask for the GPUs in the container's resources.limits as nvidia.com/gpu: N",
-		job: &outcome{field: func(s, _ string) string { return s + ".resourceClaims[0].resourceClaimTemplateName" }, refused: true, says: `ResourceClaimTemplate "single-gpu" is not in the file`}},
+		field: func(s, _ string) string { return s + ".resourceClaims[0].resourceClaimTemplateName" }, refused: true, says: `ResourceClaimTemplate "single-gpu" is not in the file`},
 	{name: "container resources.claims", cl: ", claims: [{name: gpu}]",
-		field: func(s, _ string) string { return s + ".containers[0].resources.claims[0]" }, refused: true, says: "Dynamic Resource Allocation (resource.k8s.io) is not modelled yet",
-		job: &outcome{field: func(s, _ string) string { return s + ".containers[0].resources.claims[0].name" }, refused: true, says: `"gpu" is not a claim of the pod's spec.resourceClaims`}},
+		field: func(s, _ string) string { return s + ".containers[0].resources.claims[0].name" }, refused: true, says: `"gpu" is not a claim of the pod's spec.resourceClaims`},
 	{name: "HAMi gpucores alone", lim: "nvidia.com/gpucores: 30",
 		field: func(s, _ string) string { return s + `.containers[0].resources.limits["nvidia.com/gpucores"]` }, refused: true, says: "write nvidia.com/gpu: N beside it"},
 	{name: "HAMi gpumem alone", lim: "nvidia.com/gpumem: 3000",
@@ -76,13 +75,12 @@ var fields = []struct {
 		field: func(s, _ string) string { return s + `.containers[0].resources.limits["nvidia.com/gpucores"]` }, says: "taken as 1 whole GPU(s)"},
 	{name: "HAMi gpumem with GPUs", lim: "nvidia.com/gpu: 2, nvidia.com/gpumem: 3000",
 		field: func(s, _ string) string { return s + `.containers[0].resources.limits["nvidia.com/gpumem"]` }, says: "taken as 2 whole GPU(s)"},
+	// The example driver's DeviceClass (built in, as Kueue's setup_dra
+	// page gives it) backs example.com/gpu: one whole GPU.
 	{name: "DRA-backed extended resource", lim: "example.com/gpu: 1",
-		field: func(s, _ string) string { return s + `.containers[0].resources.limits["example.com/gpu"]` }, refused: true, says: "write nvidia.com/gpu: N",
-		// Jobs: the example driver's DeviceClass (built in, as Kueue's
-		// setup_dra page gives it) backs example.com/gpu: one whole GPU.
-		job: &outcome{field: func(s, _ string) string { return s + `.containers[0].resources.limits["example.com/gpu"]` }, says: `a DRA-backed extended resource of DeviceClass "gpu.example.com"`, gpus: 1}},
+		field: func(s, _ string) string { return s + `.containers[0].resources.limits["example.com/gpu"]` }, says: `a DRA-backed extended resource of DeviceClass "gpu.example.com"`, gpus: 1},
 	{name: "another vendor's GPU", lim: "amd.com/gpu: 1",
-		field: func(s, _ string) string { return s + `.containers[0].resources.limits["amd.com/gpu"]` }, refused: true, says: "a DRA-backed extended resource or another vendor's device plugin"},
+		field: func(s, _ string) string { return s + `.containers[0].resources.limits["amd.com/gpu"]` }, refused: true, says: "another vendor's device plugin, or a DRA-backed extended resource no DeviceClass of the file maps"},
 	{name: "Kueue required topology", ann: `kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack`,
 		field: func(_, m string) string { return m + `.annotations["kueue.x-k8s.io/podset-required-topology"]` }, says: "placed as if unconstrained, not all in one \"cloud.provider.com/topology-rack\" domain"},
 	{name: "Kueue preferred topology", ann: `kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-block`,
@@ -93,14 +91,6 @@ var fields = []struct {
 		field: func(_, m string) string { return m + `.annotations["kueue.x-k8s.io/podset-slice-required-topology"]` }, says: "slices are not kept within one"},
 	{name: "Kueue slice size", ann: `kueue.x-k8s.io/podset-slice-required-topology: cloud.provider.com/topology-rack, kueue.x-k8s.io/podset-slice-size: "2"`,
 		field: func(_, m string) string { return m + `.annotations["kueue.x-k8s.io/podset-slice-size"]` }, says: "slices of \"2\" pods are not kept together"},
-}
-
-// outcome is what a reader makes of a field.
-type outcome struct {
-	field   func(spec, meta string) string
-	refused bool
-	says    string
-	gpus    int64
 }
 
 func render(doc string, ann, rc, lim, cl string) string {
@@ -152,9 +142,6 @@ func TestNothingGPUBearingDroppedSilently(t *testing.T) {
 			notes, gpus, err := read(t, k.serving, doc)
 			want := f.field(k.spec, k.meta)
 			refused, says := f.refused, f.says
-			if f.job != nil && !k.serving {
-				want, refused, says = f.job.field(k.spec, k.meta), f.job.refused, f.job.says
-			}
 			if refused {
 				var ie *strict.InputError
 				require.True(t, errors.As(err, &ie), "%s: want a refusal, got %v (notes %v)", name, err, notes)
@@ -174,9 +161,9 @@ func TestNothingGPUBearingDroppedSilently(t *testing.T) {
 			require.NotEmpty(t, hit, "%s: no note at %s in %v", name, want, notes)
 			require.Contains(t, hit, says, name)
 			require.True(t, strings.HasPrefix(hit, "w.yaml:"), name)
-			if f.job != nil && !k.serving && f.job.gpus > 0 {
+			if f.gpus > 0 {
 				for _, g := range gpus {
-					require.Equal(t, f.job.gpus, g, name)
+					require.Equal(t, f.gpus, g, name)
 				}
 			}
 			if strings.HasPrefix(f.name, "HAMi") {

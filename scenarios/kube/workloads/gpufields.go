@@ -18,7 +18,7 @@ import (
 // are resolved by claims instead. dot prefixes the template's fields.
 func checkGPUFields(d *doc, t *corev1.PodTemplateSpec, dot string) error {
 	backed := d.dra.ExtendedResources()
-	for _, f := range gpufields.PodWithDRA(t.Annotations, &t.Spec, dot+"metadata", dot+"spec", func(n string) bool { return backed[n] != "" }) {
+	for _, f := range gpufields.Pod(t.Annotations, &t.Spec, dot+"metadata", dot+"spec", func(n string) bool { return backed[n] != "" }) {
 		if f.Err {
 			return d.errAt(f.Field, "%s", f.Msg)
 		}
