@@ -279,3 +279,15 @@ spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu.nvidia.com}
 	require.Equal(t, "spec.template.spec.resourceClaims[0].resourceClaimName", ie.Field)
 	require.Contains(t, ie.Msg, "shared by every replica")
 }
+
+// A template given without a namespace serves a Job of namespace ml (kubectl
+// apply puts both in the context's namespace); one in another namespace
+// does not.
+func TestClaimNamespaces(t *testing.T) {
+	req := "        exactly: {deviceClassName: gpu.nvidia.com}\n"
+	o, err := parse(t, job(strings.Replace(rct(req), "namespace: ml", "", 1), "resourceClaimTemplateName: t"), nil)
+	require.NoError(t, err)
+	require.Equal(t, int32(1), o.Groups[0].Pod.GPUs)
+	_, err = parse(t, job(strings.Replace(rct(req), "namespace: ml", "namespace: other", 1), "resourceClaimTemplateName: t"), nil)
+	require.Contains(t, inputErr(t, err).Msg, `ResourceClaimTemplate "t" is not in the file (namespace "ml")`)
+}

@@ -80,6 +80,28 @@ type ExtRequest struct {
 	Field string
 }
 
+// lookup finds a claim or template by the pod's namespace and its name;
+// one given without a namespace (or a pod without one) matches too, as
+// kubectl apply puts both in the context's namespace.
+func lookup(m map[string]*claim, namespace, name string) *claim {
+	if c := m[key(namespace, name)]; c != nil {
+		return c
+	}
+	if namespace != "" {
+		return m[key("", name)]
+	}
+	var found *claim
+	for _, c := range m {
+		if c.name == name {
+			if found != nil {
+				return nil // in several namespaces: the pod's is unknown
+			}
+			found = c
+		}
+	}
+	return found
+}
+
 // part is one device request resolved.
 type part struct {
 	count  int64
@@ -117,12 +139,12 @@ func (s *Set) Pod(namespace string, spec *corev1.PodSpec, specAt string, ext []E
 		case pc.ResourceClaimName != nil && pc.ResourceClaimTemplateName != nil:
 			return r, &FieldError{at, "gives both resourceClaimName and resourceClaimTemplateName; the API server wants one"}
 		case pc.ResourceClaimTemplateName != nil:
-			c = s.templates[key(namespace, *pc.ResourceClaimTemplateName)]
+			c = lookup(s.templates, namespace, *pc.ResourceClaimTemplateName)
 			if c == nil {
 				return r, &FieldError{at + ".resourceClaimTemplateName", fmt.Sprintf("ResourceClaimTemplate %s is not in the file (namespace %s): gpuplan reads a pod's claims from its own file", strict.Quote(*pc.ResourceClaimTemplateName), strict.Quote(namespace))}
 			}
 		case pc.ResourceClaimName != nil:
-			c = s.claims[key(namespace, *pc.ResourceClaimName)]
+			c = lookup(s.claims, namespace, *pc.ResourceClaimName)
 			if c == nil {
 				return r, &FieldError{at + ".resourceClaimName", fmt.Sprintf("ResourceClaim %s is not in the file (namespace %s): gpuplan reads a pod's claims from its own file", strict.Quote(*pc.ResourceClaimName), strict.Quote(namespace))}
 			}
@@ -142,7 +164,7 @@ func (s *Set) Pod(namespace string, spec *corev1.PodSpec, specAt string, ext []E
 			r.Notes = append(r.Notes, Finding{at, n})
 		}
 		if pc.ResourceClaimName != nil {
-			n := Named{Key: key(namespace, *pc.ResourceClaimName), What: c.what(), Field: at + ".resourceClaimName"}
+			n := Named{Key: key(c.namespace, c.name), What: c.what(), Field: at + ".resourceClaimName"}
 			n.Whole = len(ps) == 1 && ps[0].count == 1 && ps[0].mig == "" && ps[0].milli == 0
 			r.Named = append(r.Named, n)
 		}
@@ -571,7 +593,13 @@ func (s *Set) share(p *part, match []Device, ex *resourcev1.ExactDeviceRequest, 
 	}
 	driver := match[0].Driver
 	var memMiB int64
-	for k, q := range ex.Capacity.Requests {
+	keys := make([]string, 0, len(ex.Capacity.Requests))
+	for k := range ex.Capacity.Requests {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		q := ex.Capacity.Requests[resourcev1.QualifiedName(k)]
 		if string(k) != "memory" && string(k) != driver+"/memory" {
 			return errAt(fmt.Sprintf("%s[%q]", field, string(k)), "%s: gpuplan shares a device by its memory (%s/memory) only", what, driver)
 		}
