@@ -291,3 +291,44 @@ func TestClaimNamespaces(t *testing.T) {
 	_, err = parse(t, job(strings.Replace(rct(req), "namespace: ml", "namespace: other", 1), "resourceClaimTemplateName: t"), nil)
 	require.Contains(t, inputErr(t, err).Msg, `ResourceClaimTemplate "t" is not in the file (namespace "ml")`)
 }
+
+// What a claim says that gpuplan does not model is noted, each with what
+// it was taken as: constraints, config (an MPS share set there), a
+// request's tolerations, adminAccess (which holds no device).
+func TestClaimFieldsNotModelledAreNoted(t *testing.T) {
+	claim := `apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: r
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 2
+          tolerations: [{key: k, operator: Exists}]
+      - name: watch
+        exactly: {deviceClassName: gpu.nvidia.com, adminAccess: true}
+      constraints:
+      - {requests: [r], matchAttribute: resource.kubernetes.io/pcieRoot}
+      config:
+      - requests: [r]
+        opaque:
+          driver: gpu.nvidia.com
+          parameters: {apiVersion: resource.nvidia.com/v1beta1, kind: GpuConfig, sharing: {strategy: MPS}}
+`
+	o, err := parse(t, job(claim, "resourceClaimTemplateName: t"), nil)
+	require.NoError(t, err)
+	// r's 2 GPUs; watch (adminAccess) holds none.
+	require.Equal(t, int32(2), o.Groups[0].Pod.GPUs)
+	notes := strings.Join(o.Notes, "\n")
+	for _, w := range []string{
+		`devices.constraints[0] (matchAttribute) is not modelled (line 16)`,
+		`devices.config[0] (driver "gpu.nvidia.com"'s parameters; line 18) is not modelled: the devices are held whole (MPS or time-slicing set in a claim's config is not modelled)`,
+		`tolerations (line 12): device taints are not modelled`,
+		`adminAccess (line 14): the devices are reached without being allocated; taken as holding none`,
+	} {
+		require.Contains(t, notes, w)
+	}
+}
