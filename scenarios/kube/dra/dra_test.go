@@ -160,7 +160,15 @@ func TestFirstAvailable(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int32(1), o.Groups[0].Pod.GPUs)
 	require.Equal(t, "3g.40gb", o.Groups[0].Pod.MIG)
-	require.Contains(t, strings.Join(o.Notes, "\n"), `takes firstAvailable[1] "small", the first the cluster's node pools serve: 1 MIG instance(s) 3g.40gb; passed over [0] "big" (1 whole GPU(s) of H200-141GB): no node pool has it`)
+	require.Contains(t, strings.Join(o.Notes, "\n"), `takes firstAvailable[1] "small", the first the cluster's node pools serve: 1 MIG instance(s) 3g.40gb; passed over [0] "big" (1 whole GPU(s) of H200-141GB): no node pool of spec.cluster has it`)
+	// Pools of L4s serve neither: a provisioner may launch either, so the
+	// first gpuplan can place is taken, and said so.
+	o, err = parse(t, doc, []cluster.PoolSpec{{Name: "l4", GPUModel: "L4", GPUsPerNode: 4}})
+	require.NoError(t, err)
+	require.Equal(t, int32(1), o.Groups[0].Pod.GPUs)
+	require.Equal(t, "", o.Groups[0].Pod.MIG)
+	require.Contains(t, strings.Join(o.Notes, "\n"), `no node pool of spec.cluster serves any firstAvailable subrequest`)
+	require.Contains(t, strings.Join(o.Notes, "\n"), `taken as firstAvailable[0] "big", the first gpuplan can place (a provisioner may launch it): 1 whole GPU(s) of H200-141GB`)
 }
 
 // One ResourceClaim named by the Job's two pods is one GPU, shared: each

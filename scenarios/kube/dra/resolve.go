@@ -122,8 +122,9 @@ func (e errNoMatch) Error() string { return e.err.Error() }
 // resourceClaimName or resourceClaimTemplateName, the containers'
 // resources.claims naming them) and DRA-backed extended resources (ext)
 // into one GPU request. namespace is the pod's; pools the cluster's node
-// pools (nil: unknown, firstAvailable then takes the first subrequest
-// gpuplan can place, and allocationMode All is refused). The
+// pools (none given: unknown; firstAvailable then takes the first
+// subrequest gpuplan can place, as it does when no pool serves any, and
+// allocationMode All is refused). The
 // ResourceClaims named are in Request.Named: one ResourceClaim is one set
 // of devices, shared by every pod naming it (the caller, which counts the
 // pods, divides it).
@@ -364,6 +365,9 @@ func (s *Set) claimParts(c *claim, pools []cluster.PoolSpec) ([]part, []string, 
 
 func (s *Set) firstAvailable(c *claim, at, name string, subs []resourcev1.DeviceSubRequest, pools []cluster.PoolSpec) (part, []string, error) {
 	var skipped []string
+	var fallback *part // the first gpuplan can place, when no pool serves any
+	var fallbackAt int
+	var fallbackNotes []string
 	for j := range subs {
 		sr := &subs[j]
 		sat := fmt.Sprintf("%s.firstAvailable[%d]", at, j)
@@ -376,12 +380,16 @@ func (s *Set) firstAvailable(c *claim, at, name string, subs []resourcev1.Device
 			continue
 		case err != nil:
 			return p, nil, err
-		case pools != nil && !servable(p, pools):
-			skipped = append(skipped, fmt.Sprintf("[%d] %s (%s): no node pool has it", j, strict.Quote(sr.Name), p.describe()))
+		case len(pools) > 0 && !servable(p, pools):
+			if fallback == nil {
+				q := p
+				fallback, fallbackAt, fallbackNotes = &q, j, notes
+			}
+			skipped = append(skipped, fmt.Sprintf("[%d] %s (%s): no node pool of spec.cluster has it", j, strict.Quote(sr.Name), p.describe()))
 			continue
 		}
 		by := "the first gpuplan can place"
-		if pools != nil {
+		if len(pools) > 0 {
 			by = "the first the cluster's node pools serve"
 		}
 		msg := fmt.Sprintf("%s: request %s (line %d) takes firstAvailable[%d] %s, %s: %s", c.what(), strict.Quote(name), c.lineOf(sat), j, strict.Quote(sr.Name), by, p.describe())
@@ -390,7 +398,14 @@ func (s *Set) firstAvailable(c *claim, at, name string, subs []resourcev1.Device
 		}
 		return p, append(notes, msg), nil
 	}
-	return part{}, nil, c.errAt(at+".firstAvailable", "%s: request %s: no subrequest can be served: %s", c.what(), strict.Quote(name), strings.Join(skipped, "; "))
+	if fallback != nil {
+		// No pool given serves any subrequest; a provisioner (Karpenter)
+		// may launch nodes that do: the first gpuplan can place.
+		msg := fmt.Sprintf("%s: request %s: no node pool of spec.cluster serves any firstAvailable subrequest (%s); taken as firstAvailable[%d] %s, the first gpuplan can place (a provisioner may launch it): %s",
+			c.what(), strict.Quote(name), strings.Join(skipped, "; "), fallbackAt, strict.Quote(subs[fallbackAt].Name), fallback.describe())
+		return *fallback, append(fallbackNotes, msg), nil
+	}
+	return part{}, nil, c.errAt(at+".firstAvailable", "%s: request %s: no subrequest matches a GPU gpuplan models: %s", c.what(), strict.Quote(name), strings.Join(skipped, "; "))
 }
 
 // servable reports whether some pool has the part's devices.
@@ -515,8 +530,8 @@ func (s *Set) exact(c *claim, at string, ex *resourcev1.ExactDeviceRequest, pool
 		if p.mig != "" {
 			return part{}, nil, errAt(at+".allocationMode", "%s: allocationMode All over MIG instances is not modelled; give a count", what)
 		}
-		if pools == nil {
-			return part{}, nil, errAt(at+".allocationMode", "%s: allocationMode All takes every matching GPU of the node, which needs the cluster's node pools: give the file in a scenario's spec.workload.manifests", what)
+		if len(pools) == 0 {
+			return part{}, nil, errAt(at+".allocationMode", "%s: allocationMode All takes every matching GPU of the node, which needs the cluster's node pools (spec.cluster.pools): give the file in a scenario's spec.workload.manifests with them", what)
 		}
 		counts := map[int32][]string{}
 		for i := range pools {
