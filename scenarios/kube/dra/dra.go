@@ -91,10 +91,13 @@ type Set struct {
 }
 
 // Builtin DeviceClasses: those NVIDIA's DRA driver installs (its Helm
-// chart's gpu.nvidia.com and mig.nvidia.com, selecting by the driver and
-// the device's type attribute) and the example driver's gpu.example.com
-// with the extended resource Kueue's "Set Up Dynamic Resource Allocation"
-// page gives it.
+// chart's deviceclass-gpu.yaml and deviceclass-mig.yaml at
+// NVIDIA/k8s-dra-driver-gpu 22407113785e, selecting by the driver and the
+// device's type attribute; the chart also gives gpu.nvidia.com
+// extendedResourceName nvidia.com/gpu on resource.k8s.io/v1, left out
+// here: nvidia.com/gpu stays the device plugin's, which places the same
+// whole GPUs) and the example driver's gpu.example.com with the extended
+// resource Kueue's "Set Up Dynamic Resource Allocation" page gives it.
 var builtin = []struct{ name, expr, ext, where string }{
 	{"gpu.nvidia.com", `device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'`, "", "NVIDIA's DRA driver (k8s-dra-driver-gpu)"},
 	{"mig.nvidia.com", `device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'`, "", "NVIDIA's DRA driver (k8s-dra-driver-gpu)"},
