@@ -38,13 +38,13 @@ type ManifestsSpec struct {
 const streamManifests = 300
 
 // manifestEntry reads file entry i: its objects and when they arrive.
-func (s builder) manifestEntry(i int, seed uint64) (workloads.Entry, []string, error) {
+func (s builder) manifestEntry(i int, seed uint64, pools []cluster.PoolSpec) (workloads.Entry, []string, error) {
 	m := &s.Spec.Workload.Manifests[i]
 	at := fmt.Sprintf("spec.workload.manifests[%d]", i)
 	if m.Path == "" {
 		return workloads.Entry{}, nil, s.errAt(at+".path", "is required")
 	}
-	objs, skipped, err := workloads.Load(s.path(m.Path))
+	objs, skipped, err := workloads.LoadIn(s.path(m.Path), pools)
 	if err != nil {
 		return workloads.Entry{}, nil, err
 	}
@@ -180,20 +180,26 @@ func (s validator) validateManifests() error {
 			}
 		}
 	}
-	_, _, err := builder{s.Scenario}.manifestSource(0, 0)
+	var pools []cluster.PoolSpec
+	if cm, err := s.Cluster(); err == nil {
+		pools = cm.Pools
+	}
+	_, _, err := builder{s.Scenario}.manifestSource(0, 0, pools)
 	return err
 }
 
 // manifestSource builds the workload of spec.workload.manifests, with the
 // priorities of the objects' priority classes from the policy.
-func (s builder) manifestSource(seed uint64, horizon int64, policyFiles ...string) (*workloads.Source, []string, error) {
+// pools are the cluster's node pools, for the objects' DRA claims.
+func (s builder) manifestSource(seed uint64, horizon int64, pools []cluster.PoolSpec, policyFiles ...string) (*workloads.Source, []string, error) {
 	var entries []workloads.Entry
 	var notes []string
 	var prio map[string]int32
 	var never map[string]bool
 	var shared map[string]bool
+	var pol *Policy
 	for i := range s.Spec.Workload.Manifests {
-		e, n, err := s.manifestEntry(i, seed)
+		e, n, err := s.manifestEntry(i, seed, pools)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -202,6 +208,18 @@ func (s builder) manifestSource(seed uint64, horizon int64, policyFiles ...strin
 		}
 		e.SharedQueues = shared
 		notes = append(notes, n...)
+		if draGPUs(e.Objects) {
+			if pol == nil {
+				if pol, err = s.kueuePolicy(policyFiles); err != nil {
+					return nil, nil, err
+				}
+			}
+			qn, err := kueueDRAQuota(e.Objects, pol)
+			if err != nil {
+				return nil, nil, err
+			}
+			notes = append(notes, qn...)
+		}
 		for k, o := range e.Objects {
 			if o.PriorityClass == "" {
 				continue
@@ -285,9 +303,95 @@ func (s builder) priorityClasses(files []string) (map[string]int32, map[string]b
 	return pol.PriorityClasses, pol.PreemptNever, nil
 }
 
+// kueuePolicy is the scenario's policy (files, else spec.policy's
+// manifests; an empty Policy when there is none).
+func (s builder) kueuePolicy(files []string) (*Policy, error) {
+	if files == nil && s.Spec.Policy != nil {
+		for _, m := range s.Spec.Policy.Manifests {
+			files = append(files, s.path(m))
+		}
+	}
+	if len(files) == 0 {
+		return &Policy{}, nil
+	}
+	return LoadPolicy(files)
+}
+
+// draGPUs reports whether an object's pods get GPUs by DRA.
+func draGPUs(objs []workloads.Object) bool {
+	for _, o := range objs {
+		for _, g := range o.Groups {
+			if g.DRA != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kueueDRAQuota sets the resource Kueue admission charges each group's DRA
+// GPUs as, as Kueue v0.17's DRA integration does (pkg/dra): a
+// ResourceClaimTemplate's devices by their DeviceClass's
+// resources.deviceClassMappings name (a class not mapped, or a template
+// using what the integration refuses, is a workload Kueue never admits:
+// an input error here); a DRA-backed extended resource as itself; a
+// ResourceClaim a pod names, and every claim when no mapping is given,
+// not at all. Without ClusterQueues nothing is charged and nothing is set.
+func kueueDRAQuota(objs []workloads.Object, pol *Policy) ([]string, error) {
+	if len(pol.Spec.ClusterQueues) == 0 {
+		return nil, nil
+	}
+	var notes []string
+	for i := range objs {
+		o := &objs[i]
+		for k := range o.Groups {
+			g := &o.Groups[k]
+			u := g.DRA
+			if u == nil {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d: %s %s", u.File, u.Line, o.Kind, o.Name)
+			refuse := func(format string, args ...any) error {
+				return &InputError{File: u.File, Line: u.Line, Field: o.Kind + " " + o.Name, Msg: "Kueue would never admit it: " + fmt.Sprintf(format, args...)}
+			}
+			switch {
+			case len(u.Ext) > 1 || len(u.Ext) == 1 && len(u.Classes) > 0:
+				return nil, refuse("its pods ask for GPUs under several quota resources (%s and claims of %s); gpuplan charges a pod's GPUs as one", strings.Join(u.Ext, ", "), strings.Join(u.Classes, ", "))
+			case len(u.Ext) == 1:
+				g.GPUQuota = u.Ext[0]
+			case len(u.Classes) == 0:
+				g.GPUQuota = cluster.NoGPUQuota
+				notes = append(notes, where+": its pods' GPUs come from a ResourceClaim they name, which Kueue does not count (it counts ResourceClaimTemplates): charged to no quota")
+			case pol.DeviceClassMappings == nil:
+				g.GPUQuota = cluster.NoGPUQuota
+				notes = append(notes, fmt.Sprintf("%s: its pods' GPUs come by DRA claim (DeviceClass %s) and the Kueue Configuration maps no DeviceClass (resources.deviceClassMappings): Kueue does not count them, so they are charged to no quota", where, strings.Join(u.Classes, ", ")))
+			case u.Unsupported != "":
+				return nil, refuse("%s: Kueue v0.17's DRA integration refuses %s in a ResourceClaimTemplate", u.Field, u.Unsupported)
+			default:
+				names := map[string]bool{}
+				for _, c := range u.Classes {
+					n, ok := pol.DeviceClassMappings[c]
+					if !ok {
+						return nil, refuse("%s: DeviceClass %s is not mapped in the Kueue Configuration's resources.deviceClassMappings (Kueue: \"DeviceClass is not mapped in DRA configuration\")", u.Field, Quote(c))
+					}
+					names[n] = true
+				}
+				if len(names) > 1 {
+					return nil, refuse("%s: its claims' DeviceClasses map to several quota resources; gpuplan charges a pod's GPUs as one", u.Field)
+				}
+				for n := range names {
+					g.GPUQuota = n
+				}
+				notes = append(notes, fmt.Sprintf("%s: its pods' DRA devices (DeviceClass %s) are charged to Kueue quota as %s (resources.deviceClassMappings; Kueue's DynamicResourceAllocation feature gate, alpha in v0.17, taken as on)", where, strings.Join(u.Classes, ", "), Quote(g.GPUQuota)))
+			}
+		}
+	}
+	return notes, nil
+}
+
 // buildManifests makes spec.workload.manifests the run's workload.
 func (s builder) buildManifests(b *Built, opts Options) error {
-	src, notes, err := s.manifestSource(b.Config.Seed, b.Config.Horizon, opts.PolicyManifests...)
+	src, notes, err := s.manifestSource(b.Config.Seed, b.Config.Horizon, b.Config.Pools, opts.PolicyManifests...)
 	if err != nil {
 		return err
 	}

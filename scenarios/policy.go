@@ -49,6 +49,10 @@ type Policy struct {
 	// WorkloadPriorityClasses names the PriorityClasses read that are
 	// Kueue WorkloadPriorityClasses.
 	WorkloadPriorityClasses map[string]bool
+	// DeviceClassMappings are a Kueue Configuration's
+	// resources.deviceClassMappings: the quota resource each DRA
+	// DeviceClass's devices are charged as (nil: none given).
+	DeviceClassMappings map[string]string
 	// Notes name every field read but not modelled, and every object
 	// skipped, each with its file and line.
 	Notes []string
@@ -700,6 +704,21 @@ const (
 // kueueConfig reads Kueue's own Configuration for its fair-sharing
 // settings; every other top-level setting it gives is noted as not
 // modelled.
+// deviceClassMapping reads resources.deviceClassMappings[i]: the
+// DeviceClasses whose claimed devices Kueue charges as quota resource name.
+func (p *Policy) deviceClassMapping(d policyDoc, i int, name string, classes []corev1.ResourceName) error {
+	if p.DeviceClassMappings == nil {
+		p.DeviceClassMappings = map[string]string{}
+	}
+	for j, c := range classes {
+		if old, ok := p.DeviceClassMappings[string(c)]; ok {
+			return d.fieldErr(fmt.Sprintf("resources.deviceClassMappings[%d].deviceClassNames[%d]", i, j), "DeviceClass %s is already mapped to %s (Kueue's validation refuses a class in two mappings)", Quote(string(c)), Quote(old))
+		}
+		p.DeviceClassMappings[string(c)] = name
+	}
+	return nil
+}
+
 func (p *Policy) kueueConfig(d policyDoc) error {
 	var strategies []string
 	on := false
@@ -713,6 +732,13 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 			on = true
 			for _, s := range fs.PreemptionStrategies {
 				strategies = append(strategies, string(s))
+			}
+		}
+		if r := c.Resources; r != nil {
+			for i, m := range r.DeviceClassMappings {
+				if err := p.deviceClassMapping(d, i, string(m.Name), m.DeviceClassNames); err != nil {
+					return err
+				}
 			}
 		}
 		if w := c.WaitForPodsReady; w != nil && w.Enable {
@@ -740,6 +766,13 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 			}
 		}
 		wait = c.WaitForPodsReady
+		if r := c.Resources; r != nil {
+			for i, m := range r.DeviceClassMappings {
+				if err := p.deviceClassMapping(d, i, string(m.Name), m.DeviceClassNames); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if wait != nil {
 		wf, err := waitForPodsReady(d, wait)

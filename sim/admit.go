@@ -129,7 +129,8 @@ func (a *admState) integrate(t Time) {
 }
 
 // requests are a job's resources as Kueue counts them: every pod's
-// requests together, GPUs as the device plugin's resources, in a.req's
+// requests together, GPUs as the device plugin's resources (or as the
+// job's GPUQuota: a DRA claim's quota resource), in a.req's
 // array (Submit keeps none of it).
 func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 	n := int64(j.Replicas)
@@ -139,9 +140,12 @@ func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 	if p.Shared() {
 		gpus = 1 // one time-slice replica or share
 	}
-	if gpus > 0 {
+	if gpus > 0 && j.GPUQuota != cluster.NoGPUQuota {
 		res := "nvidia.com/gpu"
-		if p.MIG != "" && a.ctl.Covers(j.Queue, "nvidia.com/mig-"+p.MIG) {
+		switch {
+		case j.GPUQuota != "":
+			res = j.GPUQuota
+		case p.MIG != "" && a.ctl.Covers(j.Queue, "nvidia.com/mig-"+p.MIG):
 			res = "nvidia.com/mig-" + p.MIG
 		}
 		out = append(out, admission.Request{Resource: res, Amount: n * gpus})

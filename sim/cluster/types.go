@@ -383,7 +383,17 @@ type JobSpec struct {
 	// together before any binds, the rest then bind as they fit; the job
 	// runs once every pod is bound. 0 (or Replicas): the whole job.
 	MinAvailable int32
+	// GPUQuota, when set, is the resource Kueue admission charges the
+	// job's GPUs as instead of nvidia.com/gpu (or its MIG resource): a
+	// DRA claim's DeviceClass through Kueue's deviceClassMappings, or a
+	// DRA-backed extended resource; NoGPUQuota: not charged (Kueue does
+	// not see the claim).
+	GPUQuota string
 }
+
+// NoGPUQuota is a JobSpec.GPUQuota: the job's GPUs are charged to no
+// quota.
+const NoGPUQuota = "-"
 
 // Training describes a data-parallel training job: each step computes for
 // ComputePerStep and all-reduces GradientBytes over all its GPUs.

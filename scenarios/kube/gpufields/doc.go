@@ -3,12 +3,11 @@
 // dropped without a word: each is either refused (an input error at its
 // field, saying what to write instead) or noted (what gpuplan took it as).
 //
-// Refused, because the pod would otherwise run without its GPUs: Dynamic
-// Resource Allocation claims (spec.resourceClaims and a container's
-// resources.claims, resource.k8s.io), and HAMi's nvidia.com/gpucores,
-// nvidia.com/gpumem and nvidia.com/gpumem-percentage in a container that
-// asks for no nvidia.com/gpu, and GPUs under another extended resource
-// name (example.com/gpu, a DRA-backed extended resource; amd.com/gpu).
+// Refused, because the pod would otherwise run without its GPUs: HAMi's
+// nvidia.com/gpucores, nvidia.com/gpumem and nvidia.com/gpumem-percentage
+// in a container that asks for no nvidia.com/gpu, and GPUs under another
+// extended resource name (amd.com/gpu; a DRA-backed extended resource no
+// DeviceClass of the file maps).
 //
 // Noted: HAMi's shares beside nvidia.com/gpu (taken as whole GPUs).
 //
@@ -21,6 +20,12 @@
 // service's template (Pod) they are noted: its replicas are placed as if
 // unconstrained.
 //
+// Dynamic Resource Allocation is not checked here: the readers resolve a
+// pod's claims (spec.resourceClaims, a container's resources.claims) and
+// DRA-backed extended resources into the GPUs they hold
+// (scenarios/kube/dra), where what is not modelled is refused at its
+// field or noted with what it was taken as.
+//
 // Every workload reader calls KueueTopology and PodFields on each job's
-// pod template, and Pod on each service's.
+// pod template, and Pod on each service's (the serving readers too).
 package gpufields

@@ -44,49 +44,39 @@ type Finding struct {
 	Err   bool
 }
 
-// dra is the advice of a refused DRA claim.
-const dra = "Dynamic Resource Allocation (resource.k8s.io) is not modelled yet: gpuplan cannot tell which devices the claim holds and would run the pod without them; " +
-	"to simulate it, ask for the GPUs in the container's resources.limits as nvidia.com/gpu: N (or nvidia.com/mig-<profile>: N)"
-
 // Pod checks one pod template: its annotations (at metaAt, the path of
 // its metadata) and its spec (at specAt). Findings come in field order:
-// annotations, then claims, then containers.
+// annotations, then containers. DRA claims are not checked here: the
+// readers resolve them (scenarios/kube/dra), and backed reports the
+// extended resources a DeviceClass maps (DRA-backed, resolved there too).
 //
 // Pod is the check of a service's pod template: its Kueue topology
 // annotations are noted (TAS is modelled for jobs only); a job's reader
 // calls KueueTopology and PodFields instead.
-func Pod(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt string) []Finding {
-	return append(kueueTopology(annotations, metaAt), PodFields(spec, specAt)...)
+func Pod(annotations map[string]string, spec *corev1.PodSpec, metaAt, specAt string, backed func(string) bool) []Finding {
+	return append(kueueTopology(annotations, metaAt), PodFields(spec, specAt, backed)...)
 }
 
-// PodFields checks a pod spec (at specAt): its claims, then its
-// containers.
-func PodFields(spec *corev1.PodSpec, specAt string) []Finding {
+// PodFields checks a pod spec (at specAt): its containers.
+func PodFields(spec *corev1.PodSpec, specAt string, backed func(string) bool) []Finding {
 	var out []Finding
-	for i, c := range spec.ResourceClaims {
-		out = append(out, Finding{Field: fmt.Sprintf("%s.resourceClaims[%d]", specAt, i), Err: true,
-			Msg: fmt.Sprintf("pod resource claim %s: %s", strict.Quote(c.Name), dra)})
-	}
 	for _, list := range []struct {
 		name string
 		cs   []corev1.Container
 	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
 		for i := range list.cs {
-			out = append(out, Container(&list.cs[i], fmt.Sprintf("%s.%s[%d]", specAt, list.name, i))...)
+			out = append(out, Container(&list.cs[i], fmt.Sprintf("%s.%s[%d]", specAt, list.name, i), backed)...)
 		}
 	}
 	return out
 }
 
-// Container checks one container (at its path) for DRA claims and HAMi
-// shares; Pod calls it for each of a pod's containers.
-func Container(c *corev1.Container, at string) []Finding {
+// Container checks one container (at its path) for HAMi shares and GPUs
+// under names gpuplan does not read (other than those backed reports);
+// Pod calls it for each of a pod's containers.
+func Container(c *corev1.Container, at string, backed func(string) bool) []Finding {
 	var out []Finding
-	for j, cl := range c.Resources.Claims {
-		out = append(out, Finding{Field: fmt.Sprintf("%s.resources.claims[%d]", at, j), Err: true,
-			Msg: fmt.Sprintf("container claim %s: %s", strict.Quote(cl.Name), dra)})
-	}
-	out = append(out, otherGPUs(c, at)...)
+	out = append(out, otherGPUs(c, at, backed)...)
 	gpus := int64(0)
 	for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
 		if q, ok := rl["nvidia.com/gpu"]; ok {
@@ -235,10 +225,11 @@ func KueueTopology(ann map[string]string, metaAt string) (*cluster.TASRequest, [
 }
 
 // IsOtherGPU reports whether an extended resource name asks for a GPU
-// gpuplan does not read: a name part with "gpu" in it (example.com/gpu,
-// the DRA-backed extended resource of Kueue's samples; amd.com/gpu;
+// gpuplan does not read: a name part with "gpu" in it (amd.com/gpu;
 // gpu.intel.com/i915 is not caught), other than nvidia.com/gpu,
-// nvidia.com/mig-<profile> and HAMi's shares.
+// nvidia.com/mig-<profile> and HAMi's shares. Pod and Container skip the
+// names a DeviceClass backs (example.com/gpu, as the example driver's
+// class gives it).
 func IsOtherGPU(name string) bool {
 	domain, part, ok := strings.Cut(name, "/")
 	if !ok || name == "nvidia.com/gpu" || IsHAMi(name) || (domain == "nvidia.com" && strings.HasPrefix(part, "mig-")) {
@@ -248,7 +239,7 @@ func IsOtherGPU(name string) bool {
 }
 
 // otherGPUs refuses a container's requests for GPUs under another name.
-func otherGPUs(c *corev1.Container, at string) []Finding {
+func otherGPUs(c *corev1.Container, at string, backed func(string) bool) []Finding {
 	var out []Finding
 	for _, list := range []struct {
 		name string
@@ -256,14 +247,14 @@ func otherGPUs(c *corev1.Container, at string) []Finding {
 	}{{"limits", c.Resources.Limits}, {"requests", c.Resources.Requests}} {
 		var names []string
 		for n := range list.rl {
-			if IsOtherGPU(string(n)) {
+			if IsOtherGPU(string(n)) && (backed == nil || !backed(string(n))) {
 				names = append(names, string(n))
 			}
 		}
 		sort.Strings(names)
 		for _, n := range names {
 			out = append(out, Finding{Field: fmt.Sprintf("%s.resources.%s[%q]", at, list.name, n), Err: true,
-				Msg: fmt.Sprintf("resource %s asks for a GPU under a name gpuplan does not model (a DRA-backed extended resource or another vendor's device plugin) and would run the pod without it; write nvidia.com/gpu: N (or nvidia.com/mig-<profile>: N) to simulate it", strict.Quote(n))})
+				Msg: fmt.Sprintf("resource %s asks for a GPU under a name gpuplan does not model (another vendor's device plugin, or a DRA-backed extended resource no DeviceClass of the file maps by spec.extendedResourceName) and would run the pod without it; write nvidia.com/gpu: N (or nvidia.com/mig-<profile>: N), or give the DeviceClass in the file", strict.Quote(n))})
 		}
 	}
 	return out

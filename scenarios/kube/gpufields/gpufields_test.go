@@ -60,11 +60,16 @@ var fields = []struct {
 	// is read for jobs only.
 	servingSays string
 	jobsOnly    bool
+	// gpus, when positive, is the GPUs each pod is taken as.
+	gpus int64
 }{
+	// DRA claims are read (scenarios/kube/dra): a claim whose template is
+	// not in the file, or a container claim naming no pod claim, is
+	// refused at its field.
 	{name: "pod resourceClaims", rc: "resourceClaims: [{name: gpu, resourceClaimTemplateName: single-gpu}],", cl: ", claims: [{name: gpu}]",
-		field: func(s, _ string) string { return s + ".resourceClaims[0]" }, refused: true, says: "ask for the GPUs in the container's resources.limits as nvidia.com/gpu: N"},
+		field: func(s, _ string) string { return s + ".resourceClaims[0].resourceClaimTemplateName" }, refused: true, says: `ResourceClaimTemplate "single-gpu" is not in the file`},
 	{name: "container resources.claims", cl: ", claims: [{name: gpu}]",
-		field: func(s, _ string) string { return s + ".containers[0].resources.claims[0]" }, refused: true, says: "Dynamic Resource Allocation (resource.k8s.io) is not modelled yet"},
+		field: func(s, _ string) string { return s + ".containers[0].resources.claims[0].name" }, refused: true, says: `"gpu" is not a claim of the pod's spec.resourceClaims`},
 	{name: "HAMi gpucores alone", lim: "nvidia.com/gpucores: 30",
 		field: func(s, _ string) string { return s + `.containers[0].resources.limits["nvidia.com/gpucores"]` }, refused: true, says: "write nvidia.com/gpu: N beside it"},
 	{name: "HAMi gpumem alone", lim: "nvidia.com/gpumem: 3000",
@@ -75,10 +80,12 @@ var fields = []struct {
 		field: func(s, _ string) string { return s + `.containers[0].resources.limits["nvidia.com/gpucores"]` }, says: "taken as 1 whole GPU(s)"},
 	{name: "HAMi gpumem with GPUs", lim: "nvidia.com/gpu: 2, nvidia.com/gpumem: 3000",
 		field: func(s, _ string) string { return s + `.containers[0].resources.limits["nvidia.com/gpumem"]` }, says: "taken as 2 whole GPU(s)"},
+	// The example driver's DeviceClass (built in, as Kueue's setup_dra
+	// page gives it) backs example.com/gpu: one whole GPU.
 	{name: "DRA-backed extended resource", lim: "example.com/gpu: 1",
-		field: func(s, _ string) string { return s + `.containers[0].resources.limits["example.com/gpu"]` }, refused: true, says: "write nvidia.com/gpu: N"},
+		field: func(s, _ string) string { return s + `.containers[0].resources.limits["example.com/gpu"]` }, says: `a DRA-backed extended resource of DeviceClass "gpu.example.com"`, gpus: 1},
 	{name: "another vendor's GPU", lim: "amd.com/gpu: 1",
-		field: func(s, _ string) string { return s + `.containers[0].resources.limits["amd.com/gpu"]` }, refused: true, says: "a DRA-backed extended resource or another vendor's device plugin"},
+		field: func(s, _ string) string { return s + `.containers[0].resources.limits["amd.com/gpu"]` }, refused: true, says: "another vendor's device plugin, or a DRA-backed extended resource no DeviceClass of the file maps"},
 	{name: "Kueue required topology", ann: `kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack`,
 		field: func(_, m string) string { return m + `.annotations["kueue.x-k8s.io/podset-required-topology"]` }, says: "every pod in one \"cloud.provider.com/topology-rack\" domain", servingSays: "placed as if unconstrained"},
 	{name: "Kueue preferred topology", ann: `kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-block`,
@@ -152,7 +159,8 @@ func TestNothingGPUBearingDroppedSilently(t *testing.T) {
 			doc := render(k.doc, f.ann, f.rc, f.lim, f.cl)
 			notes, gpus, err := read(t, k.serving, doc)
 			want := f.field(k.spec, k.meta)
-			if f.refused {
+			refused := f.refused
+			if refused {
 				var ie *strict.InputError
 				require.True(t, errors.As(err, &ie), "%s: want a refusal, got %v (notes %v)", name, err, notes)
 				require.Equal(t, 2, ie.ExitCode(), name)
@@ -171,6 +179,11 @@ func TestNothingGPUBearingDroppedSilently(t *testing.T) {
 			require.NotEmpty(t, hit, "%s: no note at %s in %v", name, want, notes)
 			require.Contains(t, hit, says, name)
 			require.True(t, strings.HasPrefix(hit, "w.yaml:"), name)
+			if f.gpus > 0 {
+				for _, g := range gpus {
+					require.Equal(t, f.gpus, g, name)
+				}
+			}
 			if strings.HasPrefix(f.name, "HAMi") {
 				// Taken as whole GPUs, not run GPU-less.
 				for _, g := range gpus {

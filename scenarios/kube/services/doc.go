@@ -16,6 +16,11 @@
 //     maxBatchDelay, responseTimeout, minWorkers and maxWorkers from the
 //     `models` JSON.
 //
+// ReadServing reads Deployments, ReplicaSets, StatefulSets and
+// InferenceServices into the replica pod they run; a replica's GPUs come
+// from its containers' resources or from its DRA claims (the file's
+// ResourceClaimTemplates, resolved by scenarios/kube/dra).
+//
 // Everything is read strictly: unknown fields, values out of range and a
 // target or batch size of 0 are InputErrors naming the file, line and
 // field. Documents of other kinds in the same file are listed as skipped.

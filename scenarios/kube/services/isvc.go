@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
 	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/sim/autoscale"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -112,7 +113,7 @@ type isvc struct {
 				Resources  corev1.ResourceRequirements `json:"resources"`
 			} `json:"model"`
 			Containers []corev1.Container `json:"containers"`
-			// ResourceClaims are read to be refused (gpufields).
+			// ResourceClaims are the predictor pods' DRA claims.
 			ResourceClaims []corev1.PodResourceClaim `json:"resourceClaims"`
 		} `json:"predictor"`
 	} `json:"spec"`
@@ -133,17 +134,23 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	devices, err := dra.Read(file, docs)
+	if err != nil {
+		return nil, nil, err
+	}
 	var out []Workload
 	var skipped []string
 	for _, m := range docs {
 		switch {
+		case dra.IsDRA(m.APIVersion):
+			// Read above, for the claims of the replicas' pods.
 		case m.APIVersion == "apps/v1" && m.Kind == "Deployment":
 			var d appsv1.Deployment
 			pos, err := m.Decode(file, &d, strict.Options{What: "a manifest"})
 			if err != nil {
 				return nil, nil, err
 			}
-			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template)
+			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template, devices)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -155,7 +162,7 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template)
+			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template, devices)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -168,7 +175,7 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template)
+			w, err := replicated(file, m, pos, d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template, devices)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -187,13 +194,13 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 			if err := crd.Check(file, m); err != nil {
 				return nil, nil, err
 			}
-			w, err := readISVC(file, m)
+			w, err := readISVC(file, m, devices)
 			if err != nil {
 				return nil, nil, err
 			}
 			out = append(out, w)
 		case (m.APIVersion == "serving.kserve.io/v1alpha1" || m.APIVersion == "serving.kserve.io/v1alpha2") && m.Kind == "LLMInferenceService":
-			w, err := readLLMISVC(file, m)
+			w, err := readLLMISVC(file, m, devices)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -207,7 +214,7 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 
 // replicated reads a Deployment's, ReplicaSet's or StatefulSet's replicas
 // and pod template.
-func replicated(file string, m strict.Manifest, pos strict.Positions, meta metav1.ObjectMeta, replicas *int32, tpl *corev1.PodTemplateSpec) (Workload, error) {
+func replicated(file string, m strict.Manifest, pos strict.Positions, meta metav1.ObjectMeta, replicas *int32, tpl *corev1.PodTemplateSpec, devices *dra.Set) (Workload, error) {
 	w := Workload{File: file, Line: m.Line, Kind: m.Kind, Name: meta.Name, Namespace: meta.Namespace, Replicas: 1}
 	if replicas != nil {
 		if *replicas < 0 {
@@ -217,7 +224,8 @@ func replicated(file string, m strict.Manifest, pos strict.Positions, meta metav
 	}
 	ps := tpl.Spec
 	var err error
-	if w.Notes, err = gpuFields(file, m.Line, pos, &w, gpufields.Pod(tpl.Annotations, &ps, "spec.template.metadata", "spec.template.spec")); err != nil {
+	backed := devices.ExtendedResources()
+	if w.Notes, err = gpuFields(file, m.Line, pos, &w, gpufields.Pod(tpl.Annotations, &ps, "spec.template.metadata", "spec.template.spec", func(n string) bool { return backed[n] != "" })); err != nil {
 		return w, err
 	}
 	if w.Pod, err = podOf(file, m.Line, pos, "spec.template.spec", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
@@ -229,10 +237,10 @@ func replicated(file string, m strict.Manifest, pos strict.Positions, meta metav
 	if w.VLLM, err = vllmOf(file, m.Line, pos, "spec.template.spec", ps.Containers); err != nil {
 		return w, err
 	}
-	return w, nil
+	return w, draClaims(file, m.Line, pos, &w, devices, &ps, "spec.template.spec")
 }
 
-func readISVC(file string, m strict.Manifest) (Workload, error) {
+func readISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, error) {
 	b, err := yamlv3.Marshal(m.Root)
 	if err != nil {
 		return Workload{}, strict.Errorf(file, m.Line, "", "%v", err)
@@ -272,9 +280,10 @@ func readISVC(file string, m strict.Manifest) (Workload, error) {
 	if wl.Mode == "RawDeployment" && wl.MinReplicas == 0 {
 		return wl, at("spec.predictor.minReplicas", "RawDeployment scales with an HPA, which cannot scale to zero: minReplicas must be at least 1")
 	}
-	fs := gpufields.Pod(x.Metadata.Annotations, &corev1.PodSpec{ResourceClaims: p.ResourceClaims, Containers: p.Containers}, "metadata", "spec.predictor")
+	backed := devices.ExtendedResources()
+	fs := gpufields.Pod(x.Metadata.Annotations, &corev1.PodSpec{ResourceClaims: p.ResourceClaims, Containers: p.Containers}, "metadata", "spec.predictor", func(n string) bool { return backed[n] != "" })
 	if p.Model != nil {
-		fs = append(fs, gpufields.Container(&corev1.Container{Resources: p.Model.Resources}, "spec.predictor.model")...)
+		fs = append(fs, gpufields.Container(&corev1.Container{Resources: p.Model.Resources}, "spec.predictor.model", func(n string) bool { return backed[n] != "" })...)
 	}
 	if wl.Notes, err = gpuFields(file, m.Line, pos, &wl, fs); err != nil {
 		return wl, err
@@ -292,6 +301,9 @@ func readISVC(file string, m strict.Manifest) (Workload, error) {
 		return wl, err
 	}
 	if err := spreadOf(file, m.Line, pos, "spec.predictor.", &wl, isvcPodLabels(x.Metadata.Name, x.Metadata.Labels, p.Labels), p.TopologySpreadConstraints, p.Affinity); err != nil {
+		return wl, err
+	}
+	if err := draClaims(file, m.Line, pos, &wl, devices, &corev1.PodSpec{ResourceClaims: p.ResourceClaims, Containers: containers}, "spec.predictor"); err != nil {
 		return wl, err
 	}
 	if wl.ScaleMetric == "" {

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
 	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
@@ -69,7 +70,7 @@ type llmisvc struct {
 // bounds. What changes the engine and is not modelled is refused at its
 // field (multi-node workers, prefill/decode disaggregation, pipeline or
 // data parallel); what gpuplan takes as something else is noted.
-func readLLMISVC(file string, m strict.Manifest) (Workload, error) {
+func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, error) {
 	var x llmisvc
 	pos, err := m.Decode(file, &x, strict.Options{What: "an LLMInferenceService"})
 	if err != nil {
@@ -112,10 +113,14 @@ func readLLMISVC(file string, m strict.Manifest) (Workload, error) {
 		w.ScaleMetric = "spec.scaling"
 	}
 	ps := *sp.Template
-	if w.Notes, err = gpuFields(file, m.Line, pos, &w, gpufields.Pod(nil, &ps, "metadata", "spec.template")); err != nil {
+	backed := devices.ExtendedResources()
+	if w.Notes, err = gpuFields(file, m.Line, pos, &w, gpufields.Pod(nil, &ps, "metadata", "spec.template", func(n string) bool { return backed[n] != "" })); err != nil {
 		return w, err
 	}
 	if w.Pod, err = podOf(file, m.Line, pos, "spec.template", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
+		return w, err
+	}
+	if err := draClaims(file, m.Line, pos, &w, devices, &ps, "spec.template"); err != nil {
 		return w, err
 	}
 	if w.Pod.GPUs == 0 {

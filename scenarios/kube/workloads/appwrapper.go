@@ -89,7 +89,7 @@ func appWrapperObject(d *doc, o *Object, x *appWrapper) error {
 				}
 				sub := wrapped(d, pos, at+"."+ps.Path)
 				g := Group{Name: fmt.Sprintf("%s-%d", strings.ToLower(kind), j), Pods: reps, Waves: 1}
-				if g.Pod, g.Constraints, err = podOf(sub, o, &t, ""); err != nil {
+				if g.Pod, g.Constraints, g.DRA, err = podOf(sub, o, &t, ""); err != nil {
 					return err
 				}
 				o.Groups = append(o.Groups, g)

@@ -14,7 +14,9 @@
 //
 // Parse turns each object into an Object: its pod groups (replica types,
 // tasks, replicated jobs, head and worker groups) with their requests
-// (CPU, memory, nvidia.com/gpu, nvidia.com/mig-<profile>), node selector
+// (CPU, memory, nvidia.com/gpu, nvidia.com/mig-<profile>, or the GPUs of
+// its DRA claims: the file's ResourceClaims and ResourceClaimTemplates,
+// resolved by scenarios/kube/dra), node selector
 // and tolerations, its Kueue queue and priority class, its restart policy
 // (backoffLimit, podFailurePolicy, activeDeadlineSeconds, Volcano
 // policies), its duration when the manifest says it (the

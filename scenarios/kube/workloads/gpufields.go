@@ -1,10 +1,12 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
 	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/validate/strict"
@@ -12,11 +14,13 @@ import (
 
 // checkGPUFields reads the pod template's Kueue topology-aware scheduling
 // annotations (the request, nil for none) and refuses or notes its
-// GPU-bearing fields gpuplan does not model (DRA claims, HAMi shares:
-// scenarios/kube/gpufields); dot prefixes the template's fields.
+// GPU-bearing fields gpuplan does not model (HAMi shares:
+// scenarios/kube/gpufields); DRA claims and DRA-backed extended resources
+// are resolved by claims instead. dot prefixes the template's fields.
 func checkGPUFields(d *doc, t *corev1.PodTemplateSpec, dot string) (*cluster.TASRequest, error) {
+	backed := d.dra.ExtendedResources()
 	tas, fs := gpufields.KueueTopology(t.Annotations, dot+"metadata")
-	for _, f := range append(fs, gpufields.PodFields(&t.Spec, dot+"spec")...) {
+	for _, f := range append(fs, gpufields.PodFields(&t.Spec, dot+"spec", func(n string) bool { return backed[n] != "" })...) {
 		if f.Err {
 			return nil, d.errAt(f.Field, "%s", f.Msg)
 		}
@@ -59,4 +63,107 @@ func (s *Source) TASUses() []TASUse {
 		}
 	}
 	return out
+}
+
+// namedClaim is a ResourceClaim an object's pods name (one set of devices
+// for every pod that names it).
+type namedClaim struct {
+	dra.Named
+	line, col int
+}
+
+// claims resolves the pod template's DRA claims and DRA-backed extended
+// resources (ext) into pod's GPU request, and the GPU models they allow
+// into c's node affinity; pod already holds the device plugin's
+// resources.
+func claims(d *doc, o *Object, ps *corev1.PodSpec, dot string, ext []dra.ExtRequest, pod *cluster.PodSpec, c **cluster.Constraints) (*DRAUse, error) {
+	if len(ps.ResourceClaims) == 0 && len(ext) == 0 && !anyContainerClaims(ps) {
+		return nil, nil
+	}
+	req, err := d.dra.Pod(d.namespace, ps, dot+"spec", ext, d.pools)
+	var fe *dra.FieldError
+	if errors.As(err, &fe) {
+		return nil, d.errAt(fe.Field, "%s", fe.Msg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range req.Notes {
+		d.note(n.Field, "%s", n.Msg)
+	}
+	for _, n := range req.Named {
+		nc := namedClaim{Named: n, line: d.line}
+		if p, ok := d.pos[n.Field]; ok {
+			nc.line, nc.col = p[0], p[1]
+		}
+		o.named = append(o.named, nc)
+	}
+	if req.Empty() {
+		return nil, nil
+	}
+	if pod.GPUs > 0 || pod.GPUMilli > 0 {
+		return nil, d.errAt(dot+"spec.resourceClaims", "the pod asks for GPUs by DRA claim and by %s; gpuplan gives a pod one kind of GPU", gpuKind(*pod))
+	}
+	pod.GPUs, pod.MIG, pod.GPUMilli, pod.GPUMemMiB = req.GPUs, req.MIG, req.GPUMilli, req.GPUMemMiB
+	if req.Models != nil {
+		if *c == nil {
+			*c = &cluster.Constraints{}
+		}
+		r := cluster.Requirement{Key: cluster.LabelGPUModel, Op: cluster.OpIn, Values: req.Models}
+		if len((*c).Affinity) == 0 {
+			(*c).Affinity = []cluster.NodeSelectorTerm{{r}}
+		} else {
+			for i := range (*c).Affinity {
+				(*c).Affinity[i] = append((*c).Affinity[i], r)
+			}
+		}
+	}
+	use := &DRAUse{KueueView: req.Kueue, File: d.file, Line: d.line}
+	if p, ok := d.pos[req.Kueue.Field]; ok {
+		use.Line = p[0]
+	}
+	return use, nil
+}
+
+func anyContainerClaims(ps *corev1.PodSpec) bool {
+	for _, cs := range [][]corev1.Container{ps.InitContainers, ps.Containers} {
+		for _, c := range cs {
+			if len(c.Resources.Claims) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shareClaims divides each ResourceClaim among the pods naming it across
+// the file's objects: one claim of one whole GPU named by n pods running
+// at once gives each a 1/n share (Kubernetes allocates the claim once;
+// its pods share its devices, they are not multiplied).
+func shareClaims(file string, objs []Object) error {
+	pods := map[string]int64{}
+	for i := range objs {
+		for _, n := range objs[i].named {
+			pods[n.Key] += objs[i].Pods()
+		}
+	}
+	for i := range objs {
+		o := &objs[i]
+		for _, n := range o.named {
+			total := pods[n.Key]
+			if total <= 1 {
+				continue
+			}
+			if !n.Whole || len(o.Groups) != 1 || len(o.named) != 1 {
+				return &strict.InputError{File: file, Line: n.line, Column: n.col, Field: n.Field,
+					Msg: fmt.Sprintf("%s is shared by %d pods; gpuplan models a shared claim of one whole GPU, named by pods of single-role objects only (as a share of the GPU per pod)", n.What, total)}
+			}
+			g := &o.Groups[0]
+			milli := max(int32(cluster.MilliGPU/total), 1)
+			g.Pod.GPUs, g.Pod.GPUMilli = 0, milli
+			o.Notes = append(o.Notes, fmt.Sprintf("%s:%d: %s %s: %s: %s holds 1 GPU shared by the %d pods of the file that name it, not one each: each pod is taken as a %d/1000 share of a GPU (gpuplan does not keep them on the same GPU)",
+				file, n.line, o.Kind, o.Name, n.Field, n.What, total, milli))
+		}
+	}
+	return nil
 }

@@ -81,13 +81,13 @@ func lwsObject(d *doc, o *Object, x *leaderWorkerSet) error {
 	}
 	g := Group{Name: "leader", Pods: 1, Waves: 1}
 	var err error
-	if g.Pod, g.Constraints, err = podOf(d, o, leader, leaderAt); err != nil {
+	if g.Pod, g.Constraints, g.DRA, err = podOf(d, o, leader, leaderAt); err != nil {
 		return err
 	}
 	o.Groups = append(o.Groups, g)
 	if size > 1 {
 		w := Group{Name: "worker", Pods: size - 1, Waves: 1}
-		if w.Pod, w.Constraints, err = podOf(d, o, &t.WorkerTemplate, "spec.leaderWorkerTemplate.workerTemplate"); err != nil {
+		if w.Pod, w.Constraints, w.DRA, err = podOf(d, o, &t.WorkerTemplate, "spec.leaderWorkerTemplate.workerTemplate"); err != nil {
 			return err
 		}
 		o.Groups = append(o.Groups, w)

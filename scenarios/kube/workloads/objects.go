@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
 	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/scenarios/kube/podspread"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -83,6 +84,9 @@ type Object struct {
 	// tasAt is where each Kueue topology request of the object's pod
 	// templates is written (its level annotation), for errors at it.
 	tasAt map[*cluster.TASRequest]strict.InputError
+	// named are the ResourceClaims its pods name (shareClaims divides
+	// them).
+	named []namedClaim
 }
 
 // Group is one role's pods: identical pods, Pods of them at a time.
@@ -97,6 +101,20 @@ type Group struct {
 	Waves       int32
 	Pod         cluster.PodSpec
 	Constraints *cluster.Constraints
+	// DRA, when the pods' GPUs come by DRA, is what Kueue counts of them
+	// (nil: the device plugin's resources, or no GPU); GPUQuota the
+	// resource Kueue admission charges them as (cluster.JobSpec.GPUQuota;
+	// the scenario's policy decides it).
+	DRA      *DRAUse
+	GPUQuota string
+}
+
+// DRAUse is where a group's DRA devices come from, for Kueue's quota, and
+// where the pod template names them.
+type DRAUse struct {
+	dra.KueueView
+	File string
+	Line int
 }
 
 // Restart is what an object says about failures; unset fields keep the
@@ -233,7 +251,7 @@ func podObject(d *doc, o *Object, x *corev1.Pod) error {
 	g := Group{Name: "pod", Pods: 1, Waves: 1}
 	var err error
 	t := corev1.PodTemplateSpec{ObjectMeta: x.ObjectMeta, Spec: x.Spec}
-	if g.Pod, g.Constraints, err = podOf(d, o, &t, ""); err != nil {
+	if g.Pod, g.Constraints, g.DRA, err = podOf(d, o, &t, ""); err != nil {
 		return err
 	}
 	o.Groups = append(o.Groups, g)
@@ -467,7 +485,7 @@ func jobGroup(d *doc, o *Object, s *batchv1.JobSpec, at, name string) (Group, er
 	}
 	g := Group{Name: name, Pods: par, Waves: waves}
 	var err error
-	if g.Pod, g.Constraints, err = podOf(d, o, &s.Template, at+".template"); err != nil {
+	if g.Pod, g.Constraints, g.DRA, err = podOf(d, o, &s.Template, at+".template"); err != nil {
 		return Group{}, err
 	}
 	return g, nil
@@ -510,7 +528,7 @@ func sleepMs(c *corev1.Container) int64 {
 
 // podOf reads a pod template: its requests, node constraints, priority
 // class, duration annotation or sleep, grace period and annotations.
-func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.PodSpec, *cluster.Constraints, error) {
+func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.PodSpec, *cluster.Constraints, *DRAUse, error) {
 	ps := &t.Spec
 	var pod cluster.PodSpec
 	// dot prefixes the template's fields (a bare Pod's are at the top).
@@ -519,18 +537,18 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 		dot = ""
 	}
 	if len(ps.Containers) == 0 {
-		return pod, nil, d.errAt(dot+"spec.containers", "a pod needs at least one container")
+		return pod, nil, nil, d.errAt(dot+"spec.containers", "a pod needs at least one container")
 	}
 	tas, err := checkGPUFields(d, t, dot)
 	if err != nil {
-		return pod, nil, err
+		return pod, nil, nil, err
 	}
 	// The first pod template's annotation wins over later ones and over
 	// sleeps; the longest sleep counts when no annotation is given.
 	if v, ok := t.Annotations[AnnotationDuration]; ok {
 		ms, err := parseDuration(v)
 		if err != nil {
-			return pod, nil, d.errAt(fmt.Sprintf("%smetadata.annotations[%q]", dot, AnnotationDuration), "%v", err)
+			return pod, nil, nil, d.errAt(fmt.Sprintf("%smetadata.annotations[%q]", dot, AnnotationDuration), "%v", err)
 		}
 		if o.DurationFrom != fromAnnotation {
 			o.Duration, o.DurationFrom = ms, fromAnnotation
@@ -551,7 +569,7 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 	}
 	if g := ps.TerminationGracePeriodSeconds; g != nil {
 		if *g < 0 || *g > maxDurationMs/1000 {
-			return pod, nil, d.errAt(dot+"spec.terminationGracePeriodSeconds", "must be between 0 and 100 years of seconds")
+			return pod, nil, nil, d.errAt(dot+"spec.terminationGracePeriodSeconds", "must be between 0 and 100 years of seconds")
 		}
 		o.Restart.TerminationGrace = max(o.Restart.TerminationGrace, max(*g*1000, 1))
 	}
@@ -590,33 +608,44 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 		names = append(names, string(n))
 	}
 	sort.Strings(names)
+	backed := d.dra.ExtendedResources()
+	var ext []dra.ExtRequest
 	for _, n := range names {
 		q := total[corev1.ResourceName(n)]
 		field := where[corev1.ResourceName(n)]
 		switch {
+		case backed[n] != "" && n != string(corev1.ResourceCPU) && n != string(corev1.ResourceMemory):
+			c, err := strict.QuantityIn(q, false, 0, strict.MaxPodGPUs, n)
+			if err != nil {
+				return pod, nil, nil, d.errAt(field, "%v", err)
+			}
+			if q.MilliValue()%1000 != 0 {
+				return pod, nil, nil, d.errAt(field, "%s %s: devices are whole", n, strict.Quote(q.String()))
+			}
+			ext = append(ext, dra.ExtRequest{Name: n, Count: c, Field: field})
 		case n == string(corev1.ResourceCPU):
 			if pod.MilliCPU, err = strict.MilliCPU(q); err != nil {
-				return pod, nil, d.errAt(field, "%v", err)
+				return pod, nil, nil, d.errAt(field, "%v", err)
 			}
 		case n == string(corev1.ResourceMemory):
 			if pod.MemoryMiB, err = strict.MemoryMiB(q); err != nil {
-				return pod, nil, d.errAt(field, "%v", err)
+				return pod, nil, nil, d.errAt(field, "%v", err)
 			}
 		case strings.HasPrefix(n, resourceMIGPrefix) && !models.IsMIGProfile(strings.TrimPrefix(n, resourceMIGPrefix)):
-			return pod, nil, d.errAt(field, "resource %s names no MIG profile (profiles: %s)", strict.Quote(n), strings.Join(models.MIGProfileNames(), ", "))
+			return pod, nil, nil, d.errAt(field, "resource %s names no MIG profile (profiles: %s)", strict.Quote(n), strings.Join(models.MIGProfileNames(), ", "))
 		case n == resourceGPU || strings.HasPrefix(n, resourceMIGPrefix):
 			c, err := strict.QuantityIn(q, false, 0, strict.MaxPodGPUs, n)
 			if err != nil {
-				return pod, nil, d.errAt(field, "%v", err)
+				return pod, nil, nil, d.errAt(field, "%v", err)
 			}
 			if q.MilliValue()%1000 != 0 {
-				return pod, nil, d.errAt(field, "%s %s: GPUs and MIG instances are whole", n, strict.Quote(q.String()))
+				return pod, nil, nil, d.errAt(field, "%s %s: GPUs and MIG instances are whole", n, strict.Quote(q.String()))
 			}
 			if c == 0 {
 				continue
 			}
 			if pod.GPUs > 0 {
-				return pod, nil, d.errAt(field, "a pod asks for one kind of GPU (nvidia.com/gpu or one MIG profile); it also asks for %s", gpuKind(pod))
+				return pod, nil, nil, d.errAt(field, "a pod asks for one kind of GPU (nvidia.com/gpu or one MIG profile); it also asks for %s", gpuKind(pod))
 			}
 			pod.GPUs = int32(c)
 			if mig, ok := strings.CutPrefix(n, resourceMIGPrefix); ok {
@@ -628,11 +657,11 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 			d.note(field, "resource %s is not modelled", strict.Quote(n))
 		}
 	}
-	if err := pod.Validate(); err != nil {
-		return pod, nil, d.errAt(dot+"spec", "%v", err)
-	}
 	c, err := constraintsOf(d, ps, dot+"spec")
-	if err == nil && tas != nil {
+	if err != nil {
+		return pod, nil, nil, err
+	}
+	if tas != nil {
 		if c == nil {
 			c = &cluster.Constraints{}
 		}
@@ -642,8 +671,15 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 		}
 		o.tasAt[tas] = *d.errAt(dot+"metadata"+tasField(t.Annotations), "").(*strict.InputError)
 	}
+	use, err := claims(d, o, ps, dot, ext, &pod, &c)
+	if err != nil {
+		return pod, nil, nil, err
+	}
+	if err := pod.Validate(); err != nil {
+		return pod, nil, nil, d.errAt(dot+"spec", "%v", err)
+	}
 	pod.Labels = podspread.Labels(t.Labels)
-	return pod, c, err
+	return pod, c, use, nil
 }
 
 func gpuKind(p cluster.PodSpec) string {
@@ -784,7 +820,7 @@ func kubeflowObject(d *doc, o *Object, x *kubeflowJob) error {
 		}
 		g := Group{Name: n, Pods: reps, Waves: 1}
 		var err error
-		if g.Pod, g.Constraints, err = podOf(d, o, &rs.Template, at+".template"); err != nil {
+		if g.Pod, g.Constraints, g.DRA, err = podOf(d, o, &rs.Template, at+".template"); err != nil {
 			return err
 		}
 		o.Groups = append(o.Groups, g)
@@ -864,7 +900,7 @@ func volcanoObject(d *doc, o *Object, x *volcanoJob) error {
 			g.MinAvailable = *t.MinAvailable
 		}
 		var err error
-		if g.Pod, g.Constraints, err = podOf(d, o, &t.Template, at+".template"); err != nil {
+		if g.Pod, g.Constraints, g.DRA, err = podOf(d, o, &t.Template, at+".template"); err != nil {
 			return err
 		}
 		if len(t.Policies) > 0 {
@@ -1037,7 +1073,7 @@ func rayClusterGroups(d *doc, o *Object, s *rayClusterSpec, at string) error {
 	noteUnmodelled(d, at+".headGroupSpec", &s.HeadGroupSpec)
 	g := Group{Name: "head", Pods: 1, Waves: 1}
 	var err error
-	if g.Pod, g.Constraints, err = podOf(d, o, &s.HeadGroupSpec.Template, at+".headGroupSpec.template"); err != nil {
+	if g.Pod, g.Constraints, g.DRA, err = podOf(d, o, &s.HeadGroupSpec.Template, at+".headGroupSpec.template"); err != nil {
 		return err
 	}
 	o.Groups = append(o.Groups, g)
@@ -1073,7 +1109,7 @@ func rayClusterGroups(d *doc, o *Object, s *rayClusterSpec, at string) error {
 		if w.MinReplicas != nil && lo < reps {
 			wg.MinAvailable = lo * hosts
 		}
-		if wg.Pod, wg.Constraints, err = podOf(d, o, &w.Template, wat+".template"); err != nil {
+		if wg.Pod, wg.Constraints, wg.DRA, err = podOf(d, o, &w.Template, wat+".template"); err != nil {
 			return err
 		}
 		if w.MaxReplicas != nil && hi > reps {

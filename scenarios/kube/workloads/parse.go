@@ -8,6 +8,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
+	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
 
@@ -91,6 +93,11 @@ type doc struct {
 	// root is the document's YAML (an AppWrapper's components are read
 	// from it).
 	root *yamlv3.Node
+	// dra is the file's DRA objects, pools the cluster's node pools (nil:
+	// unknown) and namespace the object's, for its pods' claims.
+	dra       *dra.Set
+	pools     []cluster.PoolSpec
+	namespace string
 }
 
 // errAt is an InputError at a field path of the document.
@@ -122,6 +129,14 @@ func (d *doc) note(field, format string, args ...any) {
 // Documents of other kinds (a ConfigMap beside a RayJob, Kueue's queues)
 // are skipped, each named in skipped; a file with no workload is an error.
 func Parse(file string, data []byte) (objs []Object, skipped []string, err error) {
+	return ParseIn(file, data, nil)
+}
+
+// ParseIn is Parse for a cluster of the given node pools: a DRA claim's
+// firstAvailable takes the first subrequest they serve, and
+// allocationMode All the matching GPUs of their nodes (nil: pools
+// unknown).
+func ParseIn(file string, data []byte, pools []cluster.PoolSpec) (objs []Object, skipped []string, err error) {
 	docs, err := strict.Manifests(file, data)
 	if err != nil {
 		return nil, nil, err
@@ -130,8 +145,12 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 	if err != nil {
 		return nil, nil, err
 	}
+	devices, err := dra.Read(file, docs)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, m := range docs {
-		if isRuntime(m) {
+		if isRuntime(m) || dra.IsDRA(m.APIVersion) {
 			continue
 		}
 		out := schemaFor(m.APIVersion, m.Kind)
@@ -144,7 +163,8 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 			return nil, nil, err
 		}
 		o := Object{File: file, Line: m.Line, Kind: m.Kind}
-		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes, runtimes: runtimes, root: m.Root}
+		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes, runtimes: runtimes, root: m.Root,
+			dra: devices, pools: pools, namespace: namespaceOf(m.Root)}
 		if err := convert(d, &o, out); err != nil {
 			return nil, nil, err
 		}
@@ -168,6 +188,12 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := shareClaims(file, objs); err != nil {
+		return nil, nil, err
+	}
+	if len(objs) > 0 {
+		objs[0].Notes = append(objs[0].Notes, devices.Notes...)
+	}
 	if len(objs) == 0 {
 		msg := "no workload in the file"
 		if len(skipped) > 0 {
@@ -179,10 +205,32 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 }
 
 // Load reads a manifest file (at most strict.MaxFileBytes).
-func Load(path string) ([]Object, []string, error) {
+func Load(path string) ([]Object, []string, error) { return LoadIn(path, nil) }
+
+// LoadIn is Load for a cluster of the given node pools (ParseIn).
+func LoadIn(path string, pools []cluster.PoolSpec) ([]Object, []string, error) {
 	b, err := strict.ReadFileBounded(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	return Parse(path, b)
+	return ParseIn(path, b, pools)
+}
+
+// namespaceOf is a document's metadata.namespace ("" when not given).
+func namespaceOf(root *yamlv3.Node) string {
+	get := func(n *yamlv3.Node, k string) *yamlv3.Node {
+		if n == nil || n.Kind != yamlv3.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				return n.Content[i+1]
+			}
+		}
+		return nil
+	}
+	if ns := get(get(root, "metadata"), "namespace"); ns != nil && ns.Kind == yamlv3.ScalarNode {
+		return ns.Value
+	}
+	return ""
 }

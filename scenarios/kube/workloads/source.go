@@ -153,6 +153,7 @@ type plan struct {
 	waves        int32
 	pod          cluster.PodSpec
 	constraints  *cluster.Constraints
+	gpuQuota     string
 }
 
 // plans merges an object's groups of identical pods into one job each.
@@ -171,7 +172,7 @@ func plans(o *Object) ([]plan, []string) {
 		merged := false
 		for i := range out {
 			p := &out[i]
-			if !samePod(p.pod, g.Pod) || p.waves != g.Waves {
+			if !samePod(p.pod, g.Pod) || p.waves != g.Waves || p.gpuQuota != g.GPUQuota {
 				continue
 			}
 			if p.constraints.Key() != g.Constraints.Key() {
@@ -189,7 +190,7 @@ func plans(o *Object) ([]plan, []string) {
 			break
 		}
 		if !merged {
-			out = append(out, plan{suffix: g.Name, replicas: g.Pods, minAvailable: minOr(g.MinAvailable, g.Pods), waves: g.Waves, pod: g.Pod, constraints: g.Constraints})
+			out = append(out, plan{suffix: g.Name, replicas: g.Pods, minAvailable: minOr(g.MinAvailable, g.Pods), waves: g.Waves, pod: g.Pod, constraints: g.Constraints, gpuQuota: g.GPUQuota})
 		}
 	}
 	for i := range out {
@@ -413,7 +414,7 @@ func (s *Source) fire(st *stream) {
 			j := cluster.JobSpec{
 				Name: name, Queue: queue, Submit: at, Duration: dur,
 				Replicas: p.replicas, MinAvailable: p.minAvailable, Priority: prio, Flags: flags,
-				Pod: p.pod, Constraints: p.constraints, Recovery: st.recs[k],
+				Pod: p.pod, Constraints: p.constraints, Recovery: st.recs[k], GPUQuota: p.gpuQuota,
 			}
 			if st.cron != nil && st.cron.Policy == batchv1.ReplaceConcurrent && st.cronNext >= 0 {
 				j.Deadline = st.cronNext

@@ -207,7 +207,8 @@ func trainJobObject(d *doc, o *Object, x *trainJob) error {
 		}
 	}
 	own := d.pos
-	rd := &doc{file: d.file, line: rt.line, kind: d.kind, pos: strict.Positions{}, notes: d.notes, objField: d.objField}
+	rd := &doc{file: d.file, line: rt.line, kind: d.kind, pos: strict.Positions{}, notes: d.notes, objField: d.objField,
+		dra: d.dra, pools: d.pools, namespace: d.namespace}
 	for k, v := range own {
 		if k == "metadata" || strings.HasPrefix(k, "metadata.") {
 			rd.pos[k] = v
