@@ -127,6 +127,9 @@ type PoolPrice struct {
 	// Held is a NodePool's capacity reservation: that many nodes paid for
 	// the whole run, launched or not (0: none).
 	Held int
+	// DiskPerHour is what a Deallocate pool's evicted node's OS disk bills
+	// an hour while it is stopped-deallocated (0: the pool deletes).
+	DiskPerHour float64
 	// estimate is a spot price the catalog did not give (see PriceNotes).
 	estimate spotEstimate
 }
@@ -273,7 +276,7 @@ func noticeFor(it models.InstanceType, known bool) (cluster.Time, string) {
 	case known && it.Cloud == models.Azure:
 		// AKS spot node pools are scale sets of Spot VMs; Azure evicts
 		// with the Scheduled Events Preempt notice, at least 30 s ahead.
-		return 30 * 1000, "30 s (Azure Spot VM eviction through Scheduled Events; eviction policy Delete, the AKS spot node pool default: the evicted node is deleted, nothing of it billed after)"
+		return 30 * 1000, "30 s (Azure Spot VM eviction through Scheduled Events; " + azureDeleteText + ")"
 	case known && it.Cloud == models.GCP:
 		return 30 * 1000, "30 s (GCP Spot VM preemption notice)"
 	}
@@ -465,6 +468,9 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 			return cp, price, err
 		}
 		price.Interruptions = cp.Interruptions.Assumption
+	}
+	if err := s.evictionPolicy(at, p, res, &cp, &price); err != nil {
+		return cp, price, err
 	}
 	if cp.FailureMTBF, price.Failures, err = s.failures(at+".failures", p.Failures); err != nil {
 		return cp, price, err
@@ -921,6 +927,7 @@ func (s *Scenario) OnDemandOnly() (*Scenario, error) {
 			continue
 		}
 		p.CapacityType, p.Interruptions = models.OnDemand, nil
+		p.EvictionPolicy, p.OSDiskPricePerMonth = "", nil // no eviction
 		p.PricePerHour = p.OnDemandPricePerHour
 	}
 	for i := range c.Spec.Cluster.NodePools {

@@ -355,6 +355,13 @@ type PoolSpec struct {
 	CapacitySpec `json:",inline"`
 	// Replace relaunches lost nodes of a pool without autoscaling (default true).
 	Replace *bool `json:"replace,omitempty"`
+	// EvictionPolicy is an Azure spot pool's scale-set eviction policy:
+	// Delete (the AKS default) or Deallocate (azurespot.go);
+	// OSDiskPricePerMonth the USD a month its OS disk bills while a
+	// Deallocate pool's evicted node is stopped-deallocated (default
+	// DefaultOSDiskPricePerMonth).
+	EvictionPolicy      string   `json:"evictionPolicy,omitempty"`
+	OSDiskPricePerMonth *float64 `json:"osDiskPricePerMonth,omitempty"`
 	// Autoscaling makes the pool a cluster-autoscaler node group; count is
 	// then its initial size.
 	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`

@@ -24,12 +24,15 @@ const (
 
 // Pool is one agent pool as gpuplan models it.
 type Pool struct {
-	Name     string
-	VMSize   string
-	Count    int
-	Spot     bool
-	MinCount int
-	MaxCount int // 0: not autoscaled
+	Name   string
+	VMSize string
+	Count  int
+	Spot   bool
+	// EvictionPolicy is a spot pool's scaleSetEvictionPolicy, Delete (the
+	// default, written when empty) or Deallocate.
+	EvictionPolicy string
+	MinCount       int
+	MaxCount       int // 0: not autoscaled
 	// Location is the region (the template's location parameter); Zones
 	// the availability zones ("1", "2", "3").
 	Location string
@@ -150,7 +153,10 @@ func Write(pools []Pool, location string, comments []string) ([]byte, error) {
 		}
 		pr := properties{VMSize: p.VMSize, Count: p.Count, Mode: mode, OSType: "Linux", AvailabilityZones: p.Zones, NodeLabels: p.Labels, NodeTaints: p.Taints, Tags: p.Shape.tags()}
 		if p.Spot {
-			pr.ScaleSetPriority, pr.ScaleSetEvictionPolicy = "Spot", "Delete"
+			pr.ScaleSetPriority, pr.ScaleSetEvictionPolicy = "Spot", p.EvictionPolicy
+			if pr.ScaleSetEvictionPolicy == "" {
+				pr.ScaleSetEvictionPolicy = "Delete"
+			}
 			pr.SpotMaxPrice = ptr(-1.0) // up to the on-demand price, never evicted for price
 		} else {
 			pr.ScaleSetPriority = "Regular"
@@ -295,8 +301,15 @@ func Read(file string, data []byte, location string) ([]Pool, []string, error) {
 		case "", "Regular":
 		case "Spot":
 			p.Spot = true
-			if ev, _ := str("scaleSetEvictionPolicy"); ev == "Deallocate" {
-				notes = append(notes, fmt.Sprintf("%s:%d: agent pool %s: eviction policy Deallocate is not modelled (a deallocated node keeps billing its disk and can restart); taken as Delete", file, n.Line, name))
+			ev, err := str("scaleSetEvictionPolicy")
+			if err != nil {
+				return nil, nil, err
+			}
+			switch ev {
+			case "", "Delete", "Deallocate":
+				p.EvictionPolicy = ev
+			default:
+				return nil, nil, strict.Errorf(file, n.Line, field("scaleSetEvictionPolicy"), "%s is not Delete or Deallocate", strict.Quote(ev))
 			}
 		default:
 			return nil, nil, strict.Errorf(file, n.Line, field("scaleSetPriority"), "%s is not Regular or Spot", strict.Quote(prio))

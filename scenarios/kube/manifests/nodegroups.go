@@ -159,6 +159,9 @@ func (g *gen) simulationOnly() []string {
 		if a := p.Autoscaling; a != nil && (a.Expander != "" || a.ScanInterval != nil || a.ScaleDownDelayAfterAdd != nil) {
 			extra = append(extra, "cluster-autoscaler expander, scan interval and scale-down delay (Karpenter has none)")
 		}
+		if p.OSDiskPricePerMonth != nil {
+			extra = append(extra, "the OS disk's price while deallocated")
+		}
 		add(p.Name, p.CapacitySpec, extra...)
 	}
 	for _, np := range g.s.Spec.Cluster.NodePools {
