@@ -472,6 +472,9 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 	if err := s.evictionPolicy(at, p, res, &cp, &price); err != nil {
 		return cp, price, err
 	}
+	if err := s.maxPrice(at, p, &cp, &price); err != nil {
+		return cp, price, err
+	}
 	if cp.FailureMTBF, price.Failures, err = s.failures(at+".failures", p.Failures); err != nil {
 		return cp, price, err
 	}
@@ -927,7 +930,7 @@ func (s *Scenario) OnDemandOnly() (*Scenario, error) {
 			continue
 		}
 		p.CapacityType, p.Interruptions = models.OnDemand, nil
-		p.EvictionPolicy, p.OSDiskPricePerMonth = "", nil // no eviction
+		p.EvictionPolicy, p.OSDiskPricePerMonth, p.MaxPrice = "", nil, nil // no eviction
 		p.PricePerHour = p.OnDemandPricePerHour
 	}
 	for i := range c.Spec.Cluster.NodePools {

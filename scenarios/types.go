@@ -362,6 +362,11 @@ type PoolSpec struct {
 	// DefaultOSDiskPricePerMonth).
 	EvictionPolicy      string   `json:"evictionPolicy,omitempty"`
 	OSDiskPricePerMonth *float64 `json:"osDiskPricePerMonth,omitempty"`
+	// MaxPrice is a spot pool's max price, USD a node-hour: Azure's
+	// spotMaxPrice or EC2's spot max price (the launch template's
+	// SpotOptions.MaxPrice); -1, the default, is up to the on-demand price
+	// (maxprice.go).
+	MaxPrice *float64 `json:"maxPrice,omitempty"`
 	// Autoscaling makes the pool a cluster-autoscaler node group; count is
 	// then its initial size.
 	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`

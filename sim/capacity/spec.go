@@ -51,6 +51,11 @@ type Pool struct {
 	// is billed meanwhile. Without it, a reclaimed node is deleted (Delete,
 	// the AKS default; AWS and GCP spot).
 	Deallocate bool
+	// OverMaxPrice marks an autoscaled spot pool whose max price is below
+	// its spot price: its autoscaler never launches into it (Azure
+	// allocates no Spot VM whose max price is under the current price, nor
+	// EC2 a spot instance), as it does an offering out of capacity.
+	OverMaxPrice bool
 	// Restart is a deallocated node's start to Ready (with Deallocate):
 	// the VM's start and the kubelet's registration, without the image
 	// pull a fresh node needs (the OS disk kept its images).
@@ -232,6 +237,9 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 		}
 		if p.Deallocate && (p.CapacityType != models.Spot || p.Group >= 0) {
 			return fmt.Errorf("pool %s: the Deallocate eviction policy is for a fixed spot pool", name)
+		}
+		if p.OverMaxPrice && (p.CapacityType != models.Spot || p.Group < 0 || pools[i].Nodes > 0) {
+			return fmt.Errorf("pool %s: a spot pool over its max price is an autoscaled one with no initial node", name)
 		}
 		if p.Restart < 0 {
 			return fmt.Errorf("pool %s: a restart time must not be negative", name)

@@ -31,8 +31,11 @@ type Pool struct {
 	// EvictionPolicy is a spot pool's scaleSetEvictionPolicy, Delete (the
 	// default, written when empty) or Deallocate.
 	EvictionPolicy string
-	MinCount       int
-	MaxCount       int // 0: not autoscaled
+	// MaxPrice is a spot pool's spotMaxPrice when above 0 (USD a node-hour);
+	// nil: -1, up to the on-demand price (written so).
+	MaxPrice *float64
+	MinCount int
+	MaxCount int // 0: not autoscaled
 	// Location is the region (the template's location parameter); Zones
 	// the availability zones ("1", "2", "3").
 	Location string
@@ -158,6 +161,9 @@ func Write(pools []Pool, location string, comments []string) ([]byte, error) {
 				pr.ScaleSetEvictionPolicy = "Delete"
 			}
 			pr.SpotMaxPrice = ptr(-1.0) // up to the on-demand price, never evicted for price
+			if p.MaxPrice != nil {
+				pr.SpotMaxPrice = ptr(*p.MaxPrice)
+			}
 		} else {
 			pr.ScaleSetPriority = "Regular"
 		}
@@ -310,6 +316,20 @@ func Read(file string, data []byte, location string) ([]Pool, []string, error) {
 				p.EvictionPolicy = ev
 			default:
 				return nil, nil, strict.Errorf(file, n.Line, field("scaleSetEvictionPolicy"), "%s is not Delete or Deallocate", strict.Quote(ev))
+			}
+			if v, ok := pr["spotMaxPrice"]; ok {
+				var m float64
+				switch x := v.(type) {
+				case int:
+					m = float64(x)
+				case float64:
+					m = x
+				default:
+					return nil, nil, strict.Errorf(file, n.Line, field("spotMaxPrice"), "%v is not a number", v)
+				}
+				if m != -1 {
+					p.MaxPrice = &m // checked where the pool is built
+				}
 			}
 		default:
 			return nil, nil, strict.Errorf(file, n.Line, field("scaleSetPriority"), "%s is not Regular or Spot", strict.Quote(prio))

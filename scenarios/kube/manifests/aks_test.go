@@ -174,12 +174,13 @@ func TestAKSNodeDumpRoundTrip(t *testing.T) {
 }
 
 // TestAKSDeallocateRoundTrip: a spot pool with evictionPolicy Deallocate
-// is written with scaleSetEvictionPolicy Deallocate and reads back to the
+// and maxPrice 5 (above its $2.19 spot price) is written with
+// scaleSetEvictionPolicy Deallocate and spotMaxPrice 5 and reads back to the
 // same summary, its deallocated node-hours and their disk billing
 // included (the measured preset reclaims the spot nodes within 12 h).
 func TestAKSDeallocateRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	scen := strings.Replace(aksScenario, "capacityType: spot, zone: eastus-2,", "capacityType: spot, zone: eastus-2, evictionPolicy: Deallocate,", 1)
+	scen := strings.Replace(aksScenario, "capacityType: spot, zone: eastus-2,", "capacityType: spot, zone: eastus-2, evictionPolicy: Deallocate, maxPrice: 5,", 1)
 	sf := filepath.Join(dir, "s.yaml")
 	require.NoError(t, os.WriteFile(sf, []byte(scen), 0o644))
 	s, err := scenarios.LoadFile(sf)
@@ -193,6 +194,7 @@ func TestAKSDeallocateRoundTrip(t *testing.T) {
 	arm, err := os.ReadFile(filepath.Join(out, PathAKSAgentPools))
 	require.NoError(t, err)
 	require.Contains(t, string(arm), `"scaleSetEvictionPolicy": "Deallocate"`)
+	require.Contains(t, string(arm), `"spotMaxPrice": 5`)
 
 	back := strings.Replace(scen, scen[strings.Index(scen, "    pools:\n"):strings.Index(scen, "  workload:\n")],
 		"    agentPools: {path: out/"+PathAKSAgentPools+"}\n", 1)

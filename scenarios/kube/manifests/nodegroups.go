@@ -162,6 +162,9 @@ func (g *gen) simulationOnly() []string {
 		if p.OSDiskPricePerMonth != nil {
 			extra = append(extra, "the OS disk's price while deallocated")
 		}
+		if p.MaxPrice != nil && *p.MaxPrice > 0 && g.o.Provider != ProviderAKS {
+			extra = append(extra, "spot max price (Karpenter and EKS managed node groups have no field for it)")
+		}
 		add(p.Name, p.CapacitySpec, extra...)
 	}
 	for _, np := range g.s.Spec.Cluster.NodePools {
