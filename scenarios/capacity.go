@@ -798,8 +798,15 @@ func (s builder) recovery(at string, r *RecoverySpec) (*cluster.Recovery, error)
 		if c.Cost != nil {
 			out.CheckpointCost = c.Cost.Millis()
 		}
-		if c.Restore != nil {
+		switch {
+		case c.Restore != nil:
 			out.RestoreCost = c.Restore.Millis()
+		case c.Cost != nil:
+			// Reading back the checkpoint written, over the same storage:
+			// the same bytes, and checkpoint stores (object storage,
+			// parallel file systems) read at least as fast as they write,
+			// so the write's time errs high, not free.
+			out.RestoreCost = c.Cost.Millis()
 		}
 	}
 	if r.ActiveDeadline != nil {

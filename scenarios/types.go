@@ -318,7 +318,9 @@ type RecoverySpec struct {
 	TerminationGracePeriod *Duration `json:"terminationGracePeriod,omitempty"`
 }
 
-// CheckpointSpec is a job's checkpointing.
+// CheckpointSpec is a job's checkpointing: a write every interval taking
+// cost; restore, the reload after a disruption, defaults to cost (the same
+// checkpoint read back over the same storage).
 type CheckpointSpec struct {
 	Interval Duration  `json:"interval"`
 	Cost     *Duration `json:"cost,omitempty"`
