@@ -51,6 +51,10 @@ type PoolPricing struct {
 	// Held is a capacity reservation a NodePool launches into: that many
 	// nodes paid for the whole run, launched or not (0: none).
 	Held int
+	// DeallocatedDiskPerHour is what an Azure spot pool with the eviction
+	// policy Deallocate pays an hour for each evicted node's OS disk while
+	// it is stopped-deallocated (0: the pool deletes its evicted nodes).
+	DeallocatedDiskPerHour float64
 }
 
 // paidNodeHours is what a pool of nodes nodes is billed for: a capacity
@@ -131,6 +135,12 @@ type CostLine struct {
 	Idle                 float64 `json:"idle"`
 	IdleGPU              float64 `json:"idleGPU"`
 	LostCost             float64 `json:"lostCost"`
+	// DeallocatedHours are node-hours an Azure spot pool's evicted nodes
+	// spent stopped-deallocated (eviction policy Deallocate), DiskCost what
+	// their OS disks billed meanwhile (in Cost, and in Idle: no pod holds
+	// a stopped node).
+	DeallocatedHours float64 `json:"deallocatedHours,omitempty"`
+	DiskCost         float64 `json:"diskCost,omitempty"`
 }
 
 // GPURate is the price of one GPU-hour in a pool, after the split.
@@ -260,6 +270,8 @@ func addLine(dst *CostLine, l *CostLine) {
 	dst.Idle += l.Idle
 	dst.IdleGPU += l.IdleGPU
 	dst.LostCost += l.LostCost
+	dst.DeallocatedHours += l.DeallocatedHours
+	dst.DiskCost += l.DiskCost
 }
 
 // jobs adds each job's cost to its queue and its pods' usage to their
@@ -345,6 +357,11 @@ func (b *costBook) pools(res *sim.Result, pr *Pricing) {
 			PricePerHour: pp.PerHour, PriceBasis: pp.Basis, NodeHours: p.Usage.NodeHours,
 			GPUHours: float64(p.SuppliedMilliMs) / gpuMs}
 		l.Cost = pp.paidNodeHours(p.Usage.NodeHours, p.Spec.Nodes, res.End) * pp.PerHour
+		if pp.DeallocatedDiskPerHour > 0 {
+			l.DeallocatedHours = float64(p.Capacity.DeallocatedMs) / float64(sim.Hour)
+			l.DiskCost = l.DeallocatedHours * pp.DeallocatedDiskPerHour
+			l.Cost += l.DiskCost
+		}
 		l.Allocated = b.poolAlloc[i]
 		l.Idle = l.Cost - l.Allocated
 		l.IdleGPU = rates[i][0] * float64(p.SuppliedMilliMs-p.AllocatedMilliMs)
@@ -434,5 +451,6 @@ func (b *costBook) finish(res *sim.Result, pr *Pricing) {
 func roundLine(l CostLine) CostLine {
 	l.NodeHours, l.GPUHours = round(l.NodeHours, 4), round(l.GPUHours, 4)
 	l.Cost, l.Allocated, l.Idle, l.IdleGPU, l.LostCost = round(l.Cost, 4), round(l.Allocated, 4), round(l.Idle, 4), round(l.IdleGPU, 4), round(l.LostCost, 4)
+	l.DeallocatedHours, l.DiskCost = round(l.DeallocatedHours, 4), round(l.DiskCost, 4)
 	return l
 }

@@ -17,7 +17,9 @@ const FileFOCUS = "focus.csv"
 // FOCUSCharges is a run's bill as FOCUS charges: one row per job and pool
 // it held (what its pods paid, tagged with its team, queue and job), one
 // per inference service and pool its replicas held (job service/NAME), and
-// one idle row per pool (the rest of the pool's cost). They add up to the
+// one idle row per pool (the rest of the pool's cost), and one disk row
+// per Azure spot pool whose stopped-deallocated nodes' OS disks billed
+// (eviction policy Deallocate: disk-hours). They add up to the
 // report's total. Quantities are node-hours (what the job paid over the
 // node's price); list prices are on-demand prices.
 func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
@@ -108,6 +110,19 @@ func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 		}
 		c := charge(i, cost, s.start, end)
 		c.Idle = true
+		out = append(out, c)
+	}
+	// The OS disks of an Azure spot pool's stopped-deallocated nodes.
+	for i, l := range s.Cost.ByPool {
+		if i >= len(pr.Pools) || l.DiskCost <= 0 || pr.Pools[i].DeallocatedDiskPerHour <= 0 {
+			continue
+		}
+		c := base[i]
+		c.Start, c.End, c.Idle, c.Disk = s.start, end, true, true
+		c.UnitPrice, c.ListUnitPrice = pr.Pools[i].DeallocatedDiskPerHour, pr.Pools[i].DeallocatedDiskPerHour
+		c.Quantity = float64(res.Pools[i].Capacity.DeallocatedMs) / float64(sim.Hour)
+		c.Cost = c.Quantity * c.UnitPrice
+		c.ListCost = c.Cost
 		out = append(out, c)
 	}
 	return out

@@ -216,6 +216,9 @@ func supplySection(s *Summary) htmlSection {
 		if c.Failures != "" {
 			sec.Notes = append(sec.Notes, c.Pool+" failures: "+c.Failures)
 		}
+		if t := deallocatedText(s, c); t != "" {
+			sec.Notes = append(sec.Notes, c.Pool+" deallocated: "+t)
+		}
 	}
 	if t := replicaDisruptions(s); t != "" {
 		sec.Notes = append(sec.Notes, t)

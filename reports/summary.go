@@ -128,8 +128,14 @@ type CapacityLine struct {
 	ScaledDown    int64   `json:"scaledDown"`
 	Consolidated  int64   `json:"consolidated"`
 	SpotFallbacks int64   `json:"spotFallbacks"`
-	Interruptions string  `json:"interruptionModel,omitempty"`
-	Failures      string  `json:"failureModel,omitempty"`
+	// Deallocated counts evictions that stopped-deallocated a node (Azure's
+	// eviction policy Deallocate), Restarted the nodes started again, and
+	// DeallocatedHours the node-hours they spent stopped.
+	Deallocated      int64   `json:"deallocated,omitempty"`
+	Restarted        int64   `json:"restarted,omitempty"`
+	DeallocatedHours float64 `json:"deallocatedHours,omitempty"`
+	Interruptions    string  `json:"interruptionModel,omitempty"`
+	Failures         string  `json:"failureModel,omitempty"`
 }
 
 // DisruptionSummary counts jobs stopped by losing a node.
@@ -610,7 +616,8 @@ func (s *Summary) capacity(res *sim.Result, pr *Pricing) {
 		c := p.Capacity
 		l := CapacityLine{Pool: p.Spec.Name, InitialNodes: p.Spec.Nodes, MaxNodes: max(c.MaxPresent, int32(p.Spec.Nodes)),
 			NodeHours: round(p.Usage.NodeHours, 4), Launched: c.Launched, Interrupted: c.Interrupted, Failed: c.Failed,
-			ScaledDown: c.ScaledDown, Consolidated: c.Consolidated, SpotFallbacks: c.SpotFallbacks}
+			ScaledDown: c.ScaledDown, Consolidated: c.Consolidated, SpotFallbacks: c.SpotFallbacks,
+			Deallocated: c.Deallocated, Restarted: c.Restarted, DeallocatedHours: round(float64(c.DeallocatedMs)/float64(sim.Hour), 4)}
 		if pr != nil && i < len(pr.Pools) {
 			pp := pr.Pools[i]
 			l.CapacityType, l.Group, l.Interruptions, l.Failures = pp.CapacityType, pp.Group, pp.Interruptions, pp.Failures

@@ -283,6 +283,25 @@ func costLineRows(lines []CostLine) [][]string {
 	return columns(rows)
 }
 
+// deallocatedText says what Azure's eviction policy Deallocate did in a
+// pool: nodes stopped, restarted, their stopped hours and the OS disks'
+// bill ("" when it did nothing).
+func deallocatedText(s *Summary, c CapacityLine) string {
+	if c.Deallocated == 0 {
+		return ""
+	}
+	disk := 0.0
+	if s.Cost != nil {
+		for _, l := range s.Cost.ByPool {
+			if l.Name == c.Pool {
+				disk = l.DiskCost
+			}
+		}
+	}
+	return fmt.Sprintf("%d evictions stopped-deallocated the node, %d restarted when capacity came back; %.1f node-hours deallocated, their OS disks billed %s (in the pool's cost and idle)",
+		c.Deallocated, c.Restarted, c.DeallocatedHours, Money(disk))
+}
+
 func capacityRows(s *Summary) [][]string {
 	var rows [][]string
 	for _, c := range s.Capacity {
@@ -473,6 +492,9 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 			}
 			if c.Failures != "" {
 				fmt.Fprintf(w, "- %s failures: %s\n", c.Pool, c.Failures)
+			}
+			if t := deallocatedText(s, c); t != "" {
+				fmt.Fprintf(w, "- %s deallocated: %s\n", c.Pool, t)
 			}
 		}
 		fmt.Fprintln(w)

@@ -50,6 +50,13 @@ func (s *Scenario) importAgentPools() error {
 		ps := PoolSpec{Name: p.Name, Count: p.Count, InstanceType: p.VMSize, CapacitySpec: CapacitySpec{CapacityType: models.OnDemand, Region: p.Location}}
 		if p.Spot {
 			ps.CapacityType = models.Spot
+			ps.MaxPrice = p.MaxPrice
+			switch {
+			case p.EvictionPolicy == EvictionDeallocate && p.MaxCount > 0:
+				s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%s:%d: agent pool %s: eviction policy Deallocate on an autoscaled pool is taken as Delete: gpuplan models Deallocate on fixed pools (AKS documents that stopped-deallocated nodes count against quota and can cause issues with cluster scaling)", file, p.Line, p.Name))
+			case p.EvictionPolicy == EvictionDeallocate:
+				ps.EvictionPolicy = EvictionDeallocate
+			}
 		}
 		if err := applyShape(p.Shape, &ps); err != nil {
 			return fmt.Errorf("%s:%d: agent pool %s: tags: %w", file, p.Line, p.Name, err)

@@ -127,6 +127,9 @@ type PoolPrice struct {
 	// Held is a NodePool's capacity reservation: that many nodes paid for
 	// the whole run, launched or not (0: none).
 	Held int
+	// DiskPerHour is what a Deallocate pool's evicted node's OS disk bills
+	// an hour while it is stopped-deallocated (0: the pool deletes).
+	DiskPerHour float64
 	// estimate is a spot price the catalog did not give (see PriceNotes).
 	estimate spotEstimate
 }
@@ -273,7 +276,7 @@ func noticeFor(it models.InstanceType, known bool) (cluster.Time, string) {
 	case known && it.Cloud == models.Azure:
 		// AKS spot node pools are scale sets of Spot VMs; Azure evicts
 		// with the Scheduled Events Preempt notice, at least 30 s ahead.
-		return 30 * 1000, "30 s (Azure Spot VM eviction through Scheduled Events; eviction policy Delete, the AKS spot node pool default: the evicted node is deleted, nothing of it billed after)"
+		return 30 * 1000, "30 s (Azure Spot VM eviction through Scheduled Events; " + azureDeleteText + ")"
 	case known && it.Cloud == models.GCP:
 		return 30 * 1000, "30 s (GCP Spot VM preemption notice)"
 	}
@@ -465,6 +468,12 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 			return cp, price, err
 		}
 		price.Interruptions = cp.Interruptions.Assumption
+	}
+	if err := s.evictionPolicy(at, p, res, &cp, &price); err != nil {
+		return cp, price, err
+	}
+	if err := s.maxPrice(at, p, &cp, &price); err != nil {
+		return cp, price, err
 	}
 	if cp.FailureMTBF, price.Failures, err = s.failures(at+".failures", p.Failures); err != nil {
 		return cp, price, err
@@ -789,8 +798,15 @@ func (s builder) recovery(at string, r *RecoverySpec) (*cluster.Recovery, error)
 		if c.Cost != nil {
 			out.CheckpointCost = c.Cost.Millis()
 		}
-		if c.Restore != nil {
+		switch {
+		case c.Restore != nil:
 			out.RestoreCost = c.Restore.Millis()
+		case c.Cost != nil:
+			// Reading back the checkpoint written, over the same storage:
+			// the same bytes, and checkpoint stores (object storage,
+			// parallel file systems) read at least as fast as they write,
+			// so the write's time errs high, not free.
+			out.RestoreCost = c.Cost.Millis()
 		}
 	}
 	if r.ActiveDeadline != nil {
@@ -921,6 +937,7 @@ func (s *Scenario) OnDemandOnly() (*Scenario, error) {
 			continue
 		}
 		p.CapacityType, p.Interruptions = models.OnDemand, nil
+		p.EvictionPolicy, p.OSDiskPricePerMonth, p.MaxPrice = "", nil, nil // no eviction
 		p.PricePerHour = p.OnDemandPricePerHour
 	}
 	for i := range c.Spec.Cluster.NodePools {

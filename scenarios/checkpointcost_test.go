@@ -68,14 +68,22 @@ func spotCheckpointRun(t *testing.T, interval, cost string) (lostGPUHours, endHo
 // ready 5 min later, at 157 min, where the job resumes (ignoreDisruptions:
 // no backoff). By hand, 8 GPUs, 240 min of work:
 //
-//   - cost 5m, interval 30m: writes end at 35, 70, 105 and 140 min (120 min
-//     of work saved); at the notice 10 min are lost: 8 x 10/60 = 1.3333
-//     GPU-h. It ends at 157 + 120 of work + 3 writes (at 150, 180 and 210
-//     min of work; none at the end) x 5 = 292 min = 4.8667 h.
-//   - cost 5m, interval 1h: writes end at 65 and 130 (120 saved); 20 min
-//     lost = 2.6667 GPU-h; ends at 157 + 120 + 5 = 282 min = 4.7 h.
-//   - cost 5m, interval 2h: one write, ending at 125 (120 saved); 25 min
-//     lost = 3.3333 GPU-h; ends at 157 + 120 = 277 min = 4.6167 h.
+//   - cost 5m, interval 30m, restore 0s: writes end at 35, 70, 105 and 140
+//     min (120 min of work saved); at the notice 10 min are lost: 8 x 10/60
+//     = 1.3333 GPU-h. It ends at 157 + 120 of work + 3 writes (at 150, 180
+//     and 210 min of work; none at the end) x 5 = 292 min = 4.8667 h.
+//   - cost 5m, interval 1h, restore 0s: writes end at 65 and 130 (120
+//     saved); 20 min lost = 2.6667 GPU-h; ends at 157 + 120 + 5 = 282 min
+//     = 4.7 h.
+//   - cost 5m, interval 2h, restore 0s: one write, ending at 125 (120
+//     saved); 25 min lost = 3.3333 GPU-h; ends at 157 + 120 = 277 min =
+//     4.6167 h.
+//   - cost 5m with no restore given: the restore is the write's time, 5
+//     min (the checkpoint read back over the same storage). The resumed
+//     attempt first spends it, booked as lost: 8 x 5/60 = 0.6667 GPU-h
+//     more, and the job ends 5 min later: 1.3333 + 0.6667 = 2 GPU-h and
+//     297 min (30m); 3.3333 GPU-h and 287 min (1h); 4 GPU-h and 282 min
+//     (2h). Before, an unset restore was free: the 0s figures above.
 //   - cost 0s (either interval): the write fits in the notice, all 150
 //     min are saved, nothing is lost; it ends at 157 + 90 = 247 min =
 //     4.1167 h whatever the interval. That was the sweep's case: it gave
@@ -86,9 +94,12 @@ func TestSpotCheckpointCost(t *testing.T) {
 		interval, cost string
 		lost, end      float64
 	}{
-		{"30m", "cost: 5m", 8 * 10.0 / 60, 292.0 / 60},
-		{"1h", "cost: 5m", 8 * 20.0 / 60, 282.0 / 60},
-		{"2h", "cost: 5m", 8 * 25.0 / 60, 277.0 / 60},
+		{"30m", "cost: 5m, restore: 0s", 8 * 10.0 / 60, 292.0 / 60},
+		{"1h", "cost: 5m, restore: 0s", 8 * 20.0 / 60, 282.0 / 60},
+		{"2h", "cost: 5m, restore: 0s", 8 * 25.0 / 60, 277.0 / 60},
+		{"30m", "cost: 5m", 8 * 15.0 / 60, 297.0 / 60},
+		{"1h", "cost: 5m", 8 * 25.0 / 60, 287.0 / 60},
+		{"2h", "cost: 5m", 8 * 30.0 / 60, 282.0 / 60},
 		{"1h", "cost: 0s", 0, 247.0 / 60},
 		{"2h", "cost: 0s", 0, 247.0 / 60},
 	} {

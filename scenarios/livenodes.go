@@ -64,13 +64,40 @@ func (s *Scenario) importNodes() error {
 			ps.Taints = append(ps.Taints, TaintSpec{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
 		}
 		if p.CapacityType == nodes.Reserved {
-			s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%s:%d: pool %s: %d nodes of a capacity reservation or capacity block (Karpenter's reserved, EKS's CAPACITY_BLOCK): held and paid for the whole run, never interrupted, not covered by pricing.commitments; priced at the on-demand figure, as an on-demand capacity reservation bills (a capacity block's own price is not on the node: give the pool inline with pricePerHour)", file, p.Line, p.Name, p.Nodes))
+			note := fmt.Sprintf("%s:%d: pool %s: %d nodes of a capacity reservation or capacity block (Karpenter's reserved, EKS's CAPACITY_BLOCK): held and paid for the whole run, never interrupted, not covered by pricing.commitments; priced at the on-demand figure, as an on-demand capacity reservation bills (a capacity block's own price is not on the node: give the pool inline with pricePerHour)", file, p.Line, p.Name, p.Nodes)
+			if by := capacityBlockLabel(p.Labels); by != "" {
+				note += fmt.Sprintf("; a capacity block (%s), whose window is not given: no label or field of a Node holds the block's start or end (EC2 keeps them; the node carries the reservation's type and id only), so it is held for the whole run and not ended: give the pool inline with window {start, end} for its end and its warning", by)
+			}
+			s.nodeNotes = append(s.nodeNotes, note)
 		}
 		s.addImportedPool(ps, "spec.cluster.nodes")
 	}
 	s.nodeNotes = append(s.nodeNotes, res.Notes...)
 	s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%d pools read from the node list %s, priced at their region's catalog price (a node's zone, such as us-east-1a, is the account's name for it, not the catalog's zone ID)", len(res.Pools), ns.Path))
 	return nil
+}
+
+// Labels that tell a capacity block's nodes from an on-demand capacity
+// reservation's: Karpenter's and EKS Auto Mode's reservation type
+// (default or capacity-block) and the EKS managed node group's capacity
+// type.
+const (
+	labelKarpenterReservationType = "karpenter.k8s.aws/capacity-reservation-type"
+	labelEKSReservationType       = "eks.amazonaws.com/capacity-reservation-type"
+)
+
+// capacityBlockLabel is the label that says a pool's nodes are a capacity
+// block's, as key: value ("" when none does).
+func capacityBlockLabel(labels map[string]string) string {
+	for _, k := range []string{labelKarpenterReservationType, labelEKSReservationType} {
+		if labels[k] == "capacity-block" {
+			return k + ": capacity-block"
+		}
+	}
+	if labels[nodes.LabelEKSCT] == "CAPACITY_BLOCK" {
+		return nodes.LabelEKSCT + ": CAPACITY_BLOCK"
+	}
+	return ""
 }
 
 // poolNameFree refuses a pool read from file (at line, named by what)

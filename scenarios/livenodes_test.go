@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,6 +110,11 @@ func TestReservedAndCapacityBlockNodesBecomeReservedPools(t *testing.T) {
 	nodes, err := os.ReadFile("kube/nodes/testdata/mixed-cluster.yaml")
 	require.NoError(t, err)
 	dump := strings.ReplaceAll(string(nodes), "karpenter.sh/capacity-type: on-demand", "karpenter.sh/capacity-type: reserved")
+	// Node ip-10-0-1-13 (pool p4d.24xlarge-reserved-us-east-1a-2, alone in
+	// it) is in a capacity block, as Karpenter labels it; the other two
+	// p4d nodes are in an on-demand capacity reservation.
+	at := strings.Index(dump, "name: ip-10-0-1-13.ec2.internal")
+	dump = dump[:at] + strings.Replace(dump[at:], "karpenter.sh/capacity-type: reserved", "karpenter.sh/capacity-type: reserved\n      karpenter.k8s.aws/capacity-reservation-type: capacity-block", 1)
 	dump = strings.ReplaceAll(dump, "eks.amazonaws.com/capacityType: ON_DEMAND", "eks.amazonaws.com/capacityType: CAPACITY_BLOCK")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "nodes.yaml"), []byte(dump), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(liveScenario), 0o644))
@@ -138,13 +145,25 @@ func TestReservedAndCapacityBlockNodesBecomeReservedPools(t *testing.T) {
 	b, err := s.Build(Options{})
 	require.NoError(t, err)
 	defer b.Close()
-	n := 0
+	n, blocks := 0, map[string]string{}
 	for _, a := range b.Assumptions {
 		if strings.Contains(a, "of a capacity reservation or capacity block") {
 			n++
 		}
+		if i := strings.Index(a, "; a capacity block ("); i >= 0 {
+			pool, _, _ := strings.Cut(a[strings.Index(a, ": pool ")+7:], ":")
+			blocks[pool] = a[i:]
+		}
 	}
 	require.Equal(t, 4, n, "a note for each reserved pool")
+	// The window of a capacity block is not on its nodes: said, for the
+	// Karpenter-labelled block and for EKS's CAPACITY_BLOCK node group.
+	require.Equal(t, []string{"g5.xlarge-reserved-us-east-1a", "m6i.2xlarge-reserved-us-east-1a", "p4d.24xlarge-reserved-us-east-1a-2"}, slices.Sorted(maps.Keys(blocks)))
+	for pool, note := range blocks {
+		require.Contains(t, note, "whose window is not given: no label or field of a Node holds the block's start or end", pool)
+	}
+	require.Contains(t, blocks["p4d.24xlarge-reserved-us-east-1a-2"], "(karpenter.k8s.aws/capacity-reservation-type: capacity-block)")
+	require.Contains(t, blocks["g5.xlarge-reserved-us-east-1a"], "(eks.amazonaws.com/capacityType: CAPACITY_BLOCK)")
 }
 
 // An AKS cluster as a node dump (no GPU feature discovery): the GPUs come

@@ -8,8 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/kube/manifests"
+	"gpuplan.dev/gpuplan/sim"
 )
 
 // roundTripCluster has what gpuplan manifests writes as Karpenter
@@ -100,4 +102,77 @@ func TestGeneratedNodePoolsReadBack(t *testing.T) {
 	require.Len(t, got.Capacity.Groups, 1)
 	require.Equal(t, int64(32), got.Capacity.Groups[0].MaxGPUs)
 	require.Equal(t, want.Capacity.Pools, got.Capacity.Pools)
+}
+
+// A NodePool with a capacity reservation (Karpenter's reserved capacity
+// type): gpuplan manifests writes it with reserved among its capacity
+// types and an EC2NodeClass of its own whose capacityReservationSelectorTerms
+// select the reservation by tags carrying its instance type, count and
+// price; read back, the NodePool has the same reservation and the cluster
+// the same pools, prices and capacity, so the run bills the same.
+func TestGeneratedReservedNodePoolReadsBack(t *testing.T) {
+	const cluster = `
+    nodePools:
+    - name: train
+      instanceTypes: [p5.48xlarge]
+      capacityTypes: [on-demand, reserved]
+      reservations:
+      - {instanceType: p5.48xlarge, count: 2, pricePerHour: 30}
+      limits: {nodes: 3}
+`
+	orig, err := scenarios.Parse("orig.yaml", "", []byte(roundTripScenario(cluster, "")))
+	require.NoError(t, err)
+	want, err := orig.Cluster()
+	require.NoError(t, err)
+	files, _, err := manifests.Generate(orig, want, manifests.Options{})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, manifests.WriteDir(dir, files))
+	np := filepath.Join(dir, filepath.FromSlash(manifests.PathNodePools))
+	nc := filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass))
+	written, err := os.ReadFile(nc)
+	require.NoError(t, err)
+	for _, w := range []string{"name: gpu-train", "capacityReservationSelectorTerms:", "gpuplan.dev/count: \"2\"",
+		"gpuplan.dev/instance-type: p5.48xlarge", "gpuplan.dev/nodepool: train", "gpuplan.dev/price-per-hour: \"30\""} {
+		require.Contains(t, string(written), w)
+	}
+	pools, err := os.ReadFile(np)
+	require.NoError(t, err)
+	require.Contains(t, string(pools), "name: gpu-train")
+	require.Contains(t, string(pools), "- reserved")
+
+	back, err := scenarios.Parse("back.yaml", "", []byte(roundTripScenario(" {}", "\n  policy:\n    manifests: ["+np+", "+nc+"]")))
+	require.NoError(t, err)
+	got, err := back.Cluster()
+	require.NoError(t, err)
+	require.Len(t, got.Pools, len(want.Pools))
+	for i := range want.Pools {
+		require.Equal(t, want.Pools[i].Name, got.Pools[i].Name)
+		require.Equal(t, want.Pools[i].Slots(), got.Pools[i].Slots(), want.Pools[i].Name)
+		require.Equal(t, want.Prices[i], got.Prices[i], want.Pools[i].Name)
+	}
+	// By hand: the reserved pool holds the reservation's 2 nodes, paid for
+	// the whole run at its $30.
+	var held int
+	for _, p := range got.Prices {
+		if p.CapacityType == "reserved" {
+			held = p.Held
+			require.Equal(t, 30.0, p.PerHour)
+		}
+	}
+	require.Equal(t, 2, held)
+	require.Equal(t, want.Capacity.Pools, got.Capacity.Pools)
+	// The same run and bill: the reservation's 2 nodes x 2 h x $30 =
+	// $120.00 at least, whatever else is launched on demand.
+	bill := func(s *scenarios.Scenario) float64 {
+		b, err := s.Build(scenarios.Options{})
+		require.NoError(t, err)
+		defer b.Close()
+		res, err := sim.Run(b.Config)
+		require.NoError(t, err)
+		return reports.Cost(res, b.Pricing).Total
+	}
+	wb, gb := bill(orig), bill(back)
+	require.Equal(t, wb, gb)
+	require.GreaterOrEqual(t, wb, 120.0)
 }

@@ -66,6 +66,13 @@ type Policy struct {
 	NodePools   []NodePoolSpec
 	StaticPools []PoolSpec
 	NodeClasses []string
+	// npClass is each NodePool's EC2NodeClass (NodePools' order), and
+	// classReservations the capacity reservations an EC2NodeClass's
+	// capacityReservationSelectorTerms carry gpuplan's tags for
+	// (reservations.go), given to its NodePools once all are read.
+	npClass           []string
+	npReserved        [][]string
+	classReservations map[string][]NodePoolReservation
 	// lqNamespaces is each LocalQueue's namespace, in Spec.LocalQueues'
 	// order.
 	lqNamespaces []string
@@ -679,6 +686,7 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 			return err
 		}
 	}
+	p.giveReservations()
 	return nil
 }
 

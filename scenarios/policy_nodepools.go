@@ -46,7 +46,7 @@ func (p *Policy) nodeClass(d policyDoc) error {
 	}
 	p.NodeClasses = append(p.NodeClasses, obj.Name)
 	p.Notes = append(p.Notes, fmt.Sprintf("%s: read (AMI, subnets, security groups and disks do not change the simulation)", d.where(obj.Name)))
-	return nil
+	return p.reservationTerms(d, obj.Name, obj.Spec.CapacityReservationSelectorTerms)
 }
 
 // typeSelecting reports whether a requirement narrows instance types (as
@@ -112,6 +112,18 @@ func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 		out.Weight = *w
 	}
 	p.NodePools = append(p.NodePools, out)
+	class := ""
+	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+		class = ref.Name
+	}
+	p.npClass = append(p.npClass, class)
+	var order []string // the capacity types as the requirement lists them, reserved among them
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		if r.Key == karpenter.LabelCapacityType && r.Operator == corev1.NodeSelectorOpIn && slices.Contains(r.Values, karpenter.Reserved) {
+			order = r.Values
+		}
+	}
+	p.npReserved = append(p.npReserved, order)
 	return nil
 }
 

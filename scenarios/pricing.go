@@ -36,7 +36,8 @@ func (s pricer) pricingPlan(pools []cluster.PoolSpec, prices []PoolPrice) (*repo
 	}
 	for i, p := range prices {
 		pp := reports.PoolPricing{PerHour: p.PerHour, CapacityType: p.CapacityType, Basis: p.Basis,
-			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures, BlockStart: p.Block.Start, BlockEnd: p.Block.End, Held: p.Held}
+			Group: p.Group, Interruptions: p.Interruptions, Failures: p.Failures, BlockStart: p.Block.Start, BlockEnd: p.Block.End, Held: p.Held,
+			DeallocatedDiskPerHour: p.DiskPerHour}
 		if p.CapacityType == models.Spot && i < len(pools) {
 			pp.OnDemandPerHour = s.onDemandPriceOf(pools[i].Name, pools[i].InstanceType)
 		}

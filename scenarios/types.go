@@ -318,7 +318,9 @@ type RecoverySpec struct {
 	TerminationGracePeriod *Duration `json:"terminationGracePeriod,omitempty"`
 }
 
-// CheckpointSpec is a job's checkpointing.
+// CheckpointSpec is a job's checkpointing: a write every interval taking
+// cost; restore, the reload after a disruption, defaults to cost (the same
+// checkpoint read back over the same storage).
 type CheckpointSpec struct {
 	Interval Duration  `json:"interval"`
 	Cost     *Duration `json:"cost,omitempty"`
@@ -355,6 +357,18 @@ type PoolSpec struct {
 	CapacitySpec `json:",inline"`
 	// Replace relaunches lost nodes of a pool without autoscaling (default true).
 	Replace *bool `json:"replace,omitempty"`
+	// EvictionPolicy is an Azure spot pool's scale-set eviction policy:
+	// Delete (the AKS default) or Deallocate (azurespot.go);
+	// OSDiskPricePerMonth the USD a month its OS disk bills while a
+	// Deallocate pool's evicted node is stopped-deallocated (default
+	// DefaultOSDiskPricePerMonth).
+	EvictionPolicy      string   `json:"evictionPolicy,omitempty"`
+	OSDiskPricePerMonth *float64 `json:"osDiskPricePerMonth,omitempty"`
+	// MaxPrice is a spot pool's max price, USD a node-hour: Azure's
+	// spotMaxPrice or EC2's spot max price (the launch template's
+	// SpotOptions.MaxPrice); -1, the default, is up to the on-demand price
+	// (maxprice.go).
+	MaxPrice *float64 `json:"maxPrice,omitempty"`
 	// Autoscaling makes the pool a cluster-autoscaler node group; count is
 	// then its initial size.
 	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`

@@ -48,7 +48,7 @@ func (r *runner) finish() (res *Result, err error) {
 		a, s := r.c.Pools[i].Integrals()
 		pr := PoolResult{Spec: r.c.Pools[i].Spec, AllocatedMilliMs: a, SuppliedMilliMs: s, Usage: r.c.Pools[i].Usage()}
 		if r.disr.capacity != nil {
-			pr.Capacity = r.disr.capacity.Stats[i]
+			pr.Capacity = r.disr.capacity.StatsAt(int32(i), end)
 		}
 		res.Pools = append(res.Pools, pr)
 	}

@@ -284,13 +284,17 @@ type Charge struct {
 	Pool, InstanceType string
 	CapacityType       string // "on-demand", "spot" or "reserved"
 	GPUModel           string
-	Team, Job          string  // empty on idle rows
-	Idle               bool    // cost no pod held
-	Cost               float64 // what was paid (BilledCost = EffectiveCost)
-	ListCost           float64 // the same at on-demand list prices
-	Quantity           float64 // node-hours (ConsumedQuantity / PricingQuantity)
-	ListUnitPrice      float64 // on-demand $/node-hour
-	UnitPrice          float64 // $/node-hour paid
+	Team, Job          string // empty on idle rows
+	Idle               bool   // cost no pod held
+	// Disk marks the OS disk billing of a pool's stopped-deallocated nodes
+	// (Azure's Spot eviction policy Deallocate): a block-storage charge,
+	// Quantity in disk-hours, UnitPrice the disk's $/hour.
+	Disk          bool
+	Cost          float64 // what was paid (BilledCost = EffectiveCost)
+	ListCost      float64 // the same at on-demand list prices
+	Quantity      float64 // node-hours (ConsumedQuantity / PricingQuantity)
+	ListUnitPrice float64 // on-demand $/node-hour
+	UnitPrice     float64 // $/node-hour paid
 }
 
 // Options are the dataset-wide values of a FOCUS file.
@@ -316,6 +320,12 @@ const (
 	timeLayout  = "2006-01-02T15:04:05Z"
 	maxDecimals = 10
 )
+
+// diskSku names the OS disk a deallocated node keeps; diskServiceNames
+// the block-storage service of a provider.
+const diskSku = "OS disk"
+
+var diskServiceNames = map[string]string{"Microsoft Azure": "Managed Disks", "": "Kubernetes node pool"}
 
 // serviceNames are the compute services of the providers gpuplan prices.
 var serviceNames = map[string]string{
@@ -498,6 +508,20 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 		}
 		set("SkuPriceDetails", jsonObject(details))
 		set("SkuPriceId", skuPriceID)
+		if c.Disk {
+			set("ConsumedUnit", unitHours)
+			set("PricingCategory", "Standard")
+			set("ResourceId", subAccount+"/"+c.Pool+"/os-disks")
+			set("ResourceName", c.Pool+"/os-disks")
+			set("ResourceType", "Disk")
+			set("ServiceCategory", "Storage")
+			set("ServiceName", diskServiceNames[c.Provider])
+			set("ServiceSubcategory", "Block Storage")
+			set("SkuId", diskSku)
+			set("SkuMeter", "Disk Hours")
+			set("SkuPriceDetails", jsonObject(map[string]string{"x_VmSize": c.InstanceType}))
+			set("SkuPriceId", diskSku+"/"+c.InstanceType)
+		}
 		set("SubAccountId", subAccount)
 		set("SubAccountName", o.Scenario)
 		set("Tags", jsonObject(tags(c, capacity)))
@@ -550,6 +574,8 @@ func description(c Charge, capacity string) string {
 		d = fmt.Sprintf("%s %s (%s) node-hours in pool %s", capacity, c.InstanceType, c.GPUModel, c.Pool)
 	}
 	switch {
+	case c.Disk:
+		return fmt.Sprintf("OS disk-hours of stopped-deallocated %s %s nodes in pool %s (Azure Spot eviction policy Deallocate)", capacity, c.InstanceType, c.Pool)
 	case c.Idle:
 		return "Idle " + d + ", held by no pod"
 	case c.Job != "" && c.Team != "":

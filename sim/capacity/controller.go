@@ -128,6 +128,13 @@ type PoolStats struct {
 	WaveVictims   int64 // spot interruptions that came with another node's (Process.Wave)
 	Expired       int64 // drained at their NodePool's expireAfter
 	BlockEnded    int64 // gone at their capacity block's end
+	// Deallocated counts spot evictions that stopped-deallocated the node
+	// (Pool.Deallocate), Restarted the deallocated nodes started again,
+	// and DeallocatedMs the node-ms spent deallocated, up to the run's end
+	// (StatsAt): the time their OS disks were billed with no VM running.
+	Deallocated   int64
+	Restarted     int64
+	DeallocatedMs int64
 	MaxPresent    int32
 	// PlannedPods counts the pods a NodePool's scale-ups planned on the
 	// nodes launched into the pool (each NodeClaim's pods), whichever node
@@ -164,6 +171,9 @@ type Controller struct {
 	prov  provisioner
 	// blockOver marks the capacity blocks (pools) past their end warning.
 	blockOver []bool
+	// deallocSince is, per node slot, when its node was stopped-deallocated
+	// (-1: it was not; Pool.Deallocate).
+	deallocSince []Time
 
 	// Stats are per pool.
 	Stats Ledger
@@ -185,6 +195,10 @@ func New(spec Spec, c *cluster.Cluster, host Host, seed uint64) (*Controller, er
 		spot:      newInterruptions(seed, len(c.Nodes), len(c.Pools)),
 		Stats:     make(Ledger, len(c.Pools)),
 		blockOver: make([]bool, len(c.Pools)),
+	}
+	k.deallocSince = make([]Time, len(c.Nodes))
+	for i := range k.deallocSince {
+		k.deallocSince[i] = -1
 	}
 	k.prov = newProvisioner(&k.spec, c)
 	for i := range k.pick {
@@ -244,6 +258,19 @@ func (k *Controller) Start() {
 
 func (k *Controller) observe() { k.Stats.observe(k.c) }
 
+// StatsAt is pool p's stats at the run's end: the nodes still
+// deallocated then count their time up to end.
+func (k *Controller) StatsAt(p int32, end Time) PoolStats {
+	st := k.Stats[p]
+	pl := &k.c.Pools[p]
+	for n := pl.First; n < pl.First+pl.Count; n++ {
+		if since := k.deallocSince[n]; since >= 0 && end > since {
+			st.DeallocatedMs += end - since
+		}
+	}
+	return st
+}
+
 func stream(s []*rand.Rand, i int32, seed, base uint64) *rand.Rand {
 	if s[i] == nil {
 		s[i] = models.NewStream(seed, base+uint64(i))
@@ -296,7 +323,10 @@ func (k *Controller) present(now Time, n int32) {
 // launch brings a node up in pool p; it is Ready after the pool's
 // provisioning time.
 func (k *Controller) launch(now Time, p int32) (int32, error) {
-	n := k.c.FreeSlot(int(p))
+	n := k.deallocated(p)
+	if n < 0 {
+		n = k.c.FreeSlot(int(p))
+	}
 	if n < 0 {
 		return -1, fmt.Errorf("invariant violated: launch into full pool %d", p)
 	}
@@ -309,9 +339,32 @@ func (k *Controller) launch(now Time, p int32) (int32, error) {
 	if g := k.spec.Pools[p].Group; g >= 0 {
 		k.prov.lastAdd[g] = now
 	}
-	k.host.Schedule(now+k.spec.Pools[p].Provisioning, Event{Kind: EvReady, Index: n, Stamp: k.fleet.gen[n]})
+	ready := now + k.spec.Pools[p].Provisioning
+	if since := k.deallocSince[n]; since >= 0 {
+		// The same node, started again from its kept OS disk.
+		k.Stats[p].Restarted++
+		k.Stats[p].DeallocatedMs += now - since
+		k.deallocSince[n] = -1
+		ready = now + k.spec.Pools[p].Restart
+	}
+	k.host.Schedule(ready, Event{Kind: EvReady, Index: n, Stamp: k.fleet.gen[n]})
 	k.observe()
 	return n, nil
+}
+
+// deallocated is pool p's first stopped-deallocated node slot, the one
+// a launch restarts (-1: none).
+func (k *Controller) deallocated(p int32) int32 {
+	if !k.spec.Pools[p].Deallocate {
+		return -1
+	}
+	pl := &k.c.Pools[p]
+	for n := pl.First; n < pl.First+pl.Count; n++ {
+		if k.deallocSince[n] >= 0 {
+			return n
+		}
+	}
+	return -1
 }
 
 func (k *Controller) stale(ev Event) bool {
@@ -464,6 +517,10 @@ func (k *Controller) remove(now Time, n int32, cause Cause) error {
 	k.fleet.noticed[n] = false
 	p := k.c.Nodes[n].Pool
 	ps := &k.spec.Pools[p]
+	if cause == CauseSpot && ps.Deallocate {
+		k.deallocSince[n] = now
+		k.Stats[p].Deallocated++
+	}
 	if cause == CauseSpot && ps.Interruptions.Outage != nil {
 		end := k.spot.interrupted(now, p, ps.Interruptions.Outage)
 		k.prov.iceUntil[p] = max(k.prov.iceUntil[p], end) // NodePools fall back meanwhile

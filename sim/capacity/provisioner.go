@@ -45,6 +45,11 @@ func newProvisioner(spec *Spec, c *cluster.Cluster) provisioner {
 		scaleUpAt: -1, lastScale: -1 << 62,
 		left: make([]limitsLeft, len(spec.Groups)), mark: make([]uint32, len(c.Pools)),
 	}
+	for p := range spec.Pools {
+		if spec.Pools[p].OverMaxPrice {
+			pv.iceUntil[p] = 1 << 62 // never launched into
+		}
+	}
 	for g := range spec.Groups {
 		pv.nodePools = pv.nodePools || spec.Groups[g].Kind == NodePool
 		pv.autoscaler = pv.autoscaler || spec.Groups[g].Kind == Autoscaler

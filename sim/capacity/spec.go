@@ -41,6 +41,25 @@ type Pool struct {
 	// Window, when its End is positive, makes a reserved pool a capacity
 	// block: its nodes are launched at Start and go at End (see Window).
 	Window Window
+	// Deallocate is Azure's Spot eviction policy Deallocate (a fixed spot
+	// pool only): a reclaimed node is stopped-deallocated, not deleted. It
+	// keeps its slot (the scale set still counts it), no new VM is made in
+	// its place, and the pool restarts that same node when capacity is
+	// back (at once, or when the outage or the availability trace allows,
+	// as a lost node is relaunched), taking Restart to be Ready. Its
+	// deallocated time is counted (PoolStats.DeallocatedMs): its OS disk
+	// is billed meanwhile. Without it, a reclaimed node is deleted (Delete,
+	// the AKS default; AWS and GCP spot).
+	Deallocate bool
+	// OverMaxPrice marks an autoscaled spot pool whose max price is below
+	// its spot price: its autoscaler never launches into it (Azure
+	// allocates no Spot VM whose max price is under the current price, nor
+	// EC2 a spot instance), as it does an offering out of capacity.
+	OverMaxPrice bool
+	// Restart is a deallocated node's start to Ready (with Deallocate):
+	// the VM's start and the kubelet's registration, without the image
+	// pull a fresh node needs (the OS disk kept its images).
+	Restart Time
 }
 
 // A capacity block's end, as EC2 runs it (Capacity Blocks for ML, "Monitor
@@ -215,6 +234,15 @@ func (s *Spec) Validate(pools []cluster.PoolSpec) error {
 			if t < 0 || (k > 0 && t < p.Interruptions.Times[k-1]) {
 				return fmt.Errorf("pool %s: interruption times must be non-negative and in order", name)
 			}
+		}
+		if p.Deallocate && (p.CapacityType != models.Spot || p.Group >= 0) {
+			return fmt.Errorf("pool %s: the Deallocate eviction policy is for a fixed spot pool", name)
+		}
+		if p.OverMaxPrice && (p.CapacityType != models.Spot || p.Group < 0 || pools[i].Nodes > 0) {
+			return fmt.Errorf("pool %s: a spot pool over its max price is an autoscaled one with no initial node", name)
+		}
+		if p.Restart < 0 {
+			return fmt.Errorf("pool %s: a restart time must not be negative", name)
 		}
 		if w := p.Window; w.Active() || w.Start != 0 {
 			switch {

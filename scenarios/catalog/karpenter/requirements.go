@@ -194,7 +194,7 @@ func (c *Catalog) Resolve(reqs []Requirement) (*Resolution, error) {
 				ctSet = true
 			}
 			if r.Operator == OpIn && slices.Contains(r.Values, Reserved) {
-				res.Notes = append(res.Notes, fmt.Sprintf("requirements[%d]: capacity type reserved is not read from a NodePool (its capacity reservations and their counts are not in it); give them in spec.cluster.nodePools[].reservations", i))
+				res.Notes = append(res.Notes, fmt.Sprintf("requirements[%d]: capacity type reserved is not read from a NodePool (its capacity reservations and their counts are not in it) unless its EC2NodeClass's capacityReservationSelectorTerms carry gpuplan's reservation tags (what gpuplan manifests writes); else give them in spec.cluster.nodePools[].reservations", i))
 			}
 			if r.Operator == OpIn {
 				// In keeps the order the values are written in.

@@ -24,10 +24,16 @@ const (
 
 // Pool is one agent pool as gpuplan models it.
 type Pool struct {
-	Name     string
-	VMSize   string
-	Count    int
-	Spot     bool
+	Name   string
+	VMSize string
+	Count  int
+	Spot   bool
+	// EvictionPolicy is a spot pool's scaleSetEvictionPolicy, Delete (the
+	// default, written when empty) or Deallocate.
+	EvictionPolicy string
+	// MaxPrice is a spot pool's spotMaxPrice when above 0 (USD a node-hour);
+	// nil: -1, up to the on-demand price (written so).
+	MaxPrice *float64
 	MinCount int
 	MaxCount int // 0: not autoscaled
 	// Location is the region (the template's location parameter); Zones
@@ -150,8 +156,14 @@ func Write(pools []Pool, location string, comments []string) ([]byte, error) {
 		}
 		pr := properties{VMSize: p.VMSize, Count: p.Count, Mode: mode, OSType: "Linux", AvailabilityZones: p.Zones, NodeLabels: p.Labels, NodeTaints: p.Taints, Tags: p.Shape.tags()}
 		if p.Spot {
-			pr.ScaleSetPriority, pr.ScaleSetEvictionPolicy = "Spot", "Delete"
+			pr.ScaleSetPriority, pr.ScaleSetEvictionPolicy = "Spot", p.EvictionPolicy
+			if pr.ScaleSetEvictionPolicy == "" {
+				pr.ScaleSetEvictionPolicy = "Delete"
+			}
 			pr.SpotMaxPrice = ptr(-1.0) // up to the on-demand price, never evicted for price
+			if p.MaxPrice != nil {
+				pr.SpotMaxPrice = ptr(*p.MaxPrice)
+			}
 		} else {
 			pr.ScaleSetPriority = "Regular"
 		}
@@ -295,8 +307,29 @@ func Read(file string, data []byte, location string) ([]Pool, []string, error) {
 		case "", "Regular":
 		case "Spot":
 			p.Spot = true
-			if ev, _ := str("scaleSetEvictionPolicy"); ev == "Deallocate" {
-				notes = append(notes, fmt.Sprintf("%s:%d: agent pool %s: eviction policy Deallocate is not modelled (a deallocated node keeps billing its disk and can restart); taken as Delete", file, n.Line, name))
+			ev, err := str("scaleSetEvictionPolicy")
+			if err != nil {
+				return nil, nil, err
+			}
+			switch ev {
+			case "", "Delete", "Deallocate":
+				p.EvictionPolicy = ev
+			default:
+				return nil, nil, strict.Errorf(file, n.Line, field("scaleSetEvictionPolicy"), "%s is not Delete or Deallocate", strict.Quote(ev))
+			}
+			if v, ok := pr["spotMaxPrice"]; ok {
+				var m float64
+				switch x := v.(type) {
+				case int:
+					m = float64(x)
+				case float64:
+					m = x
+				default:
+					return nil, nil, strict.Errorf(file, n.Line, field("spotMaxPrice"), "%v is not a number", v)
+				}
+				if m != -1 {
+					p.MaxPrice = &m // checked where the pool is built
+				}
 			}
 		default:
 			return nil, nil, strict.Errorf(file, n.Line, field("scaleSetPriority"), "%s is not Regular or Spot", strict.Quote(prio))

@@ -172,3 +172,48 @@ func TestAKSNodeDumpRoundTrip(t *testing.T) {
 	require.Zero(t, jobs["byOutcome"].(map[string]any)["unschedulable"], "the class on spotnp finds its nodes by AKS's label")
 	require.Equal(t, want, got)
 }
+
+// TestAKSDeallocateRoundTrip: a spot pool with evictionPolicy Deallocate
+// and maxPrice 5 (above its $2.19 spot price) is written with
+// scaleSetEvictionPolicy Deallocate and spotMaxPrice 5 and reads back to the
+// same summary, its deallocated node-hours and their disk billing
+// included (the measured preset reclaims the spot nodes within 12 h).
+func TestAKSDeallocateRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	scen := strings.Replace(aksScenario, "capacityType: spot, zone: eastus-2,", "capacityType: spot, zone: eastus-2, evictionPolicy: Deallocate, maxPrice: 5,", 1)
+	sf := filepath.Join(dir, "s.yaml")
+	require.NoError(t, os.WriteFile(sf, []byte(scen), 0o644))
+	s, err := scenarios.LoadFile(sf)
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err := Generate(s, m, Options{Provider: ProviderAKS})
+	require.NoError(t, err)
+	out := filepath.Join(dir, "out")
+	require.NoError(t, WriteDir(out, files))
+	arm, err := os.ReadFile(filepath.Join(out, PathAKSAgentPools))
+	require.NoError(t, err)
+	require.Contains(t, string(arm), `"scaleSetEvictionPolicy": "Deallocate"`)
+	require.Contains(t, string(arm), `"spotMaxPrice": 5`)
+
+	back := strings.Replace(scen, scen[strings.Index(scen, "    pools:\n"):strings.Index(scen, "  workload:\n")],
+		"    agentPools: {path: out/"+PathAKSAgentPools+"}\n", 1)
+	bf := filepath.Join(dir, "back.yaml")
+	require.NoError(t, os.WriteFile(bf, []byte(back), 0o644))
+	sb, err := scenarios.LoadFile(bf)
+	require.NoError(t, err)
+	want := summaryJSON(t, s, pipeline.Options{})
+	got := summaryJSON(t, sb, pipeline.Options{})
+	delete(want, "scenario")
+	delete(got, "scenario")
+	require.Equal(t, want, got)
+	var spot map[string]any
+	for _, l := range want["cost"].(map[string]any)["byPool"].([]any) {
+		if l.(map[string]any)["name"] == "spotnp" {
+			spot = l.(map[string]any)
+		}
+	}
+	require.NotNil(t, spot)
+	require.Greater(t, spot["deallocatedHours"], 0.0)
+	require.InDelta(t, spot["deallocatedHours"].(float64)*19.71/730, spot["diskCost"], 1e-4)
+}

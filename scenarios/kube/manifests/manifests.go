@@ -575,12 +575,30 @@ func (g *gen) nodeClass() (File, error) {
 			Tags: map[string]string{generatedBy: g.s.Metadata.Name},
 		},
 	}
-	return File{Path: PathEC2NodeClass, Objects: []any{nc}, Comment: g.header(
+	f := File{Path: PathEC2NodeClass, Objects: []any{nc}, Comment: g.header(
 		"The AWS node class of every NodePool: the EKS-optimised AL2023 image (Karpenter picks its NVIDIA",
 		"variant for GPU instances), subnets and security groups tagged karpenter.sh/discovery, and a",
 		"200 GiB gp3 root volume for container images.",
-	)}, nil
+	)}
+	// A NodePool with capacity reservations launches from a node class of
+	// its own that selects them.
+	for _, np := range g.s.Spec.Cluster.NodePools {
+		if len(np.Reservations) == 0 {
+			continue
+		}
+		rc := *nc
+		rc.ObjectMeta = metav1.ObjectMeta{Name: reservedClassName(np.Name)}
+		for _, r := range np.Reservations {
+			rc.Spec.CapacityReservationSelectorTerms = append(rc.Spec.CapacityReservationSelectorTerms, CapacityReservationSelectorTerm{Tags: scenarios.ReservationTags(np.Name, r)})
+		}
+		f.Objects = append(f.Objects, &rc)
+		f.Comment = append(f.Comment, fmt.Sprintf("EC2NodeClass %s, for NodePool %s, selects its capacity reservations by tags (capacityReservationSelectorTerms): tag each reservation with them in EC2, or replace a term by the reservation's id (cr-...); the tags carry the instance type, count and price gpuplan ran, so these files read back to the same NodePool.", rc.Name, np.Name))
+	}
+	return f, nil
 }
+
+// reservedClassName is the EC2NodeClass of NodePool np's reservations.
+func reservedClassName(np string) string { return nodeClassName + "-" + np }
 
 // sharingLabels are the node labels that pick a pool's device-plugin
 // config and MIG layout.
@@ -664,7 +682,7 @@ func (g *gen) nodePools() (File, error) {
 					Spec: karpv1.NodeClaimTemplateSpec{
 						Taints:       q.taints,
 						Requirements: req,
-						NodeClassRef: &karpv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: nodeClassName},
+						NodeClassRef: &karpv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: g.nodeClassOf(q.name)},
 						// The simulation never expires nodes: an expiry would
 						// drain long training runs it did not model.
 						ExpireAfter: karpv1.MustParseNillableDuration("Never"),
@@ -1156,4 +1174,15 @@ func torchrun(entry string, nnodes int32, nproc int64, rank, master string) []st
 func roundGi(q *resource.Quantity) *resource.Quantity {
 	gi := max(q.Value()>>30, 1)
 	return resource.NewQuantity(gi<<30, resource.BinarySI)
+}
+
+// nodeClassOf is the EC2NodeClass pool's NodePool launches from: its own
+// when the scenario NodePool has capacity reservations.
+func (g *gen) nodeClassOf(pool string) string {
+	for _, np := range g.s.Spec.Cluster.NodePools {
+		if np.Name == pool && len(np.Reservations) > 0 {
+			return reservedClassName(pool)
+		}
+	}
+	return nodeClassName
 }

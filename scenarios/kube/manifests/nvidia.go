@@ -74,7 +74,18 @@ type EC2NodeClassSpec struct {
 	SubnetSelectorTerms        []SelectorTerm       `json:"subnetSelectorTerms"`
 	SecurityGroupSelectorTerms []SelectorTerm       `json:"securityGroupSelectorTerms"`
 	BlockDeviceMappings        []BlockDeviceMapping `json:"blockDeviceMappings,omitempty"`
-	Tags                       map[string]string    `json:"tags,omitempty"`
+	// CapacityReservationSelectorTerms select the capacity reservations
+	// the node class's NodePools launch into (capacity type reserved).
+	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
+	Tags                             map[string]string                 `json:"tags,omitempty"`
+}
+
+// CapacityReservationSelectorTerm selects capacity reservations by id or
+// by tags (the CRD's other fields, ownerID and instanceMatchCriteria, are
+// not written).
+type CapacityReservationSelectorTerm struct {
+	ID   string            `json:"id,omitempty"`
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // AMISelectorTerm picks AMIs; Alias (e.g. al2023@latest) lets Karpenter
