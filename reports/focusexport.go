@@ -8,6 +8,7 @@ import (
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/reports/focus"
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // FileFOCUS is the run's bill in the FinOps Open Cost and Usage
@@ -51,6 +52,17 @@ func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 		}
 		base[i] = focus.Charge{Provider: providerOf(p.Spec.InstanceType), Pool: p.Spec.Name, InstanceType: it,
 			CapacityType: ct, GPUModel: p.Spec.GPUModel, UnitPrice: pp.PerHour, ListUnitPrice: list}
+		// FOCUS 1.2 wants RegionId and RegionName on a regional resource's
+		// rows: a pool of a cloud's instances has its region (the
+		// topology.kubernetes.io/region label the scenario gave it), and
+		// its zone when it has one (nodes spread over several zones leave
+		// AvailabilityZone empty).
+		if base[i].Provider != focus.UnknownProvider {
+			base[i].Region = p.Spec.Labels[cluster.LabelRegion]
+			if len(p.Spec.Zones) <= 1 {
+				base[i].Zone = p.Spec.Labels[cluster.LabelZone]
+			}
+		}
 	}
 	charge := func(pool int, cost float64, from, to time.Time) focus.Charge {
 		c := base[pool]

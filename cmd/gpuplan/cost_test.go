@@ -188,6 +188,14 @@ func TestFOCUSExportReadsBackAndAddsUp(t *testing.T) {
 		require.Greater(t, categories["Standard"], 0)
 		if len(c.args) > 1 {
 			require.Greater(t, categories["Dynamic"], 0, "spot nodes are Dynamic pricing")
+			// FOCUS 1.2: a regional resource's rows carry its region
+			// (spot-what-if's pools are AWS instances in us-east-1).
+			for _, r := range rows {
+				if r["ProviderName"] == "AWS" {
+					require.Equal(t, "us-east-1", r["RegionId"], r["ResourceId"])
+					require.Equal(t, "us-east-1", r["RegionName"], r["ResourceId"])
+				}
+			}
 		}
 	}
 }

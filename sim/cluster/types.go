@@ -28,6 +28,8 @@ const (
 	// node carries per node rather than per pool (NodeLabel).
 	LabelZone     = "topology.kubernetes.io/zone"
 	LabelHostname = "kubernetes.io/hostname"
+	// LabelRegion is the well-known region label (a pool's).
+	LabelRegion = "topology.kubernetes.io/region"
 )
 
 // NodeLabels are the labels every node of the pool carries: the pool's
