@@ -143,6 +143,9 @@ func LLMModels() map[string]serving.Transformer {
 
 var llmGPUs = []string{"A100-40GB", "A100-80GB", "B200", "H100-80GB", "H200-141GB"}
 
+// LLMGPUs are the GPU models with LLM roofline defaults.
+func LLMGPUs() []string { return append([]string(nil), llmGPUs...) }
+
 // LLMService is an LLM service's engine and request lengths as built
 // (Trace, when the service gives a request trace, read at build).
 type LLMService struct {

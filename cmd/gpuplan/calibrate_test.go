@@ -136,7 +136,7 @@ func TestCalibrateVLLM(t *testing.T) {
 		want string
 	}{
 		{[]string{"calibrate", "vllm", file, "--gpu", "H100-80GB"}, "--model and --gpu are required"},
-		{[]string{"calibrate", "vllm", file, "--model", "llama-3-8b", "--gpu", "T4"}, `GPU "T4" has no LLM roofline defaults`},
+		{[]string{"calibrate", "vllm", file, "--model", "llama-3-8b", "--gpu", "T4"}, `--gpu is "T4"; want A100-40GB, A100-80GB, B200, H100-80GB or H200-141GB`},
 		{[]string{"calibrate", "vllm", file, "--model", "llama-3-8b", "--gpu", "H100-80GB", "--input-tokens", "a,b"}, "--input-tokens"},
 		{[]string{"calibrate", "vllm", file, "--model", "llama-3-8b", "--gpu", "H100-80GB", "--input-tokens", "100"}, "--input-tokens and --output-tokens go together"},
 		{[]string{"calibrate", "vllm", "missing.json", "--model", "llama-3-8b", "--gpu", "H100-80GB"}, "missing.json"},

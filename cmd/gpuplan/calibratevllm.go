@@ -65,8 +65,8 @@ tokens) where TTFT matters.`,
 	f.StringVar(&o.outputTokens, "output-tokens", "", "the outputs' lengths when the file keeps none, as --input-tokens")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the replayed arrivals (and drawn lengths)")
 	f.StringVar(&o.out, "out", "", "file to write the roofline to (default: stdout)")
-	enumFlag(c, "model", func() []string { return []string{"llama-3-8b", "llama-3-70b"} })
-	enumFlag(c, "gpu", func() []string { return []string{"A100-40GB", "A100-80GB", "B200", "H100-80GB", "H200-141GB"} })
+	enumFlag(c, "model", choicesOf(llmModels))
+	enumFlag(c, "gpu", choicesOf(llmGPUModels))
 	fileFlag(c, "out", "yaml", "yml")
 	freeFlag(c, "tensor-parallel", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "block-size", "gpu-memory-utilization", "kv-blocks", "prefix-tokens", "input-tokens", "output-tokens", "seed")
 	return c
@@ -104,6 +104,12 @@ func tokenDistFlag(flag, v string) (*serving.TokenDist, error) {
 func (o *calibrateVLLMOptions) run(path string) error {
 	if o.model == "" || o.gpu == "" {
 		return usageError{errors.New("--model and --gpu are required: the engine the benchmark ran")}
+	}
+	if err := llmModels().check("model", o.model); err != nil {
+		return err
+	}
+	if err := llmGPUModels().check("gpu", o.gpu); err != nil {
+		return err
 	}
 	if err := checkOutputFile("out", o.out); err != nil {
 		return usageError{err}

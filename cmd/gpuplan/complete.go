@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -28,6 +29,8 @@ var (
 	onOff           = func() choices { return choices{string(scenarios.Off), string(scenarios.On)} }
 	clusterSources  = func() choices { return choices{"scenario", "derive"} }
 	pendingPodModes = func() choices { return choices{traces.PendingReplay, traces.PendingExclude} }
+	llmModels       = func() choices { return slices.Sorted(maps.Keys(scenarios.LLMModels())) }
+	llmGPUModels    = func() choices { return scenarios.LLMGPUs() }
 )
 
 // has reports whether v is one of the values.

@@ -72,6 +72,8 @@ func TestCompletionOfEnumFlagsIsTheValidatedList(t *testing.T) {
 		{[]string{"advise", "checkpoint", "--mtbf", "4h", "--checkpoint-cost", "5m"}, "output"},
 		{[]string{"calibrate"}, "output"},
 		{[]string{"calibrate", "parse", "x.txt"}, "output"},
+		{[]string{"calibrate", "vllm", "x.json", "--gpu", "H100-80GB"}, "model"},
+		{[]string{"calibrate", "vllm", "x.json", "--model", "llama-3-8b"}, "gpu"},
 		{[]string{"version"}, "output"},
 		{[]string{"validate", "--baseline", "a.yaml", "--candidate", "b.yaml", "--assert", "r.yaml"}, "progress"},
 		{[]string{"sweep", "testdata/sweep-two-nodes.yaml"}, "progress"},
