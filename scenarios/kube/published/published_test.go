@@ -55,6 +55,10 @@ type row struct {
 	outcome string
 	// beside: a file given with it in the policy slot.
 	beside string
+	// folder: given as its folder in the workload slot (the path names
+	// the folder), as the TrainJobs of trainer/examples/flux are with the
+	// runtime of flux-runtime.yaml beside them.
+	folder bool
 	// want: words of the refusal, its line:column: field first; for a
 	// file given in no slot, the kinds the workload reader skips.
 	want []string
@@ -176,13 +180,13 @@ var table = []row{
 	{file: "kueue/site/static/examples/visibility/cluster-role-and-binding.yaml", slots: "", outcome: notInput, want: []string{"\"rbac.authorization.k8s.io/v1\" \"ClusterRole\"", "\"rbac.authorization.k8s.io/v1\" \"ClusterRoleBinding\""}, why: "RBAC objects"},
 	{file: "kueue/site/static/examples/visibility/grafana-cluster-queue-reader.yaml", slots: "", outcome: notInput, want: []string{"\"rbac.authorization.k8s.io/v1\" \"ClusterRole\"", "\"rbac.authorization.k8s.io/v1\" \"ClusterRoleBinding\""}, why: "RBAC objects"},
 	{file: "kueue/site/static/examples/visibility/grafana-local-queue-reader.yaml", slots: "", outcome: notInput, want: []string{"\"rbac.authorization.k8s.io/v1\" \"ClusterRole\"", "\"rbac.authorization.k8s.io/v1\" \"ClusterRoleBinding\""}, why: "RBAC objects"},
-	{file: "trainer/examples/flux/flux-interactive.yaml", slots: "workload", outcome: gap, want: []string{"27:5: spec.runtimeRef", `spec.runtimeRef: ClusterTrainingRuntime "flux-distributed" is not in the file`}, why: "its runtime is in another file (flux-runtime.yaml): gpuplan reads a TrainJob's runtime from the TrainJob's file"},
-	{file: "trainer/examples/flux/flux-runtime.yaml", slots: "", outcome: gap, want: []string{`ClusterTrainingRuntime "flux-distributed" is a runtime, read for the file's TrainJobs that name it`}, why: "a runtime alone: gpuplan reads it in the file of a TrainJob that names it"},
-	{file: "trainer/examples/flux/lammps-train-gpus.yaml", slots: "workload", outcome: gap, want: []string{"37:5: spec.runtimeRef", `spec.runtimeRef: ClusterTrainingRuntime "flux-distributed" is not in the file`}, why: "its runtime is in another file (flux-runtime.yaml): gpuplan reads a TrainJob's runtime from the TrainJob's file"},
-	{file: "trainer/examples/flux/lammps-train-job.yaml", slots: "workload", outcome: gap, want: []string{"32:5: spec.runtimeRef", `spec.runtimeRef: ClusterTrainingRuntime "flux-distributed" is not in the file`}, why: "its runtime is in another file (flux-runtime.yaml): gpuplan reads a TrainJob's runtime from the TrainJob's file"},
-	{file: "trainer/examples/yaml/01-multi-node.yaml", slots: "workload", outcome: gap, want: []string{"36:5: spec.runtimeRef", `spec.runtimeRef: ClusterTrainingRuntime "torch-distributed" is not in the file`}, why: "its runtime is installed apart (the trainer's built-in torch-distributed): the built-in runtimes are not embedded"},
-	{file: "trainer/examples/yaml/02-runtime-patches.yaml", slots: "workload", outcome: gap, want: []string{"41:5: spec.runtimeRef", `spec.runtimeRef: ClusterTrainingRuntime "torch-distributed" is not in the file`}, why: "its runtime is installed apart (the trainer's built-in torch-distributed): the built-in runtimes are not embedded"},
-	{file: "trainer/examples/yaml/03-kueue-integration.yaml", slots: "workload", outcome: gap, want: []string{"41:5: spec.runtimeRef", `spec.runtimeRef: ClusterTrainingRuntime "torch-distributed" is not in the file`}, why: "its runtime is installed apart (the trainer's built-in torch-distributed): the built-in runtimes are not embedded"},
+	{file: "trainer/examples/flux/flux-interactive.yaml", slots: "workload", folder: true, outcome: loads},
+	{file: "trainer/examples/flux/flux-runtime.yaml", slots: "workload", folder: true, outcome: loads},
+	{file: "trainer/examples/flux/lammps-train-gpus.yaml", slots: "workload", folder: true, outcome: loads},
+	{file: "trainer/examples/flux/lammps-train-job.yaml", slots: "workload", folder: true, outcome: loads},
+	{file: "trainer/examples/yaml/01-multi-node.yaml", slots: "workload", outcome: loads},
+	{file: "trainer/examples/yaml/02-runtime-patches.yaml", slots: "workload", outcome: loads},
+	{file: "trainer/examples/yaml/03-kueue-integration.yaml", slots: "workload", outcome: loads},
 	{file: "trainer/examples/yaml/04-volcano-integration.yaml", slots: "workload", outcome: loads},
 	{file: "trainer/examples/yaml/05-multi-step.yaml", slots: "workload", outcome: loads},
 	{file: "training-operator/examples/jax/cpu-demo/demo.yaml", slots: "workload", outcome: loads},
@@ -272,7 +276,8 @@ func slotsOf(t *testing.T, path string, data []byte) string {
 	for _, m := range docs {
 		group, _, _ := strings.Cut(m.APIVersion, "/")
 		switch {
-		case reads[m.APIVersion+" "+m.Kind]:
+		case reads[m.APIVersion+" "+m.Kind], m.APIVersion == "trainer.kubeflow.org/v1alpha1" && (m.Kind == "ClusterTrainingRuntime" || m.Kind == "TrainingRuntime"):
+			// A TrainJob's runtime is read with the workload.
 			in[slotWorkload] = true
 		case m.APIVersion == "apps/v1" && (m.Kind == "Deployment" || m.Kind == "ReplicaSet" || m.Kind == "StatefulSet"), m.Kind == "InferenceService":
 			in[slotService] = true
@@ -333,7 +338,11 @@ func TestPublishedExamples(t *testing.T) {
 					}
 					_, err = scenarios.LoadPolicy(paths)
 				case slotWorkload:
-					_, _, err = workloads.Load(path)
+					if r.folder {
+						_, _, err = workloads.Load(filepath.Dir(path))
+					} else {
+						_, _, err = workloads.Load(path)
+					}
 				case slotService:
 					_, _, err = services.ReadServing(path, data)
 				}
@@ -389,7 +398,7 @@ func TestPublishedExamplesShare(t *testing.T) {
 	require.Equal(t, map[string]string{
 		"karpenter-provider-aws": "25 of 33 files load (25 of 33 inputs); refused: 5 the file's error, 3 not read; 0 not an input",
 		"kueue":                  "55 of 80 files load (55 of 68 inputs); refused: 0 the file's error, 13 not read; 12 not an input",
-		"trainer":                "2 of 9 files load (2 of 9 inputs); refused: 0 the file's error, 7 not read; 0 not an input",
+		"trainer":                "9 of 9 files load (9 of 9 inputs); refused: 0 the file's error, 0 not read; 0 not an input",
 		"training-operator":      "27 of 31 files load (27 of 28 inputs); refused: 1 the file's error, 0 not read; 3 not an input",
 		"volcano":                "27 of 41 files load (27 of 39 inputs); refused: 6 the file's error, 6 not read; 2 not an input",
 	}, share)
