@@ -1116,14 +1116,14 @@ func (g *gen) jobs() ([]File, error) {
 		if err == nil {
 			g.jobNamespaces = append(g.jobNamespaces, ns)
 		}
-		var f File
+		var fs []File
 		if err == nil {
-			f, err = (&jobFile{gen: g, c: c, rec: g.recovery(c), spot: spot, lq: lq, ns: ns}).write()
+			fs, err = (&jobFile{gen: g, c: c, rec: g.recovery(c), spot: spot, lq: lq, ns: ns}).write()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("spec.workload.synthetic.classes[%d] (%s): %v", i, c.Name, err)
 		}
-		files = append(files, f)
+		files = append(files, fs...)
 	}
 	return files, nil
 }
