@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"gpuplan.dev/gpuplan/scenarios/kube/crds"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
 
@@ -127,6 +128,22 @@ func ec2NodeClassRules(d policyDoc, nc *ec2NodeClass) error {
 		return d.fieldErr("spec.instanceStorePolicy", "Unsupported value: %s: supported values: \"RAID0\"", Quote(*p))
 	}
 	return nil
+}
+
+// checkKarpenterCRD checks a NodePool or EC2NodeClass against its
+// published CRD schema and every CEL rule in it that creation can break
+// (scenarios/kube/crds/karpenter), as the API server does on create, after
+// gpuplan's own checks above, whose words say more; a broken rule is an
+// error at its field's line with the rule's message.
+func (d policyDoc) checkKarpenterCRD() error {
+	if d.root == nil {
+		return nil
+	}
+	crd, err := crds.Karpenter(d.tm.APIVersion, d.tm.Kind)
+	if err != nil || crd == nil {
+		return err
+	}
+	return crd.Check(d.file, strict.Manifest{Root: d.root, APIVersion: d.tm.APIVersion, Kind: d.tm.Kind, Line: d.line})
 }
 
 // nodeAtPath is the document's node at a field path (nil where the

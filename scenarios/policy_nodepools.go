@@ -41,6 +41,9 @@ func (p *Policy) nodeClass(d policyDoc) error {
 	if err := ec2NodeClassRules(d, &obj); err != nil {
 		return err
 	}
+	if err := d.checkKarpenterCRD(); err != nil {
+		return err
+	}
 	if obj.Name == "" {
 		return d.fieldErr("metadata.name", "an EC2NodeClass needs a name")
 	}
@@ -72,6 +75,9 @@ func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 		return err
 	}
 	if err := nodePoolRules(d, &np); err != nil {
+		return err
+	}
+	if err := d.checkKarpenterCRD(); err != nil {
 		return err
 	}
 	if np.Name == "" {

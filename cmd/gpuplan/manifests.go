@@ -37,7 +37,10 @@ when none is given):
 DIR/kubernetes/ holds every API object, named so that one ` + "`kubectl apply -R -f DIR/kubernetes`" + `
 (which walks the folder in name order) creates what an object names before it: the
 objects of the cluster's own APIs first, then Karpenter's, Kueue's or Volcano's custom
-resources (their CRDs installed), then the workloads. eksctl's file sits beside it.
+resources (their CRDs installed), then what the workloads share and the services.
+eksctl's file and the job classes' templates (jobs/) sit beside it: submit a job of a
+class with ` + "`kubectl create -f DIR/jobs/CLASS.yaml`" + `, once per job (generateName gives each
+a new name; kubectl apply refuses generateName).
 
   kubernetes/00-namespaces.yaml      the namespaces the jobs and LocalQueues use, and gpu-operator
   kubernetes/01-priorityclasses.yaml the PriorityClasses the jobs use
@@ -62,13 +65,16 @@ resources (their CRDs installed), then the workloads. eksctl's file sits beside 
   kubernetes/30-prometheusrule.yaml  alerts on GPUs a pod holds (DCGM, exported_pod set)
                                      averaging under 50% over the last 30 minutes or at 0% for
                                      an hour; label release
-  kubernetes/40-jobs/CLASS.yaml      a workload class as a suspended Job (a gang: an Indexed Job
-                                     and a headless Service; torchrun with its node rank), a
-                                     Kubeflow PyTorchJob or TFJob (--training-api), or a Volcano
-                                     Job; GPU requests equal to limits (MIG as
-                                     nvidia.com/mig-PROFILE, a share of a GPU as one
-                                     time-slicing replica), checkpoint volume, a grace period
-                                     long enough for the checkpoint write
+  kubernetes/40-jobs/CLASS.yaml      what a class's jobs share: a gang's headless Service,
+                                     a ReadWriteMany checkpoint claim (none: no file)
+  jobs/CLASS.yaml                    a workload class's job as a template (generateName
+                                     CLASS-): a suspended Job (a gang: an Indexed Job whose
+                                     pods run torchrun with their node rank and their job's
+                                     pod 0 as the rendezvous), a Kubeflow PyTorchJob or TFJob
+                                     (--training-api), or a Volcano Job; GPU requests equal
+                                     to limits (MIG as nvidia.com/mig-PROFILE, a share of a
+                                     GPU as one time-slicing replica), checkpoint volume, a
+                                     grace period long enough for the checkpoint write
   kubernetes/40-services/NAME.yaml   an inference service: a Deployment (the replica pod, its
                                      PriorityClass, placement and Kueue queue label) with its
                                      autoscaling/v2 HPA or KEDA ScaledObject, or for Knative's

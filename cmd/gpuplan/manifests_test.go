@@ -26,7 +26,7 @@ func TestManifestsCommand(t *testing.T) {
 		return err
 	}))
 	require.Len(t, files, strings.Count(out, "wrote "))
-	for _, want := range []string{manifests.PathNodePools, manifests.PathEC2NodeClass, manifests.PathGPUOperator, manifests.PathKueue, manifests.PathPrometheusRule, manifests.DirJobs + "inference-small.yaml"} {
+	for _, want := range []string{manifests.PathNodePools, manifests.PathEC2NodeClass, manifests.PathGPUOperator, manifests.PathKueue, manifests.PathPrometheusRule, manifests.DirJobTemplates + "inference-small.yaml"} {
 		require.Contains(t, out, filepath.Join(dir, filepath.FromSlash(want)))
 	}
 	for _, p := range files {

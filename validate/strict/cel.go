@@ -22,8 +22,9 @@ import (
 // after defaulting. It reports whether the rule holds.
 type celRule func(self any) bool
 
-// celRules are the rules of the schemas gpuplan embeds (Kueue's
-// ClusterQueue, Cohort and ResourceFlavor, v1beta1 and v1beta2).
+// celRules are the rules of the Kueue schemas gpuplan embeds (Kueue's
+// ClusterQueue, Cohort and ResourceFlavor, v1beta1 and v1beta2);
+// karpenterCELRules (cel_karpenter.go) those of Karpenter's.
 var celRules = map[string]celRule{
 	// ClusterQueue v1beta2 spec: a borrowingLimit needs a cohort.
 	`!has(self.cohortName) && has(self.resourceGroups) ? self.resourceGroups.all(rg, rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit)))) : true`: func(self any) bool {
@@ -144,6 +145,9 @@ func schemaRules(at string, node map[string]any, unknown *[]string) []celCheck {
 			continue // a transition rule: update only
 		}
 		f, ok := celRules[text]
+		if !ok {
+			f, ok = karpenterCELRules[text]
+		}
 		if !ok {
 			if unknown != nil {
 				*unknown = append(*unknown, fmt.Sprintf("%q at %s", text, at))

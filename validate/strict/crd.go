@@ -81,9 +81,9 @@ func strictCRD(v any) {
 	}
 }
 
-// Check validates a manifest against the schema; the first problem (the
-// deepest, then the first in the file) is an InputError at its line,
-// column and field path.
+// Check validates a manifest against the schema after its defaults, as
+// the API server does; the first problem (the deepest, then the first in
+// the file) is an InputError at its line, column and field path.
 func (c *CRD) Check(file string, m Manifest) error {
 	b, err := yamlv3.Marshal(m.Root)
 	if err != nil {
@@ -97,6 +97,10 @@ func (c *CRD) Check(file string, m Manifest) error {
 	if err != nil {
 		return Errorf(file, m.Line, "", "%s", Shorten(err.Error()))
 	}
+	// The API server defaults an object before it validates it: a field
+	// the schema both requires and defaults (a NodePool's
+	// disruption.consolidateAfter) may be left out.
+	applyDefaults(c.doc, inst)
 	err = c.schema.Validate(inst)
 	var ve *jsonschema.ValidationError
 	if err == nil {

@@ -9,19 +9,31 @@ import (
 	"gpuplan.dev/gpuplan/validate/strict"
 )
 
-//go:embed kueue/*.json.gz
-var kueueFS embed.FS
+//go:embed kueue/*.json.gz karpenter/*.json.gz
+var schemaFS embed.FS
 
 // kueueCRDs compiles every Kueue schema once; they never change after.
-var kueueCRDs = sync.OnceValues(func() (map[string]*strict.CRD, error) {
-	ents, err := kueueFS.ReadDir("kueue")
+var kueueCRDs = sync.OnceValues(func() (map[string]*strict.CRD, error) { return compileDir("kueue") })
+
+// karpenterCRDs compiles Karpenter's NodePool and EC2NodeClass schemas
+// once.
+var karpenterCRDs = sync.OnceValues(func() (map[string]*strict.CRD, error) { return compileDir("karpenter") })
+
+// compileDir compiles the schemas of one folder, keyed by file name
+// without .json.gz; a schema with a CEL rule gpuplan cannot evaluate is
+// an error (every rule that creation can break is checked).
+func compileDir(dir string) (map[string]*strict.CRD, error) {
+	ents, err := schemaFS.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]*strict.CRD{}
 	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json.gz") {
+			continue
+		}
 		name := strings.TrimSuffix(e.Name(), ".gz")
-		b, err := kueueFS.ReadFile("kueue/" + e.Name())
+		b, err := schemaFS.ReadFile(dir + "/" + e.Name())
 		if err != nil {
 			return nil, err
 		}
@@ -35,7 +47,26 @@ var kueueCRDs = sync.OnceValues(func() (map[string]*strict.CRD, error) {
 		out[strings.TrimSuffix(name, ".json")] = c
 	}
 	return out, nil
-})
+}
+
+// Karpenter is the schema of karpenter.sh/v1 NodePool or
+// karpenter.k8s.aws/v1 EC2NodeClass, nil for another kind.
+func Karpenter(apiVersion, kind string) (*strict.CRD, error) {
+	var key string
+	switch apiVersion + " " + kind {
+	case "karpenter.sh/v1 NodePool":
+		key = "nodepool_v1"
+	case "karpenter.k8s.aws/v1 EC2NodeClass":
+		key = "ec2nodeclass_v1"
+	default:
+		return nil, nil
+	}
+	all, err := karpenterCRDs()
+	if err != nil {
+		return nil, err
+	}
+	return all[key], nil
+}
 
 // Kueue is the schema of a Kueue kind at an API version
 // ("kueue.x-k8s.io/v1beta2", "ClusterQueue"), nil when none is embedded.

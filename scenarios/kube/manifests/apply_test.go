@@ -41,11 +41,16 @@ var apiGroups = map[string]bool{
 // example and variant under three option sets, and checks that each
 // object can be created when its turn comes on a cluster with the
 // projects installed: it is an API object (eksctl's ClusterConfig is not,
-// and sits beside the folder), its namespace was created before it (or
-// is one an install creates), and the PriorityClass and StorageClass its
-// pods name were created before it (or are built in, or given with
-// --storage-class). Before the layout (files named as they came, such as
-// jobs/ before namespaces.yaml) every example with a Job failed here.
+// and sits beside the folder) with a name (kubectl apply refuses
+// generateName), its namespace was created before it (or is one an
+// install creates), and the PriorityClass, StorageClass, claim and
+// subdomain Service its pods name were created before it (or are built
+// in, or given with --storage-class). Then the job templates beside the
+// folder (jobs/, kubectl create once per job): each has a generateName
+// and no name, and what it names exists. Before the layout (files named as
+// they came, such as jobs/ before namespaces.yaml) every example with a
+// Job failed here; before the templates, every class's Job had a fixed
+// name, so a second submission of a class was refused as existing.
 func TestManifestsApplyInOneKubectlApply(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates every shipped example three times")
@@ -85,61 +90,85 @@ func checkApplyOrder(t *testing.T, name, dir, storageClass string) {
 	if storageClass != "" {
 		created["StorageClass/"+storageClass] = true
 	}
-	// Everything outside the applied folder is not for kubectl.
+	// Everything outside the applied folder is not for kubectl apply.
 	top, err := os.ReadDir(dir)
 	require.NoError(t, err)
+	templates := strings.TrimSuffix(DirJobTemplates, "/")
 	for _, e := range top {
-		require.True(t, e.Name() == Applied || e.Name() == PathEksctl || e.Name() == PathAKSAgentPools, "%s: %s is outside %s/", name, e.Name(), Applied)
+		require.True(t, e.Name() == Applied || e.Name() == PathEksctl || e.Name() == PathAKSAgentPools || e.Name() == templates, "%s: %s is outside %s/", name, e.Name(), Applied)
 	}
-	// filepath.WalkDir visits in lexical order, as kubectl's builder.
-	err = filepath.WalkDir(filepath.Join(dir, Applied), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	// walk reads the objects of a folder's .yaml, .yml and .json files in
+	// lexical order (filepath.WalkDir, as kubectl's builder); template
+	// says they are job templates (kubectl create, once per job).
+	walk := func(folder string, template bool) {
+		if _, err := os.Stat(folder); template && os.IsNotExist(err) {
+			return
 		}
-		switch filepath.Ext(p) {
-		case ".yaml", ".yml", ".json":
-		default:
-			return nil // kubectl skips it (a TorchServe config.properties)
-		}
-		data, err := os.ReadFile(p)
-		require.NoError(t, err)
-		ms, err := strict.Manifests(p, data)
-		require.NoError(t, err)
-		rel, _ := filepath.Rel(dir, p)
-		for _, m := range ms {
-			var obj struct {
-				Metadata struct{ Name, Namespace string }
-				Spec     map[string]any
+		err := filepath.WalkDir(folder, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
 			}
-			b, err := yamlv3.Marshal(m.Root)
+			switch filepath.Ext(p) {
+			case ".yaml", ".yml", ".json":
+			default:
+				return nil // kubectl skips it (a TorchServe config.properties)
+			}
+			data, err := os.ReadFile(p)
 			require.NoError(t, err)
-			require.NoError(t, yaml.Unmarshal(b, &obj))
-			group, _, _ := strings.Cut(m.APIVersion, "/")
-			if !strings.Contains(m.APIVersion, "/") {
-				group = "v1"
-			}
-			require.True(t, apiGroups[group], "%s: %s:%d: %s %s is not an object of an API the cluster serves", name, rel, m.Line, m.APIVersion, m.Kind)
-			if !clusterScoped[m.Kind] {
-				ns := obj.Metadata.Namespace
-				require.NotEmpty(t, ns, "%s: %s:%d: %s %s has no namespace", name, rel, m.Line, m.Kind, obj.Metadata.Name)
-				require.True(t, created["Namespace/"+ns], "%s: %s:%d: %s %s is in namespace %s, not created before it", name, rel, m.Line, m.Kind, obj.Metadata.Name, ns)
-			}
-			for _, ref := range podRefs(obj.Spec) {
-				if strings.HasPrefix(ref, "PriorityClass/system-") {
-					continue
+			ms, err := strict.Manifests(p, data)
+			require.NoError(t, err)
+			rel, _ := filepath.Rel(dir, p)
+			for _, m := range ms {
+				var obj struct {
+					Metadata struct{ Name, GenerateName, Namespace string }
+					Spec     map[string]any
 				}
-				require.True(t, created[ref], "%s: %s:%d: %s %s names %s, not created before it", name, rel, m.Line, m.Kind, obj.Metadata.Name, ref)
+				b, err := yamlv3.Marshal(m.Root)
+				require.NoError(t, err)
+				require.NoError(t, yaml.Unmarshal(b, &obj))
+				group, _, _ := strings.Cut(m.APIVersion, "/")
+				if !strings.Contains(m.APIVersion, "/") {
+					group = "v1"
+				}
+				require.True(t, apiGroups[group], "%s: %s:%d: %s %s is not an object of an API the cluster serves", name, rel, m.Line, m.APIVersion, m.Kind)
+				id := obj.Metadata.Name
+				if template {
+					// kubectl create -f twice makes two jobs.
+					require.Empty(t, obj.Metadata.Name, "%s: %s:%d: a job template has no fixed name", name, rel, m.Line)
+					require.NotEmpty(t, obj.Metadata.GenerateName, "%s: %s:%d: a job template has a generateName", name, rel, m.Line)
+					id = obj.Metadata.GenerateName
+				} else {
+					// A class's job is submitted again and again: not
+					// an object applied once under a fixed name.
+					require.False(t, m.Kind == "Job" || m.Kind == "PyTorchJob" || m.Kind == "TFJob", "%s: %s:%d: %s %s is a class's job applied under a fixed name; a second submission would be refused as existing", name, rel, m.Line, m.Kind, id)
+					// kubectl apply refuses generateName.
+					require.NotEmpty(t, obj.Metadata.Name, "%s: %s:%d: %s has no name: kubectl apply refuses it", name, rel, m.Line, m.Kind)
+					require.Empty(t, obj.Metadata.GenerateName, "%s: %s:%d: kubectl apply refuses generateName", name, rel, m.Line)
+				}
+				if !clusterScoped[m.Kind] {
+					ns := obj.Metadata.Namespace
+					require.NotEmpty(t, ns, "%s: %s:%d: %s %s has no namespace", name, rel, m.Line, m.Kind, id)
+					require.True(t, created["Namespace/"+ns], "%s: %s:%d: %s %s is in namespace %s, not created before it", name, rel, m.Line, m.Kind, id, ns)
+				}
+				for _, ref := range podRefs(obj.Spec) {
+					if strings.HasPrefix(ref, "PriorityClass/system-") {
+						continue
+					}
+					require.True(t, created[ref], "%s: %s:%d: %s %s names %s, not created before it", name, rel, m.Line, m.Kind, id, ref)
+				}
+				created[m.Kind+"/"+obj.Metadata.Name] = true
 			}
-			created[m.Kind+"/"+obj.Metadata.Name] = true
-		}
-		return nil
-	})
-	require.NoError(t, err)
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	walk(filepath.Join(dir, Applied), false)
+	walk(filepath.Join(dir, templates), true)
 }
 
-// podRefs finds the PriorityClasses and StorageClasses a spec names, at
-// any depth (pod templates of Jobs, PyTorchJobs, Deployments, volume
-// claim templates).
+// podRefs finds the PriorityClasses, StorageClasses, claims and
+// subdomain Services a spec names, at any depth (pod templates of Jobs,
+// PyTorchJobs, Deployments, volume claim templates).
 func podRefs(v any) []string {
 	var out []string
 	switch x := v.(type) {
@@ -151,6 +180,10 @@ func podRefs(v any) []string {
 					out = append(out, "PriorityClass/"+s)
 				case "storageClassName":
 					out = append(out, "StorageClass/"+s)
+				case "claimName":
+					out = append(out, "PersistentVolumeClaim/"+s)
+				case "subdomain":
+					out = append(out, "Service/"+s)
 				}
 			}
 			out = append(out, podRefs(e)...)

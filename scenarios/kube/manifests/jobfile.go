@@ -16,10 +16,13 @@ import (
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
-// jobFile is one workload class's file, kubernetes/40-jobs/CLASS.yaml, as it is written
-// (gen.jobs): the class, its recovery settings, the LocalQueue (or Volcano
-// Queue) and namespace its jobs go to, and the comment lines and objects
-// gathered so far. It records its warnings on the generator.
+// jobFile is one workload class's files as they are written (gen.jobs):
+// jobs/CLASS.yaml, the class's job as a template (generateName), and
+// kubernetes/40-jobs/CLASS.yaml, the named objects its jobs share (a
+// gang's headless Service, a shared checkpoint claim), when it has any;
+// the class, its recovery settings, the LocalQueue (or Volcano Queue) and
+// namespace its jobs go to, and the comment lines and objects gathered so
+// far. It records its warnings on the generator.
 type jobFile struct {
 	*gen
 	c   scenarios.ClassSpec
@@ -29,16 +32,19 @@ type jobFile struct {
 	lq, ns  string
 	comment []string
 	objects []any
+	// shared are the named objects the class's jobs share.
+	shared []any
 }
 
-// write is the class's file: the pod template, then the object that runs
-// it: a Volcano Job, a Kubeflow training job, or a batch/v1 Job.
-func (j *jobFile) write() (File, error) {
+// write is the class's files: the pod template, in the object that runs
+// it (a Volcano Job, a Kubeflow training job, or a batch/v1 Job) named by
+// generateName, and the objects its jobs share.
+func (j *jobFile) write() ([]File, error) {
 	c := j.c
 	replicas := int32(largest(c.Replicas, 1))
 	req, err := j.gpuRequest()
 	if err != nil {
-		return File{}, err
+		return nil, err
 	}
 	labels := map[string]string{
 		"app.kubernetes.io/name":       c.Name,
@@ -60,7 +66,8 @@ func (j *jobFile) write() (File, error) {
 	if req.shared || c.Pod.MIG != "" {
 		nproc = 1
 	}
-	om := metav1.ObjectMeta{Name: c.Name, Namespace: j.ns, Labels: labels, Annotations: ann}
+	// Each submission is a new job: generateName, CLASS-xxxxx.
+	om := metav1.ObjectMeta{GenerateName: c.Name + "-", Namespace: j.ns, Labels: labels, Annotations: ann}
 	if v := j.volcanoSpec(c); v != nil {
 		j.volcano(v, om, pod, replicas, nproc)
 		return j.file(), nil
@@ -75,8 +82,15 @@ func (j *jobFile) write() (File, error) {
 	return j.file(), nil
 }
 
-func (j *jobFile) file() File {
-	return File{Path: DirJobs + j.c.Name + ".yaml", Objects: j.objects, Comment: j.header(j.comment...)}
+func (j *jobFile) file() []File {
+	name := j.c.Name
+	submit := fmt.Sprintf("A template: submit one job with `kubectl create -f %s%s.yaml` (generateName gives each a new name, %s-xxxxx; kubectl apply refuses it).", DirJobTemplates, name, name)
+	files := []File{{Path: DirJobTemplates + name + ".yaml", Objects: j.objects, Comment: j.header(append(j.comment, submit)...)}}
+	if len(j.shared) > 0 {
+		files = append(files, File{Path: DirJobs + name + ".yaml", Objects: j.shared,
+			Comment: j.header(fmt.Sprintf("What the jobs of class %s (%s%s.yaml) share, applied once before them.", name, DirJobTemplates, name))})
+	}
+	return files
 }
 
 // gpuRequest is what a class's container asks for: its requests (equal
@@ -256,7 +270,7 @@ func (j *jobFile) checkpoint(ck *scenarios.CheckpointSpec) (corev1.Volume, []cor
 	grace := int64(30)
 	vol, words, claim := j.checkpointVolume(c, j.ns)
 	if claim != nil {
-		j.objects = append(j.objects, claim)
+		j.shared = append(j.shared, claim)
 	}
 	env := []corev1.EnvVar{
 		{Name: "CHECKPOINT_DIR", Value: "/checkpoints"},
@@ -295,10 +309,17 @@ func (j *jobFile) volcano(v *scenarios.VolcanoJobSpec, om metav1.ObjectMeta, pod
 	c := j.c
 	delete(om.Labels, LabelQueueName)
 	pod.Spec.SchedulerName = "volcano"
-	pod.Spec.Containers[0].Command = torchrun(j.o.Entrypoint, replicas, nproc, "$(VC_TASK_INDEX)", fmt.Sprintf("%s-worker-0.%s", c.Name, c.Name))
+	// The job's name is the API server's (generateName): each pod reads
+	// it from the label Volcano's controller sets, for the rendezvous
+	// host the svc plugin names <job>-worker-0.<job>.
+	ctr := &pod.Spec.Containers[0]
+	ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "JOB_NAME", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + labelVolcanoJobName + "']"},
+	}})
+	ctr.Command = torchrun(j.o.Entrypoint, replicas, nproc, "$(VC_TASK_INDEX)", "$(JOB_NAME)-worker-0.$(JOB_NAME)")
 	vj := volcanoJob(c, v, om, pod, replicas)
 	vj.Spec.Queue = j.lq
-	j.comment = append(j.comment, fmt.Sprintf("A Volcano Job in queue %s: the scheduler binds its pods once %d of %d fit; maxRetry %d. Each pod runs torchrun with its rank from the env plugin's VC_TASK_INDEX.", vj.Spec.Queue, vj.Spec.MinAvailable, replicas, vj.Spec.MaxRetry))
+	j.comment = append(j.comment, fmt.Sprintf("A Volcano Job in queue %s: the scheduler binds its pods once %d of %d fit; maxRetry %d. Each pod runs torchrun with its rank from the env plugin's VC_TASK_INDEX and the job's name from its %s label.", vj.Spec.Queue, vj.Spec.MinAvailable, replicas, vj.Spec.MaxRetry, labelVolcanoJobName))
 	j.objects = append(j.objects, vj)
 }
 
@@ -364,11 +385,16 @@ func (j *jobFile) gang(job *batchv1.Job, replicas int32, nproc int64) {
 	jctr := &job.Spec.Template.Spec.Containers[0]
 	job.Spec.CompletionMode = ptr(batchv1.IndexedCompletion)
 	job.Spec.Template.Spec.Subdomain = c.Name
+	// An Indexed Job's pod is host <job>-<index> in the subdomain; the
+	// job's name is the API server's (generateName), read from the label
+	// the Job controller sets on its pods.
 	jctr.Env = append(jctr.Env, corev1.EnvVar{Name: "NODE_RANK", ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"},
+	}}, corev1.EnvVar{Name: "JOB_NAME", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + batchv1.JobNameLabel + "']"},
 	}})
-	jctr.Command = torchrun(j.o.Entrypoint, replicas, nproc, "$(NODE_RANK)", fmt.Sprintf("%s-0.%s", c.Name, c.Name))
-	j.objects = append(j.objects, &corev1.Service{
+	jctr.Command = torchrun(j.o.Entrypoint, replicas, nproc, "$(NODE_RANK)", "$(JOB_NAME)-0."+c.Name)
+	j.shared = append(j.shared, &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: j.ns, Labels: map[string]string{"app.kubernetes.io/name": c.Name}},
 		Spec: corev1.ServiceSpec{
@@ -382,5 +408,5 @@ func (j *jobFile) gang(job *batchv1.Job, replicas int32, nproc int64) {
 	if j.pol != nil && len(j.pol.Volcano) > 0 {
 		who = "Volcano binds"
 	}
-	j.comment = append(j.comment, fmt.Sprintf("A gang of %d indexed pods behind the headless Service %s; %s all of them or none. Each pod runs torchrun with --node-rank from its completion index and pod 0 as the rendezvous (%s-0.%s:29500).", replicas, c.Name, who, c.Name, c.Name))
+	j.comment = append(j.comment, fmt.Sprintf("A gang of %d indexed pods behind the headless Service %s (%s%s.yaml, shared by the class's jobs); %s all of them or none. Each pod runs torchrun with --node-rank from its completion index and its job's pod 0 as the rendezvous ($(JOB_NAME)-0.%s:29500, the job's name from its %s label).", replicas, c.Name, DirJobs, c.Name, who, c.Name, batchv1.JobNameLabel))
 }

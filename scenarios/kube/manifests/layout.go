@@ -7,8 +7,11 @@ package manifests
 // PriorityClasses, the StorageClass and the GPU Operator's ConfigMaps
 // first (no custom resource definitions needed), then the projects'
 // custom resources (Karpenter's, Kueue's or Volcano's, the
-// PrometheusRule), then the workloads. Files that are not API objects
-// (eksctl's ClusterConfig) sit beside the folder, not in it.
+// PrometheusRule), then what the workloads share (a class's headless
+// Service and checkpoint claim) and the services. Files that kubectl
+// apply cannot take sit beside the folder, not in it: eksctl's
+// ClusterConfig (not an API object) and the job classes' templates
+// (DirJobTemplates: generateName, which kubectl apply refuses).
 const (
 	Applied             = "kubernetes"
 	PathNamespaces      = Applied + "/00-namespaces.yaml"
@@ -22,7 +25,12 @@ const (
 	PathVolcano         = Applied + "/20-volcano-queues.yaml"
 	PathPrometheusRule  = Applied + "/30-prometheusrule.yaml"
 	DirJobs             = Applied + "/40-jobs/"
-	DirServices         = Applied + "/40-services/"
+	// DirJobTemplates holds a job per workload class written with
+	// metadata.generateName: a template for repeated submission,
+	// `kubectl create -f jobs/CLASS.yaml` once per job (each gets a new
+	// name; kubectl apply refuses an object without a name).
+	DirJobTemplates = "jobs/"
+	DirServices     = Applied + "/40-services/"
 	// PathEksctl is eksctl's ClusterConfig: `eksctl create nodegroup
 	// --config-file`, not kubectl.
 	PathEksctl = "eksctl-nodegroups.yaml"

@@ -944,7 +944,7 @@ func (g *gen) kueue() (File, error) {
 	var flavors []kueue.FlavorQuotas
 	for _, q := range g.pools {
 		fl := &kueue.ResourceFlavor{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ResourceFlavor"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "ResourceFlavor"},
 			ObjectMeta: metav1.ObjectMeta{Name: q.name},
 			Spec: kueue.ResourceFlavorSpec{
 				NodeLabels: map[string]string{cluster.LabelPool: q.name},
@@ -973,7 +973,7 @@ func (g *gen) kueue() (File, error) {
 		flavors = append(flavors, fq)
 	}
 	cq := &kueue.ClusterQueue{
-		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ClusterQueue"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "ClusterQueue"},
 		ObjectMeta: metav1.ObjectMeta{Name: g.queueName()},
 		Spec: kueue.ClusterQueueSpec{
 			ResourceGroups:    []kueue.ResourceGroup{{CoveredResources: covered, Flavors: flavors}},
@@ -984,7 +984,7 @@ func (g *gen) kueue() (File, error) {
 	f.Objects = append(f.Objects, cq)
 	for _, q := range g.queues() {
 		f.Objects = append(f.Objects, &kueue.LocalQueue{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "LocalQueue"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "LocalQueue"},
 			ObjectMeta: meta(q, g.o.Namespace),
 			Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(g.queueName())},
 		})
@@ -1140,14 +1140,14 @@ func (g *gen) jobs() ([]File, error) {
 		if err == nil {
 			g.jobNamespaces = append(g.jobNamespaces, ns)
 		}
-		var f File
+		var fs []File
 		if err == nil {
-			f, err = (&jobFile{gen: g, c: c, rec: g.recovery(c), spot: spot, lq: lq, ns: ns}).write()
+			fs, err = (&jobFile{gen: g, c: c, rec: g.recovery(c), spot: spot, lq: lq, ns: ns}).write()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("spec.workload.synthetic.classes[%d] (%s): %v", i, c.Name, err)
 		}
-		files = append(files, f)
+		files = append(files, fs...)
 	}
 	return files, nil
 }

@@ -134,12 +134,17 @@ func find[T any](t *testing.T, files []File, name string) *T {
 	return nil
 }
 
+// objectName is an object's name, or for a job template (generateName
+// CLASS-) its class.
 func objectName(o any) string {
 	b, _ := yaml.Marshal(o)
 	var m struct {
-		Metadata struct{ Name string } `json:"metadata"`
+		Metadata struct{ Name, GenerateName string } `json:"metadata"`
 	}
 	_ = yaml.Unmarshal(b, &m)
+	if m.Metadata.Name == "" {
+		return strings.TrimSuffix(m.Metadata.GenerateName, "-")
+	}
 	return m.Metadata.Name
 }
 

@@ -220,15 +220,33 @@ func TestTrainingAPIs(t *testing.T) {
 	require.NoError(t, err)
 	job := find[batchv1.Job](t, files, "pretrain")
 	c := job.Spec.Template.Spec.Containers[0]
-	require.Equal(t, []string{"torchrun", "--nnodes=4", "--nproc-per-node=8", "--node-rank=$(NODE_RANK)", "--master-addr=pretrain-0.pretrain", "--master-port=29500", DefaultEntrypoint}, c.Command)
-	var rank *corev1.EnvVar
-	for i := range c.Env {
-		if c.Env[i].Name == "NODE_RANK" {
-			rank = &c.Env[i]
+	// A template (generateName pretrain-): the rendezvous is pod 0 of the
+	// job the API server named, host $(JOB_NAME)-0 in the class's
+	// headless Service pretrain.
+	require.Equal(t, "pretrain-", job.GenerateName)
+	require.Empty(t, job.Name)
+	require.Equal(t, []string{"torchrun", "--nnodes=4", "--nproc-per-node=8", "--node-rank=$(NODE_RANK)", "--master-addr=$(JOB_NAME)-0.pretrain", "--master-port=29500", DefaultEntrypoint}, c.Command)
+	env := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil {
+			env[e.Name] = e.ValueFrom.FieldRef.FieldPath
 		}
 	}
-	require.NotNil(t, rank)
-	require.Equal(t, "metadata.annotations['batch.kubernetes.io/job-completion-index']", rank.ValueFrom.FieldRef.FieldPath)
+	require.Equal(t, "metadata.annotations['batch.kubernetes.io/job-completion-index']", env["NODE_RANK"])
+	require.Equal(t, "metadata.labels['batch.kubernetes.io/job-name']", env["JOB_NAME"])
+	require.Equal(t, "pretrain", job.Spec.Template.Spec.Subdomain)
+	svc := find[corev1.Service](t, files, "pretrain")
+	require.NotNil(t, svc)
+	for _, f := range files {
+		for _, o := range f.Objects {
+			switch o.(type) {
+			case *corev1.Service:
+				require.True(t, strings.HasPrefix(f.Path, DirJobs), "%s: the Service is applied once, in the folder", f.Path)
+			case *batchv1.Job:
+				require.True(t, strings.HasPrefix(f.Path, DirJobTemplates), "%s: the Job is a template beside the folder", f.Path)
+			}
+		}
+	}
 }
 
 func TestFixedPoolsAndAlerts(t *testing.T) {

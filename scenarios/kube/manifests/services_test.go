@@ -370,7 +370,7 @@ func TestServicesScenarioRoundTrip(t *testing.T) {
 	}
 	assert.False(t, paths[DirServices+"recommender.config.properties"], "no batching, no config.properties")
 	for p := range paths {
-		assert.False(t, strings.HasPrefix(p, DirJobs), "services alone write no job template: %s", p)
+		assert.False(t, strings.HasPrefix(p, DirJobs) || strings.HasPrefix(p, DirJobTemplates), "services alone write no job template: %s", p)
 	}
 	// bert's priority 1000 is a PriorityClass of its own; the others have
 	// none (priority 0, no class uses priorities).

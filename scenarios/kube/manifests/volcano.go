@@ -112,3 +112,7 @@ func (g *gen) volcanoQueues() (File, error) {
 
 // VolcanoQueueAPIVersion is Volcano's Queue API.
 const VolcanoQueueAPIVersion = "scheduling.volcano.sh/v1beta1"
+
+// labelVolcanoJobName is the label Volcano's job controller puts on a
+// Job's pods with the Job's name (batch.JobNameKey).
+const labelVolcanoJobName = "volcano.sh/job-name"

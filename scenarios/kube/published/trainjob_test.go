@@ -109,10 +109,10 @@ func TestTrainJobRefusals(t *testing.T) {
 	require.NoError(t, err)
 	in := string(data)
 	for _, c := range []struct{ name, from, to, want string }{
-		{"no runtime", "    name: torch-distributed-volcano\n", "    name: torch-distributed\n",
-			`tj.yaml:71:5: spec.runtimeRef: ClusterTrainingRuntime "torch-distributed" is not in the file`},
+		{"no runtime", "    name: torch-distributed-volcano\n", "    name: torch-distributed-nccl\n",
+			`tj.yaml:71:5: spec.runtimeRef: ClusterTrainingRuntime "torch-distributed-nccl" is not in the file nor one of the trainer v2.3.0's built-in runtimes (deepspeed-distributed, jax-distributed, mlx-distributed, torch-distributed, torchtune-llama3.2-1b, torchtune-llama3.2-3b, torchtune-qwen2.5-1.5b, xgboost-distributed)`},
 		{"namespaced kind", "    kind: ClusterTrainingRuntime\n    name: torch-distributed-volcano\n", "    kind: TrainingRuntime\n    name: torch-distributed-volcano\n",
-			`spec.runtimeRef: TrainingRuntime "torch-distributed-volcano" is not in the file`},
+			`spec.runtimeRef: TrainingRuntime "torch-distributed-volcano" is not in the file (a TrainingRuntime is the namespace's own: nothing is built in)`},
 		{"kind", "    kind: ClusterTrainingRuntime\n    name: torch-distributed-volcano\n", "    kind: JobSet\n    name: torch-distributed-volcano\n",
 			`tj.yaml:72:11: spec.runtimeRef.kind: is "JobSet"; want ClusterTrainingRuntime or TrainingRuntime`},
 		{"zero nodes", "    numNodes: 4\n", "    numNodes: 0\n", `tj.yaml:76:15: spec.trainer.numNodes: is 0; must be at least 1`},

@@ -10,7 +10,11 @@
 // strictly into its project's Go type (k8s.io/api for Job and CronJob) or
 // a typed struct of the project's published schema (the others, whose
 // modules carry their controllers): an unknown or mistyped field is an
-// error naming the file, line, column and field.
+// error naming the file, line, column and field. Load also takes a
+// folder, its files read as one input. A TrainJob's runtime is its file's
+// or folder's, else one of the trainer's built-in ClusterTrainingRuntimes
+// (embedded in runtimes/, kubeflow/trainer v2.3.0), with the TrainJob's
+// runtimePatches merged in as the trainer merges them.
 //
 // Parse turns each object into an Object: its pod groups (replica types,
 // tasks, replicated jobs, head and worker groups) with their requests

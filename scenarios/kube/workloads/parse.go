@@ -2,6 +2,9 @@ package workloads
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -87,9 +90,12 @@ type doc struct {
 	// rename, when set, is the path errors and notes name for a field of
 	// pos (a TrainJob's runtime: its template's fields where they are).
 	rename func(string) string
-	// runtimes are the file's TrainingRuntimes and
-	// ClusterTrainingRuntimes, for its TrainJobs.
+	// runtimes are the input's TrainingRuntimes and
+	// ClusterTrainingRuntimes (the file's, or the folder's), for its
+	// TrainJobs.
 	runtimes map[string]*runtimeDoc
+	// folder: the file was given as one of a folder's.
+	folder bool
 	// root is the document's YAML (an AppWrapper's components are read
 	// from it).
 	root *yamlv3.Node
@@ -128,6 +134,8 @@ func (d *doc) note(field, format string, args ...any) {
 // Parse reads a file's workload manifests (YAML, one or more documents).
 // Documents of other kinds (a ConfigMap beside a RayJob, Kueue's queues)
 // are skipped, each named in skipped; a file with no workload is an error.
+// A TrainJob's runtime is the file's, else one of the trainer's built-in
+// ClusterTrainingRuntimes.
 func Parse(file string, data []byte) (objs []Object, skipped []string, err error) {
 	return ParseIn(file, data, nil)
 }
@@ -141,7 +149,7 @@ func ParseIn(file string, data []byte, pools []cluster.PoolSpec) (objs []Object,
 	if err != nil {
 		return nil, nil, err
 	}
-	runtimes, skipped, err := readRuntimes(file, docs)
+	runtimes, skipped, err := readRuntimes(file, docs, nil, "file's")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,6 +157,28 @@ func ParseIn(file string, data []byte, pools []cluster.PoolSpec) (objs []Object,
 	if err != nil {
 		return nil, nil, err
 	}
+	objs, more, err := parseDocs(file, docs, runtimes, false, devices, pools)
+	if err != nil {
+		return nil, nil, err
+	}
+	skipped = append(skipped, more...)
+	if len(objs) == 0 {
+		return nil, skipped, noWorkload(file, "the file", skipped)
+	}
+	return objs, skipped, nil
+}
+
+// noWorkload is the error of an input without a workload.
+func noWorkload(file, what string, skipped []string) error {
+	msg := "no workload in " + what
+	if len(skipped) > 0 {
+		msg = fmt.Sprintf("no workload in %s (%d other objects skipped)", what, len(skipped))
+	}
+	return strict.Errorf(file, 0, "", "%s; gpuplan reads %s", msg, strings.Join(Kinds(), ", "))
+}
+
+// parseDocs reads a file's workload documents.
+func parseDocs(file string, docs []strict.Manifest, runtimes map[string]*runtimeDoc, folder bool, devices *dra.Set, pools []cluster.PoolSpec) (objs []Object, skipped []string, err error) {
 	for _, m := range docs {
 		if isRuntime(m) || dra.IsDRA(m.APIVersion) {
 			continue
@@ -163,7 +193,7 @@ func ParseIn(file string, data []byte, pools []cluster.PoolSpec) (objs []Object,
 			return nil, nil, err
 		}
 		o := Object{File: file, Line: m.Line, Kind: m.Kind}
-		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes, runtimes: runtimes, root: m.Root,
+		d := &doc{file: file, line: m.Line, kind: m.Kind, pos: pos, notes: &o.Notes, runtimes: runtimes, folder: folder, root: m.Root,
 			dra: devices, pools: pools, namespace: namespaceOf(m.Root)}
 		if err := convert(d, &o, out); err != nil {
 			return nil, nil, err
@@ -194,26 +224,81 @@ func ParseIn(file string, data []byte, pools []cluster.PoolSpec) (objs []Object,
 	if len(objs) > 0 {
 		objs[0].Notes = append(objs[0].Notes, devices.Notes...)
 	}
-	if len(objs) == 0 {
-		msg := "no workload in the file"
-		if len(skipped) > 0 {
-			msg = fmt.Sprintf("no workload in the file (%d other objects skipped)", len(skipped))
-		}
-		return nil, skipped, strict.Errorf(file, 0, "", "%s; gpuplan reads %s", msg, strings.Join(Kinds(), ", "))
-	}
 	return objs, skipped, nil
 }
 
-// Load reads a manifest file (at most strict.MaxFileBytes).
+// maxFolderFiles bounds the files of a workload folder.
+const maxFolderFiles = 1000
+
+// Load reads a manifest file (at most strict.MaxFileBytes), or a folder:
+// its .yaml and .yml files (not its subfolders) in name order, as one
+// input, so a TrainJob finds its runtime in another file of the folder.
+// A folder's file without a workload is skipped; a folder without any is
+// an error.
 func Load(path string) ([]Object, []string, error) { return LoadIn(path, nil) }
 
 // LoadIn is Load for a cluster of the given node pools (ParseIn).
 func LoadIn(path string, pools []cluster.PoolSpec) ([]Object, []string, error) {
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		return loadFolder(path, pools)
+	}
 	b, err := strict.ReadFileBounded(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	return ParseIn(path, b, pools)
+}
+
+// loadFolder reads a folder's files as one input: a TrainJob finds its
+// runtime in any of them; each file's DRA objects serve its own pods.
+func loadFolder(dir string, pools []cluster.PoolSpec) ([]Object, []string, error) {
+	var files []string
+	for _, pat := range []string{"*.yaml", "*.yml"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pat))
+		files = append(files, m...)
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		return nil, nil, strict.Errorf(dir, 0, "", "the folder has no .yaml or .yml files")
+	}
+	if len(files) > maxFolderFiles {
+		return nil, nil, strict.Errorf(dir, 0, "", "the folder has %d .yaml and .yml files; at most %d are read", len(files), maxFolderFiles)
+	}
+	all := make([][]strict.Manifest, len(files))
+	var runtimes map[string]*runtimeDoc
+	var skipped []string
+	for i, f := range files {
+		b, err := strict.ReadFileBounded(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if all[i], err = strict.Manifests(f, b); err != nil {
+			return nil, nil, err
+		}
+		var sk []string
+		if runtimes, sk, err = readRuntimes(f, all[i], runtimes, "folder's"); err != nil {
+			return nil, nil, err
+		}
+		skipped = append(skipped, sk...)
+	}
+	var objs []Object
+	for i, f := range files {
+		devices, err := dra.Read(f, all[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		o, sk, err := parseDocs(f, all[i], runtimes, true, devices, pools)
+		if err != nil {
+			return nil, nil, err
+		}
+		objs = append(objs, o...)
+		skipped = append(skipped, sk...)
+	}
+	if len(objs) == 0 {
+		return nil, skipped, noWorkload(dir, fmt.Sprintf("the folder's %d files", len(files)), skipped)
+	}
+	return objs, skipped, nil
 }
 
 // namespaceOf is a document's metadata.namespace ("" when not given).

@@ -127,7 +127,7 @@ type jobSet struct {
 }
 
 type jobSetSpec struct {
-	ReplicatedJobs          []replicatedJob `json:"replicatedJobs,omitempty"`
+	ReplicatedJobs          []replicatedJob `json:"replicatedJobs,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 	Network                 any             `json:"network,omitempty"`
 	SuccessPolicy           any             `json:"successPolicy,omitempty"`
 	FailurePolicy           *jobSetFailure  `json:"failurePolicy,omitempty"`

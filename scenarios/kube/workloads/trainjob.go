@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,7 +43,7 @@ type trainJobSpec struct {
 	} `json:"runtimeRef"`
 	Initializer           any              `json:"initializer,omitempty"`
 	Trainer               *trainJobTrainer `json:"trainer,omitempty"`
-	RuntimePatches        any              `json:"runtimePatches,omitempty"`
+	RuntimePatches        []runtimePatch   `json:"runtimePatches,omitempty"`
 	Suspend               *bool            `json:"suspend,omitempty"`
 	ActiveDeadlineSeconds int64            `json:"activeDeadlineSeconds,omitempty"`
 	ManagedBy             *string          `json:"managedBy,omitempty"`
@@ -64,12 +65,12 @@ type trainingRuntime struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              struct {
 		MLPolicy *struct {
-			NumNodes *int32 `json:"numNodes,omitempty"`
-			Torch    any    `json:"torch,omitempty"`
-			MPI      any    `json:"mpi,omitempty"`
-			Flux     any    `json:"flux,omitempty"`
-			JAX      any    `json:"jax,omitempty"`
-			XGBoost  any    `json:"xgboost,omitempty"`
+			NumNodes *int32       `json:"numNodes,omitempty"`
+			Torch    any          `json:"torch,omitempty"`
+			MPI      *mpiMLPolicy `json:"mpi,omitempty"`
+			Flux     any          `json:"flux,omitempty"`
+			JAX      any          `json:"jax,omitempty"`
+			XGBoost  any          `json:"xgboost,omitempty"`
 		} `json:"mlPolicy,omitempty"`
 		PodGroupPolicy any `json:"podGroupPolicy,omitempty"`
 		Template       struct {
@@ -79,12 +80,24 @@ type trainingRuntime struct {
 	} `json:"spec"`
 }
 
-// runtimeDoc is a runtime read from the file, with where its fields are.
+// mpiMLPolicy is the trainer's MPIMLPolicySource.
+type mpiMLPolicy struct {
+	NumProcPerNode    *int32  `json:"numProcPerNode,omitempty"`
+	MPIImplementation *string `json:"mpiImplementation,omitempty"`
+	SSHAuthMountPath  *string `json:"sshAuthMountPath,omitempty"`
+	RunLauncherAsNode *bool   `json:"runLauncherAsNode,omitempty"`
+}
+
+// runtimeDoc is a runtime read from an input file or built in, with where
+// its fields are.
 type runtimeDoc struct {
 	x    trainingRuntime
 	kind string
+	file string
 	line int
 	pos  strict.Positions
+	// builtin: one of the trainer's built-in runtimes (runtimes/).
+	builtin bool
 }
 
 func isRuntime(m strict.Manifest) bool {
@@ -100,41 +113,85 @@ func runtimeKey(kind, namespace, name string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
-// readRuntimes decodes the file's runtimes (strictly); each is listed as
-// skipped: it is read only for the TrainJobs that name it.
-func readRuntimes(file string, docs []strict.Manifest) (map[string]*runtimeDoc, []string, error) {
-	var out map[string]*runtimeDoc
+// readRuntimes decodes the file's runtimes (strictly) into into (made
+// when nil); each is listed as skipped: it is read only for the TrainJobs
+// that name it, those of the file, or of the folder (scope) when the
+// input is a folder. A runtime defined twice in the input is refused at
+// the second.
+func readRuntimes(file string, docs []strict.Manifest, into map[string]*runtimeDoc, scope string) (map[string]*runtimeDoc, []string, error) {
 	var skipped []string
 	for _, m := range docs {
 		if !isRuntime(m) {
 			continue
 		}
-		r := &runtimeDoc{kind: m.Kind, line: m.Line}
+		r := &runtimeDoc{kind: m.Kind, file: file, line: m.Line, builtin: scope == "built in"}
 		pos, err := m.Decode(file, &r.x, strict.Options{What: "a manifest"})
 		if err != nil {
 			return nil, nil, err
 		}
 		r.pos = pos
-		if out == nil {
-			out = map[string]*runtimeDoc{}
+		if into == nil {
+			into = map[string]*runtimeDoc{}
 		}
 		key := runtimeKey(m.Kind, r.x.Namespace, r.x.Name)
-		if _, dup := out[key]; dup {
-			return nil, nil, strict.Errorf(file, m.Line, "metadata.name", "%s %s is defined twice in the file", m.Kind, strict.Quote(r.x.Name))
+		if first, dup := into[key]; dup {
+			where := "in the file"
+			if first.file != file {
+				where = fmt.Sprintf("in the folder (first in %s:%d)", first.file, first.line)
+			}
+			return nil, nil, strict.Errorf(file, m.Line, "metadata.name", "%s %s is defined twice %s", m.Kind, strict.Quote(r.x.Name), where)
 		}
-		out[key] = r
-		skipped = append(skipped, fmt.Sprintf("%s:%d: %s %s is a runtime, read for the file's TrainJobs that name it", file, m.Line, m.Kind, strict.Quote(r.x.Name)))
+		into[key] = r
+		skipped = append(skipped, fmt.Sprintf("%s:%d: %s %s is a runtime, read for the %s TrainJobs that name it", file, m.Line, m.Kind, strict.Quote(r.x.Name), scope))
 	}
-	return out, skipped, nil
+	return into, skipped, nil
 }
 
-// trainJobObject reads a TrainJob as the JobSet the trainer makes of it:
-// its runtime's template (which must be in the file), the trainer's
-// replicated job (label trainjob-ancestor-step: trainer) run on
-// trainer.numNodes pods (else the runtime's mlPolicy.numNodes, else 1),
-// trainer.resourcesPerNode merged into their "node" container's resources,
-// as the trainer's TrainingRuntime plugin does
-// (pkg/runtime/core/trainingruntime.go).
+// findRuntime is the runtime a TrainJob names: one of the input's (its
+// file's, or its folder's), else for a ClusterTrainingRuntime one of the
+// trainer's built-in runtimes, as a cluster with the trainer installed
+// has them (a runtime of the input by the same name replaces it, as
+// applying it would).
+func findRuntime(d *doc, kind, namespace, name string) (*runtimeDoc, error) {
+	key := runtimeKey(kind, namespace, name)
+	if rt, ok := d.runtimes[key]; ok {
+		return rt, nil
+	}
+	var builtins []string
+	if kind == "ClusterTrainingRuntime" {
+		rts, err := builtinRuntimes()
+		if err != nil {
+			return nil, err
+		}
+		if rt, ok := rts[key]; ok {
+			return rt, nil
+		}
+		for _, r := range rts {
+			builtins = append(builtins, r.x.Name)
+		}
+		sort.Strings(builtins)
+	}
+	where := "the file"
+	if d.folder {
+		where = "the folder's files"
+	}
+	if kind == "ClusterTrainingRuntime" {
+		return nil, d.errAt("spec.runtimeRef", "%s %s is not in %s nor one of the trainer %s's built-in runtimes (%s); give the runtime's manifest in the file, or the folder holding both as the path", kind, strict.Quote(name), where, trainerRelease, strings.Join(builtins, ", "))
+	}
+	return nil, d.errAt("spec.runtimeRef", "%s %s is not in %s (a TrainingRuntime is the namespace's own: nothing is built in); give the runtime's manifest in the file, or the folder holding both as the path", kind, strict.Quote(name), where)
+}
+
+// trainJobObject reads a TrainJob as the JobSet the trainer makes of it
+// (pkg/runtime/core/trainingruntime.go and the ML policy plugins): its
+// runtime's template with the TrainJob's runtimePatches merged in (a
+// strategic merge patch each, in order); each replicated job runs its
+// parallelism's pods (default 1), the trainer's (label
+// trainjob-ancestor-step: trainer) the runtime's mlPolicy.numNodes;
+// trainer.numNodes then sets the trainer's count, or with an MPI policy
+// the count of the job named node (numNodes-1, at least 1, when the
+// launcher runs as a node); trainer.resourcesPerNode is merged into the
+// "node" container of the trainer's job (and of the node job when the
+// MPI launcher runs as a node).
 func trainJobObject(d *doc, o *Object, x *trainJob) error {
 	ref := x.Spec.RuntimeRef
 	if ref.APIGroup != nil && *ref.APIGroup != trainerGroup {
@@ -150,53 +207,68 @@ func trainJobObject(d *doc, o *Object, x *trainJob) error {
 	if ref.Name == "" {
 		return d.errAt("spec.runtimeRef.name", "is required")
 	}
-	rt, ok := d.runtimes[runtimeKey(kind, x.Namespace, ref.Name)]
-	if !ok {
-		return d.errAt("spec.runtimeRef", "%s %s is not in the file: gpuplan reads a TrainJob from the runtime beside it (the trainer's installed runtimes are not embedded); add the runtime's manifest to the file", kind, strict.Quote(ref.Name))
-	}
-	numNodes, from := int32(0), ""
-	if ml := rt.x.Spec.MLPolicy; ml != nil && ml.NumNodes != nil {
-		numNodes, from = *ml.NumNodes, "mlPolicy.numNodes"
+	rt, err := findRuntime(d, kind, x.Namespace, ref.Name)
+	if err != nil {
+		return err
 	}
 	tr := x.Spec.Trainer
-	if tr != nil && tr.NumNodes != nil {
-		if *tr.NumNodes < 1 {
-			return d.errAt("spec.trainer.numNodes", "is %d; must be at least 1", *tr.NumNodes)
-		}
-		numNodes, from = *tr.NumNodes, ""
+	if tr != nil && tr.NumNodes != nil && *tr.NumNodes < 1 {
+		return d.errAt("spec.trainer.numNodes", "is %d; must be at least 1", *tr.NumNodes)
 	}
+	ml := rt.x.Spec.MLPolicy
+	runtimeNodes := int32(1)
+	if ml != nil && ml.NumNodes != nil {
+		runtimeNodes = *ml.NumNodes
+	}
+	mpi := ml != nil && ml.MPI != nil
+	launcherAsNode := mpi && ml.MPI.RunLauncherAsNode != nil && *ml.MPI.RunLauncherAsNode
 	// The runtime's template with the TrainJob's settings, read as a
 	// JobSet of the TrainJob's name and metadata; its fields are the
 	// runtime's (rename), the metadata the TrainJob's.
 	js := &jobSet{ObjectMeta: x.ObjectMeta, Spec: rt.x.Spec.Template.Spec}
 	js.Spec.ReplicatedJobs = append([]replicatedJob(nil), js.Spec.ReplicatedJobs...)
-	trainers := 0
+	if err := applyRuntimePatches(d, x, rt, &js.Spec); err != nil {
+		return err
+	}
+	trainers, given := 0, false
 	for i := range js.Spec.ReplicatedJobs {
 		rj := &js.Spec.ReplicatedJobs[i]
-		if rj.Template.Labels[labelAncestor] != "trainer" {
+		count := int32(1)
+		if p := rj.Template.Spec.Parallelism; p != nil {
+			count = *p
+		}
+		isTrainer := ml != nil && rj.Template.Labels[labelAncestor] == "trainer"
+		if isTrainer {
+			count = runtimeNodes
+			trainers++
+		}
+		if tr != nil && tr.NumNodes != nil {
+			switch {
+			case mpi && rj.Name == trainerNode && launcherAsNode:
+				count, given = max(*tr.NumNodes-1, 1), true
+			case mpi && rj.Name == trainerNode:
+				count, given = *tr.NumNodes, true
+			case !mpi && isTrainer:
+				count, given = *tr.NumNodes, true
+			}
+		}
+		c1, c2 := count, count
+		rj.Template.Spec.Parallelism, rj.Template.Spec.Completions = &c1, &c2
+		if tr == nil || tr.ResourcesPerNode == nil || !(isTrainer || launcherAsNode && rj.Name == trainerNode) {
 			continue
 		}
-		trainers++
-		if numNodes > 0 {
-			n := numNodes
-			rj.Template.Spec.Parallelism, rj.Template.Spec.Completions = &n, &n
-		}
-		if tr == nil || tr.ResourcesPerNode == nil {
-			continue
-		}
+		given = true
 		ps := &rj.Template.Spec.Template.Spec
 		ps.Containers = append([]corev1.Container(nil), ps.Containers...)
 		for k := range ps.Containers {
 			if ps.Containers[k].Name == trainerNode {
 				ps.Containers[k].Resources = mergeResources(ps.Containers[k].Resources, *tr.ResourcesPerNode)
+				break
 			}
 		}
 	}
-	if trainers == 0 && tr != nil && (tr.NumNodes != nil || tr.ResourcesPerNode != nil) {
-		return d.errAt("spec.trainer", "%s %s has no replicated job labelled %s: trainer, so numNodes and resourcesPerNode have nowhere to go", kind, strict.Quote(ref.Name), labelAncestor)
-	}
-	if x.Spec.RuntimePatches != nil {
-		d.note("spec.runtimePatches", "not modelled: the runtime's pod templates are read unpatched (node selectors and tolerations a patch adds are not applied)")
+	if !given && tr != nil && (tr.NumNodes != nil || tr.ResourcesPerNode != nil) {
+		return d.errAt("spec.trainer", "%s %s has no replicated job labelled %s: trainer (with an mlPolicy), so numNodes and resourcesPerNode have nowhere to go", kind, strict.Quote(ref.Name), labelAncestor)
 	}
 	if x.Spec.Initializer != nil {
 		d.note("spec.initializer", "the dataset and model initializers are not modelled apart from the runtime's replicated jobs")
@@ -206,12 +278,19 @@ func trainJobObject(d *doc, o *Object, x *trainJob) error {
 			return err
 		}
 	}
+	if rt.builtin {
+		d.note("spec.runtimeRef", "the trainer %s's built-in %s %s (%s)", trainerRelease, kind, ref.Name, rt.file)
+	} else if rt.file != d.file {
+		d.note("spec.runtimeRef", "%s %s from %s:%d", kind, ref.Name, rt.file, rt.line)
+	}
 	own := d.pos
-	rd := &doc{file: d.file, line: rt.line, kind: d.kind, pos: strict.Positions{}, notes: d.notes, objField: d.objField,
+	rd := &doc{file: rt.file, line: rt.line, kind: d.kind, pos: strict.Positions{}, notes: d.notes, objField: d.objField,
 		dra: d.dra, pools: d.pools, namespace: d.namespace}
-	for k, v := range own {
-		if k == "metadata" || strings.HasPrefix(k, "metadata.") {
-			rd.pos[k] = v
+	if rt.file == d.file {
+		for k, v := range own {
+			if k == "metadata" || strings.HasPrefix(k, "metadata.") {
+				rd.pos[k] = v
+			}
 		}
 	}
 	const tpl = "spec.template.spec"
@@ -226,8 +305,12 @@ func trainJobObject(d *doc, o *Object, x *trainJob) error {
 		}
 		return field
 	}
-	if from != "" && trainers > 0 {
-		d.note("spec.trainer", "the trainer's %d nodes are the runtime's %s", numNodes, from)
+	if tr == nil || tr.NumNodes == nil {
+		if trainers > 0 && !mpi {
+			d.note("spec.trainer", "the trainer's %d nodes are the runtime's mlPolicy.numNodes", runtimeNodes)
+		}
+	} else if mpi && launcherAsNode {
+		d.note("spec.trainer.numNodes", "%d nodes with %s's MPI launcher as a node: the launcher and %d pods of the job %s", *tr.NumNodes, ref.Name, max(*tr.NumNodes-1, 1), trainerNode)
 	}
 	return jobSetObject(rd, o, js)
 }
