@@ -135,9 +135,12 @@ func (sw *Sweep) Run(ctx context.Context, o Options) (Stats, error) {
 	if o.Progress != nil {
 		o.Progress(count, st.Points)
 	}
+	// The points differ in their settings, seldom in their workload: a
+	// synthetic one is drawn once a seed and replayed at every point.
+	jobs := pipeline.NewJobStreams(sharedJobs)
 	_, err := pipeline.Pool(ctx, len(todo), o.Workers, func(ctx context.Context, i int) (struct{}, error) {
 		pt := todo[i]
-		res, err := sw.RunPoint(pt, sw.Seeds)
+		res, err := sw.runPoint(pt, sw.Seeds, jobs)
 		if err != nil {
 			return struct{}{}, err
 		}
