@@ -56,12 +56,13 @@ soak:
 # as a multiple of it, and Kueue with 2 and 500 ClusterQueues, once a run,
 # 3 runs.
 bench:
-	$(GO) test -run '^$$' -bench . -skip '^Benchmark(Scale|Cores|Overload|Floor|KueueQueues)' -benchmem -count 5 -cpu 1 ./benchmarks/ ./sim/engine/
+	$(GO) test -run '^$$' -bench . -skip '^Benchmark(Scale|Cores|Overload|Floor|KueueQueues|SweepThousandPoints)' -benchmem -count 5 -cpu 1 ./benchmarks/ ./sim/engine/
 	$(GO) test -run '^$$' -bench '^BenchmarkCores' -benchmem -count 5 -cpu 1,2 ./benchmarks/
 	$(GO) test -run '^$$' -bench '^BenchmarkScale' -benchtime 1x -count 3 -timeout 0 ./benchmarks/
 	$(GO) test -run '^$$' -bench '^BenchmarkOverload' -benchtime 1x -count 3 -timeout 0 ./benchmarks/
 	$(GO) test -run '^$$' -bench '^BenchmarkFloorAndReplay$$' -benchtime 1x -count 3 -timeout 0 ./benchmarks/
 	$(GO) test -run '^$$' -bench '^BenchmarkKueueQueues' -benchtime 1x -count 3 -timeout 0 ./benchmarks/
+	$(GO) test -run '^$$' -bench '^BenchmarkSweepThousandPoints$$' -benchtime 1x -count 3 -cpu 1 -timeout 0 ./benchmarks/
 	$(GO) test -run '^$$' -bench 'TraceSort/rows=200000' -count 5 -cpu 1 ./scenarios/traces/
 
 fuzz:

@@ -382,10 +382,10 @@ func (r *runner) Begin(t Time) (bool, error) {
 
 // Dispatch implements engine.Dispatcher: one event at t.
 func (r *runner) Dispatch(t Time, ev event) error {
-	if r.svc.vp.on {
+	if len(r.svc.deferred) > 0 {
 		r.svc.catchUp(t, r.q.Popped())
 		if ev.kind == evScale && ev.sub == scaleWake {
-			r.svc.materialise()
+			r.svc.materialise(int(ev.job))
 			return nil
 		}
 	}
@@ -416,7 +416,7 @@ func (r *runner) Dispatch(t Time, ev event) error {
 // preemption, MIG relayouts and the capacity controller after it) run if
 // anything changed.
 func (r *runner) Settle(t Time) error {
-	if r.svc.vp.on {
+	if len(r.svc.deferred) > 0 {
 		r.svc.catchUp(t, math.MaxUint64)
 	}
 	if m := r.cfg.MaxEvents; m > 0 && r.st.stats.Events > m+EventsPerJob*uint64(r.jobs.njobs) {
@@ -432,9 +432,9 @@ func (r *runner) Settle(t Time) error {
 			return err
 		}
 	}
-	if r.svc.vp.on && r.passDue() {
+	if len(r.svc.deferred) > 0 && r.passDue() {
 		// A pass is due at the next event, which may be a period.
-		r.svc.materialise()
+		r.svc.materialiseAll()
 	}
 	return nil
 }

@@ -33,9 +33,10 @@ import (
 // end, and at each of its scaler's periods unless the scaler reads only
 // the request rate (lazy: nothing it reads depends on the accounting).
 // Advance cuts a long interval where the model needs it. A stretch of
-// periods the scaler is known to keep is done in one step (syncChain); in
-// a run with one service it stays out of the event queue, its periods done
-// as the run comes past them (deferPeriods). An LLM service whose scaler
+// periods the scaler is known to keep is done in one step (syncChain): it
+// stays out of the event queue, its periods done as the run comes past
+// them (deferPeriods), several services' in the order their events would
+// have popped in (catchUp). An LLM service whose scaler
 // reads its queue (KEDA on vllm:num_requests_waiting) is settled too while
 // it carries no backlog and the rate stays in the band where its metric
 // keeps the replicas (services.SettledBand): its periods there are kept
@@ -71,7 +72,6 @@ const (
 // stretch ends, in one step from from: nothing reads the scaler before.
 type deferredPeriods struct {
 	on   bool
-	k    int
 	next Time
 	seq  uint64
 	wake engine.Handle
@@ -79,16 +79,29 @@ type deferredPeriods struct {
 	pods int
 }
 
+// keptRun is one deferred service's periods from, from+p, ..., last that
+// catchUp does at once; seq is the sequence number of the one at from.
+type keptRun struct {
+	k          int32
+	from, last Time
+	p          Time
+	seq        uint64
+}
+
 // serviceSet is the run's inference services; nrep counts the entries of
 // the job table that are their replica pods. chain is 1 + the service
 // whose scaler period at chainAt was just done (0: none): syncChain
-// schedules its next; vp defers the periods of services that need none.
+// schedules its next. deferred are the services whose periods are kept
+// out of the queue (svcState.vp), in the order of their next periods'
+// (time, sequence number); kept and keptAt are catchUp's scratch.
 type serviceSet struct {
-	svcs    []svcState
-	chain   int
-	chainAt Time
-	vp      deferredPeriods
-	nrep    int
+	svcs     []svcState
+	chain    int
+	chainAt  Time
+	deferred []int32
+	kept     []keptRun
+	keptAt   func(i uint64) Time
+	nrep     int
 	// run is the run, for the replicas' pods and the events; q is its
 	// event queue (deferred periods reserve places in it) and jobs its
 	// job table, where the replicas' pods are.
@@ -111,6 +124,9 @@ type serviceHost interface {
 	// countPeriods counts the periods first, first+step, ..., last as
 	// the run's events.
 	countPeriods(first, last, step Time)
+	// countEvents counts n events done outside the queue; at(i) is the
+	// time of the i-th of them (from 1).
+	countEvents(n uint64, at func(i uint64) Time)
 	// newPod makes a replica pod of service k at t from spec: pending,
 	// in admission or the scheduler's queue.
 	newPod(t Time, k int, spec cluster.JobSpec) (*jobState, error)
@@ -140,6 +156,8 @@ type svcState struct {
 	// last is the time accounted up to; gpuMs integrates boundMilli.
 	last  Time
 	gpuMs float64
+	// vp is the stretch of periods kept out of the queue, if on.
+	vp deferredPeriods
 	// mark is the service's totals at the start of the current timeline
 	// bucket (at markAt).
 	mark   svcMark
@@ -186,6 +204,7 @@ const maxServices = math.MaxInt16
 // its queue is a LocalQueue.
 func (ss *serviceSet) init(cfg *Config, run serviceHost, q *engine.Queue[event], jobs *jobTable, fw *scheduler.Framework, adm *admState) error {
 	ss.run, ss.q, ss.jobs = run, q, jobs
+	ss.keptAt = ss.keptTime
 	ss.horizon, ss.periodEvents, ss.periodsSkipped = cfg.Horizon, cfg.periodEvents, cfg.periodsSkipped
 	if len(cfg.Services) == 0 {
 		return nil
@@ -370,11 +389,12 @@ func (ss *serviceSet) nextSync(t Time, k int) {
 // Load.FirstOutside finds the first period where the rate leaves it. The
 // periods before it (and before the next event and the horizon) are
 // counted, reported to Progress and recorded in the scaler as each would
-// have been, without being asked one by one. In a run with this one
-// service, the stretch is deferred instead (deferPeriods): its periods are
-// done as the run comes past them, job events or not, and it ends at the
-// first period outside the band, at the horizon, or at a change of the
-// service's replicas.
+// have been, without being asked one by one. The stretch is deferred
+// instead wherever it can be (deferPeriods): its periods are done as the
+// run comes past them, job events and other services' periods or not,
+// and it ends at the first period outside the band, at the horizon, or at
+// a change of the service's replicas. Another service's deferred periods
+// stand in the way of a period done here as the events would.
 func (ss *serviceSet) syncChain() {
 	k, t := ss.chain-1, ss.chainAt
 	ss.chain = 0
@@ -387,6 +407,12 @@ func (ss *serviceSet) syncChain() {
 			return
 		}
 		at, queued := ss.q.PeekTime()
+		if len(ss.deferred) > 0 {
+			// Another service's next deferred period is an event too.
+			if d := ss.svcs[ss.deferred[0]].vp.next; !queued || d < at {
+				at, queued = d, true
+			}
+		}
 		pending := ss.run.passDue() || ss.periodEvents
 		var lo, hi float64
 		var until Time
@@ -396,7 +422,7 @@ func (ss *serviceSet) syncChain() {
 			// keeping the periods.
 			lo, hi, until, ok = s.band(lazy, next, h)
 		}
-		if ok && len(ss.svcs) == 1 {
+		if ok {
 			if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next && ss.deferPeriods(k, next, p) {
 				return
 			}
@@ -449,10 +475,10 @@ func (s *svcState) band(lazy bool, next, h Time) (lo, hi float64, until Time, ok
 }
 
 // deferPeriods keeps service k's periods from next on out of the queue
-// (the run has this one service, settled, and its scaler keeps the
-// replicas at every period before exit): it pushes one uncounted wake
-// event at exit, or at the last period before the horizon, ahead of the
-// events at that time. It reports false when that is next itself.
+// (the service is settled, and its scaler keeps the replicas at every
+// period before exit): it pushes one uncounted wake event at exit, or at
+// the last period before the horizon, ahead of the events at that time.
+// It reports false when that is next itself.
 //
 // A kept period changes nothing another event can see but the event
 // count and Progress, the scaler's memory and the service's decisions;
@@ -472,51 +498,188 @@ func (ss *serviceSet) deferPeriods(k int, next, exit Time) bool {
 	if wake <= next {
 		return false
 	}
-	v := &ss.vp
-	v.on, v.k, v.next, v.seq = true, k, next, ss.q.Reserve()
+	v := &s.vp
+	v.on, v.next, v.seq = true, next, ss.q.Reserve()
 	v.from, v.pods = next, len(s.pods)
 	v.wake = ss.q.PushSeq(wake, 0, event{kind: evScale, sub: scaleWake, job: int32(k)})
+	// Its seq is the newest: it goes after every deferred period at next.
+	i := len(ss.deferred)
+	for i > 0 && ss.svcs[ss.deferred[i-1]].vp.next > next {
+		i--
+	}
+	ss.deferred = slices.Insert(ss.deferred, i, int32(k))
 	return true
 }
 
 // catchUp does the deferred periods that come before the event at t with
 // sequence number seq (math.MaxUint64: every period at t or before, as
 // the loop is done with the events at t).
+//
+// The services whose next period comes before are the first of
+// ss.deferred (in (time, seq) order). Each does its periods up to the
+// event: those before t, and the one at t only if it is its next (its
+// seq reserved before this event was pushed: any later one's would be
+// reserved as the one before it pops, after). Nothing else happened
+// since the last event, so the periods done here popped one after
+// another in their (time, seq) order; the next period of each service
+// is pushed as its last one pops, so their seqs are reserved in the order
+// the last ones popped in (popBefore), after every event pushed before.
 func (ss *serviceSet) catchUp(t Time, seq uint64) {
-	v := &ss.vp
-	if !v.on || v.next > t || (v.next == t && v.seq > seq) {
+	if len(ss.deferred) == 0 {
 		return
 	}
-	s := &ss.svcs[v.k]
-	p := s.period
-	var last Time
-	switch {
-	case seq == math.MaxUint64:
-		last = v.next + (t-v.next)/p*p
-	case v.next < t:
-		// A period at t after the first was pushed after the event at t.
-		last = v.next + (t-1-v.next)/p*p
-	default:
-		last = v.next
+	if v := &ss.svcs[ss.deferred[0]].vp; v.next > t || (v.next == t && v.seq > seq) {
+		return
 	}
-	ss.countKept(s, v.next, last)
-	v.next, v.seq = last+p, ss.q.Reserve()
+	kept := ss.kept[:0]
+	var n uint64
+	m := 0
+	for _, k := range ss.deferred {
+		s := &ss.svcs[k]
+		v := &s.vp
+		if v.next > t || (v.next == t && v.seq > seq) {
+			break
+		}
+		p := s.period
+		var last Time
+		switch {
+		case seq == math.MaxUint64:
+			last = v.next + (t-v.next)/p*p
+		case v.next < t:
+			// A period at t after the first was pushed after the event at t.
+			last = v.next + (t-1-v.next)/p*p
+		default:
+			last = v.next
+		}
+		c := int((last-v.next)/p) + 1
+		s.decisions += c
+		n += uint64(c)
+		kept = append(kept, keptRun{k: k, from: v.next, last: last, p: p, seq: v.seq})
+		m++
+	}
+	if ss.periodsSkipped != nil {
+		*ss.periodsSkipped += int(n)
+	}
+	if m == 1 {
+		ss.run.countPeriods(kept[0].from, kept[0].last, kept[0].p)
+	} else {
+		// The periods in (time, seq) order: the i-th's time is the first
+		// time by which i of them have come.
+		ss.kept = kept
+		ss.run.countEvents(n, ss.keptAt)
+	}
+	// Reserve the next periods' seqs in the order their last ones popped.
+	for i := 1; i < m; i++ {
+		for j := i; j > 0 && popBefore(&kept[j], &kept[j-1]); j-- {
+			kept[j], kept[j-1] = kept[j-1], kept[j]
+		}
+	}
+	for i := range kept {
+		v := &ss.svcs[kept[i].k].vp
+		v.next, v.seq = kept[i].last+kept[i].p, ss.q.Reserve()
+		ss.deferred[i] = kept[i].k
+	}
+	ss.kept = kept
+	// The first m are in pop order of their last periods now, with new
+	// next periods: put the list back in (time, seq) order (it is nearly
+	// in order: services of the same period keep theirs).
+	d := ss.deferred
+	for i := 1; i < len(d); i++ {
+		for j := i; j > 0 && ss.deferredBefore(d[j], d[j-1]); j-- {
+			d[j], d[j-1] = d[j-1], d[j]
+		}
+	}
 }
 
-// materialise ends the deferred stretch: its next period becomes the
-// event it would be, the wake event goes.
-func (ss *serviceSet) materialise() {
-	q := ss.q
-	v := &ss.vp
+// deferredBefore orders deferred services by their next periods' (time,
+// seq).
+func (ss *serviceSet) deferredBefore(a, b int32) bool {
+	x, y := &ss.svcs[a].vp, &ss.svcs[b].vp
+	if x.next != y.next {
+		return x.next < y.next
+	}
+	return x.seq < y.seq
+}
+
+// popBefore reports whether run x's last period popped before run y's, in
+// the catchUp that did both. Periods at different times pop in time
+// order. At the same time, a run's first period (its seq reserved before
+// the catchUp) pops before one pushed within it, the first two in their
+// seqs' order; two pushed within it pop in the order of the periods
+// before them, one period back (two services of the same period: back
+// to the first of one of them at once).
+func popBefore(x, y *keptRun) bool {
+	tx, ty := x.last, y.last
+	for {
+		if tx != ty {
+			return tx < ty
+		}
+		fx, fy := tx == x.from, ty == y.from
+		switch {
+		case fx && fy:
+			return x.seq < y.seq
+		case fx:
+			return true
+		case fy:
+			return false
+		}
+		if x.p == y.p {
+			back := min((tx-x.from)/x.p, (ty-y.from)/y.p)
+			tx -= back * x.p
+			ty -= back * y.p
+		} else {
+			tx -= x.p
+			ty -= y.p
+		}
+	}
+}
+
+// keptTime is the time of the i-th (from 1) of the periods of ss.kept in
+// the order they pop: the first time by which i of them have come.
+func (ss *serviceSet) keptTime(i uint64) Time {
+	lo, hi := ss.kept[0].from, ss.kept[0].last
+	for _, r := range ss.kept[1:] {
+		lo, hi = min(lo, r.from), max(hi, r.last)
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		var c uint64
+		for _, r := range ss.kept {
+			if mid >= r.from {
+				c += uint64((min(mid, r.last)-r.from)/r.p) + 1
+			}
+		}
+		if c >= i {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// materialise ends service k's deferred stretch: its next period becomes
+// the event it would be, the wake event goes.
+func (ss *serviceSet) materialise(k int) {
+	s := &ss.svcs[k]
+	v := &s.vp
 	if !v.on {
 		return
 	}
 	v.on = false
-	if s := &ss.svcs[v.k]; v.next > v.from {
+	if v.next > v.from {
 		s.svc.SkipPeriods(v.from, v.next-s.period, s.period, v.pods)
 	}
-	q.Cancel(v.wake)
-	q.PushSeq(v.next, v.seq, event{kind: evScale, sub: scalePeriod, job: int32(v.k)})
+	ss.q.Cancel(v.wake)
+	ss.q.PushSeq(v.next, v.seq, event{kind: evScale, sub: scalePeriod, job: int32(k)})
+	ss.deferred = slices.DeleteFunc(ss.deferred, func(d int32) bool { return int(d) == k })
+}
+
+// materialiseAll ends every deferred stretch.
+func (ss *serviceSet) materialiseAll() {
+	for len(ss.deferred) > 0 {
+		ss.materialise(int(ss.deferred[0]))
+	}
 }
 
 // skipPeriods does service s's periods first, first+period, ..., last,
@@ -551,6 +714,19 @@ func (r *runner) countPeriods(first, last, step Time) {
 	for e := (e0/every + 1) * every; e <= e0+n; e += every {
 		t := first + Time(e-e0-1)*step
 		r.cfg.Progress(Progress{Now: t, Submitted: int(r.jobs.njobs) - r.svc.nrep, Finished: r.st.finished, Events: e})
+	}
+}
+
+// countEvents implements serviceHost, as countPeriods does.
+func (r *runner) countEvents(n uint64, at func(i uint64) Time) {
+	e0 := r.st.stats.Events
+	r.st.stats.Events += n
+	if r.cfg.Progress == nil {
+		return
+	}
+	every := r.cfg.ProgressEvery
+	for e := (e0/every + 1) * every; e <= e0+n; e += every {
+		r.cfg.Progress(Progress{Now: at(e - e0), Submitted: int(r.jobs.njobs) - r.svc.nrep, Finished: r.st.finished, Events: e})
 	}
 }
 
@@ -717,8 +893,8 @@ func (ss *serviceSet) replicaReady(t Time, j *jobState) {
 // released (deleted, preempted, lost with its node, evicted).
 func (ss *serviceSet) replicaStopping(t Time, j *jobState) {
 	s := ss.of(j)
-	if ss.vp.on && int(j.svc-1) == ss.vp.k {
-		ss.materialise()
+	if s.vp.on {
+		ss.materialise(int(j.svc - 1))
 	}
 	s.account(t)
 	s.boundMilli -= j.allocMilli

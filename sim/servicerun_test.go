@@ -519,6 +519,27 @@ func TestScalerPeriodsWithoutEventsSameRun(t *testing.T) {
 			Scaler: services.KEDA{K: kd, Metric: services.QueueDepth}, Pod: replicaPod,
 			MinReplicas: 2, MaxReplicas: 12, InitialReplicas: 6, ModelLoad: 40 * Second, Priority: prio}
 	}
+	// Ten HPA services of 1 to 3 replicas (a target of 30/s a replica)
+	// whose syncs are 10 to 45 s apart, diurnal (20 to 60/s over 4 h,
+	// their peaks 24 min apart) or steady, every other one below the
+	// jobs' priority.
+	ten := func() []ServiceConfig {
+		var svcs []ServiceConfig
+		for i, sync := range []Time{15, 10, 20, 15, 30, 15, 15, 10, 45, 15} {
+			spec := autoscale.NewHPASpec(3, 30)
+			spec.SyncMs = sync * Second
+			h, err := autoscale.NewHPA(spec)
+			require.NoError(t, err)
+			load := serving.Load{Base: 40, Amplitude: 20, PeakMs: Time(i) * 24 * Minute, PeriodMs: 4 * Hour}
+			if i%3 == 2 {
+				load = serving.Load{Base: 25}
+			}
+			svcs = append(svcs, ServiceConfig{Spec: services.Spec{Name: fmt.Sprint("hpa", i), Batch: light, Load: load},
+				Scaler: services.HPA{H: h, Metric: services.RequestsPerReplica}, Pod: replicaPod,
+				MinReplicas: 1, MaxReplicas: 3, InitialReplicas: 1 + i%2, ModelLoad: Time(i) * 5 * Second, Priority: int32(i % 2 * 10)})
+		}
+		return svcs
+	}
 	points := func() ServiceConfig {
 		// Overloaded from 2 h to 3 h (900/s on 2 x 615/s... 1,230/s: a
 		// backlog builds under a queue limit, accounted period by period).
@@ -546,6 +567,9 @@ func TestScalerPeriodsWithoutEventsSameRun(t *testing.T) {
 		{"LLM under KEDA on the queue, steady with a spike", func() []ServiceConfig { return []ServiceConfig{llm(llmSteady, 10)} }, true, false},
 		{"LLM under KEDA, its replicas preempted by the jobs", func() []ServiceConfig { return []ServiceConfig{llm(llmSteady, 0)} }, false, false},
 		{"LLM under KEDA and an HPA service", func() []ServiceConfig { return []ServiceConfig{llm(llmDiurnal, 10), steady()} }, false, false},
+		{"ten HPA services, periods 10 to 45 s", ten, true, false},
+		{"three HPA services, jobs on the grid preempting replicas", func() []ServiceConfig { return []ServiceConfig{steady(), ten()[2], ten()[4]} }, true, true},
+		{"LLM under KEDA and ten HPA services", func() []ServiceConfig { return append(ten(), llm(llmSteady, 10)) }, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mk := func(periodEvents bool, skipped *int) (*Result, []Progress) {
@@ -584,11 +608,11 @@ func TestScalerPeriodsWithoutEventsSameRun(t *testing.T) {
 			require.Equal(t, wantProg, gotProg)
 			require.NotEmpty(t, wantProg)
 			periods := 0
-			for _, s := range got.Services {
+			for i, s := range got.Services {
 				require.Greater(t, s.Decisions, 0)
-				period := map[string]Time{"kpa": 2 * Second, "points": Minute}[s.Name]
-				if period == 0 {
-					period = 15 * Second
+				period := Minute // Fixed's
+				if sc := c.svcs()[i].Scaler; sc != nil {
+					period = sc.PeriodMs()
 				}
 				periods += int(8*Hour/period) - 1
 			}
@@ -597,7 +621,11 @@ func TestScalerPeriodsWithoutEventsSameRun(t *testing.T) {
 				require.Greater(t, skipped, periods/4, "periods done in skipped stretches")
 			}
 			if c.grid {
-				require.Greater(t, got.Services[0].Preempted, 10, "replicas preempted")
+				preempted := 0
+				for _, s := range got.Services {
+					preempted += s.Preempted
+				}
+				require.Greater(t, preempted, 10, "replicas preempted")
 			}
 			t.Logf("events %d, periods %d, skipped %d", got.Stats.Events, periods, skipped)
 		})

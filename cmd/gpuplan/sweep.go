@@ -53,7 +53,8 @@ takes): without one every write would be free and no interruption would lose wor
     replications: 5
     metrics: [cost.total, wait.p95, completed]
 
-Every run goes through the run pipeline (invariants checked). Points run on
+Every run goes through the run pipeline (invariants checked); the points share
+each seed's synthetic jobs, and a setting the design draws twice runs once. Points run on
 --workers at once (default: every core); each finished point is written
 atomically to OUT/points/NNNNNN.json, so a sweep stopped at any moment (kill -9
 included) and started again with the same --out runs only the points missing.

@@ -61,6 +61,10 @@ type Options struct {
 	// (GOMAXPROCS). The outcome does not depend on it.
 	Workers int
 
+	// Jobs, when set, shares synthetic job streams among the runs made
+	// with it (a sweep's points: see JobStreams).
+	Jobs *JobStreams
+
 	// SpotSeeds is how many seeds of node supply each spot-sensitivity
 	// point replays (simulate's --spot-seeds); 0: as the scenario's
 	// spec.output.spotSensitivitySeeds says (DefaultSpotSeeds by default).
@@ -159,6 +163,12 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 	built, err := sc.Build(o.Build)
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.Jobs != nil {
+		built.Config.Workload = o.Jobs.source(sc, built)
+		if s, ok := built.Config.Workload.(*sim.SliceSource); ok && built.Config.JobsHint == 0 {
+			built.Config.JobsHint = len(s.Jobs)
+		}
 	}
 	if built.Config.JobsHint == 0 {
 		built.Config.JobsHint = jobsHint(built.Config.Workload)

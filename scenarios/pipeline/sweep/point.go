@@ -166,6 +166,16 @@ type Result struct {
 // RunPoint runs the point with each of the given seeds through the run
 // pipeline (invariants checked in every run) and reads the metrics.
 func (sw *Sweep) RunPoint(pt Point, seeds []uint64) (*Result, error) {
+	return sw.runPoint(pt, seeds, nil)
+}
+
+// sharedJobs is how many jobs of synthetic streams a sweep keeps to share
+// among its points (pipeline.JobStreams: 160 bytes a job, 40 MB).
+const sharedJobs = 250_000
+
+// runPoint is RunPoint, the points sharing the job streams of jobs
+// (nil: none).
+func (sw *Sweep) runPoint(pt Point, seeds []uint64, jobs *pipeline.JobStreams) (*Result, error) {
 	sc, err := sw.Scenario(pt)
 	if err != nil {
 		return nil, fmt.Errorf("point %d: %w", pt.Index, err)
@@ -174,7 +184,7 @@ func (sw *Sweep) RunPoint(pt Point, seeds []uint64) (*Result, error) {
 	for _, seed := range seeds {
 		s := seed
 		run, err := pipeline.One(sc, pipeline.Options{Build: scenarios.Options{Seed: &s, MaxEvents: sw.maxEvents}, File: sw.baseFile(),
-			NoVariants: true, NoSpotTwin: true, NoSensitivity: true}, sc.Metadata.Name, false)
+			NoVariants: true, NoSpotTwin: true, NoSensitivity: true, Jobs: jobs}, sc.Metadata.Name, false)
 		if err != nil {
 			return nil, fmt.Errorf("point %d (%s), seed %d: %w", pt.Index, sw.Describe(pt), seed, err)
 		}

@@ -38,7 +38,8 @@ type Options struct {
 // Stats says what a Run did.
 type Stats struct {
 	// Points is how many points the shard has; Skipped were found
-	// finished in Out/points; Ran ran now; Runs is simulations run.
+	// finished in Out/points; Ran ran now; Runs is simulations run (a
+	// setting the design drew twice runs once).
 	Points, Skipped, Ran, Runs int
 }
 
@@ -135,14 +136,32 @@ func (sw *Sweep) Run(ctx context.Context, o Options) (Stats, error) {
 	if o.Progress != nil {
 		o.Progress(count, st.Points)
 	}
+	// The points differ in their settings, seldom in their workload: a
+	// synthetic one is drawn once a seed and replayed at every point.
+	jobs := pipeline.NewJobStreams(sharedJobs)
+	// A random or Latin hypercube design over listed values draws some
+	// settings more than once: runs are deterministic, so such a point
+	// runs once, at its first index, and its figures go to every point
+	// with its values.
+	same := map[string]*samePoint{}
+	for _, pt := range todo {
+		k := pointKey(pt)
+		if same[k] == nil {
+			same[k] = &samePoint{first: pt}
+			st.Runs += len(sw.Seeds)
+		}
+	}
 	_, err := pipeline.Pool(ctx, len(todo), o.Workers, func(ctx context.Context, i int) (struct{}, error) {
 		pt := todo[i]
-		res, err := sw.RunPoint(pt, sw.Seeds)
-		if err != nil {
-			return struct{}{}, err
+		sp := same[pointKey(pt)]
+		sp.once.Do(func() { sp.res, sp.err = sw.runPoint(sp.first, sw.Seeds, jobs) })
+		if sp.err != nil {
+			return struct{}{}, sp.err
 		}
+		res := *sp.res
+		res.Index, res.Values = pt.Index, pt.Values
 		pf := PointFile{Sweep: sw.Doc.Metadata.Name, Digest: digest, Total: sw.NumPoints(),
-			Parameters: sw.paramNames(), MetricNames: sw.Doc.Spec.Metrics, Constraints: sw.Doc.Spec.Constraints, Result: *res}
+			Parameters: sw.paramNames(), MetricNames: sw.Doc.Spec.Metrics, Constraints: sw.Doc.Spec.Constraints, Result: res}
 		if err := writeAtomic(dir, pointFileName(pt.Index), pf); err != nil {
 			return struct{}{}, err
 		}
@@ -155,8 +174,21 @@ func (sw *Sweep) Run(ctx context.Context, o Options) (Stats, error) {
 		return struct{}{}, nil
 	})
 	st.Ran = len(todo)
-	st.Runs = len(todo) * len(sw.Seeds)
 	return st, err
+}
+
+// samePoint is the run of the points with one setting: first's.
+type samePoint struct {
+	first Point
+	once  sync.Once
+	res   *Result
+	err   error
+}
+
+// pointKey is a point's setting: its values.
+func pointKey(pt Point) string {
+	b, _ := json.Marshal(pt.Values)
+	return string(b)
 }
 
 // finished says whether file holds this sweep's point; a file of another
