@@ -49,11 +49,11 @@ func newObject(apiVersion, kind string) any {
 		return &karpv1.NodePool{}
 	case "karpenter.k8s.aws/v1 EC2NodeClass":
 		return &EC2NodeClass{}
-	case kueue.SchemeGroupVersion.String() + " ResourceFlavor":
+	case kueue.GroupVersion.String() + " ResourceFlavor":
 		return &kueue.ResourceFlavor{}
-	case kueue.SchemeGroupVersion.String() + " ClusterQueue":
+	case kueue.GroupVersion.String() + " ClusterQueue":
 		return &kueue.ClusterQueue{}
-	case kueue.SchemeGroupVersion.String() + " LocalQueue":
+	case kueue.GroupVersion.String() + " LocalQueue":
 		return &kueue.LocalQueue{}
 	case "monitoring.coreos.com/v1 PrometheusRule":
 		return &monitoringv1.PrometheusRule{}
@@ -61,9 +61,9 @@ func newObject(apiVersion, kind string) any {
 		return &VolcanoJob{}
 	case VolcanoQueueAPIVersion + " Queue":
 		return &scenarios.VolcanoQueue{}
-	case kueue.SchemeGroupVersion.String() + " WorkloadPriorityClass":
+	case kueue.GroupVersion.String() + " WorkloadPriorityClass":
 		return &kueue.WorkloadPriorityClass{}
-	case kueue.SchemeGroupVersion.String() + " Cohort":
+	case kueue.GroupVersion.String() + " Cohort":
 		return &kueue.Cohort{}
 	case "storage.k8s.io/v1 StorageClass":
 		return &storagev1.StorageClass{}

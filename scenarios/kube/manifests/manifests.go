@@ -944,7 +944,7 @@ func (g *gen) kueue() (File, error) {
 	var flavors []kueue.FlavorQuotas
 	for _, q := range g.pools {
 		fl := &kueue.ResourceFlavor{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "ResourceFlavor"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ResourceFlavor"},
 			ObjectMeta: metav1.ObjectMeta{Name: q.name},
 			Spec: kueue.ResourceFlavorSpec{
 				NodeLabels: map[string]string{cluster.LabelPool: q.name},
@@ -973,7 +973,7 @@ func (g *gen) kueue() (File, error) {
 		flavors = append(flavors, fq)
 	}
 	cq := &kueue.ClusterQueue{
-		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "ClusterQueue"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ClusterQueue"},
 		ObjectMeta: metav1.ObjectMeta{Name: g.queueName()},
 		Spec: kueue.ClusterQueueSpec{
 			ResourceGroups:    []kueue.ResourceGroup{{CoveredResources: covered, Flavors: flavors}},
@@ -984,7 +984,7 @@ func (g *gen) kueue() (File, error) {
 	f.Objects = append(f.Objects, cq)
 	for _, q := range g.queues() {
 		f.Objects = append(f.Objects, &kueue.LocalQueue{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "LocalQueue"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "LocalQueue"},
 			ObjectMeta: meta(q, g.o.Namespace),
 			Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(g.queueName())},
 		})
