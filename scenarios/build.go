@@ -92,6 +92,8 @@ type Built struct {
 	closers []func() error
 	// tasLevels are the levels of the policy's Kueue Topology (nil: none).
 	tasLevels []string
+	// hyperNodes are the policy's Volcano HyperNodes (nil: none).
+	hyperNodes []cluster.HyperNode
 }
 
 // Meta is what the reports say of the run besides its result: file is

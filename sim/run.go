@@ -238,7 +238,11 @@ func newRunner(cfg Config) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.SetTASLevels(TASLevels(cfg.TASLevels, cfg.Pools)); err != nil {
+	if len(cfg.HyperNodes) > 0 {
+		if err := c.SetHyperNodes(cfg.HyperNodes); err != nil {
+			return nil, fmt.Errorf("HyperNodes: %w", err)
+		}
+	} else if err := c.SetTASLevels(TASLevels(cfg.TASLevels, cfg.Pools)); err != nil {
 		return nil, fmt.Errorf("topology levels: %w", err)
 	}
 	handle := &scheduler.Handle{Rand: models.NewStream(cfg.Seed, streamScheduler)}
