@@ -278,6 +278,12 @@ func newRunner(cfg Config) (*runner, error) {
 		r.tline.frag = &fragTracker{}
 		r.tline.tl.FragMilli = make([][]int64, len(c.Pools))
 	}
+	for _, p := range cfg.Pools {
+		if !p.Topology.Zero() {
+			r.tline.tl.Levels = &LevelSlots{}
+			break
+		}
+	}
 	r.tline.tlAlloc = make([]int64, len(c.Pools))
 	r.tline.tlSup = make([]int64, len(c.Pools))
 	r.tline.tl.Supplied = make([][]int64, len(c.Pools))
