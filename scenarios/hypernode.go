@@ -48,9 +48,10 @@ type hyperNodeSelector struct {
 
 // hyperNode reads one HyperNode, checked as Volcano's CRD and admission
 // webhook do (a tier of at least 0; members of type Node or HyperNode,
-// each with exactly one of exactMatch, regexMatch and labelMatch, a
-// labelMatch only for nodes; a name a DNS subdomain; a pattern that
-// compiles).
+// each with exactly one of exactMatch, regexMatch and labelMatch; a name
+// a DNS subdomain; a pattern that
+// compiles); a labelMatch on a HyperNode member, which Volcano ignores,
+// is refused rather than selecting nothing.
 func (p *Policy) hyperNode(d policyDoc) error {
 	var h hyperNodeObj
 	if err := d.strict(&h); err != nil {
@@ -100,7 +101,7 @@ func (p *Policy) hyperNode(d policyDoc) error {
 		if sel.LabelMatch != nil {
 			n++
 			if mm.HyperNode {
-				return d.fieldErr(at+".selector.labelMatch", "labelMatch selects only members of type Node (Volcano's webhook)")
+				return d.fieldErr(at+".selector.labelMatch", "labelMatch takes effect only for members of type Node (Volcano's types): on a HyperNode member it selects nothing")
 			}
 			ls, err := metav1.LabelSelectorAsSelector(sel.LabelMatch)
 			if err != nil {

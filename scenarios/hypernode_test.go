@@ -116,3 +116,25 @@ func TestVolcanoHyperNodesSimulate(t *testing.T) {
 	require.ErrorAs(t, err, &ie)
 	require.Contains(t, ie.Msg, "highestTierAllowed 0 is below every HyperNode's tier (the lowest is 1)")
 }
+
+// HyperNodes are checked as Volcano's CRD and webhook check them, each
+// refusal at its file, line and field.
+func TestHyperNodeFieldsChecked(t *testing.T) {
+	dir := t.TempDir()
+	queue := "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: gpu}\nspec: {weight: 1}\n---\n"
+	for _, c := range []struct{ member, field, msg string }{
+		{"{type: Node, selector: {exactMatch: {name: a}, regexMatch: {pattern: b}}}", "spec.members[0].selector", "give exactly one of exactMatch, regexMatch and labelMatch"},
+		{"{type: Rack, selector: {exactMatch: {name: a}}}", "spec.members[0].type", `"Rack" is not Node or HyperNode`},
+		{"{type: HyperNode, selector: {labelMatch: {matchLabels: {a: b}}}}", "spec.members[0].selector.labelMatch", "takes effect only for members of type Node"},
+		{"{type: Node, selector: {regexMatch: {pattern: \"(\"}}}", "spec.members[0].selector.regexMatch.pattern", "is not a regular expression"},
+	} {
+		p := filepath.Join(dir, "hn.yaml")
+		require.NoError(t, os.WriteFile(p, []byte(queue+"apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: s0}\nspec:\n  tier: 1\n  members:\n  - "+c.member+"\n"), 0o644))
+		_, err := LoadPolicy([]string{p})
+		var ie *InputError
+		require.ErrorAs(t, err, &ie, c.member)
+		require.Equal(t, c.field, ie.Field, c.member)
+		require.Equal(t, 12, ie.Line, c.member)
+		require.Contains(t, ie.Msg, c.msg)
+	}
+}
