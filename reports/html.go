@@ -85,6 +85,9 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	if f := s.Fragmentation; f != nil {
 		jobs.Notes = append(jobs.Notes, fmt.Sprintf("Fragmented GPUs (FGD measure): mean %.1f, max %.1f.", f.MeanFragGPUs, f.MaxFragGPUs))
 	}
+	if t := s.TopologySlots; t != nil {
+		jobs.Notes = append(jobs.Notes, slotsLine(t))
+	}
 	if servicesOnly(s) {
 		jobs = htmlSection{Title: "Jobs", Intro: "None: inference services only."}
 	}

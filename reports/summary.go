@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"sort"
@@ -45,7 +46,10 @@ type Summary struct {
 	JobFigures
 	// Fragmentation, when sampled: the cluster's fragmented GPUs (FGD
 	// measure) over the timeline's interval ends.
-	Fragmentation *FragSummary  `json:"fragmentation,omitempty"`
+	Fragmentation *FragSummary `json:"fragmentation,omitempty"`
+	// TopologySlots: the free GPUs that form a whole slot at each level
+	// of the pools' topology (nil: no pool has one).
+	TopologySlots *SlotsSummary `json:"topologySlots,omitempty"`
 	Scheduler     SchedulerInfo `json:"scheduler"`
 	// SupplyFigures: the nodes' comings and goings and what they cost
 	// the jobs.
@@ -222,6 +226,38 @@ type QueueStats struct {
 type FragSummary struct {
 	MeanFragGPUs float64 `json:"meanFragGPUs"`
 	MaxFragGPUs  float64 `json:"maxFragGPUs"`
+}
+
+// SlotsSummary is the mean, over the timeline's bucket ends, of the free
+// GPUs of the pools with a topology and of those on nodes, in racks and
+// in blocks whose every GPU is free (sim.LevelSlots): what a gang of whole
+// nodes, racks or blocks can use.
+type SlotsSummary struct {
+	MeanFreeGPUs     float64 `json:"meanFreeGPUs"`
+	MeanInFreeNodes  float64 `json:"meanInFreeNodes"`
+	MeanInFreeRacks  float64 `json:"meanInFreeRacks"`
+	MeanInFreeBlocks float64 `json:"meanInFreeBlocks"`
+}
+
+func topologySlots(res *sim.Result) *SlotsSummary {
+	ls := res.Timeline.Levels
+	if ls == nil || len(ls.Free) == 0 {
+		return nil
+	}
+	mean := func(v []int64) float64 {
+		var sum int64
+		for _, x := range v {
+			sum += x
+		}
+		return round(float64(sum)/float64(len(v)), 3)
+	}
+	return &SlotsSummary{MeanFreeGPUs: mean(ls.Free), MeanInFreeNodes: mean(ls.Node), MeanInFreeRacks: mean(ls.Rack), MeanInFreeBlocks: mean(ls.Block)}
+}
+
+// slotsLine is the report's sentence of the summary's TopologySlots.
+func slotsLine(t *SlotsSummary) string {
+	return fmt.Sprintf("Free GPUs by topology level (mean at each timeline interval's end): %.1f free, %.1f of them on wholly free nodes, %.1f in wholly free racks, %.1f in wholly free blocks.",
+		t.MeanFreeGPUs, t.MeanInFreeNodes, t.MeanInFreeRacks, t.MeanInFreeBlocks)
 }
 
 // ReasonCount is how many jobs a reason applied to.
@@ -484,6 +520,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 		s.Queues = append(s.Queues, qa.q)
 	}
 	s.Fragmentation = fragmentation(res)
+	s.TopologySlots = topologySlots(res)
 	s.PendingReasons = countReasons(waited)
 	s.Unschedulable = countReasons(unsched)
 	s.PendingAtEnd = countReasons(pending)

@@ -688,6 +688,9 @@ func writeJobsMarkdown(w io.Writer, s *Summary) {
 	if f := s.Fragmentation; f != nil {
 		fmt.Fprintf(w, "Fragmented GPUs (FGD measure, at each timeline interval's end): mean %.1f, max %.1f.\n\n", f.MeanFragGPUs, f.MaxFragGPUs)
 	}
+	if t := s.TopologySlots; t != nil {
+		fmt.Fprintf(w, "%s\n\n", slotsLine(t))
+	}
 	fmt.Fprintf(w, "## Waiting and completion\n\n")
 	mdTable(w, []string{"", "jobs", "mean", "p50", "p95", "p99", "max"}, statRows("queue wait (started jobs)", "completion time (completed jobs)", s))
 	fmt.Fprintf(w, "## Queues\n\n")

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,6 +93,8 @@ type Built struct {
 	closers []func() error
 	// tasLevels are the levels of the policy's Kueue Topology (nil: none).
 	tasLevels []string
+	// hyperNodes are the policy's Volcano HyperNodes (nil: none).
+	hyperNodes []cluster.HyperNode
 }
 
 // Meta is what the reports say of the run besides its result: file is
@@ -549,7 +552,37 @@ func (s builder) buildSynthetic(b *Built, opts Options) error {
 		names = append(names, c.Name)
 	}
 	b.Workload = fmt.Sprintf("synthetic, classes %s", strings.Join(names, ", "))
-	return s.policy(b, opts)
+	if err := s.policy(b, opts); err != nil {
+		return err
+	}
+	return s.classTopology(b)
+}
+
+// classTopology sets the run's topology levels when a synthetic class
+// asks for topology (the policy's Kueue Topology's, else the pools'),
+// each class's level checked to be one of them.
+func (s builder) classTopology(b *Built) error {
+	levels := sim.TASLevels(b.tasLevels, b.Config.Pools)
+	asked := false
+	for i, c := range s.Spec.Workload.Synthetic.Classes {
+		t := c.Topology
+		if t == nil {
+			continue
+		}
+		asked = true
+		at, key := fmt.Sprintf("spec.workload.synthetic.classes[%d].topology.required", i), t.Required
+		if key == "" {
+			at, key = strings.TrimSuffix(at, "required")+"preferred", t.Preferred
+		}
+		if !slices.Contains(levels, key) {
+			return s.errAt(at, "topology level %s is not a level of the run's topology (%s)", Quote(key), strings.Join(levels, ", "))
+		}
+	}
+	if asked {
+		b.Config.TASLevels = levels
+		b.Assumptions = append(b.Assumptions, tasNotes(levels, b.tasLevels != nil)...)
+	}
+	return nil
 }
 
 func taintsFrom(ts []TaintSpec) []cluster.Taint {

@@ -406,5 +406,5 @@ func (s builder) buildManifests(b *Built, opts Options) error {
 	if err := s.policy(b, opts); err != nil {
 		return err
 	}
-	return s.checkTAS(b, src, b.tasLevels)
+	return s.checkTAS(b, src, b.tasLevels, b.hyperNodes)
 }

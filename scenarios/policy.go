@@ -86,6 +86,8 @@ type Policy struct {
 	// the ResourceFlavors that name one.
 	topologies map[string]kueueTopology
 	tasFlavors []tasFlavor
+	// HyperNodes are the Volcano HyperNodes read (hypernode.go).
+	HyperNodes []cluster.HyperNode
 	// weighted names a ClusterQueue with a fair-sharing weight.
 	weighted string
 	// defs are where each ResourceFlavor, ClusterQueue and LocalQueue is
@@ -373,6 +375,7 @@ var readVersions = map[string][]string{
 	"NodePool":              {"karpenter.sh/v1"},
 	"EC2NodeClass":          {"karpenter.k8s.aws/v1"},
 	"Queue":                 {volcanoAPI},
+	"HyperNode":             {hyperNodeAPI},
 	"PriorityClass":         {"scheduling.k8s.io/v1"},
 }
 
@@ -666,6 +669,10 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 			if err := p.nodeClass(d); err != nil {
 				return err
 			}
+		case api == hyperNodeAPI && kind == "HyperNode":
+			if err := p.hyperNode(d); err != nil {
+				return err
+			}
 		case api == volcanoAPI && kind == "Queue":
 			if err := p.volcanoQueue(d); err != nil {
 				return err
@@ -680,7 +687,7 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 				p.PreemptNever[pc.Name] = true
 			}
 		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue Topology, ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue, Karpenter NodePool and EC2NodeClass, and PriorityClass", d.file, d.line, kind, api))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue Topology, ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue and HyperNode, Karpenter NodePool and EC2NodeClass, and PriorityClass", d.file, d.line, kind, api))
 		}
 		if err := d.checkCRD(); err != nil {
 			return err
@@ -1400,6 +1407,9 @@ func (s builder) policy(b *Built, opts Options) error {
 	}
 	if b.tasLevels, err = pol.TASLevels(); err != nil {
 		return err
+	}
+	if b.hyperNodes = pol.HyperNodes; b.tasLevels != nil && b.hyperNodes != nil {
+		return fmt.Errorf("the policy gives both a Kueue Topology and Volcano HyperNodes: gpuplan places jobs over one topology a run")
 	}
 	if len(pol.Volcano) > 0 {
 		spec, notes := volcanoSpec(pol.Volcano, b.Config.Pools)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/models/topology"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/validate/strict"
@@ -166,6 +167,19 @@ func (s builder) classGen(i int, seed uint64) (*classGen, error) {
 	}
 	if g.constraints, err = constraintsFrom(c.NodeSelector, c.Affinity, c.Tolerations); err != nil {
 		return nil, s.errAt(at, "%v", err)
+	}
+	if t := c.Topology; t != nil {
+		r := &cluster.TASRequest{Mode: topology.TASRequired, Level: t.Required}
+		if (t.Required == "") == (t.Preferred == "") {
+			return nil, s.errAt(at+".topology", "give one of required and preferred (a level's node label key)")
+		}
+		if t.Preferred != "" {
+			r.Mode, r.Level = topology.TASPreferred, t.Preferred
+		}
+		if g.constraints == nil {
+			g.constraints = &cluster.Constraints{}
+		}
+		g.constraints.TAS = r
 	}
 	rec := c.Recovery
 	if rec == nil {

@@ -123,23 +123,38 @@ func tasNotes(levels []string, fromPolicy bool) []string {
 		strings.Join(levels, ", "), src, cluster.LabelTopologyBlock, cluster.LabelTopologyRack, cluster.LabelGPUClique)}
 }
 
-// checkTAS sets the run's topology levels and checks every topology
-// request of the manifests' jobs against them.
-func (s builder) checkTAS(b *Built, src *workloads.Source, levels []string) error {
+// checkTAS sets the run's topology levels (the Kueue Topology's, the
+// Volcano HyperNodes', or the pools') and checks every topology request of
+// the manifests' jobs against them. Without HyperNodes, Volcano Jobs'
+// spec.networkTopology is noted and dropped (Volcano's cluster-wide root
+// holds every node).
+func (s builder) checkTAS(b *Built, src *workloads.Source, levels []string, hns []cluster.HyperNode) error {
+	if len(hns) == 0 && src.DropVolcanoTopology() {
+		b.Assumptions = append(b.Assumptions, "Volcano network topology: the policy gives no HyperNode (topology.volcano.sh/v1alpha1), so Volcano Jobs' spec.networkTopology constrains nothing: the jobs are placed as any job")
+	}
 	uses := src.TASUses()
 	if len(uses) == 0 {
 		return nil
 	}
-	fromPolicy := levels != nil
-	levels = sim.TASLevels(levels, b.Config.Pools)
-	b.Config.TASLevels = levels
-	b.Assumptions = append(b.Assumptions, tasNotes(levels, fromPolicy)...)
 	c, err := cluster.New(b.Config.Pools)
 	if err != nil {
 		return err
 	}
-	if err := c.SetTASLevels(levels); err != nil {
-		return err
+	if len(hns) > 0 {
+		if err := c.SetHyperNodes(hns); err != nil {
+			return fmt.Errorf("policy HyperNodes: %w", err)
+		}
+		b.Config.HyperNodes = hns
+		levels = c.TASLevels()
+		b.Assumptions = append(b.Assumptions, hyperNodeNotes(len(hns), c.HyperNodeTiers())...)
+	} else {
+		fromPolicy := levels != nil
+		levels = sim.TASLevels(levels, b.Config.Pools)
+		b.Config.TASLevels = levels
+		b.Assumptions = append(b.Assumptions, tasNotes(levels, fromPolicy)...)
+		if err := c.SetTASLevels(levels); err != nil {
+			return err
+		}
 	}
 	prof, err := plugins.NewProfile(plugins.Default(), nil)
 	if err != nil {
@@ -152,6 +167,15 @@ func (s builder) checkTAS(b *Built, src *workloads.Source, levels []string) erro
 	for _, u := range uses {
 		at := u.At
 		r := u.Group.Constraints.TAS
+		if r.Volcano != nil {
+			if _, _, err := scheduler.VolcanoHighestLevel(c, r.Volcano); err != nil {
+				at.Msg = err.Error()
+				return &at
+			}
+		} else if len(hns) > 0 {
+			at.Msg = "Kueue topology annotations on a run whose topology is the policy's Volcano HyperNodes: give a Kueue Topology instead, or a Volcano Job's spec.networkTopology"
+			return &at
+		}
 		li, si := slices.Index(levels, r.Level), slices.Index(levels, r.SliceLevel)
 		switch {
 		case r.Level != "" && li < 0:

@@ -525,6 +525,19 @@ type ClassSpec struct {
 	// steps x (computePerStep + the all-reduce of gradientBytes over its
 	// placement); duration is then not given.
 	Training *TrainingSpec `json:"training,omitempty"`
+	// Topology places the class's pods as Kueue's topology-aware
+	// scheduling does for the kueue.x-k8s.io/podset-required-topology or
+	// -preferred-topology annotation (one of the two), over the run's
+	// topology levels.
+	Topology *ClassTopologySpec `json:"topology,omitempty"`
+}
+
+// ClassTopologySpec is a class's Kueue TAS request: a level's node label
+// key (cloud.provider.com/topology-block, cloud.provider.com/topology-rack,
+// nvidia.com/gpu.clique, kubernetes.io/hostname by default).
+type ClassTopologySpec struct {
+	Required  string `json:"required,omitempty"`
+	Preferred string `json:"preferred,omitempty"`
 }
 
 // TrainingSpec is a data-parallel training job's steps.

@@ -87,6 +87,10 @@ type Config struct {
 	// asking for topology-aware scheduling are placed over, widest first
 	// (cluster.Cluster.SetTASLevels; nil: the pools' levels, TASLevels).
 	TASLevels []string
+	// HyperNodes, when given, are the Volcano HyperNodes whose tiers are
+	// the topology levels instead (cluster.Cluster.SetHyperNodes): Volcano
+	// Jobs' spec.networkTopology is placed over them.
+	HyperNodes []cluster.HyperNode
 	// Capacity, when set, makes nodes come and go: spot interruptions,
 	// failures, autoscaling (one entry per pool, same order).
 	Capacity *capacity.Spec

@@ -314,6 +314,9 @@ type Timeline struct {
 	// FragMilli[p][i], when sampled, is pool p's fragmented GPU capacity
 	// (milli-GPU, the FGD measure) at the end of bucket i.
 	FragMilli [][]int64
+	// Levels, when some pool has a topology, are the free GPUs that form
+	// a whole slot at each level (LevelSlots), one entry a bucket.
+	Levels *LevelSlots
 }
 
 // Width is the length of bucket i given the run's end.

@@ -238,7 +238,11 @@ func newRunner(cfg Config) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.SetTASLevels(TASLevels(cfg.TASLevels, cfg.Pools)); err != nil {
+	if len(cfg.HyperNodes) > 0 {
+		if err := c.SetHyperNodes(cfg.HyperNodes); err != nil {
+			return nil, fmt.Errorf("HyperNodes: %w", err)
+		}
+	} else if err := c.SetTASLevels(TASLevels(cfg.TASLevels, cfg.Pools)); err != nil {
 		return nil, fmt.Errorf("topology levels: %w", err)
 	}
 	handle := &scheduler.Handle{Rand: models.NewStream(cfg.Seed, streamScheduler)}
@@ -273,6 +277,12 @@ func newRunner(cfg Config) (*runner, error) {
 	if handle.NeedsMix {
 		r.tline.frag = &fragTracker{}
 		r.tline.tl.FragMilli = make([][]int64, len(c.Pools))
+	}
+	for _, p := range cfg.Pools {
+		if !p.Topology.Zero() {
+			r.tline.tl.Levels = &LevelSlots{}
+			break
+		}
 	}
 	r.tline.tlAlloc = make([]int64, len(c.Pools))
 	r.tline.tlSup = make([]int64, len(c.Pools))

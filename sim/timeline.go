@@ -33,6 +33,9 @@ type timeline struct {
 // scheduler's pod mix (plug) when it is tracked.
 func (l *timeline) closeBucket(c *cluster.Cluster, plug *scheduler.Handle) {
 	l.close(c)
+	if l.tl.Levels != nil {
+		sampleLevels(c, l.tl.Levels)
+	}
 	if l.frag != nil {
 		l.frag.sample(c, plug, l.tl.FragMilli)
 	}

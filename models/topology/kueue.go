@@ -69,6 +69,11 @@ type TASRequest struct {
 	SliceSize  int32
 	// Count is the pods to place.
 	Count int32
+	// Bounded caps a preferred request's climb (Volcano's hard
+	// networkTopology): when no domain at level Highest holds the pods,
+	// the request fails (the job waits) rather than going wider.
+	Bounded bool
+	Highest int
 }
 
 // TASLeaf is one domain of the lowest level: Path its domain at every
@@ -124,7 +129,14 @@ func TASAssign(levels int, leaves []TASLeaf, req TASRequest) ([]int32, string) {
 	}
 	bestFit := req.Mode != TASUnconstrained
 	need := req.Count / size
-	fit, lvl, reason := tasFitLevel(perLevel, req.Level, need, req.Mode, bestFit, size)
+	highest := 0
+	if req.Bounded {
+		if req.Highest < 0 || req.Highest > req.Level {
+			return nil, fmt.Sprintf("topology bound at level %d is below the request's level %d", req.Highest, req.Level)
+		}
+		highest = req.Highest
+	}
+	fit, lvl, reason := tasFitLevel(perLevel, req.Level, need, req.Mode, bestFit, size, highest, req.Bounded)
 	if reason != "" {
 		return nil, reason
 	}
@@ -218,8 +230,9 @@ func tasBestFit(ds []*tasDomain, need int32, bySlices bool) *tasDomain {
 }
 
 // tasFitLevel is Kueue's findLevelWithFitDomains: the domains at level
-// (or above, for a preferred request) that take the need slices.
-func tasFitLevel(perLevel [][]*tasDomain, level int, need int32, mode TASMode, bestFit bool, size int32) ([]*tasDomain, int, string) {
+// (or above, for a preferred request, up to level highest) that take the
+// need slices; bounded: none at highest holding them fails.
+func tasFitLevel(perLevel [][]*tasDomain, level int, need int32, mode TASMode, bestFit bool, size int32, highest int, bounded bool) ([]*tasDomain, int, string) {
 	ds := perLevel[level]
 	if len(ds) == 0 {
 		return nil, 0, fmt.Sprintf("no topology domains at level %d", level)
@@ -237,11 +250,11 @@ func tasFitLevel(perLevel [][]*tasDomain, level int, need int32, mode TASMode, b
 		}
 	}
 	if top.slices < need {
-		if mode == TASRequired {
+		if mode == TASRequired || (bounded && level <= highest) {
 			return nil, 0, tasNotFit(top.slices, need, size)
 		}
-		if level > 0 && mode != TASUnconstrained {
-			return tasFitLevel(perLevel, level-1, need, mode, bestFit, size)
+		if level > highest && mode != TASUnconstrained {
+			return tasFitLevel(perLevel, level-1, need, mode, bestFit, size, highest, bounded)
 		}
 		var out []*tasDomain
 		left := need

@@ -28,6 +28,21 @@ type TASRequest struct {
 	Mode              topology.TASMode
 	Level, SliceLevel string
 	SliceSize         int32
+	// Volcano, when set, is a Volcano Job's spec.networkTopology instead
+	// (over the levels of the cluster's HyperNodes; the fields above
+	// unused).
+	Volcano *VolcanoTopology
+}
+
+// VolcanoTopology is a Volcano Job's spec.networkTopology: hard keeps
+// the job's pods in one HyperNode of tier at most HighestTier (given, or
+// that of the HyperNodes whose tierName is HighestTierName), the
+// tightest that holds them now, or the job waits; soft (Hard false)
+// prefers the tightest and goes as wide as it must.
+type VolcanoTopology struct {
+	Hard            bool
+	HighestTier     *int
+	HighestTierName string
 }
 
 // tasLevels are the cluster's TAS levels: keys are node label keys,
@@ -36,6 +51,10 @@ type TASRequest struct {
 type tasLevels struct {
 	keys []string
 	vals [][]int64
+	// tiers and tierNames: each level's Volcano HyperNode tier and
+	// tierName when the levels come from HyperNodes (SetHyperNodes).
+	tiers     []int
+	tierNames []string
 }
 
 // SetTASLevels sets the cluster's topology levels (a Kueue Topology's

@@ -37,6 +37,15 @@ func tasRequest(c *cluster.Cluster, r *cluster.TASRequest, count int32) (int, to
 		levels++
 	}
 	req := topology.TASRequest{Mode: r.Mode, SliceSize: max(r.SliceSize, 1), Count: count, Level: lowest, SliceLevel: levels - 1}
+	if r.Volcano != nil {
+		req.Mode = topology.TASPreferred
+		highest, bounded, err := VolcanoHighestLevel(c, r.Volcano)
+		if err != nil {
+			return 0, req, false, err
+		}
+		req.Bounded, req.Highest = bounded, highest
+		return levels, req, implicit, nil
+	}
 	find := func(k string) (int, error) {
 		if i := c.TASLevel(k); i >= 0 {
 			return i, nil
@@ -70,7 +79,7 @@ func (f *Framework) placeTAS(now cluster.Time, job *JobInfo, want int32) (int32,
 	leaves, owners := f.tasLeaves(nodes, pod, implicit, func(n int32) int32 { return f.c.PodsFitNow(n, pod) })
 	counts, reason := topology.TASAssign(levels, leaves, req)
 	if reason != "" {
-		return 0, f.cached(TASName, "Kueue topology-aware scheduling: "+reason), nil
+		return 0, f.cached(TASName, tasWho(job.Spec.Constraints.TAS)+": "+reason), nil
 	}
 	f.stmt.Begin(f.c)
 	var placed int32
@@ -132,9 +141,60 @@ func (f *Framework) tasFitsEmpty(job *JobInfo) (bool, string) {
 		return int32(min(f.c.PodsPerEmptyNode(int(f.c.Nodes[n].Pool), pod), 1<<30))
 	})
 	if _, reason := topology.TASAssign(levels, leaves, req); reason != "" {
-		return false, fmt.Sprintf("Kueue topology-aware scheduling (%s %s) can never place the job's %d pods, even on empty nodes: %s", req.Mode, tasLevelName(f.c, req.Level), job.Spec.Replicas, reason)
+		what := fmt.Sprintf("%s %s", req.Mode, tasLevelName(f.c, req.Level))
+		if v := job.Spec.Constraints.TAS.Volcano; v != nil {
+			what = "soft"
+			if req.Bounded {
+				what = "hard, within one HyperNode of " + tasLevelName(f.c, req.Highest)
+			}
+		}
+		return false, fmt.Sprintf("%s (%s) can never place the job's %d pods, even on empty nodes: %s", tasWho(job.Spec.Constraints.TAS), what, job.Spec.Replicas, reason)
 	}
 	return true, ""
+}
+
+// VolcanoHighestLevel is the widest of the cluster's HyperNode levels a
+// Volcano networkTopology lets the job's pods span (bounded: a hard one
+// with a tier at or above some HyperNode's; above every tier, Volcano's
+// cluster-wide root holds the job, unbounded as soft is).
+func VolcanoHighestLevel(c *cluster.Cluster, v *cluster.VolcanoTopology) (int, bool, error) {
+	tiers := c.HyperNodeTiers()
+	if len(tiers) == 0 {
+		return 0, false, fmt.Errorf("the job asks for Volcano network topology and the cluster has no HyperNodes")
+	}
+	if !v.Hard {
+		return 0, false, nil
+	}
+	var h int
+	switch {
+	case v.HighestTier != nil:
+		h = *v.HighestTier
+	case v.HighestTierName != "":
+		t, ok := c.HyperNodeTierNamed(v.HighestTierName)
+		if !ok {
+			return 0, false, fmt.Errorf("highestTierName %q is no HyperNode's tierName (Volcano: failed to find hypernode tier name)", v.HighestTierName)
+		}
+		h = t
+	default:
+		return 0, false, nil // Volcano: hard without a tier is no constraint
+	}
+	if h > tiers[0] {
+		return 0, false, nil
+	}
+	for l, t := range tiers {
+		if t <= h {
+			return l, true, nil
+		}
+	}
+	return 0, false, fmt.Errorf("highestTierAllowed %d is below every HyperNode's tier (the lowest is %d): no HyperNode can hold the job", h, tiers[len(tiers)-1])
+}
+
+// tasWho names the system whose topology placement r asks for.
+func tasWho(r *cluster.TASRequest) string {
+	if r.Volcano != nil {
+		return "Volcano network-topology-aware scheduling"
+	}
+	return "Kueue topology-aware scheduling"
 }
 
 func tasLevelName(c *cluster.Cluster, l int) string {

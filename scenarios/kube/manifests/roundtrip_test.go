@@ -130,6 +130,9 @@ var clusterSimulationOnly = []string{
 	"prices (pricePerHour, onDemandPricePerHour)", "provisioning and image pull delays",
 	"spot interruptions and node failures", "time-slicing overhead", "MIG re-layout times",
 	"fabric and network", "replace",
+	// Each node's rack and block are its own labels, which one NodePool's
+	// template cannot give (kueue-tas's 2 blocks of 2 racks).
+	"racks, blocks and NVLink domains (a pool's topology)",
 	// Not simulation-only, but not read back yet: gpu-operator.yaml's
 	// device-plugin and mig-parted configurations (a pool's sharing).
 	"GPU sharing (gpu-operator.yaml is not read back)",
@@ -175,6 +178,7 @@ func overlay(orig, back *scenarios.Scenario) {
 		b.PricePerHour, b.OnDemandPricePerHour = o.PricePerHour, o.OnDemandPricePerHour
 		b.Provisioning, b.ImagePull, b.Interruptions, b.Failures = o.Provisioning, o.ImagePull, o.Interruptions, o.Failures
 		b.Fabric, b.Network, b.Replace = o.Fabric, o.Network, o.Replace
+		b.Topology = o.Topology
 		if o.Sharing != nil && b.Sharing != nil {
 			if o.Sharing.TimeSlicing != nil && b.Sharing.TimeSlicing != nil {
 				b.Sharing.TimeSlicing.Overhead = o.Sharing.TimeSlicing.Overhead

@@ -220,6 +220,9 @@ var table = []row{
 	{file: "training-operator/examples/xgboost/xgboost-dist/xgboostjob_v1_iris_train.yaml", slots: "workload", outcome: loads},
 	{file: "training-operator/examples/xgboost/xgboost-dist/xgboostjob_v1_iris_train_local.yaml", slots: "workload", outcome: loads},
 	{file: "training-operator/examples/xgboost/xgboostjob.yaml", slots: "workload", outcome: loads},
+	{file: "volcano/benchmark/scripts/create-hypernodes.yaml", slots: "policy", outcome: loads, beside: "volcano/example/deployment/queue.yaml"},
+	{file: "volcano/docs/user-guide/network-topology-job-partitions.yaml", slots: "workload", outcome: loads},
+	{file: "volcano/docs/user-guide/network-topology-job.yaml", slots: "workload", outcome: loads},
 	{file: "volcano/example/MindSpore-example/mindspore_cpu/mindspore-cpu.yaml", slots: "workload", outcome: loads},
 	{file: "volcano/example/MindSpore-example/mindspore_gpu/mindspore-gpu.yaml", slots: "workload", outcome: loads},
 	{file: "volcano/example/cronjob/cronjob.yaml", slots: "workload", outcome: loads},
@@ -282,7 +285,8 @@ func slotsOf(t *testing.T, path string, data []byte) string {
 		case m.APIVersion == "apps/v1" && (m.Kind == "Deployment" || m.Kind == "ReplicaSet" || m.Kind == "StatefulSet"), m.Kind == "InferenceService":
 			in[slotService] = true
 		case strings.HasSuffix(group, "kueue.x-k8s.io"), strings.HasPrefix(group, "karpenter."),
-			group == "scheduling.volcano.sh" && m.Kind == "Queue", group == "scheduling.k8s.io" && m.Kind == "PriorityClass":
+			group == "scheduling.volcano.sh" && m.Kind == "Queue", group == "scheduling.k8s.io" && m.Kind == "PriorityClass",
+			group == "topology.volcano.sh" && m.Kind == "HyperNode":
 			in[slotPolicy] = true
 		}
 	}
@@ -400,6 +404,6 @@ func TestPublishedExamplesShare(t *testing.T) {
 		"kueue":                  "59 of 80 files load (59 of 68 inputs); refused: 0 the file's error, 9 not read; 12 not an input",
 		"trainer":                "9 of 9 files load (9 of 9 inputs); refused: 0 the file's error, 0 not read; 0 not an input",
 		"training-operator":      "27 of 31 files load (27 of 28 inputs); refused: 1 the file's error, 0 not read; 3 not an input",
-		"volcano":                "27 of 41 files load (27 of 39 inputs); refused: 6 the file's error, 6 not read; 2 not an input",
+		"volcano":                "30 of 44 files load (30 of 42 inputs); refused: 6 the file's error, 6 not read; 2 not an input",
 	}, share)
 }

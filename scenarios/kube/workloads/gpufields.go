@@ -48,6 +48,23 @@ type TASUse struct {
 	At    strict.InputError
 }
 
+// DropVolcanoTopology takes every Volcano Job's spec.networkTopology off
+// its tasks (a run without HyperNodes) and reports whether there was one.
+func (s *Source) DropVolcanoTopology() bool {
+	dropped := false
+	for _, st := range s.streams {
+		for _, i := range st.objs {
+			o := &st.e.Objects[i]
+			for _, g := range o.Groups {
+				if c := g.Constraints; c != nil && c.TAS != nil && c.TAS.Volcano != nil {
+					c.TAS, dropped = nil, true
+				}
+			}
+		}
+	}
+	return dropped
+}
+
 // TASUses are the groups of every object the source submits that ask for
 // topology, in the objects' order.
 func (s *Source) TASUses() []TASUse {

@@ -918,6 +918,9 @@ func volcanoObject(d *doc, o *Object, x *volcanoJob) error {
 	if len(o.Groups) == 0 {
 		return d.errAt("spec.tasks", "every task has 0 replicas")
 	}
+	if err := volcanoNetwork(d, o, s.NetworkTopology); err != nil {
+		return err
+	}
 	if s.MinAvailable != 0 {
 		if s.MinAvailable < 0 || int64(s.MinAvailable) > o.Pods() {
 			return d.errAt("spec.minAvailable", "%d is not between 1 and the job's %d pods", s.MinAvailable, o.Pods())
@@ -939,6 +942,46 @@ func volcanoObject(d *doc, o *Object, x *volcanoJob) error {
 	}
 	o.Restart.Volcano = vp
 	return o.readDuration(d, x.ObjectMeta)
+}
+
+// volcanoNetwork reads a Volcano Job's spec.networkTopology (checked as
+// its CRD and Volcano's scheduler do) into every task's topology request.
+func volcanoNetwork(d *doc, o *Object, nt *volcanoNetworkTopology) error {
+	if nt == nil {
+		return nil
+	}
+	v := &cluster.VolcanoTopology{HighestTier: nt.HighestTierAllowed, HighestTierName: nt.HighestTierName}
+	switch nt.Mode {
+	case "", "hard": // the CRD's default: hard
+		v.Hard = true
+	case "soft":
+	default:
+		return d.errAt("spec.networkTopology.mode", "%s is not hard or soft (Volcano's CRD)", strict.Quote(nt.Mode))
+	}
+	if nt.HighestTierAllowed != nil && *nt.HighestTierAllowed < 0 {
+		return d.errAt("spec.networkTopology.highestTierAllowed", "%d is below 0 (Volcano's CRD: minimum 0)", *nt.HighestTierAllowed)
+	}
+	if nt.HighestTierAllowed != nil && nt.HighestTierName != "" {
+		return d.errAt("spec.networkTopology.highestTierName", "highestTierAllowed and highestTierName cannot be set together (Volcano's CRD)")
+	}
+	req := &cluster.TASRequest{Volcano: v}
+	for i := range o.Groups {
+		g := &o.Groups[i]
+		if g.Constraints != nil && g.Constraints.TAS != nil {
+			return d.errAt("spec.networkTopology", "task %s also asks for Kueue topology (kueue.x-k8s.io/podset-*-topology): give one or the other", strict.Quote(g.Name))
+		}
+		c := cluster.Constraints{}
+		if g.Constraints != nil {
+			c = *g.Constraints
+		}
+		c.TAS = req
+		g.Constraints = &c
+	}
+	if o.tasAt == nil {
+		o.tasAt = map[*cluster.TASRequest]strict.InputError{}
+	}
+	o.tasAt[req] = *d.errAt("spec.networkTopology", "").(*strict.InputError)
+	return nil
 }
 
 func volcanoPolicies(d *doc, vp *cluster.VolcanoPolicies, ps []volcanoLifecyclePolicy, at string) error {

@@ -95,7 +95,15 @@ type volcanoJobSpec struct {
 	TTLSecondsAfterFinished *int32                   `json:"ttlSecondsAfterFinished,omitempty"`
 	PriorityClassName       string                   `json:"priorityClassName,omitempty"`
 	MinSuccess              *int32                   `json:"minSuccess,omitempty"`
-	NetworkTopology         any                      `json:"networkTopology,omitempty"`
+	NetworkTopology         *volcanoNetworkTopology  `json:"networkTopology,omitempty"`
+}
+
+// volcanoNetworkTopology is a Volcano Job's spec.networkTopology
+// (batch.volcano.sh/v1alpha1 NetworkTopologySpec).
+type volcanoNetworkTopology struct {
+	Mode               string `json:"mode,omitempty"`
+	HighestTierAllowed *int   `json:"highestTierAllowed,omitempty"`
+	HighestTierName    string `json:"highestTierName,omitempty"`
 }
 
 type volcanoTaskSpec struct {
