@@ -161,6 +161,9 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 	at += ".llm"
 	var out LLMService
 	model, ok := LLMModels()[l.Model]
+	if !ok && l.Model == "" {
+		return out, s.errAt(at+".model", "is not given (nor a vLLM server's model of the catalog in the service's manifests): name the catalog model of the same shape, llama-3-8b or llama-3-70b")
+	}
 	if !ok {
 		return out, s.errAt(at+".model", "%s is not a model of the catalog (known: llama-3-8b, llama-3-70b)", Quote(l.Model))
 	}

@@ -103,6 +103,12 @@ func TestLLMServiceFromVLLMDeployment(t *testing.T) {
 	requireInputError(t, err)
 	require.ErrorContains(t, err, "vllm.yaml:19:9: spec.template.spec.containers[0].args: --pipeline-parallel-size 2: pipeline and data parallel replicas are not modelled")
 
+	// A model outside the catalog, and no llm.model: refused at the field.
+	write(strings.Replace(vllmDeploy, "meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct", 1))
+	_, err = build(svcCluster + vllmService)
+	requireInputError(t, err)
+	require.ErrorContains(t, err, "spec.workload.services[0].llm.model: is not given (nor a vLLM server's model of the catalog in the service's manifests)")
+
 	// Without an llm block the request lengths are missing: refused.
 	write(vllmDeploy)
 	_, err = build(svcCluster + "    services:\n    - name: chat\n      manifests: [vllm.yaml]\n      load: {constant: 5}\n      batching: {batchSize: 1, baseMs: 20, perItemMs: 1}\n")
