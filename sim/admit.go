@@ -252,7 +252,9 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 }
 
 // constraints adds the flavors' node labels and tolerations to a job's own
-// constraints (shared by every job with the same base and flavors).
+// constraints, which it keeps whole (selector, affinity, tolerations,
+// topology spread, pod affinity, topology request), shared by every job
+// with the same base and flavors.
 func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluster.Constraints {
 	k := consKey{base: base, n: len(flavors)}
 	if copy(k.flavors[:], flavors) < len(flavors) {
@@ -278,6 +280,7 @@ func (a *admState) constraints(base *cluster.Constraints, flavors []int) *cluste
 		c.Affinity = base.Affinity
 		c.Tolerations = append(c.Tolerations, base.Tolerations...)
 		c.TAS = base.TAS
+		c.Spread, c.PodAffinity = base.Spread, base.PodAffinity
 	}
 	for _, fi := range flavors {
 		f := &a.ctl.Spec().Flavors[fi]

@@ -9,6 +9,8 @@ import (
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins"
+	"gpuplan.dev/gpuplan/sim/scheduler/plugins/podtopologyspread"
 )
 
 func quota(n int64) admission.Quota {
@@ -244,5 +246,29 @@ func TestWaitForPodsReadyBlockAdmission(t *testing.T) {
 		} else {
 			require.Equal(t, [2]Time{0, 10 * Minute}, [2]Time{two.Admitted, two.Start})
 		}
+	}
+}
+
+// A job's topology spread constraints hold under Kueue admission as
+// without it (they were dropped with the flavor's node labels added).
+// Three 2-GPU nodes, one a zone; w asks for 3 one-GPU pods at most one
+// zone apart (maxSkew 1, DoNotSchedule): one pod a node, so every node
+// keeps one GPU free and b's 2-GPU pod, submitted at 1 min, waits for w's
+// end at 30 min. Packed (the constraint lost), w would leave a node free
+// and b start at 1 min.
+func TestSpreadConstraintsHoldUnderKueue(t *testing.T) {
+	p := pool("p", 3, 2)
+	p.Zones = []string{"z1", "z2", "z3"}
+	web := &cluster.PodLabels{Labels: map[string]string{"app": "web"}}
+	w := queued(job("w", 0, 30*Minute, 3, 1), "team-a")
+	w.Pod.Labels = web
+	w.Constraints = &cluster.Constraints{Spread: []cluster.SpreadConstraint{{MaxSkew: 1, TopologyKey: cluster.LabelZone, DoNotSchedule: true,
+		Selector: []cluster.Requirement{{Key: "app", Op: cluster.OpIn, Values: []string{"web"}}}}}}
+	b := queued(job("b", 1*Minute, 5*Minute, 1, 2), "team-b")
+	for _, adm := range []*admission.Spec{nil, twoTeams("", admission.BestEffortFIFO, admission.Never)} {
+		prof := append(plugins.Default(), scheduler.PluginConfig{Name: podtopologyspread.Name, Weight: podtopologyspread.DefaultWeight})
+		tm := times(run(t, Config{Pools: []cluster.PoolSpec{p}, Admission: adm, Plugins: prof}, w, b))
+		require.Equal(t, timing{0, 30 * Minute}, tm["w"], "kueue %v", adm != nil)
+		require.Equal(t, timing{30 * Minute, 35 * Minute}, tm["b"], "kueue %v", adm != nil)
 	}
 }
