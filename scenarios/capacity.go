@@ -25,7 +25,7 @@ const (
 	LabelCapacityType   = "gpuplan.dev/capacity-type"
 	LabelKarpenterCT    = "karpenter.sh/capacity-type"
 	LabelNodePool       = "karpenter.sh/nodepool"
-	LabelRegion         = "topology.kubernetes.io/region"
+	LabelRegion         = cluster.LabelRegion
 	LabelZone           = "topology.kubernetes.io/zone"
 	spotAdvisorFile     = "catalog/aws_spot_advisor_gpu_linux.csv"
 	spotAdvisorSnapshot = "AWS Spot Instance Advisor, snapshot 2025-06-28"

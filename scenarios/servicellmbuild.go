@@ -69,7 +69,7 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		}
 	}
 	if tp > 1 {
-		f := models.DefaultFabrics()[llmFabrics[gpu]]
+		f := llmFabric(gpu)
 		l.Config.Engine.AllReduce = serving.TPAllReduce(f, tp)
 		notes = append(notes, fmt.Sprintf("tensor parallel %d: two all-reduces a layer priced on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)", tp, f.Name, f.AlphaUS, f.BusBWGBps))
 	}
@@ -206,7 +206,10 @@ func LLMEngine(model, gpu string, tp int) (serving.Engine, error) {
 	}
 	e := serving.Engine{Model: m, GPU: roof, TP: tp}
 	if tp > 1 {
-		e.AllReduce = serving.TPAllReduce(models.DefaultFabrics()[llmFabrics[gpu]], tp)
+		e.AllReduce = serving.TPAllReduce(llmFabric(gpu), tp)
 	}
 	return e, nil
 }
+
+// llmFabric is the NVLink fabric a GPU's tensor-parallel all-reduces run on.
+func llmFabric(gpu string) models.Fabric { return models.DefaultFabrics()[llmFabrics[gpu]] }

@@ -2,14 +2,16 @@ package serving
 
 import "fmt"
 
-// llmOutcomes are the per-request results of a run, shared by the
-// replicas that serve it (each writes only its own requests' entries).
+// llmOutcomes are the per-request state and results of a run, shared by
+// the replicas that serve it (each touches only its own requests'
+// entries).
 type llmOutcomes struct {
+	state           []llmReq
 	ttft, tpot, e2e []float64
 }
 
 func newLLMOutcomes(n int) *llmOutcomes {
-	return &llmOutcomes{ttft: make([]float64, n), tpot: make([]float64, n), e2e: make([]float64, n)}
+	return &llmOutcomes{state: make([]llmReq, n), ttft: make([]float64, n), tpot: make([]float64, n), e2e: make([]float64, n)}
 }
 
 type llmReq struct {
@@ -30,11 +32,10 @@ func (r *llmReq) tokens() int { return r.in + r.generated }
 // their blocks are needed, least recently used first (vLLM keeps a freed
 // block's contents until the block is reallocated, oldest first).
 type prefixEntry struct {
-	id      int
-	blocks  int64
-	refs    int
-	lastUse float64
-	seq     int64 // order of last use, for ties of lastUse
+	id     int
+	blocks int64
+	refs   int
+	seq    int64 // order of last use
 }
 
 // llmReplica is one engine serving the requests routed to it, stepped
@@ -120,7 +121,6 @@ func (p *llmReplica) reclaim(need int64) {
 }
 
 func (p *llmReplica) touch(e *prefixEntry) {
-	e.lastUse = p.t
 	p.useSeq++
 	e.seq = p.useSeq
 }
@@ -192,7 +192,8 @@ func (p *llmReplica) advance(until float64) error {
 	for {
 		for p.next < len(p.own) && p.queued(p.own[p.next]) <= p.t {
 			i := p.own[p.next]
-			r := &llmReq{i: i, in: p.reqs[i].Input, out: p.reqs[i].Output}
+			r := &p.out.state[i]
+			*r = llmReq{i: i, in: p.reqs[i].Input, out: p.reqs[i].Output}
 			p.waiting = append(p.waiting, r)
 			p.next++
 		}

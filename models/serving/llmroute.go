@@ -85,8 +85,8 @@ func SimulateLLMRouted(cfg LLMConfig, replicas int, router Router, reqs []LLMReq
 	if replicas < 1 {
 		return RoutedResult{}, fmt.Errorf("replicas: %d is below 1", replicas)
 	}
-	if _, err := ParseRouter(router.String()); err != nil {
-		return RoutedResult{}, err
+	if router < RoundRobin || router > PrefixAware {
+		return RoutedResult{}, fmt.Errorf("router %d is not one of round-robin, least-outstanding, prefix-aware", int(router))
 	}
 	if err := checkLLMRun(cfg, reqs); err != nil {
 		return RoutedResult{}, err

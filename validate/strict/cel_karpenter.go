@@ -47,7 +47,7 @@ var karpenterCELRules = map[string]celRule{
 		return allKeys(self, func(k string) bool { return k != "kubernetes.io/hostname" })
 	},
 	`self.all(x, x in ["karpenter.k8s.aws/instance-tenancy", "karpenter.k8s.aws/capacity-reservation-type", "karpenter.k8s.aws/capacity-reservation-id", "karpenter.k8s.aws/capacity-reservation-interruptible", "karpenter.k8s.aws/capacity-reservation-interruptible", "karpenter.k8s.aws/ec2nodeclass", "karpenter.k8s.aws/instance-encryption-in-transit-supported", "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-hypervisor", "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-generation", "karpenter.k8s.aws/instance-local-nvme", "karpenter.k8s.aws/instance-size", "karpenter.k8s.aws/instance-cpu", "karpenter.k8s.aws/instance-cpu-manufacturer", "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz", "karpenter.k8s.aws/instance-memory", "karpenter.k8s.aws/instance-ebs-bandwidth", "karpenter.k8s.aws/instance-network-bandwidth", "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-memory", "karpenter.k8s.aws/instance-accelerator-name", "karpenter.k8s.aws/instance-accelerator-manufacturer", "karpenter.k8s.aws/instance-accelerator-count", "karpenter.k8s.aws/instance-capability-flex", "karpenter.k8s.aws/placement-group-id", "karpenter.k8s.aws/placement-group-partition"] || !x.find("^([^/]+)").endsWith("karpenter.k8s.aws"))`: func(self any) bool {
-		return allKeys(self, func(k string) bool { return notRestrictedDomain(k, "karpenter.k8s.aws", karpenterAWSAllowedLabels) })
+		return allKeys(self, func(k string) bool { return notRestrictedDomain(k, "karpenter.k8s.aws", karpenterAWSAllowed) })
 	},
 	// EC2NodeClass spec.instanceProfile and spec.role: not empty.
 	`self != ''`: func(self any) bool {
@@ -93,7 +93,7 @@ var karpenterCELRules = map[string]celRule{
 		return strOf(self) != "kubernetes.io/hostname"
 	},
 	`self in ["karpenter.k8s.aws/instance-tenancy", "karpenter.k8s.aws/capacity-reservation-type", "karpenter.k8s.aws/capacity-reservation-id", "karpenter.k8s.aws/capacity-reservation-interruptible", "karpenter.k8s.aws/ec2nodeclass", "karpenter.k8s.aws/instance-encryption-in-transit-supported", "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-hypervisor", "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-generation", "karpenter.k8s.aws/instance-local-nvme", "karpenter.k8s.aws/instance-size", "karpenter.k8s.aws/instance-cpu", "karpenter.k8s.aws/instance-cpu-manufacturer", "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz", "karpenter.k8s.aws/instance-memory", "karpenter.k8s.aws/instance-ebs-bandwidth", "karpenter.k8s.aws/instance-network-bandwidth", "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-memory", "karpenter.k8s.aws/instance-accelerator-name", "karpenter.k8s.aws/instance-accelerator-manufacturer", "karpenter.k8s.aws/instance-accelerator-count", "karpenter.k8s.aws/instance-capability-flex", "karpenter.k8s.aws/placement-group-id", "karpenter.k8s.aws/placement-group-partition"] || !self.find("^([^/]+)").endsWith("karpenter.k8s.aws")`: func(self any) bool {
-		return notRestrictedDomain(strOf(self), "karpenter.k8s.aws", karpenterAWSAllowedKeys)
+		return notRestrictedDomain(strOf(self), "karpenter.k8s.aws", karpenterAWSAllowed)
 	},
 	// EC2NodeClass spec: exactly one of role and instanceProfile.
 	`(has(self.role) && !has(self.instanceProfile)) || (!has(self.role) && has(self.instanceProfile))`: func(self any) bool {
@@ -307,43 +307,10 @@ var karpenterSHAllowed = []string{
 	"karpenter.sh/nodepool",
 }
 
-// karpenterAWSAllowedLabels are the karpenter.k8s.aws labels a NodePool's
-// template may set (the CRD's list, which names one twice).
-var karpenterAWSAllowedLabels = []string{
-	"karpenter.k8s.aws/instance-tenancy",
-	"karpenter.k8s.aws/capacity-reservation-type",
-	"karpenter.k8s.aws/capacity-reservation-id",
-	"karpenter.k8s.aws/capacity-reservation-interruptible",
-	"karpenter.k8s.aws/capacity-reservation-interruptible",
-	"karpenter.k8s.aws/ec2nodeclass",
-	"karpenter.k8s.aws/instance-encryption-in-transit-supported",
-	"karpenter.k8s.aws/instance-category",
-	"karpenter.k8s.aws/instance-hypervisor",
-	"karpenter.k8s.aws/instance-family",
-	"karpenter.k8s.aws/instance-generation",
-	"karpenter.k8s.aws/instance-local-nvme",
-	"karpenter.k8s.aws/instance-size",
-	"karpenter.k8s.aws/instance-cpu",
-	"karpenter.k8s.aws/instance-cpu-manufacturer",
-	"karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
-	"karpenter.k8s.aws/instance-memory",
-	"karpenter.k8s.aws/instance-ebs-bandwidth",
-	"karpenter.k8s.aws/instance-network-bandwidth",
-	"karpenter.k8s.aws/instance-gpu-name",
-	"karpenter.k8s.aws/instance-gpu-manufacturer",
-	"karpenter.k8s.aws/instance-gpu-count",
-	"karpenter.k8s.aws/instance-gpu-memory",
-	"karpenter.k8s.aws/instance-accelerator-name",
-	"karpenter.k8s.aws/instance-accelerator-manufacturer",
-	"karpenter.k8s.aws/instance-accelerator-count",
-	"karpenter.k8s.aws/instance-capability-flex",
-	"karpenter.k8s.aws/placement-group-id",
-	"karpenter.k8s.aws/placement-group-partition",
-}
-
-// karpenterAWSAllowedKeys are the karpenter.k8s.aws keys a requirement may
-// name.
-var karpenterAWSAllowedKeys = []string{
+// karpenterAWSAllowed are the karpenter.k8s.aws labels a NodePool's
+// template may set and the keys a requirement may name: the CRD's two
+// rules list the same keys (the labels' rule names one twice).
+var karpenterAWSAllowed = []string{
 	"karpenter.k8s.aws/instance-tenancy",
 	"karpenter.k8s.aws/capacity-reservation-type",
 	"karpenter.k8s.aws/capacity-reservation-id",
