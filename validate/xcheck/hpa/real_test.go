@@ -90,6 +90,7 @@ type world struct {
 	first    time.Time // the first sync
 	syncs    int
 	timeline []int32 // replicas after each sync
+	listed   func() int // the pods the controller's informer holds
 	err      error
 }
 
@@ -143,10 +144,21 @@ func (w *world) scale() *autoscalingv1.Scale {
 
 // The metrics source (metricsclient.MetricsClient).
 
+// checkInformer fails the run where the controller's pod informer does
+// not hold the pods the Deployment has: the controller would count pods
+// that are gone (what a harness race looks like, never a cluster's state
+// 15 s after a scale).
+func (w *world) checkInformer(k int) {
+	if n := w.listed(); n != len(w.pods) {
+		w.fail("at sync %d the controller's informer holds %d pods, the Deployment %d", k, n, len(w.pods))
+	}
+}
+
 func (w *world) podMetrics(scale int64) metricsclient.PodMetricsInfo {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	k := w.index()
+	w.checkInformer(k)
 	if k >= len(w.c.series) {
 		w.fail("a metric asked for at sync %d of %d", k, len(w.c.series))
 		k = len(w.c.series) - 1
@@ -171,6 +183,7 @@ func (w *world) GetRawMetric(string, string, labels.Selector, labels.Selector) (
 func (w *world) GetObjectMetric(string, string, *autoscalingv2.CrossVersionObjectReference, labels.Selector) (int64, time.Time, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.checkInformer(w.index())
 	return w.c.series[min(w.index(), len(w.c.series)-1)], time.Now(), nil
 }
 
@@ -225,8 +238,18 @@ func runRealInBubble(c *hpaCase) ([]int32, error) {
 	ctrl := podautoscaler.NewHorizontalController(ctx, w.client.CoreV1(), scales, w.client.AutoscalingV2(), mapper, w,
 		factory.Autoscaling().V2().HorizontalPodAutoscalers(), factory.Core().V1().Pods(),
 		syncSeconds*time.Second, downscaleStabilization, defaultTolerance, cpuInitialization, initialReadiness)
+	pods := factory.Core().V1().Pods().Lister()
+	w.listed = func() int {
+		l, _ := pods.List(labels.Everything())
+		return len(l)
+	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
+	// The informers have listed; wait until their watches are open too.
+	// The fake clientset replays nothing a watch missed, so a pod deleted
+	// between the list and the watch would stay in the controller's cache
+	// for the whole run (the check flaked 1 run in 40 on such cases).
+	synctest.Wait()
 
 	// The HorizontalPodAutoscaler as the API server stores it: with its
 	// defaults (k8s.io/kubernetes pkg/apis/autoscaling/v2).
