@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
@@ -165,6 +166,23 @@ func runReal(cc *clusterCase, p profileKind) ([]string, error) {
 		}
 		return false, nil, nil
 	})
+	// The fake clientset replays nothing a watch missed: a pod created
+	// before the scheduler's pod watch is open would never be seen. Know
+	// when it opens.
+	podsWatched := make(chan struct{})
+	var watchOnce sync.Once
+	client.PrependWatchReactor("pods", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if wa, ok := a.(clienttesting.WatchActionImpl); ok {
+			opts = wa.ListOptions
+		}
+		w, err := client.Tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
+		if err != nil {
+			return false, nil, err
+		}
+		watchOnce.Do(func() { close(podsWatched) })
+		return true, w, nil
+	})
 	for _, n := range realNodes(cc) {
 		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 			return nil, err
@@ -186,6 +204,11 @@ func runReal(cc *clusterCase, p profileKind) ([]string, error) {
 			return nil, fmt.Errorf("%s: the scheduler's cache has %d of %d nodes after 30 s", cc.name, sched.Cache.NodeCount(), cc.nodes())
 		}
 		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-podsWatched:
+	case <-time.After(30 * time.Second):
+		return nil, fmt.Errorf("%s: the scheduler's pod informer opened no watch in 30 s", cc.name)
 	}
 	done := make(chan struct{})
 	go func() { sched.Run(ctx); close(done) }()
