@@ -19,7 +19,8 @@ import (
 var clusterScoped = map[string]bool{
 	"Namespace": true, "PriorityClass": true, "StorageClass": true,
 	"ResourceFlavor": true, "ClusterQueue": true, "Cohort": true, "WorkloadPriorityClass": true,
-	"NodePool": true, "EC2NodeClass": true, "Queue": true,
+	"NodePool": true, "EC2NodeClass": true, "Queue": true, "Topology": true,
+	"HyperNode": true, "DeviceClass": true,
 }
 
 // installed are the namespaces that exist before gpuplan's objects: the
@@ -33,6 +34,7 @@ var apiGroups = map[string]bool{
 	"v1": true, "apps": true, "batch": true, "scheduling.k8s.io": true, "storage.k8s.io": true, "autoscaling": true,
 	"kueue.x-k8s.io": true, "karpenter.sh": true, "karpenter.k8s.aws": true, "monitoring.coreos.com": true,
 	"keda.sh": true, "serving.kserve.io": true, "kubeflow.org": true, "batch.volcano.sh": true, "scheduling.volcano.sh": true,
+	"topology.volcano.sh": true, "resource.k8s.io": true,
 }
 
 // TestManifestsApplyInOneKubectlApply walks the folder gpuplan writes as
@@ -166,9 +168,10 @@ func checkApplyOrder(t *testing.T, name, dir, storageClass string) {
 	walk(filepath.Join(dir, templates), true)
 }
 
-// podRefs finds the PriorityClasses, StorageClasses, claims and
-// subdomain Services a spec names, at any depth (pod templates of Jobs,
-// PyTorchJobs, Deployments, volume claim templates).
+// podRefs finds the PriorityClasses, StorageClasses, claims, subdomain
+// Services, ResourceClaimTemplates and DeviceClasses a spec names, at any
+// depth (pod templates of Jobs, PyTorchJobs, Deployments, volume claim
+// templates, a claim template's device requests).
 func podRefs(v any) []string {
 	var out []string
 	switch x := v.(type) {
@@ -184,6 +187,10 @@ func podRefs(v any) []string {
 					out = append(out, "PersistentVolumeClaim/"+s)
 				case "subdomain":
 					out = append(out, "Service/"+s)
+				case "resourceClaimTemplateName":
+					out = append(out, "ResourceClaimTemplate/"+s)
+				case "deviceClassName":
+					out = append(out, "DeviceClass/"+s)
 				}
 			}
 			out = append(out, podRefs(e)...)

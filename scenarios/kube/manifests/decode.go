@@ -49,6 +49,8 @@ func newObject(apiVersion, kind string) any {
 		return &karpv1.NodePool{}
 	case "karpenter.k8s.aws/v1 EC2NodeClass":
 		return &EC2NodeClass{}
+	case kueue.GroupVersion.String() + " Topology":
+		return &kueue.Topology{}
 	case kueue.GroupVersion.String() + " ResourceFlavor":
 		return &kueue.ResourceFlavor{}
 	case kueue.GroupVersion.String() + " ClusterQueue":

@@ -1,7 +1,9 @@
 // Package manifests renders a scenario as the Kubernetes objects that put
 // it into practice on a real cluster: Karpenter NodePools and an
 // EC2NodeClass for its pools, the NVIDIA device plugin's time-slicing and
-// MIG configuration, Kueue ResourceFlavors, a ClusterQueue and LocalQueues,
+// MIG configuration, Kueue ResourceFlavors, a ClusterQueue and LocalQueues
+// (and a Topology the flavors name when a class asks for topology, its
+// pod template annotated with Kueue's podset topology request, tas.go),
 // PriorityClasses, a Job template per workload class, a PrometheusRule
 // for idle GPUs and, per inference service, a Deployment with its
 // HorizontalPodAutoscaler or KEDA ScaledObject (or a KServe

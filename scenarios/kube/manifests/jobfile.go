@@ -210,6 +210,7 @@ func (j *jobFile) podTemplate(res corev1.ResourceList, pin []string) corev1.PodT
 	if rec != nil && rec.DoNotDisrupt {
 		podAnn[AnnotationDoNotDisrupt] = "true"
 	}
+	tasAnnotations(c, podAnn)
 	if len(podAnn) == 0 {
 		podAnn = nil
 	}

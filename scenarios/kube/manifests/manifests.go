@@ -972,6 +972,11 @@ func (g *gen) kueue() (File, error) {
 		}
 		flavors = append(flavors, fq)
 	}
+	if t, words := g.kueueTopology(); t != nil {
+		withTopology(f.Objects, t.Name)
+		f.Objects = append([]any{t}, f.Objects...)
+		f.Comment = append(f.Comment, words...)
+	}
 	cq := &kueue.ClusterQueue{
 		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ClusterQueue"},
 		ObjectMeta: metav1.ObjectMeta{Name: g.queueName()},

@@ -1,0 +1,136 @@
+package manifests
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"gpuplan.dev/gpuplan/models/topology"
+	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/workloads"
+	"gpuplan.dev/gpuplan/scenarios/pipeline"
+	"gpuplan.dev/gpuplan/sim/cluster"
+)
+
+const kueueTAS = "../../examples/kueue-tas/scenario.yaml"
+
+// loadRun is a shipped scenario, or one of its variants.
+func loadRun(t *testing.T, file, variant string) *scenarios.Scenario {
+	t.Helper()
+	s, err := scenarios.LoadFile(file)
+	require.NoError(t, err)
+	if variant != "" {
+		s, err = s.Variant(variant)
+		require.NoError(t, err)
+	}
+	return s
+}
+
+// TestKueueTASRoundTrip: the kueue-tas example (16 p5.48xlarge nodes,
+// 4 a rack, 2 racks a block; class llm asks for one rack, required, or
+// preferred in the variant) is written as Kueue's TAS objects: a Topology
+// whose levels are block, rack and host (a p5's NVLink domain is its own
+// 8 GPUs, so no NVLink-domain level), every ResourceFlavor naming it, and
+// llm's pod template annotated with its rack level. Read back, the
+// Topology is what the run places the jobs over (its assumptions say so)
+// and the summary is the original's; the job template read as a workload
+// asks for the class's topology.
+func TestKueueTASRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates the kueue-tas example four times")
+	}
+	for _, c := range []struct {
+		variant, ann string
+		mode       topology.TASMode
+	}{
+		{"", "kueue.x-k8s.io/podset-required-topology", topology.TASRequired},
+		{"preferred", "kueue.x-k8s.io/podset-preferred-topology", topology.TASPreferred},
+	} {
+		t.Run("variant="+c.variant, func(t *testing.T) {
+			s := loadRun(t, kueueTAS, c.variant)
+			m, err := s.Cluster()
+			require.NoError(t, err)
+			files, _, err := Generate(s, m, Options{})
+			require.NoError(t, err)
+
+			topo := find[kueue.Topology](t, files, kubeName(s.Metadata.Name))
+			var levels []string
+			for _, l := range topo.Spec.Levels {
+				levels = append(levels, l.NodeLabel)
+			}
+			require.Equal(t, []string{"cloud.provider.com/topology-block", "cloud.provider.com/topology-rack", "kubernetes.io/hostname"}, levels)
+			rf := find[kueue.ResourceFlavor](t, files, "h100")
+			require.NotNil(t, rf.Spec.TopologyName)
+			require.Equal(t, kueue.TopologyReference(topo.Name), *rf.Spec.TopologyName)
+			require.Equal(t, map[string]string{cluster.LabelPool: "h100"}, rf.Spec.NodeLabels, "a TAS flavor needs node labels (Kueue's CRD rule)")
+
+			dir := t.TempDir()
+			require.NoError(t, WriteDir(dir, files))
+			raw, err := os.ReadFile(filepath.Join(dir, DirJobTemplates+"llm.yaml"))
+			require.NoError(t, err)
+			require.Contains(t, string(raw), c.ann+": cloud.provider.com/topology-rack")
+			// The template as the workload reader reads it: its pods ask
+			// for the class's level and mode; finetune asks for none.
+			objs, _, err := workloads.LoadIn(filepath.Join(dir, DirJobTemplates+"llm.yaml"), m.Pools)
+			require.NoError(t, err)
+			require.Len(t, objs, 1)
+			g := objs[0].Groups[0]
+			require.Equal(t, int32(4), g.Pods)
+			require.NotNil(t, g.Constraints)
+			require.NotNil(t, g.Constraints.TAS)
+			require.Equal(t, cluster.TASRequest{Mode: c.mode, Level: "cloud.provider.com/topology-rack"}, *g.Constraints.TAS)
+			objs, _, err = workloads.LoadIn(filepath.Join(dir, DirJobTemplates+"finetune.yaml"), m.Pools)
+			require.NoError(t, err)
+			require.True(t, objs[0].Groups[0].Constraints == nil || objs[0].Groups[0].Constraints.TAS == nil)
+
+			// The run with the written Kueue objects as its policy places
+			// the jobs over the written Topology (its assumptions say so)
+			// and gives the summary of the same run whose levels are the
+			// pools' (the Kueue objects without the Topology): the
+			// Topology is the one the run used. Its cluster is the written
+			// NodePools (racks and blocks carried over by name).
+			cl := []string{filepath.Join(dir, filepath.FromSlash(PathNodePools)), filepath.Join(dir, filepath.FromSlash(PathEC2NodeClass))}
+			back := readBack(t, s, append(cl, filepath.Join(dir, filepath.FromSlash(PathKueue))))
+			b, err := back.Build(scenarios.Options{})
+			require.NoError(t, err)
+			require.NoError(t, b.Close())
+			require.Equal(t, levels, b.Config.TASLevels)
+			require.True(t, slices.ContainsFunc(b.Assumptions, func(a string) bool {
+				return strings.Contains(a, "of the policy's Kueue Topology")
+			}), "the run's levels come from the written Topology: %q", b.Assumptions)
+			plain := t.TempDir()
+			require.NoError(t, WriteDir(plain, withoutTopology(files)))
+			want := summaryJSON(t, readBack(t, s, append(cl, filepath.Join(plain, filepath.FromSlash(PathKueue)))), pipeline.Options{})
+			got := summaryJSON(t, back, pipeline.Options{})
+			require.Equal(t, want, got, "the written Topology read back")
+		})
+	}
+}
+
+// withoutTopology is files with the Kueue Topology left out and no
+// ResourceFlavor naming one.
+func withoutTopology(files []File) []File {
+	var out []File
+	for _, f := range files {
+		g := f
+		g.Objects = nil
+		for _, o := range f.Objects {
+			switch x := o.(type) {
+			case *kueue.Topology:
+				continue
+			case *kueue.ResourceFlavor:
+				y := x.DeepCopy()
+				y.Spec.TopologyName = nil
+				o = y
+			}
+			g.Objects = append(g.Objects, o)
+		}
+		out = append(out, g)
+	}
+	return out
+}
