@@ -62,6 +62,9 @@ func (j *jobFile) write() ([]File, error) {
 		j.comment = append(j.comment, req.shareWords)
 	}
 	pod := j.podTemplate(req.res, req.pin)
+	if err := j.draGPUs(&pod, req); err != nil {
+		return nil, err
+	}
 	nproc := max(req.gpus, 1)
 	if req.shared || c.Pod.MIG != "" {
 		nproc = 1

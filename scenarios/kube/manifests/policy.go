@@ -293,11 +293,14 @@ func (g *gen) policyFiles() []string {
 // a part of it (fair sharing, waitForPodsReady).
 func (g *gen) kueueConfig() (File, error) {
 	f := File{Path: PathKueueConfig}
-	if g.pol == nil || len(g.pol.Volcano) > 0 {
+	if (g.pol != nil && len(g.pol.Volcano) > 0) || (g.pol == nil && g.allVolcano()) {
 		return f, nil
 	}
-	spec := g.pol.Spec
-	if spec.FairSharing == nil && spec.WaitForPodsReady == nil {
+	var spec admission.Spec
+	if g.pol != nil {
+		spec = g.pol.Spec
+	}
+	if spec.FairSharing == nil && spec.WaitForPodsReady == nil && len(g.draClasses) == 0 {
 		return f, nil
 	}
 	cfg := kueuecfg.Configuration{
@@ -305,6 +308,13 @@ func (g *gen) kueueConfig() (File, error) {
 		Integrations: &kueuecfg.Integrations{Frameworks: g.kueueFrameworks()},
 	}
 	var what []string
+	if len(g.draClasses) > 0 {
+		// Kueue counts DRA devices only through these mappings, behind
+		// its DynamicResourceAllocation feature gate (alpha in v0.17).
+		cfg.Resources = &kueuecfg.Resources{DeviceClassMappings: g.deviceClassMappings()}
+		cfg.FeatureGates = map[string]bool{"DynamicResourceAllocation": true}
+		what = append(what, "resources.deviceClassMappings (each DeviceClass the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+	}
 	if fs := spec.FairSharing; fs != nil {
 		cfg.FairSharing = &kueuecfg.FairSharing{PreemptionStrategies: []kueuecfg.PreemptionStrategy{}}
 		for _, s := range fs.Strategies {

@@ -46,7 +46,7 @@ func TestKueueTASRoundTrip(t *testing.T) {
 	}
 	for _, c := range []struct {
 		variant, ann string
-		mode       topology.TASMode
+		mode         topology.TASMode
 	}{
 		{"", "kueue.x-k8s.io/podset-required-topology", topology.TASRequired},
 		{"preferred", "kueue.x-k8s.io/podset-preferred-topology", topology.TASPreferred},
