@@ -67,6 +67,7 @@ a new name; kubectl apply refuses generateName).
                                      classes' ResourceClaimTemplates name
   kubernetes/20-volcano-queues.yaml  instead, for a Volcano policy: its Queues as read and the
                                      scheduler's ConfigMap (its actions decide reclaim and preempt)
+  kubernetes/20-volcano-hypernodes.yaml  the policy's Volcano HyperNodes, as read
   kubernetes/30-prometheusrule.yaml  alerts on GPUs a pod holds (DCGM, exported_pod set)
                                      averaging under 50% over the last 30 minutes or at 0% for
                                      an hour; label release

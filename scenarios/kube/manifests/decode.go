@@ -39,6 +39,8 @@ func newObject(apiVersion, kind string) any {
 		return &resourcev1.DeviceClass{}
 	case dra.APIVersion + " ResourceClaimTemplate":
 		return &resourcev1.ResourceClaimTemplate{}
+	case HyperNodeAPIVersion + " HyperNode":
+		return &HyperNode{}
 	case "batch/v1 Job":
 		return &batchv1.Job{}
 	case "apps/v1 Deployment":

@@ -263,7 +263,7 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	} else {
 		steps = append(steps, g.nodeClass, g.nodePools, g.nodeGroups)
 	}
-	steps = append(steps, g.gpuOperator, g.deviceClasses, g.priorityClasses, g.kueue, g.kueueConfig, g.storage, g.alerts)
+	steps = append(steps, g.gpuOperator, g.deviceClasses, g.priorityClasses, g.kueue, g.hyperNodes, g.kueueConfig, g.storage, g.alerts)
 	for _, step := range steps {
 		if err := add(step()); err != nil {
 			return nil, nil, err

@@ -27,6 +27,7 @@ var crdSchemas = map[string]string{
 	"kueue.x-k8s.io/v1beta2 LocalQueue":            "kueue.x-k8s.io/localqueue_v1beta2.json",
 	"kueue.x-k8s.io/v1beta2 ResourceFlavor":        "kueue.x-k8s.io/resourceflavor_v1beta2.json",
 	"kueue.x-k8s.io/v1beta2 Topology":              "kueue.x-k8s.io/topology_v1beta2.json",
+	HyperNodeAPIVersion + " HyperNode":             "topology.volcano.sh/hypernode_v1alpha1.json",
 	"kueue.x-k8s.io/v1beta2 WorkloadPriorityClass": "kueue.x-k8s.io/workloadpriorityclass_v1beta2.json",
 	"monitoring.coreos.com/v1 PrometheusRule":      "monitoring.coreos.com/prometheusrule_v1.json",
 	KubeflowAPIVersion + " PyTorchJob":             "kubeflow.org/pytorchjob_v1.json",
