@@ -199,7 +199,16 @@ func (g *gen) policyKueue() (File, error) {
 		for _, t := range fl.Tolerations {
 			rf.Spec.Tolerations = append(rf.Spec.Tolerations, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 		}
+		if name, ok := g.pol.TASFlavors()[fl.Name]; ok {
+			rf.Spec.TopologyName = ptr(kueue.TopologyReference(name))
+		}
 		f.Objects = append(f.Objects, rf)
+	}
+	if t, err := g.policyTopology(); err != nil {
+		return f, err
+	} else if t != nil {
+		f.Objects = append([]any{t}, f.Objects...)
+		f.Comment = append(f.Comment, fmt.Sprintf("Topology %s, as read: its levels are what the run placed the jobs asking for topology over.", t.Name))
 	}
 	for _, c := range spec.Cohorts {
 		f.Objects = append(f.Objects, &kueue.Cohort{

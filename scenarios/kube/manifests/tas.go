@@ -96,3 +96,28 @@ func withTopology(flavors []any, name string) {
 		}
 	}
 }
+
+// policyTopology is the policy's Topology, as read, when its
+// ResourceFlavors name one (the run places jobs over one topology, so all
+// name the same; nil when none does).
+func (g *gen) policyTopology() (*kueue.Topology, error) {
+	var name string
+	for _, n := range g.pol.TASFlavors() {
+		name = n
+	}
+	if name == "" {
+		return nil, nil
+	}
+	levels, err := g.pol.TASLevels()
+	if err != nil {
+		return nil, err
+	}
+	t := &kueue.Topology{
+		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "Topology"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+	}
+	for _, l := range levels {
+		t.Spec.Levels = append(t.Spec.Levels, kueue.TopologyLevel{NodeLabel: l})
+	}
+	return t, nil
+}

@@ -134,3 +134,124 @@ func withoutTopology(files []File) []File {
 	}
 	return out
 }
+
+// kueuePolicyTAS is a Kueue policy with a Topology of racks and hosts
+// (no block level: not the pools' default levels) that the flavor names,
+// and a Job of 4 8-GPU pods preferring one rack, on 16 H100 nodes in
+// racks of 4.
+const kueuePolicyTAS = `apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: racks}
+spec:
+  levels:
+  - nodeLabel: cloud.provider.com/topology-rack
+  - nodeLabel: kubernetes.io/hostname
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  nodeLabels: {gpuplan.dev/pool: h100}
+  topologyName: racks
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: cpu, nominalQuota: "3072"}
+      - {name: memory, nominalQuota: 32Ti}
+      - {name: nvidia.com/gpu, nominalQuota: "128"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: gpuplan}
+spec: {clusterQueue: cq}
+`
+
+const kueueTASJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: gpuplan
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  parallelism: 4
+  completions: 4
+  completionMode: Indexed
+  template:
+    metadata:
+      annotations: {kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-rack}
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 8, cpu: "96", memory: 1000Gi}}}
+`
+
+// TestKueuePolicyTopologyWrittenBack: a scenario whose Kueue policy has
+// a Topology (racks and hosts) named by its flavor gets it written back,
+// the flavor naming it; read back, the run's levels are the Topology's
+// (not the pools' block, rack, host) and the summary is the original's.
+func TestKueuePolicyTopologyWrittenBack(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	pol, job := write("policy.yaml", kueuePolicyTAS), write("job.yaml", kueueTASJob)
+	body := `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: policy-tas}
+spec:
+  seed: 3
+  horizon: 24h
+  cluster:
+    pools:
+    - {name: h100, count: 16, instanceType: p5.48xlarge, topology: {nodesPerRack: 4, racksPerBlock: 2}}
+  policy:
+    manifests: [` + pol + `]
+  workload:
+    manifests:
+    - {path: ` + job + `, arrival: {process: poisson, ratePerHour: 2}, duration: {distribution: lognormal, median: 2h, sigma: 0.5, max: 6h}}
+`
+	s, err := scenarios.Parse(write("scenario.yaml", body), dir, []byte(body))
+	require.NoError(t, err)
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err := Generate(s, m, Options{})
+	require.NoError(t, err)
+	topo := find[kueue.Topology](t, files, "racks")
+	require.Equal(t, []kueue.TopologyLevel{{NodeLabel: "cloud.provider.com/topology-rack"}, {NodeLabel: "kubernetes.io/hostname"}}, topo.Spec.Levels)
+	rf := find[kueue.ResourceFlavor](t, files, "h100")
+	require.NotNil(t, rf.Spec.TopologyName)
+	require.Equal(t, kueue.TopologyReference("racks"), *rf.Spec.TopologyName)
+	set := newSchemaSet()
+	for _, o := range []any{topo, rf} {
+		checked, err := set.validate(t, o)
+		require.True(t, checked)
+		require.NoError(t, err)
+	}
+
+	out := t.TempDir()
+	require.NoError(t, WriteDir(out, files))
+	var policy []string
+	for _, p := range []string{PathKueue, PathKueueConfig, PathPriorityClasses} {
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(p))); err == nil {
+			policy = append(policy, filepath.Join(out, filepath.FromSlash(p)))
+		}
+	}
+	b, err := s.Build(scenarios.Options{PolicyManifests: policy})
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+	require.Equal(t, []string{"cloud.provider.com/topology-rack", "kubernetes.io/hostname"}, b.Config.TASLevels)
+	want := summaryJSON(t, s, pipeline.Options{})
+	got := summaryJSON(t, s, pipeline.Options{Build: scenarios.Options{PolicyManifests: policy}})
+	require.Equal(t, want, got, "the Kueue policy with its Topology read back")
+	require.NotZero(t, want["jobs"].(map[string]any)["total"])
+}
