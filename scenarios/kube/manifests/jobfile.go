@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -313,6 +314,16 @@ func (j *jobFile) volcano(v *scenarios.VolcanoJobSpec, om metav1.ObjectMeta, pod
 	c := j.c
 	delete(om.Labels, LabelQueueName)
 	pod.Spec.SchedulerName = "volcano"
+	if c.Topology != nil {
+		// Kueue's annotations mean nothing to Volcano, which reads a
+		// Job's spec.networkTopology over HyperNodes instead.
+		delete(pod.Annotations, gpufields.KueueRequiredTopology)
+		delete(pod.Annotations, gpufields.KueuePreferredTopology)
+		if len(pod.Annotations) == 0 {
+			pod.Annotations = nil
+		}
+		j.comment = append(j.comment, j.warn("class %s asks for topology (%s) but runs as a Volcano Job, which Kueue does not admit: Volcano places by spec.networkTopology over HyperNodes, which need each node's rack and block (its own labels, which gpuplan does not know), so no topology request is written; the simulation kept the class's pods within one domain as Kueue would", c.Name, classTopologyWords(c)))
+	}
 	// The job's name is the API server's (generateName): each pod reads
 	// it from the label Volcano's controller sets, for the rendezvous
 	// host the svc plugin names <job>-worker-0.<job>.

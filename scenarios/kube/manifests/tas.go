@@ -24,10 +24,11 @@ import (
 // the same levels, so the same placements.
 
 // tasLevels are the Kueue Topology levels of the run, widest first: nil
-// when no class asks for topology (the run has none).
+// when no class whose jobs Kueue admits asks for topology (a Volcano Job
+// class's request is not written: jobfile.go's volcano).
 func (g *gen) tasLevels() []string {
 	for _, c := range g.classes() {
-		if c.Topology != nil {
+		if c.Topology != nil && g.volcanoSpec(c) == nil {
 			return sim.TASLevels(nil, g.m.Pools)
 		}
 	}
@@ -120,4 +121,14 @@ func (g *gen) policyTopology() (*kueue.Topology, error) {
 		t.Spec.Levels = append(t.Spec.Levels, kueue.TopologyLevel{NodeLabel: l})
 	}
 	return t, nil
+}
+
+// classTopologyWords is a class's topology request in words.
+func classTopologyWords(c scenarios.ClassSpec) string {
+	if t := c.Topology; t != nil && t.Required != "" {
+		return "required " + t.Required
+	} else if t != nil {
+		return "preferred " + t.Preferred
+	}
+	return "none"
 }

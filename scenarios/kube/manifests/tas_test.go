@@ -255,3 +255,26 @@ spec:
 	require.Equal(t, want, got, "the Kueue policy with its Topology read back")
 	require.NotZero(t, want["jobs"].(map[string]any)["total"])
 }
+
+// A class asking for topology that runs as a Volcano Job gets no Kueue
+// annotation (Volcano ignores it; Kueue does not admit Volcano Jobs) and
+// no Topology is written for it: a warning says so.
+func TestVolcanoClassTopologyIsAWarning(t *testing.T) {
+	s := loadRun(t, kueueTAS, "")
+	s.Spec.Workload.Synthetic.Classes[0].Volcano = &scenarios.VolcanoJobSpec{}
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, warnings, err := Generate(s, m, Options{})
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	require.Contains(t, warnings[0], "class llm asks for topology (required cloud.provider.com/topology-rack) but runs as a Volcano Job")
+	for _, f := range files {
+		for _, o := range f.Objects {
+			_, isTopology := o.(*kueue.Topology)
+			require.False(t, isTopology, f.Path)
+			b, err := marshal(o)
+			require.NoError(t, err)
+			require.NotContains(t, string(b), "podset-required-topology", f.Path)
+		}
+	}
+}
