@@ -40,14 +40,14 @@ var apiGroups = map[string]bool{
 // TestManifestsApplyInOneKubectlApply walks the folder gpuplan writes as
 // `kubectl apply -R -f DIR/kubernetes` does (depth first, names in
 // lexical order, only .yaml, .yml and .json files) for every shipped
-// example and variant under three option sets, and checks that each
-// object can be created when its turn comes on a cluster with the
-// projects installed: it is an API object (eksctl's ClusterConfig is not,
-// and sits beside the folder) with a name (kubectl apply refuses
-// generateName), its namespace was created before it (or is one an
-// install creates), and the PriorityClass, StorageClass, claim and
-// subdomain Service its pods name were created before it (or are built
-// in, or given with --storage-class). Then the job templates beside the
+// example and variant under three option sets (the third with GPUs by
+// DRA claim), and checks that each object can be created when its turn
+// comes on a cluster with the projects installed: it is an API object
+// (eksctl's ClusterConfig is not, and sits beside the folder) with a name
+// (kubectl apply refuses generateName), its namespace was created before
+// it (or is one an install creates), and the PriorityClass, StorageClass,
+// claim, subdomain Service, ResourceClaimTemplate and DeviceClass it names
+// were created before it (or are built in, or given with --storage-class). Then the job templates beside the
 // folder (jobs/, kubectl create once per job): each has a generateName
 // and no name, and what it names exists. Before the layout (files named as
 // they came, such as jobs/ before namespaces.yaml) every example with a
@@ -57,7 +57,7 @@ func TestManifestsApplyInOneKubectlApply(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates every shipped example three times")
 	}
-	opts := []Options{{}, {FixedPools: FixedNodeGroup, TrainingAPI: TrainingPyTorchJob}, {StorageClass: "efs-sc", AccessMode: AccessRWX, TrainingAPI: TrainingTFJob}}
+	opts := []Options{{}, {FixedPools: FixedNodeGroup, TrainingAPI: TrainingPyTorchJob}, {StorageClass: "efs-sc", AccessMode: AccessRWX, TrainingAPI: TrainingTFJob, GPUs: GPUsDRA}}
 	checked := 0
 	for _, r := range shippedRuns(t) {
 		s, err := scenarios.LoadFile(r[0])
