@@ -77,6 +77,12 @@ func (j *jobFile) write() ([]File, error) {
 		return j.file(), nil
 	}
 	if j.o.TrainingAPI != TrainingJob && (replicas > 1 || c.Training != nil) {
+		if c.Topology != nil && replicas > 1 {
+			// The Master (Chief) and the Workers are two PodSets, which
+			// Kueue would place each in its own domain; the simulation's
+			// gang is one: one PodSet group fits them in one domain.
+			pod.Annotations[AnnotationPodSetGroup] = c.Name
+		}
 		obj, words := j.kubeflowJob(c, om, pod, replicas, nproc, j.rec)
 		j.comment = append(j.comment, words)
 		j.objects = append(j.objects, obj)

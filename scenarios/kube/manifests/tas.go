@@ -23,6 +23,12 @@ import (
 // level. Read back (scenarios' policy reader), the Topology gives the run
 // the same levels, so the same placements.
 
+// AnnotationPodSetGroup is Kueue's PodSet group (v0.17: a unit of flavor
+// assignment and topology domain fitting): a Kubeflow job's replica types
+// asking for topology are fitted in one domain together, as the
+// simulation's one gang is.
+const AnnotationPodSetGroup = "kueue.x-k8s.io/podset-group-name"
+
 // tasLevels are the Kueue Topology levels of the run, widest first: nil
 // when no class whose jobs Kueue admits asks for topology (a Volcano Job
 // class's request is not written: jobfile.go's volcano).

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"gpuplan.dev/gpuplan/models/topology"
@@ -277,4 +278,39 @@ func TestVolcanoClassTopologyIsAWarning(t *testing.T) {
 			require.NotContains(t, string(b), "podset-required-topology", f.Path)
 		}
 	}
+}
+
+// Written as a Kubeflow PyTorchJob, the kueue-tas gang is a Master and 3
+// Workers, two PodSets: both templates carry the rack request and one
+// PodSet group (kueue.x-k8s.io/podset-group-name), which Kueue fits in one
+// domain together, as the simulation placed the gang; read back, the
+// job's 4 pods are one gang asking for the rack.
+func TestKueueTASPyTorchJobIsOnePodSetGroup(t *testing.T) {
+	s := loadRun(t, kueueTAS, "")
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err := Generate(s, m, Options{TrainingAPI: TrainingPyTorchJob})
+	require.NoError(t, err)
+	job := find[PyTorchJob](t, files, "llm")
+	require.Len(t, job.Spec.PyTorchReplicaSpecs, 2)
+	checked, err := newSchemaSet().validate(t, job)
+	require.True(t, checked)
+	require.NoError(t, err)
+	for role, r := range job.Spec.PyTorchReplicaSpecs {
+		require.Equal(t, map[string]string{"kueue.x-k8s.io/podset-required-topology": "cloud.provider.com/topology-rack", AnnotationPodSetGroup: "llm"}, r.Template.Annotations, role)
+	}
+	dir := t.TempDir()
+	require.NoError(t, WriteDir(dir, files))
+	objs, _, err := workloads.LoadIn(filepath.Join(dir, DirJobTemplates+"llm.yaml"), m.Pools)
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	var pods int32
+	for _, g := range objs[0].Groups {
+		pods += g.Pods
+		require.Equal(t, cluster.TASRequest{Mode: topology.TASRequired, Level: "cloud.provider.com/topology-rack"}, *g.Constraints.TAS, g.Name)
+	}
+	require.Equal(t, int32(4), pods)
+	// The single-pod class is one PodSet: no group.
+	fine := find[batchv1.Job](t, files, "finetune")
+	require.NotContains(t, fine.Spec.Template.Annotations, AnnotationPodSetGroup)
 }
