@@ -662,6 +662,12 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		fmt.Fprintf(w, "## Inference services\n\n")
 		mdTable(w, serviceHeaderFor(s), serviceRows(s))
 		fmt.Fprintf(w, "%s\n\n", servicesNote)
+		if hasLLM(s) {
+			lat, eng := llmTables(s)
+			mdTable(w, lat[0], lat[1:])
+			mdTable(w, eng[0], eng[1:])
+			fmt.Fprintf(w, "%s\n\n", llmServicesNote)
+		}
 	}
 	writeWhyMarkdown(w, s)
 	writeAdmissionMarkdown(w, s)
