@@ -33,6 +33,10 @@ import (
 // on mean and p95 up to 63-80% of capacity and is optimistic nearer it
 // (TestSteadyLLMAgainstExact in models/serving). With no replica ready,
 // requests are refused and dropped (no endpoint behind the Service).
+// End-to-end latency is mixed as TTFT is (a backlog's wait delays the
+// last token as the first); the KV cache's share is the steady state's
+// mean blocks (and the cached prefixes') over the replica's, averaged
+// over the ready replicas' time, with the highest piece's as the peak.
 
 // LLM is an LLM service's engine and request lengths.
 type LLM struct {
