@@ -288,6 +288,9 @@ func variantsSection(s *Summary) htmlSection {
 	if rows := variantServiceRows(s.Variants); len(rows) > 0 {
 		sec.Tables = append(sec.Tables, htmlTable{Caption: "Inference services in each run", Header: variantServiceHeader(), Rows: rows})
 	}
+	if rows := variantLLMRows(s.Variants); len(rows) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Caption: "LLM services in each run", Header: variantLLMHeader(), Rows: rows})
+	}
 	for i := range s.SpotSensitivity {
 		c := &s.SpotSensitivity[i]
 		sec.Notes = append(sec.Notes, "Spot break-even: "+spotCurveText(c))

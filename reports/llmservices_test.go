@@ -88,4 +88,23 @@ func TestLLMReportByHand(t *testing.T) {
 	require.NoError(t, WriteHTML(&b, s, nil))
 	assert.Contains(t, b.String(), "LLM services: end to end, KV cache and tokens served")
 	assert.Contains(t, b.String(), "184.32M")
+
+	// Each run's LLM figures side by side (what-if variants), a batch
+	// server's none.
+	f := Figures("as given", s)
+	require.NotNil(t, f.Services[0].LLM)
+	// TPOT's p95 is read from 2% buckets: 20.18 ms for 20.
+	assert.InDelta(t, 20, l.TPOTP95Ms, 0.02*20)
+	assert.Equal(t, LLMFigures{TTFTP95Ms: l.TTFTP95Ms, TPOTP95Ms: l.TPOTP95Ms, E2EP95Ms: l.E2EP95Ms, KVCachePeak: l.KVCachePeak,
+		CostPerMillionOutputTokens: 0.275, CostPerMillionTokens: 0.0453}, *f.Services[0].LLM)
+	rows := variantLLMRows([]RunFigures{f})
+	require.Len(t, rows, 1)
+	assert.Equal(t, []string{"as given", "chat", "20.2 ms", "2.5%", "$0.28", "$0.05"}, append(rows[0][:2:2], rows[0][3], rows[0][5], rows[0][6], rows[0][7]))
+	s.Variants = []RunFigures{f}
+	b.Reset()
+	require.NoError(t, WriteTable(&b, s))
+	assert.Contains(t, b.String(), "LLM services in each run:")
+	res2, pr2 := servedSim(t)
+	assert.Nil(t, Figures("", Summarize(res2, Meta{Scenario: "served", Pricing: pr2})).Services[0].LLM)
+	assert.Empty(t, variantLLMRows([]RunFigures{Figures("", Summarize(res2, Meta{Scenario: "served", Pricing: pr2}))}))
 }
