@@ -34,7 +34,7 @@ import (
 // requests of an interval (a minute at 1,000 requests/s is 60,000), but a
 // cluster run should keep it per (rate, replicas) rather than call it per
 // interval. It is held to the exact model (TestSteadyLLMAgainstExact)
-// within 5% on mean and p95 TTFT and TPOT up to 63-80% of a replica's
+// within 5% on mean and p95 TTFT, TPOT and E2E up to 63-80% of a replica's
 // capacity; nearer capacity it is optimistic (it does not model requests
 // waiting for a seat among max_num_seqs), and above it says so.
 
