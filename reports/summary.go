@@ -914,6 +914,7 @@ func Figures(name string, s *Summary) RunFigures {
 		if v.Cost != nil {
 			sf.CostPerMillion = v.Cost.PerMillionRequests
 		}
+		sf.LLM = llmFigures(v.LLM)
 		f.Services = append(f.Services, sf)
 	}
 	return f
