@@ -66,6 +66,28 @@ func recordsAgree(t *testing.T, nodes int) {
 		got := run(t, cfg, jobs...)
 		require.Equal(t, want.Jobs, got.Jobs, "hint %d", hint)
 	}
+	// Records moved to the temporary file as their chunks fill (after
+	// the first record, or once two chunks are whole), as jobs finish or at the
+	// end (preemption on), read back the same, more than once.
+	for _, base := range []Config{cfg, atEnd} {
+		for _, keep := range []int{1, recChunk + 1} {
+			c := base
+			c.JobsHint, c.RecordsInMemory, c.TempDir = n, keep, t.TempDir()
+			got := run(t, c, jobs...)
+			require.True(t, got.Spilled(), "keep %d preemption %v", keep, c.Preemption)
+			require.Nil(t, got.Jobs)
+			require.Equal(t, len(want.Jobs), got.NumJobs())
+			for range 2 {
+				var recs []JobRecord
+				for i, r := range got.Records() {
+					require.Equal(t, len(recs), i)
+					recs = append(recs, *r)
+				}
+				require.NoError(t, got.RecordsErr())
+				require.Equal(t, want.Jobs, recs, "keep %d, preemption %v", keep, c.Preemption)
+			}
+		}
+	}
 }
 
 // A record is kept for every job of a run: 208 bytes, no padding. The

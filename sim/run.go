@@ -313,6 +313,10 @@ func newRunner(cfg Config) (*runner, error) {
 	// A plain run looks up no finished job by index again, so that its
 	// record is built at once and its state dropped.
 	r.jobs.plain = r.disr.capacity == nil && !r.sc.preemptOn && len(r.svc.svcs) == 0 && r.disr.onNode == nil
+	r.jobs.recs.keep, r.jobs.recs.dir = cfg.RecordsInMemory, cfg.TempDir
+	if r.jobs.recs.keep == 0 {
+		r.jobs.recs.keep = DefaultRecordsInMemory
+	}
 	r.jobs.recs.reserve(cfg.JobsHint)
 	return r, nil
 }
