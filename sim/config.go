@@ -66,7 +66,8 @@ type Config struct {
 	// (at most MaxJobs; a count of the trace's rows, say): the run then
 	// keeps their records in one array of that size from the start, whose
 	// pages cost memory only once written, and Result.Jobs is that array
-	// rather than a copy. A wrong hint costs memory, never a result.
+	// rather than a copy (unless the hint is over RecordsInMemory: then
+	// the records go to file). A wrong hint costs memory, never a result.
 	JobsHint int
 	// RecordsInMemory is how many job records the run keeps in memory
 	// (0: DefaultRecordsInMemory; negative: all of them): past it, the

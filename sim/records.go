@@ -5,12 +5,15 @@ import "gpuplan.dev/gpuplan/sim/cluster"
 // Job records are built as jobs finish, so that a big run never holds
 // every job's engine state and every job's record at once.
 //
-// The records live in chunks of recChunk. With Config.JobsHint the chunks
-// are windows of one array of that many records, reserved at the start
-// (its pages cost memory only once written; on Linux it is advised to
-// huge pages, see adviseHuge), and Result.Jobs is that array: no copy.
-// Without a hint, or past it, the chunks are allocated one by one and
-// copied into Result.Jobs at the end.
+// The records live in chunks of recChunk. With Config.JobsHint (at most
+// Config.RecordsInMemory) the chunks are windows of one array of that
+// many records, reserved at the start (its pages cost memory only once
+// written; on Linux it is advised to huge pages, see adviseHuge), and
+// Result.Jobs is that array: no copy. Without a hint, or past it, the
+// chunks are allocated one by one and copied into Result.Jobs at the end.
+// Past Config.RecordsInMemory records, each chunk whose records are all
+// built goes to the run's temporary file (spill.go) and its array is
+// reused: memory then holds the chunks of jobs in flight.
 //
 // In a plain run (no capacity controller, preemption or service, whose
 // events and tables refer to jobs by index after they finish), a job's

@@ -572,9 +572,10 @@ func (r *runner) handle(t Time, ev event) error {
 const neverRuns = "never schedulable, queued all the same as Kueue counts quota, not nodes: "
 
 // MaxJobs bounds the jobs of one run: each keeps a record of about 220
-// bytes (208 of record, its name) and, while it is in flight (in any run
-// with a capacity controller, preemption or services: to the end), 352 of
-// state, so 20 million is some 4.5 to 12 GB.
+// bytes (208 of record, its name; past Config.RecordsInMemory, 40 to 60
+// bytes in a temporary file instead) and, while it is in flight (in any
+// run with a capacity controller, preemption or services: to the end),
+// 352 of state, so 20 million is some 1 (a plain run) to 12 GB.
 const MaxJobs = 20_000_000
 
 func (r *runner) arrive(t Time) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"iter"
+	"math/bits"
 	"os"
 	"sync"
 
@@ -127,8 +128,10 @@ func (w *recordFile) write(k int, recs []JobRecord) {
 	// records.
 	w.names = w.names[:0]
 	body := w.buf[:0]
+	prev := Time(0)
 	for i := range recs {
-		body = w.encode(body, &recs[i])
+		body = w.encode(body, &recs[i], k*recChunk+i, prev)
+		prev = recs[i].Submit
 	}
 	b := make([]byte, 0, 2*binary.MaxVarintLen64+len(w.names)+len(body))
 	b = binary.AppendUvarint(b, uint64(len(recs)))
@@ -148,133 +151,201 @@ func (w *recordFile) write(k int, recs []JobRecord) {
 	w.end += int64(len(b))
 }
 
-// encode appends record r: every field as a varint, the name whole.
-func (w *recordFile) encode(b []byte, r *JobRecord) []byte {
-	v := binary.AppendVarint
-	u := binary.AppendUvarint
-	b = v(b, int64(r.ID))
-	b = v(b, int64(r.Reason))
-	b = u(b, uint64(len(r.Name)))
-	w.names = append(w.names, r.Name...)
-	b = u(b, uint64(w.queue(r.Queue)))
-	b = v(b, int64(r.Priority))
-	b = v(b, int64(r.Replicas))
-	b = v(b, int64(r.PodsBound))
-	b = v(b, int64(r.MinAvailable))
-	b = u(b, uint64(w.pod(r.Pod)))
-	b = v(b, r.Submit)
-	// Start and End as offsets from Submit and Start: small numbers.
-	b = v(b, r.Start-r.Submit)
-	b = v(b, r.End-r.Start)
-	b = v(b, r.Duration)
-	b = v(b, r.Deadline)
-	slowed := uint64(0)
+// A record in the file is a mask of the fields that differ from what
+// is expected of them, then those differences as zigzag varints: most
+// jobs ran once from their start to their end, in pool 0 and queue 0,
+// holding what their pods ask for all along, so that most of their
+// fields cost nothing. Expected: the ID its position, the submit the
+// previous record's, the end the start plus the duration, the usage's
+// pool the job's, its GPU, CPU and memory time the pods' requests over
+// start to end, one attempt, never admitted, and 0 otherwise.
+const (
+	fID = iota
+	fReason
+	fNameLen
+	fQueue
+	fPriority
+	fReplicas
+	fPodsBound
+	fMinAvailable
+	fPod
+	fSubmit
+	fStart
+	fEnd
+	fDuration
+	fDeadline
+	fFlags
+	fPool
+	fHeld
+	fAlloc
+	fAttempts
+	fDisruptions
+	fFailures
+	fUsePool
+	fLost
+	fCheckpoint
+	fUseGPU
+	fUseCPU
+	fUseMem
+	fRare
+	fAdmitted
+	fPreemptions
+	fPreemptionsCaused
+	numFields
+)
+
+// expectedUse is the GPU, CPU and memory time a job's pods ask for over
+// span (wrapping, as the differences from it do).
+func expectedUse(r *JobRecord, span Time) (gpu, cpu, mem int64) {
+	if r.Pod == nil {
+		return 0, 0, 0
+	}
+	n := int64(r.Replicas) * span
+	return r.AllocMilli * span, r.Pod.MilliCPU * n, r.Pod.MemoryMiB * n
+}
+
+// encode appends record r, at position id of the run, after a record
+// submitted at prev.
+func (w *recordFile) encode(b []byte, r *JobRecord, id int, prev Time) []byte {
+	var d [numFields]int64
+	slowed := int64(0)
 	if r.Slowed {
 		slowed = 1
 	}
-	b = u(b, uint64(r.Flags)|uint64(r.Outcome)<<8|slowed<<16)
-	b = v(b, int64(r.Pool))
-	b = v(b, r.HeldMilliMs)
-	b = v(b, r.AllocMilli)
-	b = v(b, int64(r.Attempts))
-	b = v(b, int64(r.Disruptions))
-	b = v(b, int64(r.Failures))
-	b = v(b, int64(r.usePool))
-	b = v(b, r.LostMs)
-	b = v(b, r.CheckpointMs)
-	b = v(b, r.useHeld[0])
-	b = v(b, r.useHeld[1])
-	b = v(b, r.useHeld[2])
-	b = u(b, uint64(w.rare(r.rare)))
-	b = v(b, r.Admitted)
-	b = v(b, int64(r.Preemptions))
-	b = v(b, int64(r.PreemptionsCaused))
+	span := r.End - r.Start
+	gpu, cpu, mem := expectedUse(r, span)
+	d[fID] = int64(r.ID) - int64(id)
+	d[fReason] = int64(r.Reason) + 1
+	d[fNameLen] = int64(len(r.Name))
+	d[fQueue] = int64(w.queue(r.Queue))
+	d[fPriority] = int64(r.Priority)
+	d[fReplicas] = int64(r.Replicas) - 1
+	d[fPodsBound] = int64(r.PodsBound) - int64(r.Replicas)
+	d[fMinAvailable] = int64(r.MinAvailable)
+	d[fPod] = int64(w.pod(r.Pod)) - 1
+	d[fSubmit] = r.Submit - prev
+	d[fStart] = r.Start - r.Submit
+	d[fEnd] = span - r.Duration
+	d[fDuration] = r.Duration
+	d[fDeadline] = r.Deadline
+	d[fFlags] = int64(r.Flags) | int64(r.Outcome)<<8 | slowed<<16
+	d[fPool] = int64(r.Pool)
+	d[fHeld] = r.HeldMilliMs - r.useHeld[ResGPU]
+	d[fAlloc] = r.AllocMilli
+	d[fAttempts] = int64(r.Attempts) - 1
+	d[fDisruptions] = int64(r.Disruptions)
+	d[fFailures] = int64(r.Failures)
+	d[fUsePool] = int64(r.usePool) - int64(r.Pool) - 1
+	d[fLost] = r.LostMs
+	d[fCheckpoint] = r.CheckpointMs
+	d[fUseGPU] = r.useHeld[ResGPU] - gpu
+	d[fUseCPU] = r.useHeld[ResCPU] - cpu
+	d[fUseMem] = r.useHeld[ResMem] - mem
+	d[fRare] = int64(w.rare(r.rare))
+	d[fAdmitted] = r.Admitted + 1
+	d[fPreemptions] = int64(r.Preemptions)
+	d[fPreemptionsCaused] = int64(r.PreemptionsCaused)
+	var mask uint64
+	for f, x := range d {
+		if x != 0 {
+			mask |= 1 << f
+		}
+	}
+	b = binary.AppendUvarint(b, mask)
+	for _, x := range d {
+		if x != 0 {
+			b = binary.AppendUvarint(b, uint64(x<<1)^uint64(x>>63))
+		}
+	}
+	w.names = append(w.names, r.Name...)
 	return b
 }
 
-// decoder reads varints off a chunk; a short or bad chunk sets bad.
-type decoder struct {
-	b   []byte
-	bad bool
+// uvarint reads the varint at b[p:] and the position after it; past the
+// end, or on a bad varint, the position is len(b)+1 (and stays there).
+func uvarint(b []byte, p int) (uint64, int) {
+	if p < len(b) {
+		if c := b[p]; c < 0x80 {
+			return uint64(c), p + 1
+		}
+	}
+	return uvarintSlow(b, p)
 }
 
-func (d *decoder) v() int64 {
-	x, n := binary.Varint(d.b)
+func uvarintSlow(b []byte, p int) (uint64, int) {
+	if p >= len(b) {
+		return 0, len(b) + 1
+	}
+	x, n := binary.Uvarint(b[p:])
 	if n <= 0 {
-		d.bad = true
-		return 0
+		return 0, len(b) + 1
 	}
-	d.b = d.b[n:]
-	return x
+	return x, p + n
 }
 
-func (d *decoder) u() uint64 {
-	x, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad = true
-		return 0
+// decode reads the record at b[p:], at position id after a record
+// submitted at prev, into r, its name the next of *names, and returns the
+// position after it (len(b)+1: the chunk is bad).
+func (w *recordFile) decode(b []byte, p int, r *JobRecord, id int, prev Time, names *string) int {
+	var d [numFields]int64
+	mask, p := uvarint(b, p)
+	if mask>>numFields != 0 {
+		return len(b) + 1
 	}
-	d.b = d.b[n:]
-	return x
-}
-
-// decode reads one record into r; its name is the next of *names.
-func (w *recordFile) decode(d *decoder, r *JobRecord, names *string) {
-	r.ID = int32(d.v())
-	r.Reason = int32(d.v())
-	nl := d.u()
-	if nl > uint64(len(*names)) {
-		d.bad = true
-		return
+	for m := mask; m != 0; m &= m - 1 {
+		var u uint64
+		u, p = uvarint(b, p)
+		d[bits.TrailingZeros64(m)] = int64(u>>1) ^ -int64(u&1)
 	}
+	if p > len(b) {
+		return p
+	}
+	nl := uint64(d[fNameLen])
+	q := uint64(d[fQueue])
+	pod := uint64(d[fPod] + 1)
+	rare := uint64(d[fRare])
+	if nl > uint64(len(*names)) || q >= uint64(len(w.queues)) || pod > uint64(len(w.pods)) || rare > uint64(len(w.rares)) {
+		return len(b) + 1
+	}
+	r.ID = int32(int64(id) + d[fID])
+	r.Reason = int32(d[fReason] - 1)
 	r.Name, *names = (*names)[:nl], (*names)[nl:]
-	if q := d.u(); q < uint64(len(w.queues)) {
-		r.Queue = w.queues[q]
-	} else {
-		d.bad = true
+	r.Queue = w.queues[q]
+	r.Priority = int32(d[fPriority])
+	r.Replicas = int32(d[fReplicas] + 1)
+	r.PodsBound = int32(d[fPodsBound] + int64(r.Replicas))
+	r.MinAvailable = int32(d[fMinAvailable])
+	r.Pod = nil
+	if pod > 0 {
+		r.Pod = w.pods[pod-1]
 	}
-	r.Priority = int32(d.v())
-	r.Replicas = int32(d.v())
-	r.PodsBound = int32(d.v())
-	r.MinAvailable = int32(d.v())
-	switch p := d.u(); {
-	case p == 0:
-		r.Pod = nil
-	case p <= uint64(len(w.pods)):
-		r.Pod = w.pods[p-1]
-	default:
-		d.bad = true
-	}
-	r.Submit = d.v()
-	r.Start = r.Submit + d.v()
-	r.End = r.Start + d.v()
-	r.Duration = d.v()
-	r.Deadline = d.v()
-	f := d.u()
+	r.Submit = prev + d[fSubmit]
+	r.Start = r.Submit + d[fStart]
+	r.Duration = d[fDuration]
+	span := r.Duration + d[fEnd]
+	r.End = r.Start + span
+	r.Deadline = d[fDeadline]
+	f := d[fFlags]
 	r.Flags, r.Outcome, r.Slowed = cluster.JobFlag(f), Outcome(f>>8), f>>16&1 == 1
-	r.Pool = int32(d.v())
-	r.HeldMilliMs = d.v()
-	r.AllocMilli = d.v()
-	r.Attempts = int32(d.v())
-	r.Disruptions = int32(d.v())
-	r.Failures = int32(d.v())
-	r.usePool = int32(d.v())
-	r.LostMs = d.v()
-	r.CheckpointMs = d.v()
-	r.useHeld[0] = d.v()
-	r.useHeld[1] = d.v()
-	r.useHeld[2] = d.v()
-	switch x := d.u(); {
-	case x == 0:
-		r.rare = nil
-	case x <= uint64(len(w.rares)):
-		r.rare = w.rares[x-1]
-	default:
-		d.bad = true
+	r.Pool = int32(d[fPool])
+	r.AllocMilli = d[fAlloc]
+	r.Attempts = int32(d[fAttempts] + 1)
+	r.Disruptions = int32(d[fDisruptions])
+	r.Failures = int32(d[fFailures])
+	r.usePool = int32(d[fUsePool] + int64(r.Pool) + 1)
+	r.LostMs = d[fLost]
+	r.CheckpointMs = d[fCheckpoint]
+	gpu, cpu, mem := expectedUse(r, span)
+	r.useHeld = [3]int64{gpu + d[fUseGPU], cpu + d[fUseCPU], mem + d[fUseMem]}
+	r.HeldMilliMs = r.useHeld[ResGPU] + d[fHeld]
+	r.rare = nil
+	if rare > 0 {
+		r.rare = w.rares[rare-1]
 	}
-	r.Admitted = d.v()
-	r.Preemptions = int32(d.v())
-	r.PreemptionsCaused = int32(d.v())
+	r.Admitted = d[fAdmitted] - 1
+	r.Preemptions = int32(d[fPreemptions])
+	r.PreemptionsCaused = int32(d[fPreemptionsCaused])
+	return p
 }
 
 // all yields every record in order; a read failure stops it and is kept
@@ -299,19 +370,21 @@ func (w *recordFile) all() iter.Seq2[int, *JobRecord] {
 			}
 			// One string a chunk holds its records' names (they are cut
 			// from it): the names outlive the reused records safely.
-			d := decoder{b: raw}
-			m, nl := d.u(), d.u()
+			m, p := uvarint(raw, 0)
+			nl, p := uvarint(raw, p)
+			bad := m > recChunk || p > len(raw) || nl > uint64(len(raw)-p)
 			var names string
-			if m > recChunk || nl > uint64(len(d.b)) {
-				d.bad = true
-			} else {
-				names = string(d.b[:nl])
-				d.b = d.b[nl:]
+			if !bad {
+				names = string(raw[p : p+int(nl)])
+				p += int(nl)
 			}
-			for i := 0; i < int(m) && !d.bad; i++ {
-				w.decode(&d, &recs[i], &names)
+			prev := Time(0)
+			for i := 0; i < int(m) && !bad; i++ {
+				p = w.decode(raw, p, &recs[i], id+i, prev, &names)
+				bad = p > len(raw)
+				prev = recs[i].Submit
 			}
-			if d.bad {
+			if bad {
 				w.failed(fmt.Errorf("records of a large run: chunk %d is corrupt", k))
 				return
 			}
