@@ -287,3 +287,25 @@ func TestAdmissionRecordsAsJobsFinishEqualRecordsAtTheEnd(t *testing.T) {
 		})
 	}
 }
+
+// A spilled chunk that reads back garbled stops Records early and is
+// RecordsErr's, rather than yielding made-up records.
+func TestSpilledRecordsReadFailureIsAnError(t *testing.T) {
+	var jobs []cluster.JobSpec
+	for i := 0; i < 3*recChunk; i++ {
+		jobs = append(jobs, job(fmt.Sprintf("j%d", i), Time(i)*Second, 10*Second, 1, 1))
+	}
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 4, 8)}, RecordsInMemory: 1, TempDir: t.TempDir()}, jobs...)
+	require.True(t, res.Spilled())
+	require.NoError(t, res.RecordsErr())
+	// Garble the second chunk's record count.
+	f := res.recs
+	_, err := f.f.WriteAt([]byte{0xff, 0xff, 0xff, 0x7f}, f.at[1])
+	require.NoError(t, err)
+	n := 0
+	for range res.Records() {
+		n++
+	}
+	require.Equal(t, recChunk, n, "the first chunk only")
+	require.ErrorContains(t, res.RecordsErr(), "chunk 1 is corrupt")
+}
