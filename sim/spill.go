@@ -82,11 +82,17 @@ func (w *recordFile) queue(q string) uint32 {
 	if n := len(w.queues); n > 0 && w.queues[n-1] == q {
 		return uint32(n - 1)
 	}
-	i, ok := w.qidx[q]
+	return intern(&w.queues, w.qidx, q)
+}
+
+// intern is x's index in *tab, appended (and indexed in idx) the first
+// time it is seen.
+func intern[T comparable](tab *[]T, idx map[T]uint32, x T) uint32 {
+	i, ok := idx[x]
 	if !ok {
-		i = uint32(len(w.queues))
-		w.queues = append(w.queues, q)
-		w.qidx[q] = i
+		i = uint32(len(*tab))
+		*tab = append(*tab, x)
+		idx[x] = i
 	}
 	return i
 }
@@ -96,13 +102,7 @@ func (w *recordFile) pod(p *cluster.PodSpec) uint32 {
 	if p == nil {
 		return 0
 	}
-	i, ok := w.pidx[p]
-	if !ok {
-		w.pods = append(w.pods, p)
-		i = uint32(len(w.pods))
-		w.pidx[p] = i
-	}
-	return i
+	return intern(&w.pods, w.pidx, p) + 1
 }
 
 // rare is x's index in the rare table plus one (0: nil).
@@ -110,13 +110,7 @@ func (w *recordFile) rare(x *recordRare) uint32 {
 	if x == nil {
 		return 0
 	}
-	i, ok := w.ridx[x]
-	if !ok {
-		w.rares = append(w.rares, x)
-		i = uint32(len(w.rares))
-		w.ridx[x] = i
-	}
-	return i
+	return intern(&w.rares, w.ridx, x) + 1
 }
 
 // write appends chunk k, records recs, to the file.
