@@ -70,7 +70,11 @@ func (s validator) validateService(i int) error {
 	default:
 		return s.errAt(at+".preemptionPolicy", "is %q; want %s or %s", v.PreemptionPolicy, PreemptLowerPriority, PreemptNever)
 	}
-	if v.Balancing != "" {
+	if v.Balancing != "" && v.LLM != nil {
+		if _, err := llmRouter(v.Balancing); err != nil {
+			return s.errAt(at+".balancing", "%v", err)
+		}
+	} else if v.Balancing != "" {
 		if _, err := serving.ParseBalancing(v.Balancing); err != nil {
 			return s.errAt(at+".balancing", "is %s; want random or leastRequest", Quote(v.Balancing))
 		}

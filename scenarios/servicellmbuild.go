@@ -55,8 +55,12 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 			return cfg, nil, s.errAt(at+"."+f.name, "%s", msg)
 		}
 	}
-	if v.Balancing != "" && v.Balancing != "random" {
-		return cfg, nil, s.errAt(at+".balancing", "%s: an LLM service's requests are spread at random over its replicas (the fast model is one replica's at Poisson arrivals)", Quote(v.Balancing))
+	router, err := llmRouter(v.Balancing)
+	if err != nil {
+		return cfg, nil, s.errAt(at+".balancing", "%v", err)
+	}
+	if router != nil && *router == serving.PrefixAware && v.LLM.Prefix != nil {
+		return cfg, nil, s.errAt(at+".balancing", "prefix-aware with llm.prefix: the llm-d picker keeps each prefix on the replicas it sent it to, which the cluster run's fast model does not follow (it holds every prefix on every replica); give round-robin, least-outstanding or random, or run the exact model (serving.SimulateLLMRouted)")
 	}
 	tp := l.Config.Engine.TP
 	if int(cfg.Pod.GPUs) != tp || cfg.Pod.MIG != "" {
@@ -90,6 +94,10 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		return cfg, nil, s.errAt(la, "%v", err)
 	}
 	spec := services.Spec{Name: v.Name, Balancing: serving.Random, LLM: x}
+	if router != nil {
+		x.Router = router
+		notes = append(notes, fmt.Sprintf("balancing %s: %s", router, llmRouterNotes[*router]))
+	}
 	notes = append(notes, fmt.Sprintf("LLM engine %s on %d %s (%s), KV cache %d blocks of %d tokens, up to %d requests and %d tokens a step: a replica serves up to %.1f requests/s of these lengths (the fast model's capacity)",
 		l.Config.Engine.Model.Name, tp, gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), l.Config.Blocks(), l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
 	if spec.Load, err = s.serviceLoad(at+".load", &v.Load); err != nil {
@@ -122,6 +130,27 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 	}
 	b.Assumptions = appendOnce(b.Assumptions, LLMServingNote)
 	return cfg, notes, nil
+}
+
+// llmRouter reads an LLM service's balancing: random (a Kubernetes
+// Service; nil) or a gateway's router.
+func llmRouter(b string) (*serving.Router, error) {
+	if b == "" || b == "random" {
+		return nil, nil
+	}
+	r, err := serving.ParseRouter(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: an LLM service's requests are spread at random (a Kubernetes Service) or by a gateway's round-robin, least-outstanding or prefix-aware router", Quote(b))
+	}
+	return &r, nil
+}
+
+// llmRouterNotes say what each router does to a replica in the fast
+// model (serving.SteadyLLMRouted).
+var llmRouterNotes = map[serving.Router]string{
+	serving.RoundRobin:       "a replica gets every c-th request of c ready (Erlang-c gaps): fewer prompts gather in a step, and its decoding requests vary less (Whitt's peakedness of a GI/G/infinity count); held within 10% of the exact routed model's mean and p95 TTFT and 5% of TPOT and end-to-end latency on 2 to 8 replicas at 27-80% of capacity",
+	serving.LeastOutstanding: "a request joins the replica with the fewest outstanding: each holds a c-th of the service's decoding requests (variance d/c, the pooled bound), its arrivals as bursty as at random (they follow its steps' completions); held within 10% of the exact routed model's mean and p95 TTFT and 5% of TPOT and end-to-end latency on 2 to 8 replicas at 27-80% of capacity",
+	serving.PrefixAware:      "the llm-d endpoint picker's default scoring without shared prefixes is its queue scorer, ties to the fewest outstanding: arrivals spread as round robin's, decoding requests as least outstanding's; held within 10% of the exact routed model's mean and p95 TTFT and 5% of TPOT and end-to-end latency on 2 to 8 replicas at 27-80% of capacity",
 }
 
 // appendOnce appends s unless xs holds it.

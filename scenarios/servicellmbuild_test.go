@@ -46,7 +46,7 @@ func TestLLMServiceBuildErrors(t *testing.T) {
 		{"pod-gpus", "gpus: 1}", "gpus: 2}", "spec.workload.services[0].pod.gpus: a replica of tensorParallel 1 holds 1 whole GPUs; the pod asks for 2"},
 		{"batch-slo", "      load: {constant: 5}", "      load: {constant: 5}\n      slo: {latency: 1s}", "spec.workload.services[0].slo: is a batch server's latency; give an LLM service's targets as llm.slo.ttft and llm.slo.tpot"},
 		{"batching", "      load: {constant: 5}", "      load: {constant: 5}\n      batching: {batchSize: 4}", "spec.workload.services[0].batching: is a batch server's"},
-		{"balancing", "      load: {constant: 5}", "      load: {constant: 5}\n      balancing: leastRequest", "spec.workload.services[0].balancing: \"leastRequest\": an LLM service's requests are spread at random"},
+		{"balancing", "      load: {constant: 5}", "      load: {constant: 5}\n      balancing: leastRequest", "spec.workload.services[0].balancing: \"leastRequest\": an LLM service's requests are spread at random (a Kubernetes Service) or by a gateway's round-robin, least-outstanding or prefix-aware router"},
 		{"ttft", "ttft: 500ms", "ttft: -5ms", "spec.workload.services[0].llm.slo.ttft: is -5ms: a target is positive"},
 	} {
 		body := strings.Replace(svcCluster+svcLLMA100, c.from, c.to, 1)
@@ -75,3 +75,35 @@ func TestLLMOnlyMetrics(t *testing.T) {
 	requireInputError(t, err)
 	require.ErrorContains(t, err, "spec.workload.services[0].autoscaler: scales on requestsRunning, which only an LLM service's engines export")
 }
+
+// An LLM service's balancing names the gateway's router (serving's
+// names): the run's replicas are then the fast model's behind it, and
+// the assumptions say how; random, or none, is a Kubernetes Service.
+func TestLLMServiceRouterBuilds(t *testing.T) {
+	for _, c := range []struct {
+		balancing string
+		want      *serving.Router
+	}{{"", nil}, {"random", nil}, {"round-robin", ptr(serving.RoundRobin)}, {"least-outstanding", ptr(serving.LeastOutstanding)}, {"prefix-aware", ptr(serving.PrefixAware)}} {
+		body := svcCluster + svcLLMA100
+		if c.balancing != "" {
+			body = strings.Replace(body, "      load: {constant: 5}", "      load: {constant: 5}\n      balancing: "+c.balancing, 1)
+		}
+		b, err := buildSvc(t, body)
+		require.NoError(t, err, c.balancing)
+		require.Equal(t, c.want, b.Config.Services[0].Spec.LLM.Router, c.balancing)
+		if c.want != nil {
+			require.Contains(t, strings.Join(b.Assumptions, "\n"), "service chat: balancing "+c.balancing+": ", c.balancing)
+		}
+	}
+	// With shared prefixes the llm-d picker keeps each on the replicas
+	// it sent it to, which the fast model does not follow: refused.
+	body := strings.Replace(svcCluster+svcLLMA100, "      load: {constant: 5}", "      load: {constant: 5}\n      balancing: prefix-aware", 1)
+	body = strings.Replace(body, "min: 16, max: 2048}", "min: 64, max: 2048}\n        prefix: {tokens: 32}", 1)
+	_, err := buildSvc(t, body)
+	requireInputError(t, err)
+	require.ErrorContains(t, err, "spec.workload.services[0].balancing: prefix-aware with llm.prefix: the llm-d picker keeps each prefix on the replicas it sent it to")
+	_, err = buildSvc(t, strings.Replace(body, "prefix-aware", "round-robin", 1))
+	require.NoError(t, err)
+}
+
+func ptr[T any](v T) *T { return &v }

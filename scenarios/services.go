@@ -64,7 +64,9 @@ type ServiceSpec struct {
 	// "leastRequest" (one shared queue, a replica taking the next batch
 	// when free, as Knative's activator with containerConcurrency does;
 	// the default under the KPA; Envoy or Istio least-request are close
-	// to it).
+	// to it). An LLM service's is "random" (the default) or a gateway's
+	// router: "round-robin", "least-outstanding" or "prefix-aware"
+	// (servicellmbuild.go).
 	Balancing string `json:"balancing,omitempty"`
 	// Manifests are Deployment or InferenceService manifests the replica
 	// pod, bounds, placement, PriorityClass and (for an InferenceService)

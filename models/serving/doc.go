@@ -53,8 +53,8 @@
 //     their blocks up, least recently used first). SimulateLLMRouted
 //     runs several replicas behind a router (llmroute.go): round robin,
 //     least outstanding, or the llm-d endpoint picker's default
-//     prefix-aware scoring. Not yet used by the cluster run, whose fast
-//     model splits a service's arrivals evenly and has no prefix cache.
+//     prefix-aware scoring, which the fast model behind a router
+//     (SteadyLLMRouted, llmroutefast.go) is held to.
 //   - SteadyLLM: the fast model of one LLM replica at a steady rate
 //     (llmfast.go): the fixed point of the mean step over the prompts a
 //     step gathers and the requests decoding (Little's law), with TTFT
@@ -63,6 +63,10 @@
 //     a fine grid of output lengths of TTFT and the output's tokens at
 //     the request's TPOT, held to SimulateLLM as the others are. The
 //     cluster run's LLM services (sim/services) are accounted with it.
+//     SteadyLLMRouted is one of c replicas behind a router: round
+//     robin's Erlang-c arrivals, least outstanding's pooled decoding
+//     count, and their peakedness; within 10% of SimulateLLMRouted on
+//     TTFT and 5% on TPOT and E2E from 27% to 80% of capacity.
 //   - SizeLLM: the fewest replicas meeting p95 TTFT and TPOT targets at a
 //     rate (the fast model's count, confirmed by the exact model), and
 //     the cost per million tokens (llmsize.go).

@@ -107,8 +107,25 @@ func poisson(mean float64) []float64 {
 	return out
 }
 
-// SteadyLLM is the fast model of one replica at rate requests a second.
+// SteadyLLM is the fast model of one replica at rate requests a second,
+// its requests arriving as a Poisson process (a Kubernetes Service
+// spreading a Poisson stream at random).
 func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error) {
+	return steadyLLM(cfg, rate, in, out, poissonArrivals)
+}
+
+// SteadyLLMRouted is SteadyLLM for one of replicas identical replicas
+// behind router, rate the requests a second each receives of the
+// service's Poisson stream (routing.go says how each router changes a
+// replica's arrivals and its decoding count).
+func SteadyLLMRouted(cfg LLMConfig, rate float64, replicas int, router Router, in, out TokenDist) (LLMSteady, error) {
+	if replicas < 1 {
+		return LLMSteady{}, fmt.Errorf("replicas: %d is below 1", replicas)
+	}
+	return steadyLLM(cfg, rate, in, out, routedArrivals(router, replicas, out))
+}
+
+func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals) (LLMSteady, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Check(); err != nil {
 		return LLMSteady{}, err
@@ -135,7 +152,7 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 	}
 	// A request's own blocks hold its context but the cached prefix,
 	// which the prefixes' blocks hold once for all.
-	m := &steadyModel{cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam, hit: cfg.PrefixHitTokens,
+	m := &steadyModel{arr: arr, cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam, hit: cfg.PrefixHitTokens,
 		budget:       float64(cfg.MaxNumBatchedTokens),
 		blocks:       float64(cfg.Blocks() - cfg.PrefixCacheBlocks),
 		blocksPerReq: (ctx - hit + float64(cfg.BlockSize)/2) / float64(cfg.BlockSize)}
@@ -193,6 +210,8 @@ func (s *LLMSteady) shift(ttft, tpot float64) {
 // step holds. It reuses one Step and one slice of decodes between step
 // times.
 type steadyModel struct {
+	// arr is how the replica's requests arrive.
+	arr       arrivals
 	cfg       LLMConfig
 	ins, outs []float64
 	// eIn is the mean prompt, eDec the mean decode steps (output - 1),
@@ -308,6 +327,9 @@ func (m *steadyModel) drift(d float64) (dsdD, varD float64) {
 	}
 	dsdD /= 1 - math.Min(m.lam*dsdk, 0.9)
 	g := math.Min(m.lam*m.eDec*dsdD, 0.9)
+	if m.arr.z != 1 {
+		return dsdD, m.arr.z * d / ((1 - g) * (1 - g))
+	}
 	return dsdD, d / ((1 - g) * (1 - g))
 }
 
@@ -317,11 +339,19 @@ type level struct{ w, d float64 }
 // decodeLevels are the decoding count's levels and weights: the Poisson
 // distribution itself while it is small, else four of a normal of
 // the drift's variance.
-func decodeLevels(d, varD float64) []level {
+//
+// Behind a router that smooths the count (arrivals.z below 1) the small
+// count's levels are the Poisson's drawn in towards the mean by sqrt(z):
+// the same mean, z times the variance.
+func decodeLevels(d, varD, z float64) []level {
 	if d < 30 {
 		var ls []level
 		for n, p := range poisson(d) {
 			if p > 1e-4 {
+				if z != 1 {
+					ls = append(ls, level{p, math.Max(d+math.Sqrt(z)*(float64(n)-d), 0)})
+					continue
+				}
 				ls = append(ls, level{p, float64(n)})
 			}
 		}
@@ -349,7 +379,7 @@ func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
 		if d > float64(cfg.MaxNumSeqs) || d*m.blocksPerReq > m.blocks || lam*s*m.eIn > m.budget-d || it > 200 {
 			return 0, stepMoments{}, ErrLLMOverload
 		}
-		m.pk = poisson(lam * s)
+		m.pk = m.arr.window(lam * s)
 		_, varD := m.drift(d)
 		// The cache must hold the decoding requests' drift too (two
 		// deviations above the mean): beyond, requests queue for blocks
@@ -361,7 +391,7 @@ func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
 		// the steps that run (busy their share).
 		mo = stepMoments{}
 		busy := 0.0
-		for _, l := range decodeLevels(d, varD) {
+		for _, l := range decodeLevels(d, varD, m.arr.z) {
 			for k, p := range m.pk {
 				x := m.kStep(k, l.d)
 				if x == 0 {
@@ -468,7 +498,7 @@ func (m *steadyModel) ttftPoints(d, varD, mean float64) []wx {
 	}
 	var tt []wx
 	var scratch []float64
-	for _, l := range decodeLevels(d, varD) {
+	for _, l := range decodeLevels(d, varD, m.arr.z) {
 		dz := l.d
 		for k, p := range m.pk {
 			for _, za := range []float64{-1, 1} {
@@ -484,7 +514,7 @@ func (m *steadyModel) ttftPoints(d, varD, mean float64) []wx {
 				if w < 1e-9 {
 					continue
 				}
-				for j, q := range poisson(m.lam * x) {
+				for j, q := range m.arr.others(m.lam * x) {
 					if q < 1e-4 {
 						continue
 					}

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -14,8 +15,10 @@ import (
 // accounts for it with the fast model (serving.SteadyLLM), never request
 // by request: over each piece of an interval the ready replicas share the
 // arrivals at random (a Kubernetes Service in front: each replica's
-// arrivals Poisson at rate / ready), and the requests served in the piece
-// have the TTFT and TPOT distributions of one replica at that rate. The
+// arrivals Poisson at rate / ready), or behind LLM.Router's gateway
+// (serving.SteadyLLMRouted among the ready replicas), and the requests
+// served in the piece have the TTFT and TPOT distributions of one
+// replica at that rate. The
 // fast model is asked once per rate of a grid 2% apart (the nearest one).
 // The plan computes it, once for all its runs, at the grid rates from
 // the load's lowest on the most replicas up to capacity, bounded to the
@@ -42,6 +45,12 @@ import (
 type LLM struct {
 	Config        serving.LLMConfig
 	Input, Output serving.TokenDist
+	// Router, when set, is the gateway in front of the replicas (round
+	// robin, least outstanding, llm-d's prefix-aware picker): with more
+	// than one ready a replica's steady state is serving.SteadyLLMRouted
+	// at its share of the rate, among that many replicas. nil: a
+	// Kubernetes Service spreading the requests at random (SteadyLLM).
+	Router *serving.Router
 	// CapacityPerReplica is serving.LLMCapacity of Config (requests a
 	// second one replica serves); New computes it when 0.
 	CapacityPerReplica float64
@@ -140,6 +149,14 @@ const llmGrid = 0.02
 // llmCapKey is the grid key of the capacity's steady state.
 const llmCapKey = math.MinInt
 
+// pkey names a steady state of a run: grid key k among c ready replicas
+// behind the service's router (c 0 at random, or with one ready: the
+// state is then the replica's alone, whatever the count).
+type pkey struct{ c, k int }
+
+// capPKey is the capacity's steady state.
+var capPKey = pkey{0, llmCapKey}
+
 // LLMReport is an LLM service's figures over the run.
 type LLMReport struct {
 	// TTFT and TPOT of the requests served, ms: mean and quantiles (read
@@ -173,9 +190,9 @@ type LLMReport struct {
 // llmRun is an LLM service's state over a run.
 type llmRun struct {
 	spec *LLM
-	// points are the fast model's steady states by grid key (nil:
+	// points are the fast model's steady states by key (nil:
 	// overloaded there), computed when the run first needs them.
-	points    map[int]*serving.LLMSteady
+	points    map[pkey]*serving.LLMSteady
 	eIn, eOut float64
 	capSt     *serving.LLMSteady
 	// capTPOT are the histogram buckets of capSt's TPOT points; buf holds
@@ -189,14 +206,16 @@ type llmRun struct {
 	// but for key cur's, which curN sums (curOK: it holds one) until
 	// another key is served: the same sums, added in the same order,
 	// without a map access a piece at a steady rate.
-	pend  map[int]float64
-	cur   int
+	pend  map[pkey]float64
+	cur   pkey
 	curN  float64
 	curOK bool
-	// lastRate is the rate at asked last, lastSt and lastKey its answer.
-	lastRate float64
-	lastSt   *serving.LLMSteady
-	lastKey  int
+	// lastRate and lastReady are the rate and replicas at asked last,
+	// lastSt and lastKey its answer.
+	lastRate  float64
+	lastReady int
+	lastSt    *serving.LLMSteady
+	lastKey   pkey
 	// ttft, tpot and e2e are the run's distributions up to the last
 	// bucket; bttft, btpot and be2e the bucket's.
 	ttft, tpot, e2e, bttft, btpot, be2e serving.Histogram
@@ -233,7 +252,7 @@ const errNegativeLLM = llmError("llm: capacity and SLO targets must not be negat
 // newLLMRun starts an LLM service's books: its capacity's steady state
 // from the plan's curve when it has one.
 func newLLMRun(l *LLM) (*llmRun, error) {
-	r := &llmRun{spec: l, points: map[int]*serving.LLMSteady{}, pend: map[int]float64{}}
+	r := &llmRun{spec: l, points: map[pkey]*serving.LLMSteady{}, pend: map[pkey]float64{}}
 	if c := l.Curve; c != nil && (l.CapacityPerReplica == 0 || l.CapacityPerReplica == c.capPer) {
 		r.capPer, r.capSt = c.capPer, &c.capSt
 	} else {
@@ -269,53 +288,77 @@ func meanLength(d serving.TokenDist) float64 {
 	return s / 1000
 }
 
-// at is one replica's steady state at rate (per second), from the grid
-// rate nearest it, and its key; the capacity's above it.
-func (l *llmRun) at(rate float64) (*serving.LLMSteady, int) {
+// at is one of ready replicas' steady state at rate (per second each),
+// from the grid rate nearest it, and its key; the capacity's above it.
+func (l *llmRun) at(rate float64, ready int) (*serving.LLMSteady, pkey) {
 	if rate >= l.capPer {
-		return l.capSt, llmCapKey
+		return l.capSt, capPKey
 	}
-	if l.lastSt != nil && rate == l.lastRate {
+	if l.spec.Router == nil || ready <= 1 {
+		ready = 0
+	}
+	if l.lastSt != nil && rate == l.lastRate && ready == l.lastReady {
 		return l.lastSt, l.lastKey
 	}
-	st, k := l.lookup(rate)
-	l.lastRate, l.lastSt, l.lastKey = rate, st, k
+	st, k := l.lookup(rate, ready)
+	l.lastRate, l.lastReady, l.lastSt, l.lastKey = rate, ready, st, k
 	return st, k
 }
 
-// lookup is at for a rate below capacity: the plan's curve, the run's
-// memo, or the fast model.
-func (l *llmRun) lookup(rate float64) (*serving.LLMSteady, int) {
-	k := llmKey(rate)
-	if c := l.spec.Curve; c != nil && c.capPer == l.capPer && k >= c.lo && k < c.lo+len(c.points) {
-		if st := c.points[k-c.lo]; st != nil {
+// lookup is at for a rate below capacity (ready 0: at random, or one
+// replica): the plan's curve, the run's memo, or the fast model.
+func (l *llmRun) lookup(rate float64, ready int) (*serving.LLMSteady, pkey) {
+	k := pkey{ready, llmKey(rate)}
+	if c := l.spec.Curve; ready == 0 && c != nil && c.capPer == l.capPer && k.k >= c.lo && k.k < c.lo+len(c.points) {
+		if st := c.points[k.k-c.lo]; st != nil {
 			return st, k
 		}
-		return l.capSt, llmCapKey
+		return l.capSt, capPKey
 	}
 	if st, ok := l.points[k]; ok {
 		if st == nil {
-			return l.capSt, llmCapKey
+			return l.capSt, capPKey
 		}
 		return st, k
 	}
-	st, err := llmSteadyAt(l.spec, k, l.capPer)
+	var st *serving.LLMSteady
+	var err error
+	if ready == 0 {
+		st, err = llmSteadyAt(l.spec, k.k, l.capPer)
+	} else {
+		st, err = llmRoutedAt(l.spec, k, l.capPer)
+	}
 	if err != nil || st == nil {
 		// Overloaded at the grid rate just below capacity: capacity's.
 		l.points[k] = nil
-		return l.capSt, llmCapKey
+		return l.capSt, capPKey
 	}
 	l.points[k] = st
 	return st, k
 }
 
-// point is the steady state of a key at (the capacity's for llmCapKey).
-func (l *llmRun) point(k int) *serving.LLMSteady {
-	if k == llmCapKey {
+// llmRoutedAt is the steady state of one of k.c replicas behind l's
+// router at grid key k.k (capped at capacity), nil where the fast model
+// says overload.
+func llmRoutedAt(l *LLM, k pkey, capPer float64) (*serving.LLMSteady, error) {
+	grid := math.Exp(float64(k.k) * math.Log1p(llmGrid))
+	st, err := serving.SteadyLLMRouted(l.Config, min(grid, capPer), k.c, *l.Router, l.Input, l.Output)
+	if err != nil {
+		if errors.Is(err, serving.ErrLLMOverload) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &st, nil
+}
+
+// point is the steady state of a key at (the capacity's for capPKey).
+func (l *llmRun) point(k pkey) *serving.LLMSteady {
+	if k == capPKey {
 		return l.capSt
 	}
-	if c := l.spec.Curve; c != nil && c.capPer == l.capPer && k >= c.lo && k < c.lo+len(c.points) {
-		return c.points[k-c.lo]
+	if c := l.spec.Curve; k.c == 0 && c != nil && c.capPer == l.capPer && k.k >= c.lo && k.k < c.lo+len(c.points) {
+		return c.points[k.k-c.lo]
 	}
 	return l.points[k]
 }
@@ -342,7 +385,7 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 	capTotal := float64(ready) * l.capPer
 	if s.backlog == 0 && lambda <= capTotal {
 		if arrived > 0 {
-			st, k := l.at(lambda / float64(ready))
+			st, k := l.at(lambda/float64(ready), ready)
 			l.pendAdd(k, arrived)
 			l.served(arrived)
 			l.kvAdd(st, ready, dt)
@@ -404,7 +447,7 @@ func kvShare(st *serving.LLMSteady, prefix, blocks float64) float64 {
 }
 
 // pendAdd adds n requests served at key k to pend.
-func (l *llmRun) pendAdd(k int, n float64) {
+func (l *llmRun) pendAdd(k pkey, n float64) {
 	if !l.curOK || k != l.cur {
 		if l.curOK {
 			l.pend[l.cur] = l.curN
@@ -430,11 +473,16 @@ func (l *llmRun) flush() {
 	if len(l.pend) == 0 {
 		return
 	}
-	keys := make([]int, 0, len(l.pend))
+	keys := make([]pkey, 0, len(l.pend))
 	for k := range l.pend {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, func(a, b pkey) int {
+		if a.c != b.c {
+			return cmp.Compare(a.c, b.c)
+		}
+		return cmp.Compare(a.k, b.k)
+	})
 	for _, k := range keys {
 		n, st := l.pend[k], l.point(k)
 		w := n / serving.LLMQuantilePoints
@@ -487,7 +535,7 @@ func (s *Service) metricsLLM(lambda float64, ready int) Metrics {
 	}
 	st := l.capSt
 	if per > 0 {
-		st, _ = l.at(per)
+		st, _ = l.at(per, ready)
 	}
 	return s.metricsLLMOf(lambda, ready, st)
 }
@@ -523,14 +571,15 @@ func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady)
 // metric, keeps the replicas across a key when it does at both ends. The
 // band is the keys around now's that do, within the curve (no rate is
 // evaluated here). ok is false when there is none: a backlog, a replica
-// not ready, no curve, or a scaler that would change something.
+// not ready, no curve, a router among more than one replica (its steady
+// states are not the curve's), or a scaler that would change something.
 //
 // Periods in the band need no accounting either: nothing a decision
 // reads depends on it, so the run accounts the service lazily over them,
 // as it does a service whose scaler reads only the rate.
 func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float64, ok bool) {
 	l := s.llm
-	if l == nil || rateOnly(s.scaler) || s.backlog != 0 || replicas < 1 || replicas < minR || replicas > maxR {
+	if l == nil || rateOnly(s.scaler) || s.backlog != 0 || replicas < 1 || replicas < minR || replicas > maxR || l.spec.Router != nil && replicas > 1 {
 		return 0, 0, false
 	}
 	c := l.spec.Curve

@@ -153,7 +153,7 @@ func TestLLMCurveSameFigures(t *testing.T) {
 		require.Equal(t, want, got, "load %g", base)
 		require.NotEmpty(t, alone.llm.points, "load %g: without a curve the run computes its rates", base)
 		for k := range s.llm.points {
-			rate := math.Exp(float64(k) * math.Log1p(llmGrid))
+			rate := math.Exp(float64(k.k) * math.Log1p(llmGrid))
 			require.Less(t, rate, c/math.Pow(1+llmGrid, llmCurveKeys)*1.011, "load %g: rate %g computed by the run", base, rate)
 		}
 		if base == 80 {
