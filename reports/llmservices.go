@@ -35,6 +35,12 @@ type LLMServiceSummary struct {
 	KVCacheMean   float64 `json:"kvCacheMean"`
 	KVCachePeak   float64 `json:"kvCachePeak"`
 	KVCacheBlocks int64   `json:"kvCacheBlocks"`
+	// Recompute preemptions (vLLM preempts a running request when the KV
+	// cache has no block for its next token): the fast model's count per
+	// 1,000 requests served and the mean latency they add to a request,
+	// ms (not in TTFT, TPOT or E2E).
+	PreemptionsPer1k  float64 `json:"preemptionsPer1k"`
+	PreemptionDelayMs float64 `json:"preemptionDelayMs"`
 	// The targets (0: none) and the share of arrived requests served
 	// within each.
 	TTFTSLOMs      float64 `json:"ttftSloMs,omitempty"`
@@ -68,6 +74,7 @@ func llmSummary(r *sim.ServiceResult, gpuHours, cost float64) *LLMServiceSummary
 		TPOTMeanMs: round(x.TPOTMeanMs, 2), TPOTP50Ms: round(x.TPOTP50Ms, 2), TPOTP95Ms: round(x.TPOTP95Ms, 2), TPOTP99Ms: round(x.TPOTP99Ms, 2),
 		E2EMeanMs: round(x.E2EMeanMs, 1), E2EP50Ms: round(x.E2EP50Ms, 1), E2EP95Ms: round(x.E2EP95Ms, 1), E2EP99Ms: round(x.E2EP99Ms, 1),
 		KVCacheMean: round(x.KVCacheMean, 4), KVCachePeak: round(x.KVCachePeak, 4), KVCacheBlocks: x.KVCacheBlocks,
+		PreemptionsPer1k: round(x.PreemptionsPer1k, 3), PreemptionDelayMs: round(x.PreemptionDelayMs, 2),
 		TTFTSLOMs: x.TTFTSLOMs, TPOTSLOMs: x.TPOTSLOMs, InputTokens: round(x.InputTokens, 0), OutputTokens: round(x.OutputTokens, 0),
 		GPUsPerReplica: x.GPUsPerReplica, CapacityPerReplica: round(x.CapacityPerReplica, 3)}
 	if x.TTFTSLOMs > 0 {
@@ -88,7 +95,7 @@ func llmSummary(r *sim.ServiceResult, gpuHours, cost float64) *LLMServiceSummary
 }
 
 // llmServicesNote says what the LLM tables count.
-const llmServicesNote = "LLM services: TTFT, TPOT and end-to-end latency (arrival to last token) from the fast engine model per interval (the services table's latency is their TTFT); within SLO is the share of arrived requests served within each target; tokens per GPU-second divide the tokens served by the GPU time the replica pods held; KV cache is the share of a replica's blocks in use, the mean over the ready replicas' time and the highest interval's (an interval's mean, not a step's peak)."
+const llmServicesNote = "LLM services: TTFT, TPOT and end-to-end latency (arrival to last token) from the fast engine model per interval (the services table's latency is their TTFT); within SLO is the share of arrived requests served within each target; tokens per GPU-second divide the tokens served by the GPU time the replica pods held; KV cache is the share of a replica's blocks in use, the mean over the ready replicas' time and the highest interval's (an interval's mean, not a step's peak); preempt/1k is the recompute preemptions per 1,000 requests served where the KV cache fills, +ms the mean latency they add to a request (not in the E2E figures)."
 
 // hasLLM says the run has an LLM service.
 func hasLLM(s *Summary) bool {
@@ -110,7 +117,7 @@ func llmTables(s *Summary) (lat, eng [][]string) {
 		h = append(h, "$/M out", "$/M tok")
 	}
 	lat = [][]string{h}
-	eng = [][]string{{"LLM service", "E2E mean", "p50", "p95", "p99", "KV cache mean", "peak", "of blocks", "input tokens", "output tokens"}}
+	eng = [][]string{{"LLM service", "E2E mean", "p50", "p95", "p99", "KV cache mean", "peak", "of blocks", "preempt/1k", "+ms", "input tokens", "output tokens"}}
 	within := func(att, slo float64) string {
 		if slo <= 0 {
 			return "-"
@@ -131,7 +138,8 @@ func llmTables(s *Summary) (lat, eng [][]string) {
 		}
 		rows = append(rows, row)
 		rows2 = append(rows2, []any{v.Name, millis(l.E2EMeanMs), millis(l.E2EP50Ms), millis(l.E2EP95Ms), millis(l.E2EP99Ms),
-			pct(l.KVCacheMean), pct(l.KVCachePeak), fmt.Sprint(l.KVCacheBlocks), requests(l.InputTokens), requests(l.OutputTokens)})
+			pct(l.KVCacheMean), pct(l.KVCachePeak), fmt.Sprint(l.KVCacheBlocks), fmt.Sprintf("%.2f", l.PreemptionsPer1k), fmt.Sprintf("%.2f", l.PreemptionDelayMs),
+			requests(l.InputTokens), requests(l.OutputTokens)})
 	}
 	return append(lat, columns(rows)...), append(eng, columns(rows2)...)
 }

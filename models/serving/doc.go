@@ -66,7 +66,10 @@
 //     SteadyLLMRouted is one of c replicas behind a router: round
 //     robin's Erlang-c arrivals, least outstanding's pooled decoding
 //     count, and their peakedness; within 10% of SimulateLLMRouted on
-//     TTFT and 5% on TPOT and E2E from 27% to 80% of capacity.
+//     TTFT and 5% on TPOT and E2E from 27% to 80% of capacity. Its
+//     recompute preemptions (llmpreempt.go) are the pushes of the
+//     decoding requests' drift against the cache's blocks, within a
+//     factor of 2 of SimulateLLM's where they pass a few per 1,000.
 //   - SizeLLM: the fewest replicas meeting p95 TTFT and TPOT targets at a
 //     rate (the fast model's count, confirmed by the exact model), and
 //     the cost per million tokens (llmsize.go).

@@ -52,6 +52,12 @@ type LLMSteady struct {
 	// output's other tokens at the request's TPOT (e2e.go's mixture over
 	// output lengths), then the API server's finishing time.
 	E2EMeanMs, E2EP50Ms, E2EP95Ms, E2EP99Ms float64
+	// PreemptionsPer1k is the recompute preemptions per 1,000 requests
+	// when the decoding requests' drift reaches the cache's blocks
+	// (llmpreempt.go); PreemptionDelayMs the mean latency they add to a
+	// request (every request's share of the preempted ones' wait and
+	// recompute), not counted in TTFT, TPOT or E2E.
+	PreemptionsPer1k, PreemptionDelayMs float64
 	// TTFTPoints, TPOTPoints and E2EPoints are the distributions'
 	// quantiles at (i + 0.5) / LLMQuantilePoints, i =
 	// 0..LLMQuantilePoints-1: equally weighted points, so a run can mix
@@ -111,7 +117,7 @@ func poisson(mean float64) []float64 {
 // its requests arriving as a Poisson process (a Kubernetes Service
 // spreading a Poisson stream at random).
 func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error) {
-	return steadyLLM(cfg, rate, in, out, poissonArrivals)
+	return steadyLLM(cfg, rate, in, out, poissonArrivals, kvDriftZ)
 }
 
 // SteadyLLMRouted is SteadyLLM for one of replicas identical replicas
@@ -122,10 +128,12 @@ func SteadyLLMRouted(cfg LLMConfig, rate float64, replicas int, router Router, i
 	if replicas < 1 {
 		return LLMSteady{}, fmt.Errorf("replicas: %d is below 1", replicas)
 	}
-	return steadyLLM(cfg, rate, in, out, routedArrivals(router, replicas, out))
+	return steadyLLM(cfg, rate, in, out, routedArrivals(router, replicas, out), kvDriftZ)
 }
 
-func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals) (LLMSteady, error) {
+// steadyLLM is SteadyLLM with the arrivals arr, overloaded where the
+// cache does not hold the decoding requests' drift to kvZ deviations.
+func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ float64) (LLMSteady, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Check(); err != nil {
 		return LLMSteady{}, err
@@ -152,7 +160,7 @@ func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals) (LL
 	}
 	// A request's own blocks hold its context but the cached prefix,
 	// which the prefixes' blocks hold once for all.
-	m := &steadyModel{arr: arr, cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam, hit: cfg.PrefixHitTokens,
+	m := &steadyModel{arr: arr, kvZ: kvZ, cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam, hit: cfg.PrefixHitTokens,
 		budget:       float64(cfg.MaxNumBatchedTokens),
 		blocks:       float64(cfg.Blocks() - cfg.PrefixCacheBlocks),
 		blocksPerReq: (ctx - hit + float64(cfg.BlockSize)/2) / float64(cfg.BlockSize)}
@@ -174,6 +182,7 @@ func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals) (LL
 	tau := meanOf(outs, func(x float64) float64 { return (x - 1) * (x - 1) }) / math.Max(2*eDec, 1e-9)
 	tau /= 1 - math.Min(lam*eDec*dsdD, 0.9)
 	sd := func(o float64) float64 { return tpotSD(o, varStep, dsdD, varD, tau) }
+	res.PreemptionsPer1k, res.PreemptionDelayMs = m.preemptions(d, varD, tau*s)
 	res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms, res.TPOTPoints = tpotQuantiles(res.TPOTMeanMs, m.tpotSpreads(sd))
 	tt := m.ttftPoints(d, varD, mo.mean)
 	res.TTFTMeanMs, res.TTFTP50Ms, res.TTFTP95Ms, res.TTFTP99Ms, res.TTFTPoints = ttftQuantiles(tt)
@@ -210,8 +219,10 @@ func (s *LLMSteady) shift(ttft, tpot float64) {
 // step holds. It reuses one Step and one slice of decodes between step
 // times.
 type steadyModel struct {
-	// arr is how the replica's requests arrive.
+	// arr is how the replica's requests arrive; kvZ the deviations of
+	// the decoding requests' drift the cache must hold (kvDriftZ).
 	arr       arrivals
+	kvZ       float64
 	cfg       LLMConfig
 	ins, outs []float64
 	// eIn is the mean prompt, eDec the mean decode steps (output - 1),
@@ -384,7 +395,7 @@ func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
 		// The cache must hold the decoding requests' drift too (two
 		// deviations above the mean): beyond, requests queue for blocks
 		// and are preempted, which this model does not follow.
-		if (d+2*math.Sqrt(varD))*m.blocksPerReq > m.blocks {
+		if (d+m.kvZ*math.Sqrt(varD))*m.blocksPerReq > m.blocks {
 			return 0, stepMoments{}, ErrLLMOverload
 		}
 		// An engine with nothing to run does not step: the mean is over

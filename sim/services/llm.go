@@ -40,6 +40,9 @@ import (
 // last token as the first); the KV cache's share is the steady state's
 // mean blocks (and the cached prefixes') over the replica's, averaged
 // over the ready replicas' time, with the highest piece's as the peak.
+// Recompute preemptions are the fast model's per request at each piece's
+// rate (serving/llmpreempt.go: where the decoding requests' drift
+// reaches the cache), with the latency they add.
 
 // LLM is an LLM service's engine and request lengths.
 type LLM struct {
@@ -185,6 +188,12 @@ type LLMReport struct {
 	// the requests a second one replica serves.
 	GPUsPerReplica     int
 	CapacityPerReplica float64
+	// Preemptions are the recompute preemptions of the requests served
+	// (the fast model's count per request at each piece's rate,
+	// serving.LLMSteady.PreemptionsPer1k), PreemptionsPer1k per 1,000 of
+	// them; PreemptionDelayMs the mean latency they add to a request
+	// (not in TTFT, TPOT or E2E).
+	Preemptions, PreemptionsPer1k, PreemptionDelayMs float64
 }
 
 // llmRun is an LLM service's state over a run.
@@ -219,8 +228,10 @@ type llmRun struct {
 	// ttft, tpot and e2e are the run's distributions up to the last
 	// bucket; bttft, btpot and be2e the bucket's.
 	ttft, tpot, e2e, bttft, btpot, be2e serving.Histogram
-	// ttftSum, tpotSum and e2eSum sum the requests' means.
+	// ttftSum, tpotSum and e2eSum sum the requests' means; preempt and
+	// delaySum the preemptions and the latency they add.
 	ttftSum, tpotSum, e2eSum float64
+	preempt, delaySum        float64
 	inTok, outTok            float64
 	// kvSum sums the ready replicas' KV-cache share over their time
 	// (replica-ms), kvTime that time; kvPeak is the highest share.
@@ -418,6 +429,8 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 		l.ttftSum += served * (l.capSt.TTFTMeanMs + waitMs)
 		l.tpotSum += served * l.capSt.TPOTMeanMs
 		l.e2eSum += served * (l.capSt.E2EMeanMs + waitMs)
+		l.preempt += served * l.capSt.PreemptionsPer1k / 1000
+		l.delaySum += served * l.capSt.PreemptionDelayMs
 		l.served(served)
 	}
 	s.Served += served
@@ -501,6 +514,8 @@ func (l *llmRun) flush() {
 		l.ttftSum += n * st.TTFTMeanMs
 		l.tpotSum += n * st.TPOTMeanMs
 		l.e2eSum += n * st.E2EMeanMs
+		l.preempt += n * st.PreemptionsPer1k / 1000
+		l.delaySum += n * st.PreemptionDelayMs
 	}
 	clear(l.pend)
 }
@@ -668,6 +683,7 @@ func (s *Service) reportLLM(r *Report) {
 	}
 	if n := l.ttft.Total(); n > 0 {
 		x.TTFTMeanMs, x.TPOTMeanMs, x.E2EMeanMs = l.ttftSum/n, l.tpotSum/n, l.e2eSum/n
+		x.Preemptions, x.PreemptionsPer1k, x.PreemptionDelayMs = l.preempt, 1000*l.preempt/n, l.delaySum/n
 		x.E2EP50Ms, x.E2EP95Ms, x.E2EP99Ms = l.e2e.Quantile(0.5), l.e2e.Quantile(0.95), l.e2e.Quantile(0.99)
 		x.TTFTP50Ms, x.TTFTP95Ms, x.TTFTP99Ms = l.ttft.Quantile(0.5), l.ttft.Quantile(0.95), l.ttft.Quantile(0.99)
 		x.TPOTP50Ms, x.TPOTP95Ms, x.TPOTP99Ms = l.tpot.Quantile(0.5), l.tpot.Quantile(0.95), l.tpot.Quantile(0.99)

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -41,4 +42,33 @@ func TestLLMServiceBehindARouter(t *testing.T) {
 	require.InEpsilon(t, serving.Mean(ex.TPOTMs), got.TPOTMeanMs, 0.05)
 	require.InEpsilon(t, serving.InterpQuantile(ex.TPOTMs, .95), got.TPOTP95Ms, 0.05)
 	require.Equal(t, run(nil, 1, 20), run(&rr, 1, 20))
+}
+
+// Recompute preemptions over a run: a replica whose cache is 2,500
+// blocks (about 62 requests of these lengths) at a steady 12 requests/s,
+// below its capacity, preempts the fast model's count at the grid rate
+// (the nearest of 2% steps, 1.02^125 = 11.88/s) per request served, 0.043
+// per 1,000 (at 12/s the fast model says 0.06 and the exact model 0.10:
+// models/serving's TestSteadyLLMPreemptionsAgainstExact), about 2 in the
+// hour, and adds its delay to each; one at the default cache (28,095
+// blocks) none.
+func TestLLMServicePreemptions(t *testing.T) {
+	l := llm8B(t)
+	l.Config.KVBlocks = 2500
+	s, err := New(Spec{Name: "chat", Load: serving.Load{Base: 12}, LLM: l}, Fixed{Replicas: 1})
+	require.NoError(t, err)
+	s.Advance(0, 3_600_000, 1, 1)
+	r := s.Report().LLM
+	grid := math.Exp(math.Round(math.Log(12)/math.Log1p(llmGrid)) * math.Log1p(llmGrid))
+	st, err := serving.SteadyLLM(l.Config, grid, l.Input, l.Output)
+	require.NoError(t, err)
+	t.Logf("%.2f preemptions per 1,000 (%.0f in the hour), %.3f ms a request", r.PreemptionsPer1k, r.Preemptions, r.PreemptionDelayMs)
+	require.InEpsilon(t, st.PreemptionsPer1k, r.PreemptionsPer1k, 1e-9)
+	require.InEpsilon(t, 12*3600*st.PreemptionsPer1k/1000, r.Preemptions, 1e-9)
+	require.InEpsilon(t, st.PreemptionDelayMs, r.PreemptionDelayMs, 1e-9)
+	require.InDelta(t, 0.043, r.PreemptionsPer1k, 0.001)
+	s, err = New(Spec{Name: "chat", Load: serving.Load{Base: 12}, LLM: llm8B(t)}, Fixed{Replicas: 1})
+	require.NoError(t, err)
+	s.Advance(0, 3_600_000, 1, 1)
+	require.Less(t, s.Report().LLM.PreemptionsPer1k, 1e-9)
 }
