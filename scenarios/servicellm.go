@@ -3,6 +3,7 @@ package scenarios
 import (
 	"math"
 	"strings"
+	"time"
 
 	"gpuplan.dev/gpuplan/models/serving"
 )
@@ -55,7 +56,25 @@ type LLMServiceSpec struct {
 	// its full blocks on a replica, so a prompt prefills only what
 	// follows them.
 	Prefix *LLMPrefixSpec `json:"prefix,omitempty"`
+	// WeightLoad is a new replica's model load from its weights' bytes:
+	// the replica's cold start after the image pull (in place of
+	// coldStart.modelLoad).
+	WeightLoad *LLMWeightLoadSpec `json:"weightLoad,omitempty"`
 }
+
+// LLMWeightLoadSpec prices a replica's model load: the model's weights
+// (every parameter at the model's bytes a weight, all of the replica's
+// shards together) read at BandwidthGBps (GB/s, 10^9 bytes: the storage
+// or network path the weights come from, a PVC, an object store, a node's
+// local NVMe cache), then EngineInit (vLLM's engine start: CUDA graphs
+// captured, the KV cache allocated, the API server up; default 0).
+type LLMWeightLoadSpec struct {
+	BandwidthGBps *float64  `json:"bandwidthGBps"`
+	EngineInit    *Duration `json:"engineInit,omitempty"`
+}
+
+// maxLLMEngineInit bounds llm.weightLoad.engineInit.
+const maxLLMEngineInit = time.Hour
 
 // LLMPrefixSpec is an LLM service's shared prompt prefixes.
 type LLMPrefixSpec struct {
@@ -152,6 +171,10 @@ type LLMService struct {
 	Config        serving.LLMConfig
 	Input, Output serving.TokenDist
 	Trace         []serving.LLMRequest
+	// ModelLoadMs is the model load llm.weightLoad prices (0: none
+	// given), WeightBytes the bytes it reads.
+	ModelLoadMs int64
+	WeightBytes float64
 }
 
 // llmService checks services[i].llm field by field (at is the service's
@@ -341,6 +364,23 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 				return out, s.errAt(at+".slo."+f.name, "is %s: a target is positive", f.d.Duration)
 			}
 		}
+	}
+	if w := l.WeightLoad; w != nil {
+		if v.ColdStart != nil && v.ColdStart.ModelLoad != nil {
+			return out, s.errAt(at+".weightLoad", "give coldStart.modelLoad or llm.weightLoad, not both")
+		}
+		if w.BandwidthGBps == nil || !finite(*w.BandwidthGBps) || *w.BandwidthGBps <= 0 || *w.BandwidthGBps > maxLLMGBps {
+			return out, s.errAt(at+".weightLoad.bandwidthGBps", "the weights' read bandwidth in GB/s: positive and at most %g", float64(maxLLMGBps))
+		}
+		out.WeightBytes = model.Params() * model.WeightBytes
+		ms := math.Round(out.WeightBytes / (*w.BandwidthGBps * 1e9) * 1e3)
+		if e := w.EngineInit; e != nil {
+			if e.Duration < 0 || e.Duration > maxLLMEngineInit {
+				return out, s.errAt(at+".weightLoad.engineInit", "is %s: from 0 to %s", e.Duration, maxLLMEngineInit)
+			}
+			ms += float64(e.Millis())
+		}
+		out.ModelLoadMs = int64(ms)
 	}
 	if err := cfg.Check(); err != nil {
 		field, msg, _ := strings.Cut(err.Error(), ": ")

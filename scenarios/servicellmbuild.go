@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/models/serving"
@@ -124,6 +125,16 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		if c.ModelLoad != nil {
 			cfg.ModelLoad = c.ModelLoad.Millis()
 		}
+	}
+	if l.ModelLoadMs > 0 {
+		cfg.ModelLoad = l.ModelLoadMs
+		w := v.LLM.WeightLoad
+		init := "no engine init given"
+		if w.EngineInit != nil {
+			init = "the engine's init " + w.EngineInit.Duration.String()
+		}
+		notes = append(notes, fmt.Sprintf("model load %s a replica (every start and scale-up): %.2f GB of %s weights at %g GB/s and %s",
+			(time.Duration(l.ModelLoadMs)*time.Millisecond).String(), l.WeightBytes/1e9, l.Config.Engine.Model.Name, *w.BandwidthGBps, init))
 	}
 	if cfg.ImagePull == 0 && cfg.ModelLoad == 0 {
 		notes = append(notes, "no coldStart given: a replica serves as soon as it is bound")

@@ -107,3 +107,29 @@ func TestLLMServiceRouterBuilds(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A replica's model load from its weights: Llama-3-8B's 8,029,995,008
+// parameters (32 layers of 4,096 x 6,144 + 4,096 x 4,096 + 4,096 x
+// 28,672 + 14,336 x 4,096, and 2 x 128,256 x 4,096 of embedding and
+// head) in bf16 are 16.06 GB, 8.03 s at 2 GB/s, and the engine's init
+// 30 s after: 38.03 s before every new replica serves (after its image
+// pull). coldStart.modelLoad beside it, or no bandwidth, is refused.
+func TestLLMWeightLoadColdStart(t *testing.T) {
+	body := strings.Replace(svcCluster+svcLLMA100, "        slo: {ttft", "        weightLoad: {bandwidthGBps: 2, engineInit: 30s}\n        slo: {ttft", 1)
+	require.NotEqual(t, svcCluster+svcLLMA100, body)
+	b, err := buildSvc(t, body)
+	require.NoError(t, err)
+	require.EqualValues(t, 38_030, b.Config.Services[0].ModelLoad)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "model load 38.03s a replica (every start and scale-up): 16.06 GB of llama-3-8b weights at 2 GB/s and the engine's init 30s")
+	for _, c := range []struct{ from, to, want string }{
+		{"{bandwidthGBps: 2, engineInit: 30s}", "{engineInit: 30s}", "spec.workload.services[0].llm.weightLoad.bandwidthGBps: the weights' read bandwidth in GB/s"},
+		{"{bandwidthGBps: 2, engineInit: 30s}", "{bandwidthGBps: 2, engineInit: -1s}", "spec.workload.services[0].llm.weightLoad.engineInit: is -1s"},
+		{"      load: {constant: 5}", "      load: {constant: 5}\n      coldStart: {modelLoad: 40s}", "spec.workload.services[0].llm.weightLoad: give coldStart.modelLoad or llm.weightLoad, not both"},
+	} {
+		bad := strings.Replace(body, c.from, c.to, 1)
+		require.NotEqual(t, body, bad, c.want)
+		_, err := buildSvc(t, bad)
+		requireInputError(t, err)
+		require.ErrorContains(t, err, c.want)
+	}
+}
