@@ -164,13 +164,15 @@ func writeLLMTable(w io.Writer, s *Summary) {
 }
 
 // LLMFigures are an LLM service's figures set beside each run's (what-if
-// variants): p95 TTFT, TPOT and E2E, the KV cache's peak share, and the
-// cost per million output tokens and per million tokens (0: unpriced).
+// variants): p95 TTFT, TPOT and E2E, the KV cache's peak share, the
+// recompute preemptions per 1,000 requests, and the cost per million
+// output tokens and per million tokens (0: unpriced).
 type LLMFigures struct {
 	TTFTP95Ms                  float64 `json:"ttftP95Ms"`
 	TPOTP95Ms                  float64 `json:"tpotP95Ms"`
 	E2EP95Ms                   float64 `json:"e2eP95Ms"`
 	KVCachePeak                float64 `json:"kvCachePeak"`
+	PreemptionsPer1k           float64 `json:"preemptionsPer1k"`
 	CostPerMillionOutputTokens float64 `json:"costPerMillionOutputTokens,omitempty"`
 	CostPerMillionTokens       float64 `json:"costPerMillionTokens,omitempty"`
 }
@@ -181,13 +183,13 @@ func llmFigures(l *LLMServiceSummary) *LLMFigures {
 		return nil
 	}
 	return &LLMFigures{TTFTP95Ms: l.TTFTP95Ms, TPOTP95Ms: l.TPOTP95Ms, E2EP95Ms: l.E2EP95Ms, KVCachePeak: l.KVCachePeak,
-		CostPerMillionOutputTokens: l.CostPerMillionOutputTokens, CostPerMillionTokens: l.CostPerMillionTokens}
+		PreemptionsPer1k: l.PreemptionsPer1k, CostPerMillionOutputTokens: l.CostPerMillionOutputTokens, CostPerMillionTokens: l.CostPerMillionTokens}
 }
 
 // variantLLMHeader and variantLLMRows set each run's LLM services side by
 // side: one row per run and LLM service (none without one).
 func variantLLMHeader() []string {
-	return []string{"run", "LLM service", "TTFT p95", "TPOT p95", "E2E p95", "KV cache peak", "$/M out tokens", "$/M tokens"}
+	return []string{"run", "LLM service", "TTFT p95", "TPOT p95", "E2E p95", "KV cache peak", "preempt/1k", "$/M out tokens", "$/M tokens"}
 }
 
 func variantLLMRows(vs []RunFigures) [][]string {
@@ -202,7 +204,7 @@ func variantLLMRows(vs []RunFigures) [][]string {
 			if l.CostPerMillionTokens > 0 {
 				out, all = usd(l.CostPerMillionOutputTokens), usd(l.CostPerMillionTokens)
 			}
-			rows = append(rows, []any{f.Name, v.Name, millis(l.TTFTP95Ms), millis(l.TPOTP95Ms), millis(l.E2EP95Ms), pct(l.KVCachePeak), out, all})
+			rows = append(rows, []any{f.Name, v.Name, millis(l.TTFTP95Ms), millis(l.TPOTP95Ms), millis(l.E2EP95Ms), pct(l.KVCachePeak), fmt.Sprintf("%.2f", l.PreemptionsPer1k), out, all})
 		}
 	}
 	return columns(rows)

@@ -99,7 +99,7 @@ func TestLLMReportByHand(t *testing.T) {
 		CostPerMillionOutputTokens: 0.275, CostPerMillionTokens: 0.0453}, *f.Services[0].LLM)
 	rows := variantLLMRows([]RunFigures{f})
 	require.Len(t, rows, 1)
-	assert.Equal(t, []string{"as given", "chat", "20.2 ms", "2.5%", "$0.28", "$0.05"}, append(rows[0][:2:2], rows[0][3], rows[0][5], rows[0][6], rows[0][7]))
+	assert.Equal(t, []string{"as given", "chat", "20.2 ms", "2.5%", "0.00", "$0.28", "$0.05"}, append(rows[0][:2:2], rows[0][3], rows[0][5], rows[0][6], rows[0][7], rows[0][8]))
 	s.Variants = []RunFigures{f}
 	b.Reset()
 	require.NoError(t, WriteTable(&b, s))
