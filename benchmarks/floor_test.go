@@ -2,8 +2,6 @@ package benchmarks
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -39,35 +37,18 @@ func nativeOfPhilly(b *testing.B, philly string) string {
 		b.Fatal(err)
 	}
 	defer src.Close()
-	path := filepath.Join(b.TempDir(), "native.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w, err := traces.NewNativeWriter(f, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var j cluster.JobSpec
-	for {
-		ok, err := src.Next(&j)
-		if err != nil {
-			b.Fatal(err)
+	return nativeTrace(b, "native.csv", func(w *traces.NativeWriter) error {
+		var j cluster.JobSpec
+		for {
+			ok, err := src.Next(&j)
+			if err != nil || !ok {
+				return err
+			}
+			if err := w.Write(&j); err != nil {
+				return err
+			}
 		}
-		if !ok {
-			break
-		}
-		if err := w.Write(&j); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return path
+	})
 }
 
 // floor does the floor's work over the native trace and returns the

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -78,7 +77,7 @@ func overloadRun(b *testing.B, scenario string, n int) {
 		if err := outcome.WriteDir(out, nil); err != nil {
 			b.Fatal(err)
 		}
-		if got := len(outcome.Main.Result.Jobs); got != n {
+		if got := outcome.Main.Result.NumJobs(); got != n {
 			b.Fatalf("%d jobs simulated, want %d", got, n)
 		}
 	}
@@ -141,16 +140,5 @@ func writeOverloadTrace(w io.Writer, n int, seed uint64) error {
 // overloadTrace writes the first n jobs of the trace to a temporary file.
 func overloadTrace(b *testing.B, n int) string {
 	b.Helper()
-	path := filepath.Join(b.TempDir(), "overload.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := writeOverloadTrace(f, n, 1); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return path
+	return traceFile(b, "overload.csv", func(w io.Writer) error { return writeOverloadTrace(w, n, 1) })
 }

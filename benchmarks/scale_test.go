@@ -138,25 +138,9 @@ func (c scaleCase) replay(b *testing.B, trace, out string) int {
 // 1` does (a cluster of 10,000 GPUs at 85% load), native CSV.
 func generatedTrace(b *testing.B, n int) string {
 	b.Helper()
-	path := filepath.Join(b.TempDir(), "generated.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w, err := traces.NewNativeWriter(f, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := scenarios.GenerateTrace(scenarios.GenerateOptions{Jobs: n, Seed: 1, GPUs: 10_000, Load: 0.85}, w); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return path
+	return nativeTrace(b, "generated.csv", func(w *traces.NativeWriter) error {
+		return scenarios.GenerateTrace(scenarios.GenerateOptions{Jobs: n, Seed: 1, GPUs: 10_000, Load: 0.85}, w)
+	})
 }
 
 func (c scaleCase) run(b *testing.B) {

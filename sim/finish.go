@@ -66,10 +66,9 @@ func (r *runner) finish() (res *Result, err error) {
 			r.jobs.recs.built(built)
 			built = -1
 		}
-		if r.jobs.chunks[chunkOf(id)] == nil {
-			// Every job of the chunk was recorded as it finished (a plain
-			// run: no replica pods, out is id).
-			id = chunkEnd(chunkOf(id)) - 1
+		if r.jobs.gone(id) {
+			// Recorded as it finished (a plain run: no replica pods, out
+			// is id).
 			out = id
 			continue
 		}
@@ -167,9 +166,8 @@ func (jt *jobTable) checkBooks(c *cluster.Cluster) error {
 	used := make([]use, len(c.Nodes))
 	poolMilli := make([]int64, len(c.Pools))
 	for id := int32(0); id < jt.njobs; id++ {
-		if jt.chunks[chunkOf(id)] == nil {
-			id = chunkEnd(chunkOf(id)) - 1
-			continue // finished jobs, recorded: nothing placed
+		if jt.gone(id) {
+			continue // finished, recorded: nothing placed
 		}
 		j := jt.at(id)
 		if j.finished && len(j.placed) > 0 {

@@ -5,10 +5,13 @@ import (
 	"runtime"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
 )
 
-// Jobs live in chunks that never move: the first holds firstChunk jobs (a
-// small run allocates little), the others 1<<chunkBits each.
+// Jobs live in slots, in chunks that never move: the first holds
+// firstChunk slots (a small run allocates little), the others
+// 1<<chunkBits each. Job ids map to slots through id chunks of
+// 1<<chunkBits ids.
 const (
 	chunkBits  = 10
 	firstChunk = 64
@@ -17,51 +20,70 @@ const (
 // jobTable is the run's job table: every job's state, numbered in arrival
 // order (workload jobs and services' replica pods alike), and the records
 // of the jobs that finished. In a plain run a finished job is recorded at
-// once and, once every job of its chunk is, the chunk is dropped (and
-// kept for reuse); slabs recycle the placement slices of released jobs.
+// once and its slot freed for a later job, once the scheduler's queue no
+// longer points to it: the table then holds the jobs in flight (and those
+// the queue still points to), not every job of the run, however far
+// apart in arrival order they are (an overloaded cluster's backlog keeps
+// a few jobs of every thousand waiting to the end); slabs recycle the
+// placement slices of released jobs.
 type jobTable struct {
-	chunks [][]jobState
-	njobs  int32
-	// inChunk counts each chunk's jobs not yet recorded; plain: finished
-	// jobs are recorded at once and their chunks dropped (records.go).
-	inChunk []int32
-	plain   bool
-	recs    recStore
-	spare   [][]jobState // dropped chunks, for reuse
-	// dropped counts the chunks dropped, discarded those of them left
-	// to the collector; stale the events dropped with their jobs.
-	dropped, discarded, stale int
-	slabs                     [65][][]cluster.Placement
+	chunks [][]jobState // by slot
+	nslots int32
+	// ids maps job ids to slots (-1: the job is recorded and its state
+	// gone), 1<<chunkBits ids a chunk; a chunk whose jobs are all gone
+	// is dropped (nil), live counts each chunk's jobs not gone.
+	ids   [][]int32
+	live  []int32
+	njobs int32
+	plain bool
+	recs  recStore
+	// retired holds the slots of recorded jobs the queue may still point
+	// to, free those it does not: checked again once retired has grown to
+	// checkAt.
+	retired, free []int32
+	checkAt       int
+	// reused counts the slots given to a second job; stale the events
+	// dropped with their jobs.
+	reused, stale int
+	slabs         [65][][]cluster.Placement
 }
 
 // queueHolder says whether the scheduler's queue still points to a job
-// that left it (scheduler.Scheduler does): a dropped chunk is reused only
+// that left it (scheduler.Scheduler does): a job's slot is reused only
 // when it does not.
-type queueHolder interface{ HoldsNoDone() bool }
+type queueHolder interface {
+	Holds(j *scheduler.JobInfo) bool
+}
+
+// slot is the state in slot k.
+func (t *jobTable) slot(k int32) *jobState {
+	if k < firstChunk {
+		return &t.chunks[0][k]
+	}
+	k -= firstChunk
+	return &t.chunks[1+k>>chunkBits][k&(1<<chunkBits-1)]
+}
 
 // at is job id's state.
 func (t *jobTable) at(id int32) *jobState {
-	if id < firstChunk {
-		return &t.chunks[0][id]
-	}
-	id -= firstChunk
-	return &t.chunks[1+id>>chunkBits][id&(1<<chunkBits-1)]
+	return t.slot(t.ids[id>>chunkBits][id&(1<<chunkBits-1)])
 }
 
 // add is a new job, numbered next, with nothing started.
 func (t *jobTable) add(q queueHolder) *jobState {
 	id := t.njobs
-	switch {
-	case len(t.chunks) == 0:
-		t.chunks = append(t.chunks, make([]jobState, firstChunk))
-		t.inChunk = append(t.inChunk, 0)
-	case id >= firstChunk && int(1+(id-firstChunk)>>chunkBits) == len(t.chunks):
-		t.chunks = append(t.chunks, t.freshChunk(q))
-		t.inChunk = append(t.inChunk, 0)
+	if int(id>>chunkBits) == len(t.ids) {
+		t.ids = append(t.ids, make([]int32, 1<<chunkBits))
+		t.live = append(t.live, 0)
 	}
+	k, reused := t.newSlot(q)
+	t.ids[id>>chunkBits][id&(1<<chunkBits-1)] = k
+	t.live[id>>chunkBits]++
 	t.njobs++
-	t.inChunk[len(t.inChunk)-1]++
-	j := t.at(id)
+	j := t.slot(k)
+	if reused {
+		*j = jobState{}
+	}
 	j.info.ID = id
 	j.info.Spec = &j.spec
 	j.start, j.end = -1, -1
@@ -71,62 +93,73 @@ func (t *jobTable) add(q queueHolder) *jobState {
 	return j
 }
 
-// gone reports whether job id's chunk of the job table was dropped (a
-// plain run): the job finished and is recorded.
-func (t *jobTable) gone(id int32) bool { return t.chunks[chunkOf(id)] == nil }
-
-// chunkOf is the job table chunk of job id.
-func chunkOf(id int32) int {
-	if id < firstChunk {
-		return 0
+// newSlot is a slot for a new job: a freed one when there is one
+// (reused), a new one, zero, otherwise.
+func (t *jobTable) newSlot(q queueHolder) (k int32, reused bool) {
+	if len(t.free) == 0 && len(t.retired) > 0 && len(t.retired) >= t.checkAt {
+		// Free the retired slots the queue no longer points to; check
+		// again once as many more have retired as are still held (each
+		// slot is checked a bounded number of times on average).
+		held := t.retired[:0]
+		for _, k := range t.retired {
+			if q.Holds(&t.slot(k).info) {
+				held = append(held, k)
+			} else {
+				t.free = append(t.free, k)
+			}
+		}
+		t.retired = held
+		t.checkAt = max(retiredCheck, 2*len(held))
 	}
-	return 1 + int((id-firstChunk)>>chunkBits)
+	if n := len(t.free); n > 0 {
+		k = t.free[n-1]
+		t.free = t.free[:n-1]
+		t.reused++
+		return k, true
+	}
+	k = t.nslots
+	switch {
+	case k == 0:
+		t.chunks = append(t.chunks, make([]jobState, firstChunk))
+	case k >= firstChunk && int(1+(k-firstChunk)>>chunkBits) == len(t.chunks):
+		t.chunks = append(t.chunks, make([]jobState, 1<<chunkBits))
+	}
+	t.nslots++
+	return k, false
 }
 
-// chunkEnd is one past the last job id chunk k holds.
-func chunkEnd(k int) int32 {
-	return firstChunk + int32(k)<<chunkBits
+// spareChunks is how many spilled chunks of records wait for reuse
+// (recStore.spill).
+const spareChunks = 8
+
+// retiredCheck is how many retired slots wait before the queue is asked
+// which of them it still points to.
+const retiredCheck = 256
+
+// gone reports whether job id's state was dropped (a plain run): the job
+// finished and is recorded.
+func (t *jobTable) gone(id int32) bool {
+	c := t.ids[id>>chunkBits]
+	return c == nil || c[id&(1<<chunkBits-1)] < 0
 }
 
 // retire is called when job j has finished: in a plain run its record is
-// built now (admission: the run admits jobs), and its chunk of the job
-// table dropped once every job of it is recorded.
+// built now (admission: the run admits jobs), and its state dropped, its
+// slot freed for a later job once the queue no longer points to it.
 func (t *jobTable) retire(j *jobState, admission bool) {
 	if !t.plain || j.svc != 0 {
 		return
 	}
-	t.record(j, j.info.ID, admission) // no replica pods: records are numbered as jobs
-	t.recs.built(j.info.ID)
-	k := chunkOf(j.info.ID)
-	t.inChunk[k]--
-	if t.inChunk[k] == 0 && t.njobs >= chunkEnd(k) {
-		t.dropped++
-		if c := t.chunks[k]; len(c) == 1<<chunkBits && len(t.spare) < spareChunks {
-			t.spare = append(t.spare, c)
-		} else {
-			t.discarded++
-		}
-		t.chunks[k] = nil
+	id := j.info.ID
+	t.record(j, id, admission) // no replica pods: records are numbered as jobs
+	t.recs.built(id)
+	c := t.ids[id>>chunkBits]
+	t.retired = append(t.retired, c[id&(1<<chunkBits-1)])
+	c[id&(1<<chunkBits-1)] = -1
+	t.live[id>>chunkBits]--
+	if t.live[id>>chunkBits] == 0 && t.njobs >= (id>>chunkBits+1)<<chunkBits {
+		t.ids[id>>chunkBits] = nil
 	}
-}
-
-// spareChunks is how many dropped chunks wait for reuse.
-const spareChunks = 8
-
-// freshChunk is a zeroed chunk for the job table: a dropped one when the
-// scheduler no longer points to any job that left its queue (the only
-// references a plain run keeps to finished jobs), so that a run does not
-// allocate its jobs' state again and again as garbage (344 MB a million
-// jobs); a new one otherwise.
-func (t *jobTable) freshChunk(q queueHolder) []jobState {
-	if n := len(t.spare); n > 0 && q.HoldsNoDone() {
-		c := t.spare[n-1]
-		t.spare[n-1] = nil
-		t.spare = t.spare[:n-1]
-		clear(c)
-		return c
-	}
-	return make([]jobState, 1<<chunkBits)
 }
 
 // placements is an empty slice for the placements of a job of n pods.
@@ -154,20 +187,14 @@ func (t *jobTable) unplace(j *jobState) {
 const bigRun = 1 << 18
 
 // release drops the job table, whose state is now in the records. A big
-// run's heap may hold much garbage by now: every job's state (333 MB at
-// 1M) in a run that is not plain, or the job-table chunks a plain run
-// dropped and could not reuse (its queue kept finished jobs). One
-// collection then frees it before the outputs allocate, and they reuse
-// its memory rather than grow the heap. A run whose garbage is small (a
-// small run, or a plain run that reused its chunks) skips the collection,
-// which would cost a mark of every record for little.
+// table (every job's state, 333 MB at 1M, in a run that is not plain; a
+// plain run's jobs in flight at once) is garbage now: one collection then
+// frees it before the outputs allocate, and they reuse its memory rather
+// than grow the heap. A small table skips the collection, which would
+// cost a mark of every record for little.
 func (t *jobTable) release() {
-	t.chunks, t.spare = nil, nil
-	garbage := int64(t.njobs)
-	if t.plain {
-		garbage = int64(t.discarded) << chunkBits
-	}
-	if t.njobs >= bigRun && garbage >= bigRun/4 {
+	t.chunks, t.ids, t.retired, t.free = nil, nil, nil, nil
+	if t.nslots >= bigRun {
 		runtime.GC()
 	}
 }

@@ -6,20 +6,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
+	"gpuplan.dev/gpuplan/sim/scheduler"
 )
 
-// holder is a queueHolder: true when the queue still points to a job
-// that left it.
-type holder bool
+// holder is a queueHolder: it holds the jobs of the ids set.
+type holder map[int32]bool
 
-func (h holder) HoldsNoDone() bool { return !bool(h) }
+func (h holder) Holds(j *scheduler.JobInfo) bool { return h[j.ID] }
 
 // table is a job table builder: n jobs added, the table plain or not.
 func table(t *testing.T, n int, plain bool) *jobTable {
 	t.Helper()
 	tb := &jobTable{plain: plain}
 	for i := range n {
-		j := tb.add(holder(false))
+		j := tb.add(holder(nil))
 		require.Equal(t, int32(i), j.info.ID)
 		j.spec = job("j", 0, 1, 1, 1)
 	}
@@ -27,9 +27,9 @@ func table(t *testing.T, n int, plain bool) *jobTable {
 }
 
 func TestJobTableNumbersJobsAcrossChunks(t *testing.T) {
-	// 64 jobs in the first chunk, 1024 in each next: job 63 is the first
-	// chunk's last, 64 the second's first, 1087 its last, 1088 the third's
-	// first.
+	// Nothing freed: job i in slot i, 64 slots in the first chunk, 1024
+	// in each next: job 63 is the first chunk's last, 64 the second's
+	// first, 1087 its last, 1088 the third's first.
 	tb := table(t, 64+1024+1, false)
 	require.Len(t, tb.chunks, 3)
 	require.Len(t, tb.chunks[0], 64)
@@ -39,11 +39,9 @@ func TestJobTableNumbersJobsAcrossChunks(t *testing.T) {
 		chunk int
 		index int
 	}{{0, 0, 0}, {63, 0, 63}, {64, 1, 0}, {1087, 1, 1023}, {1088, 2, 0}} {
-		require.Equal(t, c.chunk, chunkOf(c.id), "job %d", c.id)
 		require.Same(t, &tb.chunks[c.chunk][c.index], tb.at(c.id), "job %d", c.id)
 		require.Equal(t, c.id, tb.at(c.id).info.ID)
 	}
-	require.Equal(t, int32(1088), chunkEnd(1))
 	// A new job starts with nothing: no start, end, pool or admission.
 	j := tb.at(5)
 	require.Equal(t, [2]Time{-1, -1}, [2]Time{j.start, j.end})
@@ -52,55 +50,57 @@ func TestJobTableNumbersJobsAcrossChunks(t *testing.T) {
 	require.Same(t, &j.spec, j.info.Spec)
 }
 
-func TestJobTablePlainRunDropsRecordedChunks(t *testing.T) {
-	tb := table(t, 64+1024+1, true)
+func TestJobTablePlainRunReusesRecordedJobsSlots(t *testing.T) {
+	// 1,100 jobs: ids 0-1023 in the first id chunk, 1024-1099 in the
+	// second; 1,100 slots.
+	tb := table(t, 1100, true)
 	tb.recs.n = tb.njobs
-	// Every job of the first chunk but one recorded: the chunk stays.
-	for id := range int32(63) {
+	// Every job of the first id chunk but one recorded: gone, the chunk
+	// kept for the one.
+	for id := range int32(1023) {
 		tb.at(id).outcome = Completed
 		tb.retire(tb.at(id), false)
 	}
-	require.False(t, tb.gone(0))
-	require.True(t, tb.at(0).recorded)
-	tb.retire(tb.at(63), false)
 	require.True(t, tb.gone(0))
-	require.True(t, tb.gone(63))
-	require.False(t, tb.gone(64))
-	// The first chunk (64 jobs) is too small to reuse: discarded.
-	require.Equal(t, 1, tb.dropped)
-	require.Equal(t, 1, tb.discarded)
-	require.Empty(t, tb.spare)
-	// The second, whole, is kept and given to the next chunk when the
-	// queue holds no finished job.
-	for id := int32(64); id < 1088; id++ {
-		tb.retire(tb.at(id), false)
-	}
-	require.Equal(t, 2, tb.dropped)
-	require.Len(t, tb.spare, 1)
-	kept := &tb.spare[0][0]
-	for range 1023 {
-		tb.add(holder(false))
-	}
-	j := tb.add(holder(false))
-	require.Equal(t, int32(2112), j.info.ID) // 64 + 2*1024: the fourth chunk's first
-	require.Equal(t, 3, chunkOf(j.info.ID))
-	require.Same(t, kept, j, "the dropped chunk is reused")
-	require.False(t, j.recorded, "a reused chunk is zeroed")
+	require.False(t, tb.gone(1023))
+	require.NotNil(t, tb.ids[0])
+	tb.retire(tb.at(1023), false)
+	require.True(t, tb.gone(1023))
+	require.Nil(t, tb.ids[0], "every job of the id chunk gone: dropped")
+	require.False(t, tb.gone(1024))
+	// Job 1100 takes the slot of the last job retired, 1023 (slot 1023),
+	// reset; no new slot is made.
+	kept := &tb.chunks[1][1023-64]
+	j := tb.add(holder(nil))
+	require.Equal(t, int32(1100), j.info.ID)
+	require.Same(t, kept, j, "a recorded job's slot is reused")
+	require.Same(t, j, tb.at(1100))
+	require.False(t, j.recorded, "a reused slot is reset")
+	require.Equal(t, Time(-1), j.start)
+	require.Same(t, &j.spec, j.info.Spec)
+	require.Equal(t, int32(1100), tb.nslots)
+	require.Equal(t, 1, tb.reused)
 	// Records are numbered as the jobs.
 	require.Equal(t, int32(63), tb.recs.slot(63).ID)
 	require.Equal(t, Completed, tb.recs.slot(63).Outcome)
 }
 
-func TestJobTableKeepsChunksWhileTheQueueHoldsFinishedJobs(t *testing.T) {
-	tb := table(t, 64+1024, true)
+func TestJobTableKeepsSlotsTheQueueHolds(t *testing.T) {
+	tb := table(t, 300, true)
 	tb.recs.n = tb.njobs
-	for id := range int32(64 + 1024) {
+	for id := range int32(300) {
 		tb.retire(tb.at(id), false)
 	}
-	require.Len(t, tb.spare, 1)
-	j := tb.add(holder(true)) // 1088: a new chunk
-	require.Len(t, tb.spare, 1, "not reused while the queue may point into it")
-	require.NotSame(t, &tb.spare[0][0], j)
+	// The queue holds every recorded job but 17: job 300 takes 17's slot;
+	// job 301 a new one, though 299 jobs are recorded.
+	held := holder{}
+	for id := range int32(300) {
+		held[id] = id != 17
+	}
+	require.Same(t, &tb.chunks[0][17], tb.add(held))
+	require.Equal(t, int32(300), tb.nslots)
+	tb.add(held)
+	require.Equal(t, int32(301), tb.nslots)
 }
 
 func TestJobTableNotPlainKeepsEveryJob(t *testing.T) {
@@ -110,7 +110,9 @@ func TestJobTableNotPlainKeepsEveryJob(t *testing.T) {
 	}
 	require.False(t, tb.gone(0))
 	require.False(t, tb.at(0).recorded)
-	require.Zero(t, tb.dropped)
+	tb.add(holder(nil))
+	require.Zero(t, tb.reused)
+	require.Equal(t, int32(101), tb.nslots)
 }
 
 func TestJobTableReusesPlacementSlices(t *testing.T) {

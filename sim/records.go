@@ -17,14 +17,14 @@ import "gpuplan.dev/gpuplan/sim/cluster"
 //
 // In a plain run (no capacity controller, preemption or service, whose
 // events and tables refer to jobs by index after they finish), a job's
-// record is built when it finishes, and a chunk of the job table whose
-// jobs are all recorded is dropped: the table then holds the jobs in
+// record is built when it finishes and its state dropped, its slot of
+// the job table reused (jobs.go): the table then holds the jobs in
 // flight, not every job of the run. Admission runs are plain: the
 // controller forgets a workload when its job finishes (admState.finish, before
 // retire), its decisions name pending and admitted workloads only, and
 // the events it leaves queued for a finished job (a waitForPodsReady
 // timeout, a requeue after one) do nothing to it, so runner.handle drops
-// them when the job's chunk is gone.
+// them when the job's state is gone.
 
 const (
 	recBits  = 10

@@ -49,7 +49,7 @@ func slicedRun(t *testing.T, overhead float64, jobs ...cluster.JobSpec) (*gpuSha
 	require.NoError(t, err)
 	tb := &jobTable{}
 	for _, s := range jobs {
-		tb.add(holder(false)).spec = s
+		tb.add(holder(nil)).spec = s
 	}
 	return &gpuSharing{c: c, jobs: tb, onGPU: make([][]int32, c.GPUs().PhysGPUs())}, tb, &sink{q: engine.New[event](0)}
 }

@@ -294,29 +294,14 @@ func (s *Scheduler) inOrder(skip, past func(*JobInfo) bool, fn func(*JobInfo) bo
 // Remove takes a job out of the queue (it was deleted while pending).
 func (s *Scheduler) Remove(j *JobInfo) { s.markDone(j) }
 
-// HoldsNoDone reports whether every job the queue still points to is
-// waiting: no bucket keeps a done job until its compaction, and no new
-// arrival is done already. The jobs that left it are then no longer
-// referred to from here, and their memory may be reused.
-func (s *Scheduler) HoldsNoDone() bool {
-	for w := 0; w < maskWords; w++ {
-		for m := s.occupied[w]; m != 0; m &= m - 1 {
-			if s.buckets[w<<6|bits.TrailingZeros64(m)].done > 0 {
-				return false
-			}
-		}
-	}
-	for _, j := range s.arrivals {
-		if j.Done {
-			return false
-		}
-	}
-	for _, e := range s.backoff {
-		if e.j.Done {
-			return false
-		}
-	}
-	return true
+// Holds reports whether the queue may still point to job j: it sits in
+// a bucket (a job that left the queue stays in its bucket, marked done,
+// until the bucket is compacted), in the backoff queue, or among the jobs
+// not yet merged or tried in a pass. A job it does not hold is no longer
+// referred to from here, and its memory may be reused.
+func (s *Scheduler) Holds(j *JobInfo) bool {
+	return j.queued || j.inBackoff() || slices.Contains(s.arrivals, j) ||
+		slices.Contains(s.retry, j) || slices.Contains(s.merged, j)
 }
 
 // NextBackoff is when the earliest backoff of a job in the backoff queue

@@ -199,3 +199,37 @@ func TestWaitingAboveIsWaitingFiltered(t *testing.T) {
 		require.Equal(t, want, got, "floor %d", floor)
 	}
 }
+
+// The queue holds a job from Enqueue until its bucket drops it: placed
+// jobs stay in their bucket, marked done, until a quarter of it is done.
+// 8 whole-node jobs, one node: after the first pass job 0 is placed and
+// still held (1 of 8 done); after the second, 2 of 8 are, the bucket is
+// compacted and neither is held; the 6 waiting ones are.
+func TestQueueHoldsJobsUntilTheirBucketDropsThem(t *testing.T) {
+	c, err := cluster.New([]cluster.PoolSpec{{Name: "p", Nodes: 1, GPUsPerNode: 8, MilliCPU: 64000, MemoryMiB: 1 << 20}})
+	require.NoError(t, err)
+	prof, err := plugins.NewProfile(plugins.Default(), &scheduler.Handle{})
+	require.NoError(t, err)
+	fw, err := scheduler.NewFramework(prof, c)
+	require.NoError(t, err)
+	s := scheduler.New(fw, scheduler.QueueConfig{Backfill: true})
+	jobs := make([]*scheduler.JobInfo, 8)
+	for i := range jobs {
+		spec := &cluster.JobSpec{Submit: int64(i), Duration: 1, Replicas: 1, Pod: cluster.PodSpec{MilliCPU: 1000, MemoryMiB: 1024, GPUs: 8}}
+		jobs[i] = &scheduler.JobInfo{ID: int32(i), Spec: spec}
+		s.Enqueue(jobs[i])
+		require.True(t, s.Holds(jobs[i]), "an arrival")
+	}
+	var rec recorder
+	require.NoError(t, s.Pass(0, true, &rec))
+	require.True(t, jobs[0].Done)
+	require.True(t, s.Holds(jobs[0]), "placed, in its bucket until it is compacted")
+	require.NoError(t, c.Release(0, rec.log[0].pls[0], &jobs[0].Spec.Pod))
+	require.NoError(t, s.Pass(1, true, &rec))
+	require.True(t, jobs[1].Done)
+	require.False(t, s.Holds(jobs[0]))
+	require.False(t, s.Holds(jobs[1]))
+	for _, j := range jobs[2:] {
+		require.True(t, s.Holds(j), "job %d waits", j.ID)
+	}
+}

@@ -18,6 +18,22 @@ func (sw *Sweep) Scenario(pt Point) (*scenarios.Scenario, error) {
 // scenarioOnly sets the point's values; with only >= 0, only that
 // parameter's (the others keep the base scenario's).
 func (sw *Sweep) scenarioOnly(pt Point, only int) (*scenarios.Scenario, error) {
+	b, err := sw.patch(pt, only)
+	if err != nil {
+		return nil, err
+	}
+	return sw.patched(pt, b)
+}
+
+// patched is the base scenario with a point's patch applied.
+func (sw *Sweep) patched(pt Point, patch []byte) (*scenarios.Scenario, error) {
+	return sw.Base.Patched(fmt.Sprintf("point-%d", pt.Index), patch)
+}
+
+// patch is the JSON merge patch that sets the point's values (with only
+// >= 0, only that parameter's) on the base scenario: two points with
+// the same patch make the same scenario.
+func (sw *Sweep) patch(pt Point, only int) ([]byte, error) {
 	patch := map[string]any{}
 	// A field of a pool a spot share makes needs the share.
 	spotToo := only >= 0 && sw.Params[only].spotOf == "" && len(sw.Params[only].path) > 1 &&
@@ -39,11 +55,8 @@ func (sw *Sweep) scenarioOnly(pt Point, only int) (*scenarios.Scenario, error) {
 			return nil, err
 		}
 	}
-	b, err := json.Marshal(patch)
-	if err != nil {
-		return nil, err
-	}
-	return sw.Base.Patched(fmt.Sprintf("point-%d", pt.Index), b)
+	// Marshal writes a map's keys sorted: the same settings, the same bytes.
+	return json.Marshal(patch)
 }
 
 // siblings reports whether parameters i and j set fields of one object
@@ -180,6 +193,11 @@ func (sw *Sweep) runPoint(pt Point, seeds []uint64, jobs *pipeline.JobStreams) (
 	if err != nil {
 		return nil, fmt.Errorf("point %d: %w", pt.Index, err)
 	}
+	return sw.runScenario(pt, sc, seeds, jobs)
+}
+
+// runScenario runs sc, point pt's scenario, with each of the seeds.
+func (sw *Sweep) runScenario(pt Point, sc *scenarios.Scenario, seeds []uint64, jobs *pipeline.JobStreams) (*Result, error) {
 	res := &Result{Index: pt.Index, Values: pt.Values, Seeds: seeds, Metrics: make([][]float64, len(sw.Metrics))}
 	for _, seed := range seeds {
 		s := seed

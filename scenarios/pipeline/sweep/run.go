@@ -38,8 +38,8 @@ type Options struct {
 // Stats says what a Run did.
 type Stats struct {
 	// Points is how many points the shard has; Skipped were found
-	// finished in Out/points; Ran ran now; Runs is simulations run (a
-	// setting the design drew twice runs once).
+	// finished in Out/points; Ran ran now; Runs is simulations run
+	// (points that make the same scenario run once).
 	Points, Skipped, Ran, Runs int
 }
 
@@ -139,22 +139,32 @@ func (sw *Sweep) Run(ctx context.Context, o Options) (Stats, error) {
 	// The points differ in their settings, seldom in their workload: a
 	// synthetic one is drawn once a seed and replayed at every point.
 	jobs := pipeline.NewJobStreams(sharedJobs)
-	// A random or Latin hypercube design over listed values draws some
-	// settings more than once: runs are deterministic, so such a point
-	// runs once, at its first index, and its figures go to every point
-	// with its values.
-	same := map[string]*samePoint{}
-	for _, pt := range todo {
-		k := pointKey(pt)
-		if same[k] == nil {
-			same[k] = &samePoint{first: pt}
+	// Runs are deterministic, so points that make the same scenario run
+	// once, at the first of them, and its figures go to each: a setting
+	// a random or Latin hypercube design draws more than once, and
+	// settings that differ only where the scenario does not (spot shares
+	// that round to the same number of spot nodes: 0 and 0.1 of 4 nodes
+	// are both none).
+	same := make([]*samePoint, len(todo))
+	byPatch := map[string]*samePoint{}
+	for i, pt := range todo {
+		patch, err := sw.patch(pt, -1)
+		k := string(patch)
+		if err != nil {
+			k = "\x00" + pointKey(pt) // runs alone, to fail with its error
+		}
+		sp := byPatch[k]
+		if sp == nil {
+			sp = &samePoint{first: pt, patch: patch}
+			byPatch[k] = sp
 			st.Runs += len(sw.Seeds)
 		}
+		same[i] = sp
 	}
 	_, err := pipeline.Pool(ctx, len(todo), o.Workers, func(ctx context.Context, i int) (struct{}, error) {
 		pt := todo[i]
-		sp := same[pointKey(pt)]
-		sp.once.Do(func() { sp.res, sp.err = sw.runPoint(sp.first, sw.Seeds, jobs) })
+		sp := same[i]
+		sp.once.Do(func() { sp.res, sp.err = sw.runSame(sp, jobs) })
 		if sp.err != nil {
 			return struct{}{}, sp.err
 		}
@@ -177,12 +187,26 @@ func (sw *Sweep) Run(ctx context.Context, o Options) (Stats, error) {
 	return st, err
 }
 
-// samePoint is the run of the points with one setting: first's.
+// samePoint is the run of the points with one scenario: first's, made
+// by patch (nil: the point's values do not make one).
 type samePoint struct {
 	first Point
+	patch []byte
 	once  sync.Once
 	res   *Result
 	err   error
+}
+
+// runSame runs the scenario of sp's points.
+func (sw *Sweep) runSame(sp *samePoint, jobs *pipeline.JobStreams) (*Result, error) {
+	if sp.patch == nil {
+		return sw.runPoint(sp.first, sw.Seeds, jobs)
+	}
+	sc, err := sw.patched(sp.first, sp.patch)
+	if err != nil {
+		return nil, fmt.Errorf("point %d: %w", sp.first.Index, err)
+	}
+	return sw.runScenario(sp.first, sc, sw.Seeds, jobs)
 }
 
 // pointKey is a point's setting: its values.

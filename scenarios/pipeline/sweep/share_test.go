@@ -62,3 +62,33 @@ func TestASettingDrawnTwiceRunsOnce(t *testing.T) {
 		require.Equal(t, own.Metrics, pf.Metrics, "point %d (%s)", pt.Index, sw.Describe(pt))
 	}
 }
+
+// Points whose settings make the same scenario run once: spot shares of
+// 0, 0.1, 0.2 and 0.25 of 2 nodes round to 0, 0, 0 and 1 spot nodes
+// (0.5 rounds up), of 4 nodes to 0, 0, 1 and 1, so the 8 points make 4
+// scenarios and run 4 x 2 seeds, not 8 x 2; every point's figures are
+// its own run's.
+func TestSettingsMakingOneScenarioRunOnce(t *testing.T) {
+	f := spec(t, head+`  - {name: nodes, path: "cluster.pools[t4].count", values: [2, 4]}
+  - {name: spot, spotShareOf: t4, values: [0, 0.1, 0.2, 0.25]}
+  - {name: mtbf, path: "cluster.pools[t4-spot].interruptions.mtbf", values: [6h]}
+  replications: 2
+`)
+	sw, err := Load(f)
+	require.NoError(t, err)
+	require.Equal(t, 8, sw.NumPoints())
+	dir := t.TempDir()
+	st := runSweep(t, sw, Options{Out: dir, Workers: 2})
+	require.Equal(t, Stats{Points: 8, Ran: 8, Runs: 8}, st)
+	for _, pt := range sw.Points() {
+		b, err := os.ReadFile(filepath.Join(dir, DirPoints, pointFileName(pt.Index)))
+		require.NoError(t, err)
+		var pf PointFile
+		require.NoError(t, json.Unmarshal(b, &pf))
+		own, err := sw.RunPoint(pt, sw.Seeds)
+		require.NoError(t, err)
+		require.Equal(t, pt.Index, pf.Index)
+		require.Equal(t, pt.Values, pf.Values)
+		require.Equal(t, own.Metrics, pf.Metrics, "point %d (%s)", pt.Index, sw.Describe(pt))
+	}
+}
