@@ -64,7 +64,7 @@ a new name; kubectl apply refuses generateName).
                                      --gpus dra its deviceClassMappings
   kubernetes/04-dra-deviceclasses.yaml  with --gpus dra: gpuplan's DeviceClasses (NVIDIA's
                                      DRA driver's whole GPUs, MIG instances of a profile) the
-                                     classes' ResourceClaimTemplates name
+                                     classes' and services' ResourceClaimTemplates name
   kubernetes/20-volcano-queues.yaml  instead, for a Volcano policy: its Queues as read and the
                                      scheduler's ConfigMap (its actions decide reclaim and preempt)
   kubernetes/20-volcano-hypernodes.yaml  the policy's Volcano HyperNodes, as read
@@ -89,7 +89,8 @@ a new name; kubectl apply refuses generateName).
                                      PriorityClass, placement and Kueue queue label) with its
                                      autoscaling/v2 HPA or KEDA ScaledObject, or for Knative's
                                      KPA a KServe InferenceService (scaleMetric concurrency,
-                                     scaleTarget)
+                                     scaleTarget); with --gpus dra first the replicas'
+                                     ResourceClaimTemplate, which they claim their GPUs from
   kubernetes/40-services/NAME.config.properties  TorchServe's batching, queue and timeout,
                                      when the service batches (also the ConfigMap the
                                      Deployment mounts; kubectl skips the file)
@@ -140,7 +141,7 @@ built with the projects' API types; each file is written atomically.`,
 	f.StringVar(&o.gen.AccessMode, "access-mode", manifests.AccessRWO, "checkpoint volumes: ReadWriteOnce (one per pod) or ReadWriteMany (one claim per class; needs an RWX storage class)")
 	f.StringVar(&o.gen.TrainingAPI, "training-api", manifests.TrainingJob, "how gangs and training classes run: job (Indexed Job), pytorchjob or tfjob (Kubeflow training operator)")
 	f.StringVar(&o.gen.Provider, "provider", manifests.ProviderEKS, "the cloud the pools are written for: eks (Karpenter NodePools and EC2NodeClass) or aks (AKS agent pools as an ARM template, aks-agentpools.json)")
-	f.StringVar(&o.gen.GPUs, "gpus", manifests.GPUsDevicePlugin, "how the job templates' pods ask for GPUs: device-plugin (nvidia.com/gpu, nvidia.com/mig-PROFILE) or dra (ResourceClaimTemplates of gpuplan's DeviceClasses for NVIDIA's DRA driver, mapped to the same Kueue quota)")
+	f.StringVar(&o.gen.GPUs, "gpus", manifests.GPUsDevicePlugin, "how the job templates' and services' pods ask for GPUs: device-plugin (nvidia.com/gpu, nvidia.com/mig-PROFILE) or dra (ResourceClaimTemplates of gpuplan's DeviceClasses for NVIDIA's DRA driver, mapped to the same Kueue quota)")
 	f.StringVar(&o.gen.FixedPools, "fixed-pools", manifests.FixedStatic, "how fixed-size pools are written: nodepool-static (Karpenter, alpha) or managed-nodegroup (EKS, eksctl)")
 	f.StringVar(&o.gen.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
 	f.StringVar(&o.gen.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")

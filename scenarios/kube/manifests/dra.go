@@ -106,35 +106,54 @@ func (g *gen) useDRA(mig string, res corev1.ResourceName) (string, error) {
 	return name, nil
 }
 
+// gpuClaim is the ResourceClaimTemplate OWNER-gpus in namespace ns whose
+// one request asks for n devices of the DeviceClass of the MIG profile mig
+// ("": whole GPUs), charged to Kueue as the device plugin's resource res;
+// and the words for the comment, where naming the file it is written in.
+func (g *gen) gpuClaim(owner, ns, where, mig string, res corev1.ResourceName, n int64) (*resourcev1.ResourceClaimTemplate, string, error) {
+	class, err := g.useDRA(mig, res)
+	if err != nil {
+		return nil, "", err
+	}
+	tmpl := owner + "-" + claimName
+	what := fmt.Sprintf("%d whole GPU(s)", n)
+	if mig != "" {
+		what = fmt.Sprintf("%d MIG instance(s) %s", n, mig)
+	}
+	words := fmt.Sprintf("ResourceClaimTemplate %s (%s) asks for %s of DeviceClass %s (%s), where the device plugin's form asks for %s.", tmpl, where, what, class, PathDRA, res)
+	return &resourcev1.ResourceClaimTemplate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: dra.APIVersion, Kind: "ResourceClaimTemplate"},
+		ObjectMeta: metav1.ObjectMeta{Name: tmpl, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": owner}},
+		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+			Requests: []resourcev1.DeviceRequest{{Name: claimName, Exactly: &resourcev1.ExactDeviceRequest{
+				DeviceClassName: class, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: n,
+			}}},
+		}}},
+	}, words, nil
+}
+
+// podClaims are what a pod asks for to have the template's claim: its
+// spec.resourceClaims entry naming the template, and its container's
+// resources.claims.
+func podClaims(tmpl *resourcev1.ResourceClaimTemplate) ([]corev1.PodResourceClaim, []corev1.ResourceClaim) {
+	return []corev1.PodResourceClaim{{Name: claimName, ResourceClaimTemplateName: ptr(tmpl.Name)}}, []corev1.ResourceClaim{{Name: claimName}}
+}
+
 // claimGPUs turns a class's GPU request into a DRA claim: the resource
 // res (count n) leaves the container's requests and limits, the pod names
 // the class's ResourceClaimTemplate, which goes in the objects the class's
 // jobs share.
 func (j *jobFile) claimGPUs(pod *corev1.PodTemplateSpec, res corev1.ResourceName, n int64) error {
-	class, err := j.useDRA(j.c.Pod.MIG, res)
+	tmpl, words, err := j.gpuClaim(j.c.Name, j.ns, DirJobs+j.c.Name+".yaml", j.c.Pod.MIG, res, n)
 	if err != nil {
 		return err
 	}
 	ctr := &pod.Spec.Containers[0]
 	delete(ctr.Resources.Requests, res)
 	delete(ctr.Resources.Limits, res)
-	ctr.Resources.Claims = []corev1.ResourceClaim{{Name: claimName}}
-	tmpl := j.c.Name + "-" + claimName
-	pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: claimName, ResourceClaimTemplateName: ptr(tmpl)}}
-	j.shared = append(j.shared, &resourcev1.ResourceClaimTemplate{
-		TypeMeta:   metav1.TypeMeta{APIVersion: dra.APIVersion, Kind: "ResourceClaimTemplate"},
-		ObjectMeta: metav1.ObjectMeta{Name: tmpl, Namespace: j.ns, Labels: map[string]string{"app.kubernetes.io/name": j.c.Name}},
-		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
-			Requests: []resourcev1.DeviceRequest{{Name: claimName, Exactly: &resourcev1.ExactDeviceRequest{
-				DeviceClassName: class, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: n,
-			}}},
-		}}},
-	})
-	what := fmt.Sprintf("%d whole GPU(s)", n)
-	if j.c.Pod.MIG != "" {
-		what = fmt.Sprintf("%d MIG instance(s) %s", n, j.c.Pod.MIG)
-	}
-	j.comment = append(j.comment, fmt.Sprintf("Its pods' GPUs come by DRA: each pod's claim from ResourceClaimTemplate %s (%s%s.yaml) asks for %s of DeviceClass %s (%s), where the device plugin's form asks for %s.", tmpl, DirJobs, j.c.Name, what, class, PathDRA, res))
+	pod.Spec.ResourceClaims, ctr.Resources.Claims = podClaims(tmpl)
+	j.shared = append(j.shared, tmpl)
+	j.comment = append(j.comment, "Its pods' GPUs come by DRA: each pod's claim from "+words)
 	return nil
 }
 
@@ -183,29 +202,46 @@ func (g *gen) deviceClassMappings() []kueuecfg.DeviceClassMapping {
 }
 
 // draGPUs writes the class's GPU request req as a DRA claim when the
-// options ask for DRA and the request is one DRA gives alike: whole GPUs
-// or MIG instances. A time-sliced share keeps the device plugin's
-// resource (NVIDIA's DRA driver shares a GPU through a claim's config,
-// which gpuplan does not model), and so do whole GPUs where a pool
-// time-slices (the device plugin's nvidia.com/gpu there is a share).
+// options ask for DRA and the request is one DRA gives alike (byDRA).
 func (j *jobFile) draGPUs(pod *corev1.PodTemplateSpec, req gpuRequest) error {
 	if j.o.GPUs != GPUsDRA || req.gpus == 0 {
 		return nil
 	}
+	res := gpuResource(req.res)
+	ok, warning := j.byDRA("class", j.c.Name, "pods", req.shared, j.c.Pod.MIG, res)
+	if !ok {
+		j.comment = append(j.comment, warning)
+		return nil
+	}
+	return j.claimGPUs(pod, res, req.gpus)
+}
+
+// gpuResource is the GPU resource of a container's requests (neither CPU
+// nor memory).
+func gpuResource(rl corev1.ResourceList) corev1.ResourceName {
 	var res corev1.ResourceName
-	for r := range req.res {
+	for r := range rl {
 		if r != corev1.ResourceCPU && r != corev1.ResourceMemory {
 			res = r
 		}
 	}
-	sliced := slices.ContainsFunc(j.pools, func(q pool) bool { return q.sharing.TimeSlicing > 1 })
+	return res
+}
+
+// byDRA says whether the pods of a class or service (kind, name; what
+// they are called: pods, replicas) asking for the GPU resource res are written with a DRA claim instead: whole GPUs or MIG
+// instances are. A time-sliced share keeps the device plugin's resource
+// (NVIDIA's DRA driver shares a GPU through a claim's config, which
+// gpuplan does not model), and so do whole GPUs where a pool time-slices
+// (the device plugin's nvidia.com/gpu there is a share); the warning says
+// so.
+func (g *gen) byDRA(kind, name, pods string, shared bool, mig string, res corev1.ResourceName) (bool, string) {
+	sliced := slices.ContainsFunc(g.pools, func(q pool) bool { return q.sharing.TimeSlicing > 1 })
 	switch {
-	case req.shared:
-		j.comment = append(j.comment, j.warn("class %s: its pods ask for a time-sliced share of a GPU, which stays the device plugin's %s (NVIDIA's DRA driver shares a GPU through a claim's config, which gpuplan does not model)", j.c.Name, res))
-		return nil
-	case j.c.Pod.MIG == "" && sliced:
-		j.comment = append(j.comment, j.warn("class %s: its pods ask for whole GPUs and a pool time-slices its GPUs, where the device plugin's %s is a share of one: the class keeps the device plugin's resource", j.c.Name, res))
-		return nil
+	case shared:
+		return false, g.warn("%s %s: its %s ask for a time-sliced share of a GPU, which stays the device plugin's %s (NVIDIA's DRA driver shares a GPU through a claim's config, which gpuplan does not model)", kind, name, pods, res)
+	case mig == "" && sliced:
+		return false, g.warn("%s %s: its %s ask for whole GPUs and a pool time-slices its GPUs, where the device plugin's %s is a share of one: the %s keeps the device plugin's resource", kind, name, pods, res, kind)
 	}
-	return j.claimGPUs(pod, res, req.gpus)
+	return true, ""
 }
