@@ -91,7 +91,9 @@ func (t Topology) HostnameOf(n int32) string {
 }
 
 // NodeLabel is the value of label key on node n: the pool's labels, plus
-// the node's own zone (ZoneOf) and hostname (HostnameOf).
+// the node's own zone (ZoneOf), hostname (HostnameOf) and, unless the
+// pool's labels give them, its block, rack and NVLink domain
+// (LevelLabel).
 func (t Topology) NodeLabel(n int32, key string) (string, bool) {
 	c := t.c
 	switch key {
@@ -101,6 +103,33 @@ func (t Topology) NodeLabel(n int32, key string) (string, bool) {
 		z := t.ZoneOf(n)
 		return z, z != ""
 	}
-	v, ok := c.Pools[c.Nodes[n].Pool].Labels[key]
-	return v, ok
+	p := &c.Pools[c.Nodes[n].Pool]
+	if v, ok := p.Labels[key]; ok {
+		return v, ok
+	}
+	return p.Spec.LevelLabel(n-p.First, key)
+}
+
+// LevelLabel is the value of the topology level label key
+// (LabelTopologyBlock, LabelTopologyRack, LabelGPUClique) on the pool's
+// node slot (0-based): the pool's name and the slot's block, rack or
+// NVLink domain in its topology (PlaceOf), as "POOL-block-B",
+// "POOL-rack-R" and "POOL-nvl-D" (values unique across pools; a pool
+// without a topology is one block and one rack, each node its own NVLink
+// domain, as its TAS levels are). false for any other key.
+func (p *PoolSpec) LevelLabel(slot int32, key string) (string, bool) {
+	pl := p.Topology.PlaceOf(slot, p.GPUsPerNode)
+	var word string
+	var i int32
+	switch key {
+	case LabelTopologyBlock:
+		word, i = "-block-", pl.Block
+	case LabelTopologyRack:
+		word, i = "-rack-", pl.Rack
+	case LabelGPUClique:
+		word, i = "-nvl-", pl.Domain
+	default:
+		return "", false
+	}
+	return p.Name + word + strconv.Itoa(int(i)), true
 }
