@@ -67,7 +67,9 @@ a new name; kubectl apply refuses generateName).
                                      classes' and services' ResourceClaimTemplates name
   kubernetes/20-volcano-queues.yaml  instead, for a Volcano policy: its Queues as read and the
                                      scheduler's ConfigMap (its actions decide reclaim and preempt)
-  kubernetes/20-volcano-hypernodes.yaml  the policy's Volcano HyperNodes, as read
+  kubernetes/20-volcano-hypernodes.yaml  the policy's Volcano HyperNodes, as read; without
+                                     them, when a Volcano Job class asks for topology, the
+                                     pools' racks and blocks (and NVLink domains) as HyperNodes
   kubernetes/30-prometheusrule.yaml  alerts on GPUs a pod holds (DCGM, exported_pod set)
                                      averaging under 50% over the last 30 minutes or at 0% for
                                      an hour; label release
@@ -78,8 +80,10 @@ a new name; kubectl apply refuses generateName).
                                      CLASS-): a suspended Job (a gang: an Indexed Job whose
                                      pods run torchrun with their node rank and their job's
                                      pod 0 as the rendezvous), a Kubeflow PyTorchJob or TFJob
-                                     (--training-api), or a Volcano Job; GPU requests equal
-                                     to limits (MIG as nvidia.com/mig-PROFILE, a share of a
+                                     (--training-api), or a Volcano Job (with
+                                     spec.networkTopology when the class asks for topology);
+                                     GPU requests equal to limits (MIG as
+                                     nvidia.com/mig-PROFILE, a share of a
                                      GPU as one time-slicing replica; --gpus dra: a claim of
                                      the class's ResourceClaimTemplate instead of whole GPUs
                                      and MIG), Kueue's podset topology annotation when the
