@@ -60,8 +60,8 @@ a new name; kubectl apply refuses generateName).
                                      over the whole cluster, and when a class asks for
                                      topology a Topology (block, rack, host) its flavors name
   kubernetes/21-kueue-config.yaml    Kueue's Configuration (ConfigMap kueue-manager-config) when
-                                     the run used fair sharing or waitForPodsReady, or with
-                                     --gpus dra its deviceClassMappings
+                                     the run used fair sharing or waitForPodsReady, or the
+                                     policy's or (--gpus dra) gpuplan's deviceClassMappings
   kubernetes/04-dra-deviceclasses.yaml  with --gpus dra: gpuplan's DeviceClasses (NVIDIA's
                                      DRA driver's whole GPUs, MIG instances of a profile) the
                                      classes' and services' ResourceClaimTemplates name

@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -182,21 +183,36 @@ func (g *gen) deviceClasses() (File, error) {
 	return f, nil
 }
 
-// deviceClassMappings are the Kueue Configuration's mappings of the
-// DeviceClasses to the resources the ClusterQueue's quota names.
+// deviceClassMappings are the Kueue Configuration's mappings of
+// DeviceClasses to the resources the ClusterQueue's quota names: the
+// policy's (its Configuration's resources.deviceClassMappings, as read)
+// and those of gpuplan's DeviceClasses the pods claim, each resource's
+// classes sorted.
 func (g *gen) deviceClassMappings() []kueuecfg.DeviceClassMapping {
 	byRes := map[corev1.ResourceName][]corev1.ResourceName{}
-	var order []corev1.ResourceName
-	for _, c := range g.draClasses {
-		if _, ok := byRes[c.resource]; !ok {
-			order = append(order, c.resource)
+	add := func(res corev1.ResourceName, class string) {
+		if !slices.Contains(byRes[res], corev1.ResourceName(class)) {
+			byRes[res] = append(byRes[res], corev1.ResourceName(class))
 		}
-		byRes[c.resource] = append(byRes[c.resource], corev1.ResourceName(c.name))
 	}
-	slices.Sort(order)
+	if g.pol != nil {
+		for class, res := range g.pol.DeviceClassMappings {
+			add(corev1.ResourceName(res), class)
+		}
+	}
+	for _, c := range g.draClasses {
+		if g.pol != nil {
+			if _, ok := g.pol.DeviceClassMappings[c.name]; ok {
+				continue // the policy maps it already
+			}
+		}
+		add(c.resource, c.name)
+	}
 	var out []kueuecfg.DeviceClassMapping
-	for _, r := range order {
-		out = append(out, kueuecfg.DeviceClassMapping{Name: r, DeviceClassNames: byRes[r]})
+	for _, r := range slices.Sorted(maps.Keys(byRes)) {
+		classes := byRes[r]
+		slices.Sort(classes)
+		out = append(out, kueuecfg.DeviceClassMapping{Name: r, DeviceClassNames: classes})
 	}
 	return out
 }
