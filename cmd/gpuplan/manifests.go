@@ -62,9 +62,10 @@ a new name; kubectl apply refuses generateName).
   kubernetes/21-kueue-config.yaml    Kueue's Configuration (ConfigMap kueue-manager-config) when
                                      the run used fair sharing or waitForPodsReady, or the
                                      policy's or (--gpus dra) gpuplan's deviceClassMappings
-  kubernetes/04-dra-deviceclasses.yaml  with --gpus dra: gpuplan's DeviceClasses (NVIDIA's
-                                     DRA driver's whole GPUs, MIG instances of a profile) the
-                                     classes' and services' ResourceClaimTemplates name
+  kubernetes/04-dra-deviceclasses.yaml  the policy's DeviceClasses as read; with --gpus dra
+                                     gpuplan's (NVIDIA's DRA driver's whole GPUs, MIG instances
+                                     of a profile) the classes' and services'
+                                     ResourceClaimTemplates name
   kubernetes/20-volcano-queues.yaml  instead, for a Volcano policy: its Queues as read and the
                                      scheduler's ConfigMap (its actions decide reclaim and preempt)
   kubernetes/20-volcano-hypernodes.yaml  the policy's Volcano HyperNodes, as read; without

@@ -158,19 +158,42 @@ func (j *jobFile) claimGPUs(pod *corev1.PodTemplateSpec, res corev1.ResourceName
 	return nil
 }
 
-// deviceClasses is the DRA file: the DeviceClasses the classes use.
+// deviceClasses is the DRA file: the DeviceClasses the classes use, and
+// the policy's as read.
 func (g *gen) deviceClasses() (File, error) {
 	f := File{Path: PathDRA}
-	if len(g.draClasses) == 0 {
+	var policy []resourcev1.DeviceClass
+	if g.pol != nil {
+		for _, dc := range g.pol.DeviceClasses {
+			if !slices.ContainsFunc(g.draClasses, func(c draClass) bool { return c.name == dc.Name }) {
+				policy = append(policy, dc)
+			}
+		}
+	}
+	if len(g.draClasses) == 0 && len(policy) == 0 {
 		return f, nil
 	}
-	f.Comment = g.header(
-		"Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34 on): the DeviceClasses the job",
-		"classes' ResourceClaimTemplates name. Each selects devices of NVIDIA's DRA driver",
-		"(k8s-dra-driver-gpu, driver "+dra.DriverNVIDIA+"; install it with the device plugin off on these",
-		"nodes) by their type attribute and, for MIG, profile: the GPUs and MIG instances the device plugin",
-		"would hand out. gpuplan's names, so they apply beside the driver's own classes.",
-	)
+	if len(g.draClasses) > 0 {
+		f.Comment = g.header(
+			"Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34 on): the DeviceClasses the job",
+			"classes' ResourceClaimTemplates name. Each selects devices of NVIDIA's DRA driver",
+			"(k8s-dra-driver-gpu, driver "+dra.DriverNVIDIA+"; install it with the device plugin off on these",
+			"nodes) by their type attribute and, for MIG, profile: the GPUs and MIG instances the device plugin",
+			"would hand out. gpuplan's names, so they apply beside the driver's own classes.",
+		)
+	} else {
+		f.Comment = g.header("Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34 on): DeviceClasses.")
+	}
+	if len(policy) > 0 {
+		f.Comment = append(f.Comment, "The policy's DeviceClasses, written back as read (name, labels, annotations and spec), from "+strings.Join(g.policyFiles(), ", ")+".")
+	}
+	for _, dc := range policy {
+		f.Objects = append(f.Objects, &resourcev1.DeviceClass{
+			TypeMeta:   metav1.TypeMeta{APIVersion: dra.APIVersion, Kind: "DeviceClass"},
+			ObjectMeta: metav1.ObjectMeta{Name: dc.Name, Labels: dc.Labels, Annotations: dc.Annotations},
+			Spec:       *dc.Spec.DeepCopy(),
+		})
+	}
 	for _, c := range g.draClasses {
 		f.Objects = append(f.Objects, &resourcev1.DeviceClass{
 			TypeMeta:   metav1.TypeMeta{APIVersion: dra.APIVersion, Kind: "DeviceClass"},
