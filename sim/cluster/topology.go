@@ -118,18 +118,17 @@ func (t Topology) NodeLabel(n int32, key string) (string, bool) {
 // without a topology is one block and one rack, each node its own NVLink
 // domain, as its TAS levels are). false for any other key.
 func (p *PoolSpec) LevelLabel(slot int32, key string) (string, bool) {
-	pl := p.Topology.PlaceOf(slot, p.GPUsPerNode)
-	var word string
-	var i int32
 	switch key {
-	case LabelTopologyBlock:
-		word, i = "-block-", pl.Block
-	case LabelTopologyRack:
-		word, i = "-rack-", pl.Rack
-	case LabelGPUClique:
-		word, i = "-nvl-", pl.Domain
+	case LabelTopologyBlock, LabelTopologyRack, LabelGPUClique:
 	default:
 		return "", false
 	}
-	return p.Name + word + strconv.Itoa(int(i)), true
+	pl := p.Topology.PlaceOf(slot, p.GPUsPerNode)
+	switch key {
+	case LabelTopologyBlock:
+		return p.Name + "-block-" + strconv.Itoa(int(pl.Block)), true
+	case LabelTopologyRack:
+		return p.Name + "-rack-" + strconv.Itoa(int(pl.Rack)), true
+	}
+	return p.Name + "-nvl-" + strconv.Itoa(int(pl.Domain)), true
 }
