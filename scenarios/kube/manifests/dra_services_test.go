@@ -1,8 +1,6 @@
 package manifests
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,11 +23,11 @@ import (
 // gpuplan-mig-1g.5gb; recommender's (one whole GPU, a KServe
 // InferenceService under the KPA) 1 of gpuplan-gpu in its predictor's
 // resourceClaims. No replica asks for a device-plugin resource. Each
-// service file, read back with the DeviceClasses before it (gpuplan's
-// readers take a pod's claims from its own file), builds the service the
-// run built (replica pod, placement, bounds, scaler), and the scenario of
-// the read-back services gives the original run's summary, as the device
-// plugin's form does. Before, the DRA form's replicas asked for
+// service read back from its file, listed after
+// kubernetes/04-dra-deviceclasses.yaml (a service's files share their
+// DeviceClasses), is the service the run built (replica pod, placement,
+// bounds, scaler), and the scenario of the read-back services gives the
+// original run's summary, as the device plugin's form does. Before, the DRA form's replicas asked for
 // nvidia.com/gpu and nvidia.com/mig-1g.5gb.
 func TestDRAServicesAsTheDevicePluginForm(t *testing.T) {
 	s, err := scenarios.LoadFile(servicesScenario)
@@ -89,18 +87,13 @@ func TestDRAServicesAsTheDevicePluginForm(t *testing.T) {
 		}
 	}
 
-	// Read back: each service file with the DeviceClasses before it.
+	// Read back: each service lists the DeviceClasses' file before its
+	// own (a service's files share their DeviceClasses).
 	dpDir, draDir := t.TempDir(), t.TempDir()
 	require.NoError(t, WriteDir(dpDir, plugin))
 	require.NoError(t, WriteDir(draDir, claims))
-	classesYAML, err := os.ReadFile(filepath.Join(draDir, filepath.FromSlash(PathDRA)))
-	require.NoError(t, err)
-	for _, name := range []string{"bert", "bert-keda", "recommender"} {
-		p := filepath.Join(draDir, filepath.FromSlash(DirServices+name+".yaml"))
-		b, err := os.ReadFile(p)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(p, append(append(append([]byte{}, classesYAML...), "---\n"...), b...), 0o644))
-	}
+	draReadBack := strings.ReplaceAll(servicesReadBackYAML, "      manifests: [kubernetes/40-services/", "      manifests: [kubernetes/04-dra-deviceclasses.yaml, kubernetes/40-services/")
+	require.Equal(t, 3, strings.Count(draReadBack, "manifests: [kubernetes/04-dra-deviceclasses.yaml, "))
 	built := func(sc *scenarios.Scenario) []sim.ServiceConfig {
 		b, err := sc.Build(scenarios.Options{})
 		require.NoError(t, err)
@@ -109,7 +102,7 @@ func TestDRAServicesAsTheDevicePluginForm(t *testing.T) {
 	}
 	byPlugin, err := scenarios.Parse("read-back.yaml", dpDir, []byte(servicesReadBackYAML))
 	require.NoError(t, err)
-	byDRA, err := scenarios.Parse("read-back.yaml", draDir, []byte(servicesReadBackYAML))
+	byDRA, err := scenarios.Parse("read-back.yaml", draDir, []byte(draReadBack))
 	require.NoError(t, err)
 	want, got := built(s), built(byDRA)
 	require.Len(t, got, 3)
