@@ -11,6 +11,7 @@ import (
 
 	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 // draCluster: two H100 nodes of 8 whole GPUs, and one A100-80GB node cut
@@ -132,6 +133,14 @@ spec:
 		}
 	}
 	require.Positive(t, waited)
+	// The claim form's jobs carry the flag that keeps kube-scheduler's
+	// preemption from freeing their GPUs (cluster.FlagDRAClaims); the
+	// rest of their records is the plugin form's.
+	for i := range b.Jobs {
+		require.Zero(t, a.Jobs[i].Flags&cluster.FlagDRAClaims, a.Jobs[i].Name)
+		require.NotZero(t, b.Jobs[i].Flags&cluster.FlagDRAClaims, b.Jobs[i].Name)
+		b.Jobs[i].Flags &^= cluster.FlagDRAClaims
+	}
 	require.Equal(t, a.Jobs, b.Jobs)
 	require.JSONEq(t, string(sa), string(sb))
 }

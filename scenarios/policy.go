@@ -15,6 +15,7 @@ import (
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +54,11 @@ type Policy struct {
 	// resources.deviceClassMappings: the quota resource each DRA
 	// DeviceClass's devices are charged as (nil: none given).
 	DeviceClassMappings map[string]string
+	// DeviceClasses are the DRA DeviceClasses (resource.k8s.io/v1) of
+	// the policy's files, as read, in order: the cluster's classes, which
+	// gpuplan manifests writes back. A workload file's claims take their
+	// DeviceClass from their own file or the drivers' built-in ones.
+	DeviceClasses []resourcev1.DeviceClass
 	// Notes name every field read but not modelled, and every object
 	// skipped, each with its file and line.
 	Notes []string
@@ -686,8 +692,18 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 			if pc.PreemptionPolicy != nil && *pc.PreemptionPolicy == corev1.PreemptNever {
 				p.PreemptNever[pc.Name] = true
 			}
+		case api == resourcev1.SchemeGroupVersion.String() && kind == "DeviceClass":
+			var dc resourcev1.DeviceClass
+			if err := d.strict(&dc); err != nil {
+				return err
+			}
+			if err := p.define(d, dc.Name); err != nil {
+				return err
+			}
+			p.DeviceClasses = append(p.DeviceClasses, dc)
+			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: DeviceClass %s is read to be written back (gpuplan manifests); the claims of a workload file take their DeviceClass from that file or the drivers' built-in classes", d.file, d.line, Quote(dc.Name)))
 		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue Topology, ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue and HyperNode, Karpenter NodePool and EC2NodeClass, and PriorityClass", d.file, d.line, kind, api))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue Topology, ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue and HyperNode, Karpenter NodePool and EC2NodeClass, PriorityClass and DRA DeviceClass", d.file, d.line, kind, api))
 		}
 		if err := d.checkCRD(); err != nil {
 			return err

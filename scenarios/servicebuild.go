@@ -8,11 +8,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
 	kubesvc "gpuplan.dev/gpuplan/scenarios/kube/services"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/autoscale"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/services"
+	"gpuplan.dev/gpuplan/validate/strict"
 )
 
 // ServingModelNote is the assumption every run with services lists.
@@ -186,13 +188,34 @@ func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec) (*kubesvc.Wor
 	if len(v.Manifests) == 0 {
 		return nil, "", nil
 	}
-	var all []kubesvc.Workload
-	for _, m := range v.Manifests {
+	// The DeviceClasses of every file listed: the replicas' claims may
+	// name a class of another (kubernetes/04-dra-deviceclasses.yaml
+	// beside the service's file, as gpuplan manifests writes them).
+	files := make([]string, len(v.Manifests))
+	datas := make([][]byte, len(v.Manifests))
+	shared := dra.NewSet()
+	for i, m := range v.Manifests {
 		file, data, err := s.readServiceFile(m)
 		if err != nil {
 			return nil, "", err
 		}
-		got, _, err := kubesvc.ReadServing(file, data)
+		files[i], datas[i] = file, data
+		if len(v.Manifests) == 1 {
+			break
+		}
+		docs, err := strict.Manifests(file, data)
+		if err != nil {
+			return nil, "", err
+		}
+		set, err := dra.Read(file, docs)
+		if err != nil {
+			return nil, "", err
+		}
+		shared.AddClasses(set)
+	}
+	var all []kubesvc.Workload
+	for i := range v.Manifests {
+		got, _, err := kubesvc.ReadServingWith(files[i], datas[i], shared)
 		if err != nil {
 			return nil, "", err
 		}

@@ -23,7 +23,13 @@ import (
 // whose checkpoint write fits in its termination grace period first
 // writes what it computed, its pods on their nodes; the preemptor waits
 // for it rather than preempting others. Pods on
-// time-sliced, MIG or shared GPUs are not preempted for.
+// time-sliced, MIG or shared GPUs are not preempted for. A victim whose
+// GPUs come by DRA claim (cluster.FlagDRAClaims) frees its CPU and memory
+// but not its GPUs: kube-scheduler's dynamicresources plugin does not
+// simulate releasing a victim's claims (it has no PreFilterExtensions,
+// KEP-5690 "DRA preemption", open in 2026: "preemption of pods utilizing
+// DRA resources is currently not supported"), so no pod is preempted for
+// the GPUs such a job holds.
 
 // schedSide is the run's side of the scheduler: the pod mix plugins read,
 // the pending backoff pass, preemption, and the fabrics training jobs'
@@ -131,12 +137,18 @@ type res3 struct{ cpu, mem, gpu int64 }
 func (a res3) add(b res3) res3 { return res3{a.cpu + b.cpu, a.mem + b.mem, a.gpu + b.gpu} }
 func (a res3) sub(b res3) res3 { return res3{a.cpu - b.cpu, a.mem - b.mem, a.gpu - b.gpu} }
 
-// heldOn is what job v's pods hold on node n, whole GPUs counted.
+// heldOn is what job v's pods hold on node n that preempting v frees,
+// whole GPUs counted (none when they come by DRA claim).
 func heldOn(v *jobState, n int32) res3 {
 	var h res3
+	dra := v.spec.Flags&cluster.FlagDRAClaims != 0
 	for _, pl := range v.placed {
 		if pl.Node == n {
-			h = h.add(res3{v.spec.Pod.MilliCPU, v.spec.Pod.MemoryMiB, int64(pl.Milli) / cluster.MilliGPU})
+			g := int64(pl.Milli) / cluster.MilliGPU
+			if dra {
+				g = 0
+			}
+			h = h.add(res3{v.spec.Pod.MilliCPU, v.spec.Pod.MemoryMiB, g})
 		}
 	}
 	return h

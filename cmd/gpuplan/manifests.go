@@ -60,14 +60,17 @@ a new name; kubectl apply refuses generateName).
                                      over the whole cluster, and when a class asks for
                                      topology a Topology (block, rack, host) its flavors name
   kubernetes/21-kueue-config.yaml    Kueue's Configuration (ConfigMap kueue-manager-config) when
-                                     the run used fair sharing or waitForPodsReady, or with
-                                     --gpus dra its deviceClassMappings
-  kubernetes/04-dra-deviceclasses.yaml  with --gpus dra: gpuplan's DeviceClasses (NVIDIA's
-                                     DRA driver's whole GPUs, MIG instances of a profile) the
-                                     classes' ResourceClaimTemplates name
+                                     the run used fair sharing or waitForPodsReady, or the
+                                     policy's or (--gpus dra) gpuplan's deviceClassMappings
+  kubernetes/04-dra-deviceclasses.yaml  the policy's DeviceClasses as read; with --gpus dra
+                                     gpuplan's (NVIDIA's DRA driver's whole GPUs, MIG instances
+                                     of a profile) the classes' and services'
+                                     ResourceClaimTemplates name
   kubernetes/20-volcano-queues.yaml  instead, for a Volcano policy: its Queues as read and the
                                      scheduler's ConfigMap (its actions decide reclaim and preempt)
-  kubernetes/20-volcano-hypernodes.yaml  the policy's Volcano HyperNodes, as read
+  kubernetes/20-volcano-hypernodes.yaml  the policy's Volcano HyperNodes, as read; without
+                                     them, when a Volcano Job class asks for topology, the
+                                     pools' racks and blocks (and NVLink domains) as HyperNodes
   kubernetes/30-prometheusrule.yaml  alerts on GPUs a pod holds (DCGM, exported_pod set)
                                      averaging under 50% over the last 30 minutes or at 0% for
                                      an hour; label release
@@ -78,8 +81,10 @@ a new name; kubectl apply refuses generateName).
                                      CLASS-): a suspended Job (a gang: an Indexed Job whose
                                      pods run torchrun with their node rank and their job's
                                      pod 0 as the rendezvous), a Kubeflow PyTorchJob or TFJob
-                                     (--training-api), or a Volcano Job; GPU requests equal
-                                     to limits (MIG as nvidia.com/mig-PROFILE, a share of a
+                                     (--training-api), or a Volcano Job (with
+                                     spec.networkTopology when the class asks for topology);
+                                     GPU requests equal to limits (MIG as
+                                     nvidia.com/mig-PROFILE, a share of a
                                      GPU as one time-slicing replica; --gpus dra: a claim of
                                      the class's ResourceClaimTemplate instead of whole GPUs
                                      and MIG), Kueue's podset topology annotation when the
@@ -89,7 +94,8 @@ a new name; kubectl apply refuses generateName).
                                      PriorityClass, placement and Kueue queue label) with its
                                      autoscaling/v2 HPA or KEDA ScaledObject, or for Knative's
                                      KPA a KServe InferenceService (scaleMetric concurrency,
-                                     scaleTarget)
+                                     scaleTarget); with --gpus dra first the replicas'
+                                     ResourceClaimTemplate, which they claim their GPUs from
   kubernetes/40-services/NAME.config.properties  TorchServe's batching, queue and timeout,
                                      when the service batches (also the ConfigMap the
                                      Deployment mounts; kubectl skips the file)
@@ -140,7 +146,7 @@ built with the projects' API types; each file is written atomically.`,
 	f.StringVar(&o.gen.AccessMode, "access-mode", manifests.AccessRWO, "checkpoint volumes: ReadWriteOnce (one per pod) or ReadWriteMany (one claim per class; needs an RWX storage class)")
 	f.StringVar(&o.gen.TrainingAPI, "training-api", manifests.TrainingJob, "how gangs and training classes run: job (Indexed Job), pytorchjob or tfjob (Kubeflow training operator)")
 	f.StringVar(&o.gen.Provider, "provider", manifests.ProviderEKS, "the cloud the pools are written for: eks (Karpenter NodePools and EC2NodeClass) or aks (AKS agent pools as an ARM template, aks-agentpools.json)")
-	f.StringVar(&o.gen.GPUs, "gpus", manifests.GPUsDevicePlugin, "how the job templates' pods ask for GPUs: device-plugin (nvidia.com/gpu, nvidia.com/mig-PROFILE) or dra (ResourceClaimTemplates of gpuplan's DeviceClasses for NVIDIA's DRA driver, mapped to the same Kueue quota)")
+	f.StringVar(&o.gen.GPUs, "gpus", manifests.GPUsDevicePlugin, "how the job templates' and services' pods ask for GPUs: device-plugin (nvidia.com/gpu, nvidia.com/mig-PROFILE) or dra (ResourceClaimTemplates of gpuplan's DeviceClasses for NVIDIA's DRA driver, mapped to the same Kueue quota)")
 	f.StringVar(&o.gen.FixedPools, "fixed-pools", manifests.FixedStatic, "how fixed-size pools are written: nodepool-static (Karpenter, alpha) or managed-nodegroup (EKS, eksctl)")
 	f.StringVar(&o.gen.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
 	f.StringVar(&o.gen.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")

@@ -91,7 +91,9 @@ func (t Topology) HostnameOf(n int32) string {
 }
 
 // NodeLabel is the value of label key on node n: the pool's labels, plus
-// the node's own zone (ZoneOf) and hostname (HostnameOf).
+// the node's own zone (ZoneOf), hostname (HostnameOf) and, unless the
+// pool's labels give them, its block, rack and NVLink domain
+// (LevelLabel).
 func (t Topology) NodeLabel(n int32, key string) (string, bool) {
 	c := t.c
 	switch key {
@@ -101,6 +103,32 @@ func (t Topology) NodeLabel(n int32, key string) (string, bool) {
 		z := t.ZoneOf(n)
 		return z, z != ""
 	}
-	v, ok := c.Pools[c.Nodes[n].Pool].Labels[key]
-	return v, ok
+	p := &c.Pools[c.Nodes[n].Pool]
+	if v, ok := p.Labels[key]; ok {
+		return v, ok
+	}
+	return p.Spec.LevelLabel(n-p.First, key)
+}
+
+// LevelLabel is the value of the topology level label key
+// (LabelTopologyBlock, LabelTopologyRack, LabelGPUClique) on the pool's
+// node slot (0-based): the pool's name and the slot's block, rack or
+// NVLink domain in its topology (PlaceOf), as "POOL-block-B",
+// "POOL-rack-R" and "POOL-nvl-D" (values unique across pools; a pool
+// without a topology is one block and one rack, each node its own NVLink
+// domain, as its TAS levels are). false for any other key.
+func (p *PoolSpec) LevelLabel(slot int32, key string) (string, bool) {
+	switch key {
+	case LabelTopologyBlock, LabelTopologyRack, LabelGPUClique:
+	default:
+		return "", false
+	}
+	pl := p.Topology.PlaceOf(slot, p.GPUsPerNode)
+	switch key {
+	case LabelTopologyBlock:
+		return p.Name + "-block-" + strconv.Itoa(int(pl.Block)), true
+	case LabelTopologyRack:
+		return p.Name + "-rack-" + strconv.Itoa(int(pl.Rack)), true
+	}
+	return p.Name + "-nvl-" + strconv.Itoa(int(pl.Domain)), true
 }

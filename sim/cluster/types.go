@@ -355,6 +355,11 @@ const (
 	// FlagPreemptNever: the job's PriorityClass has preemptionPolicy
 	// Never; it waits rather than evict lower-priority jobs.
 	FlagPreemptNever
+	// FlagDRAClaims: the job's GPUs come by DRA claim (a
+	// ResourceClaimTemplate, a ResourceClaim or a DRA-backed extended
+	// resource): kube-scheduler's preemption does not free them (see
+	// sim's preemption).
+	FlagDRAClaims
 )
 
 // JobSpec is one job of a workload: Replicas identical pods, bound together

@@ -120,6 +120,21 @@ func NewSet() *Set {
 
 func key(namespace, name string) string { return namespace + "/" + name }
 
+// AddClasses gives s the DeviceClasses of other that s's own file does not
+// define (the other files of one workload's list: a cluster's DeviceClasses
+// in their own file, before the objects that name them).
+func (s *Set) AddClasses(other *Set) {
+	if other == nil {
+		return
+	}
+	for name, c := range other.classes {
+		if old, ok := s.classes[name]; c.Builtin || ok && !old.Builtin {
+			continue
+		}
+		s.classes[name] = c
+	}
+}
+
 // Read decodes the file's DRA documents (resource.k8s.io/v1 DeviceClass,
 // ResourceClaim, ResourceClaimTemplate, ResourceSlice) strictly into
 // k8s.io/api's types, parsing every CEL selector; any other DRA version

@@ -5,9 +5,9 @@
 // (and a Topology the flavors name when a class asks for topology, its
 // pod template annotated with Kueue's podset topology request, tas.go),
 // the policy's Volcano HyperNodes (hypernodes.go), DRA DeviceClasses and
-// each class's ResourceClaimTemplate when its GPUs come by claim (dra.go),
-// PriorityClasses, a Job template per workload class, a PrometheusRule
-// for idle GPUs and, per inference service, a Deployment with its
+// each class's and service's ResourceClaimTemplate when its GPUs come by
+// claim (dra.go), PriorityClasses, a Job template per workload class, a
+// PrometheusRule for idle GPUs and, per inference service, a Deployment with its
 // HorizontalPodAutoscaler or KEDA ScaledObject (or a KServe
 // InferenceService for Knative's KPA) and TorchServe's config.properties.
 //

@@ -320,6 +320,7 @@ func (j *jobFile) volcano(v *scenarios.VolcanoJobSpec, om metav1.ObjectMeta, pod
 	c := j.c
 	delete(om.Labels, LabelQueueName)
 	pod.Spec.SchedulerName = "volcano"
+	var nt *VolcanoNetworkTopology
 	if c.Topology != nil {
 		// Kueue's annotations mean nothing to Volcano, which reads a
 		// Job's spec.networkTopology over HyperNodes instead.
@@ -328,7 +329,9 @@ func (j *jobFile) volcano(v *scenarios.VolcanoJobSpec, om metav1.ObjectMeta, pod
 		if len(pod.Annotations) == 0 {
 			pod.Annotations = nil
 		}
-		j.comment = append(j.comment, j.warn("class %s asks for topology (%s) but runs as a Volcano Job, which Kueue does not admit: Volcano places by spec.networkTopology over HyperNodes, which need each node's rack and block (its own labels, which gpuplan does not know), so no topology request is written; the simulation kept the class's pods within one domain as Kueue would", c.Name, classTopologyWords(c)))
+		var words string
+		nt, words = j.volcanoNetworkTopology(j.volcanoLevels())
+		j.comment = append(j.comment, words)
 	}
 	// The job's name is the API server's (generateName): each pod reads
 	// it from the label Volcano's controller sets, for the rendezvous
@@ -340,6 +343,7 @@ func (j *jobFile) volcano(v *scenarios.VolcanoJobSpec, om metav1.ObjectMeta, pod
 	ctr.Command = torchrun(j.o.Entrypoint, replicas, nproc, "$(VC_TASK_INDEX)", "$(JOB_NAME)-worker-0.$(JOB_NAME)")
 	vj := volcanoJob(c, v, om, pod, replicas)
 	vj.Spec.Queue = j.lq
+	vj.Spec.NetworkTopology = nt
 	j.comment = append(j.comment, fmt.Sprintf("A Volcano Job in queue %s: the scheduler binds its pods once %d of %d fit; maxRetry %d. Each pod runs torchrun with its rank from the env plugin's VC_TASK_INDEX and the job's name from its %s label.", vj.Spec.Queue, vj.Spec.MinAvailable, replicas, vj.Spec.MaxRetry, labelVolcanoJobName))
 	j.objects = append(j.objects, vj)
 }

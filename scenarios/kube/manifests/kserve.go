@@ -90,7 +90,10 @@ type PredictorSpec struct {
 	Affinity             *corev1.Affinity    `json:"affinity,omitempty"`
 	Tolerations          []corev1.Toleration `json:"tolerations,omitempty"`
 	PriorityClassName    string              `json:"priorityClassName,omitempty"`
-	Model                *ModelSpec          `json:"model,omitempty"`
+	// ResourceClaims are the predictor pods' DRA claims (the model's
+	// container names them in resources.claims).
+	ResourceClaims []corev1.PodResourceClaim `json:"resourceClaims,omitempty"`
+	Model          *ModelSpec                `json:"model,omitempty"`
 }
 
 // ModelSpec is the predictor's model: its format, where it is stored and

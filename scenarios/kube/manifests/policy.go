@@ -309,7 +309,8 @@ func (g *gen) kueueConfig() (File, error) {
 	if g.pol != nil {
 		spec = g.pol.Spec
 	}
-	if spec.FairSharing == nil && spec.WaitForPodsReady == nil && len(g.draClasses) == 0 {
+	mappings := g.deviceClassMappings()
+	if spec.FairSharing == nil && spec.WaitForPodsReady == nil && len(mappings) == 0 {
 		return f, nil
 	}
 	cfg := kueuecfg.Configuration{
@@ -317,12 +318,19 @@ func (g *gen) kueueConfig() (File, error) {
 		Integrations: &kueuecfg.Integrations{Frameworks: g.kueueFrameworks()},
 	}
 	var what []string
-	if len(g.draClasses) > 0 {
+	if len(mappings) > 0 {
 		// Kueue counts DRA devices only through these mappings, behind
 		// its DynamicResourceAllocation feature gate (alpha in v0.17).
-		cfg.Resources = &kueuecfg.Resources{DeviceClassMappings: g.deviceClassMappings()}
+		cfg.Resources = &kueuecfg.Resources{DeviceClassMappings: mappings}
 		cfg.FeatureGates = map[string]bool{"DynamicResourceAllocation": true}
-		what = append(what, "resources.deviceClassMappings (each DeviceClass the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+		switch {
+		case len(g.draClasses) == 0:
+			what = append(what, "resources.deviceClassMappings (the policy's, as read: the quota resource each DeviceClass's claimed devices are charged as) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+		case g.pol != nil && len(g.pol.DeviceClassMappings) > 0:
+			what = append(what, "resources.deviceClassMappings (the policy's, as read, and each DeviceClass of gpuplan's the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+		default:
+			what = append(what, "resources.deviceClassMappings (each DeviceClass the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+		}
 	}
 	if fs := spec.FairSharing; fs != nil {
 		cfg.FairSharing = &kueuecfg.FairSharing{PreemptionStrategies: []kueuecfg.PreemptionStrategy{}}

@@ -17,8 +17,8 @@ import (
 
 // crdSchemas maps the custom resources gpuplan writes to the published
 // CRD schemas in testdata/crd-schemas (see PROVENANCE.md there). Volcano's
-// Job and Queue and eksctl's ClusterConfig have no schema there: their
-// types are decoded strictly instead (TestGoldenManifests).
+// Queue and eksctl's ClusterConfig have no schema there: their types are
+// decoded strictly instead (TestGoldenManifests).
 var crdSchemas = map[string]string{
 	"karpenter.sh/v1 NodePool":                     "karpenter.sh/nodepool_v1.json",
 	"karpenter.k8s.aws/v1 EC2NodeClass":            "karpenter.k8s.aws/ec2nodeclass_v1.json",
@@ -28,6 +28,7 @@ var crdSchemas = map[string]string{
 	"kueue.x-k8s.io/v1beta2 ResourceFlavor":        "kueue.x-k8s.io/resourceflavor_v1beta2.json",
 	"kueue.x-k8s.io/v1beta2 Topology":              "kueue.x-k8s.io/topology_v1beta2.json",
 	HyperNodeAPIVersion + " HyperNode":             "topology.volcano.sh/hypernode_v1alpha1.json",
+	VolcanoAPIVersion + " Job":                     "batch.volcano.sh/job_v1alpha1.json.gz",
 	"kueue.x-k8s.io/v1beta2 WorkloadPriorityClass": "kueue.x-k8s.io/workloadpriorityclass_v1beta2.json",
 	"monitoring.coreos.com/v1 PrometheusRule":      "monitoring.coreos.com/prometheusrule_v1.json",
 	KubeflowAPIVersion + " PyTorchJob":             "kubeflow.org/pytorchjob_v1.json",

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -188,6 +189,31 @@ func (g serviceWriter) replicaResources(name string, p cluster.PodSpec) (corev1.
 	return res, nil, "", nil
 }
 
+// draReplica is, under --gpus dra, the ResourceClaimTemplate a service's
+// replicas claim their whole GPUs or MIG instance from (NAME-gpus, beside
+// the Deployment or InferenceService), taking the GPU resource out of res,
+// and the words for the comment; nil where the replicas ask for no GPU or
+// keep the device plugin's resource (a time-sliced share; whole GPUs where
+// a pool time-slices), with byDRA's warning for the comment.
+func (g serviceWriter) draReplica(v Service, ns string, res corev1.ResourceList) (*resourcev1.ResourceClaimTemplate, string, error) {
+	gres := gpuResource(res)
+	if g.o.GPUs != GPUsDRA || gres == "" {
+		return nil, "", nil
+	}
+	p := v.Config.Pod
+	ok, warning := g.byDRA("service", v.Name, "replicas", p.Shared(), p.MIG, gres)
+	if !ok {
+		return nil, warning, nil
+	}
+	n := res[gres]
+	tmpl, words, err := g.gpuClaim(v.Name, ns, DirServices+v.Name+".yaml", p.MIG, gres, n.Value())
+	if err != nil {
+		return nil, "", err
+	}
+	delete(res, gres)
+	return tmpl, "Each replica's GPUs come by DRA: its claim from " + words, nil
+}
+
 // placement is a replica's nodeSelector, affinity (the scenario's terms,
 // each also pinned to pools when the GPU resource needs it) and
 // tolerations.
@@ -302,6 +328,13 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	claim, claimWords, err := g.draReplica(v, ns, res)
+	if err != nil {
+		return nil, err
+	}
+	if claim != nil {
+		words = claimWords
+	}
 	sel, aff, tols := placement(cfg.Constraints, pools)
 	labels := map[string]string{"app.kubernetes.io/name": v.Name, "app.kubernetes.io/managed-by": "gpuplan", "app.kubernetes.io/component": "inference"}
 	if lq != "" {
@@ -319,8 +352,18 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 	if words != "" {
 		comment = append(comment, words)
 	}
+	if claim == nil && claimWords != "" {
+		comment = append(comment, claimWords)
+	}
 	var files []File
 	var props []byte
+	var objects []any
+	var podClaimList []corev1.PodResourceClaim
+	var ctrClaims []corev1.ResourceClaim
+	if claim != nil {
+		objects = append(objects, claim)
+		podClaimList, ctrClaims = podClaims(claim)
+	}
 	if v.Batching {
 		var notes []string
 		props, notes = torchServeConfig(v)
@@ -329,9 +372,9 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 			Comment: g.header(fmt.Sprintf("TorchServe configuration of service %s: its batching (batchSize %d, maxBatchDelay %.0f ms) and queue as the run modelled them.", v.Name, b.Size, b.MaxDelayMs))})
 	}
 	pc := g.servicePriorityClass(v)
-	var objects []any
 	if kpa, ok := cfg.Scaler.(services.KPA); ok && kpa.K != nil {
 		isvc, notes := g.inferenceService(v, ns, labels, ann, res, sel, aff, tols, pc, kpa.K.Spec())
+		isvc.Spec.Predictor.ResourceClaims, isvc.Spec.Predictor.Model.Resources.Claims = podClaimList, ctrClaims
 		comment = append(comment, notes...)
 		if cfg.Spec.LLM != nil {
 			comment = append(comment, g.warn("service %s: an LLM service under Knative's KPA is written as an InferenceService with TorchServe's predictor; give its predictor vLLM's container (as a Deployment's is written) by hand", v.Name))
@@ -362,10 +405,11 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 		comment = append(comment, notes...)
 		metricsPort = "8000"
 	}
+	container.Resources.Claims = ctrClaims
 	pod := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": metricsPort}},
 		Spec: corev1.PodSpec{NodeSelector: sel, Affinity: aff, Tolerations: tols, PriorityClassName: pc,
-			Containers: []corev1.Container{container}},
+			Containers: []corev1.Container{container}, ResourceClaims: podClaimList},
 	}
 	if props != nil {
 		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

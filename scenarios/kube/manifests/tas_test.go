@@ -259,23 +259,31 @@ spec:
 
 // A class asking for topology that runs as a Volcano Job gets no Kueue
 // annotation (Volcano ignores it; Kueue does not admit Volcano Jobs) and
-// no Topology is written for it: a warning says so.
+// no Topology is written for it. Its rack is a tier of the HyperNodes
+// written from the pools (TestVolcanoClassTopologyAsNetworkTopology); a
+// host is no tier (Volcano leaves the nodes below tier 1 to its
+// scheduler): a warning says the request is not written, and no
+// HyperNode is written for it.
 func TestVolcanoClassTopologyIsAWarning(t *testing.T) {
 	s := loadRun(t, kueueTAS, "")
 	s.Spec.Workload.Synthetic.Classes[0].Volcano = &scenarios.VolcanoJobSpec{}
+	s.Spec.Workload.Synthetic.Classes[0].Topology = &scenarios.ClassTopologySpec{Required: cluster.LabelHostname}
 	m, err := s.Cluster()
 	require.NoError(t, err)
 	files, warnings, err := Generate(s, m, Options{})
 	require.NoError(t, err)
 	require.Len(t, warnings, 1)
-	require.Contains(t, warnings[0], "class llm asks for topology (required cloud.provider.com/topology-rack) but runs as a Volcano Job")
+	require.Contains(t, warnings[0], "class llm asks for topology (required kubernetes.io/hostname) but runs as a Volcano Job")
 	for _, f := range files {
 		for _, o := range f.Objects {
 			_, isTopology := o.(*kueue.Topology)
 			require.False(t, isTopology, f.Path)
+			_, isHyperNode := o.(*HyperNode)
+			require.False(t, isHyperNode, f.Path)
 			b, err := marshal(o)
 			require.NoError(t, err)
 			require.NotContains(t, string(b), "podset-required-topology", f.Path)
+			require.NotContains(t, string(b), "networkTopology", f.Path)
 		}
 	}
 }

@@ -31,7 +31,17 @@ type VolcanoJobSpec struct {
 	// Plugins are the job plugins: env (task index variables) and svc
 	// (a headless Service and host names for every pod).
 	Plugins map[string][]string `json:"plugins,omitempty"`
-	Tasks   []VolcanoTask       `json:"tasks"`
+	// NetworkTopology keeps the job's pods within HyperNodes.
+	NetworkTopology *VolcanoNetworkTopology `json:"networkTopology,omitempty"`
+	Tasks           []VolcanoTask           `json:"tasks"`
+}
+
+// VolcanoNetworkTopology is a Volcano Job's spec.networkTopology: hard
+// keeps the pods within one HyperNode of tier at most highestTierAllowed;
+// soft prefers the tightest.
+type VolcanoNetworkTopology struct {
+	Mode               string `json:"mode,omitempty"`
+	HighestTierAllowed *int   `json:"highestTierAllowed,omitempty"`
 }
 
 // VolcanoLifecyclePolicy is an action taken on pod events.

@@ -130,6 +130,13 @@ const (
 // InferenceServices of a manifest file (other kinds are listed as
 // skipped).
 func ReadServing(file string, data []byte) ([]Workload, []string, error) {
+	return ReadServingWith(file, data, nil)
+}
+
+// ReadServingWith is ReadServing with the DeviceClasses of shared (the
+// DRA objects of the other files the service lists) beside the file's
+// own: a file's claims may name a DeviceClass defined in another.
+func ReadServingWith(file string, data []byte, shared *dra.Set) ([]Workload, []string, error) {
 	docs, err := strict.Manifests(file, data)
 	if err != nil {
 		return nil, nil, err
@@ -138,6 +145,7 @@ func ReadServing(file string, data []byte) ([]Workload, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	devices.AddClasses(shared)
 	var out []Workload
 	var skipped []string
 	for _, m := range docs {

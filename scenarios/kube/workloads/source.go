@@ -154,6 +154,8 @@ type plan struct {
 	pod          cluster.PodSpec
 	constraints  *cluster.Constraints
 	gpuQuota     string
+	// dra: the pods' GPUs come by DRA claim (cluster.FlagDRAClaims).
+	dra bool
 }
 
 // plans merges an object's groups of identical pods into one job each.
@@ -172,7 +174,7 @@ func plans(o *Object) ([]plan, []string) {
 		merged := false
 		for i := range out {
 			p := &out[i]
-			if !samePod(p.pod, g.Pod) || p.waves != g.Waves || p.gpuQuota != g.GPUQuota {
+			if !samePod(p.pod, g.Pod) || p.waves != g.Waves || p.gpuQuota != g.GPUQuota || p.dra != (g.DRA != nil) {
 				continue
 			}
 			if p.constraints.Key() != g.Constraints.Key() {
@@ -190,7 +192,7 @@ func plans(o *Object) ([]plan, []string) {
 			break
 		}
 		if !merged {
-			out = append(out, plan{suffix: g.Name, replicas: g.Pods, minAvailable: minOr(g.MinAvailable, g.Pods), waves: g.Waves, pod: g.Pod, constraints: g.Constraints, gpuQuota: g.GPUQuota})
+			out = append(out, plan{suffix: g.Name, replicas: g.Pods, minAvailable: minOr(g.MinAvailable, g.Pods), waves: g.Waves, pod: g.Pod, constraints: g.Constraints, gpuQuota: g.GPUQuota, dra: g.DRA != nil})
 		}
 	}
 	for i := range out {
@@ -411,9 +413,13 @@ func (s *Source) fire(st *stream) {
 				name += "-" + p.suffix
 			}
 			dur := d * int64(p.waves)
+			jf := flags
+			if p.dra {
+				jf |= cluster.FlagDRAClaims
+			}
 			j := cluster.JobSpec{
 				Name: name, Queue: queue, Submit: at, Duration: dur,
-				Replicas: p.replicas, MinAvailable: p.minAvailable, Priority: prio, Flags: flags,
+				Replicas: p.replicas, MinAvailable: p.minAvailable, Priority: prio, Flags: jf,
 				Pod: p.pod, Constraints: p.constraints, Recovery: st.recs[k], GPUQuota: p.gpuQuota,
 			}
 			if st.cron != nil && st.cron.Policy == batchv1.ReplaceConcurrent && st.cronNext >= 0 {
