@@ -83,14 +83,8 @@ func censoredJCT(res *sim.Result) CensoredStats { return censoredJCTWith(res, ni
 // censoredJCTWith is censoredJCT with room for the observations and the
 // sort's scratch (nil, or a value a job each).
 func censoredJCTWith(res *sim.Result, room, scratch []float64) CensoredStats {
-	q := kmQuantilesWith(res, room, scratch, 0.5, 0.95)
-	c := CensoredStats{Jobs: res.NumJobs(), P50: q[0], P95: q[1]}
-	for _, j := range res.Records() {
-		if j.Outcome != sim.Completed {
-			c.Censored++
-		}
-	}
-	return c
+	q, censored := kmWith(res, room, scratch, 0.5, 0.95)
+	return CensoredStats{Jobs: res.NumJobs(), P50: q[0], P95: q[1], Censored: censored}
 }
 
 // kmMedian is the Kaplan-Meier median time from submission to completion.
@@ -109,6 +103,13 @@ func kmQuantiles(res *sim.Result, qs ...float64) []float64 {
 // sorting them with scratch (nil, or a value a job each), so that a
 // summary's lists serve it too.
 func kmQuantilesWith(res *sim.Result, room, scratch []float64, qs ...float64) []float64 {
+	q, _ := kmWith(res, room, scratch, qs...)
+	return q
+}
+
+// kmWith is kmQuantilesWith and the jobs censored (those that did not
+// complete), counted in the same pass over the records.
+func kmWith(res *sim.Result, room, scratch []float64, qs ...float64) (_ []float64, censored int) {
 	// Each observation is 2t, +1 when censored: sorted, events come
 	// before censorings at the same time, as the estimator takes them.
 	// They are whole numbers below 2^53 (t below 2^52 ms, 142,000 years),
@@ -119,6 +120,9 @@ func kmQuantilesWith(res *sim.Result, room, scratch []float64, qs ...float64) []
 	}
 	xs := room[:n]
 	for i, j := range res.Records() {
+		if j.Outcome != sim.Completed {
+			censored++
+		}
 		switch {
 		case j.Outcome == sim.Completed:
 			xs[i] = float64(2 * (j.End - j.Submit))
@@ -154,7 +158,7 @@ func kmQuantilesWith(res *sim.Result, room, scratch []float64, qs ...float64) []
 		atRisk -= float64(k - i)
 		i = k
 	}
-	return out
+	return out, censored
 }
 
 // sameWorkText states spot savings for the same completed work.
