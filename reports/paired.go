@@ -123,15 +123,39 @@ func kmWith(res *sim.Result, room, scratch []float64, qs ...float64) (_ []float6
 		if j.Outcome != sim.Completed {
 			censored++
 		}
-		switch {
-		case j.Outcome == sim.Completed:
-			xs[i] = float64(2 * (j.End - j.Submit))
-		case j.End >= 0:
-			xs[i] = float64(2*(j.End-j.Submit) + 1)
-		default:
-			xs[i] = float64(2*(res.End-j.Submit) + 1)
-		}
+		xs[i] = kmObservation(res, j)
 	}
+	return kmQuantilesOf(xs, scratch, qs...), censored
+}
+
+// kmObservation is job j's Kaplan-Meier observation (kmWith's): twice
+// its completion time when it completed, else twice the time to its end,
+// or to the end of the run, plus one (censored).
+func kmObservation(res *sim.Result, j *sim.JobRecord) float64 {
+	switch {
+	case j.Outcome == sim.Completed:
+		return float64(2 * (j.End - j.Submit))
+	case j.End >= 0:
+		return float64(2*(j.End-j.Submit) + 1)
+	}
+	return float64(2*(res.End-j.Submit) + 1)
+}
+
+// censoredJCTOf is censoredJCTWith from obs, a value a job: the
+// completion times of the njct jobs that completed first (in any order),
+// then the others' observations (kmObservation). obs is sorted with
+// scratch; only the values matter, not their order.
+func censoredJCTOf(obs []float64, njct int, scratch []float64) CensoredStats {
+	for i := range obs[:njct] {
+		obs[i] *= 2 // a whole number below 2^52: exact
+	}
+	q := kmQuantilesOf(obs, scratch, 0.5, 0.95)
+	return CensoredStats{Jobs: len(obs), P50: q[0], P95: q[1], Censored: len(obs) - njct}
+}
+
+// kmQuantilesOf is the Kaplan-Meier quantiles qs (ascending) of
+// observations xs (kmObservation's), sorted here with scratch.
+func kmQuantilesOf(xs, scratch []float64, qs ...float64) []float64 {
 	sortFloatsWith(xs, scratch)
 	out := make([]float64, len(qs))
 	for k := range out {
@@ -158,7 +182,7 @@ func kmWith(res *sim.Result, room, scratch []float64, qs ...float64) (_ []float6
 		atRisk -= float64(k - i)
 		i = k
 	}
-	return out, censored
+	return out
 }
 
 // sameWorkText states spot savings for the same completed work.

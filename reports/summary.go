@@ -498,11 +498,19 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	}
 	runAll(par, perQueue)
 	s.QueueWait = describeRuns(vals[:nwait], scratch, runs)
+	// The completion times go to their queues' windows, the Kaplan-Meier
+	// observations of the jobs that did not complete after them: doubled,
+	// the completion times are those of the jobs that did (one pass for
+	// both).
+	censored := njct
 	for _, j := range res.Records() {
 		if j.Outcome == sim.Completed {
 			qa := queueOf(j)
 			vals[qa.jat] = float64(j.JCT())
 			qa.jat++
+		} else {
+			vals[censored] = kmObservation(res, j)
+			censored++
 		}
 	}
 	perQueue, runs = perQueue[:0], runs[:0]
@@ -514,7 +522,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	}
 	runAll(par, perQueue)
 	s.JCT = describeRuns(vals[:njct], scratch, runs)
-	s.JCTAllJobs = censoredJCTWith(res, vals, scratch)
+	s.JCTAllJobs = censoredJCTOf(vals, njct, scratch)
 	for _, n := range names {
 		qa := queues[n]
 		qa.q.GPUHoursAllocated = gpuHours(qa.held)
