@@ -38,8 +38,9 @@ func (sc *TraceScan) orderOf(path, format string) (traceOrder, bool) {
 }
 
 // SizeTrace sizes a cluster for a trace as DeriveCluster does over
-// OpenTraceSizing, sweeping the jobs as they come where they come in
-// order (clusterSizer.stream: a second pass where they do not). A Philly or Helios CSV is read in one light pass, its
+// OpenTraceSizing, sweeping the jobs as they come where each pool's come
+// in order (clusterSizer.stream; where they do not, a second pass keeps
+// them). A Philly or Helios CSV is read in one light pass, its
 // lines split at commas and only the columns the sizing needs parsed, which
 // also finds the rows' order for OpenTrace; a line that pass does not read
 // exactly as the reader would (a quote, a line over 64 KiB, a value the
