@@ -2,6 +2,7 @@ package reports
 
 import (
 	"io"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,16 +105,18 @@ func (r *csvRow) thousandths(v int64) {
 	r.b = appendPad3(r.b, v)
 }
 
-// csvFlushAt: end writes the rows built so far once they hold this many
-// bytes, not every row.
-const csvFlushAt = 32 << 10
+// csvFlushAt: end writes the rows built so far once they hold more than
+// this many bytes, not every row: more than the buffer of the files'
+// writers (fileBuffer), so that a bufio.Writer hands the rows straight
+// to the file instead of copying them into its buffer first.
+const csvFlushAt = fileBuffer
 
 // end closes the row, and writes the rows built so far once they fill
 // csvFlushAt bytes: call flush after the last row.
 func (r *csvRow) end(w io.Writer) error {
 	r.b = append(r.b, '\n')
 	r.n = 0
-	if len(r.b) < csvFlushAt {
+	if len(r.b) <= csvFlushAt {
 		return nil
 	}
 	return r.flush(w)
@@ -135,21 +138,52 @@ func appendMs(b []byte, ms sim.Time) []byte {
 }
 
 // appendUint appends v in decimal, as strconv.AppendUint does, the
-// digits written in place.
+// digits written in place, two at a time from the end.
 func appendUint(b []byte, v uint64) []byte {
-	n := 1
-	for x := v; x >= 10; x /= 10 {
-		n++
-	}
+	n := decimalDigits(v)
 	b = slices.Grow(b, n)
 	b = b[:len(b)+n]
-	for i := len(b) - 1; ; i-- {
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return b
-		}
+	i := len(b)
+	for v >= 100 {
+		q := v / 100
+		d := 2 * (v - 100*q)
+		i -= 2
+		b[i], b[i+1] = digitPairs[d], digitPairs[d+1]
+		v = q
 	}
+	if v >= 10 {
+		b[i-2], b[i-1] = digitPairs[2*v], digitPairs[2*v+1]
+	} else {
+		b[i-1] = byte('0' + v)
+	}
+	return b
+}
+
+// digitPairs is "00" to "99", two bytes each.
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
+
+// pow10s[k] is 10^k.
+var pow10s = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// decimalDigits is the number of decimal digits of v (1 for 0): from its
+// bit length (times log10(2) as 1233/4096), one less when v is below
+// the power of ten that estimate names.
+func decimalDigits(v uint64) int {
+	t := bits.Len64(v|1) * 1233 >> 12
+	if v|1 < pow10s[t] {
+		return t
+	}
+	return t + 1
 }
 
 // appendPad3 appends a non-negative v zero-padded to at least three digits

@@ -166,6 +166,9 @@ func TestDigitsMatchFmt(t *testing.T) {
 	for range 10_000 {
 		vals = append(vals, r.Uint64N(math.MaxInt64), r.Uint64N(1<<32), r.Uint64N(100_000))
 	}
+	for _, v := range []uint64{1e19 - 1, 1e19, 1e19 + 1, math.MaxUint64} {
+		require.Equal(t, strconv.FormatUint(v, 10), string(appendUint(nil, v)))
+	}
 	for _, v := range vals {
 		require.Equal(t, strconv.FormatUint(v, 10), string(appendUint(nil, v)))
 		require.Equal(t, fmt.Sprintf("%d.%03d", v/1000, v%1000), string(appendMs(nil, sim.Time(v))), "%d ms", v)

@@ -105,21 +105,12 @@ func MetricSeries(res *sim.Result, s *Summary) (times []sim.Time, fams []MetricF
 	}
 	fams = append(fams, util, alloc, present)
 
-	// Per-queue job counts from the job records.
+	// Per-queue job counts from the job records, in one pass: a queue's
+	// rows are made when its first job comes.
 	queues := map[string]int{}
 	var names []string
-	for _, j := range res.Records() {
-		q := j.Queue
-		if _, ok := queues[q]; !ok {
-			queues[q] = len(names)
-			names = append(names, q)
-		}
-	}
 	nb := len(tl.PendingJobMs)
-	pending, running, done := make([][]int64, len(names)), make([][]int64, len(names)), make([][]int64, len(names))
-	for q := range names {
-		pending[q], running[q], done[q] = make([]int64, nb), make([]int64, nb), make([]int64, nb)
-	}
+	var pending, running, done [][]int64
 	spread := func(acc []int64, from, to sim.Time) {
 		if to <= from || tl.Interval <= 0 {
 			return
@@ -133,10 +124,16 @@ func MetricSeries(res *sim.Result, s *Summary) (times []sim.Time, fams []MetricF
 		}
 	}
 	for _, j := range res.Records() {
+		q, ok := queues[j.Queue]
+		if !ok {
+			q = len(names)
+			queues[j.Queue] = q
+			names = append(names, j.Queue)
+			pending, running, done = append(pending, make([]int64, nb)), append(running, make([]int64, nb)), append(done, make([]int64, nb))
+		}
 		if j.Outcome == sim.Unschedulable {
 			continue
 		}
-		q := queues[j.Queue]
 		end := j.End
 		if end < 0 {
 			end = res.End

@@ -83,14 +83,8 @@ func censoredJCT(res *sim.Result) CensoredStats { return censoredJCTWith(res, ni
 // censoredJCTWith is censoredJCT with room for the observations and the
 // sort's scratch (nil, or a value a job each).
 func censoredJCTWith(res *sim.Result, room, scratch []float64) CensoredStats {
-	q := kmQuantilesWith(res, room, scratch, 0.5, 0.95)
-	c := CensoredStats{Jobs: res.NumJobs(), P50: q[0], P95: q[1]}
-	for _, j := range res.Records() {
-		if j.Outcome != sim.Completed {
-			c.Censored++
-		}
-	}
-	return c
+	q, censored := kmWith(res, room, scratch, 0.5, 0.95)
+	return CensoredStats{Jobs: res.NumJobs(), P50: q[0], P95: q[1], Censored: censored}
 }
 
 // kmMedian is the Kaplan-Meier median time from submission to completion.
@@ -109,6 +103,13 @@ func kmQuantiles(res *sim.Result, qs ...float64) []float64 {
 // sorting them with scratch (nil, or a value a job each), so that a
 // summary's lists serve it too.
 func kmQuantilesWith(res *sim.Result, room, scratch []float64, qs ...float64) []float64 {
+	q, _ := kmWith(res, room, scratch, qs...)
+	return q
+}
+
+// kmWith is kmQuantilesWith and the jobs censored (those that did not
+// complete), counted in the same pass over the records.
+func kmWith(res *sim.Result, room, scratch []float64, qs ...float64) (_ []float64, censored int) {
 	// Each observation is 2t, +1 when censored: sorted, events come
 	// before censorings at the same time, as the estimator takes them.
 	// They are whole numbers below 2^53 (t below 2^52 ms, 142,000 years),
@@ -119,15 +120,42 @@ func kmQuantilesWith(res *sim.Result, room, scratch []float64, qs ...float64) []
 	}
 	xs := room[:n]
 	for i, j := range res.Records() {
-		switch {
-		case j.Outcome == sim.Completed:
-			xs[i] = float64(2 * (j.End - j.Submit))
-		case j.End >= 0:
-			xs[i] = float64(2*(j.End-j.Submit) + 1)
-		default:
-			xs[i] = float64(2*(res.End-j.Submit) + 1)
+		if j.Outcome != sim.Completed {
+			censored++
 		}
+		xs[i] = kmObservation(res, j)
 	}
+	return kmQuantilesOf(xs, scratch, qs...), censored
+}
+
+// kmObservation is job j's Kaplan-Meier observation (kmWith's): twice
+// its completion time when it completed, else twice the time to its end,
+// or to the end of the run, plus one (censored).
+func kmObservation(res *sim.Result, j *sim.JobRecord) float64 {
+	switch {
+	case j.Outcome == sim.Completed:
+		return float64(2 * (j.End - j.Submit))
+	case j.End >= 0:
+		return float64(2*(j.End-j.Submit) + 1)
+	}
+	return float64(2*(res.End-j.Submit) + 1)
+}
+
+// censoredJCTOf is censoredJCTWith from obs, a value a job: the
+// completion times of the njct jobs that completed first (in any order),
+// then the others' observations (kmObservation). obs is sorted with
+// scratch; only the values matter, not their order.
+func censoredJCTOf(obs []float64, njct int, scratch []float64) CensoredStats {
+	for i := range obs[:njct] {
+		obs[i] *= 2 // a whole number below 2^52: exact
+	}
+	q := kmQuantilesOf(obs, scratch, 0.5, 0.95)
+	return CensoredStats{Jobs: len(obs), P50: q[0], P95: q[1], Censored: len(obs) - njct}
+}
+
+// kmQuantilesOf is the Kaplan-Meier quantiles qs (ascending) of
+// observations xs (kmObservation's), sorted here with scratch.
+func kmQuantilesOf(xs, scratch []float64, qs ...float64) []float64 {
 	sortFloatsWith(xs, scratch)
 	out := make([]float64, len(qs))
 	for k := range out {

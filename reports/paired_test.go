@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
 func rec(name string, submit, end sim.Time, o sim.Outcome) sim.JobRecord {
@@ -49,6 +50,12 @@ func TestKaplanMeierQuantilesByHand(t *testing.T) {
 	require.Equal(t, []float64{30, 30, 40, -1}, kmQuantiles(res, 0.5, 0.55, 0.75, 0.95))
 	c := censoredJCT(res)
 	require.Equal(t, CensoredStats{Jobs: 6, Censored: 2, P50: 30, P95: -1}, c)
+	// The summary finds the same from its pass over the completion times
+	// (its jobs need pods).
+	for i := range res.Jobs {
+		res.Jobs[i].Pod, res.Jobs[i].Queue = &cluster.PodSpec{}, "q"
+	}
+	require.Equal(t, c, Summarize(res, Meta{}).JCTAllJobs)
 }
 
 // Pairing by job: only jobs both runs completed enter the means.

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -111,12 +112,19 @@ func chartSpecs(res *sim.Result, s *Summary) []chartSpec {
 			add("queue", "Jobs pending and running", n*costStepPt, func() (drawer, error) { return plotOf(queuePlot(res)) })
 		}
 	}
-	for _, which := range []string{"wait", "jct"} {
+	// The two CDF charts share one pass over the records: the first drawn
+	// makes both sets of series.
+	cdfs := sync.OnceValue(func() [2]cdfSet { return cdfSets(res) })
+	for k, which := range []string{"wait", "jct"} {
 		title := "Queue wait CDF"
 		if which == "jct" {
 			title = "Completion time CDF"
 		}
-		add(which+"-cdf", title, int64(res.NumJobs())*costCDFJob, func() (drawer, error) { return plotOf(cdfPlot(res, which)) })
+		cost := int64(res.NumJobs()) * costCDFJob
+		if k > 0 {
+			cost = 0 // drawn from the series the first made
+		}
+		add(which+"-cdf", title, cost, func() (drawer, error) { set := cdfs()[k]; return plotOf(cdfPlot(&set, which)) })
 	}
 	add("compare", "What-if variants: cost against p95 wait", 0, func() (drawer, error) { return plotOf(comparePlot(s)) })
 	add("cost-time", "Cost so far per pool", 0, func() (drawer, error) { return plotOf(costTimePlot(res, s)) })
@@ -326,34 +334,47 @@ func queuePlot(res *sim.Result) (*plot.Plot, error) {
 	return p, nil
 }
 
-// cdfPlot draws the empirical CDF of waits (started jobs) or completion
-// times (completed jobs) per queue on a log time axis; values under a
-// second are drawn at one second. nil when no job qualifies.
-func cdfPlot(res *sim.Result, which string) (*plot.Plot, error) {
-	byQueue := map[string]*cdfSeries{}
-	var all cdfSeries
-	for _, j := range res.Records() {
-		var v sim.Time
-		if which == "wait" {
-			v = j.Wait()
-		} else {
-			if j.Outcome != sim.Completed {
-				continue
-			}
-			v = j.JCT()
-		}
-		if v < 0 {
-			continue
-		}
-		x := math.Max(float64(v)/1000, 1)
-		q := byQueue[j.Queue]
-		if q == nil {
-			q = &cdfSeries{}
-			byQueue[j.Queue] = q
-		}
-		q.add(x)
-		all.add(x)
+// cdfSet is the series of one CDF chart: all jobs' and each queue's.
+type cdfSet struct {
+	all     cdfSeries
+	byQueue map[string]*cdfSeries
+}
+
+// add adds x, a value of a job in queue q.
+func (c *cdfSet) add(q string, x float64) {
+	s := c.byQueue[q]
+	if s == nil {
+		s = &cdfSeries{}
+		c.byQueue[q] = s
 	}
+	s.add(x)
+	c.all.add(x)
+}
+
+// cdfSets reads the records once for both CDF charts: waits (started
+// jobs) and completion times (completed jobs), values under a second at
+// one second.
+func cdfSets(res *sim.Result) [2]cdfSet {
+	sets := [2]cdfSet{{byQueue: map[string]*cdfSeries{}}, {byQueue: map[string]*cdfSeries{}}}
+	for _, j := range res.Records() {
+		if v := j.Wait(); v >= 0 {
+			sets[0].add(j.Queue, math.Max(float64(v)/1000, 1))
+		}
+		if j.Outcome == sim.Completed {
+			if v := j.JCT(); v >= 0 {
+				sets[1].add(j.Queue, math.Max(float64(v)/1000, 1))
+			}
+		}
+	}
+	return sets
+}
+
+// cdfPlot draws the empirical CDF of waits (started jobs) or completion
+// times (completed jobs) per queue on a log time axis, from set
+// (cdfSets'); values under a second are drawn at one second. nil when no
+// job qualifies.
+func cdfPlot(set *cdfSet, which string) (*plot.Plot, error) {
+	byQueue, all := set.byQueue, set.all
 	if all.n == 0 {
 		return nil, nil
 	}

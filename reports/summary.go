@@ -427,7 +427,9 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	vals := make([]float64, res.NumJobs())
 	waited, unsched, pending := map[string]int{}, map[string]int{}, map[string]int{}
 	byOutcome, byReason := make([]int, len(sim.Outcomes())), make([]int, len(res.Reasons))
+	var training trainingTally
 	for _, j := range res.Records() {
+		training.add(j)
 		s.Jobs.Total++
 		s.Jobs.Pods += int64(j.Replicas)
 		if j.Pod.MilliGPUs() > 0 {
@@ -496,11 +498,19 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	}
 	runAll(par, perQueue)
 	s.QueueWait = describeRuns(vals[:nwait], scratch, runs)
+	// The completion times go to their queues' windows, the Kaplan-Meier
+	// observations of the jobs that did not complete after them: doubled,
+	// the completion times are those of the jobs that did (one pass for
+	// both).
+	censored := njct
 	for _, j := range res.Records() {
 		if j.Outcome == sim.Completed {
 			qa := queueOf(j)
 			vals[qa.jat] = float64(j.JCT())
 			qa.jat++
+		} else {
+			vals[censored] = kmObservation(res, j)
+			censored++
 		}
 	}
 	perQueue, runs = perQueue[:0], runs[:0]
@@ -512,7 +522,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	}
 	runAll(par, perQueue)
 	s.JCT = describeRuns(vals[:njct], scratch, runs)
-	s.JCTAllJobs = censoredJCTWith(res, vals, scratch)
+	s.JCTAllJobs = censoredJCTOf(vals, njct, scratch)
 	for _, n := range names {
 		qa := queues[n]
 		qa.q.GPUHoursAllocated = gpuHours(qa.held)
@@ -524,7 +534,7 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	s.Unschedulable = countReasons(unsched)
 	s.PendingAtEnd = countReasons(pending)
 	s.capacity(res, meta.Pricing)
-	s.Training = trainingLines(res)
+	s.Training = training.lines()
 	s.price(res, meta.Pricing)
 	s.summarizeServices(res, meta.Pricing)
 	return s
@@ -704,29 +714,42 @@ type TrainingLine struct {
 	CommShare   float64 `json:"commShare"`
 }
 
-func trainingLines(res *sim.Result) []TrainingLine {
-	type key struct {
-		f             string
-		n, r, perNode int
+// trainingTally gathers the training lines job by job (Summarize feeds it
+// from the pass that counts the jobs).
+type trainingTally struct {
+	acc  map[trainingKey]*TrainingLine
+	keys []trainingKey
+}
+
+type trainingKey struct {
+	f             string
+	n, r, perNode int
+}
+
+// add counts job j (nothing for a job without a step).
+func (t *trainingTally) add(j *sim.JobRecord) {
+	st := j.Step()
+	if st == nil {
+		return
 	}
-	acc := map[key]*TrainingLine{}
-	var keys []key
-	for _, j := range res.Records() {
-		st := j.Step()
-		if st == nil {
-			continue
+	k := trainingKey{st.Fabric, st.Nodes, st.Ranks, st.GPUsPerNode}
+	l := t.acc[k]
+	if l == nil {
+		if t.acc == nil {
+			t.acc = map[trainingKey]*TrainingLine{}
 		}
-		k := key{st.Fabric, st.Nodes, st.Ranks, st.GPUsPerNode}
-		l := acc[k]
-		if l == nil {
-			l = &TrainingLine{Fabric: st.Fabric, Nodes: st.Nodes, Ranks: st.Ranks, GPUsPerNode: st.GPUsPerNode}
-			acc[k] = l
-			keys = append(keys, k)
-		}
-		l.Jobs++
-		l.StepSeconds += (st.ComputeMs + st.CommMs) / 1000
-		l.CommSeconds += st.CommMs / 1000
+		l = &TrainingLine{Fabric: st.Fabric, Nodes: st.Nodes, Ranks: st.Ranks, GPUsPerNode: st.GPUsPerNode}
+		t.acc[k] = l
+		t.keys = append(t.keys, k)
 	}
+	l.Jobs++
+	l.StepSeconds += (st.ComputeMs + st.CommMs) / 1000
+	l.CommSeconds += st.CommMs / 1000
+}
+
+// lines is the lines of the jobs added, by ranks, nodes and fabric.
+func (t *trainingTally) lines() []TrainingLine {
+	keys := t.keys
 	sort.Slice(keys, func(a, b int) bool {
 		x, y := keys[a], keys[b]
 		if x.r != y.r {
@@ -739,7 +762,7 @@ func trainingLines(res *sim.Result) []TrainingLine {
 	})
 	var out []TrainingLine
 	for _, k := range keys {
-		l := *acc[k]
+		l := *t.acc[k]
 		l.StepSeconds, l.CommSeconds = round(l.StepSeconds/float64(l.Jobs), 4), round(l.CommSeconds/float64(l.Jobs), 4)
 		if l.StepSeconds > 0 {
 			l.CommShare = round(l.CommSeconds/l.StepSeconds, 4)

@@ -27,7 +27,7 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	bw := bufio.NewWriterSize(tmp, 1<<16)
+	bw := bufio.NewWriterSize(tmp, fileBuffer)
 	if err = write(bw); err != nil {
 		return err
 	}
@@ -60,6 +60,9 @@ const (
 	DirPlots = "plots"
 )
 
+// fileBuffer is the buffer of a file the folder writes.
+const fileBuffer = 64 << 10
+
 // writeFile writes one file of an output folder. The folder is being
 // built aside (see reports/outdir) and appears whole, so its files need no
 // rename of their own.
@@ -68,7 +71,7 @@ func writeFile(path string, write func(w io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 1<<16)
+	bw := bufio.NewWriterSize(f, fileBuffer)
 	if err := write(bw); err != nil {
 		f.Close()
 		return err

@@ -256,25 +256,23 @@ func (w *recordFile) encode(b []byte, r *JobRecord, id int, prev Time) []byte {
 }
 
 // uvarint reads the varint at b[p:] and the position after it; past the
-// end, or on a bad varint, the position is len(b)+1 (and stays there).
+// end, or on a bad varint (cut short, or over 64 bits: what
+// binary.Uvarint refuses), the position is len(b)+1 (and stays there).
+// The bytes are read in place, the loop small enough to be inlined.
 func uvarint(b []byte, p int) (uint64, int) {
-	if p < len(b) {
-		if c := b[p]; c < 0x80 {
-			return uint64(c), p + 1
+	var x uint64
+	for s := uint(0); s < 64 && p < len(b); s += 7 {
+		c := b[p]
+		p++
+		if c < 0x80 {
+			if s == 63 && c > 1 {
+				break
+			}
+			return x | uint64(c)<<s, p
 		}
+		x |= uint64(c&0x7f) << s
 	}
-	return uvarintSlow(b, p)
-}
-
-func uvarintSlow(b []byte, p int) (uint64, int) {
-	if p >= len(b) {
-		return 0, len(b) + 1
-	}
-	x, n := binary.Uvarint(b[p:])
-	if n <= 0 {
-		return 0, len(b) + 1
-	}
-	return x, p + n
+	return 0, len(b) + 1
 }
 
 // decode reads the record at b[p:], at position id after a record

@@ -33,7 +33,12 @@ type rowReader struct {
 	offset int64 // bytes read
 	long   []byte
 	fields []string
-	pos    [][2]int // line, column of each field
+	// Where each field starts: a line without quotes keeps each field's
+	// byte offset in it (starts, quoted false: the line is r.line); a
+	// quoted record the line and column of each (pos, quoted true).
+	starts []int
+	pos    [][2]int
+	quoted bool
 	feed   lineFeeder
 }
 
@@ -49,10 +54,13 @@ func (r *rowReader) InputOffset() int64 { return r.offset }
 // FieldPos is the line and 1-based byte column where field i of the last
 // record starts.
 func (r *rowReader) FieldPos(i int) (line, column int) {
-	if i < 0 || i >= len(r.pos) {
+	if i < 0 || i >= len(r.fields) {
 		panic("out of range index passed to FieldPos")
 	}
-	return r.pos[i][0], r.pos[i][1]
+	if r.quoted {
+		return r.pos[i][0], r.pos[i][1]
+	}
+	return r.line, r.starts[i] + 1
 }
 
 // readLine reads one line with its newline, as encoding/csv does.
@@ -133,18 +141,17 @@ func (r *rowReader) split(content []byte) ([]string, error) {
 	} else {
 		s = string(content)
 	}
-	r.fields, r.pos = r.fields[:0], r.pos[:0]
+	r.fields, r.starts, r.quoted = r.fields[:0], r.starts[:0], false
 	start := 0
-	for {
-		i := bytes.IndexByte(content[start:], ',')
-		r.pos = append(r.pos, [2]int{r.line, start + 1})
-		if i < 0 {
-			r.fields = append(r.fields, s[start:])
-			break
+	for i := 0; i < len(s); i++ {
+		if s[i] == ',' {
+			r.fields = append(r.fields, s[start:i])
+			r.starts = append(r.starts, start)
+			start = i + 1
 		}
-		r.fields = append(r.fields, s[start:start+i])
-		start += i + 1
 	}
+	r.fields = append(r.fields, s[start:])
+	r.starts = append(r.starts, start)
 	return r.fields, r.checkCount()
 }
 
@@ -184,7 +191,7 @@ func (r *rowReader) readQuoted(line []byte) ([]string, error) {
 		err = &moved
 	}
 	r.fields = append(r.fields[:0], rec...)
-	r.pos = r.pos[:0]
+	r.pos, r.quoted = r.pos[:0], true
 	for i := range rec {
 		l, c := cr.FieldPos(i)
 		r.pos = append(r.pos, [2]int{l + base, c})

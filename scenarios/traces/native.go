@@ -172,7 +172,7 @@ func (s *csvSource) parse(rec []string, a *absJob) (bool, error) {
 		j.Priority = int32(n)
 	}
 	if v := s.v(rec, cGPUs); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
+		f, err := gpuCount(v)
 		if err != nil {
 			return false, s.bad("gpus", "%s is not a number", strict.Quote(v))
 		}
@@ -300,6 +300,9 @@ func Seconds(v string, required bool) (int64, error) {
 		// float arithmetic below gives exactly this.
 		return n * 1000, nil
 	}
+	if ms, ok := decimalMs(v); ok {
+		return ms, nil
+	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%s is not a number of seconds", strict.Quote(v))
@@ -311,6 +314,43 @@ func Seconds(v string, required bool) (int64, error) {
 		return 0, fmt.Errorf("%s is out of range (at most %g seconds)", strict.Quote(v), maxTraceSeconds)
 	}
 	return int64(math.Round(f * 1000)), nil
+}
+
+// gpuCount parses a gpus value: a whole number of up to 12 digits
+// directly (exactly its float), anything else by strconv.ParseFloat.
+func gpuCount(v string) (float64, error) {
+	if n, ok := smallUint(v); ok {
+		return float64(n), nil
+	}
+	return strconv.ParseFloat(v, 64)
+}
+
+// decimalMs reads seconds written as up to 12 digits, a point and 1 to 3
+// digits ("46.849") as milliseconds, exactly what Seconds' float
+// arithmetic gives them: the value is a whole number N of milliseconds
+// below 10^15 < 2^50, the nearest float64 to N/1000 times 1000 is within
+// N x 2^-52 < 0.5 of N, and rounding gives N. ok is false for anything
+// else (Seconds parses it as a float).
+func decimalMs(v string) (int64, bool) {
+	dot := strings.IndexByte(v, '.')
+	if dot < 1 || dot > 12 || len(v)-dot-1 < 1 || len(v)-dot-1 > 3 {
+		return 0, false
+	}
+	var n int64
+	for i := range len(v) {
+		if i == dot {
+			continue
+		}
+		c := v[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(c)
+	}
+	for range 3 - (len(v) - dot - 1) {
+		n *= 10
+	}
+	return n, true
 }
 
 // gpuRequest splits a GPUs-per-pod number into whole GPUs or a share.

@@ -38,7 +38,9 @@ func (sc *TraceScan) orderOf(path, format string) (traceOrder, bool) {
 }
 
 // SizeTrace sizes a cluster for a trace as DeriveCluster does over
-// OpenTraceSizing. A Philly or Helios CSV is read in one light pass, its
+// OpenTraceSizing, sweeping the jobs as they come where each pool's come
+// in order (clusterSizer.stream; where they do not, a second pass keeps
+// them). A Philly or Helios CSV is read in one light pass, its
 // lines split at commas and only the columns the sizing needs parsed, which
 // also finds the rows' order for OpenTrace; a line that pass does not read
 // exactly as the reader would (a quote, a line over 64 KiB, a value the
@@ -46,22 +48,51 @@ func (sc *TraceScan) orderOf(path, format string) (traceOrder, bool) {
 // which report any error. tick, when not nil, is called every 4,096 jobs
 // with the count so far (for a progress display).
 func SizeTrace(path, format string, opts TraceOptions, tick func(n int)) (*TraceScan, error) {
+	tick = rising(tick)
 	if sc, ok := lightSize(path, format, opts, tick); ok {
 		return sc, nil
 	}
+	// A sizer that streams first; one that keeps the jobs when a pool's
+	// come out of order (a second pass over the trace).
+	for _, stream := range []bool{true, false} {
+		z := &clusterSizer{stream: stream}
+		pools, notes, err := sizeWith(path, format, opts, tick, z)
+		if err != nil {
+			return nil, err
+		}
+		if !z.disorder {
+			return &TraceScan{Pools: pools, Notes: notes}, nil
+		}
+	}
+	panic("unreachable: a sizer that keeps the jobs takes any order")
+}
+
+// rising is tick called only with counts above those it was called with
+// (a second pass over the trace counts again from 0; nil stays nil).
+func rising(tick func(int)) func(int) {
+	if tick == nil {
+		return nil
+	}
+	top := 0
+	return func(n int) {
+		if n > top {
+			top = n
+			tick(n)
+		}
+	}
+}
+
+// sizeWith is DeriveCluster over OpenTraceSizing, tallying in z.
+func sizeWith(path, format string, opts TraceOptions, tick func(int), z *clusterSizer) ([]cluster.PoolSpec, []string, error) {
 	src, err := OpenTraceSizing(path, format, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer src.Close()
 	if tick != nil {
 		src = Counting(src, 4096, tick)
 	}
-	pools, notes, err := DeriveCluster(src)
-	if err != nil {
-		return nil, err
-	}
-	return &TraceScan{Pools: pools, Notes: notes}, nil
+	return deriveCluster(src, z)
 }
 
 // lightColumns are the columns a light sizing pass reads for a format,
@@ -90,19 +121,31 @@ func lightSize(path, format string, opts TraceOptions, tick func(int)) (*TraceSc
 	if err != nil {
 		return nil, false
 	}
+	sc, ok, disorder := lightSizeFrom(path, format, r, names, opts, tick, true)
+	closer()
+	if !disorder {
+		return sc, ok
+	}
+	// A pool's jobs came out of order: again, keeping the jobs.
+	if r, closer, err = OpenMaybeGzip(path); err != nil {
+		return nil, false
+	}
 	defer closer()
-	return lightSizeFrom(path, format, r, names, opts, tick)
+	sc, ok, _ = lightSizeFrom(path, format, r, names, opts, tick, false)
+	return sc, ok
 }
 
 // lightSizeFrom is lightSize reading r (file names it).
-func lightSizeFrom(path, format string, r io.Reader, names []string, opts TraceOptions, tick func(int)) (*TraceScan, bool) {
+// With stream its sizer streams, and disorder reports that it stopped
+// at a job out of order.
+func lightSizeFrom(path, format string, r io.Reader, names []string, opts TraceOptions, tick func(int), stream bool) (_ *TraceScan, ok, disorder bool) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	per := opts.gpusPerNode()
 	var (
 		idx     []int // the index of each of names in a row
 		fields  int   // fields a row has (the header's)
 		row     []string
-		z       clusterSizer
+		z       = clusterSizer{stream: stream}
 		w       = newTimeWindow()
 		late    bool
 		base    int64
@@ -114,7 +157,7 @@ func lightSizeFrom(path, format string, r io.Reader, names []string, opts TraceO
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) || (err != nil && !errors.Is(err, io.EOF)) {
-			return nil, false
+			return nil, false, false
 		}
 		if len(line) == 0 {
 			break
@@ -124,7 +167,7 @@ func lightSizeFrom(path, format string, r io.Reader, names []string, opts TraceO
 			first = false
 		}
 		if bytes.IndexByte(line, '"') >= 0 {
-			return nil, false
+			return nil, false, false
 		}
 		// The line's end as the reader takes it off: "\r\n", "\n", or a
 		// "\r" that ends the file.
@@ -147,14 +190,14 @@ func lightSizeFrom(path, format string, r io.Reader, names []string, opts TraceO
 			for i, h := range header {
 				h = strings.TrimSpace(h)
 				if _, dup := at[h]; dup {
-					return nil, false
+					return nil, false, false
 				}
 				at[h] = i
 			}
 			for _, c := range names {
 				i, ok := at[c]
 				if !ok {
-					return nil, false
+					return nil, false, false
 				}
 				idx = append(idx, i)
 			}
@@ -171,15 +214,15 @@ func lightSizeFrom(path, format string, r io.Reader, names []string, opts TraceO
 				s = s[k+1:]
 			}
 			if len(row) != fields {
-				return nil, false
+				return nil, false, false
 			}
 			if rows++; rows > sim.MaxJobs {
-				return nil, false
+				return nil, false, false
 			}
 			job = cluster.JobSpec{}
 			at, ok := lightJob(format, row, idx, per, &job)
 			if !ok {
-				return nil, false
+				return nil, false, false
 			}
 			if rows == 1 {
 				base = at
@@ -189,7 +232,10 @@ func lightSizeFrom(path, format string, r io.Reader, names []string, opts TraceO
 			}
 			job.Submit = at - base
 			if !z.add(&job) {
-				return nil, false
+				return nil, false, false
+			}
+			if z.disorder {
+				return nil, false, true
 			}
 			if tick != nil && rows%4096 == 0 {
 				tick(rows)
@@ -200,17 +246,17 @@ func lightSizeFrom(path, format string, r io.Reader, names []string, opts TraceO
 		}
 	}
 	if rows == 0 {
-		return nil, false
+		return nil, false, false
 	}
 	pools, notes, err := z.result(path)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	order := orderLate
 	if !late {
 		order = w.order()
 	}
-	return &TraceScan{Pools: pools, Notes: notes, path: path, format: format, order: order, known: true}, true
+	return &TraceScan{Pools: pools, Notes: notes, path: path, format: format, order: order, known: true}, true, false
 }
 
 // lightJob reads a row's submit time and what sizing needs into j, as the

@@ -3,6 +3,7 @@ package traces
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,9 +148,15 @@ func FuzzSizeTrace(f *testing.F) {
 		// reader does, and finds the order the reader's rows have.
 		for _, format := range []string{FormatPhilly, FormatHelios} {
 			names, _ := lightColumns(format)
-			sc, ok := lightSizeFrom("fuzz", format, bytes.NewReader(data), names, TraceOptions{}, nil)
+			sc, ok, _ := lightSizeFrom("fuzz", format, bytes.NewReader(data), names, TraceOptions{}, nil, false)
 			if !ok {
 				continue
+			}
+			// Streaming, it finds the same, or stops at a job out of order.
+			ssc, sok, disorder := lightSizeFrom("fuzz", format, bytes.NewReader(data), names, TraceOptions{}, nil, true)
+			if !disorder {
+				require.True(t, sok)
+				require.Equal(t, sc, ssc)
 			}
 			src, err := openTraceReader("fuzz", format, bytes.NewReader(data), TraceOptions{})
 			require.NoError(t, err)
@@ -162,4 +169,69 @@ func FuzzSizeTrace(f *testing.F) {
 			require.Equal(t, sourceOrder(src), sc.order)
 		}
 	})
+}
+
+// writeNative writes n native jobs in two GPU models (every third job on
+// H100s, by the gpu_model column), 1 to 8 GPUs and 1 to 4 replicas
+// each, submitted 0 to 4 s apart (ties included), running 1 s to 3 h; with
+// late, a tenth of each model's rows come 10 to 1,000 s early.
+func writeNative(t *testing.T, path string, n int, late bool) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(34, uint64(n)))
+	var b strings.Builder
+	b.WriteString("name,queue,submit,duration,replicas,gpus,cpu,memory,gpu_model\n")
+	at := 0.0
+	for i := range n {
+		at += float64(r.IntN(4001)) / 1000
+		submit := at
+		if late && r.IntN(10) == 0 {
+			submit = max(0, at-10-float64(r.IntN(991)))
+		}
+		model := ""
+		if i%3 == 0 {
+			model = "H100"
+		}
+		fmt.Fprintf(&b, "j%d,q,%.3f,%d,%d,%d,%d,%dGi,%s\n", i, submit, 1+r.IntN(3*3600), 1+r.IntN(4), 1+r.IntN(8), 1+r.IntN(32), 1+r.IntN(256), model)
+	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+}
+
+// A native trace is sized by its reader, the jobs swept as they come when
+// each model's come in order (a sizer that streams keeps none of them),
+// and sized again keeping them when they do not: the same cluster as
+// DeriveCluster's, which keeps and sorts every job.
+func TestSizeTraceStreamsSortedJobs(t *testing.T) {
+	dir := t.TempDir()
+	sorted, late := filepath.Join(dir, "sorted.csv"), filepath.Join(dir, "late.csv")
+	writeNative(t, sorted, 20000, false)
+	writeNative(t, late, 20000, true)
+	for _, path := range []string{sorted, late} {
+		sc := sameSizing(t, path, FormatNative, TraceOptions{})
+		require.Len(t, sc.Pools, 2, path)
+	}
+
+	src, err := OpenTraceSizing(sorted, FormatNative, TraceOptions{})
+	require.NoError(t, err)
+	z := &clusterSizer{stream: true}
+	pools, _, err := deriveCluster(src, z)
+	require.NoError(t, err)
+	require.NoError(t, src.Close())
+	require.False(t, z.disorder)
+	want, _, err := sizeByReader(sorted, FormatNative, TraceOptions{})
+	require.NoError(t, err)
+	require.Equal(t, want, pools)
+	jobs := 0
+	for _, a := range z.pools {
+		require.Zero(t, a.jobs.n, "jobs kept")
+		jobs += a.n
+	}
+	require.Equal(t, 20000, jobs)
+
+	src, err = OpenTraceSizing(late, FormatNative, TraceOptions{})
+	require.NoError(t, err)
+	z = &clusterSizer{stream: true}
+	_, _, err = deriveCluster(src, z)
+	require.NoError(t, err)
+	require.NoError(t, src.Close())
+	require.True(t, z.disorder, "a job out of order stops the streaming sizer")
 }

@@ -433,7 +433,12 @@ func ConvertTrace(src TraceSource, f TraceFilter, w *NativeWriter) (kept, read i
 // The jobs may come in any order (OpenTraceSizing reads them in the
 // file's): the cluster is the same.
 func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
-	var z clusterSizer
+	return deriveCluster(src, &clusterSizer{})
+}
+
+// deriveCluster is DeriveCluster tallying the jobs in z (which may
+// stream: then it stops at the first job out of order, z.disorder).
+func deriveCluster(src TraceSource, z *clusterSizer) ([]cluster.PoolSpec, []string, error) {
 	var j cluster.JobSpec
 	for {
 		ok, err := src.Next(&j)
@@ -446,6 +451,9 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 		if !z.add(&j) {
 			return nil, nil, z.tooMuch(src.Info().File)
 		}
+		if z.disorder {
+			return nil, nil, nil
+		}
 		j = cluster.JobSpec{}
 	}
 	if len(z.order) == 0 {
@@ -455,9 +463,19 @@ func DeriveCluster(src TraceSource) ([]cluster.PoolSpec, []string, error) {
 }
 
 // clusterSizer is DeriveCluster's tally of the jobs, by pool.
+//
+// A sizer that streams (stream set) sweeps each pool's jobs as they come,
+// holding only the jobs running at the latest submit instead of every
+// job (40 bytes each): it takes the jobs of each pool in the order of
+// their submits, and the first that comes earlier than the one before it
+// sets disorder and is not counted: the caller then sizes the trace
+// again with a sizer that keeps the jobs (and sorts them). Both find the
+// same peaks.
 type clusterSizer struct {
-	pools map[string]*sizerPool
-	order []string
+	stream   bool
+	disorder bool
+	pools    map[string]*sizerPool
+	order    []string
 	// The pool of the last job's constraints: readers share one
 	// *Constraints between jobs with the same text.
 	lastC *cluster.Constraints
@@ -465,8 +483,13 @@ type clusterSizer struct {
 }
 
 type sizerPool struct {
-	jobs                 sizedJobs
-	unsorted             bool
+	jobs     sizedJobs
+	unsorted bool
+	// sweep, n and last: a streaming sizer's sweep of the jobs, their
+	// count and the last one's submit.
+	sweep                peakSweep
+	n                    int
+	last                 int64
 	sumGPU, sumCPU       int64
 	sumMem               int64
 	maxPodGPU            int32
@@ -492,6 +515,10 @@ func (z *clusterSizer) add(j *cluster.JobSpec) bool {
 		}
 		z.lastC, z.lastA = j.Constraints, a
 	}
+	if z.stream && a.n > 0 && j.Submit < a.last {
+		z.disorder = true
+		return true
+	}
 	n := int64(j.Replicas)
 	g, c, m := n*j.Pod.MilliGPUs(), n*j.Pod.MilliCPU, n*j.Pod.MemoryMiB
 	// Readers bound a job (replicas and requests); the sums of the jobs
@@ -500,10 +527,19 @@ func (z *clusterSizer) add(j *cluster.JobSpec) bool {
 	if a.sumGPU > 1<<62 || a.sumCPU > 1<<62 || a.sumMem > 1<<62 {
 		return false
 	}
-	if a.jobs.n > 0 && j.Submit < a.jobs.last().at {
-		a.unsorted = true
+	sj := sizedJob{at: j.Submit, end: j.Submit + j.Duration, use: [3]int64{g, c, m}}
+	switch {
+	case z.stream:
+		a.sweep.add(&sj)
+		a.n++
+		a.last = j.Submit
+	default:
+		if a.jobs.n > 0 && j.Submit < a.jobs.last().at {
+			a.unsorted = true
+		}
+		a.jobs.add(sj)
+		a.n++
 	}
-	a.jobs.add(sizedJob{at: j.Submit, end: j.Submit + j.Duration, use: [3]int64{g, c, m}})
 	a.maxPodGPU = max(a.maxPodGPU, j.Pod.GPUs, min(1, j.Pod.GPUMilli))
 	a.maxPodCPU, a.maxPodMem = max(a.maxPodCPU, j.Pod.MilliCPU), max(a.maxPodMem, j.Pod.MemoryMiB)
 	return true
@@ -525,15 +561,15 @@ func (z *clusterSizer) result(file string) ([]cluster.PoolSpec, []string, error)
 			slices.SortFunc(all, func(x, y sizedJob) int { return cmp.Compare(x.at, y.at) })
 			a.jobs = sizedJobs{chunks: [][]sizedJob{all}, n: len(all)}
 		}
-		var sweep peakSweep
+		// A streaming sizer swept the jobs as they came (it keeps none).
 		for _, c := range a.jobs.chunks {
 			for i := range c {
-				sweep.add(&c[i])
+				a.sweep.add(&c[i])
 			}
 		}
-		peak := sweep.peaks()
-		jobs := a.jobs.n
-		a.jobs = sizedJobs{} // free as soon as done with
+		peak := a.sweep.peaks()
+		jobs := a.n
+		a.jobs, a.sweep = sizedJobs{}, peakSweep{} // free as soon as done with
 		pg, pc, pm := peak[0], peak[1], peak[2]
 		per := max(int32(8), a.maxPodGPU)
 		cpu := max(int64(96000), a.maxPodCPU)
