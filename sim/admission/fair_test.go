@@ -212,10 +212,16 @@ func TestFairShares(t *testing.T) {
 // Hierarchical fair sharing, KEP-1714's story 3: a shared ClusterQueue
 // holds 300 GPUs in Cohort CS; Cohort C1 holds queues 1a, 1b and 1c (1c
 // weighs 3), Cohort C2 holds 2a, all with no quota of their own and long
-// backlogs. Shares are compared root to leaves: C1 and C2 get 150 each,
-// and within C1 1a, 1b and 1c get 30, 30 and 90. A flat comparison of the
-// queues' own shares would give 2a only its weight's part of four
-// (about 50), not half.
+// backlogs. Shares are compared root to leaves: the fair division gives C1
+// and C2 150 each, and within C1 1a, 1b and 1c 30, 30 and 90. Admission
+// without preemption does not reach it: Kueue's cycle takes one head a
+// queue and orders the heads by share, so each cycle admits one 10-GPU
+// workload in each of the four queues while they fit: 7 cycles, 70 GPUs
+// each (280), and the 8th has room for two. Its tournament compares org's
+// children: C2 with its head admitted (80) before C1 (210 + 10); then,
+// within C1, 1c's (70 + 10) / 3 before 1a's and 1b's 80: 0, 70, 70, 80,
+// 80. A flat comparison of the queues' own shares would give the last two
+// to 1c and to 1a (the older head), not to 2a.
 func TestHierarchicalFairSharing(t *testing.T) {
 	s := Spec{
 		Flavors: []Flavor{{Name: "gpu"}},
@@ -239,12 +245,12 @@ func TestHierarchicalFairSharing(t *testing.T) {
 	// The reported fair division of the demand agrees, before any
 	// admission.
 	require.InDeltaSlice(t, []float64{0, 30, 30, 90, 150}, c.FairShares(c.Standings()), 1e-9)
-	c.Cycle()
+	settle(c)
 	st := c.Standings()
-	require.Equal(t, []int64{0, 30, 30, 90, 150}, []int64{st[0].Used, st[1].Used, st[2].Used, st[3].Used, st[4].Used})
+	require.Equal(t, []int64{0, 70, 70, 80, 80}, []int64{st[0].Used, st[1].Used, st[2].Used, st[3].Used, st[4].Used})
 	// With the backlog left waiting, another tournament decides nothing
 	// and allocates nothing.
-	require.Zero(t, testing.AllocsPerRun(20, func() { require.Empty(t, c.Cycle()) }))
+	require.Zero(t, testing.AllocsPerRun(20, func() { require.Empty(t, settle(c)) }))
 
 	// The forms that write over a buffer (the run's integrals take them at
 	// every change) give the same, in the buffer, without allocating.
@@ -288,10 +294,10 @@ func TestHierarchicalFairPreemption(t *testing.T) {
 		for id := int32(1); id <= 4; id++ {
 			submit(t, c, id, "1a", 2, 0)
 		}
-		c.Cycle()
+		settle(c)
 		for id := int32(5); id <= 7; id++ {
 			submit(t, c, id, "2a", 2, 0)
-			c.Cycle()
+			settle(c)
 		}
 		st := c.Standings()
 		require.Equal(t, tc.want, []int64{st[1].Used, st[2].Used}, "D1 weight %d", tc.weight)

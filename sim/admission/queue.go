@@ -85,6 +85,14 @@ type bucket struct {
 	next  *bucket
 	// skipped is the cycle (Controller.cycles) that set the bucket aside.
 	skipped uint64
+	// aside is, plus one, the release epoch of its queue's cohort tree
+	// (Controller.epoch) when a BestEffortFIFO cycle found its first
+	// inadmissible: it stays aside, over cycles, until quota is released
+	// in the tree (Kueue's inadmissibleWorkloads, moved back to the heap
+	// by QueueAssociatedInadmissibleWorkloadsAfter when a workload of the
+	// cohort finishes, is evicted or goes back to pending; an admission
+	// moves nothing back). 0: never set aside.
+	aside uint64
 }
 
 // entry is a workload in a bucket, with its generation and queue order
@@ -337,10 +345,14 @@ func (c *queueManager) forget(x *wl) {
 
 // head is queue qi's first pending workload among the buckets not set
 // aside in this cycle (nil: none).
-func (c *queueManager) head(qi int, cycle uint64) *wl {
+func (c *queueManager) head(qi int, cycle uint64) *wl { return c.headAt(qi, cycle, 0) }
+
+// headAt is head, also passing over the buckets set aside at release
+// epoch aside-1 (aside 0: none).
+func (c *queueManager) headAt(qi int, cycle, aside uint64) *wl {
 	var first *wl
 	for _, b := range c.pending[qi].bucketsL {
-		if b.skipped == cycle {
+		if b.skipped == cycle || (aside != 0 && b.aside == aside) {
 			continue
 		}
 		if x := b.first(); x != nil && (first == nil || less(x, first)) {
