@@ -51,7 +51,8 @@ soak:
 
 # Performance benchmarks (not part of make test): median of 5 runs each;
 # the whole-run pool's on 1 and 2 cores; issue 17's scale replays (a
-# million jobs and more, minutes each) and issue 34's overloaded cluster
+# million jobs and more, minutes each; issue 34's 10M and 20M jobs in
+# bounded memory, BenchmarkScaleTenMillion) and issue 34's overloaded cluster
 # with priorities once a run, 3 runs; issue 34's floor and the 1M replay
 # as a multiple of it, and Kueue with 2 and 500 ClusterQueues, once a run,
 # 3 runs.

@@ -90,6 +90,17 @@ type scaleCase struct {
 	writeOut bool
 	// topo is the pool's topology (zero: flat).
 	topo topology.Spec
+	// native: the trace is `gpuplan trace generate`'s (generatedTrace),
+	// replayed as a native CSV, rather than phillyTrace's.
+	native bool
+}
+
+// format is the trace's format.
+func (c scaleCase) format() string {
+	if c.native {
+		return traces.FormatNative
+	}
+	return traces.FormatPhilly
 }
 
 // replay runs c.jobs jobs as simulate does and returns the jobs simulated.
@@ -98,11 +109,11 @@ func (c scaleCase) replay(b *testing.B, trace, out string) int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := scenarios.Options{Trace: &scenarios.TraceSpec{Path: trace, Format: traces.FormatPhilly}}
+	opts := scenarios.Options{Trace: &scenarios.TraceSpec{Path: trace, Format: c.format()}}
 	if c.nodes > 0 {
 		opts.Pools = []cluster.PoolSpec{{Name: "gpu", GPUModel: "generic", Nodes: c.nodes, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1 << 20, Topology: c.topo}}
 	} else {
-		scan, err := traces.SizeTrace(trace, traces.FormatPhilly, traces.TraceOptions{}, nil)
+		scan, err := traces.SizeTrace(trace, c.format(), traces.TraceOptions{}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -120,11 +131,41 @@ func (c scaleCase) replay(b *testing.B, trace, out string) int {
 			b.Fatal(err)
 		}
 	}
-	return len(outcome.Main.Result.Jobs)
+	return outcome.Main.Result.NumJobs()
+}
+
+// generatedTrace writes n jobs as `gpuplan trace generate --jobs n --seed
+// 1` does (a cluster of 10,000 GPUs at 85% load), native CSV.
+func generatedTrace(b *testing.B, n int) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "generated.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := traces.NewNativeWriter(f, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := scenarios.GenerateTrace(scenarios.GenerateOptions{Jobs: n, Seed: 1, GPUs: 10_000, Load: 0.85}, w); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }
 
 func (c scaleCase) run(b *testing.B) {
-	trace := phillyTrace(b, c.jobs, c.offered)
+	var trace string
+	if c.native {
+		trace = generatedTrace(b, c.jobs)
+	} else {
+		trace = phillyTrace(b, c.jobs, c.offered)
+	}
 	out := filepath.Join(b.TempDir(), "out")
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -248,6 +289,24 @@ func BenchmarkKueueQueues(b *testing.B) {
 				policy = kueueManyQueues(b, c.n, c.flat)
 			}
 			scaleCase{jobs: 200_000, offered: 1000, nodes: 170, policy: policy}.run(b)
+		})
+	}
+}
+
+// BenchmarkScaleTenMillion is issue 34's bound on memory: 10M and 20M
+// jobs of `gpuplan trace generate --jobs N --seed 1` replayed as
+// `gpuplan simulate --trace T --trace-format native --out DIR` does, on
+// the cluster sized from the trace, with the output folder. Memory must
+// grow with the jobs in flight, not with every job (the records of
+// finished jobs go to a temporary file: sim.Config.RecordsInMemory).
+// Targets: 10M within 40 CPU-seconds and 1 GiB of peak resident memory
+// (peak-RSS-MiB at most 1024), 20M within 2 GiB (2048). Run it with
+// -benchtime 1x -count 3 and take the medians; the traces (0.8 and 1.5
+// GB) are written to the test's temporary folder first.
+func BenchmarkScaleTenMillion(b *testing.B) {
+	for _, n := range []int{10_000_000, 20_000_000} {
+		b.Run(fmt.Sprintf("jobs=%dM", n/1_000_000), func(b *testing.B) {
+			scaleCase{jobs: n, native: true, writeOut: true}.run(b)
 		})
 	}
 }

@@ -97,8 +97,7 @@ func summarizeAdmission(res *sim.Result) []AdmissionLine {
 			lines[c].NominalShare = round(float64(a.Queues[c].NominalGPUs)/nominal, 4)
 		}
 	}
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for _, j := range res.Records() {
 		k, ok := idx[a.LocalQueues[j.Queue]]
 		if !ok || j.Outcome == sim.Unschedulable {
 			continue

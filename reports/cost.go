@@ -198,9 +198,9 @@ func allRates(res *sim.Result, pr *Pricing) []poolRates {
 // disruptions. Jobs that held nothing cost 0.
 func JobCosts(res *sim.Result, pr *Pricing) (cost, lost []float64) {
 	rates := allRates(res, pr)
-	cost, lost = make([]float64, len(res.Jobs)), make([]float64, len(res.Jobs))
-	for i := range res.Jobs {
-		for u := range res.Jobs[i].Usage() {
+	cost, lost = make([]float64, res.NumJobs()), make([]float64, res.NumJobs())
+	for i, j := range res.Records() {
+		for u := range j.Usage() {
 			cost[i] += rates[u.Pool].price(u.Held)
 			lost[i] += rates[u.Pool].price(u.Lost)
 		}
@@ -278,8 +278,7 @@ func addLine(dst *CostLine, l *CostLine) {
 // pools, with the GPU-hours lost, checkpointed and (completed) useful.
 func (b *costBook) jobs(res *sim.Result, jobCost, jobLost []float64) {
 	cs, rates := b.cs, b.rates
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for i, j := range res.Records() {
 		q := group(b.byQueue, j.Queue, 0)
 		q.Cost += jobCost[i]
 		q.Allocated += jobCost[i]
@@ -302,8 +301,7 @@ func (b *costBook) jobs(res *sim.Result, jobCost, jobLost []float64) {
 // run with services only).
 func (b *costBook) training(res *sim.Result, jobCost, jobLost []float64) {
 	b.kinds[0].Kind, b.kinds[1].Kind = KindTraining, KindInference
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for i, j := range res.Records() {
 		b.jobAlloc[j.Queue] += jobCost[i]
 		b.kinds[0].Allocated += jobCost[i]
 		b.kinds[0].LostCost += jobLost[i]

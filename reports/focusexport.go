@@ -75,8 +75,7 @@ func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 	}
 	var out []focus.Charge
 	alloc := make([]float64, len(res.Pools))
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for _, j := range res.Records() {
 		if j.Start < 0 {
 			continue
 		}

@@ -93,8 +93,15 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 	}
 	add(jobs)
 	if len(s.Services) > 0 {
-		add(htmlSection{Title: "Inference services", Intro: "Each service's requests, latency against its SLO, replicas and cold starts; its plots show replicas held and ready against the load, and the p95 latency of each interval against the SLO.",
-			Tables: []htmlTable{{Header: serviceHeaderFor(s), Rows: serviceRows(s)}}, Notes: []string{servicesNote}})
+		sec := htmlSection{Title: "Inference services", Intro: "Each service's requests, latency against its SLO, replicas and cold starts; its plots show replicas held and ready against the load, and the p95 latency of each interval against the SLO.",
+			Tables: []htmlTable{{Header: serviceHeaderFor(s), Rows: serviceRows(s)}}, Notes: []string{servicesNote}}
+		if hasLLM(s) {
+			lat, eng := llmTables(s)
+			sec.Tables = append(sec.Tables, htmlTable{Caption: "LLM services: token latencies, throughput and cost", Header: lat[0], Rows: lat[1:]},
+				htmlTable{Caption: "LLM services: end to end, KV cache and tokens served", Header: eng[0], Rows: eng[1:]})
+			sec.Notes = append(sec.Notes, llmServicesNote)
+		}
+		add(sec)
 	}
 	if len(s.PendingReasons) > 0 || len(s.PendingAtEnd) > 0 || len(s.Unschedulable) > 0 {
 		sec := htmlSection{Title: "Why jobs waited", Intro: "The first reason the scheduler gave for each job that could not start on arrival, and the diagnoses of jobs left waiting."}
@@ -280,6 +287,9 @@ func variantsSection(s *Summary) htmlSection {
 	}
 	if rows := variantServiceRows(s.Variants); len(rows) > 0 {
 		sec.Tables = append(sec.Tables, htmlTable{Caption: "Inference services in each run", Header: variantServiceHeader(), Rows: rows})
+	}
+	if rows := variantLLMRows(s.Variants); len(rows) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Caption: "LLM services in each run", Header: variantLLMHeader(), Rows: rows})
 	}
 	for i := range s.SpotSensitivity {
 		c := &s.SpotSensitivity[i]

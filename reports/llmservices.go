@@ -23,6 +23,18 @@ type LLMServiceSummary struct {
 	TPOTP50Ms  float64 `json:"tpotP50Ms"`
 	TPOTP95Ms  float64 `json:"tpotP95Ms"`
 	TPOTP99Ms  float64 `json:"tpotP99Ms"`
+	// End-to-end latency, arrival to last token, ms (2% buckets).
+	E2EMeanMs float64 `json:"e2eMeanMs"`
+	E2EP50Ms  float64 `json:"e2eP50Ms"`
+	E2EP95Ms  float64 `json:"e2eP95Ms"`
+	E2EP99Ms  float64 `json:"e2eP99Ms"`
+	// The share of a replica's KV-cache blocks in use: the mean over the
+	// ready replicas' time and the highest of any interval (the fast
+	// model's mean at the interval's rate, cached prefixes included);
+	// KVCacheBlocks is a replica's cache.
+	KVCacheMean   float64 `json:"kvCacheMean"`
+	KVCachePeak   float64 `json:"kvCachePeak"`
+	KVCacheBlocks int64   `json:"kvCacheBlocks"`
 	// The targets (0: none) and the share of arrived requests served
 	// within each.
 	TTFTSLOMs      float64 `json:"ttftSloMs,omitempty"`
@@ -54,6 +66,8 @@ func llmSummary(r *sim.ServiceResult, gpuHours, cost float64) *LLMServiceSummary
 	}
 	l := &LLMServiceSummary{TTFTMeanMs: round(x.TTFTMeanMs, 2), TTFTP50Ms: round(x.TTFTP50Ms, 2), TTFTP95Ms: round(x.TTFTP95Ms, 2), TTFTP99Ms: round(x.TTFTP99Ms, 2),
 		TPOTMeanMs: round(x.TPOTMeanMs, 2), TPOTP50Ms: round(x.TPOTP50Ms, 2), TPOTP95Ms: round(x.TPOTP95Ms, 2), TPOTP99Ms: round(x.TPOTP99Ms, 2),
+		E2EMeanMs: round(x.E2EMeanMs, 1), E2EP50Ms: round(x.E2EP50Ms, 1), E2EP95Ms: round(x.E2EP95Ms, 1), E2EP99Ms: round(x.E2EP99Ms, 1),
+		KVCacheMean: round(x.KVCacheMean, 4), KVCachePeak: round(x.KVCachePeak, 4), KVCacheBlocks: x.KVCacheBlocks,
 		TTFTSLOMs: x.TTFTSLOMs, TPOTSLOMs: x.TPOTSLOMs, InputTokens: round(x.InputTokens, 0), OutputTokens: round(x.OutputTokens, 0),
 		GPUsPerReplica: x.GPUsPerReplica, CapacityPerReplica: round(x.CapacityPerReplica, 3)}
 	if x.TTFTSLOMs > 0 {
@@ -73,34 +87,37 @@ func llmSummary(r *sim.ServiceResult, gpuHours, cost float64) *LLMServiceSummary
 	return l
 }
 
-// llmServicesNote says what the LLM table counts.
-const llmServicesNote = "LLM services: TTFT and TPOT from the fast engine model per interval (the services table's latency is their TTFT); within SLO is the share of arrived requests served within each target; tokens per GPU-second divide the tokens served by the GPU time the replica pods held."
+// llmServicesNote says what the LLM tables count.
+const llmServicesNote = "LLM services: TTFT, TPOT and end-to-end latency (arrival to last token) from the fast engine model per interval (the services table's latency is their TTFT); within SLO is the share of arrived requests served within each target; tokens per GPU-second divide the tokens served by the GPU time the replica pods held; KV cache is the share of a replica's blocks in use, the mean over the ready replicas' time and the highest interval's (an interval's mean, not a step's peak)."
 
-// writeLLMTable writes the terminal's LLM services block, when the run
-// has one.
-func writeLLMTable(w io.Writer, s *Summary) {
-	has := false
+// hasLLM says the run has an LLM service.
+func hasLLM(s *Summary) bool {
 	for _, v := range s.Services {
-		has = has || v.LLM != nil
+		if v.LLM != nil {
+			return true
+		}
 	}
-	if !has {
-		return
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	h := []string{"LLM SERVICE", "TTFT P50", "P95", "P99", "WITHIN", "TPOT P50", "P95", "P99", "WITHIN", "OUT TOK/S/GPU", "TOK/S/GPU"}
+	return false
+}
+
+// llmTables are the LLM services' two tables, header first: token
+// latencies against their targets, throughput and cost; end-to-end
+// latency, KV cache and tokens served.
+func llmTables(s *Summary) (lat, eng [][]string) {
+	h := []string{"LLM service", "TTFT p50", "p95", "p99", "within", "TPOT p50", "p95", "p99", "within", "out tok/s/GPU", "tok/s/GPU"}
 	priced := hasServiceCost(s)
 	if priced {
-		h = append(h, "$/M OUT", "$/M TOK")
+		h = append(h, "$/M out", "$/M tok")
 	}
-	fmt.Fprintln(tw, strings.Join(h, "\t"))
+	lat = [][]string{h}
+	eng = [][]string{{"LLM service", "E2E mean", "p50", "p95", "p99", "KV cache mean", "peak", "of blocks", "input tokens", "output tokens"}}
 	within := func(att, slo float64) string {
 		if slo <= 0 {
 			return "-"
 		}
 		return pct(att) + " of " + msText2(slo)
 	}
-	var rows [][]any
+	var rows, rows2 [][]any
 	for _, v := range s.Services {
 		l := v.LLM
 		if l == nil {
@@ -113,10 +130,72 @@ func writeLLMTable(w io.Writer, s *Summary) {
 			row = append(row, usd(l.CostPerMillionOutputTokens), usd(l.CostPerMillionTokens))
 		}
 		rows = append(rows, row)
+		rows2 = append(rows2, []any{v.Name, millis(l.E2EMeanMs), millis(l.E2EP50Ms), millis(l.E2EP95Ms), millis(l.E2EP99Ms),
+			pct(l.KVCacheMean), pct(l.KVCachePeak), fmt.Sprint(l.KVCacheBlocks), requests(l.InputTokens), requests(l.OutputTokens)})
 	}
-	for _, row := range columns(rows) {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	return append(lat, columns(rows)...), append(eng, columns(rows2)...)
+}
+
+// writeLLMTable writes the terminal's LLM services block, when the run
+// has one.
+func writeLLMTable(w io.Writer, s *Summary) {
+	if !hasLLM(s) {
+		return
 	}
-	tw.Flush()
+	lat, eng := llmTables(s)
+	for _, t := range [][][]string{lat, eng} {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(t[0], "\t")))
+		for _, row := range t[1:] {
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		tw.Flush()
+	}
 	fmt.Fprintln(w, llmServicesNote)
+}
+
+// LLMFigures are an LLM service's figures set beside each run's (what-if
+// variants): p95 TTFT, TPOT and E2E, the KV cache's peak share, and the
+// cost per million output tokens and per million tokens (0: unpriced).
+type LLMFigures struct {
+	TTFTP95Ms                  float64 `json:"ttftP95Ms"`
+	TPOTP95Ms                  float64 `json:"tpotP95Ms"`
+	E2EP95Ms                   float64 `json:"e2eP95Ms"`
+	KVCachePeak                float64 `json:"kvCachePeak"`
+	CostPerMillionOutputTokens float64 `json:"costPerMillionOutputTokens,omitempty"`
+	CostPerMillionTokens       float64 `json:"costPerMillionTokens,omitempty"`
+}
+
+// llmFigures are l's figures for the runs' table (nil without).
+func llmFigures(l *LLMServiceSummary) *LLMFigures {
+	if l == nil {
+		return nil
+	}
+	return &LLMFigures{TTFTP95Ms: l.TTFTP95Ms, TPOTP95Ms: l.TPOTP95Ms, E2EP95Ms: l.E2EP95Ms, KVCachePeak: l.KVCachePeak,
+		CostPerMillionOutputTokens: l.CostPerMillionOutputTokens, CostPerMillionTokens: l.CostPerMillionTokens}
+}
+
+// variantLLMHeader and variantLLMRows set each run's LLM services side by
+// side: one row per run and LLM service (none without one).
+func variantLLMHeader() []string {
+	return []string{"run", "LLM service", "TTFT p95", "TPOT p95", "E2E p95", "KV cache peak", "$/M out tokens", "$/M tokens"}
+}
+
+func variantLLMRows(vs []RunFigures) [][]string {
+	var rows [][]any
+	for _, f := range vs {
+		for _, v := range f.Services {
+			l := v.LLM
+			if l == nil {
+				continue
+			}
+			var out, all any = "-", "-"
+			if l.CostPerMillionTokens > 0 {
+				out, all = usd(l.CostPerMillionOutputTokens), usd(l.CostPerMillionTokens)
+			}
+			rows = append(rows, []any{f.Name, v.Name, millis(l.TTFTP95Ms), millis(l.TPOTP95Ms), millis(l.E2EP95Ms), pct(l.KVCachePeak), out, all})
+		}
+	}
+	return columns(rows)
 }

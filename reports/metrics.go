@@ -108,8 +108,8 @@ func MetricSeries(res *sim.Result, s *Summary) (times []sim.Time, fams []MetricF
 	// Per-queue job counts from the job records.
 	queues := map[string]int{}
 	var names []string
-	for i := range res.Jobs {
-		q := res.Jobs[i].Queue
+	for _, j := range res.Records() {
+		q := j.Queue
 		if _, ok := queues[q]; !ok {
 			queues[q] = len(names)
 			names = append(names, q)
@@ -132,8 +132,7 @@ func MetricSeries(res *sim.Result, s *Summary) (times []sim.Time, fams []MetricF
 			acc[b] += int64(min(hi, to) - max(lo, from))
 		}
 	}
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for _, j := range res.Records() {
 		if j.Outcome == sim.Unschedulable {
 			continue
 		}

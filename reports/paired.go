@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"iter"
 
 	"gpuplan.dev/gpuplan/sim"
 )
@@ -30,10 +31,18 @@ type PairedJCT struct {
 // PairJCT pairs run a with run b (the same workload: jobs match by ID).
 func PairJCT(a, b *sim.Result) *PairedJCT {
 	p := &PairedJCT{KMMedian: kmMedian(a), OtherKMMedian: kmMedian(b)}
-	n := min(len(a.Jobs), len(b.Jobs))
+	n := min(a.NumJobs(), b.NumJobs())
 	var sa, sb float64
-	for i := 0; i < n; i++ {
-		x, y := &a.Jobs[i], &b.Jobs[i]
+	next, stop := iter.Pull2(b.Records())
+	defer stop()
+	for i, x := range a.Records() {
+		if i >= n {
+			break
+		}
+		_, y, ok := next()
+		if !ok {
+			break
+		}
 		if x.Name != y.Name || x.Submit != y.Submit {
 			continue // not the same job: the workloads differ here
 		}
@@ -75,9 +84,9 @@ func censoredJCT(res *sim.Result) CensoredStats { return censoredJCTWith(res, ni
 // sort's scratch (nil, or a value a job each).
 func censoredJCTWith(res *sim.Result, room, scratch []float64) CensoredStats {
 	q := kmQuantilesWith(res, room, scratch, 0.5, 0.95)
-	c := CensoredStats{Jobs: len(res.Jobs), P50: q[0], P95: q[1]}
-	for i := range res.Jobs {
-		if res.Jobs[i].Outcome != sim.Completed {
+	c := CensoredStats{Jobs: res.NumJobs(), P50: q[0], P95: q[1]}
+	for _, j := range res.Records() {
+		if j.Outcome != sim.Completed {
 			c.Censored++
 		}
 	}
@@ -104,13 +113,12 @@ func kmQuantilesWith(res *sim.Result, room, scratch []float64, qs ...float64) []
 	// before censorings at the same time, as the estimator takes them.
 	// They are whole numbers below 2^53 (t below 2^52 ms, 142,000 years),
 	// exact in a float64 and ordered as the integers are.
-	n := len(res.Jobs)
+	n := res.NumJobs()
 	if len(room) < n {
 		room = make([]float64, n)
 	}
 	xs := room[:n]
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for i, j := range res.Records() {
 		switch {
 		case j.Outcome == sim.Completed:
 			xs[i] = float64(2 * (j.End - j.Submit))

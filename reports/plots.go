@@ -107,7 +107,7 @@ func chartSpecs(res *sim.Result, s *Summary) []chartSpec {
 	if n := int64(len(res.Timeline.PendingJobMs)); n > 0 {
 		n = min(n, maxSteps)
 		add("allocation", "GPUs allocated per pool", n*costStepPt*int64(len(res.Pools)), func() (drawer, error) { return plotOf(allocationPlot(res)) })
-		if len(res.Jobs) > 0 || len(res.Services) == 0 {
+		if res.NumJobs() > 0 || len(res.Services) == 0 {
 			add("queue", "Jobs pending and running", n*costStepPt, func() (drawer, error) { return plotOf(queuePlot(res)) })
 		}
 	}
@@ -116,7 +116,7 @@ func chartSpecs(res *sim.Result, s *Summary) []chartSpec {
 		if which == "jct" {
 			title = "Completion time CDF"
 		}
-		add(which+"-cdf", title, int64(len(res.Jobs))*costCDFJob, func() (drawer, error) { return plotOf(cdfPlot(res, which)) })
+		add(which+"-cdf", title, int64(res.NumJobs())*costCDFJob, func() (drawer, error) { return plotOf(cdfPlot(res, which)) })
 	}
 	add("compare", "What-if variants: cost against p95 wait", 0, func() (drawer, error) { return plotOf(comparePlot(s)) })
 	add("cost-time", "Cost so far per pool", 0, func() (drawer, error) { return plotOf(costTimePlot(res, s)) })
@@ -332,8 +332,7 @@ func queuePlot(res *sim.Result) (*plot.Plot, error) {
 func cdfPlot(res *sim.Result, which string) (*plot.Plot, error) {
 	byQueue := map[string]*cdfSeries{}
 	var all cdfSeries
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for _, j := range res.Records() {
 		var v sim.Time
 		if which == "wait" {
 			v = j.Wait()

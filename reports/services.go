@@ -169,6 +169,8 @@ type ServiceFigures struct {
 	GPUHours       float64 `json:"gpuHours"`
 	ColdStarts     int     `json:"coldStarts"`
 	CostPerMillion float64 `json:"costPerMillionRequests,omitempty"`
+	// LLM is an LLM service's token figures (nil for a batch server).
+	LLM *LLMFigures `json:"llm,omitempty"`
 }
 
 // variantServiceHeader and variantServiceRows set each run's services

@@ -424,11 +424,10 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	}
 	// One list of a value a job holds the waits, then the completion
 	// times, then the Kaplan-Meier observations.
-	vals := make([]float64, len(res.Jobs))
+	vals := make([]float64, res.NumJobs())
 	waited, unsched, pending := map[string]int{}, map[string]int{}, map[string]int{}
 	byOutcome, byReason := make([]int, len(sim.Outcomes())), make([]int, len(res.Reasons))
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for _, j := range res.Records() {
 		s.Jobs.Total++
 		s.Jobs.Pods += int64(j.Replicas)
 		if j.Pod.MilliGPUs() > 0 {
@@ -485,8 +484,8 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	// window of scratch (a large run's queues on every core at once), then
 	// the run's: one queue's are the run's, two queues' are merged, more
 	// are sorted again (describeRuns).
-	scratch := make([]float64, len(res.Jobs))
-	par := len(res.Jobs) >= parallelStatsMin
+	scratch := make([]float64, res.NumJobs())
+	par := res.NumJobs() >= parallelStatsMin
 	var perQueue []func()
 	var runs [][]float64
 	for _, n := range names {
@@ -497,8 +496,8 @@ func Summarize(res *sim.Result, meta Meta) *Summary {
 	}
 	runAll(par, perQueue)
 	s.QueueWait = describeRuns(vals[:nwait], scratch, runs)
-	for i := range res.Jobs {
-		if j := &res.Jobs[i]; j.Outcome == sim.Completed {
+	for _, j := range res.Records() {
+		if j.Outcome == sim.Completed {
 			qa := queueOf(j)
 			vals[qa.jat] = float64(j.JCT())
 			qa.jat++
@@ -550,8 +549,7 @@ func queueWindows(res *sim.Result) (map[string]*qacc, []string, int, int) {
 	// Most jobs are in the queue of the job before them.
 	var last *qacc
 	var nwait, njct int
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for _, j := range res.Records() {
 		if last == nil || j.Queue != last.q.Name {
 			last = queues[j.Queue]
 		}
@@ -676,8 +674,7 @@ func (s *Summary) disruptions(res *sim.Result) {
 	}
 	d.JobsFailed = res.Stats.JobsFailed
 	const gpuMs = float64(sim.Hour) * 1000
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for _, j := range res.Records() {
 		if j.Disruptions > 0 {
 			d.JobsDisrupted++
 		}
@@ -714,8 +711,8 @@ func trainingLines(res *sim.Result) []TrainingLine {
 	}
 	acc := map[key]*TrainingLine{}
 	var keys []key
-	for i := range res.Jobs {
-		st := res.Jobs[i].Step()
+	for _, j := range res.Records() {
+		st := j.Step()
 		if st == nil {
 			continue
 		}
@@ -914,6 +911,7 @@ func Figures(name string, s *Summary) RunFigures {
 		if v.Cost != nil {
 			sf.CostPerMillion = v.Cost.PerMillionRequests
 		}
+		sf.LLM = llmFigures(v.LLM)
 		f.Services = append(f.Services, sf)
 	}
 	return f

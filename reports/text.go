@@ -567,6 +567,10 @@ func writeCapacityAndCost(w io.Writer, s *Summary) {
 			fmt.Fprintf(w, "Inference services in each run:\n\n")
 			mdTable(w, variantServiceHeader(), rows)
 		}
+		if rows := variantLLMRows(s.Variants); len(rows) > 0 {
+			fmt.Fprintf(w, "LLM services in each run:\n\n")
+			mdTable(w, variantLLMHeader(), rows)
+		}
 		if h, rows := pairedTable(s); len(rows) > 0 {
 			fmt.Fprintf(w, "%s\n\n", pairedCaption(s))
 			mdTable(w, h, rows)
@@ -662,6 +666,12 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		fmt.Fprintf(w, "## Inference services\n\n")
 		mdTable(w, serviceHeaderFor(s), serviceRows(s))
 		fmt.Fprintf(w, "%s\n\n", servicesNote)
+		if hasLLM(s) {
+			lat, eng := llmTables(s)
+			mdTable(w, lat[0], lat[1:])
+			mdTable(w, eng[0], eng[1:])
+			fmt.Fprintf(w, "%s\n\n", llmServicesNote)
+		}
 	}
 	writeWhyMarkdown(w, s)
 	writeAdmissionMarkdown(w, s)
@@ -861,6 +871,15 @@ func WriteTable(w io.Writer, s *Summary) error {
 			fmt.Fprintln(w, "\nInference services in each run:")
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, strings.ToUpper(strings.Join(variantServiceHeader(), "\t")))
+			for _, r := range rows {
+				fmt.Fprintln(tw, strings.Join(r, "\t"))
+			}
+			tw.Flush()
+		}
+		if rows := variantLLMRows(s.Variants); len(rows) > 0 {
+			fmt.Fprintln(w, "\nLLM services in each run:")
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, strings.ToUpper(strings.Join(variantLLMHeader(), "\t")))
 			for _, r := range rows {
 				fmt.Fprintln(tw, strings.Join(r, "\t"))
 			}

@@ -156,7 +156,7 @@ func (f *Folder) Pieces() []Piece {
 	file := func(name string, cost int64, fn func(io.Writer) error) {
 		out = append(out, Piece{Cost: cost, Write: func() error { return f.write(name, fn) }})
 	}
-	jobs := int64(len(res.Jobs))
+	jobs := int64(res.NumJobs())
 	intervals := int64(len(res.Timeline.PendingJobMs))
 	file(FileJobs, jobs*costJobRow, func(w io.Writer) error { return WriteJobsCSV(w, res, s.pricing, showbackOf(s)) })
 	file(FileTimeline, intervals*costTLRow, func(w io.Writer) error { return WriteTimelineCSV(w, res) })
@@ -272,8 +272,7 @@ func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing, sb *Showback) error
 	if err := r.end(w); err != nil {
 		return err
 	}
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for i, j := range res.Records() {
 		r.int(int64(j.ID))
 		r.str(j.Name)
 		r.str(j.Queue)
@@ -335,6 +334,9 @@ func WriteJobsCSV(w io.Writer, res *sim.Result, pr *Pricing, sb *Showback) error
 		if err := r.end(w); err != nil {
 			return err
 		}
+	}
+	if err := res.RecordsErr(); err != nil {
+		return err
 	}
 	return r.flush(w)
 }

@@ -44,6 +44,23 @@ func TestExampleLLMServing(t *testing.T) {
 	require.GreaterOrEqual(t, peakReady, 2.7)
 	// The mean load needs 60 / 37.5 = 1.6 replicas ready on average.
 	require.Greater(t, r.ReadyHours, 48*60/capacity)
+	// End to end: a request's E2E is its TTFT and its other output
+	// tokens at its TPOT, independent of its length, so the means add:
+	// TTFT + (257.51 - 1) x TPOT.
+	require.InEpsilon(t, x.TTFTMeanMs+256.51*x.TPOTMeanMs, x.E2EMeanMs, 0.005)
+	require.Less(t, x.E2EP50Ms, x.E2EP95Ms)
+	require.Less(t, x.E2EP95Ms, x.E2EP99Ms)
+	// KV cache by Little's law: the requests served decode for 256.51
+	// steps of about the mean TPOT each, holding 42.60 blocks on average
+	// (a context of the prompt's 514.57 tokens and, weighted by the
+	// decode steps, half the output's: E[(o - 1) o / 2] / E[o - 1] =
+	// 159.0, plus half a block); over the ready replicas' time and their
+	// caches' blocks, within 3% (the TPOT mean is a little above the mean
+	// step). The peak is the busiest interval's, below a full cache.
+	kv := r.Served * 256.51 * x.TPOTMeanMs / 1000 * 42.60 / (r.ReadyHours * 3600 * float64(x.KVCacheBlocks))
+	require.InEpsilon(t, kv, x.KVCacheMean, 0.03)
+	require.Greater(t, x.KVCachePeak, x.KVCacheMean)
+	require.Less(t, x.KVCachePeak, 1.0)
 
 	// A B200 replica serves more (its run's figures are in the README).
 	v, err := LoadFile("examples/llm-serving/chat/scenario.yaml")

@@ -24,7 +24,7 @@ type LLMSLOSpec struct {
 }
 
 // LLMServingNote is the assumption a run with an LLM service lists.
-const LLMServingNote = "LLM services: each replica a vLLM-style engine (continuous batching, chunked prefill, KV-cache blocks) accounted per interval with the fast model (models/serving.SteadyLLM, held within 5% of the request- and step-level model on mean and p95 TTFT and TPOT up to 63-80% of a replica's capacity, optimistic nearer it); requests spread at random over the ready replicas (Poisson per replica); above capacity the excess waits in a backlog served at capacity; with no replica ready requests are refused"
+const LLMServingNote = "LLM services: each replica a vLLM-style engine (continuous batching, chunked prefill, KV-cache blocks) accounted per interval with the fast model (models/serving.SteadyLLM, held within 5% of the request- and step-level model on mean and p95 TTFT, TPOT and end-to-end latency up to 63-80% of a replica's capacity, optimistic nearer it; its KV-cache share the steady state's mean blocks, no recompute preemption counted); requests spread at random over the ready replicas (Poisson per replica); above capacity the excess waits in a backlog served at capacity; with no replica ready requests are refused"
 
 // llmFabrics is the NVLink fabric of each GPU with LLM defaults: the
 // all-reduces of a tensor-parallel replica are priced on it.

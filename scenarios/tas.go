@@ -110,6 +110,19 @@ func (p *Policy) TASLevels() ([]string, error) {
 	return p.topologies[name].levels, nil
 }
 
+// TASFlavors maps each ResourceFlavor whose spec.topologyName names a
+// Topology to that name (nil: none does), for writing the policy back.
+func (p *Policy) TASFlavors() map[string]string {
+	if len(p.tasFlavors) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, f := range p.tasFlavors {
+		out[f.name] = f.topology
+	}
+	return out
+}
+
 // tasNotes are the assumptions of a run whose jobs ask for topology.
 func tasNotes(levels []string, fromPolicy bool) []string {
 	src := "the pools' topology (no Kueue Topology in the policy)"

@@ -66,8 +66,17 @@ type Config struct {
 	// (at most MaxJobs; a count of the trace's rows, say): the run then
 	// keeps their records in one array of that size from the start, whose
 	// pages cost memory only once written, and Result.Jobs is that array
-	// rather than a copy. A wrong hint costs memory, never a result.
+	// rather than a copy (unless the hint is over RecordsInMemory: then
+	// the records go to file). A wrong hint costs memory, never a result.
 	JobsHint int
+	// RecordsInMemory is how many job records the run keeps in memory
+	// (0: DefaultRecordsInMemory; negative: all of them): past it, the
+	// records of finished jobs go to a temporary file in TempDir (the
+	// system's when ""), chunk by chunk, so that memory grows with the
+	// jobs in flight rather than with every job (Result.Records reads
+	// them back). The records, and every output, are the same either way.
+	RecordsInMemory int
+	TempDir         string
 	// Plugins is the scheduler profile (plugins.Default() when empty).
 	Plugins []scheduler.PluginConfig
 	Queue   scheduler.QueueConfig

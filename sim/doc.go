@@ -4,7 +4,9 @@
 // changed. The input is a Config (pools, a streaming JobSource, the
 // scheduler profile and queue policy); the output is a Result (one record
 // per job, GPU-hour ledgers per pool, a timeline) that reports and validate
-// read without reaching back into the engine. Inference services
+// read without reaching back into the engine. A large run's records go to
+// a temporary file as their jobs finish (spill.go: memory holds the jobs
+// in flight, not every job); readers take them through Result.Records. Inference services
 // (Config.Services, servicerun.go) run beside the jobs: their replica
 // pods go through the same admission, scheduler and preemption, and a
 // scaler event per service period decides how many there are.

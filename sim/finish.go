@@ -58,7 +58,14 @@ func (r *runner) finish() (res *Result, err error) {
 	// without them.
 	diag := map[string]string{}
 	out := int32(-1)
+	// built is the record built last, counted once its diagnosis is in
+	// (-1: none).
+	built := int32(-1)
 	for id := int32(0); id < r.jobs.njobs; id++ {
+		if built >= 0 {
+			r.jobs.recs.built(built)
+			built = -1
+		}
 		if r.jobs.chunks[chunkOf(id)] == nil {
 			// Every job of the chunk was recorded as it finished (a plain
 			// run: no replica pods, out is id).
@@ -81,6 +88,7 @@ func (r *runner) finish() (res *Result, err error) {
 			continue
 		}
 		rec := r.jobs.record(j, out, r.adm != nil)
+		built = out
 		if j.finished {
 			continue
 		}
@@ -124,6 +132,9 @@ func (r *runner) finish() (res *Result, err error) {
 		}
 		r.jobs.recs.diagnose(rec, msg)
 	}
+	if built >= 0 {
+		r.jobs.recs.built(built)
+	}
 	if r.tline.frag != nil {
 		res.Nodes = nodeStates(r.c, r.sc.plug.Mix)
 	}
@@ -140,7 +151,9 @@ func (r *runner) finish() (res *Result, err error) {
 		return nil, err
 	}
 	r.jobs.release()
-	res.Jobs = r.jobs.recs.result()
+	if res.Jobs, res.recs, err = r.jobs.recs.result(); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

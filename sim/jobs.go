@@ -96,6 +96,7 @@ func (t *jobTable) retire(j *jobState, admission bool) {
 		return
 	}
 	t.record(j, j.info.ID, admission) // no replica pods: records are numbered as jobs
+	t.recs.built(j.info.ID)
 	k := chunkOf(j.info.ID)
 	t.inChunk[k]--
 	if t.inChunk[k] == 0 && t.njobs >= chunkEnd(k) {

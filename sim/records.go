@@ -5,12 +5,15 @@ import "gpuplan.dev/gpuplan/sim/cluster"
 // Job records are built as jobs finish, so that a big run never holds
 // every job's engine state and every job's record at once.
 //
-// The records live in chunks of recChunk. With Config.JobsHint the chunks
-// are windows of one array of that many records, reserved at the start
-// (its pages cost memory only once written; on Linux it is advised to
-// huge pages, see adviseHuge), and Result.Jobs is that array: no copy.
-// Without a hint, or past it, the chunks are allocated one by one and
-// copied into Result.Jobs at the end.
+// The records live in chunks of recChunk. With Config.JobsHint (at most
+// Config.RecordsInMemory) the chunks are windows of one array of that
+// many records, reserved at the start (its pages cost memory only once
+// written; on Linux it is advised to huge pages, see adviseHuge), and
+// Result.Jobs is that array: no copy. Without a hint, or past it, the
+// chunks are allocated one by one and copied into Result.Jobs at the end.
+// Past Config.RecordsInMemory records, each chunk whose records are all
+// built goes to the run's temporary file (spill.go) and its array is
+// reused: memory then holds the chunks of jobs in flight.
 //
 // In a plain run (no capacity controller, preemption or service, whose
 // events and tables refer to jobs by index after they finish), a job's
@@ -42,6 +45,18 @@ type recStore struct {
 	// recent the last few used (a trace has few, in any order).
 	pods   map[cluster.PodSpec]*cluster.PodSpec
 	recent [8]*cluster.PodSpec
+	// Spilling (spill.go): past keep records (<= 0: never) the chunks
+	// whose records are all built go to file, made in dir; fill counts
+	// each chunk's records built, whole the chunks filled; free holds
+	// spilled chunks' arrays for reuse; err is the first failure to make
+	// the file.
+	keep  int
+	dir   string
+	fill  []uint16
+	whole int
+	file  *recordFile
+	free  [][]JobRecord
+	err   error
 }
 
 // pod is the run's shared copy of p.
@@ -66,7 +81,7 @@ func (s *recStore) pod(p *cluster.PodSpec) *cluster.PodSpec {
 }
 
 func (s *recStore) reserve(hint int) {
-	if hint <= 0 || hint > MaxJobs {
+	if hint <= 0 || hint > MaxJobs || (s.keep > 0 && hint > s.keep) {
 		return
 	}
 	s.all = make([]JobRecord, (hint+recChunk-1)/recChunk*recChunk)
@@ -80,6 +95,10 @@ func (s *recStore) slot(i int32) *JobRecord {
 		c := len(s.chunks)
 		if (c+1)*recChunk <= len(s.all) {
 			s.chunks = append(s.chunks, s.all[c*recChunk:(c+1)*recChunk:(c+1)*recChunk])
+		} else if n := len(s.free); n > 0 {
+			s.chunks = append(s.chunks, s.free[n-1])
+			s.free[n-1] = nil
+			s.free = s.free[:n-1]
 		} else {
 			s.chunks = append(s.chunks, make([]JobRecord, recChunk))
 		}
@@ -139,8 +158,68 @@ func (s *recStore) diagnose(rec *JobRecord, msg string) {
 	rec.rare = s.rare(x)
 }
 
-// result is every record, in order, as one slice; the store is spent.
-func (s *recStore) result() []JobRecord {
+// built counts record id as built (diagnosis and all): once its chunk
+// holds all its records, past keep records, the chunk goes to file.
+func (s *recStore) built(id int32) {
+	k := int(id >> recBits)
+	for len(s.fill) <= k {
+		s.fill = append(s.fill, 0)
+	}
+	s.fill[k]++
+	if s.fill[k] < recChunk || s.keep <= 0 || s.err != nil {
+		return
+	}
+	s.whole++
+	if s.file == nil {
+		if s.whole*recChunk <= s.keep {
+			return
+		}
+		if s.file, s.err = newRecordFile(s.dir); s.err != nil {
+			return
+		}
+		for c := range s.chunks {
+			if s.chunks[c] != nil && c < len(s.fill) && s.fill[c] == recChunk {
+				s.spill(c)
+			}
+		}
+		return
+	}
+	s.spill(k)
+}
+
+// spill writes whole chunk k to file and keeps its array for reuse.
+func (s *recStore) spill(k int) {
+	s.file.write(k, s.chunks[k])
+	if len(s.free) < spareChunks {
+		clear(s.chunks[k])
+		s.free = append(s.free, s.chunks[k])
+	}
+	s.chunks[k] = nil
+}
+
+// result is every record, in order: as one slice, or (when records went
+// to file) the file, the rest of the records written to it; the store is
+// spent.
+func (s *recStore) result() ([]JobRecord, *recordFile, error) {
+	if s.err != nil {
+		return nil, nil, s.err
+	}
+	if f := s.file; f != nil {
+		for k := range s.chunks {
+			if c := s.chunks[k]; c != nil {
+				f.write(k, c[:min(recChunk, int(s.n)-k*recChunk)])
+			}
+		}
+		s.all, s.chunks, s.free, s.file = nil, nil, nil, nil
+		f.n = int(s.n)
+		f.buf, f.names = nil, nil
+		return nil, f, f.err
+	}
+	return s.inMemory(), nil, nil
+}
+
+// inMemory is every record, in order, as one slice.
+func (s *recStore) inMemory() []JobRecord {
 	n := int(s.n)
 	if n <= len(s.all) {
 		out := s.all[:n:n]

@@ -66,6 +66,28 @@ func recordsAgree(t *testing.T, nodes int) {
 		got := run(t, cfg, jobs...)
 		require.Equal(t, want.Jobs, got.Jobs, "hint %d", hint)
 	}
+	// Records moved to the temporary file as their chunks fill (after
+	// the first record, or once two chunks are whole), as jobs finish or at the
+	// end (preemption on), read back the same, more than once.
+	for _, base := range []Config{cfg, atEnd} {
+		for _, keep := range []int{1, recChunk + 1} {
+			c := base
+			c.JobsHint, c.RecordsInMemory, c.TempDir = n, keep, t.TempDir()
+			got := run(t, c, jobs...)
+			require.True(t, got.Spilled(), "keep %d preemption %v", keep, c.Preemption)
+			require.Nil(t, got.Jobs)
+			require.Equal(t, len(want.Jobs), got.NumJobs())
+			for range 2 {
+				var recs []JobRecord
+				for i, r := range got.Records() {
+					require.Equal(t, len(recs), i)
+					recs = append(recs, *r)
+				}
+				require.NoError(t, got.RecordsErr())
+				require.Equal(t, want.Jobs, recs, "keep %d, preemption %v", keep, c.Preemption)
+			}
+		}
+	}
 }
 
 // A record is kept for every job of a run: 208 bytes, no padding. The
@@ -264,4 +286,26 @@ func TestAdmissionRecordsAsJobsFinishEqualRecordsAtTheEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A spilled chunk that reads back garbled stops Records early and is
+// RecordsErr's, rather than yielding made-up records.
+func TestSpilledRecordsReadFailureIsAnError(t *testing.T) {
+	var jobs []cluster.JobSpec
+	for i := 0; i < 3*recChunk; i++ {
+		jobs = append(jobs, job(fmt.Sprintf("j%d", i), Time(i)*Second, 10*Second, 1, 1))
+	}
+	res := run(t, Config{Pools: []cluster.PoolSpec{pool("p", 4, 8)}, RecordsInMemory: 1, TempDir: t.TempDir()}, jobs...)
+	require.True(t, res.Spilled())
+	require.NoError(t, res.RecordsErr())
+	// Garble the second chunk's record count.
+	f := res.recs
+	_, err := f.f.WriteAt([]byte{0xff, 0xff, 0xff, 0x7f}, f.at[1])
+	require.NoError(t, err)
+	n := 0
+	for range res.Records() {
+		n++
+	}
+	require.Equal(t, recChunk, n, "the first chunk only")
+	require.ErrorContains(t, res.RecordsErr(), "chunk 1 is corrupt")
 }

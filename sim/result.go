@@ -349,11 +349,16 @@ type Stats struct {
 
 // Result is the outcome of one simulation.
 type Result struct {
-	Seed     uint64
-	Horizon  Time
-	End      Time
-	Pools    []PoolResult
+	Seed    uint64
+	Horizon Time
+	End     Time
+	Pools   []PoolResult
+	// Jobs is every job's record, in order, when the run kept them in
+	// memory (nil when they went to a temporary file: see
+	// Config.RecordsInMemory). Read them through Records and NumJobs,
+	// which serve both.
 	Jobs     []JobRecord
+	recs     *recordFile
 	Reasons  []string
 	Timeline Timeline
 	Stats    Stats
@@ -385,6 +390,46 @@ type NodeState struct {
 	FreeMilliGPU  int64
 	FragMilliGPU  int64
 	Pods          int32
+}
+
+// NumJobs is the number of job records.
+func (r *Result) NumJobs() int {
+	if r.recs != nil {
+		return r.recs.n
+	}
+	return len(r.Jobs)
+}
+
+// Records yields every job record with its index, in order: from Jobs,
+// or from the run's temporary file, a chunk at a time. A record from the
+// file is only good until the next is yielded (the records of one chunk
+// are reused for the next): copy what is kept. Several goroutines may
+// read at once. A failure to read the file stops the sequence early and
+// is RecordsErr's.
+func (r *Result) Records() iter.Seq2[int, *JobRecord] {
+	if r.recs != nil {
+		return r.recs.all()
+	}
+	return func(yield func(int, *JobRecord) bool) {
+		for i := range r.Jobs {
+			if !yield(i, &r.Jobs[i]) {
+				return
+			}
+		}
+	}
+}
+
+// Spilled reports whether the records are in a temporary file rather
+// than in Jobs.
+func (r *Result) Spilled() bool { return r.recs != nil }
+
+// RecordsErr is the first failure to read the records back from the
+// run's temporary file (nil when none, or when they are in memory).
+func (r *Result) RecordsErr() error {
+	if r.recs == nil {
+		return nil
+	}
+	return r.recs.readErr()
 }
 
 // Reason returns the text of a reason id ("" for -1).

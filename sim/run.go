@@ -313,6 +313,10 @@ func newRunner(cfg Config) (*runner, error) {
 	// A plain run looks up no finished job by index again, so that its
 	// record is built at once and its state dropped.
 	r.jobs.plain = r.disr.capacity == nil && !r.sc.preemptOn && len(r.svc.svcs) == 0 && r.disr.onNode == nil
+	r.jobs.recs.keep, r.jobs.recs.dir = cfg.RecordsInMemory, cfg.TempDir
+	if r.jobs.recs.keep == 0 {
+		r.jobs.recs.keep = DefaultRecordsInMemory
+	}
 	r.jobs.recs.reserve(cfg.JobsHint)
 	return r, nil
 }
@@ -568,9 +572,10 @@ func (r *runner) handle(t Time, ev event) error {
 const neverRuns = "never schedulable, queued all the same as Kueue counts quota, not nodes: "
 
 // MaxJobs bounds the jobs of one run: each keeps a record of about 220
-// bytes (208 of record, its name) and, while it is in flight (in any run
-// with a capacity controller, preemption or services: to the end), 352 of
-// state, so 20 million is some 4.5 to 12 GB.
+// bytes (208 of record, its name; past Config.RecordsInMemory, 40 to 60
+// bytes in a temporary file instead) and, while it is in flight (in any
+// run with a capacity controller, preemption or services: to the end),
+// 352 of state, so 20 million is some 1 (a plain run) to 12 GB.
 const MaxJobs = 20_000_000
 
 func (r *runner) arrive(t Time) error {

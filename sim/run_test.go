@@ -26,7 +26,7 @@ func run(t *testing.T, cfg Config, jobs ...cluster.JobSpec) *Result {
 	res, err := Run(cfg)
 	require.NoError(t, err)
 	var held, alloc int64
-	for _, j := range res.Jobs {
+	for _, j := range res.Records() {
 		held += j.HeldMilliMs
 	}
 	for _, s := range res.Services {

@@ -37,8 +37,7 @@ func Invariants(res *sim.Result) error {
 		}
 	}
 	var held int64
-	for i := range res.Jobs {
-		j := &res.Jobs[i]
+	for i, j := range res.Records() {
 		if int(j.ID) != i {
 			bad("job record %d has id %d: jobs must be recorded once each, in order", i, j.ID)
 			continue

@@ -133,6 +133,7 @@ func TestBadFlagValuesNameTheFlagAndTheValue(t *testing.T) {
 		// manifests
 		{with(man, "--training-api", "x"), "training-api", "x", "is not one of job, pytorchjob, tfjob"},
 		{with(man, "--fixed-pools", "x"), "fixed-pools", "x", "is not one of nodepool-static, managed-nodegroup"},
+		{with(man, "--gpus", "x"), "gpus", "x", "is not one of device-plugin, dra"},
 		{with(man, "--access-mode", "x"), "access-mode", "x", "is not one of ReadWriteOnce, ReadWriteMany"},
 		{with(man, "--checkpoint-storage", "x"), "checkpoint-storage", "x", "quantities must match"},
 		{with(man, "--namespace", "BAD_NS"), "namespace", "BAD_NS", "RFC 1123 label"},

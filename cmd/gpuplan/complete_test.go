@@ -91,6 +91,7 @@ func TestCompletionOfEnumFlagsIsTheValidatedList(t *testing.T) {
 		{[]string{"manifests", scenario, "--out", tmp + "/m"}, "training-api"},
 		{[]string{"manifests", scenario, "--out", tmp + "/m"}, "provider"},
 		{[]string{"manifests", scenario, "--out", tmp + "/m"}, "fixed-pools"},
+		{[]string{"manifests", scenario, "--out", tmp + "/m"}, "gpus"},
 	}
 	tested := map[string]bool{}
 	for _, c := range cases {

@@ -57,23 +57,33 @@ a new name; kubectl apply refuses generateName).
                                      (quotas, borrowing and lending limits, preemption, queueing
                                      strategy, fungibility, fair-sharing weights) and
                                      LocalQueues, written back normalised; else one ClusterQueue
-                                     over the whole cluster
+                                     over the whole cluster, and when a class asks for
+                                     topology a Topology (block, rack, host) its flavors name
   kubernetes/21-kueue-config.yaml    Kueue's Configuration (ConfigMap kueue-manager-config) when
-                                     the run used fair sharing or waitForPodsReady
+                                     the run used fair sharing or waitForPodsReady, or with
+                                     --gpus dra its deviceClassMappings
+  kubernetes/04-dra-deviceclasses.yaml  with --gpus dra: gpuplan's DeviceClasses (NVIDIA's
+                                     DRA driver's whole GPUs, MIG instances of a profile) the
+                                     classes' ResourceClaimTemplates name
   kubernetes/20-volcano-queues.yaml  instead, for a Volcano policy: its Queues as read and the
                                      scheduler's ConfigMap (its actions decide reclaim and preempt)
+  kubernetes/20-volcano-hypernodes.yaml  the policy's Volcano HyperNodes, as read
   kubernetes/30-prometheusrule.yaml  alerts on GPUs a pod holds (DCGM, exported_pod set)
                                      averaging under 50% over the last 30 minutes or at 0% for
                                      an hour; label release
   kubernetes/40-jobs/CLASS.yaml      what a class's jobs share: a gang's headless Service,
-                                     a ReadWriteMany checkpoint claim (none: no file)
+                                     a ReadWriteMany checkpoint claim, with --gpus dra its
+                                     ResourceClaimTemplate (none: no file)
   jobs/CLASS.yaml                    a workload class's job as a template (generateName
                                      CLASS-): a suspended Job (a gang: an Indexed Job whose
                                      pods run torchrun with their node rank and their job's
                                      pod 0 as the rendezvous), a Kubeflow PyTorchJob or TFJob
                                      (--training-api), or a Volcano Job; GPU requests equal
                                      to limits (MIG as nvidia.com/mig-PROFILE, a share of a
-                                     GPU as one time-slicing replica), checkpoint volume, a
+                                     GPU as one time-slicing replica; --gpus dra: a claim of
+                                     the class's ResourceClaimTemplate instead of whole GPUs
+                                     and MIG), Kueue's podset topology annotation when the
+                                     class asks for topology, checkpoint volume, a
                                      grace period long enough for the checkpoint write
   kubernetes/40-services/NAME.yaml   an inference service: a Deployment (the replica pod, its
                                      PriorityClass, placement and Kueue queue label) with its
@@ -130,6 +140,7 @@ built with the projects' API types; each file is written atomically.`,
 	f.StringVar(&o.gen.AccessMode, "access-mode", manifests.AccessRWO, "checkpoint volumes: ReadWriteOnce (one per pod) or ReadWriteMany (one claim per class; needs an RWX storage class)")
 	f.StringVar(&o.gen.TrainingAPI, "training-api", manifests.TrainingJob, "how gangs and training classes run: job (Indexed Job), pytorchjob or tfjob (Kubeflow training operator)")
 	f.StringVar(&o.gen.Provider, "provider", manifests.ProviderEKS, "the cloud the pools are written for: eks (Karpenter NodePools and EC2NodeClass) or aks (AKS agent pools as an ARM template, aks-agentpools.json)")
+	f.StringVar(&o.gen.GPUs, "gpus", manifests.GPUsDevicePlugin, "how the job templates' pods ask for GPUs: device-plugin (nvidia.com/gpu, nvidia.com/mig-PROFILE) or dra (ResourceClaimTemplates of gpuplan's DeviceClasses for NVIDIA's DRA driver, mapped to the same Kueue quota)")
 	f.StringVar(&o.gen.FixedPools, "fixed-pools", manifests.FixedStatic, "how fixed-size pools are written: nodepool-static (Karpenter, alpha) or managed-nodegroup (EKS, eksctl)")
 	f.StringVar(&o.gen.PrometheusRelease, "prometheus-release", manifests.DefaultPrometheusRelease, "release label of the PrometheusRule: kube-prometheus-stack's Helm release name, which its default rule selector matches")
 	f.StringVar(&o.gen.Entrypoint, "entrypoint", manifests.DefaultEntrypoint, "training script the job templates run with torchrun")
@@ -143,6 +154,7 @@ built with the projects' API types; each file is written atomically.`,
 	enumFlag(c, "training-api", manifests.TrainingAPIs)
 	enumFlag(c, "provider", manifests.Providers)
 	enumFlag(c, "fixed-pools", manifests.FixedPoolKinds)
+	enumFlag(c, "gpus", manifests.GPUKinds)
 	freeFlag(c, "cluster-name", "namespace", "image", "checkpoint-storage", "storage-class", "prometheus-release", "entrypoint", "serving-image", "llm-image")
 	return c
 }
@@ -216,6 +228,7 @@ var optionFlags = []struct{ words, flag string }{
 	{"training API ", "--training-api "}, {"fixed pools ", "--fixed-pools "}, {"provider ", "--provider "}, {"access mode ", "--access-mode "},
 	{"checkpoint storage ", "--checkpoint-storage "}, {"cluster name ", "--cluster-name "}, {"namespace ", "--namespace "},
 	{"storage class ", "--storage-class "}, {"prometheus release ", "--prometheus-release "},
+	{"GPU request ", "--gpus "},
 }
 
 // optionAsFlag names the flag of an option error ("training API \"x\" is

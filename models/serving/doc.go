@@ -59,7 +59,10 @@
 //     (llmfast.go): the fixed point of the mean step over the prompts a
 //     step gathers and the requests decoding (Little's law), with TTFT
 //     and TPOT percentiles from a grid; within 5% of SimulateLLM up to
-//     63-80% of capacity. Not yet used by the cluster run either.
+//     63-80% of capacity. End-to-end latency (e2e.go) is a mixture over
+//     a fine grid of output lengths of TTFT and the output's tokens at
+//     the request's TPOT, held to SimulateLLM as the others are. The
+//     cluster run's LLM services (sim/services) are accounted with it.
 //   - SizeLLM: the fewest replicas meeting p95 TTFT and TPOT targets at a
 //     rate (the fast model's count, confirmed by the exact model), and
 //     the cost per million tokens (llmsize.go).

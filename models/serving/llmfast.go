@@ -34,7 +34,7 @@ import (
 // requests of an interval (a minute at 1,000 requests/s is 60,000), but a
 // cluster run should keep it per (rate, replicas) rather than call it per
 // interval. It is held to the exact model (TestSteadyLLMAgainstExact)
-// within 5% on mean and p95 TTFT and TPOT up to 63-80% of a replica's
+// within 5% on mean and p95 TTFT, TPOT and E2E up to 63-80% of a replica's
 // capacity; nearer capacity it is optimistic (it does not model requests
 // waiting for a seat among max_num_seqs), and above it says so.
 
@@ -48,11 +48,15 @@ type LLMSteady struct {
 	TTFTP50Ms, TTFTP99Ms, TPOTP50Ms, TPOTP99Ms   float64
 	// KVBlocks is the mean blocks held.
 	KVBlocks float64
-	// TTFTPoints and TPOTPoints are the distributions' quantiles at
-	// (i + 0.5) / LLMQuantilePoints, i = 0..LLMQuantilePoints-1: equally
-	// weighted points, so a run can mix the distributions of many
-	// intervals into one histogram.
-	TTFTPoints, TPOTPoints []float64
+	// End-to-end latency, arrival to last token, ms: TTFT, then the
+	// output's other tokens at the request's TPOT (e2e.go's mixture over
+	// output lengths), then the API server's finishing time.
+	E2EMeanMs, E2EP50Ms, E2EP95Ms, E2EP99Ms float64
+	// TTFTPoints, TPOTPoints and E2EPoints are the distributions'
+	// quantiles at (i + 0.5) / LLMQuantilePoints, i =
+	// 0..LLMQuantilePoints-1: equally weighted points, so a run can mix
+	// the distributions of many intervals into one histogram.
+	TTFTPoints, TPOTPoints, E2EPoints []float64
 }
 
 // LLMQuantilePoints is how many quantiles LLMSteady gives of each
@@ -152,7 +156,8 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 	// residual life.
 	tau := meanOf(outs, func(x float64) float64 { return (x - 1) * (x - 1) }) / math.Max(2*eDec, 1e-9)
 	tau /= 1 - math.Min(lam*eDec*dsdD, 0.9)
-	res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms, res.TPOTPoints = tpotQuantiles(res.TPOTMeanMs, m.tpotSpreads(varStep, dsdD, varD, tau))
+	sd := func(o float64) float64 { return tpotSD(o, varStep, dsdD, varD, tau) }
+	res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms, res.TPOTPoints = tpotQuantiles(res.TPOTMeanMs, m.tpotSpreads(sd))
 	tt := m.ttftPoints(d, varD, mo.mean)
 	res.TTFTMeanMs, res.TTFTP50Ms, res.TTFTP95Ms, res.TTFTP99Ms, res.TTFTPoints = ttftQuantiles(tt)
 	if c := cfg; c.RequestOverheadMs > 0 || c.TokenOverheadMs > 0 {
@@ -162,6 +167,7 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 		// by it; each token's streaming adds to TTFT and TPOT.
 		res.shift(c.RequestOverheadMs+c.TokenOverheadMs, c.TokenOverheadMs)
 	}
+	res.e2e(out, sd, cfg.FinishOverheadMs)
 	return res, nil
 }
 
@@ -383,22 +389,28 @@ func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
 // length of the grid (over 1): per request the mean of its out - 1
 // steps: the step-to-step variance averages over them, the drift over
 // its life against tau.
-func (m *steadyModel) tpotSpreads(varStep, dsdD, varD, tau float64) []float64 {
+func (m *steadyModel) tpotSpreads(sd func(o float64) float64) []float64 {
 	var sds []float64
 	for _, o := range m.outs {
 		if o > 1 {
-			// The mean of an Ornstein-Uhlenbeck drift over x = L/tau
-			// of its correlation times keeps 2(x - 1 + e^-x)/x^2 of its
-			// variance.
-			x := (o - 1) / math.Max(tau, 1e-9)
-			keep := 1.0
-			if x > 1e-6 {
-				keep = 2 * (x - 1 + math.Exp(-x)) / (x * x)
-			}
-			sds = append(sds, math.Sqrt(varStep/(o-1)+dsdD*dsdD*varD*keep))
+			sds = append(sds, sd(o))
 		}
 	}
 	return sds
+}
+
+// tpotSD is the deviation of the TPOT of a request of o (> 1) output
+// tokens: the step-to-step variance varStep averaged over its o - 1
+// steps, and the drift's (dsdD^2 varD, correlation time tau steps) over
+// its life. The mean of an Ornstein-Uhlenbeck drift over x = L/tau of
+// its correlation times keeps 2(x - 1 + e^-x)/x^2 of its variance.
+func tpotSD(o, varStep, dsdD, varD, tau float64) float64 {
+	x := (o - 1) / math.Max(tau, 1e-9)
+	keep := 1.0
+	if x > 1e-6 {
+		keep = 2 * (x - 1 + math.Exp(-x)) / (x * x)
+	}
+	return math.Sqrt(varStep/(o-1) + dsdD*dsdD*varD*keep)
 }
 
 // tpotQuantiles are TPOT's p50, p95, p99 and LLMQuantilePoints points:

@@ -72,6 +72,8 @@ type Options struct {
 
 	// stallLimit is sim.Config.StallLimit (the spot sensitivity's points).
 	stallLimit sim.Time
+	// recordsInMemory is sim.Config.RecordsInMemory (0: its default).
+	recordsInMemory int
 	// supplyReplicate is sim.Config.SupplyReplicate (the spot
 	// sensitivity's seeds).
 	supplyReplicate uint64
@@ -154,6 +156,9 @@ func One(sc *scenarios.Scenario, o Options, name string, progress bool) (*Run, e
 	}
 	defer built.Close()
 	sum := reports.Summarize(res, built.Meta(o.File))
+	if err := res.RecordsErr(); err != nil {
+		return nil, err // the records of a large run could not be read back
+	}
 	return &Run{Name: name, Result: res, Summary: sum}, nil
 }
 
@@ -179,6 +184,7 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 	}
 	cfg := built.Config
 	cfg.StallLimit = o.stallLimit
+	cfg.RecordsInMemory = o.recordsInMemory
 	cfg.SupplyReplicate = o.supplyReplicate
 	stop := func() {}
 	if _, trace := cfg.Workload.(interface{ Info() traces.TraceInfo }); trace {
@@ -194,6 +200,9 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 	seed := built.Config.Seed
 	if err == nil {
 		err = validate.Invariants(res)
+	}
+	if err == nil {
+		err = res.RecordsErr()
 	}
 	if err != nil {
 		built.Close()

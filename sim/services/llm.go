@@ -33,6 +33,10 @@ import (
 // on mean and p95 up to 63-80% of capacity and is optimistic nearer it
 // (TestSteadyLLMAgainstExact in models/serving). With no replica ready,
 // requests are refused and dropped (no endpoint behind the Service).
+// End-to-end latency is mixed as TTFT is (a backlog's wait delays the
+// last token as the first); the KV cache's share is the steady state's
+// mean blocks (and the cached prefixes') over the replica's, averaged
+// over the ready replicas' time, with the highest piece's as the peak.
 
 // LLM is an LLM service's engine and request lengths.
 type LLM struct {
@@ -142,6 +146,17 @@ type LLMReport struct {
 	// from histograms of 2% buckets).
 	TTFTMeanMs, TTFTP50Ms, TTFTP95Ms, TTFTP99Ms float64
 	TPOTMeanMs, TPOTP50Ms, TPOTP95Ms, TPOTP99Ms float64
+	// End-to-end latency, arrival to last token (the fast model's
+	// mixture over output lengths, serving.LLMSteady), ms.
+	E2EMeanMs, E2EP50Ms, E2EP95Ms, E2EP99Ms float64
+	// KVCacheMean is the mean share of a ready replica's KV-cache blocks
+	// in use over the ready replicas' time (the fast model's mean blocks
+	// at each piece's rate, and the cached prefixes'; at capacity's
+	// while a backlog waits), KVCachePeak the highest share of any piece:
+	// what vLLM's kv_cache_usage_perc averages to over an interval, not
+	// a step's peak. KVCacheBlocks is a replica's cache in blocks.
+	KVCacheMean, KVCachePeak float64
+	KVCacheBlocks            int64
 	// TTFTSLOMs and TPOTSLOMs are the targets (0: none); the attainments
 	// the share of arrived requests served within each.
 	TTFTSLOMs, TPOTSLOMs           float64
@@ -182,12 +197,15 @@ type llmRun struct {
 	lastRate float64
 	lastSt   *serving.LLMSteady
 	lastKey  int
-	// ttft and tpot are the run's distributions up to the last bucket;
-	// bttft and btpot the bucket's.
-	ttft, tpot, bttft, btpot serving.Histogram
-	// ttftSum and tpotSum sum the requests' means.
-	ttftSum, tpotSum float64
-	inTok, outTok    float64
+	// ttft, tpot and e2e are the run's distributions up to the last
+	// bucket; bttft, btpot and be2e the bucket's.
+	ttft, tpot, e2e, bttft, btpot, be2e serving.Histogram
+	// ttftSum, tpotSum and e2eSum sum the requests' means.
+	ttftSum, tpotSum, e2eSum float64
+	inTok, outTok            float64
+	// kvSum sums the ready replicas' KV-cache share over their time
+	// (replica-ms), kvTime that time; kvPeak is the highest share.
+	kvSum, kvTime, kvPeak float64
 }
 
 func (l *LLM) validate() error {
@@ -324,13 +342,17 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 	capTotal := float64(ready) * l.capPer
 	if s.backlog == 0 && lambda <= capTotal {
 		if arrived > 0 {
-			_, k := l.at(lambda / float64(ready))
+			st, k := l.at(lambda / float64(ready))
 			l.pendAdd(k, arrived)
 			l.served(arrived)
+			l.kvAdd(st, ready, dt)
+		} else {
+			l.kvAdd(nil, ready, dt)
 		}
 		s.Served += arrived
 		return
 	}
+	l.kvAdd(l.capSt, ready, dt)
 	// Behind: the replicas serve at capacity, the requests waiting
 	// behind the backlog (its mean over the piece).
 	start := s.backlog
@@ -346,11 +368,39 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 		for _, i := range l.capTPOT {
 			l.btpot.AddToBucket(i, w)
 		}
+		l.buf = serving.HistBuckets(l.capSt.E2EPoints, waitMs, l.buf[:0])
+		for _, i := range l.buf {
+			l.be2e.AddToBucket(i, w)
+		}
 		l.ttftSum += served * (l.capSt.TTFTMeanMs + waitMs)
 		l.tpotSum += served * l.capSt.TPOTMeanMs
+		l.e2eSum += served * (l.capSt.E2EMeanMs + waitMs)
 		l.served(served)
 	}
 	s.Served += served
+}
+
+// kvAdd counts dt ms of ready replicas each at steady state st (nil:
+// idle, nothing cached but the prefixes).
+func (l *llmRun) kvAdd(st *serving.LLMSteady, ready int, dt float64) {
+	if l.blocks <= 0 || dt <= 0 {
+		return
+	}
+	share := kvShare(st, float64(l.spec.Config.PrefixCacheBlocks), l.blocks)
+	t := float64(ready) * dt
+	l.kvSum += share * t
+	l.kvTime += t
+	l.kvPeak = max(l.kvPeak, share)
+}
+
+// kvShare is the share of a replica's blocks held at steady state st
+// (nil: none decoding) with prefix blocks cached.
+func kvShare(st *serving.LLMSteady, prefix, blocks float64) float64 {
+	b := prefix
+	if st != nil {
+		b += st.KVBlocks
+	}
+	return math.Min(1, b/blocks)
 }
 
 // pendAdd adds n requests served at key k to pend.
@@ -396,8 +446,13 @@ func (l *llmRun) flush() {
 		for _, i := range l.buf {
 			l.btpot.AddToBucket(i, w)
 		}
+		l.buf = serving.HistBuckets(st.E2EPoints, 0, l.buf[:0])
+		for _, i := range l.buf {
+			l.be2e.AddToBucket(i, w)
+		}
 		l.ttftSum += n * st.TTFTMeanMs
 		l.tpotSum += n * st.TPOTMeanMs
+		l.e2eSum += n * st.E2EMeanMs
 	}
 	clear(l.pend)
 }
@@ -411,8 +466,10 @@ func (l *llmRun) bucketP95() float64 {
 	}
 	l.ttft.Merge(&l.bttft)
 	l.tpot.Merge(&l.btpot)
+	l.e2e.Merge(&l.be2e)
 	l.bttft.Reset()
 	l.btpot.Reset()
+	l.be2e.Reset()
 	return q
 }
 
@@ -450,7 +507,7 @@ func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady)
 	// and the backlog).
 	m.Running = max(m.InFlight-lambda*m.QueueLatencyMs/1000-s.backlog, 0)
 	if l.blocks > 0 {
-		m.KVCacheUsage = math.Min(1, (st.KVBlocks+float64(l.spec.Config.PrefixCacheBlocks))/l.blocks)
+		m.KVCacheUsage = kvShare(st, float64(l.spec.Config.PrefixCacheBlocks), l.blocks)
 	}
 	return m
 }
@@ -555,9 +612,14 @@ func (s *Service) reportLLM(r *Report) {
 	l := s.llm
 	l.bucketP95()
 	x := &LLMReport{TTFTSLOMs: l.spec.TTFTSLOMs, TPOTSLOMs: l.spec.TPOTSLOMs, InputTokens: l.inTok, OutputTokens: l.outTok,
-		GPUsPerReplica: max(l.spec.Config.Engine.TP, 1), CapacityPerReplica: l.capPer}
+		GPUsPerReplica: max(l.spec.Config.Engine.TP, 1), CapacityPerReplica: l.capPer,
+		KVCacheBlocks: int64(l.blocks), KVCachePeak: l.kvPeak}
+	if l.kvTime > 0 {
+		x.KVCacheMean = l.kvSum / l.kvTime
+	}
 	if n := l.ttft.Total(); n > 0 {
-		x.TTFTMeanMs, x.TPOTMeanMs = l.ttftSum/n, l.tpotSum/n
+		x.TTFTMeanMs, x.TPOTMeanMs, x.E2EMeanMs = l.ttftSum/n, l.tpotSum/n, l.e2eSum/n
+		x.E2EP50Ms, x.E2EP95Ms, x.E2EP99Ms = l.e2e.Quantile(0.5), l.e2e.Quantile(0.95), l.e2e.Quantile(0.99)
 		x.TTFTP50Ms, x.TTFTP95Ms, x.TTFTP99Ms = l.ttft.Quantile(0.5), l.ttft.Quantile(0.95), l.ttft.Quantile(0.99)
 		x.TPOTP50Ms, x.TPOTP95Ms, x.TPOTP99Ms = l.tpot.Quantile(0.5), l.tpot.Quantile(0.95), l.tpot.Quantile(0.99)
 		if s.Arrived > 0 {

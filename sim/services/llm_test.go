@@ -83,6 +83,16 @@ func TestLLMServiceOverload(t *testing.T) {
 	r := s.Report()
 	require.Greater(t, r.LLM.TTFTP99Ms, 25_000.0)
 	require.Less(t, r.LLM.TTFTP99Ms, 32_000.0)
+	// The wait delays the first token and so the last: E2E less TTFT is
+	// the decode at capacity, whatever the wait. The replica ran at
+	// capacity throughout, its cache as full as capacity's state.
+	at, err := serving.SteadyLLM(l.Config, c, l.Input, l.Output)
+	require.NoError(t, err)
+	require.InEpsilon(t, at.E2EMeanMs-at.TTFTMeanMs, r.LLM.E2EMeanMs-r.LLM.TTFTMeanMs, 1e-6)
+	require.Greater(t, r.LLM.E2EP99Ms, r.LLM.TTFTP99Ms)
+	share := at.KVBlocks / float64(l.Config.Blocks())
+	require.InEpsilon(t, share, r.LLM.KVCacheMean, 1e-9)
+	require.InEpsilon(t, share, r.LLM.KVCachePeak, 1e-9)
 }
 
 // With no replica ready the requests are refused (no endpoint behind the

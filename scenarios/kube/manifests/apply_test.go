@@ -19,7 +19,8 @@ import (
 var clusterScoped = map[string]bool{
 	"Namespace": true, "PriorityClass": true, "StorageClass": true,
 	"ResourceFlavor": true, "ClusterQueue": true, "Cohort": true, "WorkloadPriorityClass": true,
-	"NodePool": true, "EC2NodeClass": true, "Queue": true,
+	"NodePool": true, "EC2NodeClass": true, "Queue": true, "Topology": true,
+	"HyperNode": true, "DeviceClass": true,
 }
 
 // installed are the namespaces that exist before gpuplan's objects: the
@@ -33,19 +34,20 @@ var apiGroups = map[string]bool{
 	"v1": true, "apps": true, "batch": true, "scheduling.k8s.io": true, "storage.k8s.io": true, "autoscaling": true,
 	"kueue.x-k8s.io": true, "karpenter.sh": true, "karpenter.k8s.aws": true, "monitoring.coreos.com": true,
 	"keda.sh": true, "serving.kserve.io": true, "kubeflow.org": true, "batch.volcano.sh": true, "scheduling.volcano.sh": true,
+	"topology.volcano.sh": true, "resource.k8s.io": true,
 }
 
 // TestManifestsApplyInOneKubectlApply walks the folder gpuplan writes as
 // `kubectl apply -R -f DIR/kubernetes` does (depth first, names in
 // lexical order, only .yaml, .yml and .json files) for every shipped
-// example and variant under three option sets, and checks that each
-// object can be created when its turn comes on a cluster with the
-// projects installed: it is an API object (eksctl's ClusterConfig is not,
-// and sits beside the folder) with a name (kubectl apply refuses
-// generateName), its namespace was created before it (or is one an
-// install creates), and the PriorityClass, StorageClass, claim and
-// subdomain Service its pods name were created before it (or are built
-// in, or given with --storage-class). Then the job templates beside the
+// example and variant under three option sets (the third with GPUs by
+// DRA claim), and checks that each object can be created when its turn
+// comes on a cluster with the projects installed: it is an API object
+// (eksctl's ClusterConfig is not, and sits beside the folder) with a name
+// (kubectl apply refuses generateName), its namespace was created before
+// it (or is one an install creates), and the PriorityClass, StorageClass,
+// claim, subdomain Service, ResourceClaimTemplate and DeviceClass it names
+// were created before it (or are built in, or given with --storage-class). Then the job templates beside the
 // folder (jobs/, kubectl create once per job): each has a generateName
 // and no name, and what it names exists. Before the layout (files named as
 // they came, such as jobs/ before namespaces.yaml) every example with a
@@ -55,7 +57,7 @@ func TestManifestsApplyInOneKubectlApply(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates every shipped example three times")
 	}
-	opts := []Options{{}, {FixedPools: FixedNodeGroup, TrainingAPI: TrainingPyTorchJob}, {StorageClass: "efs-sc", AccessMode: AccessRWX, TrainingAPI: TrainingTFJob}}
+	opts := []Options{{}, {FixedPools: FixedNodeGroup, TrainingAPI: TrainingPyTorchJob}, {StorageClass: "efs-sc", AccessMode: AccessRWX, TrainingAPI: TrainingTFJob, GPUs: GPUsDRA}}
 	checked := 0
 	for _, r := range shippedRuns(t) {
 		s, err := scenarios.LoadFile(r[0])
@@ -166,9 +168,10 @@ func checkApplyOrder(t *testing.T, name, dir, storageClass string) {
 	walk(filepath.Join(dir, templates), true)
 }
 
-// podRefs finds the PriorityClasses, StorageClasses, claims and
-// subdomain Services a spec names, at any depth (pod templates of Jobs,
-// PyTorchJobs, Deployments, volume claim templates).
+// podRefs finds the PriorityClasses, StorageClasses, claims, subdomain
+// Services, ResourceClaimTemplates and DeviceClasses a spec names, at any
+// depth (pod templates of Jobs, PyTorchJobs, Deployments, volume claim
+// templates, a claim template's device requests).
 func podRefs(v any) []string {
 	var out []string
 	switch x := v.(type) {
@@ -184,6 +187,10 @@ func podRefs(v any) []string {
 					out = append(out, "PersistentVolumeClaim/"+s)
 				case "subdomain":
 					out = append(out, "Service/"+s)
+				case "resourceClaimTemplateName":
+					out = append(out, "ResourceClaimTemplate/"+s)
+				case "deviceClassName":
+					out = append(out, "DeviceClass/"+s)
 				}
 			}
 			out = append(out, podRefs(e)...)

@@ -10,6 +10,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
 	"gpuplan.dev/gpuplan/validate/strict"
 )
 
@@ -33,6 +35,12 @@ func newObject(apiVersion, kind string) any {
 		return &corev1.Service{}
 	case "v1 PersistentVolumeClaim":
 		return &corev1.PersistentVolumeClaim{}
+	case dra.APIVersion + " DeviceClass":
+		return &resourcev1.DeviceClass{}
+	case dra.APIVersion + " ResourceClaimTemplate":
+		return &resourcev1.ResourceClaimTemplate{}
+	case HyperNodeAPIVersion + " HyperNode":
+		return &HyperNode{}
 	case "batch/v1 Job":
 		return &batchv1.Job{}
 	case "apps/v1 Deployment":
@@ -49,6 +57,8 @@ func newObject(apiVersion, kind string) any {
 		return &karpv1.NodePool{}
 	case "karpenter.k8s.aws/v1 EC2NodeClass":
 		return &EC2NodeClass{}
+	case kueue.GroupVersion.String() + " Topology":
+		return &kueue.Topology{}
 	case kueue.GroupVersion.String() + " ResourceFlavor":
 		return &kueue.ResourceFlavor{}
 	case kueue.GroupVersion.String() + " ClusterQueue":

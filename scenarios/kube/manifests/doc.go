@@ -1,7 +1,11 @@
 // Package manifests renders a scenario as the Kubernetes objects that put
 // it into practice on a real cluster: Karpenter NodePools and an
 // EC2NodeClass for its pools, the NVIDIA device plugin's time-slicing and
-// MIG configuration, Kueue ResourceFlavors, a ClusterQueue and LocalQueues,
+// MIG configuration, Kueue ResourceFlavors, a ClusterQueue and LocalQueues
+// (and a Topology the flavors name when a class asks for topology, its
+// pod template annotated with Kueue's podset topology request, tas.go),
+// the policy's Volcano HyperNodes (hypernodes.go), DRA DeviceClasses and
+// each class's ResourceClaimTemplate when its GPUs come by claim (dra.go),
 // PriorityClasses, a Job template per workload class, a PrometheusRule
 // for idle GPUs and, per inference service, a Deployment with its
 // HorizontalPodAutoscaler or KEDA ScaledObject (or a KServe
@@ -13,7 +17,7 @@
 // does not (Karpenter's AWS EC2NodeClass, whose module pulls in the AWS
 // SDK; NVIDIA's device-plugin and mig-parted configurations, not served;
 // KEDA's ScaledObject and KServe's InferenceService, whose modules bring
-// their controllers and Knative),
+// their controllers and Knative; Volcano's Job and HyperNode),
 // from small typed structs here that follow the published schema. Decode
 // reads each file back strictly into the same types, so a field this
 // package writes and the type does not know fails a test.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"gpuplan.dev/gpuplan/scenarios"
+	"gpuplan.dev/gpuplan/scenarios/kube/gpufields"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -62,6 +63,9 @@ func (j *jobFile) write() ([]File, error) {
 		j.comment = append(j.comment, req.shareWords)
 	}
 	pod := j.podTemplate(req.res, req.pin)
+	if err := j.draGPUs(&pod, req); err != nil {
+		return nil, err
+	}
 	nproc := max(req.gpus, 1)
 	if req.shared || c.Pod.MIG != "" {
 		nproc = 1
@@ -73,6 +77,12 @@ func (j *jobFile) write() ([]File, error) {
 		return j.file(), nil
 	}
 	if j.o.TrainingAPI != TrainingJob && (replicas > 1 || c.Training != nil) {
+		if c.Topology != nil && replicas > 1 {
+			// The Master (Chief) and the Workers are two PodSets, which
+			// Kueue would place each in its own domain; the simulation's
+			// gang is one: one PodSet group fits them in one domain.
+			pod.Annotations[AnnotationPodSetGroup] = c.Name
+		}
 		obj, words := j.kubeflowJob(c, om, pod, replicas, nproc, j.rec)
 		j.comment = append(j.comment, words)
 		j.objects = append(j.objects, obj)
@@ -210,6 +220,7 @@ func (j *jobFile) podTemplate(res corev1.ResourceList, pin []string) corev1.PodT
 	if rec != nil && rec.DoNotDisrupt {
 		podAnn[AnnotationDoNotDisrupt] = "true"
 	}
+	tasAnnotations(c, podAnn)
 	if len(podAnn) == 0 {
 		podAnn = nil
 	}
@@ -309,6 +320,16 @@ func (j *jobFile) volcano(v *scenarios.VolcanoJobSpec, om metav1.ObjectMeta, pod
 	c := j.c
 	delete(om.Labels, LabelQueueName)
 	pod.Spec.SchedulerName = "volcano"
+	if c.Topology != nil {
+		// Kueue's annotations mean nothing to Volcano, which reads a
+		// Job's spec.networkTopology over HyperNodes instead.
+		delete(pod.Annotations, gpufields.KueueRequiredTopology)
+		delete(pod.Annotations, gpufields.KueuePreferredTopology)
+		if len(pod.Annotations) == 0 {
+			pod.Annotations = nil
+		}
+		j.comment = append(j.comment, j.warn("class %s asks for topology (%s) but runs as a Volcano Job, which Kueue does not admit: Volcano places by spec.networkTopology over HyperNodes, which need each node's rack and block (its own labels, which gpuplan does not know), so no topology request is written; the simulation kept the class's pods within one domain as Kueue would", c.Name, classTopologyWords(c)))
+	}
 	// The job's name is the API server's (generateName): each pod reads
 	// it from the label Volcano's controller sets, for the rendezvous
 	// host the svc plugin names <job>-worker-0.<job>.

@@ -101,6 +101,10 @@ type Options struct {
 	// NodePools and EC2NodeClass, the default) or aks (AKS agent pools
 	// as an ARM template).
 	Provider string
+	// GPUs is how the job classes' pods ask for GPUs: device-plugin
+	// (nvidia.com/gpu and nvidia.com/mig-PROFILE, the default) or dra
+	// (ResourceClaimTemplates of gpuplan's DeviceClasses; dra.go).
+	GPUs string
 }
 
 // Values of Options' enumerations.
@@ -183,6 +187,9 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	if o.Provider == "" {
 		o.Provider = ProviderEKS
 	}
+	if o.GPUs == "" {
+		o.GPUs = GPUsDevicePlugin
+	}
 	ckpt, err := resource.ParseQuantity(o.CheckpointStorage)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint storage %q: %v", o.CheckpointStorage, err)
@@ -208,6 +215,7 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 		{"fixed pools", o.FixedPools, FixedPoolKinds()},
 		{"access mode", o.AccessMode, AccessModes()},
 		{"provider", o.Provider, Providers()},
+		{"GPU request", o.GPUs, GPUKinds()},
 	} {
 		if !slices.Contains(c.ok, c.v) {
 			return nil, nil, fmt.Errorf("%s %q is not one of %s", c.what, c.v, strings.Join(c.ok, ", "))
@@ -255,7 +263,7 @@ func Generate(s *scenarios.Scenario, m *scenarios.ClusterModel, o Options) ([]Fi
 	} else {
 		steps = append(steps, g.nodeClass, g.nodePools, g.nodeGroups)
 	}
-	steps = append(steps, g.gpuOperator, g.priorityClasses, g.kueue, g.kueueConfig, g.storage, g.alerts)
+	steps = append(steps, g.gpuOperator, g.deviceClasses, g.priorityClasses, g.kueue, g.hyperNodes, g.kueueConfig, g.storage, g.alerts)
 	for _, step := range steps {
 		if err := add(step()); err != nil {
 			return nil, nil, err
@@ -422,6 +430,8 @@ type gen struct {
 	perPodVolumes []string
 	// svcs are the scenario's inference services as the run built them.
 	svcs []Service
+	// draClasses are the DeviceClasses the classes' claims name (dra.go).
+	draClasses []draClass
 }
 
 func meta(name, ns string) metav1.ObjectMeta {
@@ -971,6 +981,11 @@ func (g *gen) kueue() (File, error) {
 			fq.Resources = append(fq.Resources, kueue.ResourceQuota{Name: r, NominalQuota: v})
 		}
 		flavors = append(flavors, fq)
+	}
+	if t, words := g.kueueTopology(); t != nil {
+		withTopology(f.Objects, t.Name)
+		f.Objects = append([]any{t}, f.Objects...)
+		f.Comment = append(f.Comment, words...)
 	}
 	cq := &kueue.ClusterQueue{
 		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ClusterQueue"},

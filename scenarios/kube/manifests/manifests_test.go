@@ -24,6 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden manifests")
 
 type goldenCase struct {
 	name, scenario, variant string
+	opts                    Options
 }
 
 var goldenCases = []goldenCase{
@@ -32,6 +33,8 @@ var goldenCases = []goldenCase{
 	{name: "spot-mix", scenario: "../../examples/spot-what-if.yaml", variant: "mix-tight"},
 	{name: "elastic", scenario: "testdata/scenarios/elastic.yaml"},
 	{name: "volcano", scenario: "../../examples/volcano-jobs.yaml", variant: "min-available-4"},
+	{name: "kueue-tas", scenario: "../../examples/kueue-tas/scenario.yaml"},
+	{name: "dra", scenario: "testdata/scenarios/dra.yaml", opts: Options{GPUs: GPUsDRA}},
 }
 
 func generate(t *testing.T, c goldenCase) []File {
@@ -50,7 +53,7 @@ func generate(t *testing.T, c goldenCase) []File {
 	}
 	m, err := s.Cluster()
 	require.NoError(t, err)
-	files, _, err := Generate(s, m, Options{})
+	files, _, err := Generate(s, m, c.opts)
 	require.NoError(t, err)
 	return files
 }

@@ -199,7 +199,16 @@ func (g *gen) policyKueue() (File, error) {
 		for _, t := range fl.Tolerations {
 			rf.Spec.Tolerations = append(rf.Spec.Tolerations, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 		}
+		if name, ok := g.pol.TASFlavors()[fl.Name]; ok {
+			rf.Spec.TopologyName = ptr(kueue.TopologyReference(name))
+		}
 		f.Objects = append(f.Objects, rf)
+	}
+	if t, err := g.policyTopology(); err != nil {
+		return f, err
+	} else if t != nil {
+		f.Objects = append([]any{t}, f.Objects...)
+		f.Comment = append(f.Comment, fmt.Sprintf("Topology %s, as read: its levels are what the run placed the jobs asking for topology over.", t.Name))
 	}
 	for _, c := range spec.Cohorts {
 		f.Objects = append(f.Objects, &kueue.Cohort{
@@ -293,11 +302,14 @@ func (g *gen) policyFiles() []string {
 // a part of it (fair sharing, waitForPodsReady).
 func (g *gen) kueueConfig() (File, error) {
 	f := File{Path: PathKueueConfig}
-	if g.pol == nil || len(g.pol.Volcano) > 0 {
+	if (g.pol != nil && len(g.pol.Volcano) > 0) || (g.pol == nil && g.allVolcano()) {
 		return f, nil
 	}
-	spec := g.pol.Spec
-	if spec.FairSharing == nil && spec.WaitForPodsReady == nil {
+	var spec admission.Spec
+	if g.pol != nil {
+		spec = g.pol.Spec
+	}
+	if spec.FairSharing == nil && spec.WaitForPodsReady == nil && len(g.draClasses) == 0 {
 		return f, nil
 	}
 	cfg := kueuecfg.Configuration{
@@ -305,6 +317,13 @@ func (g *gen) kueueConfig() (File, error) {
 		Integrations: &kueuecfg.Integrations{Frameworks: g.kueueFrameworks()},
 	}
 	var what []string
+	if len(g.draClasses) > 0 {
+		// Kueue counts DRA devices only through these mappings, behind
+		// its DynamicResourceAllocation feature gate (alpha in v0.17).
+		cfg.Resources = &kueuecfg.Resources{DeviceClassMappings: g.deviceClassMappings()}
+		cfg.FeatureGates = map[string]bool{"DynamicResourceAllocation": true}
+		what = append(what, "resources.deviceClassMappings (each DeviceClass the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+	}
 	if fs := spec.FairSharing; fs != nil {
 		cfg.FairSharing = &kueuecfg.FairSharing{PreemptionStrategies: []kueuecfg.PreemptionStrategy{}}
 		for _, s := range fs.Strategies {

@@ -26,6 +26,8 @@ var crdSchemas = map[string]string{
 	"kueue.x-k8s.io/v1beta2 Cohort":                "kueue.x-k8s.io/cohort_v1beta2.json",
 	"kueue.x-k8s.io/v1beta2 LocalQueue":            "kueue.x-k8s.io/localqueue_v1beta2.json",
 	"kueue.x-k8s.io/v1beta2 ResourceFlavor":        "kueue.x-k8s.io/resourceflavor_v1beta2.json",
+	"kueue.x-k8s.io/v1beta2 Topology":              "kueue.x-k8s.io/topology_v1beta2.json",
+	HyperNodeAPIVersion + " HyperNode":             "topology.volcano.sh/hypernode_v1alpha1.json",
 	"kueue.x-k8s.io/v1beta2 WorkloadPriorityClass": "kueue.x-k8s.io/workloadpriorityclass_v1beta2.json",
 	"monitoring.coreos.com/v1 PrometheusRule":      "monitoring.coreos.com/prometheusrule_v1.json",
 	KubeflowAPIVersion + " PyTorchJob":             "kubeflow.org/pytorchjob_v1.json",
@@ -109,6 +111,7 @@ func TestCustomResourcesMatchTheirCRDs(t *testing.T) {
 		{"../../examples/inference/torchserve-bert/scenario.yaml", ""},
 		{"../../examples/inference/kserve-flash-sale/scenario.yaml", ""},
 		{"../../examples/inference/priority-training/scenario.yaml", ""},
+		{kueueTAS, ""}, {kueueTAS, "preferred"},
 	} {
 		files, _, err := generateWith(t, r[0], r[1], Options{})
 		require.NoError(t, err)
@@ -119,7 +122,7 @@ func TestCustomResourcesMatchTheirCRDs(t *testing.T) {
 		require.NoError(t, err)
 		check(api, files)
 	}
-	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "PrometheusRule", "PyTorchJob", "TFJob", "WorkloadPriorityClass", "ScaledObject", "InferenceService"} {
+	for _, kind := range []string{"NodePool", "EC2NodeClass", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "Topology", "PrometheusRule", "PyTorchJob", "TFJob", "WorkloadPriorityClass", "ScaledObject", "InferenceService"} {
 		require.Positive(t, checked[kind], "no %s was checked", kind)
 	}
 }

@@ -1,6 +1,8 @@
 package workloads
 
 import (
+	"reflect"
+	"slices"
 	"sort"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -12,9 +14,11 @@ const maxAffinityTerms = 64
 
 // bothConstraints is where a pod of template a and a pod of template b may
 // both go: the union of their node selectors, the cross product of their
-// required affinity terms, and the tolerations both have (a taint the
-// result tolerates is tolerated by each). ok is false when the affinity
-// terms would pass maxAffinityTerms.
+// required affinity terms, the tolerations both have (a taint the result
+// tolerates is tolerated by each), and every topology spread constraint
+// and required pod (anti-)affinity term of either (each once: the gang's
+// pods keep both templates' rules). ok is false when the affinity terms
+// would pass maxAffinityTerms.
 func bothConstraints(a, b *cluster.Constraints) (c *cluster.Constraints, ok bool) {
 	if a == nil {
 		a = &cluster.Constraints{}
@@ -86,16 +90,29 @@ func bothConstraints(a, b *cluster.Constraints) (c *cluster.Constraints, ok bool
 	}
 	keep(a.Tolerations, b.Tolerations)
 	keep(b.Tolerations, a.Tolerations)
+	out.Spread = union(a.Spread, b.Spread)
+	out.PodAffinity = union(a.PodAffinity, b.PodAffinity)
 	// Kueue assigns each PodSet's topology on its own; as one gang here,
 	// the first template's request (else the second's) places them all.
 	out.TAS = a.TAS
 	if out.TAS == nil {
 		out.TAS = b.TAS
 	}
-	if out.NodeSelector == nil && out.Affinity == nil && out.Tolerations == nil && out.TAS == nil {
+	if out.NodeSelector == nil && out.Affinity == nil && out.Tolerations == nil && out.TAS == nil && out.Spread == nil && out.PodAffinity == nil {
 		return nil, true
 	}
 	return out, true
+}
+
+// union is a's items, then those of b that a lacks (nil: neither has any).
+func union[T any](a, b []T) []T {
+	var out []T
+	for _, x := range append(append([]T(nil), a...), b...) {
+		if !slices.ContainsFunc(out, func(y T) bool { return reflect.DeepEqual(x, y) }) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // covers reports whether toleration u tolerates every taint t does.

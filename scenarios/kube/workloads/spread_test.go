@@ -62,3 +62,21 @@ func TestSpreadConstraintErrors(t *testing.T) {
 		require.Contains(t, err.Error(), c.msg, c.new)
 	}
 }
+
+// A PyTorchJob whose Master and Worker templates ask for the same pods but
+// differ in placement (the Master alone tolerates a taint) is one gang
+// placed where both may go; the spread constraint both templates carry
+// holds over the merged gang as over the Job above: 8 one-GPU pods, maxSkew
+// 1 over zones of 4, 2 and 2 GPUs, DoNotSchedule, fit 2+2+3 = 7 and the
+// gang never starts; ScheduleAnyway, it runs 0-60 s. (The merge dropped
+// the spread constraints: all 8 fit and it ran at 0 under DoNotSchedule.)
+func TestSpreadConstraintsSurviveMergedTemplates(t *testing.T) {
+	res := run(t, strings.Replace(zonedCluster, "%s", "spread-pytorchjob-donotschedule", 1))
+	require.Len(t, res.Jobs, 1)
+	require.Equal(t, int64(-1), res.Jobs[0].Start, "7 of 8 pods fit under maxSkew 1: the gang never starts")
+
+	res = run(t, strings.Replace(zonedCluster, "%s", "spread-pytorchjob-scheduleanyway", 1))
+	require.Len(t, res.Jobs, 1)
+	require.Equal(t, int64(0), res.Jobs[0].Start)
+	require.Equal(t, int64(60_000), res.Jobs[0].End)
+}

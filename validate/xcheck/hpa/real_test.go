@@ -89,7 +89,7 @@ type world struct {
 	next     int
 	first    time.Time // the first sync
 	syncs    int
-	timeline []int32 // replicas after each sync
+	timeline []int32    // replicas after each sync
 	listed   func() int // the pods the controller's informer holds
 	err      error
 }
