@@ -740,6 +740,9 @@ func (c *Controller) Cycle() []Decision {
 					continue
 				}
 				c.preempted(x, targets, &out)
+				if st.Strategy == BestEffortFIFO {
+					c.queues.pending[x.cq].sticky = x
+				}
 				if cap(x.assign) < len(as) {
 					x.assign = c.ints(len(as))
 				}

@@ -54,3 +54,47 @@ func TestCycleInadmissibleUntilARelease(t *testing.T) {
 	a, _ = cycle(c)
 	require.Equal(t, []int32{2}, a)
 }
+
+// A BestEffortFIFO head that issued preemptions stays its queue's head
+// (Kueue's sticky workload) until it is admitted: its victims' eviction
+// brings back every workload set aside in the cohort tree, those of
+// higher priority in its own queue included, and they do not go before it.
+// Queue a (cohort org) holds 1 GPU and reclaims; b holds none and has
+// borrowed a's GPU for workload 1. Pending in a: 2 (priority 100, 4 GPUs:
+// more than the cohort has) and 3 (priority 0, 1 GPU). Cycle 1: a's head
+// 2 does not fit and steps aside; 3 preempts 1. Cycle 2 (1 is back, 2
+// with it): a's head is 3, which fits without borrowing and goes before
+// b's 1 (borrowing), which then no longer fits. Once: 1 preempted, 3
+// admitted, 1 waiting. With 2 a's head in cycle 2, b's 1 took the GPU back
+// and 3 preempted it again, cycle after cycle.
+func TestCyclePreemptorStaysTheHead(t *testing.T) {
+	reclaim := func(c *ClusterQueue) { c.Preempt.ReclaimWithinCohort = Any }
+	c := controller(t, cq("a", "org", q(1), reclaim), cq("b", "org", q(0)))
+	submit(t, c, 1, "b", 1, 0)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{1}, a)
+	submit(t, c, 2, "a", 4, 100)
+	submit(t, c, 3, "a", 1, 0)
+	ds := c.Cycle()
+	a, p := ids(ds)
+	require.Empty(t, a)
+	require.Equal(t, []int32{1}, p)
+	require.True(t, c.Again())
+	a, p = ids(c.Cycle())
+	require.Equal(t, []int32{3}, a)
+	require.Empty(t, p)
+	require.False(t, c.Again())
+	require.False(t, c.Admitted(1))
+	require.False(t, c.Admitted(2))
+
+	// StrictFIFO has no sticky head: 2 blocks a, and 3 never preempts.
+	strict := func(c *ClusterQueue) { c.Strategy = StrictFIFO }
+	c = controller(t, cq("a", "org", q(1), reclaim, strict), cq("b", "org", q(0)))
+	submit(t, c, 1, "b", 1, 0)
+	cycle(c)
+	submit(t, c, 2, "a", 4, 100)
+	submit(t, c, 3, "a", 1, 0)
+	a, p = cycle(c)
+	require.Empty(t, a)
+	require.Empty(t, p)
+}

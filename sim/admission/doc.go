@@ -41,6 +41,9 @@
 // targets and holds its quota to the end of the cycle; it is admitted in
 // a later cycle, once its victims' quota is back and they are back in
 // their queues (Again: the caller stops the victims and cycles again).
+// Until then a BestEffortFIFO queue keeps it as its head, ahead of
+// workloads of higher priority (Kueue's sticky workload): the victims'
+// return brings back what was set aside, but not before it.
 // Evictions release their quota at once (the simulator keeps a victim's
 // pods on their nodes while it writes a last checkpoint, Withdraw keeping
 // it out of the queue meanwhile). A BestEffortFIFO workload that does

@@ -40,6 +40,13 @@ type pendingQueue struct {
 	// are (a cycle skips a queue with none).
 	gpus int64
 	n    int
+	// sticky is the workload that issued preemptions at the head of a
+	// BestEffortFIFO queue: it stays the head, ahead of workloads of
+	// higher priority and of those its preemptions brought back from
+	// being set aside, until it is admitted or leaves the queue (Kueue's
+	// stickyWorkload, set when the scheduler requeues a head with
+	// RequeueReasonPendingPreemption; nil: none).
+	sticky *wl
 }
 
 type wl struct {
@@ -295,6 +302,9 @@ func shapeHash(prio, class int32, req []int64) uint64 {
 func (c *queueManager) dequeue(x *wl) {
 	x.pending = false
 	st := &c.pending[x.cq]
+	if st.sticky == x {
+		st.sticky = nil // Kueue clears it when the workload leaves the queue
+	}
 	st.gpus -= x.gpus
 	st.n--
 	if st.n == 0 {
@@ -350,9 +360,14 @@ func (c *queueManager) head(qi int, cycle uint64) *wl { return c.headAt(qi, cycl
 // headAt is head, also passing over the buckets set aside at release
 // epoch aside-1 (aside 0: none).
 func (c *queueManager) headAt(qi int, cycle, aside uint64) *wl {
+	pq := &c.pending[qi]
+	out := func(b *bucket) bool { return b.skipped == cycle || (aside != 0 && b.aside == aside) }
+	if x := pq.sticky; x != nil && x.pending && !out(x.bucket) {
+		return x
+	}
 	var first *wl
-	for _, b := range c.pending[qi].bucketsL {
-		if b.skipped == cycle || (aside != 0 && b.aside == aside) {
+	for _, b := range pq.bucketsL {
+		if out(b) {
 			continue
 		}
 		if x := b.first(); x != nil && (first == nil || less(x, first)) {
