@@ -906,6 +906,14 @@ func (c *Controller) headOf(qi int) (head, bool) {
 	first.bucket.reason = first.reason
 	targets, pas := c.preemptor.preempt(first, r.failed)
 	if targets != nil {
+		// How far up it borrows with its targets gone (Kueue's flavor
+		// assigner takes the preemption oracle's borrowAfterPreemptions
+		// into Assignment.Borrowing, which orders the heads).
+		for g, f := range pas {
+			if f >= 0 {
+				h.level = max(h.level, c.preemptor.borrowLevel(first, g, f))
+			}
+		}
 		// Nominated only: the round starts from the state as it was.
 		for _, t := range targets {
 			c.snap.readmit(t)

@@ -98,3 +98,31 @@ func TestCyclePreemptorStaysTheHead(t *testing.T) {
 	require.Empty(t, a)
 	require.Empty(t, p)
 }
+
+// A head that needs preemption is ordered by how far up it borrows once
+// its targets are gone (Kueue's flavor assigner takes the preemption
+// oracle's borrowAfterPreemptions into Assignment.Borrowing), not as one
+// that does not borrow. Cohort org: a holds 3 GPUs and preempts lower
+// priorities in itself, b holds 1. a runs 1 (priority 0) and 2
+// (priority 10), 1 GPU each: 2 of the cohort's 4 used. Pending, priority
+// 10: b's 3 (2 GPUs, created 3) fits borrowing 1; a's 4 (3 GPUs,
+// created 4) fits only with 1 preempted, a then at 4 of its 3: borrowing
+// too. Both borrow from org: the older, 3, goes first and takes the 2
+// free GPUs; 4 then no longer fits and 1 is not preempted. Ordered as if
+// it did not borrow, 4 went first and preempted 1 for nothing: 3 was
+// admitted in the next cycle all the same, and 4 waited.
+func TestCyclePreemptorOrderedByItsBorrowing(t *testing.T) {
+	within := func(c *ClusterQueue) { c.Preempt.WithinClusterQueue = LowerPriority }
+	c := controller(t, cq("a", "org", q(3), within), cq("b", "org", q(1)))
+	submit(t, c, 1, "a", 1, 0)
+	submit(t, c, 2, "a", 1, 10)
+	a, _ := cycle(c)
+	require.ElementsMatch(t, []int32{1, 2}, a)
+	submit(t, c, 3, "b", 2, 10)
+	submit(t, c, 4, "a", 3, 10)
+	a, p := cycle(c)
+	require.Equal(t, []int32{3}, a)
+	require.Empty(t, p)
+	require.True(t, c.Admitted(1))
+	require.False(t, c.Admitted(4))
+}

@@ -19,7 +19,7 @@ package kueue
 // r195 agree now.
 var openRandom = []string{
 	"r016", "r017", "r022", "r025", "r033", "r036", "r057", "r065", "r068", "r078",
-	"r089", "r092", "r097", "r103", "r107", "r119", "r142", "r181", "r182",
+	"r089", "r097", "r103", "r107", "r119", "r142", "r181", "r182",
 }
 
 // openReason says what is known of an open case.
