@@ -361,9 +361,11 @@ type cycleScratch struct {
 	// the preemptors holding quota until the round ends.
 	headTargets []*wl
 	held        []*wl
-	shareBuf    []int64
-	assignBuf   []int
-	reasonBuf   []byte
+	// reserved is the quota the round's heads reserved (reserveQuota).
+	reserved  []reservedCell
+	shareBuf  []int64
+	assignBuf []int
+	reasonBuf []byte
 }
 
 // New checks a spec and returns its controller.
@@ -628,8 +630,13 @@ type head struct {
 	// does not fit (known: it failed at this state before; unavailable:
 	// it asks for a resource its queue does not cover).
 	fits, known, unavailable bool
-	ver                      uint64
-	at, tAt, tN              int
+	// reserve: it does not fit and has nothing to preempt, but Kueue's
+	// flavor assigner counts its flavors at c.headAssign[at:] as
+	// preemption all the same, and its queue cannot always reclaim: Kueue
+	// reserves quota for it for the rest of the cycle (resourcesToReserve).
+	reserve     bool
+	ver         uint64
+	at, tAt, tN int
 	// before is its reason before the nomination.
 	before string
 	// path and shares: the queue's tree path and the shares along it with
@@ -753,6 +760,9 @@ func (c *Controller) Cycle() []Decision {
 				x.reason = h.before
 				progress, preempted = true, true
 			default:
+				if h.reserve {
+					c.reserveQuota(x, c.headAssign[h.at:h.at+len(st.Groups)], h.level)
+				}
 				if h.known {
 					x.bucket.reason = x.reason
 				} else if !h.unavailable {
@@ -772,6 +782,7 @@ func (c *Controller) Cycle() []Decision {
 		for _, x := range held {
 			c.snap.release(x)
 		}
+		c.unreserve()
 		c.held = held[:0]
 		if preempted {
 			c.again = true
@@ -802,7 +813,7 @@ func (c *Controller) refreshShares(heads []head) {
 	for i := range heads {
 		h := &heads[i]
 		var as []int
-		if h.fits || h.tN > 0 {
+		if h.fits || h.tN > 0 || h.reserve {
 			as = c.headAssign[h.at : h.at+len(c.snap.cqs[h.x.cq].Groups)]
 		}
 		h.path, h.shares = c.headShares(h.x, as)
@@ -882,6 +893,7 @@ func (c *Controller) headOf(qi int) (head, bool) {
 		// Tried since the last change: it would fail again, for the
 		// same reason.
 		h.known = true
+		c.nominateReserve(&h, first)
 		return h, true
 	}
 	c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
@@ -921,8 +933,91 @@ func (c *Controller) headOf(qi int) (head, bool) {
 		copy(as, pas)
 		h.tAt, h.tN = len(c.headTargets), len(targets)
 		c.headTargets = append(c.headTargets, targets...)
+		return h, true
 	}
+	c.headAssign = c.headAssign[:h.at]
+	c.nominateReserve(&h, first)
 	return h, true
+}
+
+// nominateReserve marks a head that does not fit and has nothing to
+// preempt as one that reserves quota, with its flavors and borrowing
+// height, where Kueue's would: its queue cannot always reclaim
+// (reclaimWithinCohort other than Any), it is in a cohort (alone, no
+// other queue could take what it reserves), and the flavor assigner
+// counts preemption on a flavor of every group it asks for.
+func (c *Controller) nominateReserve(h *head, x *wl) {
+	st := c.snap.cqs[x.cq]
+	if st.cohort < 0 || st.Preempt.ReclaimWithinCohort == Any {
+		return
+	}
+	h.at = len(c.headAssign)
+	c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
+	level, ok := c.preemptor.reserveAssignment(x, c.headAssign[h.at:])
+	if !ok {
+		c.headAssign = c.headAssign[:h.at]
+		return
+	}
+	h.reserve, h.level = true, level
+}
+
+// reserveQuota adds to x's queue's usage, for the rest of the round, the
+// quota Kueue reserves for a head that needs preemption and has no
+// targets (quotaResourcesToReserve): where it borrows, its requests up to
+// its borrowing limit; otherwise up to its nominal quota, as usage stands.
+func (c *Controller) reserveQuota(x *wl, assign []int, level int) {
+	st := c.snap.cqs[x.cq]
+	for g, f := range assign {
+		if f < 0 {
+			continue
+		}
+		for ri, a := range x.req {
+			if a == 0 || st.groupOf[ri] != g {
+				continue
+			}
+			r := st.posOf[ri]
+			q, u := st.quota[g][f][r], st.usage[g][f][r]
+			amt := max(0, min(a, q.Nominal-u))
+			if level > 0 {
+				amt = a
+				if q.BorrowingLimit != NoLimit {
+					amt = max(0, min(a, q.Nominal+q.BorrowingLimit-u))
+				}
+			}
+			if amt == 0 {
+				continue
+			}
+			c.addReserved(reservedCell{qi: x.cq, g: g, f: f, r: r, amt: amt})
+		}
+	}
+}
+
+// reservedCell is quota a head reserved in a round.
+type reservedCell struct {
+	qi, g, f, r int
+	amt         int64
+}
+
+func (c *Controller) addReserved(rc reservedCell) {
+	c.chargeCell(rc, rc.amt)
+	c.reserved = append(c.reserved, rc)
+}
+
+// chargeCell adds d to a queue's usage cell and up its cohort tree.
+func (c *Controller) chargeCell(rc reservedCell, d int64) {
+	st := c.snap.cqs[rc.qi]
+	st.usage[rc.g][rc.f][rc.r] += d
+	c.snap.addUsage(st.node, st.keys[rc.g][rc.f][rc.r], d)
+	c.snap.touch.mark(rc.qi)
+	c.snap.ver++
+}
+
+// unreserve gives back what the round's heads reserved.
+func (c *Controller) unreserve() {
+	for _, rc := range c.reserved {
+		c.chargeCell(rc, -rc.amt)
+	}
+	c.reserved = c.reserved[:0]
 }
 
 // sortHeads puts the heads in the order they are tried (Kueue's classical

@@ -126,3 +126,50 @@ func TestCyclePreemptorOrderedByItsBorrowing(t *testing.T) {
 	require.True(t, c.Admitted(1))
 	require.False(t, c.Admitted(4))
 }
+
+// A head that Kueue's flavor assigner finds room for only by preemption,
+// with nothing it may preempt, reserves quota for the rest of the cycle
+// unless its queue reclaims from any priority (Kueue's
+// resourcesToReserve: where it borrows, its whole request within its
+// borrowing limit). Cohort org: a (2 GPUs, StrictFIFO, preempts lower
+// priorities in itself, reclaims never) runs 1 (priority 10, 1 GPU); b (2
+// GPUs) runs 2 (2 GPUs): 3 of 4 used. Pending: a's 3 (priority 10, 2
+// GPUs) has 1 free: within a's nominal quota, so preemption is allowed,
+// but 1 has its priority: no candidates; with 3 GPUs a would borrow, so
+// it reserves all 2. b's 4 (1 GPU), nominated to borrow the free GPU,
+// goes after 3 (same borrowing height, lower priority) and no longer
+// fits. StrictFIFO keeps 3 the head: 4 waits until 1 ends, and then 3 is
+// admitted. BestEffortFIFO sets 3 aside after its cycle, and 4 is
+// admitted in the next; reclaimWithinCohort Any reserves nothing.
+func TestCycleReservesForAPreemptorWithoutTargets(t *testing.T) {
+	within := func(c *ClusterQueue) { c.Preempt.WithinClusterQueue = LowerPriority }
+	strict := func(c *ClusterQueue) { c.Strategy = StrictFIFO }
+	reclaimAny := func(c *ClusterQueue) { c.Preempt.ReclaimWithinCohort = Any }
+	run := func(opts ...func(*ClusterQueue)) *Controller {
+		c := controller(t, cq("a", "org", q(2), opts...), cq("b", "org", q(2)))
+		submit(t, c, 1, "a", 1, 10)
+		submit(t, c, 2, "b", 2, 0)
+		a, _ := cycle(c)
+		require.ElementsMatch(t, []int32{1, 2}, a)
+		submit(t, c, 3, "a", 2, 10)
+		submit(t, c, 4, "b", 1, 0)
+		return c
+	}
+	c := run(within, strict)
+	a, p := cycle(c)
+	require.Empty(t, a)
+	require.Empty(t, p)
+	a, _ = cycle(c)
+	require.Empty(t, a)
+	c.Finish(1)
+	a, _ = cycle(c)
+	require.Equal(t, []int32{3}, a)
+	require.False(t, c.Admitted(4))
+
+	for _, opts := range [][]func(*ClusterQueue){{within}, {within, strict, reclaimAny}} {
+		c = run(opts...)
+		a, p = cycle(c)
+		require.Equal(t, []int32{4}, a)
+		require.Empty(t, p)
+	}
+}

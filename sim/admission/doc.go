@@ -43,7 +43,10 @@
 // their queues (Again: the caller stops the victims and cycles again).
 // Until then a BestEffortFIFO queue keeps it as its head, ahead of
 // workloads of higher priority (Kueue's sticky workload): the victims'
-// return brings back what was set aside, but not before it.
+// return brings back what was set aside, but not before it. A head the
+// flavor assigner would let in only by preemption, with nothing it may
+// preempt, reserves quota for the rest of the cycle (Kueue's
+// resourcesToReserve) unless its queue reclaims from any priority.
 // Evictions release their quota at once (the simulator keeps a victim's
 // pods on their nodes while it writes a last checkpoint, Withdraw keeping
 // it out of the queue meanwhile). A BestEffortFIFO workload that does
