@@ -364,6 +364,7 @@ type cycleScratch struct {
 	// reserved is the quota the round's heads reserved (reserveQuota).
 	reserved  []reservedCell
 	shareBuf  []int64
+	borrowBuf []bool
 	assignBuf []int
 	reasonBuf []byte
 }
@@ -641,8 +642,9 @@ type head struct {
 	before string
 	// path and shares: the queue's tree path and the shares along it with
 	// the workload admitted (fair sharing only).
-	path   []int
-	shares []int64
+	path    []int
+	shares  []int64
+	borrows []bool
 }
 
 // SetClock sets the time (ms) the next cycles' admissions are stamped
@@ -705,9 +707,13 @@ func (c *Controller) Cycle() []Decision {
 					c.refreshShares(heads[i:])
 					sharesAt = c.snap.ver
 				}
-				best := i
+				// Kueue's fair-sharing iterator takes a queue (any:
+				// its map's order) and runs the tournament of its
+				// cohort tree: the winner is the best head of that
+				// tree, heads of other trees are not compared with it.
+				best, tree := i, c.treeOf(heads[i].x.cq)
 				for k := i + 1; k < len(heads); k++ {
-					if fairLess(&heads[k], &heads[best]) {
+					if c.treeOf(heads[k].x.cq) == tree && fairLess(&heads[k], &heads[best]) {
 						best = k
 					}
 				}
@@ -761,7 +767,10 @@ func (c *Controller) Cycle() []Decision {
 				progress, preempted = true, true
 			default:
 				if h.reserve {
+					// (Undone at the round's end: the version stays,
+					// but the shares are worked out again.)
 					c.reserveQuota(x, c.headAssign[h.at:h.at+len(st.Groups)], h.level)
+					sharesAt = c.snap.ver - 1
 				}
 				if h.known {
 					x.bucket.reason = x.reason
@@ -810,13 +819,14 @@ func (c *Controller) Cycle() []Decision {
 // again before each pick, from the usage as it stands).
 func (c *Controller) refreshShares(heads []head) {
 	c.shareBuf = c.shareBuf[:0]
+	c.borrowBuf = c.borrowBuf[:0]
 	for i := range heads {
 		h := &heads[i]
 		var as []int
 		if h.fits || h.tN > 0 || h.reserve {
 			as = c.headAssign[h.at : h.at+len(c.snap.cqs[h.x.cq].Groups)]
 		}
-		h.path, h.shares = c.headShares(h.x, as)
+		h.path, h.shares, h.borrows = c.headShares(h.x, as)
 	}
 }
 
@@ -953,12 +963,26 @@ func (c *Controller) nominateReserve(h *head, x *wl) {
 	}
 	h.at = len(c.headAssign)
 	c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
-	level, ok := c.preemptor.reserveAssignment(x, c.headAssign[h.at:])
-	if !ok {
+	as := c.headAssign[h.at:]
+	if x.resVer != c.snap.ver || x.resVer == 0 {
+		// Worked out once per state: a head tried again and again
+		// while nothing changes costs nothing more.
+		level, ok := c.preemptor.reserveAssignment(x, as)
+		x.resVer, x.resLevel = c.snap.ver, -1
+		if ok {
+			if cap(x.resAssign) < len(as) {
+				x.resAssign = c.ints(len(as))
+			}
+			x.resAssign = append(x.resAssign[:0], as...)
+			x.resLevel = level
+		}
+	}
+	if x.resLevel < 0 {
 		c.headAssign = c.headAssign[:h.at]
 		return
 	}
-	h.reserve, h.level = true, level
+	copy(as, x.resAssign)
+	h.reserve, h.level = true, x.resLevel
 }
 
 // reserveQuota adds to x's queue's usage, for the rest of the round, the
@@ -1009,7 +1033,6 @@ func (c *Controller) chargeCell(rc reservedCell, d int64) {
 	st.usage[rc.g][rc.f][rc.r] += d
 	c.snap.addUsage(st.node, st.keys[rc.g][rc.f][rc.r], d)
 	c.snap.touch.mark(rc.qi)
-	c.snap.ver++
 }
 
 // unreserve gives back what the round's heads reserved.

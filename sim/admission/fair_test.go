@@ -333,3 +333,46 @@ func TestFairSharesIdleCohort(t *testing.T) {
 	}
 	require.InDeltaSlice(t, []float64{0, 36, 36, 108, 180, 0, 0}, c.FairShares(c.Standings()), 1e-9)
 }
+
+// Fair sharing orders heads by their sides' shares first only among sides
+// that borrow, or not, alike: a side that does not borrow on the
+// flavor-resources its head asks for goes before one that does, whatever
+// their shares (Kueue's FairSharingPrioritizeNonBorrowing, on by default
+// in v0.17). Cohort org: lender L (spot 4), a (reserved 2), b (nothing).
+// a runs 1 (3 GPUs, borrowing spot). Pending, 2 GPUs each: a's 3 and b's
+// 4, both on reserved (1 spot GPU left). Shares with them in: a borrows 3
+// of the 6 GPUs lent (500), b 2 (333). b's 4 would go first by share; but
+// a does not borrow reserved, b would: a's 3 goes first and takes
+// reserved, and 4 no longer fits.
+func TestFairNonBorrowingSideFirst(t *testing.T) {
+	s := Spec{Flavors: []Flavor{{Name: "reserved"}, {Name: "spot"}}, FairSharing: &FairSharing{},
+		ClusterQueues: []ClusterQueue{twoFlavors("L", "org", 0, 4), twoFlavors("a", "org", 2, 0), twoFlavors("b", "org", 0, 0)}}
+	for _, q := range s.ClusterQueues {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: q.Name, ClusterQueue: q.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	submit(t, c, 1, "a", 3, 0)
+	ds := settle(c)
+	require.Equal(t, "spot", flavorOf(t, c, 1, ds))
+	submit(t, c, 3, "a", 2, 0)
+	submit(t, c, 4, "b", 2, 0)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{3}, a)
+}
+
+// Fair sharing compares heads within a cohort tree only (Kueue's
+// iterator takes some queue and runs its tree's tournament): a queue of
+// no cohort (solo, listed first) does not stand between them. Tree org: a
+// (nothing) and b (2 GPUs). Pending: solo's 1 (1 GPU), a's 2 (priority
+// 100, 2 GPUs, borrowing b's), b's 3 (2 GPUs, its own). In org, b's 3
+// (share 0) goes before a's 2 (share 1000) and takes the GPUs. Compared
+// with solo's 1 on priority, a's 2 came first and took them.
+func TestFairTournamentWithinItsTree(t *testing.T) {
+	c := fairController(t, nil, cq("solo", "", q(4)), cq("b", "org", q(2)), cq("a", "org", q(0)))
+	submit(t, c, 1, "solo", 1, 0)
+	submit(t, c, 2, "a", 2, 100)
+	submit(t, c, 3, "b", 2, 0)
+	a, _ := cycle(c)
+	require.ElementsMatch(t, []int32{1, 3}, a)
+}

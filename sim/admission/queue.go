@@ -73,6 +73,12 @@ type wl struct {
 	// preemption: while the state stays the same, trying it again would
 	// fail the same way (0: not known).
 	failedAt uint64
+	// resVer is the state (snapshot.ver) at which its reservation as a
+	// head with nothing to preempt was worked out (nominateReserve):
+	// resAssign and resLevel, resLevel -1 where it reserves nothing.
+	resVer    uint64
+	resLevel  int
+	resAssign []int
 }
 
 // bucket holds a queue's pending workloads of one shape (priority and
@@ -329,7 +335,7 @@ func (c *queueManager) newWorkload(w Workload, qi, nr int) *wl {
 		c.free[n-1] = nil
 		c.free = c.free[:n-1]
 		clear(x.req)
-		*x = wl{Workload: w, cq: qi, req: x.req, assign: x.assign[:0], gen: x.gen}
+		*x = wl{Workload: w, cq: qi, req: x.req, assign: x.assign[:0], resAssign: x.resAssign[:0], gen: x.gen}
 		return x
 	}
 	if len(c.reqSlab) < nr {
