@@ -176,7 +176,23 @@ func (r *runner) admitCycle(t Time) error {
 	}
 	a.integrate(t)
 	a.ctl.SetClock(int64(t))
-	for _, d := range a.ctl.Cycle() {
+	for {
+		if err := r.applyCycle(t, a.ctl.Cycle()); err != nil {
+			return err
+		}
+		// Preemptions were issued: their victims have stopped (or
+		// are stopping, withdrawn), and the preemptors are tried in
+		// the next cycle, at the same instant.
+		if !a.ctl.Again() || a.blocking > 0 {
+			return nil
+		}
+	}
+}
+
+// applyCycle applies one admission cycle's decisions.
+func (r *runner) applyCycle(t Time, decisions []admission.Decision) error {
+	a := r.adm
+	for _, d := range decisions {
 		j := r.jobs.at(d.ID)
 		switch {
 		case d.Waiting:

@@ -167,13 +167,15 @@ func TestReclaimEvictsAndResumesFromCheckpoint(t *testing.T) {
 
 	// Cut at 30 min, while b1 waits for admission again: it is pending,
 	// started once and preempted once (the books of a run cut there
-	// balance: a bug once called it running with no pods).
+	// balance: a bug once called it running with no pods). Back in its
+	// queue, it was tried in the cycle after its eviction, as Kueue
+	// tries it: its reason is that cycle's.
 	res = run(t, Config{Pools: []cluster.PoolSpec{pool("p", 3, 2)}, Horizon: 30 * Minute, Admission: twoTeams("org", admission.BestEffortFIFO, admission.Any)}, b1, a1)
 	rb = res.Jobs[0]
 	require.Equal(t, Pending, rb.Outcome)
 	require.Equal(t, Time(0), rb.Start)
 	require.Equal(t, int32(1), rb.Preemptions)
-	require.Contains(t, rb.Diagnosis(), "Preempted to accommodate a workload (UID: 1) due to reclamation within the cohort")
+	require.Contains(t, rb.Diagnosis(), "ClusterQueue team-b: couldn't assign flavors: insufficient unused quota in flavor gpu for nvidia.com/gpu (2 more needed)")
 }
 
 func TestUnknownLocalQueueIsAnError(t *testing.T) {

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -310,6 +311,15 @@ type Controller struct {
 	clocked bool
 	// evicted wait for the end of the cycle that evicted them.
 	evicted []*wl
+	// epoch counts, per cohort tree (cqState.cohort; a queue outside any
+	// cohort: len(rootNode)+its index), the quota releases that move its
+	// inadmissible workloads back to their queues (bucket.aside).
+	epoch []uint64
+	// again: the last Cycle issued preemptions, and its preemptors wait
+	// for the next one (Again); againRun counts such cycles in a row at
+	// one instant.
+	again    bool
+	againRun int
 	// intSlab is where workloads' flavor assignments and decisions'
 	// flavors are cut from, a block at a time.
 	intSlab []int
@@ -347,9 +357,16 @@ type cycleScratch struct {
 	cycHeads   []head
 	cycOut     []Decision
 	headAssign []int
-	shareBuf   []int64
-	assignBuf  []int
-	reasonBuf  []byte
+	// headTargets are the round's nominated preemption targets; held
+	// the preemptors holding quota until the round ends.
+	headTargets []*wl
+	held        []*wl
+	// reserved is the quota the round's heads reserved (reserveQuota).
+	reserved  []reservedCell
+	shareBuf  []int64
+	borrowBuf []bool
+	assignBuf []int
+	reasonBuf []byte
 }
 
 // New checks a spec and returns its controller.
@@ -370,6 +387,7 @@ func New(spec Spec) (*Controller, error) {
 		return nil, err
 	}
 	c.initUsage()
+	c.epoch = make([]uint64, len(c.snap.rootNode)+len(c.snap.cqs))
 	c.assigner = flavorAssigner{snap: &c.snap, oracle: &c.preemptor}
 	c.preemptor = preemptor{snap: &c.snap, assigner: &c.assigner, fair: c.spec.FairSharing}
 	return c, nil
@@ -456,6 +474,9 @@ func (c *Controller) Finish(id int32) {
 	} else if x.pending {
 		c.queues.withdraw(x)
 	}
+	// Kueue moves the cohort's inadmissible workloads back to their
+	// queues when one finishes or is deleted.
+	c.released(x.cq)
 	c.queues.forget(x)
 }
 
@@ -464,6 +485,7 @@ func (c *Controller) Finish(id int32) {
 func (c *Controller) Evict(id int32) {
 	if x := c.queues.wls.get(id); x != nil && x.admitted {
 		c.snap.release(x)
+		c.released(x.cq)
 		x.reason = "Evicted: the workload did not reach PodsReady within waitForPodsReady's timeout"
 	}
 }
@@ -494,7 +516,36 @@ func (c *Controller) Requeue(id int32, created int64) {
 	}
 	x.Created = created
 	c.queues.insert(x)
+	c.released(x.cq)
 }
+
+// released moves the inadmissible workloads of queue qi's cohort tree
+// back to their queues: quota was released there.
+func (c *Controller) released(qi int) { c.epoch[c.treeOf(qi)]++ }
+
+// treeOf is queue qi's index in epoch.
+func (c *Controller) treeOf(qi int) int {
+	if k := c.snap.cqs[qi].cohort; k >= 0 {
+		return k
+	}
+	return len(c.snap.rootNode) + qi
+}
+
+// Again says whether the last Cycle ended on preemptions it issued: the
+// caller applies its decisions (the victims stop) and runs another cycle
+// at the same instant, in which the preemptors are tried again, as
+// Kueue's scheduler tries a preemptor in the cycle after its victims'
+// quota came back.
+//
+// Workloads may preempt each other in turn for ever (a victim that does
+// not borrow is tried before its borrowing preemptor and takes its quota
+// back): Kueue's cycles then never settle. Again stops after maxAgain
+// such cycles in a row at one instant; the next instant goes on.
+func (c *Controller) Again() bool { return c.again && c.againRun < maxAgain }
+
+// maxAgain is how many cycles in a row at one instant may issue
+// preemptions.
+const maxAgain = 64
 
 // Admitted says whether a workload holds quota.
 func (c *Controller) Admitted(id int32) bool {
@@ -567,13 +618,221 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 	return d
 }
 
-// preempt asks the preemptor to make room for x, whose group g did not
-// fit; when it does, it appends the evictions and x's admission to out.
-func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
-	targets, assign := c.preemptor.preempt(x, g)
-	if targets == nil {
-		return false
+type head struct {
+	x *wl
+	// level is how far up its cohort tree the head borrows where it fits
+	// as found (0: not at all; Kueue's Assignment.Borrowing, the height
+	// of the lowest subtree that holds it).
+	level int
+	// The head's nomination, against the state the round started from
+	// (Kueue's nominate): it fits with the flavors at
+	// c.headAssign[at:] (fits); or it would fit there with the
+	// workloads at c.headTargets[tAt:tAt+tN] preempted (tN > 0); or it
+	// does not fit (known: it failed at this state before; unavailable:
+	// it asks for a resource its queue does not cover).
+	fits, known, unavailable bool
+	// reserve: it does not fit and has nothing to preempt, but Kueue's
+	// flavor assigner counts its flavors at c.headAssign[at:] as
+	// preemption all the same, and its queue cannot always reclaim: Kueue
+	// reserves quota for it for the rest of the cycle (resourcesToReserve).
+	reserve     bool
+	ver         uint64
+	at, tAt, tN int
+	// before is its reason before the nomination.
+	before string
+	// path and shares: the queue's tree path and the shares along it with
+	// the workload admitted (fair sharing only).
+	path    []int
+	shares  []int64
+	borrows []bool
+}
+
+// SetClock sets the time (ms) the next cycles' admissions are stamped
+// with. Kueue orders preemption victims of one priority by when they
+// reserved quota, newest first, as its conditions stamp it: in whole
+// seconds; reservations in the same second fall back to the Workload's UID
+// (lowest first), for which gpuplan uses the workload's ID.
+// Without a clock, each admission counts as a moment of its own.
+func (c *Controller) SetClock(ms int64) {
+	if ms != c.now {
+		c.againRun = 0
 	}
+	c.now, c.clocked = ms, true
+}
+
+// Cycle runs Kueue's scheduling cycles at one instant and returns the
+// decisions in order (in the controller's scratch: valid until the next
+// Cycle). Each round is one of Kueue's cycles: the head of every queue
+// (one a queue) is nominated against the state the round starts from
+// (flavors, or the workloads whose preemption would make room), the
+// heads are ordered, then admitted in turn while their nominated flavors
+// still fit; a head that no longer fits is tried again in the next
+// round. A head that needs preemption evicts its targets and holds its
+// quota for the rest of the round; the cycle then ends (Again): the
+// caller stops the victims, and the preemptor is tried in the next
+// cycle, against its victims back in their queues. A BestEffortFIFO
+// head that does not fit sets its shape aside until quota is released in
+// its cohort tree; a StrictFIFO one blocks its queue for the round.
+// Rounds go on while one changes something.
+func (c *Controller) Cycle() []Decision {
+	out := c.cycOut[:0]
+	c.cycles++
+	if !c.again {
+		c.againRun = 0
+	}
+	c.again = false
+	nq := len(c.snap.cqs)
+	blocked := slices.Grow(c.cycBlocked[:0], nq)[:nq]
+	c.cycBlocked = blocked
+	fair := c.spec.FairSharing != nil
+	// blockAdmission: one admission, then none until its pods are ready
+	// (the caller holds the next cycle back).
+	block := c.spec.WaitForPodsReady != nil && c.spec.WaitForPodsReady.BlockAdmission
+	stop := false
+	for !stop {
+		clear(blocked)
+		heads := c.heads(blocked)
+		if len(heads) == 0 {
+			break
+		}
+		if !fair {
+			sortHeads(heads)
+		}
+		progress, preempted := false, false
+		held := c.held[:0]
+		sharesAt := uint64(0)
+		for i := range heads {
+			if fair {
+				if i == 0 || c.snap.ver != sharesAt {
+					c.refreshShares(heads[i:])
+					sharesAt = c.snap.ver
+				}
+				// Kueue's fair-sharing iterator takes a queue (any:
+				// its map's order) and runs the tournament of its
+				// cohort tree: the winner is the best head of that
+				// tree, heads of other trees are not compared with it.
+				best, tree := i, c.treeOf(heads[i].x.cq)
+				for k := i + 1; k < len(heads); k++ {
+					if c.treeOf(heads[k].x.cq) == tree && fairLess(&heads[k], &heads[best]) {
+						best = k
+					}
+				}
+				heads[i], heads[best] = heads[best], heads[i]
+			}
+			h := &heads[i]
+			x := h.x
+			st := c.snap.cqs[x.cq]
+			switch {
+			case h.fits:
+				as := c.headAssign[h.at : h.at+len(st.Groups)]
+				if !c.fitsAll(x, as) {
+					// Kueue: "Workload no longer fits after processing
+					// another workload"; it stays the head.
+					continue
+				}
+				d := c.admit(x, as)
+				if h.before == "" {
+					d.Reason = x.bucket.reason
+				}
+				out = append(out, d)
+				progress = true
+				stop = block
+			case h.tN > 0:
+				targets := c.headTargets[h.tAt : h.tAt+h.tN]
+				overlap := false
+				for _, t := range targets {
+					overlap = overlap || !t.admitted
+				}
+				if overlap {
+					continue // another preemptor took one of them
+				}
+				ev := c.snap.simulateEviction(targets)
+				as := c.headAssign[h.at : h.at+len(st.Groups)]
+				if !c.fitsAll(x, as) {
+					ev.undo()
+					continue
+				}
+				c.preempted(x, targets, &out)
+				if st.Strategy == BestEffortFIFO {
+					c.queues.pending[x.cq].sticky = x
+				}
+				if cap(x.assign) < len(as) {
+					x.assign = c.ints(len(as))
+				}
+				x.assign = x.assign[:len(as)]
+				copy(x.assign, as)
+				c.snap.readmit(x)
+				held = append(held, x)
+				x.reason = h.before
+				progress, preempted = true, true
+			default:
+				if h.reserve {
+					// (Undone at the round's end: the version stays,
+					// but the shares are worked out again.)
+					c.reserveQuota(x, c.headAssign[h.at:h.at+len(st.Groups)], h.level)
+					sharesAt = c.snap.ver - 1
+				}
+				if h.known {
+					x.bucket.reason = x.reason
+				} else if !h.unavailable {
+					if x.reason != h.before {
+						out = append(out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
+					}
+					x.failedAt = h.ver
+				}
+				if c.setAside(st, x, blocked) {
+					progress = true
+				}
+			}
+			if stop {
+				break
+			}
+		}
+		for _, x := range held {
+			c.snap.release(x)
+		}
+		c.unreserve()
+		c.held = held[:0]
+		if preempted {
+			c.again = true
+			c.againRun++
+			break
+		}
+		if !progress {
+			break
+		}
+	}
+	for _, x := range c.evicted {
+		c.queues.insert(x)
+		c.released(x.cq)
+	}
+	c.evicted = c.evicted[:0]
+	c.cycOut = out
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// refreshShares works out the heads' shares along their paths with each
+// admitted as nominated (Kueue's fair-sharing iterator computes them
+// again before each pick, from the usage as it stands).
+func (c *Controller) refreshShares(heads []head) {
+	c.shareBuf = c.shareBuf[:0]
+	c.borrowBuf = c.borrowBuf[:0]
+	for i := range heads {
+		h := &heads[i]
+		var as []int
+		if h.fits || h.tN > 0 || h.reserve {
+			as = c.headAssign[h.at : h.at+len(c.snap.cqs[h.x.cq].Groups)]
+		}
+		h.path, h.shares, h.borrows = c.headShares(h.x, as)
+	}
+}
+
+// preempted records the eviction of x's targets, which the round has
+// released: they go back to their queues at the end of the cycle.
+func (c *Controller) preempted(x *wl, targets []*wl, out *[]Decision) {
 	cross := "reclamation within the cohort"
 	if c.spec.FairSharing != nil {
 		cross = "fair sharing within the cohort"
@@ -588,150 +847,29 @@ func (c *Controller) preempt(x *wl, g int, out *[]Decision) bool {
 		c.evicted = append(c.evicted, t)
 		*out = append(*out, Decision{ID: t.ID, Preempted: true, By: x.ID, Reclaim: reclaim})
 	}
-	*out = append(*out, c.admit(x, assign))
+}
+
+// fitsAll says whether x fits, borrowing where it may, with the flavors
+// of assign as the usage stands (Kueue's fits after nomination).
+func (c *Controller) fitsAll(x *wl, assign []int) bool {
+	for g, f := range assign {
+		if f >= 0 && !c.snap.fitsIn(x, g, f, true) {
+			return false
+		}
+	}
 	return true
 }
 
-type head struct {
-	x *wl
-	// level is how far up its cohort tree the head borrows where it fits
-	// as found (0: not at all; Kueue's Assignment.Borrowing, the height
-	// of the lowest subtree that holds it).
-	level int
-	// fits: as the state stood at version ver, x fitted with the flavors
-	// at c.headAssign[at:].
-	fits bool
-	ver  uint64
-	at   int
-	// path and shares: the queue's tree path and the shares along it with
-	// the workload admitted (fair sharing only).
-	path   []int
-	shares []int64
-}
-
-// SetClock sets the time (ms) the next cycles' admissions are stamped
-// with. Kueue orders preemption victims of one priority by when they
-// reserved quota, newest first, as its conditions stamp it: in whole
-// seconds; reservations in the same second fall back to the Workload's UID
-// (lowest first), for which gpuplan uses the workload's ID.
-// Without a clock, each admission counts as a moment of its own.
-func (c *Controller) SetClock(ms int64) { c.now, c.clocked = ms, true }
-
-// Cycle admits what fits, preempting where the queues' policies allow,
-// until nothing more can be admitted; it returns the decisions in order
-// (in the controller's scratch: valid until the next Cycle). Workloads it
-// evicts wait until the next cycle.
-func (c *Controller) Cycle() []Decision {
-	out := c.cycOut[:0]
-	// Buckets tried this cycle and set aside are marked with the cycle's
-	// number; blocked and heads are the controller's scratch, cleared
-	// here.
-	c.cycles++
-	nq := len(c.snap.cqs)
-	blocked := slices.Grow(c.cycBlocked[:0], nq)[:nq]
-	clear(blocked)
-	c.cycBlocked = blocked
-	fair := c.spec.FairSharing != nil
-	// blockAdmission: one admission, then none until its pods are ready
-	// (the caller holds the next cycle back).
-	block := c.spec.WaitForPodsReady != nil && c.spec.WaitForPodsReady.BlockAdmission
-loop:
-	for {
-		heads := c.heads(blocked, fair)
-		if len(heads) == 0 {
-			break
-		}
-		sortHeads(heads, fair)
-		for _, h := range heads {
-			x := h.x
-			st := c.snap.cqs[x.cq]
-			if !x.pending {
-				continue
-			}
-			if strings.Contains(x.reason, ": resource ") && strings.HasSuffix(x.reason, " unavailable") {
-				c.setAside(st, x, blocked)
-				continue
-			}
-			if x.failedAt == c.snap.ver && !c.noShortcuts {
-				// Tried since the last change: it would fail again, for
-				// the same reason.
-				x.bucket.reason = x.reason
-				c.setAside(st, x, blocked)
-				continue
-			}
-			before, tried := x.reason, c.snap.ver
-			var as []int
-			res := assignResult{outcome: fit, failed: -1}
-			if h.fits && h.ver == c.snap.ver && !c.noShortcuts {
-				// Nothing changed since its head was found: it fits as
-				// found then.
-				as = c.headAssign[h.at : h.at+len(st.Groups)]
-			} else {
-				as = c.scratchAssign(st)
-				res = c.assigner.assignment(x, true, as, true)
-			}
-			if res.outcome == fit {
-				d := c.admit(x, as)
-				if before == "" {
-					d.Reason = x.bucket.reason
-				}
-				out = append(out, d)
-				if block {
-					break loop
-				}
-				if fair {
-					continue loop // shares changed: a new tournament
-				}
-				continue
-			}
-			r := append(append(append(c.reasonBuf[:0], "ClusterQueue "...), st.Name...), ": "...)
-			r = append(r, c.assigner.why...)
-			c.reasonBuf = r
-			if string(r) != x.reason {
-				x.reason = string(r)
-			}
-			x.bucket.reason = x.reason
-			if c.preempt(x, res.failed, &out) {
-				if block {
-					break loop
-				}
-				if fair {
-					continue loop
-				}
-				continue
-			}
-			if x.reason != before {
-				out = append(out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
-			}
-			// (A preemption that released its targets and still failed
-			// changed the state: the version moved on.)
-			x.failedAt = tried
-			c.setAside(st, x, blocked)
-		}
-	}
-	for _, x := range c.evicted {
-		c.queues.insert(x)
-	}
-	c.evicted = c.evicted[:0]
-	c.cycOut = out
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
 // heads are the first pending workload of every queue not blocked this
-// cycle, each with what the flavor assigner makes of it as things stand
-// (its flavors at c.headAssign[at:]) and, under fair sharing, the shares
-// along its queue's path with it admitted (in the controller's scratch:
+// round, each nominated as things stand (in the controller's scratch:
 // valid until the next call). It walks only the queues with pending
 // workloads (queueManager.busy), in spec order: a cycle's cost does not
 // grow with the queues that have nothing to admit.
-func (c *Controller) heads(blocked []bool, fair bool) []head {
+func (c *Controller) heads(blocked []bool) []head {
 	clear(c.cycHeads)
 	heads := c.cycHeads[:0]
 	c.headAssign = c.headAssign[:0]
-	c.shareBuf = c.shareBuf[:0]
+	c.headTargets = c.headTargets[:0]
 	for w, word := range c.queues.busy {
 		for ; word != 0; word &= word - 1 {
 			qi := w<<6 | bits.TrailingZeros64(word)
@@ -739,7 +877,7 @@ func (c *Controller) heads(blocked []bool, fair bool) []head {
 			if blocked[qi] {
 				continue
 			}
-			if h, ok := c.headOf(qi, fair); ok {
+			if h, ok := c.headOf(qi); ok {
 				heads = append(heads, h)
 			}
 		}
@@ -748,76 +886,204 @@ func (c *Controller) heads(blocked []bool, fair bool) []head {
 	return heads
 }
 
-// headOf is queue qi's head (ok false: every bucket of it was set aside
-// this cycle).
-func (c *Controller) headOf(qi int, fair bool) (head, bool) {
+// headOf is queue qi's head and its nomination (ok false: every bucket
+// of it is set aside).
+func (c *Controller) headOf(qi int) (head, bool) {
 	st := c.snap.cqs[qi]
-	first := c.queues.head(qi, c.cycles)
+	first := c.queues.headAt(qi, c.cycles, c.epoch[c.treeOf(qi)]+1)
 	if first == nil {
 		return head{}, false
 	}
-	// A workload known to fail as things stand has no assignment (and
-	// does not borrow).
-	var as []int
-	h := head{x: first, ver: c.snap.ver, at: len(c.headAssign)}
-	if first.failedAt != c.snap.ver || c.noShortcuts {
-		c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
-		as = c.headAssign[h.at:]
-		r := c.assigner.assignment(first, true, as, false)
-		if h.fits = r.outcome == fit; !h.fits {
-			as = nil
-		} else if r.borrow {
+	h := head{x: first, ver: c.snap.ver, at: len(c.headAssign), before: first.reason}
+	if strings.Contains(first.reason, ": resource ") && strings.HasSuffix(first.reason, " unavailable") {
+		h.unavailable = true
+		return h, true
+	}
+	if first.failedAt == c.snap.ver && !c.noShortcuts {
+		// Tried since the last change: it would fail again, for the
+		// same reason.
+		h.known = true
+		c.nominateReserve(&h, first)
+		return h, true
+	}
+	c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
+	as := c.headAssign[h.at:]
+	r := c.assigner.assignment(first, true, as, true)
+	if h.fits = r.outcome == fit; h.fits {
+		if r.borrow {
 			for g, f := range as {
 				if f >= 0 {
 					h.level = max(h.level, c.preemptor.borrowLevel(first, g, f))
 				}
 			}
 		}
+		return h, true
 	}
-	if fair {
-		h.path, h.shares = c.headShares(first, as)
+	rb := append(append(append(c.reasonBuf[:0], "ClusterQueue "...), st.Name...), ": "...)
+	rb = append(rb, c.assigner.why...)
+	c.reasonBuf = rb
+	if string(rb) != first.reason {
+		first.reason = string(rb)
 	}
+	first.bucket.reason = first.reason
+	targets, pas := c.preemptor.preempt(first, r.failed)
+	if targets != nil {
+		// How far up it borrows with its targets gone (Kueue's flavor
+		// assigner takes the preemption oracle's borrowAfterPreemptions
+		// into Assignment.Borrowing, which orders the heads).
+		for g, f := range pas {
+			if f >= 0 {
+				h.level = max(h.level, c.preemptor.borrowLevel(first, g, f))
+			}
+		}
+		// Nominated only: the round starts from the state as it was.
+		for _, t := range targets {
+			c.snap.readmit(t)
+		}
+		copy(as, pas)
+		h.tAt, h.tN = len(c.headTargets), len(targets)
+		c.headTargets = append(c.headTargets, targets...)
+		return h, true
+	}
+	c.headAssign = c.headAssign[:h.at]
+	c.nominateReserve(&h, first)
 	return h, true
 }
 
-// sortHeads puts the heads in the order they are tried: under fair
-// sharing by the shares of their sides of their lowest common ancestor,
-// otherwise those that do not borrow first, then those that borrow from
-// nearer up their cohort tree (Kueue's classical iterator compares
-// Assignment.Borrows(), a height); then in queue order.
-func sortHeads(heads []head, fair bool) {
-	// Heads in order; less orders workloads totally, so the order is
-	// the one sort.SliceStable gave.
-	before := func(a, b *head) bool {
-		if fair {
-			if fairBefore(a, b) {
-				return true
-			}
-			if fairBefore(b, a) {
-				return false
-			}
-		} else if a.level != b.level {
-			return a.level < b.level
-		}
-		return less(a.x, b.x)
+// nominateReserve marks a head that does not fit and has nothing to
+// preempt as one that reserves quota, with its flavors and borrowing
+// height, where Kueue's would: its queue cannot always reclaim
+// (reclaimWithinCohort other than Any), it is in a cohort (alone, no
+// other queue could take what it reserves), and the flavor assigner
+// counts preemption on a flavor of every group it asks for.
+func (c *Controller) nominateReserve(h *head, x *wl) {
+	st := c.snap.cqs[x.cq]
+	if st.cohort < 0 || st.Preempt.ReclaimWithinCohort == Any {
+		return
 	}
+	h.at = len(c.headAssign)
+	c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
+	as := c.headAssign[h.at:]
+	if x.resVer != c.snap.ver || x.resVer == 0 {
+		// Worked out once per state: a head tried again and again
+		// while nothing changes costs nothing more.
+		level, ok := c.preemptor.reserveAssignment(x, as)
+		x.resVer, x.resLevel = c.snap.ver, -1
+		if ok {
+			if cap(x.resAssign) < len(as) {
+				x.resAssign = c.ints(len(as))
+			}
+			x.resAssign = append(x.resAssign[:0], as...)
+			x.resLevel = level
+		}
+	}
+	if x.resLevel < 0 {
+		c.headAssign = c.headAssign[:h.at]
+		return
+	}
+	copy(as, x.resAssign)
+	h.reserve, h.level = true, x.resLevel
+}
+
+// reserveQuota adds to x's queue's usage, for the rest of the round, the
+// quota Kueue reserves for a head that needs preemption and has no
+// targets (quotaResourcesToReserve): where it borrows, its requests up to
+// its borrowing limit; otherwise up to its nominal quota, as usage stands.
+func (c *Controller) reserveQuota(x *wl, assign []int, level int) {
+	st := c.snap.cqs[x.cq]
+	for g, f := range assign {
+		if f < 0 {
+			continue
+		}
+		for ri, a := range x.req {
+			if a == 0 || st.groupOf[ri] != g {
+				continue
+			}
+			r := st.posOf[ri]
+			q, u := st.quota[g][f][r], st.usage[g][f][r]
+			amt := max(0, min(a, q.Nominal-u))
+			if level > 0 {
+				amt = a
+				if q.BorrowingLimit != NoLimit {
+					amt = max(0, min(a, q.Nominal+q.BorrowingLimit-u))
+				}
+			}
+			if amt == 0 {
+				continue
+			}
+			c.addReserved(reservedCell{qi: x.cq, g: g, f: f, r: r, amt: amt})
+		}
+	}
+}
+
+// reservedCell is quota a head reserved in a round.
+type reservedCell struct {
+	qi, g, f, r int
+	amt         int64
+}
+
+func (c *Controller) addReserved(rc reservedCell) {
+	c.chargeCell(rc, rc.amt)
+	c.reserved = append(c.reserved, rc)
+}
+
+// chargeCell adds d to a queue's usage cell and up its cohort tree.
+func (c *Controller) chargeCell(rc reservedCell, d int64) {
+	st := c.snap.cqs[rc.qi]
+	st.usage[rc.g][rc.f][rc.r] += d
+	c.snap.addUsage(st.node, st.keys[rc.g][rc.f][rc.r], d)
+	c.snap.touch.mark(rc.qi)
+}
+
+// unreserve gives back what the round's heads reserved.
+func (c *Controller) unreserve() {
+	for _, rc := range c.reserved {
+		c.chargeCell(rc, -rc.amt)
+	}
+	c.reserved = c.reserved[:0]
+}
+
+// sortHeads puts the heads in the order they are tried (Kueue's classical
+// iterator): those that do not borrow first, then those that borrow from
+// nearer up their cohort tree (Kueue compares Assignment.Borrows(), a
+// height); then in queue order.
+func sortHeads(heads []head) {
 	slices.SortStableFunc(heads, func(a, b head) int {
 		switch {
-		case before(&a, &b):
+		case a.level != b.level:
+			return cmp.Compare(a.level, b.level)
+		case less(a.x, b.x):
 			return -1
-		case before(&b, &a):
+		case less(b.x, a.x):
 			return 1
 		}
 		return 0
 	})
 }
 
-func (c *Controller) setAside(st *cqState, x *wl, blocked []bool) {
+// fairLess orders two heads under fair sharing (Kueue's fair-sharing
+// iterator): by the shares of their sides of their lowest common
+// ancestor, then in queue order.
+func fairLess(a, b *head) bool {
+	if fairBefore(a, b) {
+		return true
+	}
+	if fairBefore(b, a) {
+		return false
+	}
+	return less(a.x, b.x)
+}
+
+// setAside takes x's shape out of the heads: a BestEffortFIFO queue's
+// until quota is released in its cohort tree (true: the queue may have
+// another head), a StrictFIFO queue's whole queue for the round.
+func (c *Controller) setAside(st *cqState, x *wl, blocked []bool) bool {
 	if st.Strategy == StrictFIFO {
 		blocked[x.cq] = true
-		return
+		return false
 	}
-	x.bucket.skipped = c.cycles
+	x.bucket.aside = c.epoch[c.treeOf(x.cq)] + 1
+	return true
 }
 
 // Standing is one ClusterQueue's GPUs (every nvidia.com/ resource, whole

@@ -42,10 +42,30 @@ func submit(t *testing.T, c *Controller, id int32, queue string, gpus int64, pri
 	require.NoError(t, c.Submit(Workload{ID: id, Queue: queue, Priority: prio, Created: int64(id), Requests: []Request{{gpu, gpus}}}))
 }
 
-// admitted lists the admitted ids of a cycle's decisions; preempted the
-// evicted ones.
-func cycle(c *Controller) (admitted, preempted []int32) {
-	for _, d := range c.Cycle() {
+// settle runs admission at one instant as the simulator does: cycles
+// while the last one issued preemptions (their preemptors are tried in
+// the next); it returns every cycle's decisions, in order.
+func settle(c *Controller) []Decision {
+	ds := c.Cycle()
+	if !c.Again() {
+		return ds
+	}
+	out := append([]Decision(nil), ds...)
+	for {
+		out = append(out, c.Cycle()...)
+		if !c.Again() {
+			return out
+		}
+	}
+}
+
+// admitted lists the admitted ids of an instant's decisions (settle);
+// preempted the evicted ones.
+func cycle(c *Controller) (admitted, preempted []int32) { return ids(settle(c)) }
+
+// ids lists the admitted and the preempted ids of decisions.
+func ids(ds []Decision) (admitted, preempted []int32) {
+	for _, d := range ds {
 		if d.Waiting {
 			continue
 		}
@@ -137,11 +157,17 @@ func TestReclaimWithinCohort(t *testing.T) {
 	submit(t, c, 2, "team-b", 4, 0)
 	cycle(c)
 	submit(t, c, 3, "team-a", 2, 0)
-	a, p := cycle(c)
+	// Kueue's cycle issues the preemption and admits the preemptor in the
+	// next cycle, once its victim's quota is back.
+	a, p := ids(c.Cycle())
 	require.Equal(t, []int32{2}, p)
+	require.Empty(t, a)
+	require.True(t, c.Again())
+	require.Contains(t, c.Reason(2), "Preempted to accommodate a workload (UID: 3) due to reclamation within the cohort")
+	a, p = cycle(c)
+	require.Empty(t, p)
 	require.Equal(t, []int32{3}, a)
 	require.True(t, c.Admitted(1))
-	require.Contains(t, c.Reason(2), "Preempted to accommodate a workload (UID: 3) due to reclamation within the cohort")
 
 	// Admitted the other way round (4 then 1), the newest is the 1-GPU
 	// job, and evicting it is enough: team-b keeps 4 (still borrowing 2),
@@ -201,10 +227,13 @@ func TestPreemptionWithinClusterQueue(t *testing.T) {
 	submit(t, c, 2, "q", 2, 0)
 	cycle(c)
 	submit(t, c, 3, "q", 2, 10)
-	a, p := cycle(c)
+	a, p := ids(c.Cycle())
 	require.Equal(t, []int32{2}, p)
-	require.Equal(t, []int32{3}, a)
+	require.Empty(t, a)
 	require.Contains(t, c.Reason(2), "prioritization in the ClusterQueue")
+	a, p = cycle(c)
+	require.Empty(t, p)
+	require.Equal(t, []int32{3}, a)
 	// The evicted job is pending again, first in line when room frees.
 	c.Finish(1)
 	a, _ = cycle(c)
@@ -259,7 +288,7 @@ func TestFlavorsInOrderAndUncoveredResources(t *testing.T) {
 	require.NoError(t, c.Submit(Workload{ID: 2, Queue: "lq", Requests: []Request{{"cpu", 10}, {gpu, 2}}}))
 	require.NoError(t, c.Submit(Workload{ID: 3, Queue: "lq", Requests: []Request{{"memory", 10}}}))
 	var ds []Decision
-	for _, d := range c.Cycle() {
+	for _, d := range settle(c) {
 		if !d.Waiting {
 			ds = append(ds, d)
 		}
@@ -333,7 +362,7 @@ func TestFlavorTaints(t *testing.T) {
 	require.NoError(t, c.Submit(Workload{ID: 2, Queue: "q", Created: 1, Requests: []Request{{gpu, 1}},
 		Constraints: &cluster.Constraints{Tolerations: []cluster.Toleration{{Key: "spot", Operator: "Exists", Effect: cluster.NoSchedule}}}}))
 	var flavors []int
-	for _, d := range c.Cycle() {
+	for _, d := range settle(c) {
 		if !d.Waiting {
 			flavors = append(flavors, d.Flavors[0])
 		}
@@ -345,7 +374,7 @@ func TestFlavorTaints(t *testing.T) {
 	c, err = New(s)
 	require.NoError(t, err)
 	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "q", Requests: []Request{{gpu, 1}}}))
-	c.Cycle()
+	settle(c)
 	require.Equal(t, "ClusterQueue q: couldn't assign flavors: untolerated taint {spot=true:NoSchedule} in flavor spot", c.Reason(1))
 }
 
@@ -388,7 +417,7 @@ func TestBacklogCycleCostsNothingUntilAChange(t *testing.T) {
 		submit(t, c, id, "team", 2, id%2)
 	}
 	var waiting []int32
-	for _, d := range c.Cycle() {
+	for _, d := range settle(c) {
 		require.True(t, d.Waiting)
 		waiting = append(waiting, d.ID)
 	}
@@ -396,7 +425,7 @@ func TestBacklogCycleCostsNothingUntilAChange(t *testing.T) {
 	require.Equal(t, "ClusterQueue team: couldn't assign flavors: insufficient unused quota in flavor gpu for nvidia.com/gpu (2 more needed)", c.Reason(1001))
 	v := c.Version()
 	allocs := testing.AllocsPerRun(100, func() {
-		require.Empty(t, c.Cycle())
+		require.Empty(t, settle(c))
 	})
 	require.Zero(t, allocs)
 	require.Equal(t, v, c.Version(), "a cycle that decides nothing changes nothing")

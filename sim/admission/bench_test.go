@@ -48,7 +48,7 @@ func BenchmarkControllerPerJob(b *testing.B) {
 		if err := c.Submit(Workload{ID: int32(i), Queue: queue, Created: int64(i), Requests: req}); err != nil {
 			b.Fatal(err)
 		}
-		for _, d := range c.Cycle() {
+		for _, d := range settle(c) {
 			switch {
 			case d.Preempted:
 				preempted++
@@ -62,7 +62,7 @@ func BenchmarkControllerPerJob(b *testing.B) {
 			c.Finish(held[k])
 			held[k] = held[len(held)-1]
 			held = held[:len(held)-1]
-			c.Cycle()
+			settle(c)
 		}
 	}
 	b.ReportMetric(float64(preempted)/float64(b.N), "preempted/job")

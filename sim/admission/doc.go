@@ -29,17 +29,33 @@
 // not its pods have been placed yet; the flavor's node labels then steer
 // its pods to the flavor's nodes.
 //
-// The model follows Kueue's documented behaviour, without Kueue's code:
-// quotas are integers in the simulator's units (whole GPUs or MIG
-// instances, milli-CPU, MiB), a cycle admits the heads of every
-// ClusterQueue (workloads that do not borrow first, then those borrowing
-// from nearer up their cohort tree, then by priority, then by creation
-// time) until nothing more fits, and evictions release
-// their quota at once (the simulator keeps a victim's pods on their nodes
-// while it writes a last checkpoint, Withdraw keeping it out of the queue
-// meanwhile). The package is
-// pure: it keeps no clock and no random state, and the same calls give
-// the same decisions.
+// The model follows Kueue's behaviour, without Kueue's code: quotas are
+// integers in the simulator's units (whole GPUs or MIG instances,
+// milli-CPU, MiB). Cycle runs Kueue's scheduling cycles at one instant:
+// each takes one head per ClusterQueue, nominates every head against the
+// state the cycle starts from, orders them (workloads that do not borrow
+// first, then those borrowing from nearer up their cohort tree, then by
+// priority, then by creation time; under fair sharing, within a cohort
+// tree, sides that do not borrow on what the head asks for first, then by
+// share, picked again after each admission) and admits them in turn
+// while their nominated flavors still fit. A head that needs preemption evicts its
+// targets and holds its quota to the end of the cycle; it is admitted in
+// a later cycle, once its victims' quota is back and they are back in
+// their queues (Again: the caller stops the victims and cycles again).
+// Until then a BestEffortFIFO queue keeps it as its head, ahead of
+// workloads of higher priority (Kueue's sticky workload): the victims'
+// return brings back what was set aside, but not before it. A head the
+// flavor assigner would let in only by preemption, with nothing it may
+// preempt, reserves quota for the rest of the cycle (Kueue's
+// resourcesToReserve) unless its queue reclaims from any priority.
+// Evictions release their quota at once (the simulator keeps a victim's
+// pods on their nodes while it writes a last checkpoint, Withdraw keeping
+// it out of the queue meanwhile). A BestEffortFIFO workload that does
+// not fit is set aside, with its shape, until quota is released in its
+// cohort tree; a StrictFIFO one holds its queue. The cross-check
+// (validate/xcheck/kueue) runs Kueue's own scheduler on the same inputs.
+// The package is pure: it keeps no clock and no random state, and the
+// same calls give the same decisions.
 //
 // Cost: pending workloads are kept in buckets of one shape (priority and
 // requests), so a cycle looks at the first of each bucket, never at the

@@ -101,24 +101,53 @@ func (s *snapshot) pathShares(p []int) []int64 {
 // headShares are the shares along x's queue's path with x admitted to
 // assign (as they stand when assign is nil), appended to c.shareBuf (the
 // cycle's scratch).
-func (c *Controller) headShares(x *wl, assign []int) (path []int, shares []int64) {
+//
+// borrows says, per node of the path, whether the node then uses more
+// than its subtree quota of a flavor-resource x asks for there (Kueue's
+// DRS.IsBorrowingOn with the workload's requested flavor-resources; none
+// when assign is nil), appended to c.borrowBuf.
+func (c *Controller) headShares(x *wl, assign []int) (path []int, shares []int64, borrows []bool) {
 	s := &c.snap
-	path = s.path(s.cqs[x.cq])
+	st := s.cqs[x.cq]
+	path = s.path(st)
 	if assign != nil {
 		defer s.simulateAdd(x, assign).undo()
 	}
 	start := len(c.shareBuf)
 	for _, i := range path {
 		c.shareBuf = append(c.shareBuf, s.nodeShare(i))
+		b := false
+		for g, f := range assign {
+			if f < 0 || b {
+				continue
+			}
+			n := s.nodes[i]
+			for ri, a := range x.req {
+				if a == 0 || st.groupOf[ri] != g {
+					continue
+				}
+				if k := s.frKey(st.flavors[g][f], ri); n.usage[k] > n.subtree[k] {
+					b = true
+					break
+				}
+			}
+		}
+		c.borrowBuf = append(c.borrowBuf, b)
 	}
-	return path, c.shareBuf[start:len(c.shareBuf):len(c.shareBuf)]
+	end := len(c.shareBuf)
+	return path, c.shareBuf[start:end:end], c.borrowBuf[start:end:end]
 }
 
-// fairBefore orders two heads by the shares of their sides of their
-// lowest common ancestor.
+// fairBefore orders two heads by their sides of their lowest common
+// ancestor: one that does not borrow on the flavor-resources its head
+// asks for first (Kueue's FairSharingPrioritizeNonBorrowing, on by
+// default in v0.17), then the lower share.
 func fairBefore(a, b *head) bool {
 	for k := 0; k < len(a.path) && k < len(b.path); k++ {
 		if a.path[k] != b.path[k] {
+			if a.borrows[k] != b.borrows[k] {
+				return !a.borrows[k]
+			}
 			return a.shares[k] < b.shares[k]
 		}
 	}

@@ -212,10 +212,16 @@ func TestFairShares(t *testing.T) {
 // Hierarchical fair sharing, KEP-1714's story 3: a shared ClusterQueue
 // holds 300 GPUs in Cohort CS; Cohort C1 holds queues 1a, 1b and 1c (1c
 // weighs 3), Cohort C2 holds 2a, all with no quota of their own and long
-// backlogs. Shares are compared root to leaves: C1 and C2 get 150 each,
-// and within C1 1a, 1b and 1c get 30, 30 and 90. A flat comparison of the
-// queues' own shares would give 2a only its weight's part of four
-// (about 50), not half.
+// backlogs. Shares are compared root to leaves: the fair division gives C1
+// and C2 150 each, and within C1 1a, 1b and 1c 30, 30 and 90. Admission
+// without preemption does not reach it: Kueue's cycle takes one head a
+// queue and orders the heads by share, so each cycle admits one 10-GPU
+// workload in each of the four queues while they fit: 7 cycles, 70 GPUs
+// each (280), and the 8th has room for two. Its tournament compares org's
+// children: C2 with its head admitted (80) before C1 (210 + 10); then,
+// within C1, 1c's (70 + 10) / 3 before 1a's and 1b's 80: 0, 70, 70, 80,
+// 80. A flat comparison of the queues' own shares would give the last two
+// to 1c and to 1a (the older head), not to 2a.
 func TestHierarchicalFairSharing(t *testing.T) {
 	s := Spec{
 		Flavors: []Flavor{{Name: "gpu"}},
@@ -239,12 +245,12 @@ func TestHierarchicalFairSharing(t *testing.T) {
 	// The reported fair division of the demand agrees, before any
 	// admission.
 	require.InDeltaSlice(t, []float64{0, 30, 30, 90, 150}, c.FairShares(c.Standings()), 1e-9)
-	c.Cycle()
+	settle(c)
 	st := c.Standings()
-	require.Equal(t, []int64{0, 30, 30, 90, 150}, []int64{st[0].Used, st[1].Used, st[2].Used, st[3].Used, st[4].Used})
+	require.Equal(t, []int64{0, 70, 70, 80, 80}, []int64{st[0].Used, st[1].Used, st[2].Used, st[3].Used, st[4].Used})
 	// With the backlog left waiting, another tournament decides nothing
 	// and allocates nothing.
-	require.Zero(t, testing.AllocsPerRun(20, func() { require.Empty(t, c.Cycle()) }))
+	require.Zero(t, testing.AllocsPerRun(20, func() { require.Empty(t, settle(c)) }))
 
 	// The forms that write over a buffer (the run's integrals take them at
 	// every change) give the same, in the buffer, without allocating.
@@ -288,10 +294,10 @@ func TestHierarchicalFairPreemption(t *testing.T) {
 		for id := int32(1); id <= 4; id++ {
 			submit(t, c, id, "1a", 2, 0)
 		}
-		c.Cycle()
+		settle(c)
 		for id := int32(5); id <= 7; id++ {
 			submit(t, c, id, "2a", 2, 0)
-			c.Cycle()
+			settle(c)
 		}
 		st := c.Standings()
 		require.Equal(t, tc.want, []int64{st[1].Used, st[2].Used}, "D1 weight %d", tc.weight)
@@ -326,4 +332,47 @@ func TestFairSharesIdleCohort(t *testing.T) {
 		}
 	}
 	require.InDeltaSlice(t, []float64{0, 36, 36, 108, 180, 0, 0}, c.FairShares(c.Standings()), 1e-9)
+}
+
+// Fair sharing orders heads by their sides' shares first only among sides
+// that borrow, or not, alike: a side that does not borrow on the
+// flavor-resources its head asks for goes before one that does, whatever
+// their shares (Kueue's FairSharingPrioritizeNonBorrowing, on by default
+// in v0.17). Cohort org: lender L (spot 4), a (reserved 2), b (nothing).
+// a runs 1 (3 GPUs, borrowing spot). Pending, 2 GPUs each: a's 3 and b's
+// 4, both on reserved (1 spot GPU left). Shares with them in: a borrows 3
+// of the 6 GPUs lent (500), b 2 (333). b's 4 would go first by share; but
+// a does not borrow reserved, b would: a's 3 goes first and takes
+// reserved, and 4 no longer fits.
+func TestFairNonBorrowingSideFirst(t *testing.T) {
+	s := Spec{Flavors: []Flavor{{Name: "reserved"}, {Name: "spot"}}, FairSharing: &FairSharing{},
+		ClusterQueues: []ClusterQueue{twoFlavors("L", "org", 0, 4), twoFlavors("a", "org", 2, 0), twoFlavors("b", "org", 0, 0)}}
+	for _, q := range s.ClusterQueues {
+		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: q.Name, ClusterQueue: q.Name})
+	}
+	c, err := New(s)
+	require.NoError(t, err)
+	submit(t, c, 1, "a", 3, 0)
+	ds := settle(c)
+	require.Equal(t, "spot", flavorOf(t, c, 1, ds))
+	submit(t, c, 3, "a", 2, 0)
+	submit(t, c, 4, "b", 2, 0)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{3}, a)
+}
+
+// Fair sharing compares heads within a cohort tree only (Kueue's
+// iterator takes some queue and runs its tree's tournament): a queue of
+// no cohort (solo, listed first) does not stand between them. Tree org: a
+// (nothing) and b (2 GPUs). Pending: solo's 1 (1 GPU), a's 2 (priority
+// 100, 2 GPUs, borrowing b's), b's 3 (2 GPUs, its own). In org, b's 3
+// (share 0) goes before a's 2 (share 1000) and takes the GPUs. Compared
+// with solo's 1 on priority, a's 2 came first and took them.
+func TestFairTournamentWithinItsTree(t *testing.T) {
+	c := fairController(t, nil, cq("solo", "", q(4)), cq("b", "org", q(2)), cq("a", "org", q(0)))
+	submit(t, c, 1, "solo", 1, 0)
+	submit(t, c, 2, "a", 2, 100)
+	submit(t, c, 3, "b", 2, 0)
+	a, _ := cycle(c)
+	require.ElementsMatch(t, []int32{1, 3}, a)
 }

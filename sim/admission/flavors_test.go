@@ -37,7 +37,7 @@ func assignedFlavor(t *testing.T, edit func(*Spec), cons *cluster.Constraints) (
 	t.Helper()
 	c := zoned(t, edit)
 	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "q", Requests: []Request{{gpu, 1}}, Constraints: cons}))
-	for _, d := range c.Cycle() {
+	for _, d := range settle(c) {
 		if !d.Waiting && !d.Preempted {
 			return d.Flavors[0], ""
 		}
@@ -200,7 +200,7 @@ func TestFlavorSelectorPreemptsOnlyWhereItMayGo(t *testing.T) {
 	require.NoError(t, c.Submit(Workload{ID: 5, Queue: "q", Priority: 10, Created: 5, Requests: []Request{{gpu, 1}}, Constraints: sel("zone", "b")}))
 	var flavors []int
 	admitted, preempted := []int32(nil), []int32(nil)
-	for _, d := range c.Cycle() {
+	for _, d := range settle(c) {
 		switch {
 		case d.Preempted:
 			preempted = append(preempted, d.ID)

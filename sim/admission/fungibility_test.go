@@ -52,15 +52,15 @@ func TestFungibilityWhenCanBorrow(t *testing.T) {
 		c := fungible(t, twoFlavors("team", "org", 2, 4, func(q *ClusterQueue) { q.Fungibility.TryNextOnBorrow = tc.tryNext }),
 			twoFlavors("lender", "org", 4, 0))
 		submit(t, c, 1, "team", 3, 0)
-		require.Equal(t, tc.want, flavorOf(t, c, 1, c.Cycle()))
+		require.Equal(t, tc.want, flavorOf(t, c, 1, settle(c)))
 	}
 	// With spot full as well, TryNextFlavor falls back to borrowing in
 	// reserved.
 	c := fungible(t, twoFlavors("team", "org", 2, 4, func(q *ClusterQueue) { q.Fungibility.TryNextOnBorrow = true }), twoFlavors("lender", "org", 4, 0))
 	submit(t, c, 1, "team", 4, 0)
-	require.Equal(t, "spot", flavorOf(t, c, 1, c.Cycle()))
+	require.Equal(t, "spot", flavorOf(t, c, 1, settle(c)))
 	submit(t, c, 2, "team", 3, 0)
-	require.Equal(t, "reserved", flavorOf(t, c, 2, c.Cycle()))
+	require.Equal(t, "reserved", flavorOf(t, c, 2, settle(c)))
 }
 
 // whenCanPreempt: team has 2 reserved and 2 spot GPUs and preempts lower
@@ -79,9 +79,9 @@ func TestFungibilityWhenCanPreempt(t *testing.T) {
 			q.Fungibility.StopOnPreempt = tc.stop
 		}))
 		submit(t, c, 1, "team", 2, 0)
-		require.Equal(t, "reserved", flavorOf(t, c, 1, c.Cycle()))
+		require.Equal(t, "reserved", flavorOf(t, c, 1, settle(c)))
 		submit(t, c, 2, "team", 2, 100)
-		ds := c.Cycle()
+		ds := settle(c)
 		var preempted []int32
 		for _, d := range ds {
 			if d.Preempted {
@@ -91,7 +91,8 @@ func TestFungibilityWhenCanPreempt(t *testing.T) {
 		require.Equal(t, tc.preempted, preempted)
 		require.Equal(t, tc.want, flavorOf(t, c, 2, ds))
 		if tc.stop {
-			require.Equal(t, "spot", flavorOf(t, c, 1, c.Cycle()), "the preempted workload finds spot")
+			// In the cycle after the preemption, beside its preemptor.
+			require.Equal(t, "spot", flavorOf(t, c, 1, ds), "the preempted workload finds spot")
 		}
 	}
 }
@@ -114,11 +115,11 @@ func TestPreemptionPrefersReclaimToOwnQueue(t *testing.T) {
 		q.Preempt.ReclaimWithinCohort = Any
 	}), twoFlavors("lender", "org", 0, 2))
 	submit(t, c, 1, "team", 2, 0)
-	require.Equal(t, "reserved", flavorOf(t, c, 1, c.Cycle()))
+	require.Equal(t, "reserved", flavorOf(t, c, 1, settle(c)))
 	submit(t, c, 2, "lender", 4, 0)
-	require.Equal(t, "spot", flavorOf(t, c, 2, c.Cycle()))
+	require.Equal(t, "spot", flavorOf(t, c, 2, settle(c)))
 	submit(t, c, 3, "team", 2, 10)
-	ds := c.Cycle()
+	ds := settle(c)
 	require.Equal(t, "spot", flavorOf(t, c, 3, ds))
 	var preempted []int32
 	for _, d := range ds {

@@ -517,3 +517,108 @@ func (pr *preemptor) minimal(x *wl, g, f int, cands []*wl, allowBorrow bool) []*
 	}
 	return nil
 }
+
+// Kueue's flavor assigner's modes for a group's flavor where x does not
+// fit as usage stands (fitsResourceQuota, then the preemption oracle):
+// worst first.
+const (
+	modeNoFit = iota
+	// modeNoCandidates: preemption is allowed there, but no workload
+	// could be preempted.
+	modeNoCandidates
+	modePreempt
+	modeReclaim
+	modeFit
+)
+
+// modeOn is Kueue's mode for group g's flavor f for x and the height up
+// its cohort tree it borrows at there (after preemption where there are
+// candidates): fit where every resource fits; no fit where one asks for
+// more than the queue could ever get (PotentialAvailable) or may not
+// preempt there (mayPreemptOn); otherwise preempt (reclaim where the
+// candidates are all other queues') or, without candidates, no
+// candidates, which Kueue counts as preemption all the same.
+func (pr *preemptor) modeOn(x *wl, g, f int) (mode, level int) {
+	st := pr.snap.cqs[x.cq]
+	n := pr.snap.nodes[st.node]
+	fits := true
+	for ri, a := range x.req {
+		if a == 0 || st.groupOf[ri] != g {
+			continue
+		}
+		r := st.posOf[ri]
+		if a > n.potential[st.keys[g][f][r]] {
+			return modeNoFit, 0
+		}
+		if ok, _ := pr.snap.fits(st, g, f, r, a, true); !ok {
+			fits = false
+		}
+	}
+	if fits {
+		return modeFit, pr.borrowLevel(x, g, f)
+	}
+	if !pr.mayPreemptOn(x, g, f) {
+		return modeNoFit, 0
+	}
+	targets := pr.targetsFor(x, g, f)
+	if targets == nil {
+		return modeNoCandidates, pr.borrowLevel(x, g, f)
+	}
+	mode = modeReclaim
+	for _, t := range targets {
+		if t.cq == x.cq {
+			mode = modePreempt
+		}
+	}
+	ev := pr.snap.simulateEviction(targets)
+	level = pr.borrowLevel(x, g, f)
+	ev.undo()
+	return mode, level
+}
+
+// reserveAssignment is, for a head that does not fit and has no targets
+// to preempt, the flavors Kueue's flavor assigner gives it when every
+// group's best flavor is one where it could preempt (written to assign,
+// with the height it borrows at), or ok false when a group has none (Kueue:
+// NoFit). As Kueue's isPreferred (BorrowingOverPreemption): the better
+// mode, then the lower borrowing height, then the first; under
+// whenCanPreempt: MayStopSearch the first where candidates exist.
+func (pr *preemptor) reserveAssignment(x *wl, assign []int) (level int, ok bool) {
+	st := pr.snap.cqs[x.cq]
+	for g := range st.Groups {
+		assign[g] = -1
+		asks := false
+		for ri, a := range x.req {
+			if a > 0 && st.groupOf[ri] == g {
+				asks = true
+			}
+		}
+		if !asks {
+			continue
+		}
+		bestMode, bestLevel := modeNoFit, 0
+		for f := range st.flavors[g] {
+			if pr.assigner.verdict(st, x, g, f) != candidate {
+				continue
+			}
+			m, l := pr.modeOn(x, g, f)
+			if m == modeNoFit {
+				continue
+			}
+			if assign[g] < 0 || m > bestMode || (m == bestMode && l < bestLevel) {
+				assign[g], bestMode, bestLevel = f, m, l
+			}
+			if m == modeFit && (l == 0 || !st.Fungibility.TryNextOnBorrow) {
+				break
+			}
+			if st.Fungibility.StopOnPreempt && (m == modePreempt || m == modeReclaim) {
+				break
+			}
+		}
+		if assign[g] < 0 {
+			return 0, false
+		}
+		level = max(level, bestLevel)
+	}
+	return level, true
+}

@@ -40,6 +40,13 @@ type pendingQueue struct {
 	// are (a cycle skips a queue with none).
 	gpus int64
 	n    int
+	// sticky is the workload that issued preemptions at the head of a
+	// BestEffortFIFO queue: it stays the head, ahead of workloads of
+	// higher priority and of those its preemptions brought back from
+	// being set aside, until it is admitted or leaves the queue (Kueue's
+	// stickyWorkload, set when the scheduler requeues a head with
+	// RequeueReasonPendingPreemption; nil: none).
+	sticky *wl
 }
 
 type wl struct {
@@ -66,6 +73,12 @@ type wl struct {
 	// preemption: while the state stays the same, trying it again would
 	// fail the same way (0: not known).
 	failedAt uint64
+	// resVer is the state (snapshot.ver) at which its reservation as a
+	// head with nothing to preempt was worked out (nominateReserve):
+	// resAssign and resLevel, resLevel -1 where it reserves nothing.
+	resVer    uint64
+	resLevel  int
+	resAssign []int
 }
 
 // bucket holds a queue's pending workloads of one shape (priority and
@@ -85,6 +98,14 @@ type bucket struct {
 	next  *bucket
 	// skipped is the cycle (Controller.cycles) that set the bucket aside.
 	skipped uint64
+	// aside is, plus one, the release epoch of its queue's cohort tree
+	// (Controller.epoch) when a BestEffortFIFO cycle found its first
+	// inadmissible: it stays aside, over cycles, until quota is released
+	// in the tree (Kueue's inadmissibleWorkloads, moved back to the heap
+	// by QueueAssociatedInadmissibleWorkloadsAfter when a workload of the
+	// cohort finishes, is evicted or goes back to pending; an admission
+	// moves nothing back). 0: never set aside.
+	aside uint64
 }
 
 // entry is a workload in a bucket, with its generation and queue order
@@ -287,6 +308,9 @@ func shapeHash(prio, class int32, req []int64) uint64 {
 func (c *queueManager) dequeue(x *wl) {
 	x.pending = false
 	st := &c.pending[x.cq]
+	if st.sticky == x {
+		st.sticky = nil // Kueue clears it when the workload leaves the queue
+	}
 	st.gpus -= x.gpus
 	st.n--
 	if st.n == 0 {
@@ -311,7 +335,7 @@ func (c *queueManager) newWorkload(w Workload, qi, nr int) *wl {
 		c.free[n-1] = nil
 		c.free = c.free[:n-1]
 		clear(x.req)
-		*x = wl{Workload: w, cq: qi, req: x.req, assign: x.assign[:0], gen: x.gen}
+		*x = wl{Workload: w, cq: qi, req: x.req, assign: x.assign[:0], resAssign: x.resAssign[:0], gen: x.gen}
 		return x
 	}
 	if len(c.reqSlab) < nr {
@@ -337,10 +361,19 @@ func (c *queueManager) forget(x *wl) {
 
 // head is queue qi's first pending workload among the buckets not set
 // aside in this cycle (nil: none).
-func (c *queueManager) head(qi int, cycle uint64) *wl {
+func (c *queueManager) head(qi int, cycle uint64) *wl { return c.headAt(qi, cycle, 0) }
+
+// headAt is head, also passing over the buckets set aside at release
+// epoch aside-1 (aside 0: none).
+func (c *queueManager) headAt(qi int, cycle, aside uint64) *wl {
+	pq := &c.pending[qi]
+	out := func(b *bucket) bool { return b.skipped == cycle || (aside != 0 && b.aside == aside) }
+	if x := pq.sticky; x != nil && x.pending && !out(x.bucket) {
+		return x
+	}
 	var first *wl
-	for _, b := range c.pending[qi].bucketsL {
-		if b.skipped == cycle {
+	for _, b := range pq.bucketsL {
+		if out(b) {
 			continue
 		}
 		if x := b.first(); x != nil && (first == nil || less(x, first)) {

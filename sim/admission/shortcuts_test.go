@@ -145,8 +145,8 @@ func TestCycleShortcutsChangeNoDecision(t *testing.T) {
 				require.NoError(t, slow.Submit(w))
 				ids = append(ids, id)
 			case op < 7:
-				a := append([]Decision(nil), fast.Cycle()...)
-				b := slow.Cycle()
+				a := append([]Decision(nil), settle(fast)...)
+				b := settle(slow)
 				require.Equal(t, b, a, "seed %d step %d", seed, step)
 				for _, d := range a {
 					if d.Preempted {

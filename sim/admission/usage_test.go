@@ -64,7 +64,7 @@ func TestUsageViewIsStandings(t *testing.T) {
 				require.NoError(t, c.Submit(w))
 				ids = append(ids, id)
 			case op < 6:
-				c.Cycle()
+				settle(c)
 			case op < 8 && len(ids) > 0:
 				id := ids[r.IntN(len(ids))]
 				switch r.IntN(4) {
@@ -123,7 +123,7 @@ func TestUsageViewAllocatesNothing(t *testing.T) {
 	}
 	c := controller(t, cqs...)
 	submit(t, c, 1, "q7", 4, 0)
-	c.Cycle()
+	settle(c)
 	v := c.Usage()
 	// q7 (nominal 1: 7 mod 3) borrows 3 GPUs; the others leave unused
 	// 166 x 1 (i mod 3 = 1: 167 queues less q7) + 166 x 2 (i mod 3 = 2,
@@ -137,7 +137,7 @@ func TestUsageViewAllocatesNothing(t *testing.T) {
 		if c.Submit(w) != nil {
 			panic("refused")
 		}
-		c.Cycle()
+		settle(c)
 		c.Usage()
 	})
 	require.Zero(t, allocs)
