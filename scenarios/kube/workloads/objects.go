@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios/kube/dra"
@@ -107,6 +109,11 @@ type Group struct {
 	// the scenario's policy decides it).
 	DRA      *DRAUse
 	GPUQuota string
+	// Alone: the group is a job of its own, never merged with another
+	// group of the same pods (a JobSet child Job under exclusive
+	// placement: its pods' labels tell it from its siblings; each
+	// submission re-keys them, the source's rekey).
+	Alone bool
 }
 
 // DRAUse is where a group's DRA devices come from, for Kueue's quota, and
@@ -1068,8 +1075,16 @@ func jobSetObject(d *doc, o *Object, x *jobSet) error {
 		if int64(g.Pods)*int64(reps) > strict.MaxReplicas {
 			return d.errAt(at+".replicas", "%d jobs of %d pods is more than %d pods, the most one job has", reps, g.Pods, strict.MaxReplicas)
 		}
-		g.Pods *= reps
-		o.Groups = append(o.Groups, g)
+		key, keyAt, err := exclusiveTopology(d, x, &rj, at)
+		if err != nil {
+			return err
+		}
+		if key != "" {
+			o.Groups = append(o.Groups, exclusiveJobs(d, x.Name, &rj, g, reps, key, keyAt)...)
+		} else {
+			g.Pods *= reps
+			o.Groups = append(o.Groups, g)
+		}
 		if b := rj.Template.Spec.BackoffLimit; b != nil {
 			if *b < 0 {
 				return d.errAt(at+".template.spec.backoffLimit", "must not be negative")
@@ -1107,6 +1122,83 @@ func jobSetObject(d *doc, o *Object, x *jobSet) error {
 		noteUnmodelled(d, fmt.Sprintf("spec.replicatedJobs[%d]", i), &x.Spec.ReplicatedJobs[i])
 	}
 	return o.readDuration(d, x.ObjectMeta)
+}
+
+// JobSet's exclusive placement: the annotation on the JobSet or
+// on a replicated job's Job template names a node label; JobSet's pod
+// webhook then keeps each child Job's pods in one domain of it and no two
+// child Jobs in one domain. annotationNodeSelectorStrategy says nodes were
+// labelled and tainted per Job beforehand (hack/label_nodes.py).
+const (
+	annotationExclusiveTopology    = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+	annotationNodeSelectorStrategy = "alpha.jobset.sigs.k8s.io/node-selector"
+	labelJobSetJobKey              = "jobset.sigs.k8s.io/job-key"
+)
+
+// exclusiveTopology is the exclusive-placement topology key of replicated
+// job rj ("" when none) and the field that gives it: the JobSet's own
+// annotation, else the Job template's.
+func exclusiveTopology(d *doc, x *jobSet, rj *replicatedJob, at string) (string, string, error) {
+	for _, m := range []struct {
+		ann map[string]string
+		at  string
+	}{{x.Annotations, "metadata.annotations"}, {rj.Template.Annotations, at + ".template.metadata.annotations"}} {
+		if _, ok := m.ann[annotationNodeSelectorStrategy]; ok {
+			return "", "", d.errAt(m.at, "%s (exclusive placement by node selectors on nodes labelled and tainted per child Job beforehand) is not modelled: gpuplan's nodes carry no per-Job labels or taints; use %s alone", annotationNodeSelectorStrategy, annotationExclusiveTopology)
+		}
+	}
+	for _, m := range []struct {
+		ann map[string]string
+		at  string
+	}{{x.Annotations, "metadata.annotations"}, {rj.Template.Annotations, at + ".template.metadata.annotations"}} {
+		k, ok := m.ann[annotationExclusiveTopology]
+		if !ok {
+			continue
+		}
+		f := m.at + "." + annotationExclusiveTopology
+		if k == "" {
+			return "", "", d.errAt(f, "an empty topology key: name the node label whose domains each child Job takes exclusively")
+		}
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return "", "", d.errAt(f, "%s is not a node label key: %s", strict.Quote(k), strings.Join(errs, "; "))
+		}
+		return k, f, nil
+	}
+	return "", "", nil
+}
+
+// exclusiveJobs are replicated job rj's reps child Jobs under exclusive
+// placement on key, one group each (a job of its own: its pods' labels
+// carry its job key): as JobSet's pod webhook mutates the pods, each gets
+// required pod affinity to its own Job's pods (job-key In) and required
+// pod anti-affinity to any other Job's pods (job-key Exists and NotIn),
+// both on key. The job key is the child Job's name (JobSet hashes the
+// namespaced name; any key unique per Job places the same).
+func exclusiveJobs(d *doc, set string, rj *replicatedJob, g Group, reps int32, key, at string) []Group {
+	d.note(at, "each of the %d child Jobs of %s is a job of its own (a gang of its own), its pods kept in one domain of %s and no other child Job's pods in that domain (JobSet's pod webhook: required pod affinity and anti-affinity on %s); the webhook's follower pods waiting for the leader's node are not modelled (the Job's pods are placed together), nor the priority term newer JobSets add to the anti-affinity (Jobs of different priorities not excluding each other)", reps, rj.Name, key, labelJobSetJobKey)
+	out := make([]Group, 0, reps)
+	for i := range reps {
+		name := fmt.Sprintf("%s-%s-%d", set, rj.Name, i)
+		c := &cluster.Constraints{}
+		if g.Constraints != nil {
+			*c = *g.Constraints
+		}
+		c.PodAffinity = append(append([]cluster.PodAffinityTerm(nil), c.PodAffinity...),
+			cluster.PodAffinityTerm{TopologyKey: key, Selector: []cluster.Requirement{{Key: labelJobSetJobKey, Op: cluster.OpIn, Values: []string{name}}}},
+			cluster.PodAffinityTerm{Anti: true, TopologyKey: key, Selector: []cluster.Requirement{{Key: labelJobSetJobKey, Op: cluster.OpExists}, {Key: labelJobSetJobKey, Op: cluster.OpNotIn, Values: []string{name}}}})
+		labels := map[string]string{}
+		if g.Pod.Labels != nil {
+			maps.Copy(labels, g.Pod.Labels.Labels)
+		}
+		labels[labelJobSetJobKey] = name
+		j := g
+		j.Name = fmt.Sprintf("%s-%d", rj.Name, i)
+		j.Pod.Labels = podspread.Labels(labels)
+		j.Constraints = c
+		j.Alone = true
+		out = append(out, j)
+	}
+	return out
 }
 
 // rayClusterGroups reads a RayCluster spec: the head pod and each worker

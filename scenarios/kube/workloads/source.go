@@ -3,8 +3,10 @@ package workloads
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -156,6 +158,8 @@ type plan struct {
 	gpuQuota     string
 	// dra: the pods' GPUs come by DRA claim (cluster.FlagDRAClaims).
 	dra bool
+	// alone: a group that is a job of its own (Group.Alone).
+	alone bool
 }
 
 // plans merges an object's groups of identical pods into one job each.
@@ -170,11 +174,15 @@ type plan struct {
 func plans(o *Object) ([]plan, []string) {
 	var out []plan
 	var notes []string
+	alone := 0
 	for _, g := range o.Groups {
 		merged := false
+		if g.Alone {
+			alone++
+		}
 		for i := range out {
 			p := &out[i]
-			if !samePod(p.pod, g.Pod) || p.waves != g.Waves || p.gpuQuota != g.GPUQuota || p.dra != (g.DRA != nil) {
+			if g.Alone || p.alone || !samePod(p.pod, g.Pod) || p.waves != g.Waves || p.gpuQuota != g.GPUQuota || p.dra != (g.DRA != nil) {
 				continue
 			}
 			if p.constraints.Key() != g.Constraints.Key() {
@@ -192,7 +200,7 @@ func plans(o *Object) ([]plan, []string) {
 			break
 		}
 		if !merged {
-			out = append(out, plan{suffix: g.Name, replicas: g.Pods, minAvailable: minOr(g.MinAvailable, g.Pods), waves: g.Waves, pod: g.Pod, constraints: g.Constraints, gpuQuota: g.GPUQuota, dra: g.DRA != nil})
+			out = append(out, plan{alone: g.Alone, suffix: g.Name, replicas: g.Pods, minAvailable: minOr(g.MinAvailable, g.Pods), waves: g.Waves, pod: g.Pod, constraints: g.Constraints, gpuQuota: g.GPUQuota, dra: g.DRA != nil})
 		}
 	}
 	for i := range out {
@@ -207,7 +215,11 @@ func plans(o *Object) ([]plan, []string) {
 		out[0].suffix = ""
 		return out, notes
 	}
-	notes = append(notes, fmt.Sprintf("%s:%d: %s %s: its %d pod groups ask for different pods: each is submitted as a job of its own (a gang of its own), all at once, not held to start together", o.File, o.Line, o.Kind, o.Name, len(out)))
+	if alone > 0 {
+		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: its %d jobs (%d of them child Jobs under exclusive placement) are each submitted as a job of its own (a gang of its own), all at once, not held to start together", o.File, o.Line, o.Kind, o.Name, len(out), alone))
+	} else {
+		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: its %d pod groups ask for different pods: each is submitted as a job of its own (a gang of its own), all at once, not held to start together", o.File, o.Line, o.Kind, o.Name, len(out)))
+	}
 	if o.MinAvailable > 0 {
 		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: minAvailable %d across groups of different pods is not modelled: each group is a gang of its own", o.File, o.Line, o.Kind, o.Name, o.MinAvailable))
 	}
@@ -422,6 +434,9 @@ func (s *Source) fire(st *stream) {
 				Replicas: p.replicas, MinAvailable: p.minAvailable, Priority: prio, Flags: jf,
 				Pod: p.pod, Constraints: p.constraints, Recovery: st.recs[k], GPUQuota: p.gpuQuota,
 			}
+			if p.alone {
+				rekey(&j)
+			}
 			if st.cron != nil && st.cron.Policy == batchv1.ReplaceConcurrent && st.cronNext >= 0 {
 				j.Deadline = st.cronNext
 			}
@@ -432,6 +447,30 @@ func (s *Source) fire(st *stream) {
 			st.lastEnd = end
 		}
 	}
+}
+
+// rekey gives a JobSet child Job under exclusive placement a job key of
+// its own submission, its name: each submission of a file is a JobSet of
+// its own, whose child Jobs JobSet keys apart from every other's (the
+// key read from the manifest is the same on every submission).
+func rekey(j *cluster.JobSpec) {
+	old := j.Pod.Labels.Labels[labelJobSetJobKey]
+	labels := maps.Clone(j.Pod.Labels.Labels)
+	labels[labelJobSetJobKey] = j.Name
+	j.Pod.Labels = &cluster.PodLabels{Labels: labels}
+	c := *j.Constraints
+	c.PodAffinity = make([]cluster.PodAffinityTerm, len(j.Constraints.PodAffinity))
+	for i, t := range j.Constraints.PodAffinity {
+		t.Selector = slices.Clone(t.Selector)
+		for r := range t.Selector {
+			q := &t.Selector[r]
+			if q.Key == labelJobSetJobKey && len(q.Values) == 1 && q.Values[0] == old {
+				q.Values = []string{j.Name}
+			}
+		}
+		c.PodAffinity[i] = t
+	}
+	j.Constraints = &c
 }
 
 // streamHeap orders the source's streams by next arrival, ties by order.
