@@ -220,6 +220,16 @@ func (s builder) manifestSource(seed uint64, horizon int64, pools []cluster.Pool
 			}
 			notes = append(notes, qn...)
 		}
+		if o := exclusiveJobSet(e.Objects); o != nil {
+			if pol == nil {
+				if pol, err = s.kueuePolicy(policyFiles); err != nil {
+					return nil, nil, err
+				}
+			}
+			if len(pol.Spec.ClusterQueues) > 0 {
+				return nil, nil, &InputError{File: o.File, Line: o.Line, Field: o.Kind + " " + o.Name, Msg: "JobSet exclusive placement (alpha.jobset.sigs.k8s.io/exclusive-topology) under Kueue is not modelled: Kueue admits the JobSet as one workload, and gpuplan keeps child Jobs apart only as jobs of their own; drop the annotation or the ClusterQueues"}
+			}
+		}
 		for k, o := range e.Objects {
 			if o.PriorityClass == "" {
 				continue
@@ -327,6 +337,19 @@ func draGPUs(objs []workloads.Object) bool {
 		}
 	}
 	return false
+}
+
+// exclusiveJobSet is the first object with JobSet child Jobs under
+// exclusive placement (nil: none).
+func exclusiveJobSet(objs []workloads.Object) *workloads.Object {
+	for i := range objs {
+		for _, g := range objs[i].Groups {
+			if g.Alone {
+				return &objs[i]
+			}
+		}
+	}
+	return nil
 }
 
 // kueueDRAQuota sets the resource Kueue admission charges each group's DRA

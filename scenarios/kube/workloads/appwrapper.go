@@ -110,6 +110,11 @@ func appWrapperObject(d *doc, o *Object, x *appWrapper) error {
 		if err := convert(sub, &inner, out); err != nil {
 			return err
 		}
+		for _, g := range inner.Groups {
+			if g.Alone {
+				return d.errAt(at+".template", "a wrapped JobSet's exclusive placement (alpha.jobset.sigs.k8s.io/exclusive-topology) is not modelled: the AppWrapper runs its pods as one gang, and gpuplan keeps child Jobs apart only as jobs of their own")
+			}
+		}
 		for k := range max(inner.copies, 1) {
 			for _, g := range inner.Groups {
 				if inner.copies > 1 {

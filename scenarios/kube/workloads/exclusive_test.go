@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/kube/workloads"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/validate/strict"
@@ -119,4 +120,34 @@ spec:
 		require.True(t, errors.As(err, &ie), "%v", err)
 		require.Contains(t, err.Error(), c.want)
 	}
+}
+
+// Where gpuplan cannot keep child Jobs apart, it says so: a JobSet under
+// exclusive placement wrapped in an AppWrapper (one gang), and one in a
+// scenario with Kueue ClusterQueues (Kueue admits the JobSet as one
+// workload), are refused at the object.
+func TestJobSetExclusiveTopologyRefusedAsOneGang(t *testing.T) {
+	aw := `apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata: {name: aw}
+spec:
+  components:
+  - template:
+      apiVersion: jobset.x-k8s.io/v1alpha2
+      kind: JobSet
+      metadata: {name: s, annotations: {alpha.jobset.sigs.k8s.io/exclusive-topology: rack}}
+      spec:
+        replicatedJobs:
+        - name: a
+          replicas: 2
+          template: {spec: {template: {spec: {containers: [{name: c, image: i, command: [sleep, "30"]}]}}}}
+`
+	_, _, err := workloads.Parse("aw.yaml", []byte(aw))
+	var ie *strict.InputError
+	require.True(t, errors.As(err, &ie), "%v", err)
+	require.Contains(t, err.Error(), "spec.components[0].template: a wrapped JobSet's exclusive placement")
+
+	_, err = scenarios.Parse("s.yaml", "testdata", []byte(strings.Replace(racksScenario, "  workload:", "  policy:\n    manifests: [kueue/quick-start-setup.yaml]\n  workload:", 1)))
+	require.True(t, errors.As(err, &ie), "%v", err)
+	require.Contains(t, err.Error(), "exclusive-jobset.yaml:3: JobSet train: JobSet exclusive placement (alpha.jobset.sigs.k8s.io/exclusive-topology) under Kueue is not modelled")
 }
