@@ -25,8 +25,11 @@
 // (backoffLimit, podFailurePolicy, activeDeadlineSeconds, Volcano
 // policies), its duration when the manifest says it (the
 // gpuplan.dev/duration annotation, or a `sleep N` command) and, for a
-// CronJob, its schedule. What an object says that gpuplan does not model
-// is listed in its Notes.
+// CronJob, its schedule. A JobSet under exclusive placement
+// (alpha.jobset.sigs.k8s.io/exclusive-topology) becomes one group per
+// child Job, with the pod affinity and anti-affinity JobSet's pod webhook
+// injects; Source keys each submission's child Jobs apart. What an object
+// says that gpuplan does not model is listed in its Notes.
 //
 // Source submits the objects over virtual time: each time a file
 // arrives (by a rate, a cron schedule or a count) every object in it is
