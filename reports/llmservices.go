@@ -3,8 +3,6 @@ package reports
 import (
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
 	"gpuplan.dev/gpuplan/sim"
 )
@@ -153,12 +151,7 @@ func writeLLMTable(w io.Writer, s *Summary) {
 	lat, eng := llmTables(s)
 	for _, t := range [][][]string{lat, eng} {
 		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.ToUpper(strings.Join(t[0], "\t")))
-		for _, row := range t[1:] {
-			fmt.Fprintln(tw, strings.Join(row, "\t"))
-		}
-		tw.Flush()
+		termTable(w, t[0], t[1:])
 	}
 	fmt.Fprintln(w, llmServicesNote)
 }

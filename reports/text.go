@@ -77,6 +77,17 @@ func mdTable(w io.Writer, header []string, rows [][]string) {
 	fmt.Fprintln(w)
 }
 
+// termTable writes a terminal table: the header in capitals, then the
+// rows, columns aligned two spaces apart.
+func termTable(w io.Writer, header []string, rows [][]string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.ToUpper(strings.Join(header, "\t")))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
 // poolRows are the supply table's rows. A pool's nodes and GPUs are its
 // count at the start; one that an autoscaler grew (a Karpenter NodePool
 // starts at 0) shows its most at once beside it, and the cluster's total
@@ -860,51 +871,26 @@ func WriteTable(w io.Writer, s *Summary) error {
 	}
 	if len(s.Variants) > 0 {
 		fmt.Fprintln(w, "\nWhat-if variants (same seed and workload):")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		vh, vrows := variantTable(s)
-		fmt.Fprintln(tw, strings.ToUpper(strings.Join(vh, "\t")))
-		for _, r := range vrows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		tw.Flush()
+		termTable(w, vh, vrows)
 		if rows := variantServiceRows(s.Variants); len(rows) > 0 {
 			fmt.Fprintln(w, "\nInference services in each run:")
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, strings.ToUpper(strings.Join(variantServiceHeader(), "\t")))
-			for _, r := range rows {
-				fmt.Fprintln(tw, strings.Join(r, "\t"))
-			}
-			tw.Flush()
+			termTable(w, variantServiceHeader(), rows)
 		}
 		if rows := variantLLMRows(s.Variants); len(rows) > 0 {
 			fmt.Fprintln(w, "\nLLM services in each run:")
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, strings.ToUpper(strings.Join(variantLLMHeader(), "\t")))
-			for _, r := range rows {
-				fmt.Fprintln(tw, strings.Join(r, "\t"))
-			}
-			tw.Flush()
+			termTable(w, variantLLMHeader(), rows)
 		}
 		if ph, rows := pairedTable(s); len(rows) > 0 {
 			fmt.Fprintf(w, "\n%s\n", pairedCaptionShort(s))
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, strings.ToUpper(strings.Join(ph, "\t")))
-			for _, r := range rows {
-				fmt.Fprintln(tw, strings.Join(r, "\t"))
-			}
-			tw.Flush()
+			termTable(w, ph, rows)
 		}
 		fmt.Fprintln(w, runsNote(s))
 	}
 	if sc := s.SpotVsOnDemand; sc != nil {
 		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		sh, srows := spotTable(s, sc)
-		fmt.Fprintln(tw, strings.ToUpper(strings.Join(sh, "\t")))
-		for _, r := range srows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		tw.Flush()
+		termTable(w, sh, srows)
 		fmt.Fprintf(w, "%s\n", sameWorkText(sc))
 		if t := pairedText(sc.Paired); t != "" {
 			fmt.Fprintf(w, "%s\n", t)

@@ -78,11 +78,7 @@ func (g *gen) hyperNodes() (File, error) {
 		"and written back as read (tiers, tier names, members; a labelMatch as matchExpressions).",
 	)
 	for _, h := range g.pol.HyperNodes {
-		hn := &HyperNode{
-			TypeMeta:   metav1.TypeMeta{APIVersion: HyperNodeAPIVersion, Kind: "HyperNode"},
-			ObjectMeta: metav1.ObjectMeta{Name: h.Name},
-			Spec:       HyperNodeSpec{Tier: h.Tier, TierName: h.TierName},
-		}
+		hn := hyperNode(metav1.ObjectMeta{Name: h.Name}, h.Tier, h.TierName)
 		for i, m := range h.Members {
 			mm, err := hyperNodeMember(m)
 			if err != nil {
@@ -93,6 +89,15 @@ func (g *gen) hyperNodes() (File, error) {
 		f.Objects = append(f.Objects, hn)
 	}
 	return f, nil
+}
+
+// hyperNode is a HyperNode of that tier, without members.
+func hyperNode(om metav1.ObjectMeta, tier int, tierName string) *HyperNode {
+	return &HyperNode{
+		TypeMeta:   metav1.TypeMeta{APIVersion: HyperNodeAPIVersion, Kind: "HyperNode"},
+		ObjectMeta: om,
+		Spec:       HyperNodeSpec{Tier: tier, TierName: tierName},
+	}
 }
 
 // hyperNodeMember is a member as Volcano's types write it.
@@ -219,11 +224,7 @@ func (g *gen) poolHyperNodes(levels []string) File {
 				v := levelValue(p, slot, key)
 				hn, ok := index[key+"="+v]
 				if !ok {
-					hn = &HyperNode{
-						TypeMeta:   metav1.TypeMeta{APIVersion: HyperNodeAPIVersion, Kind: "HyperNode"},
-						ObjectMeta: metav1.ObjectMeta{Name: kubeName(v), Labels: map[string]string{"app.kubernetes.io/managed-by": "gpuplan"}},
-						Spec:       HyperNodeSpec{Tier: tier + 1, TierName: levelTierNames[key]},
-					}
+					hn = hyperNode(managedMeta(kubeName(v)), tier+1, levelTierNames[key])
 					if tier == 0 {
 						hn.Spec.Members = []HyperNodeMember{{Type: "Node", Selector: HyperNodeSelector{LabelMatch: &metav1.LabelSelector{MatchLabels: map[string]string{key: v}}}}}
 					}

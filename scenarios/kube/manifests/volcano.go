@@ -112,7 +112,7 @@ func (g *gen) volcanoQueues() (File, error) {
 	for _, q := range g.queues() {
 		objs = append(objs, &scenarios.VolcanoQueue{
 			TypeMeta:   metav1.TypeMeta{APIVersion: VolcanoQueueAPIVersion, Kind: "Queue"},
-			ObjectMeta: metav1.ObjectMeta{Name: q, Labels: map[string]string{"app.kubernetes.io/managed-by": "gpuplan"}},
+			ObjectMeta: managedMeta(q),
 			Spec:       scenarios.VolcanoQueueSpec{Weight: 1, Reclaimable: ptr(true)},
 		})
 	}

@@ -12,8 +12,10 @@ package kueue
 // are ordered by the height they borrow at, as Kueue's classical iterator
 // compares Assignment.Borrows() (r120). 40 since the cycle runs as
 // Kueue's (one head a queue nominated at the cycle's start, preemptor
-// admitted a cycle after its victims): 20 agree now, 16 differed then, by
-// a victim readmitted before its preemptor at the same instant. 19 since
+// admitted a cycle after its victims): 20 agree now (r151 among them,
+// whose victims Kueue readmitted before another queue's head), 16
+// differed then, by a victim readmitted before its preemptor at the same
+// instant. 19 since
 // a BestEffortFIFO preemptor stays its queue's head until admitted, as
 // Kueue's stickyWorkload keeps it: those 16 and r058, r135, r180, r185,
 // r195 agree now. 6 since a head that needs preemption is ordered by how
@@ -46,12 +48,6 @@ var openReason = map[string]string{
 	// cycles, and cq3's j032 is admitted before cq2's j034; gpuplan tries
 	// j034 in the second.
 	"r107": "a bucket of workloads that cannot fit is set aside in one pass, Kueue spends a cycle on each",
-	// At 19880 s j020 preempts j011 and j018; Kueue admits it a cycle
-	// later, when its victims are back in their queues, and readmits
-	// j018 first; gpuplan admits the preemptor in the same pass and puts
-	// the victims back only after the cycle, so cq2's j014 is admitted
-	// ahead of them.
-	"r151-fixed": "victims rejoin their queues only after gpuplan's cycle; Kueue admits the preemptor a cycle after the eviction",
 }
 
 func init() {
