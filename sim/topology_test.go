@@ -74,3 +74,39 @@ func TestTrainingInsideNVLinkDomain(t *testing.T) {
 	require.Equal(t, "", flat.Step().Level)
 	require.InDelta(t, 354.19, flat.Step().CommMs, 0.01)
 }
+
+// Issue 28's three placements as simulated durations, for the job of
+// TestTrainingPricedByRacksSpanned as 2 pods x 8 GPUs (every rail of a
+// node: 155.66 GB/s) on nodes of 8 H100s, each pod on its own node.
+// S x 2 x 15/16 = 26.25e9 bytes an all-reduce, 100 steps of 1 s:
+//
+//	one rack (2 nodes a rack): 50 us + 26.25e9 / 155.66e9 = 168.69 ms,
+//	  100 x 1168.69 ms = 116.869 s;
+//	two racks of one block (a 2:1 spine): 155.66 / 2 = 77.83 GB/s,
+//	  50 us + 26.25e9 / 77.83e9 = 337.32 ms, 133.732 s;
+//	two blocks (a 4:1 core): 155.66 / 4 = 38.915 GB/s,
+//	  50 us + 26.25e9 / 38.915e9 = 674.60 ms, 167.460 s.
+func TestTrainingPricedByLevelSpanned(t *testing.T) {
+	job := cluster.JobSpec{Name: "llm", Queue: "q", Replicas: 2, Duration: 100 * sim.Second,
+		Pod:      cluster.PodSpec{GPUs: 8, MilliCPU: 1000, MemoryMiB: 1024},
+		Training: &cluster.Training{Steps: 100, ComputePerStep: sim.Second, GradientBytes: 14_000_000_000}}
+	for _, c := range []struct {
+		name  string
+		spec  topology.Spec
+		level string
+		comm  float64
+		dur   sim.Time
+	}{
+		{"one rack", topology.Spec{NodesPerRack: 2}, "rack", 168.69, 116869},
+		{"two racks", topology.Spec{NodesPerRack: 1, RacksPerBlock: 2}, "block", 337.32, 133732},
+		{"two blocks", topology.Spec{NodesPerRack: 1, RacksPerBlock: 1}, "zone", 674.60, 167460},
+	} {
+		pools := []cluster.PoolSpec{{Name: "h100", GPUModel: "H100-80GB", Nodes: 4, GPUsPerNode: 8, MilliCPU: 96000, MemoryMiB: 1 << 20,
+			Topology: c.spec}}
+		rec := runTraining(t, pools, job, "MostAllocated")
+		require.Equal(t, c.level, rec.Step().Level, c.name)
+		require.Equal(t, "ib-ndr-400", rec.Step().Fabric, c.name)
+		require.InDelta(t, c.comm, rec.Step().CommMs, 0.01, c.name)
+		require.Equal(t, c.dur, rec.End-rec.Start, c.name)
+	}
+}
