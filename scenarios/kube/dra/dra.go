@@ -85,6 +85,9 @@ type Set struct {
 	classes   map[string]*Class
 	claims    map[string]*claim // by namespace/name
 	templates map[string]*claim
+	// channels are the ComputeDomains' channel templates, by
+	// namespace/template name.
+	channels map[string]*domain
 	// Notes name what the objects say that gpuplan reads but does not
 	// model, each with its line.
 	Notes []string
@@ -106,7 +109,7 @@ var builtin = []struct{ name, expr, ext, where string }{
 
 // NewSet is a set with the built-in classes only.
 func NewSet() *Set {
-	s := &Set{classes: map[string]*Class{}, claims: map[string]*claim{}, templates: map[string]*claim{}}
+	s := &Set{classes: map[string]*Class{}, claims: map[string]*claim{}, templates: map[string]*claim{}, channels: map[string]*domain{}}
 	for _, b := range builtin {
 		e, err := parseCEL(b.expr)
 		if err != nil {
@@ -142,6 +145,12 @@ func (s *Set) AddClasses(other *Set) {
 func Read(file string, docs []strict.Manifest) (*Set, error) {
 	s := NewSet()
 	for _, m := range docs {
+		if IsComputeDomain(m.APIVersion, m.Kind) {
+			if err := s.readComputeDomain(file, m); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if !IsDRA(m.APIVersion) {
 			continue
 		}

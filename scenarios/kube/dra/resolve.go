@@ -41,6 +41,8 @@ type Request struct {
 	Notes   []Finding
 	// Named are the ResourceClaims the pod names (not templates).
 	Named []Named
+	// Channel is the ComputeDomain channel the pod claims (nil: none).
+	Channel *Channel
 	// Kueue is what Kueue's DRA integration counts of the request.
 	Kueue KueueView
 }
@@ -139,6 +141,13 @@ func (s *Set) Pod(namespace string, spec *corev1.PodSpec, specAt string, ext []E
 		switch {
 		case pc.ResourceClaimName != nil && pc.ResourceClaimTemplateName != nil:
 			return r, &FieldError{at, "gives both resourceClaimName and resourceClaimTemplateName; the API server wants one"}
+		case pc.ResourceClaimTemplateName != nil && s.channel(namespace, *pc.ResourceClaimTemplateName) != nil:
+			d := s.channel(namespace, *pc.ResourceClaimTemplateName)
+			if r.Channel != nil {
+				return r, &FieldError{at + ".resourceClaimTemplateName", fmt.Sprintf("a second ComputeDomain channel (%s; the first is %s)", d.what(), r.Channel.What)}
+			}
+			r.Channel = &Channel{Domain: key(d.namespace, d.name), What: d.what(), Field: at + ".resourceClaimTemplateName"}
+			continue
 		case pc.ResourceClaimTemplateName != nil:
 			c = lookup(s.templates, namespace, *pc.ResourceClaimTemplateName)
 			if c == nil {

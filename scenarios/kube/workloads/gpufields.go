@@ -115,6 +115,11 @@ func claims(d *doc, o *Object, ps *corev1.PodSpec, dot string, ext []dra.ExtRequ
 		}
 		o.named = append(o.named, nc)
 	}
+	if req.Channel != nil {
+		if err := computeDomain(d, o, req.Channel, c); err != nil {
+			return nil, err
+		}
+	}
 	if req.Empty() {
 		return nil, nil
 	}
@@ -183,4 +188,45 @@ func shareClaims(file string, objs []Object) error {
 		}
 	}
 	return nil
+}
+
+// labelComputeDomain is the pod label gpuplan gives the pods of one job
+// claiming a ComputeDomain's channel, for their pod affinity.
+const labelComputeDomain = "gpuplan.dev/compute-domain"
+
+// computeDomain keeps the pods claiming a ComputeDomain's channel in one
+// NVLink domain: required pod affinity on nvidia.com/gpu.clique to the
+// job's own pods (labelComputeDomain, its value set per job). A cluster
+// without a multi-node NVLink domain cannot place it across nodes: that
+// is an input error naming the claim.
+func computeDomain(d *doc, o *Object, ch *dra.Channel, c **cluster.Constraints) error {
+	if d.pools != nil && !multiNodeDomain(d.pools) {
+		return d.errAt(ch.Field, "%s: its pods must share one NVLink domain (nvidia.com/gpu.clique), and no node pool of the cluster has an NVLink domain of more than one node (give a pool topology.nvlinkDomainGPUs wider than a node, or an nvidia.com/gpu.clique label)", ch.What)
+	}
+	if *c == nil {
+		*c = &cluster.Constraints{}
+	} else {
+		cp := **c
+		*c = &cp
+	}
+	(*c).PodAffinity = append(append([]cluster.PodAffinityTerm(nil), (*c).PodAffinity...),
+		cluster.PodAffinityTerm{TopologyKey: cluster.LabelGPUClique, Selector: []cluster.Requirement{{Key: labelComputeDomain, Op: cluster.OpIn, Values: []string{o.Name}}}})
+	d.computeDomain = o.Name
+	d.note(ch.Field, "%s: the IMEX channel is not a GPU; the job's pods are kept in one NVLink domain (required pod affinity on %s to the job's own pods)", ch.What, cluster.LabelGPUClique)
+	return nil
+}
+
+// multiNodeDomain reports whether a pool has an NVLink domain of more
+// than one node.
+func multiNodeDomain(pools []cluster.PoolSpec) bool {
+	for _, p := range pools {
+		n := max(p.Nodes, p.MaxNodes)
+		if _, ok := p.Labels[cluster.LabelGPUClique]; ok && n > 1 {
+			return true
+		}
+		if p.Topology.NodesPerDomain(p.GPUsPerNode) > 1 && n > 1 {
+			return true
+		}
+	}
+	return false
 }

@@ -686,6 +686,15 @@ func podOf(d *doc, o *Object, t *corev1.PodTemplateSpec, at string) (cluster.Pod
 		return pod, nil, nil, d.errAt(dot+"spec", "%v", err)
 	}
 	pod.Labels = podspread.Labels(t.Labels)
+	if cd := d.computeDomain; cd != "" {
+		d.computeDomain = "" // this template's only
+		l := maps.Clone(t.Labels)
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[labelComputeDomain] = cd
+		pod.Labels = podspread.Labels(l)
+	}
 	return pod, c, use, nil
 }
 

@@ -101,9 +101,12 @@ type doc struct {
 	root *yamlv3.Node
 	// dra is the file's DRA objects, pools the cluster's node pools (nil:
 	// unknown) and namespace the object's, for its pods' claims.
-	dra       *dra.Set
-	pools     []cluster.PoolSpec
-	namespace string
+	dra *dra.Set
+	// computeDomain: the pod template claims a ComputeDomain's channel;
+	// its pods' labelComputeDomain value.
+	computeDomain string
+	pools         []cluster.PoolSpec
+	namespace     string
 }
 
 // errAt is an InputError at a field path of the document.
@@ -180,7 +183,7 @@ func noWorkload(file, what string, skipped []string) error {
 // parseDocs reads a file's workload documents.
 func parseDocs(file string, docs []strict.Manifest, runtimes map[string]*runtimeDoc, folder bool, devices *dra.Set, pools []cluster.PoolSpec) (objs []Object, skipped []string, err error) {
 	for _, m := range docs {
-		if isRuntime(m) || dra.IsDRA(m.APIVersion) {
+		if isRuntime(m) || dra.IsDRA(m.APIVersion) || dra.IsComputeDomain(m.APIVersion, m.Kind) {
 			continue
 		}
 		out := schemaFor(m.APIVersion, m.Kind)

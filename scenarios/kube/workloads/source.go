@@ -437,6 +437,7 @@ func (s *Source) fire(st *stream) {
 			if p.alone {
 				rekey(&j)
 			}
+			rekeyDomain(&j, o.Name+"-"+strconv.Itoa(st.n))
 			if st.cron != nil && st.cron.Policy == batchv1.ReplaceConcurrent && st.cronNext >= 0 {
 				j.Deadline = st.cronNext
 			}
@@ -491,4 +492,34 @@ func (h *streamHeap) Pop() any {
 	x := h.h[n-1]
 	h.h = h.h[:n-1]
 	return x
+}
+
+// rekeyDomain gives a job claiming a ComputeDomain's channel the
+// submission's own labelComputeDomain value (sub: the object's name and
+// submission number), in its pods' labels and its pod affinity, so each
+// submission's pods share one NVLink domain apart from the others'.
+func rekeyDomain(j *cluster.JobSpec, sub string) {
+	if j.Pod.Labels == nil || j.Constraints == nil {
+		return
+	}
+	old, ok := j.Pod.Labels.Labels[labelComputeDomain]
+	if !ok {
+		return
+	}
+	labels := maps.Clone(j.Pod.Labels.Labels)
+	labels[labelComputeDomain] = sub
+	j.Pod.Labels = &cluster.PodLabels{Labels: labels}
+	c := *j.Constraints
+	c.PodAffinity = make([]cluster.PodAffinityTerm, len(j.Constraints.PodAffinity))
+	for i, t := range j.Constraints.PodAffinity {
+		t.Selector = slices.Clone(t.Selector)
+		for r := range t.Selector {
+			q := &t.Selector[r]
+			if q.Key == labelComputeDomain && len(q.Values) == 1 && q.Values[0] == old {
+				q.Values = []string{sub}
+			}
+		}
+		c.PodAffinity[i] = t
+	}
+	j.Constraints = &c
 }
