@@ -112,7 +112,7 @@ type Group struct {
 	// Alone: the group is a job of its own, never merged with another
 	// group of the same pods (a JobSet child Job under exclusive
 	// placement: its pods' labels tell it from its siblings; each
-	// submission re-keys them, the source's rekey).
+	// submission re-keys them, the source's relabel).
 	Alone bool
 }
 

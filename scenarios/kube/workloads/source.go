@@ -435,9 +435,9 @@ func (s *Source) fire(st *stream) {
 				Pod: p.pod, Constraints: p.constraints, Recovery: st.recs[k], GPUQuota: p.gpuQuota,
 			}
 			if p.alone {
-				rekey(&j)
+				relabel(&j, labelJobSetJobKey, j.Name)
 			}
-			rekeyDomain(&j, o.Name+"-"+strconv.Itoa(st.n))
+			relabel(&j, labelComputeDomain, o.Name+"-"+strconv.Itoa(st.n))
 			if st.cron != nil && st.cron.Policy == batchv1.ReplaceConcurrent && st.cronNext >= 0 {
 				j.Deadline = st.cronNext
 			}
@@ -448,30 +448,6 @@ func (s *Source) fire(st *stream) {
 			st.lastEnd = end
 		}
 	}
-}
-
-// rekey gives a JobSet child Job under exclusive placement a job key of
-// its own submission, its name: each submission of a file is a JobSet of
-// its own, whose child Jobs JobSet keys apart from every other's (the
-// key read from the manifest is the same on every submission).
-func rekey(j *cluster.JobSpec) {
-	old := j.Pod.Labels.Labels[labelJobSetJobKey]
-	labels := maps.Clone(j.Pod.Labels.Labels)
-	labels[labelJobSetJobKey] = j.Name
-	j.Pod.Labels = &cluster.PodLabels{Labels: labels}
-	c := *j.Constraints
-	c.PodAffinity = make([]cluster.PodAffinityTerm, len(j.Constraints.PodAffinity))
-	for i, t := range j.Constraints.PodAffinity {
-		t.Selector = slices.Clone(t.Selector)
-		for r := range t.Selector {
-			q := &t.Selector[r]
-			if q.Key == labelJobSetJobKey && len(q.Values) == 1 && q.Values[0] == old {
-				q.Values = []string{j.Name}
-			}
-		}
-		c.PodAffinity[i] = t
-	}
-	j.Constraints = &c
 }
 
 // streamHeap orders the source's streams by next arrival, ties by order.
@@ -494,20 +470,25 @@ func (h *streamHeap) Pop() any {
 	return x
 }
 
-// rekeyDomain gives a job claiming a ComputeDomain's channel the
-// submission's own labelComputeDomain value (sub: the object's name and
-// submission number), in its pods' labels and its pod affinity, so each
-// submission's pods share one NVLink domain apart from the others'.
-func rekeyDomain(j *cluster.JobSpec, sub string) {
+// relabel keys a submission apart: job j's pods get value for pod label
+// key, and its pod affinity terms that selected the label's value as read
+// select value instead (nothing when the pods have no such label). A JobSet
+// child Job under exclusive placement gets its own name as its job key
+// (JobSet keys every JobSet's child Jobs apart; the key read from the
+// manifest is the same on every submission), a job claiming a
+// ComputeDomain's channel its submission's own labelComputeDomain value,
+// so that each submission's pods share one NVLink domain apart from the
+// others'.
+func relabel(j *cluster.JobSpec, key, value string) {
 	if j.Pod.Labels == nil || j.Constraints == nil {
 		return
 	}
-	old, ok := j.Pod.Labels.Labels[labelComputeDomain]
+	old, ok := j.Pod.Labels.Labels[key]
 	if !ok {
 		return
 	}
 	labels := maps.Clone(j.Pod.Labels.Labels)
-	labels[labelComputeDomain] = sub
+	labels[key] = value
 	j.Pod.Labels = &cluster.PodLabels{Labels: labels}
 	c := *j.Constraints
 	c.PodAffinity = make([]cluster.PodAffinityTerm, len(j.Constraints.PodAffinity))
@@ -515,8 +496,8 @@ func rekeyDomain(j *cluster.JobSpec, sub string) {
 		t.Selector = slices.Clone(t.Selector)
 		for r := range t.Selector {
 			q := &t.Selector[r]
-			if q.Key == labelComputeDomain && len(q.Values) == 1 && q.Values[0] == old {
-				q.Values = []string{sub}
+			if q.Key == key && len(q.Values) == 1 && q.Values[0] == old {
+				q.Values = []string{value}
 			}
 		}
 		c.PodAffinity[i] = t
