@@ -218,13 +218,7 @@ func (fa *flavorAssigner) assignment(x *wl, allowBorrow bool, assign []int, why 
 	res := assignResult{outcome: fit, failed: -1}
 	for g := range st.Groups {
 		assign[g] = -1
-		asks := false
-		for ri, a := range x.req {
-			if a > 0 && st.groupOf[ri] == g {
-				asks = true
-			}
-		}
-		if !asks {
+		if !st.asks(x, g) {
 			continue
 		}
 		cur := fa.whyCur[:0]

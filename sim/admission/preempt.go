@@ -587,13 +587,7 @@ func (pr *preemptor) reserveAssignment(x *wl, assign []int) (level int, ok bool)
 	st := pr.snap.cqs[x.cq]
 	for g := range st.Groups {
 		assign[g] = -1
-		asks := false
-		for ri, a := range x.req {
-			if a > 0 && st.groupOf[ri] == g {
-				asks = true
-			}
-		}
-		if !asks {
+		if !st.asks(x, g) {
 			continue
 		}
 		bestMode, bestLevel := modeNoFit, 0

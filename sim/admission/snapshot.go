@@ -200,6 +200,17 @@ type assignResult struct {
 	failed  int
 }
 
+// asks reports whether x requests any resource that the queue's resource
+// group g covers.
+func (st *cqState) asks(x *wl, g int) bool {
+	for ri, a := range x.req {
+		if a > 0 && st.groupOf[ri] == g {
+			return true
+		}
+	}
+	return false
+}
+
 // slot is a position [group][flavor in group][covered resource] in a
 // queue's quota and usage.
 type slot struct{ g, f, r int }
