@@ -196,9 +196,12 @@ func DefaultFabricFor(model string) string {
 		return "h100-nvls"
 	case "H200-141GB":
 		return "h200-nvswitch"
-	case "B200", "GB200":
+	case "B200", "GB200", "B300", "GB300":
 		// GB200's four GPUs of a tray over the same NVLink 5; across the
 		// NVL72 rack's NVLink domain it is the topology model's to price.
+		// B300 and GB300 (Blackwell Ultra) keep NVLink 5 and its 1.8 TB/s
+		// a GPU (NVIDIA HGX B300 and GB300 NVL72 datasheets): B200's
+		// measured all-reduce until one of them is measured.
 		return "b200-nvswitch"
 	}
 	return "pcie"

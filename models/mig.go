@@ -85,13 +85,26 @@ func MIGProfiles(model string) []MIGProfile {
 		names := map[int]string{1: "23gb", 2: "47gb", 4: "93gb", 8: "186gb"}
 		gib := map[int]int64{1: 23, 2: 47, 4: 93, 8: 186}
 		return migTable(func(s int) string { return names[s] }, func(s int) int64 { return gib[s] << 10 }, "1g.47gb")
+	case "B300", "GB300":
+		// NVIDIA's mig-parted default configuration (NVIDIA/mig-parted
+		// deployments/systemd/config-default.yaml at 219e780d, Apache-2.0):
+		// B300 (device 0x3182) 1g.34gb x7, 1g.67gb x4, 2g.67gb x3,
+		// 3g.135gb x2, 4g.135gb x1, 7g.269gb x1; GB300 (0x31C2) 1g.35gb x7,
+		// 1g.70gb x4, 2g.70gb x3, 3g.139gb x2, 4g.139gb x1, 7g.278gb x1;
+		// their all-balanced layouts (2 x 1g, 1 x 2g, 1 x 3g) are the same
+		// slices as the other models'. Memory read off the names, as for B200.
+		gib := map[int]int64{1: 34, 2: 67, 4: 135, 8: 269}
+		if model == "GB300" {
+			gib = map[int]int64{1: 35, 2: 70, 4: 139, 8: 278}
+		}
+		return migTable(func(s int) string { return fmt.Sprintf("%dgb", gib[s]) }, func(s int) int64 { return gib[s] << 10 }, fmt.Sprintf("1g.%dgb", gib[2]))
 	}
 	return nil
 }
 
 // MIGModels lists the GPU models with MIG profiles.
 func MIGModels() []string {
-	return []string{"A100-40GB", "A100-80GB", "B200", "GB200", "H100-80GB", "H200-141GB"}
+	return []string{"A100-40GB", "A100-80GB", "B200", "B300", "GB200", "GB300", "H100-80GB", "H200-141GB"}
 }
 
 // MIGProfileByName finds a profile of a model.

@@ -16,6 +16,11 @@ func TestMIGProfileTables(t *testing.T) {
 		// B200: the guide's table 9; GB200: NVIDIA's GPU Operator names.
 		"B200":  {"1g.23gb": 7, "1g.45gb": 4, "2g.45gb": 3, "3g.90gb": 2, "4g.90gb": 1, "7g.180gb": 1},
 		"GB200": {"1g.23gb": 7, "1g.47gb": 4, "2g.47gb": 3, "3g.93gb": 2, "4g.93gb": 1, "7g.186gb": 1},
+		// B300 and GB300: the all-<profile> configurations of NVIDIA's
+		// mig-parted default config (deployments/systemd/config-default.yaml),
+		// the count each gives a GPU.
+		"B300":  {"1g.34gb": 7, "1g.67gb": 4, "2g.67gb": 3, "3g.135gb": 2, "4g.135gb": 1, "7g.269gb": 1},
+		"GB300": {"1g.35gb": 7, "1g.70gb": 4, "2g.70gb": 3, "3g.139gb": 2, "4g.139gb": 1, "7g.278gb": 1},
 	}
 	for model, profiles := range want {
 		got := map[string]int{}
@@ -54,6 +59,11 @@ func TestMIGProfileTables(t *testing.T) {
 	require.NoError(t, err)
 	_, err = PlaceMIG("B200", []string{"4g.90gb", "4g.90gb"})
 	require.Error(t, err)
+	// mig-parted's all-balanced for B300 and GB300: 2 x 1g, 1 x 2g, 1 x 3g.
+	_, err = PlaceMIG("B300", []string{"1g.34gb", "1g.34gb", "2g.67gb", "3g.135gb"})
+	require.NoError(t, err)
+	_, err = PlaceMIG("GB300", []string{"1g.35gb", "1g.35gb", "2g.70gb", "3g.139gb"})
+	require.NoError(t, err)
 }
 
 // Combinations from NVIDIA's list of valid A100 configurations, and some

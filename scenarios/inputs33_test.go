@@ -17,7 +17,7 @@ func TestAcceptedThoughWrongRefused(t *testing.T) {
 		{"count-null", "      count: 2", "      count: null",
 			`:10:14: spec.cluster.pools[0].count: is null; give a whole number or leave the field out`},
 		{"gpu-model", "gpuModel: A100-80GB", "gpuModel: A100-80G",
-			`:11:17: spec.cluster.pools[0].gpuModel: "A100-80G" is not a GPU model gpuplan knows (known: A10, A100, A100-40GB, A100-80GB, A10G, B200, G1, G2, G3, GB200, H100, H100-80GB, H200-141GB, L4, L40S, M60, MI25, MI300X, P100, P4, T4, V100, V100-32GB, V100M16, V100M32); for another model give gpuMemory too`},
+			`:11:17: spec.cluster.pools[0].gpuModel: "A100-80G" is not a GPU model gpuplan knows (known: A10, A100, A100-40GB, A100-80GB, A10G, B200, B300, G1, G2, G3, GB200, GB300, H100, H100-80GB, H200-141GB, L4, L40S, M60, MI25, MI300X, P100, P4, T4, V100, V100-32GB, V100M16, V100M32); for another model give gpuMemory too`},
 		// An instance type fills in a cpu left out; a cpu of 0 written is 0.
 		{"cpu-0", "      gpuModel: A100-80GB\n      gpusPerNode: 8\n      cpu: \"96\"", "      instanceType: p4d.24xlarge\n      cpu: \"0\"",
 			`:12:12: spec.cluster.pools[0].cpu: must be positive`},

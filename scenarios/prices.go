@@ -25,6 +25,7 @@ func DefaultCatalogFiles() []string {
 		"catalog/aws_instance_specs.csv",
 		"catalog/aws_gpu_subset.csv",
 		"catalog/aws_ondemand_karpenter_us-east-1_gpu.csv",
+		"catalog/aws_ondemand_karpenter_us-east-1_gpu_2026-07.csv",
 		"catalog/azure_gpu_vms.csv",
 		"catalog/gcp_gpu_host_vms.csv",
 		"catalog/gcp_gpu_accelerators.csv",
@@ -32,7 +33,7 @@ func DefaultCatalogFiles() []string {
 }
 
 // DefaultCatalogSnapshot says which snapshot the embedded catalog is.
-const DefaultCatalogSnapshot = "embedded catalog: AWS SkyPilot v7 (pre-June-2025) with Karpenter us-east-1 on-demand list of 2026-01-19; Azure and GCP SkyPilot-format of 2026-05-20"
+const DefaultCatalogSnapshot = "embedded catalog: AWS SkyPilot v7 (pre-June-2025) with Karpenter us-east-1 on-demand list of 2026-01-19 (p6-b300 from its list of 2026-07-20); Azure and GCP SkyPilot-format of 2026-05-20"
 
 // DefaultCatalog reads the embedded price catalog.
 func DefaultCatalog() (*models.PriceCatalog, error) { return LoadCatalog() }

@@ -48,6 +48,14 @@ func TestDefaultCatalogQuotes(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int32(4), it.GPUs)
 	require.Equal(t, "L40S", it.GPUModel)
+	// p6-b300 only in Karpenter's newer list (2026-07-20): 142.416 a node-hour;
+	// 8 B300 of 275,040 MiB, 192 vCPUs, 4 TiB (its instance-type labels).
+	q = quote("p6-b300.48xlarge", "us-east-1", "", models.OnDemand)
+	require.Equal(t, 142.416, q.PerHour)
+	require.Contains(t, q.Basis, "generated 2026-07-20")
+	it, ok = cat.Instance("p6-b300.48xlarge")
+	require.True(t, ok)
+	require.Equal(t, models.InstanceType{Name: "p6-b300.48xlarge", Cloud: models.AWS, GPUModel: "B300", GPUs: 8, VCPUs: 192, MemoryGiB: 4096, GPUMemoryMiB: 275040}, it)
 
 	// No offer: the error says what is there.
 	_, err = cat.Quote("p4d.24xlarge", "mars-1", "", models.Spot)

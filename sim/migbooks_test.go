@@ -149,10 +149,11 @@ func TestMIGLayoutSweep(t *testing.T) {
 			}
 		}
 	}
-	// 6 models (A100-40GB, A100-80GB, B200, GB200, H100-80GB, H200-141GB),
-	// 7 layouts each (all-balanced and one per profile), 2 mixed variants of
-	// each and a single one of all but all-balanced, 5 seeds.
-	require.Equal(t, 6*(7*2+6)*5, runs)
+	// 8 models (A100-40GB, A100-80GB, B200, B300, GB200, GB300, H100-80GB,
+	// H200-141GB), 7 layouts each (all-balanced and one per profile), 2
+	// mixed variants of each and a single one of all but all-balanced, 5
+	// seeds.
+	require.Equal(t, 8*(7*2+6)*5, runs)
 }
 
 // The inflation experiment on a single-strategy MIG pool whose layout

@@ -52,6 +52,8 @@ var nvidiaGPU = map[string]struct{ product, arch string }{
 	"H200-141GB": {"NVIDIA H200", "Hopper"},
 	"B200":       {"NVIDIA B200", "Blackwell"},
 	"GB200":      {"NVIDIA GB200", "Blackwell"},
+	"B300":       {"NVIDIA B300 SXM6 AC", "Blackwell"},
+	"GB300":      {"NVIDIA GB300", "Blackwell"},
 	"L4":         {"NVIDIA L4", "Ada Lovelace"},
 	"L40S":       {"NVIDIA L40S", "Ada Lovelace"},
 	"T4":         {"Tesla T4", "Turing"},

@@ -87,10 +87,12 @@ func TestSelectorsNarrowGPUModels(t *testing.T) {
 		// Hopper: H100 (generic and 80GB) and H200.
 		{"architecture", "        exactly:\n          deviceClassName: gpu.nvidia.com\n          count: 4\n          selectors:\n          - cel: {expression: \"device.attributes['gpu.nvidia.com'].architecture == 'Hopper'\"}\n", 4, "", []string{"H100", "H100-80GB", "H200-141GB"}},
 		// At least 80Gi: A100-80GB and H100-80GB (80), H200 (141), B200
-		// (180), GB200 (186); not the generic A100/H100 (no memory known).
-		{"memory compareTo", "        exactly:\n          deviceClassName: gpu.nvidia.com\n          selectors:\n          - cel: {expression: \"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0\"}\n", 1, "", []string{"A100-80GB", "B200", "GB200", "H100-80GB", "H200-141GB"}},
-		// More than 140Gi and Blackwell: B200 (180) and GB200 (186).
-		{"isGreaterThan and", "        exactly:\n          deviceClassName: gpu.nvidia.com\n          selectors:\n          - cel: {expression: \"device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('140Gi')) && device.attributes['gpu.nvidia.com'].architecture in ['Blackwell']\"}\n", 1, "", []string{"B200", "GB200"}},
+		// (180), GB200 (186), B300 (269), GB300 (278); not the generic
+		// A100/H100 (no memory known).
+		{"memory compareTo", "        exactly:\n          deviceClassName: gpu.nvidia.com\n          selectors:\n          - cel: {expression: \"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0\"}\n", 1, "", []string{"A100-80GB", "B200", "B300", "GB200", "GB300", "H100-80GB", "H200-141GB"}},
+		// More than 140Gi and Blackwell: B200 (180), GB200 (186), B300 (269)
+		// and GB300 (278).
+		{"isGreaterThan and", "        exactly:\n          deviceClassName: gpu.nvidia.com\n          selectors:\n          - cel: {expression: \"device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('140Gi')) && device.attributes['gpu.nvidia.com'].architecture in ['Blackwell']\"}\n", 1, "", []string{"B200", "B300", "GB200", "GB300"}},
 		// MIG through DRA: the 1g.10gb profile is on A100-40GB (its
 		// 1g.10gb is the double-memory one-slice profile) and on
 		// A100-80GB and H100-80GB: every model that has it, so no
@@ -231,9 +233,10 @@ spec:
 `
 	o, err := parse(t, doc, nil)
 	require.NoError(t, err)
-	// 141Gi or more: H200 (141), B200 (180), GB200 (186).
+	// 141Gi or more: H200 (141), B200 (180), GB200 (186), B300 (269),
+	// GB300 (278).
 	require.Equal(t, int32(2), o.Groups[0].Pod.GPUs)
-	require.Equal(t, []string{"B200", "GB200", "H200-141GB"}, o.Groups[0].Constraints.Affinity[0][0].Values)
+	require.Equal(t, []string{"B200", "B300", "GB200", "GB300", "H200-141GB"}, o.Groups[0].Constraints.Affinity[0][0].Values)
 }
 
 // A Deployment's replicas get their GPUs by claim as a Job's pods do: a

@@ -472,7 +472,7 @@ func GPUModel(product string, memMiB int64) string {
 			return "V100-32GB"
 		}
 		return "V100"
-	case "A10G", "A10", "L4", "L40S", "T4", "P100", "P4", "B200", "M60":
+	case "A10G", "A10", "L4", "L40S", "T4", "P100", "P4", "B200", "GB200", "B300", "GB300", "M60":
 		return tok[0]
 	}
 	return ""

@@ -122,6 +122,9 @@ func TestGPUModelNames(t *testing.T) {
 		"NVIDIA-H100-80GB-HBM3": "H100-80GB", "NVIDIA-H200": "H200-141GB", "NVIDIA-A10G": "A10G", "Tesla-T4": "T4",
 		"NVIDIA-L4": "L4", "NVIDIA-L40S": "L40S", "Tesla-V100-SXM2-16GB": "V100", "Tesla-V100-SXM2-32GB": "V100-32GB",
 		"NVIDIA-GeForce-RTX-4090": "",
+		// Blackwell: GPU feature discovery writes NVML's name with dashes
+		// (a B300 reports "NVIDIA B300 SXM6 AC").
+		"NVIDIA-B200": "B200", "NVIDIA-GB200": "GB200", "NVIDIA-B300-SXM6-AC": "B300", "NVIDIA-GB300": "GB300",
 	} {
 		require.Equal(t, want, GPUModel(product, 0), product)
 	}
