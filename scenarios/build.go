@@ -232,6 +232,7 @@ func (s builder) clusterModel() (*ClusterModel, error) {
 		if p.Topology != nil {
 			ps.Zones = p.Topology.Zones
 		}
+		ps.LevelKeys = p.levelKeys
 		if a := p.Autoscaling; a != nil {
 			ps.MaxNodes = a.MaxNodes
 		}

@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -59,6 +61,16 @@ func (s *Scenario) importNodes() error {
 		}
 		if p.MIGStrategy != "" {
 			ps.Sharing = &SharingSpec{MIG: &MIGSpec{Strategy: p.MIGStrategy, Profiles: p.MIGLayout}}
+		}
+		if lv := p.Levels; lv != nil {
+			// The nodes' level labels as the pool's topology: slots fill
+			// domains, racks and blocks in order, as the nodes are grouped.
+			ps.Topology = &PoolTopologySpec{NodesPerRack: lv.NodesPerRack, RacksPerBlock: lv.RacksPerBlock}
+			if lv.NodesPerDomain > 1 {
+				ps.Topology.NVLinkDomainGPUs = lv.NodesPerDomain * p.GPUs
+			}
+			ps.levelKeys = lv.Keys
+			s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%s:%d: pool %s: topology from its nodes' labels (%s): %s", file, p.Line, p.Name, levelKeyList(lv.Keys), levelSizes(lv, p.Nodes)))
 		}
 		for _, t := range p.Taints {
 			ps.Taints = append(ps.Taints, TaintSpec{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
@@ -122,4 +134,29 @@ func (s *Scenario) addImportedPool(ps PoolSpec, from string) {
 	}
 	s.Spec.Cluster.Pools = append(s.Spec.Cluster.Pools, ps)
 	s.importedPools = append(s.importedPools, ps.Name)
+}
+
+// levelKeyList names the labels a pool's topology was read from.
+func levelKeyList(keys map[string]string) string {
+	var ks []string
+	for k := range keys {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+// levelSizes says what a pool's levels hold.
+func levelSizes(lv *nodes.Levels, total int) string {
+	var parts []string
+	if lv.NodesPerDomain > 1 {
+		parts = append(parts, fmt.Sprintf("NVLink domains of %d nodes", lv.NodesPerDomain))
+	}
+	if lv.NodesPerRack > 0 {
+		parts = append(parts, fmt.Sprintf("racks of %d nodes", lv.NodesPerRack))
+	}
+	if lv.RacksPerBlock > 0 {
+		parts = append(parts, fmt.Sprintf("blocks of %d racks", lv.RacksPerBlock))
+	}
+	return fmt.Sprintf("%s, %d nodes in all", strings.Join(parts, ", "), total)
 }

@@ -2,11 +2,14 @@ package scenarios
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/models/topology"
 	"gpuplan.dev/gpuplan/sim"
 )
 
@@ -114,4 +117,81 @@ func TestPoolTopologyErrors(t *testing.T) {
 		require.Contains(t, err.Error(), c.field, c.block)
 		require.Contains(t, err.Error(), c.msg, c.block)
 	}
+}
+
+// A node list of 8 GB200 trays (4 GPUs each) in two NVLink domains, each
+// behind its own bottom-layer EC2 network node under one middle-layer node
+// (the labels EKS and GPU feature discovery put on nodes): the pool's
+// topology is read from them (domains and racks of 4 trays, a block of 2
+// racks) and prices the gang by the level it spans, by hand:
+//
+//	4 pods x 4 GPUs (MostAllocated packs one domain): 16 ranks over the
+//	  NVL72 fabric, S x 2 x 15/16 = 26.25e9 bytes, 39.67 us + 26.25e9 /
+//	  835e9 = 31.48 ms a step, 100 x 1031.48 ms = 103.148 s;
+//	8 pods x 4 GPUs (both domains, so both racks of the block): the rails
+//	  (ib-ndr-400, 155.66 GB/s for 8 ranks a node) at 4 of 8 ranks a tray
+//	  through the 2:1 spine, 38.915 GB/s; S x 2 x 31/32 = 27.125e9 bytes,
+//	  50 us + 27.125e9 / 38.915e9 = 697.08 ms, 100 x 1697.08 ms = 169.708 s.
+//
+// Without the labels the same trays are a flat pool (each its own domain).
+func TestNodeListTopologyPricesTheGang(t *testing.T) {
+	dir := t.TempDir()
+	var dump strings.Builder
+	dump.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for i := range 8 {
+		fmt.Fprintf(&dump, `- apiVersion: v1
+  kind: Node
+  metadata:
+    name: tray-%d
+    labels:
+      nvidia.com/gpu.product: NVIDIA-GB200
+      nvidia.com/gpu.clique: 6f1c2d7e-5b1a-4c3e-9d2f-0a1b2c3d4e5f.%d
+      topology.kubernetes.io/region: us-east-1
+      topology.k8s.aws/network-node-layer-1: nn-1
+      topology.k8s.aws/network-node-layer-2: nn-2
+      topology.k8s.aws/network-node-layer-3: nn-3%d
+  status:
+    allocatable: {cpu: "140", memory: 800Gi, nvidia.com/gpu: "4"}
+`, i, i/4, i/4)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nodes.yaml"), []byte(dump.String()), 0o644))
+	run := func(replicas int) (sim.JobRecord, *Built) {
+		scen := strings.Replace(fmt.Sprintf(topoScenario, "", "MostAllocated"), `    pools:
+    - name: h100
+      count: 4
+      gpuModel: H100-80GB
+      gpusPerNode: 8
+      cpu: "96"
+      memory: 1Ti
+`, "    nodes: {path: nodes.yaml}\n", 1)
+		scen = strings.Replace(scen, "replicas: 4", fmt.Sprintf("replicas: %d", replicas), 1)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(scen), 0o644))
+		s, err := LoadFile(filepath.Join(dir, "s.yaml"))
+		require.NoError(t, err)
+		b, err := s.Build(Options{})
+		require.NoError(t, err)
+		t.Cleanup(func() { b.Close() })
+		res, err := sim.Run(b.Config)
+		require.NoError(t, err)
+		require.Len(t, res.Jobs, 1)
+		return res.Jobs[0], b
+	}
+	one, b := run(4)
+	p := b.Config.Pools[0]
+	require.Equal(t, topology.Spec{DomainGPUs: 16, NodesPerRack: 4, RacksPerBlock: 2}, p.Topology)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "topology from its nodes' labels (nvidia.com/gpu.clique, topology.k8s.aws/network-node-layer-2, topology.k8s.aws/network-node-layer-3): NVLink domains of 4 nodes, racks of 4 nodes, blocks of 2 racks, 8 nodes in all")
+	// The cloud's labels name gpuplan's levels: a Kueue Topology or a pod
+	// affinity on EKS's layer-3 label finds the racks.
+	r0, _ := p.LevelLabel(0, "topology.k8s.aws/network-node-layer-3")
+	r1, _ := p.LevelLabel(4, "topology.k8s.aws/network-node-layer-3")
+	require.NotEqual(t, r0, r1)
+	r3, _ := p.LevelLabel(3, "topology.k8s.aws/network-node-layer-3")
+	require.Equal(t, r0, r3)
+	require.Equal(t, "nvlink-domain", one.Step().Level)
+	require.InDelta(t, 31.48, one.Step().CommMs, 0.01)
+	require.InDelta(t, 103148, float64(one.End-one.Start), 1)
+	both, _ := run(8)
+	require.Equal(t, "block", both.Step().Level)
+	require.InDelta(t, 697.08, both.Step().CommMs, 0.01)
+	require.InDelta(t, 169708, float64(both.End-both.Start), 1)
 }

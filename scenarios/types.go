@@ -379,6 +379,9 @@ type PoolSpec struct {
 	// Topology groups the pool's nodes into NVLink domains, racks and
 	// blocks (topology.go); none: one flat network.
 	Topology *PoolTopologySpec `json:"topology,omitempty"`
+	// levelKeys, for a pool read from a node list, maps the cloud's level
+	// labels its nodes carry to gpuplan's (scenarios/kube/nodes Levels).
+	levelKeys map[string]string
 }
 
 // SharingSpec is how a pool's GPUs are shared (one of the two).

@@ -118,6 +118,9 @@ func (t Topology) NodeLabel(n int32, key string) (string, bool) {
 // without a topology is one block and one rack, each node its own NVLink
 // domain, as its TAS levels are). false for any other key.
 func (p *PoolSpec) LevelLabel(slot int32, key string) (string, bool) {
+	if k, ok := p.LevelKeys[key]; ok {
+		key = k
+	}
 	switch key {
 	case LabelTopologyBlock, LabelTopologyRack, LabelGPUClique:
 	default:

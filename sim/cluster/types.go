@@ -597,6 +597,11 @@ type PoolSpec struct {
 	// Topology groups the pool's node slots into NVLink domains, racks
 	// and blocks (zero: one flat network, each node its own domain).
 	Topology topology.Spec
+	// LevelKeys are other names of the level labels (LabelGPUClique,
+	// LabelTopologyRack, LabelTopologyBlock) on the pool's nodes: the
+	// cloud's labels a node list gave its topology by, such as EKS's
+	// topology.k8s.aws/network-node-layer-3 for the rack.
+	LevelKeys map[string]string
 	// Zones, when given, spread the pool's nodes over zones round robin
 	// (ZoneOf): each node's topology.kubernetes.io/zone label. None: the
 	// zone label, if any, is the pool's.

@@ -82,6 +82,9 @@ type Pool struct {
 	CPU, Memory resource.Quantity
 	Labels      map[string]string
 	Taints      []corev1.Taint
+	// Levels is the pool's topology as its nodes' labels give it (nil:
+	// none, or levels gpuplan's pools cannot hold: Result.Notes says).
+	Levels *Levels
 }
 
 // Result is the pools of a node list and what was left out.
@@ -150,6 +153,7 @@ func Parse(file string, data []byte) (*Result, error) {
 	}
 	res := &Result{}
 	byKey := map[string]int{}
+	var levels [][]nodeLevels // each pool's nodes' topology levels
 	cordoned := 0
 	for i := range list.Items {
 		n := &list.Items[i]
@@ -168,6 +172,7 @@ func Parse(file string, data []byte) (*Result, error) {
 		if k, ok := byKey[key]; ok {
 			g := &res.Pools[k]
 			g.Nodes++
+			levels[k] = append(levels[k], levelsOf(n))
 			for l, v := range g.Labels {
 				if n.Labels[l] != v {
 					delete(g.Labels, l)
@@ -179,6 +184,7 @@ func Parse(file string, data []byte) (*Result, error) {
 		p.Line, _ = where(at)
 		byKey[key] = len(res.Pools)
 		res.Pools = append(res.Pools, p)
+		levels = append(levels, []nodeLevels{levelsOf(n)})
 	}
 	if len(res.Pools) == 0 {
 		return nil, bad("items", "every node is cordoned (spec.unschedulable): no node takes pods")
@@ -187,6 +193,14 @@ func Parse(file string, data []byte) (*Result, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s: %d cordoned nodes (spec.unschedulable) left out", file, cordoned))
 	}
 	nameAll(res.Pools)
+	for i := range res.Pools {
+		p := &res.Pools[i]
+		lv, notes := poolLevels(p.Name, levels[i])
+		p.Levels = lv
+		for _, n := range notes {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s:%d: %s", file, p.Line, n))
+		}
+	}
 	return res, nil
 }
 
