@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -122,4 +123,42 @@ func TestExampleInferenceBesideTraining(t *testing.T) {
 	require.Greater(t, on.Services[0].SLOAttainment, off.Services[0].SLOAttainment)
 	require.Less(t, on.Services[0].Dropped, off.Services[0].Dropped)
 	require.Less(t, on.Services[0].ColdStartMs, off.Services[0].ColdStartMs)
+}
+
+// Issue 28's example 3: the service spread over three one-zone pools with
+// maxSkew 1 under DoNotSchedule. With at least 3 replicas and a skew of
+// at most 1, no zone is ever without one once the first three are up: each
+// zone's pool holds at least one GPU for the 48 h less the first cold
+// start (50 s) and the scheduler's first pass. Without the rule
+// MostAllocated packs every replica into the first zone's nodes, which
+// leaves the two other zones' four nodes whole for 4-GPU fine-tunes: they
+// wait less than as given, where replicas sit on a node of every zone.
+func TestExampleZoneSpread(t *testing.T) {
+	const path = "examples/inference/zone-spread/scenario.yaml"
+	held := func(res *sim.Result) [3]float64 {
+		var h [3]float64
+		for _, u := range res.Services[0].Usage {
+			h[u.Pool] += float64(u.Held[sim.ResGPU]) / float64(sim.Hour) / 1000
+		}
+		return h
+	}
+	p95Wait := func(res *sim.Result) sim.Time {
+		var w []sim.Time
+		for i := range res.Jobs {
+			if j := &res.Jobs[i]; j.Start >= 0 {
+				w = append(w, j.Wait())
+			}
+		}
+		slices.Sort(w)
+		return w[len(w)*95/100]
+	}
+	_, spread := runExample(t, path, "")
+	for z, h := range held(spread) {
+		require.Greater(t, h, 47.9, "zone %d holds a replica throughout", z)
+	}
+	_, packed := runExample(t, path, "no-spread")
+	h := held(packed)
+	require.Greater(t, h[0], 100.0)
+	require.Zero(t, h[1]+h[2], "every replica in the first zone")
+	require.Greater(t, p95Wait(spread), 4*p95Wait(packed))
 }

@@ -89,7 +89,11 @@ type PredictorSpec struct {
 	NodeSelector         map[string]string   `json:"nodeSelector,omitempty"`
 	Affinity             *corev1.Affinity    `json:"affinity,omitempty"`
 	Tolerations          []corev1.Toleration `json:"tolerations,omitempty"`
-	PriorityClassName    string              `json:"priorityClassName,omitempty"`
+	// Labels are the predictor pods' own labels; TopologySpreadConstraints
+	// spread them (the predictor's pod spec fields).
+	Labels                    map[string]string                 `json:"labels,omitempty"`
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	PriorityClassName         string                            `json:"priorityClassName,omitempty"`
 	// ResourceClaims are the predictor pods' DRA claims (the model's
 	// container names them in resources.claims).
 	ResourceClaims []corev1.PodResourceClaim `json:"resourceClaims,omitempty"`

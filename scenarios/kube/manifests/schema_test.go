@@ -112,6 +112,7 @@ func TestCustomResourcesMatchTheirCRDs(t *testing.T) {
 		{"../../examples/inference/torchserve-bert/scenario.yaml", ""},
 		{"../../examples/inference/kserve-flash-sale/scenario.yaml", ""},
 		{"../../examples/inference/priority-training/scenario.yaml", ""},
+		{"../../examples/inference/zone-spread/scenario.yaml", ""},
 		{kueueTAS, ""}, {kueueTAS, "preferred"},
 	} {
 		files, _, err := generateWith(t, r[0], r[1], Options{})

@@ -3,6 +3,7 @@ package manifests
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -336,6 +337,7 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 		words = claimWords
 	}
 	sel, aff, tols := placement(cfg.Constraints, pools)
+	spread, aff := podTerms(cfg.Constraints, aff)
 	labels := map[string]string{"app.kubernetes.io/name": v.Name, "app.kubernetes.io/managed-by": "gpuplan", "app.kubernetes.io/component": "inference"}
 	if lq != "" {
 		labels[LabelQueueName] = lq
@@ -374,6 +376,10 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 	pc := g.servicePriorityClass(v)
 	if kpa, ok := cfg.Scaler.(services.KPA); ok && kpa.K != nil {
 		isvc, notes := g.inferenceService(v, ns, labels, ann, res, sel, aff, tols, pc, kpa.K.Spec())
+		isvc.Spec.Predictor.TopologySpreadConstraints = spread
+		if l := cfg.Pod.Labels; l != nil && len(l.Labels) > 0 {
+			isvc.Spec.Predictor.Labels = maps.Clone(l.Labels)
+		}
 		isvc.Spec.Predictor.ResourceClaims, isvc.Spec.Predictor.Model.Resources.Claims = podClaimList, ctrClaims
 		comment = append(comment, notes...)
 		if cfg.Spec.LLM != nil {
@@ -390,6 +396,7 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 	if lq != "" {
 		podLabels[LabelQueueName] = lq
 	}
+	podLabels = withPodLabels(podLabels, cfg.Pod.Labels)
 	container := corev1.Container{
 		Name:      "torchserve",
 		Image:     g.o.ServingImage,
@@ -409,7 +416,7 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 	pod := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": metricsPort}},
 		Spec: corev1.PodSpec{NodeSelector: sel, Affinity: aff, Tolerations: tols, PriorityClassName: pc,
-			Containers: []corev1.Container{container}, ResourceClaims: podClaimList},
+			TopologySpreadConstraints: spread, Containers: []corev1.Container{container}, ResourceClaims: podClaimList},
 	}
 	if props != nil {
 		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

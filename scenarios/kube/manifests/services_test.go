@@ -469,3 +469,37 @@ func TestServiceUnderAdmission(t *testing.T) {
 	assert.Equal(t, "team-a", dep.Spec.Template.Labels[LabelQueueName])
 	assert.Equal(t, int32(1), *dep.Spec.Replicas)
 }
+
+// A service's topology spread constraints, required pod anti-affinity and
+// pod labels are written into its Deployment's pod template, and into an
+// InferenceService's predictor, and read back as the same constraints:
+// before, the written replicas carried none, so the run read back from the
+// manifests put every replica in one zone.
+func TestServiceSpreadAndAffinityWritten(t *testing.T) {
+	spread := []cluster.SpreadConstraint{
+		{MaxSkew: 1, TopologyKey: cluster.LabelZone, DoNotSchedule: true, MinDomains: 3,
+			Selector: []cluster.Requirement{{Key: "app", Op: cluster.OpIn, Values: []string{"web"}}}},
+		{MaxSkew: 2, TopologyKey: cluster.LabelHostname, HonorTaints: true,
+			Selector: []cluster.Requirement{{Key: "tier", Op: cluster.OpNotIn, Values: []string{"batch", "dev"}}}},
+	}
+	anti := []cluster.PodAffinityTerm{{Anti: true, TopologyKey: cluster.LabelHostname,
+		Selector: []cluster.Requirement{{Key: "app", Op: cluster.OpIn, Values: []string{"web"}}}}}
+	labels := &cluster.PodLabels{Labels: map[string]string{"app": "web"}}
+	for _, v := range []Service{hpaService(t), kpaService(t, 7)} {
+		v.Config.Pod.Labels = labels
+		if v.Config.Constraints == nil {
+			v.Config.Constraints = &cluster.Constraints{}
+		}
+		v.Config.Constraints.Spread = spread
+		v.Config.Constraints.PodAffinity = anti
+		files := written(t, bare(v))
+		y := files[DirServices+v.Name+".yaml"]
+		wls, _, err := kubesvc.ReadServing(v.Name+".yaml", y)
+		require.NoError(t, err, v.Name)
+		require.Len(t, wls, 1)
+		w := wls[0]
+		assert.Equal(t, spread, w.Pod.Spread, v.Name)
+		assert.Equal(t, "web", w.Pod.Labels["app"], v.Name)
+		assert.Equal(t, anti, w.Pod.PodAffinity, v.Name)
+	}
+}
