@@ -32,8 +32,10 @@ func DefaultCatalogFiles() []string {
 	}
 }
 
-// DefaultCatalogSnapshot says which snapshot the embedded catalog is.
-const DefaultCatalogSnapshot = "embedded catalog: AWS SkyPilot v7 (pre-June-2025) with Karpenter us-east-1 on-demand list of 2026-01-19 (p6-b300 from its list of 2026-07-20); Azure and GCP SkyPilot-format of 2026-05-20"
+// DefaultCatalogSnapshot says which snapshot the embedded catalog is (its
+// one newer row, p6-b300 from Karpenter's list of 2026-07-20, says so in
+// its quote's basis).
+const DefaultCatalogSnapshot = "embedded catalog: AWS SkyPilot v7 (pre-June-2025) with Karpenter us-east-1 on-demand list of 2026-01-19; Azure and GCP SkyPilot-format of 2026-05-20"
 
 // DefaultCatalog reads the embedded price catalog.
 func DefaultCatalog() (*models.PriceCatalog, error) { return LoadCatalog() }
