@@ -603,8 +603,8 @@ func (g *gen) nodeClass() (File, error) {
 	// with its window) is a static NodePool of reserved capacity that
 	// launches from a node class of its own selecting its reservation.
 	for _, p := range g.s.Spec.Cluster.Pools {
-		if p.CapacityType != models.Reserved || (p.Count == 0 && p.Autoscaling == nil) {
-			continue
+		if p.CapacityType != models.Reserved || (p.Autoscaling == nil && (p.Count == 0 || g.o.FixedPools == FixedNodeGroup)) {
+			continue // no NodePool is written for it
 		}
 		rc := *nc
 		rc.ObjectMeta = metav1.ObjectMeta{Name: reservedClassName(p.Name)}
