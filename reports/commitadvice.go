@@ -14,6 +14,14 @@ type CommitmentAdvice struct {
 	models.CommitmentAdvice
 	// Demand says what the demand is.
 	Demand string `json:"demand"`
+	// SpotBill is the GPU-hours the work held in spot pools at the spot
+	// price of a GPU-hour (the node's spot price over its GPUs), the same
+	// rule as the demand's; MixBill is Bill plus SpotBill: what the run's
+	// mix of spot and on-demand with the commitment pays for its work
+	// (`gpuplan recommend --minimize commitment.mixBill` compares it over
+	// spot shares).
+	SpotBill float64 `json:"spotBill"`
+	MixBill  float64 `json:"mixBill"`
 }
 
 // DemandDescription says what the advice's demand is.
@@ -52,6 +60,22 @@ func DemandRates(res *sim.Result, pr *Pricing) (rates, hours []float64) {
 	return rates, hours
 }
 
+// SpotDemand is the dollars of the GPU-hours the work held in spot pools
+// with GPUs, each at its node's spot price over its GPUs: the spot side
+// of the demand, on DemandRates' rule.
+func SpotDemand(res *sim.Result, pr *Pricing) float64 {
+	dollars := 0.0
+	for p := range res.Pools {
+		g := res.Pools[p].Spec.GPUsPerNode
+		if g <= 0 || p >= len(pr.Pools) || pr.Pools[p].CapacityType != models.Spot {
+			continue
+		}
+		gpuHours := float64(res.Pools[p].AllocatedMilliMs) / 1000 / float64(sim.Hour)
+		dollars += gpuHours * pr.Pools[p].PerHour / float64(g)
+	}
+	return dollars
+}
+
 // commitmentAdviceOf is the advice when the pricing asks for it.
 func commitmentAdviceOf(res *sim.Result, pr *Pricing) *CommitmentAdvice {
 	if pr.AdviseDiscount <= 0 {
@@ -65,7 +89,8 @@ func commitmentAdviceOf(res *sim.Result, pr *Pricing) *CommitmentAdvice {
 	for i := range a.Risk {
 		a.Risk[i].Bill, a.Risk[i].BillNone = r(a.Risk[i].Bill), r(a.Risk[i].BillNone)
 	}
-	return &CommitmentAdvice{CommitmentAdvice: a, Demand: DemandDescription}
+	spot := r(SpotDemand(res, pr))
+	return &CommitmentAdvice{CommitmentAdvice: a, Demand: DemandDescription, SpotBill: spot, MixBill: r(a.Bill + spot)}
 }
 
 // writeCommitmentAdvice prints the advice.
@@ -77,6 +102,9 @@ func writeCommitmentAdvice(w io.Writer, a *CommitmentAdvice) {
 		100*a.Discount, a.Demand, money(a.Level), money(a.Bill), money(a.BillNone), money(a.Saving), 100*a.Utilisation, 100*a.Coverage, money(a.BreakEven), money(a.Level), 100*a.BreakEvenFall)
 	for _, f := range a.Risk {
 		fmt.Fprintf(w, "; demand %.0f%% down: %s with it, %s without", 100*f.Fall, money(f.Bill), money(f.BillNone))
+	}
+	if a.SpotBill > 0 {
+		fmt.Fprintf(w, "; with the spot pools' GPU-hours at their spot price (%s), the mix of spot, the commitment and on-demand bills %s", money(a.SpotBill), money(a.MixBill))
 	}
 	fmt.Fprintln(w, ".")
 }

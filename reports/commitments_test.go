@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,4 +31,15 @@ func TestWriteCommitmentAdvice(t *testing.T) {
 	a := &CommitmentAdvice{Demand: "d", CommitmentAdvice: models.AdviseSpendCommitment([]float64{10, 10, 0, 10}, []float64{1, 1, 1, 1}, 0.3)}
 	writeCommitmentAdvice(&b, a)
 	require.Equal(t, "Commitment advice (a spend commitment at 30% off, on the run's demand: d): commit $7.00 an hour; the demand's bill $28.00 against $30.00 all on demand (saving $2.00), utilisation 75.0%, coverage 100.0%. Any commitment above $7.50 an hour costs more than none; $7.00 an hour stops paying if demand falls by more than 6.7%; demand 10% down: $28.00 with it, $27.00 without; demand 25% down: $28.00 with it, $22.50 without; demand 50% down: $28.00 with it, $15.00 without.\n", b.String())
+}
+
+// With spot pools the advice adds the mix: the spot GPU-hours at their
+// spot price beside the commitment's bill (scenarios'
+// TestCommitmentAdviceMixByHand: $14.00 + $8.00).
+func TestWriteCommitmentAdviceWithSpot(t *testing.T) {
+	var b bytes.Buffer
+	a := &CommitmentAdvice{Demand: "d", SpotBill: 8, MixBill: 22, CommitmentAdvice: models.AdviseSpendCommitment([]float64{5, 5, 5, 5}, []float64{1, 1, 1, 1}, 0.3)}
+	writeCommitmentAdvice(&b, a)
+	require.Contains(t, b.String(), "commit $3.50 an hour; the demand's bill $14.00 against $20.00 all on demand (saving $6.00)")
+	require.True(t, strings.HasSuffix(b.String(), "; with the spot pools' GPU-hours at their spot price ($8.00), the mix of spot, the commitment and on-demand bills $22.00.\n"), b.String())
 }

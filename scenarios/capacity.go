@@ -468,6 +468,11 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 			return cp, price, err
 		}
 		price.Interruptions = cp.Interruptions.Assumption
+		if v, basis, ok, err := interrupter(s).tracePrice(p, cp.PricePerHour); err != nil {
+			return cp, price, err
+		} else if ok {
+			cp.PricePerHour, price.PerHour, price.Basis, price.estimate = v, v, basis, spotEstimate{}
+		}
 	}
 	if err := s.evictionPolicy(at, p, res, &cp, &price); err != nil {
 		return cp, price, err

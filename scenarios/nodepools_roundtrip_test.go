@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -175,4 +176,144 @@ func TestGeneratedReservedNodePoolReadsBack(t *testing.T) {
 	wb, gb := bill(orig), bill(back)
 	require.Equal(t, wb, gb)
 	require.GreaterOrEqual(t, wb, 120.0)
+}
+
+// Fixed reserved pools: a capacity block (p5.48xlarge x 2 at $30 from
+// 1h to 3h) and an on-demand capacity reservation (p4d.24xlarge x 1, at
+// the on-demand price). gpuplan manifests writes each as Karpenter takes
+// reserved capacity: a static NodePool of capacity type reserved (the
+// block's also requiring karpenter.k8s.aws/capacity-reservation-type
+// capacity-block) from an EC2NodeClass of its own whose
+// capacityReservationSelectorTerms select the reservation by tags
+// carrying its instance type, count, price and the block's window; read
+// back, the pools are the same (capacity type, window, price, count) and
+// the run bills the same: by hand the block 2 x 2 h x $30 = $120.00 (the
+// whole window within the 4 h run), the reservation 4 h at p4d's price.
+func TestGeneratedCapacityBlockReadsBack(t *testing.T) {
+	const cluster = `
+    pools:
+    - name: block
+      count: 2
+      instanceType: p5.48xlarge
+      capacityType: reserved
+      pricePerHour: 30
+      window: {start: 1h, end: 3h}
+    - name: odcr
+      count: 1
+      instanceType: p4d.24xlarge
+      capacityType: reserved
+`
+	src := strings.Replace(roundTripScenario(cluster, ""), "horizon: 2h", "horizon: 4h", 1)
+	orig, err := scenarios.Parse("orig.yaml", "", []byte(src))
+	require.NoError(t, err)
+	want, err := orig.Cluster()
+	require.NoError(t, err)
+	files, _, err := manifests.Generate(orig, want, manifests.Options{})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, manifests.WriteDir(dir, files))
+	np := filepath.Join(dir, filepath.FromSlash(manifests.PathNodePools))
+	nc := filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass))
+	classes, err := os.ReadFile(nc)
+	require.NoError(t, err)
+	for _, w := range []string{"name: gpu-block", "name: gpu-odcr", "capacityReservationSelectorTerms:", "gpuplan.dev/count: \"2\"",
+		"gpuplan.dev/instance-type: p5.48xlarge", "gpuplan.dev/nodepool: block", "gpuplan.dev/price-per-hour: \"30\"",
+		"gpuplan.dev/window-start: 1h0m0s", "gpuplan.dev/window-end: 3h0m0s", "gpuplan.dev/instance-type: p4d.24xlarge"} {
+		require.Contains(t, string(classes), w)
+	}
+	pools, err := os.ReadFile(np)
+	require.NoError(t, err)
+	for _, w := range []string{"key: karpenter.k8s.aws/capacity-reservation-type", "- capacity-block", "name: gpu-block", "name: gpu-odcr", "- reserved", "replicas: 2"} {
+		require.Contains(t, string(pools), w)
+	}
+	require.Equal(t, 1, strings.Count(string(pools), "capacity-reservation-type"), "only the block asks for capacity blocks")
+
+	back, err := scenarios.Parse("back.yaml", "", []byte(strings.Replace(roundTripScenario(" {}", "\n  policy:\n    manifests: ["+np+", "+nc+"]"), "horizon: 2h", "horizon: 4h", 1)))
+	require.NoError(t, err)
+	for i, w := range orig.Spec.Cluster.Pools {
+		g := back.Spec.Cluster.Pools[i]
+		require.Equal(t, w.Name, g.Name)
+		require.Equal(t, w.Count, g.Count, w.Name)
+		require.Equal(t, w.InstanceType, g.InstanceType, w.Name)
+		require.Equal(t, "reserved", g.CapacityType, w.Name)
+		require.Equal(t, w.PricePerHour, g.PricePerHour, w.Name)
+		require.Equal(t, w.Window, g.Window, w.Name)
+	}
+	got, err := back.Cluster()
+	require.NoError(t, err)
+	require.Equal(t, want.Prices, got.Prices)
+	bill := func(s *scenarios.Scenario) (block, total float64) {
+		b, err := s.Build(scenarios.Options{})
+		require.NoError(t, err)
+		defer b.Close()
+		res, err := sim.Run(b.Config)
+		require.NoError(t, err)
+		cs := reports.Cost(res, b.Pricing)
+		require.Equal(t, "block", cs.ByPool[0].Name)
+		return cs.ByPool[0].Cost, cs.Total
+	}
+	wBlock, wTotal := bill(orig)
+	gBlock, gTotal := bill(back)
+	require.Equal(t, 120.0, wBlock)
+	require.Equal(t, wBlock, gBlock)
+	require.Equal(t, wTotal, gTotal)
+}
+
+// The reserved pools' manifests edited by hand: what does not make a pool
+// is refused at its file, line and field.
+func TestCapacityBlockManifestsRefused(t *testing.T) {
+	const cluster = `
+    pools:
+    - name: block
+      count: 2
+      instanceType: p5.48xlarge
+      capacityType: reserved
+      pricePerHour: 30
+      window: {start: 1h, end: 3h}
+`
+	orig, err := scenarios.Parse("orig.yaml", "", []byte(roundTripScenario(cluster, "")))
+	require.NoError(t, err)
+	want, err := orig.Cluster()
+	require.NoError(t, err)
+	files, _, err := manifests.Generate(orig, want, manifests.Options{})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, manifests.WriteDir(dir, files))
+	np := filepath.Join(dir, filepath.FromSlash(manifests.PathNodePools))
+	nc := filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass))
+	npText, err := os.ReadFile(np)
+	require.NoError(t, err)
+	ncText, err := os.ReadFile(nc)
+	require.NoError(t, err)
+	line := func(text, s string) int {
+		i := strings.Index(text, s)
+		require.GreaterOrEqual(t, i, 0, s)
+		return strings.Count(text[:i], "\n") + 1
+	}
+	// Each edit, the message, and the line the error names: of at in the
+	// edited file, or in the other one (errAt "np" or "nc").
+	for _, c := range []struct {
+		name, file, old, new, want, errIn, at string
+	}{
+		{"a window without its end", "nc", "      gpuplan.dev/window-end: 3h0m0s\n", "", "spec.capacityReservationSelectorTerms[0].tags: EC2NodeClass gpu-block: a capacity block's window needs both gpuplan.dev/window-start and gpuplan.dev/window-end", "nc", "gpuplan.dev/count: \"2\""},
+		{"an end before the start", "nc", "window-end: 3h0m0s", "window-end: 30m", `spec.capacityReservationSelectorTerms[0].tags["gpuplan.dev/window-end"]: EC2NodeClass gpu-block: "30m" is not a time after the window's start 1h0m0s`, "nc", "window-end: 30m"},
+		{"replicas beyond the reservation", "np", "replicas: 2", "replicas: 3", "spec.replicas: NodePool block: replicas 3, but its reservation (EC2NodeClass gpu-block) holds 2 instances", "np", "replicas: 3"},
+		{"no reservation", "np", "name: gpu-block", "name: gpu", `spec.template.spec.nodeClassRef: NodePool block: a static NodePool of reserved capacity needs its EC2NodeClass "gpu" to select one capacity reservation with gpuplan's tags`, "np", "group: karpenter.k8s.aws"},
+		{"a block without a window", "nc", "      gpuplan.dev/window-end: 3h0m0s\n      gpuplan.dev/window-start: 1h0m0s\n", "", "spec.template.spec.nodeClassRef: NodePool block: its requirements ask for a capacity block, but its reservation (EC2NodeClass gpu-block) gives no window", "np", "group: karpenter.k8s.aws"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			texts := map[string]string{"np": string(npText), "nc": string(ncText)}
+			require.Contains(t, texts[c.file], c.old)
+			texts[c.file] = strings.Replace(texts[c.file], c.old, c.new, 1)
+			d := t.TempDir()
+			paths := map[string]string{"np": filepath.Join(d, "nodepools.yaml"), "nc": filepath.Join(d, "ec2nodeclass.yaml")}
+			for k, p := range paths {
+				require.NoError(t, os.WriteFile(p, []byte(texts[k]), 0o644))
+			}
+			_, err := scenarios.Parse("back.yaml", "", []byte(roundTripScenario(" {}", "\n  policy:\n    manifests: ["+paths["np"]+", "+paths["nc"]+"]")))
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.want)
+			require.Contains(t, err.Error(), paths[c.errIn]+":"+strconv.Itoa(line(texts[c.errIn], c.at))+":", err.Error())
+		})
+	}
 }

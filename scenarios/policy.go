@@ -78,7 +78,10 @@ type Policy struct {
 	// (reservations.go), given to its NodePools once all are read.
 	npClass           []string
 	npReserved        [][]string
-	classReservations map[string][]NodePoolReservation
+	classReservations map[string][]classReservation
+	// staticReserved are the static NodePools of reserved capacity, given
+	// their reservations (and a block's window) once all are read.
+	staticReserved []staticReserved
 	// lqNamespaces is each LocalQueue's namespace, in Spec.LocalQueues'
 	// order.
 	lqNamespaces []string
@@ -710,7 +713,7 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 		}
 	}
 	p.giveReservations()
-	return nil
+	return p.giveBlocks()
 }
 
 // checkCRD checks a Kueue object against Kueue's published CRD schema and

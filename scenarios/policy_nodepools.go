@@ -23,6 +23,52 @@ import (
 // bound), and a static NodePool's replicas are at most MaxNodes.
 const DefaultNodePoolNodes = 100
 
+// LabelCapacityReservationType is the label Karpenter puts on a node
+// launched into a capacity reservation: default (an on-demand capacity
+// reservation) or capacity-block (EC2 Capacity Blocks for ML); a NodePool
+// requirement on it selects which its reserved capacity type launches
+// into.
+const LabelCapacityReservationType = "karpenter.k8s.aws/capacity-reservation-type"
+
+// Capacity reservation types (LabelCapacityReservationType's values).
+const (
+	ReservationDefault       = "default"
+	ReservationCapacityBlock = "capacity-block"
+)
+
+// staticReservedOnly reports whether np is a static NodePool (replicas)
+// whose capacity-type requirement allows reserved alone: a fixed pool of
+// a capacity reservation or block.
+func staticReservedOnly(np *karpv1.NodePool) bool {
+	if np.Spec.Replicas == nil {
+		return false
+	}
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		if r.Key == karpenter.LabelCapacityType {
+			return r.Operator == corev1.NodeSelectorOpIn && len(r.Values) > 0 && !slices.ContainsFunc(r.Values, func(v string) bool { return v != models.Reserved })
+		}
+	}
+	return false
+}
+
+// reservationType reads a NodePool's requirement on
+// LabelCapacityReservationType: whether it asks for capacity blocks
+// alone; other uses are noted (the reservations a NodePool launches into
+// are its EC2NodeClass's).
+func reservationType(np *karpv1.NodePool, note func(path, format string, args ...any)) (block bool) {
+	for i, r := range np.Spec.Template.Spec.Requirements {
+		if r.Key != LabelCapacityReservationType {
+			continue
+		}
+		if r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 && r.Values[0] == ReservationCapacityBlock {
+			block = true
+			continue
+		}
+		note(fmt.Sprintf("spec.template.spec.requirements[%d]", i), "%s %s %v is not modelled: the reservations its reserved capacity type launches into are those its EC2NodeClass selects", r.Key, r.Operator, r.Values)
+	}
+	return block
+}
+
 // nodePoolNote is a note about NodePool name of document d, placed at the
 // line of field path.
 func (p *Policy) nodePoolNote(d policyDoc, path, name, format string, args ...any) {
@@ -108,8 +154,26 @@ func (p *Policy) nodePool(d policyDoc, cat *karpenter.Catalog) error {
 	if len(out.Labels) == 0 {
 		out.Labels = nil
 	}
+	block := reservationType(&np, note)
 	if np.Spec.Replicas != nil {
-		return p.staticNodePool(d, &np, out, cat, note)
+		if err := p.staticNodePool(d, &np, out, cat, note); err != nil {
+			return err
+		}
+		if staticReservedOnly(&np) {
+			pool := &p.StaticPools[len(p.StaticPools)-1]
+			pool.CapacityType = models.Reserved
+			class := ""
+			if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+				class = ref.Name
+			}
+			p.staticReserved = append(p.staticReserved, staticReserved{d: d, pool: len(p.StaticPools) - 1, class: class, block: block})
+		} else if block {
+			note("spec.template.spec.requirements", "asks for capacity blocks, but its capacity type is not reserved alone: read as %s", p.StaticPools[len(p.StaticPools)-1].CapacityType)
+		}
+		return nil
+	}
+	if block {
+		note("spec.template.spec.requirements", "asks for capacity blocks: its reserved capacity type launches into the reservations its EC2NodeClass selects, held the whole run (a block's window is kept for a static NodePool alone)")
 	}
 	if w := np.Spec.Weight; w != nil {
 		if *w < 0 || *w > 100 {
@@ -161,6 +225,7 @@ func (p *Policy) nodePoolOfferings(d policyDoc, np *karpv1.NodePool, out *NodePo
 				listed = slices.DeleteFunc(listed, func(v string) bool { return !slices.Contains(r.Values, v) })
 			}
 			hasListed = true
+		case r.Key == LabelCapacityReservationType:
 		case typeSelecting(r.Key):
 			listedOnly = false
 		}
@@ -175,33 +240,39 @@ func (p *Policy) nodePoolOfferings(d policyDoc, np *karpv1.NodePool, out *NodePo
 		}
 		return d.fieldErr(path, "NodePool %s: %s", name, e.Msg)
 	}
+	// The offerings resolved: every requirement but the capacity
+	// reservation's type (an EC2 reservation's, not an instance type's:
+	// read by the caller) and, when instance-type In alone narrows the
+	// types, the type-selecting ones; at[k] is offer k's requirement. A
+	// static NodePool of reserved capacity alone resolves as on-demand (its
+	// reservation's instances are on-demand instances).
 	var offers []karpenter.Requirement
-	if hasListed && listedOnly {
-		for _, r := range reqs {
-			if !typeSelecting(r.Key) {
-				offers = append(offers, r)
-			}
+	var at []int
+	for i, r := range reqs {
+		if r.Key == LabelCapacityReservationType || (hasListed && listedOnly && typeSelecting(r.Key)) {
+			continue
 		}
-	} else {
-		offers = reqs
+		if staticReservedOnly(np) && r.Key == karpenter.LabelCapacityType {
+			r.Values = []string{models.OnDemand}
+		}
+		offers, at = append(offers, r), append(at, i)
+	}
+	back := func(i int) int {
+		if i >= 0 && i < len(at) {
+			return at[i]
+		}
+		return i
 	}
 	res, err := cat.Resolve(offers)
 	if err != nil {
 		if e, ok := err.(*karpenter.Error); ok {
-			if hasListed && listedOnly {
-				// Index into the offering requirements: find the original.
-				e = &karpenter.Error{Index: indexOf(reqs, offers, e.Index), Msg: e.Msg}
-			}
-			return reqErr(e)
+			return reqErr(&karpenter.Error{Index: back(e.Index), Msg: e.Msg})
 		}
 		return err
 	}
 	for _, n := range res.Notes {
 		i, rest := splitReqNote(n)
-		if hasListed && listedOnly && i >= 0 {
-			i = indexOf(reqs, offers, i)
-		}
-		note(fmt.Sprintf("%s[%d]", reqPath, max(i, 0)), "%s", rest)
+		note(fmt.Sprintf("%s[%d]", reqPath, max(back(i), 0)), "%s", rest)
 	}
 	if hasListed && listedOnly {
 		if len(listed) == 0 {
@@ -302,25 +373,6 @@ func (p *Policy) nodePoolTemplate(d policyDoc, np *karpv1.NodePool, out *NodePoo
 		note("spec.template.spec.terminationGracePeriod", "terminationGracePeriod is not modelled (a drained job gets its pods' own grace period)")
 	}
 	return nil
-}
-
-// indexOf maps index i of sub (a subsequence of all, by identity of
-// key, operator and values) back to its index in all.
-func indexOf(all, sub []karpenter.Requirement, i int) int {
-	if i < 0 || i >= len(sub) {
-		return i
-	}
-	seen := 0
-	for j, r := range all {
-		if typeSelecting(r.Key) {
-			continue
-		}
-		if seen == i {
-			return j
-		}
-		seen++
-	}
-	return i
 }
 
 // splitReqNote splits "requirements[3]: text" into 3 and text.

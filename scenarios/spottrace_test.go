@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/sim"
 )
 
@@ -118,3 +119,47 @@ const (
 	minMs  = sim.Time(60 * 1000)
 	hourMs = 60 * minMs
 )
+
+// A SkyPilot trace's prices price the spot pool that replays it, by hand:
+// ticks of an hour held throughout at $0.90, $0.90, $1.20 and $1.50. Over
+// a 3 h run the time-weighted mean is (0.9 + 0.9 + 1.2) / 3 = $1.00 an
+// hour and the one node's 3 node-hours bill $3.00 (billing each hour at
+// its own price gives the same here, the node held throughout); over 6 h
+// the last price holds past the trace's end: (0.9 + 0.9 + 1.2 + 3 x 1.5)
+// / 6 = $1.25, $7.50; with no horizon, the whole trace: 4.5 / 4 =
+// $1.125. A pool with its own pricePerHour keeps it.
+func TestSpotPoolPricedBySkyPilotTracePrices(t *testing.T) {
+	const tr = `{"metadata": {"gap_seconds": 3600}, "data": [1, 1, 1, 1], "prices": [0.9, 0.9, 1.2, 1.5]}`
+	price := func(horizon, extra string) (float64, string, *sim.Result, float64) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "trace.json"), []byte(tr), 0o644))
+		src := strings.Replace(spotTraceScenario, "COUNT", "1", 1)
+		src = strings.Replace(src, "  horizon: 4h\n", horizon, 1)
+		src = strings.Replace(src, "      capacityType: spot\n", "      capacityType: spot\n"+extra, 1)
+		if horizon == "" {
+			src = strings.Replace(src, "    synthetic:\n", "    synthetic:\n      jobs: 2\n", 1)
+		}
+		p := filepath.Join(dir, "s.yaml")
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+		s, err := LoadFile(p)
+		require.NoError(t, err)
+		b, err := s.Build(Options{})
+		require.NoError(t, err)
+		defer b.Close()
+		res, err := sim.Run(b.Config)
+		require.NoError(t, err)
+		return b.Prices[0].PerHour, b.Prices[0].Basis, res, reports.Cost(res, b.Pricing).Total
+	}
+	v, basis, _, bill := price("  horizon: 3h\n", "")
+	require.InDelta(t, 1.0, v, 1e-12)
+	require.InDelta(t, 3.0, bill, 1e-9)
+	require.Equal(t, "SkyPilot trace trace.json prices: their time-weighted mean over the run's 3h0m0s, $1.0000 an hour", basis)
+	v, _, _, bill = price("  horizon: 6h\n", "")
+	require.InDelta(t, 1.25, v, 1e-12)
+	require.InDelta(t, 7.5, bill, 1e-9)
+	v, basis, _, _ = price("", "")
+	require.InDelta(t, 1.125, v, 1e-12)
+	require.Contains(t, basis, "over the whole trace (4h0m0s; no horizon)")
+	v, _, _, _ = price("  horizon: 3h\n", "      pricePerHour: 2\n")
+	require.Equal(t, 2.0, v)
+}

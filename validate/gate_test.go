@@ -369,3 +369,27 @@ func TestUnnamedRuleLabel(t *testing.T) {
 	assert.Equal(t, "change of cost.total < 10", a.Rules[0].label())
 	assert.Equal(t, "allocation >= 0.5", a.Rules[1].label())
 }
+
+// The commitment advice's figures as metrics (the hand-worked mix of
+// scenarios' TestCommitmentAdviceMixByHand), and a run without advice
+// named for what it lacks.
+func TestCommitmentMetrics(t *testing.T) {
+	s := &reports.Summary{}
+	s.Cost = &reports.CostSummary{CommitmentAdvice: &reports.CommitmentAdvice{SpotBill: 8, MixBill: 22}}
+	a := &s.Cost.CommitmentAdvice.CommitmentAdvice
+	a.Level, a.Bill, a.BillNone, a.Saving, a.BreakEven, a.BreakEvenFall = 3.5, 14, 20, 6, 5, 0.3
+	for name, want := range map[string]float64{"commitment.level": 3.5, "commitment.bill": 14, "commitment.billNone": 20,
+		"commitment.saving": 6, "commitment.spotBill": 8, "commitment.mixBill": 22, "commitment.breakEven": 5, "commitment.breakEvenFall": 0.3} {
+		v, err := Metric(s, name)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, v, name)
+	}
+	u, err := MetricUnit("commitment.breakEvenFall")
+	require.NoError(t, err)
+	assert.Equal(t, Ratio, u)
+	_, err = MetricUnit("commitment.levels")
+	assert.ErrorContains(t, err, "commitment.{bill,billNone,breakEven,breakEvenFall,coverage,level,mixBill,saving,spotBill,utilisation}")
+	s.Cost.CommitmentAdvice = nil
+	_, err = Metric(s, "commitment.mixBill")
+	assert.ErrorContains(t, err, "metric commitment.mixBill: the run has no commitment advice (set spec.pricing.commitmentAdvice.discount)")
+}

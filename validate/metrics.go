@@ -47,6 +47,13 @@ var serviceFields = map[string]Unit{
 	"cost": USD, "costPerMillionRequests": USD,
 }
 
+// commitmentFields are the commitment advice's metrics (commitment.FIELD),
+// named as summary.json's cost.commitmentAdvice names them.
+var commitmentFields = map[string]Unit{
+	"level": USD, "bill": USD, "billNone": USD, "saving": USD, "spotBill": USD, "mixBill": USD,
+	"breakEven": USD, "breakEvenFall": Ratio, "utilisation": Ratio, "coverage": Ratio,
+}
+
 // poolFields are a node pool's metrics (pool.NAME.FIELD), named as
 // summary.json's pools[] names them.
 var poolFields = map[string]Unit{
@@ -72,7 +79,7 @@ func Metrics() []string {
 		"queue.QUEUE.jobs", "queue.QUEUE.preempted",
 		"jctAllJobs.{p50,p95}", "gpuHours.supplied", "oomKilled",
 		"cost.total", "cost.allocated", "cost.idle", "cost.idleGPU", "cost.lost", "cost.checkpoint",
-		"cost.perUsefulGPUHour", "cost.perMillionRequests",
+		"cost.perUsefulGPUHour", "cost.perMillionRequests", "commitment." + fieldList(commitmentFields),
 		"lostGPUHours", "disruptions", "fragmentation.mean", "fragmentation.max", "training.step",
 		"service.SERVICE." + fieldList(serviceFields), "pool.POOL." + fieldList(poolFields),
 	}
@@ -132,6 +139,10 @@ func MetricUnit(name string) (Unit, error) {
 		switch p[1] {
 		case "total", "allocated", "idle", "idleGPU", "lost", "checkpoint", "perUsefulGPUHour", "perMillionRequests":
 			return USD, nil
+		}
+	case len(p) == 2 && p[0] == "commitment":
+		if u, ok := commitmentFields[p[1]]; ok {
+			return u, nil
 		}
 	case name == "jctAllJobs.p50" || name == "jctAllJobs.p95":
 		return Seconds, nil
@@ -266,6 +277,8 @@ func Metric(s *reports.Summary, name string) (float64, error) {
 			return reports.Figures("", s).CostPerMillionRequests, nil
 		}
 		return c.CostPerUsefulGPUHour, nil
+	case p[0] == "commitment":
+		return commitmentMetric(s, name, p[1])
 	case name == "lostGPUHours" || name == "disruptions":
 		f := reports.Figures("", s)
 		if name == "disruptions" {
@@ -286,6 +299,35 @@ func Metric(s *reports.Summary, name string) (float64, error) {
 		return reports.Figures("", s).StepSeconds, nil
 	}
 	return 0, fmt.Errorf("unknown metric %q", name)
+}
+
+// commitmentMetric is a figure of the run's commitment advice.
+func commitmentMetric(s *reports.Summary, name, field string) (float64, error) {
+	if s.Cost == nil || s.Cost.CommitmentAdvice == nil {
+		return 0, fmt.Errorf("metric %s: the run has no commitment advice (set spec.pricing.commitmentAdvice.discount)", name)
+	}
+	a := s.Cost.CommitmentAdvice
+	switch field {
+	case "level":
+		return a.Level, nil
+	case "bill":
+		return a.Bill, nil
+	case "billNone":
+		return a.BillNone, nil
+	case "saving":
+		return a.Saving, nil
+	case "spotBill":
+		return a.SpotBill, nil
+	case "mixBill":
+		return a.MixBill, nil
+	case "breakEven":
+		return a.BreakEven, nil
+	case "breakEvenFall":
+		return a.BreakEvenFall, nil
+	case "utilisation":
+		return a.Utilisation, nil
+	}
+	return a.Coverage, nil
 }
 
 // serviceMetric is an inference service's figure off summary.json's

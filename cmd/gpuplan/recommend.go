@@ -58,6 +58,13 @@ list (4,6,8 or 30m,1h), a range (2..12, 2..12/2, 30m..2h/30m) or a YAML list
 with validate's metrics, wait.p95{queue=team-a}, or completed (the share of jobs
 completed); bounds are numbers, durations (30m) or percentages (99%).
 
+The mix of spot, a spend commitment and on-demand: with pricing.commitmentAdvice
+in the scenario (or --vary pricing.commitmentAdvice.discount=0.3), --minimize
+commitment.mixBill --vary spot:POOL=0..1/0.25 runs each spot share with its SLOs
+checked, bills each run's on-demand demand with the advice's best commitment and
+its spot GPU-hours at the spot price, and shows the winner's commitment level,
+break-even and the fall in demand the level survives.
+
 The search: a coarse grid (--coarse values of each parameter, ends included), then
 every setting in the box around the best coarse one, then neighbours while one is
 better. Each setting runs --min-seeds seeds; a setting whose 95% interval (Student's

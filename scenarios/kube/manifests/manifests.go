@@ -22,6 +22,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -394,11 +395,13 @@ type pool struct {
 	name          string
 	instanceTypes []string
 	capacityTypes []string
-	zone          string
-	gpuModel      string
-	gpusPerNode   int32 // most of any instance type
-	labels        map[string]string
-	taints        []corev1.Taint
+	// block: a fixed pool of a capacity block (reserved, with a window).
+	block       bool
+	zone        string
+	gpuModel    string
+	gpusPerNode int32 // most of any instance type
+	labels      map[string]string
+	taints      []corev1.Taint
 	// maxNodes bounds the pool (its count, autoscaling maximum or limit).
 	maxNodes int
 	gpuLimit int64
@@ -493,7 +496,7 @@ func (g *gen) gatherPools() error {
 			name: p.Name, instanceTypes: []string{p.InstanceType}, capacityTypes: []string{ct}, zone: p.Zone,
 			gpuModel: r.GPUModel, gpusPerNode: r.GPUsPerNode, labels: userLabels(r.Labels), taints: taints(r.Taints),
 			maxNodes: r.Slots(), milliCPU: r.MilliCPU, memMiB: r.MemoryMiB, sharing: r.Sharing,
-			fixed: p.Autoscaling == nil, nodes: p.Count,
+			fixed: p.Autoscaling == nil, nodes: p.Count, block: p.CapacityType == models.Reserved && p.Window != nil,
 		}
 		q.gpuLimit = int64(q.maxNodes) * int64(q.gpusPerNode)
 		if a := p.Autoscaling; a != nil {
@@ -596,6 +599,23 @@ func (g *gen) nodeClass() (File, error) {
 		"variant for GPU instances), subnets and security groups tagged karpenter.sh/discovery, and a",
 		"200 GiB gp3 root volume for container images.",
 	)}
+	// A fixed reserved pool (a capacity reservation, or a capacity block
+	// with its window) is a static NodePool of reserved capacity that
+	// launches from a node class of its own selecting its reservation.
+	for _, p := range g.s.Spec.Cluster.Pools {
+		if p.CapacityType != models.Reserved || (p.Autoscaling == nil && (p.Count == 0 || g.o.FixedPools == FixedNodeGroup)) {
+			continue // no NodePool is written for it
+		}
+		rc := *nc
+		rc.ObjectMeta = metav1.ObjectMeta{Name: reservedClassName(p.Name)}
+		rc.Spec.CapacityReservationSelectorTerms = []CapacityReservationSelectorTerm{{Tags: scenarios.PoolReservationTags(p)}}
+		f.Objects = append(f.Objects, &rc)
+		what := "its capacity reservation"
+		if w := p.Window; w != nil {
+			what = fmt.Sprintf("its capacity block (EC2 Capacity Blocks for ML; the window %s to %s of the run's clock is EC2's: buy the block for those times)", w.Start.Duration, w.End.Duration)
+		}
+		f.Comment = append(f.Comment, fmt.Sprintf("EC2NodeClass %s, for the static NodePool %s, selects %s by tags (capacityReservationSelectorTerms): tag the reservation with them in EC2, or replace the term by its id (cr-...); the tags carry the instance type, count, price and window gpuplan ran, so these files read back to the same pool.", rc.Name, p.Name, what))
+	}
 	// A NodePool with capacity reservations launches from a node class of
 	// its own that selects them.
 	for _, np := range g.s.Spec.Cluster.NodePools {
@@ -659,6 +679,11 @@ func (g *gen) nodePools() (File, error) {
 		}
 		if q.zone != "" {
 			req = append(req, karpv1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{q.zone}})
+		}
+		if q.block {
+			// As Karpenter selects capacity blocks: its reserved offerings
+			// of reservation type capacity-block alone.
+			req = append(req, karpv1.NodeSelectorRequirementWithMinValues{Key: scenarios.LabelCapacityReservationType, Operator: corev1.NodeSelectorOpIn, Values: []string{scenarios.ReservationCapacityBlock}})
 		}
 		labels := map[string]string{cluster.LabelPool: q.name}
 		for k, v := range q.labels {
@@ -1200,6 +1225,11 @@ func roundGi(q *resource.Quantity) *resource.Quantity {
 // nodeClassOf is the EC2NodeClass pool's NodePool launches from: its own
 // when the scenario NodePool has capacity reservations.
 func (g *gen) nodeClassOf(pool string) string {
+	for _, p := range g.s.Spec.Cluster.Pools {
+		if p.Name == pool && p.CapacityType == models.Reserved {
+			return reservedClassName(pool)
+		}
+	}
 	for _, np := range g.s.Spec.Cluster.NodePools {
 		if np.Name == pool && len(np.Reservations) > 0 {
 			return reservedClassName(pool)

@@ -159,9 +159,6 @@ func (g *gen) simulationOnly() []string {
 		if a := p.Autoscaling; a != nil && (a.Expander != "" || a.ScanInterval != nil || a.ScaleDownDelayAfterAdd != nil) {
 			extra = append(extra, "cluster-autoscaler expander, scan interval and scale-down delay (Karpenter has none)")
 		}
-		if p.Window != nil {
-			extra = append(extra, "its capacity block's window (no NodePool or EC2NodeClass field holds a block's start and end; EC2 does)")
-		}
 		if p.OSDiskPricePerMonth != nil {
 			extra = append(extra, "the OS disk's price while deallocated")
 		}

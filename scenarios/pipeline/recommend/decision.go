@@ -43,7 +43,7 @@ func (r *Result) Decision() (*reports.Decision, error) {
 	if r.RunnerUp != nil {
 		d.RunnerUp = pos[r.RunnerUp]
 	}
-	if len(r.Metrics) > 1 {
+	if r.paretoOn() {
 		d.ParetoY = 1
 		for _, c := range r.Pareto {
 			d.Pareto = append(d.Pareto, pos[c])

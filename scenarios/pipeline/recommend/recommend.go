@@ -381,6 +381,12 @@ func (s *search) best() *Candidate {
 	return nil
 }
 
+// paretoOn reports whether the space's second metric is a constraint's,
+// the front's other axis (the commitment figures Space adds are not).
+func (r *Result) paretoOn() bool {
+	return len(r.Metrics) > 1 && slices.ContainsFunc(r.Constraints, func(c sweep.Constraint) bool { return c.Metric.Name == r.Metrics[1] })
+}
+
 func (s *search) result() *Result {
 	r := &Result{Sweep: s.sw, Runs: s.runs, GridRuns: s.sw.NumPoints() * s.o.MaxReps,
 		Objective: s.o.Objective, Constraints: s.o.Constraints, MinReps: s.o.MinReps, MaxReps: s.o.MaxReps}
@@ -398,7 +404,7 @@ func (s *search) result() *Result {
 		r.Evaluated = append(r.Evaluated, c)
 	}
 	sort.Slice(r.Evaluated, func(i, j int) bool { return r.Evaluated[i].Point.Index < r.Evaluated[j].Point.Index })
-	if len(r.Metrics) > 1 {
+	if r.paretoOn() {
 		x, y := make([]float64, len(r.Evaluated)), make([]float64, len(r.Evaluated))
 		for i, c := range r.Evaluated {
 			x[i], y[i] = c.Stats[0].Mean, c.Stats[1].Mean

@@ -60,6 +60,12 @@ func scalar(v string) any {
 	return v
 }
 
+// CommitmentFigures are the advice's figures a commitment objective's
+// answer shows beside it.
+func CommitmentFigures() []string {
+	return []string{"commitment.level", "commitment.spotBill", "commitment.bill", "commitment.breakEven", "commitment.breakEvenFall"}
+}
+
 // Space is the sweep recommend searches: the scenario, the parameters
 // varied, the objective then each constraint's metric, and maxReps seeds
 // (opts: sweep.MaxEvents, the work budget of every run).
@@ -68,6 +74,16 @@ func Space(base *scenarios.Scenario, baseBytes []byte, vary []sweep.Parameter, o
 	for _, c := range cons {
 		if !contains(metrics, c.Metric.Name) {
 			metrics = append(metrics, c.Metric.Name)
+		}
+	}
+	// A commitment objective (commitment.mixBill: the mix of spot, a
+	// spend commitment and on-demand) carries the advice's level, its
+	// break-even and the fall in demand it survives, for the answer.
+	if strings.HasPrefix(objective.Name, "commitment.") {
+		for _, m := range CommitmentFigures() {
+			if !contains(metrics, m) {
+				metrics = append(metrics, m)
+			}
 		}
 	}
 	name := base.Metadata.Name

@@ -58,7 +58,7 @@ func (r *Result) WriteText(w io.Writer, o Options) error {
 			fmt.Fprintf(w, "  %-28s %s  95%% interval [%s, %s]\n", name, f(st.Mean), f(lo), f(hi))
 		}
 	}
-	if len(r.Pareto) > 0 && len(r.Metrics) > 1 {
+	if len(r.Pareto) > 0 && r.paretoOn() {
 		fmt.Fprintf(w, "\nPareto front of %s against %s (settings searched):\n", r.Metrics[0], r.Metrics[1])
 		var xs, ys []float64
 		for _, c := range r.Pareto {
