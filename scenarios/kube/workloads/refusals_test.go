@@ -19,7 +19,7 @@ func TestJobsRefusedAsTheAPIServerWould(t *testing.T) {
 		"            - matchExpressions:\n              - {key: nvidia.com/gpu.memory, operator: Gt, values: [\"%s\"]}\n"
 	for _, c := range []struct{ name, from, to, want string }{
 		{"mig", "nvidia.com/mig-3g.40gb: 1}", "nvidia.com/mig-9g.99gb: 1}",
-			`j.yaml:29:44: spec.template.spec.containers[0].resources.limits["nvidia.com/mig-9g.99gb"]: resource "nvidia.com/mig-9g.99gb" names no MIG profile (profiles: 1g.10gb, 1g.18gb, 1g.20gb, 1g.23gb, 1g.35gb, 1g.45gb, 1g.47gb, 1g.5gb, 2g.10gb, 2g.20gb, 2g.35gb, 2g.45gb, 2g.47gb, 3g.20gb, 3g.40gb, 3g.71gb, 3g.90gb, 3g.93gb, 4g.20gb, 4g.40gb, 4g.71gb, 4g.90gb, 4g.93gb, 7g.141gb, 7g.180gb, 7g.186gb, 7g.40gb, 7g.80gb)`},
+			`j.yaml:29:44: spec.template.spec.containers[0].resources.limits["nvidia.com/mig-9g.99gb"]: resource "nvidia.com/mig-9g.99gb" names no MIG profile (profiles: 1g.10gb, 1g.18gb, 1g.20gb, 1g.23gb, 1g.34gb, 1g.35gb, 1g.45gb, 1g.47gb, 1g.5gb, 1g.67gb, 1g.70gb, 2g.10gb, 2g.20gb, 2g.35gb, 2g.45gb, 2g.47gb, 2g.67gb, 2g.70gb, 3g.135gb, 3g.139gb, 3g.20gb, 3g.40gb, 3g.71gb, 3g.90gb, 3g.93gb, 4g.135gb, 4g.139gb, 4g.20gb, 4g.40gb, 4g.71gb, 4g.90gb, 4g.93gb, 7g.141gb, 7g.180gb, 7g.186gb, 7g.269gb, 7g.278gb, 7g.40gb, 7g.80gb)`},
 		{"gt", "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n", strings.Replace(gt, "%s", "40GB", 1),
 			`j.yaml:26:69: spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]: Gt "40GB" is not an integer; Gt and Lt compare a label as a whole number`},
 		{"gt-two", "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n", strings.Replace(gt, `"%s"`, `"1", "2"`, 1),
