@@ -14,16 +14,52 @@ import (
 // domain at the domain's NVLink, across hosts of a rack at the rails,
 // across racks through the spine, across blocks (or pools) through the
 // core. Pools without a topology keep the flat model of stepTime.
+//
+// When the run's levels are Volcano HyperNodes, they state the network
+// where the pools do not: a job whose nodes span more than one NVLink
+// domain, are all in HyperNodes, and are not all in one pool that gives
+// racks (nodesPerRack) or blocks (racksPerBlock) is priced by the
+// narrowest HyperNode holding them all, counting only the network tiers
+// (cluster.NetworkTierSpan: tiers whose HyperNodes each lie within one
+// NVLink domain add no hop). The first network tier is a rack (the
+// rails), the second a block (through the spine), a wider one, or none
+// holding them all (Volcano's cluster-wide root), the datacentre core
+// (hyperNodeLevel). Inside one pool with racks or blocks, the pool's
+// levels price it, whatever the HyperNodes group (they place it).
 
 // topologyPriced reports whether j's placement touches a pool with a
-// topology.
+// topology, or lies on HyperNodes with a network tier.
 func topologyPriced(c *cluster.Cluster, j *jobState) bool {
 	for _, pl := range j.placed {
 		if !c.Pools[c.Nodes[pl.Node].Pool].Spec.Topology.Zero() {
 			return true
 		}
 	}
-	return false
+	_, ok := c.NetworkTierSpan(placedNodes(j))
+	return ok
+}
+
+// placedNodes are the nodes of j's pods.
+func placedNodes(j *jobState) []int32 {
+	nodes := make([]int32, len(j.placed))
+	for i, pl := range j.placed {
+		nodes[i] = pl.Node
+	}
+	return nodes
+}
+
+// hyperNodeLevel is the level of a placement the narrowest HyperNode
+// holding it puts k network tiers up (cluster.NetworkTierSpan): the
+// first network tier a rack, the second a block, any wider, or none
+// (-1), the zone.
+func hyperNodeLevel(k int) topology.Level {
+	switch k {
+	case 0:
+		return topology.Rack
+	case 1:
+		return topology.Block
+	}
+	return topology.Zone
 }
 
 // topologyStep fills rec's all-reduce for j on a topology pool: intra is
@@ -39,7 +75,13 @@ func topologyStep(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobSt
 		}
 		places = append(places, c.Topology().PlaceOf(pl.Node))
 	}
+	onePool := level == topology.Host
 	level = max(level, topology.Span(places))
+	if racks := pool.Topology.NodesPerRack > 0 || pool.Topology.RacksPerBlock > 0; level > topology.Domain && !(onePool && racks) {
+		if k, ok := c.NetworkTierSpan(placedNodes(j)); ok {
+			level = hyperNodeLevel(k)
+		}
+	}
 	spec := &pool.Topology
 	spine, core := spec.Oversubscriptions()
 	tr := topology.Tiers{Host: intra, Spine: spine, Core: core}
