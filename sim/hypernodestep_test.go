@@ -106,10 +106,10 @@ func TestStepTimeFollowsHyperNodeTiers(t *testing.T) {
 // the two 2-node NVLink domains of a GB200 pool of 4-GPU nodes, 8 GPUs a
 // domain) is no network hop: the tier-2 HyperNode above them is the
 // first network tier, a rack. 4 pods x 4 GPUs, one a node, over both
-// domains: half of each node's 8 rails, 155.66 x 0.5 = 77.83 GB/s,
-// 50 us + 26.25e9 / 77.83e9 = 337.32 ms. The pool alone (a rack per
-// NVLink domain, so two racks) would price it through the spine:
-// 38.915 GB/s, 674.60 ms.
+// domains: all of each tray's rails (one NIC per GPU), 155.66 GB/s,
+// 50 us + 26.25e9 / 155.66e9 = 168.69 ms. The pool alone (a rack per
+// NVLink domain, so two racks) would price it through the 2:1 spine:
+// 77.83 GB/s, 337.32 ms.
 func TestNVLinkHyperNodeTierIsNoNetworkHop(t *testing.T) {
 	pool := cluster.PoolSpec{Name: "gb", GPUModel: "GB200", Nodes: 4, GPUsPerNode: 4, MilliCPU: 72000, MemoryMiB: 1 << 20,
 		Topology: topology.Spec{DomainGPUs: 8}}
@@ -119,10 +119,10 @@ func TestNVLinkHyperNodeTierIsNoNetworkHop(t *testing.T) {
 	hns := []cluster.HyperNode{hn("nvl-0", 1, false, "^gb-[01]$"), hn("nvl-1", 1, false, "^gb-[23]$"), hn("rack", 2, true, "^nvl-")}
 	rec, _ := runOnHyperNodes(t, []cluster.PoolSpec{pool}, hns, job)
 	require.Equal(t, "rack", rec.Step().Level)
-	require.InDelta(t, 337.32, rec.Step().CommMs, 0.01)
+	require.InDelta(t, 168.69, rec.Step().CommMs, 0.01)
 	alone := runTraining(t, []cluster.PoolSpec{pool}, job, "MostAllocated")
 	require.Equal(t, "block", alone.Step().Level)
-	require.InDelta(t, 674.60, alone.Step().CommMs, 0.01)
+	require.InDelta(t, 337.32, alone.Step().CommMs, 0.01)
 }
 
 // Inside one pool that gives racks, the pool's levels price the

@@ -114,7 +114,16 @@ func topologyStep(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobSt
 			return fmt.Errorf("pool %s: network fabric %q is not in the run's fabrics", pool.Name, netName)
 		}
 		tr.Rails = net
-		railScale = min(1, float64(fewest)/float64(net.RanksPerNode()))
+		rails := net.RanksPerNode()
+		if spec.NodesPerDomain(pool.GPUsPerNode) > 1 {
+			// A GB200/GB300 NVL72 compute tray has a 400G NIC (or more)
+			// per GPU, as an 8-GPU HGX node has: its 4 GPUs use all its
+			// rails (NVIDIA's GB200 NVL72: 4 ConnectX-7 a tray; AWS's
+			// p6e-gb200.36xlarge 3.2 Tbps of EFA for 4 GPUs, p5.48xlarge
+			// 3.2 Tbps for 8; taken as one rail a GPU).
+			rails = min(rails, int(pool.GPUsPerNode))
+		}
+		railScale = min(1, float64(fewest)/float64(rails))
 	}
 	sec, name := tr.AllReduce(level, j.spec.Training.GradientBytes, rec.Ranks, railScale)
 	rec.Fabric, rec.CommMs, rec.Level = name, sec*1000, level.String()
