@@ -124,5 +124,8 @@ func hyperNodeNotes(n int, tiers []int) []string {
 	return []string{fmt.Sprintf("Volcano network topology: Volcano Jobs' spec.networkTopology is placed over the %d HyperNodes' tiers %v: "+
 		"hard keeps the job's pods in one HyperNode of tier at most highestTierAllowed, the tightest tier first, and the job waits while none holds it; "+
 		"soft tries the tightest tier first and goes as wide as it must; within a tier the HyperNode with the fewest free pod slots that holds the job is taken "+
-		"(Kueue's BestFit, where Volcano's network-topology-aware plugin scores by resource binpacking); nodes in no HyperNode take no job asking for topology (README: Volcano HyperNodes)", n, tiers)}
+		"(Kueue's BestFit, where Volcano's network-topology-aware plugin scores by resource binpacking); nodes in no HyperNode take no job asking for topology; "+
+		"a training gang's all-reduce across NVLink domains, unless inside one pool that gives racks or blocks (its levels price it), is priced by the narrowest HyperNode holding its nodes: "+
+		"counting out tiers whose HyperNodes each lie within one NVLink domain, the first tier as a rack (the rails), the second as a block (the spine), a wider one or none (Volcano's root) as the datacentre core "+
+		"(README: Volcano HyperNodes)", n, tiers)}
 }

@@ -184,8 +184,75 @@ func (c *Cluster) SetHyperNodes(hns []HyperNode) error {
 			}
 		}
 	}
+	t.network = networkTiers(top, t.vals)
 	c.tas = t
 	return nil
+}
+
+// networkTiers marks each HyperNode level (widest first) that is a
+// network tier: some HyperNode of it holds nodes of two NVLink domains
+// (two values of nvidia.com/gpu.clique: a pool's label, else its
+// topology's domain, each node its own in a pool without one). A tier
+// whose HyperNodes each lie within one NVLink domain (GB200 NVL72
+// cliques, or single nodes) adds no network hop.
+func networkTiers(top Topology, vals [][]int64) []bool {
+	out := make([]bool, len(vals))
+	for l, v := range vals {
+		clique := map[int64]string{}
+		for n, d := range v {
+			if d < 0 || d >= hyperSynthetic {
+				continue
+			}
+			c, _ := top.NodeLabel(int32(n), LabelGPUClique)
+			if old, ok := clique[d]; !ok {
+				clique[d] = c
+			} else if old != c {
+				out[l] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// NetworkTierSpan is how many network tiers (HyperNode tiers some of
+// whose HyperNodes cross NVLink domains, networkTiers) lie below the
+// narrowest HyperNode holding every one of nodes: 0 when one HyperNode
+// of the first network tier (or of a tier below it) holds them, 1 when
+// it takes the second, and so on; -1 when no HyperNode holds them all
+// (only Volcano's cluster-wide root does). ok is false when the run's
+// levels are not HyperNodes, none of its tiers is a network tier, or
+// some node is in no HyperNode.
+func (c *Cluster) NetworkTierSpan(nodes []int32) (k int, ok bool) {
+	t := &c.tas
+	if t.tiers == nil || !slices.Contains(t.network, true) || len(nodes) == 0 {
+		return 0, false
+	}
+	for _, n := range nodes {
+		in := false
+		for l := range t.vals {
+			v := t.vals[l][n]
+			in = in || (v >= 0 && v < hyperSynthetic)
+		}
+		if !in {
+			return 0, false
+		}
+	}
+	// Narrowest level (the last) first.
+	for l := len(t.vals) - 1; l >= 0; l-- {
+		v := t.vals[l]
+		same := v[nodes[0]] >= 0
+		for _, n := range nodes[1:] {
+			same = same && v[n] == v[nodes[0]]
+		}
+		if same {
+			return k, true
+		}
+		if t.network[l] {
+			k++
+		}
+	}
+	return -1, true
 }
 
 // HyperNodeTiers are the tiers of the cluster's topology levels when they

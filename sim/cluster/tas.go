@@ -55,6 +55,9 @@ type tasLevels struct {
 	// tierName when the levels come from HyperNodes (SetHyperNodes).
 	tiers     []int
 	tierNames []string
+	// network: each HyperNode level's HyperNodes do not all lie within
+	// one NVLink domain (a network tier: NetworkTierSpan).
+	network []bool
 }
 
 // SetTASLevels sets the cluster's topology levels (a Kueue Topology's

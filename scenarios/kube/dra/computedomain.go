@@ -47,8 +47,10 @@ type computeDomain struct {
 // driver creates for it, which pods name to join the domain.
 type domain struct {
 	name, namespace, template string
-	file                      string
-	line                      int
+	// numNodes is the domain's spec.numNodes (0: not given).
+	numNodes int
+	file     string
+	line     int
 }
 
 func (d *domain) what() string {
@@ -90,7 +92,7 @@ func (s *Set) readComputeDomain(file string, m strict.Manifest) error {
 	default:
 		return errAt("spec.channel.allocationMode", "%s is not Single or All", strict.Quote(cd.Spec.Channel.AllocationMode))
 	}
-	d := &domain{name: cd.Name, namespace: cd.Namespace, template: cd.Spec.Channel.ResourceClaimTemplate.Name, file: file, line: m.Line}
+	d := &domain{name: cd.Name, namespace: cd.Namespace, template: cd.Spec.Channel.ResourceClaimTemplate.Name, numNodes: cd.Spec.NumNodes, file: file, line: m.Line}
 	k := key(d.namespace, d.template)
 	if old, ok := s.channels[k]; ok {
 		return errAt("spec.channel.resourceClaimTemplate.name", "ResourceClaimTemplate %s is the channel of %s too", strict.Quote(d.template), old.what())
@@ -102,6 +104,17 @@ func (s *Set) readComputeDomain(file string, m strict.Manifest) error {
 	s.Notes = append(s.Notes, fmt.Sprintf("%s:%d: %s: its channel's IMEX daemons and channel count (allocationMode) are not modelled; the pods naming ResourceClaimTemplate %s are kept in one NVLink domain (nvidia.com/gpu.clique)",
 		file, m.Line, d.what(), strict.Quote(d.template)))
 	return nil
+}
+
+// DomainNodes is the spec.numNodes of the ComputeDomain whose channel ch
+// is (0: not given, or not of this set).
+func (s *Set) DomainNodes(ch *Channel) int {
+	for _, d := range s.channels {
+		if key(d.namespace, d.name) == ch.Domain {
+			return d.numNodes
+		}
+	}
+	return 0
 }
 
 // channel finds the ComputeDomain whose channel template the pod names

@@ -2,6 +2,9 @@ package workloads_test
 
 import (
 	"errors"
+	"gpuplan.dev/gpuplan/sim"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -104,4 +107,72 @@ func TestComputeDomainPerSubmission(t *testing.T) {
 		}
 	}
 	require.Len(t, pools, 2)
+}
+
+// buildWith builds the cliques scenario with the ComputeDomain job
+// edited by the replacements (old, new pairs), its manifest in a folder
+// of its own; pools edits the scenario's text likewise.
+func buildWith(t *testing.T, job, pools []string) (*scenarios.Built, error) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/gpuplan/computedomain-job.yaml")
+	require.NoError(t, err)
+	m := string(b)
+	for i := 0; i < len(job); i += 2 {
+		require.Contains(t, m, job[i])
+		m = strings.Replace(m, job[i], job[i+1], 1)
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "gpuplan"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "gpuplan", "cd.yaml"), []byte(m), 0o644))
+	body := strings.Replace(cliquesScenario, "JOB", "cd", 1)
+	for i := 0; i < len(pools); i += 2 {
+		require.Contains(t, body, pools[i])
+		body = strings.ReplaceAll(body, pools[i], pools[i+1])
+	}
+	s, err := scenarios.Parse("s.yaml", dir, []byte(body))
+	if err != nil {
+		return nil, err
+	}
+	return s.Build(scenarios.Options{})
+}
+
+// A ComputeDomain job larger than the largest NVLink domain can never
+// start: each clique is 2 nodes x 4 GPUs = 8 GPUs, and 3 pods x 3 GPUs
+// = 9 GPUs (or a ComputeDomain of numNodes 3) do not fit one. Refused at
+// the pod's claim of the channel, with both sizes. (Before, the job was
+// accepted and waited forever.) 4 pods x 2 GPUs = 8 GPUs and numNodes 2
+// fit exactly and run 0-1 h; with both pools in one clique (16 GPUs on
+// 4 nodes) the 9-GPU job runs too.
+func TestComputeDomainLargerThanTheLargestNVLinkDomainIsRefused(t *testing.T) {
+	const field = "spec.template.spec.resourceClaims[0].resourceClaimTemplateName"
+	for _, c := range []struct {
+		job  []string
+		want []string
+	}{
+		{[]string{"nvidia.com/gpu: 2", "nvidia.com/gpu: 3"},
+			[]string{`ComputeDomain "train-cd"`, "ask for 9 GPUs at once", "holds 8 GPUs (nvidia.com/gpu.clique=d1: pool d1, 2 nodes x 4 GPUs)"}},
+		{[]string{"numNodes: 0", "numNodes: 3"},
+			[]string{`ComputeDomain "train-cd"`, "spec.numNodes is 3 nodes", "has 2 nodes"}},
+	} {
+		_, err := buildWith(t, c.job, nil)
+		var ie *strict.InputError
+		require.True(t, errors.As(err, &ie), "%v", err)
+		require.Equal(t, field, ie.Field)
+		require.Equal(t, 26, ie.Line, "the claim's line in the manifest")
+		for _, w := range c.want {
+			require.Contains(t, ie.Msg, w)
+		}
+	}
+	for _, c := range []struct{ job, pools []string }{
+		{[]string{"parallelism: 3", "parallelism: 4", "completions: 3", "completions: 4", "numNodes: 0", "numNodes: 2"}, nil},
+		{[]string{"nvidia.com/gpu: 2", "nvidia.com/gpu: 3"}, []string{"nvidia.com/gpu.clique: d2", "nvidia.com/gpu.clique: d1"}},
+	} {
+		b, err := buildWith(t, c.job, c.pools)
+		require.NoError(t, err)
+		res, err := sim.Run(b.Config)
+		b.Close()
+		require.NoError(t, err)
+		require.Len(t, res.Jobs, 1)
+		require.Equal(t, []int64{0, hour}, []int64{res.Jobs[0].Start, res.Jobs[0].End})
+	}
 }

@@ -212,8 +212,87 @@ func computeDomain(d *doc, o *Object, ch *dra.Channel, c **cluster.Constraints) 
 	(*c).PodAffinity = append(append([]cluster.PodAffinityTerm(nil), (*c).PodAffinity...),
 		cluster.PodAffinityTerm{TopologyKey: cluster.LabelGPUClique, Selector: []cluster.Requirement{{Key: labelComputeDomain, Op: cluster.OpIn, Values: []string{o.Name}}}})
 	d.computeDomain = o.Name
+	if o.channel == nil {
+		o.channel = ch
+	}
 	d.note(ch.Field, "%s: the IMEX channel is not a GPU; the job's pods are kept in one NVLink domain (required pod affinity on %s to the job's own pods)", ch.What, cluster.LabelGPUClique)
 	return nil
+}
+
+// domainFits refuses an object whose pods claim a ComputeDomain's
+// channel (o.channel) and ask for more GPUs at once than the cluster's
+// largest NVLink domain holds, or whose ComputeDomain's numNodes is more
+// nodes than that domain has: kept in one domain, it would wait forever.
+// The GPUs counted are the whole GPUs of every pod of the object at once
+// (the pods of all its roles share the one domain).
+func domainFits(d *doc, o *Object) error {
+	if o.channel == nil || d.pools == nil {
+		return nil
+	}
+	var gpus int64
+	for _, g := range o.Groups {
+		gpus += int64(g.Pods) * int64(g.Pod.GPUs)
+	}
+	big := largestDomain(d.pools)
+	if gpus > big.gpus {
+		return d.errAt(o.channel.Field, "%s: its pods ask for %d GPUs at once in one NVLink domain (nvidia.com/gpu.clique), and the largest NVLink domain of the cluster holds %d GPUs (%s): it would never start",
+			o.channel.What, gpus, big.gpus, big.what)
+	}
+	if n := d.dra.DomainNodes(o.channel); n > big.nodes {
+		return d.errAt(o.channel.Field, "%s: its spec.numNodes is %d nodes, and the largest NVLink domain of the cluster has %d nodes (%s): it would never start",
+			o.channel.What, n, big.nodes, big.what)
+	}
+	return nil
+}
+
+// nvlinkDomain is the size of one NVLink domain of the cluster and where
+// it is.
+type nvlinkDomain struct {
+	gpus  int64
+	nodes int
+	what  string
+}
+
+// largestDomain is the cluster's largest NVLink domain, in GPUs: the
+// nodes sharing a value of an nvidia.com/gpu.clique pool label (across
+// pools), else a pool's topology domains (nvlinkDomainGPUs, at most the
+// pool's nodes), else one node.
+func largestDomain(pools []cluster.PoolSpec) nvlinkDomain {
+	var big nvlinkDomain
+	take := func(c nvlinkDomain) {
+		if c.gpus > big.gpus || (c.gpus == big.gpus && c.nodes > big.nodes) {
+			big = c
+		}
+	}
+	clique := map[string]*nvlinkDomain{}
+	var order []string
+	for _, p := range pools {
+		n := max(p.Nodes, p.MaxNodes)
+		if v, ok := p.Labels[cluster.LabelGPUClique]; ok {
+			c := clique[v]
+			if c == nil {
+				c = &nvlinkDomain{what: fmt.Sprintf("%s=%s:", cluster.LabelGPUClique, v)}
+				clique[v] = c
+				order = append(order, v)
+			} else {
+				c.what += ","
+			}
+			c.gpus += int64(n) * int64(p.GPUsPerNode)
+			c.nodes += n
+			c.what += fmt.Sprintf(" pool %s, %d nodes x %d GPUs", p.Name, n, p.GPUsPerNode)
+			continue
+		}
+		nodes := min(int(p.Topology.NodesPerDomain(p.GPUsPerNode)), n)
+		what := fmt.Sprintf("pool %s: one node of %d GPUs", p.Name, p.GPUsPerNode)
+		if nodes > 1 {
+			what = fmt.Sprintf("pool %s: %d nodes x %d GPUs", p.Name, nodes, p.GPUsPerNode)
+		}
+		take(nvlinkDomain{gpus: int64(nodes) * int64(p.GPUsPerNode), nodes: nodes, what: what})
+	}
+	for _, v := range order {
+		take(*clique[v])
+	}
+	return big
 }
 
 // multiNodeDomain reports whether a pool has an NVLink domain of more

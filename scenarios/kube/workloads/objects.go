@@ -89,6 +89,9 @@ type Object struct {
 	// named are the ResourceClaims its pods name (shareClaims divides
 	// them).
 	named []namedClaim
+	// channel is the first ComputeDomain channel its pods claim (nil:
+	// none), for domainFits.
+	channel *dra.Channel
 }
 
 // Group is one role's pods: identical pods, Pods of them at a time.

@@ -201,6 +201,9 @@ func parseDocs(file string, docs []strict.Manifest, runtimes map[string]*runtime
 		if err := convert(d, &o, out); err != nil {
 			return nil, nil, err
 		}
+		if err := domainFits(d, &o); err != nil {
+			return nil, nil, err
+		}
 		if o.copies > 1 {
 			// A LeaderWorkerSet's groups: one object each.
 			base := o.Name
