@@ -129,9 +129,10 @@ func TestPoolTopologyErrors(t *testing.T) {
 //	  NVL72 fabric, S x 2 x 15/16 = 26.25e9 bytes, 39.67 us + 26.25e9 /
 //	  835e9 = 31.48 ms a step, 100 x 1031.48 ms = 103.148 s;
 //	8 pods x 4 GPUs (both domains, so both racks of the block): the rails
-//	  (ib-ndr-400, 155.66 GB/s for 8 ranks a node) at 4 of 8 ranks a tray
-//	  through the 2:1 spine, 38.915 GB/s; S x 2 x 31/32 = 27.125e9 bytes,
-//	  50 us + 27.125e9 / 38.915e9 = 697.08 ms, 100 x 1697.08 ms = 169.708 s.
+//	  (ib-ndr-400, 155.66 GB/s; a tray of an NVLink domain has a NIC a GPU,
+//	  so its 4 GPUs use all its rails) through the 2:1 spine, 77.83 GB/s;
+//	  S x 2 x 31/32 = 27.125e9 bytes, 50 us + 27.125e9 / 77.83e9 =
+//	  348.57 ms, 100 x 1348.57 ms = 134.857 s.
 //
 // Without the labels the same trays are a flat pool (each its own domain).
 func TestNodeListTopologyPricesTheGang(t *testing.T) {
@@ -192,6 +193,6 @@ func TestNodeListTopologyPricesTheGang(t *testing.T) {
 	require.InDelta(t, 103148, float64(one.End-one.Start), 1)
 	both, _ := run(8)
 	require.Equal(t, "block", both.Step().Level)
-	require.InDelta(t, 697.08, both.Step().CommMs, 0.01)
-	require.InDelta(t, 169708, float64(both.End-both.Start), 1)
+	require.InDelta(t, 348.57, both.Step().CommMs, 0.01)
+	require.InDelta(t, 134857, float64(both.End-both.Start), 1)
 }
