@@ -3,6 +3,7 @@ package manifests
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
+	"gpuplan.dev/gpuplan/sim"
 )
 
 // TestDRAClusterExampleRoundTrip: `gpuplan manifests --gpus dra` on the
@@ -74,4 +76,89 @@ func objectsOf[T any](t *testing.T, files []File) []*T {
 		}
 	}
 	return out
+}
+
+// TestPolicyDeviceClassesAloneWrittenBack: a policy of DeviceClasses
+// alone (no queues: nothing admits, the scheduler places) is the
+// cluster's classes, and `gpuplan manifests` writes them back in
+// kubernetes/04-dra-deviceclasses.yaml (before, a policy without
+// ClusterQueues or Volcano Queues was not kept, and the file was not
+// written). By hand: three copies of a one-pod Job claiming 4 devices of
+// class a100 (productName NVIDIA A100-SXM4-80GB) on two H100 nodes and
+// one A100 node: only the A100 node's 8 GPUs are of the class, so two
+// run 0-1 h and the third 1-2 h; read back with the written file as the
+// policy, the same summary.
+func TestPolicyDeviceClassesAloneWrittenBack(t *testing.T) {
+	dir := t.TempDir()
+	const class = `apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: a100}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}
+  - cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"}
+`
+	const jobs = `apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: four, namespace: ml}
+spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: a100, count: 4}}]}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    metadata: {annotations: {gpuplan.dev/duration: 1h}}
+    spec:
+      restartPolicy: Never
+      resourceClaims: [{name: g, resourceClaimTemplateName: four}]
+      containers:
+      - {name: c, image: x, resources: {requests: {cpu: "4", memory: 16Gi}, claims: [{name: g}]}}
+`
+	const scenario = `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: classes-alone}
+spec:
+  seed: 1
+  cluster:
+    pools:
+    - {name: h100, count: 2, instanceType: p5.48xlarge}
+    - {name: a100, count: 1, instanceType: p4de.24xlarge}
+  policy: {manifests: [classes.yaml]}
+  workload:
+    manifests:
+    - {path: jobs.yaml, count: 3}
+`
+	for name, body := range map[string]string{"classes.yaml": class, "jobs.yaml": jobs, "scenario.yaml": scenario} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	s, err := scenarios.LoadFile(filepath.Join(dir, "scenario.yaml"))
+	require.NoError(t, err)
+	want := summaryJSON(t, s, pipeline.Options{})
+	jobsRun := want["jobs"].(map[string]any)
+	require.EqualValues(t, 3, jobsRun["total"])
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err := Generate(s, m, Options{})
+	require.NoError(t, err)
+	classes := objectsOf[resourcev1.DeviceClass](t, files)
+	require.Len(t, classes, 1)
+	require.Equal(t, "a100", classes[0].Name)
+	out := t.TempDir()
+	require.NoError(t, WriteDir(out, files))
+	got := summaryJSON(t, s, pipeline.Options{Build: scenarios.Options{PolicyManifests: []string{filepath.Join(out, filepath.FromSlash(PathDRA))}}})
+	require.Equal(t, want, got)
+	// The placements by hand: every job on pool a100, two at once.
+	b, err := s.Build(scenarios.Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	res, err := sim.Run(b.Config)
+	require.NoError(t, err)
+	var starts []int64
+	for _, j := range res.Jobs {
+		require.Equal(t, "a100", res.Pools[j.Pool].Spec.Name, j.Name)
+		starts = append(starts, j.Start)
+	}
+	slices.Sort(starts)
+	require.Equal(t, []int64{0, 0, 3600_000}, starts)
 }
