@@ -198,6 +198,9 @@ func (s builder) manifestSource(seed uint64, horizon int64, pools []cluster.Pool
 	var prio map[string]int32
 	var never map[string]bool
 	var shared map[string]bool
+	if policyFiles == nil {
+		policyFiles = s.policyFiles // as loaded (LoadOptions.PolicyManifests)
+	}
 	// The policy's DeviceClasses are the cluster's: the pods' claims may
 	// name them.
 	pol, err := s.kueuePolicy(policyFiles)
@@ -309,9 +312,13 @@ func (s builder) priorityClasses(files []string) (map[string]int32, map[string]b
 	return pol.PriorityClasses, pol.PreemptNever, nil
 }
 
-// kueuePolicy is the scenario's policy (files, else spec.policy's
-// manifests; an empty Policy when there is none).
+// kueuePolicy is the scenario's policy (files, else those it was loaded
+// with, LoadOptions.PolicyManifests, else spec.policy's manifests; an
+// empty Policy when there is none).
 func (s builder) kueuePolicy(files []string) (*Policy, error) {
+	if files == nil {
+		files = s.policyFiles
+	}
 	if files == nil && s.Spec.Policy != nil {
 		for _, m := range s.Spec.Policy.Manifests {
 			files = append(files, s.path(m))
