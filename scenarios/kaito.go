@@ -12,11 +12,19 @@ import (
 // nodes of its instance type, labelled with its labelSelector's
 // matchLabels, named kaito-<workspace>.
 func (s *Scenario) importWorkspaces() error {
+	if len(s.Spec.Workload.Manifests) == 0 {
+		return nil
+	}
+	// The files' claims may name the policy's DeviceClasses.
+	pol, err := builder{s}.kueuePolicy(nil)
+	if err != nil {
+		return err
+	}
 	for i, m := range s.Spec.Workload.Manifests {
 		if m.Path == "" {
 			continue // validation says so
 		}
-		objs, _, err := workloads.Load(s.path(m.Path))
+		objs, _, err := workloads.LoadWith(s.path(m.Path), nil, pol.Devices)
 		if err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ func ParseWith(file, dir string, data []byte, o LoadOptions) (*Scenario, error) 
 	if err != nil {
 		return nil, err
 	}
-	s.file, s.dir, s.pos, s.restrict = file, dir, pos, o.RestrictPaths
+	s.file, s.dir, s.pos, s.restrict, s.policyFiles = file, dir, pos, o.RestrictPaths, o.PolicyManifests
 	if err := (validator{s}).checkPaths(); err != nil {
 		return nil, err
 	}

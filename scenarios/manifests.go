@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
 	"gpuplan.dev/gpuplan/scenarios/kube/workloads"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
@@ -38,13 +39,13 @@ type ManifestsSpec struct {
 const streamManifests = 300
 
 // manifestEntry reads file entry i: its objects and when they arrive.
-func (s builder) manifestEntry(i int, seed uint64, pools []cluster.PoolSpec) (workloads.Entry, []string, error) {
+func (s builder) manifestEntry(i int, seed uint64, pools []cluster.PoolSpec, classes *dra.Set) (workloads.Entry, []string, error) {
 	m := &s.Spec.Workload.Manifests[i]
 	at := fmt.Sprintf("spec.workload.manifests[%d]", i)
 	if m.Path == "" {
 		return workloads.Entry{}, nil, s.errAt(at+".path", "is required")
 	}
-	objs, skipped, err := workloads.LoadIn(s.path(m.Path), pools)
+	objs, skipped, err := workloads.LoadWith(s.path(m.Path), pools, classes)
 	if err != nil {
 		return workloads.Entry{}, nil, err
 	}
@@ -197,9 +198,17 @@ func (s builder) manifestSource(seed uint64, horizon int64, pools []cluster.Pool
 	var prio map[string]int32
 	var never map[string]bool
 	var shared map[string]bool
-	var pol *Policy
+	if policyFiles == nil {
+		policyFiles = s.policyFiles // as loaded (LoadOptions.PolicyManifests)
+	}
+	// The policy's DeviceClasses are the cluster's: the pods' claims may
+	// name them.
+	pol, err := s.kueuePolicy(policyFiles)
+	if err != nil {
+		return nil, nil, err
+	}
 	for i := range s.Spec.Workload.Manifests {
-		e, n, err := s.manifestEntry(i, seed, pools)
+		e, n, err := s.manifestEntry(i, seed, pools, pol.Devices)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -209,11 +218,6 @@ func (s builder) manifestSource(seed uint64, horizon int64, pools []cluster.Pool
 		e.SharedQueues = shared
 		notes = append(notes, n...)
 		if draGPUs(e.Objects) {
-			if pol == nil {
-				if pol, err = s.kueuePolicy(policyFiles); err != nil {
-					return nil, nil, err
-				}
-			}
 			qn, err := kueueDRAQuota(e.Objects, pol)
 			if err != nil {
 				return nil, nil, err
@@ -221,11 +225,6 @@ func (s builder) manifestSource(seed uint64, horizon int64, pools []cluster.Pool
 			notes = append(notes, qn...)
 		}
 		if o := exclusiveJobSet(e.Objects); o != nil {
-			if pol == nil {
-				if pol, err = s.kueuePolicy(policyFiles); err != nil {
-					return nil, nil, err
-				}
-			}
 			if len(pol.Spec.ClusterQueues) > 0 {
 				return nil, nil, &InputError{File: o.File, Line: o.Line, Field: o.Kind + " " + o.Name, Msg: "JobSet exclusive placement (alpha.jobset.sigs.k8s.io/exclusive-topology) under Kueue is not modelled: Kueue admits the JobSet as one workload, and gpuplan keeps child Jobs apart only as jobs of their own; drop the annotation or the ClusterQueues"}
 			}
@@ -313,9 +312,13 @@ func (s builder) priorityClasses(files []string) (map[string]int32, map[string]b
 	return pol.PriorityClasses, pol.PreemptNever, nil
 }
 
-// kueuePolicy is the scenario's policy (files, else spec.policy's
-// manifests; an empty Policy when there is none).
+// kueuePolicy is the scenario's policy (files, else those it was loaded
+// with, LoadOptions.PolicyManifests, else spec.policy's manifests; an
+// empty Policy when there is none).
 func (s builder) kueuePolicy(files []string) (*Policy, error) {
+	if files == nil {
+		files = s.policyFiles
+	}
 	if files == nil && s.Spec.Policy != nil {
 		for _, m := range s.Spec.Policy.Manifests {
 			files = append(files, s.path(m))

@@ -22,6 +22,11 @@ type LoadOptions struct {
 	// the machine. Special files (/proc, /sys, devices, FIFOs) are refused
 	// whatever the option.
 	RestrictPaths bool
+	// PolicyManifests, when set, replace spec.policy.manifests while the
+	// scenario is read, as Options.PolicyManifests does when it is built
+	// (simulate --policy DIR): the workload's DRA claims are checked
+	// against their DeviceClasses.
+	PolicyManifests []string
 }
 
 // LoadFileWith reads, strictly decodes and validates a scenario file as

@@ -27,6 +27,7 @@ import (
 
 	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
 	"gpuplan.dev/gpuplan/scenarios/kube/crds"
+	"gpuplan.dev/gpuplan/scenarios/kube/dra"
 	"gpuplan.dev/gpuplan/scenarios/traces"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/admission"
@@ -56,9 +57,13 @@ type Policy struct {
 	DeviceClassMappings map[string]string
 	// DeviceClasses are the DRA DeviceClasses (resource.k8s.io/v1) of
 	// the policy's files, as read, in order: the cluster's classes, which
-	// gpuplan manifests writes back. A workload file's claims take their
-	// DeviceClass from their own file or the drivers' built-in ones.
+	// gpuplan manifests writes back. The workload's claims resolve against
+	// them (Devices) beside their own files' and the drivers' built-in
+	// ones.
 	DeviceClasses []resourcev1.DeviceClass
+	// Devices holds the same classes parsed (their CEL selectors), for
+	// the workload's claims (dra.Set.UseCluster); nil: none given.
+	Devices *dra.Set
 	// Notes name every field read but not modelled, and every object
 	// skipped, each with its file and line.
 	Notes []string
@@ -704,7 +709,9 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 				return err
 			}
 			p.DeviceClasses = append(p.DeviceClasses, dc)
-			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: DeviceClass %s is read to be written back (gpuplan manifests); the claims of a workload file take their DeviceClass from that file or the drivers' built-in classes", d.file, d.line, Quote(dc.Name)))
+			if err := p.deviceClass(d, dc.Name); err != nil {
+				return err
+			}
 		default:
 			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue Topology, ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue and HyperNode, Karpenter NodePool and EC2NodeClass, PriorityClass and DRA DeviceClass", d.file, d.line, kind, api))
 		}
@@ -714,6 +721,32 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 	}
 	p.giveReservations()
 	return p.giveBlocks()
+}
+
+// deviceClass reads a DeviceClass document into p.Devices: its CEL
+// selectors parsed (an expression outside what gpuplan evaluates is an
+// input error at its field), for the claims of the workload's pods.
+func (p *Policy) deviceClass(d policyDoc, name string) error {
+	m := strict.Manifest{Root: d.root, APIVersion: d.tm.APIVersion, Kind: d.tm.Kind, Line: d.line}
+	if m.Root == nil {
+		// An item of a List: its own YAML.
+		ms, err := strict.Manifests(d.file, d.data)
+		if err != nil || len(ms) != 1 {
+			return d.errorf("the DeviceClass does not read as one document")
+		}
+		m.Root = ms[0].Root
+	}
+	set, err := dra.Read(d.file, []strict.Manifest{m})
+	if err != nil {
+		return err
+	}
+	if p.Devices == nil {
+		p.Devices = dra.NewSet()
+	}
+	p.Devices.AddClasses(set)
+	p.Notes = append(p.Notes, set.Notes...)
+	p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: DeviceClass %s is the cluster's: the workload's claims naming it take devices that its selectors and the request's both select (it replaces a driver's built-in class of its name)", d.file, d.line, Quote(name)))
+	return nil
 }
 
 // checkCRD checks a Kueue object against Kueue's published CRD schema and
@@ -988,8 +1021,8 @@ func (p *Policy) check() error {
 		}
 		return nil
 	}
-	if len(p.Spec.ClusterQueues) == 0 && len(p.NodePools) == 0 && len(p.StaticPools) == 0 && len(p.PriorityClasses) == 0 {
-		return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy has no ClusterQueue, Volcano Queue, NodePool or PriorityClass"}
+	if len(p.Spec.ClusterQueues) == 0 && len(p.NodePools) == 0 && len(p.StaticPools) == 0 && len(p.PriorityClasses) == 0 && p.Devices == nil {
+		return &InputError{File: strings.Join(p.Files, ", "), Msg: "the policy has no ClusterQueue, Volcano Queue, NodePool, PriorityClass or DRA DeviceClass"}
 	}
 	if len(p.Spec.ClusterQueues) == 0 && len(p.NodePools) == 0 && len(p.StaticPools) == 0 && len(p.WorkloadPriorityClasses) > 0 {
 		p.Notes = append(p.Notes, strings.Join(p.Files, ", ")+": Kueue WorkloadPriorityClasses without a ClusterQueue: Kueue admits nothing here, so they give jobs their priority and nothing else")

@@ -103,7 +103,7 @@ func (s serviceBuilder) buildService(i int, b *Built, pc *servicePolicy) (sim.Se
 	var notes []string
 	cfg := sim.ServiceConfig{}
 	// The Deployment or InferenceService, when the service comes from one.
-	wl, note, err := s.serviceWorkload(at, v)
+	wl, note, err := s.serviceWorkload(at, v, pc)
 	if err != nil {
 		return cfg, nil, err
 	}
@@ -184,9 +184,19 @@ func (s serviceBuilder) buildService(i int, b *Built, pc *servicePolicy) (sim.Se
 // InferenceService the service comes from (nil when it has no manifests):
 // the only one in its files, or the one named after the service; and the
 // note that says so.
-func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec) (*kubesvc.Workload, string, error) {
+func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec, pc *servicePolicy) (*kubesvc.Workload, string, error) {
 	if len(v.Manifests) == 0 {
 		return nil, "", nil
+	}
+	// The policy's DeviceClasses are the cluster's: the replicas' claims
+	// may name them.
+	pol, err := pc.get()
+	if err != nil {
+		return nil, "", err
+	}
+	var cluster *dra.Set
+	if pol != nil {
+		cluster = pol.Devices
 	}
 	// The DeviceClasses of every file listed: the replicas' claims may
 	// name a class of another (kubernetes/04-dra-deviceclasses.yaml
@@ -215,7 +225,7 @@ func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec) (*kubesvc.Wor
 	}
 	var all []kubesvc.Workload
 	for i := range v.Manifests {
-		got, _, err := kubesvc.ReadServingWith(files[i], datas[i], shared)
+		got, _, err := kubesvc.ReadServingWith(files[i], datas[i], shared, cluster)
 		if err != nil {
 			return nil, "", err
 		}

@@ -41,6 +41,9 @@ type Scenario struct {
 	nodeNotes     []string
 	// restrict refuses paths outside dir (LoadOptions.RestrictPaths).
 	restrict bool
+	// policyFiles replace spec.policy.manifests while the scenario is
+	// read (LoadOptions.PolicyManifests; nil: the spec's).
+	policyFiles []string
 }
 
 // Metadata names and describes a scenario.

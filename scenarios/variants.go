@@ -57,7 +57,7 @@ func (s *Scenario) Variant(name string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir, restrict: s.restrict}
+	c := &Scenario{APIVersion: s.APIVersion, Kind: s.Kind, Metadata: s.Metadata, file: s.file, dir: s.dir, restrict: s.restrict, policyFiles: s.policyFiles}
 	c.Metadata.Name = s.Metadata.Name + "/" + v.Name
 	if v.Description != "" {
 		c.Metadata.Description = v.Description

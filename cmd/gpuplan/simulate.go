@@ -279,7 +279,13 @@ func (o *simulateOptions) run() error {
 	if o.scenario == "" {
 		sc, err = scenarios.Default()
 	} else {
-		sc, err = scenarios.LoadFileWith(o.scenario, loadOptions(o.restrict))
+		lo := loadOptions(o.restrict)
+		if o.over.policyManifests != "" {
+			// The workload's claims may name the given policy's
+			// DeviceClasses: read with it.
+			lo.PolicyManifests = []string{o.over.policyManifests}
+		}
+		sc, err = scenarios.LoadFileWith(o.scenario, lo)
 	}
 	if err != nil {
 		return err

@@ -10,7 +10,14 @@
 // architecture, brand, profile; capacity memory) and the DRA example
 // driver's simulated GPUs (gpu.example.com, 80Gi of memory), which Kueue's
 // DRA samples ask for. The DeviceClasses those drivers install are built
-// in; a file's own DeviceClass replaces one of the same name.
+// in; a file's own DeviceClass replaces one of the same name, and so does
+// the cluster's (a scenario's policy files, Set.UseCluster). A claim's
+// request takes the devices its class's selectors and its own both select,
+// as the Kubernetes allocator checks them (k8s.io/dynamic-resource-allocation,
+// structured allocator isSelectable: the class's, then the request's). A
+// class named nowhere is an input error at the request's deviceClassName;
+// one defined in the policy and a workload file with different specs is an
+// input error too (a cluster holds one DeviceClass of a name).
 //
 // Selectors are evaluated in a small, exact subset of CEL (cel.go); an
 // expression outside it is an input error naming the expression and its

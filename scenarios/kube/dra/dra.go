@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"gpuplan.dev/gpuplan/validate/strict"
 )
@@ -33,6 +34,11 @@ type Class struct {
 	Builtin bool
 	sel     []selector
 	where   string // file:line, or where the built-in comes from
+	// file and line are where a class read from a file is defined; spec
+	// is what it says, to tell two definitions of one name apart.
+	file string
+	line int
+	spec resourcev1.DeviceClassSpec
 }
 
 type selector struct {
@@ -138,6 +144,40 @@ func (s *Set) AddClasses(other *Set) {
 	}
 }
 
+// UseCluster gives s the cluster's DeviceClasses (those of a scenario's
+// policy files, read with Read): a claim naming one resolves to it, its
+// selectors ANDed with the request's as the Kubernetes allocator does. A
+// cluster class replaces a built-in class of its name, as the cluster's
+// own object does. A cluster has one DeviceClass of a name, so a class the
+// workload's files define too must say the same (the same spec): then
+// either is the one; different specs are an input error at the workload
+// file's definition, naming the other, as gpuplan cannot tell which one
+// the cluster holds (kubectl apply keeps whichever was applied last).
+func (s *Set) UseCluster(cluster *Set) error {
+
+	if cluster == nil {
+		return nil
+	}
+	names := make([]string, 0, len(cluster.classes))
+	for n, c := range cluster.classes {
+		if !c.Builtin {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := cluster.classes[n]
+		if old, ok := s.classes[n]; ok && !old.Builtin {
+			if !equality.Semantic.DeepEqual(old.spec, c.spec) {
+				return &strict.InputError{File: old.file, Line: old.line, Field: "spec", Msg: fmt.Sprintf("DeviceClass %s is defined here and, with a different spec, in the policy (%s); a cluster holds one DeviceClass of a name (the last applied): give it once, or the same in both", strict.Quote(n), c.where)}
+			}
+			continue
+		}
+		s.classes[n] = c
+	}
+	return nil
+}
+
 // Read decodes the file's DRA documents (resource.k8s.io/v1 DeviceClass,
 // ResourceClaim, ResourceClaimTemplate, ResourceSlice) strictly into
 // k8s.io/api's types, parsing every CEL selector; any other DRA version
@@ -223,7 +263,7 @@ func (s *Set) add(into map[string]*claim, c *claim) error {
 }
 
 func (s *Set) readClass(file string, line int, pos strict.Positions, dc *resourcev1.DeviceClass) (*Class, error) {
-	c := &Class{Name: dc.Name, where: fmt.Sprintf("%s:%d", file, line)}
+	c := &Class{Name: dc.Name, where: fmt.Sprintf("%s:%d", file, line), file: file, line: line, spec: *dc.Spec.DeepCopy()}
 	if dc.Spec.ExtendedResourceName != nil {
 		c.ExtendedResource = *dc.Spec.ExtendedResourceName
 	}

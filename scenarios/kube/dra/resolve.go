@@ -458,7 +458,7 @@ func (s *Set) exact(c *claim, at string, ex *resourcev1.ExactDeviceRequest, pool
 			known = append(known, n)
 		}
 		sort.Strings(known)
-		return part{}, nil, errAt(at+".deviceClassName", "%s: DeviceClass %s is neither in the file nor one gpuplan knows (%s)", what, strict.Quote(ex.DeviceClassName), strings.Join(known, ", "))
+		return part{}, nil, errAt(at+".deviceClassName", "%s: DeviceClass %s is defined neither in the file, nor in the scenario's policy files, nor by a driver gpuplan knows (%s)", what, strict.Quote(ex.DeviceClassName), strings.Join(known, ", "))
 	}
 	var sels []selector
 	for i := range ex.Selectors {

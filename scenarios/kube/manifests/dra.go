@@ -163,8 +163,12 @@ func (j *jobFile) claimGPUs(pod *corev1.PodTemplateSpec, res corev1.ResourceName
 func (g *gen) deviceClasses() (File, error) {
 	f := File{Path: PathDRA}
 	var policy []resourcev1.DeviceClass
-	if g.pol != nil {
-		for _, dc := range g.pol.DeviceClasses {
+	pol := g.pol
+	if pol == nil {
+		pol = g.classPol
+	}
+	if pol != nil {
+		for _, dc := range pol.DeviceClasses {
 			if !slices.ContainsFunc(g.draClasses, func(c draClass) bool { return c.name == dc.Name }) {
 				policy = append(policy, dc)
 			}
@@ -185,7 +189,7 @@ func (g *gen) deviceClasses() (File, error) {
 		f.Comment = g.header("Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34 on): DeviceClasses.")
 	}
 	if len(policy) > 0 {
-		f.Comment = append(f.Comment, "The policy's DeviceClasses, written back as read (name, labels, annotations and spec), from "+strings.Join(g.policyFiles(), ", ")+".")
+		f.Comment = append(f.Comment, "The policy's DeviceClasses, written back as read (name, labels, annotations and spec), from "+strings.Join(g.relFiles(pol), ", ")+".")
 	}
 	for _, dc := range policy {
 		f.Objects = append(f.Objects, &resourcev1.DeviceClass{

@@ -121,4 +121,21 @@ func TestDRAServicesAsTheDevicePluginForm(t *testing.T) {
 		assert.Equal(t, orig[k], dr[k], "%s: the services by DRA claim run as the scenario's", k)
 		assert.Equal(t, dp[k], dr[k], "%s: the services by DRA claim run as by the device plugin's resources", k)
 	}
+	// The DeviceClasses given as the cluster's (the scenario's policy)
+	// instead of in each service's list: the replicas' claims resolve to
+	// them alike (before, the policy's classes were not used: gpuplan-gpu
+	// was defined nowhere, an input error).
+	asPolicy := strings.Replace(servicesReadBackYAML, "  workload:\n", "  policy: {manifests: [kubernetes/04-dra-deviceclasses.yaml]}\n  workload:\n", 1)
+	require.Contains(t, asPolicy, "policy: {manifests")
+	byPolicy, err := scenarios.Parse("read-back.yaml", draDir, []byte(asPolicy))
+	require.NoError(t, err)
+	got = built(byPolicy)
+	for i := range want {
+		assert.Equal(t, want[i].Pod, got[i].Pod, want[i].Spec.Name)
+		assert.Equal(t, want[i].Constraints, got[i].Constraints, want[i].Spec.Name)
+	}
+	pol := summaryJSON(t, byPolicy, pipeline.Options{})
+	for _, k := range []string{"services", "gpus", "cost", "jobs"} {
+		assert.Equal(t, dr[k], pol[k], "%s: the policy's DeviceClasses serve the services' claims", k)
+	}
 }

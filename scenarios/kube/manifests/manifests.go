@@ -424,6 +424,9 @@ type gen struct {
 	pools  []pool
 	// pol is the admission policy the run read from spec.policy, if any.
 	pol *scenarios.Policy
+	// classPol is a policy without queues whose DeviceClasses are
+	// written back (nil: none, or pol's).
+	classPol *scenarios.Policy
 	// jobNamespaces are the namespaces the generated jobs use.
 	jobNamespaces []string
 	warnings      []string

@@ -57,7 +57,12 @@ func (g *gen) loadPolicy() error {
 		return err
 	}
 	if len(pol.Spec.ClusterQueues) == 0 && len(pol.Volcano) == 0 {
-		return nil // NodePools only: they are in the cluster already
+		// NodePools (in the cluster already), PriorityClasses or
+		// DeviceClasses: the DeviceClasses are written back.
+		if len(pol.DeviceClasses) > 0 {
+			g.classPol = pol
+		}
+		return nil
 	}
 	g.pol = pol
 	return nil
@@ -287,9 +292,12 @@ func (g *gen) policyKueue() (File, error) {
 	return f, nil
 }
 
-func (g *gen) policyFiles() []string {
+func (g *gen) policyFiles() []string { return g.relFiles(g.pol) }
+
+// relFiles are a policy's files relative to the scenario's folder.
+func (g *gen) relFiles(pol *scenarios.Policy) []string {
 	var out []string
-	for _, p := range g.pol.Files {
+	for _, p := range pol.Files {
 		if rel, err := filepath.Rel(filepath.Dir(g.s.File()), p); err == nil && g.s.File() != "" {
 			p = rel
 		}

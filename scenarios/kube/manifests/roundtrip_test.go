@@ -97,7 +97,7 @@ func TestRoundTrip(t *testing.T) {
 			require.NoError(t, WriteDir(dir, files))
 			var policy []string
 			if s.Spec.Policy != nil && len(s.Spec.Policy.Manifests) > 0 {
-				for _, f := range []string{PathKueue, PathKueueConfig, PathVolcano, PathPriorityClasses} {
+				for _, f := range []string{PathKueue, PathKueueConfig, PathVolcano, PathPriorityClasses, PathDRA} {
 					if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 						policy = append(policy, filepath.Join(dir, f))
 					}

@@ -130,13 +130,15 @@ const (
 // InferenceServices of a manifest file (other kinds are listed as
 // skipped).
 func ReadServing(file string, data []byte) ([]Workload, []string, error) {
-	return ReadServingWith(file, data, nil)
+	return ReadServingWith(file, data, nil, nil)
 }
 
 // ReadServingWith is ReadServing with the DeviceClasses of shared (the
 // DRA objects of the other files the service lists) beside the file's
 // own: a file's claims may name a DeviceClass defined in another.
-func ReadServingWith(file string, data []byte, shared *dra.Set) ([]Workload, []string, error) {
+// cluster holds the cluster's DeviceClasses (a scenario's policy's; nil:
+// none), which the claims may name too (dra.Set.UseCluster).
+func ReadServingWith(file string, data []byte, shared, cluster *dra.Set) ([]Workload, []string, error) {
 	docs, err := strict.Manifests(file, data)
 	if err != nil {
 		return nil, nil, err
@@ -146,6 +148,9 @@ func ReadServingWith(file string, data []byte, shared *dra.Set) ([]Workload, []s
 		return nil, nil, err
 	}
 	devices.AddClasses(shared)
+	if err := devices.UseCluster(cluster); err != nil {
+		return nil, nil, err
+	}
 	var out []Workload
 	var skipped []string
 	for _, m := range docs {

@@ -148,6 +148,13 @@ func Parse(file string, data []byte) (objs []Object, skipped []string, err error
 // allocationMode All the matching GPUs of their nodes (nil: pools
 // unknown).
 func ParseIn(file string, data []byte, pools []cluster.PoolSpec) (objs []Object, skipped []string, err error) {
+	return ParseWith(file, data, pools, nil)
+}
+
+// ParseWith is ParseIn in a cluster whose DeviceClasses (a scenario's
+// policy's, read with dra.Read; nil: none) the pods' claims may name
+// (dra.Set.UseCluster).
+func ParseWith(file string, data []byte, pools []cluster.PoolSpec, classes *dra.Set) (objs []Object, skipped []string, err error) {
 	docs, err := strict.Manifests(file, data)
 	if err != nil {
 		return nil, nil, err
@@ -156,7 +163,7 @@ func ParseIn(file string, data []byte, pools []cluster.PoolSpec) (objs []Object,
 	if err != nil {
 		return nil, nil, err
 	}
-	devices, err := dra.Read(file, docs)
+	devices, err := readDevices(file, docs, classes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,6 +176,19 @@ func ParseIn(file string, data []byte, pools []cluster.PoolSpec) (objs []Object,
 		return nil, skipped, noWorkload(file, "the file", skipped)
 	}
 	return objs, skipped, nil
+}
+
+// readDevices reads a file's DRA objects, with the cluster's
+// DeviceClasses beside them.
+func readDevices(file string, docs []strict.Manifest, classes *dra.Set) (*dra.Set, error) {
+	devices, err := dra.Read(file, docs)
+	if err != nil {
+		return nil, err
+	}
+	if err := devices.UseCluster(classes); err != nil {
+		return nil, err
+	}
+	return devices, nil
 }
 
 // noWorkload is the error of an input without a workload.
@@ -245,20 +265,26 @@ func Load(path string) ([]Object, []string, error) { return LoadIn(path, nil) }
 
 // LoadIn is Load for a cluster of the given node pools (ParseIn).
 func LoadIn(path string, pools []cluster.PoolSpec) ([]Object, []string, error) {
+	return LoadWith(path, pools, nil)
+}
+
+// LoadWith is LoadIn in a cluster with the given DeviceClasses
+// (ParseWith).
+func LoadWith(path string, pools []cluster.PoolSpec, classes *dra.Set) ([]Object, []string, error) {
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
-		return loadFolder(path, pools)
+		return loadFolder(path, pools, classes)
 	}
 	b, err := strict.ReadFileBounded(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	return ParseIn(path, b, pools)
+	return ParseWith(path, b, pools, classes)
 }
 
 // loadFolder reads a folder's files as one input: a TrainJob finds its
 // runtime in any of them; each file's DRA objects serve its own pods.
-func loadFolder(dir string, pools []cluster.PoolSpec) ([]Object, []string, error) {
+func loadFolder(dir string, pools []cluster.PoolSpec, classes *dra.Set) ([]Object, []string, error) {
 	var files []string
 	for _, pat := range []string{"*.yaml", "*.yml"} {
 		m, _ := filepath.Glob(filepath.Join(dir, pat))
@@ -290,7 +316,7 @@ func loadFolder(dir string, pools []cluster.PoolSpec) ([]Object, []string, error
 	}
 	var objs []Object
 	for i, f := range files {
-		devices, err := dra.Read(f, all[i])
+		devices, err := readDevices(f, all[i], classes)
 		if err != nil {
 			return nil, nil, err
 		}
