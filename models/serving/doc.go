@@ -77,8 +77,9 @@
 //     queue and prefill and the transfer, TPOT the decode pool's alone.
 //     SimulateLLMDisagg is its exact model (the two pools' routed
 //     simulators, a decode pool's requests arriving Prefilled) and
-//     SteadyLLMDisagg its fast model, held to it within 5% on TPOT and
-//     E2E, within 15% on TTFT up to 50% of capacity (optimistic at 70%).
+//     SteadyLLMDisagg its fast model (a prefill replica's TTFT from the
+//     chain of its steps' prompt counts), held to it within 5% on mean
+//     and p95 TTFT, TPOT and E2E from 30% to 70% of capacity.
 //   - SizeLLM: the fewest replicas meeting p95 TTFT and TPOT targets at a
 //     rate (the fast model's count, confirmed by the exact model), and
 //     the cost per million tokens (llmsize.go).

@@ -58,6 +58,10 @@ type LLMSteady struct {
 	// request (every request's share of the preempted ones' wait and
 	// recompute), not counted in TTFT, TPOT or E2E.
 	PreemptionsPer1k, PreemptionDelayMs float64
+	// PrefillTTFTMeanMs and KVTransferMeanMs are a disaggregated
+	// replica's (SteadyLLMDisagg): the mean TTFT of its prefill pool
+	// (queue and prefill) and of the KV cache's transfer; 0 otherwise.
+	PrefillTTFTMeanMs, KVTransferMeanMs float64
 	// TTFTPoints, TPOTPoints and E2EPoints are the distributions'
 	// quantiles at (i + 0.5) / LLMQuantilePoints, i =
 	// 0..LLMQuantilePoints-1: equally weighted points, so a run can mix
@@ -134,7 +138,7 @@ func SteadyLLMRouted(cfg LLMConfig, rate float64, replicas int, router Router, i
 // steadyLLM is SteadyLLM with the arrivals arr, overloaded where the
 // cache does not hold the decoding requests' drift to kvZ deviations.
 func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ float64) (LLMSteady, error) {
-	res, _, err := steadyLLMParts(cfg, rate, in, out, arr, kvZ, false)
+	res, _, err := steadyLLMParts(cfg, rate, in, out, arr, kvZ, colocated)
 	return res, err
 }
 
@@ -146,12 +150,26 @@ type steadyParts struct {
 	residMs float64
 }
 
-// steadyLLMParts is steadyLLM; prefilled, the replica is a decode
-// replica of a disaggregated service (LLMRequest.Prefilled): its
-// requests arrive with their prompts computed, so a step is its decodes
-// alone, and neither TTFT nor E2E is computed (the service's are the
-// prefill pool's and the transfer's, llmdisagg.go).
-func steadyLLMParts(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ float64, prefilled bool) (LLMSteady, steadyParts, error) {
+// steadyMode is what a replica runs: prefills and decodes (colocated),
+// or one pool's part of a disaggregated service (llmdisagg.go).
+type steadyMode int
+
+const (
+	colocated steadyMode = iota
+	// decodePool replicas' requests arrive with their prompts computed
+	// (LLMRequest.Prefilled): a step is its decodes alone, and neither
+	// TTFT nor E2E is computed (the service's are the prefill pool's and
+	// the transfer's).
+	decodePool
+	// prefillPool replicas run each prompt to its first token (outputs of
+	// one token): steps of prompts alone, with idle time between them,
+	// whose TTFT prefillTTFTPoints follows step by step.
+	prefillPool
+)
+
+// steadyLLMParts is steadyLLM for a replica in mode.
+func steadyLLMParts(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ float64, mode steadyMode) (LLMSteady, steadyParts, error) {
+	prefilled := mode == decodePool
 	var parts steadyParts
 	cfg = cfg.WithDefaults()
 	if err := cfg.Check(); err != nil {
@@ -210,7 +228,12 @@ func steadyLLMParts(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals
 		parts.residMs = mo.busy * mo.second / (2 * mo.mean)
 		return res, parts, nil
 	}
-	tt := m.ttftPoints(d, varD, mo.mean)
+	var tt []wx
+	if mode == prefillPool && d == 0 {
+		tt = m.prefillTTFTPoints()
+	} else {
+		tt = m.ttftPoints(d, varD, mo.mean)
+	}
 	res.TTFTMeanMs, res.TTFTP50Ms, res.TTFTP95Ms, res.TTFTP99Ms, res.TTFTPoints = ttftQuantiles(tt)
 	if c := cfg; c.RequestOverheadMs > 0 || c.TokenOverheadMs > 0 {
 		// The API server's times outside the engine (LLMConfig): a
@@ -439,6 +462,10 @@ func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
 			return 0, stepMoments{}, ErrLLMOverload
 		}
 		m.pk = m.arr.window(lam * s)
+		if m.prefilled {
+			// A decode replica's arrivals add no prefill to a step.
+			m.pk = []float64{1}
+		}
 		_, varD := m.drift(d)
 		// The cache must hold the decoding requests' drift too (two
 		// deviations above the mean): beyond, requests queue for blocks

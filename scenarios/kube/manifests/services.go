@@ -294,6 +294,9 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 		return nil, fmt.Errorf("name %q is not a valid Kubernetes name: %s", v.Name, strings.Join(errs, "; "))
 	}
 	cfg := v.Config
+	if l := cfg.Spec.LLM; l != nil && l.Disagg != nil {
+		return nil, fmt.Errorf("service %s: a disaggregated LLM service (llm.disaggregation) is not written out: its prefill and decode pools are llm-d's two Deployments with a routing sidecar, which this writer does not build yet", v.Name)
+	}
 	// The service's queue is its namespace (the scenario's queue, as the
 	// run resolved it; by default the service's name), as a Deployment
 	// read into a scenario gives its namespace as the queue.
