@@ -284,3 +284,18 @@ func LLMEngine(model, gpu string, tp int) (serving.Engine, error) {
 
 // llmFabric is the NVLink fabric a GPU's tensor-parallel all-reduces run on.
 func llmFabric(gpu string) models.Fabric { return models.DefaultFabrics()[llmFabrics[gpu]] }
+
+// withInferencePool is v behind the InferencePool that routes to its
+// replicas: the llm-d endpoint picker's default scoring
+// (serving.PrefixAware) unless the scenario's balancing says otherwise
+// (the scenario wins, and the note says so).
+func withInferencePool(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, string) {
+	p := wl.InferencePool
+	where := fmt.Sprintf("%s, selecting %s on port %d through endpoint picker %s:%d (%s)", p.Where(), p.SelectorText(), p.TargetPort, p.EndpointPicker, p.EndpointPickerPort, p.FailureMode)
+	if v.Balancing != "" && v.Balancing != serving.PrefixAware.String() {
+		return v, fmt.Sprintf("%s: the scenario's balancing %s over the endpoint picker's prefix-aware scoring (the scenario wins)", where, v.Balancing)
+	}
+	w := *v
+	w.Balancing = serving.PrefixAware.String()
+	return &w, where + ": requests routed by the endpoint picker's default scoring, balancing prefix-aware"
+}
