@@ -78,19 +78,29 @@ func TestDisaggDecodePoolMemoryBoundByHand(t *testing.T) {
 	require.InEpsilon(t, 6100, rate, 0.001)
 }
 
-// The fast model against the exact one (8B on H100s, prompts 512 +- 256
-// and outputs 256 +- 128 tokens, transfers at 25 GB/s, round robin in
-// each pool) on 1 prefill and 2 decode replicas and on 2 and 4, at 30%,
-// 50% and 70% of the fast model's capacity (112 and 191 requests/s, the
+// The fast model against the exact one (prompts 512 +- 256 and outputs
+// 256 +- 128 tokens, round robin in each pool): 8B on H100s, transfers at
+// 25 GB/s, on 1 prefill and 2 decode engines and on 2 and 4; 70B on
+// four H100s an engine, at 50 GB/s, on 1 and 2; each at 30%, 50% and 70%
+// of the fast model's capacity (112, 191 and 39.6 requests/s, the
 // prefill pool's): mean and p95 TTFT, TPOT and E2E within 5% at every
-// load (TPOT and E2E within 1%: the decode pool's steps are its decodes
-// alone; TTFT within 4.3%, the prefill replica's steps followed one by
+// load (TPOT and E2E within 1.3%: the decode pool's steps are its decodes
+// alone; TTFT within 4.3%, the prefill engine's steps followed one by
 // one, prefillTTFTPoints).
 func TestDisaggFastModelAgainstExact(t *testing.T) {
 	in := TokenDist{Kind: Normal, Mean: 512, StdDev: 256, Min: 16, Max: 2048}
 	out := TokenDist{Kind: Normal, Mean: 256, StdDev: 128, Min: 16, Max: 1024}
-	for _, pools := range [][2]int{{1, 2}, {2, 4}} {
+	for _, c := range []struct {
+		name  string
+		pools [2]int
+	}{{"8B", [2]int{1, 2}}, {"8B", [2]int{2, 4}}, {"70B TP4", [2]int{1, 2}}} {
+		pools := c.pools
 		d := disagg8B(t, pools[0], pools[1], 25)
+		if c.name != "8B" {
+			// Llama-3-70B on four H100s an engine, at 50 GB/s.
+			cfg := LLMConfig{Engine: Engine{Model: Llama3_70B(), GPU: h100(t), TP: 4}, MaxModelLen: 16384}
+			d.Prefill, d.Decode, d.KVTransferGBps = cfg, cfg, 50
+		}
 		capacity, err := DisaggCapacity(d, in, out)
 		require.NoError(t, err)
 		for _, share := range []float64{0.3, 0.5, 0.7} {
@@ -100,11 +110,11 @@ func TestDisaggFastModelAgainstExact(t *testing.T) {
 			require.NoError(t, err)
 			x, err := SimulateLLMDisagg(d, reqs)
 			require.NoError(t, err)
-			t.Logf("%dP%dD at %.1f/s (%.0f%% of %.1f): exact TTFT %.1f/%.1f TPOT %.2f/%.2f E2E %.0f/%.0f, fast %.1f/%.1f %.2f/%.2f %.0f/%.0f (mean/p95 ms)",
-				pools[0], pools[1], rate, 100*share, capacity,
+			t.Logf("%s %dP%dD at %.1f/s (%.0f%% of %.1f): exact TTFT %.1f/%.1f TPOT %.2f/%.2f E2E %.0f/%.0f, fast %.1f/%.1f %.2f/%.2f %.0f/%.0f (mean/p95 ms)",
+				c.name, pools[0], pools[1], rate, 100*share, capacity,
 				Mean(x.TTFTMs), InterpQuantile(x.TTFTMs, .95), Mean(x.TPOTMs), InterpQuantile(x.TPOTMs, .95), Mean(x.E2EMs), InterpQuantile(x.E2EMs, .95),
 				f.TTFTMeanMs, f.TTFTP95Ms, f.TPOTMeanMs, f.TPOTP95Ms, f.E2EMeanMs, f.E2EP95Ms)
-			msg := fmt.Sprintf("%dP%dD at %.0f%%", pools[0], pools[1], 100*share)
+			msg := fmt.Sprintf("%s %dP%dD at %.0f%%", c.name, pools[0], pools[1], 100*share)
 			require.InEpsilon(t, Mean(x.TTFTMs), f.TTFTMeanMs, 0.05, msg)
 			require.InEpsilon(t, InterpQuantile(x.TTFTMs, .95), f.TTFTP95Ms, 0.05, msg)
 			require.InEpsilon(t, Mean(x.TPOTMs), f.TPOTMeanMs, 0.05, msg)
