@@ -238,9 +238,13 @@ func SteadyLLMDisagg(d Disagg, rate float64, in, out TokenDist) (LLMDisaggSteady
 	if err != nil {
 		return res, err
 	}
-	dec, parts, err := steadyLLMParts(d.Decode, rate/float64(cd), in, out, routedArrivals(d.Router, cd, out), kvDriftZ, decodePool)
-	if err != nil {
-		return res, err
+	// Outputs of one token all end at the prefill: the decode pool idles.
+	dec, parts := LLMSteady{}, steadyParts{sd: func(float64) float64 { return 0 }}
+	if out.Longest() > 1 {
+		dec, parts, err = steadyLLMParts(d.Decode, rate/float64(cd), in, out, routedArrivals(d.Router, cd, out), kvDriftZ, decodePool)
+		if err != nil {
+			return res, err
+		}
 	}
 	res.Prefill, res.Decode = p, dec
 	ins := in.quantilePoints(LLMQuantilePoints)

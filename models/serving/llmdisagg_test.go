@@ -124,3 +124,26 @@ func TestDisaggFastModelAgainstExact(t *testing.T) {
 		}
 	}
 }
+
+// Outputs of one token end at the prefill: the decode pool does nothing,
+// TPOT is 0 and E2E is TTFT, in both models; the capacity is the
+// prefill pool's (its replica's capacity of one-token outputs).
+func TestDisaggOneTokenOutputs(t *testing.T) {
+	in := TokenDist{Kind: Fixed, Mean: 512}
+	one := TokenDist{Kind: Fixed, Mean: 1}
+	d := disagg8B(t, 1, 2, 25)
+	f, err := SteadyLLMDisagg(d, 20, in, one)
+	require.NoError(t, err)
+	require.Zero(t, f.TPOTMeanMs)
+	// (E2E mixes every fifth of TTFT's points, e2e.go.)
+	require.InEpsilon(t, f.TTFTMeanMs, f.E2EMeanMs, 0.02)
+	x, err := SimulateLLMDisagg(d, PoissonLLMRequests(rand.New(rand.NewPCG(1, 2)), 20, 2000, in, one))
+	require.NoError(t, err)
+	require.Zero(t, x.Decode.Steps)
+	require.Equal(t, x.TTFTMs, x.E2EMs)
+	c, err := DisaggCapacity(d, in, one)
+	require.NoError(t, err)
+	p, err := LLMCapacity(d.Prefill, in, one)
+	require.NoError(t, err)
+	require.Equal(t, p, c)
+}
