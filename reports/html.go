@@ -100,6 +100,10 @@ func htmlModel(s *Summary, plots []Plot) htmlPage {
 			sec.Tables = append(sec.Tables, htmlTable{Caption: "LLM services: token latencies, throughput and cost", Header: lat[0], Rows: lat[1:]},
 				htmlTable{Caption: "LLM services: end to end, KV cache and tokens served", Header: eng[0], Rows: eng[1:]})
 			sec.Notes = append(sec.Notes, llmServicesNote)
+			if pd := llmDisaggTable(s); pd != nil {
+				sec.Tables = append(sec.Tables, htmlTable{Caption: "LLM services: prefill and decode pools", Header: pd[0], Rows: pd[1:]})
+				sec.Notes = append(sec.Notes, llmDisaggNote)
+			}
 		}
 		add(sec)
 	}

@@ -59,6 +59,27 @@ type LLMServiceSummary struct {
 	// tokens (prompt and output), when the run is priced.
 	CostPerMillionOutputTokens float64 `json:"costPerMillionOutputTokens,omitempty"`
 	CostPerMillionTokens       float64 `json:"costPerMillionTokens,omitempty"`
+	// Disaggregation is a disaggregated service's two pools (absent
+	// otherwise).
+	Disaggregation *LLMDisaggSummary `json:"disaggregation,omitempty"`
+}
+
+// LLMDisaggSummary is a disaggregated replica's pools: the prefill and
+// decode engines in one replica and the GPUs of each, the KV cache's
+// transfer between them (GB/s, ms a transfer), and the mean over the
+// requests served of the prefill pool's TTFT (its queue and the prefill)
+// and of the transfer: the service's TTFT is their sum (and the first
+// token's streaming), its TPOT the decode pool's, its KV cache figures
+// the decode pool's.
+type LLMDisaggSummary struct {
+	PrefillReplicas     int     `json:"prefillReplicas"`
+	PrefillGPUs         int     `json:"prefillGpusPerReplica"`
+	DecodeReplicas      int     `json:"decodeReplicas"`
+	DecodeGPUs          int     `json:"decodeGpusPerReplica"`
+	KVTransferGBps      float64 `json:"kvTransferGBps"`
+	KVTransferLatencyMs float64 `json:"kvTransferLatencyMs"`
+	PrefillTTFTMeanMs   float64 `json:"prefillTtftMeanMs"`
+	KVTransferMeanMs    float64 `json:"kvTransferMeanMs"`
 }
 
 // llmSummary is an LLM service's figures (nil for a batch server); cost
@@ -75,6 +96,11 @@ func llmSummary(r *sim.ServiceResult, gpuHours, cost float64) *LLMServiceSummary
 		PreemptionsPer1k: round(x.PreemptionsPer1k, 3), PreemptionDelayMs: round(x.PreemptionDelayMs, 2),
 		TTFTSLOMs: x.TTFTSLOMs, TPOTSLOMs: x.TPOTSLOMs, InputTokens: round(x.InputTokens, 0), OutputTokens: round(x.OutputTokens, 0),
 		GPUsPerReplica: x.GPUsPerReplica, CapacityPerReplica: round(x.CapacityPerReplica, 3)}
+	if d := x.Disagg; d != nil {
+		l.Disaggregation = &LLMDisaggSummary{PrefillReplicas: d.PrefillReplicas, PrefillGPUs: d.PrefillTP, DecodeReplicas: d.DecodeReplicas, DecodeGPUs: d.DecodeTP,
+			KVTransferGBps: round(d.KVTransferGBps, 2), KVTransferLatencyMs: round(d.KVTransferLatencyMs, 4),
+			PrefillTTFTMeanMs: round(d.PrefillTTFTMeanMs, 2), KVTransferMeanMs: round(d.KVTransferMeanMs, 3)}
+	}
 	if x.TTFTSLOMs > 0 {
 		l.TTFTAttainment = round(x.TTFTAttainment, 4)
 	}
@@ -142,6 +168,32 @@ func llmTables(s *Summary) (lat, eng [][]string) {
 	return append(lat, columns(rows)...), append(eng, columns(rows2)...)
 }
 
+// llmDisaggTable is the disaggregated LLM services' pools, header first
+// (nil without one): each pool's engines x GPUs, the transfer's
+// bandwidth, and the means of TTFT's parts (prefill, transfer) and of
+// TPOT (the decode pool's), with the decode pool's KV cache.
+func llmDisaggTable(s *Summary) [][]string {
+	var rows [][]any
+	for _, v := range s.Services {
+		l := v.LLM
+		if l == nil || l.Disaggregation == nil {
+			continue
+		}
+		d := l.Disaggregation
+		rows = append(rows, []any{v.Name, fmt.Sprintf("%d x %d GPU", d.PrefillReplicas, d.PrefillGPUs), fmt.Sprintf("%d x %d GPU", d.DecodeReplicas, d.DecodeGPUs),
+			fmt.Sprintf("%g GB/s", d.KVTransferGBps), millis(d.PrefillTTFTMeanMs), millis(d.KVTransferMeanMs), millis(l.TTFTMeanMs), millis(l.TPOTMeanMs),
+			pct(l.KVCacheMean), fmt.Sprint(l.KVCacheBlocks)})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	h := []string{"LLM service (P/D)", "prefill engines", "decode engines", "KV transfer", "prefill TTFT mean", "transfer mean", "TTFT mean", "decode TPOT mean", "decode KV mean", "of blocks"}
+	return append([][]string{h}, columns(rows)...)
+}
+
+// llmDisaggNote says what the pools' table counts.
+const llmDisaggNote = "Prefill/decode pools: each replica of a disaggregated LLM service is a pool of prefill engines and a pool of decode engines in one pod; a request's TTFT is the prefill pool's (queue and prefill) and its KV cache's transfer to a decode engine, its TPOT the decode pool's; KV cache figures are the decode pool's blocks."
+
 // writeLLMTable writes the terminal's LLM services block, when the run
 // has one.
 func writeLLMTable(w io.Writer, s *Summary) {
@@ -154,6 +206,11 @@ func writeLLMTable(w io.Writer, s *Summary) {
 		termTable(w, t[0], t[1:])
 	}
 	fmt.Fprintln(w, llmServicesNote)
+	if pd := llmDisaggTable(s); pd != nil {
+		fmt.Fprintln(w)
+		termTable(w, pd[0], pd[1:])
+		fmt.Fprintln(w, llmDisaggNote)
+	}
 }
 
 // LLMFigures are an LLM service's figures set beside each run's (what-if

@@ -682,6 +682,10 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 			mdTable(w, lat[0], lat[1:])
 			mdTable(w, eng[0], eng[1:])
 			fmt.Fprintf(w, "%s\n\n", llmServicesNote)
+			if pd := llmDisaggTable(s); pd != nil {
+				mdTable(w, pd[0], pd[1:])
+				fmt.Fprintf(w, "%s\n\n", llmDisaggNote)
+			}
 		}
 	}
 	writeWhyMarkdown(w, s)

@@ -149,6 +149,14 @@ func (s serviceBuilder) buildService(i int, b *Built, pc *servicePolicy) (sim.Se
 		v, more = withVLLMArgs(v, wl)
 		notes = append(notes, more...)
 	}
+	if wl != nil && wl.InferencePool != nil {
+		if v.LLM == nil {
+			return cfg, nil, strict.Errorf(wl.InferencePool.File, wl.InferencePool.Line, "", "%s routes to %s %s, which serves no LLM: an InferencePool's endpoint picker routes model servers (give the service an llm block)", wl.InferencePool.Where(), wl.Kind, wl.Name)
+		}
+		var note string
+		v, note = withInferencePool(v, wl)
+		notes = append(notes, note)
+	}
 	if v.LLM != nil {
 		return s.buildLLMServiceSpec(at, v, b, cfg, notes)
 	}
@@ -244,6 +252,24 @@ func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec, pc *servicePo
 			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment, ReplicaSet, StatefulSet, InferenceService or LLMInferenceService")
 		}
 		return nil, "", s.errAt(at+".manifests", "the files hold %s; name the service after the one it is", strings.Join(names, ", "))
+	}
+	// An InferencePool routing to the replicas: the gateway's endpoint
+	// picker in front of them.
+	for i := range v.Manifests {
+		pools, err := kubesvc.ReadInferencePools(files[i], datas[i])
+		if err != nil {
+			return nil, "", err
+		}
+		for k := range pools {
+			p := &pools[k]
+			if !p.Selects(wl) {
+				return nil, "", strict.Errorf(p.File, p.Line, "spec.selector.matchLabels", "%s selects no replica of %s %s (its pods' labels do not hold %s, or another namespace)", p.Where(), wl.Kind, wl.Name, p.SelectorText())
+			}
+			if wl.InferencePool != nil {
+				return nil, "", strict.Errorf(p.File, p.Line, "", "%s and %s both route to %s %s: give one", wl.InferencePool.Where(), p.Where(), wl.Kind, wl.Name)
+			}
+			wl.InferencePool = p
+		}
 	}
 	return wl, fmt.Sprintf("replicas from %s %s (%s:%d)", wl.Kind, wl.Name, wl.File, wl.Line), nil
 }

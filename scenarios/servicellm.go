@@ -2,9 +2,11 @@ package scenarios
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
+	"gpuplan.dev/gpuplan/models"
 	"gpuplan.dev/gpuplan/models/serving"
 )
 
@@ -60,7 +62,48 @@ type LLMServiceSpec struct {
 	// the replica's cold start after the image pull (in place of
 	// coldStart.modelLoad).
 	WeightLoad *LLMWeightLoadSpec `json:"weightLoad,omitempty"`
+	// Disaggregation splits each replica into a prefill pool and a
+	// decode pool (llm-d's prefill/decode disaggregation): the prompts
+	// prefilled on one, their KV caches sent to the other, which
+	// decodes (serving.Disagg).
+	Disaggregation *LLMDisaggSpec `json:"disaggregation,omitempty"`
 }
+
+// LLMDisaggSpec is a disaggregated replica: its prefill and decode
+// pools, the KV cache's transfer between them, and the router that
+// spreads each pool's requests (round-robin, the default,
+// least-outstanding or prefix-aware). The engine's limits are the llm
+// block's in both pools.
+type LLMDisaggSpec struct {
+	Prefill    *LLMPoolSpec       `json:"prefill"`
+	Decode     *LLMPoolSpec       `json:"decode"`
+	KVTransfer *LLMKVTransferSpec `json:"kvTransfer,omitempty"`
+	Router     string             `json:"router,omitempty"`
+}
+
+// LLMPoolSpec is one pool of a disaggregated replica: its engines and
+// the GPUs of each (default llm.tensorParallel).
+type LLMPoolSpec struct {
+	Replicas       *int `json:"replicas"`
+	TensorParallel *int `json:"tensorParallel,omitempty"`
+}
+
+// LLMKVTransferSpec is the path a prompt's KV cache takes from a prefill
+// engine to a decode engine: a fabric of models/comm (default the GPU's
+// NVLink fabric: both pools are in the replica's pod, on one node), its
+// bus bandwidth and latency the transfer's, or a bandwidth (GB/s) and a
+// latency (ms) given.
+type LLMKVTransferSpec struct {
+	Fabric        string   `json:"fabric,omitempty"`
+	BandwidthGBps *float64 `json:"bandwidthGBps,omitempty"`
+	LatencyMs     *float64 `json:"latencyMs,omitempty"`
+}
+
+// Bounds of a disaggregated replica.
+const (
+	maxLLMPoolReplicas = 64
+	maxLLMTransferMs   = 1e4
+)
 
 // LLMWeightLoadSpec prices a replica's model load: the model's weights
 // (every parameter at the model's bytes a weight, all of the replica's
@@ -171,6 +214,12 @@ type LLMService struct {
 	Config        serving.LLMConfig
 	Input, Output serving.TokenDist
 	Trace         []serving.LLMRequest
+	// Disagg, when llm.disaggregation is given, is the replica's two
+	// pools (Config then the engine's limits they share, at
+	// llm.tensorParallel); DisaggFabric names the transfer's fabric
+	// ("" when a bandwidth is given).
+	Disagg       *serving.Disagg
+	DisaggFabric string
 	// ModelLoadMs is the model load llm.weightLoad prices (0: none
 	// given), WeightBytes the bytes it reads.
 	ModelLoadMs int64
@@ -395,7 +444,105 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 		return out, s.errAt(at, "%v", err)
 	}
 	out.Config = cfg
+	if d := l.Disaggregation; d != nil {
+		var err error
+		if out.Disagg, out.DisaggFabric, err = s.llmDisagg(at+".disaggregation", d, l, cfg, gpu); err != nil {
+			return out, err
+		}
+	}
 	return out, nil
+}
+
+// llmDisagg checks and builds llm.disaggregation (at its path) over the
+// engine cfg on gpu.
+func (s *Scenario) llmDisagg(at string, d *LLMDisaggSpec, l *LLMServiceSpec, cfg serving.LLMConfig, gpu string) (*serving.Disagg, string, error) {
+	if l.Prefix != nil {
+		return nil, "", s.errAt(at, "with llm.prefix: prefix caching in a prefill pool is not modelled; leave one out")
+	}
+	x := &serving.Disagg{Prefill: cfg, Decode: cfg, Router: serving.RoundRobin}
+	for _, p := range []struct {
+		name string
+		spec *LLMPoolSpec
+		n    *int
+		c    *serving.LLMConfig
+	}{{"prefill", d.Prefill, &x.PrefillReplicas, &x.Prefill}, {"decode", d.Decode, &x.DecodeReplicas, &x.Decode}} {
+		pat := at + "." + p.name
+		if p.spec == nil {
+			return nil, "", s.errAt(pat, "is not given: a disaggregated replica has a prefill pool and a decode pool ({replicas: N})")
+		}
+		if p.spec.Replicas == nil {
+			return nil, "", s.errAt(pat+".replicas", "is not given: the pool's engines in one replica, from 1 to %d", maxLLMPoolReplicas)
+		}
+		if r := *p.spec.Replicas; r < 1 || r > maxLLMPoolReplicas {
+			return nil, "", s.errAt(pat+".replicas", "%d: a pool's engines are from 1 to %d", r, maxLLMPoolReplicas)
+		}
+		*p.n = *p.spec.Replicas
+		if tp := p.spec.TensorParallel; tp != nil {
+			if *tp < 1 || *tp > maxLLMTensorParallel {
+				return nil, "", s.errAt(pat+".tensorParallel", "%d: GPUs of an engine are from 1 to %d", *tp, maxLLMTensorParallel)
+			}
+			p.c.Engine.TP = *tp
+			// The activations' reserve is the engine's at its own split.
+			if p.c.ReserveBytes == cfg.ReserveBytes {
+				p.c.ReserveBytes = 0
+				*p.c = p.c.WithDefaults()
+			}
+		}
+		if err := p.c.Check(); err != nil {
+			field, msg, _ := strings.Cut(err.Error(), ": ")
+			if field == "model" {
+				return nil, "", s.errAt(pat+".tensorParallel", "%s; a larger tensorParallel splits it", msg)
+			}
+			return nil, "", s.errAt(pat, "%v", err)
+		}
+	}
+	if d.Router != "" {
+		r, err := serving.ParseRouter(d.Router)
+		if err != nil {
+			return nil, "", s.errAt(at+".router", "%s: a pool's requests are spread by round-robin (the default), least-outstanding or prefix-aware", Quote(d.Router))
+		}
+		x.Router = r
+	}
+	fabric := llmFabrics[gpu]
+	if t := d.KVTransfer; t != nil {
+		if t.Fabric != "" && t.BandwidthGBps != nil {
+			return nil, "", s.errAt(at+".kvTransfer", "give a fabric or a bandwidthGBps, not both")
+		}
+		if t.Fabric != "" {
+			if _, ok := models.DefaultFabrics()[t.Fabric]; !ok {
+				names := make([]string, 0, len(models.DefaultFabrics()))
+				for n := range models.DefaultFabrics() {
+					names = append(names, n)
+				}
+				slices.Sort(names)
+				return nil, "", s.errAt(at+".kvTransfer.fabric", "%s is not a fabric (known: %s)", Quote(t.Fabric), strings.Join(names, ", "))
+			}
+			fabric = t.Fabric
+		}
+		if b := t.BandwidthGBps; b != nil {
+			if !finite(*b) || *b <= 0 || *b > maxLLMGBps {
+				return nil, "", s.errAt(at+".kvTransfer.bandwidthGBps", "%g: GB/s, positive and at most %g", *b, float64(maxLLMGBps))
+			}
+			x.KVTransferGBps, fabric = *b, ""
+		}
+		if m := t.LatencyMs; m != nil {
+			if !finite(*m) || *m < 0 || *m > maxLLMTransferMs {
+				return nil, "", s.errAt(at+".kvTransfer.latencyMs", "%g ms: from 0 to %g", *m, float64(maxLLMTransferMs))
+			}
+			x.KVTransferLatencyMs = *m
+		}
+	}
+	if fabric != "" {
+		f := models.DefaultFabrics()[fabric]
+		x.KVTransferGBps = f.BusBWGBps
+		if d.KVTransfer == nil || d.KVTransfer.LatencyMs == nil {
+			x.KVTransferLatencyMs = f.AlphaUS / 1e3
+		}
+	}
+	if err := x.Check(); err != nil {
+		return nil, "", s.errAt(at, "%v", err)
+	}
+	return x, fabric, nil
 }
 
 // tokenDist checks and builds one length distribution.

@@ -64,7 +64,15 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		return cfg, nil, s.errAt(at+".balancing", "prefix-aware with llm.prefix: the llm-d picker keeps each prefix on the replicas it sent it to, which the cluster run's fast model does not follow (it holds every prefix on every replica); give round-robin, least-outstanding or random, or run the exact model (serving.SimulateLLMRouted)")
 	}
 	tp := l.Config.Engine.TP
-	if int(cfg.Pod.GPUs) != tp || cfg.Pod.MIG != "" {
+	if d := l.Disagg; d != nil {
+		if router != nil {
+			return cfg, nil, s.errAt(at+".balancing", "%s with llm.disaggregation: the requests reach the replicas (each a prefill and a decode pool) at random; each pool's router is llm.disaggregation.router", router)
+		}
+		if tp = d.GPUs(); int(cfg.Pod.GPUs) != tp || cfg.Pod.MIG != "" {
+			return cfg, nil, s.errAt(at+".pod.gpus", "a disaggregated replica of %d prefill engines of %d GPUs and %d decode engines of %d holds %d whole GPUs; the pod asks for %d%s",
+				d.PrefillReplicas, d.Prefill.Engine.TP, d.DecodeReplicas, d.Decode.Engine.TP, tp, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""])
+		}
+	} else if int(cfg.Pod.GPUs) != tp || cfg.Pod.MIG != "" {
 		return cfg, nil, s.errAt(at+".pod.gpus", "a replica of tensorParallel %d holds %d whole GPUs; the pod asks for %d%s", tp, tp, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""])
 	}
 	gpu := l.Config.Engine.GPU.Name
@@ -73,7 +81,21 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 			return cfg, nil, s.errAt(la+".gpu", "is %s, but a replica can run on pool %s's %s: give the service a nodeSelector (or affinity) that keeps it on %s nodes", gpu, p.Name, p.GPUModel, gpu)
 		}
 	}
-	if tp > 1 {
+	if d := l.Disagg; d != nil {
+		for _, c := range []*serving.LLMConfig{&d.Prefill, &d.Decode} {
+			if c.Engine.TP > 1 {
+				c.Engine.AllReduce = serving.TPAllReduce(llmFabric(gpu), c.Engine.TP)
+			}
+		}
+		var via string
+		if l.DisaggFabric == "" {
+			via = fmt.Sprintf("%g GB/s, %g ms a transfer, as given", d.KVTransferGBps, d.KVTransferLatencyMs)
+		} else {
+			via = fmt.Sprintf("%s's bus bandwidth %.0f GB/s and latency %.3f ms", l.DisaggFabric, d.KVTransferGBps, d.KVTransferLatencyMs)
+		}
+		notes = append(notes, fmt.Sprintf("prefill/decode disaggregation: a replica is %d prefill engines of %d GPUs and %d decode engines of %d, each pool's requests spread %s; a prompt's KV cache (%.0f KiB a token) goes from prefill to decode over %s; TTFT is the prefill's queue and prefill and the transfer, TPOT the decode pool's (models/serving.SteadyLLMDisagg: within 5%% of the exact model on mean and p95 TTFT, TPOT and end-to-end latency from 30%% to 70%% of capacity)",
+			d.PrefillReplicas, d.Prefill.Engine.TP, d.DecodeReplicas, d.Decode.Engine.TP, d.Router, l.Config.Engine.Model.KVBytesPerToken()/1024, via))
+	} else if tp > 1 {
 		f := llmFabric(gpu)
 		l.Config.Engine.AllReduce = serving.TPAllReduce(f, tp)
 		notes = append(notes, fmt.Sprintf("tensor parallel %d: two all-reduces a layer priced on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)", tp, f.Name, f.AlphaUS, f.BusBWGBps))
@@ -82,7 +104,7 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		notes = append(notes, fmt.Sprintf("prefix caching (vLLM's automatic prefix caching): each prompt's first %d tokens (the prefix's full blocks of %d) are found cached; every replica holds the %d prefixes' %d blocks, as requests spread at random reach them all; a prefix's first request on a replica (a miss) is not counted",
 			c.PrefixHitTokens, c.BlockSize, c.PrefixCacheBlocks/int64(max(c.PrefixHitTokens/c.BlockSize, 1)), c.PrefixCacheBlocks))
 	}
-	x := &services.LLM{Config: l.Config, Input: l.Input, Output: l.Output}
+	x := &services.LLM{Config: l.Config, Input: l.Input, Output: l.Output, Disagg: l.Disagg}
 	if sl := v.LLM.SLO; sl != nil {
 		if sl.TTFT != nil {
 			x.TTFTSLOMs = float64(sl.TTFT.Millis())
@@ -91,7 +113,12 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 			x.TPOTSLOMs = float64(sl.TPOT.Millis())
 		}
 	}
-	if x.CapacityPerReplica, err = serving.LLMCapacity(l.Config, l.Input, l.Output); err != nil {
+	if x.Disagg != nil {
+		x.CapacityPerReplica, err = serving.DisaggCapacity(*x.Disagg, l.Input, l.Output)
+	} else {
+		x.CapacityPerReplica, err = serving.LLMCapacity(l.Config, l.Input, l.Output)
+	}
+	if err != nil {
 		return cfg, nil, s.errAt(la, "%v", err)
 	}
 	spec := services.Spec{Name: v.Name, Balancing: serving.Random, LLM: x}
@@ -99,8 +126,12 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		x.Router = router
 		notes = append(notes, fmt.Sprintf("balancing %s: %s", router, llmRouterNotes[*router]))
 	}
+	blocks := l.Config.Blocks()
+	if d := l.Disagg; d != nil {
+		blocks = d.Decode.Blocks() * int64(d.DecodeReplicas)
+	}
 	notes = append(notes, fmt.Sprintf("LLM engine %s on %d %s (%s), KV cache %d blocks of %d tokens, up to %d requests and %d tokens a step: a replica serves up to %.1f requests/s of these lengths (the fast model's capacity)",
-		l.Config.Engine.Model.Name, tp, gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), l.Config.Blocks(), l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
+		l.Config.Engine.Model.Name, tp, gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), blocks, l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
 	if spec.Load, err = s.serviceLoad(at+".load", &v.Load); err != nil {
 		return cfg, nil, err
 	}
@@ -253,3 +284,18 @@ func LLMEngine(model, gpu string, tp int) (serving.Engine, error) {
 
 // llmFabric is the NVLink fabric a GPU's tensor-parallel all-reduces run on.
 func llmFabric(gpu string) models.Fabric { return models.DefaultFabrics()[llmFabrics[gpu]] }
+
+// withInferencePool is v behind the InferencePool that routes to its
+// replicas: the llm-d endpoint picker's default scoring
+// (serving.PrefixAware) unless the scenario's balancing says otherwise
+// (the scenario wins, and the note says so).
+func withInferencePool(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, string) {
+	p := wl.InferencePool
+	where := fmt.Sprintf("%s, selecting %s on port %d through endpoint picker %s:%d (%s)", p.Where(), p.SelectorText(), p.TargetPort, p.EndpointPicker, p.EndpointPickerPort, p.FailureMode)
+	if v.Balancing != "" && v.Balancing != serving.PrefixAware.String() {
+		return v, fmt.Sprintf("%s: the scenario's balancing %s over the endpoint picker's prefix-aware scoring (the scenario wins)", where, v.Balancing)
+	}
+	w := *v
+	w.Balancing = serving.PrefixAware.String()
+	return &w, where + ": requests routed by the endpoint picker's default scoring, balancing prefix-aware"
+}

@@ -70,6 +70,16 @@
 //     recompute preemptions (llmpreempt.go) are the pushes of the
 //     decoding requests' drift against the cache's blocks, within a
 //     factor of 2 of SimulateLLM's where they pass a few per 1,000.
+//   - Disagg: prefill/decode disaggregation (llmdisagg.go): a prefill
+//     pool runs each prompt to its first token, its KV cache (2 x layers
+//     x KV heads x head dimension x bytes a token) crosses the fabric to
+//     a decode pool, which decodes the rest: TTFT is the prefill pool's
+//     queue and prefill and the transfer, TPOT the decode pool's alone.
+//     SimulateLLMDisagg is its exact model (the two pools' routed
+//     simulators, a decode pool's requests arriving Prefilled) and
+//     SteadyLLMDisagg its fast model (a prefill replica's TTFT from the
+//     chain of its steps' prompt counts), held to it within 5% on mean
+//     and p95 TTFT, TPOT and E2E from 30% to 70% of capacity.
 //   - SizeLLM: the fewest replicas meeting p95 TTFT and TPOT targets at a
 //     rate (the fast model's count, confirmed by the exact model), and
 //     the cost per million tokens (llmsize.go).

@@ -12,13 +12,18 @@ import (
 // arriving in a step pass the token budget. Beyond it a cluster run
 // queues the excess (a backlog served at this rate).
 func LLMCapacity(cfg LLMConfig, in, out TokenDist) (float64, error) {
-	fits := func(rate float64) (bool, error) {
+	return capacityOf(func(rate float64) (bool, error) {
 		_, err := SteadyLLM(cfg, rate, in, out)
 		if errors.Is(err, ErrLLMOverload) {
 			return false, nil
 		}
 		return err == nil, err
-	}
+	})
+}
+
+// capacityOf is the highest rate that fits, to within 0.5%, by doubling
+// from 1 and then bisection.
+func capacityOf(fits func(rate float64) (bool, error)) (float64, error) {
 	lo, hi := 0.0, 1.0
 	for {
 		ok, err := fits(hi)

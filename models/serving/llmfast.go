@@ -58,6 +58,10 @@ type LLMSteady struct {
 	// request (every request's share of the preempted ones' wait and
 	// recompute), not counted in TTFT, TPOT or E2E.
 	PreemptionsPer1k, PreemptionDelayMs float64
+	// PrefillTTFTMeanMs and KVTransferMeanMs are a disaggregated
+	// replica's (SteadyLLMDisagg): the mean TTFT of its prefill pool
+	// (queue and prefill) and of the KV cache's transfer; 0 otherwise.
+	PrefillTTFTMeanMs, KVTransferMeanMs float64
 	// TTFTPoints, TPOTPoints and E2EPoints are the distributions'
 	// quantiles at (i + 0.5) / LLMQuantilePoints, i =
 	// 0..LLMQuantilePoints-1: equally weighted points, so a run can mix
@@ -134,9 +138,42 @@ func SteadyLLMRouted(cfg LLMConfig, rate float64, replicas int, router Router, i
 // steadyLLM is SteadyLLM with the arrivals arr, overloaded where the
 // cache does not hold the decoding requests' drift to kvZ deviations.
 func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ float64) (LLMSteady, error) {
+	res, _, err := steadyLLMParts(cfg, rate, in, out, arr, kvZ, colocated)
+	return res, err
+}
+
+// steadyParts are what steadyLLMParts gives besides the steady state:
+// a request's TPOT deviation by its output length, and (prefilled) the
+// mean wait of an arriving request for the step in progress to end.
+type steadyParts struct {
+	sd      func(o float64) float64
+	residMs float64
+}
+
+// steadyMode is what a replica runs: prefills and decodes (colocated),
+// or one pool's part of a disaggregated service (llmdisagg.go).
+type steadyMode int
+
+const (
+	colocated steadyMode = iota
+	// decodePool replicas' requests arrive with their prompts computed
+	// (LLMRequest.Prefilled): a step is its decodes alone, and neither
+	// TTFT nor E2E is computed (the service's are the prefill pool's and
+	// the transfer's).
+	decodePool
+	// prefillPool replicas run each prompt to its first token (outputs of
+	// one token): steps of prompts alone, with idle time between them,
+	// whose TTFT prefillTTFTPoints follows step by step.
+	prefillPool
+)
+
+// steadyLLMParts is steadyLLM for a replica in mode.
+func steadyLLMParts(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ float64, mode steadyMode) (LLMSteady, steadyParts, error) {
+	prefilled := mode == decodePool
+	var parts steadyParts
 	cfg = cfg.WithDefaults()
 	if err := cfg.Check(); err != nil {
-		return LLMSteady{}, err
+		return LLMSteady{}, parts, err
 	}
 	ins, outs := in.quantilePoints(16), out.quantilePoints(24)
 	// With a prefix cache (LLMConfig.PrefixHitTokens) each prompt
@@ -144,7 +181,7 @@ func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ
 	// grid is of the tokens computed.
 	hit := float64(cfg.PrefixHitTokens)
 	if hit > 0 && slices.Min(ins) <= hit {
-		return LLMSteady{}, fmt.Errorf("prefixHitTokens: %d cached tokens leave nothing to prefill of a %.0f-token prompt", cfg.PrefixHitTokens, slices.Min(ins))
+		return LLMSteady{}, parts, fmt.Errorf("prefixHitTokens: %d cached tokens leave nothing to prefill of a %.0f-token prompt", cfg.PrefixHitTokens, slices.Min(ins))
 	}
 	for i := range ins {
 		ins[i] -= hit
@@ -156,17 +193,17 @@ func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ
 	ctx := eIn + hit + meanOf(outs, func(x float64) float64 { return (x - 1) * x / 2 })/math.Max(eDec, 1e-9)
 	lam := rate / 1e3 // per ms
 	if lam <= 0 {
-		return LLMSteady{}, nil
+		return LLMSteady{}, parts, nil
 	}
 	// A request's own blocks hold its context but the cached prefix,
 	// which the prefixes' blocks hold once for all.
-	m := &steadyModel{arr: arr, kvZ: kvZ, cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam, hit: cfg.PrefixHitTokens,
+	m := &steadyModel{prefilled: prefilled, arr: arr, kvZ: kvZ, cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam, hit: cfg.PrefixHitTokens,
 		budget:       float64(cfg.MaxNumBatchedTokens),
 		blocks:       float64(cfg.Blocks() - cfg.PrefixCacheBlocks),
 		blocksPerReq: (ctx - hit + float64(cfg.BlockSize)/2) / float64(cfg.BlockSize)}
 	s, mo, err := m.fixedPoint()
 	if err != nil {
-		return LLMSteady{}, err
+		return LLMSteady{}, parts, err
 	}
 	d := lam * eDec * s
 	tpotMean := s
@@ -184,7 +221,19 @@ func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ
 	sd := func(o float64) float64 { return tpotSD(o, varStep, dsdD, varD, tau) }
 	res.PreemptionsPer1k, res.PreemptionDelayMs = m.preemptions(d, varD, tau*s)
 	res.TPOTP50Ms, res.TPOTP95Ms, res.TPOTP99Ms, res.TPOTPoints = tpotQuantiles(res.TPOTMeanMs, m.tpotSpreads(sd))
-	tt := m.ttftPoints(d, varD, mo.mean)
+	parts.sd = sd
+	if prefilled {
+		// An arrival waits for the step in progress (length-biased:
+		// E[s^2] / 2E[s]) while the engine is busy.
+		parts.residMs = mo.busy * mo.second / (2 * mo.mean)
+		return res, parts, nil
+	}
+	var tt []wx
+	if mode == prefillPool && d == 0 {
+		tt = m.prefillTTFTPoints()
+	} else {
+		tt = m.ttftPoints(d, varD, mo.mean)
+	}
 	res.TTFTMeanMs, res.TTFTP50Ms, res.TTFTP95Ms, res.TTFTP99Ms, res.TTFTPoints = ttftQuantiles(tt)
 	if c := cfg; c.RequestOverheadMs > 0 || c.TokenOverheadMs > 0 {
 		// The API server's times outside the engine (LLMConfig): a
@@ -194,7 +243,7 @@ func steadyLLM(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals, kvZ
 		res.shift(c.RequestOverheadMs+c.TokenOverheadMs, c.TokenOverheadMs)
 	}
 	res.e2e(out, sd, cfg.FinishOverheadMs)
-	return res, nil
+	return res, parts, nil
 }
 
 // shift adds ttft to every TTFT figure and tpot to every TPOT figure.
@@ -219,6 +268,9 @@ func (s *LLMSteady) shift(ttft, tpot float64) {
 // step holds. It reuses one Step and one slice of decodes between step
 // times.
 type steadyModel struct {
+	// prefilled: a decode replica of a disaggregated service, whose
+	// arrivals bring their prompts computed (no prefill in its steps).
+	prefilled bool
 	// arr is how the replica's requests arrive; kvZ the deviations of
 	// the decoding requests' drift the cache must hold (kvDriftZ).
 	arr       arrivals
@@ -243,6 +295,12 @@ type steadyModel struct {
 // stepMs is a step of prompts of total tokens p (as chunks of eIn)
 // and d decodes (d fractional: interpolated).
 func (m *steadyModel) stepMs(prompts []float64, d float64) float64 {
+	if m.prefilled && d > 0 && d < 1 {
+		// A decode replica runs no step with nothing decoding: a level
+		// between none and one (drawn in by a router's smoothing) is a
+		// step of one, not a fraction of one.
+		d = 1
+	}
 	lo := math.Floor(d)
 	a := m.stepOf(prompts, int(lo))
 	if d == lo {
@@ -257,6 +315,9 @@ func (m *steadyModel) stepMs(prompts []float64, d float64) float64 {
 // takes: n decodes of the mean context sum to n times it exactly), so
 // it costs the same whatever n.
 func (m *steadyModel) stepOf(prompts []float64, n int) float64 {
+	if m.prefilled {
+		prompts = nil
+	}
 	e := m.cfg.Engine
 	if e.StepModel != PerKernel {
 		return m.stepOfWhole(prompts, n)
@@ -285,6 +346,9 @@ func (m *steadyModel) stepOf(prompts []float64, n int) float64 {
 func (m *steadyModel) stepOfWhole(prompts []float64, n int) float64 {
 	m.st.Prefill = m.st.Prefill[:0]
 	room := m.budget - float64(n)
+	if m.prefilled {
+		prompts = nil
+	}
 	for _, p := range prompts {
 		t := math.Min(p, room)
 		if t < 1 {
@@ -376,7 +440,7 @@ func decodeLevels(d, varD, z float64) []level {
 // the levels of D, over the steps that run: the mean and second moment,
 // and the sums that weight the step by the requests decoding in it
 // (tpot / dsum is the mean TPOT).
-type stepMoments struct{ mean, second, tpot, dsum float64 }
+type stepMoments struct{ mean, second, tpot, dsum, busy float64 }
 
 // fixedPoint is the mean step s: the fixed point of the mean step over
 // the prompts a step holds and the levels of D, or ErrLLMOverload. It
@@ -384,13 +448,24 @@ type stepMoments struct{ mean, second, tpot, dsum float64 }
 func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
 	cfg, lam, eDec := m.cfg, m.lam, m.eDec
 	s := m.stepMs(m.prompts(1), 0)
+	if m.prefilled {
+		s = m.stepMs(nil, 1)
+	}
 	var mo stepMoments
 	for it := 0; ; it++ {
 		d := lam * eDec * s
-		if d > float64(cfg.MaxNumSeqs) || d*m.blocksPerReq > m.blocks || lam*s*m.eIn > m.budget-d || it > 200 {
+		prompts := lam * s * m.eIn
+		if m.prefilled {
+			prompts = 0
+		}
+		if d > float64(cfg.MaxNumSeqs) || d*m.blocksPerReq > m.blocks || prompts > m.budget-d || it > 200 {
 			return 0, stepMoments{}, ErrLLMOverload
 		}
 		m.pk = m.arr.window(lam * s)
+		if m.prefilled {
+			// A decode replica's arrivals add no prefill to a step.
+			m.pk = []float64{1}
+		}
 		_, varD := m.drift(d)
 		// The cache must hold the decoding requests' drift too (two
 		// deviations above the mean): beyond, requests queue for blocks
@@ -415,7 +490,7 @@ func (m *steadyModel) fixedPoint() (float64, stepMoments, error) {
 				mo.dsum += l.w * p * l.d
 			}
 		}
-		mo.mean, mo.second = mo.mean/busy, mo.second/busy
+		mo.mean, mo.second, mo.busy = mo.mean/busy, mo.second/busy, busy
 		if math.Abs(mo.mean-s) < 1e-5*s {
 			return mo.mean, mo, nil
 		}

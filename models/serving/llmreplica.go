@@ -194,6 +194,9 @@ func (p *llmReplica) advance(until float64) error {
 			i := p.own[p.next]
 			r := &p.out.state[i]
 			*r = llmReq{i: i, in: p.reqs[i].Input, out: p.reqs[i].Output}
+			if p.reqs[i].Prefilled {
+				r.computed, r.generated, r.firstMs = r.in, 1, p.queued(i)
+			}
 			p.waiting = append(p.waiting, r)
 			p.next++
 		}

@@ -198,6 +198,11 @@ type LLMRequest struct {
 	// replica that holds the prefix's full blocks does not prefill them
 	// again.
 	PrefixID, PrefixTokens int
+	// Prefilled is a request whose prompt's KV cache arrives computed,
+	// from a prefill replica (prefill/decode disaggregation, llmdisagg.go):
+	// its first token is already out, and the replica decodes the rest
+	// from its first step (recomputing the prompt only if preempted).
+	Prefilled bool
 }
 
 // StepRecord is one step of the engine.
@@ -266,6 +271,8 @@ func checkLLMRun(cfg LLMConfig, reqs []LLMRequest) error {
 			return fmt.Errorf("request %d: %d tokens are above maxModelLen %d", i, r.Input+r.Output, cfg.MaxModelLen)
 		case i > 0 && r.ArrivalMs < reqs[i-1].ArrivalMs, math.IsNaN(r.ArrivalMs):
 			return fmt.Errorf("request %d: arrivals are not sorted", i)
+		case r.Prefilled && (r.Output < 2 || r.PrefixID != 0):
+			return fmt.Errorf("request %d: a prefilled request has a token to decode (output %d) and no shared prefix", i, r.Output)
 		case r.PrefixTokens < 0 || r.PrefixTokens > r.Input || r.PrefixID < 0:
 			return fmt.Errorf("request %d: prefixTokens %d is not in [0, input %d] or prefixID %d is negative", i, r.PrefixTokens, r.Input, r.PrefixID)
 		}

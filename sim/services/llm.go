@@ -54,8 +54,16 @@ type LLM struct {
 	// at its share of the rate, among that many replicas. nil: a
 	// Kubernetes Service spreading the requests at random (SteadyLLM).
 	Router *serving.Router
+	// Disagg, when set, makes each replica a disaggregated one: a pool
+	// of prefill engines and a pool of decode engines (serving.Disagg,
+	// Config the engine's limits they share); its steady state is
+	// serving.SteadyLLMDisagg at the replica's share of the rate, its KV
+	// cache the decode pool's. Router is nil then: the replicas share
+	// the requests at random.
+	Disagg *serving.Disagg
 	// CapacityPerReplica is serving.LLMCapacity of Config (requests a
-	// second one replica serves); New computes it when 0.
+	// second one replica serves; serving.DisaggCapacity of Disagg); New
+	// computes it when 0.
 	CapacityPerReplica float64
 	// TTFTSLOMs and TPOTSLOMs are the targets whose attainment the report
 	// measures (0: none).
@@ -119,7 +127,7 @@ func llmKey(rate float64) int { return int(math.Round(math.Log(rate) / math.Log1
 // where the fast model says overload.
 func llmSteadyAt(l *LLM, k int, capPer float64) (*serving.LLMSteady, error) {
 	grid := math.Exp(float64(k) * math.Log1p(llmGrid))
-	st, err := serving.SteadyLLM(l.Config, min(grid, capPer), l.Input, l.Output)
+	st, err := l.steady(min(grid, capPer))
 	if err != nil {
 		if errors.Is(err, serving.ErrLLMOverload) {
 			// Overloaded at the grid rate just below capacity: capacity's.
@@ -134,14 +142,40 @@ func llmSteadyAt(l *LLM, k int, capPer float64) (*serving.LLMSteady, error) {
 func llmCapacity(l *LLM) (float64, serving.LLMSteady, error) {
 	capPer := l.CapacityPerReplica
 	if capPer == 0 {
-		c, err := serving.LLMCapacity(l.Config, l.Input, l.Output)
+		var c float64
+		var err error
+		if l.Disagg != nil {
+			c, err = serving.DisaggCapacity(*l.Disagg, l.Input, l.Output)
+		} else {
+			c, err = serving.LLMCapacity(l.Config, l.Input, l.Output)
+		}
 		if err != nil {
 			return 0, serving.LLMSteady{}, err
 		}
 		capPer = c
 	}
-	st, err := serving.SteadyLLM(l.Config, capPer, l.Input, l.Output)
+	st, err := l.steady(capPer)
 	return capPer, st, err
+}
+
+// steady is one replica's steady state at rate (a second) of a
+// Poisson stream: the engine's (serving.SteadyLLM) or the disaggregated
+// replica's whole (serving.SteadyLLMDisagg).
+func (l *LLM) steady(rate float64) (serving.LLMSteady, error) {
+	if l.Disagg != nil {
+		st, err := serving.SteadyLLMDisagg(*l.Disagg, rate, l.Input, l.Output)
+		return st.Whole(), err
+	}
+	return serving.SteadyLLM(l.Config, rate, l.Input, l.Output)
+}
+
+// blocks is a replica's KV cache in blocks (a disaggregated one's: its
+// decode pool's).
+func (l *LLM) blocks() int64 {
+	if d := l.Disagg; d != nil {
+		return d.Decode.Blocks() * int64(d.DecodeReplicas)
+	}
+	return l.Config.Blocks()
 }
 
 // llmGrid is the relative spacing of the rates the fast model is asked
@@ -184,16 +218,31 @@ type LLMReport struct {
 	// InputTokens and OutputTokens are the prompt and output tokens of
 	// the requests served (their mean lengths times the requests).
 	InputTokens, OutputTokens float64
-	// GPUsPerReplica is the engine's tensor parallel; CapacityPerReplica
-	// the requests a second one replica serves.
+	// GPUsPerReplica is the engine's tensor parallel (a disaggregated
+	// replica's: both pools' GPUs); CapacityPerReplica the requests a
+	// second one replica serves.
 	GPUsPerReplica     int
 	CapacityPerReplica float64
+	// Disagg is a disaggregated service's pools (nil otherwise).
+	Disagg *LLMDisaggReport
 	// Preemptions are the recompute preemptions of the requests served
 	// (the fast model's count per request at each piece's rate,
 	// serving.LLMSteady.PreemptionsPer1k), PreemptionsPer1k per 1,000 of
 	// them; PreemptionDelayMs the mean latency they add to a request
 	// (not in TTFT, TPOT or E2E).
 	Preemptions, PreemptionsPer1k, PreemptionDelayMs float64
+}
+
+// LLMDisaggReport is a disaggregated replica's two pools: each pool's
+// engines and GPUs an engine, the KV transfer's bandwidth and latency,
+// and over the requests served the prefill pool's mean TTFT (queue and
+// prefill; behind a backlog its wait too) and the transfer's mean. The
+// service's TPOT is the decode pool's, its KV cache figures the decode
+// pool's blocks (all its engines').
+type LLMDisaggReport struct {
+	PrefillReplicas, PrefillTP, DecodeReplicas, DecodeTP int
+	KVTransferGBps, KVTransferLatencyMs                  float64
+	PrefillTTFTMeanMs, KVTransferMeanMs                  float64
 }
 
 // llmRun is an LLM service's state over a run.
@@ -233,6 +282,9 @@ type llmRun struct {
 	ttftSum, tpotSum, e2eSum float64
 	preempt, delaySum        float64
 	inTok, outTok            float64
+	// prefillSum and xferSum sum a disaggregated replica's prefill TTFT
+	// and transfer means.
+	prefillSum, xferSum float64
 	// kvSum sums the ready replicas' KV-cache share over their time
 	// (replica-ms), kvTime that time; kvPeak is the highest share.
 	kvSum, kvTime, kvPeak float64
@@ -241,6 +293,14 @@ type llmRun struct {
 func (l *LLM) validate() error {
 	if err := l.Config.Check(); err != nil {
 		return err
+	}
+	if l.Disagg != nil {
+		if err := l.Disagg.Check(); err != nil {
+			return err
+		}
+		if l.Router != nil {
+			return llmError("llm: a disaggregated service's replicas share the requests at random (no router)")
+		}
 	}
 	if err := l.Input.Check(); err != nil {
 		return err
@@ -274,7 +334,7 @@ func newLLMRun(l *LLM) (*llmRun, error) {
 		r.capPer, r.capSt = capPer, &st
 	}
 	r.eIn, r.eOut = meanLength(l.Input), meanLength(l.Output)
-	r.blocks = float64(l.Config.Blocks())
+	r.blocks = float64(l.blocks())
 	for _, x := range r.capSt.TPOTPoints {
 		r.capTPOT = append(r.capTPOT, serving.HistBucket(x))
 	}
@@ -426,6 +486,10 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 		for _, i := range l.buf {
 			l.be2e.AddToBucket(i, w)
 		}
+		if l.spec.Disagg != nil {
+			l.prefillSum += served * (l.capSt.PrefillTTFTMeanMs + waitMs)
+			l.xferSum += served * l.capSt.KVTransferMeanMs
+		}
 		l.ttftSum += served * (l.capSt.TTFTMeanMs + waitMs)
 		l.tpotSum += served * l.capSt.TPOTMeanMs
 		l.e2eSum += served * (l.capSt.E2EMeanMs + waitMs)
@@ -510,6 +574,10 @@ func (l *llmRun) flush() {
 		l.buf = serving.HistBuckets(st.E2EPoints, 0, l.buf[:0])
 		for _, i := range l.buf {
 			l.be2e.AddToBucket(i, w)
+		}
+		if l.spec.Disagg != nil {
+			l.prefillSum += n * st.PrefillTTFTMeanMs
+			l.xferSum += n * st.KVTransferMeanMs
 		}
 		l.ttftSum += n * st.TTFTMeanMs
 		l.tpotSum += n * st.TPOTMeanMs
@@ -678,6 +746,14 @@ func (s *Service) reportLLM(r *Report) {
 	x := &LLMReport{TTFTSLOMs: l.spec.TTFTSLOMs, TPOTSLOMs: l.spec.TPOTSLOMs, InputTokens: l.inTok, OutputTokens: l.outTok,
 		GPUsPerReplica: max(l.spec.Config.Engine.TP, 1), CapacityPerReplica: l.capPer,
 		KVCacheBlocks: int64(l.blocks), KVCachePeak: l.kvPeak}
+	if d := l.spec.Disagg; d != nil {
+		x.GPUsPerReplica = d.GPUs()
+		x.Disagg = &LLMDisaggReport{PrefillReplicas: d.PrefillReplicas, PrefillTP: max(d.Prefill.Engine.TP, 1), DecodeReplicas: d.DecodeReplicas,
+			DecodeTP: max(d.Decode.Engine.TP, 1), KVTransferGBps: d.KVTransferGBps, KVTransferLatencyMs: d.KVTransferLatencyMs}
+		if n := l.ttft.Total(); n > 0 {
+			x.Disagg.PrefillTTFTMeanMs, x.Disagg.KVTransferMeanMs = l.prefillSum/n, l.xferSum/n
+		}
+	}
 	if l.kvTime > 0 {
 		x.KVCacheMean = l.kvSum / l.kvTime
 	}

@@ -21,6 +21,7 @@ import (
 
 	"gpuplan.dev/gpuplan/models/serving"
 	"gpuplan.dev/gpuplan/scenarios"
+	kubesvc "gpuplan.dev/gpuplan/scenarios/kube/services"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/autoscale"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -295,6 +296,9 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 		return nil, fmt.Errorf("name %q is not a valid Kubernetes name: %s", v.Name, strings.Join(errs, "; "))
 	}
 	cfg := v.Config
+	if l := cfg.Spec.LLM; l != nil && l.Disagg != nil {
+		return nil, fmt.Errorf("service %s: a disaggregated LLM service (llm.disaggregation) is not written out: its prefill and decode pools are llm-d's two Deployments with a routing sidecar, which this writer does not build yet", v.Name)
+	}
 	// The service's queue is its namespace (the scenario's queue, as the
 	// run resolved it; by default the service's name), as a Deployment
 	// read into a scenario gives its namespace as the queue.
@@ -438,6 +442,11 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 		},
 	}
 	objects = append(objects, dep)
+	if l := cfg.Spec.LLM; l != nil && l.Router != nil && *l.Router == serving.PrefixAware {
+		pool, note := inferencePoolFor(v.Name, ns)
+		objects = append(objects, pool)
+		comment = append(comment, note)
+	}
 	if lq != "" {
 		comment = append(comment, fmt.Sprintf("Kueue admits the replicas in LocalQueue %s (its deployment integration).", lq))
 	}
@@ -762,4 +771,44 @@ func (g serviceWriter) vllmContainer(c serving.LLMConfig, res corev1.ResourceLis
 		// vLLM answers /health once the model is loaded.
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intOrName("http")}}},
 	}, notes
+}
+
+// inferencePool is a Gateway API Inference Extension InferencePool
+// (inference.networking.k8s.io/v1), the fields gpuplan writes.
+type inferencePool struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       inferencePoolSpec `json:"spec"`
+}
+
+type inferencePoolSpec struct {
+	Selector struct {
+		MatchLabels map[string]string `json:"matchLabels"`
+	} `json:"selector"`
+	TargetPorts       []inferencePoolPort `json:"targetPorts"`
+	EndpointPickerRef struct {
+		Name        string `json:"name"`
+		PortNumber  int32  `json:"portNumber"`
+		FailureMode string `json:"failureMode"`
+	} `json:"endpointPickerRef"`
+}
+
+type inferencePoolPort struct {
+	Number int32 `json:"number"`
+}
+
+// inferencePoolFor is the InferencePool of an LLM service behind the
+// prefix-aware router: the llm-d endpoint picker's default scoring over
+// the service's vLLM pods (their label app.kubernetes.io/name and port
+// 8000), the picker a Service NAME-epp on its default port.
+func inferencePoolFor(name, ns string) (*inferencePool, string) {
+	p := &inferencePool{APIVersion: "inference.networking.k8s.io/v1", Kind: "InferencePool",
+		Metadata: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": name}}}
+	p.Spec.Selector.MatchLabels = map[string]string{"app.kubernetes.io/name": name}
+	p.Spec.TargetPorts = []inferencePoolPort{{Number: 8000}}
+	p.Spec.EndpointPickerRef.Name = name + "-epp"
+	p.Spec.EndpointPickerRef.PortNumber = kubesvc.DefaultEndpointPickerPort
+	p.Spec.EndpointPickerRef.FailureMode = "FailClose"
+	return p, fmt.Sprintf("The InferencePool %s routes to the replicas through an endpoint picker, the Service %s-epp (its Deployment is not written: install llm-d's or the inference extension's chart), whose default scoring is the prefix-aware router the run modelled.", name, name)
 }

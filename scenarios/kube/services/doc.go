@@ -16,6 +16,12 @@
 //     maxBatchDelay, responseTimeout, minWorkers and maxWorkers from the
 //     `models` JSON.
 //
+// ReadInferencePools reads the Gateway API Inference Extension's
+// InferencePools (inference.networking.k8s.io/v1): the pods an endpoint
+// picker routes among, which a scenario matches to a service's replicas
+// (InferencePool.Selects) to put the picker's prefix-aware scoring in
+// front of them.
+//
 // ReadServing reads Deployments, ReplicaSets, StatefulSets and
 // InferenceServices into the replica pod they run; a replica's GPUs come
 // from its containers' resources or from its DRA claims (the file's

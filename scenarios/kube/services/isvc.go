@@ -77,6 +77,10 @@ type Workload struct {
 	// VLLM is the engine arguments of a replica's vLLM server (vllm.go),
 	// nil when no container runs one.
 	VLLM *VLLM
+	// InferencePool is the InferencePool of the service's files that
+	// selects the replicas (inferencepool.go; set by the scenario, which
+	// reads every file a service lists), nil when none does.
+	InferencePool *InferencePool
 	// Notes say what the manifest asks that gpuplan took as something
 	// else (gpufields).
 	Notes []string

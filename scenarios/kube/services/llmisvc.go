@@ -88,7 +88,7 @@ func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, er
 	case sp.Worker != nil:
 		return w, at("spec.worker", "multi-node replicas (a worker pod beside each replica's leader, a LeaderWorkerSet) are not modelled: a replica is one pod")
 	case sp.Prefill != nil:
-		return w, at("spec.prefill", "prefill/decode disaggregation (separate prefill replicas) is not modelled")
+		return w, at("spec.prefill", "prefill/decode disaggregation (separate prefill replicas) is not read from an LLMInferenceService: give the service llm.disaggregation (its prefill and decode pools) over a single-pool manifest")
 	case sp.Template == nil || len(sp.Template.Containers) == 0:
 		return w, at("spec.template", "gives no container, so no GPUs: KServe's LLMInferenceServiceConfig presets are not read; give spec.template.containers[].resources")
 	}

@@ -23,7 +23,7 @@ func TestKServeLLMInferenceServiceSamples(t *testing.T) {
 	}{
 		{"single-node-gpu_llm-inference-service-qwen2-7b-gpu.yaml", 3, "Qwen/Qwen2.5-7B-Instruct", ""},
 		{"agentic-tool-calling_llmisvc-single-gpu.yaml", 1, "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8", ""},
-		{"single-node-gpu_llm-inference-service-pd-qwen2-7b-gpu.yaml", 0, "", ":74:5: spec.prefill: prefill/decode disaggregation (separate prefill replicas) is not modelled"},
+		{"single-node-gpu_llm-inference-service-pd-qwen2-7b-gpu.yaml", 0, "", ":74:5: spec.prefill: prefill/decode disaggregation (separate prefill replicas) is not read from an LLMInferenceService: give the service llm.disaggregation"},
 		{"dp-ep_deepseek-r1-gpu-rdma-roce_llm-inference-service-dp-ep-deepseek-r1-gpu-naive.yaml", 0, "", ":103:5: spec.worker: multi-node replicas"},
 		{"kv-cache-offloading_llm-inference-service-kv-cache-offloading.yaml", 0, "", `:25:3: spec.workload: unknown field "workload"`},
 	} {
