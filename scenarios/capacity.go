@@ -625,6 +625,9 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 						return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "%v", err)
 					}
 				}
+				if v, basis, ok := overlaid(np.overlays, ps.Labels, cp.PricePerHour); ok {
+					cp.PricePerHour, price.Basis = v, price.Basis+"; "+basis
+				}
 				price.PerHour = cp.PricePerHour
 				if np.Provisioning != nil {
 					cp.Provisioning = np.Provisioning.Millis()

@@ -38,6 +38,9 @@ import (
 // Policy is an admission policy read from Kubernetes manifests.
 type Policy struct {
 	Spec admission.Spec
+	// overlays are the Karpenter NodeOverlays read, highest weight first;
+	// they price the offerings of the policy's NodePools.
+	overlays []nodeOverlay
 	// PriorityClasses are the values of the PriorityClasses and Kueue
 	// WorkloadPriorityClasses read, by name.
 	PriorityClasses map[string]int32
@@ -387,6 +390,7 @@ var readVersions = map[string][]string{
 	"ConfigMap":             {"v1"},
 	"List":                  {"v1"},
 	"NodePool":              {"karpenter.sh/v1"},
+	"NodeOverlay":           {"karpenter.sh/v1alpha1"},
 	"EC2NodeClass":          {"karpenter.k8s.aws/v1"},
 	"Queue":                 {volcanoAPI},
 	"HyperNode":             {hyperNodeAPI},
@@ -679,6 +683,10 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 			if err := p.nodePool(d, kc); err != nil {
 				return err
 			}
+		case api == "karpenter.sh/v1alpha1" && kind == "NodeOverlay":
+			if err := p.nodeOverlay(d); err != nil {
+				return err
+			}
 		case api == "karpenter.k8s.aws/v1" && kind == "EC2NodeClass":
 			if err := p.nodeClass(d); err != nil {
 				return err
@@ -713,7 +721,7 @@ func (p *Policy) readDocs(docs []policyDoc, kc *karpenter.Catalog) error {
 				return err
 			}
 		default:
-			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue Topology, ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue and HyperNode, Karpenter NodePool and EC2NodeClass, PriorityClass and DRA DeviceClass", d.file, d.line, kind, api))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: %s (%s) is not read: gpuplan reads Kueue Topology, ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, Volcano Queue and HyperNode, Karpenter NodePool, NodeOverlay and EC2NodeClass, PriorityClass and DRA DeviceClass", d.file, d.line, kind, api))
 		}
 		if err := d.checkCRD(); err != nil {
 			return err

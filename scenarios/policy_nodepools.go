@@ -537,6 +537,7 @@ func (s *Scenario) importNodePools() error {
 				np.InstanceTypes = append(np.InstanceTypes, t.Name)
 			}
 		}
+		np.overlays = pol.overlays
 		s.Spec.Cluster.NodePools = append(s.Spec.Cluster.NodePools, np)
 		s.imported = append(s.imported, np.Name)
 	}

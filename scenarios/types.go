@@ -276,6 +276,9 @@ type NodePoolSpec struct {
 	Reservations []NodePoolReservation `json:"reservations,omitempty"`
 	// resolved: InstanceTypes came from requirements on well-known labels.
 	resolved bool
+	// overlays are the policy's Karpenter NodeOverlays, highest weight
+	// first (nodeoverlay.go).
+	overlays []nodeOverlay
 }
 
 // NodePoolReservation is one capacity reservation a NodePool may launch

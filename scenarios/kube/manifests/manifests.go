@@ -741,6 +741,12 @@ func (g *gen) nodePools() (File, error) {
 		}
 		f.Objects = append(f.Objects, np)
 	}
+	if ovs := g.s.NodeOverlays(); len(ovs) > 0 {
+		f.Comment = append(f.Comment, "The NodeOverlays that priced the NodePools' offerings in the simulation follow them (alpha: start Karpenter with the feature gate NodeOverlay=true).")
+		for i := range ovs {
+			f.Objects = append(f.Objects, &ovs[i])
+		}
+	}
 	return f, nil
 }
 
