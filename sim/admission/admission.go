@@ -326,6 +326,9 @@ type Controller struct {
 	// noShortcuts makes every cycle try every head afresh (tests hold
 	// the shortcuts to the decisions they would take without).
 	noShortcuts bool
+	// pairwise picks the fair-sharing head as the best of all pairwise
+	// instead of by Kueue's tournament (tests: the behaviour before).
+	pairwise bool
 	cycleScratch
 	// touched and usage are the usage view (usage.go); walked counts the
 	// queues the cycles' head searches looked at (Stats).
@@ -365,6 +368,7 @@ type cycleScratch struct {
 	reserved  []reservedCell
 	shareBuf  []int64
 	borrowBuf []bool
+	tourBuf   []int
 	assignBuf []int
 	reasonBuf []byte
 }
@@ -698,6 +702,7 @@ func (c *Controller) Cycle() []Decision {
 		if !fair {
 			sortHeads(heads)
 		}
+
 		progress, preempted := false, false
 		held := c.held[:0]
 		sharesAt := uint64(0)
@@ -711,13 +716,26 @@ func (c *Controller) Cycle() []Decision {
 				// its map's order) and runs the tournament of its
 				// cohort tree: the winner is the best head of that
 				// tree, heads of other trees are not compared with it.
-				best, tree := i, c.treeOf(heads[i].x.cq)
-				for k := i + 1; k < len(heads); k++ {
-					if c.treeOf(heads[k].x.cq) == tree && fairLess(&heads[k], &heads[best]) {
-						best = k
+				tree := c.treeOf(heads[i].x.cq)
+				idx := c.tourBuf[:0]
+				for k := i; k < len(heads); k++ {
+					if c.treeOf(heads[k].x.cq) == tree {
+						idx = append(idx, k)
 					}
 				}
-				heads[i], heads[best] = heads[best], heads[i]
+				c.tourBuf = idx
+				if c.pairwise { // the pairwise pick this replaced (tests)
+					best := i
+					for _, k := range idx {
+						if fairLess(&heads[k], &heads[best]) {
+							best = k
+						}
+					}
+					heads[i], heads[best] = heads[best], heads[i]
+				} else {
+					best := tournament(heads, idx, 0)
+					heads[i], heads[best] = heads[best], heads[i]
+				}
 			}
 			h := &heads[i]
 			x := h.x
@@ -1059,6 +1077,60 @@ func sortHeads(heads []head) {
 		}
 		return 0
 	})
+}
+
+// tournament is the head Kueue's fair-sharing iterator picks among
+// heads[idx] (one cohort tree; idx is reordered): runTournament
+// (pkg/scheduler/fair_sharing_iterator.go) plays it level by level, each
+// Cohort comparing only the winners of its children (a child Cohort's
+// winner, or a ClusterQueue's head) by their sides' shares at that Cohort
+// (entryComparer.less). A winner is thus never compared with a head its
+// own subtree already beat: picking the best of all heads pairwise at
+// their common ancestor may choose a head that lost below (r103: cq3's
+// borrowing head, beaten in its Cohort by cq0's reserving one, beat cq1's
+// at the root where cq0's would not). d is the depth of the heads'
+// common Cohort's children in their paths.
+func tournament(heads []head, idx []int, d int) int {
+	if len(idx) == 1 {
+		return idx[0]
+	}
+	// Group the heads by their node at depth d, in order of first
+	// appearance, and play each group's tournament below.
+	best := -1
+	for len(idx) > 0 {
+		node := heads[idx[0]].path[d]
+		n := 1
+		for k := 1; k < len(idx); k++ {
+			if heads[idx[k]].path[d] == node {
+				idx[n], idx[k] = idx[k], idx[n]
+				n++
+			}
+		}
+		w := idx[0]
+		if n > 1 {
+			w = tournament(heads, idx[:n], d+1)
+		}
+		if best < 0 || fairLessAt(&heads[w], &heads[best], d) {
+			best = w
+		}
+		idx = idx[n:]
+	}
+	return best
+}
+
+// fairLessAt orders two heads by their sides at depth d of their paths
+// (the children of the Cohort comparing them): one that does not borrow
+// on what its head asks for first, then the lower share, then queue
+// order (Kueue's entryComparer.less: PrioritySortingWithinCohort, then
+// the queue-order timestamp).
+func fairLessAt(a, b *head, d int) bool {
+	if a.borrows[d] != b.borrows[d] {
+		return !a.borrows[d]
+	}
+	if a.shares[d] != b.shares[d] {
+		return a.shares[d] < b.shares[d]
+	}
+	return less(a.x, b.x)
 }
 
 // fairLess orders two heads under fair sharing (Kueue's fair-sharing

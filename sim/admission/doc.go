@@ -36,8 +36,9 @@
 // state the cycle starts from, orders them (workloads that do not borrow
 // first, then those borrowing from nearer up their cohort tree, then by
 // priority, then by creation time; under fair sharing, within a cohort
-// tree, sides that do not borrow on what the head asks for first, then by
-// share, picked again after each admission) and admits them in turn
+// tree, by a tournament played Cohort by Cohort: sides that do not borrow
+// on what the head asks for first, then by share, picked again after each
+// admission) and admits them in turn
 // while their nominated flavors still fit. A head that needs preemption evicts its
 // targets and holds its quota to the end of the cycle; it is admitted in
 // a later cycle, once its victims' quota is back and they are back in
