@@ -329,6 +329,10 @@ type Controller struct {
 	// pairwise picks the fair-sharing head as the best of all pairwise
 	// instead of by Kueue's tournament (tests: the behaviour before).
 	pairwise bool
+	// maxAlone is how many workloads of a queue a Cycle sets aside one
+	// at a time (defaultMaxAlone; 0: a failing workload sets its whole
+	// shape aside at once, the behaviour before, for tests).
+	maxAlone int
 	cycleScratch
 	// touched and usage are the usage view (usage.go); walked counts the
 	// queues the cycles' head searches looked at (Stats).
@@ -378,7 +382,7 @@ func New(spec Spec) (*Controller, error) {
 	if f := spec.FairSharing; f != nil && len(f.Strategies) == 0 {
 		spec.FairSharing = &FairSharing{Strategies: []FairStrategy{LessThanOrEqualToFinalShare, LessThanInitialShare}}
 	}
-	c := &Controller{spec: spec}
+	c := &Controller{spec: spec, maxAlone: defaultMaxAlone}
 	if err := c.snap.init(&c.spec); err != nil {
 		return nil, err
 	}
@@ -635,6 +639,9 @@ type head struct {
 	// does not fit (known: it failed at this state before; unavailable:
 	// it asks for a resource its queue does not cover).
 	fits, known, unavailable bool
+	// sameShape: another workload of its shape failed at this state
+	// (Controller.nominate); its failure is the shape's.
+	sameShape bool
 	// reserve: it does not fit and has nothing to preempt, but Kueue's
 	// flavor assigner counts its flavors at c.headAssign[at:] as
 	// preemption all the same, and its queue cannot always reclaim: Kueue
@@ -703,7 +710,7 @@ func (c *Controller) Cycle() []Decision {
 			sortHeads(heads)
 		}
 
-		progress, preempted := false, false
+		progress, preempted, admitted := false, false, false
 		held := c.held[:0]
 		sharesAt := uint64(0)
 		for i := range heads {
@@ -753,7 +760,7 @@ func (c *Controller) Cycle() []Decision {
 					d.Reason = x.bucket.reason
 				}
 				out = append(out, d)
-				progress = true
+				progress, admitted = true, true
 				stop = block
 			case h.tN > 0:
 				targets := c.headTargets[h.tAt : h.tAt+h.tN]
@@ -790,13 +797,17 @@ func (c *Controller) Cycle() []Decision {
 					c.reserveQuota(x, c.headAssign[h.at:h.at+len(st.Groups)], h.level)
 					sharesAt = c.snap.ver - 1
 				}
-				if h.known {
+				switch {
+				case h.sameShape:
+					x.reason = h.before // its shape's reason stands for it
+				case h.known:
 					x.bucket.reason = x.reason
-				} else if !h.unavailable {
+				case !h.unavailable:
 					if x.reason != h.before {
 						out = append(out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
 					}
 					x.failedAt = h.ver
+					x.bucket.failed(x, h.ver)
 				}
 				if c.setAside(st, x, blocked) {
 					progress = true
@@ -817,6 +828,13 @@ func (c *Controller) Cycle() []Decision {
 			break
 		}
 		if !progress {
+			break
+		}
+		if !admitted && c.nothingFits(blocked, &out) {
+			// Every workload left would fail as things stand: Kueue's
+			// cycles would pop and set aside each in turn, and nothing
+			// would change; set them all aside at once.
+			c.setAllAside(blocked)
 			break
 		}
 	}
@@ -907,22 +925,38 @@ func (c *Controller) heads(blocked []bool) []head {
 // headOf is queue qi's head and its nomination (ok false: every bucket
 // of it is set aside).
 func (c *Controller) headOf(qi int) (head, bool) {
-	st := c.snap.cqs[qi]
 	first := c.queues.headAt(qi, c.cycles, c.epoch[c.treeOf(qi)]+1)
 	if first == nil {
 		return head{}, false
 	}
+	return c.nominate(qi, first), true
+}
+
+// nominate is workload first of queue qi nominated as its head (Kueue's
+// nominate), against the state as it stands.
+func (c *Controller) nominate(qi int, first *wl) head {
+	st := c.snap.cqs[qi]
 	h := head{x: first, ver: c.snap.ver, at: len(c.headAssign), before: first.reason}
 	if strings.Contains(first.reason, ": resource ") && strings.HasSuffix(first.reason, " unavailable") {
 		h.unavailable = true
-		return h, true
+		return h
 	}
-	if first.failedAt == c.snap.ver && !c.noShortcuts {
+	// sameShape: a workload of its bucket (its shape) failed at this
+	// state; it would fail the same way. Kueue pops and tries each in a
+	// cycle of its own, and so does the cycle here (Kueue v0.17's
+	// SchedulingEquivalenceHashing, which would set them all aside with
+	// the first, is off by default); only its reason stays the shape's.
+	h.sameShape = first.failedAt != c.snap.ver && first.bucket.failedBefore(first, c.snap.ver)
+	if h.sameShape {
+		// (Tried afresh without shortcuts: its reason stays.)
+		defer func(r string) { first.reason = r }(first.reason)
+	}
+	if (first.failedAt == c.snap.ver || h.sameShape) && !c.noShortcuts {
 		// Tried since the last change: it would fail again, for the
 		// same reason.
 		h.known = true
 		c.nominateReserve(&h, first)
-		return h, true
+		return h
 	}
 	c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
 	as := c.headAssign[h.at:]
@@ -935,7 +969,7 @@ func (c *Controller) headOf(qi int) (head, bool) {
 				}
 			}
 		}
-		return h, true
+		return h
 	}
 	rb := append(append(append(c.reasonBuf[:0], "ClusterQueue "...), st.Name...), ": "...)
 	rb = append(rb, c.assigner.why...)
@@ -961,11 +995,11 @@ func (c *Controller) headOf(qi int) (head, bool) {
 		copy(as, pas)
 		h.tAt, h.tN = len(c.headTargets), len(targets)
 		c.headTargets = append(c.headTargets, targets...)
-		return h, true
+		return h
 	}
 	c.headAssign = c.headAssign[:h.at]
 	c.nominateReserve(&h, first)
-	return h, true
+	return h
 }
 
 // nominateReserve marks a head that does not fit and has nothing to
@@ -1154,8 +1188,87 @@ func (c *Controller) setAside(st *cqState, x *wl, blocked []bool) bool {
 		blocked[x.cq] = true
 		return false
 	}
-	x.bucket.aside = c.epoch[c.treeOf(x.cq)] + 1
+	// Kueue sets aside the workload it popped, alone
+	// (ClusterQueue.requeueIfNotPresent in pkg/cache/queue): the next of
+	// its queue, of its shape or not, is the head in the next cycle.
+	// Past Controller.maxAlone of them in a queue at one instant, the
+	// rest of the shape goes with it (as Kueue's
+	// SchedulingEquivalenceHashing would: handleInadmissibleHash), so
+	// that a backlog costs a bounded number of rounds.
+	pq := &c.queues.pending[x.cq]
+	if pq.aloneCycle != c.cycles {
+		pq.aloneCycle, pq.alone = c.cycles, 0
+	}
+	pq.alone++
+	x.bucket.setAside(x, c.epoch[c.treeOf(x.cq)]+1, pq.alone > c.maxAlone)
 	return true
+}
+
+// defaultMaxAlone is how many workloads of a queue a Cycle sets aside one
+// at a time before it sets aside the rest of each failing shape at once.
+const defaultMaxAlone = 256
+
+// nothingFits says, after a round that admitted nothing, whether every
+// workload still pending in a BestEffortFIFO queue not blocked would
+// fail as things stand: the first of each shape not set aside is tried
+// (nominated, its failure recorded as if it were the head: Kueue would
+// try it as its queue's head in a later cycle of this instant, against
+// the same state, since nothing is admitted before), unless a workload of
+// its shape already failed at this state.
+func (c *Controller) nothingFits(blocked []bool, out *[]Decision) bool {
+	ver := c.snap.ver
+	for w, word := range c.queues.busy {
+		for ; word != 0; word &= word - 1 {
+			qi := w<<6 | bits.TrailingZeros64(word)
+			if blocked[qi] || c.snap.cqs[qi].Strategy == StrictFIFO {
+				continue
+			}
+			aside := c.epoch[c.treeOf(qi)] + 1
+			for _, b := range c.queues.pending[qi].bucketsL {
+				x := b.firstFrom(aside)
+				if x == nil || (!c.noShortcuts && (b.failedBefore(x, ver) || x.failedAt == ver)) {
+					continue
+				}
+				h := c.nominate(qi, x)
+				if h.fits || h.tN > 0 {
+					c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0]
+					return false
+				}
+				switch {
+				case h.sameShape:
+					x.reason = h.before
+				case h.known:
+				case !h.unavailable:
+					if x.reason != h.before {
+						*out = append(*out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
+					}
+					x.failedAt = ver
+					b.failed(x, ver)
+				}
+			}
+		}
+	}
+	c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0]
+	return true
+}
+
+// setAllAside sets aside every pending workload of the BestEffortFIFO
+// queues not blocked (nothingFits said none would be admitted).
+func (c *Controller) setAllAside(blocked []bool) {
+	for w, word := range c.queues.busy {
+		for ; word != 0; word &= word - 1 {
+			qi := w<<6 | bits.TrailingZeros64(word)
+			if blocked[qi] || c.snap.cqs[qi].Strategy == StrictFIFO {
+				continue
+			}
+			aside := c.epoch[c.treeOf(qi)] + 1
+			for _, b := range c.queues.pending[qi].bucketsL {
+				if x := b.firstFrom(aside); x != nil {
+					b.setAside(x, aside, true)
+				}
+			}
+		}
+	}
 }
 
 // Standing is one ClusterQueue's GPUs (every nvidia.com/ resource, whole
