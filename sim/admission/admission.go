@@ -1209,46 +1209,64 @@ func (c *Controller) setAside(st *cqState, x *wl, blocked []bool) bool {
 const defaultMaxAlone = 256
 
 // nothingFits says, after a round that admitted nothing, whether every
-// workload still pending in a BestEffortFIFO queue not blocked would
-// fail as things stand: the first of each shape not set aside is tried
+// workload still pending in a queue not blocked would fail as things
+// stand (with the round's reservations undone): each queue's head and,
+// in a BestEffortFIFO queue, the first of each shape not set aside is tried
 // (nominated, its failure recorded as if it were the head: Kueue would
 // try it as its queue's head in a later cycle of this instant, against
 // the same state, since nothing is admitted before), unless a workload of
 // its shape already failed at this state.
 func (c *Controller) nothingFits(blocked []bool, out *[]Decision) bool {
 	ver := c.snap.ver
+	// fails tries x, queue qi's head or the first of a shape not set
+	// aside, unless it or one of its shape before it failed at this
+	// state; false: it may be admitted or make room.
+	fails := func(qi int, x *wl) bool {
+		b := x.bucket
+		if !c.noShortcuts && (b.failedBefore(x, ver) || x.failedAt == ver) {
+			return true
+		}
+		h := c.nominate(qi, x)
+		if h.fits || h.tN > 0 {
+			return false
+		}
+		switch {
+		case h.sameShape:
+			x.reason = h.before
+		case h.known:
+		case !h.unavailable:
+			if x.reason != h.before {
+				*out = append(*out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
+			}
+			x.failedAt = ver
+			b.failed(x, ver)
+		}
+		return true
+	}
+	defer func() { c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0] }()
 	for w, word := range c.queues.busy {
 		for ; word != 0; word &= word - 1 {
 			qi := w<<6 | bits.TrailingZeros64(word)
-			if blocked[qi] || c.snap.cqs[qi].Strategy == StrictFIFO {
-				continue
+			if blocked[qi] {
+				continue // a StrictFIFO head that failed at this state
 			}
 			aside := c.epoch[c.treeOf(qi)] + 1
+			// The head (a StrictFIFO queue's only; a sticky one; one
+			// that no longer fitted after another's admission or
+			// reservation, tried again).
+			if x := c.queues.headAt(qi, c.cycles, aside); x != nil && !fails(qi, x) {
+				return false
+			}
+			if c.snap.cqs[qi].Strategy == StrictFIFO {
+				continue
+			}
 			for _, b := range c.queues.pending[qi].bucketsL {
-				x := b.firstFrom(aside)
-				if x == nil || (!c.noShortcuts && (b.failedBefore(x, ver) || x.failedAt == ver)) {
-					continue
-				}
-				h := c.nominate(qi, x)
-				if h.fits || h.tN > 0 {
-					c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0]
+				if x := b.firstFrom(aside); x != nil && !fails(qi, x) {
 					return false
-				}
-				switch {
-				case h.sameShape:
-					x.reason = h.before
-				case h.known:
-				case !h.unavailable:
-					if x.reason != h.before {
-						*out = append(*out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
-					}
-					x.failedAt = ver
-					b.failed(x, ver)
 				}
 			}
 		}
 	}
-	c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0]
 	return true
 }
 

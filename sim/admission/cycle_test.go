@@ -227,3 +227,28 @@ func TestCycleSetsAsideABacklogInBoundedRounds(t *testing.T) {
 	require.Equal(t, []int32{10_001}, a)
 	require.Equal(t, Stats{Cycles: 1, QueuesWalked: 259}, c.Stats())
 }
+
+// A head that no longer fits after another head's reservation is tried
+// again in the next cycle (Kueue requeues it FailedAfterNomination,
+// immediately, pkg/cache/queue/cluster_queue.go RequeueIfNotPresent),
+// when the reserving head is set aside and its reservation gone
+// (resourcesToReserve lasts one cycle). Cohort org: s (StrictFIFO,
+// nothing of its own), r (3 GPUs, reclaims only from lower priorities),
+// x (3). s's 1 (priority 100) borrows 4. Then r's 2 (3 GPUs) would need
+// its quota back from s's 1, of higher priority: no target, it reserves
+// r's 3 for the cycle; s's 3 (2 GPUs, the 2 left), nominated as fitting,
+// goes after r's 2 (which does not borrow) and no longer fits. Next
+// cycle: r's 2 is aside, s's 3 is admitted.
+func TestCycleHeadBlockedByAReservationTriedAgain(t *testing.T) {
+	strict := func(q *ClusterQueue) { q.Strategy = StrictFIFO }
+	reclaimLower := func(q *ClusterQueue) { q.Preempt.ReclaimWithinCohort = LowerPriority }
+	c := controller(t, cq("s", "org", q(0), strict), cq("r", "org", q(3), reclaimLower), cq("x", "org", q(3)))
+	submit(t, c, 1, "s", 4, 100)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{1}, a)
+	submit(t, c, 2, "r", 3, 0)
+	submit(t, c, 3, "s", 2, 100)
+	a, p := cycle(c)
+	require.Empty(t, p)
+	require.Equal(t, []int32{3}, a)
+}
