@@ -326,6 +326,13 @@ type Controller struct {
 	// noShortcuts makes every cycle try every head afresh (tests hold
 	// the shortcuts to the decisions they would take without).
 	noShortcuts bool
+	// pairwise picks the fair-sharing head as the best of all pairwise
+	// instead of by Kueue's tournament (tests: the behaviour before).
+	pairwise bool
+	// maxAlone is how many workloads of a queue a Cycle sets aside one
+	// at a time (defaultMaxAlone; 0: a failing workload sets its whole
+	// shape aside at once, the behaviour before, for tests).
+	maxAlone int
 	cycleScratch
 	// touched and usage are the usage view (usage.go); walked counts the
 	// queues the cycles' head searches looked at (Stats).
@@ -365,6 +372,7 @@ type cycleScratch struct {
 	reserved  []reservedCell
 	shareBuf  []int64
 	borrowBuf []bool
+	tourBuf   []int
 	assignBuf []int
 	reasonBuf []byte
 }
@@ -374,7 +382,7 @@ func New(spec Spec) (*Controller, error) {
 	if f := spec.FairSharing; f != nil && len(f.Strategies) == 0 {
 		spec.FairSharing = &FairSharing{Strategies: []FairStrategy{LessThanOrEqualToFinalShare, LessThanInitialShare}}
 	}
-	c := &Controller{spec: spec}
+	c := &Controller{spec: spec, maxAlone: defaultMaxAlone}
 	if err := c.snap.init(&c.spec); err != nil {
 		return nil, err
 	}
@@ -631,6 +639,9 @@ type head struct {
 	// does not fit (known: it failed at this state before; unavailable:
 	// it asks for a resource its queue does not cover).
 	fits, known, unavailable bool
+	// sameShape: another workload of its shape failed at this state
+	// (Controller.nominate); its failure is the shape's.
+	sameShape bool
 	// reserve: it does not fit and has nothing to preempt, but Kueue's
 	// flavor assigner counts its flavors at c.headAssign[at:] as
 	// preemption all the same, and its queue cannot always reclaim: Kueue
@@ -698,7 +709,8 @@ func (c *Controller) Cycle() []Decision {
 		if !fair {
 			sortHeads(heads)
 		}
-		progress, preempted := false, false
+
+		progress, preempted, admitted := false, false, false
 		held := c.held[:0]
 		sharesAt := uint64(0)
 		for i := range heads {
@@ -711,13 +723,26 @@ func (c *Controller) Cycle() []Decision {
 				// its map's order) and runs the tournament of its
 				// cohort tree: the winner is the best head of that
 				// tree, heads of other trees are not compared with it.
-				best, tree := i, c.treeOf(heads[i].x.cq)
-				for k := i + 1; k < len(heads); k++ {
-					if c.treeOf(heads[k].x.cq) == tree && fairLess(&heads[k], &heads[best]) {
-						best = k
+				tree := c.treeOf(heads[i].x.cq)
+				idx := c.tourBuf[:0]
+				for k := i; k < len(heads); k++ {
+					if c.treeOf(heads[k].x.cq) == tree {
+						idx = append(idx, k)
 					}
 				}
-				heads[i], heads[best] = heads[best], heads[i]
+				c.tourBuf = idx
+				if c.pairwise { // the pairwise pick this replaced (tests)
+					best := i
+					for _, k := range idx {
+						if fairLess(&heads[k], &heads[best]) {
+							best = k
+						}
+					}
+					heads[i], heads[best] = heads[best], heads[i]
+				} else {
+					best := tournament(heads, idx, 0)
+					heads[i], heads[best] = heads[best], heads[i]
+				}
 			}
 			h := &heads[i]
 			x := h.x
@@ -735,7 +760,7 @@ func (c *Controller) Cycle() []Decision {
 					d.Reason = x.bucket.reason
 				}
 				out = append(out, d)
-				progress = true
+				progress, admitted = true, true
 				stop = block
 			case h.tN > 0:
 				targets := c.headTargets[h.tAt : h.tAt+h.tN]
@@ -772,13 +797,17 @@ func (c *Controller) Cycle() []Decision {
 					c.reserveQuota(x, c.headAssign[h.at:h.at+len(st.Groups)], h.level)
 					sharesAt = c.snap.ver - 1
 				}
-				if h.known {
+				switch {
+				case h.sameShape:
+					x.reason = h.before // its shape's reason stands for it
+				case h.known:
 					x.bucket.reason = x.reason
-				} else if !h.unavailable {
+				case !h.unavailable:
 					if x.reason != h.before {
 						out = append(out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
 					}
 					x.failedAt = h.ver
+					x.bucket.failed(x, h.ver)
 				}
 				if c.setAside(st, x, blocked) {
 					progress = true
@@ -799,6 +828,13 @@ func (c *Controller) Cycle() []Decision {
 			break
 		}
 		if !progress {
+			break
+		}
+		if !admitted && c.nothingFits(blocked, &out) {
+			// Every workload left would fail as things stand: Kueue's
+			// cycles would pop and set aside each in turn, and nothing
+			// would change; set them all aside at once.
+			c.setAllAside(blocked)
 			break
 		}
 	}
@@ -889,22 +925,38 @@ func (c *Controller) heads(blocked []bool) []head {
 // headOf is queue qi's head and its nomination (ok false: every bucket
 // of it is set aside).
 func (c *Controller) headOf(qi int) (head, bool) {
-	st := c.snap.cqs[qi]
 	first := c.queues.headAt(qi, c.cycles, c.epoch[c.treeOf(qi)]+1)
 	if first == nil {
 		return head{}, false
 	}
+	return c.nominate(qi, first), true
+}
+
+// nominate is workload first of queue qi nominated as its head (Kueue's
+// nominate), against the state as it stands.
+func (c *Controller) nominate(qi int, first *wl) head {
+	st := c.snap.cqs[qi]
 	h := head{x: first, ver: c.snap.ver, at: len(c.headAssign), before: first.reason}
 	if strings.Contains(first.reason, ": resource ") && strings.HasSuffix(first.reason, " unavailable") {
 		h.unavailable = true
-		return h, true
+		return h
 	}
-	if first.failedAt == c.snap.ver && !c.noShortcuts {
+	// sameShape: a workload of its bucket (its shape) failed at this
+	// state; it would fail the same way. Kueue pops and tries each in a
+	// cycle of its own, and so does the cycle here (Kueue v0.17's
+	// SchedulingEquivalenceHashing, which would set them all aside with
+	// the first, is off by default); only its reason stays the shape's.
+	h.sameShape = first.failedAt != c.snap.ver && first.bucket.failedBefore(first, c.snap.ver)
+	if h.sameShape {
+		// (Tried afresh without shortcuts: its reason stays.)
+		defer func(r string) { first.reason = r }(first.reason)
+	}
+	if (first.failedAt == c.snap.ver || h.sameShape) && !c.noShortcuts {
 		// Tried since the last change: it would fail again, for the
 		// same reason.
 		h.known = true
 		c.nominateReserve(&h, first)
-		return h, true
+		return h
 	}
 	c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
 	as := c.headAssign[h.at:]
@@ -917,7 +969,7 @@ func (c *Controller) headOf(qi int) (head, bool) {
 				}
 			}
 		}
-		return h, true
+		return h
 	}
 	rb := append(append(append(c.reasonBuf[:0], "ClusterQueue "...), st.Name...), ": "...)
 	rb = append(rb, c.assigner.why...)
@@ -943,11 +995,11 @@ func (c *Controller) headOf(qi int) (head, bool) {
 		copy(as, pas)
 		h.tAt, h.tN = len(c.headTargets), len(targets)
 		c.headTargets = append(c.headTargets, targets...)
-		return h, true
+		return h
 	}
 	c.headAssign = c.headAssign[:h.at]
 	c.nominateReserve(&h, first)
-	return h, true
+	return h
 }
 
 // nominateReserve marks a head that does not fit and has nothing to
@@ -1061,6 +1113,60 @@ func sortHeads(heads []head) {
 	})
 }
 
+// tournament is the head Kueue's fair-sharing iterator picks among
+// heads[idx] (one cohort tree; idx is reordered): runTournament
+// (pkg/scheduler/fair_sharing_iterator.go) plays it level by level, each
+// Cohort comparing only the winners of its children (a child Cohort's
+// winner, or a ClusterQueue's head) by their sides' shares at that Cohort
+// (entryComparer.less). A winner is thus never compared with a head its
+// own subtree already beat: picking the best of all heads pairwise at
+// their common ancestor may choose a head that lost below (r103: cq3's
+// borrowing head, beaten in its Cohort by cq0's reserving one, beat cq1's
+// at the root where cq0's would not). d is the depth of the heads'
+// common Cohort's children in their paths.
+func tournament(heads []head, idx []int, d int) int {
+	if len(idx) == 1 {
+		return idx[0]
+	}
+	// Group the heads by their node at depth d, in order of first
+	// appearance, and play each group's tournament below.
+	best := -1
+	for len(idx) > 0 {
+		node := heads[idx[0]].path[d]
+		n := 1
+		for k := 1; k < len(idx); k++ {
+			if heads[idx[k]].path[d] == node {
+				idx[n], idx[k] = idx[k], idx[n]
+				n++
+			}
+		}
+		w := idx[0]
+		if n > 1 {
+			w = tournament(heads, idx[:n], d+1)
+		}
+		if best < 0 || fairLessAt(&heads[w], &heads[best], d) {
+			best = w
+		}
+		idx = idx[n:]
+	}
+	return best
+}
+
+// fairLessAt orders two heads by their sides at depth d of their paths
+// (the children of the Cohort comparing them): one that does not borrow
+// on what its head asks for first, then the lower share, then queue
+// order (Kueue's entryComparer.less: PrioritySortingWithinCohort, then
+// the queue-order timestamp).
+func fairLessAt(a, b *head, d int) bool {
+	if a.borrows[d] != b.borrows[d] {
+		return !a.borrows[d]
+	}
+	if a.shares[d] != b.shares[d] {
+		return a.shares[d] < b.shares[d]
+	}
+	return less(a.x, b.x)
+}
+
 // fairLess orders two heads under fair sharing (Kueue's fair-sharing
 // iterator): by the shares of their sides of their lowest common
 // ancestor, then in queue order.
@@ -1082,8 +1188,105 @@ func (c *Controller) setAside(st *cqState, x *wl, blocked []bool) bool {
 		blocked[x.cq] = true
 		return false
 	}
-	x.bucket.aside = c.epoch[c.treeOf(x.cq)] + 1
+	// Kueue sets aside the workload it popped, alone
+	// (ClusterQueue.requeueIfNotPresent in pkg/cache/queue): the next of
+	// its queue, of its shape or not, is the head in the next cycle.
+	// Past Controller.maxAlone of them in a queue at one instant, the
+	// rest of the shape goes with it (as Kueue's
+	// SchedulingEquivalenceHashing would: handleInadmissibleHash), so
+	// that a backlog costs a bounded number of rounds.
+	pq := &c.queues.pending[x.cq]
+	if pq.aloneCycle != c.cycles {
+		pq.aloneCycle, pq.alone = c.cycles, 0
+	}
+	pq.alone++
+	x.bucket.setAside(x, c.epoch[c.treeOf(x.cq)]+1, pq.alone > c.maxAlone)
 	return true
+}
+
+// defaultMaxAlone is how many workloads of a queue a Cycle sets aside one
+// at a time before it sets aside the rest of each failing shape at once.
+const defaultMaxAlone = 256
+
+// nothingFits says, after a round that admitted nothing, whether every
+// workload still pending in a queue not blocked would fail as things
+// stand (with the round's reservations undone): each queue's head and,
+// in a BestEffortFIFO queue, the first of each shape not set aside is tried
+// (nominated, its failure recorded as if it were the head: Kueue would
+// try it as its queue's head in a later cycle of this instant, against
+// the same state, since nothing is admitted before), unless a workload of
+// its shape already failed at this state.
+func (c *Controller) nothingFits(blocked []bool, out *[]Decision) bool {
+	ver := c.snap.ver
+	// fails tries x, queue qi's head or the first of a shape not set
+	// aside, unless it or one of its shape before it failed at this
+	// state; false: it may be admitted or make room.
+	fails := func(qi int, x *wl) bool {
+		b := x.bucket
+		if !c.noShortcuts && (b.failedBefore(x, ver) || x.failedAt == ver) {
+			return true
+		}
+		h := c.nominate(qi, x)
+		if h.fits || h.tN > 0 {
+			return false
+		}
+		switch {
+		case h.sameShape:
+			x.reason = h.before
+		case h.known:
+		case !h.unavailable:
+			if x.reason != h.before {
+				*out = append(*out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
+			}
+			x.failedAt = ver
+			b.failed(x, ver)
+		}
+		return true
+	}
+	defer func() { c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0] }()
+	for w, word := range c.queues.busy {
+		for ; word != 0; word &= word - 1 {
+			qi := w<<6 | bits.TrailingZeros64(word)
+			if blocked[qi] {
+				continue // a StrictFIFO head that failed at this state
+			}
+			aside := c.epoch[c.treeOf(qi)] + 1
+			// The head (a StrictFIFO queue's only; a sticky one; one
+			// that no longer fitted after another's admission or
+			// reservation, tried again).
+			if x := c.queues.headAt(qi, c.cycles, aside); x != nil && !fails(qi, x) {
+				return false
+			}
+			if c.snap.cqs[qi].Strategy == StrictFIFO {
+				continue
+			}
+			for _, b := range c.queues.pending[qi].bucketsL {
+				if x := b.firstFrom(aside); x != nil && !fails(qi, x) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// setAllAside sets aside every pending workload of the BestEffortFIFO
+// queues not blocked (nothingFits said none would be admitted).
+func (c *Controller) setAllAside(blocked []bool) {
+	for w, word := range c.queues.busy {
+		for ; word != 0; word &= word - 1 {
+			qi := w<<6 | bits.TrailingZeros64(word)
+			if blocked[qi] || c.snap.cqs[qi].Strategy == StrictFIFO {
+				continue
+			}
+			aside := c.epoch[c.treeOf(qi)] + 1
+			for _, b := range c.queues.pending[qi].bucketsL {
+				if x := b.firstFrom(aside); x != nil {
+					b.setAside(x, aside, true)
+				}
+			}
+		}
+	}
 }
 
 // Standing is one ClusterQueue's GPUs (every nvidia.com/ resource, whole

@@ -173,3 +173,82 @@ func TestCycleReservesForAPreemptorWithoutTargets(t *testing.T) {
 		require.Empty(t, p)
 	}
 }
+
+// Kueue's BestEffortFIFO queue sets aside the workload it popped alone
+// (ClusterQueue.requeueIfNotPresent, pkg/cache/queue/cluster_queue.go;
+// SchedulingEquivalenceHashing, which would move its shape aside with it,
+// is off by default in v0.17): each cycle pops the next head of every
+// queue (Manager.heads), of the same shape or not. Cohort org: a and b, 2
+// GPUs each, no preemption. Queue a: 1 and 2 (priority 5, 8 GPUs: never
+// fit in the tree's 4), 3 (priority 1, 2 GPUs); queue b: 4 and 5 (2 GPUs
+// each). Cycle 1: heads 1 (no fit) and 4 (fits in b's quota): 4 is
+// admitted. Cycle 2: heads 2 (no fit) and 5, which borrows a's 2 GPUs: 5
+// is admitted. Cycle 3: head 3 finds a's quota lent: it waits. Setting 1's
+// whole shape aside made 3 the head of cycle 2, where it went before the
+// borrowing 5 and took the GPUs.
+func TestCycleSetsAsideOneWorkloadAtATime(t *testing.T) {
+	for _, before := range []bool{false, true} {
+		c := controller(t, cq("a", "org", q(2)), cq("b", "org", q(2)))
+		if before {
+			c.maxAlone = 0
+		}
+		submit(t, c, 1, "a", 8, 5)
+		submit(t, c, 2, "a", 8, 5)
+		submit(t, c, 3, "a", 2, 1)
+		submit(t, c, 4, "b", 2, 0)
+		submit(t, c, 5, "b", 2, 0)
+		a, p := cycle(c)
+		require.Empty(t, p)
+		if before {
+			require.Equal(t, []int32{4, 3}, a, "a shape set aside at once, before")
+			continue
+		}
+		require.Equal(t, []int32{4, 5}, a)
+		// Nothing more is tried until quota is released: 3 keeps its
+		// reason from cycle 3.
+		require.Contains(t, c.Reason(3), "insufficient unused quota")
+	}
+}
+
+// The cost of setting workloads aside one at a time is bounded: queue a
+// has 10,000 workloads of 8 GPUs (never fit in its 4) ahead of one of 1
+// GPU. Kueue would spend a cycle on each of the 10,000 before trying the
+// last; the cycle here sets aside defaultMaxAlone (256) of them one at a
+// time, then with the 257th the rest of their shape at once, admits the
+// last in the next round and finds nothing in the one after: 257 + 1 + 1
+// searches of its one queue.
+func TestCycleSetsAsideABacklogInBoundedRounds(t *testing.T) {
+	c := controller(t, cq("a", "", q(4)))
+	for id := int32(1); id <= 10_000; id++ {
+		submit(t, c, id, "a", 8, 0)
+	}
+	submit(t, c, 10_001, "a", 1, 0)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{10_001}, a)
+	require.Equal(t, Stats{Cycles: 1, QueuesWalked: 259}, c.Stats())
+}
+
+// A head that no longer fits after another head's reservation is tried
+// again in the next cycle (Kueue requeues it FailedAfterNomination,
+// immediately, pkg/cache/queue/cluster_queue.go RequeueIfNotPresent),
+// when the reserving head is set aside and its reservation gone
+// (resourcesToReserve lasts one cycle). Cohort org: s (StrictFIFO,
+// nothing of its own), r (3 GPUs, reclaims only from lower priorities),
+// x (3). s's 1 (priority 100) borrows 4. Then r's 2 (3 GPUs) would need
+// its quota back from s's 1, of higher priority: no target, it reserves
+// r's 3 for the cycle; s's 3 (2 GPUs, the 2 left), nominated as fitting,
+// goes after r's 2 (which does not borrow) and no longer fits. Next
+// cycle: r's 2 is aside, s's 3 is admitted.
+func TestCycleHeadBlockedByAReservationTriedAgain(t *testing.T) {
+	strict := func(q *ClusterQueue) { q.Strategy = StrictFIFO }
+	reclaimLower := func(q *ClusterQueue) { q.Preempt.ReclaimWithinCohort = LowerPriority }
+	c := controller(t, cq("s", "org", q(0), strict), cq("r", "org", q(3), reclaimLower), cq("x", "org", q(3)))
+	submit(t, c, 1, "s", 4, 100)
+	a, _ := cycle(c)
+	require.Equal(t, []int32{1}, a)
+	submit(t, c, 2, "r", 3, 0)
+	submit(t, c, 3, "s", 2, 100)
+	a, p := cycle(c)
+	require.Empty(t, p)
+	require.Equal(t, []int32{3}, a)
+}

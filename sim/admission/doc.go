@@ -36,8 +36,9 @@
 // state the cycle starts from, orders them (workloads that do not borrow
 // first, then those borrowing from nearer up their cohort tree, then by
 // priority, then by creation time; under fair sharing, within a cohort
-// tree, sides that do not borrow on what the head asks for first, then by
-// share, picked again after each admission) and admits them in turn
+// tree, by a tournament played Cohort by Cohort: sides that do not borrow
+// on what the head asks for first, then by share, picked again after each
+// admission) and admits them in turn
 // while their nominated flavors still fit. A head that needs preemption evicts its
 // targets and holds its quota to the end of the cycle; it is admitted in
 // a later cycle, once its victims' quota is back and they are back in
@@ -51,16 +52,24 @@
 // Evictions release their quota at once (the simulator keeps a victim's
 // pods on their nodes while it writes a last checkpoint, Withdraw keeping
 // it out of the queue meanwhile). A BestEffortFIFO workload that does
-// not fit is set aside, with its shape, until quota is released in its
-// cohort tree; a StrictFIFO one holds its queue. The cross-check
+// not fit is set aside until quota is released in its cohort tree, alone,
+// as Kueue's queue does (its equivalence hashing is off by default in
+// v0.17): the next workload of its queue, of its shape or not, is the
+// head of the next round; a StrictFIFO one holds its queue. The cross-check
 // (validate/xcheck/kueue) runs Kueue's own scheduler on the same inputs.
 // The package is pure: it keeps no clock and no random state, and the
 // same calls give the same decisions.
 //
 // Cost: pending workloads are kept in buckets of one shape (priority and
 // requests), so a cycle looks at the first of each bucket, never at the
-// whole backlog; a first that failed is not tried again until an
-// admission or a release changes what it was tried against (Controller
-// counts those changes: Version), and a cycle allocates nothing unless it
-// decides something.
+// whole backlog; a workload whose shape failed is not tried again until
+// an admission or a release changes what it was tried against
+// (Controller counts those changes: Version). Once a round admits nothing
+// and the first of every shape left would fail as things stand, the rest
+// is set aside at once; a queue whose workloads must be set aside one at
+// a time to reach one that may fit does so for at most 256 of them at an
+// instant, then sets the rest of each failing shape aside at once (as
+// Kueue's SchedulingEquivalenceHashing would): a backlog costs a bounded
+// number of rounds. A cycle allocates nothing unless it decides
+// something.
 package admission

@@ -376,3 +376,40 @@ func TestFairTournamentWithinItsTree(t *testing.T) {
 	a, _ := cycle(c)
 	require.ElementsMatch(t, []int32{1, 3}, a)
 }
+
+// Kueue's fair-sharing iterator picks a head by a tournament played level
+// by level (runTournament in pkg/scheduler/fair_sharing_iterator.go): a
+// Cohort compares only its children's winners, by their sides' shares at
+// that Cohort (entryComparer.less). Tree org (no quota of its own): x
+// (4 GPUs) and Cohort mid, of a (2, weight 8) and b (2). Heads: x's 1 (6
+// GPUs), a's 2 (7), b's 3 (3); any two together exceed the tree's 8.
+// Within mid, a's 2 borrows 5 and b's 3 borrows 1: shares 5/8 and 1 per
+// unit of quota (a's weight is 8), so a's 2 wins mid. At org, mid with
+// a's 2 uses 7 of its 4 (borrows 3) and x with its 1 uses 6 of 4 (borrows
+// 2): x's 1 wins and is admitted; nothing else fits. Compared pairwise at
+// their common ancestor, b's 3 (mid not borrowing with it) beats x's 1,
+// which beat a's 2: b's 3 was admitted, though it lost in mid.
+func TestFairTournamentLevelByLevel(t *testing.T) {
+	for _, pairwise := range []bool{false, true} {
+		s := Spec{Flavors: []Flavor{{Name: "gpu"}}, FairSharing: &FairSharing{},
+			Cohorts: []Cohort{{Name: "org"}, {Name: "mid", Parent: "org"}},
+			ClusterQueues: []ClusterQueue{cq("x", "org", q(4)), cq("a", "mid", q(2), weight(8000)),
+				cq("b", "mid", q(2))}}
+		for _, c := range s.ClusterQueues {
+			s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
+		}
+		c, err := New(s)
+		require.NoError(t, err)
+		c.pairwise = pairwise
+		submit(t, c, 1, "x", 6, 0)
+		submit(t, c, 2, "a", 7, 0)
+		submit(t, c, 3, "b", 3, 0)
+		a, p := cycle(c)
+		require.Empty(t, p)
+		if pairwise {
+			require.Equal(t, []int32{3}, a, "the pairwise pick, before")
+		} else {
+			require.Equal(t, []int32{1}, a)
+		}
+	}
+}

@@ -47,6 +47,10 @@ type pendingQueue struct {
 	// stickyWorkload, set when the scheduler requeues a head with
 	// RequeueReasonPendingPreemption; nil: none).
 	sticky *wl
+	// alone counts the workloads a Cycle (aloneCycle: Controller.cycles)
+	// set aside one at a time (Controller.setAside).
+	aloneCycle uint64
+	alone      int
 }
 
 type wl struct {
@@ -68,6 +72,9 @@ type wl struct {
 	gen     int64
 	pending bool
 	admIdx  int
+	// asideAt is, plus one, the release epoch at which a BestEffortFIFO
+	// cycle set it aside alone (bucket.aside).
+	asideAt uint64
 	// failedAt is the controller's state (snapshot.ver) at which the
 	// workload was last tried and neither admitted nor made room for by
 	// preemption: while the state stays the same, trying it again would
@@ -99,13 +106,39 @@ type bucket struct {
 	// skipped is the cycle (Controller.cycles) that set the bucket aside.
 	skipped uint64
 	// aside is, plus one, the release epoch of its queue's cohort tree
-	// (Controller.epoch) when a BestEffortFIFO cycle found its first
-	// inadmissible: it stays aside, over cycles, until quota is released
-	// in the tree (Kueue's inadmissibleWorkloads, moved back to the heap
-	// by QueueAssociatedInadmissibleWorkloadsAfter when a workload of the
+	// (Controller.epoch) when a BestEffortFIFO cycle last set one of its
+	// workloads aside as inadmissible; asideEnd is how far, in entries,
+	// its workloads are aside at that epoch: they stay aside, over
+	// cycles, until quota is released in the tree (Kueue's
+	// inadmissibleWorkloads, moved back to the heap by
+	// QueueAssociatedInadmissibleWorkloadsAfter when a workload of the
 	// cohort finishes, is evicted or goes back to pending; an admission
-	// moves nothing back). 0: never set aside.
-	aside uint64
+	// moves nothing back). A workload set aside alone carries the epoch
+	// too (wl.asideAt). A workload queued inside the aside entries (one
+	// older than some of them: it comes back with a release anyway) is
+	// aside with them. aside 0: never set aside.
+	aside    uint64
+	asideEnd int
+	// failVer is the state (snapshot.ver) at which a workload of the
+	// bucket (created at failCreated, id failID) was last tried and
+	// neither admitted nor made room for: those of its shape after it in
+	// queue order would fail the same way while the state stays (a newer
+	// preemptor may preempt no more than an older one; an older one, as
+	// a sticky head's elders are, may).
+	failVer     uint64
+	failCreated int64
+	failID      int32
+}
+
+// failed records that x, of the bucket, failed at state ver.
+func (b *bucket) failed(x *wl, ver uint64) {
+	b.failVer, b.failCreated, b.failID = ver, x.Created, x.ID
+}
+
+// failedBefore says whether a workload of the bucket before x in queue
+// order failed at state ver.
+func (b *bucket) failedBefore(x *wl, ver uint64) bool {
+	return ver != 0 && b.failVer == ver && (x.Created > b.failCreated || (x.Created == b.failCreated && x.ID > b.failID))
 }
 
 // entry is a workload in a bucket, with its generation and queue order
@@ -142,15 +175,49 @@ func (b *bucket) first() *wl {
 		b.head++
 	}
 	if b.head > 0 {
-		b.entries, b.head = b.entries[:0], 0
+		b.entries, b.head, b.asideEnd = b.entries[:0], 0, 0
 	}
 	return nil
+}
+
+// firstFrom is the bucket's first live workload not set aside at epoch
+// aside (0: first), or nil.
+func (b *bucket) firstFrom(aside uint64) *wl {
+	x := b.first()
+	if x == nil || aside == 0 || b.aside != aside {
+		return x
+	}
+	i := max(b.head, b.asideEnd)
+	for ; i < len(b.entries); i++ {
+		e := b.entries[i]
+		if e.x.pending && e.x.gen == e.gen && e.x.asideAt != aside {
+			break
+		}
+	}
+	b.asideEnd = i // everything before is gone or aside
+	if i == len(b.entries) {
+		return nil
+	}
+	return b.entries[i].x
+}
+
+// setAside sets x, the bucket's first workload not yet aside at epoch
+// aside, aside alone; all: with every other workload of the bucket.
+func (b *bucket) setAside(x *wl, aside uint64, all bool) {
+	if b.aside != aside {
+		b.aside, b.asideEnd = aside, b.head
+	}
+	x.asideAt = aside
+	if all {
+		b.asideEnd = len(b.entries)
+	}
 }
 
 func (b *bucket) add(x *wl) {
 	b.first()
 	if b.head > 64 && b.head > len(b.entries)/2 {
 		n := copy(b.entries, b.entries[b.head:])
+		b.asideEnd = max(0, b.asideEnd-b.head)
 		b.entries, b.head = b.entries[:n], 0
 	}
 	e := entry{x: x, gen: x.gen, created: x.Created, prio: x.Priority, id: x.ID}
@@ -161,6 +228,9 @@ func (b *bucket) add(x *wl) {
 	}
 	i := b.head + sort.Search(len(live), func(i int) bool { return live[i].after(x) })
 	b.entries = slices.Insert(b.entries, i, e)
+	if i < b.asideEnd {
+		b.asideEnd++ // the entries aside stay aside (and x with them)
+	}
 }
 
 // lookups remember the last LocalQueue looked up, which a run's jobs
@@ -282,6 +352,7 @@ func (c *queueManager) insert(x *wl) {
 	x.gen++
 	x.pending = true
 	x.failedAt = 0
+	x.asideAt = 0
 	st.gpus += x.gpus
 	st.n++
 	if st.n == 1 {
@@ -367,16 +438,16 @@ func (c *queueManager) head(qi int, cycle uint64) *wl { return c.headAt(qi, cycl
 // epoch aside-1 (aside 0: none).
 func (c *queueManager) headAt(qi int, cycle, aside uint64) *wl {
 	pq := &c.pending[qi]
-	out := func(b *bucket) bool { return b.skipped == cycle || (aside != 0 && b.aside == aside) }
-	if x := pq.sticky; x != nil && x.pending && !out(x.bucket) {
+	if x := pq.sticky; x != nil && x.pending && x.bucket.skipped != cycle &&
+		(aside == 0 || (x.asideAt != aside && (x.bucket.aside != aside || x.bucket.asideEnd < len(x.bucket.entries)))) {
 		return x
 	}
 	var first *wl
 	for _, b := range pq.bucketsL {
-		if out(b) {
+		if b.skipped == cycle {
 			continue
 		}
-		if x := b.first(); x != nil && (first == nil || less(x, first)) {
+		if x := b.firstFrom(aside); x != nil && (first == nil || less(x, first)) {
 			first = x
 		}
 	}

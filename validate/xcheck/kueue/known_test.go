@@ -24,31 +24,16 @@ package kueue
 // resourcesToReserve does (r016, r017, r022, r033, r036, r057, r068,
 // r078, r097, r119, r142, r181). 5 since fair sharing compares heads
 // within a cohort tree only, sides that do not borrow on what the head
-// asks for first (r065; r103 differs on 8 jobs, 5 before).
-var openRandom = []string{
-	"r025", "r089", "r103", "r107", "r182",
-}
+// asks for first (r065; r103 differs on 8 jobs, 5 before). None since
+// the fair-sharing head is picked by Kueue's tournament, Cohort by Cohort
+// (r103), and a BestEffortFIFO queue sets aside the workload it tried
+// alone, the next of its shape being the head of the next cycle, as
+// Kueue's queue does with equivalence hashing off (r025, r089, r107,
+// r182).
+var openRandom = []string{}
 
 // openReason says what is known of an open case.
-var openReason = map[string]string{
-	// Kueue's queue pops one head per ClusterQueue per cycle, so cq2's
-	// two workloads no flavor can take (j018, j019) delay its j029 one
-	// cycle behind cq1's j008, which is admitted and then preempted by
-	// j029; gpuplan tries only the first workload of a bucket of one
-	// shape and sets the whole bucket aside, so j029 is tried in the same
-	// pass as j008 and, first by priority, takes the quota. Open since
-	// such workloads are queued.
-	"r025": "a bucket of workloads that cannot fit is set aside in one pass, Kueue spends a cycle on each",
-	// The same: at 23621 s cq1's workloads of one shape (j007, j008, j023;
-	// j013, j025) cost Kueue a cycle each, so cq0's j024 is its head two
-	// cycles before cq1's j027 and takes the quota first; gpuplan sets
-	// each shape aside at once, and j027 goes first.
-	"r089": "a bucket of workloads that cannot fit is set aside in one pass, Kueue spends a cycle on each",
-	// The same: at 32037 s cq2's j012 and j030 (one shape) take Kueue two
-	// cycles, and cq3's j032 is admitted before cq2's j034; gpuplan tries
-	// j034 in the second.
-	"r107": "a bucket of workloads that cannot fit is set aside in one pass, Kueue spends a cycle on each",
-}
+var openReason = map[string]string{}
 
 func init() {
 	for _, n := range openRandom {
