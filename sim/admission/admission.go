@@ -838,6 +838,11 @@ func (c *Controller) Cycle() []Decision {
 			break
 		}
 	}
+	if !c.again {
+		// (With another cycle at this instant to come, a workload left
+		// may still be admitted without having waited.)
+		c.reasonFresh(&out)
+	}
 	for _, x := range c.evicted {
 		c.queues.insert(x)
 		c.released(x.cq)
@@ -1268,6 +1273,24 @@ func (c *Controller) nothingFits(blocked []bool, out *[]Decision) bool {
 		}
 	}
 	return true
+}
+
+// reasonFresh gives each workload queued since the last cycle that is
+// still pending in a BestEffortFIFO queue, with no reason of its own, its
+// shape's: Kueue tries every workload of such a queue in a cycle of its
+// own and sets its condition, where this cycle sets aside without a try
+// those behind one of their shape that failed at this state (or all at
+// once, when nothing would fit), which would fail for the same reason.
+// Only new arrivals are looked at: a cycle costs no more for a backlog.
+func (c *Controller) reasonFresh(out *[]Decision) {
+	for _, x := range c.queues.fresh {
+		if x.pending && x.reason == "" && x.bucket != nil && x.bucket.reason != "" && c.snap.cqs[x.cq].Strategy == BestEffortFIFO {
+			x.reason = x.bucket.reason
+			*out = append(*out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
+		}
+	}
+	clear(c.queues.fresh)
+	c.queues.fresh = c.queues.fresh[:0]
 }
 
 // setAllAside sets aside every pending workload of the BestEffortFIFO

@@ -26,6 +26,9 @@ type queueManager struct {
 	// busy has a bit set for each ClusterQueue with pending workloads
 	// (pendingQueue.n > 0): a cycle looks for heads in those only.
 	busy []uint64
+	// fresh are the workloads queued since the last cycle
+	// (Controller.reasonFresh).
+	fresh []*wl
 	// touch is told of every queue whose pending workloads change (the
 	// usage view).
 	touch *touchSet
@@ -353,6 +356,7 @@ func (c *queueManager) insert(x *wl) {
 	x.pending = true
 	x.failedAt = 0
 	x.asideAt = 0
+	c.fresh = append(c.fresh, x)
 	st.gpus += x.gpus
 	st.n++
 	if st.n == 1 {
