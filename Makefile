@@ -41,7 +41,7 @@ xcheck:
 	cd validate/xcheck/kueue && $(GO) mod vendor && $(GO) test -overlay overlay.json -count=1 -timeout 30m -v .
 
 # The scenario composer's longer hunt for broken invariants (make test runs
-# 2,000 compositions): SOAK of compositions, then the findings shrunk (at
+# 800 compositions): SOAK of compositions, then the findings shrunk (at
 # most 4 minutes more). GPUPLAN_SOAK_TIME=2h make soak SOAKTIMEOUT=0 runs longer;
 # GPUPLAN_COMPOSE_OUT=DIR writes the shrunk findings there.
 SOAK ?= 8m

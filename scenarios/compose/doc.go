@@ -17,7 +17,7 @@
 // Everything is deterministic from a seed: composition n of a hunt seeded
 // s is the same scenario on every machine.
 //
-// TestComposer (in `make test`) hunts over 2,000 compositions and logs
+// TestComposer (in `make test`) hunts over 800 compositions and logs
 // their count, a table of how many had each feature and every failure,
 // grouped by the shape of its error (numbers, names and paths taken out);
 // every invariant failure is a finding. `make soak` (the tag soak) hunts
