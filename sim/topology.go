@@ -35,6 +35,9 @@ func topologyPriced(c *cluster.Cluster, j *jobState) bool {
 			return true
 		}
 	}
+	if !c.HasNetworkTiers() {
+		return false // (without a slice of the nodes for every job)
+	}
 	_, ok := c.NetworkTierSpan(placedNodes(j))
 	return ok
 }

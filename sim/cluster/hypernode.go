@@ -223,6 +223,12 @@ func networkTiers(top Topology, vals [][]int64) []bool {
 // (only Volcano's cluster-wide root does). ok is false when the run's
 // levels are not HyperNodes, none of its tiers is a network tier, or
 // some node is in no HyperNode.
+// HasNetworkTiers says whether the run's HyperNodes have a network tier
+// (NetworkTierSpan can price a placement).
+func (c *Cluster) HasNetworkTiers() bool {
+	return c.tas.tiers != nil && slices.Contains(c.tas.network, true)
+}
+
 func (c *Cluster) NetworkTierSpan(nodes []int32) (k int, ok bool) {
 	t := &c.tas
 	if t.tiers == nil || !slices.Contains(t.network, true) || len(nodes) == 0 {
