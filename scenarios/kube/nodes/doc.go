@@ -11,7 +11,10 @@
 // and mig-parted configures it (nvidia.com/mig.config), allocatable CPU,
 // memory, GPUs and MIG devices, and taints. A pool keeps the labels all its
 // nodes share. Cordoned nodes (spec.unschedulable) take no new pods and are
-// left out, counted in the notes.
+// left out, counted in the notes. The level labels its nodes carry
+// (nvidia.com/gpu.clique, EKS's network-node-layer-N, NVIDIA topograph's
+// and GKE's topology labels) give a pool its NVLink domains, racks and
+// blocks where they nest and are each of one size (levels.go).
 //
 // The package knows nothing of prices or scenarios: the scenarios package
 // turns each Pool into a scenario pool and prices it from its catalog by
