@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	karpv1alpha1 "sigs.k8s.io/karpenter/pkg/apis/v1alpha1"
+
+	"gpuplan.dev/gpuplan/scenarios/catalog/karpenter"
 )
 
 // Karpenter's NodeOverlay (karpenter.sh/v1alpha1) adjusts the price of
@@ -29,8 +31,9 @@ type nodeOverlay struct {
 	name   string
 	where  string // file:line
 	weight int32
-	reqs   []corev1.NodeSelectorRequirement
-	change string // price or priceAdjustment as written
+	reqs   []karpenter.Requirement
+	n      []int64 // each requirement's integer (karpenter.Check)
+	change string  // price or priceAdjustment as written
 }
 
 // The CRD's patterns for the two price fields (karpenter.sh_nodeoverlays).
@@ -73,24 +76,12 @@ func (p *Policy) nodeOverlay(d policyDoc) error {
 		ov.change = *s.PriceAdjustment
 	}
 	for i, r := range s.Requirements {
-		at := fmt.Sprintf("spec.requirements[%d]", i)
-		switch r.Operator {
-		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
-			if len(r.Values) == 0 {
-				return d.fieldErr(at+".values", "requirements with operator %s must have a value defined", r.Operator)
-			}
-		case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
-		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt, "Gte", "Lte":
-			if len(r.Values) != 1 {
-				return d.fieldErr(at+".values", "requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single positive integer value")
-			}
-			if v, err := strconv.Atoi(r.Values[0]); err != nil || v < 0 {
-				return d.fieldErr(at+".values[0]", "requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single positive integer value")
-			}
-		default:
-			return d.fieldErr(at+".operator", "%s is not an operator (In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte)", Quote(string(r.Operator)))
+		kr := karpenter.Requirement{Key: r.Key, Operator: string(r.Operator), Values: r.Values}
+		n, err := karpenter.Check(i, kr)
+		if err != nil {
+			return d.fieldErr(fmt.Sprintf("spec.requirements[%d]", i), "%s", err.(*karpenter.Error).Msg)
 		}
-		ov.reqs = append(ov.reqs, r.AsNodeSelectorRequirement())
+		ov.reqs, ov.n = append(ov.reqs, kr), append(ov.n, n)
 	}
 	if len(s.Capacity) > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%s: NodeOverlay %s: spec.capacity (extended resources added to the nodes) is not modelled", ov.where, o.Name))
@@ -111,48 +102,12 @@ func (p *Policy) nodeOverlay(d policyDoc) error {
 
 // selects reports whether the overlay's requirements hold for an offering
 // with the given labels (the instance type's well-known labels, the
-// NodePool's and its template's, capacity type and zone). A key the
-// offering does not have fails In, Exists, Gt and Lt and meets NotIn and
-// DoesNotExist.
+// NodePool's and its template's, capacity type and zone), as a NodePool's
+// requirements are applied to Karpenter's catalog.
 func (o *nodeOverlay) selects(labels map[string]string) bool {
-	for _, r := range o.reqs {
-		v, ok := labels[r.Key]
-		switch r.Operator {
-		case corev1.NodeSelectorOpIn:
-			if !ok || !slices.Contains(r.Values, v) {
-				return false
-			}
-		case corev1.NodeSelectorOpNotIn:
-			if ok && slices.Contains(r.Values, v) {
-				return false
-			}
-		case corev1.NodeSelectorOpExists:
-			if !ok {
-				return false
-			}
-		case corev1.NodeSelectorOpDoesNotExist:
-			if ok {
-				return false
-			}
-		default: // Gt, Lt, Gte, Lte on integers
-			n, err := strconv.Atoi(v)
-			want, _ := strconv.Atoi(r.Values[0])
-			if !ok || err != nil {
-				return false
-			}
-			switch r.Operator {
-			case corev1.NodeSelectorOpGt:
-				ok = n > want
-			case corev1.NodeSelectorOpLt:
-				ok = n < want
-			case "Gte":
-				ok = n >= want
-			case "Lte":
-				ok = n <= want
-			}
-			if !ok {
-				return false
-			}
+	for i, r := range o.reqs {
+		if !r.Holds(labels, o.n[i]) {
+			return false
 		}
 	}
 	return true
@@ -206,7 +161,7 @@ func (s *Scenario) NodeOverlays() []karpv1alpha1.NodeOverlay {
 				ov.Spec.Weight = new(o.weight)
 			}
 			for _, r := range o.reqs {
-				ov.Spec.Requirements = append(ov.Spec.Requirements, karpv1alpha1.NodeSelectorRequirement{Key: r.Key, Operator: r.Operator, Values: r.Values})
+				ov.Spec.Requirements = append(ov.Spec.Requirements, karpv1alpha1.NodeSelectorRequirement{Key: r.Key, Operator: corev1.NodeSelectorOperator(r.Operator), Values: r.Values})
 			}
 			change := o.change
 			if strings.HasPrefix(change, "+") || strings.HasPrefix(change, "-") {

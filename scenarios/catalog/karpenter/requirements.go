@@ -120,6 +120,18 @@ func check(i int, r Requirement) (int64, error) {
 	return 0, nil
 }
 
+// Check validates a requirement's shape as Resolve does (the values its
+// operator takes, minValues); n is its integer for Gt, Lt, Gte and Lte.
+func Check(i int, r Requirement) (n int64, err error) { return check(i, r) }
+
+// Holds says whether labels meet the requirement (n from Check): a key
+// they lack fails In, Exists and the comparisons and meets NotIn and
+// DoesNotExist.
+func (r Requirement) Holds(labels map[string]string, n int64) bool {
+	v, ok := labels[r.Key]
+	return matches(r, n, v, ok)
+}
+
 // quote shows a value from the input, at most 64 bytes of it.
 func quote(s string) string {
 	if len(s) > 64 {
