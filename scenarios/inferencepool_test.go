@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,21 +36,7 @@ spec:
 // replica, or one of a batch server, is an error at its file and line;
 // so are its bad fields.
 func TestLLMServiceBehindInferencePool(t *testing.T) {
-	dir := t.TempDir()
-	write := func(body string) {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm.yaml"), []byte(body), 0o644))
-	}
-	build := func(body string) (*Built, error) {
-		s, err := Parse("svc.yaml", dir, []byte(body))
-		if err != nil {
-			return nil, err
-		}
-		b, err := s.Build(Options{})
-		if err == nil {
-			t.Cleanup(func() { b.Close() })
-		}
-		return b, err
-	}
+	dir, write, build := vllmFiles(t)
 	write(vllmDeploy)
 	b, err := build(svcCluster + vllmService)
 	require.NoError(t, err)

@@ -51,21 +51,7 @@ const vllmService = `    services:
 // gives the request lengths and may override an argument (it wins, and a
 // note says so). Arguments the run does not model are noted.
 func TestLLMServiceFromVLLMDeployment(t *testing.T) {
-	dir := t.TempDir()
-	write := func(body string) {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm.yaml"), []byte(body), 0o644))
-	}
-	build := func(body string) (*Built, error) {
-		s, err := Parse("svc.yaml", dir, []byte(body))
-		if err != nil {
-			return nil, err
-		}
-		b, err := s.Build(Options{})
-		if err == nil {
-			t.Cleanup(func() { b.Close() })
-		}
-		return b, err
-	}
+	_, write, build := vllmFiles(t)
 	write(vllmDeploy)
 	b, err := build(svcCluster + vllmService)
 	require.NoError(t, err)
@@ -169,4 +155,25 @@ spec:
 	_, err = build(svcCluster + vllmService)
 	requireInputError(t, err)
 	require.ErrorContains(t, err, "spec.workload.services[0].manifests: LLMInferenceService chat scales by spec.scaling (KEDA or the workload variant autoscaler), which gpuplan does not read: give the service an autoscaler")
+}
+
+// vllmFiles gives a test a folder dir with its service's manifests file:
+// write sets vllm.yaml, build builds a scenario read from the folder.
+func vllmFiles(t *testing.T) (dir string, write func(body string), build func(body string) (*Built, error)) {
+	dir = t.TempDir()
+	write = func(body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm.yaml"), []byte(body), 0o644))
+	}
+	build = func(body string) (*Built, error) {
+		s, err := Parse("svc.yaml", dir, []byte(body))
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.Build(Options{})
+		if err == nil {
+			t.Cleanup(func() { b.Close() })
+		}
+		return b, err
+	}
+	return dir, write, build
 }
