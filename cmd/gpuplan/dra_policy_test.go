@@ -25,31 +25,11 @@ func TestSimulatePolicyFolderDeviceClasses(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 		return p
 	}
-	write("cluster/classes.yaml", `apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: a100}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}
-  - cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"}
-`)
-	write("jobs.yaml", `apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: four, namespace: ml}
-spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: a100, count: 4}}]}}}
----
-apiVersion: batch/v1
-kind: Job
-metadata: {name: train, namespace: ml}
-spec:
-  template:
-    metadata: {annotations: {gpuplan.dev/duration: 1h}}
-    spec:
-      restartPolicy: Never
-      resourceClaims: [{name: g, resourceClaimTemplateName: four}]
-      containers:
-      - {name: c, image: x, resources: {requests: {cpu: "4", memory: 16Gi}, claims: [{name: g}]}}
-`)
+	for name, from := range map[string]string{"cluster/classes.yaml": "classes.yaml", "jobs.yaml": "jobs.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "testdata", "dra-a100-class", from))
+		require.NoError(t, err)
+		write(name, string(b))
+	}
 	scenario := write("scenario.yaml", `apiVersion: gpuplan.dev/v1alpha1
 kind: Scenario
 metadata: {name: policy-classes}

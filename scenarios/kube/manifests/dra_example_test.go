@@ -90,31 +90,6 @@ func objectsOf[T any](t *testing.T, files []File) []*T {
 // policy, the same summary.
 func TestPolicyDeviceClassesAloneWrittenBack(t *testing.T) {
 	dir := t.TempDir()
-	const class = `apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: a100}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}
-  - cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"}
-`
-	const jobs = `apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: four, namespace: ml}
-spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: a100, count: 4}}]}}}
----
-apiVersion: batch/v1
-kind: Job
-metadata: {name: train, namespace: ml}
-spec:
-  template:
-    metadata: {annotations: {gpuplan.dev/duration: 1h}}
-    spec:
-      restartPolicy: Never
-      resourceClaims: [{name: g, resourceClaimTemplateName: four}]
-      containers:
-      - {name: c, image: x, resources: {requests: {cpu: "4", memory: 16Gi}, claims: [{name: g}]}}
-`
 	const scenario = `apiVersion: gpuplan.dev/v1alpha1
 kind: Scenario
 metadata: {name: classes-alone}
@@ -129,9 +104,12 @@ spec:
     manifests:
     - {path: jobs.yaml, count: 3}
 `
-	for name, body := range map[string]string{"classes.yaml": class, "jobs.yaml": jobs, "scenario.yaml": scenario} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	for _, name := range []string{"classes.yaml", "jobs.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "dra-a100-class", name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
 	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(scenario), 0o644))
 	s, err := scenarios.LoadFile(filepath.Join(dir, "scenario.yaml"))
 	require.NoError(t, err)
 	want := summaryJSON(t, s, pipeline.Options{})
