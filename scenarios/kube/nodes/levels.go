@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Topology levels a node list carries, as the clouds and NVIDIA's tools
@@ -218,6 +216,3 @@ func levelWord(level string) string {
 	}
 	return "level"
 }
-
-// levelsOf is the level values of a node, for the pool reading them.
-func levelsOf(n *corev1.Node) nodeLevels { return readLevels(n.Labels) }

@@ -172,7 +172,7 @@ func Parse(file string, data []byte) (*Result, error) {
 		if k, ok := byKey[key]; ok {
 			g := &res.Pools[k]
 			g.Nodes++
-			levels[k] = append(levels[k], levelsOf(n))
+			levels[k] = append(levels[k], readLevels(n.Labels))
 			for l, v := range g.Labels {
 				if n.Labels[l] != v {
 					delete(g.Labels, l)
@@ -184,7 +184,7 @@ func Parse(file string, data []byte) (*Result, error) {
 		p.Line, _ = where(at)
 		byKey[key] = len(res.Pools)
 		res.Pools = append(res.Pools, p)
-		levels = append(levels, []nodeLevels{levelsOf(n)})
+		levels = append(levels, []nodeLevels{readLevels(n.Labels)})
 	}
 	if len(res.Pools) == 0 {
 		return nil, bad("items", "every node is cordoned (spec.unschedulable): no node takes pods")
