@@ -57,16 +57,7 @@ spec:
 // types, node counts and maxima, sizes, capacity types and prices, and
 // the same NodePool group.
 func TestGeneratedNodePoolsReadBack(t *testing.T) {
-	orig, err := scenarios.Parse("orig.yaml", "", []byte(roundTripScenario(roundTripCluster, "")))
-	require.NoError(t, err)
-	want, err := orig.Cluster()
-	require.NoError(t, err)
-	files, _, err := manifests.Generate(orig, want, manifests.Options{})
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, manifests.WriteDir(dir, files))
-	np := filepath.Join(dir, filepath.FromSlash(manifests.PathNodePools))
-	nc := filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass))
+	_, want, np, nc := writtenCluster(t, roundTripScenario(roundTripCluster, ""))
 	for _, f := range []string{np, nc} {
 		_, err := os.Stat(f)
 		require.NoError(t, err)
@@ -121,16 +112,7 @@ func TestGeneratedReservedNodePoolReadsBack(t *testing.T) {
       - {instanceType: p5.48xlarge, count: 2, pricePerHour: 30}
       limits: {nodes: 3}
 `
-	orig, err := scenarios.Parse("orig.yaml", "", []byte(roundTripScenario(cluster, "")))
-	require.NoError(t, err)
-	want, err := orig.Cluster()
-	require.NoError(t, err)
-	files, _, err := manifests.Generate(orig, want, manifests.Options{})
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, manifests.WriteDir(dir, files))
-	np := filepath.Join(dir, filepath.FromSlash(manifests.PathNodePools))
-	nc := filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass))
+	orig, want, np, nc := writtenCluster(t, roundTripScenario(cluster, ""))
 	written, err := os.ReadFile(nc)
 	require.NoError(t, err)
 	for _, w := range []string{"name: gpu-train", "capacityReservationSelectorTerms:", "gpuplan.dev/count: \"2\"",
@@ -204,16 +186,7 @@ func TestGeneratedCapacityBlockReadsBack(t *testing.T) {
       capacityType: reserved
 `
 	src := strings.Replace(roundTripScenario(cluster, ""), "horizon: 2h", "horizon: 4h", 1)
-	orig, err := scenarios.Parse("orig.yaml", "", []byte(src))
-	require.NoError(t, err)
-	want, err := orig.Cluster()
-	require.NoError(t, err)
-	files, _, err := manifests.Generate(orig, want, manifests.Options{})
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, manifests.WriteDir(dir, files))
-	np := filepath.Join(dir, filepath.FromSlash(manifests.PathNodePools))
-	nc := filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass))
+	orig, want, np, nc := writtenCluster(t, src)
 	classes, err := os.ReadFile(nc)
 	require.NoError(t, err)
 	for _, w := range []string{"name: gpu-block", "name: gpu-odcr", "capacityReservationSelectorTerms:", "gpuplan.dev/count: \"2\"",
@@ -271,16 +244,7 @@ func TestCapacityBlockManifestsRefused(t *testing.T) {
       pricePerHour: 30
       window: {start: 1h, end: 3h}
 `
-	orig, err := scenarios.Parse("orig.yaml", "", []byte(roundTripScenario(cluster, "")))
-	require.NoError(t, err)
-	want, err := orig.Cluster()
-	require.NoError(t, err)
-	files, _, err := manifests.Generate(orig, want, manifests.Options{})
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, manifests.WriteDir(dir, files))
-	np := filepath.Join(dir, filepath.FromSlash(manifests.PathNodePools))
-	nc := filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass))
+	_, _, np, nc := writtenCluster(t, roundTripScenario(cluster, ""))
 	npText, err := os.ReadFile(np)
 	require.NoError(t, err)
 	ncText, err := os.ReadFile(nc)
@@ -316,4 +280,20 @@ func TestCapacityBlockManifestsRefused(t *testing.T) {
 			require.Contains(t, err.Error(), paths[c.errIn]+":"+strconv.Itoa(line(texts[c.errIn], c.at))+":", err.Error())
 		})
 	}
+}
+
+// writtenCluster parses the scenario src, builds its cluster and writes
+// its manifests to a folder of the test's: the scenario, the cluster and
+// the written NodePools and EC2NodeClass files.
+func writtenCluster(t *testing.T, src string) (*scenarios.Scenario, *scenarios.ClusterModel, string, string) {
+	t.Helper()
+	orig, err := scenarios.Parse("orig.yaml", "", []byte(src))
+	require.NoError(t, err)
+	want, err := orig.Cluster()
+	require.NoError(t, err)
+	files, _, err := manifests.Generate(orig, want, manifests.Options{})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, manifests.WriteDir(dir, files))
+	return orig, want, filepath.Join(dir, filepath.FromSlash(manifests.PathNodePools)), filepath.Join(dir, filepath.FromSlash(manifests.PathEC2NodeClass))
 }
