@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/scenarios/azurerates"
 	"gpuplan.dev/gpuplan/sim/capacity"
 )
 
@@ -92,4 +93,37 @@ func azureVMSize(it string, res resources) bool {
 		return res.it.Cloud == models.Azure
 	}
 	return strings.HasPrefix(it, "Standard_")
+}
+
+// azureBand sets an Azure spot pool's eviction rate from an Azure
+// eviction-rate band: the one given, or (band auto, or none beside
+// evictionRates) the pool's VM size and region's in the Resource Graph
+// result given. Azure publishes the rates only there, to a signed-in
+// account: with no file, auto says how to export one.
+func (s interrupter) azureBand(at, vmSize, region string, spec *InterruptionSpec, p *capacity.Process) error {
+	label, field := spec.Band, at+".band"
+	if label == "" || label == "auto" {
+		if spec.EvictionRates == "" {
+			return s.errAt(field, "auto: Azure publishes Spot eviction rates per VM size and region only through Azure Resource Graph and the portal, to a signed-in account, so gpuplan has none; export them (az graph query -q \"SpotResources | where type =~ 'microsoft.compute/skuspotevictionrate/location' | project skuName = tostring(sku.name), location, spotEvictionRate = tostring(properties.evictionRate)\" -o json > rates.json) and give evictionRates: rates.json, or give the band (%s), or leave interruptions out for the measured preset", strings.Join(models.AzureEvictionBandLabels(), ", "))
+		}
+		rates, err := azurerates.Read(s.path(spec.EvictionRates))
+		if err != nil {
+			return err
+		}
+		b, ok := rates.Lookup(vmSize, region)
+		if !ok {
+			return s.errAt(at+".evictionRates", "%s has no eviction rate for %s in %s (%d VM sizes and regions in it)", Quote(spec.EvictionRates), vmSize, region, rates.Len())
+		}
+		label, field = b, at+".evictionRates"
+	}
+	rate, why, err := models.AzureEvictionRate(label)
+	if err != nil {
+		return s.errAt(field, "%v", err)
+	}
+	p.RatePerHour = rate
+	p.Assumption = fmt.Sprintf("%s in %s: %s", vmSize, region, why)
+	if spec.EvictionRates != "" {
+		p.Assumption += fmt.Sprintf(" (Azure Resource Graph result %s)", spec.EvictionRates)
+	}
+	return nil
 }

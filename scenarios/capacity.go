@@ -293,14 +293,23 @@ func (s interrupter) interruptions(at, instanceType, region string, spec *Interr
 	p.Notice = notice
 	set := 0
 	if spec != nil {
-		for _, b := range []bool{spec.RatePerHour != nil, spec.MTBF != nil, spec.Band != "", len(spec.Times) > 0 || spec.Path != "", spec.SkyPilot != "", spec.Lifetime != nil} {
+		for _, b := range []bool{spec.RatePerHour != nil, spec.MTBF != nil, spec.Band != "" || spec.EvictionRates != "", len(spec.Times) > 0 || spec.Path != "", spec.SkyPilot != "", spec.Lifetime != nil} {
 			if b {
 				set++
 			}
 		}
 	}
 	if set > 1 {
-		return p, s.errAt(at, "give one of ratePerHour, mtbf, band, lifetime or a trace (times, path; or a SkyPilot trace, skypilot)")
+		return p, s.errAt(at, "give one of ratePerHour, mtbf, band, lifetime or a trace (times, path; or a SkyPilot trace, skypilot); evictionRates is where an Azure band is looked up")
+	}
+	azure := res.ok && res.it.Cloud == models.Azure
+	if spec != nil && spec.EvictionRates != "" {
+		switch {
+		case !azure:
+			return p, s.errAt(at+".evictionRates", "is Azure's (eviction-rate bands per VM size from Azure Resource Graph); %s is not an Azure VM size", Quote(instanceType))
+		case spec.Band != "" && spec.Band != "auto":
+			return p, s.errAt(at+".band", "is %s beside evictionRates: give the band or the file to look it up in", Quote(spec.Band))
+		}
 	}
 	if spec != nil && (spec.Outage != nil || spec.Wave != nil) && (len(spec.Times) > 0 || spec.Path != "" || spec.SkyPilot != "") {
 		return p, s.errAt(at, "a trace of interruptions brings its own times: outage and wave follow drawn lifetimes (lifetime, ratePerHour, mtbf, band)")
@@ -350,6 +359,10 @@ func (s interrupter) interruptions(at, instanceType, region string, spec *Interr
 		p.Assumption = fmt.Sprintf("a trace of %d interruptions", len(p.Times))
 	case spec != nil && spec.SkyPilot != "":
 		if err := interrupter(s).skyPilot(spec.SkyPilot, &p); err != nil {
+			return p, err
+		}
+	case azure && spec != nil && spec.Band != models.PublishedGPUPreset && (spec.Band != "" || spec.EvictionRates != ""):
+		if err := s.azureBand(at, instanceType, region, spec, &p); err != nil {
 			return p, err
 		}
 	case spec != nil && spec.Band != "":

@@ -52,6 +52,8 @@
 //   - catalog/karpenter: AWS instance types with Karpenter's labels, and
 //     NodePool requirements resolved against them;
 //   - skypilot: SkyPilot spot traces;
+//   - azurerates: Azure Spot eviction-rate bands per VM size and region,
+//     as an Azure Resource Graph query exports them;
 //   - pipeline (and pipeline/sweep, pipeline/recommend): the run pipeline
 //     every command calls (build, run, invariants, pricing, outputs,
 //     variants, worker pools), sweeps and the planner.

@@ -41,7 +41,7 @@ func LoadFileWith(path string, o LoadOptions) (*Scenario, error) {
 
 // pathFields are the json names of the fields that name files: a string,
 // a list of strings, or (manifests) a list of objects with a path.
-var pathFields = map[string]bool{"path": true, "manifests": true, "calibration": true, "jobTable": true, "catalogs": true, "gpuConfigs": true, "skypilot": true, "trace": true}
+var pathFields = map[string]bool{"path": true, "manifests": true, "calibration": true, "jobTable": true, "catalogs": true, "gpuConfigs": true, "skypilot": true, "trace": true, "evictionRates": true}
 
 // maxRestrictedEntries bounds the walk of a folder a restricted scenario
 // names.

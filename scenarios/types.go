@@ -192,7 +192,9 @@ type CapacitySpec struct {
 // InterruptionSpec is one of a rate, an MTBF, an AWS Spot Advisor band
 // (a label such as "<5%", or auto: the band of the pool's instance type
 // and region: a monthly share of instances interrupted, read as an
-// exponential rate), a lifetime distribution or a trace of times; with
+// exponential rate), on an Azure VM size an Azure eviction-rate band (an
+// hourly chance, given or looked up in a Resource Graph result), a
+// lifetime distribution or a trace of times; with
 // none, the measured preset (models.MeasuredSpotPreset: lifetimes,
 // outages and waves fitted to public spot preemption traces).
 type InterruptionSpec struct {
@@ -208,7 +210,13 @@ type InterruptionSpec struct {
 	Wave        *float64  `json:"wave,omitempty"`
 	RatePerHour *float64  `json:"ratePerHour,omitempty"`
 	MTBF        *Duration `json:"mtbf,omitempty"`
-	Band        string    `json:"band,omitempty"`
+	// Band is an AWS Spot Advisor band on AWS, an Azure eviction-rate
+	// band on an Azure VM size (models.AzureEvictionRate), or auto.
+	Band string `json:"band,omitempty"`
+	// EvictionRates is an Azure Resource Graph result of eviction-rate
+	// bands per VM size and region (package scenarios/azurerates): an Azure
+	// pool's band, looked up.
+	EvictionRates string `json:"evictionRates,omitempty"`
 	// Times and Path are a trace: at each time one node is interrupted.
 	// Path is a CSV file with a time column (seconds from the start).
 	Times []Duration `json:"times,omitempty"`
