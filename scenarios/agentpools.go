@@ -18,6 +18,9 @@ import (
 // the catalog in the template's location (else pricing.region).
 type AgentPoolsSpec struct {
 	Path string `json:"path"`
+	// Pools sets, by name, what the template does not say of its agent
+	// pools (spot interruptions, prices, launch times).
+	Pools []ImportedPoolSpec `json:"pools,omitempty"`
 }
 
 // importAgentPools reads spec.cluster.agentPools and adds its pools to
@@ -43,7 +46,13 @@ func (s *Scenario) importAgentPools() error {
 	if err != nil {
 		return err
 	}
+	settings, err := s.importSettings("spec.cluster.agentPools", ap.Pools)
+	if err != nil {
+		return err
+	}
+	var names []string
 	for _, p := range pools {
+		names = append(names, p.Name)
 		if err := s.poolNameFree(p.Name, file, p.Line, "agent pool "+p.Name); err != nil {
 			return err
 		}
@@ -78,7 +87,11 @@ func (s *Scenario) importAgentPools() error {
 		if p.MaxCount > 0 {
 			ps.Autoscaling = &AutoscalingSpec{MinNodes: p.MinCount, MaxNodes: p.MaxCount}
 		}
+		settings.apply(&ps, len(s.Spec.Cluster.Pools))
 		s.addImportedPool(ps, "spec.cluster.agentPools")
+	}
+	if err := settings.check(ap.Path, names); err != nil {
+		return err
 	}
 	s.nodeNotes = append(s.nodeNotes, notes...)
 	s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%d AKS agent pools read from %s, priced from the catalog in %s", len(pools), ap.Path, pools[0].Location))

@@ -15,6 +15,9 @@ import (
 // scenarios/kube/nodes), priced from the catalog by instance type.
 type NodesSpec struct {
 	Path string `json:"path"`
+	// Pools sets, by name, what the nodes do not say of the pools read
+	// from them (spot interruptions, an Azure eviction policy, prices).
+	Pools []ImportedPoolSpec `json:"pools,omitempty"`
 }
 
 // importNodes reads spec.cluster.nodes and adds its pools to the inline
@@ -32,7 +35,13 @@ func (s *Scenario) importNodes() error {
 	if err != nil {
 		return err
 	}
+	settings, err := s.importSettings("spec.cluster.nodes", ns.Pools)
+	if err != nil {
+		return err
+	}
+	var names []string
 	for _, p := range res.Pools {
+		names = append(names, p.Name)
 		if err := s.poolNameFree(p.Name, file, p.Line, "node "+p.FirstNode); err != nil {
 			return err
 		}
@@ -82,7 +91,11 @@ func (s *Scenario) importNodes() error {
 			}
 			s.nodeNotes = append(s.nodeNotes, note)
 		}
+		settings.apply(&ps, len(s.Spec.Cluster.Pools))
 		s.addImportedPool(ps, "spec.cluster.nodes")
+	}
+	if err := settings.check(ns.Path, names); err != nil {
+		return err
 	}
 	s.nodeNotes = append(s.nodeNotes, res.Notes...)
 	s.nodeNotes = append(s.nodeNotes, fmt.Sprintf("%d pools read from the node list %s, priced at their region's catalog price (a node's zone, such as us-east-1a, is the account's name for it, not the catalog's zone ID)", len(res.Pools), ns.Path))

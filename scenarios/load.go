@@ -97,6 +97,7 @@ func (s *Scenario) File() string { return s.file }
 // errAt is an InputError at a field path, placed at the line of the
 // nearest enclosing field the file has.
 func (s *Scenario) errAt(path, format string, args ...any) *InputError {
+	path = s.alias(path)
 	e := &InputError{File: s.file, Field: path, Msg: fmt.Sprintf(format, args...)}
 	for p := path; ; {
 		if lc, ok := s.pos[p]; ok {

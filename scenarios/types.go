@@ -39,6 +39,9 @@ type Scenario struct {
 	imported      []string
 	importedPools []string
 	nodeNotes     []string
+	// aliases maps an imported pool's field path (spec.cluster.pools[3])
+	// to the setting that gave its fields (spec.cluster.nodes.pools[0]).
+	aliases map[string]string
 	// restrict refuses paths outside dir (LoadOptions.RestrictPaths).
 	restrict bool
 	// policyFiles replace spec.policy.manifests while the scenario is
