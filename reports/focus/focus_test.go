@@ -500,6 +500,14 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("A\n\"unterminated"))
 	f.Add([]byte("Tags,ChargeCategory,PricingQuantity\n\"{\"\"a\"\":[1]}\",Tax,1\n"))
 	f.Add([]byte("ChargePeriodStart,ChargePeriodEnd\n2025-01-01T00:00:00Z,2024-13-01T00:00:00Z\n"))
+	o := sampleOptions
+	o.Version = V1_3
+	buf.Reset()
+	if err := Write(&buf, o, sampleCharges()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte("AllocatedMethodId,AllocatedMethodDetails,ResourceId,BilledCost\nm,\"{\"\"Elements\"\":[{\"\"AllocatedRatio\"\":[[1]]},null]}\",r,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, rows, err := ReadTable(bytes.NewReader(data))
 		if err != nil {
@@ -514,6 +522,7 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 		_ = CheckVersion(V1_2, h, rows)
+		_ = CheckVersion(V1_3, h, rows)
 	})
 }
 

@@ -22,7 +22,9 @@ import (
 // share by GPU-time. What no pod held (idle nodes, idle GPUs on busy
 // nodes) is the unallocated portion: a row with AllocatedResourceId null.
 // AllocatedRatio is each row's cost over the origin charge's, so the
-// ratios of one origin charge add up to 1.
+// ratios of one origin charge add up to 1. Each row keeps its own charge
+// period (a job's, from its start to its end; the unallocated row's, the
+// whole run), inside the billing period.
 const AllocationMethod = "gpuplan-held-resource-time"
 
 // origin is a split origin charge: the summed cost of its rows, and how
