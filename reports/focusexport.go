@@ -12,7 +12,8 @@ import (
 )
 
 // FileFOCUS is the run's bill in the FinOps Open Cost and Usage
-// Specification's format (FOCUS 1.2), for tools that read real bills.
+// Specification's format (FOCUS 1.3 by default, or 1.2: see
+// Summary.SetFOCUSVersion), for tools that read real bills.
 const FileFOCUS = "focus.csv"
 
 // FOCUSCharges is a run's bill as FOCUS charges: one row per job and pool
@@ -22,7 +23,9 @@ const FileFOCUS = "focus.csv"
 // per Azure spot pool whose stopped-deallocated nodes' OS disks billed
 // (eviction policy Deallocate: disk-hours). They add up to the
 // report's total. Quantities are node-hours (what the job paid over the
-// node's price); list prices are on-demand prices.
+// node's price); list prices are on-demand prices. A job's or service's
+// row lists the GPU, vCPU and memory time its pods held and what each
+// cost (FOCUS 1.3's AllocatedMethodDetails).
 func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 	pr := s.pricing
 	if pr == nil || s.Cost == nil {
@@ -91,6 +94,7 @@ func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 			alloc[u.Pool] += cost
 			c := charge(int(u.Pool), cost, at(j.Start), to)
 			c.Team, c.Job = j.Queue, j.Name
+			c.Usage = heldUsage(rates[u.Pool], u.Held)
 			out = append(out, c)
 		}
 	}
@@ -105,6 +109,7 @@ func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 			alloc[u.Pool] += cost
 			c := charge(int(u.Pool), cost, s.start, end)
 			c.Team, c.Job = sv.Queue, "service/"+sv.Name
+			c.Usage = heldUsage(rates[u.Pool], u.Held)
 			out = append(out, c)
 		}
 	}
@@ -139,6 +144,25 @@ func FOCUSCharges(res *sim.Result, s *Summary) []focus.Charge {
 	return out
 }
 
+// heldUsage is what a workload's pods held of a pool, resource by
+// resource, and what each cost at the pool's rates: GPU-hours, vCPU-hours
+// and GiB-hours (held is milli-GPU, milli-CPU and MiB times
+// milliseconds). Resources it held none of are left out.
+func heldUsage(r poolRates, held [3]int64) []focus.ResourceUsage {
+	units := [3]struct {
+		name string
+		per  float64 // held units per resource-hour
+	}{{"GPU-Hours", 1000 * float64(sim.Hour)}, {"vCPU-Hours", 1000 * float64(sim.Hour)}, {"GiB-Hours", 1024 * float64(sim.Hour)}}
+	var out []focus.ResourceUsage
+	for k, u := range units {
+		if held[k] <= 0 {
+			continue
+		}
+		out = append(out, focus.ResourceUsage{Unit: u.name, Quantity: float64(held[k]) / u.per, Cost: r[k] * float64(held[k])})
+	}
+	return out
+}
+
 // providerOf names the cloud an instance type belongs to, by the shape of
 // its name ("" when it is none of the three).
 func providerOf(it string) string {
@@ -153,12 +177,17 @@ func providerOf(it string) string {
 	return ""
 }
 
-// WriteFOCUS writes the run's bill as a FOCUS 1.2 CSV.
+// SetFOCUSVersion sets the FOCUS version of the run's focus.csv (""
+// or unset: focus.DefaultVersion).
+func (s *Summary) SetFOCUSVersion(v focus.Version) { s.focusVersion = v }
+
+// WriteFOCUS writes the run's bill as a FOCUS CSV of the summary's FOCUS
+// version (1.3 unless SetFOCUSVersion said otherwise).
 func WriteFOCUS(w io.Writer, res *sim.Result, s *Summary) error {
 	end := s.start.Add(time.Duration(res.End) * time.Millisecond)
 	if end.Truncate(time.Second) != end {
 		end = end.Truncate(time.Second).Add(time.Second)
 	}
 	return focus.Write(w, focus.Options{BillingAccountID: "gpuplan-simulation", BillingAccountName: "gpuplan simulation",
-		Scenario: s.Scenario.Name, BillingStart: s.start, BillingEnd: end}, FOCUSCharges(res, s))
+		Scenario: s.Scenario.Name, BillingStart: s.start, BillingEnd: end, Version: s.focusVersion}, FOCUSCharges(res, s))
 }

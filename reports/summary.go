@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"gpuplan.dev/gpuplan/reports/focus"
 	"gpuplan.dev/gpuplan/sim"
 	"gpuplan.dev/gpuplan/sim/capacity"
 	"gpuplan.dev/gpuplan/sim/cluster"
@@ -73,6 +74,8 @@ type Summary struct {
 
 	pricing *Pricing  // for the per-job costs of jobs.csv
 	start   time.Time // for the metric series
+	// focusVersion is focus.csv's FOCUS version ("": the default).
+	focusVersion focus.Version
 }
 
 // JobFigures are a summary's figures of the jobs: outcomes, queue wait,

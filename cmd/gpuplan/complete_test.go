@@ -33,8 +33,8 @@ func completions(t *testing.T, args ...string) []string {
 
 // allowedIn reads the values a refusal says the flag takes: the list
 // after "want one of", "want", "is not one of" or "placement policy (",
-// "a, b or c" and "a, b, c" alike.
-var allowedIn = regexp.MustCompile(`(?:want one of|is not one of|placement policy \(|[;:] want(?: one of)?) ?([A-Za-z0-9-]+(?:(?:, | or )[A-Za-z0-9-]+)*)`)
+// "a, b or c" and "a, b, c" alike; a value may be a version ("1.3").
+var allowedIn = regexp.MustCompile(`(?:want one of|is not one of|placement policy \(|[;:] want(?: one of)?) ?([A-Za-z0-9-]+(?:\.[0-9]+)*(?:(?:, | or )[A-Za-z0-9-]+(?:\.[0-9]+)*)*)`)
 
 func allowedValues(t *testing.T, msg string) []string {
 	t.Helper()
@@ -60,6 +60,7 @@ func TestCompletionOfEnumFlagsIsTheValidatedList(t *testing.T) {
 		{[]string{"simulate"}, "output"},
 		{[]string{"simulate"}, "progress"},
 		{[]string{"simulate"}, "spot-sensitivity"},
+		{[]string{"simulate"}, "focus-version"},
 		{[]string{"simulate"}, "cluster"},
 		{[]string{"simulate"}, "policy"},
 		{[]string{"simulate"}, "tie-break"},

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"gpuplan.dev/gpuplan/reports"
+	"gpuplan.dev/gpuplan/reports/focus"
 	"gpuplan.dev/gpuplan/reports/outdir"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
@@ -30,6 +31,8 @@ type simulateOptions struct {
 	workers               int
 	restrict              bool
 	profile               profiles
+	// focusVersion is --focus-version: focus.csv's FOCUS version.
+	focusVersion string
 
 	stdout, stderr io.Writer
 	// now is the clock of the progress line's ETA (nil: time.Now).
@@ -84,7 +87,8 @@ the trace on the built-in default's cluster instead.
 
 With --out DIR it writes DIR/summary.json (schemaVersion 1), DIR/jobs.csv (one row
 per job), DIR/timeline.csv (allocation and queue length per interval), DIR/focus.csv
-(the bill in FOCUS 1.2, with prices),
+(the bill in FOCUS 1.3, with prices: each pool's cost split to the jobs and
+services that held it, the rest unallocated; --focus-version 1.2 writes 1.2),
 DIR/report.md, DIR/report.html (one self-contained file: summary, tables and
 plots), DIR/plots/*.png and *.svg (GPUs allocated per pool, jobs pending and
 running, wait and completion-time CDFs, cost by pool), and the metric series
@@ -173,6 +177,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	f.StringVar(&o.progress, "progress", "auto", "one progress line with an ETA on stderr over every run (variants, the all-on-demand twin, the spot sensitivity's points) and the writing of --out: auto (only on a terminal), always or never")
 	f.IntVar(&o.workers, "workers", 0, "whole runs at once (the variants, the all-on-demand twin, the spot sensitivity's points; 0: one per core); the outputs do not depend on it")
 	f.StringVar(&o.over.spotSens, "spot-sensitivity", "", "replay a run that buys spot at 16 spot MTBFs for the break-even: on or off (default: spec.output.spotSensitivity, else on)")
+	f.StringVar(&o.focusVersion, "focus-version", string(focus.DefaultVersion), "FOCUS version of DIR/focus.csv: 1.3 (a pool's cost split to the workloads that held it, FOCUS's Allocated* columns) or 1.2 (one row per job and pool, as gpuplan wrote before)")
 	f.IntVar(&o.over.spotSeeds, "spot-seeds", 0, "seeds of node supply each spot-sensitivity MTBF replays, 1 to 100: each point is their mean with its 95% interval (0: spec.output.spotSensitivitySeeds, else 5)")
 	f.Int64Var(&o.over.maxEvents, "max-events", scenarios.DefaultMaxEvents, "the work budget: refuse, before it runs, a scenario whose settings are estimated to make more simulation events (failures, interruptions, scaler periods, jobs, timeline buckets), naming the setting and what would fit")
 	f.StringVar(&o.profile.cpu, "cpuprofile", "", "write a CPU profile of the whole command to this file (read it with go tool pprof)")
@@ -189,6 +194,7 @@ folder), 4 a broken invariant (a gpuplan bug: the message gives the seed).`,
 	enumFlag(c, "tie-break", scenarios.TieBreaks)
 	enumFlag(c, "progress", choicesOf(progressModes))
 	enumFlag(c, "spot-sensitivity", choicesOf(onOff))
+	enumFlag(c, "focus-version", focusVersions)
 	scenarioFlag(c, "variant", variantNames)
 	fileFlag(c, "trace")
 	dirFlag(c, "out")
@@ -223,6 +229,9 @@ func (o *simulateOptions) validate() error {
 	}
 	if o.workers < 0 {
 		return usageError{fmt.Errorf("--workers %d: want 0 (one per core) or more", o.workers)}
+	}
+	if _, err := focus.ParseVersion(o.focusVersion); err != nil {
+		return badFlag("focus-version", o.focusVersion, "want one of "+strings.Join(focusVersions(), ", "))
 	}
 	if err := checkProgress(o.progress); err != nil {
 		return err
@@ -325,6 +334,11 @@ func (o *simulateOptions) run() error {
 		return err
 	}
 	if o.out != "" {
+		v, _ := focus.ParseVersion(o.focusVersion)
+		outcome.Main.Summary.SetFOCUSVersion(v)
+		for i := range outcome.Variants {
+			outcome.Variants[i].Summary.SetFOCUSVersion(v)
+		}
 		if err := m.step("writing "+o.out+" (tables, plots, report)", func() error { return outcome.WriteDir(o.out, o.tracker) }); err != nil {
 			return err
 		}
@@ -349,4 +363,13 @@ func (o *simulateOptions) run() error {
 		fmt.Fprintf(o.stdout, "\nWrote %s/{%s,%s,%s,%s,%s}, plots/ and the metric series\n", o.out, reports.FileSummary, reports.FileJobs, reports.FileTimeline, reports.FileReport, reports.FileHTML)
 	}
 	return nil
+}
+
+// focusVersions are the FOCUS versions --focus-version takes.
+func focusVersions() []string {
+	var out []string
+	for _, v := range focus.Versions() {
+		out = append(out, string(v))
+	}
+	return out
 }

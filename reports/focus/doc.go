@@ -1,20 +1,25 @@
 // Package focus writes gpuplan's cost as a FOCUS dataset: a CSV file in
 // the columns of the FinOps Open Cost and Usage Specification, version
-// 1.2 (the v1.2 tag of FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec; see
-// testdata/PROVENANCE.md), so that FinOps tools that read cloud
-// providers' FOCUS exports can read a simulated cluster's bill too.
+// 1.3 by default or 1.2 (Version; the FinOps-Open-Cost-and-Usage-Spec/
+// FOCUS_Spec files named in testdata/PROVENANCE.md), so that FinOps tools
+// that read cloud providers' FOCUS exports can read a simulated cluster's
+// bill too.
 //
-// The package owns the FOCUS 1.2 column table (Spec: the 57 columns of
-// that version with feature level, data type, nullability and allowed
-// values; Columns: the 41 this writer emits), the writer (Write), a
-// bounded reader (Read, ReadTable) and a validator (Check) that applies
+// The package owns each version's column table (Version.Spec: the 57
+// columns of 1.2, the 65 of 1.3, with feature level, data type,
+// nullability and allowed values; Version.Columns: the 41 (1.2) or 48
+// (1.3) this writer emits), the writer (Write), a bounded reader (Read,
+// ReadTable) and a validator (CheckVersion; Check for 1.3) that applies
 // the column requirements that can be checked row by row: Mandatory
 // columns present, types (Decimal in the Numeric Format, Date/Time as
-// 'YYYY-MM-DDTHH:MM:SSZ' in UTC, JSON in the Key-Value Format), allowed
-// values, nullability (including the conditional rules tied to
-// ChargeCategory, ChargeClass and paired columns such as
-// PricingQuantity/PricingUnit), non-negative unit prices, and
-// unit price x PricingQuantity = cost.
+// 'YYYY-MM-DDTHH:MM:SSZ' in UTC, JSON in the Key-Value Format, or the
+// JSON Object Format for 1.3's AllocatedMethodDetails and
+// ContractApplied), allowed values, nullability (including the
+// conditional rules tied to ChargeCategory, ChargeClass and paired
+// columns such as PricingQuantity/PricingUnit), non-negative unit prices,
+// and unit price x PricingQuantity = cost; for 1.3 also the split cost
+// allocation rules across rows (AllocatedRatio adding up to 1 per origin
+// charge; see CheckVersion).
 //
 // A null is an empty CSV field, as in the specification's own example
 // files. Columns are in the specification's (alphabetical) order, FOCUS
@@ -58,9 +63,31 @@
 //	                           "USD", ServiceCategory "Compute",
 //	                           ServiceSubcategory "Virtual Machines"
 //
+// FOCUS 1.3 adds, for the split cost allocation of a shared pool
+// (AllocationMethod says the rule): a charge with a Job, and an idle
+// charge, are portions of their pool's origin charge, ResourceId
+// "gpuplan/<scenario>/<pool>" and ResourceName "<pool>";
+//
+//	(every split row)         AllocatedMethodId AllocationMethod;
+//	                          AllocatedMethodDetails {"Elements": [{
+//	                          "AllocatedRatio", "UsageUnit",
+//	                          "UsageQuantity"}, ...]}, one element per
+//	                          Charge.Usage (GPU-Hours, vCPU-Hours,
+//	                          GiB-Hours), or one of node Hours;
+//	                          Tags {"pool", "capacityType", "gpuModel"}
+//	Charge.Job (allocated)    AllocatedResourceId
+//	                          "gpuplan/<scenario>/<pool>/<job>",
+//	                          AllocatedResourceName "<job>", AllocatedTags
+//	                          {"team", "queue", "job"}
+//	Charge.Idle (unallocated) AllocatedResourceId, AllocatedResourceName,
+//	                          AllocatedTags null
+//	Charge.Provider           ServiceProviderName, HostProviderName (as
+//	                          ProviderName; ProviderName and PublisherName
+//	                          are deprecated in 1.3 but still Mandatory)
+//
 // Not emitted, as they do not apply to a simulated on-demand/spot bill:
 // the commitment-discount and capacity-reservation columns, the
 // PricingCurrency columns (pricing and billing are both in USD),
 // BillingAccountType and SubAccountType (one type only), InvoiceId (no
-// invoice exists).
+// invoice exists), and 1.3's ContractApplied (no contract commitments).
 package focus

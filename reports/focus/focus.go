@@ -14,9 +14,6 @@ import (
 	"time"
 )
 
-// Version is the FOCUS version this package follows.
-const Version = "1.2"
-
 // Feature levels of a FOCUS column.
 const (
 	Mandatory   = "Mandatory"
@@ -142,8 +139,8 @@ func subcategoryValues() []string {
 	return v
 }
 
-// spec is every column of FOCUS 1.2, in the specification's order.
-var spec = []Column{
+// spec12 is every column of FOCUS 1.2, in the specification's order.
+var spec12 = []Column{
 	col("AvailabilityZone", Recommended, String, true, "0.5"),
 	col("BilledCost", Mandatory, Decimal, false, "0.5"),
 	col("BillingAccountId", Mandatory, String, false, "0.5"),
@@ -207,8 +204,9 @@ var spec = []Column{
 	col("Tags", Conditional, JSON, true, "1.0-preview"),
 }
 
-// emitted is the FOCUS columns Write writes, in the specification's order.
-var emitted = []string{
+// emitted12 is the FOCUS 1.2 columns Write writes, in the specification's
+// order.
+var emitted12 = []string{
 	"AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName",
 	"BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart",
 	"ChargeCategory", "ChargeClass", "ChargeDescription", "ChargeFrequency",
@@ -226,14 +224,6 @@ var emitted = []string{
 // custom is gpuplan's own columns, written after the FOCUS ones.
 var custom = []string{"x_Team", "x_Job", "x_Pool", "x_GpuModel", "x_CapacityType", "x_Idle"}
 
-var specByID = func() map[string]*Column {
-	m := make(map[string]*Column, len(spec))
-	for i := range spec {
-		m[spec[i].ID] = &spec[i]
-	}
-	return m
-}()
-
 var parentCategory = func() map[string]string {
 	m := make(map[string]string, len(serviceSubcategories))
 	for _, s := range serviceSubcategories {
@@ -248,25 +238,6 @@ func clone(c Column) Column {
 		c.AllowedValues = nil
 	}
 	return c
-}
-
-// Spec returns every column of FOCUS 1.2, in the specification's order.
-func Spec() []Column {
-	out := make([]Column, len(spec))
-	for i, c := range spec {
-		out[i] = clone(c)
-	}
-	return out
-}
-
-// Columns returns the FOCUS columns Write emits, in the order it writes
-// them, with their type and feature level.
-func Columns() []Column {
-	out := make([]Column, len(emitted))
-	for i, id := range emitted {
-		out[i] = clone(*specByID[id])
-	}
-	return out
 }
 
 // CustomColumns returns the x_ columns Write emits after the FOCUS ones.
@@ -295,6 +266,20 @@ type Charge struct {
 	Quantity      float64 // node-hours (ConsumedQuantity / PricingQuantity)
 	ListUnitPrice float64 // on-demand $/node-hour
 	UnitPrice     float64 // $/node-hour paid
+	// Usage is what an allocated charge's workload held on the pool's
+	// nodes, resource by resource (GPU-hours, vCPU-hours, GiB-hours), and
+	// what each cost; their costs add up to Cost. FOCUS 1.3 writes them
+	// as the elements of AllocatedMethodDetails; with none, one element
+	// of the charge's node-hours.
+	Usage []ResourceUsage
+}
+
+// ResourceUsage is one resource an allocated charge's workload held: its
+// unit ("GPU-Hours"), how much, and what it cost.
+type ResourceUsage struct {
+	Unit     string
+	Quantity float64
+	Cost     float64
 }
 
 // Options are the dataset-wide values of a FOCUS file.
@@ -307,6 +292,8 @@ type Options struct {
 	// BillingStart and BillingEnd bound the billing period (inclusive,
 	// exclusive); both zero: the span of the charges.
 	BillingStart, BillingEnd time.Time
+	// Version is the FOCUS version written; "": DefaultVersion.
+	Version Version
 }
 
 // UnknownProvider is ProviderName, PublisherName and InvoiceIssuerName
@@ -373,14 +360,19 @@ func validTime(t time.Time) bool {
 	return !t.IsZero() && y >= 1 && y <= 9999
 }
 
-// Write writes the charges as a FOCUS 1.2 CSV file: a header, then one
-// row per charge, in the given order. It checks every charge before
+// Write writes the charges as a FOCUS CSV file of o.Version (1.3 by
+// default; see the package documentation for what each version's rows
+// hold): a header, then one row per charge, in the given order. It checks every charge before
 // writing anything: times set and inside the billing period, a pool, an
 // instance type, capacity type on-demand or spot, finite numbers,
 // non-negative unit prices, and UnitPrice x Quantity = Cost and
 // ListUnitPrice x Quantity = ListCost (to 1e-6), as FOCUS requires of
 // ContractedUnitPrice and ListUnitPrice.
 func Write(w io.Writer, o Options, charges []Charge) error {
+	v := o.Version.orDefault()
+	if _, err := ParseVersion(string(v)); err != nil {
+		return fmt.Errorf("focus: %w", err)
+	}
 	if strings.TrimSpace(o.BillingAccountID) == "" {
 		return errors.New("focus: no billing account ID (BillingAccountId must not be null)")
 	}
@@ -424,9 +416,13 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 	}
 	billingStart, billingEnd := FormatTime(bs), FormatTime(be)
 	subAccount := "gpuplan/" + o.Scenario
+	var origins map[string]origin
+	if v == V1_3 {
+		origins = splitOrigins(charges)
+	}
 
 	cw := csv.NewWriter(w)
-	header := append(append([]string(nil), emitted...), custom...)
+	header := append(append([]string(nil), v.emitted()...), custom...)
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -439,7 +435,11 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 		for i := range rec {
 			rec[i] = ""
 		}
-		set := func(k, v string) { rec[idx[k]] = v }
+		set := func(k, val string) {
+			if i, ok := idx[k]; ok {
+				rec[i] = val
+			}
+		}
 
 		provider, service := c.Provider, serviceNames[c.Provider]
 		if provider == "" {
@@ -525,6 +525,13 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 		set("SubAccountId", subAccount)
 		set("SubAccountName", o.Scenario)
 		set("Tags", jsonObject(tags(c, capacity)))
+		if v == V1_3 {
+			set("HostProviderName", provider)
+			set("ServiceProviderName", provider)
+			if og, ok := origins[c.Pool]; ok && splits(c) {
+				writeSplit(set, c, og, subAccount, capacity)
+			}
+		}
 		set("x_Team", c.Team)
 		set("x_Job", c.Job)
 		set("x_Pool", c.Pool)
@@ -565,7 +572,7 @@ func checkCharge(c Charge, bs, be time.Time) error {
 		return fmt.Errorf("UnitPrice %s x Quantity %s is not Cost %s",
 			FormatDecimal(c.UnitPrice), FormatDecimal(c.Quantity), FormatDecimal(c.Cost))
 	}
-	return nil
+	return checkUsage(c)
 }
 
 func description(c Charge, capacity string) string {
@@ -825,20 +832,47 @@ var (
 
 const maxProblems = 20
 
-// Check validates a FOCUS 1.2 file read by ReadTable: every Mandatory
-// column present, no column that is neither FOCUS 1.2's nor an x_ custom
-// one, values of the column's type (Decimal in the Numeric Format,
-// Date/Time as 'YYYY-MM-DDTHH:MM:SSZ', JSON a Key-Value object), allowed
-// values respected, and the nullability, sign and unit price x quantity
-// requirements the specification sets for these rows. It reports up to
-// 20 problems, joined.
+// Check validates a file read by ReadTable against DefaultVersion (FOCUS
+// 1.3); CheckVersion names the version.
 func Check(header []string, rows []map[string]string) error {
-	c := &checker{present: make(map[string]bool, len(header))}
+	return CheckVersion(DefaultVersion, header, rows)
+}
+
+// CheckVersion validates a FOCUS file of version v read by ReadTable:
+// every Mandatory column present, no column that is neither the
+// version's nor an x_ custom one, values of the column's type (Decimal in
+// the Numeric Format, Date/Time as 'YYYY-MM-DDTHH:MM:SSZ', JSON a
+// Key-Value object, or for AllocatedMethodDetails and ContractApplied a
+// JSON object), allowed values respected, and the nullability, sign and
+// unit price x quantity requirements the specification sets for these
+// rows. For 1.3 it adds the split cost allocation requirements: the
+// Allocated* columns null on charges with no split, AllocatedResourceName
+// null exactly when AllocatedResourceId is, AllocatedTags repeating no
+// key of Tags, AllocatedMethodDetails's object, and per origin charge
+// (the rows of one AllocatedMethodId, ResourceId and billing period)
+// AllocatedRatio adding up to 1 and matching each row's share of the
+// cost; HostProviderName and ServiceProviderName not null; and
+// ContractedUnitPrice and CommitmentDiscountQuantity null when
+// SkuPriceId is, ContractedUnitPrice not null when it is not. It reports
+// up to 20 problems, joined.
+func CheckVersion(v Version, header []string, rows []map[string]string) error {
+	v = v.orDefault()
+	if _, err := ParseVersion(string(v)); err != nil {
+		return fmt.Errorf("focus: %w", err)
+	}
+	c := &checker{present: make(map[string]bool, len(header)), version: v}
 	cols := c.columns(header)
 	for n, row := range rows {
 		rn := n + 1
 		nums := c.values(rn, row, cols)
 		c.rules(rn, row, nums)
+		if v == V1_3 {
+			c.rules13(rn, row)
+			c.splitRules(rn, row, nums)
+		}
+	}
+	if v == V1_3 {
+		c.splitTotals()
 	}
 	if c.more > 0 {
 		c.problems = append(c.problems, fmt.Errorf("and %d more problems", c.more))
@@ -852,6 +886,11 @@ type checker struct {
 	problems []error
 	more     int
 	present  map[string]bool
+	version  Version
+	// splits gathers FOCUS 1.3's split rows by origin charge, in the
+	// order first seen.
+	splits     map[splitKey]*splitGroup
+	splitOrder []splitKey
 }
 
 func (c *checker) add(format string, a ...any) {
@@ -887,13 +926,13 @@ func (c *checker) columns(header []string) []*Column {
 			continue
 		}
 		present[h] = true
-		if col, ok := specByID[h]; ok {
+		if col, ok := c.version.byID()[h]; ok {
 			cols = append(cols, col)
 		} else if !strings.HasPrefix(h, "x_") {
-			add("column %q is neither a FOCUS %s column nor an x_ custom column", h, Version)
+			add("column %q is neither a FOCUS %s column nor an x_ custom column", h, c.version)
 		}
 	}
-	for _, col := range spec {
+	for _, col := range c.version.spec() {
 		if col.FeatureLevel == Mandatory && !present[col.ID] {
 			add("missing Mandatory column %s", col.ID)
 		}
@@ -910,7 +949,7 @@ func (c *checker) values(rn int, row map[string]string, cols []*Column) map[stri
 		v := row[col.ID]
 		if v == "" {
 			if !col.AllowsNulls {
-				add("row %d: %s is null, which FOCUS %s does not allow", rn, col.ID, Version)
+				add("row %d: %s is null, which FOCUS %s does not allow", rn, col.ID, c.version)
 			}
 			continue
 		}
@@ -927,7 +966,11 @@ func (c *checker) values(rn int, row map[string]string, cols []*Column) map[stri
 				add("row %d: %s: %v", rn, col.ID, err)
 			}
 		case JSON:
-			if err := checkKeyValue(v); err != nil {
+			check := checkKeyValue
+			if jsonObjectFormat[col.ID] {
+				check = checkJSONObject
+			}
+			if err := check(v); err != nil {
 				add("row %d: %s: %v", rn, col.ID, err)
 			}
 		}

@@ -13,7 +13,8 @@ import (
 )
 
 // specCSV reads testdata/focus-columns.csv, the column list taken from
-// the FOCUS 1.2 specification's markdown.
+// the FOCUS 1.2 specification's markdown. The tests of this file check the
+// 1.2 writer and checker; focus13_test.go checks 1.3's.
 func specCSV(t *testing.T) []Column {
 	t.Helper()
 	f, err := os.Open("testdata/focus-columns.csv")
@@ -48,16 +49,16 @@ func specCSV(t *testing.T) []Column {
 }
 
 func versionAtMost(v, max string) bool {
-	order := []string{"0.5", "1.0-preview", "1.0", "1.1", "1.2"}
+	order := []string{"0.5", "1.0-preview", "1.0", "1.1", "1.2", "1.3"}
 	i, j := slices.Index(order, v), slices.Index(order, max)
 	return i >= 0 && j >= 0 && i <= j
 }
 
 func TestSpecMatchesTestdata(t *testing.T) {
 	want := specCSV(t)
-	got := Spec()
+	got := V1_2.Spec()
 	if len(got) != len(want) {
-		t.Errorf("Spec() has %d columns, the specification %d", len(got), len(want))
+		t.Errorf("V1_2.Spec() has %d columns, the specification %d", len(got), len(want))
 	}
 	for i := range min(len(got), len(want)) {
 		g, w := got[i], want[i]
@@ -66,8 +67,8 @@ func TestSpecMatchesTestdata(t *testing.T) {
 			!slices.Equal(g.AllowedValues, w.AllowedValues) {
 			t.Errorf("column %d:\n got %+v\nwant %+v", i, g, w)
 		}
-		if !versionAtMost(w.Introduced, Version) {
-			t.Errorf("%s introduced in %s, after %s", w.ID, w.Introduced, Version)
+		if !versionAtMost(w.Introduced, string(V1_2)) {
+			t.Errorf("%s introduced in %s, after %s", w.ID, w.Introduced, V1_2)
 		}
 	}
 }
@@ -79,10 +80,10 @@ func TestColumnsAgreeWithSpec(t *testing.T) {
 	}
 	emittedIDs := map[string]bool{}
 	prev := ""
-	for _, c := range Columns() {
+	for _, c := range V1_2.Columns() {
 		w, ok := byID[c.ID]
 		if !ok {
-			t.Errorf("emitted column %s is not in FOCUS %s", c.ID, Version)
+			t.Errorf("emitted column %s is not in FOCUS %s", c.ID, V1_2)
 			continue
 		}
 		if c.DataType != w.DataType || c.FeatureLevel != w.FeatureLevel || c.AllowsNulls != w.AllowsNulls {
@@ -131,7 +132,7 @@ func TestServiceSubcategoriesMatchTestdata(t *testing.T) {
 	if len(recs) != len(serviceSubcategories) {
 		t.Fatalf("%d subcategories, the specification %d", len(serviceSubcategories), len(recs))
 	}
-	cats := specByID["ServiceCategory"].AllowedValues
+	cats := specByID12["ServiceCategory"].AllowedValues
 	for i, r := range recs {
 		if s := serviceSubcategories[i]; s.Category != r[0] || s.Subcategory != r[1] {
 			t.Errorf("subcategory %d: got %v, spec %v", i, s, r)
@@ -169,7 +170,7 @@ func sampleCharges() []Charge {
 
 var sampleOptions = Options{
 	BillingAccountID: "acct-1", BillingAccountName: "Example Corp", Scenario: "demo",
-	BillingStart: t0, BillingEnd: t0.AddDate(0, 1, 0),
+	BillingStart: t0, BillingEnd: t0.AddDate(0, 1, 0), Version: V1_2,
 }
 
 func TestWriteReadCheck(t *testing.T) {
@@ -182,7 +183,7 @@ func TestWriteReadCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(header, rows); err != nil {
+	if err := CheckVersion(V1_2, header, rows); err != nil {
 		t.Fatalf("Check refused Write's output:\n%v\n%s", err, buf.String())
 	}
 	rows2, err := Read(bytes.NewReader(buf.Bytes()))
@@ -190,7 +191,7 @@ func TestWriteReadCheck(t *testing.T) {
 		t.Fatalf("Read: %d rows, %v", len(rows2), err)
 	}
 	var wantHeader []string
-	for _, c := range Columns() {
+	for _, c := range V1_2.Columns() {
 		wantHeader = append(wantHeader, c.ID)
 	}
 	wantHeader = append(wantHeader, CustomColumns()...)
@@ -271,7 +272,7 @@ func TestWriteDerivesBillingPeriod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(h, rows); err != nil {
+	if err := CheckVersion(V1_2, h, rows); err != nil {
 		t.Fatal(err)
 	}
 	if rows[0]["BillingPeriodStart"] != "2025-03-01T00:00:00Z" || rows[0]["BillingPeriodEnd"] != "2025-03-01T03:00:00Z" {
@@ -283,10 +284,10 @@ func TestWriteDerivesBillingPeriod(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, rows, err = ReadTable(&buf)
-	if err != nil || len(rows) != 0 || len(h) != len(Columns())+len(CustomColumns()) {
+	if err != nil || len(rows) != 0 || len(h) != len(V1_2.Columns())+len(CustomColumns()) {
 		t.Fatalf("empty file: %d columns, %d rows, %v", len(h), len(rows), err)
 	}
-	if err := Check(h, rows); err != nil {
+	if err := CheckVersion(V1_2, h, rows); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -405,7 +406,7 @@ func TestCheckRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, rows := written(t)
 			h = tc.edit(h, rows)
-			err := Check(h, rows)
+			err := CheckVersion(V1_2, h, rows)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v\nwant an error with %q", err, tc.want)
 			}
@@ -418,7 +419,7 @@ func TestCheckCapsProblems(t *testing.T) {
 	for range 10 {
 		rows = append(rows, map[string]string{})
 	}
-	err := Check(h, rows)
+	err := CheckVersion(V1_2, h, rows)
 	if err == nil || !strings.Contains(err.Error(), "more problems") {
 		t.Fatalf("got %v", err)
 	}
@@ -499,6 +500,14 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("A\n\"unterminated"))
 	f.Add([]byte("Tags,ChargeCategory,PricingQuantity\n\"{\"\"a\"\":[1]}\",Tax,1\n"))
 	f.Add([]byte("ChargePeriodStart,ChargePeriodEnd\n2025-01-01T00:00:00Z,2024-13-01T00:00:00Z\n"))
+	o := sampleOptions
+	o.Version = V1_3
+	buf.Reset()
+	if err := Write(&buf, o, sampleCharges()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte("AllocatedMethodId,AllocatedMethodDetails,ResourceId,BilledCost\nm,\"{\"\"Elements\"\":[{\"\"AllocatedRatio\"\":[[1]]},null]}\",r,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, rows, err := ReadTable(bytes.NewReader(data))
 		if err != nil {
@@ -512,7 +521,8 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("row of %d values for %d columns", len(r), len(h))
 			}
 		}
-		_ = Check(h, rows)
+		_ = CheckVersion(V1_2, h, rows)
+		_ = CheckVersion(V1_3, h, rows)
 	})
 }
 
