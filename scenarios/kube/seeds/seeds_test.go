@@ -634,12 +634,13 @@ spec:
 
 // An MPIJob (the MPI operator's kubeflow.org/v2beta1, shaped as its
 // tensorflow-benchmarks example: one CPU launcher, two workers of 4 GPUs)
-// reads as 3 pods, 8 GPUs, and runs 0-1 h on two 4-GPU nodes. With
-// runLauncherAsWorker and the launcher asking for the workers' pod, it is
-// one gang of 3 x 4 GPUs: on three 4-GPU nodes it runs whole, on two it
-// waits whole, no pod bound. A JAXJob of two 1-GPU workers is one gang
-// the same way. (A launcher of another shape than its workers is still a
-// job of its own: gpuplan's jobs have one pod shape; see the notes.)
+// reads as 3 pods, 8 GPUs: one job of two pod groups, one gang, that runs
+// 0-1 h on two 4-GPU nodes and on one waits whole, no pod bound, not even
+// the launcher that fits (it was a job of its own, and ran 0-1 h alone).
+// With runLauncherAsWorker and the launcher asking for the workers' pod,
+// it is one gang of 3 x 4 GPUs: on three 4-GPU nodes it runs whole, on
+// two it waits whole, no pod bound. A JAXJob of two 1-GPU workers is one
+// gang the same way.
 func TestMPIJobAndJAXJobAreOneGang(t *testing.T) {
 	const mpi = `apiVersion: kubeflow.org/v2beta1
 kind: MPIJob
@@ -699,7 +700,8 @@ spec:
 		jobs, pods, gpus        int
 		start, end              int64
 	}{
-		{"mpi", "mpi.yaml", mpi, gpus("2", "4") + cpuNodes, 2, 3, 8, 0, 3_600_000},
+		{"mpi", "mpi.yaml", mpi, gpus("2", "4") + cpuNodes, 1, 3, 8, 0, 3_600_000},
+		{"mpi-too-few", "mpi.yaml", mpi, gpus("1", "4") + cpuNodes, 1, 3, 8, -1, -1},
 		{"mpi-launcher-as-worker", "mpi.yaml", asWorker, gpus("3", "4"), 1, 3, 12, 0, 3_600_000},
 		{"mpi-launcher-as-worker-too-few", "mpi.yaml", asWorker, gpus("2", "4"), 1, 3, 12, -1, -1},
 		{"jax", "jax.yaml", jax, gpus("2", "1"), 1, 2, 2, 0, 3_600_000},
