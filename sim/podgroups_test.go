@@ -135,3 +135,41 @@ func TestPodGroupsAdmittedAsOneWorkload(t *testing.T) {
 	require.Equal(t, int64(192000)*2*hour, use[0].Held[sim.ResCPU])
 	require.Equal(t, int64(16000)*2*hour, use[0].Held[sim.ResGPU])
 }
+
+// A pod group that no node can ever hold makes the whole job
+// unschedulable, and the diagnosis names the group: Workers of 16 GPUs on
+// 8-GPU nodes, beside a Launcher that would fit anywhere. Its Launcher
+// never runs.
+func TestPodGroupNeverFitsNamesTheGroup(t *testing.T) {
+	mpi := mpiJob("mpi", 0, hour, 2, nil)
+	mpi.Groups[0].Pod.GPUs = 16
+	res := simulate(t, []cluster.PoolSpec{gpuPool("a", 2, 0, 8)}, nil, mpi)
+	j := res.Jobs[0]
+	require.Equal(t, sim.Unschedulable, j.Outcome)
+	require.Zero(t, j.PodsBound)
+	require.Contains(t, j.Diagnosis(), "pod group Worker: Insufficient nvidia.com/gpu")
+}
+
+// Preempting a job of several pod groups frees every pod of it: the
+// MPIJob (Launcher and two 8-GPU Workers, priority 0) fills two 8-GPU
+// nodes from 0; at 30 min a priority-100 job of two 8-GPU pods arrives and
+// preempts it, starts at once and runs its hour to 90 min; the MPIJob,
+// without checkpoints, starts over at 90 min and ends its 2 h at 210 min.
+func TestPodGroupsPreemptedWhole(t *testing.T) {
+	low := mpiJob("mpi", 0, 2*hour, 2, nil)
+	high := gpuJob("high", 30*mins, hour, 2, 8, nil)
+	high.Priority = 100
+	res, err := sim.Run(sim.Config{Seed: 1, Pools: []cluster.PoolSpec{gpuPool("a", 2, 0, 8)}, Preemption: true,
+		Workload: &sim.SliceSource{Jobs: []cluster.JobSpec{low, high}}, Queue: scheduler.QueueConfig{Backfill: true}})
+	require.NoError(t, err)
+	require.NoError(t, validate.Invariants(res))
+	m, h := res.Jobs[0], res.Jobs[1]
+	require.Equal(t, [2]sim.Time{30 * mins, 90 * mins}, [2]sim.Time{h.Start, h.End})
+	require.Equal(t, [2]sim.Time{0, 210 * mins}, [2]sim.Time{m.Start, m.End})
+	require.Equal(t, int32(2), m.Attempts)
+	var cpu int64
+	for u := range m.Usage() {
+		cpu += u.Held[sim.ResCPU]
+	}
+	require.Equal(t, int64(3000)*(30+120)*mins, cpu, "the Launcher went with the Workers")
+}
