@@ -215,14 +215,6 @@ func plans(o *Object) ([]plan, []string) {
 	}
 	out = gangOf(out)
 	for i := range out {
-		if p := &out[i]; len(p.groups) > 0 {
-			for _, g := range p.groups {
-				if g.Constraints.Key() != p.constraints.Key() {
-					notes = append(notes, fmt.Sprintf("warning: %s:%d: %s %s: its pod groups differ in placement (%s against %s): each group's pods go where its own template may go; under a Kueue ClusterQueue the Workload gets one flavor per resource group for all its PodSets, one where every PodSet may go (Kueue assigns each PodSet its own)", o.File, o.Line, o.Kind, o.Name, describe(p.constraints), describe(g.Constraints)))
-					break
-				}
-			}
-		}
 		if out[i].minAvailable >= out[i].replicas {
 			out[i].minAvailable = 0
 		}
