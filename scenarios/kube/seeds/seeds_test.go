@@ -803,6 +803,48 @@ spec:
 	require.ErrorContains(t, err, "lws.yaml:8:11: spec.leaderWorkerTemplate.size: is 0")
 }
 
+// A LeaderWorkerSet whose leader asks for other pods than its workers (a
+// 4-CPU leader without GPUs, 2 workers of 8 GPUs; size 3, 2 replicas): each
+// group is one job of two pod groups, one gang of 3 pods and 16 GPUs. On
+// three 8-GPU nodes (24 GPUs) one group runs 0-1 h and the other waits
+// whole, its leader too, and runs 1-2 h.
+func TestLeaderWorkerSetOfOtherLeaderIsOneGangPerGroup(t *testing.T) {
+	const lws = `apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: vllm
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 3
+    leaderTemplate:
+      spec:
+        containers:
+        - name: vllm-leader
+          image: vllm/vllm-openai:latest
+          resources: {requests: {cpu: "4", memory: 16Gi}}
+    workerTemplate:
+      spec:
+        containers:
+        - name: vllm-worker
+          image: vllm/vllm-openai:latest
+          resources: {limits: {nvidia.com/gpu: "8"}}
+`
+	const hour = 3_600_000
+	res := runScenario(t, map[string]string{"lws.yaml": lws}, "apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nmetadata: {name: lws}\nspec:\n  horizon: 24h\n  cluster:\n    pools:\n"+
+		"    - {name: h100, count: 3, gpuModel: H100-80GB, gpusPerNode: 8, cpu: \"96\", memory: 1Ti}\n"+
+		"  workload:\n    manifests:\n    - {path: lws.yaml, count: 1, duration: {distribution: constant, value: 1h}}\n")
+	var got [][2]int64
+	for _, j := range res.Jobs {
+		require.EqualValues(t, 3, j.Replicas)
+		require.EqualValues(t, 3, j.PodsBound)
+		require.EqualValues(t, 16000, j.AllocMilli)
+		got = append(got, [2]int64{j.Start, j.End})
+	}
+	sort.Slice(got, func(a, b int) bool { return got[a][0] < got[b][0] })
+	require.Equal(t, [][2]int64{{0, hour}, {hour, 2 * hour}}, got)
+}
+
 // A RayService (KubeRay's ray-service.sample shape: a head of 2 CPUs and
 // a GPU worker group of 2 replicas, min 1, max 5) reads as its RayCluster:
 // the head and 2 workers of 1 GPU.
