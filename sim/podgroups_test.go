@@ -173,3 +173,30 @@ func TestPodGroupsPreemptedWhole(t *testing.T) {
 	}
 	require.Equal(t, int64(3000)*(30+120)*mins, cpu, "the Launcher went with the Workers")
 }
+
+// Karpenter provisions for every pod group of a waiting job: a NodePool of
+// a CPU type (40 CPUs, $1/h) and an 8-GPU type (40 CPUs, $10/h), nothing
+// launched yet. The MPIJob's Launcher asks for 30 CPUs and each of its
+// two Workers for 8 GPUs and 30 CPUs, so no two of its pods share a node:
+// Karpenter launches one CPU node for the Launcher (the cheapest that
+// holds it) and two GPU nodes for the Workers, Ready at 5 min, when the
+// job starts whole and runs its hour.
+func TestKarpenterProvisionsEveryPodGroup(t *testing.T) {
+	pool := func(name string, gpus int32) cluster.PoolSpec {
+		return cluster.PoolSpec{Name: name, MaxNodes: 4, GPUsPerNode: gpus, MilliCPU: 40000, MemoryMiB: 1 << 18}
+	}
+	spec := &capacity.Spec{
+		Pools: []capacity.Pool{
+			{PricePerHour: 1, Provisioning: 5 * mins, Group: 0},
+			{PricePerHour: 10, Provisioning: 5 * mins, Group: 0},
+		},
+		Groups: []capacity.Group{{Name: "all", Kind: capacity.NodePool, Pools: []int32{0, 1}}},
+	}
+	mpi := mpiJob("mpi", 0, hour, 2, nil)
+	mpi.Pod.MilliCPU = 30000
+	mpi.Groups[0].Pod.MilliCPU = 30000
+	res := runQueue(t, scheduler.QueueConfig{Backfill: true}, []cluster.PoolSpec{pool("cpu", 0), pool("eight", 8)}, spec, mpi)
+	j := res.Jobs[0]
+	require.Equal(t, [2]sim.Time{5 * mins, 65 * mins}, [2]sim.Time{j.Start, j.End})
+	require.Equal(t, []int64{1, 2}, []int64{res.Pools[0].Capacity.Launched, res.Pools[1].Capacity.Launched})
+}
