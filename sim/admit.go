@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -133,9 +134,36 @@ func (a *admState) integrate(t Time) {
 // job's GPUQuota: a DRA claim's quota resource), in a.req's
 // array (Submit keeps none of it).
 func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
-	n := int64(j.Replicas)
-	p := &j.Pod
-	out := append(a.req[:0], admission.Request{Resource: "cpu", Amount: n * p.MilliCPU}, admission.Request{Resource: "memory", Amount: n * p.MemoryMiB})
+	if len(j.Groups) == 0 {
+		a.req = a.podRequests(a.req[:0], j, j.Replicas, &j.Pod)
+		return a.req
+	}
+	// Every PodSet's requests, one after another: Submit sums them.
+	out := a.podRequests(a.req[:0], j, j.MainReplicas(), &j.Pod)
+	for i := range j.Groups {
+		g := &j.Groups[i]
+		out = a.podRequests(out, j, g.Replicas, &g.Pod)
+	}
+	a.req = out
+	return out
+}
+
+// podSets are a job of several pod groups' PodSets for Kueue, one per
+// group, each with its requests and constraints.
+func (a *admState) podSets(j *cluster.JobSpec) []admission.PodSet {
+	sets := make([]admission.PodSet, 0, len(j.Groups)+1)
+	sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, j.MainReplicas(), &j.Pod), Constraints: j.Constraints})
+	for i := range j.Groups {
+		g := &j.Groups[i]
+		sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, g.Replicas, &g.Pod), Constraints: g.Constraints})
+	}
+	return sets
+}
+
+// podRequests appends to out the requests of replicas pods p of job j.
+func (a *admState) podRequests(out []admission.Request, j *cluster.JobSpec, replicas int32, p *cluster.PodSpec) []admission.Request {
+	n := int64(replicas)
+	out = append(out, admission.Request{Resource: "cpu", Amount: n * p.MilliCPU}, admission.Request{Resource: "memory", Amount: n * p.MemoryMiB})
 	gpus := int64(p.GPUs)
 	if p.Shared() {
 		gpus = 1 // one time-slice replica or share
@@ -150,7 +178,6 @@ func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 		}
 		out = append(out, admission.Request{Resource: res, Amount: n * gpus})
 	}
-	a.req = out
 	return out
 }
 
@@ -159,6 +186,9 @@ func (a *admState) submit(t Time, j *jobState) error {
 	a.integrate(t)
 	w := admission.Workload{ID: j.info.ID, Queue: j.spec.Queue, Priority: j.spec.Priority, Created: j.spec.Submit, Requests: a.requests(&j.spec),
 		Constraints: j.spec.Constraints}
+	if len(j.spec.Groups) > 0 {
+		w.PodSets = a.podSets(&j.spec)
+	}
 	if err := a.ctl.Submit(w); err != nil {
 		return &WorkloadError{Job: int(j.info.ID), Name: j.spec.Name, Err: fmt.Errorf("queue %q: %w (every job's queue must be a LocalQueue of the admission policy)", j.spec.Queue, err)}
 	}
@@ -234,6 +264,15 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int) {
 		j.admitAt = t
 	}
 	j.spec.Constraints = r.adm.constraints(j.spec.Constraints, flavors)
+	if len(j.spec.Groups) > 0 {
+		// Each PodSet's pods go to the flavors' nodes too (a copy: the
+		// job's groups may be shared with other submissions).
+		gs := slices.Clone(j.spec.Groups)
+		for i := range gs {
+			gs[i].Constraints = r.adm.constraints(gs[i].Constraints, flavors)
+		}
+		j.spec.Groups = gs
+	}
 	if w := r.adm.wfpr; w != nil {
 		x := j.ext()
 		x.notReady = true
@@ -391,6 +430,11 @@ func (r *runner) unadmit(t Time, j *jobState, exited bool) error {
 	j.awaiting = true
 	if base, ok := r.adm.base[j.spec.Constraints]; ok {
 		j.spec.Constraints = base
+	}
+	for i := range j.spec.Groups {
+		if base, ok := r.adm.base[j.spec.Groups[i].Constraints]; ok {
+			j.spec.Groups[i].Constraints = base
+		}
 	}
 	return nil
 }

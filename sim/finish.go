@@ -75,7 +75,10 @@ func (r *runner) finish() (res *Result, err error) {
 		j := r.jobs.at(id)
 		if !j.finished {
 			p := &j.spec.Pod
-			for _, pl := range j.placed {
+			for k, pl := range j.placed {
+				if len(j.spec.Groups) > 0 {
+					p, _ = j.spec.PodAt(int32(k))
+				}
 				j.book(r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), p.MilliCPU, p.MemoryMiB}, end-pl.At, 0, 0)
 			}
 		}
@@ -119,7 +122,7 @@ func (r *runner) finish() (res *Result, err error) {
 			r.jobs.recs.diagnose(rec, j.diag+"; admitted, it holds its quota while its pods stay pending")
 			continue
 		}
-		key := fmt.Sprintf("%p|%+v|%d", j.spec.Constraints, j.spec.Pod, j.info.Remaining())
+		key := fmt.Sprintf("%p|%+v|%d|%p", j.spec.Constraints, j.spec.Pod, j.info.Remaining(), j.spec.Groups)
 		msg, ok := diag[key]
 		if !ok {
 			d, err := r.fw.Diagnose(end, &j.info, false)
@@ -174,7 +177,10 @@ func (jt *jobTable) checkBooks(c *cluster.Cluster) error {
 			return fmt.Errorf("finished job %d still holds %d placements", id, len(j.placed))
 		}
 		p := &j.spec.Pod
-		for _, pl := range j.placed {
+		for k, pl := range j.placed {
+			if len(j.spec.Groups) > 0 {
+				p, _ = j.spec.PodAt(int32(k))
+			}
 			u := &used[pl.Node]
 			u.cpu += p.MilliCPU
 			u.mem += p.MemoryMiB

@@ -61,6 +61,8 @@ type searchKey struct {
 	cons *cluster.Constraints
 	left int32
 	prio int32
+	// groups: a job's further pod groups (nil for most).
+	groups *cluster.PodGroup
 }
 
 type victimSet struct {
@@ -94,6 +96,9 @@ func (r *runner) preemptPass(t Time) error {
 	for _, id := range waiting {
 		p := r.jobs.at(id)
 		key := searchKey{pod: p.spec.Pod, cons: p.spec.Constraints, left: p.spec.Replicas - p.info.Bound, prio: p.spec.Priority}
+		if len(p.spec.Groups) > 0 {
+			key.groups = &p.spec.Groups[0]
+		}
 		if r.sc.found[key] {
 			continue // the same search found none, and nothing changed since
 		}
@@ -142,13 +147,17 @@ func (a res3) sub(b res3) res3 { return res3{a.cpu - b.cpu, a.mem - b.mem, a.gpu
 func heldOn(v *jobState, n int32) res3 {
 	var h res3
 	dra := v.spec.Flags&cluster.FlagDRAClaims != 0
-	for _, pl := range v.placed {
+	for k, pl := range v.placed {
 		if pl.Node == n {
 			g := int64(pl.Milli) / cluster.MilliGPU
 			if dra {
 				g = 0
 			}
-			h = h.add(res3{v.spec.Pod.MilliCPU, v.spec.Pod.MemoryMiB, g})
+			pod := &v.spec.Pod
+			if len(v.spec.Groups) > 0 {
+				pod, _ = v.spec.PodAt(int32(k))
+			}
+			h = h.add(res3{pod.MilliCPU, pod.MemoryMiB, g})
 		}
 	}
 	return h
@@ -181,7 +190,19 @@ func (s *schedSide) victims(p *jobState, c *cluster.Cluster, fw *scheduler.Frame
 		}
 		return a.sub(used[n])
 	}
+	group := 0
 	for k := p.info.Bound; k < p.spec.Replicas; k++ {
+		if g := p.spec.GroupOf(k); len(p.spec.Groups) > 0 && (g != group || k == p.info.Bound) {
+			// The job's next pod group: its own pod and pools.
+			group = g
+			part := p.spec.Part(g)
+			pod, _ = p.spec.PodAt(k)
+			if pod.Shared() || pod.MIG != "" {
+				return nil
+			}
+			want = res3{pod.MilliCPU, pod.MemoryMiB, int64(pod.GPUs)}
+			pools = fw.EligiblePools(&scheduler.JobInfo{ID: p.info.ID, Spec: &part}, pools[:0])
+		}
 		var best *victimSet
 	search:
 		for _, pi := range pools {

@@ -653,7 +653,14 @@ func (r *runner) arrive(t Time) error {
 // plugins read at 1, 2, 4, ... jobs, then every mixRefresh jobs.
 // n is the jobs (and replica pods) of the run so far.
 func (s *schedSide) countShape(j *cluster.JobSpec, n int32) error {
-	s.shapes[ShapeOf(j)] += int(j.Replicas)
+	if len(j.Groups) == 0 {
+		s.shapes[ShapeOf(j)] += int(j.Replicas)
+	} else {
+		for g := 0; g <= len(j.Groups); g++ {
+			part := j.Part(g)
+			s.shapes[ShapeOf(&part)] += int(part.Replicas)
+		}
+	}
 	if n&(n-1) == 0 || n%mixRefresh == 0 {
 		mix, err := models.NewPodMix(s.shapes, MixCoverage)
 		if err != nil {
@@ -743,14 +750,17 @@ func (r *runner) Bind(info *scheduler.JobInfo, pls []cluster.Placement) error {
 // checkpoints: the job's usage records them per pool.
 func (r *runner) releaseAll(t Time, j *jobState, lost, ckpt Time) error {
 	pod := &j.spec.Pod
-	for _, pl := range j.placed {
+	for k, pl := range j.placed {
+		if len(j.spec.Groups) > 0 {
+			pod, _ = j.spec.PodAt(int32(k))
+		}
 		if err := r.c.Release(t, pl, pod); err != nil {
 			return invariant(err)
 		}
 		j.book(r.c.Nodes[pl.Node].Pool, [3]int64{int64(pl.Milli), pod.MilliCPU, pod.MemoryMiB}, t-pl.At, lost, ckpt)
 	}
 	if pb := r.cfg.Planted; pb != nil && pb.DoubleReleaseOnLoss && lost > 0 && len(j.placed) > 0 {
-		if err := r.c.Release(t, j.placed[0], pod); err != nil {
+		if err := r.c.Release(t, j.placed[0], &j.spec.Pod); err != nil {
 			return invariant(err)
 		}
 	}

@@ -109,7 +109,15 @@ jobs:
 		}
 		pools = r.fw.EligiblePools(&j.info, pools[:0])
 		pod := &j.spec.Pod
-		for range j.spec.Replicas {
+		group := 0
+		for k := range j.spec.Replicas {
+			if g := j.spec.GroupOf(k); g != group {
+				// The job's next pod group: its pod, its pools.
+				group = g
+				part := j.spec.Part(g)
+				pod, _ = j.spec.PodAt(k)
+				pools = r.fw.EligiblePools(&scheduler.JobInfo{ID: j.info.ID, Spec: &part}, pools[:0])
+			}
 			placed := false
 			for _, p := range pools {
 				pl := &c.Pools[p]

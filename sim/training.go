@@ -24,8 +24,14 @@ func stepTime(c *cluster.Cluster, fabrics map[string]models.Fabric, j *jobState)
 	tr := j.spec.Training
 	perNode := map[int32]int{}
 	ranks := 0
-	for _, pl := range j.placed {
+	for k, pl := range j.placed {
 		g := int(j.spec.Pod.GPUs)
+		if len(j.spec.Groups) > 0 {
+			p, _ := j.spec.PodAt(int32(k))
+			if g = int(p.GPUs); g == 0 {
+				continue // a CPU pod (a launcher) is no rank
+			}
+		}
 		perNode[pl.Node] += g
 		ranks += g
 	}

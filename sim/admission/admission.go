@@ -272,6 +272,20 @@ type Workload struct {
 	// should share one pointer, not changed once submitted: Submit reuses
 	// what it worked out for the last one.
 	Constraints *cluster.Constraints
+	// PodSets, when set, are the workload's PodSets one by one (a
+	// PyTorchJob's Master and Workers, an MPIJob's Launcher and Workers):
+	// the first is the main pods (its Constraints are the workload's),
+	// Requests still counts them all. The workload is admitted whole, one
+	// flavor per resource group for all its PodSets: a flavor is a
+	// candidate only if it is one for every PodSet that asks for a
+	// resource of its group.
+	PodSets []PodSet
+}
+
+// PodSet is one PodSet of a workload of several (Workload.PodSets).
+type PodSet struct {
+	Requests    []Request
+	Constraints *cluster.Constraints
 }
 
 // Decision is one change a cycle made.
@@ -427,7 +441,12 @@ func (c *Controller) Submit(w Workload) error {
 	// The requests are summed into req: the caller may reuse its slice.
 	x.Requests = nil
 	st := c.snap.cqs[qi]
-	x.class = c.assigner.classOf(st, w.Constraints)
+	if len(w.PodSets) > 0 {
+		x.class = c.assigner.classOfSets(st, w.PodSets)
+		x.PodSets = nil
+	} else {
+		x.class = c.assigner.classOf(st, w.Constraints)
+	}
 	var missing []string
 	for _, r := range w.Requests {
 		if r.Amount <= 0 {

@@ -27,7 +27,12 @@
 // (flavors.go, which mirrors Kueue v0.17.0's flavor assigner). An admitted
 // workload holds its quota until it finishes or is preempted, whether or
 // not its pods have been placed yet; the flavor's node labels then steer
-// its pods to the flavor's nodes.
+// its pods to the flavor's nodes. A workload of several PodSets
+// (Workload.PodSets: a PyTorchJob's Master and Workers) asks for all their
+// requests together and gets one flavor per resource group for all of
+// them, one every PodSet asking for that group's resources may go to;
+// Kueue assigns each PodSet its own, which differs where a group offers
+// several flavors and the PodSets would take different ones.
 //
 // The model follows Kueue's behaviour, without Kueue's code: quotas are
 // integers in the simulator's units (whole GPUs or MIG instances,

@@ -192,6 +192,53 @@ func (fa *flavorAssigner) classOf(st *cqState, cons *cluster.Constraints) int32 
 	return cl
 }
 
+// classOfSets is classOf for a workload of several PodSets: a flavor's
+// verdict is the first PodSet's that asks for a resource of its group and
+// is not a candidate there (candidate when every such PodSet is one).
+func (fa *flavorAssigner) classOfSets(st *cqState, sets []PodSet) int32 {
+	p := fa.classBuf[:0]
+	for g := range st.Groups {
+		for _, fi := range st.flavors[g] {
+			v := candidate
+			for i := range sets {
+				if v != candidate {
+					break
+				}
+				if fa.setAsks(st, &sets[i], g) {
+					v = verdict(&fa.snap.flavors[fi], st.labelKeys[g], sets[i].Constraints)
+				}
+			}
+			p = append(p, v)
+		}
+	}
+	fa.classBuf = p
+	cl, ok := st.classIdx[string(p)]
+	if !ok {
+		cl = int32(len(st.classes))
+		st.classes = append(st.classes, slices.Clone(p))
+		if st.classIdx == nil {
+			st.classIdx = map[string]int32{}
+		}
+		st.classIdx[string(p)] = cl
+	}
+	// The last single-constraints class stays valid: fa.lastClass* are
+	// not touched.
+	return cl
+}
+
+// setAsks says whether PodSet ps asks for a resource group g covers.
+func (fa *flavorAssigner) setAsks(st *cqState, ps *PodSet, g int) bool {
+	for _, r := range ps.Requests {
+		if r.Amount <= 0 {
+			continue
+		}
+		if ri, ok := fa.snap.resIndex(r.Resource); ok && st.groupOf[ri] == g {
+			return true
+		}
+	}
+	return false
+}
+
 // verdict is what group g's flavor f makes of workload x.
 func (fa *flavorAssigner) verdict(st *cqState, x *wl, g, f int) byte {
 	return st.classes[x.class][st.flat[g]+f]

@@ -79,6 +79,10 @@ func (k *Controller) collect() {
 		if len(k.prov.pend) == maxScaleUpJobs {
 			return false
 		}
+		if len(job.Spec.Groups) > 0 {
+			k.collectGroups(job)
+			return true
+		}
 		need := job.Remaining()
 		if need <= 0 {
 			return true
@@ -88,6 +92,25 @@ func (k *Controller) collect() {
 		k.prov.pend = append(k.prov.pend, pendingJob{job: job, need: need, elig0: e0, elig1: int32(len(k.prov.eligBuf))})
 		return true
 	})
+}
+
+// collectGroups lists a waiting job of several pod groups as one pending
+// job per group with pods still to place, each of its own pod shape and
+// eligible pools (its first Bound pods are bound, in group order).
+func (k *Controller) collectGroups(job *scheduler.JobInfo) {
+	left := job.Bound
+	for g := 0; g <= len(job.Spec.Groups); g++ {
+		part := job.Spec.Part(g)
+		b := min(left, part.Replicas)
+		left -= b
+		if part.Replicas == b {
+			continue
+		}
+		view := &scheduler.JobInfo{ID: job.ID, Spec: &part, Bound: b, Attempted: job.Attempted, FirstReason: -1, LastReason: -1}
+		e0 := int32(len(k.prov.eligBuf))
+		k.prov.eligBuf = k.host.EligiblePools(view, k.prov.eligBuf)
+		k.prov.pend = append(k.prov.pend, pendingJob{job: view, need: view.Remaining(), elig0: e0, elig1: int32(len(k.prov.eligBuf))})
+	}
 }
 
 func (pv *provisioner) eligibleOf(pe *pendingJob) []int32 { return pv.eligBuf[pe.elig0:pe.elig1] }

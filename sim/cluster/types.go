@@ -396,6 +396,78 @@ type JobSpec struct {
 	// DRA-backed extended resource; NoGPUQuota: not charged (Kueue does
 	// not see the claim).
 	GPUQuota string
+	// Groups are the job's further pod groups when its replicas ask for
+	// different pods (an MPIJob's CPU Launcher and GPU Workers, a TFJob's
+	// PS and Workers): one gang, one Kueue Workload with a PodSet per
+	// group. Replicas counts every pod of the job; the first
+	// MainReplicas() are Pod with Constraints, then each group's in
+	// order. Nil for the common one-shape job.
+	Groups []PodGroup
+}
+
+// PodGroup is one further group of a job's pods (JobSpec.Groups): a
+// replica type whose pod template differs from the job's main one.
+type PodGroup struct {
+	// Name is the replica type (Worker, PS, ...), for reports.
+	Name        string
+	Pod         PodSpec
+	Replicas    int32
+	Constraints *Constraints
+}
+
+// MainReplicas is how many of the job's pods are its main Pod: Replicas
+// less the further groups' pods.
+func (j *JobSpec) MainReplicas() int32 {
+	n := j.Replicas
+	for i := range j.Groups {
+		n -= j.Groups[i].Replicas
+	}
+	return n
+}
+
+// PodAt is the spec and constraints of the job's pod k (0 <= k <
+// Replicas): the main Pod for the first MainReplicas(), then each
+// group's in order.
+func (j *JobSpec) PodAt(k int32) (*PodSpec, *Constraints) {
+	if len(j.Groups) > 0 {
+		first := j.Replicas
+		for g := len(j.Groups) - 1; g >= 0; g-- {
+			first -= j.Groups[g].Replicas
+			if k >= first {
+				return &j.Groups[g].Pod, j.Groups[g].Constraints
+			}
+		}
+	}
+	return &j.Pod, j.Constraints
+}
+
+// GroupOf is the pod group of the job's pod k: 0 for the main Pod, g >=
+// 1 for Groups[g-1].
+func (j *JobSpec) GroupOf(k int32) int {
+	first := j.Replicas
+	for g := len(j.Groups) - 1; g >= 0; g-- {
+		first -= j.Groups[g].Replicas
+		if k >= first {
+			return g + 1
+		}
+	}
+	return 0
+}
+
+// Part is the job's pod group g as a job of its own (g 0: the main Pod,
+// g >= 1: Groups[g-1]), for the checks that look at one pod shape: the
+// same job but for its pods, replicas and constraints, with no further
+// groups and no MinAvailable.
+func (j *JobSpec) Part(g int) JobSpec {
+	v := *j
+	v.Groups, v.MinAvailable = nil, 0
+	if g == 0 {
+		v.Replicas = j.MainReplicas()
+		return v
+	}
+	pg := &j.Groups[g-1]
+	v.Pod, v.Replicas, v.Constraints = pg.Pod, pg.Replicas, pg.Constraints
+	return v
 }
 
 // NoGPUQuota is a JobSpec.GPUQuota: the job's GPUs are charged to no
@@ -535,6 +607,20 @@ func (j *JobSpec) Validate() error {
 	}
 	if err := j.Pod.Validate(); err != nil {
 		return err
+	}
+	if len(j.Groups) > 0 {
+		if j.MainReplicas() < 1 {
+			return fmt.Errorf("replicas (%d) must exceed the further pod groups' (%d)", j.Replicas, j.Replicas-j.MainReplicas())
+		}
+		for i := range j.Groups {
+			g := &j.Groups[i]
+			if g.Replicas < 1 {
+				return fmt.Errorf("pod group %q: replicas must be at least 1", g.Name)
+			}
+			if err := g.Pod.Validate(); err != nil {
+				return fmt.Errorf("pod group %q: %w", g.Name, err)
+			}
+		}
 	}
 	if j.Recovery != nil {
 		return j.Recovery.Validate()

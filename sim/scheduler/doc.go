@@ -22,6 +22,10 @@
 //
 // A job's pods are allocated inside a cluster.Statement; a Permit plugin
 // (Gang) can reject a partial placement, and the statement is discarded, so
-// a gang never holds GPUs it cannot use. Per-cycle data lives in a typed
-// CycleState, not a string-keyed map.
+// a gang never holds GPUs it cannot use. A job of several pod groups
+// (cluster.JobSpec.Groups: an MPIJob's Launcher and Workers) is placed in
+// one statement group by group, each group run through PreFilter, Filter
+// and Score as a job of its own (cluster.JobSpec.Part), and permitted as
+// one gang; its pods bind in order, so the first Bound of them are bound.
+// Per-cycle data lives in a typed CycleState, not a string-keyed map.
 package scheduler

@@ -75,6 +75,10 @@ type Framework struct {
 	// pools (see cluster.AppendClassFirsts), not every node. Off with a
 	// random tie break or a ListScorer, whose results depend on every node.
 	byClass bool
+	// partSpecs and partInfos: a job of several pod groups, each group as
+	// a job of its own (parts), while the job is placed.
+	partSpecs []cluster.JobSpec
+	partInfos []JobInfo
 }
 
 // SetTieOrder breaks score ties by a fixed random order of the nodes drawn
@@ -255,22 +259,21 @@ func (f *Framework) score(pod *cluster.PodSpec, nodes []int32, total []int64) {
 func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *Status, error) {
 	job.Attempted = true
 	f.lastEmptied = ""
-	if s := f.preFilter(now, job, false); !s.IsSuccess() {
-		return 0, s, s.Err()
+	if len(job.Spec.Groups) == 0 {
+		// (A job of several pod groups is checked group by group.)
+		if s := f.preFilter(now, job, false); !s.IsSuccess() {
+			return 0, s, s.Err()
+		}
 	}
 	st := &f.st
-	want := job.Remaining()
+	f.stmt.Begin(f.c)
 	var placed int32
 	var refused *Status
 	var err error
-	if c := job.Spec.Constraints; c != nil && c.TAS != nil {
-		placed, refused, err = f.placeTAS(now, job, want)
-	} else if f.placementAware(job) {
-		placed, refused, err = f.placeEach(now, job, want)
-	} else if f.byClass {
-		placed, refused, err = f.placeByClass(now, job, want)
+	if len(job.Spec.Groups) > 0 {
+		placed, refused, err = f.placeGroups(now, job)
 	} else {
-		placed, refused, err = f.placeByNode(now, job, want)
+		placed, refused, err = f.place(now, job, job.Remaining())
 	}
 	if err != nil {
 		return 0, nil, err
@@ -304,6 +307,87 @@ func (f *Framework) Attempt(now cluster.Time, job *JobInfo, b Binder) (int32, *S
 	return placed, nil, nil
 }
 
+// place reserves up to want of job's pods, all of one shape, in the
+// statement begun.
+func (f *Framework) place(now cluster.Time, job *JobInfo, want int32) (int32, *Status, error) {
+	if c := job.Spec.Constraints; c != nil && c.TAS != nil {
+		return f.placeTAS(now, job, want)
+	} else if f.placementAware(job) {
+		return f.placeEach(now, job, want)
+	} else if f.byClass {
+		return f.placeByClass(now, job, want)
+	}
+	return f.placeByNode(now, job, want)
+}
+
+// parts fills f.parts with job's pod groups as jobs of their own
+// (cluster.JobSpec.Part), each with the pods of it already bound: the
+// job's pods bind in order (main pods first, then each group's), so the
+// first Bound of them are bound.
+func (f *Framework) parts(job *JobInfo) []JobInfo {
+	n := len(job.Spec.Groups) + 1
+	if cap(f.partSpecs) < n {
+		f.partSpecs = make([]cluster.JobSpec, n)
+		f.partInfos = make([]JobInfo, n)
+	}
+	specs, infos := f.partSpecs[:n], f.partInfos[:n]
+	left := job.Bound
+	for g := range specs {
+		specs[g] = job.Spec.Part(g)
+		b := min(left, specs[g].Replicas)
+		left -= b
+		infos[g] = JobInfo{ID: job.ID, Spec: &specs[g], Bound: b, FirstReason: -1, LastReason: -1}
+	}
+	return infos
+}
+
+// placeGroups reserves the remaining pods of a job of several pod groups
+// in one statement, each group's with its own pod and constraints (its
+// own PreFilter, filters and scores): the main pods first, then each
+// group's. A group that does not place whole stops the job's later
+// groups, so that the pods bound are always the job's first (PodAt). A
+// refusal discards what the earlier groups reserved.
+func (f *Framework) placeGroups(now cluster.Time, job *JobInfo) (int32, *Status, error) {
+	parts := f.parts(job)
+	var placed int32
+	for g := range parts {
+		part := &parts[g]
+		want := part.Remaining()
+		if want == 0 {
+			continue
+		}
+		if s := f.preFilter(now, part, false); !s.IsSuccess() {
+			if s.Err() != nil {
+				return 0, nil, s.Err()
+			}
+			if placed == 0 {
+				return 0, s, nil
+			}
+			break
+		}
+		n, refused, err := f.place(now, part, want)
+		if err != nil {
+			return 0, nil, err
+		}
+		if refused != nil {
+			if err := f.discard(now, job); err != nil {
+				return 0, nil, err
+			}
+			return 0, refused, nil
+		}
+		placed += n
+		if n < want {
+			break
+		}
+	}
+	// The gang is the whole job: Permit and MinPods see it, not a group.
+	f.st.reset(f.c, now, job)
+	if f.prof.MinMember != nil {
+		f.st.MinPods = f.prof.MinMember.MinMember(job)
+	}
+	return placed, nil, nil
+}
+
 // placeByNode reserves as many of the job's pods as fit (up to want) in
 // the statement, filtering and scoring every candidate node once and then
 // only the node each pod went to. When a Reserve plugin refuses, the
@@ -317,7 +401,6 @@ func (f *Framework) placeByNode(now cluster.Time, job *JobInfo, want int32) (int
 	}
 	scores := st.scores[:len(nodes)]
 	f.score(pod, nodes, scores)
-	f.stmt.Begin(f.c)
 	var placed int32
 	for placed < want && len(nodes) > 0 {
 		best := f.best(nodes, scores)
@@ -351,7 +434,6 @@ func (f *Framework) placeByNode(now cluster.Time, job *JobInfo, want int32) (int
 func (f *Framework) placeByClass(now cluster.Time, job *JobInfo, want int32) (int32, *Status, error) {
 	st := &f.st
 	pod := &job.Spec.Pod
-	f.stmt.Begin(f.c)
 	var placed int32
 	nodes := f.filter(pod, f.classCandidates(pod))
 	for placed < want && len(nodes) > 0 {
@@ -397,7 +479,6 @@ func (f *Framework) placementAware(job *JobInfo) bool {
 func (f *Framework) placeEach(now cluster.Time, job *JobInfo, want int32) (int32, *Status, error) {
 	st := &f.st
 	pod := &job.Spec.Pod
-	f.stmt.Begin(f.c)
 	var placed int32
 	for placed < want {
 		nodes := f.filter(pod, f.candidates(pod))
@@ -471,6 +552,31 @@ func (f *Framework) discard(now cluster.Time, job *JobInfo) error {
 // static PreFilter checks of some pool and the job fits the pools' total
 // size when every node is empty. The reason is given when it cannot.
 func (f *Framework) FitsEmpty(job *JobInfo) (bool, string) {
+	if len(job.Spec.Groups) > 0 {
+		// Each group must fit on its own (the gang then needs them all
+		// at once, which the pools' size alone does not settle).
+		for g, part := range f.parts(&JobInfo{ID: job.ID, Spec: job.Spec}) {
+			if ok, why := f.fitsEmpty(&part); !ok {
+				return false, fmt.Sprintf("pod group %s: %s", groupName(job.Spec, g), why)
+			}
+		}
+		return true, ""
+	}
+	return f.fitsEmpty(job)
+}
+
+// groupName names a job's pod group g for reasons (0: the main pods).
+func groupName(j *cluster.JobSpec, g int) string {
+	if g == 0 {
+		return "main"
+	}
+	if n := j.Groups[g-1].Name; n != "" {
+		return n
+	}
+	return fmt.Sprint(g)
+}
+
+func (f *Framework) fitsEmpty(job *JobInfo) (bool, string) {
 	st := &f.st
 	st.reset(f.c, 0, job)
 	st.Diagnosing = true
@@ -510,6 +616,25 @@ func (f *Framework) FitsEmpty(job *JobInfo) (bool, string) {
 // the job's pods: they pass the PreFilter checks (taints, affinity, ...)
 // and are large enough. A capacity controller launches nodes only there.
 func (f *Framework) EligiblePools(job *JobInfo, dst []int32) []int32 {
+	if len(job.Spec.Groups) > 0 {
+		for _, part := range f.parts(&JobInfo{ID: job.ID, Spec: job.Spec}) {
+			from := len(dst)
+			dst = f.eligiblePools(&part, dst)
+			// Keep each pool once.
+			kept := dst[:from]
+			for _, p := range dst[from:] {
+				if !slices.Contains(kept, p) {
+					kept = append(kept, p)
+				}
+			}
+			dst = kept
+		}
+		return dst
+	}
+	return f.eligiblePools(job, dst)
+}
+
+func (f *Framework) eligiblePools(job *JobInfo, dst []int32) []int32 {
 	st := &f.st
 	st.reset(f.c, 0, job)
 	st.Diagnosing = true
@@ -574,6 +699,21 @@ func (d Diagnosis) Message() string {
 // and GPUs counts under both, as kube-scheduler reports). With static set
 // only the pool-level checks against empty nodes run: why a job can never fit.
 func (f *Framework) Diagnose(now cluster.Time, job *JobInfo, static bool) (Diagnosis, error) {
+	if len(job.Spec.Groups) > 0 {
+		// The first group not yet bound whole is what the job waits
+		// for: its pods are the ones placed next.
+		for _, part := range f.parts(job) {
+			if part.Remaining() > 0 {
+				d, err := f.diagnose(now, &part, static)
+				d.Remaining = job.Remaining()
+				return d, err
+			}
+		}
+	}
+	return f.diagnose(now, job, static)
+}
+
+func (f *Framework) diagnose(now cluster.Time, job *JobInfo, static bool) (Diagnosis, error) {
 	d := Diagnosis{Nodes: f.c.PresentNodes(), Reasons: map[string]int{}, Remaining: job.Remaining()}
 	pod := &job.Spec.Pod
 	eligible := []int32{}

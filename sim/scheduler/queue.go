@@ -175,6 +175,14 @@ func bucketOf(j *JobInfo) int {
 	if j.Spec.Pod.MIG != "" {
 		g = 0 // MIG instances are not counted by the free-GPU histograms
 	}
+	for i := range j.Spec.Groups {
+		// Every pod needs at least the fewest whole GPUs of any group.
+		if p := &j.Spec.Groups[i].Pod; p.MIG != "" {
+			g = 0
+		} else {
+			g = min(g, int(p.GPUs))
+		}
+	}
 	n := j.Spec.Replicas
 	if m := j.Spec.MinAvailable; m > 0 && m < n {
 		n = 1 // once its gang is bound, its pods bind one by one
@@ -433,6 +441,11 @@ func (s *Scheduler) fail(j *JobInfo, reason int32) {
 	if m := j.Spec.Pod.MIG; m != "" && !slices.Contains(s.wantMIG, m) {
 		s.wantMIG = append(s.wantMIG, m)
 	}
+	for i := range j.Spec.Groups {
+		if m := j.Spec.Groups[i].Pod.MIG; m != "" && !slices.Contains(s.wantMIG, m) {
+			s.wantMIG = append(s.wantMIG, m)
+		}
+	}
 }
 
 // Pass runs one scheduling pass at time now. freed says whether capacity
@@ -654,7 +667,7 @@ func (m *shapeMemo) reset() { m.n = 0 }
 
 func covers(a *failedShape, j *JobInfo) bool {
 	p := &j.Spec.Pod
-	if a.c != j.Spec.Constraints || p.MilliCPU < a.pod.MilliCPU || p.MemoryMiB < a.pod.MemoryMiB || j.GangNeed() < a.replicas {
+	if len(j.Spec.Groups) > 0 || a.c != j.Spec.Constraints || p.MilliCPU < a.pod.MilliCPU || p.MemoryMiB < a.pod.MemoryMiB || j.GangNeed() < a.replicas {
 		return false
 	}
 	if p.MIG != a.pod.MIG {
@@ -676,8 +689,8 @@ func (m *shapeMemo) dominated(j *JobInfo) (int32, bool) {
 }
 
 func (m *shapeMemo) add(j *JobInfo, reason int32) {
-	if m.n == len(m.shapes) {
-		return
+	if m.n == len(m.shapes) || len(j.Spec.Groups) > 0 {
+		return // a job of several pod groups is no one shape
 	}
 	m.shapes[m.n] = failedShape{c: j.Spec.Constraints, pod: j.Spec.Pod, replicas: j.GangNeed(), reason: reason}
 	m.n++

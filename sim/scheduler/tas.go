@@ -81,7 +81,6 @@ func (f *Framework) placeTAS(now cluster.Time, job *JobInfo, want int32) (int32,
 	if reason != "" {
 		return 0, f.cached(TASName, tasWho(job.Spec.Constraints.TAS)+": "+reason), nil
 	}
-	f.stmt.Begin(f.c)
 	var placed int32
 	for i, k := range counts {
 		for ; k > 0; k-- {

@@ -634,12 +634,13 @@ spec:
 
 // An MPIJob (the MPI operator's kubeflow.org/v2beta1, shaped as its
 // tensorflow-benchmarks example: one CPU launcher, two workers of 4 GPUs)
-// reads as 3 pods, 8 GPUs, and runs 0-1 h on two 4-GPU nodes. With
-// runLauncherAsWorker and the launcher asking for the workers' pod, it is
-// one gang of 3 x 4 GPUs: on three 4-GPU nodes it runs whole, on two it
-// waits whole, no pod bound. A JAXJob of two 1-GPU workers is one gang
-// the same way. (A launcher of another shape than its workers is still a
-// job of its own: gpuplan's jobs have one pod shape; see the notes.)
+// reads as 3 pods, 8 GPUs: one job of two pod groups, one gang, that runs
+// 0-1 h on two 4-GPU nodes and on one waits whole, no pod bound, not even
+// the launcher that fits (it was a job of its own, and ran 0-1 h alone).
+// With runLauncherAsWorker and the launcher asking for the workers' pod,
+// it is one gang of 3 x 4 GPUs: on three 4-GPU nodes it runs whole, on
+// two it waits whole, no pod bound. A JAXJob of two 1-GPU workers is one
+// gang the same way.
 func TestMPIJobAndJAXJobAreOneGang(t *testing.T) {
 	const mpi = `apiVersion: kubeflow.org/v2beta1
 kind: MPIJob
@@ -699,7 +700,8 @@ spec:
 		jobs, pods, gpus        int
 		start, end              int64
 	}{
-		{"mpi", "mpi.yaml", mpi, gpus("2", "4") + cpuNodes, 2, 3, 8, 0, 3_600_000},
+		{"mpi", "mpi.yaml", mpi, gpus("2", "4") + cpuNodes, 1, 3, 8, 0, 3_600_000},
+		{"mpi-too-few", "mpi.yaml", mpi, gpus("1", "4") + cpuNodes, 1, 3, 8, -1, -1},
 		{"mpi-launcher-as-worker", "mpi.yaml", asWorker, gpus("3", "4"), 1, 3, 12, 0, 3_600_000},
 		{"mpi-launcher-as-worker-too-few", "mpi.yaml", asWorker, gpus("2", "4"), 1, 3, 12, -1, -1},
 		{"jax", "jax.yaml", jax, gpus("2", "1"), 1, 2, 2, 0, 3_600_000},
@@ -799,6 +801,48 @@ spec:
 	}
 	_, _, err := workloads.Parse("lws.yaml", []byte(strings.Replace(lws, "size: 2", "size: 0", 1)))
 	require.ErrorContains(t, err, "lws.yaml:8:11: spec.leaderWorkerTemplate.size: is 0")
+}
+
+// A LeaderWorkerSet whose leader asks for other pods than its workers (a
+// 4-CPU leader without GPUs, 2 workers of 8 GPUs; size 3, 2 replicas): each
+// group is one job of two pod groups, one gang of 3 pods and 16 GPUs. On
+// three 8-GPU nodes (24 GPUs) one group runs 0-1 h and the other waits
+// whole, its leader too, and runs 1-2 h.
+func TestLeaderWorkerSetOfOtherLeaderIsOneGangPerGroup(t *testing.T) {
+	const lws = `apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: vllm
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 3
+    leaderTemplate:
+      spec:
+        containers:
+        - name: vllm-leader
+          image: vllm/vllm-openai:latest
+          resources: {requests: {cpu: "4", memory: 16Gi}}
+    workerTemplate:
+      spec:
+        containers:
+        - name: vllm-worker
+          image: vllm/vllm-openai:latest
+          resources: {limits: {nvidia.com/gpu: "8"}}
+`
+	const hour = 3_600_000
+	res := runScenario(t, map[string]string{"lws.yaml": lws}, "apiVersion: gpuplan.dev/v1alpha1\nkind: Scenario\nmetadata: {name: lws}\nspec:\n  horizon: 24h\n  cluster:\n    pools:\n"+
+		"    - {name: h100, count: 3, gpuModel: H100-80GB, gpusPerNode: 8, cpu: \"96\", memory: 1Ti}\n"+
+		"  workload:\n    manifests:\n    - {path: lws.yaml, count: 1, duration: {distribution: constant, value: 1h}}\n")
+	var got [][2]int64
+	for _, j := range res.Jobs {
+		require.EqualValues(t, 3, j.Replicas)
+		require.EqualValues(t, 3, j.PodsBound)
+		require.EqualValues(t, 16000, j.AllocMilli)
+		got = append(got, [2]int64{j.Start, j.End})
+	}
+	sort.Slice(got, func(a, b int) bool { return got[a][0] < got[b][0] })
+	require.Equal(t, [][2]int64{{0, hour}, {hour, 2 * hour}}, got)
 }
 
 // A RayService (KubeRay's ray-service.sample shape: a head of 2 CPUs and

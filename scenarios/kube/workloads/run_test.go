@@ -2,6 +2,7 @@ package workloads_test
 
 import (
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -166,9 +167,10 @@ func TestKueueSampleCronJobUnderQuota(t *testing.T) {
 
 // Kueue's other samples: a TFJob's PS and two Workers ask for the same
 // pods, so they are one gang of three; a JobSet's workers (1 CPU) and
-// driver (2 CPUs) differ, so each is a job of its own, submitted
-// together, 100 s (their sleep); a RayJob's head and worker (1 CPU each)
-// are one gang of two; a RayCluster's head (2G) and worker (1G) differ.
+// driver (2 CPUs) differ, so they are one job of two pod groups, one gang
+// of two pods, 100 s (their sleep); a RayJob's head and worker (1 CPU
+// each) are one gang of two; a RayCluster's head (2G) and worker (1G)
+// differ: one job of two pod groups, one gang of two.
 // Volcano's TensorFlow example (a ps and two workers, minAvailable 3) is
 // one gang of three with its PodEvicted policy. Kueue's quick-start Job
 // (3 pods, sleep 30) and shared-quota Job (one 3-CPU pod, sleep 300) run
@@ -185,13 +187,11 @@ func TestOtherSamplesRun(t *testing.T) {
     - {path: kueue/shared-quota-sample-job.yaml, count: 1}
 `)
 	require.Equal(t, []span{
-		{"raycluster-complete-0-head", 0, 0, minute, 1},
-		{"raycluster-complete-0-small-group", 0, 0, minute, 1},
+		{"raycluster-complete-0", 0, 0, minute, 2},
 		{"rayjob-sample-0", 0, 0, 2 * minute, 2},
 		{"sample-job-0", 0, 0, 300_000, 1}, // shared-quota: 1 pod of 3 CPUs, sleep 300
 		{"sample-job-0", 0, 0, 30_000, 3},  // quick-start: 3 pods, sleep 30
-		{"sleep-job-0-driver", 0, 0, 100_000, 1},
-		{"sleep-job-0-workers", 0, 0, 100_000, 1},
+		{"sleep-job-0", 0, 0, 100_000, 2},
 		{"tensorflow-dist-mnist-0", 0, 0, 5 * minute, 3},
 		{"tensorflow-dist-mnist-0", 0, 0, 4 * minute, 3},
 	}, spans(res))
@@ -209,7 +209,9 @@ func TestOtherSamplesRun(t *testing.T) {
 // (2026-03-06T00:00Z); on Sunday 8 March 02:00 does not exist there and
 // the night is skipped. Each run is 64 shards 8 at a time, 8 rounds of
 // 20 min: 160 min. Training runs are one gang of four 8-GPU pods; a Ray
-// Tune sweep is a head job and an 8-pod trial job, submitted together.
+// Tune sweep is one job of two pod groups: its 8 one-GPU trials (the
+// main group, the one asking for GPUs) and its CPU head (4 CPUs, 16 GiB),
+// 9 pods whose gang is the head and the trials' minReplicas 4: 5.
 func TestManifestsExample(t *testing.T) {
 	s, err := scenarios.LoadFile("../../examples/manifests/scenario.yaml")
 	require.NoError(t, err)
@@ -219,7 +221,7 @@ func TestManifestsExample(t *testing.T) {
 	res, err := sim.Run(b.Config)
 	require.NoError(t, err)
 	var nightly []int64
-	trains, trials, heads := 0, 0, 0
+	trains, sweeps, whole := 0, 0, 0
 	for _, j := range res.Jobs {
 		switch {
 		case j.Queue == "batch":
@@ -232,20 +234,32 @@ func TestManifestsExample(t *testing.T) {
 			require.EqualValues(t, 4, j.Replicas)
 			require.EqualValues(t, 8, j.Pod.GPUs)
 			require.EqualValues(t, 100, j.Priority)
-		case len(j.Name) > 6 && j.Name[len(j.Name)-6:] == "trials":
-			trials++
-			require.EqualValues(t, 8, j.Replicas)
-			require.EqualValues(t, 4, j.MinAvailable)
-		case len(j.Name) > 4 && j.Name[len(j.Name)-4:] == "head":
-			heads++
-			require.EqualValues(t, 0, j.Pod.GPUs)
+		case strings.HasPrefix(j.Name, "tune-sweep-"):
+			sweeps++
+			require.EqualValues(t, 9, j.Replicas)
+			require.EqualValues(t, 5, j.MinAvailable)
+			require.EqualValues(t, 1, j.Pod.GPUs, "the trials' pod")
+			if j.Outcome == sim.Completed {
+				require.EqualValues(t, 8000, j.AllocMilli, "8 trials of one GPU, the head none")
+				var gpu, cpu int64
+				for u := range j.Usage() {
+					gpu += u.Held[sim.ResGPU]
+					cpu += u.Held[sim.ResCPU]
+				}
+				if gpu == 8000*45*minute {
+					// Bound at once and never disrupted: every pod, the
+					// head's too, held its requests for the 45 min.
+					whole++
+					require.Equal(t, int64(8*8000+4000)*45*minute, cpu, "8 trials of 8 CPUs and the head's 4, 45 min")
+				}
+			}
 		}
 	}
 	require.Equal(t, []int64{7 * hour, 31 * hour}, nightly)
 	require.Positive(t, trains)
-	require.Positive(t, trials)
-	require.Equal(t, trials, heads)
-	require.Equal(t, len(res.Jobs), len(nightly)+trains+trials+heads)
+	require.Positive(t, sweeps)
+	require.Positive(t, whole)
+	require.Equal(t, len(res.Jobs), len(nightly)+trains+sweeps)
 }
 
 // Priorities: the Kueue WorkloadPriorityClass label wins over the pods'
@@ -278,4 +292,42 @@ func TestPriorityClasses(t *testing.T) {
 		_, err = s.Build(scenarios.Options{})
 	}
 	require.ErrorContains(t, err, `testdata/gpuplan/prioritized-jobs.yaml:1: Job scoring: priority class "nightly" is not a PriorityClass or WorkloadPriorityClass of spec.policy's manifests`)
+}
+
+// An MPIJob's Launcher (1 CPU) and Workers (2 x 8 GPUs) ask for different
+// pods: one job of two pod groups, one gang of 3 pods (it was two jobs of
+// their own, the Launcher's "completing" at 2 h while the Workers
+// waited). On two 8-GPU nodes, one held by an 8-GPU Job for its hour, the
+// Launcher and a Worker would fit at once but the second Worker not: the
+// MPIJob waits whole, and at 1 h all three pods start together and run
+// its 2 h, to 3 h. It holds 16 GPUs for 2 h: 32 GPU-hours.
+func TestMPIJobLauncherAndWorkersAreOneGang(t *testing.T) {
+	res := run(t, `apiVersion: gpuplan.dev/v1alpha1
+kind: Scenario
+metadata: {name: m}
+spec:
+  cluster:
+    pools:
+    - {name: a100, count: 2, gpuModel: A100-80GB, gpusPerNode: 8, cpu: "96", memory: 1024Gi}
+  workload:
+    manifests:
+    - {path: gpuplan/mpijob-launcher-workers.yaml, count: 1}
+`)
+	require.Equal(t, []span{
+		{"busy-0", 0, 0, hour, 1},
+		{"mpi-0", 0, hour, 3 * hour, 3},
+	}, spans(res))
+	for _, j := range res.Jobs {
+		if j.Name != "mpi-0" {
+			continue
+		}
+		require.EqualValues(t, 3, j.PodsBound)
+		require.EqualValues(t, 0, j.MinAvailable, "the whole job")
+		var gpu int64
+		for u := range j.Usage() {
+			gpu += u.Held[sim.ResGPU]
+		}
+		require.Equal(t, int64(32), gpu/1000/hour, "16 GPUs x 2 h")
+		require.Zero(t, gpu%(1000*hour))
+	}
 }

@@ -147,7 +147,9 @@ type SourceOptions struct {
 	Horizon int64
 }
 
-// plan is one job an object becomes per run: its groups of one pod shape.
+// plan is one job an object becomes per run: its groups of one pod shape
+// and, when its groups ask for different pods, the further pod groups
+// (cluster.JobSpec.Groups) of the same gang.
 type plan struct {
 	suffix       string
 	replicas     int32
@@ -160,17 +162,25 @@ type plan struct {
 	dra bool
 	// alone: a group that is a job of its own (Group.Alone).
 	alone bool
+	// groups are the further pod groups; replicas counts their pods too.
+	groups []cluster.PodGroup
 }
 
-// plans merges an object's groups of identical pods into one job each.
-// When the object becomes one job, it keeps its gang size; when its
-// groups ask for different pods, each becomes a job (a gang of its own)
-// submitted with the others. Groups that ask for the same pods but whose
-// templates differ in placement (node selector, required affinity,
-// tolerations: a Worker template without the Master's toleration) are one
-// gang all the same, as the operator's PodGroup or Kueue's Workload makes
-// them: its pods go only where every such template may go, and a warning
-// says so.
+// plans makes an object one job, one gang: its groups of identical pods
+// merged into one pod group each, and when its groups ask for different
+// pods (an MPIJob's CPU Launcher and GPU Workers, a TFJob's PS and
+// Workers, a Ray head beside its GPU workers) those pod groups are the
+// job's (cluster.JobSpec.Groups), admitted and started together as the
+// operator's PodGroup or Kueue's Workload of several PodSets makes them.
+// Groups that ask for the same pods but whose templates differ in
+// placement (node selector, required affinity, tolerations: a Worker
+// template without the Master's toleration) are one pod group all the
+// same: its pods go only where every such template may go, and a warning
+// says so. A gang size across groups (a Volcano Job's minAvailable, a
+// PodGroup's minMember) applies to the job's pods together. Only a JobSet
+// child Job under exclusive placement (Group.Alone) is a job of its own,
+// as are groups that cannot share one job's run (other waves of a Job's
+// completions, another GPU quota resource or DRA use): those are noted.
 func plans(o *Object) ([]plan, []string) {
 	var out []plan
 	var notes []string
@@ -203,6 +213,7 @@ func plans(o *Object) ([]plan, []string) {
 			out = append(out, plan{alone: g.Alone, suffix: g.Name, replicas: g.Pods, minAvailable: minOr(g.MinAvailable, g.Pods), waves: g.Waves, pod: g.Pod, constraints: g.Constraints, gpuQuota: g.GPUQuota, dra: g.DRA != nil})
 		}
 	}
+	out = gangOf(out)
 	for i := range out {
 		if out[i].minAvailable >= out[i].replicas {
 			out[i].minAvailable = 0
@@ -218,12 +229,67 @@ func plans(o *Object) ([]plan, []string) {
 	if alone > 0 {
 		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: its %d jobs (%d of them child Jobs under exclusive placement) are each submitted as a job of its own (a gang of its own), all at once, not held to start together", o.File, o.Line, o.Kind, o.Name, len(out), alone))
 	} else {
-		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: its %d pod groups ask for different pods: each is submitted as a job of its own (a gang of its own), all at once, not held to start together", o.File, o.Line, o.Kind, o.Name, len(out)))
+		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: its %d pod groups differ in their waves of completions, GPU quota resource or DRA use: each is submitted as a job of its own (a gang of its own), all at once, not held to start together", o.File, o.Line, o.Kind, o.Name, len(out)))
 	}
 	if o.MinAvailable > 0 {
-		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: minAvailable %d across groups of different pods is not modelled: each group is a gang of its own", o.File, o.Line, o.Kind, o.Name, o.MinAvailable))
+		notes = append(notes, fmt.Sprintf("%s:%d: %s %s: minAvailable %d across jobs of their own is not modelled: each is a gang of its own", o.File, o.Line, o.Kind, o.Name, o.MinAvailable))
 	}
 	return out, notes
+}
+
+// gangOf joins plans of different pods that can share one job's run (not
+// a job of its own, the same waves, GPU quota resource and DRA use) into
+// one plan of several pod groups: the plan whose pods ask for the most
+// GPUs is the job's main pod group (what its record shows), the others
+// follow in the object's order; the gang size is the sum of theirs.
+func gangOf(in []plan) []plan {
+	if len(in) < 2 {
+		return in
+	}
+	var out []plan
+	used := make([]bool, len(in))
+	for i := range in {
+		if used[i] || in[i].alone {
+			continue
+		}
+		// The members of i's gang, and its main one.
+		members := []int{i}
+		for k := i + 1; k < len(in); k++ {
+			q := &in[k]
+			if !used[k] && !q.alone && q.waves == in[i].waves && q.gpuQuota == in[i].gpuQuota && q.dra == in[i].dra {
+				members = append(members, k)
+			}
+		}
+		if len(members) == 1 {
+			continue
+		}
+		main := members[0]
+		for _, k := range members[1:] {
+			if in[k].pod.MilliGPUs() > in[main].pod.MilliGPUs() {
+				main = k
+			}
+		}
+		p := in[main]
+		p.minAvailable = in[main].minAvailable
+		for _, k := range members {
+			used[k] = true
+			if k == main {
+				continue
+			}
+			q := &in[k]
+			p.groups = append(p.groups, cluster.PodGroup{Name: q.suffix, Pod: q.pod, Replicas: q.replicas, Constraints: q.constraints})
+			p.replicas += q.replicas
+			p.minAvailable += q.minAvailable
+			p.suffix += "+" + q.suffix
+		}
+		out = append(out, p)
+	}
+	for i := range in {
+		if !used[i] {
+			out = append(out, in[i])
+		}
+	}
+	return out
 }
 
 // describe is a pod template's placement constraints in a few words.
@@ -433,6 +499,7 @@ func (s *Source) fire(st *stream) {
 				Name: name, Queue: queue, Submit: at, Duration: dur,
 				Replicas: p.replicas, MinAvailable: p.minAvailable, Priority: prio, Flags: jf,
 				Pod: p.pod, Constraints: p.constraints, Recovery: st.recs[k], GPUQuota: p.gpuQuota,
+				Groups: p.groups,
 			}
 			if p.alone {
 				relabel(&j, labelJobSetJobKey, j.Name)
@@ -480,19 +547,32 @@ func (h *streamHeap) Pop() any {
 // so that each submission's pods share one NVLink domain apart from the
 // others'.
 func relabel(j *cluster.JobSpec, key, value string) {
-	if j.Pod.Labels == nil || j.Constraints == nil {
+	relabelPods(&j.Pod, &j.Constraints, key, value)
+	if len(j.Groups) == 0 {
 		return
 	}
-	old, ok := j.Pod.Labels.Labels[key]
+	// The groups are the plan's, shared by every submission: a copy.
+	j.Groups = slices.Clone(j.Groups)
+	for i := range j.Groups {
+		relabelPods(&j.Groups[i].Pod, &j.Groups[i].Constraints, key, value)
+	}
+}
+
+// relabelPods is relabel for one pod group's pod and constraints.
+func relabelPods(pod *cluster.PodSpec, cons **cluster.Constraints, key, value string) {
+	if pod.Labels == nil || *cons == nil {
+		return
+	}
+	old, ok := pod.Labels.Labels[key]
 	if !ok {
 		return
 	}
-	labels := maps.Clone(j.Pod.Labels.Labels)
+	labels := maps.Clone(pod.Labels.Labels)
 	labels[key] = value
-	j.Pod.Labels = &cluster.PodLabels{Labels: labels}
-	c := *j.Constraints
-	c.PodAffinity = make([]cluster.PodAffinityTerm, len(j.Constraints.PodAffinity))
-	for i, t := range j.Constraints.PodAffinity {
+	pod.Labels = &cluster.PodLabels{Labels: labels}
+	c := **cons
+	c.PodAffinity = make([]cluster.PodAffinityTerm, len((*cons).PodAffinity))
+	for i, t := range (*cons).PodAffinity {
 		t.Selector = slices.Clone(t.Selector)
 		for r := range t.Selector {
 			q := &t.Selector[r]
@@ -502,5 +582,5 @@ func relabel(j *cluster.JobSpec, key, value string) {
 		}
 		c.PodAffinity[i] = t
 	}
-	j.Constraints = &c
+	*cons = &c
 }
