@@ -324,6 +324,10 @@ func (s builder) build(opts Options) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.retracePrices(b, opts); err != nil {
+		b.Close()
+		return nil, err
+	}
 	if err := (serviceBuilder{s.Scenario}).buildServices(b, opts); err != nil {
 		b.Close()
 		return nil, err

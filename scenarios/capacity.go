@@ -132,6 +132,9 @@ type PoolPrice struct {
 	DiskPerHour float64
 	// estimate is a spot price the catalog did not give (see PriceNotes).
 	estimate spotEstimate
+	// traceCatalog is the price a pool priced by its SkyPilot trace's
+	// prices had otherwise (retracePrices names it again).
+	traceCatalog float64
 }
 
 // capacityNeeded reports whether any pool needs the capacity controller.
@@ -468,9 +471,10 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 			return cp, price, err
 		}
 		price.Interruptions = cp.Interruptions.Assumption
-		if v, basis, ok, err := interrupter(s).tracePrice(p, cp.PricePerHour); err != nil {
+		if v, basis, ok, err := interrupter(s).tracePrice(p, cp.PricePerHour, s.specHorizon()); err != nil {
 			return cp, price, err
 		} else if ok {
+			price.traceCatalog = cp.PricePerHour
 			cp.PricePerHour, price.PerHour, price.Basis, price.estimate = v, v, basis, spotEstimate{}
 		}
 	}
