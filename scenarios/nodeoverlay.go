@@ -432,7 +432,11 @@ func (st *overlayStore) capacityOn(ps *cluster.PoolSpec, pool, instanceType stri
 			}
 		}
 		ps.GPUsPerNode = n
-		st.note(fmt.Sprintf("NodeOverlay %s gives %s in NodePool %s %d nvidia.com/gpu a node (Karpenter's simulation and gpuplan's: %d x %s)", from[r], instanceType, pool, n, n, ps.GPUModel))
+		frac := ""
+		if full := models.GPUMemoryMiB(ps.GPUModel); n > 0 && ps.GPUMemoryMiB > 0 && ps.GPUMemoryMiB < full {
+			frac = fmt.Sprintf("; each a fraction of one, %d MiB of its %d MiB, taken at a whole one's speed", ps.GPUMemoryMiB, full)
+		}
+		st.note(fmt.Sprintf("NodeOverlay %s gives %s in NodePool %s %d nvidia.com/gpu a node (Karpenter's simulation and gpuplan's: %d x %s%s)", from[r], instanceType, pool, n, n, ps.GPUModel, frac))
 	}
 	return nil
 }

@@ -164,7 +164,7 @@ spec:
 	}
 	require.True(t, found)
 	notes := strings.Join(m.PriceNotes(), "\n")
-	require.Contains(t, notes, "NodeOverlay frac gives g6f.2xlarge in NodePool gpu 1 nvidia.com/gpu a node")
+	require.Contains(t, notes, "NodeOverlay frac gives g6f.2xlarge in NodePool gpu 1 nvidia.com/gpu a node (Karpenter's simulation and gpuplan's: 1 x L4; each a fraction of one, 5722 MiB of its 24576 MiB, taken at a whole one's speed)")
 	require.Contains(t, notes, "NodeOverlay more adds example.com/fuse 1 to g6f.2xlarge in NodePool gpu: not modelled")
 	require.Contains(t, notes, "NodeOverlay a-frac conflicts with another overlay (example.com/fuse on g6f.2xlarge was set at the same weight 5 by NodeOverlay more)")
 }
