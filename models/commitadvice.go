@@ -67,6 +67,62 @@ func spendBill(rates, hours []float64, level, d, s float64) (bill, covered float
 // (1 - d) of all, the classic rule); among equal bills the lowest. The
 // break-even is where the bill's rising side meets the bill without.
 func AdviseSpendCommitment(rates, hours []float64, d float64) CommitmentAdvice {
+	return SpendCommitmentAt(rates, hours, d, CommonSpendLevel([]Demand{{rates, hours}}, d))
+}
+
+// A Demand is a stretch of on-demand demand: Rates[i] dollars an hour for
+// Hours[i] hours.
+type Demand struct {
+	Rates, Hours []float64
+}
+
+// CommonSpendLevel is the one spend commitment at discount d that makes
+// the mean bill of the demands least: the level to buy when each demand is
+// one seed's run of the same work, so the level is chosen before the
+// seed's demand is known, not with hindsight for each. The mean of convex
+// piecewise linear bills is convex and piecewise linear with its corners
+// at every demand's corners (r x (1 - d) for each rate r of each), so
+// every corner is tried and the least mean bill kept; among equal bills
+// the lowest level; none when no level beats none. With one demand it is
+// that demand's own best level.
+func CommonSpendLevel(ds []Demand, d float64) float64 {
+	var cand []float64
+	for _, dm := range ds {
+		for _, r := range dm.Rates {
+			if r > 0 {
+				cand = append(cand, r)
+			}
+		}
+	}
+	sort.Float64s(cand)
+	sum := func(level float64) float64 {
+		t := 0.0
+		for _, dm := range ds {
+			b, _ := spendBill(dm.Rates, dm.Hours, level, d, 1)
+			t += b
+		}
+		return t
+	}
+	best, bestBill := 0.0, sum(0)
+	for k, r := range cand {
+		if k > 0 && r == cand[k-1] {
+			continue
+		}
+		if b := sum(r * (1 - d)); b < bestBill-1e-9 {
+			best, bestBill = r*(1-d), b
+		}
+	}
+	return best
+}
+
+// SpendCommitmentAt is the advice's figures for a spend commitment of
+// level dollars an hour at discount d on a demand of rates (bucket i
+// lasting hours[i]): its bill, saving, utilisation and coverage; the
+// break-even (the demand's own: the highest level that costs no more than
+// none, whatever level is bought), the fall in demand at which level stops
+// paying (0 when it does not pay on this demand at all) and the bills at
+// Falls.
+func SpendCommitmentAt(rates, hours []float64, d, level float64) CommitmentAdvice {
 	a := CommitmentAdvice{Discount: d}
 	total := 0.0
 	for i, r := range rates {
@@ -76,30 +132,22 @@ func AdviseSpendCommitment(rates, hours []float64, d float64) CommitmentAdvice {
 	if a.BillNone <= 0 || total <= 0 {
 		return a
 	}
-	cand := append([]float64(nil), rates...)
-	sort.Float64s(cand)
-	best, bestBill := 0.0, a.BillNone
-	for k, r := range cand {
-		if r <= 0 || (k > 0 && r == cand[k-1]) {
-			continue
-		}
-		b, _ := spendBill(rates, hours, r*(1-d), d, 1)
-		if b < bestBill-1e-9 {
-			best, bestBill = r*(1-d), b
-		}
-	}
-	a.Level = best
+	a.Level = level
 	var covered float64
-	a.Bill, covered = spendBill(rates, hours, best, d, 1)
+	a.Bill, covered = spendBill(rates, hours, level, d, 1)
 	a.Saving = a.BillNone - a.Bill
 	a.Coverage = covered / a.BillNone
-	if best > 0 {
-		a.Utilisation = covered * (1 - d) / (best * total)
+	if level > 0 {
+		a.Utilisation = covered * (1 - d) / (level * total)
 	}
 	// The break-even: the bill rises linearly between corners above the
-	// best level; find the corner pair the bill without falls between.
+	// demand's own best level; find the corner pair the bill without
+	// falls between.
+	cand := append([]float64(nil), rates...)
+	sort.Float64s(cand)
+	own := CommonSpendLevel([]Demand{{rates, hours}}, d)
 	over := func(level float64) float64 { b, _ := spendBill(rates, hours, level, d, 1); return b - a.BillNone }
-	lo := best
+	lo := own
 	for _, r := range cand {
 		l := r * (1 - d)
 		if l <= lo {
@@ -118,14 +166,14 @@ func AdviseSpendCommitment(rates, hours []float64, d float64) CommitmentAdvice {
 	}
 	// The risk: the demand scaled by 1 - fall.
 	risk := func(f float64) float64 {
-		b, _ := spendBill(rates, hours, best, d, 1-f)
+		b, _ := spendBill(rates, hours, level, d, 1-f)
 		return b - (1-f)*a.BillNone
 	}
 	for _, f := range Falls {
-		b, _ := spendBill(rates, hours, best, d, 1-f)
+		b, _ := spendBill(rates, hours, level, d, 1-f)
 		a.Risk = append(a.Risk, FallRisk{Fall: f, Bill: b, BillNone: (1 - f) * a.BillNone})
 	}
-	if best > 0 {
+	if level > 0 {
 		lo, hi := 0.0, 1.0
 		for range 60 {
 			m := (lo + hi) / 2

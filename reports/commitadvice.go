@@ -22,6 +22,11 @@ type CommitmentAdvice struct {
 	// spot shares).
 	SpotBill float64 `json:"spotBill"`
 	MixBill  float64 `json:"mixBill"`
+	// Rates and Hours are the demand the advice was worked on
+	// (DemandRates; not in summary.json): what OneLevel chooses one level
+	// across seeds from.
+	Rates []float64 `json:"-"`
+	Hours []float64 `json:"-"`
 }
 
 // DemandDescription says what the advice's demand is.
@@ -82,15 +87,59 @@ func commitmentAdviceOf(res *sim.Result, pr *Pricing) *CommitmentAdvice {
 		return nil
 	}
 	rates, hours := DemandRates(res, pr)
-	a := models.AdviseSpendCommitment(rates, hours, pr.AdviseDiscount)
+	a := adviceAt(rates, hours, pr.AdviseDiscount, models.CommonSpendLevel([]models.Demand{{Rates: rates, Hours: hours}}, pr.AdviseDiscount), SpotDemand(res, pr))
+	return a
+}
+
+// adviceAt is the advice's figures, rounded as summary.json has them, for
+// a commitment of level on a demand of rates and hours with spot dollars
+// of spot GPU-hours beside it.
+func adviceAt(rates, hours []float64, d, level, spot float64) *CommitmentAdvice {
+	a := models.SpendCommitmentAt(rates, hours, d, level)
 	r := func(x float64) float64 { return round(x, 4) }
 	a.Level, a.Bill, a.BillNone, a.Saving, a.BreakEven = r(a.Level), r(a.Bill), r(a.BillNone), r(a.Saving), r(a.BreakEven)
 	a.Utilisation, a.Coverage, a.BreakEvenFall = r(a.Utilisation), r(a.Coverage), r(a.BreakEvenFall)
 	for i := range a.Risk {
 		a.Risk[i].Bill, a.Risk[i].BillNone = r(a.Risk[i].Bill), r(a.Risk[i].BillNone)
 	}
-	spot := r(SpotDemand(res, pr))
-	return &CommitmentAdvice{CommitmentAdvice: a, Demand: DemandDescription, SpotBill: spot, MixBill: r(a.Bill + spot)}
+	spot = r(spot)
+	return &CommitmentAdvice{CommitmentAdvice: a, Demand: DemandDescription, SpotBill: spot, MixBill: r(a.Bill + spot),
+		Rates: rates, Hours: hours}
+}
+
+// OneLevel is the advice of several seeds' runs of the same scenario
+// (each seed's advice, worked on its own demand) with one commitment for
+// them all: the level that makes the mean of their bills least
+// (models.CommonSpendLevel), not each seed's own level chosen with
+// hindsight. Each seed's figures are then its bill, saving, utilisation,
+// coverage and the fall in demand it survives at that level, beside its
+// own break-even, so their mean and interval over the seeds are the
+// answer's. The seeds' advice must share a discount; nil entries (a run
+// with no advice) are kept nil.
+func OneLevel(as []*CommitmentAdvice) ([]*CommitmentAdvice, error) {
+	var ds []models.Demand
+	d := -1.0
+	for _, a := range as {
+		if a == nil {
+			continue
+		}
+		if d >= 0 && a.Discount != d {
+			return nil, fmt.Errorf("the seeds' commitment advice differs in its discount (%g and %g): one level needs one discount", d, a.Discount)
+		}
+		d = a.Discount
+		ds = append(ds, models.Demand{Rates: a.Rates, Hours: a.Hours})
+	}
+	out := make([]*CommitmentAdvice, len(as))
+	if len(ds) == 0 {
+		return out, nil
+	}
+	level := models.CommonSpendLevel(ds, d)
+	for i, a := range as {
+		if a != nil {
+			out[i] = adviceAt(a.Rates, a.Hours, d, level, a.SpotBill)
+		}
+	}
+	return out, nil
 }
 
 // writeCommitmentAdvice prints the advice.

@@ -168,6 +168,9 @@ type ClusterModel struct {
 	Pools    []cluster.PoolSpec
 	Prices   []PoolPrice
 	Capacity *capacity.Spec
+	// notes are what the NodeOverlays did that the prices do not say
+	// (PriceNotes gives them).
+	notes []string
 }
 
 // Cluster builds the scenario's cluster model, reading the price catalog
@@ -271,10 +274,12 @@ func (s builder) clusterModel() (*ClusterModel, error) {
 		caps = append(caps, cp)
 		m.Prices = append(m.Prices, price)
 	}
-	npPools, npCaps, npPrices, npGroups, err := s.nodePools(len(m.Pools))
+	ovs := s.overlays()
+	npPools, npCaps, npPrices, npGroups, err := s.nodePools(len(m.Pools), ovs)
 	if err != nil {
 		return nil, err
 	}
+	m.notes = ovs.notes
 	for k := range npCaps {
 		npCaps[k].Group += int32(len(groups))
 	}
@@ -322,6 +327,10 @@ func (s *Scenario) Build(opts Options) (*Built, error) { return builder{s}.build
 func (s builder) build(opts Options) (*Built, error) {
 	b, err := s.buildJobs(opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.retracePrices(b, opts); err != nil {
+		b.Close()
 		return nil, err
 	}
 	if err := (serviceBuilder{s.Scenario}).buildServices(b, opts); err != nil {

@@ -132,6 +132,9 @@ type PoolPrice struct {
 	DiskPerHour float64
 	// estimate is a spot price the catalog did not give (see PriceNotes).
 	estimate spotEstimate
+	// traceCatalog is the price a pool priced by its SkyPilot trace's
+	// prices had otherwise (retracePrices names it again).
+	traceCatalog float64
 }
 
 // capacityNeeded reports whether any pool needs the capacity controller.
@@ -481,9 +484,10 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 			return cp, price, err
 		}
 		price.Interruptions = cp.Interruptions.Assumption
-		if v, basis, ok, err := interrupter(s).tracePrice(p, cp.PricePerHour); err != nil {
+		if v, basis, ok, err := interrupter(s).tracePrice(p, cp.PricePerHour, s.specHorizon()); err != nil {
 			return cp, price, err
 		} else if ok {
+			price.traceCatalog = cp.PricePerHour
 			cp.PricePerHour, price.PerHour, price.Basis, price.estimate = v, v, basis, spotEstimate{}
 		}
 	}
@@ -517,7 +521,8 @@ func (s builder) poolCapacity(i int, ps *cluster.PoolSpec, res resources, groups
 
 // nodePools expands the NodePools into cluster pools, one per instance
 // type and capacity type, and their group.
-func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []PoolPrice, []capacity.Group, error) {
+// ovs is what the NodeOverlays do to them (overlays).
+func (s builder) nodePools(first int, ovs *overlayStore) ([]cluster.PoolSpec, []capacity.Pool, []PoolPrice, []capacity.Group, error) {
 	var pools []cluster.PoolSpec
 	var caps []capacity.Pool
 	var prices []PoolPrice
@@ -570,6 +575,9 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 				}
 				ps := cluster.PoolSpec{Name: fmt.Sprintf("%s/%s/%s", np.Name, it, ct), InstanceType: it}
 				fillFromCatalog(&ps, res, false, false, false, false)
+				if err := ovs.capacityOn(&ps, np.Name, it, ko); err != nil {
+					return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "%v", err)
+				}
 				switch {
 				case np.Limits.GPUs > 0 && ps.GPUsPerNode > 0:
 					ps.MaxNodes = int((np.Limits.GPUs + int64(ps.GPUsPerNode) - 1) / int64(ps.GPUsPerNode))
@@ -587,18 +595,7 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 					}
 				}
 				ps.MaxNodes = limitByResources(ps.MaxNodes, &g, &ps)
-				ps.Labels = map[string]string{LabelNodePool: np.Name, LabelKarpenterCT: ct, LabelCapacityType: ct, LabelRegion: region}
-				if np.Zone != "" {
-					ps.Labels[LabelZone] = np.Zone
-				}
-				if ko.ok {
-					for k, v := range ko.labels() {
-						ps.Labels[k] = v
-					}
-				}
-				for k, v := range np.Labels {
-					ps.Labels[k] = v
-				}
+				ps.Labels = nodePoolLabels(np, ko, ct, region)
 				ps.Taints = taintsFrom(np.Taints)
 				if err := ps.Validate(); err != nil {
 					return nil, nil, nil, nil, s.errAt(at, "instance type %s: %v", it, err)
@@ -638,7 +635,7 @@ func (s builder) nodePools(first int) ([]cluster.PoolSpec, []capacity.Pool, []Po
 						return nil, nil, nil, nil, s.errAt(fmt.Sprintf("%s.instanceTypes[%d]", at, ti), "%v", err)
 					}
 				}
-				if v, basis, ok := overlaid(np.overlays, ps.Labels, cp.PricePerHour); ok {
+				if v, basis, ok := ovs.priceOf(np.Name, it, ct, cp.PricePerHour); ok {
 					cp.PricePerHour, price.Basis = v, price.Basis+"; "+basis
 				}
 				price.PerHour = cp.PricePerHour

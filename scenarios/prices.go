@@ -521,5 +521,5 @@ func (m *ClusterModel) PriceNotes() []string {
 		out = append(out, fmt.Sprintf("spot priced from %s (%s), on-demand x (1 - savings%%), where the price catalog has no spot price in %s: %s%s",
 			SpotEstimateNote, g.source, g.region, strings.Join(list, ", "), more))
 	}
-	return out
+	return append(out, m.notes...)
 }

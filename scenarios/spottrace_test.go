@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -162,4 +163,61 @@ func TestSpotPoolPricedBySkyPilotTracePrices(t *testing.T) {
 	require.Contains(t, basis, "over the whole trace (4h0m0s; no horizon)")
 	v, _, _, _ = price("  horizon: 3h\n", "      pricePerHour: 2\n")
 	require.Equal(t, 2.0, v)
+}
+
+// --horizon prices a trace-priced pool over the run it makes, by the same
+// rule as spec.horizon: the trace above ($0.90, $0.90, $1.20, $1.50 an
+// hour for 4 h) with spec.horizon 3h and --horizon 6h is priced (0.9 +
+// 0.9 + 1.2 + 1.5 + 2 x 1.5) / 6 = $1.25 an hour (past the trace's end its
+// last price holds, and the basis says so), the node's 6 h billing $7.50;
+// --horizon 2h prices the two hours it covers, $0.90, billing $1.80;
+// --horizon 0 (until drained) the whole trace, $1.125. A max price of
+// $1.10 that spec.horizon's $1.00 meets is refused at --horizon 6h.
+func TestHorizonFlagRepricesTrace(t *testing.T) {
+	const tr = `{"metadata": {"gap_seconds": 3600}, "data": [1, 1, 1, 1], "prices": [0.9, 0.9, 1.2, 1.5]}`
+	build := func(horizon time.Duration, extra string) (*Built, error) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "trace.json"), []byte(tr), 0o644))
+		src := strings.Replace(spotTraceScenario, "COUNT", "1", 1)
+		src = strings.Replace(src, "  horizon: 4h\n", "  horizon: 3h\n", 1)
+		src = strings.Replace(src, "      capacityType: spot\n", "      capacityType: spot\n"+extra, 1)
+		src = strings.Replace(src, "    synthetic:\n", "    synthetic:\n      jobs: 2\n", 1)
+		p := filepath.Join(dir, "s.yaml")
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+		s, err := LoadFile(p)
+		require.NoError(t, err)
+		return s.Build(Options{Horizon: &horizon})
+	}
+	for _, c := range []struct {
+		horizon      time.Duration
+		perHour      float64
+		bill, billed float64 // the bill and the node-hours it is of
+		basis        string
+	}{
+		{6 * time.Hour, 1.25, 7.5, 6, "over the run's 6h0m0s (the trace's 4h0m0s, then its last price, $1.5000, to the end), $1.2500 an hour"},
+		{2 * time.Hour, 0.9, 1.8, 2, "over the run's 2h0m0s, $0.9000 an hour"},
+		{0, 1.125, 0, 0, "over the whole trace (4h0m0s; no horizon), $1.1250 an hour"},
+	} {
+		b, err := build(c.horizon, "")
+		require.NoError(t, err)
+		require.InDelta(t, c.perHour, b.Prices[0].PerHour, 1e-12, "--horizon %s", c.horizon)
+		require.InDelta(t, c.perHour, b.Pricing.Pools[0].PerHour, 1e-12)
+		require.Contains(t, b.Prices[0].Basis, c.basis)
+		if c.horizon > 0 {
+			res, err := sim.Run(b.Config)
+			require.NoError(t, err)
+			require.InDelta(t, c.bill, reports.Cost(res, b.Pricing).Total, 1e-9, "--horizon %s", c.horizon)
+		}
+		b.Close()
+	}
+	b, err := build(3*time.Hour, "      maxPrice: 1.1\n")
+	require.NoError(t, err)
+	require.InDelta(t, 1.0, b.Prices[0].PerHour, 1e-12)
+	b.Close()
+	_, err = build(6*time.Hour, "      maxPrice: 1.1\n")
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, "--horizon", ie.File)
+	require.Contains(t, ie.Msg, "$1.2500 an hour")
+	require.Contains(t, ie.Msg, "above its maxPrice $1.1")
 }

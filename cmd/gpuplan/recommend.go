@@ -61,9 +61,11 @@ completed); bounds are numbers, durations (30m) or percentages (99%).
 The mix of spot, a spend commitment and on-demand: with pricing.commitmentAdvice
 in the scenario (or --vary pricing.commitmentAdvice.discount=0.3), --minimize
 commitment.mixBill --vary spot:POOL=0..1/0.25 runs each spot share with its SLOs
-checked, bills each run's on-demand demand with the advice's best commitment and
-its spot GPU-hours at the spot price, and shows the winner's commitment level,
-break-even and the fall in demand the level survives.
+checked, bills each run's on-demand demand with one commitment for all the share's
+seeds (the level whose mean bill over them is least, not each seed's own chosen with
+hindsight) and its spot GPU-hours at the spot price, and shows the winner's level
+with each seed's bill, saving, break-even and the fall in demand the level survives
+at it, their means and 95% intervals.
 
 The search: a coarse grid (--coarse values of each parameter, ends included), then
 every setting in the box around the best coarse one, then neighbours while one is

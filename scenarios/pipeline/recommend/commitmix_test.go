@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/models"
+	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
 )
@@ -55,7 +57,7 @@ func TestRecommendTheCommitmentMix(t *testing.T) {
 	o := Options{Objective: obj, Constraints: []sweep.Constraint{con}, MinReps: 5, MaxReps: 5, Workers: 2}
 	res, err := Search(context.Background(), sw, o)
 	require.NoError(t, err)
-	require.Equal(t, []string{"commitment.mixBill", "wait.p95", "commitment.level", "commitment.spotBill", "commitment.bill", "commitment.breakEven", "commitment.breakEvenFall"}, res.Metrics)
+	require.Equal(t, []string{"commitment.mixBill", "wait.p95", "commitment.level", "commitment.spotBill", "commitment.bill", "commitment.saving", "commitment.breakEven", "commitment.breakEvenFall"}, res.Metrics)
 
 	best, bestBill := -1, 0.0
 	for _, pt := range sw.Points() {
@@ -69,7 +71,18 @@ func TestRecommendTheCommitmentMix(t *testing.T) {
 			return s / float64(len(r.Metrics[m]))
 		}
 		t.Logf("%s: mix %.2f $ (spot %.2f $, commitment %.2f $/h, break-even %.2f $/h), wait p95 %.0f s",
-			sw.Describe(pt), mean(0), mean(3), mean(2), mean(5), mean(1))
+			sw.Describe(pt), mean(0), mean(3), mean(2), mean(6), mean(1))
+		// One level for the 5 seeds: a brute force over every level in
+		// cents, each seed's demand billed through the commitments' own
+		// arithmetic, finds the level with the least mean bill, within a
+		// cent of the advice's (a corner of the bill, not a whole cent),
+		// and no mean bill below the advice's.
+		bruteLevel, bruteMean := bruteForceOneLevel(r.Advice, 0.3)
+		for _, v := range r.Metrics[2] {
+			require.InDelta(t, bruteLevel, v, 0.0101, "one level for every seed")
+		}
+		require.LessOrEqual(t, mean(4), bruteMean+1e-4)
+		require.InDelta(t, bruteMean, mean(4), 0.05)
 		if pt.Values[0] == 0.0 {
 			require.Zero(t, mean(3), "no spot at share 0")
 		}
@@ -80,4 +93,45 @@ func TestRecommendTheCommitmentMix(t *testing.T) {
 	require.NotNil(t, res.Winner)
 	require.Equal(t, best, res.Winner.Point.Index, "winner %s", sw.Describe(res.Winner.Point))
 	require.InDelta(t, bestBill, res.Winner.Stats[0].Mean, 1e-9)
+	require.Zero(t, res.Winner.Stats[2].SD, "one commitment level across the seeds")
+}
+
+// bruteForceOneLevel is the spend commitment, in cents an hour, whose
+// mean bill over the seeds' demands is least (the first such), each bill
+// worked hour by hour by models.ApplyCommitments (a demand of r dollars
+// an hour as r dollar-units at $1 each), and that mean bill.
+func bruteForceOneLevel(advice []*reports.CommitmentAdvice, d float64) (level, meanBill float64) {
+	bill := func(a *reports.CommitmentAdvice, l float64) float64 {
+		total := 0.0
+		for i, r := range a.Rates {
+			if l == 0 {
+				total += r * a.Hours[i]
+				continue
+			}
+			c := []models.Commitment{{Kind: models.CommitSpend, Hourly: l, Discount: d, TermHours: 8760}}
+			uses, left := models.ApplyCommitments(c, [][]bool{{true}}, []float64{r * a.Hours[i]}, []float64{1}, a.Hours[i])
+			total += uses[0].Cost + left
+		}
+		return total
+	}
+	mean := func(l float64) float64 {
+		s := 0.0
+		for _, a := range advice {
+			s += bill(a, l)
+		}
+		return s / float64(len(advice))
+	}
+	peak := 0.0
+	for _, a := range advice {
+		for _, r := range a.Rates {
+			peak = max(peak, r)
+		}
+	}
+	level, meanBill = 0, mean(0)
+	for cents := 1; float64(cents)/100 <= peak*(1-d)+0.01; cents++ {
+		if m := mean(float64(cents) / 100); m < meanBill-1e-9 {
+			level, meanBill = float64(cents)/100, m
+		}
+	}
+	return level, meanBill
 }

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 
+	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
 	"gpuplan.dev/gpuplan/scenarios/pipeline/sweep"
 )
@@ -69,7 +70,10 @@ type Candidate struct {
 	// Confident is true when the intervals decided, false when MaxReps
 	// ran out and the means did.
 	Confident bool
-	samples   [][]float64
+	// samples[m][r] is metric m of seed r's run, advice[r] its
+	// commitment advice (with a commitment metric).
+	samples [][]float64
+	advice  []*reports.CommitmentAdvice
 }
 
 // Result is the search's answer.
@@ -304,13 +308,23 @@ func (s *search) evaluate(ctx context.Context, idx []int, stage string) error {
 			for m := range j.c.samples {
 				j.c.samples[m] = append(j.c.samples[m], res[k].Metrics[m][0])
 			}
+			j.c.advice = append(j.c.advice, res[k].Advice...)
 		}
 		var undecided []*Candidate
 		for _, c := range todo {
 			c.Seeds = reps
 			c.Stats = c.Stats[:0]
+			// One commitment level for all the seeds run so far: each
+			// seed's figures at it.
+			at := make([][]float64, len(c.samples))
 			for m := range c.samples {
-				c.Stats = append(c.Stats, sweep.Summarize(c.samples[m]))
+				at[m] = slices.Clone(c.samples[m])
+			}
+			if err := s.sw.OneCommitmentLevel(at, c.advice); err != nil {
+				return err
+			}
+			for m := range at {
+				c.Stats = append(c.Stats, sweep.Summarize(at[m]))
 			}
 			if !s.decide(c, reps >= s.o.MaxReps) {
 				undecided = append(undecided, c)

@@ -61,9 +61,10 @@ func scalar(v string) any {
 }
 
 // CommitmentFigures are the advice's figures a commitment objective's
-// answer shows beside it.
+// answer shows beside it: one level for all a setting's seeds (the one
+// that makes their mean bill least), then each seed's figures at it.
 func CommitmentFigures() []string {
-	return []string{"commitment.level", "commitment.spotBill", "commitment.bill", "commitment.breakEven", "commitment.breakEvenFall"}
+	return []string{"commitment.level", "commitment.spotBill", "commitment.bill", "commitment.saving", "commitment.breakEven", "commitment.breakEvenFall"}
 }
 
 // Space is the sweep recommend searches: the scenario, the parameters
@@ -77,8 +78,9 @@ func Space(base *scenarios.Scenario, baseBytes []byte, vary []sweep.Parameter, o
 		}
 	}
 	// A commitment objective (commitment.mixBill: the mix of spot, a
-	// spend commitment and on-demand) carries the advice's level, its
-	// break-even and the fall in demand it survives, for the answer.
+	// spend commitment and on-demand) carries the advice's level, the
+	// saving, its break-even and the fall in demand it survives, for the
+	// answer.
 	if strings.HasPrefix(objective.Name, "commitment.") {
 		for _, m := range CommitmentFigures() {
 			if !contains(metrics, m) {

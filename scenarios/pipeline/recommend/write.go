@@ -57,6 +57,9 @@ func (r *Result) WriteText(w io.Writer, o Options) error {
 			f := reports.UnitFormat(unit, st.Mean, lo, hi)
 			fmt.Fprintf(w, "  %-28s %s  95%% interval [%s, %s]\n", name, f(st.Mean), f(lo), f(hi))
 		}
+		if slices.Contains(r.Metrics, "commitment.level") {
+			fmt.Fprintf(w, "  (one commitment level for all %d seeds: the one whose mean bill over them is least; the other commitment figures are each seed's at that level, the break-even each seed's own)\n", x.c.Seeds)
+		}
 	}
 	if len(r.Pareto) > 0 && r.paretoOn() {
 		fmt.Fprintf(w, "\nPareto front of %s against %s (settings searched):\n", r.Metrics[0], r.Metrics[1])

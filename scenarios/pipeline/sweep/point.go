@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"gpuplan.dev/gpuplan/reports"
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
 )
@@ -174,6 +176,10 @@ type Result struct {
 	Values  []any       `json:"values"`
 	Seeds   []uint64    `json:"seeds"`
 	Metrics [][]float64 `json:"metrics"`
+	// Advice is each seed's commitment advice, when the sweep reads a
+	// commitment metric (not in the point's file): what one level for
+	// the seeds is chosen from (OneCommitmentLevel).
+	Advice []*reports.CommitmentAdvice `json:"-"`
 }
 
 // RunPoint runs the point with each of the given seeds through the run
@@ -213,8 +219,53 @@ func (sw *Sweep) runScenario(pt Point, sc *scenarios.Scenario, seeds []uint64, j
 			}
 			res.Metrics[m] = append(res.Metrics[m], v)
 		}
+		if sw.readsCommitment() {
+			res.Advice = append(res.Advice, run.Summary.Cost.CommitmentAdvice)
+		}
+	}
+	if err := sw.OneCommitmentLevel(res.Metrics, res.Advice); err != nil {
+		return nil, &pipeline.InputError{Err: fmt.Errorf("point %d: %w", pt.Index, err)}
 	}
 	return res, nil
+}
+
+// readsCommitment is whether a metric of the sweep is the commitment
+// advice's (commitment.FIELD): a run without advice fails to read it.
+func (sw *Sweep) readsCommitment() bool {
+	for _, m := range sw.Metrics {
+		if strings.HasPrefix(m.canonical, "commitment.") {
+			return true
+		}
+	}
+	return false
+}
+
+// OneCommitmentLevel puts the commitment metrics of several seeds' runs
+// of one point (metrics[m][r], advice[r] seed r's) at one commitment
+// level for them all, reports.OneLevel's: the level that makes the mean
+// bill over the seeds least, and each seed's bill, saving and the rest at
+// it. With one seed, or no commitment metric, it changes nothing.
+func (sw *Sweep) OneCommitmentLevel(metrics [][]float64, advice []*reports.CommitmentAdvice) error {
+	if len(advice) < 2 || !sw.readsCommitment() {
+		return nil
+	}
+	one, err := reports.OneLevel(advice)
+	if err != nil {
+		return err
+	}
+	for m, metric := range sw.Metrics {
+		if !strings.HasPrefix(metric.canonical, "commitment.") {
+			continue
+		}
+		for r, a := range one {
+			v, err := metric.Value(&reports.Summary{MoneyFigures: reports.MoneyFigures{Cost: &reports.CostSummary{CommitmentAdvice: a}}})
+			if err != nil {
+				return err
+			}
+			metrics[m][r] = v
+		}
+	}
+	return nil
 }
 
 func (sw *Sweep) baseFile() string {
