@@ -288,6 +288,12 @@ type llmRun struct {
 	// kvSum sums the ready replicas' KV-cache share over their time
 	// (replica-ms), kvTime that time; kvPeak is the highest share.
 	kvSum, kvTime, kvPeak float64
+	// windowMs is the window of the latency quantile the scaler reads (0:
+	// none), window the pieces served within it (llmquantile.go), cum
+	// the buckets' counts while the quantile is read.
+	windowMs int64
+	window   []servedPiece
+	cum      []float64
 }
 
 func (l *LLM) validate() error {
@@ -460,6 +466,7 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 			l.pendAdd(k, arrived)
 			l.served(arrived)
 			l.kvAdd(st, ready, dt)
+			l.recordPiece(s.pieceEnd, dt, arrived, st, 0)
 		} else {
 			l.kvAdd(nil, ready, dt)
 		}
@@ -496,6 +503,7 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 		l.preempt += served * l.capSt.PreemptionsPer1k / 1000
 		l.delaySum += served * l.capSt.PreemptionDelayMs
 		l.served(served)
+		l.recordPiece(s.pieceEnd, dt, served, l.capSt, waitMs)
 	}
 	s.Served += served
 }
@@ -662,6 +670,10 @@ func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady)
 // as it does a service whose scaler reads only the rate.
 func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float64, ok bool) {
 	l := s.llm
+	if _, windowed := latencyQuantile(s.scaler); windowed {
+		// Its metric is the window's, not the rate's.
+		return 0, 0, false
+	}
 	if l == nil || rateOnly(s.scaler) || s.backlog != 0 || replicas < 1 || replicas < minR || replicas > maxR || l.spec.Router != nil && replicas > 1 {
 		return 0, 0, false
 	}
