@@ -138,3 +138,24 @@ func TestHistogramQuantileByHand(t *testing.T) {
 	require.InDelta(t, 0.05, HistogramQuantile(0.05, b, cum, 100), 1e-12)
 	require.Equal(t, 0.75, HistogramQuantile(0.99, b, []float64{10, 60, 90, 95}, 100))
 }
+
+// The grid's log step is math.Log1p(0.02) to the bit, and the run's
+// remembered key is llmKey's at every rate, rising, falling or jumping.
+func TestLLMLogGrid(t *testing.T) {
+	require.Equal(t, math.Log1p(llmGrid), float64(llmLogGrid))
+	l := &llmRun{}
+	rate := 10.0
+	for i := range 20000 {
+		switch i % 3 {
+		case 0:
+			rate *= 1.0007
+		case 1:
+			rate /= 1.0003
+		default:
+			if i%97 == 2 {
+				rate = 5 + float64(i%41)
+			}
+		}
+		require.Equal(t, llmKey(rate), l.key(rate), "rate %g", rate)
+	}
+}
