@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	kubesvc "gpuplan.dev/gpuplan/scenarios/kube/services"
 	"gpuplan.dev/gpuplan/sim/autoscale"
@@ -20,7 +21,9 @@ type scalerDraft struct {
 	keda            *autoscale.ScaledObjectSpec
 	kpa             *autoscale.KPASpec
 	kind            services.MetricKind
-	notes           []string
+	// quantile is the query when kind is LatencyQuantileMs.
+	quantile services.LatencyQuantile
+	notes    []string
 }
 
 // serviceScaler builds the autoscaler and the replica bounds: the
@@ -50,7 +53,7 @@ func (s serviceBuilder) serviceScaler(at string, v *ServiceSpec, wl *kubesvc.Wor
 		return scalerResult{}, err
 	}
 	if d.kind.LLMOnly() && v.LLM == nil {
-		return scalerResult{}, s.errAt(at+".autoscaler", "scales on %s, which only an LLM service's engines export (vLLM's KV cache and running requests); this service has no llm block", kindName(d.kind))
+		return scalerResult{}, s.errAt(at+".autoscaler", "scales on %s, which only an LLM service's engines export (vLLM's KV cache, running requests and latency histograms); this service has no llm block", d.kindName())
 	}
 	return scalerResult{scaler: sc, min: d.lo, max: d.hi, initial: d.initial, notes: d.notes}, nil
 }
@@ -170,6 +173,12 @@ func (s serviceBuilder) manifestScaler(at string, v *ServiceSpec, wl *kubesvc.Wo
 			return s.errAt(at+".autoscaler.metric", "%s: %v; say which with autoscaler.metric", where, err)
 		}
 		d.kind, factor = k, f
+		if k == services.LatencyQuantileMs {
+			d.quantile, _, _ = metric.Latency()
+			if d.keda != nil && d.keda.Type == autoscale.AverageValue || d.hpa != nil && d.hpa.Type == autoscale.AverageValue {
+				d.notes = append(d.notes, fmt.Sprintf("%s: a latency quantile is one value for the service, and as an AverageValue target it is divided by the ready replicas: the HPA then asks for ceil(quantile / target) replicas whatever it has; metricType Value asks for ceil(replicas x quantile / target)", where))
+			}
+		}
 	}
 	if d.hpa != nil {
 		d.hpa.Target *= factor
@@ -181,7 +190,7 @@ func (s serviceBuilder) manifestScaler(at string, v *ServiceSpec, wl *kubesvc.Wo
 	if factor != 1 {
 		unit = fmt.Sprintf(", its values times %g for ms", factor)
 	}
-	d.notes = append(d.notes, fmt.Sprintf("scaled by %s on %s%s", where, kindName(d.kind), unit))
+	d.notes = append(d.notes, fmt.Sprintf("scaled by %s on %s%s", where, d.kindName(), unit))
 	return nil
 }
 
@@ -306,14 +315,14 @@ func (s serviceBuilder) scaler(at string, v *ServiceSpec, d *scalerDraft) (servi
 		if err != nil {
 			return nil, s.errAt(field, "%v", err)
 		}
-		return services.HPA{H: h, Metric: d.kind}, nil
+		return services.HPA{H: h, Metric: d.kind, Quantile: d.quantile}, nil
 	case d.keda != nil:
 		d.keda.MinReplicaCount, d.keda.MaxReplicaCount = lo, hi
 		k, err := autoscale.NewKEDA(*d.keda)
 		if err != nil {
 			return nil, s.errAt(field, "%v", err)
 		}
-		return services.KEDA{K: k, Metric: d.kind}, nil
+		return services.KEDA{K: k, Metric: d.kind, Quantile: d.quantile}, nil
 	case d.kpa != nil:
 		d.kpa.MinScale, d.kpa.MaxScale = lo, hi
 		k, err := autoscale.NewKPA(*d.kpa)
@@ -329,4 +338,14 @@ func (s serviceBuilder) scaler(at string, v *ServiceSpec, d *scalerDraft) (servi
 		return nil, s.errAt(at+".replicas.min", "0 replicas and no autoscaler: the service would never serve")
 	}
 	return services.Fixed{Replicas: lo}, nil
+}
+
+// kindName names the metric the draft's autoscaler reads: the scenario's
+// name for it, or the latency quantile and its window.
+func (d *scalerDraft) kindName() string {
+	if d.kind == services.LatencyQuantileMs {
+		q := d.quantile
+		return fmt.Sprintf("the %g quantile of %s over %s (histogram_quantile, as Prometheus reads it from vLLM's buckets)", q.Q, q.Of, time.Duration(q.WindowMs)*time.Millisecond)
+	}
+	return kindName(d.kind)
 }

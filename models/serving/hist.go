@@ -236,3 +236,57 @@ func HistBuckets(xs []float64, shift float64, out []int) []int {
 	}
 	return out
 }
+
+// AddToBuckets adds n requests to each bucket of idx in turn (HistBucket
+// of their latencies, as HistBuckets gives them): AddToBucket for each,
+// the same additions in the same order, without a call a point.
+func (h *Histogram) AddToBuckets(idx []int, n float64) {
+	if n <= 0 || len(idx) == 0 {
+		return
+	}
+	if h.counts == nil {
+		h.counts = make([]float64, histBuckets())
+	}
+	lo, hi := idx[0], idx[0]
+	counts, total := h.counts, h.total
+	for _, i := range idx {
+		counts[i] += n
+		total += n
+		lo, hi = min(lo, i), max(hi, i)
+	}
+	h.total = total
+	h.touch(lo, hi)
+}
+
+// AddPoints adds n requests at each latency x + shift of xs in turn:
+// HistBuckets(xs, shift) then AddToBuckets, the same buckets and the same
+// additions in the same order, without the buckets' slice.
+func (h *Histogram) AddPoints(xs []float64, shift, n float64) {
+	if n <= 0 || len(xs) == 0 {
+		return
+	}
+	if h.counts == nil {
+		h.counts = make([]float64, histBuckets())
+	}
+	const margin = 1e-11
+	last := len(edges) - 1
+	counts, total := h.counts, h.total
+	b := HistBucket(xs[0] + shift)
+	lo, hi := b, b
+	counts[b] += n
+	total += n
+	for _, x := range xs[1:] {
+		ms := x + shift
+		for b < last && ms > edges[b] {
+			b++
+		}
+		if !(b > 0 && b < last && ms > edges[b-1]*(1+margin) && ms < edges[b]*(1-margin)) {
+			b = HistBucket(ms)
+		}
+		counts[b] += n
+		total += n
+		lo, hi = min(lo, b), max(hi, b)
+	}
+	h.total = total
+	h.touch(lo, hi)
+}

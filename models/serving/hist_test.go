@@ -99,3 +99,37 @@ func TestHistBucketsIsHistBucket(t *testing.T) {
 		}
 	}
 }
+
+// AddPoints and AddToBuckets are HistBuckets and AddToBucket point by
+// point, bit for bit: the same buckets, counts and total, whatever the
+// points (sorted quantiles or not) and the shift.
+func TestAddPointsSameAsOneByOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		xs := make([]float64, 1+r.IntN(120))
+		for i := range xs {
+			xs[i] = math.Exp(r.Float64()*12 - 3)
+		}
+		if trial%2 == 0 {
+			slices.Sort(xs)
+		}
+		shift := 0.0
+		if trial%3 != 0 {
+			shift = r.Float64() * 1000
+		}
+		var a, b, c Histogram
+		for k := range 3 {
+			n := r.Float64() * 10
+			for _, i := range HistBuckets(xs, shift, nil) {
+				a.AddToBucket(i, n)
+			}
+			b.AddPoints(xs, shift, n)
+			c.AddToBuckets(HistBuckets(xs, shift, nil), n)
+			_ = k
+		}
+		if !slices.Equal(a.counts, b.counts) || a.total != b.total || a.lo != b.lo || a.hi != b.hi ||
+			!slices.Equal(a.counts, c.counts) || a.total != c.total || a.lo != c.lo || a.hi != c.hi {
+			t.Fatalf("trial %d: the histograms differ", trial)
+		}
+	}
+}

@@ -442,12 +442,17 @@ func (h *HPA) steady(now int64, cur int) {
 // o.Replicas, and the replica calculator proposing o.Replicas. Sync then
 // returns o.Replicas and only records the recommendation.
 func (h *HPA) Keeps(o Observation) bool {
-	cur := o.Replicas
+	return h.Settled(o.Replicas) && h.proposal(o) == o.Replicas
+}
+
+// Settled reports the part of Keeps that does not read the metric: with
+// cur replicas, a Sync could take the steady path (Keeps is false for
+// every observation when it is false).
+func (h *HPA) Settled(cur int) bool {
 	if cur == 0 && h.spec.MinReplicas > 0 {
 		return false
 	}
-	return h.quiet(h.last) && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas &&
-		(len(h.recs) == 0 || h.flat == cur) && h.proposal(o) == cur
+	return h.quiet(h.last) && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas && (len(h.recs) == 0 || h.flat == cur)
 }
 
 // SkipSteady records the syncs at first, first+step, ..., last (last -

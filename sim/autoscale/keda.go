@@ -117,6 +117,10 @@ func (k *KEDA) Keeps(o Observation, metric float64) bool {
 	return k.hpa.Keeps(o)
 }
 
+// Settled is the part of Keeps that does not read the metric: with cur
+// replicas (all ready), the HPA KEDA made could take its steady path.
+func (k *KEDA) Settled(cur int) bool { return cur > 0 && k.hpa.Settled(cur) }
+
 // SkipSteady records the syncs at first, first+step, ..., last (multiples
 // of the HPA's period) that Keeps with cur replicas, as calling Sync at
 // each would: the polls that fall due (each active), and the HPA's

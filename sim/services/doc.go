@@ -21,4 +21,7 @@
 // has metrics that are a function of the rate too (its steady state at
 // the rate per replica), so SettledBand gives such a band for its HPA or
 // KEDA on the queue, in-flight requests, queue latency or utilization.
+// A scaler on a quantile of vLLM's latency histograms (LatencyQuantile,
+// a Prometheus histogram_quantile over a rate window) reads the requests
+// served in its window instead, so its periods are never settled.
 package services

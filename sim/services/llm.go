@@ -121,12 +121,32 @@ func NewLLMCurve(l *LLM, minRate float64) (*LLMCurve, error) {
 }
 
 // llmKey is the grid key of a rate: the nearest grid rate's.
-func llmKey(rate float64) int { return int(math.Round(math.Log(rate) / math.Log1p(llmGrid))) }
+func llmKey(rate float64) int { return int(math.Round(math.Log(rate) / llmLogGrid)) }
+
+// llmLogGrid is math.Log1p(llmGrid), the same float64
+// (TestLLMLogGrid).
+const llmLogGrid = 0.019802627296179712429
+
+// key is llmKey(rate), the last key found remembered with the lowest and
+// highest rates that gave it: a rate between them gives it too (llmKey
+// does not decrease as the rate grows), without a logarithm.
+func (l *llmRun) key(rate float64) int {
+	if l.keyOK && rate >= l.keyLo && rate <= l.keyHi {
+		return l.keyK
+	}
+	k := llmKey(rate)
+	if l.keyOK && k == l.keyK {
+		l.keyLo, l.keyHi = min(l.keyLo, rate), max(l.keyHi, rate)
+	} else {
+		l.keyK, l.keyLo, l.keyHi, l.keyOK = k, rate, rate, true
+	}
+	return k
+}
 
 // llmSteadyAt is the steady state at grid key k (capped at capacity), nil
 // where the fast model says overload.
 func llmSteadyAt(l *LLM, k int, capPer float64) (*serving.LLMSteady, error) {
-	grid := math.Exp(float64(k) * math.Log1p(llmGrid))
+	grid := math.Exp(float64(k) * llmLogGrid)
 	st, err := l.steady(min(grid, capPer))
 	if err != nil {
 		if errors.Is(err, serving.ErrLLMOverload) {
@@ -253,9 +273,12 @@ type llmRun struct {
 	points    map[pkey]*serving.LLMSteady
 	eIn, eOut float64
 	capSt     *serving.LLMSteady
-	// capTPOT are the histogram buckets of capSt's TPOT points; buf holds
-	// a distribution's buckets while they are added.
-	capTPOT, buf []int
+	// capTPOT are the histogram buckets of capSt's TPOT points.
+	capTPOT []int
+	// buckets are the histogram buckets of the TTFT, TPOT and E2E points
+	// of each steady state the run has flushed (serving.HistBuckets at no
+	// shift), found once.
+	buckets map[pkey]*pointBuckets
 	// capPer is the requests a second one replica serves; blocks its KV
 	// cache's blocks.
 	capPer float64
@@ -274,6 +297,11 @@ type llmRun struct {
 	lastReady int
 	lastSt    *serving.LLMSteady
 	lastKey   pkey
+	// keyK is the grid key found last, keyLo and keyHi the lowest and
+	// highest rates seen to give it (keyOK: there is one).
+	keyK         int
+	keyLo, keyHi float64
+	keyOK        bool
 	// ttft, tpot and e2e are the run's distributions up to the last
 	// bucket; bttft, btpot and be2e the bucket's.
 	ttft, tpot, e2e, bttft, btpot, be2e serving.Histogram
@@ -288,6 +316,12 @@ type llmRun struct {
 	// kvSum sums the ready replicas' KV-cache share over their time
 	// (replica-ms), kvTime that time; kvPeak is the highest share.
 	kvSum, kvTime, kvPeak float64
+	// windowMs is the window of the latency quantile the scaler reads (0:
+	// none), window the pieces served within it (llmquantile.go), cum
+	// the buckets' counts while the quantile is read.
+	windowMs int64
+	window   []servedPiece
+	cum      []float64
 }
 
 func (l *LLM) validate() error {
@@ -379,7 +413,7 @@ func (l *llmRun) at(rate float64, ready int) (*serving.LLMSteady, pkey) {
 // lookup is at for a rate below capacity (ready 0: at random, or one
 // replica): the plan's curve, the run's memo, or the fast model.
 func (l *llmRun) lookup(rate float64, ready int) (*serving.LLMSteady, pkey) {
-	k := pkey{ready, llmKey(rate)}
+	k := pkey{ready, l.key(rate)}
 	if c := l.spec.Curve; ready == 0 && c != nil && c.capPer == l.capPer && k.k >= c.lo && k.k < c.lo+len(c.points) {
 		if st := c.points[k.k-c.lo]; st != nil {
 			return st, k
@@ -412,7 +446,7 @@ func (l *llmRun) lookup(rate float64, ready int) (*serving.LLMSteady, pkey) {
 // router at grid key k.k (capped at capacity), nil where the fast model
 // says overload.
 func llmRoutedAt(l *LLM, k pkey, capPer float64) (*serving.LLMSteady, error) {
-	grid := math.Exp(float64(k.k) * math.Log1p(llmGrid))
+	grid := math.Exp(float64(k.k) * llmLogGrid)
 	st, err := serving.SteadyLLMRouted(l.Config, min(grid, capPer), k.c, *l.Router, l.Input, l.Output)
 	if err != nil {
 		if errors.Is(err, serving.ErrLLMOverload) {
@@ -460,6 +494,7 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 			l.pendAdd(k, arrived)
 			l.served(arrived)
 			l.kvAdd(st, ready, dt)
+			l.recordPiece(s.pieceEnd, dt, arrived, st, 0)
 		} else {
 			l.kvAdd(nil, ready, dt)
 		}
@@ -475,17 +510,9 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 	waitMs := (start + s.backlog) / 2 / capTotal * 1000
 	if served > 0 {
 		w := served / serving.LLMQuantilePoints
-		l.buf = serving.HistBuckets(l.capSt.TTFTPoints, waitMs, l.buf[:0])
-		for _, i := range l.buf {
-			l.bttft.AddToBucket(i, w)
-		}
-		for _, i := range l.capTPOT {
-			l.btpot.AddToBucket(i, w)
-		}
-		l.buf = serving.HistBuckets(l.capSt.E2EPoints, waitMs, l.buf[:0])
-		for _, i := range l.buf {
-			l.be2e.AddToBucket(i, w)
-		}
+		l.bttft.AddPoints(l.capSt.TTFTPoints, waitMs, w)
+		l.btpot.AddToBuckets(l.capTPOT, w)
+		l.be2e.AddPoints(l.capSt.E2EPoints, waitMs, w)
 		if l.spec.Disagg != nil {
 			l.prefillSum += served * (l.capSt.PrefillTTFTMeanMs + waitMs)
 			l.xferSum += served * l.capSt.KVTransferMeanMs
@@ -496,6 +523,7 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 		l.preempt += served * l.capSt.PreemptionsPer1k / 1000
 		l.delaySum += served * l.capSt.PreemptionDelayMs
 		l.served(served)
+		l.recordPiece(s.pieceEnd, dt, served, l.capSt, waitMs)
 	}
 	s.Served += served
 }
@@ -563,18 +591,10 @@ func (l *llmRun) flush() {
 	for _, k := range keys {
 		n, st := l.pend[k], l.point(k)
 		w := n / serving.LLMQuantilePoints
-		l.buf = serving.HistBuckets(st.TTFTPoints, 0, l.buf[:0])
-		for _, i := range l.buf {
-			l.bttft.AddToBucket(i, w)
-		}
-		l.buf = serving.HistBuckets(st.TPOTPoints, 0, l.buf[:0])
-		for _, i := range l.buf {
-			l.btpot.AddToBucket(i, w)
-		}
-		l.buf = serving.HistBuckets(st.E2EPoints, 0, l.buf[:0])
-		for _, i := range l.buf {
-			l.be2e.AddToBucket(i, w)
-		}
+		bk := l.bucketsOf(k, st)
+		l.bttft.AddToBuckets(bk.ttft, w)
+		l.btpot.AddToBuckets(bk.tpot, w)
+		l.be2e.AddToBuckets(bk.e2e, w)
 		if l.spec.Disagg != nil {
 			l.prefillSum += n * st.PrefillTTFTMeanMs
 			l.xferSum += n * st.KVTransferMeanMs
@@ -586,6 +606,25 @@ func (l *llmRun) flush() {
 		l.delaySum += n * st.PreemptionDelayMs
 	}
 	clear(l.pend)
+}
+
+// pointBuckets are the histogram buckets of a steady state's TTFT, TPOT
+// and E2E points.
+type pointBuckets struct{ ttft, tpot, e2e []int }
+
+// bucketsOf is the buckets of steady state st at key k: found the first
+// time the run flushes requests served at k.
+func (l *llmRun) bucketsOf(k pkey, st *serving.LLMSteady) *pointBuckets {
+	if b, ok := l.buckets[k]; ok {
+		return b
+	}
+	b := &pointBuckets{ttft: serving.HistBuckets(st.TTFTPoints, 0, nil), tpot: serving.HistBuckets(st.TPOTPoints, 0, nil),
+		e2e: serving.HistBuckets(st.E2EPoints, 0, nil)}
+	if l.buckets == nil {
+		l.buckets = map[pkey]*pointBuckets{}
+	}
+	l.buckets[k] = b
+	return b
 }
 
 // bucketP95 is the bucket's p95 TTFT, and starts a new bucket.
@@ -662,6 +701,10 @@ func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady)
 // as it does a service whose scaler reads only the rate.
 func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float64, ok bool) {
 	l := s.llm
+	if _, windowed := latencyQuantile(s.scaler); windowed {
+		// Its metric is the window's, not the rate's.
+		return 0, 0, false
+	}
 	if l == nil || rateOnly(s.scaler) || s.backlog != 0 || replicas < 1 || replicas < minR || replicas > maxR || l.spec.Router != nil && replicas > 1 {
 		return 0, 0, false
 	}
@@ -672,6 +715,9 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 	var keeps func(Metrics) bool
 	switch x := s.scaler.(type) {
 	case HPA:
+		if !x.H.Settled(replicas) {
+			return 0, 0, false // no metric keeps it steady
+		}
 		keeps = func(m Metrics) bool {
 			v := m.value(x.Metric, replicas)
 			if x.H.Spec().Type == autoscale.Value && !x.Metric.Average() {
@@ -680,6 +726,9 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 			return x.H.Keeps(autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v})
 		}
 	case KEDA:
+		if !x.K.Settled(replicas) {
+			return 0, 0, false
+		}
 		keeps = func(m Metrics) bool {
 			v := m.value(x.Metric, replicas)
 			if !x.Metric.Average() {
@@ -706,7 +755,7 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 		}
 	}
 	top := 0.99*r*l.capPer - drift
-	g := math.Log1p(llmGrid)
+	g := llmLogGrid
 	// pass reports whether key k keeps the replicas at both ends of its
 	// rates (a closed interval: a rate on the edge between two keys is
 	// either's, and both are asked).
@@ -722,7 +771,7 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 	if !(rate > 0) {
 		return 0, 0, false
 	}
-	k0 := llmKey(rate / r)
+	k0 := l.key(rate / r)
 	if !pass(k0) {
 		return 0, 0, false
 	}

@@ -38,17 +38,25 @@ const (
 	// the decoding requests' blocks and the cached prefixes'. LLM
 	// services only.
 	KVCacheUsage
+	// LatencyQuantileMs: a quantile of one of vLLM's latency histograms
+	// (TTFT, TPOT, end to end) over the requests served in a window, ms,
+	// as Prometheus's histogram_quantile reads it (the scaler's
+	// LatencyQuantile, llmquantile.go): one value for the service, no
+	// per-replica share. LLM services only.
+	LatencyQuantileMs
 )
 
 // Average reports a metric that is a mean over the replicas or requests
 // (its value is no per-replica share of a total a Value or KEDA metric
 // would sum): queue latency, utilization and KV-cache usage.
 func (k MetricKind) Average() bool {
-	return k == QueueLatencyMs || k == Utilization || k == KVCacheUsage
+	return k == QueueLatencyMs || k == Utilization || k == KVCacheUsage || k == LatencyQuantileMs
 }
 
 // LLMOnly reports a metric only an LLM service exports.
-func (k MetricKind) LLMOnly() bool { return k == Running || k == KVCacheUsage }
+func (k MetricKind) LLMOnly() bool {
+	return k == Running || k == KVCacheUsage || k == LatencyQuantileMs
+}
 
 // Spec is one service.
 type Spec struct {
@@ -118,6 +126,9 @@ type Metrics struct {
 	// Running is the requests in the engines (LLM services);
 	// KVCacheUsage the mean share of a replica's KV cache in use.
 	Running, KVCacheUsage float64
+	// LatencyQuantileMs is the scaler's latency quantile over its window
+	// (an LLM service whose scaler reads one; 0 otherwise).
+	LatencyQuantileMs float64
 }
 
 // value is the metric an HPA or trigger reads, per ready replica where the
@@ -140,6 +151,8 @@ func (m Metrics) value(k MetricKind, ready int) float64 {
 		return m.Running / r
 	case KVCacheUsage:
 		return m.KVCacheUsage
+	case LatencyQuantileMs:
+		return m.LatencyQuantileMs
 	}
 	return m.Rate / r
 }
@@ -148,6 +161,8 @@ func (m Metrics) value(k MetricKind, ready int) float64 {
 type HPA struct {
 	H      *autoscale.HPA
 	Metric MetricKind
+	// Quantile is the query when Metric is LatencyQuantileMs.
+	Quantile LatencyQuantile
 }
 
 func (h HPA) PeriodMs() int64 { return h.H.Spec().SyncMs }
@@ -155,7 +170,7 @@ func (h HPA) PeriodMs() int64 { return h.H.Spec().SyncMs }
 // Fresh is the HPA with no history.
 func (h HPA) Fresh() (Scaler, error) {
 	c, err := autoscale.NewHPA(h.H.Spec())
-	return HPA{H: c, Metric: h.Metric}, err
+	return HPA{H: c, Metric: h.Metric, Quantile: h.Quantile}, err
 }
 
 func (h HPA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
@@ -170,6 +185,8 @@ func (h HPA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
 type KEDA struct {
 	K      *autoscale.KEDA
 	Metric MetricKind
+	// Quantile is the trigger's query when Metric is LatencyQuantileMs.
+	Quantile LatencyQuantile
 }
 
 func (k KEDA) PeriodMs() int64 { return k.K.HPASyncMs() }
@@ -177,7 +194,7 @@ func (k KEDA) PeriodMs() int64 { return k.K.HPASyncMs() }
 // Fresh is the ScaledObject with no history.
 func (k KEDA) Fresh() (Scaler, error) {
 	c, err := autoscale.NewKEDA(k.K.Spec())
-	return KEDA{K: c, Metric: k.Metric}, err
+	return KEDA{K: c, Metric: k.Metric, Quantile: k.Quantile}, err
 }
 
 func (k KEDA) Decide(now int64, replicas, ready, starting int, m Metrics) int {
@@ -247,6 +264,8 @@ type Service struct {
 	// step is the scaler's period: the grid of pieces while Advance is
 	// not linear.
 	step int64
+	// pieceEnd is when the piece being accounted ends.
+	pieceEnd int64
 
 	Arrived, Served, Dropped float64
 	// ReplicaMs and ReadyMs integrate the replicas held and ready.
@@ -271,6 +290,15 @@ func New(spec Spec, scaler Scaler) (*Service, error) {
 			return nil, fmt.Errorf("service %s: %w", spec.Name, err)
 		}
 		s.llm = l
+	}
+	if q, ok := latencyQuantile(scaler); ok {
+		if err := q.Validate(); err != nil {
+			return nil, fmt.Errorf("service %s: %w", spec.Name, err)
+		}
+		if s.llm == nil {
+			return nil, fmt.Errorf("service %s: its scaler reads %s, which only an LLM service's engines export", spec.Name, q.Of)
+		}
+		s.llm.windowMs = q.WindowMs
 	}
 	return s, nil
 }
@@ -317,6 +345,7 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 				}
 			}
 		}
+		s.pieceEnd = b
 		s.advance(float64(b-a), lambda, ready)
 		a = b
 	}
@@ -557,7 +586,23 @@ func (s *Service) Observe(now int64, ready int) Metrics {
 	if rateOnly(s.scaler) {
 		return Metrics{Rate: s.spec.Load.At(now), InFlight: s.backlog}
 	}
-	return s.Metrics(now, ready)
+	m := s.Metrics(now, ready)
+	if q, ok := latencyQuantile(s.scaler); ok && s.llm != nil {
+		m.LatencyQuantileMs = s.llm.latencyQuantile(now, q)
+	}
+	return m
+}
+
+// latencyQuantile is the latency quantile a scaler reads, if it reads
+// one.
+func latencyQuantile(sc Scaler) (LatencyQuantile, bool) {
+	switch x := sc.(type) {
+	case HPA:
+		return x.Quantile, x.Metric == LatencyQuantileMs
+	case KEDA:
+		return x.Quantile, x.Metric == LatencyQuantileMs
+	}
+	return LatencyQuantile{}, false
 }
 
 // rateOnly reports whether a scaler reads nothing but Metrics.Rate.

@@ -549,6 +549,9 @@ func metricOf(k services.MetricKind, gpu bool) (name string, factor float64, wor
 		return MetricVLLMKVCache, 1, fmt.Sprintf("the share of the KV cache in use, 0 to 1 (vLLM's %s gauge)", MetricVLLMKVCache)
 	case services.QueueLatencyMs:
 		return MetricQueueLatencyMicros, 1000, fmt.Sprintf("the mean queue latency (TorchServe's %s over %s, in microseconds)", MetricQueueLatencyMicros, MetricRequestsTotal)
+	case services.LatencyQuantileMs:
+		// The quantile and window are the query's (promQuery, latencyQuery).
+		return "", 0.001, "a latency quantile over a window (seconds)"
 	case services.Utilization:
 		if gpu {
 			return MetricGPUUtil, 1, fmt.Sprintf("GPU utilization in percent (the DCGM exporter's %s)", MetricGPUUtil)
@@ -562,6 +565,15 @@ func (g serviceWriter) hpa(v Service, ns string, s services.HPA) (*autoscalingv2
 	sp := s.H.Spec()
 	gpu := v.Config.Pod.MilliGPUs() > 0
 	name, factor, words := metricOf(s.Metric, gpu)
+	var lat []string
+	if s.Metric == services.LatencyQuantileMs {
+		// An HPA reads a latency quantile through a prometheus-adapter
+		// rule whose query this is; the metric is named after it.
+		q := s.Quantile
+		name = fmt.Sprintf("%s_p%s", strings.NewReplacer("vllm:", "vllm_", "_seconds", "").Replace(q.Of.String()), strings.TrimPrefix(number(q.Q*100), "0."))
+		words = fmt.Sprintf("%s (%s: a prometheus-adapter rule for %s)", latencyWords(q), name, latencyQuery(q, ns, v.Name))
+		lat = append(lat, g.warn("service %s: the HorizontalPodAutoscaler reads %s through a prometheus-adapter external rule named %s, which the cluster must define with the query %s; gpuplan reads such a quantile back from a KEDA ScaledObject's query, not from an HPA", v.Name, latencyWords(q), name, latencyQuery(q, ns, v.Name)))
+	}
 	target := sp.Target * factor
 	var m autoscalingv2.MetricSpec
 	switch {
@@ -590,7 +602,7 @@ func (g serviceWriter) hpa(v Service, ns string, s services.HPA) (*autoscalingv2
 	if !sp.NoBehavior {
 		h.Spec.Behavior = behaviorOf(sp.ScaleUp, sp.ScaleDown)
 	}
-	notes := []string{fmt.Sprintf("The HorizontalPodAutoscaler scales it on %s, target %.4g.", words, target)}
+	notes := append([]string{fmt.Sprintf("The HorizontalPodAutoscaler scales it on %s, target %.4g.", words, target)}, lat...)
 	def := autoscale.NewHPASpec(1, 1)
 	if sp.Tolerance != def.Tolerance || sp.SyncMs != def.SyncMs {
 		notes = append(notes, g.warn("service %s: the run used an HPA tolerance of %g and a sync period of %s, which are kube-controller-manager's flags (--horizontal-pod-autoscaler-tolerance, --horizontal-pod-autoscaler-sync-period), not the object's", v.Name, sp.Tolerance, msDuration(sp.SyncMs)))
@@ -620,19 +632,52 @@ func promQuery(k services.MetricKind, ns, name string) string {
 	return fmt.Sprintf("sum(rate(%s%s[1m]))", MetricRequestsTotal, sel)
 }
 
+// latencyQuery is the Prometheus query of a latency quantile over the
+// service's replicas: histogram_quantile over the sum by le of its vLLM
+// histogram's buckets' rates over the window.
+func latencyQuery(q services.LatencyQuantile, ns, name string) string {
+	return fmt.Sprintf("histogram_quantile(%s, sum(rate(%s_bucket{namespace=%q,pod=~%q}[%s])) by (le))",
+		number(q.Q), q.Of, ns, name+"-.*", promWindow(q.WindowMs))
+}
+
+// promWindow writes a window in ms as a Prometheus duration (2m, 90s,
+// 1m30s, 500ms).
+func promWindow(ms int64) string {
+	var b strings.Builder
+	for _, u := range []struct {
+		ms   int64
+		unit string
+	}{{3_600_000, "h"}, {60_000, "m"}, {1000, "s"}, {1, "ms"}} {
+		if n := ms / u.ms; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.unit)
+			ms -= n * u.ms
+		}
+	}
+	return b.String()
+}
+
+// latencyWords says what a latency quantile is.
+func latencyWords(q services.LatencyQuantile) string {
+	return fmt.Sprintf("the %s quantile of vLLM's %s over %s, in seconds (as Prometheus interpolates it in vLLM's buckets)", number(q.Q), q.Of, promWindow(q.WindowMs))
+}
+
 func number(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 func (g serviceWriter) scaledObject(v Service, ns string, s services.KEDA) (*ScaledObject, []string) {
 	sp := s.K.Spec()
 	_, factor, words := metricOf(s.Metric, true)
-	if s.Metric == services.Utilization {
+	query := promQuery(s.Metric, ns, v.Name)
+	switch s.Metric {
+	case services.Utilization:
 		words = fmt.Sprintf("GPU utilization in percent (the DCGM exporter's %s)", MetricGPUUtil)
+	case services.LatencyQuantileMs:
+		words, query = latencyWords(s.Quantile), latencyQuery(s.Quantile, ns, v.Name)
 	}
 	poll, pollChanged := seconds(sp.PollingMs)
 	cool, coolChanged := seconds(sp.CooldownMs)
 	md := map[string]string{
 		"serverAddress": fmt.Sprintf("http://%s-prometheus.monitoring.svc:9090", g.o.PrometheusRelease),
-		"query":         promQuery(s.Metric, ns, v.Name),
+		"query":         query,
 		"threshold":     number(sp.Threshold * factor),
 	}
 	if sp.ActivationThreshold > 0 {

@@ -200,6 +200,9 @@ func readHPA(file string, line int, pos strict.Positions, x *autoscalingv2.Horiz
 		default:
 			return h, at("spec.metrics[0]", "names no metric source")
 		}
+		if _, ok, err := h.Metric.Latency(); ok && err != nil {
+			return h, at("spec.metrics[0]", "%v", err)
+		}
 		v, typ, err := targetValue(target)
 		if err != nil {
 			return h, at("spec.metrics[0]", "%v", err)
@@ -326,6 +329,9 @@ func readScaledObject(file string, line int, pos strict.Positions, x *scaledObje
 	}
 	tr := x.Spec.Triggers[0]
 	so.Metric = Metric{Source: tr.Type, Name: tr.Metadata["metricName"], Query: tr.Metadata["query"]}
+	if _, ok, err := so.Metric.Latency(); ok && err != nil {
+		return so, at(`spec.triggers[0].metadata["query"]`, "%v", err)
+	}
 	thresholdKey := "threshold"
 	if _, ok := tr.Metadata[thresholdKey]; !ok {
 		if _, ok := tr.Metadata["value"]; ok {

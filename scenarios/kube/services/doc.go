@@ -10,7 +10,11 @@
 //   - KEDA ScaledObject (keda.sh/v1alpha1, typed after its published CRD
 //     schema): replica bounds, pollingInterval, cooldownPeriod, one trigger
 //     (threshold, activationThreshold, metricType) and the HPA behavior
-//     under advanced.horizontalPodAutoscalerConfig;
+//     under advanced.horizontalPodAutoscalerConfig; a prometheus
+//     trigger's query that takes a quantile of vLLM's TTFT, TPOT or
+//     end-to-end latency histogram (Metric.Latency) is read strictly:
+//     the quantile, the histogram, the label matchers, the rate window
+//     and the sum by le;
 //   - TorchServe's config.properties (Java properties): job_queue_size,
 //     default_response_timeout and each model's batchSize,
 //     maxBatchDelay, responseTimeout, minWorkers and maxWorkers from the

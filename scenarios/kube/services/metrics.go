@@ -17,8 +17,10 @@ import (
 //   - vLLM's vllm:num_requests_waiting: a queue depth (requests waiting);
 //     vllm:num_requests_running: the requests running;
 //     vllm:kv_cache_usage_perc and vllm:gpu_cache_usage_perc: the KV-cache
-//     share in use (0 to 1), known by name; vLLM's other metrics are
-//     refused;
+//     share in use (0 to 1), known by name; a Prometheus query taking a
+//     quantile of vLLM's TTFT, TPOT (inter-token) or end-to-end latency
+//     histogram (Latency): that quantile over the query's window, its
+//     values in seconds; vLLM's other metrics are refused;
 //   - the cpu or nvidia.com/gpu resource, KEDA's cpu trigger, a name with
 //     "util" (DCGM_FI_DEV_GPU_UTIL): utilization;
 //   - "latency" or "queue_time" (TorchServe's ts_queue_latency_microseconds,
@@ -43,6 +45,13 @@ func (m Metric) Kind() (services.MetricKind, float64, error) {
 		}
 		return 0, 0, fmt.Errorf("resource %s: gpuplan models a replica's CPU or GPU utilization, not its %s", strict.Quote(m.Name), strict.Quote(m.Name))
 	}
+	if _, ok, err := m.Latency(); ok {
+		if err != nil {
+			return 0, 0, err
+		}
+		// Seconds, as vLLM's histograms count them.
+		return services.LatencyQuantileMs, 1000, nil
+	}
 	text := strings.ToLower(m.Name + " " + m.Query)
 	// vLLM's own metrics are known by name, not guessed from their words
 	// (vllm:num_requests_waiting holds "request" but is no rate).
@@ -55,7 +64,7 @@ func (m Metric) Kind() (services.MetricKind, float64, error) {
 		// A share, 0 to 1, despite "perc" (vLLM's own description).
 		return services.KVCacheUsage, 1, nil
 	case strings.Contains(text, "vllm:"):
-		return 0, 0, fmt.Errorf("%s: of vLLM's metrics gpuplan's services export vllm:num_requests_waiting (a queue depth), vllm:num_requests_running and vllm:kv_cache_usage_perc (or gpu_cache_usage_perc); token latencies are not exported to autoscalers yet", strict.Quote(m.Name+m.Query))
+		return 0, 0, fmt.Errorf("%s: of vLLM's metrics gpuplan's services export vllm:num_requests_waiting (a queue depth), vllm:num_requests_running and vllm:kv_cache_usage_perc (or gpu_cache_usage_perc); and a quantile of its latency histograms (histogram_quantile over vllm:time_to_first_token_seconds, vllm:time_per_output_token_seconds or vllm:inter_token_latency_seconds, vllm:e2e_request_latency_seconds)", strict.Quote(m.Name+m.Query))
 	}
 	has := func(words ...string) bool {
 		for _, w := range words {

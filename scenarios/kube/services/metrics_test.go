@@ -40,8 +40,13 @@ func TestMetricKind(t *testing.T) {
 	}
 	_, _, err := Metric{Source: "Resource", Name: "memory"}.Kind()
 	require.ErrorContains(t, err, `not its "memory"`)
-	_, _, err = Metric{Source: "prometheus", Query: "histogram_quantile(0.95, vllm:time_to_first_token_seconds_bucket)"}.Kind()
+	_, _, err = Metric{Source: "prometheus", Query: "avg(vllm:num_preemptions_total)"}.Kind()
 	require.ErrorContains(t, err, "of vLLM's metrics gpuplan's services export vllm:num_requests_waiting (a queue depth), vllm:num_requests_running and vllm:kv_cache_usage_perc")
+	// A quantile of a latency histogram is read, in seconds.
+	k, f, err := Metric{Source: "prometheus", Query: `histogram_quantile(0.95, sum(rate(vllm:time_to_first_token_seconds_bucket{model_name="llama"}[2m])) by (le))`}.Kind()
+	require.NoError(t, err)
+	require.Equal(t, services.LatencyQuantileMs, k)
+	require.Equal(t, 1000.0, f)
 	_, _, err = Metric{Source: "prometheus", Query: "sum(foo)"}.Kind()
 	require.ErrorContains(t, err, `cannot tell what prometheus "sum(foo)" measures`)
 }
