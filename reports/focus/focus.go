@@ -667,6 +667,9 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 }
 
 func checkCharge(c Charge, bs, be time.Time) error {
+	if err := checkCommitment(c); err != nil {
+		return err
+	}
 	switch {
 	case !validTime(c.Start) || !validTime(c.End):
 		return errors.New("start or end unset or outside years 1 to 9999")
@@ -679,8 +682,8 @@ func checkCharge(c Charge, bs, be time.Time) error {
 		return errors.New("no pool (ResourceId must not be null)")
 	case strings.TrimSpace(c.InstanceType) == "":
 		return errors.New("no instance type (SkuId must not be null on usage)")
-	case commitmentLevel(c) && c.CapacityType == "":
-	case c.CapacityType != "on-demand" && c.CapacityType != "spot" && c.CapacityType != "reserved":
+	case c.CapacityType != "on-demand" && c.CapacityType != "spot" && c.CapacityType != "reserved" &&
+		!(commitmentLevel(c) && c.CapacityType == ""): // a commitment's own row has no capacity type
 		return fmt.Errorf("capacity type %q is not on-demand, spot or reserved", c.CapacityType)
 	case !finite(c.Cost, c.ListCost, c.Quantity, c.ListUnitPrice, c.UnitPrice):
 		return errors.New("a money or quantity field is NaN or infinite")
@@ -696,9 +699,6 @@ func checkCharge(c Charge, bs, be time.Time) error {
 		// its unit price (ContractedCost is UnitPrice x Quantity).
 		return fmt.Errorf("UnitPrice %s x Quantity %s is not Cost %s",
 			FormatDecimal(c.UnitPrice), FormatDecimal(c.Quantity), FormatDecimal(c.Cost))
-	}
-	if err := checkCommitment(c); err != nil {
-		return err
 	}
 	return checkUsage(c)
 }
