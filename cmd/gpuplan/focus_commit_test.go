@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -131,4 +134,57 @@ func TestFOCUSCommitmentsByHand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The Savings Plan of testdata/focus-commitments.yaml at $40 an hour on
+// od and g5: each hour the reserved instance covers one od node ($20 for
+// $32), the plan, taking the pools in order, the other od node at $22.40
+// ($32 covered) and both g5 at $3.50 ($10 covered), $10.60 unused. So od's
+// rows split into halves covered by ri and by sp, none left at
+// on-demand; over 4 hours sp's usage rows come to 4 x 29.40 = $117.60 and
+// its unused rows 4 x 10.60 = $42.40, its fee 4 x 40 = $160.00. Bill: 396
+// - 4 x (32 + 32 + 10) + 4 x (20 + 40) = $340.00 again.
+func TestFOCUSSpendCommitmentOverTwoPools(t *testing.T) {
+	src, err := os.ReadFile("testdata/focus-commitments.yaml")
+	require.NoError(t, err)
+	body := strings.Replace(strings.Replace(string(src), "hourly: 8", "hourly: 40", 1), "pools: [g5]", "pools: [od, g5]", 1)
+	require.NotEqual(t, string(src), body)
+	in := t.TempDir()
+	trace, err := os.ReadFile("testdata/focus-commitments.csv")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(in, "focus-commitments.csv"), trace, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(in, "s.yaml"), []byte(body), 0o644))
+	dir := t.TempDir()
+	code, out, errOut := gpuplan(t, "simulate", filepath.Join(in, "s.yaml"), "--out", dir)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "bill $340.00 after them against $396.00 at list prices")
+	h, rows := readFOCUS(t, dir)
+	require.NoError(t, focus.Check(h, rows))
+	var billed, effective int64
+	spUsed, spUnused, spFee := int64(0), int64(0), int64(0)
+	odAtOnDemand := 0
+	for _, r := range rows {
+		billed += centsOf(t, r["BilledCost"])
+		effective += centsOf(t, r["EffectiveCost"])
+		if r["x_Pool"] == "od" && r["CommitmentDiscountId"] == "" {
+			odAtOnDemand++
+		}
+		if r["CommitmentDiscountName"] != "sp" {
+			continue
+		}
+		switch {
+		case r["ChargeCategory"] == "Purchase":
+			spFee += centsOf(t, r["BilledCost"])
+		case r["CommitmentDiscountStatus"] == "Used":
+			spUsed += centsOf(t, r["EffectiveCost"])
+		default:
+			spUnused += centsOf(t, r["EffectiveCost"])
+		}
+	}
+	require.Equal(t, int64(34000), billed)
+	require.Equal(t, int64(34000), effective)
+	require.Equal(t, int64(11760), spUsed)
+	require.Equal(t, int64(4240), spUnused)
+	require.Equal(t, int64(16000), spFee)
+	require.Zero(t, odAtOnDemand, "od is all covered")
 }
