@@ -46,8 +46,10 @@
 //	                           SkuPriceDetails {"InstanceType", "x_GpuModel"};
 //	                           SkuMeter "Instance Hours"
 //	Charge.CapacityType        PricingCategory: on-demand "Standard", spot
-//	                           "Dynamic" (interruptible, provider-set price)
+//	                           "Dynamic" (interruptible, provider-set price),
+//	                           reserved "Committed"
 //	Charge.Cost                BilledCost = EffectiveCost = ContractedCost
+//	                           (but see commitment discounts below)
 //	Charge.ListCost            ListCost (on-demand list price)
 //	Charge.Quantity            ConsumedQuantity = PricingQuantity, node-hours;
 //	                           ConsumedUnit = PricingUnit "Hours"
@@ -58,8 +60,9 @@
 //	                           "gpuplan.dev/idle": "true" on idle rows}, and
 //	                           x_Team, x_Job, x_Pool, x_GpuModel,
 //	                           x_CapacityType, x_Idle
-//	(constants)                ChargeCategory "Usage", ChargeClass null,
-//	                           ChargeFrequency "Usage-Based", BillingCurrency
+//	(constants)                ChargeCategory "Usage" (but purchases),
+//	                           ChargeClass null, ChargeFrequency
+//	                           "Usage-Based", BillingCurrency
 //	                           "USD", ServiceCategory "Compute",
 //	                           ServiceSubcategory "Virtual Machines"
 //
@@ -85,9 +88,40 @@
 //	                          ProviderName; ProviderName and PublisherName
 //	                          are deprecated in 1.3 but still Mandatory)
 //
-// Not emitted, as they do not apply to a simulated on-demand/spot bill:
-// the commitment-discount and capacity-reservation columns, the
+// Commitment discounts and capacity reservations (both versions; the
+// columns are written only when a charge has them, so that files without
+// them keep their columns):
+//
+//	Charge.Commitment          CommitmentDiscountId, Name, Type, Category
+//	                           (Spend or Usage), Unit
+//	Charge.CommitmentStatus    CommitmentDiscountStatus: "Used" on usage a
+//	                           commitment covered (PricingCategory
+//	                           Committed; Cost is the EffectiveCost, the
+//	                           amortised commitment applied; BilledCost 0;
+//	                           ContractedCost UnitPrice x Quantity),
+//	                           "Unused" on the commitment's unused part
+//	                           (ConsumedQuantity null)
+//	Charge.Purchase            ChargeCategory Purchase, ChargeFrequency
+//	                           One-Time or Recurring (BilledCost Cost,
+//	                           EffectiveCost 0, PricingCategory Standard)
+//	Charge.CommitmentQuantity  CommitmentDiscountQuantity
+//	Charge.Reservation,        CapacityReservationId,
+//	ReservationStatus          CapacityReservationStatus (Used, Unused)
+//
+// A commitment's own rows (unused, purchase) have no pool: ResourceId,
+// ResourceName and ResourceType are the commitment's, SkuPriceId its ID,
+// PricingUnit its unit. In 1.3 a pool's usage a commitment covered is an
+// origin charge apart from its usage at on-demand (CheckVersion keys
+// origin charges by CommitmentDiscountId too, and AllocatedRatio is each
+// row's share of the origin charge's EffectiveCost). CheckVersion applies
+// their rules (testdata/focus-1.2 and focus-1.3 hold the column files):
+// EffectiveCost 0 on a commitment's purchase, PricingCategory Committed on
+// its usage, one CommitmentDiscountUnit per commitment, and a
+// commitment's usage EffectiveCost adding up to its purchases'
+// BilledCost when the file holds its purchase.
+//
+// Not emitted, as they do not apply to a simulated bill: the
 // PricingCurrency columns (pricing and billing are both in USD),
 // BillingAccountType and SubAccountType (one type only), InvoiceId (no
-// invoice exists), and 1.3's ContractApplied (no contract commitments).
+// invoice exists), and 1.3's ContractApplied (no contracts).
 package focus

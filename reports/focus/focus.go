@@ -272,6 +272,82 @@ type Charge struct {
 	// as the elements of AllocatedMethodDetails; with none, one element
 	// of the charge's node-hours.
 	Usage []ResourceUsage
+	// Commitment is the commitment discount the charge belongs to (nil:
+	// none): usage it covered (CommitmentStatus "Used"), the unused part
+	// of its commitment ("Unused"), or its purchase (Purchase set).
+	// On a commitment's Usage row Cost is the EffectiveCost (the
+	// amortised commitment applied) and BilledCost is 0, the purchase
+	// rows billing it; ContractedCost is UnitPrice x Quantity. On a
+	// Purchase row Cost is the BilledCost and EffectiveCost is 0.
+	Commitment *CommitmentDiscount
+	// CommitmentStatus is "Used" or "Unused" on a commitment's Usage rows,
+	// "" on its Purchase rows.
+	CommitmentStatus string
+	// CommitmentQuantity is CommitmentDiscountQuantity, in
+	// Commitment.Unit: consumed (Used), left unused (Unused), or
+	// purchased (Purchase: over the term for One-Time, over the charge
+	// period for Recurring).
+	CommitmentQuantity float64
+	// Purchase is a commitment's purchase row's ChargeFrequency,
+	// "One-Time" (its upfront payment) or "Recurring" (its fee); "" on
+	// usage rows.
+	Purchase string
+	// Reservation is the CapacityReservationId of a charge of nodes held
+	// in a capacity reservation or block ("" none); ReservationStatus
+	// "Used" (node-hours pods held) or "Unused" (the rest).
+	Reservation, ReservationStatus string
+}
+
+// CommitmentDiscount is a commitment discount as FOCUS names it.
+type CommitmentDiscount struct {
+	ID, Name string
+	Type     string // CommitmentDiscountType, e.g. "Savings Plan"
+	Category string // CommitmentDiscountCategory: "Spend" or "Usage"
+	Unit     string // CommitmentDiscountUnit: "USD" (Spend), "Hours" (instance-hours)
+}
+
+// commitmentLevel reports whether a charge is a commitment's own row
+// (its purchase, or its unused part), not usage of a pool it covered.
+func commitmentLevel(c Charge) bool {
+	return c.Commitment != nil && (c.Purchase != "" || c.CommitmentStatus == "Unused")
+}
+
+// Columns Write adds when a charge carries them (in the specification's
+// order among the others).
+var (
+	commitmentColumns = []string{"CommitmentDiscountCategory", "CommitmentDiscountId", "CommitmentDiscountName",
+		"CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType", "CommitmentDiscountUnit"}
+	reservationColumns = []string{"CapacityReservationId", "CapacityReservationStatus"}
+)
+
+// headerOf is the columns Write writes for the charges: the version's,
+// the commitment-discount columns when a charge has a commitment, the
+// capacity-reservation ones when a charge has a reservation, in the
+// specification's order, then the custom ones.
+func headerOf(v Version, charges []Charge) []string {
+	want := map[string]bool{}
+	for _, id := range v.emitted() {
+		want[id] = true
+	}
+	for _, c := range charges {
+		if c.Commitment != nil {
+			for _, id := range commitmentColumns {
+				want[id] = true
+			}
+		}
+		if c.Reservation != "" {
+			for _, id := range reservationColumns {
+				want[id] = true
+			}
+		}
+	}
+	var out []string
+	for _, col := range v.spec() {
+		if want[col.ID] {
+			out = append(out, col.ID)
+		}
+	}
+	return append(out, custom...)
 }
 
 // ResourceUsage is one resource an allocated charge's workload held: its
@@ -422,7 +498,7 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 	}
 
 	cw := csv.NewWriter(w)
-	header := append(append([]string(nil), v.emitted()...), custom...)
+	header := headerOf(v, charges)
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -455,6 +531,12 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 		case "reserved": // a capacity reservation or block, bought ahead
 			pricing, capacity = "Committed", "reserved"
 		}
+		if commitmentLevel(c) {
+			capacity = "commitment"
+		}
+		if c.Commitment != nil && c.Purchase == "" {
+			pricing = "Committed" // subject to a commitment, not its purchase
+		}
 		resourceID, resourceName := subAccount+"/"+c.Pool, c.Pool
 		if c.Job != "" {
 			resourceID += "/" + c.Job
@@ -466,24 +548,34 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 		}
 		skuPriceID += capacity
 
+		billed, effective, contracted := c.Cost, c.Cost, c.Cost
+		category, frequency := "Usage", "Usage-Based"
+		if c.Commitment != nil {
+			contracted = c.UnitPrice * c.Quantity
+			if c.Purchase != "" {
+				category, frequency, effective = "Purchase", c.Purchase, 0
+			} else {
+				billed = 0
+			}
+		}
 		set("AvailabilityZone", c.Zone)
-		set("BilledCost", FormatDecimal(c.Cost))
+		set("BilledCost", FormatDecimal(billed))
 		set("BillingAccountId", o.BillingAccountID)
 		set("BillingAccountName", o.BillingAccountName)
 		set("BillingCurrency", currency)
 		set("BillingPeriodEnd", billingEnd)
 		set("BillingPeriodStart", billingStart)
-		set("ChargeCategory", "Usage")
+		set("ChargeCategory", category)
 		set("ChargeClass", "")
 		set("ChargeDescription", description(c, capacity))
-		set("ChargeFrequency", "Usage-Based")
+		set("ChargeFrequency", frequency)
 		set("ChargePeriodEnd", FormatTime(c.End))
 		set("ChargePeriodStart", FormatTime(c.Start))
 		set("ConsumedQuantity", FormatDecimal(c.Quantity))
 		set("ConsumedUnit", unitHours)
-		set("ContractedCost", FormatDecimal(c.Cost))
+		set("ContractedCost", FormatDecimal(contracted))
 		set("ContractedUnitPrice", FormatDecimal(c.UnitPrice))
-		set("EffectiveCost", FormatDecimal(c.Cost))
+		set("EffectiveCost", FormatDecimal(effective))
 		set("InvoiceIssuerName", provider)
 		set("ListCost", FormatDecimal(c.ListCost))
 		set("ListUnitPrice", FormatDecimal(c.ListUnitPrice))
@@ -522,13 +614,41 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 			set("SkuPriceDetails", jsonObject(map[string]string{"x_VmSize": c.InstanceType}))
 			set("SkuPriceId", diskSku+"/"+c.InstanceType)
 		}
+		if c.Reservation != "" {
+			set("CapacityReservationId", c.Reservation)
+			set("CapacityReservationStatus", c.ReservationStatus)
+		}
+		if cd := c.Commitment; cd != nil {
+			set("CommitmentDiscountCategory", cd.Category)
+			set("CommitmentDiscountId", cd.ID)
+			set("CommitmentDiscountName", cd.Name)
+			set("CommitmentDiscountQuantity", FormatDecimal(c.CommitmentQuantity))
+			set("CommitmentDiscountStatus", c.CommitmentStatus)
+			set("CommitmentDiscountType", cd.Type)
+			set("CommitmentDiscountUnit", cd.Unit)
+			if commitmentLevel(c) {
+				// The commitment's own row: no pool's usage is consumed.
+				set("ConsumedQuantity", "")
+				set("ConsumedUnit", "")
+				set("PricingUnit", cd.Unit)
+				set("ResourceId", cd.ID)
+				set("ResourceName", cd.Name)
+				set("ResourceType", cd.Type)
+				set("SkuMeter", cd.Type)
+				set("SkuPriceDetails", jsonObject(map[string]string{"x_CommitmentDiscountType": cd.Type}))
+				set("SkuPriceId", cd.ID)
+				set("RegionId", "")
+				set("RegionName", "")
+				set("AvailabilityZone", "")
+			}
+		}
 		set("SubAccountId", subAccount)
 		set("SubAccountName", o.Scenario)
 		set("Tags", jsonObject(tags(c, capacity)))
 		if v == V1_3 {
 			set("HostProviderName", provider)
 			set("ServiceProviderName", provider)
-			if og, ok := origins[c.Pool]; ok && splits(c) {
+			if og, ok := origins[originKey(c)]; ok && splits(c) {
 				writeSplit(set, c, og, subAccount, capacity)
 			}
 		}
@@ -547,6 +667,9 @@ func Write(w io.Writer, o Options, charges []Charge) error {
 }
 
 func checkCharge(c Charge, bs, be time.Time) error {
+	if err := checkCommitment(c); err != nil {
+		return err
+	}
 	switch {
 	case !validTime(c.Start) || !validTime(c.End):
 		return errors.New("start or end unset or outside years 1 to 9999")
@@ -555,11 +678,12 @@ func checkCharge(c Charge, bs, be time.Time) error {
 	case c.Start.Truncate(time.Second).Before(bs) || c.End.Truncate(time.Second).After(be):
 		return fmt.Errorf("%s to %s is outside the billing period %s to %s",
 			FormatTime(c.Start), FormatTime(c.End), FormatTime(bs), FormatTime(be))
-	case strings.TrimSpace(c.Pool) == "":
+	case strings.TrimSpace(c.Pool) == "" && !commitmentLevel(c):
 		return errors.New("no pool (ResourceId must not be null)")
 	case strings.TrimSpace(c.InstanceType) == "":
 		return errors.New("no instance type (SkuId must not be null on usage)")
-	case c.CapacityType != "on-demand" && c.CapacityType != "spot" && c.CapacityType != "reserved":
+	case c.CapacityType != "on-demand" && c.CapacityType != "spot" && c.CapacityType != "reserved" &&
+		!(commitmentLevel(c) && c.CapacityType == ""): // a commitment's own row has no capacity type
 		return fmt.Errorf("capacity type %q is not on-demand, spot or reserved", c.CapacityType)
 	case !finite(c.Cost, c.ListCost, c.Quantity, c.ListUnitPrice, c.UnitPrice):
 		return errors.New("a money or quantity field is NaN or infinite")
@@ -568,17 +692,66 @@ func checkCharge(c Charge, bs, be time.Time) error {
 	case !consistent(c.ListUnitPrice, c.Quantity, c.ListCost):
 		return fmt.Errorf("ListUnitPrice %s x Quantity %s is not ListCost %s",
 			FormatDecimal(c.ListUnitPrice), FormatDecimal(c.Quantity), FormatDecimal(c.ListCost))
-	case !consistent(c.UnitPrice, c.Quantity, c.Cost):
+	case !finite(c.CommitmentQuantity):
+		return errors.New("the commitment quantity is NaN or infinite")
+	case (c.Commitment == nil || c.CommitmentStatus != "Used") && !consistent(c.UnitPrice, c.Quantity, c.Cost):
+		// A commitment's covered usage costs its amortised share, not
+		// its unit price (ContractedCost is UnitPrice x Quantity).
 		return fmt.Errorf("UnitPrice %s x Quantity %s is not Cost %s",
 			FormatDecimal(c.UnitPrice), FormatDecimal(c.Quantity), FormatDecimal(c.Cost))
 	}
 	return checkUsage(c)
 }
 
+// checkCommitment checks a charge's commitment-discount and
+// capacity-reservation fields.
+func checkCommitment(c Charge) error {
+	switch {
+	case c.Reservation == "" && c.ReservationStatus != "":
+		return errors.New("a capacity reservation status without a reservation")
+	case c.Reservation != "" && c.ReservationStatus != "Used" && c.ReservationStatus != "Unused":
+		return fmt.Errorf("capacity reservation status %q is not Used or Unused", c.ReservationStatus)
+	}
+	cd := c.Commitment
+	if cd == nil {
+		if c.CommitmentStatus != "" || c.Purchase != "" || c.CommitmentQuantity != 0 {
+			return errors.New("a commitment status, purchase or quantity without a commitment")
+		}
+		return nil
+	}
+	switch {
+	case strings.TrimSpace(cd.ID) == "" || strings.TrimSpace(cd.Type) == "" || strings.TrimSpace(cd.Unit) == "":
+		return errors.New("a commitment needs an ID, a type and a unit")
+	case cd.Category != "Spend" && cd.Category != "Usage":
+		return fmt.Errorf("commitment category %q is not Spend or Usage", cd.Category)
+	case c.Purchase != "" && c.Purchase != "One-Time" && c.Purchase != "Recurring":
+		return fmt.Errorf("a commitment's purchase is %q, not One-Time or Recurring", c.Purchase)
+	case c.Purchase != "" && c.CommitmentStatus != "":
+		return errors.New("a commitment's purchase has no status (Used and Unused are usage)")
+	case c.Purchase == "" && c.CommitmentStatus != "Used" && c.CommitmentStatus != "Unused":
+		return fmt.Errorf("commitment status %q is not Used or Unused", c.CommitmentStatus)
+	case c.CommitmentQuantity < 0:
+		return errors.New("a negative commitment quantity")
+	}
+	return nil
+}
+
 func description(c Charge, capacity string) string {
 	d := fmt.Sprintf("%s %s node-hours in pool %s", capacity, c.InstanceType, c.Pool)
 	if c.GPUModel != "" {
 		d = fmt.Sprintf("%s %s (%s) node-hours in pool %s", capacity, c.InstanceType, c.GPUModel, c.Pool)
+	}
+	if cd := c.Commitment; cd != nil {
+		name := cd.Type + " " + cd.Name
+		switch {
+		case c.Purchase == "One-Time":
+			return name + ": the upfront payment's share for the billing period (amortised over the term's hours)"
+		case c.Purchase == "Recurring":
+			return name + ": the recurring fee for the billing period"
+		case c.CommitmentStatus == "Unused":
+			return name + ": commitment applied to no usage"
+		}
+		d += ", covered by " + name
 	}
 	switch {
 	case c.Disk:
@@ -596,6 +769,9 @@ func description(c Charge, capacity string) string {
 }
 
 func tags(c Charge, capacity string) map[string]string {
+	if commitmentLevel(c) {
+		return map[string]string{"commitment": c.Commitment.Name}
+	}
 	t := map[string]string{"pool": c.Pool, "capacityType": capacity}
 	if c.Team != "" {
 		t["team"] = c.Team
@@ -866,11 +1042,13 @@ func CheckVersion(v Version, header []string, rows []map[string]string) error {
 		rn := n + 1
 		nums := c.values(rn, row, cols)
 		c.rules(rn, row, nums)
+		c.commitmentRules(rn, row, nums)
 		if v == V1_3 {
 			c.rules13(rn, row)
 			c.splitRules(rn, row, nums)
 		}
 	}
+	c.commitmentTotals()
 	if v == V1_3 {
 		c.splitTotals()
 	}
@@ -891,6 +1069,10 @@ type checker struct {
 	// order first seen.
 	splits     map[splitKey]*splitGroup
 	splitOrder []splitKey
+	// commitments gathers each CommitmentDiscountId's rows, in the order
+	// first seen.
+	commitments     map[string]*commitmentGroup
+	commitmentOrder []string
 }
 
 func (c *checker) add(format string, a ...any) {

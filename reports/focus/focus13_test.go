@@ -122,8 +122,8 @@ func TestSpec13MatchesSpecFiles(t *testing.T) {
 			t.Errorf("%s: got %+v, 1.2 has %+v", c.ID, c, w)
 		}
 	}
-	if copied != 12 {
-		t.Errorf("%d column files compared, want the 12 copied", copied)
+	if copied != 17 {
+		t.Errorf("%d column files compared, want the 17 copied", copied)
 	}
 	// Every Mandatory column is emitted, and the split columns.
 	emitted := map[string]bool{}

@@ -37,17 +37,27 @@ type origin struct {
 // splits reports whether a charge is a portion of its pool's split: a
 // workload's (a job is set) or the unallocated rest (idle), not the OS
 // disks of deallocated nodes.
-func splits(c Charge) bool { return !c.Disk && (c.Job != "" || c.Idle) }
+func splits(c Charge) bool { return !c.Disk && !commitmentLevel(c) && (c.Job != "" || c.Idle) }
 
-// splitOrigins sums each pool's split rows: the origin charges.
+// originKey names a split row's origin charge: its pool, and the
+// commitment that covered it (a pool's usage a commitment covered is a
+// charge of its own, apart from the pool's uncovered usage).
+func originKey(c Charge) string {
+	if c.Commitment != nil {
+		return c.Pool + "\x00" + c.Commitment.ID
+	}
+	return c.Pool
+}
+
+// splitOrigins sums each origin charge's split rows' cost (EffectiveCost).
 func splitOrigins(charges []Charge) map[string]origin {
 	out := map[string]origin{}
 	for _, c := range charges {
 		if splits(c) {
-			o := out[c.Pool]
+			o := out[originKey(c)]
 			o.cost += c.Cost
 			o.rows++
-			out[c.Pool] = o
+			out[originKey(c)] = o
 		}
 	}
 	return out
@@ -271,10 +281,10 @@ func jsonNumber(raw json.RawMessage) (float64, error) {
 type splitGroup struct {
 	rows   []int     // row numbers
 	ratios []float64 // the rows' AllocatedRatio sums
-	costs  []float64 // the rows' BilledCost
+	costs  []float64 // the rows' EffectiveCost
 }
 
-type splitKey struct{ method, resource, start, end string }
+type splitKey struct{ method, resource, commitment, start, end string }
 
 // splitRules checks the FOCUS 1.3 requirements of a row's split cost
 // allocation columns and gathers it into its origin charge for
@@ -308,11 +318,11 @@ func (c *checker) splitRules(rn int, row map[string]string, nums map[string]floa
 		add("row %d: AllocatedMethodDetails: %v", rn, err)
 		return
 	}
-	cost, ok := nums["BilledCost"]
+	cost, ok := nums["EffectiveCost"]
 	if !ok || !method {
 		return
 	}
-	k := splitKey{row["AllocatedMethodId"], row["ResourceId"], row["BillingPeriodStart"], row["BillingPeriodEnd"]}
+	k := splitKey{row["AllocatedMethodId"], row["ResourceId"], row["CommitmentDiscountId"], row["BillingPeriodStart"], row["BillingPeriodEnd"]}
 	if c.splits == nil {
 		c.splits = map[splitKey]*splitGroup{}
 	}
@@ -329,7 +339,9 @@ func (c *checker) splitRules(rn int, row map[string]string, nums map[string]floa
 
 // splitTotals checks each origin charge: its rows' AllocatedRatio add up
 // to 1, and each row's ratio is its share of the origin charge's cost
-// (the sum of its rows' BilledCost), to a millionth.
+// (the sum of its rows' EffectiveCost: BilledCost on a charge no
+// commitment covered, the amortised commitment on one it covered), to a
+// millionth.
 func (c *checker) splitTotals() {
 	const tol = 1e-6
 	for _, k := range c.splitOrder {
