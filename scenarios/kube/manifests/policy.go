@@ -328,16 +328,18 @@ func (g *gen) kueueConfig() (File, error) {
 	var what []string
 	if len(mappings) > 0 {
 		// Kueue counts DRA devices only through these mappings, behind
-		// its DynamicResourceAllocation feature gate (alpha in v0.17).
+		// its KueueDRAIntegration feature gate (v0.18's name of v0.17's
+		// DynamicResourceAllocation, beta and on by default; Kueue
+		// v0.19.2 refuses to start on the old name), written on to say so.
 		cfg.Resources = &kueuecfg.Resources{DeviceClassMappings: mappings}
-		cfg.FeatureGates = map[string]bool{"DynamicResourceAllocation": true}
+		cfg.FeatureGates = map[string]bool{"KueueDRAIntegration": true}
 		switch {
 		case len(g.draClasses) == 0:
-			what = append(what, "resources.deviceClassMappings (the policy's, as read: the quota resource each DeviceClass's claimed devices are charged as) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+			what = append(what, "resources.deviceClassMappings (the policy's, as read: the quota resource each DeviceClass's claimed devices are charged as) with the KueueDRAIntegration feature gate on (beta, on by default since Kueue v0.18)")
 		case g.pol != nil && len(g.pol.DeviceClassMappings) > 0:
-			what = append(what, "resources.deviceClassMappings (the policy's, as read, and each DeviceClass of gpuplan's the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+			what = append(what, "resources.deviceClassMappings (the policy's, as read, and each DeviceClass of gpuplan's the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the KueueDRAIntegration feature gate on (beta, on by default since Kueue v0.18)")
 		default:
-			what = append(what, "resources.deviceClassMappings (each DeviceClass the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+			what = append(what, "resources.deviceClassMappings (each DeviceClass the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the KueueDRAIntegration feature gate on (beta, on by default since Kueue v0.18)")
 		}
 	}
 	if fs := spec.FairSharing; fs != nil {
