@@ -294,7 +294,7 @@ func (d policyDoc) strict(out any) error {
 				var ie *InputError
 				if err := w.Walk(d.root, reflect.TypeOf(out).Elem(), ""); errors.As(err, &ie) && strings.HasSuffix(ie.Field, name) {
 					if strings.HasPrefix(d.tm.APIVersion, "kueue.x-k8s.io/") {
-						return inputErr(d.file, ie.Line, d.tm.Kind, "unknown field %s: %s", Quote(ie.Field), kueueUnknownField(d.tm.APIVersion, d.tm.Kind, ie.Field))
+						return inputErr(d.file, ie.Line, d.tm.Kind, "unknown field %s: %s", Quote(ie.Field), kueueUnknownField(kueueLaterFields, d.tm.APIVersion, d.tm.Kind, ie.Field))
 					}
 					return inputErr(d.file, ie.Line, d.tm.Kind, "unknown field %s", Quote(ie.Field))
 				}
@@ -1102,27 +1102,13 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 		if err := d.strict(&old); err != nil {
 			return err
 		}
-		// The fields gpuplan reads have the same shape in both versions;
-		// v1beta1's cohort is v1beta2's cohortName.
-		b, err := yaml.Marshal(old)
-		if err != nil {
-			return d.errorf("%v", err)
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(b, &m); err != nil {
-			return d.errorf("%v", err)
-		}
-		spec, _ := m["spec"].(map[string]any)
-		if c, ok := spec["cohort"]; ok {
-			spec["cohortName"] = c
-			delete(spec, "cohort")
-		}
-		delete(m, "status")
-		m["apiVersion"] = kueueV1beta2
-		b, _ = yaml.Marshal(m)
-		if err := yaml.Unmarshal(b, &cq); err != nil {
+		// Kueue's own conversion (the one its conversion webhook runs):
+		// cohort becomes cohortName, admissionChecks become
+		// admissionChecksStrategy rules, Borrow and Preempt MayStopSearch.
+		if err := old.ConvertTo(&cq); err != nil {
 			return d.errorf("%v (converting v1beta1 to v1beta2)", err)
 		}
+		cq.APIVersion = kueueV1beta2
 	} else if err := d.strict(&cq); err != nil {
 		return err
 	}
@@ -1186,7 +1172,14 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 		}
 	}
 	if s.AdmissionChecksStrategy != nil && len(s.AdmissionChecksStrategy.AdmissionChecks) > 0 {
-		p.notModelled(d, cq.Name, "spec.admissionChecksStrategy")
+		if d.tm.APIVersion == kueueV1beta1 && nodeAt(d, "spec.admissionChecks") {
+			p.notModelled(d, cq.Name, "spec.admissionChecks")
+		} else {
+			p.notModelled(d, cq.Name, "spec.admissionChecksStrategy")
+		}
+	}
+	if err := p.concurrentAdmission(d, &cq); err != nil {
+		return err
 	}
 	if s.StopPolicy != nil && *s.StopPolicy != kueue.None {
 		p.notModelled(d, cq.Name, "spec.stopPolicy")
@@ -1205,6 +1198,62 @@ func (p *Policy) clusterQueue(d policyDoc) error {
 		p.Notes = append(p.Notes, d.where(cq.Name)+": spec.namespaceSelector is unset, which admits no namespace in Kueue; gpuplan has no namespaces and admits every LocalQueue that points here")
 	}
 	p.Spec.ClusterQueues = append(p.Spec.ClusterQueues, q)
+	return nil
+}
+
+// nodeAt says whether the document gives the field at path.
+func nodeAt(d policyDoc, path string) bool {
+	if d.root == nil {
+		return false
+	}
+	n, _ := strict.NodeAt(d.root, path)
+	return n != nil
+}
+
+// concurrentAdmission reads a ClusterQueue's concurrentAdmissionPolicy
+// (Kueue v0.18, alpha behind the ConcurrentAdmission feature gate, which
+// a ClusterQueue that sets it takes as on), refused where Kueue's webhook
+// refuses it (validateConcurrentAdmissionPolicy), else noted: gpuplan
+// tries the flavors in order as without it and never migrates an admitted
+// workload to a more preferred flavor.
+func (p *Policy) concurrentAdmission(d policyDoc, cq *kueue.ClusterQueue) error {
+	ca := cq.Spec.ConcurrentAdmissionPolicy
+	if ca == nil {
+		return nil
+	}
+	const why = "Kueue's webhook refuses it when the ConcurrentAdmission feature gate is on, as a ClusterQueue that sets concurrentAdmissionPolicy needs"
+	rgs := cq.Spec.ResourceGroups
+	if len(rgs) != 1 {
+		return d.fieldErr("spec.resourceGroups", "Invalid value: %d: must have exactly one ResourceGroup when ConcurrentAdmissionPolicy is defined (%s)", len(rgs), why)
+	}
+	if n := len(rgs[0].Flavors); n > 16 {
+		return d.fieldErr("spec.resourceGroups[0].flavors", "Invalid value: %d: cannot have more than 16 resource flavors in the ResourceGroup when ConcurrentAdmissionPolicy is defined (%s)", n, why)
+	}
+	if c := ca.Migration.Constraints; c != nil {
+		mode := ca.Migration.Mode
+		if mode != "" && mode != kueue.ConcurrentAdmissionTryPreferredFlavors {
+			return d.fieldErr("spec.concurrentAdmissionPolicy.migration.constraints", "Forbidden: may only be set when migration.mode is %q (got %q) (%s)", kueue.ConcurrentAdmissionTryPreferredFlavors, mode, why)
+		}
+		if last := c.LastAcceptableFlavorName; last != nil {
+			var names []string
+			ok := false
+			for _, f := range rgs[0].Flavors {
+				names = append(names, string(f.Name))
+				ok = ok || f.Name == *last
+			}
+			if !ok {
+				return d.fieldErr("spec.concurrentAdmissionPolicy.migration.constraints.lastAcceptableFlavorName", "Invalid value: %s: must be one of the flavors defined in the ClusterQueue: [%s] (%s)", Quote(string(*last)), strings.Join(names, " "), why)
+			}
+		}
+	}
+	if cq.Spec.QueueingStrategy == kueue.StrictFIFO {
+		return d.fieldErr("spec.queueingStrategy", "Invalid value: %q: StrictFIFO queueing strategy cannot be used when ConcurrentAdmissionPolicy is defined (%s)", kueue.StrictFIFO, why)
+	}
+	what := "spec.concurrentAdmissionPolicy (Kueue v0.18, alpha: workloads pursue several flavors at once; gpuplan tries them in order, as without it"
+	if ca.Migration.Mode != kueue.ConcurrentAdmissionRetainFirstAdmission {
+		what += ", and never migrates a running workload to a more preferred flavor (" + string(kueue.ConcurrentAdmissionTryPreferredFlavors) + ")"
+	}
+	p.notModelled(d, cq.Name, what+")")
 	return nil
 }
 

@@ -7,8 +7,9 @@ import (
 )
 
 // Every embedded Kueue schema compiles, which also means gpuplan has an
-// evaluator for each of its CEL rules (the datreeio catalog's schemas:
-// PROVENANCE.md).
+// evaluator for each of its CEL rules (16 distinct rules over the ten
+// schemas of v0.19.2, four of them transition rules that run only on
+// update).
 func TestEveryKueueSchemaCompiles(t *testing.T) {
 	for _, v := range []string{"v1beta1", "v1beta2"} {
 		for _, k := range []string{"ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass"} {

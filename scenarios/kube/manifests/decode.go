@@ -57,13 +57,13 @@ func newObject(apiVersion, kind string) any {
 		return &karpv1.NodePool{}
 	case "karpenter.k8s.aws/v1 EC2NodeClass":
 		return &EC2NodeClass{}
-	case kueue.GroupVersion.String() + " Topology":
+	case kueue.SchemeGroupVersion.String() + " Topology":
 		return &kueue.Topology{}
-	case kueue.GroupVersion.String() + " ResourceFlavor":
+	case kueue.SchemeGroupVersion.String() + " ResourceFlavor":
 		return &kueue.ResourceFlavor{}
-	case kueue.GroupVersion.String() + " ClusterQueue":
+	case kueue.SchemeGroupVersion.String() + " ClusterQueue":
 		return &kueue.ClusterQueue{}
-	case kueue.GroupVersion.String() + " LocalQueue":
+	case kueue.SchemeGroupVersion.String() + " LocalQueue":
 		return &kueue.LocalQueue{}
 	case "monitoring.coreos.com/v1 PrometheusRule":
 		return &monitoringv1.PrometheusRule{}
@@ -71,9 +71,9 @@ func newObject(apiVersion, kind string) any {
 		return &VolcanoJob{}
 	case VolcanoQueueAPIVersion + " Queue":
 		return &scenarios.VolcanoQueue{}
-	case kueue.GroupVersion.String() + " WorkloadPriorityClass":
+	case kueue.SchemeGroupVersion.String() + " WorkloadPriorityClass":
 		return &kueue.WorkloadPriorityClass{}
-	case kueue.GroupVersion.String() + " Cohort":
+	case kueue.SchemeGroupVersion.String() + " Cohort":
 		return &kueue.Cohort{}
 	case "storage.k8s.io/v1 StorageClass":
 		return &storagev1.StorageClass{}

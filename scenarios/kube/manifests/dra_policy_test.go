@@ -7,7 +7,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	kueuecfg "sigs.k8s.io/kueue/apis/config/v1beta2"
+	kueuefeatures "sigs.k8s.io/kueue/pkg/features"
+	"sigs.k8s.io/yaml"
 
 	"gpuplan.dev/gpuplan/scenarios"
 	"gpuplan.dev/gpuplan/scenarios/pipeline"
@@ -87,7 +92,8 @@ spec:
 	cfg, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(PathKueueConfig)))
 	require.NoError(t, err, "the policy's mapping needs Kueue's Configuration")
 	require.Contains(t, string(cfg), "deviceClassMappings:\n      - deviceClassNames:\n        - gpu.example.com\n        name: example.com/gpu\n")
-	require.Contains(t, string(cfg), "DynamicResourceAllocation: true")
+	require.Contains(t, string(cfg), "KueueDRAIntegration: true")
+	requireKueueStarts(t, cfg)
 	classes, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(PathDRA)))
 	require.NoError(t, err, "the policy's DeviceClass is written back")
 	objs, err := Decode(PathDRA, classes)
@@ -124,4 +130,19 @@ spec:
 	withClasses := append(written, filepath.Join(out, filepath.FromSlash(PathDRA)))
 	require.Equal(t, 8, atOnce(scenarios.Options{PolicyManifests: withClasses}))
 	require.Equal(t, want, summaryJSON(t, s, pipeline.Options{Build: scenarios.Options{PolicyManifests: withClasses}}))
+}
+
+// requireKueueStarts says the written kueue-manager-config's feature
+// gates are ones the Kueue gpuplan reads knows: Kueue's manager sets them
+// with its feature gate's SetFromMap at start and exits on a name it does
+// not know (v0.19.2 no longer knows v0.17's DynamicResourceAllocation).
+func requireKueueStarts(t *testing.T, configMap []byte) {
+	t.Helper()
+	var cm corev1.ConfigMap
+	require.NoError(t, yaml.UnmarshalStrict(configMap, &cm))
+	var cfg kueuecfg.Configuration
+	require.NoError(t, yaml.UnmarshalStrict([]byte(cm.Data["controller_manager_config.yaml"]), &cfg))
+	require.NotEmpty(t, cfg.FeatureGates)
+	require.True(t, kueuefeatures.Enabled(kueuefeatures.KueueDRAIntegration), "Kueue's gates registered")
+	require.NoError(t, utilfeature.DefaultMutableFeatureGate.DeepCopy().SetFromMap(cfg.FeatureGates))
 }

@@ -994,7 +994,7 @@ func (g *gen) kueue() (File, error) {
 	var flavors []kueue.FlavorQuotas
 	for _, q := range g.pools {
 		fl := &kueue.ResourceFlavor{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ResourceFlavor"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "ResourceFlavor"},
 			ObjectMeta: metav1.ObjectMeta{Name: q.name},
 			Spec: kueue.ResourceFlavorSpec{
 				NodeLabels: map[string]string{cluster.LabelPool: q.name},
@@ -1028,7 +1028,7 @@ func (g *gen) kueue() (File, error) {
 		f.Comment = append(f.Comment, words...)
 	}
 	cq := &kueue.ClusterQueue{
-		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ClusterQueue"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "ClusterQueue"},
 		ObjectMeta: metav1.ObjectMeta{Name: g.queueName()},
 		Spec: kueue.ClusterQueueSpec{
 			ResourceGroups:    []kueue.ResourceGroup{{CoveredResources: covered, Flavors: flavors}},
@@ -1039,7 +1039,7 @@ func (g *gen) kueue() (File, error) {
 	f.Objects = append(f.Objects, cq)
 	for _, q := range g.queues() {
 		f.Objects = append(f.Objects, &kueue.LocalQueue{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "LocalQueue"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "LocalQueue"},
 			ObjectMeta: meta(q, g.o.Namespace),
 			Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(g.queueName())},
 		})

@@ -194,7 +194,7 @@ func (g *gen) policyKueue() (File, error) {
 	}
 	for _, fl := range spec.Flavors {
 		rf := &kueue.ResourceFlavor{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ResourceFlavor"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "ResourceFlavor"},
 			ObjectMeta: metav1.ObjectMeta{Name: fl.Name},
 			Spec:       kueue.ResourceFlavorSpec{NodeLabels: fl.NodeLabels},
 		}
@@ -217,7 +217,7 @@ func (g *gen) policyKueue() (File, error) {
 	}
 	for _, c := range spec.Cohorts {
 		f.Objects = append(f.Objects, &kueue.Cohort{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "Cohort"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "Cohort"},
 			ObjectMeta: metav1.ObjectMeta{Name: c.Name},
 			Spec: kueue.CohortSpec{
 				ParentName:     kueue.CohortReference(c.Parent),
@@ -265,7 +265,7 @@ func (g *gen) policyKueue() (File, error) {
 			ff.WhenCanPreempt = kueue.MayStopSearch
 		}
 		f.Objects = append(f.Objects, &kueue.ClusterQueue{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "ClusterQueue"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "ClusterQueue"},
 			ObjectMeta: metav1.ObjectMeta{Name: q.Name},
 			Spec: kueue.ClusterQueueSpec{
 				CohortName:        kueue.CohortReference(q.Cohort),
@@ -284,7 +284,7 @@ func (g *gen) policyKueue() (File, error) {
 			ns = "default"
 		}
 		f.Objects = append(f.Objects, &kueue.LocalQueue{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "LocalQueue"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "LocalQueue"},
 			ObjectMeta: meta(scenarios.LocalQueueName(l.Name), ns),
 			Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(l.ClusterQueue)},
 		})
@@ -322,22 +322,24 @@ func (g *gen) kueueConfig() (File, error) {
 		return f, nil
 	}
 	cfg := kueuecfg.Configuration{
-		TypeMeta:     metav1.TypeMeta{APIVersion: kueuecfg.GroupVersion.String(), Kind: "Configuration"},
+		TypeMeta:     metav1.TypeMeta{APIVersion: kueuecfg.SchemeGroupVersion.String(), Kind: "Configuration"},
 		Integrations: &kueuecfg.Integrations{Frameworks: g.kueueFrameworks()},
 	}
 	var what []string
 	if len(mappings) > 0 {
 		// Kueue counts DRA devices only through these mappings, behind
-		// its DynamicResourceAllocation feature gate (alpha in v0.17).
+		// its KueueDRAIntegration feature gate (v0.18's name of v0.17's
+		// DynamicResourceAllocation, beta and on by default; Kueue
+		// v0.19.2 refuses to start on the old name), written on to say so.
 		cfg.Resources = &kueuecfg.Resources{DeviceClassMappings: mappings}
-		cfg.FeatureGates = map[string]bool{"DynamicResourceAllocation": true}
+		cfg.FeatureGates = map[string]bool{"KueueDRAIntegration": true}
 		switch {
 		case len(g.draClasses) == 0:
-			what = append(what, "resources.deviceClassMappings (the policy's, as read: the quota resource each DeviceClass's claimed devices are charged as) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+			what = append(what, "resources.deviceClassMappings (the policy's, as read: the quota resource each DeviceClass's claimed devices are charged as) with the KueueDRAIntegration feature gate on (beta, on by default since Kueue v0.18)")
 		case g.pol != nil && len(g.pol.DeviceClassMappings) > 0:
-			what = append(what, "resources.deviceClassMappings (the policy's, as read, and each DeviceClass of gpuplan's the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+			what = append(what, "resources.deviceClassMappings (the policy's, as read, and each DeviceClass of gpuplan's the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the KueueDRAIntegration feature gate on (beta, on by default since Kueue v0.18)")
 		default:
-			what = append(what, "resources.deviceClassMappings (each DeviceClass the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the DynamicResourceAllocation feature gate on (alpha in Kueue v0.17)")
+			what = append(what, "resources.deviceClassMappings (each DeviceClass the jobs' claims name, charged to the quota as the resource the device plugin's form asks for) with the KueueDRAIntegration feature gate on (beta, on by default since Kueue v0.18)")
 		}
 	}
 	if fs := spec.FairSharing; fs != nil {
@@ -474,7 +476,7 @@ func (g *gen) policyPriorityClasses() []any {
 	for _, n := range names {
 		if g.pol.WorkloadPriorityClasses[n] {
 			out = append(out, &kueue.WorkloadPriorityClass{
-				TypeMeta:    metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "WorkloadPriorityClass"},
+				TypeMeta:    metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "WorkloadPriorityClass"},
 				ObjectMeta:  metav1.ObjectMeta{Name: n},
 				Value:       g.pol.PriorityClasses[n],
 				Description: "Workload priority class " + n + " of the admission policy of gpuplan scenario " + g.s.Metadata.Name + ".",

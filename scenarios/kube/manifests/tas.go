@@ -53,7 +53,7 @@ func (g *gen) kueueTopology() (*kueue.Topology, []string) {
 		return nil, nil
 	}
 	t := &kueue.Topology{
-		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "Topology"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "Topology"},
 		ObjectMeta: metav1.ObjectMeta{Name: g.topologyName()},
 	}
 	for _, l := range levels {
@@ -120,7 +120,7 @@ func (g *gen) policyTopology() (*kueue.Topology, error) {
 		return nil, err
 	}
 	t := &kueue.Topology{
-		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: "Topology"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "Topology"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 	}
 	for _, l := range levels {

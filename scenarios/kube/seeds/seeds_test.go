@@ -595,14 +595,24 @@ func TestVolcanoWebhookDenials(t *testing.T) {
 	}
 }
 
-// A Kueue field of a release after the one gpuplan reads names both
-// releases: Kueue's concurrent admission documentation's ClusterQueue
-// (spec.concurrentAdmissionPolicy, alpha since v0.18) against v0.17.0;
-// a field no release has (the documentation's minimal-cq
-// flavorFallbackStrategy) says which API it is not a field of.
-func TestKueueFieldsOfALaterRelease(t *testing.T) {
+// Kueue's API up to v0.19.2 (the newest release): the concurrent
+// admission documentation's ClusterQueue (spec.concurrentAdmissionPolicy,
+// alpha since v0.18, refused before as a field of a later release) loads,
+// the policy noted as not modelled, and is refused where Kueue's webhook
+// refuses it (validateConcurrentAdmissionPolicy); a field of the other
+// API version names what this one has instead (Kueue's conversion); a
+// field no release has says which API it is not a field of.
+func TestKueueFieldsAcrossVersions(t *testing.T) {
 	dir := t.TempDir()
 	cq := `apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: spot}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: reservation}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata:
   name: team-cluster-queue
@@ -614,18 +624,49 @@ spec:
   resourceGroups:
   - coveredResources: ["cpu"]
     flavors:
+    - name: reservation
+      resources:
+      - {name: cpu, nominalQuota: 4}
     - name: spot
       resources:
       - {name: cpu, nominalQuota: 9}
 `
-	path := filepath.Join(dir, "cq.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cq), 0o644))
-	_, err := scenarios.LoadPolicy([]string{path})
-	require.ErrorContains(t, err, `cq.yaml:7: ClusterQueue: unknown field "spec.concurrentAdmissionPolicy": a field of Kueue v0.18 (alpha, behind the ConcurrentAdmission feature gate); gpuplan reads Kueue v0.17.0's API (kueue.x-k8s.io/v1beta2)`)
-	other := strings.Replace(cq, "concurrentAdmissionPolicy", "flavorFallbackStrategy", 1)
-	require.NoError(t, os.WriteFile(path, []byte(other), 0o644))
-	_, err = scenarios.LoadPolicy([]string{path})
-	require.ErrorContains(t, err, `cq.yaml:7: ClusterQueue: unknown field "spec.flavorFallbackStrategy": not a field of Kueue v0.17.0's kueue.x-k8s.io/v1beta2 ClusterQueue`)
+	load := func(body string) (*scenarios.Policy, error) {
+		path := filepath.Join(dir, "cq.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		return scenarios.LoadPolicy([]string{path})
+	}
+	pol, err := load(cq)
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(pol.Notes, "\n"), `cq.yaml:9: ClusterQueue team-cluster-queue: spec.concurrentAdmissionPolicy (Kueue v0.18, alpha: workloads pursue several flavors at once; gpuplan tries them in order, as without it, and never migrates a running workload to a more preferred flavor (TryPreferredFlavors)) is read but not modelled`)
+	for _, c := range []struct{ name, from, to, want string }{
+		{"v1beta1 has no concurrent admission", "kueue.x-k8s.io/v1beta2\nkind: ClusterQueue", "kueue.x-k8s.io/v1beta1\nkind: ClusterQueue",
+			`cq.yaml:15: ClusterQueue: unknown field "spec.concurrentAdmissionPolicy": a field of kueue.x-k8s.io/v1beta2 only (since Kueue v0.18): write the ClusterQueue as v1beta2 (gpuplan reads Kueue v0.19.2's API)`},
+		{"v1beta1's cohort", "  namespaceSelector: {}\n", "  namespaceSelector: {}\n  cohort: all\n",
+			`cq.yaml:15: ClusterQueue: unknown field "spec.cohort": v1beta1's name of the field; in kueue.x-k8s.io/v1beta2 it is spec.cohortName`},
+		{"v1beta1's admission checks", "  namespaceSelector: {}\n", "  namespaceSelector: {}\n  admissionChecks: [prov]\n",
+			`unknown field "spec.admissionChecks": a v1beta1 field; kueue.x-k8s.io/v1beta2 lists admission checks in spec.admissionChecksStrategy.admissionChecks`},
+		{"no release has it", "concurrentAdmissionPolicy", "flavorFallbackStrategy",
+			`cq.yaml:15: ClusterQueue: unknown field "spec.flavorFallbackStrategy": not a field of Kueue v0.19.2's kueue.x-k8s.io/v1beta2 ClusterQueue`},
+		{"StrictFIFO", "  namespaceSelector: {}\n", "  namespaceSelector: {}\n  queueingStrategy: StrictFIFO\n",
+			`spec.queueingStrategy: Invalid value: "StrictFIFO": StrictFIFO queueing strategy cannot be used when ConcurrentAdmissionPolicy is defined`},
+		{"last acceptable flavor", "      mode: TryPreferredFlavors\n", "      mode: TryPreferredFlavors\n      constraints: {lastAcceptableFlavorName: on-demand}\n",
+			`spec.concurrentAdmissionPolicy.migration.constraints.lastAcceptableFlavorName: Invalid value: "on-demand": must be one of the flavors defined in the ClusterQueue: [reservation spot]`},
+		{"constraints need TryPreferredFlavors", "      mode: TryPreferredFlavors\n", "      mode: RetainFirstAdmission\n      constraints: {lastAcceptableFlavorName: spot}\n",
+			`spec.concurrentAdmissionPolicy.migration.constraints: Forbidden: may only be set when migration.mode is "TryPreferredFlavors" (got "RetainFirstAdmission")`},
+	} {
+		bad := strings.Replace(cq, c.from, c.to, 1)
+		require.NotEqual(t, cq, bad, c.name)
+		_, err := load(bad)
+		require.ErrorContains(t, err, c.want, c.name)
+	}
+	// A v1beta1 ClusterQueue's admissionChecks become admission checks as
+	// Kueue's conversion makes them (before, they were dropped unsaid).
+	old := strings.Replace(strings.Replace(cq, "kueue.x-k8s.io/v1beta2\nkind: ClusterQueue", "kueue.x-k8s.io/v1beta1\nkind: ClusterQueue", 1),
+		"  concurrentAdmissionPolicy:\n    migration:\n      mode: TryPreferredFlavors\n", "  admissionChecks: [prov]\n", 1)
+	pol, err = load(old)
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(pol.Notes, "\n"), `ClusterQueue team-cluster-queue: spec.admissionChecks is read but not modelled`)
 	// The version named is the one compiled in.
 	mod, err := os.ReadFile("../../../go.mod")
 	require.NoError(t, err)

@@ -10,5 +10,8 @@
 // Two small files (overlay/) are added to a vendored copy of Kueue with
 // go build -overlay: they export one scheduling cycle, the admission-
 // routine wrapper and a count of the workloads Heads would return. No line
-// of Kueue is edited. Run it with `make xcheck`, which vendors first.
+// of Kueue is edited. Run it with `make xcheck`, which vendors first;
+// XCHECK_KUEUE_GATES=NAME=false,... sets Kueue's feature gates for a run
+// (gates_test.go), to tell which of Kueue's defaults a difference comes
+// from.
 package kueue

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -33,6 +33,8 @@ import (
 	"sigs.k8s.io/kueue/pkg/util/expectations"
 	"sigs.k8s.io/kueue/pkg/util/routine"
 	"sigs.k8s.io/kueue/pkg/workload"
+	"sigs.k8s.io/kueue/pkg/workload/evict"
+	"sigs.k8s.io/kueue/pkg/workload/finish"
 )
 
 // policy is a Kueue policy as API objects.
@@ -161,7 +163,7 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 	cl := idx.b.Build()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(start)
-	recorder := &record.FakeRecorder{}
+	recorder := &events.FakeRecorder{} // events thrown away
 	// One store of in-flight preemptions, shared as Kueue's manager shares
 	// it between the scheduler, the queues and the workload handlers.
 	expect := expectations.NewStore("preemption")
@@ -281,7 +283,7 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 			cur := w.DeepCopy()
 			seen[w.Name] = cur
 			changed++
-			if workload.HasQuotaReservation(cur) && workload.IsEvicted(cur) {
+			if workload.HasQuotaReservation(cur) && evict.IsEvicted(cur) {
 				evicted = append(evicted, k)
 			}
 			if old == nil {
@@ -290,7 +292,7 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 			}
 			v := out[w.Name]
 			wasReserved := workload.HasQuotaReservation(old)
-			if !wasReserved && workload.HasQuotaReservation(cur) && !workload.IsFinished(cur) {
+			if !wasReserved && workload.HasQuotaReservation(cur) && !finish.IsFinished(cur) {
 				if v.admitted < 0 {
 					v.admitted = now
 				}
@@ -315,7 +317,7 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 			if err := cl.Get(ctx, k, w); err != nil {
 				return 0, err
 			}
-			if !workload.HasQuotaReservation(w) || !workload.IsEvicted(w) {
+			if !workload.HasQuotaReservation(w) || !evict.IsEvicted(w) {
 				continue
 			}
 			workload.UnsetQuotaReservationWithCondition(w, "Pending", "Preempted", clk.Now())
@@ -363,7 +365,7 @@ func runKueue(p policy, jobs []job) (map[string]verdict, error) {
 			if err := cl.Get(ctx, types.NamespacedName{Namespace: lqNS[byName[n].queue], Name: n}, &w); err != nil {
 				return nil, err
 			}
-			if err := workload.Finish(ctx, cl, &w, "JobFinished", "done", clk); err != nil {
+			if err := finish.Finish(ctx, cl, &w, "JobFinished", "done", clk); err != nil {
 				return nil, err
 			}
 			v := out[n]
