@@ -248,7 +248,7 @@ func (r *runner) applyCycle(t Time, decisions []admission.Decision) error {
 				j.info.LastReason = j.info.FirstReason
 			}
 			a.acc[a.ctl.QueueIndex(j.spec.Queue)].Admissions++
-			r.admitted(t, j, d.Flavors)
+			r.admitted(t, j, d.Flavors, d.PodSetFlavors)
 		}
 	}
 	return nil
@@ -256,20 +256,29 @@ func (r *runner) applyCycle(t Time, decisions []admission.Decision) error {
 
 // admitted sends an admitted job to the scheduler, its pods steered to
 // the flavors' nodes (a job waiting for admission carries its own
-// constraints).
-func (r *runner) admitted(t Time, j *jobState, flavors []int) {
+// constraints): a job of several pod groups, each group to its own
+// PodSet's flavors (sets, Kueue's PodSetAssignments; a group that asks
+// nothing of a resource group gets none of its flavors' labels).
+func (r *runner) admitted(t Time, j *jobState, flavors []int, sets [][]int) {
 	j.awaiting = false
 	first := j.admitAt < 0
 	if first {
 		j.admitAt = t
 	}
+	if len(sets) == len(j.spec.Groups)+1 {
+		flavors = sets[0]
+	}
 	j.spec.Constraints = r.adm.constraints(j.spec.Constraints, flavors)
 	if len(j.spec.Groups) > 0 {
-		// Each PodSet's pods go to the flavors' nodes too (a copy: the
+		// Each PodSet's pods go to its flavors' nodes too (a copy: the
 		// job's groups may be shared with other submissions).
 		gs := slices.Clone(j.spec.Groups)
 		for i := range gs {
-			gs[i].Constraints = r.adm.constraints(gs[i].Constraints, flavors)
+			fl := flavors
+			if len(sets) == len(gs)+1 {
+				fl = sets[i+1]
+			}
+			gs[i].Constraints = r.adm.constraints(gs[i].Constraints, fl)
 		}
 		j.spec.Groups = gs
 	}

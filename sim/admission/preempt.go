@@ -60,7 +60,7 @@ func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 		// The targets make room in group g: evict them only if x then
 		// fits in every group.
 		evict := pr.snap.simulateEviction(targets)
-		assign := pr.scratch(st)
+		assign := pr.scratch(st, x)
 		if pr.assigner.assignment(x, true, assign, false).outcome != fit {
 			evict.undo()
 			continue
@@ -85,7 +85,7 @@ func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 	}
 	targets := pr.targetsFor(x, g, best)
 	pr.snap.simulateEviction(targets)
-	assign := pr.scratch(st)
+	assign := pr.scratch(st, x)
 	pr.assigner.assignment(x, true, assign, false)
 	return targets, assign
 }
@@ -132,10 +132,38 @@ func (pr *preemptor) borrowLevel(x *wl, g, f int) int {
 // group g's flavor f, the snapshot left as it was.
 func (pr *preemptor) canPreempt(x *wl, g, f int) bool { return pr.targetsFor(x, g, f) != nil }
 
-// scratch is a scratch assignment of the queue's groups.
-func (pr *preemptor) scratch(st *cqState) []int {
-	pr.assignBuf = slices.Grow(pr.assignBuf[:0], len(st.Groups))[:len(st.Groups)]
+// scratch is a scratch assignment of x in its queue st.
+func (pr *preemptor) scratch(st *cqState, x *wl) []int {
+	n := x.alen(len(st.Groups))
+	pr.assignBuf = slices.Grow(pr.assignBuf[:0], n)[:n]
 	return pr.assignBuf
+}
+
+// assignLevel is how far up its cohort tree x would borrow with the
+// flavors of assign, as usage stands: the largest borrowLevel of its
+// flavors (several PodSets on one flavor: their requests together).
+func (pr *preemptor) assignLevel(x *wl, assign []int) int {
+	st := pr.snap.cqs[x.cq]
+	level := 0
+	if groups := len(st.Groups); len(assign) > groups {
+		req := x.req
+		defer func() { x.req = req }()
+		for g := range groups {
+			for f := range st.flavors[g] {
+				if need := pr.snap.needOn(x, assign, g, f); need != nil {
+					x.req = need
+					level = max(level, pr.borrowLevel(x, g, f))
+				}
+			}
+		}
+		return level
+	}
+	for g, f := range assign {
+		if f >= 0 {
+			level = max(level, pr.borrowLevel(x, g, f))
+		}
+	}
+	return level
 }
 
 // targetsFor are the workloads whose preemption would let x into group
@@ -453,7 +481,7 @@ func (pr *preemptor) candidates(x *wl, g, f int, short []int, cohort, within Pol
 				continue
 			}
 			for _, w := range where {
-				if t.assign[w.g] == w.f && t.req[w.ri] > 0 {
+				if t.uses(len(q.Groups), w.g, w.f, w.ri) {
 					out = append(out, t)
 					break
 				}
