@@ -67,7 +67,7 @@ type wl struct {
 	// sets are a workload of several PodSets' PodSets (nil: one), each
 	// assigned its own flavors (flavorAssigner.assignSets).
 	sets []podSet
-	seq      int64 // admission order
+	seq  int64 // admission order
 	// reservedSec is when it last reserved quota, in whole seconds (the
 	// resolution of Kueue's condition timestamps).
 	reservedSec int64
