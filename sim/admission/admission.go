@@ -275,10 +275,9 @@ type Workload struct {
 	// PodSets, when set, are the workload's PodSets one by one (a
 	// PyTorchJob's Master and Workers, an MPIJob's Launcher and Workers):
 	// the first is the main pods (its Constraints are the workload's),
-	// Requests still counts them all. The workload is admitted whole, one
-	// flavor per resource group for all its PodSets: a flavor is a
-	// candidate only if it is one for every PodSet that asks for a
-	// resource of its group.
+	// Requests still counts them all. The workload is admitted whole,
+	// each PodSet to its own flavor per resource group it asks for
+	// (Decision.PodSetFlavors), in order, as Kueue's assignFlavors does.
 	PodSets []PodSet
 }
 
