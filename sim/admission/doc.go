@@ -37,10 +37,12 @@
 // per flavor as the sum of the PodSets' assignments there, which
 // preemption, borrowing and fair sharing all see; Decision.PodSetFlavors
 // steers each PodSet's pods to its own flavors' nodes. Where such a
-// workload does not fit, preemption looks for room for all its requests
-// of the failing group on one flavor (among those every PodSet may use),
-// then assigns the PodSets afresh; Kueue weighs each PodSet's own
-// shortfall there.
+// workload does not fit, preemption makes room for the PodSet that did
+// not, on a flavor its pods may use, for its requests plus the earlier
+// PodSets' there (as Kueue's findFlavorForPodSets asks its oracle), then
+// assigns the PodSets afresh. The quota a head that would preempt but
+// has nothing to preempt reserves is still worked out for all its
+// requests on one flavor per group.
 //
 // The model follows Kueue's behaviour, without Kueue's code: quotas are
 // integers in the simulator's units (whole GPUs or MIG instances,

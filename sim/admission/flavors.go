@@ -56,6 +56,10 @@ type flavorAssigner struct {
 	prior   []int
 	own     []int64
 	needBuf []int64
+	// failedSet is the PodSet the last assignSets stopped at, failedPrior
+	// the flavors of the PodSets before it (where preemption makes room).
+	failedSet   int
+	failedPrior []int
 }
 
 // preemptionOracle is what the flavor assigner asks of preemption (as
@@ -318,6 +322,8 @@ func (fa *flavorAssigner) assignSets(x *wl, allowBorrow bool, assign []int, why 
 			fa.prior, fa.own = nil, nil
 		}
 		if res.failed >= 0 {
+			fa.failedSet = s
+			fa.failedPrior = append(fa.failedPrior[:0], assign[:s*groups]...)
 			break
 		}
 	}

@@ -105,3 +105,33 @@ func TestPodSetsCountTheEarlierOnes(t *testing.T) {
 	require.False(t, c.Admitted(2))
 	require.Equal(t, "ClusterQueue cq: couldn't assign flavors: insufficient unused quota in flavor a for cpu (2 more needed); insufficient unused quota in flavor b for cpu (2 more needed)", c.Reason(2))
 }
+
+// A workload of several PodSets preempts for the PodSet that does not
+// fit, where its own requests (and the earlier PodSets' there) fall
+// short, as Kueue's findFlavorForPodSets asks its preemption oracle: a
+// priority-0 workload holds spot's 16 GPUs and 10 CPUs; the TFJob
+// (priority 10, withinClusterQueue: LowerPriority) has its Workers (16
+// GPUs, 188 CPUs) fit spot once it is evicted (188 of 190 CPUs), while
+// all the job's 192 CPUs never would. The first cycle evicts it, the
+// next admits the TFJob, Workers on spot and PS on on-demand; the victim
+// waits.
+func TestPodSetsPreemptForTheirOwnRequests(t *testing.T) {
+	c := onDemandSpot(t, 190000)
+	c.spec.ClusterQueues[0].Preempt.WithinClusterQueue = LowerPriority
+	c.snap.cqs[0].Preempt.WithinClusterQueue = LowerPriority
+	require.NoError(t, c.Submit(Workload{ID: 1, Queue: "q", Created: 1, Requests: []Request{{"cpu", 10000}, {gpu, 16}}}))
+	settle(c)
+	require.True(t, c.Admitted(1))
+	tf := tfJob(2)
+	tf.Priority = 10
+	require.NoError(t, c.Submit(tf))
+	ds := settle(c)
+	require.Len(t, ds, 3, "%v", ds)
+	require.True(t, ds[0].Preempted)
+	require.Equal(t, [2]int32{1, 2}, [2]int32{ds[0].ID, ds[0].By})
+	require.Equal(t, int32(2), ds[1].ID)
+	require.Equal(t, [][]int{{1}, {0}}, ds[1].PodSetFlavors)
+	require.True(t, ds[2].Waiting && ds[2].ID == 1)
+	require.Equal(t, [3]int64{4000, 1024, 0}, usageOf(c, 0))
+	require.Equal(t, [3]int64{188000, 2048, 16}, usageOf(c, 1))
+}

@@ -15,6 +15,11 @@ type preemptor struct {
 	fair *FairSharing
 	// assignBuf is scratch for the assignments it tries.
 	assignBuf []int
+	// A workload of several PodSets: the flavors of the PodSets before
+	// the one that did not fit (prior), and what that one and they ask
+	// of a flavor of its group (need).
+	prior []int
+	need  []int64
 }
 
 var _ preemptionOracle = &preemptor{}
@@ -48,11 +53,36 @@ func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 	if g < 0 {
 		return nil, nil
 	}
+	// A workload of several PodSets makes room for the PodSet that did
+	// not fit, on a flavor its pods may use, where that PodSet's
+	// requests and the earlier PodSets' there fall short (Kueue's
+	// findFlavorForPodSets asks its preemption oracle the same).
+	class, set := x.class, -1
+	if len(x.sets) > 0 {
+		fa := pr.assigner
+		set = fa.failedSet
+		class = x.sets[set].class
+		pr.prior = append(pr.prior[:0], fa.failedPrior...)
+		req := x.req
+		defer func() { x.req = req }()
+	}
+	needOn := func(f int) {
+		if set < 0 {
+			return
+		}
+		fa := pr.assigner
+		fa.prior, fa.own = pr.prior, x.sets[set].req
+		fa.need(x, st, g, f)
+		fa.prior, fa.own = nil, nil
+		pr.need = append(pr.need[:0], x.req...)
+		x.req = pr.need
+	}
 	best, bestReclaim, bestLevel := -1, false, 0
 	for f := range st.flavors[g] {
-		if pr.assigner.verdict(st, x, g, f) != candidate {
+		if st.classes[class][st.flat[g]+f] != candidate {
 			continue
 		}
+		needOn(f)
 		targets := pr.targetsFor(x, g, f)
 		if targets == nil {
 			continue
@@ -83,6 +113,7 @@ func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 	if best < 0 {
 		return nil, nil
 	}
+	needOn(best)
 	targets := pr.targetsFor(x, g, best)
 	pr.snap.simulateEviction(targets)
 	assign := pr.scratch(st, x)
