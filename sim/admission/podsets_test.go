@@ -135,3 +135,33 @@ func TestPodSetsPreemptForTheirOwnRequests(t *testing.T) {
 	require.Equal(t, [3]int64{4000, 1024, 0}, usageOf(c, 0))
 	require.Equal(t, [3]int64{188000, 2048, 16}, usageOf(c, 1))
 }
+
+// A PodSet gets flavors only in the resource groups it asks for: under
+// two groups, [cpu] (flavor "cpu-nodes") and [nvidia.com/gpu] (flavors
+// "a100" then "h100", 8 GPUs each), an MPIJob's Launcher (1 CPU) gets
+// cpu-nodes alone and its Workers (2 CPUs, 8 GPUs) cpu-nodes and a100;
+// a second such job's Workers go to h100 (a100 has no GPU left), its
+// Launcher again to cpu-nodes alone.
+func TestPodSetsOnlyTheirGroups(t *testing.T) {
+	c, err := New(Spec{
+		Flavors: []Flavor{{Name: "cpu-nodes"}, {Name: "a100"}, {Name: "h100"}},
+		ClusterQueues: []ClusterQueue{{Name: "cq", Groups: []ResourceGroup{
+			{Covered: []string{"cpu"}, Flavors: []FlavorQuotas{{Flavor: "cpu-nodes", Resources: []Quota{q(100000)}}}},
+			{Covered: []string{gpu}, Flavors: []FlavorQuotas{{Flavor: "a100", Resources: []Quota{q(8)}}, {Flavor: "h100", Resources: []Quota{q(8)}}}},
+		}}},
+		LocalQueues: []LocalQueue{{Name: "q", ClusterQueue: "cq"}},
+	})
+	require.NoError(t, err)
+	mpi := func(id int32) Workload {
+		return Workload{ID: id, Queue: "q", Created: int64(id), Requests: []Request{{"cpu", 3000}, {gpu, 8}},
+			PodSets: []PodSet{{Requests: []Request{{"cpu", 1000}}}, {Requests: []Request{{"cpu", 2000}, {gpu, 8}}}}}
+	}
+	require.NoError(t, c.Submit(mpi(1)))
+	require.NoError(t, c.Submit(mpi(2)))
+	ds := settle(c)
+	require.Len(t, ds, 2)
+	require.Equal(t, [][]int{{0}, {0, 1}}, ds[0].PodSetFlavors)
+	require.Equal(t, [][]int{{0}, {0, 2}}, ds[1].PodSetFlavors)
+	require.Equal(t, int64(6000), c.snap.cqs[0].usage[0][0][0])
+	require.Equal(t, [2]int64{8, 8}, [2]int64{c.snap.cqs[0].usage[1][0][0], c.snap.cqs[0].usage[1][1][0]})
+}
