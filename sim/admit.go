@@ -149,15 +149,33 @@ func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 }
 
 // podSets are a job of several pod groups' PodSets for Kueue, one per
-// group, each with its requests and constraints.
+// group, each with its requests and constraints, in the object's order
+// (setGroup).
 func (a *admState) podSets(j *cluster.JobSpec) []admission.PodSet {
 	sets := make([]admission.PodSet, 0, len(j.Groups)+1)
-	sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, j.MainReplicas(), &j.Pod), Constraints: j.Constraints})
-	for i := range j.Groups {
-		g := &j.Groups[i]
-		sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, g.Replicas, &g.Pod), Constraints: g.Constraints})
+	for s := range len(j.Groups) + 1 {
+		if g := setGroup(j, s); g < 0 {
+			sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, j.MainReplicas(), &j.Pod), Constraints: j.Constraints})
+		} else {
+			pg := &j.Groups[g]
+			sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, pg.Replicas, &pg.Pod), Constraints: pg.Constraints})
+		}
 	}
 	return sets
+}
+
+// setGroup is the pod group of a job's PodSet s: -1 the main Pod, else
+// its index in Groups (the PodSets are Groups[:MainAt], the main Pod,
+// then Groups[MainAt:], the object's order).
+func setGroup(j *cluster.JobSpec, s int) int {
+	at := min(int(j.MainAt), len(j.Groups))
+	switch {
+	case s < at:
+		return s
+	case s == at:
+		return -1
+	}
+	return s - 1
 }
 
 // podRequests appends to out the requests of replicas pods p of job j.
@@ -265,9 +283,19 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int, sets [][]int) {
 	if first {
 		j.admitAt = t
 	}
+	// Each PodSet's flavors, by pod group (setGroup).
+	main, byGroup := flavors, [][]int(nil)
 	if len(sets) == len(j.spec.Groups)+1 {
-		flavors = sets[0]
+		byGroup = make([][]int, len(j.spec.Groups))
+		for s, fl := range sets {
+			if g := setGroup(&j.spec, s); g < 0 {
+				main = fl
+			} else {
+				byGroup[g] = fl
+			}
+		}
 	}
+	flavors = main
 	j.spec.Constraints = r.adm.constraints(j.spec.Constraints, flavors)
 	if len(j.spec.Groups) > 0 {
 		// Each PodSet's pods go to its flavors' nodes too (a copy: the
@@ -275,8 +303,8 @@ func (r *runner) admitted(t Time, j *jobState, flavors []int, sets [][]int) {
 		gs := slices.Clone(j.spec.Groups)
 		for i := range gs {
 			fl := flavors
-			if len(sets) == len(gs)+1 {
-				fl = sets[i+1]
+			if byGroup != nil {
+				fl = byGroup[i]
 			}
 			gs[i].Constraints = r.adm.constraints(gs[i].Constraints, fl)
 		}

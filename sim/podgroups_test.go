@@ -208,7 +208,8 @@ func TestKarpenterProvisionsEveryPodGroup(t *testing.T) {
 // quota, no GPU quota) and spot second (the GPU pool's two 8-GPU nodes;
 // 190 CPUs and 16 GPUs). The TFJob's Workers (2 x 8 GPUs, 94 CPUs) do not
 // fit on-demand's quota and fit spot's; its PS (4 CPUs, no GPU) fits
-// on-demand's, the first flavor. Admitted at 0, it runs its 2 h; the PS's
+// on-demand's, the first flavor (its PodSets in Kueue's order for a
+// TFJob, PS before Worker: MainAt 1; the other order gives the same). Admitted at 0, it runs its 2 h; the PS's
 // 4 CPUs are held on the on-demand pool and the Workers' 188 CPUs and 16
 // GPUs on the spot pool. One flavor for every PodSet (the rule before)
 // would fit neither: on-demand has no GPUs and spot's 190 CPUs are 2
@@ -235,7 +236,7 @@ func TestPodGroupsOnTheirOwnFlavors(t *testing.T) {
 	}
 	tf := cluster.JobSpec{Name: "tf", Queue: "q", Duration: 2 * hour, Replicas: 3,
 		Pod:    cluster.PodSpec{GPUs: 8, MilliCPU: 94000, MemoryMiB: 1024},
-		Groups: []cluster.PodGroup{{Name: "PS", Replicas: 1, Pod: cluster.PodSpec{MilliCPU: 4000, MemoryMiB: 1024}}}}
+		Groups: []cluster.PodGroup{{Name: "PS", Replicas: 1, Pod: cluster.PodSpec{MilliCPU: 4000, MemoryMiB: 1024}}}, MainAt: 1}
 	res, err := sim.Run(sim.Config{Seed: 1, Pools: pools, Admission: adm, Workload: &sim.SliceSource{Jobs: []cluster.JobSpec{tf}},
 		Queue: scheduler.QueueConfig{Backfill: true}})
 	require.NoError(t, err)

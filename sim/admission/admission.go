@@ -272,10 +272,9 @@ type Workload struct {
 	// should share one pointer, not changed once submitted: Submit reuses
 	// what it worked out for the last one.
 	Constraints *cluster.Constraints
-	// PodSets, when set, are the workload's PodSets one by one (a
-	// PyTorchJob's Master and Workers, an MPIJob's Launcher and Workers):
-	// the first is the main pods (its Constraints are the workload's),
-	// Requests still counts them all. The workload is admitted whole,
+	// PodSets, when set, are the workload's PodSets one by one, in the
+	// object's order (a PyTorchJob's Master and Workers, an MPIJob's
+	// Launcher and Workers); Requests still counts them all. The workload is admitted whole,
 	// each PodSet to its own flavor per resource group it asks for
 	// (Decision.PodSetFlavors), in order, as Kueue's assignFlavors does.
 	PodSets []PodSet

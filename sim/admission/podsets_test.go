@@ -30,14 +30,15 @@ func onDemandSpot(t *testing.T, spotCPU int64) *Controller {
 	return c
 }
 
-// tfJob is a TFJob's Workload: PodSet 0 two Workers of 8 GPUs, 94 CPUs and
-// 1 GiB each; PodSet 1 one PS of 4 CPUs and 1 GiB, no GPU.
+// tfJob is a TFJob's Workload, its PodSets in Kueue's order for a TFJob
+// (OrderedReplicaTypes: PS before Worker): PodSet 0 one PS of 4 CPUs and
+// 1 GiB, no GPU; PodSet 1 two Workers of 8 GPUs, 94 CPUs and 1 GiB each.
 func tfJob(id int32) Workload {
 	workers := []Request{{"cpu", 188000}, {"memory", 2048}, {gpu, 16}}
 	ps := []Request{{"cpu", 4000}, {"memory", 1024}}
 	return Workload{ID: id, Queue: "q", Created: int64(id),
 		Requests: append(append([]Request(nil), workers...), ps...),
-		PodSets:  []PodSet{{Requests: workers}, {Requests: ps}}}
+		PodSets:  []PodSet{{Requests: ps}, {Requests: workers}}}
 }
 
 // usageOf is the queue's usage of flavor f (in its one group), cpu,
@@ -50,9 +51,9 @@ func usageOf(c *Controller, f int) [3]int64 {
 // Each PodSet gets its own flavor, as Kueue v0.17.0's
 // FlavorAssigner.assignFlavors gives it: PodSet by PodSet, in order,
 // findFlavorForPodSets tries the group's flavors in the queue's order.
-// The Workers (16 GPUs) do not fit on-demand (GPU quota 0) and fit spot
-// (188 of its 190 CPUs, 16 of 16 GPUs); the PS (4 CPUs, no GPU) fits
-// on-demand, the first flavor. Usage by hand: on-demand 4 CPUs and 1 GiB,
+// The PS (4 CPUs, no GPU) fits on-demand, the first flavor; the Workers
+// (16 GPUs) do not fit on-demand (GPU quota 0; its CPUs would, 4 + 188 =
+// 192 of 96 not) and fit spot (188 of its 190 CPUs, 16 of 16 GPUs). Usage by hand: on-demand 4 CPUs and 1 GiB,
 // spot 188 CPUs, 2 GiB and 16 GPUs. One flavor for both PodSets (the rule
 // before) fits neither: on-demand has no GPUs, and spot's 190 CPUs are 2
 // short of the 192 the two ask for together.
@@ -62,7 +63,7 @@ func TestPodSetsGetTheirOwnFlavors(t *testing.T) {
 	ds := settle(c)
 	require.Len(t, ds, 1)
 	require.False(t, ds[0].Waiting, c.Reason(1))
-	require.Equal(t, [][]int{{1}, {0}}, ds[0].PodSetFlavors, "Workers on spot, PS on on-demand")
+	require.Equal(t, [][]int{{0}, {1}}, ds[0].PodSetFlavors, "PS on on-demand, Workers on spot")
 	require.ElementsMatch(t, []int{0, 1}, ds[0].Flavors)
 	require.Equal(t, [3]int64{4000, 1024, 0}, usageOf(c, 0))
 	require.Equal(t, [3]int64{188000, 2048, 16}, usageOf(c, 1))
@@ -130,7 +131,7 @@ func TestPodSetsPreemptForTheirOwnRequests(t *testing.T) {
 	require.True(t, ds[0].Preempted)
 	require.Equal(t, [2]int32{1, 2}, [2]int32{ds[0].ID, ds[0].By})
 	require.Equal(t, int32(2), ds[1].ID)
-	require.Equal(t, [][]int{{1}, {0}}, ds[1].PodSetFlavors)
+	require.Equal(t, [][]int{{0}, {1}}, ds[1].PodSetFlavors)
 	require.True(t, ds[2].Waiting && ds[2].ID == 1)
 	require.Equal(t, [3]int64{4000, 1024, 0}, usageOf(c, 0))
 	require.Equal(t, [3]int64{188000, 2048, 16}, usageOf(c, 1))
