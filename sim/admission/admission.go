@@ -274,9 +274,10 @@ type Workload struct {
 	Constraints *cluster.Constraints
 	// PodSets, when set, are the workload's PodSets one by one, in the
 	// object's order (a PyTorchJob's Master and Workers, an MPIJob's
-	// Launcher and Workers); Requests still counts them all. The workload is admitted whole,
-	// each PodSet to its own flavor per resource group it asks for
-	// (Decision.PodSetFlavors), in order, as Kueue's assignFlavors does.
+	// Launcher and Workers); Requests still counts them all. The
+	// workload is admitted whole, each PodSet to its own flavor per
+	// resource group it asks for (Decision.PodSetFlavors), in order, as
+	// Kueue's assignFlavors does.
 	PodSets []PodSet
 }
 
