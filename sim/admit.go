@@ -149,15 +149,33 @@ func (a *admState) requests(j *cluster.JobSpec) []admission.Request {
 }
 
 // podSets are a job of several pod groups' PodSets for Kueue, one per
-// group, each with its requests and constraints.
+// group, each with its requests and constraints, in the object's order
+// (setGroup).
 func (a *admState) podSets(j *cluster.JobSpec) []admission.PodSet {
 	sets := make([]admission.PodSet, 0, len(j.Groups)+1)
-	sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, j.MainReplicas(), &j.Pod), Constraints: j.Constraints})
-	for i := range j.Groups {
-		g := &j.Groups[i]
-		sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, g.Replicas, &g.Pod), Constraints: g.Constraints})
+	for s := range len(j.Groups) + 1 {
+		if g := setGroup(j, s); g < 0 {
+			sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, j.MainReplicas(), &j.Pod), Constraints: j.Constraints})
+		} else {
+			pg := &j.Groups[g]
+			sets = append(sets, admission.PodSet{Requests: a.podRequests(nil, j, pg.Replicas, &pg.Pod), Constraints: pg.Constraints})
+		}
 	}
 	return sets
+}
+
+// setGroup is the pod group of a job's PodSet s: -1 the main Pod, else
+// its index in Groups (the PodSets are Groups[:MainAt], the main Pod,
+// then Groups[MainAt:], the object's order).
+func setGroup(j *cluster.JobSpec, s int) int {
+	at := min(int(j.MainAt), len(j.Groups))
+	switch {
+	case s < at:
+		return s
+	case s == at:
+		return -1
+	}
+	return s - 1
 }
 
 // podRequests appends to out the requests of replicas pods p of job j.
@@ -248,7 +266,7 @@ func (r *runner) applyCycle(t Time, decisions []admission.Decision) error {
 				j.info.LastReason = j.info.FirstReason
 			}
 			a.acc[a.ctl.QueueIndex(j.spec.Queue)].Admissions++
-			r.admitted(t, j, d.Flavors)
+			r.admitted(t, j, d.Flavors, d.PodSetFlavors)
 		}
 	}
 	return nil
@@ -256,20 +274,39 @@ func (r *runner) applyCycle(t Time, decisions []admission.Decision) error {
 
 // admitted sends an admitted job to the scheduler, its pods steered to
 // the flavors' nodes (a job waiting for admission carries its own
-// constraints).
-func (r *runner) admitted(t Time, j *jobState, flavors []int) {
+// constraints): a job of several pod groups, each group to its own
+// PodSet's flavors (sets, Kueue's PodSetAssignments; a group that asks
+// nothing of a resource group gets none of its flavors' labels).
+func (r *runner) admitted(t Time, j *jobState, flavors []int, sets [][]int) {
 	j.awaiting = false
 	first := j.admitAt < 0
 	if first {
 		j.admitAt = t
 	}
+	// Each PodSet's flavors, by pod group (setGroup).
+	main, byGroup := flavors, [][]int(nil)
+	if len(sets) == len(j.spec.Groups)+1 {
+		byGroup = make([][]int, len(j.spec.Groups))
+		for s, fl := range sets {
+			if g := setGroup(&j.spec, s); g < 0 {
+				main = fl
+			} else {
+				byGroup[g] = fl
+			}
+		}
+	}
+	flavors = main
 	j.spec.Constraints = r.adm.constraints(j.spec.Constraints, flavors)
 	if len(j.spec.Groups) > 0 {
-		// Each PodSet's pods go to the flavors' nodes too (a copy: the
+		// Each PodSet's pods go to its flavors' nodes too (a copy: the
 		// job's groups may be shared with other submissions).
 		gs := slices.Clone(j.spec.Groups)
 		for i := range gs {
-			gs[i].Constraints = r.adm.constraints(gs[i].Constraints, flavors)
+			fl := flavors
+			if byGroup != nil {
+				fl = byGroup[i]
+			}
+			gs[i].Constraints = r.adm.constraints(gs[i].Constraints, fl)
 		}
 		j.spec.Groups = gs
 	}

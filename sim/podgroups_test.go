@@ -200,3 +200,57 @@ func TestKarpenterProvisionsEveryPodGroup(t *testing.T) {
 	require.Equal(t, [2]sim.Time{5 * mins, 65 * mins}, [2]sim.Time{j.Start, j.End})
 	require.Equal(t, []int64{1, 2}, []int64{res.Pools[0].Capacity.Launched, res.Pools[1].Capacity.Launched})
 }
+
+// Each pod group goes to its own PodSet's flavor's nodes, as Kueue
+// assigns a flavor per PodSet (FlavorAssigner.assignFlavors, v0.17.0): a
+// ClusterQueue of one resource group [cpu, memory, nvidia.com/gpu] with
+// two flavors, on-demand first (the CPU pool's one node; 96 CPUs of
+// quota, no GPU quota) and spot second (the GPU pool's two 8-GPU nodes;
+// 190 CPUs and 16 GPUs). The TFJob's Workers (2 x 8 GPUs, 94 CPUs) do not
+// fit on-demand's quota and fit spot's; its PS (4 CPUs, no GPU) fits
+// on-demand's, the first flavor (its PodSets in Kueue's order for a
+// TFJob, PS before Worker: MainAt 1; the other order gives the same). Admitted at 0, it runs its 2 h; the PS's
+// 4 CPUs are held on the on-demand pool and the Workers' 188 CPUs and 16
+// GPUs on the spot pool. One flavor for every PodSet (the rule before)
+// would fit neither: on-demand has no GPUs and spot's 190 CPUs are 2
+// short of the 192 the job asks for together; it would never start.
+func TestPodGroupsOnTheirOwnFlavors(t *testing.T) {
+	cpuPool := cluster.PoolSpec{Name: "on-demand", Nodes: 1, MilliCPU: 96000, MemoryMiB: 1 << 20}
+	pools := []cluster.PoolSpec{cpuPool, gpuPool("spot", 2, 0, 8)}
+	q := func(n int64) admission.Quota {
+		return admission.Quota{Nominal: n, BorrowingLimit: admission.NoLimit, LendingLimit: admission.NoLimit}
+	}
+	adm := &admission.Spec{
+		Flavors: []admission.Flavor{
+			{Name: "on-demand", NodeLabels: map[string]string{cluster.LabelPool: "on-demand"}},
+			{Name: "spot", NodeLabels: map[string]string{cluster.LabelPool: "spot"}},
+		},
+		ClusterQueues: []admission.ClusterQueue{{Name: "cq", Strategy: admission.BestEffortFIFO, Groups: []admission.ResourceGroup{{
+			Covered: []string{"cpu", "memory", "nvidia.com/gpu"},
+			Flavors: []admission.FlavorQuotas{
+				{Flavor: "on-demand", Resources: []admission.Quota{q(96000), q(1 << 30), q(0)}},
+				{Flavor: "spot", Resources: []admission.Quota{q(190000), q(1 << 30), q(16)}},
+			},
+		}}}},
+		LocalQueues: []admission.LocalQueue{{Name: "q", ClusterQueue: "cq"}},
+	}
+	tf := cluster.JobSpec{Name: "tf", Queue: "q", Duration: 2 * hour, Replicas: 3,
+		Pod:    cluster.PodSpec{GPUs: 8, MilliCPU: 94000, MemoryMiB: 1024},
+		Groups: []cluster.PodGroup{{Name: "PS", Replicas: 1, Pod: cluster.PodSpec{MilliCPU: 4000, MemoryMiB: 1024}}}, MainAt: 1}
+	res, err := sim.Run(sim.Config{Seed: 1, Pools: pools, Admission: adm, Workload: &sim.SliceSource{Jobs: []cluster.JobSpec{tf}},
+		Queue: scheduler.QueueConfig{Backfill: true}})
+	require.NoError(t, err)
+	require.NoError(t, validate.Invariants(res))
+	j := res.Jobs[0]
+	require.Equal(t, sim.Completed, j.Outcome)
+	require.Equal(t, [2]sim.Time{0, 2 * hour}, [2]sim.Time{j.Start, j.End})
+	held := map[string][3]int64{}
+	for u := range j.Usage() {
+		held[res.Pools[u.Pool].Spec.Name] = u.Held
+	}
+	require.Len(t, held, 2)
+	require.Equal(t, int64(4000)*2*hour, held["on-demand"][sim.ResCPU], "the PS on on-demand's node")
+	require.Zero(t, held["on-demand"][sim.ResGPU])
+	require.Equal(t, int64(188000)*2*hour, held["spot"][sim.ResCPU], "the Workers on spot's nodes")
+	require.Equal(t, int64(16000)*2*hour, held["spot"][sim.ResGPU])
+}

@@ -19,7 +19,7 @@ import (
 // Jobs of several pod groups (Launcher, Workers of 1-8 GPUs, sometimes a
 // PS group, sometimes a gang size of 2) among one-shape jobs, under
 // preemption, spot reclaims and Kueue admission with cohort preemption,
-// or under a Karpenter NodePool: every run keeps the invariants (every
+// of one flavor or two, or under a Karpenter NodePool: every run keeps the invariants (every
 // node's free capacity the sum of its live pods', every gang bound whole)
 // and, with backoff limits out of reach, every job completes.
 func TestPodGroupsKeepInvariants(t *testing.T) {
@@ -78,12 +78,22 @@ func TestPodGroupsKeepInvariants(t *testing.T) {
 			}
 		}
 		require.Equal(t, len(res.Jobs), n, "seed %d Karpenter", seed)
-		for _, withAdm := range []bool{false, true} {
+		// Two flavors, the pools' (od listed first, CPUs only; spot with
+		// 16 GPUs per queue): a job's PodSets go to different flavors (its
+		// Launcher and PS to od, its Workers to spot).
+		cq2 := func(name string) admission.ClusterQueue {
+			c := cq(name)
+			c.Groups[0].Flavors = []admission.FlavorQuotas{{Flavor: "od", Resources: []admission.Quota{q(200000), q(1 << 30), q(0)}},
+				{Flavor: "spot", Resources: []admission.Quota{q(200000), q(1 << 30), q(16)}}}
+			return c
+		}
+		adm2 := &admission.Spec{Flavors: []admission.Flavor{{Name: "od", NodeLabels: map[string]string{cluster.LabelPool: "od"}},
+			{Name: "spot", NodeLabels: map[string]string{cluster.LabelPool: "spot"}}}, ClusterQueues: []admission.ClusterQueue{cq2("a"), cq2("b")},
+			LocalQueues: adm.LocalQueues}
+		for _, withAdm := range []*admission.Spec{nil, adm, adm2} {
 			cfg := sim.Config{Seed: seed, Pools: []cluster.PoolSpec{gpuPool("spot", 3, 0, 8), gpuPool("od", 2, 0, 8)}, Capacity: spec, Preemption: true,
 				Workload: &sim.SliceSource{Jobs: jobs}, Queue: scheduler.QueueConfig{Backfill: true}, TimelineInterval: 10 * mins}
-			if withAdm {
-				cfg.Admission = adm
-			}
+			cfg.Admission = withAdm
 			res, err := sim.Run(cfg)
 			require.NoError(t, err)
 			require.NoError(t, validate.Invariants(res))
@@ -93,7 +103,7 @@ func TestPodGroupsKeepInvariants(t *testing.T) {
 					n++
 				}
 			}
-			require.Equal(t, len(res.Jobs), n, "seed %d admission %v", seed, withAdm)
+			require.Equal(t, len(res.Jobs), n, "seed %d admission %v", seed, withAdm != nil)
 		}
 	}
 }

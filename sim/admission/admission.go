@@ -272,13 +272,12 @@ type Workload struct {
 	// should share one pointer, not changed once submitted: Submit reuses
 	// what it worked out for the last one.
 	Constraints *cluster.Constraints
-	// PodSets, when set, are the workload's PodSets one by one (a
-	// PyTorchJob's Master and Workers, an MPIJob's Launcher and Workers):
-	// the first is the main pods (its Constraints are the workload's),
-	// Requests still counts them all. The workload is admitted whole, one
-	// flavor per resource group for all its PodSets: a flavor is a
-	// candidate only if it is one for every PodSet that asks for a
-	// resource of its group.
+	// PodSets, when set, are the workload's PodSets one by one, in the
+	// object's order (a PyTorchJob's Master and Workers, an MPIJob's
+	// Launcher and Workers); Requests still counts them all. The
+	// workload is admitted whole, each PodSet to its own flavor per
+	// resource group it asks for (Decision.PodSetFlavors), in order, as
+	// Kueue's assignFlavors does.
 	PodSets []PodSet
 }
 
@@ -300,6 +299,10 @@ type Decision struct {
 	// cohort had borrowed.
 	Reclaim bool
 	Flavors []int
+	// PodSetFlavors, for a workload of several PodSets, are each
+	// PodSet's flavors (one per resource group it asks for, indices into
+	// Spec.Flavors); Flavors are then all of them.
+	PodSetFlavors [][]int
 	// Waiting: the workload was tried and not admitted, for Reason (given
 	// when the reason changed).
 	Waiting bool
@@ -442,7 +445,20 @@ func (c *Controller) Submit(w Workload) error {
 	x.Requests = nil
 	st := c.snap.cqs[qi]
 	if len(w.PodSets) > 0 {
+		// Each PodSet is assigned its own flavors (its class and
+		// requests); the workload's class says which flavors would take
+		// all of them (preemption makes room on one flavor per group).
 		x.class = c.assigner.classOfSets(st, w.PodSets)
+		x.sets = make([]podSet, len(w.PodSets))
+		for i := range w.PodSets {
+			ps := &w.PodSets[i]
+			x.sets[i] = podSet{req: make([]int64, len(c.snap.resName)), class: c.assigner.classOf(st, ps.Constraints)}
+			for _, r := range ps.Requests {
+				if ri, ok := c.snap.resIndex(r.Resource); ok && r.Amount > 0 && st.groupOf[ri] >= 0 {
+					x.sets[i].req[ri] += r.Amount
+				}
+			}
+		}
 		x.PodSets = nil
 	} else {
 		x.class = c.assigner.classOf(st, w.Constraints)
@@ -628,6 +644,28 @@ func (c *Controller) admit(x *wl, assign []int) Decision {
 	c.queues.dequeue(x)
 	c.snap.readmit(x)
 	d := Decision{ID: x.ID}
+	if groups := len(st.Groups); len(assign) > groups {
+		// Each PodSet's flavors, and the workload's: the flavors of
+		// any PodSet, group by group, the first PodSet's first.
+		d.PodSetFlavors = make([][]int, len(x.sets))
+		all := c.ints(len(assign))[:0]
+		for s := range x.sets {
+			d.PodSetFlavors[s] = c.ints(groups)[:0]
+			for g, f := range assign[s*groups : (s+1)*groups] {
+				if f >= 0 {
+					fi := st.flavors[g][f]
+					d.PodSetFlavors[s] = append(d.PodSetFlavors[s], fi)
+					if !slices.Contains(all, fi) {
+						all = append(all, fi)
+					}
+				}
+			}
+		}
+		if len(all) > 0 {
+			d.Flavors = all
+		}
+		return d
+	}
 	n := 0
 	for _, f := range assign {
 		if f >= 0 {
@@ -668,6 +706,8 @@ type head struct {
 	reserve     bool
 	ver         uint64
 	at, tAt, tN int
+	// an is the length of its assignment at c.headAssign[at:].
+	an int
 	// before is its reason before the nomination.
 	before string
 	// path and shares: the queue's tree path and the shares along it with
@@ -768,7 +808,7 @@ func (c *Controller) Cycle() []Decision {
 			st := c.snap.cqs[x.cq]
 			switch {
 			case h.fits:
-				as := c.headAssign[h.at : h.at+len(st.Groups)]
+				as := c.headAssign[h.at : h.at+h.an]
 				if !c.fitsAll(x, as) {
 					// Kueue: "Workload no longer fits after processing
 					// another workload"; it stays the head.
@@ -791,7 +831,7 @@ func (c *Controller) Cycle() []Decision {
 					continue // another preemptor took one of them
 				}
 				ev := c.snap.simulateEviction(targets)
-				as := c.headAssign[h.at : h.at+len(st.Groups)]
+				as := c.headAssign[h.at : h.at+h.an]
 				if !c.fitsAll(x, as) {
 					ev.undo()
 					continue
@@ -813,7 +853,7 @@ func (c *Controller) Cycle() []Decision {
 				if h.reserve {
 					// (Undone at the round's end: the version stays,
 					// but the shares are worked out again.)
-					c.reserveQuota(x, c.headAssign[h.at:h.at+len(st.Groups)], h.level)
+					c.reserveQuota(x, c.headAssign[h.at:h.at+h.an], h.level)
 					sharesAt = c.snap.ver - 1
 				}
 				switch {
@@ -884,7 +924,7 @@ func (c *Controller) refreshShares(heads []head) {
 		h := &heads[i]
 		var as []int
 		if h.fits || h.tN > 0 || h.reserve {
-			as = c.headAssign[h.at : h.at+len(c.snap.cqs[h.x.cq].Groups)]
+			as = c.headAssign[h.at : h.at+h.an]
 		}
 		h.path, h.shares, h.borrows = c.headShares(h.x, as)
 	}
@@ -912,12 +952,7 @@ func (c *Controller) preempted(x *wl, targets []*wl, out *[]Decision) {
 // fitsAll says whether x fits, borrowing where it may, with the flavors
 // of assign as the usage stands (Kueue's fits after nomination).
 func (c *Controller) fitsAll(x *wl, assign []int) bool {
-	for g, f := range assign {
-		if f >= 0 && !c.snap.fitsIn(x, g, f, true) {
-			return false
-		}
-	}
-	return true
+	return c.snap.fitsAssign(x, assign, true)
 }
 
 // heads are the first pending workload of every queue not blocked this
@@ -982,16 +1017,13 @@ func (c *Controller) nominate(qi int, first *wl) head {
 		c.nominateReserve(&h, first)
 		return h
 	}
-	c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
+	h.an = first.alen(len(st.Groups))
+	c.headAssign = slices.Grow(c.headAssign, h.an)[:h.at+h.an]
 	as := c.headAssign[h.at:]
 	r := c.assigner.assignment(first, true, as, true)
 	if h.fits = r.outcome == fit; h.fits {
 		if r.borrow {
-			for g, f := range as {
-				if f >= 0 {
-					h.level = max(h.level, c.preemptor.borrowLevel(first, g, f))
-				}
-			}
+			h.level = max(h.level, c.preemptor.assignLevel(first, as))
 		}
 		return h
 	}
@@ -1007,11 +1039,7 @@ func (c *Controller) nominate(qi int, first *wl) head {
 		// How far up it borrows with its targets gone (Kueue's flavor
 		// assigner takes the preemption oracle's borrowAfterPreemptions
 		// into Assignment.Borrowing, which orders the heads).
-		for g, f := range pas {
-			if f >= 0 {
-				h.level = max(h.level, c.preemptor.borrowLevel(first, g, f))
-			}
-		}
+		h.level = max(h.level, c.preemptor.assignLevel(first, pas))
 		// Nominated only: the round starts from the state as it was.
 		for _, t := range targets {
 			c.snap.readmit(t)
@@ -1037,7 +1065,7 @@ func (c *Controller) nominateReserve(h *head, x *wl) {
 	if st.cohort < 0 || st.Preempt.ReclaimWithinCohort == Any {
 		return
 	}
-	h.at = len(c.headAssign)
+	h.at, h.an = len(c.headAssign), len(st.Groups)
 	c.headAssign = slices.Grow(c.headAssign, len(st.Groups))[:h.at+len(st.Groups)]
 	as := c.headAssign[h.at:]
 	if x.resVer != c.snap.ver || x.resVer == 0 {
@@ -1067,11 +1095,13 @@ func (c *Controller) nominateReserve(h *head, x *wl) {
 // its borrowing limit; otherwise up to its nominal quota, as usage stands.
 func (c *Controller) reserveQuota(x *wl, assign []int, level int) {
 	st := c.snap.cqs[x.cq]
-	for g, f := range assign {
+	groups := len(st.Groups)
+	for i, f := range assign {
 		if f < 0 {
 			continue
 		}
-		for ri, a := range x.req {
+		g := i % groups
+		for ri, a := range x.reqAt(assign, groups, i) {
 			if a == 0 || st.groupOf[ri] != g {
 				continue
 			}

@@ -28,11 +28,21 @@
 // workload holds its quota until it finishes or is preempted, whether or
 // not its pods have been placed yet; the flavor's node labels then steer
 // its pods to the flavor's nodes. A workload of several PodSets
-// (Workload.PodSets: a PyTorchJob's Master and Workers) asks for all their
-// requests together and gets one flavor per resource group for all of
-// them, one every PodSet asking for that group's resources may go to;
-// Kueue assigns each PodSet its own, which differs where a group offers
-// several flavors and the PodSets would take different ones.
+// (Workload.PodSets: a TFJob's Workers and PS) is admitted whole, but
+// each PodSet gets its own flavor per resource group it asks for, as
+// Kueue's FlavorAssigner.assignFlavors gives them: PodSet by PodSet, in
+// order, each flavor's quota checked against the PodSet's requests plus
+// what the earlier PodSets were assigned there (the GPU Workers on spot,
+// the CPU-only PS on the on-demand flavor listed first). Quota is charged
+// per flavor as the sum of the PodSets' assignments there, which
+// preemption, borrowing and fair sharing all see; Decision.PodSetFlavors
+// steers each PodSet's pods to its own flavors' nodes. Where such a
+// workload does not fit, preemption makes room for the PodSet that did
+// not, on a flavor its pods may use, for its requests plus the earlier
+// PodSets' there (as Kueue's findFlavorForPodSets asks its oracle), then
+// assigns the PodSets afresh. The quota a head that would preempt but
+// has nothing to preempt reserves is still worked out for all its
+// requests on one flavor per group.
 //
 // The model follows Kueue's behaviour, without Kueue's code: quotas are
 // integers in the simulator's units (whole GPUs or MIG instances,

@@ -117,12 +117,14 @@ func (c *Controller) headShares(x *wl, assign []int) (path []int, shares []int64
 	for _, i := range path {
 		c.shareBuf = append(c.shareBuf, s.nodeShare(i))
 		b := false
-		for g, f := range assign {
+		groups := len(st.Groups)
+		for j, f := range assign {
 			if f < 0 || b {
 				continue
 			}
+			g := j % groups
 			n := s.nodes[i]
-			for ri, a := range x.req {
+			for ri, a := range x.reqAt(assign, groups, j) {
 				if a == 0 || st.groupOf[ri] != g {
 					continue
 				}

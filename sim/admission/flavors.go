@@ -50,6 +50,16 @@ type flavorAssigner struct {
 	// why is the last failed assignment's reason (assignment with why),
 	// whyCur the group's being written.
 	why, whyCur []byte
+	// prior and own: while a PodSet of several is assigned
+	// (assignSets), the earlier PodSets' flavors and its own requests;
+	// needBuf is what they ask of a flavor (need).
+	prior   []int
+	own     []int64
+	needBuf []int64
+	// failedSet is the PodSet the last assignSets stopped at, failedPrior
+	// the flavors of the PodSets before it (where preemption makes room).
+	failedSet   int
+	failedPrior []int
 }
 
 // preemptionOracle is what the flavor assigner asks of preemption (as
@@ -256,11 +266,15 @@ func appendVerdict(b []byte, fl *Flavor, v byte) []byte {
 
 // assignment is the flavor assigner: it finds a flavor per group for x,
 // in order, as the queue's flavorFungibility says, and writes it to
-// assign (one per group of the queue, -1 unused). The result's outcome is
+// assign (one per group of the queue, -1 unused; a workload of several
+// PodSets: one per PodSet and group, assignSets). The result's outcome is
 // the worst of the groups' (a group stopped at a flavor where preemption
 // would make room is preemptFit), its failed the first group that did
 // not fit, where the caller preempts; with why, the reason goes to fa.why.
 func (fa *flavorAssigner) assignment(x *wl, allowBorrow bool, assign []int, why bool) assignResult {
+	if len(x.sets) > 0 {
+		return fa.assignSets(x, allowBorrow, assign, why)
+	}
 	st := fa.snap.cqs[x.cq]
 	res := assignResult{outcome: fit, failed: -1}
 	for g := range st.Groups {
@@ -268,91 +282,163 @@ func (fa *flavorAssigner) assignment(x *wl, allowBorrow bool, assign []int, why 
 		if !st.asks(x, g) {
 			continue
 		}
-		cur := fa.whyCur[:0]
-		borrowAt := -1 // the first flavor that fits by borrowing, when trying on
-		stopped := false
-		for f := range st.flavors[g] {
-			fl := &fa.snap.flavors[st.flavors[g][f]]
-			if v := fa.verdict(st, x, g, f); v != candidate {
-				// Not a candidate for its pods (Kueue's
-				// checkFlavorForPodSets): tried no further.
-				if why {
-					cur = appendVerdict(cur, fl, v)
-				}
-				continue
-			}
-			fits, b := true, false
-			shorts := 0
-			for r, ri := range st.resOf[g] {
-				a := x.req[ri]
-				if a == 0 {
-					continue
-				}
-				name := st.Groups[g].Covered[r]
-				fit, short := fa.snap.fits(st, g, f, r, a, allowBorrow)
-				if !fit {
-					if why {
-						if shorts == 0 {
-							cur = appendWhy(cur, "insufficient unused quota in flavor ", fl.Name, " for ")
-						} else {
-							cur = append(cur, ", "...)
-						}
-						cur = append(cur, name...)
-						cur = append(cur, " ("...)
-						cur = appendAmount(cur, name, short)
-						cur = append(cur, " more needed)"...)
-					}
-					fits = false
-					shorts++
-					continue
-				}
-				if st.usage[g][f][r]+a > st.quota[g][f][r].Nominal {
-					b = true
-				}
-			}
-			if !fits {
-				if st.Fungibility.StopOnPreempt && borrowAt < 0 && fa.oracle.canPreempt(x, g, f) {
-					stopped = true
-					break
-				}
-				continue
-			}
-			if b && st.Fungibility.TryNextOnBorrow {
-				if borrowAt < 0 {
-					borrowAt = f
-				}
-				continue
-			}
-			assign[g] = f
-			res.borrow = res.borrow || b
-			break
-		}
-		if assign[g] < 0 && borrowAt >= 0 && !stopped {
-			assign[g] = borrowAt
-			res.borrow = true
-		}
-		if assign[g] < 0 {
-			o := noFit
-			if stopped {
-				o = preemptFit
-			}
-			res.outcome = min(res.outcome, o)
-			if res.failed < 0 {
-				res.failed = g
-			}
-			if why {
-				if len(cur) == 0 {
-					cur = append(cur, "no flavor"...)
-				}
-				fa.why = append(append(fa.why[:0], "couldn't assign flavors: "...), cur...)
-			}
-		}
-		fa.whyCur = cur
+		fa.pick(x, st, g, x.class, allowBorrow, why, assign[g:g+1], &res)
 	}
 	if res.outcome != fit {
 		res.borrow = false
 	}
 	return res
+}
+
+// assignSets is the flavor assigner for a workload of several PodSets,
+// as Kueue v0.17.0's FlavorAssigner.assignFlavors: PodSet by PodSet, in
+// order, each gets its own flavor per resource group it asks for
+// (findFlavorForPodSets), a flavor's quota checked against the PodSet's
+// requests plus what the PodSets before it were assigned there
+// (fitsResourceQuota's assumedUsage, Assignment.Usage). assign[s*groups+g]
+// is PodSet s's flavor in group g (-1: it asks nothing of the group). It
+// stops at the first PodSet that gets no flavor in a group; the outcome
+// is the worst of the PodSets'.
+func (fa *flavorAssigner) assignSets(x *wl, allowBorrow bool, assign []int, why bool) assignResult {
+	st := fa.snap.cqs[x.cq]
+	groups := len(st.Groups)
+	res := assignResult{outcome: fit, failed: -1}
+	for i := range assign {
+		assign[i] = -1
+	}
+	req := x.req
+	defer func() { x.req = req }()
+	for s := range x.sets {
+		ps := &x.sets[s]
+		for g := range groups {
+			x.req = ps.req
+			if !st.asks(x, g) {
+				continue
+			}
+			// The PodSet's requests plus the earlier PodSets' on each
+			// flavor, as pick tries it (fa.prior).
+			fa.prior, fa.own = assign[:s*groups], ps.req
+			fa.pick(x, st, g, ps.class, allowBorrow, why, assign[s*groups+g:s*groups+g+1], &res)
+			fa.prior, fa.own = nil, nil
+		}
+		if res.failed >= 0 {
+			fa.failedSet = s
+			fa.failedPrior = append(fa.failedPrior[:0], assign[:s*groups]...)
+			break
+		}
+	}
+	if res.outcome != fit {
+		res.borrow = false
+	}
+	return res
+}
+
+// need sets x.req, for a PodSet being assigned (fa.own), to what it and
+// the PodSets before it assigned group g's flavor f ask for there.
+func (fa *flavorAssigner) need(x *wl, st *cqState, g, f int) {
+	if fa.own == nil {
+		return
+	}
+	groups := len(st.Groups)
+	need := slices.Grow(fa.needBuf[:0], len(fa.own))[:len(fa.own)]
+	copy(need, fa.own)
+	for i := g; i < len(fa.prior); i += groups {
+		if fa.prior[i] == f {
+			for ri, a := range x.sets[i/groups].req {
+				need[ri] += a
+			}
+		}
+	}
+	fa.needBuf = need
+	x.req = need
+}
+
+// pick finds group g's flavor for x (class: the verdicts its pods get)
+// and writes it to out[0] (-1: none), its borrowing, outcome and failed
+// group to res.
+func (fa *flavorAssigner) pick(x *wl, st *cqState, g int, class int32, allowBorrow, why bool, out []int, res *assignResult) {
+	out[0] = -1
+	cur := fa.whyCur[:0]
+	borrowAt := -1 // the first flavor that fits by borrowing, when trying on
+	stopped := false
+	for f := range st.flavors[g] {
+		fl := &fa.snap.flavors[st.flavors[g][f]]
+		if v := st.classes[class][st.flat[g]+f]; v != candidate {
+			// Not a candidate for its pods (Kueue's
+			// checkFlavorForPodSets): tried no further.
+			if why {
+				cur = appendVerdict(cur, fl, v)
+			}
+			continue
+		}
+		fa.need(x, st, g, f)
+		fits, b := true, false
+		shorts := 0
+		for r, ri := range st.resOf[g] {
+			a := x.req[ri]
+			if a == 0 {
+				continue
+			}
+			name := st.Groups[g].Covered[r]
+			fit, short := fa.snap.fits(st, g, f, r, a, allowBorrow)
+			if !fit {
+				if why {
+					if shorts == 0 {
+						cur = appendWhy(cur, "insufficient unused quota in flavor ", fl.Name, " for ")
+					} else {
+						cur = append(cur, ", "...)
+					}
+					cur = append(cur, name...)
+					cur = append(cur, " ("...)
+					cur = appendAmount(cur, name, short)
+					cur = append(cur, " more needed)"...)
+				}
+				fits = false
+				shorts++
+				continue
+			}
+			if st.usage[g][f][r]+a > st.quota[g][f][r].Nominal {
+				b = true
+			}
+		}
+		if !fits {
+			if st.Fungibility.StopOnPreempt && borrowAt < 0 && fa.oracle.canPreempt(x, g, f) {
+				stopped = true
+				break
+			}
+			continue
+		}
+		if b && st.Fungibility.TryNextOnBorrow {
+			if borrowAt < 0 {
+				borrowAt = f
+			}
+			continue
+		}
+		out[0] = f
+		res.borrow = res.borrow || b
+		break
+	}
+	if out[0] < 0 && borrowAt >= 0 && !stopped {
+		out[0] = borrowAt
+		res.borrow = true
+	}
+	if out[0] < 0 {
+		o := noFit
+		if stopped {
+			o = preemptFit
+		}
+		res.outcome = min(res.outcome, o)
+		if res.failed < 0 {
+			res.failed = g
+		}
+		if why {
+			if len(cur) == 0 {
+				cur = append(cur, "no flavor"...)
+			}
+			fa.why = append(append(fa.why[:0], "couldn't assign flavors: "...), cur...)
+		}
+	}
+	fa.whyCur = cur
 }
 
 // appendWhy appends one flavor's part of a reason, "; " after another's.

@@ -15,6 +15,11 @@ type preemptor struct {
 	fair *FairSharing
 	// assignBuf is scratch for the assignments it tries.
 	assignBuf []int
+	// A workload of several PodSets: the flavors of the PodSets before
+	// the one that did not fit (prior), and what that one and they ask
+	// of a flavor of its group (need).
+	prior []int
+	need  []int64
 }
 
 var _ preemptionOracle = &preemptor{}
@@ -48,11 +53,36 @@ func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 	if g < 0 {
 		return nil, nil
 	}
+	// A workload of several PodSets makes room for the PodSet that did
+	// not fit, on a flavor its pods may use, where that PodSet's
+	// requests and the earlier PodSets' there fall short (Kueue's
+	// findFlavorForPodSets asks its preemption oracle the same).
+	class, set := x.class, -1
+	if len(x.sets) > 0 {
+		fa := pr.assigner
+		set = fa.failedSet
+		class = x.sets[set].class
+		pr.prior = append(pr.prior[:0], fa.failedPrior...)
+		req := x.req
+		defer func() { x.req = req }()
+	}
+	needOn := func(f int) {
+		if set < 0 {
+			return
+		}
+		fa := pr.assigner
+		fa.prior, fa.own = pr.prior, x.sets[set].req
+		fa.need(x, st, g, f)
+		fa.prior, fa.own = nil, nil
+		pr.need = append(pr.need[:0], x.req...)
+		x.req = pr.need
+	}
 	best, bestReclaim, bestLevel := -1, false, 0
 	for f := range st.flavors[g] {
-		if pr.assigner.verdict(st, x, g, f) != candidate {
+		if st.classes[class][st.flat[g]+f] != candidate {
 			continue
 		}
+		needOn(f)
 		targets := pr.targetsFor(x, g, f)
 		if targets == nil {
 			continue
@@ -60,7 +90,7 @@ func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 		// The targets make room in group g: evict them only if x then
 		// fits in every group.
 		evict := pr.snap.simulateEviction(targets)
-		assign := pr.scratch(st)
+		assign := pr.scratch(st, x)
 		if pr.assigner.assignment(x, true, assign, false).outcome != fit {
 			evict.undo()
 			continue
@@ -83,9 +113,10 @@ func (pr *preemptor) preempt(x *wl, g int) ([]*wl, []int) {
 	if best < 0 {
 		return nil, nil
 	}
+	needOn(best)
 	targets := pr.targetsFor(x, g, best)
 	pr.snap.simulateEviction(targets)
-	assign := pr.scratch(st)
+	assign := pr.scratch(st, x)
 	pr.assigner.assignment(x, true, assign, false)
 	return targets, assign
 }
@@ -132,10 +163,38 @@ func (pr *preemptor) borrowLevel(x *wl, g, f int) int {
 // group g's flavor f, the snapshot left as it was.
 func (pr *preemptor) canPreempt(x *wl, g, f int) bool { return pr.targetsFor(x, g, f) != nil }
 
-// scratch is a scratch assignment of the queue's groups.
-func (pr *preemptor) scratch(st *cqState) []int {
-	pr.assignBuf = slices.Grow(pr.assignBuf[:0], len(st.Groups))[:len(st.Groups)]
+// scratch is a scratch assignment of x in its queue st.
+func (pr *preemptor) scratch(st *cqState, x *wl) []int {
+	n := x.alen(len(st.Groups))
+	pr.assignBuf = slices.Grow(pr.assignBuf[:0], n)[:n]
 	return pr.assignBuf
+}
+
+// assignLevel is how far up its cohort tree x would borrow with the
+// flavors of assign, as usage stands: the largest borrowLevel of its
+// flavors (several PodSets on one flavor: their requests together).
+func (pr *preemptor) assignLevel(x *wl, assign []int) int {
+	st := pr.snap.cqs[x.cq]
+	level := 0
+	if groups := len(st.Groups); len(assign) > groups {
+		req := x.req
+		defer func() { x.req = req }()
+		for g := range groups {
+			for f := range st.flavors[g] {
+				if need := pr.snap.needOn(x, assign, g, f); need != nil {
+					x.req = need
+					level = max(level, pr.borrowLevel(x, g, f))
+				}
+			}
+		}
+		return level
+	}
+	for g, f := range assign {
+		if f >= 0 {
+			level = max(level, pr.borrowLevel(x, g, f))
+		}
+	}
+	return level
 }
 
 // targetsFor are the workloads whose preemption would let x into group
@@ -453,7 +512,7 @@ func (pr *preemptor) candidates(x *wl, g, f int, short []int, cohort, within Pol
 				continue
 			}
 			for _, w := range where {
-				if t.assign[w.g] == w.f && t.req[w.ri] > 0 {
+				if t.uses(len(q.Groups), w.g, w.f, w.ri) {
 					out = append(out, t)
 					break
 				}

@@ -63,8 +63,11 @@ type wl struct {
 	req      []int64 // per resource index
 	gpus     int64   // of every nvidia.com/ resource
 	admitted bool
-	assign   []int // per group of its queue: flavor index in the group, -1 unused
-	seq      int64 // admission order
+	assign   []int // per group of its queue: flavor index in the group, -1 unused (sets: per PodSet and group, assign[s*groups+g])
+	// sets are a workload of several PodSets' PodSets (nil: one), each
+	// assigned its own flavors (flavorAssigner.assignSets).
+	sets []podSet
+	seq  int64 // admission order
 	// reservedSec is when it last reserved quota, in whole seconds (the
 	// resolution of Kueue's condition timestamps).
 	reservedSec int64
@@ -91,6 +94,40 @@ type wl struct {
 	resAssign []int
 }
 
+// podSet is one PodSet of a workload of several: its requests per
+// resource index and its class (which flavors its pods may go to).
+type podSet struct {
+	req   []int64
+	class int32
+}
+
+func (a podSet) equal(b podSet) bool { return a.class == b.class && slices.Equal(a.req, b.req) }
+
+// reqAt is what assign[i] of an assignment of x carries: x's requests
+// where the assignment has one entry per group (every PodSet on one
+// flavor per group), else PodSet i/groups's.
+func (x *wl) reqAt(assign []int, groups, i int) []int64 {
+	if len(assign) <= groups {
+		return x.req
+	}
+	return x.sets[i/groups].req
+}
+
+// alen is the length of x's assignments in a queue of groups resource
+// groups: one flavor per group, or per PodSet and group.
+func (x *wl) alen(groups int) int { return groups * max(1, len(x.sets)) }
+
+// uses says whether x, admitted, holds quota of resource ri on group g's
+// flavor f.
+func (x *wl) uses(groups, g, f, ri int) bool {
+	for i := g; i < len(x.assign); i += groups {
+		if x.assign[i] == f && x.reqAt(x.assign, groups, i)[ri] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // bucket holds a queue's pending workloads of one shape (priority and
 // requests) in queue order: they fit or fail together, so a cycle tries
 // only the first of each.
@@ -105,6 +142,7 @@ type bucket struct {
 	prio  int32
 	req   []int64
 	class int32
+	sets  []podSet // a workload of several PodSets: each one's requests and class
 	next  *bucket
 	// skipped is the cycle (Controller.cycles) that set the bucket aside.
 	skipped uint64
@@ -339,14 +377,14 @@ func (c *queueManager) insert(x *wl) {
 	if x.bucket == nil {
 		h := shapeHash(x.Priority, x.class, x.req)
 		b := st.buckets[h]
-		for b != nil && (b.prio != x.Priority || b.class != x.class || !slices.Equal(b.req, x.req)) {
+		for b != nil && (b.prio != x.Priority || b.class != x.class || !slices.Equal(b.req, x.req) || !slices.EqualFunc(b.sets, x.sets, podSet.equal)) {
 			b = b.next
 		}
 		if b == nil {
 			if st.buckets == nil {
 				st.buckets = map[uint64]*bucket{}
 			}
-			b = &bucket{prio: x.Priority, req: slices.Clone(x.req), class: x.class, next: st.buckets[h]}
+			b = &bucket{prio: x.Priority, req: slices.Clone(x.req), class: x.class, sets: x.sets, next: st.buckets[h]}
 			st.buckets[h] = b
 			st.bucketsL = append(st.bucketsL, b)
 		}

@@ -48,6 +48,8 @@ type snapshot struct {
 	ver uint64
 	// touch is told of every queue whose usage changes (the usage view).
 	touch *touchSet
+	// needBuf is needOn's scratch.
+	needBuf []int64
 }
 
 // charge adds (sign +1) or takes away (-1) x's requests on its assigned
@@ -55,11 +57,13 @@ type snapshot struct {
 func (s *snapshot) charge(x *wl, sign int64) {
 	st := s.cqs[x.cq]
 	s.touch.mark(x.cq)
-	for g, f := range x.assign {
+	groups := len(st.Groups)
+	for i, f := range x.assign {
 		if f < 0 {
 			continue
 		}
-		for ri, a := range x.req {
+		g := i % groups
+		for ri, a := range x.reqAt(x.assign, groups, i) {
 			if a == 0 || st.groupOf[ri] != g {
 				continue
 			}
@@ -589,6 +593,60 @@ func (s *snapshot) init(spec *Spec) error {
 		}
 	}
 	return nil
+}
+
+// fitsAssign says whether x fits the flavors of assign as the usage
+// stands (several PodSets on one flavor: their requests together).
+func (s *snapshot) fitsAssign(x *wl, assign []int, allowBorrow bool) bool {
+	st := s.cqs[x.cq]
+	groups := len(st.Groups)
+	if len(assign) <= groups {
+		for g, f := range assign {
+			if f >= 0 && !s.fitsIn(x, g, f, allowBorrow) {
+				return false
+			}
+		}
+		return true
+	}
+	for g := range groups {
+		for f := range st.flavors[g] {
+			need := s.needOn(x, assign, g, f)
+			if need == nil {
+				continue
+			}
+			for ri, a := range need {
+				if a == 0 || st.groupOf[ri] != g {
+					continue
+				}
+				if ok, _ := s.fits(st, g, f, st.posOf[ri], a, allowBorrow); !ok {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// needOn is what x's PodSets assigned group g's flavor f by assign ask
+// for together, per resource index (the snapshot's scratch; nil: none is
+// assigned there).
+func (s *snapshot) needOn(x *wl, assign []int, g, f int) []int64 {
+	groups := len(s.cqs[x.cq].Groups)
+	var need []int64
+	for i := g; i < len(assign); i += groups {
+		if assign[i] != f {
+			continue
+		}
+		if need == nil {
+			need = slices.Grow(s.needBuf[:0], len(x.req))[:len(x.req)]
+			clear(need)
+			s.needBuf = need
+		}
+		for ri, a := range x.reqAt(assign, groups, i) {
+			need[ri] += a
+		}
+	}
+	return need
 }
 
 // fitsIn says whether x fits group g's flavor f as the usage stands.

@@ -403,6 +403,10 @@ type JobSpec struct {
 	// MainReplicas() are Pod with Constraints, then each group's in
 	// order. Nil for the common one-shape job.
 	Groups []PodGroup
+	// MainAt is the main pod group's place among the job's pod groups in
+	// the object's order (Kueue's PodSets: Groups[:MainAt], the main
+	// Pod, then Groups[MainAt:]); 0: first.
+	MainAt int32
 }
 
 // PodGroup is one further group of a job's pods (JobSpec.Groups): a
@@ -460,7 +464,7 @@ func (j *JobSpec) GroupOf(k int32) int {
 // groups and no MinAvailable.
 func (j *JobSpec) Part(g int) JobSpec {
 	v := *j
-	v.Groups, v.MinAvailable = nil, 0
+	v.Groups, v.MinAvailable, v.MainAt = nil, 0, 0
 	if g == 0 {
 		v.Replicas = j.MainReplicas()
 		return v

@@ -163,7 +163,9 @@ type plan struct {
 	// alone: a group that is a job of its own (Group.Alone).
 	alone bool
 	// groups are the further pod groups; replicas counts their pods too.
+	// mainAt is the main one's place among them all in the object's order.
 	groups []cluster.PodGroup
+	mainAt int32
 }
 
 // plans makes an object one job, one gang: its groups of identical pods
@@ -271,9 +273,10 @@ func gangOf(in []plan) []plan {
 		}
 		p := in[main]
 		p.minAvailable = in[main].minAvailable
-		for _, k := range members {
+		for n, k := range members {
 			used[k] = true
 			if k == main {
+				p.mainAt = int32(n)
 				continue
 			}
 			q := &in[k]
@@ -499,7 +502,7 @@ func (s *Source) fire(st *stream) {
 				Name: name, Queue: queue, Submit: at, Duration: dur,
 				Replicas: p.replicas, MinAvailable: p.minAvailable, Priority: prio, Flags: jf,
 				Pod: p.pod, Constraints: p.constraints, Recovery: st.recs[k], GPUQuota: p.gpuQuota,
-				Groups: p.groups,
+				Groups: p.groups, MainAt: p.mainAt,
 			}
 			if p.alone {
 				relabel(&j, labelJobSetJobKey, j.Name)
