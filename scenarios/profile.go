@@ -39,11 +39,7 @@ func parseProfile(file string, data []byte) (*models.CalibrationProfile, error) 
 		return nil, err
 	}
 	at := func(path, format string, args ...any) error {
-		e := &InputError{File: file, Field: path, Msg: fmt.Sprintf(format, args...)}
-		if lc, ok := pos[path]; ok {
-			e.Line, e.Column = lc[0], lc[1]
-		}
-		return e
+		return pos.Errorf(file, path, format, args...)
 	}
 	if p.APIVersion != models.ProfileAPIVersion || p.Kind != models.ProfileKind {
 		return nil, at("kind", "want apiVersion %s, kind %s", models.ProfileAPIVersion, models.ProfileKind)

@@ -123,11 +123,7 @@ func parseAssertions(file string, data []byte) (*Assertions, error) {
 		return nil, err
 	}
 	bad := func(path, format string, args ...any) error {
-		e := &strict.InputError{File: file, Field: path, Msg: fmt.Sprintf(format, args...)}
-		if lc, ok := pos[path]; ok {
-			e.Line, e.Column = lc[0], lc[1]
-		}
-		return e
+		return pos.Errorf(file, path, format, args...)
 	}
 	if a.APIVersion != strict.APIVersion || a.Kind != "Assertions" {
 		return nil, bad("kind", "want apiVersion %s, kind Assertions", strict.APIVersion)

@@ -51,11 +51,7 @@ func Parse(name string, data []byte) (*Rates, error) {
 		return nil, err
 	}
 	bad := func(path, format string, args ...any) error {
-		e := &strict.InputError{File: name, Field: path, Msg: fmt.Sprintf(format, args...)}
-		if lc, ok := pos[path]; ok {
-			e.Line, e.Column = lc[0], lc[1]
-		}
-		return e
+		return pos.Errorf(name, path, format, args...)
 	}
 	if len(f.Data) == 0 {
 		return nil, bad("data", "has no rows: the query found no eviction rates (project skuName, location and spotEvictionRate from SpotResources where type =~ 'microsoft.compute/skuspotevictionrate/location')")

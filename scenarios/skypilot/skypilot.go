@@ -46,11 +46,7 @@ func Parse(name string, data []byte) (*Trace, error) {
 		return nil, err
 	}
 	bad := func(path, format string, args ...any) error {
-		e := &strict.InputError{File: name, Field: path, Msg: fmt.Sprintf(format, args...)}
-		if lc, ok := pos[path]; ok {
-			e.Line, e.Column = lc[0], lc[1]
-		}
-		return e
+		return pos.Errorf(name, path, format, args...)
 	}
 	g := f.Metadata.GapSeconds
 	if g <= 0 || g > maxGap {

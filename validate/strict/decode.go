@@ -23,6 +23,16 @@ import (
 // can name a line.
 type Positions map[string][2]int
 
+// Errorf is an InputError at a field path of file, placed at the field's
+// line and column where the file has it.
+func (p Positions) Errorf(file, path, format string, args ...any) *InputError {
+	e := &InputError{File: file, Field: path, Msg: fmt.Sprintf(format, args...)}
+	if lc, ok := p[path]; ok {
+		e.Line, e.Column = lc[0], lc[1]
+	}
+	return e
+}
+
 // Options adapts the walk to one schema: types whose YAML is a patch of
 // another type, scalar types with a checker of their own (durations,
 // distributions written as one value), and a check of quantities by field
