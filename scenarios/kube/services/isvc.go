@@ -62,6 +62,10 @@ type Workload struct {
 	// Replicas is a Deployment's, ReplicaSet's or StatefulSet's
 	// spec.replicas (default 1).
 	Replicas int
+	// Size is the pods of one replica: a LeaderWorkerSet's
+	// leaderWorkerTemplate.size, an LLMInferenceService's leader and
+	// workers (0 or 1: one pod).
+	Size int
 	// For an InferenceService: its deployment mode (Serverless, the
 	// default, or RawDeployment), replica bounds, scaling metric and
 	// target, the model's format and where it is stored, and the
