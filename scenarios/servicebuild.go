@@ -249,7 +249,7 @@ func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec, pc *servicePo
 	}
 	if wl == nil {
 		if len(all) == 0 {
-			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment, ReplicaSet, StatefulSet, InferenceService or LLMInferenceService")
+			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment, ReplicaSet, StatefulSet, LeaderWorkerSet, InferenceService or LLMInferenceService")
 		}
 		return nil, "", s.errAt(at+".manifests", "the files hold %s; name the service after the one it is", strings.Join(names, ", "))
 	}

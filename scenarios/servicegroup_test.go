@@ -111,3 +111,36 @@ func TestGroupReplicaErrors(t *testing.T) {
 	requireInputError(t, err)
 	require.ErrorContains(t, err, "spec.workload.services[0].leaderWorker.size: 2 pods a replica: a batch server's replica is one pod")
 }
+
+// vLLM's LeaderWorkerSet (testdata/services/lws-vllm.yaml, after vLLM's
+// LWS guide) given in the services slot: two replicas, each a group of two
+// 8-GPU pods, the engine Llama 3.1 70B at tensor 8 x pipeline 2 read as
+// tensor parallel 16; the same service as leaderWorker {size: 2} with
+// tensorParallel 16 written in the scenario.
+func TestGroupReplicaFromLeaderWorkerSet(t *testing.T) {
+	lws := `    services:
+    - name: vllm
+      manifests: [lws-vllm.yaml]
+      load: {constant: 2}
+      llm:
+        gpu: H100-80GB
+        inputTokens: {mean: 512, stdDev: 256, min: 16, max: 2048}
+        outputTokens: {mean: 256, stdDev: 128, min: 16, max: 1024}
+`
+	b, err := buildSvc(t, svcGroupCluster+lws)
+	require.NoError(t, err)
+	c := b.Config.Services[0]
+	require.Equal(t, 2, c.PodsPerReplica)
+	require.Equal(t, 2, c.InitialReplicas)
+	require.EqualValues(t, 8, c.Pod.GPUs)
+	require.Equal(t, 16, c.Spec.LLM.Config.Engine.TP)
+	require.Equal(t, "llama-3-70b", c.Spec.LLM.Config.Engine.Model.Name)
+	require.Equal(t, "serving", c.Queue)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "modelled as tensor parallel 16 over the group's GPUs")
+
+	own, err := buildSvc(t, svcGroupCluster+strings.Replace(strings.Replace(svcGroup, "name: big", "name: vllm", 1), "weightLoad: {bandwidthGBps: 2, engineInit: 60s}\n        ", "", 1))
+	require.NoError(t, err)
+	o := own.Config.Services[0]
+	require.Equal(t, o.Spec.LLM.CapacityPerReplica, c.Spec.LLM.CapacityPerReplica)
+	require.Equal(t, o.Spec.LLM.Config.Engine.StepTime(serving.Step{Decode: []int{512, 2048}}), c.Spec.LLM.Config.Engine.StepTime(serving.Step{Decode: []int{512, 2048}}))
+}
