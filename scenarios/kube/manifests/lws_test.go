@@ -80,6 +80,20 @@ func TestRoundTripLeaderWorkerSet(t *testing.T) {
 		require.Contains(t, flat, want)
 	}
 	require.NotContains(t, string(raw), "kind: Deployment")
+	// The LeaderWorkerSet and ScaledObject as LWS v0.9.0's and KEDA's CRDs
+	// have them (unknown fields refused).
+	schemas := newSchemaSet()
+	n := 0
+	for _, f := range files {
+		for _, o := range f.Objects {
+			ok, err := schemas.validate(t, o)
+			require.NoError(t, err, f.Path)
+			if ok && f.Path == DirServices+"big.yaml" {
+				n++
+			}
+		}
+	}
+	require.Equal(t, 2, n, "the LeaderWorkerSet and its ScaledObject checked")
 
 	ws, _, err := kubesvc.ReadServing(y, raw)
 	require.NoError(t, err)
