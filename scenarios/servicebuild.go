@@ -298,7 +298,7 @@ func (s serviceBuilder) replicaPod(at string, v *ServiceSpec, wl *kubesvc.Worklo
 	}
 	pods, field := replicaPods(at, v, size)
 	switch {
-	case pods > 1 && v.LLM == nil:
+	case pods > 1 && v.LLM == nil && (wl == nil || wl.VLLM == nil):
 		return s.errAt(field, "%d pods a replica: a batch server's replica is one pod; multi-pod replicas are LLM engines (give an llm block)", pods)
 	case pods > 1:
 		cfg.PodsPerReplica = pods

@@ -89,9 +89,10 @@ type ServicePoint struct {
 	// the requests in the bucket.
 	Rate            float64
 	Served, Dropped float64
-	// Replicas is the mean replica pods that exist (pending ones
-	// included; the Report's ReplicaHours integrate the same), Ready those
-	// serving, GPUs the GPUs the bound replica pods held.
+	// Replicas is the mean replicas that exist (pending ones included;
+	// a multi-pod replica counts once; the Report's ReplicaHours integrate
+	// the same), Ready those serving, GPUs the GPUs the bound replica pods
+	// held.
 	Replicas, Ready, GPUs float64
 	// P95Ms is the bucket's 95th-percentile latency of served requests
 	// (0 when none was served).

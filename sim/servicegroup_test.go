@@ -89,3 +89,45 @@ func TestGroupReplicaBadSize(t *testing.T) {
 		Workload: &sim.SliceSource{}, Services: []sim.ServiceConfig{svc}})
 	require.ErrorContains(t, err, "-1 pods a replica")
 }
+
+// A group larger than the cluster ever holds (two 8-GPU pods, one 8-GPU
+// node) is no error: it waits the whole run, as a job's gang waits, holding
+// nothing, and serves none of the requests.
+func TestGroupReplicaLargerThanThePoolWaits(t *testing.T) {
+	res, err := sim.Run(sim.Config{Seed: 1, Pools: []cluster.PoolSpec{gpuPool("gpu", 1, 0, 8)}, Horizon: hour,
+		Workload: &sim.SliceSource{}, TimelineInterval: 10 * mins, Services: []sim.ServiceConfig{groupService()}})
+	require.NoError(t, err)
+	require.NoError(t, validate.Invariants(res))
+	s := res.Services[0]
+	require.Zero(t, s.ColdStarts)
+	require.Zero(t, s.ReadyHours)
+	require.Empty(t, s.Usage)
+	require.InDelta(t, 1.0, s.ReplicaHours, 1e-9, "the group exists, pending, all hour")
+	require.Positive(t, s.Arrived)
+	require.Zero(t, s.Served)
+}
+
+// The group on both 8-GPU nodes from 0 (ready at 3 min); a job of a higher
+// priority asking for one node arrives at 30 min and runs 30 min. The
+// scheduler preempts the group, both pods (a pod preempted recreates its
+// group); the new group waits for both nodes, binds when the job ends at
+// 60 min and is ready at 63. By hand: one preemption, no disruption, two
+// cold starts of 3 and 33 min (mean 18), ready 27 + 57 min, 16 GPUs held
+// 0-30 and 60-120 min.
+func TestGroupReplicaPreemptedWhole(t *testing.T) {
+	job := gpuJob("urgent", 30*mins, 30*mins, 1, 8, nil)
+	job.Priority = 100
+	res, err := sim.Run(sim.Config{Seed: 1, Pools: []cluster.PoolSpec{gpuPool("gpu", 2, 0, 8)}, Horizon: 2 * hour, Preemption: true,
+		Workload: &sim.SliceSource{Jobs: []cluster.JobSpec{job}}, TimelineInterval: 10 * mins, Services: []sim.ServiceConfig{groupService()}})
+	require.NoError(t, err)
+	require.NoError(t, validate.Invariants(res))
+	s := res.Services[0]
+	require.Equal(t, 1, s.Preempted)
+	require.Zero(t, s.Disrupted)
+	require.Equal(t, 2, s.ColdStarts)
+	require.Equal(t, float64(18*mins), s.ColdStartMs)
+	require.InDelta(t, (27+57)/60.0, s.ReadyHours, 1e-9)
+	require.Equal(t, int64(16*cluster.MilliGPU*90*mins), s.Usage[0].Held[sim.ResGPU])
+	require.Len(t, res.Jobs, 1)
+	require.Equal(t, 30*mins, res.Jobs[0].Start)
+}
