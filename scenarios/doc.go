@@ -29,7 +29,8 @@
 //   - services.go, servicebuild.go, servicescaler.go, servicecheck.go,
 //     servicerates.go, servicetime.go, servicellm.go: inference services (spec.workload.services[]) with
 //     their load curves and rate files, batching and service-time
-//     defaults, and autoscalers;
+//     defaults, and autoscalers; servicegroup.go: replicas of several
+//     pods (a LeaderWorkerSet's groups);
 //   - policy.go, policy_nodepools.go, volcano.go, manifests.go: admission
 //     and provisioning policies from Kubernetes manifests (Kueue, Volcano,
 //     Karpenter NodePools) and workloads given as manifests;

@@ -249,7 +249,7 @@ func (s serviceBuilder) serviceWorkload(at string, v *ServiceSpec, pc *servicePo
 	}
 	if wl == nil {
 		if len(all) == 0 {
-			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment, ReplicaSet, StatefulSet, InferenceService or LLMInferenceService")
+			return nil, "", s.errAt(at+".manifests", "the files hold no Deployment, ReplicaSet, StatefulSet, LeaderWorkerSet, InferenceService or LLMInferenceService")
 		}
 		return nil, "", s.errAt(at+".manifests", "the files hold %s; name the service after the one it is", strings.Join(names, ", "))
 	}
@@ -291,6 +291,17 @@ func (s serviceBuilder) replicaPod(at string, v *ServiceSpec, wl *kubesvc.Worklo
 	}
 	if err := cfg.Pod.Validate(); err != nil {
 		return s.errAt(at+".pod", "%v", err)
+	}
+	size := 0
+	if wl != nil {
+		size = wl.Size
+	}
+	pods, field := replicaPods(at, v, size)
+	switch {
+	case pods > 1 && v.LLM == nil && (wl == nil || wl.VLLM == nil):
+		return s.errAt(field, "%d pods a replica: a batch server's replica is one pod; multi-pod replicas are LLM engines (give an llm block)", pods)
+	case pods > 1:
+		cfg.PodsPerReplica = pods
 	}
 	sel, tols := v.NodeSelector, v.Tolerations
 	if wl != nil && sel == nil {

@@ -90,6 +90,9 @@ func (s validator) validateService(i int) error {
 			return err
 		}
 	}
+	if err := s.validateLeaderWorker(at, v); err != nil {
+		return err
+	}
 	if v.Pod == nil && len(v.Manifests) == 0 {
 		return s.errAt(at+".pod", "a service needs its replica pod: give pod, or manifests of a Deployment or InferenceService")
 	}

@@ -64,6 +64,9 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		return cfg, nil, s.errAt(at+".balancing", "prefix-aware with llm.prefix: the llm-d picker keeps each prefix on the replicas it sent it to, which the cluster run's fast model does not follow (it holds every prefix on every replica); give round-robin, least-outstanding or random, or run the exact model (serving.SimulateLLMRouted)")
 	}
 	tp := l.Config.Engine.TP
+	if d := l.Disagg; d != nil && cfg.PodsPerReplica > 1 {
+		return cfg, nil, s.errAt(at+".leaderWorker.size", "a disaggregated replica is one pod holding both pools' engines; separate prefill and decode pods of one group are not modelled")
+	}
 	if d := l.Disagg; d != nil {
 		if router != nil {
 			return cfg, nil, s.errAt(at+".balancing", "%s with llm.disaggregation: the requests reach the replicas (each a prefill and a decode pool) at random; each pool's router is llm.disaggregation.router", router)
@@ -72,8 +75,8 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 			return cfg, nil, s.errAt(at+".pod.gpus", "a disaggregated replica of %d prefill engines of %d GPUs and %d decode engines of %d holds %d whole GPUs; the pod asks for %d%s",
 				d.PrefillReplicas, d.Prefill.Engine.TP, d.DecodeReplicas, d.Decode.Engine.TP, tp, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""])
 		}
-	} else if int(cfg.Pod.GPUs) != tp || cfg.Pod.MIG != "" {
-		return cfg, nil, s.errAt(at+".pod.gpus", "a replica of tensorParallel %d holds %d whole GPUs; the pod asks for %d%s", tp, tp, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""])
+	} else if pods := max(cfg.PodsPerReplica, 1); int(cfg.Pod.GPUs)*pods != tp || cfg.Pod.MIG != "" {
+		return cfg, nil, s.errAt(at+".pod.gpus", "a replica of tensorParallel %d holds %d whole GPUs; the pod asks for %d%s%s", tp, tp, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""], map[bool]string{true: fmt.Sprintf(", %d pods a replica", pods), false: ""}[pods > 1])
 	}
 	gpu := l.Config.Engine.GPU.Name
 	for _, p := range servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod) {
@@ -95,6 +98,13 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		}
 		notes = append(notes, fmt.Sprintf("prefill/decode disaggregation: a replica is %d prefill engines of %d GPUs and %d decode engines of %d, each pool's requests spread %s; a prompt's KV cache (%.0f KiB a token) goes from prefill to decode over %s; TTFT is the prefill's queue and prefill and the transfer, TPOT the decode pool's (models/serving.SteadyLLMDisagg: within 5%% of the exact model on mean and p95 TTFT, TPOT and end-to-end latency from 30%% to 70%% of capacity)",
 			d.PrefillReplicas, d.Prefill.Engine.TP, d.DecodeReplicas, d.Decode.Engine.TP, d.Router, l.Config.Engine.Model.KVBytesPerToken()/1024, via))
+	} else if cfg.PodsPerReplica > 1 {
+		ar, f, scale, err := groupAllReduce(servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod), b.Config.Fabrics, gpu, tp, int(cfg.Pod.GPUs))
+		if err != nil {
+			return cfg, nil, s.errAt(at+".leaderWorker", "%v", err)
+		}
+		l.Config.Engine.AllReduce = ar
+		notes = append(notes, groupNote(&cfg, tp, f, scale))
 	} else if tp > 1 {
 		f := llmFabric(gpu)
 		l.Config.Engine.AllReduce = serving.TPAllReduce(f, tp)
@@ -163,6 +173,11 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		init := "no engine init given"
 		if w.EngineInit != nil {
 			init = "the engine's init " + w.EngineInit.Duration.String()
+		}
+		if n := cfg.PodsPerReplica; n > 1 {
+			cfg.ModelLoad = groupModelLoad(l.WeightBytes, w, n)
+			l.ModelLoadMs = cfg.ModelLoad
+			init += fmt.Sprintf(", each of the group's %d pods reading its share at once", n)
 		}
 		notes = append(notes, fmt.Sprintf("model load %s a replica (every start and scale-up): %.2f GB of %s weights at %g GB/s and %s",
 			(time.Duration(l.ModelLoadMs)*time.Millisecond).String(), l.WeightBytes/1e9, l.Config.Engine.Model.Name, *w.BandwidthGBps, init))

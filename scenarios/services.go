@@ -25,6 +25,9 @@ type ServiceSpec struct {
 	PreemptionPolicy string `json:"preemptionPolicy,omitempty"`
 	// Pod is one replica's requests, as a class's pod (gpus one number).
 	Pod *PodTemplate `json:"pod,omitempty"`
+	// LeaderWorker makes a replica a LeaderWorkerSet's group of pods, each
+	// a Pod (servicegroup.go).
+	LeaderWorker *LeaderWorkerSpec `json:"leaderWorker,omitempty"`
 	// NodeSelector, Affinity and Tolerations place the replicas.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	Affinity     []TermSpec        `json:"affinity,omitempty"`

@@ -59,7 +59,8 @@ func (s serviceBuilder) serviceScaler(at string, v *ServiceSpec, wl *kubesvc.Wor
 }
 
 // workloadScaler takes the bounds from the service's Deployment,
-// ReplicaSet or StatefulSet (its replicas) or InferenceService (min and max replicas) and, when the
+// ReplicaSet, StatefulSet or LeaderWorkerSet (its replicas, groups for an
+// LWS) or InferenceService (min and max replicas) and, when the
 // scenario gives no autoscaler, the autoscaler KServe's mode sets up (the
 // KPA, or an HPA on CPU utilization).
 func (s serviceBuilder) workloadScaler(at string, v *ServiceSpec, wl *kubesvc.Workload, d *scalerDraft) error {
@@ -67,7 +68,7 @@ func (s serviceBuilder) workloadScaler(at string, v *ServiceSpec, wl *kubesvc.Wo
 		return nil
 	}
 	a := v.Autoscaler
-	if wl.Kind == "Deployment" || wl.Kind == "ReplicaSet" || wl.Kind == "StatefulSet" {
+	if wl.Kind == "Deployment" || wl.Kind == "ReplicaSet" || wl.Kind == "StatefulSet" || wl.Kind == "LeaderWorkerSet" {
 		// spec.replicas is where the service starts; without an
 		// autoscaler it is what it keeps.
 		d.initial = wl.Replicas

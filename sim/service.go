@@ -27,10 +27,18 @@ type ServiceConfig struct {
 	Queue    string
 	Priority int32
 	Flags    cluster.JobFlag
-	// Pod is one replica; Constraints its nodeSelector, affinity and
-	// tolerations (nil: none).
+	// Pod is one replica's pod (each pod of a multi-pod replica);
+	// Constraints its nodeSelector, affinity and tolerations (nil: none).
 	Pod         cluster.PodSpec
 	Constraints *cluster.Constraints
+	// PodsPerReplica is the pods of one replica (0 or 1: one pod). A
+	// replica of several is a LeaderWorkerSet's group: a leader and
+	// PodsPerReplica-1 workers, each a Pod, placed as one job of that
+	// many pods (a gang under the scheduler's Gang plugin, as jobs are),
+	// ready once every pod is bound and the cold start has passed; with
+	// LWS's default RecreateGroupOnPodRestart a pod preempted or lost
+	// with its node recreates the whole group. The scaler counts groups.
+	PodsPerReplica int
 	// MinReplicas and MaxReplicas bound what the scaler may ask for
 	// (MinReplicas 0 allows scale to zero; MaxReplicas 0 means the larger
 	// of MinReplicas and InitialReplicas, and must then not be 0).
@@ -46,7 +54,8 @@ type ServiceConfig struct {
 // A run with services needs a positive Horizon (they never finish; it
 // runs to the horizon even when the workload has no jobs). A replica pod
 // that preemption, admission or a lost node stops is replaced at once by
-// a new pod, which queues and cold-starts again.
+// a new pod, which queues and cold-starts again (a multi-pod replica: the
+// whole group).
 
 // ServiceResult is what one service did over the run.
 type ServiceResult struct {
@@ -62,8 +71,9 @@ type ServiceResult struct {
 	ColdStartMs float64
 	// Decisions counts the scaler's periods.
 	Decisions int
-	// Preempted counts replica pods evicted by the scheduler or by
-	// admission; Disrupted those lost with their node.
+	// Preempted counts replicas evicted by the scheduler or by
+	// admission; Disrupted those lost with a node (a multi-pod replica
+	// once, however many of its pods the node held).
 	Preempted, Disrupted int
 	// Usage is the resource time the service's replica pods held, per
 	// pool in pool order (the same ledger as JobRecord.Usage; replicas
@@ -79,9 +89,10 @@ type ServicePoint struct {
 	// the requests in the bucket.
 	Rate            float64
 	Served, Dropped float64
-	// Replicas is the mean replica pods that exist (pending ones
-	// included; the Report's ReplicaHours integrate the same), Ready those
-	// serving, GPUs the GPUs the bound replica pods held.
+	// Replicas is the mean replicas that exist (pending ones included;
+	// a multi-pod replica counts once; the Report's ReplicaHours integrate
+	// the same), Ready those serving, GPUs the GPUs the bound replica pods
+	// held.
 	Replicas, Ready, GPUs float64
 	// P95Ms is the bucket's 95th-percentile latency of served requests
 	// (0 when none was served).

@@ -12,8 +12,11 @@ import (
 	"gpuplan.dev/gpuplan/sim/services"
 )
 
-// Inference services (Config.Services). A replica pod is a single-pod job
-// of the runner's job table marked with its service (jobState.svc): it is
+// Inference services (Config.Services). A replica is a job of the
+// runner's job table marked with its service (jobState.svc): one pod, or
+// a LeaderWorkerSet's group of ServiceConfig.PodsPerReplica pods, bound
+// and stopped together as any multi-pod job's (a pod lost takes the group
+// down, as LWS's RecreateGroupOnPodRestart does). It is
 // admitted, scheduled, preempted and disrupted like any pod, but it never
 // finishes. It runs until its service deletes it or the run ends; when
 // preemption, admission or a lost node stops it, its ReplicaSet makes a new
@@ -236,6 +239,8 @@ func (ss *serviceSet) init(cfg *Config, run serviceHost, q *engine.Queue[event],
 			return bad("minReplicas %d is above maxReplicas %d", s.min, s.max)
 		case c.ImagePull < 0 || c.ModelLoad < 0:
 			return bad("image pull %d ms and model load %d ms must not be negative", c.ImagePull, c.ModelLoad)
+		case c.PodsPerReplica < 0 || c.PodsPerReplica > maxPodsPerReplica:
+			return bad("%d pods a replica: from 1 to %d", c.PodsPerReplica, maxPodsPerReplica)
 		}
 		s.initial = min(max(c.InitialReplicas, s.min), s.max)
 		s.scaler = c.Scaler
@@ -265,6 +270,9 @@ func (ss *serviceSet) init(cfg *Config, run serviceHost, q *engine.Queue[event],
 		if err := tmpl.Validate(); err != nil {
 			return bad("replica pod: %v", err)
 		}
+		// One pod must fit some node; a group larger than the pools hold
+		// waits, as a job's gang does under admission.
+		tmpl.Replicas = 1
 		info := scheduler.JobInfo{ID: -1, Spec: &tmpl, FirstReason: -1, LastReason: -1}
 		if ok, why := fw.FitsEmpty(&info); !ok {
 			return bad("its replica pod fits no node of the cluster: %s", why)
@@ -277,11 +285,15 @@ func (ss *serviceSet) init(cfg *Config, run serviceHost, q *engine.Queue[event],
 	return nil
 }
 
-// replicaSpec is a replica pod of service c made at t.
+// replicaSpec is a replica of service c made at t: its pod, or its
+// group's pods.
 func replicaSpec(c *ServiceConfig, t Time) cluster.JobSpec {
-	return cluster.JobSpec{Name: c.Spec.Name, Queue: c.Queue, Submit: t, Duration: 1, Replicas: 1,
+	return cluster.JobSpec{Name: c.Spec.Name, Queue: c.Queue, Submit: t, Duration: 1, Replicas: int32(max(c.PodsPerReplica, 1)),
 		Priority: c.Priority, Pod: c.Pod, Constraints: c.Constraints, Flags: c.Flags}
 }
+
+// maxPodsPerReplica bounds a replica's group (a LeaderWorkerSet's size).
+const maxPodsPerReplica = 1024
 
 // of is the service whose replica pod job j is.
 func (ss *serviceSet) of(j *jobState) *svcState { return &ss.svcs[j.svc-1] }

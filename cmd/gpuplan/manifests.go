@@ -91,8 +91,10 @@ a new name; kubectl apply refuses generateName).
                                      class asks for topology, checkpoint volume, a
                                      grace period long enough for the checkpoint write
   kubernetes/40-services/NAME.yaml   an inference service: a Deployment (the replica pod, its
-                                     PriorityClass, placement and Kueue queue label) with its
-                                     autoscaling/v2 HPA or KEDA ScaledObject, or for Knative's
+                                     PriorityClass, placement and Kueue queue label; for an LLM
+                                     service of multi-pod replicas a LeaderWorkerSet running
+                                     vLLM's multi-node serving) with its autoscaling/v2 HPA or
+                                     KEDA ScaledObject, or for Knative's
                                      KPA a KServe InferenceService (scaleMetric concurrency,
                                      scaleTarget); with --gpus dra first the replicas'
                                      ResourceClaimTemplate, which they claim their GPUs from

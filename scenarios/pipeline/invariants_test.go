@@ -127,14 +127,14 @@ func TestEveryShippedScenarioSeedAndHorizon(t *testing.T) {
 // TestShippedLLMExamplesSeedAndHorizon holds the LLM serving examples
 // (examples/llm-serving/*, one folder deeper than the glob above reaches)
 // to the same invariants on 3 seeds, cut at one odd horizon (the full
-// horizon runs in scenarios TestExampleLLMServing and
-// TestExampleLLMBesideTraining): an LLM run costs
+// horizon runs in scenarios TestExampleLLMServing,
+// TestExampleLLMBesideTraining and TestExampleLLMMultiNode): an LLM run costs
 // seconds (the fast engine model is evaluated per rate), so the 250 runs
 // per variant above would take minutes.
 func TestShippedLLMExamplesSeedAndHorizon(t *testing.T) {
 	files, err := filepath.Glob("../examples/llm-serving/*/scenario.yaml")
 	require.NoError(t, err)
-	require.Len(t, files, 2, "the two LLM serving examples")
+	require.Len(t, files, 3, "the three LLM serving examples")
 	everyVariantSeedAndHorizon(t, files, 3, []float64{0.371})
 }
 

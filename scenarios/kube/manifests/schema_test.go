@@ -35,6 +35,7 @@ var crdSchemas = map[string]string{
 	KubeflowAPIVersion + " TFJob":                  "kubeflow.org/tfjob_v1.json",
 	KEDAAPIVersion + " ScaledObject":               "keda.sh/scaledobject_v1alpha1.json.gz",
 	KServeAPIVersion + " InferenceService":         "serving.kserve.io/inferenceservice_v1beta1.json.gz",
+	LWSAPIVersion + " LeaderWorkerSet":             "leaderworkerset.x-k8s.io/leaderworkerset_v1.json.gz",
 }
 
 type schemaSet struct {

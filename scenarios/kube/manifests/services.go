@@ -130,8 +130,9 @@ func (g serviceWriter) admission() bool { return g.pol != nil && len(g.pol.Volca
 // options, pools and policy, and records its warnings there.
 type serviceWriter struct{ *gen }
 
-// serviceFiles writes each service: kubernetes/40-services/NAME.yaml (a Deployment and
-// its HPA or KEDA ScaledObject, or a KServe InferenceService for the KPA)
+// serviceFiles writes each service: kubernetes/40-services/NAME.yaml (a Deployment, or a
+// LeaderWorkerSet for replicas of several pods, and its HPA or KEDA
+// ScaledObject, or a KServe InferenceService for the KPA)
 // and, when batching was set, kubernetes/40-services/NAME.config.properties.
 func (g *gen) serviceFiles() ([]File, error) {
 	var files []File
@@ -378,6 +379,9 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 			Comment: g.header(fmt.Sprintf("TorchServe configuration of service %s: its batching (batchSize %d, maxBatchDelay %.0f ms) and queue as the run modelled them.", v.Name, b.Size, b.MaxDelayMs))})
 	}
 	pc := g.servicePriorityClass(v)
+	if kpa, ok := cfg.Scaler.(services.KPA); ok && kpa.K != nil && cfg.PodsPerReplica > 1 {
+		return nil, fmt.Errorf("service %s: replicas of %d pods under Knative's KPA are not written out: a KServe InferenceService's predictor is one pod a replica (give an HPA or KEDA, written with a LeaderWorkerSet)", v.Name, cfg.PodsPerReplica)
+	}
 	if kpa, ok := cfg.Scaler.(services.KPA); ok && kpa.K != nil {
 		isvc, notes := g.inferenceService(v, ns, labels, ann, res, sel, aff, tols, pc, kpa.K.Spec())
 		isvc.Spec.Predictor.TopologySpreadConstraints = spread
@@ -432,31 +436,40 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "torchserve-config", MountPath: TorchServeConfigPath, SubPath: "config.properties"}}
 		comment = append(comment, fmt.Sprintf("The ConfigMap %s holds the config.properties beside this file, mounted at %s.", cm.Name, TorchServeConfigPath))
 	}
-	dep := &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: v.Name, Namespace: ns, Labels: labels, Annotations: ann},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": v.Name}},
-			Template: pod,
-		},
+	target := scaleTarget{APIVersion: "apps/v1", Kind: "Deployment"}
+	if l := cfg.Spec.LLM; l != nil && cfg.PodsPerReplica > 1 {
+		x, notes := leaderWorkerSet(v.Name, ns, labels, ann, replicas, cfg.PodsPerReplica, pod, l.Config)
+		objects = append(objects, x)
+		comment = append(comment, notes...)
+		target = scaleTarget{APIVersion: LWSAPIVersion, Kind: "LeaderWorkerSet"}
+	} else {
+		objects = append(objects, &appsv1.Deployment{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Name: v.Name, Namespace: ns, Labels: labels, Annotations: ann},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: &replicas,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": v.Name}},
+				Template: pod,
+			},
+		})
 	}
-	objects = append(objects, dep)
 	if l := cfg.Spec.LLM; l != nil && l.Router != nil && *l.Router == serving.PrefixAware {
 		pool, note := inferencePoolFor(v.Name, ns)
 		objects = append(objects, pool)
 		comment = append(comment, note)
 	}
-	if lq != "" {
+	if lq != "" && target.Kind == "LeaderWorkerSet" {
+		comment = append(comment, fmt.Sprintf("Kueue admits each group in LocalQueue %s as one Workload (its leaderworkerset.x-k8s.io/leaderworkerset integration).", lq))
+	} else if lq != "" {
 		comment = append(comment, fmt.Sprintf("Kueue admits the replicas in LocalQueue %s (its deployment integration).", lq))
 	}
 	switch s := cfg.Scaler.(type) {
 	case services.HPA:
-		hpa, notes := g.hpa(v, ns, s)
+		hpa, notes := g.hpa(v, ns, s, target)
 		comment = append(comment, notes...)
 		objects = append(objects, hpa)
 	case services.KEDA:
-		so, notes := g.scaledObject(v, ns, s)
+		so, notes := g.scaledObject(v, ns, s, target)
 		comment = append(comment, notes...)
 		objects = append(objects, so)
 	default:
@@ -561,7 +574,13 @@ func metricOf(k services.MetricKind, gpu bool) (name string, factor float64, wor
 	return MetricRequestsPerSecond, 1, fmt.Sprintf("requests per second per replica (%s: a prometheus-adapter rule, rate(%s[1m]))", MetricRequestsPerSecond, MetricRequestsTotal)
 }
 
-func (g serviceWriter) hpa(v Service, ns string, s services.HPA) (*autoscalingv2.HorizontalPodAutoscaler, []string) {
+// scaleTarget is the object a service's autoscaler scales: its
+// Deployment, or its LeaderWorkerSet (whose scale subresource counts
+// groups, and whose HPA pod selector is the leaders', where vLLM's
+// metrics are).
+type scaleTarget struct{ APIVersion, Kind string }
+
+func (g serviceWriter) hpa(v Service, ns string, s services.HPA, to scaleTarget) (*autoscalingv2.HorizontalPodAutoscaler, []string) {
 	sp := s.H.Spec()
 	gpu := v.Config.Pod.MilliGPUs() > 0
 	name, factor, words := metricOf(s.Metric, gpu)
@@ -593,7 +612,7 @@ func (g serviceWriter) hpa(v Service, ns string, s services.HPA) (*autoscalingv2
 		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
 		ObjectMeta: metav1.ObjectMeta{Name: v.Name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": v.Name}},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: v.Name},
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: to.APIVersion, Kind: to.Kind, Name: v.Name},
 			MinReplicas:    ptr(int32(sp.MinReplicas)),
 			MaxReplicas:    int32(sp.MaxReplicas),
 			Metrics:        []autoscalingv2.MetricSpec{m},
@@ -663,7 +682,7 @@ func latencyWords(q services.LatencyQuantile) string {
 
 func number(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-func (g serviceWriter) scaledObject(v Service, ns string, s services.KEDA) (*ScaledObject, []string) {
+func (g serviceWriter) scaledObject(v Service, ns string, s services.KEDA, target scaleTarget) (*ScaledObject, []string) {
 	sp := s.K.Spec()
 	_, factor, words := metricOf(s.Metric, true)
 	query := promQuery(s.Metric, ns, v.Name)
@@ -691,7 +710,7 @@ func (g serviceWriter) scaledObject(v Service, ns string, s services.KEDA) (*Sca
 		TypeMeta:   metav1.TypeMeta{APIVersion: KEDAAPIVersion, Kind: "ScaledObject"},
 		ObjectMeta: metav1.ObjectMeta{Name: v.Name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/name": v.Name}},
 		Spec: ScaledObjectSpec{
-			ScaleTargetRef:  ScaleTarget{APIVersion: "apps/v1", Kind: "Deployment", Name: v.Name},
+			ScaleTargetRef:  ScaleTarget{APIVersion: target.APIVersion, Kind: target.Kind, Name: v.Name},
 			PollingInterval: ptr(poll),
 			CooldownPeriod:  ptr(cool),
 			MinReplicaCount: ptr(int32(sp.MinReplicaCount)),
@@ -702,7 +721,7 @@ func (g serviceWriter) scaledObject(v Service, ns string, s services.KEDA) (*Sca
 	}
 	notes := []string{fmt.Sprintf("The KEDA ScaledObject scales it on %s, threshold %s (%s), polling every %d s, cooldown %d s.", words, md["threshold"], mt, poll, cool)}
 	if sp.MinReplicaCount == 0 {
-		notes = append(notes, fmt.Sprintf("minReplicaCount 0: KEDA scales the Deployment to zero once the trigger has been inactive (at most %s) for the cooldown, and back to one when it is active.", md["activationThreshold"]))
+		notes = append(notes, fmt.Sprintf("minReplicaCount 0: KEDA scales the "+target.Kind+" to zero once the trigger has been inactive (at most %s) for the cooldown, and back to one when it is active.", md["activationThreshold"]))
 	}
 	if pollChanged || coolChanged {
 		notes = append(notes, g.warn("service %s: KEDA's pollingInterval and cooldownPeriod are whole seconds: the run's %s and %s are written rounded up", v.Name, msDuration(sp.PollingMs), msDuration(sp.CooldownMs)))

@@ -26,10 +26,15 @@
 // (InferencePool.Selects) to put the picker's prefix-aware scoring in
 // front of them.
 //
-// ReadServing reads Deployments, ReplicaSets, StatefulSets and
-// InferenceServices into the replica pod they run; a replica's GPUs come
-// from its containers' resources or from its DRA claims (the file's
-// ResourceClaimTemplates, resolved by scenarios/kube/dra).
+// ReadServing reads Deployments, ReplicaSets, StatefulSets,
+// InferenceServices and LLMInferenceServices into the replica pod they
+// run; a replica's GPUs come from its containers' resources or from its
+// DRA claims (the file's ResourceClaimTemplates, resolved by
+// scenarios/kube/dra). A LeaderWorkerSet (and an LLMInferenceService with
+// spec.worker) is read as replicas that are groups of pods
+// (Workload.Size): the leader's pod, its vLLM server with LWS's
+// environment expanded, pipeline parallel folded into tensor parallel
+// over the group's GPUs.
 //
 // Everything is read strictly: unknown fields, values out of range and a
 // target or batch size of 0 are InputErrors naming the file, line and

@@ -56,12 +56,16 @@ type Pod struct {
 type Workload struct {
 	File            string
 	Line            int
-	Kind            string // Deployment, ReplicaSet, StatefulSet, InferenceService or LLMInferenceService
+	Kind            string // Deployment, ReplicaSet, StatefulSet, LeaderWorkerSet, InferenceService or LLMInferenceService
 	Name, Namespace string
 	Pod             Pod
 	// Replicas is a Deployment's, ReplicaSet's or StatefulSet's
 	// spec.replicas (default 1).
 	Replicas int
+	// Size is the pods of one replica: a LeaderWorkerSet's
+	// leaderWorkerTemplate.size, an LLMInferenceService's leader and
+	// workers (0 or 1: one pod).
+	Size int
 	// For an InferenceService: its deployment mode (Serverless, the
 	// default, or RawDeployment), replica bounds, scaling metric and
 	// target, the model's format and where it is stored, and the
@@ -216,6 +220,12 @@ func ReadServingWith(file string, data []byte, shared, cluster *dra.Set) ([]Work
 				return nil, nil, err
 			}
 			out = append(out, w)
+		case m.APIVersion == "leaderworkerset.x-k8s.io/v1" && m.Kind == "LeaderWorkerSet":
+			w, err := readLWS(file, m, devices)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, w)
 		case (m.APIVersion == "serving.kserve.io/v1alpha1" || m.APIVersion == "serving.kserve.io/v1alpha2") && m.Kind == "LLMInferenceService":
 			w, err := readLLMISVC(file, m, devices)
 			if err != nil {
@@ -239,22 +249,30 @@ func replicated(file string, m strict.Manifest, pos strict.Positions, meta metav
 		}
 		w.Replicas = int(*replicas)
 	}
+	return w, templatePod(file, m, pos, &w, tpl, "spec.template", devices)
+}
+
+// templatePod reads a replica's pod template at tplAt into w: its
+// requests, placement, spread, vLLM server (for a replica of w.Size
+// pods) and DRA claims.
+func templatePod(file string, m strict.Manifest, pos strict.Positions, w *Workload, tpl *corev1.PodTemplateSpec, tplAt string, devices *dra.Set) error {
 	ps := tpl.Spec
+	specAt := tplAt + ".spec"
 	var err error
 	backed := devices.ExtendedResources()
-	if w.Notes, err = gpuFields(file, m.Line, pos, &w, gpufields.Pod(tpl.Annotations, &ps, "spec.template.metadata", "spec.template.spec", func(n string) bool { return backed[n] != "" })); err != nil {
-		return w, err
+	if w.Notes, err = gpuFields(file, m.Line, pos, w, gpufields.Pod(tpl.Annotations, &ps, tplAt+".metadata", specAt, func(n string) bool { return backed[n] != "" })); err != nil {
+		return err
 	}
-	if w.Pod, err = podOf(file, m.Line, pos, "spec.template.spec", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
-		return w, err
+	if w.Pod, err = podOf(file, m.Line, pos, specAt, ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName); err != nil {
+		return err
 	}
-	if err := spreadOf(file, m.Line, pos, "spec.template.spec.", &w, tpl.Labels, ps.TopologySpreadConstraints, ps.Affinity); err != nil {
-		return w, err
+	if err := spreadOf(file, m.Line, pos, specAt+".", w, tpl.Labels, ps.TopologySpreadConstraints, ps.Affinity); err != nil {
+		return err
 	}
-	if w.VLLM, err = vllmOf(file, m.Line, pos, "spec.template.spec", ps.Containers); err != nil {
-		return w, err
+	if w.VLLM, err = vllmOf(file, m.Line, pos, specAt, ps.Containers, w.Size); err != nil {
+		return err
 	}
-	return w, draClaims(file, m.Line, pos, &w, devices, &ps, "spec.template.spec")
+	return draClaims(file, m.Line, pos, w, devices, &ps, specAt)
 }
 
 func readISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, error) {

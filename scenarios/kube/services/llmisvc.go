@@ -38,7 +38,7 @@ type llmisvc struct {
 			Expert      *bool  `json:"expert"`
 		} `json:"parallelism"`
 		Template *corev1.PodSpec `json:"template"`
-		Worker   any             `json:"worker"`
+		Worker   *corev1.PodSpec `json:"worker"`
 		Prefill  any             `json:"prefill"`
 		Router   *struct {
 			Scheduler any `json:"scheduler"`
@@ -67,8 +67,11 @@ type llmisvc struct {
 // replica pod from spec.template, vLLM's extra arguments from the main
 // container's VLLM_ADDITIONAL_ARGS (KServe's default configuration runs
 // vLLM with them), the replicas from spec.replicas or spec.scaling's
-// bounds. What changes the engine and is not modelled is refused at its
-// field (multi-node workers, prefill/decode disaggregation, pipeline or
+// bounds. A replica with spec.worker and parallelism.pipeline P is a
+// group of P pods, as KServe runs it (a LeaderWorkerSet of size P:
+// llmisvcGroup). What changes the engine and is not modelled is refused at
+// its field (workers without pipeline parallel or with data-parallel
+// ranks, prefill/decode disaggregation, pipeline parallel in one pod,
 // data parallel); what gpuplan takes as something else is noted.
 func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, error) {
 	var x llmisvc
@@ -85,8 +88,9 @@ func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, er
 	case sp.Replicas != nil && sp.Scaling != nil:
 		// The CRD's CEL rule on spec.
 		return w, at("spec", "replicas and scaling are mutually exclusive; use scaling for autoscaled deployments or replicas for static deployments")
-	case sp.Worker != nil:
-		return w, at("spec.worker", "multi-node replicas (a worker pod beside each replica's leader, a LeaderWorkerSet) are not modelled: a replica is one pod")
+	case sp.Worker != nil && (sp.Parallelism == nil || sp.Parallelism.Pipeline == nil || *sp.Parallelism.Pipeline <= 1 ||
+		(sp.Parallelism.Data != nil && *sp.Parallelism.Data > 1) || (sp.Parallelism.DataLocal != nil && *sp.Parallelism.DataLocal > 1)):
+		return w, at("spec.worker", "multi-node replicas are modelled as pipeline-parallel groups (KServe sizes the LeaderWorkerSet by spec.parallelism.pipeline); data-parallel ranks across nodes (parallelism.data, dataLocal) are not: give parallelism.pipeline above 1 and no data parallel")
 	case sp.Prefill != nil:
 		return w, at("spec.prefill", "prefill/decode disaggregation (separate prefill replicas) is not read from an LLMInferenceService: give the service llm.disaggregation (its prefill and decode pools) over a single-pool manifest")
 	case sp.Template == nil || len(sp.Template.Containers) == 0:
@@ -155,7 +159,7 @@ func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, er
 		}
 		argv = append(argv, words...)
 	}
-	v, err := parseVLLM(argv)
+	v, err := parseVLLM(argv, 0)
 	if err != nil {
 		return w, at("spec.template.containers", "%v", err)
 	}
@@ -165,7 +169,7 @@ func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, er
 			name string
 			n    *int32
 		}{{"pipeline", p.Pipeline}, {"data", p.Data}, {"dataLocal", p.DataLocal}} {
-			if f.n != nil && *f.n > 1 {
+			if f.n != nil && *f.n > 1 && (f.name != "pipeline" || sp.Worker == nil) {
 				return w, at("spec.parallelism."+f.name, "%d: pipeline and data parallel replicas are not modelled (a replica is one tensor-parallel engine)", *f.n)
 			}
 		}
@@ -175,6 +179,11 @@ func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, er
 			}
 			tp := int(*p.Tensor)
 			v.TensorParallel = &tp
+		}
+		if sp.Worker != nil {
+			if err := llmisvcGroup(file, m.Line, pos, &w, v, sp.Worker, int(*p.Pipeline)); err != nil {
+				return w, err
+			}
 		}
 		if p.Expert != nil && *p.Expert {
 			v.Notes = append(v.Notes, "spec.parallelism.expert: expert parallelism is not modelled (the catalog's models are dense)")
@@ -195,4 +204,32 @@ func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, er
 		w.Notes = append(w.Notes, where+": spec.kvCacheOffloading: KV-cache offloading is not modelled (the cache is the GPUs')")
 	}
 	return w, nil
+}
+
+// llmisvcGroup makes an LLMInferenceService's replica a group of
+// pipeline pods, as KServe runs it (a LeaderWorkerSet of size
+// parallelism.pipeline, spec.template the leader, spec.worker the
+// workers): the workers must ask for the leader's GPUs, and the engine's
+// tensor x pipeline parallel is modelled as tensor parallel over the
+// group's GPUs.
+func llmisvcGroup(file string, line int, pos strict.Positions, w *Workload, v *VLLM, worker *corev1.PodSpec, pipeline int) error {
+	if pipeline > maxLWSSize {
+		return strict.At(file, line, pos, "spec.parallelism.pipeline", "%d: a group is 1 to %d pods", pipeline, maxLWSSize)
+	}
+	wp, err := podOf(file, line, pos, "spec.worker", worker.Containers, nil, nil, "")
+	if err != nil {
+		return err
+	}
+	if wp.GPUs != w.Pod.GPUs || wp.MIG != w.Pod.MIG {
+		return strict.At(file, line, pos, "spec.worker.containers", "ask for %d GPUs and spec.template for %d: a group's pods are placed alike (each the leader's pod); give the workers the leader's GPUs", wp.GPUs, w.Pod.GPUs)
+	}
+	w.Size = pipeline
+	tp := 1
+	if v.TensorParallel != nil {
+		tp = *v.TensorParallel
+	}
+	all := tp * pipeline
+	v.TensorParallel = &all
+	v.Notes = append(v.Notes, fmt.Sprintf("spec.parallelism tensor %d and pipeline %d: a replica is a LeaderWorkerSet group of %d pods (spec.template the leader, spec.worker the workers), its engine modelled as tensor parallel %d over the group's GPUs (the engine model has no pipeline stages; its all-reduces across the nodes are priced on their network)", tp, pipeline, pipeline, all))
+	return nil
 }

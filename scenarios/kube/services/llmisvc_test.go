@@ -3,6 +3,7 @@ package services
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -116,4 +117,31 @@ func replaceOnce(t *testing.T, s, from, to string) string {
 	}
 	require.Less(t, i, len(s), "%q not in the manifest", from)
 	return s[:i] + to + s[i+len(from):]
+}
+
+// An LLMInferenceService with spec.worker and parallelism.pipeline is a
+// multi-node replica as KServe runs it: a LeaderWorkerSet group of
+// pipeline pods (spec.template the leader, spec.worker each worker), its
+// engine tensor 4 x pipeline 2, modelled as tensor parallel 8 over the
+// group's GPUs. Workers of other GPUs, a worker without pipeline
+// parallel, or data-parallel ranks across nodes are refused.
+func TestLLMInferenceServiceWorker(t *testing.T) {
+	worker := "  worker:\n    containers:\n    - name: main\n      resources:\n        limits: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: \"4\"}\n"
+	group := replaceOnce(t, llamaISVC+worker, "    tensor: 4\n", "    tensor: 4\n    pipeline: 2\n")
+	ws, _, err := ReadServing("isvc.yaml", []byte(group))
+	require.NoError(t, err)
+	w := ws[0]
+	require.Equal(t, 2, w.Replicas)
+	require.Equal(t, 2, w.Size)
+	require.EqualValues(t, 4, w.Pod.GPUs)
+	require.Equal(t, 8, *w.VLLM.TensorParallel)
+	require.Contains(t, strings.Join(w.VLLM.Notes, "\n"), "spec.parallelism tensor 4 and pipeline 2: a replica is a LeaderWorkerSet group of 2 pods")
+
+	_, _, err = ReadServing("isvc.yaml", []byte(llamaISVC+worker))
+	require.ErrorContains(t, err, "spec.worker: multi-node replicas are modelled as pipeline-parallel groups")
+	_, _, err = ReadServing("isvc.yaml", []byte(replaceOnce(t, group, "    pipeline: 2\n", "    pipeline: 2\n    data: 4\n")))
+	require.ErrorContains(t, err, "spec.worker: multi-node replicas are modelled as pipeline-parallel groups")
+	k := strings.LastIndex(group, `nvidia.com/gpu: "4"`)
+	_, _, err = ReadServing("isvc.yaml", []byte(group[:k]+`nvidia.com/gpu: "2"`+group[k+len(`nvidia.com/gpu: "4"`):]))
+	require.ErrorContains(t, err, "spec.worker.containers: ask for 2 GPUs and spec.template for 4")
 }

@@ -18,8 +18,11 @@ type VLLM struct {
 	// Container is the container's name; HFModel the model as given (a
 	// Hugging Face id or a path); Model gpuplan's catalog name for it
 	// ("" when it names no catalog model: the scenario's llm.model must).
-	Container, HFModel, Model       string
-	TensorParallel                  *int
+	Container, HFModel, Model string
+	TensorParallel            *int
+	// PipelineParallel is --pipeline-parallel-size (a LeaderWorkerSet's
+	// engine across its group's nodes; refused in a one-pod replica).
+	PipelineParallel                *int
 	MaxNumSeqs, MaxNumBatchedTokens *int
 	MaxModelLen, BlockSize          *int
 	GPUMemoryUtilization            *float64
@@ -34,7 +37,7 @@ var vllmTakesNoValue = map[string]bool{
 	"--no-enable-chunked-prefill": true, "--trust-remote-code": true, "--disable-log-requests": true,
 	"--disable-log-stats": true, "--enforce-eager": true, "--enable-lora": true, "--enable-auto-tool-choice": true,
 	"--disable-custom-all-reduce": true, "--enable-expert-parallel": true, "--no-enable-log-requests": true,
-	"--enable-log-requests": true, "--disable-frontend-multiprocessing": true,
+	"--enable-log-requests": true, "--disable-frontend-multiprocessing": true, "--headless": true,
 }
 
 // vllmValued are the arguments gpuplan reads a value of.
@@ -62,11 +65,14 @@ var vllmNoEffect = map[string]bool{
 	"--enable-auto-tool-choice": true, "--tool-call-parser": true, "--no-enable-log-requests": true,
 	"--enable-log-requests": true, "--max-log-len": true, "--root-path": true, "--disable-frontend-multiprocessing": true,
 	"--response-role": true, "--ssl-keyfile": true, "--ssl-certfile": true, "--load-format": true,
+	// A multi-node engine's ranks (LeaderWorkerSet): the group's pods.
+	"--nnodes": true, "--node-rank": true, "--master-addr": true, "--master-port": true, "--headless": true,
+	"--distributed-executor-backend": true,
 }
 
 // vllmOf finds the container of tpl that runs vLLM (nil when none does)
 // and reads its engine arguments; at is the pod spec's path.
-func vllmOf(file string, line int, pos strict.Positions, at string, cs []corev1.Container) (*VLLM, error) {
+func vllmOf(file string, line int, pos strict.Positions, at string, cs []corev1.Container, group int) (*VLLM, error) {
 	for i, c := range cs {
 		argv, field, err := vllmArgv(c)
 		if err != nil {
@@ -76,7 +82,7 @@ func vllmOf(file string, line int, pos strict.Positions, at string, cs []corev1.
 			continue
 		}
 		field = fmt.Sprintf("%s.containers[%d].%s", at, i, field)
-		v, err := parseVLLM(argv)
+		v, err := parseVLLM(argv, group)
 		if err != nil {
 			return nil, strict.At(file, line, pos, field, "%v", err)
 		}
@@ -155,10 +161,12 @@ func shellWords(s string) ([]string, error) {
 	return out, nil
 }
 
-// parseVLLM reads `vllm serve`'s arguments.
-func parseVLLM(argv []string) (*VLLM, error) {
+// parseVLLM reads `vllm serve`'s arguments for a replica of group pods
+// (0 or 1: one pod, where pipeline parallel is refused).
+func parseVLLM(argv []string, group int) (*VLLM, error) {
 	v := &VLLM{}
 	var unknown []string
+	ppFlag := ""
 	for k := 0; k < len(argv); k++ {
 		a := argv[k]
 		if !strings.HasPrefix(a, "-") {
@@ -211,7 +219,10 @@ func parseVLLM(argv []string) (*VLLM, error) {
 				err = fmt.Errorf("%s %s is not in (0, 1]", name, strict.Quote(val))
 			}
 			v.GPUMemoryUtilization = &f
-		case "--pipeline-parallel-size", "-pp", "--data-parallel-size", "-dp":
+		case "--pipeline-parallel-size", "-pp":
+			err = intArg(&v.PipelineParallel, 1)
+			ppFlag = name
+		case "--data-parallel-size", "-dp":
 			var n *int
 			if err = intArg(&n, 1); err == nil && *n > 1 {
 				err = fmt.Errorf("%s %d: pipeline and data parallel replicas are not modelled (a replica is one tensor-parallel engine); model it with tensorParallel or as more replicas", name, *n)
@@ -239,6 +250,9 @@ func parseVLLM(argv []string) (*VLLM, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if pp := v.PipelineParallel; pp != nil && *pp > 1 && group <= 1 {
+		return nil, fmt.Errorf("%s %d: pipeline and data parallel replicas are not modelled (a replica is one tensor-parallel engine); model it with tensorParallel or as more replicas", ppFlag, *pp)
 	}
 	if v.HFModel == "" {
 		return nil, fmt.Errorf("the vLLM server names no model (vllm serve MODEL or --model)")

@@ -23,7 +23,7 @@ func TestVLLMArgumentForms(t *testing.T) {
 			Args: []string{"--model", "meta-llama/Llama-3.3-70B-Instruct", "-tp", "4", "--max-num-seqs", "64"}}, 4, "meta-llama/Llama-3.3-70B-Instruct"},
 		{"entrypoint", corev1.Container{Image: "vllm/vllm-openai:v0.10.1", Args: []string{"--model=meta-llama/Meta-Llama-3.1-70B-Instruct", "--tensor-parallel-size=4", "--max-num-seqs=64"}}, 4, "meta-llama/Meta-Llama-3.1-70B-Instruct"},
 	} {
-		v, err := vllmOf("f.yaml", 1, nil, "spec.template.spec", []corev1.Container{{Name: "sidecar", Image: "busybox"}, c.c})
+		v, err := vllmOf("f.yaml", 1, nil, "spec.template.spec", []corev1.Container{{Name: "sidecar", Image: "busybox"}, c.c}, 0)
 		require.NoError(t, err, c.name)
 		require.NotNil(t, v, c.name)
 		require.Equal(t, c.hf, v.HFModel, c.name)
@@ -33,7 +33,7 @@ func TestVLLMArgumentForms(t *testing.T) {
 		require.Nil(t, v.MaxModelLen, c.name)
 	}
 	// A container that runs no vLLM server is none.
-	v, err := vllmOf("f.yaml", 1, nil, "spec.template.spec", []corev1.Container{{Image: "nvcr.io/nvidia/tritonserver:24.05-py3", Args: []string{"tritonserver"}}})
+	v, err := vllmOf("f.yaml", 1, nil, "spec.template.spec", []corev1.Container{{Image: "nvcr.io/nvidia/tritonserver:24.05-py3", Args: []string{"tritonserver"}}}, 0)
 	require.NoError(t, err)
 	require.Nil(t, v)
 }
@@ -45,17 +45,17 @@ func TestVLLMModels(t *testing.T) {
 	for hf, want := range map[string]string{"meta-llama/Meta-Llama-3-8B-Instruct": "llama-3-8b", "meta-llama/Llama-3.1-8B": "llama-3-8b",
 		"/models/Llama-3.3-70B-Instruct": "llama-3-70b", "meta-llama/Llama-3.2-1B-Instruct": "", "mistralai/Mistral-7B-Instruct-v0.3": "",
 		"meta-llama/Llama-3.1-405B-Instruct": ""} {
-		v, err := parseVLLM([]string{hf})
+		v, err := parseVLLM([]string{hf}, 0)
 		require.NoError(t, err, hf)
 		require.Equal(t, want, v.Model, hf)
 		if want == "" {
 			require.Contains(t, v.Notes[0], "is not in gpuplan's catalog (llama-3-8b, llama-3-70b): llm.model must name the one of the same shape", hf)
 		}
 	}
-	v, err := parseVLLM([]string{"meta-llama/Meta-Llama-3-8B-Instruct"})
+	v, err := parseVLLM([]string{"meta-llama/Meta-Llama-3-8B-Instruct"}, 0)
 	require.NoError(t, err)
 	require.Equal(t, 8192, *v.MaxModelLen)
-	v, err = parseVLLM([]string{"meta-llama/Llama-3.1-8B-Instruct"})
+	v, err = parseVLLM([]string{"meta-llama/Llama-3.1-8B-Instruct"}, 0)
 	require.NoError(t, err)
 	require.Nil(t, v.MaxModelLen)
 }
@@ -77,15 +77,15 @@ func TestVLLMWhatIsNotModelled(t *testing.T) {
 		{[]string{"--port", "8000"}, "the vLLM server names no model"},
 		{[]string{"a", "b"}, `"b": a second positional argument after the model "a"`},
 	} {
-		_, err := parseVLLM(c.args)
+		_, err := parseVLLM(c.args, 0)
 		require.ErrorContains(t, err, c.err, "%v", c.args)
 	}
-	v, err := parseVLLM([]string{"meta-llama/Llama-3.1-8B-Instruct", "--quantization", "fp8", "--enable-prefix-caching", "--port", "8000", "--made-up-flag", "3"})
+	v, err := parseVLLM([]string{"meta-llama/Llama-3.1-8B-Instruct", "--quantization", "fp8", "--enable-prefix-caching", "--port", "8000", "--made-up-flag", "3"}, 0)
 	require.NoError(t, err)
 	require.Equal(t, []string{"vLLM --quantization fp8: not modelled, weights and KV cache taken as 16-bit",
 		"vLLM --enable-prefix-caching: the cluster run caches prefixes where llm.prefix says what the prompts share; without it every prompt is prefilled whole",
 		"vLLM arguments not read: --made-up-flag"}, v.Notes)
-	_, err = vllmOf("f.yaml", 3, nil, "spec.template.spec", []corev1.Container{{Command: []string{"sh", "-c"}, Args: []string{"vllm serve $MODEL --max-num-seqs 8"}}})
+	_, err = vllmOf("f.yaml", 3, nil, "spec.template.spec", []corev1.Container{{Command: []string{"sh", "-c"}, Args: []string{"vllm serve $MODEL --max-num-seqs 8"}}}, 0)
 	require.ErrorContains(t, err, "f.yaml:3: spec.template.spec.containers[0].command: the vLLM command line uses a shell variable or substitution")
 }
 
@@ -97,7 +97,7 @@ func FuzzVLLMArgs(f *testing.F) {
 	f.Add("vllm serve m --max-num-seqs")
 	f.Add("vllm serve $M")
 	f.Fuzz(func(t *testing.T, script string) {
-		v, err := vllmOf("f.yaml", 1, nil, "spec", []corev1.Container{{Command: []string{"sh", "-c"}, Args: []string{script}}})
+		v, err := vllmOf("f.yaml", 1, nil, "spec", []corev1.Container{{Command: []string{"sh", "-c"}, Args: []string{script}}}, 0)
 		if err != nil || v == nil {
 			return
 		}
