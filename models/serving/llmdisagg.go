@@ -53,6 +53,10 @@ func (d Disagg) withDefaults() Disagg {
 	d.Prefill, d.Decode = d.Prefill.WithDefaults(), d.Decode.WithDefaults()
 	d.Prefill.TokenOverheadMs, d.Prefill.FinishOverheadMs = 0, 0
 	d.Decode.RequestOverheadMs = 0
+	// A decode engine's requests arrive with their whole prompt's KV
+	// cache, a shared prefix's too, held as their own: it caches no
+	// prefix.
+	d.Decode.PrefixHitTokens, d.Decode.PrefixCacheBlocks = 0, 0
 	return d
 }
 
@@ -234,7 +238,15 @@ func SteadyLLMDisagg(d Disagg, rate float64, in, out TokenDist) (LLMDisaggSteady
 	}
 	one := TokenDist{Kind: Fixed, Mean: 1}
 	cp, cd := d.PrefillReplicas, d.DecodeReplicas
-	p, _, err := steadyLLMParts(d.Prefill, rate/float64(cp), in, one, routedArrivals(d.Router, cp, one), kvDriftZ, prefillPool)
+	var p LLMSteady
+	var err error
+	if d.Router == PrefixAware && d.Prefill.PrefixHitTokens > 0 && cp > 1 {
+		// The picker keeps each prefix on the prefill engine it first
+		// sent it to (llmprefixroute.go).
+		p, err = steadyPrefixAwareIn(d.Prefill, rate/float64(cp), cp, in, one, prefillPool)
+	} else {
+		p, _, err = steadyLLMParts(d.Prefill, rate/float64(cp), in, one, routedArrivals(d.Router, cp, one), kvDriftZ, prefillPool)
+	}
 	if err != nil {
 		return res, err
 	}

@@ -119,6 +119,12 @@ func prefixAwareCheck(cfg LLMConfig, in TokenDist) (int, error) {
 // too), PrefixBlocks its mean cached prefixes'; the latencies, StepMs and
 // preemptions are the requests' (weighted by each kind's share).
 func steadyPrefixAware(cfg LLMConfig, rate float64, replicas int, in, out TokenDist) (LLMSteady, error) {
+	return steadyPrefixAwareIn(cfg, rate, replicas, in, out, colocated)
+}
+
+// steadyPrefixAwareIn is steadyPrefixAware for replicas in mode
+// (colocated, or a disaggregated service's prefill pool).
+func steadyPrefixAwareIn(cfg LLMConfig, rate float64, replicas int, in, out TokenDist, mode steadyMode) (LLMSteady, error) {
 	groups, err := prefixAwareCheck(cfg, in)
 	if err != nil {
 		return LLMSteady{}, err
@@ -133,7 +139,7 @@ func steadyPrefixAware(cfg LLMConfig, rate float64, replicas int, in, out TokenD
 			continue
 		}
 		share := float64(k.Groups*k.Replicas) / float64(groups) // of the requests
-		st, err := steadyLLM(prefixKind(cfg, k.Groups), total*float64(k.Groups)/float64(groups), in, out, poissonArrivals, kvDriftZ)
+		st, _, err := steadyLLMParts(prefixKind(cfg, k.Groups), total*float64(k.Groups)/float64(groups), in, out, poissonArrivals, kvDriftZ, mode)
 		if err != nil {
 			return LLMSteady{}, err
 		}
