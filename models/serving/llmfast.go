@@ -129,8 +129,10 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 
 // SteadyLLMRouted is SteadyLLM for one of replicas identical replicas
 // behind router, rate the requests a second each receives of the
-// service's Poisson stream (routing.go says how each router changes a
-// replica's arrivals and its decoding count).
+// service's Poisson stream (llmroutefast.go says how each router changes
+// a replica's arrivals and its decoding count). Behind PrefixAware with a
+// prefix cache it is the service's replicas mixed, each serving its own
+// prefixes (llmprefixroute.go), or ErrPrefixSpill.
 func SteadyLLMRouted(cfg LLMConfig, rate float64, replicas int, router Router, in, out TokenDist) (LLMSteady, error) {
 	if replicas < 1 {
 		return LLMSteady{}, fmt.Errorf("replicas: %d is below 1", replicas)

@@ -16,7 +16,10 @@ import (
 // by request: over each piece of an interval the ready replicas share the
 // arrivals at random (a Kubernetes Service in front: each replica's
 // arrivals Poisson at rate / ready), or behind LLM.Router's gateway
-// (serving.SteadyLLMRouted among the ready replicas), and the requests
+// (serving.SteadyLLMRouted among the ready replicas; behind the
+// prefix-aware picker with shared prefixes each replica serves its own
+// prefixes, and the service's capacity with c ready is its busiest
+// replica's, serving.PrefixAwareCapacity), and the requests
 // served in the piece have the TTFT and TPOT distributions of one
 // replica at that rate. The
 // fast model is asked once per rate of a grid 2% apart (the nearest one).
