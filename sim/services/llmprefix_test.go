@@ -71,3 +71,35 @@ func TestLLMServicePrefixAware(t *testing.T) {
 	require.True(t, s.overloaded(2.2*one, 4))
 	require.False(t, s.overloaded(1.9*one, 4))
 }
+
+// TestLLMServiceDisaggregatedByHand's replica with a shared prefix: the
+// prompts' first 256 tokens (16 blocks) are one of 2 system prompts,
+// which the prefill engine caches. Its steps take 20 ms whatever they
+// hold, so TTFT and TPOT are as without the prefix (23.72 ms of prefill,
+// 20.1 ms a token); the transfer still carries the whole 512-token
+// prompt (1.342 ms at 50 GB/s), and the decode engines hold each
+// request's whole context as their own: 20 requests decoding on each at
+// 562.5 / 16 + 1/2 blocks, none for prefixes. Half the prompt tokens
+// served come from the prefill engine's cache.
+func TestLLMServiceDisaggregatedPrefixByHand(t *testing.T) {
+	l := llm8B(t)
+	l.Config.Engine.StepModel = serving.Fitted
+	l.Config.Engine.Fit = serving.StepFit{PerStepUS: 20_000}
+	l.Input = serving.TokenDist{Kind: serving.Fixed, Mean: 512}
+	l.Output = serving.TokenDist{Kind: serving.Fixed, Mean: 101}
+	l.Config.PrefixHitTokens, l.Config.PrefixCacheBlocks = 256, 2*16
+	l.Disagg = &serving.Disagg{Prefill: l.Config, Decode: l.Config, PrefillReplicas: 1, DecodeReplicas: 2, Router: serving.RoundRobin, KVTransferGBps: 50}
+	s, err := New(Spec{Name: "chat", Load: serving.Load{Base: 20}, LLM: l}, Fixed{Replicas: 1})
+	require.NoError(t, err)
+	s.Advance(0, 3_600_000, 1, 1)
+	x := s.Report().LLM
+	require.NotNil(t, x)
+	d := x.Disagg
+	t.Logf("TTFT %.2f (prefill %.2f, transfer %.3f), TPOT %.3f; KV %.4f of %d blocks; hits %.3f", x.TTFTMeanMs, d.PrefillTTFTMeanMs, d.KVTransferMeanMs, x.TPOTMeanMs, x.KVCacheMean, x.KVCacheBlocks, x.PrefixHitRate)
+	require.InDelta(t, 1.342177, d.KVTransferMeanMs, 1e-6)
+	require.InEpsilon(t, 23.717, d.PrefillTTFTMeanMs, 0.002)
+	require.InEpsilon(t, 20.1, x.TPOTMeanMs, 0.002)
+	blocks := 2 * l.Config.Blocks()
+	require.InEpsilon(t, 2*20*(562.5/16+0.5)/float64(blocks), x.KVCacheMean, 0.015)
+	require.Equal(t, 0.5, x.PrefixHitRate)
+}
