@@ -126,7 +126,9 @@ type LLMPrefixSpec struct {
 	Tokens int `json:"tokens"`
 	// Groups is how many different prefixes the prompts start with
 	// (default 1); a replica holds every one (requests reach the
-	// replicas at random).
+	// replicas at random, round robin or least outstanding), behind
+	// the prefix-aware picker only its own, and in a disaggregated
+	// replica every prefill engine holds them.
 	Groups *int `json:"groups,omitempty"`
 }
 
