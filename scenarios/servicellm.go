@@ -127,8 +127,9 @@ type LLMPrefixSpec struct {
 	// Groups is how many different prefixes the prompts start with
 	// (default 1); a replica holds every one (requests reach the
 	// replicas at random, round robin or least outstanding), behind
-	// the prefix-aware picker only its own, and in a disaggregated
-	// replica every prefill engine holds them.
+	// the prefix-aware picker only its own; in a disaggregated replica
+	// the prefill engines hold them (as the pool's router spreads them)
+	// and the decode engines none.
 	Groups *int `json:"groups,omitempty"`
 }
 
