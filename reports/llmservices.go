@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"gpuplan.dev/gpuplan/sim"
 )
@@ -33,6 +34,9 @@ type LLMServiceSummary struct {
 	KVCacheMean   float64 `json:"kvCacheMean"`
 	KVCachePeak   float64 `json:"kvCachePeak"`
 	KVCacheBlocks int64   `json:"kvCacheBlocks"`
+	// PrefixHitRate is the share of the prompt tokens served found in
+	// the replicas' prefix cache (shared prefixes only; absent without).
+	PrefixHitRate float64 `json:"prefixHitRate,omitempty"`
 	// Recompute preemptions (vLLM preempts a running request when the KV
 	// cache has no block for its next token): the fast model's count per
 	// 1,000 requests served and the mean latency they add to a request,
@@ -92,7 +96,7 @@ func llmSummary(r *sim.ServiceResult, gpuHours, cost float64) *LLMServiceSummary
 	l := &LLMServiceSummary{TTFTMeanMs: round(x.TTFTMeanMs, 2), TTFTP50Ms: round(x.TTFTP50Ms, 2), TTFTP95Ms: round(x.TTFTP95Ms, 2), TTFTP99Ms: round(x.TTFTP99Ms, 2),
 		TPOTMeanMs: round(x.TPOTMeanMs, 2), TPOTP50Ms: round(x.TPOTP50Ms, 2), TPOTP95Ms: round(x.TPOTP95Ms, 2), TPOTP99Ms: round(x.TPOTP99Ms, 2),
 		E2EMeanMs: round(x.E2EMeanMs, 1), E2EP50Ms: round(x.E2EP50Ms, 1), E2EP95Ms: round(x.E2EP95Ms, 1), E2EP99Ms: round(x.E2EP99Ms, 1),
-		KVCacheMean: round(x.KVCacheMean, 4), KVCachePeak: round(x.KVCachePeak, 4), KVCacheBlocks: x.KVCacheBlocks,
+		KVCacheMean: round(x.KVCacheMean, 4), KVCachePeak: round(x.KVCachePeak, 4), KVCacheBlocks: x.KVCacheBlocks, PrefixHitRate: round(x.PrefixHitRate, 4),
 		PreemptionsPer1k: round(x.PreemptionsPer1k, 3), PreemptionDelayMs: round(x.PreemptionDelayMs, 2),
 		TTFTSLOMs: x.TTFTSLOMs, TPOTSLOMs: x.TPOTSLOMs, InputTokens: round(x.InputTokens, 0), OutputTokens: round(x.OutputTokens, 0),
 		GPUsPerReplica: x.GPUsPerReplica, CapacityPerReplica: round(x.CapacityPerReplica, 3)}
@@ -121,6 +125,9 @@ func llmSummary(r *sim.ServiceResult, gpuHours, cost float64) *LLMServiceSummary
 // llmServicesNote says what the LLM tables count.
 const llmServicesNote = "LLM services: TTFT, TPOT and end-to-end latency (arrival to last token) from the fast engine model per interval (the services table's latency is their TTFT); within SLO is the share of arrived requests served within each target; tokens per GPU-second divide the tokens served by the GPU time the replica pods held; KV cache is the share of a replica's blocks in use, the mean over the ready replicas' time and the highest interval's (an interval's mean, not a step's peak); preempt/1k is the recompute preemptions per 1,000 requests served where the KV cache fills, +ms the mean latency they add to a request (not in the E2E figures)."
 
+// llmPrefixNote says what the prefix hits column counts.
+const llmPrefixNote = "Prefix hits: the share of the prompt tokens served found in the replicas' prefix cache (vLLM's automatic prefix caching of the services' shared prefixes) instead of prefilled; a prefix's first request on a replica, a miss, is not counted."
+
 // hasLLM says the run has an LLM service.
 func hasLLM(s *Summary) bool {
 	for _, v := range s.Services {
@@ -148,6 +155,14 @@ func llmTables(s *Summary) (lat, eng [][]string) {
 		}
 		return pct(att) + " of " + msText2(slo)
 	}
+	hits := false
+	for _, v := range s.Services {
+		hits = hits || v.LLM != nil && v.LLM.PrefixHitRate > 0
+	}
+	if hits {
+		// A column of prefix-cache hits where a service shares prefixes.
+		eng[0] = append(eng[0][:8:8], append([]string{"prefix hits"}, eng[0][8:]...)...)
+	}
 	var rows, rows2 [][]any
 	for _, v := range s.Services {
 		l := v.LLM
@@ -161,9 +176,13 @@ func llmTables(s *Summary) (lat, eng [][]string) {
 			row = append(row, usd(l.CostPerMillionOutputTokens), usd(l.CostPerMillionTokens))
 		}
 		rows = append(rows, row)
-		rows2 = append(rows2, []any{v.Name, millis(l.E2EMeanMs), millis(l.E2EP50Ms), millis(l.E2EP95Ms), millis(l.E2EP99Ms),
-			pct(l.KVCacheMean), pct(l.KVCachePeak), fmt.Sprint(l.KVCacheBlocks), fmt.Sprintf("%.2f", l.PreemptionsPer1k), fmt.Sprintf("%.2f", l.PreemptionDelayMs),
-			requests(l.InputTokens), requests(l.OutputTokens)})
+		row2 := []any{v.Name, millis(l.E2EMeanMs), millis(l.E2EP50Ms), millis(l.E2EP95Ms), millis(l.E2EP99Ms),
+			pct(l.KVCacheMean), pct(l.KVCachePeak), fmt.Sprint(l.KVCacheBlocks)}
+		if hits {
+			row2 = append(row2, pct(l.PrefixHitRate))
+		}
+		rows2 = append(rows2, append(row2, fmt.Sprintf("%.2f", l.PreemptionsPer1k), fmt.Sprintf("%.2f", l.PreemptionDelayMs),
+			requests(l.InputTokens), requests(l.OutputTokens)))
 	}
 	return append(lat, columns(rows)...), append(eng, columns(rows2)...)
 }
@@ -206,6 +225,9 @@ func writeLLMTable(w io.Writer, s *Summary) {
 		termTable(w, t[0], t[1:])
 	}
 	fmt.Fprintln(w, llmServicesNote)
+	if len(eng) > 0 && slices.Contains(eng[0], "prefix hits") {
+		fmt.Fprintln(w, llmPrefixNote)
+	}
 	if pd := llmDisaggTable(s); pd != nil {
 		fmt.Fprintln(w)
 		termTable(w, pd[0], pd[1:])

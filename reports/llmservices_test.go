@@ -108,3 +108,36 @@ func TestLLMReportByHand(t *testing.T) {
 	assert.Nil(t, Figures("", Summarize(res2, Meta{Scenario: "served", Pricing: pr2})).Services[0].LLM)
 	assert.Empty(t, variantLLMRows([]RunFigures{Figures("", Summarize(res2, Meta{Scenario: "served", Pricing: pr2}))}))
 }
+
+// A service with shared prefixes gives its prefix-cache hit rate: in
+// summary.json (prefixHitRate; absent without prefixes) and as a
+// "prefix hits" column of the second LLM table, with a note, in the
+// terminal and markdown; without prefixes the table is as it was.
+func TestLLMReportPrefixHits(t *testing.T) {
+	res, pr, _ := llmRun(t)
+	plain := Summarize(res, Meta{Scenario: "llm", Pricing: pr})
+	var b bytes.Buffer
+	require.NoError(t, WriteJSON(&b, plain))
+	assert.NotContains(t, b.String(), "prefixHitRate")
+	b.Reset()
+	require.NoError(t, WriteTable(&b, plain))
+	assert.NotContains(t, b.String(), "PREFIX HITS")
+	assert.NotContains(t, b.String(), llmPrefixNote)
+
+	// 256 of 512 prompt tokens cached.
+	res.Services[0].LLM.PrefixHitRate = 0.5
+	s := Summarize(res, Meta{Scenario: "llm", Pricing: pr})
+	assert.Equal(t, 0.5, s.Services[0].LLM.PrefixHitRate)
+	b.Reset()
+	require.NoError(t, WriteJSON(&b, s))
+	assert.Contains(t, b.String(), `"prefixHitRate": 0.5`)
+	b.Reset()
+	require.NoError(t, WriteTable(&b, s))
+	out := b.String()
+	assert.Contains(t, out, "OF BLOCKS  PREFIX HITS  PREEMPT/1K")
+	assert.Regexp(t, `chat\s+2\.0\d\d s\s+2\.0\d\d s\s+2\.0\d\d s\s+2\.0\d\d s\s+2\.5%\s+2\.5%\s+28095\s+50\.0%\s+0\.00\s+0\.00\s+184\.32M\s+36\.36M`, out)
+	assert.Contains(t, out, llmPrefixNote)
+	b.Reset()
+	require.NoError(t, WriteMarkdown(&b, s))
+	assert.Contains(t, b.String(), "| of blocks | prefix hits | preempt/1k |")
+}

@@ -126,7 +126,10 @@ type LLMPrefixSpec struct {
 	Tokens int `json:"tokens"`
 	// Groups is how many different prefixes the prompts start with
 	// (default 1); a replica holds every one (requests reach the
-	// replicas at random).
+	// replicas at random, round robin or least outstanding), behind
+	// the prefix-aware picker only its own; in a disaggregated replica
+	// the prefill engines hold them (as the pool's router spreads them)
+	// and the decode engines none.
 	Groups *int `json:"groups,omitempty"`
 }
 
@@ -446,7 +449,7 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 	out.Config = cfg
 	if d := l.Disaggregation; d != nil {
 		var err error
-		if out.Disagg, out.DisaggFabric, err = s.llmDisagg(at+".disaggregation", d, l, cfg, gpu); err != nil {
+		if out.Disagg, out.DisaggFabric, err = s.llmDisagg(at+".disaggregation", d, l, cfg, gpu, out.Input); err != nil {
 			return out, err
 		}
 	}
@@ -455,11 +458,11 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 
 // llmDisagg checks and builds llm.disaggregation (at its path) over the
 // engine cfg on gpu.
-func (s *Scenario) llmDisagg(at string, d *LLMDisaggSpec, l *LLMServiceSpec, cfg serving.LLMConfig, gpu string) (*serving.Disagg, string, error) {
-	if l.Prefix != nil {
-		return nil, "", s.errAt(at, "with llm.prefix: prefix caching in a prefill pool is not modelled; leave one out")
-	}
+func (s *Scenario) llmDisagg(at string, d *LLMDisaggSpec, l *LLMServiceSpec, cfg serving.LLMConfig, gpu string, in serving.TokenDist) (*serving.Disagg, string, error) {
 	x := &serving.Disagg{Prefill: cfg, Decode: cfg, Router: serving.RoundRobin}
+	// llm.prefix is the prefill engines' cache: a decode engine receives
+	// the whole prompt's KV cache, the prefix's too, as its own.
+	x.Decode.PrefixHitTokens, x.Decode.PrefixCacheBlocks = 0, 0
 	for _, p := range []struct {
 		name string
 		spec *LLMPoolSpec
@@ -502,6 +505,10 @@ func (s *Scenario) llmDisagg(at string, d *LLMDisaggSpec, l *LLMServiceSpec, cfg
 			return nil, "", s.errAt(at+".router", "%s: a pool's requests are spread by round-robin (the default), least-outstanding or prefix-aware", Quote(d.Router))
 		}
 		x.Router = r
+	}
+	if x.Router == serving.PrefixAware && l.Prefix != nil && x.PrefillReplicas > 1 && !serving.PrefixSticky(cfg, in) {
+		return nil, "", s.errAt(at+".router", "prefix-aware with llm.prefix of %d tokens: the prefix's %d blocks are 2/3 or less of the longest prompt's %d, so the llm-d picker's queue scorer can outweigh its prefix scorer and spread a prefix over prefill engines that do not hold it, which the fast model does not follow; give a prefix above 2/3 of the longest prompt, or round-robin or least-outstanding",
+			l.Prefix.Tokens, cfg.PrefixHitTokens/cfg.BlockSize, in.Longest()/cfg.BlockSize)
 	}
 	fabric := llmFabrics[gpu]
 	if t := d.KVTransfer; t != nil {

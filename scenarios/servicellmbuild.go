@@ -60,8 +60,10 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 	if err != nil {
 		return cfg, nil, s.errAt(at+".balancing", "%v", err)
 	}
-	if router != nil && *router == serving.PrefixAware && v.LLM.Prefix != nil {
-		return cfg, nil, s.errAt(at+".balancing", "prefix-aware with llm.prefix: the llm-d picker keeps each prefix on the replicas it sent it to, which the cluster run's fast model does not follow (it holds every prefix on every replica); give round-robin, least-outstanding or random, or run the exact model (serving.SimulateLLMRouted)")
+	sticky := router != nil && *router == serving.PrefixAware && v.LLM.Prefix != nil && l.Disagg == nil
+	if sticky && !serving.PrefixSticky(l.Config, l.Input) {
+		return cfg, nil, s.errAt(la+".prefix.tokens", "%d with balancing prefix-aware: the prefix's %d blocks are 2/3 or less of the longest prompt's %d, so the llm-d picker's queue scorer can outweigh its prefix scorer and spread a prefix over replicas that do not hold it, which the cluster run's fast model does not follow; give a prefix above 2/3 of the longest prompt, round-robin, least-outstanding or random, or run the exact model (serving.SimulateLLMRouted)",
+			v.LLM.Prefix.Tokens, l.Config.PrefixHitTokens/l.Config.BlockSize, l.Input.Longest()/l.Config.BlockSize)
 	}
 	tp := l.Config.Engine.TP
 	if d := l.Disagg; d != nil && cfg.PodsPerReplica > 1 {
@@ -110,8 +112,16 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		l.Config.Engine.AllReduce = serving.TPAllReduce(f, tp)
 		notes = append(notes, fmt.Sprintf("tensor parallel %d: two all-reduces a layer priced on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)", tp, f.Name, f.AlphaUS, f.BusBWGBps))
 	}
-	if c := l.Config; c.PrefixHitTokens > 0 || v.LLM.Prefix != nil {
-		notes = append(notes, fmt.Sprintf("prefix caching (vLLM's automatic prefix caching): each prompt's first %d tokens (the prefix's full blocks of %d) are found cached; every replica holds the %d prefixes' %d blocks, as requests spread at random reach them all; a prefix's first request on a replica (a miss) is not counted",
+	if c := l.Config; sticky {
+		g := c.PrefixCacheBlocks / int64(max(c.PrefixHitTokens/c.BlockSize, 1))
+		notes = append(notes, fmt.Sprintf("prefix caching (vLLM's automatic prefix caching) behind the llm-d picker: each prompt's first %d tokens (the prefix's full blocks of %d) are found cached; the picker keeps each of the %d prefixes on the replica it first sent it to (its prefix score, 3 x the prefix's share of a prompt, outweighs the queue score's 2), so a replica holds and serves only its own prefixes: of c ready replicas, %d mod c hold one prefix more than the rest (even: the picker's first placements, by the fewest outstanding, are uneven, and its busiest replica leads above light load), and with fewer prefixes than replicas the replicas without one serve nothing; the service's capacity is its busiest replica's (models/serving.PrefixAwareCapacity); held within 5%% of the exact routed model's mean and p95 TTFT, TPOT and end-to-end latency with no more prefixes than replicas from 10%% to 80%% of capacity, with more at 10%%; a prefix's first request (a miss) is not counted",
+			c.PrefixHitTokens, c.BlockSize, g, g))
+	} else if c.PrefixHitTokens > 0 || v.LLM.Prefix != nil {
+		where := "every replica holds the %d prefixes' %d blocks, as requests spread at random reach them all"
+		if l.Disagg != nil {
+			where = "every prefill engine holds the %d prefixes' %d blocks and skips their prefill; the KV cache sent to a decode engine is the whole prompt's (prefix included), which the decode engine holds as its own"
+		}
+		notes = append(notes, fmt.Sprintf("prefix caching (vLLM's automatic prefix caching): each prompt's first %d tokens (the prefix's full blocks of %d) are found cached; "+where+"; a prefix's first request on a replica (a miss) is not counted",
 			c.PrefixHitTokens, c.BlockSize, c.PrefixCacheBlocks/int64(max(c.PrefixHitTokens/c.BlockSize, 1)), c.PrefixCacheBlocks))
 	}
 	x := &services.LLM{Config: l.Config, Input: l.Input, Output: l.Output, Disagg: l.Disagg}

@@ -95,15 +95,27 @@ func TestLLMServiceRouterBuilds(t *testing.T) {
 			require.Contains(t, strings.Join(b.Assumptions, "\n"), "service chat: balancing "+c.balancing+": ", c.balancing)
 		}
 	}
-	// With shared prefixes the llm-d picker keeps each on the replicas
-	// it sent it to, which the fast model does not follow: refused.
+	// A shared prefix of 2/3 or less of the longest prompt lets the
+	// picker's queue scorer outweigh its prefix scorer and spread the
+	// prefix, which the fast model does not follow: refused (2 blocks
+	// of 128). Above 2/3 (64 blocks of 95: 3 x 64/95 = 2.02 > 2) the
+	// picker keeps each prefix where it sent it, and the run follows it.
 	body := strings.Replace(svcCluster+svcLLMA100, "      load: {constant: 5}", "      load: {constant: 5}\n      balancing: prefix-aware", 1)
 	body = strings.Replace(body, "min: 16, max: 2048}", "min: 64, max: 2048}\n        prefix: {tokens: 32}", 1)
 	_, err := buildSvc(t, body)
 	requireInputError(t, err)
-	require.ErrorContains(t, err, "spec.workload.services[0].balancing: prefix-aware with llm.prefix: the llm-d picker keeps each prefix on the replicas it sent it to")
+	require.ErrorContains(t, err, "spec.workload.services[0].llm.prefix.tokens: 32 with balancing prefix-aware: the prefix's 2 blocks are 2/3 or less of the longest prompt's 128")
 	_, err = buildSvc(t, strings.Replace(body, "prefix-aware", "round-robin", 1))
 	require.NoError(t, err)
+	sticky := strings.Replace(body, "min: 64, max: 2048}\n        prefix: {tokens: 32}", "min: 1088, max: 1535}\n        prefix: {tokens: 1024, groups: 6}", 1)
+	b, err := buildSvc(t, sticky)
+	require.NoError(t, err)
+	l := b.Config.Services[0].Spec.LLM
+	require.Equal(t, serving.PrefixAware, *l.Router)
+	require.EqualValues(t, 6*64, l.Config.PrefixCacheBlocks)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "the picker keeps each of the 6 prefixes on the replica it first sent it to")
+	_, err = buildSvc(t, strings.Replace(sticky, "max: 1535}", "max: 1536}", 1))
+	require.ErrorContains(t, err, "llm.prefix.tokens: 1024 with balancing prefix-aware: the prefix's 64 blocks are 2/3 or less of the longest prompt's 96")
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -73,7 +73,6 @@ func TestLLMDisaggErrors(t *testing.T) {
 		{"fabric-and-bandwidth", "decode: {replicas: 2}", "decode: {replicas: 2}\n          kvTransfer: {fabric: ib-ndr-400, bandwidthGBps: 50}", "svc.yaml:36:23: spec.workload.services[0].llm.disaggregation.kvTransfer: give a fabric or a bandwidthGBps, not both"},
 		{"pod-gpus", "gpus: 3}", "gpus: 1}", "svc.yaml:26:43: spec.workload.services[0].pod.gpus: a disaggregated replica of 1 prefill engines of 1 GPUs and 2 decode engines of 1 holds 3 whole GPUs; the pod asks for 1"},
 		{"balancing", "      load: {constant: 5}", "      load: {constant: 5}\n      balancing: round-robin", "svc.yaml:28:18: spec.workload.services[0].balancing: round-robin with llm.disaggregation"},
-		{"prefix", "        tensorParallel: 1\n", "        tensorParallel: 1\n        prefix: {tokens: 64}\n", "spec.workload.services[0].llm.disaggregation: with llm.prefix"},
 	} {
 		// Prompts of 128 tokens and more, to hold a prefix of full blocks.
 		base := strings.Replace(svcCluster+svcLLMDisagg, "stdDev: 256, min: 16,", "stdDev: 256, min: 128,", 1)
@@ -84,4 +83,47 @@ func TestLLMDisaggErrors(t *testing.T) {
 		requireInputError(t, err)
 		require.Contains(t, err.Error(), c.want, c.name)
 	}
+}
+
+// A shared prefix in a disaggregated replica is its prefill engines'
+// cache: prompts of one of 3 system prompts of 1,000 tokens (62 full
+// blocks, 992 tokens) and up to 500 more prefill only what follows it,
+// so the prefill pool serves more than without the prefix; the decode
+// engines receive each prompt's whole KV cache and cache no prefix. The
+// llm-d picker in the pools keeps each prefix on the prefill engine it
+// first sent it to (62 blocks of a prompt of up to 92: 3 x 62/92 =
+// 2.02, above the queue scorer's 2); at 93 blocks (3 x 62/93 = 2) it is
+// refused: the queue scorer can outweigh it.
+func TestLLMDisaggPrefix(t *testing.T) {
+	body := strings.NewReplacer("inputTokens: {mean: 512, stdDev: 256, min: 16, max: 2048}", "inputTokens: {min: 1100, max: 1500}\n        prefix: {tokens: 1000, groups: 3}",
+		"outputTokens: {mean: 256, stdDev: 128, min: 16, max: 1024}", "outputTokens: {min: 64, max: 256}").Replace(svcCluster + svcLLMDisagg)
+	require.Contains(t, body, "prefix:")
+	b, err := buildSvc(t, body)
+	require.NoError(t, err)
+	l := b.Config.Services[0].Spec.LLM
+	d := *l.Disagg
+	require.Equal(t, 992, d.Prefill.PrefixHitTokens)
+	require.EqualValues(t, 3*62, d.Prefill.PrefixCacheBlocks)
+	require.Zero(t, d.Decode.PrefixHitTokens)
+	require.Zero(t, d.Decode.PrefixCacheBlocks)
+	want, err := serving.DisaggCapacity(d, l.Input, l.Output)
+	require.NoError(t, err)
+	require.Equal(t, want, l.CapacityPerReplica)
+	one := serving.TokenDist{Kind: serving.Fixed, Mean: 1}
+	without := d.Prefill
+	without.PrefixHitTokens, without.PrefixCacheBlocks = 0, 0
+	pWith, err := serving.LLMCapacity(d.Prefill, l.Input, one)
+	require.NoError(t, err)
+	pWithout, err := serving.LLMCapacity(without, l.Input, one)
+	require.NoError(t, err)
+	require.Greater(t, pWith, 2*pWithout)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "every prefill engine holds the 3 prefixes' 186 blocks and skips their prefill; the KV cache sent to a decode engine is the whole prompt's")
+
+	two := strings.NewReplacer("prefill: {replicas: 1}", "prefill: {replicas: 2}", "gpus: 3}", "gpus: 4}", "decode: {replicas: 2}", "decode: {replicas: 2}\n          router: prefix-aware", "max: 1500}", "max: 1480}").Replace(body)
+	b, err = buildSvc(t, two)
+	require.NoError(t, err)
+	require.Equal(t, serving.PrefixAware, b.Config.Services[0].Spec.LLM.Disagg.Router)
+	_, err = buildSvc(t, strings.Replace(two, "max: 1480}", "max: 1488}", 1))
+	requireInputError(t, err)
+	require.ErrorContains(t, err, "llm.disaggregation.router: prefix-aware with llm.prefix of 1000 tokens: the prefix's 62 blocks are 2/3 or less of the longest prompt's 93")
 }

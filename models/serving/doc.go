@@ -66,7 +66,13 @@
 //     SteadyLLMRouted is one of c replicas behind a router: round
 //     robin's Erlang-c arrivals, least outstanding's pooled decoding
 //     count, and their peakedness; within 10% of SimulateLLMRouted on
-//     TTFT and 5% on TPOT and E2E from 27% to 80% of capacity. Its
+//     TTFT and 5% on TPOT and E2E from 27% to 80% of capacity. Behind
+//     the prefix-aware picker with shared prefixes (llmprefixroute.go)
+//     each prefix stays on the replica it first went to: a replica
+//     serves and caches only its groups, the service's latencies the
+//     mixture of its kinds of replica and its capacity the busiest's
+//     (PrefixAwareCapacity); within 5% of SimulateLLMRouted with no
+//     more groups than replicas at 10-80% of capacity. Its
 //     recompute preemptions (llmpreempt.go) are the pushes of the
 //     decoding requests' drift against the cache's blocks, within a
 //     factor of 2 of SimulateLLM's where they pass a few per 1,000.
@@ -79,7 +85,9 @@
 //     simulators, a decode pool's requests arriving Prefilled) and
 //     SteadyLLMDisagg its fast model (a prefill replica's TTFT from the
 //     chain of its steps' prompt counts), held to it within 5% on mean
-//     and p95 TTFT, TPOT and E2E from 30% to 70% of capacity.
+//     and p95 TTFT, TPOT and E2E from 30% to 70% of capacity. With
+//     shared prefixes the prefill engines cache them (skipping their
+//     prefill) and the transfer still carries the whole prompt's KV.
 //   - SizeLLM: the fewest replicas meeting p95 TTFT and TPOT targets at a
 //     rate (the fast model's count, confirmed by the exact model), and
 //     the cost per million tokens (llmsize.go).

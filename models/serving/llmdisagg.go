@@ -27,7 +27,10 @@ import (
 // are allocated then, not reserved during the transfer, and the prefill
 // replica frees its own at once); transfers do not contend with each
 // other for the fabric (each at KVTransferGBps); the whole prompt's KV is
-// sent; a preempted decode recomputes its prompt on the decode replica
+// sent, a shared prefix's too (LLMRequest.PrefixID: the prefill replica
+// that holds the prefix skips its prefill, but the decode replica needs
+// all of the prompt's KV and holds it as its own, caching no prefix:
+// Decode's PrefixHitTokens and PrefixCacheBlocks are taken as 0); a preempted decode recomputes its prompt on the decode replica
 // (vLLM's local recompute); the API server's request time is the prefill
 // pool's, its per-token and finishing times the decode pool's.
 
@@ -53,6 +56,10 @@ func (d Disagg) withDefaults() Disagg {
 	d.Prefill, d.Decode = d.Prefill.WithDefaults(), d.Decode.WithDefaults()
 	d.Prefill.TokenOverheadMs, d.Prefill.FinishOverheadMs = 0, 0
 	d.Decode.RequestOverheadMs = 0
+	// A decode engine's requests arrive with their whole prompt's KV
+	// cache, a shared prefix's too, held as their own: it caches no
+	// prefix.
+	d.Decode.PrefixHitTokens, d.Decode.PrefixCacheBlocks = 0, 0
 	return d
 }
 
@@ -116,7 +123,9 @@ type DisaggResult struct {
 // the prefill pool runs each request to its first token (SimulateLLMRouted
 // of the requests with one output token); each request then reaches the
 // decode pool after its transfer (Prefilled, in the order they arrive
-// there), which decodes the rest. A request of one output token ends
+// there), which decodes the rest. A request's shared prefix is the
+// prefill pool's (its replicas' prefix caches, routed by d.Router as
+// SimulateLLMRouted routes); its transfer is of its whole prompt. A request of one output token ends
 // with its transfer.
 func SimulateLLMDisagg(d Disagg, reqs []LLMRequest) (DisaggResult, error) {
 	if err := d.Check(); err != nil {
@@ -215,7 +224,11 @@ func (s LLMDisaggSteady) Whole() LLMSteady { return s.LLMSteady }
 // decode replica's arrivals are the prefills' completions delayed by
 // their transfers, taken as the router's share of a Poisson stream
 // (the completions of a step's prompts come together: the exact model
-// holds this to 5%, TestDisaggFastModelAgainstExact). The prefill
+// holds this to 5%, TestDisaggFastModelAgainstExact). With a prefix
+// cache (Prefill.PrefixHitTokens) a prefill replica prefills what
+// follows the prefix, and behind PrefixAware each prefix stays on the
+// prefill replica it first went to (llmprefixroute.go); the transfer is
+// of the whole prompt (TestDisaggPrefixFastModelAgainstExact). The prefill
 // replica's TTFT follows its steps one by one (prefillTTFTPoints). TTFT's points are
 // the prefill's and the transfers' (independent: a longer prompt's
 // longer prefill and transfer are a small part of its TTFT's spread);
@@ -234,7 +247,15 @@ func SteadyLLMDisagg(d Disagg, rate float64, in, out TokenDist) (LLMDisaggSteady
 	}
 	one := TokenDist{Kind: Fixed, Mean: 1}
 	cp, cd := d.PrefillReplicas, d.DecodeReplicas
-	p, _, err := steadyLLMParts(d.Prefill, rate/float64(cp), in, one, routedArrivals(d.Router, cp, one), kvDriftZ, prefillPool)
+	var p LLMSteady
+	var err error
+	if d.Router == PrefixAware && d.Prefill.PrefixHitTokens > 0 && cp > 1 {
+		// The picker keeps each prefix on the prefill engine it first
+		// sent it to (llmprefixroute.go).
+		p, err = steadyPrefixAwareIn(d.Prefill, rate/float64(cp), cp, in, one, prefillPool)
+	} else {
+		p, _, err = steadyLLMParts(d.Prefill, rate/float64(cp), in, one, routedArrivals(d.Router, cp, one), kvDriftZ, prefillPool)
+	}
 	if err != nil {
 		return res, err
 	}

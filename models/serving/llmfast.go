@@ -46,8 +46,11 @@ type LLMSteady struct {
 	// model, p99 less tightly: see TestSteadyLLMAgainstExact).
 	TTFTMeanMs, TTFTP95Ms, TPOTMeanMs, TPOTP95Ms float64
 	TTFTP50Ms, TTFTP99Ms, TPOTP50Ms, TPOTP99Ms   float64
-	// KVBlocks is the mean blocks held.
-	KVBlocks float64
+	// KVBlocks is the mean blocks held by the requests; PrefixBlocks
+	// those the cached prefixes hold (LLMConfig.PrefixCacheBlocks: every
+	// prefix; behind the prefix-aware picker a replica's own, averaged
+	// over the replicas).
+	KVBlocks, PrefixBlocks float64
 	// End-to-end latency, arrival to last token, ms: TTFT, then the
 	// output's other tokens at the request's TPOT (e2e.go's mixture over
 	// output lengths), then the API server's finishing time.
@@ -126,11 +129,17 @@ func SteadyLLM(cfg LLMConfig, rate float64, in, out TokenDist) (LLMSteady, error
 
 // SteadyLLMRouted is SteadyLLM for one of replicas identical replicas
 // behind router, rate the requests a second each receives of the
-// service's Poisson stream (routing.go says how each router changes a
-// replica's arrivals and its decoding count).
+// service's Poisson stream (llmroutefast.go says how each router changes
+// a replica's arrivals and its decoding count). Behind PrefixAware with a
+// prefix cache it is the service's replicas mixed, each serving its own
+// prefixes (llmprefixroute.go), or ErrPrefixSpill.
 func SteadyLLMRouted(cfg LLMConfig, rate float64, replicas int, router Router, in, out TokenDist) (LLMSteady, error) {
 	if replicas < 1 {
 		return LLMSteady{}, fmt.Errorf("replicas: %d is below 1", replicas)
+	}
+	if router == PrefixAware && cfg.PrefixHitTokens > 0 && replicas > 1 {
+		// The picker keeps each prefix where it sent it (llmprefixroute.go).
+		return steadyPrefixAware(cfg, rate, replicas, in, out)
 	}
 	return steadyLLM(cfg, rate, in, out, routedArrivals(router, replicas, out), kvDriftZ)
 }
@@ -210,7 +219,7 @@ func steadyLLMParts(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals
 	if mo.dsum > 0 {
 		tpotMean = mo.tpot / mo.dsum
 	}
-	res := LLMSteady{StepMs: s, Decoding: d, KVBlocks: d * m.blocksPerReq, TPOTMeanMs: tpotMean}
+	res := LLMSteady{StepMs: s, Decoding: d, KVBlocks: d * m.blocksPerReq, PrefixBlocks: float64(cfg.PrefixCacheBlocks), TPOTMeanMs: tpotMean}
 	dsdD, varD := m.drift(d)
 	// The step-to-step variance, less the drift's (counted apart).
 	varStep := math.Max(mo.second-s*s-dsdD*dsdD*varD, 0)

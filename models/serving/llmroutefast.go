@@ -36,7 +36,9 @@ import "math"
 //     its queue scorer's, which sends a request away from a replica
 //     whose queue holds one not yet scheduled (the next arrivals of a
 //     step go elsewhere), ties to the fewest outstanding: round robin's
-//     Erlang-c counts with least outstanding's z = 1/c.
+//     Erlang-c counts with least outstanding's z = 1/c. With shared
+//     prefixes (LLMConfig.PrefixHitTokens) the picker keeps each on the
+//     replica it first sent it to: llmprefixroute.go.
 //
 // The counts' order is bounded by maxErlang: an Erlang-32 gap varies by
 // 18% of its mean, as good as regular for the prompts of a step.

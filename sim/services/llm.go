@@ -16,7 +16,10 @@ import (
 // by request: over each piece of an interval the ready replicas share the
 // arrivals at random (a Kubernetes Service in front: each replica's
 // arrivals Poisson at rate / ready), or behind LLM.Router's gateway
-// (serving.SteadyLLMRouted among the ready replicas), and the requests
+// (serving.SteadyLLMRouted among the ready replicas; behind the
+// prefix-aware picker with shared prefixes each replica serves its own
+// prefixes, and the service's capacity with c ready is its busiest
+// replica's, serving.PrefixAwareCapacity), and the requests
 // served in the piece have the TTFT and TPOT distributions of one
 // replica at that rate. The
 // fast model is asked once per rate of a grid 2% apart (the nearest one).
@@ -231,6 +234,12 @@ type LLMReport struct {
 	// a step's peak. KVCacheBlocks is a replica's cache in blocks.
 	KVCacheMean, KVCachePeak float64
 	KVCacheBlocks            int64
+	// PrefixHitRate is the share of the prompt tokens served that the
+	// replicas found in their prefix cache (the prefill pool's in a
+	// disaggregated one) instead of prefilling: the cached prefix over
+	// the mean prompt (every request hits but each prefix's first on a
+	// replica, not counted); 0 without shared prefixes.
+	PrefixHitRate float64
 	// TTFTSLOMs and TPOTSLOMs are the targets (0: none); the attainments
 	// the share of arrived requests served within each.
 	TTFTSLOMs, TPOTSLOMs           float64
@@ -265,6 +274,15 @@ type LLMDisaggReport struct {
 	PrefillTTFTMeanMs, KVTransferMeanMs                  float64
 }
 
+// llmCap is a service's capacity with some replicas ready (requests a
+// second, all of them), its steady state there (a replica's) and the
+// histogram buckets of that state's TPOT points.
+type llmCap struct {
+	total float64
+	st    *serving.LLMSteady
+	tpot  []int
+}
+
 // llmRun is an LLM service's state over a run.
 type llmRun struct {
 	spec *LLM
@@ -283,6 +301,12 @@ type llmRun struct {
 	// cache's blocks.
 	capPer float64
 	blocks float64
+	// sticky: behind the prefix-aware picker with shared prefixes, whose
+	// groups stay on the replicas they first went to: the service's
+	// capacity with c ready is its busiest replica's (serving.
+	// PrefixAwareCapacity), in caps by c, with its steady state there.
+	sticky bool
+	caps   map[int]*llmCap
 	// pend is the requests served at each grid key since the last flush,
 	// but for key cur's, which curN sums (curOK: it holds one) until
 	// another key is served: the same sums, added in the same order,
@@ -336,6 +360,14 @@ func (l *LLM) validate() error {
 			return llmError("llm: a disaggregated service's replicas share the requests at random (no router)")
 		}
 	}
+	if l.stickyPrefixes() {
+		if _, err := serving.PrefixGroups(l.Config); err != nil {
+			return err
+		}
+		if !serving.PrefixSticky(l.Config, l.Input) {
+			return serving.ErrPrefixSpill
+		}
+	}
 	if err := l.Input.Check(); err != nil {
 		return err
 	}
@@ -369,6 +401,7 @@ func newLLMRun(l *LLM) (*llmRun, error) {
 	}
 	r.eIn, r.eOut = meanLength(l.Input), meanLength(l.Output)
 	r.blocks = float64(l.blocks())
+	r.sticky = l.stickyPrefixes()
 	for _, x := range r.capSt.TPOTPoints {
 		r.capTPOT = append(r.capTPOT, serving.HistBucket(x))
 	}
@@ -393,10 +426,55 @@ func meanLength(d serving.TokenDist) float64 {
 	return s / 1000
 }
 
+// stickyPrefixes reports whether l's prefixes stay on the replicas the
+// llm-d picker first sent them to (prefix-aware routing of a prefix
+// cache: serving's llmprefixroute.go).
+func (l *LLM) stickyPrefixes() bool {
+	return l.Router != nil && *l.Router == serving.PrefixAware && l.Disagg == nil && l.Config.PrefixHitTokens > 0
+}
+
+// capAt is the service's capacity with ready (>= 1) replicas, its state
+// there and that state's key: ready times a replica's, but behind the
+// prefix-aware picker with prefixes the busiest replica's over its share
+// of the groups.
+func (l *llmRun) capAt(ready int) (float64, *serving.LLMSteady, pkey) {
+	if !l.sticky || ready <= 1 {
+		return float64(ready) * l.capPer, l.capSt, capPKey
+	}
+	return l.stickyCap(ready).total, l.stickyCap(ready).st, pkey{ready, llmCapKey}
+}
+
+// stickyCap is capAt's figures for ready (> 1) replicas behind the
+// picker, found the first time the run meets that many.
+func (l *llmRun) stickyCap(ready int) *llmCap {
+	if c, ok := l.caps[ready]; ok {
+		return c
+	}
+	x := l.spec
+	c := &llmCap{total: float64(ready) * l.capPer, st: l.capSt, tpot: l.capTPOT}
+	if total, err := serving.PrefixAwareCapacity(x.Config, ready, x.Input, x.Output); err == nil {
+		if st, err := serving.SteadyLLMRouted(x.Config, total/float64(ready), ready, serving.PrefixAware, x.Input, x.Output); err == nil {
+			c = &llmCap{total: total, st: &st}
+			for _, v := range st.TPOTPoints {
+				c.tpot = append(c.tpot, serving.HistBucket(v))
+			}
+		}
+	}
+	if l.caps == nil {
+		l.caps = map[int]*llmCap{}
+	}
+	l.caps[ready] = c
+	return c
+}
+
 // at is one of ready replicas' steady state at rate (per second each),
 // from the grid rate nearest it, and its key; the capacity's above it.
 func (l *llmRun) at(rate float64, ready int) (*serving.LLMSteady, pkey) {
-	if rate >= l.capPer {
+	if l.sticky && ready > 1 {
+		if c := l.stickyCap(ready); rate >= c.total/float64(ready) {
+			return c.st, pkey{ready, llmCapKey}
+		}
+	} else if rate >= l.capPer {
 		return l.capSt, capPKey
 	}
 	if l.spec.Router == nil || ready <= 1 {
@@ -422,7 +500,8 @@ func (l *llmRun) lookup(rate float64, ready int) (*serving.LLMSteady, pkey) {
 	}
 	if st, ok := l.points[k]; ok {
 		if st == nil {
-			return l.capSt, capPKey
+			_, cst, ck := l.capAt(max(ready, 1))
+			return cst, ck
 		}
 		return st, k
 	}
@@ -431,12 +510,14 @@ func (l *llmRun) lookup(rate float64, ready int) (*serving.LLMSteady, pkey) {
 	if ready == 0 {
 		st, err = llmSteadyAt(l.spec, k.k, l.capPer)
 	} else {
-		st, err = llmRoutedAt(l.spec, k, l.capPer)
+		total, _, _ := l.capAt(ready)
+		st, err = llmRoutedAt(l.spec, k, total/float64(ready))
 	}
 	if err != nil || st == nil {
 		// Overloaded at the grid rate just below capacity: capacity's.
 		l.points[k] = nil
-		return l.capSt, capPKey
+		_, cst, ck := l.capAt(max(ready, 1))
+		return cst, ck
 	}
 	l.points[k] = st
 	return st, k
@@ -462,6 +543,9 @@ func (l *llmRun) point(k pkey) *serving.LLMSteady {
 	if k == capPKey {
 		return l.capSt
 	}
+	if k.k == llmCapKey {
+		return l.stickyCap(k.c).st
+	}
 	if c := l.spec.Curve; k.c == 0 && c != nil && c.capPer == l.capPer && k.k >= c.lo && k.k < c.lo+len(c.points) {
 		return c.points[k.k-c.lo]
 	}
@@ -472,7 +556,8 @@ func (l *llmRun) point(k pkey) *serving.LLMSteady {
 // they serve.
 func (s *Service) overloaded(lambda float64, ready int) bool {
 	if s.llm != nil {
-		return lambda > float64(ready)*s.llm.capPer
+		total, _, _ := s.llm.capAt(ready)
+		return lambda > total
 	}
 	return s.cycle(lambda, ready).Regime == serving.Overload
 }
@@ -487,7 +572,7 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 		s.backlog = 0
 		return
 	}
-	capTotal := float64(ready) * l.capPer
+	capTotal, capSt, _ := l.capAt(ready)
 	if s.backlog == 0 && lambda <= capTotal {
 		if arrived > 0 {
 			st, k := l.at(lambda/float64(ready), ready)
@@ -501,7 +586,7 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 		s.Served += arrived
 		return
 	}
-	l.kvAdd(l.capSt, ready, dt)
+	l.kvAdd(capSt, ready, dt)
 	// Behind: the replicas serve at capacity, the requests waiting
 	// behind the backlog (its mean over the piece).
 	start := s.backlog
@@ -510,20 +595,24 @@ func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 	waitMs := (start + s.backlog) / 2 / capTotal * 1000
 	if served > 0 {
 		w := served / serving.LLMQuantilePoints
-		l.bttft.AddPoints(l.capSt.TTFTPoints, waitMs, w)
-		l.btpot.AddToBuckets(l.capTPOT, w)
-		l.be2e.AddPoints(l.capSt.E2EPoints, waitMs, w)
-		if l.spec.Disagg != nil {
-			l.prefillSum += served * (l.capSt.PrefillTTFTMeanMs + waitMs)
-			l.xferSum += served * l.capSt.KVTransferMeanMs
+		capTPOT := l.capTPOT
+		if capSt != l.capSt {
+			capTPOT = l.stickyCap(ready).tpot
 		}
-		l.ttftSum += served * (l.capSt.TTFTMeanMs + waitMs)
-		l.tpotSum += served * l.capSt.TPOTMeanMs
-		l.e2eSum += served * (l.capSt.E2EMeanMs + waitMs)
-		l.preempt += served * l.capSt.PreemptionsPer1k / 1000
-		l.delaySum += served * l.capSt.PreemptionDelayMs
+		l.bttft.AddPoints(capSt.TTFTPoints, waitMs, w)
+		l.btpot.AddToBuckets(capTPOT, w)
+		l.be2e.AddPoints(capSt.E2EPoints, waitMs, w)
+		if l.spec.Disagg != nil {
+			l.prefillSum += served * (capSt.PrefillTTFTMeanMs + waitMs)
+			l.xferSum += served * capSt.KVTransferMeanMs
+		}
+		l.ttftSum += served * (capSt.TTFTMeanMs + waitMs)
+		l.tpotSum += served * capSt.TPOTMeanMs
+		l.e2eSum += served * (capSt.E2EMeanMs + waitMs)
+		l.preempt += served * capSt.PreemptionsPer1k / 1000
+		l.delaySum += served * capSt.PreemptionDelayMs
 		l.served(served)
-		l.recordPiece(s.pieceEnd, dt, served, l.capSt, waitMs)
+		l.recordPiece(s.pieceEnd, dt, served, capSt, waitMs)
 	}
 	s.Served += served
 }
@@ -534,7 +623,7 @@ func (l *llmRun) kvAdd(st *serving.LLMSteady, ready int, dt float64) {
 	if l.blocks <= 0 || dt <= 0 {
 		return
 	}
-	share := kvShare(st, float64(l.spec.Config.PrefixCacheBlocks), l.blocks)
+	share := kvShare(st, l.idlePrefixBlocks(ready), l.blocks)
 	t := float64(ready) * dt
 	l.kvSum += share * t
 	l.kvTime += t
@@ -542,13 +631,29 @@ func (l *llmRun) kvAdd(st *serving.LLMSteady, ready int, dt float64) {
 }
 
 // kvShare is the share of a replica's blocks held at steady state st
-// (nil: none decoding) with prefix blocks cached.
-func kvShare(st *serving.LLMSteady, prefix, blocks float64) float64 {
-	b := prefix
+// (its requests' and its cached prefixes'), or with none decoding (st
+// nil) by the idle prefix blocks.
+func kvShare(st *serving.LLMSteady, idle, blocks float64) float64 {
+	b := idle
 	if st != nil {
-		b += st.KVBlocks
+		b = st.KVBlocks + st.PrefixBlocks
 	}
 	return math.Min(1, b/blocks)
+}
+
+// idlePrefixBlocks are the cached prefixes' blocks of one of ready
+// replicas with none decoding: every prefix's (LLMConfig.
+// PrefixCacheBlocks), behind the picker its own groups' (a ready-th of
+// them on average), none in a disaggregated replica's decode pool (the
+// cache the report counts).
+func (l *llmRun) idlePrefixBlocks(ready int) float64 {
+	switch {
+	case l.spec.Disagg != nil:
+		return 0
+	case l.sticky && ready > 1:
+		return float64(l.spec.Config.PrefixCacheBlocks) / float64(ready)
+	}
+	return float64(l.spec.Config.PrefixCacheBlocks)
 }
 
 // pendAdd adds n requests served at key k to pend.
@@ -655,7 +760,7 @@ func (s *Service) metricsLLM(lambda float64, ready int) Metrics {
 	if per <= 0 && s.backlog == 0 {
 		return Metrics{Rate: lambda, InFlight: s.backlog} // nothing arrives, nothing waits
 	}
-	st := l.capSt
+	_, st, _ := l.capAt(ready)
 	if per > 0 {
 		st, _ = l.at(per, ready)
 	}
@@ -667,17 +772,22 @@ func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady)
 	l := s.llm
 	m := Metrics{Rate: lambda, InFlight: s.backlog}
 	per := lambda / float64(ready)
+	capTotal, _, _ := l.capAt(ready)
 	m.QueueLatencyMs = max(st.TTFTMeanMs-st.StepMs, 0)
 	if s.backlog > 0 {
-		m.QueueLatencyMs += s.backlog / (float64(ready) * l.capPer) * 1000
+		m.QueueLatencyMs += s.backlog / capTotal * 1000
 	}
 	m.InFlight += lambda * (st.TTFTMeanMs + st.TPOTMeanMs*max(l.eOut-1, 0)) / 1000
-	m.Utilization = 100 * math.Min(1, per/l.capPer)
+	if l.sticky && ready > 1 {
+		m.Utilization = 100 * math.Min(1, lambda/capTotal)
+	} else {
+		m.Utilization = 100 * math.Min(1, per/l.capPer)
+	}
 	// Running: in flight less waiting (the queue's wait over the rate,
 	// and the backlog).
 	m.Running = max(m.InFlight-lambda*m.QueueLatencyMs/1000-s.backlog, 0)
 	if l.blocks > 0 {
-		m.KVCacheUsage = kvShare(st, float64(l.spec.Config.PrefixCacheBlocks), l.blocks)
+		m.KVCacheUsage = kvShare(st, l.idlePrefixBlocks(ready), l.blocks)
 	}
 	return m
 }
@@ -805,6 +915,9 @@ func (s *Service) reportLLM(r *Report) {
 	}
 	if l.kvTime > 0 {
 		x.KVCacheMean = l.kvSum / l.kvTime
+	}
+	if h := l.spec.Config.PrefixHitTokens; h > 0 && l.inTok > 0 {
+		x.PrefixHitRate = float64(h) / l.eIn
 	}
 	if n := l.ttft.Total(); n > 0 {
 		x.TTFTMeanMs, x.TPOTMeanMs, x.E2EMeanMs = l.ttftSum/n, l.tpotSum/n, l.e2eSum/n
