@@ -302,7 +302,7 @@ func kueueView(v *KueueView, c *claim, ps []part, at string, pools []cluster.Poo
 			}
 			selected = append(selected, sel{p, n})
 			if have, known := clusterDevices(p, pools); known && have < need && short == "" {
-				short = (fmt.Sprintf("a CEL-selected request at devices.requests[%d] for %d device(s) (%s), of which the cluster's node pools publish %d at most (\"insufficient matching devices for CEL selector in DeviceClass %s\": the workload waits for ResourceSlices that never come)", i, need, p.describe(), have, ex.DeviceClassName))
+				short = fmt.Sprintf("a CEL-selected request at devices.requests[%d] for %d device(s) (%s), of which the cluster's node pools publish %d at most (\"insufficient matching devices for CEL selector in DeviceClass %s\": the workload waits for ResourceSlices that never come)", i, need, p.describe(), have, ex.DeviceClassName)
 			}
 		}
 		k := slices.IndexFunc(v.Counts, func(cc ClassCount) bool { return cc.Class == ex.DeviceClassName })
