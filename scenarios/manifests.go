@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -356,17 +357,22 @@ func exclusiveJobSet(objs []workloads.Object) *workloads.Object {
 }
 
 // kueueDRAQuota sets the resource Kueue admission charges each group's DRA
-// GPUs as, as Kueue v0.17's DRA integration does (pkg/dra): a
-// ResourceClaimTemplate's devices by their DeviceClass's
-// resources.deviceClassMappings name (a class not mapped, or a template
-// using what the integration refuses, is a workload Kueue never admits:
-// an input error here); a DRA-backed extended resource as itself; a
-// ResourceClaim a pod names, and every claim when no mapping is given,
-// not at all. Without ClusterQueues nothing is charged and nothing is set.
+// GPUs as, as Kueue v0.19.2's DRA integration does (pkg/dra, behind its
+// KueueDRAIntegration gate, beta and on by default since v0.18, taken at
+// its default): a ResourceClaimTemplate's devices, counted per DeviceClass,
+// as their class's resources.deviceClassMappings name; a DRA-backed
+// extended resource as its DeviceClass's mapping, else as itself. What
+// Kueue marks inadmissible, and so never admits, is an input error here:
+// a pod naming a ResourceClaim, a template's firstAvailable, adminAccess
+// or allocationMode All (or a CEL-selected request the cluster never has
+// the devices for), a class no mapping names (every class, when the
+// Configuration gives none). Without ClusterQueues nothing is charged and
+// nothing is set.
 func kueueDRAQuota(objs []workloads.Object, pol *Policy) ([]string, error) {
 	if len(pol.Spec.ClusterQueues) == 0 {
 		return nil, nil
 	}
+	kueue := "Kueue " + dra.KueueVersion
 	var notes []string
 	for i := range objs {
 		o := &objs[i]
@@ -378,38 +384,66 @@ func kueueDRAQuota(objs []workloads.Object, pol *Policy) ([]string, error) {
 			}
 			where := fmt.Sprintf("%s:%d: %s %s", u.File, u.Line, o.Kind, o.Name)
 			refuse := func(format string, args ...any) error {
-				return &InputError{File: u.File, Line: u.Line, Field: o.Kind + " " + o.Name, Msg: "Kueue would never admit it: " + fmt.Sprintf(format, args...)}
+				return &InputError{File: u.File, Line: u.Line, Field: o.Kind + " " + o.Name, Msg: kueue + " would never admit it: " + fmt.Sprintf(format, args...)}
 			}
-			switch {
-			case len(u.Ext) > 1 || len(u.Ext) == 1 && len(u.Classes) > 0:
-				return nil, refuse("its pods ask for GPUs under several quota resources (%s and claims of %s); gpuplan charges a pod's GPUs as one", strings.Join(u.Ext, ", "), strings.Join(u.Classes, ", "))
-			case len(u.Ext) == 1:
-				g.GPUQuota = u.Ext[0]
-			case len(u.Classes) == 0:
-				g.GPUQuota = cluster.NoGPUQuota
-				notes = append(notes, where+": its pods' GPUs come from a ResourceClaim they name, which Kueue does not count (it counts ResourceClaimTemplates): charged to no quota")
-			case pol.DeviceClassMappings == nil:
-				g.GPUQuota = cluster.NoGPUQuota
-				notes = append(notes, fmt.Sprintf("%s: its pods' GPUs come by DRA claim (DeviceClass %s) and the Kueue Configuration maps no DeviceClass (resources.deviceClassMappings): Kueue does not count them, so they are charged to no quota", where, strings.Join(u.Classes, ", ")))
-			case u.Unsupported != "":
-				return nil, refuse("%s: Kueue v0.17's DRA integration refuses %s in a ResourceClaimTemplate", u.Field, u.Unsupported)
-			default:
-				names := map[string]bool{}
-				for _, c := range u.Classes {
-					n, ok := pol.DeviceClassMappings[c]
-					if !ok {
-						return nil, refuse("%s: DeviceClass %s is not mapped in the Kueue Configuration's resources.deviceClassMappings (Kueue: \"DeviceClass is not mapped in DRA configuration\")", u.Field, Quote(c))
+			if u.Named != "" {
+				return nil, refuse("%s: its pods name %s, and Kueue's DRA integration (KueueDRAIntegration, on by default since v0.18) marks a workload naming a ResourceClaim inadmissible (\"KueueDRAIntegration feature does not support use of resource claims\"): claim the devices by resourceClaimTemplateName", u.NamedField, u.Named)
+			}
+			if u.Unsupported != "" {
+				return nil, refuse("%s: its DRA integration refuses %s in a ResourceClaimTemplate", u.Field, u.Unsupported)
+			}
+			charge := map[string]int64{}
+			var how []string
+			for _, c := range u.Counts {
+				n, ok := pol.DeviceClassMappings[c.Class]
+				if !ok {
+					why := "is not mapped in the Kueue Configuration's resources.deviceClassMappings"
+					if pol.DeviceClassMappings == nil {
+						why = "is not mapped: the Kueue Configuration gives no resources.deviceClassMappings, and with KueueDRAIntegration on (its default since v0.18) Kueue counts every ResourceClaimTemplate's devices through them"
 					}
-					names[n] = true
+					return nil, refuse("DeviceClass %s of its pods' ResourceClaimTemplates %s (Kueue: \"DeviceClass %s is not mapped in DRA configuration\")", Quote(c.Class), why, c.Class)
 				}
-				if len(names) > 1 {
-					return nil, refuse("%s: its claims' DeviceClasses map to several quota resources; gpuplan charges a pod's GPUs as one", u.Field)
-				}
-				for n := range names {
-					g.GPUQuota = n
-				}
-				notes = append(notes, fmt.Sprintf("%s: its pods' DRA devices (DeviceClass %s) are charged to Kueue quota as %s (resources.deviceClassMappings; Kueue's DynamicResourceAllocation feature gate, alpha in v0.17, taken as on)", where, strings.Join(u.Classes, ", "), Quote(g.GPUQuota)))
+				charge[n] += c.Count
+				how = append(how, fmt.Sprintf("%d of DeviceClass %s as %s", c.Count, Quote(c.Class), Quote(n)))
 			}
+			for _, e := range u.Ext {
+				n, by := e.Name, "itself"
+				if m, ok := pol.DeviceClassMappings[e.Class]; ok {
+					n, by = m, "its DeviceClass "+Quote(e.Class)+"'s mapping"
+				}
+				charge[n] += e.Count
+				how = append(how, fmt.Sprintf("%s %d as %s (%s)", Quote(e.Name), e.Count, Quote(n), by))
+			}
+			if len(charge) > 1 {
+				names := make([]string, 0, len(charge))
+				for n := range charge {
+					names = append(names, Quote(n))
+				}
+				sort.Strings(names)
+				return nil, refuse("its pods' DRA devices are charged as several quota resources (%s: %s); gpuplan charges a pod's GPUs as one", strings.Join(names, ", "), strings.Join(how, "; "))
+			}
+			gpus := int64(g.Pod.GPUs)
+			if g.Pod.Shared() {
+				gpus = 1
+			}
+			for n, c := range charge {
+				if c != gpus {
+					return nil, refuse("%s counts %d device(s) a pod as %s (%s) and gpuplan charges a pod's %d GPU(s); gpuplan charges the GPUs it places", kueue, c, Quote(n), strings.Join(how, "; "), gpus)
+				}
+				g.GPUQuota = n
+			}
+			if g.GPUQuota == "" {
+				g.GPUQuota = cluster.NoGPUQuota
+				continue
+			}
+			var from []string
+			if len(u.Counts) > 0 {
+				from = append(from, "DeviceClass "+strings.Join(u.Classes(), ", "))
+			}
+			for _, e := range u.Ext {
+				from = append(from, "extended resource "+e.Name)
+			}
+			notes = append(notes, fmt.Sprintf("%s: its pods' DRA devices (%s) are charged to Kueue quota as %s, as %s counts them: %s a pod (resources.deviceClassMappings; its KueueDRAIntegration and KueueDRAIntegrationExtendedResource gates at their defaults, on)", where, strings.Join(from, "; "), Quote(g.GPUQuota), kueue, strings.Join(how, "; ")))
 		}
 	}
 	return notes, nil

@@ -25,4 +25,9 @@
 // firstAvailable, the next subrequest is tried). Whatever a claim says
 // that is not modelled (constraints, config such as MPS or time-slicing,
 // adminAccess, tolerations) is a note saying what it was taken as.
+//
+// Request.Kueue (KueueView) is what Kueue v0.19.2's DRA integration
+// (sigs.k8s.io/kueue pkg/dra) counts of the same claims and what it
+// refuses, for the scenario's Kueue admission to charge; the fixtures of
+// testdata/kueue are given to Kueue's own code in validate/xcheck/kueue.
 package dra

@@ -47,20 +47,59 @@ type Request struct {
 	Kueue KueueView
 }
 
-// KueueView is what Kueue (v0.17, its DynamicResourceAllocation and
-// DRAExtendedResources integrations) counts of a pod's DRA devices: the
-// DeviceClasses of its ResourceClaimTemplates' requests (charged through
-// deviceClassMappings), the DRA-backed extended resources it asks for
-// (charged as themselves), whether it names a ResourceClaim (not
-// counted), and Unsupported: the first feature of a template Kueue
-// refuses (pkg/dra countDevicesPerClass: firstAvailable, CEL selectors,
-// allocationMode All, adminAccess, constraints, config), at Field.
+// KueueVersion is the Kueue release whose DRA integration KueueView
+// follows (the version gpuplan compiles Kueue's API at).
+const KueueVersion = "v0.19.2"
+
+// KueueView is what Kueue v0.19.2 counts of a pod's DRA devices, as its
+// pkg/dra does behind the KueueDRAIntegration gate (beta and on by default
+// since v0.18; v0.17's DynamicResourceAllocation) and
+// KueueDRAIntegrationExtendedResource (beta and on since v0.19):
+//
+//   - Counts: each ResourceClaimTemplate request's count, summed per
+//     DeviceClass over the pod's templates (countDevicesPerClass), which
+//     the Configuration's deviceClassMappings charge as a quota resource.
+//     Since v0.18 device constraints, device config and CEL selectors are
+//     counted too (v0.17 refused them); a CEL-selected request is counted
+//     once the cluster publishes as many devices matching its class's and
+//     its own selectors (validateCELSelectorsAgainstDevices).
+//   - Ext: the DRA-backed extended resources, with their DeviceClass
+//     (charged as the class's mapping, else as themselves).
+//   - Named: a ResourceClaim the pod names ("" none), at NamedField: Kueue
+//     marks such a workload inadmissible.
+//   - Unsupported: the first thing of a template Kueue refuses
+//     (firstAvailable, adminAccess, allocationMode All, or a CEL-selected
+//     request the cluster's node pools never hold enough devices for), at
+//     Field.
 type KueueView struct {
-	Classes     []string
-	Ext         []string
-	Named       bool
+	Counts      []ClassCount
+	Ext         []ExtCount
+	Named       string
+	NamedField  string
 	Unsupported string
 	Field       string
+}
+
+// ClassCount is a number of devices of one DeviceClass.
+type ClassCount struct {
+	Class string
+	Count int64
+}
+
+// ExtCount is a DRA-backed extended resource a pod asks for: its name,
+// the DeviceClass backing it, and the pod's count.
+type ExtCount struct {
+	Name, Class string
+	Count       int64
+}
+
+// Classes are the DeviceClasses the view counts, sorted.
+func (v *KueueView) Classes() []string {
+	out := make([]string, 0, len(v.Counts))
+	for _, c := range v.Counts {
+		out = append(out, c.Class)
+	}
+	return out
 }
 
 // Named is a ResourceClaim a pod names: Key its namespace/name, What its
@@ -166,9 +205,9 @@ func (s *Set) Pod(namespace string, spec *corev1.PodSpec, specAt string, ext []E
 			return r, err
 		}
 		if pc.ResourceClaimTemplateName != nil {
-			kueueView(&r.Kueue, c, at)
-		} else {
-			r.Kueue.Named = true
+			kueueView(&r.Kueue, c, ps, at, pools)
+		} else if r.Kueue.Named == "" {
+			r.Kueue.Named, r.Kueue.NamedField = c.what(), at+".resourceClaimName"
 		}
 		for _, n := range notes {
 			r.Notes = append(r.Notes, Finding{at, n})
@@ -207,43 +246,124 @@ func (s *Set) Pod(namespace string, spec *corev1.PodSpec, specAt string, ext []E
 		}
 		r.Notes = append(r.Notes, Finding{e.Field, fmt.Sprintf("%s %d: a DRA-backed extended resource of DeviceClass %s (%s): taken as %s", strict.Quote(e.Name), e.Count, strict.Quote(class), s.classes[class].where, p.describe())})
 		parts = append(parts, p)
-		r.Kueue.Ext = append(r.Kueue.Ext, e.Name)
+		r.Kueue.Ext = append(r.Kueue.Ext, ExtCount{Name: e.Name, Class: class, Count: e.Count})
 	}
 	return r, combine(&r, parts, specAt)
 }
 
-// kueueView adds a template's requests to what Kueue counts.
-func kueueView(v *KueueView, c *claim, at string) {
+// kueueView adds a template's requests to what Kueue v0.19.2 counts
+// (pkg/dra countDevicesPerClass, request by request, the first refusal
+// kept): firstAvailable, adminAccess and allocationMode All are refused;
+// an ExactCount request's count (1 when unset, the API server's default)
+// is added to its DeviceClass, selectors, constraints and config or not.
+// ps are the template's requests resolved (claimParts, in request order),
+// for the check of CEL-selected requests against the cluster's devices.
+func kueueView(v *KueueView, c *claim, ps []part, at string, pools []cluster.PoolSpec) {
 	d := &c.spec.Devices
 	refuse := func(what string) {
 		if v.Unsupported == "" {
 			v.Unsupported, v.Field = fmt.Sprintf("%s (%s)", what, c.what()), at
 		}
 	}
-	if len(d.Constraints) > 0 {
-		refuse("device constraints")
+	type sel struct {
+		p part
+		n int64
 	}
-	if len(d.Config) > 0 {
-		refuse("device config")
-	}
-	for _, rq := range d.Requests {
+	var selected []sel // this template's CEL-selected requests so far
+	short := ""        // the first a CEL check refuses (after the counts, as Kueue checks)
+	for i, rq := range d.Requests {
 		ex := rq.Exactly
 		switch {
 		case ex == nil:
-			refuse("firstAvailable")
-			continue
-		case len(ex.Selectors) > 0:
-			refuse("CEL selectors")
+			refuse(fmt.Sprintf("firstAvailable at devices.requests[%d] (\"FirstAvailable device selection is not supported\")", i))
+			return
 		case ex.AdminAccess != nil && *ex.AdminAccess:
-			refuse("adminAccess")
+			refuse(fmt.Sprintf("adminAccess at devices.requests[%d] (\"AdminAccess is not supported\")", i))
+			return
 		case ex.AllocationMode == resourcev1.DeviceAllocationModeAll:
-			refuse("allocationMode All")
+			refuse(fmt.Sprintf("allocationMode All at devices.requests[%d] (\"AllocationMode 'All' is not supported\")", i))
+			return
 		}
-		if !slices.Contains(v.Classes, ex.DeviceClassName) {
-			v.Classes = append(v.Classes, ex.DeviceClassName)
+		n := ex.Count
+		if n == 0 {
+			n = 1
+		}
+		if len(ex.Selectors) > 0 && i < len(ps) && len(pools) > 0 && (ps[i].count > 0 || ps[i].milli > 0) {
+			// Kueue counts the cluster's published devices its class and
+			// its selectors match, each once per template, and holds the
+			// workload until there are n: never, if the pools at their
+			// largest have fewer.
+			p := ps[i]
+			need := n
+			for _, q := range selected {
+				if sameDevices(p, q.p) {
+					need += q.n
+				}
+			}
+			selected = append(selected, sel{p, n})
+			if have, known := clusterDevices(p, pools); known && have < need && short == "" {
+				short = fmt.Sprintf("a CEL-selected request at devices.requests[%d] for %d device(s) (%s), of which the cluster's node pools publish %d at most (\"insufficient matching devices for CEL selector in DeviceClass %s\": the workload waits for ResourceSlices that never come)", i, need, p.describe(), have, ex.DeviceClassName)
+			}
+		}
+		k := slices.IndexFunc(v.Counts, func(cc ClassCount) bool { return cc.Class == ex.DeviceClassName })
+		if k < 0 {
+			v.Counts = append(v.Counts, ClassCount{Class: ex.DeviceClassName})
+			k = len(v.Counts) - 1
+		}
+		v.Counts[k].Count += n
+	}
+	if short != "" {
+		refuse(short)
+	}
+	sort.Slice(v.Counts, func(i, j int) bool { return v.Counts[i].Class < v.Counts[j].Class })
+}
+
+// sameDevices reports whether two resolved requests may take the same
+// devices: the same kind (whole GPUs or one MIG profile) on a model both
+// allow.
+func sameDevices(a, b part) bool {
+	if a.mig != b.mig {
+		return false
+	}
+	if a.models == nil || b.models == nil {
+		return true
+	}
+	for _, m := range a.models {
+		if slices.Contains(b.models, m) {
+			return true
 		}
 	}
-	sort.Strings(v.Classes)
+	return false
+}
+
+// clusterDevices is how many devices of the part's kind the pools'
+// nodes publish at most (every pool at its largest): whole GPUs of the
+// part's models on pools not cut by MIG, or instances of its MIG profile.
+// known is false when a pool with such devices gives no size (no nodes
+// and no maximum: a provisioner's, unbounded).
+func clusterDevices(p part, pools []cluster.PoolSpec) (n int64, known bool) {
+	for i := range pools {
+		pl := &pools[i]
+		if pl.GPUsPerNode == 0 || p.models != nil && !slices.Contains(p.models, pl.GPUModel) {
+			continue
+		}
+		per := int64(0)
+		switch {
+		case p.mig != "":
+			for _, x := range pl.Sharing.MIGLayout {
+				if x == p.mig {
+					per++
+				}
+			}
+		case pl.Sharing.MIGStrategy == "":
+			per = 1
+		}
+		if per > 0 && pl.Slots() == 0 {
+			return 0, false
+		}
+		n += per * int64(pl.GPUsPerNode) * int64(pl.Slots())
+	}
+	return n, true
 }
 
 func (p part) describe() string {

@@ -26,10 +26,11 @@ import (
 // the same placements. They carry gpuplan's names, not the driver's own
 // gpu.nvidia.com and mig.nvidia.com classes, so that they apply beside the
 // driver's Helm chart. A ResourceClaimTemplate's request has no CEL
-// selector and no config: Kueue's DRA integration (v0.17) refuses both,
-// and charges each class's devices, through the Kueue Configuration's
-// resources.deviceClassMappings, as the resource the device-plugin form
-// asks for (the ClusterQueue's quota is unchanged).
+// selector and no config (Kueue v0.17's DRA integration refused both;
+// v0.19.2 counts them), and Kueue charges each class's devices, through
+// the Kueue Configuration's resources.deviceClassMappings, as the
+// resource the device-plugin form asks for (the ClusterQueue's quota is
+// unchanged).
 
 // Values of Options.GPUs.
 const (

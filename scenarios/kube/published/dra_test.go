@@ -73,17 +73,20 @@ spec:
 	}
 }
 
-// Kueue's quota for DRA devices, as Kueue v0.17 charges it: the samples'
-// ClusterQueue (sample-dra-queues.yaml) covers example.com/gpu with a
-// nominal quota of 8. Ten copies of a one-GPU Job start together on 16
-// GPUs:
+// Kueue's quota for DRA devices, as Kueue v0.19.2 charges it: the
+// samples' ClusterQueue (sample-dra-queues.yaml) covers example.com/gpu
+// with a nominal quota of 8. Ten copies of a one-GPU Job start together on
+// 16 GPUs:
 //   - the ResourceClaimTemplate sample with the Configuration's
 //     deviceClassMappings (example.com/gpu <- gpu.example.com, as Kueue's
 //     setup_dra page gives it): 8 run at once, 2 wait for quota;
-//   - the same without a mapping: Kueue does not count the claims, all 10
-//     run at once (the GPUs, 16, are enough);
-//   - the extended-resource sample: example.com/gpu is charged as itself,
-//     no mapping needed: 8 at once.
+//   - the same without a mapping: Kueue v0.19.2's KueueDRAIntegration (on
+//     by default since v0.18) marks the workload inadmissible ("DeviceClass
+//     gpu.example.com is not mapped in DRA configuration"), an input error
+//     (v0.17, its gate off by default, counted nothing: all 10 at once);
+//   - the extended-resource sample: example.com/gpu is charged as itself
+//     (its class gpu.example.com unmapped), no mapping needed: 8 at once;
+//     with the mapping, as the mapping's name, example.com/gpu too: 8.
 func TestKueueDRAQuota(t *testing.T) {
 	queues, err := filepath.Abs("testdata/kueue/site/static/examples/dra/sample-dra-queues.yaml")
 	require.NoError(t, err)
@@ -97,11 +100,12 @@ resources:
 	for _, c := range []struct {
 		name, file string
 		mapped     bool
-		atOnce     int
+		atOnce     int // 0: refused
 	}{
 		{"template, mapped", "sample-dra-rct-job.yaml", true, 8},
-		{"template, no mapping", "sample-dra-rct-job.yaml", false, 10},
+		{"template, no mapping", "sample-dra-rct-job.yaml", false, 0},
 		{"extended resource", "sample-dra-extended-resource-job.yaml", false, 8},
+		{"extended resource, mapped", "sample-dra-extended-resource-job.yaml", true, 8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			job, err := filepath.Abs(filepath.Join("testdata/kueue/site/static/examples/dra", c.file))
@@ -127,6 +131,10 @@ spec:
     - {path: JOB, count: 10, duration: 10m}
 `)), 0o644))
 			s, err := scenarios.LoadFile(path)
+			if c.atOnce == 0 {
+				require.ErrorContains(t, err, `Kueue v0.19.2 would never admit it: DeviceClass "gpu.example.com" of its pods' ResourceClaimTemplates is not mapped`)
+				return
+			}
 			require.NoError(t, err)
 			b, err := s.Build(scenarios.Options{})
 			require.NoError(t, err)

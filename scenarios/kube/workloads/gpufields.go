@@ -121,6 +121,11 @@ func claims(d *doc, o *Object, ps *corev1.PodSpec, dot string, ext []dra.ExtRequ
 		}
 	}
 	if req.Empty() {
+		if (req.Kueue.Named != "" || req.Kueue.Unsupported != "") && pod.GPUs == 0 && pod.GPUMilli == 0 {
+			// No GPU by claim (adminAccess, a class of no GPU), but
+			// what Kueue refuses all the same.
+			return kueueUse(d, req.Kueue), nil
+		}
 		return nil, nil
 	}
 	if pod.GPUs > 0 || pod.GPUMilli > 0 {
@@ -140,11 +145,21 @@ func claims(d *doc, o *Object, ps *corev1.PodSpec, dot string, ext []dra.ExtRequ
 			}
 		}
 	}
-	use := &DRAUse{KueueView: req.Kueue, File: d.file, Line: d.line}
-	if p, ok := d.pos[req.Kueue.Field]; ok {
+	return kueueUse(d, req.Kueue), nil
+}
+
+// kueueUse is what Kueue counts of a pod's claims, at the line of what it
+// refuses first (else the object's).
+func kueueUse(d *doc, v dra.KueueView) *DRAUse {
+	use := &DRAUse{KueueView: v, File: d.file, Line: d.line}
+	field := v.Field
+	if v.Named != "" {
+		field = v.NamedField // Kueue refuses a named claim first
+	}
+	if p, ok := d.pos[field]; ok {
 		use.Line = p[0]
 	}
-	return use, nil
+	return use
 }
 
 func anyContainerClaims(ps *corev1.PodSpec) bool {

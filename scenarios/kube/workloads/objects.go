@@ -107,7 +107,9 @@ type Group struct {
 	Pod         cluster.PodSpec
 	Constraints *cluster.Constraints
 	// DRA, when the pods' GPUs come by DRA, is what Kueue counts of them
-	// (nil: the device plugin's resources, or no GPU); GPUQuota the
+	// (nil: the device plugin's resources, or no GPU; also set for pods
+	// of no GPU whose claims Kueue refuses, a named ResourceClaim or an
+	// adminAccess request); GPUQuota the
 	// resource Kueue admission charges them as (cluster.JobSpec.GPUQuota;
 	// the scenario's policy decides it).
 	DRA      *DRAUse
@@ -119,8 +121,9 @@ type Group struct {
 	Alone bool
 }
 
-// DRAUse is where a group's DRA devices come from, for Kueue's quota, and
-// where the pod template names them.
+// DRAUse is what Kueue counts of a group's DRA devices (per pod; see
+// dra.KueueView), and where the pod template names what Kueue refuses
+// first (else the object's line).
 type DRAUse struct {
 	dra.KueueView
 	File string
