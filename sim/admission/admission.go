@@ -425,6 +425,12 @@ type cycleScratch struct {
 	tourBuf   []int
 	assignBuf []int
 	scanBuf   []int
+	// probing: nothingFits is nominating the workloads left as a later
+	// cycle would; probed holds what their flavor searches were before
+	// (recordScan), put back unless nothing fits (then those were the
+	// cycles Kueue would run).
+	probing   bool
+	probed    []scanState
 	reasonBuf []byte
 }
 
@@ -850,7 +856,10 @@ func (c *Controller) Cycle() []Decision {
 				as := c.headAssign[h.at : h.at+h.an]
 				if !c.fitsAll(x, as) {
 					// Kueue: "Workload no longer fits after processing
-					// another workload"; it stays the head.
+					// another workload"; it stays the head. Its next
+					// search starts past this flavor: the next cycle
+					// may differ.
+					progress = progress || x.scanPending()
 					continue
 				}
 				d := c.admit(x, as)
@@ -877,6 +886,7 @@ func (c *Controller) Cycle() []Decision {
 				as := c.headAssign[h.at : h.at+h.an]
 				if !c.fitsAll(x, as) {
 					ev.undo()
+					progress = progress || x.scanPending()
 					continue
 				}
 				c.preempted(x, targets, &out)
@@ -946,9 +956,12 @@ func (c *Controller) Cycle() []Decision {
 			// Every workload left would fail as things stand: Kueue's
 			// cycles would pop and set aside each in turn, and nothing
 			// would change; set them all aside at once.
+			clear(c.probed)
+			c.probed = c.probed[:0]
 			c.setAllAside(blocked)
 			break
 		}
+		c.unprobe() // the next round nominates them again
 	}
 	if !c.again {
 		// (With another cycle at this instant to come, a workload left
@@ -1134,8 +1147,30 @@ func (c *Controller) recordScan(x *wl, st *cqState) {
 	if c.spec.Gates.NoPreserveScanProgress {
 		return
 	}
+	if c.probing && !slices.ContainsFunc(c.probed, func(p scanState) bool { return p.x == x }) {
+		c.probed = append(c.probed, scanState{x: x, on: x.scanOn, round: x.scanRound, gen: x.scanGen, scan: append([]int(nil), x.scan...)})
+	}
 	x.scan = append(x.scan[:0], c.scanBuf...)
 	x.scanOn, x.scanRound, x.scanGen = true, c.rounds, st.gen
+}
+
+// scanState is a workload's kept flavor search, as nothingFits found it.
+type scanState struct {
+	x          *wl
+	on         bool
+	round, gen uint64
+	scan       []int
+}
+
+// unprobe puts back the flavor searches nothingFits's nominations
+// changed.
+func (c *Controller) unprobe() {
+	for _, p := range c.probed {
+		p.x.scanOn, p.x.scanRound, p.x.scanGen = p.on, p.round, p.gen
+		p.x.scan = append(p.x.scan[:0], p.scan...)
+	}
+	clear(c.probed)
+	c.probed = c.probed[:0]
 }
 
 // scanPending says whether x's next flavor search starts past some
@@ -1402,7 +1437,11 @@ func (c *Controller) nothingFits(blocked []bool, out *[]Decision) bool {
 		}
 		return true
 	}
-	defer func() { c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0] }()
+	c.probing = true
+	defer func() {
+		c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0]
+		c.probing = false
+	}()
 	for w, word := range c.queues.busy {
 		for ; word != 0; word &= word - 1 {
 			qi := w<<6 | bits.TrailingZeros64(word)
