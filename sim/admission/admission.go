@@ -1067,10 +1067,12 @@ func (c *Controller) nominate(qi int, first *wl) head {
 		return h
 	}
 	// sameShape: a workload of its bucket (its shape) failed at this
-	// state; it would fail the same way. Kueue pops and tries each in a
-	// cycle of its own, and so does the cycle here (Kueue v0.17's
-	// SchedulingEquivalenceHashing, which would set them all aside with
-	// the first, is off by default); only its reason stays the shape's.
+	// state; it would fail the same way. Kueue pops and tries each not
+	// set aside with it (of another Equiv, or every one with
+	// SchedulingEquivalenceHashing off) in a cycle of its own, and so
+	// does the cycle here; only its reason stays the shape's. One whose
+	// flavor search goes on from where its last stopped (partial) is
+	// tried for itself.
 	c.keepScan(first)
 	h.partial = first.scanPending()
 	h.sameShape = !h.partial && first.failedAt != c.snap.ver && first.bucket.failedBefore(first, c.snap.ver)
