@@ -1152,6 +1152,12 @@ func (c *Controller) recordScan(x *wl, st *cqState) {
 	if c.probing && !slices.ContainsFunc(c.probed, func(p scanState) bool { return p.x == x }) {
 		c.probed = append(c.probed, scanState{x: x, on: x.scanOn, round: x.scanRound, gen: x.scanGen, scan: append([]int(nil), x.scan...)})
 	}
+	if !slices.ContainsFunc(c.scanBuf, func(f int) bool { return f >= 0 }) {
+		// Nothing past the first flavor: the next search starts over
+		// (kept or not, the same).
+		x.scanOn = false
+		return
+	}
 	x.scan = append(x.scan[:0], c.scanBuf...)
 	x.scanOn, x.scanRound, x.scanGen = true, c.rounds, st.gen
 }
