@@ -798,11 +798,13 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 	var strategies []string
 	on := false
 	var wait *kueuecfg.WaitForPodsReady
+	var gates map[string]bool
 	if d.tm.APIVersion == kueueConfigV1beta1 {
 		var c kueuecfgv1beta1.Configuration
 		if err := d.strict(&c); err != nil {
 			return err
 		}
+		gates = c.FeatureGates
 		if fs := c.FairSharing; fs != nil && fs.Enable {
 			on = true
 			for _, s := range fs.PreemptionStrategies {
@@ -834,6 +836,7 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 		if err := d.strict(&c); err != nil {
 			return err
 		}
+		gates = c.FeatureGates
 		if fs := c.FairSharing; fs != nil {
 			on = true
 			for _, s := range fs.PreemptionStrategies {
@@ -870,18 +873,40 @@ func (p *Policy) kueueConfig(d policyDoc) error {
 		}
 		p.Spec.FairSharing = fs
 	}
+	p.featureGates(d, gates)
 	var skipped []string
 	for i := 0; i+1 < len(d.root.Content); i += 2 {
 		switch k := d.root.Content[i].Value; k {
-		case "apiVersion", "kind", "fairSharing", "waitForPodsReady":
+		case "apiVersion", "kind", "fairSharing", "waitForPodsReady", "featureGates":
 		default:
 			skipped = append(skipped, k)
 		}
 	}
 	if len(skipped) > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: Kueue Configuration: %s read but not modelled (gpuplan takes only fairSharing and waitForPodsReady from it)", d.file, d.line, strings.Join(skipped, ", ")))
+		p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: Kueue Configuration: %s read but not modelled (gpuplan takes only fairSharing, waitForPodsReady and featureGates from it)", d.file, d.line, strings.Join(skipped, ", ")))
 	}
 	return nil
+}
+
+// featureGates reads a Kueue Configuration's featureGates: the two that
+// change which workload is admitted when (admission.Gates; on by default
+// in Kueue v0.19.2) set the policy's; any other is noted as not modelled.
+func (p *Policy) featureGates(d policyDoc, gates map[string]bool) {
+	var other []string
+	for name, on := range gates {
+		switch name {
+		case "SchedulingEquivalenceHashing":
+			p.Spec.Gates.NoEquivalenceHashing = !on
+		case "FlavorFungibilityPreserveScanProgress":
+			p.Spec.Gates.NoPreserveScanProgress = !on
+		default:
+			other = append(other, fmt.Sprintf("%s=%t", name, on))
+		}
+	}
+	if len(other) > 0 {
+		slices.Sort(other)
+		p.Notes = append(p.Notes, fmt.Sprintf("%s:%d: Kueue Configuration: featureGates %s read but not modelled (gpuplan models SchedulingEquivalenceHashing and FlavorFungibilityPreserveScanProgress, on by default as in Kueue v0.19.2)", d.file, d.line, strings.Join(other, ", ")))
+	}
 }
 
 // waitForPodsReady converts Kueue's waitForPodsReady, with its defaults:

@@ -512,3 +512,39 @@ spec:
 	}
 	require.Equal(t, map[string]int32{"batch": 10000, "serve": 100000}, seen)
 }
+
+// A Kueue Configuration's featureGates turn off the two gates that change
+// admission (on by default in Kueue v0.19.2, as gpuplan models it); other
+// gates are noted as not modelled.
+func TestKueueConfigFeatureGates(t *testing.T) {
+	const queues = `apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+`
+	p, err := ParsePolicy("q.yaml", []byte(queues))
+	require.NoError(t, err)
+	require.Equal(t, admission.Gates{}, p.Spec.Gates, "Kueue v0.19.2's defaults: both on")
+	for _, api := range []string{"v1beta1", "v1beta2"} {
+		p, err := ParsePolicy("q.yaml", []byte(queues+`---
+apiVersion: config.kueue.x-k8s.io/`+api+`
+kind: Configuration
+featureGates:
+  SchedulingEquivalenceHashing: false
+  FlavorFungibilityPreserveScanProgress: false
+  TopologyAwareScheduling: true
+`))
+		require.NoError(t, err, api)
+		require.Equal(t, admission.Gates{NoEquivalenceHashing: true, NoPreserveScanProgress: true}, p.Spec.Gates, api)
+		require.Contains(t, strings.Join(p.Notes, "\n"), "featureGates TopologyAwareScheduling=true read but not modelled", api)
+	}
+}

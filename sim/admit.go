@@ -67,6 +67,8 @@ type admState struct {
 	base     map[*cluster.Constraints]*cluster.Constraints
 	lastKey  consKey
 	lastCons *cluster.Constraints
+	// consHash caches constraintsHash by pointer (jobs share them).
+	consHash map[*cluster.Constraints]uint64
 	// view is admission's usage view as of the controller's version
 	// viewVer (0: never read); req is scratch reused at every submission.
 	view    *admission.UsageView
@@ -199,11 +201,81 @@ func (a *admState) podRequests(out []admission.Request, j *cluster.JobSpec, repl
 	return out
 }
 
+// equiv is what Kueue's scheduling hash (pkg/workload
+// computeSchedulingHash) sees of job j's PodSets beyond what admission
+// reads (their summed requests, priority and the flavors their pods may
+// go to): each PodSet's pod count and per-pod requests, node selector,
+// affinity, tolerations, topology spread and topology request, in order
+// (admission.Workload.Equiv). FNV-1a.
+func (a *admState) equiv(j *cluster.JobSpec) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(v uint64) { h = (h ^ v) * 1099511628211 }
+	for s := range len(j.Groups) + 1 {
+		p, n, c := &j.Pod, j.MainReplicas(), j.Constraints
+		if g := setGroup(j, s); g >= 0 {
+			p, n, c = &j.Groups[g].Pod, j.Groups[g].Replicas, j.Groups[g].Constraints
+		}
+		mix(uint64(n))
+		mix(uint64(p.MilliCPU))
+		mix(uint64(p.MemoryMiB))
+		mix(uint64(p.GPUs))
+		mix(uint64(p.GPUMilli))
+		mix(hashString(p.MIG))
+		mix(a.constraintsHash(c))
+	}
+	return h
+}
+
+// constraintsHash hashes what of a pod's constraints Kueue's scheduling
+// hash reads (utilpod.SpecShape), the same for equal constraints.
+func (a *admState) constraintsHash(c *cluster.Constraints) uint64 {
+	if c == nil {
+		return 0
+	}
+	if v, ok := a.consHash[c]; ok {
+		return v
+	}
+	var b strings.Builder
+	keys := make([]string, 0, len(c.NodeSelector))
+	for k := range c.NodeSelector {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%q=%q,", k, c.NodeSelector[k])
+	}
+	fmt.Fprintf(&b, "|%v|%v|%v|%v|", c.Affinity, c.Tolerations, c.Spread, c.PodAffinity)
+	if t := c.TAS; t != nil {
+		fmt.Fprintf(&b, "%v %q %q %d", t.Mode, t.Level, t.SliceLevel, t.SliceSize)
+		if v := t.Volcano; v != nil {
+			fmt.Fprintf(&b, " %v %q", v.Hard, v.HighestTierName)
+			if v.HighestTier != nil {
+				fmt.Fprintf(&b, " %d", *v.HighestTier)
+			}
+		}
+	}
+	v := hashString(b.String()) | 1 // 0 is no constraints
+	if a.consHash == nil {
+		a.consHash = map[*cluster.Constraints]uint64{}
+	}
+	a.consHash[c] = v
+	return v
+}
+
+// hashString is FNV-1a of s.
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return h
+}
+
 // submit hands an arrived job to admission.
 func (a *admState) submit(t Time, j *jobState) error {
 	a.integrate(t)
 	w := admission.Workload{ID: j.info.ID, Queue: j.spec.Queue, Priority: j.spec.Priority, Created: j.spec.Submit, Requests: a.requests(&j.spec),
-		Constraints: j.spec.Constraints}
+		Constraints: j.spec.Constraints, Equiv: a.equiv(&j.spec)}
 	if len(j.spec.Groups) > 0 {
 		w.PodSets = a.podSets(&j.spec)
 	}

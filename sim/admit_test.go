@@ -274,3 +274,23 @@ func TestSpreadConstraintsHoldUnderKueue(t *testing.T) {
 		require.Equal(t, timing{30 * Minute, 35 * Minute}, tm["b"], "kueue %v", adm != nil)
 	}
 }
+
+// A job's Equiv is what Kueue's scheduling hash reads of its pod
+// templates beyond admission's shape: 2 pods of 1 GPU and 1 pod of 2 GPUs
+// ask for the same (2 GPUs) but are not alike; neither are two jobs whose
+// tolerations differ, though no flavor may care; equal constraints in two
+// objects are alike.
+func TestAdmissionEquivReadsPodTemplates(t *testing.T) {
+	a := &admState{}
+	job := func(replicas, gpus int32, c *cluster.Constraints) *cluster.JobSpec {
+		return &cluster.JobSpec{Replicas: replicas, Pod: cluster.PodSpec{MilliCPU: 1000, MemoryMiB: 4096, GPUs: gpus}, Constraints: c}
+	}
+	tol := func(v string) *cluster.Constraints {
+		return &cluster.Constraints{NodeSelector: map[string]string{"k": "v"}, Tolerations: []cluster.Toleration{{Key: "dedicated", Operator: "Equal", Value: v, Effect: cluster.NoSchedule}}}
+	}
+	require.Equal(t, a.equiv(job(2, 1, nil)), a.equiv(job(2, 1, nil)))
+	require.NotEqual(t, a.equiv(job(2, 1, nil)), a.equiv(job(1, 2, nil)))
+	require.Equal(t, a.equiv(job(1, 2, tol("f1"))), a.equiv(job(1, 2, tol("f1"))))
+	require.NotEqual(t, a.equiv(job(1, 2, tol("f1"))), a.equiv(job(1, 2, tol("f2"))))
+	require.NotEqual(t, a.equiv(job(1, 2, nil)), a.equiv(job(1, 2, tol("f1"))))
+}

@@ -226,6 +226,29 @@ type Spec struct {
 	// controller only carries it: its caller keeps the time (Evict,
 	// Requeue).
 	WaitForPodsReady *WaitForPodsReady
+	// Gates are the Kueue feature gates that change admission, off where
+	// turned off (the zero value: Kueue v0.19.2's defaults).
+	Gates Gates
+}
+
+// Gates turns off Kueue feature gates that are on by default in Kueue
+// v0.19.2 and change which workload is admitted when (a Kueue
+// Configuration's featureGates: NAME: false). With both off, admission
+// is Kueue v0.17.0's.
+type Gates struct {
+	// NoEquivalenceHashing turns off SchedulingEquivalenceHashing (beta,
+	// on by default since v0.18): when a BestEffortFIFO queue's head does
+	// not fit (or would fit only by preemption with nothing to preempt),
+	// only that workload is set aside, not with it every pending workload
+	// of its queue Kueue's scheduling hash finds alike (Workload.Equiv).
+	NoEquivalenceHashing bool
+	// NoPreserveScanProgress turns off
+	// FlavorFungibilityPreserveScanProgress (beta, on by default in
+	// v0.19): a head that was nominated but skipped in a cycle (it no
+	// longer fit after another's admission) starts its flavor search over
+	// from the first flavor, instead of after the flavor its last search
+	// stopped at.
+	NoPreserveScanProgress bool
 }
 
 // WaitForPodsReady is Kueue's waitForPodsReady, times in milliseconds: an
@@ -279,6 +302,14 @@ type Workload struct {
 	// resource group it asks for (Decision.PodSetFlavors), in order, as
 	// Kueue's assignFlavors does.
 	PodSets []PodSet
+	// Equiv is what Kueue's scheduling hash (SchedulingEquivalenceHashing)
+	// sees of the pod templates beyond the workload's priority, summed
+	// requests and the flavors its pods may go to: each PodSet's pod
+	// count, per-pod requests, node selector, affinity and tolerations,
+	// hashed by the caller. Workloads of one queue alike in all of these
+	// are alike to Kueue: when one does not fit, the others are set aside
+	// with it (0 and 0: nothing more tells them apart).
+	Equiv uint64
 }
 
 // PodSet is one PodSet of a workload of several (Workload.PodSets).
@@ -374,9 +405,11 @@ func (c *Controller) Stats() Stats { return Stats{Cycles: c.cycles, QueuesWalked
 // cycleScratch is Cycle's scratch, kept between cycles so that a cycle
 // allocates nothing unless it decides something.
 type cycleScratch struct {
-	// cycles numbers the cycles (bucket.skipped); reasonBuf is the
-	// reason being written.
+	// cycles numbers the cycles (bucket.skipped), rounds their rounds
+	// (Kueue's scheduling cycles: wl.scanRound); reasonBuf is the reason
+	// being written.
 	cycles     uint64
+	rounds     uint64
 	cycBlocked []bool
 	cycHeads   []head
 	cycOut     []Decision
@@ -391,6 +424,13 @@ type cycleScratch struct {
 	borrowBuf []bool
 	tourBuf   []int
 	assignBuf []int
+	scanBuf   []int
+	// probing: nothingFits is nominating the workloads left as a later
+	// cycle would; probed holds what their flavor searches were before
+	// (recordScan), put back unless nothing fits (then those were the
+	// cycles Kueue would run).
+	probing   bool
+	probed    []scanState
 	reasonBuf []byte
 }
 
@@ -514,6 +554,7 @@ func (c *Controller) Finish(id int32) {
 	}
 	if x.admitted {
 		c.snap.release(x)
+		c.snap.cqs[x.cq].gen++
 	} else if x.pending {
 		c.queues.withdraw(x)
 	}
@@ -528,6 +569,7 @@ func (c *Controller) Finish(id int32) {
 func (c *Controller) Evict(id int32) {
 	if x := c.queues.wls.get(id); x != nil && x.admitted {
 		c.snap.release(x)
+		c.snap.cqs[x.cq].gen++
 		c.released(x.cq)
 		x.reason = "Evicted: the workload did not reach PodsReady within waitForPodsReady's timeout"
 	}
@@ -697,8 +739,10 @@ type head struct {
 	// it asks for a resource its queue does not cover).
 	fits, known, unavailable bool
 	// sameShape: another workload of its shape failed at this state
-	// (Controller.nominate); its failure is the shape's.
-	sameShape bool
+	// (Controller.nominate); its failure is the shape's. partial: its
+	// flavor search went on from where its last one stopped (wl.scan),
+	// so its failure is its own.
+	sameShape, partial bool
 	// reserve: it does not fit and has nothing to preempt, but Kueue's
 	// flavor assigner counts its flavors at c.headAssign[at:] as
 	// preemption all the same, and its queue cannot always reclaim: Kueue
@@ -760,6 +804,7 @@ func (c *Controller) Cycle() []Decision {
 	block := c.spec.WaitForPodsReady != nil && c.spec.WaitForPodsReady.BlockAdmission
 	stop := false
 	for !stop {
+		c.rounds++
 		clear(blocked)
 		heads := c.heads(blocked)
 		if len(heads) == 0 {
@@ -811,10 +856,14 @@ func (c *Controller) Cycle() []Decision {
 				as := c.headAssign[h.at : h.at+h.an]
 				if !c.fitsAll(x, as) {
 					// Kueue: "Workload no longer fits after processing
-					// another workload"; it stays the head.
+					// another workload"; it stays the head. Its next
+					// search starts past this flavor: the next cycle
+					// may differ.
+					progress = progress || x.scanPending()
 					continue
 				}
 				d := c.admit(x, as)
+				x.scanOn = false
 				if h.before == "" {
 					d.Reason = x.bucket.reason
 				}
@@ -828,15 +877,23 @@ func (c *Controller) Cycle() []Decision {
 					overlap = overlap || !t.admitted
 				}
 				if overlap {
-					continue // another preemptor took one of them
+					// Another preemptor took one of them (Kueue
+					// searches again from the first flavor).
+					x.scanOn = false
+					continue
 				}
 				ev := c.snap.simulateEviction(targets)
 				as := c.headAssign[h.at : h.at+h.an]
 				if !c.fitsAll(x, as) {
 					ev.undo()
+					progress = progress || x.scanPending()
 					continue
 				}
 				c.preempted(x, targets, &out)
+				x.scanOn = false // Kueue's markPreemptionOutcome
+				for _, t := range targets {
+					c.snap.cqs[t.cq].gen++
+				}
 				if st.Strategy == BestEffortFIFO {
 					c.queues.pending[x.cq].sticky = x
 				}
@@ -865,10 +922,16 @@ func (c *Controller) Cycle() []Decision {
 					if x.reason != h.before {
 						out = append(out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
 					}
-					x.failedAt = h.ver
-					x.bucket.failed(x, h.ver)
+					if !h.partial {
+						x.failedAt = h.ver
+						x.bucket.failed(x, h.ver)
+					}
 				}
-				if c.setAside(st, x, blocked) {
+				if st.Strategy == BestEffortFIFO && x.scanPending() {
+					// Flavors are left to search: Kueue requeues it
+					// to the heap (PendingFlavors), not aside.
+					progress = true
+				} else if c.setAside(st, x, blocked) {
 					progress = true
 				}
 			}
@@ -893,9 +956,12 @@ func (c *Controller) Cycle() []Decision {
 			// Every workload left would fail as things stand: Kueue's
 			// cycles would pop and set aside each in turn, and nothing
 			// would change; set them all aside at once.
+			clear(c.probed)
+			c.probed = c.probed[:0]
 			c.setAllAside(blocked)
 			break
 		}
+		c.unprobe() // the next round nominates them again
 	}
 	if !c.again {
 		// (With another cycle at this instant to come, a workload left
@@ -1001,16 +1067,20 @@ func (c *Controller) nominate(qi int, first *wl) head {
 		return h
 	}
 	// sameShape: a workload of its bucket (its shape) failed at this
-	// state; it would fail the same way. Kueue pops and tries each in a
-	// cycle of its own, and so does the cycle here (Kueue v0.17's
-	// SchedulingEquivalenceHashing, which would set them all aside with
-	// the first, is off by default); only its reason stays the shape's.
-	h.sameShape = first.failedAt != c.snap.ver && first.bucket.failedBefore(first, c.snap.ver)
+	// state; it would fail the same way. Kueue pops and tries each not
+	// set aside with it (of another Equiv, or every one with
+	// SchedulingEquivalenceHashing off) in a cycle of its own, and so
+	// does the cycle here; only its reason stays the shape's. One whose
+	// flavor search goes on from where its last stopped (partial) is
+	// tried for itself.
+	c.keepScan(first)
+	h.partial = first.scanPending()
+	h.sameShape = !h.partial && first.failedAt != c.snap.ver && first.bucket.failedBefore(first, c.snap.ver)
 	if h.sameShape {
 		// (Tried afresh without shortcuts: its reason stays.)
 		defer func(r string) { first.reason = r }(first.reason)
 	}
-	if (first.failedAt == c.snap.ver || h.sameShape) && !c.noShortcuts {
+	if !h.partial && (first.failedAt == c.snap.ver || h.sameShape) && !c.noShortcuts {
 		// Tried since the last change: it would fail again, for the
 		// same reason.
 		h.known = true
@@ -1021,6 +1091,10 @@ func (c *Controller) nominate(qi int, first *wl) head {
 	c.headAssign = slices.Grow(c.headAssign, h.an)[:h.at+h.an]
 	as := c.headAssign[h.at:]
 	r := c.assigner.assignment(first, true, as, true)
+	// Kept once the nomination is done (its preemption search goes on
+	// from where this one started).
+	c.scanBuf = append(c.scanBuf[:0], c.assigner.tried...)
+	defer c.recordScan(first, st)
 	if h.fits = r.outcome == fit; h.fits {
 		if r.borrow {
 			h.level = max(h.level, c.preemptor.assignLevel(first, as))
@@ -1052,6 +1126,73 @@ func (c *Controller) nominate(qi int, first *wl) head {
 	c.headAssign = c.headAssign[:h.at]
 	c.nominateReserve(&h, first)
 	return h
+}
+
+// keepScan drops x's kept flavor search where Kueue would
+// (lastAssignmentOutdated): with FlavorFungibilityPreserveScanProgress
+// it stands while x is tried again in the next scheduling cycle, or
+// later while no admitted workload has left its queue since; without
+// the gate it is never kept.
+func (c *Controller) keepScan(x *wl) {
+	if !x.scanOn {
+		return
+	}
+	if c.spec.Gates.NoPreserveScanProgress || (c.rounds-x.scanRound > 1 && c.snap.cqs[x.cq].gen != x.scanGen) {
+		x.scanOn = false
+	}
+}
+
+// recordScan keeps where x's flavor search just stopped (Kueue's
+// recordAssignment: the entry's LastAssignment), for its next
+// nomination should this one come to nothing.
+func (c *Controller) recordScan(x *wl, st *cqState) {
+	if c.spec.Gates.NoPreserveScanProgress {
+		return
+	}
+	if c.probing && !slices.ContainsFunc(c.probed, func(p scanState) bool { return p.x == x }) {
+		c.probed = append(c.probed, scanState{x: x, on: x.scanOn, round: x.scanRound, gen: x.scanGen, scan: append([]int(nil), x.scan...)})
+	}
+	if !slices.ContainsFunc(c.scanBuf, func(f int) bool { return f >= 0 }) {
+		// Nothing past the first flavor: the next search starts over
+		// (kept or not, the same).
+		x.scanOn = false
+		return
+	}
+	x.scan = append(x.scan[:0], c.scanBuf...)
+	x.scanOn, x.scanRound, x.scanGen = true, c.rounds, st.gen
+}
+
+// scanState is a workload's kept flavor search, as nothingFits found it.
+type scanState struct {
+	x          *wl
+	on         bool
+	round, gen uint64
+	scan       []int
+}
+
+// unprobe puts back the flavor searches nothingFits's nominations
+// changed.
+func (c *Controller) unprobe() {
+	for _, p := range c.probed {
+		p.x.scanOn, p.x.scanRound, p.x.scanGen = p.on, p.round, p.gen
+		p.x.scan = append(p.x.scan[:0], p.scan...)
+	}
+	clear(c.probed)
+	c.probed = c.probed[:0]
+}
+
+// scanPending says whether x's next flavor search starts past some
+// flavor (Kueue's PendingFlavors).
+func (x *wl) scanPending() bool {
+	if !x.scanOn {
+		return false
+	}
+	for _, f := range x.scan {
+		if f >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // nominateReserve marks a head that does not fit and has nothing to
@@ -1242,19 +1383,23 @@ func (c *Controller) setAside(st *cqState, x *wl, blocked []bool) bool {
 		blocked[x.cq] = true
 		return false
 	}
-	// Kueue sets aside the workload it popped, alone
-	// (ClusterQueue.requeueIfNotPresent in pkg/cache/queue): the next of
+	// Kueue sets aside the workload it popped
+	// (ClusterQueue.requeueIfNotPresent in pkg/cache/queue) and, with
+	// SchedulingEquivalenceHashing, every pending workload of its queue
+	// with the same scheduling hash (handleInadmissibleHash), and those
+	// queued after until quota is released in the cohort tree
+	// (hashToBulkMoveReason): the same shape and Equiv here. The next of
 	// its queue, of its shape or not, is the head in the next cycle.
-	// Past Controller.maxAlone of them in a queue at one instant, the
-	// rest of the shape goes with it (as Kueue's
-	// SchedulingEquivalenceHashing would: handleInadmissibleHash), so
-	// that a backlog costs a bounded number of rounds.
+	// Past Controller.maxAlone workloads set aside so in a queue at one
+	// instant, the rest of the shape goes with it (as if the hash saw
+	// no more than the shape), so that a backlog costs a bounded number
+	// of rounds.
 	pq := &c.queues.pending[x.cq]
 	if pq.aloneCycle != c.cycles {
 		pq.aloneCycle, pq.alone = c.cycles, 0
 	}
 	pq.alone++
-	x.bucket.setAside(x, c.epoch[c.treeOf(x.cq)]+1, pq.alone > c.maxAlone)
+	x.bucket.setAside(x, c.epoch[c.treeOf(x.cq)]+1, !c.spec.Gates.NoEquivalenceHashing, pq.alone > c.maxAlone)
 	return true
 }
 
@@ -1277,7 +1422,8 @@ func (c *Controller) nothingFits(blocked []bool, out *[]Decision) bool {
 	// state; false: it may be admitted or make room.
 	fails := func(qi int, x *wl) bool {
 		b := x.bucket
-		if !c.noShortcuts && (b.failedBefore(x, ver) || x.failedAt == ver) {
+		c.keepScan(x)
+		if !c.noShortcuts && !x.scanPending() && (b.failedBefore(x, ver) || x.failedAt == ver) {
 			return true
 		}
 		h := c.nominate(qi, x)
@@ -1292,12 +1438,18 @@ func (c *Controller) nothingFits(blocked []bool, out *[]Decision) bool {
 			if x.reason != h.before {
 				*out = append(*out, Decision{ID: x.ID, Waiting: true, Reason: x.reason})
 			}
-			x.failedAt = ver
-			b.failed(x, ver)
+			if !h.partial {
+				x.failedAt = ver
+				b.failed(x, ver)
+			}
 		}
 		return true
 	}
-	defer func() { c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0] }()
+	c.probing = true
+	defer func() {
+		c.headAssign, c.headTargets = c.headAssign[:0], c.headTargets[:0]
+		c.probing = false
+	}()
 	for w, word := range c.queues.busy {
 		for ; word != 0; word &= word - 1 {
 			qi := w<<6 | bits.TrailingZeros64(word)
@@ -1354,7 +1506,7 @@ func (c *Controller) setAllAside(blocked []bool) {
 			aside := c.epoch[c.treeOf(qi)] + 1
 			for _, b := range c.queues.pending[qi].bucketsL {
 				if x := b.firstFrom(aside); x != nil {
-					b.setAside(x, aside, true)
+					b.setAside(x, aside, false, true)
 				}
 			}
 		}

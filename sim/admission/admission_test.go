@@ -28,7 +28,16 @@ func cq(name, cohort string, quota Quota, opts ...func(*ClusterQueue)) ClusterQu
 
 func controller(t *testing.T, cqs ...ClusterQueue) *Controller {
 	t.Helper()
+	return controllerSpec(t, nil, cqs...)
+}
+
+// controllerSpec is controller with the spec changed by opt (nil: none).
+func controllerSpec(t *testing.T, opt func(*Spec), cqs ...ClusterQueue) *Controller {
+	t.Helper()
 	s := Spec{Flavors: []Flavor{{Name: "gpu", NodeLabels: map[string]string{"pool": "gpu"}}}, ClusterQueues: cqs}
+	if opt != nil {
+		opt(&s)
+	}
 	for _, c := range cqs {
 		s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: c.Name, ClusterQueue: c.Name})
 	}

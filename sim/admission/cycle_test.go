@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -174,58 +175,120 @@ func TestCycleReservesForAPreemptorWithoutTargets(t *testing.T) {
 	}
 }
 
-// Kueue's BestEffortFIFO queue sets aside the workload it popped alone
-// (ClusterQueue.requeueIfNotPresent, pkg/cache/queue/cluster_queue.go;
-// SchedulingEquivalenceHashing, which would move its shape aside with it,
-// is off by default in v0.17): each cycle pops the next head of every
-// queue (Manager.heads), of the same shape or not. Cohort org: a and b, 2
-// GPUs each, no preemption. Queue a: 1 and 2 (priority 5, 8 GPUs: never
-// fit in the tree's 4), 3 (priority 1, 2 GPUs); queue b: 4 and 5 (2 GPUs
-// each). Cycle 1: heads 1 (no fit) and 4 (fits in b's quota): 4 is
-// admitted. Cycle 2: heads 2 (no fit) and 5, which borrows a's 2 GPUs: 5
-// is admitted. Cycle 3: head 3 finds a's quota lent: it waits. Setting 1's
-// whole shape aside made 3 the head of cycle 2, where it went before the
-// borrowing 5 and took the GPUs.
+// Kueue's BestEffortFIFO queue sets aside the workload it popped
+// (ClusterQueue.requeueIfNotPresent, pkg/cache/queue/cluster_queue.go)
+// and, with SchedulingEquivalenceHashing (on by default since v0.18),
+// every pending workload of its queue with the same scheduling hash
+// (handleInadmissibleHash); without it, alone: each cycle pops the next
+// head of every queue (Manager.heads), of the same shape or not. Cohort
+// org: a and b, 2 GPUs each, no preemption. Queue a: 1 and 2 (priority
+// 5, 8 GPUs: never fit in the tree's 4), 3 (priority 1, 2 GPUs); queue
+// b: 4 and 5 (2 GPUs each). Cycle 1: heads 1 (no fit) and 4 (fits in b's
+// quota): 4 is admitted. With the gate on, 2 (alike: Equiv 0 both) goes
+// aside with 1: cycle 2's heads are 3, which fits in a's quota, and 5,
+// which would borrow a's 2 GPUs: 3 goes first (it does not borrow) and
+// takes them; 5 waits. With the gate off, or 2 told apart by its Equiv,
+// cycle 2's heads are 2 (no fit) and 5, which borrows a's 2 GPUs: 5 is
+// admitted; cycle 3: head 3 finds a's quota lent and waits.
 func TestCycleSetsAsideOneWorkloadAtATime(t *testing.T) {
-	for _, before := range []bool{false, true} {
-		c := controller(t, cq("a", "org", q(2)), cq("b", "org", q(2)))
-		if before {
+	for _, tc := range []struct {
+		name      string
+		gateOff   bool
+		equiv2    uint64
+		admitted  []int32
+		maxAlone0 bool
+	}{
+		{name: "hashing on, 1 and 2 alike", admitted: []int32{4, 3}},
+		{name: "hashing on, 2 told apart", equiv2: 7, admitted: []int32{4, 5}},
+		{name: "hashing off", gateOff: true, admitted: []int32{4, 5}},
+		{name: "hashing off, whole shapes aside", gateOff: true, maxAlone0: true, admitted: []int32{4, 3}},
+	} {
+		c := controllerSpec(t, func(s *Spec) { s.Gates.NoEquivalenceHashing = tc.gateOff }, cq("a", "org", q(2)), cq("b", "org", q(2)))
+		if tc.maxAlone0 {
 			c.maxAlone = 0
 		}
 		submit(t, c, 1, "a", 8, 5)
-		submit(t, c, 2, "a", 8, 5)
+		require.NoError(t, c.Submit(Workload{ID: 2, Queue: "a", Priority: 5, Created: 2, Requests: []Request{{gpu, 8}}, Equiv: tc.equiv2}))
 		submit(t, c, 3, "a", 2, 1)
 		submit(t, c, 4, "b", 2, 0)
 		submit(t, c, 5, "b", 2, 0)
 		a, p := cycle(c)
-		require.Empty(t, p)
-		if before {
-			require.Equal(t, []int32{4, 3}, a, "a shape set aside at once, before")
+		require.Empty(t, p, tc.name)
+		require.Equal(t, tc.admitted, a, tc.name)
+		if !slices.Contains(a, 3) {
+			// Nothing more is tried until quota is released: 3 keeps
+			// its reason from cycle 3.
+			require.Contains(t, c.Reason(3), "insufficient unused quota", tc.name)
+		}
+	}
+}
+
+// With SchedulingEquivalenceHashing, a workload queued after its hash was
+// set aside goes aside at once (Kueue's PushOrUpdate finds the hash in
+// hashToBulkMoveReason), untried, until quota is released in the cohort
+// tree (queueInadmissibleWorkloads clears the hashes). Cohort org: a and
+// b, 2 GPUs each. a's 1 (2 GPUs) is admitted; a's 2 (4 GPUs) fails, 2
+// more needed (b's 2 are free), and is set aside. b's 3 (2 GPUs) is
+// admitted: the tree is full, an admission, not a release. a's 4 (4 GPUs,
+// alike to 2) comes: aside untried, it keeps 2's reason (2 more needed);
+// tried, as with the gate off, it needs 4 more. 1 finishes: the hashes
+// are cleared, 2 is tried again, fails for 2 more and 4 goes aside with
+// it.
+func TestCycleSetsAsideLaterWorkloadsAlike(t *testing.T) {
+	for _, gateOff := range []bool{false, true} {
+		c := controllerSpec(t, func(s *Spec) { s.Gates.NoEquivalenceHashing = gateOff }, cq("a", "org", q(2)), cq("b", "org", q(2)))
+		submit(t, c, 1, "a", 2, 0)
+		a, _ := cycle(c)
+		require.Equal(t, []int32{1}, a)
+		submit(t, c, 2, "a", 4, 0)
+		a, _ = cycle(c)
+		require.Empty(t, a)
+		require.Contains(t, c.Reason(2), "(2 more needed)")
+		submit(t, c, 3, "b", 2, 0)
+		a, _ = cycle(c)
+		require.Equal(t, []int32{3}, a)
+		submit(t, c, 4, "a", 4, 0)
+		a, _ = cycle(c)
+		require.Empty(t, a)
+		if gateOff {
+			require.Contains(t, c.Reason(4), "(4 more needed)")
 			continue
 		}
-		require.Equal(t, []int32{4, 5}, a)
-		// Nothing more is tried until quota is released: 3 keeps its
-		// reason from cycle 3.
-		require.Contains(t, c.Reason(3), "insufficient unused quota")
+		require.Contains(t, c.Reason(4), "(2 more needed)")
+		c.Finish(1)
+		a, _ = cycle(c)
+		require.Empty(t, a)
+		require.Contains(t, c.Reason(4), "(2 more needed)")
 	}
 }
 
 // The cost of setting workloads aside one at a time is bounded: queue a
 // has 10,000 workloads of 8 GPUs (never fit in its 4) ahead of one of 1
-// GPU. Kueue would spend a cycle on each of the 10,000 before trying the
-// last; the cycle here sets aside defaultMaxAlone (256) of them one at a
-// time, then with the 257th the rest of their shape at once, admits the
-// last in the next round and finds nothing in the one after: 257 + 1 + 1
-// searches of its one queue.
+// GPU. With SchedulingEquivalenceHashing on, the first sets aside the
+// 10,000 (alike), the last is admitted in the next round and the one
+// after finds nothing: 3 searches of its one queue. With it off, Kueue
+// would spend a cycle on each of the 10,000 before trying the last; the
+// cycle here sets aside defaultMaxAlone (256) of them one at a time, then
+// with the 257th the rest of their shape at once: 257 + 1 + 1 searches;
+// so too when each is told apart by its Equiv.
 func TestCycleSetsAsideABacklogInBoundedRounds(t *testing.T) {
-	c := controller(t, cq("a", "", q(4)))
-	for id := int32(1); id <= 10_000; id++ {
-		submit(t, c, id, "a", 8, 0)
+	for _, tc := range []struct {
+		gateOff, apart bool
+		walked         uint64
+	}{{walked: 3}, {gateOff: true, walked: 259}, {apart: true, walked: 259}} {
+		c := controllerSpec(t, func(s *Spec) { s.Gates.NoEquivalenceHashing = tc.gateOff }, cq("a", "", q(4)))
+		for id := int32(1); id <= 10_000; id++ {
+			w := Workload{ID: id, Queue: "a", Created: int64(id), Requests: []Request{{gpu, 8}}}
+			if tc.apart {
+				w.Equiv = uint64(id)
+			}
+			require.NoError(t, c.Submit(w))
+		}
+		submit(t, c, 10_001, "a", 1, 0)
+		a, _ := cycle(c)
+		require.Equal(t, []int32{10_001}, a)
+		require.Equal(t, Stats{Cycles: 1, QueuesWalked: tc.walked}, c.Stats())
 	}
-	submit(t, c, 10_001, "a", 1, 0)
-	a, _ := cycle(c)
-	require.Equal(t, []int32{10_001}, a)
-	require.Equal(t, Stats{Cycles: 1, QueuesWalked: 259}, c.Stats())
 }
 
 // A head that no longer fits after another head's reservation is tried

@@ -24,7 +24,7 @@
 // A workload is admitted whole or not at all: every resource it asks for
 // must fit the quota of one flavor per resource group, among the flavors
 // its pods' node selector, required node affinity and tolerations allow
-// (flavors.go, which mirrors Kueue v0.17.0's flavor assigner). An admitted
+// (flavors.go, which mirrors Kueue's flavor assigner). An admitted
 // workload holds its quota until it finishes or is preempted, whether or
 // not its pods have been placed yet; the flavor's node labels then steer
 // its pods to the flavor's nodes. A workload of several PodSets
@@ -67,10 +67,17 @@
 // Evictions release their quota at once (the simulator keeps a victim's
 // pods on their nodes while it writes a last checkpoint, Withdraw keeping
 // it out of the queue meanwhile). A BestEffortFIFO workload that does
-// not fit is set aside until quota is released in its cohort tree, alone,
-// as Kueue's queue does (its equivalence hashing is off by default in
-// v0.17): the next workload of its queue, of its shape or not, is the
-// head of the next round; a StrictFIFO one holds its queue. The cross-check
+// not fit is set aside until quota is released in its cohort tree, and
+// with it, as Kueue v0.19.2 does by default (SchedulingEquivalenceHashing),
+// every workload of its queue its scheduling hash finds alike (same shape
+// and Workload.Equiv), pending or queued before that release: the next
+// workload of its queue is the head of the next round; a StrictFIFO one
+// holds its queue. A head nominated to a flavor but skipped in its round
+// (it no longer fits after another's admission) searches on from the
+// next flavor in the next round, as Kueue v0.19.2 does by default
+// (FlavorFungibilityPreserveScanProgress). Spec.Gates turns either gate
+// off (a Kueue Configuration's featureGates); with both off, admission is
+// Kueue v0.17.0's. The cross-check
 // (validate/xcheck/kueue) runs Kueue's own scheduler on the same inputs.
 // The package is pure: it keeps no clock and no random state, and the
 // same calls give the same decisions.
@@ -82,9 +89,8 @@
 // (Controller counts those changes: Version). Once a round admits nothing
 // and the first of every shape left would fail as things stand, the rest
 // is set aside at once; a queue whose workloads must be set aside one at
-// a time to reach one that may fit does so for at most 256 of them at an
-// instant, then sets the rest of each failing shape aside at once (as
-// Kueue's SchedulingEquivalenceHashing would): a backlog costs a bounded
-// number of rounds. A cycle allocates nothing unless it decides
+// a time (or one hash at a time) to reach one that may fit does so for at
+// most 256 of them at an instant, then sets the rest of each failing
+// shape aside at once: a backlog costs a bounded number of rounds. A cycle allocates nothing unless it decides
 // something.
 package admission

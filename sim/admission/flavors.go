@@ -60,6 +60,13 @@ type flavorAssigner struct {
 	// the flavors of the PodSets before it (where preemption makes room).
 	failedSet   int
 	failedPrior []int
+	// at is the entry of the assignment pick is finding (the group, or
+	// PodSet*groups+group); tried is, per entry of the last assignment,
+	// where its search stopped, as Kueue records LastTriedFlavorIdx: the
+	// flavor it took (or stopped at to preempt) when flavors were left
+	// after it, else -1 (the next search starts from the first).
+	at    int
+	tried []int
 }
 
 // preemptionOracle is what the flavor assigner asks of preemption (as
@@ -277,12 +284,22 @@ func (fa *flavorAssigner) assignment(x *wl, allowBorrow bool, assign []int, why 
 	}
 	st := fa.snap.cqs[x.cq]
 	res := assignResult{outcome: fit, failed: -1}
+	fa.tried = slices.Grow(fa.tried[:0], len(assign))[:len(assign)]
 	for g := range st.Groups {
 		assign[g] = -1
+		fa.tried[g] = -1
 		if !st.asks(x, g) {
 			continue
 		}
+		fa.at = g
 		fa.pick(x, st, g, x.class, allowBorrow, why, assign[g:g+1], &res)
+	}
+	if res.failed >= 0 {
+		// Kueue drops a PodSet's flavors, and what it tried, when a
+		// group of it gets none.
+		for i := range fa.tried {
+			fa.tried[i] = -1
+		}
 	}
 	if res.outcome != fit {
 		res.borrow = false
@@ -303,8 +320,10 @@ func (fa *flavorAssigner) assignSets(x *wl, allowBorrow bool, assign []int, why 
 	st := fa.snap.cqs[x.cq]
 	groups := len(st.Groups)
 	res := assignResult{outcome: fit, failed: -1}
+	fa.tried = slices.Grow(fa.tried[:0], len(assign))[:len(assign)]
 	for i := range assign {
 		assign[i] = -1
+		fa.tried[i] = -1
 	}
 	req := x.req
 	defer func() { x.req = req }()
@@ -318,10 +337,14 @@ func (fa *flavorAssigner) assignSets(x *wl, allowBorrow bool, assign []int, why 
 			// The PodSet's requests plus the earlier PodSets' on each
 			// flavor, as pick tries it (fa.prior).
 			fa.prior, fa.own = assign[:s*groups], ps.req
+			fa.at = s*groups + g
 			fa.pick(x, st, g, ps.class, allowBorrow, why, assign[s*groups+g:s*groups+g+1], &res)
 			fa.prior, fa.own = nil, nil
 		}
 		if res.failed >= 0 {
+			for g := range groups {
+				fa.tried[s*groups+g] = -1
+			}
 			fa.failedSet = s
 			fa.failedPrior = append(fa.failedPrior[:0], assign[:s*groups]...)
 			break
@@ -361,7 +384,15 @@ func (fa *flavorAssigner) pick(x *wl, st *cqState, g int, class int32, allowBorr
 	cur := fa.whyCur[:0]
 	borrowAt := -1 // the first flavor that fits by borrowing, when trying on
 	stopped := false
-	for f := range st.flavors[g] {
+	// Where the last search stopped, kept (x.scanOn): this one starts
+	// after it (Kueue's NextFlavorToTryForPodSetResource).
+	from := 0
+	if x.scanOn && fa.at < len(x.scan) {
+		from = x.scan[fa.at] + 1
+	}
+	last := len(st.flavors[g]) - 1
+	fa.tried[fa.at] = -1
+	for f := from; f <= last; f++ {
 		fl := &fa.snap.flavors[st.flavors[g][f]]
 		if v := st.classes[class][st.flat[g]+f]; v != candidate {
 			// Not a candidate for its pods (Kueue's
@@ -404,6 +435,9 @@ func (fa *flavorAssigner) pick(x *wl, st *cqState, g int, class int32, allowBorr
 		if !fits {
 			if st.Fungibility.StopOnPreempt && borrowAt < 0 && fa.oracle.canPreempt(x, g, f) {
 				stopped = true
+				if f < last {
+					fa.tried[fa.at] = f
+				}
 				break
 			}
 			continue
@@ -416,6 +450,9 @@ func (fa *flavorAssigner) pick(x *wl, st *cqState, g int, class int32, allowBorr
 		}
 		out[0] = f
 		res.borrow = res.borrow || b
+		if f < last {
+			fa.tried[fa.at] = f
+		}
 		break
 	}
 	if out[0] < 0 && borrowAt >= 0 && !stopped {

@@ -129,3 +129,43 @@ func TestPreemptionPrefersReclaimToOwnQueue(t *testing.T) {
 	}
 	require.Equal(t, []int32{2}, preempted)
 }
+
+// FlavorFungibilityPreserveScanProgress (on by default in Kueue v0.19): a
+// head nominated to a flavor and skipped in its cycle ("no longer fits
+// after processing another workload") keeps where its flavor search
+// stopped, and the next cycle searches on from the flavor after it
+// (Kueue's LastTriedFlavorIdx, lastAssignmentOutdated); without the gate
+// it starts over from the first. Cohort org: team (reserved 0, spot 2,
+// BestEffortFIFO) and owner (reserved 4, StrictFIFO, reclaims Never).
+// team's 1 (3 GPUs) borrows 3 of owner's reserved. Then owner's 2 (4)
+// needs its quota back, may not reclaim: it has nothing to preempt and
+// reserves owner's 4 reserved GPUs for each cycle it is tried in
+// (resourcesToReserve); team's 3 (1 GPU), nominated to reserved (1 left,
+// borrowing: it stops there), goes after 2 (which does not borrow) and
+// no longer fits. Next cycle, with the gate: 3 searches on from spot,
+// fits there and is admitted. Without it: reserved again, skipped again;
+// nothing changes and 3 waits.
+func TestFungibilityPreserveScanProgress(t *testing.T) {
+	for _, gateOff := range []bool{false, true} {
+		s := Spec{Flavors: []Flavor{{Name: "reserved"}, {Name: "spot"}}, ClusterQueues: []ClusterQueue{
+			twoFlavors("team", "org", 0, 2),
+			twoFlavors("owner", "org", 4, 0, func(q *ClusterQueue) { q.Strategy = StrictFIFO }),
+		}, Gates: Gates{NoPreserveScanProgress: gateOff}}
+		for _, q := range s.ClusterQueues {
+			s.LocalQueues = append(s.LocalQueues, LocalQueue{Name: q.Name, ClusterQueue: q.Name})
+		}
+		c, err := New(s)
+		require.NoError(t, err)
+		submit(t, c, 1, "team", 3, 0)
+		require.Equal(t, "reserved", flavorOf(t, c, 1, settle(c)))
+		submit(t, c, 2, "owner", 4, 0)
+		submit(t, c, 3, "team", 1, 0)
+		ds := settle(c)
+		require.False(t, c.Admitted(2))
+		if gateOff {
+			require.False(t, c.Admitted(3), "%+v", ds)
+			continue
+		}
+		require.Equal(t, "spot", flavorOf(t, c, 3, ds))
+	}
+}

@@ -81,6 +81,17 @@ type wl struct {
 	// asideAt is, plus one, the release epoch at which a BestEffortFIFO
 	// cycle set it aside alone (bucket.aside).
 	asideAt uint64
+	// scan is where its last flavor search stopped (Kueue's
+	// LastTriedFlavorIdx, kept under FlavorFungibilityPreserveScanProgress):
+	// per entry of its assignment, the flavor index in the group the
+	// search stopped at, -1 where the next search starts from the first
+	// (it went through the last flavor, or found none); scanOn says it is
+	// kept, scanRound and scanGen the round (Controller.rounds) and its
+	// queue's generation (cqState.gen) it was recorded at.
+	scan      []int
+	scanOn    bool
+	scanRound uint64
+	scanGen   uint64
 	// failedAt is the controller's state (snapshot.ver) at which the
 	// workload was last tried and neither admitted nor made room for by
 	// preemption: while the state stays the same, trying it again would
@@ -160,6 +171,11 @@ type bucket struct {
 	// aside with them. aside 0: never set aside.
 	aside    uint64
 	asideEnd int
+	// hashes are the equivalences (Workload.Equiv) set aside whole at epoch
+	// aside (Kueue's hashToBulkMoveReason, cleared when quota is released
+	// in the cohort tree): a workload of the bucket with one of them is
+	// aside, pending before or queued since.
+	hashes []uint64
 	// failVer is the state (snapshot.ver) at which a workload of the
 	// bucket (created at failCreated, id failID) was last tried and
 	// neither admitted nor made room for: those of its shape after it in
@@ -231,7 +247,7 @@ func (b *bucket) firstFrom(aside uint64) *wl {
 	i := max(b.head, b.asideEnd)
 	for ; i < len(b.entries); i++ {
 		e := b.entries[i]
-		if e.x.pending && e.x.gen == e.gen && e.x.asideAt != aside {
+		if e.x.pending && e.x.gen == e.gen && e.x.asideAt != aside && !slices.Contains(b.hashes, e.x.Equiv) {
 			break
 		}
 	}
@@ -242,13 +258,29 @@ func (b *bucket) firstFrom(aside uint64) *wl {
 	return b.entries[i].x
 }
 
+// isAside says whether x, a workload of the bucket, is set aside at
+// epoch aside (0: none is).
+func (b *bucket) isAside(x *wl, aside uint64) bool {
+	if aside == 0 || b.aside != aside {
+		return false
+	}
+	return x.asideAt == aside || b.asideEnd >= len(b.entries) || slices.Contains(b.hashes, x.Equiv)
+}
+
 // setAside sets x, the bucket's first workload not yet aside at epoch
-// aside, aside alone; all: with every other workload of the bucket.
-func (b *bucket) setAside(x *wl, aside uint64, all bool) {
+// aside, aside alone; alike: with every workload of the bucket Kueue's
+// scheduling hash finds alike, pending or queued before the epoch ends
+// (SchedulingEquivalenceHashing); all: with every other workload of the
+// bucket.
+func (b *bucket) setAside(x *wl, aside uint64, alike, all bool) {
 	if b.aside != aside {
 		b.aside, b.asideEnd = aside, b.head
+		b.hashes = b.hashes[:0]
 	}
 	x.asideAt = aside
+	if alike && !slices.Contains(b.hashes, x.Equiv) {
+		b.hashes = append(b.hashes, x.Equiv)
+	}
 	if all {
 		b.asideEnd = len(b.entries)
 	}
@@ -448,7 +480,7 @@ func (c *queueManager) newWorkload(w Workload, qi, nr int) *wl {
 		c.free[n-1] = nil
 		c.free = c.free[:n-1]
 		clear(x.req)
-		*x = wl{Workload: w, cq: qi, req: x.req, assign: x.assign[:0], resAssign: x.resAssign[:0], gen: x.gen}
+		*x = wl{Workload: w, cq: qi, req: x.req, assign: x.assign[:0], resAssign: x.resAssign[:0], scan: x.scan[:0], gen: x.gen}
 		return x
 	}
 	if len(c.reqSlab) < nr {
@@ -480,8 +512,7 @@ func (c *queueManager) head(qi int, cycle uint64) *wl { return c.headAt(qi, cycl
 // epoch aside-1 (aside 0: none).
 func (c *queueManager) headAt(qi int, cycle, aside uint64) *wl {
 	pq := &c.pending[qi]
-	if x := pq.sticky; x != nil && x.pending && x.bucket.skipped != cycle &&
-		(aside == 0 || (x.asideAt != aside && (x.bucket.aside != aside || x.bucket.asideEnd < len(x.bucket.entries)))) {
+	if x := pq.sticky; x != nil && x.pending && x.bucket.skipped != cycle && !x.bucket.isAside(x, aside) {
 		return x
 	}
 	var first *wl

@@ -233,7 +233,11 @@ type cqState struct {
 	labelKeys []map[string]bool
 	flat      []int
 	classes   [][]byte
-	classIdx  map[string]int32
+	// gen counts the queue's admitted workloads that left it (finished,
+	// evicted or preempted): Kueue's AllocatableResourceGeneration, past
+	// which a kept flavor search (wl.scan) is stale.
+	gen      uint64
+	classIdx map[string]int32
 	// keys are the tree's flavor-resource keys per [group][flavor in
 	// group][covered resource]; gpuSlots the GPU resources' positions,
 	// gpuUse their usage cells and gpuNominal their nominal quotas (for

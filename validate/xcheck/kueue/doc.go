@@ -12,6 +12,7 @@
 // routine wrapper and a count of the workloads Heads would return. No line
 // of Kueue is edited. Run it with `make xcheck`, which vendors first;
 // XCHECK_KUEUE_GATES=NAME=false,... sets Kueue's feature gates for a run
-// (gates_test.go), to tell which of Kueue's defaults a difference comes
+// (gates_test.go), and gpuplan's through the random policies' Kueue
+// Configuration, to tell which of Kueue's defaults a difference comes
 // from.
 package kueue

@@ -2,9 +2,11 @@ package kueue
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,8 +90,18 @@ func randomCase(dir string, i int) (scenario, policyDir, trace string, jobs []jo
 		doc("%s", cq.String())
 		doc("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  namespace: ns-%s\n  name: lq-%s\nspec:\n  clusterQueue: %s\n", name, name, name)
 	}
+	var cfg strings.Builder
 	if fair {
-		doc("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kueue-manager-config\n  namespace: kueue-system\ndata:\n  controller_manager_config.yaml: |\n    apiVersion: config.kueue.x-k8s.io/v1beta2\n    kind: Configuration\n    fairSharing:\n      preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]\n")
+		cfg.WriteString("    fairSharing:\n      preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]\n")
+	}
+	if len(kueueGates) > 0 {
+		cfg.WriteString("    featureGates:\n")
+		for _, k := range slices.Sorted(maps.Keys(kueueGates)) {
+			fmt.Fprintf(&cfg, "      %s: %t\n", k, kueueGates[k])
+		}
+	}
+	if cfg.Len() > 0 {
+		doc("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kueue-manager-config\n  namespace: kueue-system\ndata:\n  controller_manager_config.yaml: |\n    apiVersion: config.kueue.x-k8s.io/v1beta2\n    kind: Configuration\n%s", cfg.String())
 	}
 	if err = os.WriteFile(filepath.Join(policyDir, "kueue.yaml"), []byte(y.String()), 0o644); err != nil {
 		return

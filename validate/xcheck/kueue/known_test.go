@@ -1,7 +1,5 @@
 package kueue
 
-import "os"
-
 // openRandom are the random policies (TestKueueRandom) on which gpuplan and
 // Kueue still differ, not yet diagnosed: listed so that the check stays a
 // ratchet (a new difference fails; a listed case that starts agreeing
@@ -31,39 +29,22 @@ import "os"
 // (r103), and a BestEffortFIFO queue sets aside the workload it tried
 // alone, the next of its shape being the head of the next cycle, as
 // Kueue's queue does with equivalence hashing off (r025, r089, r107,
-// r182).
+// r182). Against Kueue v0.19.2 (December 2026) four differed by the two
+// feature gates it turns on by default, gpuplan then modelling v0.17's
+// defaults: r089 and r182 by SchedulingEquivalenceHashing, r036 and r189
+// by FlavorFungibilityPreserveScanProgress; none since sim/admission
+// models both as v0.19.2 runs them (admission.Gates; with
+// XCHECK_KUEUE_GATES=NAME=false both sides run with the gate off). r181,
+// which agreed with Kueue v0.17, is an accepted difference since v0.19.2
+// with FlavorFungibilityPreserveScanProgress on: Kueue's cycles do not
+// settle there (workloads preempt each other in turn), so there is no
+// answer of Kueue's to compare with.
 var openRandom = []string{}
 
 // openReason says what is known of an open case.
 var openReason = map[string]string{}
 
-// gateOpen are the random policies on which gpuplan differs from Kueue
-// v0.19.2 at its default feature gates, by the gate whose default since
-// v0.17 makes the difference: gpuplan's admission (sim/admission) models
-// v0.17.0's defaults, and each case agrees job for job with that gate off
-// (XCHECK_KUEUE_GATES=NAME=false). SchedulingEquivalenceHashing (beta, on
-// by default since v0.18): a BestEffortFIFO queue sets aside at once the
-// workloads of the shape that just failed, not only the one it tried.
-// FlavorFungibilityPreserveScanProgress (beta, on by default in v0.19): a
-// workload's flavor scan resumes where its last cycle left it instead of
-// starting over from the first flavor when the cohort's usage changed.
-// Measured December 2026 (196 policies compared, 192 agreeing; r181 no
-// longer settles in Kueue, an accepted difference, and agrees with
-// FlavorFungibilityPreserveScanProgress off). Listed only while
-// XCHECK_KUEUE_GATES is unset: with the gates off they must agree.
-var gateOpen = map[string]string{
-	"r036": "FlavorFungibilityPreserveScanProgress",
-	"r089": "SchedulingEquivalenceHashing",
-	"r182": "SchedulingEquivalenceHashing",
-	"r189": "FlavorFungibilityPreserveScanProgress",
-}
-
 func init() {
-	if os.Getenv("XCHECK_KUEUE_GATES") == "" {
-		for n, gate := range gateOpen {
-			knownDivergent[n] = "open: gpuplan models Kueue v0.17.0's default of the " + gate + " feature gate, Kueue v0.19.2 turns it on; agrees with it off (issue 29)"
-		}
-	}
 	for _, n := range openRandom {
 		why := openReason[n]
 		if why == "" {
