@@ -230,6 +230,11 @@ func TestPrefixAwareCapacityByHand(t *testing.T) {
 	require.NoError(t, err)
 	require.InEpsilon(t, five*16/5.3, got, 0.05)
 	require.Less(t, got, 4*four)
+	// The cluster run asks for the steady state at the capacity itself:
+	// the placements whose busiest replica overloads there are taken at
+	// the next kind that does not.
+	_, err = SteadyLLMRouted(with(16), got/4, 4, PrefixAware, in, out)
+	require.NoError(t, err)
 }
 
 // One evaluation of the fast model behind the picker with 100 prefixes
