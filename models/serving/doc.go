@@ -69,10 +69,14 @@
 //     TTFT and 5% on TPOT and E2E from 27% to 80% of capacity. Behind
 //     the prefix-aware picker with shared prefixes (llmprefixroute.go)
 //     each prefix stays on the replica it first went to: a replica
-//     serves and caches only its groups, the service's latencies the
-//     mixture of its kinds of replica and its capacity the busiest's
+//     serves and caches only its groups (more groups than replicas
+//     placed as the picker's fewest-outstanding rule places them,
+//     llmprefixplace.go), the service's latencies the mixture of its
+//     kinds of replica and its capacity the expected busiest's
 //     (PrefixAwareCapacity); within 5% of SimulateLLMRouted with no
-//     more groups than replicas at 10-80% of capacity. Its
+//     more groups than replicas at 10-80% of capacity, and with more
+//     of its mean over seeds at 30-70% but for three figures (up to
+//     11%: TestPrefixPlacementAgainstExactOverSeeds). Its
 //     recompute preemptions (llmpreempt.go) are the pushes of the
 //     decoding requests' drift against the cache's blocks, within a
 //     factor of 2 of SimulateLLM's where they pass a few per 1,000.

@@ -18,7 +18,7 @@ import (
 // arrivals Poisson at rate / ready), or behind LLM.Router's gateway
 // (serving.SteadyLLMRouted among the ready replicas; behind the
 // prefix-aware picker with shared prefixes each replica serves its own
-// prefixes, and the service's capacity with c ready is its busiest
+// prefixes, and the service's capacity with c ready is its expected busiest
 // replica's, serving.PrefixAwareCapacity), and the requests
 // served in the piece have the TTFT and TPOT distributions of one
 // replica at that rate. The
@@ -303,7 +303,7 @@ type llmRun struct {
 	blocks float64
 	// sticky: behind the prefix-aware picker with shared prefixes, whose
 	// groups stay on the replicas they first went to: the service's
-	// capacity with c ready is its busiest replica's (serving.
+	// capacity with c ready is its expected busiest replica's (serving.
 	// PrefixAwareCapacity), in caps by c, with its steady state there.
 	sticky bool
 	caps   map[int]*llmCap
