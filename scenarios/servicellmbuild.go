@@ -37,7 +37,7 @@ var llmFabrics = map[string]string{"A100-40GB": "a100-nvswitch", "A100-80GB": "a
 // buildLLMServiceSpec finishes an LLM service whose pod, placement,
 // queue, priority and scaler cfg holds: the engine, the load, the cold
 // start; the fields of a batch server are refused.
-func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built, cfg sim.ServiceConfig, notes []string) (sim.ServiceConfig, []string, error) {
+func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubesvc.Workload, b *Built, cfg sim.ServiceConfig, notes []string) (sim.ServiceConfig, []string, error) {
 	l, err := s.buildLLMService(at, v)
 	if err != nil {
 		return cfg, nil, err
@@ -76,15 +76,28 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 			return cfg, nil, s.errAt(at+".balancing", "%s with llm.disaggregation: the requests reach the replicas (each a prefill and a decode pool) at random; each pool's router is llm.disaggregation.router", router)
 		}
 		if l.DisaggPods {
+			// Each engine a pod: the prefill engines' pods first (the
+			// replica's main pods), then the decode engines' (a group of
+			// their own where they differ). The service's pod is either
+			// pool's engine's, the other asking for its own GPUs; a
+			// manifest's prefill pod (an LLMInferenceService's
+			// spec.prefill.template) is the prefill engines'.
 			pt, dt := d.Prefill.Engine.TP, d.Decode.Engine.TP
-			if int(cfg.Pod.GPUs) != pt || cfg.Pod.MIG != "" {
-				return cfg, nil, s.errAt(at+".pod.gpus", "a disaggregated replica placed as pods (llm.disaggregation.placement pods, the default) is one pod an engine: the pod is a prefill engine's, of %d whole GPUs (a decode engine's pod asks for its own %d); the pod asks for %d%s; give placement pod for one pod holding all %d",
+			if (int(cfg.Pod.GPUs) != pt && int(cfg.Pod.GPUs) != dt) || cfg.Pod.MIG != "" {
+				return cfg, nil, s.errAt(at+".pod.gpus", "a disaggregated replica placed as pods (llm.disaggregation.placement pods, the default) is one pod an engine: the pod is an engine's, a prefill engine's %d whole GPUs or a decode engine's %d (the other pool's pods ask for their own); the pod asks for %d%s; give placement pod for one pod holding all %d",
 					pt, dt, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""], d.GPUs())
 			}
-			cfg.PodsPerReplica = d.PrefillReplicas + d.DecodeReplicas
-			if dt != pt {
-				dp := cfg.Pod
-				dp.GPUs = int32(dt)
+			pp, dp := cfg.Pod, cfg.Pod
+			pp.GPUs, dp.GPUs = int32(pt), int32(dt)
+			if wl != nil && wl.Disagg != nil {
+				m := wl.Disagg.PrefillPod
+				pp.MilliCPU, pp.MemoryMiB, pp.GPUs = m.MilliCPU, m.MemoryMiB, int32(m.GPUs)
+				if int(pp.GPUs) != pt {
+					return cfg, nil, s.errAt(la+".disaggregation.prefill.tensorParallel", "%d, but %s %s's prefill pods (%s:%d, spec.prefill.template) ask for %d GPUs", pt, wl.Kind, wl.Name, wl.File, wl.Line, pp.GPUs)
+				}
+			}
+			cfg.Pod, cfg.PodsPerReplica = pp, d.PrefillReplicas+d.DecodeReplicas
+			if dp != pp {
 				cfg.Groups = []cluster.PodGroup{{Name: "decode", Pod: dp, Replicas: int32(d.DecodeReplicas), Constraints: cfg.Constraints}}
 			}
 			tp = d.GPUs()
@@ -364,6 +377,38 @@ func withInferencePool(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, stri
 	w := *v
 	w.Balancing = serving.PrefixAware.String()
 	return &w, where + ": requests routed by the endpoint picker's default scoring, balancing prefix-aware"
+}
+
+// withManifestDisagg is v with llm.disaggregation's pools from wl's
+// prefill/decode disaggregation (an LLMInferenceService's spec.prefill):
+// its prefill engines and their tensor parallel, its decode engines, each
+// engine a pod (placement pods); a pool the scenario gives wins, and a
+// note says so.
+func withManifestDisagg(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, []string) {
+	m := wl.Disagg
+	w, l := *v, *v.LLM
+	w.LLM = &l
+	d := LLMDisaggSpec{Placement: DisaggPods}
+	if l.Disaggregation != nil {
+		d = *l.Disaggregation
+	}
+	var over []string
+	if d.Prefill == nil {
+		d.Prefill = &LLMPoolSpec{Replicas: &m.Prefill, TensorParallel: &m.PrefillTP}
+	} else {
+		over = append(over, "llm.disaggregation.prefill")
+	}
+	if d.Decode == nil {
+		d.Decode = &LLMPoolSpec{Replicas: &m.Decode}
+	} else {
+		over = append(over, "llm.disaggregation.decode")
+	}
+	l.Disaggregation = &d
+	notes := []string{fmt.Sprintf("%s %s (%s:%d): spec.prefill read as llm.disaggregation: %d prefill engines of %d GPUs and %d decode engines, each a pod, one replica", wl.Kind, wl.Name, wl.File, wl.Line, m.Prefill, m.PrefillTP, m.Decode)}
+	if len(over) > 0 {
+		notes = append(notes, "the scenario's "+strings.Join(over, " and ")+" over the manifest's pools (the scenario wins)")
+	}
+	return &w, notes
 }
 
 // disaggFitsNode says whether a disaggregated replica's gpus fit one node
