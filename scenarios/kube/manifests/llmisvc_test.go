@@ -78,6 +78,9 @@ func TestRoundTripLLMInferenceServicePD(t *testing.T) {
 		require.Contains(t, flat, want)
 	}
 	require.NotContains(t, string(raw), "kind: Deployment")
+	objs, err := Decode(y, raw)
+	require.NoError(t, err, "read back strictly into the writer's types")
+	require.Len(t, objs, 1)
 
 	ws, _, err := kubesvc.ReadServing(y, raw)
 	require.NoError(t, err)
