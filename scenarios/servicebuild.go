@@ -148,6 +148,10 @@ func (s serviceBuilder) buildService(i int, b *Built, pc *servicePolicy) (sim.Se
 		var more []string
 		v, more = withVLLMArgs(v, wl)
 		notes = append(notes, more...)
+		if wl.Disagg != nil {
+			v, more = withManifestDisagg(v, wl)
+			notes = append(notes, more...)
+		}
 	}
 	if wl != nil && wl.InferencePool != nil {
 		if v.LLM == nil {
@@ -158,7 +162,7 @@ func (s serviceBuilder) buildService(i int, b *Built, pc *servicePolicy) (sim.Se
 		notes = append(notes, note)
 	}
 	if v.LLM != nil {
-		return s.buildLLMServiceSpec(at, v, b, cfg, notes)
+		return s.buildLLMServiceSpec(at, v, wl, b, cfg, notes)
 	}
 	spec, more, err := s.serviceBatching(at, v, b, &cfg)
 	if err != nil {

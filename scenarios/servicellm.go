@@ -73,13 +73,24 @@ type LLMServiceSpec struct {
 // pools, the KV cache's transfer between them, and the router that
 // spreads each pool's requests (round-robin, the default,
 // least-outstanding or prefix-aware). The engine's limits are the llm
-// block's in both pools.
+// block's in both pools. Placement is how a replica's engines are
+// placed: pods (the default), one pod per engine as llm-d deploys them
+// (its prefill and decode Deployments, KServe's LLMInferenceService
+// spec.prefill), each asking for its engine's GPUs, all one gang; or
+// pod, one pod holding every engine's GPUs (on one node).
 type LLMDisaggSpec struct {
 	Prefill    *LLMPoolSpec       `json:"prefill"`
 	Decode     *LLMPoolSpec       `json:"decode"`
 	KVTransfer *LLMKVTransferSpec `json:"kvTransfer,omitempty"`
 	Router     string             `json:"router,omitempty"`
+	Placement  string             `json:"placement,omitempty"`
 }
+
+// Disaggregated replicas' placements (llm.disaggregation.placement).
+const (
+	DisaggPods = "pods"
+	DisaggPod  = "pod"
+)
 
 // LLMPoolSpec is one pool of a disaggregated replica: its engines and
 // the GPUs of each (default llm.tensorParallel).
@@ -89,10 +100,12 @@ type LLMPoolSpec struct {
 }
 
 // LLMKVTransferSpec is the path a prompt's KV cache takes from a prefill
-// engine to a decode engine: a fabric of models/comm (default the GPU's
-// NVLink fabric: both pools are in the replica's pod, on one node), its
-// bus bandwidth and latency the transfer's, or a bandwidth (GB/s) and a
-// latency (ms) given.
+// engine to a decode engine: a fabric of models/comm, its bus bandwidth
+// and latency the transfer's, or a bandwidth (GB/s) and a latency (ms)
+// given. With neither, the GPU's NVLink fabric where the replica's
+// engines are on one node (placement pod; placement pods when they fit
+// one node of every pool the service runs on), else the pools' network
+// (scenarios/servicellmbuild.go, disaggNetwork).
 type LLMKVTransferSpec struct {
 	Fabric        string   `json:"fabric,omitempty"`
 	BandwidthGBps *float64 `json:"bandwidthGBps,omitempty"`
@@ -223,6 +236,10 @@ type LLMService struct {
 	// ("" when a bandwidth is given).
 	Disagg       *serving.Disagg
 	DisaggFabric string
+	// DisaggPods: each engine of a replica is a pod of its own
+	// (placement pods); DisaggGiven: llm.disaggregation.kvTransfer named
+	// a fabric or a bandwidth, DisaggLatencyGiven its latency.
+	DisaggPods, DisaggGiven, DisaggLatencyGiven bool
 	// ModelLoadMs is the model load llm.weightLoad prices (0: none
 	// given), WeightBytes the bytes it reads.
 	ModelLoadMs int64
@@ -451,6 +468,16 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 		var err error
 		if out.Disagg, out.DisaggFabric, err = s.llmDisagg(at+".disaggregation", d, l, cfg, gpu, out.Input); err != nil {
 			return out, err
+		}
+		switch d.Placement {
+		case "", DisaggPods:
+			out.DisaggPods = true
+		case DisaggPod:
+		default:
+			return out, s.errAt(at+".disaggregation.placement", "is %s; want pods (one pod an engine, as llm-d deploys them; the default) or pod (one pod holding every engine)", Quote(d.Placement))
+		}
+		if t := d.KVTransfer; t != nil {
+			out.DisaggGiven, out.DisaggLatencyGiven = t.Fabric != "" || t.BandwidthGBps != nil, t.LatencyMs != nil
 		}
 	}
 	return out, nil

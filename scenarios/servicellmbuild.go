@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"gpuplan.dev/gpuplan/models/serving"
 	kubesvc "gpuplan.dev/gpuplan/scenarios/kube/services"
 	"gpuplan.dev/gpuplan/sim"
+	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/services"
 )
 
@@ -35,7 +37,7 @@ var llmFabrics = map[string]string{"A100-40GB": "a100-nvswitch", "A100-80GB": "a
 // buildLLMServiceSpec finishes an LLM service whose pod, placement,
 // queue, priority and scaler cfg holds: the engine, the load, the cold
 // start; the fields of a batch server are refused.
-func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built, cfg sim.ServiceConfig, notes []string) (sim.ServiceConfig, []string, error) {
+func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubesvc.Workload, b *Built, cfg sim.ServiceConfig, notes []string) (sim.ServiceConfig, []string, error) {
 	l, err := s.buildLLMService(at, v)
 	if err != nil {
 		return cfg, nil, err
@@ -67,13 +69,39 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 	}
 	tp := l.Config.Engine.TP
 	if d := l.Disagg; d != nil && cfg.PodsPerReplica > 1 {
-		return cfg, nil, s.errAt(at+".leaderWorker.size", "a disaggregated replica is one pod holding both pools' engines; separate prefill and decode pods of one group are not modelled")
+		return cfg, nil, s.errAt(at+".leaderWorker.size", "a disaggregated replica's pods are its engines, one pod each (llm.disaggregation.placement pods), or one pod holding them all (placement pod); an engine over a group of pods (a LeaderWorkerSet's) is not modelled")
 	}
 	if d := l.Disagg; d != nil {
 		if router != nil {
 			return cfg, nil, s.errAt(at+".balancing", "%s with llm.disaggregation: the requests reach the replicas (each a prefill and a decode pool) at random; each pool's router is llm.disaggregation.router", router)
 		}
-		if tp = d.GPUs(); int(cfg.Pod.GPUs) != tp || cfg.Pod.MIG != "" {
+		if l.DisaggPods {
+			// Each engine a pod: the prefill engines' pods first (the
+			// replica's main pods), then the decode engines' (a group of
+			// their own where they differ). The service's pod is either
+			// pool's engine's, the other asking for its own GPUs; a
+			// manifest's prefill pod (an LLMInferenceService's
+			// spec.prefill.template) is the prefill engines'.
+			pt, dt := d.Prefill.Engine.TP, d.Decode.Engine.TP
+			if (int(cfg.Pod.GPUs) != pt && int(cfg.Pod.GPUs) != dt) || cfg.Pod.MIG != "" {
+				return cfg, nil, s.errAt(at+".pod.gpus", "a disaggregated replica placed as pods (llm.disaggregation.placement pods, the default) is one pod an engine: the pod is an engine's, a prefill engine's %d whole GPUs or a decode engine's %d (the other pool's pods ask for their own); the pod asks for %d%s; give placement pod for one pod holding all %d",
+					pt, dt, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""], d.GPUs())
+			}
+			pp, dp := cfg.Pod, cfg.Pod
+			pp.GPUs, dp.GPUs = int32(pt), int32(dt)
+			if wl != nil && wl.Disagg != nil {
+				m := wl.Disagg.PrefillPod
+				pp.MilliCPU, pp.MemoryMiB, pp.GPUs = m.MilliCPU, m.MemoryMiB, int32(m.GPUs)
+				if int(pp.GPUs) != pt {
+					return cfg, nil, s.errAt(la+".disaggregation.prefill.tensorParallel", "%d, but %s %s's prefill pods (%s:%d, spec.prefill.template) ask for %d GPUs", pt, wl.Kind, wl.Name, wl.File, wl.Line, pp.GPUs)
+				}
+			}
+			cfg.Pod, cfg.PodsPerReplica = pp, d.PrefillReplicas+d.DecodeReplicas
+			if dp != pp {
+				cfg.Groups = []cluster.PodGroup{{Name: "decode", Pod: dp, Replicas: int32(d.DecodeReplicas), Constraints: cfg.Constraints}}
+			}
+			tp = d.GPUs()
+		} else if tp = d.GPUs(); int(cfg.Pod.GPUs) != tp || cfg.Pod.MIG != "" {
 			return cfg, nil, s.errAt(at+".pod.gpus", "a disaggregated replica of %d prefill engines of %d GPUs and %d decode engines of %d holds %d whole GPUs; the pod asks for %d%s",
 				d.PrefillReplicas, d.Prefill.Engine.TP, d.DecodeReplicas, d.Decode.Engine.TP, tp, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""])
 		}
@@ -92,14 +120,40 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 				c.Engine.AllReduce = serving.TPAllReduce(llmFabric(gpu), c.Engine.TP)
 			}
 		}
+		var where string
+		if l.DisaggPods {
+			pools := servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod)
+			one, smallest := disaggFitsNode(pools, d.GPUs())
+			where = fmt.Sprintf("; each engine a pod of its own (llm-d's prefill and decode pods, placement pods), the replica's %d pods one gang, ready when all are, made again whole when one is lost or preempted", cfg.PodsPerReplica)
+			switch {
+			case l.DisaggGiven:
+				where += ", the KV transfer's path as given"
+			case one:
+				where += fmt.Sprintf("; its %d GPUs fit one node of every pool it may run on, so the KV transfer is priced on the GPUs' NVLink (optimistic where the scheduler spreads the pods over nodes)", d.GPUs())
+			default:
+				f, scale, err := disaggNetwork(pools, b.Config.Fabrics, min(d.Prefill.Engine.TP, d.Decode.Engine.TP))
+				if err != nil {
+					return cfg, nil, s.errAt(la+".disaggregation", "%v", err)
+				}
+				d.KVTransferGBps = f.BusBWGBps * scale
+				if !l.DisaggLatencyGiven {
+					d.KVTransferLatencyMs = f.AlphaUS / 1e3
+				}
+				l.DisaggFabric = f.Name
+				where += fmt.Sprintf("; its %d GPUs are more than a node of %d holds, so its pods span nodes and the KV transfer goes over the pools' network (NIXL over RDMA), %s's bus bandwidth scaled by the %d of a node's %d rails an engine uses (chosen at build, not where each replica lands)",
+					d.GPUs(), smallest, f.Name, min(d.Prefill.Engine.TP, d.Decode.Engine.TP, f.RanksPerNode()), f.RanksPerNode())
+			}
+		} else {
+			where = "; one pod holding every engine's GPUs (placement pod), on one node"
+		}
 		var via string
 		if l.DisaggFabric == "" {
 			via = fmt.Sprintf("%g GB/s, %g ms a transfer, as given", d.KVTransferGBps, d.KVTransferLatencyMs)
 		} else {
 			via = fmt.Sprintf("%s's bus bandwidth %.0f GB/s and latency %.3f ms", l.DisaggFabric, d.KVTransferGBps, d.KVTransferLatencyMs)
 		}
-		notes = append(notes, fmt.Sprintf("prefill/decode disaggregation: a replica is %d prefill engines of %d GPUs and %d decode engines of %d, each pool's requests spread %s; a prompt's KV cache (%.0f KiB a token) goes from prefill to decode over %s; TTFT is the prefill's queue and prefill and the transfer, TPOT the decode pool's (models/serving.SteadyLLMDisagg: within 5%% of the exact model on mean and p95 TTFT, TPOT and end-to-end latency from 30%% to 70%% of capacity)",
-			d.PrefillReplicas, d.Prefill.Engine.TP, d.DecodeReplicas, d.Decode.Engine.TP, d.Router, l.Config.Engine.Model.KVBytesPerToken()/1024, via))
+		notes = append(notes, fmt.Sprintf("prefill/decode disaggregation: a replica is %d prefill engines of %d GPUs and %d decode engines of %d, each pool's requests spread %s; a prompt's KV cache (%.0f KiB a token) goes from prefill to decode over %s; TTFT is the prefill's queue and prefill and the transfer, TPOT the decode pool's (models/serving.SteadyLLMDisagg: within 5%% of the exact model on mean and p95 TTFT, TPOT and end-to-end latency from 30%% to 70%% of capacity)%s",
+			d.PrefillReplicas, d.Prefill.Engine.TP, d.DecodeReplicas, d.Decode.Engine.TP, d.Router, l.Config.Engine.Model.KVBytesPerToken()/1024, via, where))
 	} else if cfg.PodsPerReplica > 1 {
 		ar, f, scale, err := groupAllReduce(servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod), b.Config.Fabrics, gpu, tp, int(cfg.Pod.GPUs))
 		if err != nil {
@@ -184,7 +238,7 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		if w.EngineInit != nil {
 			init = "the engine's init " + w.EngineInit.Duration.String()
 		}
-		if n := cfg.PodsPerReplica; n > 1 {
+		if n := cfg.PodsPerReplica; n > 1 && l.Disagg == nil {
 			cfg.ModelLoad = groupModelLoad(l.WeightBytes, w, n)
 			l.ModelLoadMs = cfg.ModelLoad
 			init += fmt.Sprintf(", each of the group's %d pods reading its share at once", n)
@@ -323,4 +377,82 @@ func withInferencePool(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, stri
 	w := *v
 	w.Balancing = serving.PrefixAware.String()
 	return &w, where + ": requests routed by the endpoint picker's default scoring, balancing prefix-aware"
+}
+
+// withManifestDisagg is v with llm.disaggregation's pools from wl's
+// prefill/decode disaggregation (an LLMInferenceService's spec.prefill):
+// its prefill engines and their tensor parallel, its decode engines, each
+// engine a pod (placement pods); a pool the scenario gives wins, and a
+// note says so.
+func withManifestDisagg(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, []string) {
+	m := wl.Disagg
+	w, l := *v, *v.LLM
+	w.LLM = &l
+	d := LLMDisaggSpec{Placement: DisaggPods}
+	if l.Disaggregation != nil {
+		d = *l.Disaggregation
+	}
+	var over []string
+	if d.Prefill == nil {
+		d.Prefill = &LLMPoolSpec{Replicas: &m.Prefill, TensorParallel: &m.PrefillTP}
+	} else {
+		over = append(over, "llm.disaggregation.prefill")
+	}
+	if d.Decode == nil {
+		d.Decode = &LLMPoolSpec{Replicas: &m.Decode}
+	} else {
+		over = append(over, "llm.disaggregation.decode")
+	}
+	l.Disaggregation = &d
+	notes := []string{fmt.Sprintf("%s %s (%s:%d): spec.prefill read as llm.disaggregation: %d prefill engines of %d GPUs and %d decode engines, each a pod, one replica", wl.Kind, wl.Name, wl.File, wl.Line, m.Prefill, m.PrefillTP, m.Decode)}
+	if len(over) > 0 {
+		notes = append(notes, "the scenario's "+strings.Join(over, " and ")+" over the manifest's pools (the scenario wins)")
+	}
+	return &w, notes
+}
+
+// disaggFitsNode says whether a disaggregated replica's gpus fit one node
+// of every pool in pools, and the fewest GPUs a node of them has.
+func disaggFitsNode(pools []cluster.PoolSpec, gpus int) (bool, int) {
+	one, smallest := true, 0
+	for i, p := range pools {
+		if i == 0 || int(p.GPUsPerNode) < smallest {
+			smallest = int(p.GPUsPerNode)
+		}
+		one = one && int(p.GPUsPerNode) >= gpus
+	}
+	return one, smallest
+}
+
+// disaggNetwork is the network a disaggregated replica's KV transfer
+// takes when its engines' pods span nodes: the pools' (the slowest when
+// several; default InfiniBand NDR 400, nccl-tests' fit on 2 nodes of 8
+// H100), its bus bandwidth scaled by the share of a node's rails an
+// engine of gpus uses (each GPU sends its shard of the KV cache over its
+// own NIC), as a group's all-reduce is (groupAllReduce).
+func disaggNetwork(pools []cluster.PoolSpec, fabrics map[string]models.Fabric, gpus int) (models.Fabric, float64, error) {
+	if fabrics == nil {
+		fabrics = models.DefaultFabrics()
+	}
+	var net models.Fabric
+	scale, found := 1.0, false
+	for _, p := range pools {
+		name := p.Network
+		if name == "" {
+			name = models.DefaultNetwork
+		}
+		f, ok := fabrics[name]
+		if !ok {
+			return net, 0, fmt.Errorf("pool %s: network fabric %q is not in the run's fabrics", p.Name, name)
+		}
+		sc := math.Min(1, float64(gpus)/float64(f.RanksPerNode()))
+		if !found || f.BusBWGBps*sc < net.BusBWGBps*scale {
+			net, scale, found = f, sc, true
+		}
+	}
+	if !found {
+		net = fabrics[models.DefaultNetwork]
+		scale = math.Min(1, float64(gpus)/float64(net.RanksPerNode()))
+	}
+	return net, scale, nil
 }

@@ -11,9 +11,9 @@ import (
 )
 
 // svcLLMDisagg is svcLLMA100 with each replica one prefill engine and two
-// decode engines: a pod of three GPUs.
+// decode engines: a pod of three GPUs (placement pod, the single-pod form).
 var svcLLMDisagg = strings.Replace(strings.Replace(svcLLMA100, "gpus: 1}", "gpus: 3}", 1),
-	"        tensorParallel: 1\n", "        tensorParallel: 1\n        disaggregation:\n          prefill: {replicas: 1}\n          decode: {replicas: 2}\n", 1)
+	"        tensorParallel: 1\n", "        tensorParallel: 1\n        disaggregation:\n          prefill: {replicas: 1}\n          decode: {replicas: 2}\n          placement: pod\n", 1)
 
 // A disaggregated LLM service builds into pools of the llm block's
 // engine: one prefill and two decode engines of one A100 each in a pod
@@ -72,6 +72,8 @@ func TestLLMDisaggErrors(t *testing.T) {
 		{"fabric", "decode: {replicas: 2}", "decode: {replicas: 2}\n          kvTransfer: {fabric: ethernet}", "svc.yaml:36:32: spec.workload.services[0].llm.disaggregation.kvTransfer.fabric: \"ethernet\" is not a fabric (known: a100-nvswitch, b200-nvswitch, h100-nvls, h200-nvswitch, ib-ndr-400, pcie)"},
 		{"fabric-and-bandwidth", "decode: {replicas: 2}", "decode: {replicas: 2}\n          kvTransfer: {fabric: ib-ndr-400, bandwidthGBps: 50}", "svc.yaml:36:23: spec.workload.services[0].llm.disaggregation.kvTransfer: give a fabric or a bandwidthGBps, not both"},
 		{"pod-gpus", "gpus: 3}", "gpus: 1}", "svc.yaml:26:43: spec.workload.services[0].pod.gpus: a disaggregated replica of 1 prefill engines of 1 GPUs and 2 decode engines of 1 holds 3 whole GPUs; the pod asks for 1"},
+		{"placement", "placement: pod", "placement: node", "svc.yaml:36:22: spec.workload.services[0].llm.disaggregation.placement: is \"node\"; want pods (one pod an engine, as llm-d deploys them; the default) or pod (one pod holding every engine)"},
+		{"pods-gpus", "placement: pod", "placement: pods", "svc.yaml:26:43: spec.workload.services[0].pod.gpus: a disaggregated replica placed as pods (llm.disaggregation.placement pods, the default) is one pod an engine: the pod is an engine's, a prefill engine's 1 whole GPUs or a decode engine's 1 (the other pool's pods ask for their own); the pod asks for 3; give placement pod for one pod holding all 3"},
 		{"balancing", "      load: {constant: 5}", "      load: {constant: 5}\n      balancing: round-robin", "svc.yaml:28:18: spec.workload.services[0].balancing: round-robin with llm.disaggregation"},
 	} {
 		// Prompts of 128 tokens and more, to hold a prefix of full blocks.

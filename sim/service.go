@@ -39,6 +39,12 @@ type ServiceConfig struct {
 	// LWS's default RecreateGroupOnPodRestart a pod preempted or lost
 	// with its node recreates the whole group. The scaler counts groups.
 	PodsPerReplica int
+	// Groups are a replica's further pods whose shape differs from Pod
+	// (a disaggregated LLM replica's decode engines when they ask for
+	// other GPUs than its prefill engines), as a job's Groups are: the
+	// replica's first PodsPerReplica less theirs are Pod, then each
+	// group's, all one gang. Nil: every pod of a replica is Pod.
+	Groups []cluster.PodGroup
 	// MinReplicas and MaxReplicas bound what the scaler may ask for
 	// (MinReplicas 0 allows scale to zero; MaxReplicas 0 means the larger
 	// of MinReplicas and InitialReplicas, and must then not be 0).

@@ -270,12 +270,15 @@ func (ss *serviceSet) init(cfg *Config, run serviceHost, q *engine.Queue[event],
 		if err := tmpl.Validate(); err != nil {
 			return bad("replica pod: %v", err)
 		}
-		// One pod must fit some node; a group larger than the pools hold
+		// Each pod must fit some node; a group larger than the pools hold
 		// waits, as a job's gang does under admission.
-		tmpl.Replicas = 1
-		info := scheduler.JobInfo{ID: -1, Spec: &tmpl, FirstReason: -1, LastReason: -1}
-		if ok, why := fw.FitsEmpty(&info); !ok {
-			return bad("its replica pod fits no node of the cluster: %s", why)
+		for g := 0; g <= len(tmpl.Groups); g++ {
+			part := tmpl.Part(g)
+			part.Replicas = 1
+			info := scheduler.JobInfo{ID: -1, Spec: &part, FirstReason: -1, LastReason: -1}
+			if ok, why := fw.FitsEmpty(&info); !ok {
+				return bad("its replica pod fits no node of the cluster: %s", why)
+			}
 		}
 		if adm != nil && adm.ctl.QueueIndex(c.Queue) < 0 {
 			return bad("queue %q is not a LocalQueue of the admission policy", c.Queue)
@@ -289,7 +292,7 @@ func (ss *serviceSet) init(cfg *Config, run serviceHost, q *engine.Queue[event],
 // group's pods.
 func replicaSpec(c *ServiceConfig, t Time) cluster.JobSpec {
 	return cluster.JobSpec{Name: c.Spec.Name, Queue: c.Queue, Submit: t, Duration: 1, Replicas: int32(max(c.PodsPerReplica, 1)),
-		Priority: c.Priority, Pod: c.Pod, Constraints: c.Constraints, Flags: c.Flags}
+		Priority: c.Priority, Pod: c.Pod, Constraints: c.Constraints, Flags: c.Flags, Groups: c.Groups}
 }
 
 // maxPodsPerReplica bounds a replica's group (a LeaderWorkerSet's size).

@@ -93,7 +93,9 @@ a new name; kubectl apply refuses generateName).
   kubernetes/40-services/NAME.yaml   an inference service: a Deployment (the replica pod, its
                                      PriorityClass, placement and Kueue queue label; for an LLM
                                      service of multi-pod replicas a LeaderWorkerSet running
-                                     vLLM's multi-node serving) with its autoscaling/v2 HPA or
+                                     vLLM's multi-node serving; for a disaggregated one a
+                                     KServe LLMInferenceService with spec.prefill, fixed
+                                     replicas) with its autoscaling/v2 HPA or
                                      KEDA ScaledObject, or for Knative's
                                      KPA a KServe InferenceService (scaleMetric concurrency,
                                      scaleTarget); with --gpus dra first the replicas'

@@ -51,6 +51,8 @@ func newObject(apiVersion, kind string) any {
 		return &ScaledObject{}
 	case KServeAPIVersion + " InferenceService":
 		return &InferenceService{}
+	case LLMISVCAPIVersion + " LLMInferenceService":
+		return &LLMInferenceService{}
 	case "scheduling.k8s.io/v1 PriorityClass":
 		return &schedulingv1.PriorityClass{}
 	case "karpenter.sh/v1 NodePool":

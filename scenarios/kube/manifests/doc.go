@@ -24,7 +24,8 @@
 //
 // Generate's generator (gen) writes the cluster-wide files; a workload
 // class's file is written by a jobFile (jobfile.go), an inference
-// service's by a serviceWriter (services.go).
+// service's by a serviceWriter (services.go; a disaggregated LLM
+// service's LLMInferenceService in llmisvc.go).
 //
 // The package reads a scenario and its resolved cluster model; it never
 // runs the simulation.

@@ -297,8 +297,8 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 		return nil, fmt.Errorf("name %q is not a valid Kubernetes name: %s", v.Name, strings.Join(errs, "; "))
 	}
 	cfg := v.Config
-	if l := cfg.Spec.LLM; l != nil && l.Disagg != nil {
-		return nil, fmt.Errorf("service %s: a disaggregated LLM service (llm.disaggregation) is not written out: its prefill and decode pools are llm-d's two Deployments with a routing sidecar, which this writer does not build yet", v.Name)
+	if l := cfg.Spec.LLM; l != nil && l.Disagg != nil && cfg.PodsPerReplica < 2 {
+		return nil, fmt.Errorf("service %s: a disaggregated LLM service in one pod (llm.disaggregation.placement pod) is not written out: llm-d and KServe deploy its engines as pods of their own (placement pods, written as an LLMInferenceService with spec.prefill)", v.Name)
 	}
 	// The service's queue is its namespace (the scenario's queue, as the
 	// run resolved it; by default the service's name), as a Deployment
@@ -379,6 +379,30 @@ func (g serviceWriter) service(v Service) ([]File, error) {
 			Comment: g.header(fmt.Sprintf("TorchServe configuration of service %s: its batching (batchSize %d, maxBatchDelay %.0f ms) and queue as the run modelled them.", v.Name, b.Size, b.MaxDelayMs))})
 	}
 	pc := g.servicePriorityClass(v)
+	if l := cfg.Spec.LLM; l != nil && l.Disagg != nil {
+		if claim != nil {
+			return nil, fmt.Errorf("service %s: a disaggregated LLM service on DRA claims is not written out", v.Name)
+		}
+		decode := cfg.Pod
+		if len(cfg.Groups) > 0 {
+			decode = cfg.Groups[0].Pod
+		}
+		dres, _, _, err := g.replicaResources(v.Name, decode)
+		if err != nil {
+			return nil, err
+		}
+		x, notes, err := g.llmInferenceService(v, ns, labels, ann, corev1.PodSpec{NodeSelector: sel, Affinity: aff, Tolerations: tols,
+			PriorityClassName: pc, TopologySpreadConstraints: spread}, res, dres)
+		if err != nil {
+			return nil, err
+		}
+		comment = append(comment, notes...)
+		if lq != "" {
+			comment = append(comment, g.warn("service %s: the LLMInferenceService's Deployments are KServe's; Kueue admits their pods through its pod integration (enable \"pod\" in its integrations) and the queue label is on the LLMInferenceService", v.Name))
+		}
+		objects = append(objects, x)
+		return append(files, File{Path: DirServices + v.Name + ".yaml", Comment: g.header(comment...), Objects: objects}), nil
+	}
 	if kpa, ok := cfg.Scaler.(services.KPA); ok && kpa.K != nil && cfg.PodsPerReplica > 1 {
 		return nil, fmt.Errorf("service %s: replicas of %d pods under Knative's KPA are not written out: a KServe InferenceService's predictor is one pod a replica (give an HPA or KEDA, written with a LeaderWorkerSet)", v.Name, cfg.PodsPerReplica)
 	}

@@ -81,6 +81,9 @@ type Workload struct {
 	// VLLM is the engine arguments of a replica's vLLM server (vllm.go),
 	// nil when no container runs one.
 	VLLM *VLLM
+	// Disagg is an LLMInferenceService's prefill/decode disaggregation
+	// (spec.prefill; Replicas then 1), nil when none.
+	Disagg *Disagg
 	// InferencePool is the InferencePool of the service's files that
 	// selects the replicas (inferencepool.go; set by the scenario, which
 	// reads every file a service lists), nil when none does.

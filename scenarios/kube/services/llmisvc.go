@@ -2,6 +2,8 @@ package services
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,9 +39,9 @@ type llmisvc struct {
 			DataRPCPort *int32 `json:"dataRPCPort"`
 			Expert      *bool  `json:"expert"`
 		} `json:"parallelism"`
-		Template *corev1.PodSpec `json:"template"`
-		Worker   *corev1.PodSpec `json:"worker"`
-		Prefill  any             `json:"prefill"`
+		Template *corev1.PodSpec  `json:"template"`
+		Worker   *corev1.PodSpec  `json:"worker"`
+		Prefill  *llmisvcWorkload `json:"prefill"`
 		Router   *struct {
 			Scheduler any `json:"scheduler"`
 			Route     any `json:"route"`
@@ -60,6 +62,39 @@ type llmisvc struct {
 		RolloutStrategy    any                           `json:"rolloutStrategy"`
 		KVCacheOffloading  any                           `json:"kvCacheOffloading"`
 	} `json:"spec"`
+}
+
+// llmisvcWorkload is KServe's WorkloadSpec as spec.prefill has it: the
+// prefill pool's Deployment.
+type llmisvcWorkload struct {
+	Replicas    *int32 `json:"replicas"`
+	Scaling     any    `json:"scaling"`
+	Parallelism *struct {
+		Tensor      *int32 `json:"tensor"`
+		Pipeline    *int32 `json:"pipeline"`
+		Data        *int32 `json:"data"`
+		DataLocal   *int32 `json:"dataLocal"`
+		DataRPCPort *int32 `json:"dataRPCPort"`
+		Expert      *bool  `json:"expert"`
+	} `json:"parallelism"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	Template    *corev1.PodSpec   `json:"template"`
+	Worker      any               `json:"worker"`
+}
+
+// Disagg is an LLMInferenceService's prefill/decode disaggregation
+// (spec.prefill): KServe's two Deployments, the prefill pool's
+// (spec.prefill) and the decode pool's (the main spec), llm-d's endpoint
+// picker sending each request to a prefill pod and then a decode pod of
+// the whole pools. It is read as one replica of Prefill prefill engines
+// and Decode decode engines, each engine a pod of its own (the main
+// template's pod the decode engines', PrefillPod the prefill engines'),
+// PrefillTP a prefill engine's tensor parallel.
+type Disagg struct {
+	Prefill, Decode int
+	PrefillTP       int
+	PrefillPod      Pod
 }
 
 // readLLMISVC reads an LLMInferenceService as an LLM service's replicas:
@@ -91,8 +126,10 @@ func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, er
 	case sp.Worker != nil && (sp.Parallelism == nil || sp.Parallelism.Pipeline == nil || *sp.Parallelism.Pipeline <= 1 ||
 		(sp.Parallelism.Data != nil && *sp.Parallelism.Data > 1) || (sp.Parallelism.DataLocal != nil && *sp.Parallelism.DataLocal > 1)):
 		return w, at("spec.worker", "multi-node replicas are modelled as pipeline-parallel groups (KServe sizes the LeaderWorkerSet by spec.parallelism.pipeline); data-parallel ranks across nodes (parallelism.data, dataLocal) are not: give parallelism.pipeline above 1 and no data parallel")
-	case sp.Prefill != nil:
-		return w, at("spec.prefill", "prefill/decode disaggregation (separate prefill replicas) is not read from an LLMInferenceService: give the service llm.disaggregation (its prefill and decode pools) over a single-pool manifest")
+	case sp.Prefill != nil && sp.Worker != nil:
+		return w, at("spec.worker", "a decode engine over a group of pods is not modelled with spec.prefill: a disaggregated replica's engines are one pod each")
+	case sp.Prefill != nil && sp.Scaling != nil:
+		return w, at("spec.scaling", "with spec.prefill each pool scales on its own (a VariantAutoscaling each), which is not modelled: a disaggregated service is read as one replica of both pools' engines; give spec.replicas and spec.prefill.replicas")
 	case sp.Template == nil || len(sp.Template.Containers) == 0:
 		return w, at("spec.template", "gives no container, so no GPUs: KServe's LLMInferenceServiceConfig presets are not read; give spec.template.containers[].resources")
 	}
@@ -189,6 +226,11 @@ func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, er
 			v.Notes = append(v.Notes, "spec.parallelism.expert: expert parallelism is not modelled (the catalog's models are dense)")
 		}
 	}
+	if sp.Prefill != nil {
+		if err := llmisvcPrefill(file, m.Line, pos, &w, v, sp.Prefill); err != nil {
+			return w, err
+		}
+	}
 	w.VLLM = v
 	where := fmt.Sprintf("%s:%d: LLMInferenceService %s", file, m.Line, w.Name)
 	if sp.Router != nil && sp.Router.Scheduler != nil {
@@ -231,5 +273,74 @@ func llmisvcGroup(file string, line int, pos strict.Positions, w *Workload, v *V
 	all := tp * pipeline
 	v.TensorParallel = &all
 	v.Notes = append(v.Notes, fmt.Sprintf("spec.parallelism tensor %d and pipeline %d: a replica is a LeaderWorkerSet group of %d pods (spec.template the leader, spec.worker the workers), its engine modelled as tensor parallel %d over the group's GPUs (the engine model has no pipeline stages; its all-reduces across the nodes are priced on their network)", tp, pipeline, pipeline, all))
+	return nil
+}
+
+// llmisvcPrefill reads spec.prefill: the prefill pool of a disaggregated
+// service, as KServe deploys it (a Deployment of its own beside the
+// decode pool's, the main spec's). The service is one replica: the
+// decode pool's spec.replicas engines and the prefill pool's
+// spec.prefill.replicas (default 1, as a Deployment's), each engine a pod
+// of its own; a prefill engine's tensor parallel is
+// spec.prefill.parallelism.tensor, else its pod's GPUs. Its pods must be
+// placed as the decode pods are (the same nodeSelector and
+// tolerations); multi-node prefill engines (spec.prefill.worker) and
+// pool autoscaling are refused.
+func llmisvcPrefill(file string, line int, pos strict.Positions, w *Workload, v *VLLM, pf *llmisvcWorkload) error {
+	at := func(field, format string, args ...any) error {
+		return strict.At(file, line, pos, field, format, args...)
+	}
+	switch {
+	case pf.Worker != nil:
+		return at("spec.prefill.worker", "a prefill engine over a group of pods is not modelled: a disaggregated replica's engines are one pod each")
+	case pf.Scaling != nil:
+		return at("spec.prefill.scaling", "each pool scaling on its own is not modelled: a disaggregated service is read as one replica of both pools' engines; give spec.prefill.replicas")
+	case pf.Template == nil || len(pf.Template.Containers) == 0:
+		return at("spec.prefill.template", "gives no container, so no GPUs: KServe's LLMInferenceServiceConfig presets are not read; give spec.prefill.template.containers[].resources")
+	}
+	d := &Disagg{Prefill: 1, Decode: w.Replicas}
+	if pf.Replicas != nil {
+		if *pf.Replicas < 1 {
+			return at("spec.prefill.replicas", "%d: a disaggregated replica has at least one prefill engine", *pf.Replicas)
+		}
+		d.Prefill = int(*pf.Replicas)
+	}
+	if d.Decode < 1 {
+		return at("spec.replicas", "%d: a disaggregated replica has at least one decode engine", d.Decode)
+	}
+	ps := *pf.Template
+	pod, err := podOf(file, line, pos, "spec.prefill.template", ps.Containers, ps.NodeSelector, ps.Tolerations, ps.PriorityClassName)
+	if err != nil {
+		return err
+	}
+	if pod.GPUs == 0 || pod.MIG != "" {
+		return at("spec.prefill.template.containers", "ask for no whole nvidia.com/gpu: a prefill engine holds whole GPUs")
+	}
+	if !maps.Equal(pod.NodeSelector, w.Pod.NodeSelector) || !slices.EqualFunc(pod.Tolerations, w.Pod.Tolerations, func(a, b corev1.Toleration) bool { return a.MatchToleration(&b) }) {
+		return at("spec.prefill.template", "places its pods otherwise than spec.template (its nodeSelector or tolerations differ): a disaggregated replica's pods are placed alike; give both the same")
+	}
+	if len(ps.ResourceClaims) > 0 || ps.Affinity != nil || len(ps.TopologySpreadConstraints) > 0 {
+		w.Notes = append(w.Notes, fmt.Sprintf("%s:%d: LLMInferenceService %s: spec.prefill.template: its resource claims, affinity and topology spread are not read; the prefill pods are placed as spec.template's", file, line, w.Name))
+	}
+	pod.NodeSelector, pod.Tolerations = w.Pod.NodeSelector, w.Pod.Tolerations
+	d.PrefillPod, d.PrefillTP = pod, int(pod.GPUs)
+	if p := pf.Parallelism; p != nil {
+		for _, f := range []struct {
+			name string
+			n    *int32
+		}{{"pipeline", p.Pipeline}, {"data", p.Data}, {"dataLocal", p.DataLocal}} {
+			if f.n != nil && *f.n > 1 {
+				return at("spec.prefill.parallelism."+f.name, "%d: pipeline and data parallel engines are not modelled (a prefill engine is one tensor-parallel engine)", *f.n)
+			}
+		}
+		if p.Tensor != nil {
+			if int64(*p.Tensor) != pod.GPUs {
+				return at("spec.prefill.parallelism.tensor", "%d, but the prefill pod asks for %d GPUs: an engine's tensor parallel is its pod's GPUs", *p.Tensor, pod.GPUs)
+			}
+		}
+	}
+	w.Replicas, w.Disagg = 1, d
+	v.Notes = append(v.Notes, fmt.Sprintf("spec.prefill: prefill/decode disaggregation, KServe's prefill Deployment of %d pods of %d GPUs and decode Deployment of %d pods of %d, read as one replica of %d prefill and %d decode engines, each engine a pod (llm.disaggregation.placement pods), as llm-d's endpoint picker routes over the whole pools",
+		d.Prefill, pod.GPUs, d.Decode, w.Pod.GPUs, d.Prefill, d.Decode))
 	return nil
 }

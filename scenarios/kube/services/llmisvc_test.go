@@ -24,7 +24,7 @@ func TestKServeLLMInferenceServiceSamples(t *testing.T) {
 	}{
 		{"single-node-gpu_llm-inference-service-qwen2-7b-gpu.yaml", 3, "Qwen/Qwen2.5-7B-Instruct", ""},
 		{"agentic-tool-calling_llmisvc-single-gpu.yaml", 1, "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8", ""},
-		{"single-node-gpu_llm-inference-service-pd-qwen2-7b-gpu.yaml", 0, "", ":74:5: spec.prefill: prefill/decode disaggregation (separate prefill replicas) is not read from an LLMInferenceService: give the service llm.disaggregation"},
+		{"single-node-gpu_llm-inference-service-pd-qwen2-7b-gpu.yaml", 1, "Qwen/Qwen2.5-7B-Instruct", ""},
 		{"dp-ep_deepseek-r1-gpu-rdma-roce_llm-inference-service-dp-ep-deepseek-r1-gpu-naive.yaml", 0, "", ":103:5: spec.worker: multi-node replicas"},
 		{"kv-cache-offloading_llm-inference-service-kv-cache-offloading.yaml", 0, "", `:25:3: spec.workload: unknown field "workload"`},
 	} {
@@ -45,6 +45,50 @@ func TestKServeLLMInferenceServiceSamples(t *testing.T) {
 		require.Equal(t, c.hf, w.VLLM.HFModel)
 		require.Equal(t, "", w.VLLM.Model)
 		require.Equal(t, "main", w.VLLM.Container)
+		if strings.Contains(c.file, "-pd-") {
+			// Its decode Deployment of 1 pod (spec.replicas) and prefill
+			// Deployment of 2 (spec.prefill.replicas), a GPU each: one
+			// replica of 2 prefill and 1 decode engines.
+			require.NotNil(t, w.Disagg)
+			require.Equal(t, Disagg{Prefill: 2, Decode: 1, PrefillTP: 1, PrefillPod: w.Disagg.PrefillPod}, *w.Disagg)
+			require.EqualValues(t, 1, w.Disagg.PrefillPod.GPUs)
+			require.EqualValues(t, 2000, w.Disagg.PrefillPod.MilliCPU)
+		} else {
+			require.Nil(t, w.Disagg)
+		}
+	}
+}
+
+// A disaggregated LLMInferenceService's prefill pool is read strictly, at
+// file, line and field: what is not modelled is refused.
+func TestLLMInferenceServicePrefillErrors(t *testing.T) {
+	pd := llamaISVC + `  prefill:
+    replicas: 2
+    parallelism: {tensor: 4}
+    template:
+      containers:
+      - name: main
+        resources:
+          limits: {cpu: "16", memory: 128Gi, nvidia.com/gpu: "4"}
+`
+	ws, _, err := ReadServing("pd.yaml", []byte(pd))
+	require.NoError(t, err)
+	require.Equal(t, Disagg{Prefill: 2, Decode: 2, PrefillTP: 4, PrefillPod: ws[0].Disagg.PrefillPod}, *ws[0].Disagg)
+	require.Equal(t, 1, ws[0].Replicas)
+	require.EqualValues(t, 16000, ws[0].Disagg.PrefillPod.MilliCPU)
+	for _, c := range []struct{ name, from, to, want string }{
+		{"tensor", "parallelism: {tensor: 4}", "parallelism: {tensor: 2}", "pd.yaml:27:27: spec.prefill.parallelism.tensor: 2, but the prefill pod asks for 4 GPUs"},
+		{"pipeline", "parallelism: {tensor: 4}", "parallelism: {tensor: 4, pipeline: 2}", "spec.prefill.parallelism.pipeline: 2: pipeline and data parallel engines are not modelled"},
+		{"scaling", "    replicas: 2\n    parallelism", "    scaling: {maxReplicas: 3}\n    parallelism", "spec.prefill.scaling: each pool scaling on its own is not modelled"},
+		{"worker", "    replicas: 2\n    parallelism", "    worker: {containers: [{name: w}]}\n    parallelism", "spec.prefill.worker: a prefill engine over a group of pods is not modelled"},
+		{"no-gpu", `memory: 128Gi, nvidia.com/gpu: "4"}`, "memory: 128Gi}", "spec.prefill.template.containers: ask for no whole nvidia.com/gpu"},
+		{"selector", "    template:\n      containers:", "    template:\n      nodeSelector: {pool: a}\n      containers:", "spec.prefill.template: places its pods otherwise than spec.template"},
+		{"unknown", "    replicas: 2\n", "    replicas: 2\n    size: 3\n", `spec.prefill.size: unknown field "size"`},
+	} {
+		body := strings.Replace(pd, c.from, c.to, 1)
+		require.NotEqual(t, pd, body, c.name)
+		_, _, err := ReadServing("pd.yaml", []byte(body))
+		require.ErrorContains(t, err, c.want, c.name)
 	}
 }
 
