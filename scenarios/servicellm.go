@@ -240,6 +240,9 @@ type LLMService struct {
 	// (placement pods); DisaggGiven: llm.disaggregation.kvTransfer named
 	// a fabric or a bandwidth, DisaggLatencyGiven its latency.
 	DisaggPods, DisaggGiven, DisaggLatencyGiven bool
+	// DisaggPlacementGiven: llm.disaggregation.placement was written
+	// (else pods, or pod where the service's pod holds every engine).
+	DisaggPlacementGiven bool
 	// ModelLoadMs is the model load llm.weightLoad prices (0: none
 	// given), WeightBytes the bytes it reads.
 	ModelLoadMs int64
@@ -469,6 +472,7 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 		if out.Disagg, out.DisaggFabric, err = s.llmDisagg(at+".disaggregation", d, l, cfg, gpu, out.Input); err != nil {
 			return out, err
 		}
+		out.DisaggPlacementGiven = d.Placement != ""
 		switch d.Placement {
 		case "", DisaggPods:
 			out.DisaggPods = true

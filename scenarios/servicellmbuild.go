@@ -75,6 +75,13 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 		if router != nil {
 			return cfg, nil, s.errAt(at+".balancing", "%s with llm.disaggregation: the requests reach the replicas (each a prefill and a decode pool) at random; each pool's router is llm.disaggregation.router", router)
 		}
+		if pt, dt := d.Prefill.Engine.TP, d.Decode.Engine.TP; l.DisaggPods && !l.DisaggPlacementGiven && cfg.Pod.MIG == "" &&
+			int(cfg.Pod.GPUs) == d.GPUs() && int(cfg.Pod.GPUs) != pt && int(cfg.Pod.GPUs) != dt {
+			// A pod of every engine's GPUs, placement not written: the
+			// single-pod form it can only mean.
+			l.DisaggPods = false
+			notes = append(notes, fmt.Sprintf("llm.disaggregation.placement pod: the service's pod asks for all %d GPUs of the replica's engines (one pod an engine would ask for %d or %d)", d.GPUs(), pt, dt))
+		}
 		if l.DisaggPods {
 			// Each engine a pod: the prefill engines' pods first (the
 			// replica's main pods), then the decode engines' (a group of

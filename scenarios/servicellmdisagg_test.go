@@ -129,3 +129,22 @@ func TestLLMDisaggPrefix(t *testing.T) {
 	requireInputError(t, err)
 	require.ErrorContains(t, err, "llm.disaggregation.router: prefix-aware with llm.prefix of 1000 tokens: the prefix's 62 blocks are 2/3 or less of the longest prompt's 93")
 }
+
+// A disaggregated service written before placement existed (no
+// placement, its pod holding all three engines' GPUs) still means the
+// single pod: one engine a pod would ask for 1 GPU, and 3 is the whole
+// replica's 1 + 2 x 1, so it builds as placement pod, with a note,
+// rather than being refused.
+func TestLLMDisaggPlacementFromThePod(t *testing.T) {
+	body := strings.Replace(svcLLMDisagg, "          placement: pod\n", "", 1)
+	require.NotEqual(t, svcLLMDisagg, body)
+	b, err := buildSvc(t, svcCluster+body)
+	require.NoError(t, err)
+	c := b.Config.Services[0]
+	require.EqualValues(t, 3, c.Pod.GPUs)
+	require.LessOrEqual(t, c.PodsPerReplica, 1, "one pod a replica")
+	require.Empty(t, c.Groups)
+	notes := strings.Join(b.Assumptions, "\n")
+	require.Contains(t, notes, "llm.disaggregation.placement pod: the service's pod asks for all 3 GPUs of the replica's engines (one pod an engine would ask for 1 or 1)")
+	require.Contains(t, notes, "one pod holding every engine's GPUs (placement pod)")
+}
