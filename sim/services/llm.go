@@ -903,7 +903,7 @@ func (s *Service) reportLLM(r *Report) {
 	l := s.llm
 	l.bucketP95()
 	x := &LLMReport{TTFTSLOMs: l.spec.TTFTSLOMs, TPOTSLOMs: l.spec.TPOTSLOMs, InputTokens: l.inTok, OutputTokens: l.outTok,
-		GPUsPerReplica: max(l.spec.Config.Engine.TP, 1), CapacityPerReplica: l.capPer,
+		GPUsPerReplica: l.spec.Config.Engine.GPUs(), CapacityPerReplica: l.capPer,
 		KVCacheBlocks: int64(l.blocks), KVCachePeak: l.kvPeak}
 	if d := l.spec.Disagg; d != nil {
 		x.GPUsPerReplica = d.GPUs()

@@ -33,8 +33,7 @@
 // scenarios/kube/dra). A LeaderWorkerSet (and an LLMInferenceService with
 // spec.worker) is read as replicas that are groups of pods
 // (Workload.Size): the leader's pod, its vLLM server with LWS's
-// environment expanded, pipeline parallel folded into tensor parallel
-// over the group's GPUs.
+// environment expanded, its pipeline parallel the engine's stages.
 //
 // Everything is read strictly: unknown fields, values out of range and a
 // target or batch size of 0 are InputErrors naming the file, line and

@@ -32,9 +32,8 @@ func TestLWSvLLMGuide(t *testing.T) {
 	require.NotNil(t, w.VLLM)
 	require.Equal(t, "vllm-leader", w.VLLM.Container)
 	require.Equal(t, "llama-3-70b", w.VLLM.Model)
-	require.Equal(t, 16, *w.VLLM.TensorParallel)
+	require.Equal(t, 8, *w.VLLM.TensorParallel)
 	require.Equal(t, 2, *w.VLLM.PipelineParallel)
-	require.Contains(t, strings.Join(w.VLLM.Notes, "\n"), "--tensor-parallel-size 8 and --pipeline-parallel-size 2 over the group's 2 pods: modelled as tensor parallel 16")
 }
 
 // What a group cannot be is refused at its file, line and field.
