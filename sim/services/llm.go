@@ -247,7 +247,7 @@ type LLMReport struct {
 	// InputTokens and OutputTokens are the prompt and output tokens of
 	// the requests served (their mean lengths times the requests).
 	InputTokens, OutputTokens float64
-	// GPUsPerReplica is the engine's tensor parallel (a disaggregated
+	// GPUsPerReplica is the engine's GPUs, tensor x pipeline parallel (a disaggregated
 	// replica's: both pools' GPUs); CapacityPerReplica the requests a
 	// second one replica serves.
 	GPUsPerReplica     int
