@@ -161,7 +161,7 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, b *Built,
 		blocks = d.Decode.Blocks() * int64(d.DecodeReplicas)
 	}
 	notes = append(notes, fmt.Sprintf("LLM engine %s on %d %s (%s), KV cache %d blocks of %d tokens, up to %d requests and %d tokens a step: a replica serves up to %.1f requests/s of these lengths (the fast model's capacity)",
-		l.Config.Engine.Model.Name, tp, gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), blocks, l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
+		l.Config.Engine.Model.Name, tp*max(l.Config.Engine.PP, 1), gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), blocks, l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
 	if spec.Load, err = s.serviceLoad(at+".load", &v.Load); err != nil {
 		return cfg, nil, err
 	}

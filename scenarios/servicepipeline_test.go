@@ -41,6 +41,7 @@ func TestGroupReplicaPipeline(t *testing.T) {
 	require.Contains(t, all, "a replica is a LeaderWorkerSet group of 2 pods of 8 GPUs")
 	require.Contains(t, all, "its engine is pipeline parallel 2 (layers 40,40 a stage, vLLM's split) of tensor parallel 8, each stage's two all-reduces a layer on h100-nvls")
 	require.Contains(t, all, "activations sent from stage to stage on ib-ndr-400 (50 us + bytes at 156 GB/s)")
+	require.Contains(t, all, "LLM engine llama-3-70b on 16 H100-80GB")
 
 	for _, c := range []struct{ name, from, to, want string }{
 		{"gpus", "pipelineParallel: 2", "pipelineParallel: 3", "spec.workload.services[0].pod.gpus: a replica of tensorParallel 8 x pipelineParallel 3 holds 24 whole GPUs; the pod asks for 8, 2 pods a replica"},
