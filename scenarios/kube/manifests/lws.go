@@ -55,6 +55,10 @@ func leaderWorkerSet(name, ns string, labels, ann map[string]string, replicas in
 	tp, pp := max(c.Engine.TP, 1), max(c.Engine.PP, 1)
 	var args []string
 	for i := 0; i < len(ctr.Args); i++ {
+		if ctr.Args[i] == "--pipeline-parallel-size" && i+1 < len(ctr.Args) {
+			i++ // written beside the tensor parallel below
+			continue
+		}
 		args = append(args, ctr.Args[i])
 		if ctr.Args[i] == "--tensor-parallel-size" && i+1 < len(ctr.Args) {
 			args = append(args, strconv.Itoa(tp))
