@@ -16,14 +16,15 @@ import (
 // pod is bound and the cold start has passed, and a pod lost or
 // preempted makes the whole group again (LWS's default restart policy,
 // RecreateGroupOnPodRestart). An LLM engine spans the group's GPUs:
-// llm.tensorParallel is pod.gpus x size. vLLM's multi-node serving runs
-// pipeline parallel across the nodes (--pipeline-parallel-size) and
-// tensor parallel within each; the engine model (models/serving) has no
-// pipeline stages, so the group's engine is priced as tensor parallel
-// over all its GPUs with each layer's two all-reduces on the nodes'
-// network (the pool's, default InfiniBand NDR 400: nccl-tests' fit on 2
-// nodes of 8 H100), the step time that implies; a manifest's pipeline
-// parallel is read as that many times the tensor parallel, and said so.
+// llm.tensorParallel x llm.pipelineParallel is pod.gpus x size. vLLM's
+// multi-node serving runs pipeline parallel across the nodes
+// (--pipeline-parallel-size, llm.pipelineParallel) and tensor parallel
+// within each: the engine model (models/serving.Engine) prices each
+// stage's all-reduces on NVLink and the activations sent between stages
+// on the nodes' network (the pool's, default InfiniBand NDR 400:
+// nccl-tests' fit on 2 nodes of 8 H100), PP batches in flight. A group
+// engine without pipeline parallel is tensor parallel over all its GPUs,
+// each layer's two all-reduces on the nodes' network.
 
 // LeaderWorkerSpec is LeaderWorkerSet's spec.leaderWorkerTemplate: the
 // pods of one replica and what happens when one of them goes.
@@ -135,6 +136,6 @@ func groupModelLoad(weightBytes float64, w *LLMWeightLoadSpec, pods int) int64 {
 
 // groupNote says how a service's replicas of pods are placed and priced.
 func groupNote(cfg *sim.ServiceConfig, tp int, f models.Fabric, scale float64) string {
-	return fmt.Sprintf("a replica is a LeaderWorkerSet group of %d pods of %d GPUs (a leader and %d workers), placed as one gang, ready when every pod is, made again whole when a pod is lost or preempted (RecreateGroupOnPodRestart); its engine is tensor parallel %d over the group's GPUs (vLLM's pipeline stages across nodes are not modelled), two all-reduces a layer priced on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)",
+	return fmt.Sprintf("a replica is a LeaderWorkerSet group of %d pods of %d GPUs (a leader and %d workers), placed as one gang, ready when every pod is, made again whole when a pod is lost or preempted (RecreateGroupOnPodRestart); its engine is tensor parallel %d over the group's GPUs (no pipeline parallel: llm.pipelineParallel), two all-reduces a layer priced on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)",
 		cfg.PodsPerReplica, cfg.Pod.GPUs, cfg.PodsPerReplica-1, tp, f.Name, f.AlphaUS, f.BusBWGBps*scale)
 }

@@ -115,8 +115,8 @@ func TestGroupReplicaErrors(t *testing.T) {
 // vLLM's LeaderWorkerSet (testdata/services/lws-vllm.yaml, after vLLM's
 // LWS guide) given in the services slot: two replicas, each a group of two
 // 8-GPU pods, the engine Llama 3.1 70B at tensor 8 x pipeline 2 read as
-// tensor parallel 16; the same service as leaderWorker {size: 2} with
-// tensorParallel 16 written in the scenario.
+// such; the same service as leaderWorker {size: 2} with tensorParallel 8
+// and pipelineParallel 2 written in the scenario.
 func TestGroupReplicaFromLeaderWorkerSet(t *testing.T) {
 	lws := `    services:
     - name: vllm
@@ -133,12 +133,14 @@ func TestGroupReplicaFromLeaderWorkerSet(t *testing.T) {
 	require.Equal(t, 2, c.PodsPerReplica)
 	require.Equal(t, 2, c.InitialReplicas)
 	require.EqualValues(t, 8, c.Pod.GPUs)
-	require.Equal(t, 16, c.Spec.LLM.Config.Engine.TP)
+	require.Equal(t, 8, c.Spec.LLM.Config.Engine.TP)
+	require.Equal(t, 2, c.Spec.LLM.Config.Engine.PP)
 	require.Equal(t, "llama-3-70b", c.Spec.LLM.Config.Engine.Model.Name)
 	require.Equal(t, "serving", c.Queue)
-	require.Contains(t, strings.Join(b.Assumptions, "\n"), "modelled as tensor parallel 16 over the group's GPUs")
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "its engine is pipeline parallel 2 (layers 40,40 a stage, vLLM's split) of tensor parallel 8")
 
-	own, err := buildSvc(t, svcGroupCluster+strings.Replace(strings.Replace(svcGroup, "name: big", "name: vllm", 1), "weightLoad: {bandwidthGBps: 2, engineInit: 60s}\n        ", "", 1))
+	own, err := buildSvc(t, svcGroupCluster+strings.Replace(strings.Replace(strings.Replace(svcGroup, "name: big", "name: vllm", 1), "weightLoad: {bandwidthGBps: 2, engineInit: 60s}\n        ", "", 1),
+		"tensorParallel: 16", "tensorParallel: 8\n        pipelineParallel: 2", 1))
 	require.NoError(t, err)
 	o := own.Config.Services[0]
 	require.Equal(t, o.Spec.LLM.CapacityPerReplica, c.Spec.LLM.CapacityPerReplica)

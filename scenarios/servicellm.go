@@ -28,6 +28,12 @@ type LLMServiceSpec struct {
 	// TensorParallel is the GPUs of one replica the model is split over
 	// (vLLM's --tensor-parallel-size; default 1).
 	TensorParallel *int `json:"tensorParallel,omitempty"`
+	// PipelineParallel is the pipeline stages of one replica, each of
+	// tensorParallel GPUs (vLLM's --pipeline-parallel-size; default 1):
+	// the replica holds tensorParallel x pipelineParallel GPUs, vLLM's
+	// multi-node recipe being tensor parallel within a node and pipeline
+	// parallel across the nodes of a LeaderWorkerSet group.
+	PipelineParallel *int `json:"pipelineParallel,omitempty"`
 	// vLLM's engine limits: --max-num-batched-tokens (default 8192),
 	// --max-num-seqs (256), --max-model-len (the model's context),
 	// --gpu-memory-utilization (0.9), --block-size (16).
@@ -205,13 +211,16 @@ type TokenDistSpec struct {
 // Bounds of an LLM service's engine fields.
 const (
 	maxLLMTensorParallel = 64
-	maxLLMBatchedTokens  = 1 << 24
-	maxLLMNumSeqs        = 1 << 20
-	maxLLMBlockSize      = 1024
-	maxLLMStepOverheadMs = 1e4
-	maxLLMTFLOPS         = 1e6
-	maxLLMGBps           = 1e6
-	maxLLMMemoryGiB      = 1e5
+	// maxLLMPipelineParallel bounds llm.pipelineParallel (and the
+	// model's layers do: a stage holds one at least).
+	maxLLMPipelineParallel = 64
+	maxLLMBatchedTokens    = 1 << 24
+	maxLLMNumSeqs          = 1 << 20
+	maxLLMBlockSize        = 1024
+	maxLLMStepOverheadMs   = 1e4
+	maxLLMTFLOPS           = 1e6
+	maxLLMGBps             = 1e6
+	maxLLMMemoryGiB        = 1e5
 )
 
 // LLMModels are the models an LLM service may name.
@@ -282,6 +291,7 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 		whatIsIt string
 	}{
 		{"tensorParallel", l.TensorParallel, 1, maxLLMTensorParallel, &cfg.Engine.TP, "GPUs of a replica"},
+		{"pipelineParallel", l.PipelineParallel, 1, min(maxLLMPipelineParallel, model.Layers), &cfg.Engine.PP, "pipeline stages of a replica"},
 		{"maxNumBatchedTokens", l.MaxNumBatchedTokens, 1, maxLLMBatchedTokens, &cfg.MaxNumBatchedTokens, "tokens a step"},
 		{"maxNumSeqs", l.MaxNumSeqs, 1, maxLLMNumSeqs, &cfg.MaxNumSeqs, "requests running at once"},
 		{"blockSize", l.BlockSize, 1, maxLLMBlockSize, &cfg.BlockSize, "tokens a KV block"},
@@ -461,6 +471,8 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 			return out, s.errAt(at+".model", "%s; a larger tensorParallel splits it", msg)
 		case "maxModelLen":
 			return out, s.errAt(at+".maxModelLen", "%s", msg)
+		case "pipelineParallel":
+			return out, s.errAt(at+".pipelineParallel", "%s", msg)
 		case "prefix":
 			return out, s.errAt(at+".prefix.groups", "%s", msg)
 		}
@@ -468,6 +480,9 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 	}
 	out.Config = cfg
 	if d := l.Disaggregation; d != nil {
+		if cfg.Engine.PP > 1 {
+			return out, s.errAt(at+".pipelineParallel", "%d with llm.disaggregation: a disaggregated replica's engines are tensor parallel only", cfg.Engine.PP)
+		}
 		var err error
 		if out.Disagg, out.DisaggFabric, err = s.llmDisagg(at+".disaggregation", d, l, cfg, gpu, out.Input); err != nil {
 			return out, err

@@ -112,8 +112,12 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 			return cfg, nil, s.errAt(at+".pod.gpus", "a disaggregated replica of %d prefill engines of %d GPUs and %d decode engines of %d holds %d whole GPUs; the pod asks for %d%s",
 				d.PrefillReplicas, d.Prefill.Engine.TP, d.DecodeReplicas, d.Decode.Engine.TP, tp, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""])
 		}
-	} else if pods := max(cfg.PodsPerReplica, 1); int(cfg.Pod.GPUs)*pods != tp || cfg.Pod.MIG != "" {
-		return cfg, nil, s.errAt(at+".pod.gpus", "a replica of tensorParallel %d holds %d whole GPUs; the pod asks for %d%s%s", tp, tp, cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""], map[bool]string{true: fmt.Sprintf(", %d pods a replica", pods), false: ""}[pods > 1])
+	} else if pods := max(cfg.PodsPerReplica, 1); int(cfg.Pod.GPUs)*pods != l.Config.Engine.GPUs() || cfg.Pod.MIG != "" {
+		what := fmt.Sprintf("tensorParallel %d", tp)
+		if pp := l.Config.Engine.PP; pp > 1 {
+			what = fmt.Sprintf("tensorParallel %d x pipelineParallel %d", tp, pp)
+		}
+		return cfg, nil, s.errAt(at+".pod.gpus", "a replica of %s holds %d whole GPUs; the pod asks for %d%s%s", what, l.Config.Engine.GPUs(), cfg.Pod.GPUs, map[bool]string{true: " MIG slices", false: ""}[cfg.Pod.MIG != ""], map[bool]string{true: fmt.Sprintf(", %d pods a replica", pods), false: ""}[pods > 1])
 	}
 	gpu := l.Config.Engine.GPU.Name
 	for _, p := range servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod) {
@@ -161,6 +165,12 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 		}
 		notes = append(notes, fmt.Sprintf("prefill/decode disaggregation: a replica is %d prefill engines of %d GPUs and %d decode engines of %d, each pool's requests spread %s; a prompt's KV cache (%.0f KiB a token) goes from prefill to decode over %s; TTFT is the prefill's queue and prefill and the transfer, TPOT the decode pool's (models/serving.SteadyLLMDisagg: within 5%% of the exact model on mean and p95 TTFT, TPOT and end-to-end latency from 30%% to 70%% of capacity)%s",
 			d.PrefillReplicas, d.Prefill.Engine.TP, d.DecodeReplicas, d.Decode.Engine.TP, d.Router, l.Config.Engine.Model.KVBytesPerToken()/1024, via, where))
+	} else if e := &l.Config.Engine; e.PP > 1 {
+		note, err := pipelineEngine(e, &cfg, b, gpu)
+		if err != nil {
+			return cfg, nil, s.errAt(at+".leaderWorker", "%v", err)
+		}
+		notes = append(notes, note)
 	} else if cfg.PodsPerReplica > 1 {
 		ar, f, scale, err := groupAllReduce(servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod), b.Config.Fabrics, gpu, tp, int(cfg.Pod.GPUs))
 		if err != nil {
@@ -212,7 +222,7 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 		blocks = d.Decode.Blocks() * int64(d.DecodeReplicas)
 	}
 	notes = append(notes, fmt.Sprintf("LLM engine %s on %d %s (%s), KV cache %d blocks of %d tokens, up to %d requests and %d tokens a step: a replica serves up to %.1f requests/s of these lengths (the fast model's capacity)",
-		l.Config.Engine.Model.Name, tp, gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), blocks, l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
+		l.Config.Engine.Model.Name, tp*max(l.Config.Engine.PP, 1), gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), blocks, l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
 	if spec.Load, err = s.serviceLoad(at+".load", &v.Load); err != nil {
 		return cfg, nil, err
 	}
@@ -322,6 +332,7 @@ func withVLLMArgs(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, []string)
 	}
 	str("model", "model", &l.Model, a.Model)
 	ints("tensorParallel", "--tensor-parallel-size", &l.TensorParallel, a.TensorParallel)
+	ints("pipelineParallel", "--pipeline-parallel-size", &l.PipelineParallel, a.PipelineParallel)
 	ints("maxNumSeqs", "--max-num-seqs", &l.MaxNumSeqs, a.MaxNumSeqs)
 	ints("maxNumBatchedTokens", "--max-num-batched-tokens", &l.MaxNumBatchedTokens, a.MaxNumBatchedTokens)
 	ints("maxModelLen", "--max-model-len", &l.MaxModelLen, a.MaxModelLen)
@@ -343,6 +354,51 @@ func withVLLMArgs(v *ServiceSpec, wl *kubesvc.Workload) (*ServiceSpec, []string)
 		notes = append(notes, "the scenario's "+strings.Join(over, ", ")+" (the scenario wins)")
 	}
 	return &w, append(notes, a.Notes...)
+}
+
+// pipelineEngine prices a pipeline-parallel replica's communication: each
+// stage's tensor-parallel all-reduces on the GPUs' NVLink fabric where a
+// stage fits a pod's GPUs (across pods as groupAllReduce prices a group's
+// otherwise), and a micro-batch's activations sent from stage to stage
+// over the network of the pools the replica runs on (groupAllReduce's
+// choice: the slowest, its bandwidth scaled by the share of a node's
+// rails a pod uses) when the stages are pods of a group, or over NVLink
+// in one pod; the note says so.
+func pipelineEngine(e *serving.Engine, cfg *sim.ServiceConfig, b *Built, gpu string) (string, error) {
+	pods, gpus := max(cfg.PodsPerReplica, 1), int(cfg.Pod.GPUs)
+	pools := servicePools(b.Config.Pools, cfg.Constraints, cfg.Pod)
+	intra := llmFabric(gpu)
+	ar := fmt.Sprintf("on %s", intra.Name)
+	switch {
+	case e.TP > gpus:
+		f, fab, scale, err := groupAllReduce(pools, b.Config.Fabrics, gpu, e.TP, gpus)
+		if err != nil {
+			return "", err
+		}
+		e.AllReduce = f
+		ar = fmt.Sprintf("across pods on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)", fab.Name, fab.AlphaUS, fab.BusBWGBps*scale)
+	case e.TP > 1:
+		e.AllReduce = serving.TPAllReduce(intra, e.TP)
+		ar = fmt.Sprintf("on %s (%.0f us + bytes at %.0f GB/s bus bandwidth)", intra.Name, intra.AlphaUS, intra.BusBWGBps)
+	default:
+		ar = "none (one GPU a stage)"
+	}
+	send, scale := intra, 1.0
+	if pods > 1 {
+		_, f, sc, err := groupAllReduce(pools, b.Config.Fabrics, gpu, 2, gpus)
+		if err != nil {
+			return "", err
+		}
+		send, scale = f, sc
+	}
+	e.Send = serving.PPSend(send, scale)
+	where := fmt.Sprintf("a replica is one pod of %d GPUs", gpus)
+	if pods > 1 {
+		where = fmt.Sprintf("a replica is a LeaderWorkerSet group of %d pods of %d GPUs (a leader and %d workers), placed as one gang, ready when every pod is, made again whole when a pod is lost or preempted (RecreateGroupOnPodRestart)", pods, gpus, pods-1)
+	}
+	stages := e.Stages()
+	return fmt.Sprintf("%s; its engine is pipeline parallel %d (layers %s a stage, vLLM's split) of tensor parallel %d, each stage's two all-reduces a layer %s, a micro-batch's activations sent from stage to stage on %s (%.0f us + bytes at %.0f GB/s); %d batches in flight (vLLM's max_concurrent_batches), a request's token a pass through every stage",
+		where, e.PP, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(stages)), ","), "[]"), e.TP, ar, send.Name, send.AlphaUS, send.BusBWGBps*scale, e.PP), nil
 }
 
 // LLMEngine is a replica's engine as a scenario's llm block builds it

@@ -83,11 +83,11 @@ func TestLLMServiceFromVLLMDeployment(t *testing.T) {
 	requireInputError(t, err)
 	require.ErrorContains(t, err, "spec.workload.services[0].pod.gpus: a replica of tensorParallel 2 holds 2 whole GPUs; the pod asks for 1")
 
-	// Pipeline parallel is refused at the argument's line.
+	// Pipeline parallel is the engine's stages: two of one GPU need two.
 	write(strings.Replace(vllmDeploy, "--max-num-seqs 128", "--max-num-seqs 128 --pipeline-parallel-size 2", 1))
 	_, err = build(svcCluster + vllmService)
 	requireInputError(t, err)
-	require.ErrorContains(t, err, "vllm.yaml:19:9: spec.template.spec.containers[0].args: --pipeline-parallel-size 2: pipeline and data parallel replicas are not modelled")
+	require.ErrorContains(t, err, "spec.workload.services[0].pod.gpus: a replica of tensorParallel 1 x pipelineParallel 2 holds 2 whole GPUs; the pod asks for 1")
 
 	// A model outside the catalog, and no llm.model: refused at the field.
 	write(strings.Replace(vllmDeploy, "meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct", 1))

@@ -38,8 +38,10 @@
 //     roofline of the GPU (each matrix multiply a kernel's fixed time plus
 //     the larger of its bytes over the bandwidth and its FLOPs over the
 //     rate; H200Roofline fitted to a measured H200, RooflineFor the other
-//     GPUs from published peaks), tensor parallelism, and the KV cache's
-//     capacity in blocks; WholeStep is BLIS's single-crossover roofline,
+//     GPUs from published peaks), tensor parallelism, pipeline parallelism
+//     (Engine.PP: vLLM's layer split, PP micro-batches in flight a step,
+//     the activations sent between stages), and the KV cache's capacity
+//     in blocks; WholeStep is BLIS's single-crossover roofline,
 //     for comparing with it (times there in seconds); Fitted a step time
 //     fitted to measured steps (StepFit, BLIS's trained-physics form:
 //     corrected roofline terms and fixed overheads), with LLMConfig's

@@ -3,6 +3,7 @@ package serving
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // The time of one step of an LLM serving engine (vLLM-style continuous
@@ -214,11 +215,42 @@ func (f StepFit) Check() error {
 	return nil
 }
 
-// Engine is a model on a replica's GPUs, tensor-parallel over TP of them.
+// Engine is a model on a replica's GPUs, tensor-parallel over TP of them
+// and, with PP above 1, pipeline-parallel over PP stages of TP GPUs each.
+//
+// Pipeline parallel (vLLM's --pipeline-parallel-size) splits the layers
+// over the stages as vLLM's get_pp_indices does (vllm/distributed/utils.py):
+// Layers/PP each, the remainder one a stage from the last but one
+// backwards (the last stage also runs the output head); a stage's
+// all-reduces are its TP GPUs' (AllReduce, NVLink inside a node), and a
+// micro-batch's activations (a hidden vector a token) go from each stage
+// to the next (Send, on the network between nodes). vLLM keeps PP batches
+// in flight (max_concurrent_batches is the pipeline size: "PP requires
+// PP-size concurrent batches to fill the pipeline", vllm/config/vllm.py),
+// each scheduled from the requests not in flight with its own token
+// budget, so a request gets a token once a pipeline pass while the
+// stages work on PP batches at once. StepTime prices that as one step of
+// the engine: the step's sequences split evenly into PP micro-batches
+// (the largest prefill chunk whole in one), and the step takes the time
+// until each micro-batch is back for its next token: the larger of one
+// micro-batch's pass through the pipeline (its stages' times and PP - 1
+// sends) and the slowest stage's time for each micro-batch that holds a
+// sequence (PP, or the sequences when fewer), which bounds the stages'
+// throughput. So a request's token takes a pipeline pass, and the
+// engine's tokens are PP micro-batches' a pass. (The last stage's output
+// head makes it the slowest of even stages: where the head takes longer
+// than a send, a full step is PP times the last stage.) The engine's CPU
+// time (LLMConfig.StepOverheadMs) is counted once a step: vLLM schedules
+// the next batch while the others run.
 type Engine struct {
 	Model Transformer
 	GPU   Roofline
 	TP    int
+	// PP is the pipeline stages (0 or 1: none).
+	PP int
+	// Send is the time to send bytes of activations from one pipeline
+	// stage to the next (nil: none; used with PP above 1).
+	Send func(bytes float64) float64
 	// StepModel is PerKernel unless set.
 	StepModel StepModel
 	// Fit is the step time under StepModel Fitted.
@@ -255,11 +287,34 @@ func (e Engine) StepTime(b Step) float64 {
 		ctx += float64(c)
 	}
 	flops := 0.0
+	big, bigFlops := 0, 0.0
 	for _, c := range b.Prefill {
-		flops += prefillAttnFlops(hiddenTP, c.Tokens, c.Cached)
+		f := prefillAttnFlops(hiddenTP, c.Tokens, c.Cached)
+		flops += f
+		if c.Tokens > big {
+			big, bigFlops = c.Tokens, f
+		}
 	}
-	return e.perKernel(prefill, len(b.Prefill), len(b.Decode), ctx, flops)
+	return e.perKernel(prefill, len(b.Prefill), len(b.Decode), ctx, flops, big, bigFlops)
 }
+
+// Stages is the pipeline's stages' layers (one stage of every layer
+// without pipeline parallel): vLLM's split, Layers/PP a stage and the
+// remainder one a stage from the last but one backwards.
+func (e Engine) Stages() []int {
+	pp := max(e.PP, 1)
+	s := make([]int, pp)
+	for i := range s {
+		s[i] = e.Model.Layers / pp
+	}
+	for i := 2; i < e.Model.Layers%pp+2; i++ {
+		s[pp-i]++
+	}
+	return s
+}
+
+// GPUs is the replica's GPUs: TP x PP.
+func (e Engine) GPUs() int { return max(e.TP, 1) * max(e.PP, 1) }
 
 // prefillAttnFlops is causal prefill attention's FLOPs in one layer for a
 // chunk of tokens new tokens over cached ones (hiddenTP: the model
@@ -274,15 +329,65 @@ func prefillAttnFlops(hiddenTP, tokens, cached int) float64 {
 // perKernel is StepTime under PerKernel from a step's totals: prefill
 // tokens in chunks chunks, decodes sequences decoding with contexts
 // summing to ctx, and the prefill attention's FLOPs a layer (the sum of
-// prefillAttnFlops over the chunks). It costs the same whatever the
-// step's size, so the fast model can price steps of many sequences.
-func (e Engine) perKernel(prefill, chunks, decodes int, ctx, flops float64) float64 {
+// prefillAttnFlops over the chunks); big and bigFlops are the largest
+// chunk's tokens and FLOPs (which a pipeline's micro-batch holds whole).
+// It costs the same whatever the step's size, so the fast model can price
+// steps of many sequences.
+func (e Engine) perKernel(prefill, chunks, decodes int, ctx, flops float64, big int, bigFlops float64) float64 {
+	if prefill+decodes == 0 {
+		return 0
+	}
+	if pp := e.PP; pp > 1 {
+		return e.pipelined(pp, prefill, chunks, decodes, ctx, flops, big, bigFlops)
+	}
+	layer, head := e.layerHead(prefill, chunks, decodes, ctx, flops)
+	return float64(e.Model.Layers)*layer + head
+}
+
+// pipelined is perKernel with pp stages: the step split into pp
+// micro-batches, the largest of which (a pp-th of the decodes, rounded up,
+// at their mean context; a pp-th of the prefill tokens, rounded up, or the
+// largest chunk whole, with their share of the attention FLOPs) passes
+// through the stages one after the other, a send between each two; the
+// step is that pass, or the slowest stage's time for each micro-batch
+// that holds a sequence (at most pp) where that is longer (see Engine).
+func (e Engine) pipelined(pp, prefill, chunks, decodes int, ctx, flops float64, big int, bigFlops float64) float64 {
+	up := func(n int) int { return (n + pp - 1) / pp }
+	mbPrefill, mbFlops := up(prefill), 0.0
+	if prefill > 0 {
+		mbFlops = flops * float64(mbPrefill) / float64(prefill)
+	}
+	if big > mbPrefill {
+		mbPrefill, mbFlops = big, math.Max(mbFlops, bigFlops)
+	}
+	mbDecodes, mbCtx := up(decodes), 0.0
+	if decodes > 0 {
+		mbCtx = ctx * float64(mbDecodes) / float64(decodes)
+	}
+	layer, head := e.layerHead(mbPrefill, up(chunks), mbDecodes, mbCtx, mbFlops)
+	var pass, slowest float64
+	stages := e.Stages()
+	for i, l := range stages {
+		t := float64(l) * layer
+		if i == len(stages)-1 {
+			t += head
+		}
+		pass += t
+		slowest = math.Max(slowest, t)
+	}
+	if e.Send != nil {
+		m := e.Model
+		pass += float64(pp-1) * e.Send(float64(mbPrefill+mbDecodes)*float64(m.Hidden)*m.WeightBytes)
+	}
+	return math.Max(pass, float64(min(pp, chunks+decodes))*slowest)
+}
+
+// layerHead is one layer's time on a step's totals (its projections,
+// attention and all-reduces on TP GPUs) and the output head's.
+func (e Engine) layerHead(prefill, chunks, decodes int, ctx, flops float64) (float64, float64) {
 	tp := max(e.TP, 1)
 	m := e.Model
 	tokens := prefill + decodes
-	if tokens == 0 {
-		return 0
-	}
 	var layer float64
 	for i, w := range m.layerMatrices() {
 		k, n := w[0], w[1]
@@ -304,7 +409,33 @@ func (e Engine) perKernel(prefill, chunks, decodes int, ctx, flops float64) floa
 		layer += 2 * e.AllReduce(float64(tokens)*float64(m.Hidden)*m.WeightBytes)
 	}
 	head := e.GPU.gemm(chunks, decodes, m.Hidden, m.Vocab/tp, m.WeightBytes)
-	return float64(m.Layers)*layer + head
+	return layer, head
+}
+
+// WeightBytesPerGPU is the weights each GPU holds: a TP-th of the model,
+// or with pipeline parallel a TP-th of the largest stage's layers and of
+// the embedding or the output head (the first stage holds the one, the
+// last the other).
+func (e Engine) WeightBytesPerGPU() float64 {
+	m := e.Model
+	tp := float64(max(e.TP, 1))
+	if e.PP <= 1 {
+		return m.Params() * m.WeightBytes / tp
+	}
+	var per float64
+	for _, w := range m.layerMatrices() {
+		per += float64(w[0]) * float64(w[1])
+	}
+	return (float64(slices.Max(e.Stages()))*per + float64(m.Vocab)*float64(m.Hidden)) * m.WeightBytes / tp
+}
+
+// kvBytesPerTokenGPU is the KV cache a token takes on each GPU with
+// pipeline parallel: a TP-th of its keys and values in the largest
+// stage's layers (every stage holds each token's keys and values of its
+// layers).
+func (e Engine) kvBytesPerTokenGPU() float64 {
+	tp := float64(max(e.TP, 1))
+	return e.Model.KVBytesPerToken() * float64(slices.Max(e.Stages())) / float64(e.Model.Layers) / tp
 }
 
 // KVCacheTokens is how many tokens the replica's KV cache holds, in whole
@@ -313,12 +444,14 @@ func (e Engine) perKernel(prefill, chunks, decodes int, ctx, flops float64) floa
 // the KV bytes a token takes on each GPU. Zero when the weights do not
 // fit.
 func (e Engine) KVCacheTokens(util float64, reserve float64, blockSize int) int64 {
-	tp := float64(max(e.TP, 1))
-	free := util*e.GPU.MemoryGiB*(1<<30) - e.Model.Params()*e.Model.WeightBytes/tp - reserve
+	free := util*e.GPU.MemoryGiB*(1<<30) - e.WeightBytesPerGPU() - reserve
 	if free <= 0 || blockSize <= 0 {
 		return 0
 	}
-	blockBytes := float64(blockSize) * e.Model.KVBytesPerToken() / tp
+	blockBytes := float64(blockSize) * e.Model.KVBytesPerToken() / float64(max(e.TP, 1))
+	if e.PP > 1 {
+		blockBytes = float64(blockSize) * e.kvBytesPerTokenGPU()
+	}
 	return int64(math.Floor(free/blockBytes)) * int64(blockSize)
 }
 

@@ -207,7 +207,8 @@ func steadyLLMParts(cfg LLMConfig, rate float64, in, out TokenDist, arr arrivals
 	// A request's own blocks hold its context but the cached prefix,
 	// which the prefixes' blocks hold once for all.
 	m := &steadyModel{prefilled: prefilled, arr: arr, kvZ: kvZ, cfg: cfg, ins: ins, outs: outs, eIn: eIn, eDec: eDec, ctx: ctx, lam: lam, hit: cfg.PrefixHitTokens,
-		budget:       float64(cfg.MaxNumBatchedTokens),
+		budget:       float64(cfg.MaxNumBatchedTokens * max(cfg.Engine.PP, 1)),
+		chunk:        float64(cfg.MaxNumBatchedTokens),
 		blocks:       float64(cfg.Blocks() - cfg.PrefixCacheBlocks),
 		blocksPerReq: (ctx - hit + float64(cfg.BlockSize)/2) / float64(cfg.BlockSize)}
 	s, mo, err := m.fixedPoint()
@@ -290,7 +291,8 @@ type steadyModel struct {
 	// ctx a decoding request's mean context.
 	eIn, eDec, ctx float64
 	lam            float64
-	budget         float64 // max_num_batched_tokens
+	budget         float64 // max_num_batched_tokens (x PP: PP batches in flight)
+	chunk          float64 // a request's most tokens a step: max_num_batched_tokens
 	blocksPerReq   float64 // a decoding request's mean blocks
 	// hit is the prompt tokens found cached (LLMConfig.PrefixHitTokens);
 	// blocks the cache's blocks less the cached prefixes'.
@@ -334,21 +336,26 @@ func (m *steadyModel) stepOf(prompts []float64, n int) float64 {
 	hiddenTP := e.Model.Hidden / max(e.TP, 1)
 	room := m.budget - float64(n)
 	prefill, chunks, flops := 0, 0, 0.0
+	big, bigFlops := 0, 0.0
 	for _, p := range prompts {
-		t := math.Min(p, room)
+		t := math.Min(math.Min(p, room), m.chunk)
 		if t < 1 {
 			break
 		}
+		f := prefillAttnFlops(hiddenTP, int(t), m.hit)
 		prefill += int(t)
 		chunks++
-		flops += prefillAttnFlops(hiddenTP, int(t), m.hit)
+		flops += f
+		if int(t) > big {
+			big, bigFlops = int(t), f
+		}
 		room -= t
 	}
 	ctx := float64(n * int(m.ctx))
 	if prefill+n == 0 {
 		return m.cfg.StepOverheadMs
 	}
-	return e.perKernel(prefill, chunks, n, ctx, flops)*1e3 + m.cfg.StepOverheadMs
+	return e.perKernel(prefill, chunks, n, ctx, flops, big, bigFlops)*1e3 + m.cfg.StepOverheadMs
 }
 
 // stepOfWhole is stepOf through StepTime, for the other step models.
@@ -359,7 +366,7 @@ func (m *steadyModel) stepOfWhole(prompts []float64, n int) float64 {
 		prompts = nil
 	}
 	for _, p := range prompts {
-		t := math.Min(p, room)
+		t := math.Min(math.Min(p, room), m.chunk)
 		if t < 1 {
 			break
 		}
@@ -648,7 +655,7 @@ func (m *steadyModel) prefillMs(cur []float64, own, others, dz float64) (float64
 		room := math.Max(m.budget-dz, 1)
 		fromOthers := math.Min(othersLeft, room)
 		othersLeft -= fromOthers
-		left -= math.Max(room-fromOthers, 1)
+		left -= math.Max(math.Min(room-fromOthers, m.chunk), 1)
 		if left <= 0 {
 			break
 		}

@@ -141,7 +141,7 @@ func TestSteadyStepIsStepTime(t *testing.T) {
 		{Model: Llama3_8B(), GPU: h100(t), TP: 1, StepModel: WholeStep},
 	} {
 		cfg := LLMConfig{Engine: e, MaxModelLen: 8192, MaxNumBatchedTokens: 2048, StepOverheadMs: 0.5}.WithDefaults()
-		m := &steadyModel{cfg: cfg, ctx: 640.7, budget: 2048}
+		m := &steadyModel{cfg: cfg, ctx: 640.7, budget: 2048, chunk: 2048}
 		for _, c := range []struct {
 			prompts []float64
 			n       int

@@ -67,3 +67,11 @@ func TPAllReduce(f models.Fabric, tp int) func(bytes float64) float64 {
 	}
 	return func(bytes float64) float64 { return f.Time(models.AllReduce, int64(bytes), tp, 1) }
 }
+
+// PPSend is the time of a pipeline stage's send of bytes of activations to
+// the next stage over fabric f (the network between nodes): its latency
+// and the bytes at its bus bandwidth scaled by bwScale (the share of a
+// node's rails the pod uses).
+func PPSend(f models.Fabric, bwScale float64) func(bytes float64) float64 {
+	return func(bytes float64) float64 { return f.AlphaUS*1e-6 + bytes/(f.BusBWGBps*bwScale*1e9) }
+}

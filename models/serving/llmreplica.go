@@ -219,12 +219,12 @@ func (p *llmReplica) advance(until float64) error {
 // runStep schedules and runs one step at p.t.
 func (p *llmReplica) runStep() error {
 	cfg := p.cfg
-	budget := cfg.MaxNumBatchedTokens
+	budget := cfg.MaxNumBatchedTokens * max(cfg.Engine.PP, 1)
 	p.batch = p.batch[:0]
 	preempted := 0
 	for i := 0; i < len(p.running) && budget > 0; i++ {
 		r := p.running[i]
-		n := min(r.tokens()-r.computed, budget)
+		n := min(r.tokens()-r.computed, budget, cfg.MaxNumBatchedTokens)
 		need := p.need(r, n)
 		p.reclaim(need)
 		self := false
@@ -255,7 +255,7 @@ func (p *llmReplica) runStep() error {
 		for len(p.waiting) > 0 && budget > 0 && len(p.running) < cfg.MaxNumSeqs {
 			r := p.waiting[0]
 			p.hit(r)
-			n := min(r.tokens()-r.computed, budget)
+			n := min(r.tokens()-r.computed, budget, cfg.MaxNumBatchedTokens)
 			need := p.need(r, n)
 			p.reclaim(need)
 			if need > p.free {

@@ -35,7 +35,10 @@ type LLMConfig struct {
 	Engine Engine
 	// MaxNumBatchedTokens is the token budget of a step (vLLM's
 	// --max-num-batched-tokens; default 8,192); MaxNumSeqs the most
-	// requests running at once (--max-num-seqs; default 256).
+	// requests running at once (--max-num-seqs; default 256). With
+	// pipeline parallel a step is Engine.PP batches in flight, each with
+	// its own budget: the step's is PP x MaxNumBatchedTokens and a
+	// request's chunk at most MaxNumBatchedTokens (it is in one batch).
 	MaxNumBatchedTokens, MaxNumSeqs int
 	// MaxModelLen is the longest request (prompt and output) the engine
 	// takes (--max-model-len; default the model's MaxContext).
@@ -145,6 +148,10 @@ func (c LLMConfig) Check() error {
 		return fmt.Errorf("gpu: tflops, gbps and memoryGiB are positive and kernelUS is not negative")
 	case c.Engine.TP < 1:
 		return fmt.Errorf("tensorParallel: %d is below 1", c.Engine.TP)
+	case c.Engine.PP < 0 || c.Engine.PP > c.Engine.Model.Layers:
+		return fmt.Errorf("pipelineParallel: %d is not in [1, the model's %d layers]", c.Engine.PP, c.Engine.Model.Layers)
+	case c.Engine.PP > 1 && c.Engine.StepModel != PerKernel:
+		return fmt.Errorf("pipelineParallel: %d stages are priced per kernel only (stepModel per-kernel)", c.Engine.PP)
 	case c.MaxNumBatchedTokens < 1:
 		return fmt.Errorf("maxNumBatchedTokens: %d is below 1", c.MaxNumBatchedTokens)
 	case c.MaxNumSeqs < 1:
@@ -170,12 +177,11 @@ func (c LLMConfig) Check() error {
 			return fmt.Errorf("stepFit: %w", err)
 		}
 	}
-	tp := float64(c.Engine.TP)
-	weights := c.Engine.Model.Params() * c.Engine.Model.WeightBytes / tp
+	weights := c.Engine.WeightBytesPerGPU()
 	usable := c.GPUMemoryUtilization * g.MemoryGiB * (1 << 30)
 	if c.KVBlocks == 0 && weights+c.ReserveBytes >= usable {
 		return fmt.Errorf("model: %s needs %.1f GiB of weights and %.1f GiB of activations on each of %d %s, which has %.1f GiB at utilization %g",
-			c.Engine.Model.Name, weights/(1<<30), c.ReserveBytes/(1<<30), c.Engine.TP, g.Name, usable/(1<<30), c.GPUMemoryUtilization)
+			c.Engine.Model.Name, weights/(1<<30), c.ReserveBytes/(1<<30), c.Engine.GPUs(), g.Name, usable/(1<<30), c.GPUMemoryUtilization)
 	}
 	if blocks := c.Blocks(); blocks*int64(c.BlockSize) < int64(c.MaxModelLen) {
 		return fmt.Errorf("maxModelLen: %d tokens do not fit the KV cache of %d tokens", c.MaxModelLen, blocks*int64(c.BlockSize))

@@ -102,7 +102,7 @@ func SizeLLM(cfg LLMConfig, rate float64, in, out TokenDist, slo LLMSLO, usdPerG
 		}
 	}
 	st, _, _ := ok(hi)
-	tp := max(cfg.Engine.TP, 1)
+	tp := cfg.Engine.GPUs()
 	eIn := meanOf(in.quantilePoints(16), func(x float64) float64 { return x })
 	eOut := meanOf(out.quantilePoints(24), func(x float64) float64 { return x })
 	s := LLMSizing{Replicas: hi, PerReplica: st, GPUs: hi * tp, FastReplicas: fast, ExactTTFTP95Ms: ttft, ExactTPOTP95Ms: tpot}

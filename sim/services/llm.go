@@ -247,7 +247,7 @@ type LLMReport struct {
 	// InputTokens and OutputTokens are the prompt and output tokens of
 	// the requests served (their mean lengths times the requests).
 	InputTokens, OutputTokens float64
-	// GPUsPerReplica is the engine's tensor parallel (a disaggregated
+	// GPUsPerReplica is the engine's GPUs, tensor x pipeline parallel (a disaggregated
 	// replica's: both pools' GPUs); CapacityPerReplica the requests a
 	// second one replica serves.
 	GPUsPerReplica     int
@@ -903,7 +903,7 @@ func (s *Service) reportLLM(r *Report) {
 	l := s.llm
 	l.bucketP95()
 	x := &LLMReport{TTFTSLOMs: l.spec.TTFTSLOMs, TPOTSLOMs: l.spec.TPOTSLOMs, InputTokens: l.inTok, OutputTokens: l.outTok,
-		GPUsPerReplica: max(l.spec.Config.Engine.TP, 1), CapacityPerReplica: l.capPer,
+		GPUsPerReplica: l.spec.Config.Engine.GPUs(), CapacityPerReplica: l.capPer,
 		KVCacheBlocks: int64(l.blocks), KVCachePeak: l.kvPeak}
 	if d := l.spec.Disagg; d != nil {
 		x.GPUsPerReplica = d.GPUs()

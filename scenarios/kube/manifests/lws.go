@@ -45,19 +45,29 @@ type LeaderWorkerTemplate struct {
 // leaderWorkerSet writes an LLM service whose replica is a group of pods
 // as vLLM's multi-node serving on a LeaderWorkerSet (vLLM's LWS guide):
 // the leader (pod, the replica's, with container c as written for one
-// pod) starts the Ray head and vllm serve with tensor parallel over its
-// node's GPUs and pipeline parallel over the group; each worker joins the
-// Ray cluster with the same resources. Read back, tensor x pipeline
-// parallel is the group's tensor parallel the run modelled.
+// pod) starts the Ray head and vllm serve; each worker joins the Ray
+// cluster with the same resources. The engine's tensor and pipeline
+// parallel are written as the run modelled them (pipeline parallel
+// $(LWS_GROUP_SIZE) where it is a stage a pod), so they read back alike.
 func leaderWorkerSet(name, ns string, labels, ann map[string]string, replicas int32, size int, pod corev1.PodTemplateSpec, c serving.LLMConfig) (*LeaderWorkerSet, []string) {
 	leader := pod.DeepCopy()
 	ctr := &leader.Spec.Containers[0]
-	perPod := max(c.Engine.TP, 1) / size
+	tp, pp := max(c.Engine.TP, 1), max(c.Engine.PP, 1)
 	var args []string
 	for i := 0; i < len(ctr.Args); i++ {
+		if ctr.Args[i] == "--pipeline-parallel-size" && i+1 < len(ctr.Args) {
+			i++ // written beside the tensor parallel below
+			continue
+		}
 		args = append(args, ctr.Args[i])
 		if ctr.Args[i] == "--tensor-parallel-size" && i+1 < len(ctr.Args) {
-			args = append(args, strconv.Itoa(perPod), "--pipeline-parallel-size", "$(LWS_GROUP_SIZE)")
+			args = append(args, strconv.Itoa(tp))
+			switch {
+			case pp == size:
+				args = append(args, "--pipeline-parallel-size", "$(LWS_GROUP_SIZE)")
+			case pp > 1:
+				args = append(args, "--pipeline-parallel-size", strconv.Itoa(pp))
+			}
 			i++
 		}
 	}
@@ -77,9 +87,13 @@ func leaderWorkerSet(name, ns string, labels, ann map[string]string, replicas in
 		Spec: LeaderWorkerSetSpec{Replicas: &replicas, LeaderWorkerTemplate: LeaderWorkerTemplate{
 			LeaderTemplate: leader, WorkerTemplate: *worker, Size: ptr(int32(size)), RestartPolicy: "RecreateGroupOnPodRestart"}},
 	}
+	engine := fmt.Sprintf("tensor parallel %d over the group's GPUs, its all-reduces on the nodes' network, as the run modelled it", tp)
+	if pp > 1 {
+		engine = fmt.Sprintf("pipeline parallel %d of tensor parallel %d, as the run modelled it", pp, tp)
+	}
 	notes := []string{
-		fmt.Sprintf("A LeaderWorkerSet: each replica is a group of %d pods (a leader and %d workers) of %d GPUs, one vLLM engine across them as vLLM's multi-node serving runs it (Ray; tensor parallel %d within a node, pipeline parallel %d across the group's nodes); the run modelled it as tensor parallel %d over the group's GPUs, its all-reduces on the nodes' network.",
-			size, size-1, perPod, perPod, size, c.Engine.TP),
+		fmt.Sprintf("A LeaderWorkerSet: each replica is a group of %d pods (a leader and %d workers) of %d GPUs, one vLLM engine across them as vLLM's multi-node serving runs it (Ray): %s.",
+			size, size-1, c.Engine.GPUs()/size, engine),
 		"restartPolicy RecreateGroupOnPodRestart (LWS's default): a pod lost or preempted recreates its whole group, as the run did.",
 		"Kubernetes expands $(LWS_GROUP_SIZE) and $(LWS_LEADER_ADDRESS) from the variables LWS gives each pod.",
 	}

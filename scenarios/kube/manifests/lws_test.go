@@ -38,7 +38,8 @@ spec:
       llm:
         model: llama-3-70b
         gpu: H100-80GB
-        tensorParallel: 16
+        tensorParallel: 8
+        pipelineParallel: 2
         maxModelLen: 8192
         inputTokens: {mean: 512, stdDev: 256, min: 16, max: 2048}
         outputTokens: {mean: 256, stdDev: 128, min: 16, max: 1024}
@@ -100,7 +101,8 @@ func TestRoundTripLeaderWorkerSet(t *testing.T) {
 	require.Len(t, ws, 1)
 	require.Equal(t, "LeaderWorkerSet", ws[0].Kind)
 	require.Equal(t, 2, ws[0].Size)
-	require.Equal(t, 16, *ws[0].VLLM.TensorParallel)
+	require.Equal(t, 8, *ws[0].VLLM.TensorParallel)
+	require.Equal(t, 2, *ws[0].VLLM.PipelineParallel)
 	set, err := kubesvc.Read(y, raw)
 	require.NoError(t, err)
 	require.Len(t, set.ScaledObjects, 1)

@@ -839,13 +839,17 @@ var vllmModels = map[string]string{"llama-3-8b": "meta-llama/Llama-3.1-8B-Instru
 func (g serviceWriter) vllmContainer(c serving.LLMConfig, res corev1.ResourceList) (corev1.Container, []string) {
 	model := vllmModels[c.Engine.Model.Name]
 	args := []string{"--model", model,
-		"--tensor-parallel-size", strconv.Itoa(max(c.Engine.TP, 1)),
+		"--tensor-parallel-size", strconv.Itoa(max(c.Engine.TP, 1))}
+	if c.Engine.PP > 1 {
+		args = append(args, "--pipeline-parallel-size", strconv.Itoa(c.Engine.PP))
+	}
+	args = append(args,
 		"--max-num-seqs", strconv.Itoa(c.MaxNumSeqs),
 		"--max-num-batched-tokens", strconv.Itoa(c.MaxNumBatchedTokens),
 		"--max-model-len", strconv.Itoa(c.MaxModelLen),
 		"--gpu-memory-utilization", strconv.FormatFloat(c.GPUMemoryUtilization, 'g', -1, 64),
 		"--block-size", strconv.Itoa(c.BlockSize),
-		"--port", "8000"}
+		"--port", "8000")
 	notes := []string{fmt.Sprintf("vLLM serves %s (%s's shape) with the engine limits the run modelled; the image is %s.", model, c.Engine.Model.Name, g.o.LLMImage)}
 	if c.PrefixHitTokens == 0 {
 		notes = append(notes, "vLLM's automatic prefix caching (on by default) was not simulated: the run prefills every prompt whole, conservative where prompts share a prefix (llm.prefix says what they share).")

@@ -33,10 +33,10 @@
 // scenarios/kube/dra). A LeaderWorkerSet (and an LLMInferenceService with
 // spec.worker) is read as replicas that are groups of pods
 // (Workload.Size): the leader's pod, its vLLM server with LWS's
-// environment expanded, pipeline parallel folded into tensor parallel
-// over the group's GPUs. An LLMInferenceService with spec.prefill is
-// read as one disaggregated replica (Workload.Disagg): its prefill
-// Deployment's and decode Deployment's engines, each a pod.
+// environment expanded, its pipeline parallel the engine's stages. An
+// LLMInferenceService with spec.prefill is read as one disaggregated
+// replica (Workload.Disagg): its prefill Deployment's and decode
+// Deployment's engines, each a pod.
 //
 // Everything is read strictly: unknown fields, values out of range and a
 // target or batch size of 0 are InputErrors naming the file, line and

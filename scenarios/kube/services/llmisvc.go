@@ -251,9 +251,8 @@ func readLLMISVC(file string, m strict.Manifest, devices *dra.Set) (Workload, er
 // llmisvcGroup makes an LLMInferenceService's replica a group of
 // pipeline pods, as KServe runs it (a LeaderWorkerSet of size
 // parallelism.pipeline, spec.template the leader, spec.worker the
-// workers): the workers must ask for the leader's GPUs, and the engine's
-// tensor x pipeline parallel is modelled as tensor parallel over the
-// group's GPUs.
+// workers): the workers must ask for the leader's GPUs, and the engine is
+// pipeline parallel over the pods, tensor parallel within each.
 func llmisvcGroup(file string, line int, pos strict.Positions, w *Workload, v *VLLM, worker *corev1.PodSpec, pipeline int) error {
 	if pipeline > maxLWSSize {
 		return strict.At(file, line, pos, "spec.parallelism.pipeline", "%d: a group is 1 to %d pods", pipeline, maxLWSSize)
@@ -270,9 +269,8 @@ func llmisvcGroup(file string, line int, pos strict.Positions, w *Workload, v *V
 	if v.TensorParallel != nil {
 		tp = *v.TensorParallel
 	}
-	all := tp * pipeline
-	v.TensorParallel = &all
-	v.Notes = append(v.Notes, fmt.Sprintf("spec.parallelism tensor %d and pipeline %d: a replica is a LeaderWorkerSet group of %d pods (spec.template the leader, spec.worker the workers), its engine modelled as tensor parallel %d over the group's GPUs (the engine model has no pipeline stages; its all-reduces across the nodes are priced on their network)", tp, pipeline, pipeline, all))
+	v.PipelineParallel = &pipeline
+	v.Notes = append(v.Notes, fmt.Sprintf("spec.parallelism tensor %d and pipeline %d: a replica is a LeaderWorkerSet group of %d pods (spec.template the leader, spec.worker the workers), its engine %d pipeline stages of tensor parallel %d, a stage a pod", tp, pipeline, pipeline, pipeline, tp))
 	return nil
 }
 

@@ -166,8 +166,7 @@ func replaceOnce(t *testing.T, s, from, to string) string {
 // An LLMInferenceService with spec.worker and parallelism.pipeline is a
 // multi-node replica as KServe runs it: a LeaderWorkerSet group of
 // pipeline pods (spec.template the leader, spec.worker each worker), its
-// engine tensor 4 x pipeline 2, modelled as tensor parallel 8 over the
-// group's GPUs. Workers of other GPUs, a worker without pipeline
+// engine 2 pipeline stages of tensor parallel 4. Workers of other GPUs, a worker without pipeline
 // parallel, or data-parallel ranks across nodes are refused.
 func TestLLMInferenceServiceWorker(t *testing.T) {
 	worker := "  worker:\n    containers:\n    - name: main\n      resources:\n        limits: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: \"4\"}\n"
@@ -178,8 +177,9 @@ func TestLLMInferenceServiceWorker(t *testing.T) {
 	require.Equal(t, 2, w.Replicas)
 	require.Equal(t, 2, w.Size)
 	require.EqualValues(t, 4, w.Pod.GPUs)
-	require.Equal(t, 8, *w.VLLM.TensorParallel)
-	require.Contains(t, strings.Join(w.VLLM.Notes, "\n"), "spec.parallelism tensor 4 and pipeline 2: a replica is a LeaderWorkerSet group of 2 pods")
+	require.Equal(t, 4, *w.VLLM.TensorParallel)
+	require.Equal(t, 2, *w.VLLM.PipelineParallel)
+	require.Contains(t, strings.Join(w.VLLM.Notes, "\n"), "spec.parallelism tensor 4 and pipeline 2: a replica is a LeaderWorkerSet group of 2 pods (spec.template the leader, spec.worker the workers), its engine 2 pipeline stages of tensor parallel 4")
 
 	_, _, err = ReadServing("isvc.yaml", []byte(llamaISVC+worker))
 	require.ErrorContains(t, err, "spec.worker: multi-node replicas are modelled as pipeline-parallel groups")

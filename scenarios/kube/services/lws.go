@@ -47,8 +47,7 @@ const maxLWSSize = 1024
 // server is the engine, with the environment LWS gives its pods
 // (LWS_GROUP_SIZE, LWS_WORKER_INDEX 0, LWS_LEADER_ADDRESS, LWS_NAME)
 // expanded in its command as Kubernetes expands $(VAR); its
-// --pipeline-parallel-size is folded into the tensor parallel (the engine
-// model has no pipeline stages), and said so.
+// --pipeline-parallel-size is the engine's pipeline stages.
 func readLWS(file string, m strict.Manifest, devices *dra.Set) (Workload, error) {
 	var x lws
 	pos, err := m.Decode(file, &x, strict.Options{What: "a LeaderWorkerSet"})
@@ -113,17 +112,6 @@ func readLWS(file string, m strict.Manifest, devices *dra.Set) (Workload, error)
 		}
 		if worker.MilliCPU != w.Pod.MilliCPU || worker.MemoryMiB != w.Pod.MemoryMiB {
 			w.Notes = append(w.Notes, where+": the workers' CPU and memory differ from the leader's: each pod of a group is placed as the leader's")
-		}
-	}
-	if v := w.VLLM; v != nil {
-		if pp := v.PipelineParallel; pp != nil && *pp > 1 {
-			tp := 1
-			if v.TensorParallel != nil {
-				tp = *v.TensorParallel
-			}
-			all := tp * *pp
-			v.TensorParallel = &all
-			v.Notes = append(v.Notes, fmt.Sprintf("vLLM --tensor-parallel-size %d and --pipeline-parallel-size %d over the group's %d pods: modelled as tensor parallel %d over the group's GPUs (the engine model has no pipeline stages; its all-reduces across the nodes are priced on their network)", tp, *pp, w.Size, all))
 		}
 	}
 	if t.SubGroupPolicy != nil {

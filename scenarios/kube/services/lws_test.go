@@ -32,9 +32,8 @@ func TestLWSvLLMGuide(t *testing.T) {
 	require.NotNil(t, w.VLLM)
 	require.Equal(t, "vllm-leader", w.VLLM.Container)
 	require.Equal(t, "llama-3-70b", w.VLLM.Model)
-	require.Equal(t, 16, *w.VLLM.TensorParallel)
+	require.Equal(t, 8, *w.VLLM.TensorParallel)
 	require.Equal(t, 2, *w.VLLM.PipelineParallel)
-	require.Contains(t, strings.Join(w.VLLM.Notes, "\n"), "--tensor-parallel-size 8 and --pipeline-parallel-size 2 over the group's 2 pods: modelled as tensor parallel 16")
 }
 
 // What a group cannot be is refused at its file, line and field.
@@ -60,12 +59,14 @@ func TestLWSRefusals(t *testing.T) {
 	require.ErrorContains(t, err, "spec.leaderWorkerTemplate.workerTemplate.spec.containers: ask for 4 GPUs and the leader for 8")
 }
 
-// A pipeline parallel in one pod (a Deployment) is refused as before: a
-// replica of one pod is one tensor-parallel engine.
-func TestPipelineParallelNeedsAGroup(t *testing.T) {
-	_, err := parseVLLM([]string{"meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4", "-pp", "2"}, 0)
-	require.ErrorContains(t, err, "-pp 2: pipeline and data parallel replicas are not modelled")
-	v, err := parseVLLM([]string{"meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4", "-pp", "2", "--nnodes", "2", "--node-rank", "0", "--master-addr", "x"}, 2)
+// Pipeline parallel is the engine's stages, in one pod (a Deployment) or
+// across a group's.
+func TestPipelineParallelRead(t *testing.T) {
+	v, err := parseVLLM([]string{"meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4", "-pp", "2"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, 4, *v.TensorParallel)
+	require.Equal(t, 2, *v.PipelineParallel)
+	v, err = parseVLLM([]string{"meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4", "-pp", "2", "--nnodes", "2", "--node-rank", "0", "--master-addr", "x"}, 2)
 	require.NoError(t, err)
 	require.Equal(t, 2, *v.PipelineParallel)
 	require.NotContains(t, strings.Join(v.Notes, "\n"), "not read", "a multi-node engine's rank arguments are known")

@@ -20,8 +20,8 @@ type VLLM struct {
 	// ("" when it names no catalog model: the scenario's llm.model must).
 	Container, HFModel, Model string
 	TensorParallel            *int
-	// PipelineParallel is --pipeline-parallel-size (a LeaderWorkerSet's
-	// engine across its group's nodes; refused in a one-pod replica).
+	// PipelineParallel is --pipeline-parallel-size: the engine's pipeline
+	// stages (a LeaderWorkerSet's across its group's nodes, or in one pod).
 	PipelineParallel                *int
 	MaxNumSeqs, MaxNumBatchedTokens *int
 	MaxModelLen, BlockSize          *int
@@ -162,11 +162,10 @@ func shellWords(s string) ([]string, error) {
 }
 
 // parseVLLM reads `vllm serve`'s arguments for a replica of group pods
-// (0 or 1: one pod, where pipeline parallel is refused).
+// (0 or 1: one pod).
 func parseVLLM(argv []string, group int) (*VLLM, error) {
 	v := &VLLM{}
 	var unknown []string
-	ppFlag := ""
 	for k := 0; k < len(argv); k++ {
 		a := argv[k]
 		if !strings.HasPrefix(a, "-") {
@@ -221,7 +220,6 @@ func parseVLLM(argv []string, group int) (*VLLM, error) {
 			v.GPUMemoryUtilization = &f
 		case "--pipeline-parallel-size", "-pp":
 			err = intArg(&v.PipelineParallel, 1)
-			ppFlag = name
 		case "--data-parallel-size", "-dp":
 			var n *int
 			if err = intArg(&n, 1); err == nil && *n > 1 {
@@ -250,9 +248,6 @@ func parseVLLM(argv []string, group int) (*VLLM, error) {
 		if err != nil {
 			return nil, err
 		}
-	}
-	if pp := v.PipelineParallel; pp != nil && *pp > 1 && group <= 1 {
-		return nil, fmt.Errorf("%s %d: pipeline and data parallel replicas are not modelled (a replica is one tensor-parallel engine); model it with tensorParallel or as more replicas", ppFlag, *pp)
 	}
 	if v.HFModel == "" {
 		return nil, fmt.Errorf("the vLLM server names no model (vllm serve MODEL or --model)")

@@ -69,7 +69,6 @@ func TestVLLMWhatIsNotModelled(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{[]string{"m", "--pipeline-parallel-size", "2"}, "--pipeline-parallel-size 2: pipeline and data parallel replicas are not modelled"},
 		{[]string{"m", "-dp", "2"}, "-dp 2: pipeline and data parallel replicas are not modelled"},
 		{[]string{"m", "--max-num-seqs", "0"}, `--max-num-seqs "0" is not a whole number of at least 1`},
 		{[]string{"m", "--gpu-memory-utilization", "1.5"}, `--gpu-memory-utilization "1.5" is not in (0, 1]`},
