@@ -1,4 +1,4 @@
-# gpuplan: make run | make test | make bench | make xcheck
+# gpuplan: make run | make test | make longtest | make bench | make xcheck
 GO      ?= go
 BIN     := bin/gpuplan
 PKGS    := ./...
@@ -10,7 +10,7 @@ FUZZMINIMIZE ?= 2s
 # go-nvml's cgo bindings use NVML functions marked deprecated: keep gcc quiet about it.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build run test soak bench fuzz vet fmt clean xcheck
+.PHONY: all build run test longtest soak bench fuzz vet fmt clean xcheck
 
 all: build
 
@@ -25,7 +25,17 @@ test:
 	$(GO) vet $(PKGS)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -short -count=1 $(PKGS)
+
+# The tests' long forms (CI runs them after make test): the packages whose
+# tests do less under -short run whole: every shipped scenario round-tripped
+# through its manifests and at 50 seeds, 800 compositions, the checkpoint
+# optimum against Daly over 6,600 jobs, the inflation paper's figures, and
+# the LLM fast models against the exact ones at every load.
+LONGPKGS := ./sim/ ./scenarios/ ./scenarios/compose/ ./scenarios/pipeline/ ./scenarios/kube/manifests/ \
+	./scenarios/traces/ ./models/serving/ ./cmd/gpuplan/ ./benchmarks/
+longtest:
+	$(GO) test -count=1 -timeout 30m $(LONGPKGS)
 
 # Cross-checks against the real controllers (validate/xcheck, a module of its
 # own so the product's dependencies and `make test` stay as they are): each
@@ -41,7 +51,7 @@ xcheck:
 	cd validate/xcheck/kueue && $(GO) mod vendor && $(GO) test -overlay overlay.json -count=1 -timeout 30m -v .
 
 # The scenario composer's longer hunt for broken invariants (make test runs
-# 800 compositions): SOAK of compositions, then the findings shrunk (at
+# 200 compositions, make longtest 800): SOAK of compositions, then the findings shrunk (at
 # most 4 minutes more). GPUPLAN_SOAK_TIME=2h make soak SOAKTIMEOUT=0 runs longer;
 # GPUPLAN_COMPOSE_OUT=DIR writes the shrunk findings there.
 SOAK ?= 8m
