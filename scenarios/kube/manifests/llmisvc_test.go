@@ -62,15 +62,7 @@ func TestRoundTripLLMInferenceServicePD(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(src, "scenario.yaml"), []byte(pdScenario), 0o644))
 	s, err := scenarios.LoadFile(filepath.Join(src, "scenario.yaml"))
 	require.NoError(t, err)
-	m, err := s.Cluster()
-	require.NoError(t, err)
-	files, _, err := Generate(s, m, Options{})
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, WriteDir(dir, files))
-	y := filepath.Join(dir, filepath.FromSlash(DirServices), "chat.yaml")
-	raw, err := os.ReadFile(y)
-	require.NoError(t, err)
+	_, dir, y, raw := writtenService(t, s, "chat")
 	flat := strings.Join(strings.Fields(string(raw)), " ")
 	for _, want := range []string{"apiVersion: serving.kserve.io/v1alpha2 kind: LLMInferenceService", "uri: hf://meta-llama/Llama-3.1-8B-Instruct",
 		"prefill: parallelism: tensor: 4 replicas: 1", "kv_role\":\"kv_producer", "kv_role\":\"kv_consumer", "nvidia.com/gpu: \"4\"",

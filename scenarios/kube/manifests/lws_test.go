@@ -64,15 +64,7 @@ func TestRoundTripLeaderWorkerSet(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(src, "scenario.yaml"), []byte(lwsScenario), 0o644))
 	s, err := scenarios.LoadFile(filepath.Join(src, "scenario.yaml"))
 	require.NoError(t, err)
-	m, err := s.Cluster()
-	require.NoError(t, err)
-	files, _, err := Generate(s, m, Options{})
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, WriteDir(dir, files))
-	y := filepath.Join(dir, filepath.FromSlash(DirServices), "big.yaml")
-	raw, err := os.ReadFile(y)
-	require.NoError(t, err)
+	files, dir, y, raw := writtenService(t, s, "big")
 	flat := strings.Join(strings.Fields(string(raw)), " ")
 	for _, want := range []string{"kind: LeaderWorkerSet", "size: 2", "restartPolicy: RecreateGroupOnPodRestart",
 		"multi-node-serving.sh leader --ray_cluster_size=$(LWS_GROUP_SIZE) && vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 8",

@@ -224,6 +224,23 @@ func readBack(t *testing.T, s *scenarios.Scenario, manifests []string) *scenario
 	return back
 }
 
+// writtenService writes the scenario's manifests into a temporary folder
+// and reads back service name's file (kubernetes/40-services/NAME.yaml):
+// the files written, the folder, the file's path and its bytes.
+func writtenService(t *testing.T, s *scenarios.Scenario, name string) (files []File, dir, path string, raw []byte) {
+	t.Helper()
+	m, err := s.Cluster()
+	require.NoError(t, err)
+	files, _, err = Generate(s, m, Options{})
+	require.NoError(t, err)
+	dir = t.TempDir()
+	require.NoError(t, WriteDir(dir, files))
+	path = filepath.Join(dir, filepath.FromSlash(DirServices), name+".yaml")
+	raw, err = os.ReadFile(path)
+	require.NoError(t, err)
+	return files, dir, path, raw
+}
+
 // servicesReadBack is the scenario with each inference service taken from
 // the files gpuplan manifests wrote (kubernetes/40-services/NAME.yaml: the replica pod,
 // placement, bounds and autoscaler; config.properties: the batch size and
