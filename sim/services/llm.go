@@ -441,7 +441,8 @@ func (l *llmRun) capAt(ready int) (float64, *serving.LLMSteady, pkey) {
 	if !l.sticky || ready <= 1 {
 		return float64(ready) * l.capPer, l.capSt, capPKey
 	}
-	return l.stickyCap(ready).total, l.stickyCap(ready).st, pkey{ready, llmCapKey}
+	c := l.stickyCap(ready)
+	return c.total, c.st, pkey{ready, llmCapKey}
 }
 
 // stickyCap is capAt's figures for ready (> 1) replicas behind the
