@@ -67,9 +67,8 @@ func (r *runner) finish() (res *Result, err error) {
 			built = -1
 		}
 		if r.jobs.gone(id) {
-			// Recorded as it finished (a plain run: no replica pods, out
-			// is id).
-			out = id
+			// A job recorded as it finished (a plain run).
+			out++
 			continue
 		}
 		j := r.jobs.at(id)

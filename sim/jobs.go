@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"runtime"
+	"slices"
 
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/scheduler"
@@ -36,6 +37,9 @@ type jobTable struct {
 	live  []int32
 	njobs int32
 	plain bool
+	// reps are the ids of the services' replica pods, ascending: a job's
+	// record is numbered by its id less the replica pods before it.
+	reps []int32
 	recs  recStore
 	// retired holds the slots of recorded jobs the queue may still point
 	// to, free those it does not: checked again once retired has grown to
@@ -151,8 +155,10 @@ func (t *jobTable) retire(j *jobState, admission bool) {
 		return
 	}
 	id := j.info.ID
-	t.record(j, id, admission) // no replica pods: records are numbered as jobs
-	t.recs.built(id)
+	n, _ := slices.BinarySearch(t.reps, id)
+	out := id - int32(n) // records are numbered as jobs, replica pods left out
+	t.record(j, out, admission)
+	t.recs.built(out)
 	c := t.ids[id>>chunkBits]
 	t.retired = append(t.retired, c[id&(1<<chunkBits-1)])
 	c[id&(1<<chunkBits-1)] = -1

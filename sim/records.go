@@ -15,8 +15,8 @@ import "gpuplan.dev/gpuplan/sim/cluster"
 // built goes to the run's temporary file (spill.go) and its array is
 // reused: memory then holds the chunks of jobs in flight.
 //
-// In a plain run (no capacity controller, preemption or service, whose
-// events and tables refer to jobs by index after they finish), a job's
+// In a plain run (no capacity controller or preemption, whose events
+// and tables refer to jobs by index after they finish), a job's
 // record is built when it finishes and its state dropped, its slot of
 // the job table reused (jobs.go): the table then holds the jobs in
 // flight, not every job of the run. Admission runs are plain: the

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gpuplan.dev/gpuplan/sim/admission"
+	"gpuplan.dev/gpuplan/models/serving"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
@@ -308,4 +309,68 @@ func TestSpilledRecordsReadFailureIsAnError(t *testing.T) {
 	}
 	require.Equal(t, recChunk, n, "the first chunk only")
 	require.ErrorContains(t, res.RecordsErr(), "chunk 1 is corrupt")
+}
+
+// A run with inference services is plain too: a job's record is built as
+// it finishes, numbered as a job of the workload (the services' replica
+// pods, interleaved with the jobs in the job table as the HPA scales up
+// and down, are left out), and its slot reused. The same run with every
+// record built at the end agrees record for record and service for
+// service, spilled to a file or not.
+func TestServiceRecordsAsJobsFinishEqualRecordsAtTheEnd(t *testing.T) {
+	const n = 3000
+	var jobs []cluster.JobSpec
+	for i := 0; i < n; i++ {
+		jobs = append(jobs, job(fmt.Sprintf("j%d", i), Time(i)*5*Second, Time(1+i%7)*10*Second, 1, int32(1)<<(i%3)))
+	}
+	svc := hpaService(t)
+	// 100/s and 1,000/s in turns every 20 minutes: the HPA scales from 2
+	// to 20 replicas and back again, making new replica pods each time.
+	svc.Spec.Load.Points = nil
+	for k := 0; k < 12; k++ {
+		svc.Spec.Load.Points = append(svc.Spec.Load.Points, serving.Point{AtMs: int64(k) * 20 * Minute, Rate: float64(100 + 900*(k%2))})
+	}
+	for _, keep := range []int{0, 1} {
+		cfg := Config{Pools: []cluster.PoolSpec{pool("p", 8, 4)}, Horizon: Time(n) * 5 * Second * 9 / 10, Services: []ServiceConfig{svc},
+			RecordsInMemory: keep, TempDir: t.TempDir()}
+		results := [2]*Result{}
+		for k, plain := range []bool{false, true} {
+			cfg.Workload = &SliceSource{Jobs: jobs}
+			r, err := newRunner(cfg)
+			require.NoError(t, err)
+			require.True(t, r.jobs.plain, "a run with services is plain")
+			r.jobs.plain = plain
+			res, err := r.run()
+			require.NoError(t, err)
+			results[k] = res
+			if plain {
+				require.Positive(t, r.jobs.reused, "slots of recorded jobs reused")
+				require.Greater(t, len(r.jobs.reps), 20, "replica pods made as the HPA scaled up again and again")
+			}
+		}
+		want, got := results[0], results[1]
+		require.Equal(t, keep == 1, got.Spilled())
+		collect := func(r *Result) []JobRecord {
+			var out []JobRecord
+			for _, rec := range r.Records() {
+				out = append(out, *rec)
+			}
+			return out
+		}
+		wantJobs, gotJobs := collect(want), collect(got)
+		require.NoError(t, got.RecordsErr())
+		require.Equal(t, n*9/10, len(gotJobs), "the jobs that arrived before the horizon")
+		for i, r := range gotJobs {
+			require.Equal(t, jobs[i].Name, r.Name, "record %d is the workload's job %d", i, i)
+			require.Equal(t, int32(i), r.ID)
+		}
+		require.Equal(t, wantJobs, gotJobs)
+		require.Equal(t, want.Services, got.Services)
+		counts := map[Outcome]int{}
+		for _, r := range gotJobs {
+			counts[r.Outcome]++
+		}
+		require.Positive(t, counts[Completed])
+		require.Positive(t, counts[Running]+counts[Pending], "jobs left at the horizon")
+	}
 }

@@ -312,7 +312,7 @@ func newRunner(cfg Config) (*runner, error) {
 	}
 	// A plain run looks up no finished job by index again, so that its
 	// record is built at once and its state dropped.
-	r.jobs.plain = r.disr.capacity == nil && !r.sc.preemptOn && len(r.svc.svcs) == 0 && r.disr.onNode == nil
+	r.jobs.plain = r.disr.capacity == nil && !r.sc.preemptOn && r.disr.onNode == nil
 	r.jobs.recs.keep, r.jobs.recs.dir = cfg.RecordsInMemory, cfg.TempDir
 	if r.jobs.recs.keep == 0 {
 		r.jobs.recs.keep = DefaultRecordsInMemory
@@ -574,7 +574,7 @@ const neverRuns = "never schedulable, queued all the same as Kueue counts quota,
 // MaxJobs bounds the jobs of one run: each keeps a record of about 220
 // bytes (208 of record, its name; past Config.RecordsInMemory, 40 to 60
 // bytes in a temporary file instead) and, while it is in flight (in any
-// run with a capacity controller, preemption or services: to the end),
+// run with a capacity controller or preemption: to the end),
 // 352 of state, so 20 million is some 1 (a plain run) to 12 GB.
 const MaxJobs = 20_000_000
 

@@ -762,6 +762,7 @@ func (ss *serviceSet) createReplica(t Time, k int) error {
 // with its service, and goes to admission or the scheduler's queue.
 func (r *runner) newPod(t Time, k int, spec cluster.JobSpec) (*jobState, error) {
 	j := r.jobs.add(r.sched)
+	r.jobs.reps = append(r.jobs.reps, j.info.ID)
 	j.svc = int16(k + 1)
 	j.spec = spec
 	j.info.FirstReason, j.info.LastReason = -1, -1
@@ -970,7 +971,7 @@ func (ss *serviceSet) results(end Time, jobs int) ([]ServiceResult, error) {
 	if len(ss.svcs) == 0 {
 		return nil, nil
 	}
-	if jobs+ss.nrep != int(ss.jobs.njobs) {
+	if jobs+ss.nrep != int(ss.jobs.njobs) || ss.nrep != len(ss.jobs.reps) {
 		return nil, &InvariantError{Err: fmt.Errorf("%d job records and %d replica pods for %d entries: a replica was counted as a job", jobs, ss.nrep, ss.jobs.njobs)}
 	}
 	out := make([]ServiceResult, len(ss.svcs))
@@ -991,11 +992,8 @@ func (ss *serviceSet) results(end Time, jobs int) ([]ServiceResult, error) {
 		res.Timeline = s.tl
 		res.Decisions = s.decisions
 	}
-	for id := int32(0); id < ss.jobs.njobs; id++ {
+	for _, id := range ss.jobs.reps {
 		j := ss.jobs.at(id)
-		if j.svc == 0 {
-			continue
-		}
 		res := &out[j.svc-1]
 		if x := j.x; x != nil {
 			res.Preempted += int(x.preempted)
