@@ -124,19 +124,21 @@ func (k *KEDA) Settled(cur int) bool { return cur > 0 && k.hpa.Settled(cur) }
 // SkipSteady records the syncs at first, first+step, ..., last (multiples
 // of the HPA's period) that Keeps with cur replicas, as calling Sync at
 // each would: the polls that fall due (each active), and the HPA's
-// steady syncs. Its cost is the polls', not the stretch's syncs.
+// steady syncs. A poll is taken at the first sync at or after it falls
+// due, so after the first they come every ceil(polling / step) syncs:
+// the last is found at once, whatever the stretch's length.
 func (k *KEDA) SkipSteady(first, last, step int64, cur int) {
 	if last < first || step <= 0 {
 		return
 	}
-	for t := first; ; t += step {
-		if k.nextPoll > t {
-			// The first sync at or after the poll that falls due.
-			t = first + (k.nextPoll-first+step-1)/step*step
-		}
-		if t > last {
-			break
-		}
+	t := first
+	if k.nextPoll > t {
+		// The first sync at or after the poll that falls due.
+		t = first + (k.nextPoll-first+step-1)/step*step
+	}
+	if t <= last {
+		every := max((k.spec.PollingMs+step-1)/step, 1) * step
+		t += (last - t) / every * every
 		k.nextPoll = t + k.spec.PollingMs
 		k.lastActive, k.everActive = t, true
 	}

@@ -70,57 +70,63 @@ func TestKEDAValidate(t *testing.T) {
 // Outside the band Keeps says no: 12 a replica is 20% above the target,
 // and an inactive trigger (0 waiting with min 0) may scale to zero.
 func TestKEDASkipSteadyIsSync(t *testing.T) {
-	mk := func() *KEDA {
-		spec := NewScaledObjectSpec(10)
-		spec.MinReplicaCount, spec.MaxReplicaCount = 0, 40
-		k, err := NewKEDA(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := 4
-		for now := int64(0); now <= 20*60_000; now += 15_000 {
-			per := 10.0
-			if now == 0 {
-				per = 20
+	// KEDA's default polling (30 s, every second sync), one shorter than
+	// the HPA's period (a poll each sync) and ones that are not a multiple
+	// of it (40 s: every third sync, 45 s later; 100 s: every seventh).
+	for _, poll := range []int64{30_000, 10_000, 40_000, 45_000, 100_000} {
+		mk := func() *KEDA {
+			spec := NewScaledObjectSpec(10)
+			spec.MinReplicaCount, spec.MaxReplicaCount = 0, 40
+			spec.PollingMs = poll
+			k, err := NewKEDA(spec)
+			if err != nil {
+				t.Fatal(err)
 			}
-			r = k.Sync(now, Observation{Replicas: r, Ready: r}, per*float64(r))
+			r := 4
+			for now := int64(0); now <= 20*60_000; now += 15_000 {
+				per := 10.0
+				if now == 0 {
+					per = 20
+				}
+				r = k.Sync(now, Observation{Replicas: r, Ready: r}, per*float64(r))
+			}
+			if r != 8 {
+				t.Fatalf("polling %d ms: settled at %d replicas, want 8", poll, r)
+			}
+			return k
 		}
-		if r != 8 {
-			t.Fatalf("settled at %d replicas, want 8", r)
+		a, b := mk(), mk()
+		const first, last = 20*60_000 + 15_000, 80 * 60_000
+		o := Observation{Replicas: 8, Ready: 8}
+		for now := int64(first); now <= last; now += 15_000 {
+			if r := a.Sync(now, o, 10.4*8); r != 8 {
+				t.Fatalf("polling %d ms: at %d: %d replicas", poll, now, r)
+			}
 		}
-		return k
-	}
-	a, b := mk(), mk()
-	const first, last = 20*60_000 + 15_000, 80 * 60_000
-	o := Observation{Replicas: 8, Ready: 8}
-	for now := int64(first); now <= last; now += 15_000 {
-		if r := a.Sync(now, o, 10.4*8); r != 8 {
-			t.Fatalf("at %d: %d replicas", now, r)
+		if !b.Keeps(o, 10.4*8) {
+			t.Fatal("a queue of 10.4 a replica on 8 is within the tolerance: kept")
 		}
-	}
-	if !b.Keeps(o, 10.4*8) {
-		t.Fatal("a queue of 10.4 a replica on 8 is within the tolerance: kept")
-	}
-	if b.Keeps(o, 12*8) || b.Keeps(o, 0) {
-		t.Fatal("12 a replica (20% over) or an idle trigger must not be kept")
-	}
-	b.SkipSteady(first, last, 15_000, 8)
-	if !reflect.DeepEqual(a, b) {
-		t.Fatalf("skipped:\n%+v\n%+v\nsynced:\n%+v\n%+v", *b, *b.hpa, *a, *a.hpa)
-	}
-	ra, rb := 8, 8
-	for now := int64(last + 15_000); now <= last+20*60_000; now += 15_000 {
-		per := 30.0
-		if now > last+5*60_000 {
-			per = 2
+		if b.Keeps(o, 12*8) || b.Keeps(o, 0) {
+			t.Fatal("12 a replica (20% over) or an idle trigger must not be kept")
 		}
-		ra = a.Sync(now, Observation{Replicas: ra, Ready: ra}, per*float64(ra))
-		rb = b.Sync(now, Observation{Replicas: rb, Ready: rb}, per*float64(rb))
-		if ra != rb {
-			t.Fatalf("at %d: %d replicas synced, %d skipped", now, ra, rb)
+		b.SkipSteady(first, last, 15_000, 8)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("polling %d ms: skipped:\n%+v\n%+v\nsynced:\n%+v\n%+v", poll, *b, *b.hpa, *a, *a.hpa)
 		}
-		if now == last+15_000 && ra != 16 {
-			t.Fatalf("the first sync at 30 a replica: %d, want 16", ra)
+		ra, rb := 8, 8
+		for now := int64(last + 15_000); now <= last+20*60_000; now += 15_000 {
+			per := 30.0
+			if now > last+5*60_000 {
+				per = 2
+			}
+			ra = a.Sync(now, Observation{Replicas: ra, Ready: ra}, per*float64(ra))
+			rb = b.Sync(now, Observation{Replicas: rb, Ready: rb}, per*float64(rb))
+			if ra != rb {
+				t.Fatalf("polling %d ms: at %d: %d replicas synced, %d skipped", poll, now, ra, rb)
+			}
+			if now == last+15_000 && ra != 16 {
+				t.Fatalf("polling %d ms: the first sync at 30 a replica: %d, want 16", poll, ra)
+			}
 		}
 	}
 }
