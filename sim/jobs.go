@@ -40,7 +40,7 @@ type jobTable struct {
 	// reps are the ids of the services' replica pods, ascending: a job's
 	// record is numbered by its id less the replica pods before it.
 	reps []int32
-	recs  recStore
+	recs recStore
 	// retired holds the slots of recorded jobs the queue may still point
 	// to, free those it does not: checked again once retired has grown to
 	// checkAt.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/models/serving"
+	"gpuplan.dev/gpuplan/sim/admission"
 	"gpuplan.dev/gpuplan/sim/cluster"
 )
 
