@@ -215,16 +215,7 @@ func (h *HPA) Sync(now int64, o Observation) int {
 		return cur
 	}
 	desired := h.normalize(now, cur, proposal)
-	h.flat = -1
-	if n := len(h.recs); n > 0 {
-		h.flat = h.recs[0].replicas
-		for _, r := range h.recs[1:] {
-			if r.replicas != h.flat {
-				h.flat = -1
-				break
-			}
-		}
-	}
+	h.flat = flatOf(h.recs)
 	if !h.spec.NoBehavior {
 		h.store(now, desired-cur)
 	}
@@ -416,16 +407,29 @@ func (h *HPA) normalizeWithoutBehavior(now int64, cur, proposal int) int {
 	return max(min(rec, limit), h.spec.MinReplicas)
 }
 
-// steady is normalize's work when the proposal is cur, every
-// recommendation in the windows is cur and no remembered change counts
-// in a policy's period any more: both
-// windows recommend cur, so the answer is cur (within bounds), and all that
-// changes is the recommendations, which gain this one and lose those out
-// of every window (the oldest: they are in time order).
+// flatOf is the replicas every one of recs recommends, -1 when they
+// differ.
+func flatOf(recs []stamped) int {
+	if len(recs) == 0 {
+		return -1
+	}
+	flat := recs[0].replicas
+	for _, r := range recs[1:] {
+		if r.replicas != flat {
+			return -1
+		}
+	}
+	return flat
+}
+
+// steady is normalize's work when the proposal is cur and the answer is
+// cur (Settled): all that changes is the recommendations, which gain this
+// one and lose those out of every window (the oldest: they are in time
+// order).
 func (h *HPA) steady(now int64, cur int) {
 	h.last = now
+	same := len(h.recs) == 0 || h.flat == cur
 	h.recs = append(h.recs, stamped{now, cur})
-	h.flat = cur
 	longest := h.reach()
 	i := 0
 	for i < len(h.recs) && h.recs[i].at+longest <= now && h.recs[i].at != now {
@@ -434,25 +438,37 @@ func (h *HPA) steady(now int64, cur int) {
 	if i > 0 {
 		h.recs = h.recs[:copy(h.recs, h.recs[i:])]
 	}
+	if same {
+		h.flat = cur
+	} else {
+		h.flat = flatOf(h.recs)
+	}
 }
 
 // Keeps reports whether a Sync with o, at any time after the last one,
-// takes the steady path: the replicas within the bounds, no remembered
-// change counting in a policy's period, every remembered recommendation
-// o.Replicas, and the replica calculator proposing o.Replicas. Sync then
-// returns o.Replicas and only records the recommendation.
+// returns o.Replicas having only recorded its recommendation (Settled, and
+// the replica calculator proposing o.Replicas).
 func (h *HPA) Keeps(o Observation) bool {
 	return h.Settled(o.Replicas) && h.proposal(o) == o.Replicas
 }
 
 // Settled reports the part of Keeps that does not read the metric: with
-// cur replicas, a Sync could take the steady path (Keeps is false for
-// every observation when it is false).
+// cur replicas, a Sync whose replica calculator proposes cur returns cur
+// (Keeps is false for every observation when it is false). The replicas
+// are within the bounds and no remembered change counts in a policy's
+// period. With behavior, whatever the windows remember: the proposal is
+// in both, so the up window's lowest recommendation is at most cur and
+// the down window's highest at least cur, and cur it is (a window still
+// holding other recommendations, such as the lower ones from before a
+// scale-up, changes nothing).
+// Without behavior the downscale window's highest recommendation wins
+// even over cur: every remembered recommendation must be cur.
 func (h *HPA) Settled(cur int) bool {
 	if cur == 0 && h.spec.MinReplicas > 0 {
 		return false
 	}
-	return h.quiet(h.last) && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas && (len(h.recs) == 0 || h.flat == cur)
+	return h.quiet(h.last) && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas &&
+		(!h.spec.NoBehavior || len(h.recs) == 0 || h.flat == cur)
 }
 
 // SkipSteady records the syncs at first, first+step, ..., last (last -

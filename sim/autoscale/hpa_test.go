@@ -226,7 +226,9 @@ func TestSteadySyncIsTheWalk(t *testing.T) {
 
 // SkipSteady stands for a stretch of steady syncs: after it, the HPA holds
 // the recommendations (and answers the next syncs as) one synced at every
-// period does, whatever the stretch's length against the windows.
+// period does, whatever the stretch's length against the windows, and
+// whether or not they still hold the recommendations from before the
+// scale-up.
 func TestSkipSteadyIsTheSyncs(t *testing.T) {
 	for _, stab := range []int64{0, 60_000, 300_000} {
 		spec := NewHPASpec(10, 100)
@@ -248,6 +250,13 @@ func TestSkipSteadyIsTheSyncs(t *testing.T) {
 				require.Equal(t, 3, skip.Sync(now, o))
 			}
 			require.True(t, skip.Keeps(o))
+			// Kept from the first sync after the scale-up's policy period
+			// (15 s), while a down window still holds the 2 recorded before
+			// it: a proposal of 3 on 3 is 3 whatever the windows hold.
+			require.Equal(t, int64(30_000), now)
+			if stab > 0 {
+				require.Equal(t, -1, skip.flat, "the window holds 2 and 3")
+			}
 			first, last := now, now+(n-1)*15_000
 			for ; now <= last; now += 15_000 {
 				require.Equal(t, 3, each.Sync(now, o))
