@@ -211,7 +211,7 @@ func (h *HPA) Sync(now int64, o Observation) int {
 	proposal := h.proposal(o)
 	if proposal == cur && h.quiet(now) && cur >= h.spec.MinReplicas && cur <= h.spec.MaxReplicas &&
 		(len(h.recs) == 0 || h.flat == cur) {
-		h.steady(now, cur)
+		h.steady(now, cur, cur)
 		return cur
 	}
 	desired := h.normalize(now, cur, proposal)
@@ -422,14 +422,14 @@ func flatOf(recs []stamped) int {
 	return flat
 }
 
-// steady is normalize's work when the proposal is cur and the answer is
-// cur (Settled): all that changes is the recommendations, which gain this
-// one and lose those out of every window (the oldest: they are in time
+// steady is normalize's work when the answer is cur (Holds) and rec the
+// proposal: all that changes is the recommendations, which gain this one
+// and lose those out of every window (the oldest: they are in time
 // order).
-func (h *HPA) steady(now int64, cur int) {
+func (h *HPA) steady(now int64, cur, rec int) {
 	h.last = now
-	same := len(h.recs) == 0 || h.flat == cur
-	h.recs = append(h.recs, stamped{now, cur})
+	same := rec == cur && (len(h.recs) == 0 || h.flat == cur)
+	h.recs = append(h.recs, stamped{now, rec})
 	longest := h.reach()
 	i := 0
 	for i < len(h.recs) && h.recs[i].at+longest <= now && h.recs[i].at != now {
@@ -439,7 +439,7 @@ func (h *HPA) steady(now int64, cur int) {
 		h.recs = h.recs[:copy(h.recs, h.recs[i:])]
 	}
 	if same {
-		h.flat = cur
+		h.flat = rec
 	} else {
 		h.flat = flatOf(h.recs)
 	}
@@ -471,11 +471,37 @@ func (h *HPA) Settled(cur int) bool {
 		(!h.spec.NoBehavior || len(h.recs) == 0 || h.flat == cur)
 }
 
+// Holds reports whether a Sync with o, at any time after the last one,
+// returns o.Replicas and remembers no change, only its recommendation
+// (the replica calculator's proposal): Settled, and the proposal
+// o.Replicas (Keeps), or above it with the replicas at the maximum, or
+// below it at the minimum. At a bound the windows and policies may ask
+// for more (or fewer), but the bound holds the answer at o.Replicas:
+// with behavior a proposal above cur leaves the down window's highest
+// recommendation at least cur and the up window's answer, rate-limited
+// or not, at least cur; below cur, the reverse; without behavior every
+// remembered recommendation is cur (Settled), so the highest is at least
+// cur above and cur below.
+func (h *HPA) Holds(o Observation) bool {
+	cur := o.Replicas
+	if !h.Settled(cur) {
+		return false
+	}
+	p := h.proposal(o)
+	return p == cur || p > cur && cur == h.spec.MaxReplicas || p < cur && cur == h.spec.MinReplicas
+}
+
+// Proposal is the replica calculator's answer for o: the recommendation
+// a Sync with o records.
+func (h *HPA) Proposal(o Observation) int { return h.proposal(o) }
+
 // SkipSteady records the syncs at first, first+step, ..., last (last -
-// first a multiple of step) that Keeps with cur replicas, as calling Sync
-// at each would: only those still within a stabilization window at last
-// are kept, so the cost is the window's syncs, not the stretch's.
-func (h *HPA) SkipSteady(first, last, step int64, cur int) {
+// first a multiple of step) that Hold cur replicas, as calling Sync at
+// each would: only those still within a stabilization window at last
+// are kept, so the cost is the window's syncs, not the stretch's. rec
+// is the recommendation each records, its Proposal (nil: cur, as every
+// sync that Keeps records).
+func (h *HPA) SkipSteady(first, last, step int64, cur int, rec func(now int64) int) {
 	if last < first || step <= 0 {
 		return
 	}
@@ -488,7 +514,11 @@ func (h *HPA) SkipSteady(first, last, step int64, cur int) {
 	}
 	h.start(first, cur)
 	for t := from; t <= last; t += step {
-		h.steady(t, cur)
+		r := cur
+		if rec != nil {
+			r = rec(t)
+		}
+		h.steady(t, cur, r)
 	}
 }
 

@@ -261,7 +261,7 @@ func TestSkipSteadyIsTheSyncs(t *testing.T) {
 			for ; now <= last; now += 15_000 {
 				require.Equal(t, 3, each.Sync(now, o))
 			}
-			skip.SkipSteady(first, last, 15_000, 3)
+			skip.SkipSteady(first, last, 15_000, 3, nil)
 			require.Equal(t, each.recs, skip.recs, "window %d ms, %d syncs skipped", stab, n)
 			require.Equal(t, each.flat, skip.flat)
 			require.Equal(t, each.ups, skip.ups)
@@ -270,6 +270,92 @@ func TestSkipSteadyIsTheSyncs(t *testing.T) {
 			o.Metric = 40
 			for end := now + 900_000; now < end; now += 15_000 {
 				require.Equal(t, each.Sync(now, o), skip.Sync(now, o), "at %d ms", now)
+			}
+		}
+	}
+}
+
+// At a bound, a proposal beyond it holds the replicas there: an HPA at
+// its maximum of 4 whose calculator asks for 6 to 12 (150 to 300 a
+// replica, target 100) answers 4 at every sync, and records each
+// proposal. SkipSteady over such a stretch, told the proposals, leaves
+// the HPA as syncing at every period does (with and without behavior,
+// and at the minimum of 3 with proposals of 1 and 2), and both answer
+// the same when the load turns: at the maximum the 300 s down window
+// holds the high proposals, so 4 stays until they leave it. Inside the
+// bounds a proposal other than the replicas never holds.
+func TestHoldsAtTheBoundsIsTheSyncs(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		min, max   int
+		cur        int
+		per, after func(k int64) float64 // a replica's metric at the k-th sync
+		noBehavior bool
+	}{
+		{name: "at max", min: 1, max: 4, cur: 4, per: func(k int64) float64 { return 150 + float64(k%7)*25 }, after: func(int64) float64 { return 20 }},
+		{name: "at max, no behavior", min: 1, max: 4, cur: 4, per: func(k int64) float64 { return 150 + float64(k%7)*25 }, after: func(int64) float64 { return 20 }, noBehavior: true},
+		{name: "at min", min: 3, max: 10, cur: 3, per: func(k int64) float64 { return 20 + float64(k%3)*20 }, after: func(int64) float64 { return 250 }},
+	} {
+		for _, n := range []int64{1, 5, 21, 400} {
+			spec := NewHPASpec(c.max, 100)
+			spec.MinReplicas = c.min
+			spec.NoBehavior = c.noBehavior
+			each, err := NewHPA(spec)
+			require.NoError(t, err)
+			skip, err := NewHPA(spec)
+			require.NoError(t, err)
+			obs := func(r int, per float64) Observation {
+				return Observation{Replicas: r, Ready: r, Metric: per}
+			}
+			// At the bound and steady there, the windows full of it.
+			now := int64(0)
+			for ; now <= 600_000; now += 15_000 {
+				require.Equal(t, c.cur, each.Sync(now, obs(c.cur, 100)))
+				require.Equal(t, c.cur, skip.Sync(now, obs(c.cur, 100)))
+			}
+			k0 := now / 15_000
+			o := obs(c.cur, c.per(k0))
+			require.True(t, skip.Holds(o), "%s: held at the bound", c.name)
+			require.False(t, skip.Keeps(o), "%s: not the steady path", c.name)
+			inside := obs(c.cur, c.per(k0))
+			inside.Replicas, inside.Ready = c.cur-1, c.cur-1
+			if c.cur-1 >= c.min {
+				require.False(t, skip.Holds(inside), "%s: inside the bounds", c.name)
+			}
+			first, last := now, now+(n-1)*15_000
+			for ; now <= last; now += 15_000 {
+				o := obs(c.cur, c.per(now/15_000))
+				if !c.noBehavior {
+					// Without behavior the held proposals in the window
+					// make Settled false (it asks every recommendation to
+					// be cur) though the bound still holds: asked at the
+					// stretch's start only.
+					require.True(t, each.Holds(o), "%s at %d", c.name, now)
+				}
+				require.Equal(t, c.cur, each.Sync(now, o))
+			}
+			skip.SkipSteady(first, last, 15_000, c.cur, func(t int64) int { return skip.Proposal(obs(c.cur, c.per(t/15_000))) })
+			require.Equal(t, each.recs, skip.recs, "%s, %d syncs skipped", c.name, n)
+			require.Equal(t, each.flat, skip.flat)
+			require.Equal(t, each.ups, skip.ups)
+			require.Equal(t, each.downs, skip.downs)
+			require.Equal(t, each.last, skip.last)
+			ra, rb := c.cur, c.cur
+			changed := int64(-1)
+			for end := now + 900_000; now < end; now += 15_000 {
+				ra = each.Sync(now, obs(ra, c.after(now)))
+				rb = skip.Sync(now, obs(rb, c.after(now)))
+				require.Equal(t, ra, rb, "%s at %d ms", c.name, now)
+				if ra != c.cur && changed < 0 {
+					changed = now
+				}
+			}
+			require.Positive(t, changed, "%s: the turn of the load moves the replicas", c.name)
+			if c.name == "at max" && n >= 21 {
+				// The last held proposal (at last) is in the 300 s window
+				// while younger than it: the sync at last + 300 s, where
+				// every proposal in the window is 1, scales down.
+				require.Equal(t, last+300_000, changed, "%s: the down window holds the high proposals", c.name)
 			}
 		}
 	}

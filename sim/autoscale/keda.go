@@ -106,15 +106,37 @@ func (k *KEDA) Sync(now int64, o Observation, metric float64) int {
 // activation loop neither scales to zero nor leaves a record other than
 // the poll's), and the HPA on the steady path.
 func (k *KEDA) Keeps(o Observation, metric float64) bool {
-	if o.Replicas == 0 || o.Ready != o.Replicas || o.NotReady != 0 || !(metric > k.spec.ActivationThreshold) {
-		return false
-	}
+	return k.active(o, metric) && k.hpa.Keeps(k.observed(o, metric))
+}
+
+// Holds is Keeps with the HPA's Holds: the replicas at a bound may be
+// held there by a proposal beyond it.
+func (k *KEDA) Holds(o Observation, metric float64) bool {
+	return k.active(o, metric) && k.hpa.Holds(k.observed(o, metric))
+}
+
+// Proposal is the recommendation the HPA records at a Sync with o and
+// the trigger's metric.
+func (k *KEDA) Proposal(o Observation, metric float64) int {
+	return k.hpa.Proposal(k.observed(o, metric))
+}
+
+// active reports whether a Sync with o (all of its replicas ready) and
+// the trigger's metric leaves the scaling to the HPA: at least one
+// replica and the trigger active.
+func (k *KEDA) active(o Observation, metric float64) bool {
+	return o.Replicas > 0 && o.Ready == o.Replicas && o.NotReady == 0 && metric > k.spec.ActivationThreshold
+}
+
+// observed is o with the metric the HPA reads: the trigger's, averaged
+// over the ready pods for AverageValue.
+func (k *KEDA) observed(o Observation, metric float64) Observation {
 	if k.spec.Type == AverageValue {
 		o.Metric = metric / float64(max(o.Ready, 1))
 	} else {
 		o.Metric = metric
 	}
-	return k.hpa.Keeps(o)
+	return o
 }
 
 // Settled is the part of Keeps that does not read the metric: with cur
@@ -122,12 +144,12 @@ func (k *KEDA) Keeps(o Observation, metric float64) bool {
 func (k *KEDA) Settled(cur int) bool { return cur > 0 && k.hpa.Settled(cur) }
 
 // SkipSteady records the syncs at first, first+step, ..., last (multiples
-// of the HPA's period) that Keeps with cur replicas, as calling Sync at
-// each would: the polls that fall due (each active), and the HPA's
-// steady syncs. A poll is taken at the first sync at or after it falls
+// of the HPA's period) that Hold cur replicas, as calling Sync at each
+// would: the polls that fall due (each active), and the HPA's steady
+// syncs, each recording rec (HPA.SkipSteady). A poll is taken at the first sync at or after it falls
 // due, so after the first they come every ceil(polling / step) syncs:
 // the last is found at once, whatever the stretch's length.
-func (k *KEDA) SkipSteady(first, last, step int64, cur int) {
+func (k *KEDA) SkipSteady(first, last, step int64, cur int, rec func(now int64) int) {
 	if last < first || step <= 0 {
 		return
 	}
@@ -142,5 +164,5 @@ func (k *KEDA) SkipSteady(first, last, step int64, cur int) {
 		k.nextPoll = t + k.spec.PollingMs
 		k.lastActive, k.everActive = t, true
 	}
-	k.hpa.SkipSteady(first, last, step, cur)
+	k.hpa.SkipSteady(first, last, step, cur, rec)
 }

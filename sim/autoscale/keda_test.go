@@ -109,7 +109,7 @@ func TestKEDASkipSteadyIsSync(t *testing.T) {
 		if b.Keeps(o, 12*8) || b.Keeps(o, 0) {
 			t.Fatal("12 a replica (20% over) or an idle trigger must not be kept")
 		}
-		b.SkipSteady(first, last, 15_000, 8)
+		b.SkipSteady(first, last, 15_000, 8, nil)
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("polling %d ms: skipped:\n%+v\n%+v\nsynced:\n%+v\n%+v", poll, *b, *b.hpa, *a, *a.hpa)
 		}

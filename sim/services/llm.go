@@ -563,6 +563,56 @@ func (s *Service) overloaded(lambda float64, ready int) bool {
 	return s.cycle(lambda, ready).Regime == serving.Overload
 }
 
+// llmPieceEnd is where a piece of Advance from a (at most end, before
+// which the load's curve does not change) ends for an LLM service on a
+// diurnal curve, so that the piece is accounted as its scaler's periods
+// would be one by one: a piece whose rate stays within one grid key of
+// the curve (below capacity) is served at that key's steady state, as
+// is every period within it, so it ends where the rate may leave the key,
+// on the periods' grid; a piece starting near a key's edge is its period
+// (to the grid's next point), as the period would be. A deferred stretch
+// near capacity, where the latencies are steep in the rate, then costs a
+// piece per key the rate crosses, with the figures of its periods
+// accounted one by one (TestScalerPeriodsWithoutEventsSameRun). ok is
+// false where the steady state is not the key's alone (a router among
+// several replicas, prefix-aware routing) or no rate arrives: Advance
+// then cuts by PieceEnd.
+func (s *Service) llmPieceEnd(a, end int64, ready int) (int64, bool) {
+	l := s.llm
+	if ready < 1 || l.sticky && ready > 1 || l.spec.Router != nil && ready > 1 {
+		return 0, false
+	}
+	ld := &s.spec.Load
+	lambda := ld.At(a)
+	if !(lambda > 0) {
+		return 0, false
+	}
+	grid := (a/s.step + 1) * s.step
+	if grid >= end {
+		return end, true // within one period
+	}
+	r := float64(ready)
+	g := llmLogGrid
+	k := float64(llmKey(lambda / r))
+	lo := math.Exp((k-0.5)*g) * r * (1 + 1e-9)
+	hi := math.Min(math.Exp((k+0.5)*g)*r, l.capPer*r) * (1 - 1e-9)
+	// The most the rate moves in a period: a rate on the grid within
+	// [lo + drift, hi - drift] stays within [lo, hi] until the next.
+	day := ld.PeriodMs
+	if day == 0 {
+		day = 24 * 3600 * 1000
+	}
+	drift := ld.Amplitude * 2 * math.Pi / float64(day) * float64(s.step)
+	for _, sp := range ld.Spikes {
+		drift *= max(sp.Factor, 1)
+	}
+	lo, hi = lo+drift, hi-drift
+	if lambda < lo || lambda > hi {
+		return grid, true
+	}
+	return min(end, ld.FirstOutside(grid, s.step, end, lo, hi)), true
+}
+
 // advanceLLM accounts for dt ms at rate lambda on ready replicas.
 func (s *Service) advanceLLM(dt, lambda float64, ready int) {
 	l := s.llm
@@ -765,18 +815,19 @@ func (s *Service) metricsLLM(lambda float64, ready int) Metrics {
 	if per > 0 {
 		st, _ = l.at(per, ready)
 	}
-	return s.metricsLLMOf(lambda, ready, st)
+	return s.metricsLLMOf(lambda, ready, st, s.backlog)
 }
 
-// metricsLLMOf is metricsLLM with the steady state st of its rate.
-func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady) Metrics {
+// metricsLLMOf is metricsLLM with the steady state st of its rate and
+// backlog requests waiting.
+func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady, backlog float64) Metrics {
 	l := s.llm
-	m := Metrics{Rate: lambda, InFlight: s.backlog}
+	m := Metrics{Rate: lambda, InFlight: backlog}
 	per := lambda / float64(ready)
 	capTotal, _, _ := l.capAt(ready)
 	m.QueueLatencyMs = max(st.TTFTMeanMs-st.StepMs, 0)
-	if s.backlog > 0 {
-		m.QueueLatencyMs += s.backlog / capTotal * 1000
+	if backlog > 0 {
+		m.QueueLatencyMs += backlog / capTotal * 1000
 	}
 	m.InFlight += lambda * (st.TTFTMeanMs + st.TPOTMeanMs*max(l.eOut-1, 0)) / 1000
 	if l.sticky && ready > 1 {
@@ -786,7 +837,7 @@ func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady)
 	}
 	// Running: in flight less waiting (the queue's wait over the rate,
 	// and the backlog).
-	m.Running = max(m.InFlight-lambda*m.QueueLatencyMs/1000-s.backlog, 0)
+	m.Running = max(m.InFlight-lambda*m.QueueLatencyMs/1000-backlog, 0)
 	if l.blocks > 0 {
 		m.KVCacheUsage = kvShare(st, l.idlePrefixBlocks(ready), l.blocks)
 	}
@@ -796,8 +847,9 @@ func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady)
 // SettledBand is, for an LLM service whose scaler reads more than the
 // rate, the band of request rates [lo, hi] around the rate at now within
 // which the scaler, asked at a period with all replicas ready, keeps them
-// and changes nothing but the records of a steady sync (SkipPeriods),
-// and in which no backlog forms (below capacity by the most the rate
+// (its HPA Holds them: at its maximum or minimum a proposal beyond the
+// bound holds them too) and changes nothing but the recommendation it
+// records (SkipPeriods records each period's), and in which no backlog forms (below capacity by the most the rate
 // moves in a period). With no backlog its metrics are a function of the
 // rate: over one grid key of the plan's curve each is linear in it (the
 // steady state is the key's), so the scaler's answer, monotone in its
@@ -834,7 +886,7 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 			if x.H.Spec().Type == autoscale.Value && !x.Metric.Average() {
 				v *= float64(replicas)
 			}
-			return x.H.Keeps(autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v})
+			return x.H.Holds(autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v})
 		}
 	case KEDA:
 		if !x.K.Settled(replicas) {
@@ -845,7 +897,7 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 			if !x.Metric.Average() {
 				v *= float64(replicas)
 			}
-			return x.K.Keeps(autoscale.Observation{Replicas: replicas, Ready: replicas}, v)
+			return x.K.Holds(autoscale.Observation{Replicas: replicas, Ready: replicas}, v)
 		}
 	default:
 		return 0, 0, false
@@ -876,7 +928,7 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 		}
 		st := c.points[k-c.lo]
 		a, b := math.Exp((float64(k)-0.5)*g)*r, math.Exp((float64(k)+0.5)*g)*r
-		return b <= top && keeps(s.metricsLLMOf(a, replicas, st)) && keeps(s.metricsLLMOf(b, replicas, st))
+		return b <= top && keeps(s.metricsLLMOf(a, replicas, st, 0)) && keeps(s.metricsLLMOf(b, replicas, st, 0))
 	}
 	rate := ld.At(now)
 	if !(rate > 0) {

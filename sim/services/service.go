@@ -334,6 +334,11 @@ func (s *Service) Advance(from, to int64, replicas, ready int) {
 		lambda := l.Base
 		if !s.steady {
 			b = l.PieceEnd(a, to, s.step, pieceTolerance)
+			if s.llm != nil && s.smooth {
+				if e, ok := s.llmPieceEnd(a, min(to, l.NextChange(a)), ready); ok {
+					b = e
+				}
+			}
 			lambda = s.rate(a, b)
 		}
 		if s.backlog > 0 || ready == 0 || s.overloaded(lambda, ready) {
@@ -703,12 +708,40 @@ func (s *Service) KeepBand(replicas, minR, maxR int) (lo, hi float64, ok bool) {
 
 // SkipPeriods records that the scaler was asked at first, first+step,
 // ..., last with replicas all ready and kept them (each at a rate within
-// KeepBand, or SettledBand).
+// KeepBand, where each proposal is the replicas, or SettledBand, where
+// the HPA records the proposal of each period's rate with no backlog).
 func (s *Service) SkipPeriods(first, last, step int64, replicas int) {
+	var rec func(now int64) int
+	if s.llm != nil && !rateOnly(s.scaler) {
+		o := autoscale.Observation{Replicas: replicas, Ready: replicas}
+		m := func(now int64) Metrics {
+			lambda := s.spec.Load.At(now)
+			st, _ := s.llm.at(lambda/float64(replicas), replicas)
+			return s.metricsLLMOf(lambda, replicas, st, 0)
+		}
+		switch x := s.scaler.(type) {
+		case HPA:
+			rec = func(now int64) int {
+				o.Metric = m(now).value(x.Metric, replicas)
+				if x.H.Spec().Type == autoscale.Value && !x.Metric.Average() {
+					o.Metric *= float64(replicas)
+				}
+				return x.H.Proposal(o)
+			}
+		case KEDA:
+			rec = func(now int64) int {
+				v := m(now).value(x.Metric, replicas)
+				if !x.Metric.Average() {
+					v *= float64(replicas)
+				}
+				return x.K.Proposal(o, v)
+			}
+		}
+	}
 	switch x := s.scaler.(type) {
 	case HPA:
-		x.H.SkipSteady(first, last, step, replicas)
+		x.H.SkipSteady(first, last, step, replicas, rec)
 	case KEDA:
-		x.K.SkipSteady(first, last, step, replicas)
+		x.K.SkipSteady(first, last, step, replicas, rec)
 	}
 }
