@@ -429,16 +429,16 @@ func (ss *serviceSet) syncChain() {
 			}
 		}
 		pending := ss.run.passDue() || ss.periodEvents
-		var lo, hi float64
+		var hold services.Hold
 		var until Time
 		ok := false
 		if !pending {
 			// Asked once a period: the same answer serves both ways of
 			// keeping the periods.
-			lo, hi, until, ok = s.band(lazy, next, h)
+			hold, until, ok = s.band(lazy, next, h)
 		}
 		if ok {
-			if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next && ss.deferPeriods(k, next, p) {
+			if p := hold.End(&s.cfg.Spec.Load, next, s.period, until); p > next && ss.deferPeriods(k, next, p) {
 				return
 			}
 		}
@@ -450,7 +450,7 @@ func (ss *serviceSet) syncChain() {
 			if queued {
 				until = min(until, at)
 			}
-			if p := s.cfg.Spec.Load.FirstOutside(next, s.period, until, lo, hi); p > next {
+			if p := hold.End(&s.cfg.Spec.Load, next, s.period, until); p > next {
 				ss.skipPeriods(s, next, p-s.period)
 				t = p - s.period
 				continue
@@ -477,16 +477,16 @@ func (ss *serviceSet) syncChain() {
 // between two periods could build). Over the periods in it the service is
 // accounted lazily either way: what a decision reads does not depend on
 // the accounting there.
-func (s *svcState) band(lazy bool, next, h Time) (lo, hi float64, until Time, ok bool) {
+func (s *svcState) band(lazy bool, next, h Time) (hold services.Hold, until Time, ok bool) {
 	if s.ready != len(s.pods) {
-		return 0, 0, 0, false
+		return services.Hold{}, 0, false
 	}
 	if lazy {
-		lo, hi, ok = s.svc.KeepBand(len(s.pods), s.min, s.max)
-		return lo, hi, h, ok
+		hold.Lo, hold.Hi, ok = s.svc.KeepBand(len(s.pods), s.min, s.max)
+		return hold, h, ok
 	}
-	lo, hi, ok = s.svc.SettledBand(next, len(s.pods), s.min, s.max)
-	return lo, hi, min(h, s.cfg.Spec.Load.NextChange(next)), ok
+	hold, ok = s.svc.SettledBand(next, len(s.pods), s.min, s.max)
+	return hold, min(h, s.cfg.Spec.Load.NextChange(next)), ok
 }
 
 // deferPeriods keeps service k's periods from next on out of the queue

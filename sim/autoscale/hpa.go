@@ -491,6 +491,29 @@ func (h *HPA) Holds(o Observation) bool {
 	return p == cur || p > cur && cur == h.spec.MaxReplicas || p < cur && cur == h.spec.MinReplicas
 }
 
+// Hover reports how a Settled HPA with behavior at cur replicas answers
+// a sync whose proposal is below cur: cur (recording the proposal) while
+// its scale-down window still holds a recommendation of cur or more,
+// as the controller's stabilization takes the window's highest. held is
+// the time from which the recommendations remembered now no longer hold
+// it (one made at a counts while a + window > now: 0 when none does),
+// window the scale-down window, which a later recommendation of cur holds
+// it for from when it is made. ok is false without behavior (the window
+// then also counts a recommendation exactly its length old, and takes
+// the highest even over a proposal of cur) or with no scale-down window.
+func (h *HPA) Hover(cur int) (held, window int64, ok bool) {
+	window = h.spec.ScaleDown.StabilizationMs
+	if h.spec.NoBehavior || window <= 0 {
+		return 0, 0, false
+	}
+	for _, r := range h.recs {
+		if r.replicas >= cur {
+			held = max(held, r.at+window)
+		}
+	}
+	return held, window, true
+}
+
 // Proposal is the replica calculator's answer for o: the recommendation
 // a Sync with o records.
 func (h *HPA) Proposal(o Observation) int { return h.proposal(o) }

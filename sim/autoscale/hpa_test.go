@@ -361,6 +361,55 @@ func TestHoldsAtTheBoundsIsTheSyncs(t *testing.T) {
 	}
 }
 
+// Hover says how long a scaled-up HPA keeps its replicas while its
+// proposals fall below them: at 0 s 150 a replica on 2 proposes 3 (the
+// default behavior: a 300 s scale-down window); from 15 s on 80 a
+// replica on 3 proposes ceil(3 x 0.8) = 3 until 60 s, then 60 proposes
+// ceil(1.8) = 2. The window holds the 3s recorded at 0 to 60 s: the last
+// at 60 s lets go at 360 s, Hover's held, and the sync there scales down.
+// A proposal of 3 at 120 s would hold it to 420 s.
+func TestHoverIsTheWindow(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		again     int64 // a sync proposing 3 again (0: none)
+		wantHeld  int64
+		wantFalls int64
+	}{
+		{"falls", 0, 360_000, 360_000},
+		{"proposes 3 again at 120 s", 120_000, 360_000, 420_000},
+	} {
+		h, err := NewHPA(NewHPASpec(10, 100))
+		require.NoError(t, err)
+		require.Equal(t, 3, h.Sync(0, Observation{Replicas: 2, Ready: 2, Metric: 150}))
+		r := 3
+		for now := int64(15_000); now <= 60_000; now += 15_000 {
+			r = h.Sync(now, Observation{Replicas: r, Ready: r, Metric: 80})
+		}
+		require.Equal(t, 3, r)
+		held, window, ok := h.Hover(3)
+		require.True(t, ok)
+		require.Equal(t, int64(300_000), window)
+		require.Equal(t, c.wantHeld, held, c.name)
+		falls := int64(-1)
+		for now := int64(75_000); now <= 600_000 && falls < 0; now += 15_000 {
+			per := 60.0 // ceil(3 x 0.6) = 2
+			if now == c.again {
+				per = 100
+			}
+			if r = h.Sync(now, Observation{Replicas: 3, Ready: 3, Metric: per}); r != 3 {
+				falls = now
+			}
+		}
+		require.Equal(t, c.wantFalls, falls, c.name)
+	}
+	spec := NewHPASpec(10, 100)
+	spec.NoBehavior = true
+	h, err := NewHPA(spec)
+	require.NoError(t, err)
+	_, _, ok := h.Hover(3)
+	require.False(t, ok, "without behavior the window's highest wins even over a proposal of cur")
+}
+
 // Scale-down and scale-up policies inside one period: the limit of each
 // direction counts from the replicas at the period's start, current -
 // added + removed within it (the controller's

@@ -115,6 +115,15 @@ func (k *KEDA) Holds(o Observation, metric float64) bool {
 	return k.active(o, metric) && k.hpa.Holds(k.observed(o, metric))
 }
 
+// Hover is the HPA's Hover: a Sync whose trigger is active and whose
+// proposal is below cur keeps cur while the window holds it.
+func (k *KEDA) Hover(cur int) (held, window int64, ok bool) { return k.hpa.Hover(cur) }
+
+// Active reports whether a Sync with o (all of its replicas ready) and the
+// trigger's metric leaves the scaling to the HPA: at least one replica
+// and the trigger active.
+func (k *KEDA) Active(o Observation, metric float64) bool { return k.active(o, metric) }
+
 // Proposal is the recommendation the HPA records at a Sync with o and
 // the trigger's metric.
 func (k *KEDA) Proposal(o Observation, metric float64) int {

@@ -845,62 +845,78 @@ func (s *Service) metricsLLMOf(lambda float64, ready int, st *serving.LLMSteady,
 }
 
 // SettledBand is, for an LLM service whose scaler reads more than the
-// rate, the band of request rates [lo, hi] around the rate at now within
-// which the scaler, asked at a period with all replicas ready, keeps them
-// (its HPA Holds them: at its maximum or minimum a proposal beyond the
-// bound holds them too) and changes nothing but the recommendation it
-// records (SkipPeriods records each period's), and in which no backlog forms (below capacity by the most the rate
+// rate, the Hold around the rate at now: the band of request rates
+// [Lo, Hi] within which the scaler, asked at a period with all replicas
+// ready, keeps them (its HPA Holds them: at its maximum or minimum a
+// proposal beyond the bound holds them too), and the rates below it,
+// down to Below, at which it proposes fewer but its scale-down window
+// still holds them (HPA.Hover: the rate at now may be one of those;
+// Hold.End finds where the window lets them go). At each it changes
+// nothing but the recommendation it records (SkipPeriods records each
+// period's), and no backlog forms (below capacity by the most the rate
 // moves in a period). With no backlog its metrics are a function of the
 // rate: over one grid key of the plan's curve each is linear in it (the
 // steady state is the key's), so the scaler's answer, monotone in its
-// metric, keeps the replicas across a key when it does at both ends. The
-// band is the keys around now's that do, within the curve (no rate is
-// evaluated here). ok is false when there is none: a backlog, a replica
-// not ready, no curve, a router among more than one replica (its steady
-// states are not the curve's), or a scaler that would change something.
+// metric, keeps the replicas across a key when it does at both ends (and
+// proposes fewer, its trigger active, across a key below the band when
+// it does at both ends). The
+// band is the keys around now's (or above now's) that do, within the
+// curve (no rate is evaluated here). ok is false when there is none: a
+// backlog, a replica not ready, no curve, a router among more than one
+// replica (its steady states are not the curve's), or a scaler that would
+// change something.
 //
 // Periods in the band need no accounting either: nothing a decision
 // reads depends on it, so the run accounts the service lazily over them,
 // as it does a service whose scaler reads only the rate.
-func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float64, ok bool) {
+func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (h Hold, ok bool) {
 	l := s.llm
 	if _, windowed := latencyQuantile(s.scaler); windowed {
 		// Its metric is the window's, not the rate's.
-		return 0, 0, false
+		return Hold{}, false
 	}
 	if l == nil || rateOnly(s.scaler) || s.backlog != 0 || replicas < 1 || replicas < minR || replicas > maxR || l.spec.Router != nil && replicas > 1 {
-		return 0, 0, false
+		return Hold{}, false
 	}
 	c := l.spec.Curve
 	if c == nil || c.capPer != l.capPer {
-		return 0, 0, false
+		return Hold{}, false
 	}
-	var keeps func(Metrics) bool
+	o := autoscale.Observation{Replicas: replicas, Ready: replicas}
+	var keeps, fewer func(Metrics) bool
+	var held, window int64
+	hover := false
 	switch x := s.scaler.(type) {
 	case HPA:
 		if !x.H.Settled(replicas) {
-			return 0, 0, false // no metric keeps it steady
+			return Hold{}, false // no metric keeps it steady
 		}
-		keeps = func(m Metrics) bool {
-			v := m.value(x.Metric, replicas)
+		obs := func(m Metrics) autoscale.Observation {
+			o.Metric = m.value(x.Metric, replicas)
 			if x.H.Spec().Type == autoscale.Value && !x.Metric.Average() {
-				v *= float64(replicas)
+				o.Metric *= float64(replicas)
 			}
-			return x.H.Holds(autoscale.Observation{Replicas: replicas, Ready: replicas, Metric: v})
+			return o
 		}
+		keeps = func(m Metrics) bool { return x.H.Holds(obs(m)) }
+		fewer = func(m Metrics) bool { return x.H.Proposal(obs(m)) < replicas }
+		held, window, hover = x.H.Hover(replicas)
 	case KEDA:
 		if !x.K.Settled(replicas) {
-			return 0, 0, false
+			return Hold{}, false
 		}
-		keeps = func(m Metrics) bool {
+		trigger := func(m Metrics) float64 {
 			v := m.value(x.Metric, replicas)
 			if !x.Metric.Average() {
 				v *= float64(replicas)
 			}
-			return x.K.Holds(autoscale.Observation{Replicas: replicas, Ready: replicas}, v)
+			return v
 		}
+		keeps = func(m Metrics) bool { return x.K.Holds(o, trigger(m)) }
+		fewer = func(m Metrics) bool { v := trigger(m); return x.K.Active(o, v) && x.K.Proposal(o, v) < replicas }
+		held, window, hover = x.K.Hover(replicas)
 	default:
-		return 0, 0, false
+		return Hold{}, false
 	}
 	r := float64(replicas)
 	// The most the rate moves in a period, which a piece between two
@@ -919,36 +935,94 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (lo, hi float
 	}
 	top := 0.99*r*l.capPer - drift
 	g := llmLogGrid
-	// pass reports whether key k keeps the replicas at both ends of its
-	// rates (a closed interval: a rate on the edge between two keys is
-	// either's, and both are asked).
-	pass := func(k int) bool {
+	// at reports whether key k's rates, at both ends (a closed interval: a
+	// rate on the edge between two keys is either's, and both are asked),
+	// are ones where ask holds, below capacity.
+	at := func(k int, ask func(Metrics) bool) bool {
 		if k < c.lo || k >= c.lo+len(c.points) || c.points[k-c.lo] == nil {
 			return false
 		}
 		st := c.points[k-c.lo]
 		a, b := math.Exp((float64(k)-0.5)*g)*r, math.Exp((float64(k)+0.5)*g)*r
-		return b <= top && keeps(s.metricsLLMOf(a, replicas, st, 0)) && keeps(s.metricsLLMOf(b, replicas, st, 0))
+		return b <= top && ask(s.metricsLLMOf(a, replicas, st, 0)) && ask(s.metricsLLMOf(b, replicas, st, 0))
 	}
+	pass := func(k int) bool { return at(k, keeps) }
+	// below reports whether key k's rates propose fewer replicas, the
+	// trigger active: kept while the window holds them.
+	below := func(k int) bool { return hover && at(k, fewer) }
 	rate := ld.At(now)
 	if !(rate > 0) {
-		return 0, 0, false
+		return Hold{}, false
 	}
 	k0 := l.key(rate / r)
+	k1 := k0
 	if !pass(k0) {
-		return 0, 0, false
+		// Below the band, held by the window: the band is above.
+		if !below(k0) || now >= held {
+			return Hold{}, false
+		}
+		for k1 = k0 + 1; !pass(k1); k1++ {
+			if !below(k1) {
+				return Hold{}, false
+			}
+		}
 	}
-	k1, k2 := k0, k0
+	k2 := k1
 	for pass(k1 - 1) {
 		k1--
 	}
 	for pass(k2 + 1) {
 		k2++
 	}
+	kb := k1
+	for below(kb - 1) {
+		kb--
+	}
 	// Shrunk a little: a rate inside is one of the keys k1..k2.
-	lo = math.Exp((float64(k1)-0.5)*g) * r * (1 + 1e-9)
-	hi = math.Exp((float64(k2)+0.5)*g) * r * (1 - 1e-9)
-	return lo, hi, true
+	h = Hold{Lo: math.Exp((float64(k1)-0.5)*g) * r * (1 + 1e-9), Hi: math.Exp((float64(k2)+0.5)*g) * r * (1 - 1e-9)}
+	if kb < k1 {
+		h.Below = math.Exp((float64(kb)-0.5)*g) * r * (1 + 1e-9)
+		h.Held, h.Window = held, window
+	}
+	return h, true
+}
+
+// A Hold is where an LLM service's scaler keeps its replicas
+// (SettledBand): at every period whose rate is within [Lo, Hi]; with a
+// Window, also at a period whose rate is within [Below, Lo), where it
+// proposes fewer, while its scale-down window holds a recommendation of
+// the replicas: before Held, or within Window of the last period in
+// [Lo, Hi].
+type Hold struct {
+	Lo, Hi, Below float64
+	Held, Window  int64
+}
+
+// End is the first of the periods from, from+step, ... (before until)
+// at which the scaler may not keep the replicas: the rate of ld above
+// Hi or below Below, or below Lo once the window lets them go; until if
+// none is.
+func (h Hold) End(ld *serving.Load, from, step, until int64) int64 {
+	if h.Window <= 0 {
+		return ld.FirstOutside(from, step, until, h.Lo, h.Hi)
+	}
+	held := h.Held
+	t := from
+	for t < until {
+		switch r := ld.At(t); {
+		case r >= h.Lo && r <= h.Hi:
+			p := ld.FirstOutside(t, step, until, h.Lo, h.Hi)
+			held = max(held, p-step+h.Window)
+			t = p
+		case r > h.Hi || r < h.Below || t >= held:
+			return t
+		default:
+			// Below the band and held: on to the first period back in
+			// it, below Below, or no longer held.
+			t = ld.FirstOutside(t, step, min(until, held), h.Below, h.Lo)
+		}
+	}
+	return until
 }
 
 // reportLLM adds the LLM figures to r.

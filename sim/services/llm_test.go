@@ -163,3 +163,40 @@ func TestLLMCurveSameFigures(t *testing.T) {
 		}
 	}
 }
+
+// Hold.End, by hand on 15 s periods, a band of 10 to 20 requests/s held
+// below down to 5 for a 300 s window: 15/s to 600 s, 8/s to 780 s, 15/s
+// to 1,200 s, then 8/s. The last period in the band before 600 s is at
+// 585 s, so the dip to 780 s is held (before 885 s); the one from 1,200 s
+// is held until 1,185 + 300 s: the period at 1,485 s is the end. A dip
+// below 5 ends the hold at once, a rise above 20 too, and a hold from
+// before (held to 100 s) starting below the band ends at the first
+// period at or after it.
+func TestHoldEndByHand(t *testing.T) {
+	const s = 1000
+	pts := func(rates ...float64) serving.Load {
+		at := []int64{0, 600 * s, 780 * s, 1200 * s}
+		var l serving.Load
+		for i, r := range rates {
+			l.Points = append(l.Points, serving.Point{AtMs: at[i], Rate: r})
+		}
+		return l
+	}
+	h := Hold{Lo: 10, Hi: 20, Below: 5, Window: 300 * s}
+	const until = 10_000 * s
+	for _, c := range []struct {
+		name string
+		load serving.Load
+		hold Hold
+		want int64
+	}{
+		{"held through the dip, let go after the second", pts(15, 8, 15, 8), h, 1485 * s},
+		{"below Below", pts(15, 3, 15, 8), h, 600 * s},
+		{"above Hi", pts(15, 8, 25, 8), h, 780 * s},
+		{"no window: the band alone", pts(15, 8, 15, 8), Hold{Lo: 10, Hi: 20}, 600 * s},
+		{"held from before, below the band", pts(8, 8, 8, 8), Hold{Lo: 10, Hi: 20, Below: 5, Held: 100 * s, Window: 300 * s}, 105 * s},
+		{"in the band to the end", pts(15, 15, 15, 15), h, until},
+	} {
+		require.Equal(t, c.want, c.hold.End(&c.load, 0, 15*s, until), c.name)
+	}
+}
