@@ -979,6 +979,9 @@ func (ss *serviceSet) results(end Time, jobs int) ([]ServiceResult, error) {
 		s := &ss.svcs[k]
 		s.account(end)
 		v := s.svc
+		if err := v.Err(); err != nil {
+			return nil, &InvariantError{Err: fmt.Errorf("service %s: its fast model failed during the run: %w", s.cfg.Spec.Name, err)}
+		}
 		if d := v.Arrived - v.Served - v.Dropped - v.Backlog(); math.Abs(d) > 1e-6*max(1, v.Arrived) {
 			return nil, &InvariantError{Err: fmt.Errorf("service %s: %g requests arrived, %g served, %g dropped, %g waiting: %g unaccounted for", s.cfg.Spec.Name, v.Arrived, v.Served, v.Dropped, v.Backlog(), d)}
 		}

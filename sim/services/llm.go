@@ -3,6 +3,7 @@ package services
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -286,6 +287,10 @@ type llmCap struct {
 // llmRun is an LLM service's state over a run.
 type llmRun struct {
 	spec *LLM
+	// err is the first error of the fast model other than an overload
+	// (a gpuplan bug: the build checked the engine): the run reports it
+	// rather than take the capacity's steady state for it.
+	err error
 	// points are the fast model's steady states by key (nil:
 	// overloaded there), computed when the run first needs them.
 	points    map[pkey]*serving.LLMSteady
@@ -453,19 +458,42 @@ func (l *llmRun) stickyCap(ready int) *llmCap {
 	}
 	x := l.spec
 	c := &llmCap{total: float64(ready) * l.capPer, st: l.capSt, tpot: l.capTPOT}
-	if total, err := serving.PrefixAwareCapacity(x.Config, ready, x.Input, x.Output); err == nil {
-		if st, err := serving.SteadyLLMRouted(x.Config, total/float64(ready), ready, serving.PrefixAware, x.Input, x.Output); err == nil {
+	total, err := serving.PrefixAwareCapacity(x.Config, ready, x.Input, x.Output)
+	if err == nil {
+		var st serving.LLMSteady
+		if st, err = serving.SteadyLLMRouted(x.Config, total/float64(ready), ready, serving.PrefixAware, x.Input, x.Output); err == nil {
 			c = &llmCap{total: total, st: &st}
 			for _, v := range st.TPOTPoints {
 				c.tpot = append(c.tpot, serving.HistBucket(v))
 			}
 		}
 	}
+	if err != nil && !errors.Is(err, serving.ErrLLMOverload) {
+		l.fail(fmt.Errorf("prefix-aware capacity of %d replicas: %w", ready, err))
+	}
 	if l.caps == nil {
 		l.caps = map[int]*llmCap{}
 	}
 	l.caps[ready] = c
 	return c
+}
+
+// fail keeps the run's first fast-model error.
+func (l *llmRun) fail(err error) {
+	if l.err == nil {
+		l.err = err
+	}
+}
+
+// Err is the first error the LLM service's fast model met during the run
+// other than an overload (nil for any other service): the run's figures
+// took the capacity's steady state where it failed, and a run reports it
+// as a broken invariant.
+func (s *Service) Err() error {
+	if s.llm == nil {
+		return nil
+	}
+	return s.llm.err
 }
 
 // at is one of ready replicas' steady state at rate (per second each),
@@ -513,6 +541,9 @@ func (l *llmRun) lookup(rate float64, ready int) (*serving.LLMSteady, pkey) {
 	} else {
 		total, _, _ := l.capAt(ready)
 		st, err = llmRoutedAt(l.spec, k, total/float64(ready))
+	}
+	if err != nil {
+		l.fail(fmt.Errorf("steady state at %.6g requests/s a replica: %w", math.Exp(float64(k.k)*llmLogGrid), err))
 	}
 	if err != nil || st == nil {
 		// Overloaded at the grid rate just below capacity: capacity's.

@@ -200,3 +200,22 @@ func TestHoldEndByHand(t *testing.T) {
 		require.Equal(t, c.want, c.hold.End(&c.load, 0, 15*s, until), c.name)
 	}
 }
+
+// A fast-model failure during the run other than an overload (the build
+// checked the engine, so it is a gpuplan bug) is the service's Err, not
+// the capacity's steady state taken for it in silence: here the engine
+// is broken after New (no sequences a step), and the first rate the run
+// meets is asked of the fast model.
+func TestLLMServiceFastModelFailureIsAnError(t *testing.T) {
+	l := llm8B(t)
+	s, err := New(Spec{Name: "chat", Load: serving.Load{Base: 30}, LLM: l}, Fixed{Replicas: 3})
+	require.NoError(t, err)
+	s.Advance(0, 60_000, 3, 3)
+	require.NoError(t, s.Err(), "a sound engine")
+	s.llm.spec.Config.MaxNumSeqs = -1
+	s.llm.spec.Curve = nil
+	s.spec.Load.Base = 20
+	s.Advance(60_000, 120_000, 3, 3)
+	require.Error(t, s.Err())
+	require.ErrorContains(t, s.Err(), "steady state at")
+}
