@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"gpuplan.dev/gpuplan/models/serving"
 	"gpuplan.dev/gpuplan/sim/autoscale"
 	"gpuplan.dev/gpuplan/sim/cluster"
 	"gpuplan.dev/gpuplan/sim/services"
@@ -158,4 +159,35 @@ func TestSettledServicesStayOutOfTheQueue(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, kept, 18990, "periods kept out of the queue")
 	t.Logf("kept %d of 19,190", kept)
+}
+
+// A settled band is sought at a period from the service's state at the
+// one before: a spike of the load strictly between the two (40/s x 4
+// from 46 s to 58 s on two Llama-3-8B replicas of 37.5/s each) builds a
+// backlog the band would not see, so no band is sought there. The run
+// must be the one where every period is an event: it scales to 12
+// replicas on the queue the spike leaves (KEDA on
+// vllm:num_requests_waiting), not stay at 2.
+func TestNoSettledBandAcrossAChangeSinceThePeriodBefore(t *testing.T) {
+	llmSpec := llmChat(t)
+	mk := func(periodEvents bool) *Result {
+		spec := autoscale.NewScaledObjectSpec(0.5)
+		spec.MinReplicaCount, spec.MaxReplicaCount = 2, 12
+		kd, err := autoscale.NewKEDA(spec)
+		require.NoError(t, err)
+		svc := ServiceConfig{Spec: services.Spec{Name: "llm", Balancing: serving.Random, LLM: llmSpec,
+			Load: serving.Load{Base: 40, Spikes: []serving.Spike{{StartMs: 46 * Second, LengthMs: 12 * Second, Factor: 4}}}},
+			Scaler: services.KEDA{K: kd, Metric: services.QueueDepth}, Pod: replicaPod,
+			MinReplicas: 2, MaxReplicas: 12, InitialReplicas: 2, ModelLoad: 40 * Second}
+		return run(t, Config{Seed: 3, Pools: []cluster.PoolSpec{pool("p", 4, 4)}, Horizon: 20 * Minute,
+			TimelineInterval: Minute, Services: []ServiceConfig{svc}, periodEvents: periodEvents})
+	}
+	want, got := mk(true), mk(false)
+	peak := 0.0
+	for _, p := range want.Services[0].Timeline {
+		peak = max(peak, p.Replicas)
+	}
+	require.Equal(t, 12.0, peak, "every period an event: the backlog scales it up")
+	sameServiceRun(t, want, got)
+	require.Equal(t, want, got)
 }

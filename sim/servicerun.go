@@ -469,11 +469,12 @@ func (ss *serviceSet) syncChain() {
 	}
 }
 
-// band is the band of request rates within which service s's scaler,
+// band is the Hold of request rates within which service s's scaler,
 // all of its replicas ready, keeps them at every period from next until
 // before until: a lazily accounted service's KeepBand (until the
 // horizon h), or a settled LLM service's SettledBand (until the load's
-// next change too: the band assumes no backlog, which a jump of the rate
+// next change too, and none when the load changed since the service was
+// last accounted: the band assumes no backlog, which a jump of the rate
 // between two periods could build). Over the periods in it the service is
 // accounted lazily either way: what a decision reads does not depend on
 // the accounting there.
@@ -484,6 +485,12 @@ func (s *svcState) band(lazy bool, next, h Time) (hold services.Hold, until Time
 	if lazy {
 		hold.Lo, hold.Hi, ok = s.svc.KeepBand(len(s.pods), s.min, s.max)
 		return hold, h, ok
+	}
+	if s.cfg.Spec.Load.NextChange(s.last) < next {
+		// The band reads the service as accounted at s.last: a change of
+		// the load since (a spike shorter than a period) may have left a
+		// backlog it does not see.
+		return services.Hold{}, 0, false
 	}
 	hold, ok = s.svc.SettledBand(next, len(s.pods), s.min, s.max)
 	return hold, min(h, s.cfg.Spec.Load.NextChange(next)), ok
