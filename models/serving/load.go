@@ -192,6 +192,10 @@ func (l Load) NextChange(t int64) int64 {
 	return next
 }
 
+// Factor is the product of the spike factors at t (1 outside every
+// spike): it holds until NextChange(t).
+func (l Load) Factor(t int64) float64 { return l.factor(t) }
+
 // factor is the product of the spike factors at t.
 func (l Load) factor(t int64) float64 {
 	f := 1.0

@@ -633,10 +633,9 @@ func (s *Service) llmPieceEnd(a, end int64, ready int) (int64, bool) {
 	if day == 0 {
 		day = 24 * 3600 * 1000
 	}
-	drift := ld.Amplitude * 2 * math.Pi / float64(day) * float64(s.step)
-	for _, sp := range ld.Spikes {
-		drift *= max(sp.Factor, 1)
-	}
+	// No spike starts or ends within the piece: the one now is the one
+	// throughout.
+	drift := ld.Amplitude * 2 * math.Pi / float64(day) * float64(s.step) * ld.Factor(a)
 	lo, hi = lo+drift, hi-drift
 	if lambda < lo || lambda > hi {
 		return grid, true
@@ -959,10 +958,9 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (h Hold, ok b
 		if day == 0 {
 			day = 24 * 3600 * 1000
 		}
-		drift = ld.Amplitude * 2 * math.Pi / float64(day) * float64(s.step)
-		for _, sp := range ld.Spikes {
-			drift *= max(sp.Factor, 1)
-		}
+		// The band holds until the load's next change (band): the
+		// spikes now are those throughout.
+		drift = ld.Amplitude * 2 * math.Pi / float64(day) * float64(s.step) * ld.Factor(now)
 	}
 	top := 0.99*r*l.capPer - drift
 	g := llmLogGrid

@@ -317,10 +317,13 @@ func (s *Service) Scaler() Scaler { return s.scaler }
 // model is not linear in their length: at every change of the curve
 // (spike edges, rate points); for a diurnal curve wherever the rate has
 // moved by pieceTolerance (Load.PieceEnd, never shorter than the scaler's
-// period); and while a backlog is carried, the load is above capacity or
-// no replica is ready, at each of the scaler's periods, as when the
-// service is accounted every period. A constant rate served without a
-// backlog is one piece, whatever the interval's length.
+// period), or for an LLM service wherever the rate may leave a grid key
+// of the curve (llmPieceEnd: a piece within one period near a key's
+// edge, as the period would be accounted); and while a backlog is
+// carried, the load is above capacity or no replica is ready, at each
+// of the scaler's periods, as when the service is accounted every
+// period. A constant rate served without a backlog is one piece,
+// whatever the interval's length.
 func (s *Service) Advance(from, to int64, replicas, ready int) {
 	dt := float64(to - from)
 	if dt <= 0 {
@@ -665,7 +668,8 @@ func (s *Service) RateOnly() bool { return rateOnly(s.scaler) }
 // but the record of a steady sync, so that SkipPeriods stands for any
 // number of such periods. ok is false when there is no such band now: a
 // scaler that reads more than the rate (KEDA's activation, the KPA), or
-// an HPA with a change or a different recommendation in its windows.
+// an HPA not Settled (a change still counting in a policy's period, or,
+// without behavior, a different recommendation in its window).
 //
 // For an HPA the replica calculator's proposal does not decrease as the
 // rate grows, so the band is found from the tolerance (and the rounding
