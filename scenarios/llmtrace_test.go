@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -111,6 +112,9 @@ func TestLLMTraceLoadBins(t *testing.T) {
 	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 0.05}, {AtMs: 60_000, Rate: 1.0 / 60}, {AtMs: 180_000, Rate: 0.05}, {AtMs: 240_000, Rate: 1.0 / 60},
 		{AtMs: 360_000, Rate: 0.05}}, pts)
 	require.False(t, cut)
+	// With no horizon (a run until drained) nothing repeats.
+	pts, _ = LLMTraceLoad(reqs, 60_000, true, 0)
+	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 0.05}, {AtMs: 60_000, Rate: 1.0 / 60}, {AtMs: 180_000, Rate: 0}}, pts)
 	pts, cut = LLMTraceLoad(reqs, 60_000, false, 100_000)
 	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 0.05}, {AtMs: 60_000, Rate: 1.0 / 60}}, pts)
 	require.True(t, cut)
@@ -133,15 +137,23 @@ func TestLLMTraceLoadBins(t *testing.T) {
 }
 
 // readAzureSample sums the sample's rows itself (encoding/csv, not the
-// reader under test): the requests and their prompt and output tokens.
-func readAzureSample(t *testing.T) (rows int, in, out float64) {
+// reader under test): the requests and their prompt and output tokens,
+// and the requests in the first 5 minutes.
+func readAzureSample(t *testing.T) (rows int, in, out float64, first5m int) {
 	t.Helper()
 	data, err := os.ReadFile(azureSample)
 	require.NoError(t, err)
 	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 	require.NoError(t, err)
 	require.Equal(t, []string{"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, recs[0])
+	t0, err := time.Parse(time.DateTime, recs[1][0][:19])
+	require.NoError(t, err)
 	for _, r := range recs[1:] {
+		at, err := time.Parse(time.DateTime+".0000000", r[0])
+		require.NoError(t, err)
+		if at.Sub(t0) < 5*time.Minute+680590*time.Microsecond {
+			first5m++
+		}
 		a, err := strconv.Atoi(r[1])
 		require.NoError(t, err)
 		b, err := strconv.Atoi(r[2])
@@ -149,7 +161,7 @@ func readAzureSample(t *testing.T) (rows int, in, out float64) {
 		in += float64(a)
 		out += float64(b)
 	}
-	return len(recs) - 1, in, out
+	return len(recs) - 1, in, out, first5m
 }
 
 // The Azure sample served as read (4.8 requests/s, about a fifth of a
@@ -158,7 +170,7 @@ func readAzureSample(t *testing.T) (rows int, in, out float64) {
 // tokens a request served are the trace's own mean prompt and output
 // (1,146.6 and 260.3 tokens), not a distribution's guess.
 func TestLLMTraceAzureLengths(t *testing.T) {
-	rows, in, out := readAzureSample(t)
+	rows, in, out, first5m := readAzureSample(t)
 	require.Equal(t, 2867, rows)
 	b, res := runTrace(t, "testdata/services", "20m", "1", "{path: azure-llm-conv-10m.csv}")
 	r := res.Services[0]
@@ -169,6 +181,12 @@ func TestLLMTraceAzureLengths(t *testing.T) {
 	l := b.Config.Services[0].Spec.LLM
 	require.Equal(t, serving.Empirical, l.Input.Kind)
 	require.InEpsilon(t, in/float64(rows), l.Input.Mean, 1e-12)
+
+	// A horizon of 5 minutes cuts the trace: the requests of its first
+	// five bins arrive (the first row is at 18:15:46.6805900), noted.
+	b, res = runTrace(t, "testdata/services", "5m", "1", "{path: azure-llm-conv-10m.csv}")
+	require.InDelta(t, float64(first5m), res.Services[0].Arrived, 1e-6)
+	require.Contains(t, strings.Join(b.Assumptions, "\n"), "2867 requests over 10m0s; the load is their count in each bin of 1m0s over its length (requests spread as a Poisson stream within a bin), from the run's start; the horizon 5m0s cuts it")
 }
 
 // The Azure sample's requests compressed in time by k (k x its 4.78

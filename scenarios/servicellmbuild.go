@@ -277,8 +277,11 @@ func llmTraceNote(t *LLMTraceSpec, l LLMService, horizonMs int64, cut bool) stri
 	bin := time.Duration(t.binMs()) * time.Millisecond
 	span := time.Duration((int64(last)/t.binMs()+1)*t.binMs()) * time.Millisecond
 	after := "no request arrives after it"
-	if t.Loop && horizonMs > 0 {
+	switch {
+	case t.Loop && horizonMs > 0:
 		after = "it is replayed from the start after it (loop)"
+	case t.Loop:
+		after = "loop has no horizon to replay it to (the run goes until drained): no request arrives after it"
 	}
 	if cut {
 		after = fmt.Sprintf("the horizon %s cuts it", time.Duration(horizonMs)*time.Millisecond)
