@@ -322,8 +322,12 @@ func (s budgeter) serviceTerms(cfg *sim.Config, h int64, hText string) []budgetT
 		samples := 0.0
 		if len(load.Points) > 0 {
 			samples = float64(h) / rateSampleMs
-			terms = append(terms, budgetTerm{field: at + ".load.csv.path", events: samples + float64(len(load.Points)),
-				what: fmt.Sprintf("a rate file of %d rows sampled every second over the %s", len(load.Points), hText),
+			field, what := at+".load.csv.path", fmt.Sprintf("a rate file of %d rows sampled every second over the %s", len(load.Points), hText)
+			if spec != nil && spec.LLM != nil && spec.LLM.RequestTrace != nil {
+				field, what = at+".llm.requestTrace", fmt.Sprintf("a request trace's %d rate changes (its bins) sampled every second over the %s", len(load.Points), hText)
+			}
+			terms = append(terms, budgetTerm{field: field, events: samples + float64(len(load.Points)),
+				what: what,
 				fit: func(a float64) string {
 					return "a horizon of at most " + floorDuration(math.Max(a-float64(len(load.Points)), 0)*rateSampleMs)
 				}})

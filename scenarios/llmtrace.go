@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 
 	"gpuplan.dev/gpuplan/models/serving"
 )
@@ -12,24 +13,93 @@ import (
 // header `time,input_tokens,output_tokens`, then a row a request: its
 // arrival in seconds from the start (decimals allowed) and its prompt and
 // output lengths in tokens; arrivals in time order (several may share a
-// time). Published traces (Azure's LLM inference traces: TIMESTAMP,
-// ContextTokens, GeneratedTokens) convert to it with the timestamps made
-// relative.
+// time). Azure's published LLM inference traces (AzurePublicDataset,
+// AzureLLMInferenceTrace_conv.csv and _code.csv) are read as written:
+// header `TIMESTAMP,ContextTokens,GeneratedTokens`, timestamps such as
+// `2023-11-16 18:15:46.6805900`, made relative to the first row's.
 
 // LLMTraceHeader is the header a request trace starts with.
 const LLMTraceHeader = "time,input_tokens,output_tokens"
+
+// AzureLLMTraceHeader is the header of Azure's LLM inference traces.
+const AzureLLMTraceHeader = "TIMESTAMP,ContextTokens,GeneratedTokens"
+
+// azureTimestamp is the layout of Azure's TIMESTAMP (UTC, up to 9
+// decimals of a second).
+const azureTimestamp = "2006-01-02 15:04:05.999999999"
 
 // MaxLLMTraceRows bounds a request trace: the exact model is for short
 // windows.
 const MaxLLMTraceRows = 5_000_000
 
-// LLMTraceSpec names a request trace file.
+// LLMTraceSpec names a request trace file. The cluster run serves it as
+// the service's load and lengths: its arrivals counted in bins of Bin
+// (default 1m) from the run's start, each bin's count over its length a
+// rate held over the bin, and its prompt and output lengths the trace's
+// own (each an empirical distribution). After the trace's last bin no
+// request arrives, unless Loop replays it from the start; a trace longer
+// than the horizon is cut there.
 type LLMTraceSpec struct {
-	Path string `json:"path"`
+	Path string    `json:"path"`
+	Bin  *Duration `json:"bin,omitempty"`
+	Loop bool      `json:"loop,omitempty"`
 }
 
-// ReadLLMTraceCSV reads a request trace strictly: errors name the file,
-// line and column (time, input_tokens or output_tokens); a request
+// DefaultLLMTraceBin is a request trace's bin when none is given.
+const DefaultLLMTraceBin = 60_000
+
+// Bounds of llm.requestTrace.bin, ms.
+const (
+	minLLMTraceBin = 1000
+	maxLLMTraceBin = 24 * 3600 * 1000
+)
+
+// binMs is the trace's bin, ms.
+func (t *LLMTraceSpec) binMs() int64 {
+	if t.Bin == nil {
+		return DefaultLLMTraceBin
+	}
+	return t.Bin.Millis()
+}
+
+// LLMTraceLoad is a request trace's arrivals as a rate curve: the count
+// in each bin of binMs from 0 over the bin's length (requests a second),
+// held over the bin, up to the last request's bin; then 0, or with loop
+// the bins again from the start up to horizonMs (0: no horizon, no
+// repeat). A point is given where the rate changes. Bins from horizonMs
+// on are left out; cut reports whether a request of the trace was.
+func LLMTraceLoad(reqs []serving.LLMRequest, binMs int64, loop bool, horizonMs int64) (pts []serving.Point, cut bool) {
+	if len(reqs) == 0 || binMs <= 0 {
+		return nil, false
+	}
+	nb := int64(reqs[len(reqs)-1].ArrivalMs)/binMs + 1
+	counts := make([]int, nb)
+	for _, r := range reqs {
+		counts[int64(r.ArrivalMs)/binMs]++
+	}
+	period := nb * binMs
+	end := period
+	if horizonMs > 0 && (loop || horizonMs < period) {
+		end = horizonMs
+	}
+	cut = end < period && reqs[len(reqs)-1].ArrivalMs >= float64(end)
+	add := func(at int64, rate float64) {
+		if n := len(pts); n == 0 || pts[n-1].Rate != rate {
+			pts = append(pts, serving.Point{AtMs: at, Rate: rate})
+		}
+	}
+	for at := int64(0); at < end; at += binMs {
+		add(at, float64(counts[(at%period)/binMs])/(float64(binMs)/1000))
+	}
+	if end == period {
+		add(period, 0)
+	}
+	return pts, cut
+}
+
+// ReadLLMTraceCSV reads a request trace, gpuplan's or Azure's, strictly:
+// errors name the file, line and column (time, input_tokens or
+// output_tokens; TIMESTAMP, ContextTokens or GeneratedTokens); a request
 // longer than maxModelLen is one (0: no limit).
 func ReadLLMTraceCSV(file string, data []byte, maxModelLen int) ([]serving.LLMRequest, error) {
 	if len(data) > MaxFileBytes {
@@ -37,7 +107,9 @@ func ReadLLMTraceCSV(file string, data []byte, maxModelLen int) ([]serving.LLMRe
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	out := make([]serving.LLMRequest, 0, min(bytes.Count(data, []byte{'\n'})+1, MaxLLMTraceRows))
-	header := false
+	header, azure := false, false
+	cols := [3]string{"time", "input_tokens", "output_tokens"}
+	var first time.Time
 	for line := 1; len(data) > 0; line++ {
 		var raw []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -54,25 +126,49 @@ func ReadLLMTraceCSV(file string, data []byte, maxModelLen int) ([]serving.LLMRe
 		}
 		fields := strings.Split(text, ",")
 		if !header {
-			if strings.ReplaceAll(text, " ", "") != LLMTraceHeader {
-				return nil, inputErr(file, line, "header", "is %s; a request trace starts with the header %s", Quote(text), LLMTraceHeader)
+			switch strings.ReplaceAll(text, " ", "") {
+			case LLMTraceHeader:
+			case AzureLLMTraceHeader:
+				azure, cols = true, [3]string{"TIMESTAMP", "ContextTokens", "GeneratedTokens"}
+			default:
+				return nil, inputErr(file, line, "header", "is %s; a request trace starts with the header %s (or Azure's %s)", Quote(text), LLMTraceHeader, AzureLLMTraceHeader)
 			}
 			header = true
 			continue
 		}
 		if len(fields) != 3 {
-			return nil, inputErr(file, line, "", "%s has %d fields; a row is %s", Quote(text), len(fields), LLMTraceHeader)
+			return nil, inputErr(file, line, "", "%s has %d fields; a row is %s", Quote(text), len(fields), strings.Join(cols[:], ","))
 		}
 		if len(out) == MaxLLMTraceRows {
 			return nil, inputErr(file, line, "", "more than %d rows, the most a request trace holds", MaxLLMTraceRows)
 		}
 		ts := strings.TrimSpace(fields[0])
-		sec, err := strconv.ParseFloat(ts, 64)
-		if err != nil || !finite(sec) || sec < 0 || sec*1000 > maxDurationMs {
-			return nil, inputErr(file, line, "time", "%s is not a time in seconds from 0 to 100 years", Quote(ts))
+		var sec float64
+		var err error
+		if azure {
+			t, perr := time.Parse(azureTimestamp, ts)
+			if perr != nil {
+				return nil, inputErr(file, line, cols[0], "%s is not a time such as 2023-11-16 18:15:46.6805900", Quote(ts))
+			}
+			if len(out) == 0 {
+				first = t
+			}
+			d := t.Sub(first)
+			if d < 0 {
+				return nil, inputErr(file, line, cols[0], "%s is before the row before: requests must be in time order", Quote(ts))
+			}
+			if d.Milliseconds() > maxDurationMs {
+				return nil, inputErr(file, line, cols[0], "%s is more than 100 years after the first row", Quote(ts))
+			}
+			sec = d.Seconds()
+		} else {
+			sec, err = strconv.ParseFloat(ts, 64)
+			if err != nil || !finite(sec) || sec < 0 || sec*1000 > maxDurationMs {
+				return nil, inputErr(file, line, cols[0], "%s is not a time in seconds from 0 to 100 years", Quote(ts))
+			}
 		}
 		var n [2]int
-		for j, name := range []string{"input_tokens", "output_tokens"} {
+		for j, name := range cols[1:] {
 			v := strings.TrimSpace(fields[1+j])
 			n[j], err = strconv.Atoi(v)
 			if err != nil || n[j] < 1 || n[j] > serving.MaxTokens {
@@ -80,11 +176,11 @@ func ReadLLMTraceCSV(file string, data []byte, maxModelLen int) ([]serving.LLMRe
 			}
 		}
 		if maxModelLen > 0 && n[0]+n[1] > maxModelLen {
-			return nil, inputErr(file, line, "output_tokens", "a request of %d prompt and %d output tokens is above maxModelLen %d", n[0], n[1], maxModelLen)
+			return nil, inputErr(file, line, cols[2], "a request of %d prompt and %d output tokens is above maxModelLen %d", n[0], n[1], maxModelLen)
 		}
 		r := serving.LLMRequest{ArrivalMs: sec * 1000, Input: n[0], Output: n[1]}
 		if k := len(out); k > 0 && r.ArrivalMs < out[k-1].ArrivalMs {
-			return nil, inputErr(file, line, "time", "%s is before the row before: requests must be in time order", Quote(ts))
+			return nil, inputErr(file, line, cols[0], "%s is before the row before: requests must be in time order", Quote(ts))
 		}
 		out = append(out, r)
 	}

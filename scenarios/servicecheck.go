@@ -138,7 +138,12 @@ func (s validator) validateService(i int) error {
 			}
 		}
 	}
-	if err := s.validateLoad(at+".load", &v.Load); err != nil {
+	if v.LLM != nil && v.LLM.RequestTrace != nil {
+		// The trace's arrivals are the load (servicellmbuild.go).
+		if l := &v.Load; l.Constant != nil || l.Diurnal != nil || l.CSV != nil || len(l.Spikes) > 0 {
+			return s.errAt(at+".load", "give a load or llm.requestTrace, not both: the trace's arrivals, binned by llm.requestTrace.bin, are the service's load")
+		}
+	} else if err := s.validateLoad(at+".load", &v.Load); err != nil {
 		return err
 	}
 	if b := v.Batching; b != nil {

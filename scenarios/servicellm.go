@@ -399,6 +399,9 @@ func (s *Scenario) llmService(at string, v *ServiceSpec) (LLMService, error) {
 		if l.InputTokens != (TokenDistSpec{}) || l.OutputTokens != (TokenDistSpec{}) {
 			return out, s.errAt(at+".requestTrace", "give the token lengths or a request trace, not both")
 		}
+		if b := t.Bin; b != nil && (b.Millis() < minLLMTraceBin || b.Millis() > maxLLMTraceBin || b.Duration%time.Millisecond != 0) {
+			return out, s.errAt(at+".requestTrace.bin", "is %s: the arrivals are counted in bins of 1s to 24h, whole milliseconds", b.Duration)
+		}
 	} else {
 		var err error
 		if out.Input, err = s.tokenDist(at+".inputTokens", &l.InputTokens, cfg.MaxModelLen); err != nil {
@@ -646,7 +649,9 @@ func (s *Scenario) tokenDist(at string, t *TokenDistSpec, maxLen int) (serving.T
 }
 
 // buildLLMService is llmService with the files it names read: the
-// request trace, strictly, its requests within maxModelLen.
+// request trace, strictly, its requests within maxModelLen, whose
+// prompt and output lengths become Input and Output (each the trace's
+// empirical distribution).
 func (s serviceBuilder) buildLLMService(at string, v *ServiceSpec) (LLMService, error) {
 	l, err := s.llmService(at, v)
 	if err != nil || v.LLM.RequestTrace == nil {
@@ -656,6 +661,13 @@ func (s serviceBuilder) buildLLMService(at string, v *ServiceSpec) (LLMService, 
 	if err != nil {
 		return l, err
 	}
-	l.Trace, err = ReadLLMTraceCSV(file, data, l.Config.MaxModelLen)
-	return l, err
+	if l.Trace, err = ReadLLMTraceCSV(file, data, l.Config.MaxModelLen); err != nil {
+		return l, err
+	}
+	in, out := make([]int, len(l.Trace)), make([]int, len(l.Trace))
+	for i, r := range l.Trace {
+		in[i], out[i] = r.Input, r.Output
+	}
+	l.Input, l.Output = serving.EmpiricalTokens(in), serving.EmpiricalTokens(out)
+	return l, nil
 }

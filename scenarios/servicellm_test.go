@@ -119,14 +119,28 @@ func TestLLMServiceTrace(t *testing.T) {
 	body := strings.Replace(svcCluster+svcLLM, `        inputTokens: {mean: 512, stdDev: 256, min: 16, max: 2048}
         outputTokens: {mean: 256, stdDev: 128, min: 16, max: 1024}
 `, "        requestTrace: {path: llm-trace.csv}\n", 1)
+	body = strings.Replace(body, "      load: {constant: 5}\n", "", 1)
 	s, err := parseLLM(t, body)
 	require.NoError(t, err)
 	l, err := serviceBuilder{s}.buildLLMService("spec.workload.services[0]", &s.Spec.Workload.Services[0])
 	require.NoError(t, err)
 	require.Len(t, l.Trace, 5)
 	require.Equal(t, serving.LLMRequest{ArrivalMs: 1500, Input: 2048, Output: 1024}, l.Trace[3])
-	_, err = buildSvc(t, body)
-	require.ErrorContains(t, err, "spec.workload.services[0].llm.requestTrace: the cluster run draws requests from inputTokens and outputTokens")
+	// The cluster run serves it: with no load given, the trace's five
+	// requests in the first 2 s are the load (bins of a minute: 5/60 a
+	// second, then 0), their lengths the trace's (prompts 512, 1,024,
+	// 64, 2,048 and 16: a mean of 732.8).
+	h100 := strings.Replace(strings.Replace(body, "gpuModel: A100-80GB", "gpuModel: H100-80GB", 1), "count: 2\n      gpuModel: T4", "count: 0\n      gpuModel: T4", 1)
+	b, err := buildSvc(t, h100)
+	require.NoError(t, err)
+	sp := b.Config.Services[0].Spec
+	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 5.0 / 60}, {AtMs: 60_000, Rate: 0}}, sp.Load.Points)
+	require.Equal(t, serving.TokenDist{Kind: serving.Empirical, Mean: 732.8, Min: 16, Max: 2048, Values: []int{16, 64, 512, 1024, 2048}}, sp.LLM.Input)
+	// A load beside the trace is refused, and a bin out of range.
+	_, err = parseLLM(t, strings.Replace(body, "      llm:\n", "      load: {constant: 5}\n      llm:\n", 1))
+	require.ErrorContains(t, err, "spec.workload.services[0].load: give a load or llm.requestTrace, not both")
+	_, err = parseLLM(t, strings.Replace(body, "{path: llm-trace.csv}", "{path: llm-trace.csv, bin: 500ms}", 1))
+	require.ErrorContains(t, err, "spec.workload.services[0].llm.requestTrace.bin: is 500ms: the arrivals are counted in bins of 1s to 24h")
 
 	// maxModelLen 2048 refuses the trace's fourth request, at its line.
 	_, err = buildSvc(t, strings.Replace(body, "maxModelLen: 8192", "maxModelLen: 2048", 1))

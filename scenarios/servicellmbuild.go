@@ -43,9 +43,6 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 		return cfg, nil, err
 	}
 	la := at + ".llm"
-	if v.LLM.RequestTrace != nil {
-		return cfg, nil, s.errAt(la+".requestTrace", "the cluster run draws requests from inputTokens and outputTokens at the load's rate; a request trace is for the exact model")
-	}
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -223,7 +220,11 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 	}
 	notes = append(notes, fmt.Sprintf("LLM engine %s on %d %s (%s), KV cache %d blocks of %d tokens, up to %d requests and %d tokens a step: a replica serves up to %.1f requests/s of these lengths (the fast model's capacity)",
 		l.Config.Engine.Model.Name, tp*max(l.Config.Engine.PP, 1), gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), blocks, l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
-	if spec.Load, err = s.serviceLoad(at+".load", &v.Load); err != nil {
+	if t := v.LLM.RequestTrace; t != nil {
+		var cut bool
+		spec.Load.Points, cut = LLMTraceLoad(l.Trace, t.binMs(), t.Loop, b.Config.Horizon)
+		notes = append(notes, llmTraceNote(t, l, b.Config.Horizon, cut))
+	} else if spec.Load, err = s.serviceLoad(at+".load", &v.Load); err != nil {
 		return cfg, nil, err
 	}
 	if err := spec.Validate(); err != nil {
@@ -268,6 +269,25 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 	}
 	b.Assumptions = appendOnce(b.Assumptions, LLMServingNote)
 	return cfg, notes, nil
+}
+
+// llmTraceNote says how the cluster run serves a request trace.
+func llmTraceNote(t *LLMTraceSpec, l LLMService, horizonMs int64, cut bool) string {
+	last := l.Trace[len(l.Trace)-1].ArrivalMs
+	bin := time.Duration(t.binMs()) * time.Millisecond
+	span := time.Duration((int64(last)/t.binMs()+1)*t.binMs()) * time.Millisecond
+	after := "no request arrives after it"
+	switch {
+	case t.Loop && horizonMs > 0:
+		after = "it is replayed from the start after it (loop)"
+	case t.Loop:
+		after = "loop has no horizon to replay it to (the run goes until drained): no request arrives after it"
+	}
+	if cut {
+		after = fmt.Sprintf("the horizon %s cuts it", time.Duration(horizonMs)*time.Millisecond)
+	}
+	return fmt.Sprintf("llm.requestTrace %s: %d requests over %s; the load is their count in each bin of %s over its length (requests spread as a Poisson stream within a bin), from the run's start; %s; prompt and output lengths the trace's own (means %.1f and %.1f tokens)",
+		t.Path, len(l.Trace), span, bin, after, l.Input.Mean, l.Output.Mean)
 }
 
 // llmRouter reads an LLM service's balancing: random (a Kubernetes

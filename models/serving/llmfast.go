@@ -79,11 +79,15 @@ const LLMQuantilePoints = 100
 // ErrLLMOverload is a rate above what the replica sustains.
 var ErrLLMOverload = errors.New("the rate is above the replica's capacity")
 
-// quantilePoints are n equally weighted points of a length distribution.
+// quantilePoints are n equally weighted points of a length distribution
+// (an empirical one's: the means of its n equal shares, shortest to
+// longest, so their mean is the lengths' own).
 func (d TokenDist) quantilePoints(n int) []float64 {
 	switch d.Kind {
 	case Fixed:
 		return []float64{d.Mean}
+	case Empirical:
+		return shareMeans(d.Values, n)
 	case Uniform:
 		pts := make([]float64, n)
 		for i := range pts {
@@ -95,6 +99,33 @@ func (d TokenDist) quantilePoints(n int) []float64 {
 	for i := range pts {
 		z := math.Sqrt2 * math.Erfinv(2*(float64(i)+0.5)/float64(n)-1)
 		pts[i] = math.Min(math.Max(math.Round(d.Mean+d.StdDev*z), float64(d.Min)), float64(d.Max))
+	}
+	return pts
+}
+
+// shareMeans splits the ascending values v into n equal shares of
+// weight (a value on a boundary split between the two shares) and gives
+// each share's mean; fewer values than n give the values themselves.
+func shareMeans(v []int, n int) []float64 {
+	m := len(v)
+	if m <= n {
+		pts := make([]float64, m)
+		for i, x := range v {
+			pts[i] = float64(x)
+		}
+		return pts
+	}
+	// Share i is [i m/n, (i+1) m/n) of the values, in units of one value.
+	pts := make([]float64, n)
+	w := float64(m) / float64(n)
+	for i := range pts {
+		a, b := float64(i)*w, float64(i+1)*w
+		sum := 0.0
+		for j := int(a); j < m && float64(j) < b; j++ {
+			lo, hi := math.Max(a, float64(j)), math.Min(b, float64(j+1))
+			sum += float64(v[j]) * (hi - lo)
+		}
+		pts[i] = sum / w
 	}
 	return pts
 }

@@ -4,16 +4,20 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // TokenDist is a distribution of a request's prompt or output length in
-// tokens: Fixed (Mean), Uniform integers in [Min, Max], or Normal (Mean,
+// tokens: Fixed (Mean), Uniform integers in [Min, Max], Normal (Mean,
 // StdDev) rounded and clamped to [Min, Max] (BLIS's and vLLM's
-// benchmarks' "gaussian" lengths).
+// benchmarks' "gaussian" lengths), or Empirical: the lengths of a
+// request trace (Values, ascending, each equally likely; Mean their
+// mean, Min and Max the shortest and longest).
 type TokenDist struct {
 	Kind         TokenDistKind
 	Mean, StdDev float64
 	Min, Max     int
+	Values       []int
 }
 
 // TokenDistKind names a TokenDist's shape.
@@ -23,7 +27,24 @@ const (
 	Fixed TokenDistKind = iota
 	Uniform
 	Normal
+	Empirical
 )
+
+// EmpiricalTokens is the empirical distribution of lengths (in any
+// order; they are copied and sorted).
+func EmpiricalTokens(lengths []int) TokenDist {
+	v := slices.Clone(lengths)
+	slices.Sort(v)
+	d := TokenDist{Kind: Empirical, Values: v}
+	if len(v) > 0 {
+		sum := 0.0
+		for _, x := range v {
+			sum += float64(x)
+		}
+		d.Mean, d.Min, d.Max = sum/float64(len(v)), v[0], v[len(v)-1]
+	}
+	return d
+}
 
 // MaxTokens bounds a request's prompt or output.
 const MaxTokens = 10_000_000
@@ -42,6 +63,13 @@ func (d TokenDist) Check() error {
 		}
 		if d.Kind == Normal && (!(d.Mean > 0 && d.Mean <= MaxTokens) || !(d.StdDev >= 0 && d.StdDev <= MaxTokens)) {
 			return fmt.Errorf("mean: %g and stdDev %g tokens: the mean is positive and the deviation not negative", d.Mean, d.StdDev)
+		}
+	case Empirical:
+		if len(d.Values) == 0 {
+			return fmt.Errorf("values: an empirical distribution of no lengths")
+		}
+		if !slices.IsSorted(d.Values) || d.Values[0] < 1 || d.Values[len(d.Values)-1] > MaxTokens {
+			return fmt.Errorf("values: empirical lengths are from 1 to %d tokens, in ascending order", MaxTokens)
 		}
 	default:
 		return fmt.Errorf("kind %d is not a token distribution", d.Kind)
@@ -65,6 +93,8 @@ func (d TokenDist) Sample(r *rand.Rand) int {
 	case Normal:
 		x := int(math.Round(d.Mean + d.StdDev*r.NormFloat64()))
 		return min(max(x, d.Min), d.Max)
+	case Empirical:
+		return d.Values[r.IntN(len(d.Values))]
 	}
 	return int(d.Mean)
 }

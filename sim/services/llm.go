@@ -421,6 +421,8 @@ func meanLength(d serving.TokenDist) float64 {
 		return d.Mean
 	case serving.Uniform:
 		return float64(d.Min+d.Max) / 2
+	case serving.Empirical:
+		return d.Mean
 	}
 	// A normal clamped to [Min, Max]: its mean over 1,000 quantiles.
 	s := 0.0
