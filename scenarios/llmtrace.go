@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -67,34 +68,70 @@ func (t *LLMTraceSpec) binMs() int64 {
 // held over the bin, up to the last request's bin; then 0, or with loop
 // the bins again from the start up to horizonMs (0: no horizon, no
 // repeat). A point is given where the rate changes. Bins from horizonMs
-// on are left out; cut reports whether a request of the trace was.
-func LLMTraceLoad(reqs []serving.LLMRequest, binMs int64, loop bool, horizonMs int64) (pts []serving.Point, cut bool) {
+// on are left out; cut reports whether a request of the trace was. The
+// curve is built from the requests, not from an array of bins (a trace
+// of two requests a century apart is two bins, not 3e9), and a curve of
+// more than MaxRatePoints changes of rate (a short trace in small bins
+// looped over a long horizon) is an error, as a load.csv of more rows is.
+func LLMTraceLoad(reqs []serving.LLMRequest, binMs int64, loop bool, horizonMs int64) (pts []serving.Point, cut bool, err error) {
 	if len(reqs) == 0 || binMs <= 0 {
-		return nil, false
+		return nil, false, nil
 	}
-	nb := int64(reqs[len(reqs)-1].ArrivalMs)/binMs + 1
-	counts := make([]int, nb)
-	for _, r := range reqs {
-		counts[int64(r.ArrivalMs)/binMs]++
-	}
-	period := nb * binMs
+	period := (int64(reqs[len(reqs)-1].ArrivalMs)/binMs + 1) * binMs
 	end := period
 	if horizonMs > 0 && (loop || horizonMs < period) {
 		end = horizonMs
 	}
 	cut = end < period && reqs[len(reqs)-1].ArrivalMs >= float64(end)
-	add := func(at int64, rate float64) {
+	perSec := float64(binMs) / 1000
+	add := func(at int64, rate float64) error {
 		if n := len(pts); n == 0 || pts[n-1].Rate != rate {
+			if n == MaxRatePoints {
+				return fmt.Errorf("more than %d changes of rate up to %s: give a larger bin or a shorter horizon", MaxRatePoints, time.Duration(end)*time.Millisecond)
+			}
 			pts = append(pts, serving.Point{AtMs: at, Rate: rate})
 		}
+		return nil
 	}
-	for at := int64(0); at < end; at += binMs {
-		add(at, float64(counts[(at%period)/binMs])/(float64(binMs)/1000))
+	// One pass over the trace: the bins with requests, 0 between them.
+	var once []serving.Point
+	flat := true
+	for i, done := 0, int64(0); i < len(reqs); {
+		bin := int64(reqs[i].ArrivalMs) / binMs
+		j := i
+		for j < len(reqs) && int64(reqs[j].ArrivalMs)/binMs == bin {
+			j++
+		}
+		if at := bin * binMs; at > done {
+			once = append(once, serving.Point{AtMs: done, Rate: 0})
+		}
+		once = append(once, serving.Point{AtMs: bin * binMs, Rate: float64(j-i) / perSec})
+		flat = flat && once[len(once)-1].Rate == once[0].Rate
+		i, done = j, (bin+1)*binMs
+	}
+	// Each replay of a trace whose rate changes adds a change of rate at
+	// least, so the replays stop at MaxRatePoints; one whose rate never
+	// changes is one point.
+	for k := int64(0); k*period < end; k++ {
+		for _, p := range once {
+			at := k*period + p.AtMs
+			if at >= end {
+				break
+			}
+			if err := add(at, p.Rate); err != nil {
+				return nil, false, err
+			}
+		}
+		if flat {
+			break
+		}
 	}
 	if end == period {
-		add(period, 0)
+		if err := add(period, 0); err != nil {
+			return nil, false, err
+		}
 	}
-	return pts, cut
+	return pts, cut, nil
 }
 
 // ReadLLMTraceCSV reads a request trace, gpuplan's or Azure's, strictly:

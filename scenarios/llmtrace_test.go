@@ -63,6 +63,22 @@ func runTrace(t *testing.T, dir, horizon, replicas, trace string) (*Built, *sim.
 	return b, res
 }
 
+// buildTrace builds the trace scenario with one replica and gives the
+// error of its parse or build.
+func buildTrace(t *testing.T, dir, horizon, trace string) (*Built, error) {
+	t.Helper()
+	body := strings.NewReplacer("HORIZON", horizon, "REPLICAS", "1", "TRACE", trace).Replace(traceScenario)
+	s, err := Parse("svc.yaml", dir, []byte(body))
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.Build(Options{})
+	if err == nil {
+		t.Cleanup(func() { b.Close() })
+	}
+	return b, err
+}
+
 // Azure's format read as written: the header TIMESTAMP, ContextTokens,
 // GeneratedTokens, timestamps made relative to the first row (100 ns
 // digits kept to the microsecond a float holds here); errors at the
@@ -105,22 +121,27 @@ func TestReadAzureLLMTrace(t *testing.T) {
 // up to the horizon; a horizon of 100 s cuts the request at 150 s.
 func TestLLMTraceLoadBins(t *testing.T) {
 	reqs := []serving.LLMRequest{{ArrivalMs: 0}, {ArrivalMs: 10_000}, {ArrivalMs: 59_900}, {ArrivalMs: 60_000}, {ArrivalMs: 150_000}}
-	pts, cut := LLMTraceLoad(reqs, 60_000, false, 3_600_000)
+	pts, cut, err := LLMTraceLoad(reqs, 60_000, false, 3_600_000)
+	require.NoError(t, err)
 	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 0.05}, {AtMs: 60_000, Rate: 1.0 / 60}, {AtMs: 180_000, Rate: 0}}, pts)
 	require.False(t, cut)
-	pts, cut = LLMTraceLoad(reqs, 60_000, true, 400_000)
+	pts, cut, err = LLMTraceLoad(reqs, 60_000, true, 400_000)
+	require.NoError(t, err)
 	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 0.05}, {AtMs: 60_000, Rate: 1.0 / 60}, {AtMs: 180_000, Rate: 0.05}, {AtMs: 240_000, Rate: 1.0 / 60},
 		{AtMs: 360_000, Rate: 0.05}}, pts)
 	require.False(t, cut)
 	// With no horizon (a run until drained) nothing repeats.
-	pts, _ = LLMTraceLoad(reqs, 60_000, true, 0)
+	pts, _, err = LLMTraceLoad(reqs, 60_000, true, 0)
+	require.NoError(t, err)
 	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 0.05}, {AtMs: 60_000, Rate: 1.0 / 60}, {AtMs: 180_000, Rate: 0}}, pts)
-	pts, cut = LLMTraceLoad(reqs, 60_000, false, 100_000)
+	pts, cut, err = LLMTraceLoad(reqs, 60_000, false, 100_000)
+	require.NoError(t, err)
 	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 0.05}, {AtMs: 60_000, Rate: 1.0 / 60}}, pts)
 	require.True(t, cut)
 	// Bins of 30 s: 2 (0 and 10 s), 1 (59.9), 1 (60), 0, 0, 1 (150):
 	// 2/30, 1/30, 0 from 120 s, 1/30 from 150 s, 0 from 180 s.
-	pts, _ = LLMTraceLoad(reqs, 30_000, false, 0)
+	pts, _, err = LLMTraceLoad(reqs, 30_000, false, 0)
+	require.NoError(t, err)
 	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 2.0 / 30}, {AtMs: 30_000, Rate: 1.0 / 30}, {AtMs: 90_000, Rate: 0}, {AtMs: 150_000, Rate: 1.0 / 30}, {AtMs: 180_000, Rate: 0}}, pts)
 
 	// Through a scenario: the hand trace (testdata/services/llm-trace.csv,
@@ -134,6 +155,43 @@ func TestLLMTraceLoadBins(t *testing.T) {
 	require.Contains(t, strings.Join(b.Assumptions, "\n"), "llm.requestTrace llm-trace.csv: 5 requests over 3s; the load is their count in each bin of 1s")
 	_, res = runTrace(t, "testdata/services", "1m", "1", "{path: llm-trace.csv, bin: 1s, loop: true}")
 	require.InDelta(t, 100, res.Services[0].Arrived, 1e-9)
+}
+
+// A trace's curve costs its requests, not its span: two requests a
+// century apart in bins of a second are 4 changes of rate (1/s, 0, 1/s,
+// 0), not 3e9 bins (before: a 24 GB array, and the run died out of
+// memory on a three-line file). Looped, a trace whose rate changes adds
+// its changes at every replay, and past MaxRatePoints it is an error at
+// llm.requestTrace, as a load.csv of more rows is; a trace of one rate
+// looped over a year is one point.
+func TestLLMTraceLoadBounded(t *testing.T) {
+	const century = 3_000_000_000_000 // ms, 95 years
+	reqs := []serving.LLMRequest{{ArrivalMs: 0}, {ArrivalMs: century + 500}}
+	pts, cut, err := LLMTraceLoad(reqs, 1000, false, 0)
+	require.NoError(t, err)
+	require.False(t, cut)
+	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 1}, {AtMs: 1000, Rate: 0}, {AtMs: century, Rate: 1}, {AtMs: century + 1000, Rate: 0}}, pts)
+	// Cut by an hour's horizon: the first bin, then 0 to the horizon.
+	pts, cut, err = LLMTraceLoad(reqs, 1000, false, 3_600_000)
+	require.NoError(t, err)
+	require.True(t, cut)
+	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 1}, {AtMs: 1000, Rate: 0}}, pts)
+
+	// 1 then 0 requests a second (2 s), looped: 2 changes a replay;
+	// a year holds 15.8M replays, past the bound.
+	two := []serving.LLMRequest{{ArrivalMs: 0}, {ArrivalMs: 1000}}
+	_, _, err = LLMTraceLoad([]serving.LLMRequest{{ArrivalMs: 0}, {ArrivalMs: 1500}, {ArrivalMs: 1600}}, 1000, true, 365*24*3_600_000)
+	require.ErrorContains(t, err, "more than 1000000 changes of rate up to 8760h0m0s: give a larger bin or a shorter horizon")
+	// One rate throughout (1/s in each of two bins), looped over a year.
+	pts, _, err = LLMTraceLoad(two, 1000, true, 365*24*3_600_000)
+	require.NoError(t, err)
+	require.Equal(t, []serving.Point{{AtMs: 0, Rate: 1}}, pts)
+
+	// Through a scenario: the error names the field and the file.
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.csv"), []byte(LLMTraceHeader+"\n0,100,10\n1.5,100,10\n1.6,100,10\n"), 0o644))
+	_, err = buildTrace(t, dir, "8760h", "{path: t.csv, bin: 1s, loop: true}")
+	require.ErrorContains(t, err, "spec.workload.services[0].llm.requestTrace: t.csv: more than 1000000 changes of rate")
 }
 
 // readAzureSample sums the sample's rows itself (encoding/csv, not the
@@ -282,7 +340,10 @@ func FuzzReadLLMTraceCSV(f *testing.F) {
 				require.GreaterOrEqual(t, r.ArrivalMs, reqs[i-1].ArrivalMs)
 			}
 		}
-		pts, _ := LLMTraceLoad(reqs, DefaultLLMTraceBin, false, 0)
-		require.NoError(t, serving.Load{Points: pts}.Validate())
+		pts, _, err := LLMTraceLoad(reqs, minLLMTraceBin, false, 0)
+		if err == nil {
+			require.NoError(t, serving.Load{Points: pts}.Validate())
+			require.LessOrEqual(t, len(pts), 2*len(reqs)+1)
+		}
 	})
 }

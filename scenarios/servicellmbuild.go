@@ -222,7 +222,9 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 		l.Config.Engine.Model.Name, tp*max(l.Config.Engine.PP, 1), gpu, strings.TrimSpace(l.Config.Engine.GPU.Source), blocks, l.Config.BlockSize, l.Config.MaxNumSeqs, l.Config.MaxNumBatchedTokens, x.CapacityPerReplica))
 	if t := v.LLM.RequestTrace; t != nil {
 		var cut bool
-		spec.Load.Points, cut = LLMTraceLoad(l.Trace, t.binMs(), t.Loop, b.Config.Horizon)
+		if spec.Load.Points, cut, err = LLMTraceLoad(l.Trace, t.binMs(), t.Loop, b.Config.Horizon); err != nil {
+			return cfg, nil, s.errAt(la+".requestTrace", "%s: %v", t.Path, err)
+		}
 		notes = append(notes, llmTraceNote(t, l, b.Config.Horizon, cut))
 	} else if spec.Load, err = s.serviceLoad(at+".load", &v.Load); err != nil {
 		return cfg, nil, err
