@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -82,7 +83,8 @@ func LLMTraceLoad(reqs []serving.LLMRequest, binMs int64, loop bool, horizonMs i
 	if horizonMs > 0 && (loop || horizonMs < period) {
 		end = horizonMs
 	}
-	cut = end < period && reqs[len(reqs)-1].ArrivalMs >= float64(end)
+	// The last bin holds a request: a horizon before its end loses some.
+	cut = end < period
 	perSec := float64(binMs) / 1000
 	add := func(at int64, rate float64) error {
 		if n := len(pts); n == 0 || pts[n-1].Rate != rate {
@@ -93,25 +95,31 @@ func LLMTraceLoad(reqs []serving.LLMRequest, binMs int64, loop bool, horizonMs i
 		}
 		return nil
 	}
-	// One pass over the trace: the bins with requests, 0 between them.
+	// One pass over the trace: the bins with requests, 0 between them,
+	// a point where the rate changes.
 	var once []serving.Point
-	flat := true
+	put := func(at int64, rate float64) {
+		if n := len(once); n == 0 || once[n-1].Rate != rate {
+			once = append(once, serving.Point{AtMs: at, Rate: rate})
+		}
+	}
 	for i, done := 0, int64(0); i < len(reqs); {
 		bin := int64(reqs[i].ArrivalMs) / binMs
 		j := i
 		for j < len(reqs) && int64(reqs[j].ArrivalMs)/binMs == bin {
 			j++
 		}
-		if at := bin * binMs; at > done {
-			once = append(once, serving.Point{AtMs: done, Rate: 0})
+		if bin*binMs > done {
+			put(done, 0)
 		}
-		once = append(once, serving.Point{AtMs: bin * binMs, Rate: float64(j-i) / perSec})
-		flat = flat && once[len(once)-1].Rate == once[0].Rate
+		put(bin*binMs, float64(j-i)/perSec)
 		i, done = j, (bin+1)*binMs
 	}
-	// Each replay of a trace whose rate changes adds a change of rate at
-	// least, so the replays stop at MaxRatePoints; one whose rate never
-	// changes is one point.
+	// A replay of a trace whose rate changes (two points or more) adds
+	// all of its points but perhaps the first, so the replays stop at
+	// MaxRatePoints, each costing its points; a trace of one rate is one
+	// point whatever the horizon.
+	flat := len(once) == 1
 	for k := int64(0); k*period < end; k++ {
 		for _, p := range once {
 			at := k*period + p.AtMs
@@ -180,7 +188,10 @@ func ReadLLMTraceCSV(file string, data []byte, maxModelLen int) ([]serving.LLMRe
 			return nil, inputErr(file, line, "", "more than %d rows, the most a request trace holds", MaxLLMTraceRows)
 		}
 		ts := strings.TrimSpace(fields[0])
-		var sec float64
+		// The arrival in ms, as near as a float64 holds the time given:
+		// sec*1000 would round twice (1.001 s to 1000.999... ms, a bin
+		// edge's request into the bin before).
+		var ms float64
 		var err error
 		if azure {
 			t, perr := time.Parse(azureTimestamp, ts)
@@ -197,12 +208,14 @@ func ReadLLMTraceCSV(file string, data []byte, maxModelLen int) ([]serving.LLMRe
 			if d.Milliseconds() > maxDurationMs {
 				return nil, inputErr(file, line, cols[0], "%s is more than 100 years after the first row", Quote(ts))
 			}
-			sec = d.Seconds()
+			ms = float64(d.Nanoseconds()) / 1e6
 		} else {
-			sec, err = strconv.ParseFloat(ts, 64)
+			sec, err := strconv.ParseFloat(ts, 64)
 			if err != nil || !finite(sec) || sec < 0 || sec*1000 > maxDurationMs {
 				return nil, inputErr(file, line, cols[0], "%s is not a time in seconds from 0 to 100 years", Quote(ts))
 			}
+			// To the microsecond, then in ms.
+			ms = math.Round(sec*1e6) / 1e3
 		}
 		var n [2]int
 		for j, name := range cols[1:] {
@@ -215,7 +228,7 @@ func ReadLLMTraceCSV(file string, data []byte, maxModelLen int) ([]serving.LLMRe
 		if maxModelLen > 0 && n[0]+n[1] > maxModelLen {
 			return nil, inputErr(file, line, cols[2], "a request of %d prompt and %d output tokens is above maxModelLen %d", n[0], n[1], maxModelLen)
 		}
-		r := serving.LLMRequest{ArrivalMs: sec * 1000, Input: n[0], Output: n[1]}
+		r := serving.LLMRequest{ArrivalMs: ms, Input: n[0], Output: n[1]}
 		if k := len(out); k > 0 && r.ArrivalMs < out[k-1].ArrivalMs {
 			return nil, inputErr(file, line, cols[0], "%s is before the row before: requests must be in time order", Quote(ts))
 		}

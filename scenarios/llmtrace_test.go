@@ -2,10 +2,13 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,6 +64,102 @@ func runTrace(t *testing.T, dir, horizon, replicas, trace string) (*Built, *sim.
 	require.NoError(t, err)
 	require.Len(t, res.Services, 1)
 	return b, res
+}
+
+// LLMTraceLoad against the bins counted one by one: random traces of a
+// few requests in 0-20 s, bins of 1-3 s, looped or not, with and without
+// a horizon; the curve's rate at every 100 ms up to the horizon (or the
+// trace's end) is its bin's count over its length, each point a change
+// of rate, and cut is whether the horizon ends before the last bin does.
+// Before, 10 requests at 0 s and 10 at 5 s in bins of 1 s, looped over
+// an hour, held 10/s from 5 s to the hour (35,960 requests, not 12,000):
+// a trace of equal busy bins with gaps between them was taken as one
+// rate.
+func TestLLMTraceLoadAgainstBins(t *testing.T) {
+	burst := make([]serving.LLMRequest, 20)
+	for i := 10; i < 20; i++ {
+		burst[i].ArrivalMs = 5000
+	}
+	pts, _, err := LLMTraceLoad(burst, 1000, true, 3_600_000)
+	require.NoError(t, err)
+	arrived := 0.0
+	for i, p := range pts {
+		next := int64(3_600_000)
+		if i+1 < len(pts) {
+			next = pts[i+1].AtMs
+		}
+		arrived += p.Rate * float64(next-p.AtMs) / 1000
+	}
+	require.InDelta(t, 12_000, arrived, 1e-6)
+
+	rng := rand.New(rand.NewPCG(31, 7))
+	rate := func(pts []serving.Point, at int64) float64 {
+		r := 0.0
+		for _, p := range pts {
+			if p.AtMs > at {
+				break
+			}
+			r = p.Rate
+		}
+		return r
+	}
+	for trial := range 3000 {
+		n := 1 + rng.IntN(6)
+		reqs := make([]serving.LLMRequest, n)
+		for i := range reqs {
+			reqs[i].ArrivalMs = float64(rng.IntN(20_000))
+		}
+		slices.SortFunc(reqs, func(a, b serving.LLMRequest) int { return cmp.Compare(a.ArrivalMs, b.ArrivalMs) })
+		bin := int64(1000 * (1 + rng.IntN(3)))
+		loop := rng.IntN(2) == 0
+		horizon := int64(0)
+		if rng.IntN(3) > 0 {
+			horizon = int64(1000 * (1 + rng.IntN(60)))
+		}
+		counts := map[int64]int{}
+		for _, r := range reqs {
+			counts[int64(r.ArrivalMs)/bin]++
+		}
+		period := (int64(reqs[n-1].ArrivalMs)/bin + 1) * bin
+		end := period
+		if horizon > 0 && (loop || horizon < period) {
+			end = horizon
+		}
+		pts, cut, err := LLMTraceLoad(reqs, bin, loop, horizon)
+		require.NoError(t, err)
+		require.Equal(t, end < period, cut, trial)
+		for i := 1; i < len(pts); i++ {
+			require.Greater(t, pts[i].AtMs, pts[i-1].AtMs, trial)
+			require.NotEqual(t, pts[i].Rate, pts[i-1].Rate, trial)
+		}
+		for at := int64(0); at < end; at += 100 {
+			want := float64(counts[(at%period)/bin]) / (float64(bin) / 1000)
+			require.Equal(t, want, rate(pts, at), "trial %d at %d ms", trial, at)
+		}
+		if end == period {
+			require.Zero(t, rate(pts, period), trial)
+		}
+	}
+}
+
+// A time given to the millisecond is that millisecond, so a request on a
+// bin's edge is in the bin it starts: 1.001 s is 1,001 ms (1.001 x 1000
+// is 1000.9999999999999 in floating point, in the bin before a bin edge
+// at 1,001 ms), and Azure's 47.6815900 a second and a millisecond after
+// 46.6805900.
+func TestLLMTraceTimesToTheMillisecond(t *testing.T) {
+	reqs, err := ReadLLMTraceCSV("t.csv", []byte(LLMTraceHeader+"\n0,1,1\n1.001,1,1\n2.002,1,1\n"), 0)
+	require.NoError(t, err)
+	require.Equal(t, []float64{0, 1001, 2002}, []float64{reqs[0].ArrivalMs, reqs[1].ArrivalMs, reqs[2].ArrivalMs})
+	pts, _, err := LLMTraceLoad(reqs, 1001, false, 0)
+	require.NoError(t, err)
+	// Three requests in the first three bins of 1.001 s: one rate.
+	require.Len(t, pts, 2)
+	require.Equal(t, []int64{0, 3003}, []int64{pts[0].AtMs, pts[1].AtMs})
+	require.InEpsilon(t, 1/1.001, pts[0].Rate, 1e-12)
+	reqs, err = ReadLLMTraceCSV("a.csv", []byte(AzureLLMTraceHeader+"\n2023-11-16 18:15:46.6805900,1,1\n2023-11-16 18:15:47.6815900,1,1\n"), 0)
+	require.NoError(t, err)
+	require.Equal(t, 1001.0, reqs[1].ArrivalMs)
 }
 
 // buildTrace builds the trace scenario with one replica and gives the
