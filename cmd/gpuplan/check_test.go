@@ -104,6 +104,16 @@ func TestScenarioCheckMakesSimulatesChecks(t *testing.T) {
 	mapped := boundsFile(t, dir, "mapped.yaml", strings.Replace(strings.Replace(body, "queue: train", "queue: research", 1), "manifests: [kueue.yaml]}", "manifests: [kueue.yaml], defaultQueue: train}", 1))
 	code, _, errOut = gpuplan(t, "scenario", "check", mapped)
 	require.Equal(t, 0, code, errOut)
+
+	// Several files: the first problem is the error, every later one is
+	// printed, and each good file says ok (before, a build problem after
+	// the first was never printed: its file said neither).
+	mig := boundsFile(t, dir, "mig.yaml", withMIG("1g.5gb"))
+	code, out, errOut = gpuplan(t, "scenario", "check", bad, good, mig)
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, "gpuplan: "+bad+":20:16:")
+	require.Contains(t, out, good+": ok (scenario tiny)")
+	require.Contains(t, out, mig+`:24:53: spec.workload.synthetic.classes[0].pod.mig: class train asks for MIG profile "1g.5gb"`)
 }
 
 // A live cluster's node list and a SkyPilot spot trace are read when the

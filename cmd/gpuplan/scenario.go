@@ -86,6 +86,8 @@ func (o *checkOptions) run() error {
 		if err := pipeline.Check(s, pipeline.Options{File: f, Build: scenarios.Options{MaxEvents: o.maxEvents}}); err != nil {
 			if first == nil {
 				first = err
+			} else {
+				fmt.Fprintln(o.stdout, err)
 			}
 			continue
 		}
