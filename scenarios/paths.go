@@ -58,16 +58,29 @@ func (s validator) checkPaths() error {
 		return &InputError{File: s.file, Msg: fmt.Sprintf("the scenario's folder cannot be resolved: %s", readErr(err))}
 	}
 	var first error
-	walkPaths(reflect.ValueOf(s.Spec), "spec", "", func(field, p string) bool {
-		first = s.restrictedPath(root, field, p)
+	walkPaths(reflect.ValueOf(s.Spec), "spec", "", func(field string, p reflect.Value) bool {
+		first = s.restrictedPath(root, field, p.String())
 		return first == nil
 	})
 	return first
 }
 
+// RebasePaths replaces every file path the scenario's spec names (the
+// fields --restrict-paths checks, its variants' too) with f of it: a
+// scenario written to another folder keeps naming the same files.
+func (s *Scenario) RebasePaths(f func(p string) string) {
+	walkPaths(reflect.ValueOf(&s.Spec).Elem(), "spec", "", func(_ string, p reflect.Value) bool {
+		if p.CanSet() {
+			p.SetString(f(p.String()))
+		}
+		return true
+	})
+}
+
 // walkPaths calls f with the field path and value of every file path
-// under v (a spec or part of one); f returns false to stop.
-func walkPaths(v reflect.Value, path, name string, f func(field, p string) bool) bool {
+// under v (a spec or part of one; settable where v is); f returns false
+// to stop.
+func walkPaths(v reflect.Value, path, name string, f func(field string, p reflect.Value) bool) bool {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
@@ -76,7 +89,7 @@ func walkPaths(v reflect.Value, path, name string, f func(field, p string) bool)
 		return walkPaths(v.Elem(), path, name, f)
 	case reflect.String:
 		if pathFields[name] && v.String() != "" {
-			return f(path, v.String())
+			return f(path, v)
 		}
 	case reflect.Slice:
 		for i := 0; i < v.Len(); i++ {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 )
 
 // With RestrictPaths a scenario reads only files in its own folder: a
@@ -78,4 +79,52 @@ func TestRestrictPaths(t *testing.T) {
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "outside")
 	require.Contains(t, err.Error(), "the policy has no ClusterQueue")
+}
+
+// RebasePaths reaches every file a scenario names, so a scenario written
+// to another folder (recommend's winner) reads the same files: before,
+// recommend rebased the policy, the job trace, the calibration and the
+// catalogs only, and the scenario it wrote for an LLM service with a
+// request trace and a KEDA ScaledObject, or a service on a rate file,
+// named files that were not there ("azure-llm-conv-10m.csv: no such
+// file").
+func TestRebasePathsWritesAScenarioThatLoads(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "base")
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "data"), 0o755))
+	trace, err := os.ReadFile(azureSample)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(src, "data", "t.csv"), trace, 0o644))
+	so, err := os.ReadFile("examples/llm-serving/chat/scaledobject.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(src, "so.yaml"), so, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "rates.csv"), []byte("time,requests_per_second\n0,5\n30m,10\n"), 0o644))
+	body := strings.Replace(traceScenario, "      replicas: {min: REPLICAS, max: REPLICAS}\n", "      autoscaler: {manifests: [so.yaml]}\n", 1)
+	body = strings.NewReplacer("HORIZON", "1h", "TRACE", "{path: data/t.csv}").Replace(body) + `    - name: bert
+      pod: {cpu: "4", memory: 16Gi, gpus: 1}
+      load: {csv: {path: rates.csv}}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(src, "s.yaml"), []byte(body), 0o644))
+	s, err := LoadFile(filepath.Join(src, "s.yaml"))
+	require.NoError(t, err)
+
+	out := filepath.Join(root, "elsewhere", "winner")
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	var seen []string
+	s.RebasePaths(func(p string) string {
+		seen = append(seen, p)
+		r, err := filepath.Rel(out, filepath.Join(src, p))
+		require.NoError(t, err)
+		return filepath.ToSlash(r)
+	})
+	require.ElementsMatch(t, []string{"data/t.csv", "so.yaml", "rates.csv"}, seen)
+	require.Equal(t, "../../base/data/t.csv", s.Spec.Workload.Services[0].LLM.RequestTrace.Path)
+	y, err := yaml.Marshal(s)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(out, "s.yaml"), y, 0o644))
+	w, err := LoadFile(filepath.Join(out, "s.yaml"))
+	require.NoError(t, err)
+	b, err := w.Build(Options{})
+	require.NoError(t, err)
+	b.Close()
 }

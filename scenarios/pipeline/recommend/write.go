@@ -207,18 +207,7 @@ func (r *Result) WriteDir(dir string) error {
 			}
 			return p
 		}
-		if pol := sc.Spec.Policy; pol != nil {
-			for i, p := range pol.Manifests {
-				pol.Manifests[i] = rel(p)
-			}
-		}
-		if t := sc.Spec.Workload.Trace; t != nil {
-			t.Path = rel(t.Path)
-		}
-		sc.Spec.Calibration = rel(sc.Spec.Calibration)
-		for i, p := range sc.Spec.Pricing.Catalogs {
-			sc.Spec.Pricing.Catalogs[i] = rel(p)
-		}
+		sc.RebasePaths(rel)
 	}
 	y, err := yaml.Marshal(sc)
 	if err != nil {
