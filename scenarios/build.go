@@ -67,6 +67,10 @@ type Options struct {
 	// events is refused before it runs (0: DefaultMaxEvents; see
 	// checkBudget).
 	MaxEvents int64
+	// Cache, when set, keeps the request traces read and the LLM plans
+	// computed for the other builds sharing it (the runs of one gpuplan
+	// command; see BuildCache).
+	Cache *BuildCache
 }
 
 // Built is a scenario ready to run: the complete plan that the run and
@@ -333,7 +337,7 @@ func (s builder) build(opts Options) (*Built, error) {
 		b.Close()
 		return nil, err
 	}
-	if err := (serviceBuilder{s.Scenario}).buildServices(b, opts); err != nil {
+	if err := (serviceBuilder{Scenario: s.Scenario, cache: opts.Cache}).buildServices(b, opts); err != nil {
 		b.Close()
 		return nil, err
 	}

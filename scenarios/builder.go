@@ -17,7 +17,10 @@ type validator struct{ *Scenario }
 // configs: each service's replica pod, load, queue, priority, scaler and
 // serving model, reading the files they name. It reads the document and
 // changes nothing.
-type serviceBuilder struct{ *Scenario }
+type serviceBuilder struct {
+	*Scenario
+	cache *BuildCache // what other builds of the same command share (nil: none)
+}
 
 // budgeter checks a built plan against the work budget before the clock
 // starts: the terms (jobs, node supply, services) a run's event count

@@ -446,3 +446,45 @@ func FuzzReadLLMTraceCSV(f *testing.F) {
 		}
 	})
 }
+
+// Builds sharing a BuildCache read each trace file once (the runs of
+// one command: its variants, the all-on-demand twin, the spot curve's 80
+// runs each build the scenario again, and a trace of millions of rows
+// took seconds a build) and compute each LLM plan once: the second build
+// serves the trace as the first read it though the file has since gone,
+// with the same plan, the same curve shared; another maxModelLen reads
+// the file again (a row may be above it); without a cache the file is
+// read at every build.
+func TestBuildCacheReadsATraceOnce(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(azureSample)
+	require.NoError(t, err)
+	file := filepath.Join(dir, "t.csv")
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	build := func(cache *BuildCache, maxLen string) (*Built, error) {
+		body := strings.NewReplacer("HORIZON", "20m", "REPLICAS", "1", "TRACE", "{path: t.csv}", "maxModelLen: 8192", "maxModelLen: "+maxLen).Replace(traceScenario)
+		s, err := Parse("svc.yaml", dir, []byte(body))
+		require.NoError(t, err)
+		b, err := s.Build(Options{Cache: cache})
+		if err == nil {
+			t.Cleanup(func() { b.Close() })
+		}
+		return b, err
+	}
+	cache := &BuildCache{}
+	first, err := build(cache, "8192")
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(file))
+	again, err := build(cache, "8192")
+	require.NoError(t, err)
+	x, y := first.Config.Services[0].Spec, again.Config.Services[0].Spec
+	require.Equal(t, x.Load, y.Load)
+	require.Equal(t, x.LLM.Input, y.LLM.Input)
+	require.Equal(t, x.LLM.CapacityPerReplica, y.LLM.CapacityPerReplica)
+	require.Same(t, x.LLM.Curve, y.LLM.Curve)
+	require.Equal(t, first.Assumptions, again.Assumptions)
+	_, err = build(cache, "8000")
+	require.ErrorContains(t, err, "no such file")
+	_, err = build(nil, "8192")
+	require.ErrorContains(t, err, "no such file")
+}

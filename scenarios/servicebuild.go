@@ -325,7 +325,7 @@ func (s serviceBuilder) replicaPod(at string, v *ServiceSpec, wl *kubesvc.Worklo
 		}
 		cfg.Constraints.Affinity = wl.Pod.NodeAffinity
 	}
-	labels, spread, err := validator(s).serviceSpread(at, v)
+	labels, spread, err := validator{s.Scenario}.serviceSpread(at, v)
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func (s validator) validateService(i int) error {
 		return s.errAt(at+".pod", "a service needs its replica pod: give pod, or manifests of a Deployment or InferenceService")
 	}
 	if v.Pod != nil {
-		if _, err := (serviceBuilder{s.Scenario}).servicePod(at+".pod", v.Pod); err != nil {
+		if _, err := (serviceBuilder{Scenario: s.Scenario}).servicePod(at+".pod", v.Pod); err != nil {
 			return err
 		}
 	}

@@ -657,17 +657,21 @@ func (s serviceBuilder) buildLLMService(at string, v *ServiceSpec) (LLMService, 
 	if err != nil || v.LLM.RequestTrace == nil {
 		return l, err
 	}
-	file, data, err := s.readServiceFile(v.LLM.RequestTrace.Path)
-	if err != nil {
-		return l, err
-	}
-	if l.Trace, err = ReadLLMTraceCSV(file, data, l.Config.MaxModelLen); err != nil {
-		return l, err
-	}
-	in, out := make([]int, len(l.Trace)), make([]int, len(l.Trace))
-	for i, r := range l.Trace {
-		in[i], out[i] = r.Input, r.Output
-	}
-	l.Input, l.Output = serving.EmpiricalTokens(in), serving.EmpiricalTokens(out)
-	return l, nil
+	file := s.path(v.LLM.RequestTrace.Path)
+	l.Trace, l.Input, l.Output, err = s.cache.trace(file, l.Config.MaxModelLen, func() ([]serving.LLMRequest, serving.TokenDist, serving.TokenDist, error) {
+		_, data, err := s.readServiceFile(v.LLM.RequestTrace.Path)
+		if err != nil {
+			return nil, serving.TokenDist{}, serving.TokenDist{}, err
+		}
+		reqs, err := ReadLLMTraceCSV(file, data, l.Config.MaxModelLen)
+		if err != nil {
+			return nil, serving.TokenDist{}, serving.TokenDist{}, err
+		}
+		in, out := make([]int, len(reqs)), make([]int, len(reqs))
+		for i, r := range reqs {
+			in[i], out[i] = r.Input, r.Output
+		}
+		return reqs, serving.EmpiricalTokens(in), serving.EmpiricalTokens(out), nil
+	})
+	return l, err
 }

@@ -122,7 +122,7 @@ func TestLLMServiceTrace(t *testing.T) {
 	body = strings.Replace(body, "      load: {constant: 5}\n", "", 1)
 	s, err := parseLLM(t, body)
 	require.NoError(t, err)
-	l, err := serviceBuilder{s}.buildLLMService("spec.workload.services[0]", &s.Spec.Workload.Services[0])
+	l, err := serviceBuilder{Scenario: s}.buildLLMService("spec.workload.services[0]", &s.Spec.Workload.Services[0])
 	require.NoError(t, err)
 	require.Len(t, l.Trace, 5)
 	require.Equal(t, serving.LLMRequest{ArrivalMs: 1500, Input: 2048, Output: 1024}, l.Trace[3])

@@ -201,12 +201,7 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 			x.TPOTSLOMs = float64(sl.TPOT.Millis())
 		}
 	}
-	if x.Disagg != nil {
-		x.CapacityPerReplica, err = serving.DisaggCapacity(*x.Disagg, l.Input, l.Output)
-	} else {
-		x.CapacityPerReplica, err = serving.LLMCapacity(l.Config, l.Input, l.Output)
-	}
-	if err != nil {
+	if x.CapacityPerReplica, err = s.cache.llmCapacity(x); err != nil {
 		return cfg, nil, s.errAt(la, "%v", err)
 	}
 	spec := services.Spec{Name: v.Name, Balancing: serving.Random, LLM: x}
@@ -239,7 +234,7 @@ func (s serviceBuilder) buildLLMServiceSpec(at string, v *ServiceSpec, wl *kubes
 	if maxR == 0 {
 		maxR = max(cfg.MinReplicas, cfg.InitialReplicas)
 	}
-	if x.Curve, err = services.NewLLMCurve(x, spec.Load.Floor()/float64(max(maxR, 1))); err != nil {
+	if x.Curve, err = s.cache.llmCurve(x, spec.Load.Floor()/float64(max(maxR, 1))); err != nil {
 		return cfg, nil, s.errAt(la, "%v", err)
 	}
 	cfg.Spec = spec

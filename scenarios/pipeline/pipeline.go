@@ -226,6 +226,10 @@ func simulate(sc *scenarios.Scenario, o Options, name string, progress bool) (*s
 func Scenario(sc *scenarios.Scenario, o Options) (*Outcome, error) {
 	gc := startGCFloor(Workers(o.Workers)) // before anything is built: see gcFloor
 	defer gc.stop()
+	if o.Build.Cache == nil {
+		// Every run builds its scenario: what they share is done once.
+		o.Build.Cache = &scenarios.BuildCache{}
+	}
 	base := sc
 	if o.Variant != "" {
 		v, err := sc.Variant(o.Variant)

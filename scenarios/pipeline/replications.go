@@ -39,9 +39,10 @@ func ReplicationsWith(sides []Side, seed uint64, reps, workers int, o Options) (
 	}
 	gc := startGCFloor(min(Workers(workers), max(1, n*reps))) // before anything is built: see gcFloor
 	defer gc.stop()
+	cache := &scenarios.BuildCache{} // shared by the runs' builds
 	sums, err := Pool(context.Background(), n*reps, workers, func(_ context.Context, i int) (*reports.Summary, error) {
 		sd, s := &sides[i%n], seed+uint64(i/n)
-		r, err := One(sd.Scenario, Options{Build: scenarios.Options{Seed: &s, MaxEvents: sd.MaxEvents}, File: sd.File, Progress: o.Progress},
+		r, err := One(sd.Scenario, Options{Build: scenarios.Options{Seed: &s, MaxEvents: sd.MaxEvents, Cache: cache}, File: sd.File, Progress: o.Progress},
 			fmt.Sprintf("%s, seed %d", sd.Name, s), o.Progress != nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s, seed %d: %w", sd.Name, s, err)

@@ -207,7 +207,7 @@ func (sw *Sweep) runScenario(pt Point, sc *scenarios.Scenario, seeds []uint64, j
 	res := &Result{Index: pt.Index, Values: pt.Values, Seeds: seeds, Metrics: make([][]float64, len(sw.Metrics))}
 	for _, seed := range seeds {
 		s := seed
-		run, err := pipeline.One(sc, pipeline.Options{Build: scenarios.Options{Seed: &s, MaxEvents: sw.maxEvents}, File: sw.baseFile(),
+		run, err := pipeline.One(sc, pipeline.Options{Build: scenarios.Options{Seed: &s, MaxEvents: sw.maxEvents, Cache: sw.cache}, File: sw.baseFile(),
 			NoVariants: true, NoSpotTwin: true, NoSensitivity: true, Jobs: jobs}, sc.Metadata.Name, false)
 		if err != nil {
 			return nil, fmt.Errorf("point %d (%s), seed %d: %w", pt.Index, sw.Describe(pt), seed, err)

@@ -135,6 +135,8 @@ type Sweep struct {
 	spotPools map[string]bool
 	// maxEvents is the work budget every run is built with (MaxEvents).
 	maxEvents int64
+	// cache is what the points' builds share (scenarios.BuildCache).
+	cache *scenarios.BuildCache
 }
 
 // Option is a setting of a sweep made in code rather than in its spec.
@@ -210,7 +212,7 @@ func parse(file string, data []byte, o scenarios.LoadOptions, opts ...Option) (*
 		return nil, bad("metadata.name", "is required")
 	}
 	sp := &doc.Spec
-	sw := &Sweep{Doc: doc, File: file}
+	sw := &Sweep{Doc: doc, File: file, cache: &scenarios.BuildCache{}}
 	for _, opt := range opts {
 		opt(sw)
 	}
@@ -248,7 +250,7 @@ func parse(file string, data []byte, o scenarios.LoadOptions, opts ...Option) (*
 // "spec.parameters[i]..." of a spec with no file.
 func New(base *scenarios.Scenario, baseBytes []byte, doc Document, opts ...Option) (*Sweep, error) {
 	doc.APIVersion, doc.Kind = scenarios.APIVersion, Kind
-	sw := &Sweep{Doc: doc, File: "(command line)", Base: base, baseBytes: baseBytes}
+	sw := &Sweep{Doc: doc, File: "(command line)", Base: base, baseBytes: baseBytes, cache: &scenarios.BuildCache{}}
 	for _, opt := range opts {
 		opt(sw)
 	}
@@ -381,7 +383,7 @@ func (sw *Sweep) check(bad func(string, string, ...any) error) error {
 				// Building finds what checking does not (an
 				// instance type with no spot price).
 				var b *scenarios.Built
-				if b, err = sc.Build(scenarios.Options{MaxEvents: sw.maxEvents}); err == nil {
+				if b, err = sc.Build(scenarios.Options{MaxEvents: sw.maxEvents, Cache: sw.cache}); err == nil {
 					b.Close()
 				}
 			}
