@@ -26,47 +26,28 @@ import (
 // for concurrent builds; a nil *BuildCache computes everything each
 // time.
 type BuildCache struct {
-	mu     sync.Mutex
-	traces map[llmTraceKey]*llmTraceRead
-	plans  map[[sha256.Size]byte]*computed
+	mu   sync.Mutex
+	done map[[sha256.Size]byte]*computed
 }
 
-type llmTraceKey struct {
-	file        string
-	maxModelLen int
-}
-
-// llmTraceRead is a trace as read once: its requests and their prompt
-// and output lengths' empirical distributions, or the error.
-type llmTraceRead struct {
-	once    sync.Once
+// llmTrace is a request trace as read: its requests and their prompt
+// and output lengths' empirical distributions.
+type llmTrace struct {
 	reqs    []serving.LLMRequest
 	in, out serving.TokenDist
-	err     error
 }
 
-// trace gives file's trace, read by load the first time it is asked
-// for.
-func (c *BuildCache) trace(file string, maxModelLen int, load func() ([]serving.LLMRequest, serving.TokenDist, serving.TokenDist, error)) ([]serving.LLMRequest, serving.TokenDist, serving.TokenDist, error) {
-	if c == nil {
-		return load()
-	}
-	key := llmTraceKey{file, maxModelLen}
+// trace gives file's trace at maxModelLen, read by load the first time
+// it is asked for.
+func (c *BuildCache) trace(file string, maxModelLen int, load func() (llmTrace, error)) (llmTrace, error) {
 	if abs, err := filepath.Abs(file); err == nil {
-		key.file = abs
+		file = abs
 	}
-	c.mu.Lock()
-	if c.traces == nil {
-		c.traces = map[llmTraceKey]*llmTraceRead{}
+	v, err := c.once("trace", []any{file, maxModelLen}, func() (any, error) { return load() })
+	if err != nil {
+		return llmTrace{}, err
 	}
-	r := c.traces[key]
-	if r == nil {
-		r = &llmTraceRead{}
-		c.traces[key] = r
-	}
-	c.mu.Unlock()
-	r.once.Do(func() { r.reqs, r.in, r.out, r.err = load() })
-	return r.reqs, r.in, r.out, r.err
+	return v.(llmTrace), nil
 }
 
 // computed is a value computed once, or the error.
@@ -96,13 +77,13 @@ func (c *BuildCache) once(what string, parts []any, compute func() (any, error))
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
 	c.mu.Lock()
-	if c.plans == nil {
-		c.plans = map[[sha256.Size]byte]*computed{}
+	if c.done == nil {
+		c.done = map[[sha256.Size]byte]*computed{}
 	}
-	p := c.plans[key]
+	p := c.done[key]
 	if p == nil {
 		p = &computed{}
-		c.plans[key] = p
+		c.done[key] = p
 	}
 	c.mu.Unlock()
 	p.once.Do(func() { p.v, p.err = compute() })

@@ -658,20 +658,21 @@ func (s serviceBuilder) buildLLMService(at string, v *ServiceSpec) (LLMService, 
 		return l, err
 	}
 	file := s.path(v.LLM.RequestTrace.Path)
-	l.Trace, l.Input, l.Output, err = s.cache.trace(file, l.Config.MaxModelLen, func() ([]serving.LLMRequest, serving.TokenDist, serving.TokenDist, error) {
-		_, data, err := s.readServiceFile(v.LLM.RequestTrace.Path)
+	t, err := s.cache.trace(file, l.Config.MaxModelLen, func() (llmTrace, error) {
+		data, err := readWholeBounded(file)
 		if err != nil {
-			return nil, serving.TokenDist{}, serving.TokenDist{}, err
+			return llmTrace{}, err
 		}
 		reqs, err := ReadLLMTraceCSV(file, data, l.Config.MaxModelLen)
 		if err != nil {
-			return nil, serving.TokenDist{}, serving.TokenDist{}, err
+			return llmTrace{}, err
 		}
 		in, out := make([]int, len(reqs)), make([]int, len(reqs))
 		for i, r := range reqs {
 			in[i], out[i] = r.Input, r.Output
 		}
-		return reqs, serving.EmpiricalTokens(in), serving.EmpiricalTokens(out), nil
+		return llmTrace{reqs, serving.EmpiricalTokens(in), serving.EmpiricalTokens(out)}, nil
 	})
+	l.Trace, l.Input, l.Output = t.reqs, t.in, t.out
 	return l, err
 }
