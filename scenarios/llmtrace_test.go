@@ -51,15 +51,28 @@ spec:
         requestTrace: TRACE
 `
 
+// buildIn parses body as a scenario file in dir and builds it with o,
+// giving the error of either; what is built is closed when the test
+// ends.
+func buildIn(t *testing.T, dir, body string, o Options) (*Built, error) {
+	t.Helper()
+	s, err := Parse("svc.yaml", dir, []byte(body))
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.Build(o)
+	if err == nil {
+		t.Cleanup(func() { b.Close() })
+	}
+	return b, err
+}
+
 // runTrace builds and runs traceScenario in dir.
 func runTrace(t *testing.T, dir, horizon, replicas, trace string) (*Built, *sim.Result) {
 	t.Helper()
 	body := strings.NewReplacer("HORIZON", horizon, "REPLICAS", replicas, "TRACE", trace).Replace(traceScenario)
-	s, err := Parse("svc.yaml", dir, []byte(body))
+	b, err := buildIn(t, dir, body, Options{})
 	require.NoError(t, err)
-	b, err := s.Build(Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { b.Close() })
 	res, err := sim.Run(b.Config)
 	require.NoError(t, err)
 	require.Len(t, res.Services, 1)
@@ -166,16 +179,7 @@ func TestLLMTraceTimesToTheMillisecond(t *testing.T) {
 // error of its parse or build.
 func buildTrace(t *testing.T, dir, horizon, trace string) (*Built, error) {
 	t.Helper()
-	body := strings.NewReplacer("HORIZON", horizon, "REPLICAS", "1", "TRACE", trace).Replace(traceScenario)
-	s, err := Parse("svc.yaml", dir, []byte(body))
-	if err != nil {
-		return nil, err
-	}
-	b, err := s.Build(Options{})
-	if err == nil {
-		t.Cleanup(func() { b.Close() })
-	}
-	return b, err
+	return buildIn(t, dir, strings.NewReplacer("HORIZON", horizon, "REPLICAS", "1", "TRACE", trace).Replace(traceScenario), Options{})
 }
 
 // Azure's format read as written: the header TIMESTAMP, ContextTokens,
@@ -467,13 +471,7 @@ func TestBuildCacheReadsATraceOnce(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, data, 0o644))
 	build := func(cache *BuildCache, maxLen string) (*Built, error) {
 		body := strings.NewReplacer("HORIZON", "20m", "REPLICAS", "1", "TRACE", "{path: t.csv}", "maxModelLen: 8192", "maxModelLen: "+maxLen).Replace(traceScenario)
-		s, err := Parse("svc.yaml", dir, []byte(body))
-		require.NoError(t, err)
-		b, err := s.Build(Options{Cache: cache})
-		if err == nil {
-			t.Cleanup(func() { b.Close() })
-		}
-		return b, err
+		return buildIn(t, dir, body, Options{Cache: cache})
 	}
 	cache := &BuildCache{}
 	first, err := build(cache, "8192")

@@ -129,17 +129,7 @@ spec:
 `
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm.yaml"), []byte(isvc), 0o644))
-	build := func(body string) (*Built, error) {
-		s, err := Parse("svc.yaml", dir, []byte(body))
-		if err != nil {
-			return nil, err
-		}
-		b, err := s.Build(Options{})
-		if err == nil {
-			t.Cleanup(func() { b.Close() })
-		}
-		return b, err
-	}
+	build := func(body string) (*Built, error) { return buildIn(t, dir, body, Options{}) }
 	b, err := build(svcCluster + vllmService)
 	require.NoError(t, err)
 	c := b.Config.Services[0]
