@@ -87,22 +87,16 @@ func LLMTraceLoad(reqs []serving.LLMRequest, binMs int64, loop bool, horizonMs i
 	cut = end < period
 	perSec := float64(binMs) / 1000
 	add := func(at int64, rate float64) error {
-		if n := len(pts); n == 0 || pts[n-1].Rate != rate {
-			if n == MaxRatePoints {
-				return fmt.Errorf("more than %d changes of rate up to %s: give a larger bin or a shorter horizon", MaxRatePoints, time.Duration(end)*time.Millisecond)
-			}
-			pts = append(pts, serving.Point{AtMs: at, Rate: rate})
+		if n := len(pts); n == MaxRatePoints && pts[n-1].Rate != rate {
+			return fmt.Errorf("more than %d changes of rate up to %s: give a larger bin or a shorter horizon", MaxRatePoints, time.Duration(end)*time.Millisecond)
 		}
+		pts = appendRate(pts, at, rate)
 		return nil
 	}
 	// One pass over the trace: the bins with requests, 0 between them,
 	// a point where the rate changes.
 	var once []serving.Point
-	put := func(at int64, rate float64) {
-		if n := len(once); n == 0 || once[n-1].Rate != rate {
-			once = append(once, serving.Point{AtMs: at, Rate: rate})
-		}
-	}
+	put := func(at int64, rate float64) { once = appendRate(once, at, rate) }
 	for i, done := 0, int64(0); i < len(reqs); {
 		bin := int64(reqs[i].ArrivalMs) / binMs
 		j := i
@@ -140,6 +134,15 @@ func LLMTraceLoad(reqs []serving.LLMRequest, binMs int64, loop bool, horizonMs i
 		}
 	}
 	return pts, cut, nil
+}
+
+// appendRate appends a point of rate at at unless the curve pts is at
+// that rate already.
+func appendRate(pts []serving.Point, at int64, rate float64) []serving.Point {
+	if n := len(pts); n > 0 && pts[n-1].Rate == rate {
+		return pts
+	}
+	return append(pts, serving.Point{AtMs: at, Rate: rate})
 }
 
 // ReadLLMTraceCSV reads a request trace, gpuplan's or Azure's, strictly:
