@@ -192,12 +192,16 @@ func (l Load) NextChange(t int64) int64 {
 	return next
 }
 
+// Drift is the most the rate moves in dt ms from t, before
+// NextChange(t): a diurnal curve's steepest slope (its amplitude's) by
+// the spikes at t; 0 for a curve of points or a constant.
+func (l Load) Drift(t, dt int64) float64 {
+	return l.Amplitude * 2 * math.Pi / float64(l.day()) * float64(dt) * l.Factor(t)
+}
+
 // Factor is the product of the spike factors at t (1 outside every
 // spike): it holds until NextChange(t).
-func (l Load) Factor(t int64) float64 { return l.factor(t) }
-
-// factor is the product of the spike factors at t.
-func (l Load) factor(t int64) float64 {
+func (l Load) Factor(t int64) float64 {
 	f := 1.0
 	for _, s := range l.Spikes {
 		if t >= s.StartMs && t < s.StartMs+s.LengthMs {
@@ -233,7 +237,7 @@ func (l Load) FirstOutside(from, step, until int64, lo, hi float64) int64 {
 		// The first time not known to be inside.
 		bound := min(until, l.NextChange(t))
 		if l.smooth() {
-			slope := l.Amplitude * 2 * math.Pi / float64(l.day()) * l.factor(t) // rate per ms
+			slope := l.Drift(t, 1) // rate per ms
 			margin := min(r-lo, hi-r) - 1e-9*max(math.Abs(hi), 1)
 			safe := int64(0)
 			if margin > 0 {
@@ -258,7 +262,7 @@ func (l Load) PieceEnd(a, to, minMs int64, tol float64) int64 {
 		return b
 	}
 	w := 2 * math.Pi / float64(l.day())
-	f := l.factor(a)
+	f := l.Factor(a)
 	r := l.At(a)
 	s1 := f * l.Amplitude * w * math.Abs(math.Sin(w*float64(a-l.PeakMs)))
 	s2 := f * l.Amplitude * w * w

@@ -3,6 +3,8 @@ package serving
 import (
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestLoadCurves(t *testing.T) {
@@ -194,4 +196,16 @@ func TestLoadFloor(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Drift is the diurnal curve's steepest move: 300/s of amplitude over a
+// day moves at most 300 x 2 pi / 86,400 s = 0.0218/s a second, 0.327
+// in 15 s, twice that under a spike of 2 (from 1 h for 10 min); a curve
+// of points does not drift between its points.
+func TestLoadDriftByHand(t *testing.T) {
+	l := Load{Base: 1000, Amplitude: 300, Spikes: []Spike{{StartMs: 3_600_000, LengthMs: 600_000, Factor: 2}}}
+	require.InDelta(t, 300*2*math.Pi/86_400*15, l.Drift(0, 15_000), 1e-12)
+	require.InDelta(t, 0.3272, l.Drift(0, 15_000), 1e-4)
+	require.InDelta(t, 2*0.3272, l.Drift(3_600_000, 15_000), 2e-4)
+	require.Zero(t, Load{Points: []Point{{AtMs: 0, Rate: 5}, {AtMs: 60_000, Rate: 9}}}.Drift(0, 15_000))
 }

@@ -630,14 +630,10 @@ func (s *Service) llmPieceEnd(a, end int64, ready int) (int64, bool) {
 	lo := math.Exp((k-0.5)*g) * r * (1 + 1e-9)
 	hi := math.Min(math.Exp((k+0.5)*g)*r, l.capPer*r) * (1 - 1e-9)
 	// The most the rate moves in a period: a rate on the grid within
-	// [lo + drift, hi - drift] stays within [lo, hi] until the next.
-	day := ld.PeriodMs
-	if day == 0 {
-		day = 24 * 3600 * 1000
-	}
-	// No spike starts or ends within the piece: the one now is the one
-	// throughout.
-	drift := ld.Amplitude * 2 * math.Pi / float64(day) * float64(s.step) * ld.Factor(a)
+	// [lo + drift, hi - drift] stays within [lo, hi] until the next (no
+	// spike starts or ends within the piece: the one now is the one
+	// throughout).
+	drift := ld.Drift(a, s.step)
 	lo, hi = lo+drift, hi-drift
 	if lambda < lo || lambda > hi {
 		return grid, true
@@ -954,16 +950,9 @@ func (s *Service) SettledBand(now int64, replicas, minR, maxR int) (h Hold, ok b
 	// The most the rate moves in a period, which a piece between two
 	// periods in the band may reach beyond it.
 	ld := &s.spec.Load
-	drift := 0.0
-	if ld.Amplitude > 0 {
-		day := ld.PeriodMs
-		if day == 0 {
-			day = 24 * 3600 * 1000
-		}
-		// The band holds until the load's next change (band): the
-		// spikes now are those throughout.
-		drift = ld.Amplitude * 2 * math.Pi / float64(day) * float64(s.step) * ld.Factor(now)
-	}
+	// The band holds until the load's next change (band): the spikes now
+	// are those throughout.
+	drift := ld.Drift(now, s.step)
 	top := 0.99*r*l.capPer - drift
 	g := llmLogGrid
 	// at reports whether key k's rates, at both ends (a closed interval: a
